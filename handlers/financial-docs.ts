@@ -1,0 +1,16 @@
+import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
+import { apiVersion } from './api-version.ts';
+import { tenantOf } from '../lib/http/auth.ts';
+import { listFinancialDocs } from '../lib/finance/list-financial-docs.ts';
+
+export function financialDocsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listFinancialDocs'> {
+  return {
+    async listFinancialDocs(request, reply) {
+      const query = request.query as ValidatedQuery<'listFinancialDocs', 'page' | 'limit' | 'detail'>;
+      // Version 1 is the earlier bare array of stored documents.
+      const legacy = apiVersion(request, reply) === '1';
+      const page = await listFinancialDocs(deps, tenantOf(request), { ...query, detail: legacy ? 'full' : query.detail });
+      return legacy ? page.data : page;
+    },
+  };
+}

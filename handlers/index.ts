@@ -1,0 +1,18 @@
+import type { HandlerDeps, HandlerMap } from './types.ts';
+import { healthHandlers } from './health.ts';
+import { financialDocsHandlers } from './financial-docs.ts';
+import { shipmentsHandlers } from './shipments.ts';
+
+/**
+ * Every operationId of the spec bound to its handler. The `HandlerMap` type
+ * makes a missing or misspelled operation a compile error.
+ */
+export function createHandlers(deps: HandlerDeps): HandlerMap {
+  return {
+    ...healthHandlers(deps),
+    ...financialDocsHandlers(deps),
+    ...shipmentsHandlers(deps),
+  };
+}
+
+export type { HandlerDeps, HandlerMap } from './types.ts';

@@ -1,0 +1,175 @@
+/**
+ * Cash inflow forecast (domain.md "Cash inflow forecast"): each open invoice is
+ * expected on due date (invoice date + client credit days) + the client's
+ * historical median payment delay; amounts are bucketed by week or month.
+ * Dates are Mexico City calendar days; delays are whole calendar days.
+ */
+import { daysBetweenDates, isoWeekday, mxAddDays, mxDateString } from '../time/mexico-city.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { median, ratio, type Ratio } from './stats.ts';
+
+export interface PastPayment {
+  client: string;
+  /** Due instant (invoice date + credit days), epoch ms. */
+  dueDate: number;
+  /** Payment instant, epoch ms. */
+  paidDate: number;
+}
+
+export type DelayBasis = 'client' | 'portfolio' | 'none';
+
+export interface PaymentDelays {
+  /** client → median delay in days: its own median with ≥ minPayments payments, else the portfolio median. */
+  byClient: Map<string, number>;
+  basis: Map<string, 'client' | 'portfolio'>;
+  paymentsByClient: Map<string, number>;
+  /** Median over every past payment; the fallback for clients with no history too. Null with no history at all. */
+  portfolioMedianDays: number | null;
+}
+
+/** Delay = paid day − due day (Mexico City calendar days; negative = paid early). */
+export function clientPaymentDelays(pastPayments: readonly PastPayment[], minPayments = 3): PaymentDelays {
+  const perClient = new Map<string, number[]>();
+  const all: number[] = [];
+  for (const p of pastPayments) {
+    if (!Number.isFinite(p.dueDate) || !Number.isFinite(p.paidDate)) continue;
+    const d = daysBetweenDates(mxDateString(p.dueDate), mxDateString(p.paidDate));
+    all.push(d);
+    const list = perClient.get(p.client);
+    if (list) list.push(d);
+    else perClient.set(p.client, [d]);
+  }
+  const portfolio = median(all);
+  const byClient = new Map<string, number>();
+  const basis = new Map<string, 'client' | 'portfolio'>();
+  const paymentsByClient = new Map<string, number>();
+  for (const [client, delays] of perClient) {
+    paymentsByClient.set(client, delays.length);
+    const own = median(delays);
+    if (delays.length >= minPayments && own !== null) {
+      byClient.set(client, own);
+      basis.set(client, 'client');
+    } else if (portfolio !== null) {
+      byClient.set(client, portfolio);
+      basis.set(client, 'portfolio');
+    }
+  }
+  return { byClient, basis, paymentsByClient, portfolioMedianDays: portfolio };
+}
+
+/** Delay to apply to a client: its entry, else the portfolio median, else 0 (no history anywhere). */
+export function delayFor(delays: PaymentDelays, client: string): { delayDays: number; basis: DelayBasis } {
+  const own = delays.byClient.get(client);
+  if (own !== undefined) return { delayDays: own, basis: delays.basis.get(client) ?? 'client' };
+  if (delays.portfolioMedianDays !== null) return { delayDays: delays.portfolioMedianDays, basis: 'portfolio' };
+  return { delayDays: 0, basis: 'none' };
+}
+
+export interface OpenInvoice {
+  id: string;
+  client: string;
+  /** Invoice instant, epoch ms. */
+  invoiceDate: number;
+  /** Outstanding balance (net of retention: the Total is what the client pays). */
+  outstanding: number;
+}
+
+export interface ForecastItem {
+  id: string;
+  client: string;
+  outstanding: number;
+  dueDate: string;
+  expectedDate: string;
+  delayDays: number;
+  delayBasis: DelayBasis;
+  overdue: boolean;
+}
+
+export interface ForecastBucket {
+  /** 'YYYY-MM' for months, the bucket's first day for weeks. */
+  key: string;
+  /** Inclusive Mexico City dates. The first bucket starts at asOf, not at the period start. */
+  start: string;
+  end: string;
+  expected: number;
+  invoices: number;
+  invoiceIds: string[];
+}
+
+export interface InflowForecast {
+  asOf: string;
+  bucket: 'week' | 'month';
+  /** Expected before asOf's day: kept apart so aging stays visible instead of inflating the first bucket. */
+  overdue: { expected: number; invoices: number; invoiceIds: string[]; oldestExpectedDate: string | null };
+  buckets: ForecastBucket[];
+  totalExpected: number;
+  items: ForecastItem[];
+}
+
+function bucketEnd(start: string, bucket: 'week' | 'month'): string {
+  if (bucket === 'week') return mxAddDays(start, 7 - isoWeekday(start)); // through Sunday (ISO weeks)
+  const [y, m] = start.split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  return `${start.slice(0, 8)}${String(last).padStart(2, '0')}`;
+}
+
+/**
+ * Open invoices (outstanding > 0; the caller excludes cancelled ones) bucketed
+ * by expected date. Buckets are calendar weeks (Mon–Sun) or months, contiguous
+ * from asOf's day to the last expected date; the first is clipped to start at
+ * asOf. A median delay of x.5 days rounds up (later date, the prudent side).
+ */
+export function forecastInflows(
+  openInvoices: readonly OpenInvoice[],
+  creditDays: (client: string) => number,
+  delays: PaymentDelays,
+  asOf: number,
+  bucket: 'week' | 'month',
+): InflowForecast {
+  const asOfDay = mxDateString(asOf);
+  const items: ForecastItem[] = [];
+  for (const inv of openInvoices) {
+    if (toCents(inv.outstanding) <= 0) continue;
+    const dueDate = mxAddDays(mxDateString(inv.invoiceDate), Math.round(creditDays(inv.client)));
+    const { delayDays, basis } = delayFor(delays, inv.client);
+    const expectedDate = mxAddDays(dueDate, Math.round(delayDays) + 0);
+    items.push({ id: inv.id, client: inv.client, outstanding: fromCents(toCents(inv.outstanding)), dueDate, expectedDate, delayDays, delayBasis: basis, overdue: expectedDate < asOfDay });
+  }
+  items.sort((a, b) => (a.expectedDate < b.expectedDate ? -1 : a.expectedDate > b.expectedDate ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+  const overdueItems = items.filter((i) => i.overdue);
+  const future = items.filter((i) => !i.overdue);
+  const lastDay = future.length > 0 ? (future[future.length - 1]?.expectedDate ?? asOfDay) : asOfDay;
+
+  const buckets: ForecastBucket[] = [];
+  let start = asOfDay;
+  while (start <= lastDay) {
+    const end = bucketEnd(start, bucket);
+    const inside = future.filter((i) => i.expectedDate >= start && i.expectedDate <= end);
+    buckets.push({
+      key: bucket === 'month' ? start.slice(0, 7) : start,
+      start,
+      end,
+      expected: fromCents(inside.reduce((s, i) => s + toCents(i.outstanding), 0)),
+      invoices: inside.length,
+      invoiceIds: inside.map((i) => i.id),
+    });
+    start = mxAddDays(end, 1);
+  }
+  const sum = (list: ForecastItem[]): number => fromCents(list.reduce((s, i) => s + toCents(i.outstanding), 0));
+  return {
+    asOf: asOfDay,
+    bucket,
+    overdue: { expected: sum(overdueItems), invoices: overdueItems.length, invoiceIds: overdueItems.map((i) => i.id), oldestExpectedDate: overdueItems[0]?.expectedDate ?? null },
+    buckets,
+    totalExpected: sum(items),
+    items,
+  };
+}
+
+/** Days sales outstanding = AR ÷ credit sales × days in the period (2 decimals); null when there were no credit sales. */
+export function dso(ar: number, creditSales: number, days: number): Ratio {
+  const r = ratio(ar, creditSales, { denominatorLabel: 'credit sales in the period' });
+  if (r.value === null) return r;
+  return { value: Math.round(r.value * days * 100) / 100 + 0 };
+}

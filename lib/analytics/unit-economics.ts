@@ -1,0 +1,88 @@
+/**
+ * Freight unit economics: revenue per km and per litre hauled. The litres
+ * basis is an explicit parameter and is echoed in the result, because loaded
+ * and offloaded litres differ by the shrinkage. Default 'loaded': the volume
+ * the truck actually hauled (and what a volume tariff is usually applied to).
+ * Zero km or litres give null with a reason, never NaN/Infinity.
+ */
+import type { TripLeg } from '../model/trip-document.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { ratio, roundTo, type Ratio } from './stats.ts';
+
+export type LitresBasis = 'loaded' | 'offloaded';
+
+export interface UnitInputs {
+  /** Freight revenue (MXN). */
+  revenue: number;
+  km: number;
+  loadedLitres: number;
+  offloadedLitres: number;
+}
+
+export interface UnitEconomics {
+  revenue: number;
+  km: number;
+  litres: number;
+  litresBasis: LitresBasis;
+  /** MXN per km, 2 decimals. */
+  revenuePerKm: Ratio;
+  /** MXN per litre, 4 decimals (freight per litre is typically below 1 MXN). */
+  revenuePerLitre: Ratio;
+}
+
+export function unitEconomics(inputs: UnitInputs, litresBasis: LitresBasis = 'loaded'): UnitEconomics {
+  const litres = litresBasis === 'loaded' ? inputs.loadedLitres : inputs.offloadedLitres;
+  return {
+    revenue: inputs.revenue,
+    km: inputs.km,
+    litres,
+    litresBasis,
+    revenuePerKm: ratio(inputs.revenue, inputs.km, { denominatorLabel: 'km', decimals: 2 }),
+    revenuePerLitre: ratio(inputs.revenue, litres, { denominatorLabel: `${litresBasis} litres`, decimals: 4 }),
+  };
+}
+
+/**
+ * Inputs of one leg. Revenue is `billedFreight` (the freight itself); tolls in
+ * `totalFreight` are pass-through costs and would inflate per-km revenue.
+ */
+export function legUnitInputs(leg: Pick<TripLeg, 'distanceKm' | 'pricing' | 'products'>): UnitInputs {
+  let loaded = 0;
+  let offloaded = 0;
+  for (const p of leg.products) {
+    loaded += p.loaded;
+    offloaded += p.offloaded;
+  }
+  return { revenue: leg.pricing.billedFreight, km: leg.distanceKm, loadedLitres: loaded, offloadedLitres: offloaded };
+}
+
+/** Sum inputs (revenue in cents; km and litres to 3 decimals). */
+export function sumUnitInputs(rows: readonly UnitInputs[]): UnitInputs {
+  let revenueC = 0;
+  let km = 0;
+  let loaded = 0;
+  let offloaded = 0;
+  for (const r of rows) {
+    revenueC += toCents(r.revenue);
+    km += r.km;
+    loaded += r.loadedLitres;
+    offloaded += r.offloadedLitres;
+  }
+  return { revenue: fromCents(revenueC), km: roundTo(km, 3), loadedLitres: roundTo(loaded, 3), offloadedLitres: roundTo(offloaded, 3) };
+}
+
+/** Group rows by key (client, route "OR→DE", vehicle…) and compute unit economics per group, sorted by key. */
+export function unitEconomicsBy(
+  rows: readonly (UnitInputs & { key: string })[],
+  litresBasis: LitresBasis = 'loaded',
+): (UnitEconomics & { key: string; rows: number })[] {
+  const groups = new Map<string, UnitInputs[]>();
+  for (const r of rows) {
+    const g = groups.get(r.key);
+    if (g) g.push(r);
+    else groups.set(r.key, [r]);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, g]) => ({ key, rows: g.length, ...unitEconomics(sumUnitInputs(g), litresBasis) }));
+}

@@ -1,0 +1,165 @@
+/**
+ * Fleet utilization and productivity per vehicle or driver over a period of
+ * Mexico City calendar days [from, to] (inclusive).
+ *
+ * An active day is a calendar day on which the unit was working a leg: every
+ * day from the loading day to the offloading day (a two-day haul is two active
+ * days), or the leg's compact date when the instants are missing.
+ */
+import type { TripDocument, TripLeg } from '../model/trip-document.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { daysBetweenDates, daysInRange, isMxDateString, mxAddDays, mxCalendarDaysBetween, mxDateString, ymdIntToDateString, ymdIntToMxDayStart } from '../time/mexico-city.ts';
+import { ratio, roundTo, type Ratio } from './stats.ts';
+import type { LitresBasis } from './unit-economics.ts';
+
+export interface Period {
+  /** Inclusive 'YYYY-MM-DD' bounds (Mexico City). */
+  from: string;
+  to: string;
+}
+
+/** Longest span credited to one leg: guards against a mistyped unloadDate turning one leg into a year of activity. */
+const MAX_LEG_SPAN_DAYS = 31;
+
+function safeYmd(ymd: number): string | null {
+  try { return ymdIntToDateString(ymd); } catch { return null; }
+}
+
+/** Calendar days a leg kept its unit busy ('YYYY-MM-DD', ascending, distinct). */
+export function legActiveDays(leg: Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate'>): string[] {
+  const days = new Set<string>();
+  const legDay = safeYmd(leg.date);
+  if (leg.loadDate !== null && leg.unloadDate !== null && leg.unloadDate >= leg.loadDate) {
+    const from = mxDateString(leg.loadDate);
+    const span = Math.min(daysBetweenDates(from, mxDateString(leg.unloadDate)), MAX_LEG_SPAN_DAYS);
+    for (let i = 0; i <= span; i += 1) days.add(mxAddDays(from, i));
+  } else {
+    if (leg.loadDate !== null) days.add(mxDateString(leg.loadDate));
+    if (leg.unloadDate !== null) days.add(mxDateString(leg.unloadDate));
+    if (days.size === 0 && legDay !== null) days.add(legDay);
+  }
+  return [...days].sort();
+}
+
+export interface UtilizationRatio {
+  activeDays: number;
+  daysInPeriod: number;
+  /** activeDays ÷ daysInPeriod (4 decimals); null for an empty period. */
+  utilization: Ratio;
+}
+
+/** Distinct active days inside the period ÷ days in the period. */
+export function utilization(activeDays: Iterable<string>, period: Period): UtilizationRatio {
+  if (!isMxDateString(period.from) || !isMxDateString(period.to)) throw new RangeError(`invalid period ${period.from}..${period.to}`);
+  const inside = new Set<string>();
+  for (const d of activeDays) if (d >= period.from && d <= period.to) inside.add(d);
+  const days = daysInRange(period.from, period.to);
+  return { activeDays: inside.size, daysInPeriod: days, utilization: ratio(inside.size, days, { denominatorLabel: 'days in period', decimals: 4 }) };
+}
+
+export interface UtilizationRow extends UtilizationRatio {
+  key: string;
+  /** Vehicle plate or driver name, for display. */
+  label: string;
+  trips: number;
+  legs: number;
+  litres: number;
+  litresBasis: LitresBasis;
+  km: number;
+  /** Σ billedFreight of the legs (tolls excluded, as in unit economics). */
+  revenue: number;
+  revenuePerKm: Ratio;
+}
+
+/**
+ * Per vehicle (vehicle.id) or driver (driver.id). A leg belongs to the period
+ * when any of its active days falls inside it; a trip counts when one of its
+ * legs does. Sorted by key.
+ */
+export function fleetUtilization(
+  trips: readonly Pick<TripDocument, 'driver' | 'vehicle' | 'shipments'>[],
+  by: 'vehicle' | 'driver',
+  period: Period,
+  litresBasis: LitresBasis = 'loaded',
+): UtilizationRow[] {
+  interface Acc { label: string; trips: number; legs: number; days: Set<string>; litres: number; km: number; revenueC: number }
+  const groups = new Map<string, Acc>();
+  for (const trip of trips) {
+    const key = by === 'vehicle' ? trip.vehicle.id : trip.driver.id;
+    const label = by === 'vehicle' ? trip.vehicle.plate : trip.driver.name;
+    let counted = false;
+    for (const leg of trip.shipments) {
+      const days = legActiveDays(leg).filter((d) => d >= period.from && d <= period.to);
+      if (days.length === 0) continue;
+      let acc = groups.get(key);
+      if (!acc) {
+        acc = { label, trips: 0, legs: 0, days: new Set(), litres: 0, km: 0, revenueC: 0 };
+        groups.set(key, acc);
+      }
+      if (!counted) { acc.trips += 1; counted = true; }
+      acc.legs += 1;
+      for (const d of days) acc.days.add(d);
+      for (const p of leg.products) acc.litres += litresBasis === 'loaded' ? p.loaded : p.offloaded;
+      acc.km += leg.distanceKm;
+      acc.revenueC += toCents(leg.pricing.billedFreight);
+    }
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, a]) => {
+      const revenue = fromCents(a.revenueC);
+      const km = roundTo(a.km, 3);
+      return {
+        key,
+        label: a.label,
+        trips: a.trips,
+        legs: a.legs,
+        ...utilization(a.days, period),
+        litres: roundTo(a.litres, 3),
+        litresBasis,
+        km,
+        revenue,
+        revenuePerKm: ratio(revenue, km, { denominatorLabel: 'km', decimals: 2 }),
+      };
+    });
+}
+
+/** Latest activity instant per vehicle: max over legs of unloadDate, loadDate, or the leg's day start. */
+export function lastActivityByVehicle(trips: readonly Pick<TripDocument, 'vehicle' | 'shipments'>[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const trip of trips) {
+    for (const leg of trip.shipments) {
+      let t = leg.unloadDate ?? leg.loadDate;
+      if (t === null) {
+        if (safeYmd(leg.date) === null) continue;
+        t = ymdIntToMxDayStart(leg.date);
+      }
+      const prev = out.get(trip.vehicle.id);
+      if (prev === undefined || t > prev) out.set(trip.vehicle.id, t);
+    }
+  }
+  return out;
+}
+
+export interface IdleStatus {
+  vehicle: string;
+  lastActivity: number | null;
+  /** Calendar days from the last activity day to asOf's day; null when never active. */
+  daysSinceLastActivity: number | null;
+  idle: boolean;
+}
+
+/**
+ * Idle = no activity in the N calendar days ending on asOf's day (asOf − N + 1
+ * … asOf), i.e. daysSinceLastActivity ≥ N. A vehicle never seen is idle.
+ * `vehicles` lists the fleet so units with no trip at all are reported too.
+ */
+export function idleVehicles(vehicles: readonly string[], lastActivity: ReadonlyMap<string, number>, asOf: number, idleDays: number): IdleStatus[] {
+  const ids = [...new Set([...vehicles, ...lastActivity.keys()])].sort();
+  return ids.map((vehicle) => {
+    const last = lastActivity.get(vehicle);
+    if (last === undefined) return { vehicle, lastActivity: null, daysSinceLastActivity: null, idle: true };
+    const since = mxCalendarDaysBetween(last, asOf);
+    return { vehicle, lastActivity: last, daysSinceLastActivity: since, idle: since >= idleDays };
+  });
+}

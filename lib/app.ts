@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import openapiGlue from 'fastify-openapi-glue';
+import type { Db } from 'mongodb';
+import type { AppConfig } from './config.ts';
+import { createHandlers, type HandlerDeps } from '../handlers/index.ts';
+import type { OperationId } from '../handlers/types.ts';
+import { makeAuthenticate } from './http/auth.ts';
+import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+import { genRequestId } from './http/request-id.ts';
+import { generatedValidatorCompiler } from './http/validator-compiler.ts';
+import { registerRateLimit } from './http/rate-limit.ts';
+import { listOperations } from './spec/operations.ts';
+import type { Json } from './spec/deref.ts';
+
+export const SPEC_PATH = new URL('../generated/openapi.json', import.meta.url);
+/** The bundled OpenAPI document, read once at start-up. */
+export const loadSpec = (): Json & { info: { version: string } } => JSON.parse(readFileSync(SPEC_PATH, 'utf8'));
+
+export interface BuildAppOptions {
+  config: AppConfig;
+  db: Db;
+  /** Pings the database, resolves with the latency in ms. */
+  pingDatabase?: () => Promise<number>;
+  logger?: FastifyServerOptions['logger'];
+  now?: () => Date;
+  /** Extra plugins registered after the REST routes (MCP, alerts worker hooks). */
+  plugins?: ((app: FastifyInstance, deps: HandlerDeps) => Promise<void>)[];
+}
+
+/**
+ * Plugins in order: request id and errors, rate limit (before any route),
+ * Swagger, then the spec's operations through glue with authentication as an
+ * onRequest hook (so 401 comes before 400), then MCP and other extras.
+ */
+export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
+  const { config, db } = opts;
+  const spec = loadSpec();
+  const app = Fastify({
+    logger: opts.logger ?? { level: config.logLevel, redact: ['req.headers["x-api-key"]', 'req.headers.authorization'] },
+    genReqId: genRequestId,
+    requestIdHeader: false,
+    requestIdLogLabel: 'requestId',
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    // Routes are exactly the spec's operations; no implicit HEAD twins.
+    exposeHeadRoutes: false,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  });
+  app.decorateRequest('tenant', null);
+  app.decorateRequest('apiKeyId', null);
+  app.setValidatorCompiler(generatedValidatorCompiler);
+  // Responses are shaped by the domain layer and checked against the spec in tests;
+  // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(errorHandler);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    if (request.url.startsWith('/api/') || request.url.startsWith('/mcp') || request.url.startsWith('/messages')) {
+      reply.header('cache-control', 'no-store');
+    }
+    return payload;
+  });
+
+  await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl });
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
+
+  await app.register(swagger, { mode: 'static', specification: { document: structuredClone(spec) as never } });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } });
+
+  const deps: HandlerDeps = {
+    db,
+    config,
+    now: opts.now ?? (() => new Date()),
+    startedAt: Date.now(),
+    version: spec.info.version,
+    pingDatabase:
+      opts.pingDatabase ??
+      (async () => {
+        const t0 = performance.now();
+        await db.command({ ping: 1 }, { timeoutMS: 2000 });
+        return Math.round((performance.now() - t0) * 10) / 10;
+      }),
+  };
+  const handlers = createHandlers(deps);
+  const authenticate = makeAuthenticate(db);
+  const secured = new Map(listOperations(spec).map((op) => [op.operationId, op.secured]));
+
+  await app.register(openapiGlue, {
+    specification: structuredClone(spec),
+    operationResolver: (operationId: string) => {
+      const handler = handlers[operationId as OperationId];
+      if (!handler) throw new Error(`no handler for operation ${operationId}`);
+      return { handler, ...(secured.get(operationId) ? { onRequest: authenticate } : {}) } as never;
+    },
+  });
+
+  for (const plugin of opts.plugins ?? []) await plugin(app, deps);
+  return app;
+}

@@ -1,0 +1,63 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { apiKeys } from '../db/collections.ts';
+import type { ApiKeyRecord } from './api-key-record.ts';
+
+export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+/** Public id of a key: derived from its hash, so it identifies the key without revealing it. */
+export const keyId = (key: string): string => `key_${hashKey(key).slice(0, 16)}`;
+/** First characters of the key, shown in listings to help a human recognise it. */
+export const keyPrefix = (key: string): string => key.slice(0, 10);
+
+/** Stores a given key (demo data, CLI). Idempotent on the key's hash. */
+export async function storeApiKey(db: Db, input: { key: string; tenant: string; label: string }): Promise<ApiKeyRecord> {
+  const record: ApiKeyRecord = {
+    _id: keyId(input.key),
+    hash: hashKey(input.key),
+    prefix: keyPrefix(input.key),
+    tenant: input.tenant,
+    label: input.label,
+    createdAt: new Date(),
+    revokedAt: null,
+  };
+  await apiKeys(db).updateOne({ hash: record.hash }, { $setOnInsert: record }, { upsert: true });
+  return (await apiKeys(db).findOne({ hash: record.hash })) ?? record;
+}
+
+/** Creates a fresh random key for a tenant; the clear key is returned once and never stored. */
+export async function createApiKey(db: Db, tenant: string, label: string): Promise<{ key: string; record: ApiKeyRecord }> {
+  const key = `fbo_${randomBytes(24).toString('base64url')}`;
+  const record = await storeApiKey(db, { key, tenant, label });
+  return { key, record };
+}
+
+/** Revokes by id, or by prefix when the prefix names exactly one active key. */
+export async function revokeApiKey(db: Db, idOrPrefix: string): Promise<{ revoked: number; ambiguous: boolean }> {
+  const byId = await apiKeys(db).updateOne({ _id: idOrPrefix, revokedAt: null }, { $set: { revokedAt: new Date() } });
+  if (byId.modifiedCount) return { revoked: 1, ambiguous: false };
+  const matches = await apiKeys(db).find({ prefix: idOrPrefix, revokedAt: null }).limit(2).toArray();
+  if (matches.length !== 1 || !matches[0]) return { revoked: 0, ambiguous: matches.length > 1 };
+  await apiKeys(db).updateOne({ _id: matches[0]._id }, { $set: { revokedAt: new Date() } });
+  return { revoked: 1, ambiguous: false };
+}
+
+export async function listApiKeys(db: Db, tenant: string): Promise<ApiKeyRecord[]> {
+  return apiKeys(db).find({ tenant }, { projection: { hash: 0 } }).sort({ createdAt: 1 }).toArray();
+}
+
+/**
+ * Resolves a presented key to its tenant. The lookup is by hash (an index
+ * seek), then the hashes are compared in constant time so a near-miss cannot
+ * be told from a far miss by timing.
+ */
+export async function resolveApiKey(db: Db, presented: string): Promise<{ tenant: string; keyId: string } | null> {
+  if (presented.length < 8 || presented.length > 256) return null;
+  const hash = hashKey(presented);
+  const record = await apiKeys(db).findOne({ hash });
+  if (!record || record.revokedAt) return null;
+  const a = Buffer.from(record.hash, 'hex');
+  const b = Buffer.from(hash, 'hex');
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
+  return { tenant: record.tenant, keyId: record._id };
+}

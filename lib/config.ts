@@ -1,0 +1,64 @@
+/** Environment → typed configuration, validated once at start-up. */
+export interface AppConfig {
+  port: number;
+  host: string;
+  mongodbUri: string | null;
+  mongodbDb: string;
+  dataDir: string;
+  logLevel: string;
+  /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
+  documentBaseUrl: string;
+  rateLimit: { max: number; windowMs: number };
+  redisUrl: string | null;
+  /** Run the alert worker in this process. */
+  worker: boolean;
+  /** Per-query server-side time limit. */
+  queryTimeoutMs: number;
+  requestTimeoutMs: number;
+  bodyLimitBytes: number;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  return {
+    port,
+    host,
+    mongodbUri: env.MONGODB_URI || null,
+    mongodbDb: env.MONGODB_DB || 'freight',
+    dataDir: env.DATA_DIR || './data',
+    logLevel: env.LOG_LEVEL || 'info',
+    documentBaseUrl: (env.DOCUMENT_BASE_URL || `http://localhost:${port}/files`).replace(/\/+$/, ''),
+    rateLimit: {
+      max: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
+      windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
+    },
+    redisUrl: env.REDIS_URL || null,
+    worker: bool(env, 'ALERT_WORKER', true),
+    queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+  };
+}

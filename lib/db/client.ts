@@ -1,0 +1,66 @@
+/**
+ * MongoDB client factory for the service, the worker, scripts and tests.
+ * Works against a real MongoDB (MONGODB_URI) and against the embedded engine (lib/db/embedded.ts).
+ */
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+
+export interface ConnectMongoOptions {
+  /** How long an operation waits for a usable server (default: MONGODB_SERVER_SELECTION_TIMEOUT_MS or 5000). */
+  serverSelectionTimeoutMS?: number;
+  /** Connection pool size (default: MONGODB_MAX_POOL_SIZE or 20). */
+  maxPoolSize?: number;
+  /** Shown in server logs / currentOp (default: MONGODB_APP_NAME or 'freight-backoffice-api'). */
+  appName?: string;
+  /** Anything else passed straight to the driver; overrides the defaults above. */
+  driver?: MongoClientOptions;
+}
+
+export interface MongoConnection {
+  client: MongoClient;
+  db: Db;
+}
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : fallback;
+}
+
+/** Driver options used by connectMongo (exported for tests and diagnostics). */
+export function mongoClientOptions(opts: ConnectMongoOptions = {}): MongoClientOptions {
+  return {
+    appName: opts.appName ?? process.env.MONGODB_APP_NAME ?? 'freight-backoffice-api',
+    serverSelectionTimeoutMS:
+      opts.serverSelectionTimeoutMS ?? envInt('MONGODB_SERVER_SELECTION_TIMEOUT_MS', 5_000),
+    connectTimeoutMS: 10_000,
+    socketTimeoutMS: 0, // rely on per-operation timeouts (maxTimeMS) rather than killing idle sockets
+    maxPoolSize: opts.maxPoolSize ?? envInt('MONGODB_MAX_POOL_SIZE', 20),
+    minPoolSize: 0,
+    maxIdleTimeMS: 60_000,
+    heartbeatFrequencyMS: 10_000,
+    retryWrites: true,
+    retryReads: true,
+    ignoreUndefined: true,
+    ...opts.driver,
+  };
+}
+
+/**
+ * Connect and verify the server answers (ping), so a bad URI fails at start-up, not on first request.
+ * On failure the client is closed before the error is rethrown.
+ */
+export async function connectMongo(uri: string, dbName: string, opts: ConnectMongoOptions = {}): Promise<MongoConnection> {
+  if (!uri) throw new Error('connectMongo: uri is required');
+  if (!dbName) throw new Error('connectMongo: dbName is required');
+  const client = new MongoClient(uri, mongoClientOptions(opts));
+  try {
+    await client.connect();
+    const db = client.db(dbName);
+    await db.command({ ping: 1 });
+    return { client, db };
+  } catch (err) {
+    await client.close(true).catch(() => {});
+    throw err;
+  }
+}

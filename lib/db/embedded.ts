@@ -1,0 +1,277 @@
+/**
+ * Embedded MongoDB-compatible engine (mongo-java-server, see scripts/embedded-mongo/),
+ * started by the service when MONGODB_URI is unset, and by tests.
+ *
+ * - In-memory backend by default; `dataDir` switches to the on-disk H2 backend
+ *   (file `<dataDir>/embedded-mongo.mv.db`, survives restarts).
+ * - The JVM exits by itself when this Node process goes away (it watches its stdin pipe),
+ *   so a crashed or killed parent never leaves an orphan JVM.
+ * - The child process is unref'd once it is listening: a running engine does not keep the
+ *   Node event loop alive on its own. Call `stop()` for a clean shutdown anyway.
+ *
+ * Environment:
+ *   EMBEDDED_MONGO_XMX        max heap of the engine JVM (default 2g)
+ *   EMBEDDED_MONGO_JAVA_OPTS  extra JVM options, whitespace separated
+ *   EMBEDDED_MONGO_JAR        path to the launcher jar (default scripts/embedded-mongo/target/embedded-mongo.jar)
+ *   JAVA_HOME                 if set, $JAVA_HOME/bin/java is used instead of `java` from PATH
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface EmbeddedMongo {
+  /** `mongodb://127.0.0.1:<port>/` */
+  uri: string;
+  port: number;
+  /** SIGTERM, wait for exit (data committed for the on-disk backend); SIGKILL after 10 s. Idempotent. */
+  stop(): Promise<void>;
+  /** SIGKILL at once (crash simulation). With a dataDir, writes from the last ~200 ms may be lost. */
+  kill(): void;
+}
+
+export interface StartEmbeddedMongoOptions {
+  /** Directory for the on-disk (H2) backend; omitted = in-memory backend. Created if missing. */
+  dataDir?: string;
+  /** Port to bind; 0 or omitted = ephemeral. Pass a previous engine's port to restart on it. */
+  port?: number;
+  /** Interface to bind (default 127.0.0.1). */
+  host?: string;
+  /** How long to wait for the engine to listen (default 60 000 ms). */
+  startTimeoutMs?: number;
+}
+
+export const DEFAULT_EMBEDDED_MONGO_JAR = fileURLToPath(
+  new URL('../../scripts/embedded-mongo/target/embedded-mongo.jar', import.meta.url),
+);
+
+const STOP_GRACE_MS = 10_000;
+const STDERR_TAIL_BYTES = 8 * 1024;
+/** A fixed port (or the H2 file lock) may still be held for a moment by a just-stopped engine. */
+const BIND_RETRY_WINDOW_MS = 10_000;
+const BIND_RETRY_DELAY_MS = 250;
+
+export class EmbeddedMongoStartError extends Error {
+  readonly stderrTail: string;
+  constructor(message: string, stderrTail = '') {
+    super(stderrTail.trim() ? `${message}\n--- embedded-mongo stderr (tail) ---\n${stderrTail.trimEnd()}` : message);
+    this.name = 'EmbeddedMongoStartError';
+    this.stderrTail = stderrTail;
+  }
+}
+
+function javaBinary(): string {
+  const home = process.env.JAVA_HOME;
+  if (home) {
+    const candidate = path.join(home, 'bin', process.platform === 'win32' ? 'java.exe' : 'java');
+    if (existsSync(candidate)) return candidate;
+  }
+  return 'java';
+}
+
+function jvmArgs(): string[] {
+  const xmx = process.env.EMBEDDED_MONGO_XMX?.trim() || '2g';
+  const extra = (process.env.EMBEDDED_MONGO_JAVA_OPTS ?? '').split(/\s+/).filter(Boolean);
+  return [
+    `-Xmx${xmx}`,
+    '-XX:+UseSerialGC', // small heap, quick start, no GC threads competing on a 2-core box
+    '-XX:+ExitOnOutOfMemoryError',
+    '-XX:-UsePerfData',
+    '-Djava.awt.headless=true',
+    ...extra,
+  ];
+}
+
+function tail(s: string, max = STDERR_TAIL_BYTES): string {
+  return s.length > max ? s.slice(s.length - max) : s;
+}
+
+function isRetryableStartFailure(stderr: string): boolean {
+  return /cannot bind|Address already in use|BindException|file is locked|locked by another process/i.test(stderr);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): Promise<EmbeddedMongo> {
+  const jar = process.env.EMBEDDED_MONGO_JAR?.trim() || DEFAULT_EMBEDDED_MONGO_JAR;
+  if (!existsSync(jar)) {
+    throw new EmbeddedMongoStartError(
+      `embedded MongoDB engine jar not found at ${jar}: run \`npm run setup\` (needs Java 17+ and Maven) or set MONGODB_URI`,
+    );
+  }
+  const port = opts.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new EmbeddedMongoStartError(`invalid port for embedded MongoDB engine: ${String(opts.port)}`);
+  }
+  const host = opts.host ?? '127.0.0.1';
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  let dataDir: string | undefined;
+  if (opts.dataDir) {
+    dataDir = path.resolve(opts.dataDir);
+    await mkdir(dataDir, { recursive: true });
+  }
+
+  const args = [...jvmArgs(), '-jar', jar, '--host', host, '--port', String(port)];
+  if (dataDir) args.push('--data-dir', dataDir);
+
+  const deadline = Date.now() + timeoutMs;
+  const retryUntil = Date.now() + Math.min(BIND_RETRY_WINDOW_MS, timeoutMs);
+  for (;;) {
+    try {
+      return await spawnOnce(args, host, deadline, timeoutMs);
+    } catch (err) {
+      const retryable =
+        err instanceof EmbeddedMongoStartError &&
+        (port !== 0 || dataDir !== undefined) &&
+        isRetryableStartFailure(err.stderrTail) &&
+        Date.now() + BIND_RETRY_DELAY_MS < retryUntil;
+      if (!retryable) throw err;
+      await sleep(BIND_RETRY_DELAY_MS);
+    }
+  }
+}
+
+function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number): Promise<EmbeddedMongo> {
+  const java = javaBinary();
+  return new Promise<EmbeddedMongo>((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(java, args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    } catch (err) {
+      reject(new EmbeddedMongoStartError(`cannot spawn ${java}: ${(err as Error).message}`));
+      return;
+    }
+
+    let stderr = '';
+    let stdoutBuf = '';
+    let settled = false;
+    let started = false;
+    let exited = false;
+    const exitWaiters: Array<() => void> = [];
+
+    const timer = setTimeout(() => {
+      fail(
+        new EmbeddedMongoStartError(
+          `embedded MongoDB engine did not start within ${Math.round(timeoutMs / 1000)} s`,
+          stderr,
+        ),
+      );
+      child.kill('SIGKILL');
+    }, Math.max(0, deadline - Date.now()));
+
+    function fail(err: Error): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(err);
+    }
+
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') {
+        fail(
+          new EmbeddedMongoStartError(
+            `Java not found (${java}): the embedded MongoDB engine needs a Java 17+ runtime on PATH or JAVA_HOME, or set MONGODB_URI`,
+          ),
+        );
+      } else {
+        fail(new EmbeddedMongoStartError(`cannot run ${java}: ${err.message}`, stderr));
+      }
+    });
+
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      stderr = tail(stderr + chunk);
+      if (started) process.stderr.write(chunk.replace(/^(?=.)/gm, '[embedded-mongo] '));
+    });
+
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => {
+      if (started) return;
+      stdoutBuf += chunk;
+      const m = /^LISTENING (\d+)\s*$/m.exec(stdoutBuf);
+      if (!m) {
+        stdoutBuf = tail(stdoutBuf, 4096);
+        return;
+      }
+      started = true;
+      const actualPort = Number(m[1]);
+      settled = true;
+      clearTimeout(timer);
+      // The engine lives as long as this process (or until stop()); don't let it hold the event loop.
+      child.unref();
+      unrefStream(child.stdin);
+      unrefStream(child.stdout);
+      unrefStream(child.stderr);
+      resolve(makeHandle(actualPort));
+    });
+
+    // Closing our end of a pipe we never write to is harmless; swallow EPIPE after the child died.
+    child.stdin!.on('error', () => {});
+
+    child.on('exit', (code, signal) => {
+      exited = true;
+      if (!started) {
+        fail(
+          new EmbeddedMongoStartError(
+            `embedded MongoDB engine exited before listening (${signal ? `signal ${signal}` : `exit code ${code}`})`,
+            stderr,
+          ),
+        );
+      } else if (!stopping) {
+        process.stderr.write(
+          `[embedded-mongo] engine exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})\n`,
+        );
+      }
+      for (const w of exitWaiters.splice(0)) w();
+    });
+
+    let stopping = false;
+    let stopPromise: Promise<void> | undefined;
+
+    function waitForExit(): Promise<void> {
+      if (exited) return Promise.resolve();
+      return new Promise((res) => exitWaiters.push(res));
+    }
+
+    function makeHandle(actualPort: number): EmbeddedMongo {
+      const uriHost = host.includes(':') ? `[${host}]` : host;
+      return {
+        uri: `mongodb://${uriHost}:${actualPort}/`,
+        port: actualPort,
+        stop(): Promise<void> {
+          if (stopPromise) return stopPromise;
+          stopping = true;
+          stopPromise = (async () => {
+            if (exited) return;
+            child.ref(); // keep the loop alive until the engine has flushed and exited
+            child.kill('SIGTERM');
+            const killTimer = setTimeout(() => {
+              if (!exited) child.kill('SIGKILL');
+            }, STOP_GRACE_MS);
+            try {
+              await waitForExit();
+            } finally {
+              clearTimeout(killTimer);
+              child.stdin?.destroy();
+            }
+          })();
+          return stopPromise;
+        },
+        kill(): void {
+          stopping = true;
+          if (!exited) child.kill('SIGKILL');
+          child.stdin?.destroy();
+          if (!stopPromise) stopPromise = waitForExit();
+        },
+      };
+    }
+  });
+}
+
+function unrefStream(stream: unknown): void {
+  const s = stream as { unref?: () => void } | null;
+  if (s && typeof s.unref === 'function') s.unref();
+}

@@ -1,0 +1,39 @@
+import type { Db, IndexDescription } from 'mongodb';
+import { COLLECTIONS } from './collections.ts';
+
+/**
+ * Every index the queries need on real MongoDB: tenant first, then equality,
+ * sort, range (ESR). The embedded engine ignores non-unique indexes; real
+ * MongoDB needs them to avoid collection scans.
+ */
+export const INDEXES: Record<string, IndexDescription[]> = {
+  [COLLECTIONS.financialDocs]: [
+    { key: { company: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_date' },
+    { key: { company: 1, client: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_client_date' },
+    { key: { company: 1, status: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_status_date' },
+    { key: { company: 1, 'invoice.uuid': 1 }, name: 'tenant_uuid' },
+    { key: { company: 1, 'invoice.num': 1 }, name: 'tenant_folio' },
+    { key: { company: 1, 'payments.date': 1 }, name: 'tenant_payment_date' },
+  ],
+  [COLLECTIONS.trips]: [
+    { key: { company: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' },
+    { key: { company: 1, client: 1, createdAt: -1, _id: -1 }, name: 'tenant_client_created' },
+    { key: { company: 1, 'shipments.shipment': 1 }, name: 'tenant_shipment' },
+    { key: { company: 1, 'shipments.date': 1 }, name: 'tenant_leg_date' },
+    { key: { company: 1, 'shipments.loadDate': 1 }, name: 'tenant_leg_load' },
+    { key: { company: 1, 'shipments.unloadDate': 1 }, name: 'tenant_leg_unload' },
+    { key: { company: 1, idFinan: 1 }, name: 'tenant_idfinan' },
+    { key: { company: 1, 'vehicle.id': 1, createdAt: -1 }, name: 'tenant_vehicle' },
+    { key: { company: 1, 'driver.id': 1, createdAt: -1 }, name: 'tenant_driver' },
+  ],
+  [COLLECTIONS.apiKeys]: [
+    { key: { hash: 1 }, name: 'hash_unique', unique: true },
+    { key: { tenant: 1, createdAt: 1 }, name: 'tenant_created' },
+  ],
+};
+
+export async function ensureIndexes(db: Db): Promise<void> {
+  for (const [collection, indexes] of Object.entries(INDEXES)) {
+    if (indexes.length) await db.collection(collection).createIndexes(indexes);
+  }
+}

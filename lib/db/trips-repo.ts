@@ -1,0 +1,51 @@
+import type { Db, Document, Filter } from 'mongodb';
+import { trips } from './collections.ts';
+import type { TripDocument } from '../model/trip-document.ts';
+import type { InstantRange } from '../shared/date-range.ts';
+
+export interface TripFilter {
+  client?: string;
+  shipmentId?: string;
+  legStatus?: number;
+  /** Leg compact dates (YYYYMMDD), inclusive. */
+  legDate?: { from?: number; to?: number };
+  loaded?: InstantRange;
+  offloaded?: InstantRange;
+}
+
+const SORT = { createdAt: -1, _id: -1 } as const;
+
+const range = (r: { from?: number; to?: number }): Document => ({
+  ...(r.from !== undefined ? { $gte: r.from } : {}),
+  ...(r.to !== undefined ? { $lte: r.to } : {}),
+});
+
+function tripFilter(tenant: string, f: TripFilter): Filter<TripDocument> {
+  const q: Filter<TripDocument> = { company: tenant };
+  if (f.client !== undefined) q.client = f.client;
+  // Leg conditions go in one $elemMatch: a trip matches when one leg meets them all.
+  const leg: Document = {};
+  if (f.shipmentId !== undefined) leg.shipment = f.shipmentId;
+  if (f.legStatus !== undefined) leg.status = f.legStatus;
+  if (f.legDate) leg.date = range(f.legDate);
+  if (f.loaded) leg.loadDate = range(f.loaded);
+  if (f.offloaded) leg.unloadDate = range(f.offloaded);
+  if (Object.keys(leg).length > 0) q.shipments = { $elemMatch: leg };
+  return q;
+}
+
+export async function findTrips(
+  db: Db,
+  tenant: string,
+  filter: TripFilter,
+  window: { skip: number; limit: number },
+  maxTimeMS: number,
+): Promise<{ total: number; docs: TripDocument[] }> {
+  const q = tripFilter(tenant, filter);
+  const coll = trips(db);
+  const [total, docs] = await Promise.all([
+    coll.countDocuments(q, { maxTimeMS }),
+    coll.find(q, { maxTimeMS }).sort(SORT).skip(window.skip).limit(window.limit).toArray(),
+  ]);
+  return { total, docs };
+}

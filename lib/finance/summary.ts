@@ -1,0 +1,69 @@
+import type { FinancialDocument } from '../model/financial-document.ts';
+import { documentBalance } from './balance.ts';
+
+/** The summary form of a financial document (interface section 2.2). */
+export interface FinancialSummary {
+  id: string;
+  company: string;
+  client: string;
+  status: { code: number; label: string };
+  dates: { lastUpdate: string; date: number; timestamp: number; invoiceDate: string; satCertDate: string | null };
+  references: { ref1_relacion: string; ref2_cedula: string };
+  amounts: { subtotal: number; vat16: number; vatRetention4: number; discount: number; shrinkageDeduction: number; total: number };
+  balance: { total: number; paid: number; pending: number; isFullyPaid: boolean; paymentsCount: number };
+  invoice: { folio: string; uuid: string; pdf: string; xml: string };
+  cancellations: { hasCancellations: boolean; count: number; invoiceCancelled: boolean };
+}
+
+export interface SummaryContext {
+  statusLabel: (code: number) => string;
+  /** Resolves a stored file key (cfdi/…/x.pdf) to a URL. */
+  fileUrl: (key: string) => string;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): FinancialSummary {
+  const balance = documentBalance(doc);
+  return {
+    id: doc.id,
+    company: doc.company,
+    client: doc.client,
+    status: { code: doc.status, label: ctx.statusLabel(doc.status) },
+    dates: {
+      lastUpdate: doc.lastUpdate,
+      date: doc.date,
+      timestamp: doc.timestamp,
+      invoiceDate: iso(doc.invoice?.date ?? doc.date),
+      satCertDate: doc.invoice?.satCertDate ?? null,
+    },
+    references: { ref1_relacion: doc.ref1, ref2_cedula: doc.ref2 },
+    amounts: {
+      subtotal: doc.iSub,
+      vat16: doc.iTax1,
+      vatRetention4: doc.iTax2,
+      discount: doc.iDesc,
+      shrinkageDeduction: doc.iFalt,
+      total: doc.iTot,
+    },
+    balance: {
+      total: balance.total,
+      // "Total collected": payment complements plus credit notes, both settle the balance.
+      paid: Math.round((balance.paid + balance.creditNotes) * 100) / 100,
+      pending: balance.pending,
+      isFullyPaid: balance.isFullyPaid,
+      paymentsCount: balance.paymentsCount + balance.creditNotesCount,
+    },
+    invoice: {
+      folio: doc.invoice.num,
+      uuid: doc.invoice.uuid,
+      pdf: ctx.fileUrl(doc.invoice.pdf),
+      xml: ctx.fileUrl(doc.invoice.xml),
+    },
+    cancellations: {
+      hasCancellations: doc.canceled.length > 0,
+      count: doc.canceled.length,
+      invoiceCancelled: balance.isCancelled,
+    },
+  };
+}

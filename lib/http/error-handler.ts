@@ -1,0 +1,60 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, errorBody } from './api-error.ts';
+import { validationDetails } from './validation-details.ts';
+
+const VALIDATION_MESSAGE: Record<string, string> = {
+  querystring: 'Invalid query parameter',
+  params: 'Invalid path parameter',
+  headers: 'Invalid header',
+  body: 'Invalid request body',
+};
+
+const STATUS_MESSAGE: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  503: 'Service Unavailable',
+};
+
+/** Driver errors that mean "the database is not there right now": retryable, not a bug. */
+const UNAVAILABLE = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'PoolClearedError', 'MongoPoolClearedError']);
+const isUnavailable = (err: Error & { code?: unknown }) =>
+  UNAVAILABLE.has(err.name) || err.code === 50 /* MaxTimeMSExpired */ || /client was closed|Topology is closed/i.test(err.message);
+
+/** Maps every error to the one documented shape. Never leaks a stack or an internal message. */
+export function errorHandler(err: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (err instanceof ApiError) {
+    if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
+    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.message, err.details));
+  }
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const part = fe.validationContext ?? 'body';
+    return reply.code(400).send(errorBody(400, VALIDATION_MESSAGE[part] ?? 'Bad Request', validationDetails(fe.validation as never, part)));
+  }
+  if (isUnavailable(err)) {
+    request.log.warn({ err: { name: err.name, message: err.message } }, 'database unavailable');
+    return reply.code(503).header('retry-after', '5').send(errorBody(503, 'Service Unavailable', ['database unavailable, retry shortly']));
+  }
+  const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500 ? fe.statusCode : 500;
+  if (status === 500) {
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send(errorBody(500, 'Internal Server Error', [`request id ${request.id}`]));
+  }
+  // Fastify's own 4xx (malformed JSON, body too large, bad content type): its message is safe and useful.
+  return reply.code(status).send(errorBody(status, STATUS_MESSAGE[status] ?? 'Bad Request', [fe.message]));
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.code(404).send(errorBody(404, 'Not Found', [`no route ${request.method} ${request.url.split('?')[0]}`]));
+}

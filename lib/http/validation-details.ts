@@ -1,0 +1,50 @@
+import type { ErrorObject } from 'ajv';
+
+/**
+ * Turns Ajv errors into one readable detail per problem, naming the parameter
+ * or body field as the client wrote it.
+ */
+const PART_NOUN: Record<string, string> = {
+  querystring: 'query parameter',
+  params: 'path parameter',
+  headers: 'header',
+  body: 'body field',
+};
+
+const fieldName = (path: string): string => path.replace(/^\//, '').replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~');
+
+export function validationDetails(errors: ErrorObject[], part: string): string[] {
+  const noun = PART_NOUN[part] ?? part;
+  const details: string[] = [];
+  const seen = new Set<string>();
+  const push = (d: string) => {
+    if (!seen.has(d)) {
+      seen.add(d);
+      details.push(d);
+    }
+  };
+  for (const e of errors) {
+    const name = fieldName(e.instancePath);
+    const subject = name || (part === 'body' ? 'body' : noun);
+    const schema = e.parentSchema as { type?: string; minimum?: number; maximum?: number } | undefined;
+    if (e.keyword === 'additionalProperties') {
+      const extra = String((e.params as { additionalProperty: string }).additionalProperty);
+      push(name ? `${name} has unknown field '${extra}'` : `unknown ${noun} '${extra}'`);
+    } else if (e.keyword === 'required') {
+      const missing = String((e.params as { missingProperty: string }).missingProperty);
+      push(`${name ? `${name}.` : ''}${missing} is required`);
+    } else if (schema?.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined && ['type', 'minimum', 'maximum', 'multipleOf'].includes(e.keyword)) {
+      push(`${subject} must be an integer between ${schema.minimum} and ${schema.maximum}`);
+    } else if (e.keyword === 'enum') {
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      push(`${subject} must be one of: ${allowed.map(String).join(', ')}`);
+    } else if (e.keyword === 'format') {
+      const format = String((e.params as { format: string }).format);
+      const hint = format === 'date' ? ' (YYYY-MM-DD)' : format === 'date-time' ? ' (ISO 8601 date-time)' : '';
+      push(`${subject} must be a valid ${format}${hint}`);
+    } else {
+      push(`${subject} ${e.message ?? 'is invalid'}`);
+    }
+  }
+  return details;
+}

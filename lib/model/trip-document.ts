@@ -1,0 +1,93 @@
+/**
+ * A trip as stored in the `trips` collection (section 2.5 of the interface):
+ * one dispatch of a driver and vehicle with one or more legs, cross-linked to
+ * its financial document through `idFinan`.
+ */
+
+export interface MexicanAddress {
+  street: string;
+  city: string;
+  /** SAT municipality key (c_Municipio), e.g. "193". */
+  municipality: string;
+  /** State name, e.g. "Veracruz". */
+  province: string;
+  /** SAT state key (c_Estado), e.g. "VER". */
+  state: string;
+  country: string;
+  zip: string;
+}
+
+export interface TripPlace {
+  /** Carta Porte location id: OR000001 (origin), DE000001 (destination). */
+  id: string;
+  /** RFC of the shipper/receiver at this place. */
+  nif: string;
+  name: string;
+  address: MexicanAddress;
+}
+
+export interface LegProduct {
+  desc: string;
+  /** SAT product key: diesel 15101505, gasoline 15101514/15101515. */
+  code: string;
+  unit: string;
+  loaded: number;
+  offloaded: number;
+}
+
+export interface LegPricing {
+  merchandiseValue: number;
+  pricingModel: 'volume';
+  /** Freight tariff per litre. */
+  tarifUnit: number;
+  toll: number;
+  billedFreight: number;
+  totalFreight: number;
+}
+
+export interface TripLeg {
+  id: string;
+  /** Shipment id (shipmentId in the summary form). */
+  shipment: string;
+  /** Compact date YYYYMMDD (Mexico City). */
+  date: number;
+  /** Loading and offloading instants, epoch ms; null until they happen. */
+  loadDate: number | null;
+  unloadDate: number | null;
+  region: string;
+  status: number;
+  distanceKm: number;
+  pricing: LegPricing;
+  products: LegProduct[];
+}
+
+export interface Vehicle {
+  id: string;
+  plate: string;
+  /** SAT vehicle configuration, e.g. T3S2. */
+  config: string;
+  trailers: string[];
+}
+
+export interface Driver {
+  id: string;
+  name: string;
+  license: string;
+}
+
+export interface TripDocument {
+  _id: string;
+  /** Linked financial document id. */
+  idFinan: string | null;
+  nCed: string;
+  nRel: string;
+  company: string;
+  client: string;
+  /** Trip creation instant, epoch ms. */
+  createdAt: number;
+  driver: Driver;
+  vehicle: Vehicle;
+  origin: TripPlace;
+  destination: TripPlace;
+  shipments: TripLeg[];
+}

@@ -1,0 +1,55 @@
+/**
+ * Money arithmetic in integer cents. Amounts are MXN pesos with two decimals;
+ * binary floats cannot represent most of them exactly (0.1 + 0.2), so every
+ * sum or difference that feeds a comparison or a report goes through cents.
+ */
+
+/**
+ * Pesos → integer cents, rounding half away from zero (the usual commercial and
+ * SAT rounding). `toPrecision(15)` strips binary noise first, so 1.005 (stored
+ * as 1.00499999…) becomes 101 cents, not 100.
+ * @throws RangeError on NaN or ±Infinity: a silent NaN would poison every total.
+ */
+export function toCents(pesos: number): number {
+  if (!Number.isFinite(pesos)) throw new RangeError(`toCents: not a finite amount: ${pesos}`);
+  const scaled = Number((Math.abs(pesos) * 100).toPrecision(15));
+  const cents = Math.round(scaled);
+  if (cents === 0) return 0; // never -0
+  return pesos < 0 ? -cents : cents;
+}
+
+/** Integer cents → pesos. */
+export function fromCents(cents: number): number {
+  const pesos = cents / 100;
+  return pesos === 0 ? 0 : pesos;
+}
+
+/** Round a peso amount to two decimals (half away from zero, noise-free). */
+export function round2(pesos: number): number {
+  return fromCents(toCents(pesos));
+}
+
+/** Σ of peso amounts, added as integer cents; result in pesos. */
+export function sumCents(amounts: readonly number[]): number {
+  let cents = 0;
+  for (const a of amounts) cents += toCents(a);
+  return fromCents(cents);
+}
+
+/** a − b in pesos, computed in cents (for declared − expected differences). */
+export function diffCents(a: number, b: number): number {
+  return fromCents(toCents(a) - toCents(b));
+}
+
+/** round2(base × rate): a tax amount on a base, as a CFDI computes it per concept. */
+export function taxOn(base: number, rate: number): number {
+  return round2(base * rate);
+}
+
+/**
+ * |a − b| > tolerance, compared in cents so that 100.01 vs 100.00 with a 0.01
+ * tolerance is NOT over (the float difference is 0.010000000000005).
+ */
+export function differsBeyond(a: number, b: number, tolerance: number): boolean {
+  return Math.abs(toCents(a) - toCents(b)) > toCents(tolerance);
+}

@@ -1,0 +1,104 @@
+import { deref, type Json } from './deref.ts';
+
+/**
+ * The operations of the OpenAPI document in the shape every consumer needs:
+ * the request schemas Fastify validates (params, querystring, headers, body),
+ * the response schemas, and the metadata MCP tools are built from. One walk of
+ * the spec, used by `npm run generate`, the MCP tool table and the tests.
+ */
+export interface OperationSchemas {
+  operationId: string;
+  method: string;
+  /** Path as written in the spec: /api/alerts/jobs/{id} */
+  path: string;
+  /** Path as Fastify routes it: /api/alerts/jobs/:id */
+  route: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  secured: boolean;
+  extensions: Record<string, Json>;
+  params?: JsonSchema;
+  querystring?: JsonSchema;
+  headers?: JsonSchema;
+  body?: JsonSchema;
+  bodyRequired: boolean;
+  responses: Record<string, JsonSchema | null>;
+}
+
+export type JsonSchema = { [key: string]: Json };
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+
+const isObject = (v: Json | undefined): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const toFastifyRoute = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
+
+function parameterSchema(params: { [key: string]: Json }[], location: string, closed: boolean): JsonSchema | undefined {
+  const list = params.filter((p) => p.in === location);
+  if (list.length === 0) return undefined;
+  const properties: { [key: string]: Json } = {};
+  const required: string[] = [];
+  for (const p of list) {
+    // Header names are case-insensitive; Fastify lower-cases them.
+    const name = location === 'header' ? String(p.name).toLowerCase() : String(p.name);
+    const schema = isObject(p.schema) ? { ...p.schema } : {};
+    if (typeof p.description === 'string' && !('description' in schema)) schema.description = p.description;
+    properties[name] = schema;
+    if (p.required === true) required.push(name);
+  }
+  const out: JsonSchema = { type: 'object', properties };
+  if (required.length) out.required = required;
+  // Unknown query/path parameters are rejected; unknown headers are normal.
+  if (closed) out.additionalProperties = false;
+  return out;
+}
+
+export function listOperations(spec: Json): OperationSchemas[] {
+  const doc = deref(spec);
+  if (!isObject(doc) || !isObject(doc.paths)) throw new Error('spec has no paths');
+  const globalSecurity = Array.isArray(doc.security) && doc.security.some((s) => isObject(s) && Object.keys(s).length > 0);
+  const out: OperationSchemas[] = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    if (!isObject(item)) continue;
+    const shared = Array.isArray(item.parameters) ? item.parameters.filter(isObject) : [];
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!isObject(op)) continue;
+      const own = Array.isArray(op.parameters) ? op.parameters.filter(isObject) : [];
+      const params = [...shared.filter((s) => !own.some((o) => o.name === s.name && o.in === s.in)), ...own];
+      const security = Array.isArray(op.security)
+        ? op.security.some((s) => isObject(s) && Object.keys(s).length > 0)
+        : globalSecurity;
+      const content = isObject(op.requestBody) && isObject(op.requestBody.content) ? op.requestBody.content : undefined;
+      const jsonBody = content && isObject(content['application/json']) ? content['application/json'] : undefined;
+      const responses: Record<string, JsonSchema | null> = {};
+      if (isObject(op.responses)) {
+        for (const [status, res] of Object.entries(op.responses)) {
+          const media = isObject(res) && isObject(res.content) ? res.content['application/json'] : undefined;
+          responses[status] = isObject(media) && isObject(media.schema) ? media.schema : null;
+        }
+      }
+      const extensions: Record<string, Json> = {};
+      for (const [k, v] of Object.entries(op)) if (k.startsWith('x-')) extensions[k] = v;
+      out.push({
+        operationId: String(op.operationId),
+        method: method.toUpperCase(),
+        path,
+        route: toFastifyRoute(path),
+        summary: typeof op.summary === 'string' ? op.summary : '',
+        description: typeof op.description === 'string' ? op.description : '',
+        tags: Array.isArray(op.tags) ? op.tags.map(String) : [],
+        secured: security,
+        extensions,
+        params: parameterSchema(params, 'path', true),
+        querystring: parameterSchema(params, 'query', true),
+        headers: parameterSchema(params, 'header', false),
+        body: jsonBody && isObject(jsonBody.schema) ? jsonBody.schema : undefined,
+        bodyRequired: isObject(op.requestBody) && op.requestBody.required === true,
+        responses,
+      });
+    }
+  }
+  return out;
+}

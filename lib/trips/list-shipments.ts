@@ -1,0 +1,76 @@
+import type { ServiceContext } from '../context.ts';
+import { fileUrlResolver } from '../context.ts';
+import { findFinancialDocsByIds } from '../db/financial-docs-repo.ts';
+import { getTenantSettings, statusLabel } from '../db/settings-repo.ts';
+import { findTrips, type TripFilter } from '../db/trips-repo.ts';
+import type { TripDocument } from '../model/trip-document.ts';
+import { dayRange, type InstantRange } from '../shared/date-range.ts';
+import { pageMeta, pageWindow, type PageMeta } from '../shared/pagination.ts';
+import { tripSummary, type TripSummary } from './summary.ts';
+import { mxYmdInt } from '../time/mexico-city.ts';
+
+export interface ListShipmentsInput {
+  page: number;
+  limit: number;
+  detail: 'summary' | 'full';
+  client?: string;
+  shipmentId?: string;
+  status?: number;
+  startDate?: string;
+  endDate?: string;
+  dateFilterBy: 'date' | 'load' | 'offload';
+  loadStartDate?: string;
+  loadEndDate?: string;
+  offloadStartDate?: string;
+  offloadEndDate?: string;
+}
+
+export type ShipmentsPage =
+  | { meta: PageMeta & { tenant: string; detail: 'summary' }; data: TripSummary[] }
+  | { meta: PageMeta & { tenant: string; detail: 'full' }; data: TripDocument[] };
+
+const both = (a: InstantRange | undefined, b: InstantRange): InstantRange | undefined => {
+  const from = Math.max(a?.from ?? -Infinity, b.from ?? -Infinity);
+  const to = Math.min(a?.to ?? Infinity, b.to ?? Infinity);
+  const out: InstantRange = {};
+  if (Number.isFinite(from)) out.from = from;
+  if (Number.isFinite(to)) out.to = to;
+  return out.from === undefined && out.to === undefined ? undefined : out;
+};
+
+/** Builds the leg filter: the general range applies to the date `dateFilterBy` names, the specific ranges to theirs. */
+export function shipmentFilter(input: ListShipmentsInput): TripFilter {
+  const general = dayRange(input.startDate, input.endDate);
+  const load = dayRange(input.loadStartDate, input.loadEndDate, ['loadStartDate', 'loadEndDate']);
+  const offload = dayRange(input.offloadStartDate, input.offloadEndDate, ['offloadStartDate', 'offloadEndDate']);
+  const filter: TripFilter = { client: input.client, shipmentId: input.shipmentId, legStatus: input.status };
+  const hasGeneral = general.from !== undefined || general.to !== undefined;
+  if (hasGeneral && input.dateFilterBy === 'date') {
+    filter.legDate = {
+      ...(general.from !== undefined ? { from: mxYmdInt(general.from) } : {}),
+      ...(general.to !== undefined ? { to: mxYmdInt(general.to) } : {}),
+    };
+  }
+  filter.loaded = both(hasGeneral && input.dateFilterBy === 'load' ? general : undefined, load);
+  filter.offloaded = both(hasGeneral && input.dateFilterBy === 'offload' ? general : undefined, offload);
+  return filter;
+}
+
+export async function listShipments(ctx: ServiceContext, tenant: string, input: ListShipmentsInput): Promise<ShipmentsPage> {
+  const window = pageWindow(input);
+  const { total, docs } = await findTrips(ctx.db, tenant, shipmentFilter(input), window, ctx.config.queryTimeoutMs);
+  const meta = { ...pageMeta(total, input), tenant };
+  if (input.detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
+  const ids = [...new Set(docs.map((t) => t.idFinan).filter((id): id is string => typeof id === 'string'))];
+  // One batched, tenant-scoped query per page: a link to another tenant's document resolves to null.
+  const [settings, linked] = await Promise.all([
+    getTenantSettings(ctx.db, tenant),
+    findFinancialDocsByIds(ctx.db, tenant, ids, ctx.config.queryTimeoutMs),
+  ]);
+  const byId = new Map(linked.map((d) => [d._id, d]));
+  const summaryCtx = { settings, statusLabel: (code: number) => statusLabel(settings, code), fileUrl: fileUrlResolver(ctx.config.documentBaseUrl) };
+  return {
+    meta: { ...meta, detail: 'summary' },
+    data: docs.map((t) => tripSummary(t, (t.idFinan && byId.get(t.idFinan)) || null, summaryCtx)),
+  };
+}

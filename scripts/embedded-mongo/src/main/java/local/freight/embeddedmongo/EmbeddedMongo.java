@@ -1,0 +1,280 @@
+package local.freight.embeddedmongo;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.concurrent.CountDownLatch;
+
+import org.h2.mvstore.MVStore;
+
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.ServerVersion;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+
+/**
+ * Launcher for the embedded MongoDB-compatible engine (mongo-java-server).
+ *
+ * <pre>
+ *   java -jar embedded-mongo.jar [--host 127.0.0.1] [--port 0] [--data-dir DIR]
+ *                                [--server-version 5.0] [--no-stdin-watch]
+ * </pre>
+ *
+ * <ul>
+ *   <li>{@code --port 0} binds an ephemeral port.</li>
+ *   <li>{@code --data-dir DIR}: H2 MVStore backend in {@code DIR/embedded-mongo.mv.db} (survives restarts);
+ *       without it the in-memory backend is used.</li>
+ *   <li>After binding, exactly one line {@code LISTENING <port>} is printed to stdout.</li>
+ *   <li>SIGTERM/SIGINT and EOF on stdin shut the server down cleanly (H2 store committed and closed).
+ *       The stdin watch makes a JVM whose parent died exit by itself; disable with {@code --no-stdin-watch}
+ *       when running it by hand with stdin redirected from /dev/null.</li>
+ * </ul>
+ *
+ * Logging goes to stderr at WARN unless -Dorg.slf4j.simpleLogger.defaultLogLevel=... is given.
+ */
+public final class EmbeddedMongo {
+
+    private static final String DATA_FILE_NAME = "embedded-mongo.mv.db";
+
+    private EmbeddedMongo() {
+    }
+
+    private static final class Options {
+        String host = "127.0.0.1";
+        int port = 0;
+        String dataDir;
+        String serverVersion = "5.0";
+        boolean stdinWatch = true;
+        int commitDelayMs = 200;
+    }
+
+    public static void main(String[] args) {
+        // Must happen before any class with an slf4j logger is initialised.
+        setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        setIfAbsent("org.slf4j.simpleLogger.logFile", "System.err");
+        setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
+        setIfAbsent("org.slf4j.simpleLogger.showThreadName", "false");
+        setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
+        // Command failures are already returned to the client as errors; don't also dump stack traces.
+        setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoWireProtocolHandler", "off");
+        // "Connection reset" whenever a driver drops a pooled socket.
+        setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler", "off");
+        // "Closing N clients" on every shutdown.
+        setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.MongoServer", "error");
+        // Netty: no need for the leak detector or unsafe probing noise in a dev/test engine.
+        setIfAbsent("io.netty.leakDetection.level", "disabled");
+
+        Options options;
+        try {
+            options = parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("embedded-mongo: " + e.getMessage());
+            usage(System.err);
+            System.exit(2);
+            return;
+        }
+
+        try {
+            run(options);
+        } catch (Throwable t) {
+            System.err.println("embedded-mongo: failed to start: " + t);
+            Throwable cause = t.getCause();
+            while (cause != null) {
+                System.err.println("  caused by: " + cause);
+                cause = cause.getCause();
+            }
+            System.err.flush();
+            Runtime.getRuntime().halt(1);
+        }
+    }
+
+    private static void run(Options options) throws Exception {
+        MVStore store = null;
+        MongoBackend backend;
+        if (options.dataDir != null) {
+            Path dir = Paths.get(options.dataDir).toAbsolutePath();
+            Files.createDirectories(dir);
+            Path file = dir.resolve(DATA_FILE_NAME);
+            store = new MVStore.Builder().fileName(file.toString()).open();
+            // Background commit interval: bounds what an un-clean kill (SIGKILL) can lose.
+            store.setAutoCommitDelay(options.commitDelayMs);
+            backend = new H2Backend(store);
+        } else {
+            backend = new MemoryBackend();
+        }
+        backend.version(resolveVersion(options.serverVersion));
+
+        MongoServer server = new MongoServer(backend);
+        try {
+            server.bind(new InetSocketAddress(options.host, options.port));
+        } catch (RuntimeException e) {
+            closeQuietly(store);
+            throw new IOException("cannot bind " + options.host + ":" + options.port, e);
+        }
+        int port = server.getLocalAddress().getPort();
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        final MVStore finalStore = store;
+        Thread hook = new Thread(() -> {
+            try {
+                shutdown(server, finalStore);
+            } finally {
+                stopped.countDown();
+            }
+        }, "embedded-mongo-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        out.println("LISTENING " + port);
+        out.flush();
+
+        if (options.stdinWatch) {
+            Thread watcher = new Thread(EmbeddedMongo::watchStdin, "embedded-mongo-stdin-watch");
+            watcher.setDaemon(true);
+            watcher.start();
+        }
+
+        stopped.await();
+    }
+
+    /** Exit (running the shutdown hook) once stdin reaches EOF, i.e. when the parent process went away. */
+    private static void watchStdin() {
+        InputStream in = System.in;
+        byte[] buffer = new byte[256];
+        try {
+            while (in.read(buffer) >= 0) {
+                // ignore input
+            }
+        } catch (IOException ignored) {
+            // treat like EOF
+        }
+        System.exit(0);
+    }
+
+    private static synchronized void shutdown(MongoServer server, MVStore store) {
+        try {
+            // stops listening, closes client channels, then closes the backend (H2Backend.close() closes the MVStore)
+            server.shutdownNow();
+        } catch (Throwable t) {
+            System.err.println("embedded-mongo: error during shutdown: " + t);
+        }
+        if (store != null && !store.isClosed()) {
+            try {
+                store.commit();
+            } catch (Throwable t) {
+                System.err.println("embedded-mongo: error committing store: " + t);
+            }
+            closeQuietly(store);
+        }
+        System.err.flush();
+    }
+
+    private static void closeQuietly(MVStore store) {
+        if (store == null || store.isClosed()) {
+            return;
+        }
+        try {
+            store.close();
+        } catch (Throwable t) {
+            System.err.println("embedded-mongo: error closing store: " + t);
+        }
+    }
+
+    private static ServerVersion resolveVersion(String version) {
+        switch (version) {
+            case "3.6":
+                return ServerVersion.MONGO_3_6;
+            case "4.0":
+                return ServerVersion.MONGO_4_0;
+            case "5.0":
+                return ServerVersion.MONGO_5_0;
+            default:
+                throw new IllegalArgumentException("unsupported --server-version " + version + " (3.6, 4.0 or 5.0)");
+        }
+    }
+
+    private static Options parse(String[] args) {
+        Options o = new Options();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            String value = null;
+            int eq = arg.indexOf('=');
+            if (arg.startsWith("--") && eq > 0) {
+                value = arg.substring(eq + 1);
+                arg = arg.substring(0, eq);
+            }
+            switch (arg) {
+                case "--host":
+                    o.host = value != null ? value : next(args, ++i, arg);
+                    break;
+                case "--port":
+                    o.port = parsePort(value != null ? value : next(args, ++i, arg));
+                    break;
+                case "--data-dir":
+                    o.dataDir = value != null ? value : next(args, ++i, arg);
+                    if (o.dataDir.isEmpty()) {
+                        o.dataDir = null;
+                    }
+                    break;
+                case "--server-version":
+                    o.serverVersion = value != null ? value : next(args, ++i, arg);
+                    resolveVersion(o.serverVersion);
+                    break;
+                case "--commit-delay-ms":
+                    o.commitDelayMs = parseInt(value != null ? value : next(args, ++i, arg), arg, 0, 60_000);
+                    break;
+                case "--no-stdin-watch":
+                    o.stdinWatch = false;
+                    break;
+                case "--help":
+                case "-h":
+                    usage(System.out);
+                    System.exit(0);
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown argument: " + args[i]);
+            }
+        }
+        return o;
+    }
+
+    private static String next(String[] args, int i, String name) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(name + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static int parsePort(String s) {
+        return parseInt(s, "--port", 0, 65535);
+    }
+
+    private static int parseInt(String s, String name, int min, int max) {
+        try {
+            int v = Integer.parseInt(s.trim());
+            if (v < min || v > max) {
+                throw new IllegalArgumentException(name + " out of range: " + s);
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " is not a number: " + s);
+        }
+    }
+
+    private static void setIfAbsent(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
+    }
+
+    private static void usage(PrintStream out) {
+        out.println("usage: java -jar embedded-mongo.jar [--host 127.0.0.1] [--port 0] [--data-dir DIR]"
+                + " [--server-version 3.6|4.0|5.0] [--commit-delay-ms 200] [--no-stdin-watch]");
+    }
+}
