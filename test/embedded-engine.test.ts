@@ -133,7 +133,7 @@ t.test('in-memory engine with the real driver', async (t) => {
     t.ok(generated?._id, 'upsert generated an _id');
   });
 
-  const agg = <T = Record<string, unknown>>(pipeline: object[]) => docs.aggregate<T>(pipeline).toArray();
+  const agg = (pipeline: object[]) => docs.aggregate(pipeline).toArray();
 
   t.test('aggregate: $match, $addFields, $project', async (t) => {
     const out = await agg([
@@ -255,7 +255,7 @@ t.test('in-memory engine with the real driver', async (t) => {
   });
 
   t.test('Agenda 6 + MongoBackend on the engine', async (t) => {
-    const agenda = new Agenda({ backend: new MongoBackend({ mongo: db, collection: 'agendaJobs' }), processEvery: 100 });
+    const agenda = new Agenda({ backend: new MongoBackend({ mongo: db }), processEvery: 100 });
     const errors: Error[] = [];
     agenda.on('error', (err: Error) => errors.push(err));
 

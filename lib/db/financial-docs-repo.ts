@@ -23,7 +23,8 @@ function baseFilter(tenant: string, f: FinancialDocFilter): Filter<FinancialDocu
   }
   if (f.client !== undefined) q.client = f.client;
   if (f.status !== undefined) q.status = f.status;
-  if (f.uuid !== undefined) q['invoice.uuid'] = f.uuid.toUpperCase();
+  // UUIDs are hex; CFDI XML carries them upper case but systems store either case.
+  if (f.uuid !== undefined) q['invoice.uuid'] = { $in: [...new Set([f.uuid, f.uuid.toUpperCase(), f.uuid.toLowerCase()])] };
   if (f.folio !== undefined) q['invoice.num'] = f.folio;
   return q;
 }

@@ -5,7 +5,7 @@
  * an invoice carries a shortage/indemnity line (ObjetoImp 01) or an accessorial
  * line. Here every concept is placed in its own base:
  *   - freight base   = Σ (amount − discount) of subject freight concepts
- *                      (SAT 78101800 family or kind 'freight');
+ *                      (kind 'freight', or SAT 78101800 family; see isFreightConcept);
  *   - taxable base   = Σ base of subject concepts (ObjetoImp 02);
  *   - exempt amount  = Σ base of ObjetoImp 01/03 concepts, reported as `info`;
  *   - expected VAT   = Σ round2(base × rate), rate ∈ {0.16, 0.08, settings.vatRate};
@@ -98,10 +98,15 @@ export interface Reconciliation {
   findings: Finding[];
 }
 
-/** Freight by kind or SAT key; a shortage/indemnity line keeps its nature even under a freight key. */
+/**
+ * Freight = kind 'freight', or kind 'other' under a 78101800-family key. An
+ * explicit non-freight kind (shortage, demurrage, toll…) wins over the SAT key
+ * because carriers commonly bill every line under 78101802; the key is the
+ * fallback for lines the back office did not classify.
+ */
 export function isFreightConcept(c: Pick<InvoiceConcept, 'code' | 'kind'>): boolean {
-  if (c.kind === 'shortage' || c.kind === 'indemnity') return false;
-  return c.kind === 'freight' || c.code.trim().startsWith(FREIGHT_CODE_PREFIX);
+  if (c.kind === 'freight') return true;
+  return c.kind === 'other' && c.code.trim().startsWith(FREIGHT_CODE_PREFIX);
 }
 
 const RATE_EPS = 1e-9;

@@ -1,0 +1,60 @@
+/**
+ * API key administration.
+ *   npm run apikey -- create --tenant <RFC> [--label <text>]   prints the new key alone on the last line
+ *   npm run apikey -- revoke <id-or-prefix>
+ *   npm run apikey -- list --tenant <RFC>
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../lib/config.ts';
+import { openDatabase } from '../lib/db/open.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from '../lib/auth/api-keys.ts';
+import { isValidRfc } from '../lib/tax/rfc.ts';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { tenant: { type: 'string' }, label: { type: 'string' } },
+});
+const [command, arg] = positionals;
+const usage = 'usage: npm run apikey -- create --tenant <RFC> [--label <text>] | revoke <id-or-prefix> | list --tenant <RFC>';
+
+function requireTenant(): string {
+  const tenant = values.tenant?.toUpperCase();
+  if (!tenant || !isValidRfc(tenant)) {
+    console.error(`--tenant must be an RFC (12 or 13 characters). ${usage}`);
+    process.exit(2);
+  }
+  return tenant;
+}
+
+if (!['create', 'revoke', 'list'].includes(command ?? '')) {
+  console.error(usage);
+  process.exit(2);
+}
+const tenant = command === 'revoke' ? '' : requireTenant();
+if (command === 'revoke' && !arg) {
+  console.error(usage);
+  process.exit(2);
+}
+
+const database = await openDatabase(loadConfig(), { log: (m) => console.error(m) });
+try {
+  await ensureIndexes(database.db);
+  if (command === 'create') {
+    const { key, record } = await createApiKey(database.db, tenant, values.label ?? 'cli');
+    console.error(`created ${record._id} for ${tenant} (label "${record.label}"). The key is shown once:`);
+    console.log(key);
+  } else if (command === 'revoke') {
+    const { revoked, ambiguous } = await revokeApiKey(database.db, arg as string);
+    if (!revoked) {
+      console.error(ambiguous ? `"${arg}" matches several keys: use the id` : `no active key with id or prefix "${arg}"`);
+      process.exitCode = 1;
+    } else console.log(`revoked ${arg}`);
+  } else {
+    for (const k of await listApiKeys(database.db, tenant)) {
+      console.log(`${k._id}  ${k.prefix}…  ${k.label}  created ${k.createdAt.toISOString()}  ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}`);
+    }
+  }
+} finally {
+  await database.close();
+}

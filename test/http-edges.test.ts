@@ -1,0 +1,89 @@
+import t from 'tap';
+import { startHarness, assertConforms, KEY_A, TENANT_A } from './helpers/harness.ts';
+import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
+import { apiKeys } from '../lib/db/collections.ts';
+
+const h = await startHarness(t);
+const ROUTE = '/api/financial-docs';
+
+t.test('authentication', async (t) => {
+  const missing = await h.app.inject({ method: 'GET', url: ROUTE });
+  t.equal(missing.statusCode, 401);
+  t.same(missing.json(), { error: { code: 401, message: 'Unauthorized', details: ['missing x-api-key header'] } });
+  const unknown = await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': 'not-a-real-key-000000' } });
+  t.equal(unknown.statusCode, 401);
+  t.same(unknown.json().error.details, ['unknown or revoked API key']);
+  const bearer = await h.app.inject({ method: 'GET', url: ROUTE, headers: { authorization: `Bearer ${KEY_A}` } });
+  t.equal(bearer.statusCode, 200, 'Authorization: Bearer is accepted too');
+
+  const { key, record } = await createApiKey(h.db, TENANT_A, 'to revoke');
+  t.notOk(JSON.stringify(await apiKeys(h.db).findOne({ _id: record._id })).includes(key), 'the key is not stored in clear');
+  t.equal((await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': key } })).statusCode, 200);
+  t.same(await revokeApiKey(h.db, record._id), { revoked: 1, ambiguous: false });
+  const revoked = await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': key } });
+  t.equal(revoked.statusCode, 401, 'revoked key');
+  assertConforms(t, revoked, 'GET', ROUTE);
+  const badAndUnauth = await h.app.inject({ method: 'GET', url: `${ROUTE}?limit=abc&zzz=1` });
+  t.equal(badAndUnauth.statusCode, 401, '401 comes before 400');
+});
+
+t.test('error shape for routing and protocol errors', async (t) => {
+  const unknownRoute = await h.app.inject({ method: 'GET', url: '/api/nope', headers: { 'x-api-key': KEY_A } });
+  t.equal(unknownRoute.statusCode, 404);
+  t.same(unknownRoute.json(), { error: { code: 404, message: 'Not Found', details: ['no route GET /api/nope'] } });
+  const wrongMethod = await h.app.inject({ method: 'DELETE', url: ROUTE, headers: { 'x-api-key': KEY_A } });
+  t.equal(wrongMethod.statusCode, 404);
+  t.equal(wrongMethod.json().error.code, 404);
+  for (const res of [unknownRoute, wrongMethod]) {
+    t.notOk(res.body.includes('at '), 'no stack trace');
+    t.ok(res.headers['x-request-id']);
+  }
+});
+
+t.test('request ids', async (t) => {
+  const echoed = await h.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'abc-123' } });
+  t.equal(echoed.headers['x-request-id'], 'abc-123');
+  const replaced = await h.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad id with spaces <script>' } });
+  t.match(replaced.headers['x-request-id'], /^[0-9a-f-]{36}$/);
+});
+
+t.test('security headers', async (t) => {
+  const res = await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': KEY_A } });
+  t.equal(res.headers['x-content-type-options'], 'nosniff');
+  t.equal(res.headers['cache-control'], 'no-store');
+  t.notOk(res.headers['x-powered-by']);
+  t.notOk(res.headers.server);
+});
+
+t.test('rate limit per key', async (t) => {
+  await h.rebuild({ env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
+  const call = (key?: string) => h.app.inject({ method: 'GET', url: ROUTE, headers: key ? { 'x-api-key': key } : {} });
+  const first = await call(KEY_A);
+  t.equal(first.headers['x-ratelimit-limit'], '3');
+  t.equal(first.headers['x-ratelimit-remaining'], '2');
+  t.ok(Number(first.headers['x-ratelimit-reset']) > 0);
+  await call(KEY_A);
+  await call(KEY_A);
+  const limited = await call(KEY_A);
+  t.equal(limited.statusCode, 429);
+  assertConforms(t, limited, 'GET', ROUTE);
+  t.ok(Number(limited.headers['retry-after']) > 0, 'retry-after on 429');
+  t.match(limited.json().error.details[0], /rate limit of 3 requests/);
+  const otherKey = await createApiKey(h.db, TENANT_A, 'second');
+  t.equal((await call(otherKey.key)).statusCode, 200, 'limits are per key');
+  await h.rebuild();
+});
+
+t.test('readiness follows the database', async (t) => {
+  t.equal((await h.app.inject({ method: 'GET', url: '/ready' })).statusCode, 200);
+  await h.engine.stop();
+  const t0 = Date.now();
+  const down = await h.app.inject({ method: 'GET', url: '/ready' });
+  t.equal(down.statusCode, 503);
+  assertConforms(t, down, 'GET', '/ready');
+  t.ok(Date.now() - t0 < 8000, 'answers within a bounded time');
+  t.equal((await h.app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'liveness does not need the database');
+  const data = await h.app.inject({ method: 'GET', url: '/api/shipments', headers: { 'x-api-key': KEY_A } });
+  t.equal(data.statusCode, 503, 'data operations answer 503 too (the key lookup needs the database)');
+  assertConforms(t, data, 'GET', '/api/shipments');
+});
