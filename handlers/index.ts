@@ -2,6 +2,7 @@ import type { HandlerDeps, HandlerMap } from './types.ts';
 import { healthHandlers } from './health.ts';
 import { financialDocsHandlers } from './financial-docs.ts';
 import { shipmentsHandlers } from './shipments.ts';
+import { alertsHandlers } from './alerts.ts';
 
 /**
  * Every operationId of the spec bound to its handler. The `HandlerMap` type
@@ -12,6 +13,7 @@ export function createHandlers(deps: HandlerDeps): HandlerMap {
     ...healthHandlers(deps),
     ...financialDocsHandlers(deps),
     ...shipmentsHandlers(deps),
+    ...alertsHandlers(deps),
   };
 }
 

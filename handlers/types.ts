@@ -1,9 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '../generated/api.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
+import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
 
-/** Typed handler map, one entry per operationId of the spec (checked at compile time). */
-export type OperationId = keyof operations;
+/**
+ * Typed handler map, one entry per operationId of the spec (checked at compile
+ * time), except the MCP transport operations, whose routes lib/mcp registers.
+ */
+export type OperationId = Exclude<keyof operations, McpOperationId>;
 
 type Params<K extends OperationId> = operations[K]['parameters'];
 type Query<K extends OperationId> = Params<K> extends { query?: infer Q } ? NonNullable<Q> : unknown;

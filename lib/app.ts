@@ -14,6 +14,7 @@ import { generatedValidatorCompiler } from './http/validator-compiler.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { listOperations } from './spec/operations.ts';
 import type { Json } from './spec/deref.ts';
+import { registerMcp, type McpOptions } from './mcp/transports.ts';
 
 export const SPEC_PATH = new URL('../generated/openapi.json', import.meta.url);
 /** The bundled OpenAPI document, read once at start-up. */
@@ -28,6 +29,8 @@ export interface BuildAppOptions {
   now?: () => Date;
   /** Extra plugins registered after the REST routes (MCP, alerts worker hooks). */
   plugins?: ((app: FastifyInstance, deps: HandlerDeps) => Promise<void>)[];
+  /** MCP endpoints (/mcp, /sse, /messages) options; `false` leaves them out. Default: on, default options. */
+  mcp?: McpOptions | false;
 }
 
 /**
@@ -104,6 +107,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     },
   });
 
+  if (opts.mcp !== false) await registerMcp(app, { ...opts.mcp, db, spec, version: spec.info.version });
   for (const plugin of opts.plugins ?? []) await plugin(app, deps);
   return app;
 }

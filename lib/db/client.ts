@@ -41,7 +41,8 @@ export function mongoClientOptions(opts: ConnectMongoOptions = {}): MongoClientO
     heartbeatFrequencyMS: 10_000,
     retryWrites: true,
     retryReads: true,
-    ignoreUndefined: true,
+    // ignoreUndefined stays false on purpose: with it, a filter like { tenantId: undefined }
+    // would silently become {} and match every tenant's documents.
     ...opts.driver,
   };
 }

@@ -54,10 +54,12 @@ const BIND_RETRY_DELAY_MS = 250;
 
 export class EmbeddedMongoStartError extends Error {
   readonly stderrTail: string;
-  constructor(message: string, stderrTail = '') {
+  readonly timedOut: boolean;
+  constructor(message: string, stderrTail = '', timedOut = false) {
     super(stderrTail.trim() ? `${message}\n--- embedded-mongo stderr (tail) ---\n${stderrTail.trimEnd()}` : message);
     this.name = 'EmbeddedMongoStartError';
     this.stderrTail = stderrTail;
+    this.timedOut = timedOut;
   }
 }
 
@@ -119,16 +121,19 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
 
   const deadline = Date.now() + timeoutMs;
   const retryUntil = Date.now() + Math.min(BIND_RETRY_WINDOW_MS, timeoutMs);
+  let lastRetryable: EmbeddedMongoStartError | undefined;
   for (;;) {
     try {
       return await spawnOnce(args, host, deadline, timeoutMs);
     } catch (err) {
+      if (!(err instanceof EmbeddedMongoStartError)) throw err;
+      if (err.timedOut && lastRetryable) throw lastRetryable; // the real reason, not "timed out while retrying"
       const retryable =
-        err instanceof EmbeddedMongoStartError &&
         (port !== 0 || dataDir !== undefined) &&
         isRetryableStartFailure(err.stderrTail) &&
         Date.now() + BIND_RETRY_DELAY_MS < retryUntil;
       if (!retryable) throw err;
+      lastRetryable = err;
       await sleep(BIND_RETRY_DELAY_MS);
     }
   }
@@ -157,6 +162,7 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
         new EmbeddedMongoStartError(
           `embedded MongoDB engine did not start within ${Math.round(timeoutMs / 1000)} s`,
           stderr,
+          true,
         ),
       );
       child.kill('SIGKILL');
@@ -211,8 +217,8 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
     // Closing our end of a pipe we never write to is harmless; swallow EPIPE after the child died.
     child.stdin!.on('error', () => {});
 
-    child.on('exit', (code, signal) => {
-      exited = true;
+    // 'close' comes after 'exit' once stdout/stderr are drained, so the error carries the whole stderr tail.
+    child.on('close', (code, signal) => {
       if (!started) {
         fail(
           new EmbeddedMongoStartError(
@@ -220,7 +226,12 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
             stderr,
           ),
         );
-      } else if (!stopping) {
+      }
+    });
+
+    child.on('exit', (code, signal) => {
+      exited = true;
+      if (started && !stopping) {
         process.stderr.write(
           `[embedded-mongo] engine exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})\n`,
         );

@@ -30,6 +30,23 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { hash: 1 }, name: 'hash_unique', unique: true },
     { key: { tenant: 1, createdAt: 1 }, name: 'tenant_created' },
   ],
+  // --- alerts (lib/alerts) ---
+  [COLLECTIONS.alertJobs]: [
+    // One job per (tenant, ruleId, cycleKey, userId): concurrent identical schedules cannot duplicate.
+    // Partial on real MongoDB (only alert jobs carry a key); the embedded engine ignores the filter.
+    { key: { 'data.jobKey': 1 }, name: 'alert_job_key_unique', unique: true, partialFilterExpression: { 'data.jobKey': { $type: 'string' } } },
+    { key: { 'data.tenant': 1, 'data.createdAt': -1, _id: -1 }, name: 'tenant_created' },
+    { key: { 'data.tenant': 1, 'data.userId': 1, 'data.createdAt': -1 }, name: 'tenant_user_created' },
+    { key: { 'data.tenant': 1, 'data.ruleId': 1, 'data.cycleKey': 1, 'data.createdAt': -1 }, name: 'tenant_rule_cycle_created' },
+    // Agenda's lock query (MongoBackend is created with ensureIndex: false).
+    { key: { name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, name: 'findAndLockNextJobIndex' },
+  ],
+  [COLLECTIONS.alerts]: [
+    { key: { tenant: 1, evaluatedAt: -1, _id: -1 }, name: 'tenant_evaluated' },
+    { key: { tenant: 1, userId: 1, evaluatedAt: -1 }, name: 'tenant_user_evaluated' },
+    { key: { tenant: 1, ruleId: 1, cycleKey: 1, evaluatedAt: -1 }, name: 'tenant_rule_cycle_evaluated' },
+  ],
+  [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'expires_ttl', expireAfterSeconds: 0 }],
 };
 
 export async function ensureIndexes(db: Db): Promise<void> {

@@ -48,10 +48,11 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
     },
     balance: {
       total: balance.total,
-      // "Total collected": payment complements plus credit notes, both settle the balance.
-      paid: Math.round((balance.paid + balance.creditNotes) * 100) / 100,
+      // Money collected (payment complements). Credit notes settle the balance without collecting.
+      paid: balance.paid,
       pending: balance.pending,
       isFullyPaid: balance.isFullyPaid,
+      // Section 2.3 calls both complements and credit notes "payments".
       paymentsCount: balance.paymentsCount + balance.creditNotesCount,
     },
     invoice: {

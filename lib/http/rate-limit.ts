@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { hashKey } from '../auth/api-keys.ts';
 import { presentedKey } from './auth.ts';
 import { ApiError } from './api-error.ts';
+import { isInternalDispatch } from './internal-dispatch.ts';
 
 export interface RateLimitOptions {
   max: number;
@@ -28,6 +29,8 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
     ...(redis ? { redis, nameSpace: 'freight-rl:' } : {}),
     // Skip the counter when Redis is down rather than failing every request.
     skipOnError: true,
+    // An MCP tool call's inner REST dispatch: its outer MCP request was already counted.
+    allowList: (request: FastifyRequest) => isInternalDispatch(request),
     keyGenerator: (request: FastifyRequest) => {
       const key = presentedKey(request);
       return key ? `key:${hashKey(key)}` : `ip:${request.ip}`;

@@ -415,6 +415,8 @@ export interface CashBasisShare {
   /** Σ valid payment complements considered (credit notes and cancelled records excluded). */
   paidInPeriod: number;
   paymentsCount: number;
+  /** The part of paidInPeriod that counts: capped cumulatively at the Total; 0 when cancelled or the total is 0. */
+  counted: number;
   /** paidInPeriod / total, capped to 1 (6 decimals); 0 when total ≤ 0 or the invoice is cancelled. */
   share: number;
   /** round2(iTax1 × paid / total). */
@@ -441,13 +443,14 @@ export function cashBasisShare(doc: FinancialDocument, paymentsInPeriod: readonl
 function shareOf(doc: FinancialDocument, paidC: number, count: number, priorPaidC: number): CashBasisShare {
   const totalC = toCents(doc.iTot);
   const base = { docId: doc.id, uuid: doc.invoice.uuid, paymentMethod: doc.invoice.paymentMethod, total: fromCents(totalC), paidInPeriod: fromCents(paidC), paymentsCount: count };
-  if (invoiceCancellation(doc) !== null) return { ...base, share: 0, vat: 0, retention: 0, reason: 'invoice cancelled: carries no tax' };
-  if (totalC <= 0) return { ...base, share: 0, vat: 0, retention: 0, reason: 'invoice total is 0: no proportion can be taken' };
+  if (invoiceCancellation(doc) !== null) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice cancelled: carries no tax' };
+  if (totalC <= 0) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice total is 0: no proportion can be taken' };
   // Only the part of this period's payments that fits under the Total counts (overpayment carries no tax).
   const countedC = Math.max(0, Math.min(totalC, priorPaidC + paidC) - Math.min(totalC, priorPaidC));
   const ratio = countedC / totalC;
   return {
     ...base,
+    counted: fromCents(countedC),
     share: Math.round(ratio * 1e6) / 1e6,
     vat: round2((doc.iTax1 * countedC) / totalC),
     retention: round2((doc.iTax2 * countedC) / totalC),

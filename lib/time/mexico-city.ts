@@ -30,9 +30,7 @@ export interface WallTime {
   second: number;
 }
 
-/** Mexico City wall-clock fields of an instant. */
-export function mxWallTime(epochMs: number): WallTime {
-  assertInstant(epochMs);
+function intlWallTime(epochMs: number): WallTime {
   const out: WallTime = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   for (const p of partsFormatter.formatToParts(new Date(epochMs))) {
     switch (p.type) {
@@ -49,20 +47,34 @@ export function mxWallTime(epochMs: number): WallTime {
 }
 
 // Offsets only change on whole hours in this zone, so caching per UTC hour is
-// exact and saves an Intl call per document in list post-processing.
+// exact and saves an Intl call per date in list post-processing.
 const offsetCache = new Map<number, number>();
 
 /** Wall time minus UTC, in ms, at an instant (e.g. −6 h since late 2022). */
 export function mxOffsetMs(epochMs: number): number {
+  assertInstant(epochMs);
   const hourKey = Math.floor(epochMs / 3_600_000);
   const cached = offsetCache.get(hourKey);
   if (cached !== undefined) return cached;
-  const w = mxWallTime(epochMs);
+  const w = intlWallTime(epochMs);
   const wholeSecond = epochMs - (((epochMs % 1000) + 1000) % 1000);
   const offset = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - wholeSecond;
   if (offsetCache.size > 50_000) offsetCache.clear();
   offsetCache.set(hourKey, offset);
   return offset;
+}
+
+/** Mexico City wall-clock fields of an instant. */
+export function mxWallTime(epochMs: number): WallTime {
+  const d = new Date(epochMs + mxOffsetMs(epochMs));
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  };
 }
 
 /**

@@ -67,6 +67,10 @@ public final class EmbeddedMongo {
         setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler", "off");
         // "Closing N clients" on every shutdown.
         setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.MongoServer", "error");
+        // "adding secondary index ... is not yet implemented. ignoring" on every createIndex of a
+        // non-unique index (they are no-ops in this engine), and "Non-empty cursor is not yet implemented".
+        setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase", "error");
+        setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.aggregation.Aggregation", "error");
         // Netty: no need for the leak detector or unsafe probing noise in a dev/test engine.
         setIfAbsent("io.netty.leakDetection.level", "disabled");
 
@@ -113,7 +117,7 @@ public final class EmbeddedMongo {
         MongoServer server = new MongoServer(backend);
         try {
             server.bind(new InetSocketAddress(options.host, options.port));
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             closeQuietly(store);
             throw new IOException("cannot bind " + options.host + ":" + options.port, e);
         }

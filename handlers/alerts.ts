@@ -1,0 +1,36 @@
+import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
+import { tenantOf } from '../lib/http/auth.ts';
+import { scheduleAlerts, validateScheduleInput } from '../lib/alerts/schedule.ts';
+import { requestFingerprint, withIdempotency } from '../lib/alerts/idempotency.ts';
+import { cancelAlertJob, listAlertJobs, listAlerts } from '../lib/alerts/list.ts';
+
+export function alertsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'scheduleAlerts' | 'listAlertJobs' | 'cancelAlertJob' | 'listAlerts'> {
+  return {
+    async scheduleAlerts(request, reply) {
+      const tenant = tenantOf(request);
+      const body = request.body;
+      const key = request.headers['idempotency-key'];
+      if (typeof key !== 'string') return scheduleAlerts(deps, tenant, body);
+      // 400/403 before the key is claimed: a rejected request writes nothing and leaves the key free.
+      validateScheduleInput(tenant, body, deps.now());
+      const { body: answer, replayed } = await withIdempotency(
+        deps.db,
+        { tenant, key, operation: 'scheduleAlerts', fingerprint: requestFingerprint(body), now: deps.now },
+        () => scheduleAlerts(deps, tenant, body),
+      );
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      return answer;
+    },
+    async listAlertJobs(request) {
+      const query = request.query as ValidatedQuery<'listAlertJobs', 'page' | 'limit'>;
+      return listAlertJobs(deps, tenantOf(request), query);
+    },
+    async cancelAlertJob(request) {
+      return cancelAlertJob(deps, tenantOf(request), request.params.id);
+    },
+    async listAlerts(request) {
+      const query = request.query as ValidatedQuery<'listAlerts', 'page' | 'limit'>;
+      return listAlerts(deps, tenantOf(request), query);
+    },
+  };
+}

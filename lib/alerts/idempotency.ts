@@ -1,0 +1,118 @@
+/**
+ * Idempotency-Key handling the way payment APIs do it:
+ *   - first request with a key claims it (unique `_id`), runs, stores its answer;
+ *   - same key + same request → the stored answer, marked as replayed;
+ *   - same key + different request (or operation) → 422;
+ *   - same key while the first is still running → wait a little, then 409;
+ *   - a request that fails (4xx/5xx) releases the key, so it can be retried;
+ *   - a claim whose owner died (lease expired) is taken over.
+ * Keys are per tenant and kept 24 hours.
+ */
+import { createHash } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { ApiError } from '../http/api-error.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  deleteExpiredIdempotencyKey,
+  getIdempotencyRecord,
+  idempotencyId,
+  releaseIdempotencyKey,
+  takeOverIdempotencyKey,
+} from '../db/idempotency-repo.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+export const IDEMPOTENCY_LEASE_MS = 60_000;
+
+export interface IdempotencyOptions {
+  tenant: string;
+  key: string;
+  operation: string;
+  /** The request, canonicalised and hashed by `requestFingerprint`. */
+  fingerprint: string;
+  now: () => Date;
+  /** How long a duplicate waits for an in-flight first request before 409 (default 5 s). */
+  waitMs?: number;
+  pollMs?: number;
+}
+
+/** JSON with object keys sorted at every level, so key order does not matter. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function requestFingerprint(request: unknown): string {
+  return createHash('sha256').update(canonicalJson(request), 'utf8').digest('hex');
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface IdempotentResult<T> {
+  body: T;
+  replayed: boolean;
+}
+
+export async function withIdempotency<T>(db: Db, opts: IdempotencyOptions, run: () => Promise<T>): Promise<IdempotentResult<T>> {
+  const id = idempotencyId(opts.tenant, opts.key);
+  const waitMs = opts.waitMs ?? 5000;
+  const pollMs = opts.pollMs ?? 100;
+  const deadline = Date.now() + waitMs;
+
+  const execute = async (): Promise<IdempotentResult<T>> => {
+    let body: T;
+    try {
+      body = await run();
+    } catch (err) {
+      await releaseIdempotencyKey(db, id).catch(() => {});
+      throw err;
+    }
+    await completeIdempotencyKey(db, id, 200, body);
+    return { body, replayed: false };
+  };
+
+  for (;;) {
+    const now = opts.now();
+    const claimed = await claimIdempotencyKey(db, {
+      _id: id,
+      tenant: opts.tenant,
+      key: opts.key,
+      operation: opts.operation,
+      fingerprint: opts.fingerprint,
+      state: 'pending',
+      leaseUntil: new Date(now.getTime() + IDEMPOTENCY_LEASE_MS),
+      status: null,
+      body: null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+    });
+    if (claimed) return execute();
+
+    const existing = await getIdempotencyRecord(db, id);
+    if (!existing) continue; // released or purged in between: claim again
+    if (existing.expiresAt.getTime() <= now.getTime()) {
+      await deleteExpiredIdempotencyKey(db, id, existing.expiresAt);
+      continue;
+    }
+    if (existing.operation !== opts.operation || existing.fingerprint !== opts.fingerprint) {
+      throw new ApiError(422, 'Unprocessable Entity', [
+        'Idempotency-Key was already used with a different request body; use a new key for a new request',
+      ]);
+    }
+    if (existing.state === 'done') return { body: existing.body as T, replayed: true };
+    if (existing.leaseUntil.getTime() <= now.getTime()) {
+      if (await takeOverIdempotencyKey(db, id, existing.leaseUntil, new Date(now.getTime() + IDEMPOTENCY_LEASE_MS))) return execute();
+      continue;
+    }
+    if (Date.now() >= deadline) {
+      throw new ApiError(409, 'Conflict', ['a request with this Idempotency-Key is still in progress; retry shortly']);
+    }
+    await sleep(pollMs);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Alert records (`alerts` collection): the result of one job's evaluation.
+ * `_id` is the job id, so a job can never store two records, even if a lock
+ * expired and two workers evaluated it.
+ */
+import type { AlertFinding, AlertRuleId, AlertSummary, RuleOutcome } from './rules.ts';
+import type { AlertJobData } from './jobs.ts';
+
+export interface AlertRecordDocument {
+  /** Job id (hex). */
+  _id: string;
+  jobId: string;
+  tenant: string;
+  userId: string;
+  ruleId: AlertRuleId;
+  cycleKey: string;
+  nameAlert: string;
+  individual: boolean;
+  extraData: Record<string, unknown>;
+  dueDate: Date;
+  evaluatedAt: Date;
+  status: RuleOutcome['status'];
+  message: string;
+  summary: AlertSummary;
+  findings: AlertFinding[];
+  truncated: boolean;
+  attempts: number;
+  /** Worker instance that produced the record (diagnostics, not in the API). */
+  worker: string;
+}
+
+export function alertRecordDocument(
+  jobId: string,
+  data: AlertJobData,
+  result: RuleOutcome,
+  meta: { evaluatedAt: Date; attempts: number; worker: string },
+): AlertRecordDocument {
+  return {
+    _id: jobId,
+    jobId,
+    tenant: data.tenant,
+    userId: data.userId,
+    ruleId: data.ruleId,
+    cycleKey: data.cycleKey,
+    nameAlert: data.nameAlert,
+    individual: data.individual,
+    extraData: data.extraData ?? {},
+    dueDate: data.dueDate,
+    evaluatedAt: meta.evaluatedAt,
+    status: result.status,
+    message: result.message,
+    summary: result.summary,
+    findings: result.findings,
+    truncated: result.truncated,
+    attempts: meta.attempts,
+    worker: meta.worker,
+  };
+}
+
+/** API shape (AlertRecord in the spec). */
+export interface AlertRecordView extends Omit<AlertRecordDocument, '_id' | 'dueDate' | 'evaluatedAt' | 'worker'> {
+  id: string;
+  dueDate: string;
+  evaluatedAt: string;
+}
+
+export function alertRecordView(doc: AlertRecordDocument): AlertRecordView {
+  const { _id, dueDate, evaluatedAt, worker: _worker, ...rest } = doc;
+  return { id: _id, ...rest, dueDate: dueDate.toISOString(), evaluatedAt: evaluatedAt.toISOString() };
+}

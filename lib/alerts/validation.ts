@@ -1,0 +1,120 @@
+/**
+ * Domain checks of a schedule request. The HTTP layer already validated the
+ * body against the spec; these hold for every caller (MCP tools, scripts) and
+ * cover what a JSON schema cannot say: the tenant, and `extraData` keys that
+ * MongoDB would read as operators (`$where`) or paths (`a.b`).
+ */
+import { badRequest, forbidden } from '../http/api-error.ts';
+import { isMonthKey } from '../time/mexico-city.ts';
+import { ALERT_RULE_IDS, isAlertRuleId, type AlertRuleId } from './rules.ts';
+
+export const MAX_USERS_PER_REQUEST = 1000;
+export const MAX_USER_ID_LENGTH = 128;
+export const MAX_EXTRA_DATA_BYTES = 8192;
+export const MAX_EXTRA_DATA_DEPTH = 5;
+export const MAX_EXTRA_DATA_KEYS = 50;
+export const MAX_NAME_LENGTH = 200;
+
+export interface ScheduleAlertsInput {
+  tenantId?: string;
+  userIds: string[];
+  ruleId: string;
+  cycleKey: string;
+  nameAlert: string;
+  extraData?: Record<string, unknown>;
+  /** ISO 8601 date-time; default now. */
+  dueDate?: string;
+  individual?: boolean;
+}
+
+export interface ValidScheduleInput {
+  userIds: string[];
+  ruleId: AlertRuleId;
+  cycleKey: string;
+  nameAlert: string;
+  extraData: Record<string, unknown>;
+  dueDate: Date;
+  individual: boolean;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+
+/** Problems with `extraData`, one detail each (empty when it is fine). */
+export function extraDataProblems(extra: unknown): string[] {
+  if (extra === undefined) return [];
+  if (!isPlainObject(extra)) return ['extraData must be an object'];
+  const problems: string[] = [];
+  if (Object.keys(extra).length > MAX_EXTRA_DATA_KEYS) problems.push(`extraData must not have more than ${MAX_EXTRA_DATA_KEYS} keys`);
+  let tooDeep = false;
+  const walk = (value: unknown, path: string, depth: number): void => {
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => walk(item, `${path}[${i}]`, depth));
+      return;
+    }
+    if (!isPlainObject(value)) return;
+    if (depth > MAX_EXTRA_DATA_DEPTH) {
+      tooDeep = true;
+      return;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = `${path}.${key}`;
+      if (key.startsWith('$') || key.includes('.') || key.includes('\0')) {
+        problems.push(`extraData key '${key}' at ${path} is not allowed: keys may not start with '$' or contain '.'`);
+      }
+      walk(child, childPath, depth + 1);
+    }
+  };
+  walk(extra, 'extraData', 1);
+  if (tooDeep) problems.push(`extraData must not be nested deeper than ${MAX_EXTRA_DATA_DEPTH} levels`);
+  const bytes = Buffer.byteLength(JSON.stringify(extra), 'utf8');
+  if (bytes > MAX_EXTRA_DATA_BYTES) problems.push(`extraData is ${bytes} bytes as JSON; the limit is ${MAX_EXTRA_DATA_BYTES}`);
+  return problems;
+}
+
+/**
+ * 403 when `tenantId` names another tenant (checked first: nothing about the
+ * body is disclosed to the wrong tenant); 400 listing every other problem.
+ */
+export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput, now: Date): ValidScheduleInput {
+  if (input.tenantId !== undefined && input.tenantId !== tenant) {
+    throw forbidden(`tenantId ${input.tenantId} does not match the authenticated tenant`);
+  }
+  const problems: string[] = [];
+  const userIds = Array.isArray(input.userIds) ? input.userIds : [];
+  if (userIds.length === 0) problems.push('userIds must contain at least 1 user');
+  if (userIds.length > MAX_USERS_PER_REQUEST) problems.push(`userIds must not contain more than ${MAX_USERS_PER_REQUEST} users`);
+  const seen = new Set<string>();
+  const dupes = new Set<string>();
+  for (const id of userIds) {
+    if (typeof id !== 'string' || id.trim() === '' || id !== id.trim() || id.length > MAX_USER_ID_LENGTH) {
+      problems.push(`userIds entries must be 1–${MAX_USER_ID_LENGTH} characters without leading or trailing spaces (got ${JSON.stringify(id)})`);
+      continue;
+    }
+    if (seen.has(id)) dupes.add(id);
+    seen.add(id);
+  }
+  if (dupes.size > 0) problems.push(`userIds must be distinct; repeated: ${[...dupes].slice(0, 10).join(', ')}`);
+  if (!isAlertRuleId(input.ruleId)) problems.push(`ruleId '${input.ruleId}' is unknown; known rules: ${ALERT_RULE_IDS.join(', ')}`);
+  if (typeof input.cycleKey !== 'string' || !isMonthKey(input.cycleKey)) problems.push('cycleKey must be a month YYYY-MM');
+  if (typeof input.nameAlert !== 'string' || input.nameAlert.trim() === '' || input.nameAlert.length > MAX_NAME_LENGTH) {
+    problems.push(`nameAlert must be 1–${MAX_NAME_LENGTH} characters`);
+  }
+  problems.push(...extraDataProblems(input.extraData));
+  let dueDate = now;
+  if (input.dueDate !== undefined) {
+    const ms = Date.parse(input.dueDate);
+    if (Number.isNaN(ms)) problems.push('dueDate must be a valid date-time (ISO 8601)');
+    else dueDate = new Date(ms);
+  }
+  if (problems.length > 0) throw badRequest('Invalid request body', problems);
+  return {
+    userIds,
+    ruleId: input.ruleId as AlertRuleId,
+    cycleKey: input.cycleKey,
+    nameAlert: input.nameAlert,
+    extraData: input.extraData ?? {},
+    dueDate,
+    individual: input.individual ?? true,
+  };
+}

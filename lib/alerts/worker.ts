@@ -1,0 +1,244 @@
+/**
+ * The alerts worker: an Agenda 6 instance on the service's own database
+ * (collection `alertJobs`) that evaluates due alert jobs and stores their
+ * records.
+ *
+ * - Runs inside the service (lib/alerts/plugin.ts) unless ALERT_WORKER=false,
+ *   or alone with `npm run worker`; any number of workers may share one
+ *   database. Agenda locks a job with one atomic findOneAndUpdate, so two
+ *   workers never run the same job at once; the record's `_id` is the job id,
+ *   so even a re-run after an expired lock stores one record.
+ * - Each worker locks at most 2 × concurrency jobs at a time, leaving the rest
+ *   to the other workers.
+ * - A failed evaluation is recorded on the job (`data.failures`, Agenda's
+ *   failCount/failReason) and retried with exponential backoff; after the
+ *   last retry the job is `failed`.
+ * - stop() drains: waits for running evaluations (up to drainTimeoutMs), then
+ *   releases jobs it locked but never started. Call it before closing the
+ *   database client.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { ObjectId, type Db } from 'mongodb';
+import { Agenda, exponential, type Job } from 'agenda';
+import { MongoBackend } from '@agendajs/mongo-backend';
+import { COLLECTIONS } from '../db/collections.ts';
+import { ensureAlertIndexes, insertAlertRecord, recordAlertJobFailure, releaseIdleLocks } from '../db/alert-jobs-repo.ts';
+import { ALERT_JOB_NAME, type AlertJobData } from './jobs.ts';
+import { evaluateAlertRule } from './evaluate.ts';
+import { alertRecordDocument } from './records.ts';
+
+export interface AlertLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const silentLogger: AlertLogger = { info() {}, warn() {}, error() {} };
+
+/** Tunables, all with env overrides (see `alertWorkerSettingsFromEnv`). */
+export interface AlertWorkerSettings {
+  /** ALERT_PROCESS_EVERY_MS: how often due jobs are polled (default 5000). */
+  processEveryMs: number;
+  /** ALERT_CONCURRENCY: evaluations at once in this worker (default 5). */
+  concurrency: number;
+  /** ALERT_LOCK_LIFETIME_MS: after this a lock of a dead worker expires and the job runs elsewhere (default 300000). */
+  lockLifetimeMs: number;
+  /** ALERT_RETRY_DELAY_MS: first retry delay, doubled each time (default 30000). */
+  retryDelayMs: number;
+  /** ALERT_RETRY_MAX_DELAY_MS (default 1800000). */
+  retryMaxDelayMs: number;
+  /** ALERT_MAX_RETRIES: retries after the first failure (default 5). */
+  maxRetries: number;
+  /** ALERT_DRAIN_TIMEOUT_MS: how long stop() waits for running evaluations (default 30000). */
+  drainTimeoutMs: number;
+  /** ALERT_QUERY_TIMEOUT_MS: server-side limit of each rule query (default 60000). */
+  queryTimeoutMs: number;
+}
+
+export const DEFAULT_ALERT_WORKER_SETTINGS: AlertWorkerSettings = {
+  processEveryMs: 5000,
+  concurrency: 5,
+  lockLifetimeMs: 300_000,
+  retryDelayMs: 30_000,
+  retryMaxDelayMs: 1_800_000,
+  maxRetries: 5,
+  drainTimeoutMs: 30_000,
+  queryTimeoutMs: 60_000,
+};
+
+const ENV: Record<keyof AlertWorkerSettings, [name: string, min: number, max: number]> = {
+  processEveryMs: ['ALERT_PROCESS_EVERY_MS', 50, 3_600_000],
+  concurrency: ['ALERT_CONCURRENCY', 1, 100],
+  lockLifetimeMs: ['ALERT_LOCK_LIFETIME_MS', 1000, 86_400_000],
+  retryDelayMs: ['ALERT_RETRY_DELAY_MS', 10, 86_400_000],
+  retryMaxDelayMs: ['ALERT_RETRY_MAX_DELAY_MS', 10, 86_400_000],
+  maxRetries: ['ALERT_MAX_RETRIES', 0, 100],
+  drainTimeoutMs: ['ALERT_DRAIN_TIMEOUT_MS', 0, 3_600_000],
+  queryTimeoutMs: ['ALERT_QUERY_TIMEOUT_MS', 100, 3_600_000],
+};
+
+/** Settings from the environment; a malformed value throws at start-up rather than being ignored. */
+export function alertWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): AlertWorkerSettings {
+  const out = { ...DEFAULT_ALERT_WORKER_SETTINGS };
+  for (const [field, [name, min, max]] of Object.entries(ENV) as [keyof AlertWorkerSettings, [string, number, number]][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+    out[field] = n;
+  }
+  return out;
+}
+
+export interface AlertJobContext extends AlertJobData {
+  id: string;
+  /** 1 for the first try. */
+  attempt: number;
+}
+
+export interface AlertWorkerOptions extends Partial<AlertWorkerSettings> {
+  db: Db;
+  /** Instance name, stored as Agenda's lastModifiedBy (default alerts@host:pid:random). */
+  name?: string;
+  logger?: AlertLogger;
+  /** Clock for rule evaluation ("as of"); Agenda's own scheduling uses real time. */
+  now?: () => Date;
+  /** Test hooks. `beforeEvaluate` may throw to simulate a failure. */
+  hooks?: {
+    beforeEvaluate?: (job: AlertJobContext) => void | Promise<void>;
+    onStart?: (jobId: string, worker: string) => void;
+  };
+}
+
+export interface AlertWorker {
+  readonly name: string;
+  readonly settings: AlertWorkerSettings;
+  /** Starts polling; idempotent. */
+  start(): Promise<void>;
+  /** Drains and stops; idempotent. Resolves with what was still running when the drain timed out. */
+  stop(): Promise<{ timedOut: boolean; running: number; released: number }>;
+  /** Evaluations running now in this worker. */
+  running(): number;
+  /** The underlying Agenda (null before start()). Events: start, success, fail, complete, retry. */
+  agenda(): Agenda | null;
+}
+
+export function defaultWorkerName(): string {
+  return `alerts@${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
+  const settings: AlertWorkerSettings = { ...DEFAULT_ALERT_WORKER_SETTINGS };
+  for (const k of Object.keys(DEFAULT_ALERT_WORKER_SETTINGS) as (keyof AlertWorkerSettings)[]) {
+    if (opts[k] !== undefined) settings[k] = opts[k]!;
+  }
+  const { db } = opts;
+  const name = opts.name ?? defaultWorkerName();
+  const log = opts.logger ?? silentLogger;
+  const now = opts.now ?? (() => new Date());
+  const runningIds = new Map<string, ObjectId>();
+  let agenda: Agenda | null = null;
+  let starting: Promise<void> | null = null;
+  let stopping: Promise<{ timedOut: boolean; running: number; released: number }> | null = null;
+
+  async function evaluateJob(job: Job<AlertJobData>): Promise<void> {
+    const id = String(job.attrs._id);
+    const data = job.attrs.data;
+    const attempt = (job.attrs.failCount ?? 0) + 1;
+    try {
+      await opts.hooks?.beforeEvaluate?.({ ...data, id, attempt });
+      const evaluatedAt = now();
+      const result = await evaluateAlertRule(
+        db,
+        { tenant: data.tenant, ruleId: data.ruleId, cycleKey: data.cycleKey, asOf: evaluatedAt },
+        settings.queryTimeoutMs,
+      );
+      const stored = await insertAlertRecord(db, alertRecordDocument(id, data, result, { evaluatedAt, attempts: attempt, worker: name }));
+      log.info(
+        { jobId: id, tenant: data.tenant, ruleId: data.ruleId, cycleKey: data.cycleKey, userId: data.userId, status: result.status, findings: result.summary.findings, stored },
+        stored ? 'alert evaluated' : 'alert already recorded (re-run)',
+      );
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      log.warn({ jobId: id, tenant: data.tenant, ruleId: data.ruleId, attempt, err: { message } }, 'alert evaluation failed');
+      await recordAlertJobFailure(db, new ObjectId(id), { at: new Date(), attempt, error: message.slice(0, 500) }).catch((e: Error) =>
+        log.error({ jobId: id, err: { message: e.message } }, 'could not record the failure'),
+      );
+      throw err;
+    }
+  }
+
+  async function start(): Promise<void> {
+    if (agenda || stopping) return;
+    if (starting) return starting;
+    starting = (async () => {
+      await ensureAlertIndexes(db);
+      // ensureIndex: false — the lock index is in lib/db/indexes.ts; Agenda's own creation would
+      // run unawaited in its constructor, where a failure is an unhandled rejection.
+      const a = new Agenda({
+        backend: new MongoBackend({ mongo: db, collection: COLLECTIONS.alertJobs, ensureIndex: false }),
+        name,
+        processEvery: settings.processEveryMs,
+        maxConcurrency: settings.concurrency,
+        defaultConcurrency: settings.concurrency,
+        defaultLockLimit: settings.concurrency * 2,
+        defaultLockLifetime: settings.lockLifetimeMs,
+      });
+      a.on('error', (err: Error) => log.error({ err: { message: err.message } }, 'alert worker error'));
+      a.on('start', (job: Job) => {
+        if (!job.attrs._id) return;
+        runningIds.set(String(job.attrs._id), new ObjectId(String(job.attrs._id)));
+        opts.hooks?.onStart?.(String(job.attrs._id), name);
+      });
+      a.on('complete', (job: Job) => {
+        if (job.attrs._id) runningIds.delete(String(job.attrs._id));
+      });
+      a.on('retry exhausted', (err: Error, job: Job) =>
+        log.error({ jobId: String(job.attrs._id), err: { message: err.message }, failCount: job.attrs.failCount }, 'alert job failed for good'),
+      );
+      a.define<AlertJobData>(ALERT_JOB_NAME, evaluateJob, {
+        concurrency: settings.concurrency,
+        lockLimit: settings.concurrency * 2,
+        lockLifetime: settings.lockLifetimeMs,
+        backoff: exponential({ delay: settings.retryDelayMs, factor: 2, maxDelay: settings.retryMaxDelayMs, maxRetries: settings.maxRetries, jitter: 0.1 }),
+      });
+      await a.ready;
+      await a.start();
+      agenda = a;
+      log.info({ worker: name, processEveryMs: settings.processEveryMs, concurrency: settings.concurrency }, 'alert worker started');
+    })();
+    try {
+      await starting;
+    } finally {
+      starting = null;
+    }
+  }
+
+  function stop(): Promise<{ timedOut: boolean; running: number; released: number }> {
+    if (stopping) return stopping;
+    stopping = (async () => {
+      if (starting) await starting.catch(() => {});
+      const a = agenda;
+      if (!a) return { timedOut: false, running: 0, released: 0 };
+      const result = await a.drain({ timeout: settings.drainTimeoutMs, closeConnection: false });
+      const released = await releaseIdleLocks(db, name, [...runningIds.values()]).catch((err: Error) => {
+        log.warn({ err: { message: err.message } }, 'could not release idle job locks');
+        return 0;
+      });
+      agenda = null;
+      log.info({ worker: name, completed: result.completed, running: result.running, timedOut: result.timedOut, released }, 'alert worker stopped');
+      return { timedOut: result.timedOut, running: result.running, released };
+    })();
+    return stopping;
+  }
+
+  return {
+    name,
+    settings,
+    start,
+    stop,
+    running: () => runningIds.size,
+    agenda: () => agenda,
+  };
+}

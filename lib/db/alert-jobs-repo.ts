@@ -1,0 +1,177 @@
+/**
+ * Alert jobs (`alertJobs`, shared with Agenda) and alert records (`alerts`).
+ * Tenant first in every filter: `data.tenant` for jobs, `tenant` for records.
+ */
+import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter } from 'mongodb';
+import { COLLECTIONS } from './collections.ts';
+import { INDEXES } from './indexes.ts';
+import {
+  ALERT_JOB_NAME,
+  MAX_RECORDED_FAILURES,
+  alertJobStateFilter,
+  type AlertJobDocument,
+  type JobFailure,
+  type JobState,
+} from '../alerts/jobs.ts';
+import type { AlertRecordDocument } from '../alerts/records.ts';
+
+export const alertJobs = (db: Db): Collection<AlertJobDocument> => db.collection<AlertJobDocument>(COLLECTIONS.alertJobs);
+export const alertRecords = (db: Db): Collection<AlertRecordDocument> => db.collection<AlertRecordDocument>(COLLECTIONS.alerts);
+
+const DUPLICATE_KEY = 11000;
+
+const ensured = new WeakMap<Db, Promise<void>>();
+
+/**
+ * Creates the alert indexes once per Db handle (idempotent on the server).
+ * Scheduling calls it first: job uniqueness rests on the unique `data.jobKey`
+ * index, so it must exist even where `ensureIndexes` was never run.
+ */
+export function ensureAlertIndexes(db: Db): Promise<void> {
+  let p = ensured.get(db);
+  if (!p) {
+    p = (async () => {
+      for (const name of [COLLECTIONS.alertJobs, COLLECTIONS.alerts, COLLECTIONS.idempotency]) {
+        const indexes = INDEXES[name];
+        if (indexes?.length) await db.collection(name).createIndexes(indexes);
+      }
+    })();
+    p.catch(() => ensured.delete(db));
+    ensured.set(db, p);
+  }
+  return p;
+}
+
+export interface InsertJobsResult {
+  /** Positions (in `docs`) that were inserted. */
+  inserted: number[];
+  /** Positions that hit the unique `data.jobKey` index. */
+  duplicates: number[];
+}
+
+/**
+ * Unordered bulk insert; duplicate-key failures are reported per position, any
+ * other write error is thrown. Relies on `writeErrors` only: the embedded
+ * engine's bulk result counts failed documents as inserted.
+ */
+export async function insertAlertJobs(db: Db, docs: AlertJobDocument[]): Promise<InsertJobsResult> {
+  if (docs.length === 0) return { inserted: [], duplicates: [] };
+  try {
+    await alertJobs(db).insertMany(docs, { ordered: false, writeConcern: { w: 'majority' } });
+    return { inserted: docs.map((_, i) => i), duplicates: [] };
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const other = writeErrors.find((w) => w.code !== DUPLICATE_KEY);
+    if (other) throw err;
+    const failed = new Set(writeErrors.map((w) => w.index));
+    const inserted: number[] = [];
+    const duplicates: number[] = [];
+    docs.forEach((_, i) => (failed.has(i) ? duplicates : inserted).push(i));
+    return { inserted, duplicates };
+  }
+}
+
+/** Existing jobs by key (id and key only). */
+export async function findAlertJobIdsByKeys(db: Db, tenant: string, keys: string[]): Promise<Map<string, ObjectId>> {
+  const out = new Map<string, ObjectId>();
+  if (keys.length === 0) return out;
+  const found = await alertJobs(db)
+    .find({ 'data.tenant': tenant, 'data.jobKey': { $in: keys } }, { projection: { _id: 1, 'data.jobKey': 1 } })
+    .toArray();
+  for (const doc of found) out.set(doc.data.jobKey, doc._id);
+  return out;
+}
+
+export interface AlertJobFilter {
+  ruleId?: string;
+  cycleKey?: string;
+  userId?: string;
+  state?: JobState;
+}
+
+export async function findAlertJobs(
+  db: Db,
+  tenant: string,
+  f: AlertJobFilter,
+  window: { skip: number; limit: number },
+  maxTimeMS: number,
+): Promise<{ total: number; docs: AlertJobDocument[] }> {
+  const and: Filter<AlertJobDocument>[] = [{ 'data.tenant': tenant, name: ALERT_JOB_NAME }];
+  if (f.ruleId !== undefined) and.push({ 'data.ruleId': f.ruleId } as Filter<AlertJobDocument>);
+  if (f.cycleKey !== undefined) and.push({ 'data.cycleKey': f.cycleKey });
+  if (f.userId !== undefined) and.push({ 'data.userId': f.userId });
+  if (f.state !== undefined) and.push(alertJobStateFilter(f.state));
+  const q: Filter<AlertJobDocument> = and.length === 1 ? and[0]! : { $and: and };
+  const coll = alertJobs(db);
+  const [total, docs] = await Promise.all([
+    coll.countDocuments(q, { maxTimeMS }),
+    coll.find(q, { maxTimeMS }).sort({ 'data.createdAt': -1, _id: -1 }).skip(window.skip).limit(window.limit).toArray(),
+  ]);
+  return { total, docs };
+}
+
+/** Deletes the tenant's job; null when there is none with this id for this tenant. */
+export async function deleteAlertJob(db: Db, tenant: string, id: string): Promise<AlertJobDocument | null> {
+  if (!ObjectId.isValid(id) || !/^[0-9a-fA-F]{24}$/.test(id)) return null;
+  return alertJobs(db).findOneAndDelete({ _id: new ObjectId(id), 'data.tenant': tenant, name: ALERT_JOB_NAME });
+}
+
+/** Appends a failed attempt to the job (the last MAX_RECORDED_FAILURES are kept). */
+export async function recordAlertJobFailure(db: Db, id: ObjectId, failure: JobFailure): Promise<void> {
+  await alertJobs(db).updateOne(
+    { _id: id },
+    { $push: { 'data.failures': { $each: [failure], $slice: -MAX_RECORDED_FAILURES } } },
+  );
+}
+
+/**
+ * Releases jobs this worker locked but never started (Agenda's drain() leaves
+ * them locked until the lock lifetime runs out), so another worker or a
+ * restart picks them up at once. Jobs still running are left alone.
+ */
+export async function releaseIdleLocks(db: Db, workerName: string, runningIds: ObjectId[]): Promise<number> {
+  const res = await alertJobs(db).updateMany(
+    { name: ALERT_JOB_NAME, lockedAt: { $ne: null }, lastModifiedBy: workerName, _id: { $nin: runningIds } },
+    { $set: { lockedAt: null } },
+  );
+  return res.modifiedCount;
+}
+
+/** Stores an alert record; false when the job's record already exists (a re-run after an expired lock). */
+export async function insertAlertRecord(db: Db, record: AlertRecordDocument): Promise<boolean> {
+  try {
+    await alertRecords(db).insertOne(record, { writeConcern: { w: 'majority' } });
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === DUPLICATE_KEY) return false;
+    throw err;
+  }
+}
+
+export interface AlertRecordFilter {
+  userId?: string;
+  ruleId?: string;
+  cycleKey?: string;
+  status?: 'triggered' | 'clear';
+}
+
+export async function findAlertRecords(
+  db: Db,
+  tenant: string,
+  f: AlertRecordFilter,
+  window: { skip: number; limit: number },
+  maxTimeMS: number,
+): Promise<{ total: number; docs: AlertRecordDocument[] }> {
+  const q: Filter<AlertRecordDocument> = { tenant };
+  if (f.userId !== undefined) q.userId = f.userId;
+  if (f.ruleId !== undefined) q.ruleId = f.ruleId as AlertRecordDocument['ruleId'];
+  if (f.cycleKey !== undefined) q.cycleKey = f.cycleKey;
+  if (f.status !== undefined) q.status = f.status;
+  const coll = alertRecords(db);
+  const [total, docs] = await Promise.all([
+    coll.countDocuments(q, { maxTimeMS }),
+    coll.find(q, { maxTimeMS }).sort({ evaluatedAt: -1, _id: -1 }).skip(window.skip).limit(window.limit).toArray(),
+  ]);
+  return { total, docs };
+}

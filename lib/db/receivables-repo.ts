@@ -1,0 +1,115 @@
+/**
+ * Receivables queries of the cash inflow forecast: open invoices as of an
+ * instant, the payment history that yields client payment delays, and
+ * revenue per client for customer concentration. Tenant (and period) `$match`
+ * first, projected at once; each query returns only the rows the report needs.
+ */
+import type { Db, Document } from 'mongodb';
+import { financialDocs } from './collections.ts';
+import type { FinancialDocument } from '../model/financial-document.ts';
+import { centsExpr, invoiceCancelledExpr, sumOver } from './pipeline.ts';
+
+/** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
+export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled'> & {
+  invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'paymentMethod'>;
+};
+
+/**
+ * Invoices emitted up to `asOf`, not cancelled by then, with an outstanding
+ * balance as of then (Total − valid payments and credit notes dated up to
+ * asOf, in integer cents). Open invoices can be of any age, so this looks at
+ * the tenant's documents up to asOf, but the database does the filtering and
+ * only open ones travel. Payments and cancellations after asOf are dropped in
+ * the projection, so a past asOf reproduces the receivables of that day.
+ */
+export async function findOpenInvoices(db: Db, tenant: string, q: { asOf: number; client?: string }, maxTimeMS: number): Promise<OpenInvoiceRow[]> {
+  const pipeline: Document[] = [
+    { $match: { company: tenant, date: { $lte: q.asOf }, ...(q.client ? { client: q.client } : {}) } },
+    {
+      $project: {
+        id: 1, client: 1, clientName: 1, date: 1, iTot: 1, 'invoice.uuid': 1, 'invoice.paymentMethod': 1,
+        canceled: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $lte: ['$$c.date', q.asOf] } } },
+        payments: { $filter: { input: { $ifNull: ['$payments', []] }, as: 'p', cond: { $lte: ['$$p.date', q.asOf] } } },
+      },
+    },
+    { $match: { $expr: { $not: [invoiceCancelledExpr()] } } },
+    {
+      $addFields: {
+        _cxUuids: {
+          $map: { input: { $filter: { input: '$canceled', as: 'c', cond: { $eq: ['$$c.target', 'payment'] } } }, as: 'c', in: { $toLower: '$$c.uuid' } },
+        },
+      },
+    },
+    {
+      $addFields: {
+        _settledC: sumOver(
+          { $filter: { input: '$payments', as: 'p', cond: { $and: [{ $ne: ['$$p.canceled', true] }, { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$_cxUuids'] }] }] } } },
+          centsExpr('$$this.amount'),
+        ),
+      },
+    },
+    { $match: { $expr: { $gt: [{ $subtract: [centsExpr('$iTot'), '$_settledC'] }, 0] } } },
+    { $project: { _cxUuids: 0, _settledC: 0 } },
+  ];
+  return financialDocs(db).aggregate<OpenInvoiceRow>(pipeline, { maxTimeMS }).toArray();
+}
+
+export interface PaymentHistoryRow {
+  _id: string;
+  client: string;
+  /** Invoice instant (epoch ms). */
+  date: number;
+  invoice: { uuid: string };
+  canceled: FinancialDocument['canceled'];
+  /** Only the complements (kind 'payment') dated in the window. */
+  payments: FinancialDocument['payments'];
+}
+
+/** Invoices with a payment complement dated in [from, to]; each row carries only those complements. */
+export async function findPaymentHistory(db: Db, tenant: string, q: { from: number; to: number; client?: string }, maxTimeMS: number): Promise<PaymentHistoryRow[]> {
+  const pipeline: Document[] = [
+    { $match: { company: tenant, payments: { $elemMatch: { date: { $gte: q.from, $lte: q.to } } }, ...(q.client ? { client: q.client } : {}) } },
+    {
+      $project: {
+        client: 1, date: 1, 'invoice.uuid': 1,
+        canceled: { $ifNull: ['$canceled', []] },
+        payments: {
+          $filter: {
+            input: '$payments',
+            as: 'p',
+            cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] },
+          },
+        },
+      },
+    },
+  ];
+  return financialDocs(db).aggregate<PaymentHistoryRow>(pipeline, { maxTimeMS }).toArray();
+}
+
+export interface ClientRevenueRow {
+  client: string;
+  cancelled: boolean;
+  documents: number;
+  /** Σ (SubTotal − Descuento) in cents. */
+  revenueC: number;
+  /** Σ Total in cents. */
+  totalC: number;
+}
+
+/** Invoices emitted in [start, end] grouped by client and cancellation, summed in integer cents. */
+export async function revenueByClient(db: Db, tenant: string, q: { start: number; end: number; client?: string }, maxTimeMS: number): Promise<ClientRevenueRow[]> {
+  const pipeline: Document[] = [
+    { $match: { company: tenant, date: { $gte: q.start, $lte: q.end }, ...(q.client ? { client: q.client } : {}) } },
+    {
+      $project: {
+        client: 1,
+        cancelled: invoiceCancelledExpr(),
+        revenueC: { $subtract: [centsExpr('$iSub'), centsExpr('$iDesc')] },
+        totalC: centsExpr('$iTot'),
+      },
+    },
+    { $group: { _id: { client: '$client', cancelled: '$cancelled' }, documents: { $sum: 1 }, revenueC: { $sum: '$revenueC' }, totalC: { $sum: '$totalC' } } },
+  ];
+  const rows = await financialDocs(db).aggregate<{ _id: { client: string; cancelled: boolean }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS }).toArray();
+  return rows.map((r) => ({ client: r._id.client, cancelled: r._id.cancelled === true, documents: r.documents, revenueC: r.revenueC, totalC: r.totalC }));
+}

@@ -1,0 +1,42 @@
+import type { Db, Document, Filter } from 'mongodb';
+import { financialDocs } from './collections.ts';
+import type { FinancialDocument } from '../model/financial-document.ts';
+
+export interface TaxDocsQuery {
+  basis: 'invoice' | 'payment';
+  /** Inclusive instants. */
+  start: number;
+  end: number;
+  client?: string;
+}
+
+/** What the reconciliation reads of a document; everything else stays in the database. */
+const PROJECTION = {
+  _id: 1, id: 1, company: 1, client: 1, clientName: 1, date: 1, iSub: 1, iTot: 1, iTax1: 1, iTax2: 1, iDesc: 1, iFalt: 1,
+  'invoice.uuid': 1, 'invoice.paymentMethod': 1, 'invoice.ship': 1, 'invoice.concepts': 1, canceled: 1,
+} as const;
+
+/**
+ * Documents of one tenant in scope of a tax summary, streamed (a cursor, not
+ * an array): invoice basis = emitted in the period; payment basis = PUE
+ * invoices emitted in the period plus any invoice with a payment record dated
+ * in it (cancelled records are judged in JS). Tenant first in every clause, so
+ * each `$or` branch can use its own index (tenant_date, tenant_payment_date).
+ */
+export function streamTaxDocs(db: Db, tenant: string, q: TaxDocsQuery, maxTimeMS: number): AsyncIterable<FinancialDocument> {
+  const range = { $gte: q.start, $lte: q.end };
+  const clientFilter = q.client === undefined ? {} : { client: q.client };
+  const filter: Filter<FinancialDocument> =
+    q.basis === 'invoice'
+      ? { company: tenant, date: range, ...clientFilter }
+      : {
+          company: tenant,
+          ...clientFilter,
+          $or: [
+            { company: tenant, 'invoice.paymentMethod': 'PUE', date: range },
+            { company: tenant, payments: { $elemMatch: { date: range } } },
+          ],
+        };
+  const projection: Document = q.basis === 'invoice' ? PROJECTION : { ...PROJECTION, payments: 1 };
+  return financialDocs(db).find(filter, { projection, maxTimeMS, batchSize: 1000 }) as AsyncIterable<FinancialDocument>;
+}

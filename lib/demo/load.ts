@@ -1,0 +1,180 @@
+/**
+ * Loads the deterministic demo dataset (lib/demo/generate.ts) into MongoDB:
+ * the two demo tenants with their settings, API keys, trips and financial
+ * documents. Documents stream from the generator in batches (insertMany,
+ * ordered: false), one batch being generated while the previous one is
+ * written, so memory stays flat whatever the counts.
+ */
+import type { Db, Collection, Document } from 'mongodb';
+import { storeApiKey } from '../auth/api-keys.ts';
+import { financialDocs, tenantSettings, trips } from '../db/collections.ts';
+import { generateTenant, type GeneratedTenant } from './generate.ts';
+
+export interface DemoTenant {
+  rfc: string;
+  name: string;
+  apiKey: string;
+}
+
+export const DEMO_TENANTS: readonly DemoTenant[] = [
+  { rfc: 'TGO850101AB1', name: 'Transportes del Golfo SA de CV', apiKey: 'demo_tgo_1f0c2b7a9e4d4c58b6a1' },
+  { rfc: 'FNO900202CD2', name: 'Fletes del Norte SA de CV', apiKey: 'demo_fno_7d3e9a1c5b2f4e60a8c3' },
+];
+
+/** Seed of the demo dataset when none is given (tenant i uses DEFAULT_DEMO_SEED + i). */
+export const DEFAULT_DEMO_SEED = 20_261_115;
+export const DEFAULT_BATCH_SIZE = 1000;
+
+export type ProgressFn = (done: number, total: number) => void;
+
+/** Groups an iterable into arrays of `size` (the last one may be shorter). */
+export function* batched<T>(items: Iterable<T>, size: number): Generator<T[]> {
+  if (!(size >= 1)) throw new RangeError('batched: size must be ≥ 1');
+  let batch: T[] = [];
+  for (const item of items) {
+    batch.push(item);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+interface BulkLikeError {
+  writeErrors?: { code?: number }[] | { code?: number };
+}
+
+/**
+ * insertMany, unordered. Duplicate-key errors (the same deterministic record
+ * already stored: a re-run) are counted as skipped; anything else is thrown.
+ */
+async function insertBatch<T extends Document>(coll: Collection<T>, docs: T[]): Promise<{ inserted: number; duplicates: number }> {
+  try {
+    // The generated documents carry their own string _id.
+    const res = await coll.insertMany(docs as unknown as Parameters<Collection<T>['insertMany']>[0], { ordered: false });
+    return { inserted: res.insertedCount, duplicates: 0 };
+  } catch (err) {
+    const e = err as BulkLikeError;
+    const writeErrors = Array.isArray(e.writeErrors) ? e.writeErrors : e.writeErrors ? [e.writeErrors] : [];
+    if (writeErrors.length > 0 && writeErrors.every((w) => w.code === 11000)) {
+      // Every failure is a duplicate, so the rest went in (the reported insertedCount is not
+      // reliable across servers: the embedded engine counts the duplicates too).
+      return { inserted: docs.length - writeErrors.length, duplicates: writeErrors.length };
+    }
+    throw err;
+  }
+}
+
+export interface InsertResult {
+  tenant: string;
+  financialDocs: number;
+  trips: number;
+  /** Records already present (same _id) and left as they were. */
+  duplicates: number;
+}
+
+export interface InsertOptions {
+  batchSize?: number;
+  /** Added to `done` and `total` reported to onProgress (when several tenants share one bar). */
+  progressOffset?: number;
+  progressTotal?: number;
+}
+
+/**
+ * Writes one generated tenant: upserts its settings, then inserts its trips and
+ * financial documents in batches. onProgress(done, total) counts records.
+ */
+export async function insertTenantData(
+  db: Db,
+  generated: GeneratedTenant,
+  onProgress?: ProgressFn,
+  opts: InsertOptions = {},
+): Promise<InsertResult> {
+  const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
+  const own = generated.counts.financialDocs + generated.counts.trips;
+  const offset = opts.progressOffset ?? 0;
+  const total = opts.progressTotal ?? own;
+  const result: InsertResult = { tenant: generated.settings._id, financialDocs: 0, trips: 0, duplicates: 0 };
+
+  await tenantSettings(db).replaceOne({ _id: generated.settings._id }, generated.settings, { upsert: true });
+
+  let done = 0;
+  onProgress?.(offset, total);
+  const run = async <T extends Document>(coll: Collection<T>, items: Iterable<T>, key: 'financialDocs' | 'trips'): Promise<void> => {
+    // Keep one insert in flight while the next batch is generated.
+    let pending: Promise<void> | null = null;
+    for (const batch of batched(items, batchSize)) {
+      if (pending) await pending;
+      pending = insertBatch(coll, batch).then((r) => {
+        result[key] += r.inserted;
+        result.duplicates += r.duplicates;
+        done += batch.length;
+        onProgress?.(offset + done, total);
+      });
+    }
+    if (pending) await pending;
+  };
+  await run(trips(db), generated.trips, 'trips');
+  await run(financialDocs(db), generated.financialDocs, 'financialDocs');
+  return result;
+}
+
+export interface LoadDemoOptions {
+  invoices: number;
+  trips: number;
+  seed?: number;
+  onProgress?: ProgressFn;
+  /** Delete the demo tenants' existing trips, documents and settings first. */
+  drop?: boolean;
+  batchSize?: number;
+  endDate?: Date;
+  months?: number;
+}
+
+/** Deletes a tenant's demo records (trips, financial documents, settings); API keys are kept. */
+export async function deleteTenantData(db: Db, tenant: string): Promise<{ financialDocs: number; trips: number }> {
+  const [d, t] = await Promise.all([
+    financialDocs(db).deleteMany({ company: tenant }),
+    trips(db).deleteMany({ company: tenant }),
+    tenantSettings(db).deleteOne({ _id: tenant }),
+  ]);
+  return { financialDocs: d.deletedCount, trips: t.deletedCount };
+}
+
+/**
+ * Loads both demo tenants (TGO, FNO): settings, API keys (label 'demo'),
+ * `trips` trips and `invoices` financial documents each. Deterministic: the
+ * same options always store the same records.
+ */
+export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<InsertResult[]> {
+  const seed = opts.seed ?? DEFAULT_DEMO_SEED;
+  const generated = DEMO_TENANTS.map((t, i) =>
+    generateTenant({
+      tenant: t.rfc,
+      name: t.name,
+      seed: seed + i,
+      invoices: opts.invoices,
+      trips: opts.trips,
+      ...(opts.endDate ? { endDate: opts.endDate } : {}),
+      ...(opts.months ? { months: opts.months } : {}),
+    }),
+  );
+  const total = generated.reduce((s, g) => s + g.counts.financialDocs + g.counts.trips, 0);
+  const results: InsertResult[] = [];
+  let offset = 0;
+  for (const [i, t] of DEMO_TENANTS.entries()) {
+    const g = generated[i]!;
+    if (opts.drop) await deleteTenantData(db, t.rfc);
+    await storeApiKey(db, { key: t.apiKey, tenant: t.rfc, label: 'demo' });
+    results.push(
+      await insertTenantData(db, g, opts.onProgress, {
+        progressOffset: offset,
+        progressTotal: total,
+        ...(opts.batchSize ? { batchSize: opts.batchSize } : {}),
+      }),
+    );
+    offset += g.counts.financialDocs + g.counts.trips;
+  }
+  return results;
+}

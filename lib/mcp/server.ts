@@ -1,0 +1,69 @@
+/**
+ * One McpServer per session, serving the tools generated from the spec and
+ * the resources. Tools are set on the underlying protocol server with their
+ * JSON Schemas as written in the spec (the high-level `registerTool` wants
+ * Zod schemas, which would be a second, hand-written copy).
+ */
+import type { FastifyInstance } from 'fastify';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { dispatchTool, toToolResult, toolListing, type ToolDefinition } from './tools-from-spec.ts';
+import type { McpResource } from './resources.ts';
+import { errorBody } from '../http/api-error.ts';
+
+export interface McpCatalog {
+  tools: ToolDefinition[];
+  resources: McpResource[];
+  version: string;
+}
+
+/** What the transport layer attaches to each HTTP request (`req.auth`), read back by tool calls. */
+export interface McpAuthExtra {
+  tenant: string;
+  requestId: string;
+  [key: string]: unknown;
+}
+
+const INSTRUCTIONS = [
+  'Freight back office of a Mexican carrier (the tenant of your API key): CFDI invoices with payments and cancellations,',
+  'trips with shrinkage, tax reconciliation, analytic audits and alert jobs. Each tool is one REST operation (same name as',
+  'its operationId, same parameters; a request body goes under `body`) and returns its exact JSON. Errors are tool errors',
+  'carrying {"error": {"code", "message", "details"}}: fix the arguments from `details` and retry. Read the resource',
+  'freight://docs/domain-notes.md for status codes and what each audit means, and freight://openapi.json for the full contract.',
+].join(' ');
+
+export function createMcpServer(app: FastifyInstance, catalog: McpCatalog): McpServer {
+  const server = new McpServer(
+    { name: 'freight-backoffice', title: 'Freight back office', version: catalog.version },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS },
+  );
+  const byName = new Map(catalog.tools.map((t) => [t.name, t]));
+  const listing = catalog.tools.map(toolListing);
+
+  server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const tool = byName.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    const apiKey = extra.authInfo?.token;
+    // The transport layer authenticated the HTTP request and attached its key; no key here is a wiring bug.
+    if (!apiKey) throw new McpError(ErrorCode.InternalError, 'request carries no credentials');
+    const authExtra = extra.authInfo?.extra as McpAuthExtra | undefined;
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    try {
+      return toToolResult(await dispatchTool(app, tool, args, { apiKey, requestId: authExtra?.requestId }));
+    } catch (err) {
+      app.log.error({ err, tool: tool.name }, 'MCP tool dispatch failed');
+      return toToolResult({ statusCode: 500, body: errorBody(500, 'Internal Server Error', [`request id ${authExtra?.requestId ?? 'unknown'}`]) });
+    }
+  });
+
+  for (const resource of catalog.resources) {
+    server.registerResource(
+      resource.name,
+      resource.uri,
+      { title: resource.title, description: resource.description, mimeType: resource.mimeType },
+      async (uri) => ({ contents: [{ uri: uri.href, mimeType: resource.mimeType, text: resource.text }] }),
+    );
+  }
+  return server;
+}

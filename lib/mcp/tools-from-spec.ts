@@ -1,0 +1,216 @@
+/**
+ * MCP tools generated from the OpenAPI operations: the same operation table
+ * that drives REST (fastify-openapi-glue) drives MCP. Nothing here knows any
+ * particular operation.
+ *
+ * Tool input schema: one object whose top-level properties are the
+ * operation's path, query and header parameters, under their spec names and
+ * with their spec schemas, verbatim; the JSON request body, if the operation
+ * has one, goes under `body` (required when the body is). Unknown properties
+ * are refused (`additionalProperties: false`), as REST refuses unknown query
+ * parameters.
+ *
+ * Execution: the tool call is dispatched as the REST request itself
+ * (`app.inject`) with the caller's API key, so authentication, the generated
+ * validators, the handler, the domain functions and the error mapping are the
+ * very ones REST uses, and the result is the exact REST JSON.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { listOperations, type JsonSchema, type OperationSchemas } from '../spec/operations.ts';
+import type { Json } from '../spec/deref.ts';
+import { validators } from '../../generated/validators.js';
+import { validationDetails } from '../http/validation-details.ts';
+import { errorBody } from '../http/api-error.ts';
+import { internalDispatchHeaders } from '../http/internal-dispatch.ts';
+
+/** Where an argument goes in the REST request. */
+export type ArgumentLocation = 'path' | 'query' | 'header' | 'body';
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema & { type: 'object' };
+  annotations: NonNullable<Tool['annotations']>;
+  operation: OperationSchemas;
+  locations: Map<string, ArgumentLocation>;
+}
+
+/** Header parameters an agent must not set through arguments (credentials travel with the MCP request). */
+const RESERVED_HEADERS = new Set(['x-api-key', 'authorization', 'content-type', 'content-length', 'host']);
+
+/**
+ * The REST data operations that become tools: every secured operation whose
+ * route glue registers (MCP's own transport operations are
+ * `x-no-fastify-config` and excluded).
+ */
+export const isToolOperation = (op: OperationSchemas): boolean => op.secured && op.extensions['x-no-fastify-config'] !== true;
+
+/** Tool input schema of an operation (see the module comment). */
+export function toolInputSchema(op: OperationSchemas): { schema: ToolDefinition['inputSchema']; locations: Map<string, ArgumentLocation> } {
+  const properties: { [key: string]: Json } = {};
+  const required: string[] = [];
+  const locations = new Map<string, ArgumentLocation>();
+  const parts: [JsonSchema | undefined, ArgumentLocation][] = [
+    [op.params, 'path'],
+    [op.querystring, 'query'],
+    [op.headers, 'header'],
+  ];
+  for (const [part, location] of parts) {
+    if (!part) continue;
+    const props = (part.properties ?? {}) as { [key: string]: Json };
+    const req = Array.isArray(part.required) ? part.required.map(String) : [];
+    for (const [name, schema] of Object.entries(props)) {
+      if (location === 'header' && RESERVED_HEADERS.has(name)) continue;
+      if (locations.has(name)) throw new Error(`${op.operationId}: parameter "${name}" is declared in ${locations.get(name)} and ${location}; tool arguments need unique names`);
+      properties[name] = schema;
+      locations.set(name, location);
+      if (req.includes(name)) required.push(name);
+    }
+  }
+  if (op.body) {
+    if (locations.has('body')) throw new Error(`${op.operationId}: a parameter named "body" collides with the request body argument`);
+    properties.body = op.body;
+    locations.set('body', 'body');
+    if (op.bodyRequired) required.push('body');
+  }
+  const schema: ToolDefinition['inputSchema'] = { type: 'object', properties, additionalProperties: false };
+  if (required.length) schema.required = required;
+  return { schema, locations };
+}
+
+export function toolDescription(op: OperationSchemas): string {
+  const parts = [op.summary.trim(), op.description.trim()].filter(Boolean);
+  parts.push(
+    `REST equivalent: ${op.method} ${op.path}. Arguments are its parameters${op.body ? ' plus the request body under `body`' : ''}; ` +
+      'the result is its JSON response; a failure is a tool error carrying {"error": {"code", "message", "details"}}.',
+  );
+  return parts.join('\n\n');
+}
+
+/** Builds the tool table from the spec; throws at start-up on an operation that cannot be a tool. */
+export function buildToolTable(spec: Json): ToolDefinition[] {
+  const tools: ToolDefinition[] = [];
+  const names = new Set<string>();
+  for (const op of listOperations(spec)) {
+    if (!isToolOperation(op)) continue;
+    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(op.operationId)) throw new Error(`operationId "${op.operationId}" is not a valid MCP tool name`);
+    if (names.has(op.operationId)) throw new Error(`duplicate operationId "${op.operationId}"`);
+    names.add(op.operationId);
+    const { schema, locations } = toolInputSchema(op);
+    const readOnly = op.method === 'GET';
+    tools.push({
+      name: op.operationId,
+      title: op.summary || op.operationId,
+      description: toolDescription(op),
+      inputSchema: schema,
+      annotations: {
+        title: op.summary || op.operationId,
+        readOnlyHint: readOnly,
+        destructiveHint: op.method === 'DELETE',
+        idempotentHint: readOnly || op.method === 'PUT' || op.method === 'DELETE',
+        openWorldHint: false,
+      },
+      operation: op,
+      locations,
+    });
+  }
+  return tools;
+}
+
+/** The MCP `tools/list` entry of a tool. */
+export const toolListing = (tool: ToolDefinition): Tool => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: tool.inputSchema as Tool['inputSchema'],
+  annotations: tool.annotations,
+});
+
+const scalar = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value));
+
+export interface DispatchContext {
+  /** The API key the MCP request was authenticated with. */
+  apiKey: string;
+  /** Request id of the MCP request, passed on so logs join up. */
+  requestId?: string;
+}
+
+export interface DispatchResult {
+  statusCode: number;
+  /** Parsed JSON body, or the raw text when the body is not JSON; undefined when empty. */
+  body: unknown;
+}
+
+/** Builds the REST request of a tool call and runs it through the app (every hook, validator and handler). */
+export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, args: Record<string, unknown>, ctx: DispatchContext): Promise<DispatchResult> {
+  const op = tool.operation;
+  const pathArgs: Record<string, unknown> = {};
+  const query: Record<string, string | string[]> = {};
+  const headers: Record<string, string> = { accept: 'application/json' };
+  let body: unknown;
+  let hasBody = false;
+  for (const [name, value] of Object.entries(args)) {
+    if (value === undefined) continue;
+    const location = tool.locations.get(name) ?? 'query'; // unknown names become unknown query parameters: REST refuses them
+    if (location === 'path') pathArgs[name] = value;
+    else if (location === 'header') headers[name] = scalar(value);
+    else if (location === 'body') {
+      body = value;
+      hasBody = true;
+    } else query[name] = Array.isArray(value) ? value.map(scalar) : scalar(value);
+  }
+  // A URL always has its path segments; a tool call may not. Refuse it with the REST validator's own words.
+  const missing = (op.params?.required as string[] | undefined)?.filter((n) => pathArgs[n] === undefined || pathArgs[n] === '') ?? [];
+  if (missing.length) {
+    const validate = validators[`${op.method} ${op.route} params`];
+    const ok = validate ? validate(Object.fromEntries(Object.entries(pathArgs).filter(([, v]) => v !== ''))) : false;
+    const details = !ok && validate?.errors ? validationDetails(validate.errors, 'params') : missing.map((n) => `${n} is required`);
+    return { statusCode: 400, body: errorBody(400, 'Invalid path parameter', details) };
+  }
+  const url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(scalar(pathArgs[name])));
+  const res = await app.inject({
+    method: op.method as 'GET',
+    url,
+    query,
+    headers: {
+      ...headers,
+      'x-api-key': ctx.apiKey,
+      ...(ctx.requestId ? { 'x-request-id': ctx.requestId } : {}),
+      ...internalDispatchHeaders(),
+      ...(hasBody ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(hasBody ? { payload: JSON.stringify(body) } : {}),
+  });
+  let parsed: unknown;
+  if (res.body.length > 0) {
+    const type = String(res.headers['content-type'] ?? '');
+    if (type.includes('json')) {
+      try {
+        parsed = JSON.parse(res.body);
+      } catch {
+        parsed = res.body;
+      }
+    } else parsed = res.body;
+  }
+  return { statusCode: res.statusCode, body: parsed };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The MCP result of a REST response: the JSON as `structuredContent` (MCP
+ * requires an object there, so an array or scalar is wrapped as
+ * `{result: ...}`) and as pretty-printed text; a status ≥ 400 is a tool error
+ * carrying the REST error body.
+ */
+export function toToolResult(res: DispatchResult): CallToolResult {
+  const isError = res.statusCode >= 400;
+  if (res.body === undefined) {
+    return { content: [{ type: 'text', text: `HTTP ${res.statusCode} (no content)` }], ...(isError ? { isError } : {}) };
+  }
+  const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body, null, 2);
+  const structured = isRecord(res.body) ? res.body : { result: res.body };
+  return { content: [{ type: 'text', text }], structuredContent: structured, ...(isError ? { isError } : {}) };
+}

@@ -1,0 +1,243 @@
+/**
+ * The MCP HTTP endpoints (spec/paths/mcp.yaml):
+ *   POST/GET/DELETE /mcp   streamable HTTP (sessions by `mcp-session-id`)
+ *   GET /sse               legacy SSE stream, announces /messages?sessionId=
+ *   POST /messages         legacy JSON-RPC message endpoint
+ * Each route authenticates with the REST hook (401 in the service's error
+ * shape before any session exists) and is counted by the global rate limit
+ * (an onRequest hook on every route). The connection is then handed to the
+ * SDK transport (`reply.hijack()`), after copying the headers hooks set
+ * (request id, rate limit) onto the raw response.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from 'mongodb';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { makeAuthenticate, presentedKey, tenantOf } from '../http/auth.ts';
+import { ApiError, errorBody } from '../http/api-error.ts';
+import type { Json } from '../spec/deref.ts';
+import { buildToolTable, type ToolDefinition } from './tools-from-spec.ts';
+import { buildResources } from './resources.ts';
+import { createMcpServer, type McpAuthExtra, type McpCatalog } from './server.ts';
+import { SessionRegistry, type McpSession } from './sessions.ts';
+
+export interface McpOptions {
+  /** Close sessions without any request for this long (default 30 minutes). */
+  idleTimeoutMs?: number;
+  /** How often idle sessions are looked for (default 60 s). */
+  sweepIntervalMs?: number;
+  /** Open sessions (both transports) per tenant; more get 429 (default 50). */
+  maxSessionsPerTenant?: number;
+  /** SSE keep-alive comment interval on both transports' streams (default 15 s, 0 disables). */
+  keepAliveMs?: number;
+}
+
+export interface RegisterMcpArgs extends McpOptions {
+  db: Db;
+  /** The bundled OpenAPI document (generated/openapi.json). */
+  spec: Json;
+  version: string;
+}
+
+export interface McpHandle {
+  tools: ToolDefinition[];
+  sessions: SessionRegistry;
+}
+
+const DEFAULTS = { idleTimeoutMs: 30 * 60_000, sweepIntervalMs: 60_000, maxSessionsPerTenant: 50, keepAliveMs: 15_000 } satisfies Required<McpOptions>;
+
+/** MCP options from the environment: MCP_SESSION_IDLE_MS, MCP_SESSION_SWEEP_MS, MCP_MAX_SESSIONS_PER_TENANT, MCP_KEEPALIVE_MS. */
+export function mcpOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): McpOptions {
+  const read = (name: string, min: number, max: number): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+    return n;
+  };
+  const out: McpOptions = {};
+  const idle = read('MCP_SESSION_IDLE_MS', 1000, 86_400_000);
+  const sweep = read('MCP_SESSION_SWEEP_MS', 100, 3_600_000);
+  const max = read('MCP_MAX_SESSIONS_PER_TENANT', 1, 100_000);
+  const keepAlive = read('MCP_KEEPALIVE_MS', 0, 3_600_000);
+  if (idle !== undefined) out.idleTimeoutMs = idle;
+  if (sweep !== undefined) out.sweepIntervalMs = sweep;
+  if (max !== undefined) out.maxSessionsPerTenant = max;
+  if (keepAlive !== undefined) out.keepAliveMs = keepAlive;
+  return out;
+}
+
+const jsonRpcError = (reply: FastifyReply, status: number, code: number, message: string) =>
+  reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+const sessionHeader = (request: FastifyRequest): string | undefined => {
+  const v = request.headers['mcp-session-id'];
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+};
+
+const hasInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body));
+
+/**
+ * Registers the MCP routes on `app` (call after the REST routes: tools are
+ * dispatched to them). Returns the tool table and the session registry.
+ */
+export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): Promise<McpHandle> {
+  const opts = { ...DEFAULTS, ...stripUndefined(args) };
+  const tools = buildToolTable(args.spec);
+  const catalog: McpCatalog = { tools, resources: buildResources(args.spec, tools), version: args.version };
+  const authenticate = makeAuthenticate(args.db);
+  const sessions = new SessionRegistry({
+    idleTimeoutMs: opts.idleTimeoutMs,
+    sweepIntervalMs: opts.sweepIntervalMs,
+    onExpire: (s) => app.log.info({ sessionId: s.id, tenant: s.tenant, kind: s.kind }, 'MCP session expired (idle)'),
+  });
+  sessions.start();
+  // Open streams would keep server.close() waiting: end them first.
+  app.addHook('preClose', async () => {
+    await sessions.closeAll();
+  });
+
+  /** Hands the connection to the SDK: copies hook-set headers, attaches the credentials, hijacks. */
+  async function handOver(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>): Promise<FastifyReply> {
+    const raw = reply.raw;
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value as string);
+    raw.setHeader('cache-control', 'no-store');
+    raw.setHeader('x-content-type-options', 'nosniff');
+    const extra: McpAuthExtra = { tenant: tenantOf(request), requestId: request.id };
+    const auth: AuthInfo = { token: presentedKey(request) ?? '', clientId: extra.tenant, scopes: [], extra };
+    (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
+    reply.hijack();
+    try {
+      await run();
+    } catch (err) {
+      request.log.error({ err }, 'MCP transport failed');
+      if (!raw.headersSent) raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(500, 'Internal Server Error', [`request id ${request.id}`])));
+      else if (!raw.writableEnded) raw.end();
+    }
+    return reply;
+  }
+
+  function checkCapacity(tenant: string): void {
+    if (sessions.countFor(tenant) >= opts.maxSessionsPerTenant) {
+      throw new ApiError(429, 'Too Many Requests', [`at most ${opts.maxSessionsPerTenant} open MCP sessions per tenant; end unused ones (DELETE /mcp) or let them expire`]);
+    }
+  }
+
+  // --- Streamable HTTP -------------------------------------------------------
+
+  app.post('/mcp', { onRequest: authenticate }, async (request, reply) => {
+    const tenant = tenantOf(request);
+    const id = sessionHeader(request);
+    if (id) {
+      const session = sessions.find(id, 'streamable', tenant);
+      if (!session) return jsonRpcError(reply, 404, -32001, 'Session not found');
+      const transport = (session as StreamableSession).transport;
+      return handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw, request.body));
+    }
+    if (!hasInitialize(request.body)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    checkCapacity(tenant);
+    const server = createMcpServer(app, catalog);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      keepAliveMs: opts.keepAliveMs,
+      onsessioninitialized: (sessionId) => {
+        const now = Date.now();
+        const session: StreamableSession = { id: sessionId, tenant, kind: 'streamable', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
+        sessions.add(session);
+        request.log.info({ sessionId, tenant }, 'MCP session opened (streamable HTTP)');
+      },
+      onsessionclosed: (sessionId) => sessions.remove(sessionId),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.remove(transport.sessionId);
+    };
+    await server.connect(transport);
+    await handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw, request.body));
+    // The initialize request was refused by the transport: nothing to keep.
+    if (!transport.sessionId) await server.close();
+    return reply;
+  });
+
+  app.get('/mcp', { onRequest: authenticate }, async (request, reply) => {
+    const id = sessionHeader(request);
+    if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const session = sessions.find(id, 'streamable', tenantOf(request));
+    if (!session) return jsonRpcError(reply, 404, -32001, 'Session not found');
+    const transport = (session as StreamableSession).transport;
+    return handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw));
+  });
+
+  app.delete('/mcp', { onRequest: authenticate }, async (request, reply) => {
+    const id = sessionHeader(request);
+    if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const session = sessions.find(id, 'streamable', tenantOf(request));
+    if (!session) return jsonRpcError(reply, 404, -32001, 'Session not found');
+    const transport = (session as StreamableSession).transport;
+    await handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw));
+    sessions.remove(id);
+    return reply;
+  });
+
+  // --- Legacy HTTP+SSE -----------------------------------------------------
+
+  app.get('/sse', { onRequest: authenticate }, async (request, reply) => {
+    const tenant = tenantOf(request);
+    checkCapacity(tenant);
+    const server = createMcpServer(app, catalog);
+    const transport = new SSEServerTransport('/messages', reply.raw);
+    const now = Date.now();
+    const session: SseSession = { id: transport.sessionId, tenant, kind: 'sse', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
+    let keepAlive: NodeJS.Timeout | undefined;
+    transport.onclose = () => {
+      if (keepAlive) clearInterval(keepAlive);
+      sessions.remove(session.id);
+    };
+    return handOver(request, reply, async () => {
+      sessions.add(session);
+      await server.connect(transport); // writes the head and the `endpoint` event
+      request.log.info({ sessionId: session.id, tenant }, 'MCP session opened (legacy SSE)');
+      if (opts.keepAliveMs > 0) {
+        keepAlive = setInterval(() => {
+          if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
+        }, opts.keepAliveMs);
+        keepAlive.unref();
+      }
+    });
+  });
+
+  app.post('/messages', { onRequest: authenticate }, async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
+    if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required']);
+    const session = sessions.find(id, 'sse', tenantOf(request));
+    if (!session) throw new ApiError(404, 'Not Found', [`no open MCP session ${id}`]);
+    const transport = (session as SseSession).transport;
+    return handOver(request, reply, () => transport.handlePostMessage(request.raw, reply.raw, request.body));
+  });
+
+  const handle: McpHandle = { tools, sessions };
+  app.decorate('mcp', handle);
+  return handle;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The MCP tool table and open sessions (absent when buildApp ran with `mcp: false`). */
+    mcp?: McpHandle;
+  }
+}
+
+interface StreamableSession extends McpSession {
+  transport: StreamableHTTPServerTransport;
+}
+interface SseSession extends McpSession {
+  transport: SSEServerTransport;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

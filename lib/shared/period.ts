@@ -1,0 +1,127 @@
+/**
+ * Reporting periods of the tax summary and the analytic audits: whole
+ * America/Mexico_City calendar days, both ends inclusive, resolved against the
+ * service clock (ctx.now()) so a response can always state the exact window
+ * it covered and whether it was defaulted.
+ */
+import { badRequest } from '../http/api-error.ts';
+import { daysInRange, isMonthKey, mxAddDays, mxDateString, mxDayEnd, mxDayStart, mxMonthKey, mxMonthRange, MX_TZ } from '../time/mexico-city.ts';
+
+/** Default window of the audits: the last 90 days ending today. */
+export const DEFAULT_PERIOD_DAYS = 90;
+/** Longest window any report accepts (a leap year plus a day of slack for "same day last year"). */
+export const MAX_PERIOD_DAYS = 366;
+
+export interface Period {
+  /** 'YYYY-MM-DD', inclusive. */
+  startDate: string;
+  endDate: string;
+  days: number;
+  timeZone: typeof MX_TZ;
+  /** First and last instant (epoch ms, inclusive). */
+  start: number;
+  end: number;
+}
+
+export interface AnalyticsPeriod extends Period {
+  /** True when startDate and/or endDate were filled in by the default rule. */
+  defaulted: boolean;
+  maxDays: number;
+  /** min(now, end): the instant balances and idleness are judged at. */
+  asOf: number;
+}
+
+function checkSpan(startDate: string, endDate: string, maxDays: number): number {
+  if (endDate < startDate) throw badRequest('Invalid query parameter', ['endDate must not be before startDate']);
+  const days = daysInRange(startDate, endDate);
+  if (days > maxDays) {
+    throw badRequest('Invalid query parameter', [`the period ${startDate}..${endDate} spans ${days} days; at most ${maxDays} are allowed`]);
+  }
+  return days;
+}
+
+/**
+ * startDate/endDate → a period. Both missing: the `defaultDays` days ending
+ * today (Mexico City). Only endDate: the `defaultDays` days ending then. Only
+ * startDate: from it to today, or `defaultDays` days when it lies in the future.
+ * @throws ApiError 400 on an inverted range or a span above maxDays.
+ */
+export function resolvePeriod(
+  now: Date,
+  startDate: string | undefined,
+  endDate: string | undefined,
+  opts: { defaultDays?: number; maxDays?: number } = {},
+): AnalyticsPeriod {
+  const defaultDays = opts.defaultDays ?? DEFAULT_PERIOD_DAYS;
+  const maxDays = opts.maxDays ?? MAX_PERIOD_DAYS;
+  const today = mxDateString(now.getTime());
+  let s = startDate;
+  let e = endDate;
+  if (s === undefined && e === undefined) {
+    e = today;
+    s = mxAddDays(today, 1 - defaultDays);
+  } else if (s === undefined) {
+    s = mxAddDays(e as string, 1 - defaultDays);
+  } else if (e === undefined) {
+    e = s <= today ? today : mxAddDays(s, defaultDays - 1);
+  }
+  const sd = s as string;
+  const ed = e as string;
+  const days = checkSpan(sd, ed, maxDays);
+  const start = mxDayStart(sd);
+  const end = mxDayEnd(ed);
+  return {
+    startDate: sd,
+    endDate: ed,
+    days,
+    timeZone: MX_TZ,
+    start,
+    end,
+    defaulted: startDate === undefined || endDate === undefined,
+    maxDays,
+    asOf: Math.min(now.getTime(), end),
+  };
+}
+
+export interface TaxPeriod extends Period {
+  /** The month asked for, or null for a date range. */
+  targetMonth: string | null;
+  source: 'targetMonth' | 'range' | 'default';
+}
+
+/**
+ * Tax summary window: `targetMonth` (YYYY-MM), or startDate/endDate, or by
+ * default the current Mexico City month up to its last day. targetMonth and a
+ * date range together are ambiguous: 400.
+ */
+export function resolveTaxPeriod(now: Date, targetMonth: string | undefined, startDate: string | undefined, endDate: string | undefined, maxDays = MAX_PERIOD_DAYS): TaxPeriod {
+  if (targetMonth !== undefined && (startDate !== undefined || endDate !== undefined)) {
+    throw badRequest('Invalid query parameter', ['targetMonth cannot be combined with startDate/endDate']);
+  }
+  if (targetMonth !== undefined || (startDate === undefined && endDate === undefined)) {
+    const month = targetMonth ?? mxMonthKey(now.getTime());
+    if (!isMonthKey(month)) throw badRequest('Invalid query parameter', ['targetMonth must be a month YYYY-MM (01..12)']);
+    const r = mxMonthRange(month);
+    const sd = mxDateString(r.start);
+    const ed = mxDateString(r.endExclusive - 1);
+    return { startDate: sd, endDate: ed, days: daysInRange(sd, ed), timeZone: MX_TZ, start: r.start, end: r.endExclusive - 1, targetMonth: month, source: targetMonth ? 'targetMonth' : 'default' };
+  }
+  const p = resolvePeriod(now, startDate, endDate, { defaultDays: 31, maxDays });
+  return { startDate: p.startDate, endDate: p.endDate, days: p.days, timeZone: MX_TZ, start: p.start, end: p.end, targetMonth: null, source: 'range' };
+}
+
+/** The Mexico City months ('YYYY-MM') a period touches, each clipped to the period as [start, endExclusive). */
+export function monthsOf(period: Pick<Period, 'start' | 'end'>): { month: string; start: number; endExclusive: number }[] {
+  const out: { month: string; start: number; endExclusive: number }[] = [];
+  let month = mxMonthKey(period.start);
+  for (;;) {
+    const r = mxMonthRange(month);
+    if (r.start > period.end) break;
+    out.push({ month, start: Math.max(r.start, period.start), endExclusive: Math.min(r.endExclusive, period.end + 1) });
+    month = mxMonthKey(r.endExclusive);
+  }
+  return out;
+}
+
+/** ISO 8601 of an epoch ms, for response fields. */
+export const iso = (ms: number): string => new Date(ms).toISOString();

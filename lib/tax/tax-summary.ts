@@ -1,0 +1,116 @@
+/**
+ * GET /api/tax-summary: monthly reconciliation of SubTotal, VAT and the 4% VAT
+ * retention per client (domain.md "Tax reconciliation"). Documents stream from
+ * MongoDB (tenant + period first, projected to what the reconciliation reads);
+ * each is reconciled by the pure reconcileDocument and folded into integer-cent
+ * totals (tax-totals.ts) and a bounded findings list (findings-list.ts).
+ */
+import type { ServiceContext } from '../context.ts';
+import { getTracedSettings } from '../db/settings-source.ts';
+import { streamTaxDocs } from '../db/tax-repo.ts';
+import type { FinancialDocument } from '../model/financial-document.ts';
+import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
+import { FindingsCollector, type FindingsReport } from './findings-list.ts';
+import { ALLOWED_VAT_RATES, FREIGHT_CODE_PREFIX, reconcileDocument, type FindingKind } from './reconcile.ts';
+import { invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator, type MonthTaxTotals, type TaxTotals } from './tax-totals.ts';
+
+export type TaxBasis = 'invoice' | 'payment';
+
+export interface TaxSummaryInput {
+  limit: number;
+  basis: TaxBasis;
+  client?: string;
+  targetMonth?: string;
+  startDate?: string;
+  endDate?: string;
+  findingKind?: FindingKind;
+}
+
+export interface TaxSummary {
+  tenant: string;
+  computedAt: string;
+  basis: TaxBasis;
+  basisDescription: string;
+  period: Omit<TaxPeriod, 'start' | 'end'> & { maxDays: number };
+  filters: { client: string | null; findingKind: FindingKind | null };
+  parameters: {
+    vatRate: number;
+    allowedVatRates: number[];
+    retentionRate: number;
+    discrepancyTolerance: number;
+    freightConcepts: string;
+    retentionRule: string;
+    accessorialRetention: string;
+    rounding: string;
+    settingsSource: { vatRate: 'tenant' | 'default'; retentionRate: 'tenant' | 'default'; discrepancyTolerance: 'tenant' | 'default' };
+  };
+  totals: TaxTotals;
+  months: MonthTaxTotals[];
+  findings: FindingsReport;
+}
+
+const BASIS_DESCRIPTION: Record<TaxBasis, string> = {
+  invoice: 'Month of the invoice date (emission, Mexico City): every non-cancelled invoice emitted in the period with its full amounts.',
+  payment:
+    'Cash basis: PUE invoices in the month of their invoice date; PPD invoices in the months of their valid payment complements (credit notes and cancelled records excluded), each amount scaled by paid ÷ Total (Pagos 2.0 proportional rule), payments beyond the Total carrying no tax.',
+};
+
+/** Stored documents may predate some fields; the pure functions expect them present. */
+function normalize(raw: FinancialDocument): FinancialDocument {
+  return {
+    ...raw,
+    clientName: raw.clientName ?? '',
+    iDesc: raw.iDesc ?? 0,
+    iFalt: raw.iFalt ?? 0,
+    payments: raw.payments ?? [],
+    canceled: raw.canceled ?? [],
+    invoice: { ...raw.invoice, paymentMethod: raw.invoice?.paymentMethod ?? 'PPD', concepts: raw.invoice?.concepts ?? [], ship: raw.invoice?.ship ?? 0 },
+  };
+}
+
+export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: TaxSummaryInput): Promise<TaxSummary> {
+  const now = ctx.now();
+  const period = resolveTaxPeriod(now, input.targetMonth, input.startDate, input.endDate);
+  const { settings, sourceOf } = await getTracedSettings(ctx.db, tenant);
+  const slices = monthsOf(period);
+  const acc = new TaxTotalsAccumulator(input.basis);
+  const findings = new FindingsCollector(input.limit, input.findingKind ?? null);
+
+  const cursor = streamTaxDocs(ctx.db, tenant, { basis: input.basis, start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, ctx.config.queryTimeoutMs);
+  for await (const raw of cursor) {
+    const doc = normalize(raw);
+    const r = reconcileDocument(doc, settings);
+    const contributions = input.basis === 'invoice' ? [invoiceBasisContribution(doc, r)] : paymentBasisContributions(doc, r, slices);
+    const first = contributions[0];
+    if (!first) continue; // payment basis: selected, but nothing that counts falls in the period
+    for (const c of contributions) acc.add(c);
+    findings.add(r, first.month);
+  }
+
+  const { totals, months } = acc.result(slices.map((s) => s.month));
+  const { start: _s, end: _e, ...periodOut } = period;
+  return {
+    tenant,
+    computedAt: now.toISOString(),
+    basis: input.basis,
+    basisDescription: BASIS_DESCRIPTION[input.basis],
+    period: { ...periodOut, maxDays: MAX_PERIOD_DAYS },
+    filters: { client: input.client ?? null, findingKind: input.findingKind ?? null },
+    parameters: {
+      vatRate: settings.vatRate,
+      allowedVatRates: [...new Set([...ALLOWED_VAT_RATES, settings.vatRate])],
+      retentionRate: settings.retentionRate,
+      discrepancyTolerance: settings.discrepancyTolerance,
+      freightConcepts: `Concepts of kind 'freight', or of kind 'other' under a SAT key of the ${FREIGHT_CODE_PREFIX}xx family (78101800–78101899).`,
+      retentionRule:
+        'Expected retention = Σ round2(freight base × retentionRate) when the client is a company (12-character RFC); 0 for a persona física (13 characters) and for XAXX010101000/XEXX010101000 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).',
+      accessorialRetention:
+        'A retention on a taxed accessorial (demurrage, handling) at the retention rate is accepted and reported as info ACCESSORIAL_RETENTION; at any other rate it is a RETENTION_MISMATCH.',
+      rounding: 'Per concept, half away from zero to cents; sums in integer cents; declared vs expected compared per concept against discrepancyTolerance.',
+      settingsSource: { vatRate: sourceOf('vatRate'), retentionRate: sourceOf('retentionRate'), discrepancyTolerance: sourceOf('discrepancyTolerance') },
+    },
+    totals,
+    months,
+    findings: findings.report(),
+  };
+}

@@ -1,0 +1,274 @@
+/**
+ * Totals of the tax summary (domain.md "Tax reconciliation"), built
+ * incrementally so a year of invoices streams through without being held in
+ * memory. Every amount is accumulated in integer cents.
+ *
+ * Invoice basis: a document contributes once, to the month of its invoice
+ * date, with the amounts of its reconciliation (reconcileDocument).
+ * Payment (cash) basis: a document contributes to every month in which
+ * payments that count fall (cashBasisForPeriod: PUE at the invoice date, PPD by
+ * its valid payment complements, capped at the Total), with each amount
+ * scaled by counted ÷ Total (the SAT proportional rule of Pagos 2.0); declared
+ * VAT and retention are cashBasisForPeriod's own proportional amounts.
+ * Cancelled documents contribute no amount: they are counted apart
+ * (cancelledDocuments, cancelledTotal). A document's findings are counted once,
+ * in the first month it contributes to.
+ */
+import type { FinancialDocument } from '../model/financial-document.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import type { TaxpayerKind } from './rfc.ts';
+import { cashBasisForPeriod, type FindingKind, type Reconciliation } from './reconcile.ts';
+
+const FIELDS = [
+  'subtotal', 'discount', 'taxableBase', 'freightBase', 'exemptShortage', 'exemptIndemnity', 'exemptOther',
+  'vatDeclared', 'vatExpected', 'retentionDeclared', 'retentionExpected', 'total', 'collected',
+] as const;
+export type AmountField = (typeof FIELDS)[number];
+export type AmountsC = Record<AmountField, number>;
+
+const zeroAmounts = (): AmountsC => Object.fromEntries(FIELDS.map((f) => [f, 0])) as AmountsC;
+
+export interface TaxContribution {
+  docId: string;
+  month: string;
+  client: string;
+  clientName: string;
+  clientKind: TaxpayerKind | 'unknown';
+  cancelled: boolean;
+  /** Cents; the invoice Total of a cancelled document (information only). */
+  cancelledTotalC: number;
+  /** Cents; all zero for a cancelled document. */
+  amounts: AmountsC;
+  /** Findings of the document, counted only on its first contribution. */
+  findings: Record<FindingKind, number>;
+  hasDiscrepancy: boolean;
+  /** First contribution of this document (documents and findings are counted here in the overall totals). */
+  first: boolean;
+}
+
+/** Not-subject amounts (ObjetoImp 01/03) by what they are: shortage, indemnity, anything else (cents). */
+export function exemptBreakdownC(doc: Pick<FinancialDocument, 'invoice' | 'iFalt'>, r: Pick<Reconciliation, 'exemptAmount'>): { shortage: number; indemnity: number; other: number } {
+  const concepts = doc.invoice.concepts ?? [];
+  // Without concepts the reconciliation takes iFalt (the shortage deduction) as the exempt amount.
+  if (concepts.length === 0) return { shortage: toCents(r.exemptAmount), indemnity: 0, other: 0 };
+  const out = { shortage: 0, indemnity: 0, other: 0 };
+  for (const c of concepts) {
+    if (c.objetoImp === '02') continue;
+    const baseC = toCents(c.amount) - toCents(c.discount);
+    if (c.kind === 'shortage') out.shortage += baseC;
+    else if (c.kind === 'indemnity') out.indemnity += baseC;
+    else out.other += baseC;
+  }
+  return out;
+}
+
+function findingCounts(r: Reconciliation): Record<FindingKind, number> {
+  const out: Record<FindingKind, number> = { discrepancy: 0, warning: 0, info: 0 };
+  for (const f of r.findings) out[f.kind] += 1;
+  return out;
+}
+
+function fullAmountsC(doc: FinancialDocument, r: Reconciliation): AmountsC {
+  const ex = exemptBreakdownC(doc, r);
+  return {
+    subtotal: toCents(r.subtotal),
+    discount: toCents(r.discount),
+    taxableBase: toCents(r.taxableBase),
+    freightBase: toCents(r.freightBase),
+    exemptShortage: ex.shortage,
+    exemptIndemnity: ex.indemnity,
+    exemptOther: ex.other,
+    vatDeclared: toCents(r.vatDeclared),
+    vatExpected: toCents(r.vatExpected),
+    retentionDeclared: toCents(r.retentionDeclared),
+    retentionExpected: toCents(r.retentionExpected),
+    total: toCents(r.total),
+    collected: 0,
+  };
+}
+
+function contribution(doc: FinancialDocument, r: Reconciliation, month: string, amounts: AmountsC, first: boolean): TaxContribution {
+  return {
+    docId: r.docId,
+    month,
+    client: r.client,
+    clientName: doc.clientName ?? '',
+    clientKind: r.clientKind,
+    cancelled: r.cancelled,
+    cancelledTotalC: r.cancelled ? toCents(r.total) : 0,
+    amounts: r.cancelled ? zeroAmounts() : amounts,
+    findings: first ? findingCounts(r) : { discrepancy: 0, warning: 0, info: 0 },
+    hasDiscrepancy: first && r.hasDiscrepancy,
+    first,
+  };
+}
+
+/** Invoice basis: the whole document in the month of its invoice date. */
+export function invoiceBasisContribution(doc: FinancialDocument, r: Reconciliation): TaxContribution {
+  return contribution(doc, r, r.month, fullAmountsC(doc, r), true);
+}
+
+/**
+ * Payment basis: one contribution per month slice ([start, endExclusive), in
+ * order) in which payments that count fall. A cancelled document contributes
+ * once (for the count), to the first slice it was selected by.
+ */
+export function paymentBasisContributions(
+  doc: FinancialDocument,
+  r: Reconciliation,
+  slices: readonly { month: string; start: number; endExclusive: number }[],
+): TaxContribution[] {
+  const out: TaxContribution[] = [];
+  if (r.cancelled) {
+    const inSlice = (t: number) => slices.find((s) => t >= s.start && t < s.endExclusive);
+    const hit = inSlice(doc.date) ?? doc.payments.map((p) => inSlice(p.date)).find((s) => s !== undefined) ?? slices[0];
+    return hit ? [contribution(doc, r, hit.month, zeroAmounts(), true)] : [];
+  }
+  const full = fullAmountsC(doc, r);
+  const totalC = toCents(r.total);
+  for (const slice of slices) {
+    const share = cashBasisForPeriod(doc, slice);
+    const countedC = toCents(share.counted);
+    if (countedC <= 0 || totalC <= 0) continue;
+    const scale = (cents: number): number => toCents((fromCents(cents) * countedC) / totalC);
+    const amounts: AmountsC = {
+      subtotal: scale(full.subtotal),
+      discount: scale(full.discount),
+      taxableBase: scale(full.taxableBase),
+      freightBase: scale(full.freightBase),
+      exemptShortage: scale(full.exemptShortage),
+      exemptIndemnity: scale(full.exemptIndemnity),
+      exemptOther: scale(full.exemptOther),
+      vatDeclared: toCents(share.vat),
+      vatExpected: scale(full.vatExpected),
+      retentionDeclared: toCents(share.retention),
+      retentionExpected: scale(full.retentionExpected),
+      total: countedC,
+      collected: countedC,
+    };
+    out.push(contribution(doc, r, slice.month, amounts, out.length === 0));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Accumulation
+
+export interface TaxTotals {
+  documents: number;
+  cancelledDocuments: number;
+  cancelledTotal: number;
+  subtotal: number;
+  discount: number;
+  taxableBase: number;
+  freightBase: number;
+  exempt: { total: number; shortage: number; indemnity: number; other: number };
+  vat: { declared: number; expected: number; difference: number };
+  retention: { declared: number; expected: number; difference: number };
+  total: number;
+  /** Payment basis: Σ payments that count (capped at each Total); null on the invoice basis. */
+  collected: number | null;
+  findings: { discrepancies: number; warnings: number; infos: number };
+  documentsWithDiscrepancies: number;
+}
+
+class Acc {
+  documents = 0;
+  cancelled = 0;
+  cancelledC = 0;
+  amounts = zeroAmounts();
+  findings: Record<FindingKind, number> = { discrepancy: 0, warning: 0, info: 0 };
+  withDiscrepancy = 0;
+
+  add(c: TaxContribution, countDocument: boolean): void {
+    if (countDocument) {
+      if (c.cancelled) {
+        this.cancelled += 1;
+        this.cancelledC += c.cancelledTotalC;
+      } else this.documents += 1;
+    }
+    for (const f of FIELDS) this.amounts[f] += c.amounts[f];
+    this.findings.discrepancy += c.findings.discrepancy;
+    this.findings.warning += c.findings.warning;
+    this.findings.info += c.findings.info;
+    if (c.hasDiscrepancy) this.withDiscrepancy += 1;
+  }
+
+  out(basis: 'invoice' | 'payment'): TaxTotals {
+    const a = this.amounts;
+    return {
+      documents: this.documents,
+      cancelledDocuments: this.cancelled,
+      cancelledTotal: fromCents(this.cancelledC),
+      subtotal: fromCents(a.subtotal),
+      discount: fromCents(a.discount),
+      taxableBase: fromCents(a.taxableBase),
+      freightBase: fromCents(a.freightBase),
+      exempt: {
+        total: fromCents(a.exemptShortage + a.exemptIndemnity + a.exemptOther),
+        shortage: fromCents(a.exemptShortage),
+        indemnity: fromCents(a.exemptIndemnity),
+        other: fromCents(a.exemptOther),
+      },
+      vat: { declared: fromCents(a.vatDeclared), expected: fromCents(a.vatExpected), difference: fromCents(a.vatDeclared - a.vatExpected) },
+      retention: { declared: fromCents(a.retentionDeclared), expected: fromCents(a.retentionExpected), difference: fromCents(a.retentionDeclared - a.retentionExpected) },
+      total: fromCents(a.total),
+      collected: basis === 'payment' ? fromCents(a.collected) : null,
+      findings: { discrepancies: this.findings.discrepancy, warnings: this.findings.warning, infos: this.findings.info },
+      documentsWithDiscrepancies: this.withDiscrepancy,
+    };
+  }
+}
+
+export interface ClientTaxTotals extends TaxTotals {
+  client: string;
+  clientName: string;
+  clientKind: TaxpayerKind | 'unknown';
+}
+
+export interface MonthTaxTotals {
+  month: string;
+  totals: TaxTotals;
+  clients: ClientTaxTotals[];
+}
+
+/** Overall, per month and per client within the month; months and clients sorted. */
+export class TaxTotalsAccumulator {
+  private readonly all = new Acc();
+  private readonly months = new Map<string, { acc: Acc; clients: Map<string, { acc: Acc; name: string; kind: TaxpayerKind | 'unknown' }> }>();
+
+  constructor(private readonly basis: 'invoice' | 'payment') {}
+
+  add(c: TaxContribution): void {
+    this.all.add(c, c.first);
+    let m = this.months.get(c.month);
+    if (!m) {
+      m = { acc: new Acc(), clients: new Map() };
+      this.months.set(c.month, m);
+    }
+    m.acc.add(c, true);
+    let cl = m.clients.get(c.client);
+    if (!cl) {
+      cl = { acc: new Acc(), name: c.clientName, kind: c.clientKind };
+      m.clients.set(c.client, cl);
+    }
+    cl.acc.add(c, true);
+  }
+
+  /** Months with no document are listed too (zeros), so a period reads as a complete calendar. */
+  result(allMonths: readonly string[]): { totals: TaxTotals; months: MonthTaxTotals[] } {
+    const keys = [...new Set([...allMonths, ...this.months.keys()])].sort();
+    return {
+      totals: this.all.out(this.basis),
+      months: keys.map((month) => {
+        const m = this.months.get(month);
+        const clients = m ? [...m.clients.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
+        return {
+          month,
+          totals: (m?.acc ?? new Acc()).out(this.basis),
+          clients: clients.map(([client, v]) => ({ client, clientName: v.name, clientKind: v.kind, ...v.acc.out(this.basis) })),
+        };
+      }),
+    };
+  }
+}

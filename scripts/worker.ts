@@ -1,0 +1,42 @@
+/**
+ * `npm run worker`: the alerts worker alone, no HTTP. Run as many as you like
+ * beside API-only services (ALERT_WORKER=false); they share the work through
+ * Agenda's locks on the same database (MONGODB_URI, or the embedded engine a
+ * running `npm start` owns under DATA_DIR).
+ *
+ * SIGTERM/SIGINT drain running evaluations (ALERT_DRAIN_TIMEOUT_MS) before the
+ * database is closed. Tunables: ALERT_PROCESS_EVERY_MS, ALERT_CONCURRENCY,
+ * ALERT_LOCK_LIFETIME_MS, ALERT_RETRY_DELAY_MS, ALERT_MAX_RETRIES (lib/alerts/worker.ts).
+ */
+import pino from 'pino';
+import { loadConfig } from '../lib/config.ts';
+import { openDatabase } from '../lib/db/open.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { alertWorkerSettingsFromEnv, createAlertWorker } from '../lib/alerts/worker.ts';
+
+const config = loadConfig();
+const log = pino({ level: config.logLevel, base: { component: 'alert-worker' } });
+const database = await openDatabase(config, { log: (m) => log.info(m) });
+await ensureIndexes(database.db);
+
+const worker = createAlertWorker({ db: database.db, ...alertWorkerSettingsFromEnv(), logger: log });
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  log.info({ signal }, 'draining alert worker');
+  const force = setTimeout(() => process.exit(1), worker.settings.drainTimeoutMs + 10_000);
+  force.unref();
+  try {
+    await worker.stop();
+  } finally {
+    await database.close();
+  }
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+await worker.start();
+log.info({ worker: worker.name, ...worker.settings }, 'alert worker running; Ctrl-C to stop');

@@ -1,0 +1,105 @@
+/**
+ * MCP test helpers: the service on a real port, SDK clients over both
+ * transports, demo documents for two tenants, and the REST request a tool
+ * call stands for (built independently of lib/mcp, from the spec).
+ */
+import type { Test } from 'tap';
+import type { FastifyInstance } from 'fastify';
+import type { Db } from 'mongodb';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import type { OperationSchemas } from '../../lib/spec/operations.ts';
+import { deref, type Json } from '../../lib/spec/deref.ts';
+import { financialDocs, trips } from '../../lib/db/collections.ts';
+import { makeFinancialDoc, makeTrip, freight, payment, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
+import { TENANT_A, TENANT_B } from './harness.ts';
+
+export async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+export type Transport = 'streamable' | 'sse';
+
+export async function connect(t: Test, base: string, kind: Transport, headers: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: `tap-${kind}`, version: '1.0.0' });
+  const transport =
+    kind === 'streamable'
+      ? new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers } })
+      : new SSEClientTransport(new URL('/sse', base), { requestInit: { headers } });
+  await client.connect(transport);
+  t.teardown(() => client.close().catch(() => undefined));
+  return client;
+}
+
+/** Two invoices and two trips per tenant, distinct clients so isolation is visible. */
+export async function seedTwoTenants(db: Db): Promise<void> {
+  const docs = [TENANT_A, TENANT_B].flatMap((tenant, i) => [
+    makeFinancialDoc({ tenant, client: i === 0 ? CLIENT_COMPANY : CLIENT_COMPANY_2, date: '2026-03-05T10:00', concepts: [freight(10_000 + i)] }),
+    makeFinancialDoc({ tenant, client: CLIENT_COMPANY, date: '2026-03-12T09:30', concepts: [freight(25_000 + i)], paymentMethod: 'PPD', payments: [payment(5000, '2026-03-20T12:00')] }),
+  ]);
+  await financialDocs(db).insertMany(docs);
+  const tripDocs = [TENANT_A, TENANT_B].flatMap((tenant, i) => [
+    makeTrip({ tenant, client: i === 0 ? CLIENT_COMPANY : CLIENT_COMPANY_2, legs: [leg({ products: [diesel(20_000, 19_950)] })] }),
+    makeTrip({ tenant, client: CLIENT_COMPANY, idFinan: docs[i * 2]?.id ?? null, legs: [leg({ products: [diesel(31_000, 31_000)] })] }),
+  ]);
+  await trips(db).insertMany(tripDocs);
+}
+
+const stringify = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+/** The REST request a tool call with `args` stands for, as a REST client would send it. */
+export async function restCall(app: FastifyInstance, op: OperationSchemas, args: Record<string, unknown>, key: string) {
+  const pathNames = Object.keys((op.params?.properties ?? {}) as object);
+  const headerNames = Object.keys((op.headers?.properties ?? {}) as object);
+  let url = op.path;
+  for (const n of pathNames) url = url.replace(`{${n}}`, encodeURIComponent(stringify(args[n])));
+  const query: Record<string, string> = {};
+  const headers: Record<string, string> = { 'x-api-key': key };
+  let payload: string | undefined;
+  for (const [k, v] of Object.entries(args)) {
+    if (pathNames.includes(k)) continue;
+    if (headerNames.includes(k)) headers[k] = stringify(v);
+    else if (k === 'body' && op.body) payload = JSON.stringify(v);
+    else query[k] = stringify(v);
+  }
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  const res = await app.inject({ method: op.method as 'GET', url, query, headers, ...(payload !== undefined ? { payload } : {}) });
+  return { statusCode: res.statusCode, json: res.body ? (res.json() as unknown) : undefined };
+}
+
+const isObject = (v: Json | undefined): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Arguments a tool needs to run: each required parameter from its spec
+ * example (or enum/default), the request body from the spec's example.
+ * Returns null when the spec gives nothing to build one from.
+ */
+export function exampleArguments(spec: Json, op: OperationSchemas): Record<string, unknown> | null {
+  const doc = deref(spec);
+  const item = isObject(doc) && isObject(doc.paths) ? doc.paths[op.path] : undefined;
+  const operation = isObject(item) ? item[op.method.toLowerCase()] : undefined;
+  if (!isObject(operation)) return null;
+  const args: Record<string, unknown> = {};
+  const params = [...(isObject(item) && Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(operation.parameters) ? operation.parameters : [])];
+  for (const p of params) {
+    if (!isObject(p) || p.required !== true) continue;
+    const schema = isObject(p.schema) ? p.schema : {};
+    const value = p.example ?? schema.example ?? (Array.isArray(schema.enum) ? schema.enum[0] : undefined) ?? schema.default;
+    if (value === undefined) return null;
+    args[p.in === 'header' ? String(p.name).toLowerCase() : String(p.name)] = value;
+  }
+  if (op.body && op.bodyRequired) {
+    const body = isObject(operation.requestBody) && isObject(operation.requestBody.content) ? operation.requestBody.content['application/json'] : undefined;
+    if (!isObject(body)) return null;
+    const examples = isObject(body.examples) ? Object.values(body.examples) : [];
+    const first = examples.find(isObject);
+    const value = body.example ?? (first ? first.value : undefined) ?? (isObject(body.schema) ? body.schema.example : undefined);
+    if (value === undefined) return null;
+    args.body = value;
+  }
+  return args;
+}

@@ -1,0 +1,132 @@
+/**
+ * The spec drives MCP: every secured REST operation is a tool with the
+ * operation's parameters as input schema, and each tool answers what the REST
+ * operation answers for the same arguments, over both transports.
+ */
+import t from 'tap';
+import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
+import { connect, exampleArguments, listen, restCall, seedTwoTenants, type Transport } from './helpers/mcp.ts';
+import { loadSpec } from '../lib/app.ts';
+import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
+import { MCP_OPERATION_IDS } from '../lib/mcp/operation-ids.ts';
+import { buildToolTable } from '../lib/mcp/tools-from-spec.ts';
+
+const spec = loadSpec();
+const operations = listOperations(spec);
+const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never));
+
+/** The input schema a tool must have, derived here from the operation independently of lib/mcp. */
+function expectedInputSchema(op: OperationSchemas) {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  for (const part of [op.params, op.querystring, op.headers]) {
+    if (!part) continue;
+    Object.assign(properties, part.properties);
+    required.push(...((part.required as string[] | undefined) ?? []));
+  }
+  if (op.body) {
+    properties.body = op.body;
+    if (op.bodyRequired) required.push('body');
+  }
+  return { type: 'object', properties, additionalProperties: false, ...(required.length ? { required } : {}) };
+}
+
+t.test('spec: the MCP transport operations are self-routed and never tools', async (t) => {
+  const selfRouted = operations.filter((op) => op.extensions['x-no-fastify-config'] === true).map((op) => op.operationId);
+  t.same(selfRouted.sort(), [...MCP_OPERATION_IDS].sort(), 'x-no-fastify-config operations are exactly the MCP ones');
+  for (const op of operations.filter((o) => MCP_OPERATION_IDS.includes(o.operationId as never))) {
+    t.same(op.tags, ['mcp'], `${op.operationId} is tagged mcp`);
+    t.ok(op.secured, `${op.operationId} needs the API key`);
+  }
+  t.ok(dataOperations.length >= 2, `${dataOperations.length} data operations`);
+});
+
+t.test('spec: every data operation has a tool with its parameters as input schema', async (t) => {
+  const tools = new Map(buildToolTable(spec).map((tool) => [tool.name, tool]));
+  for (const op of dataOperations) {
+    const tool = tools.get(op.operationId);
+    if (!tool) {
+      t.fail(`operation ${op.operationId} (${op.method} ${op.path}) has no MCP tool`);
+      continue;
+    }
+    t.same(tool.inputSchema, expectedInputSchema(op), `${op.operationId}: input schema = its parameters and body`);
+    t.ok(tool.description.startsWith(op.summary), `${op.operationId}: description starts with the summary`);
+    t.ok(tool.description.includes(op.description.trim()), `${op.operationId}: description carries the operation description`);
+  }
+  t.same([...tools.keys()].sort(), dataOperations.map((op) => op.operationId).sort(), 'no tool without an operation');
+});
+
+const h = await startHarness(t, { build: { now: () => new Date('2026-04-01T18:00:00Z') } });
+await seedTwoTenants(h.db);
+const base = await listen(h.app);
+
+t.test('routes: the MCP operations of the spec are served', async (t) => {
+  for (const op of operations.filter((o) => MCP_OPERATION_IDS.includes(o.operationId as never))) {
+    t.ok(h.app.hasRoute({ method: op.method as 'GET', url: op.route }), `${op.method} ${op.route} is routed`);
+  }
+});
+
+for (const kind of ['streamable', 'sse'] as Transport[]) {
+  t.test(`${kind}: tools/list matches the spec`, async (t) => {
+    const client = await connect(t, base, kind, { 'x-api-key': KEY_A });
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    for (const op of dataOperations) {
+      const tool = byName.get(op.operationId);
+      if (!tool) {
+        t.fail(`operation ${op.operationId} has no tool over ${kind}`);
+        continue;
+      }
+      // What the client received is the operation's parameter schemas, verbatim.
+      t.same(tool.inputSchema, JSON.parse(JSON.stringify(expectedInputSchema(op))), `${op.operationId}: input schema over the wire`);
+      t.equal(tool.annotations?.readOnlyHint, op.method === 'GET', `${op.operationId}: readOnlyHint`);
+    }
+    t.equal(tools.length, dataOperations.length, 'one tool per data operation, no more');
+  });
+
+  t.test(`${kind}: each tool answers what its REST operation answers`, async (t) => {
+    const client = await connect(t, base, kind, { 'x-api-key': KEY_A });
+    for (const op of dataOperations) {
+      const example = exampleArguments(spec, op);
+      if (!example) {
+        t.fail(`${op.operationId}: the spec gives no example for its required parameters/body; add one`);
+        continue;
+      }
+      const variants: Record<string, unknown>[] = [example];
+      const props = Object.keys(expectedInputSchema(op).properties);
+      if (props.includes('limit')) variants.push({ ...example, limit: 1 });
+      if (props.includes('detail')) variants.push({ ...example, detail: 'full' });
+      if (props.includes('x-api-version')) variants.push({ ...example, 'x-api-version': '1' });
+      if (props.includes('limit')) variants.push({ ...example, limit: 500 }); // a validation error
+      for (const args of variants) {
+        const rest = await restCall(h.app, op, args, KEY_A);
+        const result = await client.callTool({ name: op.operationId, arguments: args });
+        const label = `${op.operationId} ${JSON.stringify(args)}`;
+        t.equal(result.isError === true, rest.statusCode >= 400, `${label}: tool error iff REST ${rest.statusCode}`);
+        if (rest.json === undefined) continue;
+        const expected = Array.isArray(rest.json) ? { result: rest.json } : rest.json;
+        if (op.method === 'GET' || rest.statusCode >= 400) {
+          t.same(result.structuredContent, expected, `${label}: structuredContent = REST JSON`);
+        } else {
+          // A write answers per request (ids, timestamps): same status class and shape.
+          t.same(Object.keys(result.structuredContent ?? {}).sort(), Object.keys(expected as object).sort(), `${label}: same shape as REST`);
+        }
+        const text = (result.content as { type: string; text?: string }[])[0];
+        t.equal(text?.type, 'text', `${label}: has a text rendering`);
+        const rendered: unknown = JSON.parse(text?.text ?? 'null');
+        if (op.method === 'GET' || rest.statusCode >= 400) t.same(rendered, rest.json, `${label}: text is the REST JSON`);
+      }
+    }
+  });
+}
+
+t.test('list tools on the demo data return the tenant\'s documents', async (t) => {
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const docs = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } });
+  const data = (docs.structuredContent as { meta: { total: number; tenant: string }; data: { company: string }[] });
+  t.equal(data.meta.tenant, TENANT_A);
+  t.equal(data.meta.total, 2);
+  t.ok(data.data.every((d) => d.company === TENANT_A));
+  const ships = await client.callTool({ name: 'listShipments', arguments: {} });
+  t.equal((ships.structuredContent as { meta: { total: number } }).meta.total, 2);
+});
