@@ -45,7 +45,6 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     logger: opts.logger ?? { level: config.logLevel, redact: ['req.headers["x-api-key"]', 'req.headers.authorization'] },
     genReqId: genRequestId,
     requestIdHeader: false,
-    requestIdLogLabel: 'requestId',
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     trustProxy: config.trustProxy,

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
-import { connect, listen, seedTwoTenants } from './helpers/mcp.ts';
+import { connect, errorOf, listen, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp, loadSpec } from '../lib/app.ts';
 import { DOMAIN_NOTES_URI, OPENAPI_URI } from '../lib/mcp/resources.ts';
 
@@ -111,7 +111,7 @@ t.test('credentials: 401 in the service error shape before any session', async (
   t.equal(none.headers.get('mcp-session-id'), null, 'no session id');
   const wrong = await post(INIT, { 'x-api-key': 'not-a-key' });
   t.equal(wrong.status, 401);
-  t.same((await wrong.json()).error.details, ['unknown or revoked API key']);
+  t.same((await errorOf(wrong)).details, ['unknown or revoked API key']);
   const wrongBearer = await post(INIT, { authorization: 'Bearer not-a-key' });
   t.equal(wrongBearer.status, 401);
   await wrongBearer.text();
@@ -142,11 +142,11 @@ t.test('sessions: unknown, foreign, missing, deleted', async (t) => {
 
   const unknown = await post(list, { 'x-api-key': KEY_A, 'mcp-session-id': 'f0f0f0f0-0000-4000-8000-000000000000' });
   t.equal(unknown.status, 404);
-  t.equal((await unknown.json()).error.code, -32001);
+  t.equal((await errorOf(unknown)).code, -32001);
 
   const missing = await post(list, { 'x-api-key': KEY_A });
   t.equal(missing.status, 400, 'no session id on a request other than initialize');
-  t.equal((await missing.json()).error.code, -32000);
+  t.equal((await errorOf(missing)).code, -32000);
 
   const ended = await fetch(`${base}/mcp`, { method: 'DELETE', headers: { 'x-api-key': KEY_A, 'mcp-session-id': id } });
   t.equal(ended.status, 200);
@@ -209,9 +209,9 @@ t.test('rate limit: MCP requests count like REST, a tool call counts once, 429 i
   const limited = await send({ jsonrpc: '2.0', id: 20, method: 'ping' }, id);
   t.equal(limited.status, 429);
   t.ok(limited.headers.get('retry-after'));
-  const body = await limited.json();
-  t.equal(body.error.code, 429);
-  t.equal(body.error.message, 'Too Many Requests');
+  const error = await errorOf(limited);
+  t.equal(error.code, 429);
+  t.equal(error.message, 'Too Many Requests');
 });
 
 t.test('idle sessions are closed by the sweep and then answer 404', async (t) => {
@@ -243,7 +243,7 @@ t.test('per-tenant session cap: 429 before a session is created', async (t) => {
   for (let i = 0; i < 2; i += 1) t.equal((await open(KEY_A).then(async (r) => (await r.text(), r))).status, 200);
   const third = await open(KEY_A);
   t.equal(third.status, 429);
-  t.equal((await third.json()).error.code, 429);
+  t.equal((await errorOf(third)).code, 429);
   const other = await open(KEY_B);
   t.equal(other.status, 200, 'the other tenant is not affected');
   await other.text();

@@ -458,5 +458,3 @@ export const VEHICLE_CONFIGS: readonly VehicleConfigDef[] = [
   { config: 'T3S2', weight: 0.4, trailers: 1, capacity: [30_000, 40_000], axles: 5, tollPerKm: 2.4 },
   { config: 'C3', weight: 0.1, trailers: 0, capacity: [20_000, 24_000], axles: 3, tollPerKm: 1.35 },
 ];
-
-export const TRACTOR_BRANDS: readonly string[] = ['Kenworth T680', 'Freightliner Cascadia', 'International LT', 'Volvo VNL', 'Kenworth T880'];

@@ -103,3 +103,6 @@ export function exampleArguments(spec: Json, op: OperationSchemas): Record<strin
   }
   return args;
 }
+
+/** The `error` member of a JSON error answer (the service's shape or JSON-RPC's). */
+export const errorOf = async (res: Response) => ((await res.json()) as { error: { code: number; message: string; details?: string[] } }).error;

@@ -1,0 +1,255 @@
+/**
+ * GET /api/analytics/cash-inflow-forecast (domain.md "Cash inflow forecast",
+ * "Customer concentration (HHI)"):
+ *  - receivables as of asOf = min(now, end of endDate): invoices emitted by
+ *    then, not cancelled by then, with an outstanding balance (Total − valid
+ *    payments − valid credit notes dated by then) — of any age;
+ *  - expected date = invoice date + client credit days + the client's median
+ *    payment delay (payment day − due day) over the valid payment complements
+ *    dated in the period; portfolio median below 3 payments; 0 with no history;
+ *  - DSO = receivables ÷ credit sales (Total of non-cancelled invoices emitted
+ *    in the period) × days in the period;
+ *  - HHI over revenue (SubTotal − Descuento of non-cancelled invoices emitted
+ *    in the period) per client.
+ */
+import type { ServiceContext } from '../context.ts';
+import { findOpenInvoices, findPaymentHistory, revenueByClient } from '../db/receivables-repo.ts';
+import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
+import { documentBalance } from '../finance/balance.ts';
+import { invoiceCancellation, isPaymentCancelled } from '../finance/cancellation.ts';
+import type { FinancialDocument } from '../model/financial-document.ts';
+import type { TenantSettings } from '../model/tenant-settings.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { resolvePeriod } from '../shared/period.ts';
+import { mxAddDays, mxDateString, mxDayStart } from '../time/mexico-city.ts';
+import { clientPaymentDelays, delayFor, dso, forecastInflows, type DelayBasis, type OpenInvoice, type PastPayment } from './forecast.ts';
+import { concentration, type ConcentrationBand } from './hhi.ts';
+import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
+import type { Ratio } from './stats.ts';
+
+export const MIN_PAYMENTS_FOR_CLIENT_MEDIAN = 3;
+
+export interface CashInflowInput {
+  bucket: 'week' | 'month';
+  limit: number;
+  startDate?: string;
+  endDate?: string;
+  client?: string;
+}
+
+export interface ForecastClientRow {
+  client: string;
+  clientName: string;
+  openInvoices: number;
+  outstanding: number;
+  pastDue: number;
+  creditDays: number;
+  creditDaysSource: 'client' | 'default';
+  delayDays: number;
+  delayBasis: DelayBasis;
+  paymentsInHistory: number;
+  nextExpectedDate: string | null;
+}
+
+export interface ForecastItemOut {
+  id: string;
+  uuid: string;
+  client: string;
+  invoiceDate: string;
+  outstanding: number;
+  dueDate: string;
+  expectedDate: string;
+  delayDays: number;
+  delayBasis: DelayBasis;
+  pastDue: boolean;
+  overdue: boolean;
+}
+
+export interface CashInflowForecast {
+  tenant: string;
+  computedAt: string;
+  period: PeriodOut;
+  asOf: AsOfOut;
+  filters: { client: string | null };
+  parameters: {
+    bucket: 'week' | 'month';
+    creditDays: { default: number; byClient: Record<string, number>; source: { default: SettingSource; byClient: SettingSource } };
+    paymentDelay: {
+      method: string;
+      minPaymentsForClientMedian: number;
+      historyFrom: string;
+      historyTo: string;
+      paymentsInHistory: number;
+      portfolioMedianDays: number | null;
+    };
+    expectedAmount: string;
+    revenueDefinition: string;
+    hhiBands: TenantSettings['hhiBands'] & { source: string; settingsSource: SettingSource };
+  };
+  receivables: {
+    openInvoices: number;
+    outstanding: number;
+    pastDue: { invoices: number; amount: number };
+    notYetDue: { invoices: number; amount: number };
+  };
+  forecast: {
+    bucket: 'week' | 'month';
+    totalExpected: number;
+    overdue: { expected: number; invoices: number; oldestExpectedDate: string | null };
+    buckets: { key: string; start: string; end: string; expected: number; invoices: number }[];
+  };
+  clients: ForecastClientRow[];
+  items: Capped<ForecastItemOut>;
+  dso: Ratio & { accountsReceivable: number; creditSales: number; days: number };
+  concentration: {
+    hhi: number | null;
+    band: ConcentrationBand | null;
+    totalRevenue: number;
+    clients: number;
+    flaggedClients: number;
+    explanation: string | null;
+    shares: { client: string; revenue: number; sharePct: number | null; flagged: boolean }[];
+  };
+}
+
+/** Due instant: Mexico City invoice day + credit days (calendar days). */
+const dueInstant = (invoiceMs: number, creditDays: number): number => mxDayStart(mxAddDays(mxDateString(invoiceMs), Math.round(creditDays)));
+
+export async function getCashInflowForecast(ctx: ServiceContext, tenant: string, input: CashInflowInput): Promise<CashInflowForecast> {
+  const now = ctx.now();
+  const period = resolvePeriod(now, input.startDate, input.endDate);
+  const asOf = period.asOf;
+  const client = input.client;
+  const timeout = ctx.config.queryTimeoutMs;
+  const [{ settings, sourceOf }, open, history, revenue] = await Promise.all([
+    getTracedSettings(ctx.db, tenant),
+    findOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout),
+    findPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout),
+    revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, ...(client ? { client } : {}) }, timeout),
+  ]);
+  const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
+
+  // Payment delays from the complements dated in the period.
+  const past: PastPayment[] = [];
+  for (const row of history) {
+    if (invoiceCancellation(row) !== null) continue;
+    const due = dueInstant(row.date, creditDays(row.client));
+    for (const p of row.payments) if (!isPaymentCancelled(row, p)) past.push({ client: row.client, dueDate: due, paidDate: p.date });
+  }
+  const delays = clientPaymentDelays(past, MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
+
+  // Open receivables, balances recomputed exactly in cents by lib/finance.
+  const byId = new Map<string, (typeof open)[number]>();
+  const openInvoices: OpenInvoice[] = [];
+  for (const row of open) {
+    const bal = documentBalance(row as unknown as FinancialDocument);
+    if (bal.isCancelled || toCents(bal.pending) <= 0) continue;
+    byId.set(row.id, row);
+    openInvoices.push({ id: row.id, client: row.client, invoiceDate: row.date, outstanding: bal.pending });
+  }
+  const f = forecastInflows(openInvoices, creditDays, delays, asOf, input.bucket);
+  const asOfDay = mxDateString(asOf);
+
+  const items: ForecastItemOut[] = f.items.map((i) => {
+    const row = byId.get(i.id);
+    return {
+      id: i.id,
+      uuid: row?.invoice.uuid ?? '',
+      client: i.client,
+      invoiceDate: new Date(row?.date ?? 0).toISOString(),
+      outstanding: i.outstanding,
+      dueDate: i.dueDate,
+      expectedDate: i.expectedDate,
+      delayDays: i.delayDays,
+      delayBasis: i.delayBasis,
+      pastDue: i.dueDate < asOfDay,
+      overdue: i.overdue,
+    };
+  });
+
+  // Per client.
+  const clients = new Map<string, { name: string; n: number; outC: number; pastDueC: number; next: string | null }>();
+  let pastDueC = 0;
+  let pastDueN = 0;
+  for (const i of items) {
+    const c = clients.get(i.client) ?? { name: byId.get(i.id)?.clientName ?? '', n: 0, outC: 0, pastDueC: 0, next: null };
+    c.n += 1;
+    c.outC += toCents(i.outstanding);
+    if (i.pastDue) {
+      c.pastDueC += toCents(i.outstanding);
+      pastDueC += toCents(i.outstanding);
+      pastDueN += 1;
+    } else if (c.next === null || i.expectedDate < c.next) c.next = i.expectedDate;
+    clients.set(i.client, c);
+  }
+  const clientRows: ForecastClientRow[] = [...clients.entries()]
+    .map(([rfc, c]) => {
+      const d = delayFor(delays, rfc);
+      return {
+        client: rfc,
+        clientName: c.name,
+        openInvoices: c.n,
+        outstanding: fromCents(c.outC),
+        pastDue: fromCents(c.pastDueC),
+        creditDays: creditDays(rfc),
+        creditDaysSource: rfc in settings.creditDaysByClient ? ('client' as const) : ('default' as const),
+        delayDays: d.delayDays,
+        delayBasis: d.basis,
+        paymentsInHistory: delays.paymentsByClient.get(rfc) ?? 0,
+        nextExpectedDate: c.next,
+      };
+    })
+    .sort((a, b) => toCents(b.outstanding) - toCents(a.outstanding) || (a.client < b.client ? -1 : 1));
+
+  const totalC = toCents(f.totalExpected);
+  const valid = revenue.filter((r) => !r.cancelled);
+  const creditSales = fromCents(valid.reduce((s, r) => s + r.totalC, 0));
+  const conc = concentration(valid.map((r) => ({ client: r.client, revenue: fromCents(r.revenueC) })), settings.hhiBands);
+
+  return {
+    tenant,
+    computedAt: now.toISOString(),
+    period: periodOut(period),
+    asOf: asOfOut(asOf),
+    filters: { client: client ?? null },
+    parameters: {
+      bucket: input.bucket,
+      creditDays: { default: settings.defaultCreditDays, byClient: { ...settings.creditDaysByClient }, source: { default: sourceOf('defaultCreditDays'), byClient: sourceOf('creditDaysByClient') } },
+      paymentDelay: {
+        method: `Median of (payment day − due day) over valid payment complements dated ${period.startDate}..${asOfDay}; the portfolio median for a client with fewer than ${MIN_PAYMENTS_FOR_CLIENT_MEDIAN}; 0 with no history at all. x.5 days round up.`,
+        minPaymentsForClientMedian: MIN_PAYMENTS_FOR_CLIENT_MEDIAN,
+        historyFrom: period.startDate,
+        historyTo: asOfDay,
+        paymentsInHistory: past.length,
+        portfolioMedianDays: delays.portfolioMedianDays,
+      },
+      expectedAmount: 'Outstanding balance as of asOf: Total (already net of the 4% retention) − valid payments − valid credit notes.',
+      revenueDefinition: 'SubTotal − Descuento (before taxes) of the non-cancelled invoices emitted in the period.',
+      hhiBands: { ...settings.hhiBands, source: HHI_SOURCE, settingsSource: sourceOf('hhiBands') },
+    },
+    receivables: {
+      openInvoices: items.length,
+      outstanding: fromCents(totalC),
+      pastDue: { invoices: pastDueN, amount: fromCents(pastDueC) },
+      notYetDue: { invoices: items.length - pastDueN, amount: fromCents(totalC - pastDueC) },
+    },
+    forecast: {
+      bucket: f.bucket,
+      totalExpected: f.totalExpected,
+      overdue: { expected: f.overdue.expected, invoices: f.overdue.invoices, oldestExpectedDate: f.overdue.oldestExpectedDate },
+      buckets: f.buckets.map((b) => ({ key: b.key, start: b.start, end: b.end, expected: b.expected, invoices: b.invoices })),
+    },
+    clients: clientRows,
+    items: capped(items, input.limit),
+    dso: { ...dso(f.totalExpected, creditSales, period.days), accountsReceivable: f.totalExpected, creditSales, days: period.days },
+    concentration: {
+      hhi: conc.hhi,
+      band: conc.band,
+      totalRevenue: conc.totalRevenue,
+      clients: conc.clients,
+      flaggedClients: conc.shares.filter((s) => s.flagged).length,
+      explanation: conc.explanation ?? null,
+      shares: conc.shares,
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Pieces every audit response carries so a number can be traced back: the
+ * period as resolved, and small helpers for lists capped by `limit`.
+ */
+import type { AnalyticsPeriod } from '../shared/period.ts';
+import { mxDateString } from '../time/mexico-city.ts';
+
+export interface PeriodOut {
+  startDate: string;
+  endDate: string;
+  days: number;
+  timeZone: string;
+  defaulted: boolean;
+  maxDays: number;
+}
+
+export const periodOut = (p: AnalyticsPeriod): PeriodOut => ({
+  startDate: p.startDate,
+  endDate: p.endDate,
+  days: p.days,
+  timeZone: p.timeZone,
+  defaulted: p.defaulted,
+  maxDays: p.maxDays,
+});
+
+export interface AsOfOut {
+  /** Instant (ISO 8601) balances and ages are judged at. */
+  instant: string;
+  /** Its Mexico City day. */
+  date: string;
+}
+
+export const asOfOut = (ms: number): AsOfOut => ({ instant: new Date(ms).toISOString(), date: mxDateString(ms) });
+
+export interface Capped<T> {
+  total: number;
+  listed: number;
+  limit: number;
+  data: T[];
+}
+
+/** The first `limit` items of an already ordered list, with the counts. */
+export function capped<T>(items: readonly T[], limit: number): Capped<T> {
+  const data = items.slice(0, limit);
+  return { total: items.length, listed: data.length, limit, data };
+}
+
+export const byString = <T>(key: (x: T) => string) => (a: T, b: T): number => {
+  const ka = key(a);
+  const kb = key(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+};
+
+/** HHI band thresholds' published source (the defaults of tenant settings). */
+export const HHI_SOURCE = 'U.S. Department of Justice & FTC, Horizontal Merger Guidelines (19 Aug 2010), §5.3: < 1,500 unconcentrated, 1,500–2,500 moderately concentrated, > 2,500 highly concentrated';
