@@ -100,6 +100,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/analytics/cash-inflow-forecast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cash inflow forecast and customer concentration (HHI)
+         * @description When the tenant's receivables are expected to come in, and how concentrated its revenue is
+         *     (domain notes, "Cash inflow forecast" and "Customer concentration (HHI)").
+         *
+         *     - Receivables as of `asOf` = min(now, end of `endDate`): invoices emitted by then, not cancelled by
+         *       then, with an outstanding balance (Total − valid payments − valid credit notes dated by then; the
+         *       Total is already net of the 4% retention, so that is what the client pays). Open invoices of any
+         *       age count.
+         *     - Due date = invoice date + the client's credit days (tenant setting `creditDaysByClient`, default
+         *       `defaultCreditDays` = 30). Expected date = due date + the client's historical payment delay: the
+         *       median of (payment day − due day) over its valid payment complements dated in the period; the
+         *       portfolio median when the client has fewer than 3; 0 with no history at all.
+         *     - Expected amounts are bucketed by ISO week or calendar month from the as-of day; amounts expected
+         *       before it are reported apart as `overdue`.
+         *     - DSO = accounts receivable ÷ credit sales (Total of non-cancelled invoices emitted in the period)
+         *       × days in the period; null with a reason when there were no credit sales.
+         *     - HHI = Σ share² over client revenue shares in percent (0–10,000), revenue = SubTotal − Descuento of
+         *       the non-cancelled invoices emitted in the period. Bands are tenant settings (default 2010 U.S.
+         *       Horizontal Merger Guidelines: < 1,500 unconcentrated, 1,500–2,500 moderate, > 2,500 high); any
+         *       client with ≥ 10% of revenue is flagged. With a `client` filter the HHI is trivially 10,000.
+         *
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         */
+        get: operations["getCashInflowForecast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/analytics/discounts-and-shrinkage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Discounts, demurrage and shrinkage recovery audit
+         * @description What discounts, demurrage and shrinkage cost or recover (domain notes, "Discounts, demurrage and
+         *     shrinkage recovery" and "Trips, legs and shrinkage").
+         *
+         *     - Discount rate = Σ Descuento ÷ Σ gross freight (freight concept amounts before discount) × 100,
+         *       per client and per client and month, over the non-cancelled invoices emitted in the period.
+         *     - Demurrage (`estadías`) and handling (`maniobras`) billed per client, same invoices.
+         *     - Shrinkage over the legs of the trips delivered in the period (last leg offloaded in it): per leg
+         *       shrinkage = loaded − offloaded, % of loaded; out of tolerance when % > the tolerance (tenant
+         *       setting, default 0.00%, optionally per client and product; a multi-product leg uses the
+         *       loaded-weighted mean). Recoverable value = max(0, shrinkage − tolerance × loaded) × price per
+         *       litre (`shrinkageRecoveryMode=excess`), or all the shrinkage once the tolerance is exceeded
+         *       (`all`); prices per litre per SAT product are tenant settings. Recovered = the shortage
+         *       deductions (concepts of kind shortage, ObjetoImp 01) on the non-cancelled invoices linked to those
+         *       trips; recovery rate = recovered ÷ recoverable value (null with a reason when nothing is recoverable).
+         *
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         */
+        get: operations["auditDiscountsAndShrinkage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/analytics/dispatch-to-bill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Dispatch-to-bill and invoicing efficiency audit
+         * @description How fast delivered trips are invoiced (domain notes, "Dispatch-to-bill").
+         *
+         *     - Trips delivered in the period: the last leg's offload instant falls in it (a trip with a leg
+         *       still in transit is not delivered).
+         *     - Lag = invoice emission instant − delivery instant, in elapsed days (2 decimals), **sign kept**:
+         *       invoices issued at dispatch give zero or negative lags and are reported as pre-billed. Median and
+         *       p90 (linear percentiles), share billed within 1, 3 and 7 days (pre-billed included).
+         *     - Revenue leakage: delivered trips with no valid invoice (no `idFinan`, or a link to a cancelled
+         *       invoice): count and value (Σ legs totalFreight). A link to a document the tenant does not have
+         *       (legacy id) is counted apart as unresolved. Billing state is the current one (an invoice issued
+         *       after the period still bills its trip).
+         *     - Null statistics come with a `reason` (no billed trip).
+         *
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         */
+        get: operations["auditDispatchToBill"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/analytics/fleet-utilization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fleet utilization and productivity audit
+         * @description How busy the fleet is (domain notes, "Fleet utilization and productivity"), per vehicle or per driver:
+         *     trips, legs, active days ÷ days in the period, litres hauled (`litresBasis`), km, revenue (Σ leg
+         *     billedFreight, tolls excluded) and revenue per km (null with a reason when there are no km).
+         *
+         *     - An active day is a Mexico City calendar day from a leg's loading day to its offloading day (both
+         *       included, at most 31 per leg), or the leg date when the instants are missing; a leg (and its trip)
+         *       counts when one of its active days falls in the period.
+         *     - Idle vehicles: units of the fleet (any leg in the 365 days before `asOf`) without activity in the
+         *       last `idleVehicleDays` days (tenant setting, default 14) up to `asOf` = min(now, end of `endDate`).
+         *       Only the `vehicle` filter applies to this list.
+         *
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         */
+        get: operations["auditFleetUtilization"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/analytics/unit-economics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Freight unit economics (per km and per litre)
+         * @description Freight revenue per km and per litre hauled (domain notes, "Unit economics"), overall and per client,
+         *     vehicle and route (the route catalogue: origin, destination, distance, trips, litres, revenue per km
+         *     and per litre).
+         *
+         *     - Legs offloaded in the period. Revenue = Σ leg billedFreight (MXN before VAT; tolls are
+         *       pass-through and excluded). km = Σ leg distanceKm. Litres = Σ product litres of the leg on the
+         *       `litresBasis` stated in the response (`loaded` by default, or `offloaded`).
+         *     - No km or no litres gives `{value: null, reason}`, never NaN.
+         *
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         */
+        get: operations["getFreightUnitEconomics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/financial-docs": {
         parameters: {
             query?: never;
@@ -142,6 +310,55 @@ export interface paths {
          *     least one of its legs does.
          */
         get: operations["listShipments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tax-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tax summary (VAT and 4% retention reconciliation)
+         * @description Reconciles SubTotal, transferred VAT (IVA) and the 4% VAT retention of the tenant's CFDI invoices,
+         *     per month and per client within the month, and lists the findings. Rules (domain notes, "Tax
+         *     reconciliation" and "CFDI 4.0 invoices"):
+         *
+         *     - Per non-cancelled document: freight base = Σ (amount − discount) of freight concepts (kind
+         *       `freight`, or SAT keys 78101800–78101899 on unclassified lines); taxable base = Σ base of the
+         *       concepts subject to VAT (ObjetoImp 02); exempt/not-subject = Σ of shortage (faltante/merma),
+         *       indemnity and other ObjetoImp 01 concepts — in SubTotal, in no tax base, reported separately and
+         *       **never a discrepancy** (the naive "retention = 4% × SubTotal" check is wrong whenever such a line
+         *       exists).
+         *     - Expected VAT = Σ round2(base × rate) per concept, rate 16% or the 8% border-region rate
+         *       (tenant `vatRate`, configurable). Expected retention = Σ round2(freight base × 4%) when the client
+         *       is a company (persona moral, 12-character RFC); 0 for a persona física (13 characters) and for
+         *       the generic RFCs XAXX010101000 / XEXX010101000 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).
+         *       A 4% retention on demurrage/handling is accepted (practice varies) and reported as info.
+         *     - A discrepancy is |declared − expected| > `discrepancyTolerance` (tenant setting, default 0.01 MXN)
+         *       per taxed concept, or Total ≠ SubTotal − Descuento + VAT − retention (± the tolerance).
+         *       Findings: `discrepancy` (arithmetic mismatch), `warning` (retention missing or unexpected for the
+         *       client type, freight without retention, data quality), `info` (excluded exempt amounts, accepted
+         *       accessorial retention, cancelled document). Each carries a stable reason `code`.
+         *     - Cancelled invoices (a cancellation record naming the invoice's own UUID) carry no revenue and no
+         *       tax: excluded from every amount, counted apart; under motive 01 the replacement carries them.
+         *     - Money is rounded where the law rounds (per concept) and summed in integer cents.
+         *
+         *     Period: `targetMonth` (YYYY-MM), or `startDate`/`endDate` (at most 366 days), or by default the
+         *     current month — all in America/Mexico_City. `basis=invoice` (default) places a document in the month
+         *     of its invoice date; `basis=payment` is the cash basis VAT and retention are due on: PUE invoices at
+         *     their invoice date, PPD invoices by the dates of their payment complements, every amount in
+         *     proportion paid ÷ Total (payments beyond the Total carry no tax); the response says which was used.
+         *     `limit` caps the findings listed (all are counted in `findings.byKind` / `byCode`).
+         */
+        get: operations["getTaxSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -417,6 +634,30 @@ export interface components {
             info: number;
             warning: number;
         };
+        /** @description The period as resolved (whole America/Mexico_City days, both ends inclusive). */
+        AnalyticsPeriod: {
+            days: number;
+            /** @description True when startDate and/or endDate were filled in by the default (last 90 days ending today) */
+            defaulted: boolean;
+            /** Format: date */
+            endDate: string;
+            /** @description Longest period accepted */
+            maxDays: number;
+            /** Format: date */
+            startDate: string;
+            /** @enum {string} */
+            timeZone: "America/Mexico_City";
+        };
+        /** @description The instant balances, ages and idleness are judged at. */
+        AsOf: {
+            /**
+             * Format: date
+             * @description Its Mexico City day
+             */
+            date: string;
+            /** Format: date-time */
+            instant: string;
+        };
         CancelAlertJobResponse: {
             /** @enum {boolean} */
             cancelled: true;
@@ -439,11 +680,356 @@ export interface components {
             /** @description UUID of the cancelled CFDI */
             uuid: string;
         };
+        CashInflowForecastResponse: {
+            asOf: components["schemas"]["AsOf"];
+            /** @description Clients with open invoices, largest outstanding first. */
+            clients: components["schemas"]["ForecastClient"][];
+            /** Format: date-time */
+            computedAt: string;
+            /** @description Herfindahl–Hirschman index over client revenue shares in percent: HHI = Σ share² (0–10,000; one client = 10,000). */
+            concentration: {
+                /** @enum {string|null} */
+                band: "unconcentrated" | "moderate" | "high" | null;
+                clients: number;
+                /** @description Why hhi is null (no revenue) */
+                explanation: string | null;
+                flaggedClients: number;
+                hhi: number | null;
+                /** @description Largest revenue first. */
+                shares: {
+                    client: string;
+                    /** @description Share ≥ singleClientFlagPct */
+                    flagged: boolean;
+                    revenue: number;
+                    /** @description Percent of total revenue (4 decimals) */
+                    sharePct: number | null;
+                }[];
+                totalRevenue: number;
+            };
+            /** @description Days sales outstanding = accounts receivable ÷ credit sales × days in the period; null with a reason when there were no credit sales. */
+            dso: {
+                accountsReceivable: number;
+                /** @description Σ Total of the non-cancelled invoices emitted in the period */
+                creditSales: number;
+                days: number;
+                reason?: string;
+                value: number | null;
+            };
+            filters: {
+                client: string | null;
+            };
+            forecast: {
+                /** @enum {string} */
+                bucket: "week" | "month";
+                /** @description Contiguous buckets from the as-of day to the last expected date. */
+                buckets: {
+                    /** Format: date */
+                    end: string;
+                    expected: number;
+                    invoices: number;
+                    /** @description YYYY-MM for months, the first day for weeks */
+                    key: string;
+                    /** Format: date */
+                    start: string;
+                }[];
+                /** @description Expected before the as-of day (later than even the usual delay); kept apart from the first bucket. */
+                overdue: {
+                    expected: number;
+                    invoices: number;
+                    /** Format: date */
+                    oldestExpectedDate: string | null;
+                };
+                totalExpected: number;
+            };
+            /** @description Open invoices by expected date (earliest first), capped by `limit`. */
+            items: {
+                data: components["schemas"]["ForecastItem"][];
+                limit: number;
+                listed: number;
+                total: number;
+            };
+            parameters: {
+                /** @enum {string} */
+                bucket: "week" | "month";
+                creditDays: {
+                    /** @description Client RFC → credit days */
+                    byClient: {
+                        [key: string]: number;
+                    };
+                    /** @description Credit days of a client without its own entry (default 30) */
+                    default: number;
+                    source: {
+                        byClient: components["schemas"]["SettingSource"];
+                        default: components["schemas"]["SettingSource"];
+                    };
+                };
+                expectedAmount: string;
+                hhiBands: components["schemas"]["HhiBands"];
+                paymentDelay: {
+                    /** Format: date */
+                    historyFrom: string;
+                    /** Format: date */
+                    historyTo: string;
+                    method: string;
+                    minPaymentsForClientMedian: number;
+                    /** @description Payment complements the delays were computed from */
+                    paymentsInHistory: number;
+                    /** @description Median delay over every payment; null with no history */
+                    portfolioMedianDays: number | null;
+                };
+                revenueDefinition: string;
+            };
+            period: components["schemas"]["AnalyticsPeriod"];
+            receivables: {
+                notYetDue: components["schemas"]["CountAmount"];
+                openInvoices: number;
+                /** @description Σ outstanding balances as of asOf (accounts receivable) */
+                outstanding: number;
+                pastDue: components["schemas"]["CountAmount"];
+            };
+            /** @example TGO850101AB1 */
+            tenant: string;
+        };
+        ClientDemurrage: {
+            client: string;
+            demurrage: number;
+            demurrageLines: number;
+            documents: number;
+            documentsWithDemurrage: number;
+            handling: number;
+            handlingLines: number;
+        };
+        ClientDiscounts: {
+            client: string;
+            discountRatePct: components["schemas"]["Ratio"];
+            discounts: number;
+            documents: number;
+            documentsWithDiscount: number;
+            freightDiscounts: number;
+            grossFreight: number;
+        };
+        ClientDispatchToBill: {
+            billedTrips: number;
+            client: string;
+            deliveredTrips: number;
+            medianLagDays: number | null;
+            notDeliveredCount: number;
+            p90LagDays: number | null;
+            preBilledCount: number;
+            reason: string | null;
+            unbilledCount: number;
+            unbilledValue: number;
+            within1DayPct: number | null;
+            within3DaysPct: number | null;
+            within7DaysPct: number | null;
+        };
+        ClientMonthDiscounts: {
+            client: string;
+            discountRatePct: components["schemas"]["Ratio"];
+            discounts: number;
+            documents: number;
+            documentsWithDiscount: number;
+            freightDiscounts: number;
+            grossFreight: number;
+            month: string;
+        };
+        ClientShrinkage: {
+            client: string;
+            excessLitres: number;
+            legs: number;
+            legsOutOfTolerance: number;
+            legsWithGain: number;
+            loadedLitres: number;
+            offloadedLitres: number;
+            recoverableLitres: number;
+            recoverableValue: number;
+            recovered: components["schemas"]["Recovered"];
+            recoveryRatePct: components["schemas"]["Ratio"];
+            shrinkageLitres: number;
+            trips: number;
+            unpricedProductCodes: string[];
+        };
+        ClientUnitEconomics: {
+            client: string;
+            km: number;
+            legs: number;
+            litres: number;
+            loadedLitres: number;
+            offloadedLitres: number;
+            revenue: number;
+            revenuePerKm: components["schemas"]["Ratio"];
+            revenuePerLitre: components["schemas"]["Ratio"];
+            trips: number;
+        };
+        CountAmount: {
+            amount: number;
+            invoices: number;
+        };
         /**
          * @description Cycle the alert is about, a calendar month in America/Mexico_City (YYYY-MM).
          * @example 2026-03
          */
         CycleKey: string;
+        DeclaredExpected: {
+            /** @description As written on the CFDIs */
+            declared: number;
+            /** @description declared − expected */
+            difference: number;
+            /** @description Recomputed per concept (round2(base × rate)) */
+            expected: number;
+        };
+        DemurrageTotals: {
+            /** @description Σ demurrage concept amounts */
+            demurrage: number;
+            demurrageLines: number;
+            documents: number;
+            documentsWithDemurrage: number;
+            /** @description Σ handling concept amounts */
+            handling: number;
+            handlingLines: number;
+        };
+        DiscountsAndShrinkageResponse: {
+            /** Format: date-time */
+            computedAt: string;
+            /** @description Accessorials billed to clients (demurrage `estadías`, handling `maniobras`), non-cancelled invoices emitted in the period. */
+            demurrage: {
+                byClient: components["schemas"]["ClientDemurrage"][];
+                totals: components["schemas"]["DemurrageTotals"];
+            };
+            discounts: {
+                byClient: components["schemas"]["ClientDiscounts"][];
+                byClientMonth: components["schemas"]["ClientMonthDiscounts"][];
+                totals: components["schemas"]["DiscountTotals"];
+            };
+            filters: {
+                client: string | null;
+            };
+            parameters: {
+                discountRate: string;
+                invoiceSelection: string;
+                recovered: string;
+                shrinkage: {
+                    /** @description Tenant tolerance in percent of loaded volume (default 0.00 = anything above 0 exceeds) */
+                    defaultTolerancePct: number;
+                    /** @description SAT product code → MXN per litre */
+                    pricePerLitre: {
+                        [key: string]: number;
+                    };
+                    /**
+                     * @description `excess`: only litres beyond the tolerance are recoverable; `all`: all shrinkage once the tolerance is exceeded
+                     * @enum {string}
+                     */
+                    recoveryMode: "excess" | "all";
+                    settingsSource: {
+                        pricePerLitre: components["schemas"]["SettingSource"];
+                        recoveryMode: components["schemas"]["SettingSource"];
+                        tolerance: components["schemas"]["SettingSource"];
+                        toleranceRules: components["schemas"]["SettingSource"];
+                    };
+                    toleranceBasis: string;
+                    toleranceRules: {
+                        client?: string;
+                        pct: number;
+                        productCode?: string;
+                    }[];
+                };
+                tripSelection: string;
+            };
+            period: components["schemas"]["AnalyticsPeriod"];
+            shrinkage: {
+                byClient: components["schemas"]["ClientShrinkage"][];
+                totals: components["schemas"]["ShrinkageTotals"];
+                /** @description Out-of-tolerance legs, largest recoverable value first, capped by `limit`. */
+                worstLegs: {
+                    data: components["schemas"]["ShrinkageLeg"][];
+                    limit: number;
+                    listed: number;
+                    total: number;
+                };
+            };
+            tenant: string;
+        };
+        DiscountTotals: {
+            discountRatePct: components["schemas"]["Ratio"];
+            /** @description Σ Descuento of the invoices */
+            discounts: number;
+            documents: number;
+            documentsWithDiscount: number;
+            /** @description The part of the discounts on freight concepts */
+            freightDiscounts: number;
+            /** @description Σ freight concept amounts before discount */
+            grossFreight: number;
+        };
+        DispatchToBillResponse: {
+            asOf: components["schemas"]["AsOf"];
+            byClient: components["schemas"]["ClientDispatchToBill"][];
+            /** Format: date-time */
+            computedAt: string;
+            filters: {
+                client: string | null;
+            };
+            parameters: {
+                lag: string;
+                percentileMethod: string;
+                tripSelection: string;
+                value: string;
+                withinDays: number[];
+            };
+            period: components["schemas"]["AnalyticsPeriod"];
+            /** @description Trips invoiced at or before delivery (lag ≤ 0), most negative first, capped by `limit`. */
+            preBilledTrips: {
+                data: {
+                    client: string;
+                    lagDays: number;
+                    tripId: string;
+                }[];
+                limit: number;
+                listed: number;
+                total: number;
+            };
+            summary: {
+                billedTrips: number;
+                deliveredTrips: number;
+                medianLagDays: number | null;
+                notDeliveredCount: number;
+                p90LagDays: number | null;
+                /** @description Lag ≤ 0 (invoiced at dispatch) */
+                preBilledCount: number;
+                /** @description Why the lag statistics are null */
+                reason: string | null;
+                unbilledCancelledLink: number;
+                /** @description Delivered, no valid invoice (revenue leakage) */
+                unbilledCount: number;
+                unbilledNoLink: number;
+                unbilledValue: number;
+                /** @description Trips whose idFinan names no document of this tenant (legacy ids); outside lags and leakage. */
+                unresolvedLinks: {
+                    count: number;
+                    value: number;
+                };
+                within1DayPct: number | null;
+                within3DaysPct: number | null;
+                within7DaysPct: number | null;
+            };
+            tenant: string;
+            /** @description Delivered trips without a valid invoice, oldest delivery first, capped by `limit`. */
+            unbilledTrips: {
+                data: {
+                    client: string;
+                    daysSinceOffload: number;
+                    idFinan: string | null;
+                    /** Format: date-time */
+                    offloadDate: string;
+                    /** @enum {string} */
+                    reason: "no invoice linked" | "linked invoice cancelled";
+                    tripId: string;
+                    value: number;
+                }[];
+                limit: number;
+                listed: number;
+                total: number;
+            };
+        };
         /** @description The one error shape of the service. */
         ErrorResponse: {
             error: {
@@ -738,11 +1324,164 @@ export interface components {
                 label: string;
             };
         };
+        FinancialUnitEconomicsResponse: {
+            byClient: {
+                data: components["schemas"]["ClientUnitEconomics"][];
+                limit: number;
+                listed: number;
+                total: number;
+            };
+            byVehicle: {
+                data: components["schemas"]["VehicleUnitEconomics"][];
+                limit: number;
+                listed: number;
+                total: number;
+            };
+            /** Format: date-time */
+            computedAt: string;
+            filters: {
+                client: string | null;
+                vehicle: string | null;
+            };
+            parameters: {
+                km: string;
+                legSelection: string;
+                /** @enum {string} */
+                litresBasis: "loaded" | "offloaded";
+                ordering: string;
+                revenue: string;
+            };
+            period: components["schemas"]["AnalyticsPeriod"];
+            /** @description The route catalogue (origin → destination), largest revenue first. */
+            routes: {
+                data: components["schemas"]["RouteCatalogDetails"][];
+                limit: number;
+                listed: number;
+                total: number;
+            };
+            tenant: string;
+            totals: components["schemas"]["UnitEconomics"];
+        };
+        FleetUtilizationResponse: {
+            asOf: components["schemas"]["AsOf"];
+            /** Format: date-time */
+            computedAt: string;
+            filters: {
+                client: string | null;
+                driver: string | null;
+                vehicle: string | null;
+            };
+            /** @enum {string} */
+            groupBy: "vehicle" | "driver";
+            idleVehicles: {
+                /** @description Idle vehicles, longest idle first. */
+                data: {
+                    daysSinceLastActivity: number | null;
+                    /** Format: date-time */
+                    lastActivity: string | null;
+                    plate: string;
+                    vehicle: string;
+                }[];
+                fleetSize: number;
+                idleCount: number;
+            };
+            parameters: {
+                activeDay: string;
+                /** @description The fleet = vehicles with a leg in this many days before asOf */
+                fleetLookbackDays: number;
+                /** @description A vehicle with no activity in this many days up to asOf is idle (tenant setting, default 14) */
+                idleVehicleDays: number;
+                idleVehicleDaysSource: components["schemas"]["SettingSource"];
+                /** @enum {string} */
+                litresBasis: "loaded" | "offloaded";
+                revenue: string;
+            };
+            period: components["schemas"]["AnalyticsPeriod"];
+            /** @description One row per vehicle or driver with activity in the period, by id. */
+            rows: components["schemas"]["UtilizationRow"][];
+            tenant: string;
+            totals: {
+                activeUnitDays: number;
+                km: number;
+                legs: number;
+                litres: number;
+                revenue: number;
+                revenuePerKm: components["schemas"]["Ratio"];
+                trips: number;
+                unitDaysInPeriod: number;
+                /** @description Vehicles (or drivers) with activity in the period */
+                units: number;
+                utilization: components["schemas"]["Ratio"];
+            };
+        };
+        ForecastClient: {
+            client: string;
+            clientName: string;
+            creditDays: number;
+            /** @enum {string} */
+            creditDaysSource: "client" | "default";
+            /**
+             * @description client = its own median (≥ 3 payments); portfolio = the portfolio median; none = no history anywhere (0)
+             * @enum {string}
+             */
+            delayBasis: "client" | "portfolio" | "none";
+            /** @description Median payment delay applied (days after the due date; negative = early) */
+            delayDays: number;
+            /**
+             * Format: date
+             * @description Earliest expected date among its not-yet-due invoices
+             */
+            nextExpectedDate: string | null;
+            openInvoices: number;
+            outstanding: number;
+            /** @description Outstanding on invoices whose due date is before the as-of day */
+            pastDue: number;
+            paymentsInHistory: number;
+        };
+        ForecastItem: {
+            client: string;
+            /** @enum {string} */
+            delayBasis: "client" | "portfolio" | "none";
+            delayDays: number;
+            /**
+             * Format: date
+             * @description Invoice day + credit days
+             */
+            dueDate: string;
+            /**
+             * Format: date
+             * @description Due date + the client's median delay
+             */
+            expectedDate: string;
+            id: string;
+            /** Format: date-time */
+            invoiceDate: string;
+            outstanding: number;
+            /** @description Expected date before the as-of day */
+            overdue: boolean;
+            /** @description Due date before the as-of day */
+            pastDue: boolean;
+            uuid: string;
+        };
         HealthResponse: {
             /** @enum {string} */
             status: "ok";
             uptimeSeconds: number;
             version: string;
+        };
+        HhiBands: {
+            /** @example 2500 */
+            highlyConcentratedAbove: number;
+            settingsSource: components["schemas"]["SettingSource"];
+            /**
+             * @description A client at or above this share (percent) is flagged
+             * @example 10
+             */
+            singleClientFlagPct: number;
+            /** @description Published source of the thresholds */
+            source: string;
+            /** @example 1500 */
+            unconcentratedBelow: number;
         };
         /** @description One CFDI concept line. Its tax treatment decides which base of the reconciliation it belongs to. */
         InvoiceConcept: {
@@ -927,12 +1666,61 @@ export interface components {
             /** @description Fiscal UUID of the complement or credit note */
             uuid: string;
         };
+        /** @description A quotient; `value` is null with a `reason` when the denominator is 0 (no km, no litres, no revenue...). */
+        Ratio: {
+            /**
+             * @description Why value is null (present only then)
+             * @example no km (division by zero)
+             */
+            reason?: string;
+            value: number | null;
+        };
         ReadyResponse: {
             /** @enum {string} */
             database: "up";
             latencyMs: number;
             /** @enum {string} */
             status: "ready";
+        };
+        /** @description Shortage deductions (concepts of kind shortage) on the non-cancelled invoices linked to the trips. */
+        Recovered: {
+            invoices: number;
+            lines: number;
+            litres: number;
+            value: number;
+        };
+        /** @description One route of the catalogue (origin → destination) with its volume and unit economics. */
+        RouteCatalogDetails: {
+            destination: components["schemas"]["RoutePlace"];
+            /** @description Mean distance of a leg on the route */
+            distanceKm: number;
+            /** @description Σ km of the route's legs */
+            km: number;
+            legs: number;
+            litres: number;
+            loadedLitres: number;
+            offloadedLitres: number;
+            origin: components["schemas"]["RoutePlace"];
+            revenue: number;
+            revenuePerKm: components["schemas"]["Ratio"];
+            revenuePerLitre: components["schemas"]["Ratio"];
+            /** @example OR000001→DE000014 */
+            routeKey: string;
+            trips: number;
+        };
+        RoutePlace: {
+            city: string;
+            /**
+             * @description Carta Porte location id
+             * @example OR000001
+             */
+            id: string;
+            name: string;
+            /**
+             * @description SAT state key
+             * @example VER
+             */
+            state: string;
         };
         RoutePoint: {
             /** @example Coatzacoalcos */
@@ -1035,6 +1823,11 @@ export interface components {
             /** @description RFC of the tenant the jobs belong to */
             tenant: string;
         };
+        /**
+         * @description `tenant` when the tenant stored the setting, `default` when the domain default applies.
+         * @enum {string}
+         */
+        SettingSource: "tenant" | "default";
         /** @description One leg of a trip, as stored. */
         ShipmentLeg: {
             /** @description Compact date YYYYMMDD */
@@ -1069,6 +1862,250 @@ export interface components {
         ShipmentsResponse: {
             data: (components["schemas"]["TripSummary"] | components["schemas"]["TripDocument"])[];
             meta: components["schemas"]["PaginationMeta"];
+        };
+        ShrinkageLeg: {
+            client: string;
+            /** @description Linked non-cancelled invoice, if any */
+            invoiceId: string | null;
+            legId: string;
+            loaded: number;
+            /** Format: date-time */
+            offloadDate: string | null;
+            offloaded: number;
+            recoverableLitres: number;
+            recoverableValue: number;
+            shipmentId: string;
+            shrinkagePercent: number;
+            shrinkageVolume: number;
+            tolerancePct: number;
+            tripId: string;
+        };
+        ShrinkageTotals: {
+            /** @description Σ litres beyond each leg's tolerance */
+            excessLitres: number;
+            legs: number;
+            legsOutOfTolerance: number;
+            legsWithGain: number;
+            loadedLitres: number;
+            offloadedLitres: number;
+            recoverableLitres: number;
+            /** @description Recoverable litres × price per litre (settings) */
+            recoverableValue: number;
+            recovered: components["schemas"]["Recovered"];
+            recoveryRatePct: components["schemas"]["Ratio"];
+            /** @description Σ (loaded − offloaded); volume gains included as negatives */
+            shrinkageLitres: number;
+            trips: number;
+            /** @description Product codes without a price (their litres are valued at 0) */
+            unpricedProductCodes: string[];
+        };
+        TaxClientTotals: {
+            /** @description Client RFC */
+            client: string;
+            /**
+             * @description Taxpayer type by RFC: 12 characters company (retains 4%), 13 person, XAXX/XEXX public (retain nothing)
+             * @enum {string}
+             */
+            clientKind: "company" | "person" | "public" | "unknown";
+            clientName: string;
+            totals: components["schemas"]["TaxTotals"];
+        };
+        TaxFinding: {
+            client: string;
+            /**
+             * @description Stable reason code (messages may change, codes do not).
+             * @enum {string}
+             */
+            code: "VAT_MISMATCH" | "RETENTION_MISMATCH" | "INVALID_VAT_RATE" | "TOTAL_MISMATCH" | "SUBTOTAL_MISMATCH" | "DISCOUNT_MISMATCH" | "VAT_SUM_MISMATCH" | "RETENTION_SUM_MISMATCH" | "NEGATIVE_TOTAL" | "RETENTION_MISSING" | "RETENTION_UNEXPECTED" | "FREIGHT_WITHOUT_RETENTION" | "FREIGHT_NOT_SUBJECT" | "INVALID_CLIENT_RFC" | "NO_CONCEPTS" | "EXEMPT_EXCLUDED" | "ACCESSORIAL_RETENTION" | "DOCUMENT_CANCELLED";
+            /** @description Index into the invoice concepts; null for a document-level finding */
+            conceptIndex: number | null;
+            /**
+             * Format: date-time
+             * @description Invoice emission instant
+             */
+            date: string;
+            declared: number;
+            /** @description declared − expected */
+            difference: number;
+            docId: string;
+            expected: number;
+            /**
+             * @description discrepancy = arithmetic mismatch; warning = retention missing/unexpected for the client type, data quality; info = excluded exempt amounts, accepted accessorial retention, cancelled document
+             * @enum {string}
+             */
+            kind: "discrepancy" | "warning" | "info";
+            message: string;
+            /** @description Month the document is reported in */
+            month: string;
+            /** @description Fiscal UUID of the invoice */
+            uuid: string;
+        };
+        /** @description Every finding is counted; the first `limit` are listed (discrepancies, then warnings, then info; each by invoice date). */
+        TaxFindings: {
+            /** @description Count per reason code (codes that occurred). */
+            byCode: {
+                [key: string]: number;
+            };
+            byKind: {
+                discrepancy: number;
+                info: number;
+                warning: number;
+            };
+            items: components["schemas"]["TaxFinding"][];
+            /** @enum {string|null} */
+            kind: "discrepancy" | "warning" | "info" | null;
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        TaxMonth: {
+            /** @description Per client within the month, by RFC. */
+            clients: components["schemas"]["TaxClientTotals"][];
+            /** @example 2026-10 */
+            month: string;
+            totals: components["schemas"]["TaxTotals"];
+        };
+        /** @description The tenant settings and rules that shaped the numbers. */
+        TaxParameters: {
+            /** @description How a retention on demurrage/handling is judged */
+            accessorialRetention: string;
+            /**
+             * @description Rates a taxed concept may declare (general 16% and border-region 8%, plus the tenant rate)
+             * @example [
+             *       0.16,
+             *       0.08
+             *     ]
+             */
+            allowedVatRates: number[];
+            /**
+             * @description Per-concept tolerance in pesos before declared ≠ expected is a discrepancy (default 0.01)
+             * @example 0.01
+             */
+            discrepancyTolerance: number;
+            /** @description Which concepts are freight (carry the retention) */
+            freightConcepts: string;
+            /**
+             * @description VAT retention rate on freight for company clients (default 0.04)
+             * @example 0.04
+             */
+            retentionRate: number;
+            retentionRule: string;
+            rounding: string;
+            /** @description `tenant` when the tenant stored the setting, `default` when the domain default applies. */
+            settingsSource: {
+                /** @enum {string} */
+                discrepancyTolerance: "tenant" | "default";
+                /** @enum {string} */
+                retentionRate: "tenant" | "default";
+                /** @enum {string} */
+                vatRate: "tenant" | "default";
+            };
+            /**
+             * @description Tenant VAT rate (default 0.16)
+             * @example 0.16
+             */
+            vatRate: number;
+        };
+        TaxPeriod: {
+            days: number;
+            /**
+             * Format: date
+             * @description Last day included (Mexico City)
+             */
+            endDate: string;
+            /** @description Longest period accepted */
+            maxDays: number;
+            /**
+             * @description `default` = the current month (no targetMonth, no dates)
+             * @enum {string}
+             */
+            source: "targetMonth" | "range" | "default";
+            /**
+             * Format: date
+             * @description First day included (Mexico City)
+             */
+            startDate: string;
+            /** @description The month asked for; null for a date range */
+            targetMonth: string | null;
+            /** @enum {string} */
+            timeZone: "America/Mexico_City";
+        };
+        /**
+         * @description Monthly reconciliation of SubTotal, VAT (IVA 16%/8%) and the 4% VAT retention, per month and per
+         *     client within the month, with the list of findings. Cancelled invoices are excluded from every
+         *     amount and counted apart (`cancelledDocuments`, `cancelledTotal`).
+         */
+        TaxSummaryResponse: {
+            /**
+             * @description Which date places a document in a month
+             * @enum {string}
+             */
+            basis: "invoice" | "payment";
+            /** @description The basis rule in words */
+            basisDescription: string;
+            /**
+             * Format: date-time
+             * @description When the summary was computed
+             */
+            computedAt: string;
+            filters: {
+                /** @description Client RFC filter; null for all clients */
+                client: string | null;
+                /**
+                 * @description Kind of findings listed; null lists all kinds
+                 * @enum {string|null}
+                 */
+                findingKind: "discrepancy" | "warning" | "info" | null;
+            };
+            findings: components["schemas"]["TaxFindings"];
+            /** @description Every month the period touches, in order (months without documents have zeros). */
+            months: components["schemas"]["TaxMonth"][];
+            parameters: components["schemas"]["TaxParameters"];
+            period: components["schemas"]["TaxPeriod"];
+            /**
+             * @description RFC of the authenticated tenant
+             * @example TGO850101AB1
+             */
+            tenant: string;
+            totals: components["schemas"]["TaxTotals"];
+        };
+        /**
+         * @description Sums over the non-cancelled documents in scope. `taxableBase` = Σ (amount − discount) of concepts subject to
+         *     VAT (ObjetoImp 02); `freightBase` = the part of it on freight concepts (the retention base);
+         *     `exempt` = concepts not subject to VAT (ObjetoImp 01/03: shortage deductions, indemnities), in SubTotal
+         *     but in no tax base, never a discrepancy. On the payment basis every amount is the share paid in the month.
+         */
+        TaxTotals: {
+            /** @description Cancelled documents in scope (excluded from every amount) */
+            cancelledDocuments: number;
+            /** @description Σ Total of the cancelled documents (information only) */
+            cancelledTotal: number;
+            /** @description Payment basis: Σ payments that count (capped at each Total); null on the invoice basis */
+            collected: number | null;
+            discount: number;
+            /** @description Non-cancelled documents summed */
+            documents: number;
+            documentsWithDiscrepancies: number;
+            exempt: {
+                indemnity: number;
+                /** @description Any other concept not subject to VAT */
+                other: number;
+                /** @description Shortage (faltante/merma) deductions */
+                shortage: number;
+                total: number;
+            };
+            findings: {
+                discrepancies: number;
+                infos: number;
+                warnings: number;
+            };
+            freightBase: number;
+            retention: components["schemas"]["DeclaredExpected"];
+            subtotal: number;
+            taxableBase: number;
+            /** @description Σ Total (payment basis: Σ amounts paid that count) */
+            total: number;
+            vat: components["schemas"]["DeclaredExpected"];
         };
         /** @description A trip exactly as stored (`detail=full`, and the legacy version 1 shape). Stored trips may carry further internal fields. */
         TripDocument: {
@@ -1171,11 +2208,59 @@ export interface components {
             };
             shipments: components["schemas"]["TripLegSummary"][];
         };
+        UnitEconomics: {
+            km: number;
+            legs: number;
+            /** @description Litres on the chosen basis */
+            litres: number;
+            loadedLitres: number;
+            offloadedLitres: number;
+            /** @description Σ leg billedFreight (MXN, before VAT, tolls excluded) */
+            revenue: number;
+            revenuePerKm: components["schemas"]["Ratio"];
+            revenuePerLitre: components["schemas"]["Ratio"];
+            trips: number;
+        };
         /**
          * @description Identifier of the user the alert is for (1–128 characters, no leading or trailing spaces).
          * @example user-0042
          */
         UserId: string;
+        UtilizationRow: {
+            activeDays: number;
+            daysInPeriod: number;
+            /** @description Vehicle id or driver id */
+            key: string;
+            km: number;
+            /** @description Plate or driver name */
+            label: string;
+            legs: number;
+            litres: number;
+            /** @enum {string} */
+            litresBasis: "loaded" | "offloaded";
+            revenue: number;
+            revenuePerKm: components["schemas"]["Ratio"];
+            trips: number;
+            utilization: components["schemas"]["Ratio"];
+        };
+        VehicleUnitEconomics: {
+            /**
+             * @description SAT vehicle configuration
+             * @example T3S2
+             */
+            config: string;
+            km: number;
+            legs: number;
+            litres: number;
+            loadedLitres: number;
+            offloadedLitres: number;
+            plate: string;
+            revenue: number;
+            revenuePerKm: components["schemas"]["Ratio"];
+            revenuePerLitre: components["schemas"]["Ratio"];
+            trips: number;
+            vehicle: string;
+        };
     };
     responses: {
         /** @description The request is malformed, has unknown or invalid parameters, or an unsupported `x-api-version`. One detail per problem. */
@@ -1426,10 +2511,19 @@ export interface components {
         /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
         Detail: "summary" | "full";
         /**
+         * @description Driver id, exact.
+         * @example OP-0001
+         */
+        Driver: string;
+        /**
          * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
          * @example 2026-03-31
          */
         EndDate: string;
+        /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
+        FindingKind: "discrepancy" | "warning" | "info";
+        /** @description Forecast buckets: `week` (ISO weeks, Monday–Sunday; default) or `month` (calendar months). The first bucket starts at the as-of day. */
+        ForecastBucket: "week" | "month";
         /** @description Session id announced by the `endpoint` event of `GET /sse`. */
         LegacySessionId: string;
         /**
@@ -1437,6 +2531,8 @@ export interface components {
          * @example 20
          */
         Limit: number;
+        /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
+        LitresBasis: "loaded" | "offloaded";
         /**
          * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
          * @example 1
@@ -1453,6 +2549,20 @@ export interface components {
          * @example 2026-01-01
          */
         StartDate: string;
+        /**
+         * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). Cannot be combined with `startDate`/`endDate`. Without any of the three: the current month.
+         * @example 2026-10
+         */
+        TargetMonth: string;
+        /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
+        TaxBasis: "invoice" | "payment";
+        /** @description One row per `vehicle` (default) or per `driver`. */
+        UtilizationGroupBy: "vehicle" | "driver";
+        /**
+         * @description Vehicle id (economic number), exact.
+         * @example ECO-101
+         */
+        Vehicle: string;
     };
     requestBodies: never;
     headers: {
@@ -1913,6 +3023,279 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getCashInflowForecast: {
+        parameters: {
+            query?: {
+                /** @description Forecast buckets: `week` (ISO weeks, Monday–Sunday; default) or `month` (calendar months). The first bucket starts at the as-of day. */
+                bucket?: components["parameters"]["ForecastBucket"];
+                /**
+                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @example PEM990101AB1
+                 */
+                client?: components["parameters"]["Client"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @example 2026-03-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @example 2026-01-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The forecast; `limit` caps `items` (open invoices listed). */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CashInflowForecastResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    auditDiscountsAndShrinkage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @example PEM990101AB1
+                 */
+                client?: components["parameters"]["Client"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @example 2026-03-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @example 2026-01-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit; `limit` caps `shrinkage.worstLegs`. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscountsAndShrinkageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    auditDispatchToBill: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @example PEM990101AB1
+                 */
+                client?: components["parameters"]["Client"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @example 2026-03-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @example 2026-01-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit; `limit` caps `unbilledTrips` and `preBilledTrips`. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatchToBillResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    auditFleetUtilization: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @example PEM990101AB1
+                 */
+                client?: components["parameters"]["Client"];
+                /**
+                 * @description Driver id, exact.
+                 * @example OP-0001
+                 */
+                driver?: components["parameters"]["Driver"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @example 2026-03-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /** @description One row per `vehicle` (default) or per `driver`. */
+                groupBy?: components["parameters"]["UtilizationGroupBy"];
+                /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
+                litresBasis?: components["parameters"]["LitresBasis"];
+                /**
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @example 2026-01-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /**
+                 * @description Vehicle id (economic number), exact.
+                 * @example ECO-101
+                 */
+                vehicle?: components["parameters"]["Vehicle"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FleetUtilizationResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getFreightUnitEconomics: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @example PEM990101AB1
+                 */
+                client?: components["parameters"]["Client"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @example 2026-03-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
+                litresBasis?: components["parameters"]["LitresBasis"];
+                /**
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @example 2026-01-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /**
+                 * @description Vehicle id (economic number), exact.
+                 * @example ECO-101
+                 */
+                vehicle?: components["parameters"]["Vehicle"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The unit economics; `limit` caps each list (clients, vehicles, routes). */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FinancialUnitEconomicsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listFinancialDocs: {
         parameters: {
             query?: {
@@ -2060,6 +3443,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ShipmentsResponse"] | components["schemas"]["TripDocument"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTaxSummary: {
+        parameters: {
+            query?: {
+                /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
+                basis?: components["parameters"]["TaxBasis"];
+                /**
+                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @example PEM990101AB1
+                 */
+                client?: components["parameters"]["Client"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @example 2026-03-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
+                findingKind?: components["parameters"]["FindingKind"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @example 2026-01-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /**
+                 * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). Cannot be combined with `startDate`/`endDate`. Without any of the three: the current month.
+                 * @example 2026-10
+                 */
+                targetMonth?: components["parameters"]["TargetMonth"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reconciliation of the period. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaxSummaryResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

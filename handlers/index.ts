@@ -3,6 +3,8 @@ import { healthHandlers } from './health.ts';
 import { financialDocsHandlers } from './financial-docs.ts';
 import { shipmentsHandlers } from './shipments.ts';
 import { alertsHandlers } from './alerts.ts';
+import { taxHandlers } from './tax.ts';
+import { analyticsHandlers } from './analytics.ts';
 
 /**
  * Every operationId of the spec bound to its handler. The `HandlerMap` type
@@ -14,6 +16,8 @@ export function createHandlers(deps: HandlerDeps): HandlerMap {
     ...financialDocsHandlers(deps),
     ...shipmentsHandlers(deps),
     ...alertsHandlers(deps),
+    ...taxHandlers(deps),
+    ...analyticsHandlers(deps),
   };
 }
 

@@ -34,6 +34,7 @@ const h = await startHarness(t, {
   build: { plugins: [alertsPlugin({ worker: true, settings: FAST, now: () => AS_OF, hooks: { beforeEvaluate }, name: 'in-app' })] },
 });
 await h.app.ready();
+t.teardown(async () => { console.error('TD start'); const w = h.app.alertWorker!; const t0=Date.now(); await w.stop(); console.error('TD worker stopped', Date.now()-t0); await h.app.close(); console.error('TD app closed', Date.now()-t0); await h.client.close(true); console.error('TD client closed', Date.now()-t0); await h.engine.stop(); console.error('TD engine stopped', Date.now()-t0); setTimeout(() => console.error('RES', process.getActiveResourcesInfo()), 2000).unref(); });
 
 const post = (body: Json) =>
   h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': KEY_A }, payload: body });
@@ -79,9 +80,9 @@ const afterCycle = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY_2
 const otherTenantOverdue = makeFinancialDoc({ tenant: TENANT_B, date: '2026-01-05T10:00' });
 
 // tax-findings, cycle 2026-03 (overdueShortCredit and notDueYet are March documents without findings)
-const taxVat = makeFinancialDoc({ tenant: TENANT_A, date: '2026-03-05T10:00', concepts: [freight(10_000, { vat: 1_500 })] });
-const taxNoRetention = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-06T10:00', concepts: [freight(10_000, { retentionRate: 0, retention: 0 })] });
-const taxPersonRetention = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_PERSON, date: '2026-03-07T10:00', concepts: [freight(10_000, { retentionRate: 0.04, retention: 400 })], payments: [payment(10_800, '2026-03-08')] });
+const taxVat = makeFinancialDoc({ tenant: TENANT_A, date: '2026-03-05T10:00', concepts: [freight(10_000, { vat: 1_500 })], payments: [payment(11_100, '2026-03-20')] });
+const taxNoRetention = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-06T10:00', concepts: [freight(10_000, { retentionRate: 0, retention: 0 })], payments: [payment(11_600, '2026-03-20')] });
+const taxPersonRetention = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_PERSON, date: '2026-03-07T10:00', concepts: [freight(10_000, { retentionRate: 0.04, retention: 400 })], payments: [payment(11_200, '2026-03-08')] });
 const taxShortage = makeFinancialDoc({ tenant: TENANT_A, date: '2026-03-08T10:00', concepts: [freight(10_000), shortage(500)], payments: [payment(11_700, '2026-03-09')] });
 const taxCancelled = makeFinancialDoc({ tenant: TENANT_A, date: '2026-03-09T10:00', concepts: [freight(10_000, { vat: 1 })], cancelled: true });
 const taxFebruary = makeFinancialDoc({ tenant: TENANT_A, date: '2026-02-27T10:00', concepts: [freight(10_000, { vat: 1 })], payments: [payment(10_601, '2026-03-01')] });
@@ -165,7 +166,7 @@ t.test('unbilled-deliveries', async (t) => {
     [unbilledMissing._id, 4_250, 'linked invoice not found', 'critical'],
   ]);
   t.same(r.summary, { findings: 3, critical: 3, warning: 0, info: 0, amount: 19_250 });
-  t.equal(r.findings[0].details.daysSinceDelivery, 36);
+  t.equal(r.findings[0].details.daysSinceDelivery, 35, 'delivered 2026-03-06T00:00Z, 35.75 days before the evaluation');
 });
 
 t.test('nothing found: a clear record', async (t) => {

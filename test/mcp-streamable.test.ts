@@ -86,6 +86,35 @@ t.test('tenant isolation: a session only ever sees its own tenant', async (t) =>
   }
 });
 
+t.test('writes over MCP: alert jobs are scheduled for, listed to and cancelled by their own tenant only', async (t) => {
+  const a = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const b = await connect(t, base, 'streamable', { 'x-api-key': KEY_B });
+  const body = { userIds: ['mcp-user-1', 'mcp-user-2'], ruleId: 'overdue-invoices', cycleKey: '2026-05', nameAlert: 'Vencidas (MCP)' };
+  const foreign = await a.callTool({ name: 'scheduleAlerts', arguments: { body: { ...body, tenantId: TENANT_B } } });
+  t.equal(foreign.isError, true, "naming another tenant is refused");
+  t.equal((foreign.structuredContent as { error: { code: number } }).error.code, 403);
+  const scheduled = await a.callTool({ name: 'scheduleAlerts', arguments: { body, 'idempotency-key': 'mcp-test-0001' } });
+  t.notOk(scheduled.isError, JSON.stringify(scheduled.structuredContent));
+  const jobsOf = async (client: Client) => {
+    const res = await client.callTool({ name: 'listAlertJobs', arguments: { cycleKey: '2026-05', limit: 100 } });
+    return (res.structuredContent as { data: { id: string; tenant: string; userId: string }[] }).data;
+  };
+  const jobsA = await jobsOf(a);
+  t.same(jobsA.map((j) => j.userId).sort(), body.userIds, 'one job per user, for A');
+  t.ok(jobsA.every((j) => j.tenant === TENANT_A));
+  t.same(await jobsOf(b), [], "B never sees A's jobs");
+  const id = jobsA[0]?.id ?? '';
+  const cancelByB = await b.callTool({ name: 'cancelAlertJob', arguments: { id } });
+  t.equal(cancelByB.isError, true);
+  t.equal((cancelByB.structuredContent as { error: { code: number } }).error.code, 404, "A's job does not exist for B");
+  const cancelByA = await a.callTool({ name: 'cancelAlertJob', arguments: { id } });
+  t.notOk(cancelByA.isError, JSON.stringify(cancelByA.structuredContent));
+  t.equal((await jobsOf(a)).length, 1);
+  const noId = await a.callTool({ name: 'cancelAlertJob', arguments: {} });
+  t.equal(noId.isError, true, 'a missing path parameter is a tool error');
+  t.same((noId.structuredContent as { error: { details: string[] } }).error.details, ['id is required']);
+});
+
 t.test('invalid arguments: tool error with the REST error body, session still usable', async (t) => {
   const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
   const bad = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 500 } });

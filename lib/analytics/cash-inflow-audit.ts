@@ -132,7 +132,8 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
   // Payment delays from the complements dated in the period.
   const past: PastPayment[] = [];
   for (const row of history) {
-    if (invoiceCancellation(row) !== null) continue;
+    // invoiceCancellation reads only invoice.uuid and canceled, which the row carries.
+    if (invoiceCancellation(row as unknown as Pick<FinancialDocument, 'invoice' | 'canceled'>) !== null) continue;
     const due = dueInstant(row.date, creditDays(row.client));
     for (const p of row.payments) if (!isPaymentCancelled(row, p)) past.push({ client: row.client, dueDate: due, paidDate: p.date });
   }

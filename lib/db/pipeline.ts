@@ -27,15 +27,16 @@ export const mxMonthExpr = (epochMs: unknown): Document => ({ $dateToString: { f
 /**
  * True when the invoice itself is cancelled (a record of target 'invoice'
  * naming its current UUID, case-insensitive, as lib/finance/cancellation.ts
- * decides), optionally only by records dated up to `asOf`.
+ * decides), optionally only by records dated up to `asOf`. `root` addresses
+ * the document: '$' at the top level, '$$d.' for a variable (e.g. a $lookup result).
  */
-export function invoiceCancelledExpr(asOf?: number): Document {
+export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
   const conds: Document[] = [
     { $eq: ['$$c.target', 'invoice'] },
-    { $eq: [{ $toLower: '$$c.uuid' }, { $toLower: '$invoice.uuid' }] },
+    { $eq: [{ $toLower: '$$c.uuid' }, { $toLower: `${root}invoice.uuid` }] },
   ];
   if (asOf !== undefined) conds.push({ $lte: ['$$c.date', asOf] });
-  return { $gt: [{ $size: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $and: conds } } } }, 0] };
+  return { $gt: [{ $size: { $filter: { input: { $ifNull: [`${root}canceled`, []] }, as: 'c', cond: { $and: conds } } } }, 0] };
 }
 
 /** A concept (`$$<name>`) is freight: kind 'freight', or kind 'other' under a 781018 key (isFreightConcept). */
@@ -62,3 +63,37 @@ export const conceptCountWhere = (cond: unknown): Document => sumOver('$invoice.
 
 /** Σ product litres of a leg (`$$<leg>`), loaded or offloaded. */
 export const legLitres = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, { $ifNull: [`$$this.${which}`, 0] });
+
+/** Fields of `conceptSumsExpr`. */
+export const CONCEPT_SUM_FIELDS = [
+  'grossFreightC', 'freightDiscountC', 'demurrageC', 'demurrageLines', 'handlingC', 'handlingLines', 'shortageC', 'shortageLines', 'shortageLitres',
+] as const;
+
+/**
+ * One pass over an invoice's concepts (a single `$reduce` with an object
+ * accumulator: several separate `$reduce`s cost several passes), giving
+ * integer-cent sums of gross freight, freight discounts, demurrage, handling
+ * and shortage (with line counts and shortage litres = concept quantity).
+ */
+export function conceptSumsExpr(concepts: string): Document {
+  const kindIs = (kind: string): Document => ({ $eq: ['$$this.kind', kind] });
+  const add = (field: string, cond: Document, value: unknown): Document => ({ $add: [`$$value.${field}`, { $cond: [cond, value, 0] }] });
+  const initialValue = Object.fromEntries(CONCEPT_SUM_FIELDS.map((f) => [f, 0]));
+  return {
+    $reduce: {
+      input: { $ifNull: [concepts, []] },
+      initialValue,
+      in: {
+        grossFreightC: add('grossFreightC', isFreightExpr('this'), centsExpr('$$this.amount')),
+        freightDiscountC: add('freightDiscountC', isFreightExpr('this'), centsExpr('$$this.discount')),
+        demurrageC: add('demurrageC', kindIs('demurrage'), centsExpr('$$this.amount')),
+        demurrageLines: add('demurrageLines', kindIs('demurrage'), 1),
+        handlingC: add('handlingC', kindIs('handling'), centsExpr('$$this.amount')),
+        handlingLines: add('handlingLines', kindIs('handling'), 1),
+        shortageC: add('shortageC', kindIs('shortage'), centsExpr('$$this.amount')),
+        shortageLines: add('shortageLines', kindIs('shortage'), 1),
+        shortageLitres: add('shortageLitres', kindIs('shortage'), { $ifNull: ['$$this.quantity', 0] }),
+      },
+    },
+  };
+}

@@ -1,6 +1,7 @@
 /**
- * MCP interface for AI agents. buildApp registers it (option `mcp`); scripts
- * only choose options, e.g. `buildApp({ ..., mcp: mcpOptionsFromEnv() })`.
+ * MCP interface for AI agents. buildApp registers it by default (option
+ * `mcp`: options, or `false` to leave it out); without explicit options the
+ * MCP_* environment variables apply (see mcpOptionsFromEnv).
  */
 export { registerMcp, mcpOptionsFromEnv, type McpOptions, type McpHandle, type RegisterMcpArgs } from './transports.ts';
 export { buildToolTable, toolInputSchema, isToolOperation, dispatchTool, toToolResult, type ToolDefinition } from './tools-from-spec.ts';

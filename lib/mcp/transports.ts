@@ -86,7 +86,8 @@ const hasInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.so
  * dispatched to them). Returns the tool table and the session registry.
  */
 export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): Promise<McpHandle> {
-  const opts = { ...DEFAULTS, ...stripUndefined(args) };
+  // Explicit options win over the environment (MCP_* variables), which wins over the defaults.
+  const opts = { ...DEFAULTS, ...mcpOptionsFromEnv(process.env), ...stripUndefined(args) };
   const tools = buildToolTable(args.spec);
   const catalog: McpCatalog = { tools, resources: buildResources(args.spec, tools), version: args.version };
   const authenticate = makeAuthenticate(args.db);

@@ -220,10 +220,11 @@ class Acc {
   }
 }
 
-export interface ClientTaxTotals extends TaxTotals {
+export interface ClientTaxTotals {
   client: string;
   clientName: string;
   clientKind: TaxpayerKind | 'unknown';
+  totals: TaxTotals;
 }
 
 export interface MonthTaxTotals {
@@ -266,7 +267,7 @@ export class TaxTotalsAccumulator {
         return {
           month,
           totals: (m?.acc ?? new Acc()).out(this.basis),
-          clients: clients.map(([client, v]) => ({ client, clientName: v.name, clientKind: v.kind, ...v.acc.out(this.basis) })),
+          clients: clients.map(([client, v]) => ({ client, clientName: v.name, clientKind: v.kind, totals: v.acc.out(this.basis) })),
         };
       }),
     };

@@ -1,0 +1,16 @@
+import { startEmbeddedMongo } from './lib/db/embedded.ts';
+import { connectMongo } from './lib/db/client.ts';
+import { ensureIndexes } from './lib/db/indexes.ts';
+import { loadDemoData } from './lib/demo/load.ts';
+import { startService } from './test/helpers/service.ts';
+const engine = await startEmbeddedMongo({});
+const { client, db } = await connectMongo(engine.uri, 'contract');
+await ensureIndexes(db);
+const t0 = Date.now();
+await loadDemoData(db, { invoices: 300, trips: 300 });
+console.log('demo loaded in', Date.now() - t0);
+await client.close();
+const svc = await startService({ mongodbUri: engine.uri, mongodbDb: 'contract', env: { RATE_LIMIT_MAX: '10000000' } });
+console.log('BASE', svc.base);
+process.on('SIGINT', async () => { await svc.stop(); await engine.stop(); process.exit(0); });
+setInterval(() => {}, 1000);

@@ -1,0 +1,200 @@
+/**
+ * `npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]`
+ *
+ * Starts an in-memory embedded engine, loads ONE demo tenant (TGO) with N
+ * invoices and N trips through the demo generator (lib/demo), builds the app
+ * exactly as production does and times every read operation through
+ * `app.inject` (HTTP stack included: auth, validation, serialisation): both
+ * lists (summary/full, with filters), the tax summary and the five audits.
+ * Prints a table of median / p95 / min / max per operation and the peak
+ * resident memory of this Node process and of the engine's JVM.
+ *
+ * The clock is pinned to the day after the dataset ends (2026-11-16 12:00
+ * Mexico City), so the default periods (last 90 days, current month) cover data.
+ */
+import { parseArgs } from 'node:util';
+import { readFileSync, readdirSync } from 'node:fs';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { financialDocs } from '../lib/db/collections.ts';
+import { storeApiKey } from '../lib/auth/api-keys.ts';
+import { buildApp } from '../lib/app.ts';
+import { loadConfig } from '../lib/config.ts';
+import { generateTenant } from '../lib/demo/generate.ts';
+import { DEFAULT_DEMO_SEED, DEMO_TENANTS, insertTenantData } from '../lib/demo/load.ts';
+import { percentile } from '../lib/analytics/stats.ts';
+import { progressReporter } from './progress.ts';
+
+const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]
+
+  --invoices N   financial documents of the tenant (default 100000)
+  --trips N      trips of the tenant (default 100000)
+  --runs N       timed runs per operation (default 5)
+  --warmup N     untimed runs first (default 1)
+  --only S       only operations whose name contains S
+  --json         print the results as JSON instead of a table
+
+Environment: EMBEDDED_MONGO_XMX (engine heap; this script defaults it to 6g).`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        invoices: { type: 'string' },
+        trips: { type: 'string' },
+        runs: { type: 'string' },
+        warmup: { type: 'string' },
+        only: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+})();
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const int = (name: string, raw: string | undefined, fallback: number, min: number): number => {
+  if (raw === undefined) return fallback;
+  const n = Number(raw.replace(/_/g, ''));
+  if (!Number.isInteger(n) || n < min || n > 10_000_000) fail(`--${name} must be an integer ≥ ${min} (got "${raw}")`);
+  return n;
+};
+const invoices = int('invoices', values.invoices, 100_000, 0);
+const tripCount = int('trips', values.trips, 100_000, 0);
+const runs = int('runs', values.runs, 5, 1);
+const warmup = int('warmup', values.warmup, 1, 0);
+
+/** Peak resident set (VmHWM) of the engine JVM: a child of this process running the launcher jar. */
+function jvmPeakRssMb(): number | null {
+  try {
+    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('embedded-mongo')) continue;
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      return hwm ? Math.round(Number(hwm[1]) / 1024) : null;
+    }
+  } catch {
+    /* not Linux */
+  }
+  return null;
+}
+
+const tenant = DEMO_TENANTS[0]!;
+process.env.EMBEDDED_MONGO_XMX ||= '6g';
+const t0 = performance.now();
+const engine = await startEmbeddedMongo({});
+const { client, db } = await connectMongo(engine.uri, 'bench', { serverSelectionTimeoutMS: 5000 });
+await ensureIndexes(db);
+const generated = generateTenant({ tenant: tenant.rfc, name: tenant.name, seed: DEFAULT_DEMO_SEED, invoices, trips: tripCount });
+const loadStart = performance.now();
+const inserted = await insertTenantData(db, generated, progressReporter(`loading ${tenant.rfc}`));
+const loadSeconds = (performance.now() - loadStart) / 1000;
+await storeApiKey(db, { key: tenant.apiKey, tenant: tenant.rfc, label: 'bench' });
+
+const now = new Date('2026-11-16T12:00:00-06:00');
+const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000', QUERY_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000', DOCUMENT_BASE_URL: 'http://localhost:3000/files' });
+const app = await buildApp({ config, db, logger: false, now: () => now });
+
+const top = await financialDocs(db).aggregate<{ _id: string }>([{ $match: { company: tenant.rfc } }, { $group: { _id: '$client', n: { $sum: 1 } } }, { $sort: { n: -1 } }, { $limit: 1 }]).toArray();
+const topClient = top[0]?._id ?? 'XAXX010101000';
+
+const CASES: [string, string][] = [
+  ['financial-docs summary', '/api/financial-docs'],
+  ['financial-docs full limit=100', '/api/financial-docs?detail=full&limit=100'],
+  ['financial-docs client+90d', `/api/financial-docs?client=${topClient}&startDate=2026-08-18&endDate=2026-11-15`],
+  ['financial-docs paymentStatus=partial', '/api/financial-docs?paymentStatus=partial'],
+  ['financial-docs page 50', '/api/financial-docs?page=50&limit=100'],
+  ['shipments summary', '/api/shipments'],
+  ['shipments full limit=100', '/api/shipments?detail=full&limit=100'],
+  ['shipments client+offload 90d', `/api/shipments?client=${topClient}&dateFilterBy=offload&startDate=2026-08-18&endDate=2026-11-15`],
+  ['shipments status=2 (in transit)', '/api/shipments?status=2'],
+  ['tax-summary month (invoice basis)', '/api/tax-summary?targetMonth=2026-10'],
+  ['tax-summary month (payment basis)', '/api/tax-summary?targetMonth=2026-10&basis=payment'],
+  ['tax-summary month, one client', `/api/tax-summary?targetMonth=2026-10&client=${topClient}`],
+  ['tax-summary 366 days', '/api/tax-summary?startDate=2025-11-15&endDate=2026-11-15'],
+  ['cash-inflow-forecast 90d', '/api/analytics/cash-inflow-forecast'],
+  ['cash-inflow-forecast 366d monthly', '/api/analytics/cash-inflow-forecast?startDate=2025-11-15&endDate=2026-11-15&bucket=month'],
+  ['discounts-and-shrinkage 90d', '/api/analytics/discounts-and-shrinkage'],
+  ['discounts-and-shrinkage 366d', '/api/analytics/discounts-and-shrinkage?startDate=2025-11-15&endDate=2026-11-15'],
+  ['fleet-utilization 90d by vehicle', '/api/analytics/fleet-utilization'],
+  ['fleet-utilization 366d by driver', '/api/analytics/fleet-utilization?startDate=2025-11-15&endDate=2026-11-15&groupBy=driver'],
+  ['dispatch-to-bill 90d', '/api/analytics/dispatch-to-bill'],
+  ['dispatch-to-bill 366d', '/api/analytics/dispatch-to-bill?startDate=2025-11-15&endDate=2026-11-15'],
+  ['unit-economics 90d', '/api/analytics/unit-economics'],
+  ['unit-economics 366d offloaded', '/api/analytics/unit-economics?startDate=2025-11-15&endDate=2026-11-15&litresBasis=offloaded'],
+];
+
+interface Result { name: string; url: string; medianMs: number; p95Ms: number; minMs: number; maxMs: number; bytes: number }
+const results: Result[] = [];
+for (const [name, url] of CASES) {
+  if (values.only && !name.includes(values.only)) continue;
+  const times: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < warmup + runs; i++) {
+    const start = performance.now();
+    const res = await app.inject({ method: 'GET', url, headers: { 'x-api-key': tenant.apiKey } });
+    const ms = performance.now() - start;
+    if (res.statusCode !== 200) throw new Error(`${name}: ${url} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);
+    bytes = res.rawPayload.length;
+    if (i >= warmup) times.push(ms);
+  }
+  const r = (x: number | null): number => Math.round((x ?? 0) * 10) / 10;
+  results.push({ name, url, medianMs: r(percentile(times, 50)), p95Ms: r(percentile(times, 95)), minMs: r(Math.min(...times)), maxMs: r(Math.max(...times)), bytes });
+  if (!values.json) process.stderr.write(`  ${name}: median ${r(percentile(times, 50))} ms\n`);
+}
+
+const nodePeakMb = Math.round(process.resourceUsage().maxRSS / 1024);
+const jvmPeakMb = jvmPeakRssMb();
+await app.close();
+await client.close(true);
+await engine.stop();
+
+const summary = {
+  tenant: tenant.rfc,
+  invoices: inserted.financialDocs,
+  trips: inserted.trips,
+  loadSeconds: Math.round(loadSeconds),
+  runs,
+  warmup,
+  node: process.version,
+  nodePeakRssMb: nodePeakMb,
+  engineJvmPeakRssMb: jvmPeakMb,
+  totalSeconds: Math.round((performance.now() - t0) / 1000),
+};
+if (values.json) {
+  process.stdout.write(`${JSON.stringify({ summary, results }, null, 2)}\n`);
+} else {
+  const pad = (s: string, n: number) => s.padEnd(n);
+  const num = (x: number, n: number) => String(x).padStart(n);
+  const w = Math.max(...results.map((r) => r.name.length), 9);
+  const lines = [
+    `Tenant ${summary.tenant}: ${summary.invoices} invoices, ${summary.trips} trips (loaded in ${summary.loadSeconds} s); ${runs} runs after ${warmup} warm-up; Node ${summary.node}`,
+    '',
+    `| ${pad('operation', w)} | median ms | p95 ms | min ms | max ms | response bytes |`,
+    `| ${'-'.repeat(w)} | --------: | -----: | -----: | -----: | -------------: |`,
+    ...results.map((r) => `| ${pad(r.name, w)} | ${num(r.medianMs, 9)} | ${num(r.p95Ms, 6)} | ${num(r.minMs, 6)} | ${num(r.maxMs, 6)} | ${num(r.bytes, 14)} |`),
+    '',
+    `Peak RSS: Node process ${nodePeakMb} MB; embedded engine JVM ${jvmPeakMb === null ? 'n/a' : `${jvmPeakMb} MB`} (heap cap ${process.env.EMBEDDED_MONGO_XMX}). Total ${summary.totalSeconds} s.`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// Idempotent install of the contract-testing tools, run by `npm test` (pretest) and by
+// test/contract-schemathesis.test.ts before it runs:
+//
+//   .venv/ (gitignored)  a Python virtual environment with schemathesis==SCHEMATHESIS_VERSION
+//
+// Fast when up to date: one stat of .venv/.schemathesis-<version> (written after a
+// successful install) and of .venv/bin/st. Otherwise `python3 -m venv .venv` (reused when
+// present) and `pip install schemathesis==<version>` (about 15 s). A lock directory keeps
+// two concurrent setups from installing into the same venv at once.
+//
+// Flags: --force (reinstall), --print-bin (print the path of `st` on the last line).
+// Env: PYTHON (interpreter to create the venv with; default python3, then python).
+// Exit code 1 when Python or the install fails: the contract tests cannot run without it.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const SCHEMATHESIS_VERSION = '4.32.5';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const venv = path.join(root, '.venv');
+const isWindows = process.platform === 'win32';
+const bin = path.join(venv, isWindows ? 'Scripts' : 'bin');
+const st = path.join(bin, isWindows ? 'st.exe' : 'st');
+const pip = path.join(bin, isWindows ? 'pip.exe' : 'pip');
+const stamp = path.join(venv, `.schemathesis-${SCHEMATHESIS_VERSION}`);
+const lockDir = path.join(venv, '.setup.lock');
+
+const args = new Set(process.argv.slice(2));
+const force = args.has('--force');
+
+const say = (msg) => process.stdout.write(`[setup-venv] ${msg}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function run(cmd, cmdArgs) {
+  return new Promise((resolve) => {
+    let output = '';
+    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', (error) => resolve({ code: -1, error, output }));
+    child.on('close', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
+
+const upToDate = () => !force && existsSync(stamp) && existsSync(st);
+
+async function withLock(fn) {
+  const STALE_MS = 10 * 60_000;
+  mkdirSync(venv, { recursive: true }); // `python -m venv` is fine with an existing directory
+  for (let said = false; ; ) {
+    try {
+      mkdirSync(lockDir);
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      let age = 0;
+      try {
+        age = Date.now() - statSync(lockDir).mtimeMs;
+      } catch {
+        continue;
+      }
+      if (age > STALE_MS) {
+        rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (!said) say('another setup is installing schemathesis, waiting…');
+      said = true;
+      await sleep(500);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+async function install() {
+  if (upToDate()) return true;
+  return withLock(async () => {
+    if (upToDate()) return true; // a concurrent setup just did it
+    const started = Date.now();
+    if (!existsSync(pip)) {
+      const candidates = process.env.PYTHON ? [process.env.PYTHON] : ['python3', 'python'];
+      let created = false;
+      for (const python of candidates) {
+        say(`creating the virtual environment: ${python} -m venv .venv`);
+        const res = await run(python, ['-m', 'venv', venv]);
+        if (res.code === 0) {
+          created = true;
+          break;
+        }
+        say(res.error?.code === 'ENOENT' ? `${python} not found` : `${python} -m venv failed:\n${res.output.trim()}`);
+      }
+      if (!created) {
+        say('Python 3.9+ with the venv module is needed for the contract tests (Debian/Ubuntu: apt-get install -y python3-venv)');
+        return false;
+      }
+    }
+    say(`installing schemathesis==${SCHEMATHESIS_VERSION} into .venv`);
+    const res = await run(pip, ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+    if (res.code !== 0 || !existsSync(st)) {
+      say(`pip install failed (exit code ${res.code}):\n${res.output.trim()}`);
+      return false;
+    }
+    // Stamps of other versions go: the stamp names what is installed.
+    for (const f of readdirSync(venv)) if (f.startsWith('.schemathesis-')) rmSync(path.join(venv, f), { force: true });
+    writeFileSync(stamp, `${new Date().toISOString()}\n`);
+    say(`schemathesis ${SCHEMATHESIS_VERSION} installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return true;
+  });
+}
+
+if (!(await install())) process.exit(1);
+if (args.has('--print-bin')) process.stdout.write(`${st}\n`);

@@ -1,0 +1,88 @@
+/**
+ * The service as production runs it: `scripts/start.ts` in a child process
+ * (`node --import tsx`, one process, so signals reach it directly), on a
+ * database the caller provides (MONGODB_URI), listening on an ephemeral port.
+ * Used by the contract (schemathesis), shutdown and soak tests and `npm run soak`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface RunningService {
+  /** http://127.0.0.1:<port> */
+  base: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (or the signal name) once the process is gone. */
+  exited: Promise<number | string>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
+  stop(graceMs?: number): Promise<number | string>;
+}
+
+export interface StartServiceOptions {
+  mongodbUri: string;
+  mongodbDb: string;
+  env?: Record<string, string>;
+  /** How long to wait for the "listening on" line (default 60 s). */
+  timeoutMs?: number;
+}
+
+export async function startService(opts: StartServiceOptions): Promise<RunningService> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      // Nothing from the test runner's own environment should leak into the service's config.
+      TAP: '',
+      NODE_OPTIONS: '',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      MONGODB_URI: opts.mongodbUri,
+      MONGODB_DB: opts.mongodbDb,
+      ...opts.env,
+    },
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the service did not start within ${opts.timeoutMs ?? 60_000} ms:\n${out}`));
+    }, opts.timeoutMs ?? 60_000);
+    const onData = () => {
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((how) => {
+      clearTimeout(timer);
+      reject(new Error(`the service exited (${how}) before listening:\n${out}`));
+    });
+  });
+  return {
+    base,
+    child,
+    output: () => out,
+    exited,
+    async stop(graceMs = 10_000) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        const how = await exited;
+        clearTimeout(timer);
+        return how;
+      }
+      return exited;
+    },
+  };
+}
