@@ -602,7 +602,7 @@ export interface components {
             nameAlert: string;
             ruleId: components["schemas"]["RuleId"];
             /**
-             * @description `triggered` when the rule found something, `clear` otherwise
+             * @description `triggered` when the rule found at least one critical or warning finding; `clear` otherwise (informational findings alone do not trigger)
              * @enum {string}
              */
             status: "triggered" | "clear";
@@ -626,7 +626,7 @@ export interface components {
             meta: components["schemas"]["AlertsPageMeta"];
         };
         AlertSummary: {
-            /** @description Sum of the findings' amounts (MXN) */
+            /** @description Sum of the absolute amounts of all findings (MXN) */
             amount: number;
             critical: number;
             /** @description All findings, including those not listed because of the cap */
@@ -1779,7 +1779,7 @@ export interface components {
              */
             individual: boolean;
             /**
-             * @description Human-readable name of the alert, copied to each job and alert record.
+             * @description Human-readable name of the alert, copied to each job and alert record. Not blank.
              * @example Facturas vencidas marzo
              */
             nameAlert: string;
@@ -2094,6 +2094,7 @@ export interface components {
                 shortage: number;
                 total: number;
             };
+            /** @description Findings of the non-cancelled documents (a cancelled one has only its DOCUMENT_CANCELLED info, listed in `findings`). */
             findings: {
                 discrepancies: number;
                 infos: number;
@@ -2222,7 +2223,7 @@ export interface components {
             trips: number;
         };
         /**
-         * @description Identifier of the user the alert is for (1–128 characters, no leading or trailing spaces).
+         * @description Identifier of the user the alert is for (1–128 characters, no leading or trailing whitespace, no line breaks).
          * @example user-0042
          */
         UserId: string;
@@ -2600,7 +2601,7 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /** @description Only alerts of this rule. */
                 ruleId?: components["schemas"]["RuleId"];
-                /** @description `triggered` (something was found) or `clear`. */
+                /** @description `triggered` (a critical or warning finding) or `clear`. */
                 status?: "triggered" | "clear";
                 /** @description Only alerts of this user. */
                 userId?: components["schemas"]["UserId"];

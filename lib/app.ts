@@ -8,7 +8,8 @@ import type { AppConfig } from './config.ts';
 import { createHandlers, type HandlerDeps } from '../handlers/index.ts';
 import type { OperationId } from '../handlers/types.ts';
 import { makeAuthenticate } from './http/auth.ts';
-import { errorHandler, notFoundHandler } from './http/error-handler.ts';
+import { makeErrorHandlers } from './http/error-handler.ts';
+import { clientErrorHandler, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
 import { generatedValidatorCompiler } from './http/validator-compiler.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
@@ -47,8 +48,14 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    // Slow clients get 408 within about a second of the limit (Node checks every 30 s by default).
+    http: { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
+    // 408/431/400 from the HTTP parser in the error shape (lib/http/hardening.ts).
+    clientErrorHandler,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // While closing, requests already on open connections are still served (with
+    // `connection: close`); the server stops accepting new connections.
+    return503OnClosing: false,
     // Routes are exactly the spec's operations; no implicit HEAD twins.
     exposeHeadRoutes: false,
     forceCloseConnections: 'idle',
@@ -60,7 +67,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // Responses are shaped by the domain layer and checked against the spec in tests;
   // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // A known path with another method is 405 with `allow` (the index sees every route registered below).
+  const { errorHandler, notFoundHandler } = makeErrorHandlers(routeMethodIndex(app).methodsFor);
   app.setErrorHandler(errorHandler);
+  // Bodies are JSON only: anything else is 415 (Fastify would otherwise hand text/plain bodies through unvalidated).
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -95,14 +106,21 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   };
   const handlers = createHandlers(deps);
   const authenticate = makeAuthenticate(db);
-  const secured = new Map(listOperations(spec).map((op) => [op.operationId, op.secured]));
+  const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
+  const deadline = requestDeadline(config.requestTimeoutMs);
 
   await app.register(openapiGlue, {
     specification: structuredClone(spec),
     operationResolver: (operationId: string) => {
       const handler = handlers[operationId as OperationId];
       if (!handler) throw new Error(`no handler for operation ${operationId}`);
-      return { handler, ...(secured.get(operationId) ? { onRequest: authenticate } : {}) } as never;
+      const op = operations.get(operationId);
+      return {
+        handler,
+        // The deadline starts first: authentication reads the database too.
+        onRequest: op?.secured ? [deadline, authenticate] : [deadline],
+        ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
+      } as never;
     },
   });
 

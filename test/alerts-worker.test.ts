@@ -4,7 +4,7 @@
  * backoff and recorded, two workers on one database run each job exactly once,
  * and stopping drains running evaluations.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { MongoClient, ObjectId } from 'mongodb';
 import { startHarness, assertConforms, KEY_A, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import {
@@ -19,9 +19,11 @@ import { createAlertWorker, type AlertJobContext } from '../lib/alerts/worker.ts
 import { mongoClientOptions } from '../lib/db/client.ts';
 
 type Json = Record<string, any>;
+type Tap = Test;
 const AS_OF = new Date('2026-04-10T18:00:00Z'); // 12:00 in Mexico City
-const FAST = { processEveryMs: 150, retryDelayMs: 100, maxRetries: 3, lockLifetimeMs: 5000, drainTimeoutMs: 10_000 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Short lock lifetime: Agenda 6.2.6 leaves a ref'd watchdog timer of lockLifetime / 2 behind every run.
+const FAST = { processEveryMs: 150, retryDelayMs: 100, maxRetries: 3, lockLifetimeMs: 4000, drainTimeoutMs: 10_000 };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Test hook: `extraData.failTimes` fails the first N attempts, `extraData.sleepMs` slows an evaluation. */
 async function beforeEvaluate(job: AlertJobContext): Promise<void> {
@@ -34,7 +36,6 @@ const h = await startHarness(t, {
   build: { plugins: [alertsPlugin({ worker: true, settings: FAST, now: () => AS_OF, hooks: { beforeEvaluate }, name: 'in-app' })] },
 });
 await h.app.ready();
-t.teardown(async () => { console.error('TD start'); const w = h.app.alertWorker!; const t0=Date.now(); await w.stop(); console.error('TD worker stopped', Date.now()-t0); await h.app.close(); console.error('TD app closed', Date.now()-t0); await h.client.close(true); console.error('TD client closed', Date.now()-t0); await h.engine.stop(); console.error('TD engine stopped', Date.now()-t0); setTimeout(() => console.error('RES', process.getActiveResourcesInfo()), 2000).unref(); });
 
 const post = (body: Json) =>
   h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': KEY_A }, payload: body });
@@ -51,7 +52,7 @@ async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined |
 }
 
 /** Schedules one job (due now) and waits until its record exists. */
-async function runRule(ruleId: string, cycleKey: string, userId: string, extraData: Json = {}): Promise<Json> {
+async function runRule(t: Tap, ruleId: string, cycleKey: string, userId: string, extraData: Json = {}): Promise<Json> {
   const res = await post({ userIds: [userId], ruleId, cycleKey, nameAlert: `${ruleId} ${cycleKey}`, extraData });
   t.equal(res.statusCode, 200, res.body);
   const jobId = res.json().jobs[0].jobId;
@@ -116,7 +117,7 @@ await trips(h.db).insertMany([shrinkOver, shrinkWithin, shrinkTwoLegs, shrinkOth
 // ---------------------------------------------------------------------------
 
 t.test('overdue-invoices', async (t) => {
-  const r = await runRule('overdue-invoices', '2026-03', 'analyst', { channel: 'email' });
+  const r = await runRule(t, 'overdue-invoices', '2026-03', 'analyst', { channel: 'email' });
   t.match(r, { tenant: TENANT_A, userId: 'analyst', ruleId: 'overdue-invoices', cycleKey: '2026-03', status: 'triggered', truncated: false, attempts: 1, extraData: { channel: 'email' } });
   t.equal(r.evaluatedAt, AS_OF.toISOString(), 'evaluated as of the worker clock');
   t.same(r.summary, { findings: 3, critical: 1, warning: 2, info: 0, amount: 19_640 });
@@ -131,7 +132,7 @@ t.test('overdue-invoices', async (t) => {
 });
 
 t.test('shrinkage-over-tolerance', async (t) => {
-  const r = await runRule('shrinkage-over-tolerance', '2026-03', 'analyst');
+  const r = await runRule(t, 'shrinkage-over-tolerance', '2026-03', 'analyst');
   t.equal(r.status, 'triggered');
   t.same(r.summary, { findings: 2, critical: 0, warning: 2, info: 0, amount: 2_205 });
   t.same(r.findings.map((f: Json) => [f.ref, f.amount, f.details.shrinkagePercent, f.details.excessLitres, f.details.tolerancePct]), [
@@ -142,7 +143,7 @@ t.test('shrinkage-over-tolerance', async (t) => {
 });
 
 t.test('tax-findings', async (t) => {
-  const r = await runRule('tax-findings', '2026-03', 'analyst');
+  const r = await runRule(t, 'tax-findings', '2026-03', 'analyst');
   t.equal(r.status, 'triggered');
   t.same(
     r.findings.map((f: Json) => [f.ref, f.code, f.severity, f.amount]),
@@ -159,7 +160,7 @@ t.test('tax-findings', async (t) => {
 });
 
 t.test('unbilled-deliveries', async (t) => {
-  const r = await runRule('unbilled-deliveries', '2026-03', 'analyst');
+  const r = await runRule(t, 'unbilled-deliveries', '2026-03', 'analyst');
   t.same(r.findings.map((f: Json) => [f.ref, f.amount, f.details.reason, f.severity]), [
     [unbilledNoLink._id, 10_000, 'no linked invoice', 'critical'],
     [unbilledCancelled._id, 5_000, 'linked invoice cancelled', 'critical'],
@@ -170,7 +171,7 @@ t.test('unbilled-deliveries', async (t) => {
 });
 
 t.test('nothing found: a clear record', async (t) => {
-  const r = await runRule('unbilled-deliveries', '2025-01', 'analyst');
+  const r = await runRule(t, 'unbilled-deliveries', '2025-01', 'analyst');
   t.match(r, { status: 'clear', message: 'Every trip delivered in 2025-01 is billed', findings: [], summary: { findings: 0, amount: 0 } });
   const jobs = await get('/api/alerts/jobs?cycleKey=2025-01&state=completed');
   assertConforms(t, jobs, 'GET', '/api/alerts/jobs');
@@ -187,7 +188,7 @@ t.test('a future job waits for its due date', async (t) => {
 });
 
 t.test('failures are retried with backoff and recorded', async (t) => {
-  const recovered = await runRule('tax-findings', '2026-02', 'flaky', { failTimes: 2 });
+  const recovered = await runRule(t, 'tax-findings', '2026-02', 'flaky', { failTimes: 2 });
   t.equal(recovered.attempts, 3, 'third attempt stored the record');
   const job = (await get('/api/alerts/jobs?userId=flaky')).json().data[0];
   t.match(job, { state: 'completed', failCount: 0 });
@@ -214,7 +215,7 @@ t.test('two workers on one database: each job runs exactly once', async (t) => {
   const starts = new Map<string, string[]>();
   const onStart = (jobId: string, worker: string) => starts.set(jobId, [...(starts.get(jobId) ?? []), worker]);
   const workers = clients.map((c, i) =>
-    createAlertWorker({ db: c.db(h.db.databaseName), name: `w${i}`, processEveryMs: 100, concurrency: 3, now: () => AS_OF, hooks: { onStart, beforeEvaluate: () => sleep(20) } }),
+    createAlertWorker({ db: c.db(h.db.databaseName), name: `w${i}`, processEveryMs: 100, concurrency: 3, lockLifetimeMs: FAST.lockLifetimeMs, now: () => AS_OF, hooks: { onStart, beforeEvaluate: () => sleep(20) } }),
   );
   const userIds = Array.from({ length: 40 }, (_, i) => `pair-${i}`);
   const res = await post({ userIds, ruleId: 'overdue-invoices', cycleKey: '2026-02', nameAlert: 'pair' });
@@ -234,7 +235,7 @@ t.test('two workers on one database: each job runs exactly once', async (t) => {
 });
 
 t.test('stop() drains a running evaluation and releases unstarted locks', async (t) => {
-  const worker = createAlertWorker({ db: h.db, name: 'drainer', processEveryMs: 100, concurrency: 1, now: () => AS_OF, hooks: { beforeEvaluate } });
+  const worker = createAlertWorker({ db: h.db, name: 'drainer', processEveryMs: 100, concurrency: 1, lockLifetimeMs: FAST.lockLifetimeMs, now: () => AS_OF, hooks: { beforeEvaluate } });
   const res = await post({ userIds: ['slow-1', 'slow-2', 'slow-3'], ruleId: 'overdue-invoices', cycleKey: '2026-01', nameAlert: 'slow', extraData: { sleepMs: 700 } });
   const ids: string[] = res.json().jobs.map((j: Json) => j.jobId);
   await worker.start();
@@ -243,6 +244,7 @@ t.test('stop() drains a running evaluation and releases unstarted locks', async 
   const result = await worker.stop();
   t.ok(Date.now() - t0 >= 300, `stop() waited for the running evaluation (${Date.now() - t0} ms)`);
   t.equal(result.timedOut, false);
+  t.comment(`drain: ${JSON.stringify(result)}`);
   t.equal(worker.running(), 0);
   const records = await alertRecords(h.db).countDocuments({ _id: { $in: ids } });
   t.ok(records >= 1, `${records} evaluation(s) finished`);

@@ -269,7 +269,7 @@ export function taxFindings(docs: Iterable<FinancialDocument>, input: RuleInput)
   return outcome(findings, (s) =>
     s.critical + s.warning === 0
       ? `No tax discrepancies or warnings in ${plural(reconciled, 'invoice')} of ${input.cycleKey}`
-      : `${plural(s.critical, 'discrepancy', 'discrepancies')} and ${plural(s.warning, 'warning')} in ${plural(reconciled, 'invoice')} of ${input.cycleKey}`,
+      : `${[s.critical > 0 ? plural(s.critical, 'discrepancy', 'discrepancies') : '', s.warning > 0 ? plural(s.warning, 'warning') : ''].filter(Boolean).join(' and ')} in ${plural(reconciled, 'invoice')} of ${input.cycleKey}`,
   );
 }
 

@@ -12,10 +12,11 @@
  *    the (non-cancelled) invoices linked to those trips.
  */
 import type { ServiceContext } from '../context.ts';
-import { conceptSumsByClientMonth, linkedInvoices, type ClientMonthConceptRow } from '../db/billing-concepts-repo.ts';
-import { findTripsOffloadedIn } from '../db/fleet-repo.ts';
+import { conceptSumsByClientMonth, type ClientMonthConceptRow } from '../db/billing-concepts-repo.ts';
+import { findShrinkageRows } from '../db/fleet-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
 import type { TenantSettings, ToleranceRule } from '../model/tenant-settings.ts';
+import type { TripDocument } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { legShrinkage } from '../trips/shrinkage.ts';
@@ -184,7 +185,7 @@ export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: st
   const [{ settings, sourceOf }, conceptRows, delivered] = await Promise.all([
     getTracedSettings(ctx.db, tenant),
     conceptSumsByClientMonth(ctx.db, tenant, scope, timeout),
-    findTripsOffloadedIn(ctx.db, tenant, scope, timeout),
+    findShrinkageRows(ctx.db, tenant, scope, timeout),
   ]);
 
   // Discounts and accessorials.
@@ -198,21 +199,22 @@ export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: st
 
   // Shrinkage of the trips delivered in the period.
   const tripsIn = delivered.filter((t) => {
-    const off = tripOffloadDate(t);
+    // tripOffloadDate reads only the legs' unloadDate, which the compact rows carry.
+    const off = tripOffloadDate({ shipments: t.legs } as unknown as Pick<TripDocument, 'shipments'>);
     return off !== null && off >= period.start && off <= period.end;
   });
-  const links = await linkedInvoices(ctx.db, tenant, tripsIn.map((t) => t.idFinan).filter((id): id is string => typeof id === 'string'), timeout);
   const all = new ShrinkAcc();
   const shrinkByClient = new Map<string, ShrinkAcc>();
   const worst: WorstLeg[] = [];
   const seenInvoices = new Set<string>();
   for (const trip of tripsIn) {
-    const accs = [all, shrinkByClient.get(trip.client) ?? new ShrinkAcc()];
-    shrinkByClient.set(trip.client, accs[1]!);
-    const link = trip.idFinan ? links.get(trip.idFinan) : undefined;
+    const own = shrinkByClient.get(trip.client) ?? new ShrinkAcc();
+    shrinkByClient.set(trip.client, own);
+    const accs = [all, own];
+    const link = trip.inv[0];
     const invoiceId = link && !link.cancelled ? String(link._id) : null;
     for (const a of accs) a.trips += 1;
-    for (const leg of trip.shipments) {
+    for (const leg of trip.legs) {
       const s = legShrinkage(leg, settings, trip.client);
       for (const a of accs) {
         a.legs += 1;

@@ -12,12 +12,12 @@
  * unresolved, kept out of both the lags and the leakage and counted apart.
  */
 import type { ServiceContext } from '../context.ts';
-import { linkedInvoices } from '../db/billing-concepts-repo.ts';
-import { findTripsOffloadedIn } from '../db/fleet-repo.ts';
-import { fromCents, toCents } from '../money/cents.ts';
+import { findDeliveryRows } from '../db/fleet-repo.ts';
+import type { TripDocument } from '../model/trip-document.ts';
+import { fromCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { MS_PER_DAY } from '../time/mexico-city.ts';
-import { dispatchToBill, tripFreightValue, tripOffloadDate, type DispatchToBillRow, type DispatchToBillSummary } from './dispatch-to-bill.ts';
+import { dispatchToBill, tripOffloadDate, type DispatchToBillRow, type DispatchToBillSummary } from './dispatch-to-bill.ts';
 import { asOfOut, capped, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 import { roundTo } from './stats.ts';
 
@@ -66,8 +66,7 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const timeout = ctx.config.queryTimeoutMs;
-  const trips = await findTripsOffloadedIn(ctx.db, tenant, { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, timeout);
-  const links = await linkedInvoices(ctx.db, tenant, trips.map((t) => t.idFinan).filter((id): id is string => typeof id === 'string'), timeout);
+  const trips = await findDeliveryRows(ctx.db, tenant, { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, timeout);
 
   const rows: DispatchToBillRow[] = [];
   const unbilled: UnbilledTrip[] = [];
@@ -76,18 +75,20 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
   let unresolved = 0;
   let unresolvedC = 0;
   for (const trip of trips) {
-    const offload = tripOffloadDate(trip);
-    const value = tripFreightValue(trip);
+    // tripOffloadDate reads only the legs' unloadDate, which the compact rows carry.
+    const offload = tripOffloadDate({ shipments: trip.legs } as unknown as Pick<TripDocument, 'shipments'>);
+    const valueC = trip.legs.reduce((s, l) => s + l.totalFreightC, 0);
+    const value = fromCents(valueC);
     const base = { tripId: String(trip._id), client: trip.client, value };
     if (offload === null) {
       rows.push({ ...base, offloadDate: null, invoiceDate: null });
       continue;
     }
     if (offload < period.start || offload > period.end) continue; // delivered after the period
-    const link = trip.idFinan ? links.get(trip.idFinan) : undefined;
+    const link = trip.inv[0];
     if (trip.idFinan && !link) {
       unresolved += 1;
-      unresolvedC += toCents(value);
+      unresolvedC += valueC;
       continue;
     }
     if (!link || link.cancelled) {

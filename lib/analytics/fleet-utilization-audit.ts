@@ -7,7 +7,7 @@
  * asOf) with no activity in the tenant's idleVehicleDays ending at asOf.
  */
 import type { ServiceContext } from '../context.ts';
-import { findTripsWithLegDates, vehicleLastActivity } from '../db/fleet-repo.ts';
+import { findUtilizationTrips, vehicleLastActivity } from '../db/fleet-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';
@@ -79,11 +79,12 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
   const asOfDay = mxDateString(asOf);
   const [{ settings, sourceOf }, trips, activity] = await Promise.all([
     getTracedSettings(ctx.db, tenant),
-    findTripsWithLegDates(ctx.db, tenant, { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) }, timeout),
+    findUtilizationTrips(ctx.db, tenant, { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) }, timeout),
     vehicleLastActivity(ctx.db, tenant, { ...(input.vehicle ? { vehicle: input.vehicle } : {}), fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)), toYmd: mxYmdInt(asOf) }, timeout),
   ]);
 
-  const rows = fleetUtilization(trips, input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis);
+  // fleetUtilization reads leg dates, km, billedFreight and product litres: what the compact trips carry.
+  const rows = fleetUtilization(trips as unknown as Parameters<typeof fleetUtilization>[0], input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis);
   let trips_ = 0;
   let legs = 0;
   let active = 0;

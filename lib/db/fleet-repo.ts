@@ -1,14 +1,14 @@
 /**
- * Trip queries of the analytic audits. Every query starts with the tenant and
- * a leg-date `$elemMatch` (indexes tenant_leg_date / tenant_leg_unload) and
- * projects only the leg fields the audit reads. Plain `find` projections are
- * used where no grouping happens; groupings run as aggregation pipelines that
- * reshape arrays with `$map` (portable to the embedded engine).
+ * Trip queries of the analytic audits. Every pipeline starts with the tenant
+ * and a leg-date `$elemMatch` (indexes tenant_leg_date / tenant_leg_unload)
+ * and reshapes legs at once with `$map` into the few fields the audit reads
+ * (portable: the embedded engine mishandles dotted inclusion projections
+ * inside arrays), so only compact rows travel; groupings happen in the database.
  */
 import type { Db, Document, Filter } from 'mongodb';
-import { trips } from './collections.ts';
-import type { TripDocument } from '../model/trip-document.ts';
-import { between, centsExpr, legLitres, sumOver } from './pipeline.ts';
+import { COLLECTIONS, trips } from './collections.ts';
+import type { LegProduct, TripDocument, TripLeg } from '../model/trip-document.ts';
+import { between, centsExpr, invoiceCancelledExpr, legLitres, sumOver } from './pipeline.ts';
 
 export interface TripScope {
   client?: string;
@@ -24,32 +24,153 @@ function scopeFilter(tenant: string, s: TripScope): Filter<TripDocument> {
   return q;
 }
 
-/** A projected trip: the fields named in the projection are present, the rest absent. */
-export type ProjectedTrip = TripDocument;
+/** A delivered-trip row: compact legs and the linked invoice of this tenant (0 or 1 element). */
+export interface DeliveryRow {
+  _id: string;
+  client: string;
+  idFinan: string | null;
+  legs: { unloadDate: number | null; totalFreightC: number }[];
+  /** The document idFinan names, only when it belongs to the tenant. */
+  inv: { date: number; cancelled: boolean }[];
+}
+
+export interface ShrinkageRow {
+  _id: string;
+  client: string;
+  idFinan: string | null;
+  legs: { id: string; shipment: string; unloadDate: number | null; products: LegProduct[] }[];
+  /** Linked invoice: cancellation and its shortage (faltante) concepts, the recovered shrinkage. */
+  inv: { _id: string; cancelled: boolean; shortageC: number; shortageLines: number; shortageLitres: number }[];
+}
+
+const offloadedIn = (tenant: string, q: TripScope & { start: number; end: number }): Document => ({
+  $match: { ...scopeFilter(tenant, q), shipments: { $elemMatch: { unloadDate: { $gte: q.start, $lte: q.end } } } },
+});
+
+/**
+ * The linked document (`idFinan` → financialDocs `_id`, an indexed lookup),
+ * kept only when it belongs to the same tenant: a link can never reach another
+ * tenant's document.
+ */
+const linkedInvoice = (tenant: string, shape: Document): Document[] => [
+  { $lookup: { from: COLLECTIONS.financialDocs, localField: 'idFinan', foreignField: '_id', as: 'inv' } },
+  { $addFields: { inv: { $map: { input: { $filter: { input: '$inv', as: 'd', cond: { $eq: ['$$d.company', tenant] } } }, as: 'd', in: shape } } } },
+];
 
 /**
  * Trips with a leg offloaded in [start, end] (delivered in the period when
- * their last leg is): for dispatch-to-bill and shrinkage recovery.
+ * their last leg is), each with compact legs (unload instant, totalFreight in
+ * cents) and its linked invoice's date and cancellation: dispatch-to-bill.
  */
-export async function findTripsOffloadedIn(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<ProjectedTrip[]> {
-  const filter: Filter<TripDocument> = { ...scopeFilter(tenant, q), shipments: { $elemMatch: { unloadDate: { $gte: q.start, $lte: q.end } } } };
-  const projection = {
-    _id: 1, client: 1, idFinan: 1, createdAt: 1, 'vehicle.id': 1, 'driver.id': 1,
-    'shipments.id': 1, 'shipments.shipment': 1, 'shipments.date': 1, 'shipments.loadDate': 1, 'shipments.unloadDate': 1,
-    'shipments.pricing.totalFreight': 1, 'shipments.products': 1,
-  };
-  return trips(db).find(filter, { projection, maxTimeMS }).toArray();
+export async function findDeliveryRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<DeliveryRow[]> {
+  const pipeline: Document[] = [
+    offloadedIn(tenant, q),
+    {
+      $project: {
+        client: 1,
+        idFinan: { $ifNull: ['$idFinan', null] },
+        legs: { $map: { input: '$shipments', as: 'l', in: { unloadDate: { $ifNull: ['$$l.unloadDate', null] }, totalFreightC: centsExpr('$$l.pricing.totalFreight') } } },
+      },
+    },
+    ...linkedInvoice(tenant, { date: '$$d.date', cancelled: invoiceCancelledExpr(undefined, '$$d.') }),
+  ];
+  return trips(db).aggregate<DeliveryRow>(pipeline, { maxTimeMS }).toArray();
 }
 
-/** Trips with a leg loaded (leg date YYYYMMDD) in [fromYmd, toYmd]: for fleet utilization. */
-export async function findTripsWithLegDates(db: Db, tenant: string, q: TripScope & { fromYmd: number; toYmd: number }, maxTimeMS: number): Promise<ProjectedTrip[]> {
-  const filter: Filter<TripDocument> = { ...scopeFilter(tenant, q), shipments: { $elemMatch: { date: { $gte: q.fromYmd, $lte: q.toYmd } } } };
-  const projection = {
-    _id: 1, 'driver.id': 1, 'driver.name': 1, 'vehicle.id': 1, 'vehicle.plate': 1,
-    'shipments.date': 1, 'shipments.loadDate': 1, 'shipments.unloadDate': 1, 'shipments.distanceKm': 1,
-    'shipments.pricing.billedFreight': 1, 'shipments.products.loaded': 1, 'shipments.products.offloaded': 1,
-  };
-  return trips(db).find(filter, { projection, maxTimeMS }).toArray();
+/**
+ * Same trips with each leg's products and the linked invoice's cancellation
+ * and shortage concepts (what was recovered): the shrinkage recovery audit.
+ */
+export async function findShrinkageRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<ShrinkageRow[]> {
+  const pipeline: Document[] = [
+    offloadedIn(tenant, q),
+    {
+      $project: {
+        client: 1,
+        idFinan: { $ifNull: ['$idFinan', null] },
+        legs: {
+          $map: {
+            input: '$shipments',
+            as: 'l',
+            in: {
+              id: '$$l.id',
+              shipment: '$$l.shipment',
+              unloadDate: { $ifNull: ['$$l.unloadDate', null] },
+              products: { $ifNull: ['$$l.products', []] },
+            },
+          },
+        },
+      },
+    },
+    ...linkedInvoice(tenant, { _id: '$$d._id', cancelled: invoiceCancelledExpr(undefined, '$$d.'), shortage: { $filter: { input: { $ifNull: ['$$d.invoice.concepts', []] }, as: 'c', cond: { $eq: ['$$c.kind', 'shortage'] } } } }),
+    {
+      $addFields: {
+        inv: {
+          $map: {
+            input: '$inv',
+            as: 'd',
+            in: {
+              _id: '$$d._id',
+              cancelled: '$$d.cancelled',
+              shortageC: sumOver('$$d.shortage', centsExpr('$$this.amount')),
+              shortageLines: { $size: '$$d.shortage' },
+              shortageLitres: sumOver('$$d.shortage', { $ifNull: ['$$this.quantity', 0] }),
+            },
+          },
+        },
+      },
+    },
+  ];
+  return trips(db).aggregate<ShrinkageRow>(pipeline, { maxTimeMS }).toArray();
+}
+
+/** A trip reduced to what fleet utilization reads (one synthetic product per leg carrying the leg's litres). */
+export type UtilizationTrip = Pick<TripDocument, 'driver' | 'vehicle'> & {
+  shipments: (Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate' | 'distanceKm'> & { pricing: { billedFreight: number }; products: { loaded: number; offloaded: number }[] })[];
+};
+
+/** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], compact: for fleet utilization. */
+export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope & { fromYmd: number; toYmd: number }, maxTimeMS: number): Promise<UtilizationTrip[]> {
+  const pipeline: Document[] = [
+    { $match: { ...scopeFilter(tenant, q), shipments: { $elemMatch: { date: { $gte: q.fromYmd, $lte: q.toYmd } } } } },
+    {
+      $project: {
+        driverId: '$driver.id',
+        driverName: '$driver.name',
+        vehicleId: '$vehicle.id',
+        plate: '$vehicle.plate',
+        legs: {
+          $map: {
+            input: '$shipments',
+            as: 'l',
+            in: {
+              date: '$$l.date',
+              loadDate: { $ifNull: ['$$l.loadDate', null] },
+              unloadDate: { $ifNull: ['$$l.unloadDate', null] },
+              distanceKm: { $ifNull: ['$$l.distanceKm', 0] },
+              billedFreight: { $ifNull: ['$$l.pricing.billedFreight', 0] },
+              loaded: legLitres('l', 'loaded'),
+              offloaded: legLitres('l', 'offloaded'),
+            },
+          },
+        },
+      },
+    },
+  ];
+  type Row = { driverId: string; driverName: string; vehicleId: string; plate: string; legs: { date: number; loadDate: number | null; unloadDate: number | null; distanceKm: number; billedFreight: number; loaded: number; offloaded: number }[] };
+  const rows = await trips(db).aggregate<Row>(pipeline, { maxTimeMS }).toArray();
+  return rows.map((r) => ({
+    driver: { id: r.driverId ?? '', name: r.driverName ?? '', license: '' },
+    vehicle: { id: r.vehicleId ?? '', plate: r.plate ?? '', config: '', trailers: [] },
+    shipments: r.legs.map((l) => ({
+      date: l.date,
+      loadDate: l.loadDate,
+      unloadDate: l.unloadDate,
+      distanceKm: l.distanceKm,
+      pricing: { billedFreight: l.billedFreight },
+      products: [{ loaded: l.loaded, offloaded: l.offloaded }],
+    })),
+  }));
 }
 
 export interface VehicleActivityRow {
@@ -61,32 +182,25 @@ export interface VehicleActivityRow {
   lastDayWithoutInstant: number | null;
 }
 
-/** Per vehicle with a leg dated in [fromYmd, toYmd]: its latest activity. Grouped in the database (one row per vehicle). */
+/**
+ * Per vehicle with a leg dated in [fromYmd, toYmd]: its latest activity.
+ * Each trip is reduced to its maximum in a `$project` (no unwind), then
+ * grouped per vehicle in the database: one row per vehicle travels.
+ */
 export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number }, maxTimeMS: number): Promise<VehicleActivityRow[]> {
+  const inWindow = { $filter: { input: '$shipments', as: 'l', cond: between('$$l.date', q.fromYmd, q.toYmd) } };
+  const instant = (l: string): Document => ({ $ifNull: [`$$${l}.unloadDate`, { $ifNull: [`$$${l}.loadDate`, null] }] });
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), shipments: { $elemMatch: { date: { $gte: q.fromYmd, $lte: q.toYmd } } } } },
     {
       $project: {
         vehicle: '$vehicle.id',
         plate: '$vehicle.plate',
-        legs: {
-          $map: {
-            input: { $filter: { input: '$shipments', as: 'l', cond: between('$$l.date', q.fromYmd, q.toYmd) } },
-            as: 'l',
-            in: { t: { $ifNull: ['$$l.unloadDate', '$$l.loadDate'] }, d: '$$l.date' },
-          },
-        },
+        t: { $max: { $map: { input: inWindow, as: 'l', in: instant('l') } } },
+        d: { $max: { $map: { input: inWindow, as: 'l', in: { $cond: [{ $gt: [instant('l'), null] }, null, '$$l.date'] } } } },
       },
     },
-    { $unwind: '$legs' },
-    {
-      $group: {
-        _id: '$vehicle',
-        plate: { $max: '$plate' },
-        lastInstant: { $max: '$legs.t' },
-        lastDayWithoutInstant: { $max: { $cond: [{ $gt: ['$legs.t', null] }, null, '$legs.d'] } },
-      },
-    },
+    { $group: { _id: '$vehicle', plate: { $max: '$plate' }, lastInstant: { $max: '$t' }, lastDayWithoutInstant: { $max: '$d' } } },
   ];
   const rows = await trips(db).aggregate<{ _id: string; plate: string; lastInstant: number | null; lastDayWithoutInstant: number | null }>(pipeline, { maxTimeMS }).toArray();
   return rows.map((r) => ({ vehicle: r._id, plate: r.plate ?? '', lastInstant: r.lastInstant ?? null, lastDayWithoutInstant: r.lastDayWithoutInstant ?? null }));

@@ -54,13 +54,6 @@ export const sumOver = (input: unknown, inExpr: unknown): Document => ({
   $reduce: { input: { $ifNull: [input, []] }, initialValue: 0, in: { $add: ['$$value', inExpr] } },
 });
 
-/** Σ integer cents of `field` over the concepts matching `cond` (expression on `$$this`). */
-export const conceptCentsWhere = (field: string, cond: unknown): Document =>
-  sumOver('$invoice.concepts', { $cond: [cond, centsExpr(`$$this.${field}`), 0] });
-
-/** Count of concepts matching `cond` (expression on `$$this`). */
-export const conceptCountWhere = (cond: unknown): Document => sumOver('$invoice.concepts', { $cond: [cond, 1, 0] });
-
 /** Σ product litres of a leg (`$$<leg>`), loaded or offloaded. */
 export const legLitres = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, { $ifNull: [`$$this.${which}`, 0] });
 

@@ -33,6 +33,24 @@ const isUnavailable = (err: Error & { code?: unknown }) =>
 
 /** Maps every error to the one documented shape. Never leaks a stack or an internal message. */
 export function errorHandler(err: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return handleError(err, request, reply, NO_ROUTES);
+}
+
+/** Methods routed for a concrete path (lib/http/hardening.ts routeMethodIndex). */
+export type MethodsFor = (path: string) => string[];
+const NO_ROUTES: MethodsFor = () => [];
+
+/** The error and not-found handlers, answering 405 with `allow` for a known path with another method. */
+export function makeErrorHandlers(methodsFor: MethodsFor) {
+  return {
+    errorHandler: (err: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply) => handleError(err, request, reply, methodsFor),
+    notFoundHandler: (request: FastifyRequest, reply: FastifyReply) => notFound(request, reply, methodsFor),
+  };
+}
+
+function handleError(err: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply, methodsFor: MethodsFor): FastifyReply {
+  // No route: whatever went wrong with the body (no parser for the method, bad JSON), the answer is 404/405.
+  if (request.is404 && !(err instanceof ApiError)) return notFound(request, reply, methodsFor);
   if (err instanceof ApiError) {
     if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
     return reply.code(err.statusCode).send(errorBody(err.statusCode, err.message, err.details));
@@ -56,5 +74,17 @@ export function errorHandler(err: FastifyError | ApiError | Error, request: Fast
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.code(404).send(errorBody(404, 'Not Found', [`no route ${request.method} ${request.url.split('?')[0]}`]));
+  return notFound(request, reply, NO_ROUTES);
+}
+
+function notFound(request: FastifyRequest, reply: FastifyReply, methodsFor: MethodsFor): FastifyReply {
+  const path = request.url.split('?')[0] ?? '/';
+  const allowed = methodsFor(path);
+  if (allowed.length > 0) {
+    return reply
+      .code(405)
+      .header('allow', allowed.join(', '))
+      .send(errorBody(405, 'Method Not Allowed', [`${request.method} is not supported on ${path}; allowed: ${allowed.join(', ')}`]));
+  }
+  return reply.code(404).send(errorBody(404, 'Not Found', [`no route ${request.method} ${path}`]));
 }

@@ -39,7 +39,7 @@ export interface TaxContribution {
   cancelledTotalC: number;
   /** Cents; all zero for a cancelled document. */
   amounts: AmountsC;
-  /** Findings of the document, counted only on its first contribution. */
+  /** Findings of the document, counted only on its first contribution and never for a cancelled one. */
   findings: Record<FindingKind, number>;
   hasDiscrepancy: boolean;
   /** First contribution of this document (documents and findings are counted here in the overall totals). */
@@ -97,7 +97,8 @@ function contribution(doc: FinancialDocument, r: Reconciliation, month: string, 
     cancelled: r.cancelled,
     cancelledTotalC: r.cancelled ? toCents(r.total) : 0,
     amounts: r.cancelled ? zeroAmounts() : amounts,
-    findings: first ? findingCounts(r) : { discrepancy: 0, warning: 0, info: 0 },
+    // Like aggregateReconciliations: a cancelled document's findings (DOCUMENT_CANCELLED) are not summed.
+    findings: first && !r.cancelled ? findingCounts(r) : { discrepancy: 0, warning: 0, info: 0 },
     hasDiscrepancy: first && r.hasDiscrepancy,
     first,
   };

@@ -1,0 +1,97 @@
+/**
+ * Limits and protocol edges, all answered in the service's error shape:
+ *
+ * - `clientErrorHandler`: what Node's HTTP parser refuses before any route runs
+ *   (request not received within REQUEST_TIMEOUT_MS → 408, headers over 16 KiB
+ *   → 431, malformed HTTP → 400). Fastify's default writes another JSON shape.
+ * - `requestDeadline(ms)`: an onRequest hook bounding the whole handling of an
+ *   operation (authentication included): a request still unanswered after `ms`
+ *   (a database that accepts connections but never answers) gets 503 with
+ *   `retry-after`, instead of hanging until the client gives up.
+ * - `requireBody`: a preValidation hook for operations whose spec requires a
+ *   body. Fastify validates bodies per content type, so a request without one
+ *   would reach the handler with `undefined`; it is a 400 instead.
+ * - `routeMethodIndex(app)`: which methods the service routes for a path, so
+ *   that a known path with another method is 405 with `allow` (not 404).
+ */
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, errorBody } from './api-error.ts';
+
+/** Headers every answer carries (lib/app.ts sets the same ones in onSend). */
+const BASE_HEADERS = 'content-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n';
+
+/** Fastify `clientErrorHandler`: protocol-level refusals in the error shape, then the socket is closed. */
+export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let detail = 'malformed HTTP request';
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    detail = 'the request was not received in time';
+  } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    detail = 'request headers are larger than the service accepts (16 KiB)';
+  }
+  const message = status === 400 ? 'Bad Request' : (STATUS_CODES[status] ?? 'Bad Request');
+  const body = JSON.stringify(errorBody(status, message, [detail]));
+  this.log.debug({ code: err.code, status }, 'client error');
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${message}\r\n${BASE_HEADERS}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  }
+  socket.destroy();
+}
+
+/** onRequest hook: answers 503 when the request is still unanswered after `ms`. */
+export function requestDeadline(ms: number) {
+  return function deadline(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    const timer = setTimeout(() => {
+      if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
+      request.log.warn({ deadlineMs: ms }, 'request deadline exceeded');
+      void reply
+        .code(503)
+        .header('retry-after', '5')
+        .send(errorBody(503, 'Service Unavailable', [`the request did not complete within ${ms} ms; retry shortly`]));
+    }, ms);
+    timer.unref();
+    reply.raw.once('close', () => clearTimeout(timer));
+    done();
+  };
+}
+
+/** preValidation hook for operations with a required JSON body. */
+export async function requireBody(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined) {
+    throw new ApiError(400, 'Invalid request body', ['a JSON body is required (content-type: application/json)']);
+  }
+}
+
+export interface RouteMethodIndex {
+  /** Methods routed for a concrete path (`/api/alerts/jobs/abc` → ['DELETE']); empty when the path is unknown. */
+  methodsFor(path: string): string[];
+}
+
+const patternOf = (url: string): RegExp =>
+  new RegExp(
+    `^${url
+      .split(/(:[A-Za-z0-9_]+|\*)/)
+      .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('')}$`,
+  );
+
+/** Collects every route registered after this call (onRoute hook). */
+export function routeMethodIndex(app: FastifyInstance): RouteMethodIndex {
+  const routes: { pattern: RegExp; methods: string[] }[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String);
+    routes.push({ pattern: patternOf(route.url ?? route.path), methods });
+  });
+  return {
+    methodsFor(path) {
+      const found = new Set<string>();
+      for (const r of routes) if (r.pattern.test(path)) for (const m of r.methods) found.add(m);
+      return [...found].sort();
+    },
+  };
+}
