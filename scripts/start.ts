@@ -9,6 +9,7 @@ import { buildApp } from '../lib/app.ts';
 import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 import { financialDocs, apiKeys } from '../lib/db/collections.ts';
 import { progressReporter } from './progress.ts';
+import { alertsPlugin } from '../lib/alerts/plugin.ts';
 
 const config = loadConfig();
 const database = await openDatabase(config, { log: (m) => console.log(m) });
@@ -24,7 +25,8 @@ if (database.embedded) {
   }
 }
 
-const app = await buildApp({ config, db: database.db });
+// The alert worker runs in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
+const app = await buildApp({ config, db: database.db, plugins: [alertsPlugin({ worker: config.worker })] });
 let closing = false;
 async function shutdown(signal: string) {
   if (closing) return;

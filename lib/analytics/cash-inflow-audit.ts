@@ -16,7 +16,6 @@ import type { ServiceContext } from '../context.ts';
 import { findOpenInvoices, findPaymentHistory, revenueByClient } from '../db/receivables-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
 import { documentBalance } from '../finance/balance.ts';
-import { invoiceCancellation, isPaymentCancelled } from '../finance/cancellation.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { fromCents, toCents } from '../money/cents.ts';
@@ -129,13 +128,11 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
   ]);
   const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
 
-  // Payment delays from the complements dated in the period.
+  // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
   const past: PastPayment[] = [];
   for (const row of history) {
-    // invoiceCancellation reads only invoice.uuid and canceled, which the row carries.
-    if (invoiceCancellation(row as unknown as Pick<FinancialDocument, 'invoice' | 'canceled'>) !== null) continue;
     const due = dueInstant(row.date, creditDays(row.client));
-    for (const p of row.payments) if (!isPaymentCancelled(row, p)) past.push({ client: row.client, dueDate: due, paidDate: p.date });
+    for (const paidAt of row.paid) past.push({ client: row.client, dueDate: due, paidDate: paidAt });
   }
   const delays = clientPaymentDelays(past, MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
 

@@ -25,6 +25,21 @@ export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | '
 export async function findOpenInvoices(db: Db, tenant: string, q: { asOf: number; client?: string }, maxTimeMS: number): Promise<OpenInvoiceRow[]> {
   const pipeline: Document[] = [
     { $match: { company: tenant, date: { $lte: q.asOf }, ...(q.client ? { client: q.client } : {}) } },
+    // Cheap necessary condition first (most invoices are settled): an invoice can be open as of asOf only
+    // if its records sum below the Total, or something needs a closer look (a cancellation, a cancelled
+    // payment, a record dated after asOf). The exact test follows on the survivors.
+    {
+      $match: {
+        $expr: {
+          $or: [
+            { $lt: [{ $sum: '$payments.amount' }, { $subtract: ['$iTot', 0.005] }] },
+            { $gt: [{ $size: { $ifNull: ['$canceled', []] } }, 0] },
+            { $gt: [{ $max: '$payments.date' }, q.asOf] },
+            { $in: [true, { $ifNull: ['$payments.canceled', []] }] },
+          ],
+        },
+      },
+    },
     {
       $project: {
         id: 1, client: 1, clientName: 1, date: 1, iTot: 1, 'invoice.uuid': 1, 'invoice.paymentMethod': 1,
@@ -55,33 +70,32 @@ export async function findOpenInvoices(db: Db, tenant: string, q: { asOf: number
 }
 
 export interface PaymentHistoryRow {
-  _id: string;
   client: string;
   /** Invoice instant (epoch ms). */
   date: number;
-  invoice: { uuid: string };
-  canceled: FinancialDocument['canceled'];
-  /** Only the complements (kind 'payment') dated in the window. */
-  payments: FinancialDocument['payments'];
+  /** Instants of its valid payment complements dated in the window. */
+  paid: number[];
 }
 
-/** Invoices with a payment complement dated in [from, to]; each row carries only those complements. */
+/**
+ * Non-cancelled invoices with a valid payment complement (kind 'payment',
+ * not flagged, not named by a payment cancellation record) dated in
+ * [from, to]; each row carries only the invoice date and those payment dates.
+ */
 export async function findPaymentHistory(db: Db, tenant: string, q: { from: number; to: number; client?: string }, maxTimeMS: number): Promise<PaymentHistoryRow[]> {
   const pipeline: Document[] = [
     { $match: { company: tenant, payments: { $elemMatch: { date: { $gte: q.from, $lte: q.to } } }, ...(q.client ? { client: q.client } : {}) } },
+    { $match: { $expr: { $not: [invoiceCancelledExpr()] } } },
     {
       $project: {
-        client: 1, date: 1, 'invoice.uuid': 1,
-        canceled: { $ifNull: ['$canceled', []] },
-        payments: {
-          $filter: {
-            input: '$payments',
-            as: 'p',
-            cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] },
-          },
-        },
+        _id: 0,
+        client: 1,
+        date: 1,
+        cx: { $map: { input: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $eq: ['$$c.target', 'payment'] } } }, as: 'c', in: { $toLower: '$$c.uuid' } } },
+        p: { $filter: { input: '$payments', as: 'p', cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $ne: ['$$p.canceled', true] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] } } },
       },
     },
+    { $project: { client: 1, date: 1, paid: { $map: { input: { $filter: { input: '$p', as: 'p', cond: { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$cx'] }] } } }, as: 'p', in: '$$p.date' } } } },
   ];
   return financialDocs(db).aggregate<PaymentHistoryRow>(pipeline, { maxTimeMS }).toArray();
 }

@@ -1,0 +1,19 @@
+/**
+ * Alerts: per-user alert jobs (Agenda on the service's MongoDB) and the alert
+ * records they produce. What the start and worker scripts use:
+ *
+ *   buildApp({ config, db, plugins: [alertsPlugin({ worker: config.worker })] })   // API + in-process worker
+ *   createAlertWorker({ db, ...alertWorkerSettingsFromEnv() }).start()              // worker alone (scripts/worker.ts)
+ */
+export { alertsPlugin, type AlertsPluginOptions } from './plugin.ts';
+export {
+  createAlertWorker,
+  alertWorkerSettingsFromEnv,
+  DEFAULT_ALERT_WORKER_SETTINGS,
+  type AlertWorker,
+  type AlertWorkerOptions,
+  type AlertWorkerSettings,
+} from './worker.ts';
+export { scheduleAlerts, type ScheduleAlertsResult } from './schedule.ts';
+export { listAlertJobs, cancelAlertJob, listAlerts } from './list.ts';
+export { ALERT_RULE_IDS, ALERT_RULE_TITLES, type AlertRuleId } from './rules.ts';

@@ -1,0 +1,118 @@
+/**
+ * Contract testing against the live service with Schemathesis.
+ *
+ * The service runs as production runs it (scripts/start.ts in a child process)
+ * on its own in-memory embedded engine loaded with the demo dataset; the rate
+ * limit is raised through the environment (RATE_LIMIT_MAX), not switched off.
+ * Schemathesis (pinned, installed into .venv/ by scripts/setup-venv.mjs) reads
+ * the document the service serves at /docs/json and runs every phase
+ * (examples, coverage, fuzzing, stateful through the spec's links: schedule
+ * alerts → list / cancel jobs) with all of its default checks: server errors,
+ * status codes, content types, response schemas and headers, negative data
+ * rejected, positive data accepted, missing auth, unsupported methods, …
+ *
+ * Every operation is tested except the MCP transport (tag `mcp`: /mcp, /sse,
+ * /messages stream JSON-RPC over SSE; test/mcp-*.test.ts cover them).
+ * test/contract/hooks.py teaches the generator the documented rules a JSON
+ * Schema cannot express (date ranges in order, page × limit ≤ 10,000, …).
+ *
+ * Knobs: CONTRACT_MAX_EXAMPLES (default 100 per operation), CONTRACT_SEED
+ * (default fixed, so a CI failure reproduces; `random` for a new one each run),
+ * CONTRACT_WORKERS (default 1).
+ */
+import t from 'tap';
+import { spawn, execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { startService, ROOT } from './helpers/service.ts';
+
+t.setTimeout(600_000);
+
+const MAX_EXAMPLES = process.env.CONTRACT_MAX_EXAMPLES ?? '100';
+const SEED = process.env.CONTRACT_SEED === 'random' ? String(Math.floor(Math.random() * 2 ** 31)) : (process.env.CONTRACT_SEED ?? '20261121');
+const WORKERS = process.env.CONTRACT_WORKERS ?? '1';
+
+// 1. Schemathesis in .venv (a no-op when already installed; installs it on a clean clone).
+const setup = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--print-bin'], { cwd: ROOT, timeout: 300_000 }).catch(
+  (err: Error & { stdout?: string; stderr?: string }) => {
+    throw new Error(`scripts/setup-venv.mjs failed: cannot run the contract tests without Schemathesis\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+  },
+);
+const st = setup.stdout.trim().split('\n').pop()!;
+
+// 2. The database: in-memory engine with the demo tenants (small, every feature present).
+const engine = await startEmbeddedMongo({});
+t.teardown(() => engine.stop());
+const dbName = 'contract';
+{
+  const { client, db } = await connectMongo(engine.uri, dbName);
+  await ensureIndexes(db);
+  await loadDemoData(db, { invoices: 400, trips: 400 });
+  await client.close();
+}
+
+// 3. The service, as `npm start` runs it.
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '10000000' } });
+t.teardown(() => service.stop());
+
+/** The environment without the test runner's colour settings (Schemathesis would draw progress bars). */
+function plainEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.FORCE_COLOR;
+  return env;
+}
+
+t.test(`schemathesis: every operation, all checks, ${MAX_EXAMPLES} examples each (seed ${SEED})`, async (t) => {
+  const workdir = await mkdtemp(path.join(os.tmpdir(), 'schemathesis-'));
+  t.teardown(() => rm(workdir, { recursive: true, force: true }));
+  const args = [
+    'run',
+    `${service.base}/docs/json`,
+    '--url',
+    service.base,
+    '--header',
+    `x-api-key: ${DEMO_TENANTS[0]!.apiKey}`,
+    '--exclude-tag',
+    'mcp',
+    '--max-examples',
+    MAX_EXAMPLES,
+    '--seed',
+    SEED,
+    '--workers',
+    WORKERS,
+    '--request-timeout',
+    '15',
+    '--generation-database',
+    'none',
+    '--no-color',
+  ];
+  const started = Date.now();
+  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(st, args, {
+      cwd: workdir, // Hypothesis and Schemathesis write nothing into the repository
+      env: { ...plainEnv(), PYTHONPATH: path.join(ROOT, 'test', 'contract'), SCHEMATHESIS_HOOKS: 'hooks', PYTHONUNBUFFERED: '1', COLUMNS: '120', NO_COLOR: '1', TERM: 'dumb' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', (err) => resolve({ code: -1, output: `${out}\ncannot run ${st}: ${err.message}` }));
+    // eslint-disable-next-line no-control-regex
+    child.on('close', (c) => resolve({ code: c, output: out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '\n') }));
+  });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const summary = /(No issues found|\d+ failures?[^=\n]*|\d+ errors?[^=\n]*) in [\d.]+s/.exec(output)?.[0] ?? 'no summary line';
+  t.comment(`schemathesis ${summary} (${seconds} s, seed ${SEED}; reproduce with CONTRACT_SEED=${SEED})`);
+  const tested = /Tested:\s+(\d+)/.exec(output)?.[1];
+  t.ok(Number(tested) >= 10, `schemathesis tested ${tested} operations`);
+  t.match(output, /API Links:\s+\d+ covered \/ \d+ selected \/ \d+ total/, 'the stateful phase ran through the spec links');
+  if (code !== 0) t.comment(output);
+  t.equal(code, 0, `schemathesis exits 0 (${summary})`);
+  t.notMatch(service.output(), /"level":(50|60)/, 'the service logged no error while being fuzzed');
+});
