@@ -5,7 +5,9 @@
  */
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from './collections.ts';
-import { CONCEPT_SUM_FIELDS, centsExpr, conceptSumsExpr, invoiceCancelledExpr, mxMonthExpr } from './pipeline.ts';
+import type { ConceptKind } from '../model/financial-document.ts';
+import { FREIGHT_CODE_PREFIX, isFreightConcept } from '../tax/reconcile.ts';
+import { centsExpr, invoiceCancelledExpr, mxMonthExpr } from './pipeline.ts';
 
 export interface ConceptSums {
   grossFreightC: number;
@@ -29,25 +31,84 @@ export interface ClientMonthConceptRow extends ConceptSums {
   documentsWithDemurrage: number;
 }
 
-/** Non-cancelled invoices emitted in [start, end], grouped by client and month. */
+/**
+ * Non-cancelled invoices emitted in [start, end], grouped by client and month,
+ * in one scan: a `$facet` counts documents (and discounts) per client-month,
+ * and sums the unwound concept lines per client-month, kind and SAT-key
+ * family (cheaper than walking each concept array with expressions); the few
+ * resulting groups are folded into ConceptSums here (isFreightConcept rule).
+ */
 export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { start: number; end: number; client?: string }, maxTimeMS: number): Promise<ClientMonthConceptRow[]> {
-  const sumFields = Object.fromEntries(CONCEPT_SUM_FIELDS.map((k) => [k, { $sum: `$s.${k}` }]));
+  const key = { client: '$client', month: '$month' };
   const pipeline: Document[] = [
     { $match: { company: tenant, date: { $gte: q.start, $lte: q.end }, ...(q.client ? { client: q.client } : {}) } },
-    { $project: { client: 1, month: mxMonthExpr('$date'), cancelled: invoiceCancelledExpr(), discountC: centsExpr('$iDesc'), s: conceptSumsExpr('$invoice.concepts') } },
+    {
+      $project: {
+        client: 1,
+        month: mxMonthExpr('$date'),
+        cancelled: invoiceCancelledExpr(),
+        discountC: centsExpr('$iDesc'),
+        hasDemurrage: { $in: ['demurrage', { $ifNull: ['$invoice.concepts.kind', []] }] },
+        concepts: { $ifNull: ['$invoice.concepts', []] },
+      },
+    },
     { $match: { cancelled: false } },
     {
-      $group: {
-        _id: { client: '$client', month: '$month' },
-        documents: { $sum: 1 },
-        discountC: { $sum: '$discountC' },
-        documentsWithDiscount: { $sum: { $cond: [{ $gt: ['$discountC', 0] }, 1, 0] } },
-        documentsWithDemurrage: { $sum: { $cond: [{ $gt: ['$s.demurrageLines', 0] }, 1, 0] } },
-        ...sumFields,
+      $facet: {
+        docs: [
+          {
+            $group: {
+              _id: key,
+              documents: { $sum: 1 },
+              discountC: { $sum: '$discountC' },
+              documentsWithDiscount: { $sum: { $cond: [{ $gt: ['$discountC', 0] }, 1, 0] } },
+              documentsWithDemurrage: { $sum: { $cond: ['$hasDemurrage', 1, 0] } },
+            },
+          },
+        ],
+        lines: [
+          { $unwind: '$concepts' },
+          {
+            $group: {
+              _id: { client: '$client', month: '$month', kind: '$concepts.kind', family: { $substrBytes: [{ $ifNull: ['$concepts.code', ''] }, 0, FREIGHT_CODE_PREFIX.length] } },
+              amountC: { $sum: centsExpr('$concepts.amount') },
+              discountC: { $sum: centsExpr('$concepts.discount') },
+              quantity: { $sum: { $ifNull: ['$concepts.quantity', 0] } },
+              lines: { $sum: 1 },
+            },
+          },
+        ],
       },
     },
   ];
-  type Row = ConceptSums & { _id: { client: string; month: string }; documents: number; discountC: number; documentsWithDiscount: number; documentsWithDemurrage: number };
-  const rows = await financialDocs(db).aggregate<Row>(pipeline, { maxTimeMS }).toArray();
-  return rows.map(({ _id, ...rest }) => ({ client: _id.client, month: _id.month, ...rest }));
+  type DocGroup = { _id: { client: string; month: string }; documents: number; discountC: number; documentsWithDiscount: number; documentsWithDemurrage: number };
+  type LineGroup = { _id: { client: string; month: string; kind: ConceptKind; family: string }; amountC: number; discountC: number; quantity: number; lines: number };
+  const [facet] = await financialDocs(db).aggregate<{ docs: DocGroup[]; lines: LineGroup[] }>(pipeline, { maxTimeMS }).toArray();
+  const rows = new Map<string, ClientMonthConceptRow>();
+  for (const d of facet?.docs ?? []) {
+    rows.set(`${d._id.client}|${d._id.month}`, {
+      client: d._id.client, month: d._id.month, documents: d.documents, discountC: d.discountC,
+      documentsWithDiscount: d.documentsWithDiscount, documentsWithDemurrage: d.documentsWithDemurrage,
+      grossFreightC: 0, freightDiscountC: 0, demurrageC: 0, demurrageLines: 0, handlingC: 0, handlingLines: 0, shortageC: 0, shortageLines: 0, shortageLitres: 0,
+    });
+  }
+  for (const g of facet?.lines ?? []) {
+    const row = rows.get(`${g._id.client}|${g._id.month}`);
+    if (!row) continue;
+    if (isFreightConcept({ kind: g._id.kind, code: g._id.family })) {
+      row.grossFreightC += g.amountC;
+      row.freightDiscountC += g.discountC;
+    } else if (g._id.kind === 'demurrage') {
+      row.demurrageC += g.amountC;
+      row.demurrageLines += g.lines;
+    } else if (g._id.kind === 'handling') {
+      row.handlingC += g.amountC;
+      row.handlingLines += g.lines;
+    } else if (g._id.kind === 'shortage') {
+      row.shortageC += g.amountC;
+      row.shortageLines += g.lines;
+      row.shortageLitres += g.quantity;
+    }
+  }
+  return [...rows.values()];
 }

@@ -13,12 +13,11 @@
  */
 import type { Document } from 'mongodb';
 import { MX_TZ } from '../time/mexico-city.ts';
-import { FREIGHT_CODE_PREFIX } from '../tax/reconcile.ts';
 
 /** Integer cents of a non-negative peso amount (missing → 0). */
 export const centsExpr = (amount: unknown): Document => ({ $floor: { $add: [{ $multiply: [{ $ifNull: [amount, 0] }, 100] }, 0.5] } });
 
-/** Inclusive range predicate for an expression (both ends optional). */
+/** Inclusive range predicate on an expression. */
 export const between = (expr: unknown, from: number, to: number): Document => ({ $and: [{ $gte: [expr, from] }, { $lte: [expr, to] }] });
 
 /** 'YYYY-MM' in Mexico City of an epoch-ms field. */
@@ -39,16 +38,6 @@ export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
   return { $gt: [{ $size: { $filter: { input: { $ifNull: [`${root}canceled`, []] }, as: 'c', cond: { $and: conds } } } }, 0] };
 }
 
-/** A concept (`$$<name>`) is freight: kind 'freight', or kind 'other' under a 781018 key (isFreightConcept). */
-export function isFreightExpr(name: string): Document {
-  return {
-    $or: [
-      { $eq: [`$$${name}.kind`, 'freight'] },
-      { $and: [{ $eq: [`$$${name}.kind`, 'other'] }, { $eq: [{ $substrBytes: [{ $ifNull: [`$$${name}.code`, ''] }, 0, FREIGHT_CODE_PREFIX.length] }, FREIGHT_CODE_PREFIX] }] },
-    ],
-  };
-}
-
 /** Σ over an array of `in` (an expression on `$$this`), 0 for a missing array. */
 export const sumOver = (input: unknown, inExpr: unknown): Document => ({
   $reduce: { input: { $ifNull: [input, []] }, initialValue: 0, in: { $add: ['$$value', inExpr] } },
@@ -57,36 +46,3 @@ export const sumOver = (input: unknown, inExpr: unknown): Document => ({
 /** Σ product litres of a leg (`$$<leg>`), loaded or offloaded. */
 export const legLitres = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, { $ifNull: [`$$this.${which}`, 0] });
 
-/** Fields of `conceptSumsExpr`. */
-export const CONCEPT_SUM_FIELDS = [
-  'grossFreightC', 'freightDiscountC', 'demurrageC', 'demurrageLines', 'handlingC', 'handlingLines', 'shortageC', 'shortageLines', 'shortageLitres',
-] as const;
-
-/**
- * One pass over an invoice's concepts (a single `$reduce` with an object
- * accumulator: several separate `$reduce`s cost several passes), giving
- * integer-cent sums of gross freight, freight discounts, demurrage, handling
- * and shortage (with line counts and shortage litres = concept quantity).
- */
-export function conceptSumsExpr(concepts: string): Document {
-  const kindIs = (kind: string): Document => ({ $eq: ['$$this.kind', kind] });
-  const add = (field: string, cond: Document, value: unknown): Document => ({ $add: [`$$value.${field}`, { $cond: [cond, value, 0] }] });
-  const initialValue = Object.fromEntries(CONCEPT_SUM_FIELDS.map((f) => [f, 0]));
-  return {
-    $reduce: {
-      input: { $ifNull: [concepts, []] },
-      initialValue,
-      in: {
-        grossFreightC: add('grossFreightC', isFreightExpr('this'), centsExpr('$$this.amount')),
-        freightDiscountC: add('freightDiscountC', isFreightExpr('this'), centsExpr('$$this.discount')),
-        demurrageC: add('demurrageC', kindIs('demurrage'), centsExpr('$$this.amount')),
-        demurrageLines: add('demurrageLines', kindIs('demurrage'), 1),
-        handlingC: add('handlingC', kindIs('handling'), centsExpr('$$this.amount')),
-        handlingLines: add('handlingLines', kindIs('handling'), 1),
-        shortageC: add('shortageC', kindIs('shortage'), centsExpr('$$this.amount')),
-        shortageLines: add('shortageLines', kindIs('shortage'), 1),
-        shortageLitres: add('shortageLitres', kindIs('shortage'), { $ifNull: ['$$this.quantity', 0] }),
-      },
-    },
-  };
-}

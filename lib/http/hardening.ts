@@ -80,12 +80,21 @@ const patternOf = (url: string): RegExp =>
       .join('')}$`,
   );
 
+const REGISTERED = new WeakMap<FastifyInstance, { method: string; url: string }[]>();
+
+/** Every route (method, url) registered on `app` after routeMethodIndex(app) ran: what the service really serves. */
+export const registeredRoutes = (app: FastifyInstance): { method: string; url: string }[] => [...(REGISTERED.get(app) ?? [])];
+
 /** Collects every route registered after this call (onRoute hook). */
 export function routeMethodIndex(app: FastifyInstance): RouteMethodIndex {
   const routes: { pattern: RegExp; methods: string[] }[] = [];
+  const list: { method: string; url: string }[] = [];
+  REGISTERED.set(app, list);
   app.addHook('onRoute', (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).map(String);
-    routes.push({ pattern: patternOf(route.url ?? route.path), methods });
+    const url = route.url ?? route.path;
+    routes.push({ pattern: patternOf(url), methods });
+    for (const method of methods) list.push({ method, url });
   });
   return {
     methodsFor(path) {

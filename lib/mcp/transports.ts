@@ -108,6 +108,11 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value as string);
     raw.setHeader('cache-control', 'no-store');
     raw.setHeader('x-content-type-options', 'nosniff');
+    // The SDK's writeHead asks for `no-cache` on event streams; tenant data stays `no-store`
+    // (writeHead applies its headers through setHeader once headers were set this way).
+    const setHeader = raw.setHeader.bind(raw);
+    raw.setHeader = ((name: string, value: number | string | readonly string[]) =>
+      name.toLowerCase() === 'cache-control' ? raw : setHeader(name, value)) as typeof raw.setHeader;
     const extra: McpAuthExtra = { tenant: tenantOf(request), requestId: request.id };
     const auth: AuthInfo = { token: presentedKey(request) ?? '', clientId: extra.tenant, scopes: [], extra };
     (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;

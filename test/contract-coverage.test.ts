@@ -1,0 +1,358 @@
+/**
+ * The spec and the service describe the same API:
+ *
+ * 1. Routes: what the service registers is exactly the spec's operations plus
+ *    the documented infrastructure (Swagger UI and the document under /docs).
+ *    Nothing undocumented, nothing missing.
+ * 2. Statuses: every status code the spec documents for an operation is
+ *    produced here, for real, through HTTP against the running service, and its
+ *    body conforms to the spec. A status nothing can produce is a broken
+ *    promise (remove it from the spec); a new operation or status without a
+ *    producer fails this test until one is added below.
+ *
+ * Producers are generic where they can be (401 without a key, 429 on a
+ * one-request budget, 500 on a database that throws, 503 on one that is
+ * unreachable, 400 with an unknown parameter) and specific otherwise.
+ */
+import t from 'tap';
+import type { Db } from 'mongodb';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { startHarness, testConfig, KEY_A, TENANT_A, TENANT_B } from './helpers/harness.ts';
+import { listen, seedTwoTenants } from './helpers/mcp.ts';
+import { buildApp, loadSpec } from '../lib/app.ts';
+import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
+import { registeredRoutes } from '../lib/http/hardening.ts';
+import { createApiKey } from '../lib/auth/api-keys.ts';
+import { requestFingerprint } from '../lib/alerts/idempotency.ts';
+import { claimIdempotencyKey, idempotencyId } from '../lib/db/idempotency-repo.ts';
+import { validators } from '../generated/validators.js';
+
+t.setTimeout(180_000);
+
+const spec = loadSpec();
+const operations = listOperations(spec);
+const h = await startHarness(t);
+await seedTwoTenants(h.db);
+
+/** The harness database behind a switch: 'fail' makes every access throw a plain Error, 'down' an unreachable-server error. */
+function switchableDb(db: Db) {
+  const state = { mode: 'ok' as 'ok' | 'fail' | 'down' };
+  const fault = () =>
+    state.mode === 'fail' ? new Error('injected failure') : Object.assign(new Error('injected: server selection timed out'), { name: 'MongoServerSelectionError' });
+  const proxy = new Proxy(db, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (state.mode !== 'ok' && (prop === 'collection' || prop === 'command' || prop === 'aggregate')) {
+        return () => {
+          throw fault();
+        };
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { db: proxy, state };
+}
+
+const sw = switchableDb(h.db);
+const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536' }), db: sw.db, logger: false });
+const limited = await buildApp({ config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' }), db: h.db, logger: false });
+t.teardown(() => Promise.all([main.close(), limited.close()]));
+const base = await listen(main);
+const limitedBase = await listen(limited);
+
+// --------------------------------------------------------------------------- routes
+
+t.test('the registered routes are exactly the spec operations plus /docs', async (t) => {
+  const served = registeredRoutes(main).map((r) => `${r.method} ${r.url}`);
+  const documented = operations.map((op) => `${op.method} ${op.route}`);
+  const infrastructure = served.filter((r) => /^(GET|HEAD) \/docs(\/|$)/.test(r));
+  t.ok(infrastructure.length > 0, 'Swagger UI and the document are served under /docs');
+  t.same(served.filter((r) => !infrastructure.includes(r)).sort(), [...documented].sort(), 'every route is a spec operation and every operation a route');
+  t.equal(new Set(served).size, served.length, 'no route registered twice');
+  const doc = await fetch(`${base}/docs/json`);
+  t.equal(doc.status, 200);
+  t.same(Object.keys(((await doc.json()) as { paths: object }).paths).sort(), Object.keys((spec as unknown as { paths: object }).paths).sort(), '/docs/json serves the spec');
+});
+
+// --------------------------------------------------------------------------- statuses
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: string;
+}
+type Producer = (op: OperationSchemas) => Promise<Answer>;
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'coverage', version: '1' } },
+};
+const MCP_ACCEPT = 'application/json, text/event-stream';
+
+/** One request; for event streams only the head is read, then the stream is dropped. */
+async function call(url: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Answer> {
+  const controller = new AbortController();
+  const res = await fetch(url, { ...init, signal: controller.signal });
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    controller.abort();
+    return { status: res.status, headers: res.headers, body: '' };
+  }
+  return { status: res.status, headers: res.headers, body: await res.text() };
+}
+
+const json = (body: unknown, headers: Record<string, string> = {}) => ({
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+
+/** A concrete URL for an operation: path parameters from the spec example (or a well-formed id). */
+function urlOf(op: OperationSchemas, root = base, query = ''): string {
+  const path = op.path.replace(/\{([^}]+)\}/g, () => 'aaaaaaaaaaaaaaaaaaaaaaaa');
+  return `${root}${path}${query}`;
+}
+
+/** The minimal valid request body of an operation, from the spec examples. */
+function exampleBody(op: OperationSchemas): unknown {
+  // `individual` spelled out: the service fingerprints the body with its defaults applied.
+  if (op.operationId === 'scheduleAlerts') return { userIds: [`user-${Math.random().toString(36).slice(2, 10)}`], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'cobertura', individual: true };
+  if (op.operationId === 'mcpPost') return INIT;
+  if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
+  return {};
+}
+
+/** A plain valid request with `key`, to `root`. */
+function validRequest(op: OperationSchemas, key: string, root = base): Promise<Answer> {
+  const headers: Record<string, string> = { 'x-api-key': key };
+  if (op.route === '/mcp' || op.route === '/sse') headers.accept = op.method === 'GET' ? 'text/event-stream' : MCP_ACCEPT;
+  if (op.body) return call(urlOf(op, root, op.route === '/messages' ? '?sessionId=none' : ''), { method: op.method, ...json(exampleBody(op), headers) });
+  return call(urlOf(op, root), { method: op.method, headers });
+}
+
+async function mcpSession(key = KEY_A): Promise<string> {
+  const res = await call(`${base}/mcp`, { method: 'POST', ...json(INIT, { 'x-api-key': key, accept: MCP_ACCEPT }) });
+  const id = res.headers.get('mcp-session-id');
+  if (!id) throw new Error(`no MCP session (${res.status} ${res.body})`);
+  await call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'x-api-key': key, accept: MCP_ACCEPT, 'mcp-session-id': id }) });
+  return id;
+}
+
+/** Opens a legacy SSE session and reads its endpoint event; returns the session id and a closer. */
+async function sseSession(): Promise<{ id: string; close: () => void }> {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/sse`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream' }, signal: controller.signal });
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!/sessionId=([^\s&]+)/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  const id = /sessionId=([^\s&]+)/.exec(text)?.[1];
+  if (!id) throw new Error(`no legacy session: ${text}`);
+  return { id, close: () => controller.abort() };
+}
+
+const withDb = async (mode: 'fail' | 'down', run: () => Promise<Answer>): Promise<Answer> => {
+  sw.state.mode = mode;
+  try {
+    return await run();
+  } finally {
+    sw.state.mode = 'ok';
+  }
+};
+
+/** Generic producers, used for every operation that documents the status. */
+const generic: Record<string, Producer> = {
+  async '200'(op) {
+    return validRequest(op, KEY_A);
+  },
+  async '400'(op) {
+    if (op.querystring) return call(urlOf(op, base, '?unknownParameter=1'), { method: op.method, headers: { 'x-api-key': KEY_A }, ...(op.body ? json(exampleBody(op)) : {}) });
+    if (op.body) return call(urlOf(op), { method: op.method, ...json([], { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) });
+    return call(`${base}${op.path.replace(/\{[^}]+\}/g, 'not-an-id')}`, { method: op.method, headers: { 'x-api-key': KEY_A } });
+  },
+  async '401'(op) {
+    return call(urlOf(op), { method: op.method, ...(op.body ? json(exampleBody(op)) : {}) });
+  },
+  async '413'(op) {
+    const big = 'x'.repeat(70_000); // over BODY_LIMIT_BYTES=65536 of `main`
+    return call(urlOf(op), { method: op.method, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', accept: MCP_ACCEPT }, body: JSON.stringify({ big }) });
+  },
+  async '415'(op) {
+    return call(urlOf(op, base, op.route === '/messages' ? '?sessionId=none' : ''), { method: op.method, headers: { 'x-api-key': KEY_A, 'content-type': 'text/plain', accept: MCP_ACCEPT }, body: 'hello' });
+  },
+  async '429'(op) {
+    // A fresh key gets its own budget of one request on `limited`.
+    const { key } = await createApiKey(h.db, TENANT_A, `429 ${op.operationId}`);
+    const first = await validRequest(op, key, limitedBase);
+    if (first.status === 429) return first;
+    return validRequest(op, key, limitedBase);
+  },
+  async '500'(op) {
+    return withDb('fail', () => validRequest(op, KEY_A));
+  },
+  async '503'(op) {
+    return withDb('down', () => validRequest(op, KEY_A));
+  },
+};
+
+/** Producers for what only one operation does. */
+const specific: Record<string, Record<string, Producer>> = {
+  scheduleAlerts: {
+    async '403'(op) {
+      return call(urlOf(op), { method: 'POST', ...json({ ...(exampleBody(op) as object), tenantId: TENANT_B }, { 'x-api-key': KEY_A }) });
+    },
+    async '409'(op) {
+      // Another request with this key is in flight (a pending claim): after waiting for it, 409.
+      const body = exampleBody(op);
+      const now = new Date();
+      await claimIdempotencyKey(h.db, {
+        _id: idempotencyId(TENANT_A, 'in-flight-key'),
+        tenant: TENANT_A,
+        key: 'in-flight-key',
+        operation: 'scheduleAlerts',
+        fingerprint: requestFingerprint(body),
+        state: 'pending',
+        leaseUntil: new Date(now.getTime() + 60_000),
+        status: null,
+        body: null,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + 3_600_000),
+      });
+      return call(urlOf(op), { method: 'POST', ...json(body, { 'x-api-key': KEY_A, 'idempotency-key': 'in-flight-key' }) });
+    },
+    async '422'(op) {
+      const first = await call(urlOf(op), { method: 'POST', ...json(exampleBody(op), { 'x-api-key': KEY_A, 'idempotency-key': 'reused-key' }) });
+      if (first.status !== 200) return first;
+      return call(urlOf(op), { method: 'POST', ...json(exampleBody(op), { 'x-api-key': KEY_A, 'idempotency-key': 'reused-key' }) });
+    },
+  },
+  cancelAlertJob: {
+    async '200'() {
+      const scheduled = await call(`${base}/api/alerts/schedule`, { method: 'POST', ...json(exampleBody({ operationId: 'scheduleAlerts' } as OperationSchemas), { 'x-api-key': KEY_A }) });
+      const id = (JSON.parse(scheduled.body) as { jobs: { jobId: string }[] }).jobs[0]!.jobId;
+      return call(`${base}/api/alerts/jobs/${id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getReady: {
+    async '503'() {
+      return withDb('down', () => call(`${base}/ready`));
+    },
+  },
+  mcpPost: {
+    async '202'() {
+      const id = await mcpSession();
+      return call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT, 'mcp-session-id': id }) });
+    },
+    async '400'() {
+      return call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) });
+    },
+    async '404'() {
+      return call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT, 'mcp-session-id': 'no-such-session' }) });
+    },
+    async '406'() {
+      return call(`${base}/mcp`, { method: 'POST', ...json(INIT, { 'x-api-key': KEY_A, accept: 'text/html' }) });
+    },
+  },
+  mcpStream: {
+    async '200'() {
+      const id = await mcpSession();
+      return call(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream', 'mcp-session-id': id } });
+    },
+    async '400'() {
+      return call(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream' } });
+    },
+    async '404'() {
+      return call(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream', 'mcp-session-id': 'no-such-session' } });
+    },
+    async '406'() {
+      const id = await mcpSession();
+      return call(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'application/json', 'mcp-session-id': id } });
+    },
+    async '409'() {
+      const id = await mcpSession();
+      const controller = new AbortController();
+      const first = await fetch(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream', 'mcp-session-id': id }, signal: controller.signal });
+      try {
+        if (first.status !== 200) return { status: first.status, headers: first.headers, body: await first.text() };
+        return await call(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream', 'mcp-session-id': id } });
+      } finally {
+        controller.abort();
+      }
+    },
+  },
+  mcpDeleteSession: {
+    async '200'() {
+      const id = await mcpSession();
+      return call(`${base}/mcp`, { method: 'DELETE', headers: { 'x-api-key': KEY_A, 'mcp-session-id': id } });
+    },
+    async '400'() {
+      return call(`${base}/mcp`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'() {
+      return call(`${base}/mcp`, { method: 'DELETE', headers: { 'x-api-key': KEY_A, 'mcp-session-id': 'no-such-session' } });
+    },
+  },
+  mcpLegacyMessage: {
+    async '202'() {
+      const session = await sseSession();
+      try {
+        return await call(`${base}/messages?sessionId=${session.id}`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'x-api-key': KEY_A }) });
+      } finally {
+        session.close();
+      }
+    },
+    async '400'() {
+      return call(`${base}/messages`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'x-api-key': KEY_A }) });
+    },
+    async '404'() {
+      return call(`${base}/messages?sessionId=no-such-session`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'x-api-key': KEY_A }) });
+    },
+  },
+};
+
+/** Statuses only a generic producer covers when the operation is of the right kind. */
+function producerFor(op: OperationSchemas, status: string): Producer | undefined {
+  const own = specific[op.operationId]?.[status];
+  if (own) return own;
+  if ((status === '413' || status === '415') && !op.body) return undefined;
+  if (status === '401' && !op.secured) return undefined;
+  if (status === '400' && !op.querystring && !op.body && !op.params) return undefined;
+  return generic[status];
+}
+
+const isJson = (a: Answer) => (a.headers.get('content-type') ?? '').includes('application/json');
+
+for (const op of operations) {
+  t.test(`${op.operationId}: every documented status is produced`, async (t) => {
+    for (const status of Object.keys(op.responses).sort()) {
+      const produce = producerFor(op, status);
+      if (!produce) {
+        t.fail(`${op.method} ${op.path} documents ${status} but nothing produces it: add a producer in this file, or remove the status from the spec`);
+        continue;
+      }
+      const answer = await produce(op);
+      t.equal(answer.status, Number(status), `${op.method} ${op.path} → ${status}${answer.status === Number(status) ? '' : `: ${answer.body.slice(0, 300)}`}`);
+      if (answer.status !== Number(status)) continue;
+      t.equal(answer.headers.get('x-content-type-options'), 'nosniff', `${status} carries nosniff`);
+      if (op.path.startsWith('/api/') || op.path === '/mcp' || op.path === '/messages') t.equal(answer.headers.get('cache-control'), 'no-store', `${status} is not cacheable`);
+      const validate = validators[`${op.method} ${op.route} response:${status}`];
+      if (validate && isJson(answer)) {
+        const ok = validate(JSON.parse(answer.body));
+        t.ok(ok, `${op.method} ${op.path} ${status} body matches the spec`, { errors: validate.errors?.slice(0, 3), body: answer.body.slice(0, 300) });
+      }
+      if (status === '500') t.notMatch(answer.body, /injected|at .*\.ts|Error:/, 'no internal message or stack in a 500');
+    }
+  });
+}
+
+t.test('every operation got at least one status checked', async (t) => {
+  t.ok(operations.length >= 10, `${operations.length} operations in the spec`);
+  t.ok(main.server.listening && limited.server.listening);
+});
+
