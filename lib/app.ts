@@ -9,7 +9,7 @@ import { createHandlers, type HandlerDeps } from '../handlers/index.ts';
 import type { OperationId } from '../handlers/types.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { makeErrorHandlers } from './http/error-handler.ts';
-import { clientErrorHandler, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
+import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
 import { generatedValidatorCompiler } from './http/validator-compiler.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
@@ -52,6 +52,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     http: { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
     // 408/431/400 from the HTTP parser in the error shape (lib/http/hardening.ts).
     clientErrorHandler,
+    frameworkErrors,
     trustProxy: config.trustProxy,
     // While closing, requests already on open connections are still served (with
     // `connection: close`); the server stops accepting new connections.

@@ -13,6 +13,7 @@ import {
   type JobFailure,
   type JobState,
 } from '../alerts/jobs.ts';
+import { findPage } from './find-page.ts';
 import type { AlertRecordDocument } from '../alerts/records.ts';
 
 export const alertJobs = (db: Db): Collection<AlertJobDocument> => db.collection<AlertJobDocument>(COLLECTIONS.alertJobs);
@@ -103,12 +104,7 @@ export async function findAlertJobs(
   if (f.userId !== undefined) and.push({ 'data.userId': f.userId });
   if (f.state !== undefined) and.push(alertJobStateFilter(f.state));
   const q: Filter<AlertJobDocument> = and.length === 1 ? and[0]! : { $and: and };
-  const coll = alertJobs(db);
-  const [total, docs] = await Promise.all([
-    coll.countDocuments(q, { maxTimeMS }),
-    coll.find(q, { maxTimeMS }).sort({ 'data.createdAt': -1, _id: -1 }).skip(window.skip).limit(window.limit).toArray(),
-  ]);
-  return { total, docs };
+  return findPage(alertJobs(db), q, { 'data.createdAt': -1, _id: -1 }, window, maxTimeMS);
 }
 
 /** Deletes the tenant's job; null when there is none with this id for this tenant. */
@@ -168,10 +164,5 @@ export async function findAlertRecords(
   if (f.ruleId !== undefined) q.ruleId = f.ruleId as AlertRecordDocument['ruleId'];
   if (f.cycleKey !== undefined) q.cycleKey = f.cycleKey;
   if (f.status !== undefined) q.status = f.status;
-  const coll = alertRecords(db);
-  const [total, docs] = await Promise.all([
-    coll.countDocuments(q, { maxTimeMS }),
-    coll.find(q, { maxTimeMS }).sort({ evaluatedAt: -1, _id: -1 }).skip(window.skip).limit(window.limit).toArray(),
-  ]);
-  return { total, docs };
+  return findPage(alertRecords(db), q, { evaluatedAt: -1, _id: -1 }, window, maxTimeMS);
 }

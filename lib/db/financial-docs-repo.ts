@@ -1,5 +1,6 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
+import { findPage } from './find-page.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 
@@ -87,13 +88,7 @@ export async function findFinancialDocs(
   const coll = financialDocs(db);
   const q = baseFilter(tenant, filter);
   const derived = derivedStateStages(filter);
-  if (derived.length === 0) {
-    const [total, docs] = await Promise.all([
-      coll.countDocuments(q, { maxTimeMS }),
-      coll.find(q, { maxTimeMS }).sort(SORT).skip(window.skip).limit(window.limit).toArray(),
-    ]);
-    return { total, docs };
-  }
+  if (derived.length === 0) return findPage(coll, q, SORT, window, maxTimeMS);
   const pipeline = [{ $match: q }, ...derived];
   const [counted, docs] = await Promise.all([
     coll.aggregate<{ n: number }>([...pipeline, { $group: { _id: null, n: { $sum: 1 } } }], { maxTimeMS }).toArray(),

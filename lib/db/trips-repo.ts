@@ -1,5 +1,6 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { trips } from './collections.ts';
+import { findPage } from './find-page.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 
@@ -41,11 +42,5 @@ export async function findTrips(
   window: { skip: number; limit: number },
   maxTimeMS: number,
 ): Promise<{ total: number; docs: TripDocument[] }> {
-  const q = tripFilter(tenant, filter);
-  const coll = trips(db);
-  const [total, docs] = await Promise.all([
-    coll.countDocuments(q, { maxTimeMS }),
-    coll.find(q, { maxTimeMS }).sort(SORT).skip(window.skip).limit(window.limit).toArray(),
-  ]);
-  return { total, docs };
+  return findPage(trips(db), tripFilter(tenant, filter), SORT, window, maxTimeMS);
 }

@@ -13,6 +13,8 @@
  *   would reach the handler with `undefined`; it is a 400 instead.
  * - `routeMethodIndex(app)`: which methods the service routes for a path, so
  *   that a known path with another method is 405 with `allow` (not 404).
+ * - `frameworkErrors`: URLs the router refuses (bad encoding, over-long path
+ *   parameter) are 400 in the error shape.
  */
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
@@ -41,6 +43,26 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
     socket.write(`HTTP/1.1 ${status} ${message}\r\n${BASE_HEADERS}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   }
   socket.destroy();
+}
+
+/**
+ * Fastify `frameworkErrors`: a URL the router cannot even match (malformed
+ * percent-encoding, a path parameter over 100 characters) is a 400 in the
+ * error shape, not Fastify's own body echoing the path.
+ */
+export function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+  const detail =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'a path parameter is longer than the service accepts (100 characters)'
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'the path is not valid percent-encoded UTF-8'
+        : 'the request cannot be routed';
+  void reply
+    .code(400)
+    .header('x-request-id', request.id)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .send(errorBody(400, 'Invalid path parameter', [detail]));
 }
 
 /** onRequest hook: answers 503 when the request is still unanswered after `ms`. */
