@@ -2411,9 +2411,10 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The database cannot be reached or did not answer in time. Safe to retry. */
+        /** @description The database cannot be reached, a query exceeded its time limit (`QUERY_TIMEOUT_MS`), or the operation did not complete within `REQUEST_TIMEOUT_MS`. Safe to retry after `retry-after` seconds. */
         ServiceUnavailable: {
             headers: {
+                "retry-after": components["headers"]["RetryAfter"];
                 "x-request-id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };

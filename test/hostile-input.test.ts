@@ -208,6 +208,12 @@ t.test('cancelAlertJob: hostile ids', async (t) => {
     if (![400, 404].includes(res.statusCode)) return `id ${JSON.stringify(value).slice(0, 60)} (${value.length} chars) answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
     return await problem(dataOps.find((o) => o.operationId === 'cancelAlertJob')!, res.statusCode, res.body);
   });
+  for (const raw of ['%FF%FE', '%zz', '%', `${'a'.repeat(5000)}`, `${'%C3%91'.repeat(3000)}`, '..%2F..%2Fetc', '%24ne', '%7B%22%24ne%22%3Anull%7D']) {
+    const res = await h.app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${raw}`, headers: { 'x-api-key': KEY_A } });
+    t.ok([400, 404].includes(res.statusCode), `/api/alerts/jobs/${raw.slice(0, 30)} → ${res.statusCode}`);
+    t.equal(res.json().error?.code, res.statusCode, 'in the error shape');
+    t.notOk(res.body.includes(raw.slice(0, 30)) && raw.length > 100, 'the path is not echoed back');
+  }
   for (const id of bJobIds) {
     const res = await h.app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${id}`, headers: { 'x-api-key': KEY_A } });
     t.equal(res.statusCode, 404, "another tenant's job id is 404");

@@ -80,7 +80,7 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
   const [{ settings, sourceOf }, trips, activity] = await Promise.all([
     getTracedSettings(ctx.db, tenant),
     findUtilizationTrips(ctx.db, tenant, { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) }, timeout),
-    vehicleLastActivity(ctx.db, tenant, { ...(input.vehicle ? { vehicle: input.vehicle } : {}), fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)), toYmd: mxYmdInt(asOf) }, timeout),
+    vehicleLastActivity(ctx.db, tenant, { ...(input.vehicle ? { vehicle: input.vehicle } : {}), fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)), toYmd: mxYmdInt(asOf), windowEndsToday: asOfDay >= mxDateString(now.getTime()) }, timeout),
   ]);
 
   // fleetUtilization reads leg dates, km, billedFreight and product litres: what the compact trips carry.

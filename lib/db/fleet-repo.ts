@@ -176,34 +176,43 @@ export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope 
 export interface VehicleActivityRow {
   vehicle: string;
   plate: string;
-  /** Latest unload (else load) instant of a leg dated in the window; null when none has an instant. */
+  /** Latest unload or load instant of its legs; null when no leg has one. */
   lastInstant: number | null;
-  /** Latest leg date (YYYYMMDD) of legs without any instant. */
+  /** Latest leg date (YYYYMMDD), when no leg has an instant. */
   lastDayWithoutInstant: number | null;
 }
 
 /**
- * Per vehicle with a leg dated in [fromYmd, toYmd]: its latest activity.
- * Each trip is reduced to its maximum in a `$project` (no unwind), then
- * grouped per vehicle in the database: one row per vehicle travels.
+ * Per vehicle with a leg dated in [fromYmd, toYmd]: its latest activity,
+ * grouped in the database (one row per vehicle travels). When `toYmd` is
+ * today no leg can lie after it (instants are set when things happen), so a
+ * trip's latest activity is simply the maximum over its legs (cheap array-path
+ * `$max`); for a past window the legs after it are filtered out first.
  */
-export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number }, maxTimeMS: number): Promise<VehicleActivityRow[]> {
-  const inWindow = { $filter: { input: '$shipments', as: 'l', cond: between('$$l.date', q.fromYmd, q.toYmd) } };
-  const instant = (l: string): Document => ({ $ifNull: [`$$${l}.unloadDate`, { $ifNull: [`$$${l}.loadDate`, null] }] });
+export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean }, maxTimeMS: number): Promise<VehicleActivityRow[]> {
+  const legs = q.windowEndsToday ? '$shipments' : { $filter: { input: '$shipments', as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), shipments: { $elemMatch: { date: { $gte: q.fromYmd, $lte: q.toYmd } } } } },
-    {
-      $project: {
-        vehicle: '$vehicle.id',
-        plate: '$vehicle.plate',
-        t: { $max: { $map: { input: inWindow, as: 'l', in: instant('l') } } },
-        d: { $max: { $map: { input: inWindow, as: 'l', in: { $cond: [{ $gt: [instant('l'), null] }, null, '$$l.date'] } } } },
-      },
-    },
-    { $group: { _id: '$vehicle', plate: { $max: '$plate' }, lastInstant: { $max: '$t' }, lastDayWithoutInstant: { $max: '$d' } } },
+    q.windowEndsToday
+      ? { $project: { vehicle: '$vehicle.id', plate: '$vehicle.plate', u: { $max: '$shipments.unloadDate' }, l: { $max: '$shipments.loadDate' }, d: { $max: '$shipments.date' } } }
+      : {
+          $project: {
+            vehicle: '$vehicle.id',
+            plate: '$vehicle.plate',
+            u: { $max: { $map: { input: legs, as: 'l', in: '$$l.unloadDate' } } },
+            l: { $max: { $map: { input: legs, as: 'l', in: '$$l.loadDate' } } },
+            d: { $max: { $map: { input: legs, as: 'l', in: '$$l.date' } } },
+          },
+        },
+    { $group: { _id: '$vehicle', plate: { $max: '$plate' }, u: { $max: '$u' }, l: { $max: '$l' }, d: { $max: '$d' } } },
   ];
-  const rows = await trips(db).aggregate<{ _id: string; plate: string; lastInstant: number | null; lastDayWithoutInstant: number | null }>(pipeline, { maxTimeMS }).toArray();
-  return rows.map((r) => ({ vehicle: r._id, plate: r.plate ?? '', lastInstant: r.lastInstant ?? null, lastDayWithoutInstant: r.lastDayWithoutInstant ?? null }));
+  const rows = await trips(db).aggregate<{ _id: string; plate: string | null; u: number | null; l: number | null; d: number | null }>(pipeline, { maxTimeMS }).toArray();
+  return rows.map((r) => {
+    // Per leg unload ≥ load, so max(max unload, max load) is the latest instant of any leg.
+    const instants = [r.u, r.l].filter((x): x is number => typeof x === 'number');
+    const lastInstant = instants.length ? Math.max(...instants) : null;
+    return { vehicle: r._id, plate: r.plate ?? '', lastInstant, lastDayWithoutInstant: lastInstant === null ? (r.d ?? null) : null };
+  });
 }
 
 export interface UnitGroupRow {

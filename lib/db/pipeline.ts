@@ -35,7 +35,9 @@ export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
     { $eq: [{ $toLower: '$$c.uuid' }, { $toLower: `${root}invoice.uuid` }] },
   ];
   if (asOf !== undefined) conds.push({ $lte: ['$$c.date', asOf] });
-  return { $gt: [{ $size: { $filter: { input: { $ifNull: [`${root}canceled`, []] }, as: 'c', cond: { $and: conds } } } }, 0] };
+  const exact = { $gt: [{ $size: { $filter: { input: { $ifNull: [`${root}canceled`, []] }, as: 'c', cond: { $and: conds } } } }, 0] };
+  // Most documents carry no invoice-level cancellation record at all: a cheap path test spares them the exact one.
+  return { $cond: [{ $in: ['invoice', { $ifNull: [`${root}canceled.target`, []] }] }, exact, false] };
 }
 
 /** Σ over an array of `in` (an expression on `$$this`), 0 for a missing array. */

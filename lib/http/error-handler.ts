@@ -53,6 +53,7 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   if (request.is404 && !(err instanceof ApiError)) return notFound(request, reply, methodsFor);
   if (err instanceof ApiError) {
     if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
+    if (err.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '5');
     return reply.code(err.statusCode).send(errorBody(err.statusCode, err.message, err.details));
   }
   const fe = err as FastifyError;

@@ -70,6 +70,8 @@ export function requestDeadline(ms: number) {
   return function deadline(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
     const timer = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
+      // Still receiving the request: that is the client's slowness, Node answers 408 for it.
+      if (!request.raw.complete) return;
       request.log.warn({ deadlineMs: ms }, 'request deadline exceeded');
       void reply
         .code(503)

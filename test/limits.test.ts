@@ -1,0 +1,264 @@
+/**
+ * Limits, security headers and logs, against the service as production runs
+ * it (scripts/start.ts in a child process, LOG_LEVEL=trace so every log line
+ * is captured), its database behind a fault-injecting proxy:
+ *
+ *   body size → 413, header size → 431, slow request → 408, page depth → 400,
+ *   query time (maxTimeMS on every data query; MaxTimeMSExpired) → 503,
+ *   a database that hangs → 503 at the request deadline, malformed URLs → 400;
+ *   all in the error shape with the security headers, no server banner, no
+ *   stack trace; and no API key (valid, revoked or bogus) ever in the logs.
+ */
+import t, { type Test } from 'tap';
+import net from 'node:net';
+import http from 'node:http';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
+import { startService } from './helpers/service.ts';
+import { startMongoProxy } from './helpers/mongo-proxy.ts';
+
+t.setTimeout(180_000);
+
+const REQUEST_TIMEOUT_MS = 1500;
+const QUERY_TIMEOUT_MS = 2500;
+const BODY_LIMIT = 8192;
+
+const engine = await startEmbeddedMongo({});
+t.teardown(() => engine.stop());
+const { client, db } = await connectMongo(engine.uri, 'limits');
+t.teardown(() => client.close());
+await ensureIndexes(db);
+await loadDemoData(db, { invoices: 120, trips: 120 });
+const KEY = DEMO_TENANTS[0]!.apiKey;
+const revoked = await createApiKey(db, DEMO_TENANTS[0]!.rfc, 'revoked in the test');
+await revokeApiKey(db, revoked.record._id);
+const BOGUS_KEY = 'sk_live_9f8e7d6c5b4a39281706_not_a_key';
+
+const proxy = await startMongoProxy({ port: engine.port });
+t.teardown(() => proxy.close());
+const service = await startService({
+  mongodbUri: proxy.uri,
+  mongodbDb: 'limits',
+  env: {
+    LOG_LEVEL: 'trace',
+    BODY_LIMIT_BYTES: String(BODY_LIMIT),
+    REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+    RATE_LIMIT_MAX: '100000',
+    ALERT_WORKER: 'false',
+    MONGODB_SERVER_SELECTION_TIMEOUT_MS: '2000',
+  },
+});
+t.teardown(() => service.stop());
+const { base } = service;
+const port = Number(new URL(base).port);
+
+interface Raw {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A request through node:http (no client-side limits or header normalisation). */
+function request(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.end(body);
+    else req.end();
+  });
+}
+
+/** Writes raw bytes on a socket and reads the whole answer (the server closes it). */
+function rawExchange(write: (s: net.Socket) => void, timeoutMs = 15_000): Promise<{ text: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = net.connect(port, '127.0.0.1', () => write(socket));
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer within ${timeoutMs} ms: ${text}`));
+    }, timeoutMs);
+    socket.setEncoding('utf8').on('data', (d: string) => (text += d));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, ms: Date.now() - started });
+    });
+    socket.on('error', () => {});
+  });
+}
+
+function parseRaw(text: string): Raw {
+  const [head = '', ...rest] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers: http.IncomingHttpHeaders = {};
+  for (const l of lines) {
+    const i = l.indexOf(':');
+    if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
+}
+
+/** The error shape, the security headers, no banner, no stack. */
+function assertErrorAnswer(t: Test, res: Raw, status: number, label: string): void {
+  t.equal(res.status, status, `${label}: ${status}`);
+  let body: { error?: { code?: number; message?: string; details?: unknown[] } } = {};
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    t.fail(`${label}: body is not JSON: ${res.body.slice(0, 200)}`);
+  }
+  t.equal(body.error?.code, status, `${label}: error shape with code ${status}`);
+  t.type(body.error?.message, 'string');
+  t.ok(Array.isArray(body.error?.details) && body.error!.details!.length > 0, `${label}: details`);
+  t.equal(res.headers['x-content-type-options'], 'nosniff', `${label}: nosniff`);
+  t.equal(res.headers['cache-control'], 'no-store', `${label}: no-store`);
+  t.notOk(res.headers.server, `${label}: no server banner`);
+  t.notOk(res.headers['x-powered-by'], `${label}: no x-powered-by`);
+  t.notMatch(res.body, /\n\s+at |node_modules|\.ts:\d+/, `${label}: no stack trace`);
+}
+
+t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
+  const big = JSON.stringify({ userIds: ['u'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x'.repeat(BODY_LIMIT) });
+  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, big), 413, 'REST body');
+  const mcp = await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, big);
+  t.equal(mcp.status, 413, 'MCP body: 413');
+  t.equal(JSON.parse(mcp.body).error.code, 413);
+  // A lying content-length does not get past the limit either.
+  const chunked = await rawExchange((s) => {
+    s.write(`POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`);
+    // 1 KiB chunks, a few ms apart, until the server answers (writing on would only race its close).
+    let answered = false;
+    s.once('data', () => (answered = true));
+    let i = 0;
+    const next = () => {
+      if (answered || s.destroyed) return;
+      if (i++ < 40) {
+        s.write(`400\r\n${'x'.repeat(0x400)}\r\n`);
+        setTimeout(next, 5);
+      } else s.end('0\r\n\r\n');
+    };
+    next();
+  });
+  t.equal(parseRaw(chunked.text).status, 413, 'a chunked body over the limit: 413');
+});
+
+t.test('header size: over 16 KiB is 431', async (t) => {
+  const res = parseRaw((await rawExchange((s) => s.write(`GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`))).text);
+  assertErrorAnswer(t, res, 431, 'big header');
+});
+
+t.test('request timeout: a request not received within REQUEST_TIMEOUT_MS is 408', async (t) => {
+  const body = await rawExchange((s) => s.write(`POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"userIds"`));
+  assertErrorAnswer(t, parseRaw(body.text), 408, 'slow body');
+  t.ok(body.ms >= REQUEST_TIMEOUT_MS - 100 && body.ms < REQUEST_TIMEOUT_MS + 2500, `answered after ${body.ms} ms (limit ${REQUEST_TIMEOUT_MS} ms)`);
+  const headers = await rawExchange((s) => s.write(`GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\n`));
+  assertErrorAnswer(t, parseRaw(headers.text), 408, 'slow headers');
+  t.ok(headers.ms < REQUEST_TIMEOUT_MS + 2500, `answered after ${headers.ms} ms`);
+});
+
+t.test('malformed URLs and other refusals are in the error shape too', async (t) => {
+  assertErrorAnswer(t, await request('DELETE', `/api/alerts/jobs/${'a'.repeat(300)}`, { 'x-api-key': KEY }), 400, 'over-long path parameter');
+  assertErrorAnswer(t, await request('DELETE', '/api/alerts/jobs/%E0%A4%A', { 'x-api-key': KEY }), 400, 'bad percent-encoding');
+  assertErrorAnswer(t, await request('GET', '/api/nothing-here', { 'x-api-key': KEY }), 404, 'unknown route');
+  const wrong = await request('PATCH', '/api/financial-docs', { 'x-api-key': KEY });
+  assertErrorAnswer(t, wrong, 405, 'wrong method');
+  t.equal(wrong.headers.allow, 'GET', 'allow lists the methods');
+  assertErrorAnswer(t, await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY }), 401, 'bogus key');
+  assertErrorAnswer(t, await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` }), 401, 'revoked key');
+  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'text/plain' }, 'hello'), 415, 'text body');
+  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, '{"userIds": ['), 400, 'malformed JSON');
+  const bad = parseRaw((await rawExchange((s) => s.write('GET / HTTP/1.1\r\nho st: x\r\n\r\n'))).text);
+  assertErrorAnswer(t, bad, 400, 'malformed HTTP');
+  const health = await request('GET', '/health');
+  t.equal(health.status, 200);
+  t.equal(health.headers['x-content-type-options'], 'nosniff', '/health: nosniff');
+  t.notOk(health.headers.server, '/health: no server banner');
+});
+
+t.test('page depth: page × limit over 10,000 is 400', async (t) => {
+  for (const path of ['/api/financial-docs', '/api/shipments', '/api/alerts/jobs', '/api/alerts']) {
+    const res = await request('GET', `${path}?limit=100&page=101`, { 'x-api-key': KEY });
+    assertErrorAnswer(t, res, 400, path);
+    t.match(res.body, /page × limit must not exceed 10000/);
+    t.equal((await request('GET', `${path}?limit=100&page=100`, { 'x-api-key': KEY })).status, 200, `${path}: the deepest allowed page is fine`);
+  }
+});
+
+t.test('query time: every data query carries maxTimeMS; MaxTimeMSExpired is 503', async (t) => {
+  proxy.commands.length = 0;
+  const paths = ['/api/financial-docs?paymentStatus=partial', '/api/financial-docs', '/api/shipments', '/api/tax-summary', '/api/analytics/cash-inflow-forecast', '/api/analytics/discounts-and-shrinkage', '/api/analytics/fleet-utilization', '/api/analytics/dispatch-to-bill', '/api/analytics/unit-economics', '/api/alerts/jobs', '/api/alerts'];
+  for (const path of paths) t.equal((await request('GET', path, { 'x-api-key': KEY })).status, 200, path);
+  const data = new Set(['financialDocs', 'trips', 'alertJobs', 'alerts']);
+  const reads = proxy.commands.filter((c) => ['find', 'aggregate', 'count'].includes(c.name) && data.has(String(c.collection)));
+  t.ok(reads.length >= paths.length, `${reads.length} queries on data collections`);
+  const unbounded = reads.filter((c) => c.doc.maxTimeMS !== QUERY_TIMEOUT_MS);
+  t.same(unbounded.map((c) => `${c.name} ${String(c.collection)}`), [], `every data query is bounded by maxTimeMS=${QUERY_TIMEOUT_MS}`);
+
+  proxy.intercept = (c) =>
+    ['find', 'aggregate'].includes(c.name) && c.collection === 'financialDocs'
+      ? { ok: 0, code: 50, codeName: 'MaxTimeMSExpired', errmsg: 'operation exceeded time limit' }
+      : null;
+  try {
+    const res = await request('GET', '/api/financial-docs', { 'x-api-key': KEY });
+    assertErrorAnswer(t, res, 503, 'query over its time limit');
+    t.ok(Number(res.headers['retry-after']) > 0, 'retry-after');
+  } finally {
+    proxy.intercept = null;
+  }
+});
+
+t.test('a database that hangs: 503 at the request deadline, then recovery', async (t) => {
+  proxy.mode = 'blackhole';
+  try {
+    const started = Date.now();
+    const [data, ready] = await Promise.all([request('GET', '/api/shipments', { 'x-api-key': KEY }), request('GET', '/ready')]);
+    const ms = Date.now() - started;
+    assertErrorAnswer(t, data, 503, 'data operation on a hung database');
+    t.equal(ready.status, 503, '/ready: 503');
+    t.ok(ms < REQUEST_TIMEOUT_MS + 2500, `both answered within ${ms} ms (deadline ${REQUEST_TIMEOUT_MS} ms)`);
+  } finally {
+    // The hung connections are lost (as when a partition ends in resets); new ones work.
+    proxy.mode = 'pass';
+    proxy.dropConnections();
+  }
+  let ok = 0;
+  const until = Date.now() + 15_000;
+  while (Date.now() < until && ok < 3) ok = (await request('GET', '/api/shipments', { 'x-api-key': KEY })).status === 200 ? ok + 1 : 0;
+  t.equal(ok, 3, 'answers 200 again without a restart');
+});
+
+t.test('a failing database query is a 500 without internals', async (t) => {
+  proxy.intercept = (c) => (c.name === 'find' && c.collection === 'trips' ? { ok: 0, code: 8000, codeName: 'AtlasError', errmsg: 'injected failure /secret/path' } : null);
+  try {
+    const res = await request('GET', '/api/shipments', { 'x-api-key': KEY });
+    assertErrorAnswer(t, res, 500, 'unexpected database error');
+    t.notMatch(res.body, /injected|secret|AtlasError/, 'the internal message stays in the logs');
+    t.match(JSON.parse(res.body).error.details[0], /request id/, 'the request id to report');
+  } finally {
+    proxy.intercept = null;
+  }
+});
+
+t.test('API keys never reach the logs', async (t) => {
+  // Every way a key travels: header, bearer, MCP, rate-limited, revoked, bogus, failing requests.
+  await request('GET', '/api/financial-docs?limit=1', { 'x-api-key': KEY, 'x-request-id': 'log-check-1' });
+  await request('GET', '/api/shipments?limit=1', { authorization: `Bearer ${KEY}` });
+  await request('GET', '/api/financial-docs?limit=oops', { 'x-api-key': KEY });
+  await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'logs', version: '1' } } }));
+  await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY });
+  await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` });
+  const logs = service.output();
+  t.ok(logs.split('\n').filter((l) => l.startsWith('{')).length > 20, 'the service logged (LOG_LEVEL=trace)');
+  t.match(logs, /log-check-1/, 'the requests are in the logs');
+  for (const [name, key] of [['demo key', KEY], ['revoked key', revoked.key], ['bogus key', BOGUS_KEY]] as const) {
+    t.notOk(logs.includes(key), `the ${name} is nowhere in ${logs.length} bytes of logs`);
+  }
+  t.notMatch(logs, /"(x-api-key|authorization)":"(?!\[Redacted\])/i, 'credential headers, when logged at all, are redacted');
+});

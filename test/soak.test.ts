@@ -1,0 +1,25 @@
+/**
+ * A short soak in `npm test` (scripts/soak.ts; `npm run soak` is the 60 s
+ * version): the service built as production builds it, autocannon at
+ * saturation on loopback over both lists and an audit for SOAK_SECONDS
+ * (default 12), then: no connection error, no timeout, only 2xx, and no steady
+ * heap growth (measured after forced GCs) after warm-up.
+ */
+import t from 'tap';
+import { runSoak } from '../scripts/soak.ts';
+
+t.setTimeout(180_000);
+
+const seconds = Number(process.env.SOAK_SECONDS ?? 12);
+// A short run samples few points: the growth bound is looser than the 60 s soak's 10 MB/min.
+const result = await runSoak({ seconds, connections: 16, invoices: 1000, maxGrowthMbPerMin: 20 });
+const m = result.memory;
+t.comment(
+  `${result.requests} requests in ${seconds} s (${result.requestsPerSecond}/s), p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ` +
+    `statuses ${JSON.stringify(result.statusCodes)}, heap after GC ${m.heapStartMb}→${m.heapEndMb} MB (trend ${m.heapSlopeMbPerMin} MB/min), RSS peak ${m.rssPeakMb} MB`,
+);
+t.ok(result.requests > seconds * 20, `${result.requests} requests completed`);
+t.equal(result.errors, 0, 'no connection errors');
+t.equal(result.timeouts, 0, 'no timeouts');
+t.equal(result.non2xx, 0, 'every answer 2xx (no 5xx, no 429: the limit was raised for the run)');
+t.same(result.problems, [], 'no problem: no error, no heap growth');
