@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
-import { makeFinancialDoc, freight, payment, creditNote, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
+import { makeFinancialDoc, freight, shortage, payment, creditNote, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
 import { financialDocs, tenantSettings } from '../lib/db/collections.ts';
 
 const NOW = new Date('2026-04-20T12:00:00-06:00'); // a Monday
@@ -30,9 +30,11 @@ const o3 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_PERSON, date: '20
 // Not open: cancelled, and settled by a credit note.
 const cancelled = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-04-05T12:00', concepts: [freight(1_000)], cancelled: true });
 const credited = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T12:00', concepts: [freight(1_000)], payments: [creditNote(1_120, '2026-03-20T12:00')] });
+// Settled by a credit note (no payment history): its 300 shortage deduction is not revenue (an indemnity is not a sale).
+const h5 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY_2, date: '2026-01-20T12:00', concepts: [freight(1_000), shortage(300)], payments: [creditNote(1_420, '2026-01-25T12:00')] });
 // All delays: [−25, 2, 5, 10, 10] → portfolio median 5 (CLIENT_COMPANY_2 has 2 payments, CLIENT_PERSON none).
 const otherTenant = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-04-01T12:00', concepts: [freight(500_000)] });
-await financialDocs(h.db).insertMany([h1, h2, h3, h4, o1, o2, o3, cancelled, credited, otherTenant]);
+await financialDocs(h.db).insertMany([h1, h2, h3, h4, h5, o1, o2, o3, cancelled, credited, otherTenant]);
 
 t.test('receivables, delays and weekly buckets', async (t) => {
   const res = await get(PERIOD);
@@ -68,20 +70,21 @@ t.test('receivables, delays and weekly buckets', async (t) => {
   t.same(body.items.data.map((i: { id: string }) => i.id), [o3.id, o2.id, o1.id], 'by expected date');
   t.match(body.items.data[1], { uuid: o2.invoice.uuid, outstanding: 20_000, dueDate: '2026-04-30', expectedDate: '2026-05-05', pastDue: false, overdue: false });
   t.match(body.items.data[0], { dueDate: '2026-03-03', expectedDate: '2026-03-08', pastDue: true, overdue: true });
-  // DSO = 37,000 ÷ 45,000 (credit sales: non-cancelled Totals in the period) × 110 = 90.444…
-  t.same(body.dso, { value: 90.44, accountsReceivable: 37_000, creditSales: 45_000, days: 110 });
-  // Revenue (SubTotal − discount): CLIENT_COMPANY_2 21,000, CLIENT_COMPANY 14,000, CLIENT_PERSON 5,000 of 40,000.
+  // DSO = 37,000 ÷ 46,420 (credit sales: non-cancelled Totals in the period) × 110 = 87.677…
+  t.same(body.dso, { value: 87.68, accountsReceivable: 37_000, creditSales: 46_420, days: 110 });
+  // Revenue (SubTotal − discount − shortage): CLIENT_COMPANY_2 22,000, CLIENT_COMPANY 14,000, CLIENT_PERSON 5,000 of 41,000.
+  // HHI = 53.6585² + 34.1463² + 12.1951² = 4,193.93.
   t.same(body.concentration, {
-    hhi: 4_137.5,
+    hhi: 4_193.93,
     band: 'high',
-    totalRevenue: 40_000,
+    totalRevenue: 41_000,
     clients: 3,
     flaggedClients: 3,
     explanation: null,
     shares: [
-      { client: CLIENT_COMPANY_2, revenue: 21_000, sharePct: 52.5, flagged: true },
-      { client: CLIENT_COMPANY, revenue: 14_000, sharePct: 35, flagged: true },
-      { client: CLIENT_PERSON, revenue: 5_000, sharePct: 12.5, flagged: true },
+      { client: CLIENT_COMPANY_2, revenue: 22_000, sharePct: 53.6585, flagged: true },
+      { client: CLIENT_COMPANY, revenue: 14_000, sharePct: 34.1463, flagged: true },
+      { client: CLIENT_PERSON, revenue: 5_000, sharePct: 12.1951, flagged: true },
     ],
   });
 });

@@ -10,7 +10,8 @@
  *  - DSO = receivables ÷ credit sales (Total of non-cancelled invoices emitted
  *    in the period) × days in the period;
  *  - HHI over revenue (SubTotal − Descuento of non-cancelled invoices emitted
- *    in the period) per client.
+ *    in the period, shortage deductions excluded: an indemnity is not a
+ *    sale) per client.
  */
 import type { ServiceContext } from '../context.ts';
 import { findOpenInvoices, findPaymentHistory, revenueByClient } from '../db/receivables-repo.ts';
@@ -222,7 +223,7 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
         portfolioMedianDays: delays.portfolioMedianDays,
       },
       expectedAmount: 'Outstanding balance as of asOf: Total (already net of the 4% retention) − valid payments − valid credit notes.',
-      revenueDefinition: 'SubTotal − Descuento (before taxes) of the non-cancelled invoices emitted in the period.',
+      revenueDefinition: 'SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the non-cancelled invoices emitted in the period.',
       hhiBands: { ...settings.hhiBands, source: HHI_SOURCE, settingsSource: sourceOf('hhiBands') },
     },
     receivables: {

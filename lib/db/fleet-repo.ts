@@ -8,7 +8,7 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { COLLECTIONS, trips } from './collections.ts';
 import type { LegProduct, TripDocument, TripLeg } from '../model/trip-document.ts';
-import { between, centsExpr, invoiceCancelledExpr, legLitres, sumOver } from './pipeline.ts';
+import { between, centsExpr, elementInRange, invoiceCancelledExpr, legLitres, sumOver } from './pipeline.ts';
 
 export interface TripScope {
   client?: string;
@@ -44,7 +44,7 @@ export interface ShrinkageRow {
 }
 
 const offloadedIn = (tenant: string, q: TripScope & { start: number; end: number }): Document => ({
-  $match: { ...scopeFilter(tenant, q), shipments: { $elemMatch: { unloadDate: { $gte: q.start, $lte: q.end } } } },
+  $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'unloadDate', q.start, q.end) },
 });
 
 /**
@@ -132,7 +132,7 @@ export type UtilizationTrip = Pick<TripDocument, 'driver' | 'vehicle'> & {
 /** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], compact: for fleet utilization. */
 export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope & { fromYmd: number; toYmd: number }, maxTimeMS: number): Promise<UtilizationTrip[]> {
   const pipeline: Document[] = [
-    { $match: { ...scopeFilter(tenant, q), shipments: { $elemMatch: { date: { $gte: q.fromYmd, $lte: q.toYmd } } } } },
+    { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
     {
       $project: {
         driverId: '$driver.id',
@@ -192,7 +192,7 @@ export interface VehicleActivityRow {
 export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean }, maxTimeMS: number): Promise<VehicleActivityRow[]> {
   const legs = q.windowEndsToday ? '$shipments' : { $filter: { input: '$shipments', as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
   const pipeline: Document[] = [
-    { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), shipments: { $elemMatch: { date: { $gte: q.fromYmd, $lte: q.toYmd } } } } },
+    { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
     q.windowEndsToday
       ? { $project: { vehicle: '$vehicle.id', plate: '$vehicle.plate', u: { $max: '$shipments.unloadDate' }, l: { $max: '$shipments.loadDate' }, d: { $max: '$shipments.date' } } }
       : {
@@ -243,7 +243,7 @@ export interface UnitEconomicsGroups {
 export async function unitEconomicsGroups(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<UnitEconomicsGroups> {
   const sums = { trips: { $sum: 1 }, legs: { $sum: '$legs' }, km: { $sum: '$km' }, revenueC: { $sum: '$revenueC' }, loaded: { $sum: '$loaded' }, offloaded: { $sum: '$offloaded' } };
   const pipeline: Document[] = [
-    { $match: { ...scopeFilter(tenant, q), shipments: { $elemMatch: { unloadDate: { $gte: q.start, $lte: q.end } } } } },
+    { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'unloadDate', q.start, q.end) } },
     {
       $project: {
         client: 1,

@@ -37,7 +37,9 @@ export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
   if (asOf !== undefined) conds.push({ $lte: ['$$c.date', asOf] });
   const exact = { $gt: [{ $size: { $filter: { input: { $ifNull: [`${root}canceled`, []] }, as: 'c', cond: { $and: conds } } } }, 0] };
   // Most documents carry no invoice-level cancellation record at all: a cheap path test spares them the exact one.
-  return { $cond: [{ $in: ['invoice', { $ifNull: [`${root}canceled.target`, []] }] }, exact, false] };
+  // (The embedded engine does not resolve an array path through a variable, `$$d.canceled.target`: map it there.)
+  const targets = root === '$' ? { $ifNull: ['$canceled.target', []] } : { $map: { input: { $ifNull: [`${root}canceled`, []] }, as: 'c', in: '$$c.target' } };
+  return { $cond: [{ $in: ['invoice', targets] }, exact, false] };
 }
 
 /** Σ over an array of `in` (an expression on `$$this`), 0 for a missing array. */
@@ -48,3 +50,15 @@ export const sumOver = (input: unknown, inExpr: unknown): Document => ({
 /** Σ product litres of a leg (`$$<leg>`), loaded or offloaded. */
 export const legLitres = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, { $ifNull: [`$$this.${which}`, 0] });
 
+
+/**
+ * "Some element of `array` has `field` in [from, to]" as a query filter. The
+ * `$elemMatch` is the exact condition (and gives real MongoDB tight multikey
+ * index bounds); the dotted range before it is a looser, necessary condition
+ * that the embedded engine evaluates several times faster, so the exact one
+ * only runs on the few documents that pass it.
+ */
+export const elementInRange = (array: string, field: string, from: number, to: number): Document => ({
+  [`${array}.${field}`]: { $gte: from, $lte: to },
+  [array]: { $elemMatch: { [field]: { $gte: from, $lte: to } } },
+});

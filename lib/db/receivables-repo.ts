@@ -7,7 +7,7 @@
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { centsExpr, invoiceCancelledExpr, sumOver } from './pipeline.ts';
+import { centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
 export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled'> & {
@@ -84,7 +84,7 @@ export interface PaymentHistoryRow {
  */
 export async function findPaymentHistory(db: Db, tenant: string, q: { from: number; to: number; client?: string }, maxTimeMS: number): Promise<PaymentHistoryRow[]> {
   const pipeline: Document[] = [
-    { $match: { company: tenant, payments: { $elemMatch: { date: { $gte: q.from, $lte: q.to } } }, ...(q.client ? { client: q.client } : {}) } },
+    { $match: { company: tenant, ...(q.client ? { client: q.client } : {}), ...elementInRange('payments', 'date', q.from, q.to) } },
     { $match: { $expr: { $not: [invoiceCancelledExpr()] } } },
     {
       $project: {
@@ -104,7 +104,7 @@ export interface ClientRevenueRow {
   client: string;
   cancelled: boolean;
   documents: number;
-  /** Σ (SubTotal − Descuento) in cents. */
+  /** Σ (SubTotal − Descuento − shortage deductions iFalt) in cents: service revenue, indemnities are not sales. */
   revenueC: number;
   /** Σ Total in cents. */
   totalC: number;
@@ -118,7 +118,7 @@ export async function revenueByClient(db: Db, tenant: string, q: { start: number
       $project: {
         client: 1,
         cancelled: invoiceCancelledExpr(),
-        revenueC: { $subtract: [centsExpr('$iSub'), centsExpr('$iDesc')] },
+        revenueC: { $subtract: [{ $subtract: [centsExpr('$iSub'), centsExpr('$iDesc')] }, centsExpr('$iFalt')] },
         totalC: centsExpr('$iTot'),
       },
     },

@@ -1,6 +1,7 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
+import { elementInRange } from './pipeline.ts';
 
 export interface TaxDocsQuery {
   basis: 'invoice' | 'payment';
@@ -34,7 +35,7 @@ export function streamTaxDocs(db: Db, tenant: string, q: TaxDocsQuery, maxTimeMS
           ...clientFilter,
           $or: [
             { company: tenant, 'invoice.paymentMethod': 'PUE', date: range },
-            { company: tenant, payments: { $elemMatch: { date: range } } },
+            { company: tenant, ...elementInRange('payments', 'date', q.start, q.end) },
           ],
         };
   const projection: Document = q.basis === 'invoice' ? PROJECTION : { ...PROJECTION, payments: 1 };

@@ -27,7 +27,7 @@ const STATUS_MESSAGE: Record<number, string> = {
 };
 
 /** Driver errors that mean "the database is not there right now": retryable, not a bug. */
-const UNAVAILABLE = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'PoolClearedError', 'MongoPoolClearedError']);
+const UNAVAILABLE = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'PoolClearedError', 'MongoPoolClearedError', 'MongoPoolClosedError', 'PoolClosedError', 'MongoClientClosedError']);
 const isUnavailable = (err: Error & { code?: unknown }) =>
   UNAVAILABLE.has(err.name) || err.code === 50 /* MaxTimeMSExpired */ || /client was closed|Topology is closed/i.test(err.message);
 
