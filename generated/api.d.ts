@@ -124,8 +124,9 @@ export interface paths {
          *       before it are reported apart as `overdue`.
          *     - DSO = accounts receivable ÷ credit sales (Total of non-cancelled invoices emitted in the period)
          *       × days in the period; null with a reason when there were no credit sales.
-         *     - HHI = Σ share² over client revenue shares in percent (0–10,000), revenue = SubTotal − Descuento of
-         *       the non-cancelled invoices emitted in the period. Bands are tenant settings (default 2010 U.S.
+         *     - HHI = Σ share² over client revenue shares in percent (0–10,000), revenue = SubTotal − Descuento −
+         *       shortage deductions (an indemnity is not a sale or service) of the non-cancelled invoices emitted
+         *       in the period. Bands are tenant settings (default 2010 U.S.
          *       Horizontal Merger Guidelines: < 1,500 unconcentrated, 1,500–2,500 moderate, > 2,500 high); any
          *       client with ≥ 10% of revenue is flagged. With a `client` filter the HHI is trivially 10,000.
          *

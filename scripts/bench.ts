@@ -35,7 +35,7 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
   --only S       only operations whose name contains S
   --json         print the results as JSON instead of a table
 
-Environment: EMBEDDED_MONGO_XMX (engine heap; this script defaults it to 6g).`;
+Environment: EMBEDDED_MONGO_XMX (engine heap; this script defaults it to 8g).`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n\n${USAGE}\n`);
@@ -100,7 +100,7 @@ function jvmPeakRssMb(): number | null {
 }
 
 const tenant = DEMO_TENANTS[0]!;
-process.env.EMBEDDED_MONGO_XMX ||= '6g';
+process.env.EMBEDDED_MONGO_XMX ||= '8g';
 const t0 = performance.now();
 const engine = await startEmbeddedMongo({});
 const { client, db } = await connectMongo(engine.uri, 'bench', { serverSelectionTimeoutMS: 5000 });

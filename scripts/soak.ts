@@ -122,6 +122,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
           requests: SOAK_PATHS.map((path) => ({ method: 'GET', path })),
         });
         clearInterval(sampler);
+        // Requests autocannon abandoned at the end may still be running: let them finish before closing.
+        await new Promise((r) => setTimeout(r, 1500));
         sample();
         const engineRss = rssMb(enginePid);
         // Warm-up (JIT, connection pools, caches filling) is the first third: not a trend.

@@ -66,7 +66,9 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   await ensureIndexes(db);
   await storeApiKey(db, { key: KEY_A, tenant: TENANT_A, label: 'faults' });
   await financialDocs(db).insertMany([makeFinancialDoc({ tenant: TENANT_A }), makeFinancialDoc({ tenant: TENANT_A })]);
-  const app = await buildApp({ config: testConfig(), db, logger: false });
+  // Error-level log lines are kept: an unexpected 500 says what it was.
+  const errorLogs: string[] = [];
+  const app = await buildApp({ config: testConfig(), db, logger: { level: 'error', stream: { write: (line: string) => errorLogs.push(line) } } });
   t.teardown(() => app.close());
   const base = await listen(app);
 
@@ -113,7 +115,8 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   }
   const slowest = Math.max(...outcomes.map((o) => o.ms));
   t.ok(slowest < 5000, `no request took longer than ${slowest} ms (server selection gives up after 2 s)`);
-  t.same([...new Set(outcomes.map((o) => o.status))].filter((s) => s !== 200 && s !== 503), [], 'only 200 and 503 at any time');
+  t.same([...new Set(outcomes.map((o) => o.status))].filter((s) => s !== 200 && s !== 503), [], 'only 200 and 503 at any time', { errorLogs: errorLogs.slice(0, 5) });
+  t.same(errorLogs.map((l) => JSON.parse(l).msg), [], 'an outage is not an error of the service: nothing logged at error level');
   t.ok(recoveredAt > 0, `recovered ${recoveredAt - restartAt} ms after the engine came back, same service instance`);
   t.comment(`down ${restartAt - stoppedAt} ms; ${outcomes.length} requests; recovery after ${recoveredAt - restartAt} ms`);
 });

@@ -69,7 +69,7 @@ export async function findDeliveryRows(db: Db, tenant: string, q: TripScope & { 
       $project: {
         client: 1,
         idFinan: { $ifNull: ['$idFinan', null] },
-        legs: { $map: { input: '$shipments', as: 'l', in: { unloadDate: { $ifNull: ['$$l.unloadDate', null] }, totalFreightC: centsExpr('$$l.pricing.totalFreight') } } },
+        legs: { $map: { input: { $ifNull: ['$shipments', []] }, as: 'l', in: { unloadDate: { $ifNull: ['$$l.unloadDate', null] }, totalFreightC: centsExpr('$$l.pricing.totalFreight') } } },
       },
     },
     ...linkedInvoice(tenant, { date: '$$d.date', cancelled: invoiceCancelledExpr(undefined, '$$d.') }),
@@ -90,7 +90,7 @@ export async function findShrinkageRows(db: Db, tenant: string, q: TripScope & {
         idFinan: { $ifNull: ['$idFinan', null] },
         legs: {
           $map: {
-            input: '$shipments',
+            input: { $ifNull: ['$shipments', []] },
             as: 'l',
             in: {
               id: '$$l.id',
@@ -141,7 +141,7 @@ export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope 
         plate: '$vehicle.plate',
         legs: {
           $map: {
-            input: '$shipments',
+            input: { $ifNull: ['$shipments', []] },
             as: 'l',
             in: {
               date: '$$l.date',
@@ -190,7 +190,7 @@ export interface VehicleActivityRow {
  * `$max`); for a past window the legs after it are filtered out first.
  */
 export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean }, maxTimeMS: number): Promise<VehicleActivityRow[]> {
-  const legs = q.windowEndsToday ? '$shipments' : { $filter: { input: '$shipments', as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
+  const legs = q.windowEndsToday ? '$shipments' : { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
     q.windowEndsToday
@@ -252,7 +252,7 @@ export async function unitEconomicsGroups(db: Db, tenant: string, q: TripScope &
         destinationId: '$destination.id', destinationName: '$destination.name', destinationCity: '$destination.address.city', destinationState: '$destination.address.state',
         l: {
           $map: {
-            input: { $filter: { input: '$shipments', as: 'l', cond: between('$$l.unloadDate', q.start, q.end) } },
+            input: { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: between('$$l.unloadDate', q.start, q.end) } },
             as: 'l',
             in: {
               km: { $ifNull: ['$$l.distanceKm', 0] },

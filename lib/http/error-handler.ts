@@ -28,8 +28,17 @@ const STATUS_MESSAGE: Record<number, string> = {
 
 /** Driver errors that mean "the database is not there right now": retryable, not a bug. */
 const UNAVAILABLE = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'PoolClearedError', 'MongoPoolClearedError', 'MongoPoolClosedError', 'PoolClosedError', 'MongoClientClosedError']);
+/**
+ * Socket errors that reach a handler come from the database connection (the only network
+ * the handlers use); the driver does not always wrap them, e.g. a write on a socket the
+ * server just closed surfaces as Node's own EPIPE.
+ */
+const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 const isUnavailable = (err: Error & { code?: unknown }) =>
-  UNAVAILABLE.has(err.name) || err.code === 50 /* MaxTimeMSExpired */ || /client was closed|Topology is closed/i.test(err.message);
+  UNAVAILABLE.has(err.name) ||
+  err.code === 50 /* MaxTimeMSExpired */ ||
+  (typeof err.code === 'string' && SOCKET_CODES.has(err.code)) ||
+  /client was closed|Topology is closed/i.test(err.message);
 
 /** Maps every error to the one documented shape. Never leaks a stack or an internal message. */
 export function errorHandler(err: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -52,7 +61,8 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   // No route: whatever went wrong with the body (no parser for the method, bad JSON), the answer is 404/405.
   if (request.is404 && !(err instanceof ApiError)) return notFound(request, reply, methodsFor);
   if (err instanceof ApiError) {
-    if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
+    if (err.statusCode === 503) request.log.warn({ err: { message: err.message, details: err.details } }, 'service unavailable');
+    else if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
     if (err.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '5');
     return reply.code(err.statusCode).send(errorBody(err.statusCode, err.message, err.details));
   }
