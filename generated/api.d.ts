@@ -3068,6 +3068,185 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "computedAt": "2026-11-16T18:00:00.000Z",
+                     *       "period": {
+                     *         "startDate": "2026-08-19",
+                     *         "endDate": "2026-11-16",
+                     *         "days": 90,
+                     *         "timeZone": "America/Mexico_City",
+                     *         "defaulted": true,
+                     *         "maxDays": 366
+                     *       },
+                     *       "asOf": {
+                     *         "instant": "2026-11-16T18:00:00.000Z",
+                     *         "date": "2026-11-16"
+                     *       },
+                     *       "filters": {
+                     *         "client": null
+                     *       },
+                     *       "parameters": {
+                     *         "bucket": "month",
+                     *         "creditDays": {
+                     *           "default": 30,
+                     *           "byClient": {
+                     *             "EAL150316UD4": 60,
+                     *             "QIA030417F62": 15,
+                     *             "CVI1309018L6": 45
+                     *           },
+                     *           "source": {
+                     *             "default": "tenant",
+                     *             "byClient": "tenant"
+                     *           }
+                     *         },
+                     *         "paymentDelay": {
+                     *           "method": "Median of (payment day − due day) over valid payment complements dated 2026-08-19..2026-11-16; the portfolio median for a client with fewer than 3; 0 with no history at all. x.5 days round up.",
+                     *           "minPaymentsForClientMedian": 3,
+                     *           "historyFrom": "2026-08-19",
+                     *           "historyTo": "2026-11-16",
+                     *           "paymentsInHistory": 1690,
+                     *           "portfolioMedianDays": 5
+                     *         },
+                     *         "expectedAmount": "Outstanding balance as of asOf: Total (already net of the 4% retention) − valid payments − valid credit notes.",
+                     *         "revenueDefinition": "SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the non-cancelled invoices emitted in the period.",
+                     *         "hhiBands": {
+                     *           "unconcentratedBelow": 1500,
+                     *           "highlyConcentratedAbove": 2500,
+                     *           "singleClientFlagPct": 10,
+                     *           "source": "U.S. Department of Justice & FTC, Horizontal Merger Guidelines (19 Aug 2010), §5.3: < 1,500 unconcentrated, 1,500–2,500 moderately concentrated, > 2,500 highly concentrated",
+                     *           "settingsSource": "tenant"
+                     *         }
+                     *       },
+                     *       "receivables": {
+                     *         "openInvoices": 714,
+                     *         "outstanding": 26614090.97,
+                     *         "pastDue": {
+                     *           "invoices": 250,
+                     *           "amount": 8159700.44
+                     *         },
+                     *         "notYetDue": {
+                     *           "invoices": 464,
+                     *           "amount": 18454390.53
+                     *         }
+                     *       },
+                     *       "forecast": {
+                     *         "bucket": "month",
+                     *         "totalExpected": 26614090.97,
+                     *         "overdue": {
+                     *           "expected": 4382934.46,
+                     *           "invoices": 147,
+                     *           "oldestExpectedDate": "2026-01-27"
+                     *         },
+                     *         "buckets": [
+                     *           {
+                     *             "key": "2026-11",
+                     *             "start": "2026-11-16",
+                     *             "end": "2026-11-30",
+                     *             "expected": 7650165.74,
+                     *             "invoices": 194
+                     *           },
+                     *           {
+                     *             "key": "2026-12",
+                     *             "start": "2026-12-01",
+                     *             "end": "2026-12-31",
+                     *             "expected": 12912291.41,
+                     *             "invoices": 330
+                     *           },
+                     *           {
+                     *             "key": "2027-01",
+                     *             "start": "2027-01-01",
+                     *             "end": "2027-01-31",
+                     *             "expected": 1668699.36,
+                     *             "invoices": 43
+                     *           }
+                     *         ]
+                     *       },
+                     *       "clients": [
+                     *         {
+                     *           "client": "EAL150316UD4",
+                     *           "clientName": "Estaciones del Altiplano SA de CV",
+                     *           "openInvoices": 92,
+                     *           "outstanding": 3454640.17,
+                     *           "pastDue": 128867.99,
+                     *           "creditDays": 60,
+                     *           "creditDaysSource": "client",
+                     *           "delayDays": -4,
+                     *           "delayBasis": "client",
+                     *           "paymentsInHistory": 170,
+                     *           "nextExpectedDate": "2026-11-16"
+                     *         },
+                     *         {
+                     *           "client": "SCE0509193M9",
+                     *           "clientName": "Servicio Costa Esmeralda SA de CV",
+                     *           "openInvoices": 72,
+                     *           "outstanding": 2813112.84,
+                     *           "pastDue": 624712.58,
+                     *           "creditDays": 30,
+                     *           "creditDaysSource": "default",
+                     *           "delayDays": 8,
+                     *           "delayBasis": "client",
+                     *           "paymentsInHistory": 144,
+                     *           "nextExpectedDate": "2026-11-25"
+                     *         }
+                     *       ],
+                     *       "items": {
+                     *         "total": 714,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "id": "TGO-FD-000475",
+                     *             "uuid": "485050F2-CC15-4FC6-BE1E-B1EEF2DDCBB6",
+                     *             "client": "IAC880222QW3",
+                     *             "invoiceDate": "2025-12-17T22:38:33.346Z",
+                     *             "outstanding": 57821.4,
+                     *             "dueDate": "2026-01-16",
+                     *             "expectedDate": "2026-01-27",
+                     *             "delayDays": 11,
+                     *             "delayBasis": "client",
+                     *             "pastDue": true,
+                     *             "overdue": true
+                     *           }
+                     *         ]
+                     *       },
+                     *       "dso": {
+                     *         "value": 41.71,
+                     *         "accountsReceivable": 26614090.97,
+                     *         "creditSales": 57421985.61,
+                     *         "days": 90
+                     *       },
+                     *       "concentration": {
+                     *         "hhi": 732.43,
+                     *         "band": "unconcentrated",
+                     *         "totalRevenue": 49717342.21,
+                     *         "clients": 20,
+                     *         "flaggedClients": 2,
+                     *         "explanation": null,
+                     *         "shares": [
+                     *           {
+                     *             "client": "EME100830N48",
+                     *             "revenue": 6559283.54,
+                     *             "sharePct": 13.1932,
+                     *             "flagged": true
+                     *           },
+                     *           {
+                     *             "client": "SCE0509193M9",
+                     *             "revenue": 5500083.89,
+                     *             "sharePct": 11.0627,
+                     *             "flagged": true
+                     *           },
+                     *           {
+                     *             "client": "EAL150316UD4",
+                     *             "revenue": 4866398.31,
+                     *             "sharePct": 9.7881,
+                     *             "flagged": false
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CashInflowForecastResponse"];
                 };
             };
@@ -3118,6 +3297,191 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "computedAt": "2026-11-16T18:00:00.000Z",
+                     *       "period": {
+                     *         "startDate": "2026-08-19",
+                     *         "endDate": "2026-11-16",
+                     *         "days": 90,
+                     *         "timeZone": "America/Mexico_City",
+                     *         "defaulted": true,
+                     *         "maxDays": 366
+                     *       },
+                     *       "filters": {
+                     *         "client": null
+                     *       },
+                     *       "parameters": {
+                     *         "shrinkage": {
+                     *           "defaultTolerancePct": 0,
+                     *           "toleranceRules": [
+                     *             {
+                     *               "client": "EME100830N48",
+                     *               "productCode": "15101505",
+                     *               "pct": 0.3
+                     *             },
+                     *             {
+                     *               "client": "EME100830N48",
+                     *               "pct": 0.2
+                     *             },
+                     *             {
+                     *               "productCode": "15101515",
+                     *               "pct": 0.25
+                     *             }
+                     *           ],
+                     *           "recoveryMode": "excess",
+                     *           "pricePerLitre": {
+                     *             "15101505": 24.5,
+                     *             "15101514": 23.9,
+                     *             "15101515": 25.8
+                     *           },
+                     *           "toleranceBasis": "Percent of loaded litres; most specific rule wins (client+product, client, product, tenant default); a multi-product leg uses the loaded-weighted mean. A leg exceeds its tolerance when shrinkage % > tolerance (strictly).",
+                     *           "settingsSource": {
+                     *             "tolerance": "tenant",
+                     *             "toleranceRules": "tenant",
+                     *             "recoveryMode": "tenant",
+                     *             "pricePerLitre": "tenant"
+                     *           }
+                     *         },
+                     *         "discountRate": "Σ Descuento ÷ Σ gross freight (freight concept amounts before discount) × 100.",
+                     *         "invoiceSelection": "Non-cancelled invoices emitted in the period (Mexico City days).",
+                     *         "tripSelection": "Trips whose last leg was offloaded in the period; every leg of such a trip counts.",
+                     *         "recovered": "Shortage concepts (ObjetoImp 01) on the non-cancelled invoices linked (idFinan) to those trips; litres = concept quantity."
+                     *       },
+                     *       "discounts": {
+                     *         "totals": {
+                     *           "documents": 1430,
+                     *           "documentsWithDiscount": 142,
+                     *           "grossFreight": 49250114.07,
+                     *           "discounts": 218520.86,
+                     *           "freightDiscounts": 218520.86,
+                     *           "discountRatePct": {
+                     *             "value": 0.4437
+                     *           }
+                     *         },
+                     *         "byClient": [
+                     *           {
+                     *             "client": "APA9707182J7",
+                     *             "documents": 41,
+                     *             "documentsWithDiscount": 1,
+                     *             "grossFreight": 1461674.83,
+                     *             "discounts": 707.73,
+                     *             "freightDiscounts": 707.73,
+                     *             "discountRatePct": {
+                     *               "value": 0.0484
+                     *             }
+                     *           }
+                     *         ],
+                     *         "byClientMonth": [
+                     *           {
+                     *             "client": "APA9707182J7",
+                     *             "month": "2026-08",
+                     *             "documents": 6,
+                     *             "documentsWithDiscount": 0,
+                     *             "grossFreight": 213043.79,
+                     *             "discounts": 0,
+                     *             "freightDiscounts": 0,
+                     *             "discountRatePct": {
+                     *               "value": 0
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "demurrage": {
+                     *         "totals": {
+                     *           "documents": 1430,
+                     *           "documentsWithDemurrage": 89,
+                     *           "demurrage": 425700,
+                     *           "demurrageLines": 89,
+                     *           "handling": 0,
+                     *           "handlingLines": 0
+                     *         },
+                     *         "byClient": [
+                     *           {
+                     *             "client": "APA9707182J7",
+                     *             "documents": 41,
+                     *             "documentsWithDemurrage": 0,
+                     *             "demurrage": 0,
+                     *             "demurrageLines": 0,
+                     *             "handling": 0,
+                     *             "handlingLines": 0
+                     *           }
+                     *         ]
+                     *       },
+                     *       "shrinkage": {
+                     *         "totals": {
+                     *           "trips": 1473,
+                     *           "legs": 2340,
+                     *           "loadedLitres": 106056665,
+                     *           "offloadedLitres": 105820859,
+                     *           "shrinkageLitres": 235806,
+                     *           "legsOutOfTolerance": 1848,
+                     *           "legsWithGain": 0,
+                     *           "excessLitres": 199220.021,
+                     *           "recoverableLitres": 199220.021,
+                     *           "recoverableValue": 4860961.06,
+                     *           "recovered": {
+                     *             "invoices": 243,
+                     *             "lines": 314,
+                     *             "litres": 62319.57,
+                     *             "value": 1518959.78
+                     *           },
+                     *           "recoveryRatePct": {
+                     *             "value": 31.25
+                     *           },
+                     *           "unpricedProductCodes": []
+                     *         },
+                     *         "byClient": [
+                     *           {
+                     *             "client": "APA9707182J7",
+                     *             "trips": 40,
+                     *             "legs": 48,
+                     *             "loadedLitres": 2267841,
+                     *             "offloadedLitres": 2263881,
+                     *             "shrinkageLitres": 3960,
+                     *             "legsOutOfTolerance": 44,
+                     *             "legsWithGain": 0,
+                     *             "excessLitres": 3960,
+                     *             "recoverableLitres": 3960,
+                     *             "recoverableValue": 97020,
+                     *             "recovered": {
+                     *               "invoices": 7,
+                     *               "lines": 7,
+                     *               "litres": 1099,
+                     *               "value": 26925.5
+                     *             },
+                     *             "recoveryRatePct": {
+                     *               "value": 27.75
+                     *             },
+                     *             "unpricedProductCodes": []
+                     *           }
+                     *         ],
+                     *         "worstLegs": {
+                     *           "total": 1848,
+                     *           "listed": 1,
+                     *           "limit": 1,
+                     *           "data": [
+                     *             {
+                     *               "tripId": "TGO-VJ-005068",
+                     *               "legId": "TGO-EM-005068-2",
+                     *               "shipmentId": "EM-005068-2",
+                     *               "client": "GGP0711059T2",
+                     *               "offloadDate": "2026-09-21T08:35:04.234Z",
+                     *               "loaded": 54644,
+                     *               "offloaded": 53137,
+                     *               "shrinkageVolume": 1507,
+                     *               "shrinkagePercent": 2.7579,
+                     *               "tolerancePct": 0.1134,
+                     *               "recoverableLitres": 1445.034,
+                     *               "recoverableValue": 35781.5,
+                     *               "invoiceId": "TGO-FD-005075"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["DiscountsAndShrinkageResponse"];
                 };
             };
@@ -3168,6 +3532,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "computedAt": "2026-11-16T18:00:00.000Z",
+                     *       "period": {
+                     *         "startDate": "2026-08-19",
+                     *         "endDate": "2026-11-16",
+                     *         "days": 90,
+                     *         "timeZone": "America/Mexico_City",
+                     *         "defaulted": true,
+                     *         "maxDays": 366
+                     *       },
+                     *       "asOf": {
+                     *         "instant": "2026-11-16T18:00:00.000Z",
+                     *         "date": "2026-11-16"
+                     *       },
+                     *       "filters": {
+                     *         "client": null
+                     *       },
+                     *       "parameters": {
+                     *         "lag": "Invoice emission instant − delivery instant (last leg offload), in elapsed days (2 decimals), sign kept; lag ≤ 0 is pre-billed (invoiced at dispatch).",
+                     *         "percentileMethod": "linear interpolation between closest ranks (Hyndman–Fan type 7, Excel PERCENTILE.INC)",
+                     *         "withinDays": [
+                     *           1,
+                     *           3,
+                     *           7
+                     *         ],
+                     *         "value": "Σ legs totalFreight (freight plus tolls), the amount the trip would invoice.",
+                     *         "tripSelection": "Trips with a leg offloaded in the period; delivered in the period when the last leg is; a trip with a leg still in transit counts as not delivered."
+                     *       },
+                     *       "summary": {
+                     *         "deliveredTrips": 1467,
+                     *         "billedTrips": 1317,
+                     *         "medianLagDays": 1.95,
+                     *         "p90LagDays": 8.93,
+                     *         "within1DayPct": 39.41,
+                     *         "within3DaysPct": 62.34,
+                     *         "within7DaysPct": 83.6,
+                     *         "preBilledCount": 50,
+                     *         "unbilledCount": 150,
+                     *         "unbilledValue": 5167679.5,
+                     *         "notDeliveredCount": 1,
+                     *         "reason": null,
+                     *         "unbilledNoLink": 150,
+                     *         "unbilledCancelledLink": 0,
+                     *         "unresolvedLinks": {
+                     *           "count": 6,
+                     *           "value": 202012.2
+                     *         }
+                     *       },
+                     *       "byClient": [
+                     *         {
+                     *           "client": "APA9707182J7",
+                     *           "deliveredTrips": 39,
+                     *           "billedTrips": 37,
+                     *           "medianLagDays": 1.65,
+                     *           "p90LagDays": 10.86,
+                     *           "within1DayPct": 37.84,
+                     *           "within3DaysPct": 64.86,
+                     *           "within7DaysPct": 75.68,
+                     *           "preBilledCount": 0,
+                     *           "unbilledCount": 2,
+                     *           "unbilledValue": 48824.06,
+                     *           "notDeliveredCount": 0,
+                     *           "reason": null
+                     *         }
+                     *       ],
+                     *       "unbilledTrips": {
+                     *         "total": 150,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "tripId": "TGO-VJ-004530",
+                     *             "client": "SCE0509193M9",
+                     *             "offloadDate": "2026-08-19T22:33:49.684Z",
+                     *             "daysSinceOffload": 88.81,
+                     *             "value": 70910.27,
+                     *             "reason": "no invoice linked",
+                     *             "idFinan": null
+                     *           }
+                     *         ]
+                     *       },
+                     *       "preBilledTrips": {
+                     *         "total": 50,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "tripId": "TGO-VJ-004818",
+                     *             "client": "ECO141008LS0",
+                     *             "lagDays": -1.29
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["DispatchToBillResponse"];
                 };
             };
@@ -3227,6 +3688,104 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "computedAt": "2026-11-16T18:00:00.000Z",
+                     *       "period": {
+                     *         "startDate": "2026-08-19",
+                     *         "endDate": "2026-11-16",
+                     *         "days": 90,
+                     *         "timeZone": "America/Mexico_City",
+                     *         "defaulted": true,
+                     *         "maxDays": 366
+                     *       },
+                     *       "asOf": {
+                     *         "instant": "2026-11-16T18:00:00.000Z",
+                     *         "date": "2026-11-16"
+                     *       },
+                     *       "filters": {
+                     *         "client": null,
+                     *         "vehicle": null,
+                     *         "driver": null
+                     *       },
+                     *       "groupBy": "vehicle",
+                     *       "parameters": {
+                     *         "litresBasis": "loaded",
+                     *         "idleVehicleDays": 14,
+                     *         "idleVehicleDaysSource": "tenant",
+                     *         "fleetLookbackDays": 365,
+                     *         "activeDay": "A Mexico City calendar day from a leg’s loading day to its offloading day (both included, at most 31 per leg), or the leg date when the instants are missing. A leg counts when one of its active days falls in the period.",
+                     *         "revenue": "Σ leg billedFreight (tolls, in totalFreight, excluded)."
+                     *       },
+                     *       "totals": {
+                     *         "units": 28,
+                     *         "trips": 1475,
+                     *         "legs": 2336,
+                     *         "activeUnitDays": 1470,
+                     *         "unitDaysInPeriod": 2520,
+                     *         "utilization": {
+                     *           "value": 0.5833
+                     *         },
+                     *         "litres": 105924097,
+                     *         "km": 204090,
+                     *         "revenue": 50547557.79,
+                     *         "revenuePerKm": {
+                     *           "value": 247.67
+                     *         }
+                     *       },
+                     *       "rows": [
+                     *         {
+                     *           "key": "ECO-101",
+                     *           "label": "86-UZ-6H",
+                     *           "trips": 32,
+                     *           "legs": 52,
+                     *           "activeDays": 37,
+                     *           "daysInPeriod": 90,
+                     *           "utilization": {
+                     *             "value": 0.4111
+                     *           },
+                     *           "litres": 1057941,
+                     *           "litresBasis": "loaded",
+                     *           "km": 4590,
+                     *           "revenue": 507581.63,
+                     *           "revenuePerKm": {
+                     *             "value": 110.58
+                     *           }
+                     *         },
+                     *         {
+                     *           "key": "ECO-102",
+                     *           "label": "65-OS-1Y",
+                     *           "trips": 78,
+                     *           "legs": 129,
+                     *           "activeDays": 68,
+                     *           "daysInPeriod": 90,
+                     *           "utilization": {
+                     *             "value": 0.7556
+                     *           },
+                     *           "litres": 7228937,
+                     *           "litresBasis": "loaded",
+                     *           "km": 12062,
+                     *           "revenue": 3496870.04,
+                     *           "revenuePerKm": {
+                     *             "value": 289.91
+                     *           }
+                     *         }
+                     *       ],
+                     *       "idleVehicles": {
+                     *         "fleetSize": 28,
+                     *         "idleCount": 2,
+                     *         "data": [
+                     *           {
+                     *             "vehicle": "ECO-128",
+                     *             "plate": "65-KC-3O",
+                     *             "lastActivity": "2026-09-06T03:10:22.801Z",
+                     *             "daysSinceLastActivity": 72
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["FleetUtilizationResponse"];
                 };
             };
@@ -3284,6 +3843,130 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "computedAt": "2026-11-16T18:00:00.000Z",
+                     *       "period": {
+                     *         "startDate": "2026-08-19",
+                     *         "endDate": "2026-11-16",
+                     *         "days": 90,
+                     *         "timeZone": "America/Mexico_City",
+                     *         "defaulted": true,
+                     *         "maxDays": 366
+                     *       },
+                     *       "filters": {
+                     *         "client": null,
+                     *         "vehicle": null
+                     *       },
+                     *       "parameters": {
+                     *         "litresBasis": "loaded",
+                     *         "revenue": "Σ leg billedFreight (the freight itself; tolls in totalFreight are pass-through and excluded), MXN before VAT.",
+                     *         "km": "Σ leg distanceKm.",
+                     *         "legSelection": "Legs offloaded in the period (Mexico City days); litres = Σ product litres of the leg on the chosen basis.",
+                     *         "ordering": "Lists by revenue, largest first; `limit` caps each list (total gives the full count)."
+                     *       },
+                     *       "totals": {
+                     *         "trips": 1474,
+                     *         "legs": 2334,
+                     *         "revenue": 50490852.96,
+                     *         "km": 203875,
+                     *         "litres": 105810696,
+                     *         "loadedLitres": 105810696,
+                     *         "offloadedLitres": 105575525,
+                     *         "revenuePerKm": {
+                     *           "value": 247.66
+                     *         },
+                     *         "revenuePerLitre": {
+                     *           "value": 0.4772
+                     *         }
+                     *       },
+                     *       "byClient": {
+                     *         "total": 20,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "client": "EME100830N48",
+                     *             "trips": 229,
+                     *             "legs": 363,
+                     *             "revenue": 6825859.66,
+                     *             "km": 18556,
+                     *             "litres": 16293949,
+                     *             "loadedLitres": 16293949,
+                     *             "offloadedLitres": 16262377,
+                     *             "revenuePerKm": {
+                     *               "value": 367.85
+                     *             },
+                     *             "revenuePerLitre": {
+                     *               "value": 0.4189
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "byVehicle": {
+                     *         "total": 28,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "vehicle": "ECO-102",
+                     *             "plate": "65-OS-1Y",
+                     *             "config": "T3S2R4",
+                     *             "trips": 78,
+                     *             "legs": 129,
+                     *             "revenue": 3496870.04,
+                     *             "km": 12062,
+                     *             "litres": 7228937,
+                     *             "loadedLitres": 7228937,
+                     *             "offloadedLitres": 7212276,
+                     *             "revenuePerKm": {
+                     *               "value": 289.91
+                     *             },
+                     *             "revenuePerLitre": {
+                     *               "value": 0.4837
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "routes": {
+                     *         "total": 184,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "routeKey": "OR000004→DE000035",
+                     *             "origin": {
+                     *               "id": "OR000004",
+                     *               "name": "Terminal Pajaritos",
+                     *               "city": "Coatzacoalcos",
+                     *               "state": "VER"
+                     *             },
+                     *             "destination": {
+                     *               "id": "DE000035",
+                     *               "name": "Planta Vial del Istmo Minatitlán",
+                     *               "city": "Minatitlán",
+                     *               "state": "VER"
+                     *             },
+                     *             "distanceKm": 27,
+                     *             "trips": 59,
+                     *             "legs": 97,
+                     *             "revenue": 1786050.37,
+                     *             "km": 2619,
+                     *             "litres": 4185582,
+                     *             "loadedLitres": 4185582,
+                     *             "offloadedLitres": 4175519,
+                     *             "revenuePerKm": {
+                     *               "value": 681.96
+                     *             },
+                     *             "revenuePerLitre": {
+                     *               "value": 0.4267
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["FinancialUnitEconomicsResponse"];
                 };
             };
@@ -3498,6 +4181,204 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "computedAt": "2026-11-16T18:00:00.000Z",
+                     *       "basis": "invoice",
+                     *       "basisDescription": "Month of the invoice date (emission, Mexico City): every non-cancelled invoice emitted in the period with its full amounts.",
+                     *       "period": {
+                     *         "startDate": "2026-10-01",
+                     *         "endDate": "2026-10-31",
+                     *         "days": 31,
+                     *         "timeZone": "America/Mexico_City",
+                     *         "targetMonth": "2026-10",
+                     *         "source": "targetMonth",
+                     *         "maxDays": 366
+                     *       },
+                     *       "filters": {
+                     *         "client": null,
+                     *         "findingKind": null
+                     *       },
+                     *       "parameters": {
+                     *         "vatRate": 0.16,
+                     *         "allowedVatRates": [
+                     *           0.16,
+                     *           0.08
+                     *         ],
+                     *         "retentionRate": 0.04,
+                     *         "discrepancyTolerance": 0.01,
+                     *         "freightConcepts": "Concepts of kind 'freight', or of kind 'other' under a SAT key of the 781018xx family (78101800–78101899).",
+                     *         "retentionRule": "Expected retention = Σ round2(freight base × retentionRate) when the client is a company (12-character RFC); 0 for a persona física (13 characters) and for XAXX010101000/XEXX010101000 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).",
+                     *         "accessorialRetention": "A retention on a taxed accessorial (demurrage, handling) at the retention rate is accepted and reported as info ACCESSORIAL_RETENTION; at any other rate it is a RETENTION_MISMATCH.",
+                     *         "rounding": "Per concept, half away from zero to cents; sums in integer cents; declared vs expected compared per concept against discrepancyTolerance.",
+                     *         "settingsSource": {
+                     *           "vatRate": "tenant",
+                     *           "retentionRate": "tenant",
+                     *           "discrepancyTolerance": "tenant"
+                     *         }
+                     *       },
+                     *       "totals": {
+                     *         "documents": 511,
+                     *         "cancelledDocuments": 18,
+                     *         "cancelledTotal": 742882.08,
+                     *         "subtotal": 17420494.54,
+                     *         "discount": 73138.55,
+                     *         "taxableBase": 16819623.63,
+                     *         "freightBase": 16592946.63,
+                     *         "exempt": {
+                     *           "total": 527732.36,
+                     *           "shortage": 527732.36,
+                     *           "indemnity": 0,
+                     *           "other": 0
+                     *         },
+                     *         "vat": {
+                     *           "declared": 2691076.94,
+                     *           "expected": 2691139.77,
+                     *           "difference": -62.83
+                     *         },
+                     *         "retention": {
+                     *           "declared": 650012.1,
+                     *           "expected": 650012.26,
+                     *           "difference": -0.16
+                     *         },
+                     *         "total": 19388420.83,
+                     *         "collected": null,
+                     *         "findings": {
+                     *           "discrepancies": 11,
+                     *           "warnings": 0,
+                     *           "infos": 133
+                     *         },
+                     *         "documentsWithDiscrepancies": 11
+                     *       },
+                     *       "months": [
+                     *         {
+                     *           "month": "2026-10",
+                     *           "totals": {
+                     *             "documents": 511,
+                     *             "cancelledDocuments": 18,
+                     *             "cancelledTotal": 742882.08,
+                     *             "subtotal": 17420494.54,
+                     *             "discount": 73138.55,
+                     *             "taxableBase": 16819623.63,
+                     *             "freightBase": 16592946.63,
+                     *             "exempt": {
+                     *               "total": 527732.36,
+                     *               "shortage": 527732.36,
+                     *               "indemnity": 0,
+                     *               "other": 0
+                     *             },
+                     *             "vat": {
+                     *               "declared": 2691076.94,
+                     *               "expected": 2691139.77,
+                     *               "difference": -62.83
+                     *             },
+                     *             "retention": {
+                     *               "declared": 650012.1,
+                     *               "expected": 650012.26,
+                     *               "difference": -0.16
+                     *             },
+                     *             "total": 19388420.83,
+                     *             "collected": null,
+                     *             "findings": {
+                     *               "discrepancies": 11,
+                     *               "warnings": 0,
+                     *               "infos": 133
+                     *             },
+                     *             "documentsWithDiscrepancies": 11
+                     *           },
+                     *           "clients": [
+                     *             {
+                     *               "client": "APA9707182J7",
+                     *               "clientName": "Agroindustrias del Papaloapan SA de CV",
+                     *               "clientKind": "company",
+                     *               "totals": {
+                     *                 "documents": 16,
+                     *                 "cancelledDocuments": 0,
+                     *                 "cancelledTotal": 0,
+                     *                 "subtotal": 622201.29,
+                     *                 "discount": 0,
+                     *                 "taxableBase": 606325.29,
+                     *                 "freightBase": 596142.29,
+                     *                 "exempt": {
+                     *                   "total": 15876,
+                     *                   "shortage": 15876,
+                     *                   "indemnity": 0,
+                     *                   "other": 0
+                     *                 },
+                     *                 "vat": {
+                     *                   "declared": 97012.03,
+                     *                   "expected": 97012.03,
+                     *                   "difference": 0
+                     *                 },
+                     *                 "retention": {
+                     *                   "declared": 23845.68,
+                     *                   "expected": 23845.68,
+                     *                   "difference": 0
+                     *                 },
+                     *                 "total": 695367.64,
+                     *                 "collected": null,
+                     *                 "findings": {
+                     *                   "discrepancies": 0,
+                     *                   "warnings": 0,
+                     *                   "infos": 2
+                     *                 },
+                     *                 "documentsWithDiscrepancies": 0
+                     *               }
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "findings": {
+                     *         "total": 162,
+                     *         "byKind": {
+                     *           "discrepancy": 11,
+                     *           "warning": 0,
+                     *           "info": 151
+                     *         },
+                     *         "byCode": {
+                     *           "ACCESSORIAL_RETENTION": 10,
+                     *           "DOCUMENT_CANCELLED": 18,
+                     *           "EXEMPT_EXCLUDED": 123,
+                     *           "RETENTION_MISMATCH": 5,
+                     *           "VAT_MISMATCH": 6
+                     *         },
+                     *         "kind": null,
+                     *         "limit": 2,
+                     *         "listed": 2,
+                     *         "items": [
+                     *           {
+                     *             "kind": "discrepancy",
+                     *             "code": "VAT_MISMATCH",
+                     *             "docId": "TGO-FD-005248",
+                     *             "uuid": "CCFB8890-7E6E-4608-8725-8163EFA670BB",
+                     *             "client": "SCE0509193M9",
+                     *             "date": "2026-10-01T23:57:02.361Z",
+                     *             "month": "2026-10",
+                     *             "conceptIndex": 0,
+                     *             "declared": 6257.04,
+                     *             "expected": 6302.71,
+                     *             "difference": -45.67,
+                     *             "message": "Concept 0: VAT declared 6257.04, expected 6302.71 (39391.95 × 0.16)."
+                     *           },
+                     *           {
+                     *             "kind": "discrepancy",
+                     *             "code": "VAT_MISMATCH",
+                     *             "docId": "TGO-FD-005297",
+                     *             "uuid": "6B59D4E8-E8D8-4371-A98D-71A287C690CF",
+                     *             "client": "SCE0509193M9",
+                     *             "date": "2026-10-04T23:03:58.083Z",
+                     *             "month": "2026-10",
+                     *             "conceptIndex": 0,
+                     *             "declared": 5106.57,
+                     *             "expected": 5107.7,
+                     *             "difference": -1.13,
+                     *             "message": "Concept 0: VAT declared 5106.57, expected 5107.70 (31923.10 × 0.16)."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TaxSummaryResponse"];
                 };
             };

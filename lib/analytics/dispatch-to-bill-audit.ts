@@ -110,7 +110,12 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
   }
 
   const { lags, summary } = dispatchToBill(rows);
-  const clients = [...new Set(rows.map((r) => r.client ?? ''))].sort();
+  const byClientRows = new Map<string, DispatchToBillRow[]>();
+  for (const r of rows) {
+    const list = byClientRows.get(r.client ?? '');
+    if (list) list.push(r);
+    else byClientRows.set(r.client ?? '', [r]);
+  }
   unbilled.sort((a, b) => (a.offloadDate < b.offloadDate ? -1 : a.offloadDate > b.offloadDate ? 1 : a.tripId < b.tripId ? -1 : 1));
   const preBilled = lags.filter((l) => l.preBilled).sort((a, b) => a.lagDays - b.lagDays || (a.tripId < b.tripId ? -1 : 1));
 
@@ -128,7 +133,7 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
       tripSelection: 'Trips with a leg offloaded in the period; delivered in the period when the last leg is; a trip with a leg still in transit counts as not delivered.',
     },
     summary: { ...out(summary), unbilledNoLink: noLink, unbilledCancelledLink: cancelledLink, unresolvedLinks: { count: unresolved, value: fromCents(unresolvedC) } },
-    byClient: clients.map((c) => ({ client: c, ...out(dispatchToBill(rows.filter((r) => r.client === c)).summary) })),
+    byClient: [...byClientRows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([c, list]) => ({ client: c, ...out(dispatchToBill(list).summary) })),
     unbilledTrips: capped(unbilled, input.limit),
     preBilledTrips: capped(preBilled.map((l) => ({ tripId: l.tripId, client: l.client ?? '', lagDays: l.lagDays })), input.limit),
   };
