@@ -106,7 +106,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
       }),
   };
   const handlers = createHandlers(deps);
-  const authenticate = makeAuthenticate(db);
+  // Reading needs the `read` scope, anything that changes state the `write` scope.
+  const authenticateRead = makeAuthenticate(db, 'read');
+  const authenticateWrite = makeAuthenticate(db, 'write');
   const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
   const deadline = requestDeadline(config.requestTimeoutMs);
 
@@ -119,7 +121,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
       return {
         handler,
         // The deadline starts first: authentication reads the database too.
-        onRequest: op?.secured ? [deadline, authenticate] : [deadline],
+        onRequest: op?.secured ? [deadline, op.method === 'GET' ? authenticateRead : authenticateWrite] : [deadline],
         ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
       } as never;
     },

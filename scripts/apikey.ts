@@ -10,13 +10,25 @@ import { openDatabase } from '../lib/db/open.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
+import { API_SCOPES, type ApiScope } from '../lib/auth/api-key-record.ts';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { tenant: { type: 'string' }, label: { type: 'string' } },
+  options: { tenant: { type: 'string' }, label: { type: 'string' }, scopes: { type: 'string' } },
 });
 const [command, arg] = positionals;
-const usage = 'usage: npm run apikey -- create --tenant <RFC> [--label <text>] | revoke <id-or-prefix> | list --tenant <RFC>';
+const usage = 'usage: npm run apikey -- create --tenant <RFC> [--label <text>] [--scopes read,write] | revoke <id-or-prefix> | list --tenant <RFC>';
+
+function parseScopes(): ApiScope[] | undefined {
+  if (values.scopes === undefined) return undefined;
+  const scopes = values.scopes.split(',').map((s) => s.trim());
+  const unknown = scopes.filter((s) => !(API_SCOPES as readonly string[]).includes(s));
+  if (unknown.length || scopes.length === 0) {
+    console.error(`--scopes takes a comma-separated list of ${API_SCOPES.join(', ')}. ${usage}`);
+    process.exit(2);
+  }
+  return scopes as ApiScope[];
+}
 
 function requireTenant(): string {
   const tenant = values.tenant?.toUpperCase();
@@ -32,6 +44,7 @@ if (!['create', 'revoke', 'list'].includes(command ?? '')) {
   process.exit(2);
 }
 const tenant = command === 'revoke' ? '' : requireTenant();
+const scopes = parseScopes();
 if (command === 'revoke' && !arg) {
   console.error(usage);
   process.exit(2);
@@ -41,8 +54,8 @@ const database = await openDatabase(loadConfig(), { log: (m) => console.error(m)
 try {
   await ensureIndexes(database.db);
   if (command === 'create') {
-    const { key, record } = await createApiKey(database.db, tenant, values.label ?? 'cli');
-    console.error(`created ${record._id} for ${tenant} (label "${record.label}"). The key is shown once:`);
+    const { key, record } = await createApiKey(database.db, tenant, values.label ?? 'cli', scopes);
+    console.error(`created ${record._id} for ${tenant} (label "${record.label}", scopes ${record.scopes?.join(',')}). The key is shown once:`);
     console.log(key);
   } else if (command === 'revoke') {
     const { revoked, ambiguous } = await revokeApiKey(database.db, arg as string);
@@ -52,7 +65,7 @@ try {
     } else console.log(`revoked ${arg}`);
   } else {
     for (const k of await listApiKeys(database.db, tenant)) {
-      console.log(`${k._id}  ${k.prefix}…  ${k.label}  created ${k.createdAt.toISOString()}  ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}`);
+      console.log(`${k._id}  ${k.prefix}…  ${k.label}  scopes ${(k.scopes ?? API_SCOPES).join(',')}  created ${k.createdAt.toISOString()}  ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}`);
     }
   }
 } finally {

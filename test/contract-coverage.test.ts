@@ -176,6 +176,11 @@ const generic: Record<string, Producer> = {
   async '401'(op) {
     return call(urlOf(op), { method: op.method, ...(op.body ? json(exampleBody(op)) : {}) });
   },
+  async '403'(op) {
+    // A key of the tenant that lacks the scope this operation needs.
+    const { key } = await createApiKey(h.db, TENANT_A, `403 ${op.operationId}`, [op.method === 'GET' ? 'write' : 'read']);
+    return validRequest(op, key);
+  },
   async '413'(op) {
     const big = 'x'.repeat(70_000); // over BODY_LIMIT_BYTES=65536 of `main`
     return call(urlOf(op), { method: op.method, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', accept: MCP_ACCEPT }, body: JSON.stringify({ big }) });

@@ -27,6 +27,22 @@ t.test('authentication', async (t) => {
   t.equal(badAndUnauth.statusCode, 401, '401 comes before 400');
 });
 
+t.test('scopes: read-only and write-only keys', async (t) => {
+  const readOnly = await createApiKey(h.db, TENANT_A, 'reader', ['read']);
+  const writeOnly = await createApiKey(h.db, TENANT_A, 'scheduler', ['write']);
+  t.equal((await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': readOnly.key } })).statusCode, 200);
+  const denied = await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': writeOnly.key } });
+  t.equal(denied.statusCode, 403);
+  t.same(denied.json(), { error: { code: 403, message: 'Forbidden', details: ["this API key lacks the 'read' scope"] } });
+  assertConforms(t, denied, 'GET', ROUTE);
+  const body = { userIds: ['u1'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'Vencidas' };
+  const schedule = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': readOnly.key }, payload: body });
+  t.equal(schedule.statusCode, 403, 'a read-only key cannot schedule');
+  t.same(schedule.json().error.details, ["this API key lacks the 'write' scope"]);
+  const noKeyBadBody = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': readOnly.key }, payload: { nope: 1 } });
+  t.equal(noKeyBadBody.statusCode, 403, 'scope is checked before validation');
+});
+
 t.test('error shape for routing and protocol errors', async (t) => {
   const unknownRoute = await h.app.inject({ method: 'GET', url: '/api/nope', headers: { 'x-api-key': KEY_A } });
   t.equal(unknownRoute.statusCode, 404);

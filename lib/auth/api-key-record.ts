@@ -1,3 +1,6 @@
+export const API_SCOPES = ['read', 'write'] as const;
+export type ApiScope = (typeof API_SCOPES)[number];
+
 /** An API key as stored: only its SHA-256 hash, never the key itself. */
 export interface ApiKeyRecord {
   /** Public id derived from the hash (key_<16 hex>). */
@@ -8,6 +11,8 @@ export interface ApiKeyRecord {
   hash: string;
   tenant: string;
   label: string;
+  /** What the key may do: `read` (GET operations), `write` (scheduling, cancelling). Absent = both (keys from before scopes). */
+  scopes?: ApiScope[];
   createdAt: Date;
   revokedAt: Date | null;
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { apiKeys } from '../db/collections.ts';
-import type { ApiKeyRecord } from './api-key-record.ts';
+import { API_SCOPES, type ApiKeyRecord, type ApiScope } from './api-key-record.ts';
 
 export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
@@ -11,13 +11,14 @@ export const keyId = (key: string): string => `key_${hashKey(key).slice(0, 16)}`
 export const keyPrefix = (key: string): string => key.slice(0, 10);
 
 /** Stores a given key (demo data, CLI). Idempotent on the key's hash. */
-export async function storeApiKey(db: Db, input: { key: string; tenant: string; label: string }): Promise<ApiKeyRecord> {
+export async function storeApiKey(db: Db, input: { key: string; tenant: string; label: string; scopes?: ApiScope[] }): Promise<ApiKeyRecord> {
   const record: ApiKeyRecord = {
     _id: keyId(input.key),
     hash: hashKey(input.key),
     prefix: keyPrefix(input.key),
     tenant: input.tenant,
     label: input.label,
+    scopes: input.scopes ?? [...API_SCOPES],
     createdAt: new Date(),
     revokedAt: null,
   };
@@ -26,9 +27,9 @@ export async function storeApiKey(db: Db, input: { key: string; tenant: string; 
 }
 
 /** Creates a fresh random key for a tenant; the clear key is returned once and never stored. */
-export async function createApiKey(db: Db, tenant: string, label: string): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function createApiKey(db: Db, tenant: string, label: string, scopes?: ApiScope[]): Promise<{ key: string; record: ApiKeyRecord }> {
   const key = `fbo_${randomBytes(24).toString('base64url')}`;
-  const record = await storeApiKey(db, { key, tenant, label });
+  const record = await storeApiKey(db, { key, tenant, label, scopes });
   return { key, record };
 }
 
@@ -51,7 +52,7 @@ export async function listApiKeys(db: Db, tenant: string): Promise<ApiKeyRecord[
  * seek), then the hashes are compared in constant time so a near-miss cannot
  * be told from a far miss by timing.
  */
-export async function resolveApiKey(db: Db, presented: string): Promise<{ tenant: string; keyId: string } | null> {
+export async function resolveApiKey(db: Db, presented: string): Promise<{ tenant: string; keyId: string; scopes: ApiScope[] } | null> {
   if (presented.length < 8 || presented.length > 256) return null;
   const hash = hashKey(presented);
   const record = await apiKeys(db).findOne({ hash });
@@ -59,5 +60,5 @@ export async function resolveApiKey(db: Db, presented: string): Promise<{ tenant
   const a = Buffer.from(record.hash, 'hex');
   const b = Buffer.from(hash, 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
-  return { tenant: record.tenant, keyId: record._id };
+  return { tenant: record.tenant, keyId: record._id, scopes: record.scopes ?? [...API_SCOPES] };
 }

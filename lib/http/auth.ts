@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
 import { resolveApiKey } from '../auth/api-keys.ts';
+import type { ApiScope } from '../auth/api-key-record.ts';
 import { ApiError } from './api-error.ts';
 
 declare module 'fastify' {
@@ -30,12 +31,16 @@ export function tenantOf(request: FastifyRequest): string {
  * onRequest hook: runs before body parsing and validation, so a request
  * without a valid key is a 401 whatever else is wrong with it.
  */
-export function makeAuthenticate(db: Db) {
+export function makeAuthenticate(db: Db, requiredScope?: ApiScope) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const key = presentedKey(request);
     if (!key) throw new ApiError(401, 'Unauthorized', ['missing x-api-key header']);
     const found = await resolveApiKey(db, key);
     if (!found) throw new ApiError(401, 'Unauthorized', ['unknown or revoked API key']);
+    // Scope after identity: a known key without the right is 403, not 401.
+    if (requiredScope && !found.scopes.includes(requiredScope)) {
+      throw new ApiError(403, 'Forbidden', [`this API key lacks the '${requiredScope}' scope`]);
+    }
     request.tenant = found.tenant;
     request.apiKeyId = found.keyId;
     request.log = request.log.child({ tenant: found.tenant, keyId: found.keyId });
