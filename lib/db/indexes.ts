@@ -22,6 +22,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { company: 1, 'shipments.date': 1 }, name: 'tenant_leg_date' },
     { key: { company: 1, 'shipments.loadDate': 1 }, name: 'tenant_leg_load' },
     { key: { company: 1, 'shipments.unloadDate': 1 }, name: 'tenant_leg_unload' },
+    // Audits of one client's deliveries (dispatch-to-bill, shrinkage, unit economics with ?client=).
+    { key: { company: 1, client: 1, 'shipments.unloadDate': 1 }, name: 'tenant_client_leg_unload' },
     { key: { company: 1, idFinan: 1 }, name: 'tenant_idfinan' },
     { key: { company: 1, 'vehicle.id': 1, createdAt: -1 }, name: 'tenant_vehicle' },
     { key: { company: 1, 'driver.id': 1, createdAt: -1 }, name: 'tenant_driver' },
