@@ -91,11 +91,13 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   await sleep(5000);
   const restartAt = Date.now() - t0;
   engine = await startEmbeddedMongo({ dataDir, port: engine.port });
-  // Recovered: /ready and data both 200 for a sustained second.
+  // Recovered: the answers completed in the last 2 s (by completion time: under a loaded CI
+  // machine a request can take longer than the window) are all 200, /ready among them.
   let recoveredAt = -1;
-  for (const until = Date.now() + 20_000; Date.now() < until; await sleep(100)) {
-    const recent = outcomes.filter((o) => o.at > Date.now() - t0 - 1000);
-    if (recent.length > 5 && recent.every((o) => o.status === 200) && recent.some((o) => o.path === '/ready')) {
+  for (const until = Date.now() + 60_000; Date.now() < until; await sleep(100)) {
+    const now = Date.now() - t0;
+    const recent = outcomes.filter((o) => o.at > restartAt && o.at + o.ms > now - 2000);
+    if (recent.length >= 3 && recent.every((o) => o.status === 200) && recent.some((o) => o.path === '/ready')) {
       recoveredAt = Date.now() - t0;
       break;
     }
