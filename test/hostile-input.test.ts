@@ -258,6 +258,9 @@ t.test('scheduleAlerts: hostile body fields', async (t) => {
   t.equal(await raw(JSON.stringify({ ...base, userIds: Array.from({ length: 5000 }, (_, i) => `u${i}`) })), 400, '5,000 users → 400');
   t.equal(await alertJobs(h.db).countDocuments({ 'data.tenant': TENANT_B }), before, "tenant B's jobs are untouched");
   t.equal(await alertJobs(h.db).countDocuments({ 'data.tenant': { $nin: [TENANT_A, TENANT_B] } }), 0, 'no job for any other tenant');
+  // A may legitimately have written B's RFC into its own jobs (as a name, a user id, extraData);
+  // drop them so the later leak checks only see data A did not write.
+  await alertJobs(h.db).deleteMany({ 'data.tenant': TENANT_A, 'data.nameAlert': { $ne: 'base' } });
 });
 
 // ----------------------------------------------------------------------------- MCP: tool arguments

@@ -18,18 +18,18 @@ import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
-import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
-import { storeApiKey } from '../lib/auth/api-keys.ts';
-import { financialDocs } from '../lib/db/collections.ts';
-import { buildApp } from '../lib/app.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
-import { testConfig, KEY_A, TENANT_A } from './helpers/harness.ts';
-import { listen } from './helpers/mcp.ts';
-import { makeFinancialDoc } from './fixtures/documents.ts';
-import { startService } from './helpers/service.ts';
-import { startMongoProxy } from './helpers/mongo-proxy.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/db/embedded.ts';
+import { connectMongo } from '../../lib/db/client.ts';
+import { ensureIndexes } from '../../lib/db/indexes.ts';
+import { storeApiKey } from '../../lib/auth/api-keys.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
+import { buildApp } from '../../lib/app.ts';
+import { loadDemoData, DEMO_TENANTS } from '../../lib/demo/load.ts';
+import { testConfig, KEY_A, TENANT_A } from '../helpers/harness.ts';
+import { listen } from '../helpers/mcp.ts';
+import { makeFinancialDoc } from '../fixtures/documents.ts';
+import { startService } from '../helpers/service.ts';
+import { startMongoProxy } from '../helpers/mongo-proxy.ts';
 
 t.setTimeout(180_000);
 
@@ -119,7 +119,12 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   t.ok(slowest < 5000, `no request took longer than ${slowest} ms (server selection gives up after 2 s)`);
   t.same([...new Set(outcomes.map((o) => o.status))].filter((s) => s !== 200 && s !== 503), [], 'only 200 and 503 at any time', { errorLogs: errorLogs.slice(0, 5) });
   t.same(errorLogs.map((l) => JSON.parse(l).msg), [], 'an outage is not an error of the service: nothing logged at error level');
-  t.ok(recoveredAt > 0, `recovered ${recoveredAt - restartAt} ms after the engine came back, same service instance`);
+  const after = outcomes.filter((o) => o.at > restartAt);
+  const histogram = after.reduce<Record<string, number>>((h, o) => ({ ...h, [`${o.path} ${o.status}`]: (h[`${o.path} ${o.status}`] ?? 0) + 1 }), {});
+  t.ok(recoveredAt > 0, `recovered ${recoveredAt - restartAt} ms after the engine came back, same service instance`, {
+    histogram,
+    lastAnswers: after.slice(-4).map((o) => ({ path: o.path, status: o.status, ms: o.ms, body: o.body.slice(0, 200) })),
+  });
   t.comment(`down ${restartAt - stoppedAt} ms; ${outcomes.length} requests; recovery after ${recoveredAt - restartAt} ms`);
 });
 
