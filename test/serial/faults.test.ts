@@ -43,6 +43,9 @@ interface Outcome {
   body: string;
 }
 
+/** Requests whose bytes have not all been handed to the kernel yet (see the SIGTERM test). */
+const unsent = new Set<http.ClientRequest>();
+
 /** One GET without keep-alive; a transport error comes back as its code. */
 function get(base: string, path: string, headers: Record<string, string> = {}): Promise<Omit<Outcome, 'at' | 'path'>> {
   const started = Date.now();
@@ -51,6 +54,8 @@ function get(base: string, path: string, headers: Record<string, string> = {}): 
       let body = '';
       res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - started, body }));
     });
+    unsent.add(req);
+    req.on('finish', () => unsent.delete(req)).on('close', () => unsent.delete(req));
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ status: err.code ?? 'error', ms: Date.now() - started, body: '' }));
     req.setTimeout(30_000, () => req.destroy(Object.assign(new Error('client timeout'), { code: 'CLIENT_TIMEOUT' })));
   });
@@ -174,6 +179,12 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   });
   await sleep(1500);
   issuing = false; // the requests now in flight are the ones that must finish
+  // A request started in this very tick has not connected yet: it is not in flight at the
+  // server, and a connection that arrives after SIGTERM is rightly refused or reset. Signal
+  // once every issued request has been written out (each then waits ≥ 240 ms on the slow
+  // database, so all of them are still in flight), plus a moment for the server to read it.
+  while (unsent.size > 0) await sleep(5);
+  await sleep(20);
   const signalledAt = Date.now();
   service.child.kill('SIGTERM');
   await sleep(100);
