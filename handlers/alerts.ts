@@ -1,8 +1,10 @@
 import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
-import { scheduleAlerts, validateScheduleInput } from '../lib/alerts/schedule.ts';
+import { scheduleAlerts, validateScheduleInput } from '../lib/alerts/schedule-alerts.ts';
 import { requestFingerprint, withIdempotency } from '../lib/alerts/idempotency.ts';
-import { cancelAlertJob, listAlertJobs, listAlerts } from '../lib/alerts/list.ts';
+import { listAlertJobs } from '../lib/alerts/list-alert-jobs.ts';
+import { cancelAlertJob } from '../lib/alerts/cancel-alert-job.ts';
+import { listAlerts } from '../lib/alerts/list-alerts.ts';
 
 export function alertsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'scheduleAlerts' | 'listAlertJobs' | 'cancelAlertJob' | 'listAlerts'> {
   return {

@@ -1,10 +1,10 @@
 import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
-import { getCashInflowForecast } from '../lib/analytics/cash-inflow-audit.ts';
-import { auditDiscountsAndShrinkage } from '../lib/analytics/discounts-shrinkage-audit.ts';
-import { auditFleetUtilization } from '../lib/analytics/fleet-utilization-audit.ts';
-import { auditDispatchToBill } from '../lib/analytics/dispatch-to-bill-audit.ts';
-import { getFreightUnitEconomics } from '../lib/analytics/unit-economics-audit.ts';
+import { getCashInflowForecast } from '../lib/analytics/get-cash-inflow-forecast.ts';
+import { auditDiscountsAndShrinkage } from '../lib/analytics/audit-discounts-and-shrinkage.ts';
+import { auditFleetUtilization } from '../lib/analytics/audit-fleet-utilization.ts';
+import { auditDispatchToBill } from '../lib/analytics/audit-dispatch-to-bill.ts';
+import { getFreightUnitEconomics } from '../lib/analytics/get-freight-unit-economics.ts';
 
 type AnalyticsOps = 'getCashInflowForecast' | 'auditDiscountsAndShrinkage' | 'auditFleetUtilization' | 'auditDispatchToBill' | 'getFreightUnitEconomics';
 

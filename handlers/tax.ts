@@ -1,6 +1,6 @@
 import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
-import { getTaxSummary } from '../lib/tax/tax-summary.ts';
+import { getTaxSummary } from '../lib/tax/get-tax-summary.ts';
 
 export function taxHandlers(deps: HandlerDeps): Pick<HandlerMap, 'getTaxSummary'> {
   return {

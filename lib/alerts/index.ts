@@ -14,6 +14,8 @@ export {
   type AlertWorkerOptions,
   type AlertWorkerSettings,
 } from './worker.ts';
-export { scheduleAlerts, type ScheduleAlertsResult } from './schedule.ts';
-export { listAlertJobs, cancelAlertJob, listAlerts } from './list.ts';
+export { scheduleAlerts, type ScheduleAlertsResult } from './schedule-alerts.ts';
+export { listAlertJobs } from './list-alert-jobs.ts';
+export { cancelAlertJob } from './cancel-alert-job.ts';
+export { listAlerts } from './list-alerts.ts';
 export { ALERT_RULE_IDS, ALERT_RULE_TITLES, type AlertRuleId } from './rules.ts';

@@ -1,0 +1,19 @@
+/** GET /api/alerts/jobs: the tenant's alert jobs, filtered and paged. */
+import type { ServiceContext } from '../context.ts';
+import { findAlertJobs } from '../db/alert-jobs-repo.ts';
+import { alertsPage, type AlertsPage } from './alerts-page.ts';
+import { alertJobView, type AlertJobView, type JobState } from './jobs.ts';
+
+export interface ListAlertJobsInput {
+  page: number;
+  limit: number;
+  ruleId?: string;
+  cycleKey?: string;
+  userId?: string;
+  state?: JobState;
+}
+
+export async function listAlertJobs(ctx: ServiceContext, tenant: string, input: ListAlertJobsInput): Promise<AlertsPage<AlertJobView>> {
+  const filter = { ruleId: input.ruleId, cycleKey: input.cycleKey, userId: input.userId, state: input.state };
+  return alertsPage(tenant, input, (window) => findAlertJobs(ctx.db, tenant, filter, window, ctx.config.queryTimeoutMs), alertJobView);
+}
