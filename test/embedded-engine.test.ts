@@ -12,12 +12,12 @@
  * expressions, and $stdDevPop/$count/$top/$firstN/$mergeObjects accumulators.
  */
 import t from 'tap';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo, defaultStartTimeoutMs, EMBEDDED_STORE_FILE, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 
 interface Item {
@@ -366,5 +366,35 @@ t.test('start errors are clear', async (t) => {
     const engine = await startEmbeddedMongo({});
     t.teardown(() => engine.stop());
     await t.rejects(startEmbeddedMongo({ port: engine.port, startTimeoutMs: 2_000 }), /exited before listening[\s\S]*(cannot bind|Address already in use)/);
+  });
+
+  t.test('an engine that makes no progress in time: the error says what to do', async (t) => {
+    const err = await startEmbeddedMongo({ startTimeoutMs: 50 }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    t.ok(err, 'rejected');
+    t.match(err?.message, /made no progress for 0\.1 s/);
+    t.match(err?.message, /EMBEDDED_MONGO_START_TIMEOUT_MS=120000/);
+    t.match(err?.message, /MONGODB_URI/);
+  });
+
+  t.test('the start timeout follows the store size, or EMBEDDED_MONGO_START_TIMEOUT_MS', async (t) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'embedded-timeout-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    t.equal(defaultStartTimeoutMs(dir, {}), 60_000, 'no store yet: 60 s');
+    await writeFile(path.join(dir, EMBEDDED_STORE_FILE), '');
+    await truncate(path.join(dir, EMBEDDED_STORE_FILE), 2 * 1024 ** 3); // sparse: no real 2 GB written
+    t.equal(defaultStartTimeoutMs(dir, {}), 180_000, '2 GB store: 60 s + 60 s per GB');
+    t.equal(defaultStartTimeoutMs(dir, { EMBEDDED_MONGO_START_TIMEOUT_MS: '300000' }), 300_000, 'configured');
+    t.throws(() => defaultStartTimeoutMs(dir, { EMBEDDED_MONGO_START_TIMEOUT_MS: '5 min' }), /EMBEDDED_MONGO_START_TIMEOUT_MS must be an integer/);
+    const saved = process.env.EMBEDDED_MONGO_START_TIMEOUT_MS;
+    process.env.EMBEDDED_MONGO_START_TIMEOUT_MS = '-1';
+    try {
+      await t.rejects(startEmbeddedMongo({ dataDir: dir }), /EMBEDDED_MONGO_START_TIMEOUT_MS must be an integer/);
+    } finally {
+      if (saved === undefined) delete process.env.EMBEDDED_MONGO_START_TIMEOUT_MS;
+      else process.env.EMBEDDED_MONGO_START_TIMEOUT_MS = saved;
+    }
   });
 });

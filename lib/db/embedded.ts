@@ -13,10 +13,12 @@
  *   EMBEDDED_MONGO_XMX        max heap of the engine JVM (default 2g)
  *   EMBEDDED_MONGO_JAVA_OPTS  extra JVM options, whitespace separated
  *   EMBEDDED_MONGO_JAR        path to the launcher jar (default scripts/embedded-mongo/target/embedded-mongo.jar)
+ *   EMBEDDED_MONGO_START_TIMEOUT_MS  how long the engine may go without progress while opening
+ *                             (default: 60 s plus 60 s per GB of on-disk store; see defaultStartTimeoutMs)
  *   JAVA_HOME                 if set, $JAVA_HOME/bin/java is used instead of `java` from PATH
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,8 +40,43 @@ export interface StartEmbeddedMongoOptions {
   port?: number;
   /** Interface to bind (default 127.0.0.1). */
   host?: string;
-  /** How long to wait for the engine to listen (default 60 000 ms). */
+  /**
+   * How long the engine may go without reporting progress before it counts as hung (default:
+   * EMBEDDED_MONGO_START_TIMEOUT_MS, else 60 s plus 60 s per GB of on-disk store). Every
+   * `PROGRESS` line the launcher prints while opening a large store restarts this clock.
+   */
   startTimeoutMs?: number;
+}
+
+/** Name of the on-disk store inside a data dir (the launcher's DATA_FILE_NAME). */
+export const EMBEDDED_STORE_FILE = 'embedded-mongo.mv.db';
+const BASE_START_TIMEOUT_MS = 60_000;
+const START_TIMEOUT_MS_PER_GB = 60_000;
+
+/**
+ * Start timeout that follows the data: opening reads the store, so a bigger store may take
+ * longer. EMBEDDED_MONGO_START_TIMEOUT_MS overrides it (an invalid value is an error, not a
+ * silent default).
+ */
+export function defaultStartTimeoutMs(dataDir?: string, env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.EMBEDDED_MONGO_START_TIMEOUT_MS?.trim();
+  if (raw) {
+    const ms = Number(raw);
+    if (!Number.isInteger(ms) || ms < 1000 || ms > 86_400_000) {
+      throw new EmbeddedMongoStartError(`EMBEDDED_MONGO_START_TIMEOUT_MS must be an integer number of milliseconds between 1000 and 86400000 (got "${raw}")`);
+    }
+    return ms;
+  }
+  const bytes = dataDir ? storeBytes(dataDir) : 0;
+  return BASE_START_TIMEOUT_MS + Math.ceil((bytes / 1024 ** 3) * START_TIMEOUT_MS_PER_GB);
+}
+
+function storeBytes(dataDir: string): number {
+  try {
+    return statSync(path.join(dataDir, EMBEDDED_STORE_FILE)).size;
+  } catch {
+    return 0;
+  }
 }
 
 export const DEFAULT_EMBEDDED_MONGO_JAR = fileURLToPath(
@@ -109,12 +146,12 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
     throw new EmbeddedMongoStartError(`invalid port for embedded MongoDB engine: ${String(opts.port)}`);
   }
   const host = opts.host ?? '127.0.0.1';
-  const timeoutMs = opts.startTimeoutMs ?? 60_000;
   let dataDir: string | undefined;
   if (opts.dataDir) {
     dataDir = path.resolve(opts.dataDir);
     await mkdir(dataDir, { recursive: true });
   }
+  const timeoutMs = opts.startTimeoutMs ?? defaultStartTimeoutMs(dataDir);
 
   const args = [...jvmArgs(), '-jar', jar, '--host', host, '--port', String(port)];
   if (dataDir) args.push('--data-dir', dataDir);
@@ -124,7 +161,7 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
   let lastRetryable: EmbeddedMongoStartError | undefined;
   for (;;) {
     try {
-      return await spawnOnce(args, host, deadline, timeoutMs);
+      return await spawnOnce(args, host, deadline, timeoutMs, dataDir);
     } catch (err) {
       if (!(err instanceof EmbeddedMongoStartError)) throw err;
       if (err.timedOut && lastRetryable) throw lastRetryable; // the real reason, not "timed out while retrying"
@@ -139,7 +176,18 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
   }
 }
 
-function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number): Promise<EmbeddedMongo> {
+/** What to tell a user whose engine did not start in time. */
+function timeoutMessage(timeoutMs: number, dataDir: string | undefined, lastProgress: string): string {
+  const secs = +(timeoutMs / 1000).toFixed(1);
+  const store = dataDir ? ` opening ${path.join(dataDir, EMBEDDED_STORE_FILE)} (${(storeBytes(dataDir) / 1024 ** 2).toFixed(0)} MB)` : '';
+  return (
+    `embedded MongoDB engine made no progress for ${secs} s${store}${lastProgress ? `; last progress: ${lastProgress}` : ''}. ` +
+    `If the store is large or the machine busy, allow more time with EMBEDDED_MONGO_START_TIMEOUT_MS=${Math.max(2 * timeoutMs, 120_000)} ` +
+    `(milliseconds without progress); or run on a real MongoDB with MONGODB_URI`
+  );
+}
+
+function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number, dataDir: string | undefined): Promise<EmbeddedMongo> {
   const java = javaBinary();
   return new Promise<EmbeddedMongo>((resolve, reject) => {
     let child: ChildProcess;
@@ -157,16 +205,12 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
     let exited = false;
     const exitWaiters: Array<() => void> = [];
 
-    const timer = setTimeout(() => {
-      fail(
-        new EmbeddedMongoStartError(
-          `embedded MongoDB engine did not start within ${Math.round(timeoutMs / 1000)} s`,
-          stderr,
-          true,
-        ),
-      );
+    let lastProgress = '';
+    const onTimeout = () => {
+      fail(new EmbeddedMongoStartError(timeoutMessage(timeoutMs, dataDir, lastProgress), stderr, true));
       child.kill('SIGKILL');
-    }, Math.max(0, deadline - Date.now()));
+    };
+    let timer = setTimeout(onTimeout, Math.max(0, deadline - Date.now()));
 
     function fail(err: Error): void {
       if (settled) return;
@@ -197,9 +241,17 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
     child.stdout!.on('data', (chunk: string) => {
       if (started) return;
       stdoutBuf += chunk;
+      // `PROGRESS <what>` while a large store opens: the engine is alive and working, restart the clock.
+      const progress = [...stdoutBuf.matchAll(/^PROGRESS (.*)$/gm)];
+      if (progress.length && !settled) {
+        lastProgress = progress[progress.length - 1]![1]!.trim();
+        clearTimeout(timer);
+        timer = setTimeout(onTimeout, timeoutMs);
+      }
       const m = /^LISTENING (\d+)\s*$/m.exec(stdoutBuf);
       if (!m) {
-        stdoutBuf = tail(stdoutBuf, 4096);
+        const lastNewline = stdoutBuf.lastIndexOf('\n');
+        stdoutBuf = tail(stdoutBuf.slice(lastNewline + 1), 4096);
         return;
       }
       started = true;
