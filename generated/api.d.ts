@@ -293,6 +293,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/financial-docs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one financial document
+         * @description One of the tenant's financial documents by its id: the summary form (as an item of
+         *     the list) or, with `detail=full`, the stored document. Another tenant's id is 404,
+         *     exactly like an id that does not exist.
+         */
+        get: operations["getFinancialDoc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/shipments": {
         parameters: {
             query?: never;
@@ -311,6 +333,29 @@ export interface paths {
          *     least one of its legs does.
          */
         get: operations["listShipments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shipments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one shipment (trip)
+         * @description One of the tenant's trips by its id: the summary form (as an item of the list, with
+         *     volumes, shrinkage and the linked document's status and balance) or, with
+         *     `detail=full`, the stored trip. Another tenant's id is 404, exactly like an id that
+         *     does not exist.
+         */
+        get: operations["getShipment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2514,6 +2559,11 @@ export interface components {
         /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
         Detail: "summary" | "full";
         /**
+         * @description The document's id as listed (`id` of the summary, `_id` of the stored document).
+         * @example TGO-FD-000123
+         */
+        DocumentId: string;
+        /**
          * @description Driver id, exact.
          * @example OP-0001
          */
@@ -2559,6 +2609,11 @@ export interface components {
         TargetMonth: string;
         /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
         TaxBasis: "invoice" | "payment";
+        /**
+         * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip).
+         * @example TGO-VJ-000123
+         */
+        TripId: string;
         /** @description One row per `vehicle` (default) or per `driver`. */
         UtilizationGroupBy: "vehicle" | "driver";
         /**
@@ -4060,6 +4115,46 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getFinancialDoc: {
+        parameters: {
+            query?: {
+                /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
+                detail?: components["parameters"]["Detail"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document).
+                 * @example TGO-FD-000123
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FinancialSummary"] | components["schemas"]["FinancialDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listShipments: {
         parameters: {
             query?: {
@@ -4137,6 +4232,46 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getShipment: {
+        parameters: {
+            query?: {
+                /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
+                detail?: components["parameters"]["Detail"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip).
+                 * @example TGO-VJ-000123
+                 */
+                id: components["parameters"]["TripId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trip. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TripSummary"] | components["schemas"]["TripDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

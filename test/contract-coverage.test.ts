@@ -26,6 +26,7 @@ import { createApiKey } from '../lib/auth/api-keys.ts';
 import { requestFingerprint } from '../lib/alerts/idempotency.ts';
 import { claimIdempotencyKey, idempotencyId } from '../lib/db/idempotency-repo.ts';
 import { validators } from '../generated/validators.js';
+import { financialDocs, trips } from '../lib/db/collections.ts';
 
 t.setTimeout(180_000);
 
@@ -242,6 +243,24 @@ const specific: Record<string, Record<string, Producer>> = {
     },
     async '404'(op) {
       return call(urlOf(op), { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getFinancialDoc: {
+    async '200'() {
+      const doc = await financialDocs(h.db).findOne({ company: TENANT_A });
+      return call(`${base}/api/financial-docs/${doc!._id}`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getShipment: {
+    async '200'() {
+      const trip = await trips(h.db).findOne({ company: TENANT_A });
+      return call(`${base}/api/shipments/${trip!._id}`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
     },
   },
   getReady: {

@@ -102,3 +102,8 @@ export async function findFinancialDocsByIds(db: Db, tenant: string, ids: string
   if (ids.length === 0) return [];
   return financialDocs(db).find({ company: tenant, _id: { $in: ids } }, { maxTimeMS }).toArray();
 }
+
+/** One document of the tenant by id (null when missing or another tenant's). */
+export async function findFinancialDocById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<FinancialDocument | null> {
+  return financialDocs(db).findOne({ company: tenant, _id: id }, { maxTimeMS });
+}

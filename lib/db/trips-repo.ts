@@ -44,3 +44,8 @@ export async function findTrips(
 ): Promise<{ total: number; docs: TripDocument[] }> {
   return findPage(trips(db), tripFilter(tenant, filter), SORT, window, maxTimeMS);
 }
+
+/** One trip of the tenant by id (null when missing or another tenant's). */
+export async function findTripById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<TripDocument | null> {
+  return trips(db).findOne({ company: tenant, _id: id }, { maxTimeMS });
+}

@@ -1,11 +1,10 @@
 import type { ServiceContext } from '../context.ts';
-import { fileUrlResolver } from '../context.ts';
 import { findFinancialDocs, type FinancialDocFilter } from '../db/financial-docs-repo.ts';
-import { getTenantSettings, statusLabel } from '../db/settings-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { dayRange } from '../shared/date-range.ts';
 import { pageMeta, pageWindow, type PageMeta } from '../shared/pagination.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
+import { loadSummaryContext } from './summary-context.ts';
 
 export interface ListFinancialDocsInput {
   page: number;
@@ -39,7 +38,6 @@ export async function listFinancialDocs(ctx: ServiceContext, tenant: string, inp
   const { total, docs } = await findFinancialDocs(ctx.db, tenant, filter, window, ctx.config.queryTimeoutMs);
   const meta = { ...pageMeta(total, input), tenant };
   if (input.detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
-  const settings = await getTenantSettings(ctx.db, tenant);
-  const summaryCtx = { statusLabel: (code: number) => statusLabel(settings, code), fileUrl: fileUrlResolver(ctx.config.documentBaseUrl) };
+  const summaryCtx = await loadSummaryContext(ctx, tenant);
   return { meta: { ...meta, detail: 'summary' }, data: docs.map((d) => financialSummary(d, summaryCtx)) };
 }

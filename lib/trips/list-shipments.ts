@@ -1,12 +1,10 @@
 import type { ServiceContext } from '../context.ts';
-import { fileUrlResolver } from '../context.ts';
-import { findFinancialDocsByIds } from '../db/financial-docs-repo.ts';
-import { getTenantSettings, statusLabel } from '../db/settings-repo.ts';
 import { findTrips, type TripFilter } from '../db/trips-repo.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { dayRange, type InstantRange } from '../shared/date-range.ts';
 import { pageMeta, pageWindow, type PageMeta } from '../shared/pagination.ts';
-import { tripSummary, type TripSummary } from './summary.ts';
+import type { TripSummary } from './summary.ts';
+import { summarizeTrips } from './summarize-trips.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
 
 export interface ListShipmentsInput {
@@ -61,16 +59,5 @@ export async function listShipments(ctx: ServiceContext, tenant: string, input: 
   const { total, docs } = await findTrips(ctx.db, tenant, shipmentFilter(input), window, ctx.config.queryTimeoutMs);
   const meta = { ...pageMeta(total, input), tenant };
   if (input.detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
-  const ids = [...new Set(docs.map((t) => t.idFinan).filter((id): id is string => typeof id === 'string'))];
-  // One batched, tenant-scoped query per page: a link to another tenant's document resolves to null.
-  const [settings, linked] = await Promise.all([
-    getTenantSettings(ctx.db, tenant),
-    findFinancialDocsByIds(ctx.db, tenant, ids, ctx.config.queryTimeoutMs),
-  ]);
-  const byId = new Map(linked.map((d) => [d._id, d]));
-  const summaryCtx = { settings, statusLabel: (code: number) => statusLabel(settings, code), fileUrl: fileUrlResolver(ctx.config.documentBaseUrl) };
-  return {
-    meta: { ...meta, detail: 'summary' },
-    data: docs.map((t) => tripSummary(t, (t.idFinan && byId.get(t.idFinan)) || null, summaryCtx)),
-  };
+  return { meta: { ...meta, detail: 'summary' }, data: await summarizeTrips(ctx, tenant, docs) };
 }

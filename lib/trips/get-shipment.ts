@@ -1,0 +1,20 @@
+import type { ServiceContext } from '../context.ts';
+import { findTripById } from '../db/trips-repo.ts';
+import { notFound } from '../http/api-error.ts';
+import type { TripDocument } from '../model/trip-document.ts';
+import type { TripSummary } from './summary.ts';
+import { summarizeTrips } from './summarize-trips.ts';
+
+export interface GetShipmentInput {
+  id: string;
+  detail: 'summary' | 'full';
+}
+
+/** One trip of the tenant; another tenant's id is "not found" too, so ids never leak. */
+export async function getShipment(ctx: ServiceContext, tenant: string, input: GetShipmentInput): Promise<TripSummary | TripDocument> {
+  const trip = await findTripById(ctx.db, tenant, input.id, ctx.config.queryTimeoutMs);
+  if (!trip) throw notFound(`no shipment with id ${input.id}`);
+  if (input.detail === 'full') return trip;
+  const [summary] = await summarizeTrips(ctx, tenant, [trip]);
+  return summary!;
+}
