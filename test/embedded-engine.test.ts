@@ -365,7 +365,7 @@ t.test('start errors are clear', async (t) => {
   t.test('port already in use', async (t) => {
     const engine = await startEmbeddedMongo({});
     t.teardown(() => engine.stop());
-    await t.rejects(startEmbeddedMongo({ port: engine.port, startTimeoutMs: 2_000 }), /exited before listening[\s\S]*(cannot bind|Address already in use)/);
+    await t.rejects(startEmbeddedMongo({ port: engine.port, startTimeoutMs: 30_000 }), /exited before listening[\s\S]*(cannot bind|Address already in use)/);
   });
 
   t.test('an engine that makes no progress in time: the error says what to do', async (t) => {
