@@ -10,12 +10,12 @@ import type { TripDocument } from '../model/trip-document.ts';
 
 /** Documents emitted before `beforeMs` (exclusive), oldest first. */
 export function docsEmittedBefore(db: Db, tenant: string, beforeMs: number, maxTimeMS: number): AsyncIterable<FinancialDocument> {
-  return financialDocs(db).find({ company: tenant, date: { $lt: beforeMs } }, { maxTimeMS }).sort({ date: 1, _id: 1 });
+  return financialDocs(db).find({ company: tenant, date: { $lt: beforeMs } }, { maxTimeMS }).sort({ date: 1, timestamp: 1, _id: 1 }); // tenant_date, read backwards
 }
 
 /** Documents emitted in [fromMs, toExclusiveMs). */
 export function docsEmittedBetween(db: Db, tenant: string, fromMs: number, toExclusiveMs: number, maxTimeMS: number): AsyncIterable<FinancialDocument> {
-  return financialDocs(db).find({ company: tenant, date: { $gte: fromMs, $lt: toExclusiveMs } }, { maxTimeMS }).sort({ date: 1, _id: 1 });
+  return financialDocs(db).find({ company: tenant, date: { $gte: fromMs, $lt: toExclusiveMs } }, { maxTimeMS }).sort({ date: 1, timestamp: 1, _id: 1 });
 }
 
 /** Trips with at least one leg whose compact date (YYYYMMDD) is in [fromYmd, toYmd]. */

@@ -11,14 +11,17 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { company: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_date' },
     { key: { company: 1, client: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_client_date' },
     { key: { company: 1, status: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_status_date' },
-    { key: { company: 1, 'invoice.uuid': 1 }, name: 'tenant_uuid' },
-    { key: { company: 1, 'invoice.num': 1 }, name: 'tenant_folio' },
+    // Look-ups by UUID or folio, sorted like every list (the sort keys make it an index walk, not a sort).
+    { key: { company: 1, 'invoice.uuid': 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_uuid_date' },
+    { key: { company: 1, 'invoice.num': 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_folio_date' },
     { key: { company: 1, 'payments.date': 1 }, name: 'tenant_payment_date' },
   ],
   [COLLECTIONS.trips]: [
     { key: { company: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' },
     { key: { company: 1, client: 1, createdAt: -1, _id: -1 }, name: 'tenant_client_created' },
-    { key: { company: 1, 'shipments.shipment': 1 }, name: 'tenant_shipment' },
+    { key: { company: 1, 'shipments.shipment': 1, createdAt: -1, _id: -1 }, name: 'tenant_shipment_created' },
+    // Trips with a leg in a given status (?status=), newest first.
+    { key: { company: 1, 'shipments.status': 1, createdAt: -1, _id: -1 }, name: 'tenant_leg_status_created' },
     { key: { company: 1, 'shipments.date': 1 }, name: 'tenant_leg_date' },
     { key: { company: 1, 'shipments.loadDate': 1 }, name: 'tenant_leg_load' },
     { key: { company: 1, 'shipments.unloadDate': 1 }, name: 'tenant_leg_unload' },
@@ -26,6 +29,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { company: 1, client: 1, 'shipments.unloadDate': 1 }, name: 'tenant_client_leg_unload' },
     { key: { company: 1, idFinan: 1 }, name: 'tenant_idfinan' },
     { key: { company: 1, 'vehicle.id': 1, createdAt: -1 }, name: 'tenant_vehicle' },
+    // Unit economics of one vehicle, optionally of one client: deliveries in the period.
+    { key: { company: 1, 'vehicle.id': 1, client: 1, 'shipments.unloadDate': 1 }, name: 'tenant_vehicle_client_leg_unload' },
     { key: { company: 1, 'driver.id': 1, createdAt: -1 }, name: 'tenant_driver' },
   ],
   [COLLECTIONS.apiKeys]: [
@@ -37,16 +42,18 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // One job per (tenant, ruleId, cycleKey, userId): concurrent identical schedules cannot duplicate.
     // Partial on real MongoDB (only alert jobs carry a key); the embedded engine ignores the filter.
     { key: { 'data.jobKey': 1 }, name: 'alert_job_key_unique', unique: true, partialFilterExpression: { 'data.jobKey': { $type: 'string' } } },
-    { key: { 'data.tenant': 1, 'data.createdAt': -1, _id: -1 }, name: 'tenant_created' },
-    { key: { 'data.tenant': 1, 'data.userId': 1, 'data.createdAt': -1 }, name: 'tenant_user_created' },
-    { key: { 'data.tenant': 1, 'data.ruleId': 1, 'data.cycleKey': 1, 'data.createdAt': -1 }, name: 'tenant_rule_cycle_created' },
+    // Listing a tenant's alert jobs (`name` tells them from other Agenda jobs), newest first, by user or rule+cycle.
+    { key: { 'data.tenant': 1, name: 1, 'data.createdAt': -1, _id: -1 }, name: 'tenant_name_created' },
+    { key: { 'data.tenant': 1, name: 1, 'data.userId': 1, 'data.createdAt': -1, _id: -1 }, name: 'tenant_name_user_created' },
+    { key: { 'data.tenant': 1, name: 1, 'data.ruleId': 1, 'data.cycleKey': 1, 'data.createdAt': -1, _id: -1 }, name: 'tenant_name_rule_cycle_created' },
     // Agenda's lock query (MongoBackend is created with ensureIndex: false).
     { key: { name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, name: 'findAndLockNextJobIndex' },
   ],
   [COLLECTIONS.alerts]: [
     { key: { tenant: 1, evaluatedAt: -1, _id: -1 }, name: 'tenant_evaluated' },
-    { key: { tenant: 1, userId: 1, evaluatedAt: -1 }, name: 'tenant_user_evaluated' },
-    { key: { tenant: 1, ruleId: 1, cycleKey: 1, evaluatedAt: -1 }, name: 'tenant_rule_cycle_evaluated' },
+    { key: { tenant: 1, userId: 1, evaluatedAt: -1, _id: -1 }, name: 'tenant_user_evaluated_id' },
+    { key: { tenant: 1, ruleId: 1, cycleKey: 1, evaluatedAt: -1, _id: -1 }, name: 'tenant_rule_cycle_evaluated_id' },
+    { key: { tenant: 1, status: 1, evaluatedAt: -1, _id: -1 }, name: 'tenant_status_evaluated' },
   ],
   [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'expires_ttl', expireAfterSeconds: 0 }],
 };

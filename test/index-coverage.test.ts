@@ -1,0 +1,177 @@
+/**
+ * Production check: every query the service sends is index-backed on real MongoDB.
+ *
+ * The embedded engine ignores non-unique indexes, so no timing here could show a collection
+ * scan. Instead the driver's command monitoring records every command while each operation of
+ * the spec runs through HTTP (with its filters), plus the alert rules the worker evaluates; each
+ * find/aggregate/count/distinct (and each `$lookup`'s foreign side) must be served by an index of
+ * lib/db/indexes.ts: equality fields, then the sort, as a prefix of the index, tenant first
+ * (test/helpers/index-coverage.ts). A new query without an index fails with its shape and the
+ * index it needs.
+ */
+import t from 'tap';
+import type { CommandStartedEvent, Document } from 'mongodb';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes, INDEXES } from '../lib/db/indexes.ts';
+import { COLLECTIONS } from '../lib/db/collections.ts';
+import { buildApp } from '../lib/app.ts';
+import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { evaluateAlertRule } from '../lib/alerts/evaluate.ts';
+import { ALERT_RULE_IDS } from '../lib/alerts/rules.ts';
+import spec from '../generated/openapi.json' with { type: 'json' };
+import { testConfig } from './helpers/harness.ts';
+import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';
+
+/** The field that scopes each collection to a tenant (an `_id` lookup is served by the `_id` index). */
+const TENANT_FIELD: Record<string, string | null> = {
+  [COLLECTIONS.financialDocs]: 'company',
+  [COLLECTIONS.trips]: 'company',
+  [COLLECTIONS.alertJobs]: 'data.tenant',
+  [COLLECTIONS.alerts]: 'tenant',
+  [COLLECTIONS.apiKeys]: 'tenant',
+  [COLLECTIONS.tenantSettings]: '_id',
+  [COLLECTIONS.idempotency]: '_id',
+};
+
+/**
+ * Queries that are not scoped by tenant on purpose, each with its reason. A key is resolved to
+ * its tenant by its hash (unique index `hash_unique`).
+ */
+const UNSCOPED: Array<{ collection: string; equality: string[]; why: string }> = [
+  { collection: COLLECTIONS.apiKeys, equality: ['hash'], why: 'authentication finds the tenant from the key hash' },
+];
+
+const engine = await startEmbeddedMongo({});
+const { client, db } = await connectMongo(engine.uri, 'indexcov', { serverSelectionTimeoutMS: 5000, driver: { monitorCommands: true } });
+t.teardown(async () => {
+  await client.close(true);
+  await engine.stop();
+});
+await ensureIndexes(db);
+// Small, but with every kind of record (payments, cancellations, multi-leg trips) for both tenants.
+await loadDemoData(db, { invoices: 300, trips: 300 });
+
+const now = new Date('2026-11-16T18:00:00Z');
+const app = await buildApp({ config: testConfig(), db, logger: false, now: () => now });
+t.teardown(() => app.close());
+
+const recorded: Array<{ name: string; command: Document; during: string }> = [];
+let during = 'setup';
+client.on('commandStarted', (e: CommandStartedEvent) => {
+  if (['find', 'aggregate', 'count', 'distinct'].includes(e.commandName)) recorded.push({ name: e.commandName, command: e.command, during });
+});
+
+const [tenant] = DEMO_TENANTS;
+const key = tenant!.apiKey;
+const anyDoc = (await db.collection(COLLECTIONS.financialDocs).findOne({ company: tenant!.rfc, 'invoice.uuid': { $exists: true } })) as Document;
+const anyTrip = (await db.collection(COLLECTIONS.trips).findOne({ company: tenant!.rfc, 'shipments.0': { $exists: true } })) as Document;
+const client0 = String(anyDoc.client);
+const uuid = String(anyDoc.invoice.uuid);
+const folio = String(anyDoc.invoice.num);
+const shipmentId = String(anyTrip.shipments[0].shipment);
+const vehicle = String(anyTrip.vehicle?.id ?? '');
+const driver = String(anyTrip.driver?.id ?? '');
+
+/** Each operation with the parameter combinations that change the query. */
+const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown]> = [
+  ['getHealth', 'GET', '/health'],
+  ['getReady', 'GET', '/ready'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?detail=full&page=3&limit=10'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?startDate=2026-08-01&endDate=2026-10-31'],
+  ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}`],
+  ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}&startDate=2026-08-01`],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?status=1'],
+  ['listFinancialDocs', 'GET', `/api/financial-docs?uuid=${uuid}`],
+  ['listFinancialDocs', 'GET', `/api/financial-docs?folio=${encodeURIComponent(folio)}`],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?paymentStatus=partial'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?cancelled=true&startDate=2026-01-01'],
+  ['getFinancialDoc', 'GET', `/api/financial-docs/${encodeURIComponent(String(anyDoc._id))}`],
+  ['listShipments', 'GET', '/api/shipments'],
+  ['listShipments', 'GET', '/api/shipments?detail=full&page=2&limit=10'],
+  ['listShipments', 'GET', `/api/shipments?client=${client0}`],
+  ['listShipments', 'GET', `/api/shipments?shipmentId=${encodeURIComponent(shipmentId)}`],
+  ['listShipments', 'GET', '/api/shipments?startDate=2026-09-01&endDate=2026-10-31'],
+  ['listShipments', 'GET', '/api/shipments?startDate=2026-09-01&dateFilterBy=offload'],
+  ['listShipments', 'GET', '/api/shipments?loadStartDate=2026-09-01&offloadEndDate=2026-10-31'],
+  ['listShipments', 'GET', '/api/shipments?status=2'],
+  ['getShipment', 'GET', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}`],
+  ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10'],
+  ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10&basis=payment'],
+  ['getTaxSummary', 'GET', `/api/tax-summary?targetMonth=2026-10&client=${client0}`],
+  ['getCashInflowForecast', 'GET', '/api/analytics/cash-inflow-forecast'],
+  ['getCashInflowForecast', 'GET', `/api/analytics/cash-inflow-forecast?client=${client0}&bucket=month`],
+  ['auditDiscountsAndShrinkage', 'GET', '/api/analytics/discounts-and-shrinkage'],
+  ['auditDiscountsAndShrinkage', 'GET', `/api/analytics/discounts-and-shrinkage?client=${client0}`],
+  ['auditFleetUtilization', 'GET', '/api/analytics/fleet-utilization'],
+  ['auditFleetUtilization', 'GET', `/api/analytics/fleet-utilization?groupBy=driver&client=${client0}`],
+  ['auditFleetUtilization', 'GET', `/api/analytics/fleet-utilization?vehicle=${encodeURIComponent(vehicle)}`],
+  ['auditFleetUtilization', 'GET', `/api/analytics/fleet-utilization?driver=${encodeURIComponent(driver)}`],
+  ['auditDispatchToBill', 'GET', '/api/analytics/dispatch-to-bill'],
+  ['auditDispatchToBill', 'GET', `/api/analytics/dispatch-to-bill?client=${client0}`],
+  ['getFreightUnitEconomics', 'GET', '/api/analytics/unit-economics'],
+  ['getFreightUnitEconomics', 'GET', `/api/analytics/unit-economics?client=${client0}&vehicle=${encodeURIComponent(vehicle)}&litresBasis=offloaded`],
+  ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
+  ['listAlertJobs', 'GET', '/api/alerts/jobs'],
+  ['listAlertJobs', 'GET', '/api/alerts/jobs?userId=u-1'],
+  ['listAlertJobs', 'GET', '/api/alerts/jobs?ruleId=overdue-invoices&cycleKey=2026-10'],
+  ['listAlertJobs', 'GET', '/api/alerts/jobs?state=scheduled'],
+  ['listAlerts', 'GET', '/api/alerts'],
+  ['listAlerts', 'GET', '/api/alerts?userId=u-1'],
+  ['listAlerts', 'GET', '/api/alerts?ruleId=overdue-invoices&cycleKey=2026-10'],
+  ['listAlerts', 'GET', '/api/alerts?status=triggered'],
+];
+
+/** MCP operations dispatch to the REST operations above: they send no query of their own. */
+const MCP_OPERATIONS = new Set(['mcpPost', 'mcpStream', 'mcpDeleteSession', 'mcpLegacySse', 'mcpLegacyMessage']);
+
+t.test('every REST operation of the spec is exercised', async (t) => {
+  const specOps = Object.values(spec.paths as Record<string, Record<string, { operationId?: string }>>)
+    .flatMap((methods) => Object.values(methods).map((op) => op.operationId))
+    .filter((id): id is string => !!id && !MCP_OPERATIONS.has(id));
+  const exercised = new Set([...REQUESTS.map((r) => r[0]), 'cancelAlertJob']);
+  t.same(specOps.filter((id) => !exercised.has(id)), [], 'operations without a request here');
+});
+
+t.test('run the operations', async (t) => {
+  for (const [op, method, url, body] of REQUESTS) {
+    during = `${op} ${method} ${url}`;
+    const res = await app.inject({ method, url, headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+    t.ok(res.statusCode < 300, `${during} → ${res.statusCode}`, { body: res.body.slice(0, 300) });
+  }
+  const jobs = await app.inject({ method: 'GET', url: '/api/alerts/jobs', headers: { 'x-api-key': key } });
+  const jobId = (jobs.json() as { data: Array<{ id: string }> }).data[0]?.id;
+  t.ok(jobId, 'a scheduled job to cancel');
+  during = 'cancelAlertJob DELETE /api/alerts/jobs/:id';
+  const cancelled = await app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${jobId}`, headers: { 'x-api-key': key } });
+  t.ok(cancelled.statusCode < 300, `${during} → ${cancelled.statusCode}`);
+  for (const ruleId of ALERT_RULE_IDS) {
+    during = `alert worker: ${ruleId}`;
+    await evaluateAlertRule(db, { tenant: tenant!.rfc, ruleId, cycleKey: '2026-10', asOf: now }, 10_000);
+  }
+});
+
+t.test('every query is served by an index, tenant first', async (t) => {
+  t.ok(recorded.length > 50, `${recorded.length} commands recorded`);
+  const failures: Array<Verdict & { during: string }> = [];
+  const seen = new Set<string>();
+  for (const { name, command, during: when } of recorded) {
+    for (const shape of shapesOf(name, command)) {
+      const tenantField = TENANT_FIELD[shape.collection];
+      if (tenantField === undefined) {
+        failures.push({ ok: false, shape, problem: `collection ${shape.collection} is not in TENANT_FIELD (add it, and its indexes)`, during: when });
+        continue;
+      }
+      const unscoped = UNSCOPED.find((u) => u.collection === shape.collection && u.equality.join() === shape.equality.join());
+      const verdict = checkShape(shape, INDEXES[shape.collection] ?? [], unscoped ? null : tenantField);
+      const id = JSON.stringify(shape);
+      if (!verdict.ok && !seen.has(id)) failures.push({ ...verdict, during: when });
+      seen.add(id);
+    }
+  }
+  t.ok(seen.size > 20, `${seen.size} distinct query shapes checked`);
+  for (const f of failures) {
+    t.fail(`${f.shape.collection} ${f.shape.command} equality=[${f.shape.equality}] sort=${JSON.stringify(f.shape.sort)} range=[${f.shape.range}]: ${f.problem} (from ${f.during})`);
+  }
+});
