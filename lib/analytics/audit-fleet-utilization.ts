@@ -7,15 +7,13 @@
  * asOf) with no activity in the tenant's idleVehicleDays ending at asOf.
  */
 import type { ServiceContext } from '../context.ts';
-import { findUtilizationTrips, vehicleLastActivity } from '../db/fleet-repo.ts';
+import { findUtilizationTrips, vehicleLastActivity } from '../db/trip-audits-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
-import { fromCents, toCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';
-import { mxAddDays, mxDateString, mxYmdInt, ymdIntToMxDayStart } from '../time/mexico-city.ts';
+import { mxAddDays, mxDateString, mxYmdInt } from '../time/mexico-city.ts';
 import { asOfOut, periodOut, type AsOfOut, type PeriodOut } from './report.ts';
-import { ratio, roundTo, type Ratio } from './stats.ts';
 import type { LitresBasis } from './unit-economics.ts';
-import { fleetUtilization, idleVehicles, type UtilizationRow } from './utilization.ts';
+import { fleetUtilization, idleFleet, utilizationTotals, type IdleVehicleOut, type UtilizationRow, type UtilizationTotals } from './utilization.ts';
 
 /** Vehicles with a leg in this many days before asOf make up the fleet for the idle check. */
 export const FLEET_LOOKBACK_DAYS = 365;
@@ -50,24 +48,9 @@ export interface FleetUtilization {
     activeDay: string;
     revenue: string;
   };
-  totals: {
-    units: number;
-    trips: number;
-    legs: number;
-    activeUnitDays: number;
-    unitDaysInPeriod: number;
-    utilization: Ratio;
-    litres: number;
-    km: number;
-    revenue: number;
-    revenuePerKm: Ratio;
-  };
+  totals: UtilizationTotals;
   rows: UtilizationRow[];
-  idleVehicles: {
-    fleetSize: number;
-    idleCount: number;
-    data: { vehicle: string; plate: string; lastActivity: string | null; daysSinceLastActivity: number | null }[];
-  };
+  idleVehicles: { fleetSize: number; idleCount: number; data: IdleVehicleOut[] };
 }
 
 export async function auditFleetUtilization(ctx: ServiceContext, tenant: string, input: FleetUtilizationInput): Promise<FleetUtilization> {
@@ -83,43 +66,8 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
     vehicleLastActivity(ctx.db, tenant, { ...(input.vehicle ? { vehicle: input.vehicle } : {}), fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)), toYmd: mxYmdInt(asOf), windowEndsToday: asOfDay >= mxDateString(now.getTime()) }, timeout),
   ]);
 
-  // fleetUtilization reads leg dates, km, billedFreight and product litres: what the compact trips carry.
-  const rows = fleetUtilization(trips as unknown as Parameters<typeof fleetUtilization>[0], input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis);
-  let trips_ = 0;
-  let legs = 0;
-  let active = 0;
-  let litres = 0;
-  let km = 0;
-  let revenueC = 0;
-  for (const r of rows) {
-    trips_ += r.trips;
-    legs += r.legs;
-    active += r.activeDays;
-    litres += r.litres;
-    km += r.km;
-    revenueC += toCents(r.revenue);
-  }
-  const unitDays = rows.length * period.days;
-  const revenue = fromCents(revenueC);
-  const kmR = roundTo(km, 3);
-
-  const last = new Map<string, number>();
-  const plates = new Map<string, string>();
-  for (const a of activity) {
-    plates.set(a.vehicle, a.plate);
-    const t = a.lastInstant !== null ? Math.min(a.lastInstant, asOf) : a.lastDayWithoutInstant !== null ? ymdIntToMxDayStart(a.lastDayWithoutInstant) : null;
-    if (t !== null) last.set(a.vehicle, t);
-  }
-  const statuses = idleVehicles([...plates.keys()], last, asOf, settings.idleVehicleDays);
-  const idle = statuses
-    .filter((s) => s.idle)
-    .sort((a, b) => (b.daysSinceLastActivity ?? Infinity) - (a.daysSinceLastActivity ?? Infinity) || (a.vehicle < b.vehicle ? -1 : 1))
-    .map((s) => ({
-      vehicle: s.vehicle,
-      plate: plates.get(s.vehicle) ?? '',
-      lastActivity: s.lastActivity === null ? null : new Date(s.lastActivity).toISOString(),
-      daysSinceLastActivity: s.daysSinceLastActivity,
-    }));
+  const rows = fleetUtilization(trips, input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis);
+  const idle = idleFleet(activity, asOf, settings.idleVehicleDays);
 
   return {
     tenant,
@@ -136,19 +84,8 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
       activeDay: 'A Mexico City calendar day from a leg’s loading day to its offloading day (both included, at most 31 per leg), or the leg date when the instants are missing. A leg counts when one of its active days falls in the period.',
       revenue: 'Σ leg billedFreight (tolls, in totalFreight, excluded).',
     },
-    totals: {
-      units: rows.length,
-      trips: trips_,
-      legs,
-      activeUnitDays: active,
-      unitDaysInPeriod: unitDays,
-      utilization: ratio(active, unitDays, { denominatorLabel: 'active units in the period', decimals: 4 }),
-      litres: roundTo(litres, 3),
-      km: kmR,
-      revenue,
-      revenuePerKm: ratio(revenue, kmR, { denominatorLabel: 'km', decimals: 2 }),
-    },
+    totals: utilizationTotals(rows, period.days),
     rows,
-    idleVehicles: { fleetSize: statuses.length, idleCount: idle.length, data: idle },
+    idleVehicles: idle,
   };
 }

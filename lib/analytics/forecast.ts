@@ -4,7 +4,8 @@
  * historical median payment delay; amounts are bucketed by week or month.
  * Dates are Mexico City calendar days; delays are whole calendar days.
  */
-import { daysBetweenDates, isoWeekday, mxAddDays, mxDateString } from '../time/mexico-city.ts';
+import { documentBalance, type BalanceInput } from '../finance/balance.ts';
+import { daysBetweenDates, isoWeekday, mxAddDays, mxDateString, mxDayStart } from '../time/mexico-city.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { median, ratio, type Ratio } from './stats.ts';
 
@@ -172,4 +173,123 @@ export function dso(ar: number, creditSales: number, days: number): Ratio {
   const r = ratio(ar, creditSales, { denominatorLabel: 'credit sales in the period' });
   if (r.value === null) return r;
   return { value: Math.round(r.value * days * 100) / 100 + 0 };
+}
+
+/** Due instant: Mexico City invoice day + credit days (calendar days). */
+export const dueInstant = (invoiceMs: number, creditDays: number): number => mxDayStart(mxAddDays(mxDateString(invoiceMs), Math.round(creditDays)));
+
+/** An invoice with the instants of its valid payment complements (lib/db/receivables-repo.ts). */
+export interface PaidInvoice {
+  client: string;
+  /** Invoice instant, epoch ms. */
+  date: number;
+  paid: number[];
+}
+
+/** One past payment per valid complement, due on invoice day + the client's credit days. */
+export function pastPayments(history: readonly PaidInvoice[], creditDays: (client: string) => number): PastPayment[] {
+  const past: PastPayment[] = [];
+  for (const row of history) {
+    const due = dueInstant(row.date, creditDays(row.client));
+    for (const paidAt of row.paid) past.push({ client: row.client, dueDate: due, paidDate: paidAt });
+  }
+  return past;
+}
+
+/**
+ * The invoices still owed, with their outstanding balance recomputed exactly
+ * in cents by lib/finance (cancelled or settled ones dropped), keyed by id.
+ */
+export function openInvoicesOf<R extends BalanceInput & { id: string; client: string; date: number }>(rows: readonly R[]): { invoices: OpenInvoice[]; byId: Map<string, R> } {
+  const byId = new Map<string, R>();
+  const invoices: OpenInvoice[] = [];
+  for (const row of rows) {
+    const bal = documentBalance(row);
+    if (bal.isCancelled || toCents(bal.pending) <= 0) continue;
+    byId.set(row.id, row);
+    invoices.push({ id: row.id, client: row.client, invoiceDate: row.date, outstanding: bal.pending });
+  }
+  return { invoices, byId };
+}
+
+export interface ForecastClientRow {
+  client: string;
+  clientName: string;
+  openInvoices: number;
+  outstanding: number;
+  pastDue: number;
+  creditDays: number;
+  creditDaysSource: 'client' | 'default';
+  delayDays: number;
+  delayBasis: DelayBasis;
+  paymentsInHistory: number;
+  nextExpectedDate: string | null;
+}
+
+export interface ClientTerms {
+  creditDaysDefault: number;
+  creditDaysByClient: Readonly<Record<string, number>>;
+  /** Display name of a client, read from the invoice (by id) that comes first for it. */
+  clientName: (invoiceId: string) => string;
+}
+
+export interface ClientReceivables {
+  /** Largest outstanding first, then the client. */
+  clients: ForecastClientRow[];
+  pastDue: { invoices: number; amount: number };
+  notYetDue: { invoices: number; amount: number };
+  outstanding: number;
+}
+
+/**
+ * Receivables per client: open invoices, outstanding and past-due amounts
+ * (due date before asOf's day), the terms applied and the next expected
+ * collection among the invoices not yet due.
+ */
+export function clientReceivables(
+  items: readonly (Pick<ForecastItem, 'id' | 'client' | 'outstanding' | 'expectedDate'> & { pastDue: boolean })[],
+  terms: ClientTerms,
+  delays: PaymentDelays,
+): ClientReceivables {
+  const clients = new Map<string, { name: string; n: number; outC: number; pastDueC: number; next: string | null }>();
+  let totalC = 0;
+  let pastDueC = 0;
+  let pastDueN = 0;
+  for (const i of items) {
+    const c = clients.get(i.client) ?? { name: terms.clientName(i.id), n: 0, outC: 0, pastDueC: 0, next: null };
+    c.n += 1;
+    c.outC += toCents(i.outstanding);
+    totalC += toCents(i.outstanding);
+    if (i.pastDue) {
+      c.pastDueC += toCents(i.outstanding);
+      pastDueC += toCents(i.outstanding);
+      pastDueN += 1;
+    } else if (c.next === null || i.expectedDate < c.next) c.next = i.expectedDate;
+    clients.set(i.client, c);
+  }
+  const rows: ForecastClientRow[] = [...clients.entries()]
+    .map(([rfc, c]) => {
+      const d = delayFor(delays, rfc);
+      const own = terms.creditDaysByClient[rfc];
+      return {
+        client: rfc,
+        clientName: c.name,
+        openInvoices: c.n,
+        outstanding: fromCents(c.outC),
+        pastDue: fromCents(c.pastDueC),
+        creditDays: own ?? terms.creditDaysDefault,
+        creditDaysSource: rfc in terms.creditDaysByClient ? ('client' as const) : ('default' as const),
+        delayDays: d.delayDays,
+        delayBasis: d.basis,
+        paymentsInHistory: delays.paymentsByClient.get(rfc) ?? 0,
+        nextExpectedDate: c.next,
+      };
+    })
+    .sort((a, b) => toCents(b.outstanding) - toCents(a.outstanding) || (a.client < b.client ? -1 : 1));
+  return {
+    clients: rows,
+    pastDue: { invoices: pastDueN, amount: fromCents(pastDueC) },
+    notYetDue: { invoices: items.length - pastDueN, amount: fromCents(totalC - pastDueC) },
+    outstanding: fromCents(totalC),
+  };
 }

@@ -16,13 +16,11 @@
 import type { ServiceContext } from '../context.ts';
 import { findOpenInvoices, findPaymentHistory, revenueByClient } from '../db/receivables-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
-import { documentBalance } from '../finance/balance.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
-import { fromCents, toCents } from '../money/cents.ts';
+import { fromCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';
-import { mxAddDays, mxDateString, mxDayStart } from '../time/mexico-city.ts';
-import { clientPaymentDelays, delayFor, dso, forecastInflows, type DelayBasis, type OpenInvoice, type PastPayment } from './forecast.ts';
+import { mxDateString } from '../time/mexico-city.ts';
+import { clientPaymentDelays, clientReceivables, dso, forecastInflows, openInvoicesOf, pastPayments, type DelayBasis, type ForecastClientRow } from './forecast.ts';
 import { concentration, type ConcentrationBand } from './hhi.ts';
 import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 import type { Ratio } from './stats.ts';
@@ -35,20 +33,6 @@ export interface CashInflowInput {
   startDate?: string;
   endDate?: string;
   client?: string;
-}
-
-export interface ForecastClientRow {
-  client: string;
-  clientName: string;
-  openInvoices: number;
-  outstanding: number;
-  pastDue: number;
-  creditDays: number;
-  creditDaysSource: 'client' | 'default';
-  delayDays: number;
-  delayBasis: DelayBasis;
-  paymentsInHistory: number;
-  nextExpectedDate: string | null;
 }
 
 export interface ForecastItemOut {
@@ -112,9 +96,6 @@ export interface CashInflowForecast {
   };
 }
 
-/** Due instant: Mexico City invoice day + credit days (calendar days). */
-const dueInstant = (invoiceMs: number, creditDays: number): number => mxDayStart(mxAddDays(mxDateString(invoiceMs), Math.round(creditDays)));
-
 export async function getCashInflowForecast(ctx: ServiceContext, tenant: string, input: CashInflowInput): Promise<CashInflowForecast> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
@@ -130,23 +111,10 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
   const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
 
   // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
-  const past: PastPayment[] = [];
-  for (const row of history) {
-    const due = dueInstant(row.date, creditDays(row.client));
-    for (const paidAt of row.paid) past.push({ client: row.client, dueDate: due, paidDate: paidAt });
-  }
+  const past = pastPayments(history, creditDays);
   const delays = clientPaymentDelays(past, MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
-
-  // Open receivables, balances recomputed exactly in cents by lib/finance.
-  const byId = new Map<string, (typeof open)[number]>();
-  const openInvoices: OpenInvoice[] = [];
-  for (const row of open) {
-    const bal = documentBalance(row as unknown as FinancialDocument);
-    if (bal.isCancelled || toCents(bal.pending) <= 0) continue;
-    byId.set(row.id, row);
-    openInvoices.push({ id: row.id, client: row.client, invoiceDate: row.date, outstanding: bal.pending });
-  }
-  const f = forecastInflows(openInvoices, creditDays, delays, asOf, input.bucket);
+  const { invoices, byId } = openInvoicesOf(open);
+  const f = forecastInflows(invoices, creditDays, delays, asOf, input.bucket);
   const asOfDay = mxDateString(asOf);
 
   const items: ForecastItemOut[] = f.items.map((i) => {
@@ -165,42 +133,12 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
       overdue: i.overdue,
     };
   });
+  const receivables = clientReceivables(
+    items,
+    { creditDaysDefault: settings.defaultCreditDays, creditDaysByClient: settings.creditDaysByClient, clientName: (id) => byId.get(id)?.clientName ?? '' },
+    delays,
+  );
 
-  // Per client.
-  const clients = new Map<string, { name: string; n: number; outC: number; pastDueC: number; next: string | null }>();
-  let pastDueC = 0;
-  let pastDueN = 0;
-  for (const i of items) {
-    const c = clients.get(i.client) ?? { name: byId.get(i.id)?.clientName ?? '', n: 0, outC: 0, pastDueC: 0, next: null };
-    c.n += 1;
-    c.outC += toCents(i.outstanding);
-    if (i.pastDue) {
-      c.pastDueC += toCents(i.outstanding);
-      pastDueC += toCents(i.outstanding);
-      pastDueN += 1;
-    } else if (c.next === null || i.expectedDate < c.next) c.next = i.expectedDate;
-    clients.set(i.client, c);
-  }
-  const clientRows: ForecastClientRow[] = [...clients.entries()]
-    .map(([rfc, c]) => {
-      const d = delayFor(delays, rfc);
-      return {
-        client: rfc,
-        clientName: c.name,
-        openInvoices: c.n,
-        outstanding: fromCents(c.outC),
-        pastDue: fromCents(c.pastDueC),
-        creditDays: creditDays(rfc),
-        creditDaysSource: rfc in settings.creditDaysByClient ? ('client' as const) : ('default' as const),
-        delayDays: d.delayDays,
-        delayBasis: d.basis,
-        paymentsInHistory: delays.paymentsByClient.get(rfc) ?? 0,
-        nextExpectedDate: c.next,
-      };
-    })
-    .sort((a, b) => toCents(b.outstanding) - toCents(a.outstanding) || (a.client < b.client ? -1 : 1));
-
-  const totalC = toCents(f.totalExpected);
   const valid = revenue.filter((r) => !r.cancelled);
   const creditSales = fromCents(valid.reduce((s, r) => s + r.totalC, 0));
   const conc = concentration(valid.map((r) => ({ client: r.client, revenue: fromCents(r.revenueC) })), settings.hhiBands);
@@ -228,9 +166,9 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
     },
     receivables: {
       openInvoices: items.length,
-      outstanding: fromCents(totalC),
-      pastDue: { invoices: pastDueN, amount: fromCents(pastDueC) },
-      notYetDue: { invoices: items.length - pastDueN, amount: fromCents(totalC - pastDueC) },
+      outstanding: receivables.outstanding,
+      pastDue: receivables.pastDue,
+      notYetDue: receivables.notYetDue,
     },
     forecast: {
       bucket: f.bucket,
@@ -238,7 +176,7 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
       overdue: { expected: f.overdue.expected, invoices: f.overdue.invoices, oldestExpectedDate: f.overdue.oldestExpectedDate },
       buckets: f.buckets.map((b) => ({ key: b.key, start: b.start, end: b.end, expected: b.expected, invoices: b.invoices })),
     },
-    clients: clientRows,
+    clients: receivables.clients,
     items: capped(items, input.limit),
     dso: { ...dso(f.totalExpected, creditSales, period.days), accountsReceivable: f.totalExpected, creditSales, days: period.days },
     concentration: {

@@ -6,12 +6,10 @@
  * unitEconomics (null + reason when km or litres are 0, never NaN).
  */
 import type { ServiceContext } from '../context.ts';
-import { unitEconomicsGroups, type UnitGroupRow } from '../db/fleet-repo.ts';
-import { fromCents } from '../money/cents.ts';
+import { unitEconomicsGroups } from '../db/trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { capped, periodOut, type Capped, type PeriodOut } from './report.ts';
-import { roundTo, type Ratio } from './stats.ts';
-import { unitEconomics, type LitresBasis } from './unit-economics.ts';
+import { byRevenue, EMPTY_UNIT_GROUP, meanLegKm, unitRow, type LitresBasis, type UnitRow } from './unit-economics.ts';
 
 export interface UnitEconomicsInput {
   litresBasis: LitresBasis;
@@ -20,18 +18,6 @@ export interface UnitEconomicsInput {
   endDate?: string;
   client?: string;
   vehicle?: string;
-}
-
-export interface UnitRow {
-  trips: number;
-  legs: number;
-  revenue: number;
-  km: number;
-  litres: number;
-  loadedLitres: number;
-  offloadedLitres: number;
-  revenuePerKm: Ratio;
-  revenuePerLitre: Ratio;
 }
 
 export interface RouteCatalogDetails extends UnitRow {
@@ -54,29 +40,6 @@ export interface FreightUnitEconomics {
   routes: Capped<RouteCatalogDetails>;
 }
 
-function unitRow(g: UnitGroupRow, basis: LitresBasis): UnitRow {
-  const loaded = roundTo(g.loaded, 3);
-  const offloaded = roundTo(g.offloaded, 3);
-  const u = unitEconomics({ revenue: fromCents(g.revenueC), km: roundTo(g.km, 3), loadedLitres: loaded, offloadedLitres: offloaded }, basis);
-  return {
-    trips: g.trips,
-    legs: g.legs,
-    revenue: u.revenue,
-    km: u.km,
-    litres: u.litres,
-    loadedLitres: loaded,
-    offloadedLitres: offloaded,
-    revenuePerKm: u.revenuePerKm,
-    revenuePerLitre: u.revenuePerLitre,
-  };
-}
-
-/** Largest revenue first, then the key. */
-const byRevenue = <T extends { revenue: number }>(key: (x: T) => string) => (a: T, b: T): number =>
-  b.revenue - a.revenue || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
-
-const EMPTY: UnitGroupRow = { trips: 0, legs: 0, km: 0, revenueC: 0, loaded: 0, offloaded: 0 };
-
 export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: string, input: UnitEconomicsInput): Promise<FreightUnitEconomics> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
@@ -94,7 +57,7 @@ export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: strin
       routeKey: `${r.originId}→${r.destinationId}`,
       origin: { id: r.originId, name: r.originName, city: r.originCity, state: r.originState },
       destination: { id: r.destinationId, name: r.destinationName, city: r.destinationCity, state: r.destinationState },
-      distanceKm: r.legs === 0 ? 0 : roundTo(r.km / r.legs, 1),
+      distanceKm: meanLegKm(r),
       ...unitRow(r, basis),
     }))
     .sort(byRevenue((x) => x.routeKey));
@@ -111,7 +74,7 @@ export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: strin
       legSelection: 'Legs offloaded in the period (Mexico City days); litres = Σ product litres of the leg on the chosen basis.',
       ordering: 'Lists by revenue, largest first; `limit` caps each list (total gives the full count).',
     },
-    totals: unitRow(g.total ?? EMPTY, basis),
+    totals: unitRow(g.total ?? EMPTY_UNIT_GROUP, basis),
     byClient: capped(clients, input.limit),
     byVehicle: capped(vehicles, input.limit),
     routes: capped(routes, input.limit),

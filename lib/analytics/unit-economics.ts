@@ -86,3 +86,52 @@ export function unitEconomicsBy(
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, g]) => ({ key, rows: g.length, ...unitEconomics(sumUnitInputs(g), litresBasis) }));
 }
+
+/** Sums of a group of legs as grouped in the database (revenue in integer cents). */
+export interface UnitGroupRow {
+  trips: number;
+  legs: number;
+  km: number;
+  revenueC: number;
+  loaded: number;
+  offloaded: number;
+}
+
+export const EMPTY_UNIT_GROUP: Readonly<UnitGroupRow> = { trips: 0, legs: 0, km: 0, revenueC: 0, loaded: 0, offloaded: 0 };
+
+export interface UnitRow {
+  trips: number;
+  legs: number;
+  revenue: number;
+  km: number;
+  litres: number;
+  loadedLitres: number;
+  offloadedLitres: number;
+  revenuePerKm: Ratio;
+  revenuePerLitre: Ratio;
+}
+
+/** One report row from group sums: km and litres to 3 decimals, then the ratios. */
+export function unitRow(g: UnitGroupRow, basis: LitresBasis): UnitRow {
+  const loaded = roundTo(g.loaded, 3);
+  const offloaded = roundTo(g.offloaded, 3);
+  const u = unitEconomics({ revenue: fromCents(g.revenueC), km: roundTo(g.km, 3), loadedLitres: loaded, offloadedLitres: offloaded }, basis);
+  return {
+    trips: g.trips,
+    legs: g.legs,
+    revenue: u.revenue,
+    km: u.km,
+    litres: u.litres,
+    loadedLitres: loaded,
+    offloadedLitres: offloaded,
+    revenuePerKm: u.revenuePerKm,
+    revenuePerLitre: u.revenuePerLitre,
+  };
+}
+
+/** Largest revenue first, then the key. */
+export const byRevenue = <T extends { revenue: number }>(key: (x: T) => string) => (a: T, b: T): number =>
+  b.revenue - a.revenue || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+
+/** Mean distance of a leg on a route (km, 1 decimal); 0 without legs. */
+export const meanLegKm = (g: Pick<UnitGroupRow, 'km' | 'legs'>): number => (g.legs === 0 ? 0 : roundTo(g.km / g.legs, 1));

@@ -18,6 +18,42 @@ export interface Period {
   to: string;
 }
 
+/** A leg as utilization reads it: its days, km, billed freight and Σ product litres. */
+export interface UtilizationLeg extends Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate' | 'distanceKm'> {
+  billedFreight: number;
+  loaded: number;
+  offloaded: number;
+}
+
+/** A trip as utilization reads it (the compact row lib/db/trip-audits-repo.ts returns). */
+export interface UtilizationTrip {
+  driverId: string;
+  driverName: string;
+  vehicleId: string;
+  plate: string;
+  legs: UtilizationLeg[];
+}
+
+/** The compact form of a stored trip. */
+export function utilizationTrip(trip: Pick<TripDocument, 'driver' | 'vehicle' | 'shipments'>): UtilizationTrip {
+  const litres = (leg: TripLeg, which: 'loaded' | 'offloaded'): number => leg.products.reduce((s, p) => s + p[which], 0);
+  return {
+    driverId: trip.driver.id,
+    driverName: trip.driver.name,
+    vehicleId: trip.vehicle.id,
+    plate: trip.vehicle.plate,
+    legs: trip.shipments.map((l) => ({
+      date: l.date,
+      loadDate: l.loadDate,
+      unloadDate: l.unloadDate,
+      distanceKm: l.distanceKm,
+      billedFreight: l.pricing.billedFreight,
+      loaded: litres(l, 'loaded'),
+      offloaded: litres(l, 'offloaded'),
+    })),
+  };
+}
+
 /** Longest span credited to one leg: guards against a mistyped unloadDate turning one leg into a year of activity. */
 const MAX_LEG_SPAN_DAYS = 31;
 
@@ -77,7 +113,7 @@ export interface UtilizationRow extends UtilizationRatio {
  * legs does. Sorted by key.
  */
 export function fleetUtilization(
-  trips: readonly Pick<TripDocument, 'driver' | 'vehicle' | 'shipments'>[],
+  trips: readonly UtilizationTrip[],
   by: 'vehicle' | 'driver',
   period: Period,
   litresBasis: LitresBasis = 'loaded',
@@ -85,10 +121,10 @@ export function fleetUtilization(
   interface Acc { label: string; trips: number; legs: number; days: Set<string>; litres: number; km: number; revenueC: number }
   const groups = new Map<string, Acc>();
   for (const trip of trips) {
-    const key = by === 'vehicle' ? trip.vehicle.id : trip.driver.id;
-    const label = by === 'vehicle' ? trip.vehicle.plate : trip.driver.name;
+    const key = by === 'vehicle' ? trip.vehicleId : trip.driverId;
+    const label = by === 'vehicle' ? trip.plate : trip.driverName;
     let counted = false;
-    for (const leg of trip.shipments) {
+    for (const leg of trip.legs) {
       const days = legActiveDays(leg).filter((d) => d >= period.from && d <= period.to);
       if (days.length === 0) continue;
       let acc = groups.get(key);
@@ -99,9 +135,9 @@ export function fleetUtilization(
       if (!counted) { acc.trips += 1; counted = true; }
       acc.legs += 1;
       for (const d of days) acc.days.add(d);
-      for (const p of leg.products) acc.litres += litresBasis === 'loaded' ? p.loaded : p.offloaded;
+      acc.litres += litresBasis === 'loaded' ? leg.loaded : leg.offloaded;
       acc.km += leg.distanceKm;
-      acc.revenueC += toCents(leg.pricing.billedFreight);
+      acc.revenueC += toCents(leg.billedFreight);
     }
   }
   return [...groups.entries()]
@@ -125,17 +161,17 @@ export function fleetUtilization(
 }
 
 /** Latest activity instant per vehicle: max over legs of unloadDate, loadDate, or the leg's day start. */
-export function lastActivityByVehicle(trips: readonly Pick<TripDocument, 'vehicle' | 'shipments'>[]): Map<string, number> {
+export function lastActivityByVehicle(trips: readonly UtilizationTrip[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const trip of trips) {
-    for (const leg of trip.shipments) {
+    for (const leg of trip.legs) {
       let t = leg.unloadDate ?? leg.loadDate;
       if (t === null) {
         if (safeYmd(leg.date) === null) continue;
         t = ymdIntToMxDayStart(leg.date);
       }
-      const prev = out.get(trip.vehicle.id);
-      if (prev === undefined || t > prev) out.set(trip.vehicle.id, t);
+      const prev = out.get(trip.vehicleId);
+      if (prev === undefined || t > prev) out.set(trip.vehicleId, t);
     }
   }
   return out;
@@ -162,4 +198,100 @@ export function idleVehicles(vehicles: readonly string[], lastActivity: Readonly
     const since = mxCalendarDaysBetween(last, asOf);
     return { vehicle, lastActivity: last, daysSinceLastActivity: since, idle: since >= idleDays };
   });
+}
+
+/** Per vehicle, the latest unload instant, load instant and leg date (YYYYMMDD) over its legs, as grouped in the database. */
+export interface VehicleActivity {
+  vehicle: string;
+  plate: string;
+  lastUnload: number | null;
+  lastLoad: number | null;
+  lastLegDate: number | null;
+}
+
+/**
+ * Last activity of a vehicle as of asOf. Per leg unload ≥ load, so the later
+ * of the latest unload and the latest load is the latest instant of any leg;
+ * an instant after asOf (a scheduled leg) counts as asOf. With no instant at
+ * all, the start of the latest leg date; null with nothing.
+ */
+export function lastActivityOf(a: Pick<VehicleActivity, 'lastUnload' | 'lastLoad' | 'lastLegDate'>, asOf: number): number | null {
+  const instants = [a.lastUnload, a.lastLoad].filter((x): x is number => x !== null);
+  if (instants.length > 0) return Math.min(Math.max(...instants), asOf);
+  return a.lastLegDate === null ? null : ymdIntToMxDayStart(a.lastLegDate);
+}
+
+export interface IdleVehicleOut {
+  vehicle: string;
+  plate: string;
+  lastActivity: string | null;
+  daysSinceLastActivity: number | null;
+}
+
+/** The idle units of the fleet (every vehicle with activity rows), longest idle first. */
+export function idleFleet(activity: readonly VehicleActivity[], asOf: number, idleDays: number): { fleetSize: number; idleCount: number; data: IdleVehicleOut[] } {
+  const last = new Map<string, number>();
+  const plates = new Map<string, string>();
+  for (const a of activity) {
+    plates.set(a.vehicle, a.plate);
+    const t = lastActivityOf(a, asOf);
+    if (t !== null) last.set(a.vehicle, t);
+  }
+  const statuses = idleVehicles([...plates.keys()], last, asOf, idleDays);
+  const idle = statuses
+    .filter((s) => s.idle)
+    .sort((a, b) => (b.daysSinceLastActivity ?? Infinity) - (a.daysSinceLastActivity ?? Infinity) || (a.vehicle < b.vehicle ? -1 : 1))
+    .map((s) => ({
+      vehicle: s.vehicle,
+      plate: plates.get(s.vehicle) ?? '',
+      lastActivity: s.lastActivity === null ? null : new Date(s.lastActivity).toISOString(),
+      daysSinceLastActivity: s.daysSinceLastActivity,
+    }));
+  return { fleetSize: statuses.length, idleCount: idle.length, data: idle };
+}
+
+export interface UtilizationTotals {
+  units: number;
+  trips: number;
+  legs: number;
+  activeUnitDays: number;
+  unitDaysInPeriod: number;
+  utilization: Ratio;
+  litres: number;
+  km: number;
+  revenue: number;
+  revenuePerKm: Ratio;
+}
+
+/** Totals over the rows: active unit-days ÷ (units × days in the period); revenue summed in cents. */
+export function utilizationTotals(rows: readonly UtilizationRow[], daysInPeriod: number): UtilizationTotals {
+  let trips = 0;
+  let legs = 0;
+  let active = 0;
+  let litres = 0;
+  let km = 0;
+  let revenueC = 0;
+  for (const r of rows) {
+    trips += r.trips;
+    legs += r.legs;
+    active += r.activeDays;
+    litres += r.litres;
+    km += r.km;
+    revenueC += toCents(r.revenue);
+  }
+  const unitDays = rows.length * daysInPeriod;
+  const revenue = fromCents(revenueC);
+  const kmR = roundTo(km, 3);
+  return {
+    units: rows.length,
+    trips,
+    legs,
+    activeUnitDays: active,
+    unitDaysInPeriod: unitDays,
+    utilization: ratio(active, unitDays, { denominatorLabel: 'active units in the period', decimals: 4 }),
+    litres: roundTo(litres, 3),
+    km: kmR,
+    revenue,
+    revenuePerKm: ratio(revenue, kmR, { denominatorLabel: 'km', decimals: 2 }),
+  };
 }

@@ -5,7 +5,7 @@
  */
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
-import { isInvoiceCancelled, validPaymentRecords } from './cancellation.ts';
+import { isInvoiceCancelled, validPaymentRecords, type InvoiceCancellationInput } from './cancellation.ts';
 
 export interface DocumentBalance {
   /** Invoice Total (top-level `iTot`). */
@@ -26,7 +26,10 @@ export interface DocumentBalance {
   isCancelled: boolean;
 }
 
-export function documentBalance(doc: FinancialDocument): DocumentBalance {
+/** What a balance reads: the Total, the payment records and the cancellation records. */
+export type BalanceInput = InvoiceCancellationInput & Pick<FinancialDocument, 'iTot' | 'payments'>;
+
+export function documentBalance(doc: BalanceInput): DocumentBalance {
   const isCancelled = isInvoiceCancelled(doc);
   const payments = validPaymentRecords(doc, 'payment');
   const credits = validPaymentRecords(doc, 'creditNote');

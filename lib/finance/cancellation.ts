@@ -4,6 +4,12 @@
  */
 import type { CanceledRecord, FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
 
+/** What the invoice-level rule reads: the document's current UUID and its cancellation records. */
+export interface InvoiceCancellationInput {
+  invoice: Pick<FinancialDocument['invoice'], 'uuid'>;
+  canceled: readonly CanceledRecord[];
+}
+
 const sameUuid = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
 
 /**
@@ -12,23 +18,23 @@ const sameUuid = (a: string, b: string): boolean => a.trim().toLowerCase() === b
  * and still carry the record of its replaced predecessor (whose
  * `replacementUuid` is the current UUID), and that does not cancel it.
  */
-export function invoiceCancellation(doc: Pick<FinancialDocument, 'invoice' | 'canceled'>): CanceledRecord | null {
+export function invoiceCancellation(doc: InvoiceCancellationInput): CanceledRecord | null {
   return doc.canceled.find((c) => c.target === 'invoice' && sameUuid(c.uuid, doc.invoice.uuid)) ?? null;
 }
 
-export function isInvoiceCancelled(doc: Pick<FinancialDocument, 'invoice' | 'canceled'>): boolean {
+export function isInvoiceCancelled(doc: InvoiceCancellationInput): boolean {
   return invoiceCancellation(doc) !== null;
 }
 
 /** A payment record counts unless flagged `canceled` or named by a 'payment' cancellation record. */
-export function isPaymentCancelled(doc: Pick<FinancialDocument, 'canceled'>, payment: PaymentRecord): boolean {
+export function isPaymentCancelled(doc: { canceled: readonly CanceledRecord[] }, payment: PaymentRecord): boolean {
   if (payment.canceled) return true;
   return doc.canceled.some((c) => c.target === 'payment' && sameUuid(c.uuid, payment.uuid));
 }
 
 /** Valid (not cancelled) records, optionally of one kind. */
 export function validPaymentRecords(
-  doc: Pick<FinancialDocument, 'canceled' | 'payments'>,
+  doc: { canceled: readonly CanceledRecord[]; payments: readonly PaymentRecord[] },
   kind?: PaymentRecord['kind'],
 ): PaymentRecord[] {
   return doc.payments.filter((p) => (kind === undefined || p.kind === kind) && !isPaymentCancelled(doc, p));

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { clientPaymentDelays, delayFor, dso, forecastInflows, type PastPayment } from '../../lib/analytics/forecast.ts';
+import { clientPaymentDelays, clientReceivables, delayFor, dso, dueInstant, forecastInflows, openInvoicesOf, pastPayments, type PastPayment } from '../../lib/analytics/forecast.ts';
 import { parseMxDateTime as at } from '../../lib/time/mexico-city.ts';
 
 // A: delays 2, 5, 10 days (own median 5). B: one payment 20 days late.
@@ -73,4 +73,54 @@ t.test('DSO', async (t) => {
   t.same(dso(50_000, 150_000, 90), { value: 30 });
   t.same(dso(10_000, 30_000, 31), { value: 10.33 });
   t.same(dso(50_000, 0, 90), { value: null, reason: 'no credit sales in the period (division by zero)' });
+});
+
+t.test('past payments: due on invoice day + credit days (Mexico City)', async (t) => {
+  const credit = (c: string) => (c === 'A' ? 15 : 30);
+  t.equal(dueInstant(at('2026-01-10T23:30'), 15), at('2026-01-25T00:00'), 'invoice day 10th + 15 days, at the day start');
+  t.same(pastPayments([
+    { client: 'A', date: at('2026-01-10T23:30'), paid: [at('2026-01-27T10:00'), at('2026-01-30T10:00')] },
+    { client: 'B', date: at('2026-02-01T08:00'), paid: [] },
+    { client: 'C', date: at('2026-02-01T08:00'), paid: [at('2026-03-01T08:00')] },
+  ], credit), [
+    { client: 'A', dueDate: at('2026-01-25T00:00'), paidDate: at('2026-01-27T10:00') },
+    { client: 'A', dueDate: at('2026-01-25T00:00'), paidDate: at('2026-01-30T10:00') },
+    { client: 'C', dueDate: at('2026-03-03T00:00'), paidDate: at('2026-03-01T08:00') }, // Feb 1 + 30 days, paid 2 days early
+  ]);
+});
+
+t.test('open invoices: exact balances, cancelled and settled ones dropped', async (t) => {
+  const pay = (uuid: string, amount: number, kind: 'payment' | 'creditNote' = 'payment', canceled = false) =>
+    ({ id: uuid, kind, uuid, date: at('2026-02-01T10:00'), amount, balanceBefore: 0, balanceAfter: 0, canceled });
+  const cx = (target: 'invoice' | 'payment', uuid: string) => ({ id: `cx-${uuid}`, target, uuid, date: at('2026-02-02T10:00'), motive: '02' as const, replacementUuid: null });
+  const inv = (id: string, iTot: number, payments: ReturnType<typeof pay>[], canceled: ReturnType<typeof cx>[] = []) =>
+    ({ id, client: 'A', clientName: 'Alfa', date: at('2026-01-15T10:00'), iTot, invoice: { uuid: `U-${id}` }, payments, canceled });
+  const { invoices, byId } = openInvoicesOf([
+    inv('1', 1000.1, [pay('p1', 300.05), pay('p2', 100, 'creditNote')]), // 600.05 owed
+    inv('2', 500, [pay('p3', 500)]), // settled
+    inv('3', 500, [], [cx('invoice', 'u-3')]), // cancelled (UUID case ignored)
+    inv('4', 500, [pay('p4', 500, 'payment', true)]), // the only payment is cancelled: all owed
+    inv('5', 500, [pay('p5', 200)], [cx('payment', 'P5')]), // payment named by a cancellation record
+  ]);
+  t.same(invoices.map((i) => [i.id, i.outstanding]), [['1', 600.05], ['4', 500], ['5', 500]]);
+  t.same([...byId.keys()], ['1', '4', '5']);
+});
+
+t.test('receivables per client: past due, next expected, terms applied', async (t) => {
+  const delays = clientPaymentDelays(past); // A: own median 5; B: portfolio 7.5
+  const items = [
+    { id: 'i1', client: 'A', outstanding: 100.1, expectedDate: '2026-03-01', pastDue: true },
+    { id: 'i2', client: 'B', outstanding: 500, expectedDate: '2026-03-20', pastDue: false },
+    { id: 'i3', client: 'A', outstanding: 200.2, expectedDate: '2026-03-15', pastDue: false },
+    { id: 'i4', client: 'A', outstanding: 50, expectedDate: '2026-03-10', pastDue: false },
+  ];
+  const names: Record<string, string> = { i1: 'Alfa', i2: 'Beta', i3: 'Alfa SA' };
+  const r = clientReceivables(items, { creditDaysDefault: 30, creditDaysByClient: { B: 45 }, clientName: (id) => names[id] ?? '' }, delays);
+  t.same(r.clients, [
+    { client: 'B', clientName: 'Beta', openInvoices: 1, outstanding: 500, pastDue: 0, creditDays: 45, creditDaysSource: 'client', delayDays: 7.5, delayBasis: 'portfolio', paymentsInHistory: 1, nextExpectedDate: '2026-03-20' },
+    { client: 'A', clientName: 'Alfa', openInvoices: 3, outstanding: 350.3, pastDue: 100.1, creditDays: 30, creditDaysSource: 'default', delayDays: 5, delayBasis: 'client', paymentsInHistory: 3, nextExpectedDate: '2026-03-10' },
+  ]);
+  t.same(r.pastDue, { invoices: 1, amount: 100.1 });
+  t.same(r.notYetDue, { invoices: 3, amount: 750.2 });
+  t.equal(r.outstanding, 850.3);
 });

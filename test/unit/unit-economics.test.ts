@@ -1,5 +1,5 @@
 import t from 'tap';
-import { legUnitInputs, sumUnitInputs, unitEconomics, unitEconomicsBy } from '../../lib/analytics/unit-economics.ts';
+import { byRevenue, EMPTY_UNIT_GROUP, legUnitInputs, meanLegKm, sumUnitInputs, unitEconomics, unitEconomicsBy, unitRow } from '../../lib/analytics/unit-economics.ts';
 import { diesel, leg, makeTrip } from '../fixtures/documents.ts';
 
 const inputs = { revenue: 10_000, km: 400, loadedLitres: 20_000, offloadedLitres: 19_960 };
@@ -41,4 +41,20 @@ t.test('grouping sums in cents', async (t) => {
     ['TAB→VER', 1, 3000, null, null],
     ['VER→PUE', 2, 15_000, 30, 0.5], // 15,000 / 500 km; 15,000 / 30,000 L
   ]);
+});
+
+t.test('report rows from group sums', async (t) => {
+  // 2 trips, 3 legs: 12,345.67 MXN over 617.2834 km and 20,000.0004 / 19,950 litres.
+  const g = { trips: 2, legs: 3, km: 617.2834, revenueC: 1_234_567, loaded: 20_000.0004, offloaded: 19_950 };
+  t.same(unitRow(g, 'loaded'), {
+    trips: 2, legs: 3, revenue: 12_345.67, km: 617.283, litres: 20_000, loadedLitres: 20_000, offloadedLitres: 19_950,
+    revenuePerKm: { value: 20 }, // 12,345.67 / 617.283 = 20.00003
+    revenuePerLitre: { value: 0.6173 },
+  });
+  t.equal(unitRow(g, 'offloaded').revenuePerLitre.value, 0.6188, '12,345.67 / 19,950');
+  t.same(unitRow(EMPTY_UNIT_GROUP, 'loaded').revenuePerKm, { value: null, reason: 'no km (division by zero)' });
+  t.equal(meanLegKm({ km: 617.2834, legs: 3 }), 205.8);
+  t.equal(meanLegKm({ km: 0, legs: 0 }), 0);
+  const rows = [{ k: 'b', revenue: 5 }, { k: 'a', revenue: 5 }, { k: 'c', revenue: 9 }];
+  t.same(rows.sort(byRevenue((x) => x.k)).map((x) => x.k), ['c', 'a', 'b']);
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { fleetUtilization, idleVehicles, lastActivityByVehicle, legActiveDays, utilization } from '../../lib/analytics/utilization.ts';
+import { fleetUtilization, idleFleet, idleVehicles, lastActivityByVehicle, lastActivityOf, legActiveDays, utilization, utilizationTotals, utilizationTrip } from '../../lib/analytics/utilization.ts';
 import { parseMxDateTime as at } from '../../lib/time/mexico-city.ts';
 import { diesel, leg, makeTrip } from '../fixtures/documents.ts';
 
@@ -34,7 +34,7 @@ const trips = [
   makeTrip({ vehicle: { id: 'V3', plate: 'CCC-3' }, legs: [leg({ date: 20260317, loadDate: null, unloadDate: null })] }),
   makeTrip({ vehicle: { id: 'V4', plate: 'DDD-4' }, legs: [leg({ loadDate: '2026-03-18T06:00', unloadDate: '2026-03-18T20:00' })] }),
   makeTrip({ vehicle: { id: 'V5', plate: 'EEE-5' }, legs: [leg({ loadDate: '2026-04-02T06:00' })] }), // outside March
-];
+].map(utilizationTrip);
 
 t.test('fleet utilization per vehicle', async (t) => {
   const rows = fleetUtilization(trips, 'vehicle', march);
@@ -69,4 +69,44 @@ t.test('idle vehicles: no activity in the N days ending on asOf', async (t) => {
     ['V5', -2, false], // scheduled after asOf
     ['V6', null, true], // never seen
   ]);
+});
+
+t.test('last activity from the per-vehicle maxima', async (t) => {
+  const asOf = at('2026-03-31T12:00');
+  t.equal(lastActivityOf({ lastUnload: at('2026-03-10T23:00'), lastLoad: at('2026-03-10T19:00'), lastLegDate: 20260310 }, asOf), at('2026-03-10T23:00'), 'the later instant');
+  t.equal(lastActivityOf({ lastUnload: at('2026-03-08T10:00'), lastLoad: at('2026-03-12T06:00'), lastLegDate: 20260312 }, asOf), at('2026-03-12T06:00'), 'a leg loaded, not yet offloaded');
+  t.equal(lastActivityOf({ lastUnload: null, lastLoad: at('2026-04-02T06:00'), lastLegDate: 20260402 }, asOf), asOf, 'a scheduled leg counts as asOf');
+  t.equal(lastActivityOf({ lastUnload: null, lastLoad: null, lastLegDate: 20260317 }, asOf), at('2026-03-17T00:00'), 'the leg date without instants');
+  t.equal(lastActivityOf({ lastUnload: null, lastLoad: null, lastLegDate: null }, asOf), null);
+});
+
+t.test('idle fleet: longest idle first, never-seen first of all', async (t) => {
+  const asOf = at('2026-03-31T12:00');
+  const fleet = idleFleet([
+    { vehicle: 'V1', plate: 'AAA-1', lastUnload: at('2026-03-10T23:00'), lastLoad: null, lastLegDate: 20260310 },
+    { vehicle: 'V4', plate: 'DDD-4', lastUnload: at('2026-03-18T20:00'), lastLoad: null, lastLegDate: 20260318 },
+    { vehicle: 'V7', plate: 'GGG-7', lastUnload: null, lastLoad: null, lastLegDate: null },
+    { vehicle: 'V3', plate: 'CCC-3', lastUnload: null, lastLoad: null, lastLegDate: 20260317 },
+  ], asOf, 14);
+  t.same(fleet, {
+    fleetSize: 4,
+    idleCount: 3,
+    data: [
+      { vehicle: 'V7', plate: 'GGG-7', lastActivity: null, daysSinceLastActivity: null },
+      { vehicle: 'V1', plate: 'AAA-1', lastActivity: new Date(at('2026-03-10T23:00')).toISOString(), daysSinceLastActivity: 21 },
+      { vehicle: 'V3', plate: 'CCC-3', lastActivity: new Date(at('2026-03-17T00:00')).toISOString(), daysSinceLastActivity: 14 },
+    ],
+  });
+});
+
+t.test('utilization totals over the rows', async (t) => {
+  const rows = fleetUtilization(trips, 'vehicle', march);
+  // V1 3 days, V2 1, V3 1, V4 1 → 6 of 4 × 31 = 124 unit-days = 0.0484.
+  // V3 and V4 carry the fixture's default leg (300 km, 10,000 MXN): 16,000 + 8,000 + 10,000 + 10,000 = 44,000 MXN
+  // over 500 + 0 + 300 + 300 = 1,100 km = 40 MXN/km.
+  t.match(utilizationTotals(rows, 31), {
+    units: 4, trips: 5, legs: 6, activeUnitDays: 6, unitDaysInPeriod: 124, utilization: { value: 0.0484 },
+    km: 1100, revenue: 44_000, revenuePerKm: { value: 40 },
+  });
+  t.same(utilizationTotals([], 31).utilization, { value: null, reason: 'no active units in the period (division by zero)' });
 });

@@ -1,5 +1,6 @@
 /**
- * Trip queries of the analytic audits. Every pipeline starts with the tenant
+ * Trip queries of the analytic audits (dispatch-to-bill, shrinkage recovery,
+ * fleet utilization, unit economics); trips-repo.ts serves the trip list. Every pipeline starts with the tenant
  * and a leg-date `$elemMatch` (indexes tenant_leg_date / tenant_leg_unload)
  * and reshapes legs at once with `$map` into the few fields the audit reads
  * (portable: the embedded engine mishandles dotted inclusion projections
@@ -7,7 +8,11 @@
  */
 import type { Db, Document, Filter } from 'mongodb';
 import { COLLECTIONS, trips } from './collections.ts';
-import type { LegProduct, TripDocument, TripLeg } from '../model/trip-document.ts';
+import type { TripDocument } from '../model/trip-document.ts';
+import type { ShrinkageTrip } from '../analytics/shrinkage-recovery.ts';
+import type { DeliveryRow } from '../analytics/dispatch-to-bill.ts';
+import type { UnitGroupRow } from '../analytics/unit-economics.ts';
+import type { UtilizationTrip, VehicleActivity } from '../analytics/utilization.ts';
 import { between, centsExpr, elementInRange, invoiceCancelledExpr, legLitres, sumOver } from './pipeline.ts';
 
 export interface TripScope {
@@ -22,25 +27,6 @@ function scopeFilter(tenant: string, s: TripScope): Filter<TripDocument> {
   if (s.vehicle !== undefined) q['vehicle.id'] = s.vehicle;
   if (s.driver !== undefined) q['driver.id'] = s.driver;
   return q;
-}
-
-/** A delivered-trip row: compact legs and the linked invoice of this tenant (0 or 1 element). */
-export interface DeliveryRow {
-  _id: string;
-  client: string;
-  idFinan: string | null;
-  legs: { unloadDate: number | null; totalFreightC: number }[];
-  /** The document idFinan names, only when it belongs to the tenant. */
-  inv: { date: number; cancelled: boolean }[];
-}
-
-export interface ShrinkageRow {
-  _id: string;
-  client: string;
-  idFinan: string | null;
-  legs: { id: string; shipment: string; unloadDate: number | null; products: LegProduct[] }[];
-  /** Linked invoice: cancellation and its shortage (faltante) concepts, the recovered shrinkage. */
-  inv: { _id: string; cancelled: boolean; shortageC: number; shortageLines: number; shortageLitres: number }[];
 }
 
 const offloadedIn = (tenant: string, q: TripScope & { start: number; end: number }): Document => ({
@@ -81,7 +67,7 @@ export async function findDeliveryRows(db: Db, tenant: string, q: TripScope & { 
  * Same trips with each leg's products and the linked invoice's cancellation
  * and shortage concepts (what was recovered): the shrinkage recovery audit.
  */
-export async function findShrinkageRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<ShrinkageRow[]> {
+export async function findShrinkageRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<ShrinkageTrip[]> {
   const pipeline: Document[] = [
     offloadedIn(tenant, q),
     {
@@ -121,24 +107,20 @@ export async function findShrinkageRows(db: Db, tenant: string, q: TripScope & {
       },
     },
   ];
-  return trips(db).aggregate<ShrinkageRow>(pipeline, { maxTimeMS }).toArray();
+  return trips(db).aggregate<ShrinkageTrip>(pipeline, { maxTimeMS }).toArray();
 }
 
-/** A trip reduced to what fleet utilization reads (one synthetic product per leg carrying the leg's litres). */
-export type UtilizationTrip = Pick<TripDocument, 'driver' | 'vehicle'> & {
-  shipments: (Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate' | 'distanceKm'> & { pricing: { billedFreight: number }; products: { loaded: number; offloaded: number }[] })[];
-};
-
-/** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], compact: for fleet utilization. */
+/** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], as the compact rows fleet utilization reads. */
 export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope & { fromYmd: number; toYmd: number }, maxTimeMS: number): Promise<UtilizationTrip[]> {
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
     {
       $project: {
-        driverId: '$driver.id',
-        driverName: '$driver.name',
-        vehicleId: '$vehicle.id',
-        plate: '$vehicle.plate',
+        _id: 0,
+        driverId: { $ifNull: ['$driver.id', ''] },
+        driverName: { $ifNull: ['$driver.name', ''] },
+        vehicleId: { $ifNull: ['$vehicle.id', ''] },
+        plate: { $ifNull: ['$vehicle.plate', ''] },
         legs: {
           $map: {
             input: { $ifNull: ['$shipments', []] },
@@ -157,39 +139,18 @@ export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope 
       },
     },
   ];
-  type Row = { driverId: string; driverName: string; vehicleId: string; plate: string; legs: { date: number; loadDate: number | null; unloadDate: number | null; distanceKm: number; billedFreight: number; loaded: number; offloaded: number }[] };
-  const rows = await trips(db).aggregate<Row>(pipeline, { maxTimeMS }).toArray();
-  return rows.map((r) => ({
-    driver: { id: r.driverId ?? '', name: r.driverName ?? '', license: '' },
-    vehicle: { id: r.vehicleId ?? '', plate: r.plate ?? '', config: '', trailers: [] },
-    shipments: r.legs.map((l) => ({
-      date: l.date,
-      loadDate: l.loadDate,
-      unloadDate: l.unloadDate,
-      distanceKm: l.distanceKm,
-      pricing: { billedFreight: l.billedFreight },
-      products: [{ loaded: l.loaded, offloaded: l.offloaded }],
-    })),
-  }));
-}
-
-export interface VehicleActivityRow {
-  vehicle: string;
-  plate: string;
-  /** Latest unload or load instant of its legs; null when no leg has one. */
-  lastInstant: number | null;
-  /** Latest leg date (YYYYMMDD), when no leg has an instant. */
-  lastDayWithoutInstant: number | null;
+  return trips(db).aggregate<UtilizationTrip>(pipeline, { maxTimeMS }).toArray();
 }
 
 /**
- * Per vehicle with a leg dated in [fromYmd, toYmd]: its latest activity,
- * grouped in the database (one row per vehicle travels). When `toYmd` is
- * today no leg can lie after it (instants are set when things happen), so a
- * trip's latest activity is simply the maximum over its legs (cheap array-path
- * `$max`); for a past window the legs after it are filtered out first.
+ * Per vehicle with a leg dated in [fromYmd, toYmd]: the latest unload, load
+ * and leg date over its legs, grouped in the database (one row per vehicle
+ * travels); lib/analytics/utilization.ts turns them into a last activity. When
+ * `toYmd` is today no leg can lie after it (instants are set when things
+ * happen), so the cheap array-path `$max` serves; for a past window the legs
+ * after it are filtered out first.
  */
-export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean }, maxTimeMS: number): Promise<VehicleActivityRow[]> {
+export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean }, maxTimeMS: number): Promise<VehicleActivity[]> {
   const legs = q.windowEndsToday ? '$shipments' : { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
@@ -207,21 +168,8 @@ export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?:
     { $group: { _id: '$vehicle', plate: { $max: '$plate' }, u: { $max: '$u' }, l: { $max: '$l' }, d: { $max: '$d' } } },
   ];
   const rows = await trips(db).aggregate<{ _id: string; plate: string | null; u: number | null; l: number | null; d: number | null }>(pipeline, { maxTimeMS }).toArray();
-  return rows.map((r) => {
-    // Per leg unload ≥ load, so max(max unload, max load) is the latest instant of any leg.
-    const instants = [r.u, r.l].filter((x): x is number => typeof x === 'number');
-    const lastInstant = instants.length ? Math.max(...instants) : null;
-    return { vehicle: r._id, plate: r.plate ?? '', lastInstant, lastDayWithoutInstant: lastInstant === null ? (r.d ?? null) : null };
-  });
-}
-
-export interface UnitGroupRow {
-  trips: number;
-  legs: number;
-  km: number;
-  revenueC: number;
-  loaded: number;
-  offloaded: number;
+  const num = (x: unknown): number | null => (typeof x === 'number' ? x : null);
+  return rows.map((r) => ({ vehicle: r._id, plate: r.plate ?? '', lastUnload: num(r.u), lastLoad: num(r.l), lastLegDate: num(r.d) }));
 }
 
 export interface UnitEconomicsGroups {

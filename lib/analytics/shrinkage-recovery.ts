@@ -1,0 +1,168 @@
+/**
+ * Shrinkage recovery (domain.md "Discounts, demurrage and shrinkage
+ * recovery"): the legs of the trips delivered in the period, each through
+ * legShrinkage with the tenant's tolerance rules, prices and recovery mode —
+ * out-of-tolerance legs, litres and the recoverable value — against what was
+ * recovered: the shortage concepts on the (non-cancelled) invoice linked to
+ * each trip, counted once per invoice.
+ */
+import type { LegProduct } from '../model/trip-document.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { legShrinkage } from '../trips/shrinkage.ts';
+import { tripOffloadDate } from './dispatch-to-bill.ts';
+import { ratio, roundTo, type Ratio } from './stats.ts';
+
+/** A trip with a leg offloaded in the period, as lib/db/trip-audits-repo.ts returns it. */
+export interface ShrinkageTrip {
+  _id: string;
+  client: string;
+  idFinan: string | null;
+  legs: { id: string; shipment: string; unloadDate: number | null; products: LegProduct[] }[];
+  /** Linked invoice (0 or 1): cancellation and its shortage (faltante) concepts, the recovered shrinkage. */
+  inv: { _id: string; cancelled: boolean; shortageC: number; shortageLines: number; shortageLitres: number }[];
+}
+
+export type ShrinkageSettings = Parameters<typeof legShrinkage>[1];
+
+export interface ShrinkageRow {
+  trips: number;
+  legs: number;
+  loadedLitres: number;
+  offloadedLitres: number;
+  /** Σ (loaded − offloaded); gains (negative shrinkage) included. */
+  shrinkageLitres: number;
+  legsOutOfTolerance: number;
+  legsWithGain: number;
+  /** Σ litres beyond each leg's tolerance. */
+  excessLitres: number;
+  recoverableLitres: number;
+  recoverableValue: number;
+  recovered: { invoices: number; lines: number; litres: number; value: number };
+  /** recovered value ÷ recoverable value × 100 (2 decimals). */
+  recoveryRatePct: Ratio;
+  unpricedProductCodes: string[];
+}
+
+export interface WorstLeg {
+  tripId: string;
+  legId: string;
+  shipmentId: string;
+  client: string;
+  offloadDate: string | null;
+  loaded: number;
+  offloaded: number;
+  shrinkageVolume: number;
+  shrinkagePercent: number;
+  tolerancePct: number;
+  recoverableLitres: number;
+  recoverableValue: number;
+  invoiceId: string | null;
+}
+
+class ShrinkAcc {
+  trips = 0;
+  legs = 0;
+  loaded = 0;
+  offloaded = 0;
+  shrinkage = 0;
+  out = 0;
+  gain = 0;
+  excess = 0;
+  recoverableLitres = 0;
+  recoverableC = 0;
+  recInvoices = 0;
+  recLines = 0;
+  recLitres = 0;
+  recC = 0;
+  unpriced = new Set<string>();
+
+  row(): ShrinkageRow {
+    return {
+      trips: this.trips,
+      legs: this.legs,
+      loadedLitres: roundTo(this.loaded, 3),
+      offloadedLitres: roundTo(this.offloaded, 3),
+      shrinkageLitres: roundTo(this.shrinkage, 3),
+      legsOutOfTolerance: this.out,
+      legsWithGain: this.gain,
+      excessLitres: roundTo(this.excess, 3),
+      recoverableLitres: roundTo(this.recoverableLitres, 3),
+      recoverableValue: fromCents(this.recoverableC),
+      recovered: { invoices: this.recInvoices, lines: this.recLines, litres: roundTo(this.recLitres, 3), value: fromCents(this.recC) },
+      recoveryRatePct: ratio(this.recC * 100, this.recoverableC, { denominatorLabel: 'recoverable shrinkage value', decimals: 2 }),
+      unpricedProductCodes: [...this.unpriced].sort(),
+    };
+  }
+}
+
+export interface ShrinkageRecovery {
+  totals: ShrinkageRow;
+  byClient: (ShrinkageRow & { client: string })[];
+  /** Out-of-tolerance legs, largest recoverable value first (then shrinkage %, leg id). */
+  worstLegs: WorstLeg[];
+}
+
+/** Over the trips delivered in [start, end] (last leg offloaded in it); every leg of such a trip counts. */
+export function shrinkageRecovery(trips: readonly ShrinkageTrip[], settings: ShrinkageSettings, period: { start: number; end: number }): ShrinkageRecovery {
+  const all = new ShrinkAcc();
+  const byClient = new Map<string, ShrinkAcc>();
+  const worst: WorstLeg[] = [];
+  const seenInvoices = new Set<string>();
+  for (const trip of trips) {
+    const off = tripOffloadDate({ shipments: trip.legs });
+    if (off === null || off < period.start || off > period.end) continue;
+    const own = byClient.get(trip.client) ?? new ShrinkAcc();
+    byClient.set(trip.client, own);
+    const accs = [all, own];
+    const link = trip.inv[0];
+    const invoiceId = link && !link.cancelled ? String(link._id) : null;
+    for (const a of accs) a.trips += 1;
+    for (const leg of trip.legs) {
+      const s = legShrinkage(leg, settings, trip.client);
+      for (const a of accs) {
+        a.legs += 1;
+        a.loaded += s.loaded;
+        a.offloaded += s.offloaded;
+        a.shrinkage += s.shrinkageVolume;
+        if (s.exceedsTolerance) a.out += 1;
+        if (s.shrinkageVolume < 0) a.gain += 1;
+        a.excess += s.excessLitres;
+        a.recoverableLitres += s.recoverableLitres;
+        a.recoverableC += toCents(s.value);
+        for (const code of s.unpricedCodes) a.unpriced.add(code);
+      }
+      if (s.exceedsTolerance) {
+        worst.push({
+          tripId: String(trip._id),
+          legId: leg.id,
+          shipmentId: leg.shipment,
+          client: trip.client,
+          offloadDate: leg.unloadDate === null ? null : new Date(leg.unloadDate).toISOString(),
+          loaded: s.loaded,
+          offloaded: s.offloaded,
+          shrinkageVolume: s.shrinkageVolume,
+          shrinkagePercent: s.shrinkagePercent,
+          tolerancePct: s.tolerancePct,
+          recoverableLitres: s.recoverableLitres,
+          recoverableValue: s.value,
+          invoiceId,
+        });
+      }
+    }
+    if (link && !link.cancelled && !seenInvoices.has(String(link._id))) {
+      seenInvoices.add(String(link._id));
+      for (const a of accs) {
+        if (link.shortageLines > 0) a.recInvoices += 1;
+        a.recLines += link.shortageLines;
+        a.recLitres += link.shortageLitres;
+        a.recC += link.shortageC;
+      }
+    }
+  }
+  worst.sort((a, b) => toCents(b.recoverableValue) - toCents(a.recoverableValue) || b.shrinkagePercent - a.shrinkagePercent || (a.legId < b.legId ? -1 : 1));
+  return {
+    totals: all.row(),
+    byClient: [...byClient.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([client, a]) => ({ client, ...a.row() })),
+    worstLegs: worst,
+  };
+}
