@@ -8,27 +8,12 @@ import { financialDocs } from './collections.ts';
 import type { ConceptKind } from '../model/financial-document.ts';
 import { FREIGHT_CODE_PREFIX, isFreightConcept } from '../tax/reconcile.ts';
 import { centsExpr, invoiceCancelledExpr, mxMonthExpr } from './pipeline.ts';
+import type { ConceptTotals } from '../analytics/discounts.ts';
 
-export interface ConceptSums {
-  grossFreightC: number;
-  freightDiscountC: number;
-  demurrageC: number;
-  demurrageLines: number;
-  handlingC: number;
-  handlingLines: number;
-  shortageC: number;
-  shortageLines: number;
-  shortageLitres: number;
-}
-
-export interface ClientMonthConceptRow extends ConceptSums {
+/** The sums the discounts and shrinkage recovery audit reads (lib/analytics/discounts.ts), per client and month. */
+export interface ClientMonthConceptRow extends ConceptTotals {
   client: string;
   month: string;
-  documents: number;
-  /** Σ Descuento (document level) in cents. */
-  discountC: number;
-  documentsWithDiscount: number;
-  documentsWithDemurrage: number;
 }
 
 /**
@@ -36,7 +21,7 @@ export interface ClientMonthConceptRow extends ConceptSums {
  * in one scan: a `$facet` counts documents (and discounts) per client-month,
  * and sums the unwound concept lines per client-month, kind and SAT-key
  * family (cheaper than walking each concept array with expressions); the few
- * resulting groups are folded into ConceptSums here (isFreightConcept rule).
+ * resulting groups are folded into the row sums here (isFreightConcept rule).
  */
 export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { start: number; end: number; client?: string }, maxTimeMS: number): Promise<ClientMonthConceptRow[]> {
   const key = { client: '$client', month: '$month' };
