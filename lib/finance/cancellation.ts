@@ -10,7 +10,12 @@ export interface InvoiceCancellationInput {
   canceled: readonly CanceledRecord[];
 }
 
-const sameUuid = (a: string, b: string): boolean => a.trim().toLowerCase() === b.trim().toLowerCase();
+/**
+ * UUIDs compare case-insensitively and otherwise exactly, as the pipelines'
+ * `$toLower` equality does (invoiceCancelledExpr in lib/db/pipeline.ts;
+ * test/cancellation-rule.test.ts runs both on the same documents).
+ */
+const sameUuid = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
 
 /**
  * The cancellation record of the invoice itself, if any. It must name the

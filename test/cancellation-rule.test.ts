@@ -1,0 +1,88 @@
+/**
+ * The invoice-cancellation rule is written twice: lib/finance/cancellation.ts
+ * for documents in memory and invoiceCancelledExpr (lib/db/pipeline.ts) inside
+ * aggregation pipelines. Both run here on the same documents, the pipeline
+ * through the real engine, and must agree: a document is cancelled when a
+ * cancellation record of target 'invoice' names its current UUID, compared
+ * case-insensitively and otherwise exactly.
+ */
+import t from 'tap';
+import fc from 'fast-check';
+import type { Document } from 'mongodb';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { invoiceCancelledExpr } from '../lib/db/pipeline.ts';
+import { isInvoiceCancelled } from '../lib/finance/cancellation.ts';
+import type { CanceledRecord } from '../lib/model/financial-document.ts';
+
+const engine = await startEmbeddedMongo({});
+const { client, db } = await connectMongo(engine.uri, 'cancelrule', { serverSelectionTimeoutMS: 5000 });
+t.teardown(async () => {
+  await client.close(true);
+  await engine.stop();
+});
+
+interface Doc {
+  _id: string;
+  invoice: { uuid: string };
+  canceled: CanceledRecord[];
+}
+
+const UUID = '5FB2822E-396D-4725-8521-CDC4BDD20CCF';
+const OTHER = 'A1B2C3D4-0000-4000-8000-000000000001';
+const record = (target: 'invoice' | 'payment', uuid: string, date = 1_770_000_000_000): CanceledRecord =>
+  ({ id: `cx-${target}-${uuid}`, target, uuid, date, motive: '02', replacementUuid: null });
+
+const cases: [string, Omit<Doc, '_id'>, boolean][] = [
+  ['no cancellation record', { invoice: { uuid: UUID }, canceled: [] }, false],
+  ['its own UUID', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID)] }, true],
+  ['its own UUID in lower case', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID.toLowerCase())] }, true],
+  ['stored UUID in lower case', { invoice: { uuid: UUID.toLowerCase() }, canceled: [record('invoice', UUID)] }, true],
+  ['a replaced predecessor (motive 01) only', { invoice: { uuid: UUID }, canceled: [{ ...record('invoice', OTHER), motive: '01', replacementUuid: UUID }] }, false],
+  ['a payment cancellation naming the invoice UUID', { invoice: { uuid: UUID }, canceled: [record('payment', UUID)] }, false],
+  ['a predecessor and its own', { invoice: { uuid: UUID }, canceled: [record('invoice', OTHER), record('invoice', UUID)] }, true],
+  ['UUID with surrounding spaces (not the same UUID)', { invoice: { uuid: UUID }, canceled: [record('invoice', ` ${UUID} `)] }, false],
+];
+
+/** The pipeline's verdict per _id, with the expression at the root and under a variable (as after a $lookup). */
+async function pipelineVerdicts(docs: Doc[]): Promise<Map<string, { root: boolean; variable: boolean }>> {
+  const coll = db.collection<Doc>(`docs_${Math.random().toString(36).slice(2)}`);
+  await coll.insertMany(docs);
+  const pipeline: Document[] = [
+    {
+      $project: {
+        root: invoiceCancelledExpr(),
+        variable: { $arrayElemAt: [{ $map: { input: [{ invoice: '$invoice', canceled: '$canceled' }], as: 'd', in: invoiceCancelledExpr(undefined, '$$d.') } }, 0] },
+      },
+    },
+  ];
+  const rows = await coll.aggregate<{ _id: string; root: boolean; variable: boolean }>(pipeline).toArray();
+  await coll.drop();
+  return new Map(rows.map((r) => [r._id, { root: r.root === true, variable: r.variable === true }]));
+}
+
+t.test('both rules on hand-picked documents', async (t) => {
+  const docs = cases.map(([name, d]) => ({ _id: name, ...d }));
+  const verdicts = await pipelineVerdicts(docs);
+  for (const [name, d, expected] of cases) {
+    t.equal(isInvoiceCancelled(d), expected, `lib/finance: ${name}`);
+    t.same(verdicts.get(name), { root: expected, variable: expected }, `pipeline: ${name}`);
+  }
+});
+
+t.test('both rules agree on generated documents', async (t) => {
+  const uuidVariant = fc.constantFrom(UUID, UUID.toLowerCase(), OTHER, OTHER.toLowerCase(), ` ${UUID}`, `${UUID.slice(0, 8)}x${UUID.slice(9)}`);
+  const docArb = fc.record({
+    invoice: fc.record({ uuid: fc.constantFrom(UUID, UUID.toLowerCase(), OTHER) }),
+    canceled: fc.array(fc.tuple(fc.constantFrom<'invoice' | 'payment'>('invoice', 'payment'), uuidVariant).map(([target, uuid]) => record(target, uuid)), { maxLength: 3 }),
+  });
+  const docs: Doc[] = fc.sample(docArb, { numRuns: 300, seed: 14 }).map((d, i) => ({ _id: `g${i}`, ...d }));
+  const verdicts = await pipelineVerdicts(docs);
+  const disagreements = docs.filter((d) => {
+    const v = verdicts.get(d._id)!;
+    const js = isInvoiceCancelled(d);
+    return v.root !== js || v.variable !== js;
+  });
+  t.same(disagreements, [], 'no document where the two rules differ');
+  t.ok(docs.some((d) => isInvoiceCancelled(d)) && docs.some((d) => !isInvoiceCancelled(d)), 'the sample has both outcomes');
+});
