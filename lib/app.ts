@@ -13,6 +13,7 @@ import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, rout
 import { genRequestId } from './http/request-id.ts';
 import { generatedValidatorCompiler } from './http/validator-compiler.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
+import { registerCompression, registerCors } from './http/compression-and-cors.ts';
 import { listOperations } from './spec/operations.ts';
 import type { Json } from './spec/deref.ts';
 import { registerMcp, type McpOptions } from './mcp/transports.ts';
@@ -57,8 +58,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     // While closing, requests already on open connections are still served (with
     // `connection: close`); the server stops accepting new connections.
     return503OnClosing: false,
-    // Routes are exactly the spec's operations; no implicit HEAD twins.
-    exposeHeadRoutes: false,
+    // Every GET also answers HEAD (same hooks, headers only).
+    exposeHeadRoutes: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
   });
@@ -68,6 +69,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // Responses are shaped by the domain layer and checked against the spec in tests;
   // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // CORS first: its preflight answers before rate limit and auth, and its catch-all OPTIONS route stays out of the index below.
+  await registerCors(app, config.corsOrigins);
   // A known path with another method is 405 with `allow` (the index sees every route registered below).
   const { errorHandler, notFoundHandler } = makeErrorHandlers(routeMethodIndex(app).methodsFor);
   app.setErrorHandler(errorHandler);
@@ -86,6 +89,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl });
+  await registerCompression(app);
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
 
   await app.register(swagger, { mode: 'static', specification: { document: structuredClone(spec) as never } });

@@ -17,6 +17,8 @@ export interface AppConfig {
   requestTimeoutMs: number;
   bodyLimitBytes: number;
   trustProxy: boolean;
+  /** Origins a browser may call the API from (CORS); empty: CORS off. */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {}
@@ -37,6 +39,23 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+/** CORS_ORIGINS: comma-separated origins (`https://app.example.com`) or `*`; unset or empty: none. */
+function origins(env: NodeJS.ProcessEnv): string[] {
+  const raw = (env.CORS_ORIGINS ?? '').trim();
+  if (raw === '') return [];
+  return raw.split(',').map((o) => o.trim()).filter(Boolean).map((o) => {
+    if (o === '*') return o;
+    let url: URL;
+    try {
+      url = new URL(o);
+    } catch {
+      throw new ConfigError(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port])`);
+    }
+    if (url.origin !== o.replace(/\/$/, '')) throw new ConfigError(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path)`);
+    return url.origin;
+  });
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -60,5 +79,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    corsOrigins: origins(env),
   };
 }

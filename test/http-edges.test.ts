@@ -50,7 +50,7 @@ t.test('error shape for routing and protocol errors', async (t) => {
   const wrongMethod = await h.app.inject({ method: 'DELETE', url: ROUTE, headers: { 'x-api-key': KEY_A } });
   t.equal(wrongMethod.statusCode, 405, 'a known path with another method is 405');
   t.equal(wrongMethod.json().error.code, 405);
-  t.equal(wrongMethod.headers.allow, 'GET', 'allow lists the methods the path offers');
+  t.equal(wrongMethod.headers.allow, 'GET, HEAD', 'allow lists the methods the path offers');
   for (const res of [unknownRoute, wrongMethod]) {
     t.notOk(res.body.includes('at '), 'no stack trace');
     t.ok(res.headers['x-request-id']);

@@ -7,7 +7,8 @@ import { validators } from '../../generated/validators.js';
  * generated/ is stale, which must stop the start-up, not silently skip checks.
  */
 export const generatedValidatorCompiler: FastifySchemaCompiler<unknown> = ({ method, url, httpPart }) => {
-  const key = `${method} ${url} ${httpPart}`;
+  // The HEAD twin of a GET route (exposeHeadRoutes) validates exactly as the GET.
+  const key = `${method === 'HEAD' ? 'GET' : method} ${url} ${httpPart}`;
   const validate = validators[key];
   if (!validate) throw new Error(`no generated validator for "${key}": run npm run generate`);
   return validate as never;

@@ -168,7 +168,8 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     return reply;
   });
 
-  app.get('/mcp', { onRequest: authenticate }, async (request, reply) => {
+  // Event streams have no HEAD form (it would open a stream with nothing to send).
+  app.get('/mcp', { onRequest: authenticate, exposeHeadRoute: false }, async (request, reply) => {
     const id = sessionHeader(request);
     if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const session = sessions.find(id, 'streamable', tenantOf(request));
@@ -190,7 +191,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
 
   // --- Legacy HTTP+SSE -----------------------------------------------------
 
-  app.get('/sse', { onRequest: authenticate }, async (request, reply) => {
+  app.get('/sse', { onRequest: authenticate, exposeHeadRoute: false }, async (request, reply) => {
     const tenant = tenantOf(request);
     checkCapacity(tenant);
     const server = createMcpServer(app, catalog);
