@@ -52,6 +52,11 @@ for (const key of [KEY_A, KEY_B]) {
 }
 const bJobIds = (await alertJobs(h.db).find({ 'data.tenant': TENANT_B }).toArray()).map((j) => String(j._id));
 
+/** The URL of a GET operation with its path parameter filled with one of A's own ids. */
+const aDocId = docs.find((d) => d.company === TENANT_A)!.id;
+const aTripId = tripDocs.find((d) => d.company === TENANT_A)!._id;
+const concrete = (op: OperationSchemas) => op.path.replace(/\{id\}/, op.path.startsWith('/api/shipments') ? aTripId : aDocId);
+
 const MARKERS = [TENANT_B, ...docs.filter((d) => d.company === TENANT_B).flatMap((d) => [d.id, d.invoice.uuid]), ...tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id), ...bJobIds];
 const leaks = (body: string) => MARKERS.filter((m) => body.includes(m));
 
@@ -97,7 +102,7 @@ interface Baseline {
 }
 const baselines = new Map<string, Baseline>();
 for (const op of dataOps.filter((o) => o.method === 'GET')) {
-  const res = await h.app.inject({ method: 'GET', url: op.path, headers: { 'x-api-key': KEY_A } });
+  const res = await h.app.inject({ method: 'GET', url: concrete(op), headers: { 'x-api-key': KEY_A } });
   if (res.statusCode !== 200) throw new Error(`baseline ${op.operationId}: ${res.statusCode} ${res.body}`);
   const body = res.json() as { meta?: { total?: number } };
   baselines.set(op.operationId, { total: body.meta?.total });
@@ -108,7 +113,7 @@ const isFreeText = (schema: Record<string, unknown>) => schema.type === 'string'
 
 /** The tenant's unfiltered total now (alert jobs grow while the body properties schedule some). */
 async function currentTotal(op: OperationSchemas): Promise<number | undefined> {
-  const res = await h.app.inject({ method: 'GET', url: op.path, headers: { 'x-api-key': KEY_A } });
+  const res = await h.app.inject({ method: 'GET', url: concrete(op), headers: { 'x-api-key': KEY_A } });
   const total = (res.json() as { meta?: { total?: number } }).meta?.total;
   baselines.set(op.operationId, { total });
   return total;
@@ -162,14 +167,14 @@ for (const op of dataOps.filter((o) => o.method === 'GET')) {
     t.ok(params.length > 0, `${params.length} parameters`);
     for (const [name, schema] of params) {
       await checkProperty(t, `${name}: 200 as a plain value or 4xx, never 5xx, never wider`, fc.tuple(shapeArb, hostileString), async ([shape, value]: [string, string]) => {
-        const res = await h.app.inject({ method: 'GET', url: `${op.path}?${queryWith(name, shape, value)}`, headers: { 'x-api-key': KEY_A } });
+        const res = await h.app.inject({ method: 'GET', url: `${concrete(op)}?${queryWith(name, shape, value)}`, headers: { 'x-api-key': KEY_A } });
         const p = await problem(op, res.statusCode, res.body, { freeText: shape === 'plain' && isFreeText(schema) && value !== '', sent: value });
         return p && `${name} ${shape} ${JSON.stringify(value).slice(0, 80)}: ${p}`;
       });
     }
     // Several hostile parameters at once, and parameters that do not exist (company, tenant, $where).
     await checkProperty(t, 'combinations and smuggled tenant fields', fc.array(fc.tuple(fc.constantFrom(...params.map(([n]) => n), 'company', 'tenant', '$where', 'data.tenant'), shapeArb, hostileString), { minLength: 1, maxLength: 5 }), async (list: [string, string, string][]) => {
-      const url = `${op.path}?${list.map(([n, s, v]) => queryWith(n, s, v)).join('&')}`;
+      const url = `${concrete(op)}?${list.map(([n, s, v]) => queryWith(n, s, v)).join('&')}`;
       const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A } });
       const p = await problem(op, res.statusCode, res.body, { sent: list.map(([, , v]) => v).join('\n') });
       return p && `${url.slice(0, 200)}: ${p}`;
@@ -220,6 +225,24 @@ t.test('cancelAlertJob: hostile ids', async (t) => {
   }
   t.equal(await alertJobs(h.db).countDocuments({ 'data.tenant': TENANT_B }), bJobIds.length, "B's jobs are all still there");
 });
+
+for (const [operationId, prefix, bIds] of [
+  ['getFinancialDoc', '/api/financial-docs', docs.filter((d) => d.company === TENANT_B).map((d) => d.id)],
+  ['getShipment', '/api/shipments', tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id)],
+] as const) {
+  t.test(`${operationId}: hostile ids`, async (t) => {
+    const op = dataOps.find((o) => o.operationId === operationId)!;
+    await checkProperty(t, "id: 400 or 404, never 5xx, never B's data", hostileString, async (value: string) => {
+      const res = await h.app.inject({ method: 'GET', url: `${prefix}/${enc(value) || '%20'}`, headers: { 'x-api-key': KEY_A } });
+      if (![400, 404].includes(res.statusCode)) return `id ${JSON.stringify(value).slice(0, 60)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
+      return await problem(op, res.statusCode, res.body);
+    });
+    for (const id of bIds) {
+      const res = await h.app.inject({ method: 'GET', url: `${prefix}/${id}`, headers: { 'x-api-key': KEY_A } });
+      t.equal(res.statusCode, 404, "another tenant's id is 404");
+    }
+  });
+}
 
 // ----------------------------------------------------------------------------- REST: body fields
 

@@ -102,7 +102,7 @@ t.test('HEAD on every GET operation: same status and headers as GET, no body', a
   t.ok(gets.length >= 10);
   for (const op of gets) {
     const url = `${base}${op.path.replace(/\{[^}]+\}/g, 'NO-SUCH-ID')}`;
-    const headers = op.secured ? { 'x-api-key': KEY_A } : {};
+    const headers: Record<string, string> = op.secured ? { 'x-api-key': KEY_A } : {};
     const get = await raw(url, 'GET', headers);
     const head = await raw(url, 'HEAD', headers);
     t.equal(head.status, get.status, `HEAD ${op.path} → ${get.status}`);

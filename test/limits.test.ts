@@ -170,7 +170,7 @@ t.test('malformed URLs and other refusals are in the error shape too', async (t)
   assertErrorAnswer(t, await request('GET', '/api/nothing-here', { 'x-api-key': KEY }), 404, 'unknown route');
   const wrong = await request('PATCH', '/api/financial-docs', { 'x-api-key': KEY });
   assertErrorAnswer(t, wrong, 405, 'wrong method');
-  t.equal(wrong.headers.allow, 'GET', 'allow lists the methods');
+  t.equal(wrong.headers.allow, 'GET, HEAD', 'allow lists the methods');
   assertErrorAnswer(t, await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY }), 401, 'bogus key');
   assertErrorAnswer(t, await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` }), 401, 'revoked key');
   assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'text/plain' }, 'hello'), 415, 'text body');

@@ -122,6 +122,9 @@ interface Pools {
   folio: string[];
   uuid: string[];
   shipmentId: string[];
+  /** Both tenants' document and trip ids, for the get-by-id operations (B's must be 404 for A). */
+  docId: string[];
+  tripId: string[];
 }
 
 function paramArb(name: string, schema: Record<string, unknown>, pools: Pools): fc.Arbitrary<string> {
@@ -143,7 +146,9 @@ function paramArb(name: string, schema: Record<string, unknown>, pools: Pools): 
   return fc.string({ minLength: 1, maxLength: 8 });
 }
 
-function filtersArb(op: OperationSchemas, pools: Pools): fc.Arbitrary<{ query: Record<string, string>; headers: Record<string, string> }> {
+type Filters = { query: Record<string, string>; headers: Record<string, string>; path: Record<string, string> };
+
+function filtersArb(op: OperationSchemas, pools: Pools): fc.Arbitrary<Filters> {
   const q = (op.querystring?.properties ?? {}) as Record<string, Record<string, unknown>>;
   const hd = (op.headers?.properties ?? {}) as Record<string, Record<string, unknown>>;
   // Each parameter is present one time in four: combinations stay mostly satisfiable, so answers carry data.
@@ -153,20 +158,24 @@ function filtersArb(op: OperationSchemas, pools: Pools): fc.Arbitrary<{ query: R
       .map((picked) => Object.fromEntries(picked.filter(([, p]) => p === 0).map(([n, , v]) => [n, v])) as Record<string, string>);
   const query = sometimes(Object.entries(q).map(([n, s]) => [n, paramArb(n, s, pools)]));
   const headers = sometimes(Object.entries(hd).filter(([n]) => n === 'x-api-version').map(([n, s]) => [n, paramArb(n, s, pools)]));
-  return fc.record({ query, headers });
+  // The path id, when there is one: any id of either tenant, or one that exists nowhere.
+  const ids = op.path.startsWith('/api/shipments') ? pools.tripId : pools.docId;
+  const path = op.params ? fc.constantFrom(...ids, 'NO-SUCH-ID').map((id) => ({ id })) : fc.constant({});
+  return fc.record({ query, headers, path });
 }
 
 // ----------------------------------------------------------------------------- calls
 
-async function rest(op: OperationSchemas, key: string, f: { query: Record<string, string>; headers: Record<string, string> }) {
-  const res = await h.app.inject({ method: op.method as 'GET', url: op.path, query: f.query, headers: { 'x-api-key': key, ...f.headers } });
+async function rest(op: OperationSchemas, key: string, f: Filters) {
+  const url = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(f.path[name] ?? ''));
+  const res = await h.app.inject({ method: op.method as 'GET', url, query: f.query, headers: { 'x-api-key': key, ...f.headers } });
   return { status: res.statusCode, body: res.body };
 }
 
 /** The tool arguments of a REST request: the same names, with the schema's types. */
-function toolArgs(op: OperationSchemas, f: { query: Record<string, string>; headers: Record<string, string> }): Record<string, unknown> {
+function toolArgs(op: OperationSchemas, f: Filters): Record<string, unknown> {
   const q = (op.querystring?.properties ?? {}) as Record<string, { type?: string }>;
-  const args: Record<string, unknown> = { ...f.headers };
+  const args: Record<string, unknown> = { ...f.headers, ...f.path };
   for (const [name, value] of Object.entries(f.query)) {
     const type = q[name]?.type;
     args[name] = type === 'integer' || type === 'number' ? Number(value) : type === 'boolean' ? value === 'true' : value;
@@ -174,7 +183,7 @@ function toolArgs(op: OperationSchemas, f: { query: Record<string, string>; head
   return args;
 }
 
-async function viaMcp(op: OperationSchemas, f: { query: Record<string, string>; headers: Record<string, string> }) {
+async function viaMcp(op: OperationSchemas, f: Filters) {
   const res = await mcp.callTool({ name: op.operationId, arguments: toolArgs(op, f) });
   const structured = res.structuredContent as Record<string, unknown> | undefined;
   if (res.isError) return { status: (structured?.error as { code?: number } | undefined)?.code ?? 0, json: structured };
@@ -237,6 +246,8 @@ t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t)
         folio: [...aDocs, ...bDocs].map((d) => d.invoice.num),
         uuid: [...aDocs, ...bDocs].map((d) => d.invoice.uuid),
         shipmentId: [...aTrips, ...bTrips].flatMap((tr) => tr.shipments.map((s) => s.shipment)),
+        docId: [...aDocs, ...bDocs].map((d) => d.id),
+        tripId: [...aTrips, ...bTrips].map((tr) => tr._id),
       };
       return fc.record({
         data: fc.constant({ aDocs, bDocs, aTrips, bTrips, aJobs: a.jobs, bJobs: b.jobs }),
@@ -271,7 +282,8 @@ t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t)
         const res = await rest(op, KEY_A, f);
         answered += 1;
         if (res.status === 200) answered200 += 1;
-        if (![200, 400].includes(res.status)) throw new Error(`${op.operationId} ${JSON.stringify(f)} → ${res.status}: ${res.body.slice(0, 300)}`);
+        // 404 only for an id that is not A's (get-by-id).
+        if (![200, 400, ...(op.params ? [404] : [])].includes(res.status)) throw new Error(`${op.operationId} ${JSON.stringify(f)} → ${res.status}: ${res.body.slice(0, 300)}`);
         const leaked = leaks(res.body);
         if (leaked.length) throw new Error(`${op.operationId} ${JSON.stringify(f)} leaks tenant B data: ${leaked.slice(0, 5).join(', ')}`);
         const tool = await viaMcp(op, f);

@@ -13,7 +13,7 @@ export interface GetFinancialDocInput {
 /** One document of the tenant; another tenant's id is "not found" too, so ids never leak. */
 export async function getFinancialDoc(ctx: ServiceContext, tenant: string, input: GetFinancialDocInput): Promise<FinancialSummary | FinancialDocument> {
   const doc = await findFinancialDocById(ctx.db, tenant, input.id, ctx.config.queryTimeoutMs);
-  if (!doc) throw notFound(`no financial document with id ${input.id}`);
+  if (!doc) throw notFound('no such financial document for this tenant');
   if (input.detail === 'full') return doc;
   return financialSummary(doc, await loadSummaryContext(ctx, tenant));
 }

@@ -13,7 +13,7 @@ export interface GetShipmentInput {
 /** One trip of the tenant; another tenant's id is "not found" too, so ids never leak. */
 export async function getShipment(ctx: ServiceContext, tenant: string, input: GetShipmentInput): Promise<TripSummary | TripDocument> {
   const trip = await findTripById(ctx.db, tenant, input.id, ctx.config.queryTimeoutMs);
-  if (!trip) throw notFound(`no shipment with id ${input.id}`);
+  if (!trip) throw notFound('no such shipment for this tenant');
   if (input.detail === 'full') return trip;
   const [summary] = await summarizeTrips(ctx, tenant, [trip]);
   return summary!;
