@@ -13,6 +13,7 @@
  *   EMBEDDED_MONGO_XMX        max heap of the engine JVM (default 2g)
  *   EMBEDDED_MONGO_JAVA_OPTS  extra JVM options, whitespace separated
  *   EMBEDDED_MONGO_JAR        path to the launcher jar (default scripts/embedded-mongo/target/embedded-mongo.jar)
+ *   EMBEDDED_MONGO_CACHE_MB   on-disk store's page cache in MB (default: a quarter of the engine's max heap)
  *   EMBEDDED_MONGO_START_TIMEOUT_MS  how long the engine may go without progress while opening
  *                             (default: 60 s plus 60 s per GB of on-disk store; see defaultStartTimeoutMs)
  *   JAVA_HOME                 if set, $JAVA_HOME/bin/java is used instead of `java` from PATH
@@ -46,6 +47,8 @@ export interface StartEmbeddedMongoOptions {
    * `PROGRESS` line the launcher prints while opening a large store restarts this clock.
    */
   startTimeoutMs?: number;
+  /** Extra launcher arguments (scripts/embedded-mongo: e.g. `--cache-mb 64`, `--stock-store` in tests). */
+  launcherArgs?: string[];
 }
 
 /** Name of the on-disk store inside a data dir (the launcher's DATA_FILE_NAME). */
@@ -155,6 +158,9 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
 
   const args = [...jvmArgs(), '-jar', jar, '--host', host, '--port', String(port)];
   if (dataDir) args.push('--data-dir', dataDir);
+  const cacheMb = process.env.EMBEDDED_MONGO_CACHE_MB?.trim();
+  if (cacheMb) args.push('--cache-mb', cacheMb);
+  args.push(...(opts.launcherArgs ?? []));
 
   const deadline = Date.now() + timeoutMs;
   const retryUntil = Date.now() + Math.min(BIND_RETRY_WINDOW_MS, timeoutMs);

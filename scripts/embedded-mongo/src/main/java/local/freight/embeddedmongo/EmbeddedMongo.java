@@ -30,7 +30,12 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
  *   <li>{@code --port 0} binds an ephemeral port.</li>
  *   <li>{@code --data-dir DIR}: H2 MVStore backend in {@code DIR/embedded-mongo.mv.db} (survives restarts);
  *       without it the in-memory backend is used.</li>
- *   <li>After binding, exactly one line {@code LISTENING <port>} is printed to stdout.</li>
+ *   <li>While a store opens, {@code PROGRESS <what>} lines; after binding, exactly one line
+ *       {@code LISTENING <port>} is printed to stdout.</li>
+ *   <li>{@code --cache-mb N}: MVStore page cache (default a quarter of the max heap); the store is
+ *       read once in the background after start to fill it ({@code --no-warm-up} to skip).</li>
+ *   <li>Documents are stored as BSON ({@link BsonStoreBackend}); a store written by the stock H2
+ *       backend is converted once when opened.</li>
  *   <li>SIGTERM/SIGINT and EOF on stdin shut the server down cleanly (H2 store committed and closed).
  *       The stdin watch makes a JVM whose parent died exit by itself; disable with {@code --no-stdin-watch}
  *       when running it by hand with stdin redirected from /dev/null.</li>
@@ -52,6 +57,11 @@ public final class EmbeddedMongo {
         String serverVersion = "5.0";
         boolean stdinWatch = true;
         int commitDelayMs = 200;
+        /** MVStore page cache in MB; 0 = a quarter of the JVM's max heap. */
+        int cacheMb = 0;
+        boolean warmUp = true;
+        /** Write the stock H2 backend's format (tests of the one-time conversion only). */
+        boolean stockStore = false;
     }
 
     public static void main(String[] args) {
@@ -88,6 +98,10 @@ public final class EmbeddedMongo {
             run(options);
         } catch (Throwable t) {
             System.err.println("embedded-mongo: failed to start: " + t);
+            StackTraceElement[] frames = t.getStackTrace();
+            for (int i = 0; i < Math.min(frames.length, 12); i++) {
+                System.err.println("    at " + frames[i]);
+            }
             Throwable cause = t.getCause();
             while (cause != null) {
                 System.err.println("  caused by: " + cause);
@@ -105,10 +119,18 @@ public final class EmbeddedMongo {
             Path dir = Paths.get(options.dataDir).toAbsolutePath();
             Files.createDirectories(dir);
             Path file = dir.resolve(DATA_FILE_NAME);
-            store = new MVStore.Builder().fileName(file.toString()).open();
-            // Background commit interval: bounds what an un-clean kill (SIGKILL) can lose.
+            int cacheMb = options.cacheMb > 0 ? options.cacheMb : defaultCacheMb();
+            Progress.report("opening " + file + " (" + (Files.exists(file) ? Files.size(file) / (1024 * 1024) : 0)
+                + " MB, page cache " + cacheMb + " MB)");
+            // MVStore's default 16 MB page cache makes every collection scan re-read and re-parse pages.
+            store = new MVStore.Builder().fileName(file.toString()).cacheSize(cacheMb).open();
+            // Opening may convert a stock store (BsonStoreCollection): it commits its own batches, with
+            // no background commit racing it. Then the background commit interval bounds what an
+            // un-clean kill (SIGKILL) can lose.
+            store.setAutoCommitDelay(0);
+            backend = options.stockStore ? new H2Backend(store) : new BsonStoreBackend(store);
+            store.commit();
             store.setAutoCommitDelay(options.commitDelayMs);
-            backend = new H2Backend(store);
         } else {
             backend = new MemoryBackend();
         }
@@ -134,9 +156,10 @@ public final class EmbeddedMongo {
         }, "embedded-mongo-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
 
-        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        out.println("LISTENING " + port);
-        out.flush();
+        Progress.listening(port);
+        if (store != null && options.warmUp) {
+            startWarmUp(store);
+        }
 
         if (options.stdinWatch) {
             Thread watcher = new Thread(EmbeddedMongo::watchStdin, "embedded-mongo-stdin-watch");
@@ -145,6 +168,40 @@ public final class EmbeddedMongo {
         }
 
         stopped.await();
+    }
+
+    /** A quarter of the heap: the rest is for the documents a query decodes and an aggregation's stages. */
+    private static int defaultCacheMb() {
+        return (int) Math.max(16, Runtime.getRuntime().maxMemory() / (4L * 1024 * 1024));
+    }
+
+    /**
+     * Reads every collection once in the background after the server listens, so the page cache
+     * is filled before the first requests (up to its size) without delaying start-up.
+     */
+    private static void startWarmUp(MVStore store) {
+        Thread warm = new Thread(() -> {
+            long budget = (long) store.getCacheSize() * 1024 * 1024 * 8 / 10;
+            long read = 0;
+            try {
+                for (String name : store.getMapNames()) {
+                    if (!name.startsWith("databases.")) {
+                        continue;
+                    }
+                    for (Object value : store.openMap(name).values()) {
+                        read += value instanceof byte[] bytes ? bytes.length : 1024;
+                        if (read > budget || store.isClosed()) {
+                            return;
+                        }
+                    }
+                }
+            } catch (RuntimeException ignored) {
+                // best effort: the store may be closing
+            }
+        }, "embedded-mongo-warm-up");
+        warm.setDaemon(true);
+        warm.setPriority(Thread.MIN_PRIORITY);
+        warm.start();
     }
 
     /** Exit (running the shutdown hook) once stdin reaches EOF, i.e. when the parent process went away. */
@@ -233,6 +290,15 @@ public final class EmbeddedMongo {
                 case "--commit-delay-ms":
                     o.commitDelayMs = parseInt(value != null ? value : next(args, ++i, arg), arg, 0, 60_000);
                     break;
+                case "--cache-mb":
+                    o.cacheMb = parseInt(value != null ? value : next(args, ++i, arg), arg, 0, 1_000_000);
+                    break;
+                case "--stock-store":
+                    o.stockStore = true;
+                    break;
+                case "--no-warm-up":
+                    o.warmUp = false;
+                    break;
                 case "--no-stdin-watch":
                     o.stdinWatch = false;
                     break;
@@ -279,6 +345,6 @@ public final class EmbeddedMongo {
 
     private static void usage(PrintStream out) {
         out.println("usage: java -jar embedded-mongo.jar [--host 127.0.0.1] [--port 0] [--data-dir DIR]"
-                + " [--server-version 3.6|4.0|5.0] [--commit-delay-ms 200] [--no-stdin-watch]");
+                + " [--server-version 3.6|4.0|5.0] [--commit-delay-ms 200] [--cache-mb 0] [--no-warm-up] [--no-stdin-watch]");
     }
 }

@@ -1,0 +1,325 @@
+package local.freight.embeddedmongo;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.PriorityQueue;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import org.h2.mvstore.MVMap;
+
+import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection;
+import de.bwaldvogel.mongo.backend.Assert;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.DocumentWithPosition;
+import de.bwaldvogel.mongo.backend.Missing;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.backend.ValueComparator;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+/**
+ * A collection of the on-disk engine whose documents are stored as BSON bytes.
+ *
+ * <p>Why: the stock H2 backend stores {@code Document} objects, which MVStore writes with Java
+ * serialisation; reading one back costs far more than decoding its BSON, and every query and
+ * aggregation reads the whole collection (the engine has no secondary indexes). A stock store is
+ * converted in place the first time it is opened (values are either {@code byte[]} or, before
+ * conversion, {@code Document}; both are read correctly).
+ *
+ * <p>Query shortcuts, all exact (the engine's matcher still decides on every decoded document):
+ * <ul>
+ *   <li>top-level string equalities of the query (a find, or an aggregation's leading
+ *       {@code $match}) are looked for in the raw bytes first: a document whose BSON does not contain
+ *       the encoded string cannot match, and is not decoded;</li>
+ *   <li>a sort with a limit keeps only the best {@code skip + limit} documents (a bounded heap)
+ *       instead of sorting everything that matched.</li>
+ * </ul>
+ */
+final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Object> {
+
+    private static final String DATA_SIZE_KEY = "dataSize";
+    private static final String FORMAT_KEY = "valueFormat";
+    private static final String FORMAT_BSON = "bson";
+
+    /** An aggregation's leading {@code $match}, set by {@link BsonStoreDatabase} for the command being run. */
+    record Pending(String collectionName, Document match) {
+    }
+
+    static final ThreadLocal<Pending> AGGREGATION_PREFILTER = new ThreadLocal<>();
+
+    private final MVMap<Object, Object> dataMap;
+    private final MVMap<String, Object> metaMap;
+
+    BsonStoreCollection(MongoDatabase database, String collectionName, CollectionOptions options,
+                        MVMap<Object, Object> dataMap, MVMap<String, Object> metaMap, CursorRegistry cursorRegistry) {
+        super(database, collectionName, options, cursorRegistry);
+        this.dataMap = dataMap;
+        this.metaMap = metaMap;
+        if (!metaMap.containsKey(DATA_SIZE_KEY)) {
+            metaMap.put(DATA_SIZE_KEY, Long.valueOf(0));
+        }
+        if (!FORMAT_BSON.equals(metaMap.get(FORMAT_KEY))) {
+            convertToBson();
+        }
+    }
+
+    /**
+     * One-time conversion of a stock store: Java-serialised documents → BSON, in place, in batches.
+     * Each batch walks from a fresh iterator: an iterator held across commits may reach pages of
+     * chunks the store has already reclaimed ("Chunk N not found").
+     */
+    private void convertToBson() {
+        long total = dataMap.sizeAsLong();
+        long done = 0;
+        if (total > 0) {
+            Progress.report("converting " + getFullName() + " to BSON storage (" + total + " documents, once)");
+        }
+        Object from = null;
+        boolean first = true;
+        for (;;) {
+            List<Object> batch = new ArrayList<>(1000);
+            Iterator<Object> keys = dataMap.keyIterator(from);
+            while (keys.hasNext() && batch.size() < 1000) {
+                Object key = keys.next();
+                if (!first && batch.isEmpty() && key.equals(from)) {
+                    continue; // the iterator starts at the last key of the previous batch
+                }
+                batch.add(key);
+            }
+            if (batch.isEmpty()) {
+                break;
+            }
+            for (Object key : batch) {
+                Object value = dataMap.get(key);
+                if (value instanceof Document document) {
+                    dataMap.put(key, encode(document));
+                }
+            }
+            dataMap.getStore().commit();
+            done += batch.size();
+            from = batch.get(batch.size() - 1);
+            first = false;
+            Progress.report("converted " + done + "/" + total + " documents of " + getFullName());
+        }
+        metaMap.put(FORMAT_KEY, FORMAT_BSON);
+    }
+
+    static byte[] encode(Document document) {
+        ByteBuf buffer = Unpooled.buffer(512);
+        try {
+            BsonEncoder.encodeDocument(document, buffer);
+            byte[] bytes = new byte[buffer.readableBytes()];
+            buffer.readBytes(bytes);
+            return bytes;
+        } finally {
+            buffer.release();
+        }
+    }
+
+    static Document decode(Object stored) {
+        if (stored instanceof byte[] bytes) {
+            return BsonDecoder.decodeBson(Unpooled.wrappedBuffer(bytes));
+        }
+        return (Document) stored;
+    }
+
+    @Override
+    protected void updateDataSize(int sizeDelta) {
+        synchronized (metaMap) {
+            Number value = (Number) metaMap.get(DATA_SIZE_KEY);
+            metaMap.put(DATA_SIZE_KEY, Long.valueOf(value.longValue() + sizeDelta));
+        }
+    }
+
+    @Override
+    protected int getDataSize() {
+        return ((Number) metaMap.get(DATA_SIZE_KEY)).intValue();
+    }
+
+    @Override
+    protected Object addDocumentInternal(Document document) {
+        final Object key = getIdField() != null ? Utils.getSubdocumentValue(document, getIdField()) : UUID.randomUUID();
+        Object previous = dataMap.put(Missing.ofNullable(key), encode(document));
+        Assert.isNull(previous, () -> "Document with key '" + key + "' already existed in " + this);
+        return key;
+    }
+
+    @Override
+    public int count() {
+        return dataMap.size();
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return dataMap.isEmpty();
+    }
+
+    @Override
+    protected Document getDocument(Object position) {
+        Object stored = dataMap.get(position);
+        return stored == null ? null : decode(stored);
+    }
+
+    @Override
+    protected void removeDocument(Object position) {
+        if (dataMap.remove(position) == null) {
+            throw new NoSuchElementException("No document with key " + position);
+        }
+    }
+
+    @Override
+    protected void handleUpdate(Object position, Document oldDocument, Document newDocument) {
+        dataMap.put(Missing.ofNullable(position), encode(newDocument));
+    }
+
+    @Override
+    protected Stream<DocumentWithPosition<Object>> streamAllDocumentsWithPosition() {
+        return dataMap.entrySet().stream()
+            .map(entry -> new DocumentWithPosition<>(decode(entry.getValue()), entry.getKey()));
+    }
+
+    /** Every document that may match {@code query}, decoded; the caller still applies the query. */
+    private Stream<Document> candidates(Document query) {
+        List<byte[]> needles = StringNeedles.of(query);
+        Stream<Object> values = dataMap.values().stream();
+        if (!needles.isEmpty()) {
+            values = values.filter(v -> !(v instanceof byte[] bytes) || StringNeedles.containsAll(bytes, needles));
+        }
+        return values.map(BsonStoreCollection::decode);
+    }
+
+    @Override
+    public Stream<Document> queryAllAsStream() {
+        Pending pending = AGGREGATION_PREFILTER.get();
+        if (pending != null && pending.collectionName().equals(getCollectionName())) {
+            AGGREGATION_PREFILTER.remove(); // one use: a $lookup into this same collection reads it whole
+            return candidates(pending.match());
+        }
+        return candidates(new Document());
+    }
+
+    @Override
+    protected QueryResult matchDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
+                                         Document fieldSelector) {
+        final Stream<Document> documentStream;
+        if (isNaturalDescending(orderBy)) {
+            documentStream = streamAllDocumentsWithPosition()
+                .sorted((o1, o2) -> ValueComparator.desc().compare(o1.getPosition(), o2.getPosition()))
+                .map(DocumentWithPosition::getDocument);
+        } else {
+            documentStream = candidates(query);
+        }
+        return matchDocumentsFromStream(documentStream, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    /** As the engine's, but a sort with a limit keeps a bounded heap of the best skip+limit documents. */
+    @Override
+    protected QueryResult matchDocumentsFromStream(Document query, Stream<Document> documentStream, int numberToSkip,
+                                                   int limit, int batchSize, Comparator<Document> comparator,
+                                                   Document fieldSelector) {
+        if (comparator == null || limit <= 0 || (long) numberToSkip + limit > 100_000) {
+            return super.matchDocumentsFromStream(query, documentStream, numberToSkip, limit, batchSize, comparator, fieldSelector);
+        }
+        int keep = numberToSkip + limit;
+        // Ties broken by arrival order, as the stable sort of the engine does.
+        Comparator<Ranked> order = Comparator.<Ranked, Document>comparing(Ranked::document, comparator)
+            .thenComparingLong(Ranked::arrival);
+        PriorityQueue<Ranked> worstFirst = new PriorityQueue<>(keep + 1, order.reversed());
+        long[] arrival = {0};
+        documentStream.filter(document -> documentMatchesQuery(document, query)).forEach(document -> {
+            Ranked ranked = new Ranked(document, arrival[0]++);
+            if (worstFirst.size() < keep) {
+                worstFirst.add(ranked);
+            } else if (order.compare(ranked, worstFirst.peek()) < 0) {
+                worstFirst.poll();
+                worstFirst.add(ranked);
+            }
+        });
+        List<Ranked> best = new ArrayList<>(worstFirst);
+        best.sort(order);
+        // The engine's own path for the rest (re-checks the few kept documents, skips, projects).
+        return super.matchDocumentsFromStream(query, best.stream().map(Ranked::document), numberToSkip, limit, batchSize,
+            null, fieldSelector);
+    }
+
+    private record Ranked(Document document, long arrival) {
+    }
+
+    /** BSON encodings of a query's top-level string equalities: each must occur in a matching document's bytes. */
+    static final class StringNeedles {
+
+        private StringNeedles() {
+        }
+
+        static List<byte[]> of(Document query) {
+            List<byte[]> needles = new ArrayList<>();
+            for (Map.Entry<String, Object> entry : query.entrySet()) {
+                String field = entry.getKey();
+                if (field.startsWith("$")) {
+                    continue;
+                }
+                Object value = entry.getValue();
+                if (value instanceof Document operators && operators.size() == 1 && operators.get("$eq") instanceof String s) {
+                    value = s;
+                }
+                if (value instanceof String s) {
+                    needles.add(encodeString(s));
+                }
+            }
+            return needles;
+        }
+
+        /** A BSON string value: int32 length (bytes + NUL), UTF-8 bytes, NUL. Equal strings encode equally. */
+        private static byte[] encodeString(String s) {
+            byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
+            int length = utf8.length + 1;
+            byte[] out = new byte[utf8.length + 5];
+            out[0] = (byte) length;
+            out[1] = (byte) (length >>> 8);
+            out[2] = (byte) (length >>> 16);
+            out[3] = (byte) (length >>> 24);
+            System.arraycopy(utf8, 0, out, 4, utf8.length);
+            out[out.length - 1] = 0;
+            return out;
+        }
+
+        static boolean containsAll(byte[] haystack, List<byte[]> needles) {
+            for (byte[] needle : needles) {
+                if (!contains(haystack, needle)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private static boolean contains(byte[] haystack, byte[] needle) {
+            byte first = needle[0];
+            int last = haystack.length - needle.length;
+            outer:
+            for (int i = 0; i <= last; i++) {
+                if (haystack[i] != first) {
+                    continue;
+                }
+                for (int j = 1; j < needle.length; j++) {
+                    if (haystack[i + j] != needle[j]) {
+                        continue outer;
+                    }
+                }
+                return true;
+            }
+            return false;
+        }
+    }
+}

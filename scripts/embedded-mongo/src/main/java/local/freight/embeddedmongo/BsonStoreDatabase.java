@@ -1,0 +1,103 @@
+package local.freight.embeddedmongo;
+
+import java.lang.reflect.Field;
+import java.util.List;
+
+import org.h2.mvstore.MVMap;
+import org.h2.mvstore.MVStore;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.EmptyIndex;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.h2.H2Database;
+import io.netty.channel.Channel;
+import de.bwaldvogel.mongo.backend.DatabaseResolver;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
+
+/** {@link H2Database} whose collections store BSON (see {@link BsonStoreCollection}). */
+final class BsonStoreDatabase extends H2Database {
+
+    private static final String DATABASES_PREFIX = "databases.";
+    private static final String META_PREFIX = "meta.";
+
+    BsonStoreDatabase(String databaseName, MVStore mvStore, CursorRegistry cursorRegistry) {
+        super(databaseName, mvStore, cursorRegistry);
+    }
+
+    // Called from H2Database's constructor: uses only its arguments and the store.
+    @Override
+    protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
+        String fullName = getFullCollectionNamespace(collectionName);
+        MVStore store = mvStoreOf(this);
+        MVMap<Object, Object> dataMap = store.openMap(DATABASES_PREFIX + fullName);
+        MVMap<String, Object> metaMap = store.openMap(META_PREFIX + fullName);
+        return new BsonStoreCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
+    }
+
+    /**
+     * The engine does not implement non-unique indexes; the stock placeholder reports itself empty,
+     * which makes the collection "build" it with two full scans at every open and createIndexes.
+     * This placeholder is just as inert but says it is built.
+     */
+    @Override
+    protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+        return new EmptyIndex<>(indexName, keys) {
+            @Override
+            public boolean isEmpty() {
+                return false;
+            }
+        };
+    }
+
+    /**
+     * An aggregation reads the whole collection and then runs its stages; tell the collection the
+     * pipeline's leading {@code $match} so it can skip documents that cannot match it before decoding
+     * them. The {@code $match} stage itself still runs on every document that is decoded.
+     */
+    @Override
+    public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver databaseResolver, Oplog oplog) {
+        if (!"aggregate".equalsIgnoreCase(command)) {
+            return super.handleCommand(channel, command, query, databaseResolver, oplog);
+        }
+        Object pipeline = query.get("pipeline");
+        Document leadingMatch = null;
+        if (pipeline instanceof List<?> stages && !stages.isEmpty() && stages.get(0) instanceof Document first
+            && first.size() == 1 && first.get("$match") instanceof Document match) {
+            leadingMatch = match;
+        }
+        BsonStoreCollection.AGGREGATION_PREFILTER.set(
+            leadingMatch == null ? null : new BsonStoreCollection.Pending(String.valueOf(query.get(command)), leadingMatch));
+        try {
+            return super.handleCommand(channel, command, query, databaseResolver, oplog);
+        } finally {
+            BsonStoreCollection.AGGREGATION_PREFILTER.remove();
+        }
+    }
+
+    private static final Field MV_STORE_FIELD;
+
+    static {
+        try {
+            MV_STORE_FIELD = H2Database.class.getDeclaredField("mvStore");
+            MV_STORE_FIELD.setAccessible(true);
+        } catch (NoSuchFieldException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * H2Database keeps its store private and calls openOrCreateCollection from its constructor
+     * (after setting the field, before this subclass could keep its own copy).
+     */
+    private static MVStore mvStoreOf(H2Database db) {
+        try {
+            return (MVStore) MV_STORE_FIELD.get(db);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
