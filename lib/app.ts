@@ -8,6 +8,8 @@ import type { AppConfig } from './config.ts';
 import { createHandlers, type HandlerDeps } from '../handlers/index.ts';
 import type { OperationId } from '../handlers/types.ts';
 import { makeAuthenticate } from './http/auth.ts';
+import { apiKeyCache } from './auth/api-key-cache.ts';
+import { settingsCache } from './db/settings-cache.ts';
 import { makeErrorHandlers } from './http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
@@ -110,6 +112,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
       }),
   };
   const handlers = createHandlers(deps);
+  // Per-request reads that change rarely: resolved keys and tenant settings (TTLs from config).
+  apiKeyCache(db).ttlMs = config.apiKeyCacheTtlMs;
+  settingsCache(db).ttlMs = config.settingsCacheTtlMs;
   // Reading needs the `read` scope, anything that changes state the `write` scope.
   const authenticateRead = makeAuthenticate(db, 'read');
   const authenticateWrite = makeAuthenticate(db, 'write');

@@ -19,6 +19,10 @@ export interface AppConfig {
   trustProxy: boolean;
   /** Origins a browser may call the API from (CORS); empty: CORS off. */
   corsOrigins: string[];
+  /** How long a valid API key is trusted without a database read: the longest a revocation from another process takes (0 = no cache). */
+  apiKeyCacheTtlMs: number;
+  /** How long a tenant's settings are reused without a database read (0 = no cache). */
+  settingsCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -80,5 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: origins(env),
+    apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 300_000),
+    settingsCacheTtlMs: int(env, 'SETTINGS_CACHE_TTL_MS', 30_000, 0, 3_600_000),
   };
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { apiKeys } from '../db/collections.ts';
 import { API_SCOPES, type ApiKeyRecord, type ApiScope } from './api-key-record.ts';
+import { apiKeyCache, type ResolvedKey } from './api-key-cache.ts';
 
 export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
@@ -36,10 +37,14 @@ export async function createApiKey(db: Db, tenant: string, label: string, scopes
 /** Revokes by id, or by prefix when the prefix names exactly one active key. */
 export async function revokeApiKey(db: Db, idOrPrefix: string): Promise<{ revoked: number; ambiguous: boolean }> {
   const byId = await apiKeys(db).updateOne({ _id: idOrPrefix, revokedAt: null }, { $set: { revokedAt: new Date() } });
-  if (byId.modifiedCount) return { revoked: 1, ambiguous: false };
+  if (byId.modifiedCount) {
+    apiKeyCache(db).forgetKeyId(idOrPrefix);
+    return { revoked: 1, ambiguous: false };
+  }
   const matches = await apiKeys(db).find({ prefix: idOrPrefix, revokedAt: null }).limit(2).toArray();
   if (matches.length !== 1 || !matches[0]) return { revoked: 0, ambiguous: matches.length > 1 };
   await apiKeys(db).updateOne({ _id: matches[0]._id }, { $set: { revokedAt: new Date() } });
+  apiKeyCache(db).forgetKeyId(matches[0]._id);
   return { revoked: 1, ambiguous: false };
 }
 
@@ -52,13 +57,19 @@ export async function listApiKeys(db: Db, tenant: string): Promise<ApiKeyRecord[
  * seek), then the hashes are compared in constant time so a near-miss cannot
  * be told from a far miss by timing.
  */
-export async function resolveApiKey(db: Db, presented: string): Promise<{ tenant: string; keyId: string; scopes: ApiScope[] } | null> {
+export async function resolveApiKey(db: Db, presented: string): Promise<ResolvedKey | null> {
   if (presented.length < 8 || presented.length > 256) return null;
   const hash = hashKey(presented);
+  // A valid key seen within the cache TTL (lib/auth/api-key-cache.ts): no database read.
+  const cache = apiKeyCache(db);
+  const cached = cache.get(hash);
+  if (cached) return cached;
   const record = await apiKeys(db).findOne({ hash });
   if (!record || record.revokedAt) return null;
   const a = Buffer.from(record.hash, 'hex');
   const b = Buffer.from(hash, 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
-  return { tenant: record.tenant, keyId: record._id, scopes: record.scopes ?? [...API_SCOPES] };
+  const resolved = { tenant: record.tenant, keyId: record._id, scopes: record.scopes ?? [...API_SCOPES] };
+  cache.set(hash, resolved);
+  return resolved;
 }

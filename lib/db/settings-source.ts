@@ -1,6 +1,5 @@
 import type { Db } from 'mongodb';
-import { tenantSettings } from './collections.ts';
-import { getTenantSettings } from './settings-repo.ts';
+import { getStoredSettings, getTenantSettings } from './settings-repo.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 
 export type SettingSource = 'tenant' | 'default';
@@ -13,7 +12,7 @@ export interface TracedSettings {
 
 /** The tenant's effective settings plus, per field, whether the tenant stored it. */
 export async function getTracedSettings(db: Db, tenant: string): Promise<TracedSettings> {
-  const [settings, stored] = await Promise.all([getTenantSettings(db, tenant), tenantSettings(db).findOne({ _id: tenant })]);
+  const [settings, stored] = await Promise.all([getTenantSettings(db, tenant), getStoredSettings(db, tenant)]);
   const keys = new Set(Object.keys(stored ?? {}));
   return { settings, sourceOf: (field) => (keys.has(field) ? 'tenant' : 'default') };
 }

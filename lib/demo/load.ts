@@ -8,6 +8,7 @@
 import type { Db, Collection, Document } from 'mongodb';
 import { storeApiKey } from '../auth/api-keys.ts';
 import { financialDocs, tenantSettings, trips } from '../db/collections.ts';
+import { settingsCache } from '../db/settings-cache.ts';
 import { generateTenant, type GeneratedTenant } from './generate.ts';
 
 export interface DemoTenant {
@@ -98,6 +99,7 @@ export async function insertTenantData(
   const result: InsertResult = { tenant: generated.settings._id, financialDocs: 0, trips: 0, duplicates: 0 };
 
   await tenantSettings(db).replaceOne({ _id: generated.settings._id }, generated.settings, { upsert: true });
+  settingsCache(db).forget(generated.settings._id);
 
   let done = 0;
   onProgress?.(offset, total);
@@ -139,6 +141,7 @@ export async function deleteTenantData(db: Db, tenant: string): Promise<{ financ
     trips(db).deleteMany({ company: tenant }),
     tenantSettings(db).deleteOne({ _id: tenant }),
   ]);
+  settingsCache(db).forget(tenant);
   return { financialDocs: d.deletedCount, trips: t.deletedCount };
 }
 
