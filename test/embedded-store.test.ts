@@ -36,6 +36,11 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
   const trips = db.collection('trips');
   const someClient = String((await docs.find({ company: A }).sort(SORT).limit(1).next())?.client);
   const someFolio = String((await docs.find({ company: B }).sort(SORT).skip(3).limit(1).next())?.invoice?.num);
+  const dates = (await docs.find({ company: A }).sort({ date: 1, timestamp: 1, _id: 1 }).toArray()).map((d) => d.date as number);
+  const from = dates[Math.floor(dates.length / 4)]!;
+  const to = dates[Math.floor(dates.length / 2)]!;
+  const idsA = (await docs.find({ company: A }).sort({ date: 1, timestamp: 1, _id: 1 }).skip(10).limit(6).toArray()).map((d) => String(d._id)).reverse();
+  const otherTenantDoc = await docs.findOne({ company: B });
   const someId = String((await trips.find({ company: A }).sort({ createdAt: -1, _id: -1 }).skip(7).limit(1).next())?._id);
   return {
     page1: await docs.find({ company: A }).sort(SORT).limit(20).toArray(),
@@ -43,6 +48,12 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     byClient: await docs.find({ company: A, client: someClient }, { projection: { client: 1, date: 1, 'invoice.num': 1 } }).sort(SORT).limit(5).toArray(),
     eqOperator: await docs.find({ company: { $eq: B } }).sort({ date: 1, timestamp: 1, _id: 1 }).limit(3).toArray(),
     dotted: await docs.find({ company: B, 'invoice.num': someFolio }).toArray(),
+    ranged: await docs.find({ company: A, date: { $gte: from, $lte: to } }).sort(SORT).skip(2).limit(10).toArray(),
+    rangedCount: await docs.countDocuments({ company: A, date: { $gte: from, $lt: to } }),
+    tripsPage: await trips.find({ company: B }).sort({ createdAt: -1, _id: -1 }).skip(5).limit(10).toArray(),
+    tripsCount: await trips.countDocuments({ company: B, client: someClient }),
+    byIds: await docs.find({ company: A, _id: { $in: [...idsA, 'NO-SUCH-ID', String(otherTenantDoc?._id)] } } as Document).toArray(),
+    byIdsAggregate: await docs.aggregate([{ $match: { company: A, _id: { $in: idsA.slice(0, 3) } } }, { $project: { client: 1 } }]).toArray(),
     nobody: await docs.find({ company: 'NOBODY000000' }).sort(SORT).limit(5).toArray(),
     byId: await trips.findOne({ company: A, _id: someId } as Document),
     counts: [await docs.countDocuments({ company: A }), await trips.countDocuments({ company: B }), await docs.countDocuments({ company: A, client: someClient })],

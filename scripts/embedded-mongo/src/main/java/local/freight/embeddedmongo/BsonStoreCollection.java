@@ -190,14 +190,175 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             .map(entry -> new DocumentWithPosition<>(decode(entry.getValue()), entry.getKey()));
     }
 
+    /**
+     * The string or ObjectId {@code _id}s a query names ({@code _id: v} or {@code _id: {$in: [...]}}),
+     * or null. The stock engine reads the whole collection for {@code {tenant, _id: {$in}}}; these
+     * are fetched by key instead (the query is still applied to them).
+     */
+    private static List<Object> idLookup(Document query) {
+        Object id = query.get("_id");
+        List<?> ids;
+        if (id instanceof String || id instanceof de.bwaldvogel.mongo.bson.ObjectId) {
+            ids = List.of(id);
+        } else if (id instanceof Document operators && operators.size() == 1 && operators.get("$in") instanceof List<?> in) {
+            ids = in;
+        } else {
+            return null;
+        }
+        List<Object> keys = new ArrayList<>(ids.size());
+        for (Object value : ids) {
+            if (!(value instanceof String) && !(value instanceof de.bwaldvogel.mongo.bson.ObjectId)) {
+                return null; // numbers: 1, 1L and 1.0 are one _id but different keys
+            }
+            keys.add(value);
+        }
+        return keys;
+    }
+
+    /** The stored documents with these keys, in the store's key order (its natural order), decoded. */
+    private Stream<Document> byIds(List<Object> keys) {
+        return keys.stream()
+            .distinct()
+            .filter(dataMap::containsKey)
+            .sorted(dataMap.getKeyType()::compare)
+            .map(dataMap::get)
+            .map(BsonStoreCollection::decode);
+    }
+
     /** Every document that may match {@code query}, decoded; the caller still applies the query. */
     private Stream<Document> candidates(Document query) {
+        List<Object> ids = idLookup(query);
+        if (ids != null) {
+            return byIds(ids);
+        }
         List<byte[]> needles = StringNeedles.of(query);
+        RawQuery raw = RawQuery.compile(query);
         Stream<Object> values = dataMap.values().stream();
         if (!needles.isEmpty()) {
             values = values.filter(v -> !(v instanceof byte[] bytes) || StringNeedles.containsAll(bytes, needles));
         }
+        if (!raw.isEmpty()) {
+            values = values.filter(v -> !(v instanceof byte[] bytes) || raw.evaluate(bytes) != RawQuery.Answer.NO_MATCH);
+        }
         return values.map(BsonStoreCollection::decode);
+    }
+
+    /**
+     * Number of documents matching {@code query} when its top-level conditions are all simple
+     * (see {@link RawQuery}): counted on the bytes, decoding only documents the bytes cannot decide.
+     * Null when the query is not simple (the caller runs the engine's pipeline).
+     */
+    synchronized Long countMatching(Document query) {
+        RawQuery raw = RawQuery.compile(query);
+        if (!raw.complete) {
+            return null;
+        }
+        List<byte[]> needles = StringNeedles.of(query);
+        long n = 0;
+        for (Object value : dataMap.values()) {
+            if (value instanceof byte[] bytes) {
+                if (!needles.isEmpty() && !StringNeedles.containsAll(bytes, needles)) {
+                    continue;
+                }
+                RawQuery.Answer answer = raw.evaluate(bytes);
+                if (answer == RawQuery.Answer.MATCH
+                    || (answer == RawQuery.Answer.UNKNOWN && documentMatchesQuery(decode(bytes), query))) {
+                    n++;
+                }
+            } else if (documentMatchesQuery((Document) value, query)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Signals that the bytes cannot decide a sorted page: run the engine's own path instead. */
+    private static final class NotSimple extends RuntimeException {
+        NotSimple() {
+            super(null, null, false, false);
+        }
+    }
+
+    /**
+     * The best {@code keep} documents of a simple query and a sort on top-level fields, chosen on the
+     * bytes (a bounded heap); only they are decoded. Null when the bytes cannot decide (the caller
+     * falls back to the engine's path).
+     */
+    private List<Document> topOnBytes(Document query, Document orderBy, int keep) {
+        RawQuery raw = RawQuery.compile(query);
+        if (!raw.complete) {
+            return null;
+        }
+        byte[][] fields = new byte[orderBy.size()][];
+        int[] directions = new int[orderBy.size()];
+        int i = 0;
+        for (Map.Entry<String, Object> entry : orderBy.entrySet()) {
+            if (entry.getKey().startsWith("$") || entry.getKey().contains(".") || !(entry.getValue() instanceof Number n)) {
+                return null;
+            }
+            fields[i] = entry.getKey().getBytes(StandardCharsets.UTF_8);
+            directions[i++] = n.intValue() < 0 ? -1 : 1;
+        }
+        record Candidate(Comparable<?>[] keys, long arrival, byte[] bytes) {
+        }
+        Comparator<Candidate> order = (a, b) -> {
+            for (int k = 0; k < directions.length; k++) {
+                int c = compareKeys(a.keys()[k], b.keys()[k]);
+                if (c != 0) {
+                    return c * directions[k];
+                }
+            }
+            return Long.compare(a.arrival(), b.arrival());
+        };
+        List<byte[]> needles = StringNeedles.of(query);
+        PriorityQueue<Candidate> worstFirst = new PriorityQueue<>(keep + 1, order.reversed());
+        long arrival = 0;
+        try {
+            for (Object value : dataMap.values()) {
+                if (!(value instanceof byte[] bytes)) {
+                    return null;
+                }
+                long position = arrival++;
+                if (!needles.isEmpty() && !StringNeedles.containsAll(bytes, needles)) {
+                    continue;
+                }
+                RawQuery.Answer answer = raw.evaluate(bytes);
+                if (answer == RawQuery.Answer.NO_MATCH) {
+                    continue;
+                }
+                if (answer == RawQuery.Answer.UNKNOWN) {
+                    return null;
+                }
+                Comparable<?>[] keys = RawQuery.sortKeys(bytes, fields);
+                if (keys == null) {
+                    return null;
+                }
+                Candidate candidate = new Candidate(keys, position, bytes);
+                if (worstFirst.size() < keep) {
+                    worstFirst.add(candidate);
+                } else if (order.compare(candidate, worstFirst.peek()) < 0) {
+                    worstFirst.poll();
+                    worstFirst.add(candidate);
+                }
+            }
+        } catch (NotSimple e) {
+            return null;
+        }
+        List<Candidate> best = new ArrayList<>(worstFirst);
+        best.sort(order);
+        List<Document> documents = new ArrayList<>(best.size());
+        for (Candidate c : best) {
+            documents.add(decode(c.bytes()));
+        }
+        return documents;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static int compareKeys(Comparable a, Comparable b) {
+        if (a.getClass() != b.getClass()) {
+            throw new NotSimple(); // mixed types in one sort field: the engine's type order decides
+        }
+        return a.compareTo(b);
     }
 
     @Override
@@ -218,7 +379,16 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             documentStream = streamAllDocumentsWithPosition()
                 .sorted((o1, o2) -> ValueComparator.desc().compare(o1.getPosition(), o2.getPosition()))
                 .map(DocumentWithPosition::getDocument);
+        } else if (idLookup(query) != null) {
+            documentStream = byIds(idLookup(query));
         } else {
+            if (orderBy != null && !orderBy.isEmpty() && limit > 0 && (long) numberToSkip + limit <= 100_000) {
+                List<Document> top = topOnBytes(query, orderBy, numberToSkip + limit);
+                if (top != null) {
+                    // The engine's own path for the rest (re-checks the kept documents, skips, projects).
+                    return super.matchDocumentsFromStream(query, top.stream(), numberToSkip, limit, batchSize, null, fieldSelector);
+                }
+            }
             documentStream = candidates(query);
         }
         return matchDocumentsFromStream(documentStream, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);

@@ -1,7 +1,9 @@
 package local.freight.embeddedmongo;
 
 import java.lang.reflect.Field;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
@@ -64,6 +66,10 @@ final class BsonStoreDatabase extends H2Database {
             return super.handleCommand(channel, command, query, databaseResolver, oplog);
         }
         Object pipeline = query.get("pipeline");
+        Document counted = countOnBytes(query, pipeline);
+        if (counted != null) {
+            return counted;
+        }
         Document leadingMatch = null;
         if (pipeline instanceof List<?> stages && !stages.isEmpty() && stages.get(0) instanceof Document first
             && first.size() == 1 && first.get("$match") instanceof Document match) {
@@ -76,6 +82,46 @@ final class BsonStoreDatabase extends H2Database {
         } finally {
             BsonStoreCollection.AGGREGATION_PREFILTER.remove();
         }
+    }
+
+    /**
+     * The driver's countDocuments pipeline, {@code [{$match: q}, {$group: {_id: c, n: {$sum: 1}}}]},
+     * counted on the documents' bytes when q is simple (BsonStoreCollection.countMatching); null
+     * for any other command (the engine runs it).
+     */
+    private Document countOnBytes(Document command, Object pipeline) {
+        if (!(pipeline instanceof List<?> stages) || stages.size() != 2
+            || !(stages.get(0) instanceof Document first) || first.size() != 1 || !(first.get("$match") instanceof Document match)
+            || !(stages.get(1) instanceof Document second) || second.size() != 1 || !(second.get("$group") instanceof Document group)
+            || group.size() != 2 || !group.containsKey("_id") || group.get("_id") instanceof Document
+            || (group.get("_id") instanceof String id && id.startsWith("$"))) {
+            return null;
+        }
+        String countField = null;
+        for (Map.Entry<String, Object> entry : group.entrySet()) {
+            if (!entry.getKey().equals("_id")) {
+                if (!(entry.getValue() instanceof Document sum) || sum.size() != 1 || !(sum.get("$sum") instanceof Number one)
+                    || one.doubleValue() != 1.0) {
+                    return null;
+                }
+                countField = entry.getKey();
+            }
+        }
+        String collectionName = String.valueOf(command.get("aggregate"));
+        if (!(resolveCollection(collectionName, false) instanceof BsonStoreCollection collection)) {
+            return null;
+        }
+        Long n = collection.countMatching(match);
+        if (n == null) {
+            return null;
+        }
+        List<Document> batch = new ArrayList<>();
+        if (n > 0) {
+            Object count = n <= Integer.MAX_VALUE ? (Object) Integer.valueOf(n.intValue()) : (Object) n;
+            batch.add(new Document("_id", group.get("_id")).append(countField, count));
+        }
+        Document cursor = new Document("id", Long.valueOf(0)).append("ns", getFullCollectionNamespace(collectionName)).append("firstBatch", batch);
+        return new Document("cursor", cursor).append("ok", Double.valueOf(1.0));
     }
 
     private static final Field MV_STORE_FIELD;
