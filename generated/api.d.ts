@@ -315,6 +315,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import CFDI 4.0 XML and Carta Porte
+         * @description Takes in the carrier's own CFDI 4.0 XML, as downloaded from the SAT or the PAC, so every
+         *     other operation (lists, tax summary, audits) runs on its real numbers. Send one XML file
+         *     (`application/xml`), a zip of many (`application/zip`), or files as JSON
+         *     (`application/json`, what MCP agents send). The same import runs from the command line:
+         *     `npm run import -- --tenant <RFC> <files or folders…>`.
+         *
+         *     **What is read.** CFDI 4.0 (`http://www.sat.gob.mx/cfd/4`), stamped (TimbreFiscalDigital):
+         *     invoices (type I), credit notes (type E with CfdiRelacionados 01, reducing the related
+         *     invoice's balance), payment complements (type P, Pagos 2.0: each DoctoRelacionado's
+         *     ImpSaldoAnt, ImpPagado, ImpSaldoInsoluto), SAT cancellation acknowledgements
+         *     (`http://cancelacfd.sat.gob.mx`, `Folios/Folio` with UUID, Motivo, FolioSustitucion), and
+         *     Carta Porte 3.0/3.1 complements (on an invoice or a transfer, type T) into trips: one leg
+         *     per destination with its goods. Delivered volumes are not part of Carta Porte: add them
+         *     with the delivery addenda (`urn:freight-backoffice:entregas:1`, see the README); a leg
+         *     without them is in transit. Only IVA (002) taxes and MXN invoices are imported.
+         *
+         *     **Tenant.** Always the API key's. A file whose Emisor RFC (RfcEmisor for a cancellation) is
+         *     not the tenant's is rejected.
+         *
+         *     **Idempotent by UUID.** Importing a file again changes nothing (`skipped`); the same UUID
+         *     with other content replaces the earlier version (`updated`). Payment complements, credit
+         *     notes and cancellations that arrive before their invoice are kept and applied when it
+         *     arrives, so the order of files does not matter.
+         *
+         *     **Rejections are per file**, with the reason: malformed XML, any DTD (`<!DOCTYPE>`: no entity
+         *     expansion, no external entities), another namespace or version (CFDI 3.3 is reported as
+         *     unsupported), an unstamped CFDI, amounts or dates that do not parse, files larger than
+         *     `IMPORT_MAX_FILE_BYTES` (2 MiB), zip entries compressed more than
+         *     `IMPORT_MAX_COMPRESSION_RATIO`:1 (100), more than `IMPORT_MAX_FILES` (20,000) files or
+         *     `IMPORT_MAX_TOTAL_BYTES` (1 GiB) uncompressed in one import. A rejected file writes
+         *     nothing; the others are imported. The answer is 200 with the report whenever the request
+         *     itself was readable.
+         *
+         *     **Body size.** At most `IMPORT_BODY_LIMIT_BYTES` (64 MiB) for XML and zip bodies (`413`).
+         *     JSON bodies have the same limit here; through MCP the MCP request limit
+         *     (`BODY_LIMIT_BYTES`) applies.
+         */
+        post: operations["importDocuments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/shipments": {
         parameters: {
             query?: never;
@@ -1529,6 +1584,79 @@ export interface components {
             /** @example 1500 */
             unconcentratedBelow: number;
         };
+        ImportFile: {
+            /** @description The XML text, or the file's bytes in base64. */
+            content: string;
+            /**
+             * @description How `content` is written.
+             * @default utf8
+             * @enum {string}
+             */
+            encoding: "utf8" | "base64";
+            /**
+             * @description File name, shown in the report.
+             * @example A-1001.xml
+             */
+            name: string;
+        };
+        ImportFileResult: {
+            /** @description Financial documents this file created or changed (`id` in `GET /api/financial-docs`). */
+            financialDocIds?: string[];
+            /**
+             * @description `invoice` CFDI type I, `creditNote` type E (relation 01), `payment` type P (Pagos 2.0),
+             *     `cancellation` a SAT cancellation acknowledgement, `transfer` type T with Carta Porte.
+             * @enum {string}
+             */
+            kind?: "invoice" | "creditNote" | "payment" | "cancellation" | "transfer";
+            /** @description File name; a zip entry is `<archive>/<entry path>`. */
+            name: string;
+            /**
+             * @description Invoice UUIDs this file refers to (a payment, credit note or cancellation) that are
+             *     not imported yet: the file is kept and applied when they arrive.
+             */
+            pendingInvoices?: string[];
+            /** @description Why the file was rejected or skipped. */
+            reason?: string;
+            /** @enum {string} */
+            status: "created" | "updated" | "skipped" | "rejected";
+            /** @description Trip created from the Carta Porte complement (`GET /api/shipments`). */
+            tripId?: string;
+            /**
+             * @description Fiscal UUID of the CFDI (of a cancellation acknowledgement, the first cancelled UUID).
+             * @example 5FB2822E-396D-4725-8521-CDC4BDD20CCF
+             */
+            uuid?: string;
+        };
+        /** @description What happened to every file, in the order they were read. */
+        ImportReport: {
+            files: components["schemas"]["ImportFileResult"][];
+            summary: {
+                /** @description Files whose UUID was new. */
+                created: number;
+                /** @description Files read (zip entries count one each). */
+                files: number;
+                /** @description Files not imported; see each file's `reason`. */
+                rejected: number;
+                /** @description Files imported before with the same content (nothing changed). */
+                skipped: number;
+                /** @description Files whose UUID was imported before with other content (e.g. a delivery addenda added). */
+                updated: number;
+            };
+            /**
+             * @description The tenant the files were imported for (from the API key)
+             * @example TGO850101AB1
+             */
+            tenant: string;
+        };
+        /**
+         * @description Files as JSON (what MCP agents send): each file's `content` is the XML text
+         *     (`encoding: utf8`) or the file's bytes in base64 (`encoding: base64`; needed
+         *     for a `.zip`). A file whose name ends in `.zip` (or whose bytes are a zip)
+         *     is read as an archive.
+         */
+        ImportRequest: {
+            files: components["schemas"]["ImportFile"][];
+        };
         /** @description One CFDI concept line. Its tax treatment decides which base of the reconciliation it belongs to. */
         InvoiceConcept: {
             /** @description Importe: quantity × unit price, before discount */
@@ -2331,7 +2459,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The key is valid but may not do this: it lacks the scope the operation needs (`read` for GET operations, `write` for scheduling and cancelling), or the request names another tenant. */
+        /** @description The key is valid but may not do this: it lacks the scope the operation needs (`read` for GET operations, `write` for importing, scheduling and cancelling), or the request names another tenant. */
         Forbidden: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -4150,6 +4278,142 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDocuments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportRequest"];
+                "application/xml": string;
+                "application/zip": string;
+            };
+        };
+        responses: {
+            /** @description The import report, one entry per file read. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "summary": {
+                     *         "files": 3,
+                     *         "created": 1,
+                     *         "updated": 0,
+                     *         "skipped": 1,
+                     *         "rejected": 1
+                     *       },
+                     *       "files": [
+                     *         {
+                     *           "name": "facturas.zip/A-1001.xml",
+                     *           "status": "created",
+                     *           "kind": "invoice",
+                     *           "uuid": "1A2B3C4D-0001-4000-8000-000000000001",
+                     *           "financialDocIds": [
+                     *             "TGO850101AB1-CFDI-1A2B3C4D-0001-4000-8000-000000000001"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "name": "facturas.zip/A-1001-copia.xml",
+                     *           "status": "skipped",
+                     *           "kind": "invoice",
+                     *           "uuid": "1A2B3C4D-0001-4000-8000-000000000001",
+                     *           "reason": "already imported (same UUID, same content)",
+                     *           "financialDocIds": [
+                     *             "TGO850101AB1-CFDI-1A2B3C4D-0001-4000-8000-000000000001"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "name": "facturas.zip/2021/F-88.xml",
+                     *           "status": "rejected",
+                     *           "reason": "unsupported: CFDI 3.3 (namespace http://www.sat.gob.mx/cfd/3); only CFDI 4.0 is imported"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportReport"];
+                };
+            };
+            /** @description The JSON body is invalid (a missing or unknown field, no files, over 1,000 files). One detail per problem; nothing is imported. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 400,
+                     *         "message": "Invalid request body",
+                     *         "details": [
+                     *           "files must NOT have fewer than 1 items"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The body is larger than `IMPORT_BODY_LIMIT_BYTES` (64 MiB by default). Split the archive. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 413,
+                     *         "message": "Payload Too Large",
+                     *         "details": [
+                     *           "Request body is too large"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not `application/xml`, `application/zip` or `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 415,
+                     *         "message": "Unsupported Media Type",
+                     *         "details": [
+                     *           "Unsupported Media Type: text/plain"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

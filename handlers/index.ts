@@ -5,6 +5,7 @@ import { shipmentsHandlers } from './shipments.ts';
 import { alertsHandlers } from './alerts.ts';
 import { taxHandlers } from './tax.ts';
 import { analyticsHandlers } from './analytics.ts';
+import { importsHandlers } from './imports.ts';
 
 /**
  * Every operationId of the spec bound to its handler. The `HandlerMap` type
@@ -18,6 +19,7 @@ export function createHandlers(deps: HandlerDeps): HandlerMap {
     ...alertsHandlers(deps),
     ...taxHandlers(deps),
     ...analyticsHandlers(deps),
+    ...importsHandlers(deps),
   };
 }
 

@@ -23,6 +23,21 @@ export interface AppConfig {
   apiKeyCacheTtlMs: number;
   /** How long a tenant's settings are reused without a database read (0 = no cache). */
   settingsCacheTtlMs: number;
+  /** CFDI import limits (POST /api/imports, npm run import). */
+  imports: ImportLimits;
+}
+
+export interface ImportLimits {
+  /** Largest POST /api/imports body (one XML or one zip). */
+  bodyLimitBytes: number;
+  /** Most files in one import (entries of a zip, files of a folder). */
+  maxFiles: number;
+  /** Largest single XML file (uncompressed). */
+  maxFileBytes: number;
+  /** Most uncompressed bytes of one import. */
+  maxTotalBytes: number;
+  /** Highest uncompressed ÷ compressed size of a zip entry (zip bombs). */
+  maxCompressionRatio: number;
 }
 
 export class ConfigError extends Error {}
@@ -86,5 +101,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     corsOrigins: origins(env),
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 300_000),
     settingsCacheTtlMs: int(env, 'SETTINGS_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    imports: {
+      bodyLimitBytes: int(env, 'IMPORT_BODY_LIMIT_BYTES', 67_108_864, 1024, 1_073_741_824),
+      maxFiles: int(env, 'IMPORT_MAX_FILES', 20_000, 1, 1_000_000),
+      maxFileBytes: int(env, 'IMPORT_MAX_FILE_BYTES', 2_097_152, 1024, 104_857_600),
+      maxTotalBytes: int(env, 'IMPORT_MAX_TOTAL_BYTES', 1_073_741_824, 1024, 17_179_869_184),
+      maxCompressionRatio: int(env, 'IMPORT_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
+    },
   };
 }

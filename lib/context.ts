@@ -8,7 +8,7 @@ import type { AppConfig } from './config.ts';
  */
 export interface ServiceContext {
   db: Db;
-  config: Pick<AppConfig, 'documentBaseUrl' | 'queryTimeoutMs'>;
+  config: Pick<AppConfig, 'documentBaseUrl' | 'queryTimeoutMs' | 'imports'>;
   now: () => Date;
 }
 

@@ -55,7 +55,7 @@ function switchableDb(db: Db) {
 }
 
 const sw = switchableDb(h.db);
-const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536' }), db: sw.db, logger: false });
+const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536' }), db: sw.db, logger: false });
 const limited = await buildApp({ config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' }), db: h.db, logger: false });
 t.teardown(() => Promise.all([main.close(), limited.close()]));
 const base = await listen(main);
@@ -119,6 +119,10 @@ function urlOf(op: OperationSchemas, root = base, query = ''): string {
 function exampleBody(op: OperationSchemas): unknown {
   // `individual` spelled out: the service fingerprints the body with its defaults applied.
   if (op.operationId === 'scheduleAlerts') return { userIds: [`user-${Math.random().toString(36).slice(2, 10)}`], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'cobertura', individual: true };
+  if (op.operationId === 'importDocuments') {
+    const acuse = `<Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="${TENANT_A}"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02"/></Folios></Acuse>`;
+    return { files: [{ name: 'acuse.xml', content: acuse }] };
+  }
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
   return {};

@@ -13,6 +13,7 @@ export const COLLECTIONS = {
   alerts: 'alerts',
   alertJobs: 'alertJobs',
   idempotency: 'idempotencyKeys',
+  importFacts: 'importFacts',
 } as const;
 
 export const financialDocs = (db: Db): Collection<FinancialDocument> => db.collection<FinancialDocument>(COLLECTIONS.financialDocs);

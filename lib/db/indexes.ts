@@ -55,6 +55,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { tenant: 1, ruleId: 1, cycleKey: 1, evaluatedAt: -1, _id: -1 }, name: 'tenant_rule_cycle_evaluated_id' },
     { key: { tenant: 1, status: 1, evaluatedAt: -1, _id: -1 }, name: 'tenant_status_evaluated' },
   ],
+  // --- CFDI import (lib/imports): the facts behind each imported financial document.
+  [COLLECTIONS.importFacts]: [{ key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' }],
   [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'expires_ttl', expireAfterSeconds: 0 }],
 };
 

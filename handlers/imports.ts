@@ -1,0 +1,29 @@
+import type { HandlerDeps, HandlerMap } from './types.ts';
+import { tenantOf } from '../lib/http/auth.ts';
+import { importDocuments } from '../lib/imports/import-documents.ts';
+import type { ImportInput } from '../lib/imports/import-sources.ts';
+import type { components } from '../generated/api.d.ts';
+
+type ImportRequest = components['schemas']['ImportRequest'];
+
+const BASE64_RE = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
+
+/** The request body as import inputs: raw XML or zip bytes, or the files of a JSON body. */
+function inputsOf(body: unknown, mediaType: string): ImportInput[] {
+  if (Buffer.isBuffer(body)) return [{ name: mediaType === 'application/zip' ? 'upload.zip' : 'upload.xml', data: body, zip: mediaType === 'application/zip' }];
+  return (body as ImportRequest).files.map((f): ImportInput => {
+    if (f.encoding !== 'base64') return { name: f.name, data: Buffer.from(f.content, 'utf8') };
+    if (!BASE64_RE.test(f.content)) return { name: f.name, rejection: 'content is not valid base64' };
+    return { name: f.name, data: Buffer.from(f.content, 'base64') };
+  });
+}
+
+export function importsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'importDocuments'> {
+  return {
+    async importDocuments(request) {
+      const mediaType = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const inputs = inputsOf(request.body, mediaType);
+      return importDocuments(deps, tenantOf(request), inputs);
+    },
+  };
+}

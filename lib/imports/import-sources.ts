@@ -1,0 +1,193 @@
+/**
+ * What an import reads: single XML files and zip archives, in memory (an HTTP
+ * body) or on disk (the CLI), turned into a stream of entries, each either a
+ * byte stream to parse or a rejection. Limits are enforced while streaming,
+ * never trusting sizes an archive declares:
+ *
+ * - entries per import (`maxFiles`), checked from the zip's central directory
+ *   before anything is read;
+ * - bytes per file (`maxFileBytes`): declared size first, then counted as it
+ *   inflates (yauzl also fails an entry whose real size differs from its header);
+ * - uncompressed bytes per import (`maxTotalBytes`), counted;
+ * - compression ratio per entry (`maxCompressionRatio`), the zip-bomb signature.
+ *
+ * Nested archives, encrypted entries and non-XML entries are rejected per entry.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import type { ImportLimits } from '../config.ts';
+
+export type ImportInput =
+  /** One XML file or one zip archive in memory (`zip` forces the archive reading). */
+  | { name: string; data: Buffer; zip?: boolean }
+  /** One XML file or zip archive on disk. */
+  | { name: string; path: string }
+  /** A file already refused by the caller (e.g. content that is not base64). */
+  | { name: string; rejection: string };
+
+export type ImportEntry =
+  | { name: string; open: () => Promise<Readable | Buffer> }
+  | { name: string; rejection: string };
+
+const isZipName = (name: string): boolean => /\.zip$/i.test(name);
+const looksLikeZip = (data: Buffer): boolean => data.length >= 4 && data[0] === 0x50 && data[1] === 0x4b && (data[2] === 3 || data[2] === 5) && (data[3] === 4 || data[3] === 6);
+
+/** Budget shared by every entry of one import. */
+export class ImportBudget {
+  files = 0;
+  bytes = 0;
+  constructor(readonly limits: ImportLimits) {}
+}
+
+export async function* expandInputs(inputs: Iterable<ImportInput> | AsyncIterable<ImportInput>, budget: ImportBudget): AsyncGenerator<ImportEntry> {
+  const { limits } = budget;
+  for await (const input of inputs) {
+    if ('rejection' in input) {
+      budget.files += 1;
+      yield input;
+      continue;
+    }
+    const inMemory = 'data' in input;
+    const zip = inMemory ? (input.zip ?? (isZipName(input.name) || looksLikeZip(input.data))) : isZipName(input.name);
+    if (zip) {
+      yield* zipEntries(input, budget);
+      continue;
+    }
+    if (++budget.files > limits.maxFiles) {
+      yield { name: input.name, rejection: `more than ${limits.maxFiles} files in one import (IMPORT_MAX_FILES)` };
+      continue;
+    }
+    if (!/\.xml$/i.test(input.name) && !inMemory) {
+      yield { name: input.name, rejection: 'not an .xml or .zip file' };
+      continue;
+    }
+    const size = inMemory ? input.data.length : (await stat(input.path)).size;
+    if (size > limits.maxFileBytes) {
+      yield { name: input.name, rejection: `file of ${size} bytes is larger than ${limits.maxFileBytes} bytes (IMPORT_MAX_FILE_BYTES)` };
+      continue;
+    }
+    if (budget.bytes + size > limits.maxTotalBytes) {
+      yield { name: input.name, rejection: `the import exceeds ${limits.maxTotalBytes} bytes in all (IMPORT_MAX_TOTAL_BYTES)` };
+      continue;
+    }
+    budget.bytes += size;
+    yield { name: input.name, open: async () => (inMemory ? input.data : createReadStream(input.path)) };
+  }
+}
+
+type ReadableInput = Exclude<ImportInput, { rejection: string }>;
+
+const openZip = (input: ReadableInput): Promise<yauzl.ZipFile> =>
+  new Promise((resolve, reject) => {
+    const options = { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: true };
+    const cb = (err: Error | null, zip: yauzl.ZipFile) => (err ? reject(err) : resolve(zip));
+    if ('data' in input) yauzl.fromBuffer(input.data, options, cb);
+    else yauzl.open(input.path, options, cb);
+  });
+
+function readAllEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
+  return new Promise((resolve, reject) => {
+    const entries: yauzl.Entry[] = [];
+    zip.on('entry', (e: yauzl.Entry) => {
+      entries.push(e);
+      zip.readEntry();
+    });
+    zip.on('end', () => resolve(entries));
+    zip.on('error', reject);
+    zip.readEntry();
+  });
+}
+
+const openEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> =>
+  new Promise((resolve, reject) => zip.openReadStream(entry, (err, stream) => (err ? reject(err) : resolve(stream))));
+
+async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGenerator<ImportEntry> {
+  const { limits } = budget;
+  if ('path' in input) {
+    const size = (await stat(input.path)).size;
+    if (size > limits.maxTotalBytes) {
+      yield { name: input.name, rejection: `archive of ${size} bytes is larger than ${limits.maxTotalBytes} bytes (IMPORT_MAX_TOTAL_BYTES)` };
+      return;
+    }
+  }
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(input);
+  } catch (err) {
+    yield { name: input.name, rejection: `not a readable zip archive: ${(err as Error).message}` };
+    return;
+  }
+  try {
+    if (budget.files + zip.entryCount > limits.maxFiles) {
+      yield { name: input.name, rejection: `archive has ${zip.entryCount} entries; at most ${limits.maxFiles} files per import (IMPORT_MAX_FILES)` };
+      return;
+    }
+    let entries: yauzl.Entry[];
+    try {
+      entries = await readAllEntries(zip);
+    } catch (err) {
+      yield { name: input.name, rejection: `not a readable zip archive: ${(err as Error).message}` };
+      return;
+    }
+    for (const entry of entries) {
+      const name = `${input.name}/${entry.fileName}`;
+      if (entry.fileName.endsWith('/')) continue; // a folder
+      budget.files += 1;
+      if (!/\.xml$/i.test(entry.fileName)) {
+        yield { name, rejection: isZipName(entry.fileName) ? 'nested archives are not read: unzip it or send it on its own' : 'not an .xml file' };
+        continue;
+      }
+      if (entry.isEncrypted()) {
+        yield { name, rejection: 'encrypted zip entry' };
+        continue;
+      }
+      if (entry.uncompressedSize > limits.maxFileBytes) {
+        yield { name, rejection: `entry of ${entry.uncompressedSize} bytes is larger than ${limits.maxFileBytes} bytes (IMPORT_MAX_FILE_BYTES)` };
+        continue;
+      }
+      const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
+      if (ratio > limits.maxCompressionRatio) {
+        yield { name, rejection: `compression ratio ${Math.round(ratio)}:1 exceeds ${limits.maxCompressionRatio}:1 (IMPORT_MAX_COMPRESSION_RATIO): a zip bomb?` };
+        continue;
+      }
+      if (budget.bytes + entry.uncompressedSize > limits.maxTotalBytes) {
+        yield { name, rejection: `the import exceeds ${limits.maxTotalBytes} uncompressed bytes in all (IMPORT_MAX_TOTAL_BYTES)` };
+        continue;
+      }
+      budget.bytes += entry.uncompressedSize;
+      yield { name, open: () => openEntry(zip, entry) };
+    }
+  } finally {
+    zip.close();
+  }
+}
+
+/**
+ * Reads an entry's bytes as chunks, failing once more than `maxBytes` arrive
+ * (whatever the archive declared). The caller parses chunk by chunk.
+ */
+export async function* boundedChunks(source: Readable | Buffer, maxBytes: number): AsyncGenerator<Buffer> {
+  if (Buffer.isBuffer(source)) {
+    if (source.length > maxBytes) throw new SizeExceeded(maxBytes);
+    yield source;
+    return;
+  }
+  let seen = 0;
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      seen += chunk.length;
+      if (seen > maxBytes) throw new SizeExceeded(maxBytes);
+      yield chunk;
+    }
+  } finally {
+    source.destroy();
+  }
+}
+
+export class SizeExceeded extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`larger than ${maxBytes} bytes (IMPORT_MAX_FILE_BYTES)`);
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Pure mapping of a CFDI's Carta Porte 3.x complement into the stored
+ * TripDocument shape (lib/model/trip-document.ts, as the demo generator writes
+ * it): one trip per stamped CFDI, one leg per Destino.
+ *
+ * - Products of a leg: the goods assigned to that destination
+ *   (CantidadTransporta/IDDestino), or all goods when there is one destination.
+ * - Delivered volumes are not part of Carta Porte. They come from this
+ *   service's delivery addenda (`urn:freight-backoffice:entregas:1`, see
+ *   README); a leg without them is in transit (status 2, unloadDate null,
+ *   offloaded 0), as the demo data shows trips not yet delivered.
+ * - Pricing comes from the CFDI itself when it is the freight invoice (type I):
+ *   freight lines are paired with legs when there is one per leg, otherwise
+ *   apportioned by loaded volume; tolls likewise. A transfer CFDI (type T)
+ *   carries no price: pricing is zero and the trip links to no invoice.
+ */
+import type { LegProduct, TripDocument, TripLeg, TripPlace } from '../model/trip-document.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { mxYmdInt } from '../time/mexico-city.ts';
+import { STATES } from '../demo/catalog.ts';
+import type { CartaPorte, CartaPorteLocation, Cfdi } from './cfdi.ts';
+import { conceptKind, financialDocId } from './financial-mapping.ts';
+import { reject } from './rejection.ts';
+
+export const tripId = (tenant: string, uuid: string): string => `${tenant}-CP-${uuid}`;
+
+export const LEG_STATUS = { inTransit: 2, delivered: 4 } as const;
+
+function place(l: CartaPorteLocation): TripPlace {
+  return {
+    id: l.id,
+    nif: l.rfc,
+    name: l.name,
+    address: {
+      street: l.street,
+      city: l.locality,
+      municipality: l.municipality,
+      province: STATES[l.state] ?? l.state,
+      state: l.state,
+      country: l.country,
+      zip: l.zip,
+    },
+  };
+}
+
+/** Splits `totalC` over weights in cents, the remainder on the last share. */
+function apportion(totalC: number, weights: number[]): number[] {
+  const sum = weights.reduce((s, w) => s + w, 0);
+  if (sum === 0) return weights.map((_, i) => (i === weights.length - 1 ? totalC : 0));
+  let given = 0;
+  return weights.map((w, i) => {
+    if (i === weights.length - 1) return totalC - given;
+    const share = Math.round((totalC * w) / sum);
+    given += share;
+    return share;
+  });
+}
+
+function legProducts(cp: CartaPorte, dest: CartaPorteLocation, destinations: number, cfdi: Cfdi): LegProduct[] {
+  const products: LegProduct[] = [];
+  for (const g of cp.goods) {
+    let loaded: number;
+    if (g.split.length) {
+      const mine = g.split.filter((s) => s.destination === dest.id);
+      if (!mine.length) continue;
+      loaded = mine.reduce((s, x) => s + x.quantity, 0);
+    } else if (destinations === 1) loaded = g.quantity;
+    else return reject(`Mercancia ${g.code} has no CantidadTransporta and there are ${destinations} destinations: which one receives it is unknown`);
+    const delivered = cfdi.deliveries.filter((d) => d.destination === dest.id && d.code === g.code);
+    products.push({
+      desc: g.description,
+      code: g.code,
+      unit: g.unit,
+      loaded,
+      offloaded: delivered.reduce((s, d) => s + d.quantity, 0),
+    });
+  }
+  if (!products.length) reject(`destination ${dest.id} receives no goods`);
+  return products;
+}
+
+export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
+  const cp = cfdi.cartaPorte;
+  if (!cp) return null;
+  const origins = cp.locations.filter((l) => l.kind === 'Origen');
+  const dests = cp.locations.filter((l) => l.kind === 'Destino');
+  const origin = origins[0]!;
+  for (const d of cfdi.deliveries) {
+    if (!dests.some((x) => x.id === d.destination)) reject(`delivery addenda names destination ${d.destination}, which is not a Carta Porte Destino`);
+  }
+  const shipmentBase = cp.idCcp || cfdi.uuid;
+  const productsByLeg = dests.map((d) => legProducts(cp, d, dests.length, cfdi));
+  const loadedByLeg = productsByLeg.map((ps) => ps.reduce((s, p) => s + p.loaded, 0));
+
+  const billed = cfdi.type === 'I';
+  const freightLines = billed ? cfdi.concepts.filter((c) => conceptKind(c) === 'freight') : [];
+  const tollC = billed ? cfdi.concepts.filter((c) => conceptKind(c) === 'toll').reduce((s, c) => s + toCents(c.amount), 0) : 0;
+  const freightByLeg =
+    freightLines.length === dests.length
+      ? freightLines.map((c) => toCents(c.amount))
+      : apportion(freightLines.reduce((s, c) => s + toCents(c.amount), 0), loadedByLeg);
+  const tollByLeg = apportion(tollC, loadedByLeg);
+  const tariff = freightLines.find((c) => c.unit === 'LTR')?.unitPrice ?? 0;
+
+  const shipments: TripLeg[] = dests.map((d, i) => {
+    const products = productsByLeg[i]!;
+    const deliveries = cfdi.deliveries.filter((x) => x.destination === d.id);
+    const delivered = products.every((p) => deliveries.some((x) => x.code === p.code));
+    const unloadDate = delivered ? Math.max(...deliveries.map((x) => x.date)) : null;
+    const value = cp.goods.reduce((s, g) => {
+      const share = g.split.length ? g.split.filter((x) => x.destination === d.id).reduce((a, x) => a + x.quantity, 0) / (g.quantity || 1) : dests.length === 1 ? 1 : 0;
+      return s + toCents(g.value) * share;
+    }, 0);
+    return {
+      id: `${tenant}-${shipmentBase}-${i + 1}`,
+      shipment: `${shipmentBase}-${i + 1}`,
+      date: mxYmdInt(origin.date),
+      loadDate: origin.date,
+      unloadDate,
+      region: d.state,
+      status: delivered ? LEG_STATUS.delivered : LEG_STATUS.inTransit,
+      distanceKm: d.distanceKm,
+      pricing: {
+        merchandiseValue: fromCents(Math.round(value)),
+        pricingModel: 'volume',
+        tarifUnit: tariff,
+        toll: fromCents(tollByLeg[i]!),
+        billedFreight: fromCents(freightByLeg[i]!),
+        totalFreight: fromCents(freightByLeg[i]! + tollByLeg[i]!),
+      },
+      products: delivered ? products : products.map((p) => ({ ...p, offloaded: 0 })),
+    };
+  });
+
+  const driver = cp.driver ?? reject('Carta Porte has no operator (FiguraTransporte TipoFigura 01)');
+  return {
+    _id: tripId(tenant, cfdi.uuid),
+    idFinan: billed ? financialDocId(tenant, cfdi.uuid) : null,
+    nCed: cp.idCcp,
+    nRel: cfdi.serie && cfdi.folio ? `${cfdi.serie}-${cfdi.folio}` : cfdi.folio,
+    company: tenant,
+    client: billed ? cfdi.receiver.rfc : dests[dests.length - 1]!.rfc,
+    createdAt: cfdi.date,
+    driver: { id: driver.rfc, name: driver.name, license: driver.license },
+    vehicle: { id: cp.vehicle.plate, plate: cp.vehicle.plate, config: cp.vehicle.config, trailers: cp.vehicle.trailers },
+    origin: place(origin),
+    destination: place(dests[dests.length - 1]!),
+    shipments,
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * Imports a carrier's CFDI 4.0 XML (and zips of them) into the database the
+ * service reads, for one tenant:
+ *
+ *   npm run import -- --tenant <RFC> <files or folders…> [--json]
+ *
+ * Folders are walked recursively for .xml and .zip files (anything else, e.g.
+ * the PDFs SAT downloads come with, is left alone). Same rules and report as
+ * POST /api/imports (lib/imports/import-documents.ts). Prints a summary and
+ * every rejected file with its reason (`--json`: the whole report). Exit code
+ * 0 when nothing was rejected, 3 when some file was, 2 on a usage error.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../lib/config.ts';
+import { openDatabase } from '../lib/db/open.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { isValidRfc } from '../lib/tax/rfc.ts';
+import { importDocuments } from '../lib/imports/import-documents.ts';
+import type { ImportInput } from '../lib/imports/import-sources.ts';
+
+const usage = 'usage: npm run import -- --tenant <RFC> <files or folders…> [--json]';
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false } } });
+const tenant = values.tenant?.toUpperCase();
+if (!tenant || !isValidRfc(tenant) || positionals.length === 0) {
+  console.error(!tenant || !isValidRfc(tenant) ? `--tenant must be an RFC (12 or 13 characters). ${usage}` : usage);
+  process.exit(2);
+}
+
+/** Files to import, in a stable order: explicit files as given, folders walked (sorted) for .xml/.zip. */
+async function* filesOf(args: string[]): AsyncGenerator<ImportInput> {
+  for (const arg of args) {
+    const info = await stat(arg).catch(() => null);
+    if (!info) {
+      yield { name: arg, rejection: 'no such file or folder' };
+      continue;
+    }
+    if (info.isFile()) {
+      yield { name: arg, path: arg };
+      continue;
+    }
+    const walk = async function* (dir: string): AsyncGenerator<ImportInput> {
+      const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      for (const e of entries) {
+        const full = path.join(dir, e.name);
+        if (e.isDirectory()) yield* walk(full);
+        else if (e.isFile() && /\.(xml|zip)$/i.test(e.name)) yield { name: full, path: full };
+      }
+    };
+    yield* walk(arg);
+  }
+}
+
+const config = loadConfig();
+const database = await openDatabase(config, { log: (m) => console.error(m) });
+let rejected = 0;
+try {
+  await ensureIndexes(database.db);
+  const started = Date.now();
+  const report = await importDocuments({ db: database.db, config, now: () => new Date() }, tenant, filesOf(positionals), {
+    onFile: (result, done) => {
+      if (done % 500 === 0) console.error(`[import] ${done} files…`);
+      if (result.status === 'rejected' && !values.json) console.error(`rejected ${result.name}: ${result.reason}`);
+    },
+  });
+  rejected = report.summary.rejected;
+  if (values.json) console.log(JSON.stringify(report, null, 2));
+  else {
+    const s = report.summary;
+    console.log(`${tenant}: ${s.files} files in ${((Date.now() - started) / 1000).toFixed(1)} s: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped, ${s.rejected} rejected`);
+    const pending = report.files.filter((f) => f.pendingInvoices?.length).length;
+    if (pending) console.log(`${pending} payments, credit notes or cancellations wait for their invoice; they apply when it is imported`);
+  }
+} finally {
+  await database.close();
+}
+process.exit(rejected ? 3 : 0);
