@@ -304,18 +304,18 @@ t.test('MCP: the importDocuments tool imports, and the tax summary tool reads th
     t.ok(tool, `${kind}: importDocuments is a tool`);
     t.equal(tool?.annotations?.readOnlyHint, false);
     const files = fixtureNames().map((n) => ({ name: n, content: fixture(n).toString('utf8') }));
-    const res = (await client.callTool({ name: 'importDocuments', arguments: { body: { files } } })) as { structuredContent: Report; isError?: boolean };
+    const res = (await client.callTool({ name: 'importDocuments', arguments: { body: { files } } })) as unknown as { structuredContent: Report; isError?: boolean };
     t.notOk(res.isError);
     t.same(res.structuredContent.summary, kind === 'streamable' ? { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0 } : { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0 });
-    const tax = (await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '2026-10' } })) as { structuredContent: { totals: Record<string, unknown> } };
+    const tax = (await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '2026-10' } })) as unknown as { structuredContent: { totals: Record<string, unknown> } };
     t.match(tax.structuredContent.totals, { documents: 6, taxableBase: 142800, vat: { declared: 22848, expected: 22848 }, retention: { declared: 5392, expected: 5392 }, exempt: { total: 1470 }, total: 161726 });
-    const shrink = (await client.callTool({ name: 'auditDiscountsAndShrinkage', arguments: { startDate: '2026-10-01', endDate: '2026-10-31' } })) as { structuredContent: { shrinkage: { totals: Record<string, unknown> } } };
+    const shrink = (await client.callTool({ name: 'auditDiscountsAndShrinkage', arguments: { startDate: '2026-10-01', endDate: '2026-10-31' } })) as unknown as { structuredContent: { shrinkage: { totals: Record<string, unknown> } } };
     t.match(shrink.structuredContent.shrinkage.totals, { shrinkageLitres: 70, recoverableValue: 1699.25 });
-    const ue = (await client.callTool({ name: 'getFreightUnitEconomics', arguments: { startDate: '2026-10-01', endDate: '2026-10-31' } })) as { structuredContent: { totals: Record<string, unknown> } };
+    const ue = (await client.callTool({ name: 'getFreightUnitEconomics', arguments: { startDate: '2026-10-01', endDate: '2026-10-31' } })) as unknown as { structuredContent: { totals: Record<string, unknown> } };
     t.match(ue.structuredContent.totals, { revenue: 28800, km: 105, revenuePerKm: { value: 274.29 }, revenuePerLitre: { value: 0.9 } });
-    const lists = (await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 20 } })) as { structuredContent: { meta: { total: number } } };
+    const lists = (await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 20 } })) as unknown as { structuredContent: { meta: { total: number } } };
     t.equal(lists.structuredContent.meta.total, 7);
-    const bad = (await client.callTool({ name: 'importDocuments', arguments: { body: { files: [{ name: 'x.xml', content: BAD[3]![1] }] } } })) as { structuredContent: Report };
+    const bad = (await client.callTool({ name: 'importDocuments', arguments: { body: { files: [{ name: 'x.xml', content: BAD[3]![1] }] } } })) as unknown as { structuredContent: Report };
     t.match(bad.structuredContent.files[0], { status: 'rejected', reason: /DTDs/ });
   }
 });

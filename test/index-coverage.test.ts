@@ -22,6 +22,7 @@ import { ALERT_RULE_IDS } from '../lib/alerts/rules.ts';
 import spec from '../generated/openapi.json' with { type: 'json' };
 import { testConfig } from './helpers/harness.ts';
 import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';
+import { fixture } from './helpers/cfdi-fixtures.ts';
 
 /** The field that scopes each collection to a tenant (an `_id` lookup is served by the `_id` index). */
 const TENANT_FIELD: Record<string, string | null> = {
@@ -32,6 +33,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.apiKeys]: 'tenant',
   [COLLECTIONS.tenantSettings]: '_id',
   [COLLECTIONS.idempotency]: '_id',
+  [COLLECTIONS.importFacts]: 'tenant',
 };
 
 /**
@@ -112,6 +114,8 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', u
   ['auditDispatchToBill', 'GET', `/api/analytics/dispatch-to-bill?client=${client0}`],
   ['getFreightUnitEconomics', 'GET', '/api/analytics/unit-economics'],
   ['getFreightUnitEconomics', 'GET', `/api/analytics/unit-economics?client=${client0}&vehicle=${encodeURIComponent(vehicle)}&litresBasis=offloaded`],
+  // Invoice, payment before... after it, cancellation and a Carta Porte trip: every import query.
+  ['importDocuments', 'POST', '/api/imports', { files: ['05-payment-complement-1.xml', '04-ppd-invoice.xml', '08-invoice-cancelled.xml', '10-cancellation-acuse-motive-01.xml', '11-carta-porte-two-products.xml'].map((name) => ({ name, content: fixture(name).toString('utf8') })) }],
   ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
   ['listAlertJobs', 'GET', '/api/alerts/jobs'],
   ['listAlertJobs', 'GET', '/api/alerts/jobs?userId=u-1'],

@@ -1,7 +1,7 @@
 /** CFDI reading and mapping (pure): hand-written fixtures in, stored shapes out. */
 import t from 'tap';
 import { parseXmlTree, XmlTreeBuilder } from '../../lib/imports/xml-tree.ts';
-import { keepNamespace, readImportFile, type Cfdi } from '../../lib/imports/cfdi.ts';
+import { keepNamespace, readImportFile, type CancellationAck, type Cfdi } from '../../lib/imports/cfdi.ts';
 import { buildFinancialDocument, cancellationFacts, conceptKind, creditNoteFact, invoiceFact, paymentFact } from '../../lib/imports/financial-mapping.ts';
 import { tripFromCfdi } from '../../lib/imports/trip-mapping.ts';
 import { ImportRejection } from '../../lib/imports/rejection.ts';
@@ -80,7 +80,7 @@ t.test('cancellation acknowledgement: motive 01 with its replacement; SAT refusa
   const noReplacement = fixture('10-cancellation-acuse-motive-01.xml').toString().replace(/ FolioSustitucion="[^"]*"/, '');
   t.throws(() => readImportFile(parseXmlTree(noReplacement, keepNamespace)), /motive 01 needs FolioSustitucion/);
   const inv = invoiceFact(TENANT, cfdi('08-invoice-cancelled.xml'));
-  const doc = buildFinancialDocument(inv, [], [], cancellationFacts((ack as { folios: never[] }).folios, 0));
+  const doc = buildFinancialDocument(inv, [], [], cancellationFacts((ack as CancellationAck).folios, 0));
   t.equal(doc.status, 9);
   t.same(doc.payments, [], 'a cancelled PUE invoice has no receipt');
 });
