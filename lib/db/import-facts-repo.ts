@@ -11,6 +11,7 @@ import { COLLECTIONS, financialDocs, tenantSettings, trips } from './collections
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { DEFAULT_SETTINGS } from '../model/tenant-settings.ts';
+import { settingsCache } from './settings-cache.ts';
 import type { FinancialFact } from '../imports/financial-mapping.ts';
 
 export type FactKind = FinancialFact['kind'] | 'transfer';
@@ -81,10 +82,12 @@ export async function ensureImportStatusLabels(db: Db, tenant: string, labels: R
   const stored = await coll.findOne({ _id: tenant }, { projection: { statusLabels: 1 } });
   if (!stored) {
     await coll.updateOne({ _id: tenant }, { $setOnInsert: { statusLabels: { ...DEFAULT_SETTINGS.statusLabels, ...labels } } }, { upsert: true });
+    settingsCache(db).forget(tenant);
     return;
   }
   const current = stored.statusLabels ?? { ...DEFAULT_SETTINGS.statusLabels };
   const missing = Object.entries(labels).filter(([code]) => current[code] === undefined);
   if (!missing.length && stored.statusLabels) return;
   await coll.updateOne({ _id: tenant }, { $set: { statusLabels: { ...current, ...Object.fromEntries(missing) } } });
+  settingsCache(db).forget(tenant);
 }
