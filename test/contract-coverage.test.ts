@@ -201,11 +201,15 @@ const generic: Record<string, Producer> = {
     if (first.status === 429) return first;
     return validRequest(op, key, limitedBase);
   },
+  // A fresh key: resolved keys are cached, so only an unseen key makes even the
+  // authentication step (the first database read of MCP transports) meet the failure.
   async '500'(op) {
-    return withDb('fail', () => validRequest(op, KEY_A));
+    const { key } = await createApiKey(h.db, TENANT_A, `500 ${op.operationId}`);
+    return withDb('fail', () => validRequest(op, key));
   },
   async '503'(op) {
-    return withDb('down', () => validRequest(op, KEY_A));
+    const { key } = await createApiKey(h.db, TENANT_A, `503 ${op.operationId}`);
+    return withDb('down', () => validRequest(op, key));
   },
 };
 
