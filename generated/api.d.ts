@@ -1813,6 +1813,8 @@ export interface components {
             hasMore: boolean;
             /** @description Page size used */
             limit: number;
+            /** @description Lists with cursor pagination (financial documents, shipments): pass as `cursor` to get the next page; null on the last page. With `cursor`, `total` and `pages` are as counted on the first page of the walk, and `page` counts the pages walked. */
+            nextCursor?: string | null;
             /** @description Page number returned */
             page: number;
             /** @description Number of pages for this limit */
@@ -2295,6 +2297,11 @@ export interface components {
                 name?: string;
             };
             idFinan: string | null;
+            /**
+             * Format: date-time
+             * @description Last change of the record (ISO 8601 UTC)
+             */
+            lastUpdate?: string;
             nCed: string;
             nRel: string;
             origin: components["schemas"]["TripPlace"];
@@ -2371,6 +2378,11 @@ export interface components {
             financialLinked: components["schemas"]["FinancialLink"];
             /** @example TGO-VJ-000123 */
             id: string;
+            /**
+             * Format: date-time
+             * @description Last change of the stored trip (what `updatedSince` filters on); null for older records that do not carry it
+             */
+            lastUpdate: string | null;
             references: {
                 /** @description Linked financial document id */
                 idFinan: string | null;
@@ -2684,6 +2696,14 @@ export interface components {
          * @example PEM990101AB1
          */
         Client: string;
+        /**
+         * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
+         *     records at the same cost per page and, unlike `page`, never skips or repeats a record
+         *     that was not changed during the walk. Opaque and signed: it only continues the walk it
+         *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
+         *     may change). Altered, foreign or mismatched cursors are `400`. Not combinable with `page`.
+         */
+        Cursor: string;
         /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
         Detail: "summary" | "full";
         /**
@@ -2742,6 +2762,15 @@ export interface components {
          * @example TGO-VJ-000123
          */
         TripId: string;
+        /**
+         * @description Incremental sync: only records whose `lastUpdate` is at or after this instant (ISO 8601
+         *     date-time; without an offset it is read as UTC), sorted by `lastUpdate` then id, oldest
+         *     change first. Keep the largest `lastUpdate` seen and pass it next time (records changed in
+         *     that same millisecond come again, none is missed). Records without a `lastUpdate` (older
+         *     trips) are only listed without this filter.
+         * @example 2026-03-01T00:00:00.000Z
+         */
+        UpdatedSince: string;
         /** @description One row per `vehicle` (default) or per `driver`. */
         UtilizationGroupBy: "vehicle" | "driver";
         /**
@@ -4178,6 +4207,14 @@ export interface operations {
                  * @example PEM990101AB1
                  */
                 client?: components["parameters"]["Client"];
+                /**
+                 * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
+                 *     records at the same cost per page and, unlike `page`, never skips or repeats a record
+                 *     that was not changed during the walk. Opaque and signed: it only continues the walk it
+                 *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
+                 *     may change). Altered, foreign or mismatched cursors are `400`. Not combinable with `page`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
                 detail?: components["parameters"]["Detail"];
                 /**
@@ -4209,6 +4246,15 @@ export interface operations {
                  * @example 6
                  */
                 status?: number;
+                /**
+                 * @description Incremental sync: only records whose `lastUpdate` is at or after this instant (ISO 8601
+                 *     date-time; without an offset it is read as UTC), sorted by `lastUpdate` then id, oldest
+                 *     change first. Keep the largest `lastUpdate` seen and pass it next time (records changed in
+                 *     that same millisecond come again, none is missed). Records without a `lastUpdate` (older
+                 *     trips) are only listed without this filter.
+                 * @example 2026-03-01T00:00:00.000Z
+                 */
+                updatedSince?: components["parameters"]["UpdatedSince"];
                 /** @description Fiscal UUID of the invoice (case-insensitive). */
                 uuid?: string;
             };
@@ -4427,6 +4473,14 @@ export interface operations {
                  * @example PEM990101AB1
                  */
                 client?: components["parameters"]["Client"];
+                /**
+                 * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
+                 *     records at the same cost per page and, unlike `page`, never skips or repeats a record
+                 *     that was not changed during the walk. Opaque and signed: it only continues the walk it
+                 *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
+                 *     may change). Altered, foreign or mismatched cursors are `400`. Not combinable with `page`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
                 dateFilterBy?: "date" | "load" | "offload";
                 /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
@@ -4469,6 +4523,15 @@ export interface operations {
                  * @example 4
                  */
                 status?: number;
+                /**
+                 * @description Incremental sync: only records whose `lastUpdate` is at or after this instant (ISO 8601
+                 *     date-time; without an offset it is read as UTC), sorted by `lastUpdate` then id, oldest
+                 *     change first. Keep the largest `lastUpdate` seen and pass it next time (records changed in
+                 *     that same millisecond come again, none is missed). Records without a `lastUpdate` (older
+                 *     trips) are only listed without this filter.
+                 * @example 2026-03-01T00:00:00.000Z
+                 */
+                updatedSince?: components["parameters"]["UpdatedSince"];
             };
             header?: {
                 /** @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). */

@@ -34,6 +34,8 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.tenantSettings]: '_id',
   [COLLECTIONS.idempotency]: '_id',
   [COLLECTIONS.importFacts]: 'tenant',
+  // Service-wide (the cursor signing secret), read by _id once per process.
+  [COLLECTIONS.serviceSecrets]: '_id',
 };
 
 /**
@@ -89,6 +91,7 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', u
   ['listFinancialDocs', 'GET', `/api/financial-docs?folio=${encodeURIComponent(folio)}`],
   ['listFinancialDocs', 'GET', '/api/financial-docs?paymentStatus=partial'],
   ['listFinancialDocs', 'GET', '/api/financial-docs?cancelled=true&startDate=2026-01-01'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?updatedSince=2026-06-01T00:00:00Z'],
   ['getFinancialDoc', 'GET', `/api/financial-docs/${encodeURIComponent(String(anyDoc._id))}`],
   ['listShipments', 'GET', '/api/shipments'],
   ['listShipments', 'GET', '/api/shipments?detail=full&page=2&limit=10'],
@@ -98,6 +101,7 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', u
   ['listShipments', 'GET', '/api/shipments?startDate=2026-09-01&dateFilterBy=offload'],
   ['listShipments', 'GET', '/api/shipments?loadStartDate=2026-09-01&offloadEndDate=2026-10-31'],
   ['listShipments', 'GET', '/api/shipments?status=2'],
+  ['listShipments', 'GET', '/api/shipments?updatedSince=2026-06-01T00:00:00Z'],
   ['getShipment', 'GET', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}`],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10'],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10&basis=payment'],

@@ -105,7 +105,7 @@ t.test('tenant isolation and pagination', async (t) => {
   t.same(probe.json().data, []);
   const p2 = await get('?limit=2&page=2');
   t.same(ids(p2), [t1._id]);
-  t.same(p2.json().meta, { total: 3, page: 2, limit: 2, pages: 2, hasMore: false, tenant: TENANT_A, detail: 'summary' });
+  t.same(p2.json().meta, { total: 3, page: 2, limit: 2, pages: 2, hasMore: false, nextCursor: null, tenant: TENANT_A, detail: 'summary' });
 });
 
 t.test('validation', async (t) => {

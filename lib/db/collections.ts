@@ -14,6 +14,7 @@ export const COLLECTIONS = {
   alertJobs: 'alertJobs',
   idempotency: 'idempotencyKeys',
   importFacts: 'importFacts',
+  serviceSecrets: 'serviceSecrets',
 } as const;
 
 export const financialDocs = (db: Db): Collection<FinancialDocument> => db.collection<FinancialDocument>(COLLECTIONS.financialDocs);

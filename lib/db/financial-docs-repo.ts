@@ -1,6 +1,7 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
-import { findPage } from './find-page.ts';
+import { findSortedPage, withAfter, type PageQuery } from './find-page.ts';
+import { sortSpec, type KeysetSort } from './keyset.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 
@@ -12,9 +13,15 @@ export interface FinancialDocFilter {
   folio?: string;
   cancelled?: boolean;
   paymentStatus?: 'paid' | 'partial' | 'unpaid';
+  /** ISO instant: documents whose `lastUpdate` is at or after it. */
+  updatedSince?: string;
 }
 
-const SORT = { date: -1, timestamp: -1, _id: -1 } as const;
+/** List orders: newest emission first (interface 4.1, id as tie-breaker); for sync, oldest change first. */
+export const FINANCIAL_DOC_SORTS = {
+  default: [{ field: 'date', dir: -1 }, { field: 'timestamp', dir: -1 }, { field: '_id', dir: -1 }],
+  sync: [{ field: 'lastUpdate', dir: 1 }, { field: '_id', dir: 1 }],
+} as const satisfies Record<string, KeysetSort>;
 
 function baseFilter(tenant: string, f: FinancialDocFilter): Filter<FinancialDocument> {
   // Tenant first, always: every query is scoped before anything else.
@@ -27,6 +34,8 @@ function baseFilter(tenant: string, f: FinancialDocFilter): Filter<FinancialDocu
   // UUIDs are hex; CFDI XML carries them upper case but systems store either case.
   if (f.uuid !== undefined) q['invoice.uuid'] = { $in: [...new Set([f.uuid, f.uuid.toUpperCase(), f.uuid.toLowerCase()])] };
   if (f.folio !== undefined) q['invoice.num'] = f.folio;
+  // ISO strings written by toISOString() order as the instants they name.
+  if (f.updatedSince !== undefined) q.lastUpdate = { $gte: f.updatedSince };
   return q;
 }
 
@@ -82,19 +91,18 @@ export async function findFinancialDocs(
   db: Db,
   tenant: string,
   filter: FinancialDocFilter,
-  window: { skip: number; limit: number },
+  page: PageQuery,
   maxTimeMS: number,
-): Promise<{ total: number; docs: FinancialDocument[] }> {
+): Promise<{ total: number | null; docs: FinancialDocument[] }> {
   const coll = financialDocs(db);
   const q = baseFilter(tenant, filter);
   const derived = derivedStateStages(filter);
-  if (derived.length === 0) return findPage(coll, q, SORT, window, maxTimeMS);
-  const pipeline = [{ $match: q }, ...derived];
+  if (derived.length === 0) return findSortedPage(coll, q, page, maxTimeMS);
   const [counted, docs] = await Promise.all([
-    coll.aggregate<{ n: number }>([...pipeline, { $group: { _id: null, n: { $sum: 1 } } }], { maxTimeMS }).toArray(),
-    coll.aggregate<FinancialDocument>([...pipeline, { $sort: SORT }, { $skip: window.skip }, { $limit: window.limit }], { maxTimeMS }).toArray(),
+    page.count ? coll.aggregate<{ n: number }>([{ $match: q }, ...derived, { $group: { _id: null, n: { $sum: 1 } } }], { maxTimeMS }).toArray() : null,
+    coll.aggregate<FinancialDocument>([{ $match: withAfter(q, page) }, ...derived, { $sort: sortSpec(page.sort) }, { $skip: page.skip }, { $limit: page.limit }], { maxTimeMS }).toArray(),
   ]);
-  return { total: counted[0]?.n ?? 0, docs };
+  return { total: counted ? (counted[0]?.n ?? 0) : null, docs };
 }
 
 /** The tenant's documents with these ids (one query for a whole page of trips). */

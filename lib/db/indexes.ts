@@ -9,6 +9,8 @@ import { COLLECTIONS } from './collections.ts';
 export const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.financialDocs]: [
     { key: { company: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_date' },
+    // Incremental sync (updatedSince + cursor): lastUpdate then id, keyset on both.
+    { key: { company: 1, lastUpdate: 1, _id: 1 }, name: 'tenant_updated' },
     { key: { company: 1, client: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_client_date' },
     { key: { company: 1, status: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_status_date' },
     // Look-ups by UUID or folio, sorted like every list (the sort keys make it an index walk, not a sort).
@@ -18,6 +20,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   [COLLECTIONS.trips]: [
     { key: { company: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' },
+    { key: { company: 1, lastUpdate: 1, _id: 1 }, name: 'tenant_updated' },
     { key: { company: 1, client: 1, createdAt: -1, _id: -1 }, name: 'tenant_client_created' },
     { key: { company: 1, 'shipments.shipment': 1, createdAt: -1, _id: -1 }, name: 'tenant_shipment_created' },
     // Trips with a leg in a given status (?status=), newest first.

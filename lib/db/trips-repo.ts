@@ -1,6 +1,7 @@
 import type { Db, Document, Filter } from 'mongodb';
 import { trips } from './collections.ts';
-import { findPage } from './find-page.ts';
+import { findSortedPage, type PageQuery } from './find-page.ts';
+import type { KeysetSort } from './keyset.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 
@@ -12,9 +13,15 @@ export interface TripFilter {
   legDate?: { from?: number; to?: number };
   loaded?: InstantRange;
   offloaded?: InstantRange;
+  /** ISO instant: trips whose `lastUpdate` is at or after it. */
+  updatedSince?: string;
 }
 
-const SORT = { createdAt: -1, _id: -1 } as const;
+/** List orders: newest trip first (id as tie-breaker); for sync, oldest change first. */
+export const TRIP_SORTS = {
+  default: [{ field: 'createdAt', dir: -1 }, { field: '_id', dir: -1 }],
+  sync: [{ field: 'lastUpdate', dir: 1 }, { field: '_id', dir: 1 }],
+} as const satisfies Record<string, KeysetSort>;
 
 const range = (r: { from?: number; to?: number }): Document => ({
   ...(r.from !== undefined ? { $gte: r.from } : {}),
@@ -24,6 +31,7 @@ const range = (r: { from?: number; to?: number }): Document => ({
 function tripFilter(tenant: string, f: TripFilter): Filter<TripDocument> {
   const q: Filter<TripDocument> = { company: tenant };
   if (f.client !== undefined) q.client = f.client;
+  if (f.updatedSince !== undefined) q.lastUpdate = { $gte: f.updatedSince };
   // Leg conditions go in one $elemMatch: a trip matches when one leg meets them all.
   const leg: Document = {};
   if (f.shipmentId !== undefined) leg.shipment = f.shipmentId;
@@ -39,10 +47,10 @@ export async function findTrips(
   db: Db,
   tenant: string,
   filter: TripFilter,
-  window: { skip: number; limit: number },
+  page: PageQuery,
   maxTimeMS: number,
-): Promise<{ total: number; docs: TripDocument[] }> {
-  return findPage(trips(db), tripFilter(tenant, filter), SORT, window, maxTimeMS);
+): Promise<{ total: number | null; docs: TripDocument[] }> {
+  return findSortedPage(trips(db), tripFilter(tenant, filter), page, maxTimeMS);
 }
 
 /** One trip of the tenant by id (null when missing or another tenant's). */

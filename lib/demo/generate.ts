@@ -1067,6 +1067,8 @@ function buildTrip(world: World, plan: Plan, k: number): TripDocument {
     company: world.tenant,
     client: sk.client.def.rfc,
     createdAt: sk.createdAt,
+    // Last change: the last offload recorded, or the creation of a trip still in transit.
+    lastUpdate: new Date(Math.max(sk.createdAt, sk.lastUnload ?? sk.createdAt)).toISOString(),
     driver: { id: sk.driver.id, name: sk.driver.name, license: sk.driver.license },
     vehicle: { id: sk.vehicle.id, plate: sk.vehicle.plate, config: sk.vehicle.cfg.config, trailers: [...sk.vehicle.trailers] },
     origin: placeDoc(world.origins[sk.origin]!),

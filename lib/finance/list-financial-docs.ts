@@ -1,8 +1,11 @@
 import type { ServiceContext } from '../context.ts';
-import { findFinancialDocs, type FinancialDocFilter } from '../db/financial-docs-repo.ts';
+import { findFinancialDocs, FINANCIAL_DOC_SORTS, type FinancialDocFilter } from '../db/financial-docs-repo.ts';
+import { serviceSecret } from '../db/service-secrets-repo.ts';
+import { filtersFingerprint } from '../shared/cursor.ts';
+import { isoInstant, listPage } from '../shared/list-page.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { dayRange } from '../shared/date-range.ts';
-import { pageMeta, pageWindow, type PageMeta } from '../shared/pagination.ts';
+import type { PageMeta } from '../shared/pagination.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
 
@@ -18,14 +21,19 @@ export interface ListFinancialDocsInput {
   folio?: string;
   paymentStatus?: 'paid' | 'partial' | 'unpaid';
   cancelled?: boolean;
+  /** ISO date-time: only documents changed at or after it, oldest change first. */
+  updatedSince?: string;
+  /** Continues a walk where the page that returned it as `meta.nextCursor` ended. */
+  cursor?: string;
 }
 
+type Meta = PageMeta & { nextCursor: string | null; tenant: string };
 export type FinancialDocsPage =
-  | { meta: PageMeta & { tenant: string; detail: 'summary' }; data: FinancialSummary[] }
-  | { meta: PageMeta & { tenant: string; detail: 'full' }; data: FinancialDocument[] };
+  | { meta: Meta & { detail: 'summary' }; data: FinancialSummary[] }
+  | { meta: Meta & { detail: 'full' }; data: FinancialDocument[] };
 
 export async function listFinancialDocs(ctx: ServiceContext, tenant: string, input: ListFinancialDocsInput): Promise<FinancialDocsPage> {
-  const window = pageWindow(input);
+  const { page, limit, detail, cursor, ...filters } = input;
   const filter: FinancialDocFilter = {
     emitted: dayRange(input.startDate, input.endDate),
     client: input.client,
@@ -34,10 +42,18 @@ export async function listFinancialDocs(ctx: ServiceContext, tenant: string, inp
     folio: input.folio,
     paymentStatus: input.paymentStatus,
     cancelled: input.cancelled,
+    updatedSince: input.updatedSince === undefined ? undefined : isoInstant(input.updatedSince, 'updatedSince'),
   };
-  const { total, docs } = await findFinancialDocs(ctx.db, tenant, filter, window, ctx.config.queryTimeoutMs);
-  const meta = { ...pageMeta(total, input), tenant };
-  if (input.detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
+  const sort = filter.updatedSince === undefined ? 'default' : 'sync';
+  const { meta: pageMeta, docs } = await listPage({
+    secret: await serviceSecret(ctx.db, 'cursor-hmac'),
+    binding: { list: 'financial-docs', tenant, sort, filters: filtersFingerprint(filters) },
+    sort: FINANCIAL_DOC_SORTS[sort],
+    request: { page, limit, cursor },
+    fetch: (q) => findFinancialDocs(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
+  });
+  const meta = { ...pageMeta, tenant };
+  if (detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
   const summaryCtx = await loadSummaryContext(ctx, tenant);
   return { meta: { ...meta, detail: 'summary' }, data: docs.map((d) => financialSummary(d, summaryCtx)) };
 }

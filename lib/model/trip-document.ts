@@ -85,6 +85,8 @@ export interface TripDocument {
   client: string;
   /** Trip creation instant, epoch ms. */
   createdAt: number;
+  /** Last change of the record, ISO 8601 UTC (what `updatedSince` filters on); older records may lack it. */
+  lastUpdate?: string;
   driver: Driver;
   vehicle: Vehicle;
   origin: TripPlace;

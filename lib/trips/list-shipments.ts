@@ -1,8 +1,11 @@
 import type { ServiceContext } from '../context.ts';
-import { findTrips, type TripFilter } from '../db/trips-repo.ts';
+import { findTrips, TRIP_SORTS, type TripFilter } from '../db/trips-repo.ts';
+import { serviceSecret } from '../db/service-secrets-repo.ts';
+import { filtersFingerprint } from '../shared/cursor.ts';
+import { isoInstant, listPage } from '../shared/list-page.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { dayRange, type InstantRange } from '../shared/date-range.ts';
-import { pageMeta, pageWindow, type PageMeta } from '../shared/pagination.ts';
+import type { PageMeta } from '../shared/pagination.ts';
 import type { TripSummary } from './summary.ts';
 import { summarizeTrips } from './summarize-trips.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
@@ -21,11 +24,16 @@ export interface ListShipmentsInput {
   loadEndDate?: string;
   offloadStartDate?: string;
   offloadEndDate?: string;
+  /** ISO date-time: only trips changed at or after it, oldest change first. */
+  updatedSince?: string;
+  /** Continues a walk where the page that returned it as `meta.nextCursor` ended. */
+  cursor?: string;
 }
 
+type Meta = PageMeta & { nextCursor: string | null; tenant: string };
 export type ShipmentsPage =
-  | { meta: PageMeta & { tenant: string; detail: 'summary' }; data: TripSummary[] }
-  | { meta: PageMeta & { tenant: string; detail: 'full' }; data: TripDocument[] };
+  | { meta: Meta & { detail: 'summary' }; data: TripSummary[] }
+  | { meta: Meta & { detail: 'full' }; data: TripDocument[] };
 
 const both = (a: InstantRange | undefined, b: InstantRange): InstantRange | undefined => {
   const from = Math.max(a?.from ?? -Infinity, b.from ?? -Infinity);
@@ -42,6 +50,7 @@ export function shipmentFilter(input: ListShipmentsInput): TripFilter {
   const load = dayRange(input.loadStartDate, input.loadEndDate, ['loadStartDate', 'loadEndDate']);
   const offload = dayRange(input.offloadStartDate, input.offloadEndDate, ['offloadStartDate', 'offloadEndDate']);
   const filter: TripFilter = { client: input.client, shipmentId: input.shipmentId, legStatus: input.status };
+  if (input.updatedSince !== undefined) filter.updatedSince = isoInstant(input.updatedSince, 'updatedSince');
   const hasGeneral = general.from !== undefined || general.to !== undefined;
   if (hasGeneral && input.dateFilterBy === 'date') {
     filter.legDate = {
@@ -55,9 +64,17 @@ export function shipmentFilter(input: ListShipmentsInput): TripFilter {
 }
 
 export async function listShipments(ctx: ServiceContext, tenant: string, input: ListShipmentsInput): Promise<ShipmentsPage> {
-  const window = pageWindow(input);
-  const { total, docs } = await findTrips(ctx.db, tenant, shipmentFilter(input), window, ctx.config.queryTimeoutMs);
-  const meta = { ...pageMeta(total, input), tenant };
-  if (input.detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
+  const { page, limit, detail, cursor, ...filters } = input;
+  const filter = shipmentFilter(input);
+  const sort = filter.updatedSince === undefined ? 'default' : 'sync';
+  const { meta: pageMeta, docs } = await listPage({
+    secret: await serviceSecret(ctx.db, 'cursor-hmac'),
+    binding: { list: 'shipments', tenant, sort, filters: filtersFingerprint(filters) },
+    sort: TRIP_SORTS[sort],
+    request: { page, limit, cursor },
+    fetch: (q) => findTrips(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
+  });
+  const meta = { ...pageMeta, tenant };
+  if (detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
   return { meta: { ...meta, detail: 'summary' }, data: await summarizeTrips(ctx, tenant, docs) };
 }

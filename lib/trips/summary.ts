@@ -18,6 +18,7 @@ export interface FinancialLink {
 
 export interface TripSummary {
   id: string;
+  lastUpdate: string | null;
   client: string;
   company: string;
   driver: string;
@@ -68,6 +69,7 @@ export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryConte
 export function tripSummary(trip: TripDocument, linked: FinancialDocument | null, ctx: TripSummaryContext): TripSummary {
   return {
     id: trip._id,
+    lastUpdate: trip.lastUpdate ?? null,
     client: trip.client,
     company: trip.company,
     driver: trip.driver.name,

@@ -15,6 +15,9 @@ generated):
   brought closer to the start. `targetMonth` cannot be combined with
   `startDate`/`endDate`: the range goes.
 - Page depth: `page × limit` may not exceed 10,000: `page` is lowered.
+- `cursor` only ever comes from a previous page's `meta.nextCursor` (it is signed
+  and bound to its walk; anything else is the documented 400): a generated one is
+  dropped.
 - `Idempotency-Key`: a client uses a fresh key per distinct request (reusing
   one with another body is the documented 422): each call gets its own.
 - `extraData` keys may not start with `$` or contain `.` (they would be read
@@ -62,6 +65,8 @@ def _fix_query(path, query):
         a, b = _date(query.get(start)), _date(query.get(end))
         if a and b and b < a:
             query[start], query[end] = query[end], query[start]
+
+    query.pop("cursor", None)
 
     page, limit = _int(query.get("page")), _int(query.get("limit"))
     if page is not None and 1 <= page <= MAX_DEPTH:

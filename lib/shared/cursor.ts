@@ -1,0 +1,79 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { badRequest } from '../http/api-error.ts';
+
+/**
+ * Keyset pagination cursors: opaque to clients, tamper-evident (HMAC-SHA256
+ * with a service secret) and bound to what they continue: the tenant, the
+ * list, its sort and its filters. A cursor altered, forged, issued to another
+ * tenant or replayed with other filters is a 400, never a silent restart.
+ */
+export type KeyValue = string | number;
+
+export interface CursorBinding {
+  /** Which list (`financial-docs`, `shipments`). */
+  list: string;
+  tenant: string;
+  /** Sort name (`default` or `sync`). */
+  sort: string;
+  /** Fingerprint of the filters (filtersFingerprint). */
+  filters: string;
+}
+
+export interface CursorPosition {
+  /** Sort key of the last item returned. */
+  key: KeyValue[];
+  /** Matching total counted on the first page of the walk. */
+  total: number;
+  /** Page number the cursor leads to. */
+  page: number;
+}
+
+interface Payload {
+  v: 1;
+  l: string;
+  t: string;
+  s: string;
+  f: string;
+  k: KeyValue[];
+  n: number;
+  p: number;
+}
+
+const b64 = (buf: Buffer): string => buf.toString('base64url');
+const sign = (secret: Buffer, body: string): Buffer => createHmac('sha256', secret).update(body).digest();
+
+/** Stable fingerprint of a filter object (keys sorted, undefined left out). */
+export function filtersFingerprint(filters: Record<string, unknown>): string {
+  const canonical = JSON.stringify(Object.keys(filters).sort().filter((k) => filters[k] !== undefined).map((k) => [k, filters[k]]));
+  return b64(createHash('sha256').update(canonical).digest().subarray(0, 12));
+}
+
+export function encodeCursor(secret: Buffer, binding: CursorBinding, position: CursorPosition): string {
+  const payload: Payload = { v: 1, l: binding.list, t: binding.tenant, s: binding.sort, f: binding.filters, k: position.key, n: position.total, p: position.page };
+  const body = b64(Buffer.from(JSON.stringify(payload), 'utf8'));
+  return `${body}.${b64(sign(secret, body))}`;
+}
+
+const invalid = (why: string) => badRequest('Invalid query parameter', [`cursor ${why}; start again without cursor`]);
+
+const isKey = (k: unknown): k is KeyValue[] => Array.isArray(k) && k.length > 0 && k.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
+
+/** The position a cursor stands for, after checking its signature and that it belongs to this request. */
+export function decodeCursor(secret: Buffer, token: string, expected: CursorBinding): CursorPosition {
+  const [body, sig, ...rest] = token.split('.');
+  if (!body || !sig || rest.length) throw invalid('is malformed');
+  const given = Buffer.from(sig, 'base64url');
+  const wanted = sign(secret, body);
+  if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) throw invalid('is not one this service issued (signature mismatch)');
+  let p: Payload;
+  try {
+    p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Payload;
+  } catch {
+    throw invalid('is malformed');
+  }
+  if (p.v !== 1 || !isKey(p.k) || !Number.isInteger(p.n) || !Number.isInteger(p.p)) throw invalid('is malformed');
+  // Another tenant's cursor says nothing about which tenant it was: just "not for this request".
+  if (p.t !== expected.tenant || p.l !== expected.list) throw invalid('belongs to another list or API key');
+  if (p.s !== expected.sort || p.f !== expected.filters) throw invalid('was issued for other filters (filters and updatedSince must stay the same along a walk)');
+  return { key: p.k, total: p.n, page: p.p };
+}

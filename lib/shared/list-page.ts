@@ -1,0 +1,64 @@
+import type { Document } from 'mongodb';
+import { badRequest } from '../http/api-error.ts';
+import type { PageQuery } from '../db/find-page.ts';
+import { sortKey, type KeysetSort } from '../db/keyset.ts';
+import { decodeCursor, encodeCursor, type CursorBinding } from './cursor.ts';
+import { pageWindow, type PageMeta } from './pagination.ts';
+
+export interface ListRequest {
+  page: number;
+  limit: number;
+  cursor?: string;
+}
+
+export interface ListPage<T> {
+  meta: PageMeta & { nextCursor: string | null };
+  docs: T[];
+}
+
+/**
+ * One page of a list, by `page` (offset, at most 10,000 deep) or by `cursor`
+ * (keyset: flat cost at any depth). Either way the page carries the cursor of
+ * the next one, so a client can switch to cursors at any page. One extra
+ * document is read to know whether there is a next page; the total is counted
+ * on the first page of a walk and carried along in the cursor.
+ */
+export async function listPage<T extends Document>(opts: {
+  secret: Buffer;
+  binding: CursorBinding;
+  sort: KeysetSort;
+  request: ListRequest;
+  fetch: (q: PageQuery) => Promise<{ total: number | null; docs: T[] }>;
+}): Promise<ListPage<T>> {
+  const { secret, binding, sort, request } = opts;
+  const limit = request.limit;
+  let total: number;
+  let page: number;
+  let found: T[];
+  if (request.cursor !== undefined) {
+    if (request.page !== 1) throw badRequest('Invalid query parameter', ['cursor cannot be combined with page: the cursor already says where the next page starts']);
+    const position = decodeCursor(secret, request.cursor, binding);
+    found = (await opts.fetch({ sort, skip: 0, limit: limit + 1, after: position.key, count: false })).docs;
+    total = position.total;
+    page = position.page;
+  } else {
+    const window = pageWindow(request);
+    const res = await opts.fetch({ sort, skip: window.skip, limit: limit + 1, count: true });
+    found = res.docs;
+    total = res.total ?? 0;
+    page = request.page;
+  }
+  const hasMore = found.length > limit;
+  const docs = hasMore ? found.slice(0, limit) : found;
+  const last = docs[docs.length - 1];
+  const nextCursor = hasMore && last ? encodeCursor(secret, binding, { key: sortKey(sort, last), total, page: page + 1 }) : null;
+  return { meta: { total, page, limit, pages: Math.ceil(total / limit), hasMore, nextCursor }, docs };
+}
+
+/** An ISO 8601 date-time as the stored `lastUpdate` strings are written (UTC, milliseconds). */
+export function isoInstant(value: string, name: string): string {
+  // RFC 3339 allows a leap second (…:60); the stored instants never carry one.
+  const date = new Date(value.replace(/:60(\.\d+)?(?=([Zz]|[+-]\d{2}:\d{2})$)/, ':59.999'));
+  if (Number.isNaN(date.getTime())) throw badRequest('Invalid query parameter', [`${name} must be a valid date-time (ISO 8601)`]);
+  return date.toISOString();
+}

@@ -1,0 +1,207 @@
+/**
+ * Incremental sync and keyset cursors through HTTP and MCP: `updatedSince`
+ * filters and orders by lastUpdate then id; `cursor` continues a walk at flat
+ * cost; cursors are opaque and tamper-evident, bound to tenant, list, sort and
+ * filters. The big case walks 30,000 documents while they are being changed:
+ * nothing that was not touched is skipped or repeated.
+ */
+import t from 'tap';
+import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
+import { connect, listen } from './helpers/mcp.ts';
+import { makeFinancialDoc, makeTrip, leg, diesel, freight } from './fixtures/documents.ts';
+import { financialDocs, trips } from '../lib/db/collections.ts';
+import type { FinancialDocument } from '../lib/model/financial-document.ts';
+
+t.setTimeout(600_000);
+const h = await startHarness(t);
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const T0 = Date.parse('2026-03-01T00:00:00.000Z');
+
+// Small data set: 7 documents of A with known emission and update instants, 2 of B.
+const small = Array.from({ length: 7 }, (_, i) =>
+  makeFinancialDoc({ tenant: TENANT_A, date: `2026-02-${String(10 + i).padStart(2, '0')}T10:00`, concepts: [freight(1000 + i)], lastUpdate: iso(T0 + ((i * 3) % 7) * 60_000) } as never),
+);
+// Two share one lastUpdate: the id breaks the tie.
+small[5]!.lastUpdate = small[6]!.lastUpdate;
+const smallB = [0, 1].map(() => makeFinancialDoc({ tenant: TENANT_B, concepts: [freight(500)] }));
+await financialDocs(h.db).insertMany([...small, ...smallB]);
+const tripList = [0, 1, 2].map((i) => ({ ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(20_000, 19_990)] })] }), lastUpdate: iso(T0 + (3 - i) * 1000) }));
+await trips(h.db).insertMany([...tripList, { ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(1, 1)] })] }) }]);
+
+const get = (url: string, key = KEY_A) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+type Page = { meta: { total: number; page: number; pages: number; hasMore: boolean; nextCursor: string | null }; data: { id: string; dates?: { lastUpdate: string } }[] };
+
+async function walk(base: string, key = KEY_A): Promise<{ ids: string[]; pages: Page[] }> {
+  const ids: string[] = [];
+  const pages: Page[] = [];
+  let url = base;
+  for (let i = 0; i < 1000; i += 1) {
+    const res = await get(url, key);
+    if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+    const page = res.json() as Page;
+    pages.push(page);
+    ids.push(...page.data.map((d) => d.id));
+    if (!page.meta.nextCursor) break;
+    url = `${base}${base.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(page.meta.nextCursor)}`;
+  }
+  return { ids, pages };
+}
+
+t.test('a cursor walk returns what page by page returns, with meta along the walk', async (t) => {
+  const byPage = (await get('/api/financial-docs?limit=100')).json() as Page;
+  const { ids, pages } = await walk('/api/financial-docs?limit=3');
+  t.same(ids, byPage.data.map((d) => d.id), 'same documents, same order (4.1 sort, id tie-breaker)');
+  t.same(pages.map((p) => p.meta.page), [1, 2, 3]);
+  t.ok(pages.every((p) => p.meta.total === 7 && p.meta.pages === 3), 'total and pages as counted on the first page');
+  t.same(pages.map((p) => p.meta.hasMore), [true, true, false]);
+  t.equal(pages[2]!.meta.nextCursor, null);
+  const second = await get(`/api/financial-docs?limit=3&cursor=${encodeURIComponent(pages[0]!.meta.nextCursor!)}`);
+  assertConforms(t, second, 'GET', '/api/financial-docs');
+  const fromPage2 = (await get('/api/financial-docs?limit=3&page=2')).json() as Page;
+  t.ok(fromPage2.meta.nextCursor, 'an offset page carries a cursor too');
+  const after = (await get(`/api/financial-docs?limit=3&cursor=${encodeURIComponent(fromPage2.meta.nextCursor!)}`)).json() as Page;
+  t.same(after.data.map((d) => d.id), ids.slice(6), 'switching from page to cursor continues in place');
+  t.equal(after.meta.page, 3);
+  const full = await walk('/api/financial-docs?limit=2&detail=full');
+  t.equal(full.ids.length, 7);
+});
+
+t.test('updatedSince: at or after the instant, oldest change first, id breaks ties', async (t) => {
+  const since = iso(T0 + 2 * 60_000);
+  const expected = small
+    .filter((d) => d.lastUpdate >= since)
+    .sort((a, b) => (a.lastUpdate === b.lastUpdate ? (a._id < b._id ? -1 : 1) : a.lastUpdate < b.lastUpdate ? -1 : 1))
+    .map((d) => d.id);
+  const res = await get(`/api/financial-docs?updatedSince=${since}&limit=100`);
+  t.equal(res.statusCode, 200);
+  assertConforms(t, res, 'GET', '/api/financial-docs');
+  t.same((res.json() as Page).data.map((d) => d.id), expected);
+  t.ok(expected.length >= 3 && expected.length < 7);
+  const walked = await walk(`/api/financial-docs?updatedSince=${encodeURIComponent('2026-03-01T00:02:00+00:00')}&limit=2`);
+  t.same(walked.ids, expected, 'the same through a cursor walk; an offset is read as the same instant');
+  const trip = await get(`/api/shipments?updatedSince=${iso(T0 + 2000)}&limit=100`);
+  t.equal(trip.statusCode, 200);
+  assertConforms(t, trip, 'GET', '/api/shipments');
+  t.same((trip.json() as Page).data.map((d) => d.id), [tripList[1]!._id, tripList[0]!._id], 'trips: by lastUpdate; trips without one only without the filter');
+  t.equal((trip.json() as { data: { lastUpdate: string }[] }).data[0]!.lastUpdate, tripList[1]!.lastUpdate, 'summary carries lastUpdate');
+  const tripWalk = await walk('/api/shipments?limit=1');
+  t.equal(tripWalk.ids.length, 4, 'shipments walk by cursor too');
+  for (const bad of ['yesterday', '2026-03-01', '2026-13-01T00:00:00Z']) {
+    const r = await get(`/api/financial-docs?updatedSince=${bad}`);
+    t.equal(r.statusCode, 400, `updatedSince=${bad}`);
+  }
+});
+
+t.test('cursors are tamper-evident and bound to tenant, list, sort and filters', async (t) => {
+  const first = (await get('/api/financial-docs?limit=2')).json() as Page;
+  const cursor = first.meta.nextCursor!;
+  const [body, sig] = cursor.split('.') as [string, string];
+  const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { t: string; k: unknown[] };
+  const forged = Buffer.from(JSON.stringify({ ...payload, t: TENANT_B }), 'utf8').toString('base64url');
+  const cases: [string, string][] = [
+    ['forged payload with the old signature', `${forged}.${sig}`],
+    ['flipped signature', `${body}.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`],
+    ['garbage in the documented form', 'abc.def'],
+    ['not the documented form', 'not a cursor'],
+    ['empty', ''],
+  ];
+  for (const [name, c] of cases) {
+    const res = await get(`/api/financial-docs?limit=2&cursor=${encodeURIComponent(c)}`);
+    t.equal(res.statusCode, 400, name);
+    assertConforms(t, res, 'GET', '/api/financial-docs');
+  }
+  const foreign = await get(`/api/financial-docs?limit=2&cursor=${encodeURIComponent(cursor)}`, KEY_B);
+  t.equal(foreign.statusCode, 400, "another tenant's key cannot use A's cursor");
+  t.notMatch(foreign.body, TENANT_A, 'and learns nothing of A');
+  const otherFilters = await get(`/api/financial-docs?limit=2&client=${small[0]!.client}&cursor=${encodeURIComponent(cursor)}`);
+  t.equal(otherFilters.statusCode, 400, 'other filters');
+  t.match(otherFilters.json().error.details[0], /other filters/);
+  const otherList = await get(`/api/shipments?limit=2&cursor=${encodeURIComponent(cursor)}`);
+  t.equal(otherList.statusCode, 400, 'another list');
+  const sync = (await get(`/api/financial-docs?limit=2&updatedSince=${iso(T0)}`)).json() as Page;
+  t.equal((await get(`/api/financial-docs?limit=2&cursor=${encodeURIComponent(sync.meta.nextCursor!)}`)).statusCode, 400, 'a sync cursor without its updatedSince');
+  t.equal((await get(`/api/financial-docs?limit=2&page=2&cursor=${encodeURIComponent(cursor)}`)).statusCode, 400, 'cursor with page');
+  const ok = await get(`/api/financial-docs?limit=5&detail=full&cursor=${encodeURIComponent(cursor)}`);
+  t.equal(ok.statusCode, 200, 'limit and detail may change along a walk');
+  t.equal((ok.json() as Page).data.length, 5);
+});
+
+t.test('MCP: the list tools walk with cursor and updatedSince too', async (t) => {
+  const base = await listen(h.app);
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const res = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 3, updatedSince: iso(T0), ...(cursor ? { cursor } : {}) } });
+    t.notOk(res.isError);
+    const page = res.structuredContent as Page;
+    ids.push(...page.data.map((d) => d.id));
+    cursor = page.meta.nextCursor ?? undefined;
+  } while (cursor);
+  t.same(ids, (await walk(`/api/financial-docs?limit=100&updatedSince=${iso(T0)}`)).ids);
+  const bad = await client.callTool({ name: 'listShipments', arguments: { cursor: 'abc.def' } });
+  t.equal(bad.isError, true);
+  t.equal((bad.structuredContent as { error: { code: number } }).error.code, 400);
+});
+
+t.test('30,000 documents: a cursor walk while documents change skips and repeats none of the untouched', async (t) => {
+  await financialDocs(h.db).deleteMany({});
+  const N = 30_000;
+  // A tenth of them (3,000) belong to one client: the 4.1-order walk runs on those, to keep the suite fast on the embedded engine.
+  const SMALL_CLIENT = 'SUB010101AB1';
+  const template = makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(1000)] });
+  const day = 86_400_000;
+  const docs: FinancialDocument[] = Array.from({ length: N }, (_, i) => {
+    const id = `BIG-${String(i).padStart(6, '0')}`;
+    // Many documents share an emission instant and a lastUpdate: the tie-breakers are exercised.
+    const date = T0 - Math.floor(i / 7) * day;
+    return { ...template, _id: id, id, client: i % 10 === 0 ? SMALL_CLIENT : template.client, date, timestamp: date + (i % 3) * 1000, lastUpdate: iso(T0 + Math.floor(i / 5) * 1000), invoice: { ...template.invoice, uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` } };
+  });
+  for (let i = 0; i < N; i += 5000) await financialDocs(h.db).insertMany(docs.slice(i, i + 5000), { ordered: false });
+  t.equal(await financialDocs(h.db).countDocuments({ company: TENANT_A }), N);
+
+  let seq = 0;
+  /** Between pages: a few documents anywhere are changed (the sort keys of both orders move), one is deleted, one inserted. */
+  async function churn(touched: Set<string>): Promise<void> {
+    seq += 1;
+    // Spread over the whole set, and one of the walked client's documents each time.
+    const big = (k: number) => `BIG-${String(k % N).padStart(6, '0')}`;
+    const picks = [big(seq * 7919), big(seq * 7919 + 104_729), big(((seq * 7) % (N / 10)) * 10), big(seq * 7919 + 2 * 104_729)];
+    picks.forEach((id) => touched.add(id));
+    const now = iso(T0 + 10 * 365 * day + seq * 1000);
+    await financialDocs(h.db).updateMany({ _id: { $in: picks.slice(0, 3) } }, { $set: { lastUpdate: now, status: 6 }, $inc: { date: day * 3 } });
+    await financialDocs(h.db).deleteOne({ _id: picks[3]! });
+    const added = `NEW-${seq}`;
+    touched.add(added);
+    await financialDocs(h.db).insertOne({ ...template, _id: added, id: added, client: seq % 2 ? SMALL_CLIENT : template.client, date: T0 - (seq % 4000) * day, lastUpdate: now });
+  }
+
+  for (const [name, query, scope, size] of [
+    ['sync order (updatedSince), all 30,000', `/api/financial-docs?limit=100&detail=full&updatedSince=${iso(0)}`, {}, N],
+    ['4.1 order, one client (3,000)', `/api/financial-docs?limit=100&detail=full&client=${SMALL_CLIENT}`, { client: SMALL_CLIENT }, N / 10],
+  ] as const) {
+    const touched = new Set<string>();
+    const untouchedBefore = new Set((await financialDocs(h.db).find({ company: TENANT_A, ...scope }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+    const seen = new Map<string, number>();
+    let url: string = query;
+    let pages = 0;
+    for (;;) {
+      const res = await get(url);
+      if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+      const page = res.json() as { meta: Page['meta']; data: FinancialDocument[] };
+      pages += 1;
+      for (const d of page.data) seen.set(d._id, (seen.get(d._id) ?? 0) + 1);
+      if (!page.meta.nextCursor) break;
+      await churn(touched);
+      url = `${query}&cursor=${encodeURIComponent(page.meta.nextCursor)}`;
+    }
+    const untouched = [...untouchedBefore].filter((id) => !touched.has(id));
+    const missing = untouched.filter((id) => !seen.has(id));
+    const repeated = untouched.filter((id) => (seen.get(id) ?? 0) > 1);
+    t.ok(pages >= size / 100 - 10, `${name}: ${pages} pages walked, ${touched.size} documents touched meanwhile`);
+    t.ok(untouched.length > size * 0.9, `${untouched.length} untouched documents`);
+    t.same(missing.slice(0, 5), [], `${name}: no untouched document skipped (${missing.length})`);
+    t.same(repeated.slice(0, 5), [], `${name}: no untouched document repeated (${repeated.length})`);
+  }
+});
