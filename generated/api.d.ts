@@ -2689,7 +2689,10 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). */
+        /**
+         * @deprecated
+         * @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
+         */
         ApiVersion: "1" | "2";
         /**
          * @description Client RFC (12 characters for a company, 13 for a person).
@@ -2783,6 +2786,10 @@ export interface components {
     headers: {
         /** @description Response shape version served (`1` legacy bare array, `2` current `{meta, data}`). */
         ApiVersion: "1" | "2";
+        /** @description Only on version 1 answers (RFC 9745): version 1 is deprecated since this instant, `@1793491200` (2026-11-01T00:00:00Z). */
+        Deprecation: string;
+        /** @description Only on version 1 answers: the migration notes (the Versioning section of this document in Swagger UI), `rel="deprecation"` and `rel="sunset"`. */
+        Link: string;
         /** @description Requests allowed per window for this API key. */
         RateLimitLimit: number;
         /** @description Requests left in the current window. */
@@ -2793,6 +2800,8 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
+        /** @description Only on version 1 answers (RFC 8594): version 1 stops being served after this date, `Wed, 30 Jun 2027 00:00:00 GMT`. */
+        Sunset: string;
     };
     pathItems: never;
 }
@@ -4259,7 +4268,10 @@ export interface operations {
                 uuid?: string;
             };
             header?: {
-                /** @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). */
+                /**
+                 * @deprecated
+                 * @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
+                 */
                 "x-api-version"?: components["parameters"]["ApiVersion"];
             };
             path?: never;
@@ -4270,6 +4282,9 @@ export interface operations {
             /** @description A page of documents. With `x-api-version: 1`, a bare array of stored documents. */
             200: {
                 headers: {
+                    deprecation: components["headers"]["Deprecation"];
+                    link: components["headers"]["Link"];
+                    sunset: components["headers"]["Sunset"];
                     "x-api-version": components["headers"]["ApiVersion"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -4534,7 +4549,10 @@ export interface operations {
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };
             header?: {
-                /** @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). */
+                /**
+                 * @deprecated
+                 * @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
+                 */
                 "x-api-version"?: components["parameters"]["ApiVersion"];
             };
             path?: never;
@@ -4545,6 +4563,9 @@ export interface operations {
             /** @description A page of trips. With `x-api-version: 1`, a bare array of stored trips. */
             200: {
                 headers: {
+                    deprecation: components["headers"]["Deprecation"];
+                    link: components["headers"]["Link"];
+                    sunset: components["headers"]["Sunset"];
                     "x-api-version": components["headers"]["ApiVersion"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
