@@ -1,4 +1,4 @@
-import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
+import type { HandlerDeps, HandlerMap } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { scheduleAlerts, validateScheduleInput } from '../lib/alerts/schedule-alerts.ts';
 import { requestFingerprint, withIdempotency } from '../lib/alerts/idempotency.ts';
@@ -24,15 +24,13 @@ export function alertsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'scheduleAle
       return answer;
     },
     async listAlertJobs(request) {
-      const query = request.query as ValidatedQuery<'listAlertJobs', 'page' | 'limit'>;
-      return listAlertJobs(deps, tenantOf(request), query);
+      return listAlertJobs(deps, tenantOf(request), request.query);
     },
     async cancelAlertJob(request) {
       return cancelAlertJob(deps, tenantOf(request), request.params.id);
     },
     async listAlerts(request) {
-      const query = request.query as ValidatedQuery<'listAlerts', 'page' | 'limit'>;
-      return listAlerts(deps, tenantOf(request), query);
+      return listAlerts(deps, tenantOf(request), request.query);
     },
   };
 }

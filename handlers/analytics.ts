@@ -1,4 +1,4 @@
-import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
+import type { HandlerDeps, HandlerMap } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { getCashInflowForecast } from '../lib/analytics/get-cash-inflow-forecast.ts';
 import { auditDiscountsAndShrinkage } from '../lib/analytics/audit-discounts-and-shrinkage.ts';
@@ -12,24 +12,19 @@ type AnalyticsOps = 'getCashInflowForecast' | 'auditDiscountsAndShrinkage' | 'au
 export function analyticsHandlers(deps: HandlerDeps): Pick<HandlerMap, AnalyticsOps> {
   return {
     async getCashInflowForecast(request) {
-      const query = request.query as ValidatedQuery<'getCashInflowForecast', 'bucket' | 'limit'>;
-      return getCashInflowForecast(deps, tenantOf(request), query);
+      return getCashInflowForecast(deps, tenantOf(request), request.query);
     },
     async auditDiscountsAndShrinkage(request) {
-      const query = request.query as ValidatedQuery<'auditDiscountsAndShrinkage', 'limit'>;
-      return auditDiscountsAndShrinkage(deps, tenantOf(request), query);
+      return auditDiscountsAndShrinkage(deps, tenantOf(request), request.query);
     },
     async auditFleetUtilization(request) {
-      const query = request.query as ValidatedQuery<'auditFleetUtilization', 'groupBy' | 'litresBasis'>;
-      return auditFleetUtilization(deps, tenantOf(request), query);
+      return auditFleetUtilization(deps, tenantOf(request), request.query);
     },
     async auditDispatchToBill(request) {
-      const query = request.query as ValidatedQuery<'auditDispatchToBill', 'limit'>;
-      return auditDispatchToBill(deps, tenantOf(request), query);
+      return auditDispatchToBill(deps, tenantOf(request), request.query);
     },
     async getFreightUnitEconomics(request) {
-      const query = request.query as ValidatedQuery<'getFreightUnitEconomics', 'litresBasis' | 'limit'>;
-      return getFreightUnitEconomics(deps, tenantOf(request), query);
+      return getFreightUnitEconomics(deps, tenantOf(request), request.query);
     },
   };
 }

@@ -1,12 +1,11 @@
-import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
+import type { HandlerDeps, HandlerMap } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { getTaxSummary } from '../lib/tax/get-tax-summary.ts';
 
 export function taxHandlers(deps: HandlerDeps): Pick<HandlerMap, 'getTaxSummary'> {
   return {
     async getTaxSummary(request) {
-      const query = request.query as ValidatedQuery<'getTaxSummary', 'limit' | 'basis'>;
-      return getTaxSummary(deps, tenantOf(request), query);
+      return getTaxSummary(deps, tenantOf(request), request.query);
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '../generated/api.d.ts';
+import type { ValidatedQueries } from '../generated/validated.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
 
@@ -10,7 +11,8 @@ import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
 export type OperationId = Exclude<keyof operations, McpOperationId>;
 
 type Params<K extends OperationId> = operations[K]['parameters'];
-type Query<K extends OperationId> = Params<K> extends { query?: infer Q } ? NonNullable<Q> : unknown;
+/** The query after validation (generated from the spec: declared defaults are present). */
+type Query<K extends OperationId> = K extends keyof ValidatedQueries ? ValidatedQueries[K] : unknown;
 type Path<K extends OperationId> = Params<K> extends { path?: infer P } ? NonNullable<P> : unknown;
 type Headers<K extends OperationId> = Params<K> extends { header?: infer H } ? NonNullable<H> : unknown;
 type Body<K extends OperationId> = operations[K] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : unknown;
@@ -21,9 +23,6 @@ export type OperationRequest<K extends OperationId> = FastifyRequest<{
   Headers: Headers<K>;
   Body: Body<K>;
 }>;
-
-/** Query after validation: defaults from the spec are filled in, so declared defaults are present. */
-export type ValidatedQuery<K extends OperationId, D extends keyof Query<K>> = Query<K> & Required<Pick<Query<K>, D>>;
 
 export type OperationHandler<K extends OperationId> = (request: OperationRequest<K>, reply: FastifyReply) => Promise<unknown>;
 

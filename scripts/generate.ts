@@ -3,6 +3,7 @@
  *   generated/openapi.json        the bundled document (one file, internal refs) served by Swagger UI and glue
  *   generated/api.d.ts            TypeScript types (openapi-typescript)
  *   generated/validators.js(.d.ts) precompiled Ajv validators per operation (request and response)
+ *   generated/validated.d.ts      each operation's query after validation (spec defaults present)
  * `--check` regenerates in memory and fails when a committed file differs.
  */
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { bundle, createConfig } from '@redocly/openapi-core';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildValidatorModule } from '../lib/spec/validator-module.ts';
+import { buildValidatedTypes } from '../lib/spec/validated-types.ts';
 import type { Json } from '../lib/spec/deref.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,6 +33,7 @@ async function render(): Promise<Map<string, string>> {
   const validators = buildValidatorModule(spec);
   files.set('validators.js', validators.js);
   files.set('validators.d.ts', validators.dts);
+  files.set('validated.d.ts', buildValidatedTypes(spec));
   return files;
 }
 
