@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import openapiGlue from 'fastify-openapi-glue';
@@ -10,6 +11,7 @@ import type { OperationId } from '../handlers/types.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { apiKeyCache } from './auth/api-key-cache.ts';
 import { settingsCache } from './db/settings-cache.ts';
+import { registerCacheControl, tenantDataRoute } from './http/cache-control.ts';
 import { makeErrorHandlers } from './http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
@@ -87,17 +89,16 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-content-type-options', 'nosniff');
-    if (request.url.startsWith('/api/') || request.url.startsWith('/mcp') || request.url.startsWith('/messages')) {
-      reply.header('cache-control', 'no-store');
-    }
     return payload;
   });
+  registerCacheControl(app);
 
   await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl });
   await registerCompression(app);
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
 
-  await app.register(swagger, { mode: 'static', specification: { document: structuredClone(spec) as never } });
+  // Swagger reads the same bundled file the service runs on.
+  await app.register(swagger, { mode: 'static', specification: { path: fileURLToPath(SPEC_PATH), baseDir: fileURLToPath(new URL('.', SPEC_PATH)) } });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } });
 
   const deps: HandlerDeps = {
@@ -126,18 +127,23 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
 
   await app.register(openapiGlue, {
     specification: structuredClone(spec),
-    operationResolver: (operationId: string) => {
+    operationResolver: (operationId: string, method: string, url: string) => {
       const handler = handlers[operationId as OperationId];
       if (!handler) throw new Error(`no handler for operation ${operationId}`);
       const op = operations.get(operationId);
-      return {
-        handler,
+      const route: RouteOptions = {
+        method: method.toUpperCase() as HTTPMethods,
+        url: op?.route ?? url,
+        // Validation has checked the request against this operation's schemas: its typed handler serves the route.
+        handler: handler as RouteHandlerMethod,
         // The deadline starts first: authentication reads the database too.
         onRequest: op?.secured ? [deadline, op.method === 'GET' ? authenticateRead : authenticateWrite] : [deadline],
         ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
         // Imports take whole archives; every other body stays within BODY_LIMIT_BYTES.
         ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
-      } as never;
+        config: op?.secured ? tenantDataRoute : {},
+      };
+      return route;
     },
   });
 

@@ -24,6 +24,7 @@ import { buildToolTable, type ToolDefinition } from './tools-from-spec.ts';
 import { buildResources } from './resources.ts';
 import { createMcpServer, type McpAuthExtra, type McpCatalog } from './server.ts';
 import { SessionRegistry, type McpSession } from './sessions.ts';
+import { tenantDataRoute } from '../http/cache-control.ts';
 
 export interface McpOptions {
   /** Close sessions without any request for this long (default 30 minutes). */
@@ -135,7 +136,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
 
   // --- Streamable HTTP -------------------------------------------------------
 
-  app.post('/mcp', { onRequest: authenticate }, async (request, reply) => {
+  app.post('/mcp', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
     const tenant = tenantOf(request);
     const id = sessionHeader(request);
     if (id) {
@@ -169,7 +170,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   });
 
   // Event streams have no HEAD form (it would open a stream with nothing to send).
-  app.get('/mcp', { onRequest: authenticate, exposeHeadRoute: false }, async (request, reply) => {
+  app.get('/mcp', { onRequest: authenticate, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
     const id = sessionHeader(request);
     if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const session = sessions.find(id, 'streamable', tenantOf(request));
@@ -178,7 +179,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     return handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw));
   });
 
-  app.delete('/mcp', { onRequest: authenticate }, async (request, reply) => {
+  app.delete('/mcp', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
     const id = sessionHeader(request);
     if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const session = sessions.find(id, 'streamable', tenantOf(request));
@@ -191,7 +192,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
 
   // --- Legacy HTTP+SSE -----------------------------------------------------
 
-  app.get('/sse', { onRequest: authenticate, exposeHeadRoute: false }, async (request, reply) => {
+  app.get('/sse', { onRequest: authenticate, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
     const tenant = tenantOf(request);
     checkCapacity(tenant);
     const server = createMcpServer(app, catalog);
@@ -216,7 +217,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     });
   });
 
-  app.post('/messages', { onRequest: authenticate }, async (request, reply) => {
+  app.post('/messages', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
     if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required']);
