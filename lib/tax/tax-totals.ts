@@ -17,7 +17,8 @@
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import type { TaxpayerKind } from './rfc.ts';
-import { cashBasisForPeriod, type FindingKind, type Reconciliation } from './reconcile.ts';
+import { cashBasisForPeriod } from './cash-basis.ts';
+import type { FindingKind, Reconciliation } from './reconcile.ts';
 
 const FIELDS = [
   'subtotal', 'discount', 'taxableBase', 'freightBase', 'exemptShortage', 'exemptIndemnity', 'exemptOther',

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { DEFAULT_SETTINGS } from '../../lib/model/tenant-settings.ts';
-import {
-  aggregateReconciliations, byClient, byMonth, cashBasisForPeriod, cashBasisShare, isFreightConcept, reconcileDocument, type Finding,
-} from '../../lib/tax/reconcile.ts';
+import { isFreightConcept, reconcileDocument, type Finding } from '../../lib/tax/reconcile.ts';
+import { aggregateReconciliations, byClient, byMonth } from '../../lib/tax/reconcile-totals.ts';
+import { cashBasisForPeriod, cashBasisShare } from '../../lib/tax/cash-basis.ts';
 import { mxMonthRange } from '../../lib/time/mexico-city.ts';
 import {
   CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON, PUBLIC_RFC, creditNote, demurrage, freight, makeFinancialDoc, payment, shortage,

@@ -1,0 +1,76 @@
+/**
+ * Cash-basis taxes (domain.md "Tax reconciliation", basis=cash): the VAT and
+ * retention a document contributes to a period by what was collected in it.
+ */
+import type { FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
+import { fromCents, round2, toCents } from '../money/cents.ts';
+import { invoiceCancellation, isPaymentCancelled } from '../finance/cancellation.ts';
+
+export interface CashBasisShare {
+  docId: string;
+  uuid: string;
+  paymentMethod: 'PUE' | 'PPD';
+  total: number;
+  /** Σ valid payment complements considered (credit notes and cancelled records excluded). */
+  paidInPeriod: number;
+  paymentsCount: number;
+  /** The part of paidInPeriod that counts: capped cumulatively at the Total; 0 when cancelled or the total is 0. */
+  counted: number;
+  /** paidInPeriod / total, capped to 1 (6 decimals); 0 when total ≤ 0 or the invoice is cancelled. */
+  share: number;
+  /** round2(iTax1 × paid / total). */
+  vat: number;
+  /** round2(iTax2 × paid / total). */
+  retention: number;
+  reason?: string;
+}
+
+/**
+ * VAT and retention attributable to payments, by the SAT proportional rule for
+ * PPD invoices (Pagos 2.0: the taxes of each payment are the invoice's taxes in
+ * proportion ImpPagado / Total). Balances are on the Total, already net of
+ * retention, so the proportion is paid / Total. Only valid records of kind
+ * 'payment' count: a credit note is a separate CFDI (type E) that adjusts VAT
+ * on its own, not a collection.
+ */
+export function cashBasisShare(doc: FinancialDocument, paymentsInPeriod: readonly PaymentRecord[]): CashBasisShare {
+  const valid = paymentsInPeriod.filter((p) => p.kind === 'payment' && !isPaymentCancelled(doc, p));
+  const paidC = valid.reduce((s, p) => s + toCents(p.amount), 0);
+  return shareOf(doc, paidC, valid.length, 0);
+}
+
+function shareOf(doc: FinancialDocument, paidC: number, count: number, priorPaidC: number): CashBasisShare {
+  const totalC = toCents(doc.iTot);
+  const base = { docId: doc.id, uuid: doc.invoice.uuid, paymentMethod: doc.invoice.paymentMethod, total: fromCents(totalC), paidInPeriod: fromCents(paidC), paymentsCount: count };
+  if (invoiceCancellation(doc) !== null) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice cancelled: carries no tax' };
+  if (totalC <= 0) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice total is 0: no proportion can be taken' };
+  // Only the part of this period's payments that fits under the Total counts (overpayment carries no tax).
+  const countedC = Math.max(0, Math.min(totalC, priorPaidC + paidC) - Math.min(totalC, priorPaidC));
+  const ratio = countedC / totalC;
+  return {
+    ...base,
+    counted: fromCents(countedC),
+    share: Math.round(ratio * 1e6) / 1e6,
+    vat: round2((doc.iTax1 * countedC) / totalC),
+    retention: round2((doc.iTax2 * countedC) / totalC),
+  };
+}
+
+/**
+ * Cash-basis taxes of a document for a period [start, endExclusive):
+ * PUE invoices are paid in one exhibition at emission, so all their taxes fall
+ * in the month of the invoice date; PPD invoices count their valid payment
+ * complements dated in the period, capped cumulatively at the Total.
+ */
+export function cashBasisForPeriod(doc: FinancialDocument, period: { start: number; endExclusive: number }): CashBasisShare {
+  const inPeriod = (t: number): boolean => t >= period.start && t < period.endExclusive;
+  if (doc.invoice.paymentMethod === 'PUE') {
+    const paid = inPeriod(doc.date) ? toCents(doc.iTot) : 0;
+    return shareOf(doc, paid, paid === 0 ? 0 : 1, 0);
+  }
+  const valid = doc.payments.filter((p) => p.kind === 'payment' && !isPaymentCancelled(doc, p));
+  const priorC = valid.filter((p) => p.date < period.start).reduce((s, p) => s + toCents(p.amount), 0);
+  const within = valid.filter((p) => inPeriod(p.date));
+  const paidC = within.reduce((s, p) => s + toCents(p.amount), 0);
+  return shareOf(doc, paidC, within.length, priorC);
+}
