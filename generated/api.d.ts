@@ -1184,6 +1184,8 @@ export interface components {
             clientName?: string;
             /** @description Tenant RFC */
             company: string;
+            /** @description CFDI Moneda (ISO 4217) when stored; absent on older documents, whose amounts are in the tenant's currency (MXN) */
+            currency?: string;
             /** @description Fiscal emission instant (epoch ms) */
             date: number;
             id: string;
@@ -1270,6 +1272,7 @@ export interface components {
          * @description A financial document with its balance, status label, certification date and cross references computed.
          * @example {
          *       "id": "TGO-FD-000123",
+         *       "currency": "MXN",
          *       "company": "TGO850101AB1",
          *       "client": "PEM990101AB1",
          *       "status": {
@@ -1358,6 +1361,11 @@ export interface components {
              * @example TGO850101AB1
              */
             company: string;
+            /**
+             * @description ISO 4217 currency of every amount in this record: the document's stored CFDI Moneda, else the tenant's setting (MXN)
+             * @example MXN
+             */
+            currency: string;
             dates: {
                 /** @description Fiscal emission instant as stored (epoch milliseconds) */
                 date: number;
@@ -2373,6 +2381,11 @@ export interface components {
         TripSummary: {
             client: string;
             company: string;
+            /**
+             * @description ISO 4217 currency of every amount in this record: the linked document's stored CFDI Moneda, else the tenant's setting (MXN)
+             * @example MXN
+             */
+            currency: string;
             /** @description Driver's name */
             driver: string;
             financialLinked: components["schemas"]["FinancialLink"];

@@ -72,3 +72,16 @@ t.test('MCP tools getFinancialDoc and getShipment answer what REST answers', asy
   t.equal(foreign.isError, true);
   t.equal((foreign.structuredContent as { error: { code: number } }).error.code, 404);
 });
+
+t.test('money-bearing summaries state their currency: the stored one, else the tenant setting', async (t) => {
+  const res = await get(`/api/financial-docs/${docA._id}`);
+  t.equal(res.json().currency, 'MXN', 'tenant default');
+  const trip = await get(`/api/shipments/${tripA._id}`);
+  t.equal(trip.json().currency, 'MXN');
+  await financialDocs(h.db).updateOne({ _id: docA._id }, { $set: { currency: 'USD' } });
+  const usd = await get(`/api/financial-docs/${docA._id}`);
+  t.equal(usd.json().currency, 'USD', 'the document says USD');
+  assertConforms(t, usd, 'GET', '/api/financial-docs/:id');
+  t.equal((await get(`/api/shipments/${tripA._id}`)).json().currency, tripA.idFinan === docA._id ? 'USD' : 'MXN', "a trip's currency is its linked document's");
+  await financialDocs(h.db).updateOne({ _id: docA._id }, { $unset: { currency: '' } });
+});

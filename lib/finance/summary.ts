@@ -4,6 +4,7 @@ import { documentBalance } from './balance.ts';
 /** The summary form of a financial document (interface section 2.2). */
 export interface FinancialSummary {
   id: string;
+  currency: string;
   company: string;
   client: string;
   status: { code: number; label: string };
@@ -19,6 +20,8 @@ export interface SummaryContext {
   statusLabel: (code: number) => string;
   /** Resolves a stored file key (cfdi/…/x.pdf) to a URL. */
   fileUrl: (key: string) => string;
+  /** The tenant's currency, for documents that do not store theirs. */
+  currency: string;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -27,6 +30,7 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
   const balance = documentBalance(doc);
   return {
     id: doc.id,
+    currency: doc.currency ?? ctx.currency,
     company: doc.company,
     client: doc.client,
     status: { code: doc.status, label: ctx.statusLabel(doc.status) },

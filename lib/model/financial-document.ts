@@ -107,6 +107,8 @@ export interface FinancialDocument {
   /** Record timestamp, epoch ms (sort tie-breaker after date). */
   timestamp: number;
   lastUpdate: string;
+  /** CFDI Moneda (ISO 4217) when stored; absent on the legacy shape, whose amounts are MXN. */
+  currency?: string;
   iSub: number;
   iTot: number;
   /** Transferred VAT 16%. */

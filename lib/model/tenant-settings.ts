@@ -38,6 +38,8 @@ export interface TenantSettings {
   discrepancyTolerance: number;
   hhiBands: HhiBands;
   idleVehicleDays: number;
+  /** ISO 4217 currency of the tenant's amounts when a document does not state its own (CFDI Moneda). */
+  currency: string;
 }
 
 export const DEFAULT_SETTINGS: Omit<TenantSettings, '_id' | 'name'> = {
@@ -53,4 +55,5 @@ export const DEFAULT_SETTINGS: Omit<TenantSettings, '_id' | 'name'> = {
   discrepancyTolerance: 0.01,
   hhiBands: { unconcentratedBelow: 1500, highlyConcentratedAbove: 2500, singleClientFlagPct: 10 },
   idleVehicleDays: 14,
+  currency: 'MXN',
 };

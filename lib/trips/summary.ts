@@ -18,6 +18,8 @@ export interface FinancialLink {
 
 export interface TripSummary {
   id: string;
+  /** Currency of the leg pricing and the linked document's amounts. */
+  currency: string;
   lastUpdate: string | null;
   client: string;
   company: string;
@@ -46,7 +48,7 @@ export interface TripSummary {
 }
 
 export interface TripSummaryContext {
-  settings: Pick<TenantSettings, 'shrinkageTolerancePct' | 'toleranceRules'>;
+  settings: Pick<TenantSettings, 'shrinkageTolerancePct' | 'toleranceRules' | 'currency'>;
   statusLabel: (code: number) => string;
   fileUrl: (key: string) => string;
 }
@@ -69,6 +71,7 @@ export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryConte
 export function tripSummary(trip: TripDocument, linked: FinancialDocument | null, ctx: TripSummaryContext): TripSummary {
   return {
     id: trip._id,
+    currency: linked?.currency ?? ctx.settings.currency ?? 'MXN',
     lastUpdate: trip.lastUpdate ?? null,
     client: trip.client,
     company: trip.company,
