@@ -90,7 +90,7 @@ import type {
 import type { TripDocument, TripLeg, TripPlace } from '../model/trip-document.ts';
 import { DEFAULT_SETTINGS, type TenantSettings } from '../model/tenant-settings.ts';
 import { fromCents } from '../money/cents.ts';
-import { mxOffsetMs } from '../time/mexico-city.ts';
+import { isoWeekday, mxAddDays, mxDateString, mxDayStart, mxWallTime, mxYmdInt } from '../time/mexico-city.ts';
 import { toleranceFor } from '../trips/shrinkage.ts';
 import {
   CITIES,
@@ -187,38 +187,15 @@ const MIN = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
-/**
- * Mexico City UTC offset. Since DST was abolished (2022-10-30 02:00 local =
- * 07:00Z) it is a fixed −06:00; earlier instants ask the ICU tz data. The fast
- * path matters: an Intl call per record would dominate the generation time.
- */
-const MX_FIXED_SINCE = Date.UTC(2022, 9, 30, 7);
-const MX_FIXED_OFFSET = -6 * 3_600_000;
-const mxOffset = (t: number): number => (t >= MX_FIXED_SINCE ? MX_FIXED_OFFSET : mxOffsetMs(t));
-
 /** First instant of the Mexico City day containing t. */
-function mxDayStartOf(t: number): number {
-  const local = t + mxOffset(t);
-  const startLocal = local - (((local % DAY) + DAY) % DAY);
-  return startLocal - mxOffset(startLocal - mxOffset(t));
-}
-
-/** YYYYMMDD of t in Mexico City. */
-function mxYmd(t: number): number {
-  const d = new Date(t + mxOffset(t));
-  return d.getUTCFullYear() * 10_000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate();
-}
-
-function mxYear(t: number): number {
-  return new Date(t + mxOffset(t)).getUTCFullYear();
-}
+const mxDayStartOf = (t: number): number => mxDayStart(mxDateString(t));
+const mxYear = (t: number): number => mxWallTime(t).year;
 
 /** 'YYMMDD' of the Monday of t's week (Mexico City), for weekly relation numbers. */
 function mondayYymmdd(t: number): string {
-  const localDay = Math.floor((t + mxOffset(t)) / DAY);
-  const monday = localDay - ((localDay + 3) % 7); // 1970-01-01 was a Thursday
-  const d = new Date(monday * DAY);
-  return `${pad(d.getUTCFullYear() % 100, 2)}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}`;
+  const day = mxDateString(t);
+  const monday = mxAddDays(day, 1 - isoWeekday(day));
+  return `${monday.slice(2, 4)}${monday.slice(5, 7)}${monday.slice(8, 10)}`;
 }
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
@@ -1035,7 +1012,7 @@ function buildTrip(world: World, plan: Plan, k: number): TripDocument {
     return {
       id: `${world.prefix}-${shipmentNo(sk, i)}`,
       shipment: shipmentNo(sk, i),
-      date: mxYmd(leg.loadDate),
+      date: mxYmdInt(leg.loadDate),
       loadDate: leg.loadDate,
       unloadDate: leg.unloadDate,
       region: dest.city.state,

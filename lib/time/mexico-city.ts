@@ -50,9 +50,18 @@ function intlWallTime(epochMs: number): WallTime {
 // exact and saves an Intl call per date in list post-processing.
 const offsetCache = new Map<number, number>();
 
+/**
+ * Since DST was abolished (2022-10-30 02:00 local = 07:00Z) the offset is a
+ * fixed −06:00; only earlier instants need the ICU tz data. The fast path
+ * matters where every record is dated (the demo generator, list output).
+ */
+const MX_FIXED_SINCE = Date.UTC(2022, 9, 30, 7);
+const MX_FIXED_OFFSET = -6 * 3_600_000;
+
 /** Wall time minus UTC, in ms, at an instant (e.g. −6 h since late 2022). */
 export function mxOffsetMs(epochMs: number): number {
   assertInstant(epochMs);
+  if (epochMs >= MX_FIXED_SINCE) return MX_FIXED_OFFSET;
   const hourKey = Math.floor(epochMs / 3_600_000);
   const cached = offsetCache.get(hourKey);
   if (cached !== undefined) return cached;
