@@ -12,6 +12,9 @@ import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 
+// Several engine starts and loads: allow for a loaded CI machine.
+t.setTimeout(600_000);
+
 const [A, B] = DEMO_TENANTS.map((d) => d.rfc) as [string, string];
 
 async function open(t: Test, opts: { dataDir?: string; launcherArgs?: string[] } = {}): Promise<{ engine: EmbeddedMongo; db: Db; close: () => Promise<void> }> {
@@ -71,14 +74,14 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
 }
 
 const reference = await open(t);
-await loadDemoData(reference.db, { invoices: 250, trips: 250 });
+await loadDemoData(reference.db, { invoices: 150, trips: 150 });
 const expected = await answers(reference.db);
 
 t.test('on-disk store answers as the in-memory engine, before and after a restart', async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const first = await open(t, { dataDir });
-  await loadDemoData(first.db, { invoices: 250, trips: 250 });
+  await loadDemoData(first.db, { invoices: 150, trips: 150 });
   t.same(await answers(first.db), expected, 'fresh store');
 
   // Writes go through encode/decode too.
@@ -101,7 +104,7 @@ t.test('a store in the stock H2 format is converted once and answers the same', 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-stock-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const stock = await open(t, { dataDir, launcherArgs: ['--stock-store'] });
-  await loadDemoData(stock.db, { invoices: 250, trips: 250 });
+  await loadDemoData(stock.db, { invoices: 150, trips: 150 });
   const before = await answers(stock.db);
   await stock.close();
 

@@ -24,6 +24,9 @@ import { testConfig } from './helpers/harness.ts';
 import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';
 import { fixture } from './helpers/cfdi-fixtures.ts';
 
+// Several engine starts and loads: allow for a loaded CI machine.
+t.setTimeout(300_000);
+
 /** The field that scopes each collection to a tenant (an `_id` lookup is served by the `_id` index). */
 const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.financialDocs]: 'company',

@@ -40,9 +40,9 @@ import io.netty.buffer.Unpooled;
  *
  * <p>Query shortcuts, all exact (the engine's matcher still decides on every decoded document):
  * <ul>
- *   <li>top-level string equalities of the query (a find, or an aggregation's leading
+ *   <li>string equalities on dotted paths of the query (a find, or an aggregation's leading
  *       {@code $match}) are looked for in the raw bytes first: a document whose BSON does not contain
- *       the encoded string cannot match, and is not decoded;</li>
+ *       the encoded string cannot match, and is not decoded (top-level conditions: {@link RawQuery});</li>
  *   <li>a sort with a limit keeps only the best {@code skip + limit} documents (a bounded heap)
  *       instead of sorting everything that matched.</li>
  * </ul>
@@ -427,7 +427,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     private record Ranked(Document document, long arrival) {
     }
 
-    /** BSON encodings of a query's top-level string equalities: each must occur in a matching document's bytes. */
+    /** BSON encodings of a query's string equalities on dotted paths: each must occur in a matching document's bytes. */
     static final class StringNeedles {
 
         private StringNeedles() {
@@ -437,7 +437,9 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             List<byte[]> needles = new ArrayList<>();
             for (Map.Entry<String, Object> entry : query.entrySet()) {
                 String field = entry.getKey();
-                if (field.startsWith("$")) {
+                // Top-level fields are decided exactly (and faster) by RawQuery; a needle is for a
+                // dotted path, whose value sits somewhere inside a sub-document.
+                if (field.startsWith("$") || !field.contains(".")) {
                     continue;
                 }
                 Object value = entry.getValue();
