@@ -468,6 +468,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The tenant's webhook endpoints, newest first. Secrets are never shown.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers an endpoint that receives the tenant's alert events as signed
+         *     HTTP POSTs. The answer carries the signing secret, shown only this once
+         *     (it is stored encrypted, `GET` never shows it; `rotate-secret` issues a new one).
+         *     A tenant may have at most 20 endpoints (409 beyond).
+         *
+         *     Each delivery is a POST with a JSON body `{id, type, createdAt, tenant, data}`
+         *     (`data.alert` is the alert record, as in `GET /api/alerts`) and the headers
+         *     `x-freight-event-id` (the same on every retry: de-duplicate by it),
+         *     `x-freight-event-type` and
+         *     `x-freight-signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.
+         *     Any 2xx within 10 s is a success; anything else (other status, redirect,
+         *     timeout, refused connection) is retried after 30 s, doubling up to 1 h,
+         *     for 24 h; then the delivery is `failed`. Every attempt is listed in
+         *     `GET /api/webhooks/{id}/deliveries`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint of the tenant (without its secret).
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Removes the endpoint, its pending deliveries and their history. Nothing more is
+         *     sent to it (an attempt already on the wire may still arrive).
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description Deliveries to the endpoint, newest event first, each with every attempt made.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Issues a new signing secret and answers it (shown this once). Every attempt
+         *     from now on, retries of earlier events included, is signed with the new
+         *     secret; the old one stops working at once.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Queues a `webhook.test` event (body `{id, type, createdAt, tenant, data: {webhookId}}`)
+         *     for the endpoint, signed and retried like any other; follow it in
+         *     `GET /api/webhooks/{id}/deliveries`.
+         */
+        post: operations["sendWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -966,6 +1092,16 @@ export interface components {
             amount: number;
             invoices: number;
         };
+        CreateWebhookRequest: {
+            /**
+             * @description Free text for people (what receives these events).
+             * @example ERP alert inbox
+             */
+            description?: string;
+            /** @description Event types to deliver to this endpoint. */
+            events: components["schemas"]["WebhookEventType"][];
+            url: components["schemas"]["WebhookUrl"];
+        };
         /**
          * @description Cycle the alert is about, a calendar month in America/Mexico_City (YYYY-MM).
          * @example 2026-03
@@ -978,6 +1114,11 @@ export interface components {
             difference: number;
             /** @description Recomputed per concept (round2(base × rate)) */
             expected: number;
+        };
+        DeleteWebhookResponse: {
+            /** @enum {boolean} */
+            deleted: true;
+            webhook: components["schemas"]["Webhook"];
         };
         DemurrageTotals: {
             /** @description Σ demurrage concept amounts */
@@ -2461,6 +2602,136 @@ export interface components {
             trips: number;
             vehicle: string;
         };
+        /** @description A webhook endpoint. Its signing secret is shown only when created or rotated. */
+        Webhook: {
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            events: components["schemas"]["WebhookEventType"][];
+            id: components["schemas"]["WebhookId"];
+            /**
+             * @description The secret's first characters (`whsec_` and 4 more), to tell secrets apart
+             * @example whsec_3Jf9
+             */
+            secretHint: string;
+            /**
+             * Format: date-time
+             * @description When the current secret was issued
+             */
+            secretRotatedAt: string;
+            /** @description RFC of the owning tenant */
+            tenant: string;
+            url: string;
+        };
+        WebhookAttempt: {
+            /**
+             * Format: date-time
+             * @description When the request was sent
+             */
+            at: string;
+            attempt: number;
+            durationMs: number;
+            /** @description Why the attempt failed; null for a 2xx */
+            error: string | null;
+            /** @description The receiver's HTTP status; null when no answer came (connection refused, timeout, address refused) */
+            statusCode: number | null;
+        };
+        WebhookDeliveriesResponse: {
+            data: components["schemas"]["WebhookDelivery"][];
+            meta: components["schemas"]["WebhooksPageMeta"];
+        };
+        /**
+         * @description One event to one endpoint. `pending` until a 2xx answers (`succeeded`) or the retries
+         *     (30 s doubling up to 1 h between attempts) run out 24 hours after the event (`failed`).
+         */
+        WebhookDelivery: {
+            /** @description Every attempt, oldest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /** Format: date-time */
+            completedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Event id, the same in every attempt (`x-freight-event-id`; de-duplicate by it) */
+            eventId: string;
+            /** @enum {string} */
+            eventType: "alert.triggered" | "alert.cleared" | "webhook.test";
+            id: string;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            webhookId: components["schemas"]["WebhookId"];
+        };
+        /**
+         * @description `alert.triggered`: an alert job stored a record with status `triggered`;
+         *     `alert.cleared`: one with status `clear`. (`webhook.test`, sent by
+         *     `POST /api/webhooks/{id}/test`, goes to the endpoint whatever it subscribes to.)
+         * @enum {string}
+         */
+        WebhookEventType: "alert.triggered" | "alert.cleared";
+        /**
+         * @description Webhook endpoint identifier (24 hexadecimal characters).
+         * @example 6650f1c2a1b2c3d4e5f6a001
+         */
+        WebhookId: string;
+        WebhooksPageMeta: {
+            hasMore: boolean;
+            limit: number;
+            page: number;
+            pages: number;
+            /** @description RFC of the authenticated tenant */
+            tenant: string;
+            total: number;
+        };
+        WebhooksResponse: {
+            data: components["schemas"]["Webhook"][];
+            meta: components["schemas"]["WebhooksPageMeta"];
+        };
+        WebhookTestResponse: {
+            /** @description The delivery to follow in `GET /api/webhooks/{id}/deliveries` */
+            deliveryId: string;
+            /**
+             * @description The test event's id (`x-freight-event-id`)
+             * @example evt_test_9c1d2e3f4a5b6c7d8e9f0a1b
+             */
+            eventId: string;
+            /** @enum {boolean} */
+            queued: true;
+        };
+        /**
+         * @description Where events are POSTed: an absolute `http` or `https` URL without credentials,
+         *     at most 2,048 characters. Addresses in loopback, private, link-local,
+         *     carrier-grade NAT, multicast or reserved ranges (and `localhost`) are refused
+         *     (400) unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`; the address
+         *     a host name resolves to is checked again at every delivery. Redirects are not followed.
+         * @example https://hooks.example.com/freight
+         */
+        WebhookUrl: string;
+        /** @description The endpoint with its signing secret, shown this once. */
+        WebhookWithSecret: {
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            events: components["schemas"]["WebhookEventType"][];
+            id: components["schemas"]["WebhookId"];
+            /**
+             * @description Signing secret (`whsec_` + 43 characters). Verify each delivery's
+             *     `x-freight-signature: t=<unix seconds>,v1=<hex>` as
+             *     HMAC-SHA256(secret, `<t>.<raw body>`) and reject old timestamps.
+             * @example whsec_3Jf9kQ2mX8vL1pR7tY4wZ6nB0cD5eF2gH9iJ3kL7mN1
+             */
+            secret: string;
+            /**
+             * @description The secret's first characters (`whsec_` and 4 more)
+             * @example whsec_3Jf9
+             */
+            secretHint: string;
+            /** Format: date-time */
+            secretRotatedAt: string;
+            /** @description RFC of the owning tenant */
+            tenant: string;
+            url: string;
+        };
     };
     responses: {
         /** @description The request is malformed, has unknown or invalid parameters, or an unsupported `x-api-version`. One detail per problem. */
@@ -2697,6 +2968,43 @@ export interface components {
                  *       }
                  *     }
                  */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description No webhook endpoint with this id for this tenant (another tenant's ids are reported as not found). */
+        WebhookNotFound: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 404,
+                 *         "message": "Not Found",
+                 *         "details": [
+                 *           "no webhook endpoint with id 6650f1c2a1b2c3d4e5f6a001"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description The database cannot be reached or a query exceeded its time limit, or webhooks
+         *     are not configured: with `MONGODB_URI` set and no `WEBHOOK_ENCRYPTION_KEY`,
+         *     secrets cannot be stored encrypted, so every webhook operation answers 503.
+         *     Safe to retry after `retry-after` seconds.
+         */
+        WebhooksUnavailable: {
+            headers: {
+                "retry-after": components["headers"]["RetryAfter"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -4894,6 +5202,500 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "pages": 1,
+                     *         "hasMore": false,
+                     *         "tenant": "TGO850101AB1"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "6650f1c2a1b2c3d4e5f6a001",
+                     *           "tenant": "TGO850101AB1",
+                     *           "url": "https://hooks.example.com/freight",
+                     *           "events": [
+                     *             "alert.triggered"
+                     *           ],
+                     *           "description": "ERP alert inbox",
+                     *           "secretHint": "whsec_3Jf9",
+                     *           "createdAt": "2026-03-28T17:02:11.000Z",
+                     *           "secretRotatedAt": "2026-03-28T17:02:11.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhooksResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["WebhooksUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its signing secret (shown this once). */
+            201: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6650f1c2a1b2c3d4e5f6a001",
+                     *       "tenant": "TGO850101AB1",
+                     *       "url": "https://hooks.example.com/freight",
+                     *       "events": [
+                     *         "alert.triggered"
+                     *       ],
+                     *       "description": "ERP alert inbox",
+                     *       "secretHint": "whsec_3Jf9",
+                     *       "createdAt": "2026-03-28T17:02:11.000Z",
+                     *       "secretRotatedAt": "2026-03-28T17:02:11.000Z",
+                     *       "secret": "whsec_3Jf9kQ2mX8vL1pR7tY4wZ6nB0cD5eF2gH9iJ3kL7mN1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /**
+             * @description The body is invalid (a missing or unknown field, an unknown event type), or the
+             *     URL is not allowed: not http(s), with credentials, unparsable, or pointing at
+             *     a loopback, private, link-local or reserved address. One detail per problem.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 400,
+                     *         "message": "Invalid request body",
+                     *         "details": [
+                     *           "url: 127.0.0.1 is a loopback address; webhook URLs must be public (WEBHOOK_ALLOW_PRIVATE=true allows it)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The tenant already has the maximum number of endpoints (20). Delete one first. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 409,
+                     *         "message": "Conflict",
+                     *         "details": [
+                     *           "a tenant may have at most 20 webhook endpoints; delete one first"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is larger than the service accepts (256 KiB by default). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 413,
+                     *         "message": "Payload Too Large",
+                     *         "details": [
+                     *           "Request body is too large"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 415,
+                     *         "message": "Unsupported Media Type",
+                     *         "details": [
+                     *           "Unsupported Media Type: text/plain"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["WebhooksUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id, as returned by `POST /api/webhooks`.
+                 * @example 6650f1c2a1b2c3d4e5f6a001
+                 */
+                id: components["schemas"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6650f1c2a1b2c3d4e5f6a001",
+                     *       "tenant": "TGO850101AB1",
+                     *       "url": "https://hooks.example.com/freight",
+                     *       "events": [
+                     *         "alert.triggered"
+                     *       ],
+                     *       "description": "ERP alert inbox",
+                     *       "secretHint": "whsec_3Jf9",
+                     *       "createdAt": "2026-03-28T17:02:11.000Z",
+                     *       "secretRotatedAt": "2026-03-28T17:02:11.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["WebhooksUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id, as returned by `POST /api/webhooks`.
+                 * @example 6650f1c2a1b2c3d4e5f6a001
+                 */
+                id: components["schemas"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint was deleted; the body is the endpoint as it was. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deleted": true,
+                     *       "webhook": {
+                     *         "id": "6650f1c2a1b2c3d4e5f6a001",
+                     *         "tenant": "TGO850101AB1",
+                     *         "url": "https://hooks.example.com/freight",
+                     *         "events": [
+                     *           "alert.triggered"
+                     *         ],
+                     *         "description": "ERP alert inbox",
+                     *         "secretHint": "whsec_3Jf9",
+                     *         "createdAt": "2026-03-28T17:02:11.000Z",
+                     *         "secretRotatedAt": "2026-03-28T17:02:11.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeleteWebhookResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["WebhooksUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Only deliveries in this status. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id, as returned by `POST /api/webhooks`.
+                 * @example 6650f1c2a1b2c3d4e5f6a001
+                 */
+                id: components["schemas"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "pages": 1,
+                     *         "hasMore": false,
+                     *         "tenant": "TGO850101AB1"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "6650f1c2a1b2c3d4e5f6b001",
+                     *           "webhookId": "6650f1c2a1b2c3d4e5f6a001",
+                     *           "eventId": "evt_6650f1c2a1b2c3d4e5f60718",
+                     *           "eventType": "alert.triggered",
+                     *           "status": "succeeded",
+                     *           "createdAt": "2026-04-01T14:00:02.118Z",
+                     *           "nextAttemptAt": null,
+                     *           "completedAt": "2026-04-01T14:00:32.410Z",
+                     *           "attempts": [
+                     *             {
+                     *               "attempt": 1,
+                     *               "at": "2026-04-01T14:00:02.200Z",
+                     *               "durationMs": 10003,
+                     *               "statusCode": null,
+                     *               "error": "timed out after 10000 ms"
+                     *             },
+                     *             {
+                     *               "attempt": 2,
+                     *               "at": "2026-04-01T14:00:32.300Z",
+                     *               "durationMs": 110,
+                     *               "statusCode": 200,
+                     *               "error": null
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveriesResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["WebhooksUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id, as returned by `POST /api/webhooks`.
+                 * @example 6650f1c2a1b2c3d4e5f6a001
+                 */
+                id: components["schemas"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6650f1c2a1b2c3d4e5f6a001",
+                     *       "tenant": "TGO850101AB1",
+                     *       "url": "https://hooks.example.com/freight",
+                     *       "events": [
+                     *         "alert.triggered"
+                     *       ],
+                     *       "description": "ERP alert inbox",
+                     *       "secretHint": "whsec_3Jf9",
+                     *       "createdAt": "2026-03-28T17:02:11.000Z",
+                     *       "secretRotatedAt": "2026-03-28T17:02:11.000Z",
+                     *       "secret": "whsec_3Jf9kQ2mX8vL1pR7tY4wZ6nB0cD5eF2gH9iJ3kL7mN1"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["WebhooksUnavailable"];
+        };
+    };
+    sendWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Webhook endpoint id, as returned by `POST /api/webhooks`.
+                 * @example 6650f1c2a1b2c3d4e5f6a001
+                 */
+                id: components["schemas"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test event is queued. */
+            202: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queued": true,
+                     *       "eventId": "evt_test_9c1d2e3f4a5b6c7d8e9f0a1b",
+                     *       "deliveryId": "6650f1c2a1b2c3d4e5f6b001"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookTestResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["WebhooksUnavailable"];
         };
     };
     getHealth: {

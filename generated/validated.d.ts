@@ -17,5 +17,7 @@ export interface ValidatedQueries {
   listAlerts: Query<'listAlerts'> & Required<Pick<Query<'listAlerts'>, 'limit' | 'page'>>;
   listFinancialDocs: Query<'listFinancialDocs'> & Required<Pick<Query<'listFinancialDocs'>, 'detail' | 'limit' | 'page'>>;
   listShipments: Query<'listShipments'> & Required<Pick<Query<'listShipments'>, 'dateFilterBy' | 'detail' | 'limit' | 'page'>>;
+  listWebhookDeliveries: Query<'listWebhookDeliveries'> & Required<Pick<Query<'listWebhookDeliveries'>, 'limit' | 'page'>>;
+  listWebhooks: Query<'listWebhooks'> & Required<Pick<Query<'listWebhooks'>, 'limit' | 'page'>>;
   mcpLegacyMessage: Query<'mcpLegacyMessage'>;
 }

@@ -6,6 +6,7 @@ import { alertsHandlers } from './alerts.ts';
 import { taxHandlers } from './tax.ts';
 import { analyticsHandlers } from './analytics.ts';
 import { importsHandlers } from './imports.ts';
+import { webhooksHandlers } from './webhooks.ts';
 
 /**
  * Every operationId of the spec bound to its handler. The `HandlerMap` type
@@ -20,6 +21,7 @@ export function createHandlers(deps: HandlerDeps): HandlerMap {
     ...taxHandlers(deps),
     ...analyticsHandlers(deps),
     ...importsHandlers(deps),
+    ...webhooksHandlers(deps),
   };
 }
 

@@ -3,6 +3,7 @@ import type { operations } from '../generated/api.d.ts';
 import type { ValidatedQueries } from '../generated/validated.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
+import type { WebhookSettings } from '../lib/config.ts';
 
 /**
  * Typed handler map, one entry per operationId of the spec (checked at compile
@@ -33,4 +34,6 @@ export interface HandlerDeps extends ServiceContext {
   startedAt: number;
   version: string;
   pingDatabase: () => Promise<number>;
+  /** Webhook settings, the secret-encryption key included (lib/webhooks). */
+  webhooks: WebhookSettings;
 }

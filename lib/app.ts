@@ -107,6 +107,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     now: opts.now ?? (() => new Date()),
     startedAt: Date.now(),
     version: spec.info.version,
+    webhooks: config.webhooks,
     pingDatabase:
       opts.pingDatabase ??
       (async () => {

@@ -23,6 +23,7 @@ export interface AppConfig {
   apiKeyCacheTtlMs: number;
   /** How long a tenant's settings are reused without a database read (0 = no cache). */
   settingsCacheTtlMs: number;
+  webhooks: WebhookSettings;
   /** CFDI import limits (POST /api/imports, npm run import). */
   imports: ImportLimits;
 }
@@ -38,6 +39,30 @@ export interface ImportLimits {
   maxTotalBytes: number;
   /** Highest uncompressed ÷ compressed size of a zip entry (zip bombs). */
   maxCompressionRatio: number;
+}
+
+/** Webhook delivery (lib/webhooks); every field has an env override. */
+export interface WebhookSettings {
+  /** WEBHOOK_ENCRYPTION_KEY (32 bytes, hex or base64): encrypts signing secrets at rest. Null: not configured (see lib/webhooks/encryption-key.ts). */
+  encryptionKey: Buffer | null;
+  /** WEBHOOK_ALLOW_PRIVATE: allow loopback/private/link-local targets (tests, on-premise receivers). */
+  allowPrivate: boolean;
+  /** WEBHOOK_MAX_ENDPOINTS: endpoints per tenant (default 20). */
+  maxEndpoints: number;
+  /** WEBHOOK_TIMEOUT_MS: one attempt's time limit (default 10000). */
+  timeoutMs: number;
+  /** WEBHOOK_RETRY_DELAY_MS: first retry delay, doubled each time (default 30000)... */
+  retryDelayMs: number;
+  /** ...up to WEBHOOK_RETRY_MAX_DELAY_MS (default 3600000)... */
+  retryMaxDelayMs: number;
+  /** ...while the event is younger than WEBHOOK_RETRY_WINDOW_MS (default 86400000); then the delivery is failed. */
+  retryWindowMs: number;
+  /** WEBHOOK_PROCESS_EVERY_MS: how often the delivery worker polls for due deliveries (default 2000). */
+  processEveryMs: number;
+  /** WEBHOOK_CONCURRENCY: attempts at once per worker (default 10). */
+  concurrency: number;
+  /** WEBHOOK_LOCK_LIFETIME_MS: a delivery locked by a worker that died is retried elsewhere after this (default 60000). */
+  lockLifetimeMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -77,6 +102,15 @@ function origins(env: NodeJS.ProcessEnv): string[] {
   });
 }
 
+/** 32 bytes as 64 hex characters or base64. */
+function key32(env: NodeJS.ProcessEnv, name: string): Buffer | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  const buf = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : null;
+  if (!buf || buf.length !== 32) throw new ConfigError(`${name} must be 32 bytes as 64 hex characters or base64 (e.g. \`openssl rand -hex 32\`)`);
+  return buf;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -107,6 +141,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxFileBytes: int(env, 'IMPORT_MAX_FILE_BYTES', 2_097_152, 1024, 104_857_600),
       maxTotalBytes: int(env, 'IMPORT_MAX_TOTAL_BYTES', 1_073_741_824, 1024, 17_179_869_184),
       maxCompressionRatio: int(env, 'IMPORT_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
+    },
+    webhooks: {
+      encryptionKey: key32(env, 'WEBHOOK_ENCRYPTION_KEY'),
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      maxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 10_000),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      retryDelayMs: int(env, 'WEBHOOK_RETRY_DELAY_MS', 30_000, 10, 86_400_000),
+      retryMaxDelayMs: int(env, 'WEBHOOK_RETRY_MAX_DELAY_MS', 3_600_000, 10, 86_400_000),
+      retryWindowMs: int(env, 'WEBHOOK_RETRY_WINDOW_MS', 86_400_000, 100, 30 * 86_400_000),
+      processEveryMs: int(env, 'WEBHOOK_PROCESS_EVERY_MS', 2000, 50, 3_600_000),
+      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 10, 1, 200),
+      lockLifetimeMs: int(env, 'WEBHOOK_LOCK_LIFETIME_MS', 60_000, 1000, 86_400_000),
     },
   };
 }

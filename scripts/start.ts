@@ -10,8 +10,12 @@ import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 import { financialDocs, apiKeys } from '../lib/db/collections.ts';
 import { progressReporter } from './progress.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
+import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
+import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 
-const config = loadConfig();
+const loaded = loadConfig();
+// Signing secrets are encrypted at rest; on the embedded engine the key is generated into DATA_DIR once.
+const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
 const database = await openDatabase(config, { log: (m) => console.log(m) });
 await ensureIndexes(database.db);
 
@@ -25,8 +29,9 @@ if (database.embedded) {
   }
 }
 
-// The alert worker runs in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
-const app = await buildApp({ config, db: database.db, plugins: [alertsPlugin({ worker: config.worker })] });
+// The alert and webhook workers run in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
+const app = await buildApp({ config, db: database.db, plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })] });
+if (!config.webhooks.encryptionKey) app.log.warn('WEBHOOK_ENCRYPTION_KEY is not set: webhook operations answer 503');
 let closing = false;
 async function shutdown(signal: string) {
   if (closing) return;

@@ -4,6 +4,8 @@
  * Agenda's locks on the same database (MONGODB_URI, or the embedded engine a
  * running `npm start` owns under DATA_DIR).
  *
+ * The webhook delivery worker runs beside it (WEBHOOK_* settings).
+ *
  * SIGTERM/SIGINT drain running evaluations (ALERT_DRAIN_TIMEOUT_MS) before the
  * database is closed. Tunables: ALERT_PROCESS_EVERY_MS, ALERT_CONCURRENCY,
  * ALERT_LOCK_LIFETIME_MS, ALERT_RETRY_DELAY_MS, ALERT_MAX_RETRIES (lib/alerts/worker.ts).
@@ -13,13 +15,18 @@ import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { alertWorkerSettingsFromEnv, createAlertWorker } from '../lib/alerts/worker.ts';
+import { createWebhookWorker } from '../lib/webhooks/worker.ts';
+import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 
-const config = loadConfig();
+const loaded = loadConfig();
+const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
 const log = pino({ level: config.logLevel, base: { component: 'alert-worker' } });
 const database = await openDatabase(config, { log: (m) => log.info(m) });
 await ensureIndexes(database.db);
 
 const worker = createAlertWorker({ db: database.db, ...alertWorkerSettingsFromEnv(), logger: log });
+// Deliveries of the events the alert worker produces (and test events), beside it.
+const webhookWorker = createWebhookWorker({ db: database.db, settings: config.webhooks, logger: log.child({ component: 'webhook-worker' }) });
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {
@@ -29,7 +36,7 @@ async function shutdown(signal: string): Promise<void> {
   const force = setTimeout(() => process.exit(1), worker.settings.drainTimeoutMs + 10_000);
   force.unref();
   try {
-    await worker.stop();
+    await Promise.all([worker.stop(), webhookWorker.stop()]);
   } finally {
     await database.close();
   }
@@ -39,4 +46,5 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 await worker.start();
+await webhookWorker.start();
 log.info({ worker: worker.name, ...worker.settings }, 'alert worker running; Ctrl-C to stop');

@@ -17,7 +17,7 @@
 import t from 'tap';
 import type { Db } from 'mongodb';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { startHarness, testConfig, KEY_A, TENANT_A, TENANT_B } from './helpers/harness.ts';
+import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { listen, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp, loadSpec } from '../lib/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
@@ -123,6 +123,7 @@ function exampleBody(op: OperationSchemas): unknown {
     const acuse = `<Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="${TENANT_A}"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02"/></Folios></Acuse>`;
     return { files: [{ name: 'acuse.xml', content: acuse }] };
   }
+  if (op.operationId === 'createWebhook') return { url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] };
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
   return {};
@@ -213,8 +214,43 @@ const generic: Record<string, Producer> = {
   },
 };
 
+/** A fresh webhook endpoint of tenant A; returns its id. */
+async function newWebhook(): Promise<string> {
+  const res = await call(`${base}/api/webhooks`, { method: 'POST', ...json({ url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] }, { 'x-api-key': KEY_A }) });
+  if (res.status !== 201) throw new Error(`cannot create a webhook: ${res.status} ${res.body}`);
+  return (JSON.parse(res.body) as { id: string }).id;
+}
+
+/** The operation on a real endpoint of tenant A (200/202), or on an id nobody has (404). */
+const onWebhook = (status: string): Producer => async (op) => {
+  const id = status === '404' ? 'aaaaaaaaaaaaaaaaaaaaaaaa' : await newWebhook();
+  const res = await call(`${base}${op.path.replace('{id}', id)}`, { method: op.method, headers: { 'x-api-key': KEY_A } });
+  if (status !== '404' && op.operationId !== 'deleteWebhook') await call(`${base}/api/webhooks/${id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+  return res;
+};
+
 /** Producers for what only one operation does. */
 const specific: Record<string, Record<string, Producer>> = {
+  createWebhook: {
+    async '201'(op) {
+      const res = await validRequest(op, KEY_A);
+      if (res.status === 201) await call(`${base}/api/webhooks/${(JSON.parse(res.body) as { id: string }).id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+      return res;
+    },
+    async '409'(op) {
+      // Tenant B fills its 20 endpoints (WEBHOOK_MAX_ENDPOINTS); one more is refused.
+      for (let i = 0; i < 25; i++) {
+        const res = await call(urlOf(op), { method: 'POST', ...json({ url: `https://hooks.example.com/b/${i}`, events: ['alert.cleared'] }, { 'x-api-key': KEY_B }) });
+        if (res.status !== 201) return res;
+      }
+      throw new Error('no 409 after 25 endpoints');
+    },
+  },
+  getWebhook: { '200': onWebhook('200'), '404': onWebhook('404') },
+  deleteWebhook: { '200': onWebhook('200'), '404': onWebhook('404') },
+  rotateWebhookSecret: { '200': onWebhook('200'), '404': onWebhook('404') },
+  sendWebhookTest: { '202': onWebhook('202'), '404': onWebhook('404') },
+  listWebhookDeliveries: { '200': onWebhook('200'), '404': onWebhook('404') },
   scheduleAlerts: {
     async '403'(op) {
       return call(urlOf(op), { method: 'POST', ...json({ ...(exampleBody(op) as object), tenantId: TENANT_B }, { 'x-api-key': KEY_A }) });

@@ -55,9 +55,17 @@ const bJobIds = (await alertJobs(h.db).find({ 'data.tenant': TENANT_B }).toArray
 /** The URL of a GET operation with its path parameter filled with one of A's own ids. */
 const aDocId = docs.find((d) => d.company === TENANT_A)!.id;
 const aTripId = tripDocs.find((d) => d.company === TENANT_A)!._id;
-const concrete = (op: OperationSchemas) => op.path.replace(/\{id\}/, op.path.startsWith('/api/shipments') ? aTripId : aDocId);
+const webhookIds: Record<string, string> = {};
+for (const [tenant, key] of [[TENANT_A, KEY_A], [TENANT_B, KEY_B]] as const) {
+  const res = await h.app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': key }, payload: { url: 'https://hooks.example.com/hostile', events: ['alert.triggered'] } });
+  if (res.statusCode !== 201) throw new Error(`setup: ${res.body}`);
+  webhookIds[tenant] = res.json().id;
+  await h.app.inject({ method: 'POST', url: `/api/webhooks/${webhookIds[tenant]}/test`, headers: { 'x-api-key': key } });
+}
+const concrete = (op: OperationSchemas) =>
+  op.path.replace(/\{id\}/, op.path.startsWith('/api/shipments') ? aTripId : op.path.startsWith('/api/webhooks') ? webhookIds[TENANT_A]! : aDocId);
 
-const MARKERS = [TENANT_B, ...docs.filter((d) => d.company === TENANT_B).flatMap((d) => [d.id, d.invoice.uuid]), ...tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id), ...bJobIds];
+const MARKERS = [TENANT_B, ...docs.filter((d) => d.company === TENANT_B).flatMap((d) => [d.id, d.invoice.uuid]), ...tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id), ...bJobIds, webhookIds[TENANT_B]!];
 const leaks = (body: string) => MARKERS.filter((m) => body.includes(m));
 
 // ----------------------------------------------------------------------------- hostile values
@@ -161,7 +169,8 @@ async function checkProperty(t: Test, name: string, arb: fc.Arbitrary<unknown>, 
 
 // ----------------------------------------------------------------------------- REST: query parameters
 
-for (const op of dataOps.filter((o) => o.method === 'GET')) {
+// Every read with query parameters (getWebhook has none: its id is below).
+for (const op of dataOps.filter((o) => o.method === 'GET' && Object.keys(o.querystring?.properties ?? {}).length > 0)) {
   t.test(`${op.operationId}: hostile query parameters`, async (t) => {
     const params = Object.entries((op.querystring?.properties ?? {}) as Record<string, Record<string, unknown>>);
     t.ok(params.length > 0, `${params.length} parameters`);
@@ -241,6 +250,18 @@ for (const [operationId, prefix, bIds] of [
       const res = await h.app.inject({ method: 'GET', url: `${prefix}/${id}`, headers: { 'x-api-key': KEY_A } });
       t.equal(res.statusCode, 404, "another tenant's id is 404");
     }
+  });
+}
+
+for (const op of dataOps.filter((o) => o.path.includes('/api/webhooks/{id}'))) {
+  t.test(`${op.operationId}: hostile ids`, async (t) => {
+    await checkProperty(t, "id: 400 or 404, never 5xx, never B's endpoint", hostileString, async (value: string) => {
+      const res = await h.app.inject({ method: op.method as 'GET', url: op.path.replace('{id}', enc(value) || '%20'), headers: { 'x-api-key': KEY_A } });
+      if (![400, 404].includes(res.statusCode)) return `id ${JSON.stringify(value).slice(0, 60)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
+      return await problem(op, res.statusCode, res.body);
+    });
+    const res = await h.app.inject({ method: op.method as 'GET', url: op.path.replace('{id}', webhookIds[TENANT_B]!), headers: { 'x-api-key': KEY_A } });
+    t.equal(res.statusCode, 404, "B's endpoint id is 404 for A");
   });
 }
 

@@ -23,10 +23,11 @@ import { ObjectId, type Db } from 'mongodb';
 import { Agenda, exponential, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import { COLLECTIONS } from '../db/collections.ts';
-import { ensureAlertIndexes, insertAlertRecord, recordAlertJobFailure, releaseIdleLocks } from '../db/alert-jobs-repo.ts';
+import { ensureAlertIndexes, findAlertRecord, insertAlertRecord, recordAlertJobFailure, releaseIdleLocks } from '../db/alert-jobs-repo.ts';
 import { ALERT_JOB_NAME, type AlertJobData } from './jobs.ts';
 import { evaluateAlertRule } from './evaluate.ts';
 import { alertRecordDocument } from './records.ts';
+import { enqueueAlertEvent } from '../webhooks/events.ts';
 
 export interface AlertLogger {
   info(obj: object, msg?: string): void;
@@ -154,9 +155,13 @@ export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
         { tenant: data.tenant, ruleId: data.ruleId, cycleKey: data.cycleKey, asOf: evaluatedAt },
         settings.queryTimeoutMs,
       );
-      const stored = await insertAlertRecord(db, alertRecordDocument(id, data, result, { evaluatedAt, attempts: attempt, worker: name }));
+      const record = alertRecordDocument(id, data, result, { evaluatedAt, attempts: attempt, worker: name });
+      const stored = await insertAlertRecord(db, record);
+      // Also after a re-run that found the record stored: the crash may have come before the events were queued.
+      // Idempotent (delivery ids derive from endpoint and event), and a failure retries the job.
+      const webhooksQueued = await enqueueAlertEvent(db, stored ? record : ((await findAlertRecord(db, id)) ?? record));
       log.info(
-        { jobId: id, tenant: data.tenant, ruleId: data.ruleId, cycleKey: data.cycleKey, userId: data.userId, status: result.status, findings: result.summary.findings, stored },
+        { jobId: id, tenant: data.tenant, ruleId: data.ruleId, cycleKey: data.cycleKey, userId: data.userId, status: result.status, findings: result.summary.findings, stored, webhooksQueued },
         stored ? 'alert evaluated' : 'alert already recorded (re-run)',
       );
     } catch (err) {

@@ -145,6 +145,10 @@ export async function insertAlertRecord(db: Db, record: AlertRecordDocument): Pr
   }
 }
 
+export function findAlertRecord(db: Db, id: string): Promise<AlertRecordDocument | null> {
+  return alertRecords(db).findOne({ _id: id });
+}
+
 export interface AlertRecordFilter {
   userId?: string;
   ruleId?: string;

@@ -15,6 +15,9 @@ export const COLLECTIONS = {
   idempotency: 'idempotencyKeys',
   importFacts: 'importFacts',
   serviceSecrets: 'serviceSecrets',
+  webhooks: 'webhooks',
+  webhookDeliveries: 'webhookDeliveries',
+  webhookJobs: 'webhookJobs',
 } as const;
 
 export const financialDocs = (db: Db): Collection<FinancialDocument> => db.collection<FinancialDocument>(COLLECTIONS.financialDocs);

@@ -60,6 +60,21 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   // --- CFDI import (lib/imports): the facts behind each imported financial document.
   [COLLECTIONS.importFacts]: [{ key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' }],
+  // --- webhooks (lib/webhooks) ---
+  [COLLECTIONS.webhooks]: [
+    // One slot per endpoint, at most WEBHOOK_MAX_ENDPOINTS per tenant: concurrent creates cannot exceed it.
+    { key: { tenant: 1, slot: 1 }, name: 'tenant_slot_unique', unique: true },
+    { key: { tenant: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' },
+  ],
+  [COLLECTIONS.webhookDeliveries]: [
+    // One delivery per endpoint and event (the _id is derived from both; this states it).
+    { key: { webhookId: 1, eventId: 1 }, name: 'webhook_event_unique', unique: true },
+    { key: { tenant: 1, webhookId: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_created' },
+  ],
+  [COLLECTIONS.webhookJobs]: [
+    { key: { name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, name: 'findAndLockNextJobIndex' },
+    { key: { 'data.webhookId': 1 }, name: 'webhook' },
+  ],
   [COLLECTIONS.idempotency]: [{ key: { expiresAt: 1 }, name: 'expires_ttl', expireAfterSeconds: 0 }],
 };
 

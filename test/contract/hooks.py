@@ -23,6 +23,10 @@ generated):
 - `extraData` keys may not start with `$` or contain `.` (they would be read
   as MongoDB operators or paths): such keys are renamed; nesting deeper than
   5 levels is cut, and an extraData over 8 KiB of JSON is emptied.
+- A webhook `url` must be a public address (no loopback, private or reserved
+  ranges, no `localhost`) and a URL a WHATWG parser accepts: no pattern can
+  state that, so a generated URL becomes a public one, `https://hooks.example.com/…`
+  (the service never resolves it when the endpoint is created).
 """
 
 import datetime
@@ -128,6 +132,8 @@ def before_call(context, case, kwargs):
                 headers[name] = str(uuid.uuid4())
         if headers != dict(case.headers):
             case.headers = headers
+    if path == "/api/webhooks" and case.method.upper() == "POST" and isinstance(case.body, dict) and isinstance(case.body.get("url"), str):
+        case.body = {**case.body, "url": f"https://hooks.example.com/contract/{uuid.uuid4().hex}"}
     if path == "/api/alerts/schedule" and isinstance(case.body, dict) and isinstance(case.body.get("extraData"), dict):
         extra = _clean_keys(case.body["extraData"])
         # At most 8 KiB of JSON (the service's documented limit).

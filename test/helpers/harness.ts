@@ -17,6 +17,8 @@ export const TENANT_A = 'TGO850101AB1';
 export const TENANT_B = 'FNO900202CD2';
 export const KEY_A = 'test_key_tenant_a_0000000001';
 export const KEY_B = 'test_key_tenant_b_0000000002';
+/** Encrypts webhook secrets in tests (any 32 bytes). */
+export const TEST_WEBHOOK_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
 export interface Harness {
   engine: EmbeddedMongo;
@@ -29,7 +31,7 @@ export interface Harness {
 }
 
 export function testConfig(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', DOCUMENT_BASE_URL: 'https://files.example.test', ...env });
+  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', DOCUMENT_BASE_URL: 'https://files.example.test', WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY, ...env });
 }
 
 export async function startHarness(t: Test, opts: { env?: Record<string, string>; build?: Partial<BuildAppOptions> } = {}): Promise<Harness> {

@@ -43,6 +43,8 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       LOG_LEVEL: 'warn',
       MONGODB_URI: opts.mongodbUri,
       MONGODB_DB: opts.mongodbDb,
+      // A real database needs the key from the environment (webhook operations are 503 without it).
+      WEBHOOK_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
       ...opts.env,
     },
   });

@@ -1,0 +1,165 @@
+/**
+ * Webhook endpoints, deliveries and delivery jobs. Tenant first in every
+ * filter a request can reach; the worker reads deliveries by their id.
+ */
+import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
+import { COLLECTIONS } from './collections.ts';
+import { INDEXES } from './indexes.ts';
+import { findPage } from './find-page.ts';
+import {
+  DELIVERY_JOB_NAME,
+  deliveryJobDocument,
+  type DeliveryAttempt,
+  type DeliveryDocument,
+  type DeliveryJobDocument,
+  type DeliveryStatus,
+  type WebhookDocument,
+  type WebhookEventType,
+} from '../webhooks/model.ts';
+import type { EncryptedSecret } from '../webhooks/secret-box.ts';
+
+export const webhooks = (db: Db): Collection<WebhookDocument> => db.collection<WebhookDocument>(COLLECTIONS.webhooks);
+export const webhookDeliveries = (db: Db): Collection<DeliveryDocument> => db.collection<DeliveryDocument>(COLLECTIONS.webhookDeliveries);
+export const webhookJobs = (db: Db): Collection<DeliveryJobDocument> => db.collection<DeliveryJobDocument>(COLLECTIONS.webhookJobs);
+
+const DUPLICATE_KEY = 11000;
+const isDuplicate = (err: unknown) => (err as { code?: unknown }).code === DUPLICATE_KEY;
+
+const ensured = new WeakMap<Db, Promise<void>>();
+
+/** The webhook indexes, once per Db handle: the endpoint limit and delivery uniqueness rest on them. */
+export function ensureWebhookIndexes(db: Db): Promise<void> {
+  let p = ensured.get(db);
+  if (!p) {
+    p = (async () => {
+      for (const name of [COLLECTIONS.webhooks, COLLECTIONS.webhookDeliveries, COLLECTIONS.webhookJobs]) {
+        const indexes = INDEXES[name];
+        if (indexes?.length) await db.collection(name).createIndexes(indexes);
+      }
+    })();
+    p.catch(() => ensured.delete(db));
+    ensured.set(db, p);
+  }
+  return p;
+}
+
+const hexId = (id: string): ObjectId | null => (/^[0-9a-fA-F]{24}$/.test(id) ? new ObjectId(id) : null);
+
+/**
+ * Inserts the endpoint into the tenant's first free slot; null when all
+ * `maxEndpoints` slots are taken. Two creates racing for one slot: the unique
+ * (tenant, slot) index lets one win, the other tries the next free slot.
+ */
+export async function insertWebhook(db: Db, doc: Omit<WebhookDocument, 'slot'>, maxEndpoints: number): Promise<WebhookDocument | null> {
+  for (let round = 0; round < 10; round++) {
+    const used = new Set((await webhooks(db).find({ tenant: doc.tenant }, { projection: { slot: 1 } }).toArray()).map((w) => w.slot));
+    let slot = 0;
+    while (used.has(slot)) slot++;
+    if (slot >= maxEndpoints) return null;
+    const full: WebhookDocument = { ...doc, slot };
+    try {
+      await webhooks(db).insertOne(full, { writeConcern: { w: 'majority' } });
+      return full;
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+    }
+  }
+  throw new Error('could not find a free webhook slot after 10 rounds of concurrent creates');
+}
+
+export function findWebhooks(db: Db, tenant: string, window: { skip: number; limit: number }, maxTimeMS: number) {
+  return findPage(webhooks(db), { tenant }, { createdAt: -1, _id: -1 }, window, maxTimeMS);
+}
+
+export async function findWebhook(db: Db, tenant: string, id: string): Promise<WebhookDocument | null> {
+  const _id = hexId(id);
+  return _id ? webhooks(db).findOne({ tenant, _id }) : null;
+}
+
+/** The endpoint, then its pending jobs and its deliveries; null when the tenant has no such endpoint. */
+export async function deleteWebhookCascade(db: Db, tenant: string, id: string): Promise<WebhookDocument | null> {
+  const _id = hexId(id);
+  if (!_id) return null;
+  const deleted = await webhooks(db).findOneAndDelete({ tenant, _id });
+  if (!deleted) return null;
+  const webhookId = _id.toHexString();
+  await webhookJobs(db).deleteMany({ 'data.webhookId': webhookId, name: DELIVERY_JOB_NAME });
+  await webhookDeliveries(db).deleteMany({ tenant, webhookId });
+  return deleted;
+}
+
+export async function replaceWebhookSecret(db: Db, tenant: string, id: string, secret: EncryptedSecret, hint: string, at: Date): Promise<WebhookDocument | null> {
+  const _id = hexId(id);
+  if (!_id) return null;
+  return webhooks(db).findOneAndUpdate({ tenant, _id }, { $set: { secret, secretHint: hint, secretRotatedAt: at } }, { returnDocument: 'after', writeConcern: { w: 'majority' } });
+}
+
+export function findSubscribedWebhooks(db: Db, tenant: string, eventType: WebhookEventType): Promise<WebhookDocument[]> {
+  return webhooks(db).find({ tenant, events: eventType }).toArray();
+}
+
+/**
+ * Stores the delivery and its job, each at most once (both keyed by the
+ * delivery id): a second call for the same endpoint and event changes nothing,
+ * and a call after a crash between the two inserts completes the pair.
+ */
+export async function enqueueDelivery(db: Db, delivery: DeliveryDocument): Promise<boolean> {
+  let created = true;
+  try {
+    await webhookDeliveries(db).insertOne(delivery, { writeConcern: { w: 'majority' } });
+  } catch (err) {
+    if (!isDuplicate(err)) throw err;
+    created = false;
+  }
+  try {
+    await webhookJobs(db).insertOne(deliveryJobDocument(delivery, delivery.createdAt), { writeConcern: { w: 'majority' } });
+  } catch (err) {
+    if (!isDuplicate(err)) throw err;
+  }
+  return created;
+}
+
+export function findDeliveries(
+  db: Db,
+  tenant: string,
+  webhookId: string,
+  status: DeliveryStatus | undefined,
+  window: { skip: number; limit: number },
+  maxTimeMS: number,
+) {
+  const q: Filter<DeliveryDocument> = { tenant, webhookId };
+  if (status) q.status = status;
+  return findPage(webhookDeliveries(db), q, { createdAt: -1, _id: -1 }, window, maxTimeMS);
+}
+
+export function getDelivery(db: Db, id: ObjectId): Promise<DeliveryDocument | null> {
+  return webhookDeliveries(db).findOne({ _id: id });
+}
+
+export function getWebhookById(db: Db, tenant: string, webhookId: string): Promise<WebhookDocument | null> {
+  const _id = hexId(webhookId);
+  return _id ? webhooks(db).findOne({ tenant, _id }) : Promise.resolve(null);
+}
+
+/** Appends an attempt and sets the outcome, only while the delivery is still pending. */
+export async function recordDeliveryAttempt(
+  db: Db,
+  id: ObjectId,
+  attempt: DeliveryAttempt,
+  outcome: { status: DeliveryStatus; nextAttemptAt: Date | null; completedAt: Date | null },
+): Promise<void> {
+  await webhookDeliveries(db).updateOne(
+    { _id: id, status: 'pending' },
+    { $push: { attempts: attempt }, $set: outcome },
+    { writeConcern: { w: 'majority' } },
+  );
+}
+
+/** Jobs this worker locked but never started go back to the pool (see the alert worker's twin). */
+export async function releaseIdleDeliveryLocks(db: Db, workerName: string, runningIds: ObjectId[]): Promise<number> {
+  const res = await webhookJobs(db).updateMany(
+    { name: DELIVERY_JOB_NAME, lockedAt: { $ne: null }, lastModifiedBy: workerName, _id: { $nin: runningIds } },
+    { $set: { lockedAt: null } },
+  );
+  return res.modifiedCount;
+}

@@ -1,0 +1,70 @@
+/**
+ * Events and their deliveries: what is sent, to whom, once per endpoint and event.
+ * The body is built once and stored, so every retry sends the same bytes.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { enqueueDelivery, ensureWebhookIndexes, findSubscribedWebhooks } from '../db/webhooks-repo.ts';
+import { alertRecordView, type AlertRecordDocument } from '../alerts/records.ts';
+import { deliveryId, type DeliveryDocument, type DeliveryEventType, type WebhookDocument } from './model.ts';
+
+export interface WebhookEvent {
+  id: string;
+  type: DeliveryEventType;
+  createdAt: string;
+  tenant: string;
+  data: Record<string, unknown>;
+}
+
+function deliveryFor(webhook: Pick<WebhookDocument, '_id' | 'tenant'>, event: WebhookEvent, now: Date): DeliveryDocument {
+  const webhookId = webhook._id.toHexString();
+  return {
+    _id: deliveryId(webhookId, event.id),
+    tenant: webhook.tenant,
+    webhookId,
+    eventId: event.id,
+    eventType: event.type,
+    body: JSON.stringify(event),
+    status: 'pending',
+    attempts: [],
+    createdAt: now,
+    nextAttemptAt: now,
+    completedAt: null,
+  };
+}
+
+/** The event of an alert record: its id derives from the record's, so a re-run enqueues nothing new. */
+export function alertEvent(record: AlertRecordDocument): WebhookEvent {
+  return {
+    id: `evt_${record._id}`,
+    type: record.status === 'triggered' ? 'alert.triggered' : 'alert.cleared',
+    createdAt: record.evaluatedAt.toISOString(),
+    tenant: record.tenant,
+    data: { alert: alertRecordView(record) },
+  };
+}
+
+/** Queues the alert's event for each of the tenant's endpoints subscribed to it; returns how many were new. */
+export async function enqueueAlertEvent(db: Db, record: AlertRecordDocument, now: Date = new Date()): Promise<number> {
+  const event = alertEvent(record);
+  await ensureWebhookIndexes(db);
+  const targets = await findSubscribedWebhooks(db, record.tenant, event.type as 'alert.triggered' | 'alert.cleared');
+  let created = 0;
+  for (const webhook of targets) if (await enqueueDelivery(db, deliveryFor(webhook, event, now))) created++;
+  return created;
+}
+
+/** A `webhook.test` event for one endpoint. */
+export async function enqueueTestEvent(db: Db, webhook: WebhookDocument, now: Date): Promise<DeliveryDocument> {
+  const event: WebhookEvent = {
+    id: `evt_test_${randomBytes(12).toString('hex')}`,
+    type: 'webhook.test',
+    createdAt: now.toISOString(),
+    tenant: webhook.tenant,
+    data: { webhookId: webhook._id.toHexString() },
+  };
+  const delivery = deliveryFor(webhook, event, now);
+  await ensureWebhookIndexes(db);
+  await enqueueDelivery(db, delivery);
+  return delivery;
+}
