@@ -19,6 +19,8 @@ import { buildApp } from '../lib/app.ts';
 import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 import { evaluateAlertRule } from '../lib/alerts/evaluate.ts';
 import { ALERT_RULE_IDS } from '../lib/alerts/rules.ts';
+import { enqueueAlertEvent } from '../lib/webhooks/events.ts';
+import { alertRecords } from '../lib/db/alert-jobs-repo.ts';
 import spec from '../generated/openapi.json' with { type: 'json' };
 import { testConfig } from './helpers/harness.ts';
 import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';
@@ -39,6 +41,9 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.importFacts]: 'tenant',
   // Service-wide (the cursor signing secret), read by _id once per process.
   [COLLECTIONS.serviceSecrets]: '_id',
+  [COLLECTIONS.webhooks]: 'tenant',
+  [COLLECTIONS.webhookDeliveries]: 'tenant',
+  [COLLECTIONS.webhookJobs]: 'data.webhookId',
 };
 
 /**
@@ -132,6 +137,17 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', u
   ['listAlerts', 'GET', '/api/alerts?userId=u-1'],
   ['listAlerts', 'GET', '/api/alerts?ruleId=overdue-invoices&cycleKey=2026-10'],
   ['listAlerts', 'GET', '/api/alerts?status=triggered'],
+  ['createWebhook', 'POST', '/api/webhooks', { url: 'https://hooks.example.com/indexes', events: ['alert.triggered', 'alert.cleared'] }],
+  ['listWebhooks', 'GET', '/api/webhooks'],
+];
+/** Webhook operations on the endpoint created above (`{id}`). */
+const WEBHOOK_REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', url: string]> = [
+  ['getWebhook', 'GET', '/api/webhooks/{id}'],
+  ['rotateWebhookSecret', 'POST', '/api/webhooks/{id}/rotate-secret'],
+  ['sendWebhookTest', 'POST', '/api/webhooks/{id}/test'],
+  ['listWebhookDeliveries', 'GET', '/api/webhooks/{id}/deliveries'],
+  ['listWebhookDeliveries', 'GET', '/api/webhooks/{id}/deliveries?status=pending'],
+  ['deleteWebhook', 'DELETE', '/api/webhooks/{id}'],
 ];
 
 /** MCP operations dispatch to the REST operations above: they send no query of their own. */
@@ -141,7 +157,7 @@ t.test('every REST operation of the spec is exercised', async (t) => {
   const specOps = Object.values(spec.paths as Record<string, Record<string, { operationId?: string }>>)
     .flatMap((methods) => Object.values(methods).map((op) => op.operationId))
     .filter((id): id is string => !!id && !MCP_OPERATIONS.has(id));
-  const exercised = new Set([...REQUESTS.map((r) => r[0]), 'cancelAlertJob']);
+  const exercised = new Set([...REQUESTS.map((r) => r[0]), ...WEBHOOK_REQUESTS.map((r) => r[0]), 'cancelAlertJob']);
   t.same(specOps.filter((id) => !exercised.has(id)), [], 'operations without a request here');
 });
 
@@ -157,6 +173,19 @@ t.test('run the operations', async (t) => {
   during = 'cancelAlertJob DELETE /api/alerts/jobs/:id';
   const cancelled = await app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${jobId}`, headers: { 'x-api-key': key } });
   t.ok(cancelled.statusCode < 300, `${during} → ${cancelled.statusCode}`);
+  // What the alert worker does with a record: queue its event for the subscribed endpoints.
+  const webhooks = await app.inject({ method: 'GET', url: '/api/webhooks', headers: { 'x-api-key': key } });
+  const webhookId = (webhooks.json() as { data: Array<{ id: string }> }).data[0]?.id;
+  t.ok(webhookId, 'a webhook endpoint');
+  during = 'alert worker: queue webhook deliveries';
+  const record = { _id: 'cccccccccccccccccccccccc', tenant: tenant!.rfc, status: 'triggered', evaluatedAt: now, dueDate: now, summary: {}, findings: [] };
+  await alertRecords(db).insertOne(record as never);
+  await enqueueAlertEvent(db, record as never);
+  for (const [op, method, url] of WEBHOOK_REQUESTS) {
+    during = `${op} ${method} ${url}`;
+    const res = await app.inject({ method, url: url.replace('{id}', webhookId!), headers: { 'x-api-key': key } });
+    t.ok(res.statusCode < 300, `${during} → ${res.statusCode}`, { body: res.body.slice(0, 300) });
+  }
   for (const ruleId of ALERT_RULE_IDS) {
     during = `alert worker: ${ruleId}`;
     await evaluateAlertRule(db, { tenant: tenant!.rfc, ruleId, cycleKey: '2026-10', asOf: now }, 10_000);

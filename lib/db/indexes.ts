@@ -65,11 +65,14 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // One slot per endpoint, at most WEBHOOK_MAX_ENDPOINTS per tenant: concurrent creates cannot exceed it.
     { key: { tenant: 1, slot: 1 }, name: 'tenant_slot_unique', unique: true },
     { key: { tenant: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' },
+    // The endpoints an alert event goes to.
+    { key: { tenant: 1, events: 1 }, name: 'tenant_events' },
   ],
   [COLLECTIONS.webhookDeliveries]: [
     // One delivery per endpoint and event (the _id is derived from both; this states it).
     { key: { webhookId: 1, eventId: 1 }, name: 'webhook_event_unique', unique: true },
     { key: { tenant: 1, webhookId: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_created' },
+    { key: { tenant: 1, webhookId: 1, status: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_status_created' },
   ],
   [COLLECTIONS.webhookJobs]: [
     { key: { name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, name: 'findAndLockNextJobIndex' },
