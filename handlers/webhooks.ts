@@ -1,4 +1,4 @@
-import type { HandlerDeps, HandlerMap, ValidatedQuery } from './types.ts';
+import type { HandlerDeps, HandlerMap } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { createWebhook } from '../lib/webhooks/create-webhook.ts';
 import { listWebhooks } from '../lib/webhooks/list-webhooks.ts';
@@ -18,7 +18,7 @@ export function webhooksHandlers(deps: HandlerDeps): Pick<HandlerMap, WebhookOpe
       return created;
     },
     async listWebhooks(request) {
-      return listWebhooks(deps, tenantOf(request), request.query as ValidatedQuery<'listWebhooks', 'page' | 'limit'>);
+      return listWebhooks(deps, tenantOf(request), request.query);
     },
     async getWebhook(request) {
       return getWebhook(deps, tenantOf(request), request.params.id);
@@ -35,8 +35,7 @@ export function webhooksHandlers(deps: HandlerDeps): Pick<HandlerMap, WebhookOpe
       return queued;
     },
     async listWebhookDeliveries(request) {
-      const query = request.query as ValidatedQuery<'listWebhookDeliveries', 'page' | 'limit'>;
-      return listWebhookDeliveries(deps, tenantOf(request), request.params.id, query);
+      return listWebhookDeliveries(deps, tenantOf(request), request.params.id, request.query);
     },
   };
 }
