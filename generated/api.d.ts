@@ -452,8 +452,9 @@ export interface paths {
          *       tax: excluded from every amount, counted apart; under motive 01 the replacement carries them.
          *     - Money is rounded where the law rounds (per concept) and summed in integer cents.
          *
-         *     Period: `targetMonth` (YYYY-MM), or `startDate`/`endDate` (at most 366 days), or by default the
-         *     current month — all in America/Mexico_City. `basis=invoice` (default) places a document in the month
+         *     Period: `targetMonth` (YYYY-MM), or `startDate`/`endDate`, or by default the current month — all in
+         *     America/Mexico_City. `targetMonth` with dates is their intersection; an `endDate` before `startDate`
+         *     is an empty period; a range over 366 days covers its first 366 (`period.requestedEndDate` says so). `basis=invoice` (default) places a document in the month
          *     of its invoice date; `basis=payment` is the cash basis VAT and retention are due on: PUE invoices at
          *     their invoice date, PPD invoices by the dates of their payment complements, every amount in
          *     proportion paid ÷ Total (payments beyond the Total carry no tax); the response says which was used.
@@ -863,6 +864,7 @@ export interface components {
         };
         /** @description The period as resolved (whole America/Mexico_City days, both ends inclusive). */
         AnalyticsPeriod: {
+            /** @description Days covered; 0 when endDate is before startDate (an empty period) */
             days: number;
             /** @description True when startDate and/or endDate were filled in by the default (last 90 days ending today) */
             defaulted: boolean;
@@ -870,6 +872,11 @@ export interface components {
             endDate: string;
             /** @description Longest period accepted */
             maxDays: number;
+            /**
+             * Format: date
+             * @description The endDate asked for when the range was longer than `maxDays`: the report covers its first `maxDays` days (up to `endDate`). Null otherwise.
+             */
+            requestedEndDate: string | null;
             /** Format: date */
             startDate: string;
             /** @enum {string} */
@@ -913,109 +920,122 @@ export interface components {
             clients: components["schemas"]["ForecastClient"][];
             /** Format: date-time */
             computedAt: string;
-            /** @description Herfindahl–Hirschman index over client revenue shares in percent: HHI = Σ share² (0–10,000; one client = 10,000). */
-            concentration: {
-                /** @enum {string|null} */
-                band: "unconcentrated" | "moderate" | "high" | null;
-                clients: number;
-                /** @description Why hhi is null (no revenue) */
-                explanation: string | null;
-                flaggedClients: number;
-                hhi: number | null;
-                /** @description Largest revenue first. */
-                shares: {
-                    client: string;
-                    /** @description Share ≥ singleClientFlagPct */
-                    flagged: boolean;
-                    revenue: number;
-                    /** @description Percent of total revenue (4 decimals) */
-                    sharePct: number | null;
-                }[];
-                totalRevenue: number;
-            };
-            /** @description Days sales outstanding = accounts receivable ÷ credit sales × days in the period; null with a reason when there were no credit sales. */
-            dso: {
-                accountsReceivable: number;
-                /** @description Σ Total of the non-cancelled invoices emitted in the period */
-                creditSales: number;
-                days: number;
-                reason?: string;
-                value: number | null;
-            };
-            filters: {
-                client: string | null;
-            };
-            forecast: {
-                /** @enum {string} */
-                bucket: "week" | "month";
-                /** @description Contiguous buckets from the as-of day to the last expected date. */
-                buckets: {
-                    /** Format: date */
-                    end: string;
-                    expected: number;
-                    invoices: number;
-                    /** @description YYYY-MM for months, the first day for weeks */
-                    key: string;
-                    /** Format: date */
-                    start: string;
-                }[];
-                /** @description Expected before the as-of day (later than even the usual delay); kept apart from the first bucket. */
-                overdue: {
-                    expected: number;
-                    invoices: number;
-                    /** Format: date */
-                    oldestExpectedDate: string | null;
-                };
-                totalExpected: number;
-            };
-            /** @description Open invoices by expected date (earliest first), capped by `limit`. */
-            items: {
-                data: components["schemas"]["ForecastItem"][];
-                limit: number;
-                listed: number;
-                total: number;
-            };
-            parameters: {
-                /** @enum {string} */
-                bucket: "week" | "month";
-                creditDays: {
-                    /** @description Client RFC → credit days */
-                    byClient: {
-                        [key: string]: number;
-                    };
-                    /** @description Credit days of a client without its own entry (default 30) */
-                    default: number;
-                    source: {
-                        byClient: components["schemas"]["SettingSource"];
-                        default: components["schemas"]["SettingSource"];
-                    };
-                };
-                expectedAmount: string;
-                hhiBands: components["schemas"]["HhiBands"];
-                paymentDelay: {
-                    /** Format: date */
-                    historyFrom: string;
-                    /** Format: date */
-                    historyTo: string;
-                    method: string;
-                    minPaymentsForClientMedian: number;
-                    /** @description Payment complements the delays were computed from */
-                    paymentsInHistory: number;
-                    /** @description Median delay over every payment; null with no history */
-                    portfolioMedianDays: number | null;
-                };
-                revenueDefinition: string;
-            };
+            concentration: components["schemas"]["CashInflowForecastResponseConcentration"];
+            dso: components["schemas"]["CashInflowForecastResponseDso"];
+            filters: components["schemas"]["CashInflowForecastResponseFilters"];
+            forecast: components["schemas"]["CashInflowForecastResponseForecast"];
+            items: components["schemas"]["CashInflowForecastResponseItems"];
+            parameters: components["schemas"]["CashInflowForecastResponseParameters"];
             period: components["schemas"]["AnalyticsPeriod"];
-            receivables: {
-                notYetDue: components["schemas"]["CountAmount"];
-                openInvoices: number;
-                /** @description Σ outstanding balances as of asOf (accounts receivable) */
-                outstanding: number;
-                pastDue: components["schemas"]["CountAmount"];
-            };
+            receivables: components["schemas"]["CashInflowForecastResponseReceivables"];
             /** @example TGO850101AB1 */
             tenant: string;
+        };
+        /** @description Herfindahl–Hirschman index over client revenue shares in percent: HHI = Σ share² (0–10,000; one client = 10,000). */
+        CashInflowForecastResponseConcentration: {
+            /** @enum {string|null} */
+            band: "unconcentrated" | "moderate" | "high" | null;
+            clients: number;
+            /** @description Why hhi is null (no revenue) */
+            explanation: string | null;
+            flaggedClients: number;
+            hhi: number | null;
+            /** @description Largest revenue first. */
+            shares: components["schemas"]["CashInflowForecastResponseConcentrationShare"][];
+            totalRevenue: number;
+        };
+        CashInflowForecastResponseConcentrationShare: {
+            client: string;
+            /** @description Share ≥ singleClientFlagPct */
+            flagged: boolean;
+            revenue: number;
+            /** @description Percent of total revenue (4 decimals) */
+            sharePct: number | null;
+        };
+        /** @description Days sales outstanding = accounts receivable ÷ credit sales × days in the period; null with a reason when there were no credit sales. */
+        CashInflowForecastResponseDso: {
+            accountsReceivable: number;
+            /** @description Σ Total of the non-cancelled invoices emitted in the period */
+            creditSales: number;
+            days: number;
+            reason?: string;
+            value: number | null;
+        };
+        CashInflowForecastResponseFilters: {
+            client: string | null;
+        };
+        CashInflowForecastResponseForecast: {
+            /** @enum {string} */
+            bucket: "week" | "month";
+            /** @description Contiguous buckets from the as-of day to the last expected date. */
+            buckets: components["schemas"]["CashInflowForecastResponseForecastBucket"][];
+            overdue: components["schemas"]["CashInflowForecastResponseForecastOverdue"];
+            totalExpected: number;
+        };
+        CashInflowForecastResponseForecastBucket: {
+            /** Format: date */
+            end: string;
+            expected: number;
+            invoices: number;
+            /** @description YYYY-MM for months, the first day for weeks */
+            key: string;
+            /** Format: date */
+            start: string;
+        };
+        /** @description Expected before the as-of day (later than even the usual delay); kept apart from the first bucket. */
+        CashInflowForecastResponseForecastOverdue: {
+            expected: number;
+            invoices: number;
+            /** Format: date */
+            oldestExpectedDate: string | null;
+        };
+        /** @description Open invoices by expected date (earliest first), capped by `limit`. */
+        CashInflowForecastResponseItems: {
+            data: components["schemas"]["ForecastItem"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        CashInflowForecastResponseParameters: {
+            /** @enum {string} */
+            bucket: "week" | "month";
+            creditDays: components["schemas"]["CashInflowForecastResponseParametersCreditDays"];
+            expectedAmount: string;
+            hhiBands: components["schemas"]["HhiBands"];
+            paymentDelay: components["schemas"]["CashInflowForecastResponseParametersPaymentDelay"];
+            revenueDefinition: string;
+        };
+        CashInflowForecastResponseParametersCreditDays: {
+            /** @description Client RFC → credit days */
+            byClient: {
+                [key: string]: number;
+            };
+            /** @description Credit days of a client without its own entry (default 30) */
+            default: number;
+            source: components["schemas"]["CashInflowForecastResponseParametersCreditDaysSource"];
+        };
+        CashInflowForecastResponseParametersCreditDaysSource: {
+            byClient: components["schemas"]["SettingSource"];
+            default: components["schemas"]["SettingSource"];
+        };
+        CashInflowForecastResponseParametersPaymentDelay: {
+            /** Format: date */
+            historyFrom: string;
+            /** Format: date */
+            historyTo: string;
+            method: string;
+            minPaymentsForClientMedian: number;
+            /** @description Payment complements the delays were computed from */
+            paymentsInHistory: number;
+            /** @description Median delay over every payment; null with no history */
+            portfolioMedianDays: number | null;
+        };
+        CashInflowForecastResponseReceivables: {
+            notYetDue: components["schemas"]["CountAmount"];
+            openInvoices: number;
+            /** @description Σ outstanding balances as of asOf (accounts receivable) */
+            outstanding: number;
+            pastDue: components["schemas"]["CountAmount"];
         };
         ClientDemurrage: {
             client: string;
@@ -1133,63 +1153,72 @@ export interface components {
         DiscountsAndShrinkageResponse: {
             /** Format: date-time */
             computedAt: string;
-            /** @description Accessorials billed to clients (demurrage `estadías`, handling `maniobras`), non-cancelled invoices emitted in the period. */
-            demurrage: {
-                byClient: components["schemas"]["ClientDemurrage"][];
-                totals: components["schemas"]["DemurrageTotals"];
-            };
-            discounts: {
-                byClient: components["schemas"]["ClientDiscounts"][];
-                byClientMonth: components["schemas"]["ClientMonthDiscounts"][];
-                totals: components["schemas"]["DiscountTotals"];
-            };
-            filters: {
-                client: string | null;
-            };
-            parameters: {
-                discountRate: string;
-                invoiceSelection: string;
-                recovered: string;
-                shrinkage: {
-                    /** @description Tenant tolerance in percent of loaded volume (default 0.00 = anything above 0 exceeds) */
-                    defaultTolerancePct: number;
-                    /** @description SAT product code → MXN per litre */
-                    pricePerLitre: {
-                        [key: string]: number;
-                    };
-                    /**
-                     * @description `excess`: only litres beyond the tolerance are recoverable; `all`: all shrinkage once the tolerance is exceeded
-                     * @enum {string}
-                     */
-                    recoveryMode: "excess" | "all";
-                    settingsSource: {
-                        pricePerLitre: components["schemas"]["SettingSource"];
-                        recoveryMode: components["schemas"]["SettingSource"];
-                        tolerance: components["schemas"]["SettingSource"];
-                        toleranceRules: components["schemas"]["SettingSource"];
-                    };
-                    toleranceBasis: string;
-                    toleranceRules: {
-                        client?: string;
-                        pct: number;
-                        productCode?: string;
-                    }[];
-                };
-                tripSelection: string;
-            };
+            demurrage: components["schemas"]["DiscountsAndShrinkageResponseDemurrage"];
+            discounts: components["schemas"]["DiscountsAndShrinkageResponseDiscounts"];
+            filters: components["schemas"]["DiscountsAndShrinkageResponseFilters"];
+            parameters: components["schemas"]["DiscountsAndShrinkageResponseParameters"];
             period: components["schemas"]["AnalyticsPeriod"];
-            shrinkage: {
-                byClient: components["schemas"]["ClientShrinkage"][];
-                totals: components["schemas"]["ShrinkageTotals"];
-                /** @description Out-of-tolerance legs, largest recoverable value first, capped by `limit`. */
-                worstLegs: {
-                    data: components["schemas"]["ShrinkageLeg"][];
-                    limit: number;
-                    listed: number;
-                    total: number;
-                };
-            };
+            shrinkage: components["schemas"]["DiscountsAndShrinkageResponseShrinkage"];
             tenant: string;
+        };
+        /** @description Accessorials billed to clients (demurrage `estadías`, handling `maniobras`), non-cancelled invoices emitted in the period. */
+        DiscountsAndShrinkageResponseDemurrage: {
+            byClient: components["schemas"]["ClientDemurrage"][];
+            totals: components["schemas"]["DemurrageTotals"];
+        };
+        DiscountsAndShrinkageResponseDiscounts: {
+            byClient: components["schemas"]["ClientDiscounts"][];
+            byClientMonth: components["schemas"]["ClientMonthDiscounts"][];
+            totals: components["schemas"]["DiscountTotals"];
+        };
+        DiscountsAndShrinkageResponseFilters: {
+            client: string | null;
+        };
+        DiscountsAndShrinkageResponseParameters: {
+            discountRate: string;
+            invoiceSelection: string;
+            recovered: string;
+            shrinkage: components["schemas"]["DiscountsAndShrinkageResponseParametersShrinkage"];
+            tripSelection: string;
+        };
+        DiscountsAndShrinkageResponseParametersShrinkage: {
+            /** @description Tenant tolerance in percent of loaded volume (default 0.00 = anything above 0 exceeds) */
+            defaultTolerancePct: number;
+            /** @description SAT product code → MXN per litre */
+            pricePerLitre: {
+                [key: string]: number;
+            };
+            /**
+             * @description `excess`: only litres beyond the tolerance are recoverable; `all`: all shrinkage once the tolerance is exceeded
+             * @enum {string}
+             */
+            recoveryMode: "excess" | "all";
+            settingsSource: components["schemas"]["DiscountsAndShrinkageResponseParametersShrinkageSettingsSource"];
+            toleranceBasis: string;
+            toleranceRules: components["schemas"]["DiscountsAndShrinkageResponseParametersShrinkageToleranceRule"][];
+        };
+        DiscountsAndShrinkageResponseParametersShrinkageSettingsSource: {
+            pricePerLitre: components["schemas"]["SettingSource"];
+            recoveryMode: components["schemas"]["SettingSource"];
+            tolerance: components["schemas"]["SettingSource"];
+            toleranceRules: components["schemas"]["SettingSource"];
+        };
+        DiscountsAndShrinkageResponseParametersShrinkageToleranceRule: {
+            client?: string;
+            pct: number;
+            productCode?: string;
+        };
+        DiscountsAndShrinkageResponseShrinkage: {
+            byClient: components["schemas"]["ClientShrinkage"][];
+            totals: components["schemas"]["ShrinkageTotals"];
+            worstLegs: components["schemas"]["DiscountsAndShrinkageResponseShrinkageWorstLegs"];
+        };
+        /** @description Out-of-tolerance legs, largest recoverable value first, capped by `limit`. */
+        DiscountsAndShrinkageResponseShrinkageWorstLegs: {
+            data: components["schemas"]["ShrinkageLeg"][];
+            limit: number;
+            listed: number;
+            total: number;
         };
         DiscountTotals: {
             discountRatePct: components["schemas"]["Ratio"];
@@ -1207,118 +1236,195 @@ export interface components {
             byClient: components["schemas"]["ClientDispatchToBill"][];
             /** Format: date-time */
             computedAt: string;
-            filters: {
-                client: string | null;
-            };
-            parameters: {
-                lag: string;
-                percentileMethod: string;
-                tripSelection: string;
-                value: string;
-                withinDays: number[];
-            };
+            filters: components["schemas"]["DispatchToBillResponseFilters"];
+            parameters: components["schemas"]["DispatchToBillResponseParameters"];
             period: components["schemas"]["AnalyticsPeriod"];
-            /** @description Trips invoiced at or before delivery (lag ≤ 0), most negative first, capped by `limit`. */
-            preBilledTrips: {
-                data: {
-                    client: string;
-                    lagDays: number;
-                    tripId: string;
-                }[];
-                limit: number;
-                listed: number;
-                total: number;
-            };
-            summary: {
-                billedTrips: number;
-                deliveredTrips: number;
-                medianLagDays: number | null;
-                notDeliveredCount: number;
-                p90LagDays: number | null;
-                /** @description Lag ≤ 0 (invoiced at dispatch) */
-                preBilledCount: number;
-                /** @description Why the lag statistics are null */
-                reason: string | null;
-                unbilledCancelledLink: number;
-                /** @description Delivered, no valid invoice (revenue leakage) */
-                unbilledCount: number;
-                unbilledNoLink: number;
-                unbilledValue: number;
-                /** @description Trips whose idFinan names no document of this tenant (legacy ids); outside lags and leakage. */
-                unresolvedLinks: {
-                    count: number;
-                    value: number;
-                };
-                within1DayPct: number | null;
-                within3DaysPct: number | null;
-                within7DaysPct: number | null;
-            };
+            preBilledTrips: components["schemas"]["DispatchToBillResponsePreBilledTrips"];
+            summary: components["schemas"]["DispatchToBillResponseSummary"];
             tenant: string;
-            /** @description Delivered trips without a valid invoice, oldest delivery first, capped by `limit`. */
-            unbilledTrips: {
-                data: {
-                    client: string;
-                    daysSinceOffload: number;
-                    idFinan: string | null;
-                    /** Format: date-time */
-                    offloadDate: string;
-                    /** @enum {string} */
-                    reason: "no invoice linked" | "linked invoice cancelled";
-                    tripId: string;
-                    value: number;
-                }[];
-                limit: number;
-                listed: number;
-                total: number;
-            };
+            unbilledTrips: components["schemas"]["DispatchToBillResponseUnbilledTrips"];
+        };
+        DispatchToBillResponseFilters: {
+            client: string | null;
+        };
+        DispatchToBillResponseParameters: {
+            lag: string;
+            percentileMethod: string;
+            tripSelection: string;
+            value: string;
+            withinDays: number[];
+        };
+        /** @description Trips invoiced at or before delivery (lag ≤ 0), most negative first, capped by `limit`. */
+        DispatchToBillResponsePreBilledTrips: {
+            data: components["schemas"]["DispatchToBillResponsePreBilledTripsDataItem"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        DispatchToBillResponsePreBilledTripsDataItem: {
+            client: string;
+            lagDays: number;
+            tripId: string;
+        };
+        DispatchToBillResponseSummary: {
+            billedTrips: number;
+            deliveredTrips: number;
+            medianLagDays: number | null;
+            notDeliveredCount: number;
+            p90LagDays: number | null;
+            /** @description Lag ≤ 0 (invoiced at dispatch) */
+            preBilledCount: number;
+            /** @description Why the lag statistics are null */
+            reason: string | null;
+            unbilledCancelledLink: number;
+            /** @description Delivered, no valid invoice (revenue leakage) */
+            unbilledCount: number;
+            unbilledNoLink: number;
+            unbilledValue: number;
+            unresolvedLinks: components["schemas"]["DispatchToBillResponseSummaryUnresolvedLinks"];
+            within1DayPct: number | null;
+            within3DaysPct: number | null;
+            within7DaysPct: number | null;
+        };
+        /** @description Trips whose idFinan names no document of this tenant (legacy ids); outside lags and leakage. */
+        DispatchToBillResponseSummaryUnresolvedLinks: {
+            count: number;
+            value: number;
+        };
+        /** @description Delivered trips without a valid invoice, oldest delivery first, capped by `limit`. */
+        DispatchToBillResponseUnbilledTrips: {
+            data: components["schemas"]["DispatchToBillResponseUnbilledTripsDataItem"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        DispatchToBillResponseUnbilledTripsDataItem: {
+            client: string;
+            daysSinceOffload: number;
+            idFinan: string | null;
+            /** Format: date-time */
+            offloadDate: string;
+            /** @enum {string} */
+            reason: "no invoice linked" | "linked invoice cancelled";
+            tripId: string;
+            value: number;
+        };
+        DocumentStatus: {
+            /**
+             * @description Internal workflow status code
+             * @example 6
+             */
+            code: number;
+            /**
+             * @description Label from the tenant's status table (4 Facturado, 6 Pagado, ...); `Desconocido` for an unmapped code.
+             * @example Pagado
+             */
+            label: string;
         };
         /** @description The one error shape of the service. */
         ErrorResponse: {
-            error: {
-                /**
-                 * @description HTTP status code
-                 * @example 400
-                 */
-                code: number;
-                /**
-                 * @description One entry per problem found.
-                 * @example [
-                 *       "limit must be an integer between 1 and 100"
-                 *     ]
-                 */
-                details: string[];
-                /**
-                 * @description Short summary of the error class
-                 * @example Invalid query parameter
-                 */
-                message: string;
-            };
+            error: components["schemas"]["ErrorResponseError"];
+        };
+        ErrorResponseError: {
+            /**
+             * @description HTTP status code
+             * @example 400
+             */
+            code: number;
+            /**
+             * @description One entry per problem found.
+             * @example [
+             *       "limit must be an integer between 1 and 100"
+             *     ]
+             */
+            details: string[];
+            /**
+             * @description Short summary of the error class
+             * @example Invalid query parameter
+             */
+            message: string;
         };
         /**
-         * @description Free-form data copied to the job and to its alert record (e.g. a channel or
-         *     a threshold for your own notifier). At most 50 top-level keys, nesting depth
-         *     5 and 8 KiB once serialised as JSON. Keys may not start with `$` or contain
-         *     `.` at any depth (they would be MongoDB operators or paths): such a body is a 400.
+         * @description Free-form data copied as it is to the job and to its alert record (e.g. a
+         *     channel or a threshold for your own notifier). Any key is kept, including
+         *     ones MongoDB would read as operators or paths (`$x`, `a.b`): the data is
+         *     stored serialised. At most 50 top-level keys and nesting depth 5, an array
+         *     counting as a level (ExtraDataValue2…6). Not statable in the schema: at most
+         *     8 KiB once serialised as JSON (400).
          * @example {
          *       "channel": "email",
          *       "locale": "es-MX"
          *     }
          */
         ExtraData: {
-            [key: string]: unknown;
+            [key: string]: components["schemas"]["ExtraDataValue2"];
         };
-        /** @description Current (version 2) shape of the financial documents list: `data` holds FinancialSummary items with `detail=summary` and raw FinancialDocument items with `detail=full`. */
-        FinancialDocsResponse: {
-            data: (components["schemas"]["FinancialSummary"] | components["schemas"]["FinancialDocument"])[];
+        /** @description An object inside `extraData` at nesting depth 2. */
+        ExtraDataObject2: {
+            [key: string]: components["schemas"]["ExtraDataValue3"];
+        };
+        /** @description An object inside `extraData` at nesting depth 3. */
+        ExtraDataObject3: {
+            [key: string]: components["schemas"]["ExtraDataValue4"];
+        };
+        /** @description An object inside `extraData` at nesting depth 4. */
+        ExtraDataObject4: {
+            [key: string]: components["schemas"]["ExtraDataValue5"];
+        };
+        /** @description An object inside `extraData` at nesting depth 5. */
+        ExtraDataObject5: {
+            [key: string]: components["schemas"]["ExtraDataValue6"];
+        };
+        /** @description A value of `extraData` at nesting depth 2. */
+        ExtraDataValue2: (string | null) | number | boolean | components["schemas"]["ExtraDataValue3"][] | components["schemas"]["ExtraDataObject2"];
+        /** @description A value of `extraData` at nesting depth 3. */
+        ExtraDataValue3: (string | null) | number | boolean | components["schemas"]["ExtraDataValue4"][] | components["schemas"]["ExtraDataObject3"];
+        /** @description A value of `extraData` at nesting depth 4. */
+        ExtraDataValue4: (string | null) | number | boolean | components["schemas"]["ExtraDataValue5"][] | components["schemas"]["ExtraDataObject4"];
+        /** @description A value of `extraData` at nesting depth 5. */
+        ExtraDataValue5: (string | null) | number | boolean | components["schemas"]["ExtraDataValue6"][] | components["schemas"]["ExtraDataObject5"];
+        /** @description A value of `extraData` at nesting depth 6: no objects or arrays deeper. */
+        ExtraDataValue6: (string | null) | number | boolean;
+        /** @description One document: FinancialSummary with `detail=summary` (default), the stored FinancialDocument with `detail=full`. Each has required fields the other lacks, so exactly one matches. */
+        FinancialDocResponse: components["schemas"]["FinancialSummary"] | components["schemas"]["FinancialDocument"];
+        /** @description A page of financial documents with `detail=full`. */
+        FinancialDocsFullPage: {
+            data: components["schemas"]["FinancialDocument"][];
+            /**
+             * @description Detail level of `data` (the same as `meta.detail`) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            detail: "full";
             meta: components["schemas"]["PaginationMeta"];
         };
+        /**
+         * @description Current (version 2) page of the financial documents list. The top-level `detail`
+         *     tells the two forms apart: `summary` pages hold FinancialSummary items,
+         *     `full` pages the stored FinancialDocument items. (Version 1, the bare array,
+         *     is FinancialDocsV1Response under its own media type.)
+         */
+        FinancialDocsResponse: components["schemas"]["FinancialDocsSummaryPage"] | components["schemas"]["FinancialDocsFullPage"];
+        /** @description A page of financial documents with `detail=summary`. */
+        FinancialDocsSummaryPage: {
+            data: components["schemas"]["FinancialSummary"][];
+            /**
+             * @description Detail level of `data` (the same as `meta.detail`) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            detail: "summary";
+            meta: components["schemas"]["PaginationMeta"];
+        };
+        /**
+         * @deprecated
+         * @description Deprecated version 1 shape: a bare array of stored documents (as `detail=full`), served as `application/vnd.freight.v1+json`.
+         */
+        FinancialDocsV1Response: components["schemas"]["FinancialDocument"][];
         /**
          * @description A financial document exactly as stored (`detail=full`, and the legacy version 1 shape):
          *     the invoice with its concepts, its payments and its cancellation records. Money in MXN,
          *     instants in epoch milliseconds. Stored documents may carry further internal fields.
          */
         FinancialDocument: {
-            _id: string;
             canceled: components["schemas"]["CanceledRecord"][];
             /** @description Client RFC */
             client: string;
@@ -1329,45 +1435,13 @@ export interface components {
             currency?: string;
             /** @description Fiscal emission instant (epoch ms) */
             date: number;
+            /** @description Document identifier. Stored documents also carry `_id` with the same value; it is not declared here because generated clients name both `id`. */
             id: string;
             /** @description Discount */
             iDesc: number;
             /** @description Shortage deduction (not subject to VAT) */
             iFalt: number;
-            invoice: {
-                concepts: components["schemas"]["InvoiceConcept"][];
-                /** @description Emission instant (epoch ms) */
-                date: number;
-                id: string;
-                iSub: number;
-                iTax1: number;
-                iTax2: number;
-                iTot: number;
-                /** @description Folio */
-                num: string;
-                /**
-                 * @description PUE one exhibition, PPD deferred (payment complements)
-                 * @enum {string}
-                 */
-                paymentMethod?: "PUE" | "PPD";
-                /** @description Storage key of the PDF */
-                pdf?: string;
-                /**
-                 * Format: date-time
-                 * @description FechaTimbrado
-                 */
-                satCertDate?: string;
-                serie?: string;
-                /** @description Freight billed */
-                ship?: number;
-                source?: string;
-                toll?: number;
-                user?: string;
-                /** @description Fiscal UUID */
-                uuid: string;
-                /** @description Storage key of the XML */
-                xml?: string;
-            };
+            invoice: components["schemas"]["FinancialDocumentInvoice"];
             /** @description SubTotal */
             iSub: number;
             /** @description Transferred VAT (16%) */
@@ -1392,6 +1466,40 @@ export interface components {
             /** @description Record timestamp (epoch ms) */
             timestamp: number;
         };
+        FinancialDocumentInvoice: {
+            concepts: components["schemas"]["InvoiceConcept"][];
+            /** @description Emission instant (epoch ms) */
+            date: number;
+            id: string;
+            iSub: number;
+            iTax1: number;
+            iTax2: number;
+            iTot: number;
+            /** @description Folio */
+            num: string;
+            /**
+             * @description PUE one exhibition, PPD deferred (payment complements)
+             * @enum {string}
+             */
+            paymentMethod?: "PUE" | "PPD";
+            /** @description Storage key of the PDF */
+            pdf?: string;
+            /**
+             * Format: date-time
+             * @description FechaTimbrado
+             */
+            satCertDate?: string;
+            serie?: string;
+            /** @description Freight billed */
+            ship?: number;
+            source?: string;
+            toll?: number;
+            user?: string;
+            /** @description Fiscal UUID */
+            uuid: string;
+            /** @description Storage key of the XML */
+            xml?: string;
+        };
         /** @description Status and balance of the trip's linked financial document; null when the trip is not billed yet, or its document is missing. */
         FinancialLink: {
             id: string;
@@ -1401,10 +1509,7 @@ export interface components {
             pdf: string;
             /** @description Outstanding balance of the document */
             pending: number;
-            status: {
-                code: number;
-                label: string;
-            };
+            status: components["schemas"]["DocumentStatus"];
             total: number;
             /** Format: uri */
             xml: string;
@@ -1460,38 +1565,9 @@ export interface components {
          *     }
          */
         FinancialSummary: {
-            amounts: {
-                /** @description Descuento */
-                discount: number;
-                /** @description Shortage (faltante/merma) amount, a not-subject concept */
-                shrinkageDeduction: number;
-                /** @description SubTotal of the CFDI */
-                subtotal: number;
-                /** @description Total = SubTotal − Descuento + VAT − retention */
-                total: number;
-                /** @description Transferred VAT (16% or the border rate) */
-                vat16: number;
-                /** @description Retained VAT (4% of the freight base for company clients) */
-                vatRetention4: number;
-            };
-            balance: {
-                isFullyPaid: boolean;
-                /** @description Total collected: valid payment complements. Credit notes reduce `pending` but collect nothing */
-                paid: number;
-                /** @description Valid (not cancelled) payment complements and credit notes */
-                paymentsCount: number;
-                /** @description Outstanding: total − valid payments − valid credit notes, never below 0 */
-                pending: number;
-                /** @description Invoice total (already net of retention) */
-                total: number;
-            };
-            cancellations: {
-                /** @description Cancellation records (invoice or payments) before the SAT */
-                count: number;
-                hasCancellations: boolean;
-                /** @description Whether the invoice itself is cancelled */
-                invoiceCancelled: boolean;
-            };
+            amounts: components["schemas"]["FinancialSummaryAmounts"];
+            balance: components["schemas"]["FinancialSummaryBalance"];
+            cancellations: components["schemas"]["FinancialSummaryCancellations"];
             /**
              * @description Client RFC (receiver)
              * @example PEM990101AB1
@@ -1507,162 +1583,196 @@ export interface components {
              * @example MXN
              */
             currency: string;
-            dates: {
-                /** @description Fiscal emission instant as stored (epoch milliseconds) */
-                date: number;
-                /**
-                 * Format: date-time
-                 * @description Invoice emission instant
-                 */
-                invoiceDate: string;
-                /**
-                 * Format: date-time
-                 * @description Last change of the record
-                 */
-                lastUpdate: string;
-                /**
-                 * Format: date-time
-                 * @description SAT certification instant (FechaTimbrado); null when not stamped
-                 */
-                satCertDate: string | null;
-                /** @description Record timestamp (epoch milliseconds) */
-                timestamp: number;
-            };
+            dates: components["schemas"]["FinancialSummaryDates"];
             /**
              * @description Document identifier
              * @example TGO-FD-000123
              */
             id: string;
-            invoice: {
-                /**
-                 * @description Serie and folio (internal numbering)
-                 * @example A-10452
-                 */
-                folio: string;
-                /**
-                 * Format: uri
-                 * @description URL of the PDF rendition
-                 */
-                pdf: string;
-                /**
-                 * @description Fiscal UUID from the SAT stamp
-                 * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
-                 */
-                uuid: string;
-                /**
-                 * Format: uri
-                 * @description URL of the CFDI XML
-                 */
-                xml: string;
-            };
-            references: {
-                /** @description Relation reference */
-                ref1_relacion: string;
-                /** @description Cedula reference */
-                ref2_cedula: string;
-            };
-            status: {
-                /**
-                 * @description Internal workflow status code
-                 * @example 6
-                 */
-                code: number;
-                /**
-                 * @description Label from the tenant's status table (4 Facturado, 6 Pagado, ...); `Desconocido` for an unmapped code.
-                 * @example Pagado
-                 */
-                label: string;
-            };
+            invoice: components["schemas"]["FinancialSummaryInvoice"];
+            references: components["schemas"]["FinancialSummaryReferences"];
+            status: components["schemas"]["DocumentStatus"];
+        };
+        FinancialSummaryAmounts: {
+            /** @description Descuento */
+            discount: number;
+            /** @description Shortage (faltante/merma) amount, a not-subject concept */
+            shrinkageDeduction: number;
+            /** @description SubTotal of the CFDI */
+            subtotal: number;
+            /** @description Total = SubTotal − Descuento + VAT − retention */
+            total: number;
+            /** @description Transferred VAT (16% or the border rate) */
+            vat16: number;
+            /** @description Retained VAT (4% of the freight base for company clients) */
+            vatRetention4: number;
+        };
+        FinancialSummaryBalance: {
+            isFullyPaid: boolean;
+            /** @description Total collected: valid payment complements. Credit notes reduce `pending` but collect nothing */
+            paid: number;
+            /** @description Valid (not cancelled) payment complements and credit notes */
+            paymentsCount: number;
+            /** @description Outstanding: total − valid payments − valid credit notes, never below 0 */
+            pending: number;
+            /** @description Invoice total (already net of retention) */
+            total: number;
+        };
+        FinancialSummaryCancellations: {
+            /** @description Cancellation records (invoice or payments) before the SAT */
+            count: number;
+            hasCancellations: boolean;
+            /** @description Whether the invoice itself is cancelled */
+            invoiceCancelled: boolean;
+        };
+        FinancialSummaryDates: {
+            /** @description Fiscal emission instant as stored (epoch milliseconds) */
+            date: number;
+            /**
+             * Format: date-time
+             * @description Invoice emission instant
+             */
+            invoiceDate: string;
+            /**
+             * Format: date-time
+             * @description Last change of the record
+             */
+            lastUpdate: string;
+            /**
+             * Format: date-time
+             * @description SAT certification instant (FechaTimbrado); null when not stamped
+             */
+            satCertDate: string | null;
+            /** @description Record timestamp (epoch milliseconds) */
+            timestamp: number;
+        };
+        FinancialSummaryInvoice: {
+            /**
+             * @description Serie and folio (internal numbering)
+             * @example A-10452
+             */
+            folio: string;
+            /**
+             * Format: uri
+             * @description URL of the PDF rendition
+             */
+            pdf: string;
+            /**
+             * @description Fiscal UUID from the SAT stamp
+             * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
+             */
+            uuid: string;
+            /**
+             * Format: uri
+             * @description URL of the CFDI XML
+             */
+            xml: string;
+        };
+        FinancialSummaryReferences: {
+            /** @description Relation reference */
+            ref1_relacion: string;
+            /** @description Cedula reference */
+            ref2_cedula: string;
         };
         FinancialUnitEconomicsResponse: {
-            byClient: {
-                data: components["schemas"]["ClientUnitEconomics"][];
-                limit: number;
-                listed: number;
-                total: number;
-            };
-            byVehicle: {
-                data: components["schemas"]["VehicleUnitEconomics"][];
-                limit: number;
-                listed: number;
-                total: number;
-            };
+            byClient: components["schemas"]["FinancialUnitEconomicsResponseByClient"];
+            byVehicle: components["schemas"]["FinancialUnitEconomicsResponseByVehicle"];
             /** Format: date-time */
             computedAt: string;
-            filters: {
-                client: string | null;
-                vehicle: string | null;
-            };
-            parameters: {
-                km: string;
-                legSelection: string;
-                /** @enum {string} */
-                litresBasis: "loaded" | "offloaded";
-                ordering: string;
-                revenue: string;
-            };
+            filters: components["schemas"]["FinancialUnitEconomicsResponseFilters"];
+            parameters: components["schemas"]["FinancialUnitEconomicsResponseParameters"];
             period: components["schemas"]["AnalyticsPeriod"];
-            /** @description The route catalogue (origin → destination), largest revenue first. */
-            routes: {
-                data: components["schemas"]["RouteCatalogDetails"][];
-                limit: number;
-                listed: number;
-                total: number;
-            };
+            routes: components["schemas"]["FinancialUnitEconomicsResponseRoutes"];
             tenant: string;
             totals: components["schemas"]["UnitEconomics"];
+        };
+        FinancialUnitEconomicsResponseByClient: {
+            data: components["schemas"]["ClientUnitEconomics"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        FinancialUnitEconomicsResponseByVehicle: {
+            data: components["schemas"]["VehicleUnitEconomics"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        FinancialUnitEconomicsResponseFilters: {
+            client: string | null;
+            vehicle: string | null;
+        };
+        FinancialUnitEconomicsResponseParameters: {
+            km: string;
+            legSelection: string;
+            /** @enum {string} */
+            litresBasis: "loaded" | "offloaded";
+            ordering: string;
+            revenue: string;
+        };
+        /** @description The route catalogue (origin → destination), largest revenue first. */
+        FinancialUnitEconomicsResponseRoutes: {
+            data: components["schemas"]["RouteCatalogDetails"][];
+            limit: number;
+            listed: number;
+            total: number;
         };
         FleetUtilizationResponse: {
             asOf: components["schemas"]["AsOf"];
             /** Format: date-time */
             computedAt: string;
-            filters: {
-                client: string | null;
-                driver: string | null;
-                vehicle: string | null;
-            };
+            filters: components["schemas"]["FleetUtilizationResponseFilters"];
             /** @enum {string} */
             groupBy: "vehicle" | "driver";
-            idleVehicles: {
-                /** @description Idle vehicles, longest idle first. */
-                data: {
-                    daysSinceLastActivity: number | null;
-                    /** Format: date-time */
-                    lastActivity: string | null;
-                    plate: string;
-                    vehicle: string;
-                }[];
-                fleetSize: number;
-                idleCount: number;
-            };
-            parameters: {
-                activeDay: string;
-                /** @description The fleet = vehicles with a leg in this many days before asOf */
-                fleetLookbackDays: number;
-                /** @description A vehicle with no activity in this many days up to asOf is idle (tenant setting, default 14) */
-                idleVehicleDays: number;
-                idleVehicleDaysSource: components["schemas"]["SettingSource"];
-                /** @enum {string} */
-                litresBasis: "loaded" | "offloaded";
-                revenue: string;
-            };
+            idleVehicles: components["schemas"]["FleetUtilizationResponseIdleVehicles"];
+            parameters: components["schemas"]["FleetUtilizationResponseParameters"];
             period: components["schemas"]["AnalyticsPeriod"];
             /** @description One row per vehicle or driver with activity in the period, by id. */
             rows: components["schemas"]["UtilizationRow"][];
             tenant: string;
-            totals: {
-                activeUnitDays: number;
-                km: number;
-                legs: number;
-                litres: number;
-                revenue: number;
-                revenuePerKm: components["schemas"]["Ratio"];
-                trips: number;
-                unitDaysInPeriod: number;
-                /** @description Vehicles (or drivers) with activity in the period */
-                units: number;
-                utilization: components["schemas"]["Ratio"];
-            };
+            totals: components["schemas"]["FleetUtilizationResponseTotals"];
+        };
+        FleetUtilizationResponseFilters: {
+            client: string | null;
+            driver: string | null;
+            vehicle: string | null;
+        };
+        FleetUtilizationResponseIdleVehicles: {
+            /** @description Idle vehicles, longest idle first. */
+            data: components["schemas"]["FleetUtilizationResponseIdleVehiclesDataItem"][];
+            fleetSize: number;
+            idleCount: number;
+        };
+        FleetUtilizationResponseIdleVehiclesDataItem: {
+            daysSinceLastActivity: number | null;
+            /** Format: date-time */
+            lastActivity: string | null;
+            plate: string;
+            vehicle: string;
+        };
+        FleetUtilizationResponseParameters: {
+            activeDay: string;
+            /** @description The fleet = vehicles with a leg in this many days before asOf */
+            fleetLookbackDays: number;
+            /** @description A vehicle with no activity in this many days up to asOf is idle (tenant setting, default 14) */
+            idleVehicleDays: number;
+            idleVehicleDaysSource: components["schemas"]["SettingSource"];
+            /** @enum {string} */
+            litresBasis: "loaded" | "offloaded";
+            revenue: string;
+        };
+        FleetUtilizationResponseTotals: {
+            activeUnitDays: number;
+            km: number;
+            legs: number;
+            litres: number;
+            revenue: number;
+            revenuePerKm: components["schemas"]["Ratio"];
+            trips: number;
+            unitDaysInPeriod: number;
+            /** @description Vehicles (or drivers) with activity in the period */
+            units: number;
+            utilization: components["schemas"]["Ratio"];
         };
         ForecastClient: {
             client: string;
@@ -1741,7 +1851,7 @@ export interface components {
              * @default utf8
              * @enum {string}
              */
-            encoding: "utf8" | "base64";
+            encoding?: "utf8" | "base64";
             /**
              * @description File name, shown in the report.
              * @example A-1001.xml
@@ -1923,13 +2033,7 @@ export interface components {
          *     }
          */
         McpJsonRpcResponse: {
-            error?: {
-                /** @description JSON-RPC error code (-32700 parse error, -32600 invalid request, -32601 method not found, -32602 invalid params, -32000 transport error, -32001 session not found) */
-                code: number;
-                /** @description Optional error data */
-                data?: unknown;
-                message: string;
-            };
+            error?: components["schemas"]["McpJsonRpcResponseError"];
             /** @description Id of the request answered (string or integer); null when the request could not be identified. */
             id?: unknown;
             /** @enum {string} */
@@ -1938,6 +2042,13 @@ export interface components {
             result?: {
                 [key: string]: unknown;
             };
+        };
+        McpJsonRpcResponseError: {
+            /** @description JSON-RPC error code (-32700 parse error, -32600 invalid request, -32601 method not found, -32602 invalid params, -32000 transport error, -32001 session not found) */
+            code: number;
+            /** @description Optional error data */
+            data?: unknown;
+            message: string;
         };
         MexicanAddress: {
             city: string;
@@ -2102,7 +2213,7 @@ export interface components {
              * @description Whether each user gets an individual alert (`true`, default) or the request is a group notification (`false`). Scheduling is the same either way, one job per user; the flag is kept on each job and alert record for your notifier (e.g. one digest per group).
              * @default true
              */
-            individual: boolean;
+            individual?: boolean;
             /**
              * @description Human-readable name of the alert, copied to each job and alert record. Not blank.
              * @example Facturas vencidas marzo
@@ -2161,21 +2272,8 @@ export interface components {
             id: string;
             /** @description Loading instant (epoch ms) */
             loadDate: number | null;
-            pricing: {
-                billedFreight?: number;
-                merchandiseValue?: number;
-                pricingModel?: string;
-                tarifUnit?: number;
-                toll?: number;
-                totalFreight?: number;
-            };
-            products: {
-                code: string;
-                desc: string;
-                loaded: number;
-                offloaded: number;
-                unit?: string;
-            }[];
+            pricing: components["schemas"]["ShipmentLegPricing"];
+            products: components["schemas"]["ShipmentLegProduct"][];
             region: string;
             /** @description Shipment id */
             shipment: string;
@@ -2183,11 +2281,55 @@ export interface components {
             /** @description Offloading instant (epoch ms) */
             unloadDate: number | null;
         };
-        /** @description Current (version 2) shape of the shipments list: TripSummary items with `detail=summary`, raw TripDocument items with `detail=full`. */
-        ShipmentsResponse: {
-            data: (components["schemas"]["TripSummary"] | components["schemas"]["TripDocument"])[];
+        ShipmentLegPricing: {
+            billedFreight?: number;
+            merchandiseValue?: number;
+            pricingModel?: string;
+            tarifUnit?: number;
+            toll?: number;
+            totalFreight?: number;
+        };
+        ShipmentLegProduct: {
+            code: string;
+            desc: string;
+            loaded: number;
+            offloaded: number;
+            unit?: string;
+        };
+        /** @description One trip: TripSummary with `detail=summary` (default), the stored TripDocument with `detail=full`. Each has required fields the other lacks, so exactly one matches. */
+        ShipmentResponse: components["schemas"]["TripSummary"] | components["schemas"]["TripDocument"];
+        /** @description A page of trips with `detail=full`. */
+        ShipmentsFullPage: {
+            data: components["schemas"]["TripDocument"][];
+            /**
+             * @description Detail level of `data` (the same as `meta.detail`) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            detail: "full";
             meta: components["schemas"]["PaginationMeta"];
         };
+        /**
+         * @description Current (version 2) page of the shipments list. The top-level `detail` tells the
+         *     two forms apart: `summary` pages hold TripSummary items, `full` pages the stored
+         *     TripDocument items. (Version 1, the bare array, is ShipmentsV1Response under its
+         *     own media type.)
+         */
+        ShipmentsResponse: components["schemas"]["ShipmentsSummaryPage"] | components["schemas"]["ShipmentsFullPage"];
+        /** @description A page of trips with `detail=summary`. */
+        ShipmentsSummaryPage: {
+            data: components["schemas"]["TripSummary"][];
+            /**
+             * @description Detail level of `data` (the same as `meta.detail`) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            detail: "summary";
+            meta: components["schemas"]["PaginationMeta"];
+        };
+        /**
+         * @deprecated
+         * @description Deprecated version 1 shape: a bare array of stored trips (as `detail=full`), served as `application/vnd.freight.v1+json`.
+         */
+        ShipmentsV1Response: components["schemas"]["TripDocument"][];
         ShrinkageLeg: {
             client: string;
             /** @description Linked non-cancelled invoice, if any */
@@ -2271,17 +2413,18 @@ export interface components {
             byCode: {
                 [key: string]: number;
             };
-            byKind: {
-                discrepancy: number;
-                info: number;
-                warning: number;
-            };
+            byKind: components["schemas"]["TaxFindingsByKind"];
             items: components["schemas"]["TaxFinding"][];
             /** @enum {string|null} */
             kind: "discrepancy" | "warning" | "info" | null;
             limit: number;
             listed: number;
             total: number;
+        };
+        TaxFindingsByKind: {
+            discrepancy: number;
+            info: number;
+            warning: number;
         };
         TaxMonth: {
             /** @description Per client within the month, by RFC. */
@@ -2316,22 +2459,24 @@ export interface components {
             retentionRate: number;
             retentionRule: string;
             rounding: string;
-            /** @description `tenant` when the tenant stored the setting, `default` when the domain default applies. */
-            settingsSource: {
-                /** @enum {string} */
-                discrepancyTolerance: "tenant" | "default";
-                /** @enum {string} */
-                retentionRate: "tenant" | "default";
-                /** @enum {string} */
-                vatRate: "tenant" | "default";
-            };
+            settingsSource: components["schemas"]["TaxParametersSettingsSource"];
             /**
              * @description Tenant VAT rate (default 0.16)
              * @example 0.16
              */
             vatRate: number;
         };
+        /** @description `tenant` when the tenant stored the setting, `default` when the domain default applies. */
+        TaxParametersSettingsSource: {
+            /** @enum {string} */
+            discrepancyTolerance: "tenant" | "default";
+            /** @enum {string} */
+            retentionRate: "tenant" | "default";
+            /** @enum {string} */
+            vatRate: "tenant" | "default";
+        };
         TaxPeriod: {
+            /** @description Days covered; 0 for an empty period (endDate before startDate) */
             days: number;
             /**
              * Format: date
@@ -2340,6 +2485,11 @@ export interface components {
             endDate: string;
             /** @description Longest period accepted */
             maxDays: number;
+            /**
+             * Format: date
+             * @description The endDate asked for when the range was longer than `maxDays`: the report covers its first `maxDays` days (up to `endDate`). Null otherwise.
+             */
+            requestedEndDate: string | null;
             /**
              * @description `default` = the current month (no targetMonth, no dates)
              * @enum {string}
@@ -2373,15 +2523,7 @@ export interface components {
              * @description When the summary was computed
              */
             computedAt: string;
-            filters: {
-                /** @description Client RFC filter; null for all clients */
-                client: string | null;
-                /**
-                 * @description Kind of findings listed; null lists all kinds
-                 * @enum {string|null}
-                 */
-                findingKind: "discrepancy" | "warning" | "info" | null;
-            };
+            filters: components["schemas"]["TaxSummaryResponseFilters"];
             findings: components["schemas"]["TaxFindings"];
             /** @description Every month the period touches, in order (months without documents have zeros). */
             months: components["schemas"]["TaxMonth"][];
@@ -2393,6 +2535,15 @@ export interface components {
              */
             tenant: string;
             totals: components["schemas"]["TaxTotals"];
+        };
+        TaxSummaryResponseFilters: {
+            /** @description Client RFC filter; null for all clients */
+            client: string | null;
+            /**
+             * @description Kind of findings listed; null lists all kinds
+             * @enum {string|null}
+             */
+            findingKind: "discrepancy" | "warning" | "info" | null;
         };
         /**
          * @description Sums over the non-cancelled documents in scope. `taxableBase` = Σ (amount − discount) of concepts subject to
@@ -2411,20 +2562,8 @@ export interface components {
             /** @description Non-cancelled documents summed */
             documents: number;
             documentsWithDiscrepancies: number;
-            exempt: {
-                indemnity: number;
-                /** @description Any other concept not subject to VAT */
-                other: number;
-                /** @description Shortage (faltante/merma) deductions */
-                shortage: number;
-                total: number;
-            };
-            /** @description Findings of the non-cancelled documents (a cancelled one has only its DOCUMENT_CANCELLED info, listed in `findings`). */
-            findings: {
-                discrepancies: number;
-                infos: number;
-                warnings: number;
-            };
+            exempt: components["schemas"]["TaxTotalsExempt"];
+            findings: components["schemas"]["TaxTotalsFindings"];
             freightBase: number;
             retention: components["schemas"]["DeclaredExpected"];
             subtotal: number;
@@ -2433,6 +2572,20 @@ export interface components {
             total: number;
             vat: components["schemas"]["DeclaredExpected"];
         };
+        TaxTotalsExempt: {
+            indemnity: number;
+            /** @description Any other concept not subject to VAT */
+            other: number;
+            /** @description Shortage (faltante/merma) deductions */
+            shortage: number;
+            total: number;
+        };
+        /** @description Findings of the non-cancelled documents (a cancelled one has only its DOCUMENT_CANCELLED info, listed in `findings`). */
+        TaxTotalsFindings: {
+            discrepancies: number;
+            infos: number;
+            warnings: number;
+        };
         /** @description A trip exactly as stored (`detail=full`, and the legacy version 1 shape). Stored trips may carry further internal fields. */
         TripDocument: {
             _id: string;
@@ -2440,11 +2593,7 @@ export interface components {
             company: string;
             createdAt?: number;
             destination: components["schemas"]["TripPlace"];
-            driver: {
-                id?: string;
-                license?: string;
-                name?: string;
-            };
+            driver: components["schemas"]["TripDocumentDriver"];
             idFinan: string | null;
             /**
              * Format: date-time
@@ -2455,13 +2604,19 @@ export interface components {
             nRel: string;
             origin: components["schemas"]["TripPlace"];
             shipments: components["schemas"]["ShipmentLeg"][];
-            vehicle: {
-                /** @description SAT vehicle configuration, e.g. T3S2 */
-                config?: string;
-                id?: string;
-                plate?: string;
-                trailers?: string[];
-            };
+            vehicle: components["schemas"]["TripDocumentVehicle"];
+        };
+        TripDocumentDriver: {
+            id?: string;
+            license?: string;
+            name?: string;
+        };
+        TripDocumentVehicle: {
+            /** @description SAT vehicle configuration, e.g. T3S2 */
+            config?: string;
+            id?: string;
+            plate?: string;
+            trailers?: string[];
         };
         TripLegSummary: {
             /**
@@ -2474,42 +2629,45 @@ export interface components {
             loadDate?: string | null;
             /** Format: date-time */
             offloadDate?: string | null;
-            pricing: {
-                billedFreight: number;
-                merchandiseValue: number;
-                /** @enum {string} */
-                pricingModel: "volume";
-                /** @description Freight tariff per litre */
-                tarifUnit: number;
-                toll: number;
-                totalFreight: number;
-            };
+            pricing: components["schemas"]["TripLegSummaryPricing"];
             region: string;
             shipmentId: string;
             status: number;
             /** @description Vehicle id (configuration in the full form) */
             vehicle: string;
-            volumes: {
-                /** @description shrinkagePercent strictly above tolerancePercent */
-                exceedsTolerance: boolean;
-                /** @description Σ product loaded litres */
-                loaded: number;
-                /** @description Σ product offloaded litres */
-                offloaded: number;
-                products: {
-                    /** @description SAT product key */
-                    code: string;
-                    desc: string;
-                    loaded: number;
-                    offloaded: number;
-                }[];
-                /** @description shrinkage ÷ loaded × 100 (0 when nothing was loaded) */
-                shrinkagePercent: number;
-                /** @description Net shrinkage = loaded − offloaded */
-                shrinkageVolume: number;
-                /** @description Tolerance applied (tenant setting, default 0.00%) */
-                tolerancePercent: number;
-            };
+            volumes: components["schemas"]["TripLegSummaryVolumes"];
+        };
+        TripLegSummaryPricing: {
+            billedFreight: number;
+            merchandiseValue: number;
+            /** @enum {string} */
+            pricingModel: "volume";
+            /** @description Freight tariff per litre */
+            tarifUnit: number;
+            toll: number;
+            totalFreight: number;
+        };
+        TripLegSummaryVolumes: {
+            /** @description shrinkagePercent strictly above tolerancePercent */
+            exceedsTolerance: boolean;
+            /** @description Σ product loaded litres */
+            loaded: number;
+            /** @description Σ product offloaded litres */
+            offloaded: number;
+            products: components["schemas"]["TripLegSummaryVolumesProduct"][];
+            /** @description shrinkage ÷ loaded × 100 (0 when nothing was loaded) */
+            shrinkagePercent: number;
+            /** @description Net shrinkage = loaded − offloaded */
+            shrinkageVolume: number;
+            /** @description Tolerance applied (tenant setting, default 0.00%) */
+            tolerancePercent: number;
+        };
+        TripLegSummaryVolumesProduct: {
+            /** @description SAT product key */
+            code: string;
+            desc: string;
+            loaded: number;
+            offloaded: number;
         };
         TripPlace: {
             address: components["schemas"]["MexicanAddress"];
@@ -2537,17 +2695,19 @@ export interface components {
              * @description Last change of the stored trip (what `updatedSince` filters on); null for older records that do not carry it
              */
             lastUpdate: string | null;
-            references: {
-                /** @description Linked financial document id */
-                idFinan: string | null;
-                nCed: string;
-                nRel: string;
-            };
-            route: {
-                destination: components["schemas"]["RoutePoint"];
-                origin: components["schemas"]["RoutePoint"];
-            };
+            references: components["schemas"]["TripSummaryReferences"];
+            route: components["schemas"]["TripSummaryRoute"];
             shipments: components["schemas"]["TripLegSummary"][];
+        };
+        TripSummaryReferences: {
+            /** @description Linked financial document id */
+            idFinan: string | null;
+            nCed: string;
+            nRel: string;
+        };
+        TripSummaryRoute: {
+            destination: components["schemas"]["RoutePoint"];
+            origin: components["schemas"]["RoutePoint"];
         };
         UnitEconomics: {
             km: number;
@@ -3012,12 +3172,12 @@ export interface components {
     parameters: {
         /**
          * @deprecated
-         * @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
+         * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
          */
         ApiVersion: "1" | "2";
         /**
          * @description Client RFC (12 characters for a company, 13 for a person).
-         * @example PEM990101AB1
+         * @example CAC930412FM3
          */
         Client: string;
         /**
@@ -3041,7 +3201,7 @@ export interface components {
          */
         Driver: string;
         /**
-         * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+         * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
          * @example 2026-03-31
          */
         EndDate: string;
@@ -3059,23 +3219,27 @@ export interface components {
         /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
         LitresBasis: "loaded" | "offloaded";
         /**
-         * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+         * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
          * @example 1
          */
         Page: number;
         /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
         ProtocolVersion: string;
+        /** @description Last day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
+        ReportEndDate: string;
+        /** @description First day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). With `targetMonth`, the period is their intersection. */
+        ReportStartDate: string;
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
         SessionIdOptional: string;
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
         SessionIdRequired: string;
         /**
-         * @description First day included (YYYY-MM-DD, America/Mexico_City).
+         * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
          * @example 2026-01-01
          */
         StartDate: string;
         /**
-         * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). Cannot be combined with `startDate`/`endDate`. Without any of the three: the current month.
+         * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). With `startDate`/`endDate` too, the period is their intersection with the month (possibly empty). Without any of the three: the current month.
          * @example 2026-10
          */
         TargetMonth: string;
@@ -3139,7 +3303,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -3249,7 +3413,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -3387,9 +3551,10 @@ export interface operations {
                 /**
                  * @description Any unique string (e.g. a UUID), 1–255 printable ASCII characters, kept
                  *     24 hours per tenant. A retry with the same key and the same body gets the
-                 *     first answer again (with `idempotent-replayed: true`); the same key with
-                 *     a different body is a 422. Errors are not stored: after a 4xx or 5xx the
-                 *     key can be used again.
+                 *     first answer again (with `idempotent-replayed: true`). A key names one
+                 *     request: the same key with a different body is a request of its own (it
+                 *     runs, and its retries replay it). Errors are not stored: after a 4xx or
+                 *     5xx the key can be used again.
                  * @example 9b2f6c1e-3a4d-4f7b-8c1d-2e3f4a5b6c7d
                  */
                 "Idempotency-Key"?: string;
@@ -3545,27 +3710,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The `Idempotency-Key` was already used with a different body (or by another operation). Use a new key for a new request. */
-            422: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": 422,
-                     *         "message": "Unprocessable Entity",
-                     *         "details": [
-                     *           "Idempotency-Key was already used with a different request body; use a new key for a new request"
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3578,11 +3722,11 @@ export interface operations {
                 bucket?: components["parameters"]["ForecastBucket"];
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
@@ -3592,7 +3736,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -3621,6 +3765,7 @@ export interface operations {
                      *         "startDate": "2026-08-19",
                      *         "endDate": "2026-11-16",
                      *         "days": 90,
+                     *         "requestedEndDate": null,
                      *         "timeZone": "America/Mexico_City",
                      *         "defaulted": true,
                      *         "maxDays": 366
@@ -3808,11 +3953,11 @@ export interface operations {
             query?: {
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
@@ -3822,7 +3967,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -3851,6 +3996,7 @@ export interface operations {
                      *         "startDate": "2026-08-19",
                      *         "endDate": "2026-11-16",
                      *         "days": 90,
+                     *         "requestedEndDate": null,
                      *         "timeZone": "America/Mexico_City",
                      *         "defaulted": true,
                      *         "maxDays": 366
@@ -4044,11 +4190,11 @@ export interface operations {
             query?: {
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
@@ -4058,7 +4204,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -4087,6 +4233,7 @@ export interface operations {
                      *         "startDate": "2026-08-19",
                      *         "endDate": "2026-11-16",
                      *         "days": 90,
+                     *         "requestedEndDate": null,
                      *         "timeZone": "America/Mexico_City",
                      *         "defaulted": true,
                      *         "maxDays": 366
@@ -4192,7 +4339,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
                 /**
@@ -4201,7 +4348,7 @@ export interface operations {
                  */
                 driver?: components["parameters"]["Driver"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
@@ -4210,7 +4357,7 @@ export interface operations {
                 /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -4244,6 +4391,7 @@ export interface operations {
                      *         "startDate": "2026-08-19",
                      *         "endDate": "2026-11-16",
                      *         "days": 90,
+                     *         "requestedEndDate": null,
                      *         "timeZone": "America/Mexico_City",
                      *         "defaulted": true,
                      *         "maxDays": 366
@@ -4350,11 +4498,11 @@ export interface operations {
             query?: {
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
@@ -4366,7 +4514,7 @@ export interface operations {
                 /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -4400,6 +4548,7 @@ export interface operations {
                      *         "startDate": "2026-08-19",
                      *         "endDate": "2026-11-16",
                      *         "days": 90,
+                     *         "requestedEndDate": null,
                      *         "timeZone": "America/Mexico_City",
                      *         "defaulted": true,
                      *         "maxDays": 366
@@ -4534,7 +4683,7 @@ export interface operations {
                 cancelled?: boolean;
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
                 /**
@@ -4548,7 +4697,7 @@ export interface operations {
                 /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
                 detail?: components["parameters"]["Detail"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
@@ -4560,14 +4709,14 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /** @description `paid` (nothing pending), `partial` (something paid, something pending), `unpaid` (nothing paid). */
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -4591,7 +4740,7 @@ export interface operations {
             header?: {
                 /**
                  * @deprecated
-                 * @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
+                 * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
                  */
                 "x-api-version"?: components["parameters"]["ApiVersion"];
             };
@@ -4600,7 +4749,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of documents. With `x-api-version: 1`, a bare array of stored documents. */
+            /** @description A page of documents (`application/json`). Deprecated version 1 (`x-api-version: 1`, or `Accept: application/vnd.freight.v1+json` without `application/json`): a bare array of stored documents as `application/vnd.freight.v1+json`. */
             200: {
                 headers: {
                     deprecation: components["headers"]["Deprecation"];
@@ -4614,7 +4763,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FinancialDocsResponse"] | components["schemas"]["FinancialDocument"][];
+                    "application/json": components["schemas"]["FinancialDocsResponse"];
+                    "application/vnd.freight.v1+json": components["schemas"]["FinancialDocsV1Response"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4653,7 +4803,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FinancialSummary"] | components["schemas"]["FinancialDocument"];
+                    "application/json": components["schemas"]["FinancialDocResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4806,7 +4956,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
                 /**
@@ -4822,7 +4972,7 @@ export interface operations {
                 /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
                 detail?: components["parameters"]["Detail"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
@@ -4831,26 +4981,26 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Last loading day included. */
+                /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
                 loadEndDate?: string;
                 /** @description First loading day included (YYYY-MM-DD, Mexico City). */
                 loadStartDate?: string;
-                /** @description Last offloading day included. */
+                /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
                 offloadEndDate?: string;
                 /** @description First offloading day included. */
                 offloadStartDate?: string;
                 /**
-                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Shipment (leg) id, exact.
-                 * @example EM-000123-1
+                 * @example EM-001068-1
                  */
                 shipmentId?: string;
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -4872,7 +5022,7 @@ export interface operations {
             header?: {
                 /**
                  * @deprecated
-                 * @description Response shape. `2` (default) answers `{meta, data}`; `1` answers the earlier bare array of raw stored documents (as `detail=full`). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
+                 * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
                  */
                 "x-api-version"?: components["parameters"]["ApiVersion"];
             };
@@ -4881,7 +5031,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of trips. With `x-api-version: 1`, a bare array of stored trips. */
+            /** @description A page of trips (`application/json`). Deprecated version 1 (`x-api-version: 1`, or `Accept: application/vnd.freight.v1+json` without `application/json`): a bare array of stored trips as `application/vnd.freight.v1+json`. */
             200: {
                 headers: {
                     deprecation: components["headers"]["Deprecation"];
@@ -4895,7 +5045,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ShipmentsResponse"] | components["schemas"]["TripDocument"][];
+                    "application/json": components["schemas"]["ShipmentsResponse"];
+                    "application/vnd.freight.v1+json": components["schemas"]["ShipmentsV1Response"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4934,7 +5085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TripSummary"] | components["schemas"]["TripDocument"];
+                    "application/json": components["schemas"]["ShipmentResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4953,14 +5104,11 @@ export interface operations {
                 basis?: components["parameters"]["TaxBasis"];
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
-                 * @example PEM990101AB1
+                 * @example CAC930412FM3
                  */
                 client?: components["parameters"]["Client"];
-                /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City). Must not be before `startDate`.
-                 * @example 2026-03-31
-                 */
-                endDate?: components["parameters"]["EndDate"];
+                /** @description Last day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
+                endDate?: components["parameters"]["ReportEndDate"];
                 /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
                 findingKind?: components["parameters"]["FindingKind"];
                 /**
@@ -4968,13 +5116,10 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
+                /** @description First day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). With `targetMonth`, the period is their intersection. */
+                startDate?: components["parameters"]["ReportStartDate"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City).
-                 * @example 2026-01-01
-                 */
-                startDate?: components["parameters"]["StartDate"];
-                /**
-                 * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). Cannot be combined with `startDate`/`endDate`. Without any of the three: the current month.
+                 * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). With `startDate`/`endDate` too, the period is their intersection with the month (possibly empty). Without any of the three: the current month.
                  * @example 2026-10
                  */
                 targetMonth?: components["parameters"]["TargetMonth"];
@@ -5005,6 +5150,7 @@ export interface operations {
                      *         "startDate": "2026-10-01",
                      *         "endDate": "2026-10-31",
                      *         "days": 31,
+                     *         "requestedEndDate": null,
                      *         "timeZone": "America/Mexico_City",
                      *         "targetMonth": "2026-10",
                      *         "source": "targetMonth",
@@ -5213,7 +5359,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -5521,7 +5667,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1. `page × limit` may not exceed 10,000 (narrow the filters to go deeper).
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];

@@ -1,10 +1,25 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { v1DeprecationHeaders } from '../lib/http/deprecation.ts';
 
-/** Version of the list response shape the client asked for (validated against the spec's enum). */
+/** Media type of the deprecated version 1 list shape (a bare array of stored documents). */
+export const V1_MEDIA_TYPE = 'application/vnd.freight.v1+json';
+
+/**
+ * Version 1 is asked for explicitly: `x-api-version: 1` (validated against the spec's enum),
+ * or an Accept header naming the version 1 media type and not plain JSON. Version 1 answers
+ * carry their own media type, so a client (and a contract test) can tell the shapes apart.
+ */
+function wantsV1(request: FastifyRequest): boolean {
+  const header = request.headers['x-api-version'];
+  if (header !== undefined) return header === '1';
+  const accept = (request.headers.accept ?? '').toLowerCase();
+  return accept.includes(V1_MEDIA_TYPE) && !/(^|,)\s*(application\/json|application\/\*|\*\/\*)\s*(;|,|$)/.test(accept);
+}
+
+/** Version of the list response shape the client asked for; sets the version header and media type. */
 export function apiVersion(request: FastifyRequest, reply: FastifyReply): '1' | '2' {
-  const version = request.headers['x-api-version'] === '1' ? '1' : '2';
+  const version = wantsV1(request) ? '1' : '2';
   reply.header('x-api-version', version);
-  if (version === '1') reply.headers(v1DeprecationHeaders());
+  if (version === '1') reply.headers(v1DeprecationHeaders()).type(`${V1_MEDIA_TYPE}; charset=utf-8`);
   return version;
 }

@@ -10,7 +10,8 @@ export function financialDocsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'list
       // Version 1 is the earlier bare array of stored documents.
       const legacy = apiVersion(request, reply) === '1';
       const page = await listFinancialDocs(deps, tenantOf(request), { ...request.query, detail: legacy ? 'full' : request.query.detail });
-      return legacy ? page.data : page;
+      // Version 2 states the detail level at the top too: it is the discriminator of the page schemas.
+      return legacy ? page.data : { detail: page.meta.detail, ...page };
     },
     async getFinancialDoc(request) {
       return getFinancialDoc(deps, tenantOf(request), { id: request.params.id, detail: request.query.detail });

@@ -9,7 +9,8 @@ export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShip
     async listShipments(request, reply) {
       const legacy = apiVersion(request, reply) === '1';
       const page = await listShipments(deps, tenantOf(request), { ...request.query, detail: legacy ? 'full' : request.query.detail });
-      return legacy ? page.data : page;
+      // Version 2 states the detail level at the top too: it is the discriminator of the page schemas.
+      return legacy ? page.data : { detail: page.meta.detail, ...page };
     },
     async getShipment(request) {
       return getShipment(deps, tenantOf(request), { id: request.params.id, detail: request.query.detail });

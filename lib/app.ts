@@ -40,6 +40,12 @@ export interface BuildAppOptions {
   mcp?: McpOptions | false;
 }
 
+/** `document` with `origin` as its first server (once). */
+function withOwnServer<T extends { servers?: { url: string; description?: string }[] }>(document: T, origin: string): T {
+  const others = (document.servers ?? []).filter((s) => s.url !== origin);
+  return { ...document, servers: [{ url: origin, description: 'This service (the address this document was fetched from)' }, ...others] };
+}
+
 /**
  * Plugins in order: request id and errors, rate limit (before any route),
  * Swagger, then the spec's operations through glue with authentication as an
@@ -99,7 +105,15 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
 
   // Swagger reads the same bundled file the service runs on.
   await app.register(swagger, { mode: 'static', specification: { path: fileURLToPath(SPEC_PATH), baseDir: fileURLToPath(new URL('.', SPEC_PATH)) } });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { persistAuthorization: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { persistAuthorization: true },
+    // The served document names the address it was fetched from as its first server, so
+    // Swagger UI and generated clients call this very service (the spec's first entry is
+    // the default local address of `npm start`).
+    transformSpecificationClone: true,
+    transformSpecification: (document, request) => withOwnServer(document as { servers?: { url: string; description?: string }[] }, `${request.protocol}://${request.host}`),
+  });
 
   const deps: HandlerDeps = {
     db,

@@ -11,6 +11,8 @@ const config = await createConfig({
     'security-defined': 'error',
     'operation-4xx-response': 'error',
     'no-unused-components': 'warn',
+    // The first server is deliberately the local `npm start` address (the served document puts its own origin first).
+    'no-server-example.com': 'off',
   },
 });
 const problems = await lint({ ref: path.join(root, 'spec/openapi.yaml'), config });

@@ -82,8 +82,6 @@ t.test('parameter validation', async (t) => {
   for (const [query, detail] of [
     ['?groupBy=client', /groupBy must be one of: vehicle, driver/],
     ['?litresBasis=gross', /litresBasis must be one of: loaded, offloaded/],
-    ['?startDate=2026-03-10&endDate=2026-03-01', /endDate must not be before startDate/],
-    ['?startDate=2024-01-01', /at most 366/],
     ['?limit=5', /unknown query parameter 'limit'/],
   ] as const) {
     const res = await get(query);

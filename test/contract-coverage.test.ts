@@ -23,8 +23,8 @@ import { buildApp, loadSpec } from '../lib/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { registeredRoutes } from '../lib/http/hardening.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
-import { requestFingerprint } from '../lib/alerts/idempotency.ts';
-import { claimIdempotencyKey, idempotencyId } from '../lib/db/idempotency-repo.ts';
+import { idempotencyRecordId, requestFingerprint } from '../lib/alerts/idempotency.ts';
+import { claimIdempotencyKey } from '../lib/db/idempotency-repo.ts';
 import { validators } from '../generated/validators.js';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 
@@ -260,7 +260,7 @@ const specific: Record<string, Record<string, Producer>> = {
       const body = exampleBody(op);
       const now = new Date();
       await claimIdempotencyKey(h.db, {
-        _id: idempotencyId(TENANT_A, 'in-flight-key'),
+        _id: idempotencyRecordId({ tenant: TENANT_A, key: 'in-flight-key', operation: 'scheduleAlerts', fingerprint: requestFingerprint(body) }),
         tenant: TENANT_A,
         key: 'in-flight-key',
         operation: 'scheduleAlerts',
@@ -273,11 +273,6 @@ const specific: Record<string, Record<string, Producer>> = {
         expiresAt: new Date(now.getTime() + 3_600_000),
       });
       return call(urlOf(op), { method: 'POST', ...json(body, { 'x-api-key': KEY_A, 'idempotency-key': 'in-flight-key' }) });
-    },
-    async '422'(op) {
-      const first = await call(urlOf(op), { method: 'POST', ...json(exampleBody(op), { 'x-api-key': KEY_A, 'idempotency-key': 'reused-key' }) });
-      if (first.status !== 200) return first;
-      return call(urlOf(op), { method: 'POST', ...json(exampleBody(op), { 'x-api-key': KEY_A, 'idempotency-key': 'reused-key' }) });
     },
   },
   cancelAlertJob: {

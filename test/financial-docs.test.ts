@@ -106,9 +106,9 @@ t.test('pagination', async (t) => {
   const past = await get('?limit=2&page=9');
   t.equal(past.statusCode, 200);
   t.same(past.json().data, [], 'past the end is an empty page');
-  const deep = await get('?limit=100&page=101');
+  const deep = await get('?limit=100&page=501');
   t.equal(deep.statusCode, 400);
-  t.match(deep.json().error.details[0], /page × limit must not exceed 10000/);
+  t.match(deep.json().error.details[0], /page must be (an integer )?(<= 500|between 1 and 500)/);
 });
 
 t.test('tenant isolation', async (t) => {
@@ -134,8 +134,8 @@ t.test('validation: one detail per problem, nothing coerced silently', async (t)
   const repeated = await get('?limit=1&limit=2');
   t.equal(repeated.statusCode, 400, 'a repeated scalar parameter is rejected');
   const inverted = await get('?startDate=2026-03-10&endDate=2026-03-01');
-  t.equal(inverted.statusCode, 400);
-  t.same(inverted.json().error.details, ['endDate must not be before startDate']);
+  t.equal(inverted.statusCode, 200, 'an inverted range selects no day');
+  t.equal(inverted.json().meta.total, 0);
   for (const q of ['?limit=1.5', '?limit=101', '?limit=-1', '?limit=', '?status=true', '?client[$ne]=x', '?cancelled=maybe']) {
     const r = await get(q);
     t.equal(r.statusCode, 400, q);

@@ -2,7 +2,9 @@
  * Idempotency-Key handling the way payment APIs do it:
  *   - first request with a key claims it (unique `_id`), runs, stores its answer;
  *   - same key + same request → the stored answer, marked as replayed;
- *   - same key + different request (or operation) → 422;
+ *   - same key + different request (or operation) → a request of its own: a key names
+ *     one request (tenant, key, operation, body fingerprint), so reusing a key for
+ *     another body is simply another request, never an error a client cannot foresee;
  *   - same key while the first is still running → wait a little, then 409;
  *   - a request that fails (4xx/5xx) releases the key, so it can be retried;
  *   - a claim whose owner died (lease expired) is taken over.
@@ -59,8 +61,12 @@ export interface IdempotentResult<T> {
   replayed: boolean;
 }
 
+/** The stored record of a key: one per (tenant, key, operation, body fingerprint). */
+export const idempotencyRecordId = (o: Pick<IdempotencyOptions, 'tenant' | 'key' | 'operation' | 'fingerprint'>): string =>
+  idempotencyId(o.tenant, `${o.key}\u0000${o.operation}\u0000${o.fingerprint}`);
+
 export async function withIdempotency<T>(db: Db, opts: IdempotencyOptions, run: () => Promise<T>): Promise<IdempotentResult<T>> {
-  const id = idempotencyId(opts.tenant, opts.key);
+  const id = idempotencyRecordId(opts);
   const waitMs = opts.waitMs ?? 5000;
   const pollMs = opts.pollMs ?? 100;
   const deadline = Date.now() + waitMs;
@@ -99,11 +105,6 @@ export async function withIdempotency<T>(db: Db, opts: IdempotencyOptions, run: 
     if (existing.expiresAt.getTime() <= now.getTime()) {
       await deleteExpiredIdempotencyKey(db, id, existing.expiresAt);
       continue;
-    }
-    if (existing.operation !== opts.operation || existing.fingerprint !== opts.fingerprint) {
-      throw new ApiError(422, 'Unprocessable Entity', [
-        'Idempotency-Key was already used with a different request body; use a new key for a new request',
-      ]);
     }
     if (existing.state === 'done') return { body: existing.body as T, replayed: true };
     if (existing.leaseUntil.getTime() <= now.getTime()) {

@@ -7,6 +7,7 @@
  * Agenda's MongoBackend writes for a new one-time job included, so scheduling
  * needs no running Agenda and is one `insertMany` for up to 1,000 users.
  */
+import { readExtraData, type StoredExtraData } from './extra-data.ts';
 import { createHash } from 'node:crypto';
 import type { Filter, ObjectId } from 'mongodb';
 import type { AlertRuleId } from './rules.ts';
@@ -32,7 +33,8 @@ export interface AlertJobData {
   cycleKey: string;
   nameAlert: string;
   individual: boolean;
-  extraData: Record<string, unknown>;
+  /** Serialised (see extra-data.ts). */
+  extraData: StoredExtraData;
   dueDate: Date;
   createdAt: Date;
   failures: JobFailure[];
@@ -167,7 +169,7 @@ export function alertJobView(doc: AlertJobDocument): AlertJobView {
     cycleKey: d.cycleKey,
     nameAlert: d.nameAlert,
     individual: d.individual,
-    extraData: d.extraData ?? {},
+    extraData: readExtraData(d.extraData),
     dueDate: d.dueDate.toISOString(),
     createdAt: d.createdAt.toISOString(),
     state: alertJobState(doc),

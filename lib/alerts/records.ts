@@ -4,6 +4,7 @@
  * expired and two workers evaluated it.
  */
 import type { AlertFinding, AlertRuleId, AlertSummary, RuleOutcome } from './rules.ts';
+import { readExtraData, type StoredExtraData } from './extra-data.ts';
 import type { AlertJobData } from './jobs.ts';
 
 export interface AlertRecordDocument {
@@ -16,7 +17,8 @@ export interface AlertRecordDocument {
   cycleKey: string;
   nameAlert: string;
   individual: boolean;
-  extraData: Record<string, unknown>;
+  /** Serialised, as on the job (see extra-data.ts). */
+  extraData: StoredExtraData;
   dueDate: Date;
   evaluatedAt: Date;
   status: RuleOutcome['status'];
@@ -44,7 +46,7 @@ export function alertRecordDocument(
     cycleKey: data.cycleKey,
     nameAlert: data.nameAlert,
     individual: data.individual,
-    extraData: data.extraData ?? {},
+    extraData: data.extraData ?? '{}',
     dueDate: data.dueDate,
     evaluatedAt: meta.evaluatedAt,
     status: result.status,
@@ -58,13 +60,14 @@ export function alertRecordDocument(
 }
 
 /** API shape (AlertRecord in the spec). */
-export interface AlertRecordView extends Omit<AlertRecordDocument, '_id' | 'dueDate' | 'evaluatedAt' | 'worker'> {
+export interface AlertRecordView extends Omit<AlertRecordDocument, '_id' | 'dueDate' | 'evaluatedAt' | 'worker' | 'extraData'> {
   id: string;
+  extraData: Record<string, unknown>;
   dueDate: string;
   evaluatedAt: string;
 }
 
 export function alertRecordView(doc: AlertRecordDocument): AlertRecordView {
-  const { _id, dueDate, evaluatedAt, worker: _worker, ...rest } = doc;
-  return { id: _id, ...rest, dueDate: dueDate.toISOString(), evaluatedAt: evaluatedAt.toISOString() };
+  const { _id, dueDate, evaluatedAt, worker: _worker, extraData, ...rest } = doc;
+  return { id: _id, ...rest, extraData: readExtraData(extraData), dueDate: dueDate.toISOString(), evaluatedAt: evaluatedAt.toISOString() };
 }

@@ -9,6 +9,7 @@
  * existing job's id. The answer is sent only after the insert is acknowledged
  * (w: majority), so a 200 means the jobs survive a crash of this process.
  */
+import { storeExtraData } from './extra-data.ts';
 import { ObjectId } from 'mongodb';
 import type { ServiceContext } from '../context.ts';
 import { ensureAlertIndexes, findAlertJobIdsByKeys, insertAlertJobs } from '../db/alert-jobs-repo.ts';
@@ -60,7 +61,7 @@ export async function scheduleAlerts(ctx: ServiceContext, tenant: string, input:
         cycleKey: valid.cycleKey,
         nameAlert: valid.nameAlert,
         individual: valid.individual,
-        extraData: valid.extraData,
+        extraData: storeExtraData(valid.extraData),
         dueDate: valid.dueDate,
         createdAt: now,
         failures: [],

@@ -1,8 +1,8 @@
 /**
  * Domain checks of a schedule request. The HTTP layer already validated the
  * body against the spec; these hold for every caller (MCP tools, scripts) and
- * cover what a JSON schema cannot say: the tenant, and `extraData` keys that
- * MongoDB would read as operators (`$where`) or paths (`a.b`).
+ * cover what a JSON schema cannot say: the tenant, and the serialised size of
+ * `extraData`.
  */
 import { badRequest, forbidden } from '../http/api-error.ts';
 import { isMonthKey } from '../time/mexico-city.ts';
@@ -57,13 +57,8 @@ export function extraDataProblems(extra: unknown): string[] {
       tooDeep = true;
       return;
     }
-    for (const [key, child] of Object.entries(value)) {
-      const childPath = `${path}.${key}`;
-      if (key.startsWith('$') || key.includes('.') || key.includes('\0')) {
-        problems.push(`extraData key '${key}' at ${path} is not allowed: keys may not start with '$' or contain '.'`);
-      }
-      walk(child, childPath, depth + 1);
-    }
+    // Any key is fine: extraData is stored serialised (extra-data.ts).
+    for (const [key, child] of Object.entries(value)) walk(child, `${path}.${key}`, depth + 1);
   };
   walk(extra, 'extraData', 1);
   if (tooDeep) problems.push(`extraData must not be nested deeper than ${MAX_EXTRA_DATA_DEPTH} levels`);

@@ -17,6 +17,7 @@
  *   releases jobs it locked but never started. Call it before closing the
  *   database client.
  */
+import { readExtraData } from './extra-data.ts';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
@@ -92,8 +93,9 @@ export function alertWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env)
   return out;
 }
 
-export interface AlertJobContext extends AlertJobData {
+export interface AlertJobContext extends Omit<AlertJobData, 'extraData'> {
   id: string;
+  extraData: Record<string, unknown>;
   /** 1 for the first try. */
   attempt: number;
 }
@@ -148,7 +150,7 @@ export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
     const data = job.attrs.data;
     const attempt = (job.attrs.failCount ?? 0) + 1;
     try {
-      await opts.hooks?.beforeEvaluate?.({ ...data, id, attempt });
+      await opts.hooks?.beforeEvaluate?.({ ...data, extraData: readExtraData(data.extraData), id, attempt });
       const evaluatedAt = now();
       const result = await evaluateAlertRule(
         db,

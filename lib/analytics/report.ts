@@ -9,6 +9,7 @@ export interface PeriodOut {
   startDate: string;
   endDate: string;
   days: number;
+  requestedEndDate: string | null;
   timeZone: string;
   defaulted: boolean;
   maxDays: number;
@@ -18,6 +19,7 @@ export const periodOut = (p: AnalyticsPeriod): PeriodOut => ({
   startDate: p.startDate,
   endDate: p.endDate,
   days: p.days,
+  requestedEndDate: p.requestedEndDate,
   timeZone: p.timeZone,
   defaulted: p.defaulted,
   maxDays: p.maxDays,

@@ -23,7 +23,13 @@ export function validationDetails(errors: ErrorObject[], part: string): string[]
       details.push(d);
     }
   };
+  // A value that matches no alternative of an anyOf is one problem: report the innermost
+  // failed anyOf (the value itself), not every alternative's complaint on the way down.
+  const anyOf = errors.filter((e) => e.keyword === 'anyOf');
+  const innermost = anyOf.filter((a) => !anyOf.some((b) => b !== a && b.instancePath.startsWith(`${a.instancePath}/`)));
+  const underAnyOf = (e: ErrorObject) => anyOf.some((a) => e.schemaPath.startsWith(`${a.schemaPath}/`) && (e.instancePath === a.instancePath || e.instancePath.startsWith(`${a.instancePath}/`)));
   for (const e of errors) {
+    if (e.keyword === 'anyOf' ? !innermost.includes(e) : underAnyOf(e)) continue;
     const name = fieldName(e.instancePath);
     const subject = name || (part === 'body' ? 'body' : noun);
     const schema = e.parentSchema as { type?: string; minimum?: number; maximum?: number } | undefined;
@@ -42,6 +48,9 @@ export function validationDetails(errors: ErrorObject[], part: string): string[]
       const format = String((e.params as { format: string }).format);
       const hint = format === 'date' ? ' (YYYY-MM-DD)' : format === 'date-time' ? ' (ISO 8601 date-time)' : '';
       push(`${subject} must be a valid ${format}${hint}`);
+    } else if (e.keyword === 'anyOf') {
+      const about = (e.parentSchema as { description?: string } | undefined)?.description;
+      push(`${subject} matches none of the allowed forms${about ? ` (${about.replace(/\.$/, '')})` : ''}`);
     } else {
       push(`${subject} ${e.message ?? 'is invalid'}`);
     }

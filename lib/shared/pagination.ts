@@ -1,7 +1,7 @@
 import { badRequest } from '../http/api-error.ts';
 
-/** Deepest offset a page may reach: skip-based paging beyond it is slow on any database. */
-export const MAX_PAGE_DEPTH = 10_000;
+/** Last page a list serves (the spec's `page` maximum): skip-based paging deeper is slow on any database. */
+export const MAX_PAGE = 500;
 
 export interface PageRequest { page: number; limit: number }
 
@@ -14,9 +14,8 @@ export interface PageMeta {
 }
 
 export function pageWindow({ page, limit }: PageRequest): { skip: number; limit: number } {
-  if (page * limit > MAX_PAGE_DEPTH) {
-    throw badRequest('Invalid query parameter', [`page × limit must not exceed ${MAX_PAGE_DEPTH}; narrow the filters instead`]);
-  }
+  // The spec caps `page`, so validation already answered 400; this guards other callers.
+  if (page > MAX_PAGE) throw badRequest('Invalid query parameter', [`page must be an integer between 1 and ${MAX_PAGE}`]);
   return { skip: (page - 1) * limit, limit };
 }
 

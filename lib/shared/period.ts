@@ -13,10 +13,12 @@ export const DEFAULT_PERIOD_DAYS = 90;
 export const MAX_PERIOD_DAYS = 366;
 
 export interface Period {
-  /** 'YYYY-MM-DD', inclusive. */
+  /** 'YYYY-MM-DD', inclusive. An `endDate` before `startDate` is an empty period (0 days). */
   startDate: string;
   endDate: string;
   days: number;
+  /** The endDate asked for when the range was longer than maxDays and was cut to its first maxDays days; else null. */
+  requestedEndDate: string | null;
   timeZone: typeof MX_TZ;
   /** First and last instant (epoch ms, inclusive). */
   start: number;
@@ -31,20 +33,25 @@ export interface AnalyticsPeriod extends Period {
   asOf: number;
 }
 
-function checkSpan(startDate: string, endDate: string, maxDays: number): number {
-  if (endDate < startDate) throw badRequest('Invalid query parameter', ['endDate must not be before startDate']);
+/**
+ * Whole days from startDate to endDate, as a report covers them. Semantics a client's own
+ * tools can rely on without knowing cross-field rules (and so no 400): an inverted range is
+ * an empty period, and a range longer than maxDays covers its first maxDays days, saying so.
+ */
+function span(startDate: string, endDate: string, maxDays: number): { endDate: string; days: number; requestedEndDate: string | null; start: number; end: number } {
+  const start = mxDayStart(startDate);
+  if (endDate < startDate) return { endDate, days: 0, requestedEndDate: null, start, end: start - 1 };
   const days = daysInRange(startDate, endDate);
-  if (days > maxDays) {
-    throw badRequest('Invalid query parameter', [`the period ${startDate}..${endDate} spans ${days} days; at most ${maxDays} are allowed`]);
-  }
-  return days;
+  if (days <= maxDays) return { endDate, days, requestedEndDate: null, start, end: mxDayEnd(endDate) };
+  const cut = mxAddDays(startDate, maxDays - 1);
+  return { endDate: cut, days: maxDays, requestedEndDate: endDate, start, end: mxDayEnd(cut) };
 }
 
 /**
  * startDate/endDate → a period. Both missing: the `defaultDays` days ending
  * today (Mexico City). Only endDate: the `defaultDays` days ending then. Only
  * startDate: from it to today, or `defaultDays` days when it lies in the future.
- * @throws ApiError 400 on an inverted range or a span above maxDays.
+ * An inverted range is empty; a span above maxDays is cut (see span()).
  */
 export function resolvePeriod(
   now: Date,
@@ -66,14 +73,12 @@ export function resolvePeriod(
     e = s <= today ? today : mxAddDays(s, defaultDays - 1);
   }
   const sd = s as string;
-  const ed = e as string;
-  const days = checkSpan(sd, ed, maxDays);
-  const start = mxDayStart(sd);
-  const end = mxDayEnd(ed);
+  const { endDate: ed, days, requestedEndDate, start, end } = span(sd, e as string, maxDays);
   return {
     startDate: sd,
     endDate: ed,
     days,
+    requestedEndDate,
     timeZone: MX_TZ,
     start,
     end,
@@ -91,28 +96,29 @@ export interface TaxPeriod extends Period {
 
 /**
  * Tax summary window: `targetMonth` (YYYY-MM), or startDate/endDate, or by
- * default the current Mexico City month up to its last day. targetMonth and a
- * date range together are ambiguous: 400.
+ * default the current Mexico City month up to its last day. targetMonth with
+ * startDate and/or endDate is their intersection (possibly empty).
  */
 export function resolveTaxPeriod(now: Date, targetMonth: string | undefined, startDate: string | undefined, endDate: string | undefined, maxDays = MAX_PERIOD_DAYS): TaxPeriod {
-  if (targetMonth !== undefined && (startDate !== undefined || endDate !== undefined)) {
-    throw badRequest('Invalid query parameter', ['targetMonth cannot be combined with startDate/endDate']);
-  }
   if (targetMonth !== undefined || (startDate === undefined && endDate === undefined)) {
     const month = targetMonth ?? mxMonthKey(now.getTime());
     if (!isMonthKey(month)) throw badRequest('Invalid query parameter', ['targetMonth must be a month YYYY-MM (01..12)']);
     const r = mxMonthRange(month);
-    const sd = mxDateString(r.start);
-    const ed = mxDateString(r.endExclusive - 1);
-    return { startDate: sd, endDate: ed, days: daysInRange(sd, ed), timeZone: MX_TZ, start: r.start, end: r.endExclusive - 1, targetMonth: month, source: targetMonth ? 'targetMonth' : 'default' };
+    const first = mxDateString(r.start);
+    const last = mxDateString(r.endExclusive - 1);
+    const sd = startDate !== undefined && startDate > first ? startDate : first;
+    const ed = endDate !== undefined && endDate < last ? endDate : last;
+    const p = span(sd, ed, maxDays);
+    return { startDate: sd, endDate: p.endDate, days: p.days, requestedEndDate: null, timeZone: MX_TZ, start: p.start, end: p.end, targetMonth: month, source: targetMonth ? 'targetMonth' : 'default' };
   }
   const p = resolvePeriod(now, startDate, endDate, { defaultDays: 31, maxDays });
-  return { startDate: p.startDate, endDate: p.endDate, days: p.days, timeZone: MX_TZ, start: p.start, end: p.end, targetMonth: null, source: 'range' };
+  return { startDate: p.startDate, endDate: p.endDate, days: p.days, requestedEndDate: p.requestedEndDate, timeZone: MX_TZ, start: p.start, end: p.end, targetMonth: null, source: 'range' };
 }
 
 /** The Mexico City months ('YYYY-MM') a period touches, each clipped to the period as [start, endExclusive). */
 export function monthsOf(period: Pick<Period, 'start' | 'end'>): { month: string; start: number; endExclusive: number }[] {
   const out: { month: string; start: number; endExclusive: number }[] = [];
+  if (period.end < period.start) return out; // an empty period touches no month
   let month = mxMonthKey(period.start);
   for (;;) {
     const r = mxMonthRange(month);

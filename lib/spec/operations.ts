@@ -24,6 +24,8 @@ export interface OperationSchemas {
   body?: JsonSchema;
   bodyRequired: boolean;
   responses: Record<string, JsonSchema | null>;
+  /** Other JSON media types of a response (e.g. the deprecated version 1 lists), keyed `<status> <media type>`. */
+  mediaResponses: Record<string, JsonSchema>;
 }
 
 export type JsonSchema = { [key: string]: Json };
@@ -73,10 +75,14 @@ export function listOperations(spec: Json): OperationSchemas[] {
       const content = isObject(op.requestBody) && isObject(op.requestBody.content) ? op.requestBody.content : undefined;
       const jsonBody = content && isObject(content['application/json']) ? content['application/json'] : undefined;
       const responses: Record<string, JsonSchema | null> = {};
+      const mediaResponses: Record<string, JsonSchema> = {};
       if (isObject(op.responses)) {
         for (const [status, res] of Object.entries(op.responses)) {
           const media = isObject(res) && isObject(res.content) ? res.content['application/json'] : undefined;
           responses[status] = isObject(media) && isObject(media.schema) ? media.schema : null;
+          for (const [type, other] of Object.entries(isObject(res) && isObject(res.content) ? res.content : {})) {
+            if (type !== 'application/json' && type.endsWith('+json') && isObject(other) && isObject(other.schema)) mediaResponses[`${status} ${type}`] = other.schema;
+          }
         }
       }
       const extensions: Record<string, Json> = {};
@@ -97,6 +103,7 @@ export function listOperations(spec: Json): OperationSchemas[] {
         body: jsonBody && isObject(jsonBody.schema) ? jsonBody.schema : undefined,
         bodyRequired: isObject(op.requestBody) && op.requestBody.required === true,
         responses,
+        mediaResponses,
       });
     }
   }

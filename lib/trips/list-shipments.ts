@@ -47,8 +47,8 @@ const both = (a: InstantRange | undefined, b: InstantRange): InstantRange | unde
 /** Builds the leg filter: the general range applies to the date `dateFilterBy` names, the specific ranges to theirs. */
 export function shipmentFilter(input: ListShipmentsInput): TripFilter {
   const general = dayRange(input.startDate, input.endDate);
-  const load = dayRange(input.loadStartDate, input.loadEndDate, ['loadStartDate', 'loadEndDate']);
-  const offload = dayRange(input.offloadStartDate, input.offloadEndDate, ['offloadStartDate', 'offloadEndDate']);
+  const load = dayRange(input.loadStartDate, input.loadEndDate);
+  const offload = dayRange(input.offloadStartDate, input.offloadEndDate);
   const filter: TripFilter = { client: input.client, shipmentId: input.shipmentId, legStatus: input.status };
   if (input.updatedSince !== undefined) filter.updatedSince = isoInstant(input.updatedSince, 'updatedSince');
   const hasGeneral = general.from !== undefined || general.to !== undefined;

@@ -68,7 +68,9 @@ export async function startHarness(t: Test, opts: { env?: Record<string, string>
  * operation and the body must match its schema (generated validators).
  */
 export function assertConforms(t: Test, res: LightMyRequestResponse, method: string, route: string): void {
-  const validate = validators[`${method} ${route} response:${res.statusCode}`];
+  // JSON is keyed by status alone; another JSON media type (version 1 lists) by status and type.
+  const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+  const validate = validators[`${method} ${route} response:${res.statusCode}${type && type !== 'application/json' && type.endsWith('+json') ? ` ${type}` : ''}`];
   if (!validate) {
     t.fail(`status ${res.statusCode} is not documented for ${method} ${route}: ${res.body.slice(0, 300)}`);
     return;
