@@ -1971,6 +1971,12 @@ export interface components {
          * @enum {string}
          */
         JobState: "scheduled" | "running" | "retrying" | "completed" | "failed";
+        /** @description The service's error shape (malformed JSON or body), or a JSON-RPC error (MCP protocol errors). */
+        McpBadRequestBody: components["schemas"]["ErrorResponse"] | components["schemas"]["McpJsonRpcResponse"];
+        /** @description A batch of JSON-RPC messages (protocol revisions before 2025-06-18). */
+        McpJsonRpcBatch: components["schemas"]["McpJsonRpcRequest"][];
+        /** @description Request id (string or integer), echoed in the response. Absent on notifications. */
+        McpJsonRpcId: string | number;
         /**
          * @description A JSON-RPC 2.0 message from the client: a request (with `id`) or a
          *     notification (without `id`, e.g. `notifications/initialized`). Methods used
@@ -1990,8 +1996,7 @@ export interface components {
          *     }
          */
         McpJsonRpcRequest: {
-            /** @description Request id (string or integer), echoed in the response. Absent on notifications. */
-            id?: string | number;
+            id?: components["schemas"]["McpJsonRpcId"];
             /** @enum {string} */
             jsonrpc: "2.0";
             /** @description MCP method name */
@@ -2050,6 +2055,8 @@ export interface components {
             data?: unknown;
             message: string;
         };
+        /** @description One JSON-RPC message, or a batch of them (protocol revisions before 2025-06-18). */
+        McpPostBody: components["schemas"]["McpJsonRpcRequest"] | components["schemas"]["McpJsonRpcBatch"];
         MexicanAddress: {
             city: string;
             /** @description ISO 3166 alpha-3 country code (MEX) */
@@ -5936,7 +5943,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["McpJsonRpcRequest"] | components["schemas"]["McpJsonRpcRequest"][];
+                "application/json": components["schemas"]["McpPostBody"];
             };
         };
         responses: {
@@ -5974,7 +5981,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["McpJsonRpcResponse"];
+                    "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -1,0 +1,160 @@
+/**
+ * The typed client SDK (generated/sdk.ts: openapi-fetch over the spec's types) against the live
+ * service as `npm start` runs it, on the demo dataset. Every operation of the spec is called
+ * through it (the last test fails naming any operation nobody called), with the compiler
+ * checking paths, parameters and bodies; the answers are the service's, not stubs.
+ */
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { createFreightClient, type FreightClient } from '../generated/sdk.ts';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { listOperations } from '../lib/spec/operations.ts';
+import { startService } from './helpers/service.ts';
+
+t.setTimeout(300_000);
+
+const engine = await startEmbeddedMongo({});
+t.teardown(() => engine.stop());
+{
+  const { client, db } = await connectMongo(engine.uri, 'sdk');
+  await ensureIndexes(db);
+  await loadDemoData(db, { invoices: 300, trips: 300 });
+  await client.close();
+}
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'sdk' });
+t.teardown(() => service.stop());
+
+const key = DEMO_TENANTS[0]!.apiKey;
+const api: FreightClient = createFreightClient({ baseUrl: service.base, apiKey: key });
+const bearer: FreightClient = createFreightClient({ baseUrl: service.base, apiKey: key, bearer: true });
+const called = new Set<string>();
+const MCP_ACCEPT = 'application/json, text/event-stream';
+const initialize = { jsonrpc: '2.0' as const, id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sdk-test', version: '1' } } };
+
+t.test('health and readiness (no key needed)', async (t) => {
+  const health = await createFreightClient({ baseUrl: service.base, apiKey: 'none' }).GET('/health');
+  t.equal(health.data?.status, 'ok');
+  called.add('getHealth');
+  const ready = await api.GET('/ready');
+  t.match(ready.data, { status: 'ready', database: 'up' });
+  called.add('getReady');
+});
+
+t.test('financial documents: summary and full pages, one document', async (t) => {
+  const summary = await api.GET('/api/financial-docs', { params: { query: { limit: 2, paymentStatus: 'partial' } } });
+  t.equal(summary.response.status, 200);
+  const page = summary.data!;
+  t.equal(page.detail, 'summary', 'the discriminator');
+  if (page.detail === 'summary') {
+    // Narrowed by the discriminator: a FinancialSummary.
+    t.equal(page.data.length, 2);
+    t.ok(page.data.every((d: { balance: { paid: number; pending: number } }) => d.balance.paid > 0 && d.balance.pending > 0), 'partial: something paid, something pending');
+  }
+  const full = await bearer.GET('/api/financial-docs', { params: { query: { limit: 1, detail: 'full' } } });
+  t.equal(full.data?.detail, 'full', 'Bearer works as well as x-api-key');
+  const id = full.data!.data[0]!.id;
+  const one = await api.GET('/api/financial-docs/{id}', { params: { path: { id } } });
+  t.equal(one.data?.id, id);
+  const missing = await api.GET('/api/financial-docs/{id}', { params: { path: { id: 'NO-SUCH-DOC' } } });
+  t.equal(missing.response.status, 404);
+  t.equal(missing.error?.error.code, 404, 'errors are typed too');
+  called.add('listFinancialDocs').add('getFinancialDoc');
+});
+
+t.test('shipments: summary page, deprecated version 1 under its own media type, one trip', async (t) => {
+  const res = await api.GET('/api/shipments', { params: { query: { limit: 3, dateFilterBy: 'offload', startDate: '2026-09-01' } } });
+  t.equal(res.data?.detail, 'summary');
+  t.equal(res.data?.data.length, 3);
+  const v1 = await api.GET('/api/shipments', { params: { query: { limit: 1 }, header: { 'x-api-version': '1' } }, parseAs: 'text' });
+  t.match(v1.response.headers.get('content-type'), /^application\/vnd\.freight\.v1\+json/);
+  t.ok(Array.isArray(JSON.parse(v1.data!)), 'version 1 is a bare array');
+  const page = res.data!;
+  if (page.detail !== 'summary') throw new Error('expected a summary page');
+  const id = page.data[0]!.id; // narrowed by the discriminator: a TripSummary
+  const one = await api.GET('/api/shipments/{id}', { params: { path: { id } } });
+  t.equal((one.data as { id?: string } | undefined)?.id, id, 'the summary form by default');
+  called.add('listShipments').add('getShipment');
+});
+
+t.test('tax summary and the five audits', async (t) => {
+  const tax = await api.GET('/api/tax-summary', { params: { query: { targetMonth: '2026-10', basis: 'payment' } } });
+  t.equal(tax.data?.basis, 'payment');
+  t.ok(tax.data!.totals.documents > 0, 'documents in October');
+  called.add('getTaxSummary');
+  const period = { startDate: '2026-06-01', endDate: '2026-10-31' };
+  const cash = await api.GET('/api/analytics/cash-inflow-forecast', { params: { query: { ...period, bucket: 'month' } } });
+  t.ok(cash.data!.forecast.buckets.length > 0);
+  const discounts = await api.GET('/api/analytics/discounts-and-shrinkage', { params: { query: period } });
+  t.equal(discounts.data?.period.days, 153);
+  const fleet = await api.GET('/api/analytics/fleet-utilization', { params: { query: { ...period, groupBy: 'driver' } } });
+  t.ok(fleet.data!.rows.length > 0);
+  const dtb = await api.GET('/api/analytics/dispatch-to-bill', { params: { query: period } });
+  t.equal(dtb.response.status, 200);
+  const unit = await api.GET('/api/analytics/unit-economics', { params: { query: { ...period, litresBasis: 'offloaded' } } });
+  t.equal(unit.data?.parameters.litresBasis, 'offloaded');
+  called.add('getCashInflowForecast').add('auditDiscountsAndShrinkage').add('auditFleetUtilization').add('auditDispatchToBill').add('getFreightUnitEconomics');
+});
+
+t.test('alerts: schedule (optional fields left out), list jobs, cancel, list alerts', async (t) => {
+  const scheduled = await api.POST('/api/alerts/schedule', {
+    params: { header: { 'Idempotency-Key': `sdk-${Date.now()}` } },
+    body: { userIds: ['sdk-user'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'SDK', dueDate: '2099-01-01T00:00:00Z' },
+  });
+  t.equal(scheduled.data?.scheduled, 1);
+  t.equal(scheduled.data?.individual, true, 'individual defaults to true');
+  const jobs = await api.GET('/api/alerts/jobs', { params: { query: { userId: 'sdk-user' } } });
+  t.equal(jobs.data?.meta.total, 1);
+  const cancelled = await api.DELETE('/api/alerts/jobs/{id}', { params: { path: { id: scheduled.data!.jobs[0]!.jobId } } });
+  t.equal(cancelled.data?.cancelled, true);
+  const alerts = await api.GET('/api/alerts', { params: { query: { limit: 5 } } });
+  t.equal(alerts.response.status, 200);
+  t.type(alerts.data?.meta.total, 'number');
+  called.add('scheduleAlerts').add('listAlertJobs').add('cancelAlertJob').add('listAlerts');
+});
+
+t.test('imports: CFDI files sent as JSON', async (t) => {
+  const acuse = '<Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="TGO850101AB1"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02" EstatusUUID="201"/></Folios></Acuse>';
+  const res = await api.POST('/api/imports', { body: { files: [{ name: 'acuse.xml', content: acuse }] } });
+  t.equal(res.response.status, 200);
+  t.equal(res.data?.summary.files, 1, 'one file read');
+  called.add('importDocuments');
+});
+
+t.test('MCP: streamable HTTP session and the legacy SSE transport', async (t) => {
+  const init = await api.POST('/mcp', { body: initialize, headers: { accept: MCP_ACCEPT }, parseAs: 'text' });
+  t.equal(init.response.status, 200);
+  const session = init.response.headers.get('mcp-session-id')!;
+  t.ok(session, 'a session id');
+  t.match(init.data, /"protocolVersion"/);
+  const stream = await api.GET('/mcp', { params: { header: { 'mcp-session-id': session } }, headers: { accept: 'text/event-stream' }, parseAs: 'stream' });
+  t.equal(stream.response.status, 200);
+  await stream.data?.cancel();
+  const ended = await api.DELETE('/mcp', { params: { header: { 'mcp-session-id': session } } });
+  t.equal(ended.response.status, 200);
+  called.add('mcpPost').add('mcpStream').add('mcpDeleteSession');
+
+  const sse = await api.GET('/sse', { headers: { accept: 'text/event-stream' }, parseAs: 'stream' });
+  t.equal(sse.response.status, 200);
+  const reader = sse.data!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  while (!/sessionId=([^\s&]+)/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  const sessionId = /sessionId=([^\s&]+)/.exec(text)?.[1];
+  t.ok(sessionId, 'the endpoint event names the session');
+  const message = await api.POST('/messages', { params: { query: { sessionId: sessionId! } }, body: initialize, parseAs: 'text' });
+  t.equal(message.response.status, 202);
+  await reader.cancel();
+  called.add('mcpLegacySse').add('mcpLegacyMessage');
+});
+
+t.test('every operation of the spec was called through the SDK', async (t) => {
+  const spec = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'));
+  const missing = listOperations(spec).map((op) => op.operationId).filter((id) => !called.has(id));
+  t.same(missing, [], 'operations not exercised through the SDK (add them to test/sdk.test.ts)');
+});
