@@ -24,7 +24,7 @@ t.teardown(() => engine.stop());
   await loadDemoData(db, { invoices: 300, trips: 300 });
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'sdk' });
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'sdk', env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
 t.teardown(() => service.stop());
 
 const key = DEMO_TENANTS[0]!.apiKey;
@@ -113,6 +113,19 @@ t.test('alerts: schedule (optional fields left out), list jobs, cancel, list ale
   t.equal(alerts.response.status, 200);
   t.type(alerts.data?.meta.total, 'number');
   called.add('scheduleAlerts').add('listAlertJobs').add('cancelAlertJob').add('listAlerts');
+});
+
+t.test('webhooks: create, read, list, test, deliveries, rotate, delete', async (t) => {
+  const created = await api.POST('/api/webhooks', { body: { url: 'http://127.0.0.1:9/hook', events: ['alert.triggered'] } });
+  t.ok(created.response.status < 300, `created (${created.response.status})`);
+  const id = (created.data as { id: string }).id;
+  t.ok((await api.GET('/api/webhooks/{id}', { params: { path: { id } } })).response.ok);
+  t.ok((await api.GET('/api/webhooks')).response.ok);
+  t.ok((await api.POST('/api/webhooks/{id}/test', { params: { path: { id } } })).response.ok);
+  t.ok((await api.GET('/api/webhooks/{id}/deliveries', { params: { path: { id } } })).response.ok);
+  t.ok((await api.POST('/api/webhooks/{id}/rotate-secret', { params: { path: { id } } })).response.ok);
+  t.ok((await api.DELETE('/api/webhooks/{id}', { params: { path: { id } } })).response.ok);
+  called.add('createWebhook').add('getWebhook').add('listWebhooks').add('sendWebhookTest').add('listWebhookDeliveries').add('rotateWebhookSecret').add('deleteWebhook');
 });
 
 t.test('imports: CFDI files sent as JSON', async (t) => {
