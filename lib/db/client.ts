@@ -3,6 +3,7 @@
  * Works against a real MongoDB (MONGODB_URI) and against the embedded engine (lib/db/embedded.ts).
  */
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { watchMonitors } from './monitor-watchdog.ts';
 
 export interface ConnectMongoOptions {
   /** How long an operation waits for a usable server (default: MONGODB_SERVER_SELECTION_TIMEOUT_MS or 5000). */
@@ -54,7 +55,10 @@ export function mongoClientOptions(opts: ConnectMongoOptions = {}): MongoClientO
 export async function connectMongo(uri: string, dbName: string, opts: ConnectMongoOptions = {}): Promise<MongoConnection> {
   if (!uri) throw new Error('connectMongo: uri is required');
   if (!dbName) throw new Error('connectMongo: dbName is required');
-  const client = new MongoClient(uri, mongoClientOptions(opts));
+  const options = mongoClientOptions(opts);
+  const client = new MongoClient(uri, options);
+  const watchdog = watchMonitors(client, { connectTimeoutMS: options.connectTimeoutMS ?? 30_000 });
+  client.once('topologyClosed', () => watchdog.stop());
   try {
     await client.connect();
     const db = client.db(dbName);
