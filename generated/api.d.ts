@@ -604,7 +604,7 @@ export interface paths {
         };
         /**
          * Liveness probe
-         * @description Answers 200 while the process is up. Touches no database and needs no API key.
+         * @description Answers 200 while the process is up. Touches no database (nor the rate-limit store), needs no API key and is never rate limited.
          */
         get: operations["getHealth"];
         put?: never;
@@ -5877,7 +5877,6 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
         };
     };
     mcpStream: {

@@ -11,7 +11,7 @@ import type { OperationId } from '../handlers/types.ts';
 import { makeAuthenticate } from './http/auth.ts';
 import { apiKeyCache } from './auth/api-key-cache.ts';
 import { settingsCache } from './db/settings-cache.ts';
-import { registerCacheControl, tenantDataRoute } from './http/cache-control.ts';
+import { registerResponseHeaders, tenantDataRoute } from './http/cache-control.ts';
 import { makeErrorHandlers } from './http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
@@ -90,14 +90,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   // XML and zip bodies only where the spec declares them (POST /api/imports); 415 elsewhere.
   registerBinaryBodies(app);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: they run on every request, and an async hook costs a promise each time.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('x-content-type-options', 'nosniff');
-    return payload;
-  });
-  registerCacheControl(app);
+  registerResponseHeaders(app);
 
   await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl });
   await registerCompression(app);
@@ -156,7 +154,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
         // Imports take whole archives; every other body stays within BODY_LIMIT_BYTES.
         ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
-        config: op?.secured ? tenantDataRoute : {},
+        // Liveness stays cheap and independent of the rate-limit store (Redis): probes are never limited.
+        config: op?.secured ? tenantDataRoute : operationId === 'getHealth' ? { rateLimit: false } : {},
       };
       return route;
     },

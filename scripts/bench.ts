@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]
- *                  [--data-dir DIR] [--db NAME] [--memory]`
+ *                  [--data-dir DIR] [--db NAME] [--memory] [--compare [--seconds N]]`
  *
  * Starts the embedded engine as `npm start` does (on-disk store, default heap;
  * `--memory`: the in-memory backend), loads ONE demo tenant (TGO) with N
@@ -12,6 +12,9 @@
  * lists (summary/full, with filters), the tax summary and the five audits.
  * Prints a table of median / p95 / min / max per operation and the peak
  * resident memory of this Node process and of the engine's JVM.
+ *
+ * `--compare` runs scripts/bench-compare.ts instead: the service side by side
+ * with bare baselines (autocannon at 1, 10 and 50 connections), same engine and data.
  *
  * The clock is pinned to the day after the dataset ends (2026-11-16 12:00
  * Mexico City), so the default periods (last 90 days, current month) cover data.
@@ -32,6 +35,7 @@ import { generateTenant } from '../lib/demo/generate.ts';
 import { DEFAULT_DEMO_SEED, DEMO_TENANTS, insertTenantData } from '../lib/demo/load.ts';
 import { percentile } from '../lib/analytics/stats.ts';
 import { progressReporter } from './progress.ts';
+import { formatCompare, runCompare } from './bench-compare.ts';
 
 const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]
 
@@ -45,6 +49,10 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
                  tenant is reused as it is (no loading): the restart is what is timed
   --db NAME      database in the store (default bench; \`npm run seed\` writes freight)
   --memory       in-memory backend instead of the on-disk store
+  --compare      the service vs bare baselines on the same data (lists vs a bare Fastify route replaying
+                 the captured driver commands, reports vs their pipelines, /health vs hello-world,
+                 deepest page vs page 1); autocannon at 1, 10 and 50 connections
+  --seconds N    autocannon duration per measurement with --compare (default 5)
 
 Environment: EMBEDDED_MONGO_XMX (engine heap, default 2g as for npm start), EMBEDDED_MONGO_CACHE_MB.`;
 
@@ -66,6 +74,8 @@ const { values } = (() => {
         'data-dir': { type: 'string' },
         db: { type: 'string' },
         memory: { type: 'boolean', default: false },
+        compare: { type: 'boolean', default: false },
+        seconds: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -89,6 +99,9 @@ const invoices = int('invoices', values.invoices, 100_000, 0);
 const tripCount = int('trips', values.trips, 100_000, 0);
 const runs = int('runs', values.runs, 5, 1);
 const warmup = int('warmup', values.warmup, 1, 0);
+const seconds = int('seconds', values.seconds, 5, 1);
+// --compare captures the service's driver commands: command monitoring on (for both sides alike).
+const driverOptions = values.compare ? { driver: { monitorCommands: true } } : {};
 
 /** Pid of the engine JVM: a child of this process running the launcher jar. */
 function engineJvmPid(): string | null {
@@ -139,7 +152,7 @@ const tenant = DEMO_TENANTS[0]!;
 const t0 = performance.now();
 const dataDir = values.memory ? undefined : (values['data-dir'] ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-store-'))));
 const engine = await startEmbeddedMongo(dataDir ? { dataDir } : {});
-const { client, db } = await connectMongo(engine.uri, values.db ?? 'bench', { serverSelectionTimeoutMS: 5000 });
+const { client, db } = await connectMongo(engine.uri, values.db ?? 'bench', { serverSelectionTimeoutMS: 5000, ...driverOptions });
 await ensureIndexes(db);
 const existing = await financialDocs(db).countDocuments({ company: tenant.rfc });
 let inserted = { financialDocs: existing, trips: await trips(db).countDocuments({ company: tenant.rfc }) };
@@ -162,7 +175,7 @@ if (dataDir) {
   await engine.stop();
   const r0 = performance.now();
   engineRef = await startEmbeddedMongo({ dataDir });
-  ({ client: clientRef, db: dbRef } = await connectMongo(engineRef.uri, values.db ?? 'bench', { serverSelectionTimeoutMS: 5000 }));
+  ({ client: clientRef, db: dbRef } = await connectMongo(engineRef.uri, values.db ?? 'bench', { serverSelectionTimeoutMS: 5000, ...driverOptions }));
   await ensureIndexes(dbRef);
   restartSeconds = (performance.now() - r0) / 1000;
 }
@@ -201,6 +214,36 @@ const CASES: [string, string][] = [
   ['unit-economics 90d', '/api/analytics/unit-economics'],
   ['unit-economics 366d offloaded', '/api/analytics/unit-economics?startDate=2025-11-15&endDate=2026-11-15&litresBasis=offloaded'],
 ];
+
+if (values.compare) {
+  const pick = (names: string[]) => CASES.filter(([n]) => names.includes(n)).map(([name, url]) => ({ name, url }));
+  const deepest = (total: number) => Math.min(500, Math.max(1, Math.ceil(total / 100)));
+  const report = await runCompare({
+    app,
+    client: clientRef,
+    db: dbRef,
+    apiKey: tenant.apiKey,
+    lists: pick(['financial-docs summary', 'financial-docs full limit=100', 'financial-docs client+90d', 'shipments summary', 'shipments full limit=100', 'shipments status=2 (in transit)']),
+    reports: CASES.filter(([n]) => n.startsWith('tax-summary') || (n.includes('90d') && !n.includes('client'))).map(([name, url]) => ({ name, url })),
+    depth: [
+      [{ name: 'financial-docs', url: '/api/financial-docs?limit=100' }, { name: 'financial-docs', url: `/api/financial-docs?limit=100&page=${deepest(inserted.financialDocs)}` }],
+      [{ name: 'shipments', url: '/api/shipments?limit=100' }, { name: 'shipments', url: `/api/shipments?limit=100&page=${deepest(inserted.trips)}` }],
+    ],
+    seconds,
+    connections: [1, 10, 50],
+    runs,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  const nodePeak = Math.round(process.resourceUsage().maxRSS / 1024);
+  const jvmPeak = jvmPeakRssMb(engineJvmPid());
+  await app.close();
+  await clientRef.close(true);
+  await engineRef.stop();
+  if (dataDir && !values['data-dir']) await rm(dataDir, { recursive: true, force: true });
+  const head = `Tenant ${tenant.rfc}: ${inserted.financialDocs} invoices, ${inserted.trips} trips; ${dataDir ? 'on-disk' : 'in-memory'} engine; autocannon ${seconds} s per measurement; ${runs} timed runs per report; Node ${process.version}; load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(', ')} (${os.cpus().length} cores); peak RSS Node ${nodePeak} MB (bench process: service + autocannon worker), engine ${jvmPeak ?? 'n/a'} MB`;
+  process.stdout.write(values.json ? `${JSON.stringify({ head, report }, null, 2)}\n` : `${head}\n\n${formatCompare(report)}\n`);
+  process.exit(0);
+}
 
 interface Result { name: string; url: string; medianMs: number; p95Ms: number; minMs: number; maxMs: number; cpuMs: number; bytes: number }
 const jvmPid = engineJvmPid();

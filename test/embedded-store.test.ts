@@ -48,6 +48,9 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
   return {
     page1: await docs.find({ company: A }).sort(SORT).limit(20).toArray(),
     page3: await docs.find({ company: A }).sort(SORT).skip(40).limit(20).toArray(),
+    // Deep pages decode only the page (scripts/embedded-mongo: pageOnBytes); a page past the end is empty.
+    lastPartialPage: await docs.find({ company: A }).sort(SORT).skip((await docs.countDocuments({ company: A })) - 7).limit(20).toArray(),
+    pastTheEnd: await docs.find({ company: A }).sort(SORT).skip(49_980).limit(20).toArray(),
     byClient: await docs.find({ company: A, client: someClient }, { projection: { client: 1, date: 1, 'invoice.num': 1 } }).sort(SORT).limit(5).toArray(),
     eqOperator: await docs.find({ company: { $eq: B } }).sort({ date: 1, timestamp: 1, _id: 1 }).limit(3).toArray(),
     dotted: await docs.find({ company: B, 'invoice.num': someFolio }).toArray(),

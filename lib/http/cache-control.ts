@@ -19,10 +19,12 @@ export const NO_STORE = 'no-store';
 /** Route config for tenant data: never stored by browsers or proxies. */
 export const tenantDataRoute = { cacheControl: NO_STORE };
 
-export function registerCacheControl(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+/** `cache-control` by route (above) and `x-content-type-options: nosniff` on every answer, in one hook. */
+export function registerResponseHeaders(app: FastifyInstance): void {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-content-type-options', 'nosniff');
     const policy = reply.statusCode >= 400 ? NO_STORE : request.routeOptions.config?.cacheControl;
     if (policy !== undefined) reply.header('cache-control', policy);
-    return payload;
+    done(null, payload);
   });
 }

@@ -280,11 +280,13 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     }
 
     /**
-     * The best {@code keep} documents of a simple query and a sort on top-level fields, chosen on the
-     * bytes (a bounded heap); only they are decoded. Null when the bytes cannot decide (the caller
-     * falls back to the engine's path).
+     * The page ({@code skip}, then {@code limit}) of a simple query and a sort on top-level fields,
+     * chosen on the bytes (a bounded heap of skip + limit); only the page's documents are decoded,
+     * so a deep page costs about what the first one does. Null when the bytes cannot decide (the
+     * caller falls back to the engine's path).
      */
-    private List<Document> topOnBytes(Document query, Document orderBy, int keep) {
+    private List<Document> pageOnBytes(Document query, Document orderBy, int skip, int limit) {
+        int keep = skip + limit;
         RawQuery raw = RawQuery.compile(query);
         if (!raw.complete) {
             return null;
@@ -346,8 +348,8 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         }
         List<Candidate> best = new ArrayList<>(worstFirst);
         best.sort(order);
-        List<Document> documents = new ArrayList<>(best.size());
-        for (Candidate c : best) {
+        List<Document> documents = new ArrayList<>(Math.min(limit, best.size()));
+        for (Candidate c : best.subList(Math.min(skip, best.size()), best.size())) {
             documents.add(decode(c.bytes()));
         }
         return documents;
@@ -383,10 +385,10 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             documentStream = byIds(idLookup(query));
         } else {
             if (orderBy != null && !orderBy.isEmpty() && limit > 0 && (long) numberToSkip + limit <= 100_000) {
-                List<Document> top = topOnBytes(query, orderBy, numberToSkip + limit);
-                if (top != null) {
-                    // The engine's own path for the rest (re-checks the kept documents, skips, projects).
-                    return super.matchDocumentsFromStream(query, top.stream(), numberToSkip, limit, batchSize, null, fieldSelector);
+                List<Document> page = pageOnBytes(query, orderBy, numberToSkip, limit);
+                if (page != null) {
+                    // The engine's own path for the rest (re-checks the page's documents, projects).
+                    return super.matchDocumentsFromStream(query, page.stream(), 0, limit, batchSize, null, fieldSelector);
                 }
             }
             documentStream = candidates(query);
