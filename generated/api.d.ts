@@ -1321,6 +1321,32 @@ export interface components {
              */
             label: string;
         };
+        ErrorField: {
+            /**
+             * @description The entry of `details` about it
+             * @example limit must be an integer between 1 and 100
+             */
+            detail: string;
+            /**
+             * @description Where the parameter or field is
+             * @enum {string}
+             */
+            in: "query" | "path" | "header" | "body";
+            /**
+             * @description The parameter's name, or the body field's dotted path (empty: the body as a whole)
+             * @example limit
+             */
+            name: string;
+        };
+        /**
+         * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
+         *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor that is forged, foreign, expired or for other filters: start again without it), `invalid_request` (a malformed request line, URL or version header),
+         *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited`, `headers_too_large`,
+         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up).
+         * @example invalid_parameter
+         * @enum {string}
+         */
+        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured";
         /** @description The one error shape of the service. */
         ErrorResponse: {
             error: components["schemas"]["ErrorResponseError"];
@@ -1332,17 +1358,20 @@ export interface components {
              */
             code: number;
             /**
-             * @description One entry per problem found.
+             * @description One entry per problem found (for validation, one per parameter or body field).
              * @example [
              *       "limit must be an integer between 1 and 100"
              *     ]
              */
             details: string[];
+            /** @description Validation errors (`reason` `invalid_parameter`, `invalid_body`, `invalid_cursor`): which parameter or body field each detail is about, in the order of `details`. Additive: absent on other errors. */
+            fields?: components["schemas"]["ErrorField"][];
             /**
              * @description Short summary of the error class
              * @example Invalid query parameter
              */
             message: string;
+            reason: components["schemas"]["ErrorReason"];
         };
         /**
          * @description Free-form data copied as it is to the job and to its alert record (e.g. a
@@ -2901,7 +2930,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed, has unknown or invalid parameters, or an unsupported `x-api-version`. One detail per problem. */
+        /** @description The request is malformed, has unknown or invalid parameters, or an unsupported `x-api-version`. One detail per parameter or body field; `reason` says which kind (`invalid_parameter`, `invalid_body`, `invalid_cursor`, `invalid_request`) and `fields` which parameter each detail is about. */
         BadRequest: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -2913,8 +2942,16 @@ export interface components {
                  *       "error": {
                  *         "code": 400,
                  *         "message": "Invalid query parameter",
+                 *         "reason": "invalid_parameter",
                  *         "details": [
                  *           "limit must be an integer between 1 and 100"
+                 *         ],
+                 *         "fields": [
+                 *           {
+                 *             "in": "query",
+                 *             "name": "limit",
+                 *             "detail": "limit must be an integer between 1 and 100"
+                 *           }
                  *         ]
                  *       }
                  *     }
@@ -2934,6 +2971,7 @@ export interface components {
                  *       "error": {
                  *         "code": 403,
                  *         "message": "Forbidden",
+                 *         "reason": "insufficient_scope",
                  *         "details": [
                  *           "this API key lacks the 'read' scope"
                  *         ]
@@ -2955,6 +2993,7 @@ export interface components {
                  *       "error": {
                  *         "code": 500,
                  *         "message": "Internal Server Error",
+                 *         "reason": "internal_error",
                  *         "details": [
                  *           "request id 3f1c2b7a-9e4d-4c58-b6a1-0c2b7a9e4d4c"
                  *         ]
@@ -3018,6 +3057,7 @@ export interface components {
                  *       "error": {
                  *         "code": 404,
                  *         "message": "Not Found",
+                 *         "reason": "not_found",
                  *         "details": [
                  *           "no job with id 6650f1c2a1b2c3d4e5f60718"
                  *         ]
@@ -3039,6 +3079,7 @@ export interface components {
                  *       "error": {
                  *         "code": 413,
                  *         "message": "Payload Too Large",
+                 *         "reason": "payload_too_large",
                  *         "details": [
                  *           "Request body is too large"
                  *         ]
@@ -3061,6 +3102,7 @@ export interface components {
                  *       "error": {
                  *         "code": 503,
                  *         "message": "Service Unavailable",
+                 *         "reason": "database_unavailable",
                  *         "details": [
                  *           "database unavailable"
                  *         ]
@@ -3086,6 +3128,7 @@ export interface components {
                  *       "error": {
                  *         "code": 429,
                  *         "message": "Too Many Requests",
+                 *         "reason": "rate_limited",
                  *         "details": [
                  *           "rate limit of 600 requests per 1 minute exceeded",
                  *           "retry in 12 seconds"
@@ -3108,6 +3151,7 @@ export interface components {
                  *       "error": {
                  *         "code": 401,
                  *         "message": "Unauthorized",
+                 *         "reason": "missing_api_key",
                  *         "details": [
                  *           "missing x-api-key header"
                  *         ]
@@ -3129,6 +3173,7 @@ export interface components {
                  *       "error": {
                  *         "code": 415,
                  *         "message": "Unsupported Media Type",
+                 *         "reason": "unsupported_media_type",
                  *         "details": [
                  *           "Unsupported Media Type: text/plain"
                  *         ]
@@ -3150,6 +3195,7 @@ export interface components {
                  *       "error": {
                  *         "code": 404,
                  *         "message": "Not Found",
+                 *         "reason": "not_found",
                  *         "details": [
                  *           "no webhook endpoint with id 6650f1c2a1b2c3d4e5f6a001"
                  *         ]
@@ -3645,6 +3691,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 403,
                      *         "message": "Forbidden",
+                     *         "reason": "foreign_tenant",
                      *         "details": [
                      *           "tenantId FNO900202CD2 does not match the authenticated tenant"
                      *         ]
@@ -3666,6 +3713,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 409,
                      *         "message": "Conflict",
+                     *         "reason": "conflict",
                      *         "details": [
                      *           "a request with this Idempotency-Key is still in progress; retry shortly"
                      *         ]
@@ -3687,6 +3735,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 413,
                      *         "message": "Payload Too Large",
+                     *         "reason": "payload_too_large",
                      *         "details": [
                      *           "Request body is too large"
                      *         ]
@@ -3708,6 +3757,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 415,
                      *         "message": "Unsupported Media Type",
+                     *         "reason": "unsupported_media_type",
                      *         "details": [
                      *           "Unsupported Media Type: text/plain"
                      *         ]
@@ -4900,6 +4950,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 400,
                      *         "message": "Invalid request body",
+                     *         "reason": "invalid_body",
                      *         "details": [
                      *           "files must NOT have fewer than 1 items"
                      *         ]
@@ -4923,6 +4974,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 413,
                      *         "message": "Payload Too Large",
+                     *         "reason": "payload_too_large",
                      *         "details": [
                      *           "Request body is too large"
                      *         ]
@@ -4944,6 +4996,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 415,
                      *         "message": "Unsupported Media Type",
+                     *         "reason": "unsupported_media_type",
                      *         "details": [
                      *           "Unsupported Media Type: text/plain"
                      *         ]
@@ -5481,6 +5534,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 400,
                      *         "message": "Invalid request body",
+                     *         "reason": "invalid_body",
                      *         "details": [
                      *           "url: 127.0.0.1 is a loopback address; webhook URLs must be public (WEBHOOK_ALLOW_PRIVATE=true allows it)"
                      *         ]
@@ -5504,6 +5558,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 409,
                      *         "message": "Conflict",
+                     *         "reason": "conflict",
                      *         "details": [
                      *           "a tenant may have at most 20 webhook endpoints; delete one first"
                      *         ]
@@ -5525,6 +5580,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 413,
                      *         "message": "Payload Too Large",
+                     *         "reason": "payload_too_large",
                      *         "details": [
                      *           "Request body is too large"
                      *         ]
@@ -5546,6 +5602,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 415,
                      *         "message": "Unsupported Media Type",
+                     *         "reason": "unsupported_media_type",
                      *         "details": [
                      *           "Unsupported Media Type: text/plain"
                      *         ]
@@ -6078,6 +6135,7 @@ export interface operations {
                      *       "error": {
                      *         "code": 404,
                      *         "message": "Not Found",
+                     *         "reason": "not_found",
                      *         "details": [
                      *           "no open MCP session 2f6c1a8e-4b7d-4e39-9a51-0c7d2b8e4f10"
                      *         ]

@@ -129,7 +129,7 @@ t.test('foreign tenantId: 403 and nothing written', async (t) => {
   const res = await post(body({ tenantId: TENANT_B, userIds: ['x-1', 'x-2'] }));
   t.equal(res.statusCode, 403);
   assertConforms(t, res, 'POST', SCHEDULE);
-  t.same(res.json().error, { code: 403, message: 'Forbidden', details: [`tenantId ${TENANT_B} does not match the authenticated tenant`] });
+  t.same(res.json().error, { code: 403, message: 'Forbidden', details: [`tenantId ${TENANT_B} does not match the authenticated tenant`], reason: 'foreign_tenant' });
   const withKey = await post(body({ tenantId: TENANT_B, userIds: ['x-1'] }), KEY_A, { 'idempotency-key': 'forbidden-key' });
   t.equal(withKey.statusCode, 403);
   t.same(await footprint(), before, 'no job and no idempotency record');

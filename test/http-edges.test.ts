@@ -9,7 +9,7 @@ const ROUTE = '/api/financial-docs';
 t.test('authentication', async (t) => {
   const missing = await h.app.inject({ method: 'GET', url: ROUTE });
   t.equal(missing.statusCode, 401);
-  t.same(missing.json(), { error: { code: 401, message: 'Unauthorized', details: ['missing x-api-key header'] } });
+  t.same(missing.json(), { error: { code: 401, message: 'Unauthorized', details: ['missing x-api-key header'], reason: 'missing_api_key' } });
   const unknown = await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': 'not-a-real-key-000000' } });
   t.equal(unknown.statusCode, 401);
   t.same(unknown.json().error.details, ['unknown or revoked API key']);
@@ -33,7 +33,7 @@ t.test('scopes: read-only and write-only keys', async (t) => {
   t.equal((await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': readOnly.key } })).statusCode, 200);
   const denied = await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': writeOnly.key } });
   t.equal(denied.statusCode, 403);
-  t.same(denied.json(), { error: { code: 403, message: 'Forbidden', details: ["this API key lacks the 'read' scope"] } });
+  t.same(denied.json(), { error: { code: 403, message: 'Forbidden', details: ["this API key lacks the 'read' scope"], reason: 'insufficient_scope' } });
   assertConforms(t, denied, 'GET', ROUTE);
   const body = { userIds: ['u1'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'Vencidas' };
   const schedule = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': readOnly.key }, payload: body });
@@ -46,7 +46,7 @@ t.test('scopes: read-only and write-only keys', async (t) => {
 t.test('error shape for routing and protocol errors', async (t) => {
   const unknownRoute = await h.app.inject({ method: 'GET', url: '/api/nope', headers: { 'x-api-key': KEY_A } });
   t.equal(unknownRoute.statusCode, 404);
-  t.same(unknownRoute.json(), { error: { code: 404, message: 'Not Found', details: ['no route GET /api/nope'] } });
+  t.same(unknownRoute.json(), { error: { code: 404, message: 'Not Found', details: ['no route GET /api/nope'], reason: 'not_found' } });
   const wrongMethod = await h.app.inject({ method: 'DELETE', url: ROUTE, headers: { 'x-api-key': KEY_A } });
   t.equal(wrongMethod.statusCode, 405, 'a known path with another method is 405');
   t.equal(wrongMethod.json().error.code, 405);

@@ -117,7 +117,7 @@ t.test('credentials: 401 before any session, on both endpoints', async (t) => {
   t.equal(before, 0, 'earlier sessions closed with their streams');
   const none = await fetch(`${base}/sse`, { headers: { accept: 'text/event-stream' } });
   t.equal(none.status, 401);
-  t.same(await none.json(), { error: { code: 401, message: 'Unauthorized', details: ['missing x-api-key header'] } });
+  t.same(await none.json(), { error: { code: 401, message: 'Unauthorized', details: ['missing x-api-key header'], reason: 'missing_api_key' } });
   const wrong = await fetch(`${base}/sse`, { headers: { accept: 'text/event-stream', 'x-api-key': 'nope' } });
   t.equal(wrong.status, 401);
   await wrong.text();
@@ -145,7 +145,7 @@ t.test('sessions: foreign, unknown, missing id', async (t) => {
   await unknown.text();
   const missing = await postMessage(base, '/messages', KEY_A, ping);
   t.equal(missing.status, 400);
-  t.same(await missing.json(), { error: { code: 400, message: 'Invalid query parameter', details: ['sessionId is required'] } });
+  t.same(await missing.json(), { error: { code: 400, message: 'Invalid query parameter', details: ['sessionId is required'], reason: 'invalid_parameter', fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }] } });
   const own = await postMessage(base, stream.endpoint, KEY_A, ping);
   t.equal(own.status, 202, 'the owner still reaches it');
   await own.text();

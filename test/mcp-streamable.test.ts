@@ -119,7 +119,7 @@ t.test('invalid arguments: tool error with the REST error body, session still us
   const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
   const bad = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 500 } });
   t.equal(bad.isError, true);
-  t.same(bad.structuredContent, { error: { code: 400, message: 'Invalid query parameter', details: ['limit must be an integer between 1 and 100'] } });
+  t.same(bad.structuredContent, { error: { code: 400, message: 'Invalid query parameter', details: ['limit must be an integer between 1 and 100'], reason: 'invalid_parameter', fields: [{ in: 'query', name: 'limit', detail: 'limit must be an integer between 1 and 100' }] } });
   const unknown = await client.callTool({ name: 'listShipments', arguments: { nope: 1 } });
   t.equal(unknown.isError, true);
   t.equal((unknown.structuredContent as { error: { code: number } }).error.code, 400, 'unknown argument refused as REST refuses it');
@@ -136,7 +136,7 @@ t.test('credentials: 401 in the service error shape before any session', async (
   const before = sessions();
   const none = await post(INIT);
   t.equal(none.status, 401);
-  t.same(await none.json(), { error: { code: 401, message: 'Unauthorized', details: ['missing x-api-key header'] } });
+  t.same(await none.json(), { error: { code: 401, message: 'Unauthorized', details: ['missing x-api-key header'], reason: 'missing_api_key' } });
   t.equal(none.headers.get('mcp-session-id'), null, 'no session id');
   const wrong = await post(INIT, { 'x-api-key': 'not-a-key' });
   t.equal(wrong.status, 401);

@@ -61,6 +61,10 @@ t.test('financial documents: summary and full pages, one document', async (t) =>
   const missing = await api.GET('/api/financial-docs/{id}', { params: { path: { id: 'NO-SUCH-DOC' } } });
   t.equal(missing.response.status, 404);
   t.equal(missing.error?.error.code, 404, 'errors are typed too');
+  const reason: 'not_found' | undefined = missing.error?.error.reason === 'not_found' ? missing.error.error.reason : undefined;
+  t.equal(reason, 'not_found', 'with their stable reason');
+  const invalid = await api.GET('/api/financial-docs', { params: { query: { cursor: 'forged.cursor' } } });
+  t.same(invalid.error?.error.fields?.map((f) => [f.in, f.name]), [['query', 'cursor']], 'and the parameter each detail is about');
   called.add('listFinancialDocs').add('getFinancialDoc');
 });
 

@@ -4,7 +4,7 @@
  * cover what a JSON schema cannot say: the tenant, and the serialised size of
  * `extraData`.
  */
-import { badRequest, forbidden } from '../http/api-error.ts';
+import { invalidBody, foreignTenant } from '../http/api-error.ts';
 import { isMonthKey } from '../time/mexico-city.ts';
 import { ALERT_RULE_IDS, isAlertRuleId, type AlertRuleId } from './rules.ts';
 
@@ -73,7 +73,7 @@ export function extraDataProblems(extra: unknown): string[] {
  */
 export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput, now: Date): ValidScheduleInput {
   if (input.tenantId !== undefined && input.tenantId !== tenant) {
-    throw forbidden(`tenantId ${input.tenantId} does not match the authenticated tenant`);
+    throw foreignTenant(`tenantId ${input.tenantId} does not match the authenticated tenant`);
   }
   const problems: string[] = [];
   const userIds = Array.isArray(input.userIds) ? input.userIds : [];
@@ -102,7 +102,7 @@ export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput
     if (Number.isNaN(ms)) problems.push('dueDate must be a valid date-time (ISO 8601)');
     else dueDate = new Date(ms);
   }
-  if (problems.length > 0) throw badRequest('Invalid request body', problems);
+  if (problems.length > 0) throw invalidBody(problems);
   return {
     userIds,
     ruleId: input.ruleId as AlertRuleId,

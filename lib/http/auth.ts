@@ -34,7 +34,7 @@ export function tenantOf(request: FastifyRequest): string {
 export function makeAuthenticate(db: Db, requiredScope?: ApiScope) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const key = presentedKey(request);
-    if (!key) throw new ApiError(401, 'Unauthorized', ['missing x-api-key header']);
+    if (!key) throw new ApiError(401, 'Unauthorized', ['missing x-api-key header'], { reason: 'missing_api_key' });
     const found = await resolveApiKey(db, key);
     if (!found) throw new ApiError(401, 'Unauthorized', ['unknown or revoked API key']);
     // Scope after identity: a known key without the right is 403, not 401.

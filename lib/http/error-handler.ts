@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errorBody } from './api-error.ts';
-import { validationDetails } from './validation-details.ts';
+import { ApiError, apiErrorBody, errorBody, reasonFor } from './api-error.ts';
+import { validationProblems } from './validation-details.ts';
 
 const VALIDATION_MESSAGE: Record<string, string> = {
   querystring: 'Invalid query parameter',
@@ -64,24 +64,27 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
     if (err.statusCode === 503) request.log.warn({ err: { message: err.message, details: err.details } }, 'service unavailable');
     else if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
     if (err.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '5');
-    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.message, err.details));
+    return reply.code(err.statusCode).send(apiErrorBody(err));
   }
   const fe = err as FastifyError;
   if (fe.validation) {
     const part = fe.validationContext ?? 'body';
-    return reply.code(400).send(errorBody(400, VALIDATION_MESSAGE[part] ?? 'Bad Request', validationDetails(fe.validation as never, part)));
+    const { details, fields } = validationProblems(fe.validation as never, part);
+    return reply.code(400).send(errorBody(400, VALIDATION_MESSAGE[part] ?? 'Bad Request', details, { reason: part === 'body' ? 'invalid_body' : 'invalid_parameter', fields }));
   }
   if (isUnavailable(err)) {
     request.log.warn({ err: { name: err.name, message: err.message } }, 'database unavailable');
-    return reply.code(503).header('retry-after', '5').send(errorBody(503, 'Service Unavailable', ['database unavailable, retry shortly']));
+    return reply.code(503).header('retry-after', '5').send(errorBody(503, 'Service Unavailable', ['database unavailable, retry shortly'], { reason: 'database_unavailable' }));
   }
   const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500 ? fe.statusCode : 500;
   if (status === 500) {
     request.log.error({ err }, 'unhandled error');
-    return reply.code(500).send(errorBody(500, 'Internal Server Error', [`request id ${request.id}`]));
+    return reply.code(500).send(errorBody(500, 'Internal Server Error', [`request id ${request.id}`], { reason: 'internal_error' }));
   }
   // Fastify's own 4xx (malformed JSON, body too large, bad content type): its message is safe and useful.
-  return reply.code(status).send(errorBody(status, STATUS_MESSAGE[status] ?? 'Bad Request', [fe.message]));
+  // A body the JSON parser rejects is the body's problem; other codes say what they are.
+  const reason = status === 400 && typeof fe.code === 'string' && fe.code.startsWith('FST_ERR_CTP') ? 'invalid_body' : reasonFor(status);
+  return reply.code(status).send(errorBody(status, STATUS_MESSAGE[status] ?? 'Bad Request', [fe.message], { reason }));
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {

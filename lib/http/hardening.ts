@@ -37,7 +37,7 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
     detail = 'request headers are larger than the service accepts (16 KiB)';
   }
   const message = status === 400 ? 'Bad Request' : (STATUS_CODES[status] ?? 'Bad Request');
-  const body = JSON.stringify(errorBody(status, message, [detail]));
+  const body = JSON.stringify(errorBody(status, message, [detail], status === 400 ? { reason: 'invalid_request' } : {}));
   this.log.debug({ code: err.code, status }, 'client error');
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${message}\r\n${BASE_HEADERS}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
@@ -62,7 +62,7 @@ export function frameworkErrors(error: Error & { code?: string }, request: Fasti
     .header('x-request-id', request.id)
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', 'no-store')
-    .send(errorBody(400, 'Invalid path parameter', [detail]));
+    .send(errorBody(400, 'Invalid path parameter', [detail], { reason: 'invalid_parameter' }));
 }
 
 /** onRequest hook: answers 503 when the request is still unanswered after `ms`. */
@@ -76,7 +76,7 @@ export function requestDeadline(ms: number) {
       void reply
         .code(503)
         .header('retry-after', '5')
-        .send(errorBody(503, 'Service Unavailable', [`the request did not complete within ${ms} ms; retry shortly`]));
+        .send(errorBody(503, 'Service Unavailable', [`the request did not complete within ${ms} ms; retry shortly`], { reason: 'deadline_exceeded' }));
     }, ms);
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));
@@ -87,7 +87,7 @@ export function requestDeadline(ms: number) {
 /** preValidation hook for operations with a required JSON body. */
 export async function requireBody(request: FastifyRequest): Promise<void> {
   if (request.body === undefined) {
-    throw new ApiError(400, 'Invalid request body', ['a JSON body is required (content-type: application/json)']);
+    throw new ApiError(400, 'Invalid request body', ['a JSON body is required (content-type: application/json)'], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail: 'a JSON body is required (content-type: application/json)' }] });
   }
 }
 

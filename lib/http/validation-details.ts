@@ -1,8 +1,10 @@
 import type { ErrorObject } from 'ajv';
+import type { ErrorField } from './api-error.ts';
 
 /**
- * Turns Ajv errors into one readable detail per problem, naming the parameter
- * or body field as the client wrote it.
+ * Turns Ajv errors into one readable detail per parameter or body field (its
+ * first problem: 'yesterday' fails both the format and the pattern of a date,
+ * which is one problem to the client), naming it as the client wrote it.
  */
 const PART_NOUN: Record<string, string> = {
   querystring: 'query parameter',
@@ -13,15 +15,26 @@ const PART_NOUN: Record<string, string> = {
 
 const fieldName = (path: string): string => path.replace(/^\//, '').replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~');
 
-export function validationDetails(errors: ErrorObject[], part: string): string[] {
+const FIELD_IN: Record<string, ErrorField['in']> = { querystring: 'query', params: 'path', headers: 'header', body: 'body' };
+
+export interface ValidationProblems {
+  details: string[];
+  fields: ErrorField[];
+}
+
+export function validationProblems(errors: ErrorObject[], part: string): ValidationProblems {
   const noun = PART_NOUN[part] ?? part;
+  const where = FIELD_IN[part] ?? 'body';
   const details: string[] = [];
+  const fields: ErrorField[] = [];
   const seen = new Set<string>();
+  let field = '';
   const push = (d: string) => {
-    if (!seen.has(d)) {
-      seen.add(d);
-      details.push(d);
-    }
+    if (seen.has(`field:${field}`) || seen.has(d)) return;
+    seen.add(`field:${field}`);
+    seen.add(d);
+    details.push(d);
+    fields.push({ in: where, name: field, detail: d });
   };
   // A value that matches no alternative of an anyOf is one problem: report the innermost
   // failed anyOf (the value itself), not every alternative's complaint on the way down.
@@ -31,6 +44,9 @@ export function validationDetails(errors: ErrorObject[], part: string): string[]
   for (const e of errors) {
     if (e.keyword === 'anyOf' ? !innermost.includes(e) : underAnyOf(e)) continue;
     const name = fieldName(e.instancePath);
+    // The field a problem is about: a missing or unknown property is its own field.
+    const property = e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.keyword === 'additionalProperties' ? (e.params as { additionalProperty: string }).additionalProperty : null;
+    field = property === null ? name : name ? `${name}.${property}` : String(property);
     const subject = name || (part === 'body' ? 'body' : noun);
     const schema = e.parentSchema as { type?: string; minimum?: number; maximum?: number } | undefined;
     if (e.keyword === 'additionalProperties') {
@@ -55,5 +71,8 @@ export function validationDetails(errors: ErrorObject[], part: string): string[]
       push(`${subject} ${e.message ?? 'is invalid'}`);
     }
   }
-  return details;
+  return { details, fields };
 }
+
+/** Just the details (one per field). */
+export const validationDetails = (errors: ErrorObject[], part: string): string[] => validationProblems(errors, part).details;

@@ -28,7 +28,7 @@ const INSTRUCTIONS = [
   'Freight back office of a Mexican carrier (the tenant of your API key): CFDI invoices with payments and cancellations,',
   'trips with shrinkage, tax reconciliation, analytic audits and alert jobs. Each tool is one REST operation (same name as',
   'its operationId, same parameters; a request body goes under `body`) and returns its exact JSON. Errors are tool errors',
-  'carrying {"error": {"code", "message", "details"}}: fix the arguments from `details` and retry. Read the resource',
+  'carrying {"error": {"code", "message", "details", "reason", "fields"?}}: fix the arguments named in `fields` (see `details`) and retry. Read the resource',
   'freight://docs/domain-notes.md for status codes and what each audit means, and freight://openapi.json for the full contract.',
 ].join(' ');
 

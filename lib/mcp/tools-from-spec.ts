@@ -20,7 +20,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { listOperations, type JsonSchema, type OperationSchemas } from '../spec/operations.ts';
 import type { Json } from '../spec/deref.ts';
 import { validators } from '../../generated/validators.js';
-import { validationDetails } from '../http/validation-details.ts';
+import { validationProblems } from '../http/validation-details.ts';
 import { errorBody } from '../http/api-error.ts';
 import { internalDispatchHeaders } from '../http/internal-dispatch.ts';
 
@@ -84,7 +84,7 @@ export function toolDescription(op: OperationSchemas): string {
   const parts = [op.summary.trim(), op.description.trim()].filter(Boolean);
   parts.push(
     `REST equivalent: ${op.method} ${op.path}. Arguments are its parameters${op.body ? ' plus the request body under `body`' : ''}; ` +
-      'the result is its JSON response; a failure is a tool error carrying {"error": {"code", "message", "details"}}.',
+      'the result is its JSON response; a failure is a tool error carrying {"error": {"code", "message", "details", "reason", "fields"?}}.',
   );
   return parts.join('\n\n');
 }
@@ -166,8 +166,10 @@ export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, a
   if (missing.length) {
     const validate = validators[`${op.method} ${op.route} params`];
     const ok = validate ? validate(Object.fromEntries(Object.entries(pathArgs).filter(([, v]) => v !== ''))) : false;
-    const details = !ok && validate?.errors ? validationDetails(validate.errors, 'params') : missing.map((n) => `${n} is required`);
-    return { statusCode: 400, body: errorBody(400, 'Invalid path parameter', details) };
+    const problems = !ok && validate?.errors
+      ? validationProblems(validate.errors, 'params')
+      : { details: missing.map((n) => `${n} is required`), fields: missing.map((n) => ({ in: 'path' as const, name: n, detail: `${n} is required` })) };
+    return { statusCode: 400, body: errorBody(400, 'Invalid path parameter', problems.details, { reason: 'invalid_parameter', fields: problems.fields }) };
   }
   const url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(scalar(pathArgs[name])));
   const res = await app.inject({

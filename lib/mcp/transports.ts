@@ -220,7 +220,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   app.post('/messages', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
-    if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required']);
+    if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required'], { reason: 'invalid_parameter', fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }] });
     const session = sessions.find(id, 'sse', tenantOf(request));
     if (!session) throw new ApiError(404, 'Not Found', [`no open MCP session ${id}`]);
     const transport = (session as SseSession).transport;

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { badRequest } from '../http/api-error.ts';
+import { invalidQuery } from '../http/api-error.ts';
 
 /**
  * Keyset pagination cursors: opaque to clients, tamper-evident (HMAC-SHA256
@@ -54,7 +54,7 @@ export function encodeCursor(secret: Buffer, binding: CursorBinding, position: C
   return `${body}.${b64(sign(secret, body))}`;
 }
 
-const invalid = (why: string) => badRequest('Invalid query parameter', [`cursor ${why}; start again without cursor`]);
+const invalid = (why: string) => invalidQuery('cursor', `cursor ${why}; start again without cursor`);
 
 const isKey = (k: unknown): k is KeyValue[] => Array.isArray(k) && k.length > 0 && k.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
 

@@ -1,5 +1,5 @@
 import type { Document } from 'mongodb';
-import { badRequest } from '../http/api-error.ts';
+import { invalidQuery } from '../http/api-error.ts';
 import type { PageQuery } from '../db/find-page.ts';
 import { sortKey, type KeysetSort } from '../db/keyset.ts';
 import { decodeCursor, encodeCursor, type CursorBinding } from './cursor.ts';
@@ -36,7 +36,7 @@ export async function listPage<T extends Document>(opts: {
   let page: number;
   let found: T[];
   if (request.cursor !== undefined) {
-    if (request.page !== 1) throw badRequest('Invalid query parameter', ['cursor cannot be combined with page: the cursor already says where the next page starts']);
+    if (request.page !== 1) throw invalidQuery('cursor', 'cursor cannot be combined with page: the cursor already says where the next page starts');
     const position = decodeCursor(secret, request.cursor, binding);
     found = (await opts.fetch({ sort, skip: 0, limit: limit + 1, after: position.key, count: false })).docs;
     total = position.total;
@@ -59,6 +59,6 @@ export async function listPage<T extends Document>(opts: {
 export function isoInstant(value: string, name: string): string {
   // RFC 3339 allows a leap second (…:60); the stored instants never carry one.
   const date = new Date(value.replace(/:60(\.\d+)?(?=([Zz]|[+-]\d{2}:\d{2})$)/, ':59.999'));
-  if (Number.isNaN(date.getTime())) throw badRequest('Invalid query parameter', [`${name} must be a valid date-time (ISO 8601)`]);
+  if (Number.isNaN(date.getTime())) throw invalidQuery(name, `${name} must be a valid date-time (ISO 8601)`);
   return date.toISOString();
 }

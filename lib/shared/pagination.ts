@@ -1,4 +1,4 @@
-import { badRequest } from '../http/api-error.ts';
+import { invalidQuery } from '../http/api-error.ts';
 
 /** Last page a list serves (the spec's `page` maximum): skip-based paging deeper is slow on any database. */
 export const MAX_PAGE = 500;
@@ -15,7 +15,7 @@ export interface PageMeta {
 
 export function pageWindow({ page, limit }: PageRequest): { skip: number; limit: number } {
   // The spec caps `page`, so validation already answered 400; this guards other callers.
-  if (page > MAX_PAGE) throw badRequest('Invalid query parameter', [`page must be an integer between 1 and ${MAX_PAGE}`]);
+  if (page > MAX_PAGE) throw invalidQuery('page', `page must be an integer between 1 and ${MAX_PAGE}`);
   return { skip: (page - 1) * limit, limit };
 }
 

@@ -4,7 +4,7 @@
  * service clock (ctx.now()) so a response can always state the exact window
  * it covered and whether it was defaulted.
  */
-import { badRequest } from '../http/api-error.ts';
+import { invalidQuery } from '../http/api-error.ts';
 import { daysInRange, isMonthKey, mxAddDays, mxDateString, mxDayEnd, mxDayStart, mxMonthKey, mxMonthRange, MX_TZ } from '../time/mexico-city.ts';
 
 /** Default window of the audits: the last 90 days ending today. */
@@ -102,7 +102,7 @@ export interface TaxPeriod extends Period {
 export function resolveTaxPeriod(now: Date, targetMonth: string | undefined, startDate: string | undefined, endDate: string | undefined, maxDays = MAX_PERIOD_DAYS): TaxPeriod {
   if (targetMonth !== undefined || (startDate === undefined && endDate === undefined)) {
     const month = targetMonth ?? mxMonthKey(now.getTime());
-    if (!isMonthKey(month)) throw badRequest('Invalid query parameter', ['targetMonth must be a month YYYY-MM (01..12)']);
+    if (!isMonthKey(month)) throw invalidQuery('targetMonth', 'targetMonth must be a month YYYY-MM (01..12)');
     const r = mxMonthRange(month);
     const first = mxDateString(r.start);
     const last = mxDateString(r.endExclusive - 1);

@@ -1,7 +1,7 @@
 /** POST /api/webhooks: a new endpoint for the tenant, with its secret shown once. */
 import { ObjectId } from 'mongodb';
 import { ensureWebhookIndexes, insertWebhook } from '../db/webhooks-repo.ts';
-import { ApiError, badRequest } from '../http/api-error.ts';
+import { ApiError, invalidBody } from '../http/api-error.ts';
 import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookEventType, type WebhookView } from './model.ts';
 import { encryptSecret, generateSecret, secretHint } from './secret-box.ts';
@@ -16,7 +16,7 @@ export interface CreateWebhookInput {
 export async function createWebhook(ctx: WebhookContext, tenant: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }> {
   const key = encryptionKeyOf(ctx);
   const problems = webhookUrlProblems(input.url, ctx.webhooks.allowPrivate);
-  if (problems.length) throw badRequest('Invalid request body', problems);
+  if (problems.length) throw invalidBody(problems);
   await ensureWebhookIndexes(ctx.db);
   const _id = new ObjectId();
   const secret = generateSecret();
