@@ -1340,13 +1340,13 @@ export interface components {
         };
         /**
          * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
-         *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor that is forged, foreign, expired or for other filters: start again without it), `invalid_request` (a malformed request line, URL or version header),
-         *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited`, `headers_too_large`,
+         *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor that is forged, foreign, expired or for other filters: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
+         *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
          *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up).
          * @example invalid_parameter
          * @enum {string}
          */
-        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured";
+        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured";
         /** @description The one error shape of the service. */
         ErrorResponse: {
             error: components["schemas"]["ErrorResponseError"];
@@ -3112,7 +3112,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The API key exceeded its rate limit; retry after `retry-after` seconds. */
+        /** @description The API key exceeded its rate limit (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize, the tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones). */
         TooManyRequests: {
             headers: {
                 "retry-after": components["headers"]["RetryAfter"];

@@ -27,6 +27,7 @@ import { idempotencyRecordId, requestFingerprint } from '../lib/alerts/idempoten
 import { claimIdempotencyKey } from '../lib/db/idempotency-repo.ts';
 import { validators } from '../generated/validators.js';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { errorProblem } from './helpers/error-reason.ts';
 
 t.setTimeout(180_000);
 
@@ -410,6 +411,11 @@ for (const op of operations) {
       if (validate && isJson(answer)) {
         const ok = validate(JSON.parse(answer.body));
         t.ok(ok, `${op.method} ${op.path} ${status} body matches the spec`, { errors: validate.errors?.slice(0, 3), body: answer.body.slice(0, 300) });
+      }
+      // Errors in the service's shape (not the JSON-RPC ones of the MCP protocol) carry a reason that fits the status.
+      if (Number(status) >= 400 && isJson(answer)) {
+        const parsed = JSON.parse(answer.body) as { jsonrpc?: string };
+        if (parsed.jsonrpc === undefined) t.equal(errorProblem(Number(status), parsed), null, `${op.method} ${op.path} ${status}: reason fits the status, fields follow details`, { body: answer.body.slice(0, 300) });
       }
       if (status === '500') t.notMatch(answer.body, /injected|at .*\.ts|Error:/, 'no internal message or stack in a 500');
     }

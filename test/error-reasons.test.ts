@@ -9,6 +9,7 @@ import { connect, listen } from './helpers/mcp.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import { ERROR_REASONS } from '../lib/http/api-error.ts';
 import { loadSpec } from '../lib/app.ts';
+import { errorProblem, REASON_STATUSES } from './helpers/error-reason.ts';
 
 const h = await startHarness(t);
 const auth = { 'x-api-key': KEY_A };
@@ -18,6 +19,15 @@ const errorOf = (res: { json: () => unknown }) => (res.json() as { error: Err })
 t.test('the spec lists exactly the reasons the code can give', async (t) => {
   const spec = loadSpec() as unknown as { components: { schemas: { ErrorReason: { enum: string[] } } } };
   t.same([...spec.components.schemas.ErrorReason.enum].sort(), [...ERROR_REASONS].sort());
+  t.same(Object.keys(REASON_STATUSES).sort(), [...ERROR_REASONS].sort(), 'and the tests know the status of each (test/helpers/error-reason.ts)');
+});
+
+t.test('headers: an unsupported x-api-version names the header', async (t) => {
+  const res = await h.app.inject({ method: 'GET', url: '/api/financial-docs', headers: { ...auth, 'x-api-version': '7' } });
+  t.equal(res.statusCode, 400);
+  assertConforms(t, res, 'GET', '/api/financial-docs');
+  t.equal(errorProblem(400, res.json()), null);
+  t.match(errorOf(res), { reason: 'invalid_parameter', fields: [{ in: 'header', name: 'x-api-version' }] });
 });
 
 t.test('authentication and authorisation', async (t) => {

@@ -8,7 +8,8 @@
  *     percent-encoding, empty and duplicate parameters, arrays and objects
  *     where scalars are expected, another tenant's RFC as a value;
  *   - the answer is 200 (the value was taken as a plain value) or a 4xx in the
- *     error shape, never a 5xx;
+ *     error shape, with a `reason` that fits the status and, for validation,
+ *     `fields` naming the parameter of each detail; never a 5xx;
  *   - nothing of tenant B ever shows, and a list never returns more than the
  *     tenant has: a free-text filter given garbage matches nothing (it was a
  *     plain string, not an operator).
@@ -24,6 +25,7 @@ import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts
 import { buildToolTable, dispatchTool, isToolOperation } from '../lib/mcp/tools-from-spec.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { alertJobs } from '../lib/db/alert-jobs-repo.ts';
+import { errorProblem } from './helpers/error-reason.ts';
 
 t.setTimeout(300_000);
 
@@ -141,8 +143,9 @@ async function problem(op: OperationSchemas, status: number, body: string, opts:
     return `not JSON: ${body.slice(0, 100)}`;
   }
   if (status !== 200) {
-    const e = (parsed as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
-    if (!e || e.code !== status || typeof e.message !== 'string' || !Array.isArray(e.details)) return `${status} not in the error shape: ${body.slice(0, 200)}`;
+    // The shape, a reason from the enum that fits the status, fields parallel to details.
+    const shape = errorProblem(status, parsed);
+    if (shape) return `${shape}: ${body.slice(0, 200)}`;
     if (/\n\s+at /.test(body)) return 'a stack trace in the answer';
     return null;
   }
@@ -225,7 +228,7 @@ t.test('cancelAlertJob: hostile ids', async (t) => {
   for (const raw of ['%FF%FE', '%zz', '%', `${'a'.repeat(5000)}`, `${'%C3%91'.repeat(3000)}`, '..%2F..%2Fetc', '%24ne', '%7B%22%24ne%22%3Anull%7D']) {
     const res = await h.app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${raw}`, headers: { 'x-api-key': KEY_A } });
     t.ok([400, 404].includes(res.statusCode), `/api/alerts/jobs/${raw.slice(0, 30)} → ${res.statusCode}`);
-    t.equal(res.json().error?.code, res.statusCode, 'in the error shape');
+    t.equal(errorProblem(res.statusCode, res.json()), null, 'in the error shape, with a reason');
     t.notOk(res.body.includes(raw.slice(0, 30)) && raw.length > 100, 'the path is not echoed back');
   }
   for (const id of bJobIds) {

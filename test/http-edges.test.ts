@@ -13,6 +13,7 @@ t.test('authentication', async (t) => {
   const unknown = await h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': 'not-a-real-key-000000' } });
   t.equal(unknown.statusCode, 401);
   t.same(unknown.json().error.details, ['unknown or revoked API key']);
+  t.equal(unknown.json().error.reason, 'unknown_api_key', 'a stable reason beside the message');
   const bearer = await h.app.inject({ method: 'GET', url: ROUTE, headers: { authorization: `Bearer ${KEY_A}` } });
   t.equal(bearer.statusCode, 200, 'Authorization: Bearer is accepted too');
 
@@ -49,7 +50,8 @@ t.test('error shape for routing and protocol errors', async (t) => {
   t.same(unknownRoute.json(), { error: { code: 404, message: 'Not Found', details: ['no route GET /api/nope'], reason: 'not_found' } });
   const wrongMethod = await h.app.inject({ method: 'DELETE', url: ROUTE, headers: { 'x-api-key': KEY_A } });
   t.equal(wrongMethod.statusCode, 405, 'a known path with another method is 405');
-  t.equal(wrongMethod.json().error.code, 405);
+  t.match(wrongMethod.json().error, { code: 405, reason: 'method_not_allowed' });
+  t.notOk('fields' in wrongMethod.json().error, 'fields only on validation errors');
   t.equal(wrongMethod.headers.allow, 'GET, HEAD', 'allow lists the methods the path offers');
   for (const res of [unknownRoute, wrongMethod]) {
     t.notOk(res.body.includes('at '), 'no stack trace');
@@ -86,6 +88,7 @@ t.test('rate limit per key', async (t) => {
   assertConforms(t, limited, 'GET', ROUTE);
   t.ok(Number(limited.headers['retry-after']) > 0, 'retry-after on 429');
   t.match(limited.json().error.details[0], /rate limit of 3 requests/);
+  t.equal(limited.json().error.reason, 'rate_limited');
   const otherKey = await createApiKey(h.db, TENANT_A, 'second');
   t.equal((await call(otherKey.key)).statusCode, 200, 'limits are per key');
   for (let i = 0; i < 5; i++) await h.app.inject({ method: 'GET', url: '/ready' });
@@ -102,10 +105,12 @@ t.test('readiness follows the database', async (t) => {
   const t0 = Date.now();
   const down = await h.app.inject({ method: 'GET', url: '/ready' });
   t.equal(down.statusCode, 503);
+  t.equal(down.json().error.reason, 'database_unavailable');
   assertConforms(t, down, 'GET', '/ready');
   t.ok(Date.now() - t0 < 8000, 'answers within a bounded time');
   t.equal((await h.app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'liveness does not need the database');
   const data = await h.app.inject({ method: 'GET', url: '/api/shipments', headers: { 'x-api-key': KEY_A } });
   t.equal(data.statusCode, 503, 'data operations answer 503 too (the key lookup needs the database)');
+  t.equal(data.json().error.reason, 'database_unavailable', 'with the reason that says retry later');
   assertConforms(t, data, 'GET', '/api/shipments');
 });

@@ -19,6 +19,7 @@ import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { startService } from './helpers/service.ts';
 import { startMongoProxy } from './helpers/mongo-proxy.ts';
+import { errorProblem } from './helpers/error-reason.ts';
 
 t.setTimeout(180_000);
 
@@ -107,9 +108,9 @@ function parseRaw(text: string): Raw {
 }
 
 /** The error shape, the security headers, no banner, no stack. */
-function assertErrorAnswer(t: Test, res: Raw, status: number, label: string): void {
+function assertErrorAnswer(t: Test, res: Raw, status: number, label: string, reason: string): void {
   t.equal(res.status, status, `${label}: ${status}`);
-  let body: { error?: { code?: number; message?: string; details?: unknown[] } } = {};
+  let body: { error?: { code?: number; message?: string; details?: unknown[]; reason?: string } } = {};
   try {
     body = JSON.parse(res.body);
   } catch {
@@ -118,6 +119,8 @@ function assertErrorAnswer(t: Test, res: Raw, status: number, label: string): vo
   t.equal(body.error?.code, status, `${label}: error shape with code ${status}`);
   t.type(body.error?.message, 'string');
   t.ok(Array.isArray(body.error?.details) && body.error!.details!.length > 0, `${label}: details`);
+  t.equal(body.error?.reason, reason, `${label}: reason ${reason}`);
+  t.equal(errorProblem(status, body), null, `${label}: reason fits the status, fields follow details`);
   t.equal(res.headers['x-content-type-options'], 'nosniff', `${label}: nosniff`);
   t.equal(res.headers['cache-control'], 'no-store', `${label}: no-store`);
   t.notOk(res.headers.server, `${label}: no server banner`);
@@ -127,10 +130,10 @@ function assertErrorAnswer(t: Test, res: Raw, status: number, label: string): vo
 
 t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
   const big = JSON.stringify({ userIds: ['u'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x'.repeat(BODY_LIMIT) });
-  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, big), 413, 'REST body');
+  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, big), 413, 'REST body', 'payload_too_large');
   const mcp = await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, big);
   t.equal(mcp.status, 413, 'MCP body: 413');
-  t.equal(JSON.parse(mcp.body).error.code, 413);
+  t.match(JSON.parse(mcp.body).error, { code: 413, reason: 'payload_too_large' });
   // A lying content-length does not get past the limit either.
   const chunked = await rawExchange((s) => {
     s.write(`POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`);
@@ -152,31 +155,31 @@ t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
 
 t.test('header size: over 16 KiB is 431', async (t) => {
   const res = parseRaw((await rawExchange((s) => s.write(`GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`))).text);
-  assertErrorAnswer(t, res, 431, 'big header');
+  assertErrorAnswer(t, res, 431, 'big header', 'headers_too_large');
 });
 
 t.test('request timeout: a request not received within REQUEST_TIMEOUT_MS is 408', async (t) => {
   const body = await rawExchange((s) => s.write(`POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"userIds"`));
-  assertErrorAnswer(t, parseRaw(body.text), 408, 'slow body');
+  assertErrorAnswer(t, parseRaw(body.text), 408, 'slow body', 'request_timeout');
   t.ok(body.ms >= REQUEST_TIMEOUT_MS - 100 && body.ms < REQUEST_TIMEOUT_MS + 2500, `answered after ${body.ms} ms (limit ${REQUEST_TIMEOUT_MS} ms)`);
   const headers = await rawExchange((s) => s.write(`GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\n`));
-  assertErrorAnswer(t, parseRaw(headers.text), 408, 'slow headers');
+  assertErrorAnswer(t, parseRaw(headers.text), 408, 'slow headers', 'request_timeout');
   t.ok(headers.ms < REQUEST_TIMEOUT_MS + 2500, `answered after ${headers.ms} ms`);
 });
 
 t.test('malformed URLs and other refusals are in the error shape too', async (t) => {
-  assertErrorAnswer(t, await request('DELETE', `/api/alerts/jobs/${'a'.repeat(300)}`, { 'x-api-key': KEY }), 400, 'over-long path parameter');
-  assertErrorAnswer(t, await request('DELETE', '/api/alerts/jobs/%E0%A4%A', { 'x-api-key': KEY }), 400, 'bad percent-encoding');
-  assertErrorAnswer(t, await request('GET', '/api/nothing-here', { 'x-api-key': KEY }), 404, 'unknown route');
+  assertErrorAnswer(t, await request('DELETE', `/api/alerts/jobs/${'a'.repeat(300)}`, { 'x-api-key': KEY }), 400, 'over-long path parameter', 'invalid_request');
+  assertErrorAnswer(t, await request('DELETE', '/api/alerts/jobs/%E0%A4%A', { 'x-api-key': KEY }), 400, 'bad percent-encoding', 'invalid_request');
+  assertErrorAnswer(t, await request('GET', '/api/nothing-here', { 'x-api-key': KEY }), 404, 'unknown route', 'not_found');
   const wrong = await request('PATCH', '/api/financial-docs', { 'x-api-key': KEY });
-  assertErrorAnswer(t, wrong, 405, 'wrong method');
+  assertErrorAnswer(t, wrong, 405, 'wrong method', 'method_not_allowed');
   t.equal(wrong.headers.allow, 'GET, HEAD', 'allow lists the methods');
-  assertErrorAnswer(t, await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY }), 401, 'bogus key');
-  assertErrorAnswer(t, await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` }), 401, 'revoked key');
-  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'text/plain' }, 'hello'), 415, 'text body');
-  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, '{"userIds": ['), 400, 'malformed JSON');
+  assertErrorAnswer(t, await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY }), 401, 'bogus key', 'unknown_api_key');
+  assertErrorAnswer(t, await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` }), 401, 'revoked key', 'unknown_api_key');
+  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'text/plain' }, 'hello'), 415, 'text body', 'unsupported_media_type');
+  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, '{"userIds": ['), 400, 'malformed JSON', 'invalid_body');
   const bad = parseRaw((await rawExchange((s) => s.write('GET / HTTP/1.1\r\nho st: x\r\n\r\n'))).text);
-  assertErrorAnswer(t, bad, 400, 'malformed HTTP');
+  assertErrorAnswer(t, bad, 400, 'malformed HTTP', 'invalid_request');
   const health = await request('GET', '/health');
   t.equal(health.status, 200);
   t.equal(health.headers['x-content-type-options'], 'nosniff', '/health: nosniff');
@@ -186,7 +189,7 @@ t.test('malformed URLs and other refusals are in the error shape too', async (t)
 t.test('page depth: a page beyond 500 is 400', async (t) => {
   for (const path of ['/api/financial-docs', '/api/shipments', '/api/alerts/jobs', '/api/alerts']) {
     const res = await request('GET', `${path}?limit=100&page=501`, { 'x-api-key': KEY });
-    assertErrorAnswer(t, res, 400, path);
+    assertErrorAnswer(t, res, 400, path, 'invalid_parameter');
     t.match(res.body, /page must be (an integer )?(<= 500|between 1 and 500)/);
     t.equal((await request('GET', `${path}?limit=100&page=500`, { 'x-api-key': KEY })).status, 200, `${path}: the deepest allowed page is fine`);
   }
@@ -208,7 +211,7 @@ t.test('query time: every data query carries maxTimeMS; MaxTimeMSExpired is 503'
       : null;
   try {
     const res = await request('GET', '/api/financial-docs', { 'x-api-key': KEY });
-    assertErrorAnswer(t, res, 503, 'query over its time limit');
+    assertErrorAnswer(t, res, 503, 'query over its time limit', 'deadline_exceeded');
     t.ok(Number(res.headers['retry-after']) > 0, 'retry-after');
   } finally {
     proxy.intercept = null;
@@ -219,7 +222,7 @@ t.test('a failing database query is a 500 without internals', async (t) => {
   proxy.intercept = (c) => (c.name === 'find' && c.collection === 'trips' ? { ok: 0, code: 8000, codeName: 'AtlasError', errmsg: 'injected failure /secret/path' } : null);
   try {
     const res = await request('GET', '/api/shipments', { 'x-api-key': KEY });
-    assertErrorAnswer(t, res, 500, 'unexpected database error');
+    assertErrorAnswer(t, res, 500, 'unexpected database error', 'internal_error');
     t.notMatch(res.body, /injected|secret|AtlasError/, 'the internal message stays in the logs');
     t.match(JSON.parse(res.body).error.details[0], /request id/, 'the request id to report');
   } finally {
@@ -251,7 +254,7 @@ t.test('a database that hangs: 503 at the request deadline, then recovery', asyn
     const started = Date.now();
     const [data, ready] = await Promise.all([request('GET', '/api/shipments', { 'x-api-key': KEY }), request('GET', '/ready')]);
     const ms = Date.now() - started;
-    assertErrorAnswer(t, data, 503, 'data operation on a hung database');
+    assertErrorAnswer(t, data, 503, 'data operation on a hung database', 'deadline_exceeded');
     t.equal(ready.status, 503, '/ready: 503');
     t.ok(ms < REQUEST_TIMEOUT_MS + 2500, `both answered within ${ms} ms (deadline ${REQUEST_TIMEOUT_MS} ms)`);
   } finally {

@@ -122,10 +122,12 @@ t.test('invalid arguments: tool error with the REST error body, session still us
   t.same(bad.structuredContent, { error: { code: 400, message: 'Invalid query parameter', details: ['limit must be an integer between 1 and 100'], reason: 'invalid_parameter', fields: [{ in: 'query', name: 'limit', detail: 'limit must be an integer between 1 and 100' }] } });
   const unknown = await client.callTool({ name: 'listShipments', arguments: { nope: 1 } });
   t.equal(unknown.isError, true);
-  t.equal((unknown.structuredContent as { error: { code: number } }).error.code, 400, 'unknown argument refused as REST refuses it');
+  t.match((unknown.structuredContent as { error: unknown }).error, { code: 400, reason: 'invalid_parameter', fields: [{ in: 'query', name: 'nope' }] }, 'unknown argument refused as REST refuses it');
   const wrongType = await client.callTool({ name: 'listShipments', arguments: { startDate: 'yesterday', dateFilterBy: 'sometime' } });
   t.equal(wrongType.isError, true);
-  t.equal((wrongType.structuredContent as { error: { details: string[] } }).error.details.length, 2, 'one detail per problem');
+  const wrongTypeError = (wrongType.structuredContent as { error: { details: string[]; fields: { in: string; name: string; detail: string }[] } }).error;
+  t.equal(wrongTypeError.details.length, 2, 'one detail per problem');
+  t.same(wrongTypeError.fields.map((f) => `${f.in} ${f.name}`).sort(), ['query dateFilterBy', 'query startDate'], 'each detail names its parameter');
   await t.rejects(client.callTool({ name: 'noSuchTool', arguments: {} }), /Unknown tool/, 'unknown tool is a protocol error');
   const ok = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 1 } });
   t.notOk(ok.isError, 'the session still works');
@@ -241,6 +243,7 @@ t.test('rate limit: MCP requests count like REST, a tool call counts once, 429 i
   const error = await errorOf(limited);
   t.equal(error.code, 429);
   t.equal(error.message, 'Too Many Requests');
+  t.equal(error.reason, 'rate_limited');
 });
 
 t.test('idle sessions are closed by the sweep and then answer 404', async (t) => {
@@ -272,7 +275,7 @@ t.test('per-tenant session cap: 429 before a session is created', async (t) => {
   for (let i = 0; i < 2; i += 1) t.equal((await open(KEY_A).then(async (r) => (await r.text(), r))).status, 200);
   const third = await open(KEY_A);
   t.equal(third.status, 429);
-  t.equal((await errorOf(third)).code, 429);
+  t.match(await errorOf(third), { code: 429, reason: 'too_many_sessions' }, 'a reason of its own: waiting does not help, ending a session does');
   const other = await open(KEY_B);
   t.equal(other.status, 200, 'the other tenant is not affected');
   await other.text();

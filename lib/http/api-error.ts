@@ -18,6 +18,7 @@ export const ERROR_REASONS = [
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
+  'too_many_sessions',
   'headers_too_large',
   'internal_error',
   'database_unavailable',

@@ -62,7 +62,7 @@ export function frameworkErrors(error: Error & { code?: string }, request: Fasti
     .header('x-request-id', request.id)
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', 'no-store')
-    .send(errorBody(400, 'Invalid path parameter', [detail], { reason: 'invalid_parameter' }));
+    .send(errorBody(400, 'Invalid path parameter', [detail], { reason: 'invalid_request' }));
 }
 
 /** onRequest hook: answers 503 when the request is still unanswered after `ms`. */

@@ -130,7 +130,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
 
   function checkCapacity(tenant: string): void {
     if (sessions.countFor(tenant) >= opts.maxSessionsPerTenant) {
-      throw new ApiError(429, 'Too Many Requests', [`at most ${opts.maxSessionsPerTenant} open MCP sessions per tenant; end unused ones (DELETE /mcp) or let them expire`]);
+      throw new ApiError(429, 'Too Many Requests', [`at most ${opts.maxSessionsPerTenant} open MCP sessions per tenant; end unused ones (DELETE /mcp) or let them expire`], { reason: 'too_many_sessions' });
     }
   }
 

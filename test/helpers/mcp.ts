@@ -105,4 +105,4 @@ export function exampleArguments(spec: Json, op: OperationSchemas): Record<strin
 }
 
 /** The `error` member of a JSON error answer (the service's shape or JSON-RPC's). */
-export const errorOf = async (res: Response) => ((await res.json()) as { error: { code: number; message: string; details?: string[] } }).error;
+export const errorOf = async (res: Response) => ((await res.json()) as { error: { code: number; message: string; details?: string[]; reason?: string } }).error;
