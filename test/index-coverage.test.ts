@@ -167,6 +167,15 @@ t.test('run the operations', async (t) => {
     const res = await app.inject({ method, url, headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
     t.ok(res.statusCode < 300, `${during} → ${res.statusCode}`, { body: res.body.slice(0, 300) });
   }
+  // Keyset continuations (cursor): the page after a cursor must be index-backed too, in both orders of both lists.
+  for (const first of ['/api/financial-docs?limit=10', '/api/financial-docs?limit=10&updatedSince=2026-01-01T00:00:00Z', `/api/financial-docs?limit=10&client=${client0}`, '/api/shipments?limit=10', '/api/shipments?limit=10&updatedSince=2026-01-01T00:00:00Z']) {
+    const page = await app.inject({ method: 'GET', url: first, headers: { 'x-api-key': key } });
+    const cursor = (page.json() as { meta: { nextCursor?: string } }).meta.nextCursor;
+    t.ok(cursor, `${first}: a next cursor`);
+    during = `cursor continuation of GET ${first}`;
+    const next = await app.inject({ method: 'GET', url: `${first}&cursor=${encodeURIComponent(cursor ?? '')}`, headers: { 'x-api-key': key } });
+    t.equal(next.statusCode, 200, during, { body: next.body.slice(0, 300) });
+  }
   const jobs = await app.inject({ method: 'GET', url: '/api/alerts/jobs', headers: { 'x-api-key': key } });
   const jobId = (jobs.json() as { data: Array<{ id: string }> }).data[0]?.id;
   t.ok(jobId, 'a scheduled job to cancel');
