@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { connect, errorOf, listen, seedTwoTenants } from './helpers/mcp.ts';
+import { ERROR_REASONS } from '../lib/http/api-error.ts';
 import { buildApp, loadSpec } from '../lib/app.ts';
 import { DOMAIN_NOTES_URI, OPENAPI_URI } from '../lib/mcp/resources.ts';
 
@@ -61,6 +62,7 @@ t.test('resources: the OpenAPI document and the domain notes', async (t) => {
   const notes = await client.readResource({ uri: DOMAIN_NOTES_URI });
   const md = (notes.contents[0] as { text: string }).text;
   t.match(md, /## Status codes/);
+  t.same(ERROR_REASONS.filter((r) => !md.includes(`\`${r}\``)), [], 'every error reason is explained to the agent');
   t.match(md, /What each audit means/);
   t.match(md, /### listFinancialDocs: List financial documents/, 'generated operations section');
   t.match(md, /### listShipments:/);
