@@ -1340,7 +1340,7 @@ export interface components {
         };
         /**
          * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
-         *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor that is forged, foreign, expired or for other filters: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
+         *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor not in its documented form, `400`, or in that form but forged, foreign or for other filters, `404`: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
          *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
          *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up).
          * @example invalid_parameter
@@ -2896,10 +2896,18 @@ export interface components {
         };
         /**
          * @description Where events are POSTed: an absolute `http` or `https` URL without credentials,
-         *     at most 2,048 characters. Addresses in loopback, private, link-local,
-         *     carrier-grade NAT, multicast or reserved ranges (and `localhost`) are refused
-         *     (400) unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`; the address
-         *     a host name resolves to is checked again at every delivery. Redirects are not followed.
+         *     at most 2,048 characters. The pattern states what is accepted: a host name (ASCII
+         *     labels of letters, digits and single hyphens; the last label starts with a letter,
+         *     so no name can be read as an IP address) or a public IPv4 address in dotted
+         *     decimal, then an optional port (1–65535), path, query and fragment. Not accepted
+         *     (`400`): `localhost` and its aliases, IPv4 addresses in loopback, private,
+         *     link-local, carrier-grade NAT, multicast, documentation or reserved ranges, IPv6
+         *     literals and credentials. Whatever a host name resolves to is checked at every
+         *     delivery: a name resolving to such an address gets no request (the delivery is
+         *     recorded as failed), so DNS cannot be used to reach internal addresses. With
+         *     `WEBHOOK_ALLOW_PRIVATE=true` (tests, on-premise receivers) the service also accepts
+         *     the addresses and names this pattern leaves out; the published schema describes the
+         *     default. Redirects are not followed.
          * @example https://hooks.example.com/freight
          */
         WebhookUrl: string;
@@ -2952,6 +2960,33 @@ export interface components {
                  *             "name": "limit",
                  *             "detail": "limit must be an integer between 1 and 100"
                  *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description The `cursor` is in the documented form but designates no page of this walk: altered,
+         *     not issued by this service, issued to another API key's tenant or for another list,
+         *     or replayed with other filters or `updatedSince`. Start again without `cursor`.
+         *     (A value not in the documented form is a `400`.)
+         */
+        CursorNotFound: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 404,
+                 *         "message": "Not Found",
+                 *         "reason": "invalid_cursor",
+                 *         "details": [
+                 *           "cursor is not one this service issued (signature mismatch); start again without cursor"
                  *         ]
                  *       }
                  *     }
@@ -3238,7 +3273,11 @@ export interface components {
          *     records at the same cost per page and, unlike `page`, never skips or repeats a record
          *     that was not changed during the walk. Opaque and signed: it only continues the walk it
          *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
-         *     may change). Altered, foreign or mismatched cursors are `400`. Not combinable with `page`.
+         *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
+         *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
+         *     that form that does not designate a page of this walk (altered, forged, another key's,
+         *     another list's, other filters) is `404`, as an id of another tenant would be. Not
+         *     combinable with `page` (`400`).
          */
         Cursor: string;
         /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
@@ -4748,7 +4787,11 @@ export interface operations {
                  *     records at the same cost per page and, unlike `page`, never skips or repeats a record
                  *     that was not changed during the walk. Opaque and signed: it only continues the walk it
                  *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
-                 *     may change). Altered, foreign or mismatched cursors are `400`. Not combinable with `page`.
+                 *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
+                 *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
+                 *     that form that does not designate a page of this walk (altered, forged, another key's,
+                 *     another list's, other filters) is `404`, as an id of another tenant would be. Not
+                 *     combinable with `page` (`400`).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
@@ -4827,6 +4870,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["CursorNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5024,7 +5068,11 @@ export interface operations {
                  *     records at the same cost per page and, unlike `page`, never skips or repeats a record
                  *     that was not changed during the walk. Opaque and signed: it only continues the walk it
                  *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
-                 *     may change). Altered, foreign or mismatched cursors are `400`. Not combinable with `page`.
+                 *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
+                 *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
+                 *     that form that does not designate a page of this walk (altered, forged, another key's,
+                 *     another list's, other filters) is `404`, as an id of another tenant would be. Not
+                 *     combinable with `page` (`400`).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
@@ -5112,6 +5160,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["CursorNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

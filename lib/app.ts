@@ -15,7 +15,7 @@ import { registerResponseHeaders, tenantDataRoute } from './http/cache-control.t
 import { makeErrorHandlers } from './http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
-import { generatedValidatorCompiler } from './http/validator-compiler.ts';
+import { validatorCompilerFor } from './http/validator-compiler.ts';
 import { registerBinaryBodies } from './http/binary-bodies.ts';
 import { registerRateLimit } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
@@ -76,7 +76,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   app.decorateRequest('tenant', null);
   app.decorateRequest('apiKeyId', null);
-  app.setValidatorCompiler(generatedValidatorCompiler);
+  app.setValidatorCompiler(validatorCompilerFor({ allowPrivateWebhooks: config.webhooks.allowPrivate }));
   // Responses are shaped by the domain layer and checked against the spec in tests;
   // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

@@ -68,8 +68,14 @@ t.test('body fields', async (t) => {
 
 t.test('cursor', async (t) => {
   const res = await h.app.inject({ method: 'GET', url: '/api/financial-docs?cursor=eyJ2IjoxfQ.AAAA', headers: auth });
-  t.equal(res.statusCode, 400);
+  t.equal(res.statusCode, 400, 'not in the documented form: 400');
   t.match(errorOf(res), { reason: 'invalid_cursor', fields: [{ in: 'query', name: 'cursor' }] });
+  const first = (await h.app.inject({ method: 'GET', url: '/api/financial-docs?limit=1', headers: auth })).json() as { meta: { nextCursor: string } };
+  const [body, sig] = first.meta.nextCursor.split('.') as [string, string];
+  const flipped = `${body}.${sig.startsWith('A') ? 'B' : 'A'}${sig.slice(1)}`;
+  const forged = await h.app.inject({ method: 'GET', url: `/api/financial-docs?limit=1&cursor=${flipped}`, headers: auth });
+  t.equal(forged.statusCode, 404, 'in the documented form but not issued: 404');
+  t.match(errorOf(forged), { reason: 'invalid_cursor', fields: [{ in: 'query', name: 'cursor' }] });
 });
 
 t.test('routing, media types and sizes', async (t) => {

@@ -274,6 +274,13 @@ t.test('request-level limits in the error shape: 413, 415, 400, 401 before 400, 
   // XML is only for the import: other operations still refuse it.
   const xmlElsewhere = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' }, payload: '<a/>' });
   t.equal(xmlElsewhere.statusCode, 415);
+  // A method the path does not declare is 405 with `allow`, whatever the body (not 415 from the body parser).
+  for (const [method, contentType, payload] of [['PUT', 'application/xml', '<a/>'], ['PATCH', 'application/zip', 'PK'], ['DELETE', 'application/json', '{}']] as const) {
+    const res = await h.app.inject({ method, url: ROUTE, headers: { 'x-api-key': KEY_A, 'content-type': contentType }, payload });
+    t.equal(res.statusCode, 405, `${method} with ${contentType}`);
+    t.equal(res.headers.allow, 'POST');
+    t.equal(res.json().error.code, 405);
+  }
 });
 
 t.test('JSON bodies: XML text and base64 files, bad base64 rejected per file', async (t) => {

@@ -60,6 +60,11 @@ t.test('URL policy and validation: 400 with one detail per problem', async (t) =
     ['http://[::1]/hook', /loopback/],
     ['http://[::ffff:127.0.0.1]/hook', /loopback/],
     ['http://2130706433/hook', /loopback/],
+    ['http://0x7f.1/hook', /loopback/],
+    ['http://a.localhost:8080/hook', /loopback name/],
+    // Outside the form the schema states (IPv6 literals, ports beyond 65535): the detail says what the form is.
+    ['http://[2001:4860:4860::8888]/hook', /accepted form/],
+    ['http://hooks.example.com:70000/hook', /./],
     ['https://user:pass@hooks.example.com/x', /./],
     ['ftp://hooks.example.com/x', /./],
     ['hooks.example.com/x', /./],

@@ -21,6 +21,11 @@ function declares(request: FastifyRequest, mediaType: string): boolean {
 export function registerBinaryBodies(app: FastifyInstance): void {
   for (const mediaType of BINARY_MEDIA_TYPES) {
     app.addContentTypeParser(mediaType, { parseAs: 'buffer' }, (request, body, done) => {
+      // No route for this method and path: the not-found handler answers (405 with `allow` on a known path), not 415.
+      if (request.is404) {
+        done(null, body);
+        return;
+      }
       if (!declares(request, mediaType)) {
         done(new ApiError(415, 'Unsupported Media Type', [`Unsupported Media Type: ${mediaType}`]), undefined);
         return;

@@ -70,7 +70,10 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   if (fe.validation) {
     const part = fe.validationContext ?? 'body';
     const { details, fields } = validationProblems(fe.validation as never, part);
-    return reply.code(400).send(errorBody(400, VALIDATION_MESSAGE[part] ?? 'Bad Request', details, { reason: part === 'body' ? 'invalid_body' : 'invalid_parameter', fields }));
+    // A cursor not in its documented form is a cursor problem like a forged one: start again without it.
+    const onlyCursor = part === 'querystring' && fields.length > 0 && fields.every((f) => f.name === 'cursor');
+    const reason = part === 'body' ? 'invalid_body' : onlyCursor ? 'invalid_cursor' : 'invalid_parameter';
+    return reply.code(400).send(errorBody(400, VALIDATION_MESSAGE[part] ?? 'Bad Request', details, { reason, fields }));
   }
   if (isUnavailable(err)) {
     request.log.warn({ err: { name: err.name, message: err.message } }, 'database unavailable');

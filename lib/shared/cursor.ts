@@ -1,11 +1,16 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { invalidQuery } from '../http/api-error.ts';
+import { ApiError, invalidQuery } from '../http/api-error.ts';
 
 /**
  * Keyset pagination cursors: opaque to clients, tamper-evident (HMAC-SHA256
  * with a service secret) and bound to what they continue: the tenant, the
- * list, its sort and its filters. A cursor altered, forged, issued to another
- * tenant or replayed with other filters is a 400, never a silent restart.
+ * list, its sort and its filters. Never a silent restart:
+ * - not in the documented form (spec: Cursor's pattern) → 400, by the schema;
+ * - in that form but not issued for this walk (altered, forged, another key's,
+ *   another list's, other filters) → 404: like another tenant's id, it
+ *   designates no page here. Not 400 because the form is all a schema can state,
+ *   and a request the schema allows is one a consumer's contract tool
+ *   (Schemathesis' positive_data_acceptance) expects to be accepted or not found.
  */
 export type KeyValue = string | number;
 
@@ -55,6 +60,10 @@ export function encodeCursor(secret: Buffer, binding: CursorBinding, position: C
 }
 
 const invalid = (why: string) => invalidQuery('cursor', `cursor ${why}; start again without cursor`);
+const unknown = (why: string) => {
+  const detail = `cursor ${why}; start again without cursor`;
+  return new ApiError(404, 'Not Found', [detail], { reason: 'invalid_cursor', fields: [{ in: 'query', name: 'cursor', detail }] });
+};
 
 const isKey = (k: unknown): k is KeyValue[] => Array.isArray(k) && k.length > 0 && k.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
 
@@ -64,7 +73,7 @@ export function decodeCursor(secret: Buffer, token: string, expected: CursorBind
   if (!body || !sig || rest.length) throw invalid('is malformed');
   const given = Buffer.from(sig, 'base64url');
   const wanted = sign(secret, body);
-  if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) throw invalid('is not one this service issued (signature mismatch)');
+  if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) throw unknown('is not one this service issued (signature mismatch)');
   let p: Payload;
   try {
     p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Payload;
@@ -73,7 +82,7 @@ export function decodeCursor(secret: Buffer, token: string, expected: CursorBind
   }
   if (p.v !== 1 || !isKey(p.k) || !Number.isInteger(p.n) || !Number.isInteger(p.p)) throw invalid('is malformed');
   // Another tenant's cursor says nothing about which tenant it was: just "not for this request".
-  if (p.t !== expected.tenant || p.l !== expected.list) throw invalid('belongs to another list or API key');
-  if (p.s !== expected.sort || p.f !== expected.filters) throw invalid('was issued for other filters (filters and updatedSince must stay the same along a walk)');
+  if (p.t !== expected.tenant || p.l !== expected.list) throw unknown('belongs to another list or API key');
+  if (p.s !== expected.sort || p.f !== expected.filters) throw unknown('was issued for other filters (filters and updatedSince must stay the same along a walk)');
   return { key: p.k, total: p.n, page: p.p };
 }

@@ -36,8 +36,9 @@ export async function listPage<T extends Document>(opts: {
   let page: number;
   let found: T[];
   if (request.cursor !== undefined) {
-    if (request.page !== 1) throw invalidQuery('cursor', 'cursor cannot be combined with page: the cursor already says where the next page starts');
+    // Whether the cursor is this walk's comes first: one that is not is a 404 whatever else is asked.
     const position = decodeCursor(secret, request.cursor, binding);
+    if (request.page !== 1) throw invalidQuery('cursor', 'cursor cannot be combined with page: the cursor already says where the next page starts');
     found = (await opts.fetch({ sort, skip: 0, limit: limit + 1, after: position.key, count: false })).docs;
     total = position.total;
     page = position.page;

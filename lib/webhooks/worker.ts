@@ -112,7 +112,12 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
         defaultLockLimit: settings.concurrency * 2,
         defaultLockLifetime: settings.lockLifetimeMs,
       });
-      a.on('error', (err: Error) => log.error({ err: { message: err.message } }, 'webhook worker error'));
+      a.on('error', (err: Error) => {
+        // Deleting a webhook removes its queued deliveries (deleteWebhookCascade); one that was
+        // running meanwhile cannot be saved afterwards. Expected, nothing is lost: not an error.
+        if (/cannot be updated in the database, maybe it does not exist anymore/.test(err.message)) log.info({ err: { message: err.message } }, 'delivery job removed while running (its webhook was deleted)');
+        else log.error({ err: { message: err.message } }, 'webhook worker error');
+      });
       a.on('start', (job: Job) => {
         if (job.attrs._id) runningIds.set(String(job.attrs._id), new ObjectId(String(job.attrs._id)));
       });
