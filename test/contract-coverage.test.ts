@@ -232,7 +232,20 @@ const onWebhook = (status: string): Producer => async (op) => {
 };
 
 /** Producers for what only one operation does. */
+/** A cursor in the documented form (spec: Cursor) that this service never issued: 404. */
+const UNISSUED_CURSOR = `eyJ2IjoxLCJsIjoi${'A'.repeat(60)}.${'A'.repeat(43)}`;
+
 const specific: Record<string, Record<string, Producer>> = {
+  listFinancialDocs: {
+    async '404'() {
+      return call(`${base}/api/financial-docs?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  listShipments: {
+    async '404'() {
+      return call(`${base}/api/shipments?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
   createWebhook: {
     async '201'(op) {
       const res = await validRequest(op, KEY_A);

@@ -9,7 +9,7 @@
 export const REASON_STATUSES: Record<string, number[]> = {
   invalid_parameter: [400],
   invalid_body: [400],
-  invalid_cursor: [400],
+  invalid_cursor: [400, 404], // 400 out of the documented form, 404 in it but not issued for the walk
   invalid_request: [400],
   missing_api_key: [401],
   unknown_api_key: [401],
