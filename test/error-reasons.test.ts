@@ -62,6 +62,9 @@ t.test('body fields', async (t) => {
   t.same(e.fields?.map((f) => f.detail), e.details);
   const domain = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: auth, payload: { userIds: ['u1', 'u1'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'x' } });
   t.match(errorOf(domain), { code: 400, reason: 'invalid_body', fields: [{ in: 'body', name: 'userIds' }] }, 'rules checked by the domain name their field too');
+  const items = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: auth, payload: { userIds: ['same', 'same', ' x'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'x' } });
+  t.equal(errorProblem(400, items.json()), null, 'one detail per field, fields follow details');
+  t.match(errorOf(items).fields, [{ in: 'body', name: 'userIds.2' }, { in: 'body', name: 'userIds' }], 'an array entry is named by its index');
   const notJson = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"userIds": [' });
   t.match(errorOf(notJson), { code: 400, reason: 'invalid_body' }, 'malformed JSON');
 });

@@ -79,9 +79,21 @@ export const badRequest = (message: string, details: string[], extras: ErrorExtr
 export const invalidQuery = (name: string, detail: string) =>
   badRequest('Invalid query parameter', [detail], { reason: name === 'cursor' ? 'invalid_cursor' : 'invalid_parameter', fields: [{ in: 'query', name, detail }] });
 
-/** 400 about body fields; each problem starts with the field it is about (`url: …`, `userIds must …`). */
-export const invalidBody = (problems: string[]) =>
-  badRequest('Invalid request body', problems, { reason: 'invalid_body', fields: problems.map((detail) => ({ in: 'body' as const, name: /^[\w.[\]]+/.exec(detail)?.[0] ?? '', detail })) });
+/**
+ * 400 about body fields; each problem starts with the field it is about (`url: …`, `userIds must …`).
+ * One detail per field, as for schema validation: several problems of one field are joined.
+ */
+export function invalidBody(problems: string[]): ApiError {
+  const byField = new Map<string, string[]>();
+  for (const problem of problems) {
+    const name = /^[\w.[\]]+/.exec(problem)?.[0] ?? '';
+    byField.set(name, [...(byField.get(name) ?? []), problem]);
+  }
+  // A few are enough to act on (1,000 bad user ids would be 1,000 problems).
+  const joined = (list: string[]) => list.slice(0, 3).join('; ') + (list.length > 3 ? `; and ${list.length - 3} more` : '');
+  const fields = [...byField].map(([name, list]) => ({ in: 'body' as const, name, detail: joined(list) }));
+  return badRequest('Invalid request body', fields.map((f) => f.detail), { reason: 'invalid_body', fields });
+}
 
 export const notFound = (detail: string) => new ApiError(404, 'Not Found', [detail]);
 /** 403 for a request that names another tenant than the key's. */
