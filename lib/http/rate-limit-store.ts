@@ -14,8 +14,9 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 type IncrCallback = (err: Error | null, res?: { current: number; ttl: number }) => void;
+// @fastify/rate-limit calls incr(key, cb, timeWindow, max); its public type names only the first two.
 interface CounterStore {
-  incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void;
+  incr(key: string, cb: IncrCallback, timeWindow?: number, max?: number): void;
   child(routeOptions: unknown): CounterStore;
 }
 type StoreCtor = new (...args: unknown[]) => CounterStore;
@@ -48,7 +49,7 @@ export function failoverStore(opts: FailoverStoreOptions) {
       this.shared = stores?.shared ?? new RedisStore(params.continueExceeding, params.exponentialBackoff, opts.redis, opts.nameSpace);
       this.local = stores?.local ?? new LocalStore(params.continueExceeding, params.exponentialBackoff, 10_000);
     }
-    incr(key: string, cb: IncrCallback, timeWindow: number, max: number): void {
+    incr(key: string, cb: IncrCallback, timeWindow?: number, max?: number): void {
       if (opts.redis.status !== 'ready') {
         report(true, `redis ${opts.redis.status}`);
         this.local.incr(key, cb, timeWindow, max);
