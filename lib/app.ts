@@ -137,6 +137,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const authenticateWrite = makeAuthenticate(db, 'write');
   const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
   const deadline = requestDeadline(config.requestTimeoutMs);
+  // Imports of thousands of files take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
+  const importDeadline = requestDeadline(config.imports.timeoutMs);
 
   await app.register(openapiGlue, {
     specification: structuredClone(spec),
@@ -150,7 +152,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         // Validation has checked the request against this operation's schemas: its typed handler serves the route.
         handler: handler as RouteHandlerMethod,
         // The deadline starts first: authentication reads the database too.
-        onRequest: op?.secured ? [deadline, op.method === 'GET' ? authenticateRead : authenticateWrite] : [deadline],
+        onRequest: op?.secured
+          ? [operationId === 'importDocuments' ? importDeadline : deadline, op.method === 'GET' ? authenticateRead : authenticateWrite]
+          : [deadline],
         ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
         // Imports take whole archives; every other body stays within BODY_LIMIT_BYTES.
         ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),

@@ -39,6 +39,12 @@ export interface ImportLimits {
   maxTotalBytes: number;
   /** Highest uncompressed ÷ compressed size of a zip entry (zip bombs). */
   maxCompressionRatio: number;
+  /**
+   * How long POST /api/imports may run before it answers 503 deadline_exceeded
+   * (instead of REQUEST_TIMEOUT_MS: a 10,000-file zip takes minutes). Files
+   * finished by then are stored whole; sending the same files again completes it.
+   */
+  timeoutMs: number;
 }
 
 /** Webhook delivery (lib/webhooks); every field has an env override. */
@@ -141,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxFileBytes: int(env, 'IMPORT_MAX_FILE_BYTES', 2_097_152, 1024, 104_857_600),
       maxTotalBytes: int(env, 'IMPORT_MAX_TOTAL_BYTES', 1_073_741_824, 1024, 17_179_869_184),
       maxCompressionRatio: int(env, 'IMPORT_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
+      timeoutMs: int(env, 'IMPORT_TIMEOUT_MS', 900_000, 100, 86_400_000),
     },
     webhooks: {
       encryptionKey: key32(env, 'WEBHOOK_ENCRYPTION_KEY'),

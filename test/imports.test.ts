@@ -53,6 +53,8 @@ const wipe = async () => {
 };
 const storedDocs = async () => (await financialDocs(h.db).find({}).sort({ _id: 1 }).toArray()).map((d) => JSON.stringify(d));
 const storedTrips = async () => (await trips(h.db).find({}).sort({ _id: 1 }).toArray()).map((d) => JSON.stringify(d));
+/** What the documents say, without when they were written (`lastUpdate`). */
+const contentOf = (rows: string[]) => rows.map((r) => JSON.stringify({ ...JSON.parse(r), lastUpdate: undefined }));
 
 t.test('a zip of the fixtures: every file created, then the lists, tax summary and audits give the hand-computed values', async (t) => {
   await wipe();
@@ -160,8 +162,8 @@ t.test('order does not matter: payments, credit note and cancellation before the
     if (name.startsWith('07') || name.startsWith('06') || name.startsWith('05')) t.same(r.files[0]!.pendingInvoices, [UUID(4)], `${name} waits for A-1004`);
     if (name.startsWith('10')) t.same(r.files[0]!.pendingInvoices, [UUID(8)], 'the cancellation waits for A-1008');
   }
-  t.same(await storedDocs(), reference, 'same financial documents as in file order');
-  t.same(await storedTrips(), referenceTrips, 'same trips');
+  t.same(contentOf(await storedDocs()), contentOf(reference), 'same financial documents as in file order');
+  t.same(contentOf(await storedTrips()), contentOf(referenceTrips), 'same trips');
 });
 
 t.test('an updated file (same UUID, other content) replaces the earlier version', async (t) => {

@@ -3,10 +3,10 @@
  * cancelled UUID, holding the mapped fact and the SHA-256 of the file it came
  * from. It makes the import idempotent (same UUID and bytes = skipped) and
  * lets documents be rebuilt from every fact about an invoice, whatever order
- * the files arrived in. Each write is a single-document upsert.
+ * the files arrived in. Writes are whole-document upserts, in bulk per batch of files.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Collection, Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Filter, WithoutId } from 'mongodb';
 import { COLLECTIONS, financialDocs, tenantSettings, trips } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
@@ -36,42 +36,74 @@ export const factId = (tenant: string, kind: FactKind, uuid: string): string => 
 
 export type WriteOutcome = 'created' | 'updated' | 'skipped';
 
-/** Stores a fact unless the same file (by hash) is already there. */
-export async function saveFact(db: Db, record: ImportFactRecord): Promise<WriteOutcome> {
-  const existing = await importFacts(db).findOne({ _id: record._id, tenant: record.tenant }, { projection: { sha256: 1, kind: 1 } });
-  if (existing && existing.sha256 === record.sha256 && existing.kind === record.kind) return 'skipped';
-  await importFacts(db).replaceOne({ _id: record._id, tenant: record.tenant }, record, { upsert: true });
-  return existing ? 'updated' : 'created';
+/** The stored facts with these ids (one query), by id. */
+export async function findFacts(db: Db, tenant: string, ids: readonly string[]): Promise<Map<string, ImportFactRecord>> {
+  if (!ids.length) return new Map();
+  const found = await importFacts(db).find({ _id: { $in: [...new Set(ids)] }, tenant }).toArray();
+  return new Map(found.map((r) => [r._id, r]));
 }
 
-export async function findFact(db: Db, tenant: string, kind: FactKind, uuid: string): Promise<ImportFactRecord | null> {
-  return importFacts(db).findOne({ _id: factId(tenant, kind, uuid), tenant });
+/** Stores facts in one unordered bulk write of whole-document upserts (each record is written whole or not at all). */
+export async function saveFacts(db: Db, records: readonly ImportFactRecord[]): Promise<void> {
+  if (!records.length) return;
+  await importFacts(db).bulkWrite(
+    records.map((r) => ({ replaceOne: { filter: { _id: r._id, tenant: r.tenant }, replacement: r, upsert: true } })),
+    { ordered: false },
+  );
 }
 
-/** Every fact (invoice, payments, credit notes) that contributes to one invoice's document. */
-export async function factsOfInvoice(db: Db, tenant: string, invoiceUuid: string): Promise<ImportFactRecord[]> {
-  return importFacts(db).find({ tenant, invoices: invoiceUuid }).toArray();
+/** Every fact (invoice, payments, credit notes) that contributes to these invoices' documents. */
+export async function factsOfInvoices(db: Db, tenant: string, invoiceUuids: readonly string[]): Promise<ImportFactRecord[]> {
+  if (!invoiceUuids.length) return [];
+  return importFacts(db).find({ tenant, invoices: { $in: [...invoiceUuids] } }).toArray();
 }
 
-export async function cancellationsOf(db: Db, tenant: string, uuids: string[]): Promise<ImportFactRecord[]> {
+export async function cancellationsOf(db: Db, tenant: string, uuids: readonly string[]): Promise<ImportFactRecord[]> {
   if (!uuids.length) return [];
-  return importFacts(db).find({ _id: { $in: uuids.map((u) => factId(tenant, 'cancellation', u)) }, tenant }).toArray();
+  return importFacts(db).find({ _id: { $in: [...new Set(uuids)].map((u) => factId(tenant, 'cancellation', u)) }, tenant }).toArray();
 }
 
-/** Writes a document only when it differs from the stored one (so a re-import writes nothing). */
-export async function putFinancialDocument(db: Db, doc: FinancialDocument): Promise<boolean> {
-  const stored = await financialDocs(db).findOne({ _id: doc._id, company: doc.company });
-  if (stored && isDeepStrictEqual({ ...stored }, { ...doc })) return false;
-  await financialDocs(db).replaceOne({ _id: doc._id, company: doc.company }, doc, { upsert: true });
-  return true;
+/** Documents compared without `lastUpdate`: that is when they were written, not what they say. */
+const sameContent = (stored: object, next: object): boolean => {
+  const { lastUpdate: _a, ...a } = stored as { lastUpdate?: unknown };
+  const { lastUpdate: _b, ...b } = next as { lastUpdate?: unknown };
+  return isDeepStrictEqual(a, b);
+};
+
+/**
+ * Writes the documents that differ from the stored ones (so a re-import writes
+ * nothing), stamping `lastUpdate` with the write time so incremental sync
+ * (`updatedSince`) sees every created or changed document. Returns the ids written.
+ */
+async function putChanged<T extends { _id: string; company: string; lastUpdate?: string }>(
+  coll: Collection<T>,
+  tenant: string,
+  docs: readonly T[],
+  now: Date,
+): Promise<Set<string>> {
+  if (!docs.length) return new Set();
+  const stored = await coll.find({ _id: { $in: docs.map((d) => d._id) }, company: tenant } as Filter<T>).toArray();
+  const byId = new Map(stored.map((d) => [String(d._id), d]));
+  const changed = docs.filter((d) => {
+    const s = byId.get(d._id);
+    return !s || !sameContent(s, d);
+  });
+  if (!changed.length) return new Set();
+  const lastUpdate = now.toISOString();
+  await coll.bulkWrite(
+    changed.map((d) => ({
+      replaceOne: { filter: { _id: d._id, company: tenant } as Filter<T>, replacement: { ...d, lastUpdate } as WithoutId<T>, upsert: true },
+    })) as AnyBulkWriteOperation<T>[],
+    { ordered: false },
+  );
+  return new Set(changed.map((d) => d._id));
 }
 
-export async function putTrip(db: Db, trip: TripDocument): Promise<boolean> {
-  const stored = await trips(db).findOne({ _id: trip._id, company: trip.company });
-  if (stored && isDeepStrictEqual({ ...stored }, { ...trip })) return false;
-  await trips(db).replaceOne({ _id: trip._id, company: trip.company }, trip, { upsert: true });
-  return true;
-}
+export const putFinancialDocuments = (db: Db, tenant: string, docs: readonly FinancialDocument[], now: Date): Promise<Set<string>> =>
+  putChanged(financialDocs(db) as unknown as Collection<FinancialDocument>, tenant, docs, now);
+
+export const putTrips = (db: Db, tenant: string, docs: readonly TripDocument[], now: Date): Promise<Set<string>> =>
+  putChanged(trips(db) as unknown as Collection<TripDocument>, tenant, docs, now);
 
 /**
  * Makes sure the tenant's status label table names the codes imported

@@ -6,9 +6,11 @@
  *
  * Per file: stream-parse (lib/imports/xml-tree.ts), read and check
  * (cfdi.ts), check the issuer is the tenant, map (financial-mapping.ts,
- * trip-mapping.ts), and only then write: the fact, the trip, and each affected
- * invoice's document rebuilt from all its facts. Every write is one
- * single-document upsert that is a no-op when nothing changed, so:
+ * trip-mapping.ts), and only then write, in batches of files (applyBatch): the
+ * facts, the trips, and each affected invoice's document rebuilt from all its
+ * facts. Every write is a whole-document upsert (bulk, unordered) skipped when
+ * nothing changed; documents and trips that do change get `lastUpdate` = write
+ * time, so incremental sync (`updatedSince`) sees them. Hence:
  * - importing the same file again changes nothing (reported `skipped`);
  * - a payment complement or cancellation that arrives before its invoice is
  *   kept and applied when the invoice arrives;
@@ -44,15 +46,16 @@ import {
   cancellationsOf,
   ensureImportStatusLabels,
   factId,
-  factsOfInvoice,
-  findFact,
-  putFinancialDocument,
-  putTrip,
-  saveFact,
+  factsOfInvoices,
+  findFacts,
+  putFinancialDocuments,
+  putTrips,
+  saveFacts,
   type FactKind,
   type ImportFactRecord,
   type WriteOutcome,
 } from '../db/import-facts-repo.ts';
+import type { FinancialDocument } from '../model/financial-document.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
 export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'transfer';
@@ -127,114 +130,200 @@ function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned 
 
 const REBUILD_ATTEMPTS = 5;
 
-/**
- * Rebuilds one invoice's stored document from its facts. After writing, the
- * facts are read again: if another import added one meanwhile, the document
- * is rebuilt, so concurrent imports cannot leave a stale document behind.
- * Returns false when the invoice itself is not imported yet.
- */
-async function rebuildInvoice(ctx: ServiceContext, tenant: string, invoiceUuid: string): Promise<{ exists: boolean; changed: boolean }> {
-  let changed = false;
-  const read = async () => {
-    const records = await factsOfInvoice(ctx.db, tenant, invoiceUuid);
-    const cancels = await cancellationsOf(ctx.db, tenant, [invoiceUuid, ...records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)]);
-    return { records, cancels };
-  };
-  let facts = await read();
-  for (let attempt = 0; attempt < REBUILD_ATTEMPTS; attempt++) {
-    const invoice = facts.records.find((r) => r.kind === 'invoice' && r.uuid === invoiceUuid)?.fact as InvoiceFact | undefined;
-    if (!invoice) return { exists: false, changed };
-    const payments = facts.records.filter((r) => r.kind === 'payment').map((r) => r.fact as PaymentFact);
-    const credits = facts.records.filter((r) => r.kind === 'creditNote').map((r) => r.fact as CreditNoteFact);
-    const doc = buildFinancialDocument(invoice, payments, credits, facts.cancels.map((r) => r.fact as CancellationFact));
-    if (await putFinancialDocument(ctx.db, doc)) changed = true;
-    const again = await read();
-    if (sameFacts(facts.records, again.records) && sameFacts(facts.cancels, again.cancels)) break;
-    facts = again;
-  }
-  return { exists: true, changed };
-}
+/** A file of the batch being written: its plan, or its result when already decided (rejected). */
+type BatchItem = { name: string; planned: Planned; sha256: string } | { name: string; result: ImportFileResult };
 
 const factKey = (r: ImportFactRecord): string => `${r._id}:${r.sha256}`;
-const sameFacts = (a: ImportFactRecord[], b: ImportFactRecord[]): boolean => {
-  const x = a.map(factKey).sort();
-  const y = b.map(factKey).sort();
-  return x.length === y.length && x.every((k, i) => k === y[i]);
-};
+const factsKeyOf = (records: readonly ImportFactRecord[]): string => records.map(factKey).sort().join(',');
 
-/** Invoices a cancellation touches: the cancelled invoice, or the invoices of a cancelled payment or credit note. */
-async function invoicesOfCancelled(ctx: ServiceContext, tenant: string, uuid: string): Promise<string[]> {
-  const target = await findFact(ctx.db, tenant, 'invoice', uuid);
-  if (!target) return [];
-  return target.kind === 'invoice' ? [uuid] : target.invoices;
+/**
+ * Rebuilds the stored documents of these invoices from all their facts, in
+ * bulk (one read of the facts, one of the cancellations, one of the stored
+ * documents, one bulk write). After writing, the facts are read again: the
+ * invoices another import added a fact to meanwhile are rebuilt, so
+ * concurrent imports cannot leave a stale document behind. Returns the
+ * invoices that exist (the others are not imported yet).
+ */
+async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoiceUuids: readonly string[], now: Date): Promise<Set<string>> {
+  const existing = new Set<string>();
+  const read = async (uuids: readonly string[]) => {
+    const records = await factsOfInvoices(ctx.db, tenant, uuids);
+    const cancels = await cancellationsOf(ctx.db, tenant, [...uuids, ...records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)]);
+    const cancelBy = new Map(cancels.map((c) => [c.uuid, c]));
+    const per = new Map<string, { records: ImportFactRecord[]; cancels: ImportFactRecord[] }>();
+    for (const u of uuids) per.set(u, { records: [], cancels: [] });
+    for (const r of records) for (const u of r.invoices) per.get(u)?.records.push(r);
+    for (const [u, f] of per) {
+      for (const uuid of new Set([u, ...f.records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)])) {
+        const c = cancelBy.get(uuid);
+        if (c) f.cancels.push(c);
+      }
+    }
+    return per;
+  };
+  let todo = [...new Set(invoiceUuids)];
+  let facts = await read(todo);
+  for (let attempt = 0; attempt < REBUILD_ATTEMPTS && todo.length; attempt++) {
+    const docs: FinancialDocument[] = [];
+    for (const uuid of todo) {
+      const f = facts.get(uuid)!;
+      const invoice = f.records.find((r) => r.kind === 'invoice' && r.uuid === uuid)?.fact as InvoiceFact | undefined;
+      if (!invoice) continue;
+      existing.add(uuid);
+      const payments = f.records.filter((r) => r.kind === 'payment').map((r) => r.fact as PaymentFact);
+      const credits = f.records.filter((r) => r.kind === 'creditNote').map((r) => r.fact as CreditNoteFact);
+      docs.push(buildFinancialDocument(invoice, payments, credits, f.cancels.map((r) => r.fact as CancellationFact)));
+    }
+    await putFinancialDocuments(ctx.db, tenant, docs, now);
+    const again = await read(todo);
+    const stale = todo.filter((u) => {
+      const a = facts.get(u)!;
+      const b = again.get(u)!;
+      return factsKeyOf(a.records) !== factsKeyOf(b.records) || factsKeyOf(a.cancels) !== factsKeyOf(b.cancels);
+    });
+    for (const u of stale) facts.set(u, again.get(u)!);
+    todo = stale;
+  }
+  return existing;
 }
 
-async function apply(ctx: ServiceContext, tenant: string, planned: Planned, sha256: string, name: string): Promise<ImportFileResult> {
+/**
+ * Writes one batch of planned files: every fact, trip and affected invoice
+ * document of the batch in a few bulk operations instead of several round
+ * trips per file. Outcomes are decided in file order, as if the files were
+ * written one by one (a UUID twice in a batch: created, then skipped or updated).
+ * Facts are written first and documents rebuilt from the stored facts after,
+ * also for skipped files: a batch cut by a crash converges when the same
+ * files are imported again.
+ */
+async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly BatchItem[]): Promise<ImportFileResult[]> {
   const now = ctx.now();
-  const outcomes: WriteOutcome[] = [];
-  const affected = new Set<string>();
-  for (const f of planned.facts) {
-    outcomes.push(
-      await saveFact(ctx.db, { _id: factId(tenant, f.kind, f.uuid), tenant, uuid: f.uuid, kind: f.kind, sha256, invoices: f.invoices, fact: f.fact, importedAt: now }),
-    );
-    const invoices = f.kind === 'cancellation' ? await invoicesOfCancelled(ctx, tenant, f.uuid) : f.invoices;
-    for (const i of invoices) affected.add(i);
+  const planned = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
+  // What is stored already: the batch's facts, and the CFDI that cancellations refer to.
+  const ids = planned.flatMap((p) => p.planned.facts.flatMap((f) => (f.kind === 'cancellation' ? [factId(tenant, f.kind, f.uuid), factId(tenant, 'invoice', f.uuid)] : [factId(tenant, f.kind, f.uuid)])));
+  const known = await findFacts(ctx.db, tenant, ids);
+  const toWrite = new Map<string, ImportFactRecord>();
+  const outcomes = new Map<BatchItem, WriteOutcome>();
+  for (const p of planned) {
+    const mine: WriteOutcome[] = [];
+    for (const f of p.planned.facts) {
+      const record: ImportFactRecord = { _id: factId(tenant, f.kind, f.uuid), tenant, uuid: f.uuid, kind: f.kind, sha256: p.sha256, invoices: f.invoices, fact: f.fact, importedAt: now };
+      const prev = known.get(record._id);
+      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind) mine.push('skipped');
+      else {
+        mine.push(prev ? 'updated' : 'created');
+        known.set(record._id, record);
+        toWrite.set(record._id, record);
+      }
+    }
+    outcomes.set(p, mine.includes('created') ? 'created' : mine.includes('updated') ? 'updated' : 'skipped');
   }
-  if (planned.trip) await putTrip(ctx.db, planned.trip);
-  const docIds: string[] = [];
-  const pending: string[] = [];
-  for (const invoiceUuid of affected) {
-    const { exists } = await rebuildInvoice(ctx, tenant, invoiceUuid);
-    if (exists) docIds.push(financialDocId(tenant, invoiceUuid));
-    else pending.push(invoiceUuid);
+  await saveFacts(ctx.db, [...toWrite.values()]);
+  const tripsOf = new Map<string, TripDocument>();
+  for (const p of planned) if (p.planned.trip) tripsOf.set(p.planned.trip._id, p.planned.trip);
+  await putTrips(ctx.db, tenant, [...tripsOf.values()], now);
+
+  // Invoices each file touches: its own, or for a cancellation those of the cancelled CFDI.
+  const affectedOf = new Map<BatchItem, string[]>();
+  for (const p of planned) {
+    const inv: string[] = [];
+    for (const f of p.planned.facts) {
+      if (f.kind !== 'cancellation') inv.push(...f.invoices);
+      else {
+        const target = known.get(factId(tenant, 'invoice', f.uuid));
+        if (target) inv.push(...(target.kind === 'invoice' ? [f.uuid] : target.invoices));
+      }
+    }
+    affectedOf.set(p, [...new Set(inv)]);
   }
-  if (planned.kind === 'cancellation') {
-    for (const f of planned.facts) if (!affected.size) pending.push(f.uuid);
-  }
-  const status: WriteOutcome = outcomes.includes('created') ? 'created' : outcomes.includes('updated') ? 'updated' : 'skipped';
-  const result: ImportFileResult = { name, status, kind: planned.kind, uuid: planned.uuid };
-  if (status === 'skipped') result.reason = 'already imported (same UUID, same content)';
-  if (docIds.length) result.financialDocIds = docIds;
-  if (planned.trip) result.tripId = planned.trip._id;
-  if (pending.length) result.pendingInvoices = [...new Set(pending)];
-  return result;
+  const existing = await rebuildInvoices(ctx, tenant, [...new Set([...affectedOf.values()].flat())], now);
+
+  return items.map((item) => {
+    if ('result' in item) return item.result;
+    const status = outcomes.get(item)!;
+    const affected = affectedOf.get(item)!;
+    const result: ImportFileResult = { name: item.name, status, kind: item.planned.kind, uuid: item.planned.uuid };
+    if (status === 'skipped') result.reason = 'already imported (same UUID, same content)';
+    const docIds = affected.filter((u) => existing.has(u)).map((u) => financialDocId(tenant, u));
+    const pending = affected.filter((u) => !existing.has(u));
+    if (item.planned.kind === 'cancellation' && !affected.length) pending.push(...item.planned.facts.map((f) => f.uuid));
+    if (docIds.length) result.financialDocIds = docIds;
+    if (item.planned.trip) result.tripId = item.planned.trip._id;
+    if (pending.length) result.pendingInvoices = [...new Set(pending)];
+    return result;
+  });
 }
+
+/** Thrown when the caller gave up (the HTTP deadline answered 503, or the client left): files written so far are whole. */
+export class ImportAborted extends Error {
+  constructor() {
+    super('import aborted');
+    this.name = 'ImportAborted';
+  }
+}
+
+/** Files parsed while the previous batch is written; bounds memory to about two batches of parsed files. */
+export const IMPORT_BATCH_FILES = 250;
 
 /**
  * Imports files for `tenant` (always the authenticated tenant, never read
- * from a file). Files are processed one at a time in order, each streamed,
- * so memory stays bounded by one file whatever the archive holds.
+ * from a file). Each file is streamed and parsed in order; parsed files are
+ * written in batches (bulk writes), the next batch parsed while the previous
+ * one is written, so memory stays bounded by two batches whatever the archive
+ * holds. `signal` stops the import between files (ImportAborted).
  */
 export async function importDocuments(
   ctx: ServiceContext,
   tenant: string,
   inputs: Iterable<ImportInput> | AsyncIterable<ImportInput>,
-  opts: { limits?: ImportLimits; onFile?: (result: ImportFileResult, done: number) => void } = {},
+  opts: { limits?: ImportLimits; signal?: AbortSignal; batchFiles?: number; onFile?: (result: ImportFileResult, done: number) => void } = {},
 ): Promise<ImportReport> {
   const limits = opts.limits ?? ctx.config.imports;
+  const batchFiles = opts.batchFiles ?? IMPORT_BATCH_FILES;
   const report: ImportReport = { tenant, summary: { files: 0, created: 0, updated: 0, skipped: 0, rejected: 0 }, files: [] };
   let labelsEnsured = false;
+  const record = (results: ImportFileResult[]) => {
+    for (const result of results) {
+      report.summary.files += 1;
+      report.summary[result.status] += 1;
+      report.files.push(result);
+      opts.onFile?.(result, report.summary.files);
+    }
+  };
+  const checkAbort = () => {
+    if (opts.signal?.aborted) throw new ImportAborted();
+  };
+  let writing: Promise<void> = Promise.resolve();
+  const flush = async (batch: BatchItem[]) => {
+    await writing;
+    checkAbort();
+    if (!labelsEnsured && batch.some((i) => 'planned' in i)) {
+      await ensureImportStatusLabels(ctx.db, tenant, IMPORT_STATUS_LABELS);
+      labelsEnsured = true;
+    }
+    writing = applyBatch(ctx, tenant, batch).then(record);
+    // Awaited by the next flush or at the end; until then a failure must not count as unhandled.
+    writing.catch(() => undefined);
+  };
+  let batch: BatchItem[] = [];
   for await (const entry of expandInputs(inputs, new ImportBudget(limits))) {
-    let result: ImportFileResult;
-    if ('rejection' in entry) result = { name: entry.name, status: 'rejected', reason: entry.rejection };
+    checkAbort();
+    if ('rejection' in entry) batch.push({ name: entry.name, result: { name: entry.name, status: 'rejected', reason: entry.rejection } });
     else {
       try {
         const { file, sha256 } = await parseEntry(await entry.open(), limits.maxFileBytes);
-        const planned = plan(tenant, file);
-        if (!labelsEnsured) {
-          await ensureImportStatusLabels(ctx.db, tenant, IMPORT_STATUS_LABELS);
-          labelsEnsured = true;
-        }
-        result = await apply(ctx, tenant, planned, sha256, entry.name);
+        batch.push({ name: entry.name, planned: plan(tenant, file), sha256 });
       } catch (err) {
         if (!(err instanceof ImportRejection)) throw err;
-        result = { name: entry.name, status: 'rejected', reason: err.reason };
+        batch.push({ name: entry.name, result: { name: entry.name, status: 'rejected', reason: err.reason } });
       }
     }
-    report.summary.files += 1;
-    report.summary[result.status] += 1;
-    report.files.push(result);
-    opts.onFile?.(result, report.summary.files);
+    if (batch.length >= batchFiles) {
+      await flush(batch);
+      batch = [];
+    }
   }
+  if (batch.length) await flush(batch);
+  await writing;
   return report;
 }

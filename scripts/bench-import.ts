@@ -1,0 +1,109 @@
+/**
+ * `npm run bench:import -- [--files N] [--data-dir DIR] [--json]`
+ *
+ * The import on the `npm start` path: starts `scripts/start.ts` in a child
+ * process (on-disk embedded engine in a temporary DATA_DIR, default heap,
+ * demo tenants loaded with DEMO_INVOICES/DEMO_TRIPS = 200), builds a zip of N
+ * files (default 10,000) from the hand-written fixtures with distinct UUIDs
+ * (scripts/cfdi-corpus.ts), and sends it to POST /api/imports as tenant TGO.
+ * Reports files/s, wall time, the report summary, and the resident memory of
+ * the service process and of the engine's JVM (before, peak during, after;
+ * sampled every 100 ms from /proc). Then sends the same zip again (every file
+ * skipped) and reports that too.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { corpusZip } from './cfdi-corpus.ts';
+import { DEMO_TENANTS } from '../lib/demo/load.ts';
+
+const { values } = parseArgs({ options: { files: { type: 'string', default: '10000' }, 'data-dir': { type: 'string' }, json: { type: 'boolean', default: false } } });
+const files = Number(values.files);
+if (!Number.isInteger(files) || files < 1) {
+  console.error('usage: npm run bench:import -- [--files N] [--data-dir DIR] [--json]');
+  process.exit(2);
+}
+const ROOT = path.join(import.meta.dirname, '..');
+const tenant = DEMO_TENANTS[0]!;
+const dataDir = values['data-dir'] ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-import-')));
+
+const rssMb = (pid: number | null): number | null => {
+  if (!pid) return null;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+};
+/** The engine JVM the service started (a child of it whose command line names embedded-mongo). */
+function enginePid(parent: number): number | null {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== parent) continue;
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('embedded-mongo')) return Number(pid);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return null;
+}
+
+const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DEMO_INVOICES: '200', DEMO_TRIPS: '200' };
+delete env.MONGODB_URI;
+const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+let out = '';
+child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+const base = await new Promise<string>((resolve, reject) => {
+  const timer = setTimeout(() => reject(new Error(`the service did not start in 180 s\n${out}`)), 180_000);
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    const m = /listening on (http:\/\/\S+)/.exec(out);
+    if (m) {
+      clearTimeout(timer);
+      resolve(m[1]!);
+    }
+  });
+  child.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening\n${out}`)));
+});
+
+try {
+  const engine = enginePid(child.pid!);
+  const zip = await corpusZip(files);
+  const run = async () => {
+    const before = { service: rssMb(child.pid!), engine: rssMb(engine) };
+    const peak = { service: before.service ?? 0, engine: before.engine ?? 0 };
+    const sampler = setInterval(() => {
+      peak.service = Math.max(peak.service, rssMb(child.pid!) ?? 0);
+      peak.engine = Math.max(peak.engine, rssMb(engine) ?? 0);
+    }, 100);
+    const started = performance.now();
+    const res = await fetch(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': tenant.apiKey, 'content-type': 'application/zip' }, body: zip });
+    const body = (await res.json()) as { summary?: Record<string, number> };
+    const wallS = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    const after = { service: rssMb(child.pid!), engine: rssMb(engine) };
+    if (res.status !== 200) throw new Error(`POST /api/imports answered ${res.status}: ${JSON.stringify(body).slice(0, 500)}`);
+    return { status: res.status, summary: body.summary, wallS: Number(wallS.toFixed(1)), filesPerS: Math.round(files / wallS), rssMb: { before, peak, after } };
+  };
+  const first = await run();
+  const again = await run();
+  const result = { files, zipBytes: zip.length, node: process.version, cores: os.cpus().length, loadAverage: os.loadavg().map((x) => Number(x.toFixed(1))), first, again };
+  if (values.json) console.log(JSON.stringify(result, null, 2));
+  else {
+    console.log(`${files} files (${(zip.length / 1048576).toFixed(1)} MiB zip), on-disk engine, Node ${process.version}, ${result.cores} cores, load ${result.loadAverage.join(' ')}`);
+    for (const [label, r] of [['first import', first], ['same zip again', again]] as const) {
+      console.log(
+        `${label}: ${r.wallS} s, ${r.filesPerS} files/s, ${JSON.stringify(r.summary)}; service RSS ${r.rssMb.before.service} → peak ${r.rssMb.peak.service} → ${r.rssMb.after.service} MiB; engine RSS ${r.rssMb.before.engine} → peak ${r.rssMb.peak.engine} → ${r.rssMb.after.engine} MiB`,
+      );
+    }
+  }
+} finally {
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  if (!values['data-dir']) await rm(dataDir, { recursive: true, force: true });
+}
