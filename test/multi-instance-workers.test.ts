@@ -7,14 +7,13 @@
  * deduplicable by its event id), and nothing is lost with the dead worker.
  */
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
 import { webhookDeliveries } from '../lib/db/webhooks-repo.ts';
-import { startService, ROOT } from './helpers/service.ts';
+import { startService, spawnScript } from './helpers/service.ts';
 import { startReceiver } from './helpers/receiver.ts';
 
 t.setTimeout(240_000);
@@ -36,24 +35,17 @@ const apiEnv = { ...shared, ALERT_WORKER: 'false', RATE_LIMIT_MAX: '100000' };
 const [a, b] = await Promise.all([startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv }), startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv })]);
 t.teardown(() => Promise.all([a.stop(), b.stop()]));
 
-/** `npm run worker` as a process (node --import tsx, so a signal reaches it directly). */
+/** `npm run worker` as a process of its own. */
 function startWorker(name: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/worker.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      TAP: '',
-      NODE_OPTIONS: '',
-      LOG_LEVEL: 'warn',
-      ...shared,
-      ALERT_PROCESS_EVERY_MS: '100',
-      ALERT_CONCURRENCY: '10',
-      ALERT_LOCK_LIFETIME_MS: '3000',
-      WEBHOOK_PROCESS_EVERY_MS: '200',
-      WEBHOOK_CONCURRENCY: '10',
-      WEBHOOK_LOCK_LIFETIME_MS: '3000',
-    },
+  const child = spawnScript('scripts/worker.ts', {
+    LOG_LEVEL: 'warn',
+    ...shared,
+    ALERT_PROCESS_EVERY_MS: '100',
+    ALERT_CONCURRENCY: '10',
+    ALERT_LOCK_LIFETIME_MS: '3000',
+    WEBHOOK_PROCESS_EVERY_MS: '200',
+    WEBHOOK_CONCURRENCY: '10',
+    WEBHOOK_LOCK_LIFETIME_MS: '3000',
   });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));

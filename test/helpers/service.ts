@@ -29,24 +29,25 @@ export interface StartServiceOptions {
   timeoutMs?: number;
 }
 
+/**
+ * One of the project's scripts as a process of its own (`node --import tsx`, so
+ * signals reach it directly), with nothing of the test runner's environment
+ * leaking into its config.
+ */
+export function spawnScript(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TAP: '', NODE_OPTIONS: '', ...env } });
+}
+
 export async function startService(opts: StartServiceOptions): Promise<RunningService> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      ...process.env,
-      // Nothing from the test runner's own environment should leak into the service's config.
-      TAP: '',
-      NODE_OPTIONS: '',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      MONGODB_URI: opts.mongodbUri,
-      MONGODB_DB: opts.mongodbDb,
-      // A real database needs the key from the environment (webhook operations are 503 without it).
-      WEBHOOK_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
-      ...opts.env,
-    },
+  const child = spawnScript('scripts/start.ts', {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    MONGODB_URI: opts.mongodbUri,
+    MONGODB_DB: opts.mongodbDb,
+    // A real database needs the key from the environment (webhook operations are 503 without it).
+    WEBHOOK_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+    ...opts.env,
   });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
