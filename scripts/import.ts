@@ -8,7 +8,8 @@
  * the PDFs SAT downloads come with, is left alone). Same rules and report as
  * POST /api/imports (lib/imports/import-documents.ts). Prints a summary and
  * every rejected file with its reason (`--json`: the whole report). Exit code
- * 0 when nothing was rejected, 3 when some file was, 2 on a usage error.
+ * 0 when every file was imported or skipped, 3 when any file was rejected, 2
+ * on a usage error (README, test/imports-operations.test.ts).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,7 +22,14 @@ import { importDocuments } from '../lib/imports/import-documents.ts';
 import type { ImportInput } from '../lib/imports/import-sources.ts';
 
 const usage = 'usage: npm run import -- --tenant <RFC> <files or folders…> [--json]';
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false } } });
+let parsed: { positionals: string[]; values: { tenant?: string; json?: boolean } };
+try {
+  parsed = parseArgs({ allowPositionals: true, options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false } } });
+} catch (err) {
+  console.error(`${(err as Error).message}. ${usage}`);
+  process.exit(2);
+}
+const { positionals, values } = parsed;
 const tenant = values.tenant?.toUpperCase();
 if (!tenant || !isValidRfc(tenant) || positionals.length === 0) {
   console.error(!tenant || !isValidRfc(tenant) ? `--tenant must be an RFC (12 or 13 characters). ${usage}` : usage);
