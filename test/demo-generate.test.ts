@@ -1,8 +1,9 @@
 import t from 'tap';
+import { createHash } from 'node:crypto';
 import { generateTenant, DEFAULT_END_DATE, DOC_STATUS, type GenerateTenantOptions } from '../lib/demo/generate.ts';
 import { Rng, WeightedTable, mix32 } from '../lib/demo/random.ts';
 import { CLIENTS, CITIES, PUBLIC_RFC, rfcCheckDigit, roadDistanceKm } from '../lib/demo/catalog.ts';
-import { batched, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { batched, DEFAULT_DEMO_SEED, DEMO_TENANTS } from '../lib/demo/load.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
 import { fromCents, toCents } from '../lib/money/cents.ts';
@@ -104,6 +105,24 @@ t.test('determinism: same seed ⇒ identical output, different seed differs', as
   t.not(JSON.stringify(docsA), JSON.stringify(docsC), 'different seed ⇒ different documents');
   t.not(docsA[0]!.invoice.uuid, docsC[0]!.invoice.uuid);
   t.not(JSON.stringify(take(a.trips, 50)), JSON.stringify(take(c.trips, 50)), 'different seed ⇒ different trips');
+});
+
+t.test('golden output: a small generation hashes as it always has', async (t) => {
+  // Pins the generator's output byte for byte (ids, amounts, dates, key order): a refactor of
+  // lib/demo must keep it; a deliberate change of the data updates the hash here and says why.
+  // Covers both demo profiles, ghosts (more documents than trips) and thinning (fewer).
+  const runs: GenerateTenantOptions[] = [
+    ...DEMO_TENANTS.map((x, i) => ({ tenant: x.rfc, name: x.name, seed: DEFAULT_DEMO_SEED + i, invoices: 600, trips: 500 })),
+    { tenant: 'TST010101AA1', name: 'Test', seed: 3, invoices: 150, trips: 400, idPrefix: 'TST1' },
+  ];
+  const h = createHash('sha256');
+  for (const o of runs) {
+    const g = generateTenant(o);
+    h.update(`${JSON.stringify(g.settings)}\n${JSON.stringify(g.counts)} ${g.idPrefix}\n`);
+    for (const d of g.financialDocs) h.update(`${JSON.stringify(d)}\n`);
+    for (const x of g.trips) h.update(`${JSON.stringify(x)}\n`);
+  }
+  t.equal(h.digest('hex'), '05d2b1999922087e2719705c46f7f65c8e58c3262ef6e3559f67ff1a4a0692f8');
 });
 
 t.test('exact counts and edge sizes', async (t) => {

@@ -10,6 +10,7 @@
  * municipality keys are the c_Municipio keys of the named municipalities and the
  * coordinates are the city centres (for plausible road distances).
  */
+import type { MexicanAddress } from '../model/trip-document.ts';
 import { hashString } from './random.ts';
 
 /** Service area of a demo tenant: the Gulf/centre (Veracruz-based) or the north/Bajío (Monterrey-based). */
@@ -71,6 +72,12 @@ export const STATES: Readonly<Record<string, string>> = {
   AGU: 'Aguascalientes',
   ZAC: 'Zacatecas',
 };
+
+/** A stored address; its province (state name) comes from the SAT state key, the key itself when unknown. */
+export function mexicanAddress(a: Omit<MexicanAddress, 'province'>): MexicanAddress {
+  const { street, city, municipality, state, country, zip } = a;
+  return { street, city, municipality, province: STATES[state] ?? state, state, country, zip };
+}
 
 export interface City {
   /** Stable key, e.g. "VER-193". */

@@ -17,7 +17,7 @@
 import type { LegProduct, TripDocument, TripLeg, TripPlace } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
-import { STATES } from '../demo/catalog.ts';
+import { mexicanAddress } from '../demo/catalog.ts';
 import type { CartaPorte, CartaPorteLocation, Cfdi } from './cfdi.ts';
 import { conceptKind, financialDocId } from './financial-mapping.ts';
 import { reject } from './rejection.ts';
@@ -27,20 +27,8 @@ export const tripId = (tenant: string, uuid: string): string => `${tenant}-CP-${
 export const LEG_STATUS = { inTransit: 2, delivered: 4 } as const;
 
 function place(l: CartaPorteLocation): TripPlace {
-  return {
-    id: l.id,
-    nif: l.rfc,
-    name: l.name,
-    address: {
-      street: l.street,
-      city: l.locality,
-      municipality: l.municipality,
-      province: STATES[l.state] ?? l.state,
-      state: l.state,
-      country: l.country,
-      zip: l.zip,
-    },
-  };
+  const address = mexicanAddress({ street: l.street, city: l.locality, municipality: l.municipality, state: l.state, country: l.country, zip: l.zip });
+  return { id: l.id, nif: l.rfc, name: l.name, address };
 }
 
 /** Splits `totalC` over weights in cents, the remainder on the last share. */

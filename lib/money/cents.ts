@@ -51,6 +51,26 @@ export function taxOn(base: number, rate: number): number {
 }
 
 /**
+ * round2(a × b) in integer cents, exactly (half away from zero, as toCents),
+ * for non-negative a with ≤ aDecimals decimals and b with ≤ bDecimals decimals.
+ * Integer arithmetic: no float noise, and ~10× faster than toCents where
+ * millions of amounts are made (the demo generator).
+ */
+export function productCents(a: number, aDecimals: number, b: number, bDecimals: number): number {
+  const ai = Math.round(a * 10 ** aDecimals);
+  const bi = Math.round(b * 10 ** bDecimals);
+  const shift = aDecimals + bDecimals - 2;
+  if (shift <= 0) return ai * bi * 10 ** -shift;
+  const scale = 10 ** shift;
+  return Math.floor((ai * bi + scale / 2) / scale);
+}
+
+/** round2(base × rate) in cents, for a non-negative base in cents and a rate with ≤ 4 decimals (= taxOn in cents). */
+export function rateOfCents(baseC: number, rate: number): number {
+  return Math.floor((baseC * Math.round(rate * 10_000) + 5_000) / 10_000);
+}
+
+/**
  * |a − b| > tolerance, compared in cents so that 100.01 vs 100.00 with a 0.01
  * tolerance is NOT over (the float difference is 0.010000000000005).
  */

@@ -143,6 +143,11 @@ export function mxDayStart(date: string): number {
   return mxWallTimeToEpoch(year, month, day);
 }
 
+/** First ms of the Mexico City day an instant falls on. */
+export function mxDayStartAt(epochMs: number): number {
+  return mxDayStart(mxDateString(epochMs));
+}
+
 /** Last ms of a Mexico City calendar day (inclusive end for range filters). */
 export function mxDayEnd(date: string): number {
   return mxDayStart(mxAddDays(date, 1)) - 1;
@@ -219,6 +224,11 @@ export function isoWeekday(date: string): number {
   const { year, month, day } = parseDate(date);
   const wd = new Date(Date.UTC(year, month - 1, day)).getUTCDay();
   return wd === 0 ? 7 : wd;
+}
+
+/** Monday of the ISO week (Monday–Sunday) a date falls in. */
+export function isoWeekMonday(date: string): string {
+  return mxAddDays(date, 1 - isoWeekday(date));
 }
 
 /**

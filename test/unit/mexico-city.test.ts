@@ -1,7 +1,7 @@
 import t from 'tap';
 import {
-  daysBetweenDates, daysInRange, isMonthKey, isMxDateString, isoWeekday, mxAddDays, mxCalendarDaysBetween, mxDateString,
-  mxDayEnd, mxDayStart, mxMonthKey, mxMonthRange, mxOffsetMs, mxYmdInt, parseMxDateTime, ymdIntToDateString, ymdIntToMxDayStart,
+  daysBetweenDates, daysInRange, isMonthKey, isMxDateString, isoWeekday, isoWeekMonday, mxAddDays, mxCalendarDaysBetween, mxDateString,
+  mxDayEnd, mxDayStart, mxDayStartAt, mxMonthKey, mxMonthRange, mxOffsetMs, mxYmdInt, parseMxDateTime, ymdIntToDateString, ymdIntToMxDayStart,
 } from '../../lib/time/mexico-city.ts';
 
 const utc = (s: string): number => Date.parse(s);
@@ -62,6 +62,12 @@ t.test('calendar arithmetic', async (t) => {
   t.equal(mxCalendarDaysBetween(utc('2026-03-02T05:59:59Z'), utc('2026-03-02T06:00:00Z')), 1, 'one second, next local day');
   t.equal(isoWeekday('2026-03-01'), 7, 'Sunday');
   t.equal(isoWeekday('2026-03-02'), 1, 'Monday');
+  t.equal(isoWeekMonday('2026-03-01'), '2026-02-23', 'a Sunday belongs to the week of the Monday before');
+  t.equal(isoWeekMonday('2026-03-02'), '2026-03-02', 'a Monday is its own');
+  t.equal(isoWeekMonday('2026-01-01'), '2025-12-29', 'across a year');
+  t.equal(mxDayStartAt(utc('2026-03-02T05:59:59.999Z')), utc('2026-03-01T06:00:00Z'), 'late evening local: that day');
+  t.equal(mxDayStartAt(utc('2026-03-02T06:00:00Z')), utc('2026-03-02T06:00:00Z'), 'midnight local is its own start');
+  t.equal(mxDayStartAt(utc('2022-07-01T12:00:00Z')), utc('2022-07-01T05:00:00Z'), 'DST era: UTC−5');
 });
 
 t.test('parseMxDateTime reads offset-less CFDI dates as Mexico City wall time', async (t) => {

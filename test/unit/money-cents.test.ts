@@ -1,5 +1,5 @@
 import t from 'tap';
-import { diffCents, differsBeyond, fromCents, round2, sumCents, taxOn, toCents } from '../../lib/money/cents.ts';
+import { diffCents, differsBeyond, fromCents, productCents, rateOfCents, round2, sumCents, taxOn, toCents } from '../../lib/money/cents.ts';
 
 t.test('toCents rounds half away from zero without float noise', async (t) => {
   t.equal(toCents(1.005), 101, '1.005 is stored as 1.00499…; still 101 cents');
@@ -42,4 +42,17 @@ t.test('diffCents, taxOn, differsBeyond', async (t) => {
   t.equal(differsBeyond(100.02, 100, 0.01), true);
   t.equal(differsBeyond(99.98, 100, 0.01), true);
   t.equal(differsBeyond(5, 5, 0), false);
+});
+
+t.test('productCents and rateOfCents: exact integer forms of round2(a × b) and taxOn', async (t) => {
+  t.equal(productCents(31_500, 0, 0.4567, 4), 1_438_605, '31,500 L × 0.4567 = 14,386.05');
+  t.equal(productCents(3, 0, 0.005, 4), 2, '0.015 → 0.02: half away from zero');
+  t.equal(productCents(125.5, 2, 23.45, 2), 294_298, '125.50 × 23.45 = 2,942.975 → 2,942.98');
+  t.equal(productCents(2, 0, 1500, 0), 300_000, 'no decimals: a whole product');
+  t.equal(rateOfCents(10_000, 0.16), 1_600);
+  t.equal(rateOfCents(12_345, 0.04), 494, '123.45 × 4% = 4.938 → 4.94');
+  t.equal(rateOfCents(1_250, 0.16), 200, '12.50 × 16% = 2.00');
+  for (const [base, rate] of [[1_438_605, 0.16], [99_999, 0.04], [1, 0.16], [87_654_321, 0.0475]] as const) {
+    t.equal(rateOfCents(base, rate), toCents(taxOn(fromCents(base), rate)), `rateOfCents(${base}, ${rate}) = taxOn`);
+  }
 });
