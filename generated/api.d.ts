@@ -892,6 +892,16 @@ export interface components {
             /** Format: date-time */
             instant: string;
         };
+        /**
+         * calendar date (YYYY-MM-DD, years 1970–2999)
+         * @description A calendar day as YYYY-MM-DD. The pattern admits exactly the days that exist in
+         *     1970–2999 (leap years included), so it says all `format: date` would; it is stated
+         *     without `format: date` so that generated clients send the string as written
+         *     (openapi-generator's typescript-fetch types a `format: date` parameter as a `Date` and
+         *     sends it as a date-time, which is not a day).
+         * @example 2026-01-01
+         */
+        CalendarDate: string;
         CancelAlertJobResponse: {
             /** @enum {boolean} */
             cancelled: true;
@@ -3296,7 +3306,7 @@ export interface components {
          * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
          * @example 2026-03-31
          */
-        EndDate: string;
+        EndDate: components["schemas"]["CalendarDate"];
         /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
         FindingKind: "discrepancy" | "warning" | "info";
         /** @description Forecast buckets: `week` (ISO weeks, Monday–Sunday; default) or `month` (calendar months). The first bucket starts at the as-of day. */
@@ -3318,9 +3328,9 @@ export interface components {
         /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
         ProtocolVersion: string;
         /** @description Last day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
-        ReportEndDate: string;
+        ReportEndDate: components["schemas"]["CalendarDate"];
         /** @description First day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). With `targetMonth`, the period is their intersection. */
-        ReportStartDate: string;
+        ReportStartDate: components["schemas"]["CalendarDate"];
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
         SessionIdOptional: string;
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
@@ -3329,7 +3339,7 @@ export interface components {
          * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
          * @example 2026-01-01
          */
-        StartDate: string;
+        StartDate: components["schemas"]["CalendarDate"];
         /**
          * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). With `startDate`/`endDate` too, the period is their intersection with the month (possibly empty). Without any of the three: the current month.
          * @example 2026-10
@@ -5090,13 +5100,13 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
-                loadEndDate?: string;
+                loadEndDate?: components["schemas"]["CalendarDate"];
                 /** @description First loading day included (YYYY-MM-DD, Mexico City). */
-                loadStartDate?: string;
+                loadStartDate?: components["schemas"]["CalendarDate"];
                 /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
-                offloadEndDate?: string;
+                offloadEndDate?: components["schemas"]["CalendarDate"];
                 /** @description First offloading day included. */
-                offloadStartDate?: string;
+                offloadStartDate?: components["schemas"]["CalendarDate"];
                 /**
                  * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
                  * @example 1

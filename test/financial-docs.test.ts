@@ -130,7 +130,7 @@ t.test('validation: one detail per problem, nothing coerced silently', async (t)
   t.ok(details.includes("unknown query parameter 'foo'"));
   t.ok(details.some((d) => d.startsWith('page ')));
   t.ok(details.some((d) => d.startsWith('detail must be one of')));
-  t.ok(details.some((d) => d.startsWith('startDate must be a valid date')));
+  t.ok(details.some((d) => d.startsWith('startDate must be a valid calendar date (YYYY-MM-DD')));
   const repeated = await get('?limit=1&limit=2');
   t.equal(repeated.statusCode, 400, 'a repeated scalar parameter is rejected');
   const inverted = await get('?startDate=2026-03-10&endDate=2026-03-01');

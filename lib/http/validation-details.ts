@@ -60,6 +60,9 @@ export function validationProblems(errors: ErrorObject[], part: string): Validat
     } else if (e.keyword === 'enum') {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
       push(`${subject} must be one of: ${allowed.map(String).join(', ')}`);
+    } else if (e.keyword === 'pattern' && typeof (e.parentSchema as { title?: unknown } | undefined)?.title === 'string') {
+      // A named form (e.g. CalendarDate) reads better than its regular expression.
+      push(`${subject} must be a valid ${(e.parentSchema as { title: string }).title}`);
     } else if (e.keyword === 'format') {
       const format = String((e.params as { format: string }).format);
       const hint = format === 'date' ? ' (YYYY-MM-DD)' : format === 'date-time' ? ' (ISO 8601 date-time)' : '';
