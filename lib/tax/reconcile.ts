@@ -11,7 +11,7 @@
  *   - expected VAT   = Σ round2(base × rate), rate ∈ {0.16, 0.08, settings.vatRate};
  *   - expected retention = company client ? Σ round2(freight base × 4%) : 0.
  * Money comparisons are in integer cents against settings.discrepancyTolerance.
- * Totals over documents: reconcile-totals.ts; cash-basis taxes: cash-basis.ts.
+ * Totals over documents: tax-totals.ts; cash-basis taxes: cash-basis.ts.
  */
 import type { FinancialDocument, InvoiceConcept } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';

@@ -98,7 +98,7 @@ function contribution(doc: FinancialDocument, r: Reconciliation, month: string, 
     cancelled: r.cancelled,
     cancelledTotalC: r.cancelled ? toCents(r.total) : 0,
     amounts: r.cancelled ? zeroAmounts() : amounts,
-    // Like aggregateReconciliations: a cancelled document's findings (DOCUMENT_CANCELLED) are not summed.
+    // A cancelled document's findings (DOCUMENT_CANCELLED) are not summed.
     findings: first && !r.cancelled ? findingCounts(r) : { discrepancy: 0, warning: 0, info: 0 },
     hasDiscrepancy: first && r.hasDiscrepancy,
     first,

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { DEFAULT_SETTINGS } from '../../lib/model/tenant-settings.ts';
 import { isFreightConcept, reconcileDocument, type Finding } from '../../lib/tax/reconcile.ts';
-import { aggregateReconciliations, byClient, byMonth } from '../../lib/tax/reconcile-totals.ts';
+import { aggregateReconciliations, byClient, byMonth } from '../helpers/reconciliation-totals.ts';
 import { cashBasisForPeriod, cashBasisShare } from '../../lib/tax/cash-basis.ts';
 import { mxMonthRange } from '../../lib/time/mexico-city.ts';
 import {

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { reconcileDocument } from '../../lib/tax/reconcile.ts';
-import { aggregateReconciliations, byMonth } from '../../lib/tax/reconcile-totals.ts';
+import { aggregateReconciliations, byMonth } from '../helpers/reconciliation-totals.ts';
 import { exemptBreakdownC, invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator } from '../../lib/tax/tax-totals.ts';
 import { FindingsCollector } from '../../lib/tax/findings-list.ts';
 import { monthsOf } from '../../lib/shared/period.ts';

@@ -1,10 +1,12 @@
 /**
- * Reconciliation totals (domain.md "Tax reconciliation"): per-document
+ * Reference totals for the tests (domain.md "Tax reconciliation"): per-document
  * results grouped by a key (month, client) and summed in integer cents;
  * cancelled documents are counted apart and excluded from every sum.
+ * The service sums with TaxTotalsAccumulator (lib/tax/tax-totals.ts);
+ * test/unit/tax-totals.test.ts checks it against this plain version.
  */
-import { fromCents, toCents } from '../money/cents.ts';
-import type { Reconciliation } from './reconcile.ts';
+import { fromCents, toCents } from '../../lib/money/cents.ts';
+import type { Reconciliation } from '../../lib/tax/reconcile.ts';
 
 export interface ReconciliationTotals {
   key: string;
