@@ -360,6 +360,15 @@ export interface paths {
          *     itself was readable.
          *
          *     **Body size.** At most `IMPORT_BODY_LIMIT_BYTES` (64 MiB) for XML and zip bodies (`413`).
+         *
+         *     **Time.** An import has its own deadline, `IMPORT_TIMEOUT_MS` (15 minutes by default; other
+         *     operations have `REQUEST_TIMEOUT_MS`, 30 s). Past it the answer is `503` with reason
+         *     `deadline_exceeded` and the import stops at the next batch of files: what was written is
+         *     whole, and sending the same files again completes the import (idempotent by UUID).
+         *
+         *     **Incremental sync.** Financial documents and trips the import creates or changes get
+         *     `lastUpdate` = the time of the import (not the CFDI's dates), so `updatedSince` on both
+         *     lists returns them; a re-import that changes nothing leaves `lastUpdate` alone.
          *     JSON bodies have the same limit here; through MCP the MCP request limit
          *     (`BODY_LIMIT_BYTES`) applies.
          */

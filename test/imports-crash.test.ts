@@ -11,7 +11,7 @@ import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { startService, type RunningService } from './helpers/service.ts';
 import { corpusZip } from '../scripts/cfdi-corpus.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
-import { importFacts } from '../lib/db/import-facts-repo.ts';
+import { importFacts, importLinks } from '../lib/db/import-facts-repo.ts';
 import { IMPORT_BATCH_FILES } from '../lib/imports/import-documents.ts';
 
 // Two service starts and three imports of 1,000 files on a shared 2-core machine.
@@ -68,7 +68,7 @@ t.test('SIGKILL mid-import, restart, same zip again: identical to a clean import
   t.ok(report.summary.skipped >= IMPORT_BATCH_FILES, `files stored before the kill are skipped (${report.summary.skipped})`);
   const afterCrash = await snapshot();
 
-  await Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), importFacts(h.db).deleteMany({})]);
+  await Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), importFacts(h.db).deleteMany({}), importLinks(h.db).deleteMany({})]);
   const clean = await importZip(second.base);
   t.same(((await clean.json()) as { summary: unknown }).summary, { files: FILES, created: FILES, updated: 0, skipped: 0, rejected: 0 });
   const reference = await snapshot();

@@ -13,7 +13,7 @@ import { fixture, fixtureNames, zipOf, FIXTURE_DIR } from './helpers/cfdi-fixtur
 import { ROOT } from './helpers/service.ts';
 import { corpusZip } from '../scripts/cfdi-corpus.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
-import { importFacts } from '../lib/db/import-facts-repo.ts';
+import { importFacts, importLinks } from '../lib/db/import-facts-repo.ts';
 import { IMPORT_BATCH_FILES } from '../lib/imports/import-documents.ts';
 
 t.setTimeout(120_000);
@@ -21,7 +21,7 @@ const h = await startHarness(t);
 const UUID = (n: number): string => `1A2B3C4D-00${String(n).padStart(2, '0')}-4000-8000-0000000000${String(n).padStart(2, '0')}`;
 const docId = (n: number): string => `${TENANT_A}-CFDI-${UUID(n)}`;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const wipe = () => Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), importFacts(h.db).deleteMany({})]);
+const wipe = () => Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), importFacts(h.db).deleteMany({}), importLinks(h.db).deleteMany({})]);
 const post = (payload: Buffer | string, contentType: string) =>
   h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY_A, 'content-type': contentType }, payload });
 const get = async (url: string) => (await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A } })).json();
@@ -142,4 +142,17 @@ t.test('CLI exit codes: 0 when every file is imported or skipped, 3 when any is 
     t.equal(usage.code, 2, `usage error: ${args.join(' ')}`);
     t.match(usage.out, 'usage: npm run import');
   }
+});
+
+t.test('facts imported before importLinks existed are linked on the next import (backfill), so documents still see every fact', async (t) => {
+  await wipe();
+  const first = fixtureNames().filter((n) => !n.startsWith('07'));
+  t.equal((await post(await zipOf(first.map((n) => ({ name: n, data: fixture(n) }))), 'application/zip')).json().summary.created, 10);
+  await importLinks(h.db).deleteMany({});
+  // The last payment of A-1004: its document must still count the first payment and the credit note.
+  const last = (await post(fixture('07-payment-complement-2.xml'), 'application/xml')).json();
+  t.same(last.files[0].financialDocIds, [docId(4)]);
+  const ppd = (await get('/api/financial-docs?limit=20&startDate=2026-10-01&endDate=2026-10-31')).data.find((d: { id: string }) => d.id === docId(4));
+  t.equal(ppd.status.code, 6, 'A-1004 paid: 20,000.00 + credit note 5,600.00 + 30,400.00 = 56,000.00');
+  t.ok((await importLinks(h.db).countDocuments({ tenant: TENANT_A })) >= 7, 'links rebuilt for the tenant');
 });

@@ -39,6 +39,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.tenantSettings]: '_id',
   [COLLECTIONS.idempotency]: '_id',
   [COLLECTIONS.importFacts]: 'tenant',
+  [COLLECTIONS.importLinks]: 'tenant',
   // Service-wide (the cursor signing secret), read by _id once per process.
   [COLLECTIONS.serviceSecrets]: '_id',
   [COLLECTIONS.webhooks]: 'tenant',

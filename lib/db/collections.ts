@@ -14,6 +14,7 @@ export const COLLECTIONS = {
   alertJobs: 'alertJobs',
   idempotency: 'idempotencyKeys',
   importFacts: 'importFacts',
+  importLinks: 'importLinks',
   serviceSecrets: 'serviceSecrets',
   webhooks: 'webhooks',
   webhookDeliveries: 'webhookDeliveries',

@@ -52,10 +52,59 @@ export async function saveFacts(db: Db, records: readonly ImportFactRecord[]): P
   );
 }
 
+/**
+ * Collection `importLinks`: per invoice (`_id` = tenant|UUID), the ids of the facts that
+ * contribute to its document. The rebuild reads facts by `_id` through it instead of querying
+ * `importFacts` by the `invoices` array (a scan of every fact on engines without that index).
+ * Links are only ever added; a fact that no longer names the invoice is ignored when read.
+ */
+export interface ImportLinkRecord {
+  _id: string;
+  tenant: string;
+  invoice: string;
+  facts: string[];
+}
+
+export const importLinks = (db: Db): Collection<ImportLinkRecord> => db.collection<ImportLinkRecord>(COLLECTIONS.importLinks);
+const linkId = (tenant: string, invoiceUuid: string): string => `${tenant}|${invoiceUuid}`;
+
+/** Adds facts to their invoices' links (idempotent: `$addToSet` upserts, one unordered bulk write). */
+export async function linkFacts(db: Db, tenant: string, records: readonly Pick<ImportFactRecord, '_id' | 'invoices'>[]): Promise<void> {
+  const byInvoice = new Map<string, Set<string>>();
+  for (const r of records) for (const u of r.invoices) (byInvoice.get(u) ?? byInvoice.set(u, new Set()).get(u)!).add(r._id);
+  if (!byInvoice.size) return;
+  await importLinks(db).bulkWrite(
+    [...byInvoice].map(([invoice, ids]) => ({
+      updateOne: {
+        filter: { _id: linkId(tenant, invoice), tenant },
+        update: { $setOnInsert: { invoice }, $addToSet: { facts: { $each: [...ids] } } },
+        upsert: true,
+      },
+    })),
+    { ordered: false },
+  );
+}
+
+/**
+ * Links of facts imported before `importLinks` existed: built once per tenant from the facts
+ * (one scan), the first time an import finds no link for a tenant that has facts.
+ */
+export async function backfillLinks(db: Db, tenant: string): Promise<void> {
+  if (await importLinks(db).findOne({ tenant }, { projection: { _id: 1 } })) return;
+  const facts = await importFacts(db).find({ tenant, kind: { $ne: 'cancellation' } }, { projection: { _id: 1, invoices: 1 } }).toArray();
+  for (let i = 0; i < facts.length; i += 1000) await linkFacts(db, tenant, facts.slice(i, i + 1000));
+}
+
 /** Every fact (invoice, payments, credit notes) that contributes to these invoices' documents. */
 export async function factsOfInvoices(db: Db, tenant: string, invoiceUuids: readonly string[]): Promise<ImportFactRecord[]> {
   if (!invoiceUuids.length) return [];
-  return importFacts(db).find({ tenant, invoices: { $in: [...invoiceUuids] } }).toArray();
+  const links = await importLinks(db).find({ _id: { $in: [...new Set(invoiceUuids)].map((u) => linkId(tenant, u)) }, tenant }).toArray();
+  const ids = [...new Set(links.flatMap((l) => l.facts))];
+  if (!ids.length) return [];
+  const wanted = new Set(invoiceUuids);
+  const facts = await importFacts(db).find({ _id: { $in: ids }, tenant }).toArray();
+  // A fact re-imported with other content may no longer name an invoice it was linked to.
+  return facts.filter((f) => f.invoices.some((u) => wanted.has(u)));
 }
 
 export async function cancellationsOf(db: Db, tenant: string, uuids: readonly string[]): Promise<ImportFactRecord[]> {

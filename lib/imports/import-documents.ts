@@ -47,7 +47,9 @@ import {
   ensureImportStatusLabels,
   factId,
   factsOfInvoices,
+  backfillLinks,
   findFacts,
+  linkFacts,
   putFinancialDocuments,
   putTrips,
   saveFacts,
@@ -218,6 +220,9 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
     }
     outcomes.set(p, mine.includes('created') ? 'created' : mine.includes('updated') ? 'updated' : 'skipped');
   }
+  // Links before facts (a crash in between leaves links to facts not stored yet, which reads
+  // ignore), and for skipped files too: a re-import repairs any link that is missing.
+  await linkFacts(ctx.db, tenant, planned.flatMap((p) => p.planned.facts.map((f) => ({ _id: factId(tenant, f.kind, f.uuid), invoices: f.invoices }))));
   await saveFacts(ctx.db, [...toWrite.values()]);
   const tripsOf = new Map<string, TripDocument>();
   for (const p of planned) if (p.planned.trip) tripsOf.set(p.planned.trip._id, p.planned.trip);
@@ -299,6 +304,7 @@ export async function importDocuments(
     checkAbort();
     if (!labelsEnsured && batch.some((i) => 'planned' in i)) {
       await ensureImportStatusLabels(ctx.db, tenant, IMPORT_STATUS_LABELS);
+      await backfillLinks(ctx.db, tenant);
       labelsEnsured = true;
     }
     writing = applyBatch(ctx, tenant, batch).then(record);
