@@ -24,7 +24,7 @@ t.test('extraData problems', async (t) => {
 t.test('domain validation: 403 first, then every problem', async (t) => {
   const now = new Date('2026-04-01T00:00:00Z');
   const base = { userIds: ['a'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'n' };
-  t.throws(() => validateScheduleInput('AAA010101AAA', { ...base, tenantId: 'BBB010101BBB', ruleId: 'bad' }, now), new ApiError(403, 'Forbidden', ['tenantId BBB010101BBB does not match the authenticated tenant']));
+  t.throws(() => validateScheduleInput('AAA010101AAA', { ...base, tenantId: 'BBB010101BBB', ruleId: 'bad' }, now), new ApiError(403, 'Forbidden', ['tenantId BBB010101BBB does not match the authenticated tenant'], { reason: 'foreign_tenant' }));
   try {
     validateScheduleInput('AAA010101AAA', { ...base, userIds: ['a', 'a', ' b'], ruleId: 'bad', cycleKey: '2026-13', extraData: { a: { b: { c: { d: { e: { f: 1 } } } } } }, dueDate: 'soon' }, now);
     t.fail('should throw');
