@@ -10,6 +10,7 @@
 import { readExtraData, type StoredExtraData } from './extra-data.ts';
 import { createHash } from 'node:crypto';
 import type { Filter, ObjectId } from 'mongodb';
+import { oneTimeJobDocument, type AgendaJobDocument } from '../jobs/agenda-job.ts';
 import type { AlertRuleId } from './rules.ts';
 
 /** The one Agenda job definition of the alerts worker. */
@@ -24,15 +25,29 @@ export interface JobFailure {
   error: string;
 }
 
-export interface AlertJobData {
-  /** sha256(JSON [tenant, ruleId, cycleKey, userId]); unique index. */
-  jobKey: string;
+/** Who and what an alert is for: the same fields on the job, its API view and its record. */
+export interface AlertSubject {
   tenant: string;
   userId: string;
   ruleId: AlertRuleId;
   cycleKey: string;
   nameAlert: string;
   individual: boolean;
+}
+
+/** The subject's fields alone, in their API order. */
+export const alertSubject = (s: AlertSubject): AlertSubject => ({
+  tenant: s.tenant,
+  userId: s.userId,
+  ruleId: s.ruleId,
+  cycleKey: s.cycleKey,
+  nameAlert: s.nameAlert,
+  individual: s.individual,
+});
+
+export interface AlertJobData extends AlertSubject {
+  /** sha256(JSON [tenant, ruleId, cycleKey, userId]); unique index. */
+  jobKey: string;
   /** Serialised (see extra-data.ts). */
   extraData: StoredExtraData;
   dueDate: Date;
@@ -41,64 +56,15 @@ export interface AlertJobData {
 }
 
 /** The stored document (Agenda's fields + ours). */
-export interface AlertJobDocument {
-  _id: ObjectId;
-  name: string;
-  type: 'normal';
-  priority: number;
-  nextRunAt: Date | null;
-  data: AlertJobData;
-  lockedAt: Date | null;
-  lastRunAt: Date | null;
-  lastFinishedAt: Date | null;
-  failedAt: Date | null;
-  failCount: number | null;
-  failReason: string | null;
-  disabled: boolean | null;
-  lastModifiedBy: string | null;
-  /** Other fields Agenda writes (null for a one-time job). */
-  repeatTimezone?: string | null;
-  repeatInterval?: string | number | null;
-  repeatAt?: string | null;
-  progress?: number | null;
-  debounceStartedAt?: Date | null;
-  fork?: boolean | null;
-  startDate?: Date | null;
-  endDate?: Date | null;
-  skipDays?: number[] | null;
-}
+export type AlertJobDocument = AgendaJobDocument<AlertJobData>;
 
 export function alertJobKey(tenant: string, ruleId: string, cycleKey: string, userId: string): string {
   return createHash('sha256').update(JSON.stringify([tenant, ruleId, cycleKey, userId]), 'utf8').digest('hex');
 }
 
-/** A new one-time job, shaped exactly as Agenda's MongoBackend.saveJob inserts one. */
+/** A new one-time job, due at `data.dueDate`. */
 export function newAlertJobDocument(_id: ObjectId, data: AlertJobData): AlertJobDocument {
-  return {
-    _id,
-    name: ALERT_JOB_NAME,
-    type: 'normal',
-    priority: 0,
-    nextRunAt: data.dueDate,
-    data,
-    lockedAt: null,
-    lastFinishedAt: null,
-    failedAt: null,
-    failCount: null,
-    failReason: null,
-    repeatTimezone: null,
-    lastRunAt: null,
-    repeatInterval: null,
-    repeatAt: null,
-    disabled: null,
-    progress: null,
-    debounceStartedAt: null,
-    fork: null,
-    startDate: null,
-    endDate: null,
-    skipDays: null,
-    lastModifiedBy: null,
-  };
+  return oneTimeJobDocument(_id, ALERT_JOB_NAME, data, data.dueDate);
 }
 
 export const JOB_STATES = ['scheduled', 'running', 'retrying', 'completed', 'failed'] as const;
@@ -137,14 +103,8 @@ export function alertJobStateFilter(state: JobState): Filter<AlertJobDocument> {
 }
 
 /** API shape (AlertJob in the spec). */
-export interface AlertJobView {
+export interface AlertJobView extends AlertSubject {
   id: string;
-  tenant: string;
-  userId: string;
-  ruleId: AlertRuleId;
-  cycleKey: string;
-  nameAlert: string;
-  individual: boolean;
   extraData: Record<string, unknown>;
   dueDate: string;
   createdAt: string;
@@ -163,12 +123,7 @@ export function alertJobView(doc: AlertJobDocument): AlertJobView {
   const d = doc.data;
   return {
     id: doc._id.toHexString(),
-    tenant: d.tenant,
-    userId: d.userId,
-    ruleId: d.ruleId,
-    cycleKey: d.cycleKey,
-    nameAlert: d.nameAlert,
-    individual: d.individual,
+    ...alertSubject(d),
     extraData: readExtraData(d.extraData),
     dueDate: d.dueDate.toISOString(),
     createdAt: d.createdAt.toISOString(),

@@ -3,20 +3,14 @@
  * `_id` is the job id, so a job can never store two records, even if a lock
  * expired and two workers evaluated it.
  */
-import type { AlertFinding, AlertRuleId, AlertSummary, RuleOutcome } from './rules.ts';
+import type { AlertFinding, AlertSummary, RuleOutcome } from './rules.ts';
 import { readExtraData, type StoredExtraData } from './extra-data.ts';
-import type { AlertJobData } from './jobs.ts';
+import { alertSubject, type AlertJobData, type AlertSubject } from './jobs.ts';
 
-export interface AlertRecordDocument {
+export interface AlertRecordDocument extends AlertSubject {
   /** Job id (hex). */
   _id: string;
   jobId: string;
-  tenant: string;
-  userId: string;
-  ruleId: AlertRuleId;
-  cycleKey: string;
-  nameAlert: string;
-  individual: boolean;
   /** Serialised, as on the job (see extra-data.ts). */
   extraData: StoredExtraData;
   dueDate: Date;
@@ -40,12 +34,7 @@ export function alertRecordDocument(
   return {
     _id: jobId,
     jobId,
-    tenant: data.tenant,
-    userId: data.userId,
-    ruleId: data.ruleId,
-    cycleKey: data.cycleKey,
-    nameAlert: data.nameAlert,
-    individual: data.individual,
+    ...alertSubject(data),
     extraData: data.extraData ?? '{}',
     dueDate: data.dueDate,
     evaluatedAt: meta.evaluatedAt,

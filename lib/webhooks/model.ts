@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import type { EncryptedSecret } from './secret-box.ts';
+import { oneTimeJobDocument, type AgendaJobDocument } from '../jobs/agenda-job.ts';
 
 export const WEBHOOK_EVENT_TYPES = ['alert.triggered', 'alert.cleared'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -110,44 +111,13 @@ export interface DeliveryJobData {
   deliveryId: string;
 }
 
-/** Agenda's job document (the fields we read; Agenda writes more). */
-export interface DeliveryJobDocument {
-  _id: ObjectId;
-  name: string;
-  nextRunAt: Date | null;
-  data: DeliveryJobData;
-  lockedAt: Date | null;
-  lastModifiedBy: string | null;
-  [field: string]: unknown;
-}
+/** Agenda's job document in `webhookJobs`. */
+export type DeliveryJobDocument = AgendaJobDocument<DeliveryJobData>;
 
-/** A one-time Agenda job, shaped as MongoBackend.saveJob inserts one (inserted directly: no running Agenda needed). */
+/** A one-time job for a delivery, due at `runAt` (inserted directly: no running Agenda needed). */
 export function deliveryJobDocument(delivery: Pick<DeliveryDocument, '_id' | 'tenant' | 'webhookId'>, runAt: Date): DeliveryJobDocument {
-  return {
-    _id: delivery._id,
-    name: DELIVERY_JOB_NAME,
-    type: 'normal',
-    priority: 0,
-    nextRunAt: runAt,
-    data: { tenant: delivery.tenant, webhookId: delivery.webhookId, deliveryId: delivery._id.toHexString() } satisfies DeliveryJobData,
-    lockedAt: null,
-    lastFinishedAt: null,
-    failedAt: null,
-    failCount: null,
-    failReason: null,
-    repeatTimezone: null,
-    lastRunAt: null,
-    repeatInterval: null,
-    repeatAt: null,
-    disabled: null,
-    progress: null,
-    debounceStartedAt: null,
-    fork: null,
-    startDate: null,
-    endDate: null,
-    skipDays: null,
-    lastModifiedBy: null,
-  };
+  const data: DeliveryJobData = { tenant: delivery.tenant, webhookId: delivery.webhookId, deliveryId: delivery._id.toHexString() };
+  return oneTimeJobDocument(delivery._id, DELIVERY_JOB_NAME, data, runAt);
 }
 
 /**
