@@ -907,8 +907,8 @@ export interface components {
          *     1970–2999 (leap years included), so it says all `format: date` would; it is stated
          *     without `format: date` so that generated clients send the string as written
          *     (openapi-generator's typescript-fetch types a `format: date` parameter as a `Date` and
-         *     sends it as a date-time, which is not a day).
-         * @example 2026-01-01
+         *     sends it as a date-time, which is not a day). No example here: each parameter gives its
+         *     own (Swagger UI pre-fills a schema's example into every parameter that uses it).
          */
         CalendarDate: string;
         CancelAlertJobResponse: {
