@@ -8,8 +8,8 @@
  *   database. Agenda locks a job with one atomic findOneAndUpdate, so two
  *   workers never run the same job at once; the record's `_id` is the job id,
  *   so even a re-run after an expired lock stores one record.
- * - Each worker locks at most 2 × concurrency jobs at a time, leaving the rest
- *   to the other workers.
+ * - The Agenda plumbing (locks, start, drain) is lib/jobs/agenda-worker.ts,
+ *   shared with the webhook delivery worker.
  * - A failed evaluation is recorded on the job (`data.failures`, Agenda's
  *   failCount/failReason) and retried with exponential backoff; after the
  *   last retry the job is `failed`.
@@ -18,11 +18,9 @@
  *   database client.
  */
 import { readExtraData } from './extra-data.ts';
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
-import { Agenda, exponential, type Job } from 'agenda';
-import { MongoBackend } from '@agendajs/mongo-backend';
+import { exponential, type Agenda, type Job } from 'agenda';
+import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
 import { COLLECTIONS } from '../db/collections.ts';
 import { ensureAlertIndexes, findAlertRecord, insertAlertRecord, recordAlertJobFailure, releaseIdleLocks } from '../db/alert-jobs-repo.ts';
 import { ALERT_JOB_NAME, type AlertJobData } from './jobs.ts';
@@ -30,13 +28,7 @@ import { evaluateAlertRule } from './evaluate.ts';
 import { alertRecordDocument } from './records.ts';
 import { enqueueAlertEvent } from '../webhooks/events.ts';
 
-export interface AlertLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-const silentLogger: AlertLogger = { info() {}, warn() {}, error() {} };
+export type AlertLogger = JobLogger;
 
 /** Tunables, all with env overrides (see `alertWorkerSettingsFromEnv`). */
 export interface AlertWorkerSettings {
@@ -120,7 +112,7 @@ export interface AlertWorker {
   /** Starts polling; idempotent. */
   start(): Promise<void>;
   /** Drains and stops; idempotent. Resolves with what was still running when the drain timed out. */
-  stop(): Promise<{ timedOut: boolean; running: number; released: number }>;
+  stop(): Promise<StopResult>;
   /** Evaluations running now in this worker. */
   running(): number;
   /** The underlying Agenda (null before start()). Events: start, success, fail, complete, retry. */
@@ -128,7 +120,7 @@ export interface AlertWorker {
 }
 
 export function defaultWorkerName(): string {
-  return `alerts@${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  return workerInstanceName('alerts');
 }
 
 export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
@@ -140,10 +132,6 @@ export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
   const name = opts.name ?? defaultWorkerName();
   const log = opts.logger ?? silentLogger;
   const now = opts.now ?? (() => new Date());
-  const runningIds = new Map<string, ObjectId>();
-  let agenda: Agenda | null = null;
-  let starting: Promise<void> | null = null;
-  let stopping: Promise<{ timedOut: boolean; running: number; released: number }> | null = null;
 
   async function evaluateJob(job: Job<AlertJobData>): Promise<void> {
     const id = String(job.attrs._id);
@@ -176,76 +164,27 @@ export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
     }
   }
 
-  async function start(): Promise<void> {
-    if (agenda || stopping) return;
-    if (starting) return starting;
-    starting = (async () => {
-      await ensureAlertIndexes(db);
-      // ensureIndex: false — the lock index is in lib/db/indexes.ts; Agenda's own creation would
-      // run unawaited in its constructor, where a failure is an unhandled rejection.
-      const a = new Agenda({
-        backend: new MongoBackend({ mongo: db, collection: COLLECTIONS.alertJobs, ensureIndex: false }),
-        name,
-        processEvery: settings.processEveryMs,
-        maxConcurrency: settings.concurrency,
-        defaultConcurrency: settings.concurrency,
-        defaultLockLimit: settings.concurrency * 2,
-        defaultLockLifetime: settings.lockLifetimeMs,
-      });
-      a.on('error', (err: Error) => log.error({ err: { message: err.message } }, 'alert worker error'));
-      a.on('start', (job: Job) => {
-        if (!job.attrs._id) return;
-        runningIds.set(String(job.attrs._id), new ObjectId(String(job.attrs._id)));
-        opts.hooks?.onStart?.(String(job.attrs._id), name);
-      });
-      a.on('complete', (job: Job) => {
-        if (job.attrs._id) runningIds.delete(String(job.attrs._id));
-      });
+  const worker = createAgendaWorker<AlertJobData>({
+    db,
+    collection: COLLECTIONS.alertJobs,
+    name,
+    label: 'alert worker',
+    log,
+    jobName: ALERT_JOB_NAME,
+    run: evaluateJob,
+    processEveryMs: settings.processEveryMs,
+    concurrency: settings.concurrency,
+    lockLifetimeMs: settings.lockLifetimeMs,
+    backoff: exponential({ delay: settings.retryDelayMs, factor: 2, maxDelay: settings.retryMaxDelayMs, maxRetries: settings.maxRetries, jitter: 0.1 }),
+    drainTimeoutMs: settings.drainTimeoutMs,
+    ensureIndexes: ensureAlertIndexes,
+    releaseIdleLocks,
+    onJobStart: (jobId) => opts.hooks?.onStart?.(jobId, name),
+    listen: (a: Agenda) =>
       a.on('retry exhausted', (err: Error, job: Job) =>
         log.error({ jobId: String(job.attrs._id), err: { message: err.message }, failCount: job.attrs.failCount }, 'alert job failed for good'),
-      );
-      a.define<AlertJobData>(ALERT_JOB_NAME, evaluateJob, {
-        concurrency: settings.concurrency,
-        lockLimit: settings.concurrency * 2,
-        lockLifetime: settings.lockLifetimeMs,
-        backoff: exponential({ delay: settings.retryDelayMs, factor: 2, maxDelay: settings.retryMaxDelayMs, maxRetries: settings.maxRetries, jitter: 0.1 }),
-      });
-      await a.ready;
-      await a.start();
-      agenda = a;
-      log.info({ worker: name, processEveryMs: settings.processEveryMs, concurrency: settings.concurrency }, 'alert worker started');
-    })();
-    try {
-      await starting;
-    } finally {
-      starting = null;
-    }
-  }
+      ),
+  });
 
-  function stop(): Promise<{ timedOut: boolean; running: number; released: number }> {
-    if (stopping) return stopping;
-    stopping = (async () => {
-      if (starting) await starting.catch(() => {});
-      const a = agenda;
-      if (!a) return { timedOut: false, running: 0, released: 0 };
-      const result = await a.drain({ timeout: settings.drainTimeoutMs, closeConnection: false });
-      const released = await releaseIdleLocks(db, name, [...runningIds.values()]).catch((err: Error) => {
-        log.warn({ err: { message: err.message } }, 'could not release idle job locks');
-        return 0;
-      });
-      agenda = null;
-      log.info({ worker: name, completed: result.completed, running: result.running, timedOut: result.timedOut, released }, 'alert worker stopped');
-      return { timedOut: result.timedOut, running: result.running, released };
-    })();
-    return stopping;
-  }
-
-  return {
-    name,
-    settings,
-    start,
-    stop,
-    running: () => runningIds.size,
-    agenda: () => agenda,
-  };
+  return { name, settings, ...worker };
 }

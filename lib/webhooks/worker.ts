@@ -10,13 +10,12 @@
  * counters, is the record: a run finding it no longer pending does nothing.
  * Agenda's lock keeps two workers off one delivery; a worker that dies
  * mid-attempt leaves a lock that expires (lockLifetimeMs) and the attempt is
- * made again: receivers de-duplicate by the event id.
+ * made again: receivers de-duplicate by the event id. The Agenda plumbing
+ * (locks, start, drain) is lib/jobs/agenda-worker.ts, shared with the alert worker.
  */
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
-import { Agenda, type Job } from 'agenda';
-import { MongoBackend } from '@agendajs/mongo-backend';
+import type { Agenda, Job } from 'agenda';
+import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
 import type { WebhookSettings } from '../config.ts';
 import { COLLECTIONS } from '../db/collections.ts';
 import { ensureWebhookIndexes, getDelivery, getWebhookById, recordDeliveryAttempt, releaseIdleDeliveryLocks } from '../db/webhooks-repo.ts';
@@ -25,17 +24,12 @@ import { decryptSecret } from './secret-box.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 import { attemptDelivery } from './deliver.ts';
 
-export interface WebhookLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-const silent: WebhookLogger = { info() {}, warn() {}, error() {} };
+export type WebhookLogger = JobLogger;
 
 export interface WebhookWorker {
   readonly name: string;
   start(): Promise<void>;
-  stop(): Promise<{ timedOut: boolean; running: number; released: number }>;
+  stop(): Promise<StopResult>;
   running(): number;
 }
 
@@ -50,12 +44,8 @@ export interface WebhookWorkerOptions {
 
 export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
   const { db, settings } = opts;
-  const name = opts.name ?? `webhooks@${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const log = opts.logger ?? silent;
-  const runningIds = new Map<string, ObjectId>();
-  let agenda: Agenda | null = null;
-  let starting: Promise<void> | null = null;
-  let stopping: Promise<{ timedOut: boolean; running: number; released: number }> | null = null;
+  const name = opts.name ?? workerInstanceName('webhooks');
+  const log = opts.logger ?? silentLogger;
 
   async function deliver(job: Job<DeliveryJobData>): Promise<void> {
     const id = new ObjectId(job.attrs.data.deliveryId);
@@ -98,66 +88,30 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     else log.warn({ ...fields, error: result.error, nextAttemptAt: next }, status === 'failed' ? 'webhook delivery failed for good' : 'webhook attempt failed');
   }
 
-  async function start(): Promise<void> {
-    if (agenda || stopping) return;
-    if (starting) return starting;
-    starting = (async () => {
-      await ensureWebhookIndexes(db);
-      const a = new Agenda({
-        backend: new MongoBackend({ mongo: db, collection: COLLECTIONS.webhookJobs, ensureIndex: false }),
-        name,
-        processEvery: settings.processEveryMs,
-        maxConcurrency: settings.concurrency,
-        defaultConcurrency: settings.concurrency,
-        defaultLockLimit: settings.concurrency * 2,
-        defaultLockLifetime: settings.lockLifetimeMs,
-      });
-      a.on('error', (err: Error) => {
-        // Deleting a webhook removes its queued deliveries (deleteWebhookCascade); one that was
-        // running meanwhile cannot be saved afterwards. Expected, nothing is lost: not an error.
-        if (/cannot be updated in the database, maybe it does not exist anymore/.test(err.message)) log.info({ err: { message: err.message } }, 'delivery job removed while running (its webhook was deleted)');
-        else log.error({ err: { message: err.message } }, 'webhook worker error');
-      });
-      a.on('start', (job: Job) => {
-        if (job.attrs._id) runningIds.set(String(job.attrs._id), new ObjectId(String(job.attrs._id)));
-      });
-      a.on('complete', (job: Job) => {
-        if (job.attrs._id) runningIds.delete(String(job.attrs._id));
-      });
-      a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'webhook delivery job error'));
-      a.define<DeliveryJobData>(DELIVERY_JOB_NAME, deliver, {
-        concurrency: settings.concurrency,
-        lockLimit: settings.concurrency * 2,
-        lockLifetime: settings.lockLifetimeMs,
-        // A run that throws (database down) is tried again shortly; the delivery's own schedule is set by deliver().
-        backoff: (ctx) => Math.min(settings.retryDelayMs * 2 ** Math.min(ctx.attempt - 1, 20), settings.retryMaxDelayMs),
-      });
-      await a.ready;
-      await a.start();
-      agenda = a;
-      log.info({ worker: name, processEveryMs: settings.processEveryMs, concurrency: settings.concurrency }, 'webhook worker started');
-    })();
-    try {
-      await starting;
-    } finally {
-      starting = null;
-    }
-  }
+  const worker = createAgendaWorker<DeliveryJobData>({
+    db,
+    collection: COLLECTIONS.webhookJobs,
+    name,
+    label: 'webhook worker',
+    log,
+    jobName: DELIVERY_JOB_NAME,
+    run: deliver,
+    processEveryMs: settings.processEveryMs,
+    concurrency: settings.concurrency,
+    lockLifetimeMs: settings.lockLifetimeMs,
+    // A run that throws (database down) is tried again shortly; the delivery's own schedule is set by deliver().
+    backoff: (ctx) => Math.min(settings.retryDelayMs * 2 ** Math.min(ctx.attempt - 1, 20), settings.retryMaxDelayMs),
+    drainTimeoutMs: opts.drainTimeoutMs ?? settings.timeoutMs + 1000,
+    ensureIndexes: ensureWebhookIndexes,
+    releaseIdleLocks: releaseIdleDeliveryLocks,
+    onError: (err: Error) => {
+      // Deleting a webhook removes its queued deliveries (deleteWebhookCascade); one that was
+      // running meanwhile cannot be saved afterwards. Expected, nothing is lost: not an error.
+      if (/cannot be updated in the database, maybe it does not exist anymore/.test(err.message)) log.info({ err: { message: err.message } }, 'delivery job removed while running (its webhook was deleted)');
+      else log.error({ err: { message: err.message } }, 'webhook worker error');
+    },
+    listen: (a: Agenda) => a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'webhook delivery job error')),
+  });
 
-  function stop(): Promise<{ timedOut: boolean; running: number; released: number }> {
-    if (stopping) return stopping;
-    stopping = (async () => {
-      if (starting) await starting.catch(() => {});
-      const a = agenda;
-      if (!a) return { timedOut: false, running: 0, released: 0 };
-      const result = await a.drain({ timeout: opts.drainTimeoutMs ?? settings.timeoutMs + 1000, closeConnection: false });
-      const released = await releaseIdleDeliveryLocks(db, name, [...runningIds.values()]).catch(() => 0);
-      agenda = null;
-      log.info({ worker: name, running: result.running, timedOut: result.timedOut, released }, 'webhook worker stopped');
-      return { timedOut: result.timedOut, running: result.running, released };
-    })();
-    return stopping;
-  }
-
-  return { name, start, stop, running: () => runningIds.size };
+  return { name, start: worker.start, stop: worker.stop, running: worker.running };
 }

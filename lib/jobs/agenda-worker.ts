@@ -1,0 +1,153 @@
+/**
+ * The Agenda 6 plumbing shared by the alert worker (lib/alerts/worker.ts) and
+ * the webhook delivery worker (lib/webhooks/worker.ts): one Agenda instance on
+ * the service's database and one job definition, started once and stopped by
+ * draining.
+ *
+ * - Each worker locks at most 2 × concurrency jobs at a time, leaving the rest
+ *   to the other workers sharing the collection.
+ * - start() is idempotent and concurrent calls share one start.
+ * - stop() drains: waits for running jobs (up to drainTimeoutMs), then
+ *   releases the jobs it locked but never started, so another worker takes
+ *   them at once instead of after lockLifetimeMs. Call it before closing the
+ *   database client.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { ObjectId, type Db } from 'mongodb';
+import { Agenda, type BackoffStrategy, type Job } from 'agenda';
+import { MongoBackend } from '@agendajs/mongo-backend';
+
+export interface JobLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLogger: JobLogger = { info() {}, warn() {}, error() {} };
+
+/** `<kind>@host:pid:random`, stored as Agenda's lastModifiedBy on the jobs a worker locks. */
+export function workerInstanceName(kind: string): string {
+  return `${kind}@${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+export interface StopResult {
+  timedOut: boolean;
+  /** Jobs still running when the drain timed out. */
+  running: number;
+  /** Locked but never started jobs handed back. */
+  released: number;
+}
+
+export interface AgendaWorkerSpec<D> {
+  db: Db;
+  /** Agenda's job collection. */
+  collection: string;
+  /** Instance name (see workerInstanceName). */
+  name: string;
+  /** For log messages: "<label> started", "<label> stopped", "<label> error". */
+  label: string;
+  log: JobLogger;
+  jobName: string;
+  run: (job: Job<D>) => Promise<void>;
+  processEveryMs: number;
+  concurrency: number;
+  lockLifetimeMs: number;
+  /** Delay before a run that threw is tried again (null: no more retries). */
+  backoff: BackoffStrategy;
+  drainTimeoutMs: number;
+  /** Indexes the worker's queries need, created before the first poll. */
+  ensureIndexes: (db: Db) => Promise<void>;
+  /** Unlocks this instance's locked jobs other than `runningIds`; returns how many. */
+  releaseIdleLocks: (db: Db, workerName: string, runningIds: ObjectId[]) => Promise<number>;
+  /** Agenda's 'error' events (default: logged as "<label> error"). */
+  onError?: (err: Error) => void;
+  /** A job started in this instance. */
+  onJobStart?: (jobId: string) => void;
+  /** More listeners (fail, retry exhausted, ...), attached before the job is defined. */
+  listen?: (agenda: Agenda) => void;
+}
+
+export interface AgendaWorker {
+  /** Starts polling; idempotent. */
+  start(): Promise<void>;
+  /** Drains and stops; idempotent. Resolves with what was still running when the drain timed out. */
+  stop(): Promise<StopResult>;
+  /** Jobs running now in this instance. */
+  running(): number;
+  /** The underlying Agenda (null before start() and after stop()). */
+  agenda(): Agenda | null;
+}
+
+export function createAgendaWorker<D>(spec: AgendaWorkerSpec<D>): AgendaWorker {
+  const { db, name, label, log } = spec;
+  const runningIds = new Map<string, ObjectId>();
+  let agenda: Agenda | null = null;
+  let starting: Promise<void> | null = null;
+  let stopping: Promise<StopResult> | null = null;
+
+  async function start(): Promise<void> {
+    if (agenda || stopping) return;
+    if (starting) return starting;
+    starting = (async () => {
+      await spec.ensureIndexes(db);
+      // ensureIndex: false — the lock index is in lib/db/indexes.ts; Agenda's own creation would
+      // run unawaited in its constructor, where a failure is an unhandled rejection.
+      const a = new Agenda({
+        backend: new MongoBackend({ mongo: db, collection: spec.collection, ensureIndex: false }),
+        name,
+        processEvery: spec.processEveryMs,
+        maxConcurrency: spec.concurrency,
+        defaultConcurrency: spec.concurrency,
+        defaultLockLimit: spec.concurrency * 2,
+        defaultLockLifetime: spec.lockLifetimeMs,
+      });
+      a.on('error', spec.onError ?? ((err: Error) => log.error({ err: { message: err.message } }, `${label} error`)));
+      a.on('start', (job: Job) => {
+        if (!job.attrs._id) return;
+        const id = String(job.attrs._id);
+        runningIds.set(id, new ObjectId(id));
+        spec.onJobStart?.(id);
+      });
+      a.on('complete', (job: Job) => {
+        if (job.attrs._id) runningIds.delete(String(job.attrs._id));
+      });
+      spec.listen?.(a);
+      a.define<D>(spec.jobName, spec.run, {
+        concurrency: spec.concurrency,
+        lockLimit: spec.concurrency * 2,
+        lockLifetime: spec.lockLifetimeMs,
+        backoff: spec.backoff,
+      });
+      await a.ready;
+      await a.start();
+      agenda = a;
+      log.info({ worker: name, processEveryMs: spec.processEveryMs, concurrency: spec.concurrency }, `${label} started`);
+    })();
+    try {
+      await starting;
+    } finally {
+      starting = null;
+    }
+  }
+
+  function stop(): Promise<StopResult> {
+    if (stopping) return stopping;
+    stopping = (async () => {
+      if (starting) await starting.catch(() => {});
+      const a = agenda;
+      if (!a) return { timedOut: false, running: 0, released: 0 };
+      const result = await a.drain({ timeout: spec.drainTimeoutMs, closeConnection: false });
+      const released = await spec.releaseIdleLocks(db, name, [...runningIds.values()]).catch((err: Error) => {
+        log.warn({ err: { message: err.message } }, 'could not release idle job locks');
+        return 0;
+      });
+      agenda = null;
+      log.info({ worker: name, completed: result.completed, running: result.running, timedOut: result.timedOut, released }, `${label} stopped`);
+      return { timedOut: result.timedOut, running: result.running, released };
+    })();
+    return stopping;
+  }
+
+  return { start, stop, running: () => runningIds.size, agenda: () => agenda };
+}
