@@ -4,7 +4,8 @@
  */
 import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { COLLECTIONS } from './collections.ts';
-import { INDEXES } from './indexes.ts';
+import { ensureIndexesOnce } from './indexes.ts';
+import { releaseIdleJobLocks } from './agenda-locks-repo.ts';
 import {
   ALERT_JOB_NAME,
   MAX_RECORDED_FAILURES,
@@ -14,34 +15,18 @@ import {
   type JobState,
 } from '../alerts/jobs.ts';
 import { findPage } from './find-page.ts';
+import { DUPLICATE_KEY, isDuplicateKeyError } from './duplicate-key.ts';
 import type { AlertRecordDocument } from '../alerts/records.ts';
 
 export const alertJobs = (db: Db): Collection<AlertJobDocument> => db.collection<AlertJobDocument>(COLLECTIONS.alertJobs);
 export const alertRecords = (db: Db): Collection<AlertRecordDocument> => db.collection<AlertRecordDocument>(COLLECTIONS.alerts);
-
-const DUPLICATE_KEY = 11000;
-
-const ensured = new WeakMap<Db, Promise<void>>();
 
 /**
  * Creates the alert indexes once per Db handle (idempotent on the server).
  * Scheduling calls it first: job uniqueness rests on the unique `data.jobKey`
  * index, so it must exist even where `ensureIndexes` was never run.
  */
-export function ensureAlertIndexes(db: Db): Promise<void> {
-  let p = ensured.get(db);
-  if (!p) {
-    p = (async () => {
-      for (const name of [COLLECTIONS.alertJobs, COLLECTIONS.alerts, COLLECTIONS.idempotency]) {
-        const indexes = INDEXES[name];
-        if (indexes?.length) await db.collection(name).createIndexes(indexes);
-      }
-    })();
-    p.catch(() => ensured.delete(db));
-    ensured.set(db, p);
-  }
-  return p;
-}
+export const ensureAlertIndexes = ensureIndexesOnce([COLLECTIONS.alertJobs, COLLECTIONS.alerts, COLLECTIONS.idempotency]);
 
 export interface InsertJobsResult {
   /** Positions (in `docs`) that were inserted. */
@@ -121,18 +106,9 @@ export async function recordAlertJobFailure(db: Db, id: ObjectId, failure: JobFa
   );
 }
 
-/**
- * Releases jobs this worker locked but never started (Agenda's drain() leaves
- * them locked until the lock lifetime runs out), so another worker or a
- * restart picks them up at once. Jobs still running are left alone.
- */
-export async function releaseIdleLocks(db: Db, workerName: string, runningIds: ObjectId[]): Promise<number> {
-  const res = await alertJobs(db).updateMany(
-    { name: ALERT_JOB_NAME, lockedAt: { $ne: null }, lastModifiedBy: workerName, _id: { $nin: runningIds } },
-    { $set: { lockedAt: null } },
-  );
-  return res.modifiedCount;
-}
+/** Alert jobs this worker locked but never started go back to the pool (see releaseIdleJobLocks). */
+export const releaseIdleLocks = (db: Db, workerName: string, runningIds: ObjectId[]): Promise<number> =>
+  releaseIdleJobLocks(db, COLLECTIONS.alertJobs, ALERT_JOB_NAME, workerName, runningIds);
 
 /** Stores an alert record; false when the job's record already exists (a re-run after an expired lock). */
 export async function insertAlertRecord(db: Db, record: AlertRecordDocument): Promise<boolean> {
@@ -140,7 +116,7 @@ export async function insertAlertRecord(db: Db, record: AlertRecordDocument): Pr
     await alertRecords(db).insertOne(record, { writeConcern: { w: 'majority' } });
     return true;
   } catch (err) {
-    if ((err as { code?: unknown }).code === DUPLICATE_KEY) return false;
+    if (isDuplicateKeyError(err)) return false;
     throw err;
   }
 }

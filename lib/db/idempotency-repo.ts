@@ -6,6 +6,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from './collections.ts';
+import { isDuplicateKeyError } from './duplicate-key.ts';
 
 export interface IdempotencyRecord {
   _id: string;
@@ -33,7 +34,7 @@ export async function claimIdempotencyKey(db: Db, record: IdempotencyRecord): Pr
     await idempotencyKeys(db).insertOne(record, { writeConcern: { w: 'majority' } });
     return true;
   } catch (err) {
-    if ((err as { code?: unknown }).code === 11000) return false;
+    if (isDuplicateKeyError(err)) return false;
     throw err;
   }
 }

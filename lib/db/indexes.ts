@@ -86,3 +86,27 @@ export async function ensureIndexes(db: Db): Promise<void> {
     if (indexes.length) await db.collection(collection).createIndexes(indexes);
   }
 }
+
+/**
+ * An `ensure(db)` that creates the indexes of `collections` once per Db handle
+ * (idempotent on the server); a failed attempt is forgotten, so the next call
+ * tries again. For areas whose writes rest on a unique index even where
+ * `ensureIndexes` was never run.
+ */
+export function ensureIndexesOnce(collections: readonly string[]): (db: Db) => Promise<void> {
+  const ensured = new WeakMap<Db, Promise<void>>();
+  return (db) => {
+    let p = ensured.get(db);
+    if (!p) {
+      p = (async () => {
+        for (const name of collections) {
+          const indexes = INDEXES[name];
+          if (indexes?.length) await db.collection(name).createIndexes(indexes);
+        }
+      })();
+      p.catch(() => ensured.delete(db));
+      ensured.set(db, p);
+    }
+    return p;
+  };
+}

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { COLLECTIONS } from './collections.ts';
+import { isDuplicateKeyError } from './duplicate-key.ts';
 
 interface SecretDoc {
   _id: string;
@@ -33,7 +34,7 @@ async function loadSecret(db: Db, name: string): Promise<Buffer> {
     await coll.updateOne({ _id: name }, { $setOnInsert: { value: randomBytes(32).toString('base64'), createdAt: new Date() } }, { upsert: true });
   } catch (err) {
     // Two instances creating it at once: one insert wins, the other reads it.
-    if ((err as { code?: number }).code !== 11000) throw err;
+    if (!isDuplicateKeyError(err)) throw err;
   }
   const doc = await coll.findOne({ _id: name });
   if (!doc) throw new Error(`service secret ${name} missing after upsert`);

@@ -4,8 +4,10 @@
  */
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { COLLECTIONS } from './collections.ts';
-import { INDEXES } from './indexes.ts';
+import { ensureIndexesOnce } from './indexes.ts';
+import { releaseIdleJobLocks } from './agenda-locks-repo.ts';
 import { findPage } from './find-page.ts';
+import { isDuplicateKeyError } from './duplicate-key.ts';
 import {
   DELIVERY_JOB_NAME,
   deliveryJobDocument,
@@ -22,26 +24,8 @@ export const webhooks = (db: Db): Collection<WebhookDocument> => db.collection<W
 export const webhookDeliveries = (db: Db): Collection<DeliveryDocument> => db.collection<DeliveryDocument>(COLLECTIONS.webhookDeliveries);
 export const webhookJobs = (db: Db): Collection<DeliveryJobDocument> => db.collection<DeliveryJobDocument>(COLLECTIONS.webhookJobs);
 
-const DUPLICATE_KEY = 11000;
-const isDuplicate = (err: unknown) => (err as { code?: unknown }).code === DUPLICATE_KEY;
-
-const ensured = new WeakMap<Db, Promise<void>>();
-
 /** The webhook indexes, once per Db handle: the endpoint limit and delivery uniqueness rest on them. */
-export function ensureWebhookIndexes(db: Db): Promise<void> {
-  let p = ensured.get(db);
-  if (!p) {
-    p = (async () => {
-      for (const name of [COLLECTIONS.webhooks, COLLECTIONS.webhookDeliveries, COLLECTIONS.webhookJobs]) {
-        const indexes = INDEXES[name];
-        if (indexes?.length) await db.collection(name).createIndexes(indexes);
-      }
-    })();
-    p.catch(() => ensured.delete(db));
-    ensured.set(db, p);
-  }
-  return p;
-}
+export const ensureWebhookIndexes = ensureIndexesOnce([COLLECTIONS.webhooks, COLLECTIONS.webhookDeliveries, COLLECTIONS.webhookJobs]);
 
 const hexId = (id: string): ObjectId | null => (/^[0-9a-fA-F]{24}$/.test(id) ? new ObjectId(id) : null);
 
@@ -61,7 +45,7 @@ export async function insertWebhook(db: Db, doc: Omit<WebhookDocument, 'slot'>, 
       await webhooks(db).insertOne(full, { writeConcern: { w: 'majority' } });
       return full;
     } catch (err) {
-      if (!isDuplicate(err)) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
     }
   }
   throw new Error('could not find a free webhook slot after 10 rounds of concurrent creates');
@@ -108,13 +92,13 @@ export async function enqueueDelivery(db: Db, delivery: DeliveryDocument): Promi
   try {
     await webhookDeliveries(db).insertOne(delivery, { writeConcern: { w: 'majority' } });
   } catch (err) {
-    if (!isDuplicate(err)) throw err;
+    if (!isDuplicateKeyError(err)) throw err;
     created = false;
   }
   try {
     await webhookJobs(db).insertOne(deliveryJobDocument(delivery, delivery.createdAt), { writeConcern: { w: 'majority' } });
   } catch (err) {
-    if (!isDuplicate(err)) throw err;
+    if (!isDuplicateKeyError(err)) throw err;
   }
   return created;
 }
@@ -155,11 +139,6 @@ export async function recordDeliveryAttempt(
   );
 }
 
-/** Jobs this worker locked but never started go back to the pool (see the alert worker's twin). */
-export async function releaseIdleDeliveryLocks(db: Db, workerName: string, runningIds: ObjectId[]): Promise<number> {
-  const res = await webhookJobs(db).updateMany(
-    { name: DELIVERY_JOB_NAME, lockedAt: { $ne: null }, lastModifiedBy: workerName, _id: { $nin: runningIds } },
-    { $set: { lockedAt: null } },
-  );
-  return res.modifiedCount;
-}
+/** Delivery jobs this worker locked but never started go back to the pool (see releaseIdleJobLocks). */
+export const releaseIdleDeliveryLocks = (db: Db, workerName: string, runningIds: ObjectId[]): Promise<number> =>
+  releaseIdleJobLocks(db, COLLECTIONS.webhookJobs, DELIVERY_JOB_NAME, workerName, runningIds);
