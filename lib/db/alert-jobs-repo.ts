@@ -15,7 +15,7 @@ import {
   type JobState,
 } from '../alerts/jobs.ts';
 import { findPage } from './find-page.ts';
-import { DUPLICATE_KEY, isDuplicateKeyError } from './duplicate-key.ts';
+import { DUPLICATE_KEY, insertUnlessDuplicate } from './duplicate-key.ts';
 import type { AlertRecordDocument } from '../alerts/records.ts';
 
 export const alertJobs = (db: Db): Collection<AlertJobDocument> => db.collection<AlertJobDocument>(COLLECTIONS.alertJobs);
@@ -111,14 +111,8 @@ export const releaseIdleLocks = (db: Db, workerName: string, runningIds: ObjectI
   releaseIdleJobLocks(db, COLLECTIONS.alertJobs, ALERT_JOB_NAME, workerName, runningIds);
 
 /** Stores an alert record; false when the job's record already exists (a re-run after an expired lock). */
-export async function insertAlertRecord(db: Db, record: AlertRecordDocument): Promise<boolean> {
-  try {
-    await alertRecords(db).insertOne(record, { writeConcern: { w: 'majority' } });
-    return true;
-  } catch (err) {
-    if (isDuplicateKeyError(err)) return false;
-    throw err;
-  }
+export function insertAlertRecord(db: Db, record: AlertRecordDocument): Promise<boolean> {
+  return insertUnlessDuplicate(alertRecords(db), record);
 }
 
 export function findAlertRecord(db: Db, id: string): Promise<AlertRecordDocument | null> {

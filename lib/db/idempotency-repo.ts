@@ -6,7 +6,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from './collections.ts';
-import { isDuplicateKeyError } from './duplicate-key.ts';
+import { insertUnlessDuplicate } from './duplicate-key.ts';
 
 export interface IdempotencyRecord {
   _id: string;
@@ -29,14 +29,8 @@ export const idempotencyKeys = (db: Db): Collection<IdempotencyRecord> => db.col
 export const idempotencyId = (tenant: string, key: string): string => `${tenant}:${key}`;
 
 /** Claims the key; false when a record already exists. */
-export async function claimIdempotencyKey(db: Db, record: IdempotencyRecord): Promise<boolean> {
-  try {
-    await idempotencyKeys(db).insertOne(record, { writeConcern: { w: 'majority' } });
-    return true;
-  } catch (err) {
-    if (isDuplicateKeyError(err)) return false;
-    throw err;
-  }
+export function claimIdempotencyKey(db: Db, record: IdempotencyRecord): Promise<boolean> {
+  return insertUnlessDuplicate(idempotencyKeys(db), record);
 }
 
 export async function getIdempotencyRecord(db: Db, id: string): Promise<IdempotencyRecord | null> {

@@ -7,7 +7,7 @@ import { COLLECTIONS } from './collections.ts';
 import { ensureIndexesOnce } from './indexes.ts';
 import { releaseIdleJobLocks } from './agenda-locks-repo.ts';
 import { findPage } from './find-page.ts';
-import { isDuplicateKeyError } from './duplicate-key.ts';
+import { insertUnlessDuplicate } from './duplicate-key.ts';
 import {
   DELIVERY_JOB_NAME,
   deliveryJobDocument,
@@ -41,12 +41,7 @@ export async function insertWebhook(db: Db, doc: Omit<WebhookDocument, 'slot'>, 
     while (used.has(slot)) slot++;
     if (slot >= maxEndpoints) return null;
     const full: WebhookDocument = { ...doc, slot };
-    try {
-      await webhooks(db).insertOne(full, { writeConcern: { w: 'majority' } });
-      return full;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
+    if (await insertUnlessDuplicate(webhooks(db), full)) return full;
   }
   throw new Error('could not find a free webhook slot after 10 rounds of concurrent creates');
 }
@@ -88,18 +83,8 @@ export function findSubscribedWebhooks(db: Db, tenant: string, eventType: Webhoo
  * and a call after a crash between the two inserts completes the pair.
  */
 export async function enqueueDelivery(db: Db, delivery: DeliveryDocument): Promise<boolean> {
-  let created = true;
-  try {
-    await webhookDeliveries(db).insertOne(delivery, { writeConcern: { w: 'majority' } });
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    created = false;
-  }
-  try {
-    await webhookJobs(db).insertOne(deliveryJobDocument(delivery, delivery.createdAt), { writeConcern: { w: 'majority' } });
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-  }
+  const created = await insertUnlessDuplicate(webhookDeliveries(db), delivery);
+  await insertUnlessDuplicate(webhookJobs(db), deliveryJobDocument(delivery, delivery.createdAt));
   return created;
 }
 
