@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Db, Document } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 
 // Several engine starts and loads: allow for a loaded CI machine.
@@ -76,7 +77,10 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
   };
 }
 
+// With the service's indexes: the on-disk engine narrows queries with them (scripts/embedded-mongo
+// SecondaryIndex, QueryPlan); the in-memory engine ignores them and scans.
 const reference = await open(t);
+await ensureIndexes(reference.db);
 await loadDemoData(reference.db, { invoices: 150, trips: 150 });
 const expected = await answers(reference.db);
 
@@ -84,6 +88,7 @@ t.test('on-disk store answers as the in-memory engine, before and after a restar
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const first = await open(t, { dataDir });
+  await ensureIndexes(first.db);
   await loadDemoData(first.db, { invoices: 150, trips: 150 });
   t.same(await answers(first.db), expected, 'fresh store');
 
@@ -107,6 +112,7 @@ t.test('a store in the stock H2 format is converted once and answers the same', 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-stock-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const stock = await open(t, { dataDir, launcherArgs: ['--stock-store'] });
+  await ensureIndexes(stock.db);
   await loadDemoData(stock.db, { invoices: 150, trips: 150 });
   const before = await answers(stock.db);
   await stock.close();

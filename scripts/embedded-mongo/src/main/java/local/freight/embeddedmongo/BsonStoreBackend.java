@@ -1,5 +1,8 @@
 package local.freight.embeddedmongo;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoDatabase;
@@ -14,8 +17,34 @@ import de.bwaldvogel.mongo.backend.h2.H2Backend;
  */
 final class BsonStoreBackend extends H2Backend {
 
+    /** Collections opened by the constructor whose indexes are built once everything is open. */
+    private static final ThreadLocal<List<BsonStoreCollection>> OPENING = new ThreadLocal<>();
+
     BsonStoreBackend(MVStore store) {
-        super(store); // opens every database found in the store through openOrCreateDatabase below
+        super(opening(store)); // opens every database found in the store through openOrCreateDatabase below
+        List<BsonStoreCollection> opened = OPENING.get();
+        OPENING.remove();
+        // One pass over each collection for all its indexes, instead of one per index as they are opened.
+        for (BsonStoreCollection collection : opened) {
+            collection.buildIndexes();
+        }
+    }
+
+    private static MVStore opening(MVStore store) {
+        OPENING.set(new ArrayList<>());
+        return store;
+    }
+
+    /** While the store opens, a collection's index build waits for the others of the collection (true); later it runs at once (false). */
+    static boolean deferIndexBuild(BsonStoreCollection collection) {
+        List<BsonStoreCollection> opened = OPENING.get();
+        if (opened == null) {
+            return false;
+        }
+        if (!opened.contains(collection)) {
+            opened.add(collection);
+        }
+        return true;
     }
 
     @Override

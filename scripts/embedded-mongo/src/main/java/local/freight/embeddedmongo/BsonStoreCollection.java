@@ -9,8 +9,10 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.PriorityQueue;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 
+import org.h2.mvstore.Cursor;
 import org.h2.mvstore.MVMap;
 
 import de.bwaldvogel.mongo.MongoDatabase;
@@ -19,6 +21,7 @@ import de.bwaldvogel.mongo.backend.Assert;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.DocumentWithPosition;
+import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.Missing;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.Utils;
@@ -40,6 +43,9 @@ import io.netty.buffer.Unpooled;
  *
  * <p>Query shortcuts, all exact (the engine's matcher still decides on every decoded document):
  * <ul>
+ *   <li>a query that a {@link SecondaryIndex} narrows reads only the documents in its key ranges
+ *       ({@link QueryPlan}); a sorted page whose sort is the index's order walks the index and stops
+ *       after the page; a count the index decides exactly counts entries;</li>
  *   <li>string equalities on dotted paths of the query (a find, or an aggregation's leading
  *       {@code $match}) are looked for in the raw bytes first: a document whose BSON does not contain
  *       the encoded string cannot match, and is not decoded (top-level conditions: {@link RawQuery});</li>
@@ -59,8 +65,11 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
 
     static final ThreadLocal<Pending> AGGREGATION_PREFILTER = new ThreadLocal<>();
 
+    private static final int BUILD_BATCH = 2000;
+
     private final MVMap<Object, Object> dataMap;
     private final MVMap<String, Object> metaMap;
+    private final List<SecondaryIndex> secondaryIndexes = new CopyOnWriteArrayList<>();
 
     BsonStoreCollection(MongoDatabase database, String collectionName, CollectionOptions options,
                         MVMap<Object, Object> dataMap, MVMap<String, Object> metaMap, CursorRegistry cursorRegistry) {
@@ -114,6 +123,91 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             Progress.report("converted " + done + "/" + total + " documents of " + getFullName());
         }
         metaMap.put(FORMAT_KEY, FORMAT_BSON);
+    }
+
+    @Override
+    public void addIndex(Index<Object> index) {
+        super.addIndex(index);
+        if (index instanceof SecondaryIndex secondary && getIndexes().stream().anyMatch(i -> i == index)) {
+            if (getIdField() == null) {
+                secondary.drop(); // documents without an _id key: nothing to point to
+                return;
+            }
+            secondaryIndexes.add(secondary);
+            if (dataMap.isEmpty()) {
+                secondary.markReady(); // the write hooks keep it from the first document on
+            } else if (!BsonStoreBackend.deferIndexBuild(this)) {
+                buildIndexes(); // createIndexes on a collection with documents: built before it answers
+            }
+        }
+    }
+
+    @Override
+    public void dropIndex(String indexName) {
+        secondaryIndexes.removeIf(index -> index.getName().equals(indexName));
+        super.dropIndex(indexName);
+    }
+
+    /**
+     * Fills the indexes not yet ready from the stored documents, decoding each document once for all
+     * of them, in batches under the collection's lock: a write between two batches runs the index
+     * hooks itself (adding an entry twice is harmless, an entry of a document deleted before its
+     * batch is never added). An index is used once its last batch is done; until then queries scan.
+     */
+    void buildIndexes() {
+        List<SecondaryIndex> pending = secondaryIndexes.stream().filter(index -> !index.isReady()).toList();
+        if (pending.isEmpty()) {
+            return;
+        }
+        long started = System.nanoTime();
+        long documents = 0;
+        try {
+            Object from = null;
+            for (;;) {
+                int n = 0;
+                synchronized (this) {
+                    Cursor<Object, Object> cursor = dataMap.cursor(from);
+                    while (cursor.hasNext() && n < BUILD_BATCH) {
+                        Object key = cursor.next();
+                        if (from != null && n == 0 && key.equals(from)) {
+                            continue; // the cursor starts at the last key of the previous batch
+                        }
+                        Document document = decode(cursor.getValue());
+                        for (SecondaryIndex index : pending) {
+                            index.index(document, key);
+                        }
+                        from = key;
+                        n++;
+                    }
+                }
+                if (n == 0) {
+                    break;
+                }
+                documents += n;
+                if (documents % 20_000 < BUILD_BATCH) {
+                    Progress.report("indexed " + documents + " documents of " + getFullName());
+                }
+            }
+        } catch (RuntimeException e) {
+            System.err.println("embedded-mongo: index build of " + getFullName() + " failed, queries keep scanning: " + e);
+            return;
+        }
+        pending.forEach(SecondaryIndex::markReady);
+        Progress.report(pending.size() + " indexes of " + getFullName() + " built from " + documents + " documents in "
+            + (System.nanoTime() - started) / 1_000_000 + " ms");
+    }
+
+    private QueryPlan planFor(Document query, Document orderBy) {
+        return QueryPlan.choose(query, secondaryIndexes, orderBy);
+    }
+
+    /** The stored values a plan selects (all of them without one), in the store's key order. */
+    private Iterable<Object> storedValues(QueryPlan plan) {
+        if (plan == null) {
+            return dataMap.values();
+        }
+        List<Object> positions = plan.positions(dataMap.getKeyType()::compare);
+        return () -> positions.stream().map(dataMap::get).filter(java.util.Objects::nonNull).iterator();
     }
 
     static byte[] encode(Document document) {
@@ -233,7 +327,9 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         }
         List<byte[]> needles = StringNeedles.of(query);
         RawQuery raw = RawQuery.compile(query);
-        Stream<Object> values = dataMap.values().stream();
+        QueryPlan plan = planFor(query, null);
+        Stream<Object> values = plan == null ? dataMap.values().stream()
+            : java.util.stream.StreamSupport.stream(storedValues(plan).spliterator(), false);
         if (!needles.isEmpty()) {
             values = values.filter(v -> !(v instanceof byte[] bytes) || StringNeedles.containsAll(bytes, needles));
         }
@@ -254,8 +350,19 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             return null;
         }
         List<byte[]> needles = StringNeedles.of(query);
+        QueryPlan plan = planFor(query, null);
+        if (plan != null && plan.covered) {
+            long n = plan.entryCount();
+            for (Object position : plan.index.unindexed()) {
+                Object value = dataMap.get(position);
+                if (value != null && documentMatchesQuery(decode(value), query)) {
+                    n++;
+                }
+            }
+            return n;
+        }
         long n = 0;
-        for (Object value : dataMap.values()) {
+        for (Object value : storedValues(plan)) {
             if (value instanceof byte[] bytes) {
                 if (!needles.isEmpty() && !StringNeedles.containsAll(bytes, needles)) {
                     continue;
@@ -285,7 +392,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      * so a deep page costs about what the first one does. Null when the bytes cannot decide (the
      * caller falls back to the engine's path).
      */
-    private List<Document> pageOnBytes(Document query, Document orderBy, int skip, int limit) {
+    private List<Document> pageOnBytes(Document query, Document orderBy, int skip, int limit, QueryPlan plan) {
         int keep = skip + limit;
         RawQuery raw = RawQuery.compile(query);
         if (!raw.complete) {
@@ -315,8 +422,9 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         List<byte[]> needles = StringNeedles.of(query);
         PriorityQueue<Candidate> worstFirst = new PriorityQueue<>(keep + 1, order.reversed());
         long arrival = 0;
+        List<Candidate> best;
         try {
-            for (Object value : dataMap.values()) {
+            for (Object value : storedValues(plan)) {
                 if (!(value instanceof byte[] bytes)) {
                     return null;
                 }
@@ -343,16 +451,52 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
                     worstFirst.add(candidate);
                 }
             }
+            best = new ArrayList<>(worstFirst);
+            best.sort(order); // compares too: mixed types can still surface here
         } catch (NotSimple e) {
             return null;
         }
-        List<Candidate> best = new ArrayList<>(worstFirst);
-        best.sort(order);
         List<Document> documents = new ArrayList<>(Math.min(limit, best.size()));
         for (Candidate c : best.subList(Math.min(skip, best.size()), best.size())) {
             documents.add(decode(c.bytes()));
         }
         return documents;
+    }
+
+    /**
+     * A sorted page read in the index's order: entries are visited in sort order and the walk stops
+     * once {@code skip + limit} documents matched, so the first page of a tenant's list reads about
+     * a page of documents, whatever the collection's size.
+     */
+    private List<Document> walkInOrder(QueryPlan plan, int direction, Document query, int skip, int limit) {
+        RawQuery raw = RawQuery.compile(query);
+        List<Document> page = new ArrayList<>(limit);
+        int matched = 0;
+        for (byte[] entry : plan.walk(direction)) {
+            Object stored = dataMap.get(plan.index.positionOf(entry));
+            if (stored == null) {
+                continue;
+            }
+            byte[] bytes = stored instanceof byte[] b ? b : null;
+            RawQuery.Answer answer = bytes == null || raw.isEmpty() ? RawQuery.Answer.UNKNOWN : raw.evaluate(bytes);
+            if (answer == RawQuery.Answer.NO_MATCH) {
+                continue;
+            }
+            Document document = null;
+            if (answer != RawQuery.Answer.MATCH || !raw.complete) {
+                document = decode(stored);
+                if (!documentMatchesQuery(document, query)) {
+                    continue;
+                }
+            }
+            if (matched++ >= skip) {
+                page.add(document != null ? document : decode(stored));
+                if (page.size() == limit) {
+                    break;
+                }
+            }
+        }
+        return page;
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -384,8 +528,11 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         } else if (idLookup(query) != null) {
             documentStream = byIds(idLookup(query));
         } else {
+            QueryPlan plan = planFor(query, orderBy);
             if (orderBy != null && !orderBy.isEmpty() && limit > 0 && (long) numberToSkip + limit <= 100_000) {
-                List<Document> page = pageOnBytes(query, orderBy, numberToSkip, limit);
+                int direction = plan == null ? 0 : plan.orderFor(orderBy);
+                List<Document> page = direction != 0 ? walkInOrder(plan, direction, query, numberToSkip, limit)
+                    : pageOnBytes(query, orderBy, numberToSkip, limit, plan);
                 if (page != null) {
                     // The engine's own path for the rest (re-checks the page's documents, projects).
                     return super.matchDocumentsFromStream(query, page.stream(), 0, limit, batchSize, null, fieldSelector);

@@ -11,7 +11,6 @@ import org.h2.mvstore.MVStore;
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
-import de.bwaldvogel.mongo.backend.EmptyIndex;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
@@ -40,19 +39,10 @@ final class BsonStoreDatabase extends H2Database {
         return new BsonStoreCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
     }
 
-    /**
-     * The engine does not implement non-unique indexes; the stock placeholder reports itself empty,
-     * which makes the collection "build" it with two full scans at every open and createIndexes.
-     * This placeholder is just as inert but says it is built.
-     */
+    /** The engine has no non-unique indexes: ours (see {@link SecondaryIndex}), kept in memory, built from the store. */
     @Override
     protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
-        return new EmptyIndex<>(indexName, keys) {
-            @Override
-            public boolean isEmpty() {
-                return false;
-            }
-        };
+        return new SecondaryIndex(indexName, keys);
     }
 
     /**

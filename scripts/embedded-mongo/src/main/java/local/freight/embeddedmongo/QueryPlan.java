@@ -1,0 +1,536 @@
+package local.freight.embeddedmongo;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.Set;
+
+import de.bwaldvogel.mongo.bson.Document;
+
+/**
+ * Which {@link SecondaryIndex} narrows a query, and to which key ranges.
+ *
+ * <p>From the query it derives <em>necessary</em> conditions per path — every matching document
+ * satisfies them — from top-level fields, {@code $and}, {@code $elemMatch} (each sub-condition
+ * holds for some element), and {@code $or} (the hull of what every branch says about a path: the
+ * keyset cursor's {@code (date < v) or (date = v and ...)} gives {@code date <= v}). It then picks
+ * the index with the longest run of equalities ({@code $eq}, {@code $in}) from its first field, then
+ * a range on the next one, as MongoDB's ESR rule does; ties go to the index whose order serves the
+ * sort. The ranges may hold documents the query rejects; never the reverse.
+ */
+final class QueryPlan {
+
+    private static final int MAX_POINT_PREFIXES = 1000;
+    private static final byte[] TOP = {(byte) 0xFF};
+
+    /** Necessary condition on one path: equality to one of {@code points}, or a range. */
+    private static final class Cond {
+        List<Object> points;
+        Object lo;
+        boolean loInclusive;
+        Object hi;
+        boolean hiInclusive;
+        byte type;
+        /** The query's own condition on a top-level path, represented exactly. */
+        boolean exact;
+
+        boolean isRange() {
+            return points == null;
+        }
+    }
+
+    final SecondaryIndex index;
+    private final List<byte[][]> ranges;
+    private final int equalities;
+    private final boolean range;
+    /** The ranges hold exactly the matching documents (besides the index's unindexed ones). */
+    final boolean covered;
+
+    private QueryPlan(SecondaryIndex index, List<byte[][]> ranges, int equalities, boolean range, boolean covered) {
+        this.index = index;
+        this.ranges = ranges;
+        this.equalities = equalities;
+        this.range = range;
+        this.covered = covered;
+    }
+
+    /** The best plan for {@code query} among the ready indexes, or null (scan). */
+    static QueryPlan choose(Document query, List<SecondaryIndex> indexes, Document orderBy) {
+        if (indexes.isEmpty() || query == null || query.isEmpty()) {
+            return null;
+        }
+        Map<String, Cond> conditions = conditionsOf(query);
+        if (conditions.isEmpty()) {
+            return null;
+        }
+        QueryPlan best = null;
+        int bestScore = 0;
+        for (SecondaryIndex index : indexes) {
+            if (!index.isReady()) {
+                continue;
+            }
+            QueryPlan plan = plan(index, conditions, query);
+            if (plan == null) {
+                continue;
+            }
+            int score = 8 * plan.equalities + (plan.range ? 4 : 0) + (plan.orderFor(orderBy) != 0 ? 2 : 0) + (plan.covered ? 1 : 0);
+            if (score > bestScore) {
+                best = plan;
+                bestScore = score;
+            }
+        }
+        return best;
+    }
+
+    private static QueryPlan plan(SecondaryIndex index, Map<String, Cond> conditions, Document query) {
+        int k = 0;
+        long prefixes = 1;
+        List<Cond> used = new ArrayList<>();
+        while (k < index.size()) {
+            Cond c = conditions.get(index.field(k));
+            if (c == null || c.isRange() || prefixes * c.points.size() > MAX_POINT_PREFIXES) {
+                break;
+            }
+            prefixes *= c.points.size();
+            used.add(c);
+            k++;
+        }
+        Cond rangeCond = null;
+        if (k < index.size()) {
+            Cond c = conditions.get(index.field(k));
+            if (c != null && c.isRange()) {
+                rangeCond = c;
+            }
+        }
+        if (k == 0 && rangeCond == null) {
+            return null;
+        }
+        List<ByteArrayOutputStream> heads = new ArrayList<>();
+        heads.add(new ByteArrayOutputStream());
+        for (int i = 0; i < k; i++) {
+            List<ByteArrayOutputStream> next = new ArrayList<>();
+            for (ByteArrayOutputStream head : heads) {
+                for (Object point : used.get(i).points) {
+                    ByteArrayOutputStream extended = new ByteArrayOutputStream();
+                    extended.writeBytes(head.toByteArray());
+                    IndexKeyCodec.write(extended, point, index.isDescending(i));
+                    next.add(extended);
+                }
+            }
+            heads = next;
+        }
+        List<byte[][]> ranges = new ArrayList<>(heads.size());
+        for (ByteArrayOutputStream head : heads) {
+            byte[] prefix = head.toByteArray();
+            byte[] from;
+            byte[] to;
+            if (rangeCond == null) {
+                from = prefix;
+                to = concat(prefix, TOP);
+            } else {
+                byte[][] bounds = bounds(rangeCond, index.isDescending(k));
+                from = concat(prefix, bounds[0]);
+                to = concat(prefix, bounds[1]);
+            }
+            if (Arrays.compareUnsigned(from, to) <= 0) {
+                ranges.add(new byte[][] {from, to});
+            }
+        }
+        ranges.sort((a, b) -> Arrays.compareUnsigned(a[0], b[0]));
+        return new QueryPlan(index, ranges, k, rangeCond != null, isCovered(index, k, rangeCond, used, conditions, query));
+    }
+
+    /** Every top-level condition of the query is one this plan's ranges decide exactly. */
+    private static boolean isCovered(SecondaryIndex index, int k, Cond rangeCond, List<Cond> used, Map<String, Cond> conditions,
+                                      Document query) {
+        // A multikey field anywhere in the index repeats a document's entries.
+        for (int i = 0; i < index.size(); i++) {
+            if (index.isMultikey(i)) {
+                return false;
+            }
+        }
+        Set<Cond> exactlyUsed = new HashSet<>(used);
+        if (rangeCond != null) {
+            exactlyUsed.add(rangeCond);
+        }
+        for (String key : query.keySet()) {
+            Cond c = conditions.get(key);
+            if (key.startsWith("$") || c == null || !c.exact || !exactlyUsed.contains(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** [from, to] of one component's range in the index's byte order, bounds exact. */
+    private static byte[][] bounds(Cond c, boolean descending) {
+        byte[] low;
+        byte[] high;
+        if (!descending) {
+            low = c.lo == null ? new byte[] {c.type}
+                : c.loInclusive ? IndexKeyCodec.encode(c.lo, false) : concat(IndexKeyCodec.encode(c.lo, false), TOP);
+            high = c.hi == null ? new byte[] {(byte) (c.type + 1)}
+                : c.hiInclusive ? concat(IndexKeyCodec.encode(c.hi, false), TOP) : IndexKeyCodec.encode(c.hi, false);
+        } else {
+            low = c.hi == null ? new byte[] {(byte) (0xFF - c.type)}
+                : c.hiInclusive ? IndexKeyCodec.encode(c.hi, true) : concat(IndexKeyCodec.encode(c.hi, true), TOP);
+            high = c.lo == null ? new byte[] {(byte) (0xFF - c.type + 1)}
+                : c.loInclusive ? concat(IndexKeyCodec.encode(c.lo, true), TOP) : IndexKeyCodec.encode(c.lo, true);
+        }
+        return new byte[][] {low, high};
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    // --- reading the plan ---
+
+    /** The entries of the plan's ranges, in index order (a document may appear more than once). */
+    Iterable<byte[]> entries() {
+        List<NavigableSet<byte[]>> sets = new ArrayList<>(ranges.size());
+        for (byte[][] r : ranges) {
+            sets.add(index.entries().subSet(r[0], true, r[1], true));
+        }
+        return () -> sets.stream().flatMap(NavigableSet::stream).iterator();
+    }
+
+    /** The candidate documents' positions, each once, in {@code naturalOrder} (the order a scan reads them). */
+    List<Object> positions(Comparator<Object> naturalOrder) {
+        Set<Object> seen = new HashSet<>();
+        List<Object> positions = new ArrayList<>();
+        for (byte[] entry : entries()) {
+            Object position = index.positionOf(entry);
+            if (seen.add(position)) {
+                positions.add(position);
+            }
+        }
+        for (Object position : index.unindexed()) {
+            if (seen.add(position)) {
+                positions.add(position);
+            }
+        }
+        positions.sort(naturalOrder);
+        return positions;
+    }
+
+    /** Number of entries in the ranges (the match count when {@link #covered}, plus the unindexed documents). */
+    long entryCount() {
+        long n = 0;
+        for (byte[][] r : ranges) {
+            n += index.entries().subSet(r[0], true, r[1], true).size();
+        }
+        return n;
+    }
+
+    /**
+     * +1 when walking the single range forward yields documents in {@code orderBy}'s order (ties in
+     * the scan's order), -1 when walking it backward does, 0 otherwise. The sort must be exactly the
+     * index's fields after the equalities; each document must appear once (no multikey field there,
+     * no unindexed document).
+     */
+    int orderFor(Document orderBy) {
+        if (orderBy == null || orderBy.isEmpty() || ranges.size() > 1 || index.hasUnindexed()
+            || orderBy.size() != index.size() - equalities) {
+            return 0;
+        }
+        int direction = 0;
+        int i = equalities;
+        for (Map.Entry<String, Object> entry : orderBy.entrySet()) {
+            if (!(entry.getValue() instanceof Number n) || !entry.getKey().equals(index.field(i)) || index.isMultikey(i)) {
+                return 0;
+            }
+            int wanted = n.intValue() < 0 ? -1 : 1;
+            int same = (wanted < 0) == index.isDescending(i) ? 1 : -1;
+            if (direction != 0 && direction != same) {
+                return 0;
+            }
+            direction = same;
+            i++;
+        }
+        // Backward, equal keys would come in reverse scan order: only when the last field is the unique _id.
+        if (direction < 0 && !"_id".equals(index.field(index.size() - 1))) {
+            return 0;
+        }
+        return direction;
+    }
+
+    /** The single range as a walkable set, in the direction {@link #orderFor} gave. */
+    NavigableSet<byte[]> walk(int direction) {
+        if (ranges.isEmpty()) {
+            return new java.util.TreeSet<>();
+        }
+        NavigableSet<byte[]> set = index.entries().subSet(ranges.get(0)[0], true, ranges.get(0)[1], true);
+        return direction < 0 ? set.descendingSet() : set;
+    }
+
+    // --- necessary conditions of a query ---
+
+    static Map<String, Cond> conditionsOf(Document query) {
+        Map<String, List<Cond>> all = new LinkedHashMap<>();
+        addConditions(query, "", all, true);
+        Map<String, Cond> merged = new LinkedHashMap<>();
+        for (Map.Entry<String, List<Cond>> entry : all.entrySet()) {
+            Cond c = merge(entry.getValue());
+            if (c != null) {
+                merged.put(entry.getKey(), c);
+            }
+        }
+        return merged;
+    }
+
+    /** One condition from several on a path: the equality with fewest points, else the intersected range. */
+    private static Cond merge(List<Cond> conds) {
+        Cond best = null;
+        for (Cond c : conds) {
+            if (!c.isRange() && (best == null || best.isRange() || c.points.size() < best.points.size())) {
+                best = c;
+            }
+        }
+        if (best == null) {
+            for (Cond c : conds) {
+                if (best == null) {
+                    best = c;
+                } else if (c.type == best.type) {
+                    best = intersect(best, c);
+                }
+            }
+        }
+        if (best != null && conds.size() > 1) {
+            Cond copy = copy(best);
+            copy.exact = false;
+            return copy;
+        }
+        return best;
+    }
+
+    private static Cond intersect(Cond a, Cond b) {
+        Cond c = copy(a);
+        c.exact = false;
+        if (b.lo != null && (c.lo == null || compare(b.lo, c.lo) > 0 || (compare(b.lo, c.lo) == 0 && !b.loInclusive))) {
+            c.lo = b.lo;
+            c.loInclusive = b.loInclusive;
+        }
+        if (b.hi != null && (c.hi == null || compare(b.hi, c.hi) < 0 || (compare(b.hi, c.hi) == 0 && !b.hiInclusive))) {
+            c.hi = b.hi;
+            c.hiInclusive = b.hiInclusive;
+        }
+        return c;
+    }
+
+    private static Cond copy(Cond a) {
+        Cond c = new Cond();
+        c.points = a.points;
+        c.lo = a.lo;
+        c.loInclusive = a.loInclusive;
+        c.hi = a.hi;
+        c.hiInclusive = a.hiInclusive;
+        c.type = a.type;
+        c.exact = a.exact;
+        return c;
+    }
+
+    private static int compare(Object a, Object b) {
+        return Arrays.compareUnsigned(IndexKeyCodec.encode(a, false), IndexKeyCodec.encode(b, false));
+    }
+
+    private static void addConditions(Document query, String prefix, Map<String, List<Cond>> out, boolean topLevel) {
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            String key = entry.getKey();
+            Object value = entry.getValue();
+            if (key.equals("$and") && value instanceof List<?> clauses) {
+                for (Object clause : clauses) {
+                    if (clause instanceof Document d) {
+                        addConditions(d, prefix, out, false);
+                    }
+                }
+            } else if (key.equals("$or") && value instanceof List<?> branches) {
+                addHull(branches, prefix, out);
+            } else if (!key.startsWith("$")) {
+                fieldConditions(prefix.isEmpty() ? key : prefix + "." + key, value, out, topLevel);
+            }
+        }
+    }
+
+    /** What every branch of an {@code $or} requires of a path: the union of their points, or the hull of their ranges. */
+    private static void addHull(List<?> branches, String prefix, Map<String, List<Cond>> out) {
+        Map<String, Cond> hull = null;
+        for (Object branch : branches) {
+            if (!(branch instanceof Document d)) {
+                return;
+            }
+            Map<String, List<Cond>> mine = new LinkedHashMap<>();
+            addConditions(d, prefix, mine, false);
+            Map<String, Cond> merged = new LinkedHashMap<>();
+            mine.forEach((path, conds) -> {
+                Cond c = merge(conds);
+                if (c != null) {
+                    merged.put(path, c);
+                }
+            });
+            if (hull == null) {
+                hull = merged;
+            } else {
+                Map<String, Cond> next = new LinkedHashMap<>();
+                for (Map.Entry<String, Cond> e : hull.entrySet()) {
+                    Cond other = merged.get(e.getKey());
+                    Cond joined = other == null ? null : union(e.getValue(), other);
+                    if (joined != null) {
+                        next.put(e.getKey(), joined);
+                    }
+                }
+                hull = next;
+            }
+        }
+        if (hull != null) {
+            hull.forEach((path, c) -> out.computeIfAbsent(path, p -> new ArrayList<>()).add(c));
+        }
+    }
+
+    private static Cond union(Cond a, Cond b) {
+        Cond c = new Cond();
+        if (!a.isRange() && !b.isRange()) {
+            List<Object> points = new ArrayList<>(a.points);
+            points.addAll(b.points);
+            c.points = points;
+            return c;
+        }
+        Cond ra = asRange(a);
+        Cond rb = asRange(b);
+        if (ra == null || rb == null || ra.type != rb.type) {
+            return null;
+        }
+        c.type = ra.type;
+        if (ra.lo != null && rb.lo != null) {
+            int cmp = compare(ra.lo, rb.lo);
+            c.lo = cmp <= 0 ? ra.lo : rb.lo;
+            c.loInclusive = cmp < 0 ? ra.loInclusive : cmp > 0 ? rb.loInclusive : ra.loInclusive || rb.loInclusive;
+        }
+        if (ra.hi != null && rb.hi != null) {
+            int cmp = compare(ra.hi, rb.hi);
+            c.hi = cmp >= 0 ? ra.hi : rb.hi;
+            c.hiInclusive = cmp > 0 ? ra.hiInclusive : cmp < 0 ? rb.hiInclusive : ra.hiInclusive || rb.hiInclusive;
+        }
+        return c;
+    }
+
+    /** A condition as a range (points of one type become [min, max]); null when its points mix types. */
+    private static Cond asRange(Cond a) {
+        if (a.isRange()) {
+            return a;
+        }
+        Cond c = new Cond();
+        for (Object p : a.points) {
+            byte type = IndexKeyCodec.typeOf(p);
+            if (c.type != 0 && c.type != type) {
+                return null;
+            }
+            c.type = type;
+            if (c.lo == null || compare(p, c.lo) < 0) {
+                c.lo = p;
+            }
+            if (c.hi == null || compare(p, c.hi) > 0) {
+                c.hi = p;
+            }
+        }
+        c.loInclusive = true;
+        c.hiInclusive = true;
+        return c;
+    }
+
+    private static boolean plannable(Object v) {
+        return v != null && IndexKeyCodec.typeOf(v) != 0;
+    }
+
+    private static void fieldConditions(String path, Object value, Map<String, List<Cond>> out, boolean topLevel) {
+        if (plannable(value)) {
+            Cond c = new Cond();
+            c.points = List.of(value);
+            c.exact = topLevel;
+            out.computeIfAbsent(path, p -> new ArrayList<>()).add(c);
+            return;
+        }
+        if (!(value instanceof Document operators) || operators.isEmpty()
+            || !operators.keySet().stream().allMatch(k -> k.startsWith("$"))) {
+            return; // sub-document equality, arrays, null, regular expressions: no condition derived
+        }
+        boolean onlyRangeOrEquality = true;
+        Cond points = null;
+        Cond range = new Cond();
+        boolean hasRange = false;
+        for (Map.Entry<String, Object> op : operators.entrySet()) {
+            Object v = op.getValue();
+            switch (op.getKey()) {
+                case "$eq" -> {
+                    if (plannable(v)) {
+                        points = new Cond();
+                        points.points = List.of(v);
+                    } else {
+                        onlyRangeOrEquality = false;
+                    }
+                }
+                case "$in" -> {
+                    if (v instanceof List<?> list && !list.isEmpty() && list.stream().allMatch(QueryPlan::plannable)) {
+                        points = new Cond();
+                        points.points = new ArrayList<>(list);
+                    } else {
+                        onlyRangeOrEquality = false;
+                    }
+                }
+                case "$gt", "$gte", "$lt", "$lte" -> {
+                    if (!plannable(v) || (range.type != 0 && range.type != IndexKeyCodec.typeOf(v))) {
+                        onlyRangeOrEquality = false;
+                        hasRange = false;
+                        range.type = -1; // mixed types: match nothing in MongoDB; derive nothing here
+                        continue;
+                    }
+                    if (range.type == -1) {
+                        continue;
+                    }
+                    range.type = IndexKeyCodec.typeOf(v);
+                    hasRange = true;
+                    Cond one = new Cond();
+                    one.type = range.type;
+                    if (op.getKey().startsWith("$g")) {
+                        one.lo = v;
+                        one.loInclusive = op.getKey().equals("$gte");
+                    } else {
+                        one.hi = v;
+                        one.hiInclusive = op.getKey().equals("$lte");
+                    }
+                    Cond merged = range.lo == null && range.hi == null ? one : intersect(range, one);
+                    range.lo = merged.lo;
+                    range.loInclusive = merged.loInclusive;
+                    range.hi = merged.hi;
+                    range.hiInclusive = merged.hiInclusive;
+                }
+                case "$elemMatch" -> {
+                    onlyRangeOrEquality = false;
+                    if (v instanceof Document sub && !sub.isEmpty()) {
+                        if (sub.keySet().stream().allMatch(k -> k.startsWith("$"))) {
+                            fieldConditions(path, sub, out, false); // conditions on the elements themselves
+                        } else {
+                            addConditions(sub, path, out, false);
+                        }
+                    }
+                }
+                default -> onlyRangeOrEquality = false;
+            }
+        }
+        if (points != null) {
+            points.exact = topLevel && onlyRangeOrEquality && !hasRange;
+            out.computeIfAbsent(path, p -> new ArrayList<>()).add(points);
+        } else if (hasRange && range.type > 0) {
+            range.exact = topLevel && onlyRangeOrEquality;
+            out.computeIfAbsent(path, p -> new ArrayList<>()).add(range);
+        }
+    }
+}

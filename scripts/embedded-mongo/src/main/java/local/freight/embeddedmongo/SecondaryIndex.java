@@ -1,0 +1,288 @@
+package local.freight.embeddedmongo;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.NavigableSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
+
+/**
+ * A non-unique (compound, multikey) index of the on-disk engine, which mongo-java-server does not
+ * have: without it every query of the service walks both tenants' whole collection.
+ *
+ * <p>Kept in memory, rebuilt from the store when it is opened (in the background: until then
+ * {@link #isReady()} is false and queries scan as before) and maintained by the engine's write hooks
+ * (insert, update, delete all run under the collection's lock). The store remains the only
+ * persistent format, so an index can never disagree with it after a crash.
+ *
+ * <p>It only narrows the documents a query reads: the engine's matcher still decides every
+ * candidate, so an index must return a superset of the matches. Each entry is the
+ * {@link IndexKeyCodec} encoding of the key fields followed by the document's {@code _id}; a field
+ * reached through arrays gives one entry per value (the product over fields); a missing field is
+ * null. A document whose key cannot be encoded exactly (a sub-document or nested array as a value,
+ * Decimal128, a non-String/ObjectId {@code _id}, ...) is kept in {@link #unindexed} and is a
+ * candidate of every look-up.
+ */
+final class SecondaryIndex extends Index<Object> {
+
+    private static final int MAX_ENTRIES_PER_DOCUMENT = 1000;
+
+    private final String[][] paths;
+    private final boolean[] descending;
+    private final NavigableSet<byte[]> entries = new ConcurrentSkipListSet<>(Arrays::compareUnsigned);
+    private final Set<Object> unindexed = ConcurrentHashMap.newKeySet();
+    /** Fields that have had more than one value in one document: not usable for an ordered walk. */
+    private final boolean[] multikey;
+    private volatile boolean ready;
+    private volatile boolean usable = true;
+
+    SecondaryIndex(String name, List<IndexKey> keys) {
+        // "sparse" as the engine's placeholder says, so a removal that finds no position is not an error.
+        super(name, keys, true);
+        paths = new String[keys.size()][];
+        descending = new boolean[keys.size()];
+        multikey = new boolean[keys.size()];
+        for (int i = 0; i < keys.size(); i++) {
+            paths[i] = keys.get(i).getKey().split("\\.");
+            descending[i] = !keys.get(i).isAscending();
+            for (String part : paths[i]) {
+                if (!part.isEmpty() && part.chars().allMatch(Character::isDigit)) {
+                    usable = false; // positional paths ("a.0.b"): not worth the semantics
+                }
+            }
+        }
+    }
+
+    int size() {
+        return paths.length;
+    }
+
+    String field(int i) {
+        return String.join(".", paths[i]);
+    }
+
+    boolean isDescending(int i) {
+        return descending[i];
+    }
+
+    boolean isMultikey(int i) {
+        return multikey[i];
+    }
+
+    boolean isReady() {
+        return ready && usable;
+    }
+
+    void markReady() {
+        ready = true;
+    }
+
+    boolean hasUnindexed() {
+        return !unindexed.isEmpty();
+    }
+
+    Set<Object> unindexed() {
+        return unindexed;
+    }
+
+    NavigableSet<byte[]> entries() {
+        return entries;
+    }
+
+    /** The position (the {@code _id}) an entry points to. */
+    Object positionOf(byte[] entry) {
+        int at = 0;
+        for (boolean desc : descending) {
+            at = IndexKeyCodec.skip(entry, at, desc);
+        }
+        return IndexKeyCodec.readPosition(entry, at);
+    }
+
+    // --- maintenance (the engine calls these under the collection's lock) ---
+
+    void index(Document document, Object position) {
+        List<byte[]> keys = keysOf(document, position);
+        if (keys == null) {
+            unindexed.add(position);
+        } else {
+            entries.addAll(keys);
+        }
+    }
+
+    private void unindex(Document document, Object position) {
+        List<byte[]> keys = keysOf(document, position);
+        if (keys == null) {
+            unindexed.remove(position);
+        } else {
+            for (byte[] key : keys) {
+                entries.remove(key);
+            }
+        }
+    }
+
+    /** The entries of a document, or null when it cannot be indexed exactly. */
+    private List<byte[]> keysOf(Document document, Object position) {
+        if (!(position instanceof String) && !(position instanceof ObjectId)) {
+            return null;
+        }
+        List<List<Object>> values = new ArrayList<>(paths.length);
+        long combinations = 1;
+        for (int i = 0; i < paths.length; i++) {
+            List<Object> found = new ArrayList<>(2);
+            if (!collect(document, paths[i], 0, found)) {
+                return null;
+            }
+            if (found.isEmpty()) {
+                found.add(null); // missing: sorts and matches like null
+            } else if (found.size() > 1) {
+                List<Object> distinct = new ArrayList<>(new java.util.LinkedHashSet<>(found));
+                if (distinct.size() > 1) {
+                    multikey[i] = true;
+                }
+                found = distinct;
+            }
+            combinations *= found.size();
+            if (combinations > MAX_ENTRIES_PER_DOCUMENT) {
+                return null;
+            }
+            values.add(found);
+        }
+        List<byte[]> keys = new ArrayList<>((int) combinations);
+        product(values, 0, new ByteArrayOutputStream(64), position, keys);
+        return keys;
+    }
+
+    private void product(List<List<Object>> values, int field, ByteArrayOutputStream prefix, Object position, List<byte[]> out) {
+        if (field == values.size()) {
+            ByteArrayOutputStream key = new ByteArrayOutputStream(prefix.size() + 32);
+            key.writeBytes(prefix.toByteArray());
+            IndexKeyCodec.write(key, position, false);
+            out.add(key.toByteArray());
+            return;
+        }
+        for (Object value : values.get(field)) {
+            ByteArrayOutputStream next = new ByteArrayOutputStream(prefix.size() + 24);
+            next.writeBytes(prefix.toByteArray());
+            IndexKeyCodec.write(next, value, descending[field]);
+            product(values, field + 1, next, position, out);
+        }
+    }
+
+    /**
+     * The scalar values at {@code path} (through arrays of sub-documents, and the elements of an
+     * array at the end of the path); false when a value there cannot be encoded exactly.
+     */
+    private static boolean collect(Object node, String[] path, int depth, List<Object> out) {
+        if (depth == path.length) {
+            if (node instanceof List<?> list) {
+                for (Object element : list) {
+                    if (element instanceof List<?> || element instanceof Document || IndexKeyCodec.typeOf(element) == 0) {
+                        return false;
+                    }
+                    out.add(element);
+                }
+                if (list.isEmpty()) {
+                    out.add(null);
+                }
+                return true;
+            }
+            if (node instanceof Document || IndexKeyCodec.typeOf(node) == 0) {
+                return false;
+            }
+            out.add(node);
+            return true;
+        }
+        if (node instanceof Document document) {
+            Object child = document.get(path[depth]);
+            if (child == null && !document.containsKey(path[depth])) {
+                return true; // missing: contributes nothing
+            }
+            return collect(child, path, depth + 1, out);
+        }
+        if (node instanceof List<?> list) {
+            for (Object element : list) {
+                if (element instanceof List<?>) {
+                    return false;
+                }
+                if (element instanceof Document && !collect(element, path, depth, out)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return true; // a scalar before the end of the path: nothing there
+    }
+
+    @Override
+    public Object getPosition(Document document) {
+        return null;
+    }
+
+    @Override
+    public void checkAdd(Document document, MongoCollection<Object> collection) {
+    }
+
+    @Override
+    public void add(Document document, Object position, MongoCollection<Object> collection) {
+        index(document, position);
+    }
+
+    @Override
+    public Object remove(Document document) {
+        unindex(document, document.get("_id"));
+        return null; // not a unique index: the _id index gives the position
+    }
+
+    @Override
+    public void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Object> collection) {
+    }
+
+    @Override
+    public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
+        unindex(oldDocument, position);
+        index(newDocument, position);
+    }
+
+    /** Never chosen by the engine's own planner: {@link QueryPlan} picks among these indexes. */
+    @Override
+    public boolean canHandle(Document query) {
+        return false;
+    }
+
+    @Override
+    public Iterable<Object> getPositions(Document query) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public long getCount() {
+        return entries.size() + unindexed.size();
+    }
+
+    /** Built or being built: the engine must not "build" it again with two full scans. */
+    @Override
+    public boolean isEmpty() {
+        return false;
+    }
+
+    @Override
+    public long getDataSize() {
+        return 0;
+    }
+
+    @Override
+    public void drop() {
+        usable = false;
+        entries.clear();
+        unindexed.clear();
+    }
+}
