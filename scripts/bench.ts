@@ -305,7 +305,7 @@ if (values.json) {
     `| ${'-'.repeat(w)} | --------: | -----: | -----: | -----: | --------------: | -------------: |`,
     ...results.map((r) => `| ${pad(r.name, w)} | ${num(r.medianMs, 9)} | ${num(r.p95Ms, 6)} | ${num(r.minMs, 6)} | ${num(r.maxMs, 6)} | ${num(r.cpuMs, 15)} | ${num(r.bytes, 14)} |`),
     '',
-    `Peak RSS: Node process ${nodePeakMb} MB; embedded engine JVM ${jvmPeakMb === null ? 'n/a' : `${jvmPeakMb} MB`} (heap cap ${process.env.EMBEDDED_MONGO_XMX || '2g'}). Total ${summary.totalSeconds} s. Load average at the end: ${summary.loadAverage.join(', ')} (${os.cpus().length} cores).`,
+    `Peak RSS: Node process ${nodePeakMb} MB; embedded engine JVM ${jvmPeakMb === null ? 'n/a' : `${jvmPeakMb} MB`} (heap cap ${engineRef.maxHeap}). Total ${summary.totalSeconds} s. Load average at the end: ${summary.loadAverage.join(', ')} (${os.cpus().length} cores).`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

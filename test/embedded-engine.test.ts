@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { startEmbeddedMongo, defaultStartTimeoutMs, EMBEDDED_STORE_FILE, type EmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo, defaultStartTimeoutMs, defaultEngineHeapMb, EMBEDDED_STORE_FILE, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 
 interface Item {
@@ -377,6 +377,15 @@ t.test('start errors are clear', async (t) => {
     t.match(err?.message, /made no progress for 0\.1 s/);
     t.match(err?.message, /EMBEDDED_MONGO_START_TIMEOUT_MS=120000/);
     t.match(err?.message, /MONGODB_URI/);
+  });
+
+  t.test('the engine heap follows the store size (its indexes live in the heap), capped at half the memory', async (t) => {
+    const GB = 1024 ** 3;
+    t.equal(defaultEngineHeapMb(0, 24 * GB), 2048, 'no store: 2 GB');
+    t.equal(defaultEngineHeapMb(150 * 1024 ** 2, 24 * GB), 2048, 'the 20k/20k store (150 MB): 2 GB');
+    t.equal(defaultEngineHeapMb(750 * 1024 ** 2, 24 * GB), 4024, 'the 100k/100k store (750 MB): 1 GB + 4 × store');
+    t.equal(defaultEngineHeapMb(10 * GB, 24 * GB), 12 * 1024, 'capped at half the memory');
+    t.equal(defaultEngineHeapMb(10 * GB, 2 * GB), 2048, 'never under 2 GB');
   });
 
   t.test('the start timeout follows the store size, or EMBEDDED_MONGO_START_TIMEOUT_MS', async (t) => {

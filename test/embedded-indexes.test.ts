@@ -173,9 +173,9 @@ async function writes(db: Db): Promise<void> {
   await c.updateOne({ company: A, amount: { $type: 'object' } }, { $set: { amount: 12 } });
   await c.deleteMany({ company: B, client: 'Ωmega' });
   await c.deleteMany({ company: A, date: { $lt: T0 + 20 * DAY } });
-  await c.insertMany(documents(40).map((d, i) => ({ ...d, _id: `new-${i}`, date: T0 + 150 * DAY })));
+  await c.insertMany(documents(40).map((d, i) => ({ ...d, _id: `new-${i}`, date: T0 + 150 * DAY })) as Document[]);
   await c.findOneAndUpdate({ company: A }, { $set: { date: T0 + 999 * DAY } }, { sort: SORT });
-  await c.replaceOne({ _id: 'doc-00002' }, { company: B, date: T0, ts: 0, legs: [], updated: '2026-01-01T00:00:00.000Z', created: 1 }, { upsert: true });
+  await c.replaceOne({ _id: 'doc-00002' } as Document, { company: B, date: T0, ts: 0, legs: [], updated: '2026-01-01T00:00:00.000Z', created: 1 }, { upsert: true });
 }
 
 const DOCS = documents(3000);

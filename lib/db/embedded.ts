@@ -10,7 +10,7 @@
  *   Node event loop alive on its own. Call `stop()` for a clean shutdown anyway.
  *
  * Environment:
- *   EMBEDDED_MONGO_XMX        max heap of the engine JVM (default 2g)
+ *   EMBEDDED_MONGO_XMX        max heap of the engine JVM (default: follows the on-disk store, see defaultEngineHeapMb)
  *   EMBEDDED_MONGO_JAVA_OPTS  extra JVM options, whitespace separated
  *   EMBEDDED_MONGO_JAR        path to the launcher jar (default scripts/embedded-mongo/target/embedded-mongo.jar)
  *   EMBEDDED_MONGO_CACHE_MB   on-disk store's page cache in MB (default: a quarter of the engine's max heap)
@@ -21,6 +21,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,6 +29,8 @@ export interface EmbeddedMongo {
   /** `mongodb://127.0.0.1:<port>/` */
   uri: string;
   port: number;
+  /** The engine JVM's max heap (-Xmx value), e.g. `2048m`. */
+  maxHeap: string;
   /** SIGTERM, wait for exit (data committed for the on-disk backend); SIGKILL after 10 s. Idempotent. */
   stop(): Promise<void>;
   /** SIGKILL at once (crash simulation). With a dataDir, writes from the last ~200 ms may be lost. */
@@ -74,6 +77,22 @@ export function defaultStartTimeoutMs(dataDir?: string, env: NodeJS.ProcessEnv =
   return BASE_START_TIMEOUT_MS + Math.ceil((bytes / 1024 ** 3) * START_TIMEOUT_MS_PER_GB);
 }
 
+const MB = 1024 ** 2;
+const MIN_HEAP_MB = 2048;
+
+/**
+ * Default max heap of the engine in MB: 2 GB, or 1 GB plus four times the on-disk store when
+ * that is more, at most half the machine's memory. Why it follows the data: the secondary
+ * indexes (scripts/embedded-mongo SecondaryIndex) live in the heap, about 0.7 byte per byte of
+ * store, beside the page cache (a quarter of the heap); at 100,000 invoices + 100,000 trips per
+ * tenant (a 750 MB store) a fixed 2 GB heap left the largest audits collecting garbage most of
+ * the time (docs/benchmarks.md).
+ */
+export function defaultEngineHeapMb(storeSizeBytes: number, totalMemoryBytes: number): number {
+  const wanted = Math.max(MIN_HEAP_MB, Math.ceil(1024 + (4 * storeSizeBytes) / MB));
+  return Math.max(MIN_HEAP_MB, Math.min(wanted, Math.floor(totalMemoryBytes / MB / 2)));
+}
+
 function storeBytes(dataDir: string): number {
   try {
     return statSync(path.join(dataDir, EMBEDDED_STORE_FILE)).size;
@@ -112,8 +131,11 @@ function javaBinary(): string {
   return 'java';
 }
 
-function jvmArgs(): string[] {
-  const xmx = process.env.EMBEDDED_MONGO_XMX?.trim() || '2g';
+function maxHeapFor(dataDir?: string): string {
+  return process.env.EMBEDDED_MONGO_XMX?.trim() || `${defaultEngineHeapMb(dataDir ? storeBytes(dataDir) : 0, os.totalmem())}m`;
+}
+
+function jvmArgs(xmx: string): string[] {
   const extra = (process.env.EMBEDDED_MONGO_JAVA_OPTS ?? '').split(/\s+/).filter(Boolean);
   return [
     `-Xmx${xmx}`,
@@ -156,7 +178,8 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
   }
   const timeoutMs = opts.startTimeoutMs ?? defaultStartTimeoutMs(dataDir);
 
-  const args = [...jvmArgs(), '-jar', jar, '--host', host, '--port', String(port)];
+  const maxHeap = maxHeapFor(dataDir);
+  const args = [...jvmArgs(maxHeap), '-jar', jar, '--host', host, '--port', String(port)];
   if (dataDir) args.push('--data-dir', dataDir);
   const cacheMb = process.env.EMBEDDED_MONGO_CACHE_MB?.trim();
   if (cacheMb) args.push('--cache-mb', cacheMb);
@@ -167,7 +190,7 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
   let lastRetryable: EmbeddedMongoStartError | undefined;
   for (;;) {
     try {
-      return await spawnOnce(args, host, deadline, timeoutMs, dataDir);
+      return { ...(await spawnOnce(args, host, deadline, timeoutMs, dataDir)), maxHeap };
     } catch (err) {
       if (!(err instanceof EmbeddedMongoStartError)) throw err;
       if (err.timedOut && lastRetryable) throw lastRetryable; // the real reason, not "timed out while retrying"
@@ -193,9 +216,9 @@ function timeoutMessage(timeoutMs: number, dataDir: string | undefined, lastProg
   );
 }
 
-function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number, dataDir: string | undefined): Promise<EmbeddedMongo> {
+function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number, dataDir: string | undefined): Promise<Omit<EmbeddedMongo, 'maxHeap'>> {
   const java = javaBinary();
-  return new Promise<EmbeddedMongo>((resolve, reject) => {
+  return new Promise<Omit<EmbeddedMongo, 'maxHeap'>>((resolve, reject) => {
     let child: ChildProcess;
     try {
       child = spawn(java, args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
@@ -305,7 +328,7 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
       return new Promise((res) => exitWaiters.push(res));
     }
 
-    function makeHandle(actualPort: number): EmbeddedMongo {
+    function makeHandle(actualPort: number): Omit<EmbeddedMongo, 'maxHeap'> {
       const uriHost = host.includes(':') ? `[${host}]` : host;
       return {
         uri: `mongodb://${uriHost}:${actualPort}/`,
