@@ -3,7 +3,8 @@ import { COLLECTIONS } from './collections.ts';
 
 /**
  * Every index the queries need on real MongoDB: tenant first, then equality,
- * sort, range (ESR). The embedded engine ignores non-unique indexes; real
+ * sort, range (ESR). The embedded engine's on-disk backend implements them
+ * (scripts/embedded-mongo SecondaryIndex); its in-memory backend ignores them; real
  * MongoDB needs them to avoid collection scans.
  */
 export const INDEXES: Record<string, IndexDescription[]> = {
