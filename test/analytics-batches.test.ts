@@ -4,10 +4,11 @@
  * through HTTP, must count every trip exactly once — a row dropped or
  * repeated at a batch boundary changes the totals — and the capped lists
  * (worst legs, unbilled trips) must be the first `limit` of all of them.
+ * The cash-inflow forecast's payment history is chunked the same way.
  */
 import t from 'tap';
 import { startHarness, assertConforms, KEY_A, TENANT_A, TENANT_B } from './helpers/harness.ts';
-import { makeFinancialDoc, makeTrip, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './fixtures/documents.ts';
+import { makeFinancialDoc, makeTrip, leg, diesel, payment, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { AUDIT_BATCH_SIZE } from '../lib/db/pipeline.ts';
 import { streamShrinkageRows } from '../lib/db/trip-audits-repo.ts';
@@ -25,7 +26,8 @@ const N = 2 * AUDIT_BATCH_SIZE + 17;
 const day = (k: number) => String(1 + (k % 28)).padStart(2, '0');
 const marchTrips = Array.from({ length: N }, (_, k) => {
   const client = k % 3 === 0 ? CLIENT_COMPANY_2 : CLIENT_COMPANY;
-  const invoice = k % 4 === 0 ? null : makeFinancialDoc({ tenant: TENANT_A, client, date: `2026-03-${day(k)}T18:00` });
+  // Every billed trip's invoice has one partial payment two hours later (the payment history of the cash-inflow forecast).
+  const invoice = k % 4 === 0 ? null : makeFinancialDoc({ tenant: TENANT_A, client, date: `2026-03-${day(k)}T18:00`, payments: [payment(100, `2026-03-${day(k)}T20:00`)] });
   const trip = makeTrip({
     tenant: TENANT_A,
     client,
@@ -104,4 +106,12 @@ t.test('fleet utilization: every trip once per vehicle', async (t) => {
       return [`VEH-${v}`, n, n * 100];
     }),
   );
+});
+
+t.test('cash-inflow: every payment of the history once', async (t) => {
+  const res = await get('/api/analytics/cash-inflow-forecast?startDate=2026-03-01&endDate=2026-04-19');
+  t.equal(res.statusCode, 200, res.body);
+  const body = res.json();
+  t.equal(body.parameters.paymentDelay.paymentsInHistory, billed, 'one payment per billed trip, all in the window');
+  t.equal(body.receivables.openInvoices, billed, 'each still owes the rest');
 });
