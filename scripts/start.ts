@@ -2,6 +2,7 @@
  * `npm start`: the service. Without MONGODB_URI it runs on the embedded engine
  * (on disk under DATA_DIR) and loads the demo dataset when the database is empty.
  */
+import './v8-heap.ts'; // first: GC tuning from the first collection on
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';

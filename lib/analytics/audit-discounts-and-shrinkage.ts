@@ -9,17 +9,18 @@
  *    it), each through legShrinkage with the tenant's tolerance rules, price
  *    per litre and recovery mode: out-of-tolerance legs, litres and the
  *    recoverable value, versus what was recovered = the shortage concepts on
- *    the (non-cancelled) invoices linked to those trips.
+ *    the (non-cancelled) invoices linked to those trips. The trips stream
+ *    from the cursor into ShrinkageRecoveryAccumulator one at a time.
  */
 import type { ServiceContext } from '../context.ts';
 import { conceptSumsByClientMonth } from '../db/billing-concepts-repo.ts';
-import { findShrinkageRows } from '../db/trip-audits-repo.ts';
+import { streamShrinkageRows } from '../db/trip-audits-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
 import type { TenantSettings, ToleranceRule } from '../model/tenant-settings.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { discountsAndDemurrage, type DiscountsAndDemurrage } from './discounts.ts';
-import { capped, periodOut, type Capped, type PeriodOut } from './report.ts';
-import { shrinkageRecovery, type ShrinkageRecovery, type WorstLeg } from './shrinkage-recovery.ts';
+import { foldRows, periodOut, type Capped, type PeriodOut } from './report.ts';
+import { ShrinkageRecoveryAccumulator, type ShrinkageRecovery, type WorstLeg } from './shrinkage-recovery.ts';
 
 export interface DiscountsShrinkageInput {
   limit: number;
@@ -58,14 +59,14 @@ export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: st
   const client = input.client;
   const timeout = ctx.config.queryTimeoutMs;
   const scope = { start: period.start, end: period.end, ...(client ? { client } : {}) };
-  const [{ settings, sourceOf }, conceptRows, delivered] = await Promise.all([
-    getTracedSettings(ctx.db, tenant),
+  const traced = getTracedSettings(ctx.db, tenant);
+  const [{ settings, sourceOf }, conceptRows, shrinkage] = await Promise.all([
+    traced,
     conceptSumsByClientMonth(ctx.db, tenant, scope, timeout),
-    findShrinkageRows(ctx.db, tenant, scope, timeout),
+    traced.then(({ settings: s }) => foldRows(streamShrinkageRows(ctx.db, tenant, scope, timeout), new ShrinkageRecoveryAccumulator(s, period, input.limit))),
   ]);
 
   const { discounts, demurrage } = discountsAndDemurrage(conceptRows);
-  const shrinkage = shrinkageRecovery(delivered, settings, period);
 
   return {
     tenant,
@@ -93,6 +94,6 @@ export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: st
     },
     discounts,
     demurrage,
-    shrinkage: { ...shrinkage, worstLegs: capped(shrinkage.worstLegs, input.limit) },
+    shrinkage,
   };
 }

@@ -10,12 +10,13 @@
  * Link states: no idFinan → unbilled; idFinan to a cancelled invoice →
  * unbilled; idFinan to a document this tenant does not have (legacy id) →
  * unresolved, kept out of both the lags and the leakage and counted apart.
+ * The trips stream from the cursor into DispatchToBillAccumulator.
  */
 import type { ServiceContext } from '../context.ts';
-import { findDeliveryRows } from '../db/trip-audits-repo.ts';
+import { streamDeliveryRows } from '../db/trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
-import { classifyDeliveries, dispatchToBill, dispatchToBillByClient, preBilledTrips, type DispatchToBillSummary, type UnbilledTrip } from './dispatch-to-bill.ts';
-import { asOfOut, capped, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
+import { DispatchToBillAccumulator, type DispatchToBillSummary, type UnbilledTrip } from './dispatch-to-bill.ts';
+import { asOfOut, foldRows, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 
 export interface DispatchToBillInput {
   limit: number;
@@ -52,10 +53,8 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const timeout = ctx.config.queryTimeoutMs;
-  const trips = await findDeliveryRows(ctx.db, tenant, { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, timeout);
-
-  const { rows, unbilled, noLink, cancelledLink, unresolved } = classifyDeliveries(trips, period, now.getTime());
-  const { lags, summary } = dispatchToBill(rows);
+  const trips = streamDeliveryRows(ctx.db, tenant, { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, timeout);
+  const { summary, byClient, unbilled, preBilled, noLink, cancelledLink, unresolved } = await foldRows(trips, new DispatchToBillAccumulator(period, now.getTime(), input.limit));
 
   return {
     tenant,
@@ -71,8 +70,8 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
       tripSelection: 'Trips with a leg offloaded in the period; delivered in the period when the last leg is; a trip with a leg still in transit counts as not delivered.',
     },
     summary: { ...out(summary), unbilledNoLink: noLink, unbilledCancelledLink: cancelledLink, unresolvedLinks: unresolved },
-    byClient: dispatchToBillByClient(rows).map((c) => ({ client: c.client, ...out(c.summary) })),
-    unbilledTrips: capped(unbilled, input.limit),
-    preBilledTrips: capped(preBilledTrips(lags).map((l) => ({ tripId: l.tripId, client: l.client ?? '', lagDays: l.lagDays })), input.limit),
+    byClient: byClient.map((c) => ({ client: c.client, ...out(c.summary) })),
+    unbilledTrips: unbilled,
+    preBilledTrips: { ...preBilled, data: preBilled.data.map((l) => ({ tripId: l.tripId, client: l.client ?? '', lagDays: l.lagDays })) },
   };
 }

@@ -5,15 +5,16 @@
  * tolls excluded) and revenue per km (lib/analytics/utilization.ts) — plus
  * the idle vehicles: units of the fleet (a leg in the last 365 days before
  * asOf) with no activity in the tenant's idleVehicleDays ending at asOf.
+ * The trips stream from the cursor into FleetUtilizationAccumulator.
  */
 import type { ServiceContext } from '../context.ts';
-import { findUtilizationTrips, vehicleLastActivity } from '../db/trip-audits-repo.ts';
+import { streamUtilizationTrips, vehicleLastActivity } from '../db/trip-audits-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { mxAddDays, mxDateString, mxYmdInt } from '../time/mexico-city.ts';
-import { asOfOut, periodOut, type AsOfOut, type PeriodOut } from './report.ts';
+import { asOfOut, foldRows, periodOut, type AsOfOut, type PeriodOut } from './report.ts';
 import type { LitresBasis } from './unit-economics.ts';
-import { fleetUtilization, idleFleet, utilizationTotals, type IdleVehicleOut, type UtilizationRow, type UtilizationTotals } from './utilization.ts';
+import { FleetUtilizationAccumulator, idleFleet, utilizationTotals, type IdleVehicleOut, type UtilizationRow, type UtilizationTotals } from './utilization.ts';
 
 /** Vehicles with a leg in this many days before asOf make up the fleet for the idle check. */
 export const FLEET_LOOKBACK_DAYS = 365;
@@ -60,13 +61,13 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
   const timeout = ctx.config.queryTimeoutMs;
   const scope = { ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}), ...(input.driver ? { driver: input.driver } : {}) };
   const asOfDay = mxDateString(asOf);
-  const [{ settings, sourceOf }, trips, activity] = await Promise.all([
+  const trips = streamUtilizationTrips(ctx.db, tenant, { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) }, timeout);
+  const [{ settings, sourceOf }, rows, activity] = await Promise.all([
     getTracedSettings(ctx.db, tenant),
-    findUtilizationTrips(ctx.db, tenant, { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) }, timeout),
+    foldRows(trips, new FleetUtilizationAccumulator(input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis)),
     vehicleLastActivity(ctx.db, tenant, { ...(input.vehicle ? { vehicle: input.vehicle } : {}), fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)), toYmd: mxYmdInt(asOf), windowEndsToday: asOfDay >= mxDateString(now.getTime()) }, timeout),
   ]);
 
-  const rows = fleetUtilization(trips, input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis);
   const idle = idleFleet(activity, asOf, settings.idleVehicleDays);
 
   return {

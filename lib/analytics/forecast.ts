@@ -28,34 +28,60 @@ export interface PaymentDelays {
   portfolioMedianDays: number | null;
 }
 
-/** Delay = paid day − due day (Mexico City calendar days; negative = paid early). */
-export function clientPaymentDelays(pastPayments: readonly PastPayment[], minPayments = 3): PaymentDelays {
-  const perClient = new Map<string, number[]>();
-  const all: number[] = [];
-  for (const p of pastPayments) {
-    if (!Number.isFinite(p.dueDate) || !Number.isFinite(p.paidDate)) continue;
+/**
+ * Payment delays folded one payment at a time (delay = paid day − due day,
+ * Mexico City calendar days; negative = paid early): keeps one number per
+ * payment, per client and overall, for the medians.
+ */
+export class PaymentDelaysAccumulator {
+  private readonly perClient = new Map<string, number[]>();
+  private readonly all: number[] = [];
+  /** Payments seen (valid instants or not). */
+  payments = 0;
+
+  constructor(private readonly minPayments = 3) {}
+
+  add(p: PastPayment): void {
+    this.payments += 1;
+    if (!Number.isFinite(p.dueDate) || !Number.isFinite(p.paidDate)) return;
     const d = daysBetweenDates(mxDateString(p.dueDate), mxDateString(p.paidDate));
-    all.push(d);
-    const list = perClient.get(p.client);
+    this.all.push(d);
+    const list = this.perClient.get(p.client);
     if (list) list.push(d);
-    else perClient.set(p.client, [d]);
+    else this.perClient.set(p.client, [d]);
   }
-  const portfolio = median(all);
-  const byClient = new Map<string, number>();
-  const basis = new Map<string, 'client' | 'portfolio'>();
-  const paymentsByClient = new Map<string, number>();
-  for (const [client, delays] of perClient) {
-    paymentsByClient.set(client, delays.length);
-    const own = median(delays);
-    if (delays.length >= minPayments && own !== null) {
-      byClient.set(client, own);
-      basis.set(client, 'client');
-    } else if (portfolio !== null) {
-      byClient.set(client, portfolio);
-      basis.set(client, 'portfolio');
+
+  /** Every valid complement of an invoice (pastPayments, one row). */
+  addInvoice(row: PaidInvoice, creditDays: (client: string) => number): void {
+    const due = dueInstant(row.date, creditDays(row.client));
+    for (const paidAt of row.paid) this.add({ client: row.client, dueDate: due, paidDate: paidAt });
+  }
+
+  result(): PaymentDelays {
+    const portfolio = median(this.all);
+    const byClient = new Map<string, number>();
+    const basis = new Map<string, 'client' | 'portfolio'>();
+    const paymentsByClient = new Map<string, number>();
+    for (const [client, delays] of this.perClient) {
+      paymentsByClient.set(client, delays.length);
+      const own = median(delays);
+      if (delays.length >= this.minPayments && own !== null) {
+        byClient.set(client, own);
+        basis.set(client, 'client');
+      } else if (portfolio !== null) {
+        byClient.set(client, portfolio);
+        basis.set(client, 'portfolio');
+      }
     }
+    return { byClient, basis, paymentsByClient, portfolioMedianDays: portfolio };
   }
-  return { byClient, basis, paymentsByClient, portfolioMedianDays: portfolio };
+}
+
+/** Delay = paid day − due day (Mexico City calendar days; negative = paid early). */
+export function clientPaymentDelays(pastPayments: Iterable<PastPayment>, minPayments = 3): PaymentDelays {
+  const acc = new PaymentDelaysAccumulator(minPayments);
+  for (const p of pastPayments) acc.add(p);
+  return acc.result();
 }
 
 /** Delay to apply to a client: its entry, else the portfolio median, else 0 (no history anywhere). */
@@ -196,18 +222,25 @@ export function pastPayments(history: readonly PaidInvoice[], creditDays: (clien
   return past;
 }
 
+/** An invoice still owed, its outstanding balance recomputed exactly in cents by lib/finance; null when cancelled or settled. */
+export function openInvoiceOf(row: BalanceInput & { id: string; client: string; date: number }): OpenInvoice | null {
+  const bal = documentBalance(row);
+  if (bal.isCancelled || toCents(bal.pending) <= 0) return null;
+  return { id: row.id, client: row.client, invoiceDate: row.date, outstanding: bal.pending };
+}
+
 /**
  * The invoices still owed, with their outstanding balance recomputed exactly
  * in cents by lib/finance (cancelled or settled ones dropped), keyed by id.
  */
-export function openInvoicesOf<R extends BalanceInput & { id: string; client: string; date: number }>(rows: readonly R[]): { invoices: OpenInvoice[]; byId: Map<string, R> } {
+export function openInvoicesOf<R extends BalanceInput & { id: string; client: string; date: number }>(rows: Iterable<R>): { invoices: OpenInvoice[]; byId: Map<string, R> } {
   const byId = new Map<string, R>();
   const invoices: OpenInvoice[] = [];
   for (const row of rows) {
-    const bal = documentBalance(row);
-    if (bal.isCancelled || toCents(bal.pending) <= 0) continue;
+    const inv = openInvoiceOf(row);
+    if (!inv) continue;
     byId.set(row.id, row);
-    invoices.push({ id: row.id, client: row.client, invoiceDate: row.date, outstanding: bal.pending });
+    invoices.push(inv);
   }
   return { invoices, byId };
 }

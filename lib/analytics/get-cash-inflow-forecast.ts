@@ -12,15 +12,18 @@
  *  - HHI over revenue (SubTotal − Descuento of non-cancelled invoices emitted
  *    in the period, shortage deductions excluded: an indemnity is not a
  *    sale) per client.
+ * Payment history and open invoices stream from their cursors: each history
+ * row is folded into the payment delays (PaymentDelaysAccumulator), each open
+ * invoice kept only as its balance and the fields the items show.
  */
 import type { ServiceContext } from '../context.ts';
-import { findOpenInvoices, findPaymentHistory, revenueByClient } from '../db/receivables-repo.ts';
+import { streamOpenInvoices, streamPaymentHistory, revenueByClient, type OpenInvoiceRow } from '../db/receivables-repo.ts';
 import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { fromCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { mxDateString } from '../time/mexico-city.ts';
-import { clientPaymentDelays, clientReceivables, dso, forecastInflows, openInvoicesOf, pastPayments, type DelayBasis, type ForecastClientRow } from './forecast.ts';
+import { clientReceivables, dso, forecastInflows, openInvoiceOf, PaymentDelaysAccumulator, type DelayBasis, type ForecastClientRow, type OpenInvoice } from './forecast.ts';
 import { concentration, type ConcentrationBand } from './hhi.ts';
 import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 import type { Ratio } from './stats.ts';
@@ -96,24 +99,43 @@ export interface CashInflowForecast {
   };
 }
 
+/** What an item shows of its invoice besides the balance. */
+type OpenInvoiceDetail = Pick<OpenInvoiceRow, 'clientName' | 'date'> & { uuid: string };
+
+/** The open invoices (balance > 0 by lib/finance) as they stream, each kept as its balance and its item's fields. */
+async function openInvoices(rows: AsyncIterable<OpenInvoiceRow>): Promise<{ invoices: OpenInvoice[]; byId: Map<string, OpenInvoiceDetail> }> {
+  const invoices: OpenInvoice[] = [];
+  const byId = new Map<string, OpenInvoiceDetail>();
+  for await (const row of rows) {
+    const inv = openInvoiceOf(row);
+    if (!inv) continue;
+    byId.set(row.id, { clientName: row.clientName, date: row.date, uuid: row.invoice.uuid });
+    invoices.push(inv);
+  }
+  return { invoices, byId };
+}
+
 export async function getCashInflowForecast(ctx: ServiceContext, tenant: string, input: CashInflowInput): Promise<CashInflowForecast> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const asOf = period.asOf;
   const client = input.client;
   const timeout = ctx.config.queryTimeoutMs;
-  const [{ settings, sourceOf }, open, history, revenue] = await Promise.all([
-    getTracedSettings(ctx.db, tenant),
-    findOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout),
-    findPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout),
+  const traced = getTracedSettings(ctx.db, tenant);
+  const creditDaysOf = (settings: TenantSettings) => (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
+  const [{ settings, sourceOf }, { delays, payments }, { invoices, byId }, revenue] = await Promise.all([
+    traced,
+    // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
+    traced.then(async ({ settings: s }) => {
+      const acc = new PaymentDelaysAccumulator(MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
+      const creditDays = creditDaysOf(s);
+      for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout)) acc.addInvoice(row, creditDays);
+      return { delays: acc.result(), payments: acc.payments };
+    }),
+    openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout)),
     revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, ...(client ? { client } : {}) }, timeout),
   ]);
-  const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
-
-  // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
-  const past = pastPayments(history, creditDays);
-  const delays = clientPaymentDelays(past, MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
-  const { invoices, byId } = openInvoicesOf(open);
+  const creditDays = creditDaysOf(settings);
   const f = forecastInflows(invoices, creditDays, delays, asOf, input.bucket);
   const asOfDay = mxDateString(asOf);
 
@@ -121,7 +143,7 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
     const row = byId.get(i.id);
     return {
       id: i.id,
-      uuid: row?.invoice.uuid ?? '',
+      uuid: row?.uuid ?? '',
       client: i.client,
       invoiceDate: new Date(row?.date ?? 0).toISOString(),
       outstanding: i.outstanding,
@@ -157,7 +179,7 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
         minPaymentsForClientMedian: MIN_PAYMENTS_FOR_CLIENT_MEDIAN,
         historyFrom: period.startDate,
         historyTo: asOfDay,
-        paymentsInHistory: past.length,
+        paymentsInHistory: payments,
         portfolioMedianDays: delays.portfolioMedianDays,
       },
       expectedAmount: 'Outstanding balance as of asOf: Total (already net of the 4% retention) − valid payments − valid credit notes.',

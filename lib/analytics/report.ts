@@ -41,10 +41,55 @@ export interface Capped<T> {
   data: T[];
 }
 
+/** A fold over rows, one at a time (lib/analytics accumulators). */
+export interface RowAccumulator<T, R> {
+  add(row: T): void;
+  result(): R;
+}
+
+/**
+ * Feeds rows into an accumulator as they arrive (a driver cursor: one batch
+ * at a time) and returns its result; the rows themselves are never collected.
+ * Leaving early (an error) closes the cursor.
+ */
+export async function foldRows<T, R>(rows: AsyncIterable<T>, acc: RowAccumulator<T, R>): Promise<R> {
+  for await (const row of rows) acc.add(row);
+  return acc.result();
+}
+
 /** The first `limit` items of an already ordered list, with the counts. */
 export function capped<T>(items: readonly T[], limit: number): Capped<T> {
   const data = items.slice(0, limit);
   return { total: items.length, listed: data.length, limit, data };
+}
+
+/**
+ * The first `limit` items under `order` of everything added, and how many were
+ * added, holding at most about 2 × limit items: when the buffer fills it is
+ * sorted (stable: equal items keep their arrival order) and cut to `limit`.
+ * Same items, same order as sorting the whole list then taking `limit`.
+ * `limit` Infinity keeps everything.
+ */
+export class TopList<T> {
+  private items: T[] = [];
+  private count = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly order: (a: T, b: T) => number,
+  ) {}
+
+  add(item: T): void {
+    this.count += 1;
+    this.items.push(item);
+    if (this.items.length >= Math.max(2 * this.limit, 64)) this.items = this.items.sort(this.order).slice(0, this.limit);
+  }
+
+  /** As `capped(wholeSortedList, limit)`. */
+  capped(): Capped<T> {
+    const data = [...this.items].sort(this.order).slice(0, this.limit);
+    return { total: this.count, listed: data.length, limit: this.limit, data };
+  }
 }
 
 export const byString = <T>(key: (x: T) => string) => (a: T, b: T): number => {

@@ -10,6 +10,7 @@ import type { LegProduct } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { legShrinkage } from '../trips/shrinkage.ts';
 import { tripOffloadDate } from './dispatch-to-bill.ts';
+import { TopList, type Capped } from './report.ts';
 import { ratio, roundTo, type Ratio } from './stats.ts';
 
 /** A trip with a leg offloaded in the period, as lib/db/trip-audits-repo.ts returns it. */
@@ -102,23 +103,43 @@ export interface ShrinkageRecovery {
   worstLegs: WorstLeg[];
 }
 
-/** Over the trips delivered in [start, end] (last leg offloaded in it); every leg of such a trip counts. */
-export function shrinkageRecovery(trips: readonly ShrinkageTrip[], settings: ShrinkageSettings, period: { start: number; end: number }): ShrinkageRecovery {
-  const all = new ShrinkAcc();
-  const byClient = new Map<string, ShrinkAcc>();
-  const worst: WorstLeg[] = [];
-  const seenInvoices = new Set<string>();
-  for (const trip of trips) {
+/**
+/** Largest recoverable value first, then shrinkage %, then leg id. */
+const worstFirst = (a: WorstLeg, b: WorstLeg): number =>
+  toCents(b.recoverableValue) - toCents(a.recoverableValue) || b.shrinkagePercent - a.shrinkagePercent || (a.legId < b.legId ? -1 : 1);
+
+/**
+ * Folds the trips one at a time, in the order given (a cursor's order), so a
+ * period of any size is read without holding its rows: only the per-client
+ * sums, the invoices already counted and the `worstLimit` worst
+ * out-of-tolerance legs (with their count) are kept.
+ * Over the trips delivered in [start, end] (last leg offloaded in it); every leg of such a trip counts.
+ */
+export class ShrinkageRecoveryAccumulator {
+  private readonly all = new ShrinkAcc();
+  private readonly byClient = new Map<string, ShrinkAcc>();
+  private readonly worst: TopList<WorstLeg>;
+  private readonly seenInvoices = new Set<string>();
+
+  constructor(
+    private readonly settings: ShrinkageSettings,
+    private readonly period: { start: number; end: number },
+    worstLimit = Infinity,
+  ) {
+    this.worst = new TopList(worstLimit, worstFirst);
+  }
+
+  add(trip: ShrinkageTrip): void {
     const off = tripOffloadDate({ shipments: trip.legs });
-    if (off === null || off < period.start || off > period.end) continue;
-    const own = byClient.get(trip.client) ?? new ShrinkAcc();
-    byClient.set(trip.client, own);
-    const accs = [all, own];
+    if (off === null || off < this.period.start || off > this.period.end) return;
+    const own = this.byClient.get(trip.client) ?? new ShrinkAcc();
+    this.byClient.set(trip.client, own);
+    const accs = [this.all, own];
     const link = trip.inv[0];
     const invoiceId = link && !link.cancelled ? String(link._id) : null;
     for (const a of accs) a.trips += 1;
     for (const leg of trip.legs) {
-      const s = legShrinkage(leg, settings, trip.client);
+      const s = legShrinkage(leg, this.settings, trip.client);
       for (const a of accs) {
         a.legs += 1;
         a.loaded += s.loaded;
@@ -132,7 +153,7 @@ export function shrinkageRecovery(trips: readonly ShrinkageTrip[], settings: Shr
         for (const code of s.unpricedCodes) a.unpriced.add(code);
       }
       if (s.exceedsTolerance) {
-        worst.push({
+        this.worst.add({
           tripId: String(trip._id),
           legId: leg.id,
           shipmentId: leg.shipment,
@@ -149,8 +170,8 @@ export function shrinkageRecovery(trips: readonly ShrinkageTrip[], settings: Shr
         });
       }
     }
-    if (link && !link.cancelled && !seenInvoices.has(String(link._id))) {
-      seenInvoices.add(String(link._id));
+    if (link && !link.cancelled && !this.seenInvoices.has(String(link._id))) {
+      this.seenInvoices.add(String(link._id));
       for (const a of accs) {
         if (link.shortageLines > 0) a.recInvoices += 1;
         a.recLines += link.shortageLines;
@@ -159,10 +180,21 @@ export function shrinkageRecovery(trips: readonly ShrinkageTrip[], settings: Shr
       }
     }
   }
-  worst.sort((a, b) => toCents(b.recoverableValue) - toCents(a.recoverableValue) || b.shrinkagePercent - a.shrinkagePercent || (a.legId < b.legId ? -1 : 1));
-  return {
-    totals: all.row(),
-    byClient: [...byClient.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([client, a]) => ({ client, ...a.row() })),
-    worstLegs: worst,
-  };
+
+  /** worstLegs: the first `worstLimit` of them, with how many there are. */
+  result(): Omit<ShrinkageRecovery, 'worstLegs'> & { worstLegs: Capped<WorstLeg> } {
+    return {
+      totals: this.all.row(),
+      byClient: [...this.byClient.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([client, a]) => ({ client, ...a.row() })),
+      worstLegs: this.worst.capped(),
+    };
+  }
+}
+
+/** Over the trips delivered in [start, end] (last leg offloaded in it); every leg of such a trip counts. */
+export function shrinkageRecovery(trips: Iterable<ShrinkageTrip>, settings: ShrinkageSettings, period: { start: number; end: number }): ShrinkageRecovery {
+  const acc = new ShrinkageRecoveryAccumulator(settings, period);
+  for (const trip of trips) acc.add(trip);
+  const r = acc.result();
+  return { ...r, worstLegs: r.worstLegs.data };
 }

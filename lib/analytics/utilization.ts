@@ -108,29 +108,32 @@ export interface UtilizationRow extends UtilizationRatio {
 }
 
 /**
- * Per vehicle (vehicle.id) or driver (driver.id). A leg belongs to the period
- * when any of its active days falls inside it; a trip counts when one of its
- * legs does. Sorted by key.
+ * Per vehicle (vehicle.id) or driver (driver.id), folded trip by trip (a
+ * cursor's rows, never held): a leg belongs to the period when any of its
+ * active days falls inside it; a trip counts when one of its legs does. Keeps
+ * per unit its sums and its set of active days.
  */
-export function fleetUtilization(
-  trips: readonly UtilizationTrip[],
-  by: 'vehicle' | 'driver',
-  period: Period,
-  litresBasis: LitresBasis = 'loaded',
-): UtilizationRow[] {
-  interface Acc { label: string; trips: number; legs: number; days: Set<string>; litres: number; km: number; revenueC: number }
-  const groups = new Map<string, Acc>();
-  for (const trip of trips) {
+export class FleetUtilizationAccumulator {
+  private readonly groups = new Map<string, { label: string; trips: number; legs: number; days: Set<string>; litres: number; km: number; revenueC: number }>();
+
+  constructor(
+    private readonly by: 'vehicle' | 'driver',
+    private readonly period: Period,
+    private readonly litresBasis: LitresBasis = 'loaded',
+  ) {}
+
+  add(trip: UtilizationTrip): void {
+    const { by, period, litresBasis } = this;
     const key = by === 'vehicle' ? trip.vehicleId : trip.driverId;
     const label = by === 'vehicle' ? trip.plate : trip.driverName;
     let counted = false;
     for (const leg of trip.legs) {
       const days = legActiveDays(leg).filter((d) => d >= period.from && d <= period.to);
       if (days.length === 0) continue;
-      let acc = groups.get(key);
+      let acc = this.groups.get(key);
       if (!acc) {
         acc = { label, trips: 0, legs: 0, days: new Set(), litres: 0, km: 0, revenueC: 0 };
-        groups.set(key, acc);
+        this.groups.set(key, acc);
       }
       if (!counted) { acc.trips += 1; counted = true; }
       acc.legs += 1;
@@ -140,24 +143,41 @@ export function fleetUtilization(
       acc.revenueC += toCents(leg.billedFreight);
     }
   }
-  return [...groups.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, a]) => {
-      const revenue = fromCents(a.revenueC);
-      const km = roundTo(a.km, 3);
-      return {
-        key,
-        label: a.label,
-        trips: a.trips,
-        legs: a.legs,
-        ...utilization(a.days, period),
-        litres: roundTo(a.litres, 3),
-        litresBasis,
-        km,
-        revenue,
-        revenuePerKm: ratio(revenue, km, { denominatorLabel: 'km', decimals: 2 }),
-      };
-    });
+
+  /** One row per unit, sorted by key. */
+  result(): UtilizationRow[] {
+    const { period, litresBasis } = this;
+    return [...this.groups.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, a]) => {
+        const revenue = fromCents(a.revenueC);
+        const km = roundTo(a.km, 3);
+        return {
+          key,
+          label: a.label,
+          trips: a.trips,
+          legs: a.legs,
+          ...utilization(a.days, period),
+          litres: roundTo(a.litres, 3),
+          litresBasis,
+          km,
+          revenue,
+          revenuePerKm: ratio(revenue, km, { denominatorLabel: 'km', decimals: 2 }),
+        };
+      });
+  }
+}
+
+/** FleetUtilizationAccumulator over a list of trips. */
+export function fleetUtilization(
+  trips: Iterable<UtilizationTrip>,
+  by: 'vehicle' | 'driver',
+  period: Period,
+  litresBasis: LitresBasis = 'loaded',
+): UtilizationRow[] {
+  const acc = new FleetUtilizationAccumulator(by, period, litresBasis);
+  for (const trip of trips) acc.add(trip);
+  return acc.result();
 }
 
 /** Latest activity instant per vehicle: max over legs of unloadDate, loadDate, or the leg's day start. */

@@ -5,15 +5,20 @@
  * and reshapes legs at once with `$map` into the few fields the audit reads
  * (portable: the embedded engine mishandles dotted inclusion projections
  * inside arrays), so only compact rows travel; groupings happen in the database.
+ * Row-per-trip queries return rows as they arrive (AsyncIterable, at most
+ * AUDIT_BATCH_SIZE per round trip through aggregateInChunks), never arrays:
+ * the audit folds each row (lib/analytics accumulators), so the service's
+ * memory does not grow with the number of trips in the period.
  */
 import type { Db, Document, Filter } from 'mongodb';
+import { aggregateInChunks } from './chunked-aggregate.ts';
 import { COLLECTIONS, trips } from './collections.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { ShrinkageTrip } from '../analytics/shrinkage-recovery.ts';
 import type { DeliveryRow } from '../analytics/dispatch-to-bill.ts';
 import type { UnitGroupRow } from '../analytics/unit-economics.ts';
 import type { UtilizationTrip, VehicleActivity } from '../analytics/utilization.ts';
-import { between, centsExpr, elementInRange, invoiceCancelledExpr, legLitres, sumOver } from './pipeline.ts';
+import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legLitres, sumOver } from './pipeline.ts';
 
 export interface TripScope {
   client?: string;
@@ -48,7 +53,7 @@ const linkedInvoice = (tenant: string, shape: Document): Document[] => [
  * their last leg is), each with compact legs (unload instant, totalFreight in
  * cents) and its linked invoice's date and cancellation: dispatch-to-bill.
  */
-export async function findDeliveryRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<DeliveryRow[]> {
+export function streamDeliveryRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): AsyncIterable<DeliveryRow> {
   const pipeline: Document[] = [
     offloadedIn(tenant, q),
     {
@@ -60,14 +65,14 @@ export async function findDeliveryRows(db: Db, tenant: string, q: TripScope & { 
     },
     ...linkedInvoice(tenant, { date: '$$d.date', cancelled: invoiceCancelledExpr(undefined, '$$d.') }),
   ];
-  return trips(db).aggregate<DeliveryRow>(pipeline, { maxTimeMS }).toArray();
+  return aggregateInChunks<DeliveryRow, TripDocument>(trips(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
 }
 
 /**
  * Same trips with each leg's products and the linked invoice's cancellation
  * and shortage concepts (what was recovered): the shrinkage recovery audit.
  */
-export async function findShrinkageRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<ShrinkageTrip[]> {
+export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): AsyncIterable<ShrinkageTrip> {
   const pipeline: Document[] = [
     offloadedIn(tenant, q),
     {
@@ -107,11 +112,11 @@ export async function findShrinkageRows(db: Db, tenant: string, q: TripScope & {
       },
     },
   ];
-  return trips(db).aggregate<ShrinkageTrip>(pipeline, { maxTimeMS }).toArray();
+  return aggregateInChunks<ShrinkageTrip, TripDocument>(trips(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
 }
 
 /** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], as the compact rows fleet utilization reads. */
-export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope & { fromYmd: number; toYmd: number }, maxTimeMS: number): Promise<UtilizationTrip[]> {
+export function streamUtilizationTrips(db: Db, tenant: string, q: TripScope & { fromYmd: number; toYmd: number }, maxTimeMS: number): AsyncIterable<UtilizationTrip> {
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
     {
@@ -139,7 +144,7 @@ export async function findUtilizationTrips(db: Db, tenant: string, q: TripScope 
       },
     },
   ];
-  return trips(db).aggregate<UtilizationTrip>(pipeline, { maxTimeMS }).toArray();
+  return aggregateInChunks<UtilizationTrip, TripDocument>(trips(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
 }
 
 /**
