@@ -214,3 +214,32 @@ t.test('indexed on-disk store answers as the scanning in-memory engine', async (
   t.equal(keys.tenant_date, n, 'one entry per document in a single-valued index');
   t.ok(keys.tenant_leg_status! > n * 0.9, 'multikey index holds an entry per distinct leg status');
 });
+
+t.test('aggregation rows come in batches of cursor.batchSize on both backends, and $lookup by _id finds the same documents', async (t) => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-batches-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  for (const [backend, dir] of [['on disk', dataDir], ['in memory', undefined]] as const) {
+    const engine = await startEmbeddedMongo(dir ? { dataDir: dir } : {});
+    const { client, db } = await connectMongo(engine.uri, 'batches', { serverSelectionTimeoutMS: 5000, driver: { monitorCommands: true } });
+    t.teardown(async () => {
+      await client.close(true);
+      await engine.stop();
+    });
+    const rows = Array.from({ length: 603 }, (_, i) => ({ _id: `r${String(i).padStart(4, '0')}`, n: i, ref: i % 7 === 0 ? null : `t${i % 50}` }));
+    await db.collection('rows').insertMany(rows);
+    await db.collection('targets').insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: `t${i}`, v: i })));
+    const batches: number[] = [];
+    client.on('commandSucceeded', (e) => {
+      const cursor = (e.reply as { cursor?: { firstBatch?: unknown[]; nextBatch?: unknown[] } }).cursor;
+      const batch = cursor?.firstBatch ?? cursor?.nextBatch;
+      if (batch) batches.push(batch.length);
+    });
+    const pipeline = [{ $match: { n: { $gte: 2 } } }, { $sort: { _id: 1 } }, { $lookup: { from: 'targets', localField: 'ref', foreignField: '_id', as: 't' } }, { $project: { n: 1, v: '$t.v' } }];
+    const got = await db.collection('rows').aggregate(pipeline, { batchSize: 250 }).toArray();
+    t.same(batches, [250, 250, 101], `${backend}: first batch then getMore batches`);
+    const expected = rows.filter((r) => r.n >= 2).map((r) => ({ _id: r._id, n: r.n, v: r.ref !== null && Number(r.ref.slice(1)) < 40 ? [Number(r.ref.slice(1))] : [] }));
+    t.same(got, expected, `${backend}: every row once, in order, with its looked-up document`);
+    batches.length = 0;
+    t.equal((await db.collection('rows').aggregate(pipeline).toArray()).length, 601, `${backend}: without batchSize, as before`);
+  }
+});

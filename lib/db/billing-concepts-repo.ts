@@ -34,7 +34,20 @@ export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { star
         cancelled: invoiceCancelledExpr(),
         discountC: centsExpr('$iDesc'),
         hasDemurrage: { $in: ['demurrage', { $ifNull: ['$invoice.concepts.kind', []] }] },
-        concepts: { $ifNull: ['$invoice.concepts', []] },
+        // Only what the line sums read: $unwind copies the whole row once per line.
+        concepts: {
+          $map: {
+            input: { $ifNull: ['$invoice.concepts', []] },
+            as: 'c',
+            in: {
+              kind: '$$c.kind',
+              family: { $substrBytes: [{ $ifNull: ['$$c.code', ''] }, 0, FREIGHT_CODE_PREFIX.length] },
+              amountC: centsExpr('$$c.amount'),
+              discountC: centsExpr('$$c.discount'),
+              quantity: { $ifNull: ['$$c.quantity', 0] },
+            },
+          },
+        },
       },
     },
     { $match: { cancelled: false } },
@@ -52,13 +65,14 @@ export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { star
           },
         ],
         lines: [
+          { $project: { _id: 0, client: 1, month: 1, concepts: 1 } },
           { $unwind: '$concepts' },
           {
             $group: {
-              _id: { client: '$client', month: '$month', kind: '$concepts.kind', family: { $substrBytes: [{ $ifNull: ['$concepts.code', ''] }, 0, FREIGHT_CODE_PREFIX.length] } },
-              amountC: { $sum: centsExpr('$concepts.amount') },
-              discountC: { $sum: centsExpr('$concepts.discount') },
-              quantity: { $sum: { $ifNull: ['$concepts.quantity', 0] } },
+              _id: { client: '$client', month: '$month', kind: '$concepts.kind', family: '$concepts.family' },
+              amountC: { $sum: '$concepts.amountC' },
+              discountC: { $sum: '$concepts.discountC' },
+              quantity: { $sum: '$concepts.quantity' },
               lines: { $sum: 1 },
             },
           },

@@ -15,11 +15,10 @@ import type { Document } from 'mongodb';
 import { MX_TZ } from '../time/mexico-city.ts';
 
 /**
- * Rows per round trip of the audits' row queries (trip-audits-repo.ts through
- * chunked-aggregate.ts; receivables-repo.ts as the cursors' batchSize): the
- * audits fold rows as they arrive, so this bounds what one reply holds (~150 KB
- * of BSON for the largest rows, the shrinkage trips) instead of the period.
- * Small enough that the engine's `_id: {$in}` test per document stays cheap.
+ * Rows per round trip of the audits' row queries (trip-audits-repo.ts,
+ * receivables-repo.ts: the cursors' batchSize): the audits fold rows as they
+ * arrive, so this bounds what one reply holds (~150 KB of BSON for the largest
+ * rows, the shrinkage trips) instead of the period.
  */
 export const AUDIT_BATCH_SIZE = 250;
 

@@ -5,13 +5,10 @@
  * first, projected at once; each query returns only the rows the report needs.
  * Open invoices and payment history are returned as rows that the forecast
  * folds one by one: the payment history (one row per paid invoice of the
- * period: ~86,000 at 100,000 invoices) in chunks of AUDIT_BATCH_SIZE
- * (chunked-aggregate.ts); the open invoices as a cursor (AUDIT_BATCH_SIZE per
- * batch on MongoDB; the embedded engine sends them in one reply: ~0.7 MB at
- * 20,000 invoices).
+ * period: ~86,000 at 100,000 invoices) and the open invoices as cursors of
+ * AUDIT_BATCH_SIZE rows per round trip.
  */
 import type { Db, Document } from 'mongodb';
-import { aggregateInChunks } from './chunked-aggregate.ts';
 import { financialDocs } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { AUDIT_BATCH_SIZE, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
@@ -104,7 +101,7 @@ export function streamPaymentHistory(db: Db, tenant: string, q: { from: number; 
     },
     { $project: { client: 1, date: 1, paid: { $map: { input: { $filter: { input: '$p', as: 'p', cond: { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$cx'] }] } } }, as: 'p', in: '$$p.date' } } } },
   ];
-  return aggregateInChunks<PaymentHistoryRow, FinancialDocument>(financialDocs(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
+  return financialDocs(db).aggregate<PaymentHistoryRow>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
 export interface ClientRevenueRow {

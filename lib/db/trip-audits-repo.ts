@@ -5,13 +5,12 @@
  * and reshapes legs at once with `$map` into the few fields the audit reads
  * (portable: the embedded engine mishandles dotted inclusion projections
  * inside arrays), so only compact rows travel; groupings happen in the database.
- * Row-per-trip queries return rows as they arrive (AsyncIterable, at most
- * AUDIT_BATCH_SIZE per round trip through aggregateInChunks), never arrays:
+ * Row-per-trip queries return rows as they arrive (AsyncIterable, a cursor of
+ * AUDIT_BATCH_SIZE rows per round trip), never arrays:
  * the audit folds each row (lib/analytics accumulators), so the service's
  * memory does not grow with the number of trips in the period.
  */
 import type { Db, Document, Filter } from 'mongodb';
-import { aggregateInChunks } from './chunked-aggregate.ts';
 import { COLLECTIONS, trips } from './collections.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { ShrinkageTrip } from '../analytics/shrinkage-recovery.ts';
@@ -65,7 +64,7 @@ export function streamDeliveryRows(db: Db, tenant: string, q: TripScope & { star
     },
     ...linkedInvoice(tenant, { date: '$$d.date', cancelled: invoiceCancelledExpr(undefined, '$$d.') }),
   ];
-  return aggregateInChunks<DeliveryRow, TripDocument>(trips(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
+  return trips(db).aggregate<DeliveryRow>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
 /**
@@ -112,7 +111,7 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
       },
     },
   ];
-  return aggregateInChunks<ShrinkageTrip, TripDocument>(trips(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
+  return trips(db).aggregate<ShrinkageTrip>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
 /** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], as the compact rows fleet utilization reads. */
@@ -144,7 +143,7 @@ export function streamUtilizationTrips(db: Db, tenant: string, q: TripScope & { 
       },
     },
   ];
-  return aggregateInChunks<UtilizationTrip, TripDocument>(trips(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
+  return trips(db).aggregate<UtilizationTrip>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
 /**

@@ -68,7 +68,7 @@ final class BsonStoreDatabase extends H2Database {
         BsonStoreCollection.AGGREGATION_PREFILTER.set(
             leadingMatch == null ? null : new BsonStoreCollection.Pending(String.valueOf(query.get(command)), leadingMatch));
         try {
-            return super.handleCommand(channel, command, query, databaseResolver, oplog);
+            return AggregateBatches.split(query, super.handleCommand(channel, command, query, databaseResolver, oplog), cursorRegistry);
         } finally {
             BsonStoreCollection.AGGREGATION_PREFILTER.remove();
         }

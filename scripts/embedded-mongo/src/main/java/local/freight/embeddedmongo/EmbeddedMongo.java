@@ -16,7 +16,6 @@ import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.ServerVersion;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 
 /**
  * Launcher for the embedded MongoDB-compatible engine (mongo-java-server).
@@ -132,7 +131,7 @@ public final class EmbeddedMongo {
             store.commit();
             store.setAutoCommitDelay(options.commitDelayMs);
         } else {
-            backend = new MemoryBackend();
+            backend = new BatchedMemoryBackend();
         }
         backend.version(resolveVersion(options.serverVersion));
 

@@ -1,0 +1,23 @@
+package local.freight.embeddedmongo;
+
+import de.bwaldvogel.mongo.backend.DatabaseResolver;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
+import io.netty.channel.Channel;
+
+/** The stock in-memory backend, with aggregation results in batches as the on-disk one ({@link AggregateBatches}). */
+final class BatchedMemoryBackend extends MemoryBackend {
+
+    @Override
+    public MemoryDatabase openOrCreateDatabase(String databaseName) {
+        return new MemoryDatabase(databaseName, getCursorRegistry()) {
+            @Override
+            public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver databaseResolver, Oplog oplog) {
+                Document response = super.handleCommand(channel, command, query, databaseResolver, oplog);
+                return "aggregate".equalsIgnoreCase(command) ? AggregateBatches.split(query, response, cursorRegistry) : response;
+            }
+        };
+    }
+}
