@@ -13,7 +13,6 @@ import java.util.concurrent.CountDownLatch;
 import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoBackend;
-import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.ServerVersion;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 
@@ -135,7 +134,7 @@ public final class EmbeddedMongo {
         }
         backend.version(resolveVersion(options.serverVersion));
 
-        MongoServer server = new MongoServer(backend);
+        ConnectionThreadsServer server = new ConnectionThreadsServer(backend);
         try {
             server.bind(new InetSocketAddress(options.host, options.port));
         } catch (Exception e) {
@@ -217,7 +216,7 @@ public final class EmbeddedMongo {
         System.exit(0);
     }
 
-    private static synchronized void shutdown(MongoServer server, MVStore store) {
+    private static synchronized void shutdown(ConnectionThreadsServer server, MVStore store) {
         try {
             // stops listening, closes client channels, then closes the backend (H2Backend.close() closes the MVStore)
             server.shutdownNow();
