@@ -2,7 +2,7 @@ import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import { findSortedPage, withAfter, type PageQuery } from './find-page.ts';
 import { sortSpec, type KeysetSort } from './keyset.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 
 export interface FinancialDocFilter {
@@ -23,9 +23,9 @@ export const FINANCIAL_DOC_SORTS = {
   sync: [{ field: 'lastUpdate', dir: 1 }, { field: '_id', dir: 1 }],
 } as const satisfies Record<string, KeysetSort>;
 
-function baseFilter(tenant: string, f: FinancialDocFilter): Filter<FinancialDocument> {
+function baseFilter(tenant: string, f: FinancialDocFilter): Filter<StoredFinancialDocument> {
   // Tenant first, always: every query is scoped before anything else.
-  const q: Filter<FinancialDocument> = { company: tenant };
+  const q: Filter<StoredFinancialDocument> = { company: tenant };
   if (f.emitted?.from !== undefined || f.emitted?.to !== undefined) {
     q.date = { ...(f.emitted.from !== undefined ? { $gte: f.emitted.from } : {}), ...(f.emitted.to !== undefined ? { $lte: f.emitted.to } : {}) };
   }
@@ -83,9 +83,12 @@ function derivedStateStages(f: FinancialDocFilter): Document[] {
   if (f.paymentStatus === 'paid') conditions.push({ _invoiceCancelled: false }, { _pending: { $lt: 0.005 } });
   if (f.paymentStatus === 'partial') conditions.push({ _invoiceCancelled: false }, { _settled: { $gte: 0.005 } }, { _pending: { $gte: 0.005 } });
   if (f.paymentStatus === 'unpaid') conditions.push({ _invoiceCancelled: false }, { _settled: { $lt: 0.005 } });
-  stages.push({ $match: { $and: conditions } }, { $project: { _cancelledPaymentUuids: 0, _invoiceCancelled: 0, _settled: 0, _pending: 0 } });
+  stages.push({ $match: { $and: conditions } }, { $project: { _cancelledPaymentUuids: 0, _invoiceCancelled: 0, _settled: 0, _pending: 0, ...CLIENT_PROJECTION } });
   return stages;
 }
+
+/** What is stored but never returned: the derived fields. */
+const CLIENT_PROJECTION = { derivedPaymentStatus: 0 } as const satisfies Record<Exclude<keyof StoredFinancialDocument, keyof FinancialDocument>, 0>;
 
 export async function findFinancialDocs(
   db: Db,
@@ -97,7 +100,7 @@ export async function findFinancialDocs(
   const coll = financialDocs(db);
   const q = baseFilter(tenant, filter);
   const derived = derivedStateStages(filter);
-  if (derived.length === 0) return findSortedPage(coll, q, page, maxTimeMS);
+  if (derived.length === 0) return findSortedPage(coll, q, page, maxTimeMS, CLIENT_PROJECTION);
   const [counted, docs] = await Promise.all([
     page.count ? coll.aggregate<{ n: number }>([{ $match: q }, ...derived, { $group: { _id: null, n: { $sum: 1 } } }], { maxTimeMS }).toArray() : null,
     coll.aggregate<FinancialDocument>([{ $match: withAfter(q, page) }, ...derived, { $sort: sortSpec(page.sort) }, { $skip: page.skip }, { $limit: page.limit }], { maxTimeMS }).toArray(),
@@ -108,10 +111,10 @@ export async function findFinancialDocs(
 /** The tenant's documents with these ids (one query for a whole page of trips). */
 export async function findFinancialDocsByIds(db: Db, tenant: string, ids: string[], maxTimeMS: number): Promise<FinancialDocument[]> {
   if (ids.length === 0) return [];
-  return financialDocs(db).find({ company: tenant, _id: { $in: ids } }, { maxTimeMS }).toArray();
+  return financialDocs(db).find({ company: tenant, _id: { $in: ids } }, { maxTimeMS, projection: CLIENT_PROJECTION }).toArray();
 }
 
 /** One document of the tenant by id (null when missing or another tenant's). */
 export async function findFinancialDocById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<FinancialDocument | null> {
-  return financialDocs(db).findOne({ company: tenant, _id: id }, { maxTimeMS });
+  return financialDocs(db).findOne({ company: tenant, _id: id }, { maxTimeMS, projection: CLIENT_PROJECTION });
 }

@@ -13,7 +13,7 @@
 import type { Db, Document } from 'mongodb';
 import { aggregateInChunks } from './chunked-aggregate.ts';
 import { financialDocs } from './collections.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import { AUDIT_BATCH_SIZE, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
@@ -104,7 +104,7 @@ export function streamPaymentHistory(db: Db, tenant: string, q: { from: number; 
     },
     { $project: { client: 1, date: 1, paid: { $map: { input: { $filter: { input: '$p', as: 'p', cond: { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$cx'] }] } } }, as: 'p', in: '$$p.date' } } } },
   ];
-  return aggregateInChunks<PaymentHistoryRow, FinancialDocument>(financialDocs(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
+  return aggregateInChunks<PaymentHistoryRow, StoredFinancialDocument>(financialDocs(db), pipeline, { maxTimeMS, chunkSize: AUDIT_BATCH_SIZE });
 }
 
 export interface ClientRevenueRow {
