@@ -100,6 +100,8 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', u
   ['listFinancialDocs', 'GET', `/api/financial-docs?folio=${encodeURIComponent(folio)}`],
   ['listFinancialDocs', 'GET', '/api/financial-docs?paymentStatus=partial'],
   ['listFinancialDocs', 'GET', '/api/financial-docs?cancelled=true&startDate=2026-01-01'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?cancelled=false'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?paymentStatus=unpaid&cancelled=false&startDate=2026-06-01'],
   ['listFinancialDocs', 'GET', '/api/financial-docs?updatedSince=2026-06-01T00:00:00Z'],
   ['getFinancialDoc', 'GET', `/api/financial-docs/${encodeURIComponent(String(anyDoc._id))}`],
   ['listShipments', 'GET', '/api/shipments'],
