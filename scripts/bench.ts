@@ -194,6 +194,8 @@ const CASES: [string, string][] = [
   ['financial-docs full limit=100', '/api/financial-docs?detail=full&limit=100'],
   ['financial-docs client+90d', `/api/financial-docs?client=${topClient}&startDate=2026-08-18&endDate=2026-11-15`],
   ['financial-docs paymentStatus=partial', '/api/financial-docs?paymentStatus=partial'],
+  ['financial-docs cancelled=true', '/api/financial-docs?cancelled=true'],
+  ['financial-docs cancelled=false', '/api/financial-docs?cancelled=false'],
   ['financial-docs page 50', '/api/financial-docs?page=50&limit=100'],
   ['shipments summary', '/api/shipments'],
   ['shipments full limit=100', '/api/shipments?detail=full&limit=100'],
