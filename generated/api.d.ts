@@ -4794,7 +4794,7 @@ export interface operations {
     listFinancialDocs: {
         parameters: {
             query?: {
-                /** @description `true` only documents whose invoice is cancelled; `false` only valid ones. */
+                /** @description `true` only documents whose invoice is cancelled (`cancellations.invoiceCancelled`: a cancellation record naming the invoice's own UUID); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: boolean;
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
@@ -4832,7 +4832,7 @@ export interface operations {
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description `paid` (nothing pending), `partial` (something paid, something pending), `unpaid` (nothing paid). */
+                /** @description Payment state, by the rule of the summary's `balance` (in cents): `paid` nothing pending (`isFullyPaid`: total − valid payments − valid credit notes ≤ 0); `partial` something settled by a valid payment complement or credit note and something still pending; `unpaid` nothing settled. A cancelled invoice is none of the three (see `cancelled`). */
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
                  * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { prepareDatabase } from '../lib/db/prepare-database.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
 import { importDocuments } from '../lib/imports/import-documents.ts';
 import type { ImportInput } from '../lib/imports/import-sources.ts';
@@ -64,7 +64,9 @@ const config = loadConfig();
 const database = await openDatabase(config, { log: (m) => console.error(m) });
 let rejected = 0;
 try {
-  await ensureIndexes(database.db);
+  // As the service does at start: documents stored without their derived fields would
+  // otherwise compare as changed and be rewritten by a re-import.
+  await prepareDatabase(database.db, { log: (m) => console.error(m) });
   const started = Date.now();
   const report = await importDocuments({ db: database.db, config, now: () => new Date() }, tenant, filesOf(positionals), {
     onFile: (result, done) => {

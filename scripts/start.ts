@@ -5,7 +5,7 @@
 import './v8-heap.ts'; // first: GC tuning from the first collection on
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { prepareDatabase } from '../lib/db/prepare-database.ts';
 import { buildApp } from '../lib/app.ts';
 import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
 import { financialDocs, apiKeys } from '../lib/db/collections.ts';
@@ -18,7 +18,9 @@ const loaded = loadConfig();
 // Signing secrets are encrypted at rest; on the embedded engine the key is generated into DATA_DIR once.
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
 const database = await openDatabase(config, { log: (m) => console.log(m) });
-await ensureIndexes(database.db);
+// Indexes, then the derived fields of documents stored without them: before listening, so
+// the payment-state filters never answer without those documents (a one-time cost on an old store).
+await prepareDatabase(database.db, { log: (m) => console.log(m) });
 
 if (database.embedded) {
   const empty = (await financialDocs(database.db).estimatedDocumentCount()) === 0 && (await apiKeys(database.db).estimatedDocumentCount()) === 0;

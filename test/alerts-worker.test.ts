@@ -12,6 +12,7 @@ import {
   CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON,
 } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { getTenantSettings, saveTenantSettings } from '../lib/db/settings-repo.ts';
 import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
@@ -95,7 +96,7 @@ const cancelledInvoice = makeFinancialDoc({ tenant: TENANT_A, date: '2026-03-07T
 await financialDocs(h.db).insertMany([
   overdueCritical, overdueWarning, overdueShortCredit, notDueYet, fullyPaid, cancelledUnpaid, afterCycle, otherTenantOverdue,
   taxVat, taxNoRetention, taxPersonRetention, taxShortage, taxCancelled, taxFebruary, billedInvoice, cancelledInvoice,
-]);
+].map(withDerivedFields));
 
 // shrinkage-over-tolerance (tolerance 0.2%) and unbilled-deliveries, cycle 2026-03
 const shrinkOver = makeTrip({ tenant: TENANT_A, legs: [leg({ date: '2026-03-05', products: [diesel(20_000, 19_900)] })], idFinan: billedInvoice._id }); // 0.5%: 60 L excess × 24.5

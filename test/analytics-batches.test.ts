@@ -11,6 +11,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, payment, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { AUDIT_BATCH_SIZE } from '../lib/db/pipeline.ts';
 import { streamShrinkageRows } from '../lib/db/trip-audits-repo.ts';
 import { connectMongo } from '../lib/db/client.ts';
@@ -42,7 +43,7 @@ const marchTrips = Array.from({ length: N }, (_, k) => {
 const april = Array.from({ length: 10 }, () => makeTrip({ tenant: TENANT_A, legs: [leg({ loadDate: '2026-04-05T06:00', unloadDate: '2026-04-05T17:00', products: [diesel(10_000, 9_000)] })] }));
 const other = Array.from({ length: 30 }, () => makeTrip({ tenant: TENANT_B, legs: [leg({ loadDate: '2026-03-05T06:00', unloadDate: '2026-03-05T17:00', products: [diesel(10_000, 9_000)] })] }));
 await trips(h.db).insertMany([...marchTrips.map((x) => x.trip), ...april, ...other]);
-await financialDocs(h.db).insertMany(marchTrips.flatMap((x) => (x.invoice ? [x.invoice] : [])));
+await financialDocs(h.db).insertMany(marchTrips.flatMap((x) => (x.invoice ? [withDerivedFields(x.invoice)] : [])));
 
 const billed = marchTrips.filter((x) => x.invoice).length;
 const unbilled = N - billed;

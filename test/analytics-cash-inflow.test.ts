@@ -6,6 +6,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, freight, shortage, payment, creditNote, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
 import { financialDocs, tenantSettings } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 
 const NOW = new Date('2026-04-20T12:00:00-06:00'); // a Monday
 const h = await startHarness(t, { build: { now: () => NOW } });
@@ -34,7 +35,7 @@ const credited = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, da
 const h5 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY_2, date: '2026-01-20T12:00', concepts: [freight(1_000), shortage(300)], payments: [creditNote(1_420, '2026-01-25T12:00')] });
 // All delays: [−25, 2, 5, 10, 10] → portfolio median 5 (CLIENT_COMPANY_2 has 2 payments, CLIENT_PERSON none).
 const otherTenant = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-04-01T12:00', concepts: [freight(500_000)] });
-await financialDocs(h.db).insertMany([h1, h2, h3, h4, h5, o1, o2, o3, cancelled, credited, otherTenant]);
+await financialDocs(h.db).insertMany([h1, h2, h3, h4, h5, o1, o2, o3, cancelled, credited, otherTenant].map(withDerivedFields));
 
 t.test('receivables, delays and weekly buckets', async (t) => {
   const res = await get(PERIOD);

@@ -6,6 +6,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, gasoline, freight, demurrage, handling, shortage, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
 import { financialDocs, tenantSettings, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 
 const NOW = new Date('2026-04-20T12:00:00-06:00');
 const h = await startHarness(t, { build: { now: () => NOW } });
@@ -38,7 +39,7 @@ const tr4 = makeTrip({ ...A, client: CLIENT_COMPANY_2, legs: [leg({ ...delivered
 const tr5 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ ...delivered('2026-04-02'), products: [diesel(10_000, 9_000)] })] });
 const tr6 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ ...delivered('2026-03-31'), products: [diesel(10_000, 9_000)] }), leg({ loadDate: '2026-03-31T20:00', unloadDate: null, products: [diesel(10_000, 0)] })] });
 const trB = makeTrip({ tenant: TENANT_B, client: CLIENT_COMPANY, idFinan: i1.id, legs: [leg({ ...delivered('2026-03-04'), products: [diesel(20_000, 10_000)] })] });
-await financialDocs(h.db).insertMany([i1, i2, i3, i4, i5, i6, iB]);
+await financialDocs(h.db).insertMany([i1, i2, i3, i4, i5, i6, iB].map(withDerivedFields));
 await trips(h.db).insertMany([tr1, tr2, tr3, tr4, tr5, tr6, trB]);
 
 t.test('discounts, demurrage and shrinkage recovery in March', async (t) => {

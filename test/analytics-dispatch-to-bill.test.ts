@@ -6,6 +6,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 
 const NOW = new Date('2026-04-20T12:00:00-06:00');
 const h = await startHarness(t, { build: { now: () => NOW } });
@@ -37,7 +38,7 @@ const b8 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ loadDate: '2026
 const b9 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ loadDate: '2026-04-14T04:00', unloadDate: '2026-04-14T10:00' }), leg({ loadDate: '2026-04-16T04:00', unloadDate: '2026-04-16T10:00' })] }); // delivered after the period
 const b10 = trip(CLIENT_COMPANY_2, '2026-04-11T10:00', inv10.id); // +2 h = 0.08 days
 const bB = makeTrip({ tenant: TENANT_B, client: CLIENT_COMPANY, idFinan: inv1.id, legs: [leg({ loadDate: '2026-04-02T04:00', unloadDate: '2026-04-02T10:00' })] });
-await financialDocs(h.db).insertMany([inv1, inv2, inv3, inv4, inv6, inv10]);
+await financialDocs(h.db).insertMany([inv1, inv2, inv3, inv4, inv6, inv10].map(withDerivedFields));
 await trips(h.db).insertMany([b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, bB]);
 
 t.test('lags, percentiles and leakage', async (t) => {

@@ -10,6 +10,7 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '
 import { connect, listen } from './helpers/mcp.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, freight } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
 
 t.setTimeout(600_000);
@@ -25,7 +26,7 @@ const small = Array.from({ length: 7 }, (_, i) =>
 // Two share one lastUpdate: the id breaks the tie.
 small[5]!.lastUpdate = small[6]!.lastUpdate;
 const smallB = [0, 1].map(() => makeFinancialDoc({ tenant: TENANT_B, concepts: [freight(500)] }));
-await financialDocs(h.db).insertMany([...small, ...smallB]);
+await financialDocs(h.db).insertMany([...small, ...smallB].map(withDerivedFields));
 const tripList = [0, 1, 2].map((i) => ({ ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(20_000, 19_990)] })] }), lastUpdate: iso(T0 + (3 - i) * 1000) }));
 await trips(h.db).insertMany([...tripList, { ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(1, 1)] })] }) }]);
 
@@ -172,7 +173,7 @@ t.test('30,000 documents: a cursor walk while documents change skips and repeats
     const date = T0 - Math.floor(i / 7) * day;
     return { ...template, _id: id, id, client: i % 10 === 0 ? SMALL_CLIENT : template.client, date, timestamp: date + (i % 3) * 1000, lastUpdate: iso(T0 + Math.floor(i / 5) * 1000), invoice: { ...template.invoice, uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` } };
   });
-  for (let i = 0; i < N; i += 5000) await financialDocs(h.db).insertMany(docs.slice(i, i + 5000), { ordered: false });
+  for (let i = 0; i < N; i += 5000) await financialDocs(h.db).insertMany(docs.slice(i, i + 5000).map(withDerivedFields), { ordered: false });
   t.equal(await financialDocs(h.db).countDocuments({ company: TENANT_A }), N);
 
   let seq = 0;
@@ -188,7 +189,7 @@ t.test('30,000 documents: a cursor walk while documents change skips and repeats
     await financialDocs(h.db).deleteOne({ _id: picks[3]! });
     const added = `NEW-${seq}`;
     touched.add(added);
-    await financialDocs(h.db).insertOne({ ...template, _id: added, id: added, client: seq % 2 ? SMALL_CLIENT : template.client, date: T0 - (seq % 4000) * day, lastUpdate: now });
+    await financialDocs(h.db).insertOne(withDerivedFields({ ...template, _id: added, id: added, client: seq % 2 ? SMALL_CLIENT : template.client, date: T0 - (seq % 4000) * day, lastUpdate: now }));
   }
 
   for (const [name, query, scope, size] of [

@@ -226,8 +226,8 @@ t.test('aggregation rows come in batches of cursor.batchSize on both backends, a
       await engine.stop();
     });
     const rows = Array.from({ length: 603 }, (_, i) => ({ _id: `r${String(i).padStart(4, '0')}`, n: i, ref: i % 7 === 0 ? null : `t${i % 50}` }));
-    await db.collection('rows').insertMany(rows);
-    await db.collection('targets').insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: `t${i}`, v: i })));
+    await db.collection<{ _id: string }>('rows').insertMany(rows);
+    await db.collection<{ _id: string; v: number }>('targets').insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: `t${i}`, v: i })));
     const batches: number[] = [];
     client.on('commandSucceeded', (e) => {
       const cursor = (e.reply as { cursor?: { firstBatch?: unknown[]; nextBatch?: unknown[] } }).cursor;

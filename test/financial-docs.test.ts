@@ -2,6 +2,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, freight, shortage, payment, creditNote, paymentCancellation, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
 import { financialDocs } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { saveTenantSettings, getTenantSettings } from '../lib/db/settings-repo.ts';
 
 const h = await startHarness(t);
@@ -23,7 +24,7 @@ const credited = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, da
 // Same emission instant as `paid`: the timestamp breaks the tie.
 credited.timestamp = paid.timestamp + 1000;
 const otherTenant = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-03-11T10:00', status: 6 });
-await financialDocs(h.db).insertMany([paid, partial, unpaid, cancelled, credited, otherTenant]);
+await financialDocs(h.db).insertMany([paid, partial, unpaid, cancelled, credited, otherTenant].map(withDerivedFields));
 await saveTenantSettings(h.db, { ...(await getTenantSettings(h.db, TENANT_A)), statusLabels: { '4': 'Facturado', '6': 'Pagado', '7': 'Nota de crédito' } });
 
 const ids = (res: { json(): { data: { id: string }[] } }) => res.json().data.map((d) => d.id);

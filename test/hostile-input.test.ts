@@ -24,6 +24,7 @@ import { loadSpec } from '../lib/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { buildToolTable, dispatchTool, isToolOperation } from '../lib/mcp/tools-from-spec.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { alertJobs } from '../lib/db/alert-jobs-repo.ts';
 import { errorProblem } from './helpers/error-reason.ts';
 
@@ -46,7 +47,7 @@ const docs = [TENANT_A, TENANT_B].flatMap((tenant) =>
 const tripDocs = [TENANT_A, TENANT_B].flatMap((tenant, ti) =>
   [0, 1, 2].map((i) => makeTrip({ tenant, client: CLIENT_COMPANY, idFinan: docs[ti * 4 + i]!.id, legs: [leg({ date: `2026-04-${String(4 + i * 6).padStart(2, '0')}`, products: [diesel(30_000, 29_900)] })] })),
 );
-await financialDocs(h.db).insertMany(docs);
+await financialDocs(h.db).insertMany(docs.map(withDerivedFields));
 await trips(h.db).insertMany(tripDocs);
 for (const key of [KEY_A, KEY_B]) {
   const res = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': key }, payload: { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-04', nameAlert: 'base' } });

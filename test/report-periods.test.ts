@@ -7,12 +7,13 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { makeFinancialDoc, freight, CLIENT_COMPANY } from './fixtures/documents.ts';
 import { financialDocs } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 
 const h = await startHarness(t, { build: { now: () => new Date('2026-04-20T12:00:00-06:00') } });
 await financialDocs(h.db).insertMany([
   makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-05T10:00', concepts: [freight(10_000)] }),
   makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-20T10:00', concepts: [freight(2_000)] }),
-]);
+].map(withDerivedFields));
 
 const REPORTS = ['/api/tax-summary', '/api/analytics/cash-inflow-forecast', '/api/analytics/discounts-and-shrinkage', '/api/analytics/fleet-utilization', '/api/analytics/dispatch-to-bill', '/api/analytics/unit-economics'];
 const get = (url: string) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A } });

@@ -11,6 +11,7 @@ import { startHarness, TENANT_A } from './helpers/harness.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { financialDocs, tenantSettings } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { getTenantSettings, saveTenantSettings } from '../lib/db/settings-repo.ts';
 import { makeFinancialDoc, freight, CLIENT_COMPANY } from './fixtures/documents.ts';
 
@@ -23,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROUTE = '/api/financial-docs';
 const get = (key: string) => h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': key } });
 
-await financialDocs(h.db).insertOne(makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T10:00', status: 4, concepts: [freight(1_000)] }));
+await financialDocs(h.db).insertOne(withDerivedFields(makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T10:00', status: 4, concepts: [freight(1_000)] })));
 
 t.test('a key revoked by another process stops working within API_KEY_CACHE_TTL_MS', async (t) => {
   const { key, record } = await createApiKey(h.db, TENANT_A, 'revoked elsewhere');

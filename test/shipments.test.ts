@@ -2,6 +2,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, gasoline, payment, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { saveTenantSettings, getTenantSettings } from '../lib/db/settings-repo.ts';
 
 const h = await startHarness(t);
@@ -24,7 +25,7 @@ const t2 = makeTrip({ tenant: TENANT_A, client: CLIENT_COMPANY_2, idFinan: invoi
 // t3: nothing loaded yet (0 litres: 0% shrinkage), not billed.
 const t3 = makeTrip({ tenant: TENANT_A, client: CLIENT_COMPANY, createdAt: '2026-03-10T06:00', legs: [leg({ shipment: 'EM-3-1', date: '2026-03-10', loadDate: null, unloadDate: null, products: [diesel(0, 0)] })] });
 const tB = makeTrip({ tenant: TENANT_B, client: CLIENT_COMPANY, idFinan: invoiceB.id, createdAt: '2026-03-09T06:00', legs: [leg({ shipment: 'EM-B-1', date: '2026-03-09' })] });
-await financialDocs(h.db).insertMany([invoiceA, invoiceB]);
+await financialDocs(h.db).insertMany([invoiceA, invoiceB].map(withDerivedFields));
 await trips(h.db).insertMany([t1, t2, t3, tB]);
 
 const ids = (res: { json(): { data: { id: string }[] } }) => res.json().data.map((d) => d.id);

@@ -6,6 +6,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, freight, shortage, payment, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
 import { financialDocs } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 
 const NOW = new Date('2026-04-20T12:00:00-06:00');
 const h = await startHarness(t, { build: { now: () => NOW } });
@@ -28,7 +29,7 @@ const d5 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2
 const d6 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-04-02T12:00', concepts: [freight(2_000)] });
 // Tenant B, same month and client: must never change A's numbers.
 const other = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-03-10T12:00', concepts: [freight(99_999, { vat: 1 })] });
-await financialDocs(h.db).insertMany([d1, d2, d3, d4, d5, d6, other]);
+await financialDocs(h.db).insertMany([d1, d2, d3, d4, d5, d6, other].map(withDerivedFields));
 
 t.test('invoice basis, March: hand-computed totals', async (t) => {
   const res = await get('?targetMonth=2026-03');

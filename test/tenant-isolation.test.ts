@@ -25,6 +25,7 @@ import { loadSpec } from '../lib/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { isToolOperation } from '../lib/mcp/tools-from-spec.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
@@ -259,7 +260,7 @@ t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t)
   const out = await fc.check(
     fc.asyncProperty(world, async ({ data, filters }) => {
       await clearAll();
-      await financialDocs(h.db).insertMany([...data.aDocs, ...data.bDocs]);
+      await financialDocs(h.db).insertMany([...data.aDocs, ...data.bDocs].map(withDerivedFields));
       if (data.aTrips.length + data.bTrips.length) await trips(h.db).insertMany([...data.aTrips, ...data.bTrips]);
       const aJobs = await schedule(KEY_A, data.aJobs);
       const bJobs = await schedule(KEY_B, data.bJobs);

@@ -13,6 +13,7 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '
 import { startReceiver } from './helpers/receiver.ts';
 import { makeFinancialDoc, freight } from './fixtures/documents.ts';
 import { financialDocs } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
 import { webhookDeliveries } from '../lib/db/webhooks-repo.ts';
@@ -44,7 +45,7 @@ const h = await startHarness(t, {
 await h.app.ready();
 
 // Tenant A has an overdue invoice (overdue-invoices triggers); tenant B has nothing (its alerts are clear).
-await financialDocs(h.db).insertOne(makeFinancialDoc({ tenant: TENANT_A, date: '2026-01-05T10:00', concepts: [freight(10_000)] }));
+await financialDocs(h.db).insertOne(withDerivedFields(makeFinancialDoc({ tenant: TENANT_A, date: '2026-01-05T10:00', concepts: [freight(10_000)] })));
 
 const api = (method: 'GET' | 'POST' | 'DELETE', url: string, key = KEY_A, payload?: unknown) =>
   h.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload === undefined ? {} : { payload: payload as object }) });

@@ -1,5 +1,5 @@
 import type { Db, Collection } from 'mongodb';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import type { ApiKeyRecord } from '../auth/api-key-record.ts';
@@ -21,7 +21,8 @@ export const COLLECTIONS = {
   webhookJobs: 'webhookJobs',
 } as const;
 
-export const financialDocs = (db: Db): Collection<FinancialDocument> => db.collection<FinancialDocument>(COLLECTIONS.financialDocs);
+/** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */
+export const financialDocs = (db: Db): Collection<StoredFinancialDocument> => db.collection<StoredFinancialDocument>(COLLECTIONS.financialDocs);
 export const trips = (db: Db): Collection<TripDocument> => db.collection<TripDocument>(COLLECTIONS.trips);
 export const tenantSettings = (db: Db): Collection<TenantSettings> => db.collection<TenantSettings>(COLLECTIONS.tenantSettings);
 export const apiKeys = (db: Db): Collection<ApiKeyRecord> => db.collection<ApiKeyRecord>(COLLECTIONS.apiKeys);

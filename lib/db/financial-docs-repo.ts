@@ -1,8 +1,8 @@
-import type { Db, Document, Filter } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
-import { findSortedPage, withAfter, type PageQuery } from './find-page.ts';
-import { sortSpec, type KeysetSort } from './keyset.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import { findSortedPage, type PageQuery } from './find-page.ts';
+import type { KeysetSort } from './keyset.ts';
+import type { FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 
 export interface FinancialDocFilter {
@@ -23,9 +23,9 @@ export const FINANCIAL_DOC_SORTS = {
   sync: [{ field: 'lastUpdate', dir: 1 }, { field: '_id', dir: 1 }],
 } as const satisfies Record<string, KeysetSort>;
 
-function baseFilter(tenant: string, f: FinancialDocFilter): Filter<FinancialDocument> {
+function baseFilter(tenant: string, f: FinancialDocFilter): Filter<StoredFinancialDocument> {
   // Tenant first, always: every query is scoped before anything else.
-  const q: Filter<FinancialDocument> = { company: tenant };
+  const q: Filter<StoredFinancialDocument> = { company: tenant };
   if (f.emitted?.from !== undefined || f.emitted?.to !== undefined) {
     q.date = { ...(f.emitted.from !== undefined ? { $gte: f.emitted.from } : {}), ...(f.emitted.to !== undefined ? { $lte: f.emitted.to } : {}) };
   }
@@ -40,52 +40,21 @@ function baseFilter(tenant: string, f: FinancialDocFilter): Filter<FinancialDocu
 }
 
 /**
- * Cancellation and payment state are derived from subdocuments, so those two
- * filters run as an aggregation that computes them the way lib/finance does:
- * an invoice is cancelled by a record naming its own UUID; payments count
- * unless flagged or named by a payment cancellation record.
+ * The condition on the stored payment state (`derivedPaymentStatus`, written with every
+ * document: lib/finance/derived-fields.ts) that the `paymentStatus` and `cancelled` filters make
+ * together: undefined without either, null when they exclude each other. An index look-up
+ * (`tenant_payment_status_date`) instead of a balance computed for every document of the tenant.
  */
-function derivedStateStages(f: FinancialDocFilter): Document[] {
-  if (f.cancelled === undefined && f.paymentStatus === undefined) return [];
-  const stages: Document[] = [
-    {
-      $addFields: {
-        _cancelledPaymentUuids: {
-          $map: { input: { $filter: { input: '$canceled', as: 'c', cond: { $eq: ['$$c.target', 'payment'] } } }, as: 'c', in: '$$c.uuid' },
-        },
-        _invoiceCancelled: {
-          $gt: [{ $size: { $filter: { input: '$canceled', as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'invoice'] }, { $eq: ['$$c.uuid', '$invoice.uuid'] }] } } } }, 0],
-        },
-      },
-    },
-    {
-      $addFields: {
-        _settled: {
-          $reduce: {
-            input: {
-              $filter: {
-                input: '$payments',
-                as: 'p',
-                cond: { $and: [{ $ne: ['$$p.canceled', true] }, { $not: [{ $in: ['$$p.uuid', '$_cancelledPaymentUuids'] }] }] },
-              },
-            },
-            initialValue: 0,
-            in: { $add: ['$$value', '$$this.amount'] },
-          },
-        },
-      },
-    },
-  ];
-  stages.push({ $addFields: { _pending: { $subtract: ['$iTot', '$_settled'] } } });
-  // Half a cent absorbs float sums; a cancelled invoice is neither paid nor owed.
-  const conditions: Document[] = [];
-  if (f.cancelled !== undefined) conditions.push({ _invoiceCancelled: f.cancelled });
-  if (f.paymentStatus === 'paid') conditions.push({ _invoiceCancelled: false }, { _pending: { $lt: 0.005 } });
-  if (f.paymentStatus === 'partial') conditions.push({ _invoiceCancelled: false }, { _settled: { $gte: 0.005 } }, { _pending: { $gte: 0.005 } });
-  if (f.paymentStatus === 'unpaid') conditions.push({ _invoiceCancelled: false }, { _settled: { $lt: 0.005 } });
-  stages.push({ $match: { $and: conditions } }, { $project: { _cancelledPaymentUuids: 0, _invoiceCancelled: 0, _settled: 0, _pending: 0 } });
-  return stages;
+function paymentStateCondition(f: FinancialDocFilter): Filter<StoredFinancialDocument>['derivedPaymentStatus'] | null | undefined {
+  // paid, partial and unpaid are never 'cancelled': cancelled=false adds nothing, cancelled=true excludes all.
+  if (f.paymentStatus !== undefined) return f.cancelled === true ? null : f.paymentStatus;
+  if (f.cancelled === undefined) return undefined;
+  // $ne rather than $in of the other three: the embedded engine then walks tenant_date for the page (docs/benchmarks.md).
+  return f.cancelled ? 'cancelled' : { $ne: 'cancelled' };
 }
+
+/** What is stored but never returned: the derived fields. */
+const CLIENT_PROJECTION = { derivedPaymentStatus: 0 } as const satisfies Record<Exclude<keyof StoredFinancialDocument, keyof FinancialDocument>, 0>;
 
 export async function findFinancialDocs(
   db: Db,
@@ -94,24 +63,20 @@ export async function findFinancialDocs(
   page: PageQuery,
   maxTimeMS: number,
 ): Promise<{ total: number | null; docs: FinancialDocument[] }> {
-  const coll = financialDocs(db);
   const q = baseFilter(tenant, filter);
-  const derived = derivedStateStages(filter);
-  if (derived.length === 0) return findSortedPage(coll, q, page, maxTimeMS);
-  const [counted, docs] = await Promise.all([
-    page.count ? coll.aggregate<{ n: number }>([{ $match: q }, ...derived, { $group: { _id: null, n: { $sum: 1 } } }], { maxTimeMS }).toArray() : null,
-    coll.aggregate<FinancialDocument>([{ $match: withAfter(q, page) }, ...derived, { $sort: sortSpec(page.sort) }, { $skip: page.skip }, { $limit: page.limit }], { maxTimeMS }).toArray(),
-  ]);
-  return { total: counted ? (counted[0]?.n ?? 0) : null, docs };
+  const state = paymentStateCondition(filter);
+  if (state === null) return { total: page.count ? 0 : null, docs: [] };
+  if (state !== undefined) q.derivedPaymentStatus = state;
+  return findSortedPage(financialDocs(db), q, page, maxTimeMS, CLIENT_PROJECTION);
 }
 
 /** The tenant's documents with these ids (one query for a whole page of trips). */
 export async function findFinancialDocsByIds(db: Db, tenant: string, ids: string[], maxTimeMS: number): Promise<FinancialDocument[]> {
   if (ids.length === 0) return [];
-  return financialDocs(db).find({ company: tenant, _id: { $in: ids } }, { maxTimeMS }).toArray();
+  return financialDocs(db).find({ company: tenant, _id: { $in: ids } }, { maxTimeMS, projection: CLIENT_PROJECTION }).toArray();
 }
 
 /** One document of the tenant by id (null when missing or another tenant's). */
 export async function findFinancialDocById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<FinancialDocument | null> {
-  return financialDocs(db).findOne({ company: tenant, _id: id }, { maxTimeMS });
+  return financialDocs(db).findOne({ company: tenant, _id: id }, { maxTimeMS, projection: CLIENT_PROJECTION });
 }

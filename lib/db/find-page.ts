@@ -34,15 +34,17 @@ export function withAfter(filter: Document, q: PageQuery): Document {
   return '$or' in filter || Object.keys(after).some((k) => k in filter) ? { $and: [filter, after] } : { ...filter, ...after };
 }
 
+/** `projection` leaves out of the page what must not reach clients (e.g. stored derived fields). */
 export async function findSortedPage<T extends Document>(
   coll: Collection<T>,
   filter: Filter<T>,
   q: PageQuery,
   maxTimeMS: number,
+  projection?: Document,
 ): Promise<{ total: number | null; docs: WithId<T>[] }> {
   const [total, docs] = await Promise.all([
     q.count ? coll.countDocuments(filter, { maxTimeMS }) : null,
-    coll.find(withAfter(filter, q) as Filter<T>, { maxTimeMS }).sort(sortSpec(q.sort)).skip(q.skip).limit(q.limit).toArray(),
+    coll.find(withAfter(filter, q) as Filter<T>, { maxTimeMS, ...(projection ? { projection } : {}) }).sort(sortSpec(q.sort)).skip(q.skip).limit(q.limit).toArray(),
   ]);
   return { total, docs };
 }

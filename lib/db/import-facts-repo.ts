@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, WithoutId } from 'mongodb';
 import { COLLECTIONS, financialDocs, tenantSettings, trips } from './collections.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { DEFAULT_SETTINGS } from '../model/tenant-settings.ts';
 import { settingsCache } from './settings-cache.ts';
@@ -148,8 +148,13 @@ async function putChanged<T extends { _id: string; company: string; lastUpdate?:
   return new Set(changed.map((d) => d._id));
 }
 
-export const putFinancialDocuments = (db: Db, tenant: string, docs: readonly FinancialDocument[], now: Date): Promise<Set<string>> =>
-  putChanged(financialDocs(db) as unknown as Collection<FinancialDocument>, tenant, docs, now);
+/**
+ * Documents come with their derived fields (lib/finance/derived-fields.ts), so they are part
+ * of the comparison: a document rebuilt from the same facts equals the stored one and a
+ * re-import stays a no-op, while a new payment that moves the state is written.
+ */
+export const putFinancialDocuments = (db: Db, tenant: string, docs: readonly StoredFinancialDocument[], now: Date): Promise<Set<string>> =>
+  putChanged(financialDocs(db), tenant, docs, now);
 
 export const putTrips = (db: Db, tenant: string, docs: readonly TripDocument[], now: Date): Promise<Set<string>> =>
   putChanged(trips(db) as unknown as Collection<TripDocument>, tenant, docs, now);

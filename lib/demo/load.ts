@@ -3,12 +3,17 @@
  * the two demo tenants with their settings, API keys, trips and financial
  * documents. Documents stream from the generator in batches (insertMany,
  * ordered: false), one batch being generated while the previous one is
- * written, so memory stays flat whatever the counts.
+ * written, so memory stays flat whatever the counts. Financial documents are
+ * written with their derived fields (lib/finance/derived-fields.ts), as every
+ * writer of the collection does; the generator itself stays the documents'
+ * own shape (its golden hash pins that).
  */
 import type { Db, Collection, Document } from 'mongodb';
 import { storeApiKey } from '../auth/api-keys.ts';
 import { financialDocs, tenantSettings, trips } from '../db/collections.ts';
 import { settingsCache } from '../db/settings-cache.ts';
+import { withDerivedFields } from '../finance/derived-fields.ts';
+import type { FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import { generateTenant, type GeneratedTenant } from './generate.ts';
 
 export interface DemoTenant {
@@ -67,6 +72,11 @@ async function insertBatch<T extends Document>(coll: Collection<T>, docs: T[]): 
   }
 }
 
+/** Lazily, the documents as stored. */
+function* stored(docs: Iterable<FinancialDocument>): Generator<StoredFinancialDocument> {
+  for (const d of docs) yield withDerivedFields(d);
+}
+
 export interface InsertResult {
   tenant: string;
   financialDocs: number;
@@ -118,7 +128,7 @@ export async function insertTenantData(
     if (pending) await pending;
   };
   await run(trips(db), generated.trips, 'trips');
-  await run(financialDocs(db), generated.financialDocs, 'financialDocs');
+  await run(financialDocs(db), stored(generated.financialDocs), 'financialDocs');
   return result;
 }
 

@@ -3,7 +3,7 @@
  * Σ valid credit notes, never below 0. Balances are on the CFDI Total, which is
  * already net of the 4% retention.
  */
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { FinancialDocument, PaymentStatus } from '../model/financial-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { isInvoiceCancelled, validPaymentRecords, type InvoiceCancellationInput } from './cancellation.ts';
 
@@ -51,7 +51,7 @@ export function documentBalance(doc: BalanceInput): DocumentBalance {
   };
 }
 
-export type PaymentStatus = 'paid' | 'partial' | 'unpaid' | 'cancelled';
+export type { PaymentStatus };
 
 /**
  * 'paid' when nothing is pending; 'partial' when something was paid or

@@ -57,7 +57,8 @@ import {
   type ImportFactRecord,
   type WriteOutcome,
 } from '../db/import-facts-repo.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { StoredFinancialDocument } from '../model/financial-document.ts';
+import { withDerivedFields } from '../finance/derived-fields.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
 export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'transfer';
@@ -166,7 +167,7 @@ async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoiceUuids
   let todo = [...new Set(invoiceUuids)];
   let facts = await read(todo);
   for (let attempt = 0; attempt < REBUILD_ATTEMPTS && todo.length; attempt++) {
-    const docs: FinancialDocument[] = [];
+    const docs: StoredFinancialDocument[] = [];
     for (const uuid of todo) {
       const f = facts.get(uuid)!;
       const invoice = f.records.find((r) => r.kind === 'invoice' && r.uuid === uuid)?.fact as InvoiceFact | undefined;
@@ -174,7 +175,8 @@ async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoiceUuids
       existing.add(uuid);
       const payments = f.records.filter((r) => r.kind === 'payment').map((r) => r.fact as PaymentFact);
       const credits = f.records.filter((r) => r.kind === 'creditNote').map((r) => r.fact as CreditNoteFact);
-      docs.push(buildFinancialDocument(invoice, payments, credits, f.cancels.map((r) => r.fact as CancellationFact)));
+      // Derived fields before the write's "changed?" comparison (a re-import compares equal).
+      docs.push(withDerivedFields(buildFinancialDocument(invoice, payments, credits, f.cancels.map((r) => r.fact as CancellationFact))));
     }
     await putFinancialDocuments(ctx.db, tenant, docs, now);
     const again = await read(todo);

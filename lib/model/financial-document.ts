@@ -5,6 +5,10 @@
  * `detail=full` form can return the stored document unchanged.
  *
  * Money is in MXN pesos with two decimals; instants are epoch milliseconds.
+ *
+ * What is stored is a `StoredFinancialDocument`: these fields plus the ones the
+ * service derives from them on every write (computed pattern), which are never
+ * returned to clients.
  */
 
 /** SAT "ObjetoImp": 01 not subject to tax (shortage, indemnity), 02 subject. */
@@ -131,4 +135,27 @@ export interface FinancialDocument {
   invoice: InvoiceSubdocument;
   payments: PaymentRecord[];
   canceled: CanceledRecord[];
+}
+
+/**
+ * Payment state of an invoice: 'paid' (nothing pending), 'partial' (something paid
+ * or credited, something pending), 'unpaid', or 'cancelled' (neither paid nor owed).
+ * The rule is `paymentStatus()` in lib/finance/balance.ts.
+ */
+export type PaymentStatus = 'paid' | 'partial' | 'unpaid' | 'cancelled';
+
+/**
+ * A financial document as the `financialDocs` collection holds it. Every writer
+ * builds it with `withDerivedFields()` (lib/finance/derived-fields.ts); documents
+ * written before a field existed get it from the start-up backfill
+ * (lib/db/derived-fields-backfill.ts). Repositories project these fields out of
+ * whatever they return to clients.
+ */
+export interface StoredFinancialDocument extends FinancialDocument {
+  /**
+   * The document's payment state when it was written, so the list's `paymentStatus`
+   * and `cancelled` filters are an index look-up (`tenant_payment_status_date`)
+   * instead of a balance computed for every document of the tenant (issue 9).
+   */
+  derivedPaymentStatus: PaymentStatus;
 }

@@ -12,6 +12,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { OperationSchemas } from '../../lib/spec/operations.ts';
 import { deref, type Json } from '../../lib/spec/deref.ts';
 import { financialDocs, trips } from '../../lib/db/collections.ts';
+import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { makeFinancialDoc, makeTrip, freight, payment, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
 import { TENANT_A, TENANT_B } from './harness.ts';
 
@@ -41,7 +42,7 @@ export async function seedTwoTenants(db: Db): Promise<void> {
     makeFinancialDoc({ tenant, client: i === 0 ? CLIENT_COMPANY : CLIENT_COMPANY_2, date: '2026-03-05T10:00', concepts: [freight(10_000 + i)] }),
     makeFinancialDoc({ tenant, client: CLIENT_COMPANY, date: '2026-03-12T09:30', concepts: [freight(25_000 + i)], paymentMethod: 'PPD', payments: [payment(5000, '2026-03-20T12:00')] }),
   ]);
-  await financialDocs(db).insertMany(docs);
+  await financialDocs(db).insertMany(docs.map(withDerivedFields));
   const tripDocs = [TENANT_A, TENANT_B].flatMap((tenant, i) => [
     makeTrip({ tenant, client: i === 0 ? CLIENT_COMPANY : CLIENT_COMPANY_2, legs: [leg({ products: [diesel(20_000, 19_950)] })] }),
     makeTrip({ tenant, client: CLIENT_COMPANY, idFinan: docs[i * 2]?.id ?? null, legs: [leg({ products: [diesel(31_000, 31_000)] })] }),

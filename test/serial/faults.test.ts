@@ -23,6 +23,7 @@ import { connectMongo } from '../../lib/db/client.ts';
 import { ensureIndexes } from '../../lib/db/indexes.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { financialDocs } from '../../lib/db/collections.ts';
+import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { buildApp } from '../../lib/app.ts';
 import { loadDemoData, DEMO_TENANTS } from '../../lib/demo/load.ts';
 import { testConfig, KEY_A, TENANT_A } from '../helpers/harness.ts';
@@ -70,7 +71,7 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   t.teardown(() => client.close(true));
   await ensureIndexes(db);
   await storeApiKey(db, { key: KEY_A, tenant: TENANT_A, label: 'faults' });
-  await financialDocs(db).insertMany([makeFinancialDoc({ tenant: TENANT_A }), makeFinancialDoc({ tenant: TENANT_A })]);
+  await financialDocs(db).insertMany([makeFinancialDoc({ tenant: TENANT_A }), makeFinancialDoc({ tenant: TENANT_A })].map(withDerivedFields));
   // Error-level log lines are kept: an unexpected 500 says what it was.
   const errorLogs: string[] = [];
   const app = await buildApp({ config: testConfig(), db, logger: { level: 'error', stream: { write: (line: string) => errorLogs.push(line) } } });

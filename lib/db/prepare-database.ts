@@ -1,0 +1,26 @@
+/**
+ * What a process that serves the data does once when it opens the database, before it
+ * listens: create the indexes of indexes.ts, then write the derived fields on financial
+ * documents stored without them (derived-fields-backfill.ts). Both are idempotent and cheap
+ * when there is nothing to do (the backfill: one index probe per tenant).
+ */
+import type { Db } from 'mongodb';
+import { ensureIndexes } from './indexes.ts';
+import { backfillDerivedFields, type BackfillTenantResult } from './derived-fields-backfill.ts';
+
+export interface PrepareDatabaseOptions {
+  log?: (message: string) => void;
+}
+
+export async function prepareDatabase(db: Db, opts: PrepareDatabaseOptions = {}): Promise<{ backfilled: BackfillTenantResult[] }> {
+  // The backfill reads through tenant_payment_status_date: indexes first.
+  await ensureIndexes(db);
+  const backfilled = await backfillDerivedFields(db, {
+    onTenant: (r) =>
+      opts.log?.(
+        `financialDocs of ${r.tenant}: derived payment state written on ${r.repaired} documents stored without it` +
+          (r.unreadable ? `; ${r.unreadable} documents could not be read (no payments/canceled arrays?) and stay without it` : ''),
+      ),
+  });
+  return { backfilled };
+}
