@@ -147,6 +147,13 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
       await c.countDocuments({ company: A, amount: { $gte: 0 } }),
       await c.countDocuments({ company: A, tags: 'ok' }),
       await c.countDocuments({ company: B, updated: { $gte: updatedAt } }),
+      // $ne counts as (all) − (equal) when both are exact on an index: null and missing clients included.
+      await c.countDocuments({ company: A, client: { $ne: 'ACME' } }),
+      await c.countDocuments({ company: B, client: { $ne: '' } }),
+      await c.countDocuments({ company: A, client: { $ne: 'nobody' } }),
+      await c.countDocuments({ company: A, tags: { $ne: 'late' } }),
+      await c.countDocuments({ company: A, amount: { $ne: 0 } }),
+      await c.countDocuments({ company: A, client: { $in: ['ACME', 'acme'] }, date: { $gte: T0 + 100 * DAY } }),
     ],
     aggregate: () =>
       c.aggregate([

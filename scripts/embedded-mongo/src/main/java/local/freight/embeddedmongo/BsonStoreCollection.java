@@ -345,22 +345,16 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      * Null when the query is not simple (the caller runs the engine's pipeline).
      */
     synchronized Long countMatching(Document query) {
+        Long covered = countCovered(query);
+        if (covered != null) {
+            return covered;
+        }
         RawQuery raw = RawQuery.compile(query);
         if (!raw.complete) {
             return null;
         }
         List<byte[]> needles = StringNeedles.of(query);
         QueryPlan plan = planFor(query, null);
-        if (plan != null && plan.covered) {
-            long n = plan.entryCount();
-            for (Object position : plan.index.unindexed()) {
-                Object value = dataMap.get(position);
-                if (value != null && documentMatchesQuery(decode(value), query)) {
-                    n++;
-                }
-            }
-            return n;
-        }
         long n = 0;
         for (Object value : storedValues(plan)) {
             if (value instanceof byte[] bytes) {
@@ -373,6 +367,39 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
                     n++;
                 }
             } else if (documentMatchesQuery((Document) value, query)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The count of a query an index decides exactly ({@link QueryPlan#covered}: equalities, {@code $in}
+     * and ranges on its fields), from its entries alone; null otherwise. {@code f: {$ne: v}} is
+     * counted as (the rest of the query) − (the rest with {@code f: v}) when both are covered: the
+     * "not cancelled" list filter. Covered plans exclude multikey indexes, so {@code f} is a single
+     * value (or missing, which {@code $ne} matches) in every document the second count reads.
+     */
+    private Long countCovered(Document query) {
+        for (Map.Entry<String, Object> entry : query.entrySet()) {
+            if (entry.getValue() instanceof Document op && op.size() == 1 && op.containsKey("$ne")
+                && (op.get("$ne") instanceof String || op.get("$ne") instanceof Number)) {
+                Document rest = new Document(query);
+                rest.remove(entry.getKey());
+                Document equal = new Document(rest).append(entry.getKey(), op.get("$ne"));
+                Long all = countCovered(rest);
+                Long excluded = all == null ? null : countCovered(equal);
+                return excluded == null ? null : all - excluded;
+            }
+        }
+        QueryPlan plan = planFor(query, null);
+        if (plan == null || !plan.covered) {
+            return null;
+        }
+        long n = plan.entryCount();
+        for (Object position : plan.index.unindexed()) {
+            Object value = dataMap.get(position);
+            if (value != null && documentMatchesQuery(decode(value), query)) {
                 n++;
             }
         }
