@@ -14,17 +14,26 @@ export class SettingsCache {
 
   constructor(public ttlMs: number = DEFAULT_SETTINGS_CACHE_TTL_MS, private readonly now: () => number = Date.now) {}
 
-  async get(tenant: string, load: () => Promise<Partial<TenantSettings> | null>): Promise<Partial<TenantSettings> | null> {
+  /** The stored settings, shared and deeply frozen: read on every list page, so not copied each time (a caller that tried to change them would throw). */
+  async get(tenant: string, load: () => Promise<Partial<TenantSettings> | null>): Promise<Readonly<Partial<TenantSettings>> | null> {
     const entry = this.entries.get(tenant);
-    if (entry && entry.expiresAt > this.now()) return structuredClone(entry.stored);
-    const stored = await load();
+    if (entry && entry.expiresAt > this.now()) return entry.stored;
+    const stored = deepFreeze(await load());
     if (this.ttlMs > 0) this.entries.set(tenant, { stored, expiresAt: this.now() + this.ttlMs });
-    return structuredClone(stored);
+    return stored;
   }
 
   forget(tenant: string): void {
     this.entries.delete(tenant);
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 const caches = new WeakMap<Db, SettingsCache>();

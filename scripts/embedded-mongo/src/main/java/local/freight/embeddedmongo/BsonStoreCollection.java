@@ -500,6 +500,10 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         List<Document> page = new ArrayList<>(limit);
         int matched = 0;
         for (byte[] entry : plan.walk(direction)) {
+            if (plan.covered && matched < skip) {
+                matched++; // every entry of an exact plan is a match: a skipped one is not even read
+                continue;
+            }
             Object stored = dataMap.get(plan.index.positionOf(entry));
             if (stored == null) {
                 continue;
