@@ -74,10 +74,11 @@ async function replay(db: Db, c: Captured): Promise<unknown> {
   switch (c.name) {
     case 'find':
       return coll
-        .find(cmd.filter ?? {}, { sort: cmd.sort, skip: cmd.skip, limit: cmd.limit, projection: cmd.projection, maxTimeMS })
+        .find(cmd.filter ?? {}, { sort: cmd.sort, skip: cmd.skip, limit: cmd.limit, projection: cmd.projection, batchSize: cmd.batchSize as number | undefined, maxTimeMS })
         .toArray();
     case 'aggregate':
-      return coll.aggregate(cmd.pipeline as Document[], { maxTimeMS, allowDiskUse: cmd.allowDiskUse }).toArray();
+      // The same batches as the service's cursor (an audit reads AUDIT_BATCH_SIZE rows per round trip).
+      return coll.aggregate(cmd.pipeline as Document[], { maxTimeMS, allowDiskUse: cmd.allowDiskUse, batchSize: (cmd.cursor as { batchSize?: number } | undefined)?.batchSize }).toArray();
     case 'count':
       return coll.countDocuments(cmd.query ?? {}, { skip: cmd.skip, limit: cmd.limit, maxTimeMS });
     default:
