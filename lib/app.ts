@@ -160,15 +160,17 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         url: op?.route ?? url,
         // Validation has checked the request against this operation's schemas: its typed handler serves the route.
         handler: handler as RouteHandlerMethod,
-        // The deadline starts first: authentication reads the database too.
+        // The deadline starts first: authentication reads the database too. Liveness does no I/O: nothing to bound.
         onRequest: op?.secured
           ? [operationId === 'importDocuments' ? importDeadline : deadline, op.method === 'GET' ? authenticateRead : authenticateWrite]
-          : [deadline],
+          : operationId === 'getHealth' ? [] : [deadline],
         ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
         // Imports take whole archives; every other body stays within BODY_LIMIT_BYTES.
         ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
         // Liveness stays cheap and independent of the rate-limit store (Redis): probes are never limited.
         config: op?.secured ? tenantDataRoute : operationId === 'getHealth' ? { rateLimit: false } : {},
+        // ...nor compressed: a fixed ~60-byte answer, under the 1 KB threshold, and no body to inflate.
+        ...(operationId === 'getHealth' ? { compress: false, decompress: false } : {}),
       };
       return route;
     },
