@@ -156,7 +156,9 @@ export interface paths {
          *     - Discount rate = Σ Descuento ÷ Σ gross freight (freight concept amounts before discount) × 100,
          *       per client and per client and month, over the non-cancelled invoices emitted in the period.
          *     - Demurrage (`estadías`) and handling (`maniobras`) billed per client, same invoices.
-         *     - Shrinkage over the legs of the trips delivered in the period (last leg offloaded in it): per leg
+         *     - Shrinkage over the legs of the trips delivered in the period (every leg delivered, offloaded
+         *       volumes recorded, the last delivery in the period; a trip with a leg in transit has no
+         *       shrinkage yet and is not counted): per leg
          *       shrinkage = loaded − offloaded, % of loaded; out of tolerance when % > the tolerance (tenant
          *       setting, default 0.00%, optionally per client and product; a multi-product leg uses the
          *       loaded-weighted mean). Recoverable value = max(0, shrinkage − tolerance × loaded) × price per
@@ -188,7 +190,7 @@ export interface paths {
          * @description How fast delivered trips are invoiced (domain notes, "Dispatch-to-bill").
          *
          *     - Trips delivered in the period: the last leg's offload instant falls in it (a trip with a leg
-         *       still in transit is not delivered).
+         *       still in transit, its offloaded volumes not recorded, is not delivered).
          *     - Lag = invoice emission instant − delivery instant, in elapsed days (2 decimals), **sign kept**:
          *       invoices issued at dispatch give zero or negative lags and are reported as pre-billed. Median and
          *       p90 (linear percentiles), share billed within 1, 3 and 7 days (pre-billed included).
@@ -221,6 +223,8 @@ export interface paths {
          * @description How busy the fleet is (domain notes, "Fleet utilization and productivity"), per vehicle or per driver:
          *     trips, legs, active days ÷ days in the period, litres hauled (`litresBasis`), km, revenue (Σ leg
          *     billedFreight, tolls excluded) and revenue per km (null with a reason when there are no km).
+         *     Legs in transit count as activity and their loaded litres count; their offloaded litres are
+         *     unknown, so with `litresBasis=offloaded` they are left out and counted in `legsInTransit`.
          *
          *     - An active day is a Mexico City calendar day from a leg's loading day to its offloading day (both
          *       included, at most 31 per leg), or the leg date when the instants are missing; a leg (and its trip)
@@ -253,7 +257,7 @@ export interface paths {
          *     vehicle and route (the route catalogue: origin, destination, distance, trips, litres, revenue per km
          *     and per litre).
          *
-         *     - Legs offloaded in the period. Revenue = Σ leg billedFreight (MXN before VAT; tolls are
+         *     - Legs delivered in the period (offloaded volumes recorded; a leg in transit is left out). Revenue = Σ leg billedFreight (MXN before VAT; tolls are
          *       pass-through and excluded). km = Σ leg distanceKm. Litres = Σ product litres of the leg on the
          *       `litresBasis` stated in the response (`loaded` by default, or `offloaded`).
          *     - No km or no litres gives `{value: null, reason}`, never NaN.
@@ -395,6 +399,13 @@ export interface paths {
          *     the linked financial document (`financialLinked`, null when there is none);
          *     `detail=full` returns the stored trips. A trip matches a date range when at
          *     least one of its legs does.
+         *
+         *     Shrinkage exists only for delivered legs (`delivered: true`, offloaded volumes
+         *     known). A leg in transit has null `offloaded`, `shrinkageVolume` and
+         *     `shrinkagePercent` and `exceedsTolerance: false`; it has no offloading date, so
+         *     the offloading ranges (`offloadStartDate`/`offloadEndDate`, or `dateFilterBy=offload`)
+         *     never match it. Record a delivery with
+         *     `PUT /api/shipments/{id}/legs/{shipmentId}/delivery` (or many with `POST /api/deliveries`).
          */
         get: operations["listShipments"];
         put?: never;
@@ -1813,6 +1824,8 @@ export interface components {
             activeUnitDays: number;
             km: number;
             legs: number;
+            /** @description Legs counted that are not delivered yet */
+            legsInTransit: number;
             litres: number;
             revenue: number;
             revenuePerKm: components["schemas"]["Ratio"];
@@ -2235,9 +2248,11 @@ export interface components {
          *       not cancelled, still have a pending balance (total − valid payments − valid
          *       credit notes) and are past due on the evaluation day (due date = invoice
          *       day + the client's credit days, tenant setting, default 30).
-         *     - `shrinkage-over-tolerance`: trip legs dated in the cycle whose shrinkage
+         *     - `shrinkage-over-tolerance`: trip legs delivered in the cycle (offloaded
+         *       volumes recorded, unloading instant in the month) whose shrinkage
          *       (loaded − offloaded) exceeds the tenant's tolerance (default 0.00%,
-         *       configurable per client and product); amount = recoverable value.
+         *       configurable per client and product); amount = recoverable value. A leg
+         *       in transit is never a finding: it is judged in the cycle of its delivery.
          *     - `tax-findings`: discrepancies and warnings of the tax reconciliation (VAT,
          *       4% retention, totals) of the invoices emitted in the cycle; informational
          *       findings (exempt shortage/indemnity amounts) are only counted.
@@ -2323,6 +2338,7 @@ export interface components {
         ShipmentLeg: {
             /** @description Compact date YYYYMMDD */
             date: number;
+            delivery?: components["schemas"]["ShipmentLegDelivery"];
             distanceKm: number;
             id: string;
             /** @description Loading instant (epoch ms) */
@@ -2333,9 +2349,16 @@ export interface components {
             /** @description Shipment id */
             shipment: string;
             status: number;
-            /** @description Offloading instant (epoch ms) */
+            /** @description Offloading instant (epoch ms); null while the leg is in transit */
             unloadDate: number | null;
         };
+        /** @description How the delivery was recorded (absent while in transit and on records older than it): `recorded` through the delivery operations, which a later import of the same Carta Porte keeps; `addenda` from the delivery addenda of an imported CFDI. */
+        ShipmentLegDelivery: {
+            /** @enum {string} */
+            source: "recorded" | "addenda";
+            /** @description Reception ticket reference */
+            ticket: string | null;
+        } | null;
         ShipmentLegPricing: {
             billedFreight?: number;
             merchandiseValue?: number;
@@ -2348,7 +2371,8 @@ export interface components {
             code: string;
             desc: string;
             loaded: number;
-            offloaded: number;
+            /** @description Offloaded litres; null while the leg is in transit (older records may hold 0) */
+            offloaded: number | null;
             unit?: string;
         };
         /** @description One trip: TripSummary with `detail=summary` (default), the stored TripDocument with `detail=full`. Each has required fields the other lacks, so exactly one matches. */
@@ -2673,20 +2697,36 @@ export interface components {
             plate?: string;
             trailers?: string[];
         };
+        /**
+         * @description One leg. A leg is **delivered** once its offloaded volumes are known (recorded from the
+         *     client's reception ticket with `PUT /api/shipments/{id}/legs/{shipmentId}/delivery` or
+         *     `POST /api/deliveries`, or read from the delivery addenda of an imported Carta Porte).
+         *     Until then it is in transit (`delivered: false`): its shrinkage is unknown, not 100%, so
+         *     `offloaded`, `shrinkageVolume` and `shrinkagePercent` are null and `exceedsTolerance` is
+         *     false, and no audit or alert counts it as a loss.
+         */
         TripLegSummary: {
             /**
              * @description Compact date YYYYMMDD (Mexico City)
              * @example 20260303
              */
             date: number;
+            /** @description The offloaded volume of every product is known (false: in transit) */
+            delivered: boolean;
+            /** @description Reference of the client's reception ticket, when the delivery was recorded with one */
+            deliveryTicket: string | null;
             distanceKm: number;
             /** Format: date-time */
             loadDate?: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Unloading instant; null while the leg is in transit
+             */
             offloadDate?: string | null;
             pricing: components["schemas"]["TripLegSummaryPricing"];
             region: string;
             shipmentId: string;
+            /** @description Leg status code (labels are tenant settings; the service writes 2 in transit, 4 delivered) */
             status: number;
             /** @description Vehicle id (configuration in the full form) */
             vehicle: string;
@@ -2703,17 +2743,17 @@ export interface components {
             totalFreight: number;
         };
         TripLegSummaryVolumes: {
-            /** @description shrinkagePercent strictly above tolerancePercent */
+            /** @description shrinkagePercent strictly above tolerancePercent; always false for a leg in transit (never flagged before its delivery) */
             exceedsTolerance: boolean;
             /** @description Σ product loaded litres */
             loaded: number;
-            /** @description Σ product offloaded litres */
-            offloaded: number;
+            /** @description Σ product offloaded litres; null while the leg is in transit */
+            offloaded: number | null;
             products: components["schemas"]["TripLegSummaryVolumesProduct"][];
-            /** @description shrinkage ÷ loaded × 100 (0 when nothing was loaded) */
-            shrinkagePercent: number;
-            /** @description Net shrinkage = loaded − offloaded */
-            shrinkageVolume: number;
+            /** @description shrinkage ÷ loaded × 100 (0 when nothing was loaded); null while the leg is in transit */
+            shrinkagePercent: number | null;
+            /** @description Net shrinkage = loaded − offloaded (negative: a volume gain); null while the leg is in transit */
+            shrinkageVolume: number | null;
             /** @description Tolerance applied (tenant setting, default 0.00%) */
             tolerancePercent: number;
         };
@@ -2722,7 +2762,8 @@ export interface components {
             code: string;
             desc: string;
             loaded: number;
-            offloaded: number;
+            /** @description Litres the reception ticket states; null while the leg is in transit */
+            offloaded: number | null;
         };
         TripPlace: {
             address: components["schemas"]["MexicanAddress"];
@@ -2791,6 +2832,9 @@ export interface components {
             /** @description Plate or driver name */
             label: string;
             legs: number;
+            /** @description Legs counted that are not delivered yet (offloaded volumes unknown): with `litresBasis=offloaded` their litres are not in `litres` */
+            legsInTransit: number;
+            /** @description Σ litres of the legs on `litresBasis`; offloaded litres only of delivered legs */
             litres: number;
             /** @enum {string} */
             litresBasis: "loaded" | "offloaded";
@@ -4153,7 +4197,7 @@ export interface operations {
                      *         },
                      *         "discountRate": "Σ Descuento ÷ Σ gross freight (freight concept amounts before discount) × 100.",
                      *         "invoiceSelection": "Non-cancelled invoices emitted in the period (Mexico City days).",
-                     *         "tripSelection": "Trips whose last leg was offloaded in the period; every leg of such a trip counts.",
+                     *         "tripSelection": "Trips delivered in the period: every leg delivered (offloaded volumes known), the last delivery in the period; every leg of such a trip counts. A trip with a leg in transit has no shrinkage yet and is not counted.",
                      *         "recovered": "Shortage concepts (ObjetoImp 01) on the non-cancelled invoices linked (idFinan) to those trips; litres = concept quantity."
                      *       },
                      *       "discounts": {
@@ -4369,7 +4413,7 @@ export interface operations {
                      *           7
                      *         ],
                      *         "value": "Σ legs totalFreight (freight plus tolls), the amount the trip would invoice.",
-                     *         "tripSelection": "Trips with a leg offloaded in the period; delivered in the period when the last leg is; a trip with a leg still in transit counts as not delivered."
+                     *         "tripSelection": "Trips with a leg delivered in the period; delivered in the period when the last leg is; a trip with a leg still in transit (offloaded volumes not recorded) counts as not delivered."
                      *       },
                      *       "summary": {
                      *         "deliveredTrips": 1467,
@@ -4533,6 +4577,7 @@ export interface operations {
                      *         "units": 28,
                      *         "trips": 1475,
                      *         "legs": 2336,
+                     *         "legsInTransit": 4,
                      *         "activeUnitDays": 1470,
                      *         "unitDaysInPeriod": 2520,
                      *         "utilization": {
@@ -4551,6 +4596,7 @@ export interface operations {
                      *           "label": "86-UZ-6H",
                      *           "trips": 32,
                      *           "legs": 52,
+                     *           "legsInTransit": 0,
                      *           "activeDays": 37,
                      *           "daysInPeriod": 90,
                      *           "utilization": {
@@ -4569,6 +4615,7 @@ export interface operations {
                      *           "label": "65-OS-1Y",
                      *           "trips": 78,
                      *           "legs": 129,
+                     *           "legsInTransit": 1,
                      *           "activeDays": 68,
                      *           "daysInPeriod": 90,
                      *           "utilization": {
@@ -4676,7 +4723,7 @@ export interface operations {
                      *         "litresBasis": "loaded",
                      *         "revenue": "Σ leg billedFreight (the freight itself; tolls in totalFreight are pass-through and excluded), MXN before VAT.",
                      *         "km": "Σ leg distanceKm.",
-                     *         "legSelection": "Legs offloaded in the period (Mexico City days); litres = Σ product litres of the leg on the chosen basis.",
+                     *         "legSelection": "Legs delivered in the period (offloaded volumes recorded, Mexico City days); a leg in transit is not counted. Litres = Σ product litres of the leg on the chosen basis.",
                      *         "ordering": "Lists by revenue, largest first; `limit` caps each list (total gives the full count)."
                      *       },
                      *       "totals": {

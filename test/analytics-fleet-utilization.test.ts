@@ -43,11 +43,11 @@ t.test('per vehicle', async (t) => {
   t.match(body, { tenant: TENANT_A, groupBy: 'vehicle', asOf: { date: '2026-03-10' }, filters: { client: null, vehicle: null, driver: null } });
   t.match(body.parameters, { litresBasis: 'loaded', idleVehicleDays: 14, idleVehicleDaysSource: 'default', fleetLookbackDays: 365 });
   t.same(body.rows, [
-    { key: 'VEH-A', label: 'P-VEH-A', trips: 2, legs: 3, activeDays: 4, daysInPeriod: 10, utilization: { value: 0.4 }, litres: 35_000, litresBasis: 'loaded', km: 600, revenue: 17_500, revenuePerKm: { value: 29.17 } },
-    { key: 'VEH-B', label: 'P-VEH-B', trips: 1, legs: 1, activeDays: 1, daysInPeriod: 10, utilization: { value: 0.1 }, litres: 30_000, litresBasis: 'loaded', km: 500, revenue: 8_000, revenuePerKm: { value: 16 } },
-    { key: 'VEH-D', label: 'P-VEH-D', trips: 1, legs: 1, activeDays: 1, daysInPeriod: 10, utilization: { value: 0.1 }, litres: 20_000, litresBasis: 'loaded', km: 0, revenue: 1_000, revenuePerKm: { value: null, reason: 'no km (division by zero)' } },
+    { key: 'VEH-A', label: 'P-VEH-A', trips: 2, legs: 3, legsInTransit: 0, activeDays: 4, daysInPeriod: 10, utilization: { value: 0.4 }, litres: 35_000, litresBasis: 'loaded', km: 600, revenue: 17_500, revenuePerKm: { value: 29.17 } },
+    { key: 'VEH-B', label: 'P-VEH-B', trips: 1, legs: 1, legsInTransit: 0, activeDays: 1, daysInPeriod: 10, utilization: { value: 0.1 }, litres: 30_000, litresBasis: 'loaded', km: 500, revenue: 8_000, revenuePerKm: { value: 16 } },
+    { key: 'VEH-D', label: 'P-VEH-D', trips: 1, legs: 1, legsInTransit: 0, activeDays: 1, daysInPeriod: 10, utilization: { value: 0.1 }, litres: 20_000, litresBasis: 'loaded', km: 0, revenue: 1_000, revenuePerKm: { value: null, reason: 'no km (division by zero)' } },
   ]);
-  t.same(body.totals, { units: 3, trips: 4, legs: 5, activeUnitDays: 6, unitDaysInPeriod: 30, utilization: { value: 0.2 }, litres: 85_000, km: 1_100, revenue: 26_500, revenuePerKm: { value: 24.09 } });
+  t.same(body.totals, { units: 3, trips: 4, legs: 5, legsInTransit: 0, activeUnitDays: 6, unitDaysInPeriod: 30, utilization: { value: 0.2 }, litres: 85_000, km: 1_100, revenue: 26_500, revenuePerKm: { value: 24.09 } });
   t.same(body.idleVehicles, { fleetSize: 4, idleCount: 1, data: [{ vehicle: 'VEH-C', plate: 'P-VEH-C', lastActivity: new Date('2026-02-01T18:00:00-06:00').toISOString(), daysSinceLastActivity: 37 }] });
 });
 
@@ -68,6 +68,20 @@ t.test('per driver, offloaded litres, filters', async (t) => {
   const empty = await get('?startDate=2025-03-01&endDate=2025-03-10');
   assertConforms(t, empty, 'GET', ROUTE);
   t.match(empty.json().totals, { units: 0, utilization: { value: null, reason: /division by zero/ }, revenuePerKm: { value: null } });
+});
+
+t.test('a leg in transit: activity and loaded litres, but no offloaded litres', async (t) => {
+  // VEH-E: a delivered leg (03-02, 20,000 → 19,900 L) and the next one loaded on 03-09, still on the road.
+  await trips(h.db).insertOne(makeTrip({ ...A, client: CLIENT_COMPANY, vehicle: veh('VEH-E'), driver: drv('DRV-9'), legs: [
+    leg({ loadDate: '2026-03-02T08:00', unloadDate: '2026-03-02T18:00', distanceKm: 100, products: [diesel(20_000, 19_900)], pricing: { billedFreight: 4_000 } }),
+    leg({ loadDate: '2026-03-09T08:00', unloadDate: null, distanceKm: 150, products: [diesel(30_000, null)], status: 2, pricing: { billedFreight: 6_000 } }),
+  ] }));
+  const loaded = await get(`${PERIOD}&vehicle=VEH-E`);
+  assertConforms(t, loaded, 'GET', ROUTE);
+  t.match(loaded.json().rows, [{ key: 'VEH-E', trips: 1, legs: 2, legsInTransit: 1, activeDays: 2, litres: 50_000, litresBasis: 'loaded', km: 250, revenue: 10_000 }], 'loaded basis: both legs');
+  const offloaded = (await get(`${PERIOD}&vehicle=VEH-E&litresBasis=offloaded`)).json();
+  t.match(offloaded.rows, [{ key: 'VEH-E', legs: 2, legsInTransit: 1, litres: 19_900, litresBasis: 'offloaded' }], 'offloaded basis: only the delivered leg, never 0 L for the one on the road');
+  t.match(offloaded.totals, { legs: 2, legsInTransit: 1, litres: 19_900 });
 });
 
 t.test('tenant isolation', async (t) => {

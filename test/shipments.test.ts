@@ -49,7 +49,9 @@ t.test('summary: volumes, shrinkage, tolerance, cross-link', async (t) => {
   });
   t.equal(s2.financialLinked, null, "another tenant's document is never cross-linked");
   t.equal(s3.financialLinked, null, 'unbilled trip');
-  t.equal(s3.shipments[0].volumes.shrinkagePercent, 0, 'nothing loaded: 0%, not NaN');
+  t.same(s3.shipments[0].volumes, { loaded: 0, offloaded: null, shrinkageVolume: null, shrinkagePercent: null, tolerancePercent: 0, exceedsTolerance: false, products: [{ desc: 'Diésel', code: '15101505', loaded: 0, offloaded: null }] }, 'not loaded yet: in transit, no shrinkage');
+  t.equal(s3.shipments[0].delivered, false);
+  t.equal(s1.shipments[0].delivered, true);
   t.equal(s3.shipments[0].loadDate, null);
   t.same(s1.route.origin, { id: t1.origin.id, city: t1.origin.address.city, state: t1.origin.address.state });
   t.equal(s1.driver, t1.driver.name);

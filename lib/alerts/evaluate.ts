@@ -9,13 +9,11 @@ import {
   docsEmittedBefore,
   docsEmittedBetween,
   tripsOffloadedBetween,
-  tripsWithLegDatesBetween,
 } from '../db/alert-sources-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { mxMonthRange } from '../time/mexico-city.ts';
 import {
   ALERT_RULE_IDS,
-  cycleYmdBounds,
   isAlertRuleId,
   overdueInvoiceFindings,
   overdueOutcome,
@@ -64,10 +62,9 @@ export async function evaluateAlertRule(db: Db, input: EvaluateInput, maxTimeMS:
       findings.push(...overdueInvoiceFindings(chunk, rule));
       return overdueOutcome(findings, rule);
     }
-    case 'shrinkage-over-tolerance': {
-      const { from, to } = cycleYmdBounds(cycleKey);
-      return shrinkageOverTolerance(await collect(tripsWithLegDatesBetween(db, tenant, from, to, maxTimeMS)), rule);
-    }
+    case 'shrinkage-over-tolerance':
+      // Shrinkage exists from the delivery on: the legs delivered in the cycle.
+      return shrinkageOverTolerance(await tripsOffloadedBetween(db, tenant, start, endExclusive, maxTimeMS), rule);
     case 'tax-findings':
       return taxFindings(await collect(docsEmittedBetween(db, tenant, start, endExclusive, maxTimeMS)), rule);
     case 'unbilled-deliveries': {

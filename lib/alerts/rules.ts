@@ -4,7 +4,7 @@
  * the domain functions so an alert agrees with the lists and audits:
  *
  *   overdue-invoices          documentBalance + tenant credit days
- *   shrinkage-over-tolerance  legShrinkage (tolerance per client/product)
+ *   shrinkage-over-tolerance  legShrinkage of delivered legs (tolerance per client/product)
  *   tax-findings              reconcileDocument
  *   unbilled-deliveries       tripOffloadDate / tripFreightValue + isInvoiceCancelled
  *
@@ -15,11 +15,12 @@ import type { TripDocument } from '../model/trip-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { documentBalance } from '../finance/balance.ts';
 import { isInvoiceCancelled } from '../finance/cancellation.ts';
+import { isDelivered } from '../trips/delivery-state.ts';
 import { legShrinkage } from '../trips/shrinkage.ts';
 import { reconcileDocument } from '../tax/reconcile.ts';
 import { tripFreightValue, tripOffloadDate } from '../analytics/dispatch-to-bill.ts';
 import { fromCents, toCents } from '../money/cents.ts';
-import { daysBetweenDates, mxAddDays, mxDateString, mxMonthRange, MS_PER_DAY, ymdIntToMxDayStart } from '../time/mexico-city.ts';
+import { daysBetweenDates, mxAddDays, mxDateString, mxMonthRange, MS_PER_DAY } from '../time/mexico-city.ts';
 
 export const ALERT_RULE_IDS = ['overdue-invoices', 'shrinkage-over-tolerance', 'tax-findings', 'unbilled-deliveries'] as const;
 export type AlertRuleId = (typeof ALERT_RULE_IDS)[number];
@@ -180,20 +181,19 @@ export function overdueInvoices(docs: Iterable<FinancialDocument>, input: RuleIn
 // ---------------------------------------------------------------------------
 // shrinkage-over-tolerance
 
-/** YYYYMMDD bounds of a cycle month (leg dates are compact Mexico City dates). */
-export function cycleYmdBounds(cycleKey: string): { from: number; to: number } {
-  const [y, m] = cycleKey.split('-').map(Number) as [number, number];
-  return { from: y * 10_000 + m * 100 + 1, to: y * 10_000 + m * 100 + 31 };
-}
-
-/** Legs dated in the cycle whose shrinkage exceeds the tenant's tolerance for the client and products. */
+/**
+ * Legs delivered in the cycle (their delivery instant in the Mexico City month)
+ * whose shrinkage exceeds the tenant's tolerance for the client and products.
+ * A leg in transit has no shrinkage yet (lib/trips/delivery-state.ts): it is
+ * never a finding, and is judged in the cycle of its delivery once recorded.
+ */
 export function shrinkageOverTolerance(trips: Iterable<TripDocument>, input: RuleInput): RuleOutcome {
-  const { from, to } = cycleYmdBounds(input.cycleKey);
+  const { start, endExclusive } = mxMonthRange(input.cycleKey);
   const findings: AlertFinding[] = [];
   let excessLitresTotal = 0;
   for (const trip of trips) {
     for (const leg of trip.shipments) {
-      if (leg.date < from || leg.date > to) continue;
+      if (!isDelivered(leg) || leg.unloadDate < start || leg.unloadDate >= endExclusive) continue;
       const s = legShrinkage(leg, input.settings, trip.client);
       if (!s.exceedsTolerance) continue;
       excessLitresTotal += s.excessLitres;
@@ -204,7 +204,7 @@ export function shrinkageOverTolerance(trips: Iterable<TripDocument>, input: Rul
         client: trip.client,
         message: `Leg ${leg.shipment} of trip ${trip._id} lost ${s.shrinkageVolume} L (${s.shrinkagePercent}%), tolerance ${s.tolerancePct}%`,
         amount: s.value,
-        date: iso(ymdIntToMxDayStart(leg.date)),
+        date: iso(leg.unloadDate),
         details: {
           tripId: trip._id,
           legId: leg.id,

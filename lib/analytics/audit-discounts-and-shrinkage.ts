@@ -5,8 +5,8 @@
  *    discount) per client and month, non-cancelled invoices emitted in the
  *    period (summed in the database in integer cents);
  *  - demurrage (estadías) and handling (maniobras) billed per client, same invoices;
- *  - shrinkage: legs of the trips delivered in the period (last offload in
- *    it), each through legShrinkage with the tenant's tolerance rules, price
+ *  - shrinkage: legs of the trips delivered in the period (every leg
+ *    delivered, the last delivery in it; a leg in transit is no loss), each through legShrinkage with the tenant's tolerance rules, price
  *    per litre and recovery mode: out-of-tolerance legs, litres and the
  *    recoverable value, versus what was recovered = the shortage concepts on
  *    the (non-cancelled) invoices linked to those trips. The trips stream
@@ -89,7 +89,7 @@ export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: st
       },
       discountRate: 'Σ Descuento ÷ Σ gross freight (freight concept amounts before discount) × 100.',
       invoiceSelection: 'Non-cancelled invoices emitted in the period (Mexico City days).',
-      tripSelection: 'Trips whose last leg was offloaded in the period; every leg of such a trip counts.',
+      tripSelection: 'Trips delivered in the period: every leg delivered (offloaded volumes known), the last delivery in the period; every leg of such a trip counts. A trip with a leg in transit has no shrinkage yet and is not counted.',
       recovered: 'Shortage concepts (ObjetoImp 01) on the non-cancelled invoices linked (idFinan) to those trips; litres = concept quantity.',
     },
     discounts,

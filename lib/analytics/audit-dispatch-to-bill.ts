@@ -67,7 +67,7 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
       percentileMethod: 'linear interpolation between closest ranks (Hyndman–Fan type 7, Excel PERCENTILE.INC)',
       withinDays: [1, 3, 7],
       value: 'Σ legs totalFreight (freight plus tolls), the amount the trip would invoice.',
-      tripSelection: 'Trips with a leg offloaded in the period; delivered in the period when the last leg is; a trip with a leg still in transit counts as not delivered.',
+      tripSelection: 'Trips with a leg delivered in the period; delivered in the period when the last leg is; a trip with a leg still in transit (offloaded volumes not recorded) counts as not delivered.',
     },
     summary: { ...out(summary), unbilledNoLink: noLink, unbilledCancelledLink: cancelledLink, unresolvedLinks: unresolved },
     byClient: byClient.map((c) => ({ client: c.client, ...out(c.summary) })),

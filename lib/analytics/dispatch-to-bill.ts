@@ -10,6 +10,7 @@
 import type { TripDocument, TripLeg } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { MS_PER_DAY } from '../time/mexico-city.ts';
+import { legDeliveredAt, type DeliveryFields } from '../trips/delivery-state.ts';
 import { TopList, type Capped } from './report.ts';
 import { percentile, roundTo } from './stats.ts';
 
@@ -117,13 +118,18 @@ export function dispatchToBill(rows: Iterable<DispatchToBillRow>): { lags: TripL
   return { lags, summary: acc.summary() };
 }
 
-/** Delivery instant of a trip: the last leg's unloadDate, or null while any leg (or the trip) has none. */
-export function tripOffloadDate(trip: { shipments: readonly Pick<TripLeg, 'unloadDate'>[] }): number | null {
+/**
+ * Delivery instant of a trip: the last leg's delivery, or null while any leg (or
+ * the trip) is in transit (lib/trips/delivery-state.ts). Compact audit legs
+ * without products carry their delivery instant as `unloadDate` already.
+ */
+export function tripOffloadDate(trip: { shipments: readonly (Pick<TripLeg, 'unloadDate'> & Partial<Pick<DeliveryFields, 'products'>>)[] }): number | null {
   if (trip.shipments.length === 0) return null;
   let last = -Infinity;
   for (const leg of trip.shipments) {
-    if (leg.unloadDate === null) return null;
-    last = Math.max(last, leg.unloadDate);
+    const at = legDeliveredAt({ unloadDate: leg.unloadDate, products: leg.products ?? [] });
+    if (at === null) return null;
+    last = Math.max(last, at);
   }
   return last;
 }

@@ -1,7 +1,8 @@
 /**
  * GET /api/analytics/unit-economics (domain.md "Unit economics"): freight
  * revenue per km and per litre hauled, overall and per client, vehicle and
- * route (the route catalogue), over the legs offloaded in the period. Sums are
+ * route (the route catalogue), over the legs delivered in the period (a leg in
+ * transit has no offloaded litres yet and is left out). Sums are
  * grouped in MongoDB (revenue in integer cents); ratios come from the pure
  * unitEconomics (null + reason when km or litres are 0, never NaN).
  */
@@ -71,7 +72,7 @@ export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: strin
       litresBasis: basis,
       revenue: 'Σ leg billedFreight (the freight itself; tolls in totalFreight are pass-through and excluded), MXN before VAT.',
       km: 'Σ leg distanceKm.',
-      legSelection: 'Legs offloaded in the period (Mexico City days); litres = Σ product litres of the leg on the chosen basis.',
+      legSelection: 'Legs delivered in the period (offloaded volumes recorded, Mexico City days); a leg in transit is not counted. Litres = Σ product litres of the leg on the chosen basis.',
       ordering: 'Lists by revenue, largest first; `limit` caps each list (total gives the full count).',
     },
     totals: unitRow(g.total ?? EMPTY_UNIT_GROUP, basis),

@@ -8,6 +8,7 @@
  */
 import type { LegProduct } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
+import { isDelivered } from '../trips/delivery-state.ts';
 import { legShrinkage } from '../trips/shrinkage.ts';
 import { tripOffloadDate } from './dispatch-to-bill.ts';
 import { TopList, type Capped } from './report.ts';
@@ -18,6 +19,7 @@ export interface ShrinkageTrip {
   _id: string;
   client: string;
   idFinan: string | null;
+  /** `unloadDate`: the delivery instant, null while the leg is in transit (legDeliveredAtExpr). */
   legs: { id: string; shipment: string; unloadDate: number | null; products: LegProduct[] }[];
   /** Linked invoice (0 or 1): cancellation and its shortage (faltante) concepts, the recovered shrinkage. */
   inv: { _id: string; cancelled: boolean; shortageC: number; shortageLines: number; shortageLitres: number }[];
@@ -139,6 +141,8 @@ export class ShrinkageRecoveryAccumulator {
     const invoiceId = link && !link.cancelled ? String(link._id) : null;
     for (const a of accs) a.trips += 1;
     for (const leg of trip.legs) {
+      // A delivered trip's legs are all delivered (tripOffloadDate); this also narrows the type.
+      if (!isDelivered(leg)) continue;
       const s = legShrinkage(leg, this.settings, trip.client);
       for (const a of accs) {
         a.legs += 1;

@@ -6,6 +6,7 @@
  * Zero km or litres give null with a reason, never NaN/Infinity.
  */
 import type { TripLeg } from '../model/trip-document.ts';
+import type { DeliveredProduct } from '../trips/shrinkage.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { ratio, roundTo, type Ratio } from './stats.ts';
 
@@ -43,10 +44,11 @@ export function unitEconomics(inputs: UnitInputs, litresBasis: LitresBasis = 'lo
 }
 
 /**
- * Inputs of one leg. Revenue is `billedFreight` (the freight itself); tolls in
- * `totalFreight` are pass-through costs and would inflate per-km revenue.
+ * Inputs of one delivered leg (the audit reads legs delivered in the period: a leg
+ * in transit has no offloaded litres yet). Revenue is `billedFreight` (the freight
+ * itself); tolls in `totalFreight` are pass-through costs and would inflate per-km revenue.
  */
-export function legUnitInputs(leg: Pick<TripLeg, 'distanceKm' | 'pricing' | 'products'>): UnitInputs {
+export function legUnitInputs(leg: Pick<TripLeg, 'distanceKm' | 'pricing'> & { products: readonly Pick<DeliveredProduct, 'loaded' | 'offloaded'>[] }): UnitInputs {
   let loaded = 0;
   let offloaded = 0;
   for (const p of leg.products) {

@@ -9,6 +9,7 @@
 import type { TripDocument, TripLeg } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { daysBetweenDates, daysInRange, isMxDateString, mxAddDays, mxCalendarDaysBetween, mxDateString, ymdIntToDateString, ymdIntToMxDayStart } from '../time/mexico-city.ts';
+import { legDeliveredAt } from '../trips/delivery-state.ts';
 import { ratio, roundTo, type Ratio } from './stats.ts';
 import type { LitresBasis } from './unit-economics.ts';
 
@@ -18,7 +19,11 @@ export interface Period {
   to: string;
 }
 
-/** A leg as utilization reads it: its days, km, billed freight and Σ product litres. */
+/**
+ * A leg as utilization reads it: its days, km, billed freight and Σ product litres.
+ * `unloadDate` is the delivery instant, null while the leg is in transit
+ * (lib/trips/delivery-state.ts); `offloaded` counts only for a delivered leg.
+ */
 export interface UtilizationLeg extends Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate' | 'distanceKm'> {
   billedFreight: number;
   loaded: number;
@@ -36,7 +41,7 @@ export interface UtilizationTrip {
 
 /** The compact form of a stored trip. */
 export function utilizationTrip(trip: Pick<TripDocument, 'driver' | 'vehicle' | 'shipments'>): UtilizationTrip {
-  const litres = (leg: TripLeg, which: 'loaded' | 'offloaded'): number => leg.products.reduce((s, p) => s + p[which], 0);
+  const litres = (leg: TripLeg, which: 'loaded' | 'offloaded'): number => leg.products.reduce((s, p) => s + (p[which] ?? 0), 0);
   return {
     driverId: trip.driver.id,
     driverName: trip.driver.name,
@@ -45,7 +50,7 @@ export function utilizationTrip(trip: Pick<TripDocument, 'driver' | 'vehicle' | 
     legs: trip.shipments.map((l) => ({
       date: l.date,
       loadDate: l.loadDate,
-      unloadDate: l.unloadDate,
+      unloadDate: legDeliveredAt(l),
       distanceKm: l.distanceKm,
       billedFreight: l.pricing.billedFreight,
       loaded: litres(l, 'loaded'),
@@ -99,6 +104,8 @@ export interface UtilizationRow extends UtilizationRatio {
   label: string;
   trips: number;
   legs: number;
+  /** Legs counted that are not delivered yet: with the `offloaded` basis their litres are not in `litres` (unknown). */
+  legsInTransit: number;
   litres: number;
   litresBasis: LitresBasis;
   km: number;
@@ -114,7 +121,7 @@ export interface UtilizationRow extends UtilizationRatio {
  * per unit its sums and its set of active days.
  */
 export class FleetUtilizationAccumulator {
-  private readonly groups = new Map<string, { label: string; trips: number; legs: number; days: Set<string>; litres: number; km: number; revenueC: number }>();
+  private readonly groups = new Map<string, { label: string; trips: number; legs: number; inTransit: number; days: Set<string>; litres: number; km: number; revenueC: number }>();
 
   constructor(
     private readonly by: 'vehicle' | 'driver',
@@ -132,13 +139,17 @@ export class FleetUtilizationAccumulator {
       if (days.length === 0) continue;
       let acc = this.groups.get(key);
       if (!acc) {
-        acc = { label, trips: 0, legs: 0, days: new Set(), litres: 0, km: 0, revenueC: 0 };
+        acc = { label, trips: 0, legs: 0, inTransit: 0, days: new Set(), litres: 0, km: 0, revenueC: 0 };
         this.groups.set(key, acc);
       }
       if (!counted) { acc.trips += 1; counted = true; }
       acc.legs += 1;
       for (const d of days) acc.days.add(d);
-      acc.litres += litresBasis === 'loaded' ? leg.loaded : leg.offloaded;
+      const delivered = leg.unloadDate !== null;
+      if (!delivered) acc.inTransit += 1;
+      // Offloaded litres of a leg in transit are unknown, not 0: left out and counted in legsInTransit.
+      if (litresBasis === 'loaded') acc.litres += leg.loaded;
+      else if (delivered) acc.litres += leg.offloaded;
       acc.km += leg.distanceKm;
       acc.revenueC += toCents(leg.billedFreight);
     }
@@ -157,6 +168,7 @@ export class FleetUtilizationAccumulator {
           label: a.label,
           trips: a.trips,
           legs: a.legs,
+          legsInTransit: a.inTransit,
           ...utilization(a.days, period),
           litres: roundTo(a.litres, 3),
           litresBasis,
@@ -274,6 +286,7 @@ export interface UtilizationTotals {
   units: number;
   trips: number;
   legs: number;
+  legsInTransit: number;
   activeUnitDays: number;
   unitDaysInPeriod: number;
   utilization: Ratio;
@@ -287,6 +300,7 @@ export interface UtilizationTotals {
 export function utilizationTotals(rows: readonly UtilizationRow[], daysInPeriod: number): UtilizationTotals {
   let trips = 0;
   let legs = 0;
+  let inTransit = 0;
   let active = 0;
   let litres = 0;
   let km = 0;
@@ -294,6 +308,7 @@ export function utilizationTotals(rows: readonly UtilizationRow[], daysInPeriod:
   for (const r of rows) {
     trips += r.trips;
     legs += r.legs;
+    inTransit += r.legsInTransit;
     active += r.activeDays;
     litres += r.litres;
     km += r.km;
@@ -306,6 +321,7 @@ export function utilizationTotals(rows: readonly UtilizationRow[], daysInPeriod:
     units: rows.length,
     trips,
     legs,
+    legsInTransit: inTransit,
     activeUnitDays: active,
     unitDaysInPeriod: unitDays,
     utilization: ratio(active, unitDays, { denominatorLabel: 'active units in the period', decimals: 4 }),

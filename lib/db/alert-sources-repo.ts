@@ -18,13 +18,6 @@ export function docsEmittedBetween(db: Db, tenant: string, fromMs: number, toExc
   return financialDocs(db).find({ company: tenant, date: { $gte: fromMs, $lt: toExclusiveMs } }, { maxTimeMS }).sort({ date: 1, timestamp: 1, _id: 1 });
 }
 
-/** Trips with at least one leg whose compact date (YYYYMMDD) is in [fromYmd, toYmd]. */
-export function tripsWithLegDatesBetween(db: Db, tenant: string, fromYmd: number, toYmd: number, maxTimeMS: number): AsyncIterable<TripDocument> {
-  return trips(db)
-    .find({ company: tenant, shipments: { $elemMatch: { date: { $gte: fromYmd, $lte: toYmd } } } }, { maxTimeMS })
-    .sort({ createdAt: 1, _id: 1 });
-}
-
 /** Trips with at least one leg offloaded in [fromMs, toExclusiveMs). */
 export async function tripsOffloadedBetween(db: Db, tenant: string, fromMs: number, toExclusiveMs: number, maxTimeMS: number): Promise<TripDocument[]> {
   return trips(db)

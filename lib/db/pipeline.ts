@@ -55,6 +55,30 @@ export const sumOver = (input: unknown, inExpr: unknown): Document => ({
   $reduce: { input: { $ifNull: [input, []] }, initialValue: 0, in: { $add: ['$$value', inExpr] } },
 });
 
+/**
+ * A value is a number: BSON orders null < numbers < strings, and `$ifNull` turns a
+ * missing field into null (the embedded engine has no `$isNumber` or `$type`).
+ */
+const isNumberExpr = (x: string): Document => ({ $and: [{ $gt: [{ $ifNull: [x, null] }, null] }, { $lt: [x, ''] }] });
+
+/**
+ * The delivery instant of a leg (`leg` addresses it, e.g. '$$l'), or null while it
+ * is in transit: lib/trips/delivery-state.ts `legDeliveredAt` as an expression
+ * (an unload instant and every product's offloaded litres known).
+ */
+export const legDeliveredAtExpr = (leg: string): Document => ({
+  $cond: [
+    {
+      $and: [
+        isNumberExpr(`${leg}.unloadDate`),
+        { $eq: [{ $size: { $filter: { input: { $ifNull: [`${leg}.products`, []] }, as: 'p', cond: { $not: [isNumberExpr('$$p.offloaded')] } } } }, 0] },
+      ],
+    },
+    `${leg}.unloadDate`,
+    null,
+  ],
+});
+
 /** Σ product litres of a leg (`$$<leg>`), loaded or offloaded. */
 export const legLitres = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, { $ifNull: [`$$this.${which}`, 0] });
 

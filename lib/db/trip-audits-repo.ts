@@ -5,6 +5,8 @@
  * and reshapes legs at once with `$map` into the few fields the audit reads
  * (portable: the embedded engine mishandles dotted inclusion projections
  * inside arrays), so only compact rows travel; groupings happen in the database.
+ * A compact leg's `unloadDate` is its delivery instant (`legDeliveredAtExpr`):
+ * null while the leg is in transit, so no audit reads an undelivered leg as offloaded.
  * Row-per-trip queries return rows as they arrive (AsyncIterable, a cursor of
  * AUDIT_BATCH_SIZE rows per round trip), never arrays:
  * the audit folds each row (lib/analytics accumulators), so the service's
@@ -17,7 +19,7 @@ import type { ShrinkageTrip } from '../analytics/shrinkage-recovery.ts';
 import type { DeliveryRow } from '../analytics/dispatch-to-bill.ts';
 import type { UnitGroupRow } from '../analytics/unit-economics.ts';
 import type { UtilizationTrip, VehicleActivity } from '../analytics/utilization.ts';
-import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legLitres, sumOver } from './pipeline.ts';
+import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legDeliveredAtExpr, legLitres, sumOver } from './pipeline.ts';
 
 export interface TripScope {
   client?: string;
@@ -59,7 +61,7 @@ export function streamDeliveryRows(db: Db, tenant: string, q: TripScope & { star
       $project: {
         client: 1,
         idFinan: { $ifNull: ['$idFinan', null] },
-        legs: { $map: { input: { $ifNull: ['$shipments', []] }, as: 'l', in: { unloadDate: { $ifNull: ['$$l.unloadDate', null] }, totalFreightC: centsExpr('$$l.pricing.totalFreight') } } },
+        legs: { $map: { input: { $ifNull: ['$shipments', []] }, as: 'l', in: { unloadDate: legDeliveredAtExpr('$$l'), totalFreightC: centsExpr('$$l.pricing.totalFreight') } } },
       },
     },
     ...linkedInvoice(tenant, { date: '$$d.date', cancelled: invoiceCancelledExpr(undefined, '$$d.') }),
@@ -85,7 +87,7 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
             in: {
               id: '$$l.id',
               shipment: '$$l.shipment',
-              unloadDate: { $ifNull: ['$$l.unloadDate', null] },
+              unloadDate: legDeliveredAtExpr('$$l'),
               products: { $ifNull: ['$$l.products', []] },
             },
           },
@@ -132,7 +134,7 @@ export function streamUtilizationTrips(db: Db, tenant: string, q: TripScope & { 
             in: {
               date: '$$l.date',
               loadDate: { $ifNull: ['$$l.loadDate', null] },
-              unloadDate: { $ifNull: ['$$l.unloadDate', null] },
+              unloadDate: legDeliveredAtExpr('$$l'),
               distanceKm: { $ifNull: ['$$l.distanceKm', 0] },
               billedFreight: { $ifNull: ['$$l.pricing.billedFreight', 0] },
               loaded: legLitres('l', 'loaded'),
@@ -187,7 +189,7 @@ export interface UnitEconomicsGroups {
 }
 
 /**
- * Legs offloaded in [start, end], summed per trip in a `$project` (no
+ * Legs delivered in [start, end] (a leg in transit has no offloaded litres yet), summed per trip in a `$project` (no
  * unwind), then grouped four ways in one `$facet`: overall, client, vehicle and
  * route (origin id → destination id). Revenue is Σ leg billedFreight in
  * integer cents; litres Σ product loaded / offloaded.
@@ -204,7 +206,7 @@ export async function unitEconomicsGroups(db: Db, tenant: string, q: TripScope &
         destinationId: '$destination.id', destinationName: '$destination.name', destinationCity: '$destination.address.city', destinationState: '$destination.address.state',
         l: {
           $map: {
-            input: { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: between('$$l.unloadDate', q.start, q.end) } },
+            input: { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: between(legDeliveredAtExpr('$$l'), q.start, q.end) } },
             as: 'l',
             in: {
               km: { $ifNull: ['$$l.distanceKm', 0] },
@@ -225,6 +227,8 @@ export async function unitEconomicsGroups(db: Db, tenant: string, q: TripScope &
         offloaded: sumOver('$l', '$$this.offloaded'),
       },
     },
+    // An unload instant without every product's volume is not a delivery: such a trip has no leg here.
+    { $match: { legs: { $gt: 0 } } },
     { $project: { l: 0 } },
     {
       $facet: {

@@ -12,6 +12,6 @@ export const DOC_STATUS_LABELS: Readonly<Record<string, string>> = {
   '9': 'Cancelado',
 };
 
-/** Leg status codes. */
-export const LEG_STATUS = { inTransit: 2, delivered: 4 } as const;
+/** Leg status codes (the service's own: lib/model/trip-document.ts). */
+export { LEG_STATUS } from '../model/trip-document.ts';
 export const LEG_STATUS_LABELS: Readonly<Record<string, string>> = { '2': 'En tránsito', '4': 'Entregado' };

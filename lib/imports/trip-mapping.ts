@@ -5,16 +5,18 @@
  *
  * - Products of a leg: the goods assigned to that destination
  *   (CantidadTransporta/IDDestino), or all goods when there is one destination.
- * - Delivered volumes are not part of Carta Porte. They come from this
- *   service's delivery addenda (`urn:freight-backoffice:entregas:1`, see
- *   README); a leg without them is in transit (status 2, unloadDate null,
- *   offloaded 0), as the demo data shows trips not yet delivered.
+ * - Delivered volumes are not part of Carta Porte: they come from the client's
+ *   reception ticket, recorded through the delivery operations (a later import
+ *   keeps them, lib/trips/recorded-deliveries.ts), or from this service's
+ *   delivery addenda (`urn:freight-backoffice:entregas:1`, see README). A leg
+ *   without them is in transit: status 2, unloadDate null, offloaded null
+ *   (unknown, not 0: lib/trips/delivery-state.ts).
  * - Pricing comes from the CFDI itself when it is the freight invoice (type I):
  *   freight lines are paired with legs when there is one per leg, otherwise
  *   apportioned by loaded volume; tolls likewise. A transfer CFDI (type T)
  *   carries no price: pricing is zero and the trip links to no invoice.
  */
-import type { LegProduct, TripDocument, TripLeg, TripPlace } from '../model/trip-document.ts';
+import { LEG_STATUS, type LegProduct, type TripDocument, type TripLeg, type TripPlace } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
 import { mexicanAddress } from '../demo/catalog.ts';
@@ -23,8 +25,6 @@ import { conceptKind, financialDocId } from './financial-mapping.ts';
 import { reject } from './rejection.ts';
 
 export const tripId = (tenant: string, uuid: string): string => `${tenant}-CP-${uuid}`;
-
-export const LEG_STATUS = { inTransit: 2, delivered: 4 } as const;
 
 function place(l: CartaPorteLocation): TripPlace {
   const address = mexicanAddress({ street: l.street, city: l.locality, municipality: l.municipality, state: l.state, country: l.country, zip: l.zip });
@@ -116,7 +116,8 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
         billedFreight: fromCents(freightByLeg[i]!),
         totalFreight: fromCents(freightByLeg[i]! + tollByLeg[i]!),
       },
-      products: delivered ? products : products.map((p) => ({ ...p, offloaded: 0 })),
+      products: delivered ? products : products.map((p) => ({ ...p, offloaded: null })),
+      ...(delivered ? { delivery: { source: 'addenda' as const, ticket: null } } : {}),
     };
   });
 

@@ -32,7 +32,8 @@ export interface LegProduct {
   code: string;
   unit: string;
   loaded: number;
-  offloaded: number;
+  /** Litres the client's reception ticket states; null until the leg is delivered (in transit). */
+  offloaded: number | null;
 }
 
 export interface LegPricing {
@@ -45,13 +46,32 @@ export interface LegPricing {
   totalFreight: number;
 }
 
+/** Leg status codes the service writes (a tenant's settings.statusLabels names them). */
+export const LEG_STATUS = { inTransit: 2, delivered: 4 } as const;
+
+/**
+ * Where a leg's delivered volumes came from: `recorded` through the API
+ * (PUT …/delivery or POST /api/deliveries), which a later import of the same
+ * Carta Porte keeps; `addenda` from the CFDI's delivery addenda, which the
+ * import owns.
+ */
+export interface LegDelivery {
+  source: 'recorded' | 'addenda';
+  /** Reference of the client's reception ticket, when given. */
+  ticket: string | null;
+}
+
 export interface TripLeg {
   id: string;
   /** Shipment id (shipmentId in the summary form). */
   shipment: string;
   /** Compact date YYYYMMDD (Mexico City). */
   date: number;
-  /** Loading and offloading instants, epoch ms; null until they happen. */
+  /**
+   * Loading and offloading instants, epoch ms; null until they happen. The leg
+   * is delivered once `unloadDate` and every product's `offloaded` are known
+   * (lib/trips/delivery-state.ts); until then it is in transit.
+   */
   loadDate: number | null;
   unloadDate: number | null;
   region: string;
@@ -59,6 +79,8 @@ export interface TripLeg {
   distanceKm: number;
   pricing: LegPricing;
   products: LegProduct[];
+  /** How the delivery was recorded; absent on legs in transit and on records older than it. */
+  delivery?: LegDelivery | null;
 }
 
 export interface Vehicle {

@@ -9,6 +9,10 @@
  * which is how per-litre contractual tolerances add up, and it reduces exactly
  * to the single-product rule. "Strictest product wins" was rejected: one
  * compartment of a strict product would tighten the whole load.
+ *
+ * Only a delivered leg has a shrinkage (lib/trips/delivery-state.ts): these
+ * functions take legs whose offloaded litres are known; a leg in transit has
+ * none, and callers report it as such instead of as a loss.
  */
 import type { LegProduct } from '../model/trip-document.ts';
 import type { TenantSettings, ToleranceRule } from '../model/tenant-settings.ts';
@@ -31,8 +35,18 @@ export interface LegVolumes {
   exceedsTolerance: boolean;
 }
 
-type ProductVolumes = Pick<LegProduct, 'loaded' | 'offloaded'>;
+/** A product of a delivered leg: its offloaded litres are known. */
+export type DeliveredProduct = LegProduct & { offloaded: number };
+type ProductVolumes = Pick<LegProduct, 'loaded'> & { offloaded: number };
 
+/** Σ loaded litres of a leg, to the millilitre (known whether or not it is delivered). */
+export function legLoaded(leg: { products: readonly Pick<LegProduct, 'loaded'>[] }): number {
+  let loaded = 0;
+  for (const p of leg.products) loaded += p.loaded;
+  return round3(loaded);
+}
+
+/** Volumes and shrinkage of a delivered leg. */
 export function legVolumes(leg: { products: readonly ProductVolumes[] }, tolerancePct: number): LegVolumes {
   let loaded = 0;
   let offloaded = 0;
@@ -137,12 +151,12 @@ export interface LegShrinkage extends LegVolumes, Recoverable {
 }
 
 /**
- * Everything the shipments summary and the shrinkage audit need for one leg,
+ * Everything the shrinkage audit and alert need for one delivered leg,
  * from tenant settings: weighted tolerance, volumes, and the recoverable value
  * at the loaded-weighted product price.
  */
 export function legShrinkage(
-  leg: { products: readonly LegProduct[] },
+  leg: { products: readonly DeliveredProduct[] },
   settings: ToleranceSettings & Pick<TenantSettings, 'pricePerLitre' | 'shrinkageRecoveryMode'>,
   client: string | undefined,
 ): LegShrinkage {

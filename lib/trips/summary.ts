@@ -2,7 +2,17 @@ import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { documentBalance } from '../finance/balance.ts';
-import { legTolerancePct, legVolumes } from './shrinkage.ts';
+import { isDelivered } from './delivery-state.ts';
+import { legLoaded, legTolerancePct, legVolumes, type LegVolumes } from './shrinkage.ts';
+
+/** The volumes of a leg in transit: loaded litres only; no shrinkage yet, never flagged. */
+export interface PendingVolumes {
+  loaded: number;
+  offloaded: null;
+  shrinkageVolume: null;
+  shrinkagePercent: null;
+  exceedsTolerance: false;
+}
 
 /** The summary form of a trip (interface section 2.4). */
 export interface FinancialLink {
@@ -38,10 +48,13 @@ export interface TripSummary {
     vehicle: string;
     status: number;
     distanceKm: number;
+    /** Offloaded volumes known (lib/trips/delivery-state.ts); false while in transit. */
+    delivered: boolean;
+    deliveryTicket: string | null;
     pricing: TripDocument['shipments'][number]['pricing'];
-    volumes: ReturnType<typeof legVolumes> & {
+    volumes: (LegVolumes | PendingVolumes) & {
       tolerancePercent: number;
-      products: { desc: string; code: string; loaded: number; offloaded: number }[];
+      products: { desc: string; code: string; loaded: number; offloaded: number | null }[];
     };
   }[];
   financialLinked: FinancialLink | null;
@@ -83,6 +96,10 @@ export function tripSummary(trip: TripDocument, linked: FinancialDocument | null
     },
     shipments: trip.shipments.map((leg) => {
       const tolerancePercent = legTolerancePct(leg, ctx.settings, trip.client);
+      const delivered = isDelivered(leg);
+      const volumes: LegVolumes | PendingVolumes = delivered
+        ? legVolumes(leg, tolerancePercent)
+        : { loaded: legLoaded(leg), offloaded: null, shrinkageVolume: null, shrinkagePercent: null, exceedsTolerance: false };
       return {
         shipmentId: leg.shipment,
         date: leg.date,
@@ -92,6 +109,8 @@ export function tripSummary(trip: TripDocument, linked: FinancialDocument | null
         vehicle: trip.vehicle.id,
         status: leg.status,
         distanceKm: leg.distanceKm,
+        delivered,
+        deliveryTicket: delivered ? (leg.delivery?.ticket ?? null) : null,
         pricing: {
           merchandiseValue: leg.pricing.merchandiseValue,
           pricingModel: leg.pricing.pricingModel,
@@ -101,9 +120,10 @@ export function tripSummary(trip: TripDocument, linked: FinancialDocument | null
           totalFreight: leg.pricing.totalFreight,
         },
         volumes: {
-          ...legVolumes(leg, tolerancePercent),
+          ...volumes,
           tolerancePercent,
-          products: leg.products.map((p) => ({ desc: p.desc, code: p.code, loaded: p.loaded, offloaded: p.offloaded })),
+          // In transit, nothing is offloaded yet: null, whatever an older record stored.
+          products: leg.products.map((p) => ({ desc: p.desc, code: p.code, loaded: p.loaded, offloaded: delivered ? p.offloaded : null })),
         },
       };
     }),

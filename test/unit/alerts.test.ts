@@ -5,7 +5,7 @@ import { ObjectId } from 'mongodb';
 import { extraDataProblems, validateScheduleInput } from '../../lib/alerts/validation.ts';
 import { alertJobKey, alertJobState, alertJobView, newAlertJobDocument } from '../../lib/alerts/jobs.ts';
 import { canonicalJson, requestFingerprint } from '../../lib/alerts/idempotency.ts';
-import { ALERT_RULE_IDS, MAX_LISTED_FINDINGS, cycleYmdBounds, outcome, shrinkageOverTolerance, type AlertFinding } from '../../lib/alerts/rules.ts';
+import { ALERT_RULE_IDS, MAX_LISTED_FINDINGS, outcome, shrinkageOverTolerance, type AlertFinding } from '../../lib/alerts/rules.ts';
 import { alertWorkerSettingsFromEnv, DEFAULT_ALERT_WORKER_SETTINGS } from '../../lib/alerts/worker.ts';
 import { ApiError } from '../../lib/http/api-error.ts';
 import { DEFAULT_SETTINGS } from '../../lib/model/tenant-settings.ts';
@@ -79,13 +79,24 @@ t.test('outcome: sorted, capped, summarised', async (t) => {
   t.equal(outcome([f(2, 'info')], () => '').status, 'clear', 'informational findings alone do not trigger');
 });
 
-t.test('shrinkage rule keeps to the cycle month', async (t) => {
-  t.same(cycleYmdBounds('2026-02'), { from: 20260201, to: 20260231 });
-  const trip = makeTrip({ legs: [leg({ date: '2026-02-28', products: [diesel(1000, 900)] }), leg({ date: '2026-03-01', products: [diesel(1000, 900)] })] });
-  const o = shrinkageOverTolerance([trip], { cycleKey: '2026-02', asOf: Date.parse('2026-03-10T00:00:00Z'), settings: { ...DEFAULT_SETTINGS, _id: 'T', name: 'T' } });
-  t.equal(o.findings.length, 1);
-  t.equal(o.findings[0]!.details.shipment, trip.shipments[0]!.shipment);
-  t.equal(o.findings[0]!.amount, 2450, '100 L × 24.50 at 0% tolerance');
+t.test('shrinkage rule: the legs delivered in the cycle month, never a leg in transit', async (t) => {
+  const settings = { ...DEFAULT_SETTINGS, _id: 'T', name: 'T' };
+  const trip = makeTrip({
+    legs: [
+      leg({ loadDate: '2026-02-27T08:00', unloadDate: '2026-02-28T10:00', products: [diesel(1000, 900)] }), // delivered in February
+      leg({ loadDate: '2026-02-28T20:00', unloadDate: '2026-03-01T02:00', products: [diesel(1000, 900)] }), // loaded in February, delivered in March
+      leg({ loadDate: '2026-02-28T21:00', unloadDate: null, products: [diesel(1000, null)] }), // in transit
+      leg({ loadDate: '2026-02-28T21:00', unloadDate: null, products: [diesel(1000, 0)] }), // in transit, as older versions stored it (0)
+    ],
+  });
+  const asOf = Date.parse('2026-03-10T00:00:00Z');
+  const feb = shrinkageOverTolerance([trip], { cycleKey: '2026-02', asOf, settings });
+  t.same(feb.findings.map((f) => f.details.shipment), [trip.shipments[0]!.shipment], 'February: the leg delivered in February only');
+  t.equal(feb.findings[0]!.amount, 2450, '100 L × 24.50 at 0% tolerance');
+  t.equal(feb.findings[0]!.date, new Date(trip.shipments[0]!.unloadDate!).toISOString(), 'dated at its delivery');
+  const mar = shrinkageOverTolerance([trip], { cycleKey: '2026-03', asOf, settings });
+  t.same(mar.findings.map((f) => f.details.shipment), [trip.shipments[1]!.shipment], 'March: the leg delivered on March 1 (Mexico City), loaded in February');
+  t.equal(mar.summary.findings, 1, 'the legs in transit are never findings');
 });
 
 t.test('worker settings from env', async (t) => {

@@ -19,6 +19,8 @@ const trips: ShrinkageTrip[] = [
   { _id: 'T3', client: 'B', idFinan: null, legs: [leg('L4', '2026-04-02T10:00', diesel(10_000, 9000))], inv: [] },
   // 30 L of 10,000 = 0.3 %: 20 L beyond 10 L = 490 MXN; an unpriced product; a cancelled invoice recovers nothing.
   { _id: 'T4', client: 'B', idFinan: 'I4', legs: [leg('L5', '2026-03-08T10:00', diesel(10_000, 9970)), leg('L6', '2026-03-08T12:00', { desc: 'Otro', code: '99999999', unit: 'LTR', loaded: 1000, offloaded: 1000 })], inv: [invoice('I4', true)] },
+  // Its second leg is in transit (no delivery instant, offloaded unknown): not delivered, no shrinkage yet, not even for the first leg.
+  { _id: 'T5', client: 'A', idFinan: null, legs: [leg('L7', '2026-03-09T10:00', diesel(10_000, 9000)), { id: 'L8', shipment: 'S-L8', unloadDate: null, products: [diesel(10_000, null)] }], inv: [] },
 ];
 
 t.test('recoverable against recovered, per client', async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { isDelivered } from '../../lib/trips/delivery-state.ts';
 import { byRevenue, EMPTY_UNIT_GROUP, legUnitInputs, meanLegKm, sumUnitInputs, unitEconomics, unitEconomicsBy, unitRow } from '../../lib/analytics/unit-economics.ts';
 import { diesel, leg, makeTrip } from '../fixtures/documents.ts';
 
@@ -26,7 +27,9 @@ t.test('division by zero → null with a reason, never NaN', async (t) => {
 
 t.test('leg inputs use billed freight (tolls excluded)', async (t) => {
   const trip = makeTrip({ legs: [leg({ distanceKm: 250, products: [diesel(20_000, 19_960)], pricing: { billedFreight: 10_000, toll: 800 } })] });
-  t.same(legUnitInputs(trip.shipments[0]!), { revenue: 10_000, km: 250, loadedLitres: 20_000, offloadedLitres: 19_960 });
+  const first = trip.shipments[0]!;
+  if (!isDelivered(first)) throw new Error('a delivered leg');
+  t.same(legUnitInputs(first), { revenue: 10_000, km: 250, loadedLitres: 20_000, offloadedLitres: 19_960 });
 });
 
 t.test('grouping sums in cents', async (t) => {
