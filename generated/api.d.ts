@@ -439,6 +439,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/shipments/{id}/legs/{shipmentId}/delivery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record a leg's delivery (reception ticket)
+         * @description Records what the client's reception ticket says about one leg once it is unloaded: the
+         *     unloading instant and the offloaded litres of each product, optionally the ticket's
+         *     reference. The leg is then delivered (status 4): its shrinkage appears in the shipments
+         *     list and get-by-id, the shrinkage audit and the alerts, judged against the tenant's
+         *     tolerance. The answer is the trip's summary (as `GET /api/shipments/{id}`).
+         *
+         *     - **Idempotent.** The body is the whole delivery: sending the same delivery again changes
+         *       nothing (same answer, `lastUpdate` unchanged). Sending another one replaces it (a
+         *       correction): the trip's `lastUpdate` moves, so `updatedSince` sees it. An omitted
+         *       `ticket` clears the reference.
+         *     - **Products** must be exactly the leg's: each of its product codes once (a code the leg
+         *       carries twice is given twice, matched in order). A code the leg does not carry, a
+         *       missing one or a repeated one is a `400` naming it.
+         *     - **Volumes** are litres, ≥ 0. An offloaded volume more than 5% above that product's
+         *       loaded volume is a `400` (temperature gains are a fraction of a percent; more is a typing
+         *       error). Offloading nothing (0) is a total loss and is recorded as such.
+         *     - **Date**: `offloadDate` (RFC 3339 with offset) may not be before the leg was loaded nor
+         *       more than 5 minutes in the future (`400`).
+         *     - A delivery recorded here is kept when the trip's Carta Porte is imported again (the
+         *       delivery addenda of a CFDI applies only to legs without a recorded delivery).
+         *     - Another tenant's trip, an unknown trip or a `shipmentId` the trip does not have: `404`.
+         *
+         *     Many deliveries at once (a month of tickets, CSV): `POST /api/deliveries`.
+         */
+        put: operations["recordLegDelivery"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tax-summary": {
         parameters: {
             query?: never;
@@ -1169,6 +1211,18 @@ export interface components {
             /** @enum {boolean} */
             deleted: true;
             webhook: components["schemas"]["Webhook"];
+        };
+        DeliveredProduct: {
+            /**
+             * @description SAT product key of a product of the leg (diesel 15101505, gasoline 15101514/15101515)
+             * @example 15101505
+             */
+            code: string;
+            /**
+             * @description Offloaded litres, at most 5% above the product's loaded litres
+             * @example 30952
+             */
+            offloaded: number;
         };
         DemurrageTotals: {
             /** @description Σ demurrage concept amounts */
@@ -2032,6 +2086,22 @@ export interface components {
          * @enum {string}
          */
         JobState: "scheduled" | "running" | "retrying" | "completed" | "failed";
+        /** @description The whole delivery of one leg (a second one replaces it). */
+        LegDeliveryRequest: {
+            /**
+             * Format: date-time
+             * @description Unloading instant (RFC 3339 with its offset); not before loading, at most 5 minutes in the future.
+             * @example 2026-03-04T08:30:00-06:00
+             */
+            offloadDate: string;
+            /** @description The offloaded litres of every product of the leg, each code as often as the leg carries it. */
+            products: components["schemas"]["DeliveredProduct"][];
+            /**
+             * @description Reference of the client's reception ticket (optional; omitted or null clears it).
+             * @example TK-2026-004512
+             */
+            ticket?: string | null;
+        };
         /** @description The service's error shape (malformed JSON or body), or a JSON-RPC error (MCP protocol errors). */
         McpBadRequestBody: components["schemas"]["ErrorResponse"] | components["schemas"]["McpJsonRpcResponse"];
         /** @description A batch of JSON-RPC messages (protocol revisions before 2025-06-18). */
@@ -3057,7 +3127,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The key is valid but may not do this: it lacks the scope the operation needs (`read` for GET operations, `write` for importing, scheduling and cancelling), or the request names another tenant. */
+        /** @description The key is valid but may not do this: it lacks the scope the operation needs (`read` for GET operations, `write` for importing, recording deliveries, scheduling and cancelling), or the request names another tenant. */
         Forbidden: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -5267,6 +5337,156 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recordLegDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip).
+                 * @example TGO850101AB1-CP-5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
+                 */
+                id: string;
+                /**
+                 * @description The leg's `shipmentId` (as in the trip's summary).
+                 * @example CCC5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60-1
+                 */
+                shipmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LegDeliveryRequest"];
+            };
+        };
+        responses: {
+            /** @description The trip's summary with the leg delivered (unchanged when the same delivery was already recorded). */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TripSummary"];
+                };
+            };
+            /**
+             * @description The body is invalid (a missing or unknown field, a negative volume), or the delivery does
+             *     not fit the leg: a product the leg does not carry, one missing or repeated, an offloaded
+             *     volume more than 5% above the loaded one, an `offloadDate` before loading or in the
+             *     future. One detail per problem, each with the body field it is about; nothing is stored.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 400,
+                     *         "message": "Invalid delivery",
+                     *         "reason": "invalid_body",
+                     *         "details": [
+                     *           "products.0.code: leg CCC5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60-1 does not carry product 15101514 (it carries 15101505)",
+                     *           "products: product 15101505 of the leg is missing"
+                     *         ],
+                     *         "fields": [
+                     *           {
+                     *             "in": "body",
+                     *             "name": "products.0.code",
+                     *             "detail": "products.0.code: leg CCC5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60-1 does not carry product 15101514 (it carries 15101505)"
+                     *           },
+                     *           {
+                     *             "in": "body",
+                     *             "name": "products",
+                     *             "detail": "products: product 15101505 of the leg is missing"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such trip for this tenant (another tenant's trips are not found either), or the trip has no leg with this `shipmentId`. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 404,
+                     *         "message": "Not Found",
+                     *         "reason": "not_found",
+                     *         "details": [
+                     *           "no such shipment for this tenant"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is larger than the service accepts (256 KiB by default). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 413,
+                     *         "message": "Payload Too Large",
+                     *         "reason": "payload_too_large",
+                     *         "details": [
+                     *           "Request body is too large"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 415,
+                     *         "message": "Unsupported Media Type",
+                     *         "reason": "unsupported_media_type",
+                     *         "details": [
+                     *           "Unsupported Media Type: text/plain"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

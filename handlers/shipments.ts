@@ -3,8 +3,9 @@ import { apiVersion } from './api-version.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { listShipments } from '../lib/trips/list-shipments.ts';
 import { getShipment } from '../lib/trips/get-shipment.ts';
+import { recordLegDelivery } from '../lib/trips/record-leg-delivery.ts';
 
-export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShipments' | 'getShipment'> {
+export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShipments' | 'getShipment' | 'recordLegDelivery'> {
   return {
     async listShipments(request, reply) {
       const legacy = apiVersion(request, reply) === '1';
@@ -14,6 +15,9 @@ export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShip
     },
     async getShipment(request) {
       return getShipment(deps, tenantOf(request), { id: request.params.id, detail: request.query.detail });
+    },
+    async recordLegDelivery(request) {
+      return recordLegDelivery(deps, tenantOf(request), { id: request.params.id, shipmentId: request.params.shipmentId, body: request.body });
     },
   };
 }

@@ -126,6 +126,7 @@ function exampleBody(op: OperationSchemas): unknown {
     return { files: [{ name: 'acuse.xml', content: acuse }] };
   }
   if (op.operationId === 'createWebhook') return { url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] };
+  if (op.operationId === 'recordLegDelivery') return { offloadDate: '2026-03-06T10:00:00-06:00', products: [{ code: '15101505', offloaded: 19_990 }] };
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
   return {};
@@ -316,6 +317,18 @@ const specific: Record<string, Record<string, Producer>> = {
     },
     async '404'(op) {
       return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  recordLegDelivery: {
+    async '200'(op) {
+      // A leg of tenant A (seedTwoTenants: one diesel product), delivered with its own loaded litres.
+      const trip = (await trips(h.db).findOne({ company: TENANT_A }))!;
+      const leg = trip.shipments[0]!;
+      const body = { offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(), products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded })) };
+      return call(`${base}${op.path.replace('{id}', trip._id).replace('{shipmentId}', leg.shipment)}`, { method: 'PUT', ...json(body, { 'x-api-key': KEY_A }) });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
     },
   },
   getReady: {

@@ -86,11 +86,14 @@ const client0 = String(anyDoc.client);
 const uuid = String(anyDoc.invoice.uuid);
 const folio = String(anyDoc.invoice.num);
 const shipmentId = String(anyTrip.shipments[0].shipment);
+// A correction of a delivered leg's ticket: every product at its loaded litres (a write).
+const roadLeg = anyTrip.shipments[0] as Document;
+const delivery = { offloadDate: new Date(Number(roadLeg.unloadDate)).toISOString(), products: (roadLeg.products as Document[]).map((p) => ({ code: p.code, offloaded: p.loaded })) };
 const vehicle = String(anyTrip.vehicle?.id ?? '');
 const driver = String(anyTrip.driver?.id ?? '');
 
 /** Each operation with the parameter combinations that change the query. */
-const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', url: string, body?: unknown]> = [
+const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown]> = [
   ['getHealth', 'GET', '/health'],
   ['getReady', 'GET', '/ready'],
   ['listFinancialDocs', 'GET', '/api/financial-docs'],
@@ -117,6 +120,7 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', u
   ['listShipments', 'GET', '/api/shipments?status=2'],
   ['listShipments', 'GET', '/api/shipments?updatedSince=2026-06-01T00:00:00Z'],
   ['getShipment', 'GET', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}`],
+  ['recordLegDelivery', 'PUT', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}/legs/${encodeURIComponent(String(roadLeg.shipment))}/delivery`, delivery],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10'],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10&basis=payment'],
   ['getTaxSummary', 'GET', `/api/tax-summary?targetMonth=2026-10&client=${client0}`],

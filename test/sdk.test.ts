@@ -83,6 +83,21 @@ t.test('shipments: summary page, deprecated version 1 under its own media type, 
   called.add('listShipments').add('getShipment');
 });
 
+t.test('shipments: record a leg delivery (a correction of a demo ticket), typed body and answer', async (t) => {
+  const page = (await api.GET('/api/shipments', { params: { query: { limit: 1 } } })).data!;
+  if (page.detail !== 'summary') throw new Error('expected a summary page');
+  const trip = page.data[0]!;
+  const leg = trip.shipments[0]!;
+  const body = { offloadDate: leg.offloadDate ?? leg.loadDate!, ticket: 'SDK-0001', products: leg.volumes.products.map((p) => ({ code: p.code, offloaded: p.loaded })) };
+  const res = await api.PUT('/api/shipments/{id}/legs/{shipmentId}/delivery', { params: { path: { id: trip.id, shipmentId: leg.shipmentId } }, body });
+  t.equal(res.response.status, 200, JSON.stringify(res.error));
+  const delivered = res.data!.shipments[0]!;
+  t.match(delivered, { delivered: true, deliveryTicket: 'SDK-0001', volumes: { shrinkageVolume: 0, exceedsTolerance: false } });
+  const wrong = await api.PUT('/api/shipments/{id}/legs/{shipmentId}/delivery', { params: { path: { id: trip.id, shipmentId: leg.shipmentId } }, body: { ...body, products: [{ code: '00000000', offloaded: 1 }] } });
+  t.equal(wrong.error?.error.reason, 'invalid_body', 'an unknown product is a typed 400');
+  called.add('recordLegDelivery');
+});
+
 t.test('tax summary and the five audits', async (t) => {
   const tax = await api.GET('/api/tax-summary', { params: { query: { targetMonth: '2026-10', basis: 'payment' } } });
   t.equal(tax.data?.basis, 'payment');

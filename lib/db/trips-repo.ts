@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Db, Document, Filter } from 'mongodb';
 import { trips } from './collections.ts';
 import { findSortedPage, type PageQuery } from './find-page.ts';
@@ -56,4 +57,38 @@ export async function findTrips(
 /** One trip of the tenant by id (null when missing or another tenant's). */
 export async function findTripById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<TripDocument | null> {
   return trips(db).findOne({ company: tenant, _id: id }, { maxTimeMS });
+}
+
+/** The tenant's trips with these ids (missing ones and other tenants' are left out). */
+export async function findTripsByIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<TripDocument[]> {
+  if (ids.length === 0) return [];
+  return trips(db).find({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS }).toArray();
+}
+
+/** A trip to write in place of the one read, whose `lastUpdate` it was read with. */
+export interface TripReplacement {
+  trip: TripDocument;
+  /** `lastUpdate` of the stored trip when it was read (undefined: it had none). */
+  readLastUpdate: string | undefined;
+}
+
+/**
+ * Replaces each trip only if it is still the version read (same `lastUpdate`; every write
+ * moves it): a concurrent write (an import, another delivery) is never overwritten with
+ * content computed from an older version. Returns the ids written; the caller reads the
+ * others again and retries. One unordered bulk write; when not all matched, the trips are
+ * read back to tell which writes landed (the stored trip is then the one written).
+ */
+export async function replaceTripsIfUnchanged(db: Db, tenant: string, items: readonly TripReplacement[], maxTimeMS: number): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const coll = trips(db);
+  const result = await coll.bulkWrite(
+    items.map(({ trip, readLastUpdate }) => ({
+      replaceOne: { filter: { _id: trip._id, company: tenant, lastUpdate: readLastUpdate ?? null } as Filter<TripDocument>, replacement: trip },
+    })),
+    { ordered: false },
+  );
+  if (result.matchedCount === items.length) return new Set(items.map((i) => i.trip._id));
+  const stored = new Map((await findTripsByIds(db, tenant, items.map((i) => i.trip._id), maxTimeMS)).map((t) => [t._id, t]));
+  return new Set(items.filter((i) => isDeepStrictEqual(stored.get(i.trip._id), i.trip)).map((i) => i.trip._id));
 }

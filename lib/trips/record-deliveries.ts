@@ -1,0 +1,91 @@
+/**
+ * Writes deliveries (lib/trips/leg-delivery.ts) to the tenant's trips: what
+ * the delivery operation and the deliveries CSV share. Per trip: read it, apply
+ * its deliveries in the order given, and write it back only if something
+ * changed, conditionally on the version read (lib/db/trips-repo.ts
+ * replaceTripsIfUnchanged). A trip another writer changed meanwhile (an
+ * import, another delivery) is read again and its deliveries applied again, up
+ * to WRITE_ATTEMPTS times. A trip is written whole or not at all, and each
+ * delivery of a leg is judged on its own: one refused delivery leaves the
+ * other legs' deliveries to be written.
+ */
+import type { ServiceContext } from '../context.ts';
+import { findTripsByIds, replaceTripsIfUnchanged, type TripReplacement } from '../db/trips-repo.ts';
+import type { TripDocument } from '../model/trip-document.ts';
+import { applyLegDelivery, nextLastUpdate, type DeliveryInput, type DeliveryProblem } from './leg-delivery.ts';
+
+export interface DeliveryRequest {
+  tripId: string;
+  shipmentId: string;
+  input: DeliveryInput;
+}
+
+export type DeliveryResult =
+  | { status: 'no-trip' }
+  | { status: 'no-leg' }
+  | { status: 'invalid'; problems: DeliveryProblem[] }
+  /** The trip as stored after the write (or as it was, when unchanged). */
+  | { status: 'applied' | 'unchanged'; trip: TripDocument }
+  /** The trip kept changing under every attempt. */
+  | { status: 'busy' };
+
+/** Reads of one round, and writes of one bulk operation. */
+const CHUNK = 500;
+export const WRITE_ATTEMPTS = 5;
+
+export async function recordDeliveries(ctx: ServiceContext, tenant: string, requests: readonly DeliveryRequest[]): Promise<DeliveryResult[]> {
+  const results: (DeliveryResult | undefined)[] = requests.map(() => undefined);
+  const byTrip = new Map<string, number[]>();
+  requests.forEach((r, i) => byTrip.set(r.tripId, [...(byTrip.get(r.tripId) ?? []), i]));
+  let pending = [...byTrip.keys()];
+  const timeout = ctx.config.queryTimeoutMs;
+  for (let attempt = 0; attempt < WRITE_ATTEMPTS && pending.length > 0; attempt++) {
+    const retry: string[] = [];
+    for (let c = 0; c < pending.length; c += CHUNK) {
+      const ids = pending.slice(c, c + CHUNK);
+      const found = new Map((await findTripsByIds(ctx.db, tenant, ids, timeout)).map((t) => [t._id, t]));
+      const now = ctx.now();
+      const writes: TripReplacement[] = [];
+      const finals = new Map<string, TripDocument>();
+      for (const id of ids) {
+        const stored = found.get(id);
+        const mine = byTrip.get(id)!;
+        if (!stored) {
+          for (const i of mine) results[i] = { status: 'no-trip' };
+          continue;
+        }
+        let trip = stored;
+        const changed: number[] = [];
+        for (const i of mine) {
+          const out = applyLegDelivery(trip, requests[i]!.shipmentId, requests[i]!.input, now.getTime());
+          if (out.status === 'no-leg') results[i] = { status: 'no-leg' };
+          else if (out.status === 'invalid') results[i] = { status: 'invalid', problems: out.problems };
+          else {
+            if (out.status === 'applied') changed.push(i);
+            trip = out.trip;
+            results[i] = { status: out.status, trip };
+          }
+        }
+        if (changed.length > 0) {
+          trip = { ...trip, lastUpdate: nextLastUpdate(stored.lastUpdate, now) };
+          writes.push({ trip, readLastUpdate: stored.lastUpdate });
+        }
+        finals.set(id, trip);
+      }
+      const written = await replaceTripsIfUnchanged(ctx.db, tenant, writes, timeout);
+      const lost = new Set(writes.filter((w) => !written.has(w.trip._id)).map((w) => w.trip._id));
+      retry.push(...lost);
+      // Every delivery of a trip answers with the trip as it is now stored.
+      for (const [id, trip] of finals) {
+        if (lost.has(id)) continue;
+        for (const i of byTrip.get(id)!) {
+          const r = results[i];
+          if (r && (r.status === 'applied' || r.status === 'unchanged')) results[i] = { status: r.status, trip };
+        }
+      }
+    }
+    pending = retry;
+  }
+  for (const id of pending) for (const i of byTrip.get(id)!) results[i] = { status: 'busy' };
+  return results.map((r) => r!);
+}
