@@ -179,6 +179,34 @@ t.test('an updated file (same UUID, other content) replaces the earlier version'
   t.equal((await get('/api/shipments?limit=1')).data[0].shipments[0].volumes.offloaded, 31930);
 });
 
+t.test('a delivery recorded through the API outlives importing the Carta Porte again', async (t) => {
+  const original = fixture('11-carta-porte-two-products.xml').toString('utf8');
+  const undelivered = original.replace(/<cfdi:Addenda>[\s\S]*<\/cfdi:Addenda>/, '');
+  t.equal(((await post(undelivered, 'application/xml')).json() as Report).files[0]!.status, 'updated');
+  const tripId = `${TENANT_A}-CP-${UUID(11)}`;
+  const stored = async () => (await trips(h.db).findOne({ _id: tripId }))!;
+  t.same((await stored()).shipments[0]!.products.map((p) => p.offloaded), [null, null], 'in transit: nothing offloaded recorded (null, not 0)');
+  const summary = (await get(`/api/shipments/${tripId}`)).shipments[0];
+  t.match(summary, { delivered: false, volumes: { offloaded: null, shrinkagePercent: null, exceedsTolerance: false } });
+
+  const delivery = { offloadDate: '2026-10-20T17:00:00-06:00', ticket: 'TK-A1011', products: [{ code: '15101505', offloaded: 19_950 }, { code: '15101514', offloaded: 11_995 }] };
+  const put = await h.app.inject({ method: 'PUT', url: `/api/shipments/${tripId}/legs/${summary.shipmentId}/delivery`, headers: { 'x-api-key': KEY_A }, payload: delivery });
+  t.equal(put.statusCode, 200, put.body);
+  const recorded = await stored();
+  t.match(recorded.shipments[0], { status: 4, delivery: { source: 'recorded', ticket: 'TK-A1011' } });
+
+  t.equal(((await post(undelivered, 'application/xml')).json() as Report).files[0]!.status, 'skipped');
+  t.same(await stored(), recorded, 'the same file again: nothing written, the delivery stays');
+  const withAddenda = (await post(original, 'application/xml')).json() as Report;
+  t.equal(withAddenda.files[0]!.status, 'updated', 'another version of the file is imported');
+  const after = await stored();
+  t.match(after.shipments[0], { status: 4, unloadDate: recorded.shipments[0]!.unloadDate, delivery: { source: 'recorded', ticket: 'TK-A1011' } }, "the recorded delivery wins over the file's addenda");
+  t.same(after.shipments[0]!.products.map((p) => p.offloaded), [19_950, 11_995]);
+  t.same({ ...after, lastUpdate: undefined }, { ...recorded, lastUpdate: undefined }, 'the trip says what it said');
+  const leg = (await get(`/api/shipments/${tripId}`)).shipments[0];
+  t.match(leg, { delivered: true, deliveryTicket: 'TK-A1011', volumes: { offloaded: 31_945, shrinkageVolume: 55 } });
+});
+
 t.test('tenant safety: a file issued by another RFC is rejected, whoever sends it', async (t) => {
   const before = await storedDocs();
   for (const name of ['01-freight-invoice-retention.xml', '05-payment-complement-1.xml', '06-credit-note.xml', '10-cancellation-acuse-motive-01.xml']) {

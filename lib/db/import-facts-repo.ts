@@ -7,9 +7,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, WithoutId } from 'mongodb';
-import { COLLECTIONS, financialDocs, tenantSettings, trips } from './collections.ts';
+import { COLLECTIONS, financialDocs, tenantSettings } from './collections.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
-import type { TripDocument } from '../model/trip-document.ts';
 import { DEFAULT_SETTINGS } from '../model/tenant-settings.ts';
 import { settingsCache } from './settings-cache.ts';
 import type { FinancialFact } from '../imports/financial-mapping.ts';
@@ -113,7 +112,7 @@ export async function cancellationsOf(db: Db, tenant: string, uuids: readonly st
 }
 
 /** Documents compared without `lastUpdate`: that is when they were written, not what they say. */
-const sameContent = (stored: object, next: object): boolean => {
+export const sameContent = (stored: object, next: object): boolean => {
   const { lastUpdate: _a, ...a } = stored as { lastUpdate?: unknown };
   const { lastUpdate: _b, ...b } = next as { lastUpdate?: unknown };
   return isDeepStrictEqual(a, b);
@@ -156,8 +155,6 @@ async function putChanged<T extends { _id: string; company: string; lastUpdate?:
 export const putFinancialDocuments = (db: Db, tenant: string, docs: readonly StoredFinancialDocument[], now: Date): Promise<Set<string>> =>
   putChanged(financialDocs(db), tenant, docs, now);
 
-export const putTrips = (db: Db, tenant: string, docs: readonly TripDocument[], now: Date): Promise<Set<string>> =>
-  putChanged(trips(db) as unknown as Collection<TripDocument>, tenant, docs, now);
 
 /**
  * Makes sure the tenant's status label table names the codes imported

@@ -92,3 +92,16 @@ export async function replaceTripsIfUnchanged(db: Db, tenant: string, items: rea
   const stored = new Map((await findTripsByIds(db, tenant, items.map((i) => i.trip._id), maxTimeMS)).map((t) => [t._id, t]));
   return new Set(items.filter((i) => isDeepStrictEqual(stored.get(i.trip._id), i.trip)).map((i) => i.trip._id));
 }
+
+/**
+ * Inserts each trip unless one with its id exists already (then it is left as it is, for the
+ * caller to read and merge). Returns the ids inserted.
+ */
+export async function insertTripsIfAbsent(db: Db, tenant: string, docs: readonly TripDocument[]): Promise<Set<string>> {
+  if (docs.length === 0) return new Set();
+  const result = await trips(db).bulkWrite(
+    docs.map(({ _id, company: _company, ...rest }) => ({ updateOne: { filter: { _id, company: tenant }, update: { $setOnInsert: rest }, upsert: true } })),
+    { ordered: false },
+  );
+  return new Set(Object.values(result.upsertedIds).map(String));
+}

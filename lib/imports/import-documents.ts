@@ -41,6 +41,7 @@ import {
   type PaymentFact,
 } from './financial-mapping.ts';
 import { tripFromCfdi } from './trip-mapping.ts';
+import { putImportedTrips } from '../trips/put-imported-trips.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import {
   cancellationsOf,
@@ -51,7 +52,6 @@ import {
   findFacts,
   linkFacts,
   putFinancialDocuments,
-  putTrips,
   saveFacts,
   type FactKind,
   type ImportFactRecord,
@@ -228,7 +228,7 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   await saveFacts(ctx.db, [...toWrite.values()]);
   const tripsOf = new Map<string, TripDocument>();
   for (const p of planned) if (p.planned.trip) tripsOf.set(p.planned.trip._id, p.planned.trip);
-  await putTrips(ctx.db, tenant, [...tripsOf.values()], now);
+  await putImportedTrips(ctx, tenant, [...tripsOf.values()], now);
 
   // Invoices each file touches: its own, or for a cancellation those of the cancelled CFDI.
   const affectedOf = new Map<BatchItem, string[]>();
