@@ -273,6 +273,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record many deliveries (a month of reception tickets as CSV)
+         * @description Records the reception tickets of many legs at once, as an operations clerk keeps them: a
+         *     CSV with one row per leg and product (`text/csv`), or the same rows as JSON
+         *     (`application/json`, what MCP agents send). The rows of one leg together are its delivery,
+         *     recorded exactly as `PUT /api/shipments/{id}/legs/{shipmentId}/delivery` records one: same
+         *     rules, idempotent (rows already recorded are `unchanged`), a correction replaces the earlier
+         *     delivery and moves the trip's `lastUpdate`. The tenant is the API key's; trips of other
+         *     tenants are "no such shipment".
+         *
+         *     **CSV.** UTF-8, comma-separated, quoted as RFC 4180, LF or CRLF. The first line is the
+         *     template's header, exactly `tripId,shipmentId,productCode,offloaded,offloadDate` or
+         *     `tripId,shipmentId,productCode,offloaded,offloadDate,ticket` (the body's `pattern`); then one
+         *     row per leg and product: `offloaded` in litres (decimal point, no thousands separator),
+         *     `offloadDate` as `YYYY-MM-DD HH:mm[:ss]` (Mexico City wall time) or with `Z`/`±hh:mm`. Every
+         *     row of a leg carries the same `offloadDate` and `ticket`, and the leg's products are all
+         *     there (each code as often as the leg carries it).
+         *
+         *     **Outcome per row** in the report: `applied`, `unchanged` or `rejected` with the reason (an
+         *     unknown trip or leg, a product the leg does not carry or one missing, a volume more than 5%
+         *     above the loaded one, an unreadable number or date, rows of a leg that disagree, a quote
+         *     never closed, a row past the 20,000 one request may hold…). A rejected row leaves its whole
+         *     leg unrecorded, and nothing else: the other legs are recorded. Nothing is half-written: each
+         *     trip is written whole, only over the version that was read. Whenever the header is the
+         *     template's, the answer is 200 with the report (a file with no rows: an empty report).
+         *
+         *     **Whole request refused (`400`)**: a CSV whose first line is not the template's header; a
+         *     JSON body that does not match its schema (at most 20,000 rows).
+         *
+         *     **Body size.** At most `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB, about 40,000 rows) for CSV
+         *     and JSON; through MCP the MCP request limit (`BODY_LIMIT_BYTES`) applies.
+         */
+        post: operations["importDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/financial-docs": {
         parameters: {
             query?: never;
@@ -1223,6 +1271,68 @@ export interface components {
              * @example 30952
              */
             offloaded: number;
+        };
+        /** @description What became of each row. Rows of one leg share their fate; legs are independent of each other. */
+        DeliveriesReport: {
+            /** @description One entry per row, in the order of the file. */
+            rows: components["schemas"]["DeliveryRowResult"][];
+            summary: components["schemas"]["DeliveriesReportSummary"];
+            /** @description The API key's tenant (RFC) */
+            tenant: string;
+        };
+        DeliveriesReportSummary: {
+            /** @description Rows whose leg's delivery was recorded or corrected */
+            applied: number;
+            /** @description Distinct legs the rows name */
+            legs: number;
+            /** @description Rows not recorded (see each row's reason) */
+            rejected: number;
+            /** @description Rows read */
+            rows: number;
+            /** @description Rows whose leg already had exactly this delivery */
+            unchanged: number;
+        };
+        /** @description One product of one leg's reception ticket. The rows of a leg together are its delivery. */
+        DeliveryRow: {
+            /**
+             * @description Unloading date and time: `YYYY-MM-DD HH:mm[:ss]` (or with `T`) as Mexico City wall time, or with `Z`/`±hh:mm` an instant. The same for every row of a leg.
+             * @example 2026-03-04 08:30
+             */
+            offloadDate: string;
+            /**
+             * @description Offloaded litres
+             * @example 30952
+             */
+            offloaded: number;
+            /** @example 15101505 */
+            productCode: string;
+            /** @example EM-000123-2 */
+            shipmentId: string;
+            /**
+             * @description Reception ticket reference (the same for every row of a leg)
+             * @example TK-2026-004512
+             */
+            ticket?: string | null;
+            /** @example TGO-VJ-000123 */
+            tripId: string;
+        };
+        DeliveryRowResult: {
+            /** @description CSV: the line of the file where the row starts (the header is line 1). JSON: the row's position in `rows`, from 1. */
+            line: number;
+            productCode: string;
+            /** @description Why the row was rejected (present only then) */
+            reason?: string;
+            shipmentId: string;
+            /**
+             * @description `applied`: the leg's delivery is recorded (or corrected); `unchanged`: it already said this; `rejected`: nothing was recorded for the leg.
+             * @enum {string}
+             */
+            status: "applied" | "unchanged" | "rejected";
+            tripId: string;
+        };
+        /** @description The rows of a deliveries CSV as JSON (what MCP agents send); the same rules and report. */
+        DeliveryRowsRequest: {
+            rows: components["schemas"]["DeliveryRow"][];
         };
         DemurrageTotals: {
             /** @description Σ demurrage concept amounts */
@@ -4903,6 +5013,153 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeliveryRowsRequest"];
+                /**
+                 * @example tripId,shipmentId,productCode,offloaded,offloadDate,ticket
+                 *     TGO-VJ-000123,EM-000123-2,15101505,20945,2026-03-04 08:30,TK-2026-004512
+                 *     TGO-VJ-000123,EM-000123-2,15101514,9988.5,2026-03-04 08:30,TK-2026-004512
+                 *     TGO-VJ-000124,EM-000124-1,15101505,310000,2026-03-05 11:10,TK-2026-004530
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The report, one entry per row (also when every row was rejected). */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "summary": {
+                     *         "rows": 3,
+                     *         "legs": 2,
+                     *         "applied": 2,
+                     *         "unchanged": 0,
+                     *         "rejected": 1
+                     *       },
+                     *       "rows": [
+                     *         {
+                     *           "line": 2,
+                     *           "tripId": "TGO-VJ-000123",
+                     *           "shipmentId": "EM-000123-2",
+                     *           "productCode": "15101505",
+                     *           "status": "applied"
+                     *         },
+                     *         {
+                     *           "line": 3,
+                     *           "tripId": "TGO-VJ-000123",
+                     *           "shipmentId": "EM-000123-2",
+                     *           "productCode": "15101514",
+                     *           "status": "applied"
+                     *         },
+                     *         {
+                     *           "line": 4,
+                     *           "tripId": "TGO-VJ-000124",
+                     *           "shipmentId": "EM-000124-1",
+                     *           "productCode": "15101505",
+                     *           "status": "rejected",
+                     *           "reason": "offloaded 310000 L of product 15101505 is more than 5% above the 31000 L loaded (at most 32550 L)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveriesReport"];
+                };
+            };
+            /**
+             * @description The CSV's first line is not the template's header, or the JSON body does not match its
+             *     schema. One detail per problem; nothing is recorded.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 400,
+                     *         "message": "Invalid CSV",
+                     *         "reason": "invalid_body",
+                     *         "details": [
+                     *           "header (line 1): column \"litros\" is not one of tripId, shipmentId, productCode, offloaded, offloadDate, ticket (names are case-sensitive, without spaces)",
+                     *           "header (line 1): column offloaded is missing",
+                     *           "header (line 1): the first line must be exactly tripId,shipmentId,productCode,offloaded,offloadDate or tripId,shipmentId,productCode,offloaded,offloadDate,ticket"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB by default). Split the file. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 413,
+                     *         "message": "Payload Too Large",
+                     *         "reason": "payload_too_large",
+                     *         "details": [
+                     *           "Request body is too large"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not `text/csv` or `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 415,
+                     *         "message": "Unsupported Media Type",
+                     *         "reason": "unsupported_media_type",
+                     *         "details": [
+                     *           "Unsupported Media Type: text/plain"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

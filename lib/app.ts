@@ -146,7 +146,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const authenticateWrite = makeAuthenticate(db, 'write');
   const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
   const deadline = requestDeadline(config.requestTimeoutMs);
-  // Imports of thousands of files take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
+  // Imports of thousands of files (or of a month of delivery tickets) take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
   const importDeadline = requestDeadline(config.imports.timeoutMs);
 
   await app.register(openapiGlue, {
@@ -162,11 +162,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         handler: handler as RouteHandlerMethod,
         // The deadline starts first: authentication reads the database too. Liveness does no I/O: nothing to bound.
         onRequest: op?.secured
-          ? [operationId === 'importDocuments' ? importDeadline : deadline, op.method === 'GET' ? authenticateRead : authenticateWrite]
+          ? [operationId === 'importDocuments' || operationId === 'importDeliveries' ? importDeadline : deadline, op.method === 'GET' ? authenticateRead : authenticateWrite]
           : operationId === 'getHealth' ? [] : [deadline],
         ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
-        // Imports take whole archives; every other body stays within BODY_LIMIT_BYTES.
+        // Imports take whole archives, deliveries a month of tickets; every other body stays within BODY_LIMIT_BYTES.
         ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
+        ...(operationId === 'importDeliveries' ? { bodyLimit: config.deliveriesBodyLimitBytes } : {}),
         // Liveness stays cheap and independent of the rate-limit store (Redis): probes are never limited.
         config: op?.secured ? tenantDataRoute : operationId === 'getHealth' ? { rateLimit: false } : {},
         // ...nor compressed: a fixed ~60-byte answer, under the 1 KB threshold, and no body to inflate.

@@ -26,6 +26,8 @@ export interface AppConfig {
   webhooks: WebhookSettings;
   /** CFDI import limits (POST /api/imports, npm run import). */
   imports: ImportLimits;
+  /** Largest POST /api/deliveries body (a CSV or JSON rows of reception tickets). */
+  deliveriesBodyLimitBytes: number;
 }
 
 export interface ImportLimits {
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxCompressionRatio: int(env, 'IMPORT_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
       timeoutMs: int(env, 'IMPORT_TIMEOUT_MS', 900_000, 100, 86_400_000),
     },
+    deliveriesBodyLimitBytes: int(env, 'DELIVERIES_BODY_LIMIT_BYTES', 4_194_304, 1024, 67_108_864),
     webhooks: {
       encryptionKey: key32(env, 'WEBHOOK_ENCRYPTION_KEY'),
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),

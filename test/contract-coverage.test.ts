@@ -57,7 +57,7 @@ function switchableDb(db: Db) {
 
 const sw = switchableDb(h.db);
 // Documented 500/503 come from database faults: the key cache would answer authentication without it.
-const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536', API_KEY_CACHE_TTL_MS: '0' }), db: sw.db, logger: false });
+const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536', DELIVERIES_BODY_LIMIT_BYTES: '65536', API_KEY_CACHE_TTL_MS: '0' }), db: sw.db, logger: false });
 const limited = await buildApp({ config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' }), db: h.db, logger: false });
 t.teardown(() => Promise.all([main.close(), limited.close()]));
 const base = await listen(main);
@@ -126,6 +126,7 @@ function exampleBody(op: OperationSchemas): unknown {
     return { files: [{ name: 'acuse.xml', content: acuse }] };
   }
   if (op.operationId === 'createWebhook') return { url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] };
+  if (op.operationId === 'importDeliveries') return { rows: [{ tripId: 'NO-SUCH-TRIP', shipmentId: 'S-1', productCode: '15101505', offloaded: 100, offloadDate: '2026-03-06 10:00' }] };
   if (op.operationId === 'recordLegDelivery') return { offloadDate: '2026-03-06T10:00:00-06:00', products: [{ code: '15101505', offloaded: 19_990 }] };
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };

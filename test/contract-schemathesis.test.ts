@@ -113,7 +113,7 @@ t.test(`schemathesis: every operation, all checks, ${MAX_EXAMPLES} examples each
     child.on('close', (c) => resolve({ code: c, output: out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '\n') }));
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const summary = /(No issues found|\d+ failures?[^=\n]*|\d+ errors?[^=\n]*) in [\d.]+s/.exec(output)?.[0] ?? 'no summary line';
+  const summary = /(No issues found|\d+ failures?[^=\n]*|\d+ errors?[^=\n]*|\d+ warnings?[^=\n]*) in [\d.]+s/.exec(output)?.[0] ?? 'no summary line';
   t.comment(`schemathesis ${summary} (${seconds} s, seed ${SEED}; reproduce with CONTRACT_SEED=${SEED})`);
   const tested = /Tested:\s+(\d+)/.exec(output)?.[1];
   t.ok(Number(tested) >= 10, `schemathesis tested ${tested} operations`);

@@ -120,6 +120,7 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listShipments', 'GET', '/api/shipments?status=2'],
   ['listShipments', 'GET', '/api/shipments?updatedSince=2026-06-01T00:00:00Z'],
   ['getShipment', 'GET', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}`],
+  ['importDeliveries', 'POST', '/api/deliveries', { rows: delivery.products.map((p) => ({ tripId: String(anyTrip._id), shipmentId: String(roadLeg.shipment), productCode: p.code, offloaded: p.offloaded, offloadDate: delivery.offloadDate })) }],
   ['recordLegDelivery', 'PUT', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}/legs/${encodeURIComponent(String(roadLeg.shipment))}/delivery`, delivery],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10'],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10&basis=payment'],

@@ -98,6 +98,13 @@ t.test('shipments: record a leg delivery (a correction of a demo ticket), typed 
   called.add('recordLegDelivery');
 });
 
+t.test('deliveries: the JSON rows of a tickets file', async (t) => {
+  const res = await api.POST('/api/deliveries', { body: { rows: [{ tripId: 'NO-SUCH-TRIP', shipmentId: 'S-1', productCode: '15101505', offloaded: 100, offloadDate: '2026-03-06 10:00' }] } });
+  t.equal(res.response.status, 200);
+  t.same(res.data?.rows.map((r) => [r.line, r.status, r.reason]), [[1, 'rejected', 'no shipment NO-SUCH-TRIP for this tenant']]);
+  called.add('importDeliveries');
+});
+
 t.test('tax summary and the five audits', async (t) => {
   const tax = await api.GET('/api/tax-summary', { params: { query: { targetMonth: '2026-10', basis: 'payment' } } });
   t.equal(tax.data?.basis, 'payment');

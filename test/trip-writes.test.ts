@@ -11,6 +11,7 @@ import { trips } from '../lib/db/collections.ts';
 import { insertTripsIfAbsent, replaceTripsIfUnchanged } from '../lib/db/trips-repo.ts';
 import { putImportedTrips } from '../lib/trips/put-imported-trips.ts';
 import { nextLastUpdate } from '../lib/trips/leg-delivery.ts';
+import { importDeliveries } from '../lib/trips/import-deliveries.ts';
 
 const h = await startHarness(t);
 const ctx = { db: h.db, config: h.config, now: () => new Date() };
@@ -59,4 +60,22 @@ t.test('an import of the trip while a delivery is recorded: the delivery is merg
   t.equal(stored.nRel, 'REL-REIMPORTED', "the import's change is there");
   t.match(stored.shipments[0], { products: [{ offloaded: 9_950 }], delivery: { source: 'recorded' } }, 'and so is the delivery');
   t.same([...(await putImportedTrips(ctx, TENANT_A, [imported], new Date()))], [], 'importing it again writes nothing');
+});
+
+t.test('deliveries stopped midway (deadline, client gone): each trip whole, sending them again completes them', async (t) => {
+  const many = Array.from({ length: 1200 }, (_, i) => makeTrip({ _id: `STOP-${String(i).padStart(4, '0')}`, tenant: TENANT_A, legs: [onTheRoad(`ST-${i}-1`), onTheRoad(`ST-${i}-2`)] }));
+  await trips(h.db).insertMany(many);
+  const rows = many.flatMap((trip) => trip.shipments.map((l) => ({ tripId: trip._id, shipmentId: l.shipment, productCode: '15101505', offloaded: 9_950, offloadDate: '2026-03-10T09:00:00-06:00' })));
+  // The clock is read once per round of 500 trips: the request is given up during the second round, which still finishes; the third never starts.
+  const stop = new AbortController();
+  let rounds = 0;
+  const stopping = { ...ctx, now: () => (++rounds === 2 && stop.abort(), new Date()) };
+  await t.rejects(importDeliveries(stopping, TENANT_A, { rows }, stop.signal), { name: 'DeliveriesAborted' });
+  const stored = await trips(h.db).find({ _id: { $in: many.map((m) => m._id) } }).toArray();
+  const delivered = stored.filter((s) => s.shipments.every((l) => l.unloadDate !== null && l.products.every((p) => p.offloaded === 9_950)));
+  const untouched = stored.filter((s) => s.shipments.every((l) => l.unloadDate === null && l.products.every((p) => p.offloaded === null)));
+  t.equal(delivered.length + untouched.length, many.length, 'no trip half-written');
+  t.ok(delivered.length > 0 && untouched.length > 0, `stopped midway (${delivered.length} trips written, ${untouched.length} not)`);
+  const again = await importDeliveries(ctx, TENANT_A, { rows });
+  t.same(again.summary, { rows: 2400, legs: 2400, applied: untouched.length * 2, unchanged: delivered.length * 2, rejected: 0 }, 'the same rows again: the rest is recorded, the written ones unchanged');
 });

@@ -1,13 +1,13 @@
 /**
- * Binary request bodies (`application/xml`, `application/zip`), accepted only
- * by operations whose spec declares that media type (POST /api/imports); every
+ * Raw request bodies (`application/xml`, `application/zip`, `text/csv`), accepted only
+ * by operations whose spec declares that media type (POST /api/imports, POST /api/deliveries); every
  * other operation keeps answering 415 to them, as to any non-JSON body. The
  * body arrives as a Buffer, bounded by the route's `bodyLimit` (413 beyond).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error.ts';
 
-export const BINARY_MEDIA_TYPES = ['application/xml', 'application/zip'] as const;
+export const BINARY_MEDIA_TYPES = ['application/xml', 'application/zip', 'text/csv'] as const;
 
 interface ContentSchema {
   content?: Record<string, unknown>;

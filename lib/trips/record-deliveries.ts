@@ -33,7 +33,16 @@ export type DeliveryResult =
 const CHUNK = 500;
 export const WRITE_ATTEMPTS = 5;
 
-export async function recordDeliveries(ctx: ServiceContext, tenant: string, requests: readonly DeliveryRequest[]): Promise<DeliveryResult[]> {
+/** The caller stopped waiting (its deadline answered 503, or the client left): what was written is whole. */
+export class DeliveriesAborted extends Error {
+  constructor() {
+    super('recording deliveries aborted');
+    this.name = 'DeliveriesAborted';
+  }
+}
+
+/** `signal` stops between rounds of CHUNK trips (DeliveriesAborted); each trip is written whole or not at all. */
+export async function recordDeliveries(ctx: ServiceContext, tenant: string, requests: readonly DeliveryRequest[], signal?: AbortSignal): Promise<DeliveryResult[]> {
   const results: (DeliveryResult | undefined)[] = requests.map(() => undefined);
   const byTrip = new Map<string, number[]>();
   requests.forEach((r, i) => byTrip.set(r.tripId, [...(byTrip.get(r.tripId) ?? []), i]));
@@ -42,6 +51,7 @@ export async function recordDeliveries(ctx: ServiceContext, tenant: string, requ
   for (let attempt = 0; attempt < WRITE_ATTEMPTS && pending.length > 0; attempt++) {
     const retry: string[] = [];
     for (let c = 0; c < pending.length; c += CHUNK) {
+      if (signal?.aborted) throw new DeliveriesAborted();
       const ids = pending.slice(c, c + CHUNK);
       const found = new Map((await findTripsByIds(ctx.db, tenant, ids, timeout)).map((t) => [t._id, t]));
       const now = ctx.now();
