@@ -9,8 +9,9 @@
  * - `python`: installed into the project's venv (.venv, scripts/setup-venv.mjs)
  *   with pip and run against the service.
  *
- * Each client calls both lists, one document and one trip by id, the tax
- * summary and one audit, with the date parameters as plain YYYY-MM-DD strings
+ * Each client calls both lists, one document and one trip by id (a trip with a
+ * leg on the road: null volumes), the tax summary and one audit, and records
+ * that leg's delivery (the python client then corrects it), with the date parameters as plain YYYY-MM-DD strings
  * (spec: CalendarDate), and must get data back without a (de)serialisation
  * error. The service runs as `npm start` runs it (scripts/start.ts) on the
  * in-memory engine with the demo tenants. About 40 s (two JVM starts, one tsc).
@@ -55,13 +56,19 @@ t.teardown(() => engine.stop());
 const dbName = 'generators';
 let docId: string;
 let tripId: string;
+let delivery: { shipmentId: string; offloadDate: string; products: { code: string; offloaded: number }[] };
 {
   const { client, db } = await connectMongo(engine.uri, dbName);
   await ensureIndexes(db);
-  await loadDemoData(db, { invoices: 300, trips: 300 });
+  // One dense month: some legs are still on the road (offloaded volumes null) when the data ends.
+  await loadDemoData(db, { invoices: 300, trips: 300, months: 1 });
   const tenant = DEMO_TENANTS[0]!.rfc;
   docId = String((await financialDocs(db).findOne({ company: tenant }, { projection: { _id: 1 } }))?._id);
-  tripId = String((await trips(db).findOne({ company: tenant }, { projection: { _id: 1 } }))?._id);
+  // A trip with a leg on the road: the clients read its nulls, then record its delivery.
+  const onTheRoad = (await trips(db).findOne({ company: tenant, shipments: { $elemMatch: { unloadDate: null } } }))!;
+  tripId = onTheRoad._id;
+  const leg = onTheRoad.shipments.find((l) => l.unloadDate === null)!;
+  delivery = { shipmentId: leg.shipment, offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(), products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })) };
   await client.close();
 }
 const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000' } });
@@ -83,9 +90,11 @@ interface Calls {
   trip: string;
   tax: { invoices: number; months: number };
   audit: { documents: number };
+  delivered: { before: boolean; after: boolean; shrinkage: number | null };
 }
 
-function checkCalls(t: Test, calls: Calls): void {
+/** `deliveredBefore`: the leg as the client first reads it; `shrinkage`: after its own delivery. */
+function checkCalls(t: Test, calls: Calls, expected: { deliveredBefore: boolean; shrinkage: number }): void {
   t.equal(calls.docs.detail, 'summary', 'the list page is told apart by its detail');
   t.ok(calls.docs.total > 0 && calls.docs.count > 0, `financial documents listed (${calls.docs.count} of ${calls.docs.total})`);
   t.ok(calls.trips.total > 0 && calls.trips.count > 0, `trips listed (${calls.trips.count} of ${calls.trips.total})`);
@@ -93,6 +102,7 @@ function checkCalls(t: Test, calls: Calls): void {
   t.equal(calls.trip, tripId, 'one trip by id');
   t.ok(calls.tax.invoices > 0 && calls.tax.months > 0, `tax summary over the period (${calls.tax.invoices} invoices, ${calls.tax.months} months)`);
   t.ok(calls.audit.documents > 0, `discounts-and-shrinkage audit (${calls.audit.documents} documents)`);
+  t.same(calls.delivered, { before: expected.deliveredBefore, after: true, shrinkage: expected.shrinkage }, expected.deliveredBefore ? 'a delivered leg read, its delivery corrected' : 'a leg on the road (null volumes read), then its delivery recorded');
 }
 
 t.test('typescript-fetch: generated, compiled with tsc --strict, calls the service', async (t) => {
@@ -107,7 +117,8 @@ t.test('typescript-fetch: generated, compiled with tsc --strict, calls the servi
   await writeFile(
     path.join(out, 'consumer.ts'),
     `import { Configuration, FinancialApi, ShipmentsApi, TaxApi, AnalyticsApi } from './index';
-const [base, key, docId, tripId] = process.argv.slice(2) as [string, string, string, string];
+const [base, key, docId, tripId, deliveryJson] = process.argv.slice(2) as [string, string, string, string, string];
+const delivery = JSON.parse(deliveryJson) as { shipmentId: string; offloadDate: string; products: { code: string; offloaded: number }[] };
 const config = new Configuration({ basePath: base, apiKey: key });
 const period = ${JSON.stringify(PERIOD)};
 async function main(): Promise<void> {
@@ -119,6 +130,13 @@ async function main(): Promise<void> {
   const tax = await new TaxApi(config).getTaxSummary(period);
   const audit = await new AnalyticsApi(config).auditDiscountsAndShrinkage(period);
   const first = docs.data[0];
+  const legBefore = 'shipments' in trip && trip.shipments.find((l) => 'shipmentId' in l && l.shipmentId === delivery.shipmentId);
+  const recorded = await new ShipmentsApi(config).recordLegDelivery({
+    id: tripId,
+    shipmentId: delivery.shipmentId,
+    legDeliveryRequest: { offloadDate: new Date(delivery.offloadDate), products: delivery.products },
+  });
+  const legAfter = recorded.shipments.find((l) => l.shipmentId === delivery.shipmentId);
   console.log(JSON.stringify({
     docs: { detail: docs.detail, total: docs.meta.total, first: first ? first.id : '', count: docs.data.length },
     trips: { detail: trips.detail, total: trips.meta.total, count: trips.data.length },
@@ -126,6 +144,7 @@ async function main(): Promise<void> {
     trip: trip.id,
     tax: { invoices: tax.totals.documents, months: tax.months.length },
     audit: { documents: audit.discounts.totals.documents },
+    delivered: { before: legBefore && 'delivered' in legBefore ? legBefore.delivered : null, after: legAfter ? legAfter.delivered : null, shrinkage: legAfter ? legAfter.volumes.shrinkageVolume ?? null : null },
   }));
 }
 main().catch((err: unknown) => { console.error(err); process.exit(1); });
@@ -134,8 +153,8 @@ main().catch((err: unknown) => { console.error(err); process.exit(1); });
   const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
   await run(tsc, ['-p', path.join(out, 'tsconfig.json')]);
   t.pass('the generated client and its consumer compile with tsc --strict');
-  const output = await run(process.execPath, [path.join(out, 'dist', 'consumer.js'), service.base, KEY, docId, tripId]);
-  checkCalls(t, JSON.parse(output.trim().split('\n').pop()!) as Calls);
+  const output = await run(process.execPath, [path.join(out, 'dist', 'consumer.js'), service.base, KEY, docId, tripId, JSON.stringify(delivery)]);
+  checkCalls(t, JSON.parse(output.trim().split('\n').pop()!) as Calls, { deliveredBefore: false, shrinkage: 5 * delivery.products.length });
 });
 
 t.test('python: generated, installed into the venv, calls the service', async (t) => {
@@ -145,8 +164,10 @@ t.test('python: generated, installed into the venv, calls the service', async (t
   await run(pythonBin, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', out], { timeout: 240_000 });
   const program = `
 import json, sys
+from datetime import datetime
 import freight_client as fc
-base, key, doc_id, trip_id = sys.argv[1:5]
+base, key, doc_id, trip_id, delivery_json = sys.argv[1:6]
+delivery = json.loads(delivery_json)
 cfg = fc.Configuration(host=base, api_key={"apiKey": key})
 period = dict(start_date="${PERIOD.startDate}", end_date="${PERIOD.endDate}")
 with fc.ApiClient(cfg) as api:
@@ -156,15 +177,23 @@ with fc.ApiClient(cfg) as api:
     trip = fc.ShipmentsApi(api).get_shipment(trip_id).actual_instance
     tax = fc.TaxApi(api).get_tax_summary(**period)
     audit = fc.AnalyticsApi(api).audit_discounts_and_shrinkage(**period)
+    before = next(l for l in trip.shipments if l.shipment_id == delivery["shipmentId"])
+    recorded = fc.ShipmentsApi(api).record_leg_delivery(trip_id, delivery["shipmentId"], fc.LegDeliveryRequest(
+        offload_date=datetime.fromisoformat(delivery["offloadDate"].replace("Z", "+00:00")),
+        products=[fc.DeliveredProduct(code=p["code"], offloaded=p["offloaded"]) for p in delivery["products"]]))
+    after = next(l for l in recorded.shipments if l.shipment_id == delivery["shipmentId"])
     print(json.dumps({
         "docs": {"detail": docs.detail, "total": docs.meta.total, "first": docs.data[0].id if docs.data else "", "count": len(docs.data)},
         "trips": {"detail": trips.detail, "total": trips.meta.total, "count": len(trips.data)},
         "doc": doc.id, "trip": trip.id,
         "tax": {"invoices": tax.totals.documents, "months": len(tax.months)},
         "audit": {"documents": audit.discounts.totals.documents},
+        "delivered": {"before": before.delivered, "after": after.delivered, "shrinkage": after.volumes.shrinkage_volume},
     }))
 `;
   await writeFile(path.join(work, 'consumer.py'), program);
-  const output = await run(pythonBin, [path.join(work, 'consumer.py'), service.base, KEY, docId, tripId]);
-  checkCalls(t, JSON.parse(output.trim().split('\n').pop()!) as Calls);
+  // Runs after the typescript client recorded the delivery: it reads it, then corrects it (2 L less each).
+  const correction = { ...delivery, products: delivery.products.map((p) => ({ ...p, offloaded: p.offloaded - 2 })) };
+  const output = await run(pythonBin, [path.join(work, 'consumer.py'), service.base, KEY, docId, tripId, JSON.stringify(correction)]);
+  checkCalls(t, JSON.parse(output.trim().split('\n').pop()!) as Calls, { deliveredBefore: true, shrinkage: 7 * delivery.products.length });
 });

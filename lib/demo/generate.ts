@@ -84,8 +84,10 @@
  *   idFinan points. Motive 02: a new invoice replaces it without relation
  *   (replacementUuid null; the trip points to the new one). Motive 03: the
  *   operation did not happen (a ghost document, no trip).
- * - Leg status: 4 Entregado (offloaded), 2 En tránsito (loaded, not yet
- *   offloaded at endDate: unloadDate null, product offloaded 0).
+ * - Leg status: 4 Entregado (offloaded: unloadDate, each product's offloaded
+ *   litres and the reception ticket, delivery {source 'recorded', ticket
+ *   REC-000001-1}), 2 En tránsito (loaded, not yet offloaded at endDate:
+ *   unloadDate null, product offloaded null, no delivery).
  * - Ids are globally unique: `<P>-FD-000001` (documents, _id = id),
  *   `<P>-VJ-000001` (trips), legs `<P>-EM-000001-1` with shipment id
  *   `EM-000001-1`, where <P> is opts.idPrefix or the letters of the RFC (TGO).

@@ -23,5 +23,7 @@ export const nCedOf = (sk: TripSketch): string => (sk.ghost ? `CED-H${pad(sk.no,
 /** Weekly relation number: REL-<Monday of the dispatch week, YYMMDD>-<client no>. */
 export const nRelOf = (sk: TripSketch): string => `REL-${yymmdd(isoWeekMonday(mxDateString(sk.createdAt)))}-${pad(sk.client.no, 2)}`;
 export const shipmentNo = (sk: TripSketch, leg: number): string => `EM-${sk.ghost ? 'H' : ''}${pad(sk.no, 6)}-${leg + 1}`;
+/** The client's reception ticket of a delivered leg (its number follows the shipment's). */
+export const receptionTicket = (sk: TripSketch, leg: number): string => `REC-${pad(sk.no, 6)}-${leg + 1}`;
 
 const yymmdd = (date: string): string => `${date.slice(2, 4)}${date.slice(5, 7)}${date.slice(8, 10)}`;

@@ -1,13 +1,14 @@
 /**
  * Trip documents (the TMS `trips` collection) built from their sketches and
- * the plan's links: legs with products, pricing and Mexico City compact dates;
+ * the plan's links: legs with products, pricing and Mexico City compact dates,
+ * delivered legs with their reception ticket, legs on the road without volumes;
  * `idFinan` is the trip's valid invoice, a dangling legacy id, or null.
  */
 import type { TripDocument, TripLeg, TripPlace } from '../model/trip-document.ts';
 import { fromCents, productCents } from '../money/cents.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
 import { mexicanAddress } from './catalog.ts';
-import { docId, nCedOf, nRelOf, shipmentNo, tripId } from './ids.ts';
+import { docId, nCedOf, nRelOf, receptionTicket, shipmentNo, tripId } from './ids.ts';
 import { pad } from './numbers.ts';
 import type { PlaceInfo } from './places.ts';
 import { BROKEN_LINK, type Plan } from './plan.ts';
@@ -63,13 +64,16 @@ function legDoc(world: World, sk: TripSketch, leg: LegSketch, i: number, dest: P
       billedFreight: fromCents(billedC),
       totalFreight: fromCents(billedC + sk.toll * 100),
     },
+    // On the road at endDate: nothing offloaded is known yet (null, not 0), no delivery recorded.
     products: leg.products.map((p) => ({
       desc: p.product.desc,
       code: p.product.code,
       unit: p.product.unit,
       loaded: p.loaded,
-      offloaded: p.offloaded,
+      offloaded: leg.unloadDate === null ? null : p.offloaded,
     })),
+    // Delivered: the client's reception ticket, recorded by the carrier.
+    ...(leg.unloadDate === null ? {} : { delivery: { source: 'recorded' as const, ticket: receptionTicket(sk, i) } }),
   };
 }
 
