@@ -40,6 +40,26 @@ export interface BuildAppOptions {
   mcp?: McpOptions | false;
 }
 
+/**
+ * The copy of the spec glue builds routes from. Glue warns about every media type of the
+ * document that has no content-type parser, responses included, though only request bodies
+ * are ever parsed; the responses' other media types (the version 1 lists'
+ * `application/vnd.freight.v1+json`) are left out of its copy. Responses are shaped by the
+ * domain layer and serialised as JSON whatever their schema (see setSerializerCompiler).
+ */
+function glueSpecification(spec: Json): object {
+  const copy = structuredClone(spec) as { paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>> };
+  for (const item of Object.values(copy.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      for (const response of Object.values(op?.responses ?? {})) {
+        if (!response?.content) continue;
+        for (const type of Object.keys(response.content)) if (type !== 'application/json') delete response.content[type];
+      }
+    }
+  }
+  return copy;
+}
+
 /** `document` with `origin` as its first server (once). */
 function withOwnServer<T extends { servers?: { url: string; description?: string }[] }>(document: T, origin: string): T {
   const others = (document.servers ?? []).filter((s) => s.url !== origin);
@@ -150,7 +170,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const importDeadline = requestDeadline(config.imports.timeoutMs);
 
   await app.register(openapiGlue, {
-    specification: structuredClone(spec),
+    specification: glueSpecification(spec),
     operationResolver: (operationId: string, method: string, url: string) => {
       const handler = handlers[operationId as OperationId];
       if (!handler) throw new Error(`no handler for operation ${operationId}`);

@@ -55,6 +55,7 @@ const service = await startService({
   },
 });
 t.teardown(() => service.stop());
+const startupLog = service.output();
 const { base } = service;
 const port = Number(new URL(base).port);
 
@@ -127,6 +128,14 @@ function assertErrorAnswer(t: Test, res: Raw, status: number, label: string, rea
   t.notOk(res.headers['x-powered-by'], `${label}: no x-powered-by`);
   t.notMatch(res.body, /\n\s+at |node_modules|\.ts:\d+/, `${label}: no stack trace`);
 }
+
+t.test('start-up logs nothing at warning level or above', async (t) => {
+  const lines = startupLog.split('\n').filter((l) => l.startsWith('{'));
+  t.ok(lines.length > 0, `${lines.length} log lines at start-up (LOG_LEVEL=trace)`);
+  // glue used to warn about the version 1 lists' response media type at every start (issue 24 §6).
+  t.same(lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40), [], 'no warning');
+  t.notMatch(startupLog, /ContentTypeParser/, 'no content-type parser warning');
+});
 
 t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
   const big = JSON.stringify({ userIds: ['u'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x'.repeat(BODY_LIMIT) });
