@@ -3166,7 +3166,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The API key exceeded its rate limit (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize, the tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones). */
+        /** @description The API key exceeded its rate limit, or the client address its budget for requests without a valid key (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize, the tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones). */
         TooManyRequests: {
             headers: {
                 "retry-after": components["headers"]["RetryAfter"];
@@ -3184,8 +3184,7 @@ export interface components {
                  *         "message": "Too Many Requests",
                  *         "reason": "rate_limited",
                  *         "details": [
-                 *           "rate limit of 600 requests per 1 minute exceeded",
-                 *           "retry in 12 seconds"
+                 *           "rate limit of 600 requests per minute for this API key exceeded; retry in 12 seconds"
                  *         ]
                  *       }
                  *     }
@@ -3386,7 +3385,7 @@ export interface components {
         Deprecation: string;
         /** @description Only on version 1 answers: the migration notes (the Versioning section of this document in Swagger UI), `rel="deprecation"` and `rel="sunset"`. */
         Link: string;
-        /** @description Requests allowed per window for this API key. */
+        /** @description Requests allowed per window for this API key (without a valid key, for the client address). */
         RateLimitLimit: number;
         /** @description Requests left in the current window. */
         RateLimitRemaining: number;

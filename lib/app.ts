@@ -17,7 +17,7 @@ import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, rout
 import { genRequestId } from './http/request-id.ts';
 import { validatorCompilerFor } from './http/validator-compiler.ts';
 import { registerBinaryBodies } from './http/binary-bodies.ts';
-import { registerRateLimit } from './http/rate-limit.ts';
+import { limitRequests, registerRateLimit } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
 import { listOperations } from './spec/operations.ts';
 import type { Json } from './spec/deref.ts';
@@ -126,9 +126,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   registerResponseHeaders(app);
 
-  await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl });
+  await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl, db });
+  // Listed first on secured routes: the budget is counted before the key is looked up.
+  const limit = limitRequests(app);
   await registerCompression(app);
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
+  app.setNotFoundHandler({ preHandler: limit }, notFoundHandler);
 
   // Swagger reads the same bundled file the service runs on.
   await app.register(swagger, { mode: 'static', specification: { path: fileURLToPath(SPEC_PATH), baseDir: fileURLToPath(new URL('.', SPEC_PATH)) } });
@@ -160,6 +162,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const handlers = createHandlers(deps);
   // Per-request reads that change rarely: resolved keys and tenant settings (TTLs from config).
   apiKeyCache(db).ttlMs = config.apiKeyCacheTtlMs;
+  apiKeyCache(db).negativeTtlMs = config.apiKeyNegativeCacheTtlMs;
   settingsCache(db).ttlMs = config.settingsCacheTtlMs;
   // Reading needs the `read` scope, anything that changes state the `write` scope.
   const authenticateRead = makeAuthenticate(db, 'read');
@@ -180,9 +183,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         url: op?.route ?? url,
         // Validation has checked the request against this operation's schemas: its typed handler serves the route.
         handler: handler as RouteHandlerMethod,
-        // The deadline starts first: authentication reads the database too. Liveness does no I/O: nothing to bound.
+        // The deadline starts first: authentication reads the database too; the rate limit before
+        // authentication (requests without a valid key count per address). Liveness does no I/O: nothing to bound.
         onRequest: op?.secured
-          ? [operationId === 'importDocuments' ? importDeadline : deadline, op.method === 'GET' ? authenticateRead : authenticateWrite]
+          ? [operationId === 'importDocuments' ? importDeadline : deadline, limit, op.method === 'GET' ? authenticateRead : authenticateWrite]
           : operationId === 'getHealth' ? [] : [deadline],
         ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
         // Imports take whole archives; every other body stays within BODY_LIMIT_BYTES.

@@ -8,7 +8,8 @@ export interface AppConfig {
   logLevel: string;
   /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
   documentBaseUrl: string;
-  rateLimit: { max: number; windowMs: number };
+  /** Requests per valid API key (max) and without a valid key per client address (ipMax), per window. */
+  rateLimit: { max: number; ipMax: number; windowMs: number };
   redisUrl: string | null;
   /** Run the alert worker in this process. */
   worker: boolean;
@@ -21,6 +22,8 @@ export interface AppConfig {
   corsOrigins: string[];
   /** How long a valid API key is trusted without a database read: the longest a revocation from another process takes (0 = no cache). */
   apiKeyCacheTtlMs: number;
+  /** How long an unknown or revoked key is refused without a database read (0 = no negative cache). */
+  apiKeyNegativeCacheTtlMs: number;
   /** How long a tenant's settings are reused without a database read (0 = no cache). */
   settingsCacheTtlMs: number;
   webhooks: WebhookSettings;
@@ -130,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     documentBaseUrl: (env.DOCUMENT_BASE_URL || `http://localhost:${port}/files`).replace(/\/+$/, ''),
     rateLimit: {
       max: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
+      ipMax: int(env, 'RATE_LIMIT_IP_MAX', 120, 1, 10_000_000),
       windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
     },
     redisUrl: env.REDIS_URL || null,
@@ -140,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: origins(env),
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 300_000),
+    apiKeyNegativeCacheTtlMs: int(env, 'API_KEY_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 300_000),
     settingsCacheTtlMs: int(env, 'SETTINGS_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     imports: {
       bodyLimitBytes: int(env, 'IMPORT_BODY_LIMIT_BYTES', 67_108_864, 1024, 1_073_741_824),

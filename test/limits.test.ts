@@ -50,6 +50,7 @@ const service = await startService({
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
     RATE_LIMIT_MAX: '100000',
+    RATE_LIMIT_IP_MAX: '100000',
     ALERT_WORKER: 'false',
     MONGODB_SERVER_SELECTION_TIMEOUT_MS: '2000',
   },

@@ -222,7 +222,7 @@ t.test('concurrent sessions of both tenants', async (t) => {
 });
 
 t.test('rate limit: MCP requests count like REST, a tool call counts once, 429 in the service shape', async (t) => {
-  const app = await buildApp({ config: { ...h.config, rateLimit: { max: 6, windowMs: 60_000 } }, db: h.db, logger: false });
+  const app = await buildApp({ config: { ...h.config, rateLimit: { ...h.config.rateLimit, max: 6, windowMs: 60_000 } }, db: h.db, logger: false });
   t.teardown(() => app.close());
   const url = await listen(app);
   const key = KEY_B;

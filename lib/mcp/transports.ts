@@ -25,6 +25,7 @@ import { buildResources } from './resources.ts';
 import { createMcpServer, type McpAuthExtra, type McpCatalog } from './server.ts';
 import { SessionRegistry, type McpSession } from './sessions.ts';
 import { tenantDataRoute } from '../http/cache-control.ts';
+import { limitRequests } from '../http/rate-limit.ts';
 
 export interface McpOptions {
   /** Close sessions without any request for this long (default 30 minutes). */
@@ -91,7 +92,8 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   const opts = { ...DEFAULTS, ...mcpOptionsFromEnv(process.env), ...stripUndefined(args) };
   const tools = buildToolTable(args.spec);
   const catalog: McpCatalog = { tools, resources: buildResources(args.spec, tools), version: args.version };
-  const authenticate = makeAuthenticate(args.db);
+  // The rate limit first (requests without a valid key count per address, before any key lookup), then the key.
+  const authenticate = [limitRequests(app), makeAuthenticate(args.db)];
   const sessions = new SessionRegistry({
     idleTimeoutMs: opts.idleTimeoutMs,
     sweepIntervalMs: opts.sweepIntervalMs,

@@ -143,7 +143,7 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   await loadDemoData(db, { invoices: 200, trips: 200 });
   const proxy = await startMongoProxy({ port: engine.port });
   t.teardown(() => proxy.close());
-  const service = await startService({ mongodbUri: proxy.uri, mongodbDb: 'shutdown', env: { RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' } });
+  const service = await startService({ mongodbUri: proxy.uri, mongodbDb: 'shutdown', env: { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', ALERT_WORKER: 'true' } });
   t.teardown(() => service.stop(2000));
   const KEY = DEMO_TENANTS[0]!.apiKey;
 
