@@ -364,7 +364,9 @@ export interface paths {
          *     **Time.** An import has its own deadline, `IMPORT_TIMEOUT_MS` (15 minutes by default; other
          *     operations have `REQUEST_TIMEOUT_MS`, 30 s). Past it the answer is `503` with reason
          *     `deadline_exceeded` and the import stops at the next batch of files: what was written is
-         *     whole, and sending the same files again completes the import (idempotent by UUID).
+         *     whole, and sending the same files again completes the import (idempotent by UUID). The
+         *     same happens when the service stops (Ctrl-C, SIGTERM) while an import runs: `503` with
+         *     reason `shutting_down` after the current batch, instead of waiting for the whole import.
          *
          *     **Incremental sync.** Financial documents and trips the import creates or changes get
          *     `lastUpdate` = the time of the import (not the CFDI's dates), so `updatedSince` on both
@@ -614,6 +616,9 @@ export interface paths {
         /**
          * Liveness probe
          * @description Answers 200 while the process is up. Touches no database (nor the rate-limit store), needs no API key and is never rate limited.
+         *     `503` (reason `shutting_down`) when the instance is broken for good and about to exit non-zero: on the
+         *     embedded engine (`npm start` without `MONGODB_URI`), when the engine died and could not be restarted
+         *     (5 restarts within 5 minutes); a supervisor (systemd, Kubernetes, a process manager) should restart it.
          */
         get: operations["getHealth"];
         put?: never;
@@ -701,6 +706,8 @@ export interface paths {
         /**
          * Readiness probe
          * @description Pings the database. 200 when it answers, 503 when it cannot be reached (take the instance out of rotation). Needs no API key.
+         *     Answers within `READY_TIMEOUT_MS` (1 s by default) whatever the database does: a ping not answered by then
+         *     is a 503, and while the embedded engine is known to be down (restarting after a crash) the 503 comes at once.
          */
         get: operations["getReady"];
         put?: never;
@@ -1361,11 +1368,11 @@ export interface components {
          * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
          *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor not in its documented form, `400`, or in that form but forged, foreign or for other filters, `404`: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
          *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
-         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up).
+         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up), `shutting_down` (this instance is stopping: an import it stopped between files, or a liveness probe of an instance about to exit; retry, on another instance if there is one).
          * @example invalid_parameter
          * @enum {string}
          */
-        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured";
+        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured" | "shutting_down";
         /** @description The one error shape of the service. */
         ErrorResponse: {
             error: components["schemas"]["ErrorResponseError"];
@@ -3143,7 +3150,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The database cannot be reached, a query exceeded its time limit (`QUERY_TIMEOUT_MS`), or the operation did not complete within `REQUEST_TIMEOUT_MS`. Safe to retry after `retry-after` seconds. */
+        /** @description The database cannot be reached (`database_unavailable`), a query exceeded its time limit (`QUERY_TIMEOUT_MS`) or the operation did not complete within `REQUEST_TIMEOUT_MS` (`deadline_exceeded`), or the service is stopping (`shutting_down`). Safe to retry after `retry-after` seconds. */
         ServiceUnavailable: {
             headers: {
                 "retry-after": components["headers"]["RetryAfter"];
@@ -5999,6 +6006,29 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            /** @description This instance is about to exit to be restarted (the embedded database engine could not be restarted). */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 503,
+                     *         "message": "Service Unavailable",
+                     *         "reason": "shutting_down",
+                     *         "details": [
+                     *           "the embedded database engine could not be restarted; this instance is exiting to be restarted"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

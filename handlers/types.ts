@@ -34,6 +34,14 @@ export interface HandlerDeps extends ServiceContext {
   startedAt: number;
   version: string;
   pingDatabase: () => Promise<number>;
+  /** How long /ready waits for the database's answer before it says 503 (READY_TIMEOUT_MS). */
+  readyTimeoutMs: number;
+  /** Why the database is known to be unusable now (the embedded engine restarting), or null. */
+  databaseProblem: () => string | null;
+  /** Why this process should be restarted (the embedded engine could not be), or null. */
+  livenessProblem: () => string | null;
+  /** Aborted when the service starts closing: long operations (imports) stop at their next step. */
+  shutdown: AbortSignal;
   /** Webhook settings, the secret-encryption key included (lib/webhooks). */
   webhooks: WebhookSettings;
 }

@@ -38,6 +38,10 @@ export interface BuildAppOptions {
   plugins?: ((app: FastifyInstance, deps: HandlerDeps) => Promise<void>)[];
   /** MCP endpoints (/mcp, /sse, /messages) options; `false` leaves them out. Default: on, default options. */
   mcp?: McpOptions | false;
+  /** Why the database is known to be down without asking it (the embedded engine restarting): /ready answers 503 at once. */
+  databaseProblem?: () => string | null;
+  /** Why this process must be restarted (the embedded engine could not be): /health answers 503. */
+  livenessProblem?: () => string | null;
 }
 
 /**
@@ -144,6 +148,18 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     transformSpecification: (document, request) => withOwnServer(document as { servers?: { url: string; description?: string }[] }, `${request.protocol}://${request.host}`),
   });
 
+  // Aborted as the service starts closing: imports in flight stop at their next batch and answer 503.
+  const shutdown = new AbortController();
+  app.addHook('preClose', (done) => {
+    shutdown.abort();
+    done();
+  });
+  // A request in flight when closing starts is served, and its connection then closed: left
+  // open (keep-alive), it would hold the server's close until the client lets go.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (shutdown.signal.aborted) reply.header('connection', 'close');
+    done(null, payload);
+  });
   const deps: HandlerDeps = {
     db,
     config,
@@ -151,11 +167,15 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     startedAt: Date.now(),
     version: spec.info.version,
     webhooks: config.webhooks,
+    readyTimeoutMs: config.readyTimeoutMs,
+    databaseProblem: opts.databaseProblem ?? (() => null),
+    livenessProblem: opts.livenessProblem ?? (() => null),
+    shutdown: shutdown.signal,
     pingDatabase:
       opts.pingDatabase ??
       (async () => {
         const t0 = performance.now();
-        await db.command({ ping: 1 }, { timeoutMS: 2000 });
+        await db.command({ ping: 1 }, { timeoutMS: config.readyTimeoutMs });
         return Math.round((performance.now() - t0) * 10) / 10;
       }),
   };

@@ -5,6 +5,8 @@ export interface AppConfig {
   mongodbUri: string | null;
   mongodbDb: string;
   dataDir: string;
+  /** The embedded engine's supervision (lib/db/engine-supervisor.ts): restarts allowed within a window before the service gives up and exits 1. */
+  embeddedEngine: { maxRestarts: number; restartWindowMs: number };
   logLevel: string;
   /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
   documentBaseUrl: string;
@@ -16,6 +18,8 @@ export interface AppConfig {
   /** Per-query server-side time limit. */
   queryTimeoutMs: number;
   requestTimeoutMs: number;
+  /** How long GET /ready waits for the database's answer to a ping before it answers 503. */
+  readyTimeoutMs: number;
   bodyLimitBytes: number;
   trustProxy: boolean;
   /** Origins a browser may call the API from (CORS); empty: CORS off. */
@@ -129,6 +133,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mongodbUri: env.MONGODB_URI || null,
     mongodbDb: env.MONGODB_DB || 'freight',
     dataDir: env.DATA_DIR || './data',
+    embeddedEngine: {
+      maxRestarts: int(env, 'EMBEDDED_MONGO_MAX_RESTARTS', 5, 0, 1000),
+      restartWindowMs: int(env, 'EMBEDDED_MONGO_RESTART_WINDOW_MS', 300_000, 1000, 86_400_000),
+    },
     logLevel: env.LOG_LEVEL || 'info',
     documentBaseUrl: (env.DOCUMENT_BASE_URL || `http://localhost:${port}/files`).replace(/\/+$/, ''),
     rateLimit: {
@@ -140,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     worker: bool(env, 'ALERT_WORKER', true),
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 10_000, 100, 600_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    readyTimeoutMs: int(env, 'READY_TIMEOUT_MS', 1000, 100, 60_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: origins(env),

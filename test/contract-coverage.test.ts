@@ -59,9 +59,12 @@ const sw = switchableDb(h.db);
 // Documented 500/503 come from database faults: the key cache would answer authentication without it.
 const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536', API_KEY_CACHE_TTL_MS: '0' }), db: sw.db, logger: false });
 const limited = await buildApp({ config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' }), db: h.db, logger: false });
-t.teardown(() => Promise.all([main.close(), limited.close()]));
+// An instance whose embedded engine could not be restarted (scripts/start.ts wires the supervisor in): /health 503.
+const failing = await buildApp({ config: testConfig(), db: h.db, logger: false, livenessProblem: () => 'the embedded database engine could not be restarted' });
+t.teardown(() => Promise.all([main.close(), limited.close(), failing.close()]));
 const base = await listen(main);
 const limitedBase = await listen(limited);
+const failingBase = await listen(failing);
 
 // --------------------------------------------------------------------------- routes
 
@@ -321,6 +324,11 @@ const specific: Record<string, Record<string, Producer>> = {
   getReady: {
     async '503'() {
       return withDb('down', () => call(`${base}/ready`));
+    },
+  },
+  getHealth: {
+    async '503'() {
+      return call(`${failingBase}/health`);
     },
   },
   mcpPost: {

@@ -262,10 +262,20 @@ t.test('a database that hangs: 503 at the request deadline, then recovery', asyn
   proxy.mode = 'blackhole';
   try {
     const started = Date.now();
-    const [data, ready] = await Promise.all([request('GET', '/api/shipments', { 'x-api-key': KEY }), request('GET', '/ready')]);
+    let readyMs = 0;
+    const [data, ready] = await Promise.all([
+      request('GET', '/api/shipments', { 'x-api-key': KEY }),
+      request('GET', '/ready').then((r) => {
+        readyMs = Date.now() - started;
+        return r;
+      }),
+    ]);
     const ms = Date.now() - started;
     assertErrorAnswer(t, data, 503, 'data operation on a hung database', 'deadline_exceeded');
     t.equal(ready.status, 503, '/ready: 503');
+    t.match(JSON.parse(ready.body).error, { reason: 'database_unavailable', details: [/no answer to a ping within 1000 ms/] }, '/ready says why');
+    // READY_TIMEOUT_MS (1 s by default): a readiness probe (1 s in Kubernetes by default) gets its answer.
+    t.ok(readyMs >= 900 && readyMs < 1000 + 1500, `/ready answered in ${readyMs} ms (READY_TIMEOUT_MS 1000)`);
     t.ok(ms < REQUEST_TIMEOUT_MS + 2500, `both answered within ${ms} ms (deadline ${REQUEST_TIMEOUT_MS} ms)`);
   } finally {
     // The hung connections are lost (as when a partition ends in resets); new ones work.

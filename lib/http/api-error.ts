@@ -24,6 +24,7 @@ export const ERROR_REASONS = [
   'database_unavailable',
   'deadline_exceeded',
   'not_configured',
+  'shutting_down',
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 

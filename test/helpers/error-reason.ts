@@ -28,6 +28,7 @@ export const REASON_STATUSES: Record<string, number[]> = {
   database_unavailable: [503],
   deadline_exceeded: [503],
   not_configured: [503],
+  shutting_down: [503],
 };
 
 /** Reasons that say which parameter or body field is wrong: `fields` is required with them. */
