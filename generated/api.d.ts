@@ -651,10 +651,16 @@ export interface paths {
          *     text/event-stream`. An `initialize` request without `mcp-session-id`
          *     opens a session for the tenant of the API key and answers its id in the
          *     `mcp-session-id` response header; every later request carries it. A
-         *     session belongs to the tenant that opened it: another tenant's key gets
-         *     404 as if the session did not exist. Sessions idle longer than the
-         *     configured timeout (default 30 minutes) are closed and then answer 404;
-         *     the client re-initializes.
+         *     session belongs to the API key that opened it: any other key (of another
+         *     tenant or the same one) gets 404 as if the session did not exist.
+         *     Sessions idle longer than the configured timeout (default 30 minutes)
+         *     are closed and then answer 404; the client re-initializes. Open sessions
+         *     are capped per API key (`MCP_MAX_SESSIONS_PER_KEY`, 10) and per tenant
+         *     (`MCP_MAX_SESSIONS_PER_TENANT`, 50), both transports counted: an
+         *     `initialize` beyond either is `429` `too_many_sessions`. Revoking a key
+         *     closes its sessions and their streams: at once when revoked through the
+         *     service, within `API_KEY_CACHE_TTL_MS` (10 s) when revoked by another
+         *     process.
          *
          *     Tools are the REST data operations of this document, one per
          *     operationId, with the same parameters, validation and result (see the
@@ -664,7 +670,8 @@ export interface paths {
         post: operations["mcpPost"];
         /**
          * End an MCP session (streamable HTTP)
-         * @description Closes the session and its streams; the id answers 404 afterwards.
+         * @description Closes the session and its streams; the id answers 404 afterwards. The request has no body;
+         *     an empty body with `content-type: application/json` (what the MCP Python SDK sends) is accepted.
          */
         delete: operations["mcpDeleteSession"];
         options?: never;
@@ -686,8 +693,8 @@ export interface paths {
          * @description Delivers one JSON-RPC message to the legacy session named by
          *     `sessionId`. The request answers `202 Accepted` at once; the JSON-RPC
          *     response (McpJsonRpcResponse) is sent on the session's SSE stream. The
-         *     session belongs to the tenant that opened it: another tenant's key gets
-         *     404 as if the session did not exist.
+         *     session belongs to the API key that opened it: any other key gets 404
+         *     as if the session did not exist.
          */
         post: operations["mcpLegacyMessage"];
         delete?: never;
@@ -1367,7 +1374,7 @@ export interface components {
         /**
          * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
          *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor not in its documented form, `400`, or in that form but forged, foreign or for other filters, `404`: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
-         *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
+         *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the API key's or the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
          *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up), `shutting_down` (this instance is stopping: an import it stopped between files, or a liveness probe of an instance about to exit; retry, on another instance if there is one).
          * @example invalid_parameter
          * @enum {string}
@@ -3084,9 +3091,10 @@ export interface components {
             };
         };
         /**
-         * @description No open session with this `mcp-session-id` for this tenant: it never
-         *     existed, was ended (DELETE), expired after the idle timeout, or belongs to
-         *     another tenant. Re-initialize without the header.
+         * @description No open session with this `mcp-session-id` for this API key: it never
+         *     existed, was ended (DELETE), expired after the idle timeout, was closed
+         *     because its key was revoked, or belongs to another key. Re-initialize
+         *     without the header.
          */
         McpSessionNotFound: {
             headers: {
@@ -3173,7 +3181,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The API key exceeded its rate limit, or the client address its budget for requests without a valid key (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize, the tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones). */
+        /** @description The API key exceeded its rate limit, or the client address its budget for requests without a valid key (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize and `GET /sse`, the API key or its tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones). */
         TooManyRequests: {
             headers: {
                 "retry-after": components["headers"]["RetryAfter"];
@@ -6221,7 +6229,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description No open session with this id for this tenant (closed, expired or another tenant's). */
+            /** @description No open session with this id for this API key (closed, expired, its key revoked, or another key's). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -17,6 +17,7 @@ import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, rout
 import { genRequestId } from './http/request-id.ts';
 import { validatorCompilerFor } from './http/validator-compiler.ts';
 import { registerBinaryBodies } from './http/binary-bodies.ts';
+import { registerJsonBody } from './http/json-body.ts';
 import { limitRequests, registerRateLimit } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
 import { listOperations } from './spec/operations.ts';
@@ -116,6 +117,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   app.removeContentTypeParser('text/plain');
   // XML and zip bodies only where the spec declares them (POST /api/imports); 415 elsewhere.
   registerBinaryBodies(app);
+  // An empty body with a JSON content type is no body (MCP Python SDK's DELETE /mcp), not a 400.
+  registerJsonBody(app);
 
   // Callback-style hooks: they run on every request, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, reply, done) => {
@@ -220,7 +223,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     },
   });
 
-  if (opts.mcp !== false) await registerMcp(app, { ...opts.mcp, db, spec, version: spec.info.version });
+  // Open sessions' keys are checked as often as a resolved key is trusted: a revoked key loses them within API_KEY_CACHE_TTL_MS.
+  if (opts.mcp !== false) await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...opts.mcp, db, spec, version: spec.info.version });
   for (const plugin of opts.plugins ?? []) await plugin(app, deps);
   return app;
 }

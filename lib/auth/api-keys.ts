@@ -91,3 +91,10 @@ export async function resolveApiKey(db: Db, presented: string): Promise<Resolved
   cache.set(hash, resolved);
   return resolved;
 }
+
+/** Which of these key ids are stored and not revoked (the MCP transport closes the sessions of the others). */
+export async function activeKeyIds(db: Db, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await apiKeys(db).find({ _id: { $in: ids }, revokedAt: null }, { projection: { _id: 1 } }).toArray();
+  return new Set(rows.map((r) => r._id));
+}
