@@ -2860,7 +2860,10 @@ export interface components {
             at: string;
             attempt: number;
             durationMs: number;
-            /** @description Why the attempt failed; null for a 2xx */
+            /**
+             * @description Why the attempt failed, in words and never with an address the host name resolved to (`answered 503`, `redirect (302) not followed`, `connection refused`, `timed out after 10000 ms`, `host name not found`, `refused: the host name resolves to a private address`, `refused: port 8443 is not allowed; …`, `TLS certificate has expired`); null for a 2xx
+             * @example connection refused
+             */
             error: string | null;
             /** @description The receiver's HTTP status; null when no answer came (connection refused, timeout, address refused) */
             statusCode: number | null;
@@ -2932,15 +2935,16 @@ export interface components {
          *     at most 2,048 characters. The pattern states what is accepted: a host name (ASCII
          *     labels of letters, digits and single hyphens; the last label starts with a letter,
          *     so no name can be read as an IP address) or a public IPv4 address in dotted
-         *     decimal, then an optional port (1–65535), path, query and fragment. Not accepted
+         *     decimal, then an optional port (443 or 80 only), path, query and fragment. Not accepted
          *     (`400`): `localhost` and its aliases, IPv4 addresses in loopback, private,
          *     link-local, carrier-grade NAT, multicast, documentation or reserved ranges, IPv6
-         *     literals and credentials. Whatever a host name resolves to is checked at every
+         *     literals, other ports and credentials. Whatever a host name resolves to is checked at every
          *     delivery: a name resolving to such an address gets no request (the delivery is
-         *     recorded as failed), so DNS cannot be used to reach internal addresses. With
-         *     `WEBHOOK_ALLOW_PRIVATE=true` (tests, on-premise receivers) the service also accepts
-         *     the addresses and names this pattern leaves out; the published schema describes the
-         *     default. Redirects are not followed.
+         *     recorded as failed with the reason, never the address), so DNS cannot be used to reach
+         *     or map internal addresses. With `WEBHOOK_ALLOW_PRIVATE=true` (tests, on-premise
+         *     receivers) the service also accepts the addresses and names this pattern leaves out,
+         *     and with `WEBHOOK_ALLOWED_PORTS` (a list of ports, or `*`) other ports; the published
+         *     schema describes the default. Redirects are not followed.
          * @example https://hooks.example.com/freight
          */
         WebhookUrl: string;

@@ -104,7 +104,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   app.decorateRequest('tenant', null);
   app.decorateRequest('apiKeyId', null);
-  app.setValidatorCompiler(validatorCompilerFor({ allowPrivateWebhooks: config.webhooks.allowPrivate }));
+  app.setValidatorCompiler(validatorCompilerFor({ webhookUrls: config.webhooks }));
   // Responses are shaped by the domain layer and checked against the spec in tests;
   // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

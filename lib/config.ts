@@ -60,6 +60,8 @@ export interface WebhookSettings {
   encryptionKey: Buffer | null;
   /** WEBHOOK_ALLOW_PRIVATE: allow loopback/private/link-local targets (tests, on-premise receivers). */
   allowPrivate: boolean;
+  /** WEBHOOK_ALLOWED_PORTS: ports a webhook URL may use (default 443,80; `*`: any). */
+  allowedPorts: readonly number[] | 'any';
   /** WEBHOOK_MAX_ENDPOINTS: endpoints per tenant (default 20). */
   maxEndpoints: number;
   /** WEBHOOK_TIMEOUT_MS: one attempt's time limit (default 10000). */
@@ -115,6 +117,16 @@ function origins(env: NodeJS.ProcessEnv): string[] {
   });
 }
 
+/** A comma-separated list of ports, or `*` for any. */
+function ports(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] | 'any' {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return fallback;
+  if (raw === '*') return 'any';
+  const list = raw.split(',').map((p) => p.trim());
+  if (list.some((p) => !/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535)) throw new ConfigError(`${name} must be \`*\` or a comma-separated list of ports 1-65535 (got "${raw}")`);
+  return [...new Set(list.map(Number))];
+}
+
 /** 32 bytes as 64 hex characters or base64. */
 function key32(env: NodeJS.ProcessEnv, name: string): Buffer | null {
   const raw = env[name]?.trim();
@@ -166,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhooks: {
       encryptionKey: key32(env, 'WEBHOOK_ENCRYPTION_KEY'),
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      allowedPorts: ports(env, 'WEBHOOK_ALLOWED_PORTS', [443, 80]),
       maxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 10_000),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       retryDelayMs: int(env, 'WEBHOOK_RETRY_DELAY_MS', 30_000, 10, 86_400_000),

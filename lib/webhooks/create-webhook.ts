@@ -15,7 +15,7 @@ export interface CreateWebhookInput {
 
 export async function createWebhook(ctx: WebhookContext, tenant: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }> {
   const key = encryptionKeyOf(ctx);
-  const problems = webhookUrlProblems(input.url, ctx.webhooks.allowPrivate);
+  const problems = webhookUrlProblems(input.url, ctx.webhooks);
   if (problems.length) throw invalidBody(problems);
   await ensureWebhookIndexes(ctx.db);
   const _id = new ObjectId();

@@ -64,6 +64,7 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       body: delivery.body,
       timeoutMs: settings.timeoutMs,
       allowPrivate: settings.allowPrivate,
+      allowedPorts: settings.allowedPorts,
       headers: {
         'user-agent': 'freight-webhooks/1',
         'x-freight-event-id': delivery.eventId,
