@@ -18,6 +18,7 @@ import { genRequestId } from './http/request-id.ts';
 import { validatorCompilerFor } from './http/validator-compiler.ts';
 import { registerBinaryBodies } from './http/binary-bodies.ts';
 import { registerJsonBody } from './http/json-body.ts';
+import { firstServer, withFirstServer } from './http/served-document.ts';
 import { limitRequests, registerRateLimit } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
 import { listOperations } from './spec/operations.ts';
@@ -65,11 +66,6 @@ function glueSpecification(spec: Json): object {
   return copy;
 }
 
-/** `document` with `origin` as its first server (once). */
-function withOwnServer<T extends { servers?: { url: string; description?: string }[] }>(document: T, origin: string): T {
-  const others = (document.servers ?? []).filter((s) => s.url !== origin);
-  return { ...document, servers: [{ url: origin, description: 'This service (the address this document was fetched from)' }, ...others] };
-}
 
 /**
  * Plugins in order: request id and errors, rate limit (before any route),
@@ -144,11 +140,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { persistAuthorization: true },
-    // The served document names the address it was fetched from as its first server, so
-    // Swagger UI and generated clients call this very service (the spec's first entry is
-    // the default local address of `npm start`).
+    // The served document names this service as its first server, so Swagger UI and generated
+    // clients call it: PUBLIC_BASE_URL, a loopback address as fetched, else `/` (never a Host echoed).
     transformSpecificationClone: true,
-    transformSpecification: (document, request) => withOwnServer(document as { servers?: { url: string; description?: string }[] }, `${request.protocol}://${request.host}`),
+    transformSpecification: (document, request) => withFirstServer(document as { servers?: { url: string; description?: string }[] }, firstServer(request, config.publicBaseUrl)),
   });
 
   // Aborted as the service starts closing: imports in flight stop at their next batch and answer 503.

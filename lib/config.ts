@@ -22,6 +22,8 @@ export interface AppConfig {
   readyTimeoutMs: number;
   bodyLimitBytes: number;
   trustProxy: boolean;
+  /** PUBLIC_BASE_URL: the address clients reach this service at, the first server of the served OpenAPI document (null: see lib/http/served-document.ts). */
+  publicBaseUrl: string | null;
   /** Origins a browser may call the API from (CORS); empty: CORS off. */
   corsOrigins: string[];
   /** How long a valid API key is trusted without a database read: the longest a revocation from another process takes (0 = no cache). */
@@ -117,6 +119,22 @@ function origins(env: NodeJS.ProcessEnv): string[] {
   });
 }
 
+/** An absolute http(s) URL without credentials, query or fragment (a path prefix is fine), without its trailing slash; unset: null. */
+function baseUrl(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not an absolute URL (https://api.example.com)`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+    throw new ConfigError(`${name}: "${raw}" must be an http(s) URL without credentials, query or fragment`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
 /** A comma-separated list of ports, or `*` for any. */
 function ports(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] | 'any' {
   const raw = (env[name] ?? '').trim();
@@ -164,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: origins(env),
+    publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL'),
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 300_000),
     apiKeyNegativeCacheTtlMs: int(env, 'API_KEY_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 300_000),
     settingsCacheTtlMs: int(env, 'SETTINGS_CACHE_TTL_MS', 30_000, 0, 3_600_000),
