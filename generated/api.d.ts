@@ -6020,6 +6020,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description This instance is about to exit to be restarted (the embedded database engine could not be restarted). */
             503: {
                 headers: {
@@ -6069,13 +6070,13 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error). */
+            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error); a query parameter (none is taken; error shape of the service). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
+                    "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6136,10 +6137,11 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description Malformed JSON or body (error shape of the service), or an MCP
-             *     protocol error answered as a JSON-RPC error: no `mcp-session-id` on a
-             *     request other than `initialize`, an unsupported
-             *     `mcp-protocol-version`, an invalid JSON-RPC message.
+             * @description Malformed JSON or body, or a query parameter (none is taken) (error
+             *     shape of the service), or an MCP protocol error answered as a JSON-RPC
+             *     error: an empty body, no `mcp-session-id` on a request other than
+             *     `initialize`, an unsupported `mcp-protocol-version`, an invalid
+             *     JSON-RPC message.
              */
             400: {
                 headers: {
@@ -6181,13 +6183,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No `mcp-session-id` header (JSON-RPC error). */
+            /** @description No `mcp-session-id` header (JSON-RPC error); a query parameter (none is taken; error shape of the service). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
+                    "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6222,7 +6224,7 @@ export interface operations {
                     "text/plain": "Accepted";
                 };
             };
-            /** @description No `sessionId`, malformed JSON (error shape of the service), or a message that is not JSON-RPC (plain text from the transport). */
+            /** @description No `sessionId`, a query parameter other than `sessionId`, malformed JSON or an empty body (error shape of the service, or a JSON-RPC parse error), or a message that is not JSON-RPC (plain text from the transport). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6286,6 +6288,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReadyResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6316,6 +6319,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

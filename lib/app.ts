@@ -13,7 +13,7 @@ import { apiKeyCache } from './auth/api-key-cache.ts';
 import { settingsCache } from './db/settings-cache.ts';
 import { registerResponseHeaders, tenantDataRoute } from './http/cache-control.ts';
 import { makeErrorHandlers } from './http/error-handler.ts';
-import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
+import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
 import { validatorCompilerFor } from './http/validator-compiler.ts';
 import { registerBinaryBodies } from './http/binary-bodies.ts';
@@ -186,6 +186,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const authenticateRead = makeAuthenticate(db, 'read');
   const authenticateWrite = makeAuthenticate(db, 'write');
   const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
+  const noQueryParameters = onlyQueryParameters();
   const deadline = requestDeadline(config.requestTimeoutMs);
   // Imports of thousands of files take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
   const importDeadline = requestDeadline(config.imports.timeoutMs);
@@ -206,7 +207,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         onRequest: op?.secured
           ? [operationId === 'importDocuments' ? importDeadline : deadline, limit, op.method === 'GET' ? authenticateRead : authenticateWrite]
           : operationId === 'getHealth' ? [] : [deadline],
-        ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
+        // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
+        preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],
         // Imports take whole archives; every other body stays within BODY_LIMIT_BYTES.
         ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
         // Liveness stays cheap and independent of the rate-limit store (Redis): probes are never limited.

@@ -180,10 +180,9 @@ const generic: Record<string, Producer> = {
   async '200'(op) {
     return validRequest(op, KEY_A);
   },
+  // Every operation refuses unknown query parameters, those that take none included.
   async '400'(op) {
-    if (op.querystring) return call(urlOf(op, base, '?unknownParameter=1'), { method: op.method, headers: { 'x-api-key': KEY_A }, ...(op.body ? json(exampleBody(op)) : {}) });
-    if (op.body) return call(urlOf(op), { method: op.method, ...json([], { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) });
-    return call(`${base}${op.path.replace(/\{[^}]+\}/g, 'not-an-id')}`, { method: op.method, headers: { 'x-api-key': KEY_A } });
+    return call(urlOf(op, base, '?unknownParameter=1'), { method: op.method, headers: { 'x-api-key': KEY_A, accept: MCP_ACCEPT }, ...(op.body ? json(exampleBody(op), { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) : {}) });
   },
   async '401'(op) {
     return call(urlOf(op), { method: op.method, ...(op.body ? json(exampleBody(op)) : {}) });
@@ -409,7 +408,6 @@ function producerFor(op: OperationSchemas, status: string): Producer | undefined
   if (own) return own;
   if ((status === '413' || status === '415') && !op.body) return undefined;
   if (status === '401' && !op.secured) return undefined;
-  if (status === '400' && !op.querystring && !op.body && !op.params) return undefined;
   return generic[status];
 }
 
@@ -442,6 +440,19 @@ for (const op of operations) {
     }
   });
 }
+
+t.test('one rule for unknown query parameters: every operation answers 400 naming them', async (t) => {
+  for (const op of operations) {
+    const headers: Record<string, string> = { 'x-api-key': KEY_A, accept: op.route === '/sse' || (op.route === '/mcp' && op.method === 'GET') ? 'text/event-stream' : MCP_ACCEPT };
+    const known = op.route === '/messages' ? 'sessionId=none&' : '';
+    const res = await call(urlOf(op, base, `?${known}unknownParameter=1&other_one=2`), { method: op.method, ...(op.body ? json(exampleBody(op), headers) : { headers }) });
+    t.equal(res.status, 400, `${op.method} ${op.path}`);
+    if (res.status !== 400) continue;
+    const e = (JSON.parse(res.body) as { error: { reason: string; fields?: { in: string; name: string }[] } }).error;
+    t.equal(e.reason, 'invalid_parameter', `${op.operationId}: invalid_parameter`);
+    t.same(e.fields?.map((f) => `${f.in} ${f.name}`).sort(), ['query other_one', 'query unknownParameter'], `${op.operationId}: both named`);
+  }
+});
 
 t.test('every operation got at least one status checked', async (t) => {
   t.ok(operations.length >= 10, `${operations.length} operations in the spec`);

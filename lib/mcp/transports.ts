@@ -19,6 +19,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { makeAuthenticate, presentedKey, tenantOf } from '../http/auth.ts';
 import { ApiError, errorBody } from '../http/api-error.ts';
+import { onlyQueryParameters } from '../http/hardening.ts';
 import type { Json } from '../spec/deref.ts';
 import { buildToolTable, type ToolDefinition } from './tools-from-spec.ts';
 import { buildResources } from './resources.ts';
@@ -113,6 +114,8 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   const catalog: McpCatalog = { tools, resources: buildResources(args.spec, tools), version: args.version };
   // The rate limit first (requests without a valid key count per address, before any key lookup), then the key.
   const authenticate = [limitRequests(app), makeAuthenticate(args.db)];
+  // No route here takes query parameters (but /messages its sessionId): any other is a 400, as on REST.
+  const noQuery = onlyQueryParameters();
   const sessions = new SessionRegistry({
     idleTimeoutMs: opts.idleTimeoutMs,
     sweepIntervalMs: opts.sweepIntervalMs,
@@ -191,7 +194,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
 
   // --- Streamable HTTP -------------------------------------------------------
 
-  app.post('/mcp', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
+  app.post('/mcp', { onRequest: authenticate, preValidation: noQuery, config: tenantDataRoute }, async (request, reply) => {
     const caller = callerOf(request);
     const { tenant } = caller;
     const id = sessionHeader(request);
@@ -227,7 +230,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   });
 
   // Event streams have no HEAD form (it would open a stream with nothing to send).
-  app.get('/mcp', { onRequest: authenticate, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
+  app.get('/mcp', { onRequest: authenticate, preValidation: noQuery, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
     const id = sessionHeader(request);
     if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const session = sessions.find(id, 'streamable', callerOf(request));
@@ -236,7 +239,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     return handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw));
   });
 
-  app.delete('/mcp', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
+  app.delete('/mcp', { onRequest: authenticate, preValidation: noQuery, config: tenantDataRoute }, async (request, reply) => {
     const id = sessionHeader(request);
     if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const session = sessions.find(id, 'streamable', callerOf(request));
@@ -249,7 +252,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
 
   // --- Legacy HTTP+SSE -----------------------------------------------------
 
-  app.get('/sse', { onRequest: authenticate, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
+  app.get('/sse', { onRequest: authenticate, preValidation: noQuery, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
     const caller = callerOf(request);
     const { tenant } = caller;
     checkCapacity(caller);
@@ -275,13 +278,16 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     });
   });
 
-  app.post('/messages', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
+  app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: tenantDataRoute }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
     if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required'], { reason: 'invalid_parameter', fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }] });
     const session = sessions.find(id, 'sse', callerOf(request));
     if (!session) throw new ApiError(404, 'Not Found', [`no open MCP session ${id}`]);
-    if (emptyBody(request)) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty (a JSON-RPC message is required)');
+    if (emptyBody(request)) {
+      const detail = 'a JSON-RPC message is required (the body is empty)';
+      throw new ApiError(400, 'Invalid request body', [detail], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail }] });
+    }
     const transport = (session as SseSession).transport;
     return handOver(request, reply, () => transport.handlePostMessage(request.raw, reply.raw, request.body));
   });

@@ -91,7 +91,7 @@ export function exampleArguments(spec: Json, op: OperationSchemas): Record<strin
     const schema = isObject(p.schema) ? p.schema : {};
     const value = p.example ?? schema.example ?? (Array.isArray(schema.enum) ? schema.enum[0] : undefined) ?? schema.default;
     if (value === undefined) return null;
-    args[p.in === 'header' ? String(p.name).toLowerCase() : String(p.name)] = value;
+    args[String(p.name)] = value; // the spec's spelling, headers included (tool arguments keep it)
   }
   if (op.body && op.bodyRequired) {
     const body = isObject(operation.requestBody) && isObject(operation.requestBody.content) ? operation.requestBody.content['application/json'] : undefined;
