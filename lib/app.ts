@@ -19,6 +19,7 @@ import { validatorCompilerFor } from './http/validator-compiler.ts';
 import { registerBinaryBodies } from './http/binary-bodies.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { firstServer, withFirstServer } from './http/served-document.ts';
+import { logSerializers, REDACTED_HEADER_PATHS } from './http/log-redaction.ts';
 import { limitRequests, registerRateLimit } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
 import { listOperations } from './spec/operations.ts';
@@ -75,8 +76,11 @@ function glueSpecification(spec: Json): object {
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const { config, db } = opts;
   const spec = loadSpec();
+  // Credentials never logged: headers by path, URLs (`?api_key=…`) by the request serializer (lib/http/log-redaction.ts).
+  const logDefaults = { level: config.logLevel, redact: REDACTED_HEADER_PATHS, serializers: logSerializers };
+  const logger = opts.logger === undefined || opts.logger === true ? logDefaults : opts.logger === false ? false : { ...logDefaults, ...opts.logger, serializers: { ...logSerializers, ...opts.logger.serializers } };
   const app = Fastify({
-    logger: opts.logger ?? { level: config.logLevel, redact: ['req.headers["x-api-key"]', 'req.headers.authorization'] },
+    logger,
     genReqId: genRequestId,
     requestIdHeader: false,
     // One log line per request (below) instead of Fastify's two: at LOG_LEVEL=info logging

@@ -248,7 +248,14 @@ t.test('API keys never reach the logs', async (t) => {
   await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'logs', version: '1' } } }));
   await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY });
   await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` });
+  // Keys in URLs: refused (401), and still never logged verbatim.
+  await request('GET', `/api/financial-docs?api_key=${KEY}&limit=1`);
+  await request('GET', `/api/shipments?limit=1&token=${encodeURIComponent(BOGUS_KEY)}`);
+  await request('GET', `/api/financial-docs?x-api-key=${revoked.key}`);
+  await request('GET', `/api/${KEY}/financial-docs`);
+  await request('GET', `/api/financial-docs?limit=1&whatever=${KEY}`, { 'x-api-key': KEY });
   const logs = service.output();
+  t.match(logs, /"url":"\/api\/financial-docs\?api_key=\[Redacted\]&limit=1"/, 'a key in the query is redacted, the rest of the URL kept');
   t.ok(logs.split('\n').filter((l) => l.startsWith('{')).length > 20, 'the service logged (LOG_LEVEL=trace)');
   t.match(logs, /log-check-1/, 'the requests are in the logs');
   for (const [name, key] of [['demo key', KEY], ['revoked key', revoked.key], ['bogus key', BOGUS_KEY]] as const) {
