@@ -597,7 +597,9 @@ export interface paths {
          * Send a test event to a webhook endpoint
          * @description Queues a `webhook.test` event (body `{id, type, createdAt, tenant, data: {webhookId}}`)
          *     for the endpoint, signed and retried like any other; follow it in
-         *     `GET /api/webhooks/{id}/deliveries`.
+         *     `GET /api/webhooks/{id}/deliveries`. A tenant may have at most
+         *     `WEBHOOK_MAX_PENDING_TESTS` (10) test deliveries waiting (not yet delivered or failed for
+         *     good); one more is `429` `quota_exceeded` with `retry-after`.
          */
         post: operations["sendWebhookTest"];
         delete?: never;
@@ -1375,11 +1377,11 @@ export interface components {
          * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
          *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor not in its documented form, `400`, or in that form but forged, foreign or for other filters, `404`: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
          *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the API key's or the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
-         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up), `shutting_down` (this instance is stopping: an import it stopped between files, or a liveness probe of an instance about to exit; retry, on another instance if there is one).
+         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up), `shutting_down` (this instance is stopping: an import it stopped between files, or a liveness probe of an instance about to exit; retry, on another instance if there is one), `quota_exceeded` (a per-tenant quota: `409` for what the tenant holds, active alert jobs and webhook endpoints, until some are cancelled or deleted; `429` with `retry-after` for queued test deliveries, which free up as they are delivered).
          * @example invalid_parameter
          * @enum {string}
          */
-        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured" | "shutting_down";
+        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured" | "shutting_down" | "quota_exceeded";
         /** @description The one error shape of the service. */
         ErrorResponse: {
             error: components["schemas"]["ErrorResponseError"];
@@ -3185,7 +3187,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The API key exceeded its rate limit, or the client address its budget for requests without a valid key (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize and `GET /sse`, the API key or its tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones). */
+        /** @description The API key exceeded its rate limit, or the client address its budget for requests without a valid key (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize and `GET /sse`, the API key or its tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones), or, on `POST /api/webhooks/{id}/test`, the tenant has the most test deliveries queued (`quota_exceeded`). A report (`x-rate-limit-budget: reports`) may also meet its own budget (`rate_limited`, the report budget in the headers). */
         TooManyRequests: {
             headers: {
                 "retry-after": components["headers"]["RetryAfter"];
@@ -3777,7 +3779,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description A request with the same `Idempotency-Key` is still being processed. Retry after a moment to get its answer. */
+            /**
+             * @description A request with the same `Idempotency-Key` is still being processed (`conflict`): retry after a moment to get its answer.
+             *     Or the tenant's quota of alert jobs (`ALERT_MAX_ACTIVE_JOBS`, 10,000 scheduled and not yet run) would be exceeded by the
+             *     jobs this request adds (`quota_exceeded`; nothing is scheduled): cancel jobs or wait for them to run.
+             */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5632,7 +5638,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description The tenant already has the maximum number of endpoints (20). Delete one first. */
+            /** @description The tenant already has the maximum number of endpoints (`WEBHOOK_MAX_ENDPOINTS`, 20): reason `quota_exceeded`. Delete one first. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5644,9 +5650,9 @@ export interface operations {
                      *       "error": {
                      *         "code": 409,
                      *         "message": "Conflict",
-                     *         "reason": "conflict",
+                     *         "reason": "quota_exceeded",
                      *         "details": [
-                     *           "a tenant may have at most 20 webhook endpoints; delete one first"
+                     *           "a tenant may have at most 20 webhook endpoints (WEBHOOK_MAX_ENDPOINTS); delete one first"
                      *         ]
                      *       }
                      *     }

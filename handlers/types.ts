@@ -3,7 +3,7 @@ import type { operations } from '../generated/api.d.ts';
 import type { ValidatedQueries } from '../generated/validated.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
-import type { WebhookSettings } from '../lib/config.ts';
+import type { AppConfig, WebhookSettings } from '../lib/config.ts';
 
 /**
  * Typed handler map, one entry per operationId of the spec (checked at compile
@@ -42,6 +42,8 @@ export interface HandlerDeps extends ServiceContext {
   livenessProblem: () => string | null;
   /** Aborted when the service starts closing: long operations (imports) stop at their next step. */
   shutdown: AbortSignal;
+  /** Per-tenant alert quotas (ALERT_MAX_ACTIVE_JOBS). */
+  alerts: AppConfig['alerts'];
   /** Webhook settings, the secret-encryption key included (lib/webhooks). */
   webhooks: WebhookSettings;
 }

@@ -20,7 +20,7 @@ import { registerBinaryBodies } from './http/binary-bodies.ts';
 import { registerJsonBody } from './http/json-body.ts';
 import { firstServer, withFirstServer } from './http/served-document.ts';
 import { logSerializers, REDACTED_HEADER_PATHS } from './http/log-redaction.ts';
-import { limitRequests, registerRateLimit } from './http/rate-limit.ts';
+import { limitRequests, registerRateLimit, reportBudget } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
 import { listOperations } from './spec/operations.ts';
 import type { Json } from './spec/deref.ts';
@@ -169,6 +169,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     startedAt: Date.now(),
     version: spec.info.version,
     webhooks: config.webhooks,
+    alerts: config.alerts,
     readyTimeoutMs: config.readyTimeoutMs,
     databaseProblem: opts.databaseProblem ?? (() => null),
     livenessProblem: opts.livenessProblem ?? (() => null),
@@ -191,6 +192,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const authenticateWrite = makeAuthenticate(db, 'write');
   const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
   const noQueryParameters = onlyQueryParameters();
+  // Year-long reports cost seconds: a budget of their own per key, after authentication (spec: x-rate-limit-budget).
+  const limitReports = reportBudget(app, { max: config.rateLimit.reportMax, windowMs: config.rateLimit.windowMs });
   const deadline = requestDeadline(config.requestTimeoutMs);
   // Imports of thousands of files take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
   const importDeadline = requestDeadline(config.imports.timeoutMs);
@@ -209,7 +212,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         // The deadline starts first: authentication reads the database too; the rate limit before
         // authentication (requests without a valid key count per address). Liveness does no I/O: nothing to bound.
         onRequest: op?.secured
-          ? [operationId === 'importDocuments' ? importDeadline : deadline, limit, op.method === 'GET' ? authenticateRead : authenticateWrite]
+          ? [
+              operationId === 'importDocuments' ? importDeadline : deadline,
+              limit,
+              op.method === 'GET' ? authenticateRead : authenticateWrite,
+              ...(op.extensions['x-rate-limit-budget'] === 'reports' ? [limitReports] : []),
+            ]
           : operationId === 'getHealth' ? [] : [deadline],
         // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
         preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],

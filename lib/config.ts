@@ -11,7 +11,7 @@ export interface AppConfig {
   /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
   documentBaseUrl: string;
   /** Requests per valid API key (max) and without a valid key per client address (ipMax), per window. */
-  rateLimit: { max: number; ipMax: number; windowMs: number };
+  rateLimit: { max: number; ipMax: number; windowMs: number; reportMax: number };
   redisUrl: string | null;
   /** Run the alert worker in this process. */
   worker: boolean;
@@ -33,6 +33,8 @@ export interface AppConfig {
   /** How long a tenant's settings are reused without a database read (0 = no cache). */
   settingsCacheTtlMs: number;
   webhooks: WebhookSettings;
+  /** Per-tenant alert quotas. */
+  alerts: { /** ALERT_MAX_ACTIVE_JOBS: alert jobs a tenant may have scheduled and not yet run (default 10,000). */ maxActiveJobs: number };
   /** CFDI import limits (POST /api/imports, npm run import). */
   imports: ImportLimits;
 }
@@ -66,6 +68,8 @@ export interface WebhookSettings {
   allowedPorts: readonly number[] | 'any';
   /** WEBHOOK_MAX_ENDPOINTS: endpoints per tenant (default 20). */
   maxEndpoints: number;
+  /** WEBHOOK_MAX_PENDING_TESTS: test deliveries a tenant may have queued and not yet delivered or failed (default 10). */
+  maxPendingTests: number;
   /** WEBHOOK_TIMEOUT_MS: one attempt's time limit (default 10000). */
   timeoutMs: number;
   /** WEBHOOK_RETRY_DELAY_MS: first retry delay, doubled each time (default 30000)... */
@@ -172,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     rateLimit: {
       max: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
       ipMax: int(env, 'RATE_LIMIT_IP_MAX', 120, 1, 10_000_000),
+      reportMax: int(env, 'REPORT_RATE_LIMIT_MAX', 30, 1, 10_000_000),
       windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
     },
     redisUrl: env.REDIS_URL || null,
@@ -186,6 +191,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 300_000),
     apiKeyNegativeCacheTtlMs: int(env, 'API_KEY_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 300_000),
     settingsCacheTtlMs: int(env, 'SETTINGS_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    alerts: {
+      maxActiveJobs: int(env, 'ALERT_MAX_ACTIVE_JOBS', 10_000, 1, 10_000_000),
+    },
     imports: {
       bodyLimitBytes: int(env, 'IMPORT_BODY_LIMIT_BYTES', 67_108_864, 1024, 1_073_741_824),
       maxFiles: int(env, 'IMPORT_MAX_FILES', 20_000, 1, 1_000_000),
@@ -199,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       allowedPorts: ports(env, 'WEBHOOK_ALLOWED_PORTS', [443, 80]),
       maxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 10_000),
+      maxPendingTests: int(env, 'WEBHOOK_MAX_PENDING_TESTS', 10, 1, 100_000),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       retryDelayMs: int(env, 'WEBHOOK_RETRY_DELAY_MS', 30_000, 10, 86_400_000),
       retryMaxDelayMs: int(env, 'WEBHOOK_RETRY_MAX_DELAY_MS', 3_600_000, 10, 86_400_000),

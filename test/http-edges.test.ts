@@ -75,7 +75,7 @@ t.test('security headers', async (t) => {
 });
 
 t.test('rate limit per key', async (t) => {
-  await h.rebuild({ env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_IP_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
+  await h.rebuild({ env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_IP_MAX: '3', REPORT_RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
   const call = (key?: string) => h.app.inject({ method: 'GET', url: ROUTE, headers: key ? { 'x-api-key': key } : {} });
   const first = await call(KEY_A);
   t.equal(first.headers['x-ratelimit-limit'], '3');

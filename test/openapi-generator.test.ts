@@ -64,7 +64,7 @@ let tripId: string;
   tripId = String((await trips(db).findOne({ company: tenant }, { projection: { _id: 1 } }))?._id);
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' } });
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' } });
 t.teardown(() => service.stop());
 const KEY = DEMO_TENANTS[0]!.apiKey;
 

@@ -53,6 +53,7 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   if (err instanceof ApiError) {
     if (err.statusCode === 503) request.log.warn({ err: { message: err.message, details: err.details } }, 'service unavailable');
     else if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
+    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
     if (err.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '5');
     return reply.code(err.statusCode).send(apiErrorBody(err));
   }

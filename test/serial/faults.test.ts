@@ -155,7 +155,7 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   await loadDemoData(db, { invoices: 200, trips: 200 });
   const proxy = await startMongoProxy({ port: engine.port });
   t.teardown(() => proxy.close());
-  const service = await startService({ mongodbUri: proxy.uri, mongodbDb: 'shutdown', env: { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', ALERT_WORKER: 'true' } });
+  const service = await startService({ mongodbUri: proxy.uri, mongodbDb: 'shutdown', env: { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' } });
   t.teardown(() => service.stop(2000));
   const KEY = DEMO_TENANTS[0]!.apiKey;
 
@@ -243,7 +243,7 @@ async function startOnEmbedded(t: Test, opts: { launcher?: 'node' | 'tsx'; env?:
     mongodbDb: 'freight',
     launcher: opts.launcher,
     timeoutMs: 120_000,
-    env: { DATA_DIR: dataDir, DEMO_INVOICES: '60', DEMO_TRIPS: '60', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', ...opts.env },
+    env: { DATA_DIR: dataDir, DEMO_INVOICES: '60', DEMO_TRIPS: '60', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ...opts.env },
   });
   t.teardown(() => service.stop(5000));
   const servicePid = service.child.pid!;
