@@ -87,7 +87,7 @@ t.test('rate limit per key', async (t) => {
   t.equal(limited.statusCode, 429);
   assertConforms(t, limited, 'GET', ROUTE);
   t.ok(Number(limited.headers['retry-after']) > 0, 'retry-after on 429');
-  t.match(limited.json().error.details[0], /rate limit of 3 requests/);
+  t.match(limited.json().error.details[0], /^rate limit of 3 requests per minute for this API key exceeded; retry in \d+ seconds$/, 'the window, then the time left');
   t.equal(limited.json().error.reason, 'rate_limited');
   const otherKey = await createApiKey(h.db, TENANT_A, 'second');
   t.equal((await call(otherKey.key)).statusCode, 200, 'limits are per key');
