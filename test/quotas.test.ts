@@ -8,7 +8,7 @@
  * - reports (the tax summary and the audits): REPORT_RATE_LIMIT_MAX per key and window, besides
  *   the general budget; MCP tool calls count.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startHarness, testConfig, assertConforms, KEY_A, KEY_B, TENANT_A } from './helpers/harness.ts';
 import { connect, listen, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp } from '../lib/app.ts';
@@ -19,7 +19,7 @@ import type { FastifyInstance } from 'fastify';
 const h = await startHarness(t);
 await seedTwoTenants(h.db);
 
-async function appWith(t: Parameters<Parameters<typeof t.test>[1]>[0], env: Record<string, string>): Promise<FastifyInstance> {
+async function appWith(t: Test, env: Record<string, string>): Promise<FastifyInstance> {
   const app = await buildApp({ config: testConfig(env), db: h.db, logger: false });
   t.teardown(() => app.close());
   return app;

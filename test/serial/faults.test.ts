@@ -358,7 +358,7 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   t.equal(again.status, 200, 'the same files imported again after the recovery');
   const summary = (JSON.parse(again.body) as { summary: { files: number; rejected: number } }).summary;
   t.match(summary, { files: IMPORT_FILES, rejected: 0 }, 'every file imported or skipped: the store is whole');
-  t.comment(`kill -9 → data again after ${recoveryMs} ms; /ready slowest ${slowestReady} ms; ${outcomes.length} requests; interrupted import: ${interrupted.status} ${reasonOf(interrupted) ?? ''}`);
+  t.comment(`kill -9 → data again after ${recoveryMs} ms; /ready slowest ${slowestReady} ms; ${outcomes.length} requests; interrupted import: ${interrupted.status} ${reasonOf(interrupted) ?? ''}; again: ${JSON.stringify(summary)}`);
 });
 
 t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, engine stopped last, exit 0', async (t) => {
@@ -408,7 +408,7 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
   const again = await importFiles(restarted.service.base);
   t.equal(again.status, 200, 'the same files again after a restart');
   t.match((JSON.parse(again.body) as { summary: object }).summary, { files: IMPORT_FILES, rejected: 0 }, 'nothing rejected: every file whole');
-  t.comment(`SIGINT to the group → exit ${how} after ${exitMs} ms; import ${interrupted.status} ${reasonOf(interrupted) ?? ''}; ${http.length} other answers`);
+  t.comment(`SIGINT to the group → exit ${how} after ${exitMs} ms; import ${interrupted.status} ${reasonOf(interrupted) ?? ''}; ${http.length} other answers; again: ${JSON.stringify((JSON.parse(again.body) as { summary: object }).summary)}`);
 });
 
 t.test('an engine that cannot be kept up: one fatal line, exit 1 (for a supervisor to restart the service)', async (t) => {
