@@ -18,7 +18,7 @@ import t from 'tap';
 import type { Db } from 'mongodb';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
-import { listen, seedTwoTenants } from './helpers/mcp.ts';
+import { listen, openSseStream, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp, loadSpec } from '../lib/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { registeredRoutes } from '../lib/http/hardening.ts';
@@ -150,21 +150,8 @@ async function mcpSession(key = KEY_A): Promise<string> {
   return id;
 }
 
-/** Opens a legacy SSE session and reads its endpoint event; returns the session id and a closer. */
-async function sseSession(): Promise<{ id: string; close: () => void }> {
-  const controller = new AbortController();
-  const res = await fetch(`${base}/sse`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream' }, signal: controller.signal });
-  const reader = res.body!.getReader();
-  let text = '';
-  while (!/sessionId=([^\s&]+)/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
-  const id = /sessionId=([^\s&]+)/.exec(text)?.[1];
-  if (!id) throw new Error(`no legacy session: ${text}`);
-  return { id, close: () => controller.abort() };
-}
+/** Opens a legacy SSE session of tenant A (its id and a closer). */
+const sseSession = () => openSseStream(base, KEY_A);
 
 const withDb = async (mode: 'fail' | 'down', run: () => Promise<Answer>): Promise<Answer> => {
   sw.state.mode = mode;

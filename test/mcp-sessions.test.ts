@@ -13,7 +13,7 @@ import t from 'tap';
 import http from 'node:http';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
-import { errorOf, listen, seedTwoTenants } from './helpers/mcp.ts';
+import { errorOf, listen, openSseStream, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp } from '../lib/app.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
@@ -136,31 +136,7 @@ t.test('sessions are capped per API key as well as per tenant; a session answers
   t.equal((await pythonSdkDelete(url, first, a1.id!)).status, 200, 'its own key can');
 });
 
-/** Opens a legacy SSE stream; resolves with its session id and a promise of its end. */
-async function sseStream(url: string, key: string): Promise<{ id: string; ended: Promise<number> }> {
-  const res = await fetch(`${url}/sse`, { headers: { 'x-api-key': key, accept: 'text/event-stream' } });
-  if (res.status !== 200) throw new Error(`SSE: ${res.status} ${await res.text()}`);
-  const reader = res.body!.getReader();
-  let text = '';
-  while (!/sessionId=([^\s&]+)/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
-  const id = /sessionId=([^\s&]+)/.exec(text)?.[1];
-  if (!id) throw new Error(`no endpoint event: ${text}`);
-  const ended = (async () => {
-    try {
-      while (!(await reader.read()).done) {
-        /* keep-alives and messages */
-      }
-    } catch {
-      /* reset: ended too */
-    }
-    return Date.now();
-  })();
-  return { id, ended };
-}
+const sseStream = openSseStream;
 
 /** Opens a streamable session and its server stream (GET /mcp); resolves with the id and a promise of the stream's end. */
 async function streamableStream(url: string, key: string): Promise<{ id: string; ended: Promise<number> }> {

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { ApiScope } from './api-key-record.ts';
+import { ExpiringSet } from '../shared/expiring-set.ts';
 
 /** What a valid key resolves to. */
 export interface ResolvedKey {
@@ -33,11 +34,13 @@ const MAX_ENTRIES = 10_000;
  */
 export class ApiKeyCache {
   private readonly entries = new Map<string, { key: ResolvedKey; expiresAt: number }>();
-  private readonly unknown = new Map<string, number>();
+  private readonly unknown: ExpiringSet;
   private readonly revokedListeners = new Set<(keyId: string) => void>();
   public negativeTtlMs: number = DEFAULT_API_KEY_NEGATIVE_CACHE_TTL_MS;
 
-  constructor(public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {}
+  constructor(public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {
+    this.unknown = new ExpiringSet(MAX_ENTRIES, now);
+  }
 
   get(hash: string): ResolvedKey | undefined {
     const entry = this.entries.get(hash);
@@ -59,20 +62,11 @@ export class ApiKeyCache {
 
   /** Whether this hash was found unknown or revoked within the negative TTL. */
   isUnknown(hash: string): boolean {
-    const expiresAt = this.unknown.get(hash);
-    if (expiresAt === undefined) return false;
-    if (expiresAt <= this.now()) {
-      this.unknown.delete(hash);
-      return false;
-    }
-    return true;
+    return this.unknown.has(hash);
   }
 
   setUnknown(hash: string): void {
-    if (this.negativeTtlMs <= 0) return;
-    this.unknown.delete(hash);
-    this.unknown.set(hash, this.now() + this.negativeTtlMs);
-    if (this.unknown.size > MAX_ENTRIES) this.unknown.delete(this.unknown.keys().next().value!);
+    if (this.negativeTtlMs > 0) this.unknown.add(hash, this.negativeTtlMs);
   }
 
   /** A key just stored: no longer unknown. */

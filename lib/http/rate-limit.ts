@@ -6,7 +6,7 @@ import { identifyCaller, knownCaller } from './auth.ts';
 import { ApiError } from './api-error.ts';
 import { isInternalDispatch } from './internal-dispatch.ts';
 import { failoverStore, localStore } from './rate-limit-store.ts';
-import { ADDRESS_PREFIX, SpentAddresses, spendingStore } from './spent-addresses.ts';
+import { ADDRESS_PREFIX, spentAddresses, spendingStore } from './spent-addresses.ts';
 
 export interface RateLimitOptions {
   /** Requests per valid API key and window (RATE_LIMIT_MAX). */
@@ -64,7 +64,7 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
       redis.disconnect();
     });
   }
-  const spent = new SpentAddresses();
+  const spent = spentAddresses();
   const counters = redis ? failoverStore({ redis, nameSpace: 'freight-rl:', log: app.log }) : localStore();
   const window = windowText(opts.windowMs);
   await app.register(rateLimit, {

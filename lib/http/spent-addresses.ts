@@ -10,44 +10,22 @@
  * spent on another instance is known here from its next request on.
  */
 import type { CounterStore, IncrCallback, StoreClass, StoreParams } from './rate-limit-store.ts';
+import { ExpiringSet } from '../shared/expiring-set.ts';
 
-const MAX_ENTRIES = 10_000;
-
-export class SpentAddresses {
-  private readonly until = new Map<string, number>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  /** Whether `ip` is over its budget now. */
-  has(ip: string): boolean {
-    const until = this.until.get(ip);
-    if (until === undefined) return false;
-    if (until <= this.now()) {
-      this.until.delete(ip);
-      return false;
-    }
-    return true;
-  }
-
-  /** `ip` is over its budget for `ttlMs` more. */
-  mark(ip: string, ttlMs: number): void {
-    this.until.delete(ip);
-    this.until.set(ip, this.now() + Math.max(0, ttlMs));
-    if (this.until.size > MAX_ENTRIES) this.until.delete(this.until.keys().next().value!);
-  }
-}
+/** Addresses over their budget, until their window resets (at most 10,000 remembered). */
+export const spentAddresses = (): ExpiringSet => new ExpiringSet(10_000);
 
 /** The rate limiter's key for requests counted on the client address. */
 export const ADDRESS_PREFIX = 'ip:';
 
 /** `Base` (a counter store class) reporting every address counter found over its maximum to `spent`. */
-export function spendingStore(Base: StoreClass, spent: SpentAddresses): StoreClass {
+export function spendingStore(Base: StoreClass, spent: ExpiringSet): StoreClass {
   const wrap = (inner: CounterStore): CounterStore => ({
     incr(key: string, cb: IncrCallback, timeWindow?: number, max?: number) {
       inner.incr(
         key,
         (err, res) => {
-          if (!err && res && max !== undefined && res.current > max && key.startsWith(ADDRESS_PREFIX)) spent.mark(key.slice(ADDRESS_PREFIX.length), res.ttl);
+          if (!err && res && max !== undefined && res.current > max && key.startsWith(ADDRESS_PREFIX)) spent.add(key.slice(ADDRESS_PREFIX.length), res.ttl);
           cb(err, res);
         },
         timeWindow,
