@@ -98,8 +98,17 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     exited,
     async stop(graceMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        // Under the tsx launcher, the whole group: a launcher killed alone would orphan the service.
+        const signal = (sig: NodeJS.Signals) => {
+          try {
+            if (opts.launcher === 'tsx') process.kill(-child.pid!, sig);
+            else child.kill(sig);
+          } catch {
+            /* gone meanwhile */
+          }
+        };
+        signal('SIGTERM');
+        const timer = setTimeout(() => signal('SIGKILL'), graceMs);
         const how = await exited;
         clearTimeout(timer);
         return how;
