@@ -88,7 +88,9 @@ async function shutdown(why: string, exitCode: number) {
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 // A supervisor (systemd, Kubernetes, pm2) restarts a process that exits non-zero; /health says 503 meanwhile.
-onEngineLost = (reason) => void shutdown(`embedded engine lost: ${reason}`, 1);
+// The engine is gone for good: close the client first, so what still waits for a server (requests,
+// the workers' lock hand-back) fails at once instead of after the server selection timeout.
+onEngineLost = (reason) => void database.client.close(true).finally(() => shutdown(`embedded engine lost: ${reason}`, 1));
 
 await app.listen({ port: config.port, host: config.host });
 const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${(app.server.address() as { port: number }).port}`;
