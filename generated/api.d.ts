@@ -416,7 +416,9 @@ export interface paths {
          *     **Time.** An import has its own deadline, `IMPORT_TIMEOUT_MS` (15 minutes by default; other
          *     operations have `REQUEST_TIMEOUT_MS`, 30 s). Past it the answer is `503` with reason
          *     `deadline_exceeded` and the import stops at the next batch of files: what was written is
-         *     whole, and sending the same files again completes the import (idempotent by UUID).
+         *     whole, and sending the same files again completes the import (idempotent by UUID). The
+         *     same happens when the service stops (Ctrl-C, SIGTERM) while an import runs: `503` with
+         *     reason `shutting_down` after the current batch, instead of waiting for the whole import.
          *
          *     **Incremental sync.** Financial documents and trips the import creates or changes get
          *     `lastUpdate` = the time of the import (not the CFDI's dates), so `updatedSince` on both
@@ -696,7 +698,9 @@ export interface paths {
          * Send a test event to a webhook endpoint
          * @description Queues a `webhook.test` event (body `{id, type, createdAt, tenant, data: {webhookId}}`)
          *     for the endpoint, signed and retried like any other; follow it in
-         *     `GET /api/webhooks/{id}/deliveries`.
+         *     `GET /api/webhooks/{id}/deliveries`. A tenant may have at most
+         *     `WEBHOOK_MAX_PENDING_TESTS` (10) test deliveries waiting (not yet delivered or failed for
+         *     good); one more is `429` `quota_exceeded` with `retry-after`.
          */
         post: operations["sendWebhookTest"];
         delete?: never;
@@ -715,6 +719,9 @@ export interface paths {
         /**
          * Liveness probe
          * @description Answers 200 while the process is up. Touches no database (nor the rate-limit store), needs no API key and is never rate limited.
+         *     `503` (reason `shutting_down`) when the instance is broken for good and about to exit non-zero: on the
+         *     embedded engine (`npm start` without `MONGODB_URI`), when the engine died and could not be restarted
+         *     (5 restarts within 5 minutes); a supervisor (systemd, Kubernetes, a process manager) should restart it.
          */
         get: operations["getHealth"];
         put?: never;
@@ -747,10 +754,16 @@ export interface paths {
          *     text/event-stream`. An `initialize` request without `mcp-session-id`
          *     opens a session for the tenant of the API key and answers its id in the
          *     `mcp-session-id` response header; every later request carries it. A
-         *     session belongs to the tenant that opened it: another tenant's key gets
-         *     404 as if the session did not exist. Sessions idle longer than the
-         *     configured timeout (default 30 minutes) are closed and then answer 404;
-         *     the client re-initializes.
+         *     session belongs to the API key that opened it: any other key (of another
+         *     tenant or the same one) gets 404 as if the session did not exist.
+         *     Sessions idle longer than the configured timeout (default 30 minutes)
+         *     are closed and then answer 404; the client re-initializes. Open sessions
+         *     are capped per API key (`MCP_MAX_SESSIONS_PER_KEY`, 10) and per tenant
+         *     (`MCP_MAX_SESSIONS_PER_TENANT`, 50), both transports counted: an
+         *     `initialize` beyond either is `429` `too_many_sessions`. Revoking a key
+         *     closes its sessions and their streams: at once when revoked through the
+         *     service, within `API_KEY_CACHE_TTL_MS` (10 s) when revoked by another
+         *     process.
          *
          *     Tools are the REST data operations of this document, one per
          *     operationId, with the same parameters, validation and result (see the
@@ -760,7 +773,8 @@ export interface paths {
         post: operations["mcpPost"];
         /**
          * End an MCP session (streamable HTTP)
-         * @description Closes the session and its streams; the id answers 404 afterwards.
+         * @description Closes the session and its streams; the id answers 404 afterwards. The request has no body;
+         *     an empty body with `content-type: application/json` (what the MCP Python SDK sends) is accepted.
          */
         delete: operations["mcpDeleteSession"];
         options?: never;
@@ -782,8 +796,8 @@ export interface paths {
          * @description Delivers one JSON-RPC message to the legacy session named by
          *     `sessionId`. The request answers `202 Accepted` at once; the JSON-RPC
          *     response (McpJsonRpcResponse) is sent on the session's SSE stream. The
-         *     session belongs to the tenant that opened it: another tenant's key gets
-         *     404 as if the session did not exist.
+         *     session belongs to the API key that opened it: any other key gets 404
+         *     as if the session did not exist.
          */
         post: operations["mcpLegacyMessage"];
         delete?: never;
@@ -802,6 +816,8 @@ export interface paths {
         /**
          * Readiness probe
          * @description Pings the database. 200 when it answers, 503 when it cannot be reached (take the instance out of rotation). Needs no API key.
+         *     Answers within `READY_TIMEOUT_MS` (1 s by default) whatever the database does: a ping not answered by then
+         *     is a 503, and while the embedded engine is known to be down (restarting after a crash) the 503 comes at once.
          */
         get: operations["getReady"];
         put?: never;
@@ -1535,12 +1551,12 @@ export interface components {
         /**
          * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
          *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor not in its documented form, `400`, or in that form but forged, foreign or for other filters, `404`: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
-         *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
-         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up).
+         *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the API key's or the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
+         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up), `shutting_down` (this instance is stopping: an import it stopped between files, or a liveness probe of an instance about to exit; retry, on another instance if there is one), `quota_exceeded` (a per-tenant quota: `409` for what the tenant holds, active alert jobs and webhook endpoints, until some are cancelled or deleted; `429` with `retry-after` for queued test deliveries, which free up as they are delivered).
          * @example invalid_parameter
          * @enum {string}
          */
-        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured";
+        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured" | "shutting_down" | "quota_exceeded";
         /** @description The one error shape of the service. */
         ErrorResponse: {
             error: components["schemas"]["ErrorResponseError"];
@@ -3070,7 +3086,10 @@ export interface components {
             at: string;
             attempt: number;
             durationMs: number;
-            /** @description Why the attempt failed; null for a 2xx */
+            /**
+             * @description Why the attempt failed, in words and never with an address the host name resolved to (`answered 503`, `redirect (302) not followed`, `connection refused`, `timed out after 10000 ms`, `host name not found`, `refused: the host name resolves to a private address`, `refused: port 8443 is not allowed; …`, `TLS certificate has expired`); null for a 2xx
+             * @example connection refused
+             */
             error: string | null;
             /** @description The receiver's HTTP status; null when no answer came (connection refused, timeout, address refused) */
             statusCode: number | null;
@@ -3142,15 +3161,16 @@ export interface components {
          *     at most 2,048 characters. The pattern states what is accepted: a host name (ASCII
          *     labels of letters, digits and single hyphens; the last label starts with a letter,
          *     so no name can be read as an IP address) or a public IPv4 address in dotted
-         *     decimal, then an optional port (1–65535), path, query and fragment. Not accepted
+         *     decimal, then an optional port (443 or 80 only), path, query and fragment. Not accepted
          *     (`400`): `localhost` and its aliases, IPv4 addresses in loopback, private,
          *     link-local, carrier-grade NAT, multicast, documentation or reserved ranges, IPv6
-         *     literals and credentials. Whatever a host name resolves to is checked at every
+         *     literals, other ports and credentials. Whatever a host name resolves to is checked at every
          *     delivery: a name resolving to such an address gets no request (the delivery is
-         *     recorded as failed), so DNS cannot be used to reach internal addresses. With
-         *     `WEBHOOK_ALLOW_PRIVATE=true` (tests, on-premise receivers) the service also accepts
-         *     the addresses and names this pattern leaves out; the published schema describes the
-         *     default. Redirects are not followed.
+         *     recorded as failed with the reason, never the address), so DNS cannot be used to reach
+         *     or map internal addresses. With `WEBHOOK_ALLOW_PRIVATE=true` (tests, on-premise
+         *     receivers) the service also accepts the addresses and names this pattern leaves out,
+         *     and with `WEBHOOK_ALLOWED_PORTS` (a list of ports, or `*`) other ports; the published
+         *     schema describes the default. Redirects are not followed.
          * @example https://hooks.example.com/freight
          */
         WebhookUrl: string;
@@ -3301,9 +3321,10 @@ export interface components {
             };
         };
         /**
-         * @description No open session with this `mcp-session-id` for this tenant: it never
-         *     existed, was ended (DELETE), expired after the idle timeout, or belongs to
-         *     another tenant. Re-initialize without the header.
+         * @description No open session with this `mcp-session-id` for this API key: it never
+         *     existed, was ended (DELETE), expired after the idle timeout, was closed
+         *     because its key was revoked, or belongs to another key. Re-initialize
+         *     without the header.
          */
         McpSessionNotFound: {
             headers: {
@@ -3367,7 +3388,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The database cannot be reached, a query exceeded its time limit (`QUERY_TIMEOUT_MS`), or the operation did not complete within `REQUEST_TIMEOUT_MS`. Safe to retry after `retry-after` seconds. */
+        /** @description The database cannot be reached (`database_unavailable`), a query exceeded its time limit (`QUERY_TIMEOUT_MS`) or the operation did not complete within `REQUEST_TIMEOUT_MS` (`deadline_exceeded`), or the service is stopping (`shutting_down`). Safe to retry after `retry-after` seconds. */
         ServiceUnavailable: {
             headers: {
                 "retry-after": components["headers"]["RetryAfter"];
@@ -3390,7 +3411,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The API key exceeded its rate limit (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize, the tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones). */
+        /** @description The API key exceeded its rate limit, or the client address its budget for requests without a valid key (`reason` `rate_limited`; retry after `retry-after` seconds), or, on `POST /mcp` initialize and `GET /sse`, the API key or its tenant already has the most open MCP sessions allowed (`too_many_sessions`: end unused ones), or, on `POST /api/webhooks/{id}/test`, the tenant has the most test deliveries queued (`quota_exceeded`). A report (`x-rate-limit-budget: reports`) may also meet its own budget (`rate_limited`, the report budget in the headers). */
         TooManyRequests: {
             headers: {
                 "retry-after": components["headers"]["RetryAfter"];
@@ -3408,8 +3429,7 @@ export interface components {
                  *         "message": "Too Many Requests",
                  *         "reason": "rate_limited",
                  *         "details": [
-                 *           "rate limit of 600 requests per 1 minute exceeded",
-                 *           "retry in 12 seconds"
+                 *           "rate limit of 600 requests per minute for this API key exceeded; retry in 12 seconds"
                  *         ]
                  *       }
                  *     }
@@ -3610,7 +3630,7 @@ export interface components {
         Deprecation: string;
         /** @description Only on version 1 answers: the migration notes (the Versioning section of this document in Swagger UI), `rel="deprecation"` and `rel="sunset"`. */
         Link: string;
-        /** @description Requests allowed per window for this API key. */
+        /** @description Requests allowed per window for this API key (without a valid key, for the client address). */
         RateLimitLimit: number;
         /** @description Requests left in the current window. */
         RateLimitRemaining: number;
@@ -3983,7 +4003,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description A request with the same `Idempotency-Key` is still being processed. Retry after a moment to get its answer. */
+            /**
+             * @description A request with the same `Idempotency-Key` is still being processed (`conflict`): retry after a moment to get its answer.
+             *     Or the tenant's quota of alert jobs (`ALERT_MAX_ACTIVE_JOBS`, 10,000 scheduled and not yet run) would be exceeded by the
+             *     jobs this request adds (`quota_exceeded`; nothing is scheduled): cancel jobs or wait for them to run.
+             */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6138,7 +6162,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description The tenant already has the maximum number of endpoints (20). Delete one first. */
+            /** @description The tenant already has the maximum number of endpoints (`WEBHOOK_MAX_ENDPOINTS`, 20): reason `quota_exceeded`. Delete one first. */
             409: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6150,9 +6174,9 @@ export interface operations {
                      *       "error": {
                      *         "code": 409,
                      *         "message": "Conflict",
-                     *         "reason": "conflict",
+                     *         "reason": "quota_exceeded",
                      *         "details": [
-                     *           "a tenant may have at most 20 webhook endpoints; delete one first"
+                     *           "a tenant may have at most 20 webhook endpoints (WEBHOOK_MAX_ENDPOINTS); delete one first"
                      *         ]
                      *       }
                      *     }
@@ -6526,6 +6550,30 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            /** @description This instance is about to exit to be restarted (the embedded database engine could not be restarted). */
+            503: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 503,
+                     *         "message": "Service Unavailable",
+                     *         "reason": "shutting_down",
+                     *         "details": [
+                     *           "the embedded database engine could not be restarted; this instance is exiting to be restarted"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     mcpStream: {
@@ -6552,13 +6600,13 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error). */
+            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error); a query parameter (none is taken; error shape of the service). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
+                    "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6619,10 +6667,11 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description Malformed JSON or body (error shape of the service), or an MCP
-             *     protocol error answered as a JSON-RPC error: no `mcp-session-id` on a
-             *     request other than `initialize`, an unsupported
-             *     `mcp-protocol-version`, an invalid JSON-RPC message.
+             * @description Malformed JSON or body, or a query parameter (none is taken) (error
+             *     shape of the service), or an MCP protocol error answered as a JSON-RPC
+             *     error: an empty body, no `mcp-session-id` on a request other than
+             *     `initialize`, an unsupported `mcp-protocol-version`, an invalid
+             *     JSON-RPC message.
              */
             400: {
                 headers: {
@@ -6664,13 +6713,13 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No `mcp-session-id` header (JSON-RPC error). */
+            /** @description No `mcp-session-id` header (JSON-RPC error); a query parameter (none is taken; error shape of the service). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
+                    "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6705,7 +6754,7 @@ export interface operations {
                     "text/plain": "Accepted";
                 };
             };
-            /** @description No `sessionId`, malformed JSON (error shape of the service), or a message that is not JSON-RPC (plain text from the transport). */
+            /** @description No `sessionId`, a query parameter other than `sessionId`, malformed JSON or an empty body (error shape of the service, or a JSON-RPC parse error), or a message that is not JSON-RPC (plain text from the transport). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6716,7 +6765,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description No open session with this id for this tenant (closed, expired or another tenant's). */
+            /** @description No open session with this id for this API key (closed, expired, its key revoked, or another key's). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6769,6 +6818,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReadyResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -6799,6 +6849,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

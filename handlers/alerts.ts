@@ -12,13 +12,14 @@ export function alertsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'scheduleAle
       const tenant = tenantOf(request);
       const body = request.body;
       const key = request.headers['idempotency-key'];
-      if (typeof key !== 'string') return scheduleAlerts(deps, tenant, body);
+      const quota = { maxActiveJobs: deps.alerts.maxActiveJobs };
+      if (typeof key !== 'string') return scheduleAlerts(deps, tenant, body, quota);
       // 400/403 before the key is claimed: a rejected request writes nothing and leaves the key free.
       validateScheduleInput(tenant, body, deps.now());
       const { body: answer, replayed } = await withIdempotency(
         deps.db,
         { tenant, key, operation: 'scheduleAlerts', fingerprint: requestFingerprint(body), now: deps.now },
-        () => scheduleAlerts(deps, tenant, body),
+        () => scheduleAlerts(deps, tenant, body, quota),
       );
       if (replayed) reply.header('idempotent-replayed', 'true');
       return answer;

@@ -8,7 +8,7 @@ export function healthHandlers(deps: HandlerDeps): Pick<HandlerMap, 'getHealth' 
       return getHealth(deps);
     },
     async getReady() {
-      return getReady(deps.pingDatabase);
+      return getReady(deps);
     },
   };
 }

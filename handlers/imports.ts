@@ -1,5 +1,6 @@
 import type { HandlerDeps, HandlerMap } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
+import { runUntilStopped } from './long-running.ts';
 import { ImportAborted, importDocuments } from '../lib/imports/import-documents.ts';
 import type { ImportInput } from '../lib/imports/import-sources.ts';
 import type { components } from '../generated/api.d.ts';
@@ -23,17 +24,9 @@ export function importsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'importDocu
     async importDocuments(request, reply) {
       const mediaType = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       const inputs = inputsOf(request.body, mediaType);
-      // The import deadline (IMPORT_TIMEOUT_MS) answers 503, or the client leaves: stop between files.
-      const stop = new AbortController();
-      reply.raw.once('close', () => stop.abort());
-      try {
-        return await importDocuments(deps, tenantOf(request), inputs, { signal: stop.signal });
-      } catch (err) {
-        if (!(err instanceof ImportAborted)) throw err;
-        // The 503 is already sent (or nobody is listening any more).
-        if (!reply.sent) reply.raw.destroy();
-        return reply;
-      }
+      return runUntilStopped(reply, deps.shutdown, (err) => err instanceof ImportAborted, 'the same files', (signal) =>
+        importDocuments(deps, tenantOf(request), inputs, { signal }),
+      );
     },
   };
 }

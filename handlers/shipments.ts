@@ -1,5 +1,6 @@
 import type { HandlerDeps, HandlerMap } from './types.ts';
 import { apiVersion } from './api-version.ts';
+import { runUntilStopped } from './long-running.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { listShipments } from '../lib/trips/list-shipments.ts';
 import { getShipment } from '../lib/trips/get-shipment.ts';
@@ -24,16 +25,10 @@ export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShip
     async importDeliveries(request, reply) {
       // text/csv arrives as bytes (lib/http/binary-bodies.ts), JSON as its validated rows.
       const body: unknown = request.body;
-      // Its deadline is the imports' (IMPORT_TIMEOUT_MS): it answers 503, or the client leaves; stop between rounds of trips.
-      const stop = new AbortController();
-      reply.raw.once('close', () => stop.abort());
-      try {
-        return await importDeliveries(deps, tenantOf(request), Buffer.isBuffer(body) ? { csv: body } : { rows: request.body.rows }, stop.signal);
-      } catch (err) {
-        if (!(err instanceof DeliveriesAborted)) throw err;
-        if (!reply.sent) reply.raw.destroy();
-        return reply;
-      }
+      const input = Buffer.isBuffer(body) ? { csv: body } : { rows: request.body.rows };
+      return runUntilStopped(reply, deps.shutdown, (err) => err instanceof DeliveriesAborted, 'the same tickets', (signal) =>
+        importDeliveries(deps, tenantOf(request), input, signal),
+      );
     },
   };
 }

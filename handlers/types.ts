@@ -3,7 +3,7 @@ import type { operations } from '../generated/api.d.ts';
 import type { ValidatedQueries } from '../generated/validated.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
-import type { WebhookSettings } from '../lib/config.ts';
+import type { AppConfig, WebhookSettings } from '../lib/config.ts';
 
 /**
  * Typed handler map, one entry per operationId of the spec (checked at compile
@@ -34,6 +34,16 @@ export interface HandlerDeps extends ServiceContext {
   startedAt: number;
   version: string;
   pingDatabase: () => Promise<number>;
+  /** How long /ready waits for the database's answer before it says 503 (READY_TIMEOUT_MS). */
+  readyTimeoutMs: number;
+  /** Why the database is known to be unusable now (the embedded engine restarting), or null. */
+  databaseProblem: () => string | null;
+  /** Why this process should be restarted (the embedded engine could not be), or null. */
+  livenessProblem: () => string | null;
+  /** Aborted when the service starts closing: long operations (imports) stop at their next step. */
+  shutdown: AbortSignal;
+  /** Per-tenant alert quotas (ALERT_MAX_ACTIVE_JOBS). */
+  alerts: AppConfig['alerts'];
   /** Webhook settings, the secret-encryption key included (lib/webhooks). */
   webhooks: WebhookSettings;
 }

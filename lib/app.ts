@@ -13,11 +13,14 @@ import { apiKeyCache } from './auth/api-key-cache.ts';
 import { settingsCache } from './db/settings-cache.ts';
 import { registerResponseHeaders, tenantDataRoute } from './http/cache-control.ts';
 import { makeErrorHandlers } from './http/error-handler.ts';
-import { clientErrorHandler, frameworkErrors, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
+import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
 import { genRequestId } from './http/request-id.ts';
 import { validatorCompilerFor } from './http/validator-compiler.ts';
 import { registerBinaryBodies } from './http/binary-bodies.ts';
-import { registerRateLimit } from './http/rate-limit.ts';
+import { registerJsonBody } from './http/json-body.ts';
+import { firstServer, withFirstServer } from './http/served-document.ts';
+import { logSerializers, REDACTED_HEADER_PATHS } from './http/log-redaction.ts';
+import { limitRequests, registerRateLimit, reportBudget } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
 import { listOperations } from './spec/operations.ts';
 import type { Json } from './spec/deref.ts';
@@ -38,13 +41,32 @@ export interface BuildAppOptions {
   plugins?: ((app: FastifyInstance, deps: HandlerDeps) => Promise<void>)[];
   /** MCP endpoints (/mcp, /sse, /messages) options; `false` leaves them out. Default: on, default options. */
   mcp?: McpOptions | false;
+  /** Why the database is known to be down without asking it (the embedded engine restarting): /ready answers 503 at once. */
+  databaseProblem?: () => string | null;
+  /** Why this process must be restarted (the embedded engine could not be): /health answers 503. */
+  livenessProblem?: () => string | null;
 }
 
-/** `document` with `origin` as its first server (once). */
-function withOwnServer<T extends { servers?: { url: string; description?: string }[] }>(document: T, origin: string): T {
-  const others = (document.servers ?? []).filter((s) => s.url !== origin);
-  return { ...document, servers: [{ url: origin, description: 'This service (the address this document was fetched from)' }, ...others] };
+/**
+ * The copy of the spec glue builds routes from. Glue warns about every media type of the
+ * document that has no content-type parser, responses included, though only request bodies
+ * are ever parsed; the responses' other media types (the version 1 lists'
+ * `application/vnd.freight.v1+json`) are left out of its copy. Responses are shaped by the
+ * domain layer and serialised as JSON whatever their schema (see setSerializerCompiler).
+ */
+function glueSpecification(spec: Json): object {
+  const copy = structuredClone(spec) as { paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>> };
+  for (const item of Object.values(copy.paths ?? {})) {
+    for (const op of Object.values(item)) {
+      for (const response of Object.values(op?.responses ?? {})) {
+        if (!response?.content) continue;
+        for (const type of Object.keys(response.content)) if (type !== 'application/json') delete response.content[type];
+      }
+    }
+  }
+  return copy;
 }
+
 
 /**
  * Plugins in order: request id and errors, rate limit (before any route),
@@ -54,8 +76,11 @@ function withOwnServer<T extends { servers?: { url: string; description?: string
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const { config, db } = opts;
   const spec = loadSpec();
+  // Credentials never logged: headers by path, URLs (`?api_key=…`) by the request serializer (lib/http/log-redaction.ts).
+  const logDefaults = { level: config.logLevel, redact: REDACTED_HEADER_PATHS, serializers: logSerializers };
+  const logger = opts.logger === undefined || opts.logger === true ? logDefaults : opts.logger === false ? false : { ...logDefaults, ...opts.logger, serializers: { ...logSerializers, ...opts.logger.serializers } };
   const app = Fastify({
-    logger: opts.logger ?? { level: config.logLevel, redact: ['req.headers["x-api-key"]', 'req.headers.authorization'] },
+    logger,
     genReqId: genRequestId,
     requestIdHeader: false,
     // One log line per request (below) instead of Fastify's two: at LOG_LEVEL=info logging
@@ -79,7 +104,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   app.decorateRequest('tenant', null);
   app.decorateRequest('apiKeyId', null);
-  app.setValidatorCompiler(validatorCompilerFor({ allowPrivateWebhooks: config.webhooks.allowPrivate }));
+  app.setValidatorCompiler(validatorCompilerFor({ webhookUrls: config.webhooks }));
   // Responses are shaped by the domain layer and checked against the spec in tests;
   // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -92,6 +117,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   app.removeContentTypeParser('text/plain');
   // XML and zip bodies only where the spec declares them (POST /api/imports); 415 elsewhere.
   registerBinaryBodies(app);
+  // An empty body with a JSON content type is no body (MCP Python SDK's DELETE /mcp), not a 400.
+  registerJsonBody(app);
 
   // Callback-style hooks: they run on every request, and an async hook costs a promise each time.
   app.addHook('onRequest', (request, reply, done) => {
@@ -106,22 +133,35 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   registerResponseHeaders(app);
 
-  await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl });
+  await registerRateLimit(app, { ...config.rateLimit, redisUrl: config.redisUrl, db });
+  // Listed first on secured routes: the budget is counted before the key is looked up.
+  const limit = limitRequests(app);
   await registerCompression(app);
-  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
+  app.setNotFoundHandler({ preHandler: limit }, notFoundHandler);
 
   // Swagger reads the same bundled file the service runs on.
   await app.register(swagger, { mode: 'static', specification: { path: fileURLToPath(SPEC_PATH), baseDir: fileURLToPath(new URL('.', SPEC_PATH)) } });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { persistAuthorization: true },
-    // The served document names the address it was fetched from as its first server, so
-    // Swagger UI and generated clients call this very service (the spec's first entry is
-    // the default local address of `npm start`).
+    // The served document names this service as its first server, so Swagger UI and generated
+    // clients call it: PUBLIC_BASE_URL, a loopback address as fetched, else `/` (never a Host echoed).
     transformSpecificationClone: true,
-    transformSpecification: (document, request) => withOwnServer(document as { servers?: { url: string; description?: string }[] }, `${request.protocol}://${request.host}`),
+    transformSpecification: (document, request) => withFirstServer(document as { servers?: { url: string; description?: string }[] }, firstServer(request, config.publicBaseUrl)),
   });
 
+  // Aborted as the service starts closing: imports in flight stop at their next batch and answer 503.
+  const shutdown = new AbortController();
+  app.addHook('preClose', (done) => {
+    shutdown.abort();
+    done();
+  });
+  // A request in flight when closing starts is served, and its connection then closed: left
+  // open (keep-alive), it would hold the server's close until the client lets go.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (shutdown.signal.aborted) reply.header('connection', 'close');
+    done(null, payload);
+  });
   const deps: HandlerDeps = {
     db,
     config,
@@ -129,28 +169,37 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     startedAt: Date.now(),
     version: spec.info.version,
     webhooks: config.webhooks,
+    alerts: config.alerts,
+    readyTimeoutMs: config.readyTimeoutMs,
+    databaseProblem: opts.databaseProblem ?? (() => null),
+    livenessProblem: opts.livenessProblem ?? (() => null),
+    shutdown: shutdown.signal,
     pingDatabase:
       opts.pingDatabase ??
       (async () => {
         const t0 = performance.now();
-        await db.command({ ping: 1 }, { timeoutMS: 2000 });
+        await db.command({ ping: 1 }, { timeoutMS: config.readyTimeoutMs });
         return Math.round((performance.now() - t0) * 10) / 10;
       }),
   };
   const handlers = createHandlers(deps);
   // Per-request reads that change rarely: resolved keys and tenant settings (TTLs from config).
   apiKeyCache(db).ttlMs = config.apiKeyCacheTtlMs;
+  apiKeyCache(db).negativeTtlMs = config.apiKeyNegativeCacheTtlMs;
   settingsCache(db).ttlMs = config.settingsCacheTtlMs;
   // Reading needs the `read` scope, anything that changes state the `write` scope.
   const authenticateRead = makeAuthenticate(db, 'read');
   const authenticateWrite = makeAuthenticate(db, 'write');
   const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
+  const noQueryParameters = onlyQueryParameters();
+  // Year-long reports cost seconds: a budget of their own per key, after authentication (spec: x-rate-limit-budget).
+  const limitReports = reportBudget(app, { max: config.rateLimit.reportMax, windowMs: config.rateLimit.windowMs });
   const deadline = requestDeadline(config.requestTimeoutMs);
   // Imports of thousands of files (or of a month of delivery tickets) take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
   const importDeadline = requestDeadline(config.imports.timeoutMs);
 
   await app.register(openapiGlue, {
-    specification: structuredClone(spec),
+    specification: glueSpecification(spec),
     operationResolver: (operationId: string, method: string, url: string) => {
       const handler = handlers[operationId as OperationId];
       if (!handler) throw new Error(`no handler for operation ${operationId}`);
@@ -160,11 +209,18 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
         url: op?.route ?? url,
         // Validation has checked the request against this operation's schemas: its typed handler serves the route.
         handler: handler as RouteHandlerMethod,
-        // The deadline starts first: authentication reads the database too. Liveness does no I/O: nothing to bound.
+        // The deadline starts first: authentication reads the database too; the rate limit before
+        // authentication (requests without a valid key count per address). Liveness does no I/O: nothing to bound.
         onRequest: op?.secured
-          ? [operationId === 'importDocuments' || operationId === 'importDeliveries' ? importDeadline : deadline, op.method === 'GET' ? authenticateRead : authenticateWrite]
+          ? [
+              operationId === 'importDocuments' || operationId === 'importDeliveries' ? importDeadline : deadline,
+              limit,
+              op.method === 'GET' ? authenticateRead : authenticateWrite,
+              ...(op.extensions['x-rate-limit-budget'] === 'reports' ? [limitReports] : []),
+            ]
           : operationId === 'getHealth' ? [] : [deadline],
-        ...(op?.bodyRequired ? { preValidation: requireBody } : {}),
+        // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
+        preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],
         // Imports take whole archives, deliveries a month of tickets; every other body stays within BODY_LIMIT_BYTES.
         ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
         ...(operationId === 'importDeliveries' ? { bodyLimit: config.deliveriesBodyLimitBytes } : {}),
@@ -177,7 +233,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     },
   });
 
-  if (opts.mcp !== false) await registerMcp(app, { ...opts.mcp, db, spec, version: spec.info.version });
+  // Open sessions' keys are checked as often as a resolved key is trusted: a revoked key loses them within API_KEY_CACHE_TTL_MS.
+  if (opts.mcp !== false) await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...opts.mcp, db, spec, version: spec.info.version });
   for (const plugin of opts.plugins ?? []) await plugin(app, deps);
   return app;
 }

@@ -5,25 +5,36 @@ export interface AppConfig {
   mongodbUri: string | null;
   mongodbDb: string;
   dataDir: string;
+  /** The embedded engine's supervision (lib/db/engine-supervisor.ts): restarts allowed within a window before the service gives up and exits 1. */
+  embeddedEngine: { maxRestarts: number; restartWindowMs: number };
   logLevel: string;
   /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
   documentBaseUrl: string;
-  rateLimit: { max: number; windowMs: number };
+  /** Requests per valid API key (max) and without a valid key per client address (ipMax), per window. */
+  rateLimit: { max: number; ipMax: number; windowMs: number; reportMax: number };
   redisUrl: string | null;
   /** Run the alert worker in this process. */
   worker: boolean;
   /** Per-query server-side time limit. */
   queryTimeoutMs: number;
   requestTimeoutMs: number;
+  /** How long GET /ready waits for the database's answer to a ping before it answers 503. */
+  readyTimeoutMs: number;
   bodyLimitBytes: number;
   trustProxy: boolean;
+  /** PUBLIC_BASE_URL: the address clients reach this service at, the first server of the served OpenAPI document (null: see lib/http/served-document.ts). */
+  publicBaseUrl: string | null;
   /** Origins a browser may call the API from (CORS); empty: CORS off. */
   corsOrigins: string[];
   /** How long a valid API key is trusted without a database read: the longest a revocation from another process takes (0 = no cache). */
   apiKeyCacheTtlMs: number;
+  /** How long an unknown or revoked key is refused without a database read (0 = no negative cache). */
+  apiKeyNegativeCacheTtlMs: number;
   /** How long a tenant's settings are reused without a database read (0 = no cache). */
   settingsCacheTtlMs: number;
   webhooks: WebhookSettings;
+  /** Per-tenant alert quotas. */
+  alerts: { /** ALERT_MAX_ACTIVE_JOBS: alert jobs a tenant may have scheduled and not yet run (default 10,000). */ maxActiveJobs: number };
   /** CFDI import limits (POST /api/imports, npm run import). */
   imports: ImportLimits;
   /** Largest POST /api/deliveries body (a CSV or JSON rows of reception tickets). */
@@ -55,8 +66,12 @@ export interface WebhookSettings {
   encryptionKey: Buffer | null;
   /** WEBHOOK_ALLOW_PRIVATE: allow loopback/private/link-local targets (tests, on-premise receivers). */
   allowPrivate: boolean;
+  /** WEBHOOK_ALLOWED_PORTS: ports a webhook URL may use (default 443,80; `*`: any). */
+  allowedPorts: readonly number[] | 'any';
   /** WEBHOOK_MAX_ENDPOINTS: endpoints per tenant (default 20). */
   maxEndpoints: number;
+  /** WEBHOOK_MAX_PENDING_TESTS: test deliveries a tenant may have queued and not yet delivered or failed (default 10). */
+  maxPendingTests: number;
   /** WEBHOOK_TIMEOUT_MS: one attempt's time limit (default 10000). */
   timeoutMs: number;
   /** WEBHOOK_RETRY_DELAY_MS: first retry delay, doubled each time (default 30000)... */
@@ -110,6 +125,32 @@ function origins(env: NodeJS.ProcessEnv): string[] {
   });
 }
 
+/** An absolute http(s) URL without credentials, query or fragment (a path prefix is fine), without its trailing slash; unset: null. */
+function baseUrl(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name}: "${raw}" is not an absolute URL (https://api.example.com)`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+    throw new ConfigError(`${name}: "${raw}" must be an http(s) URL without credentials, query or fragment`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** A comma-separated list of ports, or `*` for any. */
+function ports(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] | 'any' {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return fallback;
+  if (raw === '*') return 'any';
+  const list = raw.split(',').map((p) => p.trim());
+  if (list.some((p) => !/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535)) throw new ConfigError(`${name} must be \`*\` or a comma-separated list of ports 1-65535 (got "${raw}")`);
+  return [...new Set(list.map(Number))];
+}
+
 /** 32 bytes as 64 hex characters or base64. */
 function key32(env: NodeJS.ProcessEnv, name: string): Buffer | null {
   const raw = env[name]?.trim();
@@ -128,21 +169,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mongodbUri: env.MONGODB_URI || null,
     mongodbDb: env.MONGODB_DB || 'freight',
     dataDir: env.DATA_DIR || './data',
+    embeddedEngine: {
+      maxRestarts: int(env, 'EMBEDDED_MONGO_MAX_RESTARTS', 5, 0, 1000),
+      restartWindowMs: int(env, 'EMBEDDED_MONGO_RESTART_WINDOW_MS', 300_000, 1000, 86_400_000),
+    },
     logLevel: env.LOG_LEVEL || 'info',
     documentBaseUrl: (env.DOCUMENT_BASE_URL || `http://localhost:${port}/files`).replace(/\/+$/, ''),
     rateLimit: {
       max: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
+      ipMax: int(env, 'RATE_LIMIT_IP_MAX', 120, 1, 10_000_000),
+      reportMax: int(env, 'REPORT_RATE_LIMIT_MAX', 30, 1, 10_000_000),
       windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
     },
     redisUrl: env.REDIS_URL || null,
     worker: bool(env, 'ALERT_WORKER', true),
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 10_000, 100, 600_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    readyTimeoutMs: int(env, 'READY_TIMEOUT_MS', 1000, 100, 60_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     corsOrigins: origins(env),
+    publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL'),
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 300_000),
+    apiKeyNegativeCacheTtlMs: int(env, 'API_KEY_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 300_000),
     settingsCacheTtlMs: int(env, 'SETTINGS_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    alerts: {
+      maxActiveJobs: int(env, 'ALERT_MAX_ACTIVE_JOBS', 10_000, 1, 10_000_000),
+    },
     imports: {
       bodyLimitBytes: int(env, 'IMPORT_BODY_LIMIT_BYTES', 67_108_864, 1024, 1_073_741_824),
       maxFiles: int(env, 'IMPORT_MAX_FILES', 20_000, 1, 1_000_000),
@@ -155,7 +208,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhooks: {
       encryptionKey: key32(env, 'WEBHOOK_ENCRYPTION_KEY'),
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      allowedPorts: ports(env, 'WEBHOOK_ALLOWED_PORTS', [443, 80]),
       maxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 10_000),
+      maxPendingTests: int(env, 'WEBHOOK_MAX_PENDING_TESTS', 10, 1, 100_000),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       retryDelayMs: int(env, 'WEBHOOK_RETRY_DELAY_MS', 30_000, 10, 86_400_000),
       retryMaxDelayMs: int(env, 'WEBHOOK_RETRY_MAX_DELAY_MS', 3_600_000, 10, 86_400_000),

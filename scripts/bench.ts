@@ -181,7 +181,7 @@ if (dataDir) {
 }
 
 const now = new Date('2026-11-16T12:00:00-06:00');
-const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000', QUERY_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000', DOCUMENT_BASE_URL: 'http://localhost:3000/files' });
+const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', QUERY_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000', DOCUMENT_BASE_URL: 'http://localhost:3000/files' });
 const appStart = performance.now();
 const app = await buildApp({ config, db: dbRef, logger: false, now: () => now });
 if (restartSeconds !== null) restartSeconds += (performance.now() - appStart) / 1000;

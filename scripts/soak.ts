@@ -96,7 +96,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       log(`loading the demo dataset (${opts.invoices} invoices and trips per tenant)`);
       await loadDemoData(db, { invoices: opts.invoices, trips: opts.invoices });
       // Production configuration; the rate limit is raised for the run (one key at saturation), not switched off.
-      const config = loadConfig({ ...process.env, RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' });
+      const config = loadConfig({ ...process.env, RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' });
       const app = await buildApp({ config, db, plugins: [alertsPlugin({ worker: config.worker })] });
       try {
         await app.listen({ port: 0, host: '127.0.0.1' });

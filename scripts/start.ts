@@ -1,6 +1,14 @@
 /**
  * `npm start`: the service. Without MONGODB_URI it runs on the embedded engine
  * (on disk under DATA_DIR) and loads the demo dataset when the database is empty.
+ *
+ * Stopping (SIGINT, SIGTERM: to this process alone, or to its whole process group as a
+ * terminal's Ctrl-C and npm/tsx relaying it send them; repeated signals change nothing):
+ * the service stops accepting connections and drains its requests (imports stop at their next
+ * batch with 503 `shutting_down`) and its job workers, closes its database client, and only
+ * then stops the embedded engine (which runs in a process group of its own, out of reach of
+ * the group's signal), and exits 0. If the embedded engine dies and cannot be restarted
+ * (lib/db/engine-supervisor.ts), /health answers 503 and the process exits 1.
  */
 import './v8-heap.ts'; // first: GC tuning from the first collection on
 import { loadConfig } from '../lib/config.ts';
@@ -17,7 +25,19 @@ import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 const loaded = loadConfig();
 // Signing secrets are encrypted at rest; on the embedded engine the key is generated into DATA_DIR once.
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
-const database = await openDatabase(config, { log: (m) => console.log(m) });
+// Set once the service exists: the engine supervisor's give-up stops it with exit code 1.
+let onEngineLost: (reason: string) => void = (reason) => {
+  console.error(`embedded database engine lost before the service started: ${reason}`);
+  process.exit(1);
+};
+const database = await openDatabase(config, {
+  log: (m) => console.log(m),
+  supervision: {
+    maxRestarts: config.embeddedEngine.maxRestarts,
+    windowMs: config.embeddedEngine.restartWindowMs,
+    onGiveUp: (reason) => onEngineLost(reason),
+  },
+});
 // Indexes, then the derived fields of documents stored without them: before listening, so
 // the payment-state filters never answer without those documents (a one-time cost on an old store).
 await prepareDatabase(database.db, { log: (m) => console.log(m) });
@@ -33,24 +53,44 @@ if (database.embedded) {
 }
 
 // The alert and webhook workers run in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
-const app = await buildApp({ config, db: database.db, plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })] });
+const supervisor = database.supervisor;
+const app = await buildApp({
+  config,
+  db: database.db,
+  plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })],
+  databaseProblem: () => supervisor?.problem() ?? null,
+  livenessProblem: () => (supervisor?.state === 'failed' ? (supervisor.problem() ?? 'the database engine failed') : null),
+});
+supervisor?.useLogger(app.log);
 if (!config.webhooks.encryptionKey) app.log.warn('WEBHOOK_ENCRYPTION_KEY is not set: webhook operations answer 503');
 let closing = false;
-async function shutdown(signal: string) {
-  if (closing) return;
+async function shutdown(why: string, exitCode: number) {
+  if (closing) {
+    app.log.info({ signal: why }, 'already shutting down');
+    return;
+  }
   closing = true;
-  app.log.info({ signal }, 'shutting down');
-  const force = setTimeout(() => process.exit(1), 30_000);
+  app.log.info({ signal: why }, 'shutting down: draining requests and workers, then stopping the database');
+  const force = setTimeout(() => {
+    app.log.error('shutdown did not complete within 30 s; exiting');
+    process.exit(1);
+  }, 30_000);
   force.unref();
   try {
-    await app.close(); // stops accepting, finishes in-flight requests, runs onClose hooks (alert drain, MCP streams)
+    await app.close(); // stops accepting, finishes in-flight requests, runs onClose hooks (worker drains, MCP streams)
+    app.log.info('requests and workers drained');
   } finally {
-    await database.close();
+    await database.close(); // the client, then the embedded engine last
+    if (database.supervisor) app.log.info('embedded database engine stopped');
   }
-  process.exit(0);
+  process.exit(exitCode);
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
+process.on('SIGINT', () => void shutdown('SIGINT', 0));
+// A supervisor (systemd, Kubernetes, pm2) restarts a process that exits non-zero; /health says 503 meanwhile.
+// The engine is gone for good: close the client first, so what still waits for a server (requests,
+// the workers' lock hand-back) fails at once instead of after the server selection timeout.
+onEngineLost = (reason) => void database.client.close(true).finally(() => shutdown(`embedded engine lost: ${reason}`, 1));
 
 await app.listen({ port: config.port, host: config.host });
 const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${(app.server.address() as { port: number }).port}`;

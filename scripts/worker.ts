@@ -21,7 +21,12 @@ import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 const loaded = loadConfig();
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
 const log = pino({ level: config.logLevel, base: { component: 'alert-worker' } });
-const database = await openDatabase(config, { log: (m) => log.info(m) });
+// A worker that started its own embedded engine and cannot keep it up exits 1 for its supervisor (as the service does).
+let onEngineLost: () => void = () => process.exit(1);
+const database = await openDatabase(config, {
+  log: (m) => log.info(m),
+  supervision: { log, maxRestarts: config.embeddedEngine.maxRestarts, windowMs: config.embeddedEngine.restartWindowMs, onGiveUp: () => onEngineLost() },
+});
 await ensureIndexes(database.db);
 
 const worker = createAlertWorker({ db: database.db, ...alertWorkerSettingsFromEnv(), logger: log });
@@ -29,7 +34,7 @@ const worker = createAlertWorker({ db: database.db, ...alertWorkerSettingsFromEn
 const webhookWorker = createWebhookWorker({ db: database.db, settings: config.webhooks, logger: log.child({ component: 'webhook-worker' }) });
 
 let closing = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(signal: string, exitCode = 0): Promise<void> {
   if (closing) return;
   closing = true;
   log.info({ signal }, 'draining alert worker');
@@ -40,10 +45,11 @@ async function shutdown(signal: string): Promise<void> {
   } finally {
     await database.close();
   }
-  process.exit(0);
+  process.exit(exitCode);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+onEngineLost = () => void shutdown('embedded engine lost', 1);
 
 await worker.start();
 await webhookWorker.start();

@@ -2,7 +2,7 @@
  * The alerts worker on the embedded engine: due jobs produce alert records with
  * the right findings on crafted data (every rule), failures are retried with
  * backoff and recorded, two workers on one database run each job exactly once,
- * and stopping drains running evaluations.
+ * and stopping drains running evaluations; a database outage is one warning, not an error per poll.
  */
 import t, { type Test } from 'tap';
 import { MongoClient, ObjectId } from 'mongodb';
@@ -18,6 +18,7 @@ import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import { createAlertWorker, type AlertJobContext } from '../lib/alerts/worker.ts';
 import { mongoClientOptions } from '../lib/db/client.ts';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 
 type Json = Record<string, any>;
 type Tap = Test;
@@ -253,4 +254,31 @@ t.test('stop() drains a running evaluation and releases unstarted locks', async 
   t.same(jobs.filter((j) => j.state === 'running'), [], 'no job left locked');
   t.equal(jobs.filter((j) => j.state === 'completed').length, records);
   t.equal(jobs.filter((j) => j.state === 'scheduled').length, 3 - records, 'the rest wait for the next worker');
+});
+
+t.test('database down: the worker logs one warning for the outage, not an error per poll', async (t) => {
+  const engine = await startEmbeddedMongo({});
+  const client = new MongoClient(engine.uri, mongoClientOptions({ serverSelectionTimeoutMS: 300 }));
+  await client.connect();
+  t.teardown(async () => {
+    await client.close(true);
+    await engine.stop();
+  });
+  const lines: { level: string; msg: string; fields: Json }[] = [];
+  const logger = {
+    info: (fields: object, msg?: string) => lines.push({ level: 'info', msg: msg ?? '', fields: fields as Json }),
+    warn: (fields: object, msg?: string) => lines.push({ level: 'warn', msg: msg ?? '', fields: fields as Json }),
+    error: (fields: object, msg?: string) => lines.push({ level: 'error', msg: msg ?? '', fields: fields as Json }),
+  };
+  const worker = createAlertWorker({ db: client.db('outage'), name: 'outage', processEveryMs: 50, lockLifetimeMs: FAST.lockLifetimeMs, drainTimeoutMs: 1000, logger });
+  await worker.start();
+  let failedPolls = 0;
+  worker.agenda()!.on('error', () => (failedPolls += 1));
+  await engine.stop();
+  await waitFor('10 failed polls', async () => failedPolls >= 10, 60_000);
+  const outage = lines.filter((l) => l.level !== 'info');
+  t.equal(outage.filter((l) => l.level === 'error').length, 0, 'no error-level line for a database outage', { outage });
+  t.equal(outage.length, 1, `${failedPolls} failed polls, one line`, { outage });
+  t.match(outage[0], { level: 'warn', msg: /database unavailable, polling goes on/ });
+  await worker.stop();
 });

@@ -18,7 +18,7 @@ import t from 'tap';
 import type { Db } from 'mongodb';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
-import { listen, seedTwoTenants } from './helpers/mcp.ts';
+import { listen, openSseStream, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp, loadSpec } from '../lib/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { registeredRoutes } from '../lib/http/hardening.ts';
@@ -59,9 +59,12 @@ const sw = switchableDb(h.db);
 // Documented 500/503 come from database faults: the key cache would answer authentication without it.
 const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536', DELIVERIES_BODY_LIMIT_BYTES: '65536', API_KEY_CACHE_TTL_MS: '0' }), db: sw.db, logger: false });
 const limited = await buildApp({ config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' }), db: h.db, logger: false });
-t.teardown(() => Promise.all([main.close(), limited.close()]));
+// An instance whose embedded engine could not be restarted (scripts/start.ts wires the supervisor in): /health 503.
+const failing = await buildApp({ config: testConfig(), db: h.db, logger: false, livenessProblem: () => 'the embedded database engine could not be restarted' });
+t.teardown(() => Promise.all([main.close(), limited.close(), failing.close()]));
 const base = await listen(main);
 const limitedBase = await listen(limited);
+const failingBase = await listen(failing);
 
 // --------------------------------------------------------------------------- routes
 
@@ -149,21 +152,8 @@ async function mcpSession(key = KEY_A): Promise<string> {
   return id;
 }
 
-/** Opens a legacy SSE session and reads its endpoint event; returns the session id and a closer. */
-async function sseSession(): Promise<{ id: string; close: () => void }> {
-  const controller = new AbortController();
-  const res = await fetch(`${base}/sse`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream' }, signal: controller.signal });
-  const reader = res.body!.getReader();
-  let text = '';
-  while (!/sessionId=([^\s&]+)/.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
-  const id = /sessionId=([^\s&]+)/.exec(text)?.[1];
-  if (!id) throw new Error(`no legacy session: ${text}`);
-  return { id, close: () => controller.abort() };
-}
+/** Opens a legacy SSE session of tenant A (its id and a closer). */
+const sseSession = () => openSseStream(base, KEY_A);
 
 const withDb = async (mode: 'fail' | 'down', run: () => Promise<Answer>): Promise<Answer> => {
   sw.state.mode = mode;
@@ -179,10 +169,9 @@ const generic: Record<string, Producer> = {
   async '200'(op) {
     return validRequest(op, KEY_A);
   },
+  // Every operation refuses unknown query parameters, those that take none included.
   async '400'(op) {
-    if (op.querystring) return call(urlOf(op, base, '?unknownParameter=1'), { method: op.method, headers: { 'x-api-key': KEY_A }, ...(op.body ? json(exampleBody(op)) : {}) });
-    if (op.body) return call(urlOf(op), { method: op.method, ...json([], { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) });
-    return call(`${base}${op.path.replace(/\{[^}]+\}/g, 'not-an-id')}`, { method: op.method, headers: { 'x-api-key': KEY_A } });
+    return call(urlOf(op, base, '?unknownParameter=1'), { method: op.method, headers: { 'x-api-key': KEY_A, accept: MCP_ACCEPT }, ...(op.body ? json(exampleBody(op), { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) : {}) });
   },
   async '401'(op) {
     return call(urlOf(op), { method: op.method, ...(op.body ? json(exampleBody(op)) : {}) });
@@ -337,6 +326,11 @@ const specific: Record<string, Record<string, Producer>> = {
       return withDb('down', () => call(`${base}/ready`));
     },
   },
+  getHealth: {
+    async '503'() {
+      return call(`${failingBase}/health`);
+    },
+  },
   mcpPost: {
     async '202'() {
       const id = await mcpSession();
@@ -415,7 +409,6 @@ function producerFor(op: OperationSchemas, status: string): Producer | undefined
   if (own) return own;
   if ((status === '413' || status === '415') && !op.body) return undefined;
   if (status === '401' && !op.secured) return undefined;
-  if (status === '400' && !op.querystring && !op.body && !op.params) return undefined;
   return generic[status];
 }
 
@@ -448,6 +441,19 @@ for (const op of operations) {
     }
   });
 }
+
+t.test('one rule for unknown query parameters: every operation answers 400 naming them', async (t) => {
+  for (const op of operations) {
+    const headers: Record<string, string> = { 'x-api-key': KEY_A, accept: op.route === '/sse' || (op.route === '/mcp' && op.method === 'GET') ? 'text/event-stream' : MCP_ACCEPT };
+    const known = op.route === '/messages' ? 'sessionId=none&' : '';
+    const res = await call(urlOf(op, base, `?${known}unknownParameter=1&other_one=2`), { method: op.method, ...(op.body ? json(exampleBody(op), headers) : { headers }) });
+    t.equal(res.status, 400, `${op.method} ${op.path}`);
+    if (res.status !== 400) continue;
+    const e = (JSON.parse(res.body) as { error: { reason: string; fields?: { in: string; name: string }[] } }).error;
+    t.equal(e.reason, 'invalid_parameter', `${op.operationId}: invalid_parameter`);
+    t.same(e.fields?.map((f) => `${f.in} ${f.name}`).sort(), ['query other_one', 'query unknownParameter'], `${op.operationId}: both named`);
+  }
+});
 
 t.test('every operation got at least one status checked', async (t) => {
   t.ok(operations.length >= 10, `${operations.length} operations in the spec`);

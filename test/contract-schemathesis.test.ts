@@ -64,7 +64,7 @@ const dbName = 'contract';
 
 // 3. The service, as `npm start` runs it.
 // The per-tenant endpoint limit (20, a documented 409) is raised like the rate limit: the fuzzer creates hundreds.
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '10000000', WEBHOOK_MAX_ENDPOINTS: '10000' } });
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', WEBHOOK_MAX_ENDPOINTS: '10000' } });
 t.teardown(() => service.stop());
 
 /** The environment without the test runner's colour settings (Schemathesis would draw progress bars). */

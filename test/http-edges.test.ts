@@ -75,7 +75,7 @@ t.test('security headers', async (t) => {
 });
 
 t.test('rate limit per key', async (t) => {
-  await h.rebuild({ env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
+  await h.rebuild({ env: { RATE_LIMIT_MAX: '3', RATE_LIMIT_IP_MAX: '3', REPORT_RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
   const call = (key?: string) => h.app.inject({ method: 'GET', url: ROUTE, headers: key ? { 'x-api-key': key } : {} });
   const first = await call(KEY_A);
   t.equal(first.headers['x-ratelimit-limit'], '3');
@@ -87,7 +87,7 @@ t.test('rate limit per key', async (t) => {
   t.equal(limited.statusCode, 429);
   assertConforms(t, limited, 'GET', ROUTE);
   t.ok(Number(limited.headers['retry-after']) > 0, 'retry-after on 429');
-  t.match(limited.json().error.details[0], /rate limit of 3 requests/);
+  t.match(limited.json().error.details[0], /^rate limit of 3 requests per minute for this API key exceeded; retry in \d+ seconds$/, 'the window, then the time left');
   t.equal(limited.json().error.reason, 'rate_limited');
   const otherKey = await createApiKey(h.db, TENANT_A, 'second');
   t.equal((await call(otherKey.key)).statusCode, 200, 'limits are per key');

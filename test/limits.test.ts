@@ -50,11 +50,13 @@ const service = await startService({
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
     RATE_LIMIT_MAX: '100000',
+    RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000',
     ALERT_WORKER: 'false',
     MONGODB_SERVER_SELECTION_TIMEOUT_MS: '2000',
   },
 });
 t.teardown(() => service.stop());
+const startupLog = service.output();
 const { base } = service;
 const port = Number(new URL(base).port);
 
@@ -127,6 +129,14 @@ function assertErrorAnswer(t: Test, res: Raw, status: number, label: string, rea
   t.notOk(res.headers['x-powered-by'], `${label}: no x-powered-by`);
   t.notMatch(res.body, /\n\s+at |node_modules|\.ts:\d+/, `${label}: no stack trace`);
 }
+
+t.test('start-up logs nothing at warning level or above', async (t) => {
+  const lines = startupLog.split('\n').filter((l) => l.startsWith('{'));
+  t.ok(lines.length > 0, `${lines.length} log lines at start-up (LOG_LEVEL=trace)`);
+  // glue used to warn about the version 1 lists' response media type at every start (issue 24 §6).
+  t.same(lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40), [], 'no warning');
+  t.notMatch(startupLog, /ContentTypeParser/, 'no content-type parser warning');
+});
 
 t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
   const big = JSON.stringify({ userIds: ['u'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x'.repeat(BODY_LIMIT) });
@@ -238,7 +248,14 @@ t.test('API keys never reach the logs', async (t) => {
   await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'logs', version: '1' } } }));
   await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY });
   await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` });
+  // Keys in URLs: refused (401), and still never logged verbatim.
+  await request('GET', `/api/financial-docs?api_key=${KEY}&limit=1`);
+  await request('GET', `/api/shipments?limit=1&token=${encodeURIComponent(BOGUS_KEY)}`);
+  await request('GET', `/api/financial-docs?x-api-key=${revoked.key}`);
+  await request('GET', `/api/${KEY}/financial-docs`);
+  await request('GET', `/api/financial-docs?limit=1&whatever=${KEY}`, { 'x-api-key': KEY });
   const logs = service.output();
+  t.match(logs, /"url":"\/api\/financial-docs\?api_key=\[Redacted\]&limit=1"/, 'a key in the query is redacted, the rest of the URL kept');
   t.ok(logs.split('\n').filter((l) => l.startsWith('{')).length > 20, 'the service logged (LOG_LEVEL=trace)');
   t.match(logs, /log-check-1/, 'the requests are in the logs');
   for (const [name, key] of [['demo key', KEY], ['revoked key', revoked.key], ['bogus key', BOGUS_KEY]] as const) {
@@ -252,10 +269,20 @@ t.test('a database that hangs: 503 at the request deadline, then recovery', asyn
   proxy.mode = 'blackhole';
   try {
     const started = Date.now();
-    const [data, ready] = await Promise.all([request('GET', '/api/shipments', { 'x-api-key': KEY }), request('GET', '/ready')]);
+    let readyMs = 0;
+    const [data, ready] = await Promise.all([
+      request('GET', '/api/shipments', { 'x-api-key': KEY }),
+      request('GET', '/ready').then((r) => {
+        readyMs = Date.now() - started;
+        return r;
+      }),
+    ]);
     const ms = Date.now() - started;
     assertErrorAnswer(t, data, 503, 'data operation on a hung database', 'deadline_exceeded');
     t.equal(ready.status, 503, '/ready: 503');
+    t.match(JSON.parse(ready.body).error, { reason: 'database_unavailable', details: [/no answer to a ping within 1000 ms/] }, '/ready says why');
+    // READY_TIMEOUT_MS (1 s by default): a readiness probe (1 s in Kubernetes by default) gets its answer.
+    t.ok(readyMs >= 900 && readyMs < 1000 + 1500, `/ready answered in ${readyMs} ms (READY_TIMEOUT_MS 1000)`);
     t.ok(ms < REQUEST_TIMEOUT_MS + 2500, `both answered within ${ms} ms (deadline ${REQUEST_TIMEOUT_MS} ms)`);
   } finally {
     // The hung connections are lost (as when a partition ends in resets); new ones work.

@@ -117,6 +117,33 @@ t.test('writes over MCP: alert jobs are scheduled for, listed to and cancelled b
   t.same((noId.structuredContent as { error: { details: string[] } }).error.details, ['id is required']);
 });
 
+t.test('arguments are named as the spec names them: Idempotency-Key replays; an unknown argument is refused, never dropped', async (t) => {
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const { tools } = await client.listTools();
+  const schedule = tools.find((tool) => tool.name === 'scheduleAlerts')!;
+  t.ok('Idempotency-Key' in (schedule.inputSchema.properties ?? {}), 'the tool lists Idempotency-Key, as the spec spells it');
+  const body = { userIds: ['idem-1'], ruleId: 'overdue-invoices', cycleKey: '2026-06', nameAlert: 'Idempotent (MCP)' };
+  const first = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'Idempotency-Key': 'mcp-spec-name-0001' } });
+  t.notOk(first.isError, JSON.stringify(first.structuredContent));
+  t.match(first.structuredContent, { newlyScheduled: 1, alreadyScheduled: 0 });
+  const again = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'Idempotency-Key': 'mcp-spec-name-0001' } });
+  t.same(again.structuredContent, first.structuredContent, 'the key was applied: the replay answers the first result (newlyScheduled 1), not a second schedule (alreadyScheduled 1)');
+  const replay = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'idempotency-key': 'mcp-spec-name-0001' } });
+  t.same(replay.structuredContent, first.structuredContent, 'a header parameter matches whatever its case: the replay answers the first result');
+  for (const [name, args] of [
+    ['scheduleAlerts', { body, Idempotency_Key: 'typo' }],
+    ['getWebhook', { id: 'aaaaaaaaaaaaaaaaaaaaaaaa', detail: 'full' }],
+    ['listShipments', { nope: 1 }],
+  ] as const) {
+    const res = await client.callTool({ name, arguments: args });
+    t.equal(res.isError, true, `${name}: refused`);
+    const unknownName = Object.keys(args).find((k) => !['body', 'id'].includes(k))!;
+    t.match((res.structuredContent as { error: unknown }).error, { code: 400, reason: 'invalid_parameter', fields: [{ name: unknownName, detail: new RegExp(`unknown argument '${unknownName}'`) }] }, `${name}: names ${unknownName}`);
+  }
+  const jobs = await client.callTool({ name: 'listAlertJobs', arguments: { cycleKey: '2026-06' } });
+  t.same((jobs.structuredContent as { data: { userId: string }[] }).data.map((j) => j.userId), ['idem-1'], 'one job: the refused call scheduled nothing');
+});
+
 t.test('invalid arguments: tool error with the REST error body, session still usable', async (t) => {
   const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
   const bad = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 500 } });
@@ -222,7 +249,7 @@ t.test('concurrent sessions of both tenants', async (t) => {
 });
 
 t.test('rate limit: MCP requests count like REST, a tool call counts once, 429 in the service shape', async (t) => {
-  const app = await buildApp({ config: { ...h.config, rateLimit: { max: 6, windowMs: 60_000 } }, db: h.db, logger: false });
+  const app = await buildApp({ config: { ...h.config, rateLimit: { ...h.config.rateLimit, max: 6, windowMs: 60_000 } }, db: h.db, logger: false });
   t.teardown(() => app.close());
   const url = await listen(app);
   const key = KEY_B;

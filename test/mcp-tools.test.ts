@@ -10,19 +10,30 @@ import { loadSpec } from '../lib/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { MCP_OPERATION_IDS } from '../lib/mcp/operation-ids.ts';
 import { buildToolTable } from '../lib/mcp/tools-from-spec.ts';
+import { deref } from '../lib/spec/deref.ts';
 
 const spec = loadSpec();
 const operations = listOperations(spec);
 const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never));
 
-/** The input schema a tool must have, derived here from the operation independently of lib/mcp. */
+/** Header parameter names as the spec document spells them (read from the document itself, not from lib/spec). */
+function spelledHeaderNames(op: OperationSchemas): Map<string, string> {
+  const doc = deref(spec) as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] } | { in: string; name: string }[]>> };
+  const item = doc.paths[op.path]!;
+  const params = [...((item.parameters as { in: string; name: string }[] | undefined) ?? []), ...(((item[op.method.toLowerCase()] as { parameters?: { in: string; name: string }[] }).parameters) ?? [])];
+  return new Map(params.filter((p) => p.in === 'header').map((p) => [p.name.toLowerCase(), p.name]));
+}
+
+/** The input schema a tool must have, derived here from the operation independently of lib/mcp: parameter names as the spec spells them. */
 function expectedInputSchema(op: OperationSchemas) {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
+  const spelled = spelledHeaderNames(op);
   for (const part of [op.params, op.querystring, op.headers]) {
     if (!part) continue;
-    Object.assign(properties, part.properties);
-    required.push(...((part.required as string[] | undefined) ?? []));
+    const rename = (name: string) => (part === op.headers ? (spelled.get(name) ?? name) : name);
+    for (const [name, schema] of Object.entries(part.properties as Record<string, unknown>)) properties[rename(name)] = schema;
+    required.push(...((part.required as string[] | undefined) ?? []).map(rename));
   }
   if (op.body) {
     properties.body = op.body;

@@ -30,8 +30,8 @@ await loadDemoData(db, { invoices: 150, trips: 40 });
 const receiver = await startReceiver();
 t.teardown(() => receiver.close());
 
-const shared = { MONGODB_URI: engine.uri, MONGODB_DB: 'workers', WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE: 'true' };
-const apiEnv = { ...shared, ALERT_WORKER: 'false', RATE_LIMIT_MAX: '100000' };
+const shared = { MONGODB_URI: engine.uri, MONGODB_DB: 'workers', WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*' };
+const apiEnv = { ...shared, ALERT_WORKER: 'false', RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' };
 const [a, b] = await Promise.all([startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv }), startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv })]);
 t.teardown(() => Promise.all([a.stop(), b.stop()]));
 

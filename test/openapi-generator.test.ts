@@ -71,7 +71,7 @@ let delivery: { shipmentId: string; offloadDate: string; products: { code: strin
   delivery = { shipmentId: leg.shipment, offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(), products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })) };
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000' } });
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' } });
 t.teardown(() => service.stop());
 const KEY = DEMO_TENANTS[0]!.apiKey;
 

@@ -3,23 +3,26 @@
  * - a valid API key is resolved from the database at most once per API_KEY_CACHE_TTL_MS; a key
  *   revoked by another process (another Db handle: `npm run apikey -- revoke`, another instance)
  *   stops working within that bound, one revoked through this process at once;
+ * - an unknown key is refused without a database read for API_KEY_NEGATIVE_CACHE_TTL_MS: a key
+ *   created by another process after being tried works once that time has passed;
  * - a tenant's settings are read at most once per SETTINGS_CACHE_TTL_MS; a change written
  *   elsewhere shows within that bound, one saved through this process at once.
  */
 import t from 'tap';
 import { startHarness, TENANT_A } from './helpers/harness.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
+import { createApiKey, revokeApiKey, storeApiKey } from '../lib/auth/api-keys.ts';
 import { financialDocs, tenantSettings } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { getTenantSettings, saveTenantSettings } from '../lib/db/settings-repo.ts';
 import { makeFinancialDoc, freight, CLIENT_COMPANY } from './fixtures/documents.ts';
 
 const TTL_MS = 1_000;
-const h = await startHarness(t, { env: { API_KEY_CACHE_TTL_MS: String(TTL_MS), SETTINGS_CACHE_TTL_MS: String(TTL_MS) } });
+const h = await startHarness(t, { env: { API_KEY_CACHE_TTL_MS: String(TTL_MS), API_KEY_NEGATIVE_CACHE_TTL_MS: String(TTL_MS), SETTINGS_CACHE_TTL_MS: String(TTL_MS) } });
 // "Another process": its own connection and Db handle, so nothing it does touches this app's caches.
 const other = await connectMongo(h.engine.uri, 'test', { serverSelectionTimeoutMS: 2000 });
 t.teardown(() => other.client.close(true));
+const storeApiKeyElsewhere = (key: string) => storeApiKey(other.db, { key, tenant: TENANT_A, label: 'stored elsewhere' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROUTE = '/api/financial-docs';
 const get = (key: string) => h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': key } });
@@ -47,6 +50,15 @@ t.test('a key revoked through this process stops working at once', async (t) => 
 t.test('a new key works at once (unknown keys are not cached)', async (t) => {
   const { key } = await createApiKey(other.db, TENANT_A, 'created elsewhere');
   t.equal((await get(key)).statusCode, 200);
+});
+
+t.test('an unknown key is refused from the cache; created elsewhere, it works within API_KEY_NEGATIVE_CACHE_TTL_MS', async (t) => {
+  const key = 'fbo_tried_before_it_existed_000000001';
+  t.equal((await get(key)).statusCode, 401, 'unknown');
+  await storeApiKeyElsewhere(key);
+  t.equal((await get(key)).statusCode, 401, 'created by another process: still refused from the negative cache right after');
+  await sleep(TTL_MS + 200);
+  t.equal((await get(key)).statusCode, 200, 'accepted once the negative TTL has passed');
 });
 
 t.test('tenant settings changed elsewhere show within SETTINGS_CACHE_TTL_MS; saved here, at once', async (t) => {

@@ -24,7 +24,7 @@ t.teardown(() => engine.stop());
   await loadDemoData(db, { invoices: 300, trips: 300 });
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'sdk', env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'sdk', env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*' } });
 t.teardown(() => service.stop());
 
 const key = DEMO_TENANTS[0]!.apiKey;

@@ -38,7 +38,7 @@ t.teardown(() => engine.stop());
   await loadDemoData(db, { invoices: 3000, trips: 3000 });
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'swagger-ui', env: { RATE_LIMIT_MAX: '100000' } });
+const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'swagger-ui', env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' } });
 t.teardown(() => service.stop());
 
 const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });

@@ -62,6 +62,9 @@ t.test('URL policy and validation: 400 with one detail per problem', async (t) =
     ['http://2130706433/hook', /loopback/],
     ['http://0x7f.1/hook', /loopback/],
     ['http://a.localhost:8080/hook', /loopback name/],
+    // Ports: 443 and 80 only by default (WEBHOOK_ALLOWED_PORTS), the schema says so too.
+    ['https://hooks.example.com:8443/hook', /port 8443 is not allowed; webhook URLs use port 443 or 80 \(WEBHOOK_ALLOWED_PORTS\)/],
+    ['http://hooks.example.com:22/hook', /port 22 is not allowed/],
     // Outside the form the schema states (IPv6 literals, ports beyond 65535): the detail says what the form is.
     ['http://[2001:4860:4860::8888]/hook', /accepted form/],
     ['http://hooks.example.com:70000/hook', /./],
@@ -81,8 +84,14 @@ t.test('URL policy and validation: 400 with one detail per problem', async (t) =
   }
   t.equal(await webhooks(h.db).countDocuments(), 0, 'nothing stored');
 
-  // The documented setting lets private receivers in.
-  const app = await buildApp({ config: testConfig({ WEBHOOK_ALLOW_PRIVATE: 'true' }), db: h.db, logger: false });
+  for (const url of ['https://hooks.example.com:443/explicit', 'http://hooks.example.com:80/explicit']) {
+    const res = await create({ url });
+    t.equal(res.statusCode, 201, `${url}: the default ports, spelled out`);
+    await del(`/api/webhooks/${res.json().id}`);
+  }
+
+  // The documented settings let private receivers on other ports in.
+  const app = await buildApp({ config: testConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '9000' }), db: h.db, logger: false });
   t.teardown(() => app.close());
   const ok = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'http://127.0.0.1:9000/hook', events: ['alert.cleared'] } });
   t.equal(ok.statusCode, 201, ok.body);

@@ -29,6 +29,7 @@ t.teardown(() => receiver.close());
 const h = await startHarness(t, {
   env: {
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_ALLOWED_PORTS: '*',
     WEBHOOK_PROCESS_EVERY_MS: '100',
     WEBHOOK_RETRY_DELAY_MS: '200',
     WEBHOOK_RETRY_MAX_DELAY_MS: '600',
@@ -131,7 +132,7 @@ t.test('a receiver that is down, then answers 5xx, then is back: nothing lost, e
   });
   const attempts = d!.attempts as Json[];
   t.ok(attempts.length >= 4, `${attempts.length} attempts`);
-  t.match(attempts[0], { attempt: 1, statusCode: null, error: /ECONNREFUSED/ });
+  t.match(attempts[0], { attempt: 1, statusCode: null, error: 'connection refused' }, 'the reason, not the address it tried');
   t.ok(attempts.some((x) => x.statusCode === 503 && x.error === 'answered 503'), 'the 503 is recorded');
   t.match(attempts.at(-1), { statusCode: 200, error: null });
   t.same(attempts.map((x) => x.attempt), attempts.map((_, i) => i + 1));
@@ -182,19 +183,34 @@ t.test('redirects are not followed; after the retry window the delivery is faile
   await api('DELETE', `/api/webhooks/${w.id}`);
 });
 
-t.test('at delivery time a name resolving to a private address is refused (WEBHOOK_ALLOW_PRIVATE off)', async (t) => {
+t.test('at delivery time a name resolving to a private address is refused (WEBHOOK_ALLOW_PRIVATE off), and the error names the reason, not the address', async (t) => {
   const before = receiver.received.length;
-  const res = await attemptDelivery({ url: `http://localhost:${receiver.port}/sneaky`, body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false });
+  const anyPort = { allowedPorts: 'any' as const };
+  const res = await attemptDelivery({ url: `http://localhost:${receiver.port}/sneaky`, body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false, ...anyPort });
   t.equal(res.statusCode, null);
-  t.match(res.error, /resolves to (127\.0\.0\.1|::1).*refused/);
-  const literal = await attemptDelivery({ url: receiver.url('/sneaky'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false });
-  t.match(literal.error, /loopback address; refused/);
+  t.equal(res.error, 'refused: the host name resolves to a loopback address');
+  t.notMatch(res.error, /127\.0\.0\.1|::1/, 'the address the name resolved to is not told (it would map internal names)');
+  const literal = await attemptDelivery({ url: receiver.url('/sneaky'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false, ...anyPort });
+  t.equal(literal.error, "refused: the URL's address is a loopback address");
   t.equal(receiver.received.length, before, 'the receiver was never contacted');
+  // Ports: 443 and 80 unless WEBHOOK_ALLOWED_PORTS says otherwise, checked at delivery too.
+  const port = await attemptDelivery({ url: receiver.url('/port'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: true, allowedPorts: [443, 80] });
+  t.equal(port.error, `refused: port ${receiver.port} is not allowed; webhook URLs use port 443 or 80 (WEBHOOK_ALLOWED_PORTS)`);
+  t.equal(receiver.received.length, before, 'still not contacted');
+  // Network failures: by their reason only.
+  const closed = net.createServer().listen(0, '127.0.0.1');
+  await once(closed, 'listening');
+  const closedPort = (closed.address() as net.AddressInfo).port;
+  await new Promise((r) => closed.close(r));
+  const refused = await attemptDelivery({ url: `http://127.0.0.1:${closedPort}/`, body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: true, ...anyPort });
+  t.equal(refused.error, 'connection refused');
+  const unknown = await attemptDelivery({ url: 'http://no-such-host.invalid/', body: '{}', headers: {}, timeoutMs: 5000, allowPrivate: false, allowedPorts: [443, 80] });
+  t.match(unknown.error, /^host name (not found|lookup failed.*)$/, `an unknown name: ${unknown.error}`);
   // A receiver that accepts and never answers: the attempt ends at the time limit.
   const silent = net.createServer(() => {}).listen(0, '127.0.0.1');
   await once(silent, 'listening');
   t.teardown(() => silent.close());
-  const timeout = await attemptDelivery({ url: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/`, body: '{}', headers: {}, timeoutMs: 300, allowPrivate: true });
+  const timeout = await attemptDelivery({ url: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/`, body: '{}', headers: {}, timeoutMs: 300, allowPrivate: true, ...anyPort });
   t.match(timeout, { statusCode: null, error: 'timed out after 300 ms' });
   t.ok(timeout.durationMs >= 290 && timeout.durationMs < 2000, `${timeout.durationMs} ms`);
 });

@@ -41,6 +41,7 @@ async function start(): Promise<{ child: ChildProcess; base: string; exited: Pro
     DEMO_INVOICES: '20',
     DEMO_TRIPS: '20',
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_ALLOWED_PORTS: '*',
     WEBHOOK_PROCESS_EVERY_MS: '100',
     WEBHOOK_RETRY_DELAY_MS: '300',
     WEBHOOK_RETRY_MAX_DELAY_MS: '600',

@@ -12,7 +12,8 @@
 import { storeExtraData } from './extra-data.ts';
 import { ObjectId } from 'mongodb';
 import type { ServiceContext } from '../context.ts';
-import { ensureAlertIndexes, findAlertJobIdsByKeys, insertAlertJobs } from '../db/alert-jobs-repo.ts';
+import { countActiveAlertJobs, ensureAlertIndexes, findAlertJobIdsByKeys, insertAlertJobs } from '../db/alert-jobs-repo.ts';
+import { quotaExceeded } from '../http/api-error.ts';
 import { alertJobKey, newAlertJobDocument, type AlertJobDocument } from './jobs.ts';
 import type { AlertRuleId } from './rules.ts';
 import { validateScheduleInput, type ScheduleAlertsInput } from './validation.ts';
@@ -42,12 +43,35 @@ const MAX_ROUNDS = 3;
 
 export { validateScheduleInput, type ScheduleAlertsInput } from './validation.ts';
 
-export async function scheduleAlerts(ctx: ServiceContext, tenant: string, input: ScheduleAlertsInput): Promise<ScheduleAlertsResult> {
+export interface ScheduleAlertsOptions {
+  /** Alert jobs the tenant may have scheduled and not yet run (ALERT_MAX_ACTIVE_JOBS). */
+  maxActiveJobs: number;
+}
+
+/**
+ * The per-tenant quota: the jobs this request would add (users not scheduled yet for this rule
+ * and cycle) plus the tenant's active ones may not exceed `maxActiveJobs`; 409 `quota_exceeded`
+ * otherwise, with nothing written. Checked before inserting, so requests racing each other may
+ * pass it together by at most their own jobs.
+ */
+async function checkJobQuota(ctx: ServiceContext, tenant: string, keys: string[], maxActiveJobs: number): Promise<void> {
+  const [active, existing] = await Promise.all([countActiveAlertJobs(ctx.db, tenant, ctx.config.queryTimeoutMs), findAlertJobIdsByKeys(ctx.db, tenant, keys)]);
+  const adding = keys.length - existing.size;
+  if (adding > 0 && active + adding > maxActiveJobs) {
+    throw quotaExceeded(
+      409,
+      `the tenant has ${active} active alert jobs and may have at most ${maxActiveJobs} (ALERT_MAX_ACTIVE_JOBS); this request would add ${adding}: cancel jobs (DELETE /api/alerts/jobs/{id}) or wait for them to run`,
+    );
+  }
+}
+
+export async function scheduleAlerts(ctx: ServiceContext, tenant: string, input: ScheduleAlertsInput, opts: ScheduleAlertsOptions): Promise<ScheduleAlertsResult> {
   const now = ctx.now();
   const valid = validateScheduleInput(tenant, input, now);
   await ensureAlertIndexes(ctx.db);
 
   const keyOf = new Map<string, string>(valid.userIds.map((u) => [u, alertJobKey(tenant, valid.ruleId, valid.cycleKey, u)]));
+  await checkJobQuota(ctx, tenant, [...keyOf.values()], opts.maxActiveJobs);
   const outcome = new Map<string, ScheduledJobRef>();
   let pending = valid.userIds;
   for (let round = 1; pending.length > 0; round++) {

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import type { ApiScope } from './api-key-record.ts';
+import { ExpiringSet } from '../shared/expiring-set.ts';
 
 /** What a valid key resolves to. */
 export interface ResolvedKey {
@@ -10,21 +11,36 @@ export interface ResolvedKey {
 
 /** Default time a resolved key is trusted without asking the database (API_KEY_CACHE_TTL_MS). */
 export const DEFAULT_API_KEY_CACHE_TTL_MS = 10_000;
+/** Default time an unknown or revoked key is refused without asking the database (API_KEY_NEGATIVE_CACHE_TTL_MS). */
+export const DEFAULT_API_KEY_NEGATIVE_CACHE_TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
 /**
- * Short-lived cache of resolved API keys, keyed by the key's SHA-256 hash (the clear key is
- * never kept), so a request does not read the database to authenticate. Only valid keys are
- * cached: a new key works at once, and unknown keys cannot fill the cache.
+ * Short-lived cache of presented API keys, keyed by the key's SHA-256 hash (the clear key is
+ * never kept), so a request does not read the database to authenticate:
+ *
+ * - valid keys for `ttlMs` (API_KEY_CACHE_TTL_MS);
+ * - unknown or revoked keys for the shorter `negativeTtlMs` (API_KEY_NEGATIVE_CACHE_TTL_MS), so
+ *   the same wrong key sent again and again costs no database read. Both maps are bounded
+ *   (beyond MAX_ENTRIES the oldest entries go first): a flood of distinct unknown keys cannot
+ *   grow memory, and it is stopped earlier anyway by the per-address budget for requests
+ *   without a valid key (lib/http/rate-limit.ts). A key stored through this process
+ *   (storeApiKey) is forgotten as unknown at once.
  *
  * Revocation: a key revoked through this process (revokeApiKey on the same Db) is dropped at
- * once; revoked elsewhere (`npm run apikey -- revoke` on another process, another instance), it
- * stops working within the TTL. Bounded: beyond MAX_ENTRIES the oldest entries go first.
+ * once and `onRevoked` listeners hear of it (MCP closes its sessions); revoked elsewhere
+ * (`npm run apikey -- revoke` on another process, another instance), it stops working within
+ * the TTL.
  */
 export class ApiKeyCache {
   private readonly entries = new Map<string, { key: ResolvedKey; expiresAt: number }>();
+  private readonly unknown: ExpiringSet;
+  private readonly revokedListeners = new Set<(keyId: string) => void>();
+  public negativeTtlMs: number = DEFAULT_API_KEY_NEGATIVE_CACHE_TTL_MS;
 
-  constructor(public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {}
+  constructor(public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {
+    this.unknown = new ExpiringSet(MAX_ENTRIES, now);
+  }
 
   get(hash: string): ResolvedKey | undefined {
     const entry = this.entries.get(hash);
@@ -37,19 +53,42 @@ export class ApiKeyCache {
   }
 
   set(hash: string, key: ResolvedKey): void {
+    this.unknown.delete(hash);
     if (this.ttlMs <= 0) return;
     this.entries.delete(hash);
     this.entries.set(hash, { key, expiresAt: this.now() + this.ttlMs });
     if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
   }
 
-  /** Drops the key with this public id (a revocation in this process). */
+  /** Whether this hash was found unknown or revoked within the negative TTL. */
+  isUnknown(hash: string): boolean {
+    return this.unknown.has(hash);
+  }
+
+  setUnknown(hash: string): void {
+    if (this.negativeTtlMs > 0) this.unknown.add(hash, this.negativeTtlMs);
+  }
+
+  /** A key just stored: no longer unknown. */
+  forgetUnknown(hash: string): void {
+    this.unknown.delete(hash);
+  }
+
+  /** Drops the key with this public id (a revocation in this process) and tells the listeners. */
   forgetKeyId(keyId: string): void {
     for (const [hash, entry] of this.entries) if (entry.key.keyId === keyId) this.entries.delete(hash);
+    for (const listener of this.revokedListeners) listener(keyId);
+  }
+
+  /** Calls `listener` with the id of each key revoked through this process; returns the unsubscribe. */
+  onRevoked(listener: (keyId: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
   }
 
   clear(): void {
     this.entries.clear();
+    this.unknown.clear();
   }
 }
 

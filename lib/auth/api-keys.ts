@@ -24,6 +24,7 @@ export async function storeApiKey(db: Db, input: { key: string; tenant: string; 
     revokedAt: null,
   };
   await apiKeys(db).updateOne({ hash: record.hash }, { $setOnInsert: record }, { upsert: true });
+  apiKeyCache(db).forgetUnknown(record.hash);
   return (await apiKeys(db).findOne({ hash: record.hash })) ?? record;
 }
 
@@ -52,24 +53,48 @@ export async function listApiKeys(db: Db, tenant: string): Promise<ApiKeyRecord[
   return apiKeys(db).find({ tenant }, { projection: { hash: 0 } }).sort({ createdAt: 1 }).toArray();
 }
 
+/** A presented key as far as this process knows it without reading the database. */
+export type CachedKey = { state: 'valid'; key: ResolvedKey } | { state: 'unknown' } | { state: 'unchecked' };
+
+/** What the key cache says about a presented key (lib/auth/api-key-cache.ts); never reads the database. */
+export function cachedApiKey(db: Db, presented: string): CachedKey {
+  if (!plausibleKey(presented)) return { state: 'unknown' };
+  const hash = hashKey(presented);
+  const cache = apiKeyCache(db);
+  const key = cache.get(hash);
+  if (key) return { state: 'valid', key };
+  return cache.isUnknown(hash) ? { state: 'unknown' } : { state: 'unchecked' };
+}
+
+const plausibleKey = (presented: string): boolean => presented.length >= 8 && presented.length <= 256;
+
 /**
- * Resolves a presented key to its tenant. The lookup is by hash (an index
- * seek), then the hashes are compared in constant time so a near-miss cannot
- * be told from a far miss by timing.
+ * Resolves a presented key to its tenant. A key the cache knows (valid, or unknown or revoked
+ * within the negative TTL) costs no database read; otherwise the lookup is by hash (an index
+ * seek), then the hashes are compared in constant time so a near-miss cannot be told from a far
+ * miss by timing, and the outcome is cached either way.
  */
 export async function resolveApiKey(db: Db, presented: string): Promise<ResolvedKey | null> {
-  if (presented.length < 8 || presented.length > 256) return null;
+  const known = cachedApiKey(db, presented);
+  if (known.state === 'valid') return known.key;
+  if (known.state === 'unknown') return null;
   const hash = hashKey(presented);
-  // A valid key seen within the cache TTL (lib/auth/api-key-cache.ts): no database read.
   const cache = apiKeyCache(db);
-  const cached = cache.get(hash);
-  if (cached) return cached;
   const record = await apiKeys(db).findOne({ hash });
-  if (!record || record.revokedAt) return null;
-  const a = Buffer.from(record.hash, 'hex');
+  const a = record ? Buffer.from(record.hash, 'hex') : Buffer.alloc(0);
   const b = Buffer.from(hash, 'hex');
-  if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
+  if (!record || record.revokedAt || a.length !== b.length || !timingSafeEqual(a, b)) {
+    cache.setUnknown(hash);
+    return null;
+  }
   const resolved = { tenant: record.tenant, keyId: record._id, scopes: record.scopes ?? [...API_SCOPES] };
   cache.set(hash, resolved);
   return resolved;
+}
+
+/** Which of these key ids are stored and not revoked (the MCP transport closes the sessions of the others). */
+export async function activeKeyIds(db: Db, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await apiKeys(db).find({ _id: { $in: ids }, revokedAt: null }, { projection: { _id: 1 } }).toArray();
+  return new Set(rows.map((r) => r._id));
 }

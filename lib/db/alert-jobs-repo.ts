@@ -58,6 +58,11 @@ export async function insertAlertJobs(db: Db, docs: AlertJobDocument[]): Promise
   }
 }
 
+/** The tenant's alert jobs not yet run to their end (scheduled, running, retrying: Agenda clears nextRunAt when a job is done). */
+export function countActiveAlertJobs(db: Db, tenant: string, maxTimeMS: number): Promise<number> {
+  return alertJobs(db).countDocuments({ 'data.tenant': tenant, name: ALERT_JOB_NAME, nextRunAt: { $ne: null } }, { maxTimeMS });
+}
+
 /** Existing jobs by key (id and key only). */
 export async function findAlertJobIdsByKeys(db: Db, tenant: string, keys: string[]): Promise<Map<string, ObjectId>> {
   const out = new Map<string, ObjectId>();

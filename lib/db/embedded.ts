@@ -6,6 +6,11 @@
  *   (file `<dataDir>/embedded-mongo.mv.db`, survives restarts).
  * - The JVM exits by itself when this Node process goes away (it watches its stdin pipe),
  *   so a crashed or killed parent never leaves an orphan JVM.
+ * - The JVM runs in a process group (and session) of its own: a Ctrl-C in a terminal, or a
+ *   signal to the service's whole process group, reaches the service but not the engine, so
+ *   the service can drain its requests first and stop the engine last (`stop()`). An exit
+ *   nobody asked for (a crash, `kill -9`) resolves `exited` with `expected: false`
+ *   (lib/db/engine-supervisor.ts restarts it).
  * - The child process is unref'd once it is listening: a running engine does not keep the
  *   Node event loop alive on its own. Call `stop()` for a clean shutdown anyway.
  *
@@ -35,6 +40,16 @@ export interface EmbeddedMongo {
   stop(): Promise<void>;
   /** SIGKILL at once (crash simulation). With a dataDir, writes from the last ~200 ms may be lost. */
   kill(): void;
+  /** The JVM's process id. */
+  pid: number;
+  /** Resolves once the JVM has exited; `expected` is false unless stop() or kill() was called. */
+  exited: Promise<EngineExit>;
+}
+
+export interface EngineExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  expected: boolean;
 }
 
 export interface StartEmbeddedMongoOptions {
@@ -221,7 +236,8 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
   return new Promise<Omit<EmbeddedMongo, 'maxHeap'>>((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn(java, args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+      // detached: a process group of its own, out of reach of signals sent to the service's group.
+      child = spawn(java, args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, detached: true });
     } catch (err) {
       reject(new EmbeddedMongoStartError(`cannot spawn ${java}: ${(err as Error).message}`));
       return;
@@ -310,6 +326,8 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
       }
     });
 
+    let resolveExit: (exit: EngineExit) => void = () => {};
+    const exitPromise = new Promise<EngineExit>((res) => (resolveExit = res));
     child.on('exit', (code, signal) => {
       exited = true;
       if (started && !stopping) {
@@ -317,6 +335,7 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
           `[embedded-mongo] engine exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})\n`,
         );
       }
+      resolveExit({ code, signal, expected: stopping });
       for (const w of exitWaiters.splice(0)) w();
     });
 
@@ -333,6 +352,8 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
       return {
         uri: `mongodb://${uriHost}:${actualPort}/`,
         port: actualPort,
+        pid: child.pid!,
+        exited: exitPromise,
         stop(): Promise<void> {
           if (stopPromise) return stopPromise;
           stopping = true;

@@ -49,6 +49,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // One job per (tenant, ruleId, cycleKey, userId): concurrent identical schedules cannot duplicate.
     // Partial on real MongoDB (only alert jobs carry a key); the embedded engine ignores the filter.
     { key: { 'data.jobKey': 1 }, name: 'alert_job_key_unique', unique: true, partialFilterExpression: { 'data.jobKey': { $type: 'string' } } },
+    // Which of a request's users are scheduled already (the quota counts only new jobs), tenant first.
+    { key: { 'data.tenant': 1, 'data.jobKey': 1 }, name: 'tenant_job_key' },
     // Listing a tenant's alert jobs (`name` tells them from other Agenda jobs), newest first, by user or rule+cycle.
     { key: { 'data.tenant': 1, name: 1, 'data.createdAt': -1, _id: -1 }, name: 'tenant_name_created' },
     { key: { 'data.tenant': 1, name: 1, 'data.userId': 1, 'data.createdAt': -1, _id: -1 }, name: 'tenant_name_user_created' },
@@ -79,6 +81,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { webhookId: 1, eventId: 1 }, name: 'webhook_event_unique', unique: true },
     { key: { tenant: 1, webhookId: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_created' },
     { key: { tenant: 1, webhookId: 1, status: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_status_created' },
+    // The tenant's queued test deliveries (WEBHOOK_MAX_PENDING_TESTS).
+    { key: { tenant: 1, eventType: 1, status: 1 }, name: 'tenant_type_status' },
   ],
   [COLLECTIONS.webhookJobs]: [
     { key: { name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, name: 'findAndLockNextJobIndex' },

@@ -101,6 +101,11 @@ export function findDeliveries(
   return findPage(webhookDeliveries(db), q, { createdAt: -1, _id: -1 }, window, maxTimeMS);
 }
 
+/** The tenant's test deliveries not yet delivered or failed for good. */
+export function countPendingTestDeliveries(db: Db, tenant: string, maxTimeMS: number): Promise<number> {
+  return webhookDeliveries(db).countDocuments({ tenant, eventType: 'webhook.test', status: 'pending' }, { maxTimeMS });
+}
+
 export function getDelivery(db: Db, id: ObjectId): Promise<DeliveryDocument | null> {
   return webhookDeliveries(db).findOne({ _id: id });
 }

@@ -24,6 +24,8 @@ export const ERROR_REASONS = [
   'database_unavailable',
   'deadline_exceeded',
   'not_configured',
+  'shutting_down',
+  'quota_exceeded',
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 
@@ -57,6 +59,8 @@ export interface ErrorField {
 export interface ErrorExtras {
   reason?: ErrorReason;
   fields?: ErrorField[];
+  /** Sent as `retry-after` (429, 503). */
+  retryAfterSeconds?: number;
 }
 
 /** An error with an HTTP status and the details the client is shown. */
@@ -65,12 +69,14 @@ export class ApiError extends Error {
   readonly details: string[];
   readonly reason: ErrorReason;
   readonly fields: ErrorField[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
   constructor(statusCode: number, message: string, details: string[] = [], extras: ErrorExtras = {}) {
     super(message);
     this.statusCode = statusCode;
     this.details = details;
     this.reason = extras.reason ?? reasonFor(statusCode);
     this.fields = extras.fields;
+    this.retryAfterSeconds = extras.retryAfterSeconds;
   }
 }
 
@@ -96,6 +102,9 @@ export function invalidBody(problems: string[]): ApiError {
 }
 
 export const notFound = (detail: string) => new ApiError(404, 'Not Found', [detail]);
+/** 409 (or 429 when it frees up by itself) for a request over one of the tenant's quotas. */
+export const quotaExceeded = (status: 409 | 429, detail: string, retryAfterSeconds?: number) =>
+  new ApiError(status, status === 409 ? 'Conflict' : 'Too Many Requests', [detail], { reason: 'quota_exceeded', retryAfterSeconds });
 /** 403 for a request that names another tenant than the key's. */
 export const foreignTenant = (detail: string) => new ApiError(403, 'Forbidden', [detail], { reason: 'foreign_tenant' });
 

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
-import { resolveApiKey } from '../auth/api-keys.ts';
+import { cachedApiKey, hashKey, resolveApiKey } from '../auth/api-keys.ts';
 import type { ApiScope } from '../auth/api-key-record.ts';
+import type { ResolvedKey } from '../auth/api-key-cache.ts';
 import { ApiError } from './api-error.ts';
 
 declare module 'fastify' {
@@ -28,15 +29,56 @@ export function tenantOf(request: FastifyRequest): string {
 }
 
 /**
- * onRequest hook: runs before body parsing and validation, so a request
- * without a valid key is a 401 whatever else is wrong with it.
+ * Who is calling: no key, a valid key, an unknown or revoked one, or (`unchecked`) a key that was
+ * not looked up because its client address has spent its budget for requests without a valid
+ * key (lib/http/spent-addresses.ts).
+ */
+export type Caller =
+  | { kind: 'none' }
+  | { kind: 'valid'; key: ResolvedKey; hash: string }
+  | { kind: 'unknown' }
+  | { kind: 'unchecked' };
+
+const callers = new WeakMap<FastifyRequest, Caller>();
+
+/** The caller of a request if it was identified already. */
+export const knownCaller = (request: FastifyRequest): Caller | undefined => callers.get(request);
+
+/**
+ * The caller of a request, read once per request (the rate limiter asks first, `authenticate`
+ * reuses the answer). `lookup: false` answers from the key cache only, never the database.
+ */
+export async function identifyCaller(db: Db, request: FastifyRequest, opts: { lookup: boolean }): Promise<Caller> {
+  const known = callers.get(request);
+  if (known && (known.kind !== 'unchecked' || !opts.lookup)) return known;
+  const presented = presentedKey(request);
+  let caller: Caller;
+  if (!presented) caller = { kind: 'none' };
+  else {
+    const cached = cachedApiKey(db, presented);
+    if (cached.state === 'valid') caller = { kind: 'valid', key: cached.key, hash: hashKey(presented) };
+    else if (cached.state === 'unknown') caller = { kind: 'unknown' };
+    else if (!opts.lookup) caller = { kind: 'unchecked' };
+    else {
+      const key = await resolveApiKey(db, presented);
+      caller = key ? { kind: 'valid', key, hash: hashKey(presented) } : { kind: 'unknown' };
+    }
+  }
+  callers.set(request, caller);
+  return caller;
+}
+
+/**
+ * onRequest hook, after the rate limiter (which has usually identified the caller already):
+ * runs before body parsing and validation, so a request without a valid key is a 401 whatever
+ * else is wrong with it.
  */
 export function makeAuthenticate(db: Db, requiredScope?: ApiScope) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const key = presentedKey(request);
-    if (!key) throw new ApiError(401, 'Unauthorized', ['missing x-api-key header'], { reason: 'missing_api_key' });
-    const found = await resolveApiKey(db, key);
-    if (!found) throw new ApiError(401, 'Unauthorized', ['unknown or revoked API key']);
+    const caller = await identifyCaller(db, request, { lookup: true });
+    if (caller.kind === 'none') throw new ApiError(401, 'Unauthorized', ['missing x-api-key header'], { reason: 'missing_api_key' });
+    if (caller.kind !== 'valid') throw new ApiError(401, 'Unauthorized', ['unknown or revoked API key']);
+    const found = caller.key;
     // Scope after identity: a known key without the right is 403, not 401.
     if (requiredScope && !found.scopes.includes(requiredScope)) {
       throw new ApiError(403, 'Forbidden', [`this API key lacks the '${requiredScope}' scope`]);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiErrorBody, errorBody, reasonFor } from './api-error.ts';
 import { validationProblems } from './validation-details.ts';
+import { isDatabaseUnavailable, isOverTime } from '../db/unavailable.ts';
 
 const VALIDATION_MESSAGE: Record<string, string> = {
   querystring: 'Invalid query parameter',
@@ -26,19 +27,8 @@ const STATUS_MESSAGE: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Driver errors that mean "the database is not there right now": retryable, not a bug. */
-const UNAVAILABLE = new Set(['MongoServerSelectionError', 'MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'PoolClearedError', 'MongoPoolClearedError', 'MongoPoolClosedError', 'PoolClosedError', 'MongoClientClosedError']);
-/**
- * Socket errors that reach a handler come from the database connection (the only network
- * the handlers use); the driver does not always wrap them, e.g. a write on a socket the
- * server just closed surfaces as Node's own EPIPE.
- */
-const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-const isUnavailable = (err: Error & { code?: unknown }) =>
-  UNAVAILABLE.has(err.name) ||
-  err.code === 50 /* MaxTimeMSExpired */ ||
-  (typeof err.code === 'string' && SOCKET_CODES.has(err.code)) ||
-  /client was closed|Topology is closed/i.test(err.message);
+/** A database that is not there, or a query over its time limit: retryable, answered 503. */
+const isUnavailable = (err: Error): boolean => isOverTime(err) || isDatabaseUnavailable(err);
 
 /** Maps every error to the one documented shape. Never leaks a stack or an internal message. */
 export function errorHandler(err: FastifyError | ApiError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -63,6 +53,7 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   if (err instanceof ApiError) {
     if (err.statusCode === 503) request.log.warn({ err: { message: err.message, details: err.details } }, 'service unavailable');
     else if (err.statusCode >= 500) request.log.error({ err }, 'request failed');
+    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
     if (err.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '5');
     return reply.code(err.statusCode).send(apiErrorBody(err));
   }
@@ -78,7 +69,7 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   if (isUnavailable(err)) {
     request.log.warn({ err: { name: err.name, message: err.message } }, 'database unavailable');
     // A query over its time limit (QUERY_TIMEOUT_MS) is the request taking too long, not the database being gone.
-    const overTime = (err as { code?: unknown }).code === 50;
+    const overTime = isOverTime(err);
     const detail = overTime ? 'a database query exceeded its time limit, retry shortly' : 'database unavailable, retry shortly';
     return reply.code(503).header('retry-after', '5').send(errorBody(503, 'Service Unavailable', [detail], { reason: overTime ? 'deadline_exceeded' : 'database_unavailable' }));
   }

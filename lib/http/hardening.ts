@@ -8,6 +8,8 @@
  *   operation (authentication included): a request still unanswered after `ms`
  *   (a database that accepts connections but never answers) gets 503 with
  *   `retry-after`, instead of hanging until the client gives up.
+ * - `onlyQueryParameters`: unknown query parameters are a 400 on every
+ *   operation, those without query parameters of their own included.
  * - `requireBody`: a preValidation hook for operations whose spec requires a
  *   body. Fastify validates bodies per content type, so a request without one
  *   would reach the handler with `undefined`; it is a 400 instead.
@@ -20,6 +22,7 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorBody } from './api-error.ts';
+import { validationProblems } from './validation-details.ts';
 
 /** Headers every answer carries (lib/app.ts sets the same ones in onSend). */
 const BASE_HEADERS = 'content-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n';
@@ -81,6 +84,22 @@ export function requestDeadline(ms: number) {
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));
     done();
+  };
+}
+
+/**
+ * preValidation hook for operations without query parameters of their own (the others reject
+ * unknown ones through their validators): any query parameter is a 400, in the validators' words,
+ * so the rule is the same on every operation (a misspelt or obsolete parameter is never ignored).
+ * `allowed` names the ones a route takes outside the spec's validators (MCP's `sessionId`).
+ */
+export function onlyQueryParameters(allowed: readonly string[] = []) {
+  return function rejectUnknownQuery(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+    const names = Object.keys((request.query as Record<string, unknown> | undefined) ?? {}).filter((n) => !allowed.includes(n));
+    if (names.length === 0) return done();
+    const errors = names.map((name) => ({ keyword: 'additionalProperties', instancePath: '', schemaPath: '#/additionalProperties', params: { additionalProperty: name } }));
+    const { details, fields } = validationProblems(errors as never, 'querystring');
+    done(new ApiError(400, 'Invalid query parameter', details, { reason: 'invalid_parameter', fields }));
   };
 }
 

@@ -13,14 +13,26 @@ import type { FastifyBaseLogger } from 'fastify';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-type IncrCallback = (err: Error | null, res?: { current: number; ttl: number }) => void;
+export type IncrCallback = (err: Error | null, res?: { current: number; ttl: number }) => void;
 // @fastify/rate-limit calls incr(key, cb, timeWindow, max); its public type names only the first two.
-interface CounterStore {
+export interface CounterStore {
   incr(key: string, cb: IncrCallback, timeWindow?: number, max?: number): void;
   child(routeOptions: unknown): CounterStore;
 }
+/** How @fastify/rate-limit builds a `store` class: `new Store(globalParams)`. */
+export type StoreParams = { continueExceeding?: boolean; exponentialBackoff?: boolean };
+export type StoreClass = new (params: StoreParams) => CounterStore;
 type StoreCtor = new (...args: unknown[]) => CounterStore;
 const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreCtor;
+
+/** Counters in this instance's memory (the plugin's own store), as a `store` class. */
+export function localStore(entries = 10_000): StoreClass {
+  return class {
+    constructor(params: StoreParams) {
+      return new LocalStore(params.continueExceeding, params.exponentialBackoff, entries);
+    }
+  } as unknown as StoreClass;
+}
 const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreCtor;
 
 export interface FailoverStoreOptions {
@@ -30,7 +42,7 @@ export interface FailoverStoreOptions {
 }
 
 /** A store class for @fastify/rate-limit's `store` option (it instantiates it with its global params). */
-export function failoverStore(opts: FailoverStoreOptions) {
+export function failoverStore(opts: FailoverStoreOptions): StoreClass {
   let degraded = false;
   const report = (down: boolean, why?: string) => {
     if (down === degraded) return;

@@ -1,25 +1,57 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { Db } from 'mongodb';
 import rateLimit from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
-import { hashKey } from '../auth/api-keys.ts';
-import { presentedKey } from './auth.ts';
+import { identifyCaller, knownCaller } from './auth.ts';
 import { ApiError } from './api-error.ts';
 import { isInternalDispatch } from './internal-dispatch.ts';
-import { failoverStore } from './rate-limit-store.ts';
+import { failoverStore, localStore } from './rate-limit-store.ts';
+import { ADDRESS_PREFIX, spentAddresses, spendingStore } from './spent-addresses.ts';
 
 export interface RateLimitOptions {
+  /** Requests per valid API key and window (RATE_LIMIT_MAX). */
   max: number;
+  /** Requests without a valid API key per client address and window (RATE_LIMIT_IP_MAX). */
+  ipMax: number;
   windowMs: number;
   redisUrl: string | null;
+  /** Where presented keys are looked up. */
+  db: Db;
+}
+
+/** A window as people say it: "minute", "2 minutes", "90 seconds". */
+export function windowText(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  for (const [size, name] of units) {
+    if (ms % size === 0) {
+      const n = ms / size;
+      return n === 1 ? name : `${n} ${name}s`;
+    }
+  }
+  return `${ms} ms`;
 }
 
 /**
- * Per API key (hashed, the key itself never becomes a store key), per IP for
- * requests without one. Registered before the routes so it runs first in
- * onRequest and covers every route, MCP included. With REDIS_URL several
- * instances share one budget; while Redis is unreachable each instance counts
- * on its own (lib/http/rate-limit-store.ts) and goes back to the shared
- * counters when Redis answers again, without a restart.
+ * The budgets, one counter per window:
+ *
+ * - a valid API key (known to the key cache or looked up once): RATE_LIMIT_MAX per key (hashed,
+ *   the key itself never becomes a store key);
+ * - everything else (no key, an unknown or revoked key): RATE_LIMIT_IP_MAX per client address.
+ *   Counted before the key is looked up once the address has spent its budget
+ *   (lib/http/spent-addresses.ts), and unknown keys are remembered for a few seconds
+ *   (lib/auth/api-key-cache.ts), so guessing keys costs the database next to nothing.
+ *
+ * The hook (`limitRequests`) must run before authentication: each secured route lists it first in
+ * its onRequest hooks (lib/app.ts, lib/mcp/transports.ts); the plugin also appends it to every
+ * other route, where it runs once per request whichever comes first. With REDIS_URL several
+ * instances share the counters; while Redis is unreachable each instance counts on its own
+ * (lib/http/rate-limit-store.ts) and goes back to the shared counters when Redis answers again,
+ * without a restart.
  */
 export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
   // No offline queue and one retry: a counter call never waits for Redis to come back.
@@ -32,25 +64,60 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
       redis.disconnect();
     });
   }
+  const spent = spentAddresses();
+  const counters = redis ? failoverStore({ redis, nameSpace: 'freight-rl:', log: app.log }) : localStore();
+  const window = windowText(opts.windowMs);
   await app.register(rateLimit, {
     global: true,
-    max: opts.max,
+    max: (_request: FastifyRequest, key: string) => (key.startsWith(ADDRESS_PREFIX) ? opts.ipMax : opts.max),
     timeWindow: opts.windowMs,
     hook: 'onRequest',
-    ...(redis ? { store: failoverStore({ redis, nameSpace: 'freight-rl:', log: app.log }) } : {}),
+    store: spendingStore(counters, spent),
     // A counter error (none expected: the store falls back to memory) lets the request through.
     skipOnError: true,
     // An MCP tool call's inner REST dispatch: its outer MCP request was already counted.
     allowList: (request: FastifyRequest) => isInternalDispatch(request),
-    keyGenerator: (request: FastifyRequest) => {
-      const key = presentedKey(request);
-      return key ? `key:${hashKey(key)}` : `ip:${request.ip}`;
+    keyGenerator: async (request: FastifyRequest) => {
+      // A key from an address over its budget is not looked up: the request is counted on the address.
+      const caller = await identifyCaller(opts.db, request, { lookup: !spent.has(request.ip) });
+      return caller.kind === 'valid' ? `key:${caller.hash}` : `${ADDRESS_PREFIX}${request.ip}`;
     },
-    errorResponseBuilder: (_request, context) =>
+    // The window the budget is for, and the time left.
+    errorResponseBuilder: (request, context) =>
       new ApiError(429, 'Too Many Requests', [
-        `rate limit of ${context.max} requests per ${context.after} exceeded, retry in ${Math.ceil(context.ttl / 1000)} seconds`,
+        knownCaller(request)?.kind === 'valid'
+          ? `rate limit of ${context.max} requests per ${window} for this API key exceeded; retry in ${Math.ceil(context.ttl / 1000)} seconds`
+          : `rate limit of ${context.max} requests per ${window} without a valid API key (per client address) exceeded; retry in ${Math.ceil(context.ttl / 1000)} seconds`,
       ]),
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
   });
+}
+
+/** The rate-limit hook, to list before `authenticate` in a route's onRequest hooks (after registerRateLimit). */
+export const limitRequests = (app: FastifyInstance): onRequestAsyncHookHandler => app.rateLimit() as onRequestAsyncHookHandler;
+
+/**
+ * onRequest hook, after authentication, of the operations marked `x-rate-limit-budget: reports`
+ * (the tax summary and the analytic audits: periods of up to 366 days, seconds each): a budget
+ * of their own per API key (REPORT_RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS), besides the general
+ * one, so a client cannot spend the machine on year-long reports at the pace of list pages. MCP
+ * tool calls of these operations count too (their internal dispatch is not exempt here).
+ */
+export function reportBudget(app: FastifyInstance, opts: { max: number; windowMs: number }): onRequestAsyncHookHandler {
+  const window = windowText(opts.windowMs);
+  const limiter = app.createRateLimit({
+    max: opts.max,
+    timeWindow: opts.windowMs,
+    allowList: () => false,
+    keyGenerator: (request: FastifyRequest) => `report:${request.apiKeyId ?? request.ip}`,
+  });
+  return async function limitReports(request, reply) {
+    const result = await limiter(request);
+    if (result.isAllowed || !result.isExceeded) return;
+    reply.header('x-ratelimit-limit', result.max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', result.ttlInSeconds).header('retry-after', result.ttlInSeconds);
+    throw new ApiError(429, 'Too Many Requests', [
+      `report budget of ${result.max} reports per ${window} for this API key exceeded (the tax summary and the analytic audits share it); retry in ${result.ttlInSeconds} seconds`,
+    ]);
+  };
 }

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
 import { Agenda, type BackoffStrategy, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
+import { throttledErrorLog } from './throttled-errors.ts';
 
 export interface JobLogger {
   info(obj: object, msg?: string): void;
@@ -102,7 +103,8 @@ export function createAgendaWorker<D>(spec: AgendaWorkerSpec<D>): AgendaWorker {
         defaultLockLimit: spec.concurrency * 2,
         defaultLockLifetime: spec.lockLifetimeMs,
       });
-      a.on('error', spec.onError ?? ((err: Error) => log.error({ err: { message: err.message } }, `${label} error`)));
+      // Failed polls repeat every poll while the database is down: logged at most once a minute per kind.
+      a.on('error', spec.onError ?? throttledErrorLog(log, label));
       a.on('start', (job: Job) => {
         if (!job.attrs._id) return;
         const id = String(job.attrs._id);

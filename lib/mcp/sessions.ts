@@ -1,8 +1,9 @@
 /**
- * Open MCP sessions of both transports. A session belongs to the tenant that
- * opened it: a lookup with another tenant (or the other transport's kind)
- * finds nothing, exactly like an unknown id. Sessions idle longer than
- * `idleTimeoutMs` (no HTTP request naming them) are closed by a sweep timer.
+ * Open MCP sessions of both transports. A session belongs to the API key (and
+ * so the tenant) that opened it: a lookup with another key (or the other
+ * transport's kind) finds nothing, exactly like an unknown id. Sessions idle
+ * longer than `idleTimeoutMs` (no HTTP request naming them) are closed by a
+ * sweep timer; the sessions of a revoked key are closed (`closeForKey`).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
@@ -11,6 +12,8 @@ export type SessionKind = 'streamable' | 'sse';
 export interface McpSession {
   id: string;
   tenant: string;
+  /** Public id of the API key that opened it (lib/auth/api-keys.ts keyId). */
+  keyId: string;
   kind: SessionKind;
   server: McpServer;
   /** Closes the transport (ends its streams). */
@@ -43,10 +46,10 @@ export class SessionRegistry {
     this.sessions.set(session.id, session);
   }
 
-  /** The session, only for its own tenant and transport; touches it. */
-  find(id: string, kind: SessionKind, tenant: string): McpSession | undefined {
+  /** The session, only for the key that opened it (so its tenant) and its transport; touches it. */
+  find(id: string, kind: SessionKind, caller: { tenant: string; keyId: string }): McpSession | undefined {
     const s = this.sessions.get(id);
-    if (!s || s.kind !== kind || s.tenant !== tenant) return undefined;
+    if (!s || s.kind !== kind || s.tenant !== caller.tenant || s.keyId !== caller.keyId) return undefined;
     s.lastSeen = this.now();
     return s;
   }
@@ -59,6 +62,25 @@ export class SessionRegistry {
     let n = 0;
     for (const s of this.sessions.values()) if (s.tenant === tenant) n += 1;
     return n;
+  }
+
+  countForKey(keyId: string): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.keyId === keyId) n += 1;
+    return n;
+  }
+
+  /** The keys that have open sessions. */
+  keyIds(): Set<string> {
+    return new Set([...this.sessions.values()].map((s) => s.keyId));
+  }
+
+  /** Closes every session of a key (revoked); resolves with how many. */
+  async closeForKey(keyId: string): Promise<number> {
+    const closing = [...this.sessions.values()].filter((s) => s.keyId === keyId);
+    for (const s of closing) this.sessions.delete(s.id);
+    await Promise.allSettled(closing.map((s) => s.close()));
+    return closing.length;
   }
 
   start(): void {

@@ -4,11 +4,13 @@
  * particular operation.
  *
  * Tool input schema: one object whose top-level properties are the
- * operation's path, query and header parameters, under their spec names and
- * with their spec schemas, verbatim; the JSON request body, if the operation
- * has one, goes under `body` (required when the body is). Unknown properties
- * are refused (`additionalProperties: false`), as REST refuses unknown query
- * parameters.
+ * operation's path, query and header parameters, under their spec names as the
+ * spec spells them (`Idempotency-Key`) and with their spec schemas, verbatim;
+ * the JSON request body, if the operation has one, goes under `body` (required
+ * when the body is). Unknown properties are refused (`additionalProperties:
+ * false`), and a call with one is a tool error naming it, as REST refuses
+ * unknown query parameters; header parameters are matched without regard to
+ * case, as HTTP matches headers.
  *
  * Execution: the tool call is dispatched as the REST request itself
  * (`app.inject`) with the caller's API key, so authentication, the generated
@@ -61,12 +63,14 @@ export function toolInputSchema(op: OperationSchemas): { schema: ToolDefinition[
     if (!part) continue;
     const props = (part.properties ?? {}) as { [key: string]: Json };
     const req = Array.isArray(part.required) ? part.required.map(String) : [];
-    for (const [name, schema] of Object.entries(props)) {
-      if (location === 'header' && RESERVED_HEADERS.has(name)) continue;
+    for (const [key, schema] of Object.entries(props)) {
+      if (location === 'header' && RESERVED_HEADERS.has(key)) continue;
+      // The spec's spelling (headers are lower-cased in the request schemas Fastify validates).
+      const name = location === 'header' ? (op.headerNames[key] ?? key) : key;
       if (locations.has(name)) throw new Error(`${op.operationId}: parameter "${name}" is declared in ${locations.get(name)} and ${location}; tool arguments need unique names`);
       properties[name] = schema;
       locations.set(name, location);
-      if (req.includes(name)) required.push(name);
+      if (req.includes(key)) required.push(name);
     }
   }
   if (op.body) {
@@ -143,19 +147,34 @@ export interface DispatchResult {
   body: unknown;
 }
 
+/** Where an argument goes: its parameter's spec name and location, a header parameter matched without regard to case. */
+function argumentOf(tool: ToolDefinition, name: string): { name: string; location: ArgumentLocation } | undefined {
+  const location = tool.locations.get(name);
+  if (location) return { name, location };
+  for (const [known, where] of tool.locations) if (where === 'header' && known.toLowerCase() === name.toLowerCase()) return { name: known, location: where };
+  return undefined;
+}
+
 /** Builds the REST request of a tool call and runs it through the app (every hook, validator and handler). */
 export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, args: Record<string, unknown>, ctx: DispatchContext): Promise<DispatchResult> {
   const op = tool.operation;
+  // An argument the tool does not take is refused, never dropped (the tool's schema says additionalProperties: false).
+  const unknown = Object.keys(args).filter((name) => !argumentOf(tool, name));
+  if (unknown.length) {
+    const accepted = [...tool.locations.keys()].join(', ') || 'none';
+    const fields = unknown.map((name) => ({ in: 'query' as const, name, detail: `unknown argument '${name}' (${tool.name} takes: ${accepted})` }));
+    return { statusCode: 400, body: errorBody(400, 'Invalid tool arguments', fields.map((f) => f.detail), { reason: 'invalid_parameter', fields }) };
+  }
   const pathArgs: Record<string, unknown> = {};
   const query: Record<string, string | string[]> = {};
   const headers: Record<string, string> = { accept: 'application/json' };
   let body: unknown;
   let hasBody = false;
-  for (const [name, value] of Object.entries(args)) {
+  for (const [given, value] of Object.entries(args)) {
     if (value === undefined) continue;
-    const location = tool.locations.get(name) ?? 'query'; // unknown names become unknown query parameters: REST refuses them
+    const { name, location } = argumentOf(tool, given)!;
     if (location === 'path') pathArgs[name] = value;
-    else if (location === 'header') headers[name] = scalar(value);
+    else if (location === 'header') headers[name.toLowerCase()] = scalar(value);
     else if (location === 'body') {
       body = value;
       hasBody = true;

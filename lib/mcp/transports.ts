@@ -19,12 +19,16 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { makeAuthenticate, presentedKey, tenantOf } from '../http/auth.ts';
 import { ApiError, errorBody } from '../http/api-error.ts';
+import { onlyQueryParameters } from '../http/hardening.ts';
 import type { Json } from '../spec/deref.ts';
 import { buildToolTable, type ToolDefinition } from './tools-from-spec.ts';
 import { buildResources } from './resources.ts';
 import { createMcpServer, type McpAuthExtra, type McpCatalog } from './server.ts';
 import { SessionRegistry, type McpSession } from './sessions.ts';
 import { tenantDataRoute } from '../http/cache-control.ts';
+import { limitRequests } from '../http/rate-limit.ts';
+import { apiKeyCache } from '../auth/api-key-cache.ts';
+import { activeKeyIds } from '../auth/api-keys.ts';
 
 export interface McpOptions {
   /** Close sessions without any request for this long (default 30 minutes). */
@@ -33,6 +37,14 @@ export interface McpOptions {
   sweepIntervalMs?: number;
   /** Open sessions (both transports) per tenant; more get 429 (default 50). */
   maxSessionsPerTenant?: number;
+  /** Open sessions (both transports) per API key, so one key cannot take the tenant's whole allowance; more get 429 (default 10). */
+  maxSessionsPerKey?: number;
+  /**
+   * How often the keys of open sessions are checked against the database (default 10 s, the
+   * API key cache's TTL: a key revoked by another process loses its sessions within that time;
+   * one revoked through this process at once).
+   */
+  keyCheckIntervalMs?: number;
   /** SSE keep-alive comment interval on both transports' streams (default 15 s, 0 disables). */
   keepAliveMs?: number;
 }
@@ -49,9 +61,16 @@ export interface McpHandle {
   sessions: SessionRegistry;
 }
 
-const DEFAULTS = { idleTimeoutMs: 30 * 60_000, sweepIntervalMs: 60_000, maxSessionsPerTenant: 50, keepAliveMs: 15_000 } satisfies Required<McpOptions>;
+const DEFAULTS = {
+  idleTimeoutMs: 30 * 60_000,
+  sweepIntervalMs: 60_000,
+  maxSessionsPerTenant: 50,
+  maxSessionsPerKey: 10,
+  keepAliveMs: 15_000,
+  keyCheckIntervalMs: 10_000,
+} satisfies Required<McpOptions>;
 
-/** MCP options from the environment: MCP_SESSION_IDLE_MS, MCP_SESSION_SWEEP_MS, MCP_MAX_SESSIONS_PER_TENANT, MCP_KEEPALIVE_MS. */
+/** MCP options from the environment: MCP_SESSION_IDLE_MS, MCP_SESSION_SWEEP_MS, MCP_MAX_SESSIONS_PER_TENANT, MCP_MAX_SESSIONS_PER_KEY, MCP_KEEPALIVE_MS. */
 export function mcpOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): McpOptions {
   const read = (name: string, min: number, max: number): number | undefined => {
     const raw = env[name];
@@ -64,10 +83,12 @@ export function mcpOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): McpOpti
   const idle = read('MCP_SESSION_IDLE_MS', 1000, 86_400_000);
   const sweep = read('MCP_SESSION_SWEEP_MS', 100, 3_600_000);
   const max = read('MCP_MAX_SESSIONS_PER_TENANT', 1, 100_000);
+  const perKey = read('MCP_MAX_SESSIONS_PER_KEY', 1, 100_000);
   const keepAlive = read('MCP_KEEPALIVE_MS', 0, 3_600_000);
   if (idle !== undefined) out.idleTimeoutMs = idle;
   if (sweep !== undefined) out.sweepIntervalMs = sweep;
   if (max !== undefined) out.maxSessionsPerTenant = max;
+  if (perKey !== undefined) out.maxSessionsPerKey = perKey;
   if (keepAlive !== undefined) out.keepAliveMs = keepAlive;
   return out;
 }
@@ -91,15 +112,43 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   const opts = { ...DEFAULTS, ...mcpOptionsFromEnv(process.env), ...stripUndefined(args) };
   const tools = buildToolTable(args.spec);
   const catalog: McpCatalog = { tools, resources: buildResources(args.spec, tools), version: args.version };
-  const authenticate = makeAuthenticate(args.db);
+  // The rate limit first (requests without a valid key count per address, before any key lookup), then the key.
+  const authenticate = [limitRequests(app), makeAuthenticate(args.db)];
+  // No route here takes query parameters (but /messages its sessionId): any other is a 400, as on REST.
+  const noQuery = onlyQueryParameters();
   const sessions = new SessionRegistry({
     idleTimeoutMs: opts.idleTimeoutMs,
     sweepIntervalMs: opts.sweepIntervalMs,
     onExpire: (s) => app.log.info({ sessionId: s.id, tenant: s.tenant, kind: s.kind }, 'MCP session expired (idle)'),
   });
   sessions.start();
+  // A revoked key loses its sessions (both transports: streams closed, ids forgotten): at once when
+  // revoked through this process, otherwise at the next check of the open sessions' keys.
+  const closeRevoked = (keyId: string, how: string) =>
+    void sessions.closeForKey(keyId).then((n) => {
+      if (n > 0) app.log.info({ keyId, sessions: n, how }, 'MCP sessions closed: their API key was revoked');
+    });
+  const unsubscribe = apiKeyCache(args.db).onRevoked((keyId) => closeRevoked(keyId, 'revoked in this process'));
+  let checking = false;
+  const keyCheck = setInterval(() => {
+    const ids = [...sessions.keyIds()];
+    if (checking || ids.length === 0) return;
+    checking = true;
+    activeKeyIds(args.db, ids)
+      .then((active) => {
+        for (const id of ids) if (!active.has(id)) closeRevoked(id, 'found revoked');
+      })
+      // The database is down: keys are checked again next time (and requests fail authentication meanwhile).
+      .catch((err: Error) => app.log.debug({ err: { message: err.message } }, 'MCP session key check failed'))
+      .finally(() => {
+        checking = false;
+      });
+  }, opts.keyCheckIntervalMs);
+  keyCheck.unref();
   // Open streams would keep server.close() waiting: end them first.
   app.addHook('preClose', async () => {
+    clearInterval(keyCheck);
+    unsubscribe();
     await sessions.closeAll();
   });
 
@@ -128,32 +177,43 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     return reply;
   }
 
-  function checkCapacity(tenant: string): void {
-    if (sessions.countFor(tenant) >= opts.maxSessionsPerTenant) {
+  function checkCapacity(caller: { tenant: string; keyId: string }): void {
+    if (sessions.countForKey(caller.keyId) >= opts.maxSessionsPerKey) {
+      throw new ApiError(429, 'Too Many Requests', [`at most ${opts.maxSessionsPerKey} open MCP sessions per API key; end unused ones (DELETE /mcp) or let them expire`], { reason: 'too_many_sessions' });
+    }
+    if (sessions.countFor(caller.tenant) >= opts.maxSessionsPerTenant) {
       throw new ApiError(429, 'Too Many Requests', [`at most ${opts.maxSessionsPerTenant} open MCP sessions per tenant; end unused ones (DELETE /mcp) or let them expire`], { reason: 'too_many_sessions' });
     }
   }
 
+  /** The caller a session is bound to. */
+  const callerOf = (request: FastifyRequest) => ({ tenant: tenantOf(request), keyId: request.apiKeyId ?? '' });
+
+  /** A JSON-RPC message endpoint given no body (an empty one with a JSON content type): nothing to hand the SDK. */
+  const emptyBody = (request: FastifyRequest) => request.body === undefined;
+
   // --- Streamable HTTP -------------------------------------------------------
 
-  app.post('/mcp', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
-    const tenant = tenantOf(request);
+  app.post('/mcp', { onRequest: authenticate, preValidation: noQuery, config: tenantDataRoute }, async (request, reply) => {
+    const caller = callerOf(request);
+    const { tenant } = caller;
     const id = sessionHeader(request);
+    if (emptyBody(request)) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty (a JSON-RPC message is required)');
     if (id) {
-      const session = sessions.find(id, 'streamable', tenant);
+      const session = sessions.find(id, 'streamable', caller);
       if (!session) return jsonRpcError(reply, 404, -32001, 'Session not found');
       const transport = (session as StreamableSession).transport;
       return handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw, request.body));
     }
     if (!hasInitialize(request.body)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    checkCapacity(tenant);
+    checkCapacity(caller);
     const server = createMcpServer(app, catalog);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       keepAliveMs: opts.keepAliveMs,
       onsessioninitialized: (sessionId) => {
         const now = Date.now();
-        const session: StreamableSession = { id: sessionId, tenant, kind: 'streamable', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
+        const session: StreamableSession = { id: sessionId, tenant, keyId: caller.keyId, kind: 'streamable', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
         sessions.add(session);
         request.log.info({ sessionId, tenant }, 'MCP session opened (streamable HTTP)');
       },
@@ -170,19 +230,19 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   });
 
   // Event streams have no HEAD form (it would open a stream with nothing to send).
-  app.get('/mcp', { onRequest: authenticate, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
+  app.get('/mcp', { onRequest: authenticate, preValidation: noQuery, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
     const id = sessionHeader(request);
     if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    const session = sessions.find(id, 'streamable', tenantOf(request));
+    const session = sessions.find(id, 'streamable', callerOf(request));
     if (!session) return jsonRpcError(reply, 404, -32001, 'Session not found');
     const transport = (session as StreamableSession).transport;
     return handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw));
   });
 
-  app.delete('/mcp', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
+  app.delete('/mcp', { onRequest: authenticate, preValidation: noQuery, config: tenantDataRoute }, async (request, reply) => {
     const id = sessionHeader(request);
     if (!id) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    const session = sessions.find(id, 'streamable', tenantOf(request));
+    const session = sessions.find(id, 'streamable', callerOf(request));
     if (!session) return jsonRpcError(reply, 404, -32001, 'Session not found');
     const transport = (session as StreamableSession).transport;
     await handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw));
@@ -192,13 +252,14 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
 
   // --- Legacy HTTP+SSE -----------------------------------------------------
 
-  app.get('/sse', { onRequest: authenticate, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
-    const tenant = tenantOf(request);
-    checkCapacity(tenant);
+  app.get('/sse', { onRequest: authenticate, preValidation: noQuery, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
+    const caller = callerOf(request);
+    const { tenant } = caller;
+    checkCapacity(caller);
     const server = createMcpServer(app, catalog);
     const transport = new SSEServerTransport('/messages', reply.raw);
     const now = Date.now();
-    const session: SseSession = { id: transport.sessionId, tenant, kind: 'sse', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
+    const session: SseSession = { id: transport.sessionId, tenant, keyId: caller.keyId, kind: 'sse', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
     let keepAlive: NodeJS.Timeout | undefined;
     transport.onclose = () => {
       if (keepAlive) clearInterval(keepAlive);
@@ -217,12 +278,16 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
     });
   });
 
-  app.post('/messages', { onRequest: authenticate, config: tenantDataRoute }, async (request, reply) => {
+  app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: tenantDataRoute }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
     if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required'], { reason: 'invalid_parameter', fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }] });
-    const session = sessions.find(id, 'sse', tenantOf(request));
+    const session = sessions.find(id, 'sse', callerOf(request));
     if (!session) throw new ApiError(404, 'Not Found', [`no open MCP session ${id}`]);
+    if (emptyBody(request)) {
+      const detail = 'a JSON-RPC message is required (the body is empty)';
+      throw new ApiError(400, 'Invalid request body', [detail], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail }] });
+    }
     const transport = (session as SseSession).transport;
     return handOver(request, reply, () => transport.handlePostMessage(request.raw, reply.raw, request.body));
   });

@@ -21,6 +21,8 @@ export interface OperationSchemas {
   params?: JsonSchema;
   querystring?: JsonSchema;
   headers?: JsonSchema;
+  /** Header parameters as the spec spells them (`Idempotency-Key`), by the lower-case name Fastify and `headers` use. */
+  headerNames: Record<string, string>;
   body?: JsonSchema;
   bodyRequired: boolean;
   responses: Record<string, JsonSchema | null>;
@@ -100,6 +102,7 @@ export function listOperations(spec: Json): OperationSchemas[] {
         params: parameterSchema(params, 'path', true),
         querystring: parameterSchema(params, 'query', true),
         headers: parameterSchema(params, 'header', false),
+        headerNames: Object.fromEntries(params.filter((p) => p.in === 'header').map((p) => [String(p.name).toLowerCase(), String(p.name)])),
         body: jsonBody && isObject(jsonBody.schema) ? jsonBody.schema : undefined,
         bodyRequired: isObject(op.requestBody) && op.requestBody.required === true,
         responses,

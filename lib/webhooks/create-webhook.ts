@@ -1,7 +1,7 @@
 /** POST /api/webhooks: a new endpoint for the tenant, with its secret shown once. */
 import { ObjectId } from 'mongodb';
 import { ensureWebhookIndexes, insertWebhook } from '../db/webhooks-repo.ts';
-import { ApiError, invalidBody } from '../http/api-error.ts';
+import { invalidBody, quotaExceeded } from '../http/api-error.ts';
 import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookEventType, type WebhookView } from './model.ts';
 import { encryptSecret, generateSecret, secretHint } from './secret-box.ts';
@@ -15,7 +15,7 @@ export interface CreateWebhookInput {
 
 export async function createWebhook(ctx: WebhookContext, tenant: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }> {
   const key = encryptionKeyOf(ctx);
-  const problems = webhookUrlProblems(input.url, ctx.webhooks.allowPrivate);
+  const problems = webhookUrlProblems(input.url, ctx.webhooks);
   if (problems.length) throw invalidBody(problems);
   await ensureWebhookIndexes(ctx.db);
   const _id = new ObjectId();
@@ -36,6 +36,6 @@ export async function createWebhook(ctx: WebhookContext, tenant: string, input: 
     },
     ctx.webhooks.maxEndpoints,
   );
-  if (!doc) throw new ApiError(409, 'Conflict', [`a tenant may have at most ${ctx.webhooks.maxEndpoints} webhook endpoints; delete one first`]);
+  if (!doc) throw quotaExceeded(409, `a tenant may have at most ${ctx.webhooks.maxEndpoints} webhook endpoints (WEBHOOK_MAX_ENDPOINTS); delete one first`);
   return { ...webhookView(doc), secret };
 }

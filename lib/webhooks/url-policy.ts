@@ -1,13 +1,42 @@
 /**
  * Outbound safety for webhook URLs (server-side request forgery): http(s)
- * only, no credentials, and no address a tenant should not reach through us:
- * loopback, private, link-local (cloud metadata), carrier-grade NAT,
- * multicast, reserved. Checked when an endpoint is created (literal addresses
- * and `localhost`) and again at every delivery on the address the host name
- * resolves to (lib/webhooks/deliver.ts), so DNS cannot be used to slip past.
- * WEBHOOK_ALLOW_PRIVATE=true lifts the address rules (tests, on-premise receivers).
+ * only, no credentials, ports 443 and 80 only, and no address a tenant should
+ * not reach through us: loopback, private, link-local (cloud metadata),
+ * carrier-grade NAT, multicast, reserved. Checked when an endpoint is created
+ * (literal addresses and `localhost`) and again at every delivery on the
+ * address the host name resolves to (lib/webhooks/deliver.ts), so DNS cannot be
+ * used to slip past. WEBHOOK_ALLOW_PRIVATE=true lifts the address rules and
+ * WEBHOOK_ALLOWED_PORTS the port rule (tests, on-premise receivers).
  */
 import { isIP } from 'node:net';
+
+/** What a deployment allows webhook URLs to reach (config: WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS). */
+export interface UrlPolicy {
+  allowPrivate: boolean;
+  /** Ports a URL may name (its scheme's default counts as named): a list, or `any`. */
+  allowedPorts: readonly number[] | 'any';
+}
+
+/** The default: public addresses, ports 443 and 80 (what the published WebhookUrl pattern states). */
+export const DEFAULT_ALLOWED_PORTS: readonly number[] = [443, 80];
+
+/** The port a URL connects to: its own, or its scheme's default. */
+export const effectivePort = (url: URL): number => (url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
+
+/** Why the URL's port is not allowed, or null. */
+export function portProblem(url: URL, allowedPorts: UrlPolicy['allowedPorts']): string | null {
+  if (allowedPorts === 'any') return null;
+  const port = effectivePort(url);
+  if (allowedPorts.includes(port)) return null;
+  return `port ${port} is not allowed; webhook URLs use port ${allowedPorts.join(' or ')} (WEBHOOK_ALLOWED_PORTS)`;
+}
+
+/** Whether a policy is the default one the published pattern describes. */
+export const isDefaultPolicy = (policy: UrlPolicy): boolean =>
+  !policy.allowPrivate &&
+  policy.allowedPorts !== 'any' &&
+  policy.allowedPorts.length === DEFAULT_ALLOWED_PORTS.length &&
+  DEFAULT_ALLOWED_PORTS.every((p) => (policy.allowedPorts as readonly number[]).includes(p));
 
 const V4_BLOCKS: [string, number, string][] = [
   ['0.0.0.0', 8, 'a "this network" address'],
@@ -81,7 +110,8 @@ export function addressProblem(ip: string): string | null {
 const LOCAL_NAMES = /(^|\.)(localhost|localhost\.localdomain|ip6-localhost|ip6-loopback)\.?$/i;
 
 /** Problems with a webhook URL (empty when acceptable). Pure: no DNS. */
-export function webhookUrlProblems(raw: string, allowPrivate: boolean): string[] {
+export function webhookUrlProblems(raw: string, policy: UrlPolicy): string[] {
+  const { allowPrivate } = policy;
   let url: URL;
   try {
     url = new URL(raw);
@@ -100,5 +130,7 @@ export function webhookUrlProblems(raw: string, allowPrivate: boolean): string[]
       if (why) problems.push(`url: ${host} is ${why}; webhook URLs must be public (WEBHOOK_ALLOW_PRIVATE=true allows it)`);
     }
   }
+  const port = portProblem(url, policy.allowedPorts);
+  if (port) problems.push(`url: ${port}`);
   return problems;
 }

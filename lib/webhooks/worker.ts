@@ -23,6 +23,7 @@ import { DELIVERY_JOB_NAME, nextAttemptAt, type DeliveryJobData } from './model.
 import { decryptSecret } from './secret-box.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 import { attemptDelivery } from './deliver.ts';
+import { throttledErrorLog } from '../jobs/throttled-errors.ts';
 
 export type WebhookLogger = JobLogger;
 
@@ -63,6 +64,7 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       body: delivery.body,
       timeoutMs: settings.timeoutMs,
       allowPrivate: settings.allowPrivate,
+      allowedPorts: settings.allowedPorts,
       headers: {
         'user-agent': 'freight-webhooks/1',
         'x-freight-event-id': delivery.eventId,
@@ -88,6 +90,8 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     else log.warn({ ...fields, error: result.error, nextAttemptAt: next }, status === 'failed' ? 'webhook delivery failed for good' : 'webhook attempt failed');
   }
 
+  // Failed polls repeat every poll while the database is down: logged at most once a minute per kind.
+  const pollErrors = throttledErrorLog(log, 'webhook worker');
   const worker = createAgendaWorker<DeliveryJobData>({
     db,
     collection: COLLECTIONS.webhookJobs,
@@ -108,7 +112,7 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       // Deleting a webhook removes its queued deliveries (deleteWebhookCascade); one that was
       // running meanwhile cannot be saved afterwards. Expected, nothing is lost: not an error.
       if (/cannot be updated in the database, maybe it does not exist anymore/.test(err.message)) log.info({ err: { message: err.message } }, 'delivery job removed while running (its webhook was deleted)');
-      else log.error({ err: { message: err.message } }, 'webhook worker error');
+      else pollErrors(err);
     },
     listen: (a: Agenda) => a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'webhook delivery job error')),
   });

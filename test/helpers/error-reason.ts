@@ -28,6 +28,8 @@ export const REASON_STATUSES: Record<string, number[]> = {
   database_unavailable: [503],
   deadline_exceeded: [503],
   not_configured: [503],
+  shutting_down: [503],
+  quota_exceeded: [409, 429], // 409 for what the tenant holds (jobs, endpoints), 429 for what frees up by itself (queued test deliveries)
 };
 
 /** Reasons that say which parameter or body field is wrong: `fields` is required with them. */

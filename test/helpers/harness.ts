@@ -31,7 +31,7 @@ export interface Harness {
 }
 
 export function testConfig(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', DOCUMENT_BASE_URL: 'https://files.example.test', WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY, ...env });
+  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000', DOCUMENT_BASE_URL: 'https://files.example.test', WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY, ...env });
 }
 
 export async function startHarness(t: Test, opts: { env?: Record<string, string>; build?: Partial<BuildAppOptions> } = {}): Promise<Harness> {

@@ -91,7 +91,7 @@ export function exampleArguments(spec: Json, op: OperationSchemas): Record<strin
     const schema = isObject(p.schema) ? p.schema : {};
     const value = p.example ?? schema.example ?? (Array.isArray(schema.enum) ? schema.enum[0] : undefined) ?? schema.default;
     if (value === undefined) return null;
-    args[p.in === 'header' ? String(p.name).toLowerCase() : String(p.name)] = value;
+    args[String(p.name)] = value; // the spec's spelling, headers included (tool arguments keep it)
   }
   if (op.body && op.bodyRequired) {
     const body = isObject(operation.requestBody) && isObject(operation.requestBody.content) ? operation.requestBody.content['application/json'] : undefined;
@@ -107,3 +107,33 @@ export function exampleArguments(spec: Json, op: OperationSchemas): Record<strin
 
 /** The `error` member of a JSON error answer (the service's shape or JSON-RPC's). */
 export const errorOf = async (res: Response) => ((await res.json()) as { error: { code: number; message: string; details?: string[]; reason?: string } }).error;
+
+/**
+ * Opens a legacy SSE stream (`GET /sse`) and reads its `endpoint` event: the session id, a
+ * promise of the stream's end (resolved with the time it ended) and a closer.
+ */
+export async function openSseStream(base: string, key: string): Promise<{ id: string; ended: Promise<number>; close: () => void }> {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/sse`, { headers: { 'x-api-key': key, accept: 'text/event-stream' }, signal: controller.signal });
+  if (res.status !== 200) throw new Error(`GET /sse: ${res.status} ${await res.text()}`);
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!/sessionId=([^\s&]+)/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  const id = /sessionId=([^\s&]+)/.exec(text)?.[1];
+  if (!id) throw new Error(`no endpoint event: ${text}`);
+  const ended = (async () => {
+    try {
+      while (!(await reader.read()).done) {
+        /* keep-alives and messages */
+      }
+    } catch {
+      /* reset or aborted: ended too */
+    }
+    return Date.now();
+  })();
+  return { id, ended, close: () => controller.abort() };
+}

@@ -1,8 +1,12 @@
 /**
  * The service as production runs it: `scripts/start.ts` in a child process
  * (`node --import tsx`, one process, so signals reach it directly), on a
- * database the caller provides (MONGODB_URI), listening on an ephemeral port.
- * Used by the contract (schemathesis), shutdown and soak tests and `npm run soak`.
+ * database the caller provides (MONGODB_URI) or, without one, on the embedded
+ * engine it starts itself in DATA_DIR (as `npm start` does), listening on an
+ * ephemeral port. `launcher: 'tsx'` runs it as `npm start` does, under the tsx
+ * launcher (which relays signals to the service), in a process group of its
+ * own (`group`) so a test can signal the whole group as a terminal's Ctrl-C does.
+ * Used by the contract (schemathesis), shutdown, fault and soak tests and `npm run soak`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +17,8 @@ export interface RunningService {
   /** http://127.0.0.1:<port> */
   base: string;
   child: ChildProcess;
+  /** The process group of the launcher and the service (`launcher: 'tsx'`), else null. */
+  group: number | null;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** Resolves with the exit code (or the signal name) once the process is gone. */
@@ -22,8 +28,11 @@ export interface RunningService {
 }
 
 export interface StartServiceOptions {
-  mongodbUri: string;
+  /** A database; omitted: the embedded engine in `env.DATA_DIR` (started, supervised and stopped by the service). */
+  mongodbUri?: string;
   mongodbDb: string;
+  /** `node` (default): the service process itself; `tsx`: the tsx launcher and the service under it, in a process group of their own. */
+  launcher?: 'node' | 'tsx';
   env?: Record<string, string>;
   /** How long to wait for the "listening on" line (default 60 s). */
   timeoutMs?: number;
@@ -34,21 +43,30 @@ export interface StartServiceOptions {
  * signals reach it directly), with nothing of the test runner's environment
  * leaking into its config.
  */
-export function spawnScript(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TAP: '', NODE_OPTIONS: '', ...env } });
+export function spawnScript(script: string, env: Record<string, string>, opts: { launcher?: 'node' | 'tsx' } = {}): ChildProcess {
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, TAP: '', NODE_OPTIONS: '', ...env };
+  if (!env.MONGODB_URI) delete fullEnv.MONGODB_URI;
+  if (opts.launcher === 'tsx') {
+    return spawn(`${ROOT}node_modules/.bin/tsx`, [script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv, detached: true });
+  }
+  return spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv });
 }
 
 export async function startService(opts: StartServiceOptions): Promise<RunningService> {
-  const child = spawnScript('scripts/start.ts', {
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'warn',
-    MONGODB_URI: opts.mongodbUri,
-    MONGODB_DB: opts.mongodbDb,
-    // A real database needs the key from the environment (webhook operations are 503 without it).
-    WEBHOOK_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
-    ...opts.env,
-  });
+  const child = spawnScript(
+    'scripts/start.ts',
+    {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...(opts.mongodbUri ? { MONGODB_URI: opts.mongodbUri } : {}),
+      MONGODB_DB: opts.mongodbDb,
+      // A real database needs the key from the environment (webhook operations are 503 without it).
+      WEBHOOK_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+      ...opts.env,
+    },
+    { launcher: opts.launcher },
+  );
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -75,12 +93,22 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   return {
     base,
     child,
+    group: opts.launcher === 'tsx' ? child.pid! : null,
     output: () => out,
     exited,
     async stop(graceMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        // Under the tsx launcher, the whole group: a launcher killed alone would orphan the service.
+        const signal = (sig: NodeJS.Signals) => {
+          try {
+            if (opts.launcher === 'tsx') process.kill(-child.pid!, sig);
+            else child.kill(sig);
+          } catch {
+            /* gone meanwhile */
+          }
+        };
+        signal('SIGTERM');
+        const timer = setTimeout(() => signal('SIGKILL'), graceMs);
         const how = await exited;
         clearTimeout(timer);
         return how;

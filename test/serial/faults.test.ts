@@ -11,8 +11,18 @@
  *    proxy so they are); every in-flight request completes with 200, new
  *    connections are refused, an open MCP stream is closed, and the process
  *    exits 0 promptly.
+ * 3. The embedded engine killed (`kill -9` of its JVM) under traffic and an
+ *    import (`npm start`'s set-up: on-disk engine started by the service): the
+ *    service restarts it and answers data again by itself, the same process;
+ *    nothing but 200 and 503 meanwhile, /ready within its budget, /health 200.
+ * 4. Ctrl-C: SIGINT to the whole process group (tsx launcher, service) during
+ *    a 4,000-file import: no 500, the import stops at a batch with 503
+ *    `shutting_down`, the engine is stopped last by the service (it does not
+ *    die with the group), exit 0; the same files imported again complete it.
+ * 5. An engine that cannot be kept up (EMBEDDED_MONGO_MAX_RESTARTS spent):
+ *    one fatal line and exit 1, for a supervisor to restart the service.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import http from 'node:http';
 import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -31,8 +41,10 @@ import { listen } from '../helpers/mcp.ts';
 import { makeFinancialDoc } from '../fixtures/documents.ts';
 import { startService } from '../helpers/service.ts';
 import { startMongoProxy } from '../helpers/mongo-proxy.ts';
+import { enginePidUnder, isRunning, processGroup } from '../helpers/processes.ts';
+import { corpusZip } from '../../scripts/cfdi-corpus.ts';
 
-t.setTimeout(180_000);
+t.setTimeout(480_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -143,7 +155,7 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   await loadDemoData(db, { invoices: 200, trips: 200 });
   const proxy = await startMongoProxy({ port: engine.port });
   t.teardown(() => proxy.close());
-  const service = await startService({ mongodbUri: proxy.uri, mongodbDb: 'shutdown', env: { RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' } });
+  const service = await startService({ mongodbUri: proxy.uri, mongodbDb: 'shutdown', env: { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' } });
   t.teardown(() => service.stop(2000));
   const KEY = DEMO_TENANTS[0]!.apiKey;
 
@@ -211,4 +223,202 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   t.ok(exitMs < 10_000, `and promptly (${exitMs} ms after SIGTERM)`);
   t.equal(await Promise.race([sseEnded, sleep(2000).then(() => 'still open')]), 'ended', 'the MCP stream was closed');
   t.notMatch(service.output(), /"level":(50|60)/, 'nothing logged at error level during the shutdown');
+});
+
+// --------------------------------------------------------------------------- the embedded engine, as `npm start` runs it
+
+const TGO = DEMO_TENANTS[0]!;
+/** The budget /ready answers within (READY_TIMEOUT_MS default, README). */
+const READY_BUDGET_MS = 1000;
+/** How soon data must answer again after the engine is killed (docs/reliability.md): restart delay 0.5 s + the engine's start. */
+const RECOVERY_BOUND_MS = 15_000;
+const IMPORT_FILES = 4000;
+const importZip = await corpusZip(IMPORT_FILES);
+
+/** The service on its own embedded engine in a fresh DATA_DIR (no MONGODB_URI), small demo data. */
+async function startOnEmbedded(t: Test, opts: { launcher?: 'node' | 'tsx'; env?: Record<string, string>; dataDir?: string } = {}) {
+  const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'faults-embedded-')));
+  if (!opts.dataDir) t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const service = await startService({
+    mongodbDb: 'freight',
+    launcher: opts.launcher,
+    timeoutMs: 120_000,
+    env: { DATA_DIR: dataDir, DEMO_INVOICES: '60', DEMO_TRIPS: '60', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ...opts.env },
+  });
+  t.teardown(() => service.stop(5000));
+  const servicePid = service.child.pid!;
+  const engine = enginePidUnder(servicePid);
+  if (!engine) throw new Error(`no embedded engine under the service:\n${service.output()}`);
+  return { service, dataDir, engine };
+}
+
+interface Answer {
+  status: number | string;
+  ms: number;
+  body: string;
+}
+
+/** One request on a keep-alive connection (as real clients send them); transport errors come back as their code. */
+async function call(url: string, init: RequestInit = {}): Promise<Answer> {
+  const started = Date.now();
+  try {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
+    const body = await res.text();
+    return { status: res.status, ms: Date.now() - started, body };
+  } catch (err) {
+    const e = err as { cause?: { code?: string }; name?: string };
+    return { status: e.cause?.code ?? e.name ?? 'error', ms: Date.now() - started, body: '' };
+  }
+}
+
+const importFiles = (base: string) => call(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': TGO.apiKey, 'content-type': 'application/zip' }, body: importZip });
+
+/** Resolves once a document written by an import started at `since` is visible: the import is in flight. */
+async function importUnderWay(base: string, since: string): Promise<void> {
+  for (const until = Date.now() + 60_000; Date.now() < until; ) {
+    const res = await call(`${base}/api/financial-docs?limit=1&updatedSince=${encodeURIComponent(since)}`, { headers: { 'x-api-key': TGO.apiKey } });
+    if (res.status === 200 && (JSON.parse(res.body) as { data: unknown[] }).data.length > 0) return;
+  }
+  throw new Error('the import wrote nothing within 60 s');
+}
+
+const reasonOf = (a: Answer): string | undefined => {
+  try {
+    return (JSON.parse(a.body) as { error?: { reason?: string } }).error?.reason;
+  } catch {
+    return undefined;
+  }
+};
+
+t.test('kill -9 of the embedded engine: restarted, data answers again without a restart of the service', async (t) => {
+  const { service, engine } = await startOnEmbedded(t);
+  const { base } = service;
+  const servicePid = service.child.pid!;
+  t.equal(processGroup(engine) === processGroup(servicePid), false, 'the engine runs in a process group of its own');
+
+  const outcomes: (Answer & { at: number; path: string })[] = [];
+  let running = true;
+  const t0 = Date.now();
+  const paths = ['/api/financial-docs?limit=5', '/ready', '/health', '/api/shipments?limit=5'];
+  const loops = Array.from({ length: 6 }, async (_, i) => {
+    while (running) {
+      const p = paths[i % paths.length]!;
+      const at = Date.now() - t0;
+      outcomes.push({ at, path: p, ...(await call(`${base}${p}`, { headers: { 'x-api-key': TGO.apiKey } })) });
+    }
+  });
+  const since = new Date().toISOString();
+  const firstImport = importFiles(base);
+  await importUnderWay(base, since);
+
+  const killedAt = Date.now() - t0;
+  process.kill(engine, 'SIGKILL');
+  // Recovered: a new engine runs and a data request made after the kill answered 200.
+  let recoveredAt = -1;
+  let newEngine: number | null = null;
+  for (const until = Date.now() + 60_000; Date.now() < until; ) {
+    const probe = await call(`${base}/api/financial-docs?limit=1`, { headers: { 'x-api-key': TGO.apiKey } });
+    newEngine = enginePidUnder(servicePid);
+    if (probe.status === 200 && newEngine && newEngine !== engine) {
+      recoveredAt = Date.now() - t0;
+      break;
+    }
+  }
+  const interrupted = await firstImport;
+  running = false;
+  await Promise.all(loops);
+
+  t.ok(recoveredAt > 0, 'data answers again');
+  const recoveryMs = recoveredAt - killedAt;
+  t.ok(recoveryMs < RECOVERY_BOUND_MS, `within ${recoveryMs} ms of the kill (bound ${RECOVERY_BOUND_MS} ms)`);
+  t.equal(service.child.exitCode, null, 'the same service process, still running (not restarted)');
+  t.ok(newEngine !== null && newEngine !== engine && isRunning(newEngine), `a new engine (pid ${newEngine}, was ${engine})`);
+  t.notOk(isRunning(engine), 'the killed engine is gone');
+
+  t.not(interrupted.status, 500, `the import in flight did not answer 500 (${interrupted.status} ${reasonOf(interrupted) ?? ''})`);
+  t.ok(interrupted.status === 200 || (interrupted.status === 503 && reasonOf(interrupted) === 'database_unavailable'), 'it answered 200 or 503 database_unavailable', { body: interrupted.body.slice(0, 300) });
+  const statuses = [...new Set(outcomes.map((o) => o.status))].sort();
+  t.same(statuses.filter((s) => s !== 200 && s !== 503), [], `only 200 and 503 meanwhile (${statuses.join(', ')})`, {
+    others: outcomes.filter((o) => o.status !== 200 && o.status !== 503).slice(0, 5),
+  });
+  t.ok(outcomes.filter((o) => o.path !== '/health').every((o) => o.status === 200 || reasonOf(o) === 'database_unavailable'), 'every 503 is database_unavailable');
+  const ready = outcomes.filter((o) => o.path === '/ready' && o.at >= killedAt);
+  const slowestReady = Math.max(...ready.map((o) => o.ms));
+  t.ok(ready.length > 0 && slowestReady <= READY_BUDGET_MS + 1000, `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms, ${ready.length} probes)`);
+  t.ok(ready.some((o) => o.status === 503), '/ready said 503 while the engine was down');
+  t.same([...new Set(outcomes.filter((o) => o.path === '/health').map((o) => o.status))], [200], '/health stayed 200: the service is alive and recovering');
+
+  const log = service.output();
+  t.match(log, /embedded database engine exited unexpectedly; restarting it/, 'the death is logged');
+  t.match(log, /embedded database engine restarted/, 'and the restart');
+  const outageLines = log.split('\n').filter((l) => /database unavailable, polling goes on/.test(l));
+  t.ok(outageLines.length <= 2, `the job workers logged the outage ${outageLines.length} time(s), not once per poll`);
+
+  const again = await importFiles(base);
+  t.equal(again.status, 200, 'the same files imported again after the recovery');
+  const summary = (JSON.parse(again.body) as { summary: { files: number; rejected: number } }).summary;
+  t.match(summary, { files: IMPORT_FILES, rejected: 0 }, 'every file imported or skipped: the store is whole');
+  t.comment(`kill -9 → data again after ${recoveryMs} ms; /ready slowest ${slowestReady} ms; ${outcomes.length} requests; interrupted import: ${interrupted.status} ${reasonOf(interrupted) ?? ''}; again: ${JSON.stringify(summary)}`);
+});
+
+t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, engine stopped last, exit 0', async (t) => {
+  const { service, engine, dataDir } = await startOnEmbedded(t, { launcher: 'tsx' });
+  const { base } = service;
+  const group = service.group!;
+  t.equal(processGroup(service.child.pid!), group, 'the launcher leads the group');
+  t.not(processGroup(engine), group, 'the engine is out of the group');
+
+  const answers: (Answer & { path: string })[] = [];
+  let issuing = true;
+  const gets = ['/api/financial-docs?limit=20', '/api/shipments?limit=20', '/api/analytics/cash-inflow-forecast', '/ready'];
+  const loops = Array.from({ length: 6 }, async (_, i) => {
+    while (issuing) {
+      const p = gets[i % gets.length]!;
+      answers.push({ path: p, ...(await call(`${base}${p}`, { headers: { 'x-api-key': TGO.apiKey } })) });
+    }
+  });
+  const since = new Date().toISOString();
+  const imported = importFiles(base);
+  await importUnderWay(base, since);
+  const signalledAt = Date.now();
+  process.kill(-group, 'SIGINT');
+  const interrupted = await imported;
+  issuing = false;
+  await Promise.all(loops);
+  const how = await Promise.race([service.exited, sleep(40_000).then(() => 'still running after 40 s')]);
+  const exitMs = Date.now() - signalledAt;
+
+  const http = answers.filter((a) => typeof a.status === 'number');
+  t.same(http.filter((a) => a.status === 500).map((a) => `${a.path} ${a.body.slice(0, 200)}`), [], `no 500 among ${http.length} answers`);
+  t.not(interrupted.status, 500, 'the import did not answer 500');
+  t.ok(interrupted.status === 200 || (interrupted.status === 503 && reasonOf(interrupted) === 'shutting_down'), `the import answered ${interrupted.status} ${reasonOf(interrupted) ?? ''} (200, or 503 shutting_down at a batch)`, { body: interrupted.body.slice(0, 300) });
+  t.same([...new Set(http.map((a) => a.status))].filter((s) => s !== 200), [], 'every other answer given was 200 (later requests found the port closed)');
+  t.equal(how, 0, 'the process exits 0');
+  t.ok(exitMs < 15_000, `${exitMs} ms after the signal`);
+  t.notOk(isRunning(engine), 'the engine is stopped, not orphaned');
+
+  const log = service.output();
+  t.notMatch(log, /engine exited unexpectedly/, 'the engine did not die with the group: the service stopped it');
+  const order = ['shutting down: draining requests', 'requests and workers drained', 'embedded database engine stopped'].map((m) => log.indexOf(m));
+  t.ok(order.every((i) => i >= 0) && order[0]! < order[1]! && order[1]! < order[2]!, 'drain first, engine last', { order });
+  t.notMatch(log, /"level":(50|60)/, 'nothing logged at error level');
+
+  // The data stayed whole: the same service on the same store takes the same files again.
+  const restarted = await startOnEmbedded(t, { dataDir });
+  const again = await importFiles(restarted.service.base);
+  t.equal(again.status, 200, 'the same files again after a restart');
+  t.match((JSON.parse(again.body) as { summary: object }).summary, { files: IMPORT_FILES, rejected: 0 }, 'nothing rejected: every file whole');
+  t.comment(`SIGINT to the group → exit ${how} after ${exitMs} ms; import ${interrupted.status} ${reasonOf(interrupted) ?? ''}; ${http.length} other answers; again: ${JSON.stringify((JSON.parse(again.body) as { summary: object }).summary)}`);
+});
+
+t.test('an engine that cannot be kept up: one fatal line, exit 1 (for a supervisor to restart the service)', async (t) => {
+  const { service, engine } = await startOnEmbedded(t, { env: { EMBEDDED_MONGO_MAX_RESTARTS: '0' } });
+  const killedAt = Date.now();
+  process.kill(engine, 'SIGKILL');
+  const how = await Promise.race([service.exited, sleep(30_000).then(() => 'still running after 30 s')]);
+  t.equal(how, 1, 'the service exits 1');
+  t.ok(Date.now() - killedAt < 15_000, `${Date.now() - killedAt} ms after the kill`);
+  const fatal = service.output().split('\n').filter((l) => l.includes('"level":60'));
+  t.equal(fatal.length, 1, 'one fatal line');
+  t.match(fatal[0], /embedded database engine could not be restarted .*the service exits so that its supervisor restarts it/);
 });

@@ -1,0 +1,22 @@
+/**
+ * JSON request bodies, parsed by Fastify's own parser (prototype-poisoning protection
+ * included) except for one case: an empty body with a JSON content type is no body at all.
+ * Clients send it on operations that take none (the official MCP Python SDK ends a session
+ * with `DELETE /mcp`, `content-type: application/json` and nothing after the headers), where
+ * Fastify's parser answered 400 "Body cannot be empty". Operations that require a body still
+ * answer 400 for it (`requireBody`, lib/http/hardening.ts), and so do the MCP message routes.
+ */
+import type { FastifyInstance } from 'fastify';
+
+export function registerJsonBody(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') {
+      done(null, undefined);
+      return;
+    }
+    parse(request, text, done);
+  });
+}

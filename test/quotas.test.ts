@@ -1,0 +1,113 @@
+/**
+ * Per-tenant quotas and the report budget (issue 24 §5), through HTTP and MCP:
+ *
+ * - alert jobs: at most ALERT_MAX_ACTIVE_JOBS scheduled and not yet run (409 `quota_exceeded`,
+ *   nothing written; re-posting scheduled users adds nothing and passes);
+ * - webhook endpoints: WEBHOOK_MAX_ENDPOINTS (409 `quota_exceeded`);
+ * - queued test deliveries: WEBHOOK_MAX_PENDING_TESTS (429 `quota_exceeded` with retry-after);
+ * - reports (the tax summary and the audits): REPORT_RATE_LIMIT_MAX per key and window, besides
+ *   the general budget; MCP tool calls count.
+ */
+import t, { type Test } from 'tap';
+import { startHarness, testConfig, assertConforms, KEY_A, KEY_B, TENANT_A } from './helpers/harness.ts';
+import { connect, listen, seedTwoTenants } from './helpers/mcp.ts';
+import { buildApp } from '../lib/app.ts';
+import { alertJobs } from '../lib/db/alert-jobs-repo.ts';
+import { errorProblem } from './helpers/error-reason.ts';
+import type { FastifyInstance } from 'fastify';
+
+const h = await startHarness(t);
+await seedTwoTenants(h.db);
+
+async function appWith(t: Test, env: Record<string, string>): Promise<FastifyInstance> {
+  const app = await buildApp({ config: testConfig(env), db: h.db, logger: false });
+  t.teardown(() => app.close());
+  return app;
+}
+
+const schedule = (app: FastifyInstance, userIds: string[], cycleKey: string, key = KEY_A) =>
+  app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': key }, payload: { userIds, ruleId: 'overdue-invoices', cycleKey, nameAlert: 'quota' } });
+const activeJobs = (tenant: string) => alertJobs(h.db).countDocuments({ 'data.tenant': tenant, nextRunAt: { $ne: null } });
+
+t.test('alert jobs: at most ALERT_MAX_ACTIVE_JOBS per tenant', async (t) => {
+  await alertJobs(h.db).deleteMany({});
+  const app = await appWith(t, { ALERT_MAX_ACTIVE_JOBS: '5' });
+  t.equal((await schedule(app, ['q-1', 'q-2', 'q-3'], '2026-07')).statusCode, 200);
+  const over = await schedule(app, ['q-4', 'q-5', 'q-6'], '2026-07');
+  t.equal(over.statusCode, 409, 'three more would make six');
+  assertConforms(t, over, 'POST', '/api/alerts/schedule');
+  t.equal(errorProblem(409, over.json()), null);
+  t.match(over.json().error, { reason: 'quota_exceeded', details: [/has 3 active alert jobs and may have at most 5 \(ALERT_MAX_ACTIVE_JOBS\); this request would add 3/] });
+  t.equal(await activeJobs(TENANT_A), 3, 'nothing written');
+  t.equal((await schedule(app, ['q-1', 'q-2', 'q-3'], '2026-07')).statusCode, 200, 'users already scheduled add nothing: no quota spent');
+  t.equal((await schedule(app, ['q-4', 'q-5'], '2026-07')).statusCode, 200, 'up to the quota');
+  t.equal((await schedule(app, ['q-6'], '2026-07')).statusCode, 409, 'one more is refused');
+  t.equal((await schedule(app, ['q-6'], '2026-07', KEY_B)).statusCode, 200, 'another tenant has its own quota');
+  const jobs = await app.inject({ method: 'GET', url: '/api/alerts/jobs?cycleKey=2026-07', headers: { 'x-api-key': KEY_A } });
+  const id = jobs.json().data[0].id as string;
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${id}`, headers: { 'x-api-key': KEY_A } })).statusCode, 200);
+  t.equal((await schedule(app, ['q-6'], '2026-07')).statusCode, 200, 'a cancelled job frees its place');
+  await alertJobs(h.db).deleteMany({});
+});
+
+t.test('alert jobs: the documented default (10,000) stops the flood of the issue (1,000 jobs a request)', async (t) => {
+  t.equal(h.config.alerts.maxActiveJobs, 10_000);
+  const statuses: number[] = [];
+  for (let r = 0; r < 11; r++) statuses.push((await schedule(h.app, Array.from({ length: 1000 }, (_, i) => `flood-${r}-${i}`), '2026-08')).statusCode);
+  t.same(statuses, [...Array(10).fill(200), 409], '10 requests of 1,000 jobs, then 409');
+  t.equal(await activeJobs(TENANT_A), 10_000);
+  await alertJobs(h.db).deleteMany({});
+});
+
+t.test('webhook endpoints: WEBHOOK_MAX_ENDPOINTS, 409 quota_exceeded', async (t) => {
+  const app = await appWith(t, { WEBHOOK_MAX_ENDPOINTS: '2' });
+  const create = (i: number) => app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: `https://hooks.example.com/q/${i}`, events: ['alert.triggered'] } });
+  const answers = [await create(1), await create(2), await create(3)];
+  t.same(answers.map((a) => a.statusCode), [201, 201, 409]);
+  t.match(answers[2]!.json().error, { reason: 'quota_exceeded', details: [/at most 2 webhook endpoints \(WEBHOOK_MAX_ENDPOINTS\)/] });
+  for (const a of answers.slice(0, 2)) await app.inject({ method: 'DELETE', url: `/api/webhooks/${a.json().id}`, headers: { 'x-api-key': KEY_A } });
+});
+
+t.test('test deliveries: at most WEBHOOK_MAX_PENDING_TESTS queued per tenant, 429 with retry-after', async (t) => {
+  // No delivery worker here: the test deliveries stay queued.
+  const app = await appWith(t, { WEBHOOK_MAX_PENDING_TESTS: '3', WEBHOOK_TIMEOUT_MS: '4000' });
+  const hook = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'https://hooks.example.com/tests', events: ['alert.triggered'] } });
+  const id = hook.json().id as string;
+  const send = () => app.inject({ method: 'POST', url: `/api/webhooks/${id}/test`, headers: { 'x-api-key': KEY_A } });
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await send()).statusCode);
+  t.same(statuses, [202, 202, 202]);
+  const over = await send();
+  t.equal(over.statusCode, 429);
+  assertConforms(t, over, 'POST', '/api/webhooks/:id/test');
+  t.equal(errorProblem(429, over.json()), null);
+  t.match(over.json().error, { reason: 'quota_exceeded', details: [/3 test deliveries waiting .* at most 3 \(WEBHOOK_MAX_PENDING_TESTS\)/] });
+  t.equal(over.headers['retry-after'], '4', 'retry after one attempt time limit');
+  await app.inject({ method: 'DELETE', url: `/api/webhooks/${id}`, headers: { 'x-api-key': KEY_A } });
+  const fresh = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'https://hooks.example.com/tests2', events: ['alert.triggered'] } });
+  t.equal((await app.inject({ method: 'POST', url: `/api/webhooks/${fresh.json().id}/test`, headers: { 'x-api-key': KEY_A } })).statusCode, 202, 'deleting the endpoint dropped its queued deliveries');
+  await app.inject({ method: 'DELETE', url: `/api/webhooks/${fresh.json().id}`, headers: { 'x-api-key': KEY_A } });
+});
+
+t.test('reports draw from a budget of their own (REPORT_RATE_LIMIT_MAX), MCP tool calls included', async (t) => {
+  const app = await appWith(t, { REPORT_RATE_LIMIT_MAX: '3', RATE_LIMIT_MAX: '100' });
+  const get = (url: string, key = KEY_A) => app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+  t.equal((await get('/api/tax-summary?targetMonth=2026-03')).statusCode, 200);
+  t.equal((await get('/api/analytics/cash-inflow-forecast')).statusCode, 200);
+  const base = await listen(app);
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const viaMcp = await client.callTool({ name: 'auditFleetUtilization', arguments: {} });
+  t.notOk(viaMcp.isError, 'the third report, through MCP');
+  const over = await get('/api/analytics/unit-economics');
+  t.equal(over.statusCode, 429, 'the fourth report in the window');
+  assertConforms(t, over, 'GET', '/api/analytics/unit-economics');
+  t.match(over.json().error, { reason: 'rate_limited', details: [/report budget of 3 reports per minute for this API key exceeded .* retry in \d+ seconds/] });
+  t.equal(over.headers['x-ratelimit-limit'], '3', 'the report budget in the headers');
+  t.ok(Number(over.headers['retry-after']) > 0, 'retry-after');
+  const tool = await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '2026-03' } });
+  t.match(tool, { isError: true, structuredContent: { error: { code: 429, reason: 'rate_limited' } } }, 'through MCP too');
+  const list = await get('/api/financial-docs?limit=1');
+  t.equal(list.statusCode, 200, 'the key’s other operations go on');
+  t.equal(list.headers['x-ratelimit-limit'], '100', 'under the general budget');
+  t.equal((await get('/api/analytics/cash-inflow-forecast', KEY_B)).statusCode, 200, 'another key has its own report budget');
+});
