@@ -1,13 +1,13 @@
 /**
  * Concept-level sums of invoices for the discounts, demurrage and shrinkage
  * recovery audit: per client and Mexico City month, computed in the database
- * in integer cents (each concept amount rounded to cents, then summed).
+ * in integer MXN cents (each concept amount converted and rounded to cents, then summed).
  */
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import type { ConceptKind } from '../model/financial-document.ts';
 import { FREIGHT_CODE_PREFIX, isFreightConcept } from '../tax/reconcile.ts';
-import { centsExpr, invoiceCancelledExpr, mxMonthExpr } from './pipeline.ts';
+import { invoiceCancelledExpr, mxMonthExpr, mxnCentsExpr } from './pipeline.ts';
 import type { ConceptTotals } from '../analytics/discounts.ts';
 
 /** The sums the discounts and shrinkage recovery audit reads (lib/analytics/discounts.ts), per client and month. */
@@ -32,7 +32,8 @@ export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { star
         client: 1,
         month: mxMonthExpr('$date'),
         cancelled: invoiceCancelledExpr(),
-        discountC: centsExpr('$iDesc'),
+        // Sums in MXN: a document in another currency at its exchange rate.
+        discountC: mxnCentsExpr('$iDesc'),
         hasDemurrage: { $in: ['demurrage', { $ifNull: ['$invoice.concepts.kind', []] }] },
         // Only what the line sums read: $unwind copies the whole row once per line.
         concepts: {
@@ -42,8 +43,8 @@ export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { star
             in: {
               kind: '$$c.kind',
               family: { $substrBytes: [{ $ifNull: ['$$c.code', ''] }, 0, FREIGHT_CODE_PREFIX.length] },
-              amountC: centsExpr('$$c.amount'),
-              discountC: centsExpr('$$c.discount'),
+              amountC: mxnCentsExpr('$$c.amount'),
+              discountC: mxnCentsExpr('$$c.discount'),
               quantity: { $ifNull: ['$$c.quantity', 0] },
             },
           },

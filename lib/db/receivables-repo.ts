@@ -11,10 +11,10 @@
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { AUDIT_BATCH_SIZE, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
+import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, mxnCentsExpr, sumOver } from './pipeline.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
-export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled'> & {
+export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled' | 'exchangeRate'> & {
   invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'paymentMethod'>;
 };
 
@@ -46,7 +46,7 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
     },
     {
       $project: {
-        id: 1, client: 1, clientName: 1, date: 1, iTot: 1, 'invoice.uuid': 1, 'invoice.paymentMethod': 1,
+        id: 1, client: 1, clientName: 1, date: 1, iTot: 1, exchangeRate: 1, 'invoice.uuid': 1, 'invoice.paymentMethod': 1,
         canceled: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $lte: ['$$c.date', q.asOf] } } },
         payments: { $filter: { input: { $ifNull: ['$payments', []] }, as: 'p', cond: { $lte: ['$$p.date', q.asOf] } } },
       },
@@ -55,7 +55,7 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
     {
       $addFields: {
         _cxUuids: {
-          $map: { input: { $filter: { input: '$canceled', as: 'c', cond: { $eq: ['$$c.target', 'payment'] } } }, as: 'c', in: { $toLower: '$$c.uuid' } },
+          $map: { input: { $filter: { input: '$canceled', as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } } }, as: 'c', in: { $toLower: '$$c.uuid' } },
         },
       },
     },
@@ -95,7 +95,7 @@ export function streamPaymentHistory(db: Db, tenant: string, q: { from: number; 
         _id: 0,
         client: 1,
         date: 1,
-        cx: { $map: { input: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $eq: ['$$c.target', 'payment'] } } }, as: 'c', in: { $toLower: '$$c.uuid' } } },
+        cx: { $map: { input: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } } }, as: 'c', in: { $toLower: '$$c.uuid' } } },
         p: { $filter: { input: '$payments', as: 'p', cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $ne: ['$$p.canceled', true] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] } } },
       },
     },
@@ -108,9 +108,9 @@ export interface ClientRevenueRow {
   client: string;
   cancelled: boolean;
   documents: number;
-  /** Σ (SubTotal − Descuento − shortage deductions iFalt) in cents: service revenue, indemnities are not sales. */
+  /** Σ (SubTotal − Descuento − shortage deductions iFalt) in MXN cents: service revenue, indemnities are not sales. */
   revenueC: number;
-  /** Σ Total in cents. */
+  /** Σ Total in MXN cents. */
   totalC: number;
 }
 
@@ -122,8 +122,9 @@ export async function revenueByClient(db: Db, tenant: string, q: { start: number
       $project: {
         client: 1,
         cancelled: invoiceCancelledExpr(),
-        revenueC: { $subtract: [{ $subtract: [centsExpr('$iSub'), centsExpr('$iDesc')] }, centsExpr('$iFalt')] },
-        totalC: centsExpr('$iTot'),
+        // In MXN: a document in another currency at its exchange rate.
+        revenueC: { $subtract: [{ $subtract: [mxnCentsExpr('$iSub'), mxnCentsExpr('$iDesc')] }, mxnCentsExpr('$iFalt')] },
+        totalC: mxnCentsExpr('$iTot'),
       },
     },
     { $group: { _id: { client: '$client', cancelled: '$cancelled' }, documents: { $sum: 1 }, revenueC: { $sum: '$revenueC' }, totalC: { $sum: '$totalC' } } },
