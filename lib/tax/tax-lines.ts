@@ -19,12 +19,18 @@ export const sameRate = (a: number, b: number): boolean => Math.abs(a - b) < RAT
 export const conceptBaseC = (c: Pick<InvoiceConcept, 'amount' | 'discount'>): number => toCents(c.amount) - toCents(c.discount);
 
 /** Every tax line of a concept (see the module comment for the compact form). */
+const NONE: readonly TaxLine[] = Object.freeze([]);
+
 export function conceptTaxes(c: InvoiceConcept): ConceptTaxes {
   if (c.taxes) return c.taxes;
+  const withVat = c.objetoImp === '02' || c.vat !== 0;
+  const withRetention = c.retention !== 0;
+  if (!withVat && !withRetention) return { transfers: NONE as TaxLine[], retentions: NONE as TaxLine[] };
   const base = fromCents(conceptBaseC(c));
-  const transfers: TaxLine[] = c.objetoImp === '02' || toCents(c.vat) !== 0 ? [{ tax: 'IVA', factor: 'Tasa', rate: c.vatRate, base, amount: c.vat }] : [];
-  const retentions: TaxLine[] = toCents(c.retention) !== 0 ? [{ tax: 'IVA', factor: 'Tasa', rate: c.retentionRate, base, amount: c.retention }] : [];
-  return { transfers, retentions };
+  return {
+    transfers: withVat ? [{ tax: 'IVA', factor: 'Tasa', rate: c.vatRate, base, amount: c.vat }] : (NONE as TaxLine[]),
+    retentions: withRetention ? [{ tax: 'IVA', factor: 'Tasa', rate: c.retentionRate, base, amount: c.retention }] : (NONE as TaxLine[]),
+  };
 }
 
 /**

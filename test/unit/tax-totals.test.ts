@@ -1,7 +1,7 @@
 import t from 'tap';
 import { reconcileDocument } from '../../lib/tax/reconcile.ts';
 import { aggregateReconciliations, byMonth } from '../helpers/reconciliation-totals.ts';
-import { exemptBreakdownC, invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator } from '../../lib/tax/tax-totals.ts';
+import { addAmounts, exemptBreakdownC, FIELDS, invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator } from '../../lib/tax/tax-totals.ts';
 import { FindingsCollector } from '../../lib/tax/findings-list.ts';
 import { monthsOf } from '../../lib/shared/period.ts';
 import { mxDayEnd, mxDayStart } from '../../lib/time/mexico-city.ts';
@@ -129,4 +129,11 @@ t.test('every amount in MXN: a USD invoice at its TipoCambio, its cash share at 
   t.match(acc.result(['2026-03']).totals, { subtotal: 17_250, total: 17_250, vatBases: { rate0: 17_250 } });
   const cancelled = makeFinancialDoc({ currency: 'USD', exchangeRate: 17.25, concepts: [freight(100)], cancelled: true });
   t.equal(invoiceBasisContribution(cancelled, reconcileDocument(cancelled, SETTINGS)).cancelledTotalC, Math.round(cancelled.iTot * 17.25 * 100), 'the cancelled Total in MXN too');
+});
+
+t.test('addAmounts adds every field', async (t) => {
+  const into = Object.fromEntries(FIELDS.map((f) => [f, 1])) as Record<(typeof FIELDS)[number], number>;
+  const from = Object.fromEntries(FIELDS.map((f, i) => [f, i + 10])) as Record<(typeof FIELDS)[number], number>;
+  addAmounts(into, from);
+  t.same(into, Object.fromEntries(FIELDS.map((f, i) => [f, i + 11])));
 });
