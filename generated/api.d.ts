@@ -338,7 +338,7 @@ export interface paths {
          *       receiver's 3 business days, CFF art. 12 and 29-A: the SAT cannot have answered that yet). Both
          *       take the invoice out of revenue, balances, the tax summary, the audits and the alerts.
          *
-         *     Any other combination is 400. Recording the same answer again changes nothing (idempotent). The
+         *     Any other combination is 400 (the body schema states the pairs). Recording the same answer again changes nothing (idempotent). The
          *     answer is kept with the invoice's imported facts, so importing its files again keeps it.
          */
         put: operations["recordCancellationStatus"];
@@ -2431,28 +2431,48 @@ export interface components {
          * @enum {string}
          */
         RuleId: "overdue-invoices" | "shrinkage-over-tolerance" | "tax-findings" | "unbilled-deliveries";
-        /**
-         * @description The answer of the SAT's CFDI status service (ConsultaCFDI) about an invoice, in the SAT's words.
-         *     Valid pairs: Vigente with En proceso or Solicitud rechazada; Cancelado with Cancelado sin aceptación,
-         *     Cancelado con aceptación or Plazo vencido.
-         */
-        SatCancellationAnswer: {
+        /** @description The invoice is cancelled, without the receiver's acceptance, with it, or tacitly (Plazo vencido). */
+        SatAnswerCancelado: {
             /**
              * Format: date-time
              * @description When the SAT gave this answer (default: now); the status takes effect then
              */
             consultedAt?: string;
             /**
-             * @description Estado of the CFDI
+             * @description Estado of the CFDI (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            estado: "Vigente" | "Cancelado";
+            estado: "Cancelado";
             /**
              * @description EstatusCancelacion of the CFDI
              * @enum {string}
              */
-            estatusCancelacion: "En proceso" | "Solicitud rechazada" | "Cancelado sin aceptación" | "Cancelado con aceptación" | "Plazo vencido";
+            estatusCancelacion: "Cancelado sin aceptación" | "Cancelado con aceptación" | "Plazo vencido";
         };
+        /** @description The invoice is still valid; a cancellation is in process or the receiver rejected it. */
+        SatAnswerVigente: {
+            /**
+             * Format: date-time
+             * @description When the SAT gave this answer (default: now); the status takes effect then
+             */
+            consultedAt?: string;
+            /**
+             * @description Estado of the CFDI (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            estado: "Vigente";
+            /**
+             * @description EstatusCancelacion of the CFDI
+             * @enum {string}
+             */
+            estatusCancelacion: "En proceso" | "Solicitud rechazada";
+        };
+        /**
+         * @description The answer of the SAT's CFDI status service (ConsultaCFDI) about an invoice, in the SAT's words:
+         *     `Vigente` (valid) with `En proceso` or `Solicitud rechazada`, or `Cancelado` with `Cancelado sin
+         *     aceptación`, `Cancelado con aceptación` or `Plazo vencido`. `estado` tells the two apart.
+         */
+        SatCancellationAnswer: components["schemas"]["SatAnswerVigente"] | components["schemas"]["SatAnswerCancelado"];
         /**
          * @description One independent job is scheduled per entry of `userIds`, always for the
          *     authenticated tenant. A job is unique per (tenant, `ruleId`, `cycleKey`,
