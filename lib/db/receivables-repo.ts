@@ -11,7 +11,8 @@
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, mxnCentsExpr, sumOver } from './pipeline.ts';
+import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
+import { centsToMxnCents } from '../money/currency.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
 export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled' | 'exchangeRate'> & {
@@ -114,7 +115,10 @@ export interface ClientRevenueRow {
   totalC: number;
 }
 
-/** Invoices emitted in [start, end] grouped by client and cancellation, summed in integer cents. */
+/**
+ * Invoices emitted in [start, end] grouped by client and cancellation, summed in integer MXN
+ * cents: grouped by exchange rate too (1 for MXN documents) and each group converted here.
+ */
 export async function revenueByClient(db: Db, tenant: string, q: { start: number; end: number; client?: string }, maxTimeMS: number): Promise<ClientRevenueRow[]> {
   const pipeline: Document[] = [
     { $match: { company: tenant, date: { $gte: q.start, $lte: q.end }, ...(q.client ? { client: q.client } : {}) } },
@@ -122,13 +126,23 @@ export async function revenueByClient(db: Db, tenant: string, q: { start: number
       $project: {
         client: 1,
         cancelled: invoiceCancelledExpr(),
-        // In MXN: a document in another currency at its exchange rate.
-        revenueC: { $subtract: [{ $subtract: [mxnCentsExpr('$iSub'), mxnCentsExpr('$iDesc')] }, mxnCentsExpr('$iFalt')] },
-        totalC: mxnCentsExpr('$iTot'),
+        rate: { $ifNull: ['$exchangeRate', 1] },
+        revenueC: { $subtract: [{ $subtract: [centsExpr('$iSub'), centsExpr('$iDesc')] }, centsExpr('$iFalt')] },
+        totalC: centsExpr('$iTot'),
       },
     },
-    { $group: { _id: { client: '$client', cancelled: '$cancelled' }, documents: { $sum: 1 }, revenueC: { $sum: '$revenueC' }, totalC: { $sum: '$totalC' } } },
+    { $group: { _id: { client: '$client', cancelled: '$cancelled', rate: '$rate' }, documents: { $sum: 1 }, revenueC: { $sum: '$revenueC' }, totalC: { $sum: '$totalC' } } },
   ];
-  const rows = await financialDocs(db).aggregate<{ _id: { client: string; cancelled: boolean }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS }).toArray();
-  return rows.map((r) => ({ client: r._id.client, cancelled: r._id.cancelled === true, documents: r.documents, revenueC: r.revenueC, totalC: r.totalC }));
+  const groups = await financialDocs(db).aggregate<{ _id: { client: string; cancelled: boolean; rate: number }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS }).toArray();
+  const rows = new Map<string, ClientRevenueRow>();
+  for (const g of groups) {
+    const cancelled = g._id.cancelled === true;
+    const k = `${g._id.client}|${cancelled}`;
+    const row = rows.get(k) ?? { client: g._id.client, cancelled, documents: 0, revenueC: 0, totalC: 0 };
+    row.documents += g.documents;
+    row.revenueC += centsToMxnCents(g.revenueC, g._id.rate);
+    row.totalC += centsToMxnCents(g.totalC, g._id.rate);
+    rows.set(k, row);
+  }
+  return [...rows.values()];
 }
