@@ -35,7 +35,16 @@ export const FIELDS = [
 export type AmountField = (typeof FIELDS)[number];
 export type AmountsC = Record<AmountField, number>;
 
-const zeroAmounts = (): AmountsC => Object.fromEntries(FIELDS.map((f) => [f, 0])) as AmountsC;
+/**
+ * fn applied to every field, into a new record. Written out like addAmounts: this runs for each
+ * document and month slice of a summary.
+ */
+export function mapAmounts(a: AmountsC, fn: (cents: number) => number): AmountsC {
+  return { subtotal: fn(a.subtotal), discount: fn(a.discount), taxableBase: fn(a.taxableBase), freightBase: fn(a.freightBase), exemptShortage: fn(a.exemptShortage), exemptIndemnity: fn(a.exemptIndemnity), exemptOther: fn(a.exemptOther), vatDeclared: fn(a.vatDeclared), vatExpected: fn(a.vatExpected), retentionDeclared: fn(a.retentionDeclared), retentionExpected: fn(a.retentionExpected), total: fn(a.total), collected: fn(a.collected), vatBase16: fn(a.vatBase16), vatBase8: fn(a.vatBase8), vatBase0: fn(a.vatBase0), vatBaseExempt: fn(a.vatBaseExempt), vatBaseOther: fn(a.vatBaseOther), isrRetained: fn(a.isrRetained), iepsTransferred: fn(a.iepsTransferred), iepsRetained: fn(a.iepsRetained), transferredTaxes: fn(a.transferredTaxes), retainedTaxes: fn(a.retainedTaxes) };
+}
+
+const ZERO = Object.freeze(Object.fromEntries(FIELDS.map((f) => [f, 0])) as AmountsC);
+const zeroAmounts = (): AmountsC => ({ ...ZERO });
 
 /**
  * into += from, field by field. Written out (not a loop over FIELDS): each document adds its
@@ -144,7 +153,7 @@ function fullAmountsC(doc: FinancialDocument, r: Reconciliation): AmountsC {
 /** Amounts of the document's currency in MXN cents at `rate` (each field converted and rounded on its own). */
 function inMxn(a: AmountsC, rate: number): AmountsC {
   if (rate === 1) return a;
-  return Object.fromEntries(FIELDS.map((f) => [f, centsToMxnCents(a[f], rate)])) as AmountsC;
+  return mapAmounts(a, (c) => centsToMxnCents(c, rate));
 }
 
 function contribution(doc: FinancialDocument, r: Reconciliation, month: string, amounts: AmountsC, first: boolean): TaxContribution {
@@ -193,7 +202,7 @@ export function paymentBasisContributions(
     const countedC = toCents(share.counted);
     if (countedC <= 0 || totalC <= 0) continue;
     const scale = (cents: number): number => toCents((fromCents(cents) * countedC) / totalC);
-    const amounts = Object.fromEntries(FIELDS.map((f) => [f, scale(full[f])])) as AmountsC;
+    const amounts = mapAmounts(full, scale);
     amounts.vatDeclared = toCents(share.vat);
     amounts.retentionDeclared = toCents(share.retention);
     amounts.total = countedC;

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { reconcileDocument } from '../../lib/tax/reconcile.ts';
 import { aggregateReconciliations, byMonth } from '../helpers/reconciliation-totals.ts';
-import { addAmounts, exemptBreakdownC, FIELDS, invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator } from '../../lib/tax/tax-totals.ts';
+import { addAmounts, exemptBreakdownC, FIELDS, mapAmounts, invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator } from '../../lib/tax/tax-totals.ts';
 import { FindingsCollector } from '../../lib/tax/findings-list.ts';
 import { monthsOf } from '../../lib/shared/period.ts';
 import { mxDayEnd, mxDayStart } from '../../lib/time/mexico-city.ts';
@@ -136,4 +136,9 @@ t.test('addAmounts adds every field', async (t) => {
   const from = Object.fromEntries(FIELDS.map((f, i) => [f, i + 10])) as Record<(typeof FIELDS)[number], number>;
   addAmounts(into, from);
   t.same(into, Object.fromEntries(FIELDS.map((f, i) => [f, i + 11])));
+});
+
+t.test('mapAmounts maps every field', async (t) => {
+  const from = Object.fromEntries(FIELDS.map((f, i) => [f, i])) as Record<(typeof FIELDS)[number], number>;
+  t.same(mapAmounts(from, (c) => c * 2), Object.fromEntries(FIELDS.map((f, i) => [f, i * 2])));
 });
