@@ -367,6 +367,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/financial-docs/{id}/cancellation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record the SAT's answer on an invoice's cancellation
+         * @description Moves the cancellation status of one of the tenant's invoices (`cancellations.status`, see
+         *     CancellationStatus) by the answer of the SAT's CFDI status service (ConsultaCFDI: `Estado` and
+         *     `EstatusCancelacion`), which is where the receiver's acceptance, its rejection and the tacit
+         *     acceptance after 3 business days show. The invoice must have a cancellation request or
+         *     acknowledgement imported (`POST /api/imports`): the motive comes from them (409 otherwise).
+         *
+         *     - `Vigente` + `En proceso` → `pending`; `Vigente` + `Solicitud rechazada` → `rejected` (the invoice
+         *       stays valid: revenue, balance and taxes count it);
+         *     - `Cancelado` + `Cancelado sin aceptación` or `Cancelado con aceptación` → `accepted`; `Cancelado` +
+         *       `Plazo vencido` → `expired` (tacit acceptance; 409 when `consultedAt` is before the end of the
+         *       receiver's 3 business days, CFF art. 12 and 29-A: the SAT cannot have answered that yet). Both
+         *       take the invoice out of revenue, balances, the tax summary, the audits and the alerts.
+         *
+         *     Any other combination is 400 (the body schema states the pairs). Recording the same answer again changes nothing (idempotent). The
+         *     answer is kept with the invoice's imported facts, so importing its files again keeps it.
+         */
+        put: operations["recordCancellationStatus"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/imports": {
         parameters: {
             query?: never;
@@ -387,12 +421,30 @@ export interface paths {
          *     **What is read.** CFDI 4.0 (`http://www.sat.gob.mx/cfd/4`), stamped (TimbreFiscalDigital):
          *     invoices (type I), credit notes (type E with CfdiRelacionados 01, reducing the related
          *     invoice's balance), payment complements (type P, Pagos 2.0: each DoctoRelacionado's
-         *     ImpSaldoAnt, ImpPagado, ImpSaldoInsoluto), SAT cancellation acknowledgements
-         *     (`http://cancelacfd.sat.gob.mx`, `Folios/Folio` with UUID, Motivo, FolioSustitucion), and
-         *     Carta Porte 3.0/3.1 complements (on an invoice or a transfer, type T) into trips: one leg
-         *     per destination with its goods. Delivered volumes are not part of Carta Porte: add them
-         *     with the delivery addenda (`urn:freight-backoffice:entregas:1`, see the README); a leg
-         *     without them is in transit. Only IVA (002) taxes and MXN invoices are imported.
+         *     ImpSaldoAnt, ImpPagado, ImpSaldoInsoluto, and TipoCambioP/EquivalenciaDR for another currency),
+         *     and Carta Porte 3.0/3.1 complements (on an invoice or a transfer, type T) into trips: one leg
+         *     per destination with its goods. Only road transport (`Autotransporte`) makes a trip: a Carta
+         *     Porte by air, sea or rail is refused with that reason. Delivered volumes are not part of Carta
+         *     Porte: add them with the delivery addenda (`urn:freight-backoffice:entregas:1`, see the
+         *     README); a leg without them is in transit.
+         *
+         *     **Taxes and currency.** Every tax is kept per concept: ISR (001), IVA (002), IEPS (003),
+         *     transferred or retained, Tasa, Cuota or Exento. Amounts stay in the CFDI's `Moneda` with its
+         *     `TipoCambio` (required when Moneda is not MXN); reports convert them to MXN.
+         *
+         *     **Cancellations.** The SAT's acknowledgement (`Acuse`) as PACs return it (root in no namespace,
+         *     `Folios` in `http://cancelacfd.sat.gob.mx` with the elements `UUID` and `EstatusUUID`, a
+         *     `Signature`; `Fecha` with up to 7 fractional digits) and this service's earlier form (root in
+         *     that namespace, `Folios/Folio` attributes UUID, Motivo, FolioSustitucion, EstatusUUID). A
+         *     taxpayer's request (`Cancelacion`: `Folios/Folio` with UUID, Motivo, FolioSustitucion) is
+         *     recorded as a request: the invoice's cancellation becomes `pending` and the request cancels
+         *     nothing. The acknowledgement moves it (see CancellationStatus); the receiver's answer comes with
+         *     `PUT /api/financial-docs/{id}/cancellation`.
+         *
+         *     **Encoding.** UTF-8 (the CFDI 4.0 rule), or the encoding the XML declaration names when it is
+         *     ISO-8859-1 (Latin-1) or windows-1252, read as such. Bytes that are not valid in the declared
+         *     encoding, or another encoding (UTF-16 …), reject the file with that reason: text is never
+         *     stored mangled.
          *
          *     **Tenant.** Always the API key's. A file whose Emisor RFC (RfcEmisor for a cancellation) is
          *     not the tenant's is rejected.
@@ -539,10 +591,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Tax summary (VAT and 4% retention reconciliation)
-         * @description Reconciles SubTotal, transferred VAT (IVA) and the 4% VAT retention of the tenant's CFDI invoices,
-         *     per month and per client within the month, and lists the findings. Rules (domain notes, "Tax
-         *     reconciliation" and "CFDI 4.0 invoices"):
+         * Tax summary (every CFDI tax, VAT and 4% retention reconciliation)
+         * @description Reconciles SubTotal and every CFDI tax of the tenant's invoices (IVA transferred and retained, ISR
+         *     retained, IEPS), per month and per client within the month, in MXN, and lists the findings. Rules
+         *     (domain notes, "Tax reconciliation", "CFDI 4.0 invoices" and "Real CFDIs"):
          *
          *     - Per non-cancelled document: freight base = Σ (amount − discount) of freight concepts (kind
          *       `freight`, or SAT keys 78101800–78101899 on unclassified lines); taxable base = Σ base of the
@@ -550,18 +602,30 @@ export interface paths {
          *       indemnity and other ObjetoImp 01 concepts — in SubTotal, in no tax base, reported separately and
          *       **never a discrepancy** (the naive "retention = 4% × SubTotal" check is wrong whenever such a line
          *       exists).
-         *     - Expected VAT = Σ round2(base × rate) per concept, rate 16% or the 8% border-region rate
-         *       (tenant `vatRate`, configurable). Expected retention = Σ round2(freight base × 4%) when the client
-         *       is a company (persona moral, 12-character RFC); 0 for a persona física (13 characters) and for
-         *       the generic RFCs XAXX010101000 / XEXX010101000 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).
-         *       A 4% retention on demurrage/handling is accepted (practice varies) and reported as info.
-         *     - A discrepancy is |declared − expected| > `discrepancyTolerance` (tenant setting, default 0.01 MXN)
-         *       per taxed concept, or Total ≠ SubTotal − Descuento + VAT − retention (± the tolerance).
-         *       Findings: `discrepancy` (arithmetic mismatch), `warning` (retention missing or unexpected for the
-         *       client type, freight without retention, data quality), `info` (excluded exempt amounts, accepted
-         *       accessorial retention, cancelled document). Each carries a stable reason `code`.
-         *     - Cancelled invoices (a cancellation record naming the invoice's own UUID) carry no revenue and no
-         *       tax: excluded from every amount, counted apart; under motive 01 the replacement carries them.
+         *     - Expected VAT = Σ round2(base × rate) per IVA line, rate 16%, the 8% border-region rate or 0%
+         *       (LIVA art. 29, e.g. the Mexican leg of international freight; tenant `vatRate`, configurable); an
+         *       exempt line (TipoFactor Exento, LIVA art. 15) has no VAT. The IVA bases at 16%, 8%, 0% and exempt
+         *       are reported apart (`vatBases`): all legal, never a discrepancy. Expected retention = Σ
+         *       round2(freight base × 4%) when the client is a company (persona moral, 12-character RFC); 0 for a
+         *       persona física (13 characters) and for the generic RFCs XAXX010101000 / XEXX010101000 (LIVA art.
+         *       1-A fr. II c; RLIVA art. 3 fr. II). A retention at another rate the law sets (two thirds of the IVA
+         *       by a persona física, 6%, 16%; a 4% on demurrage/handling) is accepted and reported as info; at a
+         *       rate no rule sets, a warning.
+         *     - ISR retained (1.25% by a RESICO carrier billing a company, LISR art. 113-J; 10% on other services of
+         *       a persona física) is reported per month and client (`isrRetained`) and as info; IEPS apart (`ieps`).
+         *     - A discrepancy is arithmetic: |declared − expected| > `discrepancyTolerance` (tenant setting, default
+         *       0.01) for a tax line against round2(its base × its rate), an IVA rate the law does not set, the
+         *       header against the lines, or Total ≠ SubTotal − Descuento + Σ transfers − Σ retentions over every
+         *       tax (± the tolerance). Findings: `discrepancy`, `warning` (retention missing or unexpected for the
+         *       client type or at an unusual rate, freight without retention, data quality), `info` (excluded
+         *       not-subject amounts, retentions at a legal rate, ISR retained, a pending or rejected cancellation,
+         *       cancelled document). Each carries a stable reason `code`.
+         *     - Currency: every amount is in MXN. A document in another currency is reconciled in its own currency
+         *       (its own arithmetic) and each amount converted at its TipoCambio, rounded to cents; findings keep the
+         *       document's currency (`currency`).
+         *     - Cancelled invoices (their cancellation accepted or expired, see CancellationStatus) carry no revenue
+         *       and no tax: excluded from every amount, counted apart; under motive 01 the replacement carries them.
+         *       A pending or rejected cancellation cancels nothing: the invoice counts in full.
          *     - Money is rounded where the law rounds (per concept) and summed in integer cents.
          *
          *     Period: `targetMonth` (YYYY-MM), or `startDate`/`endDate`, or by default the current month — all in
@@ -1033,23 +1097,60 @@ export interface components {
             cancelled: true;
             job: components["schemas"]["AlertJob"];
         };
-        /** @description A cancellation before the SAT, of the invoice or of one of its payment records. */
+        /** @description A cancellation before the SAT, of the invoice or of one of its payment records, with where it stands. */
         CanceledRecord: {
-            /** @description Cancellation instant (epoch milliseconds) */
+            /** @description When the record's status took effect (epoch milliseconds); for `accepted` and `expired` the cancellation instant */
             date: number;
             id: string;
             /**
-             * @description SAT motive: 01 errors with replacement, 02 errors without, 03 operation did not happen, 04 nominative operation in a global invoice
-             * @enum {string}
+             * @description SAT motive: 01 errors with replacement, 02 errors without, 03 operation did not happen, 04 nominative operation in a global invoice; null when only the SAT's acknowledgement is known (it does not repeat the request's motive)
+             * @enum {string|null}
              */
-            motive: "01" | "02" | "03" | "04";
+            motive: "01" | "02" | "03" | "04" | null;
             /** @description Replacement CFDI (motive 01 only) */
             replacementUuid: string | null;
+            /** @description When it was requested (epoch milliseconds): the request's Fecha, else the acknowledgement's */
+            requestedAt?: number;
+            /** @description The SAT's words for it: EstatusUUID of the acknowledgement (201, 202) or EstatusCancelacion of the status service */
+            satStatus?: string | null;
+            /**
+             * @description Where this cancellation stands (see CancellationStatus). Absent on records written before statuses existed: they record cancellations in effect (`accepted`).
+             * @enum {string}
+             */
+            status?: "pending" | "accepted" | "rejected" | "expired";
+            /**
+             * @description What set `status`: the imported request, the imported SAT acknowledgement, or the SAT status-service answer recorded with PUT /api/financial-docs/{id}/cancellation
+             * @enum {string}
+             */
+            statusSource?: "request" | "acknowledgement" | "status-service";
             /** @enum {string} */
             target: "invoice" | "payment";
-            /** @description UUID of the cancelled CFDI */
+            /** @description UUID of the CFDI the cancellation is of */
             uuid: string;
         };
+        /**
+         * @description Where the invoice's cancellation stands before the SAT (as Facturapi's `cancellation_status`):
+         *     `none` no request; `pending` requested and not in effect; `accepted` cancelled (without the
+         *     receiver's acceptance, or accepted by the receiver); `rejected` the receiver refused: the invoice
+         *     stays valid; `expired` cancelled by tacit acceptance (the receiver did not answer within 3 business
+         *     days, the SAT's "Plazo vencido"). Only `accepted` and `expired` take the invoice out of revenue,
+         *     balances, taxes, audits and alerts.
+         *
+         *     How it moves, and which input moves it:
+         *     - A **cancellation request** (`Cancelacion`, imported) → `pending`: a request cancels nothing.
+         *     - The **SAT acknowledgement** (`Acuse`, imported): EstatusUUID `202` (already cancelled) →
+         *       `accepted`; `201` (request received) → `accepted` when the invoice needs no acceptance by the
+         *       receiver (total up to 1,000 MXN, or requested within 24 hours of certification, or issued to the
+         *       generic public RFC; payment complements and credit notes), otherwise `pending`; any other code
+         *       refuses the file.
+         *     - The **SAT status-service answer** (`PUT /api/financial-docs/{id}/cancellation`, the Estado and
+         *       EstatusCancelacion the SAT's ConsultaCFDI service returns): "En proceso" → `pending`, "Cancelado
+         *       sin aceptación" and "Cancelado con aceptación" (the receiver accepted) → `accepted`, "Solicitud
+         *       rechazada" (the receiver rejected) → `rejected`, "Plazo vencido" (tacit acceptance, only after the
+         *       receiver's 3 business days, CFF art. 12 and 29-A) → `expired`.
+         * @enum {string}
+         */
+        CancellationStatus: "none" | "pending" | "accepted" | "rejected" | "expired";
         CashInflowForecastResponse: {
             asOf: components["schemas"]["AsOf"];
             /** @description Clients with open invoices, largest outstanding first. */
@@ -1243,6 +1344,13 @@ export interface components {
             revenuePerKm: components["schemas"]["Ratio"];
             revenuePerLitre: components["schemas"]["Ratio"];
             trips: number;
+        };
+        /** @description Every tax of a concept. */
+        ConceptTaxes: {
+            /** @description Retained taxes (retenidos) */
+            retentions: components["schemas"]["TaxLine"][];
+            /** @description Transferred taxes (trasladados) */
+            transfers: components["schemas"]["TaxLine"][];
         };
         CountAmount: {
             amount: number;
@@ -1531,6 +1639,13 @@ export interface components {
              */
             label: string;
         };
+        /** @description The CFDI's own document totals (Comprobante/Impuestos), every tax; absent on documents written before it was stored and on CFDIs without that node. */
+        DocumentTaxTotals: {
+            /** @description TotalImpuestosRetenidos */
+            retained: number;
+            /** @description TotalImpuestosTrasladados */
+            transferred: number;
+        };
         ErrorField: {
             /**
              * @description The entry of `details` about it
@@ -1660,8 +1775,10 @@ export interface components {
         FinancialDocsV1Response: components["schemas"]["FinancialDocument"][];
         /**
          * @description A financial document exactly as stored (`detail=full`, and the legacy version 1 shape):
-         *     the invoice with its concepts, its payments and its cancellation records. Money in MXN,
-         *     instants in epoch milliseconds. Stored documents may carry further internal fields.
+         *     the invoice with its concepts, its payments and its cancellation records. Money in the
+         *     document's currency (`currency`, MXN when absent) as the CFDI states it, with `exchangeRate`
+         *     (MXN per unit) for the reports; instants in epoch milliseconds. Stored documents may carry
+         *     further internal fields.
          */
         FinancialDocument: {
             canceled: components["schemas"]["CanceledRecord"][];
@@ -1674,6 +1791,8 @@ export interface components {
             currency?: string;
             /** @description Fiscal emission instant (epoch ms) */
             date: number;
+            /** @description CFDI TipoCambio: MXN per unit of `currency`; absent on MXN documents (1) */
+            exchangeRate?: number;
             /** @description Document identifier. Stored documents also carry `_id` with the same value; it is not declared here because generated clients name both `id`. */
             id: string;
             /** @description Discount */
@@ -1683,11 +1802,11 @@ export interface components {
             invoice: components["schemas"]["FinancialDocumentInvoice"];
             /** @description SubTotal */
             iSub: number;
-            /** @description Transferred VAT (16%) */
+            /** @description Σ IVA transferred, at any rate (16%, border 8%, 0%) */
             iTax1: number;
-            /** @description Retained VAT (4%) */
+            /** @description Σ IVA retained, at any rate (4% on freight, two thirds of 16% …) */
             iTax2: number;
-            /** @description Total */
+            /** @description Total = SubTotal − Descuento + Σ transferred − Σ retained taxes (every tax) */
             iTot: number;
             /** Format: date-time */
             lastUpdate: string;
@@ -1702,6 +1821,7 @@ export interface components {
             statusAuth: boolean;
             /** @description Freight tariff per litre */
             tarif1: number;
+            taxTotals?: components["schemas"]["DocumentTaxTotals"];
             /** @description Record timestamp (epoch ms) */
             timestamp: number;
         };
@@ -1755,9 +1875,12 @@ export interface components {
         } | null;
         /**
          * @description A financial document with its balance, status label, certification date and cross references computed.
+         *     Amounts are the CFDI's own, in its currency (`currency`); `exchangeRate` converts them to MXN, the
+         *     currency of every report (tax summary, audits, alerts).
          * @example {
          *       "id": "TGO-FD-000123",
          *       "currency": "MXN",
+         *       "exchangeRate": 1,
          *       "company": "TGO850101AB1",
          *       "client": "PEM990101AB1",
          *       "status": {
@@ -1781,7 +1904,19 @@ export interface components {
          *         "vatRetention4": 1019.22,
          *         "discount": 0,
          *         "shrinkageDeduction": 0,
-         *         "total": 28538.16
+         *         "total": 28538.16,
+         *         "isrRetained": 0,
+         *         "iepsTransferred": 0,
+         *         "iepsRetained": 0,
+         *         "transferredTaxes": 4076.88,
+         *         "retainedTaxes": 1019.22,
+         *         "vatBases": {
+         *           "rate16": 25480.5,
+         *           "rate8": 0,
+         *           "rate0": 0,
+         *           "exempt": 0,
+         *           "otherRates": 0
+         *         }
          *       },
          *       "balance": {
          *         "total": 28538.16,
@@ -1799,7 +1934,10 @@ export interface components {
          *       "cancellations": {
          *         "hasCancellations": false,
          *         "count": 0,
-         *         "invoiceCancelled": false
+         *         "invoiceCancelled": false,
+         *         "status": "none",
+         *         "requestedAt": null,
+         *         "receiverDeadline": null
          *       }
          *     }
          */
@@ -1824,6 +1962,11 @@ export interface components {
             currency: string;
             dates: components["schemas"]["FinancialSummaryDates"];
             /**
+             * @description TipoCambio of the CFDI: MXN per unit of `currency` (1 for MXN). Reports convert each amount at this rate, rounded to cents.
+             * @example 1
+             */
+            exchangeRate: number;
+            /**
              * @description Document identifier
              * @example TGO-FD-000123
              */
@@ -1832,18 +1975,30 @@ export interface components {
             references: components["schemas"]["FinancialSummaryReferences"];
             status: components["schemas"]["DocumentStatus"];
         };
+        /** @description The CFDI's amounts, in `currency`. Total = subtotal − discount + transferredTaxes − retainedTaxes. */
         FinancialSummaryAmounts: {
             /** @description Descuento */
             discount: number;
+            /** @description Σ IEPS retained */
+            iepsRetained: number;
+            /** @description Σ IEPS transferred */
+            iepsTransferred: number;
+            /** @description Σ ISR retained (1.25% by a RESICO carrier's company client, LISR art. 113-J; 10% on other services of a persona física) */
+            isrRetained: number;
+            /** @description Σ every retained tax (IVA + ISR + IEPS) */
+            retainedTaxes: number;
             /** @description Shortage (faltante/merma) amount, a not-subject concept */
             shrinkageDeduction: number;
             /** @description SubTotal of the CFDI */
             subtotal: number;
-            /** @description Total = SubTotal − Descuento + VAT − retention */
+            /** @description Total = SubTotal − Descuento + transferred taxes − retained taxes */
             total: number;
-            /** @description Transferred VAT (16% or the border rate) */
+            /** @description Σ every transferred tax (IVA + IEPS) */
+            transferredTaxes: number;
+            /** @description Σ IVA transferred at any rate: 16%, the 8% border rate, 0% (the name is historical; an exempt line transfers nothing) */
             vat16: number;
-            /** @description Retained VAT (4% of the freight base for company clients) */
+            vatBases: components["schemas"]["VatBases"];
+            /** @description Σ IVA retained at any rate: 4% of road freight, two thirds of 16% on other services of a persona física … (the name is historical) */
             vatRetention4: number;
         };
         FinancialSummaryBalance: {
@@ -1858,11 +2013,22 @@ export interface components {
             total: number;
         };
         FinancialSummaryCancellations: {
-            /** @description Cancellation records (invoice or payments) before the SAT */
+            /** @description Cancellation records (invoice or payments) before the SAT, whatever their status */
             count: number;
             hasCancellations: boolean;
-            /** @description Whether the invoice itself is cancelled */
+            /** @description Whether the invoice itself is cancelled: `status` is accepted or expired */
             invoiceCancelled: boolean;
+            /**
+             * Format: date-time
+             * @description While `pending`: when the receiver's 3 business days end (CFF art. 12 and 29-A), after which silence is tacit acceptance (the SAT status service then answers Plazo vencido); null otherwise
+             */
+            receiverDeadline: string | null;
+            /**
+             * Format: date-time
+             * @description When the invoice's cancellation was requested; null without one
+             */
+            requestedAt: string | null;
+            status: components["schemas"]["CancellationStatus"];
         };
         FinancialSummaryDates: {
             /** @description Fiscal emission instant as stored (epoch milliseconds) */
@@ -2104,10 +2270,12 @@ export interface components {
             financialDocIds?: string[];
             /**
              * @description `invoice` CFDI type I, `creditNote` type E (relation 01), `payment` type P (Pagos 2.0),
-             *     `cancellation` a SAT cancellation acknowledgement, `transfer` type T with Carta Porte.
+             *     `cancellation` a SAT cancellation acknowledgement (Acuse), `cancellationRequest` a
+             *     taxpayer's cancellation request (Cancelacion: recorded as a request, it cancels nothing),
+             *     `transfer` type T with Carta Porte.
              * @enum {string}
              */
-            kind?: "invoice" | "creditNote" | "payment" | "cancellation" | "transfer";
+            kind?: "invoice" | "creditNote" | "payment" | "cancellation" | "cancellationRequest" | "transfer";
             /** @description File name; a zip entry is `<archive>/<entry path>`. */
             name: string;
             /**
@@ -2122,7 +2290,7 @@ export interface components {
             /** @description Trip created from the Carta Porte complement (`GET /api/shipments`). */
             tripId?: string;
             /**
-             * @description Fiscal UUID of the CFDI (of a cancellation acknowledgement, the first cancelled UUID).
+             * @description Fiscal UUID of the CFDI (of a cancellation acknowledgement or request, the first UUID it names).
              * @example 5FB2822E-396D-4725-8521-CDC4BDD20CCF
              */
             uuid?: string;
@@ -2157,7 +2325,12 @@ export interface components {
         ImportRequest: {
             files: components["schemas"]["ImportFile"][];
         };
-        /** @description One CFDI concept line. Its tax treatment decides which base of the reconciliation it belongs to. */
+        /**
+         * @description One CFDI concept line. Its tax treatment decides which base of the reconciliation it belongs to.
+         *     `taxes` lists every tax of the line; when it is absent (the compact form), the line's only taxes
+         *     are an IVA transfer of `vat` at `vatRate` (when subject, ObjetoImp 02, or when `vat` ≠ 0) and an
+         *     IVA retention of `retention` at `retentionRate` (when `retention` ≠ 0), both on amount − discount.
+         */
         InvoiceConcept: {
             /** @description Importe: quantity × unit price, before discount */
             amount: number;
@@ -2171,19 +2344,20 @@ export interface components {
              */
             kind: "freight" | "shortage" | "indemnity" | "demurrage" | "handling" | "toll" | "other";
             /**
-             * @description SAT ObjetoImp: 01 not subject (shortage, indemnity), 02 subject
+             * @description SAT ObjetoImp (c_ObjetoImp): 01 not subject (shortage, indemnity), 02 subject, 03 subject without itemised tax, 04 subject causing no tax, 05–08 the 2024 additions
              * @enum {string}
              */
-            objetoImp: "01" | "02" | "03";
+            objetoImp: "01" | "02" | "03" | "04" | "05" | "06" | "07" | "08";
             quantity: number;
-            /** @description Retained VAT declared on the line */
+            /** @description Σ IVA retained on the line */
             retention: number;
-            /** @description Retained VAT rate (0.04 on freight for company clients) */
+            /** @description Rate of the IVA retained (0.04 on road freight, 0.106667 = two thirds of 16%, …); 0 when none */
             retentionRate: number;
+            taxes?: components["schemas"]["ConceptTaxes"];
             unitPrice: number;
-            /** @description Transferred VAT declared on the line */
+            /** @description Σ IVA transferred on the line (every IVA Tasa transfer) */
             vat: number;
-            /** @description Transferred VAT rate (0.16, border 0.08, 0 when not subject) */
+            /** @description Rate of the IVA transferred at a Tasa (0.16, border 0.08, 0); 0 when none is (not subject, exempt) */
             vatRate: number;
         };
         JobFailure: {
@@ -2212,6 +2386,13 @@ export interface components {
          * @enum {string}
          */
         JobState: "scheduled" | "running" | "retrying" | "completed" | "failed";
+        /** @description Retention rates the law sets, judged as info (a retention at another rate is a warning, never a discrepancy). */
+        LegalRetentionRates: {
+            /** @description ISR: 1.25% RESICO persona física to a company (LISR art. 113-J), 10% services or rent of a persona física (LISR art. 106, 116) */
+            isr: number[];
+            /** @description IVA: 4% road freight (RLIVA art. 3 fr. II), two thirds of 16% or 8% by a persona física (fr. I), 6% personnel services and 16% (LIVA art. 1-A) */
+            vat: number[];
+        };
         /** @description The whole delivery of one leg (a second one replaces it). */
         LegDeliveryRequest: {
             /**
@@ -2360,6 +2541,8 @@ export interface components {
             canceled: boolean;
             /** @description Payment instant (epoch milliseconds) */
             date: number;
+            /** @description For an invoice in another currency: MXN per unit of it on the payment date (TipoCambioP ÷ EquivalenciaDR of the complement); absent: the invoice's rate */
+            exchangeRate?: number;
             id: string;
             /** @enum {string} */
             kind: "payment" | "creditNote";
@@ -2459,6 +2642,48 @@ export interface components {
          * @enum {string}
          */
         RuleId: "overdue-invoices" | "shrinkage-over-tolerance" | "tax-findings" | "unbilled-deliveries";
+        /** @description The invoice is cancelled, without the receiver's acceptance, with it, or tacitly (Plazo vencido). */
+        SatAnswerCancelado: {
+            /**
+             * Format: date-time
+             * @description When the SAT gave this answer (default: now); the status takes effect then
+             */
+            consultedAt?: string;
+            /**
+             * @description Estado of the CFDI (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            estado: "Cancelado";
+            /**
+             * @description EstatusCancelacion of the CFDI
+             * @enum {string}
+             */
+            estatusCancelacion: "Cancelado sin aceptación" | "Cancelado con aceptación" | "Plazo vencido";
+        };
+        /** @description The invoice is still valid; a cancellation is in process or the receiver rejected it. */
+        SatAnswerVigente: {
+            /**
+             * Format: date-time
+             * @description When the SAT gave this answer (default: now); the status takes effect then
+             */
+            consultedAt?: string;
+            /**
+             * @description Estado of the CFDI (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            estado: "Vigente";
+            /**
+             * @description EstatusCancelacion of the CFDI
+             * @enum {string}
+             */
+            estatusCancelacion: "En proceso" | "Solicitud rechazada";
+        };
+        /**
+         * @description The answer of the SAT's CFDI status service (ConsultaCFDI) about an invoice, in the SAT's words:
+         *     `Vigente` (valid) with `En proceso` or `Solicitud rechazada`, or `Cancelado` with `Cancelado sin
+         *     aceptación`, `Cancelado con aceptación` or `Plazo vencido`. `estado` tells the two apart.
+         */
+        SatCancellationAnswer: components["schemas"]["SatAnswerVigente"] | components["schemas"]["SatAnswerCancelado"];
         /**
          * @description One independent job is scheduled per entry of `userIds`, always for the
          *     authenticated tenant. A job is unique per (tenant, `ruleId`, `cycleKey`,
@@ -2658,9 +2883,11 @@ export interface components {
              * @description Stable reason code (messages may change, codes do not).
              * @enum {string}
              */
-            code: "VAT_MISMATCH" | "RETENTION_MISMATCH" | "INVALID_VAT_RATE" | "TOTAL_MISMATCH" | "SUBTOTAL_MISMATCH" | "DISCOUNT_MISMATCH" | "VAT_SUM_MISMATCH" | "RETENTION_SUM_MISMATCH" | "NEGATIVE_TOTAL" | "RETENTION_MISSING" | "RETENTION_UNEXPECTED" | "FREIGHT_WITHOUT_RETENTION" | "FREIGHT_NOT_SUBJECT" | "INVALID_CLIENT_RFC" | "NO_CONCEPTS" | "EXEMPT_EXCLUDED" | "ACCESSORIAL_RETENTION" | "DOCUMENT_CANCELLED";
+            code: "VAT_MISMATCH" | "RETENTION_MISMATCH" | "INVALID_VAT_RATE" | "TOTAL_MISMATCH" | "SUBTOTAL_MISMATCH" | "DISCOUNT_MISMATCH" | "VAT_SUM_MISMATCH" | "RETENTION_SUM_MISMATCH" | "TAX_MISMATCH" | "TAX_TOTAL_MISMATCH" | "NEGATIVE_TOTAL" | "RETENTION_MISSING" | "RETENTION_UNEXPECTED" | "FREIGHT_WITHOUT_RETENTION" | "FREIGHT_NOT_SUBJECT" | "RETENTION_RATE_UNUSUAL" | "SUBJECT_WITHOUT_VAT" | "INVALID_CLIENT_RFC" | "NO_CONCEPTS" | "EXEMPT_EXCLUDED" | "ACCESSORIAL_RETENTION" | "RETENTION_AT_LEGAL_RATE" | "ISR_RETAINED" | "CANCELLATION_PENDING" | "CANCELLATION_REJECTED" | "DOCUMENT_CANCELLED";
             /** @description Index into the invoice concepts; null for a document-level finding */
             conceptIndex: number | null;
+            /** @description Currency of declared, expected and difference: the document's own (its CFDI Moneda) */
+            currency: string;
             /**
              * Format: date-time
              * @description Invoice emission instant
@@ -2672,7 +2899,7 @@ export interface components {
             docId: string;
             expected: number;
             /**
-             * @description discrepancy = arithmetic mismatch; warning = retention missing/unexpected for the client type, data quality; info = excluded exempt amounts, accepted accessorial retention, cancelled document
+             * @description discrepancy = arithmetic mismatch (a line against its base × rate, an IVA rate the law does not set, the header against the lines, the Total); warning = retention missing/unexpected for the client type or at a rate no rule sets, data quality; info = excluded not-subject amounts, retentions at a legal rate, ISR retained, cancellation pending/rejected, cancelled document
              * @enum {string}
              */
             kind: "discrepancy" | "warning" | "info";
@@ -2701,6 +2928,28 @@ export interface components {
             info: number;
             warning: number;
         };
+        /**
+         * @description One tax of a concept as the CFDI declares it (cfdi:Traslado or cfdi:Retencion), in the document's currency.
+         *     An `Exento` transfer carries a base and no rate or amount.
+         */
+        TaxLine: {
+            /** @description Importe (0 for Exento) */
+            amount: number;
+            /** @description Base of the tax */
+            base: number;
+            /**
+             * @description TipoFactor: a rate on the base, an amount per unit of the base, or exempt
+             * @enum {string}
+             */
+            factor: "Tasa" | "Cuota" | "Exento";
+            /** @description TasaOCuota (e.g. 0.16 IVA, 0.04 IVA retained on freight, 0.0125 ISR retained by a RESICO carrier); null for Exento */
+            rate: number | null;
+            /**
+             * @description SAT tax code 001 ISR, 002 IVA, 003 IEPS
+             * @enum {string}
+             */
+            tax: "ISR" | "IVA" | "IEPS";
+        };
         TaxMonth: {
             /** @description Per client within the month, by RFC. */
             clients: components["schemas"]["TaxClientTotals"][];
@@ -2710,16 +2959,21 @@ export interface components {
         };
         /** @description The tenant settings and rules that shaped the numbers. */
         TaxParameters: {
-            /** @description How a retention on demurrage/handling is judged */
+            /** @description How a retention on demurrage/handling, or at another rate, is judged */
             accessorialRetention: string;
             /**
-             * @description Rates a taxed concept may declare (general 16% and border-region 8%, plus the tenant rate)
+             * @description Rates an IVA transfer may declare (general 16%, border-region 8%, 0% of LIVA art. 29, plus the tenant rate); an Exento line is legal too
              * @example [
              *       0.16,
-             *       0.08
+             *       0.08,
+             *       0
              *     ]
              */
             allowedVatRates: number[];
+            /** @description Which cancellation statuses leave a document out */
+            cancellations: string;
+            /** @description The currency rule (every amount in MXN) */
+            currency: string;
             /**
              * @description Per-concept tolerance in pesos before declared ≠ expected is a discrepancy (default 0.01)
              * @example 0.01
@@ -2727,6 +2981,9 @@ export interface components {
             discrepancyTolerance: number;
             /** @description Which concepts are freight (carry the retention) */
             freightConcepts: string;
+            legalRetentionRates: components["schemas"]["LegalRetentionRates"];
+            /** @description How ISR, IEPS and the IVA bases are reported and judged */
+            otherTaxes: string;
             /**
              * @description VAT retention rate on freight for company clients (default 0.04)
              * @example 0.04
@@ -2781,9 +3038,10 @@ export interface components {
             timeZone: "America/Mexico_City";
         };
         /**
-         * @description Monthly reconciliation of SubTotal, VAT (IVA 16%/8%) and the 4% VAT retention, per month and per
-         *     client within the month, with the list of findings. Cancelled invoices are excluded from every
-         *     amount and counted apart (`cancelledDocuments`, `cancelledTotal`).
+         * @description Monthly reconciliation of SubTotal, every CFDI tax (IVA at 16%/8%/0%/exempt and its retentions, ISR
+         *     retained, IEPS), per month and per client within the month, in MXN, with the list of findings.
+         *     Cancelled invoices (cancellation accepted or expired) are excluded from every amount and counted apart
+         *     (`cancelledDocuments`, `cancelledTotal`); a pending or rejected cancellation counts in full.
          */
         TaxSummaryResponse: {
             /**
@@ -2821,10 +3079,14 @@ export interface components {
             findingKind: "discrepancy" | "warning" | "info" | null;
         };
         /**
-         * @description Sums over the non-cancelled documents in scope. `taxableBase` = Σ (amount − discount) of concepts subject to
-         *     VAT (ObjetoImp 02); `freightBase` = the part of it on freight concepts (the retention base);
-         *     `exempt` = concepts not subject to VAT (ObjetoImp 01/03: shortage deductions, indemnities), in SubTotal
-         *     but in no tax base, never a discrepancy. On the payment basis every amount is the share paid in the month.
+         * @description Sums over the non-cancelled documents in scope, in MXN (each document's amounts at its exchange rate).
+         *     `taxableBase` = Σ (amount − discount) of concepts subject to tax (ObjetoImp 02, or declaring taxes);
+         *     `freightBase` = the part of it on freight concepts (the retention base);
+         *     `exempt` = concepts not subject to tax (ObjetoImp 01, or 03… without taxes: shortage deductions,
+         *     indemnities), in SubTotal but in no tax base, never a discrepancy; `vatBases` = the IVA bases by rate,
+         *     16%, 8%, 0% and exempt (TipoFactor Exento) apart. `vat` and `retention` are IVA transferred and
+         *     retained at any rate; `isrRetained` and `ieps` the other taxes. On the payment basis every amount is the
+         *     share paid in the month.
          */
         TaxTotals: {
             /** @description Cancelled documents in scope (excluded from every amount) */
@@ -2840,12 +3102,22 @@ export interface components {
             exempt: components["schemas"]["TaxTotalsExempt"];
             findings: components["schemas"]["TaxTotalsFindings"];
             freightBase: number;
+            ieps: components["schemas"]["TaxTotalsIeps"];
+            /** @description Σ ISR retained as declared (1.25% RESICO, LISR art. 113-J; 10% other services of a persona física): what the carrier credits in its own return */
+            isrRetained: number;
+            /** @description Documents summed whose cancellation is pending: requested, not in effect, so still counted */
+            pendingCancellations: number;
+            /** @description Σ every retained tax as declared */
+            retainedTaxes: number;
             retention: components["schemas"]["DeclaredExpected"];
             subtotal: number;
             taxableBase: number;
             /** @description Σ Total (payment basis: Σ amounts paid that count) */
             total: number;
+            /** @description Σ every transferred tax as declared */
+            transferredTaxes: number;
             vat: components["schemas"]["DeclaredExpected"];
+            vatBases: components["schemas"]["VatBases"];
         };
         TaxTotalsExempt: {
             indemnity: number;
@@ -2860,6 +3132,12 @@ export interface components {
             discrepancies: number;
             infos: number;
             warnings: number;
+        };
+        TaxTotalsIeps: {
+            /** @description Σ IEPS retained */
+            retained: number;
+            /** @description Σ IEPS transferred */
+            transferred: number;
         };
         /** @description A trip exactly as stored (`detail=full`, and the legacy version 1 shape). Stored trips may carry further internal fields. */
         TripDocument: {
@@ -3038,6 +3316,15 @@ export interface components {
             revenuePerKm: components["schemas"]["Ratio"];
             trips: number;
             utilization: components["schemas"]["Ratio"];
+        };
+        /** @description IVA bases apart: Σ base of the IVA transfer lines at 16%, at the 8% border rate, at 0% (LIVA art. 29, e.g. exported services), exempt (TipoFactor Exento, LIVA art. 15), and at any other rate. */
+        VatBases: {
+            exempt: number;
+            /** @description A rate the law does not set for IVA (a discrepancy in the tax summary) */
+            otherRates: number;
+            rate0: number;
+            rate8: number;
+            rate16: number;
         };
         VehicleUnitEconomics: {
             /**
@@ -3344,6 +3631,28 @@ export interface components {
                 "application/json": components["schemas"]["McpJsonRpcResponse"];
             };
         };
+        /** @description The answer cannot be recorded: no cancellation request or acknowledgement of this invoice was imported, or `Plazo vencido` before the receiver's 3 business days ended, or another write changed the document meanwhile (retry). */
+        NoCancellationRequest: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 409,
+                 *         "message": "Conflict",
+                 *         "reason": "conflict",
+                 *         "details": [
+                 *           "no cancellation request or SAT acknowledgement of invoice 1A2B3C4D-0008-4000-8000-000000000008 was imported: import it first (POST /api/imports)"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description No such resource for this tenant (another tenant's ids are reported as not found). */
         NotFound: {
             headers: {
@@ -3546,7 +3855,7 @@ export interface components {
         /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
         Detail: "summary" | "full";
         /**
-         * @description The document's id as listed (`id` of the summary, `_id` of the stored document).
+         * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
          * @example TGO-FD-000123
          */
         DocumentId: string;
@@ -3601,7 +3910,7 @@ export interface components {
         /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
         TaxBasis: "invoice" | "payment";
         /**
-         * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip).
+         * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip). Ids of imported trips start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path).
          * @example TGO-VJ-000123
          */
         TripId: string;
@@ -5192,7 +5501,9 @@ export interface operations {
     listFinancialDocs: {
         parameters: {
             query?: {
-                /** @description `true` only documents whose invoice is cancelled (`cancellations.invoiceCancelled`: a cancellation record naming the invoice's own UUID); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                /** @description Where the invoice's own cancellation stands (`cancellations.status`, see CancellationStatus): e.g. `pending` lists the requests awaiting the receiver. `accepted` and `expired` are the cancelled invoices (`cancelled=true`). */
+                cancellationStatus?: components["schemas"]["CancellationStatus"];
+                /** @description `true` only documents whose invoice is cancelled (`cancellations.invoiceCancelled`: the invoice's own cancellation is accepted or expired; a pending or rejected request cancels nothing); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: boolean;
                 /**
                  * @description Client RFC (12 characters for a company, 13 for a person).
@@ -5302,7 +5613,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document).
+                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
                  * @example TGO-FD-000123
                  */
                 id: components["parameters"]["DocumentId"];
@@ -5328,6 +5639,120 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recordCancellationStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
+                 * @example TGO-FD-000123
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SatCancellationAnswer"];
+            };
+        };
+        responses: {
+            /** @description The invoice (summary form) with its cancellation status as recorded. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FinancialSummary"];
+                };
+            };
+            /** @description The body is invalid: a missing or unknown field, a value outside the SAT's words, or an Estado and EstatusCancelacion that do not go together. One detail per problem. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 400,
+                     *         "message": "Invalid request body",
+                     *         "reason": "invalid_body",
+                     *         "details": [
+                     *           "estatusCancelacion: Plazo vencido goes with estado Cancelado, not Vigente"
+                     *         ],
+                     *         "fields": [
+                     *           {
+                     *             "in": "body",
+                     *             "name": "estatusCancelacion",
+                     *             "detail": "estatusCancelacion: Plazo vencido goes with estado Cancelado, not Vigente"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NoCancellationRequest"];
+            /** @description The body is larger than the service accepts (256 KiB by default). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 413,
+                     *         "message": "Payload Too Large",
+                     *         "reason": "payload_too_large",
+                     *         "details": [
+                     *           "Request body is too large"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": 415,
+                     *         "message": "Unsupported Media Type",
+                     *         "reason": "unsupported_media_type",
+                     *         "details": [
+                     *           "Unsupported Media Type: text/plain"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5592,7 +6017,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip).
+                 * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip). Ids of imported trips start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path).
                  * @example TGO-VJ-000123
                  */
                 id: components["parameters"]["TripId"];
@@ -5840,13 +6265,32 @@ export interface operations {
                      *         "vatRate": 0.16,
                      *         "allowedVatRates": [
                      *           0.16,
-                     *           0.08
+                     *           0.08,
+                     *           0
                      *         ],
                      *         "retentionRate": 0.04,
                      *         "discrepancyTolerance": 0.01,
                      *         "freightConcepts": "Concepts of kind 'freight', or of kind 'other' under a SAT key of the 781018xx family (78101800–78101899).",
                      *         "retentionRule": "Expected retention = Σ round2(freight base × retentionRate) when the client is a company (12-character RFC); 0 for a persona física (13 characters) and for XAXX010101000/XEXX010101000 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).",
-                     *         "accessorialRetention": "A retention on a taxed accessorial (demurrage, handling) at the retention rate is accepted and reported as info ACCESSORIAL_RETENTION; at any other rate it is a RETENTION_MISMATCH.",
+                     *         "accessorialRetention": "A retention on a taxed accessorial (demurrage, handling) at the retention rate is accepted and reported as info ACCESSORIAL_RETENTION; an IVA retention at another rate the law sets (legalRetentionRates) is info RETENTION_AT_LEGAL_RATE, at a rate no rule sets a warning RETENTION_RATE_UNUSUAL; an amount that is not its base × its rate is a RETENTION_MISMATCH.",
+                     *         "legalRetentionRates": {
+                     *           "vat": [
+                     *             0.04,
+                     *             0.106666,
+                     *             0.106667,
+                     *             0.053333,
+                     *             0.053334,
+                     *             0.06,
+                     *             0.16
+                     *           ],
+                     *           "isr": [
+                     *             0.0125,
+                     *             0.1
+                     *           ]
+                     *         },
+                     *         "otherTaxes": "ISR retained (1.25% by a RESICO carrier billing a company, LISR art. 113-J; 10% on services of a persona física) is reported per month and client (isrRetained) and is info ISR_RETAINED at those rates; IEPS is reported apart. Each ISR/IEPS line is checked against round2(base × rate) (TAX_MISMATCH). IVA bases at 16%, 8%, 0% and exempt are reported apart (vatBases) - all legal, none a discrepancy.",
+                     *         "currency": "Every amount is in MXN - a document in another currency (Moneda) is reconciled in its own currency and its amounts converted at its TipoCambio (on the payment basis at the rate of the payments counted), each rounded to cents. Findings keep the document currency (their `currency`).",
+                     *         "cancellations": "Only cancelled invoices (cancellation accepted or expired) are left out (cancelledDocuments); a pending or rejected cancellation counts in full, with an info finding (CANCELLATION_PENDING, CANCELLATION_REJECTED); pendingCancellations counts the pending ones.",
                      *         "rounding": "Per concept, half away from zero to cents; sums in integer cents; declared vs expected compared per concept against discrepancyTolerance.",
                      *         "settingsSource": {
                      *           "vatRate": "tenant",
@@ -5858,6 +6302,7 @@ export interface operations {
                      *         "documents": 511,
                      *         "cancelledDocuments": 18,
                      *         "cancelledTotal": 742882.08,
+                     *         "pendingCancellations": 2,
                      *         "subtotal": 17420494.54,
                      *         "discount": 73138.55,
                      *         "taxableBase": 16819623.63,
@@ -5878,6 +6323,20 @@ export interface operations {
                      *           "expected": 650012.26,
                      *           "difference": -0.16
                      *         },
+                     *         "vatBases": {
+                     *           "rate16": 16819623.63,
+                     *           "rate8": 0,
+                     *           "rate0": 0,
+                     *           "exempt": 0,
+                     *           "otherRates": 0
+                     *         },
+                     *         "isrRetained": 0,
+                     *         "ieps": {
+                     *           "transferred": 0,
+                     *           "retained": 0
+                     *         },
+                     *         "transferredTaxes": 2691076.94,
+                     *         "retainedTaxes": 650012.1,
                      *         "total": 19388420.83,
                      *         "collected": null,
                      *         "findings": {
@@ -5894,6 +6353,7 @@ export interface operations {
                      *             "documents": 511,
                      *             "cancelledDocuments": 18,
                      *             "cancelledTotal": 742882.08,
+                     *             "pendingCancellations": 2,
                      *             "subtotal": 17420494.54,
                      *             "discount": 73138.55,
                      *             "taxableBase": 16819623.63,
@@ -5914,6 +6374,20 @@ export interface operations {
                      *               "expected": 650012.26,
                      *               "difference": -0.16
                      *             },
+                     *             "vatBases": {
+                     *               "rate16": 16819623.63,
+                     *               "rate8": 0,
+                     *               "rate0": 0,
+                     *               "exempt": 0,
+                     *               "otherRates": 0
+                     *             },
+                     *             "isrRetained": 0,
+                     *             "ieps": {
+                     *               "transferred": 0,
+                     *               "retained": 0
+                     *             },
+                     *             "transferredTaxes": 2691076.94,
+                     *             "retainedTaxes": 650012.1,
                      *             "total": 19388420.83,
                      *             "collected": null,
                      *             "findings": {
@@ -5932,6 +6406,7 @@ export interface operations {
                      *                 "documents": 16,
                      *                 "cancelledDocuments": 0,
                      *                 "cancelledTotal": 0,
+                     *                 "pendingCancellations": 0,
                      *                 "subtotal": 622201.29,
                      *                 "discount": 0,
                      *                 "taxableBase": 606325.29,
@@ -5952,6 +6427,20 @@ export interface operations {
                      *                   "expected": 23845.68,
                      *                   "difference": 0
                      *                 },
+                     *                 "vatBases": {
+                     *                   "rate16": 606325.29,
+                     *                   "rate8": 0,
+                     *                   "rate0": 0,
+                     *                   "exempt": 0,
+                     *                   "otherRates": 0
+                     *                 },
+                     *                 "isrRetained": 0,
+                     *                 "ieps": {
+                     *                   "transferred": 0,
+                     *                   "retained": 0
+                     *                 },
+                     *                 "transferredTaxes": 97012.03,
+                     *                 "retainedTaxes": 23845.68,
                      *                 "total": 695367.64,
                      *                 "collected": null,
                      *                 "findings": {
@@ -5992,6 +6481,7 @@ export interface operations {
                      *             "date": "2026-10-01T23:57:02.361Z",
                      *             "month": "2026-10",
                      *             "conceptIndex": 0,
+                     *             "currency": "MXN",
                      *             "declared": 6257.04,
                      *             "expected": 6302.71,
                      *             "difference": -45.67,
@@ -6006,6 +6496,7 @@ export interface operations {
                      *             "date": "2026-10-04T23:03:58.083Z",
                      *             "month": "2026-10",
                      *             "conceptIndex": 0,
+                     *             "currency": "MXN",
                      *             "declared": 5106.57,
                      *             "expected": 5107.7,
                      *             "difference": -1.13,

@@ -3,8 +3,9 @@ import { apiVersion } from './api-version.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { listFinancialDocs } from '../lib/finance/list-financial-docs.ts';
 import { getFinancialDoc } from '../lib/finance/get-financial-doc.ts';
+import { recordCancellationStatus } from '../lib/finance/record-cancellation-status.ts';
 
-export function financialDocsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listFinancialDocs' | 'getFinancialDoc'> {
+export function financialDocsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listFinancialDocs' | 'getFinancialDoc' | 'recordCancellationStatus'> {
   return {
     async listFinancialDocs(request, reply) {
       // Version 1 is the earlier bare array of stored documents.
@@ -15,6 +16,9 @@ export function financialDocsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'list
     },
     async getFinancialDoc(request) {
       return getFinancialDoc(deps, tenantOf(request), { id: request.params.id, detail: request.query.detail });
+    },
+    async recordCancellationStatus(request) {
+      return recordCancellationStatus(deps, tenantOf(request), { id: request.params.id, ...request.body });
     },
   };
 }

@@ -196,6 +196,7 @@ const CASES: [string, string][] = [
   ['financial-docs paymentStatus=partial', '/api/financial-docs?paymentStatus=partial'],
   ['financial-docs cancelled=true', '/api/financial-docs?cancelled=true'],
   ['financial-docs cancelled=false', '/api/financial-docs?cancelled=false'],
+  ['financial-docs cancellationStatus=pending', '/api/financial-docs?cancellationStatus=pending'],
   ['financial-docs page 50', '/api/financial-docs?page=50&limit=100'],
   ['shipments summary', '/api/shipments'],
   ['shipments full limit=100', '/api/shipments?detail=full&limit=100'],

@@ -4,7 +4,9 @@
  * aggregation pipelines. Both run here on the same documents, the pipeline
  * through the real engine, and must agree: a document is cancelled when a
  * cancellation record of target 'invoice' names its current UUID, compared
- * case-insensitively and otherwise exactly.
+ * case-insensitively and otherwise exactly, and is in effect: status accepted
+ * or expired, or no status (a record written before statuses existed); a
+ * pending or rejected one cancels nothing.
  */
 import t from 'tap';
 import fc from 'fast-check';
@@ -13,7 +15,7 @@ import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { invoiceCancelledExpr } from '../lib/db/pipeline.ts';
 import { isInvoiceCancelled } from '../lib/finance/cancellation.ts';
-import type { CanceledRecord } from '../lib/model/financial-document.ts';
+import type { CanceledRecord, CancellationRecordStatus } from '../lib/model/financial-document.ts';
 
 const engine = await startEmbeddedMongo({});
 const { client, db } = await connectMongo(engine.uri, 'cancelrule', { serverSelectionTimeoutMS: 5000 });
@@ -30,8 +32,8 @@ interface Doc {
 
 const UUID = '5FB2822E-396D-4725-8521-CDC4BDD20CCF';
 const OTHER = 'A1B2C3D4-0000-4000-8000-000000000001';
-const record = (target: 'invoice' | 'payment', uuid: string, date = 1_770_000_000_000): CanceledRecord =>
-  ({ id: `cx-${target}-${uuid}`, target, uuid, date, motive: '02', replacementUuid: null });
+const record = (target: 'invoice' | 'payment', uuid: string, status?: CancellationRecordStatus, date = 1_770_000_000_000): CanceledRecord =>
+  ({ id: `cx-${target}-${uuid}`, target, uuid, date, motive: '02', replacementUuid: null, ...(status ? { status } : {}) });
 
 const cases: [string, Omit<Doc, '_id'>, boolean][] = [
   ['no cancellation record', { invoice: { uuid: UUID }, canceled: [] }, false],
@@ -42,6 +44,11 @@ const cases: [string, Omit<Doc, '_id'>, boolean][] = [
   ['a payment cancellation naming the invoice UUID', { invoice: { uuid: UUID }, canceled: [record('payment', UUID)] }, false],
   ['a predecessor and its own', { invoice: { uuid: UUID }, canceled: [record('invoice', OTHER), record('invoice', UUID)] }, true],
   ['UUID with surrounding spaces (not the same UUID)', { invoice: { uuid: UUID }, canceled: [record('invoice', ` ${UUID} `)] }, false],
+  ['accepted', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'accepted')] }, true],
+  ['expired (tacit acceptance)', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'expired')] }, true],
+  ['pending (a request cancels nothing)', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'pending')] }, false],
+  ['rejected by the receiver', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'rejected')] }, false],
+  ['a rejected request and an accepted one', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'rejected'), record('invoice', UUID.toLowerCase(), 'accepted')] }, true],
 ];
 
 /** The pipeline's verdict per _id, with the expression at the root and under a variable (as after a $lookup). */
@@ -74,7 +81,11 @@ t.test('both rules agree on generated documents', async (t) => {
   const uuidVariant = fc.constantFrom(UUID, UUID.toLowerCase(), OTHER, OTHER.toLowerCase(), ` ${UUID}`, `${UUID.slice(0, 8)}x${UUID.slice(9)}`);
   const docArb = fc.record({
     invoice: fc.record({ uuid: fc.constantFrom(UUID, UUID.toLowerCase(), OTHER) }),
-    canceled: fc.array(fc.tuple(fc.constantFrom<'invoice' | 'payment'>('invoice', 'payment'), uuidVariant).map(([target, uuid]) => record(target, uuid)), { maxLength: 3 }),
+    canceled: fc.array(
+      fc.tuple(fc.constantFrom<'invoice' | 'payment'>('invoice', 'payment'), uuidVariant, fc.constantFrom<CancellationRecordStatus | undefined>(undefined, 'pending', 'accepted', 'rejected', 'expired'))
+        .map(([target, uuid, status]) => record(target, uuid, status)),
+      { maxLength: 3 },
+    ),
   });
   const docs: Doc[] = fc.sample(docArb, { numRuns: 300, seed: 14 }).map((d, i) => ({ _id: `g${i}`, ...d }));
   const verdicts = await pipelineVerdicts(docs);

@@ -28,6 +28,8 @@ import { claimIdempotencyKey } from '../lib/db/idempotency-repo.ts';
 import { validators } from '../generated/validators.js';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { errorProblem } from './helpers/error-reason.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
+import { CLIENT_COMPANY, freight, makeFinancialDoc } from './fixtures/documents.ts';
 
 t.setTimeout(180_000);
 
@@ -131,6 +133,7 @@ function exampleBody(op: OperationSchemas): unknown {
   if (op.operationId === 'createWebhook') return { url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] };
   if (op.operationId === 'importDeliveries') return { rows: [{ tripId: 'NO-SUCH-TRIP', shipmentId: 'S-1', productCode: '15101505', offloaded: 100, offloadDate: '2026-03-06 10:00' }] };
   if (op.operationId === 'recordLegDelivery') return { offloadDate: '2026-03-06T10:00:00-06:00', products: [{ code: '15101505', offloaded: 19_990 }] };
+  if (op.operationId === 'recordCancellationStatus') return { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2026-03-10T18:00:00Z' };
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
   return {};
@@ -289,6 +292,24 @@ const specific: Record<string, Record<string, Producer>> = {
     },
     async '404'(op) {
       return call(urlOf(op), { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  recordCancellationStatus: {
+    async '200'(op) {
+      // An invoice with a pending cancellation request: the receiver's rejection is recorded.
+      const doc = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-05T10:00', concepts: [freight(12_000)] });
+      const requestedAt = Date.parse('2026-03-09T17:00:00Z');
+      doc.canceled.push({ id: `cx-${doc.id}`, target: 'invoice', uuid: doc.invoice.uuid, date: requestedAt, motive: '02', replacementUuid: null, status: 'pending', requestedAt, statusSource: 'acknowledgement', satStatus: '201' });
+      await financialDocs(h.db).insertOne(withDerivedFields(doc));
+      return call(`${base}${op.path.replace('{id}', doc.id)}`, { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
+    },
+    async '409'(op) {
+      // An invoice without any cancellation request: the SAT's answer has nothing to move.
+      const doc = await financialDocs(h.db).findOne({ company: TENANT_A, canceled: { $size: 0 } });
+      return call(`${base}${op.path.replace('{id}', doc!._id)}`, { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
     },
   },
   getFinancialDoc: {

@@ -9,6 +9,8 @@ import type { TripDocument } from '../lib/model/trip-document.ts';
 import { fromCents, toCents } from '../lib/money/cents.ts';
 import { mxYmdInt } from '../lib/time/mexico-city.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
+import { isInEffect } from '../lib/finance/cancellation.ts';
+import { receiverDeadline } from '../lib/time/business-days.ts';
 
 const TGO = DEMO_TENANTS[0]!;
 const FNO = DEMO_TENANTS[1]!;
@@ -111,6 +113,9 @@ t.test('golden output: a small generation hashes as it always has', async (t) =>
   // Pins the generator's output byte for byte (ids, amounts, dates, key order): a refactor of
   // lib/demo must keep it; a deliberate change of the data updates the hash here and says why.
   // Covers both demo profiles, ghosts (more documents than trips) and thinning (fewer).
+  // Issue 20: cancellation records state where they stand (status, requestedAt, source; pending and
+  // rejected requests drawn from their own sub-stream), so every other draw is as before. Issue 21:
+  // legs in transit have no offloaded litres (null) and delivered ones their reception ticket.
   const runs: GenerateTenantOptions[] = [
     ...DEMO_TENANTS.map((x, i) => ({ tenant: x.rfc, name: x.name, seed: DEFAULT_DEMO_SEED + i, invoices: 600, trips: 500 })),
     { tenant: 'TST010101AA1', name: 'Test', seed: 3, invoices: 150, trips: 400, idPrefix: 'TST1' },
@@ -122,7 +127,7 @@ t.test('golden output: a small generation hashes as it always has', async (t) =>
     for (const d of g.financialDocs) h.update(`${JSON.stringify(d)}\n`);
     for (const x of g.trips) h.update(`${JSON.stringify(x)}\n`);
   }
-  t.equal(h.digest('hex'), '968ebdc4834b7c70b5c0a037ab1440603d054fb428f7881d9159a948a4a179cb');
+  t.equal(h.digest('hex'), '3f3d304b2305e728b5ff355ed7756628c750b487177f886fa37af087b21891a1');
 });
 
 t.test('exact counts and edge sizes', async (t) => {
@@ -290,8 +295,8 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
         if (!UUID_RE.test(p.uuid)) fail(`${d.id}: payment uuid`);
       }
       if (d.invoice.paymentMethod === 'PUE') pue++;
-      const cancelled = d.canceled.some((c) => c.target === 'invoice' && c.uuid === d.invoice.uuid);
-      if (cancelled !== (d.status === DOC_STATUS.cancelled)) fail(`${d.id}: status 9 ⇔ invoice cancellation record`);
+      const cancelled = d.canceled.some((c) => c.target === 'invoice' && c.uuid === d.invoice.uuid && isInEffect(c));
+      if (cancelled !== (d.status === DOC_STATUS.cancelled)) fail(`${d.id}: status 9 ⇔ invoice cancellation in effect`);
       if (cancelled && valid.length > 0) fail(`${d.id}: cancelled invoice with payments`);
       if (d.status === DOC_STATUS.paid && balance !== 0) fail(`${d.id}: Pagado but balance ${balance}`);
       if (d.status === DOC_STATUS.invoiced && balance === 0 && !cancelled) fail(`${d.id}: Facturado but fully paid`);
@@ -316,9 +321,9 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
     t.ok(share > 0.015 && share < 0.05, `~3% cancelled (${(share * 100).toFixed(2)}%)`);
     const motives = new Set<string>();
     for (const d of cancelled) {
-      const rec = d.canceled.find((c) => c.target === 'invoice')!;
+      const rec = d.canceled.find((c) => c.target === 'invoice' && isInEffect(c))!;
       t.equal(rec.uuid, d.invoice.uuid);
-      motives.add(rec.motive);
+      motives.add(rec.motive!);
       t.ok(rec.date >= d.date && rec.date <= END, 'cancelled after emission, before endDate');
       if (rec.motive === '01') {
         const repl = rec.replacementUuid ? byUuid.get(rec.replacementUuid) : undefined;
@@ -331,6 +336,29 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
       }
     }
     t.same([...motives].sort(), ['01', '02', '03'], 'motives 01, 02 and 03');
+  });
+
+  t.test('where cancellations stand: accepted, tacitly accepted, pending at endDate, rejected', async (t) => {
+    const count: Record<string, number> = {};
+    let failures = 0;
+    const fail = (msg: string): void => {
+      if (failures++ < 10) t.fail(msg);
+    };
+    for (const d of docs) {
+      for (const c of d.canceled.filter((x) => x.target === 'invoice')) {
+        const status = c.status ?? 'none';
+        count[status] = (count[status] ?? 0) + 1;
+        if (c.requestedAt === undefined || c.requestedAt < d.date || c.date < c.requestedAt || c.date > END) fail(`${d.id}: requested after emission, in effect after the request, before endDate`);
+        if (status === 'expired' && c.date !== receiverDeadline(c.requestedAt!)) fail(`${d.id}: tacit acceptance exactly when the receiver's 3 business days end`);
+        if (status === 'pending' && c.statusSource !== 'acknowledgement') fail(`${d.id}: a pending request is known from its acknowledgement`);
+        if (status === 'rejected' && (d.status === DOC_STATUS.cancelled || c.satStatus !== 'Solicitud rechazada')) fail(`${d.id}: a rejected request cancels nothing`);
+        if (status === 'pending' && d.status === DOC_STATUS.cancelled) fail(`${d.id}: a pending request cancels nothing`);
+      }
+    }
+    t.equal(failures, 0, 'statuses consistent');
+    t.ok((count.accepted ?? 0) > (count.expired ?? 0) && (count.expired ?? 0) > 0, `accepted and tacitly accepted (${JSON.stringify(count)})`);
+    t.ok((count.pending ?? 0) > 0 && (count.rejected ?? 0) > 0, `some pending at endDate and some rejected (${JSON.stringify(count)})`);
+    t.equal(count.none, undefined, 'every record states where it stands');
     // A trip never points to a cancelled invoice.
     const toCancelled = trips.filter((x) => x.idFinan && byId.get(x.idFinan)?.status === DOC_STATUS.cancelled);
     t.equal(toCancelled.length, 0, 'trips link the valid (replacement) document');

@@ -146,7 +146,7 @@ t.test('documents stored without the field are repaired by the start-up backfill
     'per tenant, in RFC order: repaired and unreadable documents',
   );
   t.equal(logged.length, 3, 'one log line per tenant that had documents to repair');
-  t.match(logged.join('\n'), new RegExp(`${TENANT_A}: derived payment state written on ${missingA} documents`));
+  t.match(logged.join('\n'), new RegExp(`${TENANT_A}: derived payment and cancellation states written on ${missingA} documents`));
   t.equal(await raw.countDocuments({ company: { $in: [TENANT_A, TENANT_B] }, derivedPaymentStatus: null }), 0, 'no document of the served tenants is left without it');
   t.same(await raw.findOne({ _id: 'broken-1' }), { _id: 'broken-1', company: 'ZZZ010101ZZ9', date: 1, timestamp: 1, iTot: 10 }, 'the unreadable document is left untouched');
 
@@ -203,6 +203,33 @@ t.test('the stored field never reaches a client', async (t) => {
   for (const [what, body] of answers) {
     t.ok(JSON.stringify(body).includes(doc.id), `${what}: the document is there`);
     t.notOk(JSON.stringify(body).includes('derivedPaymentStatus'), `${what}: without the stored field`);
+    t.notOk(JSON.stringify(body).includes('derivedCancellationStatus'), `${what}: without the stored cancellation status`);
   }
   t.same((await get('?detail=full&paymentStatus=partial')).data, [doc], 'detail=full is the stored document without its derived fields');
+});
+
+t.test('a store written before the cancellation status: the start-up backfill adds it, then cancellationStatus= finds it', async (t) => {
+  await wipe();
+  const raw = h.db.collection<{ _id: string } & Document>(COLLECTIONS.financialDocs);
+  // What the previous version wrote: the payment state, no cancellation status; records without statuses.
+  const previous = [
+    makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(1_000)], cancelled: true }),
+    makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(2_000)], payments: [payment(2_320)] }),
+    makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(3_000)], cancelled: { status: 'pending', date: '2026-03-12T10:00' } }),
+  ].map((d) => {
+    const { derivedCancellationStatus: _added, ...stored } = withDerivedFields(d);
+    return stored;
+  });
+  await raw.insertMany(previous);
+  t.equal((await get('?limit=1&cancellationStatus=none')).meta.total, 0, 'not found before the backfill');
+  const { backfilled } = await prepareDatabase(h.db);
+  t.same(backfilled.map((r) => [r.tenant, r.repaired]), [[TENANT_A, 3]]);
+  t.same((await get('?limit=10&cancellationStatus=accepted')).data.map((d: { id: string }) => d.id), [previous[0]!.id], 'a record without a status: a cancellation in effect');
+  t.same((await get('?limit=10&cancellationStatus=none')).data.map((d: { id: string }) => d.id), [previous[1]!.id]);
+  t.same((await get('?limit=10&cancellationStatus=pending')).data.map((d: { id: string }) => d.id), [previous[2]!.id]);
+  t.same((await get('?limit=10&cancellationStatus=pending&cancelled=true')).meta.total, 0, 'pending is not cancelled');
+  t.same((await get('?limit=10&cancellationStatus=pending&cancelled=false')).data.map((d: { id: string }) => d.id), [previous[2]!.id]);
+  t.same((await get('?limit=10&cancellationStatus=accepted&paymentStatus=unpaid')).meta.total, 0, 'a cancelled invoice has no payment status');
+  t.same((await get('?limit=10&cancellationStatus=pending&paymentStatus=unpaid')).data.map((d: { id: string }) => d.id), [previous[2]!.id]);
+  t.equal((await raw.findOne({ _id: previous[1]!._id }))!.derivedPaymentStatus, 'paid', 'the payment state it had is kept');
 });

@@ -234,13 +234,18 @@ const BAD: [string, string, RegExp][] = [
   ['bad amount', CFDI4.replace('Total="22400.00"', 'Total="22,400.00"'), /Comprobante@Total is not a non-negative decimal amount/],
   ['negative amount', CFDI4.replace('SubTotal="20000.00"', 'SubTotal="-20000.00"'), /SubTotal is not a non-negative/],
   ['bad date', CFDI4.replace('Fecha="2026-10-05T10:00:00"', 'Fecha="2026-13-45T10:00:00"'), /Fecha is not a valid date-time/],
-  ['ISR tax', CFDI4.replace('<cfdi:Retencion Base="20000.00" Impuesto="002"', '<cfdi:Retencion Base="20000.00" Impuesto="001"'), /only IVA \(002\)/],
+  ['unknown tax', CFDI4.replace('<cfdi:Retencion Base="20000.00" Impuesto="002"', '<cfdi:Retencion Base="20000.00" Impuesto="004"'), /Impuesto "004" is not a SAT tax \(001 ISR, 002 IVA, 003 IEPS\)/],
+  ['UTF-16', `\ufeff${CFDI4}`.replace('encoding="UTF-8"', 'encoding="UTF-16"'), /encoding "utf-16", which is not read here/],
+  ['Latin-1 bytes declared UTF-8', CFDI4.replace('GASOLINERAS DEL ISTMO', 'GASOLINERAS DEL \u00ccSTMO'), /not valid UTF-8/],
+  ['no exchange rate', CFDI4.replace('Moneda="MXN"', 'Moneda="USD"'), /TipoCambio is missing: Moneda USD needs its MXN exchange rate/],
 ];
 
 t.test('bad input: each a clear per-file rejection, nothing written', async (t) => {
   const docs = await storedDocs();
   const facts = await importFacts(h.db).countDocuments();
-  const entries = BAD.map(([label, xml]) => ({ name: `${label.replaceAll(' ', '-')}.xml`, data: Buffer.from(xml) }));
+  // Latin-1 bytes in a file that declares UTF-8: the bytes as they are, not re-encoded.
+  const bytes = (label: string, xml: string) => (label.startsWith('Latin-1') ? Buffer.from(xml, 'latin1') : Buffer.from(xml));
+  const entries = BAD.map(([label, xml]) => ({ name: `${label.replaceAll(' ', '-')}.xml`, data: bytes(label, xml) }));
   const res = await post(await zipOf(entries), 'application/zip');
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'POST', ROUTE);
@@ -249,7 +254,7 @@ t.test('bad input: each a clear per-file rejection, nothing written', async (t) 
   BAD.forEach(([label, , reason], i) => t.match(report.files[i]!.reason, reason, label));
   // Each alone as application/xml too.
   for (const [label, xml, reason] of BAD) {
-    const r = (await post(xml, 'application/xml')).json() as Report;
+    const r = (await post(bytes(label, xml), 'application/xml')).json() as Report;
     t.match(r.files[0], { status: 'rejected', reason }, `${label} (application/xml)`);
   }
   t.same(await storedDocs(), docs, 'no document changed');

@@ -81,6 +81,7 @@ client.on('commandStarted', (e: CommandStartedEvent) => {
 const [tenant] = DEMO_TENANTS;
 const key = tenant!.apiKey;
 const anyDoc = (await db.collection(COLLECTIONS.financialDocs).findOne({ company: tenant!.rfc, 'invoice.uuid': { $exists: true } })) as Document;
+const cancelledDoc = (await db.collection(COLLECTIONS.financialDocs).findOne({ company: tenant!.rfc, derivedCancellationStatus: 'accepted' })) as Document;
 const anyTrip = (await db.collection(COLLECTIONS.trips).findOne({ company: tenant!.rfc, 'shipments.0': { $exists: true } })) as Document;
 const client0 = String(anyDoc.client);
 const uuid = String(anyDoc.invoice.uuid);
@@ -109,6 +110,8 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listFinancialDocs', 'GET', '/api/financial-docs?cancelled=false'],
   ['listFinancialDocs', 'GET', '/api/financial-docs?paymentStatus=unpaid&cancelled=false&startDate=2026-06-01'],
   ['listFinancialDocs', 'GET', '/api/financial-docs?updatedSince=2026-06-01T00:00:00Z'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?cancellationStatus=pending'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?cancellationStatus=accepted&cancelled=true&startDate=2026-01-01'],
   ['getFinancialDoc', 'GET', `/api/financial-docs/${encodeURIComponent(String(anyDoc._id))}`],
   ['listShipments', 'GET', '/api/shipments'],
   ['listShipments', 'GET', '/api/shipments?detail=full&page=2&limit=10'],
@@ -139,6 +142,9 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['getFreightUnitEconomics', 'GET', `/api/analytics/unit-economics?client=${client0}&vehicle=${encodeURIComponent(vehicle)}&litresBasis=offloaded`],
   // Invoice, payment before... after it, cancellation and a Carta Porte trip: every import query.
   ['importDocuments', 'POST', '/api/imports', { files: ['05-payment-complement-1.xml', '04-ppd-invoice.xml', '08-invoice-cancelled.xml', '10-cancellation-acuse-motive-01.xml', '11-carta-porte-two-products.xml'].map((name) => ({ name, content: fixture(name).toString('utf8') })) }],
+  // The SAT's answer on the imported cancellation (fact path), then on a demo document's (in place).
+  ['recordCancellationStatus', 'PUT', `/api/financial-docs/${tenant!.rfc}-CFDI-1A2B3C4D-0008-4000-8000-000000000008/cancellation`, { estado: 'Cancelado', estatusCancelacion: 'Cancelado sin aceptación', consultedAt: '2026-10-09T12:00:00Z' }],
+  ['recordCancellationStatus', 'PUT', `/api/financial-docs/${encodeURIComponent(String(cancelledDoc._id))}/cancellation`, { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' }],
   ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
   ['listAlertJobs', 'GET', '/api/alerts/jobs'],
   ['listAlertJobs', 'GET', '/api/alerts/jobs?userId=u-1'],
@@ -213,7 +219,7 @@ t.test('run the operations', async (t) => {
   // What `npm start` does before listening: indexes, then the backfill of documents stored without
   // their derived fields (one such document, so its repair queries run too).
   during = 'start-up: prepareDatabase';
-  const { derivedPaymentStatus: _stored, ...legacy } = anyDoc;
+  const { derivedPaymentStatus: _stored, derivedCancellationStatus: _storedCx, ...legacy } = anyDoc;
   await db.collection<{ _id: string } & Document>(COLLECTIONS.financialDocs).insertOne({ ...legacy, _id: 'INDEXCOV-LEGACY', id: 'INDEXCOV-LEGACY' });
   const { backfilled } = await prepareDatabase(db);
   t.same(backfilled.map((r) => [r.tenant, r.repaired]), [[tenant!.rfc, 1]], 'the backfill repaired the legacy document');

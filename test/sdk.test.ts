@@ -162,6 +162,23 @@ t.test('imports: CFDI files sent as JSON', async (t) => {
   called.add('importDocuments');
 });
 
+t.test("cancellations: the list by cancellation status, and the SAT status service's answer recorded", async (t) => {
+  const cancelled = await api.GET('/api/financial-docs', { params: { query: { limit: 1, cancellationStatus: 'accepted' } } });
+  t.equal(cancelled.response.status, 200);
+  const doc = cancelled.data!.data[0]!;
+  t.ok(doc, 'the demo data has cancelled invoices');
+  const res = await api.PUT('/api/financial-docs/{id}/cancellation', {
+    params: { path: { id: doc.id } },
+    body: { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' },
+  });
+  t.equal(res.response.status, 200, JSON.stringify(res.error ?? ''));
+  t.match(res.data?.cancellations, { status: 'accepted', invoiceCancelled: true });
+  const wrong = await api.PUT('/api/financial-docs/{id}/cancellation', { params: { path: { id: doc.id } }, body: { estado: 'Vigente', estatusCancelacion: 'Plazo vencido' } as never });
+  t.equal(wrong.response.status, 400, 'a pair the SAT never answers');
+  t.equal(wrong.error?.error.reason, 'invalid_body');
+  called.add('recordCancellationStatus');
+});
+
 t.test('MCP: streamable HTTP session and the legacy SSE transport', async (t) => {
   const init = await api.POST('/mcp', { body: initialize, headers: { accept: MCP_ACCEPT }, parseAs: 'text' });
   t.equal(init.response.status, 200);

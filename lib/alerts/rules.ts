@@ -14,6 +14,7 @@ import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { documentBalance } from '../finance/balance.ts';
+import { rateOf, toMxn } from '../money/currency.ts';
 import { isInvoiceCancelled } from '../finance/cancellation.ts';
 import { isDelivered } from '../trips/delivery-state.ts';
 import { legShrinkage } from '../trips/shrinkage.ts';
@@ -136,6 +137,8 @@ export function overdueInvoiceFindings(docs: Iterable<FinancialDocument>, input:
     if (doc.date >= cutoff) continue;
     const balance = documentBalance(doc);
     if (balance.isCancelled || balance.pending <= 0) continue;
+    // Alerts speak MXN: a document in another currency at its exchange rate.
+    const pending = toMxn(balance.pending, rateOf(doc));
     const creditDays = creditDaysFor(input.settings, doc.client);
     const dueDate = mxAddDays(mxDateString(doc.date), creditDays);
     const daysOverdue = daysBetweenDates(dueDate, today);
@@ -146,8 +149,8 @@ export function overdueInvoiceFindings(docs: Iterable<FinancialDocument>, input:
       severity: daysOverdue > OVERDUE_CRITICAL_DAYS ? 'critical' : 'warning',
       ref: doc._id,
       client: doc.client,
-      message: `Invoice ${folio} is ${plural(daysOverdue, 'day')} overdue, ${money(balance.pending)} pending`,
-      amount: balance.pending,
+      message: `Invoice ${folio} is ${plural(daysOverdue, 'day')} overdue, ${money(pending)} pending`,
+      amount: pending,
       date: iso(doc.date),
       details: {
         folio,
@@ -253,7 +256,7 @@ export function taxFindings(docs: Iterable<FinancialDocument>, input: RuleInput)
         ref: doc._id,
         client: doc.client,
         message: f.message,
-        amount: f.difference,
+        amount: toMxn(f.difference, rateOf(doc)),
         date: iso(doc.date),
         details: {
           uuid: f.uuid,

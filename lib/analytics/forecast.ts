@@ -7,6 +7,7 @@
 import { documentBalance, type BalanceInput } from '../finance/balance.ts';
 import { daysBetweenDates, isoWeekday, mxAddDays, mxDateString, mxDayStart } from '../time/mexico-city.ts';
 import { fromCents, toCents } from '../money/cents.ts';
+import { rateOf, toMxn } from '../money/currency.ts';
 import { median, ratio, type Ratio } from './stats.ts';
 
 export interface PastPayment {
@@ -222,18 +223,21 @@ export function pastPayments(history: readonly PaidInvoice[], creditDays: (clien
   return past;
 }
 
-/** An invoice still owed, its outstanding balance recomputed exactly in cents by lib/finance; null when cancelled or settled. */
-export function openInvoiceOf(row: BalanceInput & { id: string; client: string; date: number }): OpenInvoice | null {
+/**
+ * An invoice still owed, its outstanding balance recomputed exactly in cents by lib/finance
+ * (in MXN: a document in another currency at its exchange rate); null when cancelled or settled.
+ */
+export function openInvoiceOf(row: BalanceInput & { id: string; client: string; date: number; exchangeRate?: number }): OpenInvoice | null {
   const bal = documentBalance(row);
   if (bal.isCancelled || toCents(bal.pending) <= 0) return null;
-  return { id: row.id, client: row.client, invoiceDate: row.date, outstanding: bal.pending };
+  return { id: row.id, client: row.client, invoiceDate: row.date, outstanding: toMxn(bal.pending, rateOf(row)) };
 }
 
 /**
  * The invoices still owed, with their outstanding balance recomputed exactly
  * in cents by lib/finance (cancelled or settled ones dropped), keyed by id.
  */
-export function openInvoicesOf<R extends BalanceInput & { id: string; client: string; date: number }>(rows: Iterable<R>): { invoices: OpenInvoice[]; byId: Map<string, R> } {
+export function openInvoicesOf<R extends BalanceInput & { id: string; client: string; date: number; exchangeRate?: number }>(rows: Iterable<R>): { invoices: OpenInvoice[]; byId: Map<string, R> } {
   const byId = new Map<string, R>();
   const invoices: OpenInvoice[] = [];
   for (const row of rows) {

@@ -4,15 +4,16 @@
  * service sets them, so this repairs the rest once; it runs when the service opens the
  * database (prepare-database.ts), before it listens.
  *
- * Cheap when nothing is missing: one probe per tenant on `tenant_payment_status_date`, whose
- * order puts a tenant's documents without a state (null) first. Idempotent and safe beside
- * writers: each repair `$set`s only the field, and only while the document still lacks it and
- * has not been rewritten since it was read (`lastUpdate`), so a concurrent whole-document
- * write is never overwritten with a state computed from the older content.
+ * Cheap when nothing is missing: per tenant one probe on each derived field's index
+ * (`tenant_payment_status_date`, `tenant_cancellation_status_date`), whose order puts a
+ * tenant's documents without the field (null) first. Idempotent and safe beside writers: each
+ * repair `$set`s only the derived fields, and only while the document still lacks one and has
+ * not been rewritten since it was read (`lastUpdate`), so a concurrent whole-document write is
+ * never overwritten with fields computed from the older content.
  */
 import type { AnyBulkWriteOperation, Db, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
-import { documentPaymentStatus } from '../finance/derived-fields.ts';
+import { derivedFieldsOf } from '../finance/derived-fields.ts';
 import type { BalanceInput } from '../finance/balance.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
 
@@ -33,29 +34,37 @@ export interface BackfillOptions {
 
 const DEFAULT_BATCH_SIZE = 500;
 
-/** The index order of tenant_payment_status_date: tenants in order, documents without a state first in each. */
-const INDEX_ORDER = { company: 1, derivedPaymentStatus: 1, date: -1, timestamp: -1, _id: -1 } as const;
+/** The derived fields, each with the index whose order puts a tenant's documents without it first. */
+const DERIVED_FIELDS = ['derivedPaymentStatus', 'derivedCancellationStatus'] as const;
+const indexOrder = (field: (typeof DERIVED_FIELDS)[number]) => ({ company: 1, [field]: 1, date: -1, timestamp: -1, _id: -1 }) as const;
 
 type RepairRow = BalanceInput & Pick<StoredFinancialDocument, '_id' | 'lastUpdate'>;
 
 /**
- * Documents without a stored state (`null` also matches a missing field). The model says every
- * stored document has one: this condition is for those that do not, hence the cast.
+ * Documents without one of the derived fields (`null` also matches a missing field). The model
+ * says every stored document has them: this condition is for those that do not, hence the cast.
  */
-const WITHOUT_STATE = { derivedPaymentStatus: null } as unknown as Filter<StoredFinancialDocument>;
+const WITHOUT_DERIVED = { $or: DERIVED_FIELDS.map((f) => ({ [f]: null })) } as unknown as Filter<StoredFinancialDocument>;
 
 /**
- * The first tenant after `after` (in RFC order) and whether it has documents without a state:
- * one index probe that both steps to the next tenant and reads the head of its range.
+ * The first tenant after `after` (in RFC order) and whether it has documents without a derived
+ * field: one probe per field's index, the first of which also steps to the next tenant.
  */
 async function nextTenant(db: Db, after: string): Promise<{ tenant: string; missing: boolean } | null> {
+  const [first, ...rest] = DERIVED_FIELDS;
   const head = await financialDocs(db)
-    .find({ company: { $gt: after } }, { projection: { _id: 0, company: 1, derivedPaymentStatus: 1 } })
-    .sort(INDEX_ORDER)
+    .find({ company: { $gt: after } }, { projection: { _id: 0, company: 1, [first]: 1 } })
+    .sort(indexOrder(first))
     .limit(1)
     .next();
   if (!head) return null;
-  return { tenant: head.company, missing: head.derivedPaymentStatus == null };
+  if (head[first] == null) return { tenant: head.company, missing: true };
+  for (const field of rest) {
+    const { company: _tenantFirst, ...order } = indexOrder(field);
+    const h = await financialDocs(db).find({ company: head.company }, { projection: { _id: 0, [field]: 1 } }).sort(order).limit(1).next();
+    if (h && h[field] == null) return { tenant: head.company, missing: true };
+  }
+  return { tenant: head.company, missing: false };
 }
 
 async function repairTenant(db: Db, tenant: string, batchSize: number): Promise<BackfillTenantResult> {
@@ -68,15 +77,15 @@ async function repairTenant(db: Db, tenant: string, batchSize: number): Promise<
     result.repaired += res.modifiedCount;
     ops = [];
   };
-  // On real MongoDB the null range of tenant_payment_status_date (the embedded engine reads the tenant).
+  // On real MongoDB the null ranges of the derived fields' indexes (the embedded engine reads the tenant).
   const missing = coll.find<RepairRow>(
-    { company: tenant, ...WITHOUT_STATE },
+    { company: tenant, ...WITHOUT_DERIVED },
     { projection: { _id: 1, lastUpdate: 1, iTot: 1, payments: 1, canceled: 1, 'invoice.uuid': 1 }, batchSize },
   );
   for await (const doc of missing) {
-    let state: StoredFinancialDocument['derivedPaymentStatus'];
+    let fields: ReturnType<typeof derivedFieldsOf>;
     try {
-      state = documentPaymentStatus(doc);
+      fields = derivedFieldsOf(doc);
     } catch {
       result.unreadable += 1;
       continue;
@@ -84,8 +93,8 @@ async function repairTenant(db: Db, tenant: string, batchSize: number): Promise<
     // A missing lastUpdate reads as undefined, which the driver sends as null: "still missing".
     ops.push({
       updateOne: {
-        filter: { _id: doc._id, company: tenant, ...WITHOUT_STATE, lastUpdate: doc.lastUpdate },
-        update: { $set: { derivedPaymentStatus: state } },
+        filter: { _id: doc._id, company: tenant, ...WITHOUT_DERIVED, lastUpdate: doc.lastUpdate },
+        update: { $set: fields },
       },
     });
     if (ops.length >= batchSize) await flush();

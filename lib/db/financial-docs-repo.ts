@@ -2,7 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import { findSortedPage, type PageQuery } from './find-page.ts';
 import type { KeysetSort } from './keyset.ts';
-import type { FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
+import type { CancellationStatus, FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 
 export interface FinancialDocFilter {
@@ -13,6 +13,7 @@ export interface FinancialDocFilter {
   folio?: string;
   cancelled?: boolean;
   paymentStatus?: 'paid' | 'partial' | 'unpaid';
+  cancellationStatus?: CancellationStatus;
   /** ISO instant: documents whose `lastUpdate` is at or after it. */
   updatedSince?: string;
 }
@@ -54,7 +55,7 @@ function paymentStateCondition(f: FinancialDocFilter): Filter<StoredFinancialDoc
 }
 
 /** What is stored but never returned: the derived fields. */
-const CLIENT_PROJECTION = { derivedPaymentStatus: 0 } as const satisfies Record<Exclude<keyof StoredFinancialDocument, keyof FinancialDocument>, 0>;
+const CLIENT_PROJECTION = { derivedPaymentStatus: 0, derivedCancellationStatus: 0 } as const satisfies Record<Exclude<keyof StoredFinancialDocument, keyof FinancialDocument>, 0>;
 
 export async function findFinancialDocs(
   db: Db,
@@ -64,7 +65,17 @@ export async function findFinancialDocs(
   maxTimeMS: number,
 ): Promise<{ total: number | null; docs: FinancialDocument[] }> {
   const q = baseFilter(tenant, filter);
-  const state = paymentStateCondition(filter);
+  let stateFilter = filter;
+  if (filter.cancellationStatus !== undefined) {
+    // accepted and expired are exactly the cancelled invoices (payment state 'cancelled'): a
+    // `cancelled` filter that agrees adds nothing (one index serves the page), one that does not,
+    // or a `paymentStatus` with a cancelling status, matches nothing and no query is sent.
+    const cancels = filter.cancellationStatus === 'accepted' || filter.cancellationStatus === 'expired';
+    if ((filter.cancelled !== undefined && filter.cancelled !== cancels) || (filter.paymentStatus !== undefined && cancels)) return { total: page.count ? 0 : null, docs: [] };
+    q.derivedCancellationStatus = filter.cancellationStatus;
+    stateFilter = { ...filter, cancelled: undefined };
+  }
+  const state = paymentStateCondition(stateFilter);
   if (state === null) return { total: page.count ? 0 : null, docs: [] };
   if (state !== undefined) q.derivedPaymentStatus = state;
   return findSortedPage(financialDocs(db), q, page, maxTimeMS, CLIENT_PROJECTION);
@@ -79,4 +90,13 @@ export async function findFinancialDocsByIds(db: Db, tenant: string, ids: string
 /** One document of the tenant by id (null when missing or another tenant's). */
 export async function findFinancialDocById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<FinancialDocument | null> {
   return financialDocs(db).findOne({ company: tenant, _id: id }, { maxTimeMS, projection: CLIENT_PROJECTION });
+}
+
+/**
+ * Replaces one document of the tenant whole, only if it has not been written since it was read
+ * (`lastUpdate` as read): a concurrent writer wins and this answers false, so nothing is lost.
+ */
+export async function replaceFinancialDocIfUnchanged(db: Db, doc: StoredFinancialDocument, readLastUpdate: string, maxTimeMS: number): Promise<boolean> {
+  const res = await financialDocs(db).replaceOne({ _id: doc._id, company: doc.company, lastUpdate: readLastUpdate }, doc, { maxTimeMS });
+  return res.matchedCount === 1;
 }

@@ -18,7 +18,7 @@ export type FactKind = FinancialFact['kind'] | 'transfer';
 export interface ImportFactRecord {
   _id: string;
   tenant: string;
-  /** The CFDI's UUID, or for a cancellation the cancelled UUID. */
+  /** The CFDI's UUID, or for a cancellation request, acknowledgement or status answer the UUID it is about. */
   uuid: string;
   kind: FactKind;
   sha256: string;
@@ -31,7 +31,11 @@ export interface ImportFactRecord {
 
 export const importFacts = (db: Db): Collection<ImportFactRecord> => db.collection<ImportFactRecord>(COLLECTIONS.importFacts);
 
-export const factId = (tenant: string, kind: FactKind, uuid: string): string => `${tenant}|${kind === 'cancellation' ? 'cancel' : 'cfdi'}|${uuid}`;
+/** The kinds of fact about a CFDI's cancellation (each kept apart: a request, the SAT's acknowledgement, the status service's answer). */
+export const CANCELLATION_FACT_KINDS = ['cancellation', 'cancellationRequest', 'cancellationStatus'] as const;
+const FACT_ID_TAG: Partial<Record<FactKind, string>> = { cancellation: 'cancel', cancellationRequest: 'cancel-request', cancellationStatus: 'cancel-status' };
+
+export const factId = (tenant: string, kind: FactKind, uuid: string): string => `${tenant}|${FACT_ID_TAG[kind] ?? 'cfdi'}|${uuid}`;
 
 export type WriteOutcome = 'created' | 'updated' | 'skipped';
 
@@ -90,7 +94,7 @@ export async function linkFacts(db: Db, tenant: string, records: readonly Pick<I
  */
 export async function backfillLinks(db: Db, tenant: string): Promise<void> {
   if (await importLinks(db).findOne({ tenant }, { projection: { _id: 1 } })) return;
-  const facts = await importFacts(db).find({ tenant, kind: { $ne: 'cancellation' } }, { projection: { _id: 1, invoices: 1 } }).toArray();
+  const facts = await importFacts(db).find({ tenant, kind: { $nin: [...CANCELLATION_FACT_KINDS] } }, { projection: { _id: 1, invoices: 1 } }).toArray();
   for (let i = 0; i < facts.length; i += 1000) await linkFacts(db, tenant, facts.slice(i, i + 1000));
 }
 
@@ -106,9 +110,11 @@ export async function factsOfInvoices(db: Db, tenant: string, invoiceUuids: read
   return facts.filter((f) => f.invoices.some((u) => wanted.has(u)));
 }
 
+/** Every cancellation fact (request, acknowledgement, status answer) about these UUIDs. */
 export async function cancellationsOf(db: Db, tenant: string, uuids: readonly string[]): Promise<ImportFactRecord[]> {
   if (!uuids.length) return [];
-  return importFacts(db).find({ _id: { $in: [...new Set(uuids)].map((u) => factId(tenant, 'cancellation', u)) }, tenant }).toArray();
+  const ids = [...new Set(uuids)].flatMap((u) => CANCELLATION_FACT_KINDS.map((k) => factId(tenant, k, u)));
+  return importFacts(db).find({ _id: { $in: ids }, tenant }).toArray();
 }
 
 /** Documents compared without `lastUpdate`: that is when they were written, not what they say. */

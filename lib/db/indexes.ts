@@ -17,6 +17,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // ?paymentStatus= / ?cancelled= on the stored payment state, newest first. Missing states sort
     // first (null), so the start-up backfill finds a tenant's unrepaired documents at its head.
     { key: { company: 1, derivedPaymentStatus: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_payment_status_date' },
+    // ?cancellationStatus= on the stored cancellation status of the invoice, newest first (missing first: the backfill's probe).
+    { key: { company: 1, derivedCancellationStatus: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_cancellation_status_date' },
     // Look-ups by UUID or folio, sorted like every list (the sort keys make it an index walk, not a sort).
     { key: { company: 1, 'invoice.uuid': 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_uuid_date' },
     { key: { company: 1, 'invoice.num': 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_folio_date' },

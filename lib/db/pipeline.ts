@@ -25,22 +25,41 @@ export const AUDIT_BATCH_SIZE = 250;
 /** Integer cents of a non-negative peso amount (missing → 0). */
 export const centsExpr = (amount: unknown): Document => ({ $floor: { $add: [{ $multiply: [{ $ifNull: [amount, 0] }, 100] }, 0.5] } });
 
+/**
+ * Integer MXN cents of an amount in the document's currency: amount × its exchange rate
+ * (`exchangeRate`, TipoCambio; absent on MXN documents: 1), rounded as centsExpr
+ * (lib/money/currency.ts mxnCents is the same in JS).
+ */
+export const mxnCentsExpr = (amount: unknown, rate: unknown = '$exchangeRate'): Document =>
+  centsExpr({ $multiply: [{ $ifNull: [amount, 0] }, { $ifNull: [rate, 1] }] });
+
 /** Inclusive range predicate on an expression. */
 export const between = (expr: unknown, from: number, to: number): Document => ({ $and: [{ $gte: [expr, from] }, { $lte: [expr, to] }] });
 
 /** 'YYYY-MM' in Mexico City of an epoch-ms field. */
 export const mxMonthExpr = (epochMs: unknown): Document => ({ $dateToString: { format: '%Y-%m', date: { $toDate: epochMs }, timezone: MX_TZ } });
 
+/** The statuses under which a cancellation record is in effect (CANCELLED_STATUSES of lib/finance/cancellation.ts). */
+const CANCELLED_STATUSES = ['accepted', 'expired'];
+
+/**
+ * True when the cancellation record `$$<v>` is in effect: status accepted or expired, or no
+ * status at all (records written before statuses existed recorded cancellations in effect).
+ */
+export const cancellationInEffectExpr = (v = 'c'): Document => ({ $in: [{ $ifNull: [`$$${v}.status`, 'accepted'] }, CANCELLED_STATUSES] });
+
 /**
  * True when the invoice itself is cancelled (a record of target 'invoice'
- * naming its current UUID, case-insensitive, as lib/finance/cancellation.ts
- * decides), optionally only by records dated up to `asOf`. `root` addresses
+ * naming its current UUID, case-insensitive, whose status is in effect, as
+ * lib/finance/cancellation.ts decides), optionally only by records dated up to
+ * `asOf` (a record's date is when its status took effect). `root` addresses
  * the document: '$' at the top level, '$$d.' for a variable (e.g. a $lookup result).
  */
 export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
   const conds: Document[] = [
     { $eq: ['$$c.target', 'invoice'] },
     { $eq: [{ $toLower: '$$c.uuid' }, { $toLower: `${root}invoice.uuid` }] },
+    cancellationInEffectExpr('c'),
   ];
   if (asOf !== undefined) conds.push({ $lte: ['$$c.date', asOf] });
   const exact = { $gt: [{ $size: { $filter: { input: { $ifNull: [`${root}canceled`, []] }, as: 'c', cond: { $and: conds } } } }, 0] };

@@ -13,12 +13,12 @@ export interface PrepareDatabaseOptions {
 }
 
 export async function prepareDatabase(db: Db, opts: PrepareDatabaseOptions = {}): Promise<{ backfilled: BackfillTenantResult[] }> {
-  // The backfill reads through tenant_payment_status_date: indexes first.
+  // The backfill reads through the derived fields' indexes: indexes first.
   await ensureIndexes(db);
   const backfilled = await backfillDerivedFields(db, {
     onTenant: (r) =>
       opts.log?.(
-        `financialDocs of ${r.tenant}: derived payment state written on ${r.repaired} documents stored without it` +
+        `financialDocs of ${r.tenant}: derived payment and cancellation states written on ${r.repaired} documents stored without them` +
           (r.unreadable ? `; ${r.unreadable} documents could not be read (no payments/canceled arrays?) and stay without it` : ''),
       ),
   });

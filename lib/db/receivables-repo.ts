@@ -11,10 +11,11 @@
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { AUDIT_BATCH_SIZE, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
+import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
+import { centsToMxnCents } from '../money/currency.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
-export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled'> & {
+export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled' | 'exchangeRate'> & {
   invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'paymentMethod'>;
 };
 
@@ -46,7 +47,7 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
     },
     {
       $project: {
-        id: 1, client: 1, clientName: 1, date: 1, iTot: 1, 'invoice.uuid': 1, 'invoice.paymentMethod': 1,
+        id: 1, client: 1, clientName: 1, date: 1, iTot: 1, exchangeRate: 1, 'invoice.uuid': 1, 'invoice.paymentMethod': 1,
         canceled: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $lte: ['$$c.date', q.asOf] } } },
         payments: { $filter: { input: { $ifNull: ['$payments', []] }, as: 'p', cond: { $lte: ['$$p.date', q.asOf] } } },
       },
@@ -55,7 +56,7 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
     {
       $addFields: {
         _cxUuids: {
-          $map: { input: { $filter: { input: '$canceled', as: 'c', cond: { $eq: ['$$c.target', 'payment'] } } }, as: 'c', in: { $toLower: '$$c.uuid' } },
+          $map: { input: { $filter: { input: '$canceled', as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } } }, as: 'c', in: { $toLower: '$$c.uuid' } },
         },
       },
     },
@@ -95,7 +96,7 @@ export function streamPaymentHistory(db: Db, tenant: string, q: { from: number; 
         _id: 0,
         client: 1,
         date: 1,
-        cx: { $map: { input: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $eq: ['$$c.target', 'payment'] } } }, as: 'c', in: { $toLower: '$$c.uuid' } } },
+        cx: { $map: { input: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } } }, as: 'c', in: { $toLower: '$$c.uuid' } } },
         p: { $filter: { input: '$payments', as: 'p', cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $ne: ['$$p.canceled', true] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] } } },
       },
     },
@@ -108,13 +109,16 @@ export interface ClientRevenueRow {
   client: string;
   cancelled: boolean;
   documents: number;
-  /** Σ (SubTotal − Descuento − shortage deductions iFalt) in cents: service revenue, indemnities are not sales. */
+  /** Σ (SubTotal − Descuento − shortage deductions iFalt) in MXN cents: service revenue, indemnities are not sales. */
   revenueC: number;
-  /** Σ Total in cents. */
+  /** Σ Total in MXN cents. */
   totalC: number;
 }
 
-/** Invoices emitted in [start, end] grouped by client and cancellation, summed in integer cents. */
+/**
+ * Invoices emitted in [start, end] grouped by client and cancellation, summed in integer MXN
+ * cents: grouped by exchange rate too (1 for MXN documents) and each group converted here.
+ */
 export async function revenueByClient(db: Db, tenant: string, q: { start: number; end: number; client?: string }, maxTimeMS: number): Promise<ClientRevenueRow[]> {
   const pipeline: Document[] = [
     { $match: { company: tenant, date: { $gte: q.start, $lte: q.end }, ...(q.client ? { client: q.client } : {}) } },
@@ -122,12 +126,23 @@ export async function revenueByClient(db: Db, tenant: string, q: { start: number
       $project: {
         client: 1,
         cancelled: invoiceCancelledExpr(),
+        rate: { $ifNull: ['$exchangeRate', 1] },
         revenueC: { $subtract: [{ $subtract: [centsExpr('$iSub'), centsExpr('$iDesc')] }, centsExpr('$iFalt')] },
         totalC: centsExpr('$iTot'),
       },
     },
-    { $group: { _id: { client: '$client', cancelled: '$cancelled' }, documents: { $sum: 1 }, revenueC: { $sum: '$revenueC' }, totalC: { $sum: '$totalC' } } },
+    { $group: { _id: { client: '$client', cancelled: '$cancelled', rate: '$rate' }, documents: { $sum: 1 }, revenueC: { $sum: '$revenueC' }, totalC: { $sum: '$totalC' } } },
   ];
-  const rows = await financialDocs(db).aggregate<{ _id: { client: string; cancelled: boolean }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS }).toArray();
-  return rows.map((r) => ({ client: r._id.client, cancelled: r._id.cancelled === true, documents: r.documents, revenueC: r.revenueC, totalC: r.totalC }));
+  const groups = await financialDocs(db).aggregate<{ _id: { client: string; cancelled: boolean; rate: number }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS }).toArray();
+  const rows = new Map<string, ClientRevenueRow>();
+  for (const g of groups) {
+    const cancelled = g._id.cancelled === true;
+    const k = `${g._id.client}|${cancelled}`;
+    const row = rows.get(k) ?? { client: g._id.client, cancelled, documents: 0, revenueC: 0, totalC: 0 };
+    row.documents += g.documents;
+    row.revenueC += centsToMxnCents(g.revenueC, g._id.rate);
+    row.totalC += centsToMxnCents(g.totalC, g._id.rate);
+    rows.set(k, row);
+  }
+  return [...rows.values()];
 }

@@ -19,7 +19,7 @@ import type { ShrinkageTrip } from '../analytics/shrinkage-recovery.ts';
 import type { DeliveryRow } from '../analytics/dispatch-to-bill.ts';
 import type { UnitGroupRow } from '../analytics/unit-economics.ts';
 import type { UtilizationTrip, VehicleActivity } from '../analytics/utilization.ts';
-import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legDeliveredAtExpr, legLitres, sumOver } from './pipeline.ts';
+import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legDeliveredAtExpr, legLitres, mxnCentsExpr, sumOver } from './pipeline.ts';
 
 export interface TripScope {
   client?: string;
@@ -94,7 +94,7 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
         },
       },
     },
-    ...linkedInvoice(tenant, { _id: '$$d._id', cancelled: invoiceCancelledExpr(undefined, '$$d.'), shortage: { $filter: { input: { $ifNull: ['$$d.invoice.concepts', []] }, as: 'c', cond: { $eq: ['$$c.kind', 'shortage'] } } } }),
+    ...linkedInvoice(tenant, { _id: '$$d._id', cancelled: invoiceCancelledExpr(undefined, '$$d.'), rate: { $ifNull: ['$$d.exchangeRate', 1] }, shortage: { $filter: { input: { $ifNull: ['$$d.invoice.concepts', []] }, as: 'c', cond: { $eq: ['$$c.kind', 'shortage'] } } } }),
     {
       $addFields: {
         inv: {
@@ -104,7 +104,7 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
             in: {
               _id: '$$d._id',
               cancelled: '$$d.cancelled',
-              shortageC: sumOver('$$d.shortage', centsExpr('$$this.amount')),
+              shortageC: sumOver('$$d.shortage', mxnCentsExpr('$$this.amount', '$$d.rate')),
               shortageLines: { $size: '$$d.shortage' },
               shortageLitres: sumOver('$$d.shortage', { $ifNull: ['$$this.quantity', 0] }),
             },

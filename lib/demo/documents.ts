@@ -2,11 +2,13 @@
  * Financial documents (CFDI invoices with their payments and cancellations),
  * one per plan entry, in id (= emission) order. Each draws from its own PRNG
  * sub-stream; the trip it bills is redrawn from its sketch. Steps: concepts →
- * (maybe) a tax error → totals → identity → payments → invoice cancellation →
- * status → the stored shape.
+ * (maybe) a tax error → totals → identity → payments → invoice cancellation and
+ * where it stands (its own sub-stream) → status → the stored shape.
  */
 import type { CanceledRecord, FinancialDocument } from '../model/financial-document.ts';
 import { fromCents } from '../money/cents.ts';
+import { isInEffect } from '../finance/cancellation.ts';
+import { businessDaysDeadline, receiverDeadline } from '../time/business-days.ts';
 import { docId, docNo, nCedOf, nRelOf, uuidOf } from './ids.ts';
 import { conceptDrafts, finishConcepts } from './invoice-concepts.ts';
 import { DAY, MIN } from './numbers.ts';
@@ -53,11 +55,19 @@ export function buildDoc(world: World, plan: Plan, j: number): FinancialDocument
   const records = cancelledInvoice ? [] : paymentDrafts(rng, { client, method: paymentMethod, invDate, totC, end });
   const ledger = ledgerOf(records, totC, end, rng, idOf);
   const canceled = [...ledger.canceled];
-  if (cancelledInvoice) canceled.push(invoiceCancellation(world, plan, j, rng, uuid, idOf('CAN', canceled.length + 1)));
+  const cxRng = streamRng(world, STREAM.cancellation, j);
+  const acceptance = { totalC: totC, certAt, end };
+  if (cancelledInvoice) canceled.push(withStatus(invoiceCancellation(world, plan, j, rng, uuid, idOf('CAN', canceled.length + 1)), acceptance, cxRng));
+  else {
+    const refused = rejectedRequest(invDate, uuid, idOf('CAN', canceled.length + 1), acceptance, cxRng);
+    if (refused) canceled.push(refused);
+  }
   canceled.sort((a, b) => a.date - b.date);
   const { payments } = ledger;
+  // A request still waiting for the receiver at endDate cancels nothing (yet).
+  const invoiceCancelled = canceled.some((c) => c.target === 'invoice' && isInEffect(c));
 
-  const status = statusOf(world, cancelledInvoice, ledger);
+  const status = statusOf(world, invoiceCancelled, ledger);
   const lastUpdate = lastUpdateOf(rng, end, Math.max(timestamp, certAt), ledger, canceled);
 
   const serie = world.profile.serie;
@@ -127,6 +137,59 @@ function invoiceCancellation(world: World, plan: Plan, j: number, rng: Rng, uuid
     motive: role === ROLE.cancelled01 ? '01' : role === ROLE.cancelled02 ? '02' : '03',
     replacementUuid: role === ROLE.cancelled01 ? uuidOf(world, partner) : null,
   };
+}
+
+/** What decides whether a cancellation needs the receiver's acceptance, and the end of the data. */
+interface AcceptanceInput {
+  totalC: number;
+  certAt: number;
+  end: number;
+}
+
+/**
+ * Where a cancellation requested at `c.date` stands at endDate (lib/model CancellationStatus): up to
+ * 1,000 MXN, or within the business day after certification, it needs no acceptance (accepted at
+ * once, SAT 201); otherwise the receiver accepts within 0.1–2.5 days (80%) or stays silent until its
+ * 3 business days end (tacit acceptance, expired); an answer after endDate leaves it pending.
+ */
+function withStatus(c: CanceledRecord, a: AcceptanceInput, rng: Rng): CanceledRecord {
+  const requestedAt = c.date;
+  const needsAcceptance = a.totalC > 100_000 && requestedAt >= businessDaysDeadline(a.certAt, 1);
+  if (!needsAcceptance) return { ...c, status: 'accepted', requestedAt, statusSource: 'acknowledgement', satStatus: '201' };
+  const tacit = rng.chance(0.2);
+  const answeredAt = tacit ? receiverDeadline(requestedAt) : requestedAt + Math.round(rng.float(0.1, 2.5) * DAY);
+  if (answeredAt > a.end) return { ...c, status: 'pending', requestedAt, statusSource: 'acknowledgement', satStatus: '201' };
+  return {
+    ...c,
+    date: answeredAt,
+    status: tacit ? 'expired' : 'accepted',
+    requestedAt,
+    statusSource: 'status-service',
+    satStatus: tacit ? 'Plazo vencido' : 'Cancelado con aceptación',
+  };
+}
+
+/**
+ * Requests on valid invoices over 1,000 MXN that did not cancel them: 3% of those of the last 10
+ * days have one still waiting for the receiver at endDate (pending, requested in the last 2.5
+ * days); 0.5% of the others one their receiver rejected within 0.2–2.5 days (motive 02 or 03,
+ * 1–20 days after emission).
+ */
+function rejectedRequest(invDate: number, uuid: string, id: string, a: AcceptanceInput, rng: Rng): CanceledRecord | null {
+  if (a.totalC <= 100_000) return null;
+  const motive: CanceledRecord['motive'] = rng.chance(0.5) ? '02' : '03';
+  const base = { id, target: 'invoice' as const, uuid, motive, replacementUuid: null };
+  if (invDate >= a.end - 10 * DAY) {
+    if (!rng.chance(0.03)) return null;
+    const requestedAt = Math.max(businessDaysDeadline(a.certAt, 1), a.end - Math.round(rng.float(0.1, 2.5) * DAY));
+    if (requestedAt > a.end || receiverDeadline(requestedAt) <= a.end) return null;
+    return { ...base, date: requestedAt, status: 'pending', requestedAt, statusSource: 'acknowledgement', satStatus: '201' };
+  }
+  if (!rng.chance(0.005)) return null;
+  const requestedAt = invDate + Math.round(rng.float(1, 20) * DAY);
+  const answeredAt = requestedAt + Math.round(rng.float(0.2, 2.5) * DAY);
+  if (answeredAt > a.end) return null;
+  return { ...base, date: answeredAt, status: 'rejected', requestedAt, statusSource: 'status-service', satStatus: 'Solicitud rechazada' };
 }
 
 /** 9 cancelled, 6 paid (balance 0), the profile's partial status when partly paid, else 4 invoiced. */

@@ -84,6 +84,13 @@
  *   idFinan points. Motive 02: a new invoice replaces it without relation
  *   (replacementUuid null; the trip points to the new one). Motive 03: the
  *   operation did not happen (a ghost document, no trip).
+ *   Each record states where it stands (status, requestedAt, statusSource, satStatus;
+ *   lib/demo/documents.ts withStatus): up to 1,000 MXN or within the business day after
+ *   certification `accepted` at once (201); otherwise the receiver accepts within
+ *   0.1–2.5 days (80%) or stays silent until its 3 business days end (`expired`, the
+ *   record dated then); an answer after endDate leaves it `pending`: then the invoice is
+ *   not cancelled (status 4, no payments). Apart from those, a few valid invoices carry
+ *   a `rejected` request, and recent ones a `pending` one (rejectedRequest).
  * - Leg status: 4 Entregado (offloaded: unloadDate, each product's offloaded
  *   litres and the reception ticket, delivery {source 'recorded', ticket
  *   REC-000001-1}), 2 En tránsito (loaded, not yet offloaded at endDate:

@@ -23,6 +23,8 @@ export const STREAM = {
   ghost: 6,
   ghostPlan: 7,
   thinning: 8,
+  /** Where each invoice's cancellation stands (accepted, tacit, pending, rejected): its own stream, so the rest is drawn as before. */
+  cancellation: 9,
 } as const;
 
 /** What a world is drawn from: the generator's options, checked and with their defaults. */

@@ -1,14 +1,28 @@
 /**
  * Which parts of a financial document are cancelled before the SAT. Shared by
  * balances, tax reconciliation and revenue analytics so they agree.
+ *
+ * A cancellation record carries the status of a cancellation (lib/model, CancellationStatus):
+ * only `accepted` and `expired` (tacit acceptance) are in effect; a `pending` request or a
+ * `rejected` one cancels nothing. Records written before statuses existed have none and
+ * recorded cancellations in effect: they read as `accepted`.
  */
-import type { CanceledRecord, FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
+import type { CanceledRecord, CancellationRecordStatus, CancellationStatus, FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
 
 /** What the invoice-level rule reads: the document's current UUID and its cancellation records. */
 export interface InvoiceCancellationInput {
   invoice: Pick<FinancialDocument['invoice'], 'uuid'>;
   canceled: readonly CanceledRecord[];
 }
+
+/** The statuses under which a CFDI is cancelled (the pipelines' form: CANCELLED_STATUSES in lib/db/pipeline.ts). */
+export const CANCELLED_STATUSES: readonly CancellationRecordStatus[] = ['accepted', 'expired'];
+
+/** A record's status; a record without one (written before statuses existed) is in effect. */
+export const recordStatus = (c: Pick<CanceledRecord, 'status'>): CancellationRecordStatus => c.status ?? 'accepted';
+
+/** Whether the record's CFDI is cancelled (accepted, or expired: accepted tacitly). */
+export const isInEffect = (c: Pick<CanceledRecord, 'status'>): boolean => CANCELLED_STATUSES.includes(recordStatus(c));
 
 /**
  * UUIDs compare case-insensitively and otherwise exactly, as the pipelines'
@@ -17,24 +31,40 @@ export interface InvoiceCancellationInput {
  */
 const sameUuid = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
 
+/** The records about the invoice itself: target 'invoice' naming its current UUID. */
+const ownRecords = (doc: InvoiceCancellationInput): CanceledRecord[] =>
+  doc.canceled.filter((c) => c.target === 'invoice' && sameUuid(c.uuid, doc.invoice.uuid));
+
 /**
- * The cancellation record of the invoice itself, if any. It must name the
+ * The cancellation in effect of the invoice itself, if any. It must name the
  * document's current UUID: under motive 01 a document may have been re-stamped
  * and still carry the record of its replaced predecessor (whose
  * `replacementUuid` is the current UUID), and that does not cancel it.
  */
 export function invoiceCancellation(doc: InvoiceCancellationInput): CanceledRecord | null {
-  return doc.canceled.find((c) => c.target === 'invoice' && sameUuid(c.uuid, doc.invoice.uuid)) ?? null;
+  return ownRecords(doc).find(isInEffect) ?? null;
+}
+
+/** The record of the invoice's own cancellation whatever its status (the one in effect first), or null. */
+export function invoiceCancellationRecord(doc: InvoiceCancellationInput): CanceledRecord | null {
+  const own = ownRecords(doc);
+  return own.find(isInEffect) ?? own.reduce<CanceledRecord | null>((last, c) => (last === null || c.date >= last.date ? c : last), null);
+}
+
+/** Where the invoice's own cancellation stands: `none` without a record about it. */
+export function invoiceCancellationStatus(doc: InvoiceCancellationInput): CancellationStatus {
+  const record = invoiceCancellationRecord(doc);
+  return record === null ? 'none' : recordStatus(record);
 }
 
 export function isInvoiceCancelled(doc: InvoiceCancellationInput): boolean {
   return invoiceCancellation(doc) !== null;
 }
 
-/** A payment record counts unless flagged `canceled` or named by a 'payment' cancellation record. */
+/** A payment record counts unless flagged `canceled` or named by a 'payment' cancellation record in effect. */
 export function isPaymentCancelled(doc: { canceled: readonly CanceledRecord[] }, payment: PaymentRecord): boolean {
   if (payment.canceled) return true;
-  return doc.canceled.some((c) => c.target === 'payment' && sameUuid(c.uuid, payment.uuid));
+  return doc.canceled.some((c) => c.target === 'payment' && sameUuid(c.uuid, payment.uuid) && isInEffect(c));
 }
 
 /** Valid (not cancelled) records, optionally of one kind. */

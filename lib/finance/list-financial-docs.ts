@@ -3,7 +3,7 @@ import { findFinancialDocs, FINANCIAL_DOC_SORTS, type FinancialDocFilter } from 
 import { serviceSecret } from '../db/service-secrets-repo.ts';
 import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { CancellationStatus, FinancialDocument } from '../model/financial-document.ts';
 import { dayRange } from '../shared/date-range.ts';
 import type { PageMeta } from '../shared/pagination.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
@@ -21,6 +21,7 @@ export interface ListFinancialDocsInput {
   folio?: string;
   paymentStatus?: 'paid' | 'partial' | 'unpaid';
   cancelled?: boolean;
+  cancellationStatus?: CancellationStatus;
   /** ISO date-time: only documents changed at or after it, oldest change first. */
   updatedSince?: string;
   /** Continues a walk where the page that returned it as `meta.nextCursor` ended. */
@@ -42,6 +43,7 @@ export async function listFinancialDocs(ctx: ServiceContext, tenant: string, inp
     folio: input.folio,
     paymentStatus: input.paymentStatus,
     cancelled: input.cancelled,
+    cancellationStatus: input.cancellationStatus,
     updatedSince: input.updatedSince === undefined ? undefined : isoInstant(input.updatedSince, 'updatedSince'),
   };
   const sort = filter.updatedSince === undefined ? 'default' : 'sync';

@@ -1,19 +1,45 @@
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { CancellationStatus, FinancialDocument } from '../model/financial-document.ts';
+import { fromCents } from '../money/cents.ts';
+import { MXN, rateOf } from '../money/currency.ts';
+import { documentTaxTotalsC } from '../tax/tax-lines.ts';
+import { receiverDeadline } from '../time/business-days.ts';
 import { documentBalance } from './balance.ts';
+import { invoiceCancellationRecord, recordStatus } from './cancellation.ts';
 
 /** The summary form of a financial document (interface section 2.2). */
 export interface FinancialSummary {
   id: string;
   currency: string;
+  exchangeRate: number;
   company: string;
   client: string;
   status: { code: number; label: string };
   dates: { lastUpdate: string; date: number; timestamp: number; invoiceDate: string; satCertDate: string | null };
   references: { ref1_relacion: string; ref2_cedula: string };
-  amounts: { subtotal: number; vat16: number; vatRetention4: number; discount: number; shrinkageDeduction: number; total: number };
+  amounts: {
+    subtotal: number;
+    vat16: number;
+    vatRetention4: number;
+    discount: number;
+    shrinkageDeduction: number;
+    total: number;
+    isrRetained: number;
+    iepsTransferred: number;
+    iepsRetained: number;
+    transferredTaxes: number;
+    retainedTaxes: number;
+    vatBases: { rate16: number; rate8: number; rate0: number; exempt: number; otherRates: number };
+  };
   balance: { total: number; paid: number; pending: number; isFullyPaid: boolean; paymentsCount: number };
   invoice: { folio: string; uuid: string; pdf: string; xml: string };
-  cancellations: { hasCancellations: boolean; count: number; invoiceCancelled: boolean };
+  cancellations: {
+    hasCancellations: boolean;
+    count: number;
+    invoiceCancelled: boolean;
+    status: CancellationStatus;
+    requestedAt: string | null;
+    receiverDeadline: string | null;
+  };
 }
 
 export interface SummaryContext {
@@ -26,11 +52,23 @@ export interface SummaryContext {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The invoice's own cancellation: its status, when it was requested and, while pending, the receiver's deadline. */
+function cancellationOf(doc: FinancialDocument): Pick<FinancialSummary['cancellations'], 'status' | 'requestedAt' | 'receiverDeadline'> {
+  const record = invoiceCancellationRecord(doc);
+  if (record === null) return { status: 'none', requestedAt: null, receiverDeadline: null };
+  const status = recordStatus(record);
+  const requestedAt = record.requestedAt ?? record.date;
+  return { status, requestedAt: iso(requestedAt), receiverDeadline: status === 'pending' ? iso(receiverDeadline(requestedAt)) : null };
+}
+
 export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): FinancialSummary {
   const balance = documentBalance(doc);
+  const taxes = documentTaxTotalsC(doc);
+  const currency = doc.currency ?? ctx.currency;
   return {
     id: doc.id,
-    currency: doc.currency ?? ctx.currency,
+    currency,
+    exchangeRate: currency === MXN ? 1 : rateOf(doc),
     company: doc.company,
     client: doc.client,
     status: { code: doc.status, label: ctx.statusLabel(doc.status) },
@@ -49,6 +87,18 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
       discount: doc.iDesc,
       shrinkageDeduction: doc.iFalt,
       total: doc.iTot,
+      isrRetained: fromCents(taxes.isrRetained),
+      iepsTransferred: fromCents(taxes.iepsTransferred),
+      iepsRetained: fromCents(taxes.iepsRetained),
+      transferredTaxes: fromCents(taxes.transferred),
+      retainedTaxes: fromCents(taxes.retained),
+      vatBases: {
+        rate16: fromCents(taxes.vatBases.rate16),
+        rate8: fromCents(taxes.vatBases.rate8),
+        rate0: fromCents(taxes.vatBases.rate0),
+        exempt: fromCents(taxes.vatBases.exempt),
+        otherRates: fromCents(taxes.vatBases.otherRates),
+      },
     },
     balance: {
       total: balance.total,
@@ -69,6 +119,7 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
       hasCancellations: doc.canceled.length > 0,
       count: doc.canceled.length,
       invoiceCancelled: balance.isCancelled,
+      ...cancellationOf(doc),
     },
   };
 }

@@ -4,15 +4,23 @@
  * - a CFDI 4.0 Comprobante (`http://www.sat.gob.mx/cfd/4`) of type I (invoice),
  *   E (credit note, CfdiRelacionados 01), P (payment complement, Pagos 2.0) or
  *   T (transfer, only useful with Carta Porte), stamped (TimbreFiscalDigital
- *   1.1), optionally with a Carta Porte 3.0/3.1 complement;
- * - a SAT cancellation acknowledgement (`http://cancelacfd.sat.gob.mx`, root
- *   `Acuse` or `Cancelacion`) whose `Folios/Folio` carry UUID, Motivo and
- *   FolioSustitucion.
+ *   1.1), optionally with a Carta Porte 3.0/3.1 complement by road; every tax of
+ *   its concepts (ISR 001, IVA 002, IEPS 003; Tasa, Cuota, Exento), its Moneda and
+ *   TipoCambio;
+ * - a SAT cancellation acknowledgement (`Acuse`): as the SAT and PACs return it
+ *   (root in no namespace, `Folios` in `http://cancelacfd.sat.gob.mx` with the
+ *   child elements `UUID` and `EstatusUUID`, a Signature, Fecha with up to 7
+ *   fractional digits), or this service's earlier form (root in that namespace,
+ *   `Folios/Folio` attributes UUID, Motivo, FolioSustitucion, EstatusUUID);
+ * - a taxpayer's cancellation request (`Cancelacion` in that namespace,
+ *   `Folios/Folio` with UUID, Motivo, FolioSustitucion): a request, which
+ *   cancels nothing by itself.
  *
  * Everything is checked here, before anything is stored: required attributes,
- * number and date formats, amounts ≥ 0, the tax codes the model can hold. A
- * problem is an ImportRejection with a reason naming the attribute.
+ * number and date formats, amounts ≥ 0. A problem is an ImportRejection with a
+ * reason naming the attribute.
  */
+import type { ObjetoImp, TaxLine, TaxName } from '../model/financial-document.ts';
 import { parseMxDateTime } from '../time/mexico-city.ts';
 import { childOf, childrenOf, type XmlElement } from './xml-tree.ts';
 import { reject } from './rejection.ts';
@@ -36,18 +44,17 @@ export const keepNamespace = (ns: string): boolean => KEPT.has(ns);
 const UUID_RE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const RFC_RE = /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/;
 const AMOUNT_RE = /^[0-9]{1,18}(\.[0-9]{1,6})?$/;
-const RATE_RE = /^[0-9](\.[0-9]{1,6})?$/;
+/** TasaOCuota: a rate (0.160000) or an amount per unit (a Cuota may exceed 1). */
+const RATE_RE = /^[0-9]{1,18}(\.[0-9]{1,6})?$/;
+const CURRENCY_RE = /^[A-Z]{3}$/;
+const OBJETO_IMP = new Set(['01', '02', '03', '04', '05', '06', '07', '08']);
 
-export type ObjetoImp = '01' | '02' | '03';
+export type { ObjetoImp };
 
-export interface CfdiTax {
-  /** 001 ISR, 002 IVA, 003 IEPS. */
-  tax: string;
-  factor: 'Tasa' | 'Cuota' | 'Exento';
-  rate: number;
-  base: number;
-  amount: number;
-}
+/** SAT tax codes (c_Impuesto). */
+export const TAX_NAMES: Readonly<Record<string, TaxName>> = { '001': 'ISR', '002': 'IVA', '003': 'IEPS' };
+
+export type CfdiTax = TaxLine;
 
 export interface CfdiConcept {
   code: string;
@@ -66,18 +73,23 @@ export interface CfdiPaymentDoc {
   /** UUID of the paid invoice (IdDocumento). */
   invoiceUuid: string;
   installment: number;
+  /** ImpSaldoAnt, ImpPagado, ImpSaldoInsoluto: in the paid document's currency (MonedaDR). */
   balanceBefore: number;
   paid: number;
   balanceAfter: number;
   currency: string;
   /** EquivalenciaDR: units of the document's currency per unit of the payment's. */
   equivalence: number;
+  /** MXN per unit of the document's currency on the payment date: TipoCambioP ÷ EquivalenciaDR (1 for MXN). */
+  exchangeRate: number;
 }
 
 export interface CfdiPayment {
   date: number;
   amount: number;
   currency: string;
+  /** TipoCambioP: MXN per unit of the payment's currency (1 for MXN). */
+  exchangeRate: number;
   docs: CfdiPaymentDoc[];
 }
 
@@ -134,6 +146,10 @@ export interface Cfdi {
   date: number;
   paymentMethod: 'PUE' | 'PPD' | null;
   currency: string;
+  /** TipoCambio: MXN per unit of `currency` (1 for MXN, and for XXX: no currency, types P and T). */
+  exchangeRate: number;
+  /** Comprobante/Impuestos TotalImpuestosTrasladados / TotalImpuestosRetenidos; null without that node. */
+  taxTotals: { transferred: number; retained: number } | null;
   subTotal: number;
   discount: number;
   total: number;
@@ -146,22 +162,42 @@ export interface Cfdi {
   deliveries: Delivery[];
 }
 
-export interface CancellationFolio {
+export type CancellationMotive = '01' | '02' | '03' | '04';
+
+/** One UUID of an acknowledgement: the SAT's answer about it. */
+export interface AcknowledgedFolio {
   uuid: string;
-  motive: '01' | '02' | '03' | '04';
+  /** EstatusUUID: 201 request received, 202 already cancelled (any other code refuses the file). */
+  code: '201' | '202';
+  /** Only this service's earlier form repeats the request's motive; the SAT's does not. */
+  motive: CancellationMotive | null;
   replacementUuid: string | null;
-  /** EstatusUUID of the acknowledgement (201/202 accepted), when given. */
-  status: string | null;
 }
 
+/** The SAT's cancellation acknowledgement (Acuse). */
 export interface CancellationAck {
   file: 'cancellation';
   issuerRfc: string;
   date: number;
-  folios: CancellationFolio[];
+  folios: AcknowledgedFolio[];
 }
 
-export type ImportFile = Cfdi | CancellationAck;
+/** One UUID of a request. */
+export interface RequestedFolio {
+  uuid: string;
+  motive: CancellationMotive;
+  replacementUuid: string | null;
+}
+
+/** A taxpayer's signed cancellation request (Cancelacion): it cancels nothing by itself. */
+export interface CancellationRequest {
+  file: 'cancellationRequest';
+  issuerRfc: string;
+  date: number;
+  folios: RequestedFolio[];
+}
+
+export type ImportFile = Cfdi | CancellationAck | CancellationRequest;
 
 // --------------------------------------------------------------------------- attribute readers
 
@@ -190,12 +226,19 @@ function rate(el: XmlElement, attr: string): number {
   return Number(v);
 }
 
-function dateTime(el: XmlElement, attr: string, required = true): number {
+/**
+ * A date-time without offset (Mexico City wall time). The SAT's acknowledgement writes up to 7
+ * fractional digits (.NET ticks): `fractionDigits` allows them, read to the millisecond.
+ */
+function dateTime(el: XmlElement, attr: string, required = true, fractionDigits = 3): number {
   const v = required ? req(el, attr) : opt(el, attr);
   if (v === undefined) return NaN;
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?$/.test(v)) return reject(`${where(el)}@${attr} is not an ISO date-time without offset: "${v.slice(0, 40)}"`);
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?$/.exec(v);
+  if (!m || (m[2] !== undefined && m[2].length > fractionDigits)) {
+    return reject(`${where(el)}@${attr} is not an ISO date-time without offset (up to ${fractionDigits} fractional digits): "${v.slice(0, 40)}"`);
+  }
   try {
-    return parseMxDateTime(v);
+    return parseMxDateTime(m[2] === undefined ? m[1]! : `${m[1]}.${m[2].slice(0, 3)}`);
   } catch {
     return reject(`${where(el)}@${attr} is not a valid date-time: "${v}"`);
   }
@@ -221,32 +264,30 @@ function one(parent: XmlElement, ns: string, name: string): XmlElement {
 
 // --------------------------------------------------------------------------- CFDI
 
-function readTax(el: XmlElement): CfdiTax {
-  const tax = req(el, 'Impuesto');
+/** A concept's cfdi:Traslado or cfdi:Retencion: every SAT tax, Tasa, Cuota or Exento (only a transfer may be exempt). */
+function readTax(el: XmlElement, concept: number): CfdiTax {
+  const code = req(el, 'Impuesto');
+  const tax = TAX_NAMES[code];
+  if (tax === undefined) return reject(`Concepto ${concept}: ${el.name}@Impuesto "${code.slice(0, 10)}" is not a SAT tax (001 ISR, 002 IVA, 003 IEPS)`);
   const factor = req(el, 'TipoFactor');
-  if (factor !== 'Tasa' && factor !== 'Cuota' && factor !== 'Exento') return reject(`${el.name}@TipoFactor "${factor}" is not Tasa, Cuota or Exento`);
+  if (factor !== 'Tasa' && factor !== 'Cuota' && factor !== 'Exento') return reject(`Concepto ${concept}: ${el.name}@TipoFactor "${factor}" is not Tasa, Cuota or Exento`);
+  if (factor === 'Exento' && el.name === 'Retencion') return reject(`Concepto ${concept}: a retention cannot be Exento`);
   return {
     tax,
     factor,
     base: amount(el, 'Base'),
-    rate: factor === 'Exento' ? 0 : rate(el, 'TasaOCuota'),
+    rate: factor === 'Exento' ? null : rate(el, 'TasaOCuota'),
     amount: factor === 'Exento' ? 0 : amount(el, 'Importe'),
   };
 }
 
 function readConcept(el: XmlElement, index: number): CfdiConcept {
   const objetoImp = req(el, 'ObjetoImp');
-  if (objetoImp !== '01' && objetoImp !== '02' && objetoImp !== '03') {
-    return reject(`Concepto ${index + 1}: ObjetoImp "${objetoImp}" is not supported (01, 02 or 03)`);
-  }
+  if (!OBJETO_IMP.has(objetoImp)) return reject(`Concepto ${index + 1}: ObjetoImp "${objetoImp.slice(0, 10)}" is not a SAT ObjetoImp (01 to 08)`);
   const taxes = childOf(el, NS.cfdi4, 'Impuestos');
-  const transfers = taxes ? (childOf(taxes, NS.cfdi4, 'Traslados')?.children ?? []).filter((c) => c.name === 'Traslado').map(readTax) : [];
-  const retentions = taxes ? (childOf(taxes, NS.cfdi4, 'Retenciones')?.children ?? []).filter((c) => c.name === 'Retencion').map(readTax) : [];
-  for (const t of [...transfers, ...retentions]) {
-    if (t.tax !== '002') return reject(`Concepto ${index + 1} carries tax ${t.tax}; only IVA (002) transfers and retentions are imported`);
-  }
-  if (objetoImp !== '02' && (transfers.length || retentions.length)) return reject(`Concepto ${index + 1} is ObjetoImp ${objetoImp} but carries taxes`);
-  if (transfers.length > 1 || retentions.length > 1) return reject(`Concepto ${index + 1} carries more than one IVA transfer or retention`);
+  const transfers = taxes ? childrenOf(childOf(taxes, NS.cfdi4, 'Traslados') ?? taxes, NS.cfdi4, 'Traslado').map((t) => readTax(t, index + 1)) : [];
+  const retentions = taxes ? childrenOf(childOf(taxes, NS.cfdi4, 'Retenciones') ?? taxes, NS.cfdi4, 'Retencion').map((t) => readTax(t, index + 1)) : [];
+  if (objetoImp === '01' && (transfers.length || retentions.length)) return reject(`Concepto ${index + 1} is ObjetoImp 01 (not subject to tax) but carries taxes`);
   return {
     code: req(el, 'ClaveProdServ'),
     quantity: amount(el, 'Cantidad'),
@@ -255,7 +296,7 @@ function readConcept(el: XmlElement, index: number): CfdiConcept {
     unitPrice: amount(el, 'ValorUnitario'),
     amount: amount(el, 'Importe'),
     discount: amount(el, 'Descuento', false),
-    objetoImp,
+    objetoImp: objetoImp as ObjetoImp,
     transfers,
     retentions,
   };
@@ -267,6 +308,10 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
   const list = childrenOf(pagos, NS.pagos20, 'Pago');
   if (list.length === 0) return reject('Pagos has no Pago');
   return list.map((p) => {
+    const paymentCurrency = req(p, 'MonedaP');
+    if (!CURRENCY_RE.test(paymentCurrency) || paymentCurrency === 'XXX') reject(`Pago@MonedaP "${paymentCurrency.slice(0, 10)}" is not an ISO 4217 currency`);
+    if (paymentCurrency !== 'MXN' && opt(p, 'TipoCambioP') === undefined) reject(`Pago@TipoCambioP is missing: a payment in ${paymentCurrency} states its MXN exchange rate`);
+    const paymentRate = paymentCurrency === 'MXN' ? 1 : rate10(p, 'TipoCambioP');
     const docs = childrenOf(p, NS.pagos20, 'DoctoRelacionado').map((d): CfdiPaymentDoc => {
       const before = amount(d, 'ImpSaldoAnt');
       const paid = amount(d, 'ImpPagado');
@@ -275,18 +320,21 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
         reject(`DoctoRelacionado ${d.attrs.IdDocumento ?? ''}: ImpSaldoInsoluto ${after} ≠ ImpSaldoAnt ${before} − ImpPagado ${paid}`);
       }
       const equivalence = opt(d, 'EquivalenciaDR') === undefined ? 1 : rate10(d, 'EquivalenciaDR');
+      const currency = req(d, 'MonedaDR');
       return {
         invoiceUuid: uuidOf(d, 'IdDocumento'),
         installment: Number(opt(d, 'NumParcialidad') ?? '1'),
         balanceBefore: before,
         paid,
         balanceAfter: after,
-        currency: req(d, 'MonedaDR'),
+        currency,
         equivalence,
+        // MXN per unit of the paid document's currency, to 6 decimals (exactly 1 for an MXN document).
+        exchangeRate: currency === 'MXN' ? 1 : Math.round((paymentRate / equivalence) * 1e6) / 1e6,
       };
     });
     if (docs.length === 0) return reject('Pago has no DoctoRelacionado');
-    return { date: dateTime(p, 'FechaPago'), amount: amount(p, 'Monto'), currency: req(p, 'MonedaP'), docs };
+    return { date: dateTime(p, 'FechaPago'), amount: amount(p, 'Monto'), currency: paymentCurrency, exchangeRate: paymentRate, docs };
   });
 }
 
@@ -296,10 +344,19 @@ function rate10(el: XmlElement, attr: string): number {
   return Number(v);
 }
 
+/** Carta Porte transport elements other than road, with the mode they describe. */
+const NOT_ROAD: Readonly<Record<string, string>> = { TransporteAereo: 'air', TransporteMaritimo: 'sea', TransporteFerroviario: 'rail' };
+
 function readCartaPorte(complement: XmlElement): CartaPorte | null {
   const cp = childOf(complement, NS.cartaPorte31, 'CartaPorte') ?? childOf(complement, NS.cartaPorte30, 'CartaPorte');
   if (!cp) return null;
   const ns = cp.ns;
+  // The mode first: a trip here is a truck on the road; air, sea and rail legs are not read.
+  const mercanciasEl = childOf(cp, ns, 'Mercancias');
+  if (mercanciasEl && !childOf(mercanciasEl, ns, 'Autotransporte')) {
+    const other = mercanciasEl.children.find((c) => c.ns === ns && NOT_ROAD[c.name] !== undefined);
+    if (other) reject(`Carta Porte by ${NOT_ROAD[other.name]} (${other.name}): only road transport (Autotransporte) makes a trip in this service; the file is not imported`);
+  }
   const ubicaciones = one(cp, ns, 'Ubicaciones');
   const locations = childrenOf(ubicaciones, ns, 'Ubicacion').map((u): CartaPorteLocation => {
     const kind = req(u, 'TipoUbicacion');
@@ -360,6 +417,13 @@ function readDeliveries(root: XmlElement): Delivery[] {
   return out;
 }
 
+/** Comprobante/Impuestos: the document's declared totals (absent attributes: 0); null without the node. */
+function readTaxTotals(root: XmlElement): Cfdi['taxTotals'] {
+  const el = childOf(root, NS.cfdi4, 'Impuestos');
+  if (!el) return null;
+  return { transferred: amount(el, 'TotalImpuestosTrasladados', false), retained: amount(el, 'TotalImpuestosRetenidos', false) };
+}
+
 function readCfdi(root: XmlElement): Cfdi {
   const version = root.attrs.Version;
   if (version !== '4.0') return reject(`Comprobante@Version "${version ?? ''}" is not 4.0`);
@@ -377,7 +441,11 @@ function readCfdi(root: XmlElement): Cfdi {
   if (method !== undefined && method !== 'PUE' && method !== 'PPD') reject(`MetodoPago "${method}" is not PUE or PPD`);
   if (type === 'I' && method === undefined) reject('an invoice (I) needs MetodoPago');
   const currency = req(root, 'Moneda');
-  if ((type === 'I' || type === 'E') && currency !== 'MXN') reject(`Moneda ${currency}: only MXN invoices and credit notes are imported`);
+  if (!CURRENCY_RE.test(currency)) reject(`Moneda "${currency.slice(0, 10)}" is not an ISO 4217 currency code`);
+  if ((type === 'I' || type === 'E') && currency === 'XXX') reject(`Moneda XXX (no currency) is only for payment complements and transfers, not for a ${type === 'I' ? 'invoice' : 'credit note'}`);
+  // MXN per unit: required with another currency (SAT rule); 1 for MXN and for XXX.
+  if (currency !== 'MXN' && currency !== 'XXX' && opt(root, 'TipoCambio') === undefined) reject(`Comprobante@TipoCambio is missing: Moneda ${currency} needs its MXN exchange rate`);
+  const exchangeRate = currency === 'MXN' || currency === 'XXX' ? 1 : rate10(root, 'TipoCambio');
   const related = childrenOf(root, NS.cfdi4, 'CfdiRelacionados').map((r) => ({
     relation: req(r, 'TipoRelacion'),
     uuids: childrenOf(r, NS.cfdi4, 'CfdiRelacionado').map((c) => uuidOf(c, 'UUID')),
@@ -392,6 +460,8 @@ function readCfdi(root: XmlElement): Cfdi {
     date: dateTime(root, 'Fecha'),
     paymentMethod: (method as 'PUE' | 'PPD' | undefined) ?? null,
     currency,
+    exchangeRate,
+    taxTotals: readTaxTotals(root),
     subTotal: amount(root, 'SubTotal'),
     discount: amount(root, 'Descuento', false),
     total: amount(root, 'Total'),
@@ -405,32 +475,91 @@ function readCfdi(root: XmlElement): Cfdi {
   };
 }
 
-function readCancellation(root: XmlElement): CancellationAck {
-  const foliosEls = childrenOf(root, NS.cancel, 'Folios');
-  const folios: CancellationFolio[] = [];
-  for (const f of foliosEls) {
+/** SAT EstatusUUID codes of an acknowledgement that refuse the cancellation (the SAT's catalogue). */
+const REFUSED_CODES: Readonly<Record<string, string>> = {
+  '203': 'the UUID does not belong to the issuer',
+  '204': 'the CFDI cannot be cancelled',
+  '205': 'the UUID is not known to the SAT',
+  '206': 'the UUID is not a CFDI of the issuer',
+};
+
+function motiveOf(folio: XmlElement): { motive: CancellationMotive; replacementUuid: string | null } {
+  const motive = req(folio, 'Motivo');
+  if (motive !== '01' && motive !== '02' && motive !== '03' && motive !== '04') return reject(`Folio@Motivo "${motive.slice(0, 10)}" is not 01, 02, 03 or 04`);
+  const replacement = opt(folio, 'FolioSustitucion');
+  if (motive === '01' && replacement === undefined) reject(`Folio ${folio.attrs.UUID ?? ''}: motive 01 needs FolioSustitucion (the replacement UUID)`);
+  if (motive !== '01' && replacement !== undefined) reject(`Folio ${folio.attrs.UUID ?? ''}: FolioSustitucion is only valid with motive 01`);
+  return { motive, replacementUuid: replacement === undefined ? null : uuidOf(folio, 'FolioSustitucion') };
+}
+
+function ackCode(uuid: string, code: string): AcknowledgedFolio['code'] {
+  if (code === '201' || code === '202') return code;
+  const why = REFUSED_CODES[code];
+  return reject(`the SAT did not accept the cancellation of ${uuid} (EstatusUUID ${code.slice(0, 10)}${why ? `: ${why}` : ''})`);
+}
+
+/** A UUID written as an element's text (the SAT's acknowledgement). */
+function uuidText(el: XmlElement): string {
+  const v = el.text.trim();
+  if (!UUID_RE.test(v)) return reject(`Folios/UUID is not a UUID: "${v.slice(0, 40)}"`);
+  return v.toUpperCase();
+}
+
+/**
+ * The SAT's acknowledgement as PACs return it: `Folios` (cancelacfd namespace) with the child
+ * elements UUID and EstatusUUID, one pair per Folios. It does not repeat the motive.
+ */
+function readSatAcuse(root: XmlElement): CancellationAck {
+  const folios: AcknowledgedFolio[] = [];
+  for (const f of childrenOf(root, NS.cancel, 'Folios')) {
+    const uuidEl = childOf(f, NS.cancel, 'UUID');
+    const statusEl = childOf(f, NS.cancel, 'EstatusUUID');
+    if (!uuidEl || !statusEl) reject('Acuse: Folios needs the elements UUID and EstatusUUID');
+    const uuid = uuidText(uuidEl!);
+    folios.push({ uuid, code: ackCode(uuid, statusEl!.text.trim()), motive: null, replacementUuid: null });
+  }
+  if (folios.length === 0) reject('Acuse has no Folios with UUID and EstatusUUID');
+  return { file: 'cancellation', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha', true, 7), folios };
+}
+
+/**
+ * This service's earlier acknowledgement: root in the cancelacfd namespace, `Folios/Folio`
+ * attributes UUID, Motivo, FolioSustitucion and EstatusUUID (absent: 201, the request was received).
+ */
+function readOwnAcuse(root: XmlElement): CancellationAck {
+  const folios: AcknowledgedFolio[] = [];
+  for (const f of childrenOf(root, NS.cancel, 'Folios')) {
     for (const folio of childrenOf(f, NS.cancel, 'Folio')) {
-      const motive = req(folio, 'Motivo');
-      if (motive !== '01' && motive !== '02' && motive !== '03' && motive !== '04') return reject(`Folio@Motivo "${motive}" is not 01, 02, 03 or 04`);
-      const replacement = opt(folio, 'FolioSustitucion');
-      if (motive === '01' && replacement === undefined) reject(`Folio ${folio.attrs.UUID ?? ''}: motive 01 needs FolioSustitucion (the replacement UUID)`);
-      if (motive !== '01' && replacement !== undefined) reject(`Folio ${folio.attrs.UUID ?? ''}: FolioSustitucion is only valid with motive 01`);
-      folios.push({
-        uuid: uuidOf(folio, 'UUID'),
-        motive,
-        replacementUuid: replacement === undefined ? null : uuidOf(folio, 'FolioSustitucion'),
-        status: opt(folio, 'EstatusUUID') ?? null,
-      });
+      const uuid = uuidOf(folio, 'UUID');
+      folios.push({ uuid, code: ackCode(uuid, opt(folio, 'EstatusUUID') ?? '201'), ...motiveOf(folio) });
     }
   }
-  if (folios.length === 0) reject('cancellation has no Folios/Folio with UUID and Motivo');
-  return { file: 'cancellation', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha'), folios };
+  if (folios.length === 0) reject('Acuse has no Folios/Folio with UUID and Motivo');
+  return { file: 'cancellation', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha', true, 7), folios };
+}
+
+/** A taxpayer's cancellation request (since 2022: `Folios/Folio` with UUID, Motivo, FolioSustitucion). */
+function readRequest(root: XmlElement): CancellationRequest {
+  const folios: RequestedFolio[] = [];
+  for (const f of childrenOf(root, NS.cancel, 'Folios')) {
+    if (childOf(f, NS.cancel, 'UUID') && !childOf(f, NS.cancel, 'Folio')) {
+      reject('cancellation request without Motivo (the scheme before 2022, Folios/UUID): since 2022 a request states its Motivo; it is not recorded');
+    }
+    for (const folio of childrenOf(f, NS.cancel, 'Folio')) folios.push({ uuid: uuidOf(folio, 'UUID'), ...motiveOf(folio) });
+  }
+  if (folios.length === 0) reject('cancellation request has no Folios/Folio with UUID and Motivo');
+  return { file: 'cancellationRequest', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha', true, 7), folios };
 }
 
 /** What a parsed file is, or an ImportRejection saying why it is not importable. */
 export function readImportFile(root: XmlElement): ImportFile {
   if (root.ns === NS.cfdi4 && root.name === 'Comprobante') return readCfdi(root);
-  if (root.ns === NS.cancel && (root.name === 'Acuse' || root.name === 'Cancelacion')) return readCancellation(root);
+  if (root.ns === '' && root.name === 'Acuse') return readSatAcuse(root);
+  if (root.ns === NS.cancel && root.name === 'Acuse') return readOwnAcuse(root);
+  if (root.ns === NS.cancel && root.name === 'Cancelacion') return readRequest(root);
+  if (root.name === 'Envelope') {
+    return reject(`a SOAP envelope (${root.ns || 'no namespace'}): import the SAT acknowledgement (Acuse) or CFDI it carries, not the web-service answer`);
+  }
   if (root.ns === NS.cfdi33 && root.name === 'Comprobante') {
     return reject(`unsupported: CFDI ${root.attrs.Version ?? '3.x'} (namespace ${NS.cfdi33}); only CFDI 4.0 is imported`);
   }

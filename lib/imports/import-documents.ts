@@ -29,21 +29,24 @@ import { boundedChunks, expandInputs, ImportBudget, SizeExceeded, type ImportInp
 import {
   buildFinancialDocument,
   cancellationFacts,
+  cancellationRequestFacts,
   creditNoteFact,
   financialDocId,
   invoiceFact,
   invoicesOf,
   paymentFact,
-  type CancellationFact,
+  type CancellationInfoFact,
   type CreditNoteFact,
   type FinancialFact,
   type InvoiceFact,
   type PaymentFact,
 } from './financial-mapping.ts';
+import { cfdiInMxn } from './cfdi-currency.ts';
 import { tripFromCfdi } from './trip-mapping.ts';
 import { putImportedTrips } from '../trips/put-imported-trips.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import {
+  CANCELLATION_FACT_KINDS,
   cancellationsOf,
   ensureImportStatusLabels,
   factId,
@@ -61,13 +64,15 @@ import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import { withDerivedFields } from '../finance/derived-fields.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
-export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'transfer';
+export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'cancellationRequest' | 'transfer';
+
+const isCancellationKind = (kind: FactKind): boolean => (CANCELLATION_FACT_KINDS as readonly FactKind[]).includes(kind);
 
 export interface ImportFileResult {
   name: string;
   status: ImportFileStatus;
   kind?: ImportFileKind;
-  /** UUID of the CFDI (for a cancellation acknowledgement: the first cancelled UUID). */
+  /** UUID of the CFDI (for a cancellation acknowledgement or request: the first UUID it names). */
   uuid?: string;
   reason?: string;
   /** Financial documents this file created or changed (ids as listed by GET /api/financial-docs). */
@@ -113,15 +118,17 @@ interface Planned {
 
 /** Everything a file will write, computed before any write (a rejection here writes nothing). */
 function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned {
-  if (file.file === 'cancellation') {
+  if (file.file === 'cancellation' || file.file === 'cancellationRequest') {
     if (file.issuerRfc !== tenant) throw new ImportRejection(`RfcEmisor ${file.issuerRfc} is not the tenant's RFC (${tenant})`);
-    const facts = cancellationFacts(file.folios, file.date);
-    return { kind: 'cancellation', uuid: facts[0]!.uuid, facts: facts.map((f) => ({ kind: 'cancellation', uuid: f.uuid, fact: f, invoices: [] })), trip: null };
+    // A request is kept as a request (the invoice's cancellation becomes pending); only the SAT's answers move it further.
+    const facts: CancellationInfoFact[] = file.file === 'cancellation' ? cancellationFacts(file.folios, file.date) : cancellationRequestFacts(file.folios, file.date);
+    return { kind: file.file, uuid: facts[0]!.uuid, facts: facts.map((f) => ({ kind: f.kind, uuid: f.uuid, fact: f, invoices: [] })), trip: null };
   }
   const cfdi: Cfdi = file;
   if (cfdi.issuer.rfc !== tenant) throw new ImportRejection(`Emisor Rfc ${cfdi.issuer.rfc} is not the tenant's RFC (${tenant})`);
   const kind = KIND_OF_TYPE[cfdi.type];
-  const trip = tripFromCfdi(tenant, cfdi);
+  // Trips carry MXN prices (they have no currency): a freight invoice in another currency at its TipoCambio.
+  const trip = tripFromCfdi(tenant, cfdiInMxn(cfdi));
   let fact: FinancialFact | null = null;
   if (cfdi.type === 'I') fact = invoiceFact(tenant, cfdi);
   else if (cfdi.type === 'E') fact = creditNoteFact(cfdi);
@@ -147,19 +154,19 @@ const factsKeyOf = (records: readonly ImportFactRecord[]): string => records.map
  * concurrent imports cannot leave a stale document behind. Returns the
  * invoices that exist (the others are not imported yet).
  */
-async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoiceUuids: readonly string[], now: Date): Promise<Set<string>> {
+export async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoiceUuids: readonly string[], now: Date): Promise<Set<string>> {
   const existing = new Set<string>();
   const read = async (uuids: readonly string[]) => {
     const records = await factsOfInvoices(ctx.db, tenant, uuids);
     const cancels = await cancellationsOf(ctx.db, tenant, [...uuids, ...records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)]);
-    const cancelBy = new Map(cancels.map((c) => [c.uuid, c]));
+    const cancelBy = new Map<string, ImportFactRecord[]>();
+    for (const c of cancels) cancelBy.set(c.uuid, [...(cancelBy.get(c.uuid) ?? []), c]);
     const per = new Map<string, { records: ImportFactRecord[]; cancels: ImportFactRecord[] }>();
     for (const u of uuids) per.set(u, { records: [], cancels: [] });
     for (const r of records) for (const u of r.invoices) per.get(u)?.records.push(r);
     for (const [u, f] of per) {
       for (const uuid of new Set([u, ...f.records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)])) {
-        const c = cancelBy.get(uuid);
-        if (c) f.cancels.push(c);
+        f.cancels.push(...(cancelBy.get(uuid) ?? []));
       }
     }
     return per;
@@ -176,7 +183,7 @@ async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoiceUuids
       const payments = f.records.filter((r) => r.kind === 'payment').map((r) => r.fact as PaymentFact);
       const credits = f.records.filter((r) => r.kind === 'creditNote').map((r) => r.fact as CreditNoteFact);
       // Derived fields before the write's "changed?" comparison (a re-import compares equal).
-      docs.push(withDerivedFields(buildFinancialDocument(invoice, payments, credits, f.cancels.map((r) => r.fact as CancellationFact))));
+      docs.push(withDerivedFields(buildFinancialDocument(invoice, payments, credits, f.cancels.map((r) => r.fact as CancellationInfoFact))));
     }
     await putFinancialDocuments(ctx.db, tenant, docs, now);
     const again = await read(todo);
@@ -204,7 +211,7 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   const now = ctx.now();
   const planned = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
   // What is stored already: the batch's facts, and the CFDI that cancellations refer to.
-  const ids = planned.flatMap((p) => p.planned.facts.flatMap((f) => (f.kind === 'cancellation' ? [factId(tenant, f.kind, f.uuid), factId(tenant, 'invoice', f.uuid)] : [factId(tenant, f.kind, f.uuid)])));
+  const ids = planned.flatMap((p) => p.planned.facts.flatMap((f) => (isCancellationKind(f.kind) ? [factId(tenant, f.kind, f.uuid), factId(tenant, 'invoice', f.uuid)] : [factId(tenant, f.kind, f.uuid)])));
   const known = await findFacts(ctx.db, tenant, ids);
   const toWrite = new Map<string, ImportFactRecord>();
   const outcomes = new Map<BatchItem, WriteOutcome>();
@@ -235,7 +242,7 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   for (const p of planned) {
     const inv: string[] = [];
     for (const f of p.planned.facts) {
-      if (f.kind !== 'cancellation') inv.push(...f.invoices);
+      if (!isCancellationKind(f.kind)) inv.push(...f.invoices);
       else {
         const target = known.get(factId(tenant, 'invoice', f.uuid));
         if (target) inv.push(...(target.kind === 'invoice' ? [f.uuid] : target.invoices));
@@ -253,7 +260,7 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
     if (status === 'skipped') result.reason = 'already imported (same UUID, same content)';
     const docIds = affected.filter((u) => existing.has(u)).map((u) => financialDocId(tenant, u));
     const pending = affected.filter((u) => !existing.has(u));
-    if (item.planned.kind === 'cancellation' && !affected.length) pending.push(...item.planned.facts.map((f) => f.uuid));
+    if ((item.planned.kind === 'cancellation' || item.planned.kind === 'cancellationRequest') && !affected.length) pending.push(...item.planned.facts.map((f) => f.uuid));
     if (docIds.length) result.financialDocIds = docIds;
     if (item.planned.trip) result.tripId = item.planned.trip._id;
     if (pending.length) result.pendingInvoices = [...new Set(pending)];

@@ -4,15 +4,47 @@
  * follow the carrier's legacy back office (section 2.3 of the interface), so the
  * `detail=full` form can return the stored document unchanged.
  *
- * Money is in MXN pesos with two decimals; instants are epoch milliseconds.
+ * Money is in the document's currency (`currency`, the CFDI Moneda; MXN when
+ * absent) with two decimals, as the CFDI states it; `exchangeRate` (TipoCambio)
+ * converts it to MXN for every report (lib/money/currency.ts). Instants are
+ * epoch milliseconds.
  *
  * What is stored is a `StoredFinancialDocument`: these fields plus the ones the
  * service derives from them on every write (computed pattern), which are never
  * returned to clients.
  */
 
-/** SAT "ObjetoImp": 01 not subject to tax (shortage, indemnity), 02 subject. */
-export type ObjetoImp = '01' | '02' | '03';
+/**
+ * SAT "ObjetoImp" (c_ObjetoImp): 01 not subject to tax (shortage, indemnity), 02 subject,
+ * 03 subject without itemised tax, 04 subject but causes none, 05–08 the 2024 additions
+ * (IVA credit PODEBI, not subject to IVA, IVA/IEPS combinations). Which base a concept
+ * belongs to is decided by the tax lines it declares (lib/tax/tax-lines.ts).
+ */
+export type ObjetoImp = '01' | '02' | '03' | '04' | '05' | '06' | '07' | '08';
+
+/** A CFDI tax: ISR (SAT code 001), IVA (002), IEPS (003). */
+export type TaxName = 'ISR' | 'IVA' | 'IEPS';
+export type TaxFactor = 'Tasa' | 'Cuota' | 'Exento';
+
+/**
+ * One transferred or retained tax of a concept (cfdi:Traslado / cfdi:Retencion), as the CFDI
+ * states it, in the document's currency. An `Exento` transfer has a base and no rate or amount.
+ */
+export interface TaxLine {
+  tax: TaxName;
+  factor: TaxFactor;
+  /** TasaOCuota (0.160000, 0.0125, …; a Cuota is per unit of the base); null for Exento. */
+  rate: number | null;
+  base: number;
+  /** Importe; 0 for Exento. */
+  amount: number;
+}
+
+/** Every tax a concept declares: transfers (trasladados) and retentions (retenidos). */
+export interface ConceptTaxes {
+  transfers: TaxLine[];
+  retentions: TaxLine[];
+}
 
 /** What a concept line bills; drives which tax base it belongs to. */
 export type ConceptKind = 'freight' | 'shortage' | 'indemnity' | 'demurrage' | 'handling' | 'toll' | 'other';
@@ -28,14 +60,20 @@ export interface InvoiceConcept {
   amount: number;
   discount: number;
   objetoImp: ObjetoImp;
-  /** Transferred VAT rate (0.16, 0.08 or 0 when not subject). */
+  /** Rate of the IVA transferred at a Tasa (0.16, 0.08, 0); 0 when none is (not subject, exempt). */
   vatRate: number;
-  /** Transferred VAT declared on the concept. */
+  /** Σ IVA transferred on the concept (every IVA Tasa transfer). */
   vat: number;
-  /** Retained VAT rate (0.04 on freight for company clients, else 0). */
+  /** Rate of the IVA retained (0.04 on road freight, 0.106667 two thirds of 16%, …); 0 when none. */
   retentionRate: number;
-  /** Retained VAT declared on the concept. */
+  /** Σ IVA retained on the concept. */
   retention: number;
+  /**
+   * Every tax of the line (IVA, ISR, IEPS; Tasa, Cuota, Exento) as the CFDI declares it.
+   * Absent on documents written before it existed: their only taxes are the IVA of
+   * `vatRate`/`vat` and `retentionRate`/`retention` (conceptTaxes() in lib/tax/tax-lines.ts reads both).
+   */
+  taxes?: ConceptTaxes;
 }
 
 export interface InvoiceSubdocument {
@@ -54,9 +92,9 @@ export interface InvoiceSubdocument {
   paymentMethod: 'PUE' | 'PPD';
   iSub: number;
   iTot: number;
-  /** Transferred VAT. */
+  /** Σ IVA transferred (as the top-level iTax1). */
   iTax1: number;
-  /** Retained VAT (4%). */
+  /** Σ IVA retained (as the top-level iTax2). */
   iTax2: number;
   /** Freight amount billed (sum of freight concepts). */
   ship: number;
@@ -82,20 +120,49 @@ export interface PaymentRecord {
   balanceAfter: number;
   /** A cancelled payment record does not reduce the balance. */
   canceled: boolean;
+  /**
+   * MXN per unit of the invoice's currency on the payment date (TipoCambioP ÷ EquivalenciaDR of
+   * the complement), for documents in another currency; absent: the invoice's own rate.
+   */
+  exchangeRate?: number;
 }
+
+/**
+ * Where the invoice's cancellation stands before the SAT (Facturapi's `cancellation_status`):
+ * `none` no request; `pending` requested, not in effect (the receiver has 3 business days to
+ * answer); `accepted` cancelled (without acceptance, or accepted by the receiver); `rejected`
+ * the receiver refused, the invoice stays valid; `expired` cancelled by tacit acceptance (the
+ * receiver did not answer in 3 business days: the SAT's "Plazo vencido"). Only `accepted` and
+ * `expired` take an invoice out of revenue, balances and taxes (lib/finance/cancellation.ts).
+ */
+export type CancellationStatus = 'none' | 'pending' | 'accepted' | 'rejected' | 'expired';
+export type CancellationRecordStatus = Exclude<CancellationStatus, 'none'>;
+/** What moved a record to its status: the taxpayer's request, the SAT's acknowledgement, or the SAT status service. */
+export type CancellationSource = 'request' | 'acknowledgement' | 'status-service';
 
 export interface CanceledRecord {
   id: string;
-  /** What was cancelled: the invoice itself or one of its payment records. */
+  /** What the cancellation is of: the invoice itself or one of its payment records. */
   target: 'invoice' | 'payment';
-  /** UUID of the cancelled CFDI. */
+  /** UUID of the CFDI the cancellation is of. */
   uuid: string;
-  /** Cancellation instant, epoch ms. */
+  /** When the record's status took effect, epoch ms (for `accepted`/`expired`: the cancellation instant). */
   date: number;
-  /** SAT motive 01 (replaced), 02 (errors), 03 (did not happen), 04 (global invoice). */
-  motive: '01' | '02' | '03' | '04';
+  /**
+   * SAT motive 01 (replaced), 02 (errors), 03 (did not happen), 04 (global invoice); null when
+   * only the SAT's acknowledgement is known (it does not repeat the motive of the request).
+   */
+  motive: '01' | '02' | '03' | '04' | null;
   /** Replacement CFDI UUID, only with motive 01. */
   replacementUuid: string | null;
+  /** Absent on records written before statuses existed, which record cancellations in effect: `accepted`. */
+  status?: CancellationRecordStatus;
+  /** When the cancellation was requested (the request's or else the acknowledgement's Fecha), epoch ms. */
+  requestedAt?: number;
+  /** What set `status`. */
+  statusSource?: CancellationSource;
+  /** The SAT's own words for it: EstatusUUID of the acknowledgement (201, 202) or EstatusCancelacion of the status service. */
+  satStatus?: string | null;
 }
 
 export interface FinancialDocument {
@@ -113,12 +180,20 @@ export interface FinancialDocument {
   lastUpdate: string;
   /** CFDI Moneda (ISO 4217) when stored; absent on the legacy shape, whose amounts are MXN. */
   currency?: string;
+  /** TipoCambio: MXN per unit of `currency`; absent = 1 (MXN). Reports convert every amount with it. */
+  exchangeRate?: number;
   iSub: number;
   iTot: number;
-  /** Transferred VAT 16%. */
+  /** Σ IVA transferred at any rate (16%, border 8%, 0%): what `amounts.vat16` reports. */
   iTax1: number;
-  /** VAT retention 4%. */
+  /** Σ IVA retained at any rate (4% on freight, two thirds of 16% …): what `amounts.vatRetention4` reports. */
   iTax2: number;
+  /**
+   * The CFDI's own document totals (Comprobante/Impuestos: TotalImpuestosTrasladados and
+   * TotalImpuestosRetenidos, every tax); absent on documents written before it existed and on
+   * CFDIs without that node (their concepts' taxes are the totals).
+   */
+  taxTotals?: { transferred: number; retained: number };
   /** Discount. */
   iDesc: number;
   /** Shortage (faltante/merma) deduction: a not-subject concept. */
@@ -158,4 +233,6 @@ export interface StoredFinancialDocument extends FinancialDocument {
    * instead of a balance computed for every document of the tenant (issue 9).
    */
   derivedPaymentStatus: PaymentStatus;
+  /** The invoice's cancellation status when it was written (`cancellationStatus=` filter, `tenant_cancellation_status_date`). */
+  derivedCancellationStatus: CancellationStatus;
 }

@@ -5,6 +5,7 @@
 import type { FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
 import { fromCents, round2, toCents } from '../money/cents.ts';
 import { invoiceCancellation, isPaymentCancelled } from '../finance/cancellation.ts';
+import { rateOf } from '../money/currency.ts';
 
 export interface CashBasisShare {
   docId: string;
@@ -22,6 +23,11 @@ export interface CashBasisShare {
   vat: number;
   /** round2(iTax2 × paid / total). */
   retention: number;
+  /**
+   * MXN per unit of the document's currency for this share: the rate of the payments counted
+   * (weighted by amount; a payment without its own rate at the invoice's), the invoice's for PUE.
+   */
+  exchangeRate: number;
   reason?: string;
 }
 
@@ -36,12 +42,25 @@ export interface CashBasisShare {
 export function cashBasisShare(doc: FinancialDocument, paymentsInPeriod: readonly PaymentRecord[]): CashBasisShare {
   const valid = paymentsInPeriod.filter((p) => p.kind === 'payment' && !isPaymentCancelled(doc, p));
   const paidC = valid.reduce((s, p) => s + toCents(p.amount), 0);
-  return shareOf(doc, paidC, valid.length, 0);
+  return shareOf(doc, paidC, valid.length, 0, paymentsRate(doc, valid));
 }
 
-function shareOf(doc: FinancialDocument, paidC: number, count: number, priorPaidC: number): CashBasisShare {
+/** The amount-weighted MXN rate of these payments (6 decimals); the invoice's own without payments or for MXN. */
+function paymentsRate(doc: FinancialDocument, payments: readonly PaymentRecord[]): number {
+  const own = rateOf(doc);
+  if (!payments.some((p) => p.exchangeRate !== undefined)) return own;
+  let amount = 0;
+  let weighted = 0;
+  for (const p of payments) {
+    amount += p.amount;
+    weighted += p.amount * (p.exchangeRate ?? own);
+  }
+  return amount > 0 ? Math.round((weighted / amount) * 1e6) / 1e6 : own;
+}
+
+function shareOf(doc: FinancialDocument, paidC: number, count: number, priorPaidC: number, exchangeRate: number): CashBasisShare {
   const totalC = toCents(doc.iTot);
-  const base = { docId: doc.id, uuid: doc.invoice.uuid, paymentMethod: doc.invoice.paymentMethod, total: fromCents(totalC), paidInPeriod: fromCents(paidC), paymentsCount: count };
+  const base = { docId: doc.id, uuid: doc.invoice.uuid, paymentMethod: doc.invoice.paymentMethod, total: fromCents(totalC), paidInPeriod: fromCents(paidC), paymentsCount: count, exchangeRate };
   if (invoiceCancellation(doc) !== null) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice cancelled: carries no tax' };
   if (totalC <= 0) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice total is 0: no proportion can be taken' };
   // Only the part of this period's payments that fits under the Total counts (overpayment carries no tax).
@@ -66,11 +85,11 @@ export function cashBasisForPeriod(doc: FinancialDocument, period: { start: numb
   const inPeriod = (t: number): boolean => t >= period.start && t < period.endExclusive;
   if (doc.invoice.paymentMethod === 'PUE') {
     const paid = inPeriod(doc.date) ? toCents(doc.iTot) : 0;
-    return shareOf(doc, paid, paid === 0 ? 0 : 1, 0);
+    return shareOf(doc, paid, paid === 0 ? 0 : 1, 0, rateOf(doc));
   }
   const valid = doc.payments.filter((p) => p.kind === 'payment' && !isPaymentCancelled(doc, p));
   const priorC = valid.filter((p) => p.date < period.start).reduce((s, p) => s + toCents(p.amount), 0);
   const within = valid.filter((p) => inPeriod(p.date));
   const paidC = within.reduce((s, p) => s + toCents(p.amount), 0);
-  return shareOf(doc, paidC, within.length, priorC);
+  return shareOf(doc, paidC, within.length, priorC, paymentsRate(doc, within));
 }

@@ -18,6 +18,8 @@ export interface ListedFinding {
   /** Month (YYYY-MM) the document is reported in. */
   month: string;
   conceptIndex: number | null;
+  /** Currency of declared/expected/difference: the document's (CFDI Moneda). */
+  currency: string;
   declared: number;
   expected: number;
   difference: number;
@@ -74,6 +76,7 @@ export class FindingsCollector {
         date: new Date(r.date).toISOString(),
         month,
         conceptIndex: f.conceptIndex ?? null,
+        currency: r.currency,
         declared: f.declared,
         expected: f.expected,
         difference: f.difference,

@@ -11,7 +11,7 @@ import { streamTaxDocs } from '../db/tax-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
 import { FindingsCollector, type FindingsReport } from './findings-list.ts';
-import { ALLOWED_VAT_RATES, FREIGHT_CODE_PREFIX, reconcileDocument, type FindingKind } from './reconcile.ts';
+import { ALLOWED_VAT_RATES, FREIGHT_CODE_PREFIX, LEGAL_ISR_RETENTION_RATES, LEGAL_VAT_RETENTION_RATES, reconcileDocument, type FindingKind } from './reconcile.ts';
 import { invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator, type MonthTaxTotals, type TaxTotals } from './tax-totals.ts';
 
 export type TaxBasis = 'invoice' | 'payment';
@@ -41,6 +41,10 @@ export interface TaxSummary {
     freightConcepts: string;
     retentionRule: string;
     accessorialRetention: string;
+    legalRetentionRates: { vat: number[]; isr: number[] };
+    otherTaxes: string;
+    currency: string;
+    cancellations: string;
     rounding: string;
     settingsSource: { vatRate: 'tenant' | 'default'; retentionRate: 'tenant' | 'default'; discrepancyTolerance: 'tenant' | 'default' };
   };
@@ -105,7 +109,17 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
       retentionRule:
         'Expected retention = Σ round2(freight base × retentionRate) when the client is a company (12-character RFC); 0 for a persona física (13 characters) and for XAXX010101000/XEXX010101000 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).',
       accessorialRetention:
-        'A retention on a taxed accessorial (demurrage, handling) at the retention rate is accepted and reported as info ACCESSORIAL_RETENTION; at any other rate it is a RETENTION_MISMATCH.',
+        'A retention on a taxed accessorial (demurrage, handling) at the retention rate is accepted and reported as info ACCESSORIAL_RETENTION; an IVA retention at another rate the law sets (legalRetentionRates) is info RETENTION_AT_LEGAL_RATE, at a rate no rule sets a warning RETENTION_RATE_UNUSUAL; an amount that is not its base × its rate is a RETENTION_MISMATCH.',
+      legalRetentionRates: {
+        vat: [...new Set([settings.retentionRate, ...LEGAL_VAT_RETENTION_RATES.map((l) => l.rate)])],
+        isr: LEGAL_ISR_RETENTION_RATES.map((l) => l.rate),
+      },
+      otherTaxes:
+        'ISR retained (1.25% by a RESICO carrier billing a company, LISR art. 113-J; 10% on services of a persona física) is reported per month and client (isrRetained) and is info ISR_RETAINED at those rates; IEPS is reported apart. Each ISR/IEPS line is checked against round2(base × rate) (TAX_MISMATCH). IVA bases at 16%, 8%, 0% and exempt are reported apart (vatBases): all legal, none a discrepancy.',
+      currency:
+        'Every amount is in MXN: a document in another currency (Moneda) is reconciled in its own currency and its amounts converted at its TipoCambio (on the payment basis at the rate of the payments counted), each rounded to cents. Findings keep the document currency (their `currency`).',
+      cancellations:
+        'Only cancelled invoices (cancellation accepted or expired) are left out (cancelledDocuments); a pending or rejected cancellation counts in full, with an info finding (CANCELLATION_PENDING, CANCELLATION_REJECTED); pendingCancellations counts the pending ones.',
       rounding: 'Per concept, half away from zero to cents; sums in integer cents; declared vs expected compared per concept against discrepancyTolerance.',
       settingsSource: { vatRate: sourceOf('vatRate'), retentionRate: sourceOf('retentionRate'), discrepancyTolerance: sourceOf('discrepancyTolerance') },
     },

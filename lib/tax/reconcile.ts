@@ -1,31 +1,39 @@
 /**
- * Tax reconciliation of CFDI invoices (domain.md "Tax reconciliation").
+ * Tax reconciliation of CFDI invoices (domain.md "Tax reconciliation" and "Real CFDIs"), in
+ * the document's currency (its own arithmetic; tax-totals.ts converts to MXN).
  *
  * The naive check "retention = 4% × SubTotal" raises false discrepancies when
  * an invoice carries a shortage/indemnity line (ObjetoImp 01) or an accessorial
  * line. Here every concept is placed in its own base:
  *   - freight base   = Σ (amount − discount) of subject freight concepts
  *                      (kind 'freight', or SAT 78101800 family; see isFreightConcept);
- *   - taxable base   = Σ base of subject concepts (ObjetoImp 02);
- *   - exempt amount  = Σ base of ObjetoImp 01/03 concepts, reported as `info`;
- *   - expected VAT   = Σ round2(base × rate), rate ∈ {0.16, 0.08, settings.vatRate};
- *   - expected retention = company client ? Σ round2(freight base × 4%) : 0.
+ *   - taxable base   = Σ base of subject concepts (ObjetoImp 02, or declaring taxes);
+ *   - exempt amount  = Σ base of not-subject concepts (ObjetoImp 01, or 03… without taxes), `info`;
+ *   - IVA bases by rate: 16%, 8%, 0% (LIVA art. 29) and exempt (art. 15) apart, all legal;
+ *   - expected VAT   = Σ round2(line base × rate), rate ∈ {0.16, 0.08, 0, settings.vatRate};
+ *   - expected retention = company client ? Σ round2(freight base × 4%) : 0, plus any other IVA
+ *     retention as declared (at a legal rate: info; at another: a warning);
+ *   - ISR retained (1.25% RESICO, 10%) and IEPS: their own arithmetic; a legal ISR rate is info.
+ * Discrepancies are arithmetic only: a line against its base × rate, the header against the
+ * lines, Total = SubTotal − Descuento + Σ transfers − Σ retentions over every tax.
  * Money comparisons are in integer cents against settings.discrepancyTolerance.
  * Totals over documents: tax-totals.ts; cash-basis taxes: cash-basis.ts.
  */
-import type { FinancialDocument, InvoiceConcept } from '../model/financial-document.ts';
+import type { CancellationStatus, FinancialDocument, InvoiceConcept, TaxLine } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { diffCents, differsBeyond, fromCents, round2, taxOn, toCents } from '../money/cents.ts';
-import { invoiceCancellation } from '../finance/cancellation.ts';
+import { MXN, rateOf } from '../money/currency.ts';
+import { invoiceCancellation, invoiceCancellationRecord, recordStatus } from '../finance/cancellation.ts';
 import { isValidRfc, taxpayerKind, type TaxpayerKind } from './rfc.ts';
+import { addConceptTaxes, conceptTaxes, isNotSubject, sameRate, zeroTaxTotalsC, type TaxTotalsC } from './tax-lines.ts';
 import { mxMonthKey } from '../time/mexico-city.ts';
 
 export type ReconcileSettings = Pick<TenantSettings, 'vatRate' | 'retentionRate' | 'discrepancyTolerance'>;
 
 /** SAT product keys 78101800–78101899: road freight and its variants. */
 export const FREIGHT_CODE_PREFIX = '781018';
-/** General rate and the northern/southern border-region stimulus rate. */
-export const ALLOWED_VAT_RATES: readonly number[] = [0.16, 0.08];
+/** General rate, the northern/southern border-region stimulus rate, and 0% (LIVA art. 29: exports of services, e.g. international freight). */
+export const ALLOWED_VAT_RATES: readonly number[] = [0.16, 0.08, 0];
 
 export type FindingKind = 'discrepancy' | 'warning' | 'info';
 
@@ -39,17 +47,25 @@ export type FindingCode =
   | 'DISCOUNT_MISMATCH'
   | 'VAT_SUM_MISMATCH'
   | 'RETENTION_SUM_MISMATCH'
+  | 'TAX_MISMATCH'
+  | 'TAX_TOTAL_MISMATCH'
   | 'NEGATIVE_TOTAL'
   // warnings: legal/practice issues for the client type or data quality
   | 'RETENTION_MISSING'
   | 'RETENTION_UNEXPECTED'
   | 'FREIGHT_WITHOUT_RETENTION'
   | 'FREIGHT_NOT_SUBJECT'
+  | 'RETENTION_RATE_UNUSUAL'
+  | 'SUBJECT_WITHOUT_VAT'
   | 'INVALID_CLIENT_RFC'
   | 'NO_CONCEPTS'
   // informational
   | 'EXEMPT_EXCLUDED'
   | 'ACCESSORIAL_RETENTION'
+  | 'RETENTION_AT_LEGAL_RATE'
+  | 'ISR_RETAINED'
+  | 'CANCELLATION_PENDING'
+  | 'CANCELLATION_REJECTED'
   | 'DOCUMENT_CANCELLED';
 
 export interface Finding {
@@ -60,7 +76,7 @@ export interface Finding {
   uuid: string;
   /** Index into invoice.concepts; absent for document-level findings. */
   conceptIndex?: number;
-  /** Always money in pesos (for INVALID_VAT_RATE: VAT at the declared vs the default rate). */
+  /** Always money, in the document's currency (for INVALID_VAT_RATE: VAT at the declared vs the default rate). */
   declared: number;
   expected: number;
   /** declared − expected, in pesos. */
@@ -73,10 +89,15 @@ export interface Reconciliation {
   uuid: string;
   client: string;
   clientKind: TaxpayerKind | 'unknown';
+  /** Cancelled: its cancellation is accepted or expired (a pending or rejected one cancels nothing). */
   cancelled: boolean;
-  /** SAT cancellation motive when cancelled ('01' carries the replacement UUID). */
+  cancellationStatus: CancellationStatus;
+  /** SAT cancellation motive when cancelled ('01' carries the replacement UUID; null when only the acknowledgement is known). */
   cancellationMotive: '01' | '02' | '03' | '04' | null;
   replacementUuid: string | null;
+  /** The document's currency (CFDI Moneda) and MXN per unit: every amount here is in that currency. */
+  currency: string;
+  exchangeRate: number;
   /** Fiscal emission instant (epoch ms) and its Mexico City month 'YYYY-MM'. */
   date: number;
   month: string;
@@ -92,8 +113,10 @@ export interface Reconciliation {
   /** 0 for a cancelled document: it carries no tax. */
   vatExpected: number;
   retentionDeclared: number;
-  /** Freight retention for company clients + accepted accessorial retention; 0 when cancelled. */
+  /** Freight retention for company clients + any other IVA retention as declared; 0 when cancelled. */
   retentionExpected: number;
+  /** Every tax as declared by its lines, in integer cents: IVA bases by rate, ISR retained, IEPS, totals. */
+  taxLinesC: TaxTotalsC;
   total: number;
   hasDiscrepancy: boolean;
   findings: Finding[];
@@ -110,7 +133,6 @@ export function isFreightConcept(c: Pick<InvoiceConcept, 'code' | 'kind'>): bool
   return c.kind === 'other' && c.code.trim().startsWith(FREIGHT_CODE_PREFIX);
 }
 
-const RATE_EPS = 1e-9;
 const fmt = (pesos: number): string => pesos.toFixed(2);
 
 type AddFinding = (kind: FindingKind, code: FindingCode, declared: number, expected: number, message: string, conceptIndex?: number) => void;
@@ -147,6 +169,8 @@ interface Bases {
   /** Σ VAT and retention as declared (per concept, or the header without concepts). */
   declaredVatC: number;
   declaredRetC: number;
+  /** Every tax line, summed (ISR, IEPS and the IVA bases by rate included). */
+  lines: TaxTotalsC;
   /** Company client: freight carrying no retention (index −1: the header of a document without concepts). */
   freightWithoutRetention: { index: number; expected: number }[];
 }
@@ -157,81 +181,162 @@ interface Judge {
   add: AddFinding;
 }
 
-/** Every concept in its base: exempt (ObjetoImp ≠ 02), VAT at a valid rate, freight retention for company clients. */
+/** IVA retention rates the law sets (besides the tenant's freight rate): LIVA art. 1-A, RLIVA art. 3. */
+export const LEGAL_VAT_RETENTION_RATES: readonly { rate: number; why: string }[] = [
+  { rate: 0.04, why: 'road freight (RLIVA art. 3 fr. II)' },
+  { rate: 0.106666, why: 'two thirds of 16% by a persona física (RLIVA art. 3 fr. I)' },
+  { rate: 0.106667, why: 'two thirds of 16% by a persona física (RLIVA art. 3 fr. I)' },
+  { rate: 0.053333, why: 'two thirds of 8% by a persona física in the border region (RLIVA art. 3 fr. I)' },
+  { rate: 0.053334, why: 'two thirds of 8% by a persona física in the border region (RLIVA art. 3 fr. I)' },
+  { rate: 0.06, why: 'personnel services (LIVA art. 1-A fr. IV)' },
+  { rate: 0.16, why: 'the whole IVA (LIVA art. 1-A fr. III: foreign residents, scrap)' },
+];
+/** ISR retention rates the law sets: RESICO persona física billing a company (LISR art. 113-J), services of a persona física (LISR art. 106, 116). */
+export const LEGAL_ISR_RETENTION_RATES: readonly { rate: number; why: string }[] = [
+  { rate: 0.0125, why: 'RESICO persona física billing a company (LISR art. 113-J)' },
+  { rate: 0.1, why: 'services or rent of a persona física (LISR art. 106, 116)' },
+];
+
+const legalRate = (table: readonly { rate: number; why: string }[], rate: number | null) =>
+  rate === null ? undefined : table.find((l) => sameRate(l.rate, rate));
+
+/** A line's expected amount: round2(base × rate) (a Cuota is per unit of the base); 0 for Exento. */
+const lineExpected = (l: TaxLine): number => (l.factor === 'Exento' || l.rate === null ? 0 : taxOn(l.base, l.rate));
+
+/**
+ * Every concept in its base, every tax line judged:
+ * - not subject (ObjetoImp 01, or no tax line and not 02): the not-subject amount, info;
+ * - IVA transfers: base by rate (16/8/0 %, exempt); expected = round2(base × rate) at a legal rate
+ *   (16%, 8%, 0%, the tenant's), any other rate a discrepancy (INVALID_VAT_RATE);
+ * - IVA retentions: freight of a company client at the retention rate (4%) against its base;
+ *   any other line against its own base × rate (RETENTION_MISMATCH), its rate a legal one (info) or not (warning);
+ * - ISR retentions and IEPS: amount against base × rate (TAX_MISMATCH), ISR at a legal rate info, else a warning.
+ */
 function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, settings, add }: Judge): Bases {
   const tol = settings.discrepancyTolerance;
   const allowedRates = [...ALLOWED_VAT_RATES, settings.vatRate];
-  const isAllowedRate = (r: number): boolean => allowedRates.some((a) => Math.abs(a - r) < RATE_EPS);
-  const b: Bases = { amountC: 0, discountC: 0, taxableC: 0, freightC: 0, exemptC: 0, vatExpC: 0, retExpC: 0, accessorialRetC: 0, declaredVatC: 0, declaredRetC: 0, freightWithoutRetention: [] };
+  const isAllowedRate = (r: number): boolean => allowedRates.some((a) => sameRate(a, r));
+  const b: Bases = {
+    amountC: 0, discountC: 0, taxableC: 0, freightC: 0, exemptC: 0, vatExpC: 0, retExpC: 0, accessorialRetC: 0, declaredVatC: 0, declaredRetC: 0,
+    lines: zeroTaxTotalsC(), freightWithoutRetention: [],
+  };
 
   concepts.forEach((c, i) => {
-    const baseC = toCents(c.amount) - toCents(c.discount);
+    const amountC = toCents(c.amount);
+    const discountC = toCents(c.discount);
+    const baseC = amountC - discountC;
     const base = fromCents(baseC);
-    b.amountC += toCents(c.amount);
-    b.discountC += toCents(c.discount);
-    b.declaredVatC += toCents(c.vat);
-    b.declaredRetC += toCents(c.retention);
+    const taxes = conceptTaxes(c);
+    b.amountC += amountC;
+    b.discountC += discountC;
+    // The concept's IVA as the difference its lines make to the sums (one pass, no copies: this runs per concept of a year).
+    const vatBefore = b.lines.vatTransferred;
+    const retBefore = b.lines.vatRetained;
+    addConceptTaxes(b.lines, taxes);
+    const vatC = b.lines.vatTransferred - vatBefore;
+    const retC = b.lines.vatRetained - retBefore;
+    b.declaredVatC += vatC;
+    b.declaredRetC += retC;
+    const onlyIva = taxes.transfers.every((l) => l.tax === 'IVA') && taxes.retentions.every((l) => l.tax === 'IVA');
+    const ivaT = onlyIva ? taxes.transfers : taxes.transfers.filter((l) => l.tax === 'IVA');
+    const ivaR = onlyIva ? taxes.retentions : taxes.retentions.filter((l) => l.tax === 'IVA');
     const freight = isFreightConcept(c);
     const judgeRetention = clientKind === 'company' || clientKind === 'unknown';
 
-    if (c.objetoImp !== '02') {
+    if (isNotSubject(c)) {
       b.exemptC += baseC;
       add('info', 'EXEMPT_EXCLUDED', base, base,
         `Concept ${i} (${c.kind}, ObjetoImp ${c.objetoImp}) of ${fmt(base)} is not subject to VAT: excluded from the VAT and retention bases.`, i);
       if (freight) {
         add('warning', 'FREIGHT_NOT_SUBJECT', base, base, `Freight concept ${i} (${c.code}) is marked ObjetoImp ${c.objetoImp}; road freight is normally subject to VAT.`, i);
       }
-      if (differsBeyond(c.vat, 0, tol)) {
-        add('discrepancy', 'VAT_MISMATCH', c.vat, 0, `Concept ${i} is not subject to VAT but declares VAT ${fmt(c.vat)}.`, i);
+      if (vatC !== 0 && differsBeyond(fromCents(vatC), 0, tol)) {
+        add('discrepancy', 'VAT_MISMATCH', fromCents(vatC), 0, `Concept ${i} is not subject to VAT but declares VAT ${fmt(fromCents(vatC))}.`, i);
       }
-      if (judgeRetention && differsBeyond(c.retention, 0, tol)) {
-        add('discrepancy', 'RETENTION_MISMATCH', c.retention, 0, `Concept ${i} is not subject to VAT but declares a retention of ${fmt(c.retention)}.`, i);
+      if (judgeRetention && retC !== 0 && differsBeyond(fromCents(retC), 0, tol)) {
+        add('discrepancy', 'RETENTION_MISMATCH', fromCents(retC), 0, `Concept ${i} is not subject to VAT but declares a retention of ${fmt(fromCents(retC))}.`, i);
       }
       return;
     }
 
-    // Subject concept: VAT at a valid rate.
+    // Subject concept: IVA at a legal rate, each line against its own base.
     b.taxableC += baseC;
-    const rateOk = isAllowedRate(c.vatRate);
-    const rate = rateOk ? c.vatRate : settings.vatRate;
-    const expVat = taxOn(base, rate);
-    b.vatExpC += toCents(expVat);
-    if (!rateOk) {
-      add('discrepancy', 'INVALID_VAT_RATE', c.vat, expVat,
-        `Concept ${i} declares VAT rate ${c.vatRate}, not one of ${allowedRates.join(', ')}; expected ${fmt(expVat)} at ${settings.vatRate}.`, i);
-    } else if (differsBeyond(c.vat, expVat, tol)) {
-      add('discrepancy', 'VAT_MISMATCH', c.vat, expVat, `Concept ${i}: VAT declared ${fmt(c.vat)}, expected ${fmt(expVat)} (${fmt(base)} × ${rate}).`, i);
+    if (ivaT.length === 0 && c.objetoImp === '02') {
+      add('warning', 'SUBJECT_WITHOUT_VAT', 0, 0, `Concept ${i} (${c.kind}) is subject to tax (ObjetoImp 02) but declares no IVA transfer.`, i);
+    }
+    for (const l of ivaT) {
+      if (l.factor === 'Exento') continue;
+      const rateOk = l.factor === 'Tasa' && l.rate !== null && isAllowedRate(l.rate);
+      const rate = rateOk ? l.rate! : settings.vatRate;
+      const expVat = taxOn(l.base, rate);
+      b.vatExpC += toCents(expVat);
+      if (!rateOk) {
+        add('discrepancy', 'INVALID_VAT_RATE', l.amount, expVat,
+          `Concept ${i} declares IVA ${l.factor === 'Tasa' ? `rate ${l.rate}` : `${l.factor} ${l.rate}`}, not one of ${allowedRates.join(', ')}; expected ${fmt(expVat)} at ${settings.vatRate}.`, i);
+      } else if (differsBeyond(l.amount, expVat, tol)) {
+        add('discrepancy', 'VAT_MISMATCH', l.amount, expVat, `Concept ${i}: VAT declared ${fmt(l.amount)}, expected ${fmt(expVat)} (${fmt(l.base)} × ${rate}).`, i);
+      }
     }
 
-    // Retention.
+    // IVA retentions.
     if (freight) b.freightC += baseC;
     const atRate = taxOn(base, settings.retentionRate);
     if (clientKind === 'unknown') {
-      b.retExpC += toCents(c.retention); // cannot judge without the taxpayer type; INVALID_CLIENT_RFC says so
-      return;
-    }
-    if (clientKind !== 'company') return; // person/public: expected 0, judged once per document
-    if (freight) {
-      b.retExpC += toCents(atRate);
-      if (toCents(c.retention) === 0 && toCents(atRate) !== 0) b.freightWithoutRetention.push({ index: i, expected: atRate });
-      else if (differsBeyond(c.retention, atRate, tol)) {
-        add('discrepancy', 'RETENTION_MISMATCH', c.retention, atRate,
-          `Concept ${i}: retention declared ${fmt(c.retention)}, expected ${fmt(atRate)} (${fmt(base)} × ${settings.retentionRate}).`, i);
-      }
-    } else if (toCents(c.retention) !== 0) {
-      // Accessorials (demurrage, handling) carry the 4% or not depending on practice: accept it at the right rate.
-      if (!differsBeyond(c.retention, atRate, tol)) {
-        b.retExpC += toCents(c.retention);
-        b.accessorialRetC += toCents(c.retention);
-        add('info', 'ACCESSORIAL_RETENTION', c.retention, c.retention, `Concept ${i} (${c.kind}) carries a ${settings.retentionRate} retention; accepted (practice varies for accessorials).`, i);
-      } else {
+      b.retExpC += retC; // cannot judge without the taxpayer type; INVALID_CLIENT_RFC says so
+    } else if (clientKind === 'company') {
+      if (freight) {
+        // Road freight retains the retention rate of its value, whoever the carrier (RLIVA art. 3 fr. II).
         b.retExpC += toCents(atRate);
-        add('discrepancy', 'RETENTION_MISMATCH', c.retention, atRate,
-          `Concept ${i} (${c.kind}): retention declared ${fmt(c.retention)}, expected ${fmt(atRate)} at ${settings.retentionRate} if retained at all.`, i);
+        if (retC === 0 && toCents(atRate) !== 0) b.freightWithoutRetention.push({ index: i, expected: atRate });
+        else if (ivaR.every((l) => l.rate !== null && sameRate(l.rate, settings.retentionRate))) {
+          if (differsBeyond(fromCents(retC), atRate, tol)) {
+            add('discrepancy', 'RETENTION_MISMATCH', fromCents(retC), atRate,
+              `Concept ${i}: retention declared ${fmt(fromCents(retC))}, expected ${fmt(atRate)} (${fmt(base)} × ${settings.retentionRate}).`, i);
+          }
+        } else {
+          for (const l of ivaR) judgeLine(l, i, 'IVA retained', 'RETENTION_MISMATCH', tol, add);
+          add('warning', 'RETENTION_RATE_UNUSUAL', fromCents(retC), atRate,
+            `Freight concept ${i} retains IVA at ${ivaR.map((l) => l.rate).join(', ')}; road freight retains ${settings.retentionRate} (RLIVA art. 3 fr. II), ${fmt(atRate)} here.`, i);
+        }
+      } else {
+        for (const l of ivaR) {
+          b.retExpC += toCents(l.amount);
+          if (!judgeLine(l, i, 'IVA retained', 'RETENTION_MISMATCH', tol, add)) continue;
+          const legal = legalRate(LEGAL_VAT_RETENTION_RATES, l.rate);
+          if (l.rate !== null && sameRate(l.rate, settings.retentionRate)) {
+            // Accessorials (demurrage, handling) carry the 4% or not depending on practice: accepted.
+            b.accessorialRetC += toCents(l.amount);
+            add('info', 'ACCESSORIAL_RETENTION', l.amount, l.amount, `Concept ${i} (${c.kind}) carries a ${settings.retentionRate} retention; accepted (practice varies for accessorials).`, i);
+          } else if (legal) {
+            add('info', 'RETENTION_AT_LEGAL_RATE', l.amount, l.amount, `Concept ${i} (${c.kind}) retains IVA at ${l.rate}: ${legal.why}; accepted.`, i);
+          } else {
+            add('warning', 'RETENTION_RATE_UNUSUAL', l.amount, l.amount, `Concept ${i} (${c.kind}) retains IVA at ${l.rate}, a rate no rule sets for IVA retention.`, i);
+          }
+        }
       }
+    } // person/public: expected 0, judged once per document
+
+    // ISR retentions and IEPS: arithmetic; the ISR rate legal or not.
+    if (onlyIva) return;
+    for (const l of taxes.retentions.filter((x) => x.tax === 'ISR')) {
+      if (!judgeLine(l, i, 'ISR retained', 'TAX_MISMATCH', tol, add)) continue;
+      const legal = legalRate(LEGAL_ISR_RETENTION_RATES, l.rate);
+      if (legal) add('info', 'ISR_RETAINED', l.amount, l.amount, `Concept ${i}: ISR retained ${fmt(l.amount)} at ${l.rate} (${legal.why}).`, i);
+      else add('warning', 'RETENTION_RATE_UNUSUAL', l.amount, l.amount, `Concept ${i} retains ISR at ${l.rate}, a rate no rule sets for ISR retention on a carrier's invoice.`, i);
+    }
+    for (const l of [...taxes.transfers.filter((x) => x.tax !== 'IVA'), ...taxes.retentions.filter((x) => x.tax === 'IEPS')]) {
+      judgeLine(l, i, l.tax, 'TAX_MISMATCH', tol, add);
     }
   });
   return b;
+}
+
+/** A line's amount against round2(base × rate); false (and a discrepancy) when they differ beyond the tolerance. */
+function judgeLine(l: TaxLine, i: number, what: string, code: FindingCode, tol: number, add: AddFinding): boolean {
+  const expected = lineExpected(l);
+  if (!differsBeyond(l.amount, expected, tol)) return true;
+  add('discrepancy', code, l.amount, expected, `Concept ${i}: ${what} declared ${fmt(l.amount)}, expected ${fmt(expected)} (${fmt(l.base)} × ${l.rate}).`, i);
+  return false;
 }
 
 /** Legacy documents without a concept breakdown: bases estimated from the header, the header judged. */
@@ -243,9 +348,15 @@ function headerBases(doc: FinancialDocument, { clientKind, settings, add }: Judg
   const taxableC = toCents(doc.iSub) - toCents(doc.iDesc) - exemptC;
   const vatExpC = toCents(taxOn(fromCents(taxableC), settings.vatRate));
   const retExpC = clientKind === 'company' ? toCents(taxOn(fromCents(freightC), settings.retentionRate)) : clientKind === 'unknown' ? toCents(doc.iTax2) : 0;
+  const lines = zeroTaxTotalsC();
+  lines.vatTransferred = lines.transferred = toCents(doc.iTax1);
+  lines.vatRetained = lines.retained = toCents(doc.iTax2);
+  // The estimated taxable base at the tenant's rate.
+  const bucket = sameRate(settings.vatRate, 0.16) ? 'rate16' : sameRate(settings.vatRate, 0.08) ? 'rate8' : sameRate(settings.vatRate, 0) ? 'rate0' : 'otherRates';
+  lines.vatBases[bucket] = taxableC;
   const b: Bases = {
     amountC: 0, discountC: 0, taxableC, freightC, exemptC, vatExpC, retExpC, accessorialRetC: 0,
-    declaredVatC: toCents(doc.iTax1), declaredRetC: toCents(doc.iTax2), freightWithoutRetention: [],
+    declaredVatC: toCents(doc.iTax1), declaredRetC: toCents(doc.iTax2), lines, freightWithoutRetention: [],
   };
   if (exemptC !== 0) add('info', 'EXEMPT_EXCLUDED', fromCents(exemptC), fromCents(exemptC), `Shortage deduction ${fmt(fromCents(exemptC))} excluded from the tax bases.`);
   if (differsBeyond(doc.iTax1, fromCents(vatExpC), tol)) {
@@ -277,30 +388,46 @@ function judgeRetentionByClient(doc: FinancialDocument, b: Bases, { clientKind, 
       }
     }
   }
-  if ((clientKind === 'person' || clientKind === 'public') && (b.declaredRetC !== 0 || toCents(doc.iTax2) !== 0)) {
-    const declared = toCents(doc.iTax2) !== 0 ? doc.iTax2 : fromCents(b.declaredRetC);
+  if ((clientKind === 'person' || clientKind === 'public') && (b.declaredRetC !== 0 || toCents(doc.iTax2) !== 0 || b.lines.isrRetained !== 0)) {
+    const vat = toCents(doc.iTax2) !== 0 ? toCents(doc.iTax2) : b.declaredRetC;
+    const declared = fromCents(vat + b.lines.isrRetained);
     add('warning', 'RETENTION_UNEXPECTED', declared, 0,
-      `Client ${doc.client} is a ${clientKind === 'person' ? 'persona física' : 'generic public/foreign RFC'}: it retains no VAT, but ${fmt(declared)} is declared as retained.`);
+      `Client ${doc.client} is a ${clientKind === 'person' ? 'persona física' : 'generic public/foreign RFC'}: it retains no tax, but ${fmt(declared)} is declared as retained${b.lines.isrRetained !== 0 ? ` (ISR ${fmt(fromCents(b.lines.isrRetained))})` : ''}.`);
   }
 }
 
-/** The header against the concepts (when there are any) and Total = SubTotal − discount + VAT − retention. */
+/**
+ * The header against the concepts (when there are any) and Total = SubTotal − discount + Σ
+ * transfers − Σ retentions over every tax: the CFDI's own document totals when stored, else its
+ * IVA header (iTax1, iTax2) plus the lines of the other taxes.
+ */
 function judgeArithmetic(doc: FinancialDocument, b: Bases, hasConcepts: boolean, tol: number, add: AddFinding): void {
   if (hasConcepts) {
     if (differsBeyond(doc.iSub, fromCents(b.amountC), tol)) add('discrepancy', 'SUBTOTAL_MISMATCH', doc.iSub, fromCents(b.amountC), `SubTotal ${fmt(doc.iSub)} ≠ Σ concept amounts ${fmt(fromCents(b.amountC))}.`);
     if (differsBeyond(doc.iDesc, fromCents(b.discountC), tol)) add('discrepancy', 'DISCOUNT_MISMATCH', doc.iDesc, fromCents(b.discountC), `Discount ${fmt(doc.iDesc)} ≠ Σ concept discounts ${fmt(fromCents(b.discountC))}.`);
     if (differsBeyond(doc.iTax1, fromCents(b.declaredVatC), tol)) add('discrepancy', 'VAT_SUM_MISMATCH', doc.iTax1, fromCents(b.declaredVatC), `Document VAT ${fmt(doc.iTax1)} ≠ Σ concept VAT ${fmt(fromCents(b.declaredVatC))}.`);
     if (differsBeyond(doc.iTax2, fromCents(b.declaredRetC), tol)) add('discrepancy', 'RETENTION_SUM_MISMATCH', doc.iTax2, fromCents(b.declaredRetC), `Document retention ${fmt(doc.iTax2)} ≠ Σ concept retention ${fmt(fromCents(b.declaredRetC))}.`);
+    if (doc.taxTotals) {
+      for (const [what, declared, lines] of [['transferred', doc.taxTotals.transferred, b.lines.transferred], ['retained', doc.taxTotals.retained, b.lines.retained]] as const) {
+        if (differsBeyond(declared, fromCents(lines), tol)) {
+          add('discrepancy', 'TAX_TOTAL_MISMATCH', declared, fromCents(lines), `Document total of taxes ${what} ${fmt(declared)} ≠ Σ concept taxes ${what} ${fmt(fromCents(lines))}.`);
+        }
+      }
+    }
   }
-  const expectedTotal = fromCents(toCents(doc.iSub) - toCents(doc.iDesc) + toCents(doc.iTax1) - toCents(doc.iTax2));
+  const otherTaxesC = b.lines.transferred - b.lines.vatTransferred - (b.lines.retained - b.lines.vatRetained);
+  const taxesC = doc.taxTotals ? toCents(doc.taxTotals.transferred) - toCents(doc.taxTotals.retained) : toCents(doc.iTax1) - toCents(doc.iTax2) + otherTaxesC;
+  const expectedTotal = fromCents(toCents(doc.iSub) - toCents(doc.iDesc) + taxesC);
   if (differsBeyond(doc.iTot, expectedTotal, tol)) {
-    add('discrepancy', 'TOTAL_MISMATCH', doc.iTot, expectedTotal, `Total ${fmt(doc.iTot)} ≠ SubTotal − discount + VAT − retention = ${fmt(expectedTotal)}.`);
+    add('discrepancy', 'TOTAL_MISMATCH', doc.iTot, expectedTotal, `Total ${fmt(doc.iTot)} ≠ SubTotal − discount + transferred − retained taxes = ${fmt(expectedTotal)}.`);
   }
   if (toCents(doc.iTot) < 0) add('discrepancy', 'NEGATIVE_TOTAL', doc.iTot, 0, `Total ${fmt(doc.iTot)} is negative.`);
 }
 
 export function reconcileDocument(doc: FinancialDocument, settings: ReconcileSettings): Reconciliation {
   const cancellation = invoiceCancellation(doc);
+  const ownRecord = invoiceCancellationRecord(doc);
+  const cancellationStatus = ownRecord === null ? 'none' : recordStatus(ownRecord);
   const clientKind = taxpayerKind(doc.client);
   const { findings, add } = findingsOf(doc);
   const judge: Judge = { clientKind, settings, add };
@@ -319,8 +446,11 @@ export function reconcileDocument(doc: FinancialDocument, settings: ReconcileSet
     client: doc.client,
     clientKind,
     cancelled: cancellation !== null,
+    cancellationStatus,
     cancellationMotive: cancellation?.motive ?? null,
     replacementUuid: cancellation?.replacementUuid ?? null,
+    currency: doc.currency ?? MXN,
+    exchangeRate: rateOf(doc),
     date: doc.date,
     month: mxMonthKey(doc.date),
     paymentMethod: doc.invoice.paymentMethod,
@@ -334,6 +464,7 @@ export function reconcileDocument(doc: FinancialDocument, settings: ReconcileSet
     vatExpected: fromCents(b.vatExpC),
     retentionDeclared: round2(doc.iTax2),
     retentionExpected: fromCents(b.retExpC),
+    taxLinesC: b.lines,
     total: round2(doc.iTot),
     hasDiscrepancy: false,
     findings,
@@ -345,7 +476,12 @@ export function reconcileDocument(doc: FinancialDocument, settings: ReconcileSet
     result.accessorialRetention = 0;
     findings.length = 0;
     const repl = cancellation.replacementUuid ? `, replaced by ${cancellation.replacementUuid}` : '';
-    add('info', 'DOCUMENT_CANCELLED', doc.iTot, 0, `Invoice cancelled (motive ${cancellation.motive}${repl}): excluded from tax totals.`);
+    const how = cancellationStatus === 'expired' ? ', tacitly accepted' : '';
+    add('info', 'DOCUMENT_CANCELLED', doc.iTot, 0, `Invoice cancelled (motive ${cancellation.motive ?? 'not known'}${repl}${how}): excluded from tax totals.`);
+  } else if (cancellationStatus === 'pending') {
+    add('info', 'CANCELLATION_PENDING', doc.iTot, doc.iTot, 'A cancellation of this invoice is pending (requested, not in effect): it stays in the tax totals until the SAT cancels it.');
+  } else if (cancellationStatus === 'rejected') {
+    add('info', 'CANCELLATION_REJECTED', doc.iTot, doc.iTot, 'The receiver rejected the cancellation of this invoice: it stays valid and in the tax totals.');
   }
   result.hasDiscrepancy = result.findings.some((f) => f.kind === 'discrepancy');
   return result;

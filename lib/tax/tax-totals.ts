@@ -13,21 +13,69 @@
  * Cancelled documents contribute no amount: they are counted apart
  * (cancelledDocuments, cancelledTotal). A document's findings are counted once,
  * in the first month it contributes to.
+ *
+ * Every amount is in MXN: a document in another currency is reconciled in its own
+ * currency and each of its amounts converted at its exchange rate (on the payment
+ * basis, at the rate of the payments counted), rounded to cents.
  */
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
+import { centsToMxnCents } from '../money/currency.ts';
+import { isNotSubject } from './tax-lines.ts';
 import type { TaxpayerKind } from './rfc.ts';
 import { cashBasisForPeriod } from './cash-basis.ts';
 import type { FindingKind, Reconciliation } from './reconcile.ts';
 
-const FIELDS = [
+export const FIELDS = [
   'subtotal', 'discount', 'taxableBase', 'freightBase', 'exemptShortage', 'exemptIndemnity', 'exemptOther',
   'vatDeclared', 'vatExpected', 'retentionDeclared', 'retentionExpected', 'total', 'collected',
+  'vatBase16', 'vatBase8', 'vatBase0', 'vatBaseExempt', 'vatBaseOther', 'isrRetained', 'iepsTransferred', 'iepsRetained',
+  'transferredTaxes', 'retainedTaxes',
 ] as const;
 export type AmountField = (typeof FIELDS)[number];
 export type AmountsC = Record<AmountField, number>;
 
-const zeroAmounts = (): AmountsC => Object.fromEntries(FIELDS.map((f) => [f, 0])) as AmountsC;
+/**
+ * fn applied to every field, into a new record. Written out like addAmounts: this runs for each
+ * document and month slice of a summary.
+ */
+export function mapAmounts(a: AmountsC, fn: (cents: number) => number): AmountsC {
+  return { subtotal: fn(a.subtotal), discount: fn(a.discount), taxableBase: fn(a.taxableBase), freightBase: fn(a.freightBase), exemptShortage: fn(a.exemptShortage), exemptIndemnity: fn(a.exemptIndemnity), exemptOther: fn(a.exemptOther), vatDeclared: fn(a.vatDeclared), vatExpected: fn(a.vatExpected), retentionDeclared: fn(a.retentionDeclared), retentionExpected: fn(a.retentionExpected), total: fn(a.total), collected: fn(a.collected), vatBase16: fn(a.vatBase16), vatBase8: fn(a.vatBase8), vatBase0: fn(a.vatBase0), vatBaseExempt: fn(a.vatBaseExempt), vatBaseOther: fn(a.vatBaseOther), isrRetained: fn(a.isrRetained), iepsTransferred: fn(a.iepsTransferred), iepsRetained: fn(a.iepsRetained), transferredTaxes: fn(a.transferredTaxes), retainedTaxes: fn(a.retainedTaxes) };
+}
+
+const ZERO = Object.freeze(Object.fromEntries(FIELDS.map((f) => [f, 0])) as AmountsC);
+const zeroAmounts = (): AmountsC => ({ ...ZERO });
+
+/**
+ * into += from, field by field. Written out (not a loop over FIELDS): each document adds its
+ * amounts to three accumulators, and a keyed loop made this the hottest line of a year's summary.
+ * test/unit/tax-totals.test.ts checks that every field of FIELDS is added.
+ */
+export function addAmounts(into: AmountsC, from: AmountsC): void {
+  into.subtotal += from.subtotal;
+  into.discount += from.discount;
+  into.taxableBase += from.taxableBase;
+  into.freightBase += from.freightBase;
+  into.exemptShortage += from.exemptShortage;
+  into.exemptIndemnity += from.exemptIndemnity;
+  into.exemptOther += from.exemptOther;
+  into.vatDeclared += from.vatDeclared;
+  into.vatExpected += from.vatExpected;
+  into.retentionDeclared += from.retentionDeclared;
+  into.retentionExpected += from.retentionExpected;
+  into.total += from.total;
+  into.collected += from.collected;
+  into.vatBase16 += from.vatBase16;
+  into.vatBase8 += from.vatBase8;
+  into.vatBase0 += from.vatBase0;
+  into.vatBaseExempt += from.vatBaseExempt;
+  into.vatBaseOther += from.vatBaseOther;
+  into.isrRetained += from.isrRetained;
+  into.iepsTransferred += from.iepsTransferred;
+  into.iepsRetained += from.iepsRetained;
+  into.transferredTaxes += from.transferredTaxes;
+  into.retainedTaxes += from.retainedTaxes;
+}
 
 export interface TaxContribution {
   docId: string;
@@ -36,9 +84,11 @@ export interface TaxContribution {
   clientName: string;
   clientKind: TaxpayerKind | 'unknown';
   cancelled: boolean;
-  /** Cents; the invoice Total of a cancelled document (information only). */
+  /** A cancellation of it is pending (it still counts). */
+  cancellationPending: boolean;
+  /** MXN cents; the invoice Total of a cancelled document (information only). */
   cancelledTotalC: number;
-  /** Cents; all zero for a cancelled document. */
+  /** MXN cents; all zero for a cancelled document. */
   amounts: AmountsC;
   /** Findings of the document, counted only on its first contribution and never for a cancelled one. */
   findings: Record<FindingKind, number>;
@@ -47,14 +97,14 @@ export interface TaxContribution {
   first: boolean;
 }
 
-/** Not-subject amounts (ObjetoImp 01/03) by what they are: shortage, indemnity, anything else (cents). */
+/** Not-subject amounts (ObjetoImp 01, or 03… without taxes) by what they are: shortage, indemnity, anything else (cents). */
 export function exemptBreakdownC(doc: Pick<FinancialDocument, 'invoice' | 'iFalt'>, r: Pick<Reconciliation, 'exemptAmount'>): { shortage: number; indemnity: number; other: number } {
   const concepts = doc.invoice.concepts ?? [];
   // Without concepts the reconciliation takes iFalt (the shortage deduction) as the exempt amount.
   if (concepts.length === 0) return { shortage: toCents(r.exemptAmount), indemnity: 0, other: 0 };
   const out = { shortage: 0, indemnity: 0, other: 0 };
   for (const c of concepts) {
-    if (c.objetoImp === '02') continue;
+    if (!isNotSubject(c)) continue;
     const baseC = toCents(c.amount) - toCents(c.discount);
     if (c.kind === 'shortage') out.shortage += baseC;
     else if (c.kind === 'indemnity') out.indemnity += baseC;
@@ -69,8 +119,10 @@ function findingCounts(r: Reconciliation): Record<FindingKind, number> {
   return out;
 }
 
+/** Every amount of a document, in cents of its own currency. */
 function fullAmountsC(doc: FinancialDocument, r: Reconciliation): AmountsC {
   const ex = exemptBreakdownC(doc, r);
+  const l = r.taxLinesC;
   return {
     subtotal: toCents(r.subtotal),
     discount: toCents(r.discount),
@@ -85,7 +137,23 @@ function fullAmountsC(doc: FinancialDocument, r: Reconciliation): AmountsC {
     retentionExpected: toCents(r.retentionExpected),
     total: toCents(r.total),
     collected: 0,
+    vatBase16: l.vatBases.rate16,
+    vatBase8: l.vatBases.rate8,
+    vatBase0: l.vatBases.rate0,
+    vatBaseExempt: l.vatBases.exempt,
+    vatBaseOther: l.vatBases.otherRates,
+    isrRetained: l.isrRetained,
+    iepsTransferred: l.iepsTransferred,
+    iepsRetained: l.iepsRetained,
+    transferredTaxes: l.transferred,
+    retainedTaxes: l.retained,
   };
+}
+
+/** Amounts of the document's currency in MXN cents at `rate` (each field converted and rounded on its own). */
+function inMxn(a: AmountsC, rate: number): AmountsC {
+  if (rate === 1) return a;
+  return mapAmounts(a, (c) => centsToMxnCents(c, rate));
 }
 
 function contribution(doc: FinancialDocument, r: Reconciliation, month: string, amounts: AmountsC, first: boolean): TaxContribution {
@@ -96,7 +164,8 @@ function contribution(doc: FinancialDocument, r: Reconciliation, month: string, 
     clientName: doc.clientName ?? '',
     clientKind: r.clientKind,
     cancelled: r.cancelled,
-    cancelledTotalC: r.cancelled ? toCents(r.total) : 0,
+    cancellationPending: r.cancellationStatus === 'pending',
+    cancelledTotalC: r.cancelled ? centsToMxnCents(toCents(r.total), r.exchangeRate) : 0,
     amounts: r.cancelled ? zeroAmounts() : amounts,
     // A cancelled document's findings (DOCUMENT_CANCELLED) are not summed.
     findings: first && !r.cancelled ? findingCounts(r) : { discrepancy: 0, warning: 0, info: 0 },
@@ -107,7 +176,7 @@ function contribution(doc: FinancialDocument, r: Reconciliation, month: string, 
 
 /** Invoice basis: the whole document in the month of its invoice date. */
 export function invoiceBasisContribution(doc: FinancialDocument, r: Reconciliation): TaxContribution {
-  return contribution(doc, r, r.month, fullAmountsC(doc, r), true);
+  return contribution(doc, r, r.month, inMxn(fullAmountsC(doc, r), r.exchangeRate), true);
 }
 
 /**
@@ -133,22 +202,12 @@ export function paymentBasisContributions(
     const countedC = toCents(share.counted);
     if (countedC <= 0 || totalC <= 0) continue;
     const scale = (cents: number): number => toCents((fromCents(cents) * countedC) / totalC);
-    const amounts: AmountsC = {
-      subtotal: scale(full.subtotal),
-      discount: scale(full.discount),
-      taxableBase: scale(full.taxableBase),
-      freightBase: scale(full.freightBase),
-      exemptShortage: scale(full.exemptShortage),
-      exemptIndemnity: scale(full.exemptIndemnity),
-      exemptOther: scale(full.exemptOther),
-      vatDeclared: toCents(share.vat),
-      vatExpected: scale(full.vatExpected),
-      retentionDeclared: toCents(share.retention),
-      retentionExpected: scale(full.retentionExpected),
-      total: countedC,
-      collected: countedC,
-    };
-    out.push(contribution(doc, r, slice.month, amounts, out.length === 0));
+    const amounts = mapAmounts(full, scale);
+    amounts.vatDeclared = toCents(share.vat);
+    amounts.retentionDeclared = toCents(share.retention);
+    amounts.total = countedC;
+    amounts.collected = countedC;
+    out.push(contribution(doc, r, slice.month, inMxn(amounts, share.exchangeRate), out.length === 0));
   }
   return out;
 }
@@ -160,6 +219,8 @@ export interface TaxTotals {
   documents: number;
   cancelledDocuments: number;
   cancelledTotal: number;
+  /** Documents summed whose cancellation is pending (requested, not in effect). */
+  pendingCancellations: number;
   subtotal: number;
   discount: number;
   taxableBase: number;
@@ -167,6 +228,11 @@ export interface TaxTotals {
   exempt: { total: number; shortage: number; indemnity: number; other: number };
   vat: { declared: number; expected: number; difference: number };
   retention: { declared: number; expected: number; difference: number };
+  vatBases: { rate16: number; rate8: number; rate0: number; exempt: number; otherRates: number };
+  isrRetained: number;
+  ieps: { transferred: number; retained: number };
+  transferredTaxes: number;
+  retainedTaxes: number;
   total: number;
   /** Payment basis: Σ payments that count (capped at each Total); null on the invoice basis. */
   collected: number | null;
@@ -178,6 +244,7 @@ class Acc {
   documents = 0;
   cancelled = 0;
   cancelledC = 0;
+  pending = 0;
   amounts = zeroAmounts();
   findings: Record<FindingKind, number> = { discrepancy: 0, warning: 0, info: 0 };
   withDiscrepancy = 0;
@@ -188,8 +255,9 @@ class Acc {
         this.cancelled += 1;
         this.cancelledC += c.cancelledTotalC;
       } else this.documents += 1;
+      if (c.cancellationPending) this.pending += 1;
     }
-    for (const f of FIELDS) this.amounts[f] += c.amounts[f];
+    addAmounts(this.amounts, c.amounts);
     this.findings.discrepancy += c.findings.discrepancy;
     this.findings.warning += c.findings.warning;
     this.findings.info += c.findings.info;
@@ -202,6 +270,7 @@ class Acc {
       documents: this.documents,
       cancelledDocuments: this.cancelled,
       cancelledTotal: fromCents(this.cancelledC),
+      pendingCancellations: this.pending,
       subtotal: fromCents(a.subtotal),
       discount: fromCents(a.discount),
       taxableBase: fromCents(a.taxableBase),
@@ -214,6 +283,11 @@ class Acc {
       },
       vat: { declared: fromCents(a.vatDeclared), expected: fromCents(a.vatExpected), difference: fromCents(a.vatDeclared - a.vatExpected) },
       retention: { declared: fromCents(a.retentionDeclared), expected: fromCents(a.retentionExpected), difference: fromCents(a.retentionDeclared - a.retentionExpected) },
+      vatBases: { rate16: fromCents(a.vatBase16), rate8: fromCents(a.vatBase8), rate0: fromCents(a.vatBase0), exempt: fromCents(a.vatBaseExempt), otherRates: fromCents(a.vatBaseOther) },
+      isrRetained: fromCents(a.isrRetained),
+      ieps: { transferred: fromCents(a.iepsTransferred), retained: fromCents(a.iepsRetained) },
+      transferredTaxes: fromCents(a.transferredTaxes),
+      retainedTaxes: fromCents(a.retainedTaxes),
       total: fromCents(a.total),
       collected: basis === 'payment' ? fromCents(a.collected) : null,
       findings: { discrepancies: this.findings.discrepancy, warnings: this.findings.warning, infos: this.findings.info },

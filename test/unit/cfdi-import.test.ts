@@ -34,7 +34,13 @@ t.test('invoice with 4% retention: amounts, concept taxes, dates', async (t) => 
   t.same(fact.base.invoice.concepts[0], {
     code: '78101802', kind: 'freight', desc: 'Flete Coatzacoalcos - Minatitlan', quantity: 1, unitPrice: 20000, amount: 20000, discount: 0,
     objetoImp: '02', vatRate: 0.16, vat: 3200, retentionRate: 0.04, retention: 800,
+    taxes: {
+      transfers: [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 20000, amount: 3200 }],
+      retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 20000, amount: 800 }],
+    },
   });
+  t.match(fact.base, { currency: 'MXN', taxTotals: { transferred: 3200, retained: 800 } });
+  t.notOk('exchangeRate' in fact.base, 'an MXN document stores no rate (1)');
 });
 
 t.test('shortage line: ObjetoImp 01, no taxes, counted in SubTotal and iFalt; tariff per litre from the LTR freight line', async (t) => {
@@ -66,17 +72,18 @@ t.test('a PPD invoice rebuilt from payments, credit note and cancellations, in a
   t.same(doc.payments.map((p) => [p.kind, p.amount, p.balanceBefore, p.balanceAfter]), [['payment', 20000, 56000, 36000], ['creditNote', 5600, 36000, 30400], ['payment', 30400, 30400, 0]]);
   t.equal(doc.lastUpdate, '2026-11-05T18:00:00.000Z');
   // The second complement cancelled: not counted, status back to invoiced.
-  const cancel = cancellationFacts([{ uuid: p2.uuid, motive: '02', replacementUuid: null, status: '201' }], Date.UTC(2026, 10, 6));
+  const cancel = cancellationFacts([{ uuid: p2.uuid, motive: '02', replacementUuid: null, code: '201' }], Date.UTC(2026, 10, 6));
   const withCancel = buildFinancialDocument(inv, [p1, p2], [nc], cancel);
   t.equal(withCancel.status, 4);
   t.match(withCancel.payments[2], { uuid: p2.uuid, canceled: true });
-  t.match(withCancel.canceled, [{ target: 'payment', uuid: p2.uuid, motive: '02', replacementUuid: null }]);
+  t.match(withCancel.canceled, [{ target: 'payment', uuid: p2.uuid, motive: '02', replacementUuid: null, status: 'accepted', statusSource: 'acknowledgement', satStatus: '201' }]);
 });
 
 t.test('cancellation acknowledgement: motive 01 with its replacement; SAT refusal and missing replacement rejected', async (t) => {
   const ack = read('10-cancellation-acuse-motive-01.xml');
-  t.match(ack, { file: 'cancellation', issuerRfc: TENANT, folios: [{ uuid: '1A2B3C4D-0008-4000-8000-000000000008', motive: '01', replacementUuid: '1A2B3C4D-0009-4000-8000-000000000009', status: '201' }] });
-  t.throws(() => cancellationFacts([{ uuid: 'X', motive: '02', replacementUuid: null, status: '205' }], 0), /SAT did not accept/);
+  t.match(ack, { file: 'cancellation', issuerRfc: TENANT, folios: [{ uuid: '1A2B3C4D-0008-4000-8000-000000000008', motive: '01', replacementUuid: '1A2B3C4D-0009-4000-8000-000000000009', code: '201' }] });
+  const refused = fixture('10-cancellation-acuse-motive-01.xml').toString().replace('EstatusUUID="201"', 'EstatusUUID="205"');
+  t.throws(() => readImportFile(parseXmlTree(refused, keepNamespace)), /the SAT did not accept the cancellation of 1A2B3C4D-0008-4000-8000-000000000008 \(EstatusUUID 205: the UUID is not known to the SAT\)/);
   const noReplacement = fixture('10-cancellation-acuse-motive-01.xml').toString().replace(/ FolioSustitucion="[^"]*"/, '');
   t.throws(() => readImportFile(parseXmlTree(noReplacement, keepNamespace)), /motive 01 needs FolioSustitucion/);
   const inv = invoiceFact(TENANT, cfdi('08-invoice-cancelled.xml'));
@@ -106,4 +113,31 @@ t.test('Carta Porte: one leg, two products, delivered volumes from the addenda, 
   t.match(trip.shipments[0], { date: 20261020, status: 4, distanceKm: 105, region: 'VER', pricing: { tarifUnit: 0.9, billedFreight: 28800, totalFreight: 28800, merchandiseValue: 776800 } });
   t.same(trip.shipments[0]!.products.map((p) => [p.code, p.loaded, p.offloaded]), [['15101505', 20000, 19940], ['15101514', 12000, 11990]]);
   t.equal(tripFromCfdi(TENANT, cfdi('01-freight-invoice-retention.xml')), null, 'no Carta Porte, no trip');
+});
+
+t.test('encodings: the declared one is read, byte by byte too; anything else is refused, never mangled', async (t) => {
+  const doc = (decl: string, name: string) => `<?xml version="1.0" encoding="${decl}"?><a Nombre="${name}"/>`;
+  const feed = (bytes: Buffer, step: number) => {
+    const b = new XmlTreeBuilder(() => true);
+    for (let i = 0; i < bytes.length; i += step) b.write(bytes.subarray(i, i + step));
+    return b.end();
+  };
+  const latin = Buffer.from(doc('ISO-8859-1', 'MARÍTIMOS Ñandú'), 'latin1');
+  t.equal(feed(latin, 1).attrs.Nombre, 'MARÍTIMOS Ñandú', 'ISO-8859-1, one byte at a time');
+  t.equal(feed(Buffer.from(doc('utf-8', 'MARÍTIMOS Ñandú')), 1).attrs.Nombre, 'MARÍTIMOS Ñandú', 'UTF-8 split inside a character');
+  const cp1252 = Buffer.concat([Buffer.from('<?xml version="1.0" encoding="windows-1252"?><a Nombre="'), Buffer.from([0x93, 0x41, 0x94]), Buffer.from('"/>')]);
+  t.equal(parseXmlTree(cp1252, () => true).attrs.Nombre, '\u201cA\u201d', 'windows-1252 quotes');
+  t.throws(() => parseXmlTree(Buffer.from(doc('UTF-8', 'MARÍTIMOS'), 'latin1'), () => true), /not valid UTF-8/);
+  t.throws(() => parseXmlTree(Buffer.from(`<a Nombre="MAR${'\u00cd'}TIMOS"/>`, 'latin1'), () => true), /not valid UTF-8 \(declared, or the default/);
+  t.throws(() => parseXmlTree(Buffer.from(doc('Shift_JIS', 'x')), () => true), /encoding "shift_jis", which is not read here/);
+  t.throws(() => parseXmlTree(Buffer.from('\ufeff<a/>', 'utf16le'), () => true), /UTF-16/);
+  t.equal(parseXmlTree(Buffer.from('\ufeff<a b="é"/>'), () => true).attrs.b, 'é', 'a UTF-8 byte order mark is fine');
+});
+
+t.test('Carta Porte by air, sea or rail: refused, because only road transport makes a trip', async (t) => {
+  const road = fixture('11-carta-porte-two-products.xml').toString('utf8');
+  const prefix = /<(\w+):Autotransporte/.exec(road)![1]!;
+  const air = road.replace(new RegExp(`<${prefix}:Autotransporte[\\s\\S]*?</${prefix}:Autotransporte>`), `<${prefix}:TransporteAereo PermSCT="TPAF01" NumPermisoSCT="1" MatriculaAeronave="XA-ABC" NumeroGuia="1" CodigoTransportista="CA001"/>`);
+  t.not(air, road);
+  t.throws(() => readImportFile(parseXmlTree(air, keepNamespace)), /Carta Porte by air \(TransporteAereo\): only road transport \(Autotransporte\) makes a trip/);
 });

@@ -108,15 +108,17 @@ t.test('discounts reduce the concept base', async (t) => {
   t.same(r.findings, []);
 });
 
-t.test('VAT rates: 8 % border rate valid, others not', async (t) => {
+t.test('VAT rates: 8 % border rate and 0 % valid, others not', async (t) => {
   const border = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { vatRate: 0.08 })] }), settings);
   t.equal(border.vatExpected, 800);
   t.same(border.findings, []);
   const bad = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { vatRate: 0.1 })] }), settings);
   t.same(codes(bad.findings), ['discrepancy:INVALID_VAT_RATE']);
   t.match(bad.findings[0], { declared: 1000, expected: 1600, difference: -600 });
+  // 0 % is legal (LIVA art. 29: the Mexican leg of international freight, exported services): no finding.
   const zero = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { vatRate: 0 })] }), settings);
-  t.same(codes(zero.findings), ['discrepancy:INVALID_VAT_RATE'], 'a subject concept at 0 % is not valid for domestic freight');
+  t.same(zero.findings, [], 'IVA 0 % is a legal rate');
+  t.match(zero, { vatExpected: 0, taxLinesC: { vatBases: { rate0: 1_000_000, rate16: 0 } } });
 });
 
 t.test('document-level arithmetic', async (t) => {
@@ -231,4 +233,84 @@ t.test('cash basis: PUE, overpayment cap, cancelled', async (t) => {
   t.match(cashBasisForPeriod(over, mxMonthRange('2026-05')), { paidInPeriod: 100, share: 0, vat: 0 }, 'beyond the Total carries no tax');
   const cancelled = makeFinancialDoc({ concepts: [freight(10_000)], cancelled: true, payments: [payment(5600, '2026-04-10')] });
   t.match(cashBasisForPeriod(cancelled, mxMonthRange('2026-04')), { share: 0, vat: 0, reason: /cancelled/ });
+});
+
+// ---------------------------------------------------------------------------
+// Every CFDI tax (issue 20): legal rates are information, arithmetic stays a discrepancy.
+
+const line = (tax: 'IVA' | 'ISR' | 'IEPS', rate: number | null, base: number, amount?: number, factor: 'Tasa' | 'Cuota' | 'Exento' = 'Tasa') => ({
+  tax, factor, rate, base, amount: amount ?? (rate === null ? 0 : Math.round(base * rate * 100) / 100),
+});
+
+t.test('RESICO carrier: 4% IVA and 1.25% ISR retained on freight to a company: info, no discrepancy', async (t) => {
+  // 10,000 + 1,600 − 400 − 125 = 11,075.
+  const doc = makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.04, 10_000), line('ISR', 0.0125, 10_000)] } })] });
+  t.equal(doc.iTot, 11_075);
+  const r = reconcileDocument(doc, settings);
+  t.same(codes(r.findings), ['info:ISR_RETAINED']);
+  t.match(r, { retentionDeclared: 400, retentionExpected: 400, hasDiscrepancy: false, taxLinesC: { isrRetained: 12_500, retained: 52_500 } });
+});
+
+t.test('a persona física billing services: IVA retained at two thirds and ISR at 10%: info', async (t) => {
+  // Consulting 25,000: IVA 4,000, IVA ret 2,666.67 (0.106667), ISR ret 2,500 → 23,833.33.
+  const doc = makeFinancialDoc({ concepts: [{ kind: 'other', code: '80101500', amount: 25_000, taxes: { transfers: [line('IVA', 0.16, 25_000)], retentions: [line('IVA', 0.106667, 25_000, 2_666.67), line('ISR', 0.1, 25_000)] } }] });
+  t.equal(doc.iTot, 23_833.33);
+  const r = reconcileDocument(doc, settings);
+  t.same(codes(r.findings), ['info:RETENTION_AT_LEGAL_RATE', 'info:ISR_RETAINED']);
+  t.match(r, { retentionDeclared: 2_666.67, retentionExpected: 2_666.67, hasDiscrepancy: false });
+});
+
+t.test('a retention at a rate no rule sets is a warning; an amount off its base × rate a discrepancy', async (t) => {
+  const odd = reconcileDocument(makeFinancialDoc({ concepts: [{ kind: 'other', code: '80101500', amount: 25_000, taxes: { transfers: [line('IVA', 0.16, 25_000)], retentions: [line('IVA', 0.006667, 25_000, 166.67), line('ISR', 0.3, 25_000)] } }] }), settings);
+  t.same(codes(odd.findings), ['warning:RETENTION_RATE_UNUSUAL', 'warning:RETENTION_RATE_UNUSUAL']);
+  t.equal(odd.hasDiscrepancy, false, '166.67 is within the tolerance of 25,000 × 0.006667 = 166.675');
+  const off = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.04, 10_000), line('ISR', 0.0125, 10_000, 100)] } })] }), settings);
+  t.same(codes(off.findings), ['discrepancy:TAX_MISMATCH']);
+  t.match(off.findings[0], { conceptIndex: 0, declared: 100, expected: 125, difference: -25 });
+  const freightAtTwoThirds = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.106667, 10_000)] } })] }), settings);
+  t.same(codes(freightAtTwoThirds.findings), ['warning:RETENTION_RATE_UNUSUAL'], 'road freight retains 4%, whoever the carrier (RLIVA art. 3 fr. II)');
+  t.match(freightAtTwoThirds, { retentionDeclared: 1_066.67, retentionExpected: 400, hasDiscrepancy: false });
+});
+
+t.test('IVA 0%, exempt and IEPS lines: bases apart, no discrepancy; a subject line without IVA a warning', async (t) => {
+  const doc = makeFinancialDoc({
+    client: CLIENT_PERSON,
+    concepts: [
+      freight(2_000, { taxes: { transfers: [line('IVA', 0, 2_000)], retentions: [] } }),
+      { kind: 'other', code: '84131501', amount: 300, taxes: { transfers: [line('IVA', null, 300, 0, 'Exento')], retentions: [] } },
+      { kind: 'other', code: '15101505', amount: 500, taxes: { transfers: [line('IEPS', 0.5, 100, 50, 'Cuota'), line('IVA', 0.16, 550)], retentions: [] } },
+      { kind: 'other', code: '10101702', amount: 1_000, taxes: { transfers: [line('IEPS', null, 1_000, 0, 'Exento')], retentions: [] } },
+    ],
+  });
+  t.equal(doc.iTot, 3_938, '3,800 + 0 + 50 + 88');
+  const r = reconcileDocument(doc, settings);
+  t.same(codes(r.findings), ['warning:SUBJECT_WITHOUT_VAT']);
+  t.match(r, { taxableBase: 3_800, vatDeclared: 88, vatExpected: 88, hasDiscrepancy: false, taxLinesC: { vatBases: { rate0: 200_000, exempt: 30_000, rate16: 55_000 }, iepsTransferred: 5_000 } });
+});
+
+t.test('the Total over every tax, and the CFDI header against its lines', async (t) => {
+  const taxes = { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.04, 10_000), line('ISR', 0.0125, 10_000)] };
+  const wrongTotal = reconcileDocument(makeFinancialDoc({ iTot: 11_200, concepts: [freight(10_000, { taxes })] }), settings);
+  t.same(codes(wrongTotal.findings), ['info:ISR_RETAINED', 'discrepancy:TOTAL_MISMATCH'], 'a Total that forgets the ISR retained');
+  t.match(wrongTotal.findings[1], { declared: 11_200, expected: 11_075 });
+  const header = reconcileDocument(makeFinancialDoc({ taxTotals: { transferred: 1_600, retained: 400 }, iTot: 11_200, concepts: [freight(10_000, { taxes })] }), settings);
+  t.same(codes(header.findings), ['info:ISR_RETAINED', 'discrepancy:TAX_TOTAL_MISMATCH'], 'the header forgets the ISR: its Total adds up with it');
+});
+
+t.test('a pending or rejected cancellation counts in full, with an info finding; an expired one is cancelled', async (t) => {
+  const pending = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000)], cancelled: { status: 'pending' } }), settings);
+  t.match(pending, { cancelled: false, cancellationStatus: 'pending', vatExpected: 1_600, retentionExpected: 400 });
+  t.same(codes(pending.findings), ['info:CANCELLATION_PENDING']);
+  const rejected = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000)], cancelled: { status: 'rejected' } }), settings);
+  t.same(codes(rejected.findings), ['info:CANCELLATION_REJECTED']);
+  const expired = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000)], cancelled: { status: 'expired' } }), settings);
+  t.match(expired, { cancelled: true, cancellationStatus: 'expired', vatExpected: 0 });
+  t.same(codes(expired.findings), ['info:DOCUMENT_CANCELLED']);
+  t.match(expired.findings[0]!.message, /tacitly accepted/);
+});
+
+t.test('another currency: reconciled in it, its rate carried for the totals', async (t) => {
+  const r = reconcileDocument(makeFinancialDoc({ currency: 'USD', exchangeRate: 17.25, client: 'XEXX010101000', concepts: [freight(2_000, { taxes: { transfers: [line('IVA', 0, 2_000)], retentions: [] } })] }), settings);
+  t.match(r, { currency: 'USD', exchangeRate: 17.25, total: 2_000, clientKind: 'public', hasDiscrepancy: false });
+  t.same(r.findings, []);
 });

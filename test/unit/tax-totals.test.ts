@@ -1,7 +1,7 @@
 import t from 'tap';
 import { reconcileDocument } from '../../lib/tax/reconcile.ts';
 import { aggregateReconciliations, byMonth } from '../helpers/reconciliation-totals.ts';
-import { exemptBreakdownC, invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator } from '../../lib/tax/tax-totals.ts';
+import { addAmounts, exemptBreakdownC, FIELDS, mapAmounts, invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator } from '../../lib/tax/tax-totals.ts';
 import { FindingsCollector } from '../../lib/tax/findings-list.ts';
 import { monthsOf } from '../../lib/shared/period.ts';
 import { mxDayEnd, mxDayStart } from '../../lib/time/mexico-city.ts';
@@ -108,4 +108,37 @@ t.test('findings list stays bounded and keeps the earliest', async (t) => {
   const r = c.report();
   t.equal(r.byKind.discrepancy, 1000);
   t.same(r.items.map((f) => f.docId), ['d0000', 'd0028', 'd0056'], 'earliest invoice date first, then id');
+});
+
+t.test('every amount in MXN: a USD invoice at its TipoCambio, its cash share at the rate of the payment', async (t) => {
+  // USD 1,000 freight + IVA 0%, TipoCambio 17.25; paid 600 USD on 2026-03-20 at 17.80 and 400 on 2026-04-10 (no rate of its own: the invoice's).
+  const zero = { tax: 'IVA' as const, factor: 'Tasa' as const, rate: 0, base: 1_000, amount: 0 };
+  const doc = makeFinancialDoc({
+    client: 'XEXX010101000', currency: 'USD', exchangeRate: 17.25, date: '2026-03-05T10:00', paymentMethod: 'PPD',
+    concepts: [freight(1_000, { taxes: { transfers: [zero], retentions: [] } })],
+    payments: [payment(600, '2026-03-20T12:00', { exchangeRate: 17.8 }), payment(400, '2026-04-10T12:00')],
+  });
+  const r = reconcileDocument(doc, SETTINGS);
+  const inv = invoiceBasisContribution(doc, r);
+  t.match(inv.amounts, { subtotal: 1_725_000, total: 1_725_000, vatBase0: 1_725_000, vatDeclared: 0, transferredTaxes: 0 }, '1,000 USD × 17.25');
+  const [march, april] = paymentBasisContributions(doc, r, slices('2026-03-01', '2026-04-30'));
+  t.match(march!.amounts, { collected: 1_068_000, total: 1_068_000, subtotal: 1_068_000 }, '600 USD × 17.80');
+  t.match(april!.amounts, { collected: 690_000, total: 690_000 }, '400 USD × 17.25');
+  const acc = new TaxTotalsAccumulator('invoice');
+  acc.add(inv);
+  t.match(acc.result(['2026-03']).totals, { subtotal: 17_250, total: 17_250, vatBases: { rate0: 17_250 } });
+  const cancelled = makeFinancialDoc({ currency: 'USD', exchangeRate: 17.25, concepts: [freight(100)], cancelled: true });
+  t.equal(invoiceBasisContribution(cancelled, reconcileDocument(cancelled, SETTINGS)).cancelledTotalC, Math.round(cancelled.iTot * 17.25 * 100), 'the cancelled Total in MXN too');
+});
+
+t.test('addAmounts adds every field', async (t) => {
+  const into = Object.fromEntries(FIELDS.map((f) => [f, 1])) as Record<(typeof FIELDS)[number], number>;
+  const from = Object.fromEntries(FIELDS.map((f, i) => [f, i + 10])) as Record<(typeof FIELDS)[number], number>;
+  addAmounts(into, from);
+  t.same(into, Object.fromEntries(FIELDS.map((f, i) => [f, i + 11])));
+});
+
+t.test('mapAmounts maps every field', async (t) => {
+  const from = Object.fromEntries(FIELDS.map((f, i) => [f, i])) as Record<(typeof FIELDS)[number], number>;
+  t.same(mapAmounts(from, (c) => c * 2), Object.fromEntries(FIELDS.map((f, i) => [f, i * 2])));
 });

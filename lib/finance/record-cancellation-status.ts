@@ -1,0 +1,100 @@
+/**
+ * PUT /api/financial-docs/{id}/cancellation: the SAT status service's answer about an
+ * invoice's cancellation (Estado + EstatusCancelacion) moves its cancellation status
+ * (lib/model CancellationStatus): the receiver's acceptance, its rejection, tacit acceptance
+ * after 3 business days.
+ *
+ * An imported invoice is rebuilt from its facts (lib/imports), so the answer is stored as a
+ * fact beside its request and acknowledgement and the document rebuilt: importing the files
+ * again keeps it. A document that was not imported (the demo data, another writer) is updated
+ * in place, only if nobody wrote it since it was read.
+ */
+import type { ServiceContext } from '../context.ts';
+import { findFinancialDocById, replaceFinancialDocIfUnchanged } from '../db/financial-docs-repo.ts';
+import { factId, findFacts, saveFacts } from '../db/import-facts-repo.ts';
+import { ApiError, invalidBody, notFound } from '../http/api-error.ts';
+import { financialDocId, SAT_ANSWERS, type CancellationStatusFact, type SatEstado, type SatEstatusCancelacion } from '../imports/financial-mapping.ts';
+import { rebuildInvoices } from '../imports/import-documents.ts';
+import type { CanceledRecord, FinancialDocument } from '../model/financial-document.ts';
+import { receiverDeadline } from '../time/business-days.ts';
+import { documentBalance } from './balance.ts';
+import { invoiceCancellationRecord, isInEffect } from './cancellation.ts';
+import { withDerivedFields } from './derived-fields.ts';
+import { financialSummary, type FinancialSummary } from './summary.ts';
+import { loadSummaryContext } from './summary-context.ts';
+import { createHash } from 'node:crypto';
+
+export interface RecordCancellationStatusInput {
+  id: string;
+  estado: SatEstado;
+  estatusCancelacion: SatEstatusCancelacion;
+  /** ISO date-time of the SAT's answer; default now. */
+  consultedAt?: string;
+}
+
+/** Status codes a cancelled document carries, and those it returns to when a cancellation is undone. */
+const STATUS_CODE = { cancelled: 9, paid: 6, invoiced: 4 } as const;
+
+const conflict = (detail: string): ApiError => new ApiError(409, 'Conflict', [detail]);
+
+/** The answer checked against the SAT's own pairs and the request it is about. */
+function checkAnswer(input: RecordCancellationStatusInput, record: CanceledRecord | null, uuid: string, at: number, now: number): CanceledRecord {
+  const meaning = SAT_ANSWERS[input.estatusCancelacion];
+  if (meaning.estado !== input.estado) {
+    throw invalidBody([`estatusCancelacion: ${input.estatusCancelacion} goes with estado ${meaning.estado}, not ${input.estado}`]);
+  }
+  if (at > now + 60_000) throw invalidBody([`consultedAt: ${new Date(at).toISOString()} is in the future`]);
+  if (record === null) {
+    throw conflict(`no cancellation request or SAT acknowledgement of invoice ${uuid} was imported: import it first (POST /api/imports); the answer needs the request's motive`);
+  }
+  const requestedAt = record.requestedAt ?? record.date;
+  if (at < requestedAt) throw conflict(`consultedAt ${new Date(at).toISOString()} is before the cancellation was requested (${new Date(requestedAt).toISOString()})`);
+  if (meaning.status === 'expired' && at < receiverDeadline(requestedAt)) {
+    throw conflict(
+      `Plazo vencido (tacit acceptance) cannot come before the receiver's 3 business days end (CFF art. 12 and 29-A): requested ${new Date(requestedAt).toISOString()}, the receiver may answer until ${new Date(receiverDeadline(requestedAt)).toISOString()}`,
+    );
+  }
+  return { ...record, status: meaning.status, date: at, requestedAt, statusSource: 'status-service', satStatus: input.estatusCancelacion };
+}
+
+/** A document that was not imported, with its invoice's record moved; its status code follows the cancellation. */
+function movedInPlace(doc: FinancialDocument, record: CanceledRecord, moved: CanceledRecord, now: Date): FinancialDocument {
+  const next: FinancialDocument = { ...doc, canceled: doc.canceled.map((c) => (c === record ? moved : c)), lastUpdate: now.toISOString() };
+  if (isInEffect(moved)) next.status = STATUS_CODE.cancelled;
+  else if (doc.status === STATUS_CODE.cancelled) next.status = documentBalance(next).isFullyPaid ? STATUS_CODE.paid : STATUS_CODE.invoiced;
+  return next;
+}
+
+export async function recordCancellationStatus(ctx: ServiceContext, tenant: string, input: RecordCancellationStatusInput): Promise<FinancialSummary> {
+  const timeout = ctx.config.queryTimeoutMs;
+  const now = ctx.now();
+  const at = input.consultedAt === undefined ? now.getTime() : Date.parse(input.consultedAt);
+  const doc = await findFinancialDocById(ctx.db, tenant, input.id, timeout);
+  if (!doc) throw notFound('no such financial document for this tenant');
+  const uuid = doc.invoice.uuid;
+  const record = invoiceCancellationRecord(doc);
+  const moved = checkAnswer(input, record, uuid, at, now.getTime());
+
+  const imported = doc._id === financialDocId(tenant, uuid) && (await findFacts(ctx.db, tenant, [factId(tenant, 'invoice', uuid)])).size > 0;
+  if (imported) {
+    const fact: CancellationStatusFact = { kind: 'cancellationStatus', uuid, estado: input.estado, estatusCancelacion: input.estatusCancelacion, date: at };
+    const sha256 = createHash('sha256').update(JSON.stringify(fact)).digest('hex');
+    const id = factId(tenant, 'cancellationStatus', uuid);
+    const stored = (await findFacts(ctx.db, tenant, [id])).get(id);
+    if (stored?.sha256 !== sha256) {
+      await saveFacts(ctx.db, [{ _id: id, tenant, uuid, kind: 'cancellationStatus', sha256, invoices: [], fact, importedAt: now }]);
+    }
+    await rebuildInvoices(ctx, tenant, [uuid], now);
+  } else {
+    const same = record!.status === moved.status && record!.date === moved.date && record!.satStatus === moved.satStatus && record!.statusSource === moved.statusSource;
+    if (!same) {
+      const next = withDerivedFields(movedInPlace(doc, record!, moved, now));
+      if (!(await replaceFinancialDocIfUnchanged(ctx.db, next, doc.lastUpdate, timeout))) {
+        throw conflict(`financial document ${doc.id} was changed by another write meanwhile: read it again and retry`);
+      }
+    }
+  }
+  const after = await findFinancialDocById(ctx.db, tenant, input.id, timeout);
+  if (!after) throw notFound('no such financial document for this tenant');
+  return financialSummary(after, await loadSummaryContext(ctx, tenant));
+}
