@@ -22,6 +22,7 @@ import { firstServer, withFirstServer } from './http/served-document.ts';
 import { logSerializers, REDACTED_HEADER_PATHS } from './http/log-redaction.ts';
 import { limitRequests, registerRateLimit, reportBudget } from './http/rate-limit.ts';
 import { registerCompression, registerCors } from './http/compression-and-cors.ts';
+import { bareJsonMediaTypes } from './http/json-media-type.ts';
 import { listOperations } from './spec/operations.ts';
 import type { Json } from './spec/deref.ts';
 import { registerMcp, type McpOptions } from './mcp/transports.ts';
@@ -162,6 +163,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     if (shutdown.signal.aborted) reply.header('connection', 'close');
     done(null, payload);
   });
+  bareJsonMediaTypes(app);
   const deps: HandlerDeps = {
     db,
     config,
