@@ -9,7 +9,7 @@ import t from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { MCP_OPERATION_IDS } from '../lib/mcp/operation-ids.ts';
 
