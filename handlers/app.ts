@@ -16,6 +16,7 @@ import { makeErrorHandlers } from '../lib/http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from '../lib/http/hardening.ts';
 import { genRequestId } from '../lib/http/request-id.ts';
 import { validatorCompilerFor } from '../lib/http/validator-compiler.ts';
+import { webhookUrlRefiners } from '../lib/webhooks/url-validation.ts';
 import { registerBinaryBodies } from '../lib/http/binary-bodies.ts';
 import { registerJsonBody } from '../lib/http/json-body.ts';
 import { firstServer, withFirstServer } from '../lib/http/served-document.ts';
@@ -30,6 +31,9 @@ export const SPEC_PATH = new URL('../generated/openapi.json', import.meta.url);
 /** The bundled OpenAPI document, read once at start-up. */
 export const loadSpec = (): Json & { info: { version: string } } => JSON.parse(readFileSync(SPEC_PATH, 'utf8'));
 
+/** What extra plugins get from the service: the handlers' dependencies and whether workers run here (ALERT_WORKER). */
+export type PluginDeps = HandlerDeps & { worker: boolean };
+
 export interface BuildAppOptions {
   config: AppConfig;
   db: Db;
@@ -37,8 +41,8 @@ export interface BuildAppOptions {
   pingDatabase?: () => Promise<number>;
   logger?: FastifyServerOptions['logger'];
   now?: () => Date;
-  /** Extra plugins registered after the REST routes (MCP, alerts worker hooks). */
-  plugins?: ((app: FastifyInstance, deps: HandlerDeps) => Promise<void>)[];
+  /** Extra plugins registered after the REST routes (the alerts and webhooks workers: lib/alerts/plugin.ts, lib/webhooks/plugin.ts). */
+  plugins?: ((app: FastifyInstance, deps: PluginDeps) => Promise<void>)[];
   /** MCP endpoints (/mcp, /sse, /messages) options; `false` leaves them out. Default: on, default options. */
   mcp?: McpOptions | false;
   /** Why the database is known to be down without asking it (the embedded engine restarting): /ready answers 503 at once. */
@@ -104,7 +108,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   app.decorateRequest('tenant', null);
   app.decorateRequest('apiKeyId', null);
-  app.setValidatorCompiler(validatorCompilerFor({ webhookUrls: config.webhooks }));
+  app.setValidatorCompiler(validatorCompilerFor({ refiners: webhookUrlRefiners(config.webhooks) }));
   // Responses are shaped by the domain layer and checked against the spec in tests;
   // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -235,6 +239,6 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
 
   // Open sessions' keys are checked as often as a resolved key is trusted: a revoked key loses them within API_KEY_CACHE_TTL_MS.
   if (opts.mcp !== false) await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...opts.mcp, db, spec, version: spec.info.version });
-  for (const plugin of opts.plugins ?? []) await plugin(app, deps);
+  for (const plugin of opts.plugins ?? []) await plugin(app, { ...deps, worker: config.worker });
   return app;
 }

@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync, readdirSync } from 'node:fs';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { prepareDatabase } from '../lib/db/prepare-database.ts';
+import { prepareDatabase } from '../lib/prepare-database.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

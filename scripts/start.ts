@@ -13,7 +13,7 @@
 import './v8-heap.ts'; // first: GC tuning from the first collection on
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
-import { prepareDatabase } from '../lib/db/prepare-database.ts';
+import { prepareDatabase } from '../lib/prepare-database.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
 import { financialDocs, apiKeys } from '../lib/db/collections.ts';

@@ -10,7 +10,7 @@ import { buildApp } from '../handlers/app.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import { webhooks, webhookDeliveries, webhookJobs } from '../lib/db/webhooks-repo.ts';
 import { decryptSecret } from '../lib/webhooks/secret-box.ts';
-import { enqueueAlertEvent } from '../lib/webhooks/events.ts';
+import { enqueueAlertEvent } from '../lib/alerts/alert-events.ts';
 import type { AlertRecordDocument } from '../lib/alerts/records.ts';
 
 const h = await startHarness(t, { env: { WEBHOOK_MAX_ENDPOINTS: '5' } });
