@@ -8,6 +8,7 @@ import type { Db } from 'mongodb';
 import type { AppConfig } from '../lib/config.ts';
 import { createHandlers, type HandlerDeps } from './index.ts';
 import type { OperationId } from './types.ts';
+import { routePolicy } from './route-policy.ts';
 import { makeAuthenticate } from '../lib/http/auth.ts';
 import { apiKeyCache } from '../lib/auth/api-key-cache.ts';
 import { settingsCache } from '../lib/db/settings-cache.ts';
@@ -198,9 +199,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const noQueryParameters = onlyQueryParameters();
   // Year-long reports cost seconds: a budget of their own per key, after authentication (spec: x-rate-limit-budget).
   const limitReports = reportBudget(app, { max: config.rateLimit.reportMax, windowMs: config.rateLimit.windowMs });
-  const deadline = requestDeadline(config.requestTimeoutMs);
+  // Per-operation policy is stated in the spec (x-request-deadline, x-body-limit, x-rate-limit, x-compress: handlers/route-policy.ts).
   // Imports of thousands of files (or of a month of delivery tickets) take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
-  const importDeadline = requestDeadline(config.imports.timeoutMs);
+  const deadlines = { default: [requestDeadline(config.requestTimeoutMs)], imports: [requestDeadline(config.imports.timeoutMs)], none: [] };
+  // Imports take whole archives, deliveries a month of tickets; every other body stays within BODY_LIMIT_BYTES.
+  const bodyLimits = { default: undefined, imports: config.imports.bodyLimitBytes, deliveries: config.deliveriesBodyLimitBytes };
 
   await app.register(openapiGlue, {
     specification: glueSpecification(spec),
@@ -208,30 +211,28 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
       const handler = handlers[operationId as OperationId];
       if (!handler) throw new Error(`no handler for operation ${operationId}`);
       const op = operations.get(operationId);
+      const policy = routePolicy(operationId, op?.extensions ?? {});
+      const bodyLimit = bodyLimits[policy.bodyLimit];
       const route: RouteOptions = {
         method: method.toUpperCase() as HTTPMethods,
         url: op?.route ?? url,
         // Validation has checked the request against this operation's schemas: its typed handler serves the route.
         handler: handler as RouteHandlerMethod,
         // The deadline starts first: authentication reads the database too; the rate limit before
-        // authentication (requests without a valid key count per address). Liveness does no I/O: nothing to bound.
+        // authentication (requests without a valid key count per address).
         onRequest: op?.secured
           ? [
-              operationId === 'importDocuments' || operationId === 'importDeliveries' ? importDeadline : deadline,
+              ...deadlines[policy.deadline],
               limit,
               op.method === 'GET' ? authenticateRead : authenticateWrite,
               ...(op.extensions['x-rate-limit-budget'] === 'reports' ? [limitReports] : []),
             ]
-          : operationId === 'getHealth' ? [] : [deadline],
+          : [...deadlines[policy.deadline]],
         // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
         preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],
-        // Imports take whole archives, deliveries a month of tickets; every other body stays within BODY_LIMIT_BYTES.
-        ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
-        ...(operationId === 'importDeliveries' ? { bodyLimit: config.deliveriesBodyLimitBytes } : {}),
-        // Liveness stays cheap and independent of the rate-limit store (Redis): probes are never limited.
-        config: op?.secured ? tenantDataRoute : operationId === 'getHealth' ? { rateLimit: false } : {},
-        // ...nor compressed: a fixed ~60-byte answer, under the 1 KB threshold, and no body to inflate.
-        ...(operationId === 'getHealth' ? { compress: false, decompress: false } : {}),
+        ...(bodyLimit === undefined ? {} : { bodyLimit }),
+        config: op?.secured ? tenantDataRoute : policy.rateLimited ? {} : { rateLimit: false },
+        ...(policy.compressed ? {} : { compress: false, decompress: false }),
       };
       return route;
     },
