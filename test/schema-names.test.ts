@@ -17,7 +17,7 @@
  * "duplicate typename"; test/consumer-matrix.test.ts runs the generators themselves.
  */
 import t from 'tap';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 
 type Node = Record<string, unknown>;
 const spec = loadSpec() as unknown as { paths: Record<string, Record<string, Node>>; components: Record<string, Record<string, Node>> };

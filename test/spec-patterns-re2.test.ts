@@ -10,7 +10,7 @@
 import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { ROOT } from './helpers/service.ts';
 
 interface Found {
