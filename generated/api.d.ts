@@ -1092,11 +1092,6 @@ export interface components {
          *     own (Swagger UI pre-fills a schema's example into every parameter that uses it).
          */
         CalendarDate: string;
-        CancelAlertJobResponse: {
-            /** @enum {boolean} */
-            cancelled: true;
-            job: components["schemas"]["AlertJob"];
-        };
         /** @description A cancellation before the SAT, of the invoice or of one of its payment records, with where it stands. */
         CanceledRecord: {
             /** @description When the record's status took effect (epoch milliseconds); for `accepted` and `expired` the cancellation instant */
@@ -1151,6 +1146,11 @@ export interface components {
          * @enum {string}
          */
         CancellationStatus: "none" | "pending" | "accepted" | "rejected" | "expired";
+        CancelledAlertJob: {
+            /** @enum {boolean} */
+            cancelled: true;
+            job: components["schemas"]["AlertJob"];
+        };
         CashInflowForecastResponse: {
             asOf: components["schemas"]["AsOf"];
             /** @description Clients with open invoices, largest outstanding first. */
@@ -1202,8 +1202,7 @@ export interface components {
             client: string | null;
         };
         CashInflowForecastResponseForecast: {
-            /** @enum {string} */
-            bucket: "week" | "month";
+            bucket: components["schemas"]["ForecastBucketSize"];
             /** @description Contiguous buckets from the as-of day to the last expected date. */
             buckets: components["schemas"]["CashInflowForecastResponseForecastBucket"][];
             overdue: components["schemas"]["CashInflowForecastResponseForecastOverdue"];
@@ -1234,8 +1233,7 @@ export interface components {
             total: number;
         };
         CashInflowForecastResponseParameters: {
-            /** @enum {string} */
-            bucket: "week" | "month";
+            bucket: components["schemas"]["ForecastBucketSize"];
             creditDays: components["schemas"]["CashInflowForecastResponseParametersCreditDays"];
             expectedAmount: string;
             hhiBands: components["schemas"]["HhiBands"];
@@ -1379,7 +1377,7 @@ export interface components {
             /** @description Recomputed per concept (round2(base × rate)) */
             expected: number;
         };
-        DeleteWebhookResponse: {
+        DeletedWebhook: {
             /** @enum {boolean} */
             deleted: true;
             webhook: components["schemas"]["Webhook"];
@@ -2181,6 +2179,11 @@ export interface components {
             units: number;
             utilization: components["schemas"]["Ratio"];
         };
+        /**
+         * @description The forecast's bucket size: `week` (ISO weeks, Monday–Sunday) or `month` (calendar months).
+         * @enum {string}
+         */
+        ForecastBucketSize: "week" | "month";
         ForecastClient: {
             client: string;
             clientName: string;
@@ -3445,7 +3448,7 @@ export interface components {
         };
         /**
          * @description Where events are POSTed: an absolute `http` or `https` URL without credentials,
-         *     at most 2,048 characters. The pattern states what is accepted: a host name (ASCII
+         *     at most 2,048 characters. The pattern states what is accepted (and `not` what it leaves out): a host name (ASCII
          *     labels of letters, digits and single hyphens; the last label starts with a letter,
          *     so no name can be read as an IP address) or a public IPv4 address in dotted
          *     decimal, then an optional port (443 or 80 only), path, query and fragment. Not accepted
@@ -3455,7 +3458,7 @@ export interface components {
          *     delivery: a name resolving to such an address gets no request (the delivery is
          *     recorded as failed with the reason, never the address), so DNS cannot be used to reach
          *     or map internal addresses. With `WEBHOOK_ALLOW_PRIVATE=true` (tests, on-premise
-         *     receivers) the service also accepts the addresses and names this pattern leaves out,
+         *     receivers) the service also accepts the addresses and names `not` leaves out,
          *     and with `WEBHOOK_ALLOWED_PORTS` (a list of ports, or `*`) other ports; the published
          *     schema describes the default. Redirects are not followed.
          * @example https://hooks.example.com/freight
@@ -3839,7 +3842,7 @@ export interface components {
          * @description Client RFC (12 characters for a company, 13 for a person).
          * @example CAC930412FM3
          */
-        Client: string;
+        ClientRfc: string;
         /**
          * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
          *     records at the same cost per page and, unlike `page`, never skips or repeats a record
@@ -4196,7 +4199,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["CancelAlertJobResponse"];
+                    "application/json": components["schemas"]["CancelledAlertJob"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4396,7 +4399,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
@@ -4627,7 +4630,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
@@ -4864,7 +4867,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
@@ -5013,7 +5016,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Driver id, exact.
                  * @example OP-0001
@@ -5175,7 +5178,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
                  * @example 2026-03-31
@@ -5509,7 +5512,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
                  *     records at the same cost per page and, unlike `page`, never skips or repeats a record
@@ -5904,7 +5907,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
                  *     records at the same cost per page and, unlike `page`, never skips or repeats a record
@@ -6207,7 +6210,7 @@ export interface operations {
                  * @description Client RFC (12 characters for a company, 13 for a person).
                  * @example CAC930412FM3
                  */
-                client?: components["parameters"]["Client"];
+                client?: components["parameters"]["ClientRfc"];
                 /** @description Last day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
                 endDate?: components["parameters"]["ReportEndDate"];
                 /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
@@ -6817,7 +6820,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["DeleteWebhookResponse"];
+                    "application/json": components["schemas"]["DeletedWebhook"];
                 };
             };
             400: components["responses"]["BadRequest"];

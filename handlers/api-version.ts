@@ -20,7 +20,7 @@ function wantsV1(request: FastifyRequest): boolean {
 export function apiVersion(request: FastifyRequest, reply: FastifyReply): '1' | '2' {
   const version = wantsV1(request) ? '1' : '2';
   reply.header('x-api-version', version);
-  if (version === '1') reply.headers(v1DeprecationHeaders()).type(`${V1_MEDIA_TYPE}; charset=utf-8`);
+  if (version === '1') reply.headers(v1DeprecationHeaders()).type(V1_MEDIA_TYPE);
   return version;
 }
 

@@ -24,6 +24,7 @@ import { firstServer, withFirstServer } from '../lib/http/served-document.ts';
 import { logSerializers, REDACTED_HEADER_PATHS } from '../lib/http/log-redaction.ts';
 import { limitRequests, registerRateLimit, reportBudget } from '../lib/http/rate-limit.ts';
 import { registerCompression, registerCors } from '../lib/http/compression-and-cors.ts';
+import { bareJsonMediaTypes } from '../lib/http/json-media-type.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import type { Json } from '../lib/spec/deref.ts';
 import { registerMcp, type McpOptions } from '../lib/mcp/transports.ts';
@@ -167,6 +168,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     if (shutdown.signal.aborted) reply.header('connection', 'close');
     done(null, payload);
   });
+  bareJsonMediaTypes(app);
   const deps: HandlerDeps = {
     db,
     config,

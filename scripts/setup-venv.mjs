@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Idempotent install of the contract-testing tools, run by `npm test` (pretest) and by
-// test/contract-schemathesis.test.ts before it runs:
+// Idempotent install of the Python tools the tests run, by `npm test` (pretest) and by
+// the tests that use them (contract-schemathesis, openapi-generator, consumer-matrix):
 //
-//   .venv/ (gitignored)  a Python virtual environment with schemathesis==SCHEMATHESIS_VERSION
+//   .venv/ (gitignored)  a Python virtual environment with PACKAGES (pinned)
 //
-// Fast when up to date: one stat of .venv/.schemathesis-<version> (written after a
+// Fast when up to date: one stat of .venv/.packages-<hash of PACKAGES> (written after a
 // successful install) and of .venv/bin/st. Otherwise `python3 -m venv .venv` (reused when
-// present) and `pip install schemathesis==<version>` (about 15 s). A lock directory keeps
+// present) and one `pip install` of PACKAGES (about 30 s). A lock directory keeps
 // two concurrent setups from installing into the same venv at once.
 //
 // Flags: --force (reinstall), --print-bin (print the path of `st` on the last line).
@@ -14,11 +14,19 @@
 // Exit code 1 when Python or the install fails: the contract tests cannot run without it.
 
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
+/** One pip install: a change here reinstalls (the stamp is named after the list). */
+export const PACKAGES = [
+  `schemathesis==${SCHEMATHESIS_VERSION}`,
+  // test/consumer-matrix.test.ts: the generator, and what the clients it writes import (httpx and attrs come with schemathesis).
+  'openapi-python-client==0.29.1',
+  'python-dateutil==2.9.0.post0',
+];
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const venv = path.join(root, '.venv');
@@ -26,7 +34,7 @@ const isWindows = process.platform === 'win32';
 const bin = path.join(venv, isWindows ? 'Scripts' : 'bin');
 const st = path.join(bin, isWindows ? 'st.exe' : 'st');
 const pip = path.join(bin, isWindows ? 'pip.exe' : 'pip');
-const stamp = path.join(venv, `.schemathesis-${SCHEMATHESIS_VERSION}`);
+const stamp = path.join(venv, `.packages-${createHash('sha256').update(PACKAGES.join('\n')).digest('hex').slice(0, 12)}`);
 const lockDir = path.join(venv, '.setup.lock');
 
 const args = new Set(process.argv.slice(2));
@@ -67,7 +75,7 @@ async function withLock(fn) {
         rmSync(lockDir, { recursive: true, force: true });
         continue;
       }
-      if (!said) say('another setup is installing schemathesis, waiting…');
+      if (!said) say('another setup is installing the Python tools, waiting…');
       said = true;
       await sleep(500);
     }
@@ -101,16 +109,16 @@ async function install() {
         return false;
       }
     }
-    say(`installing schemathesis==${SCHEMATHESIS_VERSION} into .venv`);
-    const res = await run(pip, ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+    say(`installing ${PACKAGES.join(' ')} into .venv`);
+    const res = await run(pip, ['install', '--quiet', '--disable-pip-version-check', ...PACKAGES]);
     if (res.code !== 0 || !existsSync(st)) {
       say(`pip install failed (exit code ${res.code}):\n${res.output.trim()}`);
       return false;
     }
     // Stamps of other versions go: the stamp names what is installed.
-    for (const f of readdirSync(venv)) if (f.startsWith('.schemathesis-')) rmSync(path.join(venv, f), { force: true });
-    writeFileSync(stamp, `${new Date().toISOString()}\n`);
-    say(`schemathesis ${SCHEMATHESIS_VERSION} installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    for (const f of readdirSync(venv)) if (f.startsWith('.schemathesis-') || f.startsWith('.packages-')) rmSync(path.join(venv, f), { force: true });
+    writeFileSync(stamp, `${PACKAGES.join('\n')}\n`);
+    say(`${PACKAGES.length} packages installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return true;
   });
 }

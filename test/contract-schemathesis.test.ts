@@ -18,7 +18,7 @@
  * have semantics that accept every schema-valid request (see the spec); the one
  * rule left unstated (extraData at most 8 KiB as JSON) is documented there. A
  * `cursor` in the documented form that this service did not issue for the walk
- * is a 404 (it designates no page), and webhook URLs state in their pattern
+ * is a 404 (it designates no page), and webhook URLs state in their pattern (and `not`)
  * which hosts are accepted, so the positive-data check holds without hooks too.
  *
  * Knobs: CONTRACT_MAX_EXAMPLES (default 40 per operation), CONTRACT_SEED

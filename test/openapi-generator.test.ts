@@ -17,71 +17,28 @@
  * in-memory engine with the demo tenants. About 40 s (two JVM starts, one tsc).
  */
 import t, { type Test } from 'tap';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
-import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
-import { financialDocs, trips } from '../lib/db/collections.ts';
-import { startService, ROOT } from './helpers/service.ts';
+import { trips } from '../lib/db/collections.ts';
+import { ROOT } from './helpers/service.ts';
+import { PERIOD, run, startDemoService, toolPath } from './helpers/generator-service.ts';
 
 t.setTimeout(300_000);
-const exec = promisify(execFile);
-
-/** Runs a command; a failure reports its output. */
-async function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<string> {
-  try {
-    const { stdout, stderr } = await exec(cmd, args, { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, timeout: opts.timeout ?? 180_000, maxBuffer: 64 * 1024 * 1024 });
-    return `${stdout}${stderr}`;
-  } catch (err) {
-    const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`.slice(0, 8000));
-  }
-}
 
 // 1. The tools: Java, the generator jar, the venv (each fetched or installed once, then cached).
 await run('java', ['-version']).catch((err: Error) => {
   throw new Error(`openapi-generator needs Java 11+ (Debian: apt-get install default-jre-headless): ${err.message}`);
 });
-const jar = (await run(process.execPath, ['scripts/setup-openapi-generator.mjs', '--print-jar'])).trim().split('\n').pop()!;
-const pythonBin = path.join((await run(process.execPath, ['scripts/setup-venv.mjs', '--print-bin'], { timeout: 300_000 })).trim().split('\n').pop()!, '..', 'python');
+const jar = await toolPath('setup-openapi-generator.mjs', '--print-jar');
+const pythonBin = path.join(await toolPath('setup-venv.mjs', '--print-bin'), '..', 'python');
 
-// 2. The service on the demo data.
-const engine = await startEmbeddedMongo({});
-t.teardown(() => engine.stop());
-const dbName = 'generators';
-let docId: string;
-let tripId: string;
-let delivery: { shipmentId: string; offloadDate: string; products: { code: string; offloaded: number }[] };
-{
-  const { client, db } = await connectMongo(engine.uri, dbName);
-  await ensureIndexes(db);
-  // One dense month: some legs are still on the road (offloaded volumes null) when the data ends.
-  await loadDemoData(db, { invoices: 300, trips: 300, months: 1 });
-  const tenant = DEMO_TENANTS[0]!.rfc;
-  docId = String((await financialDocs(db).findOne({ company: tenant }, { projection: { _id: 1 } }))?._id);
-  // A trip with a leg on the road: the clients read its nulls, then record its delivery.
+// 2. The service on the demo data, with a trip that has a leg on the road: the clients read its nulls, then record its delivery.
+const { base, key: KEY, docId, work, specFile, prepared } = await startDemoService(t, 'generators', async (db, tenant) => {
   const onTheRoad = (await trips(db).findOne({ company: tenant, shipments: { $elemMatch: { unloadDate: null } } }))!;
-  tripId = onTheRoad._id;
   const leg = onTheRoad.shipments.find((l) => l.unloadDate === null)!;
-  delivery = { shipmentId: leg.shipment, offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(), products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })) };
-  await client.close();
-}
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' } });
-t.teardown(() => service.stop());
-const KEY = DEMO_TENANTS[0]!.apiKey;
-
-const work = await mkdtemp(path.join(os.tmpdir(), 'openapi-generator-'));
-t.teardown(() => rm(work, { recursive: true, force: true }));
-const specFile = path.join(work, 'openapi.json');
-await writeFile(specFile, await (await fetch(`${service.base}/docs/json`)).text());
-
-/** The period every call asks for: the months the demo data covers most densely. */
-const PERIOD = { startDate: '2026-01-01', endDate: '2026-12-31' };
+  return { tripId: onTheRoad._id, delivery: { shipmentId: leg.shipment, offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(), products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })) } };
+});
+const { tripId, delivery } = prepared;
 
 interface Calls {
   docs: { detail: string; total: number; first: string; count: number };
@@ -153,7 +110,7 @@ main().catch((err: unknown) => { console.error(err); process.exit(1); });
   const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
   await run(tsc, ['-p', path.join(out, 'tsconfig.json')]);
   t.pass('the generated client and its consumer compile with tsc --strict');
-  const output = await run(process.execPath, [path.join(out, 'dist', 'consumer.js'), service.base, KEY, docId, tripId, JSON.stringify(delivery)]);
+  const output = await run(process.execPath, [path.join(out, 'dist', 'consumer.js'), base, KEY, docId, tripId, JSON.stringify(delivery)]);
   checkCalls(t, JSON.parse(output.trim().split('\n').pop()!) as Calls, { deliveredBefore: false, shrinkage: 5 * delivery.products.length });
 });
 
@@ -194,6 +151,6 @@ with fc.ApiClient(cfg) as api:
   await writeFile(path.join(work, 'consumer.py'), program);
   // Runs after the typescript client recorded the delivery: it reads it, then corrects it (2 L less each).
   const correction = { ...delivery, products: delivery.products.map((p) => ({ ...p, offloaded: p.offloaded - 2 })) };
-  const output = await run(pythonBin, [path.join(work, 'consumer.py'), service.base, KEY, docId, tripId, JSON.stringify(correction)]);
+  const output = await run(pythonBin, [path.join(work, 'consumer.py'), base, KEY, docId, tripId, JSON.stringify(correction)]);
   checkCalls(t, JSON.parse(output.trim().split('\n').pop()!) as Calls, { deliveredBefore: true, shrinkage: 7 * delivery.products.length });
 });

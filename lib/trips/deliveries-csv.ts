@@ -22,7 +22,8 @@ import { parseMxDateTime } from '../time/mexico-city.ts';
 
 export const CSV_COLUMNS = ['tripId', 'shipmentId', 'productCode', 'offloaded', 'offloadDate', 'ticket'] as const;
 /** The header line (spec: the text/csv body's `pattern`; test/unit/deliveries-csv.test.ts checks they are the same). */
-export const CSV_HEADER_RE = /^\uFEFF?tripId,shipmentId,productCode,offloaded,offloadDate(,ticket)?(\r?\n|$)/;
+// Built from a string so its source holds the byte order mark itself, as the spec's pattern does (RE2 has no \u escapes).
+export const CSV_HEADER_RE = new RegExp('^\uFEFF?tripId,shipmentId,productCode,offloaded,offloadDate(,ticket)?(\\r?\\n|$)');
 type Column = (typeof CSV_COLUMNS)[number];
 const REQUIRED: readonly Column[] = ['tripId', 'shipmentId', 'productCode', 'offloaded', 'offloadDate'];
 

@@ -27,7 +27,8 @@ function explainWebhookUrl(validate: GeneratedValidator, policy: UrlPolicy): Gen
       return true;
     }
     const errors = validate.errors ?? [];
-    const urlErrors = errors.filter((e) => e.instancePath === '/url' && e.keyword === 'pattern');
+    // `pattern` is the accepted form, `not` the addresses it leaves out (spec: WebhookUrl).
+    const urlErrors = errors.filter((e) => e.instancePath === '/url' && (e.keyword === 'pattern' || e.keyword === 'not'));
     const url = (data as { url?: unknown } | null)?.url;
     if (urlErrors.length === 0 || typeof url !== 'string') {
       wrapped.errors = errors;

@@ -1,0 +1,85 @@
+/**
+ * What the client-generator tests share (openapi-generator, consumer-matrix): a command
+ * runner that reports the output of a failure, and the service as `npm start` runs it
+ * (scripts/start.ts) on the in-memory engine with one dense month of the demo tenants, its
+ * served document saved to a work directory the test removes.
+ */
+import type { Test } from 'tap';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Db } from 'mongodb';
+import { startEmbeddedMongo } from '../../lib/db/embedded.ts';
+import { connectMongo } from '../../lib/db/client.ts';
+import { ensureIndexes } from '../../lib/db/indexes.ts';
+import { loadDemoData, DEMO_TENANTS } from '../../scripts/demo/load.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
+import { startService, ROOT } from './service.ts';
+
+const exec = promisify(execFile);
+
+export interface RunOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  timeout?: number;
+}
+
+/** Runs a command; a failure reports its output. */
+export async function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<string> {
+  try {
+    const { stdout, stderr } = await exec(cmd, args, { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, timeout: opts.timeout ?? 180_000, maxBuffer: 64 * 1024 * 1024 });
+    return `${stdout}${stderr}`;
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`.slice(0, 8000));
+  }
+}
+
+/** The last line a setup script prints (`--print-bin`, `--print-jar`): the tool's path. */
+export async function toolPath(script: string, flag: string, timeout = 300_000): Promise<string> {
+  return (await run(process.execPath, [path.join('scripts', script), flag], { timeout })).trim().split('\n').pop()!;
+}
+
+export interface DemoService<T> {
+  base: string;
+  /** The first demo tenant's key. */
+  key: string;
+  /** One of that tenant's financial documents. */
+  docId: string;
+  /** Whatever `prepare` read from the database before the service started. */
+  prepared: T;
+  /** A temporary directory, removed at teardown. */
+  work: string;
+  /** The document the service serves at /docs/json, saved in `work`. */
+  specFile: string;
+}
+
+/** The period the calls ask for: the months the demo data covers most densely. */
+export const PERIOD = { startDate: '2026-01-01', endDate: '2026-12-31' };
+
+export async function startDemoService<T>(t: Test, dbName: string, prepare: (db: Db, tenant: string) => Promise<T>): Promise<DemoService<T>> {
+  const engine = await startEmbeddedMongo({});
+  t.teardown(() => engine.stop());
+  const tenant = DEMO_TENANTS[0]!.rfc;
+  const { client, db } = await connectMongo(engine.uri, dbName);
+  let docId: string;
+  let prepared: T;
+  try {
+    await ensureIndexes(db);
+    // One dense month: some legs are still on the road (offloaded volumes null) when the data ends.
+    await loadDemoData(db, { invoices: 300, trips: 300, months: 1 });
+    docId = String((await financialDocs(db).findOne({ company: tenant }, { projection: { _id: 1 } }))?._id);
+    prepared = await prepare(db, tenant);
+  } finally {
+    await client.close();
+  }
+  const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' } });
+  t.teardown(() => service.stop());
+  const work = await mkdtemp(path.join(os.tmpdir(), `${dbName}-`));
+  t.teardown(() => rm(work, { recursive: true, force: true }));
+  const specFile = path.join(work, 'openapi.json');
+  await writeFile(specFile, await (await fetch(`${service.base}/docs/json`)).text());
+  return { base: service.base, key: DEMO_TENANTS[0]!.apiKey, docId, prepared, work, specFile };
+}
