@@ -3,6 +3,7 @@
 // test/contract-schemathesis.test.ts before it runs:
 //
 //   .venv/ (gitignored)  a Python virtual environment with schemathesis==SCHEMATHESIS_VERSION
+//                        and the MCP Python SDK, mcp==MCP_PYTHON_VERSION
 //
 // Fast when up to date: one stat of .venv/.schemathesis-<version> (written after a
 // successful install) and of .venv/bin/st. Otherwise `python3 -m venv .venv` (reused when
@@ -19,6 +20,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
+/** The official MCP Python SDK, for test/mcp-python-sdk.test.ts (its client validates structured results against outputSchema). */
+export const MCP_PYTHON_VERSION = '2.3.0';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const venv = path.join(root, '.venv');
@@ -26,7 +29,7 @@ const isWindows = process.platform === 'win32';
 const bin = path.join(venv, isWindows ? 'Scripts' : 'bin');
 const st = path.join(bin, isWindows ? 'st.exe' : 'st');
 const pip = path.join(bin, isWindows ? 'pip.exe' : 'pip');
-const stamp = path.join(venv, `.schemathesis-${SCHEMATHESIS_VERSION}`);
+const stamp = path.join(venv, `.schemathesis-${SCHEMATHESIS_VERSION}+mcp-${MCP_PYTHON_VERSION}`);
 const lockDir = path.join(venv, '.setup.lock');
 
 const args = new Set(process.argv.slice(2));
@@ -101,8 +104,8 @@ async function install() {
         return false;
       }
     }
-    say(`installing schemathesis==${SCHEMATHESIS_VERSION} into .venv`);
-    const res = await run(pip, ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+    say(`installing schemathesis==${SCHEMATHESIS_VERSION} and mcp==${MCP_PYTHON_VERSION} into .venv`);
+    const res = await run(pip, ['install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`, `mcp==${MCP_PYTHON_VERSION}`]);
     if (res.code !== 0 || !existsSync(st)) {
       say(`pip install failed (exit code ${res.code}):\n${res.output.trim()}`);
       return false;
@@ -110,7 +113,7 @@ async function install() {
     // Stamps of other versions go: the stamp names what is installed.
     for (const f of readdirSync(venv)) if (f.startsWith('.schemathesis-')) rmSync(path.join(venv, f), { force: true });
     writeFileSync(stamp, `${new Date().toISOString()}\n`);
-    say(`schemathesis ${SCHEMATHESIS_VERSION} installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    say(`schemathesis ${SCHEMATHESIS_VERSION} and mcp ${MCP_PYTHON_VERSION} installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return true;
   });
 }
