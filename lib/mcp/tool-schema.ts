@@ -80,14 +80,17 @@ function withNull(schema: JsonObject): JsonObject {
   return { ...(description !== undefined ? { description } : {}), anyOf: [rest, { type: 'null' }] };
 }
 
-/** Keywords that only narrow values, dropped from output schemas (results come from the service: the shape is what an agent reads). */
+/**
+ * Keywords dropped from result shapes: what narrows values (results come from
+ * the service; the shape is what an agent reads), what requires or forbids a
+ * property (a tool error's `{error}` must fit too), and prose.
+ */
 const NARROWING = new Set(['additionalProperties', 'required', 'enum', 'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'description', 'default']);
 
 /**
- * A result schema at most `levels` levels of properties deep: below, a value
- * keeps only its type. A cut object loses `required` and
- * `additionalProperties: false` with its properties, so whatever the full
- * schema accepts, the cut one accepts.
+ * A result schema's shape, at most `levels` levels of properties (and array
+ * items) deep: below, a value keeps only its type. Nothing is required and no
+ * object is closed, so whatever the full schema accepts, the shape accepts.
  */
 export function shapeSchema(node: Json, levels: number): Json {
   if (!isObject(node)) return node;

@@ -116,7 +116,8 @@ export function toolOutputSchema(op: OperationSchemas): ToolDefinition['outputSc
   const isObjectSchema = (s: Json) => typeof s === 'object' && s !== null && !Array.isArray(s) && s.type === 'object';
   const carried = branches.every(isObjectSchema) ? full : { type: 'object', required: ['result'], properties: { result: full }, additionalProperties: false };
   const shape = shapeWithin(carried, OUTPUT_SCHEMA_BUDGET) as JsonSchema;
-  if (JSON.stringify(shape).includes('"error":')) throw new Error(`${op.operationId}: its result declares an \`error\` property, which a tool error's structuredContent would have to match`);
+  const declared = [shape, ...(Array.isArray(shape.anyOf) ? shape.anyOf : [])].some((s) => typeof s === 'object' && s !== null && !Array.isArray(s) && typeof s.properties === 'object' && s.properties !== null && 'error' in s.properties);
+  if (declared) throw new Error(`${op.operationId}: its result declares an \`error\` property, which a tool error's structuredContent would have to match`);
   return { ...shape, type: 'object' };
 }
 
