@@ -4,10 +4,12 @@
  * particular operation.
  *
  * Tool input schema: one object whose top-level properties are the
- * operation's path, query and header parameters, under their spec names as the
- * spec spells them (`Idempotency-Key`) and with their spec schemas, verbatim;
- * the JSON request body, if the operation has one, goes under `body` (required
- * when the body is). Unknown properties are refused (`additionalProperties:
+ * operation's path, query and header parameters (a deprecated one excepted),
+ * under their spec names as the spec spells them (`Idempotency-Key`) and with
+ * their spec schemas as tool-schema.ts compacts them for the catalogue; the
+ * JSON request body, if the operation has one, goes under `body` (required
+ * when the body is). The output schema is the success JSON's shape, by the
+ * same converter. Unknown properties are refused (`additionalProperties:
  * false`), and a call with one is a tool error naming it, as REST refuses
  * unknown query parameters; header parameters are matched without regard to
  * case, as HTTP matches headers.
@@ -162,7 +164,7 @@ export function buildToolTable(spec: Json): ToolDefinition[] {
       // the destructive and idempotent hints mean nothing for a read-only tool.
       annotations: readOnly
         ? { readOnlyHint: true, openWorldHint: false }
-        : { destructiveHint: op.method === 'DELETE', idempotentHint: op.method === 'PUT' || op.method === 'DELETE', openWorldHint: false },
+        : { destructiveHint: op.method === 'DELETE', ...(op.method === 'PUT' || op.method === 'DELETE' ? { idempotentHint: true } : {}), openWorldHint: false },
       operation: op,
       locations,
     });
@@ -170,7 +172,7 @@ export function buildToolTable(spec: Json): ToolDefinition[] {
   return tools;
 }
 
-/** The MCP `tools/list` entry of a tool. */
+/** The MCP `tools/list` entry of a tool (no `title`: the description's first words say it, and the catalogue is a budget). */
 export const toolListing = (tool: ToolDefinition): Tool => ({
   name: tool.name,
   description: tool.description,
