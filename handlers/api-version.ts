@@ -23,3 +23,19 @@ export function apiVersion(request: FastifyRequest, reply: FastifyReply): '1' | 
   if (version === '1') reply.headers(v1DeprecationHeaders()).type(`${V1_MEDIA_TYPE}; charset=utf-8`);
   return version;
 }
+
+/**
+ * A version 2 list page: the detail level stated at the top too, the discriminator of the
+ * page schemas. Distributes over the page union, so each detail keeps its own data type.
+ */
+export type WithDetail<P> = P extends { meta: { detail: infer D } } ? P & { detail: D } : never;
+
+export function withDetail<P extends { meta: { detail: string } }>(page: P): WithDetail<P> {
+  return { detail: page.meta.detail, ...page } as WithDetail<P>;
+}
+
+/** A version 1 answer: the bare array of stored records, from the page asked for with `detail: 'full'`. */
+export function v1Data<P extends { meta: { detail: string }; data: unknown }>(page: P): Extract<P, { meta: { detail: 'full' } }>['data'] {
+  if (page.meta.detail !== 'full') throw new Error('version 1 answers the stored records (detail=full)');
+  return page.data as Extract<P, { meta: { detail: 'full' } }>['data'];
+}

@@ -1,5 +1,5 @@
 import type { HandlerDeps, HandlerMap } from './types.ts';
-import { apiVersion } from './api-version.ts';
+import { apiVersion, v1Data, withDetail } from './api-version.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { listFinancialDocs } from '../lib/finance/list-financial-docs.ts';
 import { getFinancialDoc } from '../lib/finance/get-financial-doc.ts';
@@ -8,11 +8,9 @@ import { recordCancellationStatus } from '../lib/finance/record-cancellation-sta
 export function financialDocsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listFinancialDocs' | 'getFinancialDoc' | 'recordCancellationStatus'> {
   return {
     async listFinancialDocs(request, reply) {
-      // Version 1 is the earlier bare array of stored documents.
-      const legacy = apiVersion(request, reply) === '1';
-      const page = await listFinancialDocs(deps, tenantOf(request), { ...request.query, detail: legacy ? 'full' : request.query.detail });
-      // Version 2 states the detail level at the top too: it is the discriminator of the page schemas.
-      return legacy ? page.data : { detail: page.meta.detail, ...page };
+      // Version 1 is the earlier bare array of stored records; version 2 states the detail level at the top too.
+      if (apiVersion(request, reply) === '1') return v1Data(await listFinancialDocs(deps, tenantOf(request), { ...request.query, detail: 'full' }));
+      return withDetail(await listFinancialDocs(deps, tenantOf(request), request.query));
     },
     async getFinancialDoc(request) {
       return getFinancialDoc(deps, tenantOf(request), { id: request.params.id, detail: request.query.detail });

@@ -1,5 +1,5 @@
 import type { HandlerDeps, HandlerMap } from './types.ts';
-import { apiVersion } from './api-version.ts';
+import { apiVersion, v1Data, withDetail } from './api-version.ts';
 import { runUntilStopped } from './long-running.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { listShipments } from '../lib/trips/list-shipments.ts';
@@ -11,10 +11,9 @@ import { DeliveriesAborted } from '../lib/trips/record-deliveries.ts';
 export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShipments' | 'getShipment' | 'recordLegDelivery' | 'importDeliveries'> {
   return {
     async listShipments(request, reply) {
-      const legacy = apiVersion(request, reply) === '1';
-      const page = await listShipments(deps, tenantOf(request), { ...request.query, detail: legacy ? 'full' : request.query.detail });
-      // Version 2 states the detail level at the top too: it is the discriminator of the page schemas.
-      return legacy ? page.data : { detail: page.meta.detail, ...page };
+      // Version 1 is the earlier bare array of stored records; version 2 states the detail level at the top too.
+      if (apiVersion(request, reply) === '1') return v1Data(await listShipments(deps, tenantOf(request), { ...request.query, detail: 'full' }));
+      return withDetail(await listShipments(deps, tenantOf(request), request.query));
     },
     async getShipment(request) {
       return getShipment(deps, tenantOf(request), { id: request.params.id, detail: request.query.detail });

@@ -25,7 +25,19 @@ export type OperationRequest<K extends OperationId> = FastifyRequest<{
   Body: Body<K>;
 }>;
 
-export type OperationHandler<K extends OperationId> = (request: OperationRequest<K>, reply: FastifyReply) => Promise<unknown>;
+type Responses<K extends OperationId> = operations[K]['responses'];
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 203 | 204 | 206>;
+/** Every body a response can carry: its JSON media types (`application/json`, `application/vnd.…+json`). */
+type JsonBodies<R> = R extends { content: infer C } ? { [M in keyof C]: M extends `${string}json` ? C[M] : never }[keyof C] : never;
+
+/**
+ * What an operation answers on success: the union of its 2xx JSON bodies as the spec declares
+ * them (as hey-api's Fastify route types do), so an answer that does not follow the spec fails
+ * `npm run typecheck`. `FastifyReply` is the reply itself, returned once it has been sent.
+ */
+export type OperationReply<K extends OperationId> = { [S in SuccessStatus<K>]: JsonBodies<Responses<K>[S]> }[SuccessStatus<K>];
+
+export type OperationHandler<K extends OperationId> = (request: OperationRequest<K>, reply: FastifyReply) => Promise<OperationReply<K> | FastifyReply>;
 
 export type HandlerMap = { [K in OperationId]: OperationHandler<K> };
 

@@ -15,12 +15,12 @@ import { parseArgs } from 'node:util';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { buildApp } from '../lib/app.ts';
+import { buildApp } from '../handlers/app.ts';
 import { loadConfig } from '../lib/config.ts';
 import { storeApiKey } from '../lib/auth/api-keys.ts';
 import { trips } from '../lib/db/collections.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
-import { DEMO_TENANTS } from '../lib/demo/load.ts';
+import { DEMO_TENANTS } from './demo/load.ts';
 
 const { values } = parseArgs({ options: { trips: { type: 'string', default: '10000' }, json: { type: 'boolean', default: false } } });
 const n = Number(values.trips);

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { corpusZip } from './cfdi-corpus.ts';
-import { DEMO_TENANTS } from '../lib/demo/load.ts';
+import { DEMO_TENANTS } from './demo/load.ts';
 
 const { values } = parseArgs({ options: { files: { type: 'string', default: '10000' }, 'data-dir': { type: 'string' }, json: { type: 'boolean', default: false } } });
 const files = Number(values.files);

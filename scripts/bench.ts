@@ -4,7 +4,7 @@
  *
  * Starts the embedded engine as `npm start` does (on-disk store, default heap;
  * `--memory`: the in-memory backend), loads ONE demo tenant (TGO) with N
- * invoices and N trips through the demo generator (lib/demo) unless the store
+ * invoices and N trips through the demo generator (scripts/demo) unless the store
  * in --data-dir already holds that tenant (then it is reused, e.g. a store
  * made by `npm run seed`, and the restart is timed), builds the app
  * exactly as production does and times every read operation through
@@ -23,16 +23,16 @@ import { parseArgs } from 'node:util';
 import { readFileSync, readdirSync } from 'node:fs';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { prepareDatabase } from '../lib/db/prepare-database.ts';
+import { prepareDatabase } from '../lib/prepare-database.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { storeApiKey } from '../lib/auth/api-keys.ts';
-import { buildApp } from '../lib/app.ts';
+import { buildApp } from '../handlers/app.ts';
 import { loadConfig } from '../lib/config.ts';
-import { generateTenant } from '../lib/demo/generate.ts';
-import { DEFAULT_DEMO_SEED, DEMO_TENANTS, insertTenantData } from '../lib/demo/load.ts';
+import { generateTenant } from './demo/generate.ts';
+import { DEFAULT_DEMO_SEED, DEMO_TENANTS, insertTenantData } from './demo/load.ts';
 import { percentile } from '../lib/analytics/stats.ts';
 import { progressReporter } from './progress.ts';
 import { formatCompare, runCompare } from './bench-compare.ts';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
-import { prepareDatabase } from '../lib/db/prepare-database.ts';
+import { prepareDatabase } from '../lib/prepare-database.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
 import { importDocuments } from '../lib/imports/import-documents.ts';
 import type { ImportInput } from '../lib/imports/import-sources.ts';

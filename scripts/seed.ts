@@ -12,7 +12,7 @@ import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
-import { DEFAULT_DEMO_SEED, DEMO_TENANTS, loadDemoData } from '../lib/demo/load.ts';
+import { DEFAULT_DEMO_SEED, DEMO_TENANTS, loadDemoData } from './demo/load.ts';
 import { progressReporter } from './progress.ts';
 
 const USAGE = `usage: npm run seed -- [--invoices N] [--trips N] [--seed S] [--drop]

@@ -24,8 +24,8 @@ import autocannon from 'autocannon';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
-import { buildApp } from '../lib/app.ts';
+import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
+import { buildApp } from '../handlers/app.ts';
 import { loadConfig } from '../lib/config.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 

@@ -13,9 +13,9 @@
 import './v8-heap.ts'; // first: GC tuning from the first collection on
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from '../lib/db/open.ts';
-import { prepareDatabase } from '../lib/db/prepare-database.ts';
-import { buildApp } from '../lib/app.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { prepareDatabase } from '../lib/prepare-database.ts';
+import { buildApp } from '../handlers/app.ts';
+import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
 import { financialDocs, apiKeys } from '../lib/db/collections.ts';
 import { progressReporter } from './progress.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { startHarness, assertConforms, KEY_A } from './helpers/harness.ts';
 import { seedTwoTenants } from './helpers/mcp.ts';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 
 const h = await startHarness(t);
 await seedTwoTenants(h.db);

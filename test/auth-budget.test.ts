@@ -10,7 +10,7 @@ import t from 'tap';
 import type { CommandStartedEvent } from 'mongodb';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { buildApp } from '../lib/app.ts';
+import { buildApp } from '../handlers/app.ts';
 import { loadConfig } from '../lib/config.ts';
 import { storeApiKey } from '../lib/auth/api-keys.ts';
 import { errorProblem } from './helpers/error-reason.ts';

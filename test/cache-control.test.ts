@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { startHarness, KEY_A } from './helpers/harness.ts';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 
 const h = await startHarness(t);
 const get = (url: string, headers: Record<string, string> = {}) => h.app.inject({ method: 'GET', url, headers });

@@ -19,7 +19,7 @@ import type { Db } from 'mongodb';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { listen, openSseStream, seedTwoTenants } from './helpers/mcp.ts';
-import { buildApp, loadSpec } from '../lib/app.ts';
+import { buildApp, loadSpec } from '../handlers/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { registeredRoutes } from '../lib/http/hardening.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';

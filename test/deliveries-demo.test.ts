@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { startHarness, assertConforms } from './helpers/harness.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 
 type Json = Record<string, any>;
 const h = await startHarness(t, { build: { now: () => new Date('2026-11-20T12:00:00-06:00') } });

@@ -1,9 +1,9 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { generateTenant, DEFAULT_END_DATE, DOC_STATUS, type GenerateTenantOptions } from '../lib/demo/generate.ts';
-import { Rng, WeightedTable, mix32 } from '../lib/demo/random.ts';
-import { CLIENTS, CITIES, PUBLIC_RFC, rfcCheckDigit, roadDistanceKm } from '../lib/demo/catalog.ts';
-import { batched, DEFAULT_DEMO_SEED, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { generateTenant, DEFAULT_END_DATE, DOC_STATUS, type GenerateTenantOptions } from '../scripts/demo/generate.ts';
+import { Rng, WeightedTable, mix32 } from '../scripts/demo/random.ts';
+import { CLIENTS, CITIES, PUBLIC_RFC, rfcCheckDigit, roadDistanceKm } from '../scripts/demo/catalog.ts';
+import { batched, DEFAULT_DEMO_SEED, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
 import { fromCents, toCents } from '../lib/money/cents.ts';
@@ -111,7 +111,7 @@ t.test('determinism: same seed ⇒ identical output, different seed differs', as
 
 t.test('golden output: a small generation hashes as it always has', async (t) => {
   // Pins the generator's output byte for byte (ids, amounts, dates, key order): a refactor of
-  // lib/demo must keep it; a deliberate change of the data updates the hash here and says why.
+  // scripts/demo must keep it; a deliberate change of the data updates the hash here and says why.
   // Covers both demo profiles, ghosts (more documents than trips) and thinning (fewer).
   // Issue 20: cancellation records state where they stand (status, requestedAt, source; pending and
   // rejected requests drawn from their own sub-stream), so every other draw is as before. Issue 21:

@@ -11,7 +11,7 @@ import type { Db, Document } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 
 // Several engine starts and loads: allow for a loaded CI machine.
 t.setTimeout(600_000);

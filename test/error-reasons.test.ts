@@ -8,7 +8,7 @@ import { startHarness, assertConforms, KEY_A, TENANT_A } from './helpers/harness
 import { connect, listen } from './helpers/mcp.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import { ERROR_REASONS } from '../lib/http/api-error.ts';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { errorProblem, REASON_STATUSES } from './helpers/error-reason.ts';
 
 const h = await startHarness(t);

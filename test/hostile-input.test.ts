@@ -20,7 +20,7 @@ import t, { type Test } from 'tap';
 import fc from 'fast-check';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, freight, payment, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './fixtures/documents.ts';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { buildToolTable, dispatchTool, isToolOperation } from '../lib/mcp/tools-from-spec.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';

@@ -7,7 +7,7 @@ import { gunzipSync, brotliDecompressSync } from 'node:zlib';
 import { request } from 'node:http';
 import { startHarness, KEY_A } from './helpers/harness.ts';
 import { listen, seedTwoTenants } from './helpers/mcp.ts';
-import { buildApp, loadSpec } from '../lib/app.ts';
+import { buildApp, loadSpec } from '../handlers/app.ts';
 import { testConfig } from './helpers/harness.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { loadConfig } from '../lib/config.ts';

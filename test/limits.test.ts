@@ -15,7 +15,7 @@ import http from 'node:http';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { startService } from './helpers/service.ts';
 import { startMongoProxy } from './helpers/mongo-proxy.ts';

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { startHarness } from './helpers/harness.ts';
 import { listen } from './helpers/mcp.ts';
-import { loadDemoData } from '../lib/demo/load.ts';
+import { loadDemoData } from '../scripts/demo/load.ts';
 
 t.setTimeout(180_000);
 const run = promisify(execFile);

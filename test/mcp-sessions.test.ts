@@ -14,7 +14,7 @@ import http from 'node:http';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { errorOf, listen, openSseStream, seedTwoTenants } from './helpers/mcp.ts';
-import { buildApp } from '../lib/app.ts';
+import { buildApp } from '../handlers/app.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { connect, errorOf, listen, seedTwoTenants } from './helpers/mcp.ts';
-import { buildApp } from '../lib/app.ts';
+import { buildApp } from '../handlers/app.ts';
 import { DOMAIN_NOTES_URI, OPENAPI_URI } from '../lib/mcp/resources.ts';
 
 const h = await startHarness(t);

@@ -10,7 +10,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { connect, errorOf, listen, seedTwoTenants } from './helpers/mcp.ts';
 import { ERROR_REASONS } from '../lib/http/api-error.ts';
-import { buildApp, loadSpec } from '../lib/app.ts';
+import { buildApp, loadSpec } from '../handlers/app.ts';
 import { DOMAIN_NOTES_URI, OPENAPI_URI } from '../lib/mcp/resources.ts';
 
 const h = await startHarness(t);

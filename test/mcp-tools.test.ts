@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { connect, exampleArguments, listen, restCall, seedTwoTenants, type Transport } from './helpers/mcp.ts';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { MCP_OPERATION_IDS } from '../lib/mcp/operation-ids.ts';
 import { buildToolTable } from '../lib/mcp/tools-from-spec.ts';

@@ -10,7 +10,7 @@ import t from 'tap';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
 import { webhookDeliveries } from '../lib/db/webhooks-repo.ts';
 import { startService, spawnScript } from './helpers/service.ts';

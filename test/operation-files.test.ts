@@ -9,7 +9,7 @@ import t from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { MCP_OPERATION_IDS } from '../lib/mcp/operation-ids.ts';
 
@@ -22,6 +22,8 @@ const handlerSources = readdirSync(join(root, 'handlers'))
   .join('\n');
 
 const operations = listOperations(loadSpec());
+/** Spec tags whose lib/ area has another name (docs/architecture.md, "Folders and tags"); every other tag is its area's name. */
+const AREA_OF_TAG: Readonly<Record<string, string>> = { financial: 'finance', shipments: 'trips' };
 const mcpIds: readonly string[] = MCP_OPERATION_IDS;
 
 t.test('kebab case of an operationId', async (t) => {
@@ -41,6 +43,8 @@ for (const op of operations.filter((o) => !mcpIds.includes(o.operationId))) {
     if (!file) return;
     const mod = (await import(pathToFileURL(join(root, file)).href)) as Record<string, unknown>;
     t.type(mod[op.operationId], 'function', `${file} exports ${op.operationId}()`);
+    const tag = op.tags[0] ?? '';
+    t.equal(file.split('/')[1], AREA_OF_TAG[tag] ?? tag, `${file} is in the area of its tag (${tag})`);
     t.ok(handlerSources.includes(`'../${file}'`), `a handler imports ${file}`);
   });
 }

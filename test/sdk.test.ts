@@ -10,7 +10,7 @@ import { createFreightClient, type FreightClient } from '../generated/sdk.ts';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { startService } from './helpers/service.ts';
 

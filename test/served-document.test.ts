@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { startHarness } from './helpers/harness.ts';
-import { buildApp, loadSpec } from '../lib/app.ts';
+import { buildApp, loadSpec } from '../handlers/app.ts';
 import { testConfig } from './helpers/harness.ts';
 
 const h = await startHarness(t);

@@ -18,7 +18,7 @@ import { chromium, type Page } from 'playwright-core';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { startService, ROOT } from './helpers/service.ts';
 
 t.setTimeout(240_000);

@@ -21,7 +21,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { connect, listen } from './helpers/mcp.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, freight, shortage, demurrage, payment, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
-import { loadSpec } from '../lib/app.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { isToolOperation } from '../lib/mcp/tools-from-spec.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './helpers/service.ts';
 import { startReceiver } from './helpers/receiver.ts';
-import { DEMO_TENANTS } from '../lib/demo/load.ts';
+import { DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { KEY_FILE } from '../lib/webhooks/encryption-key.ts';
 
 type Json = Record<string, any>;

@@ -9,15 +9,10 @@
  */
 import { readExtraData, type StoredExtraData } from './extra-data.ts';
 import { createHash } from 'node:crypto';
-import type { Filter, ObjectId } from 'mongodb';
-import { oneTimeJobDocument, type AgendaJobDocument } from '../jobs/agenda-job.ts';
+import type { ObjectId } from 'mongodb';
+import { oneTimeJobDocument, type AgendaJobDocument } from '../db/agenda-job.ts';
+import { ALERT_JOB_NAME } from '../db/alert-jobs-repo.ts';
 import type { AlertRuleId } from './rules.ts';
-
-/** The one Agenda job definition of the alerts worker. */
-export const ALERT_JOB_NAME = 'alert:evaluate';
-
-/** Failed attempts kept on a job (oldest dropped first). */
-export const MAX_RECORDED_FAILURES = 10;
 
 export interface JobFailure {
   at: Date;
@@ -81,25 +76,6 @@ export function alertJobState(doc: Pick<AlertJobDocument, 'lockedAt' | 'nextRunA
   if (doc.lockedAt) return 'running';
   if (doc.nextRunAt) return hasFailed(doc) ? 'retrying' : 'scheduled';
   return hasFailed(doc) ? 'failed' : 'completed';
-}
-
-/** The same states as query conditions (no $expr: the embedded engine needs plain filters). */
-export function alertJobStateFilter(state: JobState): Filter<AlertJobDocument> {
-  const unlocked = { lockedAt: null };
-  const failedOnce = { failCount: { $gt: 0 } };
-  const neverFailed = { $or: [{ failCount: null }, { failCount: 0 }] };
-  switch (state) {
-    case 'running':
-      return { lockedAt: { $ne: null } };
-    case 'scheduled':
-      return { $and: [unlocked, { nextRunAt: { $ne: null } }, neverFailed] };
-    case 'retrying':
-      return { $and: [unlocked, { nextRunAt: { $ne: null } }, failedOnce] };
-    case 'completed':
-      return { $and: [unlocked, { nextRunAt: null }, neverFailed] };
-    case 'failed':
-      return { $and: [unlocked, { nextRunAt: null }, failedOnce] };
-  }
 }
 
 /** API shape (AlertJob in the spec). */

@@ -13,8 +13,8 @@
  * - `app.alertWorker` is the worker, or null when off.
  */
 import type { FastifyInstance } from 'fastify';
-import type { HandlerDeps } from '../../handlers/types.ts';
-import type { AppConfig } from '../config.ts';
+import fp from 'fastify-plugin';
+import type { Db } from 'mongodb';
 import { alertWorkerSettingsFromEnv, createAlertWorker, type AlertWorker, type AlertWorkerOptions, type AlertWorkerSettings } from './worker.ts';
 
 declare module 'fastify' {
@@ -25,7 +25,7 @@ declare module 'fastify' {
 }
 
 export interface AlertsPluginOptions {
-  /** Run the worker in this process (default: config.worker, env ALERT_WORKER). */
+  /** Run the worker in this process (default: the service's setting, env ALERT_WORKER). */
   worker?: boolean;
   settings?: Partial<AlertWorkerSettings>;
   /** Environment the settings are read from (default process.env). */
@@ -35,13 +35,19 @@ export interface AlertsPluginOptions {
   hooks?: AlertWorkerOptions['hooks'];
 }
 
-export function alertsPlugin(options: AlertsPluginOptions = {}): (app: FastifyInstance, deps: HandlerDeps) => Promise<void> {
-  return async function registerAlerts(app, deps) {
-    // buildApp passes the whole AppConfig; HandlerDeps only types the part handlers use.
-    const enabled = options.worker ?? (deps.config as Partial<Pick<AppConfig, 'worker'>>).worker ?? true;
-    const worker = enabled
+/** What the worker takes from the service, passed in by the composition root (handlers/app.ts). */
+export interface AlertsPluginDeps {
+  db: Db;
+  /** The service's setting (ALERT_WORKER), when the options do not say. */
+  worker: boolean;
+}
+
+/** The worker as a Fastify plugin, not encapsulated (fastify-plugin): `app.alertWorker` and its hooks are the app's. */
+export const alertsWorkerPlugin = fp<AlertsPluginOptions & AlertsPluginDeps>(
+  async function alertsWorker(app, options) {
+    const worker = options.worker
       ? createAlertWorker({
-          db: deps.db,
+          db: options.db,
           ...alertWorkerSettingsFromEnv(options.env ?? process.env),
           ...options.settings,
           name: options.name,
@@ -58,5 +64,13 @@ export function alertsPlugin(options: AlertsPluginOptions = {}): (app: FastifyIn
     app.addHook('onClose', async () => {
       await worker.stop();
     });
+  },
+  { name: 'alerts-worker', fastify: '5.x' },
+);
+
+/** Registers the worker plugin with the service's dependencies (what `buildApp({ plugins })` takes). */
+export function alertsPlugin(options: AlertsPluginOptions = {}): (app: FastifyInstance, deps: AlertsPluginDeps) => Promise<void> {
+  return async (app, deps) => {
+    await app.register(alertsWorkerPlugin, { ...options, db: deps.db, worker: options.worker ?? deps.worker });
   };
 }

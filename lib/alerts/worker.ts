@@ -22,11 +22,11 @@ import { ObjectId, type Db } from 'mongodb';
 import { exponential, type Agenda, type Job } from 'agenda';
 import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
 import { COLLECTIONS } from '../db/collections.ts';
-import { ensureAlertIndexes, findAlertRecord, insertAlertRecord, recordAlertJobFailure, releaseIdleLocks } from '../db/alert-jobs-repo.ts';
-import { ALERT_JOB_NAME, type AlertJobData } from './jobs.ts';
+import { ALERT_JOB_NAME, ensureAlertIndexes, findAlertRecord, insertAlertRecord, recordAlertJobFailure, releaseIdleLocks } from '../db/alert-jobs-repo.ts';
+import type { AlertJobData } from './jobs.ts';
 import { evaluateAlertRule } from './evaluate.ts';
 import { alertRecordDocument } from './records.ts';
-import { enqueueAlertEvent } from '../webhooks/events.ts';
+import { enqueueAlertEvent } from './alert-events.ts';
 
 export type AlertLogger = JobLogger;
 

@@ -2,18 +2,12 @@
  * Pieces every audit response carries so a number can be traced back: the
  * period as resolved, and small helpers for lists capped by `limit`.
  */
+import type { components } from '../../generated/api.d.ts';
 import type { AnalyticsPeriod } from '../shared/period.ts';
 import { mxDateString } from '../time/mexico-city.ts';
 
-export interface PeriodOut {
-  startDate: string;
-  endDate: string;
-  days: number;
-  requestedEndDate: string | null;
-  timeZone: string;
-  defaulted: boolean;
-  maxDays: number;
-}
+/** The period as the spec states it (`AnalyticsPeriod`): a spec change the code does not follow fails type-checking. */
+export type PeriodOut = components['schemas']['AnalyticsPeriod'];
 
 export const periodOut = (p: AnalyticsPeriod): PeriodOut => ({
   startDate: p.startDate,
@@ -25,12 +19,8 @@ export const periodOut = (p: AnalyticsPeriod): PeriodOut => ({
   maxDays: p.maxDays,
 });
 
-export interface AsOfOut {
-  /** Instant (ISO 8601) balances and ages are judged at. */
-  instant: string;
-  /** Its Mexico City day. */
-  date: string;
-}
+/** Instant (ISO 8601) balances and ages are judged at, and its Mexico City day (spec: `AsOf`). */
+export type AsOfOut = components['schemas']['AsOf'];
 
 export const asOfOut = (ms: number): AsOfOut => ({ instant: new Date(ms).toISOString(), date: mxDateString(ms) });
 

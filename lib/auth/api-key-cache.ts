@@ -1,6 +1,7 @@
-import type { Db } from 'mongodb';
+import { LRUCache } from 'lru-cache';
 import type { ApiScope } from './api-key-record.ts';
 import { ExpiringSet } from '../shared/expiring-set.ts';
+import { perDb } from '../db/per-db.ts';
 
 /** What a valid key resolves to. */
 export interface ResolvedKey {
@@ -21,8 +22,8 @@ const MAX_ENTRIES = 10_000;
  *
  * - valid keys for `ttlMs` (API_KEY_CACHE_TTL_MS);
  * - unknown or revoked keys for the shorter `negativeTtlMs` (API_KEY_NEGATIVE_CACHE_TTL_MS), so
- *   the same wrong key sent again and again costs no database read. Both maps are bounded
- *   (beyond MAX_ENTRIES the oldest entries go first): a flood of distinct unknown keys cannot
+ *   the same wrong key sent again and again costs no database read. Both are bounded lru-caches
+ *   (beyond MAX_ENTRIES the least recently used go first): a flood of distinct unknown keys cannot
  *   grow memory, and it is stopped earlier anyway by the per-address budget for requests
  *   without a valid key (lib/http/rate-limit.ts). A key stored through this process
  *   (storeApiKey) is forgotten as unknown at once.
@@ -33,31 +34,24 @@ const MAX_ENTRIES = 10_000;
  * the TTL.
  */
 export class ApiKeyCache {
-  private readonly entries = new Map<string, { key: ResolvedKey; expiresAt: number }>();
+  private readonly entries: LRUCache<string, ResolvedKey>;
   private readonly unknown: ExpiringSet;
   private readonly revokedListeners = new Set<(keyId: string) => void>();
   public negativeTtlMs: number = DEFAULT_API_KEY_NEGATIVE_CACHE_TTL_MS;
 
-  constructor(public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS, private readonly now: () => number = Date.now) {
+  constructor(public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS, now: () => number = Date.now) {
+    this.entries = new LRUCache({ max: MAX_ENTRIES, perf: { now } });
     this.unknown = new ExpiringSet(MAX_ENTRIES, now);
   }
 
   get(hash: string): ResolvedKey | undefined {
-    const entry = this.entries.get(hash);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
-      this.entries.delete(hash);
-      return undefined;
-    }
-    return entry.key;
+    return this.entries.get(hash);
   }
 
   set(hash: string, key: ResolvedKey): void {
     this.unknown.delete(hash);
-    if (this.ttlMs <= 0) return;
-    this.entries.delete(hash);
-    this.entries.set(hash, { key, expiresAt: this.now() + this.ttlMs });
-    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    // The TTL as configured now (buildApp sets it after the cache exists); 0 caches nothing.
+    if (this.ttlMs > 0) this.entries.set(hash, key, { ttl: this.ttlMs });
   }
 
   /** Whether this hash was found unknown or revoked within the negative TTL. */
@@ -76,7 +70,8 @@ export class ApiKeyCache {
 
   /** Drops the key with this public id (a revocation in this process) and tells the listeners. */
   forgetKeyId(keyId: string): void {
-    for (const [hash, entry] of this.entries) if (entry.key.keyId === keyId) this.entries.delete(hash);
+    const revoked = [...this.entries.entries()].filter(([, key]) => key.keyId === keyId);
+    for (const [hash] of revoked) this.entries.delete(hash);
     for (const listener of this.revokedListeners) listener(keyId);
   }
 
@@ -92,14 +87,5 @@ export class ApiKeyCache {
   }
 }
 
-const caches = new WeakMap<Db, ApiKeyCache>();
-
 /** The cache of the keys stored in this database (one per Db handle, shared by the app, MCP and revocations). */
-export function apiKeyCache(db: Db): ApiKeyCache {
-  let cache = caches.get(db);
-  if (!cache) {
-    cache = new ApiKeyCache();
-    caches.set(db, cache);
-  }
-  return cache;
-}
+export const apiKeyCache = perDb(() => new ApiKeyCache());

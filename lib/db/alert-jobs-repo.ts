@@ -6,20 +6,38 @@ import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter } 
 import { COLLECTIONS } from './collections.ts';
 import { ensureIndexesOnce } from './indexes.ts';
 import { releaseIdleJobLocks } from './agenda-locks-repo.ts';
-import {
-  ALERT_JOB_NAME,
-  MAX_RECORDED_FAILURES,
-  alertJobStateFilter,
-  type AlertJobDocument,
-  type JobFailure,
-  type JobState,
-} from '../alerts/jobs.ts';
+import type { AlertJobDocument, JobFailure, JobState } from '../alerts/jobs.ts';
 import { findPage } from './find-page.ts';
 import { DUPLICATE_KEY, insertUnlessDuplicate } from './duplicate-key.ts';
 import type { AlertRecordDocument } from '../alerts/records.ts';
 
 export const alertJobs = (db: Db): Collection<AlertJobDocument> => db.collection<AlertJobDocument>(COLLECTIONS.alertJobs);
 export const alertRecords = (db: Db): Collection<AlertRecordDocument> => db.collection<AlertRecordDocument>(COLLECTIONS.alerts);
+
+/** The one Agenda job definition of the alerts worker. */
+export const ALERT_JOB_NAME = 'alert:evaluate';
+
+/** Failed attempts kept on a job (oldest dropped first). */
+export const MAX_RECORDED_FAILURES = 10;
+
+/** The job states of `alertJobState` (lib/alerts/jobs.ts) as query conditions (no $expr: the embedded engine needs plain filters). */
+export function alertJobStateFilter(state: JobState): Filter<AlertJobDocument> {
+  const unlocked = { lockedAt: null };
+  const failedOnce = { failCount: { $gt: 0 } };
+  const neverFailed = { $or: [{ failCount: null }, { failCount: 0 }] };
+  switch (state) {
+    case 'running':
+      return { lockedAt: { $ne: null } };
+    case 'scheduled':
+      return { $and: [unlocked, { nextRunAt: { $ne: null } }, neverFailed] };
+    case 'retrying':
+      return { $and: [unlocked, { nextRunAt: { $ne: null } }, failedOnce] };
+    case 'completed':
+      return { $and: [unlocked, { nextRunAt: null }, neverFailed] };
+    case 'failed':
+      return { $and: [unlocked, { nextRunAt: null }, failedOnce] };
+  }
+}
 
 /**
  * Creates the alert indexes once per Db handle (idempotent on the server).

@@ -6,7 +6,7 @@
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from './collections.ts';
 import type { ConceptKind } from '../model/financial-document.ts';
-import { FREIGHT_CODE_PREFIX, isFreightConcept } from '../tax/reconcile.ts';
+import { FREIGHT_CODE_PREFIX, isFreightConcept } from '../model/freight-concept.ts';
 import { centsExpr, invoiceCancelledExpr, mxMonthExpr } from './pipeline.ts';
 import { centsToMxnCents } from '../money/currency.ts';
 import type { ConceptTotals } from '../analytics/discounts.ts';

@@ -2,7 +2,7 @@
  * Writes the derived fields (lib/finance/derived-fields.ts) on financial documents stored
  * without them: written before the field existed, or by another writer. Every writer of this
  * service sets them, so this repairs the rest once; it runs when the service opens the
- * database (prepare-database.ts), before it listens.
+ * database (lib/prepare-database.ts), before it listens.
  *
  * Cheap when nothing is missing: per tenant one probe on each derived field's index
  * (`tenant_payment_status_date`, `tenant_cancellation_status_date`), whose order puts a
@@ -13,9 +13,11 @@
  */
 import type { AnyBulkWriteOperation, Db, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
-import { derivedFieldsOf } from '../finance/derived-fields.ts';
 import type { BalanceInput } from '../finance/balance.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
+
+/** The rule that computes the derived fields (lib/finance/derived-fields.ts `derivedFieldsOf`), passed in: repositories decide no domain rule. */
+export type DeriveFields = (doc: BalanceInput) => Pick<StoredFinancialDocument, 'derivedPaymentStatus' | 'derivedCancellationStatus'>;
 
 export interface BackfillTenantResult {
   tenant: string;
@@ -67,7 +69,7 @@ async function nextTenant(db: Db, after: string): Promise<{ tenant: string; miss
   return { tenant: head.company, missing: false };
 }
 
-async function repairTenant(db: Db, tenant: string, batchSize: number): Promise<BackfillTenantResult> {
+async function repairTenant(db: Db, tenant: string, derive: DeriveFields, batchSize: number): Promise<BackfillTenantResult> {
   const coll = financialDocs(db);
   const result: BackfillTenantResult = { tenant, repaired: 0, unreadable: 0 };
   let ops: AnyBulkWriteOperation<StoredFinancialDocument>[] = [];
@@ -83,9 +85,9 @@ async function repairTenant(db: Db, tenant: string, batchSize: number): Promise<
     { projection: { _id: 1, lastUpdate: 1, iTot: 1, payments: 1, canceled: 1, 'invoice.uuid': 1 }, batchSize },
   );
   for await (const doc of missing) {
-    let fields: ReturnType<typeof derivedFieldsOf>;
+    let fields: ReturnType<DeriveFields>;
     try {
-      fields = derivedFieldsOf(doc);
+      fields = derive(doc);
     } catch {
       result.unreadable += 1;
       continue;
@@ -104,12 +106,12 @@ async function repairTenant(db: Db, tenant: string, batchSize: number): Promise<
 }
 
 /** Repairs every tenant's documents that lack the derived fields; returns the tenants that had some. */
-export async function backfillDerivedFields(db: Db, opts: BackfillOptions = {}): Promise<BackfillTenantResult[]> {
+export async function backfillDerivedFields(db: Db, derive: DeriveFields, opts: BackfillOptions = {}): Promise<BackfillTenantResult[]> {
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
   const repaired: BackfillTenantResult[] = [];
   for (let next = await nextTenant(db, ''); next; next = await nextTenant(db, next.tenant)) {
     if (!next.missing) continue;
-    const result = await repairTenant(db, next.tenant, batchSize);
+    const result = await repairTenant(db, next.tenant, derive, batchSize);
     repaired.push(result);
     opts.onTenant?.(result);
   }

@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 import { financialDocs } from './collections.ts';
-import { findSortedPage, type PageQuery } from './find-page.ts';
-import type { KeysetSort } from './keyset.ts';
+import { findSortedPage } from './find-page.ts';
+import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { CancellationStatus, FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 

@@ -1,5 +1,5 @@
 import type { Collection, Document, Filter, Sort, WithId } from 'mongodb';
-import { afterKey, sortSpec, type KeysetSort } from './keyset.ts';
+import { sortSpec, withAfter, type PageQuery } from '../shared/keyset.ts';
 
 export interface PageWindow { skip: number; limit: number }
 
@@ -16,22 +16,6 @@ export async function findPage<T extends Document>(
     coll.find(filter, { maxTimeMS }).sort(sort).skip(window.skip).limit(window.limit).toArray(),
   ]);
   return { total, docs };
-}
-
-/** A page by offset (`skip`) or after a keyset position (`after`), counting the total only when asked. */
-export interface PageQuery {
-  sort: KeysetSort;
-  skip: number;
-  limit: number;
-  after?: readonly (string | number)[];
-  count: boolean;
-}
-
-/** `filter` narrowed to the documents after the page query's keyset position, if it has one. */
-export function withAfter(filter: Document, q: PageQuery): Document {
-  if (!q.after) return filter;
-  const after = afterKey(q.sort, q.after);
-  return '$or' in filter || Object.keys(after).some((k) => k in filter) ? { $and: [filter, after] } : { ...filter, ...after };
 }
 
 /** `projection` leaves out of the page what must not reach clients (e.g. stored derived fields). */

@@ -1,8 +1,13 @@
-import type { Db } from 'mongodb';
+import { LRUCache } from 'lru-cache';
 import type { TenantSettings } from '../model/tenant-settings.ts';
+import { perDb } from './per-db.ts';
 
 /** Default time a tenant's stored settings are reused without reading the database (SETTINGS_CACHE_TTL_MS). */
 export const DEFAULT_SETTINGS_CACHE_TTL_MS = 30_000;
+
+const NONE = Symbol('no stored settings');
+/** Tenants whose settings are kept (least recently used dropped first). */
+const MAX_TENANTS = 10_000;
 
 /**
  * Per-Db cache of each tenant's stored settings document (null = none stored), so list pages
@@ -10,16 +15,19 @@ export const DEFAULT_SETTINGS_CACHE_TTL_MS = 30_000;
  * refreshes it at once; a change written by another process is seen within the TTL.
  */
 export class SettingsCache {
-  private readonly entries = new Map<string, { stored: Partial<TenantSettings> | null; expiresAt: number }>();
+  // lru-cache holds no null: a tenant without stored settings is kept as NONE.
+  private readonly entries: LRUCache<string, Readonly<Partial<TenantSettings>> | typeof NONE>;
 
-  constructor(public ttlMs: number = DEFAULT_SETTINGS_CACHE_TTL_MS, private readonly now: () => number = Date.now) {}
+  constructor(public ttlMs: number = DEFAULT_SETTINGS_CACHE_TTL_MS, now: () => number = Date.now) {
+    this.entries = new LRUCache({ max: MAX_TENANTS, perf: { now } });
+  }
 
   /** The stored settings, shared and deeply frozen: read on every list page, so not copied each time (a caller that tried to change them would throw). */
   async get(tenant: string, load: () => Promise<Partial<TenantSettings> | null>): Promise<Readonly<Partial<TenantSettings>> | null> {
     const entry = this.entries.get(tenant);
-    if (entry && entry.expiresAt > this.now()) return entry.stored;
+    if (entry !== undefined) return entry === NONE ? null : entry;
     const stored = deepFreeze(await load());
-    if (this.ttlMs > 0) this.entries.set(tenant, { stored, expiresAt: this.now() + this.ttlMs });
+    if (this.ttlMs > 0) this.entries.set(tenant, stored ?? NONE, { ttl: this.ttlMs });
     return stored;
   }
 
@@ -36,13 +44,4 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-const caches = new WeakMap<Db, SettingsCache>();
-
-export function settingsCache(db: Db): SettingsCache {
-  let cache = caches.get(db);
-  if (!cache) {
-    cache = new SettingsCache();
-    caches.set(db, cache);
-  }
-  return cache;
-}
+export const settingsCache = perDb(() => new SettingsCache());

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Db, Document, Filter } from 'mongodb';
 import { trips } from './collections.ts';
-import { findSortedPage, type PageQuery } from './find-page.ts';
-import type { KeysetSort } from './keyset.ts';
+import { findSortedPage } from './find-page.ts';
+import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 

@@ -8,21 +8,30 @@ import { ensureIndexesOnce } from './indexes.ts';
 import { releaseIdleJobLocks } from './agenda-locks-repo.ts';
 import { findPage } from './find-page.ts';
 import { insertUnlessDuplicate } from './duplicate-key.ts';
-import {
-  DELIVERY_JOB_NAME,
-  deliveryJobDocument,
-  type DeliveryAttempt,
-  type DeliveryDocument,
-  type DeliveryJobDocument,
-  type DeliveryStatus,
-  type WebhookDocument,
-  type WebhookEventType,
+import { oneTimeJobDocument } from './agenda-job.ts';
+import type {
+  DeliveryAttempt,
+  DeliveryDocument,
+  DeliveryJobData,
+  DeliveryJobDocument,
+  DeliveryStatus,
+  WebhookDocument,
+  WebhookEventType,
 } from '../webhooks/model.ts';
 import type { EncryptedSecret } from '../webhooks/secret-box.ts';
 
 export const webhooks = (db: Db): Collection<WebhookDocument> => db.collection<WebhookDocument>(COLLECTIONS.webhooks);
 export const webhookDeliveries = (db: Db): Collection<DeliveryDocument> => db.collection<DeliveryDocument>(COLLECTIONS.webhookDeliveries);
 export const webhookJobs = (db: Db): Collection<DeliveryJobDocument> => db.collection<DeliveryJobDocument>(COLLECTIONS.webhookJobs);
+
+/** The Agenda job definition of the delivery worker. */
+export const DELIVERY_JOB_NAME = 'webhook:deliver';
+
+/** A one-time job for a delivery, due at `runAt` (inserted directly: no running Agenda needed). */
+export function deliveryJobDocument(delivery: Pick<DeliveryDocument, '_id' | 'tenant' | 'webhookId'>, runAt: Date): DeliveryJobDocument {
+  const data: DeliveryJobData = { tenant: delivery.tenant, webhookId: delivery.webhookId, deliveryId: delivery._id.toHexString() };
+  return oneTimeJobDocument(delivery._id, DELIVERY_JOB_NAME, data, runAt);
+}
 
 /** The webhook indexes, once per Db handle: the endpoint limit and delivery uniqueness rest on them. */
 export const ensureWebhookIndexes = ensureIndexesOnce([COLLECTIONS.webhooks, COLLECTIONS.webhookDeliveries, COLLECTIONS.webhookJobs]);

@@ -8,6 +8,8 @@ import { dayRange } from '../shared/date-range.ts';
 import type { PageMeta } from '../shared/pagination.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { Conforms } from '../spec/conforms.ts';
 
 export interface ListFinancialDocsInput {
   page: number;
@@ -59,3 +61,9 @@ export async function listFinancialDocs(ctx: ServiceContext, tenant: string, inp
   const summaryCtx = await loadSummaryContext(ctx, tenant);
   return { meta: { ...meta, detail: 'summary' }, data: docs.map((d) => financialSummary(d, summaryCtx)) };
 }
+
+// Checked against the spec's page schemas (each detail level its own).
+export type FinancialDocsPageChecks = [
+  Conforms<Extract<FinancialDocsPage, { meta: { detail: 'summary' } }>['meta'], components['schemas']['FinancialDocsSummaryPage']['meta']>,
+  Conforms<Extract<FinancialDocsPage, { meta: { detail: 'full' } }>['data'], components['schemas']['FinancialDocsFullPage']['data']>,
+];

@@ -5,6 +5,8 @@ import { documentTaxTotalsC } from '../tax/tax-lines.ts';
 import { receiverDeadline } from '../time/business-days.ts';
 import { documentBalance } from './balance.ts';
 import { invoiceCancellationRecord, recordStatus } from './cancellation.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { Conforms } from '../spec/conforms.ts';
 
 /** The summary form of a financial document (interface section 2.2). */
 export interface FinancialSummary {
@@ -123,3 +125,6 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
     },
   };
 }
+
+// Checked against the spec: a field renamed on one side only fails type-checking here.
+export type FinancialSummaryCheck = Conforms<FinancialSummary, components['schemas']['FinancialSummary']>;

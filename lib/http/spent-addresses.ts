@@ -32,7 +32,7 @@ export function spendingStore(Base: StoreClass, spent: ExpiringSet): StoreClass 
         max,
       );
     },
-    child(routeOptions: unknown) {
+    child(routeOptions: object) {
       return wrap(inner.child(routeOptions));
     },
   });

@@ -62,6 +62,8 @@ import {
 } from '../db/import-facts-repo.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import { withDerivedFields } from '../finance/derived-fields.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { Conforms } from '../spec/conforms.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
 export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'cancellationRequest' | 'transfer';
@@ -342,3 +344,6 @@ export async function importDocuments(
   await writing;
   return report;
 }
+
+// Checked against the spec: a field renamed on one side only fails type-checking here.
+export type ImportReportCheck = Conforms<ImportReport, components['schemas']['ImportReport']>;

@@ -19,7 +19,7 @@
 import { LEG_STATUS, type LegProduct, type TripDocument, type TripLeg, type TripPlace } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
-import { mexicanAddress } from '../demo/catalog.ts';
+import { mexicanAddress } from '../model/mexican-address.ts';
 import type { CartaPorte, CartaPorteLocation, Cfdi } from './cfdi.ts';
 import { conceptKind, financialDocId } from './financial-mapping.ts';
 import { reject } from './rejection.ts';

@@ -4,18 +4,9 @@
  * its financial document through `idFinan`.
  */
 
-export interface MexicanAddress {
-  street: string;
-  city: string;
-  /** SAT municipality key (c_Municipio), e.g. "193". */
-  municipality: string;
-  /** State name, e.g. "Veracruz". */
-  province: string;
-  /** SAT state key (c_Estado), e.g. "VER". */
-  state: string;
-  country: string;
-  zip: string;
-}
+import type { MexicanAddress } from './mexican-address.ts';
+
+export type { MexicanAddress };
 
 export interface TripPlace {
   /** Carta Porte location id: OR000001 (origin), DE000001 (destination). */

@@ -1,37 +1,32 @@
 /**
  * A bounded set whose members expire: `add(key, ttlMs)`, `has(key)` until then. Beyond
- * `maxEntries` the oldest additions go first, so a flood of distinct keys cannot grow memory.
+ * `maxEntries` the least recently used go first (lru-cache), so a flood of distinct keys cannot grow memory.
  * Used for the unknown API keys of the key cache and the client addresses over their budget.
  */
-export class ExpiringSet {
-  private readonly until = new Map<string, number>();
+import { LRUCache } from 'lru-cache';
 
-  constructor(
-    private readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+export class ExpiringSet {
+  private readonly members: LRUCache<string, true>;
+
+  constructor(maxEntries: number, now: () => number = Date.now) {
+    this.members = new LRUCache({ max: maxEntries, perf: { now } });
+  }
 
   has(key: string): boolean {
-    const until = this.until.get(key);
-    if (until === undefined) return false;
-    if (until <= this.now()) {
-      this.until.delete(key);
-      return false;
-    }
-    return true;
+    return this.members.has(key);
   }
 
   add(key: string, ttlMs: number): void {
-    this.until.delete(key);
-    this.until.set(key, this.now() + Math.max(0, ttlMs));
-    if (this.until.size > this.maxEntries) this.until.delete(this.until.keys().next().value!);
+    // lru-cache reads a ttl of 0 as "never expires": a member for no time is no member.
+    if (ttlMs <= 0) this.members.delete(key);
+    else this.members.set(key, true, { ttl: ttlMs });
   }
 
   delete(key: string): void {
-    this.until.delete(key);
+    this.members.delete(key);
   }
 
   clear(): void {
-    this.until.clear();
+    this.members.clear();
   }
 }

@@ -1,7 +1,6 @@
 import type { Document } from 'mongodb';
 import { invalidQuery } from '../http/api-error.ts';
-import type { PageQuery } from '../db/find-page.ts';
-import { sortKey, type KeysetSort } from '../db/keyset.ts';
+import { sortKey, type KeysetSort, type PageQuery } from './keyset.ts';
 import { decodeCursor, encodeCursor, type CursorBinding } from './cursor.ts';
 import { pageWindow, type PageMeta } from './pagination.ts';
 

@@ -13,6 +13,8 @@ import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../
 import { FindingsCollector, type FindingsReport } from './findings-list.ts';
 import { ALLOWED_VAT_RATES, FREIGHT_CODE_PREFIX, LEGAL_ISR_RETENTION_RATES, LEGAL_VAT_RETENTION_RATES, reconcileDocument, type FindingKind } from './reconcile.ts';
 import { invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator, type MonthTaxTotals, type TaxTotals } from './tax-totals.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { Conforms } from '../spec/conforms.ts';
 
 export type TaxBasis = 'invoice' | 'payment';
 
@@ -128,3 +130,6 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
     findings: findings.report(),
   };
 }
+
+// Checked against the spec: a field renamed on one side only fails type-checking here.
+export type TaxSummaryCheck = Conforms<TaxSummary, components['schemas']['TaxSummaryResponse']>;

@@ -27,11 +27,11 @@ import { invoiceCancellation, invoiceCancellationRecord, recordStatus } from '..
 import { isValidRfc, taxpayerKind, type TaxpayerKind } from './rfc.ts';
 import { addConceptTaxes, conceptTaxes, isNotSubject, sameRate, zeroTaxTotalsC, type TaxTotalsC } from './tax-lines.ts';
 import { mxMonthKey } from '../time/mexico-city.ts';
+import { isFreightConcept } from '../model/freight-concept.ts';
 
 export type ReconcileSettings = Pick<TenantSettings, 'vatRate' | 'retentionRate' | 'discrepancyTolerance'>;
 
-/** SAT product keys 78101800–78101899: road freight and its variants. */
-export const FREIGHT_CODE_PREFIX = '781018';
+export { FREIGHT_CODE_PREFIX, isFreightConcept } from '../model/freight-concept.ts';
 /** General rate, the northern/southern border-region stimulus rate, and 0% (LIVA art. 29: exports of services, e.g. international freight). */
 export const ALLOWED_VAT_RATES: readonly number[] = [0.16, 0.08, 0];
 
@@ -122,16 +122,6 @@ export interface Reconciliation {
   findings: Finding[];
 }
 
-/**
- * Freight = kind 'freight', or kind 'other' under a 78101800-family key. An
- * explicit non-freight kind (shortage, demurrage, toll…) wins over the SAT key
- * because carriers commonly bill every line under 78101802; the key is the
- * fallback for lines the back office did not classify.
- */
-export function isFreightConcept(c: Pick<InvoiceConcept, 'code' | 'kind'>): boolean {
-  if (c.kind === 'freight') return true;
-  return c.kind === 'other' && c.code.trim().startsWith(FREIGHT_CODE_PREFIX);
-}
 
 const fmt = (pesos: number): string => pesos.toFixed(2);
 

@@ -9,6 +9,8 @@ import type { PageMeta } from '../shared/pagination.ts';
 import type { TripSummary } from './summary.ts';
 import { summarizeTrips } from './summarize-trips.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { Conforms } from '../spec/conforms.ts';
 
 export interface ListShipmentsInput {
   page: number;
@@ -78,3 +80,9 @@ export async function listShipments(ctx: ServiceContext, tenant: string, input: 
   if (detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
   return { meta: { ...meta, detail: 'summary' }, data: await summarizeTrips(ctx, tenant, docs) };
 }
+
+// Checked against the spec's page schemas (each detail level its own).
+export type ShipmentsPageChecks = [
+  Conforms<Extract<ShipmentsPage, { meta: { detail: 'summary' } }>['meta'], components['schemas']['ShipmentsSummaryPage']['meta']>,
+  Conforms<Extract<ShipmentsPage, { meta: { detail: 'full' } }>['data'], components['schemas']['ShipmentsFullPage']['data']>,
+];

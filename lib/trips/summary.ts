@@ -4,6 +4,8 @@ import type { TripDocument } from '../model/trip-document.ts';
 import { documentBalance } from '../finance/balance.ts';
 import { isDelivered } from './delivery-state.ts';
 import { legLoaded, legTolerancePct, legVolumes, type LegVolumes } from './shrinkage.ts';
+import type { components } from '../../generated/api.d.ts';
+import type { Conforms } from '../spec/conforms.ts';
 
 /** The volumes of a leg in transit: loaded litres only; no shrinkage yet, never flagged. */
 export interface PendingVolumes {
@@ -130,3 +132,6 @@ export function tripSummary(trip: TripDocument, linked: FinancialDocument | null
     financialLinked: linked ? financialLink(linked, ctx) : null,
   };
 }
+
+// Checked against the spec: a field renamed on one side only fails type-checking here.
+export type TripSummaryChecks = [Conforms<TripSummary, components['schemas']['TripSummary']>, Conforms<FinancialLink, components['schemas']['FinancialLink']>];

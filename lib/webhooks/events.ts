@@ -1,11 +1,11 @@
 /**
- * Events and their deliveries: what is sent, to whom, once per endpoint and event.
+ * Events and their deliveries: what is sent, to whom, once per endpoint and event. The
+ * areas that raise events build them (lib/alerts/alert-events.ts); webhooks know none of them.
  * The body is built once and stored, so every retry sends the same bytes.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { enqueueDelivery, ensureWebhookIndexes, findSubscribedWebhooks } from '../db/webhooks-repo.ts';
-import { alertRecordView, type AlertRecordDocument } from '../alerts/records.ts';
 import { deliveryId, type DeliveryDocument, type DeliveryEventType, type WebhookDocument } from './model.ts';
 
 export interface WebhookEvent {
@@ -33,22 +33,10 @@ function deliveryFor(webhook: Pick<WebhookDocument, '_id' | 'tenant'>, event: We
   };
 }
 
-/** The event of an alert record: its id derives from the record's, so a re-run enqueues nothing new. */
-export function alertEvent(record: AlertRecordDocument): WebhookEvent {
-  return {
-    id: `evt_${record._id}`,
-    type: record.status === 'triggered' ? 'alert.triggered' : 'alert.cleared',
-    createdAt: record.evaluatedAt.toISOString(),
-    tenant: record.tenant,
-    data: { alert: alertRecordView(record) },
-  };
-}
-
-/** Queues the alert's event for each of the tenant's endpoints subscribed to it; returns how many were new. */
-export async function enqueueAlertEvent(db: Db, record: AlertRecordDocument, now: Date = new Date()): Promise<number> {
-  const event = alertEvent(record);
+/** Queues an event for each of the tenant's endpoints subscribed to its type; returns how many deliveries were new. */
+export async function enqueueEvent(db: Db, event: WebhookEvent & { type: 'alert.triggered' | 'alert.cleared' }, now: Date = new Date()): Promise<number> {
   await ensureWebhookIndexes(db);
-  const targets = await findSubscribedWebhooks(db, record.tenant, event.type as 'alert.triggered' | 'alert.cleared');
+  const targets = await findSubscribedWebhooks(db, event.tenant, event.type);
   let created = 0;
   for (const webhook of targets) if (await enqueueDelivery(db, deliveryFor(webhook, event, now))) created++;
   return created;

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import type { EncryptedSecret } from './secret-box.ts';
-import { oneTimeJobDocument, type AgendaJobDocument } from '../jobs/agenda-job.ts';
+import type { AgendaJobDocument } from '../db/agenda-job.ts';
 
 export const WEBHOOK_EVENT_TYPES = ['alert.triggered', 'alert.cleared'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -102,9 +102,6 @@ export const deliveryView = (doc: DeliveryDocument): DeliveryView => ({
   attempts: doc.attempts.map((a) => ({ attempt: a.attempt, at: a.at.toISOString(), durationMs: a.durationMs, statusCode: a.statusCode, error: a.error })),
 });
 
-/** The Agenda job definition of the delivery worker. */
-export const DELIVERY_JOB_NAME = 'webhook:deliver';
-
 export interface DeliveryJobData {
   tenant: string;
   webhookId: string;
@@ -113,12 +110,6 @@ export interface DeliveryJobData {
 
 /** Agenda's job document in `webhookJobs`. */
 export type DeliveryJobDocument = AgendaJobDocument<DeliveryJobData>;
-
-/** A one-time job for a delivery, due at `runAt` (inserted directly: no running Agenda needed). */
-export function deliveryJobDocument(delivery: Pick<DeliveryDocument, '_id' | 'tenant' | 'webhookId'>, runAt: Date): DeliveryJobDocument {
-  const data: DeliveryJobData = { tenant: delivery.tenant, webhookId: delivery.webhookId, deliveryId: delivery._id.toHexString() };
-  return oneTimeJobDocument(delivery._id, DELIVERY_JOB_NAME, data, runAt);
-}
 
 /**
  * When the next attempt is due after `attempt` failed ones, or null when the

@@ -8,7 +8,7 @@ import type { Db, MongoClient } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/db/embedded.ts';
 import { connectMongo } from '../../lib/db/client.ts';
 import { ensureIndexes } from '../../lib/db/indexes.ts';
-import { buildApp, type BuildAppOptions } from '../../lib/app.ts';
+import { buildApp, type BuildAppOptions } from '../../handlers/app.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { validators } from '../../generated/validators.js';

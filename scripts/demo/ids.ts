@@ -3,7 +3,7 @@
  * `<P>-FD-000001` (documents), `<P>-VJ-000001` (trips), shipments
  * `EM-000001-1` (ghosts `EM-H…`), where <P> is the tenant's id prefix.
  */
-import { isoWeekMonday, mxDateString } from '../time/mexico-city.ts';
+import { isoWeekMonday, mxDateString } from '../../lib/time/mexico-city.ts';
 import { pad } from './numbers.ts';
 import { STREAM, streamRng, type World } from './world.ts';
 import type { TripSketch } from './trip-sketch.ts';

@@ -6,7 +6,7 @@
  * stays 0, an invariant the demo keeps). Document totals are summed from the
  * declared (wrong) values afterwards, so only a per-concept check finds them.
  */
-import { rateOfCents } from '../money/cents.ts';
+import { rateOfCents } from '../../lib/money/cents.ts';
 import type { ConceptDraft } from './invoice-concepts.ts';
 import type { Rng } from './random.ts';
 

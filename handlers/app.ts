@@ -5,30 +5,35 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import openapiGlue from 'fastify-openapi-glue';
 import type { Db } from 'mongodb';
-import type { AppConfig } from './config.ts';
-import { createHandlers, type HandlerDeps } from '../handlers/index.ts';
-import type { OperationId } from '../handlers/types.ts';
-import { makeAuthenticate } from './http/auth.ts';
-import { apiKeyCache } from './auth/api-key-cache.ts';
-import { settingsCache } from './db/settings-cache.ts';
-import { registerResponseHeaders, tenantDataRoute } from './http/cache-control.ts';
-import { makeErrorHandlers } from './http/error-handler.ts';
-import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from './http/hardening.ts';
-import { genRequestId } from './http/request-id.ts';
-import { validatorCompilerFor } from './http/validator-compiler.ts';
-import { registerBinaryBodies } from './http/binary-bodies.ts';
-import { registerJsonBody } from './http/json-body.ts';
-import { firstServer, withFirstServer } from './http/served-document.ts';
-import { logSerializers, REDACTED_HEADER_PATHS } from './http/log-redaction.ts';
-import { limitRequests, registerRateLimit, reportBudget } from './http/rate-limit.ts';
-import { registerCompression, registerCors } from './http/compression-and-cors.ts';
-import { listOperations } from './spec/operations.ts';
-import type { Json } from './spec/deref.ts';
-import { registerMcp, type McpOptions } from './mcp/transports.ts';
+import type { AppConfig } from '../lib/config.ts';
+import { createHandlers, type HandlerDeps } from './index.ts';
+import type { OperationId } from './types.ts';
+import { routePolicy } from './route-policy.ts';
+import { makeAuthenticate } from '../lib/http/auth.ts';
+import { apiKeyCache } from '../lib/auth/api-key-cache.ts';
+import { settingsCache } from '../lib/db/settings-cache.ts';
+import { registerResponseHeaders, tenantDataRoute } from '../lib/http/cache-control.ts';
+import { makeErrorHandlers } from '../lib/http/error-handler.ts';
+import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from '../lib/http/hardening.ts';
+import { genRequestId } from '../lib/http/request-id.ts';
+import { validatorCompilerFor } from '../lib/http/validator-compiler.ts';
+import { webhookUrlRefiners } from '../lib/webhooks/url-validation.ts';
+import { registerBinaryBodies } from '../lib/http/binary-bodies.ts';
+import { registerJsonBody } from '../lib/http/json-body.ts';
+import { firstServer, withFirstServer } from '../lib/http/served-document.ts';
+import { logSerializers, REDACTED_HEADER_PATHS } from '../lib/http/log-redaction.ts';
+import { limitRequests, registerRateLimit, reportBudget } from '../lib/http/rate-limit.ts';
+import { registerCompression, registerCors } from '../lib/http/compression-and-cors.ts';
+import { listOperations } from '../lib/spec/operations.ts';
+import type { Json } from '../lib/spec/deref.ts';
+import { registerMcp, type McpOptions } from '../lib/mcp/transports.ts';
 
 export const SPEC_PATH = new URL('../generated/openapi.json', import.meta.url);
 /** The bundled OpenAPI document, read once at start-up. */
 export const loadSpec = (): Json & { info: { version: string } } => JSON.parse(readFileSync(SPEC_PATH, 'utf8'));
+
+/** What extra plugins get from the service: the handlers' dependencies and whether workers run here (ALERT_WORKER). */
+export type PluginDeps = HandlerDeps & { worker: boolean };
 
 export interface BuildAppOptions {
   config: AppConfig;
@@ -37,8 +42,8 @@ export interface BuildAppOptions {
   pingDatabase?: () => Promise<number>;
   logger?: FastifyServerOptions['logger'];
   now?: () => Date;
-  /** Extra plugins registered after the REST routes (MCP, alerts worker hooks). */
-  plugins?: ((app: FastifyInstance, deps: HandlerDeps) => Promise<void>)[];
+  /** Extra plugins registered after the REST routes (the alerts and webhooks workers: lib/alerts/plugin.ts, lib/webhooks/plugin.ts). */
+  plugins?: ((app: FastifyInstance, deps: PluginDeps) => Promise<void>)[];
   /** MCP endpoints (/mcp, /sse, /messages) options; `false` leaves them out. Default: on, default options. */
   mcp?: McpOptions | false;
   /** Why the database is known to be down without asking it (the embedded engine restarting): /ready answers 503 at once. */
@@ -104,7 +109,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   app.decorateRequest('tenant', null);
   app.decorateRequest('apiKeyId', null);
-  app.setValidatorCompiler(validatorCompilerFor({ webhookUrls: config.webhooks }));
+  app.setValidatorCompiler(validatorCompilerFor({ refiners: webhookUrlRefiners(config.webhooks) }));
   // Responses are shaped by the domain layer and checked against the spec in tests;
   // unions (detail levels, versions) make schema-driven serialisation slower, not safer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -194,9 +199,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const noQueryParameters = onlyQueryParameters();
   // Year-long reports cost seconds: a budget of their own per key, after authentication (spec: x-rate-limit-budget).
   const limitReports = reportBudget(app, { max: config.rateLimit.reportMax, windowMs: config.rateLimit.windowMs });
-  const deadline = requestDeadline(config.requestTimeoutMs);
+  // Per-operation policy is stated in the spec (x-request-deadline, x-body-limit, x-rate-limit, x-compress: handlers/route-policy.ts).
   // Imports of thousands of files (or of a month of delivery tickets) take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
-  const importDeadline = requestDeadline(config.imports.timeoutMs);
+  const deadlines = { default: [requestDeadline(config.requestTimeoutMs)], imports: [requestDeadline(config.imports.timeoutMs)], none: [] };
+  // Imports take whole archives, deliveries a month of tickets; every other body stays within BODY_LIMIT_BYTES.
+  const bodyLimits = { default: undefined, imports: config.imports.bodyLimitBytes, deliveries: config.deliveriesBodyLimitBytes };
 
   await app.register(openapiGlue, {
     specification: glueSpecification(spec),
@@ -204,30 +211,28 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
       const handler = handlers[operationId as OperationId];
       if (!handler) throw new Error(`no handler for operation ${operationId}`);
       const op = operations.get(operationId);
+      const policy = routePolicy(operationId, op?.extensions ?? {});
+      const bodyLimit = bodyLimits[policy.bodyLimit];
       const route: RouteOptions = {
         method: method.toUpperCase() as HTTPMethods,
         url: op?.route ?? url,
         // Validation has checked the request against this operation's schemas: its typed handler serves the route.
         handler: handler as RouteHandlerMethod,
         // The deadline starts first: authentication reads the database too; the rate limit before
-        // authentication (requests without a valid key count per address). Liveness does no I/O: nothing to bound.
+        // authentication (requests without a valid key count per address).
         onRequest: op?.secured
           ? [
-              operationId === 'importDocuments' || operationId === 'importDeliveries' ? importDeadline : deadline,
+              ...deadlines[policy.deadline],
               limit,
               op.method === 'GET' ? authenticateRead : authenticateWrite,
               ...(op.extensions['x-rate-limit-budget'] === 'reports' ? [limitReports] : []),
             ]
-          : operationId === 'getHealth' ? [] : [deadline],
+          : [...deadlines[policy.deadline]],
         // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
         preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],
-        // Imports take whole archives, deliveries a month of tickets; every other body stays within BODY_LIMIT_BYTES.
-        ...(operationId === 'importDocuments' ? { bodyLimit: config.imports.bodyLimitBytes } : {}),
-        ...(operationId === 'importDeliveries' ? { bodyLimit: config.deliveriesBodyLimitBytes } : {}),
-        // Liveness stays cheap and independent of the rate-limit store (Redis): probes are never limited.
-        config: op?.secured ? tenantDataRoute : operationId === 'getHealth' ? { rateLimit: false } : {},
-        // ...nor compressed: a fixed ~60-byte answer, under the 1 KB threshold, and no body to inflate.
-        ...(operationId === 'getHealth' ? { compress: false, decompress: false } : {}),
+        ...(bodyLimit === undefined ? {} : { bodyLimit }),
+        config: op?.secured ? tenantDataRoute : policy.rateLimited ? {} : { rateLimit: false },
+        ...(policy.compressed ? {} : { compress: false, decompress: false }),
       };
       return route;
     },
@@ -235,6 +240,6 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
 
   // Open sessions' keys are checked as often as a resolved key is trusted: a revoked key loses them within API_KEY_CACHE_TTL_MS.
   if (opts.mcp !== false) await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...opts.mcp, db, spec, version: spec.info.version });
-  for (const plugin of opts.plugins ?? []) await plugin(app, deps);
+  for (const plugin of opts.plugins ?? []) await plugin(app, { ...deps, worker: config.worker });
   return app;
 }

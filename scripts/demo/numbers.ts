@@ -1,5 +1,5 @@
 /** Number formatting, rounding and time units shared by the demo modules (ids, descriptions, tariffs). */
-import { MS_PER_DAY } from '../time/mexico-city.ts';
+import { MS_PER_DAY } from '../../lib/time/mexico-city.ts';
 
 /** Time units in ms. */
 export const MIN = 60_000;

@@ -10,7 +10,6 @@
  * municipality keys are the c_Municipio keys of the named municipalities and the
  * coordinates are the city centres (for plausible road distances).
  */
-import type { MexicanAddress } from '../model/trip-document.ts';
 import { hashString } from './random.ts';
 
 /** Service area of a demo tenant: the Gulf/centre (Veracruz-based) or the north/Bajío (Monterrey-based). */
@@ -51,33 +50,6 @@ export const PUBLIC_RFC = 'XAXX010101000';
 // ---------------------------------------------------------------------------
 // States and cities
 // ---------------------------------------------------------------------------
-
-/** SAT c_Estado keys used by the demo → state names. */
-export const STATES: Readonly<Record<string, string>> = {
-  VER: 'Veracruz',
-  TAM: 'Tamaulipas',
-  NLE: 'Nuevo León',
-  PUE: 'Puebla',
-  HID: 'Hidalgo',
-  GTO: 'Guanajuato',
-  JAL: 'Jalisco',
-  QRO: 'Querétaro',
-  SLP: 'San Luis Potosí',
-  MEX: 'Estado de México',
-  CMX: 'Ciudad de México',
-  OAX: 'Oaxaca',
-  TAB: 'Tabasco',
-  COA: 'Coahuila',
-  TLA: 'Tlaxcala',
-  AGU: 'Aguascalientes',
-  ZAC: 'Zacatecas',
-};
-
-/** A stored address; its province (state name) comes from the SAT state key, the key itself when unknown. */
-export function mexicanAddress(a: Omit<MexicanAddress, 'province'>): MexicanAddress {
-  const { street, city, municipality, state, country, zip } = a;
-  return { street, city, municipality, province: STATES[state] ?? state, state, country, zip };
-}
 
 export interface City {
   /** Stable key, e.g. "VER-193". */

@@ -5,10 +5,10 @@
  * (maybe) a tax error → totals → identity → payments → invoice cancellation and
  * where it stands (its own sub-stream) → status → the stored shape.
  */
-import type { CanceledRecord, FinancialDocument } from '../model/financial-document.ts';
-import { fromCents } from '../money/cents.ts';
-import { isInEffect } from '../finance/cancellation.ts';
-import { businessDaysDeadline, receiverDeadline } from '../time/business-days.ts';
+import type { CanceledRecord, FinancialDocument } from '../../lib/model/financial-document.ts';
+import { fromCents } from '../../lib/money/cents.ts';
+import { isInEffect } from '../../lib/finance/cancellation.ts';
+import { businessDaysDeadline, receiverDeadline } from '../../lib/time/business-days.ts';
 import { docId, docNo, nCedOf, nRelOf, uuidOf } from './ids.ts';
 import { conceptDrafts, finishConcepts } from './invoice-concepts.ts';
 import { DAY, MIN } from './numbers.ts';

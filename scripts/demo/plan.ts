@@ -11,7 +11,7 @@
  * need fewer, "ghost" documents bill trips outside the collection, ~0.8% of
  * all documents being ghosts cancelled with motive 03.
  */
-import { mxDayStartAt } from '../time/mexico-city.ts';
+import { mxDayStartAt } from '../../lib/time/mexico-city.ts';
 import { DAY, HOUR, MIN } from './numbers.ts';
 import type { Rng } from './random.ts';
 import { ghostSketch, tripSketch, type TripSketch } from './trip-sketch.ts';

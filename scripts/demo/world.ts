@@ -3,9 +3,9 @@
  * Drawn once per generation from its own PRNG sub-stream; the plan, trips and
  * documents only read it (routes and tolerances are memoised in it).
  */
-import { DEFAULT_SETTINGS, type TenantSettings } from '../model/tenant-settings.ts';
-import { mxWallTime } from '../time/mexico-city.ts';
-import { toleranceFor } from '../trips/shrinkage.ts';
+import { DEFAULT_SETTINGS, type TenantSettings } from '../../lib/model/tenant-settings.ts';
+import { mxWallTime } from '../../lib/time/mexico-city.ts';
+import { toleranceFor } from '../../lib/trips/shrinkage.ts';
 import type { ServiceArea } from './catalog.ts';
 import { drawClients, type ClientProfile } from './clients.ts';
 import { drawFleet, type Fleet } from './fleet.ts';

@@ -1,3 +1,8 @@
+/**
+ * Keyset paging, in one place: the sort (its last field unique), a document's sort key (what a
+ * cursor carries, lib/shared/list-page.ts) and the filter for the documents after a key (what
+ * the repositories add, lib/db/find-page.ts).
+ */
 import type { Document } from 'mongodb';
 
 /** A sort as an ordered list of fields, the last one unique (the id tie-breaker). */
@@ -22,4 +27,20 @@ export function afterKey(sort: KeysetSort, key: readonly (string | number)[]): D
     return branch;
   });
   return branches.length === 1 ? branches[0]! : { $or: branches };
+}
+
+/** A page by offset (`skip`) or after a keyset position (`after`), counting the total only when asked. */
+export interface PageQuery {
+  sort: KeysetSort;
+  skip: number;
+  limit: number;
+  after?: readonly (string | number)[];
+  count: boolean;
+}
+
+/** `filter` narrowed to the documents after the page query's keyset position, if it has one. */
+export function withAfter(filter: Document, q: PageQuery): Document {
+  if (!q.after) return filter;
+  const after = afterKey(q.sort, q.after);
+  return '$or' in filter || Object.keys(after).some((k) => k in filter) ? { $and: [filter, after] } : { ...filter, ...after };
 }

@@ -4,7 +4,7 @@
  * settings its back office uses. Unknown tenants (tests, benchmarks) get a
  * generic profile derived from their RFC.
  */
-import type { TenantSettings } from '../model/tenant-settings.ts';
+import type { TenantSettings } from '../../lib/model/tenant-settings.ts';
 import { CONCEPT_CODES, PRODUCTS, type ServiceArea } from './catalog.ts';
 import type { ClientProfile } from './clients.ts';
 import { hashString } from './random.ts';

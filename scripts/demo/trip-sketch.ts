@@ -4,10 +4,10 @@
  * before ids and links. A sketch is a pure function of (world, trip index), so
  * the plan, the trip and its invoice each redraw the same one instead of
  * keeping trips in memory. Ghost sketches are trips outside the collection
- * that documents still bill (see lib/demo/generate.ts).
+ * that documents still bill (see scripts/demo/generate.ts).
  */
-import { productCents } from '../money/cents.ts';
-import { mxDayStartAt, mxWallTime } from '../time/mexico-city.ts';
+import { productCents } from '../../lib/money/cents.ts';
+import { mxDayStartAt, mxWallTime } from '../../lib/time/mexico-city.ts';
 import type { FuelProduct } from './catalog.ts';
 import type { ClientProfile } from './clients.ts';
 import { pickVehicle, type DriverInfo, type VehicleInfo } from './fleet.ts';

@@ -6,9 +6,9 @@
  * at most one partial payment. ~2% of complements are issued wrong first:
  * the wrong one is cancelled (motive 01) and names the re-issued one.
  */
-import type { CanceledRecord, PaymentRecord } from '../model/financial-document.ts';
-import { fromCents } from '../money/cents.ts';
-import { mxDayStartAt } from '../time/mexico-city.ts';
+import type { CanceledRecord, PaymentRecord } from '../../lib/model/financial-document.ts';
+import { fromCents } from '../../lib/money/cents.ts';
+import { mxDayStartAt } from '../../lib/time/mexico-city.ts';
 import type { ClientProfile } from './clients.ts';
 import { DAY, HOUR, MIN } from './numbers.ts';
 import type { Rng } from './random.ts';

@@ -4,10 +4,10 @@
  * delivered legs with their reception ticket, legs on the road without volumes;
  * `idFinan` is the trip's valid invoice, a dangling legacy id, or null.
  */
-import type { TripDocument, TripLeg, TripPlace } from '../model/trip-document.ts';
-import { fromCents, productCents } from '../money/cents.ts';
-import { mxYmdInt } from '../time/mexico-city.ts';
-import { mexicanAddress } from './catalog.ts';
+import type { TripDocument, TripLeg, TripPlace } from '../../lib/model/trip-document.ts';
+import { fromCents, productCents } from '../../lib/money/cents.ts';
+import { mxYmdInt } from '../../lib/time/mexico-city.ts';
+import { mexicanAddress } from '../../lib/model/mexican-address.ts';
 import { docId, nCedOf, nRelOf, receptionTicket, shipmentNo, tripId } from './ids.ts';
 import { pad } from './numbers.ts';
 import type { PlaceInfo } from './places.ts';

@@ -1,12 +1,14 @@
 /**
  * What a process that serves the data does once when it opens the database, before it
- * listens: create the indexes of indexes.ts, then write the derived fields on financial
- * documents stored without them (derived-fields-backfill.ts). Both are idempotent and cheap
- * when there is nothing to do (the backfill: one index probe per tenant).
+ * listens: create the indexes of lib/db/indexes.ts, then write the derived fields on financial
+ * documents stored without them (lib/db/derived-fields-backfill.ts, with the finance rule that
+ * computes them). Both are idempotent and cheap when there is nothing to do (the backfill: one
+ * index probe per tenant). Above lib/db and lib/finance, since it joins the two.
  */
 import type { Db } from 'mongodb';
-import { ensureIndexes } from './indexes.ts';
-import { backfillDerivedFields, type BackfillTenantResult } from './derived-fields-backfill.ts';
+import { ensureIndexes } from './db/indexes.ts';
+import { backfillDerivedFields, type BackfillTenantResult } from './db/derived-fields-backfill.ts';
+import { derivedFieldsOf } from './finance/derived-fields.ts';
 
 export interface PrepareDatabaseOptions {
   log?: (message: string) => void;
@@ -15,7 +17,7 @@ export interface PrepareDatabaseOptions {
 export async function prepareDatabase(db: Db, opts: PrepareDatabaseOptions = {}): Promise<{ backfilled: BackfillTenantResult[] }> {
   // The backfill reads through the derived fields' indexes: indexes first.
   await ensureIndexes(db);
-  const backfilled = await backfillDerivedFields(db, {
+  const backfilled = await backfillDerivedFields(db, derivedFieldsOf, {
     onTenant: (r) =>
       opts.log?.(
         `financialDocs of ${r.tenant}: derived payment and cancellation states written on ${r.repaired} documents stored without them` +

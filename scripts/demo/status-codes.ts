@@ -1,6 +1,6 @@
 /**
  * Workflow status codes the demo data uses: the labels a tenant's
- * settings.statusLabels gives them are per profile (lib/demo/tenant-profiles.ts).
+ * settings.statusLabels gives them are per profile (scripts/demo/tenant-profiles.ts).
  */
 
 /** Financial document status codes. */
@@ -13,5 +13,5 @@ export const DOC_STATUS_LABELS: Readonly<Record<string, string>> = {
 };
 
 /** Leg status codes (the service's own: lib/model/trip-document.ts). */
-export { LEG_STATUS } from '../model/trip-document.ts';
+export { LEG_STATUS } from '../../lib/model/trip-document.ts';
 export const LEG_STATUS_LABELS: Readonly<Record<string, string>> = { '2': 'En tránsito', '4': 'Entregado' };

@@ -2,10 +2,10 @@
  * An invoice's concepts (CFDI conceptos) for a trip: one freight line per leg,
  * a toll line, sometimes demurrage, and shortage indemnity lines; amounts in
  * integer cents until the document is assembled. The representation choices
- * (SAT keys, ObjetoImp, which lines are retained) are in lib/demo/generate.ts.
+ * (SAT keys, ObjetoImp, which lines are retained) are in scripts/demo/generate.ts.
  */
-import type { InvoiceConcept } from '../model/financial-document.ts';
-import { fromCents, productCents, rateOfCents } from '../money/cents.ts';
+import type { InvoiceConcept } from '../../lib/model/financial-document.ts';
+import { fromCents, productCents, rateOfCents } from '../../lib/money/cents.ts';
 import { CONCEPT_CODES } from './catalog.ts';
 import type { ClientProfile } from './clients.ts';
 import { shipmentNo } from './ids.ts';

@@ -1,5 +1,5 @@
 /**
- * Loads the deterministic demo dataset (lib/demo/generate.ts) into MongoDB:
+ * Loads the deterministic demo dataset (scripts/demo/generate.ts) into MongoDB:
  * the two demo tenants with their settings, API keys, trips and financial
  * documents. Documents stream from the generator in batches (insertMany,
  * ordered: false), one batch being generated while the previous one is
@@ -9,11 +9,11 @@
  * own shape (its golden hash pins that).
  */
 import type { Db, Collection, Document } from 'mongodb';
-import { storeApiKey } from '../auth/api-keys.ts';
-import { financialDocs, tenantSettings, trips } from '../db/collections.ts';
-import { settingsCache } from '../db/settings-cache.ts';
-import { withDerivedFields } from '../finance/derived-fields.ts';
-import type { FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
+import { storeApiKey } from '../../lib/auth/api-keys.ts';
+import { financialDocs, tenantSettings, trips } from '../../lib/db/collections.ts';
+import { settingsCache } from '../../lib/db/settings-cache.ts';
+import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
+import type { FinancialDocument, StoredFinancialDocument } from '../../lib/model/financial-document.ts';
 import { generateTenant, type GeneratedTenant } from './generate.ts';
 
 export interface DemoTenant {

@@ -85,7 +85,7 @@
  *   (replacementUuid null; the trip points to the new one). Motive 03: the
  *   operation did not happen (a ghost document, no trip).
  *   Each record states where it stands (status, requestedAt, statusSource, satStatus;
- *   lib/demo/documents.ts withStatus): up to 1,000 MXN or within the business day after
+ *   scripts/demo/documents.ts withStatus): up to 1,000 MXN or within the business day after
  *   certification `accepted` at once (201); otherwise the receiver accepts within
  *   0.1–2.5 days (80%) or stays silent until its 3 business days end (`expired`, the
  *   record dated then); an answer after endDate leaves it `pending`: then the invoice is
@@ -101,9 +101,9 @@
  * - Times: epoch ms; CFDI wall times are America/Mexico_City; compact leg dates
  *   are YYYYMMDD of the load in Mexico City. Nothing happens after endDate.
  */
-import type { FinancialDocument } from '../model/financial-document.ts';
-import type { TenantSettings } from '../model/tenant-settings.ts';
-import type { TripDocument } from '../model/trip-document.ts';
+import type { FinancialDocument } from '../../lib/model/financial-document.ts';
+import type { TenantSettings } from '../../lib/model/tenant-settings.ts';
+import type { TripDocument } from '../../lib/model/trip-document.ts';
 import type { ServiceArea } from './catalog.ts';
 import { docsIterator } from './documents.ts';
 import { defaultIdPrefix } from './ids.ts';

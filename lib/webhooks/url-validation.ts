@@ -1,0 +1,51 @@
+/**
+ * The webhook URL's validation message: the generated validator of a body with a WebhookUrl,
+ * wrapped so that a refused URL says why (lib/http/validator-compiler.ts applies it; the
+ * composition root, handlers/app.ts, passes it in).
+ */
+import type { GeneratedValidator } from '../../generated/validators.js';
+import type { ValidatorRefiners } from '../http/validator-compiler.ts';
+import { isDefaultPolicy, webhookUrlProblems, type UrlPolicy } from './url-policy.ts';
+
+/** Any http(s) URL without credentials: what a webhook URL must be when private addresses are allowed. */
+const ANY_HTTP_URL = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s/?#@]+([/?#]\S*)?$/;
+const NOT_ACCEPTED_FORM = 'is not in the accepted form: http(s)://, then a host name whose last label starts with a letter or a public IPv4 address, an optional port (443 or 80), path, query and fragment';
+
+/**
+ * The WebhookUrl pattern says which URLs are accepted; when it refuses one this
+ * says why (a loopback name, a private address, a port, …) instead of quoting
+ * the pattern. With WEBHOOK_ALLOW_PRIVATE=true or other WEBHOOK_ALLOWED_PORTS, a
+ * URL the pattern leaves out only for its address or port passes when
+ * url-policy accepts it under those settings. The published schema describes
+ * the default (private addresses refused, ports 443 and 80).
+ */
+function explainWebhookUrl(validate: GeneratedValidator, policy: UrlPolicy): GeneratedValidator {
+  const relaxed = !isDefaultPolicy(policy);
+  const wrapped = ((data: unknown): boolean => {
+    if (validate(data)) {
+      wrapped.errors = null;
+      return true;
+    }
+    const errors = validate.errors ?? [];
+    const urlErrors = errors.filter((e) => e.instancePath === '/url' && e.keyword === 'pattern');
+    const url = (data as { url?: unknown } | null)?.url;
+    if (urlErrors.length === 0 || typeof url !== 'string') {
+      wrapped.errors = errors;
+      return false;
+    }
+    const problems = webhookUrlProblems(url, policy).map((p) => p.replace(/^url: /, ''));
+    if (relaxed && problems.length === 0 && urlErrors.length === errors.length && ANY_HTTP_URL.test(url)) {
+      wrapped.errors = null;
+      return true;
+    }
+    const explained = (problems.length ? problems : [NOT_ACCEPTED_FORM]).map((message) => ({ ...urlErrors[0]!, message }));
+    wrapped.errors = [...errors.filter((e) => !urlErrors.includes(e)), ...explained];
+    return false;
+  }) as GeneratedValidator;
+  return wrapped;
+}
+
+/** The body validators whose `url` is a WebhookUrl (spec: schemas/webhooks.yaml), refined under `policy`. */
+export function webhookUrlRefiners(policy: UrlPolicy): ValidatorRefiners {
+  return { 'POST /api/webhooks body': (validate) => explainWebhookUrl(validate, policy) };
+}

@@ -1,0 +1,30 @@
+/**
+ * Per-operation route policy lives in the spec (x-request-deadline, x-body-limit, x-rate-limit,
+ * x-compress), read by handlers/route-policy.ts for the composition root. The routes' behaviour
+ * is tested through HTTP elsewhere (limits, health, imports); this pins which operations carry
+ * a policy and that a misspelt value stops the start-up instead of dropping the policy.
+ */
+import t from 'tap';
+import { loadSpec } from '../handlers/app.ts';
+import { routePolicy } from '../handlers/route-policy.ts';
+import { listOperations } from '../lib/spec/operations.ts';
+
+const operations = listOperations(loadSpec());
+const DEFAULT = { deadline: 'default', bodyLimit: 'default', rateLimited: true, compressed: true };
+
+t.test('the spec states the exceptions, every other operation has the defaults', async (t) => {
+  const exceptions = Object.fromEntries(
+    operations.map((op) => [op.operationId, routePolicy(op.operationId, op.extensions)] as const).filter(([, p]) => JSON.stringify(p) !== JSON.stringify(DEFAULT)),
+  );
+  t.same(exceptions, {
+    importDocuments: { ...DEFAULT, deadline: 'imports', bodyLimit: 'imports' },
+    importDeliveries: { ...DEFAULT, deadline: 'imports', bodyLimit: 'deliveries' },
+    getHealth: { ...DEFAULT, deadline: 'none', rateLimited: false, compressed: false },
+  });
+});
+
+t.test('a value the policy does not know stops the start-up', async (t) => {
+  t.throws(() => routePolicy('op', { 'x-request-deadline': 'import' }), /op: x-request-deadline must be one of imports, none/);
+  t.throws(() => routePolicy('op', { 'x-body-limit': 'huge' }), /x-body-limit must be one of imports, deliveries/);
+  t.throws(() => routePolicy('op', { 'x-rate-limit': 'no' }), /x-rate-limit must be true or false/);
+});
