@@ -8,8 +8,8 @@ import t from 'tap';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A } from './helpers/harness.ts';
 import { connect, exampleArguments, listen } from './helpers/mcp.ts';
-import { loadDemoData } from '../lib/demo/load.ts';
-import { loadSpec } from '../lib/app.ts';
+import { loadDemoData } from '../scripts/demo/load.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { deref, type Json } from '../lib/spec/deref.ts';
 

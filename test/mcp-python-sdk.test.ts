@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
-import { loadDemoData, DEMO_TENANTS } from '../lib/demo/load.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { startService, ROOT } from './helpers/service.ts';
 
 t.setTimeout(420_000);
