@@ -3634,6 +3634,29 @@ export interface components {
                 "application/json": components["schemas"]["McpJsonRpcResponse"];
             };
         };
+        /** @description No API key (`x-api-key` or `Authorization: Bearer`), or the key is unknown or revoked; `www-authenticate` names the bearer scheme, as MCP clients expect. Authentication is checked before any validation. */
+        McpUnauthorized: {
+            headers: {
+                "www-authenticate": components["headers"]["WwwAuthenticate"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 401,
+                 *         "message": "Unauthorized",
+                 *         "reason": "missing_api_key",
+                 *         "details": [
+                 *           "missing x-api-key header"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The answer cannot be recorded: no cancellation request or acknowledgement of this invoice was imported, or `Plazo vencido` before the receiver's 3 business days ended, or another write changed the document meanwhile (retry). */
         NoCancellationRequest: {
             headers: {
@@ -3954,6 +3977,8 @@ export interface components {
         RetryAfter: number;
         /** @description Only on version 1 answers (RFC 8594): version 1 stops being served after this date, `Wed, 30 Jun 2027 00:00:00 GMT`. */
         Sunset: string;
+        /** @description The authentication challenge of the MCP endpoints (RFC 9110, RFC 6750): the API key is a bearer token (`Authorization: Bearer <key>`) or the `x-api-key` header. `error="invalid_token"` when a key was presented and refused (unknown or revoked). */
+        WwwAuthenticate: string;
     };
     pathItems: never;
 }
@@ -7103,7 +7128,7 @@ export interface operations {
                     "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["McpUnauthorized"];
             404: components["responses"]["McpSessionNotFound"];
             406: components["responses"]["McpNotAcceptable"];
             /** @description The session already has an open stream (JSON-RPC error). */
@@ -7175,7 +7200,7 @@ export interface operations {
                     "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["McpUnauthorized"];
             404: components["responses"]["McpSessionNotFound"];
             406: components["responses"]["McpNotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7216,7 +7241,7 @@ export interface operations {
                     "application/json": components["schemas"]["McpBadRequestBody"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["McpUnauthorized"];
             404: components["responses"]["McpSessionNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7258,7 +7283,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["McpUnauthorized"];
             /** @description No open session with this id for this API key (closed, expired, its key revoked, or another key's). */
             404: {
                 headers: {
@@ -7344,7 +7369,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            401: components["responses"]["McpUnauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -20,12 +20,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
+export const MCP_PYTHON_VERSION = '2.3.0';
 /** One pip install: a change here reinstalls (the stamp is named after the list). */
 export const PACKAGES = [
   `schemathesis==${SCHEMATHESIS_VERSION}`,
   // test/consumer-matrix.test.ts: the generator, and what the clients it writes import (httpx and attrs come with schemathesis).
   'openapi-python-client==0.29.1',
   'python-dateutil==2.9.0.post0',
+  // test/mcp-python-sdk.test.ts: the official MCP Python SDK (its client validates structured results against outputSchema).
+  `mcp==${MCP_PYTHON_VERSION}`,
 ];
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -229,7 +229,8 @@ t.test('MCP: the recordLegDelivery tool', async (t) => {
   const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
   const { tools } = await client.listTools();
   const tool = tools.find((x) => x.name === 'recordLegDelivery');
-  t.match(tool, { annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false } }, 'a write, idempotent');
+  t.match(tool, { annotations: { idempotentHint: true, destructiveHint: false } }, 'a write, idempotent');
+  t.notOk(tool?.annotations?.readOnlyHint, 'not read-only');
   const args = { id: legacy._id, shipmentId: 'EM-L-1', body: { offloadDate: '2026-03-11T09:00:00-06:00', ticket: 'TK-0002', products: [{ code: '15101505', offloaded: 24_900 }] } };
   const first = await client.callTool({ name: 'recordLegDelivery', arguments: args });
   t.notOk(first.isError, JSON.stringify(first.structuredContent));

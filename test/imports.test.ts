@@ -344,7 +344,7 @@ t.test('MCP: the importDocuments tool imports, and the tax summary tool reads th
     const tools = await client.listTools();
     const tool = tools.tools.find((x) => x.name === 'importDocuments');
     t.ok(tool, `${kind}: importDocuments is a tool`);
-    t.equal(tool?.annotations?.readOnlyHint, false);
+    t.notOk(tool?.annotations?.readOnlyHint, 'not read-only');
     const files = fixtureNames().map((n) => ({ name: n, content: fixture(n).toString('utf8') }));
     const res = (await client.callTool({ name: 'importDocuments', arguments: { body: { files } } })) as unknown as { structuredContent: Report; isError?: boolean };
     t.notOk(res.isError);

@@ -89,7 +89,9 @@ t.test('SDK client: tools, resources and tenant isolation', async (t) => {
   const { tools } = await a.listTools();
   t.same(tools.map((x) => x.name).sort(), (h.app.mcp?.tools ?? []).map((x) => x.name).sort());
   const { resources } = await b.listResources();
-  t.same(resources.map((r) => r.uri).sort(), [DOMAIN_NOTES_URI, OPENAPI_URI].sort());
+  const toolDocs = resources.map((r) => r.uri).filter((uri) => uri.startsWith('freight://docs/tools/'));
+  t.same(resources.map((r) => r.uri).filter((uri) => !toolDocs.includes(uri)).sort(), [DOMAIN_NOTES_URI, OPENAPI_URI].sort(), 'the contract and the domain notes');
+  t.same(toolDocs.sort(), (await b.listTools()).tools.map((tool) => `freight://docs/tools/${tool.name}.md`).sort(), 'and one reference per tool');
   for (const [client, tenant] of [[a, TENANT_A], [b, TENANT_B]] as const) {
     for (const name of ['listFinancialDocs', 'listShipments']) {
       const res = await client.callTool({ name, arguments: { detail: 'full' } });

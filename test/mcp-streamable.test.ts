@@ -54,7 +54,9 @@ t.test('initialize: server info, instructions, capabilities', async (t) => {
 t.test('resources: the OpenAPI document and the domain notes', async (t) => {
   const client = await connect(t, base, 'streamable', { authorization: `Bearer ${KEY_A}` });
   const { resources } = await client.listResources();
-  t.same(resources.map((r) => r.uri).sort(), [DOMAIN_NOTES_URI, OPENAPI_URI].sort());
+  const toolDocs = resources.map((r) => r.uri).filter((uri) => uri.startsWith('freight://docs/tools/'));
+  t.same(resources.map((r) => r.uri).filter((uri) => !toolDocs.includes(uri)).sort(), [DOMAIN_NOTES_URI, OPENAPI_URI].sort(), 'the contract and the domain notes');
+  t.same(toolDocs.sort(), (await client.listTools()).tools.map((tool) => `freight://docs/tools/${tool.name}.md`).sort(), 'and one reference per tool');
   const openapi = await client.readResource({ uri: OPENAPI_URI });
   const first = openapi.contents[0] as { text: string; mimeType: string };
   t.equal(first.mimeType, 'application/json');
@@ -81,10 +83,10 @@ t.test('tenant isolation: a session only ever sees its own tenant', async (t) =>
         t.ok(body.data.every((d) => d.company === tenant), `${name} ${detail}: only ${tenant}'s documents`);
       }
     }
-    // v1 (bare array of raw documents) through the header argument.
+    // The deprecated version 1 is not offered to tools (their outputSchema is the current shape): the header argument is refused, naming it.
     const v1 = await client.callTool({ name: 'listFinancialDocs', arguments: { 'x-api-version': '1' } });
-    const list = (v1.structuredContent as { result: { company: string }[] }).result;
-    t.ok(Array.isArray(list) && list.length === 2 && list.every((d) => d.company === tenant), `v1: ${tenant} only`);
+    t.equal(v1.isError, true, 'x-api-version is not a tool argument');
+    t.match(v1.structuredContent, { error: { code: 400, reason: 'invalid_parameter', fields: [{ name: 'x-api-version' }] } }, 'the error names it');
   }
 });
 

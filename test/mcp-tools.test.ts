@@ -3,7 +3,7 @@
  * operation's parameters as input schema, and each tool answers what the REST
  * operation answers for the same arguments, over both transports.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { connect, exampleArguments, listen, restCall, seedTwoTenants, type Transport } from './helpers/mcp.ts';
 import { loadSpec } from '../handlers/app.ts';
@@ -24,22 +24,40 @@ function spelledHeaderNames(op: OperationSchemas): Map<string, string> {
   return new Map(params.filter((p) => p.in === 'header').map((p) => [p.name.toLowerCase(), p.name]));
 }
 
-/** The input schema a tool must have, derived here from the operation independently of lib/mcp: parameter names as the spec spells them. */
-function expectedInputSchema(op: OperationSchemas) {
-  const properties: Record<string, unknown> = {};
+/**
+ * What a tool's input schema must offer, derived here from the operation independently of lib/mcp:
+ * its parameters (spec spelling; a deprecated one, x-api-version, is not offered) and body, with
+ * their required set and their spec types (nullable as JSON Schema's type list).
+ */
+function expectedArguments(op: OperationSchemas) {
+  const types: Record<string, unknown> = {};
   const required: string[] = [];
   const spelled = spelledHeaderNames(op);
+  const jsonType = (schema: Record<string, unknown>) => (schema.nullable === true && typeof schema.type === 'string' ? [schema.type, 'null'] : schema.type);
   for (const part of [op.params, op.querystring, op.headers]) {
     if (!part) continue;
     const rename = (name: string) => (part === op.headers ? (spelled.get(name) ?? name) : name);
-    for (const [name, schema] of Object.entries(part.properties as Record<string, unknown>)) properties[rename(name)] = schema;
+    for (const [name, schema] of Object.entries(part.properties as Record<string, Record<string, unknown>>)) {
+      if (op.deprecatedParameters.includes(name) || name === 'x-api-key') continue;
+      types[rename(name)] = jsonType(schema);
+    }
     required.push(...((part.required as string[] | undefined) ?? []).map(rename));
   }
   if (op.body) {
-    properties.body = op.body;
+    types.body = jsonType(op.body as Record<string, unknown>);
     if (op.bodyRequired) required.push('body');
   }
-  return { type: 'object', properties, additionalProperties: false, ...(required.length ? { required } : {}) };
+  return { types, required };
+}
+
+function checkInputSchema(t: Test, name: string, schema: { type?: unknown; properties?: unknown; required?: unknown; additionalProperties?: unknown }, op: OperationSchemas) {
+  const { types, required } = expectedArguments(op);
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  t.equal(schema.type, 'object', `${name}: input is an object`);
+  t.equal(schema.additionalProperties, false, `${name}: unknown arguments refused`);
+  t.same(Object.keys(properties).sort(), Object.keys(types).sort(), `${name}: one argument per parameter, body under \`body\``);
+  t.same(((schema.required as string[] | undefined) ?? []).slice().sort(), required.slice().sort(), `${name}: required arguments`);
+  for (const [arg, type] of Object.entries(types)) t.same(properties[arg]?.type, type, `${name}.${arg}: the spec's type`);
 }
 
 t.test('spec: the MCP transport operations are self-routed and never tools', async (t) => {
@@ -60,9 +78,10 @@ t.test('spec: every data operation has a tool with its parameters as input schem
       t.fail(`operation ${op.operationId} (${op.method} ${op.path}) has no MCP tool`);
       continue;
     }
-    t.same(tool.inputSchema, expectedInputSchema(op), `${op.operationId}: input schema = its parameters and body`);
-    t.ok(tool.description.startsWith(op.summary), `${op.operationId}: description starts with the summary`);
-    t.ok(tool.description.includes(op.description.trim()), `${op.operationId}: description carries the operation description`);
+    checkInputSchema(t, op.operationId, tool.inputSchema, op);
+    const authored = op.extensions['x-mcp-description'];
+    t.type(authored, 'string', `${op.operationId}: the spec authors its catalogue paragraph (x-mcp-description)`);
+    t.ok(tool.description.startsWith(String(authored)), `${op.operationId}: description is its x-mcp-description`);
   }
   t.same([...tools.keys()].sort(), dataOperations.map((op) => op.operationId).sort(), 'no tool without an operation');
 });
@@ -88,9 +107,9 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
         t.fail(`operation ${op.operationId} has no tool over ${kind}`);
         continue;
       }
-      // What the client received is the operation's parameter schemas, verbatim.
-      t.same(tool.inputSchema, JSON.parse(JSON.stringify(expectedInputSchema(op))), `${op.operationId}: input schema over the wire`);
-      t.equal(tool.annotations?.readOnlyHint, op.method === 'GET', `${op.operationId}: readOnlyHint`);
+      checkInputSchema(t, `${op.operationId} over ${kind}`, tool.inputSchema, op);
+      t.equal(tool.outputSchema?.type, 'object', `${op.operationId}: has an object outputSchema`);
+      t.equal(tool.annotations?.readOnlyHint === true, op.method === 'GET', `${op.operationId}: readOnlyHint`);
     }
     t.equal(tools.length, dataOperations.length, 'one tool per data operation, no more');
   });
@@ -104,10 +123,9 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
         continue;
       }
       const variants: Record<string, unknown>[] = [example];
-      const props = Object.keys(expectedInputSchema(op).properties);
+      const props = Object.keys(expectedArguments(op).types);
       if (props.includes('limit')) variants.push({ ...example, limit: 1 });
       if (props.includes('detail')) variants.push({ ...example, detail: 'full' });
-      if (props.includes('x-api-version')) variants.push({ ...example, 'x-api-version': '1' });
       if (props.includes('limit')) variants.push({ ...example, limit: 500 }); // a validation error
       for (const args of variants) {
         const rest = await restCall(h.app, op, args, KEY_A);

@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { deref, type Json } from '../spec/deref.ts';
-import type { ToolDefinition } from './tools-from-spec.ts';
+import { toolDocsUri, type ToolDefinition } from './tools-from-spec.ts';
+import { firstSentence } from './brief-text.ts';
 
 export const OPENAPI_URI = 'freight://openapi.json';
 export const DOMAIN_NOTES_URI = 'freight://docs/domain-notes.md';
@@ -21,11 +22,6 @@ export interface McpResource {
 }
 
 const isObject = (v: Json | undefined): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
-const firstSentence = (text: string): string => {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const m = /^(.+?[.!?])(\s|$)/.exec(flat);
-  return m?.[1] ?? flat;
-};
 
 /** Markdown section listing each tool: REST mapping, arguments and documented status codes. */
 export function operationsSection(spec: Json, tools: ToolDefinition[]): string {
@@ -52,8 +48,43 @@ export function operationsSection(spec: Json, tools: ToolDefinition[]): string {
   return lines.join('\n');
 }
 
+/** A parameter's (or body field's) full description, as the spec states it. */
+const fullDescription = (schema: Json | undefined): string => (isObject(schema) && typeof schema.description === 'string' ? schema.description.trim() : '');
+
+/**
+ * The full reference of one tool, from the spec: what the catalogue's one
+ * paragraph leaves out (rules, formulas, formats), every argument's whole
+ * description and the body's fields.
+ */
+export function toolReference(tool: ToolDefinition): string {
+  const op = tool.operation;
+  const lines = [`# ${tool.name}: ${op.summary}`, '', `\`${op.method} ${op.path}\`${tool.annotations.readOnlyHint ? ' (read-only)' : ''}`, '', op.description.trim(), '', '## Arguments', ''];
+  const parts: [string, JsonSchemaLike | undefined][] = [['path', op.params], ['query', op.querystring], ['header', op.headers]];
+  for (const [where, part] of parts) {
+    for (const [name, schema] of Object.entries(isObject(part?.properties) ? part.properties : {})) {
+      if (!tool.locations.has(op.headerNames[name] ?? name)) continue;
+      lines.push(`- \`${op.headerNames[name] ?? name}\` (${where}): ${fullDescription(schema)}`);
+    }
+  }
+  if (op.body) {
+    lines.push(`- \`body\`: ${fullDescription(op.body)}`);
+    for (const [name, schema] of Object.entries(isObject(op.body.properties) ? op.body.properties : {})) lines.push(`  - \`${name}\`: ${fullDescription(schema)}`);
+  }
+  return lines.join('\n').replace(/\n{3,}/g, '\n\n');
+}
+
+type JsonSchemaLike = { [key: string]: Json };
+
 export function buildResources(spec: Json, tools: ToolDefinition[]): McpResource[] {
   const notes = readFileSync(NOTES_PATH, 'utf8').trimEnd();
+  const references = tools.map((tool) => ({
+    name: `tool-${tool.name}`,
+    uri: toolDocsUri(tool.name),
+    title: `${tool.name}: full reference`,
+    description: `Everything the ${tool.name} tool's one paragraph leaves out: its rules, formulas and formats, each argument's whole description.`,
+    mimeType: 'text/markdown',
+    text: toolReference(tool),
+  }));
   return [
     {
       name: 'openapi',
@@ -71,5 +102,6 @@ export function buildResources(spec: Json, tools: ToolDefinition[]): McpResource
       mimeType: 'text/markdown',
       text: `${notes}\n\n${operationsSection(spec, tools)}`,
     },
+    ...references,
   ];
 }

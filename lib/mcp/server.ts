@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { getPrompt, promptListing } from './prompts.ts';
 import { dispatchTool, toToolResult, toolListing, type ToolDefinition } from './tools-from-spec.ts';
 import type { McpResource } from './resources.ts';
 import { errorBody } from '../http/api-error.ts';
@@ -29,18 +30,23 @@ const INSTRUCTIONS = [
   'trips with shrinkage, tax reconciliation, analytic audits and alert jobs. Each tool is one REST operation (same name as',
   'its operationId, same parameters; a request body goes under `body`) and returns its exact JSON. Errors are tool errors',
   'carrying {"error": {"code", "message", "details", "reason", "fields"?}}: fix the arguments named in `fields` (see `details`) and retry. Read the resource',
-  'freight://docs/domain-notes.md for status codes and what each audit means, and freight://openapi.json for the full contract.',
+  'freight://docs/domain-notes.md for status codes and what each audit means, freight://docs/tools/<tool name>.md for a tool\'s',
+  'full reference (rules, formulas, formats, every argument), and freight://openapi.json for the full contract (each result\'s',
+  'complete schema; a tool\'s outputSchema gives its top-level shape). Prompts: month-end-tax-review, shrinkage-claim, collections-follow-up.',
 ].join(' ');
 
 export function createMcpServer(app: FastifyInstance, catalog: McpCatalog): McpServer {
   const server = new McpServer(
     { name: 'freight-backoffice', title: 'Freight back office', version: catalog.version },
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
   const byName = new Map(catalog.tools.map((t) => [t.name, t]));
   const listing = catalog.tools.map(toolListing);
 
   server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
+  // Prompts with plain JSON arguments (registerPrompt wants Zod schemas): see prompts.ts.
+  server.server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: promptListing() }));
+  server.server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(request.params.name, request.params.arguments));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);

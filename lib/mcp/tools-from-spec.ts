@@ -4,10 +4,12 @@
  * particular operation.
  *
  * Tool input schema: one object whose top-level properties are the
- * operation's path, query and header parameters, under their spec names as the
- * spec spells them (`Idempotency-Key`) and with their spec schemas, verbatim;
- * the JSON request body, if the operation has one, goes under `body` (required
- * when the body is). Unknown properties are refused (`additionalProperties:
+ * operation's path, query and header parameters (a deprecated one excepted),
+ * under their spec names as the spec spells them (`Idempotency-Key`) and with
+ * their spec schemas as tool-schema.ts compacts them for the catalogue; the
+ * JSON request body, if the operation has one, goes under `body` (required
+ * when the body is). The output schema is the success JSON's shape, by the
+ * same converter. Unknown properties are refused (`additionalProperties:
  * false`), and a call with one is a tool error naming it, as REST refuses
  * unknown query parameters; header parameters are matched without regard to
  * case, as HTTP matches headers.
@@ -25,6 +27,8 @@ import { validators } from '../../generated/validators.js';
 import { validationProblems } from '../http/validation-details.ts';
 import { errorBody } from '../http/api-error.ts';
 import { internalDispatchHeaders } from '../http/internal-dispatch.ts';
+import { shapeWithin, toolSchema } from './tool-schema.ts';
+import { firstSentence } from './brief-text.ts';
 
 /** Where an argument goes in the REST request. */
 export type ArgumentLocation = 'path' | 'query' | 'header' | 'body';
@@ -34,6 +38,7 @@ export interface ToolDefinition {
   title: string;
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
+  outputSchema: JsonSchema & { type: 'object' };
   annotations: NonNullable<Tool['annotations']>;
   operation: OperationSchemas;
   locations: Map<string, ArgumentLocation>;
@@ -65,17 +70,19 @@ export function toolInputSchema(op: OperationSchemas): { schema: ToolDefinition[
     const req = Array.isArray(part.required) ? part.required.map(String) : [];
     for (const [key, schema] of Object.entries(props)) {
       if (location === 'header' && RESERVED_HEADERS.has(key)) continue;
+      // A deprecated parameter (x-api-version) is not offered: a tool answers the current shape only.
+      if (op.deprecatedParameters.includes(key)) continue;
       // The spec's spelling (headers are lower-cased in the request schemas Fastify validates).
       const name = location === 'header' ? (op.headerNames[key] ?? key) : key;
       if (locations.has(name)) throw new Error(`${op.operationId}: parameter "${name}" is declared in ${locations.get(name)} and ${location}; tool arguments need unique names`);
-      properties[name] = schema;
+      properties[name] = toolSchema(schema, 1);
       locations.set(name, location);
       if (req.includes(key)) required.push(name);
     }
   }
   if (op.body) {
     if (locations.has('body')) throw new Error(`${op.operationId}: a parameter named "body" collides with the request body argument`);
-    properties.body = op.body;
+    properties.body = toolSchema(op.body, 2);
     locations.set('body', 'body');
     if (op.bodyRequired) required.push('body');
   }
@@ -84,13 +91,56 @@ export function toolInputSchema(op: OperationSchemas): { schema: ToolDefinition[
   return { schema, locations };
 }
 
+/** The success answers that carry the JSON a tool returns, in the order looked for. */
+const SUCCESS_STATUSES = ['200', '201', '202'];
+
+/** Bytes of each tool's result shape in the catalogue: the deepest cut of the response schema that fits (see shapeWithin). */
+export const OUTPUT_SCHEMA_BUDGET = 200;
+
+/**
+ * Tool output schema of an operation: the shape of its success JSON
+ * (`application/json`, what a tool asks for; a deprecated version's media
+ * type is never served to tools) as `toToolResult` carries it in
+ * `structuredContent` (an array or scalar wrapped as `{result}`). The full
+ * schema is in the OpenAPI resource.
+ *
+ * A failed call's `structuredContent` is the REST error body `{error}`, and
+ * the TypeScript SDK's client validates it against `outputSchema` too (it
+ * spares only an absent one): a shape requires no property and closes no
+ * object, so it admits `{error}` as long as it does not declare an `error`
+ * property of its own, which is checked here.
+ */
+export function toolOutputSchema(op: OperationSchemas): ToolDefinition['outputSchema'] {
+  const status = SUCCESS_STATUSES.find((s) => op.responses[s]);
+  if (!status) throw new Error(`${op.operationId}: no JSON success response (${SUCCESS_STATUSES.join('/')}) to derive the tool's output schema from`);
+  const full = toolSchema(op.responses[status]!) as JsonSchema;
+  const branches = Array.isArray(full.anyOf) ? full.anyOf : [full];
+  const isObjectSchema = (s: Json) => typeof s === 'object' && s !== null && !Array.isArray(s) && s.type === 'object';
+  const carried = branches.every(isObjectSchema) ? full : { type: 'object', required: ['result'], properties: { result: full }, additionalProperties: false };
+  const shape = shapeWithin(carried, OUTPUT_SCHEMA_BUDGET) as JsonSchema;
+  const declared = [shape, ...(Array.isArray(shape.anyOf) ? shape.anyOf : [])].some((s) => typeof s === 'object' && s !== null && !Array.isArray(s) && typeof s.properties === 'object' && s.properties !== null && 'error' in s.properties);
+  if (declared) throw new Error(`${op.operationId}: its result declares an \`error\` property, which a tool error's structuredContent would have to match`);
+  return { ...shape, type: 'object' };
+}
+
+/** Spec descriptions longer than this hold domain rules worth naming the reference resource for. */
+const REFERENCE_WORTHY = 400;
+
+/** Where the full reference of a tool is served (see resources.ts). */
+export const toolDocsUri = (name: string): string => `freight://docs/tools/${name}.md`;
+
+/**
+ * The catalogue's description of a tool: one paragraph saying when to use it
+ * and what it returns, the spec's `x-mcp-description` (else the summary and
+ * the description's first sentence), then the resource holding its full
+ * reference (REST operation, rules, formulas, formats, status codes).
+ */
 export function toolDescription(op: OperationSchemas): string {
-  const parts = [op.summary.trim(), op.description.trim()].filter(Boolean);
-  parts.push(
-    `REST equivalent: ${op.method} ${op.path}. Arguments are its parameters${op.body ? ' plus the request body under `body`' : ''}; ` +
-      'the result is its JSON response; a failure is a tool error carrying {"error": {"code", "message", "details", "reason", "fields"?}}.',
-  );
-  return parts.join('\n\n');
+  const authored = op.extensions['x-mcp-description'];
+  const brief = typeof authored === 'string' ? authored.trim() : [op.summary.trim(), firstSentence(op.description)].filter(Boolean).join('. ');
+  // The resource is named where the spec has more to say than a paragraph (rules, formulas, formats);
+  // every tool has one, listed in resources/list and in the server instructions.
+  return op.description.length > REFERENCE_WORTHY ? `${brief} Docs: ${toolDocsUri(op.operationId)}` : brief;
 }
 
 /** Builds the tool table from the spec; throws at start-up on an operation that cannot be a tool. */
@@ -109,13 +159,12 @@ export function buildToolTable(spec: Json): ToolDefinition[] {
       title: op.summary || op.operationId,
       description: toolDescription(op),
       inputSchema: schema,
-      annotations: {
-        title: op.summary || op.operationId,
-        readOnlyHint: readOnly,
-        destructiveHint: op.method === 'DELETE',
-        idempotentHint: readOnly || op.method === 'PUT' || op.method === 'DELETE',
-        openWorldHint: false,
-      },
+      outputSchema: toolOutputSchema(op),
+      // Hints only where MCP's defaults (not read-only, destructive, not idempotent, open world) do not hold;
+      // the destructive and idempotent hints mean nothing for a read-only tool.
+      annotations: readOnly
+        ? { readOnlyHint: true, openWorldHint: false }
+        : { destructiveHint: op.method === 'DELETE', ...(op.method === 'PUT' || op.method === 'DELETE' ? { idempotentHint: true } : {}), openWorldHint: false },
       operation: op,
       locations,
     });
@@ -123,12 +172,12 @@ export function buildToolTable(spec: Json): ToolDefinition[] {
   return tools;
 }
 
-/** The MCP `tools/list` entry of a tool. */
+/** The MCP `tools/list` entry of a tool (no `title`: the description's first words say it, and the catalogue is a budget). */
 export const toolListing = (tool: ToolDefinition): Tool => ({
   name: tool.name,
-  title: tool.title,
   description: tool.description,
   inputSchema: tool.inputSchema as Tool['inputSchema'],
+  outputSchema: tool.outputSchema as Tool['outputSchema'],
   annotations: tool.annotations,
 });
 

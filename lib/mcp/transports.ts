@@ -23,6 +23,7 @@ import { onlyQueryParameters } from '../http/hardening.ts';
 import type { Json } from '../spec/deref.ts';
 import { buildToolTable, type ToolDefinition } from './tools-from-spec.ts';
 import { buildResources } from './resources.ts';
+import { withChallenge } from './auth-challenge.ts';
 import { createMcpServer, type McpAuthExtra, type McpCatalog } from './server.ts';
 import { SessionRegistry, type McpSession } from './sessions.ts';
 import { tenantDataRoute } from '../http/cache-control.ts';
@@ -113,7 +114,7 @@ export async function registerMcp(app: FastifyInstance, args: RegisterMcpArgs): 
   const tools = buildToolTable(args.spec);
   const catalog: McpCatalog = { tools, resources: buildResources(args.spec, tools), version: args.version };
   // The rate limit first (requests without a valid key count per address, before any key lookup), then the key.
-  const authenticate = [limitRequests(app), makeAuthenticate(args.db)];
+  const authenticate = [limitRequests(app), withChallenge(makeAuthenticate(args.db))];
   // No route here takes query parameters (but /messages its sessionId): any other is a 400, as on REST.
   const noQuery = onlyQueryParameters();
   const sessions = new SessionRegistry({

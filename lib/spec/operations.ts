@@ -23,6 +23,8 @@ export interface OperationSchemas {
   headers?: JsonSchema;
   /** Header parameters as the spec spells them (`Idempotency-Key`), by the lower-case name Fastify and `headers` use. */
   headerNames: Record<string, string>;
+  /** Parameters marked `deprecated: true` (e.g. `x-api-version`), by the name the request schemas use. */
+  deprecatedParameters: string[];
   body?: JsonSchema;
   bodyRequired: boolean;
   responses: Record<string, JsonSchema | null>;
@@ -47,7 +49,8 @@ function parameterSchema(params: { [key: string]: Json }[], location: string, cl
     // Header names are case-insensitive; Fastify lower-cases them.
     const name = location === 'header' ? String(p.name).toLowerCase() : String(p.name);
     const schema = isObject(p.schema) ? { ...p.schema } : {};
-    if (typeof p.description === 'string' && !('description' in schema)) schema.description = p.description;
+    // The parameter's own description wins over a referenced schema's (CalendarDate says how dates are typed, `startDate` what it selects).
+    if (typeof p.description === 'string') schema.description = p.description;
     properties[name] = schema;
     if (p.required === true) required.push(name);
   }
@@ -103,6 +106,7 @@ export function listOperations(spec: Json): OperationSchemas[] {
         querystring: parameterSchema(params, 'query', true),
         headers: parameterSchema(params, 'header', false),
         headerNames: Object.fromEntries(params.filter((p) => p.in === 'header').map((p) => [String(p.name).toLowerCase(), String(p.name)])),
+        deprecatedParameters: params.filter((p) => p.deprecated === true).map((p) => (p.in === 'header' ? String(p.name).toLowerCase() : String(p.name))),
         body: jsonBody && isObject(jsonBody.schema) ? jsonBody.schema : undefined,
         bodyRequired: isObject(op.requestBody) && op.requestBody.required === true,
         responses,

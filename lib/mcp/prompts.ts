@@ -1,0 +1,121 @@
+/**
+ * MCP prompts: the jobs agents are asked to do here, each a template that
+ * names the tools to call and how. Arguments are plain strings (MCP prompt
+ * arguments are), checked here; a bad one is an InvalidParams error saying
+ * what is expected.
+ */
+import { ErrorCode, McpError, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
+
+interface PromptArgument {
+  name: string;
+  description: string;
+  required: boolean;
+  /** What a valid value looks like, and how to say so. */
+  pattern: RegExp;
+  expected: string;
+}
+
+interface PromptTemplate {
+  name: string;
+  title: string;
+  description: string;
+  arguments: PromptArgument[];
+  text: (args: Record<string, string>) => string;
+}
+
+const MONTH = { pattern: /^[0-9]{4}-(0[1-9]|1[0-2])$/, expected: 'a calendar month as YYYY-MM (e.g. 2026-03)' };
+const RFC = { pattern: /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/, expected: 'an RFC of 12 (company) or 13 (person) characters, upper case (e.g. PEM990101AB1)' };
+const DAY = { pattern: /^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, expected: 'a day as YYYY-MM-DD' };
+
+/** First and last day of a YYYY-MM month. */
+function monthDays(month: string): { first: string; last: string } {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  return { first: `${month}-01`, last: `${month}-${String(last).padStart(2, '0')}` };
+}
+
+export const PROMPTS: PromptTemplate[] = [
+  {
+    name: 'month-end-tax-review',
+    title: 'Month-end tax review',
+    description: 'Review a month\'s CFDI taxes: reconcile VAT and the 4% retention, explain each discrepancy and warning, and list the invoices to correct.',
+    arguments: [{ name: 'month', description: 'The month to review, YYYY-MM (America/Mexico_City).', required: true, ...MONTH }],
+    text: ({ month }) => {
+      const { first, last } = monthDays(month!);
+      return [
+        `Do the month-end tax review of ${month} for my company.`,
+        `1. Call getTaxSummary with {"targetMonth": "${month}"} (read freight://docs/tools/getTaxSummary.md for the rules). Report the month's totals: taxable base, VAT declared vs expected, 4% retention declared vs expected, exempt amounts.`,
+        `2. Call getTaxSummary again with {"targetMonth": "${month}", "findingKind": "discrepancy"} and then "warning"; for each finding explain in one line what is wrong and what the correct amount is.`,
+        `3. For each invoice named in a finding, call getFinancialDoc with its id (or listFinancialDocs with {"uuid": ...}) to confirm the client and amounts.`,
+        `4. Call listFinancialDocs with {"startDate": "${first}", "endDate": "${last}", "cancellationStatus": "pending"} and list the cancellations still awaiting the receiver: they count as valid until accepted.`,
+        'Finish with a table of the invoices to correct (folio, client, issue, amount) and the totals to declare.',
+      ].join('\n');
+    },
+  },
+  {
+    name: 'shrinkage-claim',
+    title: 'Shrinkage claim for a client',
+    description: 'Prepare a fuel shrinkage (merma) claim against a client: the legs over tolerance, their litres and value, what was already recovered on invoices and what is still recoverable.',
+    arguments: [
+      { name: 'client', description: 'The client\'s RFC.', required: true, ...RFC },
+      { name: 'startDate', description: 'First day of the period, YYYY-MM-DD (default: 90 days ago).', required: false, ...DAY },
+      { name: 'endDate', description: 'Last day of the period, YYYY-MM-DD (default: today).', required: false, ...DAY },
+    ],
+    text: ({ client, startDate, endDate }) => {
+      const period = JSON.stringify({ client, ...(startDate ? { startDate } : {}), ...(endDate ? { endDate } : {}) });
+      return [
+        `Prepare a shrinkage claim against client ${client}${startDate || endDate ? ` for ${startDate ?? '…'} to ${endDate ?? 'today'}` : ''}.`,
+        `1. Call auditDiscountsAndShrinkage with ${period} (formulas: freight://docs/tools/auditDiscountsAndShrinkage.md). Take the legs over tolerance, their shrinkage litres and value, the value already deducted on invoices and the value still recoverable.`,
+        `2. Call listShipments with ${JSON.stringify({ client, ...(startDate ? { startDate } : {}), ...(endDate ? { endDate } : {}), dateFilterBy: 'offload' })} to get each trip's legs with loaded and offloaded litres and the linked invoice (financialLinked); only delivered legs count (a leg in transit has no shrinkage yet).`,
+        '3. For the trips with a linked invoice, call getFinancialDoc to show whether a shrinkage deduction was already applied.',
+        'Finish with the claim: one line per leg (trip, leg, product, loaded, offloaded, litres over tolerance, value), the total still recoverable, and the evidence (reception tickets) each line rests on.',
+      ].join('\n');
+    },
+  },
+  {
+    name: 'collections-follow-up',
+    title: 'Collections follow-up of overdue invoices',
+    description: 'List the overdue and unpaid invoices, by client, with what each owes and since when, and propose the follow-up (and optionally schedule the overdue-invoices alert).',
+    arguments: [
+      { name: 'client', description: 'Only this client\'s invoices (RFC; default: every client).', required: false, ...RFC },
+      { name: 'month', description: 'Schedule the overdue-invoices alert for this cycle, YYYY-MM (default: no alert).', required: false, ...MONTH },
+    ],
+    text: ({ client, month }) => {
+      const filter = client ? `, "client": "${client}"` : '';
+      return [
+        `Prepare the collections follow-up of overdue invoices${client ? ` of client ${client}` : ''}.`,
+        `1. Call listFinancialDocs with {"paymentStatus": "unpaid"${filter}, "cancelled": false, "limit": 100} and then {"paymentStatus": "partial"${filter}, "cancelled": false, "limit": 100}; follow meta.nextCursor (argument cursor) while meta.hasMore is true.`,
+        '2. An invoice is overdue when its due date (invoice date + the client\'s credit days, 30 by default) has passed and balance.pending > 0.',
+        `3. Call getCashInflowForecast with {${client ? `"client": "${client}"` : ''}} to see each client's usual payment delay and the expected inflow.`,
+        month
+          ? `4. Call scheduleAlerts with {"body": {"userIds": ["collections"], "ruleId": "overdue-invoices", "cycleKey": "${month}", "nameAlert": "Overdue invoices ${month}"}} so the check is repeated and stored (listAlerts shows the result).`
+          : '4. To have the check stored as an alert, use scheduleAlerts with ruleId "overdue-invoices" (ask me first).',
+        'Finish with a table per client: folio, invoice date, due date, days overdue, pending amount; the total overdue; and the client to call first.',
+      ].join('\n');
+    },
+  },
+];
+
+/** The `prompts/list` entries. */
+export const promptListing = (): Prompt[] =>
+  PROMPTS.map((p) => ({ name: p.name, title: p.title, description: p.description, arguments: p.arguments.map(({ name, description, required }) => ({ name, description, required })) }));
+
+/** `prompts/get`: the template filled in, or InvalidParams naming the argument and what it expects. */
+export function getPrompt(name: string, args: Record<string, string> | undefined): GetPromptResult {
+  const prompt = PROMPTS.find((p) => p.name === name);
+  if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name} (prompts: ${PROMPTS.map((p) => p.name).join(', ')})`);
+  const given = args ?? {};
+  const unknown = Object.keys(given).filter((k) => !prompt.arguments.some((a) => a.name === k));
+  if (unknown.length) throw new McpError(ErrorCode.InvalidParams, `${name}: unknown argument(s) ${unknown.join(', ')} (takes: ${prompt.arguments.map((a) => a.name).join(', ')})`);
+  const values: Record<string, string> = {};
+  for (const arg of prompt.arguments) {
+    const value = given[arg.name]?.trim();
+    if (!value) {
+      if (arg.required) throw new McpError(ErrorCode.InvalidParams, `${name}: argument '${arg.name}' is required: ${arg.expected}`);
+      continue;
+    }
+    if (!arg.pattern.test(value)) throw new McpError(ErrorCode.InvalidParams, `${name}: argument '${arg.name}' is '${value}', expected ${arg.expected}`);
+    values[arg.name] = value;
+  }
+  return { description: prompt.description, messages: [{ role: 'user', content: { type: 'text', text: prompt.text(values) } }] };
+}

@@ -1,0 +1,143 @@
+/**
+ * The MCP catalogue an agent pays for (issue 22): its size, an outputSchema
+ * on every tool that the results conform to (the SDK client validates them),
+ * each parameter described by its own words, the reference resources the
+ * descriptions name, the prompts, and the 401 challenge of the MCP endpoints.
+ */
+import t from 'tap';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { startHarness, KEY_A } from './helpers/harness.ts';
+import { connect, exampleArguments, listen } from './helpers/mcp.ts';
+import { loadDemoData } from '../scripts/demo/load.ts';
+import { loadSpec } from '../handlers/app.ts';
+import { listOperations } from '../lib/spec/operations.ts';
+import { deref, type Json } from '../lib/spec/deref.ts';
+
+const CATALOGUE_LIMIT_BYTES = 30 * 1024;
+const spec = loadSpec();
+const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
+
+type Obj = { [key: string]: Json };
+const isObject = (v: Json | undefined): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const words = (text: string) => text.replace(/[().,;:]/g, ' ').split(/\s+/).filter(Boolean);
+/** `brief` is `full` shortened: its words appear in `full` in the same order. */
+const isShortenedFrom = (brief: string, full: string): boolean => {
+  const have = words(full);
+  let i = 0;
+  for (const w of words(brief)) {
+    while (i < have.length && have[i] !== w) i++;
+    if (i++ >= have.length) return false;
+  }
+  return true;
+};
+
+/** Each parameter of an operation as the spec document writes it: its own description and its schema's (read from the raw document, not lib/spec). */
+function specParameters(operationId: string): Map<string, { own: string; schemaDescription: string | undefined }> {
+  const op = operations.get(operationId)!;
+  const doc = deref(spec) as { paths: Record<string, Obj> };
+  const item = doc.paths[op.path]!;
+  const operation = item[op.method.toLowerCase()] as Obj;
+  const params = [...((item.parameters as Json[] | undefined) ?? []), ...((operation.parameters as Json[] | undefined) ?? [])].filter(isObject);
+  return new Map(params.map((p) => [String(p.name), { own: String(p.description ?? ''), schemaDescription: isObject(p.schema) && typeof p.schema.description === 'string' ? p.schema.description : undefined }]));
+}
+
+const h = await startHarness(t, { build: { now: () => new Date('2026-04-01T18:00:00Z') } });
+await loadDemoData(h.db, { invoices: 60, trips: 20 });
+const base = await listen(h.app);
+
+t.test('tools/list: size, outputSchema on every tool, descriptions', async (t) => {
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const { tools } = await client.listTools();
+  const bytes = Buffer.byteLength(JSON.stringify({ tools }));
+  const withOutput = tools.filter((tool) => tool.outputSchema?.type === 'object').length;
+  t.comment(`tools/list: ${tools.length} tools, ${bytes} bytes (${(bytes / 1024).toFixed(1)} KB); ${withOutput} with an outputSchema`);
+  console.log(`tools/list: ${tools.length} tools, ${bytes} bytes (${(bytes / 1024).toFixed(1)} KB); ${withOutput} with an outputSchema`);
+  t.ok(bytes <= CATALOGUE_LIMIT_BYTES, `tools/list is at most 30 KB (${bytes} bytes)`);
+  t.equal(withOutput, tools.length, 'every tool has an object outputSchema');
+  for (const tool of tools) {
+    const op = operations.get(tool.name)!;
+    t.ok((tool.description ?? '').length <= 400, `${tool.name}: one short paragraph (${tool.description?.length} characters)`);
+    t.notOk((tool.description ?? '').includes('\n'), `${tool.name}: one paragraph`);
+    const named = /freight:\/\/docs\/tools\/[A-Za-z]+\.md/.exec(tool.description ?? '')?.[0];
+    if (op.description.length > 400) t.ok(named, `${tool.name}: names its reference resource (its spec description is ${op.description.length} characters)`);
+    const params = specParameters(tool.name);
+    for (const [name, schema] of Object.entries(tool.inputSchema.properties ?? {}) as [string, { description?: string }][]) {
+      if (name === 'body') continue;
+      const spelled = [...params.keys()].find((p) => p.toLowerCase() === name.toLowerCase())!;
+      const param = params.get(spelled)!;
+      t.ok(schema.description && isShortenedFrom(schema.description, param.own), `${tool.name}.${name}: its own description ("${schema.description}")`);
+      if (param.schemaDescription && param.schemaDescription.trim() !== param.own.trim()) {
+        t.notOk(isShortenedFrom(schema.description ?? '', param.schemaDescription) && !isShortenedFrom(schema.description ?? '', param.own), `${tool.name}.${name}: not the referenced schema's description`);
+      }
+    }
+  }
+});
+
+t.test('every tool answers structuredContent its outputSchema admits (the SDK client validates), errors included', async (t) => {
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  await client.listTools(); // the client validates results of the tools it has listed
+  for (const op of operations.values()) {
+    if (!op.secured || op.tags.includes('mcp')) continue;
+    const args = exampleArguments(spec, op);
+    if (!args) {
+      t.fail(`${op.operationId}: the spec gives no example arguments`);
+      continue;
+    }
+    const result = await client.callTool({ name: op.operationId, arguments: args });
+    t.type(result.structuredContent, 'object', `${op.operationId}: structuredContent validated against its outputSchema (isError ${result.isError === true})`);
+  }
+  const failed = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 500 } });
+  t.equal(failed.isError, true, 'a bad argument is a tool error');
+  t.match(failed.structuredContent, { error: { code: 400, reason: 'invalid_parameter' } }, 'whose structuredContent (the error body) the outputSchema admits');
+});
+
+t.test('the reference resources the descriptions name are served', async (t) => {
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const { resources } = await client.listResources();
+  const read = await client.readResource({ uri: 'freight://docs/tools/getTaxSummary.md' });
+  const text = (read.contents[0] as { text: string }).text;
+  t.ok(resources.some((r) => r.uri === 'freight://docs/tools/importDocuments.md'), 'one per tool');
+  t.ok(text.includes(operations.get('getTaxSummary')!.description.trim()), 'the full description of the operation');
+  t.match(text, /`targetMonth` \(query\): /, 'every argument with its whole description');
+});
+
+t.test('prompts: listed, filled in, bad arguments refused', async (t) => {
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const { prompts } = await client.listPrompts();
+  t.same(prompts.map((p) => p.name).sort(), ['collections-follow-up', 'month-end-tax-review', 'shrinkage-claim']);
+  t.match(prompts.find((p) => p.name === 'month-end-tax-review')?.arguments, [{ name: 'month', required: true }]);
+  const tax = await client.getPrompt({ name: 'month-end-tax-review', arguments: { month: '2026-02' } });
+  const text = (tax.messages[0]!.content as { text: string }).text;
+  t.match(text, /getTaxSummary with \{"targetMonth": "2026-02"\}/, 'names the tool and its arguments');
+  t.match(text, /"startDate": "2026-02-01", "endDate": "2026-02-28"/, 'the month as days');
+  const claim = await client.getPrompt({ name: 'shrinkage-claim', arguments: { client: 'PEM990101AB1', startDate: '2026-01-01' } });
+  t.match((claim.messages[0]!.content as { text: string }).text, /auditDiscountsAndShrinkage with \{"client":"PEM990101AB1","startDate":"2026-01-01"\}/);
+  const follow = await client.getPrompt({ name: 'collections-follow-up' });
+  t.match((follow.messages[0]!.content as { text: string }).text, /listFinancialDocs .*"paymentStatus": "unpaid"/);
+  const bad = await client.getPrompt({ name: 'month-end-tax-review', arguments: { month: '2026-13' } }).then(() => null, (err: unknown) => err);
+  t.ok(bad instanceof McpError, 'a bad month is an MCP error');
+  t.match(bad, { code: -32602, message: /argument 'month' is '2026-13', expected a calendar month as YYYY-MM/ }, 'InvalidParams saying what is expected');
+  await t.rejects(client.getPrompt({ name: 'month-end-tax-review', arguments: {} }), /argument 'month' is required/);
+  await t.rejects(client.getPrompt({ name: 'shrinkage-claim', arguments: { client: 'nope' } }), /argument 'client' is 'nope', expected an RFC/);
+  await t.rejects(client.getPrompt({ name: 'no-such-prompt' }), /Unknown prompt/);
+});
+
+t.test('401 on the MCP endpoints carries WWW-Authenticate', async (t) => {
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const cases: [string, RequestInit, RegExp][] = [
+    ['/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: init }, /^Bearer realm="freight"/],
+    ['/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer wrong_key_000000000000000' }, body: init }, /error="invalid_token"/],
+    ['/mcp', { method: 'DELETE', headers: { 'x-api-key': 'wrong_key_000000000000000' } }, /error="invalid_token"/],
+    ['/sse', { method: 'GET', headers: { accept: 'text/event-stream' } }, /^Bearer realm="freight"/],
+    ['/messages?sessionId=x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: init }, /^Bearer realm="freight"/],
+  ];
+  for (const [path, init, challenge] of cases) {
+    const res = await fetch(`${base}${path}`, init);
+    t.equal(res.status, 401, `${init.method} ${path}: 401`);
+    t.match(res.headers.get('www-authenticate') ?? '', challenge, `${init.method} ${path}: ${res.headers.get('www-authenticate')}`);
+    await res.arrayBuffer();
+  }
+  const rest = await fetch(`${base}/api/financial-docs`);
+  t.equal(rest.status, 401);
+  await rest.arrayBuffer();
+});
