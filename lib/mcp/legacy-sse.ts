@@ -1,0 +1,59 @@
+/**
+ * MCP's legacy HTTP+SSE transport (spec/paths/mcp.yaml: mcpLegacySse,
+ * mcpLegacyMessage): GET /sse opens the stream and announces
+ * /messages?sessionId=, POST /messages carries the client's JSON-RPC messages.
+ */
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { ApiError } from '../http/api-error.ts';
+import { onlyQueryParameters } from '../http/hardening.ts';
+import { tenantDataRoute } from '../http/cache-control.ts';
+import { createMcpServer } from './server.ts';
+import type { McpSession } from './sessions.ts';
+import { emptyBody, type SessionHost } from './session-host.ts';
+
+interface SseSession extends McpSession {
+  transport: SSEServerTransport;
+}
+
+export function registerLegacySse(host: SessionHost): void {
+  const { app, sessions, authenticate } = host;
+
+  app.get('/sse', { onRequest: authenticate, preValidation: host.noQuery, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
+    const caller = host.callerOf(request);
+    host.checkCapacity(caller);
+    const server = createMcpServer(app, host.catalog);
+    const transport = new SSEServerTransport('/messages', reply.raw);
+    const now = Date.now();
+    const session: SseSession = { id: transport.sessionId, tenant: caller.tenant, keyId: caller.keyId, kind: 'sse', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
+    let keepAlive: NodeJS.Timeout | undefined;
+    transport.onclose = () => {
+      if (keepAlive) clearInterval(keepAlive);
+      sessions.remove(session.id);
+    };
+    return host.handOver(request, reply, async () => {
+      sessions.add(session);
+      await server.connect(transport); // writes the head and the `endpoint` event
+      request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
+      if (host.options.keepAliveMs > 0) {
+        keepAlive = setInterval(() => {
+          if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
+        }, host.options.keepAliveMs);
+        keepAlive.unref();
+      }
+    });
+  });
+
+  app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: tenantDataRoute }, async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
+    if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required'], { reason: 'invalid_parameter', fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }] });
+    const session = sessions.find(id, 'sse', host.callerOf(request));
+    if (!session) throw new ApiError(404, 'Not Found', [`no open MCP session ${id}`]);
+    if (emptyBody(request)) {
+      const detail = 'a JSON-RPC message is required (the body is empty)';
+      throw new ApiError(400, 'Invalid request body', [detail], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail }] });
+    }
+    const transport = (session as SseSession).transport;
+    return host.handOver(request, reply, () => transport.handlePostMessage(request.raw, reply.raw, request.body));
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * What both MCP transports share: the catalogue, the session registry with its
+ * caps and key revocation, the route hooks (rate limit, then the key, then no
+ * unknown query parameter), and the hand-over of a connection to the SDK.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify';
+import type { Db } from 'mongodb';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { makeAuthenticate, presentedKey, tenantOf } from '../http/auth.ts';
+import { ApiError, errorBody } from '../http/api-error.ts';
+import { onlyQueryParameters } from '../http/hardening.ts';
+import { limitRequests } from '../http/rate-limit.ts';
+import { apiKeyCache } from '../auth/api-key-cache.ts';
+import { activeKeyIds } from '../auth/api-keys.ts';
+import { withChallenge } from './auth-challenge.ts';
+import type { McpAuthExtra, McpCatalog } from './server.ts';
+import { SessionRegistry } from './sessions.ts';
+import type { McpOptions } from './options.ts';
+
+/** The caller a session is bound to. */
+export interface McpCaller {
+  tenant: string;
+  keyId: string;
+}
+
+export interface SessionHost {
+  app: FastifyInstance;
+  catalog: McpCatalog;
+  sessions: SessionRegistry;
+  options: Required<McpOptions>;
+  /** onRequest hooks of every MCP route: the rate limit first (keyless requests count per address before any key lookup), then the key (401 with a challenge). */
+  authenticate: onRequestHookHandler[];
+  /** preValidation of a route that takes no query parameter: any is a 400, as on REST. */
+  noQuery: preValidationHookHandler;
+  callerOf(request: FastifyRequest): McpCaller;
+  /** Throws 429 too_many_sessions when the caller's key or tenant has its allowance of open sessions. */
+  checkCapacity(caller: McpCaller): void;
+  /** Hands the connection to the SDK: copies hook-set headers, attaches the credentials, hijacks. */
+  handOver(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>): Promise<FastifyReply>;
+}
+
+/** A JSON-RPC message endpoint given no body (an empty one with a JSON content type): nothing to hand the SDK. */
+export const emptyBody = (request: FastifyRequest): boolean => request.body === undefined;
+
+export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCatalog, options: Required<McpOptions>): SessionHost {
+  const sessions = new SessionRegistry({
+    idleTimeoutMs: options.idleTimeoutMs,
+    sweepIntervalMs: options.sweepIntervalMs,
+    onExpire: (s) => app.log.info({ sessionId: s.id, tenant: s.tenant, kind: s.kind }, 'MCP session expired (idle)'),
+  });
+  sessions.start();
+  closeSessionsOfRevokedKeys(app, db, sessions, options.keyCheckIntervalMs);
+  // Open streams would keep server.close() waiting: end them first.
+  app.addHook('preClose', async () => {
+    await sessions.closeAll();
+  });
+
+  async function handOver(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>): Promise<FastifyReply> {
+    const raw = reply.raw;
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value as string);
+    raw.setHeader('cache-control', 'no-store');
+    raw.setHeader('x-content-type-options', 'nosniff');
+    // The SDK's writeHead asks for `no-cache` on event streams; tenant data stays `no-store`
+    // (writeHead applies its headers through setHeader once headers were set this way).
+    const setHeader = raw.setHeader.bind(raw);
+    raw.setHeader = ((name: string, value: number | string | readonly string[]) =>
+      name.toLowerCase() === 'cache-control' ? raw : setHeader(name, value)) as typeof raw.setHeader;
+    const extra: McpAuthExtra = { tenant: tenantOf(request), requestId: request.id };
+    const auth: AuthInfo = { token: presentedKey(request) ?? '', clientId: extra.tenant, scopes: [], extra };
+    (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
+    reply.hijack();
+    try {
+      await run();
+    } catch (err) {
+      request.log.error({ err }, 'MCP transport failed');
+      if (!raw.headersSent) raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(500, 'Internal Server Error', [`request id ${request.id}`])));
+      else if (!raw.writableEnded) raw.end();
+    }
+    return reply;
+  }
+
+  function checkCapacity(caller: McpCaller): void {
+    if (sessions.countForKey(caller.keyId) >= options.maxSessionsPerKey) {
+      throw new ApiError(429, 'Too Many Requests', [`at most ${options.maxSessionsPerKey} open MCP sessions per API key; end unused ones (DELETE /mcp) or let them expire`], { reason: 'too_many_sessions' });
+    }
+    if (sessions.countFor(caller.tenant) >= options.maxSessionsPerTenant) {
+      throw new ApiError(429, 'Too Many Requests', [`at most ${options.maxSessionsPerTenant} open MCP sessions per tenant; end unused ones (DELETE /mcp) or let them expire`], { reason: 'too_many_sessions' });
+    }
+  }
+
+  return {
+    app,
+    catalog,
+    sessions,
+    options,
+    authenticate: [limitRequests(app), withChallenge(makeAuthenticate(db))],
+    noQuery: onlyQueryParameters(),
+    callerOf: (request) => ({ tenant: tenantOf(request), keyId: request.apiKeyId ?? '' }),
+    checkCapacity,
+    handOver,
+  };
+}
+
+/**
+ * A revoked key loses its sessions (both transports: streams closed, ids forgotten): at once when
+ * revoked through this process, otherwise at the next check of the open sessions' keys.
+ */
+function closeSessionsOfRevokedKeys(app: FastifyInstance, db: Db, sessions: SessionRegistry, intervalMs: number): void {
+  const closeRevoked = (keyId: string, how: string) =>
+    void sessions.closeForKey(keyId).then((n) => {
+      if (n > 0) app.log.info({ keyId, sessions: n, how }, 'MCP sessions closed: their API key was revoked');
+    });
+  const unsubscribe = apiKeyCache(db).onRevoked((keyId) => closeRevoked(keyId, 'revoked in this process'));
+  let checking = false;
+  const keyCheck = setInterval(() => {
+    const ids = [...sessions.keyIds()];
+    if (checking || ids.length === 0) return;
+    checking = true;
+    activeKeyIds(db, ids)
+      .then((active) => {
+        for (const id of ids) if (!active.has(id)) closeRevoked(id, 'found revoked');
+      })
+      // The database is down: keys are checked again next time (and requests fail authentication meanwhile).
+      .catch((err: Error) => app.log.debug({ err: { message: err.message } }, 'MCP session key check failed'))
+      .finally(() => {
+        checking = false;
+      });
+  }, intervalMs);
+  keyCheck.unref();
+  app.addHook('preClose', async () => {
+    clearInterval(keyCheck);
+    unsubscribe();
+  });
+}
