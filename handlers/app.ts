@@ -158,8 +158,18 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
 
   // Aborted as the service starts closing: imports in flight stop at their next batch and answer 503.
   const shutdown = new AbortController();
+  // server.close() ends only the keep-alive connections idle at that instant: one whose answer was
+  // being sent as closing began turns idle later, without `connection: close`, and would hold the
+  // close for keepAliveTimeout (72 s). Sweep the idle ones until the server has closed.
+  let idleSweep: NodeJS.Timeout | undefined;
   app.addHook('preClose', (done) => {
     shutdown.abort();
+    idleSweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    idleSweep.unref();
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(idleSweep);
     done();
   });
   // A request in flight when closing starts is served, and its connection then closed: left
