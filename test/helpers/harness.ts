@@ -1,6 +1,8 @@
 /**
- * Test harness: a fresh in-memory embedded MongoDB per test file, the real
- * driver over the wire, and the app built exactly as production builds it.
+ * Test harness: a fresh in-memory embedded MongoDB per test file (or, with
+ * `onDisk`, the indexed on-disk store `npm start` uses, in a temporary
+ * directory), the real driver over the wire, and the app built exactly as
+ * production builds it.
  */
 import type { Test } from 'tap';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -12,6 +14,9 @@ import { buildApp, type BuildAppOptions } from '../../handlers/app.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { validators } from '../../generated/validators.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 
 export const TENANT_A = 'TGO850101AB1';
 export const TENANT_B = 'FNO900202CD2';
@@ -34,8 +39,16 @@ export function testConfig(env: Record<string, string> = {}): AppConfig {
   return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000', DOCUMENT_BASE_URL: 'https://files.example.test', WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY, ...env });
 }
 
-export async function startHarness(t: Test, opts: { env?: Record<string, string>; build?: Partial<BuildAppOptions> } = {}): Promise<Harness> {
-  const engine = await startEmbeddedMongo({});
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  build?: Partial<BuildAppOptions>;
+  /** The on-disk store with its secondary indexes (as `npm start` runs it) instead of the scanning in-memory backend: for tests with tens of thousands of documents. */
+  onDisk?: boolean;
+}
+
+export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<Harness> {
+  const dataDir = opts.onDisk ? await mkdtemp(path.join(os.tmpdir(), 'harness-')) : undefined;
+  const engine = await startEmbeddedMongo(dataDir ? { dataDir } : {});
   const { client, db } = await connectMongo(engine.uri, 'test', { serverSelectionTimeoutMS: 2000 });
   await ensureIndexes(db);
   await storeApiKey(db, { key: KEY_A, tenant: TENANT_A, label: 'test A' });
@@ -59,6 +72,7 @@ export async function startHarness(t: Test, opts: { env?: Record<string, string>
     await h.app.close();
     await client.close(true);
     await engine.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
   return h;
 }
