@@ -387,7 +387,8 @@ export interface paths {
          *       stays valid: revenue, balance and taxes count it);
          *     - `Cancelado` + `Cancelado sin aceptación` or `Cancelado con aceptación` → `accepted`; `Cancelado` +
          *       `Plazo vencido` → `expired` (tacit acceptance; 409 when `consultedAt` is before the end of the
-         *       receiver's 3 business days, CFF art. 12 and 29-A: the SAT cannot have answered that yet). Both
+         *       receiver's 3 business days, CFF art. 12 and 29-A: the SAT cannot have answered that yet; 409 too
+         *       when `consultedAt` is before the request or more than a minute after the service's clock). Both
          *       take the invoice out of revenue, balances, the tax summary, the audits and the alerts.
          *
          *     Any other combination is 400 (the body schema states the pairs). Recording the same answer again changes nothing (idempotent). The
@@ -3657,7 +3658,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The answer cannot be recorded: no cancellation request or acknowledgement of this invoice was imported, or `Plazo vencido` before the receiver's 3 business days ended, or another write changed the document meanwhile (retry). */
+        /** @description The answer cannot be recorded: no cancellation request or acknowledgement of this invoice was imported, `consultedAt` is before the request or later than the service's clock (more than a minute ahead: the SAT cannot have answered yet), `Plazo vencido` before the receiver's 3 business days ended, or another write changed the document meanwhile (retry). */
         NoCancellationRequest: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];

@@ -196,6 +196,11 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
     const early = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-16T17:00:00Z' });
     t.equal(early.status, 409, 'no tacit acceptance before the 3 business days end');
     t.match(early.body.error, { reason: 'conflict', details: [/3 business days/] });
+    // Schema-valid but later than the service's clock (NOW): a conflict with the clock, as the tacit rule is (Schemathesis: positive data is never a 400).
+    const future = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '3549-11-16T04:00:17.000Z' });
+    t.equal(future.status, 409, 'an answer from after the service clock is a 409');
+    t.match(future.body.error, { reason: 'conflict', details: [/later than the service's clock \(2026-10-30T18:00:00.000Z\)/] });
+    t.equal((await api.doc(id(6))).cancellations.status, 'pending', 'and records nothing');
     const wrongPair = await api.putStatus(id(6), { estado: 'Vigente', estatusCancelacion: 'Plazo vencido' });
     t.equal(wrongPair.status, 400, 'Plazo vencido goes with Cancelado');
     t.match(wrongPair.body.error, { reason: 'invalid_body', fields: [{ in: 'body', name: 'estatusCancelacion' }] });

@@ -43,7 +43,8 @@ function checkAnswer(input: RecordCancellationStatusInput, record: CanceledRecor
   if (meaning.estado !== input.estado) {
     throw invalidBody([`estatusCancelacion: ${input.estatusCancelacion} goes with estado ${meaning.estado}, not ${input.estado}`]);
   }
-  if (at > now + 60_000) throw invalidBody([`consultedAt: ${new Date(at).toISOString()} is in the future`]);
+  // A schema-valid instant that conflicts with the clock, like the two checks below: 409, not 400.
+  if (at > now + 60_000) throw conflict(`consultedAt ${new Date(at).toISOString()} is later than the service's clock (${new Date(now).toISOString()}): the SAT cannot have answered yet`);
   if (record === null) {
     throw conflict(`no cancellation request or SAT acknowledgement of invoice ${uuid} was imported: import it first (POST /api/imports); the answer needs the request's motive`);
   }
