@@ -257,7 +257,7 @@ t.test('stop() drains a running evaluation and releases unstarted locks', async 
 });
 
 t.test('database down: the worker logs one warning for the outage, not an error per poll', async (t) => {
-  const engine = await startEmbeddedMongo({});
+  const engine = await startEmbeddedMongo({ shortLived: true });
   // A short selection timeout makes each poll of the outage fail fast; the first connect to a JVM
   // still warming up on a loaded machine may outlast it, so that one is retried.
   const client = new MongoClient(engine.uri, mongoClientOptions({ serverSelectionTimeoutMS: 300 }));

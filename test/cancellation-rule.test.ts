@@ -17,7 +17,7 @@ import { invoiceCancelledExpr } from '../lib/db/pipeline.ts';
 import { isInvoiceCancelled } from '../lib/finance/cancellation.ts';
 import type { CanceledRecord, CancellationRecordStatus } from '../lib/model/financial-document.ts';
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 const { client, db } = await connectMongo(engine.uri, 'cancelrule', { serverSelectionTimeoutMS: 5000 });
 t.teardown(async () => {
   await client.close(true);

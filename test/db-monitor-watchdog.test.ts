@@ -11,7 +11,7 @@ import { startMongoProxy } from './helpers/mongo-proxy.ts';
 
 t.setTimeout(120_000);
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 t.teardown(() => engine.stop());
 const proxy = await startMongoProxy({ port: engine.port });
 t.teardown(() => proxy.close());

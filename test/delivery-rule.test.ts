@@ -14,7 +14,7 @@ import { connectMongo } from '../lib/db/client.ts';
 import { legDeliveredAtExpr } from '../lib/db/pipeline.ts';
 import { legDeliveredAt, type DeliveryFields } from '../lib/trips/delivery-state.ts';
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 const { client, db } = await connectMongo(engine.uri, 'deliveryrule', { serverSelectionTimeoutMS: 5000 });
 t.teardown(async () => {
   await client.close(true);

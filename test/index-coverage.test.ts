@@ -58,7 +58,7 @@ const UNSCOPED: Array<{ collection: string; equality: string[]; range?: string[]
   { collection: COLLECTIONS.financialDocs, equality: [], range: ['company'], why: 'the start-up backfill steps from one tenant to the next (company > previous), one probe each' },
 ];
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 const { client, db } = await connectMongo(engine.uri, 'indexcov', { serverSelectionTimeoutMS: 5000, driver: { monitorCommands: true } });
 t.teardown(async () => {
   await client.close(true);

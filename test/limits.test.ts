@@ -28,7 +28,7 @@ const REQUEST_TIMEOUT_MS = 3000;
 const QUERY_TIMEOUT_MS = 2500;
 const BODY_LIMIT = 8192;
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 t.teardown(() => engine.stop());
 const { client, db } = await connectMongo(engine.uri, 'limits');
 t.teardown(() => client.close());

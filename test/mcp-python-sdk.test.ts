@@ -26,7 +26,7 @@ await run(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs')], { cw
 });
 const python = path.join(ROOT, '.venv', process.platform === 'win32' ? 'Scripts/python.exe' : 'bin/python');
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 t.teardown(() => engine.stop());
 {
   const { client, db } = await connectMongo(engine.uri, 'mcp_python');

@@ -19,7 +19,7 @@ const TENANT = 'TGO850101AB1';
 
 const redis = await startRedis();
 t.teardown(() => redis.stop());
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 t.teardown(() => engine.stop());
 const { client, db } = await connectMongo(engine.uri, 'multi');
 t.teardown(() => client.close());

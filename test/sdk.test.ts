@@ -16,7 +16,7 @@ import { startService } from './helpers/service.ts';
 
 t.setTimeout(300_000);
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 t.teardown(() => engine.stop());
 {
   const { client, db } = await connectMongo(engine.uri, 'sdk');

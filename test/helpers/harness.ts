@@ -48,7 +48,7 @@ export interface HarnessOptions {
 
 export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<Harness> {
   const dataDir = opts.onDisk ? await mkdtemp(path.join(os.tmpdir(), 'harness-')) : undefined;
-  const engine = await startEmbeddedMongo(dataDir ? { dataDir } : {});
+  const engine = await startEmbeddedMongo({ ...(dataDir ? { dataDir } : {}), shortLived: true });
   const { client, db } = await connectMongo(engine.uri, 'test', { serverSelectionTimeoutMS: 2000 });
   await ensureIndexes(db);
   await storeApiKey(db, { key: KEY_A, tenant: TENANT_A, label: 'test A' });
