@@ -12,7 +12,7 @@
  *    connections are refused, an open MCP stream is closed, and the process
  *    exits 0 promptly.
  * 3. The embedded engine killed (`kill -9` of its JVM) under traffic and an
- *    import (`npm start`'s set-up: on-disk engine started by the service): the
+ *    2,000-file import (`npm start`'s set-up: on-disk engine started by the service): the
  *    service restarts it and answers data again by itself, the same process;
  *    nothing but 200 and 503 meanwhile, /ready within its budget, /health 200.
  * 4. Ctrl-C: SIGINT to the whole process group (tsx launcher, service) during
@@ -242,6 +242,9 @@ const READY_BUDGET_MS = 1000;
 const RECOVERY_BOUND_MS = 15_000;
 const IMPORT_FILES = 4000;
 const importZip = await corpusZip(IMPORT_FILES);
+/** The engine kill needs an import in flight, not the Ctrl-C probe's 4,000 files: half of them. */
+const KILL_IMPORT_FILES = 2000;
+const killImportZip = await corpusZip(KILL_IMPORT_FILES);
 
 /** The service on its own embedded engine in a fresh DATA_DIR (no MONGODB_URI), small demo data. */
 async function startOnEmbedded(t: Test, opts: { launcher?: 'node' | 'tsx'; env?: Record<string, string>; dataDir?: string } = {}) {
@@ -279,7 +282,7 @@ async function call(url: string, init: RequestInit = {}): Promise<Answer> {
   }
 }
 
-const importFiles = (base: string) => call(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': TGO.apiKey, 'content-type': 'application/zip' }, body: importZip });
+const importFiles = (base: string, zip: Buffer = importZip) => call(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': TGO.apiKey, 'content-type': 'application/zip' }, body: zip });
 
 /** Resolves once a document written by an import started at `since` is visible: the import is in flight. */
 async function importUnderWay(base: string, since: string): Promise<void> {
@@ -316,7 +319,7 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
     }
   });
   const since = new Date().toISOString();
-  const firstImport = importFiles(base);
+  const firstImport = importFiles(base, killImportZip);
   await importUnderWay(base, since);
 
   const killedAt = Date.now() - t0;
@@ -362,10 +365,10 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   const outageLines = log.split('\n').filter((l) => /database unavailable, polling goes on/.test(l));
   t.ok(outageLines.length <= 2, `the job workers logged the outage ${outageLines.length} time(s), not once per poll`);
 
-  const again = await importFiles(base);
+  const again = await importFiles(base, killImportZip);
   t.equal(again.status, 200, 'the same files imported again after the recovery');
   const summary = (JSON.parse(again.body) as { summary: { files: number; rejected: number } }).summary;
-  t.match(summary, { files: IMPORT_FILES, rejected: 0 }, 'every file imported or skipped: the store is whole');
+  t.match(summary, { files: KILL_IMPORT_FILES, rejected: 0 }, 'every file imported or skipped: the store is whole');
   t.comment(`kill -9 → data again after ${recoveryMs} ms; /ready slowest ${slowestReady} ms; ${outcomes.length} requests; interrupted import: ${interrupted.status} ${reasonOf(interrupted) ?? ''}; again: ${JSON.stringify(summary)}`);
 });
 
