@@ -17,6 +17,7 @@ import org.h2.mvstore.MVMap;
 
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection;
+import de.bwaldvogel.mongo.backend.ArrayFilters;
 import de.bwaldvogel.mongo.backend.Assert;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
@@ -27,6 +28,7 @@ import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 import io.netty.buffer.ByteBuf;
@@ -134,8 +136,14 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
                 return;
             }
             secondaryIndexes.add(secondary);
+            if (secondary.isBuilt()) {
+                return; // kept in the store with its documents: nothing to rebuild
+            }
             if (dataMap.isEmpty()) {
-                secondary.markReady(); // the write hooks keep it from the first document on
+                StoreCommits.atomically(() -> {
+                    secondary.clear();
+                    secondary.markBuilt(); // the write hooks keep it from the first document on
+                });
             } else if (!BsonStoreBackend.deferIndexBuild(this)) {
                 buildIndexes(); // createIndexes on a collection with documents: built before it answers
             }
@@ -149,52 +157,103 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     }
 
     /**
-     * Fills the indexes not yet ready from the stored documents, decoding each document once for all
-     * of them, in batches under the collection's lock: a write between two batches runs the index
-     * hooks itself (adding an entry twice is harmless, an entry of a document deleted before its
-     * batch is never added). An index is used once its last batch is done; until then queries scan.
+     * Builds the indexes not yet complete in the store (a store of the previous version, whose
+     * indexes lived in the heap; a build a crash cut short; createIndexes on existing documents),
+     * decoding each document once for all of them, in batches under the collection's lock: a write
+     * between two batches runs the index hooks itself (adding an entry twice is harmless, an entry
+     * of a document deleted before its batch is never added). Committed every few batches, so the
+     * unsaved pages stay small; an index is used (and marked complete in the store) once its last
+     * batch is done; until then queries scan.
      */
     void buildIndexes() {
-        List<SecondaryIndex> pending = secondaryIndexes.stream().filter(index -> !index.isReady()).toList();
+        List<SecondaryIndex> pending = secondaryIndexes.stream().filter(index -> !index.isBuilt()).toList();
         if (pending.isEmpty()) {
             return;
         }
         long started = System.nanoTime();
         long documents = 0;
+        long total = dataMap.sizeAsLong();
+        Progress.report("building " + pending.size() + " indexes of " + getFullName() + " in the store ("
+            + total + " documents, once)");
         try {
-            Object from = null;
+            StoreCommits.atomically(() -> pending.forEach(SecondaryIndex::clear));
+            Object[] from = {null};
             for (;;) {
-                int n = 0;
-                synchronized (this) {
-                    Cursor<Object, Object> cursor = dataMap.cursor(from);
-                    while (cursor.hasNext() && n < BUILD_BATCH) {
-                        Object key = cursor.next();
-                        if (from != null && n == 0 && key.equals(from)) {
-                            continue; // the cursor starts at the last key of the previous batch
-                        }
-                        Document document = decode(cursor.getValue());
-                        for (SecondaryIndex index : pending) {
-                            index.index(document, key);
-                        }
-                        from = key;
-                        n++;
-                    }
-                }
+                int n = StoreCommits.atomically(() -> buildBatch(pending, from));
                 if (n == 0) {
                     break;
                 }
                 documents += n;
                 if (documents % 20_000 < BUILD_BATCH) {
-                    Progress.report("indexed " + documents + " documents of " + getFullName());
+                    StoreCommits.commit(dataMap.getStore());
+                    Progress.report("indexed " + documents + "/" + total + " documents of " + getFullName());
                 }
             }
+            StoreCommits.atomically(() -> pending.forEach(SecondaryIndex::markBuilt));
+            StoreCommits.commit(dataMap.getStore());
         } catch (RuntimeException e) {
             System.err.println("embedded-mongo: index build of " + getFullName() + " failed, queries keep scanning: " + e);
             return;
         }
-        pending.forEach(SecondaryIndex::markReady);
         Progress.report(pending.size() + " indexes of " + getFullName() + " built from " + documents + " documents in "
             + (System.nanoTime() - started) / 1_000_000 + " ms");
+    }
+
+    /** One batch of {@link #buildIndexes} after the key {@code from[0]}, which it advances; the number of documents. */
+    private synchronized int buildBatch(List<SecondaryIndex> pending, Object[] from) {
+        int n = 0;
+        Cursor<Object, Object> cursor = dataMap.cursor(from[0]);
+        while (cursor.hasNext() && n < BUILD_BATCH) {
+            Object key = cursor.next();
+            if (from[0] != null && n == 0 && key.equals(from[0])) {
+                continue; // the cursor starts at the last key of the previous batch
+            }
+            Document document = decode(cursor.getValue());
+            for (SecondaryIndex index : pending) {
+                index.index(document, key);
+            }
+            from[0] = key;
+            n++;
+        }
+        return n;
+    }
+
+    // --- writes: each one whole in a store version (StoreCommits), with its index entries ---
+
+    @Override
+    public void addDocument(Document document) {
+        StoreCommits.atomically(() -> super.addDocument(document));
+    }
+
+    @Override
+    public void addDocuments(Stream<Document> documents) {
+        StoreCommits.atomically(() -> super.addDocuments(documents));
+    }
+
+    @Override
+    public List<Document> insertDocuments(List<Document> documents, boolean isOrdered) {
+        return StoreCommits.atomically(() -> super.insertDocuments(documents, isOrdered));
+    }
+
+    @Override
+    public Document findAndModify(Document query) {
+        return StoreCommits.atomically(() -> super.findAndModify(query));
+    }
+
+    @Override
+    public int deleteDocuments(Document selector, int limit, Oplog oplog) {
+        return StoreCommits.atomically(() -> super.deleteDocuments(selector, limit, oplog));
+    }
+
+    @Override
+    public Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters, boolean isMulti,
+                                    boolean isUpsert, Oplog oplog) {
+        return StoreCommits.atomically(() -> super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog));
+    }
+
+    @Override
+    public void removeDocument(Document document) {
+        StoreCommits.atomically(() -> super.removeDocument(document));
     }
 
     private QueryPlan planFor(Document query, Document orderBy) {

@@ -121,14 +121,18 @@ public final class EmbeddedMongo {
             Progress.report("opening " + file + " (" + (Files.exists(file) ? Files.size(file) / (1024 * 1024) : 0)
                 + " MB, page cache " + cacheMb + " MB)");
             // MVStore's default 16 MB page cache makes every collection scan re-read and re-parse pages.
-            store = new MVStore.Builder().fileName(file.toString()).cacheSize(cacheMb).open();
-            // Opening may convert a stock store (BsonStoreCollection): it commits its own batches, with
-            // no background commit racing it. Then the background commit interval bounds what an
-            // un-clean kill (SIGKILL) can lose.
-            store.setAutoCommitDelay(0);
+            // MVStore's own auto-commit is off (by time and by unsaved memory): a commit in the middle of
+            // an operation could persist a document without its index entries. StoreCommits commits
+            // between operations instead; opening (a conversion, an index build) commits its own batches.
+            MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).cacheSize(cacheMb);
+            store = (options.stockStore ? builder : builder.autoCommitDisabled().autoCommitBufferSize(0)).open();
             backend = options.stockStore ? new H2Backend(store) : new BsonStoreBackend(store);
             store.commit();
-            store.setAutoCommitDelay(options.commitDelayMs);
+            if (options.stockStore) {
+                store.setAutoCommitDelay(options.commitDelayMs);
+            } else {
+                StoreCommits.start(store, options.commitDelayMs);
+            }
         } else {
             backend = new BatchedMemoryBackend();
         }
@@ -225,7 +229,7 @@ public final class EmbeddedMongo {
         }
         if (store != null && !store.isClosed()) {
             try {
-                store.commit();
+                StoreCommits.commit(store);
             } catch (Throwable t) {
                 System.err.println("embedded-mongo: error committing store: " + t);
             }

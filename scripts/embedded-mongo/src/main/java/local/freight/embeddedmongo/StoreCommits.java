@@ -1,0 +1,94 @@
+package local.freight.embeddedmongo;
+
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
+
+import org.h2.mvstore.MVStore;
+
+/**
+ * The store's commits, taken between whole operations: a document and its index entries live in
+ * different maps, and MVStore's own background commit could persist one without the other. Every
+ * write of a collection runs inside {@link #atomically} (a shared lock); a commit takes the lock
+ * exclusively, so each store version on disk holds whole operations only. MVStore's own
+ * auto-commit (by time and by unsaved memory) is disabled; {@link #start} commits instead, every
+ * {@code delayMs} (the window a kill -9 can lose), and rewrites sparse chunks now and then as
+ * MVStore's background writer would have.
+ */
+final class StoreCommits {
+
+    private static final ReentrantReadWriteLock LOCK = new ReentrantReadWriteLock();
+    /** Fill rate (percent) below which chunks are rewritten, and how much to rewrite per pass. */
+    private static final int COMPACT_FILL_RATE = 50;
+    private static final int COMPACT_WRITE_BYTES = 16 * 1024 * 1024;
+    private static final long COMPACT_EVERY_MS = 10_000;
+
+    private StoreCommits() {
+    }
+
+    static <T> T atomically(Supplier<T> operation) {
+        LOCK.readLock().lock();
+        try {
+            return operation.get();
+        } finally {
+            LOCK.readLock().unlock();
+        }
+    }
+
+    static void atomically(Runnable operation) {
+        atomically(() -> {
+            operation.run();
+            return null;
+        });
+    }
+
+    /** Commits now, between operations (none may be running in this thread). */
+    static void commit(MVStore store) {
+        LOCK.writeLock().lock();
+        try {
+            if (!store.isClosed() && store.hasUnsavedChanges()) {
+                store.commit();
+            }
+        } finally {
+            LOCK.writeLock().unlock();
+        }
+    }
+
+    /** The background committer (a daemon thread); {@code delayMs} 0: commits only on shutdown. */
+    static void start(MVStore store, int delayMs) {
+        if (delayMs <= 0) {
+            return;
+        }
+        Thread committer = new Thread(() -> {
+            long lastCompact = System.nanoTime();
+            while (!store.isClosed()) {
+                try {
+                    Thread.sleep(delayMs);
+                    commit(store);
+                    if (System.nanoTime() - lastCompact > COMPACT_EVERY_MS * 1_000_000) {
+                        lastCompact = System.nanoTime();
+                        compact(store);
+                    }
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    if (!store.isClosed()) {
+                        System.err.println("embedded-mongo: background commit failed: " + e);
+                    }
+                }
+            }
+        }, "embedded-mongo-commit");
+        committer.setDaemon(true);
+        committer.start();
+    }
+
+    private static void compact(MVStore store) {
+        LOCK.writeLock().lock();
+        try {
+            if (!store.isClosed()) {
+                store.compact(COMPACT_FILL_RATE, COMPACT_WRITE_BYTES);
+            }
+        } finally {
+            LOCK.writeLock().unlock();
+        }
+    }
+}
