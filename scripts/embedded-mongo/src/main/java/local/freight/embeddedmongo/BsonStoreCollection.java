@@ -218,6 +218,28 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         return n;
     }
 
+    /**
+     * The validate command: besides the engine's figures, each secondary index is checked against
+     * every document (the entries it should hold, and nothing else); {@code valid: false} and the
+     * differences in {@code errors} when they disagree.
+     */
+    @Override
+    public synchronized Document validate() {
+        Document response = super.validate();
+        List<String> errors = new ArrayList<>();
+        for (SecondaryIndex index : secondaryIndexes) {
+            String problem = index.verify(() -> streamAllDocumentsWithPosition().iterator());
+            if (problem != null) {
+                errors.add(problem);
+            }
+        }
+        if (!errors.isEmpty()) {
+            response.put("valid", Boolean.FALSE);
+            response.put("errors", errors);
+        }
+        return response;
+    }
+
     // --- writes: each one whole in a store version (StoreCommits), with its index entries ---
 
     @Override

@@ -111,6 +111,7 @@ public final class EmbeddedMongo {
     }
 
     private static void run(Options options) throws Exception {
+        GcWatchdog.start();
         MVStore store = null;
         MongoBackend backend;
         if (options.dataDir != null) {

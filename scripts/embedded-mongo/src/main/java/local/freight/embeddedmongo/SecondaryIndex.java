@@ -10,6 +10,7 @@ import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.DocumentWithPosition;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.bson.Document;
@@ -189,6 +190,46 @@ final class SecondaryIndex extends Index<Object> {
         return i >= 0 ? i + 1 : -i - 1;
     }
 
+    /**
+     * How the stored entries differ from those of {@code documents} (all of the collection's), or
+     * null when they agree: the validate command's full check.
+     */
+    String verify(Iterable<DocumentWithPosition<Object>> documents) {
+        long expected = 0;
+        long missing = 0;
+        long expectedUnindexed = 0;
+        long missingUnindexed = 0;
+        boolean[] multikeySeen = new boolean[paths.length];
+        for (DocumentWithPosition<Object> document : documents) {
+            List<byte[]> keys = keysOf(document.getDocument(), document.getPosition(), multikeySeen);
+            if (keys == null) {
+                expectedUnindexed++;
+                missingUnindexed += unindexed.containsKey(document.getPosition()) ? 0 : 1;
+                continue;
+            }
+            for (byte[] key : keys) {
+                expected++;
+                missing += entries.containsKey(key) ? 0 : 1;
+            }
+        }
+        long extra = entries.sizeAsLong() - firstAtOrAbove(FIRST_ENTRY) - (expected - missing);
+        long extraUnindexed = unindexed.sizeAsLong() - (expectedUnindexed - missingUnindexed);
+        List<String> problems = new ArrayList<>();
+        if (missing + extra + missingUnindexed + extraUnindexed > 0) {
+            problems.add(missing + " entries missing, " + extra + " entries of no document, " + missingUnindexed
+                + " unindexed documents missing, " + extraUnindexed + " unindexed positions of no document");
+        }
+        for (int i = 0; i < paths.length; i++) {
+            if (multikeySeen[i] && !multikey[i]) {
+                problems.add(field(i) + " has several values in a document but is not marked multikey");
+            }
+        }
+        if (!ready) {
+            problems.add("not built");
+        }
+        return problems.isEmpty() ? null : "index " + getName() + ": " + String.join("; ", problems);
+    }
+
     /** The position (the {@code _id}) an entry points to. */
     Object positionOf(byte[] entry) {
         int at = 0;
@@ -201,7 +242,7 @@ final class SecondaryIndex extends Index<Object> {
     // --- maintenance (the engine calls these under the collection's lock, inside StoreCommits.atomically) ---
 
     void index(Document document, Object position) {
-        List<byte[]> keys = keysOf(document, position, true);
+        List<byte[]> keys = keysOf(document, position, multikey);
         if (keys == null) {
             unindexed.put(position, Boolean.TRUE);
         } else {
@@ -212,7 +253,7 @@ final class SecondaryIndex extends Index<Object> {
     }
 
     private void unindex(Document document, Object position) {
-        List<byte[]> keys = keysOf(document, position, false);
+        List<byte[]> keys = keysOf(document, position, null);
         if (keys == null) {
             unindexed.remove(position);
         } else {
@@ -222,8 +263,11 @@ final class SecondaryIndex extends Index<Object> {
         }
     }
 
-    /** The entries of a document, or null when it cannot be indexed exactly; {@code adding}: record a multikey field. */
-    private List<byte[]> keysOf(Document document, Object position, boolean adding) {
+    /**
+     * The entries of a document, or null when it cannot be indexed exactly; a field with several
+     * values is marked in {@code multikeySeen} (the index's own flags: also recorded in the store).
+     */
+    private List<byte[]> keysOf(Document document, Object position, boolean[] multikeySeen) {
         if (!(position instanceof String) && !(position instanceof ObjectId)) {
             return null;
         }
@@ -238,9 +282,11 @@ final class SecondaryIndex extends Index<Object> {
                 found.add(null); // missing: sorts and matches like null
             } else if (found.size() > 1) {
                 List<Object> distinct = new ArrayList<>(new java.util.LinkedHashSet<>(found));
-                if (distinct.size() > 1 && adding && !multikey[i]) {
-                    multikey[i] = true;
-                    entries.put(multikeyFlag(i), NOTHING); // with the entries that made it so
+                if (distinct.size() > 1 && multikeySeen != null && !multikeySeen[i]) {
+                    multikeySeen[i] = true;
+                    if (multikeySeen == multikey) {
+                        entries.put(multikeyFlag(i), NOTHING); // with the entries that made it so
+                    }
                 }
                 found = distinct;
             }
