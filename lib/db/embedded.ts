@@ -37,7 +37,10 @@ export interface EmbeddedMongo {
   maxHeap: string;
   /** SIGTERM, wait for exit (data committed for the on-disk backend); SIGKILL after 10 s. Idempotent. */
   stop(): Promise<void>;
-  /** SIGKILL at once (crash simulation). With a dataDir, writes from the last ~200 ms may be lost. */
+  /**
+   * SIGKILL at once (crash simulation). With a dataDir, writes since the last commit may be lost
+   * (every 200 ms, between whole operations: never a document without its index entries).
+   */
   kill(): void;
   /** The JVM's process id. */
   pid: number;

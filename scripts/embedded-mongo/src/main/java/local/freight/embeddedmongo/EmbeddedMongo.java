@@ -33,7 +33,12 @@ import de.bwaldvogel.mongo.backend.h2.H2Backend;
  *   <li>{@code --cache-mb N}: MVStore page cache (default a quarter of the max heap); the store is
  *       read once in the background after start to fill it ({@code --no-warm-up} to skip).</li>
  *   <li>Documents are stored as BSON ({@link BsonStoreBackend}); a store written by the stock H2
- *       backend is converted once when opened.</li>
+ *       backend is converted once when opened. Secondary indexes are maps of the same store
+ *       ({@link SecondaryIndex}), built once when missing.</li>
+ *   <li>{@code --commit-delay-ms N} (default 200): the store commits every N ms between whole
+ *       operations ({@link StoreCommits}), what a kill -9 can lose; 0: only on shutdown.</li>
+ *   <li>A JVM that spends 90% of 10 s collecting garbage prints a line naming EMBEDDED_MONGO_XMX
+ *       and exits with status 3, as -XX:+ExitOnOutOfMemoryError does ({@link GcWatchdog}).</li>
  *   <li>SIGTERM/SIGINT and EOF on stdin shut the server down cleanly (H2 store committed and closed).
  *       The stdin watch makes a JVM whose parent died exit by itself; disable with {@code --no-stdin-watch}
  *       when running it by hand with stdin redirected from /dev/null.</li>
