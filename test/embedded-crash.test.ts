@@ -1,6 +1,6 @@
 /**
  * Crash safety of the on-disk engine's indexes (issue 25): the engine is killed (SIGKILL) in the
- * middle of the demo seed (lib/demo/load.ts, as `npm run seed` runs it) while a probe writes one
+ * middle of the demo seed (scripts/demo/load.ts, as `npm run seed` runs it) while a probe writes one
  * acknowledged document every few milliseconds; started again on the same store:
  * - every secondary index agrees with its collection: the validate command checks each one
  *   against every document, and for a sample of documents the on-disk engine's planned look-ups
@@ -16,7 +16,7 @@ import { MongoClient, type Db, type Document } from 'mongodb';
 import { startEmbeddedMongo } from '../lib/db/embedded.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { financialDocs } from '../lib/db/collections.ts';
-import { loadDemoData } from '../lib/demo/load.ts';
+import { loadDemoData } from '../scripts/demo/load.ts';
 
 t.setTimeout(240_000);
 

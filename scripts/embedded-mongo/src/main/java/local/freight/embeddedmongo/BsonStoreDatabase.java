@@ -40,6 +40,12 @@ final class BsonStoreDatabase extends H2Database {
         return new BsonStoreCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
     }
 
+    /** Unique indexes keyed by their encoded bytes (see {@link StoreUniqueIndex}), not by serialised objects. */
+    @Override
+    protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+        return StoreUniqueIndex.open(mvStoreOf(this), getFullCollectionNamespace(collectionName), indexName, keys, sparse);
+    }
+
     /** The engine has no non-unique indexes: ours (see {@link SecondaryIndex}), kept in the store beside the collection. */
     @Override
     protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {

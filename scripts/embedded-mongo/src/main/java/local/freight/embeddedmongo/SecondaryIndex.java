@@ -388,8 +388,24 @@ final class SecondaryIndex extends Index<Object> {
 
     @Override
     public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
-        unindex(oldDocument, position);
-        index(newDocument, position);
+        List<byte[]> oldKeys = keysOf(oldDocument, position, null);
+        List<byte[]> newKeys = keysOf(newDocument, position, multikey);
+        if (oldKeys == null || newKeys == null) {
+            unindex(oldDocument, position);
+            index(newDocument, position);
+            return;
+        }
+        // Only the entries that change: most updates leave most indexed fields alone.
+        java.util.TreeSet<byte[]> kept = new java.util.TreeSet<>(Arrays::compareUnsigned);
+        kept.addAll(newKeys);
+        for (byte[] key : oldKeys) {
+            if (!kept.remove(key)) {
+                entries.remove(key);
+            }
+        }
+        for (byte[] key : kept) {
+            entries.put(key, NOTHING);
+        }
     }
 
     /** Never chosen by the engine's own planner: {@link QueryPlan} picks among these indexes. */
