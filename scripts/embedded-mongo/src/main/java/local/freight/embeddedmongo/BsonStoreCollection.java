@@ -28,6 +28,7 @@ import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
@@ -252,9 +253,34 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         StoreCommits.atomically(() -> super.addDocuments(documents));
     }
 
+    /**
+     * The stock loop (write errors by index; an ordered insert stops at the first), but each
+     * document is its own whole operation for {@link StoreCommits} and for the collection's lock:
+     * a commit waits for one document and its index entries, not for a batch of a thousand, so
+     * the window a kill -9 can lose stays the commit interval plus one commit (docs/reliability.md).
+     * Other operations may run between two documents of a batch, as on MongoDB.
+     */
     @Override
     public List<Document> insertDocuments(List<Document> documents, boolean isOrdered) {
-        return StoreCommits.atomically(() -> super.insertDocuments(documents, isOrdered));
+        List<Document> errors = new ArrayList<>();
+        int index = 0;
+        for (Document document : documents) {
+            try {
+                addDocument(document);
+            } catch (MongoServerError e) {
+                Document error = new Document();
+                error.put("index", Integer.valueOf(index));
+                error.put("errmsg", e.getMessageWithoutErrorCode());
+                error.put("code", Integer.valueOf(e.getCode()));
+                error.putIfNotNull("codeName", e.getCodeName());
+                errors.add(error);
+                if (isOrdered) {
+                    break;
+                }
+            }
+            index++;
+        }
+        return errors;
     }
 
     @Override
