@@ -14,8 +14,9 @@ import java.lang.management.ManagementFactory;
 final class GcWatchdog {
 
     private static final long SAMPLE_MS = 500;
-    private static final long WINDOW_MS = 10_000;
-    private static final int LIMIT_PERCENT = 90;
+    /** The window and the limit; system properties override them (the test that shows the exit lowers both). */
+    private static final long WINDOW_MS = Long.getLong("embeddedMongo.gcWatchdog.windowMs", 10_000);
+    private static final int LIMIT_PERCENT = Integer.getInteger("embeddedMongo.gcWatchdog.percent", 90);
     /** The exit status of -XX:+ExitOnOutOfMemoryError, so both are told apart from a crash alike. */
     static final int EXIT_STATUS = 3;
 
