@@ -264,24 +264,80 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     public List<Document> insertDocuments(List<Document> documents, boolean isOrdered) {
         List<Document> errors = new ArrayList<>();
         int index = 0;
-        for (Document document : documents) {
-            try {
-                addDocument(document);
-            } catch (MongoServerError e) {
-                Document error = new Document();
-                error.put("index", Integer.valueOf(index));
-                error.put("errmsg", e.getMessageWithoutErrorCode());
-                error.put("code", Integer.valueOf(e.getCode()));
-                error.putIfNotNull("codeName", e.getCodeName());
-                errors.add(error);
-                if (isOrdered) {
-                    break;
+        // The stored bytes and index entries of each document, worked out before any lock is taken:
+        // another connection's batch is written meanwhile (the seed's two tenants, an import's batches).
+        java.util.IdentityHashMap<Document, Prepared> prepared = prepare(documents);
+        PREPARED.set(prepared);
+        try {
+            for (Document document : documents) {
+                try {
+                    addDocument(document);
+                } catch (MongoServerError e) {
+                    Document error = new Document();
+                    error.put("index", Integer.valueOf(index));
+                    error.put("errmsg", e.getMessageWithoutErrorCode());
+                    error.put("code", Integer.valueOf(e.getCode()));
+                    error.putIfNotNull("codeName", e.getCodeName());
+                    errors.add(error);
+                    if (isOrdered) {
+                        break;
+                    }
                 }
+                index++;
             }
-            index++;
+        } finally {
+            PREPARED.remove();
         }
         return errors;
     }
+
+    /** What {@link #insertDocuments} worked out for a document: its stored bytes and each index's entries. */
+    record Prepared(byte[] bytes, java.util.IdentityHashMap<SecondaryIndex, SecondaryIndex.Keys> keys) {
+    }
+
+    private static final ThreadLocal<java.util.IdentityHashMap<Document, Prepared>> PREPARED = new ThreadLocal<>();
+
+    /** The prepared entries of {@code index} for {@code document} in this thread's insert, or null. */
+    static SecondaryIndex.Keys preparedKeys(SecondaryIndex index, Document document) {
+        java.util.IdentityHashMap<Document, Prepared> prepared = PREPARED.get();
+        Prepared p = prepared == null ? null : prepared.get(document);
+        return p == null ? null : p.keys().get(index);
+    }
+
+    private java.util.IdentityHashMap<Document, Prepared> prepare(List<Document> documents) {
+        java.util.IdentityHashMap<Document, Prepared> prepared = new java.util.IdentityHashMap<>();
+        String idField = getIdField();
+        if (idField == null) {
+            return prepared;
+        }
+        List<SecondaryIndex> indexes = List.copyOf(secondaryIndexes);
+        // Pure computation on documents no other thread sees yet: split over the cores when the batch is large.
+        java.util.stream.Stream<Document> stream = documents.size() >= 64 ? documents.parallelStream() : documents.stream();
+        List<Prepared> each = stream.map(document -> prepareOne(document, idField, indexes)).toList();
+        for (int i = 0; i < documents.size(); i++) {
+            if (each.get(i) != null) {
+                prepared.put(documents.get(i), each.get(i));
+            }
+        }
+        return prepared;
+    }
+
+    private static Prepared prepareOne(Document document, String idField, List<SecondaryIndex> indexes) {
+        Object id = document.get(idField);
+        if (!(id instanceof String) && !(id instanceof de.bwaldvogel.mongo.bson.ObjectId)) {
+            return null; // an _id the engine adds or checks itself: nothing prepared
+        }
+        try {
+            java.util.IdentityHashMap<SecondaryIndex, SecondaryIndex.Keys> keys = new java.util.IdentityHashMap<>();
+            for (SecondaryIndex index : indexes) {
+                keys.put(index, index.prepare(document, id));
+            }
+            return new Prepared(encode(document), keys);
+        } catch (RuntimeException e) {
+            return null; // left to the engine's own path, which reports what is wrong with the document
+        }
+    }
+
 
     @Override
     public Document findAndModify(Document query) {
@@ -352,7 +408,9 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     @Override
     protected Object addDocumentInternal(Document document) {
         final Object key = getIdField() != null ? Utils.getSubdocumentValue(document, getIdField()) : UUID.randomUUID();
-        Object previous = dataMap.put(Missing.ofNullable(key), encode(document));
+        java.util.IdentityHashMap<Document, Prepared> prepared = PREPARED.get();
+        Prepared p = prepared == null ? null : prepared.get(document);
+        Object previous = dataMap.put(Missing.ofNullable(key), p != null ? p.bytes() : encode(document));
         Assert.isNull(previous, () -> "Document with key '" + key + "' already existed in " + this);
         return key;
     }

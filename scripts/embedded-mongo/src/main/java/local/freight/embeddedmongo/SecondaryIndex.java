@@ -241,8 +241,30 @@ final class SecondaryIndex extends Index<Object> {
 
     // --- maintenance (the engine calls these under the collection's lock, inside StoreCommits.atomically) ---
 
+    /** A document's entries worked out ahead (no lock held): its keys (null: unindexed) and the fields seen with several values. */
+    record Keys(List<byte[]> keys, boolean[] multikeySeen) {
+    }
+
+    Keys prepare(Document document, Object position) {
+        boolean[] seen = new boolean[paths.length];
+        return new Keys(keysOf(document, position, seen), seen);
+    }
+
     void index(Document document, Object position) {
-        List<byte[]> keys = keysOf(document, position, multikey);
+        Keys prepared = BsonStoreCollection.preparedKeys(this, document);
+        List<byte[]> keys;
+        if (prepared != null) {
+            keys = prepared.keys();
+            boolean[] seen = prepared.multikeySeen();
+            for (int i = 0; i < seen.length; i++) {
+                if (seen[i] && !multikey[i]) {
+                    multikey[i] = true;
+                    entries.put(multikeyFlag(i), NOTHING);
+                }
+            }
+        } else {
+            keys = keysOf(document, position, multikey);
+        }
         if (keys == null) {
             unindexed.put(position, Boolean.TRUE);
         } else {

@@ -41,15 +41,26 @@ final class StoreCommits {
         });
     }
 
+    /** A commit slower than this (waiting for operations plus writing) is reported on stderr. */
+    private static final long SLOW_COMMIT_MS = Long.getLong("embeddedMongo.slowCommitMs", 1000);
+
     /** Commits now, between operations (none may be running in this thread). */
     static void commit(MVStore store) {
+        long asked = System.nanoTime();
         LOCK.writeLock().lock();
+        long locked = System.nanoTime();
         try {
             if (!store.isClosed() && store.hasUnsavedChanges()) {
                 store.commit();
             }
         } finally {
             LOCK.writeLock().unlock();
+        }
+        long waitedMs = (locked - asked) / 1_000_000;
+        long wroteMs = (System.nanoTime() - locked) / 1_000_000;
+        if (waitedMs + wroteMs >= SLOW_COMMIT_MS) {
+            System.err.println("embedded-mongo: slow commit: " + waitedMs + " ms waiting for operations in flight, "
+                + wroteMs + " ms writing");
         }
     }
 
