@@ -131,9 +131,14 @@ public final class EmbeddedMongo {
             // an operation could persist a document without its index entries. StoreCommits commits
             // between operations instead; opening (a conversion, an index build) commits its own batches.
             MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).cacheSize(cacheMb);
-            store = (options.stockStore ? builder : builder.autoCommitDisabled().autoCommitBufferSize(0)).open();
+            store = (options.stockStore ? builder : builder.autoCommitDisabled().autoCommitBufferSize(0).autoCompactFillRate(0)).open();
             backend = options.stockStore ? new H2Backend(store) : new BsonStoreBackend(store);
             store.commit();
+            if (!options.stockStore) {
+                // MVStore's serialisation and write threads, without its timer: a "delay" it never reaches
+                // (StoreCommits commits; auto-commit by unsaved memory and auto-compaction stay off).
+                store.setAutoCommitDelay(Integer.MAX_VALUE);
+            }
             if (options.stockStore) {
                 store.setAutoCommitDelay(options.commitDelayMs);
             } else {
