@@ -11,8 +11,10 @@ import org.h2.mvstore.MVStore;
  * write of a collection runs inside {@link #atomically} (a shared lock); a commit takes the lock
  * exclusively, so each store version on disk holds whole operations only. MVStore's own
  * auto-commit (by time and by unsaved memory) is disabled; {@link #start} commits instead, every
- * {@code delayMs} (the window a kill -9 can lose), and rewrites sparse chunks now and then as
- * MVStore's background writer would have.
+ * {@code delayMs} (the window a kill -9 can lose, plus the commit's own write), and rewrites sparse
+ * chunks now and then as MVStore's background writer would have. A periodic commit holds writers
+ * back only while MVStore captures the version ({@link #commitInBackground}); an insert batch is
+ * one operation per document (BsonStoreCollection.insertDocuments), so it waits for one document.
  */
 final class StoreCommits {
 
