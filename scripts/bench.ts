@@ -54,7 +54,7 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
                  deepest page vs page 1); autocannon at 1, 10 and 50 connections
   --seconds N    autocannon duration per measurement with --compare (default 5)
 
-Environment: EMBEDDED_MONGO_XMX (engine heap, default 2g as for npm start), EMBEDDED_MONGO_CACHE_MB.`;
+Environment: EMBEDDED_MONGO_XMX (engine heap, default 1280m as for npm start), EMBEDDED_MONGO_CACHE_MB.`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n\n${USAGE}\n`);

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { startEmbeddedMongo, defaultStartTimeoutMs, defaultEngineHeapMb, EMBEDDED_STORE_FILE, type EmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo, defaultStartTimeoutMs, DEFAULT_ENGINE_HEAP_MB, EMBEDDED_STORE_FILE, exitReason, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 
 interface Item {
@@ -379,13 +379,56 @@ t.test('start errors are clear', async (t) => {
     t.match(err?.message, /MONGODB_URI/);
   });
 
-  t.test('the engine heap follows the store size (its indexes live in the heap), capped at half the memory', async (t) => {
-    const GB = 1024 ** 3;
-    t.equal(defaultEngineHeapMb(0, 24 * GB), 2048, 'no store: 2 GB');
-    t.equal(defaultEngineHeapMb(150 * 1024 ** 2, 24 * GB), 2048, 'the 20k/20k store (150 MB): 2 GB');
-    t.equal(defaultEngineHeapMb(750 * 1024 ** 2, 24 * GB), 4024, 'the 100k/100k store (750 MB): 1 GB + 4 × store');
-    t.equal(defaultEngineHeapMb(10 * GB, 24 * GB), 12 * 1024, 'capped at half the memory');
-    t.equal(defaultEngineHeapMb(10 * GB, 2 * GB), 2048, 'never under 2 GB');
+  t.test('the engine heap is fixed (indexes live in the store), EMBEDDED_MONGO_XMX overrides it', async (t) => {
+    const saved = process.env.EMBEDDED_MONGO_XMX;
+    t.teardown(() => {
+      if (saved === undefined) delete process.env.EMBEDDED_MONGO_XMX;
+      else process.env.EMBEDDED_MONGO_XMX = saved;
+    });
+    t.ok(DEFAULT_ENGINE_HEAP_MB >= 1024 && DEFAULT_ENGINE_HEAP_MB <= 1536, `default ${DEFAULT_ENGINE_HEAP_MB} MB: 1 to 1.5 GB`);
+    delete process.env.EMBEDDED_MONGO_XMX;
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'embedded-heap-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const byDefault = await startEmbeddedMongo({ dataDir: dir });
+    await byDefault.stop();
+    t.equal(byDefault.maxHeap, `${DEFAULT_ENGINE_HEAP_MB}m`, 'on-disk engine: the fixed default');
+    process.env.EMBEDDED_MONGO_XMX = '700m';
+    const overridden = await startEmbeddedMongo({});
+    await overridden.stop();
+    t.equal(overridden.maxHeap, '700m', 'EMBEDDED_MONGO_XMX');
+  });
+
+  t.test('an engine out of memory exits at once, saying so and naming EMBEDDED_MONGO_XMX', async (t) => {
+    t.equal(exitReason('x\nembedded-mongo: out of memory: 93% of the last 10 s spent collecting garbage with a max heap of 48 MB; exiting. Give the engine more heap with EMBEDDED_MONGO_XMX (e.g. EMBEDDED_MONGO_XMX=2g)\n', '48m'),
+      'out of memory: 93% of the last 10 s spent collecting garbage with a max heap of 48 MB; exiting. Give the engine more heap with EMBEDDED_MONGO_XMX (e.g. EMBEDDED_MONGO_XMX=2g)', 'the watchdog line');
+    t.match(exitReason('Terminating due to java.lang.OutOfMemoryError: Java heap space\n', '48m'), /max heap of 48m.*EMBEDDED_MONGO_XMX/, "the JVM's own exit");
+    t.equal(exitReason('embedded-mongo: error during shutdown\n', '48m'), undefined, 'anything else: no reason');
+
+    // The in-memory backend keeps every document in the heap: a tiny heap and a stream of inserts exhaust it.
+    const saved = process.env.EMBEDDED_MONGO_XMX;
+    process.env.EMBEDDED_MONGO_XMX = '48m';
+    let engine: EmbeddedMongo;
+    try {
+      engine = await startEmbeddedMongo({});
+    } finally {
+      if (saved === undefined) delete process.env.EMBEDDED_MONGO_XMX;
+      else process.env.EMBEDDED_MONGO_XMX = saved;
+    }
+    t.teardown(() => engine.stop());
+    const { client, db } = await connectMongo(engine.uri, 'oom_test');
+    t.teardown(() => client.close(true));
+    const started = Date.now();
+    const padding = 'x'.repeat(4096);
+    let exited = false;
+    void engine.exited.then(() => (exited = true));
+    for (let batch = 0; !exited && Date.now() - started < 90_000; batch++) {
+      const docs = Array.from({ length: 200 }, (_, i) => ({ _id: `${batch}-${i}`, padding }));
+      await db.collection<{ _id: string; padding: string }>('filler').insertMany(docs).catch(() => undefined);
+    }
+    const exit = await Promise.race([engine.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 30_000))]);
+    t.ok(exit, `the engine exited (${Date.now() - started} ms after the first insert)`);
+    t.equal(exit?.expected, false, 'not asked to');
+    t.match(exit?.reason, /out of memory.*EMBEDDED_MONGO_XMX/, `reason: ${exit?.reason}`);
   });
 
   t.test('the start timeout follows the store size, or EMBEDDED_MONGO_START_TIMEOUT_MS', async (t) => {

@@ -15,7 +15,7 @@
  *   Node event loop alive on its own. Call `stop()` for a clean shutdown anyway.
  *
  * Environment:
- *   EMBEDDED_MONGO_XMX        max heap of the engine JVM (default: follows the on-disk store, see defaultEngineHeapMb)
+ *   EMBEDDED_MONGO_XMX        max heap of the engine JVM (default DEFAULT_ENGINE_HEAP_MB, whatever the store's size)
  *   EMBEDDED_MONGO_JAVA_OPTS  extra JVM options, whitespace separated
  *   EMBEDDED_MONGO_JAR        path to the launcher jar (default scripts/embedded-mongo/target/embedded-mongo.jar)
  *   EMBEDDED_MONGO_CACHE_MB   on-disk store's page cache in MB (default: a quarter of the engine's max heap)
@@ -26,7 +26,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,7 +37,10 @@ export interface EmbeddedMongo {
   maxHeap: string;
   /** SIGTERM, wait for exit (data committed for the on-disk backend); SIGKILL after 10 s. Idempotent. */
   stop(): Promise<void>;
-  /** SIGKILL at once (crash simulation). With a dataDir, writes from the last ~200 ms may be lost. */
+  /**
+   * SIGKILL at once (crash simulation). With a dataDir, writes since the last commit may be lost
+   * (every 200 ms, between whole operations: never a document without its index entries).
+   */
   kill(): void;
   /** The JVM's process id. */
   pid: number;
@@ -50,6 +52,24 @@ export interface EngineExit {
   code: number | null;
   signal: NodeJS.Signals | null;
   expected: boolean;
+  /** Why, when the engine said so: out of memory, and what to set (EMBEDDED_MONGO_XMX). */
+  reason?: string;
+}
+
+/**
+ * The reason an engine's last words (stderr and stdout tails) and exit status give for its exit:
+ * the launcher's GC watchdog line, or the JVM's own -XX:+ExitOnOutOfMemoryError exit (whose
+ * message names no setting: the reason does).
+ */
+const OUT_OF_MEMORY_EXIT_CODE = 3;
+export function exitReason(output: string, maxHeap: string, code: number | null = null): string | undefined {
+  const watchdog = /^embedded-mongo: out of memory: .*$/m.exec(output);
+  if (watchdog) return watchdog[0].replace(/^embedded-mongo: /, '');
+  // 3: the status of -XX:+ExitOnOutOfMemoryError (and of the launcher's GC watchdog)
+  if (/OutOfMemoryError/.test(output) || code === OUT_OF_MEMORY_EXIT_CODE) {
+    return `out of memory (java.lang.OutOfMemoryError) with a max heap of ${maxHeap}; give the engine more heap with EMBEDDED_MONGO_XMX or run on a real MongoDB with MONGODB_URI`;
+  }
+  return undefined;
 }
 
 export interface StartEmbeddedMongoOptions {
@@ -94,21 +114,14 @@ export function defaultStartTimeoutMs(dataDir?: string, env: NodeJS.ProcessEnv =
   return BASE_START_TIMEOUT_MS + Math.ceil((bytes / 1024 ** 3) * START_TIMEOUT_MS_PER_GB);
 }
 
-const MB = 1024 ** 2;
-const MIN_HEAP_MB = 2048;
-
 /**
- * Default max heap of the engine in MB: 2 GB, or 1 GB plus four times the on-disk store when
- * that is more, at most half the machine's memory. Why it follows the data: the secondary
- * indexes (scripts/embedded-mongo SecondaryIndex) live in the heap, about 0.7 byte per byte of
- * store, beside the page cache (a quarter of the heap); at 100,000 invoices + 100,000 trips per
- * tenant (a 750 MB store) a fixed 2 GB heap left the largest audits collecting garbage most of
- * the time (docs/benchmarks.md).
+ * Default max heap of the engine in MB, the same for any store: its documents and secondary
+ * indexes are in the on-disk store, read through a page cache of a quarter of the heap; the rest
+ * is for what a query decodes and an aggregation's stages. Small enough that the JVM's resident
+ * memory stays under 1.5 GB (docs/benchmarks.md); an engine that runs out of it exits with a line
+ * naming EMBEDDED_MONGO_XMX (EngineExit.reason) instead of thrashing.
  */
-export function defaultEngineHeapMb(storeSizeBytes: number, totalMemoryBytes: number): number {
-  const wanted = Math.max(MIN_HEAP_MB, Math.ceil(1024 + (4 * storeSizeBytes) / MB));
-  return Math.max(MIN_HEAP_MB, Math.min(wanted, Math.floor(totalMemoryBytes / MB / 2)));
-}
+export const DEFAULT_ENGINE_HEAP_MB = 1280;
 
 function storeBytes(dataDir: string): number {
   try {
@@ -148,14 +161,36 @@ function javaBinary(): string {
   return 'java';
 }
 
-function maxHeapFor(dataDir?: string): string {
-  return process.env.EMBEDDED_MONGO_XMX?.trim() || `${defaultEngineHeapMb(dataDir ? storeBytes(dataDir) : 0, os.totalmem())}m`;
+function maxHeapFor(): string {
+  return process.env.EMBEDDED_MONGO_XMX?.trim() || `${DEFAULT_ENGINE_HEAP_MB}m`;
+}
+
+/** A -Xmx value (`1280m`, `2g`, `700000k`) in MB, or null if it is not one of those forms. */
+function heapMb(xmx: string): number | null {
+  const m = /^(\d+)([kmg])?$/i.exec(xmx);
+  if (!m) return null;
+  const n = Number(m[1]);
+  const unit = (m[2] ?? '').toLowerCase();
+  return unit === 'g' ? n * 1024 : unit === 'm' ? n : unit === 'k' ? n / 1024 : n / (1024 * 1024);
+}
+
+/**
+ * The young generation: 40 % of a heap of 512 MB or more, fixed (the JVM's default starts it at a
+ * third of a small initial heap and grows it only with the whole heap). A write-heavy engine (the
+ * seed, an import) allocates a few hundred MB a second of short-lived pages and keys; a small young
+ * generation collected twice a second, each time scanning the page cache in the old one for
+ * references, was a quarter of a seed's time. Smaller heaps keep the JVM's own sizing.
+ */
+function youngGenArgs(xmx: string): string[] {
+  const mb = heapMb(xmx);
+  return mb !== null && mb >= 512 ? [`-Xmn${Math.round(mb * 0.4)}m`] : [];
 }
 
 function jvmArgs(xmx: string, shortLived: boolean): string[] {
   const extra = (process.env.EMBEDDED_MONGO_JAVA_OPTS ?? '').split(/\s+/).filter(Boolean);
   return [
     `-Xmx${xmx}`,
+    ...youngGenArgs(xmx),
     '-XX:+UseSerialGC', // small heap, quick start, no GC threads competing on a 2-core box
     '-XX:+ExitOnOutOfMemoryError',
     '-XX:-UsePerfData',
@@ -199,7 +234,7 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
   }
   const timeoutMs = opts.startTimeoutMs ?? defaultStartTimeoutMs(dataDir);
 
-  const maxHeap = maxHeapFor(dataDir);
+  const maxHeap = maxHeapFor();
   const args = [...jvmArgs(maxHeap, opts.shortLived === true), '-jar', jar, '--host', host, '--port', String(port)];
   if (dataDir) args.push('--data-dir', dataDir);
   const cacheMb = process.env.EMBEDDED_MONGO_CACHE_MB?.trim();
@@ -211,7 +246,7 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
   let lastRetryable: EmbeddedMongoStartError | undefined;
   for (;;) {
     try {
-      return { ...(await spawnOnce(args, host, deadline, timeoutMs, dataDir)), maxHeap };
+      return { ...(await spawnOnce(args, host, deadline, timeoutMs, dataDir, maxHeap)), maxHeap };
     } catch (err) {
       if (!(err instanceof EmbeddedMongoStartError)) throw err;
       if (err.timedOut && lastRetryable) throw lastRetryable; // the real reason, not "timed out while retrying"
@@ -237,7 +272,7 @@ function timeoutMessage(timeoutMs: number, dataDir: string | undefined, lastProg
   );
 }
 
-function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number, dataDir: string | undefined): Promise<Omit<EmbeddedMongo, 'maxHeap'>> {
+function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number, dataDir: string | undefined, maxHeap: string): Promise<Omit<EmbeddedMongo, 'maxHeap'>> {
   const java = javaBinary();
   return new Promise<Omit<EmbeddedMongo, 'maxHeap'>>((resolve, reject) => {
     let child: ChildProcess;
@@ -289,8 +324,12 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
     });
 
     child.stdout!.setEncoding('utf8');
+    let stdoutTail = ''; // after LISTENING: only the JVM's own last words (its out-of-memory exit prints there)
     child.stdout!.on('data', (chunk: string) => {
-      if (started) return;
+      if (started) {
+        stdoutTail = tail(stdoutTail + chunk, 4096);
+        return;
+      }
       stdoutBuf += chunk;
       // `PROGRESS <what>` while a large store opens: the engine is alive and working, restart the clock.
       const progress = [...stdoutBuf.matchAll(/^PROGRESS (.*)$/gm)];
@@ -334,14 +373,16 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
 
     let resolveExit: (exit: EngineExit) => void = () => {};
     const exitPromise = new Promise<EngineExit>((res) => (resolveExit = res));
-    child.on('exit', (code, signal) => {
+    // 'close': the stderr pipe is drained, so the last words are in the tail.
+    child.on('close', (code, signal) => {
       exited = true;
+      const reason = stopping ? undefined : exitReason(`${stderr}\n${stdoutTail}`, maxHeap, code);
       if (started && !stopping) {
         process.stderr.write(
-          `[embedded-mongo] engine exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})\n`,
+          `[embedded-mongo] engine exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})${reason ? `: ${reason}` : ''}\n`,
         );
       }
-      resolveExit({ code, signal, expected: stopping });
+      resolveExit({ code, signal, expected: stopping, ...(reason ? { reason } : {}) });
       for (const w of exitWaiters.splice(0)) w();
     });
 

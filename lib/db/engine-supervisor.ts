@@ -118,9 +118,12 @@ export class EngineSupervisor {
   private watch(engine: EmbeddedMongo): void {
     void engine.exited.then((exit) => {
       if (exit.expected || engine !== this.current || this.status === 'stopped' || this.status === 'failed') return;
-      this.log.error({ component: 'embedded-engine', enginePid: engine.pid, port: engine.port, exit: describeExit(exit) }, 'embedded database engine exited unexpectedly; restarting it');
+      this.log.error(
+        { component: 'embedded-engine', enginePid: engine.pid, port: engine.port, exit: describeExit(exit), ...(exit.reason ? { reason: exit.reason } : {}) },
+        exit.reason ? `embedded database engine exited unexpectedly (${exit.reason}); restarting it` : 'embedded database engine exited unexpectedly; restarting it',
+      );
       this.setState('restarting');
-      this.restarting = this.restart(engine.port, describeExit(exit)).finally(() => {
+      this.restarting = this.restart(engine.port, exit.reason ? `${describeExit(exit)}: ${exit.reason}` : describeExit(exit)).finally(() => {
         this.restarting = null;
       });
     });

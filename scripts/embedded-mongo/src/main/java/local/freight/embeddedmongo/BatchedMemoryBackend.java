@@ -5,10 +5,16 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.oplog.Oplog;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import io.netty.channel.Channel;
 
 /** The stock in-memory backend, with aggregation results in batches as the on-disk one ({@link AggregateBatches}). */
 final class BatchedMemoryBackend extends MemoryBackend {
+
+    @Override
+    public Document handleMessage(MongoMessage message) {
+        return EngineErrors.handle(message, () -> super.handleMessage(message));
+    }
 
     @Override
     public MemoryDatabase openOrCreateDatabase(String databaseName) {

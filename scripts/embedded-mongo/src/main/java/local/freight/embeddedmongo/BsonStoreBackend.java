@@ -7,6 +7,8 @@ import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
 
 /**
  * mongo-java-server's H2/MVStore backend with documents stored as BSON bytes instead of
@@ -17,14 +19,15 @@ import de.bwaldvogel.mongo.backend.h2.H2Backend;
  */
 final class BsonStoreBackend extends H2Backend {
 
-    /** Collections opened by the constructor whose indexes are built once everything is open. */
+    /** Collections opened by the constructor whose indexes are not yet in the store: built once everything is open. */
     private static final ThreadLocal<List<BsonStoreCollection>> OPENING = new ThreadLocal<>();
 
     BsonStoreBackend(MVStore store) {
         super(opening(store)); // opens every database found in the store through openOrCreateDatabase below
         List<BsonStoreCollection> opened = OPENING.get();
         OPENING.remove();
-        // One pass over each collection for all its indexes, instead of one per index as they are opened.
+        // One pass over each collection for all its indexes still to build (a store of the previous
+        // version, or a build cut short), instead of one per index as they are opened.
         for (BsonStoreCollection collection : opened) {
             collection.buildIndexes();
         }
@@ -45,6 +48,11 @@ final class BsonStoreBackend extends H2Backend {
             opened.add(collection);
         }
         return true;
+    }
+
+    @Override
+    public Document handleMessage(MongoMessage message) {
+        return EngineErrors.handle(message, () -> super.handleMessage(message));
     }
 
     @Override

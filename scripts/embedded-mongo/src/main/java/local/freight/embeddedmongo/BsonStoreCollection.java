@@ -17,6 +17,7 @@ import org.h2.mvstore.MVMap;
 
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection;
+import de.bwaldvogel.mongo.backend.ArrayFilters;
 import de.bwaldvogel.mongo.backend.Assert;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
@@ -27,6 +28,8 @@ import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
+import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 import io.netty.buffer.ByteBuf;
@@ -134,8 +137,14 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
                 return;
             }
             secondaryIndexes.add(secondary);
+            if (secondary.isBuilt()) {
+                return; // kept in the store with its documents: nothing to rebuild
+            }
             if (dataMap.isEmpty()) {
-                secondary.markReady(); // the write hooks keep it from the first document on
+                StoreCommits.atomically(() -> {
+                    secondary.clear();
+                    secondary.markBuilt(); // the write hooks keep it from the first document on
+                });
             } else if (!BsonStoreBackend.deferIndexBuild(this)) {
                 buildIndexes(); // createIndexes on a collection with documents: built before it answers
             }
@@ -149,52 +158,206 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     }
 
     /**
-     * Fills the indexes not yet ready from the stored documents, decoding each document once for all
-     * of them, in batches under the collection's lock: a write between two batches runs the index
-     * hooks itself (adding an entry twice is harmless, an entry of a document deleted before its
-     * batch is never added). An index is used once its last batch is done; until then queries scan.
+     * Builds the indexes not yet complete in the store (a store of the previous version, whose
+     * indexes lived in the heap; a build a crash cut short; createIndexes on existing documents),
+     * decoding each document once for all of them, in batches under the collection's lock: a write
+     * between two batches runs the index hooks itself (adding an entry twice is harmless, an entry
+     * of a document deleted before its batch is never added). Committed every few batches, so the
+     * unsaved pages stay small; an index is used (and marked complete in the store) once its last
+     * batch is done; until then queries scan.
      */
     void buildIndexes() {
-        List<SecondaryIndex> pending = secondaryIndexes.stream().filter(index -> !index.isReady()).toList();
+        List<SecondaryIndex> pending = secondaryIndexes.stream().filter(index -> !index.isBuilt()).toList();
         if (pending.isEmpty()) {
             return;
         }
         long started = System.nanoTime();
         long documents = 0;
+        long total = dataMap.sizeAsLong();
+        Progress.report("building " + pending.size() + " indexes of " + getFullName() + " in the store ("
+            + total + " documents, once)");
         try {
-            Object from = null;
+            StoreCommits.atomically(() -> pending.forEach(SecondaryIndex::clear));
+            Object[] from = {null};
             for (;;) {
-                int n = 0;
-                synchronized (this) {
-                    Cursor<Object, Object> cursor = dataMap.cursor(from);
-                    while (cursor.hasNext() && n < BUILD_BATCH) {
-                        Object key = cursor.next();
-                        if (from != null && n == 0 && key.equals(from)) {
-                            continue; // the cursor starts at the last key of the previous batch
-                        }
-                        Document document = decode(cursor.getValue());
-                        for (SecondaryIndex index : pending) {
-                            index.index(document, key);
-                        }
-                        from = key;
-                        n++;
-                    }
-                }
+                int n = StoreCommits.atomically(() -> buildBatch(pending, from));
                 if (n == 0) {
                     break;
                 }
                 documents += n;
                 if (documents % 20_000 < BUILD_BATCH) {
-                    Progress.report("indexed " + documents + " documents of " + getFullName());
+                    StoreCommits.commit(dataMap.getStore());
+                    Progress.report("indexed " + documents + "/" + total + " documents of " + getFullName());
                 }
             }
+            StoreCommits.atomically(() -> pending.forEach(SecondaryIndex::markBuilt));
+            StoreCommits.commit(dataMap.getStore());
         } catch (RuntimeException e) {
             System.err.println("embedded-mongo: index build of " + getFullName() + " failed, queries keep scanning: " + e);
             return;
         }
-        pending.forEach(SecondaryIndex::markReady);
         Progress.report(pending.size() + " indexes of " + getFullName() + " built from " + documents + " documents in "
             + (System.nanoTime() - started) / 1_000_000 + " ms");
+    }
+
+    /** One batch of {@link #buildIndexes} after the key {@code from[0]}, which it advances; the number of documents. */
+    private synchronized int buildBatch(List<SecondaryIndex> pending, Object[] from) {
+        int n = 0;
+        Cursor<Object, Object> cursor = dataMap.cursor(from[0]);
+        while (cursor.hasNext() && n < BUILD_BATCH) {
+            Object key = cursor.next();
+            if (from[0] != null && n == 0 && key.equals(from[0])) {
+                continue; // the cursor starts at the last key of the previous batch
+            }
+            Document document = decode(cursor.getValue());
+            for (SecondaryIndex index : pending) {
+                index.index(document, key);
+            }
+            from[0] = key;
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * The validate command: besides the engine's figures, each secondary index is checked against
+     * every document (the entries it should hold, and nothing else); {@code valid: false} and the
+     * differences in {@code errors} when they disagree.
+     */
+    @Override
+    public synchronized Document validate() {
+        Document response = super.validate();
+        List<String> errors = new ArrayList<>();
+        for (SecondaryIndex index : secondaryIndexes) {
+            String problem = index.verify(() -> streamAllDocumentsWithPosition().iterator());
+            if (problem != null) {
+                errors.add(problem);
+            }
+        }
+        if (!errors.isEmpty()) {
+            response.put("valid", Boolean.FALSE);
+            response.put("errors", errors);
+        }
+        return response;
+    }
+
+    // --- writes: each one whole in a store version (StoreCommits), with its index entries ---
+
+    @Override
+    public void addDocument(Document document) {
+        StoreCommits.atomically(() -> super.addDocument(document));
+    }
+
+    @Override
+    public void addDocuments(Stream<Document> documents) {
+        StoreCommits.atomically(() -> super.addDocuments(documents));
+    }
+
+    /**
+     * The stock loop (write errors by index; an ordered insert stops at the first), but each
+     * document is its own whole operation for {@link StoreCommits} and for the collection's lock:
+     * a commit waits for one document and its index entries, not for a batch of a thousand, so
+     * the window a kill -9 can lose stays the commit interval plus one commit (docs/reliability.md).
+     * Other operations may run between two documents of a batch, as on MongoDB.
+     */
+    @Override
+    public List<Document> insertDocuments(List<Document> documents, boolean isOrdered) {
+        List<Document> errors = new ArrayList<>();
+        int index = 0;
+        // The stored bytes and index entries of each document, worked out before any lock is taken:
+        // another connection's batch is written meanwhile (the seed's two tenants, an import's batches).
+        java.util.IdentityHashMap<Document, Prepared> prepared = prepare(documents);
+        PREPARED.set(prepared);
+        try {
+            for (Document document : documents) {
+                try {
+                    addDocument(document);
+                } catch (MongoServerError e) {
+                    Document error = new Document();
+                    error.put("index", Integer.valueOf(index));
+                    error.put("errmsg", e.getMessageWithoutErrorCode());
+                    error.put("code", Integer.valueOf(e.getCode()));
+                    error.putIfNotNull("codeName", e.getCodeName());
+                    errors.add(error);
+                    if (isOrdered) {
+                        break;
+                    }
+                }
+                index++;
+            }
+        } finally {
+            PREPARED.remove();
+        }
+        return errors;
+    }
+
+    /** What {@link #insertDocuments} worked out for a document: its stored bytes and each index's entries. */
+    record Prepared(byte[] bytes, java.util.IdentityHashMap<SecondaryIndex, SecondaryIndex.Keys> keys) {
+    }
+
+    private static final ThreadLocal<java.util.IdentityHashMap<Document, Prepared>> PREPARED = new ThreadLocal<>();
+
+    /** The prepared entries of {@code index} for {@code document} in this thread's insert, or null. */
+    static SecondaryIndex.Keys preparedKeys(SecondaryIndex index, Document document) {
+        java.util.IdentityHashMap<Document, Prepared> prepared = PREPARED.get();
+        Prepared p = prepared == null ? null : prepared.get(document);
+        return p == null ? null : p.keys().get(index);
+    }
+
+    private java.util.IdentityHashMap<Document, Prepared> prepare(List<Document> documents) {
+        java.util.IdentityHashMap<Document, Prepared> prepared = new java.util.IdentityHashMap<>();
+        String idField = getIdField();
+        if (idField == null) {
+            return prepared;
+        }
+        List<SecondaryIndex> indexes = List.copyOf(secondaryIndexes);
+        // Pure computation on documents no other thread sees yet: split over the cores when the batch is large.
+        java.util.stream.Stream<Document> stream = documents.size() >= 64 ? documents.parallelStream() : documents.stream();
+        List<Prepared> each = stream.map(document -> prepareOne(document, idField, indexes)).toList();
+        for (int i = 0; i < documents.size(); i++) {
+            if (each.get(i) != null) {
+                prepared.put(documents.get(i), each.get(i));
+            }
+        }
+        return prepared;
+    }
+
+    private static Prepared prepareOne(Document document, String idField, List<SecondaryIndex> indexes) {
+        Object id = document.get(idField);
+        if (!(id instanceof String) && !(id instanceof de.bwaldvogel.mongo.bson.ObjectId)) {
+            return null; // an _id the engine adds or checks itself: nothing prepared
+        }
+        try {
+            java.util.IdentityHashMap<SecondaryIndex, SecondaryIndex.Keys> keys = new java.util.IdentityHashMap<>();
+            for (SecondaryIndex index : indexes) {
+                keys.put(index, index.prepare(document, id));
+            }
+            return new Prepared(encode(document), keys);
+        } catch (RuntimeException e) {
+            return null; // left to the engine's own path, which reports what is wrong with the document
+        }
+    }
+
+
+    @Override
+    public Document findAndModify(Document query) {
+        return StoreCommits.atomically(() -> super.findAndModify(query));
+    }
+
+    @Override
+    public int deleteDocuments(Document selector, int limit, Oplog oplog) {
+        return StoreCommits.atomically(() -> super.deleteDocuments(selector, limit, oplog));
+    }
+
+    @Override
+    public Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters, boolean isMulti,
+                                    boolean isUpsert, Oplog oplog) {
+        return StoreCommits.atomically(() -> super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog));
+    }
+
+    @Override
+    public void removeDocument(Document document) {
+        StoreCommits.atomically(() -> super.removeDocument(document));
     }
 
     private QueryPlan planFor(Document query, Document orderBy) {
@@ -245,7 +408,9 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     @Override
     protected Object addDocumentInternal(Document document) {
         final Object key = getIdField() != null ? Utils.getSubdocumentValue(document, getIdField()) : UUID.randomUUID();
-        Object previous = dataMap.put(Missing.ofNullable(key), encode(document));
+        java.util.IdentityHashMap<Document, Prepared> prepared = PREPARED.get();
+        Prepared p = prepared == null ? null : prepared.get(document);
+        Object previous = dataMap.put(Missing.ofNullable(key), p != null ? p.bytes() : encode(document));
         Assert.isNull(previous, () -> "Document with key '" + key + "' already existed in " + this);
         return key;
     }

@@ -9,6 +9,7 @@ import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
@@ -34,15 +35,63 @@ final class BsonStoreDatabase extends H2Database {
     protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
         String fullName = getFullCollectionNamespace(collectionName);
         MVStore store = mvStoreOf(this);
-        MVMap<Object, Object> dataMap = store.openMap(DATABASES_PREFIX + fullName);
-        MVMap<String, Object> metaMap = store.openMap(META_PREFIX + fullName);
+        // Keys and values of any type (ObjectId _ids among them), compared from several threads at
+        // once: the store's own thread-safe ObjectDataType (StoreObjectType), not H2's default.
+        MVMap<Object, Object> dataMap = store.openMap(DATABASES_PREFIX + fullName, StoreObjectType.builder());
+        MVMap<String, Object> metaMap = store.openMap(META_PREFIX + fullName, StoreObjectType.builder());
         return new BsonStoreCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
     }
 
-    /** The engine has no non-unique indexes: ours (see {@link SecondaryIndex}), kept in memory, built from the store. */
+    /** Unique indexes keyed by their encoded bytes (see {@link StoreUniqueIndex}), not by serialised objects. */
+    @Override
+    protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+        return StoreUniqueIndex.open(mvStoreOf(this), getFullCollectionNamespace(collectionName), indexName, keys, sparse);
+    }
+
+    /** The engine has no non-unique indexes: ours (see {@link SecondaryIndex}), kept in the store beside the collection. */
     @Override
     protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
-        return new SecondaryIndex(indexName, keys);
+        MVStore store = mvStoreOf(this);
+        String fullName = getFullCollectionNamespace(collectionName);
+        MVMap<byte[], byte[]> entries = store.openMap(SecondaryIndex.entriesMapName(fullName, indexName),
+            new MVMap.Builder<byte[], byte[]>().keyType(IndexKeyType.INSTANCE).valueType(IndexKeyType.INSTANCE));
+        MVMap<Object, Object> unindexed = store.openMap(SecondaryIndex.unindexedMapName(fullName, indexName), StoreObjectType.builder());
+        return new SecondaryIndex(indexName, keys, entries, unindexed);
+    }
+
+    // Dropping a collection, an index or the database removes maps; a store version must not hold
+    // half of it (StoreCommits).
+
+    @Override
+    public void dropCollection(String collectionName, Oplog oplog) {
+        StoreCommits.atomically(() -> super.dropCollection(collectionName, oplog));
+    }
+
+    @Override
+    protected void dropIndex(MongoCollection<Object> collection, String indexName) {
+        StoreCommits.atomically(() -> super.dropIndex(collection, indexName));
+    }
+
+    @Override
+    public void drop(Oplog oplog) {
+        StoreCommits.atomically(() -> super.drop(oplog));
+    }
+
+    /** The stock engine renames the data and meta maps only: the index maps move with them. */
+    @Override
+    public void moveCollection(MongoDatabase oldDatabase, MongoCollection<?> collection, String newCollectionName) {
+        StoreCommits.atomically(() -> {
+            String oldName = collection.getFullName();
+            String newName = getFullCollectionNamespace(newCollectionName);
+            super.moveCollection(oldDatabase, collection, newCollectionName);
+            MVStore store = mvStoreOf(this);
+            for (String map : store.getMapNames()) {
+                String prefix = SecondaryIndex.entriesMapName(oldName, "");
+                if (map.startsWith(prefix)) {
+                    store.renameMap(store.openMap(map), SecondaryIndex.entriesMapName(newName, "") + map.substring(prefix.length()));
+                }
+            }
+        });
     }
 
     /**

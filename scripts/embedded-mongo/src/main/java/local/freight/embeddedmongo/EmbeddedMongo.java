@@ -33,7 +33,12 @@ import de.bwaldvogel.mongo.backend.h2.H2Backend;
  *   <li>{@code --cache-mb N}: MVStore page cache (default a quarter of the max heap); the store is
  *       read once in the background after start to fill it ({@code --no-warm-up} to skip).</li>
  *   <li>Documents are stored as BSON ({@link BsonStoreBackend}); a store written by the stock H2
- *       backend is converted once when opened.</li>
+ *       backend is converted once when opened. Secondary indexes are maps of the same store
+ *       ({@link SecondaryIndex}), built once when missing.</li>
+ *   <li>{@code --commit-delay-ms N} (default 200): the store commits every N ms between whole
+ *       operations ({@link StoreCommits}), what a kill -9 can lose; 0: only on shutdown.</li>
+ *   <li>A JVM that spends 90% of 10 s collecting garbage prints a line naming EMBEDDED_MONGO_XMX
+ *       and exits with status 3, as -XX:+ExitOnOutOfMemoryError does ({@link GcWatchdog}).</li>
  *   <li>SIGTERM/SIGINT and EOF on stdin shut the server down cleanly (H2 store committed and closed).
  *       The stdin watch makes a JVM whose parent died exit by itself; disable with {@code --no-stdin-watch}
  *       when running it by hand with stdin redirected from /dev/null.</li>
@@ -70,6 +75,8 @@ public final class EmbeddedMongo {
         setIfAbsent("org.slf4j.simpleLogger.showThreadName", "false");
         setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
         // Command failures are already returned to the client as errors; don't also dump stack traces.
+        // (MongoDatabaseHandler logs under this name too: the engine's own failures, "Unknown error",
+        // are printed with their stack trace by EngineErrors instead.)
         setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoWireProtocolHandler", "off");
         // "Connection reset" whenever a driver drops a pooled socket.
         setIfAbsent("org.slf4j.simpleLogger.log.de.bwaldvogel.mongo.wire.MongoExceptionHandler", "off");
@@ -111,6 +118,7 @@ public final class EmbeddedMongo {
     }
 
     private static void run(Options options) throws Exception {
+        GcWatchdog.start();
         MVStore store = null;
         MongoBackend backend;
         if (options.dataDir != null) {
@@ -121,14 +129,23 @@ public final class EmbeddedMongo {
             Progress.report("opening " + file + " (" + (Files.exists(file) ? Files.size(file) / (1024 * 1024) : 0)
                 + " MB, page cache " + cacheMb + " MB)");
             // MVStore's default 16 MB page cache makes every collection scan re-read and re-parse pages.
-            store = new MVStore.Builder().fileName(file.toString()).cacheSize(cacheMb).open();
-            // Opening may convert a stock store (BsonStoreCollection): it commits its own batches, with
-            // no background commit racing it. Then the background commit interval bounds what an
-            // un-clean kill (SIGKILL) can lose.
-            store.setAutoCommitDelay(0);
+            // MVStore's own auto-commit is off (by time and by unsaved memory): a commit in the middle of
+            // an operation could persist a document without its index entries. StoreCommits commits
+            // between operations instead; opening (a conversion, an index build) commits its own batches.
+            MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).cacheSize(cacheMb);
+            store = (options.stockStore ? builder : builder.autoCommitDisabled().autoCommitBufferSize(0).autoCompactFillRate(0)).open();
             backend = options.stockStore ? new H2Backend(store) : new BsonStoreBackend(store);
             store.commit();
-            store.setAutoCommitDelay(options.commitDelayMs);
+            if (!options.stockStore) {
+                // MVStore's serialisation and write threads, without its timer: a "delay" it never reaches
+                // (StoreCommits commits; auto-commit by unsaved memory and auto-compaction stay off).
+                store.setAutoCommitDelay(Integer.MAX_VALUE);
+            }
+            if (options.stockStore) {
+                store.setAutoCommitDelay(options.commitDelayMs);
+            } else {
+                StoreCommits.start(store, options.commitDelayMs);
+            }
         } else {
             backend = new BatchedMemoryBackend();
         }
@@ -186,7 +203,7 @@ public final class EmbeddedMongo {
                     if (!name.startsWith("databases.")) {
                         continue;
                     }
-                    for (Object value : store.openMap(name).values()) {
+                    for (Object value : store.openMap(name, StoreObjectType.<Object, Object>builder()).values()) {
                         read += value instanceof byte[] bytes ? bytes.length : 1024;
                         if (read > budget || store.isClosed()) {
                             return;
@@ -225,7 +242,7 @@ public final class EmbeddedMongo {
         }
         if (store != null && !store.isClosed()) {
             try {
-                store.commit();
+                StoreCommits.commit(store);
             } catch (Throwable t) {
                 System.err.println("embedded-mongo: error committing store: " + t);
             }

@@ -156,6 +156,30 @@ final class IndexKeyCodec {
         };
     }
 
+    /** The value of the ascending component at {@code at} (numbers as Double). */
+    static Object readValue(byte[] key, int at) {
+        byte type = key[at];
+        return switch (type) {
+            case NULL -> null;
+            case NUMBER -> {
+                long v = readLong(key, at + 1);
+                yield Double.longBitsToDouble(v < 0 ? v ^ Long.MIN_VALUE : ~v);
+            }
+            case DATE -> Instant.ofEpochMilli(readLong(key, at + 1) ^ Long.MIN_VALUE);
+            case BOOLEAN -> key[at + 1] != 0;
+            case STRING, OBJECT_ID -> readPosition(key, at);
+            default -> throw new IllegalStateException("corrupt index key at " + at);
+        };
+    }
+
+    private static long readLong(byte[] key, int at) {
+        long v = 0;
+        for (int i = 0; i < 8; i++) {
+            v = (v << 8) | (key[at + i] & 0xFF);
+        }
+        return v;
+    }
+
     /** The value of the ascending String or ObjectId component at {@code at} (document positions). */
     static Object readPosition(byte[] key, int at) {
         byte type = key[at];

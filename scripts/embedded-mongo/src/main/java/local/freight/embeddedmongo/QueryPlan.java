@@ -8,7 +8,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableSet;
 import java.util.Set;
 
 import de.bwaldvogel.mongo.bson.Document;
@@ -196,11 +195,9 @@ final class QueryPlan {
 
     /** The entries of the plan's ranges, in index order (a document may appear more than once). */
     Iterable<byte[]> entries() {
-        List<NavigableSet<byte[]>> sets = new ArrayList<>(ranges.size());
-        for (byte[][] r : ranges) {
-            sets.add(index.entries().subSet(r[0], true, r[1], true));
-        }
-        return () -> sets.stream().flatMap(NavigableSet::stream).iterator();
+        return () -> ranges.stream()
+            .flatMap(r -> java.util.stream.StreamSupport.stream(index.range(r[0], r[1], false).spliterator(), false))
+            .iterator();
     }
 
     /** The candidate documents' positions, each once, in {@code naturalOrder} (the order a scan reads them). */
@@ -226,7 +223,7 @@ final class QueryPlan {
     long entryCount() {
         long n = 0;
         for (byte[][] r : ranges) {
-            n += index.entries().subSet(r[0], true, r[1], true).size();
+            n += index.count(r[0], r[1]);
         }
         return n;
     }
@@ -263,13 +260,12 @@ final class QueryPlan {
         return direction;
     }
 
-    /** The single range as a walkable set, in the direction {@link #orderFor} gave. */
-    NavigableSet<byte[]> walk(int direction) {
+    /** The single range's entries, in the direction {@link #orderFor} gave. */
+    Iterable<byte[]> walk(int direction) {
         if (ranges.isEmpty()) {
-            return new java.util.TreeSet<>();
+            return List.of();
         }
-        NavigableSet<byte[]> set = index.entries().subSet(ranges.get(0)[0], true, ranges.get(0)[1], true);
-        return direction < 0 ? set.descendingSet() : set;
+        return index.range(ranges.get(0)[0], ranges.get(0)[1], direction < 0);
     }
 
     // --- necessary conditions of a query ---

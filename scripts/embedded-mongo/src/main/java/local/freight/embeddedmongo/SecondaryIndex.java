@@ -4,12 +4,13 @@ import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.NavigableSet;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.Iterator;
+
+import org.h2.mvstore.MVMap;
+import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.DocumentWithPosition;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.bson.Document;
@@ -19,10 +20,13 @@ import de.bwaldvogel.mongo.bson.ObjectId;
  * A non-unique (compound, multikey) index of the on-disk engine, which mongo-java-server does not
  * have: without it every query of the service walks both tenants' whole collection.
  *
- * <p>Kept in memory, rebuilt from the store when it is opened (in the background: until then
- * {@link #isReady()} is false and queries scan as before) and maintained by the engine's write hooks
- * (insert, update, delete all run under the collection's lock). The store remains the only
- * persistent format, so an index can never disagree with it after a crash.
+ * <p>Kept in the store, beside the collection's documents: its entries are the keys of an MVMap
+ * (read through the store's bounded page cache, so the heap does not grow with the data) and the
+ * engine's write hooks (insert, update, delete, all under the collection's lock and inside
+ * {@link StoreCommits#atomically}) change them in the same store version as the document, so a
+ * kill -9 can never leave an index disagreeing with its collection. A map is complete once it
+ * holds {@link #BUILT}; one without it (a store of the previous version, whose indexes lived in
+ * the heap, or a build cut short by a crash) is built again from the documents when it is opened.
  *
  * <p>It only narrows the documents a query reads: the engine's matcher still decides every
  * candidate, so an index must return a superset of the matches. Each entry is the
@@ -35,31 +39,53 @@ import de.bwaldvogel.mongo.bson.ObjectId;
 final class SecondaryIndex extends Index<Object> {
 
     private static final int MAX_ENTRIES_PER_DOCUMENT = 1000;
+    private static final byte[] NOTHING = new byte[0];
+    /** Bookkeeping keys start with 0x00, below every entry (whose first byte is a type byte, plain or inverted). */
+    private static final byte[] BUILT = {0x00, 0x00};
+    private static final byte MULTIKEY = 0x01;
+    private static final byte[] FIRST_ENTRY = {0x01};
 
     private final String[][] paths;
     private final boolean[] descending;
-    private final NavigableSet<byte[]> entries = new ConcurrentSkipListSet<>(Arrays::compareUnsigned);
-    private final Set<Object> unindexed = ConcurrentHashMap.newKeySet();
+    private final MVMap<byte[], byte[]> entries;
+    private final MVMap<Object, Object> unindexed;
     /** Fields that have had more than one value in one document: not usable for an ordered walk. */
     private final boolean[] multikey;
     private volatile boolean ready;
     private volatile boolean usable = true;
 
-    SecondaryIndex(String name, List<IndexKey> keys) {
+    SecondaryIndex(String name, List<IndexKey> keys, MVMap<byte[], byte[]> entries, MVMap<Object, Object> unindexed) {
         // "sparse" as the engine's placeholder says, so a removal that finds no position is not an error.
         super(name, keys, true);
+        this.entries = entries;
+        this.unindexed = unindexed;
         paths = new String[keys.size()][];
         descending = new boolean[keys.size()];
         multikey = new boolean[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             paths[i] = keys.get(i).getKey().split("\\.");
             descending[i] = !keys.get(i).isAscending();
+            multikey[i] = entries.containsKey(multikeyFlag(i));
             for (String part : paths[i]) {
                 if (!part.isEmpty() && part.chars().allMatch(Character::isDigit)) {
                     usable = false; // positional paths ("a.0.b"): not worth the semantics
                 }
             }
         }
+        ready = entries.containsKey(BUILT);
+    }
+
+    /** The map names of an index of a collection: the stock engine's name for an index map (so its dropIndex and database drop remove ours too), and its unindexed positions. */
+    static String entriesMapName(String fullCollectionName, String indexName) {
+        return fullCollectionName + "._index_" + indexName;
+    }
+
+    static String unindexedMapName(String fullCollectionName, String indexName) {
+        return entriesMapName(fullCollectionName, indexName) + ".unindexed";
+    }
+
+    private static byte[] multikeyFlag(int field) {
+        return new byte[] {0x00, MULTIKEY, (byte) field};
     }
 
     int size() {
@@ -82,7 +108,22 @@ final class SecondaryIndex extends Index<Object> {
         return ready && usable;
     }
 
-    void markReady() {
+    /** Complete in the store (its entries were written with every document there). */
+    boolean isBuilt() {
+        return ready;
+    }
+
+    /** Before a build: whatever a previous, unfinished build left. */
+    void clear() {
+        ready = false;
+        entries.clear();
+        unindexed.clear();
+        java.util.Arrays.fill(multikey, false);
+    }
+
+    /** Complete: written in the store version that holds the last entries of the build. */
+    void markBuilt() {
+        entries.put(BUILT, NOTHING);
         ready = true;
     }
 
@@ -90,12 +131,103 @@ final class SecondaryIndex extends Index<Object> {
         return !unindexed.isEmpty();
     }
 
-    Set<Object> unindexed() {
-        return unindexed;
+    Iterable<Object> unindexed() {
+        return unindexed.keySet();
     }
 
-    NavigableSet<byte[]> entries() {
-        return entries;
+    /**
+     * The entries in [from, to] (both inclusive), in index order or reversed; read from the
+     * store's B-tree as they are visited.
+     */
+    Iterable<byte[]> range(byte[] from, byte[] to, boolean reverse) {
+        return () -> new Iterator<>() {
+            private final Iterator<byte[]> keys = reverse ? entries.keyIteratorReverse(to) : entries.keyIterator(from);
+            private byte[] next = advance();
+
+            private byte[] advance() {
+                while (keys.hasNext()) {
+                    byte[] key = keys.next();
+                    if (reverse ? Arrays.compareUnsigned(key, to) > 0 : Arrays.compareUnsigned(key, from) < 0) {
+                        continue; // before the range (a start at the nearest key)
+                    }
+                    if (reverse ? Arrays.compareUnsigned(key, from) < 0 : Arrays.compareUnsigned(key, to) > 0) {
+                        return null;
+                    }
+                    return key;
+                }
+                return null;
+            }
+
+            @Override
+            public boolean hasNext() {
+                return next != null;
+            }
+
+            @Override
+            public byte[] next() {
+                if (next == null) {
+                    throw new java.util.NoSuchElementException();
+                }
+                byte[] current = next;
+                next = advance();
+                return current;
+            }
+        };
+    }
+
+    /** Number of entries in [from, to], from the B-tree's counts (two look-ups, whatever the range holds). */
+    long count(byte[] from, byte[] to) {
+        return Math.max(0, firstAbove(to) - firstAtOrAbove(from));
+    }
+
+    private long firstAtOrAbove(byte[] key) {
+        long i = entries.getKeyIndex(key);
+        return i >= 0 ? i : -i - 1;
+    }
+
+    private long firstAbove(byte[] key) {
+        long i = entries.getKeyIndex(key);
+        return i >= 0 ? i + 1 : -i - 1;
+    }
+
+    /**
+     * How the stored entries differ from those of {@code documents} (all of the collection's), or
+     * null when they agree: the validate command's full check.
+     */
+    String verify(Iterable<DocumentWithPosition<Object>> documents) {
+        long expected = 0;
+        long missing = 0;
+        long expectedUnindexed = 0;
+        long missingUnindexed = 0;
+        boolean[] multikeySeen = new boolean[paths.length];
+        for (DocumentWithPosition<Object> document : documents) {
+            List<byte[]> keys = keysOf(document.getDocument(), document.getPosition(), multikeySeen);
+            if (keys == null) {
+                expectedUnindexed++;
+                missingUnindexed += unindexed.containsKey(document.getPosition()) ? 0 : 1;
+                continue;
+            }
+            for (byte[] key : keys) {
+                expected++;
+                missing += entries.containsKey(key) ? 0 : 1;
+            }
+        }
+        long extra = entries.sizeAsLong() - firstAtOrAbove(FIRST_ENTRY) - (expected - missing);
+        long extraUnindexed = unindexed.sizeAsLong() - (expectedUnindexed - missingUnindexed);
+        List<String> problems = new ArrayList<>();
+        if (missing + extra + missingUnindexed + extraUnindexed > 0) {
+            problems.add(missing + " entries missing, " + extra + " entries of no document, " + missingUnindexed
+                + " unindexed documents missing, " + extraUnindexed + " unindexed positions of no document");
+        }
+        for (int i = 0; i < paths.length; i++) {
+            if (multikeySeen[i] && !multikey[i]) {
+                problems.add(field(i) + " has several values in a document but is not marked multikey");
+            }
+        }
+        if (!ready) {
+            problems.add("not built");
+        }
+        return problems.isEmpty() ? null : "index " + getName() + ": " + String.join("; ", problems);
     }
 
     /** The position (the {@code _id}) an entry points to. */
@@ -107,19 +239,43 @@ final class SecondaryIndex extends Index<Object> {
         return IndexKeyCodec.readPosition(entry, at);
     }
 
-    // --- maintenance (the engine calls these under the collection's lock) ---
+    // --- maintenance (the engine calls these under the collection's lock, inside StoreCommits.atomically) ---
+
+    /** A document's entries worked out ahead (no lock held): its keys (null: unindexed) and the fields seen with several values. */
+    record Keys(List<byte[]> keys, boolean[] multikeySeen) {
+    }
+
+    Keys prepare(Document document, Object position) {
+        boolean[] seen = new boolean[paths.length];
+        return new Keys(keysOf(document, position, seen), seen);
+    }
 
     void index(Document document, Object position) {
-        List<byte[]> keys = keysOf(document, position);
-        if (keys == null) {
-            unindexed.add(position);
+        Keys prepared = BsonStoreCollection.preparedKeys(this, document);
+        List<byte[]> keys;
+        if (prepared != null) {
+            keys = prepared.keys();
+            boolean[] seen = prepared.multikeySeen();
+            for (int i = 0; i < seen.length; i++) {
+                if (seen[i] && !multikey[i]) {
+                    multikey[i] = true;
+                    entries.put(multikeyFlag(i), NOTHING);
+                }
+            }
         } else {
-            entries.addAll(keys);
+            keys = keysOf(document, position, multikey);
+        }
+        if (keys == null) {
+            unindexed.put(position, Boolean.TRUE);
+        } else {
+            for (byte[] key : keys) {
+                entries.put(key, NOTHING);
+            }
         }
     }
 
     private void unindex(Document document, Object position) {
-        List<byte[]> keys = keysOf(document, position);
+        List<byte[]> keys = keysOf(document, position, null);
         if (keys == null) {
             unindexed.remove(position);
         } else {
@@ -129,8 +285,11 @@ final class SecondaryIndex extends Index<Object> {
         }
     }
 
-    /** The entries of a document, or null when it cannot be indexed exactly. */
-    private List<byte[]> keysOf(Document document, Object position) {
+    /**
+     * The entries of a document, or null when it cannot be indexed exactly; a field with several
+     * values is marked in {@code multikeySeen} (the index's own flags: also recorded in the store).
+     */
+    private List<byte[]> keysOf(Document document, Object position, boolean[] multikeySeen) {
         if (!(position instanceof String) && !(position instanceof ObjectId)) {
             return null;
         }
@@ -145,8 +304,11 @@ final class SecondaryIndex extends Index<Object> {
                 found.add(null); // missing: sorts and matches like null
             } else if (found.size() > 1) {
                 List<Object> distinct = new ArrayList<>(new java.util.LinkedHashSet<>(found));
-                if (distinct.size() > 1) {
-                    multikey[i] = true;
+                if (distinct.size() > 1 && multikeySeen != null && !multikeySeen[i]) {
+                    multikeySeen[i] = true;
+                    if (multikeySeen == multikey) {
+                        entries.put(multikeyFlag(i), NOTHING); // with the entries that made it so
+                    }
                 }
                 found = distinct;
             }
@@ -248,8 +410,24 @@ final class SecondaryIndex extends Index<Object> {
 
     @Override
     public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
-        unindex(oldDocument, position);
-        index(newDocument, position);
+        List<byte[]> oldKeys = keysOf(oldDocument, position, null);
+        List<byte[]> newKeys = keysOf(newDocument, position, multikey);
+        if (oldKeys == null || newKeys == null) {
+            unindex(oldDocument, position);
+            index(newDocument, position);
+            return;
+        }
+        // Only the entries that change: most updates leave most indexed fields alone.
+        java.util.TreeSet<byte[]> kept = new java.util.TreeSet<>(Arrays::compareUnsigned);
+        kept.addAll(newKeys);
+        for (byte[] key : oldKeys) {
+            if (!kept.remove(key)) {
+                entries.remove(key);
+            }
+        }
+        for (byte[] key : kept) {
+            entries.put(key, NOTHING);
+        }
     }
 
     /** Never chosen by the engine's own planner: {@link QueryPlan} picks among these indexes. */
@@ -265,7 +443,7 @@ final class SecondaryIndex extends Index<Object> {
 
     @Override
     public long getCount() {
-        return entries.size() + unindexed.size();
+        return entries.sizeAsLong() - firstAtOrAbove(FIRST_ENTRY) + unindexed.sizeAsLong();
     }
 
     /** Built or being built: the engine must not "build" it again with two full scans. */
@@ -279,10 +457,16 @@ final class SecondaryIndex extends Index<Object> {
         return 0;
     }
 
+    /** The maps go with the index (the stock engine's dropIndex then finds none to remove). */
     @Override
     public void drop() {
         usable = false;
-        entries.clear();
-        unindexed.clear();
+        MVStore store = entries.getStore();
+        if (!entries.isClosed()) {
+            store.removeMap(entries);
+        }
+        if (!unindexed.isClosed()) {
+            store.removeMap(unindexed);
+        }
     }
 }

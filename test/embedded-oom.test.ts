@@ -1,0 +1,70 @@
+/**
+ * An embedded engine out of memory, through the public path (issue 25): the service as `npm start`
+ * runs it (scripts/start.ts, the embedded engine in DATA_DIR), with an engine heap far too small
+ * for a year's tax summary (EMBEDDED_MONGO_XMX=32m). The engine's GC watchdog (GcWatchdog.java)
+ * must end it with one line saying so and naming EMBEDDED_MONGO_XMX, the service must log that
+ * reason, and the request must answer 503 database_unavailable in seconds instead of hanging on
+ * an engine that spends its time collecting garbage.
+ *
+ * The watchdog's window and limit are lowered (2 s, 25 %: system properties of the launcher) so
+ * that it, and not the JVM's own OutOfMemoryError exit (tested in embedded-engine.test.ts), is what
+ * ends the engine, and within this test's time.
+ */
+import t from 'tap';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { MongoClient } from 'mongodb';
+import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { ensureIndexes } from '../lib/db/indexes.ts';
+import { DEMO_TENANTS, loadDemoData } from '../scripts/demo/load.ts';
+import { startService } from './helpers/service.ts';
+
+t.setTimeout(120_000);
+
+const DB = 'oom';
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-oom-'));
+t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+
+t.test('the engine out of memory: the watchdog line, the reason in the service log, a 503 in seconds', async (t) => {
+  // The data, with the default heap.
+  const loader = await startEmbeddedMongo({ dataDir });
+  const client = new MongoClient(loader.uri, { directConnection: true });
+  await client.connect();
+  await ensureIndexes(client.db(DB));
+  await loadDemoData(client.db(DB), { invoices: 3000, trips: 500, seed: 25, drop: false });
+  await client.close();
+  await loader.stop();
+
+  const service = await startService({
+    mongodbDb: DB,
+    env: {
+      DATA_DIR: dataDir,
+      EMBEDDED_MONGO_XMX: '32m',
+      EMBEDDED_MONGO_JAVA_OPTS: '-DembeddedMongo.gcWatchdog.windowMs=2000 -DembeddedMongo.gcWatchdog.percent=25',
+      ALERT_WORKER: 'false',
+    },
+  });
+  t.teardown(() => service.stop(2000));
+
+  const started = Date.now();
+  const res = await fetch(`${service.base}/api/tax-summary?startDate=2025-11-15&endDate=2026-11-15`, {
+    headers: { 'x-api-key': DEMO_TENANTS[0]!.apiKey },
+    signal: AbortSignal.timeout(60_000),
+  });
+  const elapsed = Date.now() - started;
+  const body = (await res.json()) as { reason?: string; error?: { reason?: string } };
+  t.equal(res.status, 503, `a year's tax summary on a 32 MB engine answers 503 (${elapsed} ms)`);
+  t.equal(body.error?.reason ?? body.reason, 'database_unavailable', 'database_unavailable');
+  t.ok(elapsed < 25_000, `in seconds, not minutes of timeouts (${elapsed} ms)`);
+
+  const output = service.output();
+  t.match(output, /embedded-mongo: out of memory: \d+% of the last 2 s spent collecting garbage with a max heap of \d+ MB; exiting\. Give the engine more heap with EMBEDDED_MONGO_XMX/,
+    "the engine's own line, naming EMBEDDED_MONGO_XMX");
+  t.match(output, /embedded database engine exited unexpectedly \(out of memory: .*EMBEDDED_MONGO_XMX/, 'the service logs the reason with the exit');
+
+  // Not hanging: /ready answers at once (503 while the engine is down, 200 once restarted).
+  const readyStarted = Date.now();
+  const ready = await fetch(`${service.base}/ready`, { signal: AbortSignal.timeout(5000) });
+  t.ok([200, 503].includes(ready.status), `/ready answers ${ready.status} in ${Date.now() - readyStarted} ms`);
+});
