@@ -425,7 +425,8 @@ t.test('start errors are clear', async (t) => {
       const docs = Array.from({ length: 200 }, (_, i) => ({ _id: `${batch}-${i}`, padding }));
       await db.collection<{ _id: string; padding: string }>('filler').insertMany(docs).catch(() => undefined);
     }
-    const exit = await Promise.race([engine.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 30_000))]);
+    // unref: a pending 30 s timer would keep this test process alive for 30 s after the engine exited.
+    const exit = await Promise.race([engine.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 30_000).unref())]);
     t.ok(exit, `the engine exited (${Date.now() - started} ms after the first insert)`);
     t.equal(exit?.expected, false, 'not asked to');
     t.match(exit?.reason, /out of memory.*EMBEDDED_MONGO_XMX/, `reason: ${exit?.reason}`);
