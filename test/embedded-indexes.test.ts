@@ -128,6 +128,9 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     legStatusAsc: () => c.find({ company: B, 'legs.status': 3 }).sort({ created: 1, _id: 1 }).limit(25).toArray(),
     legUnload: () => unordered(c.find({ company: A, 'legs.unload': { $gte: T0 + 200 * DAY, $lte: T0 + 260 * DAY }, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 260 * DAY } } } }).toArray()),
     legUnloadClient: () => unordered(c.find({ company: B, client: 'Zeta', legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY }, status: { $in: [2, 3] } } } }).toArray()),
+    // The client's index gives the order, the client-and-unload index narrows more: a sorted page tries the ordered walk first.
+    clientLegUnloadPage: () => c.find({ company: A, client: 'ACME', legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY, $lte: T0 + 900 * DAY } } } }).sort(SORT).limit(10).toArray(),
+    clientLegUnloadNarrow: () => c.find({ company: B, client: 'Zeta', legs: { $elemMatch: { unload: { $gte: T0 + 300 * DAY, $lte: T0 + 310 * DAY } } } }).sort(SORT).skip(1).limit(5).toArray(),
     amountEq: () => unordered(c.find({ company: A, amount: 0 }).toArray()),
     amountEqDouble: () => unordered(c.find({ company: A, amount: 5.0 }).toArray()),
     amountRange: () => unordered(c.find({ company: B, amount: { $gte: -3, $lt: 7.5 } }).toArray()),

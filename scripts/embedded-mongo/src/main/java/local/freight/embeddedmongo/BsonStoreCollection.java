@@ -660,14 +660,18 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      * once {@code skip + limit} documents matched, so the first page of a tenant's list reads about
      * a page of documents, whatever the collection's size.
      */
-    private List<Document> walkInOrder(QueryPlan plan, int direction, Document query, int skip, int limit) {
+    private List<Document> walkInOrder(QueryPlan plan, int direction, Document query, int skip, int limit, int maxReads) {
         RawQuery raw = RawQuery.compile(query);
         List<Document> page = new ArrayList<>(limit);
         int matched = 0;
+        int reads = 0;
         for (byte[] entry : plan.walk(direction)) {
             if (plan.covered && matched < skip) {
                 matched++; // every entry of an exact plan is a match: a skipped one is not even read
                 continue;
+            }
+            if (reads++ == maxReads) {
+                return null; // over budget with the page not full: the caller takes another plan
             }
             Object stored = dataMap.get(plan.index.positionOf(entry));
             if (stored == null) {
@@ -693,6 +697,23 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             }
         }
         return page;
+    }
+
+    /**
+     * A sorted page whose best-narrowing plan leaves the sort to do ({@code client} and a leg date
+     * range: the client's trips in the range, sorted newest first): first a bounded walk of an index
+     * that yields the sort's order, stopping at the page, as MongoDB's plan trial lets the plan that
+     * fills the page first win. Recent pages of a large range fill in a few reads there instead of
+     * reading and sorting the whole range; a selective query exhausts the budget and falls back
+     * (null). The budget bounds what the trial adds to the fallback.
+     */
+    private List<Document> trialInOrder(Document query, Document orderBy, int skip, int limit) {
+        QueryPlan ordered = QueryPlan.chooseOrdered(query, secondaryIndexes, orderBy);
+        if (ordered == null) {
+            return null;
+        }
+        int budget = (int) Math.min(10_000L, 1_000L + 10L * (skip + limit));
+        return walkInOrder(ordered, ordered.orderFor(orderBy), query, skip, limit, budget);
     }
 
     @SuppressWarnings({"unchecked", "rawtypes"})
@@ -741,8 +762,11 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             QueryPlan plan = planFor(query, orderBy);
             if (orderBy != null && !orderBy.isEmpty() && limit > 0 && (long) numberToSkip + limit <= 100_000) {
                 int direction = plan == null ? 0 : plan.orderFor(orderBy);
-                List<Document> page = direction != 0 ? walkInOrder(plan, direction, query, numberToSkip, limit)
-                    : pageOnBytes(query, orderBy, numberToSkip, limit, plan);
+                List<Document> page = direction != 0 ? walkInOrder(plan, direction, query, numberToSkip, limit, Integer.MAX_VALUE)
+                    : trialInOrder(query, orderBy, numberToSkip, limit);
+                if (page == null && direction == 0) {
+                    page = pageOnBytes(query, orderBy, numberToSkip, limit, plan);
+                }
                 if (page != null) {
                     // The engine's own path for the rest (re-checks the page's documents, projects).
                     return super.matchDocumentsFromStream(query, page.stream(), 0, limit, batchSize, null, fieldSelector);

@@ -87,6 +87,34 @@ final class QueryPlan {
         return best;
     }
 
+    /**
+     * The best plan among those whose index walk yields {@code orderBy}'s order (null if none): the
+     * candidate for a sorted page when {@link #choose}'s plan narrows more but leaves the sort to do.
+     */
+    static QueryPlan chooseOrdered(Document query, List<SecondaryIndex> indexes, Document orderBy) {
+        if (indexes.isEmpty() || query == null || query.isEmpty() || orderBy == null || orderBy.isEmpty()) {
+            return null;
+        }
+        Map<String, Cond> conditions = conditionsOf(query);
+        QueryPlan best = null;
+        int bestScore = 0;
+        for (SecondaryIndex index : indexes) {
+            if (!index.isReady()) {
+                continue;
+            }
+            QueryPlan plan = plan(index, conditions, query);
+            if (plan == null || plan.orderFor(orderBy) == 0) {
+                continue;
+            }
+            int score = 8 * plan.equalities + (plan.range ? 4 : 0) + (plan.covered ? 1 : 0);
+            if (score > bestScore) {
+                best = plan;
+                bestScore = score;
+            }
+        }
+        return best;
+    }
+
     private static QueryPlan plan(SecondaryIndex index, Map<String, Cond> conditions, Document query) {
         int k = 0;
         long prefixes = 1;
