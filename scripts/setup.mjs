@@ -5,6 +5,8 @@
 //    node_modules/.package-lock.json (npm's record of what is installed).
 // 2. Builds the embedded MongoDB engine jar (scripts/embedded-mongo/target/embedded-mongo.jar)
 //    with Maven only when it is missing or older than pom.xml / the Java sources.
+// 3. Writes the engine's class-data archive (target/embedded-mongo.jsa) when it is missing or older
+//    than the jar (scripts/engine-class-archive.ts; a failure only warns).
 //
 // Fast (a few stat calls) when everything is up to date. Plain Node, no dependencies.
 // Flags: --force (rebuild the jar and reinstall), --skip-npm, --skip-engine, --dry-run (only say what would run).
@@ -180,6 +182,29 @@ async function ensureEngineJar() {
   });
 }
 
+// ---------------------------------------------------------------- engine class archive
+const archivePath = jarPath.replace(/\.jar$/, '.jsa');
+
+/**
+ * The engine's class-data archive (scripts/engine-class-archive.ts): written when missing or older
+ * than the jar. Only a speed-up for every engine start (lib/db/embedded.ts), so a failure is a warning.
+ */
+async function ensureClassArchive() {
+  const jar = mtime(jarPath);
+  if (jar === undefined || (mtime(archivePath) ?? 0) >= jar) return;
+  if (!existsSync(path.join(root, 'node_modules', 'tsx'))) return;
+  if (dryRun) {
+    say('would write the engine class archive: scripts/engine-class-archive.ts');
+    return;
+  }
+  await withBuildLock(async () => {
+    if ((mtime(archivePath) ?? 0) >= (mtime(jarPath) ?? Infinity)) return; // a concurrent setup wrote it
+    say('writing the engine class archive (classes parsed once, mapped by every engine start)');
+    const res = await run(process.execPath, ['--import', 'tsx', path.join('scripts', 'engine-class-archive.ts')], { cwd: root, capture: true });
+    if (res.code !== 0) say(`could not write the engine class archive (the engine starts without it): ${res.output.trim().split('\n').slice(-3).join(' | ')}`);
+  });
+}
+
 // ---------------------------------------------------------------- main
 if (!args.has('--skip-npm')) await ensureNodeModules();
 if (!args.has('--skip-engine')) {
@@ -190,5 +215,7 @@ if (!args.has('--skip-engine')) {
     } else {
       process.exit(1);
     }
+  } else {
+    await ensureClassArchive();
   }
 }

@@ -12,12 +12,13 @@
  * expressions, and $stdDevPop/$count/$top/$firstN/$mergeObjects accumulators.
  */
 import t from 'tap';
-import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { startEmbeddedMongo, defaultStartTimeoutMs, DEFAULT_ENGINE_HEAP_MB, EMBEDDED_STORE_FILE, exitReason, type EmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo, defaultStartTimeoutMs, classArchiveArgs, DEFAULT_EMBEDDED_MONGO_JAR, DEFAULT_ENGINE_CLASS_ARCHIVE, DEFAULT_ENGINE_HEAP_MB, EMBEDDED_STORE_FILE, exitReason, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 
 interface Item {
@@ -335,6 +336,22 @@ t.test('on-disk engine keeps data across restarts on the same port', async (t) =
   ({ client, db } = await connectMongo(engine.uri, 'persist_test'));
   t.teardown(() => client.close());
   t.equal(await db.collection('trips').countDocuments({ tenant: 't1' }), 3, 'committed documents survived SIGKILL');
+});
+
+t.test('every start maps the class archive `npm run setup` wrote; another jar, or an older archive, is left alone', async (t) => {
+  const archive = DEFAULT_ENGINE_CLASS_ARCHIVE;
+  t.ok(existsSync(archive), `${archive} exists (written by \`npm run setup\`: scripts/engine-class-archive.ts)`);
+  t.ok(statSync(archive).mtimeMs >= statSync(DEFAULT_EMBEDDED_MONGO_JAR).mtimeMs, 'written after the jar it was made from');
+  const engine = await startEmbeddedMongo({});
+  t.teardown(() => engine.stop());
+  const { client, db } = await connectMongo(engine.uri, 'cds');
+  t.teardown(() => client.close());
+  await db.collection('x').insertOne({ a: 1 });
+  t.equal(await db.collection('x').countDocuments({ a: 1 }), 1, 'the engine answers');
+  const maps = await readFile(`/proc/${engine.pid}/maps`, 'utf8');
+  t.ok(maps.includes(archive), 'the JVM has the archive mapped (the JDK accepted it)');
+  t.same(classArchiveArgs(path.join(os.tmpdir(), 'another', 'embedded-mongo.jar')), [], 'EMBEDDED_MONGO_JAR elsewhere: no archive (it would not match)');
+  t.match(classArchiveArgs(DEFAULT_EMBEDDED_MONGO_JAR).join(' '), new RegExp(`-XX:SharedArchiveFile=${archive.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'the default jar: the archive');
 });
 
 t.test('start errors are clear', async (t) => {
