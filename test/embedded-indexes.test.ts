@@ -157,6 +157,14 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
       await c.countDocuments({ company: A, tags: { $ne: 'late' } }),
       await c.countDocuments({ company: A, amount: { $ne: 0 } }),
       await c.countDocuments({ company: A, client: { $in: ['ACME', 'acme'] }, date: { $gte: T0 + 100 * DAY } }),
+      // $elemMatch on one field of the legs: counted from the multikey index, each document once, while every
+      // document holds legs as an array with one scalar unload each; after writes() adds one that does not, read.
+      await c.countDocuments({ company: A, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 600 * DAY } } } }),
+      await c.countDocuments({ company: B, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 600 * DAY } } } }),
+      await c.countDocuments({ company: B, client: 'Zeta', legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY } } } }),
+      await c.countDocuments({ company: A, legs: { $elemMatch: { status: 2 } } }),
+      await c.countDocuments({ company: A, client: { $ne: 'ACME' }, legs: { $elemMatch: { unload: { $gt: T0 + 500 * DAY } } } }),
+      await c.countDocuments({ company: A, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY }, status: 2 } } }),
     ],
     aggregate: () =>
       c.aggregate([
@@ -185,6 +193,12 @@ async function writes(db: Db): Promise<void> {
   await c.deleteMany({ company: A, date: { $lt: T0 + 20 * DAY } });
   await c.insertMany(documents(40).map((d, i) => ({ ...d, _id: `new-${i}`, date: T0 + 150 * DAY })) as Document[]);
   await c.findOneAndUpdate({ company: A }, { $set: { date: T0 + 999 * DAY } }, { sort: SORT });
+  // Legs the index cannot read element by element: a sub-document instead of an array (no $elemMatch matches it),
+  // and an array of unload dates in one leg (matches a two-sided $elemMatch range with no single date inside it).
+  await c.insertMany([
+    { _id: 'legs-object', company: A, client: 'Zeta', date: T0, ts: 0, legs: { unload: T0 + 300 * DAY, status: 2 }, updated: '2026-01-02T00:00:00.000Z', created: 7 },
+    { _id: 'unload-array', company: B, client: 'Zeta', date: T0, ts: 0, legs: [{ unload: [T0 + 150 * DAY, T0 + 700 * DAY], status: 3 }], updated: '2026-01-03T00:00:00.000Z', created: 8 },
+  ] as Document[]);
   await c.replaceOne({ _id: 'doc-00002' } as Document, { company: B, date: T0, ts: 0, legs: [], updated: '2026-01-01T00:00:00.000Z', created: 1 }, { upsert: true });
 }
 

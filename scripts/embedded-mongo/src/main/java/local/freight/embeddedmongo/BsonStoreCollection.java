@@ -558,10 +558,10 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             }
         }
         QueryPlan plan = planFor(query, null);
-        if (plan == null || !plan.covered) {
+        if (plan == null || !(plan.covered || plan.coveredRepeating)) {
             return null;
         }
-        long n = plan.entryCount();
+        long n = plan.covered ? plan.entryCount() : plan.distinctCount();
         for (Object position : plan.index.unindexed()) {
             Object value = dataMap.get(position);
             if (value != null && documentMatchesQuery(decode(value), query)) {

@@ -38,6 +38,12 @@ final class QueryPlan {
         byte type;
         /** The query's own condition on a top-level path, represented exactly. */
         boolean exact;
+        /**
+         * Set when this is the one condition of a top-level {@code a: {$elemMatch: {b: ...}}} on path
+         * {@code a.b}: {@code a}. Exact only where the index holds {@code a.b} element-exactly
+         * ({@link SecondaryIndex#isElementExact}).
+         */
+        String elemMatchOf;
 
         boolean isRange() {
             return points == null;
@@ -48,16 +54,21 @@ final class QueryPlan {
     private final List<byte[][]> ranges;
     private final int equalities;
     private final boolean range;
-    /** The ranges hold exactly the matching documents (besides the index's unindexed ones). */
+    /** The ranges hold exactly the matching documents, each once (besides the index's unindexed ones). */
     final boolean covered;
+    /** The ranges hold exactly the matching documents, some more than once ({@code $elemMatch} on a multikey field): count them distinct. */
+    final boolean coveredRepeating;
 
-    private QueryPlan(SecondaryIndex index, List<byte[][]> ranges, int equalities, boolean range, boolean covered) {
+    private QueryPlan(SecondaryIndex index, List<byte[][]> ranges, int equalities, boolean range, Coverage coverage) {
         this.index = index;
         this.ranges = ranges;
         this.equalities = equalities;
         this.range = range;
-        this.covered = covered;
+        this.covered = coverage == Coverage.EXACT;
+        this.coveredRepeating = coverage == Coverage.EXACT_REPEATING;
     }
+
+    private enum Coverage { NONE, EXACT, EXACT_REPEATING }
 
     /** The best plan for {@code query} among the ready indexes, or null (scan). */
     static QueryPlan choose(Document query, List<SecondaryIndex> indexes, Document orderBy) {
@@ -170,29 +181,45 @@ final class QueryPlan {
             }
         }
         ranges.sort((a, b) -> Arrays.compareUnsigned(a[0], b[0]));
-        return new QueryPlan(index, ranges, k, rangeCond != null, isCovered(index, k, rangeCond, used, conditions, query));
+        return new QueryPlan(index, ranges, k, rangeCond != null, coverage(index, k, rangeCond, used, conditions, query));
     }
 
-    /** Every top-level condition of the query is one this plan's ranges decide exactly. */
-    private static boolean isCovered(SecondaryIndex index, int k, Cond rangeCond, List<Cond> used, Map<String, Cond> conditions,
-                                      Document query) {
-        // A multikey field anywhere in the index repeats a document's entries.
-        for (int i = 0; i < index.size(); i++) {
-            if (index.isMultikey(i)) {
-                return false;
-            }
-        }
-        Set<Cond> exactlyUsed = new HashSet<>(used);
+    /**
+     * Whether every top-level condition of the query is one this plan's ranges decide exactly. A
+     * multikey field repeats a document's entries: allowed only where a {@code $elemMatch} condition
+     * sits on an element-exact field (then the count is of distinct documents), and only there.
+     */
+    private static Coverage coverage(SecondaryIndex index, int k, Cond rangeCond, List<Cond> used, Map<String, Cond> conditions,
+                                     Document query) {
+        List<Cond> byField = new ArrayList<>(used);
         if (rangeCond != null) {
-            exactlyUsed.add(rangeCond);
+            byField.add(rangeCond);
         }
+        boolean repeating = false;
+        for (int i = 0; i < index.size(); i++) {
+            if (!index.isMultikey(i)) {
+                continue;
+            }
+            Cond c = i < byField.size() ? byField.get(i) : null;
+            if (c == null || c.elemMatchOf == null || !index.isElementExact(i)) {
+                return Coverage.NONE;
+            }
+            repeating = true;
+        }
+        Set<Cond> exactlyUsed = new HashSet<>(byField);
         for (String key : query.keySet()) {
             Cond c = conditions.get(key);
+            if (c == null && !key.startsWith("$")) {
+                c = byField.stream().filter(u -> key.equals(u.elemMatchOf)).findFirst().orElse(null);
+                if (c != null && !index.isElementExact(byField.indexOf(c))) {
+                    return Coverage.NONE;
+                }
+            }
             if (key.startsWith("$") || c == null || !c.exact || !exactlyUsed.contains(c)) {
-                return false;
+                return Coverage.NONE;
             }
         }
-        return true;
+        return repeating ? Coverage.EXACT_REPEATING : Coverage.EXACT;
     }
 
     /** [from, to] of one component's range in the index's byte order, bounds exact. */
@@ -245,6 +272,15 @@ final class QueryPlan {
         }
         positions.sort(naturalOrder);
         return positions;
+    }
+
+    /** Number of distinct documents in the ranges (the match count when {@link #coveredRepeating}, plus the unindexed documents). */
+    long distinctCount() {
+        Set<Object> seen = new HashSet<>();
+        for (byte[] entry : entries()) {
+            seen.add(index.positionOf(entry));
+        }
+        return seen.size();
     }
 
     /** Number of entries in the ranges (the match count when {@link #covered}, plus the unindexed documents). */
@@ -359,6 +395,7 @@ final class QueryPlan {
         c.hiInclusive = a.hiInclusive;
         c.type = a.type;
         c.exact = a.exact;
+        c.elemMatchOf = a.elemMatchOf;
         return c;
     }
 
@@ -538,6 +575,20 @@ final class QueryPlan {
                 }
                 case "$elemMatch" -> {
                     onlyRangeOrEquality = false;
+                    if (topLevel && operators.size() == 1 && !path.contains(".") && v instanceof Document sub && sub.size() == 1) {
+                        String field = sub.keySet().iterator().next();
+                        if (!field.startsWith("$") && !field.contains(".")) {
+                            // a: {$elemMatch: {b: <equality or range>}}: exact on a.b where the index holds it element-exactly
+                            Map<String, List<Cond>> one = new LinkedHashMap<>();
+                            fieldConditions(path + "." + field, sub.get(field), one, true);
+                            List<Cond> derived = one.get(path + "." + field);
+                            if (derived != null && derived.size() == 1) {
+                                derived.get(0).elemMatchOf = derived.get(0).exact ? path : null;
+                                out.computeIfAbsent(path + "." + field, p -> new ArrayList<>()).add(derived.get(0));
+                            }
+                            continue;
+                        }
+                    }
                     if (v instanceof Document sub && !sub.isEmpty()) {
                         if (sub.keySet().stream().allMatch(k -> k.startsWith("$"))) {
                             fieldConditions(path, sub, out, false); // conditions on the elements themselves

@@ -43,6 +43,9 @@ final class SecondaryIndex extends Index<Object> {
     /** Bookkeeping keys start with 0x00, below every entry (whose first byte is a type byte, plain or inverted). */
     private static final byte[] BUILT = {0x00, 0x00};
     private static final byte MULTIKEY = 0x01;
+    /** Written when the index is built by a version that records {@link #irregular} shapes (older stores: not exact for $elemMatch). */
+    private static final byte[] SHAPES_TRACKED = {0x00, 0x02};
+    private static final byte IRREGULAR = 0x03;
     private static final byte[] FIRST_ENTRY = {0x01};
 
     private final String[][] paths;
@@ -51,6 +54,13 @@ final class SecondaryIndex extends Index<Object> {
     private final MVMap<Object, Object> unindexed;
     /** Fields that have had more than one value in one document: not usable for an ordered walk. */
     private final boolean[] multikey;
+    /**
+     * Fields {@code a.b} whose values some document held other than as one scalar per element of an
+     * array {@code a} ({@code a} a sub-document, or {@code b} an array in an element): while false,
+     * the entries in a range decide {@code a: {$elemMatch: {b: <range>}}} exactly.
+     */
+    private final boolean[] irregular;
+    private volatile boolean shapesTracked;
     private volatile boolean ready;
     private volatile boolean usable = true;
 
@@ -62,7 +72,10 @@ final class SecondaryIndex extends Index<Object> {
         paths = new String[keys.size()][];
         descending = new boolean[keys.size()];
         multikey = new boolean[keys.size()];
+        irregular = new boolean[keys.size()];
+        shapesTracked = entries.containsKey(SHAPES_TRACKED);
         for (int i = 0; i < keys.size(); i++) {
+            irregular[i] = entries.containsKey(flag(IRREGULAR, i));
             paths[i] = keys.get(i).getKey().split("\\.");
             descending[i] = !keys.get(i).isAscending();
             multikey[i] = entries.containsKey(multikeyFlag(i));
@@ -85,7 +98,11 @@ final class SecondaryIndex extends Index<Object> {
     }
 
     private static byte[] multikeyFlag(int field) {
-        return new byte[] {0x00, MULTIKEY, (byte) field};
+        return flag(MULTIKEY, field);
+    }
+
+    private static byte[] flag(byte kind, int field) {
+        return new byte[] {0x00, kind, (byte) field};
     }
 
     int size() {
@@ -104,6 +121,15 @@ final class SecondaryIndex extends Index<Object> {
         return multikey[i];
     }
 
+    /**
+     * Field {@code i} is {@code a.b} and every document of the index held it as one scalar (or
+     * nothing) per element of an array {@code a}: a document has an entry in a range of it exactly
+     * when {@code a: {$elemMatch: {b: <that range>}}} matches it (entries may repeat a document).
+     */
+    boolean isElementExact(int i) {
+        return shapesTracked && paths[i].length == 2 && !irregular[i];
+    }
+
     boolean isReady() {
         return ready && usable;
     }
@@ -119,11 +145,14 @@ final class SecondaryIndex extends Index<Object> {
         entries.clear();
         unindexed.clear();
         java.util.Arrays.fill(multikey, false);
+        java.util.Arrays.fill(irregular, false);
     }
 
     /** Complete: written in the store version that holds the last entries of the build. */
     void markBuilt() {
         entries.put(BUILT, NOTHING);
+        entries.put(SHAPES_TRACKED, NOTHING);
+        shapesTracked = true;
         ready = true;
     }
 
@@ -200,7 +229,11 @@ final class SecondaryIndex extends Index<Object> {
         long expectedUnindexed = 0;
         long missingUnindexed = 0;
         boolean[] multikeySeen = new boolean[paths.length];
+        boolean[] irregularSeen = new boolean[paths.length];
         for (DocumentWithPosition<Object> document : documents) {
+            for (int i = 0; i < paths.length; i++) {
+                irregularSeen[i] |= isIrregular(document.getDocument(), paths[i]);
+            }
             List<byte[]> keys = keysOf(document.getDocument(), document.getPosition(), multikeySeen);
             if (keys == null) {
                 expectedUnindexed++;
@@ -222,6 +255,9 @@ final class SecondaryIndex extends Index<Object> {
         for (int i = 0; i < paths.length; i++) {
             if (multikeySeen[i] && !multikey[i]) {
                 problems.add(field(i) + " has several values in a document but is not marked multikey");
+            }
+            if (irregularSeen[i] && !irregular[i]) {
+                problems.add(field(i) + " is held irregularly by a document but is not marked so");
             }
         }
         if (!ready) {
@@ -251,6 +287,7 @@ final class SecondaryIndex extends Index<Object> {
     }
 
     void index(Document document, Object position) {
+        noteShape(document);
         Keys prepared = BsonStoreCollection.preparedKeys(this, document);
         List<byte[]> keys;
         if (prepared != null) {
@@ -283,6 +320,35 @@ final class SecondaryIndex extends Index<Object> {
                 entries.remove(key);
             }
         }
+    }
+
+    /** Records (with the document's entries, in the same store version) a field it holds irregularly. */
+    private void noteShape(Document document) {
+        for (int i = 0; i < paths.length; i++) {
+            if (!irregular[i] && isIrregular(document, paths[i])) {
+                irregular[i] = true;
+                entries.put(flag(IRREGULAR, i), NOTHING);
+            }
+        }
+    }
+
+    /** {@code a.b} held other than as one scalar per element of an array {@code a} (see {@link #irregular}). */
+    static boolean isIrregular(Document document, String[] path) {
+        if (path.length != 2) {
+            return false;
+        }
+        Object parent = document.get(path[0]);
+        if (parent instanceof Document sub) {
+            return sub.containsKey(path[1]);
+        }
+        if (parent instanceof List<?> elements) {
+            for (Object element : elements) {
+                if (element instanceof List<?> || (element instanceof Document e && e.get(path[1]) instanceof List<?>)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**
@@ -410,6 +476,7 @@ final class SecondaryIndex extends Index<Object> {
 
     @Override
     public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
+        noteShape(newDocument);
         List<byte[]> oldKeys = keysOf(oldDocument, position, null);
         List<byte[]> newKeys = keysOf(newDocument, position, multikey);
         if (oldKeys == null || newKeys == null) {
