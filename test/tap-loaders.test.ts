@@ -1,0 +1,14 @@
+/**
+ * The suite's own set-up (scripts/setup-tap.mjs, run by pretest): test processes start with
+ * the loaders package.json asks for (tsx) and none of tap's default plugin set. On a clean
+ * clone, tap's first run rebuilds its Test class for the configured plugins but still starts
+ * that run's test processes with the default set's loaders (ts-node, the mock loader): about
+ * 8 CPU-s more per test file, on every CI run, unless the class is built before tap starts.
+ */
+import t from 'tap';
+
+t.test('no loader of a disabled tap plugin in this test process', async (t) => {
+  const args = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const disabled = args.filter((a) => /@tapjs[\\/](typescript|mock)\b/.test(a));
+  t.same(disabled, [], `execArgv: ${process.execArgv.join(' ')}`);
+});
