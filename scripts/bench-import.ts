@@ -55,7 +55,7 @@ function enginePid(parent: number): number | null {
 
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DEMO_INVOICES: '200', DEMO_TRIPS: '200' };
 delete env.MONGODB_URI;
-const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+const child = spawn(process.execPath, ['--import', 'tsx/esm', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
 let out = '';
 child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
 const base = await new Promise<string>((resolve, reject) => {

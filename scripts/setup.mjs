@@ -200,7 +200,7 @@ async function ensureClassArchive() {
   await withBuildLock(async () => {
     if ((mtime(archivePath) ?? 0) >= (mtime(jarPath) ?? Infinity)) return; // a concurrent setup wrote it
     say('writing the engine class archive (classes parsed once, mapped by every engine start)');
-    const res = await run(process.execPath, ['--import', 'tsx', path.join('scripts', 'engine-class-archive.ts')], { cwd: root, capture: true });
+    const res = await run(process.execPath, ['--import', 'tsx/esm', path.join('scripts', 'engine-class-archive.ts')], { cwd: root, capture: true });
     if (res.code !== 0) say(`could not write the engine class archive (the engine starts without it): ${res.output.trim().split('\n').slice(-3).join(' | ')}`);
   });
 }
