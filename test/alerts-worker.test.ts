@@ -129,7 +129,7 @@ t.test('overdue-invoices', async (t) => {
     [overdueWarning._id, 'warning', 11_200, 24, '2026-03-17'],
     [overdueShortCredit._id, 'warning', 2_240, 8, '2026-04-02'],
   ]);
-  t.match(r.findings[0], { code: 'OVERDUE_INVOICE', client: CLIENT_COMPANY, details: { folio: overdueCritical.invoice.num, total: 11_200, paid: 5_000, pending: 6_200, creditDays: 30 } });
+  t.match(r.findings[0], { code: 'OVERDUE_INVOICE', client: CLIENT_COMPANY, details: { folio: overdueCritical.invoice.num, uuid: overdueCritical.invoice.uuid, total: 11_200, paid: 5_000, pending: 6_200, creditDays: 30 } });
   t.equal(r.findings[2].details.creditDays, 3, "the client's credit days");
 });
 

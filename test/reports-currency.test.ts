@@ -11,6 +11,7 @@ import { makeFinancialDoc, freight, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './f
 import { financialDocs } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { overdueInvoiceFindings } from '../lib/alerts/rules.ts';
+import { evaluateAlertRule } from '../lib/alerts/evaluate.ts';
 import { DEFAULT_SETTINGS } from '../lib/model/tenant-settings.ts';
 
 const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -51,4 +52,7 @@ t.test('overdue alert amounts in MXN', async (t) => {
   const findings = overdueInvoiceFindings([usd, mxn], { cycleKey: '2026-04', asOf: NOW.getTime(), settings: { ...DEFAULT_SETTINGS, _id: TENANT_A, name: 'Test' } });
   t.same(Object.fromEntries(findings.map((f) => [f.ref, f.amount])), { [mxn._id]: 11_200, [usd._id]: 15_750 });
   t.match(findings.find((f) => f.ref === usd._id)!.message, /MXN 15,750\.00 pending/);
+  // The same from the stored documents, as the worker reads them (only their balance fields).
+  const stored = await evaluateAlertRule(h.db, { tenant: TENANT_A, ruleId: 'overdue-invoices', cycleKey: '2026-04', asOf: NOW }, 10_000);
+  t.same(stored.findings, findings, 'the worker\'s read of the stored documents gives the same findings');
 });

@@ -9,6 +9,7 @@ import {
   docsEmittedBefore,
   docsEmittedBetween,
   tripsOffloadedBetween,
+  type DocumentBalanceFields,
 } from '../db/alert-sources-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { mxMonthRange } from '../time/mexico-city.ts';
@@ -51,7 +52,7 @@ export async function evaluateAlertRule(db: Db, input: EvaluateInput, maxTimeMS:
     case 'overdue-invoices': {
       // Streamed in chunks: a portfolio can be large, the overdue part is what is kept.
       const findings: AlertFinding[] = [];
-      let chunk: FinancialDocument[] = [];
+      let chunk: DocumentBalanceFields[] = [];
       for await (const doc of docsEmittedBefore(db, tenant, Math.min(endExclusive, rule.asOf + 1), maxTimeMS)) {
         chunk.push(doc);
         if (chunk.length >= CHUNK) {

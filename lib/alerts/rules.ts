@@ -13,7 +13,7 @@
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
-import { documentBalance } from '../finance/balance.ts';
+import { documentBalance, type BalanceInput } from '../finance/balance.ts';
 import { rateOf, toMxn } from '../money/currency.ts';
 import { isInvoiceCancelled } from '../finance/cancellation.ts';
 import { isDelivered } from '../trips/delivery-state.ts';
@@ -128,7 +128,11 @@ export function creditDaysFor(settings: Pick<TenantSettings, 'creditDaysByClient
  * credit days, Mexico City calendar) is before the evaluation day. Pure per
  * document, so a large portfolio can be fed in chunks (see `overdueOutcome`).
  */
-export function overdueInvoiceFindings(docs: Iterable<FinancialDocument>, input: RuleInput): AlertFinding[] {
+export type OverdueInvoiceSource = BalanceInput & Pick<FinancialDocument, '_id' | 'id' | 'client' | 'date' | 'exchangeRate'> & {
+  invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'num'>;
+};
+
+export function overdueInvoiceFindings(docs: Iterable<OverdueInvoiceSource>, input: RuleInput): AlertFinding[] {
   const { endExclusive } = mxMonthRange(input.cycleKey);
   const cutoff = Math.min(endExclusive, input.asOf + 1);
   const today = mxDateString(input.asOf);
@@ -177,7 +181,7 @@ export function overdueOutcome(findings: AlertFinding[], input: RuleInput): Rule
   );
 }
 
-export function overdueInvoices(docs: Iterable<FinancialDocument>, input: RuleInput): RuleOutcome {
+export function overdueInvoices(docs: Iterable<OverdueInvoiceSource>, input: RuleInput): RuleOutcome {
   return overdueOutcome(overdueInvoiceFindings(docs, input), input);
 }
 

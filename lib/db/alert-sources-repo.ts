@@ -8,9 +8,21 @@ import { financialDocs, trips } from './collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 
-/** Documents emitted before `beforeMs` (exclusive), oldest first. */
-export function docsEmittedBefore(db: Db, tenant: string, beforeMs: number, maxTimeMS: number): AsyncIterable<FinancialDocument> {
-  return financialDocs(db).find({ company: tenant, date: { $lt: beforeMs } }, { maxTimeMS }).sort({ date: 1, timestamp: 1, _id: 1 }); // tenant_date, read backwards
+/** What a balance and its due date read of a document (the overdue-invoices rule): no concepts, no taxes. */
+export type DocumentBalanceFields = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'date' | 'exchangeRate' | 'iTot' | 'payments' | 'canceled'> & {
+  invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'num'>;
+};
+const BALANCE_PROJECTION = { _id: 1, id: 1, client: 1, date: 1, exchangeRate: 1, iTot: 1, payments: 1, canceled: 1, 'invoice.uuid': 1, 'invoice.num': 1 } as const;
+
+/**
+ * Documents emitted before `beforeMs` (exclusive), oldest first, with only their balance fields:
+ * the rule runs once per user's job over the tenant's whole history, and a CFDI's concepts and
+ * taxes are most of its bytes.
+ */
+export function docsEmittedBefore(db: Db, tenant: string, beforeMs: number, maxTimeMS: number): AsyncIterable<DocumentBalanceFields> {
+  return financialDocs(db)
+    .find<DocumentBalanceFields>({ company: tenant, date: { $lt: beforeMs } }, { maxTimeMS, projection: BALANCE_PROJECTION })
+    .sort({ date: 1, timestamp: 1, _id: 1 }); // tenant_date, read backwards
 }
 
 /** Documents emitted in [fromMs, toExclusiveMs). */
