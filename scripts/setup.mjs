@@ -4,7 +4,7 @@
 // 1. `npm ci` only when node_modules is missing or package-lock.json is newer than
 //    node_modules/.package-lock.json (npm's record of what is installed).
 // 2. Builds the embedded MongoDB engine jar (scripts/embedded-mongo/target/embedded-mongo.jar)
-//    with Maven only when it is missing or older than pom.xml / the Java sources.
+//    with Maven only when it is missing or older than pom.xml / the Java sources (beside step 1).
 // 3. Writes the engine's class-data archive (target/embedded-mongo.jsa) when it is missing or older
 //    than the jar (scripts/engine-class-archive.ts; a failure only warns).
 //
@@ -206,10 +206,13 @@ async function ensureClassArchive() {
 }
 
 // ---------------------------------------------------------------- main
-if (!args.has('--skip-npm')) await ensureNodeModules();
+// npm ci and the Maven build need nothing from each other: on a clean clone they run side by side.
+const [, engineBuilt] = await Promise.all([
+  args.has('--skip-npm') ? undefined : ensureNodeModules(),
+  args.has('--skip-engine') ? undefined : ensureEngineJar(),
+]);
 if (!args.has('--skip-engine')) {
-  const ok = await ensureEngineJar();
-  if (!ok) {
+  if (!engineBuilt) {
     if (process.env.MONGODB_URI) {
       say('continuing without the embedded engine because MONGODB_URI is set');
     } else {
