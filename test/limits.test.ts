@@ -56,6 +56,11 @@ const service = await startService({
   },
 });
 t.teardown(() => service.stop());
+// pino writes its lines asynchronously and the banner with console.log: on a loaded machine the
+// banner (which startService waits for) can reach the pipe before fastify's last start-up line.
+for (const until = Date.now() + 10_000; !service.output().includes('"msg":"Server listening at') && Date.now() < until; ) {
+  await new Promise((r) => setTimeout(r, 50));
+}
 const startupLog = service.output();
 const { base } = service;
 const port = Number(new URL(base).port);
