@@ -256,6 +256,27 @@ t.test('stop() drains a running evaluation and releases unstarted locks', async 
   t.equal(jobs.filter((j) => j.state === 'scheduled').length, 3 - records, 'the rest wait for the next worker');
 });
 
+t.test('runs longer than the lock lifetime keep their locks: each job runs once and the worker goes on', async (t) => {
+  // Each evaluation takes 2.5 lock lifetimes. Without the lock refresh Agenda cancels the run at
+  // its lifetime (the run goes on) and locks the job again: started twice.
+  const starts = new Map<string, number>();
+  const worker = createAlertWorker({
+    db: h.db, name: 'slow-runs', processEveryMs: 100, concurrency: 2, lockLifetimeMs: 1000, now: () => AS_OF,
+    hooks: { beforeEvaluate, onStart: (jobId) => starts.set(jobId, (starts.get(jobId) ?? 0) + 1) },
+  });
+  const userIds = Array.from({ length: 5 }, (_, i) => `long-${i}`);
+  const res = await post({ userIds, ruleId: 'overdue-invoices', cycleKey: '2025-12', nameAlert: 'long runs', extraData: { sleepMs: 2500 } });
+  const ids: string[] = res.json().jobs.map((j: Json) => j.jobId);
+  await worker.start();
+  t.teardown(() => worker.stop());
+  await waitFor('5 records', async () => (await alertRecords(h.db).countDocuments({ _id: { $in: ids } })) === 5, 40_000);
+  await worker.stop();
+  // (the jobs the drain test left scheduled run here too)
+  t.same(ids.map((id) => starts.get(id)), [1, 1, 1, 1, 1], 'each job started once');
+  const oids = ids.map((i) => new ObjectId(i));
+  t.equal(await alertJobs(h.db).countDocuments({ _id: { $in: oids }, lockedAt: null, nextRunAt: null, failCount: { $in: [null, 0] } }), 5, 'all completed, none left locked');
+});
+
 t.test('database down: the worker logs one warning for the outage, not an error per poll', async (t) => {
   const engine = await startEmbeddedMongo({ shortLived: true });
   // A short selection timeout makes each poll of the outage fail fast; the first connect to a JVM

@@ -42,10 +42,10 @@ function startWorker(name: string) {
     ...shared,
     ALERT_PROCESS_EVERY_MS: '100',
     ALERT_CONCURRENCY: '10',
-    ALERT_LOCK_LIFETIME_MS: '3000',
+    ALERT_LOCK_LIFETIME_MS: '5000',
     WEBHOOK_PROCESS_EVERY_MS: '200',
     WEBHOOK_CONCURRENCY: '10',
-    WEBHOOK_LOCK_LIFETIME_MS: '3000',
+    WEBHOOK_LOCK_LIFETIME_MS: '5000',
   });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -89,8 +89,9 @@ t.test(`${JOBS} jobs through two API instances and two workers, one killed mid-r
   const delivered = () => new Set(receiver.received.filter((r) => r.verified && r.answered === 200).map((r) => r.eventId)).size;
   while (((await alertRecords(db).countDocuments({})) < JOBS || delivered() < JOBS) && Date.now() < until) await sleep(250);
 
-  t.equal(await alertRecords(db).countDocuments({ _id: { $in: ids } } as never), JOBS, 'every job produced its one record (record id = job id)');
   const jobs = await alertJobs(db).find({}, { projection: { lockedAt: 1, nextRunAt: 1, failCount: 1 } }).toArray();
+  const states = { locked: jobs.filter((j) => j.lockedAt != null).length, due: jobs.filter((j) => j.nextRunAt != null).length, failedOnce: jobs.filter((j) => (j.failCount ?? 0) > 0).length };
+  t.equal(await alertRecords(db).countDocuments({ _id: { $in: ids } } as never), JOBS, 'every job produced its one record (record id = job id)', { states, w2: w2.output().slice(-2000) });
   t.equal(jobs.filter((j) => j.lockedAt == null && j.nextRunAt == null).length, JOBS, 'all jobs completed, none left locked or due');
 
   const deliveries = await webhookDeliveries(db).find({ webhookId: String(hook.json.id) }).toArray();

@@ -4,8 +4,17 @@
  * the service's database and one job definition, started once and stopped by
  * draining.
  *
- * - Each worker locks at most 2 × concurrency jobs at a time, leaving the rest
- *   to the other workers sharing the collection.
+ * - Each worker locks only the jobs it can start at once (lock limit =
+ *   concurrency), leaving the rest to the other workers sharing the
+ *   collection. A job locked to wait in Agenda's local queue would start with
+ *   part of its lock lifetime spent (another worker may take it before the
+ *   first refresh), and Agenda 6 drops one whose lock expired there without
+ *   freeing its slot. The cost: a worker takes at most `concurrency` new jobs
+ *   per poll (processEveryMs).
+ * - A running job's lock is refreshed every lockLifetimeMs / 3, so only a dead
+ *   worker's locks expire. Agenda cancels a run whose lock expired but cannot
+ *   stop it: the run went on beside its re-run, and under load such runs piled
+ *   up until nothing finished.
  * - start() is idempotent and concurrent calls share one start.
  * - stop() drains: waits for running jobs (up to drainTimeoutMs), then
  *   releases the jobs it locked but never started, so another worker takes
@@ -80,6 +89,28 @@ export interface AgendaWorker {
   agenda(): Agenda | null;
 }
 
+/**
+ * Runs `run(job)` while refreshing the job's lock (Agenda's touch) every third of its lifetime.
+ * Resolves only once no refresh is in flight: a refresh landing after Agenda's final save would
+ * lock the finished job again, and its expiry would run it a second time.
+ */
+export async function runKeepingLock<D>(job: Job<D>, run: (job: Job<D>) => Promise<void>, lockLifetimeMs: number): Promise<void> {
+  let refreshing: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const timer = setInterval(() => {
+    // touch() sets lockedAt in memory before it saves: Agenda's own expiry check sees it at once.
+    // It throws once Agenda has cancelled the run; a failed save is retried at the next tick.
+    refreshing = refreshing.then(() => (stopped ? undefined : job.touch().catch(() => undefined)));
+  }, Math.max(100, Math.floor(lockLifetimeMs / 3)));
+  try {
+    await run(job);
+  } finally {
+    stopped = true;
+    clearInterval(timer);
+    await refreshing;
+  }
+}
+
 export function createAgendaWorker<D>(spec: AgendaWorkerSpec<D>): AgendaWorker {
   const { db, name, label, log } = spec;
   const runningIds = new Map<string, ObjectId>();
@@ -100,7 +131,7 @@ export function createAgendaWorker<D>(spec: AgendaWorkerSpec<D>): AgendaWorker {
         processEvery: spec.processEveryMs,
         maxConcurrency: spec.concurrency,
         defaultConcurrency: spec.concurrency,
-        defaultLockLimit: spec.concurrency * 2,
+        defaultLockLimit: spec.concurrency,
         defaultLockLifetime: spec.lockLifetimeMs,
       });
       // Failed polls repeat every poll while the database is down: logged at most once a minute per kind.
@@ -115,9 +146,9 @@ export function createAgendaWorker<D>(spec: AgendaWorkerSpec<D>): AgendaWorker {
         if (job.attrs._id) runningIds.delete(String(job.attrs._id));
       });
       spec.listen?.(a);
-      a.define<D>(spec.jobName, spec.run, {
+      a.define<D>(spec.jobName, (job: Job<D>) => runKeepingLock(job, spec.run, spec.lockLifetimeMs), {
         concurrency: spec.concurrency,
-        lockLimit: spec.concurrency * 2,
+        lockLimit: spec.concurrency,
         lockLifetime: spec.lockLifetimeMs,
         backoff: spec.backoff,
       });
