@@ -4,7 +4,7 @@
  * in-memory engine, which has no such indexes and scans. The documents are made to hit the index's
  * edges: arrays (multikey), missing and null fields, numbers of mixed Java types, -0.0, strings
  * outside the BMP, sub-documents and nested arrays where a scalar is indexed, ObjectId ids; and so
- * are the queries: $in, exclusive and inclusive ranges, $elemMatch, $or (keyset cursors), $and,
+ * are the queries: $in, exclusive and inclusive ranges, $elemMatch, $or (keyset cursors; branches read as a union of their index ranges), $and,
  * both sort directions, skips. Then after updates and deletes, and after a restart (indexes rebuilt
  * from the store).
  */
@@ -139,6 +139,19 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     tagsIn: () => c.find({ company: B, tags: { $in: ['urgent', 'nope'] } }).sort({ _id: 1 }).toArray(),
     orClients: () => c.find({ company: A, $or: [{ client: 'ACME' }, { client: 'Zeta' }] }).sort(SORT).toArray(),
     orMixed: () => unordered(c.find({ $or: [{ company: A, client: 'ACME' }, { company: B, date: { $lt: T0 + 50 * DAY } }] }).toArray()),
+    // Each branch narrower than what the branches share (the tenant): read as a union of the branches' index ranges.
+    orUnion: () => unordered(c.find({ company: A, $or: [{ client: 'Zeta', date: { $gte: T0 + 50 * DAY, $lte: T0 + 150 * DAY } }, { legs: { $elemMatch: { unload: { $gte: T0 + 300 * DAY, $lte: T0 + 320 * DAY } } } }] }).toArray()),
+    orUnionMixedTypes: () => unordered(c.find({ company: B, $or: [{ tags: 'urgent', date: { $lt: T0 + 200 * DAY } }, { amount: { $gte: 10, $lt: 20 } }] }).toArray()),
+    orUnionOverlap: () => unordered(c.find({ company: A, $or: [{ date: { $gte: T0 + 100 * DAY, $lte: T0 + 140 * DAY } }, { client: 'acme', date: { $gte: T0 + 120 * DAY } }, { tags: 'ok' }] }).toArray()),
+    orUnionPage: () => c.find({ company: A, $or: [{ client: 'Zeta', date: { $gte: T0 + 50 * DAY } }, { tags: 'late' }] }).sort(SORT).skip(2).limit(10).toArray(),
+    // One branch no index narrows beyond the tenant: the tenant's documents are read.
+    orOneBranchUnindexed: () => unordered(c.find({ company: A, $or: [{ client: 'ACME' }, { ts: 3 }] }).toArray()),
+    orUnionAggregate: () =>
+      c.aggregate([
+        { $match: { company: B, $or: [{ client: 'Zeta', date: { $lte: T0 + 300 * DAY } }, { 'legs.unload': { $gte: T0 + 400 * DAY } }] } },
+        { $group: { _id: '$client', n: { $sum: 1 } } },
+        { $sort: { _id: 1 } },
+      ]).toArray(),
     nobody: () => c.find({ company: 'NOBODY' }).sort(SORT).limit(5).toArray(),
     counts: async () => [
       await c.countDocuments({ company: A }),

@@ -364,6 +364,11 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         return QueryPlan.choose(query, secondaryIndexes, orderBy);
     }
 
+    /** The stored values at {@code positions}, in their order (a document deleted meanwhile is skipped). */
+    private Stream<Object> storedValues(List<Object> positions) {
+        return positions.stream().map(dataMap::get).filter(java.util.Objects::nonNull);
+    }
+
     /** The stored values a plan selects (all of them without one), in the store's key order. */
     private Iterable<Object> storedValues(QueryPlan plan) {
         if (plan == null) {
@@ -493,7 +498,9 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         List<byte[]> needles = StringNeedles.of(query);
         RawQuery raw = RawQuery.compile(query);
         QueryPlan plan = planFor(query, null);
-        Stream<Object> values = plan == null ? dataMap.values().stream()
+        List<QueryPlan> union = QueryPlan.chooseUnion(query, secondaryIndexes, plan);
+        Stream<Object> values = union != null ? storedValues(QueryPlan.positions(union, dataMap.getKeyType()::compare))
+            : plan == null ? dataMap.values().stream()
             : java.util.stream.StreamSupport.stream(storedValues(plan).spliterator(), false);
         if (!needles.isEmpty()) {
             values = values.filter(v -> !(v instanceof byte[] bytes) || StringNeedles.containsAll(bytes, needles));

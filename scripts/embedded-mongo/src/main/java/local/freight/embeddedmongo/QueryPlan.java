@@ -99,6 +99,61 @@ final class QueryPlan {
     }
 
     /**
+     * One plan per branch of the query's top-level {@code $or} (each branch with the query's other
+     * conditions), when every branch narrows more than {@code single}, the best plan for the whole
+     * query: MongoDB's OR stage, where each branch reads its own index and the documents are merged.
+     * The tax summary's payment basis asks for {@code company} and (PUE invoices emitted in the
+     * period, or invoices paid in it): the hull of the branches is the tenant alone, a read of all
+     * its documents, where each branch has a date index. Null when some branch has no better plan.
+     */
+    static List<QueryPlan> chooseUnion(Document query, List<SecondaryIndex> indexes, QueryPlan single) {
+        if (indexes.isEmpty() || query == null || !(query.get("$or") instanceof List<?> branches) || branches.size() < 2) {
+            return null;
+        }
+        Document rest = new Document();
+        query.forEach((key, value) -> {
+            if (!key.equals("$or")) {
+                rest.put(key, value);
+            }
+        });
+        int floor = single == null ? 0 : single.narrowing();
+        List<QueryPlan> plans = new ArrayList<>(branches.size());
+        for (Object branch : branches) {
+            if (!(branch instanceof Document d)) {
+                return null;
+            }
+            Document both = new Document();
+            both.put("$and", List.of(rest, d));
+            QueryPlan plan = choose(both, indexes, null);
+            if (plan == null || plan.narrowing() <= floor) {
+                return null;
+            }
+            plans.add(plan);
+        }
+        return plans;
+    }
+
+    /** How much the plan narrows, as {@link #choose} ranks plans: equalities first, then a range. */
+    private int narrowing() {
+        return 8 * equalities + (range ? 4 : 0);
+    }
+
+    /** The candidate positions of several plans (an {@code $or}'s branches), each once, in {@code naturalOrder}. */
+    static List<Object> positions(List<QueryPlan> plans, Comparator<Object> naturalOrder) {
+        Set<Object> seen = new HashSet<>();
+        List<Object> positions = new ArrayList<>();
+        for (QueryPlan plan : plans) {
+            for (Object position : plan.positions(naturalOrder)) {
+                if (seen.add(position)) {
+                    positions.add(position);
+                }
+            }
+        }
+        positions.sort(naturalOrder);
+        return positions;
+    }
+
+    /**
      * The best plan among those whose index walk yields {@code orderBy}'s order (null if none): the
      * candidate for a sorted page when {@link #choose}'s plan narrows more but leaves the sort to do.
      */
