@@ -33,6 +33,8 @@ async function open(t: Test, opts: { dataDir?: string; launcherArgs?: string[] }
 }
 
 const SORT = { date: -1, timestamp: -1, _id: -1 } as const;
+/** Unsorted answers come in each engine's natural order (insertion in memory, key order on disk): compared by _id. */
+const byId = (docs: Document[]): Document[] => docs.sort((x, y) => (String(x._id) < String(y._id) ? -1 : String(x._id) > String(y._id) ? 1 : 0));
 
 /** Reads that take every path of the store: string prefilter, top-k, projection, _id look-ups, aggregations, $lookup. */
 async function answers(db: Db): Promise<Record<string, unknown>> {
@@ -61,6 +63,9 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     tripsCount: await trips.countDocuments({ company: B, client: someClient }),
     byIds: await docs.find({ company: A, _id: { $in: [...idsA, 'NO-SUCH-ID', String(otherTenantDoc?._id)] } } as Document).toArray(),
     byIdsAggregate: await docs.aggregate([{ $match: { company: A, _id: { $in: idsA.slice(0, 3) } } }, { $project: { client: 1 } }]).toArray(),
+    // Unsorted finds in small batches: the on-disk engine reads each batch at its getMore (StreamingCursor).
+    streamedInBatches: byId(await docs.find({ company: A }, { batchSize: 7, projection: { client: 1, date: 1, 'invoice.num': 1 } }).toArray()),
+    streamedRange: byId(await docs.find({ company: B, date: { $gte: from } }, { batchSize: 4 }).toArray()),
     nobody: await docs.find({ company: 'NOBODY000000' }).sort(SORT).limit(5).toArray(),
     byId: await trips.findOne({ company: A, _id: someId } as Document),
     counts: [await docs.countDocuments({ company: A }), await trips.countDocuments({ company: B }), await docs.countDocuments({ company: A, client: someClient })],
@@ -122,4 +127,31 @@ t.test('a store in the stock H2 format is converted once and answers the same', 
   await converted.close();
   const reopened = await open(t, { dataDir });
   t.same(await answers(reopened.db), before, 'reopened after the conversion');
+});
+
+t.test('an unsorted find is read batch by batch: writes between batches are seen, a closed cursor is freed', async (t) => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-cursor-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const { db } = await open(t, { dataDir });
+  const c = db.collection('rows');
+  await c.createIndex({ n: 1 });
+  await c.insertMany(Array.from({ length: 3000 }, (_, i) => ({ _id: `k${String(i).padStart(4, '0')}`, n: i, pad: 'x'.repeat(300) })) as Document[]);
+
+  // On the index's plan each batch reads the documents as they are then.
+  const cursor = c.find({ n: { $gte: 0 } }, { batchSize: 100, projection: { n: 1 } });
+  const seen: Document[] = [];
+  for (let i = 0; i < 100; i++) seen.push((await cursor.next())!);
+  await c.deleteMany({ n: { $gte: 2000 } });
+  await c.updateOne({ _id: 'k1500' } as Document, { $set: { n: 1_000_000 } });
+  for await (const doc of cursor) seen.push(doc);
+  t.equal(seen.length, 2000, 'the documents deleted after the first batch are not read');
+  t.equal(new Set(seen.map((d) => d._id)).size, 2000, 'each document once');
+  t.same(seen.find((d) => d._id === 'k1500'), { _id: 'k1500', n: 1_000_000 }, 'a document changed after the first batch is read as it is then, projected');
+
+  // A cursor closed after its first batch: the engine drops it and goes on answering.
+  const early = c.find({}, { batchSize: 10 });
+  t.ok(await early.next(), 'a first document');
+  await early.close();
+  t.equal((await c.find({}, { batchSize: 500 }).toArray()).length, 2000, 'a whole scan in batches of 500');
+  await t.rejects(c.find({ n: { $gte: 0 } }, { batchSize: 5, projection: { n: 1, pad: 0 } }).toArray(), /projection|exclusion|inclusion/i, 'a malformed projection fails the find');
 });

@@ -784,11 +784,46 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         return matchDocumentsFromStream(documentStream, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
     }
 
+    /**
+     * An unsorted find read as the client asks for it: the first batch now, each further one at its
+     * getMore ({@link StreamingCursor}). The engine's own path matched, decoded and projected every
+     * document into one list first: a year of a tenant's invoices (100,000 documents) held in the
+     * heap until the client had read them, and young collections promoting them to the old
+     * generation, then full collections, most of a 366-day tax summary's time. MongoDB isolates no
+     * cursor either: on an index's plan a document changed between two batches is read as it is
+     * then (a deleted one skipped); a whole-collection scan reads the store's version of the find.
+     */
+    private QueryResult streamed(Document query, Stream<Document> documentStream, int numberToSkip, int limit, int batchSize,
+                                 Document fieldSelector) {
+        Stream<Document> matching = documentStream.filter(document -> documentMatchesQuery(document, query));
+        if (numberToSkip > 0) {
+            matching = matching.skip(numberToSkip);
+        }
+        if (limit > 0) {
+            matching = matching.limit(limit);
+        }
+        // The engine's projection class is not public: its own path projects each batch.
+        java.util.function.UnaryOperator<List<Document>> project = fieldSelector == null || fieldSelector.keySet().isEmpty() ? batch -> batch
+            : batch -> super.matchDocumentsFromStream(new Document(), batch.stream(), 0, 0, 0, null, fieldSelector).collectDocuments();
+        project.apply(List.of()); // a malformed projection fails the find, as on the engine's path
+        Iterator<Document> documents = matching.iterator();
+        StreamingCursor cursor = new StreamingCursor(cursorRegistry.generateCursorId(), documents, project);
+        List<Document> firstBatch = cursor.takeDocuments(batchSize);
+        if (cursor.isEmpty()) {
+            return new QueryResult(firstBatch);
+        }
+        cursorRegistry.add(cursor);
+        return new QueryResult(firstBatch, cursor);
+    }
+
     /** As the engine's, but a sort with a limit keeps a bounded heap of the best skip+limit documents. */
     @Override
     protected QueryResult matchDocumentsFromStream(Document query, Stream<Document> documentStream, int numberToSkip,
                                                    int limit, int batchSize, Comparator<Document> comparator,
                                                    Document fieldSelector) {
+        if (comparator == null && batchSize > 0) {
+            return streamed(query, documentStream, numberToSkip, limit, batchSize, fieldSelector);
+        }
         if (comparator == null || limit <= 0 || (long) numberToSkip + limit > 100_000) {
             return super.matchDocumentsFromStream(query, documentStream, numberToSkip, limit, batchSize, comparator, fieldSelector);
         }
