@@ -129,7 +129,7 @@ t.test('a store in the stock H2 format is converted once and answers the same', 
   t.same(await answers(reopened.db), before, 'reopened after the conversion');
 });
 
-t.test('an unsorted find is read batch by batch: writes between batches are seen, a closed cursor is freed', async (t) => {
+t.test('unsorted finds and aggregations are read batch by batch: writes between batches are seen, a closed cursor is freed', async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-cursor-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const { db } = await open(t, { dataDir });
@@ -148,10 +148,20 @@ t.test('an unsorted find is read batch by batch: writes between batches are seen
   t.equal(new Set(seen.map((d) => d._id)).size, 2000, 'each document once');
   t.same(seen.find((d) => d._id === 'k1500'), { _id: 'k1500', n: 1_000_000 }, 'a document changed after the first batch is read as it is then, projected');
 
+  // An aggregation read in batches is computed batch by batch too (no $group or $sort to wait for).
+  const rows = c.aggregate<Document>([{ $match: { n: { $gte: 0, $lt: 2000 } } }, { $project: { n: 1, odd: { $mod: ['$n', 2] } } }], { batchSize: 50 });
+  const read: Document[] = [];
+  for (let i = 0; i < 50; i++) read.push((await rows.next())!);
+  await c.deleteMany({ n: { $gte: 1000, $lt: 2000 } });
+  for await (const row of rows) read.push(row);
+  t.equal(read.length, 1000, 'an aggregation does not return the documents deleted after its first batch');
+  t.same(read[7], { _id: 'k0007', n: 7, odd: 1 }, 'its stages ran on each batch');
+  await t.rejects(c.aggregate([{ $match: { n: { $gte: 0 } } }, { $project: { n: { $divide: ['$n', 'text'] } } }], { batchSize: 5 }).toArray(), /divide|numeric|only supports/i, 'a failing stage fails the aggregation');
+
   // A cursor closed after its first batch: the engine drops it and goes on answering.
   const early = c.find({}, { batchSize: 10 });
   t.ok(await early.next(), 'a first document');
   await early.close();
-  t.equal((await c.find({}, { batchSize: 500 }).toArray()).length, 2000, 'a whole scan in batches of 500');
+  t.equal((await c.find({}, { batchSize: 500 }).toArray()).length, 1001, 'a whole scan in batches of 500');
   await t.rejects(c.find({ n: { $gte: 0 } }, { batchSize: 5, projection: { n: 1, pad: 0 } }).toArray(), /projection|exclusion|inclusion/i, 'a malformed projection fails the find');
 });

@@ -14,6 +14,12 @@ import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
+import de.bwaldvogel.mongo.backend.aggregation.stage.ProjectStage;
+import de.bwaldvogel.mongo.exception.ErrorCode;
+import de.bwaldvogel.mongo.exception.FailedToOptimizePipelineError;
+import de.bwaldvogel.mongo.exception.MongoServerError;
+import de.bwaldvogel.mongo.exception.TypeMismatchException;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
 import io.netty.channel.Channel;
 import de.bwaldvogel.mongo.backend.DatabaseResolver;
@@ -117,10 +123,64 @@ final class BsonStoreDatabase extends H2Database {
         BsonStoreCollection.AGGREGATION_PREFILTER.set(
             leadingMatch == null ? null : new BsonStoreCollection.Pending(String.valueOf(query.get(command)), leadingMatch));
         try {
+            Document streamed = streamedAggregate(query, databaseResolver, oplog);
+            if (streamed != null) {
+                return streamed;
+            }
             return AggregateBatches.split(query, super.handleCommand(channel, command, query, databaseResolver, oplog), cursorRegistry);
         } finally {
             BsonStoreCollection.AGGREGATION_PREFILTER.remove();
         }
+    }
+
+    /**
+     * An aggregation whose client reads it in batches ({@code cursor.batchSize}) and that writes
+     * nothing: its rows are computed batch by batch, at each getMore ({@link StreamingCursor}), as
+     * an unsorted find is. The engine's path collected every row first (an audit's rows for a
+     * year: one per trip or payment, held in the heap until read). Stages that need every input
+     * ({@code $group}, {@code $sort}) still take it all when the first row is asked for. Null:
+     * the engine's own path (change streams, {@code $out}/{@code $merge}, no batch size).
+     */
+    private Document streamedAggregate(Document command, DatabaseResolver databaseResolver, Oplog oplog) {
+        if (!(command.get("cursor") instanceof Document options) || !(options.get("batchSize") instanceof Number size)
+            || size.intValue() <= 0) {
+            return null;
+        }
+        String collectionName = String.valueOf(command.get("aggregate"));
+        if (!(resolveCollection(collectionName, false) instanceof BsonStoreCollection collection)) {
+            return null;
+        }
+        List<Document> pipeline = Aggregation.parse(command.get("pipeline"));
+        if (pipeline.stream().anyMatch(stage -> stage.containsKey("$changeStream"))) {
+            return null;
+        }
+        Aggregation aggregation = Aggregation.fromPipeline(pipeline, databaseResolver, this, collection, oplog);
+        aggregation.validate(command);
+        if (aggregation.isModifying()) {
+            return null;
+        }
+        StreamingCursor cursor;
+        List<Document> firstBatch;
+        try {
+            cursor = new StreamingCursor(cursorRegistry.generateCursorId(), aggregation.runStagesAsStream(collection.queryAllAsStream()).iterator(),
+                batch -> batch);
+            firstBatch = cursor.takeDocuments(size.intValue());
+        } catch (TypeMismatchException | FailedToOptimizePipelineError | ProjectStage.InvalidProjectException e) {
+            throw e;
+        } catch (MongoServerError e) {
+            // As Aggregation.computeResult reports a failure in a stage.
+            if (e.hasCode(ErrorCode._15998, ErrorCode._40353)) {
+                throw e;
+            }
+            throw new MongoServerError(e.getCode(), e.getCodeName(), "PlanExecutor error during aggregation :: caused by :: " + e.getMessageWithoutErrorCode(), e);
+        }
+        long id = 0;
+        if (!cursor.isEmpty()) {
+            cursorRegistry.add(cursor);
+            id = cursor.getId();
+        }
+        Document reply = new Document("id", Long.valueOf(id)).append("ns", getFullCollectionNamespace(collectionName)).append("firstBatch", firstBatch);
+        return new Document("cursor", reply).append("ok", Double.valueOf(1.0));
     }
 
     /**
