@@ -7,11 +7,14 @@ import t, { type Test } from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Db, Document } from 'mongodb';
+import { Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID, type Db, type Document } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
+import { streamOpenInvoices, streamPaymentHistory, revenueByClient } from '../lib/db/receivables-repo.ts';
+import { streamTaxDocs } from '../lib/db/tax-repo.ts';
+import { streamDeliveryRows, streamShrinkageRows } from '../lib/db/trip-audits-repo.ts';
 
 // Several engine starts and loads: allow for a loaded CI machine.
 t.setTimeout(600_000);
@@ -34,7 +37,49 @@ async function open(t: Test, opts: { dataDir?: string; launcherArgs?: string[] }
 
 const SORT = { date: -1, timestamp: -1, _id: -1 } as const;
 /** Unsorted answers come in each engine's natural order (insertion in memory, key order on disk): compared by _id. */
-const byId = (docs: Document[]): Document[] => docs.sort((x, y) => (String(x._id) < String(y._id) ? -1 : String(x._id) > String(y._id) ? 1 : 0));
+const byId = <T>(docs: T[]): T[] => {
+  const id = (d: T) => String((d as Document)._id);
+  return docs.sort((x, y) => (id(x) < id(y) ? -1 : id(x) > id(y) ? 1 : 0));
+};
+
+const all = async <T>(rows: AsyncIterable<T>): Promise<T[]> => {
+  const out: T[] = [];
+  for await (const row of rows) out.push(row);
+  return out;
+};
+/** Rows without an _id, in a fixed order. */
+const byJson = <T>(rows: T[]): T[] => rows.sort((x, y) => (JSON.stringify(x) < JSON.stringify(y) ? -1 : 1));
+
+/**
+ * The reports' own queries and pipelines, and shapes around them: the on-disk engine decodes only
+ * the fields a find's projection or a pipeline reads (scripts/embedded-mongo NeededFields), and
+ * must answer as the in-memory engine, which decodes nothing.
+ */
+async function reportReads(db: Db, from: number, to: number): Promise<Record<string, unknown>> {
+  const docs = db.collection('financialDocs');
+  const span = { start: from, end: to };
+  return {
+    openInvoices: byId(await all(streamOpenInvoices(db, A, { asOf: to }, 60_000))),
+    paymentHistory: byJson(await all(streamPaymentHistory(db, A, { from, to }, 60_000))),
+    revenue: byJson(await revenueByClient(db, A, span, 60_000)),
+    taxInvoiceBasis: byId(await all(streamTaxDocs(db, A, { basis: 'invoice', ...span }, 60_000))),
+    taxPaymentBasis: byId(await all(streamTaxDocs(db, B, { basis: 'payment', ...span }, 60_000))),
+    deliveries: byId(await all(streamDeliveryRows(db, A, span, 60_000))),
+    shrinkage: byId(await all(streamShrinkageRows(db, B, span, 60_000))),
+    // Paths into arrays of documents, in a find's projection and in a pipeline.
+    dottedProjection: byId(await docs.find({ company: A, 'payments.kind': 'payment' }, { projection: { 'payments.amount': 1, 'invoice.uuid': 1 } }).toArray()),
+    positionalProjection: byId(await docs.find({ company: B, 'payments.kind': 'payment' }, { projection: { client: 1, 'payments.$': 1 } }).toArray()),
+    arrayPaths: byId(await docs.aggregate([{ $match: { company: A } }, { $project: { amounts: '$payments.amount', uuid: '$invoice.uuid', first: { $arrayElemAt: ['$payments.date', 0] } } }]).toArray()),
+    unwound: await docs.aggregate([{ $match: { company: A } }, { $unwind: '$payments' }, { $group: { _id: '$payments.kind', n: { $sum: 1 }, total: { $sum: '$payments.amount' } } }, { $sort: { _id: 1 } }]).toArray(),
+    addedThenGrouped: await docs
+      .aggregate([{ $match: { company: B } }, { $addFields: { paid: { $sum: '$payments.amount' } } }, { $group: { _id: '$client', paid: { $sum: '$paid' }, n: { $sum: 1 } } }, { $sort: { _id: 1 } }])
+      .toArray(),
+    // Shapes whose output is the whole document: decoded whole.
+    excluded: byId(await docs.aggregate([{ $match: { company: A } }, { $project: { invoice: 0 } }]).toArray()),
+    root: byJson(await docs.aggregate([{ $match: { company: B } }, { $project: { _id: 0, whole: '$$ROOT' } }]).toArray()),
+    unprojected: byId(await docs.aggregate([{ $match: { company: A, date: { $gte: from, $lte: to } } }, { $addFields: { x: 1 } }]).toArray()),
+  };
+}
 
 /** Reads that take every path of the store: string prefilter, top-k, projection, _id look-ups, aggregations, $lookup. */
 async function answers(db: Db): Promise<Record<string, unknown>> {
@@ -59,6 +104,7 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     dotted: await docs.find({ company: B, 'invoice.num': someFolio }).toArray(),
     ranged: await docs.find({ company: A, date: { $gte: from, $lte: to } }).sort(SORT).skip(2).limit(10).toArray(),
     rangedCount: await docs.countDocuments({ company: A, date: { $gte: from, $lt: to } }),
+    reports: await reportReads(db, from, to),
     tripsPage: await trips.find({ company: B }).sort({ createdAt: -1, _id: -1 }).skip(5).limit(10).toArray(),
     tripsCount: await trips.countDocuments({ company: B, client: someClient }),
     byIds: await docs.find({ company: A, _id: { $in: [...idsA, 'NO-SUCH-ID', String(otherTenantDoc?._id)] } } as Document).toArray(),
@@ -90,6 +136,9 @@ await loadDemoData(reference.db, { invoices: 150, trips: 150 });
 const expected = await answers(reference.db);
 
 t.test('on-disk store answers as the in-memory engine, before and after a restart', async (t) => {
+  // The report reads compare something: each returns rows on the demo data.
+  const empty = Object.entries(expected.reports as Record<string, unknown[]>).filter(([, rows]) => rows.length === 0).map(([name]) => name);
+  t.same(empty, [], 'every report read returns rows');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
   const first = await open(t, { dataDir });
@@ -164,4 +213,52 @@ t.test('unsorted finds and aggregations are read batch by batch: writes between 
   await early.close();
   t.equal((await c.find({}, { batchSize: 500 }).toArray()).length, 1001, 'a whole scan in batches of 500');
   await t.rejects(c.find({ n: { $gte: 0 } }, { batchSize: 5, projection: { n: 1, pad: 0 } }).toArray(), /projection|exclusion|inclusion/i, 'a malformed projection fails the find');
+});
+
+t.test('every BSON type the engine stores reads back as the in-memory engine gives it, whole and in part', async (t) => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-types-'));
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  const disk = await open(t, { dataDir });
+  const doc = {
+    _id: 'types',
+    double: new Double(-2.5),
+    wholeDouble: new Double(3),
+    string: 'ascii',
+    utf8: 'Ñandú — 運送 🚚',
+    empty: '',
+    nested: { a: { b: [1, { c: 'd' }, [2, 3]] }, n: null },
+    array: [new Int32(1), 'two', { three: 3 }, [4], null, true],
+    emptyArray: [],
+    emptyDoc: {},
+    binary: new Binary(Buffer.from([0, 1, 2, 255])),
+    userBinary: new Binary(Buffer.from('xyz'), Binary.SUBTYPE_USER_DEFINED),
+    uuid: new UUID('0f8fad5b-d9cb-469f-a165-70867728950e'),
+    oldUuid: new Binary(Buffer.from('0123456789abcdef'), Binary.SUBTYPE_UUID_OLD),
+    objectId: new ObjectId('64b7f0c2a1b2c3d4e5f60718'),
+    yes: true,
+    no: false,
+    date: new Date('2026-11-28T03:00:00.123Z'),
+    nothing: null,
+    regex: new BSONRegExp('^a.c$', 'i'),
+    code: new Code('function () { return 1; }'),
+    int32: new Int32(-7),
+    int64: Long.fromString('9007199254740993'),
+    timestamp: new Timestamp({ t: 1_700_000_000, i: 5 }),
+    decimal: Decimal128.fromString('1234.5678'),
+    minKey: new MinKey(),
+    maxKey: new MaxKey(),
+  };
+  const opts = { promoteValues: false, promoteLongs: false } as const;
+  const read = async (db: Db) => ({
+    whole: await db.collection('types').findOne({ _id: 'types' } as Document, opts),
+    projected: await db.collection('types').find({ _id: 'types' } as Document, { ...opts, projection: { utf8: 1, 'nested.a.b': 1, 'array.three': 1, uuid: 1 } }).toArray(),
+    piped: await db.collection('types').aggregate([{ $match: { yes: true } }, { $project: { b: '$nested.a.b', d: '$decimal', t: '$timestamp', r: '$regex' } }], opts).toArray(),
+  });
+  for (const db of [reference.db, disk.db]) await db.collection('types').insertOne(doc as Document);
+  const expected = await read(reference.db);
+  t.same(await read(disk.db), expected, 'fresh');
+  await disk.close();
+  const reopened = await open(t, { dataDir });
+  t.same(await read(reopened.db), expected, 'after a restart');
+  t.equal(String((expected.whole as Document).utf8), doc.utf8, 'the reference is the document written');
 });

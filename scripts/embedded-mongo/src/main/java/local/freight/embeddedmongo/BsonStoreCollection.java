@@ -30,7 +30,6 @@ import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.oplog.Oplog;
-import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -62,8 +61,11 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     private static final String FORMAT_KEY = "valueFormat";
     private static final String FORMAT_BSON = "bson";
 
-    /** An aggregation's leading {@code $match}, set by {@link BsonStoreDatabase} for the command being run. */
-    record Pending(String collectionName, Document match) {
+    /**
+     * An aggregation's leading {@code $match} (empty for none) and the fields its pipeline reads
+     * (null: all), set by {@link BsonStoreDatabase} for the command being run.
+     */
+    record Pending(String collectionName, Document match, NeededFields needs) {
     }
 
     static final ThreadLocal<Pending> AGGREGATION_PREFILTER = new ThreadLocal<>();
@@ -391,8 +393,13 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     }
 
     static Document decode(Object stored) {
+        return decode(stored, null);
+    }
+
+    /** The stored document, only the fields {@code needs} names when it is not null. */
+    static Document decode(Object stored, NeededFields needs) {
         if (stored instanceof byte[] bytes) {
-            return BsonDecoder.decodeBson(Unpooled.wrappedBuffer(bytes));
+            return StoredBsonDecoder.decode(bytes, needs);
         }
         return (Document) stored;
     }
@@ -491,6 +498,11 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
 
     /** Every document that may match {@code query}, decoded; the caller still applies the query. */
     private Stream<Document> candidates(Document query) {
+        return candidates(query, null);
+    }
+
+    /** As {@link #candidates(Document)}, each decoded as far as {@code needs} reads (whole when null). */
+    private Stream<Document> candidates(Document query, NeededFields needs) {
         List<Object> ids = idLookup(query);
         if (ids != null) {
             return byIds(ids);
@@ -508,7 +520,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         if (!raw.isEmpty()) {
             values = values.filter(v -> !(v instanceof byte[] bytes) || raw.evaluate(bytes) != RawQuery.Answer.NO_MATCH);
         }
-        return values.map(BsonStoreCollection::decode);
+        return values.map(v -> decode(v, needs));
     }
 
     /**
@@ -736,7 +748,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         Pending pending = AGGREGATION_PREFILTER.get();
         if (pending != null && pending.collectionName().equals(getCollectionName())) {
             AGGREGATION_PREFILTER.remove(); // one use: a $lookup into this same collection reads it whole
-            return candidates(pending.match());
+            return candidates(pending.match(), pending.needs());
         }
         return candidates(new Document());
     }
@@ -779,7 +791,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
                     return super.matchDocumentsFromStream(query, page.stream(), 0, limit, batchSize, null, fieldSelector);
                 }
             }
-            documentStream = candidates(query);
+            documentStream = candidates(query, NeededFields.ofFind(query, orderBy, fieldSelector));
         }
         return matchDocumentsFromStream(documentStream, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
     }

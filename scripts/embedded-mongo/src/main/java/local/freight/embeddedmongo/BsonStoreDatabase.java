@@ -103,7 +103,8 @@ final class BsonStoreDatabase extends H2Database {
     /**
      * An aggregation reads the whole collection and then runs its stages; tell the collection the
      * pipeline's leading {@code $match} so it can skip documents that cannot match it before decoding
-     * them. The {@code $match} stage itself still runs on every document that is decoded.
+     * them, and the fields the pipeline reads ({@link NeededFields}), so it decodes only those. The
+     * {@code $match} stage itself still runs on every document that is decoded.
      */
     @Override
     public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver databaseResolver, Oplog oplog) {
@@ -120,8 +121,9 @@ final class BsonStoreDatabase extends H2Database {
             && first.size() == 1 && first.get("$match") instanceof Document match) {
             leadingMatch = match;
         }
-        BsonStoreCollection.AGGREGATION_PREFILTER.set(
-            leadingMatch == null ? null : new BsonStoreCollection.Pending(String.valueOf(query.get(command)), leadingMatch));
+        NeededFields needs = pipeline instanceof List<?> stages ? NeededFields.ofPipeline(stages) : null;
+        BsonStoreCollection.AGGREGATION_PREFILTER.set(leadingMatch == null && needs == null ? null
+            : new BsonStoreCollection.Pending(String.valueOf(query.get(command)), leadingMatch == null ? new Document() : leadingMatch, needs));
         try {
             Document streamed = streamedAggregate(query, databaseResolver, oplog);
             if (streamed != null) {
