@@ -105,6 +105,8 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     ranged: await docs.find({ company: A, date: { $gte: from, $lte: to } }).sort(SORT).skip(2).limit(10).toArray(),
     rangedCount: await docs.countDocuments({ company: A, date: { $gte: from, $lt: to } }),
     reports: await reportReads(db, from, to),
+    // The data size the engine keeps (the on-disk engine counts it from the stored bytes).
+    sizes: await Promise.all(['financialDocs', 'trips'].map(async (c) => (await db.command({ collStats: c })).size as number)),
     tripsPage: await trips.find({ company: B }).sort({ createdAt: -1, _id: -1 }).skip(5).limit(10).toArray(),
     tripsCount: await trips.countDocuments({ company: B, client: someClient }),
     byIds: await docs.find({ company: A, _id: { $in: [...idsA, 'NO-SUCH-ID', String(otherTenantDoc?._id)] } } as Document).toArray(),
