@@ -3,7 +3,8 @@
  * the two demo tenants with their settings, API keys, trips and financial
  * documents. Documents stream from the generator in batches (insertMany,
  * ordered: false), one batch being generated while the previous one is
- * written, so memory stays flat whatever the counts. Financial documents are
+ * written, so memory stays flat whatever the counts; a tenant's trips and
+ * financial documents load side by side. Financial documents are
  * written with their derived fields (lib/finance/derived-fields.ts), as every
  * writer of the collection does; the generator itself stays the documents'
  * own shape (its golden hash pins that).
@@ -127,8 +128,9 @@ export async function insertTenantData(
     }
     if (pending) await pending;
   };
-  await run(trips(db), generated.trips, 'trips');
-  await run(financialDocs(db), stored(generated.financialDocs), 'financialDocs');
+  // The two collections load side by side: a server writes to two collections at once (MongoDB, and
+  // the embedded engine, which writes one collection at a time), and each stream waits on its own inserts.
+  await Promise.all([run(trips(db), generated.trips, 'trips'), run(financialDocs(db), stored(generated.financialDocs), 'financialDocs')]);
   return result;
 }
 
