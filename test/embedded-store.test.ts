@@ -14,7 +14,8 @@ import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { streamOpenInvoices, streamPaymentHistory, revenueByClient } from '../lib/db/receivables-repo.ts';
 import { streamTaxDocs } from '../lib/db/tax-repo.ts';
-import { streamDeliveryRows, streamShrinkageRows } from '../lib/db/trip-audits-repo.ts';
+import { streamDeliveryRows, streamShrinkageRows, unitEconomicsGroups } from '../lib/db/trip-audits-repo.ts';
+import { conceptSumsByClientMonth } from '../lib/db/billing-concepts-repo.ts';
 
 // Several engine starts and loads: allow for a loaded CI machine.
 t.setTimeout(600_000);
@@ -66,6 +67,9 @@ async function reportReads(db: Db, from: number, to: number): Promise<Record<str
     taxPaymentBasis: byId(await all(streamTaxDocs(db, B, { basis: 'payment', ...span }, 60_000))),
     deliveries: byId(await all(streamDeliveryRows(db, A, span, 60_000))),
     shrinkage: byId(await all(streamShrinkageRows(db, B, span, 60_000))),
+    // $facet (the engine's FacetStage, patched to feed each facet batch by batch on its own thread).
+    conceptSums: byJson(await conceptSumsByClientMonth(db, A, span, 60_000)),
+    unitGroups: await unitEconomicsGroups(db, B, span, 60_000).then((g) => ({ ...g, byClient: byJson(g.byClient), byVehicle: byJson(g.byVehicle), byRoute: byJson(g.byRoute) })),
     // Paths into arrays of documents, in a find's projection and in a pipeline.
     dottedProjection: byId(await docs.find({ company: A, 'payments.kind': 'payment' }, { projection: { 'payments.amount': 1, 'invoice.uuid': 1 } }).toArray()),
     positionalProjection: byId(await docs.find({ company: B, 'payments.kind': 'payment' }, { projection: { client: 1, 'payments.$': 1 } }).toArray()),
