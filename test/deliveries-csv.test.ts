@@ -143,6 +143,40 @@ t.test('past the header, every problem is a row: no rows, a quote never closed, 
   t.same(await storedAll(), before);
 });
 
+t.test('20,000 rows of one leg: each reason names a bounded number of other lines (issue 33: the answer grew with rows²)', async (t) => {
+  const header = 'tripId,shipmentId,productCode,offloaded,offloadDate\n';
+  const n = 20_000;
+  const before = await storedAll();
+  const bounded = (report: Json, what: string) => {
+    t.equal(report.rows.length, n, `${what}: one result per row`);
+    const longest = Math.max(...report.rows.map((r: Json) => (r.reason ?? '').length));
+    t.ok(longest <= 400, `${what}: the longest reason is ${longest} characters`);
+  };
+  // Every row a different date: the leg's rows disagree.
+  const dates = Array.from({ length: n }, (_, i) => `TGO-T2,S2-1,15101505,29000,2026-03-${String(10 + (i % 18)).padStart(2, '0')} ${String(i % 24).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}\n`);
+  const disagree = await post(header + dates.join(''), 'text/csv');
+  t.equal(disagree.statusCode, 200);
+  bounded(disagree.json(), 'dates that disagree');
+  t.equal(disagree.json().rows[0].reason.split(' disagree on ')[0], 'the rows of this leg (lines 2, 3, 4, 5, 6 (and 19,995 more))');
+  t.match(disagree.json().rows[0].reason, /offloadDate \(([^,]+, ){4}[^,]+ \(and 355 more\)\)/, 'day, hour and minute repeat every lcm(18, 24, 60) = 360 rows: 360 distinct dates, five named');
+  // Every other row unreadable: the readable ones name the unreadable ones.
+  const alternate = Array.from({ length: n }, (_, i) => `TGO-T2,S2-1,15101505,${i % 2 ? 'x' : '29000'},2026-03-12 08:00\n`);
+  const half = (await post(header + alternate.join(''), 'text/csv')).json();
+  bounded(half, 'every other row unreadable');
+  t.equal(half.rows[0].reason, 'leg not recorded: line 3, 5, 7, 9, 11 (and 9,995 more) of the same leg are rejected');
+  // The same as JSON rows, and a product given 20,000 times to a leg that carries it once.
+  const row = { tripId: 'TGO-T2', shipmentId: 'S2-1', productCode: '15101505', offloaded: 29_000, offloadDate: '2026-03-12 08:00' };
+  const repeated = await post({ rows: Array.from({ length: n }, () => row) }, 'application/json');
+  t.equal(repeated.statusCode, 200);
+  bounded(repeated.json(), 'one product 20,000 times');
+  t.equal(repeated.json().rows[1].reason, 'product 15101505 is given 20000 times; leg S2-1 carries it once');
+  const oneGood = await post({ rows: [row, ...Array.from({ length: n - 1 }, () => ({ ...row, productCode: '15101514' }))] }, 'application/json');
+  bounded(oneGood.json(), 'one good row among 19,999 foreign products');
+  t.equal(oneGood.json().rows[0].reason, 'leg not recorded: line 2, 3, 4, 5, 6 (and 19,994 more) of the same leg are rejected');
+  t.same(await storedAll(), before, 'nothing recorded');
+  t.equal((await h.app.inject({ method: 'GET', url: '/api/shipments', headers: { 'x-api-key': KEY_A } })).statusCode, 200, 'the service answers after them');
+});
+
 t.test('the same rows as JSON, and through the MCP tool', async (t) => {
   const rows = [
     { tripId: 'TGO-T2', shipmentId: 'S2-1', productCode: '15101505', offloaded: 29_950, offloadDate: '2026-03-12T08:00:00-06:00', ticket: 'TK-103' },

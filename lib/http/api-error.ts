@@ -2,6 +2,7 @@
  * Stable, machine-readable causes of an error answer (`error.reason`): messages and
  * details are for people and may change, reasons do not (spec: ErrorReason).
  */
+import { addTo } from '../shared/add-to.ts';
 export const ERROR_REASONS = [
   'invalid_parameter',
   'invalid_body',
@@ -93,7 +94,7 @@ export function invalidBody(problems: string[]): ApiError {
   const byField = new Map<string, string[]>();
   for (const problem of problems) {
     const name = /^[\w.[\]]+/.exec(problem)?.[0] ?? '';
-    byField.set(name, [...(byField.get(name) ?? []), problem]);
+    addTo(byField, name, problem);
   }
   // A few are enough to act on (1,000 bad user ids would be 1,000 problems).
   const joined = (list: string[]) => list.slice(0, 3).join('; ') + (list.length > 3 ? `; and ${list.length - 3} more` : '');

@@ -64,6 +64,7 @@ import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import { withDerivedFields } from '../finance/derived-fields.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
+import { addTo } from '../shared/add-to.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
 export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'cancellationRequest' | 'transfer';
@@ -162,7 +163,7 @@ export async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoi
     const records = await factsOfInvoices(ctx.db, tenant, uuids);
     const cancels = await cancellationsOf(ctx.db, tenant, [...uuids, ...records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)]);
     const cancelBy = new Map<string, ImportFactRecord[]>();
-    for (const c of cancels) cancelBy.set(c.uuid, [...(cancelBy.get(c.uuid) ?? []), c]);
+    for (const c of cancels) addTo(cancelBy, c.uuid, c);
     const per = new Map<string, { records: ImportFactRecord[]; cancels: ImportFactRecord[] }>();
     for (const u of uuids) per.set(u, { records: [], cancels: [] });
     for (const r of records) for (const u of r.invoices) per.get(u)?.records.push(r);

@@ -16,6 +16,7 @@
  */
 import type { Json } from '../spec/deref.ts';
 import { briefDescription } from './brief-text.ts';
+import { addTo } from '../shared/add-to.ts';
 
 type JsonObject = { [key: string]: Json };
 
@@ -117,7 +118,7 @@ function mergeObjectBranches(schema: JsonObject): JsonObject {
   const branches = schema.anyOf as Json[];
   if (!branches.every((b) => isObject(b) && b.type === 'object' && Object.keys(b).every((k) => k === 'type' || k === 'properties'))) return schema;
   const byName = new Map<string, Json[]>();
-  for (const b of branches as JsonObject[]) for (const [name, s] of Object.entries(isObject(b.properties) ? b.properties : {})) byName.set(name, [...(byName.get(name) ?? []), s]);
+  for (const b of branches as JsonObject[]) for (const [name, s] of Object.entries(isObject(b.properties) ? b.properties : {})) addTo(byName, name, s);
   const properties: JsonObject = {};
   for (const [name, schemas] of byName) {
     const first = schemas[0] as Json;

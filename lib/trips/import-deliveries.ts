@@ -8,6 +8,8 @@
  */
 import type { ServiceContext } from '../context.ts';
 import { badRequest } from '../http/api-error.ts';
+import { addTo } from '../shared/add-to.ts';
+import { someOf } from '../shared/some-of.ts';
 import { CsvError, deliveryRow, parseDeliveriesCsv, type DeliveryRowInput } from './deliveries-csv.ts';
 import { recordDeliveries, type DeliveryRequest } from './record-deliveries.ts';
 
@@ -60,9 +62,14 @@ function readRows(input: ImportDeliveriesInput): DeliveryRowInput[] {
 }
 
 const legKey = (r: DeliveryRowInput): string => `${r.tripId}\u0000${r.shipmentId}`;
-const describe = (values: string[]): string => values.map((v) => v || '(empty)').join(', ');
+const describe = (values: string[]): string => someOf(values.map((v) => v || '(empty)'));
+const linesOf = (rs: readonly DeliveryRowInput[]): string => someOf(rs.map((r) => r.line));
+const sameLegRejected = (rs: readonly DeliveryRowInput[]): string => `leg not recorded: line ${linesOf(rs)} of the same leg ${rs.length === 1 ? 'is' : 'are'} rejected`;
 
-/** `signal` stops between rounds of trips (DeliveriesAborted from record-deliveries.ts). */
+/**
+ * `signal` stops between rounds of trips (DeliveriesAborted from record-deliveries.ts).
+ * Work and answer grow linearly with the rows: a reason names at most a few other lines (someOf).
+ */
 export async function importDeliveries(ctx: ServiceContext, tenant: string, input: ImportDeliveriesInput, signal?: AbortSignal): Promise<DeliveriesReport> {
   const rows = readRows(input);
   const reasons = new Map<DeliveryRowInput, string>();
@@ -72,7 +79,7 @@ export async function importDeliveries(ctx: ServiceContext, tenant: string, inpu
   const legs = new Map<string, DeliveryRowInput[]>();
   for (const row of rows) {
     if (row.tripId === '' || row.shipmentId === '') reject(row, row.problems.join('; '));
-    else legs.set(legKey(row), [...(legs.get(legKey(row)) ?? []), row]);
+    else addTo(legs, legKey(row), row);
   }
   const requests: DeliveryRequest[] = [];
   const requestRows: DeliveryRowInput[][] = [];
@@ -80,15 +87,16 @@ export async function importDeliveries(ctx: ServiceContext, tenant: string, inpu
     const bad = legRows.filter((r) => r.problems.length > 0);
     const dates = [...new Set(legRows.map((r) => r.offloadDate))];
     const tickets = [...new Set(legRows.map((r) => r.ticket ?? ''))];
-    const lines = (rs: DeliveryRowInput[]) => rs.map((r) => r.line).join(', ');
     if (bad.length > 0) {
-      for (const r of legRows) reject(r, r.problems.length > 0 ? r.problems.join('; ') : `leg not recorded: line ${lines(bad)} of the same leg ${bad.length === 1 ? 'is' : 'are'} rejected`);
+      const others = sameLegRejected(bad);
+      for (const r of legRows) reject(r, r.problems.length > 0 ? r.problems.join('; ') : others);
     } else if (dates.length > 1 || tickets.length > 1) {
       const what = [
         ...(dates.length > 1 ? [`offloadDate (${describe(dates.map((d) => new Date(d).toISOString()))})`] : []),
         ...(tickets.length > 1 ? [`ticket (${describe(tickets)})`] : []),
       ].join(' and ');
-      for (const r of legRows) reject(r, `the rows of this leg (lines ${lines(legRows)}) disagree on ${what}: one ticket has one date and reference`);
+      const reason = `the rows of this leg (lines ${linesOf(legRows)}) disagree on ${what}: one ticket has one date and reference`;
+      for (const r of legRows) reject(r, reason);
     } else {
       const first = legRows[0]!;
       requests.push({ tripId: first.tripId, shipmentId: first.shipmentId, input: { offloadDate: first.offloadDate, ticket: first.ticket, products: legRows.map((r) => ({ code: r.productCode, offloaded: r.offloaded })) } });
@@ -117,14 +125,17 @@ export async function importDeliveries(ctx: ServiceContext, tenant: string, inpu
         break;
       case 'invalid': {
         // A product's problem goes to its row; the leg's own (date, missing products) to every row.
-        const ofLeg = result.problems.filter((p) => p.product === undefined).map((p) => p.message);
-        const withOwn = new Set(result.problems.flatMap((p) => (p.product === undefined ? [] : [p.product])));
+        const ofLeg: string[] = [];
+        const own = new Map<number, string[]>();
+        for (const p of result.problems) {
+          if (p.product === undefined) ofLeg.push(p.message);
+          else addTo(own, p.product, p.message);
+        }
+        // Only a row with no problem of its own names the others, and then it is none of them.
+        const others = sameLegRejected(legRows.filter((_, j) => own.has(j)));
         legRows.forEach((r, i) => {
-          const own = result.problems.filter((p) => p.product === i).map((p) => p.message);
-          const others = legRows.filter((_, j) => withOwn.has(j) && j !== i).map((x) => x.line);
-          const parts = [...own, ...ofLeg];
-          if (parts.length === 0) parts.push(`leg not recorded: line ${others.join(', ')} of the same leg ${others.length === 1 ? 'is' : 'are'} rejected`);
-          reject(r, parts.join('; '));
+          const parts = [...(own.get(i) ?? []), ...ofLeg];
+          reject(r, parts.length > 0 ? parts.join('; ') : others);
         });
         break;
       }
@@ -137,7 +148,7 @@ export async function importDeliveries(ctx: ServiceContext, tenant: string, inpu
     const done = status.get(r);
     return done !== undefined && reason === undefined ? { ...base, status: done } : { ...base, status: 'rejected', reason: reason ?? 'not recorded' };
   });
-  const count = (s: RowStatus) => out.filter((r) => r.status === s).length;
+  const count = (s: RowStatus) => out.reduce((n, r) => (r.status === s ? n + 1 : n), 0);
   return {
     tenant,
     summary: { rows: out.length, legs: new Set(rows.filter((r) => r.tripId !== '' && r.shipmentId !== '').map(legKey)).size, applied: count('applied'), unchanged: count('unchanged'), rejected: count('rejected') },

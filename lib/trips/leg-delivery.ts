@@ -11,6 +11,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { LEG_STATUS, type TripDocument, type TripLeg } from '../model/trip-document.ts';
+import { addTo } from '../shared/add-to.ts';
 
 /**
  * An offloaded volume may exceed the loaded one by at most this percentage.
@@ -60,7 +61,7 @@ export function deliveredLeg(leg: TripLeg, input: DeliveryInput, now: number): {
 
   // Each code's places in the leg, in order; the k-th time a code is given fills its k-th place.
   const places = new Map<string, number[]>();
-  leg.products.forEach((p, i) => places.set(p.code, [...(places.get(p.code) ?? []), i]));
+  leg.products.forEach((p, i) => addTo(places, p.code, i));
   const carried = [...places.keys()].join(', ') || 'nothing';
   const given = new Map<string, number>();
   for (const p of input.products) given.set(p.code, (given.get(p.code) ?? 0) + 1);

@@ -12,6 +12,7 @@
 import type { ServiceContext } from '../context.ts';
 import { findTripsByIds, replaceTripsIfUnchanged, type TripReplacement } from '../db/trips-repo.ts';
 import type { TripDocument } from '../model/trip-document.ts';
+import { addTo } from '../shared/add-to.ts';
 import { applyLegDelivery, nextLastUpdate, type DeliveryInput, type DeliveryProblem } from './leg-delivery.ts';
 
 export interface DeliveryRequest {
@@ -45,7 +46,7 @@ export class DeliveriesAborted extends Error {
 export async function recordDeliveries(ctx: ServiceContext, tenant: string, requests: readonly DeliveryRequest[], signal?: AbortSignal): Promise<DeliveryResult[]> {
   const results: (DeliveryResult | undefined)[] = requests.map(() => undefined);
   const byTrip = new Map<string, number[]>();
-  requests.forEach((r, i) => byTrip.set(r.tripId, [...(byTrip.get(r.tripId) ?? []), i]));
+  requests.forEach((r, i) => addTo(byTrip, r.tripId, i));
   let pending = [...byTrip.keys()];
   const timeout = ctx.config.queryTimeoutMs;
   for (let attempt = 0; attempt < WRITE_ATTEMPTS && pending.length > 0; attempt++) {
