@@ -59,6 +59,36 @@ t.test('alert jobs: the documented default (10,000) stops the flood of the issue
   await alertJobs(h.db).deleteMany({});
 });
 
+t.test('alert jobs: 12 concurrent requests of 1,000 users cannot pass the 10,000 quota together (issue 33: 12,487 were stored)', async (t) => {
+  await alertJobs(h.db).deleteMany({});
+  const users = (r: number) => Array.from({ length: 1000 }, (_, i) => `race-${r}-${i}`);
+  const answers = await Promise.all(Array.from({ length: 12 }, (_, r) => schedule(h.app, users(r), '2026-09')));
+  // One at a time under the tenant's lease: on a slow machine a request may wait past its turn (503, retry-after), never past the quota.
+  t.ok(answers.every((a) => [200, 409, 503].includes(a.statusCode)), `statuses ${answers.map((a) => a.statusCode).join(' ')}`);
+  for (const a of answers.filter((x) => x.statusCode === 503)) t.match(a.json().error, { reason: 'deadline_exceeded', details: [/other alert schedules of this tenant were being written/] });
+  const reported = (list: typeof answers) => list.filter((a) => a.statusCode === 200).reduce((n, a) => n + (a.json().newlyScheduled as number), 0);
+  t.ok((await activeJobs(TENANT_A)) <= 10_000, 'never more than the quota');
+  t.equal(reported(answers), await activeJobs(TENANT_A), 'what the answers say was scheduled is what is stored');
+  // The ones told to retry, retried: the quota fills exactly, the rest are refused.
+  const retried = [];
+  for (const [r, a] of answers.entries()) if (a.statusCode === 503) retried.push(await schedule(h.app, users(r), '2026-09'));
+  const all = [...answers.filter((a) => a.statusCode !== 503), ...retried];
+  t.same(all.map((a) => a.statusCode).sort(), [...Array(10).fill(200), 409, 409], 'ten fit, two are refused');
+  for (const a of all.filter((x) => x.statusCode === 409)) t.match(a.json().error, { reason: 'quota_exceeded', details: [/has 10000 active alert jobs/] });
+  t.equal(await activeJobs(TENANT_A), 10_000, 'stored: the quota exactly');
+  t.equal(reported(all), 10_000, 'what the answers say was scheduled is what is stored');
+  await alertJobs(h.db).deleteMany({});
+});
+
+t.test('test deliveries: concurrent requests cannot queue more than WEBHOOK_MAX_PENDING_TESTS', async (t) => {
+  const app = await appWith(t, { WEBHOOK_MAX_PENDING_TESTS: '3', WEBHOOK_TIMEOUT_MS: '4000' });
+  const hook = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'https://hooks.example.com/race', events: ['alert.triggered'] } });
+  const id = hook.json().id as string;
+  const answers = await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'POST', url: `/api/webhooks/${id}/test`, headers: { 'x-api-key': KEY_A } })));
+  t.same(answers.map((a) => a.statusCode).sort(), [202, 202, 202, ...Array(7).fill(429)], 'three queued, seven refused');
+  await app.inject({ method: 'DELETE', url: `/api/webhooks/${id}`, headers: { 'x-api-key': KEY_A } });
+});
+
 t.test('webhook endpoints: WEBHOOK_MAX_ENDPOINTS, 409 quota_exceeded', async (t) => {
   const app = await appWith(t, { WEBHOOK_MAX_ENDPOINTS: '2' });
   const create = (i: number) => app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: `https://hooks.example.com/q/${i}`, events: ['alert.triggered'] } });

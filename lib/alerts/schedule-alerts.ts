@@ -8,12 +8,15 @@
  * E11000 on that document only and is reported as `alreadyScheduled` with the
  * existing job's id. The answer is sent only after the insert is acknowledged
  * (w: majority), so a 200 means the jobs survive a crash of this process.
+ * The quota's count and the insert run under the tenant's lease (lib/db/lease.ts),
+ * so concurrent requests cannot pass the quota together.
  */
 import { storeExtraData } from './extra-data.ts';
 import { ObjectId } from 'mongodb';
 import type { ServiceContext } from '../context.ts';
 import { countActiveAlertJobs, ensureAlertIndexes, findAlertJobIdsByKeys, insertAlertJobs } from '../db/alert-jobs-repo.ts';
 import { quotaExceeded } from '../http/api-error.ts';
+import { quotaLease, withLease } from '../db/lease.ts';
 import { alertJobKey, newAlertJobDocument, type AlertJobDocument } from './jobs.ts';
 import type { AlertRuleId } from './rules.ts';
 import { validateScheduleInput, type ScheduleAlertsInput } from './validation.ts';
@@ -51,8 +54,7 @@ export interface ScheduleAlertsOptions {
 /**
  * The per-tenant quota: the jobs this request would add (users not scheduled yet for this rule
  * and cycle) plus the tenant's active ones may not exceed `maxActiveJobs`; 409 `quota_exceeded`
- * otherwise, with nothing written. Checked before inserting, so requests racing each other may
- * pass it together by at most their own jobs.
+ * otherwise, with nothing written. Called under the tenant's lease, with the insert.
  */
 async function checkJobQuota(ctx: ServiceContext, tenant: string, keys: string[], maxActiveJobs: number): Promise<void> {
   const [active, existing] = await Promise.all([countActiveAlertJobs(ctx.db, tenant, ctx.config.queryTimeoutMs), findAlertJobIdsByKeys(ctx.db, tenant, keys)]);
@@ -71,40 +73,43 @@ export async function scheduleAlerts(ctx: ServiceContext, tenant: string, input:
   await ensureAlertIndexes(ctx.db);
 
   const keyOf = new Map<string, string>(valid.userIds.map((u) => [u, alertJobKey(tenant, valid.ruleId, valid.cycleKey, u)]));
-  await checkJobQuota(ctx, tenant, [...keyOf.values()], opts.maxActiveJobs);
-  const outcome = new Map<string, ScheduledJobRef>();
-  let pending = valid.userIds;
-  for (let round = 1; pending.length > 0; round++) {
-    if (round > MAX_ROUNDS) throw new Error(`could not settle alert jobs for ${pending.length} users after ${MAX_ROUNDS} rounds`);
-    const docs: AlertJobDocument[] = pending.map((userId) =>
-      newAlertJobDocument(new ObjectId(), {
-        jobKey: keyOf.get(userId)!,
-        tenant,
-        userId,
-        ruleId: valid.ruleId,
-        cycleKey: valid.cycleKey,
-        nameAlert: valid.nameAlert,
-        individual: valid.individual,
-        extraData: storeExtraData(valid.extraData),
-        dueDate: valid.dueDate,
-        createdAt: now,
-        failures: [],
-      }),
-    );
-    const { inserted, duplicates } = await insertAlertJobs(ctx.db, docs);
-    for (const i of inserted) {
-      const doc = docs[i]!;
-      outcome.set(doc.data.userId, { userId: doc.data.userId, jobId: doc._id.toHexString(), created: true });
+  const outcome = await withLease(ctx.db, `alertJobs:${tenant}`, quotaLease(ctx.config.queryTimeoutMs, 'alert schedules'), async () => {
+    await checkJobQuota(ctx, tenant, [...keyOf.values()], opts.maxActiveJobs);
+    const settled = new Map<string, ScheduledJobRef>();
+    let pending = valid.userIds;
+    for (let round = 1; pending.length > 0; round++) {
+      if (round > MAX_ROUNDS) throw new Error(`could not settle alert jobs for ${pending.length} users after ${MAX_ROUNDS} rounds`);
+      const docs: AlertJobDocument[] = pending.map((userId) =>
+        newAlertJobDocument(new ObjectId(), {
+          jobKey: keyOf.get(userId)!,
+          tenant,
+          userId,
+          ruleId: valid.ruleId,
+          cycleKey: valid.cycleKey,
+          nameAlert: valid.nameAlert,
+          individual: valid.individual,
+          extraData: storeExtraData(valid.extraData),
+          dueDate: valid.dueDate,
+          createdAt: now,
+          failures: [],
+        }),
+      );
+      const { inserted, duplicates } = await insertAlertJobs(ctx.db, docs);
+      for (const i of inserted) {
+        const doc = docs[i]!;
+        settled.set(doc.data.userId, { userId: doc.data.userId, jobId: doc._id.toHexString(), created: true });
+      }
+      const dupUsers = duplicates.map((i) => docs[i]!.data.userId);
+      const existing = await findAlertJobIdsByKeys(ctx.db, tenant, dupUsers.map((u) => keyOf.get(u)!));
+      pending = [];
+      for (const userId of dupUsers) {
+        const id = existing.get(keyOf.get(userId)!);
+        if (id) settled.set(userId, { userId, jobId: id.toHexString(), created: false });
+        else pending.push(userId);
+      }
     }
-    const dupUsers = duplicates.map((i) => docs[i]!.data.userId);
-    const existing = await findAlertJobIdsByKeys(ctx.db, tenant, dupUsers.map((u) => keyOf.get(u)!));
-    pending = [];
-    for (const userId of dupUsers) {
-      const id = existing.get(keyOf.get(userId)!);
-      if (id) outcome.set(userId, { userId, jobId: id.toHexString(), created: false });
-      else pending.push(userId);
-    }
-  }
+    return settled;
+  });
 
   const jobs = valid.userIds.map((u) => outcome.get(u)!);
   const newlyScheduled = jobs.filter((j) => j.created).length;

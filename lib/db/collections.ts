@@ -19,6 +19,7 @@ export const COLLECTIONS = {
   webhooks: 'webhooks',
   webhookDeliveries: 'webhookDeliveries',
   webhookJobs: 'webhookJobs',
+  leases: 'leases',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

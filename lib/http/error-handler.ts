@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiErrorBody, errorBody, reasonFor } from './api-error.ts';
 import { validationProblems } from './validation-details.ts';
 import { isDatabaseUnavailable, isOverTime } from '../db/unavailable.ts';
+import { LeaseBusy } from '../db/lease.ts';
 
 const VALIDATION_MESSAGE: Record<string, string> = {
   querystring: 'Invalid query parameter',
@@ -65,6 +66,11 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
     const onlyCursor = part === 'querystring' && fields.length > 0 && fields.every((f) => f.name === 'cursor');
     const reason = part === 'body' ? 'invalid_body' : onlyCursor ? 'invalid_cursor' : 'invalid_parameter';
     return reply.code(400).send(errorBody(400, VALIDATION_MESSAGE[part] ?? 'Bad Request', details, { reason, fields }));
+  }
+  if (err instanceof LeaseBusy) {
+    // Its turn behind the tenant's other writes of the same kind did not come: they free it within a query's time.
+    request.log.warn({ err: { name: err.name, message: err.message, lease: err.lease } }, 'lease busy');
+    return reply.code(503).header('retry-after', '1').send(errorBody(503, 'Service Unavailable', [err.message], { reason: 'deadline_exceeded' }));
   }
   if (isUnavailable(err)) {
     request.log.warn({ err: { name: err.name, message: err.message } }, 'database unavailable');
