@@ -217,6 +217,15 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
 
     const again = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-19T17:00:00Z' });
     t.same(again.body, tacit.body, 'the same answer again changes nothing');
+
+    // A cancellation in effect is final (issue 33: a later Vigente put the invoice back into revenue).
+    for (const [estado, estatusCancelacion] of [['Vigente', 'En proceso'], ['Vigente', 'Solicitud rechazada']] as const) {
+      const back = await api.putStatus(id(6), { estado, estatusCancelacion, consultedAt: '2026-10-20T17:00:00Z' });
+      t.equal(back.status, 409, `${estatusCancelacion} after Plazo vencido is refused`);
+      t.match(back.body.error, { reason: 'conflict', details: [new RegExp(`is cancelled: Plazo vencido \\(recorded from status-service at 2026-10-19T17:00:00.000Z\\); a cancellation in effect is final .* so ${estatusCancelacion} is not recorded`)] });
+    }
+    t.match((await api.doc(id(6))).cancellations, { status: 'expired', invoiceCancelled: true }, 'still cancelled');
+    t.ok(ids(await api.list({ cancellationStatus: 'expired', limit: 50 })).includes(id(6)), 'still listed as expired');
   });
 
   await t.test('a rejected cancellation: the invoice stays valid, in revenue and taxes', async (t) => {
@@ -241,6 +250,13 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
       'the tax summary still counts it',
     );
     t.ok(tax.findings.byCode.CANCELLATION_REJECTED >= 1);
+    // An answer consulted before the recorded one does not replace it (issue 33).
+    const older = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-15T10:00:00Z' });
+    t.equal(older.status, 409, 'an older answer is refused');
+    t.match(older.body.error, { reason: 'conflict', details: [/is Solicitud rechazada \(recorded from status-service at 2026-10-15T17:00:00.000Z\); an answer consulted at 2026-10-15T10:00:00.000Z is not newer, so it does not replace it/] });
+    const sameInstant = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-15T17:00:00Z' });
+    t.equal(sameInstant.status, 409, 'another answer at the same instant is refused');
+    t.match((await api.doc(id(7))).cancellations, { status: 'rejected' }, 'still rejected');
     // Importing the request and the acknowledgement again keeps the receiver's answer (it is kept as a fact).
     t.match(await api.importFile('solicitud-g.xml', request), { status: 'skipped' });
     t.match((await api.doc(id(7))).cancellations, { status: 'rejected' });

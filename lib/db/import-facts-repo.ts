@@ -11,6 +11,7 @@ import { COLLECTIONS, financialDocs, tenantSettings } from './collections.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import { DEFAULT_SETTINGS } from '../model/tenant-settings.ts';
 import { settingsCache } from './settings-cache.ts';
+import { insertUnlessDuplicate } from './duplicate-key.ts';
 import type { FinancialFact } from '../imports/financial-mapping.ts';
 
 export type FactKind = FinancialFact['kind'] | 'transfer';
@@ -53,6 +54,17 @@ export async function saveFacts(db: Db, records: readonly ImportFactRecord[]): P
     records.map((r) => ({ replaceOne: { filter: { _id: r._id, tenant: r.tenant }, replacement: r, upsert: true } })),
     { ordered: false },
   );
+}
+
+/**
+ * Writes one fact only if the stored one is still the one read (by its sha256; null: none was
+ * stored): false when another write came first. What keeps a later answer from being overwritten
+ * by an earlier one that was checked against the same state.
+ */
+export async function replaceFactIfUnchanged(db: Db, record: ImportFactRecord, readSha256: string | null): Promise<boolean> {
+  if (readSha256 === null) return insertUnlessDuplicate(importFacts(db), record);
+  const res = await importFacts(db).replaceOne({ _id: record._id, tenant: record.tenant, sha256: readSha256 }, record);
+  return res.matchedCount === 1;
 }
 
 /**

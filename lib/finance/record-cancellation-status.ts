@@ -8,17 +8,22 @@
  * fact beside its request and acknowledgement and the document rebuilt: importing the files
  * again keeps it. A document that was not imported (the demo data, another writer) is updated
  * in place, only if nobody wrote it since it was read.
+ *
+ * The status moves forward only: a cancellation in effect (Cancelado) is final, and an answer
+ * consulted before the one recorded does not replace it (409, saying why). Both are checked
+ * against the state read and written only if it is still that state, so two answers racing
+ * each other cannot leave the older one stored.
  */
 import type { ServiceContext } from '../context.ts';
 import { findFinancialDocById, replaceFinancialDocIfUnchanged } from '../db/financial-docs-repo.ts';
-import { factId, findFacts, saveFacts } from '../db/import-facts-repo.ts';
+import { factId, findFacts, replaceFactIfUnchanged } from '../db/import-facts-repo.ts';
 import { ApiError, invalidBody, notFound } from '../http/api-error.ts';
 import { financialDocId, SAT_ANSWERS, type CancellationStatusFact, type SatEstado, type SatEstatusCancelacion } from '../imports/financial-mapping.ts';
 import { rebuildInvoices } from '../imports/import-documents.ts';
 import type { CanceledRecord, FinancialDocument } from '../model/financial-document.ts';
 import { receiverDeadline } from '../time/business-days.ts';
 import { documentBalance } from './balance.ts';
-import { invoiceCancellationRecord, isInEffect } from './cancellation.ts';
+import { invoiceCancellationRecord, isInEffect, recordStatus } from './cancellation.ts';
 import { withDerivedFields } from './derived-fields.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
@@ -55,7 +60,24 @@ function checkAnswer(input: RecordCancellationStatusInput, record: CanceledRecor
       `Plazo vencido (tacit acceptance) cannot come before the receiver's 3 business days end (CFF art. 12 and 29-A): requested ${new Date(requestedAt).toISOString()}, the receiver may answer until ${new Date(receiverDeadline(requestedAt)).toISOString()}`,
     );
   }
-  return { ...record, status: meaning.status, date: at, requestedAt, statusSource: 'status-service', satStatus: input.estatusCancelacion };
+  const moved: CanceledRecord = { ...record, status: meaning.status, date: at, requestedAt, statusSource: 'status-service', satStatus: input.estatusCancelacion };
+  checkForward(record, moved, uuid);
+  return moved;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A status that would move backwards: from a cancellation in effect, or to an answer older than the recorded one. */
+function checkForward(record: CanceledRecord, moved: CanceledRecord, uuid: string): void {
+  const recorded = `${record.satStatus ?? recordStatus(record)} (recorded from ${record.statusSource ?? 'a cancellation record'} at ${iso(record.date)})`;
+  if (isInEffect(record) && !isInEffect(moved)) {
+    throw conflict(`invoice ${uuid} is cancelled: ${recorded}; a cancellation in effect is final (the SAT cannot undo it), so ${moved.satStatus} is not recorded`);
+  }
+  if (record.statusSource !== 'status-service') return;
+  const same = record.satStatus === moved.satStatus;
+  if (moved.date < record.date || (moved.date === record.date && !same)) {
+    throw conflict(`the status of invoice ${uuid} is ${recorded}; an answer consulted at ${iso(moved.date)} is not newer, so it does not replace it`);
+  }
 }
 
 /** A document that was not imported, with its invoice's record moved; its status code follows the cancellation. */
@@ -83,7 +105,8 @@ export async function recordCancellationStatus(ctx: ServiceContext, tenant: stri
     const id = factId(tenant, 'cancellationStatus', uuid);
     const stored = (await findFacts(ctx.db, tenant, [id])).get(id);
     if (stored?.sha256 !== sha256) {
-      await saveFacts(ctx.db, [{ _id: id, tenant, uuid, kind: 'cancellationStatus', sha256, invoices: [], fact, importedAt: now }]);
+      const written = await replaceFactIfUnchanged(ctx.db, { _id: id, tenant, uuid, kind: 'cancellationStatus', sha256, invoices: [], fact, importedAt: now }, stored?.sha256 ?? null);
+      if (!written) throw conflict(`another answer about invoice ${uuid} was recorded meanwhile: read it again and retry`);
     }
     await rebuildInvoices(ctx, tenant, [uuid], now);
   } else {

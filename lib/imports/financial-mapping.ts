@@ -313,8 +313,9 @@ export function cancellationRecordOf(
       ack.code === undefined || ack.code === '202' || invoice === null || !needsReceiverAcceptance(invoice, ack.date) ? 'accepted' : 'pending';
     move = { status, date: ack.date, source: 'acknowledgement', sat: ack.code ?? null };
   }
-  // The status service speaks last unless an acknowledgement is newer than its answer.
-  if (answer && (!ack || answer.date >= ack.date)) {
+  // The status service speaks last unless an acknowledgement is newer than its answer; a
+  // cancellation the acknowledgement put in effect is final (the PUT refuses such an answer too).
+  if (answer && (!ack || answer.date >= ack.date) && !(isInEffect(move) && !isInEffect(SAT_ANSWERS[answer.estatusCancelacion]))) {
     move = { status: SAT_ANSWERS[answer.estatusCancelacion].status, date: answer.date, source: 'status-service', sat: answer.estatusCancelacion };
   }
   return {

@@ -62,6 +62,8 @@ t.test('the record from its facts', async (t) => {
   t.match(rec({ request, acknowledgement: ack('201'), answer: answer('Solicitud rechazada', '2026-10-14T18:00:00Z') }), { status: 'rejected' });
   t.match(rec({ request, acknowledgement: ack('201'), answer: answer('Plazo vencido', '2026-10-19T18:00:00Z') }), { status: 'expired' });
   t.match(rec({ request, answer: answer('En proceso', '2026-10-14T18:00:00Z'), acknowledgement: ack('202', '2026-10-20T18:00:00Z') }), { status: 'accepted', statusSource: 'acknowledgement' }, 'a newer acknowledgement speaks after an older answer');
+  t.match(rec({ request, acknowledgement: ack('202'), answer: answer('En proceso', '2026-10-14T18:00:00Z') }), { status: 'accepted', statusSource: 'acknowledgement', satStatus: '202' }, 'a cancellation in effect is final: a later answer of Vigente does not undo it');
+  t.match(rec({ request, acknowledgement: ack('202'), answer: answer('Plazo vencido', '2026-10-19T18:00:00Z') }), { status: 'expired', statusSource: 'status-service' }, 'from one status in effect to another');
 });
 
 t.test('what the document then is: only accepted and expired leave revenue, balance and taxes', async (t) => {
