@@ -166,6 +166,19 @@ t.test('order does not matter: payments, credit note and cancellation before the
   t.same(contentOf(await storedTrips()), contentOf(referenceTrips), 'same trips');
 });
 
+t.test('two imports of the same files at once: each reports what it did (issue 33: both said created)', async (t) => {
+  const reference = await storedDocs();
+  await wipe();
+  const zip = await allFixtures();
+  const [a, b] = (await Promise.all([post(zip, 'application/zip'), post(zip, 'application/zip')])).map((r) => r.json() as Report);
+  for (const name of fixtureNames()) {
+    const statuses = [a, b].map((r) => r.files.find((f) => f.name === `upload.zip/${name}`)!.status).sort();
+    t.same(statuses, ['created', 'skipped'], `${name}: created by one import, skipped by the other`);
+  }
+  t.equal(a.summary.created + b.summary.created, 11, 'eleven files created in all');
+  t.same(contentOf(await storedDocs()), contentOf(reference), 'the same documents as one import');
+});
+
 t.test('an updated file (same UUID, other content) replaces the earlier version', async (t) => {
   const original = fixture('11-carta-porte-two-products.xml').toString('utf8');
   const undelivered = original.replace(/<cfdi:Addenda>[\s\S]*<\/cfdi:Addenda>/, '');

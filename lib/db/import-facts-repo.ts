@@ -6,12 +6,12 @@
  * the files arrived in. Writes are whole-document upserts, in bulk per batch of files.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { AnyBulkWriteOperation, Collection, Db, Filter, WithoutId } from 'mongodb';
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db, type Filter, type WithoutId } from 'mongodb';
 import { COLLECTIONS, financialDocs, tenantSettings } from './collections.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import { DEFAULT_SETTINGS } from '../model/tenant-settings.ts';
 import { settingsCache } from './settings-cache.ts';
-import { insertUnlessDuplicate } from './duplicate-key.ts';
+import { DUPLICATE_KEY, insertUnlessDuplicate } from './duplicate-key.ts';
 import type { FinancialFact } from '../imports/financial-mapping.ts';
 
 export type FactKind = FinancialFact['kind'] | 'transfer';
@@ -54,6 +54,24 @@ export async function saveFacts(db: Db, records: readonly ImportFactRecord[]): P
     records.map((r) => ({ replaceOne: { filter: { _id: r._id, tenant: r.tenant }, replacement: r, upsert: true } })),
     { ordered: false },
   );
+}
+
+/**
+ * Inserts facts that were not stored when read; returns the ids another writer stored first
+ * (a concurrent import of the same files), which the caller reads again to say what it did.
+ */
+export async function insertNewFacts(db: Db, records: readonly ImportFactRecord[]): Promise<Set<string>> {
+  const lost = new Set<string>();
+  if (!records.length) return lost;
+  try {
+    await importFacts(db).insertMany([...records], { ordered: false });
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    if (writeErrors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
+    for (const w of writeErrors) lost.add(records[w.index]!._id);
+  }
+  return lost;
 }
 
 /**

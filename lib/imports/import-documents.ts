@@ -55,6 +55,7 @@ import {
   findFacts,
   linkFacts,
   putFinancialDocuments,
+  insertNewFacts,
   saveFacts,
   type FactKind,
   type ImportFactRecord,
@@ -217,25 +218,42 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   const ids = planned.flatMap((p) => p.planned.facts.flatMap((f) => (isCancellationKind(f.kind) ? [factId(tenant, f.kind, f.uuid), factId(tenant, 'invoice', f.uuid)] : [factId(tenant, f.kind, f.uuid)])));
   const known = await findFacts(ctx.db, tenant, ids);
   const toWrite = new Map<string, ImportFactRecord>();
-  const outcomes = new Map<BatchItem, WriteOutcome>();
+  // Facts not stored when read are inserted (a concurrent import of the same file may win); the others replaced.
+  const fresh = new Set<string>();
+  const perFile = new Map<BatchItem, { id: string; outcome: WriteOutcome }[]>();
   for (const p of planned) {
-    const mine: WriteOutcome[] = [];
+    const mine: { id: string; outcome: WriteOutcome }[] = [];
     for (const f of p.planned.facts) {
       const record: ImportFactRecord = { _id: factId(tenant, f.kind, f.uuid), tenant, uuid: f.uuid, kind: f.kind, sha256: p.sha256, invoices: f.invoices, fact: f.fact, importedAt: now };
       const prev = known.get(record._id);
-      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind) mine.push('skipped');
+      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind) mine.push({ id: record._id, outcome: 'skipped' });
       else {
-        mine.push(prev ? 'updated' : 'created');
+        if (!prev) fresh.add(record._id);
+        mine.push({ id: record._id, outcome: prev ? 'updated' : 'created' });
         known.set(record._id, record);
         toWrite.set(record._id, record);
       }
     }
-    outcomes.set(p, mine.includes('created') ? 'created' : mine.includes('updated') ? 'updated' : 'skipped');
+    perFile.set(p, mine);
   }
   // Links before facts (a crash in between leaves links to facts not stored yet, which reads
   // ignore), and for skipped files too: a re-import repairs any link that is missing.
   await linkFacts(ctx.db, tenant, planned.flatMap((p) => p.planned.facts.map((f) => ({ _id: factId(tenant, f.kind, f.uuid), invoices: f.invoices }))));
-  await saveFacts(ctx.db, [...toWrite.values()]);
+  const lost = await insertNewFacts(ctx.db, [...fresh].map((id) => toWrite.get(id)!));
+  await saveFacts(ctx.db, [...toWrite.values()].filter((r) => !fresh.has(r._id)));
+  // Stored by another import meanwhile: the same content was not created by this one; other content is replaced.
+  const settled = new Map<string, WriteOutcome>();
+  if (lost.size) {
+    const stored = await findFacts(ctx.db, tenant, [...lost]);
+    const replace = [...lost].map((id) => toWrite.get(id)!).filter((r) => stored.get(r._id)?.sha256 !== r.sha256);
+    await saveFacts(ctx.db, replace);
+    for (const id of lost) settled.set(id, replace.some((r) => r._id === id) ? 'updated' : 'skipped');
+  }
+  const outcomes = new Map<BatchItem, WriteOutcome>();
+  for (const [p, mine] of perFile) {
+    const final = mine.map(({ id, outcome }) => (outcome === 'created' ? (settled.get(id) ?? outcome) : outcome));
+    outcomes.set(p, final.includes('created') ? 'created' : final.includes('updated') ? 'updated' : 'skipped');
+  }
   const tripsOf = new Map<string, TripDocument>();
   for (const p of planned) if (p.planned.trip) tripsOf.set(p.planned.trip._id, p.planned.trip);
   await putImportedTrips(ctx, tenant, [...tripsOf.values()], now);
