@@ -16,6 +16,7 @@ import { registerResponseHeaders, tenantDataRoute } from '../lib/http/cache-cont
 import { makeErrorHandlers } from '../lib/http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from '../lib/http/hardening.ts';
 import { genRequestId } from '../lib/http/request-id.ts';
+import { limitConnections } from '../lib/http/connection-limits.ts';
 import { validatorCompilerFor } from '../lib/http/validator-compiler.ts';
 import { webhookUrlRefiners } from '../lib/webhooks/url-validation.ts';
 import { registerBinaryBodies } from '../lib/http/binary-bodies.ts';
@@ -95,7 +96,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     // Slow clients get 408 within about a second of the limit (Node checks every 30 s by default).
-    http: { requestTimeout: config.requestTimeoutMs, headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
+    // Headers within HEADERS_TIMEOUT_MS of the connection or of the request's first byte (a
+    // connection that sends nothing, slowloris); kept-alive connections idle for
+    // KEEP_ALIVE_TIMEOUT_MS are closed (Fastify's default is 72 s). lib/http/connection-limits.ts.
+    http: { requestTimeout: config.requestTimeoutMs, headersTimeout: config.connections.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    keepAliveTimeout: config.connections.keepAliveTimeoutMs,
     // 408/431/400 from the HTTP parser in the error shape (lib/http/hardening.ts).
     clientErrorHandler,
     frameworkErrors,
@@ -108,6 +113,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
   });
+  // Connection caps, global (below the open-file limit) and per client address: before it listens.
+  limitConnections(app.server, config.connections, app.log);
   app.decorateRequest('tenant', null);
   app.decorateRequest('apiKeyId', null);
   app.setValidatorCompiler(validatorCompilerFor({ refiners: webhookUrlRefiners(config.webhooks) }));
@@ -160,7 +167,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const shutdown = new AbortController();
   // server.close() ends only the keep-alive connections idle at that instant: one whose answer was
   // being sent as closing began turns idle later, without `connection: close`, and would hold the
-  // close for keepAliveTimeout (72 s). Sweep the idle ones until the server has closed.
+  // close for KEEP_ALIVE_TIMEOUT_MS. Sweep the idle ones until the server has closed.
   let idleSweep: NodeJS.Timeout | undefined;
   app.addHook('preClose', (done) => {
     shutdown.abort();

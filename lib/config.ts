@@ -18,6 +18,8 @@ export interface AppConfig {
   /** Per-query server-side time limit. */
   queryTimeoutMs: number;
   requestTimeoutMs: number;
+  /** Connection limits (lib/http/connection-limits.ts). */
+  connections: ConnectionSettings;
   /** How long GET /ready waits for the database's answer to a ping before it answers 503. */
   readyTimeoutMs: number;
   bodyLimitBytes: number;
@@ -39,6 +41,17 @@ export interface AppConfig {
   imports: ImportLimits;
   /** Largest POST /api/deliveries body (a CSV or JSON rows of reception tickets). */
   deliveriesBodyLimitBytes: number;
+}
+
+export interface ConnectionSettings {
+  /** MAX_CONNECTIONS: open connections in all (null, the default: the open-file soft limit less a fifth, at least 256 less, at most 16,384; never above the limit less 256). */
+  max: number | null;
+  /** MAX_CONNECTIONS_PER_ADDRESS: open connections per client address, IPv6 per /64 (default 256; 0: no cap, the default with TRUST_PROXY). */
+  perAddressMax: number;
+  /** HEADERS_TIMEOUT_MS: a request's headers must be complete within this of the connection or of the request's first byte (default 10000; at most REQUEST_TIMEOUT_MS). */
+  headersTimeoutMs: number;
+  /** KEEP_ALIVE_TIMEOUT_MS: a kept-alive connection idle for this long between requests is closed (default 5000). */
+  keepAliveTimeoutMs: number;
 }
 
 export interface ImportLimits {
@@ -160,6 +173,18 @@ function key32(env: NodeJS.ProcessEnv, name: string): Buffer | null {
   return buf;
 }
 
+/** Connection caps and timeouts (issue 33); the headers' time limit never exceeds the request's. */
+function connectionSettings(env: NodeJS.ProcessEnv): ConnectionSettings {
+  const max = int(env, 'MAX_CONNECTIONS', 0, 0, 10_000_000);
+  return {
+    max: max === 0 ? null : max,
+    // Behind a proxy every connection comes from the proxy: no per-address cap unless set.
+    perAddressMax: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', bool(env, 'TRUST_PROXY', false) ? 0 : 256, 0, 10_000_000),
+    headersTimeoutMs: Math.min(int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000), int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000)),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -185,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     worker: bool(env, 'ALERT_WORKER', true),
     queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 10_000, 100, 600_000),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    connections: connectionSettings(env),
     readyTimeoutMs: int(env, 'READY_TIMEOUT_MS', 1000, 100, 60_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
     trustProxy: bool(env, 'TRUST_PROXY', false),
