@@ -17,6 +17,7 @@ import { makeErrorHandlers } from '../lib/http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from '../lib/http/hardening.ts';
 import { genRequestId } from '../lib/http/request-id.ts';
 import { limitConnections } from '../lib/http/connection-limits.ts';
+import { tenantConcurrency } from '../lib/http/tenant-concurrency.ts';
 import { validatorCompilerFor } from '../lib/http/validator-compiler.ts';
 import { webhookUrlRefiners } from '../lib/webhooks/url-validation.ts';
 import { registerBinaryBodies } from '../lib/http/binary-bodies.ts';
@@ -218,6 +219,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const noQueryParameters = onlyQueryParameters();
   // Year-long reports cost seconds: a budget of their own per key, after authentication (spec: x-rate-limit-budget).
   const limitReports = reportBudget(app, { max: config.rateLimit.reportMax, windowMs: config.rateLimit.windowMs });
+  // …and run one tenant's at a time, so they cannot take every database thread from other tenants.
+  const reportTurns = tenantConcurrency({ perTenant: config.rateLimit.reportConcurrency, queue: config.rateLimit.reportQueue });
   // Per-operation policy is stated in the spec (x-request-deadline, x-body-limit, x-rate-limit, x-compress: handlers/route-policy.ts).
   // Imports of thousands of files (or of a month of delivery tickets) take minutes: their own, longer deadline (IMPORT_TIMEOUT_MS).
   const deadlines = { default: [requestDeadline(config.requestTimeoutMs)], imports: [requestDeadline(config.imports.timeoutMs)], none: [] };
@@ -244,9 +247,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
               ...deadlines[policy.deadline],
               limit,
               op.method === 'GET' ? authenticateRead : authenticateWrite,
-              ...(op.extensions['x-rate-limit-budget'] === 'reports' ? [limitReports] : []),
+              ...(op.extensions['x-rate-limit-budget'] === 'reports' ? [limitReports, reportTurns.acquire] : []),
             ]
           : [...deadlines[policy.deadline]],
+        ...(op?.extensions['x-rate-limit-budget'] === 'reports' ? { onResponse: [reportTurns.release] } : {}),
         // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
         preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],
         ...(bodyLimit === undefined ? {} : { bodyLimit }),

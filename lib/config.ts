@@ -11,7 +11,7 @@ export interface AppConfig {
   /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
   documentBaseUrl: string;
   /** Requests per valid API key (max) and without a valid key per client address (ipMax), per window. */
-  rateLimit: { max: number; ipMax: number; windowMs: number; reportMax: number };
+  rateLimit: { max: number; ipMax: number; windowMs: number; reportMax: number; reportConcurrency: number; reportQueue: number };
   redisUrl: string | null;
   /** Run the alert worker in this process. */
   worker: boolean;
@@ -204,6 +204,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       max: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
       ipMax: int(env, 'RATE_LIMIT_IP_MAX', 120, 1, 10_000_000),
       reportMax: int(env, 'REPORT_RATE_LIMIT_MAX', 30, 1, 10_000_000),
+      // One report of a tenant at a time per instance: it holds one of the database's threads, not all.
+      reportConcurrency: int(env, 'REPORT_MAX_CONCURRENT_PER_TENANT', 1, 1, 1000),
+      reportQueue: int(env, 'REPORT_QUEUE_PER_TENANT', 10, 0, 10_000),
       windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
     },
     redisUrl: env.REDIS_URL || null,

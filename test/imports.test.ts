@@ -170,12 +170,12 @@ t.test('two imports of the same files at once: each reports what it did (issue 3
   const reference = await storedDocs();
   await wipe();
   const zip = await allFixtures();
-  const [a, b] = (await Promise.all([post(zip, 'application/zip'), post(zip, 'application/zip')])).map((r) => r.json() as Report);
+  const [a, b] = (await Promise.all([post(zip, 'application/zip'), post(zip, 'application/zip')])).map((r) => r.json() as Report) as [Report, Report];
   for (const name of fixtureNames()) {
     const statuses = [a, b].map((r) => r.files.find((f) => f.name === `upload.zip/${name}`)!.status).sort();
     t.same(statuses, ['created', 'skipped'], `${name}: created by one import, skipped by the other`);
   }
-  t.equal(a.summary.created + b.summary.created, 11, 'eleven files created in all');
+  t.equal(a.summary.created! + b.summary.created!, 11, 'eleven files created in all');
   t.same(contentOf(await storedDocs()), contentOf(reference), 'the same documents as one import');
 });
 

@@ -14,6 +14,7 @@ import { connect, listen, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp } from '../handlers/app.ts';
 import { alertJobs } from '../lib/db/alert-jobs-repo.ts';
 import { errorProblem } from './helpers/error-reason.ts';
+import { createApiKey } from '../lib/auth/api-keys.ts';
 import type { FastifyInstance } from 'fastify';
 
 const h = await startHarness(t);
@@ -131,7 +132,7 @@ t.test('reports draw from a budget of their own (REPORT_RATE_LIMIT_MAX), MCP too
   const over = await get('/api/analytics/unit-economics');
   t.equal(over.statusCode, 429, 'the fourth report in the window');
   assertConforms(t, over, 'GET', '/api/analytics/unit-economics');
-  t.match(over.json().error, { reason: 'rate_limited', details: [/report budget of 3 reports per minute for this API key exceeded .* retry in \d+ seconds/] });
+  t.match(over.json().error, { reason: 'rate_limited', details: [/report budget of 3 reports per minute for this tenant exceeded .* retry in \d+ seconds/] });
   t.equal(over.headers['x-ratelimit-limit'], '3', 'the report budget in the headers');
   t.ok(Number(over.headers['retry-after']) > 0, 'retry-after');
   const tool = await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '2026-03' } });
@@ -139,5 +140,23 @@ t.test('reports draw from a budget of their own (REPORT_RATE_LIMIT_MAX), MCP too
   const list = await get('/api/financial-docs?limit=1');
   t.equal(list.statusCode, 200, 'the key’s other operations go on');
   t.equal(list.headers['x-ratelimit-limit'], '100', 'under the general budget');
-  t.equal((await get('/api/analytics/cash-inflow-forecast', KEY_B)).statusCode, 200, 'another key has its own report budget');
+  t.equal((await get('/api/analytics/cash-inflow-forecast', KEY_B)).statusCode, 200, 'another tenant has its own report budget');
+  const { key: secondKey } = await createApiKey(h.db, TENANT_A, 'second key');
+  t.equal((await get('/api/analytics/cash-inflow-forecast', secondKey)).statusCode, 429, "the tenant's other keys share its budget (issue 33: N keys had N budgets)");
+});
+
+t.test('reports run one at a time per tenant, ten more wait, the rest are 429; another tenant is not queued behind them', async (t) => {
+  const app = await appWith(t, { REPORT_RATE_LIMIT_MAX: '1000', RATE_LIMIT_MAX: '1000', REPORT_QUEUE_PER_TENANT: '10' });
+  const report = (key: string) => app.inject({ method: 'GET', url: '/api/analytics/unit-economics?startDate=2025-01-01&endDate=2025-12-31', headers: { 'x-api-key': key } });
+  const flood = Promise.all(Array.from({ length: 20 }, () => report(KEY_A)));
+  const other = await report(KEY_B);
+  t.equal(other.statusCode, 200, "another tenant's report is answered while A's wait");
+  const answers = await flood;
+  const statuses = answers.map((a) => a.statusCode).sort();
+  t.same(statuses, [...Array(11).fill(200), ...Array(9).fill(429)], 'one running and ten waiting are answered, nine refused');
+  const refused = answers.find((a) => a.statusCode === 429)!;
+  assertConforms(t, refused, 'GET', '/api/analytics/unit-economics');
+  t.match(refused.json().error, { reason: 'rate_limited', details: [/this tenant has 1 report running and 10 waiting, the most it may \(REPORT_MAX_CONCURRENT_PER_TENANT 1, REPORT_QUEUE_PER_TENANT 10\)/] });
+  t.equal(refused.headers['retry-after'], '5');
+  t.equal((await report(KEY_A)).statusCode, 200, 'once they are answered, the next one runs');
 });

@@ -100,7 +100,7 @@ export const limitRequests = (app: FastifyInstance): onRequestAsyncHookHandler =
 /**
  * onRequest hook, after authentication, of the operations marked `x-rate-limit-budget: reports`
  * (the tax summary and the analytic audits: periods of up to 366 days, seconds each): a budget
- * of their own per API key (REPORT_RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS), besides the general
+ * of their own per tenant (REPORT_RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS), besides the general
  * one, so a client cannot spend the machine on year-long reports at the pace of list pages. MCP
  * tool calls of these operations count too (their internal dispatch is not exempt here).
  */
@@ -110,14 +110,15 @@ export function reportBudget(app: FastifyInstance, opts: { max: number; windowMs
     max: opts.max,
     timeWindow: opts.windowMs,
     allowList: () => false,
-    keyGenerator: (request: FastifyRequest) => `report:${request.apiKeyId ?? request.ip}`,
+    // Per tenant, not per key: a tenant's keys share it (N keys must not get N budgets).
+    keyGenerator: (request: FastifyRequest) => `report:${request.tenant ?? request.ip}`,
   });
   return async function limitReports(request, reply) {
     const result = await limiter(request);
     if (result.isAllowed || !result.isExceeded) return;
     reply.header('x-ratelimit-limit', result.max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', result.ttlInSeconds).header('retry-after', result.ttlInSeconds);
     throw new ApiError(429, 'Too Many Requests', [
-      `report budget of ${result.max} reports per ${window} for this API key exceeded (the tax summary and the analytic audits share it); retry in ${result.ttlInSeconds} seconds`,
+      `report budget of ${result.max} reports per ${window} for this tenant exceeded (the tax summary and the analytic audits share it, whatever the key); retry in ${result.ttlInSeconds} seconds`,
     ]);
   };
 }
