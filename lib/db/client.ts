@@ -42,6 +42,10 @@ export function mongoClientOptions(opts: ConnectMongoOptions = {}): MongoClientO
     heartbeatFrequencyMS: 10_000,
     retryWrites: true,
     retryReads: true,
+    // An acknowledged write is on disk: journaled (a standalone) and on a majority (a replica set).
+    // The embedded engine answers such a write once its store has written it (docs/reliability.md).
+    // Bulk tools opt out per database or operation (scripts/seed.ts).
+    writeConcern: { w: 'majority', journal: true },
     // ignoreUndefined stays false on purpose: with it, a filter like { tenantId: undefined }
     // would silently become {} and match every tenant's documents.
     ...opts.driver,

@@ -52,7 +52,7 @@ export interface EngineExit {
   code: number | null;
   signal: NodeJS.Signals | null;
   expected: boolean;
-  /** Why, when the engine said so: out of memory, and what to set (EMBEDDED_MONGO_XMX). */
+  /** Why, when the engine said so: out of memory, and what to set (EMBEDDED_MONGO_XMX); its store failed (e.g. disk full), and how. */
   reason?: string;
 }
 
@@ -62,7 +62,12 @@ export interface EngineExit {
  * message names no setting: the reason does).
  */
 const OUT_OF_MEMORY_EXIT_CODE = 3;
+/** The launcher's status when its store failed (disk full, I/O error): StoreCommits.STORE_FAILED_EXIT_STATUS. */
+export const STORE_FAILED_EXIT_CODE = 4;
 export function exitReason(output: string, maxHeap: string, code: number | null = null): string | undefined {
+  const store = /^embedded-mongo: store failed: .*$/m.exec(output);
+  if (store) return store[0].replace(/^embedded-mongo: /, '');
+  if (code === STORE_FAILED_EXIT_CODE) return 'store failed (see the engine\'s log)';
   const watchdog = /^embedded-mongo: out of memory: .*$/m.exec(output);
   if (watchdog) return watchdog[0].replace(/^embedded-mongo: /, '');
   // 3: the status of -XX:+ExitOnOutOfMemoryError (and of the launcher's GC watchdog)

@@ -57,6 +57,8 @@ export class EngineSupervisor {
   private wake: (() => void) | null = null;
   private restarting: Promise<void> | null = null;
   private readonly listeners = new Set<(state: EngineState) => void>();
+  /** Why the engine last exited, when it said so (its store failed, out of memory). */
+  private lastReason: string | undefined;
 
   constructor(
     first: EmbeddedMongo,
@@ -95,8 +97,9 @@ export class EngineSupervisor {
   /** Why the engine cannot be used now, or null when it is up. */
   problem(): string | null {
     if (this.status === 'up') return null;
-    if (this.status === 'restarting') return 'the embedded database engine is restarting';
-    if (this.status === 'failed') return 'the embedded database engine could not be restarted';
+    const cause = this.lastReason ? ` (${this.lastReason})` : '';
+    if (this.status === 'restarting') return `the embedded database engine is restarting${cause}`;
+    if (this.status === 'failed') return `the embedded database engine could not be restarted${cause}`;
     return 'the embedded database engine is stopped';
   }
 
@@ -122,6 +125,7 @@ export class EngineSupervisor {
         { component: 'embedded-engine', enginePid: engine.pid, port: engine.port, exit: describeExit(exit), ...(exit.reason ? { reason: exit.reason } : {}) },
         exit.reason ? `embedded database engine exited unexpectedly (${exit.reason}); restarting it` : 'embedded database engine exited unexpectedly; restarting it',
       );
+      this.lastReason = exit.reason;
       this.setState('restarting');
       this.restarting = this.restart(engine.port, exit.reason ? `${describeExit(exit)}: ${exit.reason}` : describeExit(exit)).finally(() => {
         this.restarting = null;

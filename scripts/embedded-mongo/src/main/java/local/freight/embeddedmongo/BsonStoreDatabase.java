@@ -108,6 +108,17 @@ final class BsonStoreDatabase extends H2Database {
      */
     @Override
     public Document handleCommand(Channel channel, String command, Document query, DatabaseResolver databaseResolver, Oplog oplog) {
+        if (isWrite(command) && isDurable(query.get("writeConcern"))) {
+            Document reply;
+            try {
+                reply = super.handleCommand(channel, command, query, databaseResolver, oplog);
+            } catch (RuntimeException e) {
+                StoreCommits.awaitDurable(); // what the command did before failing (an ordered bulk's first writes)
+                throw e;
+            }
+            StoreCommits.awaitDurable();
+            return reply;
+        }
         if (!"aggregate".equalsIgnoreCase(command)) {
             return super.handleCommand(channel, command, query, databaseResolver, oplog);
         }
@@ -133,6 +144,19 @@ final class BsonStoreDatabase extends H2Database {
         } finally {
             BsonStoreCollection.AGGREGATION_PREFILTER.remove();
         }
+    }
+
+    private static boolean isWrite(String command) {
+        return switch (command.toLowerCase(java.util.Locale.ROOT)) {
+            case "insert", "update", "delete", "findandmodify" -> true;
+            default -> false;
+        };
+    }
+
+    /** A write concern that means "on disk" on MongoDB: journaled, or acknowledged by a majority. */
+    private static boolean isDurable(Object writeConcern) {
+        return writeConcern instanceof Document concern
+            && (Boolean.TRUE.equals(concern.get("j")) || "majority".equals(concern.get("w")));
     }
 
     /**

@@ -36,7 +36,18 @@ import de.bwaldvogel.mongo.backend.h2.H2Backend;
  *       backend is converted once when opened. Secondary indexes are maps of the same store
  *       ({@link SecondaryIndex}), built once when missing.</li>
  *   <li>{@code --commit-delay-ms N} (default 200): the store commits every N ms between whole
- *       operations ({@link StoreCommits}), what a kill -9 can lose; 0: only on shutdown.</li>
+ *       operations ({@link StoreCommits}), what a kill -9 can lose of writes without a durable write
+ *       concern; 0: only on shutdown and for durable writes.</li>
+ *   <li>Durability: a write command (insert, update, delete, findAndModify, one or a batch) whose
+ *       writeConcern has {@code j: true} or {@code w: "majority"} is answered only once a commit that
+ *       holds it has been written to the store file (group commit: the waiting writers wake the
+ *       committer and share a commit). Written, not fsynced: a kill -9 of the JVM, or its crash,
+ *       loses no such write (the OS has the pages); a power loss or an OS crash may lose the last
+ *       ones. Other writes are committed within the commit delay.</li>
+ *   <li>A store that fails (disk full, I/O error: MVStore closes it) makes the engine print
+ *       {@code embedded-mongo: store failed: <cause>} and exit with status 4; durable writes waiting
+ *       for it get an error, never an acknowledgement. Restarted once there is space, it opens the last
+ *       version written.</li>
  *   <li>A JVM that spends 90% of 10 s collecting garbage prints a line naming EMBEDDED_MONGO_XMX
  *       and exits with status 3, as -XX:+ExitOnOutOfMemoryError does ({@link GcWatchdog}).</li>
  *   <li>SIGTERM/SIGINT and EOF on stdin shut the server down cleanly (H2 store committed and closed).
@@ -133,6 +144,10 @@ public final class EmbeddedMongo {
             // an operation could persist a document without its index entries. StoreCommits commits
             // between operations instead; opening (a conversion, an index build) commits its own batches.
             MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).cacheSize(cacheMb);
+            if (!options.stockStore) {
+                // A write that fails (disk full, I/O error) makes MVStore close the store: the engine exits.
+                builder.backgroundExceptionHandler((thread, e) -> StoreCommits.failed(e));
+            }
             store = (options.stockStore ? builder : builder.autoCommitDisabled().autoCommitBufferSize(0).autoCompactFillRate(0)).open();
             backend = options.stockStore ? new H2Backend(store) : new BsonStoreBackend(store);
             store.commit();
@@ -234,6 +249,7 @@ public final class EmbeddedMongo {
     }
 
     private static synchronized void shutdown(ConnectionThreadsServer server, MVStore store) {
+        StoreCommits.shuttingDown();
         try {
             // stops listening, closes client channels, then closes the backend (H2Backend.close() closes the MVStore)
             server.shutdownNow();

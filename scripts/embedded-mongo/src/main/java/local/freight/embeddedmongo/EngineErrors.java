@@ -3,6 +3,7 @@ package local.freight.embeddedmongo;
 import java.util.function.Supplier;
 
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.exception.MongoServerException;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
 
@@ -24,6 +25,12 @@ final class EngineErrors {
         } catch (MongoServerException e) {
             throw e;
         } catch (RuntimeException e) {
+            // A store that failed (disk full: MVStore closes it) is not a bug of the command: the engine
+            // exits (StoreCommits.failed), and the client gets an error it retries on the restarted one.
+            if (!StoreCommits.isShuttingDown() && (StoreCommits.failure() != null || StoreCommits.isBroken())) {
+                StoreCommits.failed(e);
+                throw new MongoServerError(91, "ShutdownInProgress", "store failed: " + StoreCommits.failure());
+            }
             String command = "?";
             Document document = message.getDocument();
             if (document != null && !document.isEmpty()) {

@@ -5,6 +5,8 @@ import java.util.function.Supplier;
 
 import org.h2.mvstore.MVStore;
 
+import de.bwaldvogel.mongo.exception.MongoServerError;
+
 /**
  * The store's commits, taken between whole operations: a document and its index entries live in
  * different maps, and MVStore's own background commit could persist one without the other. Every
@@ -15,6 +17,9 @@ import org.h2.mvstore.MVStore;
  * chunks now and then as MVStore's background writer would have. A periodic commit holds writers
  * back only while MVStore captures the version ({@link #commitInBackground}); an insert batch is
  * one operation per document (BsonStoreCollection.insertDocuments), so it waits for one document.
+ * A write with {@code j: true} or {@code w: "majority"} waits ({@link #awaitDurable}) for a commit
+ * captured after it to be in the file; it wakes the committer, and the writers that arrive during a
+ * commit share the next one (group commit). A commit that fails ends the engine ({@link #failed}).
  */
 final class StoreCommits {
 
@@ -66,19 +71,75 @@ final class StoreCommits {
         }
     }
 
+    // Durable writes (group commit). A commit is numbered when it captures the version (under the
+    // exclusive lock); `durable` is the number of the last one whose pages are in the file. A write
+    // done before a writer reads `captured` is in commit captured + 1 or later.
+    private static final Object DURABLE = new Object();
+    private static long captured;
+    private static long durable;
+    private static long requested;
+    private static volatile String failure;
+    private static volatile boolean shuttingDown;
+    private static volatile boolean started;
+    private static volatile MVStore committed;
+
+    /** Exit status of an engine whose store failed (disk full, I/O error, store closed by a panic). */
+    static final int STORE_FAILED_EXIT_STATUS = 4;
+
     /**
-     * A commit whose exclusive part is only the capture of every map's root: MVStore then
-     * serialises and writes the captured version on its own threads while writers go on (they
-     * change new copies of the pages, not the captured ones). The window a kill -9 can lose is
-     * the interval plus that write. Skipped if MVStore's store lock is busy (the next one takes it).
+     * Returns once a commit captured after the caller's writes has been written to the file (by
+     * the committer, asked to commit now); throws if the store fails first. The file is written,
+     * not fsynced: a kill -9 of the JVM loses nothing acknowledged (the pages are in the OS page
+     * cache), a power loss may.
      */
-    static void commitInBackground(MVStore store) {
+    static void awaitDurable() {
+        if (!started) {
+            throw new IllegalStateException("durable write without a committer");
+        }
+        synchronized (DURABLE) {
+            long need = captured + 1;
+            if (requested < need) {
+                requested = need;
+                DURABLE.notifyAll();
+            }
+            while (durable < need) {
+                if (failure != null || shuttingDown) {
+                    throw new MongoServerError(91, "ShutdownInProgress",
+                        failure != null ? "store failed: " + failure + "; the write was not made durable" : "shutting down; the write was not made durable");
+                }
+                try {
+                    DURABLE.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new MongoServerError(91, "ShutdownInProgress", "interrupted while waiting for the write to be durable");
+                }
+            }
+        }
+    }
+
+    /**
+     * A commit whose exclusive part is only the capture of every map's root: MVStore serialises and
+     * writes the captured version on its own threads while writers go on (they change new copies of
+     * the pages, not the captured ones); then this thread waits for that write (tryCommit returns
+     * before it), so the commit's number can be published as durable. True when it captured the
+     * version; false when MVStore's store lock was busy (the next one takes it).
+     */
+    static boolean commitInBackground(MVStore store) {
         long asked = System.nanoTime();
+        long number;
+        boolean changed;
         LOCK.writeLock().lock();
         long locked = System.nanoTime();
         try {
-            if (!store.isClosed() && store.hasUnsavedChanges()) {
-                store.tryCommit();
+            if (store.isClosed()) {
+                throw store.getPanicException() != null ? store.getPanicException() : new IllegalStateException("the store was closed");
+            }
+            synchronized (DURABLE) {
+                number = ++captured;
+            }
+            changed = store.hasUnsavedChanges();
+            if (changed && store.tryCommit() < 0 && store.hasUnsavedChanges()) {
+                return false;
             }
         } finally {
             LOCK.writeLock().unlock();
@@ -89,19 +150,47 @@ final class StoreCommits {
             System.err.println("embedded-mongo: slow commit: " + waitedMs + " ms waiting for operations in flight, "
                 + heldMs + " ms capturing the version");
         }
+        // Waits for MVStore's serialisation and write threads to finish what was submitted (this
+        // capture and earlier ones); a failed write has made the store panic, which this rethrows.
+        if (changed) {
+            store.executeFilestoreOperation(() -> {
+            });
+            if (store.getPanicException() != null) {
+                throw store.getPanicException();
+            }
+        }
+        synchronized (DURABLE) {
+            durable = Math.max(durable, number);
+            DURABLE.notifyAll();
+        }
+        return true;
     }
 
-    /** The background committer (a daemon thread); {@code delayMs} 0: commits only on shutdown. */
+    /** The committer: every {@code delayMs} (0: never by time), and at once when a durable write waits. */
     static void start(MVStore store, int delayMs) {
-        if (delayMs <= 0) {
-            return;
-        }
+        started = true;
+        committed = store;
         Thread committer = new Thread(() -> {
             long lastCompact = System.nanoTime();
-            while (!store.isClosed()) {
+            while (!store.isClosed() && !shuttingDown) {
                 try {
-                    Thread.sleep(delayMs);
-                    commitInBackground(store);
+                    synchronized (DURABLE) {
+                        long until = System.nanoTime() + delayMs * 1_000_000L;
+                        while (requested <= durable && !shuttingDown) {
+                            long left = delayMs > 0 ? (until - System.nanoTime()) / 1_000_000 : 0;
+                            if (delayMs > 0 && left <= 0) {
+                                break;
+                            }
+                            DURABLE.wait(Math.max(left, 0));
+                        }
+                    }
+                    if (shuttingDown) {
+                        return;
+                    }
+                    if (!commitInBackground(store)) {
+                        Thread.sleep(5);
+                        continue;
+                    }
                     if (System.nanoTime() - lastCompact > COMPACT_EVERY_MS * 1_000_000) {
                         lastCompact = System.nanoTime();
                         compact(store);
@@ -109,14 +198,90 @@ final class StoreCommits {
                 } catch (InterruptedException e) {
                     return;
                 } catch (RuntimeException e) {
-                    if (!store.isClosed()) {
-                        System.err.println("embedded-mongo: background commit failed: " + e);
+                    if (!shuttingDown) {
+                        failed(e);
                     }
+                    return;
                 }
+            }
+            if (!shuttingDown) {
+                failed(store.getPanicException() != null ? store.getPanicException() : new IllegalStateException("the store was closed"));
             }
         }, "embedded-mongo-commit");
         committer.setDaemon(true);
         committer.start();
+    }
+
+    /** The launcher is stopping the engine: the store is closed on purpose; waiting writers get an error. */
+    static void shuttingDown() {
+        shuttingDown = true;
+        synchronized (DURABLE) {
+            DURABLE.notifyAll();
+        }
+    }
+
+    static boolean isShuttingDown() {
+        return shuttingDown;
+    }
+
+    /** The store was closed, or MVStore gave up on it (a panic), while not shutting down. */
+    static boolean isBroken() {
+        MVStore store = committed;
+        return store != null && !shuttingDown && (store.isClosed() || store.getPanicException() != null);
+    }
+
+    /** Why the store failed, or null. */
+    static String failure() {
+        return failure;
+    }
+
+    /**
+     * The store cannot go on (a failed write closes it): one line on stderr, waiting writers get an
+     * error, and the JVM exits with {@link #STORE_FAILED_EXIT_STATUS} so that the service restarts
+     * it on the last version on disk (once there is space again). Idempotent; ignored while
+     * shutting down.
+     */
+    static void failed(Throwable cause) {
+        if (shuttingDown) {
+            return;
+        }
+        MVStore store = committed;
+        if (store != null && store.getPanicException() != null) {
+            cause = store.getPanicException(); // the write that failed, not a later "store is closed"
+        }
+        synchronized (DURABLE) {
+            if (failure != null) {
+                return;
+            }
+            failure = describe(cause);
+            DURABLE.notifyAll();
+        }
+        System.err.println("embedded-mongo: store failed: " + failure);
+        System.err.flush();
+        // A moment for the error replies of the writers that waited, then no more answers from a dead store.
+        Thread exit = new Thread(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException ignored) {
+                // exit now
+            }
+            Runtime.getRuntime().halt(STORE_FAILED_EXIT_STATUS);
+        }, "embedded-mongo-store-failed");
+        exit.setDaemon(false);
+        exit.start();
+    }
+
+    /** The innermost cause (an IOException's "No space left on device"), then where it surfaced. */
+    private static String describe(Throwable cause) {
+        Throwable root = cause;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String text = root.getClass().getName() + ": " + root.getMessage();
+        if (root != cause) {
+            text += " (" + cause.getMessage() + ")";
+        }
+        return text.replaceAll("\\s+", " ");
     }
 
     private static void compact(MVStore store) {
