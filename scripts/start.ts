@@ -9,10 +9,19 @@
  * then stops the embedded engine (which runs in a process group of its own, out of reach of
  * the group's signal), and exits 0. If the embedded engine dies and cannot be restarted
  * (lib/db/engine-supervisor.ts), /health answers 503 and the process exits 1.
+ *
+ * Starting: on the embedded engine, DATA_DIR must be creatable, writable and have some free space
+ * (lib/db/data-dir.ts), and no other service may be running on it (DATA_DIR/service.lock holds
+ * its PID; a lock left by a killed service is taken over). Any of these, a bad configuration or
+ * an engine that cannot open its store: one line on stderr naming the path and the cause, exit 1.
+ * CLI tools (npm run apikey, import, seed, worker) still attach to this service's engine.
  */
 import './v8-heap.ts'; // first: GC tuning from the first collection on
-import { loadConfig } from '../lib/config.ts';
-import { openDatabase } from '../lib/db/open.ts';
+import path from 'node:path';
+import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
+import { EmbeddedEngineInUseError, openDatabase } from '../lib/db/open.ts';
+import { acquireServiceLock, checkDataDir, DataDirError, fsCause } from '../lib/db/data-dir.ts';
+import { EmbeddedMongoStartError, startFailureSummary } from '../lib/db/embedded.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
@@ -22,22 +31,55 @@ import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 
-const loaded = loadConfig();
+/**
+ * A start-up failure a person can act on (configuration, DATA_DIR, the engine's store): one line
+ * naming the path and the cause on stderr, exit 1, no stack trace. Anything else is a bug: thrown.
+ */
+function failStart(err: unknown): never {
+  const dataDir = path.resolve(process.env.DATA_DIR || './data');
+  const e = err as NodeJS.ErrnoException;
+  const line =
+    err instanceof ConfigError || err instanceof DataDirError || err instanceof EmbeddedEngineInUseError
+      ? err.message
+      : err instanceof EmbeddedMongoStartError
+        ? `cannot start the embedded database on DATA_DIR ${dataDir}: ${startFailureSummary(err)}`
+        : e && typeof e === 'object' && typeof e.code === 'string' && typeof e.path === 'string'
+          ? `cannot use ${e.path}: ${fsCause(e)}`
+          : null;
+  if (line === null) throw err;
+  console.error(line);
+  process.exit(1);
+}
+
+let loaded: AppConfig;
+try {
+  loaded = loadConfig();
+  if (!loaded.mongodbUri) {
+    // Before anything writes there (the webhook key, the engine's store): writable, some free space,
+    // and no other service on it (DATA_DIR/service.lock, removed at exit, taken over after a kill -9).
+    checkDataDir(loaded.dataDir);
+    acquireServiceLock(loaded.dataDir);
+  }
+} catch (err) {
+  failStart(err);
+}
 // Signing secrets are encrypted at rest; on the embedded engine the key is generated into DATA_DIR once.
-const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
+const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded).catch(failStart) } };
 // Set once the service exists: the engine supervisor's give-up stops it with exit code 1.
 let onEngineLost: (reason: string) => void = (reason) => {
   console.error(`embedded database engine lost before the service started: ${reason}`);
   process.exit(1);
 };
+// `service`: its own supervised engine, never one another process started (lib/db/open.ts).
 const database = await openDatabase(config, {
+  mode: 'service',
   log: (m) => console.log(m),
   supervision: {
     maxRestarts: config.embeddedEngine.maxRestarts,
     windowMs: config.embeddedEngine.restartWindowMs,
     onGiveUp: (reason) => onEngineLost(reason),
   },
-});
+}).catch(failStart);
 // Indexes, then the derived fields of documents stored without them: before listening, so
 // the payment-state filters never answer without those documents (a one-time cost on an old store).
 await prepareDatabase(database.db, { log: (m) => console.log(m) });

@@ -180,6 +180,33 @@ export class EmbeddedMongoStartError extends Error {
   }
 }
 
+/**
+ * A start failure in one line, for a person at a terminal (scripts/start.ts): the message without
+ * the stderr tail, then the launcher's `failed to start:` line and its deepest `caused by:`,
+ * without Java class names, stack frames or H2's version tag, e.g. `… exited before listening
+ * (exit code 1): Store header is corrupt: /data/embedded-mongo.mv.db`.
+ */
+export function startFailureSummary(err: EmbeddedMongoStartError): string {
+  const head = err.message.split('\n')[0]!;
+  const clean = (s: string) =>
+    s
+      .replace(/^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error)?: /, '') // java.nio.file.FileSystemException: …
+      .replace(/\s*\[\d+\.\d+\.\d+\/\d+\]\s*$/, '') // H2's [2.3.232/6]
+      .trim();
+  const failed = /^embedded-mongo: failed to start: (.*)$/m.exec(err.stderrTail)?.[1];
+  const causes = [...err.stderrTail.matchAll(/^ {2}caused by: (.*)$/gm)].map((m) => m[1]!);
+  const lastWords = /^embedded-mongo: (?!failed to start)(.*)$/m.exec(err.stderrTail)?.[1];
+  const parts = [failed, causes[causes.length - 1]].filter((p): p is string => !!p).map(clean);
+  // `Could not open file /d/x.mv.db` caused by `/d/x.mv.db: Is a directory`: the path once.
+  if (parts.length === 2) {
+    const [, subject, rest] = /^(.*?): (.*)$/.exec(parts[1]!) ?? [];
+    if (parts[0]!.includes(parts[1]!)) parts.pop();
+    else if (subject && rest && parts[0]!.endsWith(subject)) parts[1] = rest;
+  }
+  const why = parts.length ? parts.join(': ') : lastWords ? clean(lastWords) : '';
+  return why ? `${head}: ${why}` : head;
+}
+
 function javaBinary(): string {
   const home = process.env.JAVA_HOME;
   if (home) {

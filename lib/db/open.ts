@@ -19,16 +19,36 @@ export interface OpenDatabase {
 }
 
 const portFile = (dataDir: string) => path.join(dataDir, 'embedded-mongo.port');
+/** How long a service waits for an engine still answering on DATA_DIR's port to go away before refusing to start. */
+const ORPHAN_ENGINE_GRACE_MS = 15_000;
 
 /**
- * MONGODB_URI when set. Otherwise the embedded engine on DATA_DIR: reuse the
- * one a running `npm start` launched (its port is in DATA_DIR), so CLI tools
- * like `npm run apikey` work beside the service, else start one.
+ * Who opens the database, for the embedded engine on DATA_DIR:
+ * - `tool` (the default: `npm run apikey`, `import`, `seed`, `worker`): attach to the engine a
+ *   running `npm start` launched (its port is in DATA_DIR), so the tools work beside the
+ *   service; else start one for the tool's own run.
+ * - `service` (`npm start`, which holds DATA_DIR/service.lock, lib/db/data-dir.ts): never
+ *   attach; always its own supervised engine. An engine another process still runs on this
+ *   store (a tool started it) is an EmbeddedEngineInUseError naming its port, not a service
+ *   that answers 503 once that process ends.
+ */
+export type OpenMode = 'tool' | 'service';
+
+export class EmbeddedEngineInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddedEngineInUseError';
+  }
+}
+
+/**
+ * MONGODB_URI when set. Otherwise the embedded engine on DATA_DIR: see OpenMode.
  */
 export async function openDatabase(
   config: Pick<AppConfig, 'mongodbUri' | 'mongodbDb' | 'dataDir'>,
-  opts: { log?: (msg: string) => void; supervision?: Omit<EngineSupervisorOptions, 'dataDir'> } = {},
+  opts: { log?: (msg: string) => void; supervision?: Omit<EngineSupervisorOptions, 'dataDir'>; mode?: OpenMode } = {},
 ): Promise<OpenDatabase> {
+  const mode = opts.mode ?? 'tool';
   const log = opts.log ?? (() => {});
   if (config.mongodbUri) {
     const { client, db } = await connectMongo(config.mongodbUri, config.mongodbDb);
@@ -37,12 +57,29 @@ export async function openDatabase(
   const dataDir = path.resolve(config.dataDir);
   const existingPort = Number(await readFile(portFile(dataDir), 'utf8').catch(() => ''));
   if (Number.isInteger(existingPort) && existingPort > 0) {
-    try {
-      const { client, db } = await connectMongo(`mongodb://127.0.0.1:${existingPort}/`, config.mongodbDb, { serverSelectionTimeoutMS: 1500 });
-      log(`using the embedded MongoDB already running on port ${existingPort}`);
-      return { client, db, engine: null, supervisor: null, embedded: true, close: () => client.close() };
-    } catch {
+    const uri = `mongodb://127.0.0.1:${existingPort}/`;
+    const reach = () => connectMongo(uri, config.mongodbDb, { serverSelectionTimeoutMS: 1500 }).catch(() => null);
+    if (mode === 'tool') {
+      const attached = await reach();
+      if (attached) {
+        log(`using the embedded MongoDB already running on port ${existingPort}`);
+        return { client: attached.client, db: attached.db, engine: null, supervisor: null, embedded: true, close: () => attached.client.close() };
+      }
       // stale port file: the engine that wrote it is gone
+    } else {
+      // The engine of a service killed a moment ago exits by itself (it watches its parent's pipe): give it time.
+      const until = Date.now() + ORPHAN_ENGINE_GRACE_MS;
+      for (;;) {
+        const other = await reach();
+        if (!other) break;
+        await other.client.close();
+        if (Date.now() >= until) {
+          throw new EmbeddedEngineInUseError(
+            `DATA_DIR ${dataDir}: an embedded engine started by another process (a CLI tool such as npm run seed or npm run import) is running on this store, port ${existingPort} (${portFile(dataDir)}): let it finish, then start the service`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
   }
   await mkdir(dataDir, { recursive: true });
