@@ -6,7 +6,8 @@
 // as root on a Debian-like system: `apt-get update` then `apt-get install -y chromium`.
 // Exit code 1 with install instructions when it cannot be had.
 //
-// Flags: --print-path (print the executable's path on the last line).
+// Flags: --print-path (print the executable's path on the last line), --check (install nothing:
+// exit 1 naming this script when no browser is found; what the test runs).
 
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -36,6 +37,10 @@ function run(cmd, args) {
 }
 
 let found = find();
+if (!found && process.argv.includes('--check')) {
+  process.stderr.write(`[setup-chromium] no Chromium found${process.env.CHROMIUM_PATH ? ` at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : ''}: run \`node scripts/setup-chromium.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it). ${HOW}\n`);
+  process.exit(1);
+}
 if (!found && process.env.CHROMIUM_PATH) {
   process.stderr.write(`[setup-chromium] CHROMIUM_PATH=${process.env.CHROMIUM_PATH} does not exist. ${HOW}\n`);
   process.exit(1);

@@ -8,7 +8,8 @@
 // embedded engine's build already needs), so the local repository and any mirror in
 // ~/.m2/settings.xml apply. Fast when present: one stat. Needs Java 11+ to run.
 //
-// Flags: --force (fetch again), --print-jar (print the jar's path on the last line).
+// Flags: --force (fetch again), --print-jar (print the jar's path on the last line),
+// --check (fetch nothing: exit 1 naming this script when the jar is missing; what the test runs).
 // Exit code 1 when Maven is missing or the fetch fails.
 
 import { spawn } from 'node:child_process';
@@ -43,6 +44,10 @@ const present = () => {
   }
 };
 
+if (args.has('--check') && !present()) {
+  process.stderr.write(`[setup-openapi-generator] the openapi-generator CLI ${OPENAPI_GENERATOR_VERSION} is not at ${jar}: run \`node scripts/setup-openapi-generator.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`);
+  process.exit(1);
+}
 if (args.has('--force') && existsSync(jar)) rmSync(jar);
 if (!present()) {
   mkdirSync(dir, { recursive: true });

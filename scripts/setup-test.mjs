@@ -1,14 +1,22 @@
 #!/usr/bin/env node
 /**
- * `npm test`'s set-up (pretest), every step idempotent:
+ * `npm test`'s set-up (pretest): everything the tests run is built, fetched or installed here,
+ * before tap starts, never inside a test's timeout (issue 33: a cold `go install` of
+ * oapi-codegen took more than a test's 300 s on a loaded machine). The tests only check their
+ * tool is there (each setup script's `--check`) and fail at once naming the command if not.
+ * Every step is idempotent and a stat or two when done already.
  *
- *   scripts/setup.mjs → scripts/setup-tap.mjs   npm packages, the engine's jar and class archive, then tap's Test class
- *   scripts/setup-venv.mjs                      the Python tools (.venv)
- *   scripts/setup-redis.mjs                     redis-server from Debian
+ *   scripts/setup.mjs → scripts/setup-tap.mjs     npm packages, the engine's jar and class archive, then tap's Test class
+ *                     → setup-openapi-generator   the openapi-generator CLI jar (Maven, after setup.mjs's Maven build)
+ *   scripts/setup-venv.mjs                        the Python tools (.venv): Schemathesis, openapi-python-client, mcp, setuptools
+ *   scripts/setup-oapi-codegen.mjs                oapi-codegen and the Go consumer's modules (go install, go mod tidy)
+ *   scripts/setup-redis.mjs → setup-chromium.mjs  redis-server, then Chromium, from Debian (apt, one after the other)
  *
- * The three lines run side by side: on a clean clone the venv's pip install
- * (about 50 s, mostly waiting on downloads) used to start only after npm ci and
- * the Maven build had finished. Exits 1 when any step fails.
+ * The lines run side by side. Required (exit 1 when one fails: nothing can run without it):
+ * setup.mjs, setup-tap.mjs, setup-venv.mjs. The others are tools of one or two test files: a
+ * failure is reported in a summary at the end (which tool, which tests, the command to rerun)
+ * and the tests run anyway, those files failing with the same message (oapi-codegen without Go:
+ * skipped, that client is optional).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -16,23 +24,60 @@ import { fileURLToPath } from 'node:url';
 
 const scripts = path.dirname(fileURLToPath(import.meta.url));
 
+/** Tools of a few test files: what each is for, and what its failure means. */
+const TOOLS = {
+  'setup-openapi-generator.mjs': { tool: 'openapi-generator CLI', tests: 'test/openapi-generator.test.ts', fix: 'needs Maven and Java 11+ (apt-get install maven default-jdk-headless) and Maven Central' },
+  'setup-oapi-codegen.mjs': { tool: 'oapi-codegen (Go)', tests: "test/consumer-matrix.test.ts's Go client", fix: 'needs Go 1.22+ (apt-get install golang-go) and the Go module proxy', skippedWhen: 2, skipped: 'Go is not on PATH: that client is skipped' },
+  'setup-chromium.mjs': { tool: 'Chromium', tests: 'test/swagger-ui-browser.test.ts', fix: "needs Debian's chromium package (as root: apt-get install -y chromium) or CHROMIUM_PATH" },
+  'setup-redis.mjs': { tool: 'redis-server', tests: 'test/multi-instance-*.test.ts', fix: 'apt-get install -y redis-server' },
+};
+
+/** script → { ok, how, seconds } */
+const results = new Map();
+
 function step(script) {
+  const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(scripts, script)], { stdio: 'inherit', env: process.env });
-    child.on('error', (err) => {
-      console.error(`[setup-test] ${script}: ${err.message}`);
-      resolve(false);
-    });
-    child.on('close', (code, signal) => {
-      if (code !== 0) console.error(`[setup-test] ${script} failed (${signal ?? `exit code ${code}`})`);
+    const done = (code, how) => {
+      results.set(script, { code, how, seconds: (Date.now() - started) / 1000 });
       resolve(code === 0);
-    });
+    };
+    child.on('error', (err) => done(-1, err.message));
+    child.on('close', (code, signal) => done(code ?? -1, signal ?? `exit code ${code}`));
   });
 }
 
-const results = await Promise.all([
-  step('setup.mjs').then((ok) => ok && step('setup-tap.mjs')),
+const started = Date.now();
+const required = await Promise.all([
+  step('setup.mjs').then(async (ok) => {
+    if (!ok) return false;
+    // setup-openapi-generator after setup.mjs: two Maven runs at once would share ~/.m2 while downloading.
+    const [tap] = await Promise.all([step('setup-tap.mjs'), step('setup-openapi-generator.mjs')]);
+    return tap;
+  }),
   step('setup-venv.mjs'),
-  step('setup-redis.mjs'),
+  step('setup-oapi-codegen.mjs').then(() => true),
+  // apt one at a time: two apt-get runs would fight over dpkg's lock.
+  step('setup-redis.mjs').then(() => step('setup-chromium.mjs')).then(() => true),
 ]);
-process.exit(results.every(Boolean) ? 0 : 1);
+
+const problems = [];
+for (const script of ['setup.mjs', 'setup-tap.mjs', 'setup-venv.mjs']) {
+  const r = results.get(script);
+  if (r && r.code !== 0) problems.push(`  FAILED  scripts/${script} (${r.how}): required, the tests cannot run; rerun \`node scripts/${script}\` and see its output above`);
+  else if (!r) problems.push(`  FAILED  scripts/${script}: not run (an earlier step failed)`);
+}
+for (const [script, info] of Object.entries(TOOLS)) {
+  const r = results.get(script);
+  if (!r) problems.push(`  not set up  ${info.tool}: scripts/${script} not run (setup.mjs failed)`);
+  else if (info.skippedWhen !== undefined && r.code === info.skippedWhen) problems.push(`  skipped  ${info.tool}: ${info.skipped} (${info.tests}); ${info.fix}`);
+  else if (r.code !== 0) problems.push(`  FAILED  ${info.tool} (scripts/${script}, ${r.how}): ${info.tests} will fail; ${info.fix}; rerun \`node scripts/${script}\` and see its output above`);
+}
+const secs = ((Date.now() - started) / 1000).toFixed(1);
+if (problems.length) {
+  console.error(`\n[setup-test] set-up done in ${secs} s with problems:\n${problems.join('\n')}\n`);
+} else {
+  console.log(`[setup-test] set-up done in ${secs} s (${[...results].map(([s, r]) => `${s.replace(/\.mjs$/, '')} ${r.seconds.toFixed(1)} s`).join(', ')})`);
+}
+process.exit(required.every(Boolean) ? 0 : 1);

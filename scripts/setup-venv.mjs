@@ -9,7 +9,9 @@
 // present) and one `pip install` of PACKAGES (about 30 s). A lock directory keeps
 // two concurrent setups from installing into the same venv at once.
 //
-// Flags: --force (reinstall), --print-bin (print the path of `st` on the last line).
+// Flags: --force (reinstall), --print-bin (print the path of `st` on the last line),
+// --check (install nothing: exit 1 naming this script when the venv is not up to date; what
+// the tests run, so that nothing is installed inside a test's timeout).
 // Env: PYTHON (interpreter to create the venv with; default python3, then python).
 // Exit code 1 when Python or the install fails: the contract tests cannot run without it.
 
@@ -29,6 +31,9 @@ export const PACKAGES = [
   'python-dateutil==2.9.0.post0',
   // test/mcp-python-sdk.test.ts: the official MCP Python SDK (its client validates structured results against outputSchema).
   `mcp==${MCP_PYTHON_VERSION}`,
+  // test/openapi-generator.test.ts: the build backend of the python client it generates, installed with
+  // `pip install --no-index --no-build-isolation` (offline: nothing fetched inside the test's timeout).
+  'setuptools==80.9.0',
 ];
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -126,5 +131,10 @@ async function install() {
   });
 }
 
-if (!(await install())) process.exit(1);
+if (args.has('--check')) {
+  if (!upToDate()) {
+    process.stderr.write(`[setup-venv] the Python tools (${PACKAGES.join(' ')}) are not installed in .venv: run \`node scripts/setup-venv.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`);
+    process.exit(1);
+  }
+} else if (!(await install())) process.exit(1);
 if (args.has('--print-bin')) process.stdout.write(`${st}\n`);

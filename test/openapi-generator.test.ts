@@ -1,13 +1,13 @@
 /**
  * Generated clients as a consumer makes them: openapi-generator (the CLI jar
- * from Maven Central, fetched once into .cache/ by scripts/setup-openapi-generator.mjs)
+ * from Maven Central, fetched into .cache/ by scripts/setup-openapi-generator.mjs in `npm test`'s set-up)
  * reads the document the running service serves at /docs/json and generates
  *
  * - `typescript-fetch`: compiled with `tsc --strict` together with a small
  *   program that uses it as a consumer would (so the calls are type-checked
  *   too), then run against the service;
  * - `python`: installed into the project's venv (.venv, scripts/setup-venv.mjs)
- *   with pip and run against the service.
+ *   with pip, offline (its build backend and dependencies are in the venv), and run against the service.
  *
  * Each client calls both lists, one document and one trip by id (a trip with a
  * leg on the road: null volumes), the tax summary and one audit, and records
@@ -27,7 +27,7 @@ import { PERIOD, run, startDemoService, toolPath } from './helpers/generator-ser
 
 t.setTimeout(300_000);
 
-// 1. The tools: Java, the generator jar, the venv (each fetched or installed once, then cached).
+// 1. The tools: Java, the generator jar, the venv (set up by `npm test`'s pretest, scripts/setup-test.mjs; checked here, never fetched).
 await run('java', ['-version']).catch((err: Error) => {
   throw new Error(`openapi-generator needs Java 11+ (Debian: apt-get install default-jre-headless): ${err.message}`);
 });
@@ -133,7 +133,8 @@ main().catch((err: unknown) => { console.error(err); process.exit(1); });
 t.test('python: generated, installed into the venv, calls the service', async (t) => {
   const out = path.join(work, 'py');
   t.ok(existsSync(path.join(out, 'pyproject.toml')), 'generated');
-  await run(pythonBin, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', out], { timeout: 240_000 });
+  // Offline: its build backend (setuptools) and dependencies are in the venv already (scripts/setup-venv.mjs); nothing is downloaded here.
+  await run(pythonBin, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-index', '--no-build-isolation', out], { timeout: 240_000 });
   const program = `
 import json, sys
 from datetime import datetime

@@ -1,7 +1,7 @@
 /**
  * Swagger UI in a real browser, as a reader of the published docs uses it:
- * headless Chromium (Debian's `chromium`, installed by scripts/setup-chromium.mjs;
- * the test fails with install instructions when it cannot be had) driven by
+ * headless Chromium (Debian's `chromium`, installed by scripts/setup-chromium.mjs in `npm test`'s set-up;
+ * the test fails with install instructions when it is not there) driven by
  * playwright-core opens /docs of the service started as `npm start` starts it,
  * on the demo dataset (3,000 invoices and 3,000 trips per tenant, as an empty
  * database gets), authorizes with a demo key — once as `x-api-key`, once as
@@ -23,10 +23,11 @@ import { startService, ROOT } from './helpers/service.ts';
 
 t.setTimeout(240_000);
 
-const executablePath = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-chromium.mjs'), '--print-path'], { timeout: 300_000 }).then(
+// Installed by `npm test`'s set-up (scripts/setup-test.mjs), never here: checked only.
+const executablePath = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-chromium.mjs'), '--check', '--print-path'], { timeout: 60_000 }).then(
   (r) => r.stdout.trim().split('\n').pop()!,
   (err: Error & { stdout?: string; stderr?: string }) => {
-    throw new Error(`headless Chromium is required for the Swagger UI test.\n${err.stderr ?? ''}${err.stdout ?? ''}`);
+    throw new Error(`headless Chromium is required for the Swagger UI test: run \`node scripts/setup-chromium.mjs\` (npm run setup:chromium).\n${err.stderr ?? ''}${err.stdout ?? ''}`);
   },
 );
 

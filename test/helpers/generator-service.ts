@@ -37,9 +37,18 @@ export async function run(cmd: string, args: string[], opts: RunOptions = {}): P
   }
 }
 
-/** The last line a setup script prints (`--print-bin`, `--print-jar`): the tool's path. */
-export async function toolPath(script: string, flag: string, timeout = 300_000): Promise<string> {
-  return (await run(process.execPath, [path.join('scripts', script), flag], { timeout })).trim().split('\n').pop()!;
+/**
+ * A tool `npm test`'s set-up (scripts/setup-test.mjs) built or fetched before tap started: the last
+ * line its setup script prints in `--check` mode (`--print-bin`, `--print-jar`, …), the tool's path.
+ * Nothing is built or downloaded here, inside a test's timeout: a tool not set up fails the test
+ * at once with the command to run.
+ */
+export async function toolPath(script: string, flag: string): Promise<string> {
+  try {
+    return (await run(process.execPath, [path.join('scripts', script), '--check', flag], { timeout: 60_000 })).trim().split('\n').pop()!;
+  } catch (err) {
+    throw new Error(`a tool this test needs is not set up: run \`node scripts/${script}\` (or \`node scripts/setup-test.mjs\`, npm test's pretest, for all of them)\n${(err as Error).message}`);
+  }
 }
 
 export interface DemoService<T> {
