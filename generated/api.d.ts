@@ -110,7 +110,7 @@ export interface paths {
         /**
          * Cash inflow forecast and customer concentration (HHI)
          * @description When the tenant's receivables are expected to come in, and how concentrated its revenue is
-         *     (domain notes, "Cash inflow forecast" and "Customer concentration (HHI)").
+         *     (docs/domain.md, "Cash inflow forecast" and "Customer concentration (HHI)").
          *
          *     - Receivables as of `asOf` = min(now, end of `endDate`): invoices emitted by then, not cancelled by
          *       then, with an outstanding balance (Total − valid payments − valid credit notes dated by then; the
@@ -150,7 +150,7 @@ export interface paths {
         };
         /**
          * Discounts, demurrage and shrinkage recovery audit
-         * @description What discounts, demurrage and shrinkage cost or recover (domain notes, "Discounts, demurrage and
+         * @description What discounts, demurrage and shrinkage cost or recover (docs/domain.md, "Discounts, demurrage and
          *     shrinkage recovery" and "Trips, legs and shrinkage").
          *
          *     - Discount rate = Σ Descuento ÷ Σ gross freight (freight concept amounts before discount) × 100,
@@ -187,7 +187,7 @@ export interface paths {
         };
         /**
          * Dispatch-to-bill and invoicing efficiency audit
-         * @description How fast delivered trips are invoiced (domain notes, "Dispatch-to-bill").
+         * @description How fast delivered trips are invoiced (docs/domain.md, "Dispatch-to-bill").
          *
          *     - Trips delivered in the period: the last leg's offload instant falls in it (a trip with a leg
          *       still in transit, its offloaded volumes not recorded, is not delivered).
@@ -220,7 +220,7 @@ export interface paths {
         };
         /**
          * Fleet utilization and productivity audit
-         * @description How busy the fleet is (domain notes, "Fleet utilization and productivity"), per vehicle or per driver:
+         * @description How busy the fleet is (docs/domain.md, "Fleet utilization and productivity"), per vehicle or per driver:
          *     trips, legs, active days ÷ days in the period, litres hauled (`litresBasis`), km, revenue (Σ leg
          *     billedFreight, tolls excluded) and revenue per km (null with a reason when there are no km).
          *     Legs in transit count as activity and their loaded litres count; their offloaded litres are
@@ -253,7 +253,7 @@ export interface paths {
         };
         /**
          * Freight unit economics (per km and per litre)
-         * @description Freight revenue per km and per litre hauled (domain notes, "Unit economics"), overall and per client,
+         * @description Freight revenue per km and per litre hauled (docs/domain.md, "Unit economics"), overall and per client,
          *     vehicle and route (the route catalogue: origin, destination, distance, trips, litres, revenue per km
          *     and per litre).
          *
@@ -426,8 +426,8 @@ export interface paths {
          *     and Carta Porte 3.0/3.1 complements (on an invoice or a transfer, type T) into trips: one leg
          *     per destination with its goods. Only road transport (`Autotransporte`) makes a trip: a Carta
          *     Porte by air, sea or rail is refused with that reason. Delivered volumes are not part of Carta
-         *     Porte: add them with the delivery addenda (`urn:freight-backoffice:entregas:1`, see the
-         *     README); a leg without them is in transit.
+         *     Porte: add them with the delivery addenda (`urn:freight-backoffice:entregas:1`, see
+         *     docs/importing.md); a leg without them is in transit.
          *
          *     **Taxes and currency.** Every tax is kept per concept: ISR (001), IVA (002), IEPS (003),
          *     transferred or retained, Tasa, Cuota or Exento. Amounts stay in the CFDI's `Moneda` with its
@@ -595,7 +595,7 @@ export interface paths {
          * Tax summary (every CFDI tax, VAT and 4% retention reconciliation)
          * @description Reconciles SubTotal and every CFDI tax of the tenant's invoices (IVA transferred and retained, ISR
          *     retained, IEPS), per month and per client within the month, in MXN, and lists the findings. Rules
-         *     (domain notes, "Tax reconciliation", "CFDI 4.0 invoices" and "Real CFDIs"):
+         *     (docs/domain.md, "Tax reconciliation", "CFDI 4.0 invoices" and "Real CFDIs"):
          *
          *     - Per non-cancelled document: freight base = Σ (amount − discount) of freight concepts (kind
          *       `freight`, or SAT keys 78101800–78101899 on unclassified lines); taxable base = Σ base of the

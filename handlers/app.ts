@@ -92,7 +92,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     genReqId: genRequestId,
     requestIdHeader: false,
     // One log line per request (below) instead of Fastify's two: at LOG_LEVEL=info logging
-    // was ~40 % of a cheap request's cost (docs/benchmarks.md §3).
+    // was ~40 % of a cheap request's cost (docs/benchmarks.md, "Per-request work").
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,

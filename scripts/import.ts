@@ -9,7 +9,7 @@
  * POST /api/imports (lib/imports/import-documents.ts). Prints a summary and
  * every rejected file with its reason (`--json`: the whole report). Exit code
  * 0 when every file was imported or skipped, 3 when any file was rejected, 2
- * on a usage error (README, test/imports-operations.test.ts).
+ * on a usage error (docs/importing.md, test/imports-operations.test.ts).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';

@@ -23,7 +23,7 @@ const lookups: string[] = [];
 client.on('commandStarted', (e: CommandStartedEvent) => {
   if (e.commandName === 'find' && e.command.find === 'apiKeys') lookups.push(JSON.stringify(e.command.filter));
 });
-// Documented defaults (README, configuration): only what the test needs besides them.
+// Documented defaults (docs/configuration.md): only what the test needs besides them.
 const config = loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff' });
 const IP_BUDGET = config.rateLimit.ipMax;
 const app = await buildApp({ config, db, logger: false });

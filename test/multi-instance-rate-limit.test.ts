@@ -1,8 +1,8 @@
 /**
  * Two API instances, one database, one real Redis (issue 12, section 2): with
  * RATE_LIMIT_MAX=N they answer together exactly N non-429 responses per key and
- * window. Redis stopped mid-test: each instance counts on its own (README,
- * "Production") and nothing fails; Redis back: the shared count resumes without
+ * window. Redis stopped mid-test: each instance counts on its own
+ * (docs/configuration.md, "Production") and nothing fails; Redis back: the shared count resumes without
  * a restart.
  */
 import t from 'tap';

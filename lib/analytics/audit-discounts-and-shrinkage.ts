@@ -1,5 +1,5 @@
 /**
- * GET /api/analytics/discounts-and-shrinkage (domain.md "Discounts, demurrage
+ * GET /api/analytics/discounts-and-shrinkage (docs/domain.md "Discounts, demurrage
  * and shrinkage recovery"):
  *  - discounts: Σ Descuento ÷ Σ gross freight (freight concept amounts before
  *    discount) per client and month, non-cancelled invoices emitted in the

@@ -1,5 +1,5 @@
 /**
- * GET /api/analytics/dispatch-to-bill (domain.md "Dispatch-to-bill"): for the
+ * GET /api/analytics/dispatch-to-bill (docs/domain.md "Dispatch-to-bill"): for the
  * trips delivered in the period (last leg offloaded in it), lag = invoice
  * instant − delivery instant in elapsed days, sign kept (≤ 0 = pre-billed,
  * issued at dispatch); median, p90, share billed within 1/3/7 days; delivered

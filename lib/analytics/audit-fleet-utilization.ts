@@ -1,5 +1,5 @@
 /**
- * GET /api/analytics/fleet-utilization (domain.md "Fleet utilization and
+ * GET /api/analytics/fleet-utilization (docs/domain.md "Fleet utilization and
  * productivity"): per vehicle or driver over the period — trips, legs, active
  * days ÷ days in the period, litres hauled, km, revenue (leg billedFreight,
  * tolls excluded) and revenue per km (lib/analytics/utilization.ts) — plus

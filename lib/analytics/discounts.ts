@@ -1,5 +1,5 @@
 /**
- * Discounts and accessorials (domain.md "Discounts, demurrage and shrinkage
+ * Discounts and accessorials (docs/domain.md "Discounts, demurrage and shrinkage
  * recovery"): discount rate = Σ Descuento ÷ Σ gross freight (freight concept
  * amounts before discount), demurrage (estadías) and handling (maniobras)
  * billed, per client and per client-month, from sums already in integer cents.

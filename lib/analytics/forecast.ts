@@ -1,5 +1,5 @@
 /**
- * Cash inflow forecast (domain.md "Cash inflow forecast"): each open invoice is
+ * Cash inflow forecast (docs/domain.md "Cash inflow forecast"): each open invoice is
  * expected on due date (invoice date + client credit days) + the client's
  * historical median payment delay; amounts are bucketed by week or month.
  * Dates are Mexico City calendar days; delays are whole calendar days.

@@ -1,5 +1,5 @@
 /**
- * GET /api/analytics/cash-inflow-forecast (domain.md "Cash inflow forecast",
+ * GET /api/analytics/cash-inflow-forecast (docs/domain.md "Cash inflow forecast",
  * "Customer concentration (HHI)"):
  *  - receivables as of asOf = min(now, end of endDate): invoices emitted by
  *    then, not cancelled by then, with an outstanding balance (Total − valid

@@ -1,5 +1,5 @@
 /**
- * GET /api/analytics/unit-economics (domain.md "Unit economics"): freight
+ * GET /api/analytics/unit-economics (docs/domain.md "Unit economics"): freight
  * revenue per km and per litre hauled, overall and per client, vehicle and
  * route (the route catalogue), over the legs delivered in the period (a leg in
  * transit has no offloaded litres yet and is left out). Sums are

@@ -1,5 +1,5 @@
 /**
- * Shrinkage recovery (domain.md "Discounts, demurrage and shrinkage
+ * Shrinkage recovery (docs/domain.md "Discounts, demurrage and shrinkage
  * recovery"): the legs of the trips delivered in the period, each through
  * legShrinkage with the tenant's tolerance rules, prices and recovery mode —
  * out-of-tolerance legs, litres and the recoverable value — against what was

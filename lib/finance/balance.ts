@@ -1,7 +1,7 @@
 /**
- * Outstanding balance of an invoice (domain.md): Total − Σ valid payments −
- * Σ valid credit notes, never below 0. Balances are on the CFDI Total, which is
- * already net of the 4% retention.
+ * Outstanding balance of an invoice (docs/domain.md "Payments, credit notes and
+ * balances"): Total − Σ valid payments − Σ valid credit notes, never below 0.
+ * Balances are on the CFDI Total, which is already net of the 4% retention.
  */
 import type { FinancialDocument, PaymentStatus } from '../model/financial-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';

@@ -33,7 +33,7 @@ export const NS = {
   cartaPorte30: 'http://www.sat.gob.mx/CartaPorte30',
   cartaPorte31: 'http://www.sat.gob.mx/CartaPorte31',
   cancel: 'http://cancelacfd.sat.gob.mx',
-  /** This service's delivery addenda (delivered volumes per destination and product; see README). */
+  /** This service's delivery addenda (delivered volumes per destination and product; docs/importing.md, "Delivery addenda"). */
   delivery: 'urn:freight-backoffice:entregas:1',
 } as const;
 

@@ -8,7 +8,7 @@
  * - Delivered volumes are not part of Carta Porte: they come from the client's
  *   reception ticket, recorded through the delivery operations (a later import
  *   keeps them, lib/trips/recorded-deliveries.ts), or from this service's
- *   delivery addenda (`urn:freight-backoffice:entregas:1`, see README). A leg
+ *   delivery addenda (`urn:freight-backoffice:entregas:1`, docs/importing.md). A leg
  *   without them is in transit: status 2, unloadDate null, offloaded null
  *   (unknown, not 0: lib/trips/delivery-state.ts).
  * - Pricing comes from the CFDI itself when it is the freight invoice (type I):

@@ -1,6 +1,6 @@
 /**
  * Per-tenant settings (collection `tenantSettings`, _id = tenant RFC). Every
- * contractual or uncertain rule of the domain notes lives here with its default.
+ * contractual or uncertain rule of docs/domain.md lives here with its default.
  */
 export interface HhiBands {
   /** HHI below this is unconcentrated (2010 US Horizontal Merger Guidelines: 1500). */

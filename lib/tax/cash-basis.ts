@@ -1,5 +1,5 @@
 /**
- * Cash-basis taxes (domain.md "Tax reconciliation", basis=cash): the VAT and
+ * Cash-basis taxes (docs/domain.md "Tax reconciliation", basis=cash): the VAT and
  * retention a document contributes to a period by what was collected in it.
  */
 import type { FinancialDocument, PaymentRecord } from '../model/financial-document.ts';

@@ -1,6 +1,6 @@
 /**
  * GET /api/tax-summary: monthly reconciliation of SubTotal, VAT and the 4% VAT
- * retention per client (domain.md "Tax reconciliation"). Documents stream from
+ * retention per client (docs/domain.md "Tax reconciliation"). Documents stream from
  * MongoDB (tenant + period first, projected to what the reconciliation reads);
  * each is reconciled by the pure reconcileDocument and folded into integer-cent
  * totals (tax-totals.ts) and a bounded findings list (findings-list.ts).

@@ -1,5 +1,5 @@
 /**
- * Tax reconciliation of CFDI invoices (domain.md "Tax reconciliation" and "Real CFDIs"), in
+ * Tax reconciliation of CFDI invoices (docs/domain.md "Tax reconciliation" and "Real CFDIs"), in
  * the document's currency (its own arithmetic; tax-totals.ts converts to MXN).
  *
  * The naive check "retention = 4% × SubTotal" raises false discrepancies when

@@ -1,5 +1,5 @@
 /**
- * The tax lines of a concept and a document's tax totals (domain.md "Real CFDIs": ISR 001,
+ * The tax lines of a concept and a document's tax totals (docs/domain.md "Real CFDIs": ISR 001,
  * IVA 002, IEPS 003; Tasa, Cuota, Exento). Pure, in the document's currency, summed in
  * integer cents.
  *

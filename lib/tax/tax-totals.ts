@@ -1,5 +1,5 @@
 /**
- * Totals of the tax summary (domain.md "Tax reconciliation"), built
+ * Totals of the tax summary (docs/domain.md "Tax reconciliation"), built
  * incrementally so a year of invoices streams through without being held in
  * memory. Every amount is accumulated in integer cents.
  *

@@ -1,5 +1,5 @@
 /**
- * Delivery state of a leg (domain.md "Trips, legs and shrinkage"): a leg is
+ * Delivery state of a leg (docs/domain.md "Trips, legs and shrinkage"): a leg is
  * delivered once its offloaded volumes are known, that is an unload instant and
  * the offloaded litres of every product. Until then it is in transit: its
  * shrinkage is unknown (not 100%), it is never flagged, and no audit or alert

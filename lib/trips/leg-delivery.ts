@@ -1,5 +1,5 @@
 /**
- * Recording a leg's delivery, the client's reception ticket (domain.md "Trips,
+ * Recording a leg's delivery, the client's reception ticket (docs/domain.md "Trips,
  * legs and shrinkage"): the pure rule behind
  * PUT /api/shipments/{id}/legs/{shipmentId}/delivery and POST /api/deliveries.
  *

@@ -12,7 +12,7 @@ export function signatureHeader(secret: string, body: string, unixSeconds: numbe
   return `t=${unixSeconds},v1=${v1}`;
 }
 
-/** What a receiver does (used by the tests' receiver and shown in the README). */
+/** What a receiver does (used by the tests' receiver and shown in docs/webhooks.md). */
 export function verifySignature(secret: string, body: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
   const parts = new Map(header.split(',').map((p) => p.split('=', 2) as [string, string]));
   const t = Number(parts.get('t'));

@@ -1,5 +1,5 @@
 /**
- * Reference totals for the tests (domain.md "Tax reconciliation"): per-document
+ * Reference totals for the tests (docs/domain.md "Tax reconciliation"): per-document
  * results grouped by a key (month, client) and summed in integer cents;
  * cancelled documents are counted apart and excluded from every sum.
  * The service sums with TaxTotalsAccumulator (lib/tax/tax-totals.ts);

@@ -236,7 +236,7 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
 // --------------------------------------------------------------------------- the embedded engine, as `npm start` runs it
 
 const TGO = DEMO_TENANTS[0]!;
-/** The budget /ready answers within (READY_TIMEOUT_MS default, README). */
+/** The budget /ready answers within (READY_TIMEOUT_MS default, docs/configuration.md). */
 const READY_BUDGET_MS = 1000;
 /** How soon data must answer again after the engine is killed (docs/reliability.md): restart delay 0.5 s + the engine's start. */
 const RECOVERY_BOUND_MS = 15_000;
