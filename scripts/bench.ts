@@ -13,6 +13,10 @@
  * Prints a table of median / p95 / min / max per operation and the peak
  * resident memory of this Node process and of the engine's JVM.
  *
+ * `--fairness` runs scripts/bench-fairness.ts instead: a second demo tenant (FNO, a tenth of the
+ * counts) is loaded too, and FNO's list latency is measured alone, then while TGO runs year-long
+ * reports from K keys, without and with the per-tenant report turns (real HTTP on 127.0.0.1:0).
+ *
  * `--compare` runs scripts/bench-compare.ts instead: the service side by side
  * with bare baselines (autocannon at 1, 10 and 50 connections), same engine and data.
  *
@@ -36,6 +40,7 @@ import { DEFAULT_DEMO_SEED, DEMO_TENANTS, insertTenantData } from './demo/load.t
 import { percentile } from '../lib/analytics/stats.ts';
 import { progressReporter } from './progress.ts';
 import { formatCompare, runCompare } from './bench-compare.ts';
+import { formatFairness, runFairness } from './bench-fairness.ts';
 
 const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]
 
@@ -52,7 +57,12 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
   --compare      the service vs bare baselines on the same data (lists vs a bare Fastify route replaying
                  the captured driver commands, reports vs their pipelines, /health vs hello-world,
                  deepest page vs page 1); autocannon at 1, 10 and 50 connections
-  --seconds N    autocannon duration per measurement with --compare (default 5)
+  --seconds N    autocannon duration per measurement with --compare (default 5); with --fairness, per phase (default 30)
+  --fairness     tenant B's list (GET /api/financial-docs?limit=50, one client back to back) alone, then while
+                 tenant A runs year-long reports from --report-clients keys: without the per-tenant report turn
+                 (REPORT_MAX_CONCURRENT_PER_TENANT=1000) and with the defaults (1 running, 10 waiting);
+                 --invoices/--trips default to 20000 for A, B gets a tenth; real HTTP on 127.0.0.1:0
+  --report-clients K  concurrent report loops of tenant A with --fairness, each with its own key (default 6)
 
 Environment: EMBEDDED_MONGO_XMX (engine heap, default 1280m as for npm start), EMBEDDED_MONGO_CACHE_MB.`;
 
@@ -75,6 +85,8 @@ const { values } = (() => {
         db: { type: 'string' },
         memory: { type: 'boolean', default: false },
         compare: { type: 'boolean', default: false },
+        fairness: { type: 'boolean', default: false },
+        'report-clients': { type: 'string' },
         seconds: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -95,11 +107,12 @@ const int = (name: string, raw: string | undefined, fallback: number, min: numbe
   if (!Number.isInteger(n) || n < min || n > 10_000_000) fail(`--${name} must be an integer ≥ ${min} (got "${raw}")`);
   return n;
 };
-const invoices = int('invoices', values.invoices, 100_000, 0);
-const tripCount = int('trips', values.trips, 100_000, 0);
+const invoices = int('invoices', values.invoices, values.fairness ? 20_000 : 100_000, 0);
+const tripCount = int('trips', values.trips, values.fairness ? 20_000 : 100_000, 0);
 const runs = int('runs', values.runs, 5, 1);
 const warmup = int('warmup', values.warmup, 1, 0);
-const seconds = int('seconds', values.seconds, 5, 1);
+const seconds = int('seconds', values.seconds, values.fairness ? 30 : 5, 1);
+const reportClients = int('report-clients', values['report-clients'], 6, 1);
 // --compare captures the service's driver commands: command monitoring on (for both sides alike).
 const driverOptions = values.compare ? { driver: { monitorCommands: true } } : {};
 
@@ -164,6 +177,19 @@ if (existing === 0) {
   loadSeconds = (performance.now() - loadStart) / 1000;
 }
 await storeApiKey(db, { key: tenant.apiKey, tenant: tenant.rfc, label: 'bench' });
+// --fairness: a second tenant (a tenth of the counts) and one key of A per report loop.
+const tenantB = DEMO_TENANTS[1]!;
+const fairnessKeys = Array.from({ length: reportClients }, (_, i) => `bench_fairness_${tenant.rfc.toLowerCase()}_${i}`);
+let insertedB = { financialDocs: 0, trips: 0 };
+if (values.fairness) {
+  insertedB = { financialDocs: await financialDocs(db).countDocuments({ company: tenantB.rfc }), trips: await trips(db).countDocuments({ company: tenantB.rfc }) };
+  if (insertedB.financialDocs === 0) {
+    const generated = generateTenant({ tenant: tenantB.rfc, name: tenantB.name, seed: DEFAULT_DEMO_SEED + 1, invoices: Math.ceil(invoices / 10), trips: Math.ceil(tripCount / 10) });
+    insertedB = await insertTenantData(db, generated, progressReporter(`loading ${tenantB.rfc}`));
+  }
+  await storeApiKey(db, { key: tenantB.apiKey, tenant: tenantB.rfc, label: 'bench' });
+  for (const key of fairnessKeys) await storeApiKey(db, { key, tenant: tenant.rfc, label: 'bench fairness' });
+}
 
 // Restart, as after `npm run seed` then `npm start`: engine open + indexes and backfill (prepareDatabase) + app ready.
 let restartSeconds: number | null = null;
@@ -217,6 +243,26 @@ const CASES: [string, string][] = [
   ['unit-economics 90d', '/api/analytics/unit-economics'],
   ['unit-economics 366d offloaded', '/api/analytics/unit-economics?startDate=2025-11-15&endDate=2026-11-15&litresBasis=offloaded'],
 ];
+
+if (values.fairness) {
+  await app.close();
+  const load0 = os.loadavg();
+  process.stderr.write(`fairness: ${reportClients} report loops of ${tenant.rfc}, ${seconds} s per phase\n`);
+  const phases = await runFairness({ db: dbRef, now, reportKeys: fairnessKeys, listKey: tenantB.apiKey, seconds, log: (line) => process.stderr.write(`${line}\n`) });
+  const load1 = os.loadavg();
+  await clientRef.close(true);
+  await engineRef.stop();
+  if (dataDir && !values['data-dir']) await rm(dataDir, { recursive: true, force: true });
+  const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(', ');
+  const head = [
+    `Tenant A ${tenant.rfc}: ${inserted.financialDocs} invoices, ${inserted.trips} trips; tenant B ${tenantB.rfc}: ${insertedB.financialDocs} invoices, ${insertedB.trips} trips; ${dataDir ? 'on-disk' : 'in-memory'} engine (heap cap ${engineRef.maxHeap}); Node ${process.version}.`,
+    `Real HTTP on 127.0.0.1 (keep-alive, one connection per client), a freshly built app per phase; ${seconds} s per phase; B: one client, GET /api/financial-docs?limit=50 back to back;`,
+    `A: ${reportClients} loops, one key each, cycling the tax summary and the five audits over 366 days (429: wait retry-after); RATE_LIMIT_MAX, RATE_LIMIT_IP_MAX, REPORT_RATE_LIMIT_MAX 10000000 in every phase.`,
+    `Load average (1, 5, 15 min) before the phases ${la(load0)}, after ${la(load1)} (${os.cpus().length} cores; a shared machine).`,
+  ].join('\n');
+  process.stdout.write(values.json ? `${JSON.stringify({ head, phases }, null, 2)}\n` : `${head}\n\n${formatFairness(phases)}\n`);
+  process.exit(0);
+}
 
 if (values.compare) {
   const pick = (names: string[]) => CASES.filter(([n]) => names.includes(n)).map(([name, url]) => ({ name, url }));
