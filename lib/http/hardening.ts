@@ -71,15 +71,19 @@ export function frameworkErrors(error: Error & { code?: string }, request: Fasti
 /** onRequest hook: answers 503 when the request is still unanswered after `ms`. */
 export function requestDeadline(ms: number) {
   return function deadline(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-    const timer = setTimeout(() => {
+    const expire = () => {
       if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
-      // Still receiving the request: that is the client's slowness, Node answers 408 for it.
-      if (!request.raw.complete) return;
       request.log.warn({ deadlineMs: ms }, 'request deadline exceeded');
       void reply
         .code(503)
         .header('retry-after', '5')
         .send(errorBody(503, 'Service Unavailable', [`the request did not complete within ${ms} ms; retry shortly`], { reason: 'deadline_exceeded' }));
+    };
+    const timer = setTimeout(() => {
+      // Still receiving the request: the client's slowness is Node's to answer (408); once the
+      // body is in, the deadline has passed. (Skipping it then let a slow upload run unbounded.)
+      if (!request.raw.complete) request.raw.once('end', expire);
+      else expire();
     }, ms);
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));
