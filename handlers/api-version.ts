@@ -37,5 +37,5 @@ export function withDetail<P extends { meta: { detail: string } }>(page: P): Wit
 /** A version 1 answer: the bare array of stored records, from the page asked for with `detail: 'full'`. */
 export function v1Data<P extends { meta: { detail: string }; data: unknown }>(page: P): Extract<P, { meta: { detail: 'full' } }>['data'] {
   if (page.meta.detail !== 'full') throw new Error('version 1 answers the stored records (detail=full)');
-  return page.data as Extract<P, { meta: { detail: 'full' } }>['data'];
+  return page.data;
 }

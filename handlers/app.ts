@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type HTTPMethods, type RouteHandlerMethod, type RouteOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteHandlerMethod, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import openapiGlue from 'fastify-openapi-glue';
@@ -33,7 +33,7 @@ import { registerMcp, type McpOptions } from '../lib/mcp/transports.ts';
 
 export const SPEC_PATH = new URL('../generated/openapi.json', import.meta.url);
 /** The bundled OpenAPI document, read once at start-up. */
-export const loadSpec = (): Json & { info: { version: string } } => JSON.parse(readFileSync(SPEC_PATH, 'utf8'));
+export const loadSpec = (): Json & { info: { version: string } } => JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as Json & { info: { version: string } };
 
 /** What extra plugins get from the service: the handlers' dependencies and whether workers run here (ALERT_WORKER). */
 export type PluginDeps = HandlerDeps & { worker: boolean };
@@ -236,7 +236,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
       const policy = routePolicy(operationId, op?.extensions ?? {});
       const bodyLimit = bodyLimits[policy.bodyLimit];
       const route: RouteOptions = {
-        method: method.toUpperCase() as HTTPMethods,
+        method: method.toUpperCase(),
         url: op?.route ?? url,
         // Validation has checked the request against this operation's schemas: its typed handler serves the route.
         handler: handler as RouteHandlerMethod,

@@ -17,7 +17,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import autocannon from 'autocannon';
-import type { CommandStartedEvent, Db, Document, MongoClient } from 'mongodb';
+import type { CommandStartedEvent, Db, Document, Filter, MongoClient, Sort } from 'mongodb';
 
 export interface CompareCase {
   name: string;
@@ -45,6 +45,22 @@ interface Captured {
   command: Document;
 }
 
+/** The fields of a captured find, aggregate, count or distinct that a replay sends again, as the driver sent them. */
+interface ReplayedCommand {
+  filter?: Filter<Document>;
+  query?: Filter<Document>;
+  sort?: Sort;
+  skip?: number;
+  limit?: number;
+  projection?: Document;
+  batchSize?: number;
+  maxTimeMS?: number;
+  pipeline?: Document[];
+  allowDiskUse?: boolean;
+  cursor?: { batchSize?: number };
+  key?: string;
+}
+
 /** Commands that read data; session, handshake and cursor housekeeping are left out. */
 const DATA_COMMANDS = new Set(['find', 'aggregate', 'count', 'distinct']);
 
@@ -69,20 +85,20 @@ async function capture(input: CompareInput, url: string): Promise<Captured[]> {
 /** Runs one captured command through the driver's public API, reading every result. */
 async function replay(db: Db, c: Captured): Promise<unknown> {
   const coll = db.collection(c.collection);
-  const cmd = c.command;
-  const maxTimeMS = cmd.maxTimeMS as number | undefined;
+  const cmd = c.command as ReplayedCommand;
+  const maxTimeMS = cmd.maxTimeMS;
   switch (c.name) {
     case 'find':
       return coll
-        .find(cmd.filter ?? {}, { sort: cmd.sort, skip: cmd.skip, limit: cmd.limit, projection: cmd.projection, batchSize: cmd.batchSize as number | undefined, maxTimeMS })
+        .find(cmd.filter ?? {}, { sort: cmd.sort, skip: cmd.skip, limit: cmd.limit, projection: cmd.projection, batchSize: cmd.batchSize, maxTimeMS })
         .toArray();
     case 'aggregate':
       // The same batches as the service's cursor (an audit reads AUDIT_BATCH_SIZE rows per round trip).
-      return coll.aggregate(cmd.pipeline as Document[], { maxTimeMS, allowDiskUse: cmd.allowDiskUse, batchSize: (cmd.cursor as { batchSize?: number } | undefined)?.batchSize }).toArray();
+      return coll.aggregate(cmd.pipeline, { maxTimeMS, allowDiskUse: cmd.allowDiskUse, batchSize: cmd.cursor?.batchSize }).toArray();
     case 'count':
       return coll.countDocuments(cmd.query ?? {}, { skip: cmd.skip, limit: cmd.limit, maxTimeMS });
     default:
-      return coll.distinct(cmd.key as string, cmd.query ?? {}, { maxTimeMS });
+      return coll.distinct(cmd.key!, cmd.query ?? {}, { maxTimeMS });
   }
 }
 

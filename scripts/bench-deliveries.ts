@@ -55,7 +55,7 @@ try {
     const t0 = performance.now();
     const res = await app.inject({ method: 'POST', url: '/api/deliveries', headers: { 'x-api-key': tenant.apiKey, 'content-type': 'text/csv' }, payload: csv });
     const ms = Math.round(performance.now() - t0);
-    results.push({ run, status: res.statusCode, rows: 2 * n, csvBytes: Buffer.byteLength(csv), ms, rowsPerSecond: Math.round((2 * n * 1000) / ms), summary: res.json().summary, serviceRssMb: Math.round(process.memoryUsage().rss / 1_048_576) });
+    results.push({ run, status: res.statusCode, rows: 2 * n, csvBytes: Buffer.byteLength(csv), ms, rowsPerSecond: Math.round((2 * n * 1000) / ms), summary: res.json<{ summary: unknown }>().summary, serviceRssMb: Math.round(process.memoryUsage().rss / 1_048_576) });
   }
   await app.close();
   if (values.json) console.log(JSON.stringify(results, null, 2));

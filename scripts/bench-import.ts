@@ -57,10 +57,10 @@ const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', HOST: '127.0.
 delete env.MONGODB_URI;
 const child = spawn(process.execPath, ['--import', 'tsx/esm', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
 let out = '';
-child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+child.stderr.on('data', (d: Buffer) => (out += d.toString()));
 const base = await new Promise<string>((resolve, reject) => {
   const timer = setTimeout(() => reject(new Error(`the service did not start in 180 s\n${out}`)), 180_000);
-  child.stdout!.on('data', (d: Buffer) => {
+  child.stdout.on('data', (d: Buffer) => {
     out += d.toString();
     const m = /listening on (http:\/\/\S+)/.exec(out);
     if (m) {

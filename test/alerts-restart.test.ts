@@ -48,11 +48,11 @@ async function startService(): Promise<Service> {
   children.push(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`service did not start in 60 s\n${stderr}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /LISTENING (\d+)/.exec(out);
       if (m) {

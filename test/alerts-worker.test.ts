@@ -289,9 +289,9 @@ t.test('database down: the worker logs one warning for the outage, not an error 
   });
   const lines: { level: string; msg: string; fields: Json }[] = [];
   const logger = {
-    info: (fields: object, msg?: string) => lines.push({ level: 'info', msg: msg ?? '', fields: fields as Json }),
-    warn: (fields: object, msg?: string) => lines.push({ level: 'warn', msg: msg ?? '', fields: fields as Json }),
-    error: (fields: object, msg?: string) => lines.push({ level: 'error', msg: msg ?? '', fields: fields as Json }),
+    info: (fields: object, msg?: string) => lines.push({ level: 'info', msg: msg ?? '', fields }),
+    warn: (fields: object, msg?: string) => lines.push({ level: 'warn', msg: msg ?? '', fields }),
+    error: (fields: object, msg?: string) => lines.push({ level: 'error', msg: msg ?? '', fields }),
   };
   const worker = createAlertWorker({ db: client.db('outage'), name: 'outage', processEveryMs: 50, lockLifetimeMs: FAST.lockLifetimeMs, drainTimeoutMs: 1000, logger });
   await worker.start();

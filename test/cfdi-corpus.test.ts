@@ -132,7 +132,7 @@ t.test(`every file of the corpus (${manifest.length}) gives the manifest's outco
       const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, payload: xml });
       t.equal(res.statusCode, 200, res.body.slice(0, 300));
       assertConforms(t, res, 'POST', '/api/imports');
-      const result = (res.json() as { files: FileResult[] }).files[0]!;
+      const result = res.json<{ files: FileResult[] }>().files[0]!;
       if (row.expect === 'reject') {
         t.equal(result.status, 'rejected', `refused (${result.reason ?? result.status})`);
         t.match(result.reason ?? '', new RegExp(row.reasonRe), `the reason says why: ${result.reason}`);

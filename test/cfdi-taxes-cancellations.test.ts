@@ -29,7 +29,7 @@ const CLIENT = 'GDI920315QR4';
 const FOREIGN = 'XEXX010101000';
 const uuid = (run: number, n: number): string => `2B3C4D5E-00${run}${n}-4000-8000-0000000000${run}${n}`;
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 interface Api {
   importFile(name: string, xml: string): Promise<Json>;
   /** The file's bytes as they are (base64 in JSON). */
@@ -45,19 +45,19 @@ function httpApi(t: Test, key: string): Api {
     const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
     t.equal(res.statusCode, 200, `${url}: ${res.body.slice(0, 200)}`);
     assertConforms(t, res, 'GET', route);
-    return res.json() as Json;
+    return res.json<Json>();
   };
   const qs = (q: Record<string, string | number | boolean>) => new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)])).toString();
   return {
     async importFile(name, xml) {
       const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload: { files: [{ name, content: xml }] } });
       assertConforms(t, res, 'POST', '/api/imports');
-      return (res.json() as Json).files[0];
+      return res.json<Json>().files[0];
     },
     async importBytes(name, bytes) {
       const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, payload: bytes });
       assertConforms(t, res, 'POST', '/api/imports');
-      return (res.json() as Json).files[0];
+      return res.json<Json>().files[0];
     },
     doc: (id) => get(`/api/financial-docs/${encodeURIComponent(id)}`, '/api/financial-docs/:id'),
     list: (q) => get(`/api/financial-docs?${qs(q)}`, '/api/financial-docs'),

@@ -22,7 +22,7 @@ const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 
 // Small data set: 7 documents of A with known emission and update instants, 2 of B.
 const small = Array.from({ length: 7 }, (_, i) =>
-  makeFinancialDoc({ tenant: TENANT_A, date: `2026-02-${String(10 + i).padStart(2, '0')}T10:00`, concepts: [freight(1000 + i)], lastUpdate: iso(T0 + ((i * 3) % 7) * 60_000) } as never),
+  makeFinancialDoc({ tenant: TENANT_A, date: `2026-02-${String(10 + i).padStart(2, '0')}T10:00`, concepts: [freight(1000 + i)], lastUpdate: iso(T0 + ((i * 3) % 7) * 60_000) }),
 );
 // Two share one lastUpdate: the id breaks the tie.
 small[5]!.lastUpdate = small[6]!.lastUpdate;
@@ -41,7 +41,7 @@ async function walk(base: string, key = KEY_A): Promise<{ ids: string[]; pages: 
   for (let i = 0; i < 1000; i += 1) {
     const res = await get(url, key);
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-    const page = res.json() as Page;
+    const page = res.json<Page>();
     pages.push(page);
     ids.push(...page.data.map((d) => d.id));
     if (!page.meta.nextCursor) break;
@@ -51,7 +51,7 @@ async function walk(base: string, key = KEY_A): Promise<{ ids: string[]; pages: 
 }
 
 t.test('a cursor walk returns what page by page returns, with meta along the walk', async (t) => {
-  const byPage = (await get('/api/financial-docs?limit=100')).json() as Page;
+  const byPage = (await get('/api/financial-docs?limit=100')).json<Page>();
   const { ids, pages } = await walk('/api/financial-docs?limit=3');
   t.same(ids, byPage.data.map((d) => d.id), 'same documents, same order (4.1 sort, id tie-breaker)');
   t.same(pages.map((p) => p.meta.page), [1, 2, 3]);
@@ -60,9 +60,9 @@ t.test('a cursor walk returns what page by page returns, with meta along the wal
   t.equal(pages[2]!.meta.nextCursor, null);
   const second = await get(`/api/financial-docs?limit=3&cursor=${encodeURIComponent(pages[0]!.meta.nextCursor!)}`);
   assertConforms(t, second, 'GET', '/api/financial-docs');
-  const fromPage2 = (await get('/api/financial-docs?limit=3&page=2')).json() as Page;
+  const fromPage2 = (await get('/api/financial-docs?limit=3&page=2')).json<Page>();
   t.ok(fromPage2.meta.nextCursor, 'an offset page carries a cursor too');
-  const after = (await get(`/api/financial-docs?limit=3&cursor=${encodeURIComponent(fromPage2.meta.nextCursor!)}`)).json() as Page;
+  const after = (await get(`/api/financial-docs?limit=3&cursor=${encodeURIComponent(fromPage2.meta.nextCursor!)}`)).json<Page>();
   t.same(after.data.map((d) => d.id), ids.slice(6), 'switching from page to cursor continues in place');
   t.equal(after.meta.page, 3);
   const full = await walk('/api/financial-docs?limit=2&detail=full');
@@ -78,15 +78,15 @@ t.test('updatedSince: at or after the instant, oldest change first, id breaks ti
   const res = await get(`/api/financial-docs?updatedSince=${since}&limit=100`);
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'GET', '/api/financial-docs');
-  t.same((res.json() as Page).data.map((d) => d.id), expected);
+  t.same(res.json<Page>().data.map((d) => d.id), expected);
   t.ok(expected.length >= 3 && expected.length < 7);
   const walked = await walk(`/api/financial-docs?updatedSince=${encodeURIComponent('2026-03-01T00:02:00+00:00')}&limit=2`);
   t.same(walked.ids, expected, 'the same through a cursor walk; an offset is read as the same instant');
   const trip = await get(`/api/shipments?updatedSince=${iso(T0 + 2000)}&limit=100`);
   t.equal(trip.statusCode, 200);
   assertConforms(t, trip, 'GET', '/api/shipments');
-  t.same((trip.json() as Page).data.map((d) => d.id), [tripList[1]!._id, tripList[0]!._id], 'trips: by lastUpdate; trips without one only without the filter');
-  t.equal((trip.json() as { data: { lastUpdate: string }[] }).data[0]!.lastUpdate, tripList[1]!.lastUpdate, 'summary carries lastUpdate');
+  t.same(trip.json<Page>().data.map((d) => d.id), [tripList[1]!._id, tripList[0]!._id], 'trips: by lastUpdate; trips without one only without the filter');
+  t.equal(trip.json<{ data: { lastUpdate: string }[] }>().data[0]!.lastUpdate, tripList[1]!.lastUpdate, 'summary carries lastUpdate');
   const tripWalk = await walk('/api/shipments?limit=1');
   t.equal(tripWalk.ids.length, 4, 'shipments walk by cursor too');
   for (const bad of ['yesterday', '2026-03-01', '2026-13-01T00:00:00Z']) {
@@ -96,7 +96,7 @@ t.test('updatedSince: at or after the instant, oldest change first, id breaks ti
 });
 
 t.test('cursors are tamper-evident and bound to tenant, list, sort and filters', async (t) => {
-  const first = (await get('/api/financial-docs?limit=2')).json() as Page;
+  const first = (await get('/api/financial-docs?limit=2')).json<Page>();
   const cursor = first.meta.nextCursor!;
   const [body, sig] = cursor.split('.') as [string, string];
   const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { t: string; k: unknown[] };
@@ -134,13 +134,13 @@ t.test('cursors are tamper-evident and bound to tenant, list, sort and filters',
   const otherList = await get(`/api/shipments?limit=2&cursor=${encodeURIComponent(cursor)}`);
   t.equal(otherList.statusCode, 404, 'another list');
   assertConforms(t, otherList, 'GET', '/api/shipments');
-  const sync = (await get(`/api/financial-docs?limit=2&updatedSince=${iso(T0)}`)).json() as Page;
+  const sync = (await get(`/api/financial-docs?limit=2&updatedSince=${iso(T0)}`)).json<Page>();
   t.equal((await get(`/api/financial-docs?limit=2&cursor=${encodeURIComponent(sync.meta.nextCursor!)}`)).statusCode, 404, 'a sync cursor without its updatedSince');
   t.equal((await get(`/api/financial-docs?limit=2&page=2&cursor=${encodeURIComponent(cursor)}`)).statusCode, 400, 'cursor with page');
   t.equal((await get(`/api/financial-docs?limit=2&page=2&cursor=${encodeURIComponent(`${forged}.${sig}`)}`)).statusCode, 404, 'a forged cursor is 404 whatever else is asked');
   const ok = await get(`/api/financial-docs?limit=5&detail=full&cursor=${encodeURIComponent(cursor)}`);
   t.equal(ok.statusCode, 200, 'limit and detail may change along a walk');
-  t.equal((ok.json() as Page).data.length, 5);
+  t.equal(ok.json<Page>().data.length, 5);
 });
 
 t.test('MCP: the list tools walk with cursor and updatedSince too', async (t) => {
@@ -208,7 +208,7 @@ t.test('30,000 documents: a cursor walk while documents change skips and repeats
     for (;;) {
       const res = await get(url);
       if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-      const page = res.json() as { meta: Page['meta']; data: FinancialDocument[] };
+      const page = res.json<{ meta: Page['meta']; data: FinancialDocument[] }>();
       pages += 1;
       for (const d of page.data) seen.set(d._id, (seen.get(d._id) ?? 0) + 1);
       if (!page.meta.nextCursor) break;

@@ -5,7 +5,6 @@ import { Rng, WeightedTable, mix32 } from '../scripts/demo/random.ts';
 import { CLIENTS, CITIES, PUBLIC_RFC, rfcCheckDigit, roadDistanceKm } from '../scripts/demo/catalog.ts';
 import { batched, DEFAULT_DEMO_SEED, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
-import type { TripDocument } from '../lib/model/trip-document.ts';
 import { fromCents, toCents } from '../lib/money/cents.ts';
 import { mxYmdInt } from '../lib/time/mexico-city.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
@@ -303,7 +302,7 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
       if (d.status === DOC_STATUS.invoiced && valid.length > 0) partial++;
     }
     t.equal(failures, 0, 'payments consistent');
-    t.ok(statuses.has(4) && statuses.has(6) && statuses.has(9), `statuses 4, 6, 9 used (${[...statuses]})`);
+    t.ok(statuses.has(4) && statuses.has(6) && statuses.has(9), `statuses 4, 6, 9 used (${[...statuses].join(',')})`);
     t.ok(partial > 0, 'some partly paid (status 4 for TGO)');
     t.ok(pue > 0 && pue < docs.length / 2, 'PPD mostly, PUE some');
     const share = canceledRecords / records;
@@ -477,7 +476,7 @@ t.test('custom window: nothing after endDate, nothing long before the history', 
     if (d.date > endDate.getTime() || d.date < start - 10 * 24 * HOUR) t.fail(`${d.id} outside the window`);
     for (const p of d.payments) if (p.date > endDate.getTime()) t.fail(`${d.id} payment after endDate`);
   }
-  for (const trip of g.trips as Iterable<TripDocument>) {
+  for (const trip of g.trips) {
     if (trip.createdAt > endDate.getTime() || trip.createdAt < start) t.fail(`${trip._id} outside the window`);
   }
   t.pass('window respected');

@@ -115,7 +115,7 @@ const baselines = new Map<string, Baseline>();
 for (const op of dataOps.filter((o) => o.method === 'GET')) {
   const res = await h.app.inject({ method: 'GET', url: concrete(op), headers: { 'x-api-key': KEY_A } });
   if (res.statusCode !== 200) throw new Error(`baseline ${op.operationId}: ${res.statusCode} ${res.body}`);
-  const body = res.json() as { meta?: { total?: number } };
+  const body = res.json<{ meta?: { total?: number } }>();
   baselines.set(op.operationId, { total: body.meta?.total });
 }
 
@@ -125,7 +125,7 @@ const isFreeText = (schema: Record<string, unknown>) => schema.type === 'string'
 /** The tenant's unfiltered total now (alert jobs grow while the body properties schedule some). */
 async function currentTotal(op: OperationSchemas): Promise<number | undefined> {
   const res = await h.app.inject({ method: 'GET', url: concrete(op), headers: { 'x-api-key': KEY_A } });
-  const total = (res.json() as { meta?: { total?: number } }).meta?.total;
+  const total = res.json<{ meta?: { total?: number } }>().meta?.total;
   baselines.set(op.operationId, { total });
   return total;
 }
@@ -292,7 +292,7 @@ t.test('scheduleAlerts: hostile body fields', async (t) => {
       const res = await h.app.inject({ method: 'POST', url: schedule.path, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
       if (![200, 400, 403, 413].includes(res.statusCode)) return `${field}=${JSON.stringify(value)?.slice(0, 80)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
       if (res.statusCode === 200) {
-        const answer = res.json() as { tenant: string; jobs: { userId: unknown }[] };
+        const answer = res.json<{ tenant: string; jobs: { userId: unknown }[] }>();
         if (answer.tenant !== TENANT_A) return `scheduled for ${answer.tenant}`;
         if (answer.jobs.some((j) => typeof j.userId !== 'string')) return 'a user id that is not a string was stored';
       }

@@ -107,8 +107,8 @@ function cli(args: string[]): Promise<{ code: number | null; out: string }> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d));
-  child.stderr!.on('data', (d: Buffer) => (out += d));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
 }
 

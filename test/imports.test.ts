@@ -61,7 +61,7 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
   const res = await post(await allFixtures(), 'application/zip');
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'POST', ROUTE);
-  const report = res.json() as Report;
+  const report = res.json<Report>();
   t.equal(report.tenant, TENANT_A);
   t.same(report.summary, { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0 });
   t.same(
@@ -141,13 +141,13 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
 t.test('idempotent: the same files again change nothing and are reported skipped', async (t) => {
   const docs = await storedDocs();
   const tripsBefore = await storedTrips();
-  const again = (await post(await allFixtures(), 'application/zip')).json() as Report;
+  const again = (await post(await allFixtures(), 'application/zip')).json<Report>();
   t.same(again.summary, { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0 });
   t.ok(again.files.every((f) => f.reason === 'already imported (same UUID, same content)'));
   t.same(await storedDocs(), docs, 'financial documents unchanged');
   t.same(await storedTrips(), tripsBefore, 'trips unchanged');
   // One file again, alone, as XML: skipped too.
-  const one = (await post(fixture('05-payment-complement-1.xml'), 'application/xml')).json() as Report;
+  const one = (await post(fixture('05-payment-complement-1.xml'), 'application/xml')).json<Report>();
   t.same(one.summary, { files: 1, created: 0, updated: 0, skipped: 1, rejected: 0 });
 });
 
@@ -157,7 +157,7 @@ t.test('order does not matter: payments, credit note and cancellation before the
   await wipe();
   const names = fixtureNames().reverse();
   for (const name of names) {
-    const r = (await post(fixture(name), 'application/xml')).json() as Report;
+    const r = (await post(fixture(name), 'application/xml')).json<Report>();
     t.equal(r.summary.created, 1, `${name} created`);
     if (name.startsWith('07') || name.startsWith('06') || name.startsWith('05')) t.same(r.files[0]!.pendingInvoices, [UUID(4)], `${name} waits for A-1004`);
     if (name.startsWith('10')) t.same(r.files[0]!.pendingInvoices, [UUID(8)], 'the cancellation waits for A-1008');
@@ -170,7 +170,7 @@ t.test('two imports of the same files at once: each reports what it did (issue 3
   const reference = await storedDocs();
   await wipe();
   const zip = await allFixtures();
-  const [a, b] = (await Promise.all([post(zip, 'application/zip'), post(zip, 'application/zip')])).map((r) => r.json() as Report) as [Report, Report];
+  const [a, b] = (await Promise.all([post(zip, 'application/zip'), post(zip, 'application/zip')])).map((r) => r.json<Report>()) as [Report, Report];
   for (const name of fixtureNames()) {
     const statuses = [a, b].map((r) => r.files.find((f) => f.name === `upload.zip/${name}`)!.status).sort();
     t.same(statuses, ['created', 'skipped'], `${name}: created by one import, skipped by the other`);
@@ -182,12 +182,12 @@ t.test('two imports of the same files at once: each reports what it did (issue 3
 t.test('an updated file (same UUID, other content) replaces the earlier version', async (t) => {
   const original = fixture('11-carta-porte-two-products.xml').toString('utf8');
   const undelivered = original.replace(/<cfdi:Addenda>[\s\S]*<\/cfdi:Addenda>/, '');
-  const r = (await post(undelivered, 'application/xml')).json() as Report;
+  const r = (await post(undelivered, 'application/xml')).json<Report>();
   t.equal(r.files[0]!.status, 'updated');
   const leg = (await get('/api/shipments?limit=1')).data[0].shipments[0];
   t.equal(leg.status, 2, 'without the delivery addenda the leg is in transit');
   t.equal(leg.offloadDate, null);
-  const back = (await post(original, 'application/xml')).json() as Report;
+  const back = (await post(original, 'application/xml')).json<Report>();
   t.equal(back.files[0]!.status, 'updated');
   t.equal((await get('/api/shipments?limit=1')).data[0].shipments[0].volumes.offloaded, 31930);
 });
@@ -195,7 +195,7 @@ t.test('an updated file (same UUID, other content) replaces the earlier version'
 t.test('a delivery recorded through the API outlives importing the Carta Porte again', async (t) => {
   const original = fixture('11-carta-porte-two-products.xml').toString('utf8');
   const undelivered = original.replace(/<cfdi:Addenda>[\s\S]*<\/cfdi:Addenda>/, '');
-  t.equal(((await post(undelivered, 'application/xml')).json() as Report).files[0]!.status, 'updated');
+  t.equal((await post(undelivered, 'application/xml')).json<Report>().files[0]!.status, 'updated');
   const tripId = `${TENANT_A}-CP-${UUID(11)}`;
   const stored = async () => (await trips(h.db).findOne({ _id: tripId }))!;
   t.same((await stored()).shipments[0]!.products.map((p) => p.offloaded), [null, null], 'in transit: nothing offloaded recorded (null, not 0)');
@@ -208,9 +208,9 @@ t.test('a delivery recorded through the API outlives importing the Carta Porte a
   const recorded = await stored();
   t.match(recorded.shipments[0], { status: 4, delivery: { source: 'recorded', ticket: 'TK-A1011' } });
 
-  t.equal(((await post(undelivered, 'application/xml')).json() as Report).files[0]!.status, 'skipped');
+  t.equal((await post(undelivered, 'application/xml')).json<Report>().files[0]!.status, 'skipped');
   t.same(await stored(), recorded, 'the same file again: nothing written, the delivery stays');
-  const withAddenda = (await post(original, 'application/xml')).json() as Report;
+  const withAddenda = (await post(original, 'application/xml')).json<Report>();
   t.equal(withAddenda.files[0]!.status, 'updated', 'another version of the file is imported');
   const after = await stored();
   t.match(after.shipments[0], { status: 4, unloadDate: recorded.shipments[0]!.unloadDate, delivery: { source: 'recorded', ticket: 'TK-A1011' } }, "the recorded delivery wins over the file's addenda");
@@ -223,7 +223,7 @@ t.test('a delivery recorded through the API outlives importing the Carta Porte a
 t.test('tenant safety: a file issued by another RFC is rejected, whoever sends it', async (t) => {
   const before = await storedDocs();
   for (const name of ['01-freight-invoice-retention.xml', '05-payment-complement-1.xml', '06-credit-note.xml', '10-cancellation-acuse-motive-01.xml']) {
-    const r = (await post(fixture(name), 'application/xml', KEY_B)).json() as Report;
+    const r = (await post(fixture(name), 'application/xml', KEY_B)).json<Report>();
     t.equal(r.tenant, 'FNO900202CD2');
     t.equal(r.files[0]!.status, 'rejected', name);
     t.match(r.files[0]!.reason, /(Emisor Rfc|RfcEmisor) TGO850101AB1 is not the tenant's RFC \(FNO900202CD2\)/);
@@ -262,12 +262,12 @@ t.test('bad input: each a clear per-file rejection, nothing written', async (t) 
   const res = await post(await zipOf(entries), 'application/zip');
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'POST', ROUTE);
-  const report = res.json() as Report;
+  const report = res.json<Report>();
   t.equal(report.summary.rejected, BAD.length);
   BAD.forEach(([label, , reason], i) => t.match(report.files[i]!.reason, reason, label));
   // Each alone as application/xml too.
   for (const [label, xml, reason] of BAD) {
-    const r = (await post(bytes(label, xml), 'application/xml')).json() as Report;
+    const r = (await post(bytes(label, xml), 'application/xml')).json<Report>();
     t.match(r.files[0], { status: 'rejected', reason }, `${label} (application/xml)`);
   }
   t.same(await storedDocs(), docs, 'no document changed');
@@ -285,7 +285,7 @@ t.test('zip limits: bombs, oversized, too many entries, nested archives and garb
     { name: 'readme.txt', data: Buffer.from('hola') },
     { name: 'carpeta/01.xml', data: fixture('01-freight-invoice-retention.xml') },
   ]);
-  const r = (await post(zip, 'application/zip')).json() as Report;
+  const r = (await post(zip, 'application/zip')).json<Report>();
   t.match(r.files[0], { name: 'upload.zip/bomb.xml', status: 'rejected', reason: /compression ratio \d+:1 exceeds 100:1/ });
   t.match(r.files[1], { name: 'upload.zip/big.xml', status: 'rejected', reason: /larger than 65536 bytes/ });
   t.match(r.files[2], { status: 'rejected', reason: /nested archives/ });
@@ -293,13 +293,13 @@ t.test('zip limits: bombs, oversized, too many entries, nested archives and garb
   t.match(r.files[4], { name: 'upload.zip/carpeta/01.xml', status: 'skipped' }, 'a folder inside the zip is read');
 
   const many = await zipOf(Array.from({ length: 51 }, (_, i) => ({ name: `f${i}.xml`, data: Buffer.from('<a/>') })));
-  const m = (await post(many, 'application/zip')).json() as Report;
+  const m = (await post(many, 'application/zip')).json<Report>();
   t.same(m.summary, { files: 1, created: 0, updated: 0, skipped: 0, rejected: 1 });
   t.match(m.files[0]!.reason, /archive has 51 entries; at most 50 files per import/);
 
-  const garbage = (await post(Buffer.from('PK\u0003\u0004 not really a zip'), 'application/zip')).json() as Report;
+  const garbage = (await post(Buffer.from('PK\u0003\u0004 not really a zip'), 'application/zip')).json<Report>();
   t.match(garbage.files[0], { status: 'rejected', reason: /not a readable zip archive/ });
-  const bigXml = (await post(big, 'application/xml')).json() as Report;
+  const bigXml = (await post(big, 'application/xml')).json<Report>();
   t.match(bigXml.files[0], { status: 'rejected', reason: /larger than 65536 bytes/ });
   t.same(await storedDocs(), docs, 'nothing written');
 });
@@ -344,7 +344,7 @@ t.test('JSON bodies: XML text and base64 files, bad base64 rejected per file', a
   );
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'POST', ROUTE);
-  const r = res.json() as Report;
+  const r = res.json<Report>();
   t.same(r.summary, { files: 13, created: 0, updated: 0, skipped: 12, rejected: 1 });
   t.match(r.files[12], { name: 'roto.xml', status: 'rejected', reason: 'content is not valid base64' });
 });

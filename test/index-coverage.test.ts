@@ -187,21 +187,21 @@ t.test('run the operations', async (t) => {
   // Keyset continuations (cursor): the page after a cursor must be index-backed too, in both orders of both lists.
   for (const first of ['/api/financial-docs?limit=10', '/api/financial-docs?limit=10&updatedSince=2026-01-01T00:00:00Z', `/api/financial-docs?limit=10&client=${client0}`, '/api/shipments?limit=10', '/api/shipments?limit=10&updatedSince=2026-01-01T00:00:00Z']) {
     const page = await app.inject({ method: 'GET', url: first, headers: { 'x-api-key': key } });
-    const cursor = (page.json() as { meta: { nextCursor?: string } }).meta.nextCursor;
+    const cursor = page.json<{ meta: { nextCursor?: string } }>().meta.nextCursor;
     t.ok(cursor, `${first}: a next cursor`);
     during = `cursor continuation of GET ${first}`;
     const next = await app.inject({ method: 'GET', url: `${first}&cursor=${encodeURIComponent(cursor ?? '')}`, headers: { 'x-api-key': key } });
     t.equal(next.statusCode, 200, during, { body: next.body.slice(0, 300) });
   }
   const jobs = await app.inject({ method: 'GET', url: '/api/alerts/jobs', headers: { 'x-api-key': key } });
-  const jobId = (jobs.json() as { data: Array<{ id: string }> }).data[0]?.id;
+  const jobId = jobs.json<{ data: Array<{ id: string }> }>().data[0]?.id;
   t.ok(jobId, 'a scheduled job to cancel');
   during = 'cancelAlertJob DELETE /api/alerts/jobs/:id';
   const cancelled = await app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${jobId}`, headers: { 'x-api-key': key } });
   t.ok(cancelled.statusCode < 300, `${during} → ${cancelled.statusCode}`);
   // What the alert worker does with a record: queue its event for the subscribed endpoints.
   const webhooks = await app.inject({ method: 'GET', url: '/api/webhooks', headers: { 'x-api-key': key } });
-  const webhookId = (webhooks.json() as { data: Array<{ id: string }> }).data[0]?.id;
+  const webhookId = webhooks.json<{ data: Array<{ id: string }> }>().data[0]?.id;
   t.ok(webhookId, 'a webhook endpoint');
   during = 'alert worker: queue webhook deliveries';
   const record = { _id: 'cccccccccccccccccccccccc', tenant: tenant!.rfc, status: 'triggered', evaluatedAt: now, dueDate: now, summary: {}, findings: [] };
@@ -245,6 +245,6 @@ t.test('every query is served by an index, tenant first', async (t) => {
   }
   t.ok(seen.size > 20, `${seen.size} distinct query shapes checked`);
   for (const f of failures) {
-    t.fail(`${f.shape.collection} ${f.shape.command} equality=[${f.shape.equality}] sort=${JSON.stringify(f.shape.sort)} range=[${f.shape.range}]: ${f.problem} (from ${f.during})`);
+    t.fail(`${f.shape.collection} ${f.shape.command} equality=[${f.shape.equality.join(',')}] sort=${JSON.stringify(f.shape.sort)} range=[${f.shape.range.join(',')}]: ${f.problem} (from ${f.during})`);
   }
 });

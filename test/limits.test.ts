@@ -125,7 +125,7 @@ function assertErrorAnswer(t: Test, res: Raw, status: number, label: string, rea
   }
   t.equal(body.error?.code, status, `${label}: error shape with code ${status}`);
   t.type(body.error?.message, 'string');
-  t.ok(Array.isArray(body.error?.details) && body.error!.details!.length > 0, `${label}: details`);
+  t.ok(Array.isArray(body.error?.details) && body.error.details.length > 0, `${label}: details`);
   t.equal(body.error?.reason, reason, `${label}: reason ${reason}`);
   t.equal(errorProblem(status, body), null, `${label}: reason fits the status, fields follow details`);
   t.equal(res.headers['x-content-type-options'], 'nosniff', `${label}: nosniff`);

@@ -38,7 +38,7 @@ function specParameters(operationId: string): Map<string, { own: string; schemaD
   const item = doc.paths[op.path]!;
   const operation = item[op.method.toLowerCase()] as Obj;
   const params = [...((item.parameters as Json[] | undefined) ?? []), ...((operation.parameters as Json[] | undefined) ?? [])].filter(isObject);
-  return new Map(params.map((p) => [String(p.name), { own: String(p.description ?? ''), schemaDescription: isObject(p.schema) && typeof p.schema.description === 'string' ? p.schema.description : undefined }]));
+  return new Map(params.map((p) => [p.name as string, { own: (p.description as string | undefined) ?? '', schemaDescription: isObject(p.schema) && typeof p.schema.description === 'string' ? p.schema.description : undefined }]));
 }
 
 const h = await startHarness(t, { build: { now: () => new Date('2026-04-01T18:00:00Z') } });

@@ -44,7 +44,7 @@ function expectedArguments(op: OperationSchemas) {
     required.push(...((part.required as string[] | undefined) ?? []).map(rename));
   }
   if (op.body) {
-    types.body = jsonType(op.body as Record<string, unknown>);
+    types.body = jsonType(op.body);
     if (op.bodyRequired) required.push('body');
   }
   return { types, required };
@@ -81,7 +81,7 @@ t.test('spec: every data operation has a tool with its parameters as input schem
     checkInputSchema(t, op.operationId, tool.inputSchema, op);
     const authored = op.extensions['x-mcp-description'];
     t.type(authored, 'string', `${op.operationId}: the spec authors its catalogue paragraph (x-mcp-description)`);
-    t.ok(tool.description.startsWith(String(authored)), `${op.operationId}: description is its x-mcp-description`);
+    t.ok(tool.description.startsWith(authored as string), `${op.operationId}: description is its x-mcp-description`);
   }
   t.same([...tools.keys()].sort(), dataOperations.map((op) => op.operationId).sort(), 'no tool without an operation');
 });
@@ -92,7 +92,7 @@ const base = await listen(h.app);
 
 t.test('routes: the MCP operations of the spec are served', async (t) => {
   for (const op of operations.filter((o) => MCP_OPERATION_IDS.includes(o.operationId as never))) {
-    t.ok(h.app.hasRoute({ method: op.method as 'GET', url: op.route }), `${op.method} ${op.route} is routed`);
+    t.ok(h.app.hasRoute({ method: op.method, url: op.route }), `${op.method} ${op.route} is routed`);
   }
 });
 

@@ -15,7 +15,7 @@ const servers = async (app = h.app, headers: Record<string, string> = {}, url = 
   const res = await app.inject({ method: 'GET', url, headers });
   t.equal(res.statusCode, 200, `${url} ${JSON.stringify(headers)}`);
   if (url.endsWith('yaml')) return [/servers:\n\s+- url: (\S+)/.exec(res.body)?.[1] ?? ''];
-  return (res.json() as { servers: { url: string }[] }).servers.map((s) => s.url);
+  return res.json<{ servers: { url: string }[] }>().servers.map((s) => s.url);
 };
 
 t.test('loopback: the address as fetched (npm start on a laptop)', async (t) => {

@@ -55,8 +55,8 @@ function runGo(input: string): Promise<{ error: string; matches: boolean[] }[]> 
     const child = spawn('go', ['run', path.join(ROOT, 'test', 'helpers', 're2-patterns.go')], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { error: string; matches: boolean[] }[]) : reject(new Error(`go run failed (${code}): ${err}`))));
     child.stdin.end(input);

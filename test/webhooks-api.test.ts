@@ -51,7 +51,7 @@ t.test('create: 201 with the secret once; stored encrypted; list and get never s
 });
 
 t.test('URL policy and validation: 400 with one detail per problem', async (t) => {
-  const bad: [unknown, RegExp][] = [
+  const bad: [string, RegExp][] = [
     ['http://127.0.0.1:9000/hook', /loopback/],
     ['http://localhost/hook', /loopback name/],
     ['http://10.1.2.3/hook', /private/],

@@ -53,10 +53,10 @@ async function start(): Promise<{ child: ChildProcess; base: string; exited: Pro
   children.push(child);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let out = '';
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start in 90 s\n${out}`)), 90_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {

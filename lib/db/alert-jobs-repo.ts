@@ -65,7 +65,7 @@ export async function insertAlertJobs(db: Db, docs: AlertJobDocument[]): Promise
     return { inserted: docs.map((_, i) => i), duplicates: [] };
   } catch (err) {
     if (!(err instanceof MongoBulkWriteError)) throw err;
-    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const writeErrors = [err.writeErrors].flat();
     const other = writeErrors.find((w) => w.code !== DUPLICATE_KEY);
     if (other) throw err;
     const failed = new Set(writeErrors.map((w) => w.index));
@@ -107,7 +107,7 @@ export async function findAlertJobs(
   maxTimeMS: number,
 ): Promise<{ total: number; docs: AlertJobDocument[] }> {
   const and: Filter<AlertJobDocument>[] = [{ 'data.tenant': tenant, name: ALERT_JOB_NAME }];
-  if (f.ruleId !== undefined) and.push({ 'data.ruleId': f.ruleId } as Filter<AlertJobDocument>);
+  if (f.ruleId !== undefined) and.push({ 'data.ruleId': f.ruleId });
   if (f.cycleKey !== undefined) and.push({ 'data.cycleKey': f.cycleKey });
   if (f.userId !== undefined) and.push({ 'data.userId': f.userId });
   if (f.state !== undefined) and.push(alertJobStateFilter(f.state));

@@ -43,5 +43,5 @@ export async function docsByIds(db: Db, tenant: string, ids: readonly string[], 
   if (ids.length === 0) return [];
   return financialDocs(db)
     .find({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS, projection: { _id: 1, id: 1, company: 1, invoice: 1, canceled: 1 } })
-    .toArray() as Promise<FinancialDocument[]>;
+    .toArray();
 }

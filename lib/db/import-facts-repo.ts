@@ -6,7 +6,7 @@
  * the files arrived in. Writes are whole-document upserts, in bulk per batch of files.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db, type Filter, type WithoutId } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
 import { COLLECTIONS, financialDocs, tenantSettings } from './collections.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import { DEFAULT_SETTINGS } from '../model/tenant-settings.ts';
@@ -67,7 +67,7 @@ export async function insertNewFacts(db: Db, records: readonly ImportFactRecord[
     await importFacts(db).insertMany([...records], { ordered: false });
   } catch (err) {
     if (!(err instanceof MongoBulkWriteError)) throw err;
-    const writeErrors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const writeErrors = [err.writeErrors].flat();
     if (writeErrors.some((w) => w.code !== DUPLICATE_KEY)) throw err;
     for (const w of writeErrors) lost.add(records[w.index]!._id);
   }
@@ -176,8 +176,8 @@ async function putChanged<T extends { _id: string; company: string; lastUpdate?:
   const lastUpdate = now.toISOString();
   await coll.bulkWrite(
     changed.map((d) => ({
-      replaceOne: { filter: { _id: d._id, company: tenant } as Filter<T>, replacement: { ...d, lastUpdate } as WithoutId<T>, upsert: true },
-    })) as AnyBulkWriteOperation<T>[],
+      replaceOne: { filter: { _id: d._id, company: tenant } as Filter<T>, replacement: { ...d, lastUpdate }, upsert: true },
+    })),
     { ordered: false },
   );
   return new Set(changed.map((d) => d._id));

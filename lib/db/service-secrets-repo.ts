@@ -18,7 +18,7 @@ const cache = new WeakMap<Db, Map<string, Promise<Buffer>>>();
  */
 export function serviceSecret(db: Db, name: string): Promise<Buffer> {
   let byName = cache.get(db);
-  if (!byName) cache.set(db, (byName = new Map()));
+  if (!byName) cache.set(db, (byName = new Map<string, Promise<Buffer>>()));
   let secret = byName.get(name);
   if (!secret) {
     secret = loadSecret(db, name);

@@ -116,7 +116,7 @@ export async function requireBody(request: FastifyRequest): Promise<void> {
 
 export interface RouteMethodIndex {
   /** Methods routed for a concrete path (`/api/alerts/jobs/abc` → ['DELETE']); empty when the path is unknown. */
-  methodsFor(path: string): string[];
+  methodsFor: (path: string) => string[];
 }
 
 const patternOf = (url: string): RegExp =>

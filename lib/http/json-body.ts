@@ -17,6 +17,7 @@ export function registerJsonBody(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    parse(request, text, done);
+    // Fastify's default parser answers through `done` (its type also allows a promise-returning parser).
+    void parse(request, text, done);
   });
 }

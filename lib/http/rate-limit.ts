@@ -95,7 +95,7 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
 }
 
 /** The rate-limit hook, to list before `authenticate` in a route's onRequest hooks (after registerRateLimit). */
-export const limitRequests = (app: FastifyInstance): onRequestAsyncHookHandler => app.rateLimit() as onRequestAsyncHookHandler;
+export const limitRequests = (app: FastifyInstance): onRequestAsyncHookHandler => app.rateLimit();
 
 /**
  * onRequest hook, after authentication, of the operations marked `x-rate-limit-budget: reports`

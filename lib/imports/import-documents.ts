@@ -176,7 +176,7 @@ export async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoi
     return per;
   };
   let todo = [...new Set(invoiceUuids)];
-  let facts = await read(todo);
+  const facts = await read(todo);
   for (let attempt = 0; attempt < REBUILD_ATTEMPTS && todo.length; attempt++) {
     const docs: StoredFinancialDocument[] = [];
     for (const uuid of todo) {

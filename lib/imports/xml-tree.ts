@@ -78,7 +78,7 @@ export class XmlTreeBuilder {
   ) {
     this.parser.on('doctype', () => this.fail('DTDs (<!DOCTYPE>) are not accepted: CFDI files have none, and entity declarations are refused'));
     this.parser.on('error', (err) => this.fail(`malformed XML: ${err.message.replace(/\s+/g, ' ').trim()}`));
-    this.parser.on('opentag', (tag) => this.open(tag as SaxesTagNS));
+    this.parser.on('opentag', (tag) => this.open(tag));
     this.parser.on('closetag', () => {
       this.stack.pop();
     });
@@ -200,7 +200,7 @@ export class XmlTreeBuilder {
       this.fail(`malformed XML: ${(err as Error).message}`);
     }
     if (!this.root) this.fail('empty file: no XML root element');
-    return this.root!;
+    return this.root;
   }
 }
 

@@ -80,13 +80,13 @@ export interface AgendaWorkerSpec<D> {
 
 export interface AgendaWorker {
   /** Starts polling; idempotent. */
-  start(): Promise<void>;
+  start: () => Promise<void>;
   /** Drains and stops; idempotent. Resolves with what was still running when the drain timed out. */
-  stop(): Promise<StopResult>;
+  stop: () => Promise<StopResult>;
   /** Jobs running now in this instance. */
-  running(): number;
+  running: () => number;
   /** The underlying Agenda (null before start() and after stop()). */
-  agenda(): Agenda | null;
+  agenda: () => Agenda | null;
 }
 
 /**

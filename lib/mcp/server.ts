@@ -54,7 +54,7 @@ export function createMcpServer(app: FastifyInstance, catalog: McpCatalog): McpS
     // The transport layer authenticated the HTTP request and attached its key; no key here is a wiring bug.
     if (!apiKey) throw new McpError(ErrorCode.InternalError, 'request carries no credentials');
     const authExtra = extra.authInfo?.extra as McpAuthExtra | undefined;
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    const args = request.params.arguments ?? {};
     try {
       return toToolResult(await dispatchTool(app, tool, args, { apiKey, requestId: authExtra?.requestId }));
     } catch (err) {

@@ -58,14 +58,14 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
 
   async function handOver(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>): Promise<FastifyReply> {
     const raw = reply.raw;
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value as string);
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
     raw.setHeader('cache-control', 'no-store');
     raw.setHeader('x-content-type-options', 'nosniff');
     // The SDK's writeHead asks for `no-cache` on event streams; tenant data stays `no-store`
     // (writeHead applies its headers through setHeader once headers were set this way).
     const setHeader = raw.setHeader.bind(raw);
     raw.setHeader = ((name: string, value: number | string | readonly string[]) =>
-      name.toLowerCase() === 'cache-control' ? raw : setHeader(name, value)) as typeof raw.setHeader;
+      name.toLowerCase() === 'cache-control' ? raw : setHeader(name, value));
     const extra: McpAuthExtra = { tenant: tenantOf(request), requestId: request.id };
     const auth: AuthInfo = { token: presentedKey(request) ?? '', clientId: extra.tenant, scopes: [], extra };
     (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;

@@ -176,12 +176,17 @@ export function buildToolTable(spec: Json): ToolDefinition[] {
 export const toolListing = (tool: ToolDefinition): Tool => ({
   name: tool.name,
   description: tool.description,
-  inputSchema: tool.inputSchema as Tool['inputSchema'],
-  outputSchema: tool.outputSchema as Tool['outputSchema'],
+  inputSchema: tool.inputSchema,
+  outputSchema: tool.outputSchema,
   annotations: tool.annotations,
 });
 
-const scalar = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value));
+/** A JSON argument as text: strings as they are, numbers, booleans (and a missing value) as String() shows them, the rest as JSON. */
+function scalar(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === undefined) return String(value);
+  return JSON.stringify(value);
+}
 
 export interface DispatchContext {
   /** The API key the MCP request was authenticated with. */

@@ -72,7 +72,7 @@ export function resolvePeriod(
   } else if (e === undefined) {
     e = s <= today ? today : mxAddDays(s, defaultDays - 1);
   }
-  const sd = s as string;
+  const sd = s;
   const { endDate: ed, days, requestedEndDate, start, end } = span(sd, e as string, maxDays);
   return {
     startDate: sd,

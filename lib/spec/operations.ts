@@ -37,6 +37,8 @@ export type JsonSchema = { [key: string]: Json };
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
 const isObject = (v: Json | undefined): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A parameter's name or an operationId: a string in a valid document (`npm run lint:spec`); anything else shown as JSON. */
+const text = (v: Json | undefined): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? 'undefined'));
 
 export const toFastifyRoute = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
 
@@ -47,7 +49,7 @@ function parameterSchema(params: { [key: string]: Json }[], location: string, cl
   const required: string[] = [];
   for (const p of list) {
     // Header names are case-insensitive; Fastify lower-cases them.
-    const name = location === 'header' ? String(p.name).toLowerCase() : String(p.name);
+    const name = location === 'header' ? text(p.name).toLowerCase() : text(p.name);
     const schema = isObject(p.schema) ? { ...p.schema } : {};
     // The parameter's own description wins over a referenced schema's (CalendarDate says how dates are typed, `startDate` what it selects).
     if (typeof p.description === 'string') schema.description = p.description;
@@ -93,7 +95,7 @@ export function listOperations(spec: Json): OperationSchemas[] {
       const extensions: Record<string, Json> = {};
       for (const [k, v] of Object.entries(op)) if (k.startsWith('x-')) extensions[k] = v;
       out.push({
-        operationId: String(op.operationId),
+        operationId: text(op.operationId),
         method: method.toUpperCase(),
         path,
         route: toFastifyRoute(path),
@@ -105,8 +107,8 @@ export function listOperations(spec: Json): OperationSchemas[] {
         params: parameterSchema(params, 'path', true),
         querystring: parameterSchema(params, 'query', true),
         headers: parameterSchema(params, 'header', false),
-        headerNames: Object.fromEntries(params.filter((p) => p.in === 'header').map((p) => [String(p.name).toLowerCase(), String(p.name)])),
-        deprecatedParameters: params.filter((p) => p.deprecated === true).map((p) => (p.in === 'header' ? String(p.name).toLowerCase() : String(p.name))),
+        headerNames: Object.fromEntries(params.filter((p) => p.in === 'header').map((p) => [text(p.name).toLowerCase(), text(p.name)])),
+        deprecatedParameters: params.filter((p) => p.deprecated === true).map((p) => (p.in === 'header' ? text(p.name).toLowerCase() : text(p.name))),
         body: jsonBody && isObject(jsonBody.schema) ? jsonBody.schema : undefined,
         bodyRequired: isObject(op.requestBody) && op.requestBody.required === true,
         responses,

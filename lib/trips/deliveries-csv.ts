@@ -56,7 +56,7 @@ const TICKET_RE = /^[A-Za-z0-9][A-Za-z0-9 ._/#:-]*$/;
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** Records of a CSV text with the line each starts on (RFC 4180 quoting; a quote never closed runs to the end: `unclosed`). */
-export function* csvRecords(text: string): Generator<{ line: number; fields: string[]; unclosed?: true }> {
+export function* csvRecords(text: string): Generator<{ line: number; fields: string[]; unclosed?: true }, undefined> {
   let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let line = 1;
   while (i < text.length) {

@@ -77,7 +77,7 @@ function reasonOf(err: NodeJS.ErrnoException): string {
   if (err.code === 'EADDRREFUSED' || (err.code === 'ENOTFOUND' && err.message === 'the host name has no address')) return err.message;
   if (/^timed out after \d+ ms$/.test(err.message)) return err.message;
   const code = typeof err.code === 'string' ? err.code : '';
-  if (NETWORK_REASONS[code]) return NETWORK_REASONS[code]!;
+  if (NETWORK_REASONS[code]) return NETWORK_REASONS[code];
   if (code.startsWith('ERR_TLS') || code.startsWith('CERT_') || code.includes('CERT')) return `TLS error (${code})`;
   return code ? `network error (${code})` : 'network error';
 }

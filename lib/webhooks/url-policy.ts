@@ -79,7 +79,7 @@ function v6Groups(ip: string): number[] {
   const [head, tail] = s.split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
-  const fill = tail === undefined ? [] : Array(8 - h.length - t.length).fill('0');
+  const fill = tail === undefined ? [] : Array<string>(8 - h.length - t.length).fill('0');
   return [...h, ...fill, ...t].map((g) => parseInt(g || '0', 16));
 }
 

@@ -86,7 +86,7 @@ export function shapesOf(commandName: string, command: Document): QueryShape[] {
   } else if (commandName === 'aggregate') {
     const pipeline = (command.pipeline ?? []) as Document[];
     const first = pipeline[0];
-    const match = first && isPlainObject(first.$match) ? (first.$match as Document) : {};
+    const match = first && isPlainObject(first.$match) ? first.$match : {};
     const sort = match === first?.$match && pipeline[1]?.$sort ? sortOf(pipeline[1].$sort) : [];
     shapes.push({ collection, command: commandName, ...filterFields(match), sort });
     for (const stage of pipeline) collectLookups(stage, shapes);

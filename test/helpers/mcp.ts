@@ -50,7 +50,11 @@ export async function seedTwoTenants(db: Db): Promise<void> {
   await trips(db).insertMany(tripDocs);
 }
 
-const stringify = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v));
+function stringify(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' || v === undefined) return String(v);
+  return JSON.stringify(v);
+}
 
 /** The REST request a tool call with `args` stands for, as a REST client would send it. */
 export async function restCall(app: FastifyInstance, op: OperationSchemas, args: Record<string, unknown>, key: string) {
@@ -69,7 +73,7 @@ export async function restCall(app: FastifyInstance, op: OperationSchemas, args:
   }
   if (payload !== undefined) headers['content-type'] = 'application/json';
   const res = await app.inject({ method: op.method as 'GET', url, query, headers, ...(payload !== undefined ? { payload } : {}) });
-  return { statusCode: res.statusCode, json: res.body ? (res.json() as unknown) : undefined };
+  return { statusCode: res.statusCode, json: res.body ? res.json<unknown>() : undefined };
 }
 
 const isObject = (v: Json | undefined): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -91,7 +95,7 @@ export function exampleArguments(spec: Json, op: OperationSchemas): Record<strin
     const schema = isObject(p.schema) ? p.schema : {};
     const value = p.example ?? schema.example ?? (Array.isArray(schema.enum) ? schema.enum[0] : undefined) ?? schema.default;
     if (value === undefined) return null;
-    args[String(p.name)] = value; // the spec's spelling, headers included (tool arguments keep it)
+    args[p.name as string] = value; // the spec's spelling, headers included (tool arguments keep it)
   }
   if (op.body && op.bodyRequired) {
     const body = isObject(operation.requestBody) && isObject(operation.requestBody.content) ? operation.requestBody.content['application/json'] : undefined;

@@ -105,7 +105,7 @@ export async function startMongoProxy(target: { host?: string; port: number }): 
     const docLength = message.readInt32LE(21);
     let doc: Record<string, unknown>;
     try {
-      doc = BSON.deserialize(message.subarray(21, 21 + docLength)) as Record<string, unknown>;
+      doc = BSON.deserialize(message.subarray(21, 21 + docLength));
     } catch {
       return null;
     }
