@@ -99,7 +99,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     // Slow clients get 408 within about a second of the limit (Node checks every 30 s by default).
     // Headers within HEADERS_TIMEOUT_MS of the connection or of the request's first byte (a
     // connection that sends nothing, slowloris); kept-alive connections idle for
-    // KEEP_ALIVE_TIMEOUT_MS are closed (Fastify's default is 72 s). lib/http/connection-limits.ts.
+    // KEEP_ALIVE_TIMEOUT_MS (72 s, Fastify's default) are closed. lib/http/connection-limits.ts.
     http: { requestTimeout: config.requestTimeoutMs, headersTimeout: config.connections.headersTimeoutMs, connectionsCheckingInterval: 1000 },
     keepAliveTimeout: config.connections.keepAliveTimeoutMs,
     // 408/431/400 from the HTTP parser in the error shape (lib/http/hardening.ts).

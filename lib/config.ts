@@ -50,7 +50,7 @@ export interface ConnectionSettings {
   perAddressMax: number;
   /** HEADERS_TIMEOUT_MS: a request's headers must be complete within this of the connection or of the request's first byte (default 10000; at most REQUEST_TIMEOUT_MS). */
   headersTimeoutMs: number;
-  /** KEEP_ALIVE_TIMEOUT_MS: a kept-alive connection idle for this long between requests is closed (default 5000). */
+  /** KEEP_ALIVE_TIMEOUT_MS: a kept-alive connection idle for this long between requests is closed (default 72000, above load balancers' 60 s). */
   keepAliveTimeoutMs: number;
 }
 
@@ -181,7 +181,10 @@ function connectionSettings(env: NodeJS.ProcessEnv): ConnectionSettings {
     // Behind a proxy every connection comes from the proxy: no per-address cap unless set.
     perAddressMax: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', bool(env, 'TRUST_PROXY', false) ? 0 : 256, 0, 10_000_000),
     headersTimeoutMs: Math.min(int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000), int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000)),
-    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    // Above a load balancer's idle timeout (AWS ALB: 60 s), as Fastify's default: a balancer or a
+    // client reusing a connection the service has just closed gets a reset. Idle connections are
+    // bounded by the caps above, not by this.
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
   };
 }
 

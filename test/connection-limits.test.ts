@@ -153,7 +153,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('settings: defaults, validation, the global cap below the open-file limit', async (t) => {
   const c = loadConfig({});
-  t.same(c.connections, { max: null, perAddressMax: 256, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000 }, 'defaults');
+  t.same(c.connections, { max: null, perAddressMax: 256, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000 }, 'defaults');
   t.equal(loadConfig({ TRUST_PROXY: 'true' }).connections.perAddressMax, 0, 'behind a proxy: no per-address cap unless set');
   t.equal(loadConfig({ TRUST_PROXY: 'true', MAX_CONNECTIONS_PER_ADDRESS: '50' }).connections.perAddressMax, 50);
   t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '3000' }).connections.headersTimeoutMs, 3000, 'headers never allowed longer than the request');
