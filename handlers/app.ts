@@ -11,7 +11,7 @@ import type { OperationId } from './types.ts';
 import { routePolicy } from './route-policy.ts';
 import { makeAuthenticate } from '../lib/http/auth.ts';
 import { apiKeyCache } from '../lib/auth/api-key-cache.ts';
-import { settingsCache } from '../lib/db/settings-cache.ts';
+import { settingsCache } from '../lib/settings/settings-cache.ts';
 import { registerResponseHeaders, tenantDataRoute } from '../lib/http/cache-control.ts';
 import { makeErrorHandlers } from '../lib/http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors, onlyQueryParameters, requestDeadline, requireBody, routeMethodIndex } from '../lib/http/hardening.ts';
@@ -49,9 +49,9 @@ export interface BuildAppOptions {
   plugins?: ((app: FastifyInstance, deps: PluginDeps) => Promise<void>)[];
   /** MCP endpoints (/mcp, /sse, /messages) options; `false` leaves them out. Default: on, default options. */
   mcp?: McpOptions | false;
-  /** Why the database is known to be down without asking it (the embedded engine restarting): /ready answers 503 at once. */
+  /** Why the database is known to be down without asking it (the embedded engine restarting, from its launcher: scripts/start.ts): /ready answers 503 at once. */
   databaseProblem?: () => string | null;
-  /** Why this process must be restarted (the embedded engine could not be): /health answers 503. */
+  /** Why this process must be restarted (the embedded engine could not be, from its launcher: scripts/start.ts): /health answers 503. */
   livenessProblem?: () => string | null;
 }
 

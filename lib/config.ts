@@ -5,8 +5,6 @@ export interface AppConfig {
   mongodbUri: string | null;
   mongodbDb: string;
   dataDir: string;
-  /** The embedded engine's supervision (lib/db/engine-supervisor.ts): restarts allowed within a window before the service gives up and exits 1. */
-  embeddedEngine: { maxRestarts: number; restartWindowMs: number };
   logLevel: string;
   /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
   documentBaseUrl: string;
@@ -197,10 +195,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mongodbUri: env.MONGODB_URI || null,
     mongodbDb: env.MONGODB_DB || 'freight',
     dataDir: env.DATA_DIR || './data',
-    embeddedEngine: {
-      maxRestarts: int(env, 'EMBEDDED_MONGO_MAX_RESTARTS', 5, 0, 1000),
-      restartWindowMs: int(env, 'EMBEDDED_MONGO_RESTART_WINDOW_MS', 300_000, 1000, 86_400_000),
-    },
     logLevel: env.LOG_LEVEL || 'info',
     documentBaseUrl: (env.DOCUMENT_BASE_URL || `http://localhost:${port}/files`).replace(/\/+$/, ''),
     rateLimit: {

@@ -25,7 +25,7 @@
  */
 import { parseArgs } from 'node:util';
 import { readFileSync, readdirSync } from 'node:fs';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from './embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';

@@ -1,5 +1,5 @@
 /**
- * Writes the embedded engine's class-data archive (AppCDS, lib/db/embedded.ts
+ * Writes the embedded engine's class-data archive (AppCDS, scripts/embedded-mongo/launcher.ts
  * DEFAULT_ENGINE_CLASS_ARCHIVE): starts the engine with -XX:ArchiveClassesAtExit, runs a short
  * session through the driver so the classes of the wire protocol, the query matcher, the indexes and
  * the aggregation stages are loaded, and stops it; the JVM writes the archive as it exits. Run by
@@ -8,7 +8,7 @@
  */
 import { rename, rm } from 'node:fs/promises';
 import { MongoClient } from 'mongodb';
-import { DEFAULT_ENGINE_CLASS_ARCHIVE, startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { DEFAULT_ENGINE_CLASS_ARCHIVE, startEmbeddedMongo } from './embedded-mongo/launcher.ts';
 
 const target = DEFAULT_ENGINE_CLASS_ARCHIVE;
 const partial = `${target}.${process.pid}.tmp`;

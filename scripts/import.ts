@@ -15,7 +15,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
-import { openDatabase } from '../lib/db/open.ts';
+import { openDatabase } from './embedded-mongo/open-database.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
 import { importDocuments } from '../lib/imports/import-documents.ts';

@@ -187,7 +187,7 @@ const archivePath = jarPath.replace(/\.jar$/, '.jsa');
 
 /**
  * The engine's class-data archive (scripts/engine-class-archive.ts): written when missing or older
- * than the jar. Only a speed-up for every engine start (lib/db/embedded.ts), so a failure is a warning.
+ * than the jar. Only a speed-up for every engine start (scripts/embedded-mongo/launcher.ts), so a failure is a warning.
  */
 async function ensureClassArchive() {
   const jar = mtime(jarPath);

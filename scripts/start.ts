@@ -1,6 +1,9 @@
 /**
- * `npm start`: the service. Without MONGODB_URI it runs on the embedded engine
- * (on disk under DATA_DIR) and loads the demo dataset when the database is empty.
+ * `npm start`: the service. Without MONGODB_URI this script launches the embedded engine
+ * (on disk under DATA_DIR; scripts/embedded-mongo/: launcher, supervisor, DATA_DIR checks, settings
+ * EMBEDDED_MONGO_*) and loads the demo dataset when the database is empty. The service
+ * (buildApp, lib/) is handed the connected database and the engine's health as callbacks
+ * (`databaseProblem` for /ready, `livenessProblem` for /health); it knows only MongoDB.
  *
  * Stopping (SIGINT, SIGTERM: to this process alone, or to its whole process group as a
  * terminal's Ctrl-C and npm/tsx relaying it send them; repeated signals change nothing):
@@ -8,10 +11,10 @@
  * batch with 503 `shutting_down`) and its job workers, closes its database client, and only
  * then stops the embedded engine (which runs in a process group of its own, out of reach of
  * the group's signal), and exits 0. If the embedded engine dies and cannot be restarted
- * (lib/db/engine-supervisor.ts), /health answers 503 and the process exits 1.
+ * (scripts/embedded-mongo/supervisor.ts), /health answers 503 and the process exits 1.
  *
  * Starting: on the embedded engine, DATA_DIR must be creatable, writable and have some free space
- * (lib/db/data-dir.ts), and no other service may be running on it (DATA_DIR/service.lock holds
+ * (scripts/embedded-mongo/data-dir.ts), and no other service may be running on it (DATA_DIR/service.lock holds
  * its PID; a lock left by a killed service is taken over). Any of these, a bad configuration or
  * an engine that cannot open its store: one line on stderr naming the path and the cause, exit 1.
  * CLI tools (npm run apikey, import, seed, worker) still attach to this service's engine.
@@ -19,13 +22,15 @@
 import './v8-heap.ts'; // first: GC tuning from the first collection on
 import path from 'node:path';
 import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
-import { EmbeddedEngineInUseError, openDatabase } from '../lib/db/open.ts';
-import { acquireServiceLock, checkDataDir, DataDirError, fsCause } from '../lib/db/data-dir.ts';
-import { EmbeddedMongoStartError, startFailureSummary } from '../lib/db/embedded.ts';
+import { EmbeddedEngineInUseError, openDatabase } from './embedded-mongo/open-database.ts';
+import { acquireServiceLock, checkDataDir, DataDirError, fsCause } from './embedded-mongo/data-dir.ts';
+import { EmbeddedMongoStartError, startFailureSummary } from './embedded-mongo/launcher.ts';
+import { engineSupervisionSettings, type EngineSupervisionSettings } from './embedded-mongo/settings.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
-import { financialDocs, apiKeys } from '../lib/db/collections.ts';
+import { financialDocs } from '../lib/db/collections.ts';
+import { apiKeys } from '../lib/auth/api-keys.ts';
 import { progressReporter } from './progress.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
@@ -52,8 +57,11 @@ function failStart(err: unknown): never {
 }
 
 let loaded: AppConfig;
+// The embedded engine's own settings (EMBEDDED_MONGO_*): the launcher's, not the service's (lib/config.ts).
+let engineSettings: EngineSupervisionSettings;
 try {
   loaded = loadConfig();
+  engineSettings = engineSupervisionSettings();
   if (!loaded.mongodbUri) {
     // Before anything writes there (the webhook key, the engine's store): writable, some free space,
     // and no other service on it (DATA_DIR/service.lock, removed at exit, taken over after a kill -9).
@@ -70,13 +78,13 @@ let onEngineLost: (reason: string) => void = (reason) => {
   console.error(`embedded database engine lost before the service started: ${reason}`);
   process.exit(1);
 };
-// `service`: its own supervised engine, never one another process started (lib/db/open.ts).
+// `service`: its own supervised engine, never one another process started (scripts/embedded-mongo/open-database.ts).
 const database = await openDatabase(config, {
   mode: 'service',
   log: (m) => console.log(m),
   supervision: {
-    maxRestarts: config.embeddedEngine.maxRestarts,
-    windowMs: config.embeddedEngine.restartWindowMs,
+    maxRestarts: engineSettings.maxRestarts,
+    windowMs: engineSettings.restartWindowMs,
     onGiveUp: (reason) => onEngineLost(reason),
   },
 }).catch(failStart);
@@ -95,15 +103,15 @@ if (database.embedded) {
 }
 
 // The alert and webhook workers run in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
-const supervisor = database.supervisor;
+// The service sees the database and the engine's health (the supervisor's state: /ready, /health), nothing of the engine.
 const app = await buildApp({
   config,
   db: database.db,
   plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })],
-  databaseProblem: () => supervisor?.problem() ?? null,
-  livenessProblem: () => (supervisor?.state === 'failed' ? (supervisor.problem() ?? 'the database engine failed') : null),
+  databaseProblem: database.health.databaseProblem,
+  livenessProblem: database.health.livenessProblem,
 });
-supervisor?.useLogger(app.log);
+database.supervisor?.useLogger(app.log);
 if (!config.webhooks.encryptionKey) app.log.warn('WEBHOOK_ENCRYPTION_KEY is not set: webhook operations answer 503');
 let closing = false;
 async function shutdown(why: string, exitCode: number) {

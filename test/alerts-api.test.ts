@@ -8,14 +8,14 @@ import t from 'tap';
 import { ObjectId } from 'mongodb';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { COLLECTIONS } from '../lib/db/collections.ts';
-import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
+import { alertJobs, alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import { alertJobKey } from '../lib/alerts/jobs.ts';
-import { ALERT_JOB_NAME } from '../lib/db/alert-jobs-repo.ts';
+import { ALERT_JOB_NAME } from '../lib/alerts/jobs.ts';
 import { ALERT_RULE_IDS } from '../lib/alerts/rules.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import type { AlertRecordDocument } from '../lib/alerts/records.ts';
 import { idempotencyRecordId, requestFingerprint, withIdempotency } from '../lib/alerts/idempotency.ts';
-import type { IdempotencyRecord } from '../lib/db/idempotency-repo.ts';
+import type { IdempotencyRecord } from '../lib/alerts/idempotency-repo.ts';
 import { ApiError } from '../lib/http/api-error.ts';
 import { readExtraData } from '../lib/alerts/extra-data.ts';
 

@@ -13,12 +13,12 @@ import {
 } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
-import { getTenantSettings, saveTenantSettings } from '../lib/db/settings-repo.ts';
-import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
+import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
+import { alertJobs, alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import { createAlertWorker, type AlertJobContext } from '../lib/alerts/worker.ts';
 import { mongoClientOptions } from '../lib/db/client.ts';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 
 type Json = Record<string, any>;
 type Tap = Test;

@@ -13,7 +13,7 @@ import { makeFinancialDoc, makeTrip, leg, diesel, payment, CLIENT_COMPANY, CLIEN
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { AUDIT_BATCH_SIZE } from '../lib/db/pipeline.ts';
-import { streamShrinkageRows } from '../lib/db/trip-audits-repo.ts';
+import { streamShrinkageRows } from '../lib/analytics/trip-audits-repo.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { parseMxDateTime } from '../lib/time/mexico-city.ts';
 

@@ -11,7 +11,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import type { Document } from 'mongodb';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { invoiceCancelledExpr } from '../lib/db/pipeline.ts';
 import { isInvoiceCancelled } from '../lib/finance/cancellation.ts';

@@ -21,7 +21,7 @@ import t from 'tap';
 import net from 'node:net';
 import http from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { storeApiKey } from '../lib/auth/api-keys.ts';

@@ -24,7 +24,7 @@ import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts
 import { registeredRoutes } from '../lib/http/hardening.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import { idempotencyRecordId, requestFingerprint } from '../lib/alerts/idempotency.ts';
-import { claimIdempotencyKey } from '../lib/db/idempotency-repo.ts';
+import { claimIdempotencyKey } from '../lib/alerts/idempotency-repo.ts';
 import { validators } from '../generated/validators.js';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { errorProblem } from './helpers/error-reason.ts';

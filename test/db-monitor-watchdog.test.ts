@@ -5,7 +5,7 @@
  * monitor stays wedged and every operation fails server selection forever.
  */
 import t from 'tap';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { startMongoProxy } from './helpers/mongo-proxy.ts';
 

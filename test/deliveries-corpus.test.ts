@@ -15,7 +15,7 @@ import path from 'node:path';
 import { startHarness, assertConforms } from './helpers/harness.ts';
 import { ROOT } from './helpers/service.ts';
 import { storeApiKey } from '../lib/auth/api-keys.ts';
-import { getTenantSettings, saveTenantSettings } from '../lib/db/settings-repo.ts';
+import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
 import { trips } from '../lib/db/collections.ts';
 
 const CANDIDATES = [path.resolve(ROOT, '..', 'shared', 'cfdi-corpus'), '/work/shared/cfdi-corpus'];

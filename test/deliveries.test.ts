@@ -11,9 +11,9 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '
 import { connect, listen } from './helpers/mcp.ts';
 import { makeTrip, leg, diesel, gasoline, CLIENT_COMPANY } from './fixtures/documents.ts';
 import { trips } from '../lib/db/collections.ts';
-import { alertRecords } from '../lib/db/alert-jobs-repo.ts';
+import { alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
-import { getTenantSettings, saveTenantSettings } from '../lib/db/settings-repo.ts';
+import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 
 type Json = Record<string, any>;

@@ -9,7 +9,7 @@
 import t from 'tap';
 import fc from 'fast-check';
 import type { Document } from 'mongodb';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { legDeliveredAtExpr } from '../lib/db/pipeline.ts';
 import { legDeliveredAt, type DeliveryFields } from '../lib/trips/delivery-state.ts';

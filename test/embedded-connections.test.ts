@@ -9,7 +9,7 @@
  */
 import t from 'tap';
 import { MongoClient } from 'mongodb';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 
 t.setTimeout(180_000);
 

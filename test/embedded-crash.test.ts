@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Db, type Document } from 'mongodb';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { loadDemoData } from '../scripts/demo/load.ts';

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 
 t.setTimeout(180_000);
 

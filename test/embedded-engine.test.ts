@@ -1,6 +1,6 @@
 /**
  * Proves what the project relies on from the embedded MongoDB-compatible engine
- * (mongo-java-server 1.47.0 via lib/db/embedded.ts) with the real mongodb 6.22 driver.
+ * (mongo-java-server 1.47.0 via scripts/embedded-mongo/launcher.ts) with the real mongodb 6.22 driver.
  *
  * Known gaps of the engine (checked by hand, deliberately NOT asserted here; see the
  * engine notes in the embedded-engine report): partialFilterExpression on unique indexes is
@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { startEmbeddedMongo, defaultStartTimeoutMs, classArchiveArgs, DEFAULT_EMBEDDED_MONGO_JAR, DEFAULT_ENGINE_CLASS_ARCHIVE, DEFAULT_ENGINE_HEAP_MB, EMBEDDED_STORE_FILE, exitReason, type EmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo, defaultStartTimeoutMs, classArchiveArgs, DEFAULT_EMBEDDED_MONGO_JAR, DEFAULT_ENGINE_CLASS_ARCHIVE, DEFAULT_ENGINE_HEAP_MB, EMBEDDED_STORE_FILE, exitReason, type EmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 
 interface Item {

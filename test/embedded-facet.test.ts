@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import type { Document } from 'mongodb';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 
 t.setTimeout(180_000);

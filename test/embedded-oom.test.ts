@@ -17,7 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { DEMO_TENANTS, loadDemoData } from '../scripts/demo/load.ts';
 import { startService } from './helpers/service.ts';

@@ -8,14 +8,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID, type Db, type Document } from 'mongodb';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
-import { streamOpenInvoices, streamPaymentHistory, revenueByClient } from '../lib/db/receivables-repo.ts';
-import { streamTaxDocs } from '../lib/db/tax-repo.ts';
-import { streamDeliveryRows, streamShrinkageRows, unitEconomicsGroups } from '../lib/db/trip-audits-repo.ts';
-import { conceptSumsByClientMonth } from '../lib/db/billing-concepts-repo.ts';
+import { streamOpenInvoices, streamPaymentHistory, revenueByClient } from '../lib/analytics/receivables-repo.ts';
+import { streamTaxDocs } from '../lib/tax/tax-repo.ts';
+import { streamDeliveryRows, streamShrinkageRows, unitEconomicsGroups } from '../lib/analytics/trip-audits-repo.ts';
+import { conceptSumsByClientMonth } from '../lib/analytics/billing-concepts-repo.ts';
 
 // Several engine starts and loads: allow for a loaded CI machine.
 t.setTimeout(600_000);

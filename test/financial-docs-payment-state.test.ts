@@ -15,7 +15,7 @@ import { connect, listen } from './helpers/mcp.ts';
 import { fixture } from './helpers/cfdi-fixtures.ts';
 import { makeFinancialDoc, freight, payment, creditNote, paymentCancellation, CLIENT_COMPANY, CLIENT_PERSON } from './fixtures/documents.ts';
 import { COLLECTIONS, financialDocs } from '../lib/db/collections.ts';
-import { importFacts, importLinks } from '../lib/db/import-facts-repo.ts';
+import { importFacts, importLinks } from '../lib/finance/ledger/facts-repo.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import type { FinancialDocument, PaymentStatus } from '../lib/model/financial-document.ts';

@@ -3,7 +3,7 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '
 import { makeFinancialDoc, freight, shortage, payment, creditNote, paymentCancellation, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
-import { saveTenantSettings, getTenantSettings } from '../lib/db/settings-repo.ts';
+import { saveTenantSettings, getTenantSettings } from '../lib/settings/settings-repo.ts';
 
 const h = await startHarness(t);
 const ROUTE = '/api/financial-docs';

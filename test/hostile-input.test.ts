@@ -25,7 +25,7 @@ import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts
 import { buildToolTable, dispatchTool, isToolOperation } from '../lib/mcp/tools-from-spec.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
-import { alertJobs } from '../lib/db/alert-jobs-repo.ts';
+import { alertJobs } from '../lib/alerts/alert-jobs-repo.ts';
 import { errorProblem } from './helpers/error-reason.ts';
 
 t.setTimeout(300_000);

@@ -1,7 +1,6 @@
 import t from 'tap';
 import { startHarness, assertConforms, KEY_A, TENANT_A } from './helpers/harness.ts';
-import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
-import { apiKeys } from '../lib/db/collections.ts';
+import { apiKeys, createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 
 const h = await startHarness(t);
 const ROUTE = '/api/financial-docs';

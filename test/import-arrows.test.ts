@@ -2,8 +2,15 @@
  * House rule: arrows run one way (docs/architecture.md, "Where things live"). Reads every
  * import and re-export of lib/ (a regex over the source, resolved to repository paths) and
  * checks the directions the house keeps:
- * - nothing in lib/ imports handlers/ (the composition root and handlers) or scripts/ (the demo generator);
- * - lib/db imports values only from the homes below the domain areas (type-only imports of row types are fine);
+ * - nothing in lib/ imports handlers/ (the composition root and handlers) or scripts/ (the demo generator,
+ *   the embedded engine's launcher and supervisor in scripts/embedded-mongo/);
+ * - lib/ knows only MongoDB: it reads no EMBEDDED_MONGO_* setting and has no embedded-engine module
+ *   (the launcher hands the service a connected database and the engine's health as callbacks);
+ * - lib/db is the ground floor (connection, collection names, indexes, pipeline expressions, paging): it imports
+ *   nothing from any area, not even a type; each area owns its repository beside its rows (lib/<area>/*-repo.ts);
+ * - no import cycle among the modules of lib/ (type-only imports count: a circle is a circle);
+ * - the ledger (lib/finance/ledger) is the one writer of financial documents from facts: only it opens the facts'
+ *   store, and lib/imports only maps CFDI to facts (it imports nothing of finance but the ledger's facts and entry);
  * - keyset paging lives in lib/shared: lib/shared imports nothing from lib/db;
  * - webhooks import nothing from alerts (alerts publish their events to webhooks);
  * - lib/http imports nothing from the areas it serves (the webhook URL message is passed in);
@@ -49,7 +56,8 @@ function sources(dir: string): string[] {
     .map((e) => relative(root, join(e.parentPath, e.name)));
 }
 
-const edges = sources('lib').flatMap((f) => importsOf(f, readFileSync(join(root, f), 'utf8')));
+const libSources = new Map(sources('lib').map((f) => [f, readFileSync(join(root, f), 'utf8')] as const));
+const edges = [...libSources].flatMap(([f, source]) => importsOf(f, source));
 const under = (dir: string) => (path: string) => path.startsWith(`${dir}/`) || path === dir;
 const show = (list: ImportEdge[]) => list.map((e) => `${e.from} → ${e.to}${e.typeOnly ? ' (type)' : ''}`);
 
@@ -75,17 +83,70 @@ const m = await import('../../scripts/demo/load.ts');`;
     ['scripts/demo/load.ts', false],
   ]);
   t.ok(edges.length > 300, `lib/ has its imports read (${edges.length})`);
-  t.ok(edges.some((e) => e.from === 'lib/db/alert-jobs-repo.ts' && e.to === 'lib/alerts/jobs.ts' && e.typeOnly), 'a type-only row import of lib/db is seen as such');
+  t.ok(edges.some((e) => e.from === 'lib/analytics/trip-audits-repo.ts' && e.to === 'lib/analytics/shrinkage-recovery.ts' && e.typeOnly), 'a type-only row import of a repository is seen as such');
 });
 
 t.test('nothing in lib/ imports handlers/ or scripts/ (the demo generator)', async (t) => {
   t.same(show(edges.filter((e) => under('handlers')(e.to) || under('scripts')(e.to))), []);
 });
 
-t.test('lib/db imports values only from the homes below the domain areas', async (t) => {
+t.test('lib/ knows only MongoDB: the embedded engine is the launcher\'s (scripts/embedded-mongo)', async (t) => {
+  t.same(show(edges.filter((e) => under('scripts/embedded-mongo')(e.to))), [], 'nothing in lib/ imports the launcher');
+  const settings = [...libSources].filter(([, source]) => /\bEMBEDDED_MONGO_\w*/.test(source)).map(([f, source]) => `${f}: ${source.match(/\bEMBEDDED_MONGO_\w*/)![0]}`);
+  t.same(settings, [], 'lib/ reads no EMBEDDED_MONGO_* setting (the launcher reads and validates its own)');
+  const engineModules = [...libSources.keys()].filter((f) => /^lib\/db\/(embedded|engine-supervisor|data-dir|open)\.ts$/.test(f));
+  t.same(engineModules, [], 'no launcher, supervisor, DATA_DIR check or port file in lib/db');
+});
+
+t.test('lib/db is the ground floor: it imports nothing from any area, not even a type', async (t) => {
   const below = ['lib/db', 'lib/model', 'lib/money', 'lib/time', 'lib/shared'];
   const allowed = (to: string) => !to.startsWith('lib/') || to === 'lib/config.ts' || below.some((d) => under(d)(to));
-  t.same(show(edges.filter((e) => under('lib/db')(e.from) && !e.typeOnly && !allowed(e.to))), []);
+  t.same(show(edges.filter((e) => under('lib/db')(e.from) && !allowed(e.to))), []);
+  t.same([...libSources.keys()].filter((f) => /^lib\/db\/.*-repo\.ts$/.test(f) && f !== 'lib/db/service-secrets-repo.ts'), [], 'an area\'s repository lives in its area');
+});
+
+/** The first import cycle among these files (each file's imports in source order), as a path that closes on itself. */
+export function findCycle(graph: ReadonlyMap<string, readonly string[]>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (file: string): string[] | null => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (state.get(next) === 'open') return [...path.slice(path.indexOf(next)), next];
+      if (!state.has(next)) {
+        const found = visit(next);
+        if (found) return found;
+      }
+    }
+    path.pop();
+    state.set(file, 'done');
+    return null;
+  };
+  for (const file of [...graph.keys()].sort()) {
+    if (state.has(file)) continue;
+    const found = visit(file);
+    if (found) return found;
+  }
+  return null;
+}
+
+t.test('no import cycle among the modules of lib/', async (t) => {
+  t.same(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), ['a', 'b', 'c', 'a'], 'the search finds a circle');
+  t.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), null, 'and no circle where there is none');
+  const graph = new Map<string, string[]>([...libSources.keys()].map((f) => [f, []]));
+  for (const e of edges) if (graph.has(e.to)) graph.get(e.from)!.push(e.to);
+  const cycle = findCycle(graph);
+  t.equal(cycle && cycle.join(' → '), null, 'an import cycle (type-only imports included)');
+});
+
+t.test('the ledger is the one writer of financial documents from facts', async (t) => {
+  const ledger = under('lib/finance/ledger');
+  t.same(show(edges.filter((e) => e.to === 'lib/finance/ledger/facts-repo.ts' && !ledger(e.from))), [], 'only the ledger opens the facts\' store');
+  const importsReach = (e: ImportEdge) => under('lib/finance')(e.to) && !['lib/finance/ledger/facts.ts', 'lib/finance/ledger/record-facts.ts'].includes(e.to);
+  t.same(show(edges.filter((e) => under('lib/imports')(e.from) && importsReach(e))), [], 'lib/imports hands facts to the ledger and writes no financial document itself');
+  t.same(show(edges.filter((e) => under('lib/finance')(e.from) && under('lib/imports')(e.to))), [], 'finance (the ledger included) imports nothing from lib/imports');
 });
 
 t.test('keyset paging has one home: lib/shared imports nothing from lib/db', async (t) => {

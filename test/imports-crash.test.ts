@@ -11,7 +11,7 @@ import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { startService, type RunningService } from './helpers/service.ts';
 import { corpusZip } from '../scripts/cfdi-corpus.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
-import { importFacts, importLinks } from '../lib/db/import-facts-repo.ts';
+import { importFacts, importLinks } from '../lib/finance/ledger/facts-repo.ts';
 import { IMPORT_BATCH_FILES } from '../lib/imports/import-documents.ts';
 
 // Two service starts and three imports of 1,000 files on a shared 2-core machine.

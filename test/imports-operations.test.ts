@@ -13,7 +13,7 @@ import { fixture, fixtureNames, zipOf, FIXTURE_DIR } from './helpers/cfdi-fixtur
 import { ROOT, TS_IMPORT } from './helpers/service.ts';
 import { corpusZip } from '../scripts/cfdi-corpus.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
-import { importFacts, importLinks } from '../lib/db/import-facts-repo.ts';
+import { importFacts, importLinks } from '../lib/finance/ledger/facts-repo.ts';
 import { IMPORT_BATCH_FILES } from '../lib/imports/import-documents.ts';
 
 t.setTimeout(120_000);

@@ -29,7 +29,7 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A } from './helpers/
 import { connect, listen } from './helpers/mcp.ts';
 import { fixture, fixtureNames, zipOf } from './helpers/cfdi-fixtures.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
-import { importFacts } from '../lib/db/import-facts-repo.ts';
+import { importFacts } from '../lib/finance/ledger/facts-repo.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 
 const h = await startHarness(t, { env: { IMPORT_MAX_FILE_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '1048576', IMPORT_MAX_FILES: '50' } });

@@ -11,7 +11,7 @@
  */
 import t from 'tap';
 import type { CommandStartedEvent, Document } from 'mongodb';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes, INDEXES } from '../lib/db/indexes.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
@@ -21,7 +21,7 @@ import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { evaluateAlertRule } from '../lib/alerts/evaluate.ts';
 import { ALERT_RULE_IDS } from '../lib/alerts/rules.ts';
 import { enqueueAlertEvent } from '../lib/alerts/alert-events.ts';
-import { alertRecords } from '../lib/db/alert-jobs-repo.ts';
+import { alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import spec from '../generated/openapi.json' with { type: 'json' };
 import { testConfig } from './helpers/harness.ts';
 import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';

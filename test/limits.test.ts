@@ -12,7 +12,7 @@
 import t, { type Test } from 'tap';
 import net from 'node:net';
 import http from 'node:http';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';

@@ -9,7 +9,7 @@ import t from 'tap';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';

@@ -6,7 +6,7 @@
  * a restart.
  */
 import t from 'tap';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';

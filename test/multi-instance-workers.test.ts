@@ -7,12 +7,12 @@
  * deduplicable by its event id), and nothing is lost with the dead worker.
  */
 import t from 'tap';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
-import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
-import { webhookDeliveries } from '../lib/db/webhooks-repo.ts';
+import { alertJobs, alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
+import { webhookDeliveries } from '../lib/webhooks/webhooks-repo.ts';
 import { startService, spawnScript } from './helpers/service.ts';
 import { startReceiver } from './helpers/receiver.ts';
 

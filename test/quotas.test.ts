@@ -12,7 +12,7 @@ import t, { type Test } from 'tap';
 import { startHarness, testConfig, assertConforms, KEY_A, KEY_B, TENANT_A } from './helpers/harness.ts';
 import { connect, listen, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp } from '../handlers/app.ts';
-import { alertJobs } from '../lib/db/alert-jobs-repo.ts';
+import { alertJobs } from '../lib/alerts/alert-jobs-repo.ts';
 import { errorProblem } from './helpers/error-reason.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import type { FastifyInstance } from 'fastify';

@@ -14,7 +14,7 @@ import { connectMongo } from '../lib/db/client.ts';
 import { createApiKey, revokeApiKey, storeApiKey } from '../lib/auth/api-keys.ts';
 import { financialDocs, tenantSettings } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
-import { getTenantSettings, saveTenantSettings } from '../lib/db/settings-repo.ts';
+import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
 import { makeFinancialDoc, freight, CLIENT_COMPANY } from './fixtures/documents.ts';
 
 const TTL_MS = 1_000;

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { createFreightClient, type FreightClient } from '../generated/sdk.ts';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';

@@ -3,7 +3,7 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '
 import { makeFinancialDoc, makeTrip, leg, diesel, gasoline, payment, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
-import { saveTenantSettings, getTenantSettings } from '../lib/db/settings-repo.ts';
+import { saveTenantSettings, getTenantSettings } from '../lib/settings/settings-repo.ts';
 
 const h = await startHarness(t);
 const ROUTE = '/api/shipments';

@@ -24,8 +24,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT, spawnScript, startService, TS_IMPORT } from './helpers/service.ts';
 import { DEMO_TENANTS } from '../scripts/demo/load.ts';
-import { EMBEDDED_STORE_FILE } from '../lib/db/embedded.ts';
-import { SERVICE_LOCK_FILE } from '../lib/db/data-dir.ts';
+import { EMBEDDED_STORE_FILE } from '../scripts/embedded-mongo/launcher.ts';
+import { SERVICE_LOCK_FILE } from '../scripts/embedded-mongo/data-dir.ts';
 
 t.setTimeout(420_000);
 const exec = promisify(execFile);

@@ -15,7 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
-import { startEmbeddedMongo } from '../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes } from '../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';

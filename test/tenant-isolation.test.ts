@@ -26,7 +26,7 @@ import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts
 import { isToolOperation } from '../lib/mcp/tools-from-spec.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
-import { alertJobs, alertRecords } from '../lib/db/alert-jobs-repo.ts';
+import { alertJobs, alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
 

@@ -8,7 +8,7 @@ import t from 'tap';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { makeTrip, leg, diesel } from './fixtures/documents.ts';
 import { trips } from '../lib/db/collections.ts';
-import { insertTripsIfAbsent, replaceTripsIfUnchanged } from '../lib/db/trips-repo.ts';
+import { insertTripsIfAbsent, replaceTripsIfUnchanged } from '../lib/trips/trips-repo.ts';
 import { putImportedTrips } from '../lib/trips/put-imported-trips.ts';
 import { nextLastUpdate } from '../lib/trips/leg-delivery.ts';
 import { importDeliveries } from '../lib/trips/import-deliveries.ts';

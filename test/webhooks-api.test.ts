@@ -8,7 +8,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TEST_WEBHOOK_KEY, testConfig } from './helpers/harness.ts';
 import { buildApp } from '../handlers/app.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
-import { webhooks, webhookDeliveries, webhookJobs } from '../lib/db/webhooks-repo.ts';
+import { webhooks, webhookDeliveries, webhookJobs } from '../lib/webhooks/webhooks-repo.ts';
 import { decryptSecret } from '../lib/webhooks/secret-box.ts';
 import { enqueueAlertEvent } from '../lib/alerts/alert-events.ts';
 import type { AlertRecordDocument } from '../lib/alerts/records.ts';

@@ -16,7 +16,7 @@ import { financialDocs } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
-import { webhookDeliveries } from '../lib/db/webhooks-repo.ts';
+import { webhookDeliveries } from '../lib/webhooks/webhooks-repo.ts';
 import { attemptDelivery } from '../lib/webhooks/deliver.ts';
 import { verifySignature } from '../lib/webhooks/signature.ts';
 

@@ -1,6 +1,6 @@
 /** DELETE /api/alerts/jobs/{id}: removes one of the tenant's alert jobs. */
 import type { ServiceContext } from '../context.ts';
-import { deleteAlertJob } from '../db/alert-jobs-repo.ts';
+import { deleteAlertJob } from './alert-jobs-repo.ts';
 import { notFound } from '../http/api-error.ts';
 import { alertJobView, type AlertJobView } from './jobs.ts';
 

@@ -3,14 +3,14 @@
  * and the data the rule needs, then runs the pure rule (lib/alerts/rules.ts).
  */
 import type { Db } from 'mongodb';
-import { getTenantSettings } from '../db/settings-repo.ts';
+import { getTenantSettings } from '../settings/settings-repo.ts';
 import {
   docsByIds,
   docsEmittedBefore,
   docsEmittedBetween,
   tripsOffloadedBetween,
   type DocumentBalanceFields,
-} from '../db/alert-sources-repo.ts';
+} from './alert-sources-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { mxMonthRange } from '../time/mexico-city.ts';
 import {

@@ -21,7 +21,7 @@ import {
   idempotencyId,
   releaseIdempotencyKey,
   takeOverIdempotencyKey,
-} from '../db/idempotency-repo.ts';
+} from './idempotency-repo.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const IDEMPOTENCY_LEASE_MS = 60_000;

@@ -10,9 +10,11 @@
 import { readExtraData, type StoredExtraData } from './extra-data.ts';
 import { createHash } from 'node:crypto';
 import type { ObjectId } from 'mongodb';
-import { oneTimeJobDocument, type AgendaJobDocument } from '../db/agenda-job.ts';
-import { ALERT_JOB_NAME } from '../db/alert-jobs-repo.ts';
+import { oneTimeJobDocument, type AgendaJobDocument } from '../jobs/agenda-job.ts';
 import type { AlertRuleId } from './rules.ts';
+
+/** The one Agenda job definition of the alerts worker. */
+export const ALERT_JOB_NAME = 'alert:evaluate';
 
 export interface JobFailure {
   at: Date;

@@ -1,6 +1,6 @@
 /** GET /api/alerts/jobs: the tenant's alert jobs, filtered and paged. */
 import type { ServiceContext } from '../context.ts';
-import { findAlertJobs } from '../db/alert-jobs-repo.ts';
+import { findAlertJobs } from './alert-jobs-repo.ts';
 import { alertsPage, type AlertsPage } from './alerts-page.ts';
 import { alertJobView, type AlertJobView, type JobState } from './jobs.ts';
 

@@ -1,6 +1,6 @@
 /** GET /api/alerts: the alert records the tenant's jobs produced, filtered and paged. */
 import type { ServiceContext } from '../context.ts';
-import { findAlertRecords } from '../db/alert-jobs-repo.ts';
+import { findAlertRecords } from './alert-jobs-repo.ts';
 import { alertsPage, type AlertsPage } from './alerts-page.ts';
 import { alertRecordView, type AlertRecordView } from './records.ts';
 

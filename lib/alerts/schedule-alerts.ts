@@ -14,7 +14,7 @@
 import { storeExtraData } from './extra-data.ts';
 import { ObjectId } from 'mongodb';
 import type { ServiceContext } from '../context.ts';
-import { countActiveAlertJobs, ensureAlertIndexes, findAlertJobIdsByKeys, insertAlertJobs } from '../db/alert-jobs-repo.ts';
+import { countActiveAlertJobs, ensureAlertIndexes, findAlertJobIdsByKeys, insertAlertJobs } from './alert-jobs-repo.ts';
 import { quotaExceeded } from '../http/api-error.ts';
 import { quotaLease, withLease } from '../db/lease.ts';
 import { alertJobKey, newAlertJobDocument, type AlertJobDocument } from './jobs.ts';

@@ -13,9 +13,9 @@
  *    from the cursor into ShrinkageRecoveryAccumulator one at a time.
  */
 import type { ServiceContext } from '../context.ts';
-import { conceptSumsByClientMonth } from '../db/billing-concepts-repo.ts';
-import { streamShrinkageRows } from '../db/trip-audits-repo.ts';
-import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
+import { conceptSumsByClientMonth } from './billing-concepts-repo.ts';
+import { streamShrinkageRows } from './trip-audits-repo.ts';
+import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import type { TenantSettings, ToleranceRule } from '../model/tenant-settings.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { discountsAndDemurrage, type DiscountsAndDemurrage } from './discounts.ts';

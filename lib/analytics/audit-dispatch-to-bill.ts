@@ -13,7 +13,7 @@
  * The trips stream from the cursor into DispatchToBillAccumulator.
  */
 import type { ServiceContext } from '../context.ts';
-import { streamDeliveryRows } from '../db/trip-audits-repo.ts';
+import { streamDeliveryRows } from './trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { DispatchToBillAccumulator, type DispatchToBillSummary, type UnbilledTrip } from './dispatch-to-bill.ts';
 import { asOfOut, foldRows, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';

@@ -8,8 +8,8 @@
  * The trips stream from the cursor into FleetUtilizationAccumulator.
  */
 import type { ServiceContext } from '../context.ts';
-import { streamUtilizationTrips, vehicleLastActivity } from '../db/trip-audits-repo.ts';
-import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
+import { streamUtilizationTrips, vehicleLastActivity } from './trip-audits-repo.ts';
+import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { mxAddDays, mxDateString, mxYmdInt } from '../time/mexico-city.ts';
 import { asOfOut, foldRows, periodOut, type AsOfOut, type PeriodOut } from './report.ts';

@@ -8,7 +8,7 @@ import { fromCents } from '../money/cents.ts';
 import { byString } from './report.ts';
 import { ratio, type Ratio } from './stats.ts';
 
-/** Concept sums of a set of non-cancelled invoices, in integer cents (lib/db/billing-concepts-repo.ts). */
+/** Concept sums of a set of non-cancelled invoices, in integer cents (lib/analytics/billing-concepts-repo.ts). */
 export interface ConceptTotals {
   documents: number;
   documentsWithDiscount: number;

@@ -139,7 +139,7 @@ export function tripFreightValue(trip: Pick<TripDocument, 'shipments'>): number 
   return fromCents(trip.shipments.reduce((s, l) => s + toCents(l.pricing.totalFreight), 0));
 }
 
-/** A trip with a leg offloaded in the period, as lib/db/trip-audits-repo.ts returns it. */
+/** A trip with a leg offloaded in the period, as lib/analytics/trip-audits-repo.ts returns it. */
 export interface DeliveryRow {
   _id: string;
   client: string;

@@ -205,7 +205,7 @@ export function dso(ar: number, creditSales: number, days: number): Ratio {
 /** Due instant: Mexico City invoice day + credit days (calendar days). */
 export const dueInstant = (invoiceMs: number, creditDays: number): number => mxDayStart(mxAddDays(mxDateString(invoiceMs), Math.round(creditDays)));
 
-/** An invoice with the instants of its valid payment complements (lib/db/receivables-repo.ts). */
+/** An invoice with the instants of its valid payment complements (lib/analytics/receivables-repo.ts). */
 export interface PaidInvoice {
   client: string;
   /** Invoice instant, epoch ms. */

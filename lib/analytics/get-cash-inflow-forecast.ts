@@ -17,8 +17,8 @@
  * invoice kept only as its balance and the fields the items show.
  */
 import type { ServiceContext } from '../context.ts';
-import { streamOpenInvoices, streamPaymentHistory, revenueByClient, type OpenInvoiceRow } from '../db/receivables-repo.ts';
-import { getTracedSettings, type SettingSource } from '../db/settings-source.ts';
+import { streamOpenInvoices, streamPaymentHistory, revenueByClient, type OpenInvoiceRow } from './receivables-repo.ts';
+import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { fromCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';

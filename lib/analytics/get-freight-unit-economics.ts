@@ -7,7 +7,7 @@
  * unitEconomics (null + reason when km or litres are 0, never NaN).
  */
 import type { ServiceContext } from '../context.ts';
-import { unitEconomicsGroups } from '../db/trip-audits-repo.ts';
+import { unitEconomicsGroups } from './trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { capped, periodOut, type Capped, type PeriodOut } from './report.ts';
 import { byRevenue, EMPTY_UNIT_GROUP, meanLegKm, unitRow, type LitresBasis, type UnitRow } from './unit-economics.ts';

@@ -14,7 +14,7 @@ import { tripOffloadDate } from './dispatch-to-bill.ts';
 import { TopList, type Capped } from './report.ts';
 import { ratio, roundTo, type Ratio } from './stats.ts';
 
-/** A trip with a leg offloaded in the period, as lib/db/trip-audits-repo.ts returns it. */
+/** A trip with a leg offloaded in the period, as lib/analytics/trip-audits-repo.ts returns it. */
 export interface ShrinkageTrip {
   _id: string;
   client: string;

@@ -30,7 +30,7 @@ export interface UtilizationLeg extends Pick<TripLeg, 'date' | 'loadDate' | 'unl
   offloaded: number;
 }
 
-/** A trip as utilization reads it (the compact row lib/db/trip-audits-repo.ts returns). */
+/** A trip as utilization reads it (the compact row lib/analytics/trip-audits-repo.ts returns). */
 export interface UtilizationTrip {
   driverId: string;
   driverName: string;

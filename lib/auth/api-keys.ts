@@ -1,8 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Db } from 'mongodb';
-import { apiKeys } from '../db/collections.ts';
+import type { Collection, Db } from 'mongodb';
+import { COLLECTIONS } from '../db/collections.ts';
 import { API_SCOPES, type ApiKeyRecord, type ApiScope } from './api-key-record.ts';
 import { apiKeyCache, type ResolvedKey } from './api-key-cache.ts';
+
+export const apiKeys = (db: Db): Collection<ApiKeyRecord> => db.collection<ApiKeyRecord>(COLLECTIONS.apiKeys);
 
 export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 

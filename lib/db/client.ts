@@ -1,6 +1,7 @@
 /**
  * MongoDB client factory for the service, the worker, scripts and tests.
- * Works against a real MongoDB (MONGODB_URI) and against the embedded engine (lib/db/embedded.ts).
+ * Works against a real MongoDB (MONGODB_URI) and against the embedded engine, whose launcher
+ * (scripts/embedded-mongo/) hands its URI here.
  */
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { watchMonitors } from './monitor-watchdog.ts';

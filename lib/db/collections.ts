@@ -2,7 +2,6 @@ import type { Db, Collection } from 'mongodb';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
-import type { ApiKeyRecord } from '../auth/api-key-record.ts';
 
 /** Collection names in one place so repositories, seeds and tests agree. */
 export const COLLECTIONS = {
@@ -26,4 +25,3 @@ export const COLLECTIONS = {
 export const financialDocs = (db: Db): Collection<StoredFinancialDocument> => db.collection<StoredFinancialDocument>(COLLECTIONS.financialDocs);
 export const trips = (db: Db): Collection<TripDocument> => db.collection<TripDocument>(COLLECTIONS.trips);
 export const tenantSettings = (db: Db): Collection<TenantSettings> => db.collection<TenantSettings>(COLLECTIONS.tenantSettings);
-export const apiKeys = (db: Db): Collection<ApiKeyRecord> => db.collection<ApiKeyRecord>(COLLECTIONS.apiKeys);

@@ -68,7 +68,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   // --- CFDI import (lib/imports): the facts behind each imported financial document.
   [COLLECTIONS.importFacts]: [{ key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' }],
-  // "Has this tenant any link yet?" (the one-off backfill check of lib/db/import-facts-repo.ts).
+  // "Has this tenant any link yet?" (the one-off backfill check of lib/finance/ledger/facts-repo.ts).
   [COLLECTIONS.importLinks]: [{ key: { tenant: 1 }, name: 'tenant' }],
   // --- webhooks (lib/webhooks) ---
   [COLLECTIONS.webhooks]: [

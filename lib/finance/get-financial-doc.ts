@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../context.ts';
-import { findFinancialDocById } from '../db/financial-docs-repo.ts';
+import { findFinancialDocById } from './financial-docs-repo.ts';
 import { notFound } from '../http/api-error.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';

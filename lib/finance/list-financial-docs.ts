@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../context.ts';
-import { findFinancialDocs, FINANCIAL_DOC_SORTS, type FinancialDocFilter } from '../db/financial-docs-repo.ts';
+import { findFinancialDocs, FINANCIAL_DOC_SORTS, type FinancialDocFilter } from './financial-docs-repo.ts';
 import { serviceSecret } from '../db/service-secrets-repo.ts';
 import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';

@@ -4,7 +4,7 @@
  * (lib/model CancellationStatus): the receiver's acceptance, its rejection, tacit acceptance
  * after 3 business days.
  *
- * An imported invoice is rebuilt from its facts (lib/imports), so the answer is stored as a
+ * An imported invoice is rebuilt from its facts (the ledger, lib/finance/ledger), so the answer is stored as a
  * fact beside its request and acknowledgement and the document rebuilt: importing the files
  * again keeps it. A document that was not imported (the demo data, another writer) is updated
  * in place, only if nobody wrote it since it was read.
@@ -15,11 +15,10 @@
  * each other cannot leave the older one stored.
  */
 import type { ServiceContext } from '../context.ts';
-import { findFinancialDocById, replaceFinancialDocIfUnchanged } from '../db/financial-docs-repo.ts';
-import { factId, findFacts, replaceFactIfUnchanged } from '../db/import-facts-repo.ts';
+import { findFinancialDocById, replaceFinancialDocIfUnchanged } from './financial-docs-repo.ts';
 import { ApiError, invalidBody, notFound } from '../http/api-error.ts';
-import { financialDocId, SAT_ANSWERS, type CancellationStatusFact, type SatEstado, type SatEstatusCancelacion } from '../imports/financial-mapping.ts';
-import { rebuildInvoices } from '../imports/import-documents.ts';
+import { financialDocId, SAT_ANSWERS, type CancellationStatusFact, type SatEstado, type SatEstatusCancelacion } from './ledger/facts.ts';
+import { isImportedInvoice, recordStatusAnswer } from './ledger/record-facts.ts';
 import type { CanceledRecord, FinancialDocument } from '../model/financial-document.ts';
 import { receiverDeadline } from '../time/business-days.ts';
 import { documentBalance } from './balance.ts';
@@ -27,7 +26,6 @@ import { invoiceCancellationRecord, isInEffect, recordStatus } from './cancellat
 import { withDerivedFields } from './derived-fields.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
-import { createHash } from 'node:crypto';
 
 export interface RecordCancellationStatusInput {
   id: string;
@@ -98,17 +96,10 @@ export async function recordCancellationStatus(ctx: ServiceContext, tenant: stri
   const record = invoiceCancellationRecord(doc);
   const moved = checkAnswer(input, record, uuid, at, now.getTime());
 
-  const imported = doc._id === financialDocId(tenant, uuid) && (await findFacts(ctx.db, tenant, [factId(tenant, 'invoice', uuid)])).size > 0;
+  const imported = doc._id === financialDocId(tenant, uuid) && (await isImportedInvoice(ctx.db, tenant, uuid));
   if (imported) {
     const fact: CancellationStatusFact = { kind: 'cancellationStatus', uuid, estado: input.estado, estatusCancelacion: input.estatusCancelacion, date: at };
-    const sha256 = createHash('sha256').update(JSON.stringify(fact)).digest('hex');
-    const id = factId(tenant, 'cancellationStatus', uuid);
-    const stored = (await findFacts(ctx.db, tenant, [id])).get(id);
-    if (stored?.sha256 !== sha256) {
-      const written = await replaceFactIfUnchanged(ctx.db, { _id: id, tenant, uuid, kind: 'cancellationStatus', sha256, invoices: [], fact, importedAt: now }, stored?.sha256 ?? null);
-      if (!written) throw conflict(`another answer about invoice ${uuid} was recorded meanwhile: read it again and retry`);
-    }
-    await rebuildInvoices(ctx, tenant, [uuid], now);
+    if (!(await recordStatusAnswer(ctx, tenant, fact, now))) throw conflict(`another answer about invoice ${uuid} was recorded meanwhile: read it again and retry`);
   } else {
     const same = record!.status === moved.status && record!.date === moved.date && record!.satStatus === moved.satStatus && record!.statusSource === moved.statusSource;
     if (!same) {

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../context.ts';
 import { fileUrlResolver } from '../context.ts';
-import { getTenantSettings, statusLabel } from '../db/settings-repo.ts';
+import { getTenantSettings, statusLabel } from '../settings/settings-repo.ts';
 import type { SummaryContext } from './summary.ts';
 
 /** What the summary form of a tenant's documents needs: its status labels and the file URL base. */

@@ -7,8 +7,8 @@
  * Per file: stream-parse (lib/imports/xml-tree.ts), read and check
  * (cfdi.ts), check the issuer is the tenant, map (financial-mapping.ts,
  * trip-mapping.ts), and only then write, in batches of files (applyBatch): the
- * facts, the trips, and each affected invoice's document rebuilt from all its
- * facts. Every write is a whole-document upsert (bulk, unordered) skipped when
+ * facts (the ledger, lib/finance/ledger/record-facts.ts), the trips, and each
+ * affected invoice's document rebuilt by the ledger from all its facts. Every write is a whole-document upsert (bulk, unordered) skipped when
  * nothing changed; documents and trips that do change get `lastUpdate` = write
  * time, so incremental sync (`updatedSince`) sees them. Hence:
  * - importing the same file again changes nothing (reported `skipped`);
@@ -26,51 +26,18 @@ import { XmlTreeBuilder } from './xml-tree.ts';
 import { keepNamespace, readImportFile, type Cfdi } from './cfdi.ts';
 import { ImportRejection } from './rejection.ts';
 import { boundedChunks, expandInputs, ImportBudget, SizeExceeded, type ImportInput } from './import-sources.ts';
-import {
-  buildFinancialDocument,
-  cancellationFacts,
-  cancellationRequestFacts,
-  creditNoteFact,
-  financialDocId,
-  invoiceFact,
-  invoicesOf,
-  paymentFact,
-  type CancellationInfoFact,
-  type CreditNoteFact,
-  type FinancialFact,
-  type InvoiceFact,
-  type PaymentFact,
-} from './financial-mapping.ts';
+import { cancellationFacts, cancellationRequestFacts, creditNoteFact, invoiceFact, paymentFact } from './financial-mapping.ts';
 import { cfdiInMxn } from './cfdi-currency.ts';
 import { tripFromCfdi } from './trip-mapping.ts';
 import { putImportedTrips } from '../trips/put-imported-trips.ts';
 import type { TripDocument } from '../model/trip-document.ts';
-import {
-  CANCELLATION_FACT_KINDS,
-  cancellationsOf,
-  ensureImportStatusLabels,
-  factId,
-  factsOfInvoices,
-  backfillLinks,
-  findFacts,
-  linkFacts,
-  putFinancialDocuments,
-  insertNewFacts,
-  saveFacts,
-  type FactKind,
-  type ImportFactRecord,
-  type WriteOutcome,
-} from '../db/import-facts-repo.ts';
-import type { StoredFinancialDocument } from '../model/financial-document.ts';
-import { withDerivedFields } from '../finance/derived-fields.ts';
+import { financialDocId, invoicesOf, type CancellationInfoFact, type FactKind, type FinancialFact } from '../finance/ledger/facts.ts';
+import { prepareLedger, rebuildInvoices, recordFacts, type PlannedFact, type WriteOutcome } from '../finance/ledger/record-facts.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
-import { addTo } from '../shared/add-to.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
 export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'cancellationRequest' | 'transfer';
-
-const isCancellationKind = (kind: FactKind): boolean => (CANCELLATION_FACT_KINDS as readonly FactKind[]).includes(kind);
 
 export interface ImportFileResult {
   name: string;
@@ -91,8 +58,6 @@ export interface ImportReport {
   summary: { files: number; created: number; updated: number; skipped: number; rejected: number };
   files: ImportFileResult[];
 }
-
-export const IMPORT_STATUS_LABELS: Readonly<Record<string, string>> = { '4': 'Facturado', '6': 'Pagado', '9': 'Cancelado' };
 
 const KIND_OF_TYPE = { I: 'invoice', E: 'creditNote', P: 'payment', T: 'transfer' } as const;
 
@@ -116,7 +81,7 @@ async function parseEntry(source: Readable | Buffer, maxBytes: number): Promise<
 interface Planned {
   kind: ImportFileKind;
   uuid: string;
-  facts: { kind: FactKind; uuid: string; fact: FinancialFact | null; invoices: string[] }[];
+  facts: PlannedFact[];
   trip: TripDocument | null;
 }
 
@@ -142,65 +107,8 @@ function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned 
   return { kind, uuid: cfdi.uuid, facts: [{ kind: factKind, uuid: cfdi.uuid, fact, invoices: fact ? invoicesOf(fact) : [] }], trip };
 }
 
-const REBUILD_ATTEMPTS = 5;
-
 /** A file of the batch being written: its plan, or its result when already decided (rejected). */
 type BatchItem = { name: string; planned: Planned; sha256: string } | { name: string; result: ImportFileResult };
-
-const factKey = (r: ImportFactRecord): string => `${r._id}:${r.sha256}`;
-const factsKeyOf = (records: readonly ImportFactRecord[]): string => records.map(factKey).sort().join(',');
-
-/**
- * Rebuilds the stored documents of these invoices from all their facts, in
- * bulk (one read of the facts, one of the cancellations, one of the stored
- * documents, one bulk write). After writing, the facts are read again: the
- * invoices another import added a fact to meanwhile are rebuilt, so
- * concurrent imports cannot leave a stale document behind. Returns the
- * invoices that exist (the others are not imported yet).
- */
-export async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoiceUuids: readonly string[], now: Date): Promise<Set<string>> {
-  const existing = new Set<string>();
-  const read = async (uuids: readonly string[]) => {
-    const records = await factsOfInvoices(ctx.db, tenant, uuids);
-    const cancels = await cancellationsOf(ctx.db, tenant, [...uuids, ...records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)]);
-    const cancelBy = new Map<string, ImportFactRecord[]>();
-    for (const c of cancels) addTo(cancelBy, c.uuid, c);
-    const per = new Map<string, { records: ImportFactRecord[]; cancels: ImportFactRecord[] }>();
-    for (const u of uuids) per.set(u, { records: [], cancels: [] });
-    for (const r of records) for (const u of r.invoices) per.get(u)?.records.push(r);
-    for (const [u, f] of per) {
-      for (const uuid of new Set([u, ...f.records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)])) {
-        f.cancels.push(...(cancelBy.get(uuid) ?? []));
-      }
-    }
-    return per;
-  };
-  let todo = [...new Set(invoiceUuids)];
-  const facts = await read(todo);
-  for (let attempt = 0; attempt < REBUILD_ATTEMPTS && todo.length; attempt++) {
-    const docs: StoredFinancialDocument[] = [];
-    for (const uuid of todo) {
-      const f = facts.get(uuid)!;
-      const invoice = f.records.find((r) => r.kind === 'invoice' && r.uuid === uuid)?.fact as InvoiceFact | undefined;
-      if (!invoice) continue;
-      existing.add(uuid);
-      const payments = f.records.filter((r) => r.kind === 'payment').map((r) => r.fact as PaymentFact);
-      const credits = f.records.filter((r) => r.kind === 'creditNote').map((r) => r.fact as CreditNoteFact);
-      // Derived fields before the write's "changed?" comparison (a re-import compares equal).
-      docs.push(withDerivedFields(buildFinancialDocument(invoice, payments, credits, f.cancels.map((r) => r.fact as CancellationInfoFact))));
-    }
-    await putFinancialDocuments(ctx.db, tenant, docs, now);
-    const again = await read(todo);
-    const stale = todo.filter((u) => {
-      const a = facts.get(u)!;
-      const b = again.get(u)!;
-      return factsKeyOf(a.records) !== factsKeyOf(b.records) || factsKeyOf(a.cancels) !== factsKeyOf(b.cancels);
-    });
-    for (const u of stale) facts.set(u, again.get(u)!);
-    todo = stale;
-  }
-  return existing;
-}
 
 /**
  * Writes one batch of planned files: every fact, trip and affected invoice
@@ -214,63 +122,14 @@ export async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoi
 async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly BatchItem[]): Promise<ImportFileResult[]> {
   const now = ctx.now();
   const planned = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
-  // What is stored already: the batch's facts, and the CFDI that cancellations refer to.
-  const ids = planned.flatMap((p) => p.planned.facts.flatMap((f) => (isCancellationKind(f.kind) ? [factId(tenant, f.kind, f.uuid), factId(tenant, 'invoice', f.uuid)] : [factId(tenant, f.kind, f.uuid)])));
-  const known = await findFacts(ctx.db, tenant, ids);
-  const toWrite = new Map<string, ImportFactRecord>();
-  // Facts not stored when read are inserted (a concurrent import of the same file may win); the others replaced.
-  const fresh = new Set<string>();
-  const perFile = new Map<BatchItem, { id: string; outcome: WriteOutcome }[]>();
-  for (const p of planned) {
-    const mine: { id: string; outcome: WriteOutcome }[] = [];
-    for (const f of p.planned.facts) {
-      const record: ImportFactRecord = { _id: factId(tenant, f.kind, f.uuid), tenant, uuid: f.uuid, kind: f.kind, sha256: p.sha256, invoices: f.invoices, fact: f.fact, importedAt: now };
-      const prev = known.get(record._id);
-      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind) mine.push({ id: record._id, outcome: 'skipped' });
-      else {
-        if (!prev) fresh.add(record._id);
-        mine.push({ id: record._id, outcome: prev ? 'updated' : 'created' });
-        known.set(record._id, record);
-        toWrite.set(record._id, record);
-      }
-    }
-    perFile.set(p, mine);
-  }
-  // Links before facts (a crash in between leaves links to facts not stored yet, which reads
-  // ignore), and for skipped files too: a re-import repairs any link that is missing.
-  await linkFacts(ctx.db, tenant, planned.flatMap((p) => p.planned.facts.map((f) => ({ _id: factId(tenant, f.kind, f.uuid), invoices: f.invoices }))));
-  const lost = await insertNewFacts(ctx.db, [...fresh].map((id) => toWrite.get(id)!));
-  await saveFacts(ctx.db, [...toWrite.values()].filter((r) => !fresh.has(r._id)));
-  // Stored by another import meanwhile: the same content was not created by this one; other content is replaced.
-  const settled = new Map<string, WriteOutcome>();
-  if (lost.size) {
-    const stored = await findFacts(ctx.db, tenant, [...lost]);
-    const replace = [...lost].map((id) => toWrite.get(id)!).filter((r) => stored.get(r._id)?.sha256 !== r.sha256);
-    await saveFacts(ctx.db, replace);
-    for (const id of lost) settled.set(id, replace.some((r) => r._id === id) ? 'updated' : 'skipped');
-  }
-  const outcomes = new Map<BatchItem, WriteOutcome>();
-  for (const [p, mine] of perFile) {
-    const final = mine.map(({ id, outcome }) => (outcome === 'created' ? (settled.get(id) ?? outcome) : outcome));
-    outcomes.set(p, final.includes('created') ? 'created' : final.includes('updated') ? 'updated' : 'skipped');
-  }
+  // The facts first (the ledger), then the trips, then the documents rebuilt from the stored facts.
+  const recorded = await recordFacts(ctx, tenant, planned.map((p) => ({ facts: p.planned.facts, sha256: p.sha256 })), now);
+  const outcomes = new Map<BatchItem, WriteOutcome>(planned.map((p, i) => [p, recorded[i]!.outcome]));
+  const affectedOf = new Map<BatchItem, string[]>(planned.map((p, i) => [p, recorded[i]!.affected]));
   const tripsOf = new Map<string, TripDocument>();
   for (const p of planned) if (p.planned.trip) tripsOf.set(p.planned.trip._id, p.planned.trip);
   await putImportedTrips(ctx, tenant, [...tripsOf.values()], now);
 
-  // Invoices each file touches: its own, or for a cancellation those of the cancelled CFDI.
-  const affectedOf = new Map<BatchItem, string[]>();
-  for (const p of planned) {
-    const inv: string[] = [];
-    for (const f of p.planned.facts) {
-      if (!isCancellationKind(f.kind)) inv.push(...f.invoices);
-      else {
-        const target = known.get(factId(tenant, 'invoice', f.uuid));
-        if (target) inv.push(...(target.kind === 'invoice' ? [f.uuid] : target.invoices));
-      }
-    }
-    affectedOf.set(p, [...new Set(inv)]);
-  }
   const existing = await rebuildInvoices(ctx, tenant, [...new Set([...affectedOf.values()].flat())], now);
 
   return items.map((item) => {
@@ -333,8 +192,7 @@ export async function importDocuments(
     await writing;
     checkAbort();
     if (!labelsEnsured && batch.some((i) => 'planned' in i)) {
-      await ensureImportStatusLabels(ctx.db, tenant, IMPORT_STATUS_LABELS);
-      await backfillLinks(ctx.db, tenant);
+      await prepareLedger(ctx.db, tenant);
       labelsEnsured = true;
     }
     writing = applyBatch(ctx, tenant, batch).then(record);

@@ -21,7 +21,8 @@ import { fromCents, toCents } from '../money/cents.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
 import { mexicanAddress } from '../model/mexican-address.ts';
 import type { CartaPorte, CartaPorteLocation, Cfdi } from './cfdi.ts';
-import { conceptKind, financialDocId } from './financial-mapping.ts';
+import { conceptKind } from './financial-mapping.ts';
+import { financialDocId } from '../finance/ledger/facts.ts';
 import { reject } from './rejection.ts';
 
 export const tripId = (tenant: string, uuid: string): string => `${tenant}-CP-${uuid}`;

@@ -27,12 +27,9 @@ import { ObjectId, type Db } from 'mongodb';
 import { Agenda, type BackoffStrategy, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import { throttledErrorLog } from './throttled-errors.ts';
+import type { JobLogger } from './job-logger.ts';
 
-export interface JobLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+export type { JobLogger };
 
 export const silentLogger: JobLogger = { info() {}, warn() {}, error() {} };
 

@@ -9,7 +9,7 @@
  * Other errors are kinds by their message, logged as errors.
  */
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import type { JobLogger } from './agenda-worker.ts';
+import type { JobLogger } from './job-logger.ts';
 
 export const DEFAULT_ERROR_LOG_INTERVAL_MS = 60_000;
 const MAX_KINDS = 100;

@@ -223,7 +223,7 @@ export type PaymentStatus = 'paid' | 'partial' | 'unpaid' | 'cancelled';
  * A financial document as the `financialDocs` collection holds it. Every writer
  * builds it with `withDerivedFields()` (lib/finance/derived-fields.ts); documents
  * written before a field existed get it from the start-up backfill
- * (lib/db/derived-fields-backfill.ts). Repositories project these fields out of
+ * (lib/finance/derived-fields-backfill.ts). Repositories project these fields out of
  * whatever they return to clients.
  */
 export interface StoredFinancialDocument extends FinancialDocument {

@@ -1,6 +1,6 @@
 /**
  * Which invoice lines are freight: the tax reconciliation (lib/tax) and the billing
- * audits' pipelines (lib/db/billing-concepts-repo.ts) apply the same rule.
+ * audits' pipelines (lib/analytics/billing-concepts-repo.ts) apply the same rule.
  */
 import type { InvoiceConcept } from './financial-document.ts';
 

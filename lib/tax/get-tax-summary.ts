@@ -6,8 +6,8 @@
  * totals (tax-totals.ts) and a bounded findings list (findings-list.ts).
  */
 import type { ServiceContext } from '../context.ts';
-import { getTracedSettings } from '../db/settings-source.ts';
-import { streamTaxDocs } from '../db/tax-repo.ts';
+import { getTracedSettings } from '../settings/settings-source.ts';
+import { streamTaxDocs } from './tax-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
 import { FindingsCollector, type FindingsReport } from './findings-list.ts';

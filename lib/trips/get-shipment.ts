@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../context.ts';
-import { findTripById } from '../db/trips-repo.ts';
+import { findTripById } from './trips-repo.ts';
 import { notFound } from '../http/api-error.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { TripSummary } from './summary.ts';

@@ -129,7 +129,7 @@ export function applyLegDelivery(trip: TripDocument, shipmentId: string, input: 
 /**
  * The `lastUpdate` of a write: now, and always after the one read, so every
  * write moves it and a write conditional on the `lastUpdate` it read is a
- * version check (lib/db/trips-repo.ts replaceTripsIfUnchanged).
+ * version check (lib/trips/trips-repo.ts replaceTripsIfUnchanged).
  */
 export function nextLastUpdate(previous: string | undefined, now: Date): string {
   const after = previous === undefined ? -Infinity : Date.parse(previous) + 1;

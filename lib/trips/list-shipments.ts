@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../context.ts';
-import { findTrips, TRIP_SORTS, type TripFilter } from '../db/trips-repo.ts';
+import { findTrips, TRIP_SORTS, type TripFilter } from './trips-repo.ts';
 import { serviceSecret } from '../db/service-secrets-repo.ts';
 import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';

@@ -3,12 +3,12 @@
  * each merged with its stored version (keepRecordedDeliveries), written only
  * when its content changed (importing the same files again writes nothing),
  * and only over the version read: a delivery recorded while the import runs is
- * merged on the next attempt, never overwritten (lib/db/trips-repo.ts
+ * merged on the next attempt, never overwritten (lib/trips/trips-repo.ts
  * replaceTripsIfUnchanged, insertTripsIfAbsent).
  */
 import type { ServiceContext } from '../context.ts';
-import { sameContent } from '../db/import-facts-repo.ts';
-import { findTripsByIds, insertTripsIfAbsent, replaceTripsIfUnchanged, type TripReplacement } from '../db/trips-repo.ts';
+import { sameContent } from '../shared/same-content.ts';
+import { findTripsByIds, insertTripsIfAbsent, replaceTripsIfUnchanged, type TripReplacement } from './trips-repo.ts';
 import { ApiError } from '../http/api-error.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { nextLastUpdate } from './leg-delivery.ts';

@@ -2,7 +2,7 @@
  * Writes deliveries (lib/trips/leg-delivery.ts) to the tenant's trips: what
  * the delivery operation and the deliveries CSV share. Per trip: read it, apply
  * its deliveries in the order given, and write it back only if something
- * changed, conditionally on the version read (lib/db/trips-repo.ts
+ * changed, conditionally on the version read (lib/trips/trips-repo.ts
  * replaceTripsIfUnchanged). A trip another writer changed meanwhile (an
  * import, another delivery) is read again and its deliveries applied again, up
  * to WRITE_ATTEMPTS times. A trip is written whole or not at all, and each
@@ -10,7 +10,7 @@
  * other legs' deliveries to be written.
  */
 import type { ServiceContext } from '../context.ts';
-import { findTripsByIds, replaceTripsIfUnchanged, type TripReplacement } from '../db/trips-repo.ts';
+import { findTripsByIds, replaceTripsIfUnchanged, type TripReplacement } from './trips-repo.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { addTo } from '../shared/add-to.ts';
 import { applyLegDelivery, nextLastUpdate, type DeliveryInput, type DeliveryProblem } from './leg-delivery.ts';

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.ts';
 import { fileUrlResolver } from '../context.ts';
-import { findFinancialDocsByIds } from '../db/financial-docs-repo.ts';
-import { getTenantSettings, statusLabel } from '../db/settings-repo.ts';
+import { findFinancialDocsByIds } from '../finance/financial-docs-repo.ts';
+import { getTenantSettings, statusLabel } from '../settings/settings-repo.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { tripSummary, type TripSummary } from './summary.ts';
 

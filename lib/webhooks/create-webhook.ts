@@ -1,6 +1,6 @@
 /** POST /api/webhooks: a new endpoint for the tenant, with its secret shown once. */
 import { ObjectId } from 'mongodb';
-import { ensureWebhookIndexes, insertWebhook } from '../db/webhooks-repo.ts';
+import { ensureWebhookIndexes, insertWebhook } from './webhooks-repo.ts';
 import { invalidBody, quotaExceeded } from '../http/api-error.ts';
 import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookEventType, type WebhookView } from './model.ts';

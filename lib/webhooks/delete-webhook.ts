@@ -1,5 +1,5 @@
 /** DELETE /api/webhooks/{id}: the endpoint, its queued deliveries and their history. */
-import { deleteWebhookCascade } from '../db/webhooks-repo.ts';
+import { deleteWebhookCascade } from './webhooks-repo.ts';
 import { notFound } from '../http/api-error.ts';
 import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookView } from './model.ts';

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { enqueueDelivery, ensureWebhookIndexes, findSubscribedWebhooks } from '../db/webhooks-repo.ts';
+import { enqueueDelivery, ensureWebhookIndexes, findSubscribedWebhooks } from './webhooks-repo.ts';
 import { deliveryId, type DeliveryDocument, type DeliveryEventType, type WebhookDocument } from './model.ts';
 
 export interface WebhookEvent {

@@ -1,5 +1,5 @@
 /** GET /api/webhooks/{id}. Another tenant's id is "not found": ids must not leak. */
-import { findWebhook } from '../db/webhooks-repo.ts';
+import { findWebhook } from './webhooks-repo.ts';
 import { notFound } from '../http/api-error.ts';
 import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookDocument, type WebhookView } from './model.ts';

@@ -1,5 +1,5 @@
 /** GET /api/webhooks/{id}/deliveries: newest event first, every attempt of each. */
-import { findDeliveries } from '../db/webhooks-repo.ts';
+import { findDeliveries } from './webhooks-repo.ts';
 import { pageMeta, pageWindow, type PageMeta } from '../shared/pagination.ts';
 import type { WebhookContext } from './context.ts';
 import { requireWebhook } from './get-webhook.ts';

@@ -1,5 +1,5 @@
 /** GET /api/webhooks: the tenant's endpoints, newest first, never their secrets. */
-import { findWebhooks } from '../db/webhooks-repo.ts';
+import { findWebhooks } from './webhooks-repo.ts';
 import { pageMeta, pageWindow, type PageMeta } from '../shared/pagination.ts';
 import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookView } from './model.ts';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { ObjectId } from 'mongodb';
 import type { EncryptedSecret } from './secret-box.ts';
-import type { AgendaJobDocument } from '../db/agenda-job.ts';
+import type { AgendaJobDocument } from '../jobs/agenda-job.ts';
 
 export const WEBHOOK_EVENT_TYPES = ['alert.triggered', 'alert.cleared'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

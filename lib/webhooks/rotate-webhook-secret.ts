@@ -1,5 +1,5 @@
 /** POST /api/webhooks/{id}/rotate-secret: a new secret, effective for every attempt from now on. */
-import { replaceWebhookSecret } from '../db/webhooks-repo.ts';
+import { replaceWebhookSecret } from './webhooks-repo.ts';
 import { notFound } from '../http/api-error.ts';
 import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookView } from './model.ts';

@@ -2,7 +2,7 @@
 import { enqueueTestEvent } from './events.ts';
 import { requireWebhook } from './get-webhook.ts';
 import type { WebhookContext } from './context.ts';
-import { countPendingTestDeliveries } from '../db/webhooks-repo.ts';
+import { countPendingTestDeliveries } from './webhooks-repo.ts';
 import { quotaExceeded } from '../http/api-error.ts';
 import { quotaLease, withLease } from '../db/lease.ts';
 

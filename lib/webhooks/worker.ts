@@ -18,7 +18,7 @@ import type { Agenda, Job } from 'agenda';
 import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
 import type { WebhookSettings } from '../config.ts';
 import { COLLECTIONS } from '../db/collections.ts';
-import { DELIVERY_JOB_NAME, ensureWebhookIndexes, getDelivery, getWebhookById, recordDeliveryAttempt, releaseIdleDeliveryLocks } from '../db/webhooks-repo.ts';
+import { DELIVERY_JOB_NAME, ensureWebhookIndexes, getDelivery, getWebhookById, recordDeliveryAttempt, releaseIdleDeliveryLocks } from './webhooks-repo.ts';
 import { nextAttemptAt, type DeliveryJobData } from './model.ts';
 import { decryptSecret } from './secret-box.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';

@@ -12,7 +12,7 @@
 import type { Db, Collection, Document } from 'mongodb';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { financialDocs, tenantSettings, trips } from '../../lib/db/collections.ts';
-import { settingsCache } from '../../lib/db/settings-cache.ts';
+import { settingsCache } from '../../lib/settings/settings-cache.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import type { FinancialDocument, StoredFinancialDocument } from '../../lib/model/financial-document.ts';
 import { generateTenant, type GeneratedTenant } from './generate.ts';

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Db } from 'mongodb';
-import { startEmbeddedMongo } from '../../lib/db/embedded.ts';
+import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
 import { ensureIndexes } from '../../lib/db/indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../../scripts/demo/load.ts';

@@ -7,7 +7,7 @@
 import type { Test } from 'tap';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Db, MongoClient } from 'mongodb';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/db/embedded.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
 import { ensureIndexes } from '../../lib/db/indexes.ts';
 import { buildApp, type BuildAppOptions } from '../../handlers/app.ts';

@@ -28,7 +28,7 @@ import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/db/embedded.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
 import { ensureIndexes } from '../../lib/db/indexes.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';

@@ -1,21 +1,14 @@
 /**
- * How a cancellation's status moves (lib/imports/financial-mapping.ts): the request, the SAT's
+ * How a cancellation's status moves (lib/finance/ledger/documents.ts): the request, the SAT's
  * acknowledgement (201/202, and whether the receiver must accept), the status service's answer;
  * and what the invoice then is (lib/finance: cancelled only when accepted or expired).
  */
 import t from 'tap';
 import { parseXmlTree } from '../../lib/imports/xml-tree.ts';
 import { keepNamespace, readImportFile } from '../../lib/imports/cfdi.ts';
-import {
-  buildFinancialDocument,
-  cancellationFacts,
-  cancellationRecordOf,
-  cancellationRequestFacts,
-  invoiceFact,
-  needsReceiverAcceptance,
-  type CancellationFact,
-  type CancellationStatusFact,
-} from '../../lib/imports/financial-mapping.ts';
+import { cancellationFacts, cancellationRequestFacts, invoiceFact } from '../../lib/imports/financial-mapping.ts';
+import { buildFinancialDocument, cancellationRecordOf, needsReceiverAcceptance } from '../../lib/finance/ledger/documents.ts';
+import type { CancellationFact, CancellationStatusFact } from '../../lib/finance/ledger/facts.ts';
 import { invoiceCancellationStatus, isInvoiceCancelled } from '../../lib/finance/cancellation.ts';
 import { documentBalance } from '../../lib/finance/balance.ts';
 import { financialSummary } from '../../lib/finance/summary.ts';

@@ -2,7 +2,8 @@
 import t from 'tap';
 import { parseXmlTree, XmlTreeBuilder } from '../../lib/imports/xml-tree.ts';
 import { keepNamespace, readImportFile, type CancellationAck, type Cfdi } from '../../lib/imports/cfdi.ts';
-import { buildFinancialDocument, cancellationFacts, conceptKind, creditNoteFact, invoiceFact, paymentFact } from '../../lib/imports/financial-mapping.ts';
+import { cancellationFacts, conceptKind, creditNoteFact, invoiceFact, paymentFact } from '../../lib/imports/financial-mapping.ts';
+import { buildFinancialDocument } from '../../lib/finance/ledger/documents.ts';
 import { tripFromCfdi } from '../../lib/imports/trip-mapping.ts';
 import { ImportRejection } from '../../lib/imports/rejection.ts';
 import { fixture } from '../helpers/cfdi-fixtures.ts';

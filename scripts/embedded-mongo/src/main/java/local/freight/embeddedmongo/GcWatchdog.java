@@ -9,7 +9,7 @@ import java.lang.management.ManagementFactory;
  * nearly all its time collecting garbage, and every query then times out for minutes. When the
  * collectors' share of the last {@link #WINDOW_MS} reaches {@link #LIMIT_PERCENT}, this prints one
  * line saying so and what to set, and halts: the service sees the engine exit and restarts it
- * (lib/db/engine-supervisor.ts) instead of waiting on it.
+ * (scripts/embedded-mongo/supervisor.ts) instead of waiting on it.
  */
 final class GcWatchdog {
 

@@ -4,7 +4,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * {@code PROGRESS <what>} lines on stdout while the store opens: lib/db/embedded.ts restarts its
+ * {@code PROGRESS <what>} lines on stdout while the store opens: launcher.ts (scripts/embedded-mongo) restarts its
  * start timeout on each, so a large store that is being opened (or converted) is not taken for a
  * hung engine. Stops once the server listens.
  */

@@ -4,12 +4,12 @@
  * in integer MXN cents (each concept amount converted and rounded to cents, then summed).
  */
 import type { Db, Document } from 'mongodb';
-import { financialDocs } from './collections.ts';
+import { financialDocs } from '../db/collections.ts';
 import type { ConceptKind } from '../model/financial-document.ts';
 import { FREIGHT_CODE_PREFIX, isFreightConcept } from '../model/freight-concept.ts';
-import { centsExpr, invoiceCancelledExpr, mxMonthExpr } from './pipeline.ts';
+import { centsExpr, invoiceCancelledExpr, mxMonthExpr } from '../db/pipeline.ts';
 import { centsToMxnCents } from '../money/currency.ts';
-import type { ConceptTotals } from '../analytics/discounts.ts';
+import type { ConceptTotals } from './discounts.ts';
 
 /** The sums the discounts and shrinkage recovery audit reads (lib/analytics/discounts.ts), per client and month. */
 export interface ClientMonthConceptRow extends ConceptTotals {

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { TenantSettings } from '../model/tenant-settings.ts';
-import { perDb } from './per-db.ts';
+import { perDb } from '../db/per-db.ts';
 
 /** Default time a tenant's stored settings are reused without reading the database (SETTINGS_CACHE_TTL_MS). */
 export const DEFAULT_SETTINGS_CACHE_TTL_MS = 30_000;

@@ -13,13 +13,13 @@
  * memory does not grow with the number of trips in the period.
  */
 import type { Db, Document, Filter } from 'mongodb';
-import { COLLECTIONS, trips } from './collections.ts';
+import { COLLECTIONS, trips } from '../db/collections.ts';
 import type { TripDocument } from '../model/trip-document.ts';
-import type { ShrinkageTrip } from '../analytics/shrinkage-recovery.ts';
-import type { DeliveryRow } from '../analytics/dispatch-to-bill.ts';
-import type { UnitGroupRow } from '../analytics/unit-economics.ts';
-import type { UtilizationTrip, VehicleActivity } from '../analytics/utilization.ts';
-import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legDeliveredAtExpr, legLitres, mxnCentsExpr, sumOver } from './pipeline.ts';
+import type { ShrinkageTrip } from './shrinkage-recovery.ts';
+import type { DeliveryRow } from './dispatch-to-bill.ts';
+import type { UnitGroupRow } from './unit-economics.ts';
+import type { UtilizationTrip, VehicleActivity } from './utilization.ts';
+import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legDeliveredAtExpr, legLitres, mxnCentsExpr, sumOver } from '../db/pipeline.ts';
 
 export interface TripScope {
   client?: string;

@@ -1,6 +1,7 @@
 /**
- * Embedded MongoDB-compatible engine (mongo-java-server, see scripts/embedded-mongo/),
- * started by the service when MONGODB_URI is unset, and by tests.
+ * Embedded MongoDB-compatible engine (mongo-java-server, the Java sources beside this file):
+ * launched by scripts/start.ts and the CLI tools when MONGODB_URI is unset (open-database.ts),
+ * and by tests; the service itself is handed only a connected database.
  *
  * - In-memory backend by default; `dataDir` switches to the on-disk H2 backend
  *   (file `<dataDir>/embedded-mongo.mv.db`, survives restarts).
@@ -10,7 +11,7 @@
  *   signal to the service's whole process group, reaches the service but not the engine, so
  *   the service can drain its requests first and stop the engine last (`stop()`). An exit
  *   nobody asked for (a crash, `kill -9`) resolves `exited` with `expected: false`
- *   (lib/db/engine-supervisor.ts restarts it).
+ *   (scripts/embedded-mongo/supervisor.ts restarts it).
  * - The child process is unref'd once it is listening: a running engine does not keep the
  *   Node event loop alive on its own. Call `stop()` for a clean shutdown anyway.
  *
@@ -137,7 +138,7 @@ function storeBytes(dataDir: string): number {
 }
 
 export const DEFAULT_EMBEDDED_MONGO_JAR = fileURLToPath(
-  new URL('../../scripts/embedded-mongo/target/embedded-mongo.jar', import.meta.url),
+  new URL('./target/embedded-mongo.jar', import.meta.url),
 );
 
 /**

@@ -9,9 +9,9 @@
  * AUDIT_BATCH_SIZE rows per round trip.
  */
 import type { Db, Document } from 'mongodb';
-import { financialDocs } from './collections.ts';
+import { financialDocs } from '../db/collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from './pipeline.ts';
+import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from '../db/pipeline.ts';
 import { centsToMxnCents } from '../money/currency.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */

@@ -1,5 +1,5 @@
 /**
- * Keeps the embedded engine (lib/db/embedded.ts) running under `npm start`: when the JVM exits
+ * Keeps the embedded engine (scripts/embedded-mongo/launcher.ts) running under `npm start`: when the JVM exits
  * without being asked to (a crash, an out-of-memory exit, `kill -9`), it is started again on the
  * same port and store, after 0.5 s, then 1, 2, 4 and 8 s between further attempts. The driver's
  * client keeps its address and reconnects by itself, so the service recovers without a restart
@@ -10,7 +10,7 @@
  * crash loop) or a start fails that often: state `failed`, one fatal log line, and `onGiveUp`
  * (scripts/start.ts fails `/health` and exits non-zero, so a supervisor restarts the service).
  */
-import { startEmbeddedMongo, type EmbeddedMongo, type EngineExit, type StartEmbeddedMongoOptions } from './embedded.ts';
+import { startEmbeddedMongo, type EmbeddedMongo, type EngineExit, type StartEmbeddedMongoOptions } from './launcher.ts';
 
 export type EngineState = 'up' | 'restarting' | 'failed' | 'stopped';
 

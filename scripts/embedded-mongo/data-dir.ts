@@ -10,7 +10,7 @@
  *   mistaken for the owner). A lock whose owner is gone (kill -9, a crash) is stale and taken
  *   over; the lock is removed when its owner exits. A live owner: DataDirError naming it.
  *   CLI tools (npm run apikey, import, seed, worker) take no lock: they attach to the
- *   service's engine through its port file (lib/db/open.ts).
+ *   service's engine through its port file (scripts/embedded-mongo/open-database.ts).
  */
 import { closeSync, fsyncSync, openSync, readFileSync, rmSync, statfsSync, unlinkSync, writeSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
-import { financialDocs } from './collections.ts';
-import { findSortedPage } from './find-page.ts';
+import { financialDocs } from '../db/collections.ts';
+import { findSortedPage } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { CancellationStatus, FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';

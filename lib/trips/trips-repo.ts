@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Db, Document, Filter } from 'mongodb';
-import { trips } from './collections.ts';
-import { findSortedPage } from './find-page.ts';
+import { trips } from '../db/collections.ts';
+import { findSortedPage } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';

@@ -12,8 +12,8 @@
  * never overwritten with fields computed from the older content.
  */
 import type { AnyBulkWriteOperation, Db, Filter } from 'mongodb';
-import { financialDocs } from './collections.ts';
-import type { BalanceInput } from '../finance/balance.ts';
+import { financialDocs } from '../db/collections.ts';
+import type { BalanceInput } from './balance.ts';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
 
 /** The rule that computes the derived fields (lib/finance/derived-fields.ts `derivedFieldsOf`), passed in: repositories decide no domain rule. */

@@ -1,7 +1,7 @@
 import type { Db, Document, Filter } from 'mongodb';
-import { financialDocs } from './collections.ts';
+import { financialDocs } from '../db/collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { elementInRange } from './pipeline.ts';
+import { elementInRange } from '../db/pipeline.ts';
 
 export interface TaxDocsQuery {
   basis: 'invoice' | 'payment';

@@ -3,19 +3,16 @@
  * Tenant first in every filter: `data.tenant` for jobs, `tenant` for records.
  */
 import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter } from 'mongodb';
-import { COLLECTIONS } from './collections.ts';
-import { ensureIndexesOnce } from './indexes.ts';
-import { releaseIdleJobLocks } from './agenda-locks-repo.ts';
-import type { AlertJobDocument, JobFailure, JobState } from '../alerts/jobs.ts';
-import { findPage } from './find-page.ts';
-import { DUPLICATE_KEY, insertUnlessDuplicate } from './duplicate-key.ts';
-import type { AlertRecordDocument } from '../alerts/records.ts';
+import { COLLECTIONS } from '../db/collections.ts';
+import { ensureIndexesOnce } from '../db/indexes.ts';
+import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
+import { ALERT_JOB_NAME, type AlertJobDocument, type JobFailure, type JobState } from './jobs.ts';
+import { findPage } from '../db/find-page.ts';
+import { DUPLICATE_KEY, insertUnlessDuplicate } from '../db/duplicate-key.ts';
+import type { AlertRecordDocument } from './records.ts';
 
 export const alertJobs = (db: Db): Collection<AlertJobDocument> => db.collection<AlertJobDocument>(COLLECTIONS.alertJobs);
 export const alertRecords = (db: Db): Collection<AlertRecordDocument> => db.collection<AlertRecordDocument>(COLLECTIONS.alerts);
-
-/** The one Agenda job definition of the alerts worker. */
-export const ALERT_JOB_NAME = 'alert:evaluate';
 
 /** Failed attempts kept on a job (oldest dropped first). */
 export const MAX_RECORDED_FAILURES = 10;

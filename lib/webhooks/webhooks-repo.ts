@@ -3,12 +3,12 @@
  * filter a request can reach; the worker reads deliveries by their id.
  */
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
-import { COLLECTIONS } from './collections.ts';
-import { ensureIndexesOnce } from './indexes.ts';
-import { releaseIdleJobLocks } from './agenda-locks-repo.ts';
-import { findPage } from './find-page.ts';
-import { insertUnlessDuplicate } from './duplicate-key.ts';
-import { oneTimeJobDocument } from './agenda-job.ts';
+import { COLLECTIONS } from '../db/collections.ts';
+import { ensureIndexesOnce } from '../db/indexes.ts';
+import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
+import { findPage } from '../db/find-page.ts';
+import { insertUnlessDuplicate } from '../db/duplicate-key.ts';
+import { oneTimeJobDocument } from '../jobs/agenda-job.ts';
 import type {
   DeliveryAttempt,
   DeliveryDocument,
@@ -17,8 +17,8 @@ import type {
   DeliveryStatus,
   WebhookDocument,
   WebhookEventType,
-} from '../webhooks/model.ts';
-import type { EncryptedSecret } from '../webhooks/secret-box.ts';
+} from './model.ts';
+import type { EncryptedSecret } from './secret-box.ts';
 
 export const webhooks = (db: Db): Collection<WebhookDocument> => db.collection<WebhookDocument>(COLLECTIONS.webhooks);
 export const webhookDeliveries = (db: Db): Collection<DeliveryDocument> => db.collection<DeliveryDocument>(COLLECTIONS.webhookDeliveries);

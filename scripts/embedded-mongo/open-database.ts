@@ -1,21 +1,51 @@
+/**
+ * The database of a process of scripts/ (`npm start`, the CLI tools): MONGODB_URI when set, else
+ * the embedded engine on DATA_DIR, started here (launcher.ts) and supervised (supervisor.ts), or
+ * the one a running `npm start` launched, attached through its port file. The service itself
+ * (handlers/app.ts, lib/) sees only the connected database (lib/db/client.ts `connectMongo`) and
+ * the engine's health as callbacks (`health`, handed to buildApp by scripts/start.ts).
+ */
 import { readFile, writeFile, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
-import { connectMongo } from './client.ts';
-import { startEmbeddedMongo, type EmbeddedMongo } from './embedded.ts';
-import { EngineSupervisor, type EngineSupervisorOptions } from './engine-supervisor.ts';
-import type { AppConfig } from '../config.ts';
+import { connectMongo } from '../../lib/db/client.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from './launcher.ts';
+import { EngineSupervisor, type EngineSupervisorOptions } from './supervisor.ts';
+import type { AppConfig } from '../../lib/config.ts';
 
 export interface OpenDatabase {
   client: MongoClient;
   db: Db;
   /** Set when this process started the embedded engine (and must stop it): the first engine. */
   engine: EmbeddedMongo | null;
-  /** Set when this process started the embedded engine: restarts it if it dies (lib/db/engine-supervisor.ts). */
+  /** Set when this process started the embedded engine: restarts it if it dies (scripts/embedded-mongo/supervisor.ts). */
   supervisor: EngineSupervisor | null;
-  /** Whether the database is the embedded engine (demo data may be loaded). */
+  /** Whether the database is the embedded engine (scripts/start.ts then loads the demo data into an empty one). */
   embedded: boolean;
+  /** The engine's health for the service (buildApp's `databaseProblem`, `livenessProblem`): always null without a supervisor. */
+  health: DatabaseHealth;
   close(): Promise<void>;
+}
+
+/**
+ * What the service learns of the database's engine without asking it (handed to buildApp):
+ * - databaseProblem: why the database is known to be down (the engine restarting): GET /ready 503 at once;
+ * - livenessProblem: why this process must be restarted (the engine could not be): GET /health 503.
+ */
+export interface DatabaseHealth {
+  databaseProblem: () => string | null;
+  livenessProblem: () => string | null;
+}
+
+const HEALTHY: DatabaseHealth = { databaseProblem: () => null, livenessProblem: () => null };
+
+/** The health callbacks of a supervised engine (null: no engine of this process, nothing known). */
+export function engineHealth(supervisor: EngineSupervisor | null): DatabaseHealth {
+  if (!supervisor) return HEALTHY;
+  return {
+    databaseProblem: () => supervisor.problem(),
+    livenessProblem: () => (supervisor.state === 'failed' ? (supervisor.problem() ?? 'the database engine failed') : null),
+  };
 }
 
 const portFile = (dataDir: string) => path.join(dataDir, 'embedded-mongo.port');
@@ -27,7 +57,7 @@ const ORPHAN_ENGINE_GRACE_MS = 15_000;
  * - `tool` (the default: `npm run apikey`, `import`, `seed`, `worker`): attach to the engine a
  *   running `npm start` launched (its port is in DATA_DIR), so the tools work beside the
  *   service; else start one for the tool's own run.
- * - `service` (`npm start`, which holds DATA_DIR/service.lock, lib/db/data-dir.ts): never
+ * - `service` (`npm start`, which holds DATA_DIR/service.lock, scripts/embedded-mongo/data-dir.ts): never
  *   attach; always its own supervised engine. An engine another process still runs on this
  *   store (a tool started it) is an EmbeddedEngineInUseError naming its port, not a service
  *   that answers 503 once that process ends.
@@ -52,7 +82,7 @@ export async function openDatabase(
   const log = opts.log ?? (() => {});
   if (config.mongodbUri) {
     const { client, db } = await connectMongo(config.mongodbUri, config.mongodbDb);
-    return { client, db, engine: null, supervisor: null, embedded: false, close: () => client.close() };
+    return { client, db, engine: null, supervisor: null, embedded: false, health: HEALTHY, close: () => client.close() };
   }
   const dataDir = path.resolve(config.dataDir);
   const existingPort = Number(await readFile(portFile(dataDir), 'utf8').catch(() => ''));
@@ -63,7 +93,7 @@ export async function openDatabase(
       const attached = await reach();
       if (attached) {
         log(`using the embedded MongoDB already running on port ${existingPort}`);
-        return { client: attached.client, db: attached.db, engine: null, supervisor: null, embedded: true, close: () => attached.client.close() };
+        return { client: attached.client, db: attached.db, engine: null, supervisor: null, embedded: true, health: HEALTHY, close: () => attached.client.close() };
       }
       // stale port file: the engine that wrote it is gone
     } else {
@@ -97,6 +127,7 @@ export async function openDatabase(
     engine,
     supervisor,
     embedded: true,
+    health: engineHealth(supervisor),
     // The engine last: the client's pending operations end first, then the engine commits and exits.
     async close() {
       await client.close();

@@ -5,8 +5,8 @@
  * anything, so readers also treat an expired record as absent).
  */
 import type { Collection, Db } from 'mongodb';
-import { COLLECTIONS } from './collections.ts';
-import { insertUnlessDuplicate } from './duplicate-key.ts';
+import { COLLECTIONS } from '../db/collections.ts';
+import { insertUnlessDuplicate } from '../db/duplicate-key.ts';
 
 export interface IdempotencyRecord {
   _id: string;

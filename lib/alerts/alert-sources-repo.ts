@@ -4,7 +4,7 @@
  * iterables so a large portfolio is streamed, not loaded at once.
  */
 import type { Db } from 'mongodb';
-import { financialDocs, trips } from './collections.ts';
+import { financialDocs, trips } from '../db/collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 

@@ -1,20 +1,16 @@
 /**
- * Collection `importFacts`: one record per imported CFDI (by UUID) or
+ * The ledger's store (lib/finance/ledger). Collection `importFacts`: one record per imported CFDI (by UUID) or
  * cancelled UUID, holding the mapped fact and the SHA-256 of the file it came
  * from. It makes the import idempotent (same UUID and bytes = skipped) and
  * lets documents be rebuilt from every fact about an invoice, whatever order
  * the files arrived in. Writes are whole-document upserts, in bulk per batch of files.
  */
-import { isDeepStrictEqual } from 'node:util';
 import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
-import { COLLECTIONS, financialDocs, tenantSettings } from './collections.ts';
-import type { StoredFinancialDocument } from '../model/financial-document.ts';
-import { DEFAULT_SETTINGS } from '../model/tenant-settings.ts';
-import { settingsCache } from './settings-cache.ts';
-import { DUPLICATE_KEY, insertUnlessDuplicate } from './duplicate-key.ts';
-import type { FinancialFact } from '../imports/financial-mapping.ts';
-
-export type FactKind = FinancialFact['kind'] | 'transfer';
+import { COLLECTIONS, financialDocs } from '../../db/collections.ts';
+import type { StoredFinancialDocument } from '../../model/financial-document.ts';
+import { sameContent } from '../../shared/same-content.ts';
+import { DUPLICATE_KEY, insertUnlessDuplicate } from '../../db/duplicate-key.ts';
+import type { FactKind, FinancialFact } from './facts.ts';
 
 export interface ImportFactRecord {
   _id: string;
@@ -37,8 +33,6 @@ export const CANCELLATION_FACT_KINDS = ['cancellation', 'cancellationRequest', '
 const FACT_ID_TAG: Partial<Record<FactKind, string>> = { cancellation: 'cancel', cancellationRequest: 'cancel-request', cancellationStatus: 'cancel-status' };
 
 export const factId = (tenant: string, kind: FactKind, uuid: string): string => `${tenant}|${FACT_ID_TAG[kind] ?? 'cfdi'}|${uuid}`;
-
-export type WriteOutcome = 'created' | 'updated' | 'skipped';
 
 /** The stored facts with these ids (one query), by id. */
 export async function findFacts(db: Db, tenant: string, ids: readonly string[]): Promise<Map<string, ImportFactRecord>> {
@@ -147,13 +141,6 @@ export async function cancellationsOf(db: Db, tenant: string, uuids: readonly st
   return importFacts(db).find({ _id: { $in: ids }, tenant }).toArray();
 }
 
-/** Documents compared without `lastUpdate`: that is when they were written, not what they say. */
-export const sameContent = (stored: object, next: object): boolean => {
-  const { lastUpdate: _a, ...a } = stored as { lastUpdate?: unknown };
-  const { lastUpdate: _b, ...b } = next as { lastUpdate?: unknown };
-  return isDeepStrictEqual(a, b);
-};
-
 /**
  * Writes the documents that differ from the stored ones (so a re-import writes
  * nothing), stamping `lastUpdate` with the write time so incremental sync
@@ -190,23 +177,3 @@ async function putChanged<T extends { _id: string; company: string; lastUpdate?:
  */
 export const putFinancialDocuments = (db: Db, tenant: string, docs: readonly StoredFinancialDocument[], now: Date): Promise<Set<string>> =>
   putChanged(financialDocs(db), tenant, docs, now);
-
-
-/**
- * Makes sure the tenant's status label table names the codes imported
- * documents use (4, 6 and 9), without touching labels the tenant set.
- */
-export async function ensureImportStatusLabels(db: Db, tenant: string, labels: Record<string, string>): Promise<void> {
-  const coll = tenantSettings(db);
-  const stored = await coll.findOne({ _id: tenant }, { projection: { statusLabels: 1 } });
-  if (!stored) {
-    await coll.updateOne({ _id: tenant }, { $setOnInsert: { statusLabels: { ...DEFAULT_SETTINGS.statusLabels, ...labels } } }, { upsert: true });
-    settingsCache(db).forget(tenant);
-    return;
-  }
-  const current = stored.statusLabels ?? { ...DEFAULT_SETTINGS.statusLabels };
-  const missing = Object.entries(labels).filter(([code]) => current[code] === undefined);
-  if (!missing.length && stored.statusLabels) return;
-  await coll.updateOne({ _id: tenant }, { $set: { statusLabels: { ...current, ...Object.fromEntries(missing) } } });
-  settingsCache(db).forget(tenant);
-}
