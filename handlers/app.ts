@@ -75,7 +75,6 @@ function glueSpecification(spec: Json): object {
   return copy;
 }
 
-
 /**
  * Plugins in order: request id and errors, rate limit (before any route),
  * Swagger, then the spec's operations through glue with authentication as an
@@ -86,7 +85,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const spec = loadSpec();
   // Credentials never logged: headers by path, URLs (`?api_key=…`) by the request serializer (lib/http/log-redaction.ts).
   const logDefaults = { level: config.logLevel, redact: REDACTED_HEADER_PATHS, serializers: logSerializers };
-  const logger = opts.logger === undefined || opts.logger === true ? logDefaults : opts.logger === false ? false : { ...logDefaults, ...opts.logger, serializers: { ...logSerializers, ...opts.logger.serializers } };
+  const logger =
+    opts.logger === undefined || opts.logger === true
+      ? logDefaults
+      : opts.logger === false
+        ? false
+        : { ...logDefaults, ...opts.logger, serializers: { ...logSerializers, ...opts.logger.serializers } };
   const app = Fastify({
     logger,
     genReqId: genRequestId,
@@ -161,7 +165,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     // The served document names this service as its first server, so Swagger UI and generated
     // clients call it: PUBLIC_BASE_URL, a loopback address as fetched, else `/` (never a Host echoed).
     transformSpecificationClone: true,
-    transformSpecification: (document, request) => withFirstServer(document as { servers?: { url: string; description?: string }[] }, firstServer(request, config.publicBaseUrl)),
+    transformSpecification: (document, request) =>
+      withFirstServer(document as { servers?: { url: string; description?: string }[] }, firstServer(request, config.publicBaseUrl)),
   });
 
   // Aborted as the service starts closing: imports in flight stop at their next batch and answer 503.
@@ -262,7 +267,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
 
   // Open sessions' keys are checked as often as a resolved key is trusted: a revoked key loses them within API_KEY_CACHE_TTL_MS.
-  if (opts.mcp !== false) await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...opts.mcp, db, spec, version: spec.info.version });
+  if (opts.mcp !== false)
+    await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...opts.mcp, db, spec, version: spec.info.version });
   for (const plugin of opts.plugins ?? []) await plugin(app, { ...deps, worker: config.worker });
   return app;
 }

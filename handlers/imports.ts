@@ -22,10 +22,17 @@ function inputsOf(body: unknown, mediaType: string): ImportInput[] {
 export function importsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'importDocuments'> {
   return {
     async importDocuments(request, reply) {
-      const mediaType = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const mediaType = String(request.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
       const inputs = inputsOf(request.body, mediaType);
-      return runUntilStopped(reply, deps.shutdown, (err) => err instanceof ImportAborted, 'the same files', (signal) =>
-        importDocuments(deps, tenantOf(request), inputs, { signal }),
+      return runUntilStopped(
+        reply,
+        deps.shutdown,
+        (err) => err instanceof ImportAborted,
+        'the same files',
+        (signal) => importDocuments(deps, tenantOf(request), inputs, { signal }),
       );
     },
   };

@@ -25,7 +25,12 @@ export async function runUntilStopped<T>(
     if (!isAborted(err)) throw err;
     if (shutdown.aborted && !reply.sent && !reply.raw.destroyed) {
       reply.header('retry-after', '5');
-      throw new ApiError(503, 'Service Unavailable', [`the service is shutting down: what was done so far is stored whole; send ${whatToResend} again to complete it`], { reason: 'shutting_down' });
+      throw new ApiError(
+        503,
+        'Service Unavailable',
+        [`the service is shutting down: what was done so far is stored whole; send ${whatToResend} again to complete it`],
+        { reason: 'shutting_down' },
+      );
     }
     // The 503 is already sent (or nobody is listening any more).
     if (!reply.sent) reply.raw.destroy();

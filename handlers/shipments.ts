@@ -25,8 +25,12 @@ export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShip
       // text/csv arrives as bytes (lib/http/binary-bodies.ts), JSON as its validated rows.
       const body: unknown = request.body;
       const input = Buffer.isBuffer(body) ? { csv: body } : { rows: request.body.rows };
-      return runUntilStopped(reply, deps.shutdown, (err) => err instanceof DeliveriesAborted, 'the same tickets', (signal) =>
-        importDeliveries(deps, tenantOf(request), input, signal),
+      return runUntilStopped(
+        reply,
+        deps.shutdown,
+        (err) => err instanceof DeliveriesAborted,
+        'the same tickets',
+        (signal) => importDeliveries(deps, tenantOf(request), input, signal),
       );
     },
   };

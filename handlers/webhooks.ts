@@ -8,7 +8,8 @@ import { rotateWebhookSecret } from '../lib/webhooks/rotate-webhook-secret.ts';
 import { sendWebhookTest } from '../lib/webhooks/send-webhook-test.ts';
 import { listWebhookDeliveries } from '../lib/webhooks/list-webhook-deliveries.ts';
 
-type WebhookOperations = 'createWebhook' | 'listWebhooks' | 'getWebhook' | 'deleteWebhook' | 'rotateWebhookSecret' | 'sendWebhookTest' | 'listWebhookDeliveries';
+type WebhookOperations =
+  'createWebhook' | 'listWebhooks' | 'getWebhook' | 'deleteWebhook' | 'rotateWebhookSecret' | 'sendWebhookTest' | 'listWebhookDeliveries';
 
 export function webhooksHandlers(deps: HandlerDeps): Pick<HandlerMap, WebhookOperations> {
   return {

@@ -123,17 +123,21 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 function origins(env: NodeJS.ProcessEnv): string[] {
   const raw = (env.CORS_ORIGINS ?? '').trim();
   if (raw === '') return [];
-  return raw.split(',').map((o) => o.trim()).filter(Boolean).map((o) => {
-    if (o === '*') return o;
-    let url: URL;
-    try {
-      url = new URL(o);
-    } catch {
-      throw new ConfigError(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port])`);
-    }
-    if (url.origin !== o.replace(/\/$/, '')) throw new ConfigError(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path)`);
-    return url.origin;
-  });
+  return raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((o) => {
+      if (o === '*') return o;
+      let url: URL;
+      try {
+        url = new URL(o);
+      } catch {
+        throw new ConfigError(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port])`);
+      }
+      if (url.origin !== o.replace(/\/$/, '')) throw new ConfigError(`CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port], no path)`);
+      return url.origin;
+    });
 }
 
 /** An absolute http(s) URL without credentials, query or fragment (a path prefix is fine), without its trailing slash; unset: null. */
@@ -158,7 +162,8 @@ function ports(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number
   if (raw === '') return fallback;
   if (raw === '*') return 'any';
   const list = raw.split(',').map((p) => p.trim());
-  if (list.some((p) => !/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535)) throw new ConfigError(`${name} must be \`*\` or a comma-separated list of ports 1-65535 (got "${raw}")`);
+  if (list.some((p) => !/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535))
+    throw new ConfigError(`${name} must be \`*\` or a comma-separated list of ports 1-65535 (got "${raw}")`);
   return [...new Set(list.map(Number))];
 }
 

@@ -15,5 +15,7 @@ export interface ServiceContext {
 /** Characters encodeURIComponent leaves as they are, plus the path separator: most stored keys. */
 const URL_SAFE_KEY = /^[A-Za-z0-9\-_.!~*'()/]*$/;
 
-export const fileUrlResolver = (baseUrl: string) => (key: string): string =>
-  `${baseUrl}/${URL_SAFE_KEY.test(key) ? key : key.split('/').map(encodeURIComponent).join('/')}`;
+export const fileUrlResolver =
+  (baseUrl: string) =>
+  (key: string): string =>
+    `${baseUrl}/${URL_SAFE_KEY.test(key) ? key : key.split('/').map(encodeURIComponent).join('/')}`;

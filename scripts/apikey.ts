@@ -65,7 +65,9 @@ try {
     } else console.log(`revoked ${arg}`);
   } else {
     for (const k of await listApiKeys(database.db, tenant)) {
-      console.log(`${k._id}  ${k.prefix}…  ${k.label}  scopes ${(k.scopes ?? API_SCOPES).join(',')}  created ${k.createdAt.toISOString()}  ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}`);
+      console.log(
+        `${k._id}  ${k.prefix}…  ${k.label}  scopes ${(k.scopes ?? API_SCOPES).join(',')}  created ${k.createdAt.toISOString()}  ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}`,
+      );
     }
   }
 } finally {

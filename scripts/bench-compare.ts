@@ -175,7 +175,14 @@ export async function runCompare(input: CompareInput): Promise<CompareReport> {
       for (const connections of input.connections) {
         const service = await load(serviceBase, c.url, connections, input.seconds, { 'x-api-key': apiKey });
         const b = await load(bareBase, `/bare/${i}`, connections, input.seconds);
-        report.lists.push({ name: c.name, connections, service, bare: b, ratio: ratio(service.reqPerSec, b.reqPerSec), commands: captured.get(c.name)!.map((x) => `${x.name} ${x.collection}`) });
+        report.lists.push({
+          name: c.name,
+          connections,
+          service,
+          bare: b,
+          ratio: ratio(service.reqPerSec, b.reqPerSec),
+          commands: captured.get(c.name)!.map((x) => `${x.name} ${x.collection}`),
+        });
         log(`  ${c.name}, ${connections} conn: ${service.reqPerSec} vs ${b.reqPerSec} req/s`);
       }
     }
@@ -183,7 +190,13 @@ export async function runCompare(input: CompareInput): Promise<CompareReport> {
       const commands = captured.get(c.name)!;
       const serviceMs = await medianMs(input.runs, () => fetchOk(`${serviceBase}${c.url}`, apiKey));
       const pipelinesMs = await medianMs(input.runs, () => replayAll(db, commands));
-      report.reports.push({ name: c.name, serviceMs, pipelinesMs, ratio: ratio(serviceMs, pipelinesMs), commands: commands.map((x) => `${x.name} ${x.collection}`) });
+      report.reports.push({
+        name: c.name,
+        serviceMs,
+        pipelinesMs,
+        ratio: ratio(serviceMs, pipelinesMs),
+        commands: commands.map((x) => `${x.name} ${x.collection}`),
+      });
       log(`  ${c.name}: ${serviceMs} ms vs ${pipelinesMs} ms`);
     }
     for (const [first, deepest] of input.depth) {
@@ -209,10 +222,23 @@ async function fetchOk(url: string, apiKey: string): Promise<void> {
 export function formatCompare(r: CompareReport): string {
   const ok = (pass: boolean) => (pass ? 'yes' : '**no**');
   const lines: string[] = [];
-  lines.push('| list | conn | service req/s | bare req/s | ratio (≥ 0.85) | service p50 ms | bare p50 ms | errors |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-  for (const x of r.lists) lines.push(`| ${x.name} | ${x.connections} | ${x.service.reqPerSec} | ${x.bare.reqPerSec} | ${x.ratio} ${ok(x.ratio >= 0.85)} | ${x.service.p50Ms} | ${x.bare.p50Ms} | ${x.service.errors + x.bare.errors} |`);
-  lines.push('', '| /health vs hello-world | conn | service req/s | hello-world req/s | ratio (≥ 0.9) | errors |', '| --- | ---: | ---: | ---: | ---: | ---: |');
-  for (const x of r.health) lines.push(`| health | ${x.connections} | ${x.service.reqPerSec} | ${x.helloWorld.reqPerSec} | ${x.ratio} ${ok(x.ratio >= 0.9)} | ${x.service.errors + x.helloWorld.errors} |`);
+  lines.push(
+    '| list | conn | service req/s | bare req/s | ratio (≥ 0.85) | service p50 ms | bare p50 ms | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
+  for (const x of r.lists)
+    lines.push(
+      `| ${x.name} | ${x.connections} | ${x.service.reqPerSec} | ${x.bare.reqPerSec} | ${x.ratio} ${ok(x.ratio >= 0.85)} | ${x.service.p50Ms} | ${x.bare.p50Ms} | ${x.service.errors + x.bare.errors} |`,
+    );
+  lines.push(
+    '',
+    '| /health vs hello-world | conn | service req/s | hello-world req/s | ratio (≥ 0.9) | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+  );
+  for (const x of r.health)
+    lines.push(
+      `| health | ${x.connections} | ${x.service.reqPerSec} | ${x.helloWorld.reqPerSec} | ${x.ratio} ${ok(x.ratio >= 0.9)} | ${x.service.errors + x.helloWorld.errors} |`,
+    );
   lines.push('', '| report | service ms (median) | its pipelines through the driver ms | ratio (≤ 1.2) | commands |', '| --- | ---: | ---: | ---: | --- |');
   for (const x of r.reports) lines.push(`| ${x.name} | ${x.serviceMs} | ${x.pipelinesMs} | ${x.ratio} ${ok(x.ratio <= 1.2)} | ${x.commands.join(', ')} |`);
   lines.push('', '| list | page 1 ms | deepest page with data ms | deepest page | ratio (≤ 1.5) |', '| --- | ---: | ---: | --- | ---: |');

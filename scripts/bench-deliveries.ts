@@ -36,12 +36,34 @@ try {
   await ensureIndexes(db);
   await storeApiKey(db, { key: tenant.apiKey, tenant: tenant.rfc, label: 'bench' });
   const load = Date.parse('2026-03-09T14:00:00Z');
-  const place = { id: 'OR000001', nif: 'PEM000101AAA', name: 'Terminal', address: { street: 'Km 1', city: 'Tuxpan', municipality: '189', province: 'Veracruz', state: 'VER', country: 'MEX', zip: '92800' } };
+  const place = {
+    id: 'OR000001',
+    nif: 'PEM000101AAA',
+    name: 'Terminal',
+    address: { street: 'Km 1', city: 'Tuxpan', municipality: '189', province: 'Veracruz', state: 'VER', country: 'MEX', zip: '92800' },
+  };
   const trip = (i: number): TripDocument => ({
-    _id: `BENCH-${i}`, idFinan: null, nCed: `CED-${i}`, nRel: `REL-${i}`, company: tenant.rfc, client: 'CLI010101AB1', createdAt: load, lastUpdate: new Date(load).toISOString(),
-    driver: { id: 'D1', name: 'Driver', license: 'L1' }, vehicle: { id: 'V1', plate: 'P1', config: 'T3S2', trailers: [] }, origin: place, destination: { ...place, id: 'DE000001' },
+    _id: `BENCH-${i}`,
+    idFinan: null,
+    nCed: `CED-${i}`,
+    nRel: `REL-${i}`,
+    company: tenant.rfc,
+    client: 'CLI010101AB1',
+    createdAt: load,
+    lastUpdate: new Date(load).toISOString(),
+    driver: { id: 'D1', name: 'Driver', license: 'L1' },
+    vehicle: { id: 'V1', plate: 'P1', config: 'T3S2', trailers: [] },
+    origin: place,
+    destination: { ...place, id: 'DE000001' },
     shipments: [1, 2].map((k) => ({
-      id: `BENCH-${i}-${k}`, shipment: `S-${i}-${k}`, date: 20260309, loadDate: load, unloadDate: null, region: 'GOLFO', status: 2, distanceKm: 300,
+      id: `BENCH-${i}-${k}`,
+      shipment: `S-${i}-${k}`,
+      date: 20260309,
+      loadDate: load,
+      unloadDate: null,
+      region: 'GOLFO',
+      status: 2,
+      distanceKm: 300,
       pricing: { merchandiseValue: 490_000, pricingModel: 'volume' as const, tarifUnit: 0.5, toll: 0, billedFreight: 10_000, totalFreight: 10_000 },
       products: [{ desc: 'Diésel', code: '15101505', unit: 'LTR', loaded: 20_000, offloaded: null }],
     })),
@@ -55,11 +77,24 @@ try {
     const t0 = performance.now();
     const res = await app.inject({ method: 'POST', url: '/api/deliveries', headers: { 'x-api-key': tenant.apiKey, 'content-type': 'text/csv' }, payload: csv });
     const ms = Math.round(performance.now() - t0);
-    results.push({ run, status: res.statusCode, rows: 2 * n, csvBytes: Buffer.byteLength(csv), ms, rowsPerSecond: Math.round((2 * n * 1000) / ms), summary: res.json<{ summary: unknown }>().summary, serviceRssMb: Math.round(process.memoryUsage().rss / 1_048_576) });
+    results.push({
+      run,
+      status: res.statusCode,
+      rows: 2 * n,
+      csvBytes: Buffer.byteLength(csv),
+      ms,
+      rowsPerSecond: Math.round((2 * n * 1000) / ms),
+      summary: res.json<{ summary: unknown }>().summary,
+      serviceRssMb: Math.round(process.memoryUsage().rss / 1_048_576),
+    });
   }
   await app.close();
   if (values.json) console.log(JSON.stringify(results, null, 2));
-  else for (const r of results) console.log(`${r.run}: ${r.status}, ${r.rows} rows (${(r.csvBytes / 1_048_576).toFixed(1)} MiB) in ${r.ms} ms = ${r.rowsPerSecond} rows/s, ${JSON.stringify(r.summary)}, service RSS ${r.serviceRssMb} MB`);
+  else
+    for (const r of results)
+      console.log(
+        `${r.run}: ${r.status}, ${r.rows} rows (${(r.csvBytes / 1_048_576).toFixed(1)} MiB) in ${r.ms} ms = ${r.rowsPerSecond} rows/s, ${JSON.stringify(r.summary)}, service RSS ${r.serviceRssMb} MB`,
+      );
 } finally {
   await client.close();
   await engine.stop();

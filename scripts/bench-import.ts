@@ -20,7 +20,9 @@ import { parseArgs } from 'node:util';
 import { corpusZip } from './cfdi-corpus.ts';
 import { DEMO_TENANTS } from './demo/load.ts';
 
-const { values } = parseArgs({ options: { files: { type: 'string', default: '10000' }, 'data-dir': { type: 'string' }, json: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { files: { type: 'string', default: '10000' }, 'data-dir': { type: 'string' }, json: { type: 'boolean', default: false } },
+});
 const files = Number(values.files);
 if (!Number.isInteger(files) || files < 1) {
   console.error('usage: npm run bench:import -- [--files N] [--data-dir DIR] [--json]');
@@ -53,7 +55,16 @@ function enginePid(parent: number): number | null {
   return null;
 }
 
-const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DEMO_INVOICES: '200', DEMO_TRIPS: '200' };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  NODE_OPTIONS: '',
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'warn',
+  DATA_DIR: dataDir,
+  DEMO_INVOICES: '200',
+  DEMO_TRIPS: '200',
+};
 delete env.MONGODB_URI;
 const child = spawn(process.execPath, ['--import', 'tsx/esm', 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
 let out = '';
@@ -92,11 +103,24 @@ try {
   };
   const first = await run();
   const again = await run();
-  const result = { files, zipBytes: zip.length, node: process.version, cores: os.cpus().length, loadAverage: os.loadavg().map((x) => Number(x.toFixed(1))), first, again };
+  const result = {
+    files,
+    zipBytes: zip.length,
+    node: process.version,
+    cores: os.cpus().length,
+    loadAverage: os.loadavg().map((x) => Number(x.toFixed(1))),
+    first,
+    again,
+  };
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else {
-    console.log(`${files} files (${(zip.length / 1048576).toFixed(1)} MiB zip), on-disk engine, Node ${process.version}, ${result.cores} cores, load ${result.loadAverage.join(' ')}`);
-    for (const [label, r] of [['first import', first], ['same zip again', again]] as const) {
+    console.log(
+      `${files} files (${(zip.length / 1048576).toFixed(1)} MiB zip), on-disk engine, Node ${process.version}, ${result.cores} cores, load ${result.loadAverage.join(' ')}`,
+    );
+    for (const [label, r] of [
+      ['first import', first],
+      ['same zip again', again],
+    ] as const) {
       console.log(
         `${label}: ${r.wallS} s, ${r.filesPerS} files/s, ${JSON.stringify(r.summary)}; service RSS ${r.rssMb.before.service} → peak ${r.rssMb.peak.service} → ${r.rssMb.after.service} MiB; engine RSS ${r.rssMb.before.engine} → peak ${r.rssMb.peak.engine} → ${r.rssMb.after.engine} MiB`,
       );

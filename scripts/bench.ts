@@ -182,9 +182,18 @@ const tenantB = DEMO_TENANTS[1]!;
 const fairnessKeys = Array.from({ length: reportClients }, (_, i) => `bench_fairness_${tenant.rfc.toLowerCase()}_${i}`);
 let insertedB = { financialDocs: 0, trips: 0 };
 if (values.fairness) {
-  insertedB = { financialDocs: await financialDocs(db).countDocuments({ company: tenantB.rfc }), trips: await trips(db).countDocuments({ company: tenantB.rfc }) };
+  insertedB = {
+    financialDocs: await financialDocs(db).countDocuments({ company: tenantB.rfc }),
+    trips: await trips(db).countDocuments({ company: tenantB.rfc }),
+  };
   if (insertedB.financialDocs === 0) {
-    const generated = generateTenant({ tenant: tenantB.rfc, name: tenantB.name, seed: DEFAULT_DEMO_SEED + 1, invoices: Math.ceil(invoices / 10), trips: Math.ceil(tripCount / 10) });
+    const generated = generateTenant({
+      tenant: tenantB.rfc,
+      name: tenantB.name,
+      seed: DEFAULT_DEMO_SEED + 1,
+      invoices: Math.ceil(invoices / 10),
+      trips: Math.ceil(tripCount / 10),
+    });
     insertedB = await insertTenantData(db, generated, progressReporter(`loading ${tenantB.rfc}`));
   }
   await storeApiKey(db, { key: tenantB.apiKey, tenant: tenantB.rfc, label: 'bench' });
@@ -207,12 +216,22 @@ if (dataDir) {
 }
 
 const now = new Date('2026-11-16T12:00:00-06:00');
-const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', QUERY_TIMEOUT_MS: '600000', REQUEST_TIMEOUT_MS: '600000', DOCUMENT_BASE_URL: 'http://localhost:3000/files' });
+const config = loadConfig({
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_MAX: '10000000',
+  RATE_LIMIT_IP_MAX: '10000000',
+  REPORT_RATE_LIMIT_MAX: '10000000',
+  QUERY_TIMEOUT_MS: '600000',
+  REQUEST_TIMEOUT_MS: '600000',
+  DOCUMENT_BASE_URL: 'http://localhost:3000/files',
+});
 const appStart = performance.now();
 const app = await buildApp({ config, db: dbRef, logger: false, now: () => now });
 if (restartSeconds !== null) restartSeconds += (performance.now() - appStart) / 1000;
 
-const top = await financialDocs(dbRef).aggregate<{ _id: string }>([{ $match: { company: tenant.rfc } }, { $group: { _id: '$client', n: { $sum: 1 } } }, { $sort: { n: -1 } }, { $limit: 1 }]).toArray();
+const top = await financialDocs(dbRef)
+  .aggregate<{ _id: string }>([{ $match: { company: tenant.rfc } }, { $group: { _id: '$client', n: { $sum: 1 } } }, { $sort: { n: -1 } }, { $limit: 1 }])
+  .toArray();
 const topClient = top[0]?._id ?? 'XAXX010101000';
 
 const CASES: [string, string][] = [
@@ -248,7 +267,14 @@ if (values.fairness) {
   await app.close();
   const load0 = os.loadavg();
   process.stderr.write(`fairness: ${reportClients} report loops of ${tenant.rfc}, ${seconds} s per phase\n`);
-  const phases = await runFairness({ db: dbRef, now, reportKeys: fairnessKeys, listKey: tenantB.apiKey, seconds, log: (line) => process.stderr.write(`${line}\n`) });
+  const phases = await runFairness({
+    db: dbRef,
+    now,
+    reportKeys: fairnessKeys,
+    listKey: tenantB.apiKey,
+    seconds,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
   const load1 = os.loadavg();
   await clientRef.close(true);
   await engineRef.stop();
@@ -272,11 +298,24 @@ if (values.compare) {
     client: clientRef,
     db: dbRef,
     apiKey: tenant.apiKey,
-    lists: pick(['financial-docs summary', 'financial-docs full limit=100', 'financial-docs client+90d', 'shipments summary', 'shipments full limit=100', 'shipments status=2 (in transit)']),
+    lists: pick([
+      'financial-docs summary',
+      'financial-docs full limit=100',
+      'financial-docs client+90d',
+      'shipments summary',
+      'shipments full limit=100',
+      'shipments status=2 (in transit)',
+    ]),
     reports: CASES.filter(([n]) => n.startsWith('tax-summary') || (n.includes('90d') && !n.includes('client'))).map(([name, url]) => ({ name, url })),
     depth: [
-      [{ name: 'financial-docs', url: '/api/financial-docs?limit=100' }, { name: 'financial-docs', url: `/api/financial-docs?limit=100&page=${deepest(inserted.financialDocs)}` }],
-      [{ name: 'shipments', url: '/api/shipments?limit=100' }, { name: 'shipments', url: `/api/shipments?limit=100&page=${deepest(inserted.trips)}` }],
+      [
+        { name: 'financial-docs', url: '/api/financial-docs?limit=100' },
+        { name: 'financial-docs', url: `/api/financial-docs?limit=100&page=${deepest(inserted.financialDocs)}` },
+      ],
+      [
+        { name: 'shipments', url: '/api/shipments?limit=100' },
+        { name: 'shipments', url: `/api/shipments?limit=100&page=${deepest(inserted.trips)}` },
+      ],
     ],
     seconds,
     connections: [1, 10, 50],
@@ -289,12 +328,24 @@ if (values.compare) {
   await clientRef.close(true);
   await engineRef.stop();
   if (dataDir && !values['data-dir']) await rm(dataDir, { recursive: true, force: true });
-  const head = `Tenant ${tenant.rfc}: ${inserted.financialDocs} invoices, ${inserted.trips} trips; ${dataDir ? 'on-disk' : 'in-memory'} engine; autocannon ${seconds} s per measurement; ${runs} timed runs per report; Node ${process.version}; load average at the end ${os.loadavg().map((x) => x.toFixed(1)).join(', ')} (${os.cpus().length} cores); peak RSS Node ${nodePeak} MB (bench process: service + autocannon worker), engine ${jvmPeak ?? 'n/a'} MB`;
+  const head = `Tenant ${tenant.rfc}: ${inserted.financialDocs} invoices, ${inserted.trips} trips; ${dataDir ? 'on-disk' : 'in-memory'} engine; autocannon ${seconds} s per measurement; ${runs} timed runs per report; Node ${process.version}; load average at the end ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(', ')} (${os.cpus().length} cores); peak RSS Node ${nodePeak} MB (bench process: service + autocannon worker), engine ${jvmPeak ?? 'n/a'} MB`;
   process.stdout.write(values.json ? `${JSON.stringify({ head, report }, null, 2)}\n` : `${head}\n\n${formatCompare(report)}\n`);
   process.exit(0);
 }
 
-interface Result { name: string; url: string; medianMs: number; p95Ms: number; minMs: number; maxMs: number; cpuMs: number; bytes: number }
+interface Result {
+  name: string;
+  url: string;
+  medianMs: number;
+  p95Ms: number;
+  minMs: number;
+  maxMs: number;
+  cpuMs: number;
+  bytes: number;
+}
 const jvmPid = engineJvmPid();
 const results: Result[] = [];
 for (const [name, url] of CASES) {
@@ -315,7 +366,16 @@ for (const [name, url] of CASES) {
     if (i >= warmup) times.push(ms);
   }
   const r = (x: number | null): number => Math.round((x ?? 0) * 10) / 10;
-  results.push({ name, url, medianMs: r(percentile(times, 50)), p95Ms: r(percentile(times, 95)), minMs: r(Math.min(...times)), maxMs: r(Math.max(...times)), cpuMs: r(percentile(cpu, 50)), bytes });
+  results.push({
+    name,
+    url,
+    medianMs: r(percentile(times, 50)),
+    p95Ms: r(percentile(times, 95)),
+    minMs: r(Math.min(...times)),
+    maxMs: r(Math.max(...times)),
+    cpuMs: r(percentile(cpu, 50)),
+    bytes,
+  });
   if (!values.json) process.stderr.write(`  ${name}: median ${r(percentile(times, 50))} ms, cpu ${r(percentile(cpu, 50))} ms\n`);
 }
 
@@ -352,7 +412,10 @@ if (values.json) {
     '',
     `| ${pad('operation', w)} | median ms | p95 ms | min ms | max ms | CPU ms (median) | response bytes |`,
     `| ${'-'.repeat(w)} | --------: | -----: | -----: | -----: | --------------: | -------------: |`,
-    ...results.map((r) => `| ${pad(r.name, w)} | ${num(r.medianMs, 9)} | ${num(r.p95Ms, 6)} | ${num(r.minMs, 6)} | ${num(r.maxMs, 6)} | ${num(r.cpuMs, 15)} | ${num(r.bytes, 14)} |`),
+    ...results.map(
+      (r) =>
+        `| ${pad(r.name, w)} | ${num(r.medianMs, 9)} | ${num(r.p95Ms, 6)} | ${num(r.minMs, 6)} | ${num(r.maxMs, 6)} | ${num(r.cpuMs, 15)} | ${num(r.bytes, 14)} |`,
+    ),
     '',
     `Peak RSS: Node process ${nodePeakMb} MB; embedded engine JVM ${jvmPeakMb === null ? 'n/a' : `${jvmPeakMb} MB`} (heap cap ${engineRef.maxHeap}). Total ${summary.totalSeconds} s. Load average at the end: ${summary.loadAverage.join(', ')} (${os.cpus().length} cores).`,
   ];

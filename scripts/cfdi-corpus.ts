@@ -25,10 +25,13 @@ export function* corpusFiles(count: number): Generator<{ name: string; data: Buf
     const copy = Math.floor(i / base.length);
     const f = base[i % base.length]!;
     const tag = copy.toString(16).toUpperCase().padStart(10, '0');
-    const text = copy === 0 ? f.text : f.text.replace(FIXTURE_UUID, (m, a: string, b: string) => {
-      const u = `1A2B3C4D-00${a}-4000-8000-${tag}${b}`;
-      return m === m.toLowerCase() ? u.toLowerCase() : u;
-    });
+    const text =
+      copy === 0
+        ? f.text
+        : f.text.replace(FIXTURE_UUID, (m, a: string, b: string) => {
+            const u = `1A2B3C4D-00${a}-4000-8000-${tag}${b}`;
+            return m === m.toLowerCase() ? u.toLowerCase() : u;
+          });
     yield { name: `${String(copy).padStart(5, '0')}/${f.name}`, data: Buffer.from(text, 'utf8') };
   }
 }

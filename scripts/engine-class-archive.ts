@@ -25,8 +25,19 @@ try {
   await docs.createIndex({ company: 1, at: -1 });
   await docs.createIndex({ company: 1, 'legs.unloadDate': 1 });
   await docs.createIndex({ company: 1, n: 1 }, { unique: true });
-  await docs.insertMany(Array.from({ length: 200 }, (_, n) => ({ company: n % 2 ? 'A' : 'B', n, at: new Date(Date.UTC(2026, 0, 1 + n)), legs: [{ unloadDate: n % 3 ? Date.UTC(2026, 1, n % 28) : null, litres: n * 10 }] })));
-  await docs.find({ company: 'A', at: { $gte: new Date('2026-02-01') } }).sort({ at: -1, _id: -1 }).limit(20).toArray();
+  await docs.insertMany(
+    Array.from({ length: 200 }, (_, n) => ({
+      company: n % 2 ? 'A' : 'B',
+      n,
+      at: new Date(Date.UTC(2026, 0, 1 + n)),
+      legs: [{ unloadDate: n % 3 ? Date.UTC(2026, 1, n % 28) : null, litres: n * 10 }],
+    })),
+  );
+  await docs
+    .find({ company: 'A', at: { $gte: new Date('2026-02-01') } })
+    .sort({ at: -1, _id: -1 })
+    .limit(20)
+    .toArray();
   await docs.countDocuments({ company: 'A', legs: { $elemMatch: { unloadDate: { $gte: 0 } } } });
   await docs.updateOne({ company: 'A', n: 1 }, { $set: { 'legs.0.litres': 5 }, $inc: { n: 1000 } });
   await docs.findOneAndUpdate({ company: 'B', n: { $lt: 50 } }, { $set: { at: new Date() } }, { sort: { at: 1 }, returnDocument: 'after' });

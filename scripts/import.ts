@@ -78,7 +78,9 @@ try {
   if (values.json) console.log(JSON.stringify(report, null, 2));
   else {
     const s = report.summary;
-    console.log(`${tenant}: ${s.files} files in ${((Date.now() - started) / 1000).toFixed(1)} s: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped, ${s.rejected} rejected`);
+    console.log(
+      `${tenant}: ${s.files} files in ${((Date.now() - started) / 1000).toFixed(1)} s: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped, ${s.rejected} rejected`,
+    );
     const pending = report.files.filter((f) => f.pendingInvoices?.length).length;
     if (pending) console.log(`${pending} payments, credit notes or cancellations wait for their invoice; they apply when it is imported`);
   }

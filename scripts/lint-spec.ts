@@ -17,8 +17,11 @@ const config = await createConfig({
 });
 // The liveness probe has no client error to document: no parameters, no body, never rate limited.
 const NO_4XX_BY_DESIGN = new Set(['spec/paths/health.yaml#/health/get/responses']);
-const where = (p: Awaited<ReturnType<typeof lint>>[number]) => p.location.map((l) => `${path.relative(root, l.source.absoluteRef)}${l.pointer ?? ''}`).join(', ');
-const problems = (await lint({ ref: path.join(root, 'spec/openapi.yaml'), config })).filter((p) => !(p.ruleId === 'operation-4xx-response' && NO_4XX_BY_DESIGN.has(where(p))));
+const where = (p: Awaited<ReturnType<typeof lint>>[number]) =>
+  p.location.map((l) => `${path.relative(root, l.source.absoluteRef)}${l.pointer ?? ''}`).join(', ');
+const problems = (await lint({ ref: path.join(root, 'spec/openapi.yaml'), config })).filter(
+  (p) => !(p.ruleId === 'operation-4xx-response' && NO_4XX_BY_DESIGN.has(where(p))),
+);
 const errors = problems.filter((p) => p.severity === 'error');
 for (const p of problems) console.log(`${p.severity}: ${p.message} [${p.ruleId}] ${where(p)}`);
 if (errors.length) {

@@ -13,7 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 const say = (msg) => process.stdout.write(`[setup-chromium] ${msg}\n`);
-const HOW = 'Install Debian\'s chromium package (as root: apt-get update && apt-get install -y chromium) or set CHROMIUM_PATH to a Chromium/Chrome executable.';
+const HOW = "Install Debian's chromium package (as root: apt-get update && apt-get install -y chromium) or set CHROMIUM_PATH to a Chromium/Chrome executable.";
 
 function find() {
   if (process.env.CHROMIUM_PATH) return existsSync(process.env.CHROMIUM_PATH) ? process.env.CHROMIUM_PATH : null;
@@ -38,7 +38,9 @@ function run(cmd, args) {
 
 let found = find();
 if (!found && process.argv.includes('--check')) {
-  process.stderr.write(`[setup-chromium] no Chromium found${process.env.CHROMIUM_PATH ? ` at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : ''}: run \`node scripts/setup-chromium.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it). ${HOW}\n`);
+  process.stderr.write(
+    `[setup-chromium] no Chromium found${process.env.CHROMIUM_PATH ? ` at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : ''}: run \`node scripts/setup-chromium.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it). ${HOW}\n`,
+  );
   process.exit(1);
 }
 if (!found && process.env.CHROMIUM_PATH) {

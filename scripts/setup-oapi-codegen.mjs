@@ -51,7 +51,9 @@ const HOW_GO = 'Install Go 1.22+ (Debian: apt-get install golang-go, or https://
 
 if (args.has('--check')) {
   if (!existsSync(bin) || !consumerReady()) {
-    process.stderr.write(`[setup-oapi-codegen] oapi-codegen ${OAPI_CODEGEN_VERSION} and its consumer module are not built in ${dir}: run \`node scripts/setup-oapi-codegen.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`);
+    process.stderr.write(
+      `[setup-oapi-codegen] oapi-codegen ${OAPI_CODEGEN_VERSION} and its consumer module are not built in ${dir}: run \`node scripts/setup-oapi-codegen.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`,
+    );
     process.exit(1);
   }
 } else {
@@ -59,7 +61,9 @@ if (args.has('--check')) {
   if (!existsSync(bin) || !consumerReady()) {
     const go = await run('go', ['version'], process.env);
     if (go.code !== 0) {
-      process.stderr.write(`[setup-oapi-codegen] Go is not on PATH${go.error ? ` (${go.error.message})` : ''}: oapi-codegen not built, test/consumer-matrix.test.ts skips its Go client. ${HOW_GO}\n`);
+      process.stderr.write(
+        `[setup-oapi-codegen] Go is not on PATH${go.error ? ` (${go.error.message})` : ''}: oapi-codegen not built, test/consumer-matrix.test.ts skips its Go client. ${HOW_GO}\n`,
+      );
       process.exit(2);
     }
   }
@@ -67,7 +71,10 @@ if (args.has('--check')) {
     mkdirSync(dir, { recursive: true });
     say(`building github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@${OAPI_CODEGEN_VERSION} with go install`);
     const started = Date.now();
-    const res = await run('go', ['install', `github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@${OAPI_CODEGEN_VERSION}`], { ...process.env, GOBIN: dir });
+    const res = await run('go', ['install', `github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@${OAPI_CODEGEN_VERSION}`], {
+      ...process.env,
+      GOBIN: dir,
+    });
     if (res.code !== 0 || !existsSync(bin)) {
       process.stderr.write(`${res.output}\n[setup-oapi-codegen] could not build oapi-codegen${res.error ? ` (${res.error.message})` : ''}. ${HOW_GO}\n`);
       process.exit(1);
@@ -79,7 +86,10 @@ if (args.has('--check')) {
     // resolved (go.sum), downloaded and compiled once, so the test needs neither network nor time for them.
     rmSync(consumer, { recursive: true, force: true });
     mkdirSync(consumer, { recursive: true });
-    writeFileSync(path.join(consumer, 'go.mod'), `module freightconsumer\n\ngo 1.22\n\nrequire github.com/oapi-codegen/runtime ${OAPI_CODEGEN_RUNTIME_VERSION}\n`);
+    writeFileSync(
+      path.join(consumer, 'go.mod'),
+      `module freightconsumer\n\ngo 1.22\n\nrequire github.com/oapi-codegen/runtime ${OAPI_CODEGEN_RUNTIME_VERSION}\n`,
+    );
     writeFileSync(
       path.join(consumer, 'main.go'),
       'package main\n\nimport (\n\t"fmt"\n\n\t"github.com/oapi-codegen/runtime"\n\topenapi_types "github.com/oapi-codegen/runtime/types"\n)\n\n' +
@@ -87,10 +97,16 @@ if (args.has('--check')) {
     );
     say(`resolving github.com/oapi-codegen/runtime@${OAPI_CODEGEN_RUNTIME_VERSION} for the Go consumer (go mod tidy, go build)`);
     const started = Date.now();
-    for (const step of [['mod', 'tidy'], ['build', '-o', process.platform === 'win32' ? 'warm.exe' : 'warm', '.'], ['vet', '.']]) {
+    for (const step of [
+      ['mod', 'tidy'],
+      ['build', '-o', process.platform === 'win32' ? 'warm.exe' : 'warm', '.'],
+      ['vet', '.'],
+    ]) {
       const res = await run('go', step, process.env, consumer);
       if (res.code !== 0) {
-        process.stderr.write(`${res.output}\n[setup-oapi-codegen] go ${step.join(' ')} of the consumer module failed${res.error ? ` (${res.error.message})` : ''}. ${HOW_GO}\n`);
+        process.stderr.write(
+          `${res.output}\n[setup-oapi-codegen] go ${step.join(' ')} of the consumer module failed${res.error ? ` (${res.error.message})` : ''}. ${HOW_GO}\n`,
+        );
         process.exit(1);
       }
     }

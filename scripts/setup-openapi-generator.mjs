@@ -45,7 +45,9 @@ const present = () => {
 };
 
 if (args.has('--check') && !present()) {
-  process.stderr.write(`[setup-openapi-generator] the openapi-generator CLI ${OPENAPI_GENERATOR_VERSION} is not at ${jar}: run \`node scripts/setup-openapi-generator.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`);
+  process.stderr.write(
+    `[setup-openapi-generator] the openapi-generator CLI ${OPENAPI_GENERATOR_VERSION} is not at ${jar}: run \`node scripts/setup-openapi-generator.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`,
+  );
   process.exit(1);
 }
 if (args.has('--force') && existsSync(jar)) rmSync(jar);
@@ -53,7 +55,13 @@ if (!present()) {
   mkdirSync(dir, { recursive: true });
   say(`fetching org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION} with Maven`);
   const started = Date.now();
-  const res = await run('mvn', ['-q', '-B', 'dependency:copy', `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}:jar`, `-DoutputDirectory=${dir}`]);
+  const res = await run('mvn', [
+    '-q',
+    '-B',
+    'dependency:copy',
+    `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}:jar`,
+    `-DoutputDirectory=${dir}`,
+  ]);
   if (res.code !== 0 || !present()) {
     process.stderr.write(
       `${res.output}\n[setup-openapi-generator] could not fetch the openapi-generator CLI jar${res.error ? ` (${res.error.message})` : ''}.\n` +

@@ -12,7 +12,9 @@ const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'igno
 
 if (has('redis-server')) process.exit(0);
 if (!has('apt-get')) {
-  console.warn('setup-redis: redis-server is not installed and apt-get is not available; install Redis 6+ (redis-server on PATH) to run the multi-instance tests');
+  console.warn(
+    'setup-redis: redis-server is not installed and apt-get is not available; install Redis 6+ (redis-server on PATH) to run the multi-instance tests',
+  );
   process.exit(0);
 }
 const root = typeof process.getuid === 'function' && process.getuid() === 0;

@@ -26,9 +26,23 @@ const scripts = path.dirname(fileURLToPath(import.meta.url));
 
 /** Tools of a few test files: what each is for, and what its failure means. */
 const TOOLS = {
-  'setup-openapi-generator.mjs': { tool: 'openapi-generator CLI', tests: 'test/openapi-generator.test.ts', fix: 'needs Maven and Java 11+ (apt-get install maven default-jdk-headless) and Maven Central' },
-  'setup-oapi-codegen.mjs': { tool: 'oapi-codegen (Go)', tests: "test/consumer-matrix.test.ts's Go client", fix: 'needs Go 1.22+ (apt-get install golang-go) and the Go module proxy', skippedWhen: 2, skipped: 'Go is not on PATH: that client is skipped' },
-  'setup-chromium.mjs': { tool: 'Chromium', tests: 'test/swagger-ui-browser.test.ts', fix: "needs Debian's chromium package (as root: apt-get install -y chromium) or CHROMIUM_PATH" },
+  'setup-openapi-generator.mjs': {
+    tool: 'openapi-generator CLI',
+    tests: 'test/openapi-generator.test.ts',
+    fix: 'needs Maven and Java 11+ (apt-get install maven default-jdk-headless) and Maven Central',
+  },
+  'setup-oapi-codegen.mjs': {
+    tool: 'oapi-codegen (Go)',
+    tests: "test/consumer-matrix.test.ts's Go client",
+    fix: 'needs Go 1.22+ (apt-get install golang-go) and the Go module proxy',
+    skippedWhen: 2,
+    skipped: 'Go is not on PATH: that client is skipped',
+  },
+  'setup-chromium.mjs': {
+    tool: 'Chromium',
+    tests: 'test/swagger-ui-browser.test.ts',
+    fix: "needs Debian's chromium package (as root: apt-get install -y chromium) or CHROMIUM_PATH",
+  },
   'setup-redis.mjs': { tool: 'redis-server', tests: 'test/multi-instance-*.test.ts', fix: 'apt-get install -y redis-server' },
 };
 
@@ -59,20 +73,27 @@ const required = await Promise.all([
   step('setup-venv.mjs'),
   step('setup-oapi-codegen.mjs').then(() => true),
   // apt one at a time: two apt-get runs would fight over dpkg's lock.
-  step('setup-redis.mjs').then(() => step('setup-chromium.mjs')).then(() => true),
+  step('setup-redis.mjs')
+    .then(() => step('setup-chromium.mjs'))
+    .then(() => true),
 ]);
 
 const problems = [];
 for (const script of ['setup.mjs', 'setup-tap.mjs', 'setup-venv.mjs']) {
   const r = results.get(script);
-  if (r && r.code !== 0) problems.push(`  FAILED  scripts/${script} (${r.how}): required, the tests cannot run; rerun \`node scripts/${script}\` and see its output above`);
+  if (r && r.code !== 0)
+    problems.push(`  FAILED  scripts/${script} (${r.how}): required, the tests cannot run; rerun \`node scripts/${script}\` and see its output above`);
   else if (!r) problems.push(`  FAILED  scripts/${script}: not run (an earlier step failed)`);
 }
 for (const [script, info] of Object.entries(TOOLS)) {
   const r = results.get(script);
   if (!r) problems.push(`  not set up  ${info.tool}: scripts/${script} not run (setup.mjs failed)`);
-  else if (info.skippedWhen !== undefined && r.code === info.skippedWhen) problems.push(`  skipped  ${info.tool}: ${info.skipped} (${info.tests}); ${info.fix}`);
-  else if (r.code !== 0) problems.push(`  FAILED  ${info.tool} (scripts/${script}, ${r.how}): ${info.tests} will fail; ${info.fix}; rerun \`node scripts/${script}\` and see its output above`);
+  else if (info.skippedWhen !== undefined && r.code === info.skippedWhen)
+    problems.push(`  skipped  ${info.tool}: ${info.skipped} (${info.tests}); ${info.fix}`);
+  else if (r.code !== 0)
+    problems.push(
+      `  FAILED  ${info.tool} (scripts/${script}, ${r.how}): ${info.tests} will fail; ${info.fix}; rerun \`node scripts/${script}\` and see its output above`,
+    );
 }
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 if (problems.length) {

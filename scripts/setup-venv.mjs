@@ -67,7 +67,7 @@ const upToDate = () => !force && existsSync(stamp) && existsSync(st);
 async function withLock(fn) {
   const STALE_MS = 10 * 60_000;
   mkdirSync(venv, { recursive: true }); // `python -m venv` is fine with an existing directory
-  for (let said = false; ; ) {
+  for (let said = false; ;) {
     try {
       mkdirSync(lockDir);
       break;
@@ -133,7 +133,9 @@ async function install() {
 
 if (args.has('--check')) {
   if (!upToDate()) {
-    process.stderr.write(`[setup-venv] the Python tools (${PACKAGES.join(' ')}) are not installed in .venv: run \`node scripts/setup-venv.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`);
+    process.stderr.write(
+      `[setup-venv] the Python tools (${PACKAGES.join(' ')}) are not installed in .venv: run \`node scripts/setup-venv.mjs\` (npm test's set-up, scripts/setup-test.mjs, runs it)\n`,
+    );
     process.exit(1);
   }
 } else if (!(await install())) process.exit(1);

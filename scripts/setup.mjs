@@ -164,8 +164,12 @@ async function ensureEngineJar() {
     const started = Date.now();
     const res = await run('mvn', ['-q', '-B', 'package', '-DskipTests'], { cwd: engineDir, capture: true });
     // Debian's Maven emits bare ANSI resets even in batch mode; keep only real text.
-    // eslint-disable-next-line no-control-regex
-    const text = res.output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => l.trim()).join('\n');
+    const text = res.output
+      // eslint-disable-next-line no-control-regex
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')
+      .filter((l) => l.trim())
+      .join('\n');
     if (res.error?.code === 'ENOENT') {
       say('Maven (mvn) not found: the embedded MongoDB engine needs Java 17+ and Maven 3.8+');
       say('  (Debian/Ubuntu: apt-get install -y openjdk-17-jdk-headless maven), or set MONGODB_URI');

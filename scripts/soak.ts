@@ -51,7 +51,15 @@ export interface SoakResult {
   errors: number;
   timeouts: number;
   non2xx: number;
-  memory: { heapStartMb: number; heapEndMb: number; heapSlopeMbPerMin: number; rssStartMb: number; rssEndMb: number; rssPeakMb: number; engineRssMb: number | null };
+  memory: {
+    heapStartMb: number;
+    heapEndMb: number;
+    heapSlopeMbPerMin: number;
+    rssStartMb: number;
+    rssEndMb: number;
+    rssPeakMb: number;
+    engineRssMb: number | null;
+  };
   problems: string[];
 }
 
@@ -96,7 +104,15 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       log(`loading the demo dataset (${opts.invoices} invoices and trips per tenant)`);
       await loadDemoData(db, { invoices: opts.invoices, trips: opts.invoices });
       // Production configuration; the rate limit is raised for the run (one key at saturation), not switched off.
-      const config = loadConfig({ ...process.env, RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', LOG_LEVEL: 'warn', PORT: '0', HOST: '127.0.0.1' });
+      const config = loadConfig({
+        ...process.env,
+        RATE_LIMIT_MAX: '10000000',
+        RATE_LIMIT_IP_MAX: '10000000',
+        REPORT_RATE_LIMIT_MAX: '10000000',
+        LOG_LEVEL: 'warn',
+        PORT: '0',
+        HOST: '127.0.0.1',
+      });
       const app = await buildApp({ config, db, plugins: [alertsPlugin({ worker: config.worker })] });
       try {
         await app.listen({ port: 0, host: '127.0.0.1' });

@@ -52,12 +52,28 @@ t.test('N users: N jobs with the right data, for the key tenant', async (t) => {
   t.equal(res.statusCode, 200, res.body);
   assertConforms(t, res, 'POST', SCHEDULE);
   const out = res.json();
-  t.match(out, { success: true, tenant: TENANT_A, ruleId: 'overdue-invoices', cycleKey: '2026-03', dueDate, individual: true, scheduled: 5, newlyScheduled: 5, alreadyScheduled: 0 });
+  t.match(out, {
+    success: true,
+    tenant: TENANT_A,
+    ruleId: 'overdue-invoices',
+    cycleKey: '2026-03',
+    dueDate,
+    individual: true,
+    scheduled: 5,
+    newlyScheduled: 5,
+    alreadyScheduled: 0,
+  });
   t.match(out.message, /^5 individual alerts scheduled .*\(5 new, 0 already scheduled\)$/);
-  t.same(out.jobs.map((j: Json) => j.userId), userIds, 'one entry per user, in order');
+  t.same(
+    out.jobs.map((j: Json) => j.userId),
+    userIds,
+    'one entry per user, in order',
+  );
   t.ok(out.jobs.every((j: Json) => j.created === true && /^[0-9a-f]{24}$/.test(j.jobId)));
 
-  const stored = await alertJobs(h.db).find({ 'data.userId': { $in: userIds } }).toArray();
+  const stored = await alertJobs(h.db)
+    .find({ 'data.userId': { $in: userIds } })
+    .toArray();
   t.equal(stored.length, 5, 'five jobs persisted');
   for (const job of stored) {
     t.equal(job.name, ALERT_JOB_NAME);
@@ -88,7 +104,11 @@ t.test('repeated post: same jobs, nothing new', async (t) => {
   t.equal(again.statusCode, 200);
   assertConforms(t, again, 'POST', SCHEDULE);
   t.match(again.json(), { scheduled: 3, newlyScheduled: 0, alreadyScheduled: 3 });
-  t.same(again.json().jobs.map((j: Json) => j.jobId), first.jobs.map((j: Json) => j.jobId), 'the existing job ids');
+  t.same(
+    again.json().jobs.map((j: Json) => j.jobId),
+    first.jobs.map((j: Json) => j.jobId),
+    'the existing job ids',
+  );
   t.ok(again.json().jobs.every((j: Json) => j.created === false));
   t.equal(await alertJobs(h.db).countDocuments(), before, 'no job added');
   const job = await alertJobs(h.db).findOne({ 'data.userId': userIds[0] });
@@ -96,7 +116,10 @@ t.test('repeated post: same jobs, nothing new', async (t) => {
 
   const overlap = (await post(body({ userIds: [...userIds.slice(1), 'r-new'] }))).json();
   t.match(overlap, { scheduled: 3, newlyScheduled: 1, alreadyScheduled: 2 });
-  t.same(overlap.jobs.map((j: Json) => j.created), [false, false, true]);
+  t.same(
+    overlap.jobs.map((j: Json) => j.created),
+    [false, false, true],
+  );
 });
 
 t.test('concurrent identical posts never duplicate', async (t) => {
@@ -104,11 +127,18 @@ t.test('concurrent identical posts never duplicate', async (t) => {
   const responses = await Promise.all(Array.from({ length: 8 }, () => post(body({ userIds, ruleId: 'tax-findings' }))));
   for (const r of responses) t.equal(r.statusCode, 200, r.body);
   const bodies = responses.map((r) => r.json());
-  t.equal(bodies.reduce((s, b) => s + b.newlyScheduled, 0), 60, 'each user created exactly once across all requests');
+  t.equal(
+    bodies.reduce((s, b) => s + b.newlyScheduled, 0),
+    60,
+    'each user created exactly once across all requests',
+  );
   for (const b of bodies) t.equal(b.scheduled, 60);
   const idsPerUser = new Map<string, Set<string>>();
   for (const b of bodies) for (const j of b.jobs) idsPerUser.set(j.userId, (idsPerUser.get(j.userId) ?? new Set()).add(j.jobId));
-  t.ok([...idsPerUser.values()].every((s) => s.size === 1), 'every response names the same job per user');
+  t.ok(
+    [...idsPerUser.values()].every((s) => s.size === 1),
+    'every response names the same job per user',
+  );
   t.equal(await alertJobs(h.db).countDocuments({ 'data.ruleId': 'tax-findings', 'data.userId': { $in: userIds } }), 60, 'exactly one job per user');
 });
 
@@ -118,7 +148,10 @@ t.test('tenants are isolated', async (t) => {
   const b = await post(body({ userIds, ruleId: 'unbilled-deliveries' }), KEY_B);
   t.equal(b.statusCode, 200);
   t.match(b.json(), { tenant: TENANT_B, newlyScheduled: 2 }, 'same users, rule and cycle are new jobs for another tenant');
-  t.notSame(b.json().jobs.map((j: Json) => j.jobId), a.jobs.map((j: Json) => j.jobId));
+  t.notSame(
+    b.json().jobs.map((j: Json) => j.jobId),
+    a.jobs.map((j: Json) => j.jobId),
+  );
   const listB = (await get(JOBS, KEY_B)).json();
   t.equal(listB.meta.total, 2);
   t.ok(listB.data.every((j: Json) => j.tenant === TENANT_B));
@@ -130,7 +163,12 @@ t.test('foreign tenantId: 403 and nothing written', async (t) => {
   const res = await post(body({ tenantId: TENANT_B, userIds: ['x-1', 'x-2'] }));
   t.equal(res.statusCode, 403);
   assertConforms(t, res, 'POST', SCHEDULE);
-  t.same(res.json().error, { code: 403, message: 'Forbidden', details: [`tenantId ${TENANT_B} does not match the authenticated tenant`], reason: 'foreign_tenant' });
+  t.same(res.json().error, {
+    code: 403,
+    message: 'Forbidden',
+    details: [`tenantId ${TENANT_B} does not match the authenticated tenant`],
+    reason: 'foreign_tenant',
+  });
   const withKey = await post(body({ tenantId: TENANT_B, userIds: ['x-1'] }), KEY_A, { 'idempotency-key': 'forbidden-key' });
   t.equal(withKey.statusCode, 403);
   t.same(await footprint(), before, 'no job and no idempotency record');
@@ -152,7 +190,11 @@ t.test('validation errors: 400, one detail per problem, nothing written', async 
     ['bad dueDate', body({ dueDate: 'tomorrow' }), /dueDate must be a valid date-time/],
     ['unknown rule', body({ ruleId: 'late-payments' }), new RegExp(`ruleId must be one of: ${ALERT_RULE_IDS.join(', ')}`)],
     ['too large', body({ extraData: { blob: 'x'.repeat(9000) } }), /extraData is \d+ bytes as JSON; the limit is 8192/],
-    ['too deep', body({ extraData: { a: { b: { c: { d: { e: { f: 1 } } } } } } }), /^extraData\.a\.b\.c\.d\.e matches none of the allowed forms \(.*depth 6: no objects or arrays deeper\)$/],
+    [
+      'too deep',
+      body({ extraData: { a: { b: { c: { d: { e: { f: 1 } } } } } } }),
+      /^extraData\.a\.b\.c\.d\.e matches none of the allowed forms \(.*depth 6: no objects or arrays deeper\)$/,
+    ],
     ['bad tenantId', body({ tenantId: 'nope' }), /tenantId must match pattern/],
     ['individual not boolean', body({ individual: 'yes' }), /individual must be boolean/],
   ];
@@ -181,7 +223,9 @@ t.test('Idempotency-Key: same body replays, a different body is a request of its
   t.notOk(first.headers['idempotent-replayed']);
   t.equal(first.json().newlyScheduled, 2);
   // Same body with keys in another order: the same request.
-  const replay = await post({ cycleKey: '2026-03', nameAlert: 'Facturas vencidas marzo', ruleId: 'overdue-invoices', userIds: ['i-1', 'i-2'] }, KEY_A, { 'idempotency-key': 'key-001' });
+  const replay = await post({ cycleKey: '2026-03', nameAlert: 'Facturas vencidas marzo', ruleId: 'overdue-invoices', userIds: ['i-1', 'i-2'] }, KEY_A, {
+    'idempotency-key': 'key-001',
+  });
   t.equal(replay.statusCode, 200);
   assertConforms(t, replay, 'POST', SCHEDULE);
   t.equal(replay.headers['idempotent-replayed'], 'true');
@@ -205,9 +249,15 @@ t.test('Idempotency-Key: same body replays, a different body is a request of its
   assertConforms(t, badKey, 'POST', SCHEDULE);
 
   const concurrent = await Promise.all(Array.from({ length: 6 }, () => post(body({ userIds: ['i-9'] }), KEY_A, { 'idempotency-key': 'key-002' })));
-  t.same(concurrent.map((r) => r.statusCode), [200, 200, 200, 200, 200, 200]);
+  t.same(
+    concurrent.map((r) => r.statusCode),
+    [200, 200, 200, 200, 200, 200],
+  );
   t.equal(concurrent.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 5, 'one original, five replays');
-  t.ok(concurrent.every((r) => r.body === concurrent[0]!.body), 'identical answers');
+  t.ok(
+    concurrent.every((r) => r.body === concurrent[0]!.body),
+    'identical answers',
+  );
   t.equal(await h.db.collection(COLLECTIONS.idempotency).countDocuments({ key: 'key-002' }), 1);
 });
 
@@ -217,8 +267,18 @@ t.test('Idempotency-Key: in-flight duplicate, dead owner, expired record', async
   const fingerprint = requestFingerprint({ any: 'request' });
   const opts = (key: string) => ({ tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint, now: () => new Date(), waitMs: 300, pollMs: 50 });
   const record = (key: string, over: Partial<IdempotencyRecord>): IdempotencyRecord => ({
-    _id: idempotencyRecordId({ tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint }), tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint, state: 'pending',
-    leaseUntil: new Date(now.getTime() + 60_000), status: null, body: null, createdAt: now, expiresAt: new Date(now.getTime() + 3_600_000), ...over,
+    _id: idempotencyRecordId({ tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint }),
+    tenant: TENANT_A,
+    key,
+    operation: 'scheduleAlerts',
+    fingerprint,
+    state: 'pending',
+    leaseUntil: new Date(now.getTime() + 60_000),
+    status: null,
+    body: null,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + 3_600_000),
+    ...over,
   });
   await keys.insertMany([
     record('in-flight', {}),
@@ -232,7 +292,12 @@ t.test('Idempotency-Key: in-flight duplicate, dead owner, expired record', async
   t.same(await withIdempotency(h.db, opts('dead-owner'), run), { body: { ran: 1 }, replayed: false }, 'a claim whose lease ran out is taken over');
   t.same(await withIdempotency(h.db, opts('dead-owner'), run), { body: { ran: 1 }, replayed: true });
   t.same(await withIdempotency(h.db, opts('expired'), run), { body: { ran: 2 }, replayed: false }, 'an expired record is ignored');
-  await t.rejects(withIdempotency(h.db, opts('fails'), async () => { throw new Error('boom'); }), /boom/);
+  await t.rejects(
+    withIdempotency(h.db, opts('fails'), async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   t.equal(await keys.countDocuments({ key: 'fails' }), 0, 'a failed request releases its key');
 });
 
@@ -261,7 +326,11 @@ t.test('cancel: own job 200, twice or foreign 404, then schedulable again', asyn
   t.equal((await del(new ObjectId().toHexString())).statusCode, 404);
 
   const again = (await post(body({ userIds: ['k-1', 'k-2'], ruleId: 'shrinkage-over-tolerance' }))).json();
-  t.same(again.jobs.map((j: Json) => j.created), [true, false], 'the cancelled user is scheduled anew');
+  t.same(
+    again.jobs.map((j: Json) => j.created),
+    [true, false],
+    'the cancelled user is scheduled anew',
+  );
   t.not(again.jobs[0].jobId, id);
 });
 
@@ -275,7 +344,16 @@ t.test('listing jobs: filters, states and pagination', async (t) => {
   await alertJobs(h.db).updateOne({ _id: ids[1] }, { $set: { nextRunAt: null, lastRunAt: at, lastFinishedAt: at, failCount: 0 } });
   await alertJobs(h.db).updateOne(
     { _id: ids[2] },
-    { $set: { nextRunAt: new Date('2026-05-02T10:05:00Z'), failCount: 1, failReason: 'boom', failedAt: at, lastFinishedAt: at, 'data.failures': [{ at, attempt: 1, error: 'boom' }] } },
+    {
+      $set: {
+        nextRunAt: new Date('2026-05-02T10:05:00Z'),
+        failCount: 1,
+        failReason: 'boom',
+        failedAt: at,
+        lastFinishedAt: at,
+        'data.failures': [{ at, attempt: 1, error: 'boom' }],
+      },
+    },
   );
   await alertJobs(h.db).updateOne({ _id: ids[3] }, { $set: { nextRunAt: null, failCount: 6, failReason: 'boom', failedAt: at, lastFinishedAt: at } });
 
@@ -283,7 +361,10 @@ t.test('listing jobs: filters, states and pagination', async (t) => {
     const res = await get(`${JOBS}?cycleKey=2026-05&state=${s}`);
     t.equal(res.statusCode, 200);
     assertConforms(t, res, 'GET', JOBS);
-    return res.json().data.map((j: Json) => j.userId).sort();
+    return res
+      .json()
+      .data.map((j: Json) => j.userId)
+      .sort();
   };
   t.same(await state('running'), [userIds[0]]);
   t.same(await state('completed'), [userIds[1]]);
@@ -314,10 +395,25 @@ t.test('listing alert records: tenant, filters and pagination', async (t) => {
   const record = (i: number, over: Partial<AlertRecordDocument> = {}): AlertRecordDocument => {
     const id = new ObjectId().toHexString();
     return {
-      _id: id, jobId: id, tenant: TENANT_A, userId: `rec-${i % 2}`, ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'n',
-      individual: true, extraData: { i }, dueDate: new Date('2026-04-01T00:00:00Z'), evaluatedAt: new Date(Date.UTC(2026, 3, 1, 0, i)),
-      status: i % 3 === 0 ? 'clear' : 'triggered', message: 'm', summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
-      findings: [], truncated: false, attempts: 1, worker: 'test', ...over,
+      _id: id,
+      jobId: id,
+      tenant: TENANT_A,
+      userId: `rec-${i % 2}`,
+      ruleId: 'overdue-invoices',
+      cycleKey: '2026-03',
+      nameAlert: 'n',
+      individual: true,
+      extraData: { i },
+      dueDate: new Date('2026-04-01T00:00:00Z'),
+      evaluatedAt: new Date(Date.UTC(2026, 3, 1, 0, i)),
+      status: i % 3 === 0 ? 'clear' : 'triggered',
+      message: 'm',
+      summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
+      findings: [],
+      truncated: false,
+      attempts: 1,
+      worker: 'test',
+      ...over,
     };
   };
   await alertRecords(h.db).insertMany([

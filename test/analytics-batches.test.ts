@@ -29,19 +29,32 @@ const day = (k: number) => String(1 + (k % 28)).padStart(2, '0');
 const marchTrips = Array.from({ length: N }, (_, k) => {
   const client = k % 3 === 0 ? CLIENT_COMPANY_2 : CLIENT_COMPANY;
   // Every billed trip's invoice has one partial payment two hours later (the payment history of the cash-inflow forecast).
-  const invoice = k % 4 === 0 ? null : makeFinancialDoc({ tenant: TENANT_A, client, date: `2026-03-${day(k)}T18:00`, payments: [payment(100, `2026-03-${day(k)}T20:00`)] });
+  const invoice =
+    k % 4 === 0 ? null : makeFinancialDoc({ tenant: TENANT_A, client, date: `2026-03-${day(k)}T18:00`, payments: [payment(100, `2026-03-${day(k)}T20:00`)] });
   const trip = makeTrip({
     tenant: TENANT_A,
     client,
     idFinan: invoice?.id ?? null,
     vehicle: { id: `VEH-${k % 5}`, plate: `P-${k % 5}` },
-    legs: [leg({ loadDate: `2026-03-${day(k)}T06:00`, unloadDate: `2026-03-${day(k)}T17:00`, distanceKm: 100, products: [diesel(10_000, 9_900)], pricing: { billedFreight: 1_000 } })],
+    legs: [
+      leg({
+        loadDate: `2026-03-${day(k)}T06:00`,
+        unloadDate: `2026-03-${day(k)}T17:00`,
+        distanceKm: 100,
+        products: [diesel(10_000, 9_900)],
+        pricing: { billedFreight: 1_000 },
+      }),
+    ],
   });
   return { trip, invoice };
 });
 // Outside the period (April) and another tenant's March trips: never counted.
-const april = Array.from({ length: 10 }, () => makeTrip({ tenant: TENANT_A, legs: [leg({ loadDate: '2026-04-05T06:00', unloadDate: '2026-04-05T17:00', products: [diesel(10_000, 9_000)] })] }));
-const other = Array.from({ length: 30 }, () => makeTrip({ tenant: TENANT_B, legs: [leg({ loadDate: '2026-03-05T06:00', unloadDate: '2026-03-05T17:00', products: [diesel(10_000, 9_000)] })] }));
+const april = Array.from({ length: 10 }, () =>
+  makeTrip({ tenant: TENANT_A, legs: [leg({ loadDate: '2026-04-05T06:00', unloadDate: '2026-04-05T17:00', products: [diesel(10_000, 9_000)] })] }),
+);
+const other = Array.from({ length: 30 }, () =>
+  makeTrip({ tenant: TENANT_B, legs: [leg({ loadDate: '2026-03-05T06:00', unloadDate: '2026-03-05T17:00', products: [diesel(10_000, 9_000)] })] }),
+);
 await trips(h.db).insertMany([...marchTrips.map((x) => x.trip), ...april, ...other]);
 await financialDocs(h.db).insertMany(marchTrips.flatMap((x) => (x.invoice ? [withDerivedFields(x.invoice)] : [])));
 
@@ -73,15 +86,29 @@ t.test('shrinkage: every trip and leg once, worst legs the first of all', async 
   t.equal(res.statusCode, 200, res.body);
   assertConforms(t, res, 'GET', '/api/analytics/discounts-and-shrinkage');
   const s = res.json().shrinkage;
-  t.match(s.totals, { trips: N, legs: N, loadedLitres: N * 10_000, offloadedLitres: N * 9_900, shrinkageLitres: N * 100, legsOutOfTolerance: N, excessLitres: N * 100 });
-  t.same(s.byClient.map((c: { client: string; trips: number }) => [c.client, c.trips]), [
-    [CLIENT_COMPANY, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY).length],
-    [CLIENT_COMPANY_2, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY_2).length],
-  ]);
+  t.match(s.totals, {
+    trips: N,
+    legs: N,
+    loadedLitres: N * 10_000,
+    offloadedLitres: N * 9_900,
+    shrinkageLitres: N * 100,
+    legsOutOfTolerance: N,
+    excessLitres: N * 100,
+  });
+  t.same(
+    s.byClient.map((c: { client: string; trips: number }) => [c.client, c.trips]),
+    [
+      [CLIENT_COMPANY, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY).length],
+      [CLIENT_COMPANY_2, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY_2).length],
+    ],
+  );
   // Equal value and percent everywhere: the list is by leg id.
   const legIds = marchTrips.map((x) => x.trip.shipments[0]!.id).sort();
   t.same({ total: s.worstLegs.total, listed: s.worstLegs.listed }, { total: N, listed: 7 });
-  t.same(s.worstLegs.data.map((l: { legId: string }) => l.legId), legIds.slice(0, 7));
+  t.same(
+    s.worstLegs.data.map((l: { legId: string }) => l.legId),
+    legIds.slice(0, 7),
+  );
 });
 
 t.test('dispatch-to-bill: every delivered trip once, unbilled the oldest of all', async (t) => {
@@ -89,8 +116,18 @@ t.test('dispatch-to-bill: every delivered trip once, unbilled the oldest of all'
   t.equal(res.statusCode, 200, res.body);
   assertConforms(t, res, 'GET', '/api/analytics/dispatch-to-bill');
   const body = res.json();
-  t.match(body.summary, { deliveredTrips: N, billedTrips: billed, unbilledCount: unbilled, unbilledValue: unbilled * 1_000, medianLagDays: 0.04, preBilledCount: 0 });
-  t.equal(body.byClient.reduce((s: number, c: { deliveredTrips: number }) => s + c.deliveredTrips, 0), N);
+  t.match(body.summary, {
+    deliveredTrips: N,
+    billedTrips: billed,
+    unbilledCount: unbilled,
+    unbilledValue: unbilled * 1_000,
+    medianLagDays: 0.04,
+    preBilledCount: 0,
+  });
+  t.equal(
+    body.byClient.reduce((s: number, c: { deliveredTrips: number }) => s + c.deliveredTrips, 0),
+    N,
+  );
   const expected = marchTrips
     .filter((x) => !x.invoice)
     .map((x) => ({ id: String(x.trip._id), at: new Date(x.trip.shipments[0]!.unloadDate!).toISOString() }))
@@ -98,7 +135,10 @@ t.test('dispatch-to-bill: every delivered trip once, unbilled the oldest of all'
     .slice(0, 100)
     .map((x) => x.id);
   t.same({ total: body.unbilledTrips.total, listed: body.unbilledTrips.listed }, { total: unbilled, listed: 100 });
-  t.same(body.unbilledTrips.data.map((u: { tripId: string }) => u.tripId), expected);
+  t.same(
+    body.unbilledTrips.data.map((u: { tripId: string }) => u.tripId),
+    expected,
+  );
 });
 
 t.test('fleet utilization: every trip once per vehicle', async (t) => {

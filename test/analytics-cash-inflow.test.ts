@@ -26,13 +26,31 @@ const h3 = paid(CLIENT_COMPANY, '2026-01-15', '2026-02-24'); // due 02-14: +10  
 const h4 = paid(CLIENT_COMPANY_2, '2026-01-02', '2026-03-05'); // due 03-03: +2
 // Open invoices as of 2026-04-20:
 const o1 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-04-01T12:00', concepts: [freight(10_000)] }); // 11,200; due 05-01, expected 05-11
-const o2 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY_2, date: '2026-03-01T12:00', concepts: [freight(20_000)], payments: [payment(2_400, '2026-04-05T12:00')] }); // 22,400 − 2,400; due 04-30 (paid −25)
+const o2 = makeFinancialDoc({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY_2,
+  date: '2026-03-01T12:00',
+  concepts: [freight(20_000)],
+  payments: [payment(2_400, '2026-04-05T12:00')],
+}); // 22,400 − 2,400; due 04-30 (paid −25)
 const o3 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_PERSON, date: '2026-02-01T12:00', concepts: [freight(5_000)] }); // 5,800; due 03-03, expected 03-08: overdue
 // Not open: cancelled, and settled by a credit note.
 const cancelled = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-04-05T12:00', concepts: [freight(1_000)], cancelled: true });
-const credited = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T12:00', concepts: [freight(1_000)], payments: [creditNote(1_120, '2026-03-20T12:00')] });
+const credited = makeFinancialDoc({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY,
+  date: '2026-03-10T12:00',
+  concepts: [freight(1_000)],
+  payments: [creditNote(1_120, '2026-03-20T12:00')],
+});
 // Settled by a credit note (no payment history): its 300 shortage deduction is not revenue (an indemnity is not a sale).
-const h5 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY_2, date: '2026-01-20T12:00', concepts: [freight(1_000), shortage(300)], payments: [creditNote(1_420, '2026-01-25T12:00')] });
+const h5 = makeFinancialDoc({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY_2,
+  date: '2026-01-20T12:00',
+  concepts: [freight(1_000), shortage(300)],
+  payments: [creditNote(1_420, '2026-01-25T12:00')],
+});
 // All delays: [−25, 2, 5, 10, 10] → portfolio median 5 (CLIENT_COMPANY_2 has 2 payments, CLIENT_PERSON none).
 const otherTenant = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-04-01T12:00', concepts: [freight(500_000)] });
 await financialDocs(h.db).insertMany([h1, h2, h3, h4, h5, o1, o2, o3, cancelled, credited, otherTenant].map(withDerivedFields));
@@ -43,7 +61,15 @@ t.test('receivables, delays and weekly buckets', async (t) => {
   assertConforms(t, res, 'GET', ROUTE);
   const body = res.json();
   t.match(body, { tenant: TENANT_A, computedAt: NOW.toISOString(), asOf: { instant: NOW.toISOString(), date: '2026-04-20' } });
-  t.same(body.period, { startDate: '2026-01-01', endDate: '2026-04-20', days: 110, requestedEndDate: null, timeZone: 'America/Mexico_City', defaulted: false, maxDays: 366 });
+  t.same(body.period, {
+    startDate: '2026-01-01',
+    endDate: '2026-04-20',
+    days: 110,
+    requestedEndDate: null,
+    timeZone: 'America/Mexico_City',
+    defaulted: false,
+    maxDays: 366,
+  });
   t.match(body.parameters, {
     bucket: 'week',
     creditDays: { default: 30, byClient: { [CLIENT_COMPANY_2]: 60 }, source: { default: 'default', byClient: 'tenant' } },
@@ -64,12 +90,59 @@ t.test('receivables, delays and weekly buckets', async (t) => {
     ],
   });
   t.same(body.clients, [
-    { client: CLIENT_COMPANY_2, clientName: o2.clientName, openInvoices: 1, outstanding: 20_000, pastDue: 0, creditDays: 60, creditDaysSource: 'client', delayDays: 5, delayBasis: 'portfolio', paymentsInHistory: 2, nextExpectedDate: '2026-05-05' },
-    { client: CLIENT_COMPANY, clientName: o1.clientName, openInvoices: 1, outstanding: 11_200, pastDue: 0, creditDays: 30, creditDaysSource: 'default', delayDays: 10, delayBasis: 'client', paymentsInHistory: 3, nextExpectedDate: '2026-05-11' },
-    { client: CLIENT_PERSON, clientName: o3.clientName, openInvoices: 1, outstanding: 5_800, pastDue: 5_800, creditDays: 30, creditDaysSource: 'default', delayDays: 5, delayBasis: 'portfolio', paymentsInHistory: 0, nextExpectedDate: null },
+    {
+      client: CLIENT_COMPANY_2,
+      clientName: o2.clientName,
+      openInvoices: 1,
+      outstanding: 20_000,
+      pastDue: 0,
+      creditDays: 60,
+      creditDaysSource: 'client',
+      delayDays: 5,
+      delayBasis: 'portfolio',
+      paymentsInHistory: 2,
+      nextExpectedDate: '2026-05-05',
+    },
+    {
+      client: CLIENT_COMPANY,
+      clientName: o1.clientName,
+      openInvoices: 1,
+      outstanding: 11_200,
+      pastDue: 0,
+      creditDays: 30,
+      creditDaysSource: 'default',
+      delayDays: 10,
+      delayBasis: 'client',
+      paymentsInHistory: 3,
+      nextExpectedDate: '2026-05-11',
+    },
+    {
+      client: CLIENT_PERSON,
+      clientName: o3.clientName,
+      openInvoices: 1,
+      outstanding: 5_800,
+      pastDue: 5_800,
+      creditDays: 30,
+      creditDaysSource: 'default',
+      delayDays: 5,
+      delayBasis: 'portfolio',
+      paymentsInHistory: 0,
+      nextExpectedDate: null,
+    },
   ]);
-  t.same(body.items.data.map((i: { id: string }) => i.id), [o3.id, o2.id, o1.id], 'by expected date');
-  t.match(body.items.data[1], { uuid: o2.invoice.uuid, outstanding: 20_000, dueDate: '2026-04-30', expectedDate: '2026-05-05', pastDue: false, overdue: false });
+  t.same(
+    body.items.data.map((i: { id: string }) => i.id),
+    [o3.id, o2.id, o1.id],
+    'by expected date',
+  );
+  t.match(body.items.data[1], {
+    uuid: o2.invoice.uuid,
+    outstanding: 20_000,
+    dueDate: '2026-04-30',
+    expectedDate: '2026-05-05',
+    pastDue: false,
+    overdue: false,
+  });
   t.match(body.items.data[0], { dueDate: '2026-03-03', expectedDate: '2026-03-08', pastDue: true, overdue: true });
   // DSO = 37,000 ÷ 46,420 (credit sales: non-cancelled Totals in the period) × 110 = 87.677…
   t.same(body.dso, { value: 87.68, accountsReceivable: 37_000, creditSales: 46_420, days: 110 });

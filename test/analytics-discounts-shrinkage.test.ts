@@ -4,7 +4,20 @@
  */
 import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
-import { makeFinancialDoc, makeTrip, leg, diesel, gasoline, freight, demurrage, handling, shortage, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
+import {
+  makeFinancialDoc,
+  makeTrip,
+  leg,
+  diesel,
+  gasoline,
+  freight,
+  demurrage,
+  handling,
+  shortage,
+  CLIENT_COMPANY,
+  CLIENT_COMPANY_2,
+  CLIENT_PERSON,
+} from './fixtures/documents.ts';
 import { financialDocs, tenantSettings, trips } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 
@@ -15,10 +28,19 @@ const get = (query: string, key = KEY_A) => h.app.inject({ method: 'GET', url: `
 const MARCH = '?startDate=2026-03-01&endDate=2026-03-31';
 
 // Tolerance 0.2% (tenant), 0.5% for CLIENT_COMPANY_2 (rule); recovery mode and prices are the defaults (excess; diesel 24.50/L).
-await tenantSettings(h.db).updateOne({ _id: TENANT_A }, { $set: { shrinkageTolerancePct: 0.2, toleranceRules: [{ client: CLIENT_COMPANY_2, pct: 0.5 }] } }, { upsert: true });
+await tenantSettings(h.db).updateOne(
+  { _id: TENANT_A },
+  { $set: { shrinkageTolerancePct: 0.2, toleranceRules: [{ client: CLIENT_COMPANY_2, pct: 0.5 }] } },
+  { upsert: true },
+);
 
 const A = { tenant: TENANT_A };
-const i1 = makeFinancialDoc({ ...A, client: CLIENT_COMPANY, date: '2026-03-05T12:00', concepts: [freight(10_000, { discount: 500 }), demurrage(1_500), shortage(245, { quantity: 10 })] });
+const i1 = makeFinancialDoc({
+  ...A,
+  client: CLIENT_COMPANY,
+  date: '2026-03-05T12:00',
+  concepts: [freight(10_000, { discount: 500 }), demurrage(1_500), shortage(245, { quantity: 10 })],
+});
 const i2 = makeFinancialDoc({ ...A, client: CLIENT_COMPANY, date: '2026-03-20T12:00', concepts: [freight(5_000), handling(800)] });
 const i3 = makeFinancialDoc({ ...A, client: CLIENT_COMPANY_2, date: '2026-03-10T12:00', concepts: [freight(20_000, { discount: 1_000 }), demurrage(2_000)] });
 const i4 = makeFinancialDoc({ ...A, client: CLIENT_COMPANY_2, date: '2026-03-12T12:00', concepts: [freight(7_000, { discount: 700 })], cancelled: true });
@@ -32,13 +54,30 @@ const tr1 = makeTrip({ ...A, client: CLIENT_COMPANY, idFinan: i1.id, legs: [leg(
 // tr2: exactly 0.2%: at tolerance, not beyond.
 const tr2 = makeTrip({ ...A, client: CLIENT_COMPANY, idFinan: i2.id, legs: [leg({ ...delivered('2026-03-18'), products: [diesel(10_000, 9_980)] })] });
 // tr3 (0.5% rule): 0.4% below tolerance, and a 10 L gain on gasoline.
-const tr3 = makeTrip({ ...A, client: CLIENT_COMPANY_2, idFinan: i3.id, legs: [leg({ ...delivered('2026-03-08'), products: [diesel(10_000, 9_960)] }), leg({ ...delivered('2026-03-09'), products: [gasoline(5_000, 5_010)] })] });
+const tr3 = makeTrip({
+  ...A,
+  client: CLIENT_COMPANY_2,
+  idFinan: i3.id,
+  legs: [leg({ ...delivered('2026-03-08'), products: [diesel(10_000, 9_960)] }), leg({ ...delivered('2026-03-09'), products: [gasoline(5_000, 5_010)] })],
+});
 // tr4: 1% > 0.5%: 50 L beyond → 1,225 recoverable; not billed, nothing recovered.
 const tr4 = makeTrip({ ...A, client: CLIENT_COMPANY_2, legs: [leg({ ...delivered('2026-03-25'), products: [diesel(10_000, 9_900)] })] });
 // Not delivered in March: delivered in April; one leg still in transit.
 const tr5 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ ...delivered('2026-04-02'), products: [diesel(10_000, 9_000)] })] });
-const tr6 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ ...delivered('2026-03-31'), products: [diesel(10_000, 9_000)] }), leg({ loadDate: '2026-03-31T20:00', unloadDate: null, products: [diesel(10_000, 0)] })] });
-const trB = makeTrip({ tenant: TENANT_B, client: CLIENT_COMPANY, idFinan: i1.id, legs: [leg({ ...delivered('2026-03-04'), products: [diesel(20_000, 10_000)] })] });
+const tr6 = makeTrip({
+  ...A,
+  client: CLIENT_COMPANY,
+  legs: [
+    leg({ ...delivered('2026-03-31'), products: [diesel(10_000, 9_000)] }),
+    leg({ loadDate: '2026-03-31T20:00', unloadDate: null, products: [diesel(10_000, 0)] }),
+  ],
+});
+const trB = makeTrip({
+  tenant: TENANT_B,
+  client: CLIENT_COMPANY,
+  idFinan: i1.id,
+  legs: [leg({ ...delivered('2026-03-04'), products: [diesel(20_000, 10_000)] })],
+});
 await financialDocs(h.db).insertMany([i1, i2, i3, i4, i5, i6, iB].map(withDerivedFields));
 await trips(h.db).insertMany([tr1, tr2, tr3, tr4, tr5, tr6, trB]);
 
@@ -57,13 +96,47 @@ t.test('discounts, demurrage and shrinkage recovery in March', async (t) => {
   });
 
   // Discounts: 1,500 of 35,000 gross freight (the cancelled and the February invoice are out).
-  t.same(body.discounts.totals, { documents: 4, documentsWithDiscount: 2, grossFreight: 35_000, discounts: 1_500, freightDiscounts: 1_500, discountRatePct: { value: 4.2857 } });
+  t.same(body.discounts.totals, {
+    documents: 4,
+    documentsWithDiscount: 2,
+    grossFreight: 35_000,
+    discounts: 1_500,
+    freightDiscounts: 1_500,
+    discountRatePct: { value: 4.2857 },
+  });
   t.same(body.discounts.byClient, [
-    { client: CLIENT_COMPANY, documents: 2, documentsWithDiscount: 1, grossFreight: 15_000, discounts: 500, freightDiscounts: 500, discountRatePct: { value: 3.3333 } },
-    { client: CLIENT_COMPANY_2, documents: 1, documentsWithDiscount: 1, grossFreight: 20_000, discounts: 1_000, freightDiscounts: 1_000, discountRatePct: { value: 5 } },
-    { client: CLIENT_PERSON, documents: 1, documentsWithDiscount: 0, grossFreight: 0, discounts: 0, freightDiscounts: 0, discountRatePct: { value: null, reason: 'no gross freight (division by zero)' } },
+    {
+      client: CLIENT_COMPANY,
+      documents: 2,
+      documentsWithDiscount: 1,
+      grossFreight: 15_000,
+      discounts: 500,
+      freightDiscounts: 500,
+      discountRatePct: { value: 3.3333 },
+    },
+    {
+      client: CLIENT_COMPANY_2,
+      documents: 1,
+      documentsWithDiscount: 1,
+      grossFreight: 20_000,
+      discounts: 1_000,
+      freightDiscounts: 1_000,
+      discountRatePct: { value: 5 },
+    },
+    {
+      client: CLIENT_PERSON,
+      documents: 1,
+      documentsWithDiscount: 0,
+      grossFreight: 0,
+      discounts: 0,
+      freightDiscounts: 0,
+      discountRatePct: { value: null, reason: 'no gross freight (division by zero)' },
+    },
   ]);
-  t.same(body.discounts.byClientMonth.map((r: { client: string; month: string }) => `${r.client} ${r.month}`), [`${CLIENT_COMPANY} 2026-03`, `${CLIENT_COMPANY_2} 2026-03`, `${CLIENT_PERSON} 2026-03`]);
+  t.same(
+    body.discounts.byClientMonth.map((r: { client: string; month: string }) => `${r.client} ${r.month}`),
+    [`${CLIENT_COMPANY} 2026-03`, `${CLIENT_COMPANY_2} 2026-03`, `${CLIENT_PERSON} 2026-03`],
+  );
 
   t.same(body.demurrage.totals, { documents: 4, documentsWithDemurrage: 3, demurrage: 4_500, demurrageLines: 3, handling: 800, handlingLines: 1 });
   t.match(body.demurrage.byClient, [
@@ -88,12 +161,40 @@ t.test('discounts, demurrage and shrinkage recovery in March', async (t) => {
     unpricedProductCodes: [],
   });
   t.match(body.shrinkage.byClient, [
-    { client: CLIENT_COMPANY, trips: 2, legs: 2, shrinkageLitres: 80, legsOutOfTolerance: 1, recoverableValue: 490, recovered: { value: 245 }, recoveryRatePct: { value: 50 } },
-    { client: CLIENT_COMPANY_2, trips: 2, legs: 3, shrinkageLitres: 130, legsOutOfTolerance: 1, legsWithGain: 1, recoverableValue: 1_225, recovered: { value: 0 }, recoveryRatePct: { value: 0 } },
+    {
+      client: CLIENT_COMPANY,
+      trips: 2,
+      legs: 2,
+      shrinkageLitres: 80,
+      legsOutOfTolerance: 1,
+      recoverableValue: 490,
+      recovered: { value: 245 },
+      recoveryRatePct: { value: 50 },
+    },
+    {
+      client: CLIENT_COMPANY_2,
+      trips: 2,
+      legs: 3,
+      shrinkageLitres: 130,
+      legsOutOfTolerance: 1,
+      legsWithGain: 1,
+      recoverableValue: 1_225,
+      recovered: { value: 0 },
+      recoveryRatePct: { value: 0 },
+    },
   ]);
   t.match(body.shrinkage.worstLegs, { total: 2, listed: 2 });
   t.match(body.shrinkage.worstLegs.data, [
-    { tripId: tr4._id, client: CLIENT_COMPANY_2, shrinkageVolume: 100, shrinkagePercent: 1, tolerancePct: 0.5, recoverableLitres: 50, recoverableValue: 1_225, invoiceId: null },
+    {
+      tripId: tr4._id,
+      client: CLIENT_COMPANY_2,
+      shrinkageVolume: 100,
+      shrinkagePercent: 1,
+      tolerancePct: 0.5,
+      recoverableLitres: 50,
+      recoverableValue: 1_225,
+      invoiceId: null,
+    },
     { tripId: tr1._id, shrinkagePercent: 0.3, tolerancePct: 0.2, recoverableLitres: 20, recoverableValue: 490, invoiceId: i1.id },
   ]);
 });
@@ -110,7 +211,11 @@ t.test('tenant isolation and limit', async (t) => {
   const b = await get(MARCH, KEY_B);
   assertConforms(t, b, 'GET', ROUTE);
   // B's trip links to A's invoice id: the link must not resolve across tenants.
-  t.match(b.json(), { tenant: TENANT_B, discounts: { totals: { documents: 1, discounts: 25_000 } }, shrinkage: { totals: { trips: 1, recovered: { invoices: 0, value: 0 } } } });
+  t.match(b.json(), {
+    tenant: TENANT_B,
+    discounts: { totals: { documents: 1, discounts: 25_000 } },
+    shrinkage: { totals: { trips: 1, recovered: { invoices: 0, value: 0 } } },
+  });
   const capped = (await get(`${MARCH}&limit=1`)).json();
   t.match(capped.shrinkage.worstLegs, { total: 2, listed: 1, limit: 1, data: [{ tripId: tr4._id }] });
 });

@@ -34,10 +34,23 @@ const b4 = trip(CLIENT_COMPANY, '2026-04-06T10:00', inv4.id); // +10
 const b5 = trip(CLIENT_COMPANY, '2026-04-07T10:00', null, { billedFreight: 10_000, toll: 500 }); // unbilled, 10,500
 const b6 = trip(CLIENT_COMPANY, '2026-04-08T10:00', inv6.id); // linked to a cancelled invoice: unbilled, 10,000
 const b7 = trip(CLIENT_COMPANY, '2026-04-09T10:00', 'LEGACY-000001'); // unresolved link
-const b8 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ loadDate: '2026-04-10T04:00', unloadDate: '2026-04-10T10:00' }), leg({ loadDate: '2026-04-10T12:00', unloadDate: null })] }); // in transit
-const b9 = makeTrip({ ...A, client: CLIENT_COMPANY, legs: [leg({ loadDate: '2026-04-14T04:00', unloadDate: '2026-04-14T10:00' }), leg({ loadDate: '2026-04-16T04:00', unloadDate: '2026-04-16T10:00' })] }); // delivered after the period
+const b8 = makeTrip({
+  ...A,
+  client: CLIENT_COMPANY,
+  legs: [leg({ loadDate: '2026-04-10T04:00', unloadDate: '2026-04-10T10:00' }), leg({ loadDate: '2026-04-10T12:00', unloadDate: null })],
+}); // in transit
+const b9 = makeTrip({
+  ...A,
+  client: CLIENT_COMPANY,
+  legs: [leg({ loadDate: '2026-04-14T04:00', unloadDate: '2026-04-14T10:00' }), leg({ loadDate: '2026-04-16T04:00', unloadDate: '2026-04-16T10:00' })],
+}); // delivered after the period
 const b10 = trip(CLIENT_COMPANY_2, '2026-04-11T10:00', inv10.id); // +2 h = 0.08 days
-const bB = makeTrip({ tenant: TENANT_B, client: CLIENT_COMPANY, idFinan: inv1.id, legs: [leg({ loadDate: '2026-04-02T04:00', unloadDate: '2026-04-02T10:00' })] });
+const bB = makeTrip({
+  tenant: TENANT_B,
+  client: CLIENT_COMPANY,
+  idFinan: inv1.id,
+  legs: [leg({ loadDate: '2026-04-02T04:00', unloadDate: '2026-04-02T10:00' })],
+});
 await financialDocs(h.db).insertMany([inv1, inv2, inv3, inv4, inv6, inv10].map(withDerivedFields));
 await trips(h.db).insertMany([b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, bB]);
 
@@ -46,7 +59,12 @@ t.test('lags, percentiles and leakage', async (t) => {
   t.equal(res.statusCode, 200, res.body);
   assertConforms(t, res, 'GET', ROUTE);
   const body = res.json();
-  t.match(body, { tenant: TENANT_A, computedAt: NOW.toISOString(), asOf: { instant: NOW.toISOString() }, period: { startDate: '2026-04-01', endDate: '2026-04-15', days: 15 } });
+  t.match(body, {
+    tenant: TENANT_A,
+    computedAt: NOW.toISOString(),
+    asOf: { instant: NOW.toISOString() },
+    period: { startDate: '2026-04-01', endDate: '2026-04-15', days: 15 },
+  });
   // Billed lags: −1, 0.0833, 1, 3.5, 10 → median 1; p90 = 3.5 + 0.6 × 6.5 = 7.4.
   t.same(body.summary, {
     deliveredTrips: 7,
@@ -74,8 +92,24 @@ t.test('lags, percentiles and leakage', async (t) => {
     listed: 2,
     limit: 20,
     data: [
-      { tripId: b5._id, client: CLIENT_COMPANY, offloadDate: new Date('2026-04-07T10:00:00-06:00').toISOString(), daysSinceOffload: 13.08, value: 10_500, reason: 'no invoice linked', idFinan: null },
-      { tripId: b6._id, client: CLIENT_COMPANY, offloadDate: new Date('2026-04-08T10:00:00-06:00').toISOString(), daysSinceOffload: 12.08, value: 10_000, reason: 'linked invoice cancelled', idFinan: inv6.id },
+      {
+        tripId: b5._id,
+        client: CLIENT_COMPANY,
+        offloadDate: new Date('2026-04-07T10:00:00-06:00').toISOString(),
+        daysSinceOffload: 13.08,
+        value: 10_500,
+        reason: 'no invoice linked',
+        idFinan: null,
+      },
+      {
+        tripId: b6._id,
+        client: CLIENT_COMPANY,
+        offloadDate: new Date('2026-04-08T10:00:00-06:00').toISOString(),
+        daysSinceOffload: 12.08,
+        value: 10_000,
+        reason: 'linked invoice cancelled',
+        idFinan: inv6.id,
+      },
     ],
   });
   t.same(body.preBilledTrips, { total: 1, listed: 1, limit: 20, data: [{ tripId: b3._id, client: CLIENT_COMPANY, lagDays: -1 }] });
@@ -84,7 +118,14 @@ t.test('lags, percentiles and leakage', async (t) => {
 t.test('no billed trip: statistics null with a reason', async (t) => {
   const res = await get(`${PERIOD}&client=${CLIENT_PERSON}`);
   assertConforms(t, res, 'GET', ROUTE);
-  t.match(res.json().summary, { deliveredTrips: 0, billedTrips: 0, medianLagDays: null, p90LagDays: null, within1DayPct: null, reason: /no delivered trip with a linked invoice/ });
+  t.match(res.json().summary, {
+    deliveredTrips: 0,
+    billedTrips: 0,
+    medianLagDays: null,
+    p90LagDays: null,
+    within1DayPct: null,
+    reason: /no delivered trip with a linked invoice/,
+  });
 });
 
 t.test('tenant isolation', async (t) => {

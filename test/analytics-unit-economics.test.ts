@@ -15,7 +15,10 @@ const get = (query: string, key = KEY_A) => h.app.inject({ method: 'GET', url: `
 const MARCH = '?startDate=2026-03-01&endDate=2026-03-31';
 
 const place = (id: string, city: string, state: string): TripPlace => ({
-  id, nif: 'PEM000101AAA', name: `Terminal ${city}`, address: { street: 'Km 1', city, municipality: '001', province: city, state, country: 'MEX', zip: '00000' },
+  id,
+  nif: 'PEM000101AAA',
+  name: `Terminal ${city}`,
+  address: { street: 'Km 1', city, municipality: '001', province: city, state, country: 'MEX', zip: '00000' },
 });
 const TUXPAN = place('OR000001', 'Tuxpan', 'VER');
 const PUEBLA = place('DE000001', 'Puebla', 'PUE');
@@ -24,19 +27,57 @@ const day = (d: string) => ({ loadDate: `${d}T06:00`, unloadDate: `${d}T16:00` }
 const A = { tenant: TENANT_A, origin: TUXPAN };
 await trips(h.db).insertMany([
   // Tuxpan → Puebla, VEH-A, CLIENT_COMPANY: 3 legs, 700 km, 35,000 L loaded, 17,500 revenue (the 500 toll is excluded).
-  makeTrip({ ...A, destination: PUEBLA, client: CLIENT_COMPANY, vehicle: { id: 'VEH-A', config: 'T3S2' }, legs: [leg({ ...day('2026-03-05'), distanceKm: 300, products: [diesel(20_000, 19_980)], pricing: { billedFreight: 10_000, toll: 500 } })] }),
-  makeTrip({ ...A, destination: PUEBLA, client: CLIENT_COMPANY, vehicle: { id: 'VEH-A', config: 'T3S2' }, legs: [
-    leg({ ...day('2026-03-10'), distanceKm: 300, products: [diesel(10_000, 9_990)], pricing: { billedFreight: 5_000 } }),
-    leg({ ...day('2026-03-11'), distanceKm: 100, products: [gasoline(5_000, 5_000)], pricing: { billedFreight: 2_500 } }),
-  ] }),
+  makeTrip({
+    ...A,
+    destination: PUEBLA,
+    client: CLIENT_COMPANY,
+    vehicle: { id: 'VEH-A', config: 'T3S2' },
+    legs: [leg({ ...day('2026-03-05'), distanceKm: 300, products: [diesel(20_000, 19_980)], pricing: { billedFreight: 10_000, toll: 500 } })],
+  }),
+  makeTrip({
+    ...A,
+    destination: PUEBLA,
+    client: CLIENT_COMPANY,
+    vehicle: { id: 'VEH-A', config: 'T3S2' },
+    legs: [
+      leg({ ...day('2026-03-10'), distanceKm: 300, products: [diesel(10_000, 9_990)], pricing: { billedFreight: 5_000 } }),
+      leg({ ...day('2026-03-11'), distanceKm: 100, products: [gasoline(5_000, 5_000)], pricing: { billedFreight: 2_500 } }),
+    ],
+  }),
   // Tuxpan → Xalapa, VEH-B, CLIENT_COMPANY_2: 250 km, 16,000 L, 8,000.
-  makeTrip({ ...A, destination: XALAPA, client: CLIENT_COMPANY_2, vehicle: { id: 'VEH-B', config: 'T3S2S4' }, legs: [leg({ ...day('2026-03-20'), distanceKm: 250, products: [diesel(16_000, 16_000)], pricing: { billedFreight: 8_000 } })] }),
+  makeTrip({
+    ...A,
+    destination: XALAPA,
+    client: CLIENT_COMPANY_2,
+    vehicle: { id: 'VEH-B', config: 'T3S2S4' },
+    legs: [leg({ ...day('2026-03-20'), distanceKm: 250, products: [diesel(16_000, 16_000)], pricing: { billedFreight: 8_000 } })],
+  }),
   // Offloaded in April: outside March.
-  makeTrip({ ...A, destination: XALAPA, client: CLIENT_COMPANY_2, vehicle: { id: 'VEH-B' }, legs: [leg({ ...day('2026-04-02'), distanceKm: 250, pricing: { billedFreight: 8_000 } })] }),
+  makeTrip({
+    ...A,
+    destination: XALAPA,
+    client: CLIENT_COMPANY_2,
+    vehicle: { id: 'VEH-B' },
+    legs: [leg({ ...day('2026-04-02'), distanceKm: 250, pricing: { billedFreight: 8_000 } })],
+  }),
   // No km and no litres: both ratios null with a reason.
-  makeTrip({ tenant: TENANT_A, origin: place('OR000002', 'Veracruz', 'VER'), destination: place('DE000003', 'Orizaba', 'VER'), client: CLIENT_PERSON, vehicle: { id: 'VEH-C' }, legs: [leg({ ...day('2026-03-25'), distanceKm: 0, products: [], pricing: { billedFreight: 1_000 } })] }),
+  makeTrip({
+    tenant: TENANT_A,
+    origin: place('OR000002', 'Veracruz', 'VER'),
+    destination: place('DE000003', 'Orizaba', 'VER'),
+    client: CLIENT_PERSON,
+    vehicle: { id: 'VEH-C' },
+    legs: [leg({ ...day('2026-03-25'), distanceKm: 0, products: [], pricing: { billedFreight: 1_000 } })],
+  }),
   // Another tenant, same route and vehicle id.
-  makeTrip({ tenant: TENANT_B, origin: TUXPAN, destination: PUEBLA, client: CLIENT_COMPANY, vehicle: { id: 'VEH-A' }, legs: [leg({ ...day('2026-03-05'), distanceKm: 1_000, pricing: { billedFreight: 99_000 } })] }),
+  makeTrip({
+    tenant: TENANT_B,
+    origin: TUXPAN,
+    destination: PUEBLA,
+    client: CLIENT_COMPANY,
+    vehicle: { id: 'VEH-A' },
+    legs: [leg({ ...day('2026-03-05'), distanceKm: 1_000, pricing: { billedFreight: 99_000 } })],
+  }),
 ]);
 
 t.test('per km and per litre (loaded), by client, vehicle and route', async (t) => {
@@ -44,20 +85,75 @@ t.test('per km and per litre (loaded), by client, vehicle and route', async (t) 
   t.equal(res.statusCode, 200, res.body);
   assertConforms(t, res, 'GET', ROUTE);
   const body = res.json();
-  t.match(body, { tenant: TENANT_A, computedAt: NOW.toISOString(), period: { startDate: '2026-03-01', endDate: '2026-03-31' }, parameters: { litresBasis: 'loaded' } });
+  t.match(body, {
+    tenant: TENANT_A,
+    computedAt: NOW.toISOString(),
+    period: { startDate: '2026-03-01', endDate: '2026-03-31' },
+    parameters: { litresBasis: 'loaded' },
+  });
   // 26,500 / 950 km = 27.894…; 26,500 / 51,000 L = 0.51960…
-  t.same(body.totals, { trips: 4, legs: 5, revenue: 26_500, km: 950, litres: 51_000, loadedLitres: 51_000, offloadedLitres: 50_970, revenuePerKm: { value: 27.89 }, revenuePerLitre: { value: 0.5196 } });
+  t.same(body.totals, {
+    trips: 4,
+    legs: 5,
+    revenue: 26_500,
+    km: 950,
+    litres: 51_000,
+    loadedLitres: 51_000,
+    offloadedLitres: 50_970,
+    revenuePerKm: { value: 27.89 },
+    revenuePerLitre: { value: 0.5196 },
+  });
   t.same(body.byClient, {
     total: 3,
     listed: 3,
     limit: 20,
     data: [
-      { client: CLIENT_COMPANY, trips: 2, legs: 3, revenue: 17_500, km: 700, litres: 35_000, loadedLitres: 35_000, offloadedLitres: 34_970, revenuePerKm: { value: 25 }, revenuePerLitre: { value: 0.5 } },
-      { client: CLIENT_COMPANY_2, trips: 1, legs: 1, revenue: 8_000, km: 250, litres: 16_000, loadedLitres: 16_000, offloadedLitres: 16_000, revenuePerKm: { value: 32 }, revenuePerLitre: { value: 0.5 } },
-      { client: CLIENT_PERSON, trips: 1, legs: 1, revenue: 1_000, km: 0, litres: 0, loadedLitres: 0, offloadedLitres: 0, revenuePerKm: { value: null, reason: 'no km (division by zero)' }, revenuePerLitre: { value: null, reason: 'no loaded litres (division by zero)' } },
+      {
+        client: CLIENT_COMPANY,
+        trips: 2,
+        legs: 3,
+        revenue: 17_500,
+        km: 700,
+        litres: 35_000,
+        loadedLitres: 35_000,
+        offloadedLitres: 34_970,
+        revenuePerKm: { value: 25 },
+        revenuePerLitre: { value: 0.5 },
+      },
+      {
+        client: CLIENT_COMPANY_2,
+        trips: 1,
+        legs: 1,
+        revenue: 8_000,
+        km: 250,
+        litres: 16_000,
+        loadedLitres: 16_000,
+        offloadedLitres: 16_000,
+        revenuePerKm: { value: 32 },
+        revenuePerLitre: { value: 0.5 },
+      },
+      {
+        client: CLIENT_PERSON,
+        trips: 1,
+        legs: 1,
+        revenue: 1_000,
+        km: 0,
+        litres: 0,
+        loadedLitres: 0,
+        offloadedLitres: 0,
+        revenuePerKm: { value: null, reason: 'no km (division by zero)' },
+        revenuePerLitre: { value: null, reason: 'no loaded litres (division by zero)' },
+      },
     ],
   });
-  t.same(body.byVehicle.data.map((v: { vehicle: string; config: string; revenue: number }) => [v.vehicle, v.config, v.revenue]), [['VEH-A', 'T3S2', 17_500], ['VEH-B', 'T3S2S4', 8_000], ['VEH-C', 'T3S2', 1_000]]);
+  t.same(
+    body.byVehicle.data.map((v: { vehicle: string; config: string; revenue: number }) => [v.vehicle, v.config, v.revenue]),
+    [
+      ['VEH-A', 'T3S2', 17_500],
+      ['VEH-B', 'T3S2S4', 8_000],
+      ['VEH-C', 'T3S2', 1_000],
+    ],
+  );
   t.equal(body.routes.total, 3);
   t.same(body.routes.data[0], {
     routeKey: 'OR000001→DE000001',
@@ -89,8 +185,15 @@ t.test('offloaded litres, filters, limit, empty period', async (t) => {
   const empty = await get('?startDate=2025-03-01&endDate=2025-03-31');
   assertConforms(t, empty, 'GET', ROUTE);
   t.same(empty.json().totals, {
-    trips: 0, legs: 0, revenue: 0, km: 0, litres: 0, loadedLitres: 0, offloadedLitres: 0,
-    revenuePerKm: { value: null, reason: 'no km (division by zero)' }, revenuePerLitre: { value: null, reason: 'no loaded litres (division by zero)' },
+    trips: 0,
+    legs: 0,
+    revenue: 0,
+    km: 0,
+    litres: 0,
+    loadedLitres: 0,
+    offloadedLitres: 0,
+    revenuePerKm: { value: null, reason: 'no km (division by zero)' },
+    revenuePerLitre: { value: null, reason: 'no loaded litres (division by zero)' },
   });
 });
 

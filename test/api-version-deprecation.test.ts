@@ -35,7 +35,13 @@ for (const route of ['/api/financial-docs', '/api/shipments']) {
 }
 
 t.test('the spec marks the version header deprecated and documents the headers', async (t) => {
-  const spec = loadSpec() as unknown as { paths: Record<string, { get: { parameters: { name?: string; deprecated?: boolean; $ref?: string }[]; responses: { '200': { headers: Record<string, unknown> } } } }>; components: { parameters?: Record<string, { deprecated?: boolean }> } };
+  const spec = loadSpec() as unknown as {
+    paths: Record<
+      string,
+      { get: { parameters: { name?: string; deprecated?: boolean; $ref?: string }[]; responses: { '200': { headers: Record<string, unknown> } } } }
+    >;
+    components: { parameters?: Record<string, { deprecated?: boolean }> };
+  };
   const text = JSON.stringify(spec);
   for (const route of ['/api/financial-docs', '/api/shipments']) {
     const headers = spec.paths[route]!.get.responses['200'].headers;

@@ -53,7 +53,11 @@ t.test('distinct guessed keys: 429 once the address has spent its budget, then n
   t.equal(limited.headers['x-ratelimit-limit'], String(IP_BUDGET), 'the address budget in x-ratelimit-limit');
   t.equal(errorProblem(429, limited.json()), null, 'in the error shape');
   t.equal(limited.json().error.reason, 'rate_limited');
-  t.match(limited.json().error.details[0], /rate limit of 120 requests per minute without a valid API key \(per client address\) exceeded; retry in \d+ seconds/, 'the message states the window and the time left');
+  t.match(
+    limited.json().error.details[0],
+    /rate limit of 120 requests per minute without a valid API key \(per client address\) exceeded; retry in \d+ seconds/,
+    'the message states the window and the time left',
+  );
 
   lookups.length = 0;
   const more: number[] = [];

@@ -32,15 +32,26 @@ interface Doc {
 
 const UUID = '5FB2822E-396D-4725-8521-CDC4BDD20CCF';
 const OTHER = 'A1B2C3D4-0000-4000-8000-000000000001';
-const record = (target: 'invoice' | 'payment', uuid: string, status?: CancellationRecordStatus, date = 1_770_000_000_000): CanceledRecord =>
-  ({ id: `cx-${target}-${uuid}`, target, uuid, date, motive: '02', replacementUuid: null, ...(status ? { status } : {}) });
+const record = (target: 'invoice' | 'payment', uuid: string, status?: CancellationRecordStatus, date = 1_770_000_000_000): CanceledRecord => ({
+  id: `cx-${target}-${uuid}`,
+  target,
+  uuid,
+  date,
+  motive: '02',
+  replacementUuid: null,
+  ...(status ? { status } : {}),
+});
 
 const cases: [string, Omit<Doc, '_id'>, boolean][] = [
   ['no cancellation record', { invoice: { uuid: UUID }, canceled: [] }, false],
   ['its own UUID', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID)] }, true],
   ['its own UUID in lower case', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID.toLowerCase())] }, true],
   ['stored UUID in lower case', { invoice: { uuid: UUID.toLowerCase() }, canceled: [record('invoice', UUID)] }, true],
-  ['a replaced predecessor (motive 01) only', { invoice: { uuid: UUID }, canceled: [{ ...record('invoice', OTHER), motive: '01', replacementUuid: UUID }] }, false],
+  [
+    'a replaced predecessor (motive 01) only',
+    { invoice: { uuid: UUID }, canceled: [{ ...record('invoice', OTHER), motive: '01', replacementUuid: UUID }] },
+    false,
+  ],
   ['a payment cancellation naming the invoice UUID', { invoice: { uuid: UUID }, canceled: [record('payment', UUID)] }, false],
   ['a predecessor and its own', { invoice: { uuid: UUID }, canceled: [record('invoice', OTHER), record('invoice', UUID)] }, true],
   ['UUID with surrounding spaces (not the same UUID)', { invoice: { uuid: UUID }, canceled: [record('invoice', ` ${UUID} `)] }, false],
@@ -48,7 +59,11 @@ const cases: [string, Omit<Doc, '_id'>, boolean][] = [
   ['expired (tacit acceptance)', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'expired')] }, true],
   ['pending (a request cancels nothing)', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'pending')] }, false],
   ['rejected by the receiver', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'rejected')] }, false],
-  ['a rejected request and an accepted one', { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'rejected'), record('invoice', UUID.toLowerCase(), 'accepted')] }, true],
+  [
+    'a rejected request and an accepted one',
+    { invoice: { uuid: UUID }, canceled: [record('invoice', UUID, 'rejected'), record('invoice', UUID.toLowerCase(), 'accepted')] },
+    true,
+  ],
 ];
 
 /** The pipeline's verdict per _id, with the expression at the root and under a variable (as after a $lookup). */
@@ -59,7 +74,9 @@ async function pipelineVerdicts(docs: Doc[]): Promise<Map<string, { root: boolea
     {
       $project: {
         root: invoiceCancelledExpr(),
-        variable: { $arrayElemAt: [{ $map: { input: [{ invoice: '$invoice', canceled: '$canceled' }], as: 'd', in: invoiceCancelledExpr(undefined, '$$d.') } }, 0] },
+        variable: {
+          $arrayElemAt: [{ $map: { input: [{ invoice: '$invoice', canceled: '$canceled' }], as: 'd', in: invoiceCancelledExpr(undefined, '$$d.') } }, 0],
+        },
       },
     },
   ];
@@ -82,7 +99,12 @@ t.test('both rules agree on generated documents', async (t) => {
   const docArb = fc.record({
     invoice: fc.record({ uuid: fc.constantFrom(UUID, UUID.toLowerCase(), OTHER) }),
     canceled: fc.array(
-      fc.tuple(fc.constantFrom<'invoice' | 'payment'>('invoice', 'payment'), uuidVariant, fc.constantFrom<CancellationRecordStatus | undefined>(undefined, 'pending', 'accepted', 'rejected', 'expired'))
+      fc
+        .tuple(
+          fc.constantFrom<'invoice' | 'payment'>('invoice', 'payment'),
+          uuidVariant,
+          fc.constantFrom<CancellationRecordStatus | undefined>(undefined, 'pending', 'accepted', 'rejected', 'expired'),
+        )
         .map(([target, uuid, status]) => record(target, uuid, status)),
       { maxLength: 3 },
     ),

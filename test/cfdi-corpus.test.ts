@@ -95,10 +95,16 @@ async function checkInvoice(t: Test, row: ManifestRow, xml: string, key: string,
     'amounts as the XML states them',
   );
   // IVA bases by rate, as the file's lines state them.
-  const base = (pred: (l: { factor: string; rate: number | null }) => boolean) => inv.transfers.filter((l) => l.tax === '002' && pred(l)).reduce((s, l) => s + l.baseC, 0);
+  const base = (pred: (l: { factor: string; rate: number | null }) => boolean) =>
+    inv.transfers.filter((l) => l.tax === '002' && pred(l)).reduce((s, l) => s + l.baseC, 0);
   t.same(
     { rate16: cents(a.vatBases.rate16), rate8: cents(a.vatBases.rate8), rate0: cents(a.vatBases.rate0), exempt: cents(a.vatBases.exempt) },
-    { rate16: base((l) => l.rate === 0.16), rate8: base((l) => l.rate === 0.08), rate0: base((l) => l.factor === 'Tasa' && l.rate === 0), exempt: base((l) => l.factor === 'Exento') },
+    {
+      rate16: base((l) => l.rate === 0.16),
+      rate8: base((l) => l.rate === 0.08),
+      rate0: base((l) => l.factor === 'Tasa' && l.rate === 0),
+      exempt: base((l) => l.factor === 'Exento'),
+    },
     'IVA bases at 16%, 8%, 0% and exempt apart',
   );
   t.equal(doc.cancellations.invoiceCancelled, false, 'a valid invoice');
@@ -109,7 +115,11 @@ async function checkInvoice(t: Test, row: ManifestRow, xml: string, key: string,
   const own = (summary.body.findings.items as { docId: string; code: string; message: string }[]).filter((f) => f.docId === id);
   const consistent = internallyConsistent(inv);
   if (consistent.ok) {
-    t.same(own.map((f) => `${f.code}: ${f.message}`), [], 'an internally consistent file: no discrepancy in its month and client');
+    t.same(
+      own.map((f) => `${f.code}: ${f.message}`),
+      [],
+      'an internally consistent file: no discrepancy in its month and client',
+    );
     const clientTotals = summary.body.months[0].clients.find((c: { client: string }) => c.client === inv.receiver);
     t.ok(clientTotals && clientTotals.totals.documents >= 1, 'the invoice is in its month and client');
     // Reported in MXN: its Total at its exchange rate.

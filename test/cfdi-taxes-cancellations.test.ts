@@ -47,10 +47,16 @@ function httpApi(t: Test, key: string): Api {
     assertConforms(t, res, 'GET', route);
     return res.json<Json>();
   };
-  const qs = (q: Record<string, string | number | boolean>) => new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)])).toString();
+  const qs = (q: Record<string, string | number | boolean>) =>
+    new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)])).toString();
   return {
     async importFile(name, xml) {
-      const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload: { files: [{ name, content: xml }] } });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/api/imports',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        payload: { files: [{ name, content: xml }] },
+      });
       assertConforms(t, res, 'POST', '/api/imports');
       return res.json<Json>().files[0];
     },
@@ -63,7 +69,12 @@ function httpApi(t: Test, key: string): Api {
     list: (q) => get(`/api/financial-docs?${qs(q)}`, '/api/financial-docs'),
     tax: (q) => get(`/api/tax-summary?${qs(q)}`, '/api/tax-summary'),
     async putStatus(id, body) {
-      const res = await h.app.inject({ method: 'PUT', url: `/api/financial-docs/${encodeURIComponent(id)}/cancellation`, headers: { 'x-api-key': key }, payload: body });
+      const res = await h.app.inject({
+        method: 'PUT',
+        url: `/api/financial-docs/${encodeURIComponent(id)}/cancellation`,
+        headers: { 'x-api-key': key },
+        payload: body,
+      });
       assertConforms(t, res, 'PUT', '/api/financial-docs/:id/cancellation');
       return { status: res.statusCode, body: res.json() };
     },
@@ -72,7 +83,8 @@ function httpApi(t: Test, key: string): Api {
 
 async function mcpApi(t: Test, key: string): Promise<Api> {
   const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key });
-  const call = async (name: string, args: Json) => (await client.callTool({ name, arguments: args })) as unknown as { structuredContent: Json; isError?: boolean };
+  const call = async (name: string, args: Json) =>
+    (await client.callTool({ name, arguments: args })) as unknown as { structuredContent: Json; isError?: boolean };
   const ok = async (name: string, args: Json) => {
     const r = await call(name, args);
     t.notOk(r.isError, `${name} ${JSON.stringify(args).slice(0, 120)}`);
@@ -80,7 +92,8 @@ async function mcpApi(t: Test, key: string): Promise<Api> {
   };
   return {
     importFile: async (name, xml) => (await ok('importDocuments', { body: { files: [{ name, content: xml }] } })).files[0],
-    importBytes: async (name, bytes) => (await ok('importDocuments', { body: { files: [{ name, content: bytes.toString('base64'), encoding: 'base64' }] } })).files[0],
+    importBytes: async (name, bytes) =>
+      (await ok('importDocuments', { body: { files: [{ name, content: bytes.toString('base64'), encoding: 'base64' }] } })).files[0],
     doc: (id) => ok('getFinancialDoc', { id }),
     list: (q) => ok('listFinancialDocs', q),
     tax: (q) => ok('getTaxSummary', q),
@@ -96,15 +109,38 @@ const clientTotals = (summary: Json, client: string): Json => summary.months[0].
 
 async function scenario(t: Test, api: Api, tenant: string, run: number): Promise<void> {
   const id = (n: number) => `${tenant}-CFDI-${uuid(run, n)}`;
-  const freight = (amount: number, extra: Json = {}) => ({ desc: 'Flete Coatzacoalcos - Minatitlán', amount, transfers: [{ tax: '002' as const, rate: 0.16 }], ...extra });
-  const resicoRetentions = [{ tax: '002' as const, rate: 0.04 }, { tax: '001' as const, rate: 0.0125 }];
+  const freight = (amount: number, extra: Json = {}) => ({
+    desc: 'Flete Coatzacoalcos - Minatitlán',
+    amount,
+    transfers: [{ tax: '002' as const, rate: 0.16 }],
+    ...extra,
+  });
+  const resicoRetentions = [
+    { tax: '002' as const, rate: 0.04 },
+    { tax: '001' as const, rate: 0.0125 },
+  ];
 
   await t.test('RESICO carrier: 4% IVA and 1.25% ISR retained, no discrepancy, ISR per month and client', async (t) => {
-    const a = invoiceXml({ issuer: tenant, receiver: CLIENT, uuid: uuid(run, 1), fecha: '2026-10-05T10:00:00', lines: [freight(10_000, { retentions: resicoRetentions })] });
+    const a = invoiceXml({
+      issuer: tenant,
+      receiver: CLIENT,
+      uuid: uuid(run, 1),
+      fecha: '2026-10-05T10:00:00',
+      lines: [freight(10_000, { retentions: resicoRetentions })],
+    });
     t.equal(a.total, 11_075);
     t.match(await api.importFile('a.xml', a.xml), { status: 'created', kind: 'invoice' });
     const doc = await api.doc(id(1));
-    t.match(doc.amounts, { subtotal: 10_000, vat16: 1_600, vatRetention4: 400, isrRetained: 125, transferredTaxes: 1_600, retainedTaxes: 525, total: 11_075, vatBases: { rate16: 10_000 } });
+    t.match(doc.amounts, {
+      subtotal: 10_000,
+      vat16: 1_600,
+      vatRetention4: 400,
+      isrRetained: 125,
+      transferredTaxes: 1_600,
+      retainedTaxes: 525,
+      total: 11_075,
+      vatBases: { rate16: 10_000 },
+    });
     const tax = await api.tax({ targetMonth: '2026-10', client: CLIENT });
     t.match(clientTotals(tax, CLIENT), { isrRetained: 125, retention: { declared: 400, expected: 400, difference: 0 }, documentsWithDiscrepancies: 0 });
     t.equal(tax.findings.byKind.discrepancy, 0, 'no discrepancy');
@@ -113,16 +149,42 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
 
   await t.test('USD invoice at IVA 0%: the CFDI amounts in USD, every report in MXN, the payment at its own rate', async (t) => {
     const b = invoiceXml({
-      issuer: tenant, receiver: FOREIGN, receiverName: 'ACME LOGISTICS INC', uuid: uuid(run, 2), fecha: '2026-10-07T09:00:00', method: 'PPD', currency: 'USD', exchangeRate: 17.25,
+      issuer: tenant,
+      receiver: FOREIGN,
+      receiverName: 'ACME LOGISTICS INC',
+      uuid: uuid(run, 2),
+      fecha: '2026-10-07T09:00:00',
+      method: 'PPD',
+      currency: 'USD',
+      exchangeRate: 17.25,
       lines: [{ desc: 'Flete internacional, tramo nacional Monterrey - Nuevo Laredo', amount: 2_000, transfers: [{ tax: '002', rate: 0 }] }],
     });
     t.match(await api.importFile('b.xml', b.xml), { status: 'created' });
     const doc = await api.doc(id(2));
-    t.match(doc, { currency: 'USD', exchangeRate: 17.25, amounts: { subtotal: 2_000, vat16: 0, total: 2_000, vatBases: { rate0: 2_000, rate16: 0 } }, balance: { total: 2_000, pending: 2_000 } });
+    t.match(doc, {
+      currency: 'USD',
+      exchangeRate: 17.25,
+      amounts: { subtotal: 2_000, vat16: 0, total: 2_000, vatBases: { rate0: 2_000, rate16: 0 } },
+      balance: { total: 2_000, pending: 2_000 },
+    });
     const tax = await api.tax({ targetMonth: '2026-10', client: FOREIGN });
-    t.match(clientTotals(tax, FOREIGN), { subtotal: 34_500, total: 34_500, vatBases: { rate0: 34_500 }, vat: { declared: 0, expected: 0 }, documentsWithDiscrepancies: 0 }, '2,000 USD × 17.25 = 34,500 MXN');
+    t.match(
+      clientTotals(tax, FOREIGN),
+      { subtotal: 34_500, total: 34_500, vatBases: { rate0: 34_500 }, vat: { declared: 0, expected: 0 }, documentsWithDiscrepancies: 0 },
+      '2,000 USD × 17.25 = 34,500 MXN',
+    );
     t.equal(tax.findings.byKind.discrepancy, 0, 'IVA 0% is legal (LIVA art. 29): no discrepancy');
-    const pay = paymentXml({ issuer: tenant, receiver: FOREIGN, uuid: uuid(run, 3), fecha: '2026-10-20T12:00:00', invoiceUuid: uuid(run, 2), currency: 'USD', exchangeRate: 17.8, before: 2_000, paid: 2_000 });
+    const pay = paymentXml({
+      issuer: tenant,
+      receiver: FOREIGN,
+      uuid: uuid(run, 3),
+      fecha: '2026-10-20T12:00:00',
+      invoiceUuid: uuid(run, 2),
+      currency: 'USD',
+      exchangeRate: 17.8,
+      before: 2_000,
+      paid: 2_000,
+    });
     t.match(await api.importFile('b-pago.xml', pay), { status: 'created', kind: 'payment', financialDocIds: [id(2)] });
     t.match((await api.doc(id(2))).balance, { paid: 2_000, pending: 0, isFullyPaid: true });
     const cash = await api.tax({ targetMonth: '2026-10', client: FOREIGN, basis: 'payment' });
@@ -131,8 +193,14 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
 
   await t.test('an exempt line: its base apart, never a discrepancy', async (t) => {
     const c = invoiceXml({
-      issuer: tenant, receiver: CLIENT, uuid: uuid(run, 4), fecha: '2026-10-08T10:00:00',
-      lines: [freight(5_000, { retentions: resicoRetentions }), { code: '84131501', desc: 'Seguro de carga', amount: 300, transfers: [{ tax: '002', factor: 'Exento' }] }],
+      issuer: tenant,
+      receiver: CLIENT,
+      uuid: uuid(run, 4),
+      fecha: '2026-10-08T10:00:00',
+      lines: [
+        freight(5_000, { retentions: resicoRetentions }),
+        { code: '84131501', desc: 'Seguro de carga', amount: 300, transfers: [{ tax: '002', factor: 'Exento' }] },
+      ],
     });
     t.equal(c.total, 5_837.5);
     t.match(await api.importFile('c.xml', c.xml), { status: 'created' });
@@ -144,7 +212,15 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
   await t.test('a file declared ISO-8859-1 is read as such: accented names stored right', async (t) => {
     const name = 'TRANSPORTES MARÍTIMOS Y TERRESTRES DEL GOLFO, S.A. DE C.V.';
     const desc = 'Flete Mérida - Progreso, maniobras en almacén (año 2026)';
-    const latin = invoiceXml({ issuer: tenant, receiver: CLIENT, receiverName: name, uuid: uuid(run, 8), fecha: '2026-10-02T10:00:00', encoding: 'ISO-8859-1', lines: [{ ...freight(1_000), desc }] });
+    const latin = invoiceXml({
+      issuer: tenant,
+      receiver: CLIENT,
+      receiverName: name,
+      uuid: uuid(run, 8),
+      fecha: '2026-10-02T10:00:00',
+      encoding: 'ISO-8859-1',
+      lines: [{ ...freight(1_000), desc }],
+    });
     const bytes = Buffer.from(latin.xml, 'latin1');
     t.ok(bytes.includes(0xcd) && !bytes.includes(0xc3), 'Í is one Latin-1 byte, not UTF-8');
     t.match(await api.importBytes('latin1.xml', bytes), { status: 'created' });
@@ -191,7 +267,11 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
     t.match(await api.importFile('acuse-e.xml', ack), { status: 'created', kind: 'cancellation' });
     doc = await api.doc(id(6));
     // Tuesday 13 → Wednesday 14, Thursday 15, Friday 16: the receiver may answer until Saturday 17, 00:00 Mexico City.
-    t.match(doc.cancellations, { status: 'pending', invoiceCancelled: false, receiverDeadline: '2026-10-17T06:00:00.000Z' }, '201 on an invoice that needs the receiver: in process');
+    t.match(
+      doc.cancellations,
+      { status: 'pending', invoiceCancelled: false, receiverDeadline: '2026-10-17T06:00:00.000Z' },
+      '201 on an invoice that needs the receiver: in process',
+    );
 
     const early = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-16T17:00:00Z' });
     t.equal(early.status, 409, 'no tacit acceptance before the 3 business days end');
@@ -209,7 +289,17 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
     t.equal(tacit.status, 200);
     t.match(tacit.body.cancellations, { status: 'expired', invoiceCancelled: true, receiverDeadline: null });
     const full = await api.list({ detail: 'full', uuid: uuid(run, 6) });
-    t.match(full.data[0].canceled, [{ target: 'invoice', status: 'expired', motive: '01', replacementUuid: uuid(run, 5), statusSource: 'status-service', satStatus: 'Plazo vencido', requestedAt: Date.parse('2026-10-13T15:00:00Z') }]);
+    t.match(full.data[0].canceled, [
+      {
+        target: 'invoice',
+        status: 'expired',
+        motive: '01',
+        replacementUuid: uuid(run, 5),
+        statusSource: 'status-service',
+        satStatus: 'Plazo vencido',
+        requestedAt: Date.parse('2026-10-13T15:00:00Z'),
+      },
+    ]);
     t.same(full.data[0].payments, [], 'a cancelled PUE invoice has no receipt');
     tax = await api.tax({ targetMonth: '2026-10', client: CLIENT });
     t.ok(ids(await api.list({ cancellationStatus: 'expired', limit: 50 })).includes(id(6)));
@@ -219,10 +309,20 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
     t.same(again.body, tacit.body, 'the same answer again changes nothing');
 
     // A cancellation in effect is final (issue 33: a later Vigente put the invoice back into revenue).
-    for (const [estado, estatusCancelacion] of [['Vigente', 'En proceso'], ['Vigente', 'Solicitud rechazada']] as const) {
+    for (const [estado, estatusCancelacion] of [
+      ['Vigente', 'En proceso'],
+      ['Vigente', 'Solicitud rechazada'],
+    ] as const) {
       const back = await api.putStatus(id(6), { estado, estatusCancelacion, consultedAt: '2026-10-20T17:00:00Z' });
       t.equal(back.status, 409, `${estatusCancelacion} after Plazo vencido is refused`);
-      t.match(back.body.error, { reason: 'conflict', details: [new RegExp(`is cancelled: Plazo vencido \\(recorded from status-service at 2026-10-19T17:00:00.000Z\\); a cancellation in effect is final .* so ${estatusCancelacion} is not recorded`)] });
+      t.match(back.body.error, {
+        reason: 'conflict',
+        details: [
+          new RegExp(
+            `is cancelled: Plazo vencido \\(recorded from status-service at 2026-10-19T17:00:00.000Z\\); a cancellation in effect is final .* so ${estatusCancelacion} is not recorded`,
+          ),
+        ],
+      });
     }
     t.match((await api.doc(id(6))).cancellations, { status: 'expired', invoiceCancelled: true }, 'still cancelled');
     t.ok(ids(await api.list({ cancellationStatus: 'expired', limit: 50 })).includes(id(6)), 'still listed as expired');
@@ -253,7 +353,12 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
     // An answer consulted before the recorded one does not replace it (issue 33).
     const older = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-15T10:00:00Z' });
     t.equal(older.status, 409, 'an older answer is refused');
-    t.match(older.body.error, { reason: 'conflict', details: [/is Solicitud rechazada \(recorded from status-service at 2026-10-15T17:00:00.000Z\); an answer consulted at 2026-10-15T10:00:00.000Z is not newer, so it does not replace it/] });
+    t.match(older.body.error, {
+      reason: 'conflict',
+      details: [
+        /is Solicitud rechazada \(recorded from status-service at 2026-10-15T17:00:00.000Z\); an answer consulted at 2026-10-15T10:00:00.000Z is not newer, so it does not replace it/,
+      ],
+    });
     const sameInstant = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-15T17:00:00Z' });
     t.equal(sameInstant.status, 409, 'another answer at the same instant is refused');
     t.match((await api.doc(id(7))).cancellations, { status: 'rejected' }, 'still rejected');

@@ -45,7 +45,13 @@ t.teardown(() => client.close());
 await ensureIndexes(db);
 await storeApiKey(db, { key: KEY, tenant: TENANT, label: 'connection limits' });
 
-const baseEnv = { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000', ALERT_WORKER: 'false', MONGODB_SERVER_SELECTION_TIMEOUT_MS: '2000' };
+const baseEnv = {
+  RATE_LIMIT_MAX: '100000',
+  RATE_LIMIT_IP_MAX: '100000',
+  REPORT_RATE_LIMIT_MAX: '100000',
+  ALERT_WORKER: 'false',
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: '2000',
+};
 
 interface Probe {
   socket: net.Socket;
@@ -108,7 +114,12 @@ async function openMany(n: number, make: () => Probe, inFlight = 200): Promise<P
 }
 
 /** A request on a new connection from `localAddress`; status and time. */
-function request(port: number, path: string, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; ms: number; headers: http.IncomingHttpHeaders }> {
+function request(
+  port: number,
+  path: string,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; ms: number; headers: http.IncomingHttpHeaders }> {
   const t0 = performance.now();
   return new Promise((resolve) => {
     const req = http.request({ host: '127.0.0.1', port, path, localAddress, headers, agent: false }, (res) => {
@@ -126,7 +137,10 @@ function otherClient(port: number, localAddress: string) {
   let running = true;
   const loop = (async () => {
     while (running) {
-      for (const [path, headers] of [['/health', {}], ['/api/financial-docs?limit=1', { 'x-api-key': KEY }]] as const) {
+      for (const [path, headers] of [
+        ['/health', {}],
+        ['/api/financial-docs?limit=1', { 'x-api-key': KEY }],
+      ] as const) {
         const r = await request(port, path, localAddress, headers);
         results.push({ path, status: r.status, ms: r.ms, ...(r.status < 0 ? { error: String(r.headers.error) } : {}) });
       }
@@ -199,8 +213,14 @@ t.test(`${FLOOD} idle keep-alive sockets from one address while another client i
   t.equal(answered.length + refused.length, FLOOD, 'every socket answered or refused');
   t.ok(answered.length <= PER_ADDRESS, `one address held at most ${PER_ADDRESS} connections (${answered.length})`);
   t.ok(answered.length >= PER_ADDRESS - 10, `and it did get about its ${PER_ADDRESS} (${answered.length})`);
-  t.ok(answered.every((p) => p.text.startsWith('HTTP/1.1 200')), 'the held ones were answered 200');
-  t.ok(answered.every((p) => !p.socket.destroyed), 'and are still open (idle keep-alive)');
+  t.ok(
+    answered.every((p) => p.text.startsWith('HTTP/1.1 200')),
+    'the held ones were answered 200',
+  );
+  t.ok(
+    answered.every((p) => !p.socket.destroyed),
+    'and are still open (idle keep-alive)',
+  );
   t.equal(refused.length, FLOOD - answered.length, `${refused.length} refused`);
   const refuseMs = refused.map((p) => p.closedAfter!);
   t.ok(fdsMax < fdsBefore + PER_ADDRESS + 200, `service descriptors bounded: ${fdsBefore} before, ${fdsMax} at most during the flood, ${fdsHeld} while held`);
@@ -219,7 +239,7 @@ t.test(`${FLOOD} idle keep-alive sockets from one address while another client i
   // The flood's address is served again once it lets go of its sockets.
   for (const p of answered) p.socket.destroy();
   let again = await request(port, '/health', '127.0.0.1');
-  for (const until = Date.now() + 10_000; again.status !== 200 && Date.now() < until; ) {
+  for (const until = Date.now() + 10_000; again.status !== 200 && Date.now() < until;) {
     await sleep(100);
     again = await request(port, '/health', '127.0.0.1');
   }
@@ -229,85 +249,111 @@ t.test(`${FLOOD} idle keep-alive sockets from one address while another client i
   t.ok((log.match(/connections refused over the connection caps/g) ?? []).length <= 5, 'not once per socket');
 });
 
-t.test('sockets that send nothing or dribble their headers are closed at HEADERS_TIMEOUT_MS; kept-alive idle ones at KEEP_ALIVE_TIMEOUT_MS; global cap', async (t) => {
-  const HEADERS_MS = 2000;
-  const KEEP_ALIVE_MS = 2000;
-  const PER = 100;
-  const GLOBAL = 250;
-  const service = await startService({
-    mongodbUri: engine.uri,
-    mongodbDb: 'connlimits',
-    env: { ...baseEnv, HEADERS_TIMEOUT_MS: String(HEADERS_MS), KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS), MAX_CONNECTIONS_PER_ADDRESS: String(PER), MAX_CONNECTIONS: String(GLOBAL) },
-  });
-  t.teardown(() => service.stop());
-  const port = portOf(service);
-  // Slack for a loaded machine: Node checks header deadlines every second, the client's timers may run late.
-  const LATE = 6000;
+t.test(
+  'sockets that send nothing or dribble their headers are closed at HEADERS_TIMEOUT_MS; kept-alive idle ones at KEEP_ALIVE_TIMEOUT_MS; global cap',
+  async (t) => {
+    const HEADERS_MS = 2000;
+    const KEEP_ALIVE_MS = 2000;
+    const PER = 100;
+    const GLOBAL = 250;
+    const service = await startService({
+      mongodbUri: engine.uri,
+      mongodbDb: 'connlimits',
+      env: {
+        ...baseEnv,
+        HEADERS_TIMEOUT_MS: String(HEADERS_MS),
+        KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
+        MAX_CONNECTIONS_PER_ADDRESS: String(PER),
+        MAX_CONNECTIONS: String(GLOBAL),
+      },
+    });
+    t.teardown(() => service.stop());
+    const port = portOf(service);
+    // Slack for a loaded machine: Node checks header deadlines every second, the client's timers may run late.
+    const LATE = 6000;
 
-  await t.test('silent sockets: 408 and closed at the headers timeout; the excess reset at once', async (t) => {
-    const other = otherClient(port, '127.0.0.2');
-    const probes: Probe[] = [];
-    for (let i = 0; i < PER + 50; i++) probes.push(probe(port, ''));
-    await Promise.all(probes.map((p) => p.closed));
-    const served = await other.stop();
-    const timedOut = probes.filter((p) => p.state === 'answered');
-    const reset = probes.filter((p) => p.state === 'refused');
-    t.ok(timedOut.length <= PER && timedOut.length >= PER - 5, `${timedOut.length} held (cap ${PER})`);
-    t.equal(reset.length, PER + 50 - timedOut.length, `${reset.length} reset`);
-    t.ok(timedOut.every((p) => /^HTTP\/1\.1 408 /.test(p.text)), 'the held ones answered 408');
-    const closed = timedOut.map((p) => p.closedAfter!);
-    t.ok(Math.min(...closed) >= HEADERS_MS - 50, `never before the timeout (first at ${Math.min(...closed).toFixed(0)} ms)`);
-    t.ok(Math.max(...closed) < HEADERS_MS + LATE, `all by ${Math.max(...closed).toFixed(0)} ms (timeout ${HEADERS_MS} ms)`);
-    t.ok(Math.max(...reset.map((p) => p.closedAfter!)) < HEADERS_MS, 'the excess was refused before any timeout');
-    t.same(served.filter((r) => r.status !== 200), [], `another address served meanwhile (${served.length} requests, max ${Math.max(...served.map((r) => r.ms)).toFixed(0)} ms)`);
-  });
+    await t.test('silent sockets: 408 and closed at the headers timeout; the excess reset at once', async (t) => {
+      const other = otherClient(port, '127.0.0.2');
+      const probes: Probe[] = [];
+      for (let i = 0; i < PER + 50; i++) probes.push(probe(port, ''));
+      await Promise.all(probes.map((p) => p.closed));
+      const served = await other.stop();
+      const timedOut = probes.filter((p) => p.state === 'answered');
+      const reset = probes.filter((p) => p.state === 'refused');
+      t.ok(timedOut.length <= PER && timedOut.length >= PER - 5, `${timedOut.length} held (cap ${PER})`);
+      t.equal(reset.length, PER + 50 - timedOut.length, `${reset.length} reset`);
+      t.ok(
+        timedOut.every((p) => /^HTTP\/1\.1 408 /.test(p.text)),
+        'the held ones answered 408',
+      );
+      const closed = timedOut.map((p) => p.closedAfter!);
+      t.ok(Math.min(...closed) >= HEADERS_MS - 50, `never before the timeout (first at ${Math.min(...closed).toFixed(0)} ms)`);
+      t.ok(Math.max(...closed) < HEADERS_MS + LATE, `all by ${Math.max(...closed).toFixed(0)} ms (timeout ${HEADERS_MS} ms)`);
+      t.ok(Math.max(...reset.map((p) => p.closedAfter!)) < HEADERS_MS, 'the excess was refused before any timeout');
+      t.same(
+        served.filter((r) => r.status !== 200),
+        [],
+        `another address served meanwhile (${served.length} requests, max ${Math.max(...served.map((r) => r.ms)).toFixed(0)} ms)`,
+      );
+    });
 
-  await t.test('slowloris: a header byte every 250 ms, closed at the headers timeout', async (t) => {
-    const header = `GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\nx-padding: ${'a'.repeat(200)}\r\n\r\n`;
-    const timers: NodeJS.Timeout[] = [];
-    t.teardown(() => timers.forEach(clearInterval));
-    const dribble = (s: net.Socket) => {
-      let i = 0;
-      const timer = setInterval(() => {
-        if (s.destroyed || i >= header.length) return clearInterval(timer);
-        s.write(header[i++]!);
-      }, 250);
-      timers.push(timer);
-    };
-    const other = otherClient(port, '127.0.0.2');
-    const probes: Probe[] = [];
-    for (let i = 0; i < PER + 50; i++) probes.push(probe(port, '', '127.0.0.1', dribble));
-    await Promise.all(probes.map((p) => p.closed));
-    const served = await other.stop();
-    const held = probes.filter((p) => p.state === 'answered');
-    const reset = probes.filter((p) => p.state === 'refused');
-    t.ok(held.length <= PER && held.length >= PER - 5, `${held.length} held (cap ${PER}), ${reset.length} reset`);
-    t.ok(held.every((p) => /^HTTP\/1\.1 408 /.test(p.text)), 'the held ones answered 408 (not served: their headers never completed)');
-    const closed = held.map((p) => p.closedAfter!);
-    t.ok(Math.min(...closed) >= HEADERS_MS - 50, `never before the timeout (first at ${Math.min(...closed).toFixed(0)} ms)`);
-    t.ok(Math.max(...closed) < HEADERS_MS + LATE, `all by ${Math.max(...closed).toFixed(0)} ms though they kept sending`);
-    t.same(served.filter((r) => r.status !== 200), [], `another address served meanwhile (${served.length} requests, max ${Math.max(...served.map((r) => r.ms)).toFixed(0)} ms)`);
-  });
+    await t.test('slowloris: a header byte every 250 ms, closed at the headers timeout', async (t) => {
+      const header = `GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\nx-padding: ${'a'.repeat(200)}\r\n\r\n`;
+      const timers: NodeJS.Timeout[] = [];
+      t.teardown(() => timers.forEach(clearInterval));
+      const dribble = (s: net.Socket) => {
+        let i = 0;
+        const timer = setInterval(() => {
+          if (s.destroyed || i >= header.length) return clearInterval(timer);
+          s.write(header[i++]!);
+        }, 250);
+        timers.push(timer);
+      };
+      const other = otherClient(port, '127.0.0.2');
+      const probes: Probe[] = [];
+      for (let i = 0; i < PER + 50; i++) probes.push(probe(port, '', '127.0.0.1', dribble));
+      await Promise.all(probes.map((p) => p.closed));
+      const served = await other.stop();
+      const held = probes.filter((p) => p.state === 'answered');
+      const reset = probes.filter((p) => p.state === 'refused');
+      t.ok(held.length <= PER && held.length >= PER - 5, `${held.length} held (cap ${PER}), ${reset.length} reset`);
+      t.ok(
+        held.every((p) => /^HTTP\/1\.1 408 /.test(p.text)),
+        'the held ones answered 408 (not served: their headers never completed)',
+      );
+      const closed = held.map((p) => p.closedAfter!);
+      t.ok(Math.min(...closed) >= HEADERS_MS - 50, `never before the timeout (first at ${Math.min(...closed).toFixed(0)} ms)`);
+      t.ok(Math.max(...closed) < HEADERS_MS + LATE, `all by ${Math.max(...closed).toFixed(0)} ms though they kept sending`);
+      t.same(
+        served.filter((r) => r.status !== 200),
+        [],
+        `another address served meanwhile (${served.length} requests, max ${Math.max(...served.map((r) => r.ms)).toFixed(0)} ms)`,
+      );
+    });
 
-  await t.test('a kept-alive connection idle for KEEP_ALIVE_TIMEOUT_MS is closed', async (t) => {
-    const p = probe(port, 'GET /health HTTP/1.1\r\nhost: x\r\n\r\n');
-    await p.done;
-    t.match(p.text, /^HTTP\/1\.1 200 /, 'answered');
-    t.match(p.text, /keep-alive: timeout=2/i, 'the answer tells the client how long the connection stays');
-    const answeredAt = performance.now() - p.started;
-    await p.closed;
-    const idle = p.closedAfter! - answeredAt;
-    t.ok(idle >= KEEP_ALIVE_MS - 50 && idle < KEEP_ALIVE_MS + LATE, `closed by the service after ${idle.toFixed(0)} ms idle`);
-  });
+    await t.test('a kept-alive connection idle for KEEP_ALIVE_TIMEOUT_MS is closed', async (t) => {
+      const p = probe(port, 'GET /health HTTP/1.1\r\nhost: x\r\n\r\n');
+      await p.done;
+      t.match(p.text, /^HTTP\/1\.1 200 /, 'answered');
+      t.match(p.text, /keep-alive: timeout=2/i, 'the answer tells the client how long the connection stays');
+      const answeredAt = performance.now() - p.started;
+      await p.closed;
+      const idle = p.closedAfter! - answeredAt;
+      t.ok(idle >= KEEP_ALIVE_MS - 50 && idle < KEEP_ALIVE_MS + LATE, `closed by the service after ${idle.toFixed(0)} ms idle`);
+    });
 
-  await t.test('the global cap bounds connections from many addresses', async (t) => {
-    const probes: Probe[] = [];
-    for (const host of ['127.0.0.3', '127.0.0.4', '127.0.0.5']) for (let i = 0; i < PER; i++) probes.push(probe(port, '', host));
-    await Promise.all(probes.map((p) => p.closed));
-    const held = probes.filter((p) => p.state === 'answered');
-    t.ok(held.length <= GLOBAL && held.length >= GLOBAL - 10, `${held.length} held of ${probes.length} (global cap ${GLOBAL})`);
-    t.ok(held.every((p) => /^HTTP\/1\.1 408 /.test(p.text)), 'then closed at the headers timeout');
-    const after = await request(port, '/health', '127.0.0.6');
-    t.equal(after.status, 200, 'served again once they are closed');
-  });
-});
+    await t.test('the global cap bounds connections from many addresses', async (t) => {
+      const probes: Probe[] = [];
+      for (const host of ['127.0.0.3', '127.0.0.4', '127.0.0.5']) for (let i = 0; i < PER; i++) probes.push(probe(port, '', host));
+      await Promise.all(probes.map((p) => p.closed));
+      const held = probes.filter((p) => p.state === 'answered');
+      t.ok(held.length <= GLOBAL && held.length >= GLOBAL - 10, `${held.length} held of ${probes.length} (global cap ${GLOBAL})`);
+      t.ok(
+        held.every((p) => /^HTTP\/1\.1 408 /.test(p.text)),
+        'then closed at the headers timeout',
+      );
+      const after = await request(port, '/health', '127.0.0.6');
+      t.equal(after.status, 200, 'served again once they are closed');
+    });
+  },
+);

@@ -63,15 +63,25 @@ const truth: Seen = await (async () => {
   const list = await get<{ detail: string; meta: { total: number }; data: { id: string }[] }>(`/api/financial-docs?limit=5&${query}`);
   const doc = await get<{ id: string }>(`/api/financial-docs/${encodeURIComponent(docId)}`);
   const tax = await get<{ totals: { documents: number }; months: unknown[] }>(`/api/tax-summary?${query}`);
-  const forecast = await get<{ forecast: { bucket: string; buckets: unknown[]; totalExpected: number }; receivables: { openInvoices: number } }>('/api/analytics/cash-inflow-forecast?bucket=month');
+  const forecast = await get<{ forecast: { bucket: string; buckets: unknown[]; totalExpected: number }; receivables: { openInvoices: number } }>(
+    '/api/analytics/cash-inflow-forecast?bucket=month',
+  );
   return {
     list: { detail: list.detail, total: list.meta.total, count: list.data.length, firstId: list.data[0]?.id ?? '' },
     doc: doc.id,
     tax: { documents: tax.totals.documents, months: tax.months.length },
-    forecast: { bucket: forecast.forecast.bucket, buckets: forecast.forecast.buckets.length, openInvoices: forecast.receivables.openInvoices, totalExpected: forecast.forecast.totalExpected },
+    forecast: {
+      bucket: forecast.forecast.bucket,
+      buckets: forecast.forecast.buckets.length,
+      openInvoices: forecast.receivables.openInvoices,
+      totalExpected: forecast.forecast.totalExpected,
+    },
   };
 })();
-t.ok(truth.list.count > 0 && truth.tax.documents > 0 && truth.forecast.openInvoices > 0, `the demo data answers with data (${truth.list.total} documents, ${truth.tax.documents} taxed, ${truth.forecast.openInvoices} open invoices)`);
+t.ok(
+  truth.list.count > 0 && truth.tax.documents > 0 && truth.forecast.openInvoices > 0,
+  `the demo data answers with data (${truth.list.total} documents, ${truth.tax.documents} taxed, ${truth.forecast.openInvoices} open invoices)`,
+);
 
 /** The consumer parsed what the service answered (amounts: Go reads `number` as float32). */
 function checkSeen(t: Test, output: string): void {
@@ -100,7 +110,21 @@ t.test('@hey-api/openapi-ts: generated, compiled with tsc --strict, calls the se
     await writeFile(path.join(out, 'package.json'), JSON.stringify({ type: 'module' }));
     await writeFile(
       path.join(out, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], outDir: 'dist', noEmitOnError: true, typeRoots: [path.join(ROOT, 'node_modules', '@types')], types: ['node'] }, include: ['**/*.ts'], exclude: ['dist'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2022', 'DOM'],
+          outDir: 'dist',
+          noEmitOnError: true,
+          typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+          types: ['node'],
+        },
+        include: ['**/*.ts'],
+        exclude: ['dist'],
+      }),
     );
     // A consumer's program: typed calls, the union answers narrowed as the types allow.
     await writeFile(
@@ -138,7 +162,17 @@ t.test('openapi-python-client: generated, imported, calls the service with every
     const out = path.join(work, 'py');
     const config = path.join(work, 'openapi-python-client.json');
     await writeFile(config, JSON.stringify({ post_hooks: [] })); // no ruff: nothing to format what only runs
-    const log = await run(path.join(pythonBin, '..', 'openapi-python-client'), ['generate', '--path', specFile, '--output-path', path.join(out, 'freight_client'), '--meta', 'none', '--config', config]);
+    const log = await run(path.join(pythonBin, '..', 'openapi-python-client'), [
+      'generate',
+      '--path',
+      specFile,
+      '--output-path',
+      path.join(out, 'freight_client'),
+      '--meta',
+      'none',
+      '--config',
+      config,
+    ]);
     // Warnings left: request bodies it does not read (text/csv, application/xml, application/zip), none about a schema or an answer.
     t.notMatch(log, /Cannot parse response|Unable to process schema|conflicting|Could not find reference/i, 'no schema or response dropped by the generator');
     const program = `
@@ -251,9 +285,15 @@ func main() {
 }
 `,
     );
-    for (const step of [['mod', 'tidy'], ['build', '-o', 'consumer', '.'], ['vet', '.']]) {
+    for (const step of [
+      ['mod', 'tidy'],
+      ['build', '-o', 'consumer', '.'],
+      ['vet', '.'],
+    ]) {
       await run('go', step, { cwd: out, env: goEnv, timeout: 300_000 }).catch((err: Error) => {
-        throw new Error(`go ${step.join(' ')} (offline, GOPROXY=off) failed: if a module is missing, rerun \`node scripts/setup-oapi-codegen.mjs --force\`\n${err.message}`);
+        throw new Error(
+          `go ${step.join(' ')} (offline, GOPROXY=off) failed: if a module is missing, rerun \`node scripts/setup-oapi-codegen.mjs --force\`\n${err.message}`,
+        );
       });
     }
     t.pass('the generated client and its consumer build and pass go vet');

@@ -42,7 +42,9 @@ await seedTwoTenants(h.db);
 function switchableDb(db: Db) {
   const state = { mode: 'ok' as 'ok' | 'fail' | 'down' };
   const fault = () =>
-    state.mode === 'fail' ? new Error('injected failure') : Object.assign(new Error('injected: server selection timed out'), { name: 'MongoServerSelectionError' });
+    state.mode === 'fail'
+      ? new Error('injected failure')
+      : Object.assign(new Error('injected: server selection timed out'), { name: 'MongoServerSelectionError' });
   const proxy = new Proxy(db, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
@@ -59,7 +61,11 @@ function switchableDb(db: Db) {
 
 const sw = switchableDb(h.db);
 // Documented 500/503 come from database faults: the key cache would answer authentication without it.
-const main = await buildApp({ config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536', DELIVERIES_BODY_LIMIT_BYTES: '65536', API_KEY_CACHE_TTL_MS: '0' }), db: sw.db, logger: false });
+const main = await buildApp({
+  config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536', DELIVERIES_BODY_LIMIT_BYTES: '65536', API_KEY_CACHE_TTL_MS: '0' }),
+  db: sw.db,
+  logger: false,
+});
 const limited = await buildApp({ config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' }), db: h.db, logger: false });
 // An instance whose embedded engine could not be restarted (scripts/start.ts wires the supervisor in): /health 503.
 const failing = await buildApp({ config: testConfig(), db: h.db, logger: false, livenessProblem: () => 'the embedded database engine could not be restarted' });
@@ -80,7 +86,11 @@ t.test('the registered routes are exactly the spec operations plus /docs', async
   t.equal(new Set(served).size, served.length, 'no route registered twice');
   const doc = await fetch(`${base}/docs/json`);
   t.equal(doc.status, 200);
-  t.same(Object.keys(((await doc.json()) as { paths: object }).paths).sort(), Object.keys((spec as unknown as { paths: object }).paths).sort(), '/docs/json serves the spec');
+  t.same(
+    Object.keys(((await doc.json()) as { paths: object }).paths).sort(),
+    Object.keys((spec as unknown as { paths: object }).paths).sort(),
+    '/docs/json serves the spec',
+  );
 });
 
 // --------------------------------------------------------------------------- statuses
@@ -125,15 +135,24 @@ function urlOf(op: OperationSchemas, root = base, query = ''): string {
 /** The minimal valid request body of an operation, from the spec examples. */
 function exampleBody(op: OperationSchemas): unknown {
   // `individual` spelled out: the service fingerprints the body with its defaults applied.
-  if (op.operationId === 'scheduleAlerts') return { userIds: [`user-${Math.random().toString(36).slice(2, 10)}`], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'cobertura', individual: true };
+  if (op.operationId === 'scheduleAlerts')
+    return {
+      userIds: [`user-${Math.random().toString(36).slice(2, 10)}`],
+      ruleId: 'overdue-invoices',
+      cycleKey: '2026-03',
+      nameAlert: 'cobertura',
+      individual: true,
+    };
   if (op.operationId === 'importDocuments') {
     const acuse = `<Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="${TENANT_A}"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02"/></Folios></Acuse>`;
     return { files: [{ name: 'acuse.xml', content: acuse }] };
   }
   if (op.operationId === 'createWebhook') return { url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] };
-  if (op.operationId === 'importDeliveries') return { rows: [{ tripId: 'NO-SUCH-TRIP', shipmentId: 'S-1', productCode: '15101505', offloaded: 100, offloadDate: '2026-03-06 10:00' }] };
+  if (op.operationId === 'importDeliveries')
+    return { rows: [{ tripId: 'NO-SUCH-TRIP', shipmentId: 'S-1', productCode: '15101505', offloaded: 100, offloadDate: '2026-03-06 10:00' }] };
   if (op.operationId === 'recordLegDelivery') return { offloadDate: '2026-03-06T10:00:00-06:00', products: [{ code: '15101505', offloaded: 19_990 }] };
-  if (op.operationId === 'recordCancellationStatus') return { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2026-03-10T18:00:00Z' };
+  if (op.operationId === 'recordCancellationStatus')
+    return { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2026-03-10T18:00:00Z' };
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
   return {};
@@ -151,7 +170,10 @@ async function mcpSession(key = KEY_A): Promise<string> {
   const res = await call(`${base}/mcp`, { method: 'POST', ...json(INIT, { 'x-api-key': key, accept: MCP_ACCEPT }) });
   const id = res.headers.get('mcp-session-id');
   if (!id) throw new Error(`no MCP session (${res.status} ${res.body})`);
-  await call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'x-api-key': key, accept: MCP_ACCEPT, 'mcp-session-id': id }) });
+  await call(`${base}/mcp`, {
+    method: 'POST',
+    ...json({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'x-api-key': key, accept: MCP_ACCEPT, 'mcp-session-id': id }),
+  });
   return id;
 }
 
@@ -174,7 +196,11 @@ const generic: Record<string, Producer> = {
   },
   // Every operation refuses unknown query parameters, those that take none included.
   async '400'(op) {
-    return call(urlOf(op, base, '?unknownParameter=1'), { method: op.method, headers: { 'x-api-key': KEY_A, accept: MCP_ACCEPT }, ...(op.body ? json(exampleBody(op), { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) : {}) });
+    return call(urlOf(op, base, '?unknownParameter=1'), {
+      method: op.method,
+      headers: { 'x-api-key': KEY_A, accept: MCP_ACCEPT },
+      ...(op.body ? json(exampleBody(op), { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) : {}),
+    });
   },
   async '401'(op) {
     return call(urlOf(op), { method: op.method, ...(op.body ? json(exampleBody(op)) : {}) });
@@ -186,10 +212,18 @@ const generic: Record<string, Producer> = {
   },
   async '413'(op) {
     const big = 'x'.repeat(70_000); // over BODY_LIMIT_BYTES=65536 of `main`
-    return call(urlOf(op), { method: op.method, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', accept: MCP_ACCEPT }, body: JSON.stringify({ big }) });
+    return call(urlOf(op), {
+      method: op.method,
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', accept: MCP_ACCEPT },
+      body: JSON.stringify({ big }),
+    });
   },
   async '415'(op) {
-    return call(urlOf(op, base, op.route === '/messages' ? '?sessionId=none' : ''), { method: op.method, headers: { 'x-api-key': KEY_A, 'content-type': 'text/plain', accept: MCP_ACCEPT }, body: 'hello' });
+    return call(urlOf(op, base, op.route === '/messages' ? '?sessionId=none' : ''), {
+      method: op.method,
+      headers: { 'x-api-key': KEY_A, 'content-type': 'text/plain', accept: MCP_ACCEPT },
+      body: 'hello',
+    });
   },
   async '429'(op) {
     // A fresh key gets its own budget of one request on `limited`.
@@ -212,18 +246,23 @@ const generic: Record<string, Producer> = {
 
 /** A fresh webhook endpoint of tenant A; returns its id. */
 async function newWebhook(): Promise<string> {
-  const res = await call(`${base}/api/webhooks`, { method: 'POST', ...json({ url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] }, { 'x-api-key': KEY_A }) });
+  const res = await call(`${base}/api/webhooks`, {
+    method: 'POST',
+    ...json({ url: 'https://hooks.example.com/coverage', events: ['alert.triggered'] }, { 'x-api-key': KEY_A }),
+  });
   if (res.status !== 201) throw new Error(`cannot create a webhook: ${res.status} ${res.body}`);
   return (JSON.parse(res.body) as { id: string }).id;
 }
 
 /** The operation on a real endpoint of tenant A (200/202), or on an id nobody has (404). */
-const onWebhook = (status: string): Producer => async (op) => {
-  const id = status === '404' ? 'aaaaaaaaaaaaaaaaaaaaaaaa' : await newWebhook();
-  const res = await call(`${base}${op.path.replace('{id}', id)}`, { method: op.method, headers: { 'x-api-key': KEY_A } });
-  if (status !== '404' && op.operationId !== 'deleteWebhook') await call(`${base}/api/webhooks/${id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
-  return res;
-};
+const onWebhook =
+  (status: string): Producer =>
+  async (op) => {
+    const id = status === '404' ? 'aaaaaaaaaaaaaaaaaaaaaaaa' : await newWebhook();
+    const res = await call(`${base}${op.path.replace('{id}', id)}`, { method: op.method, headers: { 'x-api-key': KEY_A } });
+    if (status !== '404' && op.operationId !== 'deleteWebhook') await call(`${base}/api/webhooks/${id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+    return res;
+  };
 
 /** Producers for what only one operation does. */
 /** A cursor in the documented form (spec: Cursor) that this service never issued: 404. */
@@ -243,13 +282,17 @@ const specific: Record<string, Record<string, Producer>> = {
   createWebhook: {
     async '201'(op) {
       const res = await validRequest(op, KEY_A);
-      if (res.status === 201) await call(`${base}/api/webhooks/${(JSON.parse(res.body) as { id: string }).id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+      if (res.status === 201)
+        await call(`${base}/api/webhooks/${(JSON.parse(res.body) as { id: string }).id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
       return res;
     },
     async '409'(op) {
       // Tenant B fills its 20 endpoints (WEBHOOK_MAX_ENDPOINTS); one more is refused.
       for (let i = 0; i < 25; i++) {
-        const res = await call(urlOf(op), { method: 'POST', ...json({ url: `https://hooks.example.com/b/${i}`, events: ['alert.cleared'] }, { 'x-api-key': KEY_B }) });
+        const res = await call(urlOf(op), {
+          method: 'POST',
+          ...json({ url: `https://hooks.example.com/b/${i}`, events: ['alert.cleared'] }, { 'x-api-key': KEY_B }),
+        });
         if (res.status !== 201) return res;
       }
       throw new Error('no 409 after 25 endpoints');
@@ -286,7 +329,10 @@ const specific: Record<string, Record<string, Producer>> = {
   },
   cancelAlertJob: {
     async '200'() {
-      const scheduled = await call(`${base}/api/alerts/schedule`, { method: 'POST', ...json(exampleBody({ operationId: 'scheduleAlerts' } as OperationSchemas), { 'x-api-key': KEY_A }) });
+      const scheduled = await call(`${base}/api/alerts/schedule`, {
+        method: 'POST',
+        ...json(exampleBody({ operationId: 'scheduleAlerts' } as OperationSchemas), { 'x-api-key': KEY_A }),
+      });
       const id = (JSON.parse(scheduled.body) as { jobs: { jobId: string }[] }).jobs[0]!.jobId;
       return call(`${base}/api/alerts/jobs/${id}`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
     },
@@ -299,7 +345,18 @@ const specific: Record<string, Record<string, Producer>> = {
       // An invoice with a pending cancellation request: the receiver's rejection is recorded.
       const doc = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-05T10:00', concepts: [freight(12_000)] });
       const requestedAt = Date.parse('2026-03-09T17:00:00Z');
-      doc.canceled.push({ id: `cx-${doc.id}`, target: 'invoice', uuid: doc.invoice.uuid, date: requestedAt, motive: '02', replacementUuid: null, status: 'pending', requestedAt, statusSource: 'acknowledgement', satStatus: '201' });
+      doc.canceled.push({
+        id: `cx-${doc.id}`,
+        target: 'invoice',
+        uuid: doc.invoice.uuid,
+        date: requestedAt,
+        motive: '02',
+        replacementUuid: null,
+        status: 'pending',
+        requestedAt,
+        statusSource: 'acknowledgement',
+        satStatus: '201',
+      });
       await financialDocs(h.db).insertOne(withDerivedFields(doc));
       return call(`${base}${op.path.replace('{id}', doc.id)}`, { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
     },
@@ -335,8 +392,14 @@ const specific: Record<string, Record<string, Producer>> = {
       // A leg of tenant A (seedTwoTenants: one diesel product), delivered with its own loaded litres.
       const trip = (await trips(h.db).findOne({ company: TENANT_A }))!;
       const leg = trip.shipments[0]!;
-      const body = { offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(), products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded })) };
-      return call(`${base}${op.path.replace('{id}', trip._id).replace('{shipmentId}', leg.shipment)}`, { method: 'PUT', ...json(body, { 'x-api-key': KEY_A }) });
+      const body = {
+        offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(),
+        products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded })),
+      };
+      return call(`${base}${op.path.replace('{id}', trip._id).replace('{shipmentId}', leg.shipment)}`, {
+        method: 'PUT',
+        ...json(body, { 'x-api-key': KEY_A }),
+      });
     },
     async '404'(op) {
       return call(urlOf(op), { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
@@ -355,13 +418,19 @@ const specific: Record<string, Record<string, Producer>> = {
   mcpPost: {
     async '202'() {
       const id = await mcpSession();
-      return call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT, 'mcp-session-id': id }) });
+      return call(`${base}/mcp`, {
+        method: 'POST',
+        ...json({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT, 'mcp-session-id': id }),
+      });
     },
     async '400'() {
       return call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) });
     },
     async '404'() {
-      return call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT, 'mcp-session-id': 'no-such-session' }) });
+      return call(`${base}/mcp`, {
+        method: 'POST',
+        ...json({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT, 'mcp-session-id': 'no-such-session' }),
+      });
     },
     async '406'() {
       return call(`${base}/mcp`, { method: 'POST', ...json(INIT, { 'x-api-key': KEY_A, accept: 'text/html' }) });
@@ -385,7 +454,10 @@ const specific: Record<string, Record<string, Producer>> = {
     async '409'() {
       const id = await mcpSession();
       const controller = new AbortController();
-      const first = await fetch(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream', 'mcp-session-id': id }, signal: controller.signal });
+      const first = await fetch(`${base}/mcp`, {
+        headers: { 'x-api-key': KEY_A, accept: 'text/event-stream', 'mcp-session-id': id },
+        signal: controller.signal,
+      });
       try {
         if (first.status !== 200) return { status: first.status, headers: first.headers, body: await first.text() };
         return await call(`${base}/mcp`, { headers: { 'x-api-key': KEY_A, accept: 'text/event-stream', 'mcp-session-id': id } });
@@ -410,7 +482,10 @@ const specific: Record<string, Record<string, Producer>> = {
     async '202'() {
       const session = await sseSession();
       try {
-        return await call(`${base}/messages?sessionId=${session.id}`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'x-api-key': KEY_A }) });
+        return await call(`${base}/messages?sessionId=${session.id}`, {
+          method: 'POST',
+          ...json({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'x-api-key': KEY_A }),
+        });
       } finally {
         session.close();
       }
@@ -447,7 +522,8 @@ for (const op of operations) {
       t.equal(answer.status, Number(status), `${op.method} ${op.path} → ${status}${answer.status === Number(status) ? '' : `: ${answer.body.slice(0, 300)}`}`);
       if (answer.status !== Number(status)) continue;
       t.equal(answer.headers.get('x-content-type-options'), 'nosniff', `${status} carries nosniff`);
-      if (op.path.startsWith('/api/') || op.path === '/mcp' || op.path === '/messages') t.equal(answer.headers.get('cache-control'), 'no-store', `${status} is not cacheable`);
+      if (op.path.startsWith('/api/') || op.path === '/mcp' || op.path === '/messages')
+        t.equal(answer.headers.get('cache-control'), 'no-store', `${status} is not cacheable`);
       const validate = validators[`${op.method} ${op.route} response:${status}`];
       if (validate && isJson(answer)) {
         const ok = validate(JSON.parse(answer.body));
@@ -456,7 +532,10 @@ for (const op of operations) {
       // Errors in the service's shape (not the JSON-RPC ones of the MCP protocol) carry a reason that fits the status.
       if (Number(status) >= 400 && isJson(answer)) {
         const parsed = JSON.parse(answer.body) as { jsonrpc?: string };
-        if (parsed.jsonrpc === undefined) t.equal(errorProblem(Number(status), parsed), null, `${op.method} ${op.path} ${status}: reason fits the status, fields follow details`, { body: answer.body.slice(0, 300) });
+        if (parsed.jsonrpc === undefined)
+          t.equal(errorProblem(Number(status), parsed), null, `${op.method} ${op.path} ${status}: reason fits the status, fields follow details`, {
+            body: answer.body.slice(0, 300),
+          });
       }
       if (status === '500') t.notMatch(answer.body, /injected|at .*\.ts|Error:/, 'no internal message or stack in a 500');
     }
@@ -465,9 +544,15 @@ for (const op of operations) {
 
 t.test('one rule for unknown query parameters: every operation answers 400 naming them', async (t) => {
   for (const op of operations) {
-    const headers: Record<string, string> = { 'x-api-key': KEY_A, accept: op.route === '/sse' || (op.route === '/mcp' && op.method === 'GET') ? 'text/event-stream' : MCP_ACCEPT };
+    const headers: Record<string, string> = {
+      'x-api-key': KEY_A,
+      accept: op.route === '/sse' || (op.route === '/mcp' && op.method === 'GET') ? 'text/event-stream' : MCP_ACCEPT,
+    };
     const known = op.route === '/messages' ? 'sessionId=none&' : '';
-    const res = await call(urlOf(op, base, `?${known}unknownParameter=1&other_one=2`), { method: op.method, ...(op.body ? json(exampleBody(op), headers) : { headers }) });
+    const res = await call(urlOf(op, base, `?${known}unknownParameter=1&other_one=2`), {
+      method: op.method,
+      ...(op.body ? json(exampleBody(op), headers) : { headers }),
+    });
     t.equal(res.status, 400, `${op.method} ${op.path}`);
     if (res.status !== 400) continue;
     const e = (JSON.parse(res.body) as { error: { reason: string; fields?: { in: string; name: string }[] } }).error;
@@ -480,4 +565,3 @@ t.test('every operation got at least one status checked', async (t) => {
   t.ok(operations.length >= 10, `${operations.length} operations in the spec`);
   t.ok(main.server.listening && limited.server.listening);
 });
-

@@ -44,11 +44,14 @@ const SEED = process.env.CONTRACT_SEED === 'random' ? String(Math.floor(Math.ran
 const WORKERS = process.env.CONTRACT_WORKERS ?? '1';
 
 // 1. Schemathesis in .venv, installed by the set-up (`npm test`'s pretest, `npm run test:contract`), never here: checked only.
-const setup = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--check', '--print-bin'], { cwd: ROOT, timeout: 60_000 }).catch(
-  (err: Error & { stdout?: string; stderr?: string }) => {
-    throw new Error(`Schemathesis is not installed: run \`node scripts/setup-venv.mjs\`; cannot run the contract tests without it\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-  },
-);
+const setup = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--check', '--print-bin'], {
+  cwd: ROOT,
+  timeout: 60_000,
+}).catch((err: Error & { stdout?: string; stderr?: string }) => {
+  throw new Error(
+    `Schemathesis is not installed: run \`node scripts/setup-venv.mjs\`; cannot run the contract tests without it\n${err.stdout ?? ''}${err.stderr ?? ''}`,
+  );
+});
 const st = setup.stdout.trim().split('\n').pop()!;
 
 // 2. The database: in-memory engine with the demo tenants (small, every feature present).
@@ -67,7 +70,11 @@ const dbName = 'contract';
 // workers in-process they ran the hundreds of alert jobs the fuzzer schedules while it fuzzed, a third of
 // this file's CPU, and changed job states under a seeded run; the workers have test files of their own.
 // The per-tenant endpoint limit (20, a documented 409) is raised like the rate limit: the fuzzer creates hundreds.
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', WEBHOOK_MAX_ENDPOINTS: '10000', ALERT_WORKER: 'false' } });
+const service = await startService({
+  mongodbUri: engine.uri,
+  mongodbDb: dbName,
+  env: { RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', WEBHOOK_MAX_ENDPOINTS: '10000', ALERT_WORKER: 'false' },
+});
 t.teardown(() => service.stop());
 
 /** The environment without the test runner's colour settings (Schemathesis would draw progress bars). */
@@ -129,5 +136,9 @@ t.test(`schemathesis: every operation, all checks, ${MAX_EXAMPLES} examples each
     .output()
     .split('\n')
     .filter((l) => /"level":(50|60)/.test(l) && !l.includes('"component":"alert-worker"'));
-  t.same(errors.map((l) => l.slice(0, 300)), [], 'no request logged an error while being fuzzed');
+  t.same(
+    errors.map((l) => l.slice(0, 300)),
+    [],
+    'no request logged an error while being fuzzed',
+  );
 });

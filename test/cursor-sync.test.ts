@@ -22,17 +22,28 @@ const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 
 // Small data set: 7 documents of A with known emission and update instants, 2 of B.
 const small = Array.from({ length: 7 }, (_, i) =>
-  makeFinancialDoc({ tenant: TENANT_A, date: `2026-02-${String(10 + i).padStart(2, '0')}T10:00`, concepts: [freight(1000 + i)], lastUpdate: iso(T0 + ((i * 3) % 7) * 60_000) }),
+  makeFinancialDoc({
+    tenant: TENANT_A,
+    date: `2026-02-${String(10 + i).padStart(2, '0')}T10:00`,
+    concepts: [freight(1000 + i)],
+    lastUpdate: iso(T0 + ((i * 3) % 7) * 60_000),
+  }),
 );
 // Two share one lastUpdate: the id breaks the tie.
 small[5]!.lastUpdate = small[6]!.lastUpdate;
 const smallB = [0, 1].map(() => makeFinancialDoc({ tenant: TENANT_B, concepts: [freight(500)] }));
 await financialDocs(h.db).insertMany([...small, ...smallB].map(withDerivedFields));
-const tripList = [0, 1, 2].map((i) => ({ ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(20_000, 19_990)] })] }), lastUpdate: iso(T0 + (3 - i) * 1000) }));
+const tripList = [0, 1, 2].map((i) => ({
+  ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(20_000, 19_990)] })] }),
+  lastUpdate: iso(T0 + (3 - i) * 1000),
+}));
 await trips(h.db).insertMany([...tripList, { ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(1, 1)] })] }) }]);
 
 const get = (url: string, key = KEY_A) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
-type Page = { meta: { total: number; page: number; pages: number; hasMore: boolean; nextCursor: string | null }; data: { id: string; dates?: { lastUpdate: string } }[] };
+type Page = {
+  meta: { total: number; page: number; pages: number; hasMore: boolean; nextCursor: string | null };
+  data: { id: string; dates?: { lastUpdate: string } }[];
+};
 
 async function walk(base: string, key = KEY_A): Promise<{ ids: string[]; pages: Page[] }> {
   const ids: string[] = [];
@@ -53,17 +64,34 @@ async function walk(base: string, key = KEY_A): Promise<{ ids: string[]; pages: 
 t.test('a cursor walk returns what page by page returns, with meta along the walk', async (t) => {
   const byPage = (await get('/api/financial-docs?limit=100')).json<Page>();
   const { ids, pages } = await walk('/api/financial-docs?limit=3');
-  t.same(ids, byPage.data.map((d) => d.id), 'same documents, same order (4.1 sort, id tie-breaker)');
-  t.same(pages.map((p) => p.meta.page), [1, 2, 3]);
-  t.ok(pages.every((p) => p.meta.total === 7 && p.meta.pages === 3), 'total and pages as counted on the first page');
-  t.same(pages.map((p) => p.meta.hasMore), [true, true, false]);
+  t.same(
+    ids,
+    byPage.data.map((d) => d.id),
+    'same documents, same order (4.1 sort, id tie-breaker)',
+  );
+  t.same(
+    pages.map((p) => p.meta.page),
+    [1, 2, 3],
+  );
+  t.ok(
+    pages.every((p) => p.meta.total === 7 && p.meta.pages === 3),
+    'total and pages as counted on the first page',
+  );
+  t.same(
+    pages.map((p) => p.meta.hasMore),
+    [true, true, false],
+  );
   t.equal(pages[2]!.meta.nextCursor, null);
   const second = await get(`/api/financial-docs?limit=3&cursor=${encodeURIComponent(pages[0]!.meta.nextCursor!)}`);
   assertConforms(t, second, 'GET', '/api/financial-docs');
   const fromPage2 = (await get('/api/financial-docs?limit=3&page=2')).json<Page>();
   t.ok(fromPage2.meta.nextCursor, 'an offset page carries a cursor too');
   const after = (await get(`/api/financial-docs?limit=3&cursor=${encodeURIComponent(fromPage2.meta.nextCursor!)}`)).json<Page>();
-  t.same(after.data.map((d) => d.id), ids.slice(6), 'switching from page to cursor continues in place');
+  t.same(
+    after.data.map((d) => d.id),
+    ids.slice(6),
+    'switching from page to cursor continues in place',
+  );
   t.equal(after.meta.page, 3);
   const full = await walk('/api/financial-docs?limit=2&detail=full');
   t.equal(full.ids.length, 7);
@@ -78,14 +106,21 @@ t.test('updatedSince: at or after the instant, oldest change first, id breaks ti
   const res = await get(`/api/financial-docs?updatedSince=${since}&limit=100`);
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'GET', '/api/financial-docs');
-  t.same(res.json<Page>().data.map((d) => d.id), expected);
+  t.same(
+    res.json<Page>().data.map((d) => d.id),
+    expected,
+  );
   t.ok(expected.length >= 3 && expected.length < 7);
   const walked = await walk(`/api/financial-docs?updatedSince=${encodeURIComponent('2026-03-01T00:02:00+00:00')}&limit=2`);
   t.same(walked.ids, expected, 'the same through a cursor walk; an offset is read as the same instant');
   const trip = await get(`/api/shipments?updatedSince=${iso(T0 + 2000)}&limit=100`);
   t.equal(trip.statusCode, 200);
   assertConforms(t, trip, 'GET', '/api/shipments');
-  t.same(trip.json<Page>().data.map((d) => d.id), [tripList[1]!._id, tripList[0]!._id], 'trips: by lastUpdate; trips without one only without the filter');
+  t.same(
+    trip.json<Page>().data.map((d) => d.id),
+    [tripList[1]!._id, tripList[0]!._id],
+    'trips: by lastUpdate; trips without one only without the filter',
+  );
   t.equal(trip.json<{ data: { lastUpdate: string }[] }>().data[0]!.lastUpdate, tripList[1]!.lastUpdate, 'summary carries lastUpdate');
   const tripWalk = await walk('/api/shipments?limit=1');
   t.equal(tripWalk.ids.length, 4, 'shipments walk by cursor too');
@@ -135,9 +170,17 @@ t.test('cursors are tamper-evident and bound to tenant, list, sort and filters',
   t.equal(otherList.statusCode, 404, 'another list');
   assertConforms(t, otherList, 'GET', '/api/shipments');
   const sync = (await get(`/api/financial-docs?limit=2&updatedSince=${iso(T0)}`)).json<Page>();
-  t.equal((await get(`/api/financial-docs?limit=2&cursor=${encodeURIComponent(sync.meta.nextCursor!)}`)).statusCode, 404, 'a sync cursor without its updatedSince');
+  t.equal(
+    (await get(`/api/financial-docs?limit=2&cursor=${encodeURIComponent(sync.meta.nextCursor!)}`)).statusCode,
+    404,
+    'a sync cursor without its updatedSince',
+  );
   t.equal((await get(`/api/financial-docs?limit=2&page=2&cursor=${encodeURIComponent(cursor)}`)).statusCode, 400, 'cursor with page');
-  t.equal((await get(`/api/financial-docs?limit=2&page=2&cursor=${encodeURIComponent(`${forged}.${sig}`)}`)).statusCode, 404, 'a forged cursor is 404 whatever else is asked');
+  t.equal(
+    (await get(`/api/financial-docs?limit=2&page=2&cursor=${encodeURIComponent(`${forged}.${sig}`)}`)).statusCode,
+    404,
+    'a forged cursor is 404 whatever else is asked',
+  );
   const ok = await get(`/api/financial-docs?limit=5&detail=full&cursor=${encodeURIComponent(cursor)}`);
   t.equal(ok.statusCode, 200, 'limit and detail may change along a walk');
   t.equal(ok.json<Page>().data.length, 5);
@@ -172,7 +215,16 @@ t.test('30,000 documents: a cursor walk while documents change skips and repeats
     const id = `BIG-${String(i).padStart(6, '0')}`;
     // Many documents share an emission instant and a lastUpdate: the tie-breakers are exercised.
     const date = T0 - Math.floor(i / 7) * day;
-    return { ...template, _id: id, id, client: i % 10 === 0 ? SMALL_CLIENT : template.client, date, timestamp: date + (i % 3) * 1000, lastUpdate: iso(T0 + Math.floor(i / 5) * 1000), invoice: { ...template.invoice, uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` } };
+    return {
+      ...template,
+      _id: id,
+      id,
+      client: i % 10 === 0 ? SMALL_CLIENT : template.client,
+      date,
+      timestamp: date + (i % 3) * 1000,
+      lastUpdate: iso(T0 + Math.floor(i / 5) * 1000),
+      invoice: { ...template.invoice, uuid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` },
+    };
   });
   const started = Date.now();
   for (let i = 0; i < N; i += 5000) await financialDocs(h.db).insertMany(docs.slice(i, i + 5000).map(withDerivedFields), { ordered: false });
@@ -192,7 +244,16 @@ t.test('30,000 documents: a cursor walk while documents change skips and repeats
     await financialDocs(h.db).deleteOne({ _id: picks[3]! });
     const added = `NEW-${seq}`;
     touched.add(added);
-    await financialDocs(h.db).insertOne(withDerivedFields({ ...template, _id: added, id: added, client: seq % 2 ? SMALL_CLIENT : template.client, date: T0 - (seq % 4000) * day, lastUpdate: now }));
+    await financialDocs(h.db).insertOne(
+      withDerivedFields({
+        ...template,
+        _id: added,
+        id: added,
+        client: seq % 2 ? SMALL_CLIENT : template.client,
+        date: T0 - (seq % 4000) * day,
+        lastUpdate: now,
+      }),
+    );
   }
 
   for (const [name, query, scope, size] of [
@@ -200,7 +261,13 @@ t.test('30,000 documents: a cursor walk while documents change skips and repeats
     ['4.1 order, one client (3,000)', `/api/financial-docs?limit=100&detail=full&client=${SMALL_CLIENT}`, { client: SMALL_CLIENT }, N / 10],
   ] as const) {
     const touched = new Set<string>();
-    const untouchedBefore = new Set((await financialDocs(h.db).find({ company: TENANT_A, ...scope }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+    const untouchedBefore = new Set(
+      (
+        await financialDocs(h.db)
+          .find({ company: TENANT_A, ...scope }, { projection: { _id: 1 } })
+          .toArray()
+      ).map((d) => d._id),
+    );
     const seen = new Map<string, number>();
     let url: string = query;
     let pages = 0;

@@ -25,7 +25,15 @@ t.test('a hang that ends in resets: operations succeed again without a restart',
   client.on('serverHeartbeatFailed', (e) => heartbeats.push(e.failure.message));
 
   proxy.mode = 'blackhole';
-  const hung = [1, 2, 3].map(() => coll.find({}, { maxTimeMS: 2500 }).toArray().then(() => 'answered', (err: Error) => err.name));
+  const hung = [1, 2, 3].map(() =>
+    coll
+      .find({}, { maxTimeMS: 2500 })
+      .toArray()
+      .then(
+        () => 'answered',
+        (err: Error) => err.name,
+      ),
+  );
   await new Promise((r) => setTimeout(r, 3000));
   proxy.mode = 'pass';
   proxy.dropConnections();
@@ -35,7 +43,10 @@ t.test('a hang that ends in resets: operations succeed again without a restart',
   let ok = 0;
   let last = '';
   while (Date.now() - started < 45_000 && ok < 3) {
-    last = await coll.countDocuments({}).then((n) => `count ${n}`, (err: Error) => `${err.name}: ${err.message}`);
+    last = await coll.countDocuments({}).then(
+      (n) => `count ${n}`,
+      (err: Error) => `${err.name}: ${err.message}`,
+    );
     ok = last === 'count 1' ? ok + 1 : 0;
   }
   t.equal(ok, 3, `answers again after ${Date.now() - started} ms`, { last, heartbeatFailures: heartbeats });

@@ -28,7 +28,12 @@ const KEY = 'test_key_corpus_eku_000000001';
 const h = await startHarness(t, { build: { now: () => new Date('2026-03-20T12:00:00-06:00') } });
 await storeApiKey(h.db, { key: KEY, tenant: ISSUER, label: 'corpus issuer' });
 const call = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: Buffer | object, contentType = 'application/json') =>
-  h.app.inject({ method, url, headers: { 'x-api-key': KEY, ...(payload ? { 'content-type': contentType } : {}) }, ...(payload ? { payload: payload as never } : {}) });
+  h.app.inject({
+    method,
+    url,
+    headers: { 'x-api-key': KEY, ...(payload ? { 'content-type': contentType } : {}) },
+    ...(payload ? { payload: payload as never } : {}),
+  });
 
 for (const [file, offloaded, shrinkage] of [
   // One box of goods (Cantidad 1, ClaveUnidad XBX) to one destination; 0.98 received: 0.02 short, 2% > 0.5%.
@@ -48,17 +53,48 @@ for (const [file, offloaded, shrinkage] of [
     const before = await call('GET', `/api/shipments/${tripId}`);
     assertConforms(t, before, 'GET', '/api/shipments/:id');
     const [leg] = before.json().shipments;
-    t.match(leg, { delivered: false, status: 2, offloadDate: null, loadDate: '2023-08-01T06:00:00.000Z', volumes: { loaded: 1, offloaded: null, shrinkageVolume: null, shrinkagePercent: null, exceedsTolerance: false, products: [{ code: '11121900', loaded: 1, offloaded: null }] } }, 'in transit, not a total loss');
+    t.match(
+      leg,
+      {
+        delivered: false,
+        status: 2,
+        offloadDate: null,
+        loadDate: '2023-08-01T06:00:00.000Z',
+        volumes: {
+          loaded: 1,
+          offloaded: null,
+          shrinkageVolume: null,
+          shrinkagePercent: null,
+          exceedsTolerance: false,
+          products: [{ code: '11121900', loaded: 1, offloaded: null }],
+        },
+      },
+      'in transit, not a total loss',
+    );
 
-    const put = await call('PUT', `/api/shipments/${tripId}/legs/${leg.shipmentId}/delivery`, { offloadDate: '2023-08-01T10:00:00-06:00', ticket: 'REC-0001', products: [{ code: '11121900', offloaded }] });
+    const put = await call('PUT', `/api/shipments/${tripId}/legs/${leg.shipmentId}/delivery`, {
+      offloadDate: '2023-08-01T10:00:00-06:00',
+      ticket: 'REC-0001',
+      products: [{ code: '11121900', offloaded }],
+    });
     t.equal(put.statusCode, 200, put.body);
     assertConforms(t, put, 'PUT', '/api/shipments/:id/legs/:shipmentId/delivery');
-    t.match(put.json().shipments[0], { delivered: true, status: 4, deliveryTicket: 'REC-0001', offloadDate: '2023-08-01T16:00:00.000Z', volumes: { loaded: 1, ...shrinkage } });
+    t.match(put.json().shipments[0], {
+      delivered: true,
+      status: 4,
+      deliveryTicket: 'REC-0001',
+      offloadDate: '2023-08-01T16:00:00.000Z',
+      volumes: { loaded: 1, ...shrinkage },
+    });
 
     const audit = await call('GET', '/api/analytics/discounts-and-shrinkage?startDate=2023-08-01&endDate=2023-08-31');
     assertConforms(t, audit, 'GET', '/api/analytics/discounts-and-shrinkage');
     const worst = audit.json().shrinkage.worstLegs.data.filter((w: { tripId: string }) => w.tripId === tripId);
-    t.same(worst.map((w: { shrinkagePercent: number }) => w.shrinkagePercent), shrinkage.exceedsTolerance ? [2] : [], 'the audit flags it exactly when beyond tolerance');
+    t.same(
+      worst.map((w: { shrinkagePercent: number }) => w.shrinkagePercent),
+      shrinkage.exceedsTolerance ? [2] : [],
+      'the audit flags it exactly when beyond tolerance',
+    );
 
     const stored = await trips(h.db).findOne({ _id: tripId });
     const again = await call('POST', '/api/imports', corpusFile(file), 'application/xml');

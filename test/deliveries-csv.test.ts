@@ -18,15 +18,25 @@ const h = await startHarness(t, { build: { now: () => NOW } });
 const base = await listen(h.app);
 const ROUTE = '/api/deliveries';
 
-const onTheRoad = (shipment: string, ...products: ReturnType<typeof diesel>[]) => leg({ shipment, loadDate: '2026-03-09T08:00', unloadDate: null, status: 2, products });
-const t1 = makeTrip({ _id: 'TGO-T1', tenant: TENANT_A, legs: [onTheRoad('S1-1', diesel(20_000, null)), onTheRoad('S1-2', diesel(10_000, null), gasoline(5_000, null))] });
+const onTheRoad = (shipment: string, ...products: ReturnType<typeof diesel>[]) =>
+  leg({ shipment, loadDate: '2026-03-09T08:00', unloadDate: null, status: 2, products });
+const t1 = makeTrip({
+  _id: 'TGO-T1',
+  tenant: TENANT_A,
+  legs: [onTheRoad('S1-1', diesel(20_000, null)), onTheRoad('S1-2', diesel(10_000, null), gasoline(5_000, null))],
+});
 const t2 = makeTrip({ _id: 'TGO-T2', tenant: TENANT_A, legs: [onTheRoad('S2-1', diesel(30_000, null))] });
 const t3 = makeTrip({ _id: 'TGO-T3', tenant: TENANT_A, legs: [onTheRoad('S3-1', diesel(15_000, null), gasoline(15_000, null))] });
 const tB = makeTrip({ _id: 'FNO-T1', tenant: TENANT_B, legs: [onTheRoad('SB-1', diesel(10_000, null))] });
 await trips(h.db).insertMany([t1, t2, t3, tB]);
 
 const post = (payload: string | object, contentType: string, key = KEY_A) =>
-  h.app.inject({ method: 'POST', url: ROUTE, headers: { 'x-api-key': key, 'content-type': contentType }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+  h.app.inject({
+    method: 'POST',
+    url: ROUTE,
+    headers: { 'x-api-key': key, 'content-type': contentType },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
 const storedAll = async () => (await trips(h.db).find({}).sort({ _id: 1 }).toArray()).map((d) => JSON.stringify(d));
 const leg0 = async (id: string, shipment: string) => (await trips(h.db).findOne({ _id: id }))!.shipments.find((l) => l.shipment === shipment)!;
 const outcome = (report: Json) => report.rows.map((r: Json) => [r.line, r.status, r.reason ?? '']);
@@ -64,9 +74,21 @@ t.test('a CSV of tickets: each leg recorded or rejected on its own, with the rea
   t.same(report.summary, { rows: 8, legs: 6, applied: 3, unchanged: 0, rejected: 5 });
   t.match(report.rows[0], { tripId: 'TGO-T1', shipmentId: 'S1-1', productCode: '15101505' });
 
-  t.match(await leg0('TGO-T1', 'S1-1'), { unloadDate: Date.parse('2026-03-10T15:00:00Z'), status: 4, products: [{ offloaded: 19_950 }], delivery: { source: 'recorded', ticket: 'TK-101' } });
-  t.same((await leg0('TGO-T1', 'S1-2')).products.map((p) => p.offloaded), [9_990, 4_999]);
-  for (const [id, s] of [['TGO-T2', 'S2-1'], ['TGO-T3', 'S3-1']]) t.match(await leg0(id!, s!), { unloadDate: null, status: 2, products: [{ offloaded: null }] }, `${id}: still in transit`);
+  t.match(await leg0('TGO-T1', 'S1-1'), {
+    unloadDate: Date.parse('2026-03-10T15:00:00Z'),
+    status: 4,
+    products: [{ offloaded: 19_950 }],
+    delivery: { source: 'recorded', ticket: 'TK-101' },
+  });
+  t.same(
+    (await leg0('TGO-T1', 'S1-2')).products.map((p) => p.offloaded),
+    [9_990, 4_999],
+  );
+  for (const [id, s] of [
+    ['TGO-T2', 'S2-1'],
+    ['TGO-T3', 'S3-1'],
+  ])
+    t.match(await leg0(id!, s!), { unloadDate: null, status: 2, products: [{ offloaded: null }] }, `${id}: still in transit`);
   t.equal((await leg0('FNO-T1', 'SB-1')).unloadDate, null, "B's trip untouched");
 
   const trip = (await h.app.inject({ method: 'GET', url: '/api/shipments/TGO-T1', headers: { 'x-api-key': KEY_A } })).json();
@@ -96,11 +118,23 @@ t.test('rows of one leg must agree on its date and ticket, and name every produc
   ].join('\n');
   const report = (await post(csv, 'text/csv')).json();
   t.same(outcome(report), [
-    [2, 'rejected', 'the rows of this leg (lines 2, 3) disagree on offloadDate (2026-03-12T14:00:00.000Z, 2026-03-12T15:00:00.000Z): one ticket has one date and reference'],
-    [3, 'rejected', 'the rows of this leg (lines 2, 3) disagree on offloadDate (2026-03-12T14:00:00.000Z, 2026-03-12T15:00:00.000Z): one ticket has one date and reference'],
+    [
+      2,
+      'rejected',
+      'the rows of this leg (lines 2, 3) disagree on offloadDate (2026-03-12T14:00:00.000Z, 2026-03-12T15:00:00.000Z): one ticket has one date and reference',
+    ],
+    [
+      3,
+      'rejected',
+      'the rows of this leg (lines 2, 3) disagree on offloadDate (2026-03-12T14:00:00.000Z, 2026-03-12T15:00:00.000Z): one ticket has one date and reference',
+    ],
     [4, 'rejected', 'product 15101514 of leg S1-2 is missing: every product of the leg needs its offloaded litres'],
   ]);
-  t.same((await leg0('TGO-T1', 'S1-2')).products.map((p) => p.offloaded), [9_990, 4_999], 'the recorded delivery is not replaced by a partial one');
+  t.same(
+    (await leg0('TGO-T1', 'S1-2')).products.map((p) => p.offloaded),
+    [9_990, 4_999],
+    'the recorded delivery is not replaced by a partial one',
+  );
 });
 
 t.test('a first line that is not the template header is 400 and records nothing', async (t) => {
@@ -108,7 +142,11 @@ t.test('a first line that is not the template header is 400 and records nothing'
   const row = 'TGO-T2,S2-1,15101505,29000,2026-03-12 08:00';
   for (const [name, csv, detail] of [
     ['an unknown column', `tripId,shipmentId,productCode,litros,offloadDate\n${row}`, /column "litros" is not one of .*column offloaded is missing/],
-    ['columns in another order', `shipmentId,tripId,productCode,offloaded,offloadDate\n${row}`, /the first line must be exactly tripId,shipmentId,productCode,offloaded,offloadDate/],
+    [
+      'columns in another order',
+      `shipmentId,tripId,productCode,offloaded,offloadDate\n${row}`,
+      /the first line must be exactly tripId,shipmentId,productCode,offloaded,offloadDate/,
+    ],
     ['semicolons', `tripId;shipmentId;productCode;offloaded;offloadDate\n${row}`, /column "tripId;shipmentId;productCode;offloaded;offloadDate" is not one of/],
     ['an empty body', '', /the file is empty/],
   ] as const) {
@@ -129,8 +167,19 @@ t.test('past the header, every problem is a row: no rows, a quote never closed, 
   const none = await post(header, 'text/csv');
   t.equal(none.statusCode, 200);
   t.same(none.json().summary, { rows: 0, legs: 0, applied: 0, unchanged: 0, rejected: 0 });
-  const unclosed = (await post('tripId,shipmentId,productCode,offloaded,offloadDate,ticket\nTGO-T1,S1-1,15101505,19950,2026-03-10 09:00,TK-101\n"TGO-T2,S2-1,15101505,29000,2026-03-12 08:00\n', 'text/csv')).json();
-  t.same(outcome(unclosed).map((r: unknown[]) => r.slice(0, 2)), [[2, 'unchanged'], [3, 'rejected']]);
+  const unclosed = (
+    await post(
+      'tripId,shipmentId,productCode,offloaded,offloadDate,ticket\nTGO-T1,S1-1,15101505,19950,2026-03-10 09:00,TK-101\n"TGO-T2,S2-1,15101505,29000,2026-03-12 08:00\n',
+      'text/csv',
+    )
+  ).json();
+  t.same(
+    outcome(unclosed).map((r: unknown[]) => r.slice(0, 2)),
+    [
+      [2, 'unchanged'],
+      [3, 'rejected'],
+    ],
+  );
   t.match(unclosed.rows[1].reason, /^a quoted field opened on line 3 is never closed/);
   const before = await storedAll();
   const row = 'TGO-T2,S2-1,15101505,29000,2026-03-12 08:00\n';
@@ -153,12 +202,20 @@ t.test('20,000 rows of one leg: each reason names a bounded number of other line
     t.ok(longest <= 400, `${what}: the longest reason is ${longest} characters`);
   };
   // Every row a different date: the leg's rows disagree.
-  const dates = Array.from({ length: n }, (_, i) => `TGO-T2,S2-1,15101505,29000,2026-03-${String(10 + (i % 18)).padStart(2, '0')} ${String(i % 24).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}\n`);
+  const dates = Array.from(
+    { length: n },
+    (_, i) =>
+      `TGO-T2,S2-1,15101505,29000,2026-03-${String(10 + (i % 18)).padStart(2, '0')} ${String(i % 24).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}\n`,
+  );
   const disagree = await post(header + dates.join(''), 'text/csv');
   t.equal(disagree.statusCode, 200);
   bounded(disagree.json(), 'dates that disagree');
   t.equal(disagree.json().rows[0].reason.split(' disagree on ')[0], 'the rows of this leg (lines 2, 3, 4, 5, 6 (and 19,995 more))');
-  t.match(disagree.json().rows[0].reason, /offloadDate \(([^,]+, ){4}[^,]+ \(and 355 more\)\)/, 'day, hour and minute repeat every lcm(18, 24, 60) = 360 rows: 360 distinct dates, five named');
+  t.match(
+    disagree.json().rows[0].reason,
+    /offloadDate \(([^,]+, ){4}[^,]+ \(and 355 more\)\)/,
+    'day, hour and minute repeat every lcm(18, 24, 60) = 360 rows: 360 distinct dates, five named',
+  );
   // Every other row unreadable: the readable ones name the unreadable ones.
   const alternate = Array.from({ length: n }, (_, i) => `TGO-T2,S2-1,15101505,${i % 2 ? 'x' : '29000'},2026-03-12 08:00\n`);
   const half = (await post(header + alternate.join(''), 'text/csv')).json();
@@ -184,10 +241,14 @@ t.test('the same rows as JSON, and through the MCP tool', async (t) => {
   ];
   const res = await post({ rows }, 'application/json');
   assertConforms(t, res, 'POST', ROUTE);
-  t.same(outcome(res.json()), [
-    [1, 'rejected', 'leg not recorded: line 2 of the same leg is rejected'],
-    [2, 'rejected', 'leg S2-1 does not carry product 15101514 (it carries 15101505)'],
-  ], 'JSON rows are numbered from 1');
+  t.same(
+    outcome(res.json()),
+    [
+      [1, 'rejected', 'leg not recorded: line 2 of the same leg is rejected'],
+      [2, 'rejected', 'leg S2-1 does not carry product 15101514 (it carries 15101505)'],
+    ],
+    'JSON rows are numbered from 1',
+  );
   const invalid = await post({ rows: [{ ...rows[0], offloaded: '29950' }] }, 'application/json');
   t.equal(invalid.statusCode, 400, 'a JSON body is validated as a whole');
   t.match(invalid.json().error, { reason: 'invalid_body', fields: [{ in: 'body', name: 'rows.0.offloaded' }] });
@@ -207,14 +268,32 @@ t.test('keys: write scope needed; the tenant is always the key', async (t) => {
   const { key } = await createApiKey(h.db, TENANT_A, 'read only', ['read']);
   const ro = await post(CSV, 'text/csv', key);
   t.equal(ro.statusCode, 403);
-  const b = (await post('tripId,shipmentId,productCode,offloaded,offloadDate\nTGO-T1,S1-1,15101505,1,2026-03-10 09:00\nFNO-T1,SB-1,15101505,9990,2026-03-10 09:00\n', 'text/csv', KEY_B)).json();
+  const b = (
+    await post(
+      'tripId,shipmentId,productCode,offloaded,offloadDate\nTGO-T1,S1-1,15101505,1,2026-03-10 09:00\nFNO-T1,SB-1,15101505,9990,2026-03-10 09:00\n',
+      'text/csv',
+      KEY_B,
+    )
+  ).json();
   t.equal(b.tenant, TENANT_B);
-  t.same(outcome(b), [[2, 'rejected', 'no shipment TGO-T1 for this tenant'], [3, 'applied', '']], "B records its own trip and never A's");
+  t.same(
+    outcome(b),
+    [
+      [2, 'rejected', 'no shipment TGO-T1 for this tenant'],
+      [3, 'applied', ''],
+    ],
+    "B records its own trip and never A's",
+  );
 });
 
 t.test('a body over DELIVERIES_BODY_LIMIT_BYTES is 413', async (t) => {
   const app = await h.rebuild({ env: { DELIVERIES_BODY_LIMIT_BYTES: '2048' } });
-  const res = await app.inject({ method: 'POST', url: ROUTE, headers: { 'x-api-key': KEY_A, 'content-type': 'text/csv' }, payload: `tripId,shipmentId,productCode,offloaded,offloadDate\n${'TGO-T2,S2-1,15101505,29000,2026-03-12 08:00\n'.repeat(100)}` });
+  const res = await app.inject({
+    method: 'POST',
+    url: ROUTE,
+    headers: { 'x-api-key': KEY_A, 'content-type': 'text/csv' },
+    payload: `tripId,shipmentId,productCode,offloaded,offloadDate\n${'TGO-T2,S2-1,15101505,29000,2026-03-12 08:00\n'.repeat(100)}`,
+  });
   t.equal(res.statusCode, 413);
   assertConforms(t, res, 'POST', ROUTE);
 });

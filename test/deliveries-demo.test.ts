@@ -23,22 +23,48 @@ t.test('legs in transit (status 2) are not losses; delivered legs carry their ti
   const onTheRoad = legs.filter((l) => l.status === 2);
   t.ok(onTheRoad.length > 0, `${onTheRoad.length} legs on the road`);
   for (const l of onTheRoad) {
-    t.match(l, { delivered: false, offloadDate: null, deliveryTicket: null, volumes: { offloaded: null, shrinkageVolume: null, shrinkagePercent: null, exceedsTolerance: false } }, l.shipmentId);
+    t.match(
+      l,
+      {
+        delivered: false,
+        offloadDate: null,
+        deliveryTicket: null,
+        volumes: { offloaded: null, shrinkageVolume: null, shrinkagePercent: null, exceedsTolerance: false },
+      },
+      l.shipmentId,
+    );
     t.ok(l.volumes.products.every((p: Json) => p.offloaded === null));
   }
   const all: Json[] = (await get('/api/shipments?limit=100')).json().data.flatMap((trip: Json) => trip.shipments);
   const delivered = all.filter((l) => l.status === 4);
   t.ok(delivered.length > 50);
-  t.ok(delivered.every((l) => l.delivered === true && /^REC-\d{6}-\d$/.test(l.deliveryTicket) && typeof l.volumes.shrinkagePercent === 'number'), 'every delivered leg has its ticket and its shrinkage');
+  t.ok(
+    delivered.every((l) => l.delivered === true && /^REC-\d{6}-\d$/.test(l.deliveryTicket) && typeof l.volumes.shrinkagePercent === 'number'),
+    'every delivered leg has its ticket and its shrinkage',
+  );
 });
 
 t.test("recording a demo leg's ticket delivers it", async (t) => {
   const trip = (await get('/api/shipments?status=2&limit=1')).json().data[0];
   const leg = trip.shipments.find((l: Json) => l.status === 2);
-  const body = { offloadDate: new Date(Date.parse(leg.loadDate) + 6 * 3_600_000).toISOString(), ticket: 'REC-NUEVO-1', products: leg.volumes.products.map((p: Json) => ({ code: p.code, offloaded: p.loaded - 10 })) };
-  const res = await h.app.inject({ method: 'PUT', url: `/api/shipments/${trip.id}/legs/${leg.shipmentId}/delivery`, headers: { 'x-api-key': key }, payload: body });
+  const body = {
+    offloadDate: new Date(Date.parse(leg.loadDate) + 6 * 3_600_000).toISOString(),
+    ticket: 'REC-NUEVO-1',
+    products: leg.volumes.products.map((p: Json) => ({ code: p.code, offloaded: p.loaded - 10 })),
+  };
+  const res = await h.app.inject({
+    method: 'PUT',
+    url: `/api/shipments/${trip.id}/legs/${leg.shipmentId}/delivery`,
+    headers: { 'x-api-key': key },
+    payload: body,
+  });
   t.equal(res.statusCode, 200, res.body);
   const after = res.json().shipments.find((l: Json) => l.shipmentId === leg.shipmentId);
   const n = leg.volumes.products.length;
-  t.match(after, { delivered: true, status: 4, deliveryTicket: 'REC-NUEVO-1', volumes: { loaded: leg.volumes.loaded, offloaded: leg.volumes.loaded - 10 * n, shrinkageVolume: 10 * n } });
+  t.match(after, {
+    delivered: true,
+    status: 4,
+    deliveryTicket: 'REC-NUEVO-1',
+    volumes: { loaded: leg.volumes.loaded, offloaded: leg.volumes.loaded - 10 * n, shrinkageVolume: 10 * n },
+  });
 });

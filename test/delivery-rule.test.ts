@@ -43,7 +43,9 @@ const cases: [string, Document, number | null][] = [
 async function pipelineVerdicts(legs: Document[]): Promise<(number | null)[]> {
   const coll = db.collection(`legs_${Math.random().toString(36).slice(2)}`);
   await coll.insertOne({ _id: 'trip' as never, shipments: legs });
-  const [row] = await coll.aggregate<{ at: (number | null)[] }>([{ $project: { at: { $map: { input: '$shipments', as: 'l', in: legDeliveredAtExpr('$$l') } } } }]).toArray();
+  const [row] = await coll
+    .aggregate<{ at: (number | null)[] }>([{ $project: { at: { $map: { input: '$shipments', as: 'l', in: legDeliveredAtExpr('$$l') } } } }])
+    .toArray();
   await coll.drop();
   return row!.at;
 }
@@ -60,9 +62,16 @@ t.test('the two forms agree on generated legs', async (t) => {
   const num = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 60_000 }), fc.constant(undefined));
   const leg = fc.record({
     unloadDate: fc.oneof(fc.constant(null), fc.integer({ min: 1_700_000_000_000, max: 1_800_000_000_000 })),
-    products: fc.array(num.map((o) => p(o)), { maxLength: 3 }),
+    products: fc.array(
+      num.map((o) => p(o)),
+      { maxLength: 3 },
+    ),
   });
   const legs = fc.sample(fc.array(leg, { minLength: 1, maxLength: 40 }), { numRuns: 1, seed: 21 })[0]!;
   const verdicts = await pipelineVerdicts(legs);
-  t.same(verdicts, legs.map((l) => legDeliveredAt(l as DeliveryFields)), `${legs.length} legs`);
+  t.same(
+    verdicts,
+    legs.map((l) => legDeliveredAt(l as DeliveryFields)),
+    `${legs.length} legs`,
+  );
 });

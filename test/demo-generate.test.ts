@@ -43,7 +43,10 @@ t.test('random: seeded, reproducible, helpers in range', async (t) => {
   const a = new Rng(7);
   const b = new Rng(7);
   const xs = Array.from({ length: 100 }, () => a.next());
-  t.same(xs, Array.from({ length: 100 }, () => b.next()));
+  t.same(
+    xs,
+    Array.from({ length: 100 }, () => b.next()),
+  );
   t.not(new Rng(8).next(), new Rng(7).next());
   t.not(mix32(1, 2), mix32(2, 1));
   const r = new Rng(1);
@@ -77,7 +80,10 @@ t.test('catalog: RFC shapes and check digits, distances', async (t) => {
   const persons = CLIENTS.filter((c) => c.rfc.length === 13 && c.rfc !== PUBLIC_RFC);
   t.ok(companies.length >= 25, `≥ 25 companies (${companies.length})`);
   t.ok(persons.length >= 3, 'a few personas físicas');
-  t.ok(CLIENTS.some((c) => c.rfc === PUBLIC_RFC), 'public RFC present');
+  t.ok(
+    CLIENTS.some((c) => c.rfc === PUBLIC_RFC),
+    'public RFC present',
+  );
   for (const c of CLIENTS) {
     if (!isValidRfc(c.rfc)) t.fail(`invalid RFC shape ${c.rfc}`);
     if (c.rfc !== PUBLIC_RFC) t.equal(c.rfc.at(-1), rfcCheckDigit(c.rfc.slice(0, -1)), `check digit of ${c.rfc}`);
@@ -249,13 +255,20 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
     const withShortage = docs.filter((d) => d.iFalt > 0);
     t.ok(withShortage.length > 0, 'some documents deduct shortage');
     // The naive check (4% × SubTotal) would be wrong on them; the concept-based one is not.
-    const naiveWrong = withShortage.filter(
-      (d) => d.client.length === 12 && toCents(d.iTax2) !== taxC(d.iSub - d.iDesc, settings.retentionRate),
-    );
+    const naiveWrong = withShortage.filter((d) => d.client.length === 12 && toCents(d.iTax2) !== taxC(d.iSub - d.iDesc, settings.retentionRate));
     t.ok(naiveWrong.length > 0, 'shortage lines break the naive 4% × SubTotal check');
-    t.ok(docs.some((d) => d.iDesc > 0), 'some discounts');
-    t.ok(docs.some((d) => d.invoice.concepts.some((c) => c.kind === 'demurrage')), 'some demurrage');
-    t.ok(docs.some((d) => d.invoice.concepts.some((c) => c.kind === 'toll')), 'some tolls');
+    t.ok(
+      docs.some((d) => d.iDesc > 0),
+      'some discounts',
+    );
+    t.ok(
+      docs.some((d) => d.invoice.concepts.some((c) => c.kind === 'demurrage')),
+      'some demurrage',
+    );
+    t.ok(
+      docs.some((d) => d.invoice.concepts.some((c) => c.kind === 'toll')),
+      'some tolls',
+    );
   });
 
   t.test('payments, balances and statuses', async (t) => {
@@ -347,10 +360,13 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
       for (const c of d.canceled.filter((x) => x.target === 'invoice')) {
         const status = c.status ?? 'none';
         count[status] = (count[status] ?? 0) + 1;
-        if (c.requestedAt === undefined || c.requestedAt < d.date || c.date < c.requestedAt || c.date > END) fail(`${d.id}: requested after emission, in effect after the request, before endDate`);
-        if (status === 'expired' && c.date !== receiverDeadline(c.requestedAt!)) fail(`${d.id}: tacit acceptance exactly when the receiver's 3 business days end`);
+        if (c.requestedAt === undefined || c.requestedAt < d.date || c.date < c.requestedAt || c.date > END)
+          fail(`${d.id}: requested after emission, in effect after the request, before endDate`);
+        if (status === 'expired' && c.date !== receiverDeadline(c.requestedAt!))
+          fail(`${d.id}: tacit acceptance exactly when the receiver's 3 business days end`);
         if (status === 'pending' && c.statusSource !== 'acknowledgement') fail(`${d.id}: a pending request is known from its acknowledgement`);
-        if (status === 'rejected' && (d.status === DOC_STATUS.cancelled || c.satStatus !== 'Solicitud rechazada')) fail(`${d.id}: a rejected request cancels nothing`);
+        if (status === 'rejected' && (d.status === DOC_STATUS.cancelled || c.satStatus !== 'Solicitud rechazada'))
+          fail(`${d.id}: a rejected request cancels nothing`);
         if (status === 'pending' && d.status === DOC_STATUS.cancelled) fail(`${d.id}: a pending request cancels nothing`);
       }
     }
@@ -396,13 +412,15 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
         if (leg.distanceKm <= 0) fail(`${leg.shipment}: distance`);
         if (leg.unloadDate === null) {
           inTransit++;
-          if (leg.status !== 2 || leg.products.some((p) => p.offloaded !== null) || leg.delivery !== undefined) fail(`${leg.shipment}: in transit, nothing offloaded recorded`);
+          if (leg.status !== 2 || leg.products.some((p) => p.offloaded !== null) || leg.delivery !== undefined)
+            fail(`${leg.shipment}: in transit, nothing offloaded recorded`);
           if (leg !== trip.shipments.at(-1)) fail(`${leg.shipment}: only the last leg can be in transit`);
         } else {
           const h = (leg.unloadDate - leg.loadDate!) / HOUR;
           if (h < 4 || h > 48) fail(`${leg.shipment}: unload ${h} h after load`);
           if (leg.status !== 4) fail(`${leg.shipment}: status`);
-          if (leg.products.some((p) => p.offloaded === null) || leg.delivery?.source !== 'recorded' || !/^REC-\d{6}-\d$/.test(leg.delivery.ticket ?? '')) fail(`${leg.shipment}: delivered with its ticket`);
+          if (leg.products.some((p) => p.offloaded === null) || leg.delivery?.source !== 'recorded' || !/^REC-\d{6}-\d$/.test(leg.delivery.ticket ?? ''))
+            fail(`${leg.shipment}: delivered with its ticket`);
           if (leg.unloadDate > END) fail(`${leg.shipment}: unloaded after endDate`);
           shrink.push(((loaded - offloaded) / loaded) * 100);
           prevUnload = leg.unloadDate;
@@ -415,7 +433,10 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
     const low = shrink.filter((x) => x <= 0.3).length / shrink.length;
     t.ok(over > 0.06 && over < 0.15, `~10% of legs beyond 0.5% (${(over * 100).toFixed(1)}%)`);
     t.ok(low > 0.7, `most legs within 0.3% (${(low * 100).toFixed(1)}%)`);
-    t.ok(shrink.some((x) => x === 0), 'some legs with exactly 0 shrinkage');
+    t.ok(
+      shrink.some((x) => x === 0),
+      'some legs with exactly 0 shrinkage',
+    );
   });
 
   t.test('trip ↔ invoice links', async (t) => {
@@ -424,7 +445,10 @@ t.test('internal consistency (2000 documents, 2000 trips)', async (t) => {
     const broken = trips.filter((x) => x.idFinan !== null && !byId.has(x.idFinan));
     t.ok(linked.length / trips.length > 0.85, `most trips linked (${linked.length})`);
     t.ok(unbilled.length > 0, `some trips not billed (${unbilled.length})`);
-    t.ok(unbilled.some((x) => x.shipments.every((l) => l.unloadDate !== null && l.unloadDate < END - 30 * 24 * HOUR)), 'old delivered trips never billed (leakage)');
+    t.ok(
+      unbilled.some((x) => x.shipments.every((l) => l.unloadDate !== null && l.unloadDate < END - 30 * 24 * HOUR)),
+      'old delivered trips never billed (leakage)',
+    );
     t.ok(broken.length > 0 && broken.length < trips.length * 0.02, `a few dangling links (${broken.length})`);
     t.equal(new Set(linked.map((x) => x.idFinan)).size, linked.length, 'one document per trip');
     let negative = 0;

@@ -65,7 +65,10 @@ t.test('ObjectId and string _ids under concurrent writes while background commit
   };
   const ops = await Promise.all([0, 0, 1, 2, 3].map(worker));
   t.same(errors, [], 'no operation fails');
-  t.ok(ops.every((k) => k > 0), `every kind of operation ran (${ops.join(', ')})`);
+  t.ok(
+    ops.every((k) => k > 0),
+    `every kind of operation ran (${ops.join(', ')})`,
+  );
   t.equal(await c.countDocuments({}), n, 'every inserted document is there');
   const validate = await db.command({ validate: 'docs' });
   t.equal(validate.valid, true, `indexes agree with the documents ${JSON.stringify(validate.errors ?? [])}`);

@@ -42,7 +42,11 @@ t.test('a long aggregation on one connection does not hold up the others', async
   await new Promise((r) => setTimeout(r, 200)); // let it start
   const answeredWhileRunning = await Promise.all(others.map(async (c) => (await c.db('x').command({ ping: 1 }), !slowDone)));
   t.equal(await slow, 977, 'the long aggregation completes with its answer');
-  t.same(answeredWhileRunning, others.map(() => true), 'every other connection was answered before it finished');
+  t.same(
+    answeredWhileRunning,
+    others.map(() => true),
+    'every other connection was answered before it finished',
+  );
 });
 
 t.test('connections that close free their threads; new ones are served', async (t) => {

@@ -64,7 +64,8 @@ t.test('kill -9 during a seed: indexes agree with their collections, acknowledge
   await acks.createIndex({ at: -1 });
 
   const seedStarted = Date.now();
-  const seeding = loadDemoData(db, { invoices: 20_000, trips: 3000, seed: 25, drop: false }).then( // trips first, then invoices
+  const seeding = loadDemoData(db, { invoices: 20_000, trips: 3000, seed: 25, drop: false }).then(
+    // trips first, then invoices
     () => 'finished',
     (err: Error) => err.message,
   );
@@ -72,7 +73,10 @@ t.test('kill -9 during a seed: indexes agree with their collections, acknowledge
   let killed = false;
   const probe = (async () => {
     for (let id = 1; !killed; id++) {
-      const ok = await acks.insertOne({ _id: id, at: new Date() }).then(() => true, () => false);
+      const ok = await acks.insertOne({ _id: id, at: new Date() }).then(
+        () => true,
+        () => false,
+      );
       if (ok && !killed) acked.push({ id, at: Date.now() });
       await sleep(5);
     }
@@ -81,7 +85,13 @@ t.test('kill -9 during a seed: indexes agree with their collections, acknowledge
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline && (await financialDocs(db).estimatedDocumentCount()) < 1500) await sleep(50);
   const killAt = Date.now();
-  const phase = (what: string, since: number) => t.comment(`${what}: ${Date.now() - since} ms (load average ${os.loadavg().map((l) => l.toFixed(1)).join(', ')})`);
+  const phase = (what: string, since: number) =>
+    t.comment(
+      `${what}: ${Date.now() - since} ms (load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')})`,
+    );
   phase('seeding up to the kill', seedStarted);
   killed = true;
   engine.kill();
@@ -96,12 +106,23 @@ t.test('kill -9 during a seed: indexes agree with their collections, acknowledge
   const after = await connect(restarted.uri);
   t.teardown(() => after.client.close());
 
-  const present = new Set((await after.db.collection<{ _id: number }>('acks').find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+  const present = new Set(
+    (
+      await after.db
+        .collection<{ _id: number }>('acks')
+        .find({}, { projection: { _id: 1 } })
+        .toArray()
+    ).map((d) => d._id),
+  );
   const lost = acked.filter((a) => !present.has(a.id));
   const oldestLostMs = lost.length ? killAt - Math.min(...lost.map((a) => a.at)) : 0;
   t.comment(`${acked.length} acknowledged probe writes, ${lost.length} lost (the oldest acknowledged ${oldestLostMs} ms before the kill)`);
   t.ok(acked.length > 20, 'the probe wrote during the seed');
-  t.same(lost.filter((a) => a.at < killAt - COMMIT_WINDOW_ALLOWANCE_MS), [], `nothing acknowledged ${COMMIT_WINDOW_ALLOWANCE_MS} ms before the kill is lost`);
+  t.same(
+    lost.filter((a) => a.at < killAt - COMMIT_WINDOW_ALLOWANCE_MS),
+    [],
+    `nothing acknowledged ${COMMIT_WINDOW_ALLOWANCE_MS} ms before the kill is lost`,
+  );
 
   phase('restart and probe check', killAt);
   const checksStarted = Date.now();
@@ -135,10 +156,7 @@ t.test('kill -9 during a seed: indexes agree with their collections, acknowledge
           const key = `${name} ${JSON.stringify(query)}`;
           if (asked.has(key)) continue;
           asked.add(key);
-          const [onDisk, scanned] = await Promise.all([
-            after.db.collection(name).find(query).toArray(),
-            scan.db.collection(name).find(query).toArray(),
-          ]);
+          const [onDisk, scanned] = await Promise.all([after.db.collection(name).find(query).toArray(), scan.db.collection(name).find(query).toArray()]);
           t.same(ids(onDisk), ids(scanned), `${name} ${index.name} ${JSON.stringify(query)}: ${scanned.length} documents`, { diagnostic: false });
           const [count, scannedCount] = await Promise.all([after.db.collection(name).countDocuments(query), scan.db.collection(name).countDocuments(query)]);
           t.equal(count, scannedCount, `${name} ${index.name} ${JSON.stringify(query)}: count`, { diagnostic: false });

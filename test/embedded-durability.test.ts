@@ -45,7 +45,9 @@ t.test('each kind of write with j:true or w:majority survives a kill -9 right af
     await c.updateOne({ _id: 'seed-0' }, { $set: { n: 10 } }, j);
     await c.deleteOne({ _id: 'seed-1' }, j);
     await c.findOneAndUpdate({ _id: 'seed-2' }, { $set: { n: 20 } }, j);
-    await c.bulkWrite([{ insertOne: { document: { _id: 'bulk', n: 2 } } }, { updateOne: { filter: { _id: 'seed-3' }, update: { $set: { n: 30 } } } }], { writeConcern: { w: 'majority' } });
+    await c.bulkWrite([{ insertOne: { document: { _id: 'bulk', n: 2 } } }, { updateOne: { filter: { _id: 'seed-3' }, update: { $set: { n: 30 } } } }], {
+      writeConcern: { w: 'majority' },
+    });
     // Group commit: concurrent durable writers all answered, none waits for the 60 s period.
     await Promise.all(Array.from({ length: 50 }, (_, i) => c.insertOne({ _id: `concurrent-${i}`, n: i }, j)));
   });

@@ -18,7 +18,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agenda } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { startEmbeddedMongo, defaultStartTimeoutMs, classArchiveArgs, DEFAULT_EMBEDDED_MONGO_JAR, DEFAULT_ENGINE_CLASS_ARCHIVE, DEFAULT_ENGINE_HEAP_MB, EMBEDDED_STORE_FILE, exitReason, type EmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
+import {
+  startEmbeddedMongo,
+  defaultStartTimeoutMs,
+  classArchiveArgs,
+  DEFAULT_EMBEDDED_MONGO_JAR,
+  DEFAULT_ENGINE_CLASS_ARCHIVE,
+  DEFAULT_ENGINE_HEAP_MB,
+  EMBEDDED_STORE_FILE,
+  exitReason,
+  type EmbeddedMongo,
+} from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 
 interface Item {
@@ -37,7 +47,18 @@ interface Doc {
 }
 
 const DOCS: Doc[] = [
-  { _id: 1, tenant: 'a', total: 10, status: 'paid', items: [{ sku: 'x', qty: 2 }, { sku: 'y', qty: 5 }], issuedAt: new Date('2024-01-15T10:00:00Z'), carrierId: 'c1' },
+  {
+    _id: 1,
+    tenant: 'a',
+    total: 10,
+    status: 'paid',
+    items: [
+      { sku: 'x', qty: 2 },
+      { sku: 'y', qty: 5 },
+    ],
+    issuedAt: new Date('2024-01-15T10:00:00Z'),
+    carrierId: 'c1',
+  },
   { _id: 2, tenant: 'a', total: 20, status: 'open', items: [{ sku: 'x', qty: 7 }], issuedAt: new Date('2024-02-01T00:00:00Z'), carrierId: 'c2' },
   { _id: 3, tenant: 'b', total: 30, status: 'paid', items: [], issuedAt: new Date('2024-02-20T12:00:00Z'), carrierId: 'c1', note: null },
   { _id: 4, tenant: 'a', total: 40, status: 'void', items: [{ sku: 'z', qty: 1 }], issuedAt: new Date('2024-03-05T00:00:00Z') },
@@ -81,7 +102,12 @@ t.test('in-memory engine with the real driver', async (t) => {
   });
 
   t.test('$in', async (t) => {
-    const ids = (await docs.find({ status: { $in: ['paid', 'void'] } }).sort({ _id: 1 }).toArray()).map((d) => d._id);
+    const ids = (
+      await docs
+        .find({ status: { $in: ['paid', 'void'] } })
+        .sort({ _id: 1 })
+        .toArray()
+    ).map((d) => d._id);
     t.same(ids, [1, 3, 4]);
   });
 
@@ -97,16 +123,8 @@ t.test('in-memory engine with the real driver', async (t) => {
     await keys.insertOne({ tenant: 'a', key: 'k' });
     await keys.insertOne({ tenant: 'b', key: 'k' });
     await t.rejects(keys.insertOne({ tenant: 'a', key: 'k' }), { code: 11000 }, 'duplicate insert');
-    await t.rejects(
-      keys.updateOne({ tenant: 'b', key: 'k' }, { $set: { tenant: 'a' } }),
-      { code: 11000 },
-      'update into a duplicate',
-    );
-    await t.rejects(
-      keys.updateOne({ tenant: 'a', key: 'new' }, { $set: { key: 'k' } }, { upsert: true }),
-      { code: 11000 },
-      'upsert into a duplicate',
-    );
+    await t.rejects(keys.updateOne({ tenant: 'b', key: 'k' }, { $set: { tenant: 'a' } }), { code: 11000 }, 'update into a duplicate');
+    await t.rejects(keys.updateOne({ tenant: 'a', key: 'new' }, { $set: { key: 'k' } }, { upsert: true }), { code: 11000 }, 'upsert into a duplicate');
     const names = (await keys.listIndexes().toArray()).map((i) => i.name);
     t.ok(names.includes('tenant_key'), 'listIndexes shows the unique index');
     t.equal(await keys.countDocuments(), 2);
@@ -351,7 +369,11 @@ t.test('every start maps the class archive `npm run setup` wrote; another jar, o
   const maps = await readFile(`/proc/${engine.pid}/maps`, 'utf8');
   t.ok(maps.includes(archive), 'the JVM has the archive mapped (the JDK accepted it)');
   t.same(classArchiveArgs(path.join(os.tmpdir(), 'another', 'embedded-mongo.jar')), [], 'EMBEDDED_MONGO_JAR elsewhere: no archive (it would not match)');
-  t.match(classArchiveArgs(DEFAULT_EMBEDDED_MONGO_JAR).join(' '), new RegExp(`-XX:SharedArchiveFile=${archive.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'the default jar: the archive');
+  t.match(
+    classArchiveArgs(DEFAULT_EMBEDDED_MONGO_JAR).join(' '),
+    new RegExp(`-XX:SharedArchiveFile=${archive.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    'the default jar: the archive',
+  );
 });
 
 t.test('start errors are clear', async (t) => {
@@ -416,8 +438,14 @@ t.test('start errors are clear', async (t) => {
   });
 
   t.test('an engine out of memory exits at once, saying so and naming EMBEDDED_MONGO_XMX', async (t) => {
-    t.equal(exitReason('x\nembedded-mongo: out of memory: 93% of the last 10 s spent collecting garbage with a max heap of 48 MB; exiting. Give the engine more heap with EMBEDDED_MONGO_XMX (e.g. EMBEDDED_MONGO_XMX=2g)\n', '48m'),
-      'out of memory: 93% of the last 10 s spent collecting garbage with a max heap of 48 MB; exiting. Give the engine more heap with EMBEDDED_MONGO_XMX (e.g. EMBEDDED_MONGO_XMX=2g)', 'the watchdog line');
+    t.equal(
+      exitReason(
+        'x\nembedded-mongo: out of memory: 93% of the last 10 s spent collecting garbage with a max heap of 48 MB; exiting. Give the engine more heap with EMBEDDED_MONGO_XMX (e.g. EMBEDDED_MONGO_XMX=2g)\n',
+        '48m',
+      ),
+      'out of memory: 93% of the last 10 s spent collecting garbage with a max heap of 48 MB; exiting. Give the engine more heap with EMBEDDED_MONGO_XMX (e.g. EMBEDDED_MONGO_XMX=2g)',
+      'the watchdog line',
+    );
     t.match(exitReason('Terminating due to java.lang.OutOfMemoryError: Java heap space\n', '48m'), /max heap of 48m.*EMBEDDED_MONGO_XMX/, "the JVM's own exit");
     t.equal(exitReason('embedded-mongo: error during shutdown\n', '48m'), undefined, 'anything else: no reason');
 
@@ -440,7 +468,10 @@ t.test('start errors are clear', async (t) => {
     void engine.exited.then(() => (exited = true));
     for (let batch = 0; !exited && Date.now() - started < 90_000; batch++) {
       const docs = Array.from({ length: 200 }, (_, i) => ({ _id: `${batch}-${i}`, padding }));
-      await db.collection<{ _id: string; padding: string }>('filler').insertMany(docs).catch(() => undefined);
+      await db
+        .collection<{ _id: string; padding: string }>('filler')
+        .insertMany(docs)
+        .catch(() => undefined);
     }
     // unref: a pending 30 s timer would keep this test process alive for 30 s after the engine exited.
     const exit = await Promise.race([engine.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 30_000).unref())]);

@@ -63,10 +63,13 @@ t.test('a facet that changes documents keeps the stock path, with the same answe
 
 t.test('a facet that fails fails the command with its error, and the engine goes on', async (t) => {
   const failing = { ok: FACETS.byK!, bad: [{ $project: { q: { $divide: ['$v', '$zero'] } } }, { $group: { _id: null, s: { $sum: '$q' } } }] };
-  const alone = await rows.aggregate([...prefix(0), ...failing.bad]).toArray().then(
-    () => null,
-    (e: Error) => e.message,
-  );
+  const alone = await rows
+    .aggregate([...prefix(0), ...failing.bad])
+    .toArray()
+    .then(
+      () => null,
+      (e: Error) => e.message,
+    );
   t.ok(alone, `the failing pipeline fails alone: ${alone}`);
   await t.rejects(rows.aggregate([...prefix(0), { $facet: failing }]).toArray(), { message: alone! });
   const [after] = await rows.aggregate([...prefix(10), { $facet: FACETS }]).toArray();

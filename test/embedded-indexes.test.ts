@@ -100,58 +100,177 @@ const unordered = async (docs: Promise<Document[]>): Promise<Document[]> =>
 async function answers(db: Db): Promise<Record<string, unknown>> {
   const c = db.collection('docs');
   const cursorAt = (await c.find({ company: A }).sort(SORT).skip(37).limit(1).next())!;
-  const after = { $or: [{ date: { $lt: cursorAt.date } }, { date: cursorAt.date, ts: { $lt: cursorAt.ts } }, { date: cursorAt.date, ts: cursorAt.ts, _id: { $lt: cursorAt._id } }] };
+  const after = {
+    $or: [
+      { date: { $lt: cursorAt.date } },
+      { date: cursorAt.date, ts: { $lt: cursorAt.ts } },
+      { date: cursorAt.date, ts: cursorAt.ts, _id: { $lt: cursorAt._id } },
+    ],
+  };
   const updatedAt = String((await c.find({ company: B }).sort({ updated: 1, _id: 1 }).skip(50).limit(1).next())!.updated);
   const q: Record<string, () => Promise<unknown>> = {
     page1: () => c.find({ company: A }).sort(SORT).limit(20).toArray(),
     page4: () => c.find({ company: A }).sort(SORT).skip(60).limit(20).toArray(),
     pageAsc: () => c.find({ company: B }).sort({ date: 1, ts: 1, _id: 1 }).skip(5).limit(15).toArray(),
     // Ties on date come in natural order, which differs between the engines for mixed id types.
-    pagePartialSort: () => c.find({ company: A, _id: { $type: 'string' } }).sort({ date: -1 }).limit(25).toArray(),
-    cursorPage: () => c.find({ company: A, ...after }).sort(SORT).limit(20).toArray(),
-    cursorPageAnd: () => c.find({ $and: [{ company: A, client: 'ACME' }, after] }).sort(SORT).limit(10).toArray(),
+    pagePartialSort: () =>
+      c
+        .find({ company: A, _id: { $type: 'string' } })
+        .sort({ date: -1 })
+        .limit(25)
+        .toArray(),
+    cursorPage: () =>
+      c
+        .find({ company: A, ...after })
+        .sort(SORT)
+        .limit(20)
+        .toArray(),
+    cursorPageAnd: () =>
+      c
+        .find({ $and: [{ company: A, client: 'ACME' }, after] })
+        .sort(SORT)
+        .limit(10)
+        .toArray(),
     byClient: () => c.find({ company: A, client: 'Ωmega' }).sort(SORT).limit(10).toArray(),
     byClientOutsideBmp: () => c.find({ company: B, client: '𝒳-client' }).sort(SORT).toArray(),
     byClientNul: () => unordered(c.find({ company: B, client: 'a\u0000b' }).toArray()),
     byClientEmpty: () => c.find({ company: A, client: '' }).sort(SORT).toArray(),
     byClientNull: () => c.find({ company: A, client: null }).sort(SORT).toArray(),
-    clientIn: () => c.find({ company: A, client: { $in: ['ACME', 'acme', 'Zeta'] } }).sort(SORT).skip(3).limit(30).toArray(),
-    clientRange: () => c.find({ company: B, client: { $gt: 'Z', $lte: 'Ωmega' } }).sort(SORT).toArray(),
-    dateRange: () => c.find({ company: A, date: { $gte: T0 + 100 * DAY, $lt: T0 + 200 * DAY } }).sort(SORT).skip(4).limit(12).toArray(),
+    clientIn: () =>
+      c
+        .find({ company: A, client: { $in: ['ACME', 'acme', 'Zeta'] } })
+        .sort(SORT)
+        .skip(3)
+        .limit(30)
+        .toArray(),
+    clientRange: () =>
+      c
+        .find({ company: B, client: { $gt: 'Z', $lte: 'Ωmega' } })
+        .sort(SORT)
+        .toArray(),
+    dateRange: () =>
+      c
+        .find({ company: A, date: { $gte: T0 + 100 * DAY, $lt: T0 + 200 * DAY } })
+        .sort(SORT)
+        .skip(4)
+        .limit(12)
+        .toArray(),
     dateRangeExclusive: () => unordered(c.find({ company: A, date: { $gt: T0 + 100 * DAY, $lte: T0 + 101 * DAY } }).toArray()),
     dateEmptyRange: () => unordered(c.find({ company: A, date: { $gte: T0 + 300 * DAY, $lte: T0 + 200 * DAY } }).toArray()),
     dateMixedTypes: () => unordered(c.find({ company: A, date: { $gte: T0, $lte: 'z' } }).toArray()),
-    sync: () => c.find({ company: B, updated: { $gte: updatedAt } }).sort({ updated: 1, _id: 1 }).limit(30).toArray(),
-    syncDesc: () => c.find({ company: B, updated: { $gte: updatedAt } }).sort({ updated: -1, _id: -1 }).limit(30).toArray(),
-    legStatus: () => c.find({ company: A, legs: { $elemMatch: { status: 2 } } }).sort({ created: -1, _id: -1 }).limit(25).toArray(),
+    sync: () =>
+      c
+        .find({ company: B, updated: { $gte: updatedAt } })
+        .sort({ updated: 1, _id: 1 })
+        .limit(30)
+        .toArray(),
+    syncDesc: () =>
+      c
+        .find({ company: B, updated: { $gte: updatedAt } })
+        .sort({ updated: -1, _id: -1 })
+        .limit(30)
+        .toArray(),
+    legStatus: () =>
+      c
+        .find({ company: A, legs: { $elemMatch: { status: 2 } } })
+        .sort({ created: -1, _id: -1 })
+        .limit(25)
+        .toArray(),
     legStatusDotted: () => c.find({ company: A, 'legs.status': 2 }).sort({ created: -1, _id: -1 }).skip(10).limit(25).toArray(),
     legStatusAsc: () => c.find({ company: B, 'legs.status': 3 }).sort({ created: 1, _id: 1 }).limit(25).toArray(),
-    legUnload: () => unordered(c.find({ company: A, 'legs.unload': { $gte: T0 + 200 * DAY, $lte: T0 + 260 * DAY }, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 260 * DAY } } } }).toArray()),
-    legUnloadClient: () => unordered(c.find({ company: B, client: 'Zeta', legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY }, status: { $in: [2, 3] } } } }).toArray()),
+    legUnload: () =>
+      unordered(
+        c
+          .find({
+            company: A,
+            'legs.unload': { $gte: T0 + 200 * DAY, $lte: T0 + 260 * DAY },
+            legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 260 * DAY } } },
+          })
+          .toArray(),
+      ),
+    legUnloadClient: () =>
+      unordered(c.find({ company: B, client: 'Zeta', legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY }, status: { $in: [2, 3] } } } }).toArray()),
     // The client's index gives the order, the client-and-unload index narrows more: a sorted page tries the ordered walk first.
-    clientLegUnloadPage: () => c.find({ company: A, client: 'ACME', legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY, $lte: T0 + 900 * DAY } } } }).sort(SORT).limit(10).toArray(),
-    clientLegUnloadNarrow: () => c.find({ company: B, client: 'Zeta', legs: { $elemMatch: { unload: { $gte: T0 + 300 * DAY, $lte: T0 + 310 * DAY } } } }).sort(SORT).skip(1).limit(5).toArray(),
+    clientLegUnloadPage: () =>
+      c
+        .find({ company: A, client: 'ACME', legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY, $lte: T0 + 900 * DAY } } } })
+        .sort(SORT)
+        .limit(10)
+        .toArray(),
+    clientLegUnloadNarrow: () =>
+      c
+        .find({ company: B, client: 'Zeta', legs: { $elemMatch: { unload: { $gte: T0 + 300 * DAY, $lte: T0 + 310 * DAY } } } })
+        .sort(SORT)
+        .skip(1)
+        .limit(5)
+        .toArray(),
     amountEq: () => unordered(c.find({ company: A, amount: 0 }).toArray()),
     amountEqDouble: () => unordered(c.find({ company: A, amount: 5.0 }).toArray()),
     amountRange: () => unordered(c.find({ company: B, amount: { $gte: -3, $lt: 7.5 } }).toArray()),
     amountString: () => unordered(c.find({ company: B, amount: { $gte: '1', $lt: '5' } }).toArray()),
     tags: () => unordered(c.find({ company: A, tags: 'late' }).toArray()),
-    tagsIn: () => c.find({ company: B, tags: { $in: ['urgent', 'nope'] } }).sort({ _id: 1 }).toArray(),
-    orClients: () => c.find({ company: A, $or: [{ client: 'ACME' }, { client: 'Zeta' }] }).sort(SORT).toArray(),
-    orMixed: () => unordered(c.find({ $or: [{ company: A, client: 'ACME' }, { company: B, date: { $lt: T0 + 50 * DAY } }] }).toArray()),
+    tagsIn: () =>
+      c
+        .find({ company: B, tags: { $in: ['urgent', 'nope'] } })
+        .sort({ _id: 1 })
+        .toArray(),
+    orClients: () =>
+      c
+        .find({ company: A, $or: [{ client: 'ACME' }, { client: 'Zeta' }] })
+        .sort(SORT)
+        .toArray(),
+    orMixed: () =>
+      unordered(
+        c
+          .find({
+            $or: [
+              { company: A, client: 'ACME' },
+              { company: B, date: { $lt: T0 + 50 * DAY } },
+            ],
+          })
+          .toArray(),
+      ),
     // Each branch narrower than what the branches share (the tenant): read as a union of the branches' index ranges.
-    orUnion: () => unordered(c.find({ company: A, $or: [{ client: 'Zeta', date: { $gte: T0 + 50 * DAY, $lte: T0 + 150 * DAY } }, { legs: { $elemMatch: { unload: { $gte: T0 + 300 * DAY, $lte: T0 + 320 * DAY } } } }] }).toArray()),
-    orUnionMixedTypes: () => unordered(c.find({ company: B, $or: [{ tags: 'urgent', date: { $lt: T0 + 200 * DAY } }, { amount: { $gte: 10, $lt: 20 } }] }).toArray()),
-    orUnionOverlap: () => unordered(c.find({ company: A, $or: [{ date: { $gte: T0 + 100 * DAY, $lte: T0 + 140 * DAY } }, { client: 'acme', date: { $gte: T0 + 120 * DAY } }, { tags: 'ok' }] }).toArray()),
-    orUnionPage: () => c.find({ company: A, $or: [{ client: 'Zeta', date: { $gte: T0 + 50 * DAY } }, { tags: 'late' }] }).sort(SORT).skip(2).limit(10).toArray(),
+    orUnion: () =>
+      unordered(
+        c
+          .find({
+            company: A,
+            $or: [
+              { client: 'Zeta', date: { $gte: T0 + 50 * DAY, $lte: T0 + 150 * DAY } },
+              { legs: { $elemMatch: { unload: { $gte: T0 + 300 * DAY, $lte: T0 + 320 * DAY } } } },
+            ],
+          })
+          .toArray(),
+      ),
+    orUnionMixedTypes: () =>
+      unordered(c.find({ company: B, $or: [{ tags: 'urgent', date: { $lt: T0 + 200 * DAY } }, { amount: { $gte: 10, $lt: 20 } }] }).toArray()),
+    orUnionOverlap: () =>
+      unordered(
+        c
+          .find({
+            company: A,
+            $or: [{ date: { $gte: T0 + 100 * DAY, $lte: T0 + 140 * DAY } }, { client: 'acme', date: { $gte: T0 + 120 * DAY } }, { tags: 'ok' }],
+          })
+          .toArray(),
+      ),
+    orUnionPage: () =>
+      c
+        .find({ company: A, $or: [{ client: 'Zeta', date: { $gte: T0 + 50 * DAY } }, { tags: 'late' }] })
+        .sort(SORT)
+        .skip(2)
+        .limit(10)
+        .toArray(),
     // One branch no index narrows beyond the tenant: the tenant's documents are read.
     orOneBranchUnindexed: () => unordered(c.find({ company: A, $or: [{ client: 'ACME' }, { ts: 3 }] }).toArray()),
     orUnionAggregate: () =>
-      c.aggregate([
-        { $match: { company: B, $or: [{ client: 'Zeta', date: { $lte: T0 + 300 * DAY } }, { 'legs.unload': { $gte: T0 + 400 * DAY } }] } },
-        { $group: { _id: '$client', n: { $sum: 1 } } },
-        { $sort: { _id: 1 } },
-      ]).toArray(),
+      c
+        .aggregate([
+          { $match: { company: B, $or: [{ client: 'Zeta', date: { $lte: T0 + 300 * DAY } }, { 'legs.unload': { $gte: T0 + 400 * DAY } }] } },
+          { $group: { _id: '$client', n: { $sum: 1 } } },
+          { $sort: { _id: 1 } },
+        ])
+        .toArray(),
     nobody: () => c.find({ company: 'NOBODY' }).sort(SORT).limit(5).toArray(),
     counts: async () => [
       await c.countDocuments({ company: A }),
@@ -180,16 +299,28 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
       await c.countDocuments({ company: A, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY }, status: 2 } } }),
     ],
     aggregate: () =>
-      c.aggregate([
-        { $match: { company: A, date: { $gte: T0 + 30 * DAY, $lte: T0 + 330 * DAY } } },
-        { $group: { _id: '$client', n: { $sum: 1 }, ts: { $sum: '$ts' } } },
-        { $sort: { _id: 1 } },
-      ]).toArray(),
+      c
+        .aggregate([
+          { $match: { company: A, date: { $gte: T0 + 30 * DAY, $lte: T0 + 330 * DAY } } },
+          { $group: { _id: '$client', n: { $sum: 1 }, ts: { $sum: '$ts' } } },
+          { $sort: { _id: 1 } },
+        ])
+        .toArray(),
     aggregateElem: () =>
-      unordered(c.aggregate([
-        { $match: { company: B, 'legs.unload': { $gte: T0 + 100 * DAY, $lte: T0 + 500 * DAY }, legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY, $lte: T0 + 500 * DAY } } } } },
-        { $project: { _id: 1, client: 1 } },
-      ]).toArray()),
+      unordered(
+        c
+          .aggregate([
+            {
+              $match: {
+                company: B,
+                'legs.unload': { $gte: T0 + 100 * DAY, $lte: T0 + 500 * DAY },
+                legs: { $elemMatch: { unload: { $gte: T0 + 100 * DAY, $lte: T0 + 500 * DAY } } },
+              },
+            },
+            { $project: { _id: 1, client: 1 } },
+          ])
+          .toArray(),
+      ),
     validate: async () => (await db.command({ count: 'docs', query: { company: A, client: 'acme' } })).n,
   };
   const out: Record<string, unknown> = {};
@@ -209,10 +340,32 @@ async function writes(db: Db): Promise<void> {
   // Legs the index cannot read element by element: a sub-document instead of an array (no $elemMatch matches it),
   // and an array of unload dates in one leg (matches a two-sided $elemMatch range with no single date inside it).
   await c.insertMany([
-    { _id: 'legs-object', company: A, client: 'Zeta', date: T0, ts: 0, legs: { unload: T0 + 300 * DAY, status: 2 }, updated: '2026-01-02T00:00:00.000Z', created: 7 },
-    { _id: 'unload-array', company: B, client: 'Zeta', date: T0, ts: 0, legs: [{ unload: [T0 + 150 * DAY, T0 + 700 * DAY], status: 3 }], updated: '2026-01-03T00:00:00.000Z', created: 8 },
+    {
+      _id: 'legs-object',
+      company: A,
+      client: 'Zeta',
+      date: T0,
+      ts: 0,
+      legs: { unload: T0 + 300 * DAY, status: 2 },
+      updated: '2026-01-02T00:00:00.000Z',
+      created: 7,
+    },
+    {
+      _id: 'unload-array',
+      company: B,
+      client: 'Zeta',
+      date: T0,
+      ts: 0,
+      legs: [{ unload: [T0 + 150 * DAY, T0 + 700 * DAY], status: 3 }],
+      updated: '2026-01-03T00:00:00.000Z',
+      created: 8,
+    },
   ] as Document[]);
-  await c.replaceOne({ _id: 'doc-00002' } as Document, { company: B, date: T0, ts: 0, legs: [], updated: '2026-01-01T00:00:00.000Z', created: 1 }, { upsert: true });
+  await c.replaceOne(
+    { _id: 'doc-00002' } as Document,
+    { company: B, date: T0, ts: 0, legs: [], updated: '2026-01-01T00:00:00.000Z', created: 1 },
+    { upsert: true },
+  );
 }
 
 const DOCS = documents(3000);
@@ -255,7 +408,10 @@ t.test('indexed on-disk store answers as the scanning in-memory engine', async (
 t.test('aggregation rows come in batches of cursor.batchSize on both backends, and $lookup by _id finds the same documents', async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-batches-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  for (const [backend, dir] of [['on disk', dataDir], ['in memory', undefined]] as const) {
+  for (const [backend, dir] of [
+    ['on disk', dataDir],
+    ['in memory', undefined],
+  ] as const) {
     const engine = await startEmbeddedMongo(dir ? { dataDir: dir } : {});
     const { client, db } = await connectMongo(engine.uri, 'batches', { serverSelectionTimeoutMS: 5000, driver: { monitorCommands: true } });
     t.teardown(async () => {
@@ -271,10 +427,17 @@ t.test('aggregation rows come in batches of cursor.batchSize on both backends, a
       const batch = cursor?.firstBatch ?? cursor?.nextBatch;
       if (batch) batches.push(batch.length);
     });
-    const pipeline = [{ $match: { n: { $gte: 2 } } }, { $sort: { _id: 1 } }, { $lookup: { from: 'targets', localField: 'ref', foreignField: '_id', as: 't' } }, { $project: { n: 1, v: '$t.v' } }];
+    const pipeline = [
+      { $match: { n: { $gte: 2 } } },
+      { $sort: { _id: 1 } },
+      { $lookup: { from: 'targets', localField: 'ref', foreignField: '_id', as: 't' } },
+      { $project: { n: 1, v: '$t.v' } },
+    ];
     const got = await db.collection('rows').aggregate(pipeline, { batchSize: 250 }).toArray();
     t.same(batches, [250, 250, 101], `${backend}: first batch then getMore batches`);
-    const expected = rows.filter((r) => r.n >= 2).map((r) => ({ _id: r._id, n: r.n, v: r.ref !== null && Number(r.ref.slice(1)) < 40 ? [Number(r.ref.slice(1))] : [] }));
+    const expected = rows
+      .filter((r) => r.n >= 2)
+      .map((r) => ({ _id: r._id, n: r.n, v: r.ref !== null && Number(r.ref.slice(1)) < 40 ? [Number(r.ref.slice(1))] : [] }));
     t.same(got, expected, `${backend}: every row once, in order, with its looked-up document`);
     batches.length = 0;
     t.equal((await db.collection('rows').aggregate(pipeline).toArray()).length, 601, `${backend}: without batchSize, as before`);

@@ -63,15 +63,28 @@ t.test('the engine out of memory: the watchdog line, the reason in the service l
   const elapsed = Date.now() - started;
   const failed = replies.filter((r) => r.status === 503);
   t.ok(failed.length > 0, `a year's tax summaries on a 32 MB engine: ${replies.map((r) => r.status).join(', ')} (${elapsed} ms)`);
-  t.ok(replies.every((r) => r.status === 503 || r.status === 200), 'each either answered or 503');
-  t.ok(failed.every((r) => (r.body.error?.reason ?? r.body.reason) === 'database_unavailable'), 'database_unavailable');
+  t.ok(
+    replies.every((r) => r.status === 503 || r.status === 200),
+    'each either answered or 503',
+  );
+  t.ok(
+    failed.every((r) => (r.body.error?.reason ?? r.body.reason) === 'database_unavailable'),
+    'database_unavailable',
+  );
   t.ok(elapsed < 25_000, `in seconds, not minutes of timeouts (${elapsed} ms)`);
 
   const output = service.output();
   // The watchdog's line, or the JVM's own OutOfMemoryError exit when the heap fills before the watchdog's window ends.
-  t.match(output, /embedded-mongo: out of memory: \d+% of the last 2 s spent collecting garbage with a max heap of \d+ MB; exiting\. Give the engine more heap with EMBEDDED_MONGO_XMX|java\.lang\.OutOfMemoryError/,
-    "the engine's own line (the watchdog's naming EMBEDDED_MONGO_XMX, or the JVM's OutOfMemoryError)");
-  t.match(output, /embedded database engine exited unexpectedly \(out of memory(: | \(java\.lang\.OutOfMemoryError\)).*EMBEDDED_MONGO_XMX/, 'the service logs the reason with the exit, naming EMBEDDED_MONGO_XMX');
+  t.match(
+    output,
+    /embedded-mongo: out of memory: \d+% of the last 2 s spent collecting garbage with a max heap of \d+ MB; exiting\. Give the engine more heap with EMBEDDED_MONGO_XMX|java\.lang\.OutOfMemoryError/,
+    "the engine's own line (the watchdog's naming EMBEDDED_MONGO_XMX, or the JVM's OutOfMemoryError)",
+  );
+  t.match(
+    output,
+    /embedded database engine exited unexpectedly \(out of memory(: | \(java\.lang\.OutOfMemoryError\)).*EMBEDDED_MONGO_XMX/,
+    'the service logs the reason with the exit, naming EMBEDDED_MONGO_XMX',
+  );
 
   // Not hanging: /ready answers at once (503 while the engine is down, 200 once restarted).
   const readyStarted = Date.now();

@@ -69,14 +69,38 @@ async function reportReads(db: Db, from: number, to: number): Promise<Record<str
     shrinkage: byId(await all(streamShrinkageRows(db, B, span, 60_000))),
     // $facet (the engine's FacetStage, patched to feed each facet batch by batch on its own thread).
     conceptSums: byJson(await conceptSumsByClientMonth(db, A, span, 60_000)),
-    unitGroups: await unitEconomicsGroups(db, B, span, 60_000).then((g) => ({ ...g, byClient: byJson(g.byClient), byVehicle: byJson(g.byVehicle), byRoute: byJson(g.byRoute) })),
+    unitGroups: await unitEconomicsGroups(db, B, span, 60_000).then((g) => ({
+      ...g,
+      byClient: byJson(g.byClient),
+      byVehicle: byJson(g.byVehicle),
+      byRoute: byJson(g.byRoute),
+    })),
     // Paths into arrays of documents, in a find's projection and in a pipeline.
     dottedProjection: byId(await docs.find({ company: A, 'payments.kind': 'payment' }, { projection: { 'payments.amount': 1, 'invoice.uuid': 1 } }).toArray()),
     positionalProjection: byId(await docs.find({ company: B, 'payments.kind': 'payment' }, { projection: { client: 1, 'payments.$': 1 } }).toArray()),
-    arrayPaths: byId(await docs.aggregate([{ $match: { company: A } }, { $project: { amounts: '$payments.amount', uuid: '$invoice.uuid', first: { $arrayElemAt: ['$payments.date', 0] } } }]).toArray()),
-    unwound: await docs.aggregate([{ $match: { company: A } }, { $unwind: '$payments' }, { $group: { _id: '$payments.kind', n: { $sum: 1 }, total: { $sum: '$payments.amount' } } }, { $sort: { _id: 1 } }]).toArray(),
+    arrayPaths: byId(
+      await docs
+        .aggregate([
+          { $match: { company: A } },
+          { $project: { amounts: '$payments.amount', uuid: '$invoice.uuid', first: { $arrayElemAt: ['$payments.date', 0] } } },
+        ])
+        .toArray(),
+    ),
+    unwound: await docs
+      .aggregate([
+        { $match: { company: A } },
+        { $unwind: '$payments' },
+        { $group: { _id: '$payments.kind', n: { $sum: 1 }, total: { $sum: '$payments.amount' } } },
+        { $sort: { _id: 1 } },
+      ])
+      .toArray(),
     addedThenGrouped: await docs
-      .aggregate([{ $match: { company: B } }, { $addFields: { paid: { $sum: '$payments.amount' } } }, { $group: { _id: '$client', paid: { $sum: '$paid' }, n: { $sum: 1 } } }, { $sort: { _id: 1 } }])
+      .aggregate([
+        { $match: { company: B } },
+        { $addFields: { paid: { $sum: '$payments.amount' } } },
+        { $group: { _id: '$client', paid: { $sum: '$paid' }, n: { $sum: 1 } } },
+        { $sort: { _id: 1 } },
+      ])
       .toArray(),
     // Shapes whose output is the whole document: decoded whole.
     excluded: byId(await docs.aggregate([{ $match: { company: A } }, { $project: { invoice: 0 } }]).toArray()),
@@ -101,12 +125,30 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     page1: await docs.find({ company: A }).sort(SORT).limit(20).toArray(),
     page3: await docs.find({ company: A }).sort(SORT).skip(40).limit(20).toArray(),
     // Deep pages decode only the page (scripts/embedded-mongo: pageOnBytes); a page past the end is empty.
-    lastPartialPage: await docs.find({ company: A }).sort(SORT).skip((await docs.countDocuments({ company: A })) - 7).limit(20).toArray(),
+    lastPartialPage: await docs
+      .find({ company: A })
+      .sort(SORT)
+      .skip((await docs.countDocuments({ company: A })) - 7)
+      .limit(20)
+      .toArray(),
     pastTheEnd: await docs.find({ company: A }).sort(SORT).skip(49_980).limit(20).toArray(),
-    byClient: await docs.find({ company: A, client: someClient }, { projection: { client: 1, date: 1, 'invoice.num': 1 } }).sort(SORT).limit(5).toArray(),
-    eqOperator: await docs.find({ company: { $eq: B } }).sort({ date: 1, timestamp: 1, _id: 1 }).limit(3).toArray(),
+    byClient: await docs
+      .find({ company: A, client: someClient }, { projection: { client: 1, date: 1, 'invoice.num': 1 } })
+      .sort(SORT)
+      .limit(5)
+      .toArray(),
+    eqOperator: await docs
+      .find({ company: { $eq: B } })
+      .sort({ date: 1, timestamp: 1, _id: 1 })
+      .limit(3)
+      .toArray(),
     dotted: await docs.find({ company: B, 'invoice.num': someFolio }).toArray(),
-    ranged: await docs.find({ company: A, date: { $gte: from, $lte: to } }).sort(SORT).skip(2).limit(10).toArray(),
+    ranged: await docs
+      .find({ company: A, date: { $gte: from, $lte: to } })
+      .sort(SORT)
+      .skip(2)
+      .limit(10)
+      .toArray(),
     rangedCount: await docs.countDocuments({ company: A, date: { $gte: from, $lt: to } }),
     // The data size the engine keeps (the on-disk engine counts it from the stored bytes).
     sizes: await Promise.all(['financialDocs', 'trips'].map(async (c) => (await db.command({ collStats: c })).size as number)),
@@ -119,8 +161,14 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
     streamedRange: byId(await docs.find({ company: B, date: { $gte: from } }, { batchSize: 4 }).toArray()),
     nobody: await docs.find({ company: 'NOBODY000000' }).sort(SORT).limit(5).toArray(),
     byId: await trips.findOne({ company: A, _id: someId } as Document),
-    counts: [await docs.countDocuments({ company: A }), await trips.countDocuments({ company: B }), await docs.countDocuments({ company: A, client: someClient })],
-    grouped: await docs.aggregate([{ $match: { company: A, client: someClient } }, { $group: { _id: '$status', n: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray(),
+    counts: [
+      await docs.countDocuments({ company: A }),
+      await trips.countDocuments({ company: B }),
+      await docs.countDocuments({ company: A, client: someClient }),
+    ],
+    grouped: await docs
+      .aggregate([{ $match: { company: A, client: someClient } }, { $group: { _id: '$status', n: { $sum: 1 } } }, { $sort: { _id: 1 } }])
+      .toArray(),
     joined: await trips
       .aggregate([
         { $match: { company: B } },
@@ -140,13 +188,17 @@ await ensureIndexes(reference.db);
 await loadDemoData(reference.db, { invoices: 150, trips: 150 });
 const expected = await answers(reference.db);
 // The report reads' period: a quarter to a half of tenant A's documents by date (the same demo data in every store).
-const reportDates = (await reference.db.collection('financialDocs').find({ company: A }).sort({ date: 1, timestamp: 1, _id: 1 }).toArray()).map((d) => d.date as number);
+const reportDates = (await reference.db.collection('financialDocs').find({ company: A }).sort({ date: 1, timestamp: 1, _id: 1 }).toArray()).map(
+  (d) => d.date as number,
+);
 const [from, to] = [reportDates[Math.floor(reportDates.length / 4)]!, reportDates[Math.floor(reportDates.length / 2)]!];
 const expectedReports = await reportReads(reference.db, from, to);
 
 t.test('on-disk store answers as the in-memory engine, before and after a restart', async (t) => {
   // The report reads compare something: each returns rows on the demo data.
-  const empty = Object.entries(expectedReports as Record<string, unknown[]>).filter(([, rows]) => rows.length === 0).map(([name]) => name);
+  const empty = Object.entries(expectedReports as Record<string, unknown[]>)
+    .filter(([, rows]) => rows.length === 0)
+    .map(([name]) => name);
   t.same(empty, [], 'every report read returns rows');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'embedded-store-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
@@ -159,13 +211,19 @@ t.test('on-disk store answers as the in-memory engine, before and after a restar
   // Writes go through encode/decode too.
   for (const db of [reference.db, first.db]) {
     await db.collection('financialDocs').updateMany({ company: A, status: 4 }, { $set: { note: 'revisada' }, $inc: { revision: 1 } });
-    await db.collection('trips').deleteMany({ company: B, client: String((await db.collection('trips').findOne({ company: B }, { sort: { _id: 1 } }))?.client) });
+    await db
+      .collection('trips')
+      .deleteMany({ company: B, client: String((await db.collection('trips').findOne({ company: B }, { sort: { _id: 1 } }))?.client) });
   }
   const afterWrites = await answers(reference.db);
   t.same(await answers(first.db), afterWrites, 'after updates and deletes');
   const sortTies = async (db: Db) => db.collection('financialDocs').find({ company: A }).sort({ status: 1 }).toArray();
   const full = await sortTies(first.db);
-  t.same(await first.db.collection('financialDocs').find({ company: A }).sort({ status: 1 }).skip(3).limit(9).toArray(), full.slice(3, 12), 'sort with limit (bounded heap) keeps the stable order of ties');
+  t.same(
+    await first.db.collection('financialDocs').find({ company: A }).sort({ status: 1 }).skip(3).limit(9).toArray(),
+    full.slice(3, 12),
+    'sort with limit (bounded heap) keeps the stable order of ties',
+  );
   await first.close();
 
   const second = await open(t, { dataDir });
@@ -206,7 +264,11 @@ t.test('unsorted finds and aggregations are read batch by batch: writes between 
   for await (const doc of cursor) seen.push(doc);
   t.equal(seen.length, 2000, 'the documents deleted after the first batch are not read');
   t.equal(new Set(seen.map((d) => d._id)).size, 2000, 'each document once');
-  t.same(seen.find((d) => d._id === 'k1500'), { _id: 'k1500', n: 1_000_000 }, 'a document changed after the first batch is read as it is then, projected');
+  t.same(
+    seen.find((d) => d._id === 'k1500'),
+    { _id: 'k1500', n: 1_000_000 },
+    'a document changed after the first batch is read as it is then, projected',
+  );
 
   // An aggregation read in batches is computed batch by batch too (no $group or $sort to wait for).
   const rows = c.aggregate<Document>([{ $match: { n: { $gte: 0, $lt: 2000 } } }, { $project: { n: 1, odd: { $mod: ['$n', 2] } } }], { batchSize: 50 });
@@ -216,14 +278,22 @@ t.test('unsorted finds and aggregations are read batch by batch: writes between 
   for await (const row of rows) read.push(row);
   t.equal(read.length, 1000, 'an aggregation does not return the documents deleted after its first batch');
   t.same(read[7], { _id: 'k0007', n: 7, odd: 1 }, 'its stages ran on each batch');
-  await t.rejects(c.aggregate([{ $match: { n: { $gte: 0 } } }, { $project: { n: { $divide: ['$n', 'text'] } } }], { batchSize: 5 }).toArray(), /divide|numeric|only supports/i, 'a failing stage fails the aggregation');
+  await t.rejects(
+    c.aggregate([{ $match: { n: { $gte: 0 } } }, { $project: { n: { $divide: ['$n', 'text'] } } }], { batchSize: 5 }).toArray(),
+    /divide|numeric|only supports/i,
+    'a failing stage fails the aggregation',
+  );
 
   // A cursor closed after its first batch: the engine drops it and goes on answering.
   const early = c.find({}, { batchSize: 10 });
   t.ok(await early.next(), 'a first document');
   await early.close();
   t.equal((await c.find({}, { batchSize: 500 }).toArray()).length, 1001, 'a whole scan in batches of 500');
-  await t.rejects(c.find({ n: { $gte: 0 } }, { batchSize: 5, projection: { n: 1, pad: 0 } }).toArray(), /projection|exclusion|inclusion/i, 'a malformed projection fails the find');
+  await t.rejects(
+    c.find({ n: { $gte: 0 } }, { batchSize: 5, projection: { n: 1, pad: 0 } }).toArray(),
+    /projection|exclusion|inclusion/i,
+    'a malformed projection fails the find',
+  );
 });
 
 t.test('every BSON type the engine stores reads back as the in-memory engine gives it, whole and in part', async (t) => {
@@ -262,8 +332,14 @@ t.test('every BSON type the engine stores reads back as the in-memory engine giv
   const opts = { promoteValues: false, promoteLongs: false } as const;
   const read = async (db: Db) => ({
     whole: await db.collection('types').findOne({ _id: 'types' } as Document, opts),
-    projected: await db.collection('types').find({ _id: 'types' } as Document, { ...opts, projection: { utf8: 1, 'nested.a.b': 1, 'array.three': 1, uuid: 1 } }).toArray(),
-    piped: await db.collection('types').aggregate([{ $match: { yes: true } }, { $project: { b: '$nested.a.b', d: '$decimal', t: '$timestamp', r: '$regex' } }], opts).toArray(),
+    projected: await db
+      .collection('types')
+      .find({ _id: 'types' } as Document, { ...opts, projection: { utf8: 1, 'nested.a.b': 1, 'array.three': 1, uuid: 1 } })
+      .toArray(),
+    piped: await db
+      .collection('types')
+      .aggregate([{ $match: { yes: true } }, { $project: { b: '$nested.a.b', d: '$decimal', t: '$timestamp', r: '$regex' } }], opts)
+      .toArray(),
   });
   for (const db of [reference.db, disk.db]) await db.collection('types').insertOne(doc as Document);
   const expected = await read(reference.db);

@@ -48,24 +48,72 @@ t.test('query parameters: one detail per parameter, each named in fields', async
   const e = errorOf(res);
   t.equal(e.reason, 'invalid_parameter');
   t.equal(e.details.length, 3, 'limit, startDate (format and pattern: one problem) and zzz');
-  t.same(e.fields?.map((f) => [f.in, f.name]).sort(), [['query', 'limit'], ['query', 'startDate'], ['query', 'zzz']]);
-  t.same(e.fields?.map((f) => f.detail), e.details, 'fields follow details, in order');
+  t.same(e.fields?.map((f) => [f.in, f.name]).sort(), [
+    ['query', 'limit'],
+    ['query', 'startDate'],
+    ['query', 'zzz'],
+  ]);
+  t.same(
+    e.fields?.map((f) => f.detail),
+    e.details,
+    'fields follow details, in order',
+  );
 });
 
 t.test('body fields', async (t) => {
-  const res = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: auth, payload: { userIds: ['u1'], ruleId: 'overdue-invoices', cycleKey: '2026-13', nameAlert: 'x', priority: 'high' } });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: auth,
+    payload: { userIds: ['u1'], ruleId: 'overdue-invoices', cycleKey: '2026-13', nameAlert: 'x', priority: 'high' },
+  });
   t.equal(res.statusCode, 400);
   const e = errorOf(res);
   t.equal(e.reason, 'invalid_body');
-  t.ok(e.fields?.every((f) => f.in === 'body'), 'all in the body');
-  t.ok(e.fields?.some((f) => f.name === 'priority'), 'the unknown field is named');
-  t.same(e.fields?.map((f) => f.detail), e.details);
-  const domain = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: auth, payload: { userIds: ['u1', 'u1'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'x' } });
-  t.match(errorOf(domain), { code: 400, reason: 'invalid_body', fields: [{ in: 'body', name: 'userIds' }] }, 'rules checked by the domain name their field too');
-  const items = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: auth, payload: { userIds: ['same', 'same', ' x'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'x' } });
+  t.ok(
+    e.fields?.every((f) => f.in === 'body'),
+    'all in the body',
+  );
+  t.ok(
+    e.fields?.some((f) => f.name === 'priority'),
+    'the unknown field is named',
+  );
+  t.same(
+    e.fields?.map((f) => f.detail),
+    e.details,
+  );
+  const domain = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: auth,
+    payload: { userIds: ['u1', 'u1'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'x' },
+  });
+  t.match(
+    errorOf(domain),
+    { code: 400, reason: 'invalid_body', fields: [{ in: 'body', name: 'userIds' }] },
+    'rules checked by the domain name their field too',
+  );
+  const items = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: auth,
+    payload: { userIds: ['same', 'same', ' x'], ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: 'x' },
+  });
   t.equal(errorProblem(400, items.json()), null, 'one detail per field, fields follow details');
-  t.match(errorOf(items).fields, [{ in: 'body', name: 'userIds.2' }, { in: 'body', name: 'userIds' }], 'an array entry is named by its index');
-  const notJson = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"userIds": [' });
+  t.match(
+    errorOf(items).fields,
+    [
+      { in: 'body', name: 'userIds.2' },
+      { in: 'body', name: 'userIds' },
+    ],
+    'an array entry is named by its index',
+  );
+  const notJson = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: { ...auth, 'content-type': 'application/json' },
+    payload: '{"userIds": [',
+  });
   t.match(errorOf(notJson), { code: 400, reason: 'invalid_body' }, 'malformed JSON');
 });
 
@@ -85,7 +133,12 @@ t.test('routing, media types and sizes', async (t) => {
   t.match(errorOf(await h.app.inject({ method: 'DELETE', url: '/api/shipments', headers: auth })), { code: 405, reason: 'method_not_allowed' });
   const text = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'hi' });
   t.match(errorOf(text), { code: 415, reason: 'unsupported_media_type' });
-  const big = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { ...auth, 'content-type': 'application/json' }, payload: JSON.stringify({ nameAlert: 'x'.repeat(300_000) }) });
+  const big = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: { ...auth, 'content-type': 'application/json' },
+    payload: JSON.stringify({ nameAlert: 'x'.repeat(300_000) }),
+  });
   t.match(errorOf(big), { code: 413, reason: 'payload_too_large' });
 });
 
@@ -105,5 +158,9 @@ t.test('MCP tool errors carry the same reason and fields', async (t) => {
   t.equal(e.reason, 'invalid_parameter');
   t.same(e.fields?.map((f) => f.name).sort(), ['dateFilterBy', 'startDate']);
   const missing = await client.callTool({ name: 'getFinancialDoc', arguments: {} });
-  t.match((missing.structuredContent as { error: Err }).error, { code: 400, reason: 'invalid_parameter', fields: [{ in: 'path', name: 'id' }] }, 'a missing path argument');
+  t.match(
+    (missing.structuredContent as { error: Err }).error,
+    { code: 400, reason: 'invalid_parameter', fields: [{ in: 'path', name: 'id' }] },
+    'a missing path argument',
+  );
 });

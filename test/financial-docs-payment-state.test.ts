@@ -66,7 +66,10 @@ async function filtersAgreeWithAnswers(t: Test, key = KEY_A): Promise<Map<string
   const shown = new Map((await walk('', key)).map((d) => [d.id, shownState(d)]));
   for (const [query, states] of FILTERS) {
     const found = await walk(query, key);
-    const expected = [...shown].filter(([, s]) => states.includes(s)).map(([id]) => id).sort();
+    const expected = [...shown]
+      .filter(([, s]) => states.includes(s))
+      .map(([id]) => id)
+      .sort();
     t.same(found.map((d) => d.id).sort(), expected, `${query}: the documents whose answer says ${states.join('/') || 'nothing'}`);
     t.equal((await get(`?limit=1${query}`, key)).meta.total, expected.length, `${query}: total`);
   }
@@ -84,10 +87,16 @@ t.test('each filter returns exactly the documents whose answer shows that state'
     creditNoteOnly: makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(1_000)], payments: [creditNote(1_120)] }),
     creditNotePart: makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(1_000)], payments: [creditNote(500)] }),
     // The only payment was cancelled: by a record naming it, and by its own flag.
-    cancelledPayment: makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(2_000)], payments: [payment(2_240, undefined, { uuid: paidUuid })], canceled: [paymentCancellation(paidUuid)] }),
+    cancelledPayment: makeFinancialDoc({
+      tenant: TENANT_A,
+      concepts: [freight(2_000)],
+      payments: [payment(2_240, undefined, { uuid: paidUuid })],
+      canceled: [paymentCancellation(paidUuid)],
+    }),
     flaggedPayment: makeFinancialDoc({ tenant: TENANT_A, concepts: [freight(2_000)], payments: [payment(2_240, undefined, { canceled: true })] }),
     cancelledPaymentAndValid: makeFinancialDoc({
-      tenant: TENANT_A, concepts: [freight(2_000)],
+      tenant: TENANT_A,
+      concepts: [freight(2_000)],
       payments: [payment(2_240, undefined, { uuid: 'AAAAAAAA-0000-4000-8000-00000000000B' }), payment(100)],
       canceled: [paymentCancellation('aaaaaaaa-0000-4000-8000-00000000000b')], // named in lower case: still that payment
     }),
@@ -105,15 +114,33 @@ t.test('each filter returns exactly the documents whose answer shows that state'
   const shown = await filtersAgreeWithAnswers(t);
   const stateOf = (name: string) => shown.get(docs[name]!.id);
   t.same(
-    Object.fromEntries(Object.keys(docs).filter((n) => n !== 'otherTenantPartial').map((n) => [n, stateOf(n)])),
+    Object.fromEntries(
+      Object.keys(docs)
+        .filter((n) => n !== 'otherTenantPartial')
+        .map((n) => [n, stateOf(n)]),
+    ),
     {
-      paid: 'paid', overpaid: 'paid', partial: 'partial', unpaid: 'unpaid', creditNoteOnly: 'paid', creditNotePart: 'partial',
-      cancelledPayment: 'unpaid', flaggedPayment: 'unpaid', cancelledPaymentAndValid: 'partial',
-      cancelledAfterPaid: 'cancelled', cancelledUnpaid: 'cancelled', subCent: 'partial', zeroTotal: 'paid',
+      paid: 'paid',
+      overpaid: 'paid',
+      partial: 'partial',
+      unpaid: 'unpaid',
+      creditNoteOnly: 'paid',
+      creditNotePart: 'partial',
+      cancelledPayment: 'unpaid',
+      flaggedPayment: 'unpaid',
+      cancelledPaymentAndValid: 'partial',
+      cancelledAfterPaid: 'cancelled',
+      cancelledUnpaid: 'cancelled',
+      subCent: 'partial',
+      zeroTotal: 'paid',
     },
     'the fixture covers every state and its edges',
   );
-  t.same((await walk('&paymentStatus=partial', KEY_B)).map((d) => d.id), [docs.otherTenantPartial!.id], 'scoped to the tenant');
+  t.same(
+    (await walk('&paymentStatus=partial', KEY_B)).map((d) => d.id),
+    [docs.otherTenantPartial!.id],
+    'scoped to the tenant',
+  );
 });
 
 t.test('documents stored without the field are repaired by the start-up backfill, then found', async (t) => {
@@ -142,29 +169,60 @@ t.test('documents stored without the field are repaired by the start-up backfill
   const missingA = legacy.filter((d) => d.company === TENANT_A).length;
   t.same(
     backfilled.map((r) => [r.tenant, r.repaired, r.unreadable]),
-    [[TENANT_B, legacy.length - missingA, 0], ['ZZZ010101ZZ9', 0, 1], [TENANT_A, missingA, 0]].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    [
+      [TENANT_B, legacy.length - missingA, 0],
+      ['ZZZ010101ZZ9', 0, 1],
+      [TENANT_A, missingA, 0],
+    ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
     'per tenant, in RFC order: repaired and unreadable documents',
   );
   t.equal(logged.length, 3, 'one log line per tenant that had documents to repair');
   t.match(logged.join('\n'), new RegExp(`${TENANT_A}: derived payment and cancellation states written on ${missingA} documents`));
-  t.equal(await raw.countDocuments({ company: { $in: [TENANT_A, TENANT_B] }, derivedPaymentStatus: null }), 0, 'no document of the served tenants is left without it');
-  t.same(await raw.findOne({ _id: 'broken-1' }), { _id: 'broken-1', company: 'ZZZ010101ZZ9', date: 1, timestamp: 1, iTot: 10 }, 'the unreadable document is left untouched');
+  t.equal(
+    await raw.countDocuments({ company: { $in: [TENANT_A, TENANT_B] }, derivedPaymentStatus: null }),
+    0,
+    'no document of the served tenants is left without it',
+  );
+  t.same(
+    await raw.findOne({ _id: 'broken-1' }),
+    { _id: 'broken-1', company: 'ZZZ010101ZZ9', date: 1, timestamp: 1, iTot: 10 },
+    'the unreadable document is left untouched',
+  );
 
   await filtersAgreeWithAnswers(t, KEY_A);
   await filtersAgreeWithAnswers(t, KEY_B);
 
   // Idempotent: a second start finds only the unreadable document again, and writes nothing.
-  const before = await raw.find({ company: { $in: [TENANT_A, TENANT_B] } }).sort({ _id: 1 }).toArray();
+  const before = await raw
+    .find({ company: { $in: [TENANT_A, TENANT_B] } })
+    .sort({ _id: 1 })
+    .toArray();
   const again = await prepareDatabase(h.db);
-  t.same(again.backfilled.map((r) => [r.tenant, r.repaired, r.unreadable]), [['ZZZ010101ZZ9', 0, 1]], 'nothing left to repair');
-  t.same(await raw.find({ company: { $in: [TENANT_A, TENANT_B] } }).sort({ _id: 1 }).toArray(), before, 'no document changed');
+  t.same(
+    again.backfilled.map((r) => [r.tenant, r.repaired, r.unreadable]),
+    [['ZZZ010101ZZ9', 0, 1]],
+    'nothing left to repair',
+  );
+  t.same(
+    await raw
+      .find({ company: { $in: [TENANT_A, TENANT_B] } })
+      .sort({ _id: 1 })
+      .toArray(),
+    before,
+    'no document changed',
+  );
 });
 
 t.test('an imported payment complement moves its invoice from unpaid to partial, then paid', async (t) => {
   await wipe();
   const id = `${TENANT_A}-CFDI-1A2B3C4D-0004-4000-8000-000000000004`; // 04-ppd-invoice.xml, A-1004, 56,000.00
   const importXml = async (name: string) => {
-    const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' }, payload: fixture(name) });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' },
+      payload: fixture(name),
+    });
     t.equal(res.statusCode, 200, name);
     return res.json().files[0].status as string;
   };
@@ -198,8 +256,14 @@ t.test('the stored field never reaches a client', async (t) => {
     ['get by id, summary', (await h.app.inject({ method: 'GET', url: `${ROUTE}/${doc._id}`, headers: { 'x-api-key': KEY_A } })).json()],
   ];
   const mcp = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
-  answers.push(['MCP listFinancialDocs detail=full', (await mcp.callTool({ name: 'listFinancialDocs', arguments: { detail: 'full', paymentStatus: 'partial' } })).structuredContent]);
-  answers.push(['MCP getFinancialDoc detail=full', (await mcp.callTool({ name: 'getFinancialDoc', arguments: { id: doc._id, detail: 'full' } })).structuredContent]);
+  answers.push([
+    'MCP listFinancialDocs detail=full',
+    (await mcp.callTool({ name: 'listFinancialDocs', arguments: { detail: 'full', paymentStatus: 'partial' } })).structuredContent,
+  ]);
+  answers.push([
+    'MCP getFinancialDoc detail=full',
+    (await mcp.callTool({ name: 'getFinancialDoc', arguments: { id: doc._id, detail: 'full' } })).structuredContent,
+  ]);
   for (const [what, body] of answers) {
     t.ok(JSON.stringify(body).includes(doc.id), `${what}: the document is there`);
     t.notOk(JSON.stringify(body).includes('derivedPaymentStatus'), `${what}: without the stored field`);
@@ -223,13 +287,32 @@ t.test('a store written before the cancellation status: the start-up backfill ad
   await raw.insertMany(previous);
   t.equal((await get('?limit=1&cancellationStatus=none')).meta.total, 0, 'not found before the backfill');
   const { backfilled } = await prepareDatabase(h.db);
-  t.same(backfilled.map((r) => [r.tenant, r.repaired]), [[TENANT_A, 3]]);
-  t.same((await get('?limit=10&cancellationStatus=accepted')).data.map((d: { id: string }) => d.id), [previous[0]!.id], 'a record without a status: a cancellation in effect');
-  t.same((await get('?limit=10&cancellationStatus=none')).data.map((d: { id: string }) => d.id), [previous[1]!.id]);
-  t.same((await get('?limit=10&cancellationStatus=pending')).data.map((d: { id: string }) => d.id), [previous[2]!.id]);
+  t.same(
+    backfilled.map((r) => [r.tenant, r.repaired]),
+    [[TENANT_A, 3]],
+  );
+  t.same(
+    (await get('?limit=10&cancellationStatus=accepted')).data.map((d: { id: string }) => d.id),
+    [previous[0]!.id],
+    'a record without a status: a cancellation in effect',
+  );
+  t.same(
+    (await get('?limit=10&cancellationStatus=none')).data.map((d: { id: string }) => d.id),
+    [previous[1]!.id],
+  );
+  t.same(
+    (await get('?limit=10&cancellationStatus=pending')).data.map((d: { id: string }) => d.id),
+    [previous[2]!.id],
+  );
   t.same((await get('?limit=10&cancellationStatus=pending&cancelled=true')).meta.total, 0, 'pending is not cancelled');
-  t.same((await get('?limit=10&cancellationStatus=pending&cancelled=false')).data.map((d: { id: string }) => d.id), [previous[2]!.id]);
+  t.same(
+    (await get('?limit=10&cancellationStatus=pending&cancelled=false')).data.map((d: { id: string }) => d.id),
+    [previous[2]!.id],
+  );
   t.same((await get('?limit=10&cancellationStatus=accepted&paymentStatus=unpaid')).meta.total, 0, 'a cancelled invoice has no payment status');
-  t.same((await get('?limit=10&cancellationStatus=pending&paymentStatus=unpaid')).data.map((d: { id: string }) => d.id), [previous[2]!.id]);
+  t.same(
+    (await get('?limit=10&cancellationStatus=pending&paymentStatus=unpaid')).data.map((d: { id: string }) => d.id),
+    [previous[2]!.id],
+  );
   t.equal((await raw.findOne({ _id: previous[1]!._id }))!.derivedPaymentStatus, 'paid', 'the payment state it had is kept');
 });

@@ -1,6 +1,16 @@
 import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
-import { makeFinancialDoc, freight, shortage, payment, creditNote, paymentCancellation, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
+import {
+  makeFinancialDoc,
+  freight,
+  shortage,
+  payment,
+  creditNote,
+  paymentCancellation,
+  CLIENT_COMPANY,
+  CLIENT_COMPANY_2,
+  CLIENT_PERSON,
+} from './fixtures/documents.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { saveTenantSettings, getTenantSettings } from '../lib/settings/settings-repo.ts';
@@ -11,16 +21,34 @@ const get = (query: string, key = KEY_A, headers: Record<string, string> = {}) =
   h.app.inject({ method: 'GET', url: `${ROUTE}${query}`, headers: { 'x-api-key': key, ...headers } });
 
 // Tenant A: paid, partial (one payment cancelled), unpaid, cancelled, person client, credit-noted.
-const paid = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T10:00', status: 6, concepts: [freight(10_000)], payments: [payment(11_200, '2026-04-01')] });
+const paid = makeFinancialDoc({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY,
+  date: '2026-03-10T10:00',
+  status: 6,
+  concepts: [freight(10_000)],
+  payments: [payment(11_200, '2026-04-01')],
+});
 const cancelledPaymentUuid = 'AAAAAAAA-0000-4000-8000-000000000001';
 const partial = makeFinancialDoc({
-  tenant: TENANT_A, client: CLIENT_COMPANY_2, date: '2026-03-12T09:00', status: 4, concepts: [freight(20_000), shortage(1_000)],
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY_2,
+  date: '2026-03-12T09:00',
+  status: 4,
+  concepts: [freight(20_000), shortage(1_000)],
   payments: [payment(5_000, '2026-04-02'), payment(3_000, '2026-04-03', { uuid: cancelledPaymentUuid })],
   canceled: [paymentCancellation(cancelledPaymentUuid)],
 });
 const unpaid = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_PERSON, date: '2026-02-28T23:30', status: 4, concepts: [freight(5_000)] });
 const cancelled = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-01T00:00', status: 4, cancelled: true });
-const credited = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T10:00', status: 7, concepts: [freight(1_000)], payments: [creditNote(1_120, '2026-03-20')] });
+const credited = makeFinancialDoc({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY,
+  date: '2026-03-10T10:00',
+  status: 7,
+  concepts: [freight(1_000)],
+  payments: [creditNote(1_120, '2026-03-20')],
+});
 // Same emission instant as `paid`: the timestamp breaks the tie.
 credited.timestamp = paid.timestamp + 1000;
 const otherTenant = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-03-11T10:00', status: 6 });
@@ -44,7 +72,11 @@ t.test('summary form: computed balance, labels, urls, order', async (t) => {
   // partial: 20,000 freight + 16% VAT − 4% retention + 1,000 shortage = 23,400; the cancelled 3,000 payment does not count
   t.same(byId[partial.id].balance, { total: 23_400, paid: 5_000, pending: 18_400, isFullyPaid: false, paymentsCount: 1 });
   t.equal(byId[partial.id].amounts.shrinkageDeduction, 1_000);
-  t.same(byId[partial.id].cancellations, { hasCancellations: true, count: 1, invoiceCancelled: false, status: 'none', requestedAt: null, receiverDeadline: null }, "a payment's cancellation is not the invoice's");
+  t.same(
+    byId[partial.id].cancellations,
+    { hasCancellations: true, count: 1, invoiceCancelled: false, status: 'none', requestedAt: null, receiverDeadline: null },
+    "a payment's cancellation is not the invoice's",
+  );
   // A record written before statuses existed records a cancellation in effect.
   t.match(byId[cancelled.id].cancellations, { hasCancellations: true, count: 1, invoiceCancelled: true, status: 'accepted', receiverDeadline: null });
   t.equal(byId[cancelled.id].balance.pending, 0, 'a cancelled invoice owes nothing');

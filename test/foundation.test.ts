@@ -27,7 +27,15 @@ t.test('401 before 400', async (t) => {
 t.test('invalid limit', async (t) => {
   const res = await h.app.inject({ method: 'GET', url: '/api/financial-docs?limit=500', headers: { 'x-api-key': KEY_A } });
   t.equal(res.statusCode, 400);
-  t.same(res.json(), { error: { code: 400, message: 'Invalid query parameter', details: ['limit must be an integer between 1 and 100'], reason: 'invalid_parameter', fields: [{ in: 'query', name: 'limit', detail: 'limit must be an integer between 1 and 100' }] } });
+  t.same(res.json(), {
+    error: {
+      code: 400,
+      message: 'Invalid query parameter',
+      details: ['limit must be an integer between 1 and 100'],
+      reason: 'invalid_parameter',
+      fields: [{ in: 'query', name: 'limit', detail: 'limit must be an integer between 1 and 100' }],
+    },
+  });
 });
 
 t.test('empty list', async (t) => {

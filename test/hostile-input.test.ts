@@ -41,16 +41,35 @@ const tools = new Map(buildToolTable(spec).map((tool) => [tool.name, tool]));
 
 const docs = [TENANT_A, TENANT_B].flatMap((tenant) =>
   [0, 1, 2, 3].map((i) =>
-    makeFinancialDoc({ tenant, client: i % 2 ? CLIENT_COMPANY : CLIENT_COMPANY_2, date: `2026-04-${String(3 + i * 5).padStart(2, '0')}T10:00`, concepts: [freight(10_000 + i * 1000)], paymentMethod: 'PPD', payments: i % 2 ? [payment(2_000, '2026-04-25')] : [] }),
+    makeFinancialDoc({
+      tenant,
+      client: i % 2 ? CLIENT_COMPANY : CLIENT_COMPANY_2,
+      date: `2026-04-${String(3 + i * 5).padStart(2, '0')}T10:00`,
+      concepts: [freight(10_000 + i * 1000)],
+      paymentMethod: 'PPD',
+      payments: i % 2 ? [payment(2_000, '2026-04-25')] : [],
+    }),
   ),
 );
 const tripDocs = [TENANT_A, TENANT_B].flatMap((tenant, ti) =>
-  [0, 1, 2].map((i) => makeTrip({ tenant, client: CLIENT_COMPANY, idFinan: docs[ti * 4 + i]!.id, legs: [leg({ date: `2026-04-${String(4 + i * 6).padStart(2, '0')}`, products: [diesel(30_000, 29_900)] })] })),
+  [0, 1, 2].map((i) =>
+    makeTrip({
+      tenant,
+      client: CLIENT_COMPANY,
+      idFinan: docs[ti * 4 + i]!.id,
+      legs: [leg({ date: `2026-04-${String(4 + i * 6).padStart(2, '0')}`, products: [diesel(30_000, 29_900)] })],
+    }),
+  ),
 );
 await financialDocs(h.db).insertMany(docs.map(withDerivedFields));
 await trips(h.db).insertMany(tripDocs);
 for (const key of [KEY_A, KEY_B]) {
-  const res = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': key }, payload: { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-04', nameAlert: 'base' } });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: { 'x-api-key': key },
+    payload: { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-04', nameAlert: 'base' },
+  });
   if (res.statusCode !== 200) throw new Error(`setup: ${res.body}`);
 }
 const bJobIds = (await alertJobs(h.db).find({ 'data.tenant': TENANT_B }).toArray()).map((j) => String(j._id));
@@ -59,8 +78,16 @@ const bJobIds = (await alertJobs(h.db).find({ 'data.tenant': TENANT_B }).toArray
 const aDocId = docs.find((d) => d.company === TENANT_A)!.id;
 const aTripId = tripDocs.find((d) => d.company === TENANT_A)!._id;
 const webhookIds: Record<string, string> = {};
-for (const [tenant, key] of [[TENANT_A, KEY_A], [TENANT_B, KEY_B]] as const) {
-  const res = await h.app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': key }, payload: { url: 'https://hooks.example.com/hostile', events: ['alert.triggered'] } });
+for (const [tenant, key] of [
+  [TENANT_A, KEY_A],
+  [TENANT_B, KEY_B],
+] as const) {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/webhooks',
+    headers: { 'x-api-key': key },
+    payload: { url: 'https://hooks.example.com/hostile', events: ['alert.triggered'] },
+  });
   if (res.statusCode !== 201) throw new Error(`setup: ${res.body}`);
   webhookIds[tenant] = res.json().id;
   await h.app.inject({ method: 'POST', url: `/api/webhooks/${webhookIds[tenant]}/test`, headers: { 'x-api-key': key } });
@@ -68,15 +95,52 @@ for (const [tenant, key] of [[TENANT_A, KEY_A], [TENANT_B, KEY_B]] as const) {
 const concrete = (op: OperationSchemas) =>
   op.path.replace(/\{id\}/, op.path.startsWith('/api/shipments') ? aTripId : op.path.startsWith('/api/webhooks') ? webhookIds[TENANT_A]! : aDocId);
 
-const MARKERS = [TENANT_B, ...docs.filter((d) => d.company === TENANT_B).flatMap((d) => [d.id, d.invoice.uuid]), ...tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id), ...bJobIds, webhookIds[TENANT_B]!];
+const MARKERS = [
+  TENANT_B,
+  ...docs.filter((d) => d.company === TENANT_B).flatMap((d) => [d.id, d.invoice.uuid]),
+  ...tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id),
+  ...bJobIds,
+  webhookIds[TENANT_B]!,
+];
 const leaks = (body: string) => MARKERS.filter((m) => body.includes(m));
 
 // ----------------------------------------------------------------------------- hostile values
 
 const OPERATORISH = [
-  '$ne', '$gt', '$where', '$regex', '$expr', '{"$ne":null}', '{"$gt":""}', '{"$where":"sleep(100)"}', '{"$regex":".*"}',
-  'a.b', 'company', 'this.company', '.*', '^', '[object Object]', 'null', 'undefined', 'true', 'NaN', '-1', '1e309', '0x10',
-  '__proto__', 'constructor', 'prototype', TENANT_A, TENANT_B, "' OR '1'='1", '\\', '%', '%00', '\u0000', '../../etc/passwd', '<script>alert(1)</script>',
+  '$ne',
+  '$gt',
+  '$where',
+  '$regex',
+  '$expr',
+  '{"$ne":null}',
+  '{"$gt":""}',
+  '{"$where":"sleep(100)"}',
+  '{"$regex":".*"}',
+  'a.b',
+  'company',
+  'this.company',
+  '.*',
+  '^',
+  '[object Object]',
+  'null',
+  'undefined',
+  'true',
+  'NaN',
+  '-1',
+  '1e309',
+  '0x10',
+  '__proto__',
+  'constructor',
+  'prototype',
+  TENANT_A,
+  TENANT_B,
+  "' OR '1'='1",
+  '\\',
+  '%',
+  '%00',
+  '\u0000',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
 ];
 const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...OPERATORISH) },
@@ -94,15 +158,24 @@ const enc = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString
 const shapeArb = fc.constantFrom('plain', 'operator', 'operator-empty', 'duplicate', 'empty', 'array', 'dotted', 'raw-bytes', 'bare');
 function queryWith(name: string, shape: string, value: string): string {
   switch (shape) {
-    case 'plain': return `${name}=${enc(value)}`;
-    case 'operator': return `${name}[$ne]=${enc(value)}`;
-    case 'operator-empty': return `${name}[$gt]=`;
-    case 'duplicate': return `${name}=${enc(value)}&${name}=${enc(value)}x`;
-    case 'empty': return `${name}=`;
-    case 'array': return `${name}[]=${enc(value)}`;
-    case 'dotted': return `${name}.$ne=${enc(value)}`;
-    case 'raw-bytes': return `${name}=%FF%FE${enc(value)}%`;
-    default: return name;
+    case 'plain':
+      return `${name}=${enc(value)}`;
+    case 'operator':
+      return `${name}[$ne]=${enc(value)}`;
+    case 'operator-empty':
+      return `${name}[$gt]=`;
+    case 'duplicate':
+      return `${name}=${enc(value)}&${name}=${enc(value)}x`;
+    case 'empty':
+      return `${name}=`;
+    case 'array':
+      return `${name}[]=${enc(value)}`;
+    case 'dotted':
+      return `${name}.$ne=${enc(value)}`;
+    case 'raw-bytes':
+      return `${name}=%FF%FE${enc(value)}%`;
+    default:
+      return name;
   }
 }
 
@@ -168,7 +241,13 @@ async function checkProperty(t: Test, name: string, arb: fc.Arbitrary<unknown>, 
     }),
     { numRuns: RUNS, endOnFailure: true },
   );
-  t.ok(!out.failed, name, out.failed ? { error: (out.errorInstance as Error | undefined)?.message, counterexample: JSON.stringify(out.counterexample)?.slice(0, 500), seed: out.seed } : {});
+  t.ok(
+    !out.failed,
+    name,
+    out.failed
+      ? { error: (out.errorInstance as Error | undefined)?.message, counterexample: JSON.stringify(out.counterexample)?.slice(0, 500), seed: out.seed }
+      : {},
+  );
 }
 
 // ----------------------------------------------------------------------------- REST: query parameters
@@ -179,19 +258,32 @@ for (const op of dataOps.filter((o) => o.method === 'GET' && Object.keys(o.query
     const params = Object.entries((op.querystring?.properties ?? {}) as Record<string, Record<string, unknown>>);
     t.ok(params.length > 0, `${params.length} parameters`);
     for (const [name, schema] of params) {
-      await checkProperty(t, `${name}: 200 as a plain value or 4xx, never 5xx, never wider`, fc.tuple(shapeArb, hostileString), async ([shape, value]: [string, string]) => {
-        const res = await h.app.inject({ method: 'GET', url: `${concrete(op)}?${queryWith(name, shape, value)}`, headers: { 'x-api-key': KEY_A } });
-        const p = await problem(op, res.statusCode, res.body, { freeText: shape === 'plain' && isFreeText(schema) && value !== '', sent: value });
-        return p && `${name} ${shape} ${JSON.stringify(value).slice(0, 80)}: ${p}`;
-      });
+      await checkProperty(
+        t,
+        `${name}: 200 as a plain value or 4xx, never 5xx, never wider`,
+        fc.tuple(shapeArb, hostileString),
+        async ([shape, value]: [string, string]) => {
+          const res = await h.app.inject({ method: 'GET', url: `${concrete(op)}?${queryWith(name, shape, value)}`, headers: { 'x-api-key': KEY_A } });
+          const p = await problem(op, res.statusCode, res.body, { freeText: shape === 'plain' && isFreeText(schema) && value !== '', sent: value });
+          return p && `${name} ${shape} ${JSON.stringify(value).slice(0, 80)}: ${p}`;
+        },
+      );
     }
     // Several hostile parameters at once, and parameters that do not exist (company, tenant, $where).
-    await checkProperty(t, 'combinations and smuggled tenant fields', fc.array(fc.tuple(fc.constantFrom(...params.map(([n]) => n), 'company', 'tenant', '$where', 'data.tenant'), shapeArb, hostileString), { minLength: 1, maxLength: 5 }), async (list: [string, string, string][]) => {
-      const url = `${concrete(op)}?${list.map(([n, s, v]) => queryWith(n, s, v)).join('&')}`;
-      const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A } });
-      const p = await problem(op, res.statusCode, res.body, { sent: list.map(([, , v]) => v).join('\n') });
-      return p && `${url.slice(0, 200)}: ${p}`;
-    });
+    await checkProperty(
+      t,
+      'combinations and smuggled tenant fields',
+      fc.array(fc.tuple(fc.constantFrom(...params.map(([n]) => n), 'company', 'tenant', '$where', 'data.tenant'), shapeArb, hostileString), {
+        minLength: 1,
+        maxLength: 5,
+      }),
+      async (list: [string, string, string][]) => {
+        const url = `${concrete(op)}?${list.map(([n, s, v]) => queryWith(n, s, v)).join('&')}`;
+        const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A } });
+        const p = await problem(op, res.statusCode, res.body, { sent: list.map(([, , v]) => v).join('\n') });
+        return p && `${url.slice(0, 200)}: ${p}`;
+      },
+    );
   });
 }
 
@@ -199,7 +291,7 @@ for (const op of dataOps.filter((o) => o.method === 'GET' && Object.keys(o.query
 
 t.test('hostile headers and credentials', async (t) => {
   const list = dataOps.find((o) => o.operationId === 'listFinancialDocs')!;
-  await checkProperty(t, 'x-api-key: garbage, operators, huge, another tenant\'s RFC → 401, never 5xx', hostileString, async (value: string) => {
+  await checkProperty(t, "x-api-key: garbage, operators, huge, another tenant's RFC → 401, never 5xx", hostileString, async (value: string) => {
     const key = Buffer.from(value, 'utf8').toString('latin1'); // header values travel as bytes
     if (/[\r\n\0]/.test(key) || key === '') return null; // not sendable as a header
     for (const headers of [{ 'x-api-key': key }, { authorization: `Bearer ${key}` }]) {
@@ -212,7 +304,9 @@ t.test('hostile headers and credentials', async (t) => {
     const v = Buffer.from(value, 'utf8').toString('latin1');
     if (/[\r\n\0]/.test(v) || v === '' || v.trim() === '1' || v.trim() === '2') return null;
     const res = await h.app.inject({ method: 'GET', url: list.path, headers: { 'x-api-key': KEY_A, 'x-api-version': v } });
-    return res.statusCode === 400 ? await problem(list, res.statusCode, res.body) : `x-api-version ${JSON.stringify(v).slice(0, 60)} answered ${res.statusCode}`;
+    return res.statusCode === 400
+      ? await problem(list, res.statusCode, res.body)
+      : `x-api-version ${JSON.stringify(v).slice(0, 60)} answered ${res.statusCode}`;
   });
   const dup = await h.app.inject({ method: 'GET', url: list.path, headers: { 'x-api-key': [KEY_A, KEY_B] as unknown as string } });
   t.equal(dup.statusCode, 401, 'two x-api-key headers are no key at all');
@@ -221,10 +315,15 @@ t.test('hostile headers and credentials', async (t) => {
 // ----------------------------------------------------------------------------- REST: path parameter
 
 t.test('cancelAlertJob: hostile ids', async (t) => {
-  await checkProperty(t, 'id: 400 or 404, never 5xx; B\'s jobs untouched', hostileString, async (value: string) => {
+  await checkProperty(t, "id: 400 or 404, never 5xx; B's jobs untouched", hostileString, async (value: string) => {
     const res = await h.app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${enc(value) || '%20'}`, headers: { 'x-api-key': KEY_A } });
-    if (![400, 404].includes(res.statusCode)) return `id ${JSON.stringify(value).slice(0, 60)} (${value.length} chars) answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
-    return await problem(dataOps.find((o) => o.operationId === 'cancelAlertJob')!, res.statusCode, res.body);
+    if (![400, 404].includes(res.statusCode))
+      return `id ${JSON.stringify(value).slice(0, 60)} (${value.length} chars) answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
+    return await problem(
+      dataOps.find((o) => o.operationId === 'cancelAlertJob')!,
+      res.statusCode,
+      res.body,
+    );
   });
   for (const raw of ['%FF%FE', '%zz', '%', `${'a'.repeat(5000)}`, `${'%C3%91'.repeat(3000)}`, '..%2F..%2Fetc', '%24ne', '%7B%22%24ne%22%3Anull%7D']) {
     const res = await h.app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${raw}`, headers: { 'x-api-key': KEY_A } });
@@ -273,14 +372,41 @@ for (const op of dataOps.filter((o) => o.path.includes('/api/webhooks/{id}'))) {
 
 const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
   hostileString,
-  fc.constantFrom({ $gt: '' }, { $ne: null }, { $where: 'sleep(100)' }, { $regex: '.*' }, { 'a.b': 1 }, [], [''], null, true, 0, -1, 1e308, {}, { __proto__: { polluted: true } }),
+  fc.constantFrom(
+    { $gt: '' },
+    { $ne: null },
+    { $where: 'sleep(100)' },
+    { $regex: '.*' },
+    { 'a.b': 1 },
+    [],
+    [''],
+    null,
+    true,
+    0,
+    -1,
+    1e308,
+    {},
+    { __proto__: { polluted: true } },
+  ),
   fc.array(hostileString, { maxLength: 3 }),
   fc.dictionary(fc.constantFrom('$where', '$set', 'a.b', '__proto__', 'constructor', 'x', '', '$'), hostileString, { maxKeys: 3 }),
 );
 
 t.test('scheduleAlerts: hostile body fields', async (t) => {
   const base = { userIds: ['h-1'], ruleId: 'overdue-invoices', cycleKey: '2026-04', nameAlert: 'hostile', extraData: { channel: 'email' } };
-  const fields = ['tenantId', 'userIds', 'userIds[0]', 'ruleId', 'cycleKey', 'nameAlert', 'dueDate', 'individual', 'extraData', 'extraData.key', 'unknownField'];
+  const fields = [
+    'tenantId',
+    'userIds',
+    'userIds[0]',
+    'ruleId',
+    'cycleKey',
+    'nameAlert',
+    'dueDate',
+    'individual',
+    'extraData',
+    'extraData.key',
+    'unknownField',
+  ];
   const schedule = dataOps.find((o) => o.operationId === 'scheduleAlerts')!;
   const before = await alertJobs(h.db).countDocuments({ 'data.tenant': TENANT_B });
   for (const field of fields) {
@@ -289,8 +415,14 @@ t.test('scheduleAlerts: hostile body fields', async (t) => {
       if (field === 'userIds[0]') body.userIds = [value];
       else if (field === 'extraData.key') body.extraData = { [typeof value === 'string' ? value : JSON.stringify(value)]: 1 };
       else body[field] = value;
-      const res = await h.app.inject({ method: 'POST', url: schedule.path, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
-      if (![200, 400, 403, 413].includes(res.statusCode)) return `${field}=${JSON.stringify(value)?.slice(0, 80)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
+      const res = await h.app.inject({
+        method: 'POST',
+        url: schedule.path,
+        headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+      if (![200, 400, 403, 413].includes(res.statusCode))
+        return `${field}=${JSON.stringify(value)?.slice(0, 80)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
       if (res.statusCode === 200) {
         const answer = res.json<{ tenant: string; jobs: { userId: unknown }[] }>();
         if (answer.tenant !== TENANT_A) return `scheduled for ${answer.tenant}`;
@@ -300,8 +432,13 @@ t.test('scheduleAlerts: hostile body fields', async (t) => {
     });
   }
   // Raw JSON tricks: duplicate keys (the last wins, as JSON.parse does), deep nesting, a huge array.
-  const raw = async (payload: string) => (await h.app.inject({ method: 'POST', url: schedule.path, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' }, payload })).statusCode;
-  t.equal(await raw(`{"tenantId":"${TENANT_A}","tenantId":"${TENANT_B}","userIds":["d-1"],"ruleId":"overdue-invoices","cycleKey":"2026-04","nameAlert":"dup"}`), 403, 'duplicate tenantId: the last one counts, and it is not A → 403');
+  const raw = async (payload: string) =>
+    (await h.app.inject({ method: 'POST', url: schedule.path, headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' }, payload })).statusCode;
+  t.equal(
+    await raw(`{"tenantId":"${TENANT_A}","tenantId":"${TENANT_B}","userIds":["d-1"],"ruleId":"overdue-invoices","cycleKey":"2026-04","nameAlert":"dup"}`),
+    403,
+    'duplicate tenantId: the last one counts, and it is not A → 403',
+  );
   t.equal(await raw(`${'['.repeat(5000)}${']'.repeat(5000)}`), 400, 'deeply nested JSON → 400');
   t.equal(await raw(JSON.stringify({ ...base, userIds: Array.from({ length: 5000 }, (_, i) => `u${i}`) })), 400, '5,000 users → 400');
   t.equal(await alertJobs(h.db).countDocuments({ 'data.tenant': TENANT_B }), before, "tenant B's jobs are untouched");
@@ -317,10 +454,15 @@ t.test('MCP tools: hostile arguments', async (t) => {
   for (const op of dataOps.filter((o) => o.method === 'GET')) {
     const tool = tools.get(op.operationId)!;
     const names = [...tool.locations.keys()];
-    await checkProperty(t, `${op.operationId}: JSON values for ${names.length} arguments → 200 or 4xx, never 5xx, never wider`, fc.tuple(fc.constantFrom(...names, 'company', '$where'), hostileJson), async ([name, value]: [string, unknown]) => {
-      const res = await dispatchTool(h.app, tool, { [name]: value }, { apiKey: KEY_A });
-      const body = JSON.stringify(res.body ?? null);
-      return await problem(op, res.statusCode, body, { sent: JSON.stringify(value) ?? '' });
-    });
+    await checkProperty(
+      t,
+      `${op.operationId}: JSON values for ${names.length} arguments → 200 or 4xx, never 5xx, never wider`,
+      fc.tuple(fc.constantFrom(...names, 'company', '$where'), hostileJson),
+      async ([name, value]: [string, unknown]) => {
+        const res = await dispatchTool(h.app, tool, { [name]: value }, { apiKey: KEY_A });
+        const body = JSON.stringify(res.body ?? null);
+        return await problem(op, res.statusCode, body, { sent: JSON.stringify(value) ?? '' });
+      },
+    );
   }
 });

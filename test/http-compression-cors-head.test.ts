@@ -21,7 +21,11 @@ t.teardown(() => plain.close());
 const plainBase = await listen(plain);
 
 /** A raw HTTP request (no automatic decompression), body as bytes. */
-function raw(url: string, method: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function raw(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -56,7 +60,11 @@ t.test('compression: br preferred, gzip when only gzip, identity when none; same
 });
 
 t.test('CORS: an allowed origin gets the headers and a preflight; others and no-origin get none', async (t) => {
-  const pre = await raw(`${base}/api/shipments`, 'OPTIONS', { origin: ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key, x-api-version' });
+  const pre = await raw(`${base}/api/shipments`, 'OPTIONS', {
+    origin: ORIGIN,
+    'access-control-request-method': 'GET',
+    'access-control-request-headers': 'x-api-key, x-api-version',
+  });
   t.equal(pre.status, 204, 'preflight answered before authentication');
   t.equal(pre.headers['access-control-allow-origin'], ORIGIN);
   t.match(String(pre.headers['access-control-allow-headers']), /x-api-key/);

@@ -86,14 +86,22 @@ t.test('rate limit per key', async (t) => {
   t.equal(limited.statusCode, 429);
   assertConforms(t, limited, 'GET', ROUTE);
   t.ok(Number(limited.headers['retry-after']) > 0, 'retry-after on 429');
-  t.match(limited.json().error.details[0], /^rate limit of 3 requests per minute for this API key exceeded; retry in \d+ seconds$/, 'the window, then the time left');
+  t.match(
+    limited.json().error.details[0],
+    /^rate limit of 3 requests per minute for this API key exceeded; retry in \d+ seconds$/,
+    'the window, then the time left',
+  );
   t.equal(limited.json().error.reason, 'rate_limited');
   const otherKey = await createApiKey(h.db, TENANT_A, 'second');
   t.equal((await call(otherKey.key)).statusCode, 200, 'limits are per key');
   for (let i = 0; i < 5; i++) await h.app.inject({ method: 'GET', url: '/ready' });
   t.equal((await h.app.inject({ method: 'GET', url: '/ready' })).statusCode, 429, 'readiness (it reads the database) is limited per IP');
   const probes = await Promise.all(Array.from({ length: 6 }, () => h.app.inject({ method: 'GET', url: '/health' })));
-  t.same(probes.map((r) => r.statusCode), [200, 200, 200, 200, 200, 200], 'liveness probes are never limited (nor do they depend on the limit store)');
+  t.same(
+    probes.map((r) => r.statusCode),
+    [200, 200, 200, 200, 200, 200],
+    'liveness probes are never limited (nor do they depend on the limit store)',
+  );
   t.notOk(probes[0]!.headers['x-ratelimit-limit'], 'and carry no rate-limit headers');
   await h.rebuild();
 });

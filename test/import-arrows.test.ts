@@ -37,7 +37,10 @@ function isTypeOnly(keyword: string | undefined, clause: string | undefined): bo
   if (keyword) return true;
   const named = clause?.trim().match(/^\{([\s\S]*)\}$/);
   if (!named) return false;
-  const names = named[1]!.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = named[1]!
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   return names.length > 0 && names.every((n) => n.startsWith('type '));
 }
 
@@ -83,16 +86,21 @@ const m = await import('../../scripts/demo/load.ts');`;
     ['scripts/demo/load.ts', false],
   ]);
   t.ok(edges.length > 300, `lib/ has its imports read (${edges.length})`);
-  t.ok(edges.some((e) => e.from === 'lib/analytics/trip-audits-repo.ts' && e.to === 'lib/analytics/shrinkage-recovery.ts' && e.typeOnly), 'a type-only row import of a repository is seen as such');
+  t.ok(
+    edges.some((e) => e.from === 'lib/analytics/trip-audits-repo.ts' && e.to === 'lib/analytics/shrinkage-recovery.ts' && e.typeOnly),
+    'a type-only row import of a repository is seen as such',
+  );
 });
 
 t.test('nothing in lib/ imports handlers/ or scripts/ (the demo generator)', async (t) => {
   t.same(show(edges.filter((e) => under('handlers')(e.to) || under('scripts')(e.to))), []);
 });
 
-t.test('lib/ knows only MongoDB: the embedded engine is the launcher\'s (scripts/embedded-mongo)', async (t) => {
+t.test("lib/ knows only MongoDB: the embedded engine is the launcher's (scripts/embedded-mongo)", async (t) => {
   t.same(show(edges.filter((e) => under('scripts/embedded-mongo')(e.to))), [], 'nothing in lib/ imports the launcher');
-  const settings = [...libSources].filter(([, source]) => /\bEMBEDDED_MONGO_\w*/.test(source)).map(([f, source]) => `${f}: ${source.match(/\bEMBEDDED_MONGO_\w*/)![0]}`);
+  const settings = [...libSources]
+    .filter(([, source]) => /\bEMBEDDED_MONGO_\w*/.test(source))
+    .map(([f, source]) => `${f}: ${source.match(/\bEMBEDDED_MONGO_\w*/)![0]}`);
   t.same(settings, [], 'lib/ reads no EMBEDDED_MONGO_* setting (the launcher reads and validates its own)');
   const engineModules = [...libSources.keys()].filter((f) => /^lib\/db\/(embedded|engine-supervisor|data-dir|open)\.ts$/.test(f));
   t.same(engineModules, [], 'no launcher, supervisor, DATA_DIR check or port file in lib/db');
@@ -102,7 +110,11 @@ t.test('lib/db is the ground floor: it imports nothing from any area, not even a
   const below = ['lib/db', 'lib/model', 'lib/money', 'lib/time', 'lib/shared'];
   const allowed = (to: string) => !to.startsWith('lib/') || to === 'lib/config.ts' || below.some((d) => under(d)(to));
   t.same(show(edges.filter((e) => under('lib/db')(e.from) && !allowed(e.to))), []);
-  t.same([...libSources.keys()].filter((f) => /^lib\/db\/.*-repo\.ts$/.test(f) && f !== 'lib/db/service-secrets-repo.ts'), [], 'an area\'s repository lives in its area');
+  t.same(
+    [...libSources.keys()].filter((f) => /^lib\/db\/.*-repo\.ts$/.test(f) && f !== 'lib/db/service-secrets-repo.ts'),
+    [],
+    "an area's repository lives in its area",
+  );
 });
 
 /** The first import cycle among these files (each file's imports in source order), as a path that closes on itself. */
@@ -133,8 +145,28 @@ export function findCycle(graph: ReadonlyMap<string, readonly string[]>): string
 }
 
 t.test('no import cycle among the modules of lib/', async (t) => {
-  t.same(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]])), ['a', 'b', 'c', 'a'], 'the search finds a circle');
-  t.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]])), null, 'and no circle where there is none');
+  t.same(
+    findCycle(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+      ]),
+    ),
+    ['a', 'b', 'c', 'a'],
+    'the search finds a circle',
+  );
+  t.equal(
+    findCycle(
+      new Map([
+        ['a', ['b', 'c']],
+        ['b', ['c']],
+        ['c', []],
+      ]),
+    ),
+    null,
+    'and no circle where there is none',
+  );
   const graph = new Map<string, string[]>([...libSources.keys()].map((f) => [f, []]));
   for (const e of edges) if (graph.has(e.to)) graph.get(e.from)!.push(e.to);
   const cycle = findCycle(graph);
@@ -143,10 +175,18 @@ t.test('no import cycle among the modules of lib/', async (t) => {
 
 t.test('the ledger is the one writer of financial documents from facts', async (t) => {
   const ledger = under('lib/finance/ledger');
-  t.same(show(edges.filter((e) => e.to === 'lib/finance/ledger/facts-repo.ts' && !ledger(e.from))), [], 'only the ledger opens the facts\' store');
+  t.same(show(edges.filter((e) => e.to === 'lib/finance/ledger/facts-repo.ts' && !ledger(e.from))), [], "only the ledger opens the facts' store");
   const importsReach = (e: ImportEdge) => under('lib/finance')(e.to) && !['lib/finance/ledger/facts.ts', 'lib/finance/ledger/record-facts.ts'].includes(e.to);
-  t.same(show(edges.filter((e) => under('lib/imports')(e.from) && importsReach(e))), [], 'lib/imports hands facts to the ledger and writes no financial document itself');
-  t.same(show(edges.filter((e) => under('lib/finance')(e.from) && under('lib/imports')(e.to))), [], 'finance (the ledger included) imports nothing from lib/imports');
+  t.same(
+    show(edges.filter((e) => under('lib/imports')(e.from) && importsReach(e))),
+    [],
+    'lib/imports hands facts to the ledger and writes no financial document itself',
+  );
+  t.same(
+    show(edges.filter((e) => under('lib/finance')(e.from) && under('lib/imports')(e.to))),
+    [],
+    'finance (the ledger included) imports nothing from lib/imports',
+  );
 });
 
 t.test('keyset paging has one home: lib/shared imports nothing from lib/db', async (t) => {
@@ -164,6 +204,9 @@ t.test('lib/http imports nothing from the areas it serves', async (t) => {
 
 t.test('the worker plugins are Fastify plugins', async (t) => {
   for (const file of ['lib/alerts/plugin.ts', 'lib/webhooks/plugin.ts']) {
-    t.ok(edges.some((e) => e.from === file && e.to === 'fastify-plugin' && !e.typeOnly), `${file} uses fastify-plugin`);
+    t.ok(
+      edges.some((e) => e.from === file && e.to === 'fastify-plugin' && !e.typeOnly),
+      `${file} uses fastify-plugin`,
+    );
   }
 });

@@ -29,11 +29,13 @@ const start = async () => {
   services.push(s);
   return s;
 };
-const importZip = (base: string) => fetch(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'application/zip' }, body: zip });
+const importZip = (base: string) =>
+  fetch(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'application/zip' }, body: zip });
 
 /** Everything the import stored, without write times. */
 async function snapshot() {
-  const strip = (rows: object[], ...keys: string[]) => rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !keys.includes(k)))));
+  const strip = (rows: object[], ...keys: string[]) =>
+    rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !keys.includes(k)))));
   return {
     docs: strip(await financialDocs(h.db).find({ company: TENANT_A }).sort({ _id: 1 }).toArray(), 'lastUpdate'),
     trips: strip(await trips(h.db).find({ company: TENANT_A }).sort({ _id: 1 }).toArray(), 'lastUpdate'),

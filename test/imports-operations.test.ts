@@ -21,7 +21,8 @@ const h = await startHarness(t);
 const UUID = (n: number): string => `1A2B3C4D-00${String(n).padStart(2, '0')}-4000-8000-0000000000${String(n).padStart(2, '0')}`;
 const docId = (n: number): string => `${TENANT_A}-CFDI-${UUID(n)}`;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const wipe = () => Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), importFacts(h.db).deleteMany({}), importLinks(h.db).deleteMany({})]);
+const wipe = () =>
+  Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), importFacts(h.db).deleteMany({}), importLinks(h.db).deleteMany({})]);
 const post = (payload: Buffer | string, contentType: string) =>
   h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY_A, 'content-type': contentType }, payload });
 const get = async (url: string) => (await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A } })).json();
@@ -32,7 +33,8 @@ const mark = async () => {
   await sleep(5);
   return at;
 };
-const idsSince = async (list: string, since: string) => ((await get(`/api/${list}?limit=100&updatedSince=${since}`)).data as { id: string }[]).map((d) => d.id).sort();
+const idsSince = async (list: string, since: string) =>
+  ((await get(`/api/${list}?limit=100&updatedSince=${since}`)).data as { id: string }[]).map((d) => d.id).sort();
 
 t.test('incremental sync: imported and re-imported changes are seen by updatedSince on both lists, unchanged ones are not', async (t) => {
   await wipe();

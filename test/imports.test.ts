@@ -37,7 +37,11 @@ const ROUTE = '/api/imports';
 const UUID = (n: number): string => `1A2B3C4D-00${String(n).padStart(2, '0')}-4000-8000-0000000000${String(n).padStart(2, '0')}`;
 const docId = (n: number): string => `${TENANT_A}-CFDI-${UUID(n)}`;
 
-type Report = { tenant: string; summary: Record<string, number>; files: { name: string; status: string; kind?: string; uuid?: string; reason?: string; pendingInvoices?: string[]; tripId?: string }[] };
+type Report = {
+  tenant: string;
+  summary: Record<string, number>;
+  files: { name: string; status: string; kind?: string; uuid?: string; reason?: string; pendingInvoices?: string[]; tripId?: string }[];
+};
 
 async function post(payload: Buffer | string | object, contentType: string, key = KEY_A) {
   const res = await h.app.inject({ method: 'POST', url: ROUTE, headers: { 'x-api-key': key, 'content-type': contentType }, payload: payload as never });
@@ -66,7 +70,19 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
   t.same(report.summary, { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0 });
   t.same(
     report.files.map((f) => [f.name.replace('upload.zip/', '').slice(0, 2), f.kind]),
-    [['01', 'invoice'], ['02', 'invoice'], ['03', 'invoice'], ['04', 'invoice'], ['05', 'payment'], ['06', 'creditNote'], ['07', 'payment'], ['08', 'invoice'], ['09', 'invoice'], ['10', 'cancellation'], ['11', 'invoice']],
+    [
+      ['01', 'invoice'],
+      ['02', 'invoice'],
+      ['03', 'invoice'],
+      ['04', 'invoice'],
+      ['05', 'payment'],
+      ['06', 'creditNote'],
+      ['07', 'payment'],
+      ['08', 'invoice'],
+      ['09', 'invoice'],
+      ['10', 'cancellation'],
+      ['11', 'invoice'],
+    ],
   );
   t.equal(report.files[10]!.tripId, `${TENANT_A}-CP-${UUID(11)}`);
 
@@ -80,7 +96,13 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
   const full = await get(`/api/financial-docs?limit=20&detail=full&client=CIN010203KL5`);
   const ppdFull = full.data.find((d: { id: string }) => d.id === docId(4));
   t.same(
-    ppdFull.payments.map((p: { kind: string; amount: number; balanceBefore: number; balanceAfter: number; canceled: boolean }) => [p.kind, p.amount, p.balanceBefore, p.balanceAfter, p.canceled]),
+    ppdFull.payments.map((p: { kind: string; amount: number; balanceBefore: number; balanceAfter: number; canceled: boolean }) => [
+      p.kind,
+      p.amount,
+      p.balanceBefore,
+      p.balanceAfter,
+      p.canceled,
+    ]),
     [
       ['payment', 20000, 56000, 36000, false],
       ['creditNote', 5600, 36000, 30400, false],
@@ -90,7 +112,10 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
   t.equal(ppdFull.invoice.satCertDate, '2026-10-01T15:02:30.000Z', 'FechaTimbrado 09:02:30 Mexico City');
   const cancelled = (await get('/api/financial-docs?limit=20&detail=full&client=GDI920315QR4')).data.find((d: { id: string }) => d.id === docId(8));
   t.equal(cancelled.status, 9);
-  t.same(cancelled.canceled.map((c: { target: string; uuid: string; motive: string; replacementUuid: string }) => [c.target, c.uuid, c.motive, c.replacementUuid]), [['invoice', UUID(8), '01', UUID(9)]]);
+  t.same(
+    cancelled.canceled.map((c: { target: string; uuid: string; motive: string; replacementUuid: string }) => [c.target, c.uuid, c.motive, c.replacementUuid]),
+    [['invoice', UUID(8), '01', UUID(9)]],
+  );
   const shortage = byId.get(docId(2))!;
   t.match(shortage.amounts, { subtotal: 26970, vat16: 4080, vatRetention4: 1020, shrinkageDeduction: 1470, total: 30030 });
   t.match(ppd.balance, { total: 56000, paid: 50400, pending: 0, isFullyPaid: true, paymentsCount: 3 });
@@ -107,7 +132,13 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
   t.equal(legSummary.vehicle, 'XA1234B');
   t.equal(legSummary.distanceKm, 105);
   t.match(legSummary.volumes, { loaded: 32000, offloaded: 31930, shrinkageVolume: 70, shrinkagePercent: 0.2188, exceedsTolerance: true });
-  t.same(legSummary.volumes.products.map((p: { code: string; loaded: number; offloaded: number }) => [p.code, p.loaded, p.offloaded]), [['15101505', 20000, 19940], ['15101514', 12000, 11990]]);
+  t.same(
+    legSummary.volumes.products.map((p: { code: string; loaded: number; offloaded: number }) => [p.code, p.loaded, p.offloaded]),
+    [
+      ['15101505', 20000, 19940],
+      ['15101514', 12000, 11990],
+    ],
+  );
   t.equal(legSummary.loadDate, '2026-10-20T14:00:00.000Z');
   t.equal(legSummary.offloadDate, '2026-10-20T22:00:00.000Z');
   t.match(trip.financialLinked, { id: docId(11), total: 32256, pending: 0, invoiceFolio: 'A-1011' });
@@ -133,9 +164,28 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
 
   // --- audits
   const shrink = await get('/api/analytics/discounts-and-shrinkage?startDate=2026-10-01&endDate=2026-10-31');
-  t.match(shrink.shrinkage.totals, { trips: 1, legs: 1, loadedLitres: 32000, offloadedLitres: 31930, shrinkageLitres: 70, legsOutOfTolerance: 1, recoverableLitres: 70, recoverableValue: 1699.25 });
+  t.match(shrink.shrinkage.totals, {
+    trips: 1,
+    legs: 1,
+    loadedLitres: 32000,
+    offloadedLitres: 31930,
+    shrinkageLitres: 70,
+    legsOutOfTolerance: 1,
+    recoverableLitres: 70,
+    recoverableValue: 1699.25,
+  });
   const ue = await get('/api/analytics/unit-economics?startDate=2026-10-01&endDate=2026-10-31');
-  t.match(ue.totals, { trips: 1, legs: 1, revenue: 28800, km: 105, litres: 32000, loadedLitres: 32000, offloadedLitres: 31930, revenuePerKm: { value: 274.29 }, revenuePerLitre: { value: 0.9 } });
+  t.match(ue.totals, {
+    trips: 1,
+    legs: 1,
+    revenue: 28800,
+    km: 105,
+    litres: 32000,
+    loadedLitres: 32000,
+    offloadedLitres: 31930,
+    revenuePerKm: { value: 274.29 },
+    revenuePerLitre: { value: 0.9 },
+  });
 });
 
 t.test('idempotent: the same files again change nothing and are reported skipped', async (t) => {
@@ -198,12 +248,28 @@ t.test('a delivery recorded through the API outlives importing the Carta Porte a
   t.equal((await post(undelivered, 'application/xml')).json<Report>().files[0]!.status, 'updated');
   const tripId = `${TENANT_A}-CP-${UUID(11)}`;
   const stored = async () => (await trips(h.db).findOne({ _id: tripId }))!;
-  t.same((await stored()).shipments[0]!.products.map((p) => p.offloaded), [null, null], 'in transit: nothing offloaded recorded (null, not 0)');
+  t.same(
+    (await stored()).shipments[0]!.products.map((p) => p.offloaded),
+    [null, null],
+    'in transit: nothing offloaded recorded (null, not 0)',
+  );
   const summary = (await get(`/api/shipments/${tripId}`)).shipments[0];
   t.match(summary, { delivered: false, volumes: { offloaded: null, shrinkagePercent: null, exceedsTolerance: false } });
 
-  const delivery = { offloadDate: '2026-10-20T17:00:00-06:00', ticket: 'TK-A1011', products: [{ code: '15101505', offloaded: 19_950 }, { code: '15101514', offloaded: 11_995 }] };
-  const put = await h.app.inject({ method: 'PUT', url: `/api/shipments/${tripId}/legs/${summary.shipmentId}/delivery`, headers: { 'x-api-key': KEY_A }, payload: delivery });
+  const delivery = {
+    offloadDate: '2026-10-20T17:00:00-06:00',
+    ticket: 'TK-A1011',
+    products: [
+      { code: '15101505', offloaded: 19_950 },
+      { code: '15101514', offloaded: 11_995 },
+    ],
+  };
+  const put = await h.app.inject({
+    method: 'PUT',
+    url: `/api/shipments/${tripId}/legs/${summary.shipmentId}/delivery`,
+    headers: { 'x-api-key': KEY_A },
+    payload: delivery,
+  });
   t.equal(put.statusCode, 200, put.body);
   const recorded = await stored();
   t.match(recorded.shipments[0], { status: 4, delivery: { source: 'recorded', ticket: 'TK-A1011' } });
@@ -213,8 +279,15 @@ t.test('a delivery recorded through the API outlives importing the Carta Porte a
   const withAddenda = (await post(original, 'application/xml')).json<Report>();
   t.equal(withAddenda.files[0]!.status, 'updated', 'another version of the file is imported');
   const after = await stored();
-  t.match(after.shipments[0], { status: 4, unloadDate: recorded.shipments[0]!.unloadDate, delivery: { source: 'recorded', ticket: 'TK-A1011' } }, "the recorded delivery wins over the file's addenda");
-  t.same(after.shipments[0]!.products.map((p) => p.offloaded), [19_950, 11_995]);
+  t.match(
+    after.shipments[0],
+    { status: 4, unloadDate: recorded.shipments[0]!.unloadDate, delivery: { source: 'recorded', ticket: 'TK-A1011' } },
+    "the recorded delivery wins over the file's addenda",
+  );
+  t.same(
+    after.shipments[0]!.products.map((p) => p.offloaded),
+    [19_950, 11_995],
+  );
   t.same({ ...after, lastUpdate: undefined }, { ...recorded, lastUpdate: undefined }, 'the trip says what it said');
   const leg = (await get(`/api/shipments/${tripId}`)).shipments[0];
   t.match(leg, { delivered: true, deliveryTicket: 'TK-A1011', volumes: { offloaded: 31_945, shrinkageVolume: 55 } });
@@ -237,17 +310,29 @@ const BAD: [string, string, RegExp][] = [
   ['malformed', CFDI4.slice(0, 600), /malformed XML/],
   ['not XML', 'hola, esto no es XML', /malformed XML/],
   ['empty root', '<?xml version="1.0"?>', /malformed XML|empty file/],
-  ['billion laughs', '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><lolz>&lol2;</lolz>', /DTDs .* are not accepted/],
+  [
+    'billion laughs',
+    '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]><lolz>&lol2;</lolz>',
+    /DTDs .* are not accepted/,
+  ],
   ['external entity', '<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><foo>&xxe;</foo>', /DTDs .* are not accepted/],
   ['undeclared entity', '<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4">&xxe;</cfdi:Comprobante>', /malformed XML/],
-  ['CFDI 3.3', CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'Version="3.3"'), /unsupported: CFDI 3\.3 .* only CFDI 4\.0 is imported/],
+  [
+    'CFDI 3.3',
+    CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'Version="3.3"'),
+    /unsupported: CFDI 3\.3 .* only CFDI 4\.0 is imported/,
+  ],
   ['wrong namespace', CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://example.com/cfd'), /not a CFDI 4\.0 or SAT cancellation acknowledgement/],
   ['version 4.1', CFDI4.replace('Version="4.0"', 'Version="4.1"'), /Comprobante@Version "4\.1" is not 4\.0/],
   ['unstamped', CFDI4.replace(/<cfdi:Complemento>[\s\S]*<\/cfdi:Complemento>/, ''), /not stamped/],
   ['bad amount', CFDI4.replace('Total="22400.00"', 'Total="22,400.00"'), /Comprobante@Total is not a non-negative decimal amount/],
   ['negative amount', CFDI4.replace('SubTotal="20000.00"', 'SubTotal="-20000.00"'), /SubTotal is not a non-negative/],
   ['bad date', CFDI4.replace('Fecha="2026-10-05T10:00:00"', 'Fecha="2026-13-45T10:00:00"'), /Fecha is not a valid date-time/],
-  ['unknown tax', CFDI4.replace('<cfdi:Retencion Base="20000.00" Impuesto="002"', '<cfdi:Retencion Base="20000.00" Impuesto="004"'), /Impuesto "004" is not a SAT tax \(001 ISR, 002 IVA, 003 IEPS\)/],
+  [
+    'unknown tax',
+    CFDI4.replace('<cfdi:Retencion Base="20000.00" Impuesto="002"', '<cfdi:Retencion Base="20000.00" Impuesto="004"'),
+    /Impuesto "004" is not a SAT tax \(001 ISR, 002 IVA, 003 IEPS\)/,
+  ],
   ['UTF-16', `\ufeff${CFDI4}`.replace('encoding="UTF-8"', 'encoding="UTF-16"'), /encoding "utf-16", which is not read here/],
   ['Latin-1 bytes declared UTF-8', CFDI4.replace('GASOLINERAS DEL ISTMO', 'GASOLINERAS DEL \u00ccSTMO'), /not valid UTF-8/],
   ['no exchange rate', CFDI4.replace('Moneda="MXN"', 'Moneda="USD"'), /TipoCambio is missing: Moneda USD needs its MXN exchange rate/],
@@ -320,10 +405,19 @@ t.test('request-level limits in the error shape: 413, 415, 400, 401 before 400, 
   const readOnly = await post(fixture('01-freight-invoice-retention.xml'), 'application/xml', key);
   t.equal(readOnly.statusCode, 403);
   // XML is only for the import: other operations still refuse it.
-  const xmlElsewhere = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' }, payload: '<a/>' });
+  const xmlElsewhere = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' },
+    payload: '<a/>',
+  });
   t.equal(xmlElsewhere.statusCode, 415);
   // A method the path does not declare is 405 with `allow`, whatever the body (not 415 from the body parser).
-  for (const [method, contentType, payload] of [['PUT', 'application/xml', '<a/>'], ['PATCH', 'application/zip', 'PK'], ['DELETE', 'application/json', '{}']] as const) {
+  for (const [method, contentType, payload] of [
+    ['PUT', 'application/xml', '<a/>'],
+    ['PATCH', 'application/zip', 'PK'],
+    ['DELETE', 'application/json', '{}'],
+  ] as const) {
     const res = await h.app.inject({ method, url: ROUTE, headers: { 'x-api-key': KEY_A, 'content-type': contentType }, payload });
     t.equal(res.statusCode, 405, `${method} with ${contentType}`);
     t.equal(res.headers.allow, 'POST');
@@ -359,18 +453,42 @@ t.test('MCP: the importDocuments tool imports, and the tax summary tool reads th
     t.ok(tool, `${kind}: importDocuments is a tool`);
     t.notOk(tool?.annotations?.readOnlyHint, 'not read-only');
     const files = fixtureNames().map((n) => ({ name: n, content: fixture(n).toString('utf8') }));
-    const res = (await client.callTool({ name: 'importDocuments', arguments: { body: { files } } })) as unknown as { structuredContent: Report; isError?: boolean };
+    const res = (await client.callTool({ name: 'importDocuments', arguments: { body: { files } } })) as unknown as {
+      structuredContent: Report;
+      isError?: boolean;
+    };
     t.notOk(res.isError);
-    t.same(res.structuredContent.summary, kind === 'streamable' ? { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0 } : { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0 });
-    const tax = (await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '2026-10' } })) as unknown as { structuredContent: { totals: Record<string, unknown> } };
-    t.match(tax.structuredContent.totals, { documents: 6, taxableBase: 142800, vat: { declared: 22848, expected: 22848 }, retention: { declared: 5392, expected: 5392 }, exempt: { total: 1470 }, total: 161726 });
-    const shrink = (await client.callTool({ name: 'auditDiscountsAndShrinkage', arguments: { startDate: '2026-10-01', endDate: '2026-10-31' } })) as unknown as { structuredContent: { shrinkage: { totals: Record<string, unknown> } } };
+    t.same(
+      res.structuredContent.summary,
+      kind === 'streamable' ? { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0 } : { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0 },
+    );
+    const tax = (await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '2026-10' } })) as unknown as {
+      structuredContent: { totals: Record<string, unknown> };
+    };
+    t.match(tax.structuredContent.totals, {
+      documents: 6,
+      taxableBase: 142800,
+      vat: { declared: 22848, expected: 22848 },
+      retention: { declared: 5392, expected: 5392 },
+      exempt: { total: 1470 },
+      total: 161726,
+    });
+    const shrink = (await client.callTool({
+      name: 'auditDiscountsAndShrinkage',
+      arguments: { startDate: '2026-10-01', endDate: '2026-10-31' },
+    })) as unknown as { structuredContent: { shrinkage: { totals: Record<string, unknown> } } };
     t.match(shrink.structuredContent.shrinkage.totals, { shrinkageLitres: 70, recoverableValue: 1699.25 });
-    const ue = (await client.callTool({ name: 'getFreightUnitEconomics', arguments: { startDate: '2026-10-01', endDate: '2026-10-31' } })) as unknown as { structuredContent: { totals: Record<string, unknown> } };
+    const ue = (await client.callTool({ name: 'getFreightUnitEconomics', arguments: { startDate: '2026-10-01', endDate: '2026-10-31' } })) as unknown as {
+      structuredContent: { totals: Record<string, unknown> };
+    };
     t.match(ue.structuredContent.totals, { revenue: 28800, km: 105, revenuePerKm: { value: 274.29 }, revenuePerLitre: { value: 0.9 } });
-    const lists = (await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 20 } })) as unknown as { structuredContent: { meta: { total: number } } };
+    const lists = (await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 20 } })) as unknown as {
+      structuredContent: { meta: { total: number } };
+    };
     t.equal(lists.structuredContent.meta.total, 7);
-    const bad = (await client.callTool({ name: 'importDocuments', arguments: { body: { files: [{ name: 'x.xml', content: BAD[3]![1] }] } } })) as unknown as { structuredContent: Report };
+    const bad = (await client.callTool({ name: 'importDocuments', arguments: { body: { files: [{ name: 'x.xml', content: BAD[3]![1] }] } } })) as unknown as {
+      structuredContent: Report;
+    };
     t.match(bad.structuredContent.files[0], { status: 'rejected', reason: /DTDs/ });
   }
 });

@@ -55,7 +55,12 @@ const TENANT_FIELD: Record<string, string | null> = {
 const UNSCOPED: Array<{ collection: string; equality: string[]; range?: string[]; why: string }> = [
   { collection: COLLECTIONS.apiKeys, equality: ['hash'], why: 'authentication finds the tenant from the key hash' },
   // Served by the sort: it is tenant_payment_status_date's own order (checked below like any sort).
-  { collection: COLLECTIONS.financialDocs, equality: [], range: ['company'], why: 'the start-up backfill steps from one tenant to the next (company > previous), one probe each' },
+  {
+    collection: COLLECTIONS.financialDocs,
+    equality: [],
+    range: ['company'],
+    why: 'the start-up backfill steps from one tenant to the next (company > previous), one probe each',
+  },
 ];
 
 const engine = await startEmbeddedMongo({ shortLived: true });
@@ -89,7 +94,10 @@ const folio = String(anyDoc.invoice.num);
 const shipmentId = String(anyTrip.shipments[0].shipment);
 // A correction of a delivered leg's ticket: every product at its loaded litres (a write).
 const roadLeg = anyTrip.shipments[0] as Document;
-const delivery = { offloadDate: new Date(Number(roadLeg.unloadDate)).toISOString(), products: (roadLeg.products as Document[]).map((p) => ({ code: p.code, offloaded: p.loaded })) };
+const delivery = {
+  offloadDate: new Date(Number(roadLeg.unloadDate)).toISOString(),
+  products: (roadLeg.products as Document[]).map((p) => ({ code: p.code, offloaded: p.loaded })),
+};
 const vehicle = String(anyTrip.vehicle?.id ?? '');
 const driver = String(anyTrip.driver?.id ?? '');
 
@@ -123,8 +131,26 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listShipments', 'GET', '/api/shipments?status=2'],
   ['listShipments', 'GET', '/api/shipments?updatedSince=2026-06-01T00:00:00Z'],
   ['getShipment', 'GET', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}`],
-  ['importDeliveries', 'POST', '/api/deliveries', { rows: delivery.products.map((p) => ({ tripId: String(anyTrip._id), shipmentId: String(roadLeg.shipment), productCode: p.code, offloaded: p.offloaded, offloadDate: delivery.offloadDate })) }],
-  ['recordLegDelivery', 'PUT', `/api/shipments/${encodeURIComponent(String(anyTrip._id))}/legs/${encodeURIComponent(String(roadLeg.shipment))}/delivery`, delivery],
+  [
+    'importDeliveries',
+    'POST',
+    '/api/deliveries',
+    {
+      rows: delivery.products.map((p) => ({
+        tripId: String(anyTrip._id),
+        shipmentId: String(roadLeg.shipment),
+        productCode: p.code,
+        offloaded: p.offloaded,
+        offloadDate: delivery.offloadDate,
+      })),
+    },
+  ],
+  [
+    'recordLegDelivery',
+    'PUT',
+    `/api/shipments/${encodeURIComponent(String(anyTrip._id))}/legs/${encodeURIComponent(String(roadLeg.shipment))}/delivery`,
+    delivery,
+  ],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10'],
   ['getTaxSummary', 'GET', '/api/tax-summary?targetMonth=2026-10&basis=payment'],
   ['getTaxSummary', 'GET', `/api/tax-summary?targetMonth=2026-10&client=${client0}`],
@@ -141,10 +167,33 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['getFreightUnitEconomics', 'GET', '/api/analytics/unit-economics'],
   ['getFreightUnitEconomics', 'GET', `/api/analytics/unit-economics?client=${client0}&vehicle=${encodeURIComponent(vehicle)}&litresBasis=offloaded`],
   // Invoice, payment before... after it, cancellation and a Carta Porte trip: every import query.
-  ['importDocuments', 'POST', '/api/imports', { files: ['05-payment-complement-1.xml', '04-ppd-invoice.xml', '08-invoice-cancelled.xml', '10-cancellation-acuse-motive-01.xml', '11-carta-porte-two-products.xml'].map((name) => ({ name, content: fixture(name).toString('utf8') })) }],
+  [
+    'importDocuments',
+    'POST',
+    '/api/imports',
+    {
+      files: [
+        '05-payment-complement-1.xml',
+        '04-ppd-invoice.xml',
+        '08-invoice-cancelled.xml',
+        '10-cancellation-acuse-motive-01.xml',
+        '11-carta-porte-two-products.xml',
+      ].map((name) => ({ name, content: fixture(name).toString('utf8') })),
+    },
+  ],
   // The SAT's answer on the imported cancellation (fact path), then on a demo document's (in place).
-  ['recordCancellationStatus', 'PUT', `/api/financial-docs/${tenant!.rfc}-CFDI-1A2B3C4D-0008-4000-8000-000000000008/cancellation`, { estado: 'Cancelado', estatusCancelacion: 'Cancelado sin aceptación', consultedAt: '2026-10-09T12:00:00Z' }],
-  ['recordCancellationStatus', 'PUT', `/api/financial-docs/${encodeURIComponent(String(cancelledDoc._id))}/cancellation`, { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' }],
+  [
+    'recordCancellationStatus',
+    'PUT',
+    `/api/financial-docs/${tenant!.rfc}-CFDI-1A2B3C4D-0008-4000-8000-000000000008/cancellation`,
+    { estado: 'Cancelado', estatusCancelacion: 'Cancelado sin aceptación', consultedAt: '2026-10-09T12:00:00Z' },
+  ],
+  [
+    'recordCancellationStatus',
+    'PUT',
+    `/api/financial-docs/${encodeURIComponent(String(cancelledDoc._id))}/cancellation`,
+    { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' },
+  ],
   ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
   ['listAlertJobs', 'GET', '/api/alerts/jobs'],
   ['listAlertJobs', 'GET', '/api/alerts/jobs?userId=u-1'],
@@ -175,17 +224,32 @@ t.test('every REST operation of the spec is exercised', async (t) => {
     .flatMap((methods) => Object.values(methods).map((op) => op.operationId))
     .filter((id): id is string => !!id && !MCP_OPERATIONS.has(id));
   const exercised = new Set([...REQUESTS.map((r) => r[0]), ...WEBHOOK_REQUESTS.map((r) => r[0]), 'cancelAlertJob']);
-  t.same(specOps.filter((id) => !exercised.has(id)), [], 'operations without a request here');
+  t.same(
+    specOps.filter((id) => !exercised.has(id)),
+    [],
+    'operations without a request here',
+  );
 });
 
 t.test('run the operations', async (t) => {
   for (const [op, method, url, body] of REQUESTS) {
     during = `${op} ${method} ${url}`;
-    const res = await app.inject({ method, url, headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+    const res = await app.inject({
+      method,
+      url,
+      headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { payload: JSON.stringify(body) } : {}),
+    });
     t.ok(res.statusCode < 300, `${during} → ${res.statusCode}`, { body: res.body.slice(0, 300) });
   }
   // Keyset continuations (cursor): the page after a cursor must be index-backed too, in both orders of both lists.
-  for (const first of ['/api/financial-docs?limit=10', '/api/financial-docs?limit=10&updatedSince=2026-01-01T00:00:00Z', `/api/financial-docs?limit=10&client=${client0}`, '/api/shipments?limit=10', '/api/shipments?limit=10&updatedSince=2026-01-01T00:00:00Z']) {
+  for (const first of [
+    '/api/financial-docs?limit=10',
+    '/api/financial-docs?limit=10&updatedSince=2026-01-01T00:00:00Z',
+    `/api/financial-docs?limit=10&client=${client0}`,
+    '/api/shipments?limit=10',
+    '/api/shipments?limit=10&updatedSince=2026-01-01T00:00:00Z',
+  ]) {
     const page = await app.inject({ method: 'GET', url: first, headers: { 'x-api-key': key } });
     const cursor = page.json<{ meta: { nextCursor?: string } }>().meta.nextCursor;
     t.ok(cursor, `${first}: a next cursor`);
@@ -222,7 +286,11 @@ t.test('run the operations', async (t) => {
   const { derivedPaymentStatus: _stored, derivedCancellationStatus: _storedCx, ...legacy } = anyDoc;
   await db.collection<{ _id: string } & Document>(COLLECTIONS.financialDocs).insertOne({ ...legacy, _id: 'INDEXCOV-LEGACY', id: 'INDEXCOV-LEGACY' });
   const { backfilled } = await prepareDatabase(db);
-  t.same(backfilled.map((r) => [r.tenant, r.repaired]), [[tenant!.rfc, 1]], 'the backfill repaired the legacy document');
+  t.same(
+    backfilled.map((r) => [r.tenant, r.repaired]),
+    [[tenant!.rfc, 1]],
+    'the backfill repaired the legacy document',
+  );
 });
 
 t.test('every query is served by an index, tenant first', async (t) => {
@@ -236,7 +304,9 @@ t.test('every query is served by an index, tenant first', async (t) => {
         failures.push({ ok: false, shape, problem: `collection ${shape.collection} is not in TENANT_FIELD (add it, and its indexes)`, during: when });
         continue;
       }
-      const unscoped = UNSCOPED.find((u) => u.collection === shape.collection && u.equality.join() === shape.equality.join() && (u.range ?? []).join() === shape.range.join());
+      const unscoped = UNSCOPED.find(
+        (u) => u.collection === shape.collection && u.equality.join() === shape.equality.join() && (u.range ?? []).join() === shape.range.join(),
+      );
       const verdict = checkShape(shape, INDEXES[shape.collection] ?? [], unscoped ? null : tenantField);
       const id = JSON.stringify(shape);
       if (!verdict.ok && !seen.has(id)) failures.push({ ...verdict, during: when });
@@ -245,6 +315,8 @@ t.test('every query is served by an index, tenant first', async (t) => {
   }
   t.ok(seen.size > 20, `${seen.size} distinct query shapes checked`);
   for (const f of failures) {
-    t.fail(`${f.shape.collection} ${f.shape.command} equality=[${f.shape.equality.join(',')}] sort=${JSON.stringify(f.shape.sort)} range=[${f.shape.range.join(',')}]: ${f.problem} (from ${f.during})`);
+    t.fail(
+      `${f.shape.collection} ${f.shape.command} equality=[${f.shape.equality.join(',')}] sort=${JSON.stringify(f.shape.sort)} range=[${f.shape.range.join(',')}]: ${f.problem} (from ${f.during})`,
+    );
   }
 });

@@ -50,7 +50,8 @@ const service = await startService({
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
     RATE_LIMIT_MAX: '100000',
-    RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000',
+    RATE_LIMIT_IP_MAX: '100000',
+    REPORT_RATE_LIMIT_MAX: '100000',
     ALERT_WORKER: 'false',
     MONGODB_SERVER_SELECTION_TIMEOUT_MS: '2000',
   },
@@ -58,7 +59,7 @@ const service = await startService({
 t.teardown(() => service.stop());
 // pino writes its lines asynchronously and the banner with console.log: on a loaded machine the
 // banner (which startService waits for) can reach the pipe before fastify's last start-up line.
-for (const until = Date.now() + 10_000; !service.output().includes('"msg":"Server listening at') && Date.now() < until; ) {
+for (const until = Date.now() + 10_000; !service.output().includes('"msg":"Server listening at') && Date.now() < until;) {
   await new Promise((r) => setTimeout(r, 50));
 }
 const startupLog = service.output();
@@ -76,7 +77,10 @@ function request(method: string, path: string, headers: Record<string, string> =
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => (text += d))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
     });
     req.on('error', reject);
     if (body !== undefined) req.end(body);
@@ -139,19 +143,31 @@ t.test('start-up logs nothing at warning level or above', async (t) => {
   const lines = startupLog.split('\n').filter((l) => l.startsWith('{'));
   t.ok(lines.length > 0, `${lines.length} log lines at start-up (LOG_LEVEL=trace)`);
   // glue used to warn about the version 1 lists' response media type at every start (issue 24 §6).
-  t.same(lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40), [], 'no warning');
+  t.same(
+    lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 40),
+    [],
+    'no warning',
+  );
   t.notMatch(startupLog, /ContentTypeParser/, 'no content-type parser warning');
 });
 
 t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
   const big = JSON.stringify({ userIds: ['u'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x'.repeat(BODY_LIMIT) });
-  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, big), 413, 'REST body', 'payload_too_large');
+  assertErrorAnswer(
+    t,
+    await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, big),
+    413,
+    'REST body',
+    'payload_too_large',
+  );
   const mcp = await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, big);
   t.equal(mcp.status, 413, 'MCP body: 413');
   t.match(JSON.parse(mcp.body).error, { code: 413, reason: 'payload_too_large' });
   // A lying content-length does not get past the limit either.
   const chunked = await rawExchange((s) => {
-    s.write(`POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`);
+    s.write(
+      `POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`,
+    );
     // 1 KiB chunks, a few ms apart, until the server answers (writing on would only race its close).
     let answered = false;
     s.once('data', () => (answered = true));
@@ -169,12 +185,16 @@ t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
 });
 
 t.test('header size: over 16 KiB is 431', async (t) => {
-  const res = parseRaw((await rawExchange((s) => s.write(`GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`))).text);
+  const res = parseRaw(
+    (await rawExchange((s) => s.write(`GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\nx-padding: ${'a'.repeat(20_000)}\r\n\r\n`))).text,
+  );
   assertErrorAnswer(t, res, 431, 'big header', 'headers_too_large');
 });
 
 t.test('request timeout: a request not received within REQUEST_TIMEOUT_MS is 408', async (t) => {
-  const body = await rawExchange((s) => s.write(`POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"userIds"`));
+  const body = await rawExchange((s) =>
+    s.write(`POST /api/alerts/schedule HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"userIds"`),
+  );
   assertErrorAnswer(t, parseRaw(body.text), 408, 'slow body', 'request_timeout');
   t.ok(body.ms >= REQUEST_TIMEOUT_MS - 100 && body.ms < REQUEST_TIMEOUT_MS + 2500, `answered after ${body.ms} ms (limit ${REQUEST_TIMEOUT_MS} ms)`);
   const headers = await rawExchange((s) => s.write(`GET /api/financial-docs HTTP/1.1\r\nhost: x\r\nx-api-key: ${KEY}\r\n`));
@@ -183,7 +203,13 @@ t.test('request timeout: a request not received within REQUEST_TIMEOUT_MS is 408
 });
 
 t.test('malformed URLs and other refusals are in the error shape too', async (t) => {
-  assertErrorAnswer(t, await request('DELETE', `/api/alerts/jobs/${'a'.repeat(300)}`, { 'x-api-key': KEY }), 400, 'over-long path parameter', 'invalid_request');
+  assertErrorAnswer(
+    t,
+    await request('DELETE', `/api/alerts/jobs/${'a'.repeat(300)}`, { 'x-api-key': KEY }),
+    400,
+    'over-long path parameter',
+    'invalid_request',
+  );
   assertErrorAnswer(t, await request('DELETE', '/api/alerts/jobs/%E0%A4%A', { 'x-api-key': KEY }), 400, 'bad percent-encoding', 'invalid_request');
   assertErrorAnswer(t, await request('GET', '/api/nothing-here', { 'x-api-key': KEY }), 404, 'unknown route', 'not_found');
   const wrong = await request('PATCH', '/api/financial-docs', { 'x-api-key': KEY });
@@ -191,8 +217,20 @@ t.test('malformed URLs and other refusals are in the error shape too', async (t)
   t.equal(wrong.headers.allow, 'GET, HEAD', 'allow lists the methods');
   assertErrorAnswer(t, await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY }), 401, 'bogus key', 'unknown_api_key');
   assertErrorAnswer(t, await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` }), 401, 'revoked key', 'unknown_api_key');
-  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'text/plain' }, 'hello'), 415, 'text body', 'unsupported_media_type');
-  assertErrorAnswer(t, await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, '{"userIds": ['), 400, 'malformed JSON', 'invalid_body');
+  assertErrorAnswer(
+    t,
+    await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'text/plain' }, 'hello'),
+    415,
+    'text body',
+    'unsupported_media_type',
+  );
+  assertErrorAnswer(
+    t,
+    await request('POST', '/api/alerts/schedule', { 'x-api-key': KEY, 'content-type': 'application/json' }, '{"userIds": ['),
+    400,
+    'malformed JSON',
+    'invalid_body',
+  );
   const bad = parseRaw((await rawExchange((s) => s.write('GET / HTTP/1.1\r\nho st: x\r\n\r\n'))).text);
   assertErrorAnswer(t, bad, 400, 'malformed HTTP', 'invalid_request');
   const health = await request('GET', '/health');
@@ -212,13 +250,29 @@ t.test('page depth: a page beyond 500 is 400', async (t) => {
 
 t.test('query time: every data query carries maxTimeMS; MaxTimeMSExpired is 503', async (t) => {
   proxy.commands.length = 0;
-  const paths = ['/api/financial-docs?paymentStatus=partial', '/api/financial-docs', '/api/shipments', '/api/tax-summary', '/api/analytics/cash-inflow-forecast', '/api/analytics/discounts-and-shrinkage', '/api/analytics/fleet-utilization', '/api/analytics/dispatch-to-bill', '/api/analytics/unit-economics', '/api/alerts/jobs', '/api/alerts'];
+  const paths = [
+    '/api/financial-docs?paymentStatus=partial',
+    '/api/financial-docs',
+    '/api/shipments',
+    '/api/tax-summary',
+    '/api/analytics/cash-inflow-forecast',
+    '/api/analytics/discounts-and-shrinkage',
+    '/api/analytics/fleet-utilization',
+    '/api/analytics/dispatch-to-bill',
+    '/api/analytics/unit-economics',
+    '/api/alerts/jobs',
+    '/api/alerts',
+  ];
   for (const path of paths) t.equal((await request('GET', path, { 'x-api-key': KEY })).status, 200, path);
   const data = new Set(['financialDocs', 'trips', 'alertJobs', 'alerts']);
   const reads = proxy.commands.filter((c) => ['find', 'aggregate', 'count'].includes(c.name) && data.has(String(c.collection)));
   t.ok(reads.length >= paths.length, `${reads.length} queries on data collections`);
   const unbounded = reads.filter((c) => c.doc.maxTimeMS !== QUERY_TIMEOUT_MS);
-  t.same(unbounded.map((c) => `${c.name} ${String(c.collection)}`), [], `every data query is bounded by maxTimeMS=${QUERY_TIMEOUT_MS}`);
+  t.same(
+    unbounded.map((c) => `${c.name} ${String(c.collection)}`),
+    [],
+    `every data query is bounded by maxTimeMS=${QUERY_TIMEOUT_MS}`,
+  );
 
   proxy.intercept = (c) =>
     ['find', 'aggregate'].includes(c.name) && c.collection === 'financialDocs'
@@ -234,7 +288,8 @@ t.test('query time: every data query carries maxTimeMS; MaxTimeMSExpired is 503'
 });
 
 t.test('a failing database query is a 500 without internals', async (t) => {
-  proxy.intercept = (c) => (c.name === 'find' && c.collection === 'trips' ? { ok: 0, code: 8000, codeName: 'AtlasError', errmsg: 'injected failure /secret/path' } : null);
+  proxy.intercept = (c) =>
+    c.name === 'find' && c.collection === 'trips' ? { ok: 0, code: 8000, codeName: 'AtlasError', errmsg: 'injected failure /secret/path' } : null;
   try {
     const res = await request('GET', '/api/shipments', { 'x-api-key': KEY });
     assertErrorAnswer(t, res, 500, 'unexpected database error', 'internal_error');
@@ -250,7 +305,17 @@ t.test('API keys never reach the logs', async (t) => {
   await request('GET', '/api/financial-docs?limit=1', { 'x-api-key': KEY, 'x-request-id': 'log-check-1' });
   await request('GET', '/api/shipments?limit=1', { authorization: `Bearer ${KEY}` });
   await request('GET', '/api/financial-docs?limit=oops', { 'x-api-key': KEY });
-  await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'logs', version: '1' } } }));
+  await request(
+    'POST',
+    '/mcp',
+    { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'logs', version: '1' } },
+    }),
+  );
   await request('GET', '/api/financial-docs', { 'x-api-key': BOGUS_KEY });
   await request('GET', '/api/financial-docs', { authorization: `Bearer ${revoked.key}` });
   // Keys in URLs: refused (401), and still never logged verbatim.
@@ -263,7 +328,11 @@ t.test('API keys never reach the logs', async (t) => {
   t.match(logs, /"url":"\/api\/financial-docs\?api_key=\[Redacted\]&limit=1"/, 'a key in the query is redacted, the rest of the URL kept');
   t.ok(logs.split('\n').filter((l) => l.startsWith('{')).length > 20, 'the service logged (LOG_LEVEL=trace)');
   t.match(logs, /log-check-1/, 'the requests are in the logs');
-  for (const [name, key] of [['demo key', KEY], ['revoked key', revoked.key], ['bogus key', BOGUS_KEY]] as const) {
+  for (const [name, key] of [
+    ['demo key', KEY],
+    ['revoked key', revoked.key],
+    ['bogus key', BOGUS_KEY],
+  ] as const) {
     t.notOk(logs.includes(key), `the ${name} is nowhere in ${logs.length} bytes of logs`);
   }
   t.notMatch(logs, /"(x-api-key|authorization)":"(?!\[Redacted\])/i, 'credential headers, when logged at all, are redacted');
@@ -305,6 +374,11 @@ t.test('a database that hangs: 503 at the request deadline, then recovery', asyn
   t.equal(ok, 3, 'answers 200 again without a restart', {
     last: last && `${last.status} ${last.body.slice(0, 200)}`,
     commandsSeenByTheProxy: recovered,
-    lastUnavailable: service.output().split('\n').filter((l) => l.includes('unavailable')).slice(-3).map((l) => l.slice(0, 400)),
+    lastUnavailable: service
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('unavailable'))
+      .slice(-3)
+      .map((l) => l.slice(0, 400)),
   });
 });

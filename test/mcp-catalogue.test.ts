@@ -19,7 +19,11 @@ const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]
 
 type Obj = { [key: string]: Json };
 const isObject = (v: Json | undefined): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const words = (text: string) => text.replace(/[().,;:]/g, ' ').split(/\s+/).filter(Boolean);
+const words = (text: string) =>
+  text
+    .replace(/[().,;:]/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
 /** `brief` is `full` shortened: its words appear in `full` in the same order. */
 const isShortenedFrom = (brief: string, full: string): boolean => {
   const have = words(full);
@@ -38,7 +42,15 @@ function specParameters(operationId: string): Map<string, { own: string; schemaD
   const item = doc.paths[op.path]!;
   const operation = item[op.method.toLowerCase()] as Obj;
   const params = [...((item.parameters as Json[] | undefined) ?? []), ...((operation.parameters as Json[] | undefined) ?? [])].filter(isObject);
-  return new Map(params.map((p) => [p.name as string, { own: (p.description as string | undefined) ?? '', schemaDescription: isObject(p.schema) && typeof p.schema.description === 'string' ? p.schema.description : undefined }]));
+  return new Map(
+    params.map((p) => [
+      p.name as string,
+      {
+        own: (p.description as string | undefined) ?? '',
+        schemaDescription: isObject(p.schema) && typeof p.schema.description === 'string' ? p.schema.description : undefined,
+      },
+    ]),
+  );
 }
 
 const h = await startHarness(t, { build: { now: () => new Date('2026-04-01T18:00:00Z') } });
@@ -67,7 +79,10 @@ t.test('tools/list: size, outputSchema on every tool, descriptions', async (t) =
       const param = params.get(spelled)!;
       t.ok(schema.description && isShortenedFrom(schema.description, param.own), `${tool.name}.${name}: its own description ("${schema.description}")`);
       if (param.schemaDescription && param.schemaDescription.trim() !== param.own.trim()) {
-        t.notOk(isShortenedFrom(schema.description ?? '', param.schemaDescription) && !isShortenedFrom(schema.description ?? '', param.own), `${tool.name}.${name}: not the referenced schema's description`);
+        t.notOk(
+          isShortenedFrom(schema.description ?? '', param.schemaDescription) && !isShortenedFrom(schema.description ?? '', param.own),
+          `${tool.name}.${name}: not the referenced schema's description`,
+        );
       }
     }
   }
@@ -96,7 +111,10 @@ t.test('the reference resources the descriptions name are served', async (t) => 
   const { resources } = await client.listResources();
   const read = await client.readResource({ uri: 'freight://docs/tools/getTaxSummary.md' });
   const text = (read.contents[0] as { text: string }).text;
-  t.ok(resources.some((r) => r.uri === 'freight://docs/tools/importDocuments.md'), 'one per tool');
+  t.ok(
+    resources.some((r) => r.uri === 'freight://docs/tools/importDocuments.md'),
+    'one per tool',
+  );
   t.ok(text.includes(operations.get('getTaxSummary')!.description.trim()), 'the full description of the operation');
   t.match(text, /`targetMonth` \(query\): /, 'every argument with its whole description');
 });
@@ -114,7 +132,10 @@ t.test('prompts: listed, filled in, bad arguments refused', async (t) => {
   t.match((claim.messages[0]!.content as { text: string }).text, /auditDiscountsAndShrinkage with \{"client":"PEM990101AB1","startDate":"2026-01-01"\}/);
   const follow = await client.getPrompt({ name: 'collections-follow-up' });
   t.match((follow.messages[0]!.content as { text: string }).text, /listFinancialDocs .*"paymentStatus": "unpaid"/);
-  const bad = await client.getPrompt({ name: 'month-end-tax-review', arguments: { month: '2026-13' } }).then(() => null, (err: unknown) => err);
+  const bad = await client.getPrompt({ name: 'month-end-tax-review', arguments: { month: '2026-13' } }).then(
+    () => null,
+    (err: unknown) => err,
+  );
   t.ok(bad instanceof McpError, 'a bad month is an MCP error');
   t.match(bad, { code: -32602, message: /argument 'month' is '2026-13', expected a calendar month as YYYY-MM/ }, 'InvalidParams saying what is expected');
   await t.rejects(client.getPrompt({ name: 'month-end-tax-review', arguments: {} }), /argument 'month' is required/);
@@ -123,10 +144,27 @@ t.test('prompts: listed, filled in, bad arguments refused', async (t) => {
 });
 
 t.test('401 on the MCP endpoints carries WWW-Authenticate', async (t) => {
-  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const init = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+  });
   const cases: [string, RequestInit, RegExp][] = [
-    ['/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: init }, /^Bearer realm="freight"/],
-    ['/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer wrong_key_000000000000000' }, body: init }, /error="invalid_token"/],
+    [
+      '/mcp',
+      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: init },
+      /^Bearer realm="freight"/,
+    ],
+    [
+      '/mcp',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer wrong_key_000000000000000' },
+        body: init,
+      },
+      /error="invalid_token"/,
+    ],
     ['/mcp', { method: 'DELETE', headers: { 'x-api-key': 'wrong_key_000000000000000' } }, /error="invalid_token"/],
     ['/sse', { method: 'GET', headers: { accept: 'text/event-stream' } }, /^Bearer realm="freight"/],
     ['/messages?sessionId=x', { method: 'POST', headers: { 'content-type': 'application/json' }, body: init }, /^Bearer realm="freight"/],

@@ -21,9 +21,13 @@ const SESSIONS_PER_KEY = 2;
 const SESSIONS_OPENED = 5;
 
 // The SDK in .venv, installed by `npm test`'s set-up (scripts/setup-test.mjs), never here: checked only.
-await run(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--check'], { cwd: ROOT, timeout: 60_000 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
-  throw new Error(`the MCP Python SDK is not installed: run \`node scripts/setup-venv.mjs\` (needs Python 3.10+ with venv, apt-get install -y python3-venv, and PyPI)\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-});
+await run(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--check'], { cwd: ROOT, timeout: 60_000 }).catch(
+  (err: Error & { stdout?: string; stderr?: string }) => {
+    throw new Error(
+      `the MCP Python SDK is not installed: run \`node scripts/setup-venv.mjs\` (needs Python 3.10+ with venv, apt-get install -y python3-venv, and PyPI)\n${err.stdout ?? ''}${err.stderr ?? ''}`,
+    );
+  },
+);
 const python = path.join(ROOT, '.venv', process.platform === 'win32' ? 'Scripts/python.exe' : 'bin/python');
 
 const engine = await startEmbeddedMongo({ shortLived: true });
@@ -34,14 +38,20 @@ t.teardown(() => engine.stop());
   await loadDemoData(db, { invoices: 80, trips: 30 });
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'mcp_python', env: { MCP_MAX_SESSIONS_PER_KEY: String(SESSIONS_PER_KEY), LOG_LEVEL: 'info' } });
+const service = await startService({
+  mongodbUri: engine.uri,
+  mongodbDb: 'mcp_python',
+  env: { MCP_MAX_SESSIONS_PER_KEY: String(SESSIONS_PER_KEY), LOG_LEVEL: 'info' },
+});
 t.teardown(() => service.stop());
 
 t.test('the MCP Python SDK lists, calls three tools with validated results, and closes its sessions', async (t) => {
   const script = path.join(ROOT, 'test', 'contract', 'mcp_python_client.py');
-  const { stdout } = await run(python, [script, service.base, DEMO_TENANTS[0]!.apiKey, String(SESSIONS_OPENED)], { cwd: ROOT, timeout: 120_000 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
-    throw new Error(`the Python client failed:\n${err.stderr ?? ''}\n${err.stdout ?? ''}\n--- service output ---\n${service.output().slice(-4000)}`);
-  });
+  const { stdout } = await run(python, [script, service.base, DEMO_TENANTS[0]!.apiKey, String(SESSIONS_OPENED)], { cwd: ROOT, timeout: 120_000 }).catch(
+    (err: Error & { stdout?: string; stderr?: string }) => {
+      throw new Error(`the Python client failed:\n${err.stderr ?? ''}\n${err.stdout ?? ''}\n--- service output ---\n${service.output().slice(-4000)}`);
+    },
+  );
   const report = JSON.parse(stdout.trim().split('\n').pop()!) as {
     tools: number;
     withOutputSchema: number;
@@ -52,15 +62,26 @@ t.test('the MCP Python SDK lists, calls three tools with validated results, and 
   t.comment(JSON.stringify(report));
   t.ok(report.tools > 20, `${report.tools} tools listed`);
   t.equal(report.withOutputSchema, report.tools, 'every tool has an outputSchema');
-  t.match(report.calls, {
-    listFinancialDocs: { isError: false, keys: ['data', 'detail', 'meta'] },
-    getTaxSummary: { isError: false, keys: Array },
-    listShipments: { isError: false, keys: ['data', 'detail', 'meta'] },
-  }, 'three tools answered structured results the SDK validated');
+  t.match(
+    report.calls,
+    {
+      listFinancialDocs: { isError: false, keys: ['data', 'detail', 'meta'] },
+      getTaxSummary: { isError: false, keys: Array },
+      listShipments: { isError: false, keys: ['data', 'detail', 'meta'] },
+    },
+    'three tools answered structured results the SDK validated',
+  );
   t.ok(report.calls.getTaxSummary!.keys.includes('totals'), 'the tax summary carries its totals');
   t.same(report.prompts, ['collections-follow-up', 'month-end-tax-review', 'shrinkage-claim'], 'the prompts');
-  t.equal(report.closedSessions, SESSIONS_OPENED, `${SESSIONS_OPENED} sessions opened and closed one after another under a cap of ${SESSIONS_PER_KEY} per key: each close (DELETE /mcp) ended its session`);
-  const deletes = service.output().split('\n').filter((line) => line.includes('request completed') && /"method":"DELETE","url":"\/mcp"/.test(line));
-  
+  t.equal(
+    report.closedSessions,
+    SESSIONS_OPENED,
+    `${SESSIONS_OPENED} sessions opened and closed one after another under a cap of ${SESSIONS_PER_KEY} per key: each close (DELETE /mcp) ended its session`,
+  );
+  const deletes = service
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('request completed') && /"method":"DELETE","url":"\/mcp"/.test(line));
+
   t.equal(deletes.filter((line) => /"statusCode":2\d\d/.test(line)).length, SESSIONS_OPENED, 'the service saw each DELETE /mcp and answered 2xx');
 });

@@ -35,11 +35,19 @@ const INIT = {
 const ACCEPT = 'application/json, text/event-stream';
 
 async function openSession(url: string, key: string): Promise<{ status: number; id: string | null; body: string }> {
-  const res = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': key }, body: JSON.stringify(INIT) });
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': key },
+    body: JSON.stringify(INIT),
+  });
   const body = await res.text();
   const id = res.headers.get('mcp-session-id');
   if (id) {
-    const done = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': key, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const done = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': key, 'mcp-session-id': id },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
     await done.text();
   }
   return { status: res.status, id, body };
@@ -50,7 +58,10 @@ function rawRequest(url: string, method: string, headers: Record<string, string>
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, agent: false }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => (body += d))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', reject);
     req.end();
@@ -73,7 +84,11 @@ t.test('DELETE /mcp with content-type: application/json and no body ends the ses
     const { id } = await openSession(base, KEY_A);
     const res = await pythonSdkDelete(base, KEY_A, id!, length);
     t.equal(res.status, 200, `2xx (${length === undefined ? 'no content-length' : 'content-length: 0'}): ${res.body.slice(0, 200)}`);
-    const after = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': KEY_A, 'mcp-session-id': id! }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+    const after = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': KEY_A, 'mcp-session-id': id! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    });
     t.equal(after.status, 404, 'the session is gone');
     await after.text();
   }
@@ -92,19 +107,36 @@ t.test('60 open-and-close cycles never hit the session cap', async (t) => {
 
 t.test('a session with an empty JSON body is a JSON-RPC parse error, not a hang', async (t) => {
   const { id } = await openSession(base, KEY_A);
-  const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': KEY_A, 'mcp-session-id': id! } });
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': KEY_A, 'mcp-session-id': id! },
+  });
   t.equal(res.status, 400);
   t.match(await res.json(), { jsonrpc: '2.0', error: { code: -32700 } });
   await pythonSdkDelete(base, KEY_A, id!);
 });
 
 t.test('REST DELETEs accept an empty body with a JSON content type', async (t) => {
-  const scheduled = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': KEY_A }, payload: { userIds: ['empty-body'], ruleId: 'overdue-invoices', cycleKey: '2026-05', nameAlert: 'empty body' } });
+  const scheduled = await h.app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: { 'x-api-key': KEY_A },
+    payload: { userIds: ['empty-body'], ruleId: 'overdue-invoices', cycleKey: '2026-05', nameAlert: 'empty body' },
+  });
   const jobId = scheduled.json().jobs[0].jobId as string;
   const res = await rawRequest(`${base}/api/alerts/jobs/${jobId}`, 'DELETE', { 'x-api-key': KEY_A, 'content-type': 'application/json' });
   t.equal(res.status, 200, res.body.slice(0, 200));
-  const hook = await h.app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'https://hooks.example.com/empty-body', events: ['alert.triggered'] } });
-  const del = await rawRequest(`${base}/api/webhooks/${hook.json().id}`, 'DELETE', { 'x-api-key': KEY_A, 'content-type': 'application/json', 'content-length': '0' });
+  const hook = await h.app.inject({
+    method: 'POST',
+    url: '/api/webhooks',
+    headers: { 'x-api-key': KEY_A },
+    payload: { url: 'https://hooks.example.com/empty-body', events: ['alert.triggered'] },
+  });
+  const del = await rawRequest(`${base}/api/webhooks/${hook.json().id}`, 'DELETE', {
+    'x-api-key': KEY_A,
+    'content-type': 'application/json',
+    'content-length': '0',
+  });
   t.equal(del.status, 200, del.body.slice(0, 200));
   const required = await rawRequest(`${base}/api/alerts/schedule`, 'POST', { 'x-api-key': KEY_A, 'content-type': 'application/json', 'content-length': '0' });
   t.equal(required.status, 400, 'an operation that requires a body still says so');
@@ -120,7 +152,11 @@ t.test('sessions are capped per API key as well as per tenant; a session answers
   const a1 = await openSession(url, first);
   const a2 = await openSession(url, first);
   t.same([a1.status, a2.status], [200, 200]);
-  const a3 = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': first }, body: JSON.stringify(INIT) });
+  const a3 = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': first },
+    body: JSON.stringify(INIT),
+  });
   t.equal(a3.status, 429, 'a key at its cap');
   t.match(await errorOf(a3), { reason: 'too_many_sessions', details: [/at most 2 open MCP sessions per API key/] });
   const sse = await fetch(`${url}/sse`, { headers: { 'x-api-key': first, accept: 'text/event-stream' } });
@@ -128,7 +164,11 @@ t.test('sessions are capped per API key as well as per tenant; a session answers
   await sse.text();
   const b1 = await openSession(url, second);
   t.equal(b1.status, 200, 'another key of the tenant still opens one');
-  const b2 = await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': second }, body: JSON.stringify(INIT) });
+  const b2 = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': second },
+    body: JSON.stringify(INIT),
+  });
   t.equal(b2.status, 429, 'and the tenant cap still holds');
   t.match(await errorOf(b2), { reason: 'too_many_sessions', details: [/at most 3 open MCP sessions per tenant/] });
   const foreign = await pythonSdkDelete(url, second, a1.id!);
@@ -171,11 +211,19 @@ t.test('a key revoked by another process: its SSE and streamable sessions are cl
   t.not(streamEnd, 'still open', 'the streamable server stream is closed');
   const slowest = Math.max(Number(sseEnd), Number(streamEnd)) - revokedAt;
   t.ok(slowest <= TTL_MS + 1500, `within ${slowest} ms of the revocation (API_KEY_CACHE_TTL_MS ${TTL_MS}; keys checked every max(TTL, 1 s))`);
-  const post = await fetch(`${base}/messages?sessionId=${sse.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY_A }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+  const post = await fetch(`${base}/messages?sessionId=${sse.id}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': KEY_A },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
   t.equal(post.status, 404, 'the SSE session is gone, even for another key of the tenant');
   await post.text();
   t.equal(await within(unrelated.ended, 300), 'still open', "another key's stream stays open");
-  await fetch(`${base}/messages?sessionId=${unrelated.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY_A }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) }).then((r) => r.text());
+  await fetch(`${base}/messages?sessionId=${unrelated.id}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': KEY_A },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  }).then((r) => r.text());
 });
 
 t.test('a key revoked through the service process: its sessions are closed at once', async (t) => {

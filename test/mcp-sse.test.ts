@@ -74,7 +74,12 @@ t.test('GET /sse announces the message endpoint; POST /messages answers 202 and 
   t.equal(data.id, 'init-1');
   t.equal(data.result.serverInfo.name, 'freight-backoffice');
   await (await postMessage(base, stream.endpoint, KEY_A, { jsonrpc: '2.0', method: 'notifications/initialized' })).text();
-  const call = await postMessage(base, stream.endpoint, KEY_A, { jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'listShipments', arguments: { limit: 1 } } });
+  const call = await postMessage(base, stream.endpoint, KEY_A, {
+    jsonrpc: '2.0',
+    id: 'c1',
+    method: 'tools/call',
+    params: { name: 'listShipments', arguments: { limit: 1 } },
+  });
   t.equal(call.status, 202);
   await call.text();
   const answer = JSON.parse(/^data: (.+)$/m.exec(await stream.next())?.[1] ?? 'null');
@@ -90,9 +95,19 @@ t.test('SDK client: tools, resources and tenant isolation', async (t) => {
   t.same(tools.map((x) => x.name).sort(), (h.app.mcp?.tools ?? []).map((x) => x.name).sort());
   const { resources } = await b.listResources();
   const toolDocs = resources.map((r) => r.uri).filter((uri) => uri.startsWith('freight://docs/tools/'));
-  t.same(resources.map((r) => r.uri).filter((uri) => !toolDocs.includes(uri)).sort(), [DOMAIN_NOTES_URI, OPENAPI_URI].sort(), 'the contract and the domain notes');
+  t.same(
+    resources
+      .map((r) => r.uri)
+      .filter((uri) => !toolDocs.includes(uri))
+      .sort(),
+    [DOMAIN_NOTES_URI, OPENAPI_URI].sort(),
+    'the contract and the domain notes',
+  );
   t.same(toolDocs.sort(), (await b.listTools()).tools.map((tool) => `freight://docs/tools/${tool.name}.md`).sort(), 'and one reference per tool');
-  for (const [client, tenant] of [[a, TENANT_A], [b, TENANT_B]] as const) {
+  for (const [client, tenant] of [
+    [a, TENANT_A],
+    [b, TENANT_B],
+  ] as const) {
     for (const name of ['listFinancialDocs', 'listShipments']) {
       const res = await client.callTool({ name, arguments: { detail: 'full' } });
       const body = res.structuredContent as { meta: { tenant: string }; data: { company: string }[] };
@@ -125,7 +140,10 @@ t.test('credentials: 401 before any session, on both endpoints', async (t) => {
   await wrong.text();
   t.equal(sessions(), before, 'no session created');
   const client = new Client({ name: 'nokey', version: '1' });
-  await t.rejects(client.connect(new SSEClientTransport(new URL('/sse', base), { requestInit: { headers: { 'x-api-key': 'nope' } } })), 'the SDK client cannot connect with a wrong key');
+  await t.rejects(
+    client.connect(new SSEClientTransport(new URL('/sse', base), { requestInit: { headers: { 'x-api-key': 'nope' } } })),
+    'the SDK client cannot connect with a wrong key',
+  );
 
   const stream = await openStream(base, KEY_A);
   t.teardown(stream.abort);
@@ -147,7 +165,15 @@ t.test('sessions: foreign, unknown, missing id', async (t) => {
   await unknown.text();
   const missing = await postMessage(base, '/messages', KEY_A, ping);
   t.equal(missing.status, 400);
-  t.same(await missing.json(), { error: { code: 400, message: 'Invalid query parameter', details: ['sessionId is required'], reason: 'invalid_parameter', fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }] } });
+  t.same(await missing.json(), {
+    error: {
+      code: 400,
+      message: 'Invalid query parameter',
+      details: ['sessionId is required'],
+      reason: 'invalid_parameter',
+      fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }],
+    },
+  });
   const own = await postMessage(base, stream.endpoint, KEY_A, ping);
   t.equal(own.status, 202, 'the owner still reaches it');
   await own.text();

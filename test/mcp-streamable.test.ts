@@ -55,7 +55,14 @@ t.test('resources: the OpenAPI document and the domain notes', async (t) => {
   const client = await connect(t, base, 'streamable', { authorization: `Bearer ${KEY_A}` });
   const { resources } = await client.listResources();
   const toolDocs = resources.map((r) => r.uri).filter((uri) => uri.startsWith('freight://docs/tools/'));
-  t.same(resources.map((r) => r.uri).filter((uri) => !toolDocs.includes(uri)).sort(), [DOMAIN_NOTES_URI, OPENAPI_URI].sort(), 'the contract and the domain notes');
+  t.same(
+    resources
+      .map((r) => r.uri)
+      .filter((uri) => !toolDocs.includes(uri))
+      .sort(),
+    [DOMAIN_NOTES_URI, OPENAPI_URI].sort(),
+    'the contract and the domain notes',
+  );
   t.same(toolDocs.sort(), (await client.listTools()).tools.map((tool) => `freight://docs/tools/${tool.name}.md`).sort(), 'and one reference per tool');
   const openapi = await client.readResource({ uri: OPENAPI_URI });
   const first = openapi.contents[0] as { text: string; mimeType: string };
@@ -64,7 +71,11 @@ t.test('resources: the OpenAPI document and the domain notes', async (t) => {
   const notes = await client.readResource({ uri: DOMAIN_NOTES_URI });
   const md = (notes.contents[0] as { text: string }).text;
   t.match(md, /## Status codes/);
-  t.same(ERROR_REASONS.filter((r) => !md.includes(`\`${r}\``)), [], 'every error reason is explained to the agent');
+  t.same(
+    ERROR_REASONS.filter((r) => !md.includes(`\`${r}\``)),
+    [],
+    'every error reason is explained to the agent',
+  );
   t.match(md, /What each audit means/);
   t.match(md, /### listFinancialDocs: List financial documents/, 'generated operations section');
   t.match(md, /### listShipments:/);
@@ -73,14 +84,20 @@ t.test('resources: the OpenAPI document and the domain notes', async (t) => {
 t.test('tenant isolation: a session only ever sees its own tenant', async (t) => {
   const a = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
   const b = await connect(t, base, 'streamable', { 'x-api-key': KEY_B });
-  for (const [client, tenant] of [[a, TENANT_A], [b, TENANT_B]] as const) {
+  for (const [client, tenant] of [
+    [a, TENANT_A],
+    [b, TENANT_B],
+  ] as const) {
     for (const name of ['listFinancialDocs', 'listShipments']) {
       for (const detail of ['summary', 'full']) {
         const res = await client.callTool({ name, arguments: { detail, limit: 100 } });
         const body = res.structuredContent as { meta: { tenant: string; total: number }; data: { company: string }[] };
         t.equal(body.meta.tenant, tenant, `${name} ${detail}: meta.tenant`);
         t.equal(body.data.length, 2, `${name} ${detail}: two documents`);
-        t.ok(body.data.every((d) => d.company === tenant), `${name} ${detail}: only ${tenant}'s documents`);
+        t.ok(
+          body.data.every((d) => d.company === tenant),
+          `${name} ${detail}: only ${tenant}'s documents`,
+        );
       }
     }
     // The deprecated version 1 is not offered to tools (their outputSchema is the current shape): the header argument is refused, naming it.
@@ -95,7 +112,7 @@ t.test('writes over MCP: alert jobs are scheduled for, listed to and cancelled b
   const b = await connect(t, base, 'streamable', { 'x-api-key': KEY_B });
   const body = { userIds: ['mcp-user-1', 'mcp-user-2'], ruleId: 'overdue-invoices', cycleKey: '2026-05', nameAlert: 'Vencidas (MCP)' };
   const foreign = await a.callTool({ name: 'scheduleAlerts', arguments: { body: { ...body, tenantId: TENANT_B } } });
-  t.equal(foreign.isError, true, "naming another tenant is refused");
+  t.equal(foreign.isError, true, 'naming another tenant is refused');
   t.equal((foreign.structuredContent as { error: { code: number } }).error.code, 403);
   const scheduled = await a.callTool({ name: 'scheduleAlerts', arguments: { body, 'idempotency-key': 'mcp-test-0001' } });
   t.notOk(scheduled.isError, JSON.stringify(scheduled.structuredContent));
@@ -129,7 +146,11 @@ t.test('arguments are named as the spec names them: Idempotency-Key replays; an 
   t.notOk(first.isError, JSON.stringify(first.structuredContent));
   t.match(first.structuredContent, { newlyScheduled: 1, alreadyScheduled: 0 });
   const again = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'Idempotency-Key': 'mcp-spec-name-0001' } });
-  t.same(again.structuredContent, first.structuredContent, 'the key was applied: the replay answers the first result (newlyScheduled 1), not a second schedule (alreadyScheduled 1)');
+  t.same(
+    again.structuredContent,
+    first.structuredContent,
+    'the key was applied: the replay answers the first result (newlyScheduled 1), not a second schedule (alreadyScheduled 1)',
+  );
   const replay = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'idempotency-key': 'mcp-spec-name-0001' } });
   t.same(replay.structuredContent, first.structuredContent, 'a header parameter matches whatever its case: the replay answers the first result');
   for (const [name, args] of [
@@ -140,20 +161,40 @@ t.test('arguments are named as the spec names them: Idempotency-Key replays; an 
     const res = await client.callTool({ name, arguments: args });
     t.equal(res.isError, true, `${name}: refused`);
     const unknownName = Object.keys(args).find((k) => !['body', 'id'].includes(k))!;
-    t.match((res.structuredContent as { error: unknown }).error, { code: 400, reason: 'invalid_parameter', fields: [{ name: unknownName, detail: new RegExp(`unknown argument '${unknownName}'`) }] }, `${name}: names ${unknownName}`);
+    t.match(
+      (res.structuredContent as { error: unknown }).error,
+      { code: 400, reason: 'invalid_parameter', fields: [{ name: unknownName, detail: new RegExp(`unknown argument '${unknownName}'`) }] },
+      `${name}: names ${unknownName}`,
+    );
   }
   const jobs = await client.callTool({ name: 'listAlertJobs', arguments: { cycleKey: '2026-06' } });
-  t.same((jobs.structuredContent as { data: { userId: string }[] }).data.map((j) => j.userId), ['idem-1'], 'one job: the refused call scheduled nothing');
+  t.same(
+    (jobs.structuredContent as { data: { userId: string }[] }).data.map((j) => j.userId),
+    ['idem-1'],
+    'one job: the refused call scheduled nothing',
+  );
 });
 
 t.test('invalid arguments: tool error with the REST error body, session still usable', async (t) => {
   const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
   const bad = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 500 } });
   t.equal(bad.isError, true);
-  t.same(bad.structuredContent, { error: { code: 400, message: 'Invalid query parameter', details: ['limit must be an integer between 1 and 100'], reason: 'invalid_parameter', fields: [{ in: 'query', name: 'limit', detail: 'limit must be an integer between 1 and 100' }] } });
+  t.same(bad.structuredContent, {
+    error: {
+      code: 400,
+      message: 'Invalid query parameter',
+      details: ['limit must be an integer between 1 and 100'],
+      reason: 'invalid_parameter',
+      fields: [{ in: 'query', name: 'limit', detail: 'limit must be an integer between 1 and 100' }],
+    },
+  });
   const unknown = await client.callTool({ name: 'listShipments', arguments: { nope: 1 } });
   t.equal(unknown.isError, true);
-  t.match((unknown.structuredContent as { error: unknown }).error, { code: 400, reason: 'invalid_parameter', fields: [{ in: 'query', name: 'nope' }] }, 'unknown argument refused as REST refuses it');
+  t.match(
+    (unknown.structuredContent as { error: unknown }).error,
+    { code: 400, reason: 'invalid_parameter', fields: [{ in: 'query', name: 'nope' }] },
+    'unknown argument refused as REST refuses it',
+  );
   const wrongType = await client.callTool({ name: 'listShipments', arguments: { startDate: 'yesterday', dateFilterBy: 'sometime' } });
   t.equal(wrongType.isError, true);
   const wrongTypeError = (wrongType.structuredContent as { error: { details: string[]; fields: { in: string; name: string; detail: string }[] } }).error;
@@ -256,7 +297,11 @@ t.test('rate limit: MCP requests count like REST, a tool call counts once, 429 i
   const url = await listen(app);
   const key = KEY_B;
   const send = (body: unknown, id?: string) =>
-    fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': key, ...(id ? { 'mcp-session-id': id } : {}) }, body: JSON.stringify(body) });
+    fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT, 'x-api-key': key, ...(id ? { 'mcp-session-id': id } : {}) },
+      body: JSON.stringify(body),
+    });
   const init = await send(INIT);
   await init.text();
   t.equal(init.headers.get('x-ratelimit-limit'), '6', 'rate limit headers survive the hand-over to the SDK');

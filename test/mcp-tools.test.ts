@@ -20,7 +20,10 @@ const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_ID
 function spelledHeaderNames(op: OperationSchemas): Map<string, string> {
   const doc = deref(spec) as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] } | { in: string; name: string }[]>> };
   const item = doc.paths[op.path]!;
-  const params = [...((item.parameters as { in: string; name: string }[] | undefined) ?? []), ...(((item[op.method.toLowerCase()] as { parameters?: { in: string; name: string }[] }).parameters) ?? [])];
+  const params = [
+    ...((item.parameters as { in: string; name: string }[] | undefined) ?? []),
+    ...((item[op.method.toLowerCase()] as { parameters?: { in: string; name: string }[] }).parameters ?? []),
+  ];
   return new Map(params.filter((p) => p.in === 'header').map((p) => [p.name.toLowerCase(), p.name]));
 }
 
@@ -50,7 +53,12 @@ function expectedArguments(op: OperationSchemas) {
   return { types, required };
 }
 
-function checkInputSchema(t: Test, name: string, schema: { type?: unknown; properties?: unknown; required?: unknown; additionalProperties?: unknown }, op: OperationSchemas) {
+function checkInputSchema(
+  t: Test,
+  name: string,
+  schema: { type?: unknown; properties?: unknown; required?: unknown; additionalProperties?: unknown },
+  op: OperationSchemas,
+) {
   const { types, required } = expectedArguments(op);
   const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
   t.equal(schema.type, 'object', `${name}: input is an object`);
@@ -149,10 +157,10 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
   });
 }
 
-t.test('list tools on the demo data return the tenant\'s documents', async (t) => {
+t.test("list tools on the demo data return the tenant's documents", async (t) => {
   const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
   const docs = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } });
-  const data = (docs.structuredContent as { meta: { total: number; tenant: string }; data: { company: string }[] });
+  const data = docs.structuredContent as { meta: { total: number; tenant: string }; data: { company: string }[] };
   t.equal(data.meta.tenant, TENANT_A);
   t.equal(data.meta.total, 2);
   t.ok(data.data.every((d) => d.company === TENANT_A));

@@ -26,11 +26,19 @@ t.teardown(() => client.close());
 await ensureIndexes(db);
 
 const env = { LOG_LEVEL: 'info', REDIS_URL: redis.url, RATE_LIMIT_MAX: String(N), RATE_LIMIT_WINDOW_MS: '120000', ALERT_WORKER: 'false' };
-const [a, b] = await Promise.all([startService({ mongodbUri: engine.uri, mongodbDb: 'multi', env }), startService({ mongodbUri: engine.uri, mongodbDb: 'multi', env })]);
+const [a, b] = await Promise.all([
+  startService({ mongodbUri: engine.uri, mongodbDb: 'multi', env }),
+  startService({ mongodbUri: engine.uri, mongodbDb: 'multi', env }),
+]);
 t.teardown(() => Promise.all([a.stop(), b.stop()]));
 
 const freshKey = async (label: string) => (await createApiKey(db, TENANT, label)).key;
-const call = (base: string, key: string) => fetch(`${base}/api/shipments?limit=1`, { headers: { 'x-api-key': key } }).then(async (r) => ({ status: r.status, remaining: r.headers.get('x-ratelimit-remaining'), body: await r.text() }));
+const call = (base: string, key: string) =>
+  fetch(`${base}/api/shipments?limit=1`, { headers: { 'x-api-key': key } }).then(async (r) => ({
+    status: r.status,
+    remaining: r.headers.get('x-ratelimit-remaining'),
+    body: await r.text(),
+  }));
 
 /** 3N requests alternating between the instances; the statuses seen. */
 async function burst(key: string) {
@@ -50,7 +58,10 @@ t.test('Redis down: each instance counts on its own, nothing fails', async (t) =
   await redis.kill();
   const key = await freshKey('degraded');
   const statuses = await burst(key);
-  t.notOk(statuses.some((s) => s >= 500), 'no 5xx while Redis is down');
+  t.notOk(
+    statuses.some((s) => s >= 500),
+    'no 5xx while Redis is down',
+  );
   t.equal(statuses.filter((s) => s === 200).length, 2 * N, `each instance allows its own ${N}: ${2 * N} in all (documented degradation, never unlimited)`);
   t.match(a.output() + b.output(), /Redis unavailable, counting per instance/, 'the outage is logged');
 });

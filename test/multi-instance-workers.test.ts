@@ -30,9 +30,18 @@ await loadDemoData(db, { invoices: 150, trips: 40 });
 const receiver = await startReceiver();
 t.teardown(() => receiver.close());
 
-const shared = { MONGODB_URI: engine.uri, MONGODB_DB: 'workers', WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*' };
+const shared = {
+  MONGODB_URI: engine.uri,
+  MONGODB_DB: 'workers',
+  WEBHOOK_ENCRYPTION_KEY: ENCRYPTION_KEY,
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_ALLOWED_PORTS: '*',
+};
 const apiEnv = { ...shared, ALERT_WORKER: 'false', RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' };
-const [a, b] = await Promise.all([startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv }), startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv })]);
+const [a, b] = await Promise.all([
+  startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv }),
+  startService({ mongodbUri: engine.uri, mongodbDb: 'workers', env: apiEnv }),
+]);
 t.teardown(() => Promise.all([a.stop(), b.stop()]));
 
 /** `npm run worker` as a process of its own. */
@@ -55,7 +64,9 @@ function startWorker(name: string) {
 }
 
 const post = (base: string, path: string, body: unknown) =>
-  fetch(`${base}${path}`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as Record<string, unknown> }));
+  fetch(`${base}${path}`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+    async (r) => ({ status: r.status, json: (await r.json()) as Record<string, unknown> }),
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test(`${JOBS} jobs through two API instances and two workers, one killed mid-run`, async (t) => {
@@ -66,7 +77,12 @@ t.test(`${JOBS} jobs through two API instances and two workers, one killed mid-r
   const ids: string[] = [];
   for (let i = 0; i < 4; i++) {
     const userIds = Array.from({ length: JOBS / 4 }, (_, k) => `user-${i}-${k}`);
-    const res = await post(i % 2 === 0 ? a.base : b.base, '/api/alerts/schedule', { userIds, ruleId: 'overdue-invoices', cycleKey: '2026-11', nameAlert: `batch ${i}` });
+    const res = await post(i % 2 === 0 ? a.base : b.base, '/api/alerts/schedule', {
+      userIds,
+      ruleId: 'overdue-invoices',
+      cycleKey: '2026-11',
+      nameAlert: `batch ${i}`,
+    });
     t.equal(res.status, 200, `batch ${i} scheduled through instance ${i % 2 === 0 ? 'A' : 'B'}`);
     ids.push(...(res.json.jobs as { jobId: string }[]).map((j) => j.jobId));
   }
@@ -89,16 +105,30 @@ t.test(`${JOBS} jobs through two API instances and two workers, one killed mid-r
   const delivered = () => new Set(receiver.received.filter((r) => r.verified && r.answered === 200).map((r) => r.eventId)).size;
   while (((await alertRecords(db).countDocuments({})) < JOBS || delivered() < JOBS) && Date.now() < until) await sleep(250);
 
-  const jobs = await alertJobs(db).find({}, { projection: { lockedAt: 1, nextRunAt: 1, failCount: 1 } }).toArray();
-  const states = { locked: jobs.filter((j) => j.lockedAt != null).length, due: jobs.filter((j) => j.nextRunAt != null).length, failedOnce: jobs.filter((j) => (j.failCount ?? 0) > 0).length };
-  t.equal(await alertRecords(db).countDocuments({ _id: { $in: ids } }), JOBS, 'every job produced its one record (record id = job id)', { states, w2: w2.output().slice(-2000) });
+  const jobs = await alertJobs(db)
+    .find({}, { projection: { lockedAt: 1, nextRunAt: 1, failCount: 1 } })
+    .toArray();
+  const states = {
+    locked: jobs.filter((j) => j.lockedAt != null).length,
+    due: jobs.filter((j) => j.nextRunAt != null).length,
+    failedOnce: jobs.filter((j) => (j.failCount ?? 0) > 0).length,
+  };
+  t.equal(await alertRecords(db).countDocuments({ _id: { $in: ids } }), JOBS, 'every job produced its one record (record id = job id)', {
+    states,
+    w2: w2.output().slice(-2000),
+  });
   t.equal(jobs.filter((j) => j.lockedAt == null && j.nextRunAt == null).length, JOBS, 'all jobs completed, none left locked or due');
 
-  const deliveries = await webhookDeliveries(db).find({ webhookId: String(hook.json.id) }).toArray();
+  const deliveries = await webhookDeliveries(db)
+    .find({ webhookId: String(hook.json.id) })
+    .toArray();
   t.equal(deliveries.length, JOBS, 'one delivery record per endpoint and event');
   t.equal(deliveries.filter((d) => d.status === 'succeeded').length, JOBS, 'all succeeded');
   t.equal(delivered(), JOBS, 'the receiver got every event, signed');
-  t.notOk(receiver.received.some((r) => !r.verified), 'every request verified');
+  t.notOk(
+    receiver.received.some((r) => !r.verified),
+    'every request verified',
+  );
   const resent = receiver.received.length - delivered();
   t.ok(resent <= 10, `${resent} re-sends of an event (only attempts in flight in the killed worker may repeat; the event id lets the receiver drop them)`);
   t.comment(`w2 output tail: ${w2.output().slice(-500)}`);

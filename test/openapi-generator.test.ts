@@ -35,10 +35,24 @@ const jar = await toolPath('setup-openapi-generator.mjs', '--print-jar');
 const pythonBin = path.join(await toolPath('setup-venv.mjs', '--print-bin'), '..', 'python');
 
 // 2. The service on the demo data, with a trip that has a leg on the road: the clients read its nulls, then record its delivery.
-const { base, key: KEY, docId, work, specFile, prepared } = await startDemoService(t, 'generators', async (db, tenant) => {
+const {
+  base,
+  key: KEY,
+  docId,
+  work,
+  specFile,
+  prepared,
+} = await startDemoService(t, 'generators', async (db, tenant) => {
   const onTheRoad = (await trips(db).findOne({ company: tenant, shipments: { $elemMatch: { unloadDate: null } } }))!;
   const leg = onTheRoad.shipments.find((l) => l.unloadDate === null)!;
-  return { tripId: onTheRoad._id, delivery: { shipmentId: leg.shipment, offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(), products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })) } };
+  return {
+    tripId: onTheRoad._id,
+    delivery: {
+      shipmentId: leg.shipment,
+      offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(),
+      products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })),
+    },
+  };
 });
 const { tripId, delivery } = prepared;
 
@@ -76,7 +90,11 @@ function checkCalls(t: Test, calls: Calls, expected: { deliveredBefore: boolean;
   t.equal(calls.trip, tripId, 'one trip by id');
   t.ok(calls.tax.invoices > 0 && calls.tax.months > 0, `tax summary over the period (${calls.tax.invoices} invoices, ${calls.tax.months} months)`);
   t.ok(calls.audit.documents > 0, `discounts-and-shrinkage audit (${calls.audit.documents} documents)`);
-  t.same(calls.delivered, { before: expected.deliveredBefore, after: true, shrinkage: expected.shrinkage }, expected.deliveredBefore ? 'a delivered leg read, its delivery corrected' : 'a leg on the road (null volumes read), then its delivery recorded');
+  t.same(
+    calls.delivered,
+    { before: expected.deliveredBefore, after: true, shrinkage: expected.shrinkage },
+    expected.deliveredBefore ? 'a delivered leg read, its delivery corrected' : 'a leg on the road (null volumes read), then its delivery recorded',
+  );
 }
 
 t.test('typescript-fetch: generated, compiled with tsc --strict, calls the service', async (t) => {
@@ -84,7 +102,21 @@ t.test('typescript-fetch: generated, compiled with tsc --strict, calls the servi
   t.ok(existsSync(path.join(out, 'index.ts')), 'generated');
   await writeFile(
     path.join(out, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], outDir: 'dist', skipLibCheck: true, noEmitOnError: true, typeRoots: [path.join(ROOT, 'node_modules', '@types')], types: ['node'] }, include: ['*.ts', 'apis/*.ts', 'models/*.ts'] }),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        lib: ['ES2022', 'DOM'],
+        outDir: 'dist',
+        skipLibCheck: true,
+        noEmitOnError: true,
+        typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+        types: ['node'],
+      },
+      include: ['*.ts', 'apis/*.ts', 'models/*.ts'],
+    }),
   );
   // A consumer's program: typed calls, the union page narrowed on its discriminator.
   await writeFile(

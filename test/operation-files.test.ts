@@ -15,7 +15,9 @@ import { MCP_OPERATION_IDS } from '../lib/mcp/operation-ids.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const kebab = (id: string): string => id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-const areas = readdirSync(join(root, 'lib'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+const areas = readdirSync(join(root, 'lib'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
 const handlerSources = readdirSync(join(root, 'handlers'))
   .filter((f) => f.endsWith('.ts'))
   .map((f) => readFileSync(join(root, 'handlers', f), 'utf8'))
@@ -32,7 +34,13 @@ t.test('kebab case of an operationId', async (t) => {
 });
 
 t.test('the MCP transport operations are exactly the ones lib/mcp lists', async (t) => {
-  t.same(operations.filter((op) => op.extensions['x-no-fastify-config'] === true).map((op) => op.operationId).sort(), [...mcpIds].sort());
+  t.same(
+    operations
+      .filter((op) => op.extensions['x-no-fastify-config'] === true)
+      .map((op) => op.operationId)
+      .sort(),
+    [...mcpIds].sort(),
+  );
 });
 
 for (const op of operations.filter((o) => !mcpIds.includes(o.operationId))) {

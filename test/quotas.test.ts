@@ -27,7 +27,12 @@ async function appWith(t: Test, env: Record<string, string>): Promise<FastifyIns
 }
 
 const schedule = (app: FastifyInstance, userIds: string[], cycleKey: string, key = KEY_A) =>
-  app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': key }, payload: { userIds, ruleId: 'overdue-invoices', cycleKey, nameAlert: 'quota' } });
+  app.inject({
+    method: 'POST',
+    url: '/api/alerts/schedule',
+    headers: { 'x-api-key': key },
+    payload: { userIds, ruleId: 'overdue-invoices', cycleKey, nameAlert: 'quota' },
+  });
 const activeJobs = (tenant: string) => alertJobs(h.db).countDocuments({ 'data.tenant': tenant, nextRunAt: { $ne: null } });
 
 t.test('alert jobs: at most ALERT_MAX_ACTIVE_JOBS per tenant', async (t) => {
@@ -38,7 +43,10 @@ t.test('alert jobs: at most ALERT_MAX_ACTIVE_JOBS per tenant', async (t) => {
   t.equal(over.statusCode, 409, 'three more would make six');
   assertConforms(t, over, 'POST', '/api/alerts/schedule');
   t.equal(errorProblem(409, over.json()), null);
-  t.match(over.json().error, { reason: 'quota_exceeded', details: [/has 3 active alert jobs and may have at most 5 \(ALERT_MAX_ACTIVE_JOBS\); this request would add 3/] });
+  t.match(over.json().error, {
+    reason: 'quota_exceeded',
+    details: [/has 3 active alert jobs and may have at most 5 \(ALERT_MAX_ACTIVE_JOBS\); this request would add 3/],
+  });
   t.equal(await activeJobs(TENANT_A), 3, 'nothing written');
   t.equal((await schedule(app, ['q-1', 'q-2', 'q-3'], '2026-07')).statusCode, 200, 'users already scheduled add nothing: no quota spent');
   t.equal((await schedule(app, ['q-4', 'q-5'], '2026-07')).statusCode, 200, 'up to the quota');
@@ -54,7 +62,16 @@ t.test('alert jobs: at most ALERT_MAX_ACTIVE_JOBS per tenant', async (t) => {
 t.test('alert jobs: the documented default (10,000) stops the flood of the issue (1,000 jobs a request)', async (t) => {
   t.equal(h.config.alerts.maxActiveJobs, 10_000);
   const statuses: number[] = [];
-  for (let r = 0; r < 11; r++) statuses.push((await schedule(h.app, Array.from({ length: 1000 }, (_, i) => `flood-${r}-${i}`), '2026-08')).statusCode);
+  for (let r = 0; r < 11; r++)
+    statuses.push(
+      (
+        await schedule(
+          h.app,
+          Array.from({ length: 1000 }, (_, i) => `flood-${r}-${i}`),
+          '2026-08',
+        )
+      ).statusCode,
+    );
   t.same(statuses, [...Array(10).fill(200), 409], '10 requests of 1,000 jobs, then 409');
   t.equal(await activeJobs(TENANT_A), 10_000);
   await alertJobs(h.db).deleteMany({});
@@ -65,8 +82,12 @@ t.test('alert jobs: 12 concurrent requests of 1,000 users cannot pass the 10,000
   const users = (r: number) => Array.from({ length: 1000 }, (_, i) => `race-${r}-${i}`);
   const answers = await Promise.all(Array.from({ length: 12 }, (_, r) => schedule(h.app, users(r), '2026-09')));
   // One at a time under the tenant's lease: on a slow machine a request may wait past its turn (503, retry-after), never past the quota.
-  t.ok(answers.every((a) => [200, 409, 503].includes(a.statusCode)), `statuses ${answers.map((a) => a.statusCode).join(' ')}`);
-  for (const a of answers.filter((x) => x.statusCode === 503)) t.match(a.json().error, { reason: 'deadline_exceeded', details: [/other alert schedules of this tenant were being written/] });
+  t.ok(
+    answers.every((a) => [200, 409, 503].includes(a.statusCode)),
+    `statuses ${answers.map((a) => a.statusCode).join(' ')}`,
+  );
+  for (const a of answers.filter((x) => x.statusCode === 503))
+    t.match(a.json().error, { reason: 'deadline_exceeded', details: [/other alert schedules of this tenant were being written/] });
   const reported = (list: typeof answers) => list.filter((a) => a.statusCode === 200).reduce((n, a) => n + (a.json().newlyScheduled as number), 0);
   t.ok((await activeJobs(TENANT_A)) <= 10_000, 'never more than the quota');
   t.equal(reported(answers), await activeJobs(TENANT_A), 'what the answers say was scheduled is what is stored');
@@ -83,18 +104,34 @@ t.test('alert jobs: 12 concurrent requests of 1,000 users cannot pass the 10,000
 
 t.test('test deliveries: concurrent requests cannot queue more than WEBHOOK_MAX_PENDING_TESTS', async (t) => {
   const app = await appWith(t, { WEBHOOK_MAX_PENDING_TESTS: '3', WEBHOOK_TIMEOUT_MS: '4000' });
-  const hook = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'https://hooks.example.com/race', events: ['alert.triggered'] } });
+  const hook = await app.inject({
+    method: 'POST',
+    url: '/api/webhooks',
+    headers: { 'x-api-key': KEY_A },
+    payload: { url: 'https://hooks.example.com/race', events: ['alert.triggered'] },
+  });
   const id = hook.json().id as string;
-  const answers = await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'POST', url: `/api/webhooks/${id}/test`, headers: { 'x-api-key': KEY_A } })));
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, () => app.inject({ method: 'POST', url: `/api/webhooks/${id}/test`, headers: { 'x-api-key': KEY_A } })),
+  );
   t.same(answers.map((a) => a.statusCode).sort(), [202, 202, 202, ...Array(7).fill(429)], 'three queued, seven refused');
   await app.inject({ method: 'DELETE', url: `/api/webhooks/${id}`, headers: { 'x-api-key': KEY_A } });
 });
 
 t.test('webhook endpoints: WEBHOOK_MAX_ENDPOINTS, 409 quota_exceeded', async (t) => {
   const app = await appWith(t, { WEBHOOK_MAX_ENDPOINTS: '2' });
-  const create = (i: number) => app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: `https://hooks.example.com/q/${i}`, events: ['alert.triggered'] } });
+  const create = (i: number) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/webhooks',
+      headers: { 'x-api-key': KEY_A },
+      payload: { url: `https://hooks.example.com/q/${i}`, events: ['alert.triggered'] },
+    });
   const answers = [await create(1), await create(2), await create(3)];
-  t.same(answers.map((a) => a.statusCode), [201, 201, 409]);
+  t.same(
+    answers.map((a) => a.statusCode),
+    [201, 201, 409],
+  );
   t.match(answers[2]!.json().error, { reason: 'quota_exceeded', details: [/at most 2 webhook endpoints \(WEBHOOK_MAX_ENDPOINTS\)/] });
   for (const a of answers.slice(0, 2)) await app.inject({ method: 'DELETE', url: `/api/webhooks/${a.json().id}`, headers: { 'x-api-key': KEY_A } });
 });
@@ -102,7 +139,12 @@ t.test('webhook endpoints: WEBHOOK_MAX_ENDPOINTS, 409 quota_exceeded', async (t)
 t.test('test deliveries: at most WEBHOOK_MAX_PENDING_TESTS queued per tenant, 429 with retry-after', async (t) => {
   // No delivery worker here: the test deliveries stay queued.
   const app = await appWith(t, { WEBHOOK_MAX_PENDING_TESTS: '3', WEBHOOK_TIMEOUT_MS: '4000' });
-  const hook = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'https://hooks.example.com/tests', events: ['alert.triggered'] } });
+  const hook = await app.inject({
+    method: 'POST',
+    url: '/api/webhooks',
+    headers: { 'x-api-key': KEY_A },
+    payload: { url: 'https://hooks.example.com/tests', events: ['alert.triggered'] },
+  });
   const id = hook.json().id as string;
   const send = () => app.inject({ method: 'POST', url: `/api/webhooks/${id}/test`, headers: { 'x-api-key': KEY_A } });
   const statuses = [];
@@ -115,8 +157,17 @@ t.test('test deliveries: at most WEBHOOK_MAX_PENDING_TESTS queued per tenant, 42
   t.match(over.json().error, { reason: 'quota_exceeded', details: [/3 test deliveries waiting .* at most 3 \(WEBHOOK_MAX_PENDING_TESTS\)/] });
   t.equal(over.headers['retry-after'], '4', 'retry after one attempt time limit');
   await app.inject({ method: 'DELETE', url: `/api/webhooks/${id}`, headers: { 'x-api-key': KEY_A } });
-  const fresh = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'https://hooks.example.com/tests2', events: ['alert.triggered'] } });
-  t.equal((await app.inject({ method: 'POST', url: `/api/webhooks/${fresh.json().id}/test`, headers: { 'x-api-key': KEY_A } })).statusCode, 202, 'deleting the endpoint dropped its queued deliveries');
+  const fresh = await app.inject({
+    method: 'POST',
+    url: '/api/webhooks',
+    headers: { 'x-api-key': KEY_A },
+    payload: { url: 'https://hooks.example.com/tests2', events: ['alert.triggered'] },
+  });
+  t.equal(
+    (await app.inject({ method: 'POST', url: `/api/webhooks/${fresh.json().id}/test`, headers: { 'x-api-key': KEY_A } })).statusCode,
+    202,
+    'deleting the endpoint dropped its queued deliveries',
+  );
   await app.inject({ method: 'DELETE', url: `/api/webhooks/${fresh.json().id}`, headers: { 'x-api-key': KEY_A } });
 });
 
@@ -142,12 +193,17 @@ t.test('reports draw from a budget of their own (REPORT_RATE_LIMIT_MAX), MCP too
   t.equal(list.headers['x-ratelimit-limit'], '100', 'under the general budget');
   t.equal((await get('/api/analytics/cash-inflow-forecast', KEY_B)).statusCode, 200, 'another tenant has its own report budget');
   const { key: secondKey } = await createApiKey(h.db, TENANT_A, 'second key');
-  t.equal((await get('/api/analytics/cash-inflow-forecast', secondKey)).statusCode, 429, "the tenant's other keys share its budget (issue 33: N keys had N budgets)");
+  t.equal(
+    (await get('/api/analytics/cash-inflow-forecast', secondKey)).statusCode,
+    429,
+    "the tenant's other keys share its budget (issue 33: N keys had N budgets)",
+  );
 });
 
 t.test('reports run one at a time per tenant, ten more wait, the rest are 429; another tenant is not queued behind them', async (t) => {
   const app = await appWith(t, { REPORT_RATE_LIMIT_MAX: '1000', RATE_LIMIT_MAX: '1000', REPORT_QUEUE_PER_TENANT: '10' });
-  const report = (key: string) => app.inject({ method: 'GET', url: '/api/analytics/unit-economics?startDate=2025-01-01&endDate=2025-12-31', headers: { 'x-api-key': key } });
+  const report = (key: string) =>
+    app.inject({ method: 'GET', url: '/api/analytics/unit-economics?startDate=2025-01-01&endDate=2025-12-31', headers: { 'x-api-key': key } });
   const flood = Promise.all(Array.from({ length: 20 }, () => report(KEY_A)));
   const other = await report(KEY_B);
   t.equal(other.statusCode, 200, "another tenant's report is answered while A's wait");
@@ -156,7 +212,10 @@ t.test('reports run one at a time per tenant, ten more wait, the rest are 429; a
   t.same(statuses, [...Array(11).fill(200), ...Array(9).fill(429)], 'one running and ten waiting are answered, nine refused');
   const refused = answers.find((a) => a.statusCode === 429)!;
   assertConforms(t, refused, 'GET', '/api/analytics/unit-economics');
-  t.match(refused.json().error, { reason: 'rate_limited', details: [/this tenant has 1 report running and 10 waiting, the most it may \(REPORT_MAX_CONCURRENT_PER_TENANT 1, REPORT_QUEUE_PER_TENANT 10\)/] });
+  t.match(refused.json().error, {
+    reason: 'rate_limited',
+    details: [/this tenant has 1 report running and 10 waiting, the most it may \(REPORT_MAX_CONCURRENT_PER_TENANT 1, REPORT_QUEUE_PER_TENANT 10\)/],
+  });
   t.equal(refused.headers['retry-after'], '5');
   t.equal((await report(KEY_A)).statusCode, 200, 'once they are answered, the next one runs');
 });

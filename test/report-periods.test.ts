@@ -10,12 +10,21 @@ import { financialDocs } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 
 const h = await startHarness(t, { build: { now: () => new Date('2026-04-20T12:00:00-06:00') } });
-await financialDocs(h.db).insertMany([
-  makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-05T10:00', concepts: [freight(10_000)] }),
-  makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-20T10:00', concepts: [freight(2_000)] }),
-].map(withDerivedFields));
+await financialDocs(h.db).insertMany(
+  [
+    makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-05T10:00', concepts: [freight(10_000)] }),
+    makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-20T10:00', concepts: [freight(2_000)] }),
+  ].map(withDerivedFields),
+);
 
-const REPORTS = ['/api/tax-summary', '/api/analytics/cash-inflow-forecast', '/api/analytics/discounts-and-shrinkage', '/api/analytics/fleet-utilization', '/api/analytics/dispatch-to-bill', '/api/analytics/unit-economics'];
+const REPORTS = [
+  '/api/tax-summary',
+  '/api/analytics/cash-inflow-forecast',
+  '/api/analytics/discounts-and-shrinkage',
+  '/api/analytics/fleet-utilization',
+  '/api/analytics/dispatch-to-bill',
+  '/api/analytics/unit-economics',
+];
 const get = (url: string) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A } });
 
 for (const route of REPORTS) {
@@ -27,7 +36,11 @@ for (const route of REPORTS) {
     const long = await get(`${route}?startDate=2025-01-01&endDate=2026-03-01`);
     t.equal(long.statusCode, 200, long.body.slice(0, 200));
     assertConforms(t, long, 'GET', route);
-    t.match(long.json().period, { startDate: '2025-01-01', endDate: '2026-01-01', days: 366, requestedEndDate: '2026-03-01' }, 'the first 366 days, saying what was asked');
+    t.match(
+      long.json().period,
+      { startDate: '2025-01-01', endDate: '2026-01-01', days: 366, requestedEndDate: '2026-03-01' },
+      'the first 366 days, saying what was asked',
+    );
   });
 }
 

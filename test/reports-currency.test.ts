@@ -25,7 +25,11 @@ const get = async (url: string, route = url.split('?')[0]!) => {
 
 const zero = { tax: 'IVA' as const, factor: 'Tasa' as const, rate: 0, base: 900, amount: 0 };
 const usd = makeFinancialDoc({
-  tenant: TENANT_A, client: CLIENT_COMPANY_2, date: '2026-03-02T12:00', currency: 'USD', exchangeRate: 17.5,
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY_2,
+  date: '2026-03-02T12:00',
+  currency: 'USD',
+  exchangeRate: 17.5,
   concepts: [freight(1_000, { discount: 100, taxes: { transfers: [zero], retentions: [] } })],
 });
 const mxn = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-03T12:00', concepts: [freight(10_000)] });
@@ -45,14 +49,21 @@ t.test('cash inflow forecast: receivables and revenue in MXN', async (t) => {
 
 t.test('discounts audit in MXN', async (t) => {
   const body = await get('/api/analytics/discounts-and-shrinkage?startDate=2026-03-01&endDate=2026-03-31');
-  t.match(body.discounts.byClient.find((c: { client: string }) => c.client === CLIENT_COMPANY_2), { grossFreight: 17_500, discounts: 1_750, discountRatePct: { value: 10 } });
+  t.match(
+    body.discounts.byClient.find((c: { client: string }) => c.client === CLIENT_COMPANY_2),
+    { grossFreight: 17_500, discounts: 1_750, discountRatePct: { value: 10 } },
+  );
 });
 
 t.test('overdue alert amounts in MXN', async (t) => {
-  const findings = overdueInvoiceFindings([usd, mxn], { cycleKey: '2026-04', asOf: NOW.getTime(), settings: { ...DEFAULT_SETTINGS, _id: TENANT_A, name: 'Test' } });
+  const findings = overdueInvoiceFindings([usd, mxn], {
+    cycleKey: '2026-04',
+    asOf: NOW.getTime(),
+    settings: { ...DEFAULT_SETTINGS, _id: TENANT_A, name: 'Test' },
+  });
   t.same(Object.fromEntries(findings.map((f) => [f.ref, f.amount])), { [mxn._id]: 11_200, [usd._id]: 15_750 });
   t.match(findings.find((f) => f.ref === usd._id)!.message, /MXN 15,750\.00 pending/);
   // The same from the stored documents, as the worker reads them (only their balance fields).
   const stored = await evaluateAlertRule(h.db, { tenant: TENANT_A, ruleId: 'overdue-invoices', cycleKey: '2026-04', asOf: NOW }, 10_000);
-  t.same(stored.findings, findings, 'the worker\'s read of the stored documents gives the same findings');
+  t.same(stored.findings, findings, "the worker's read of the stored documents gives the same findings");
 });

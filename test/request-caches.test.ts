@@ -18,7 +18,9 @@ import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-
 import { makeFinancialDoc, freight, CLIENT_COMPANY } from './fixtures/documents.ts';
 
 const TTL_MS = 1_000;
-const h = await startHarness(t, { env: { API_KEY_CACHE_TTL_MS: String(TTL_MS), API_KEY_NEGATIVE_CACHE_TTL_MS: String(TTL_MS), SETTINGS_CACHE_TTL_MS: String(TTL_MS) } });
+const h = await startHarness(t, {
+  env: { API_KEY_CACHE_TTL_MS: String(TTL_MS), API_KEY_NEGATIVE_CACHE_TTL_MS: String(TTL_MS), SETTINGS_CACHE_TTL_MS: String(TTL_MS) },
+});
 // "Another process": its own connection and Db handle, so nothing it does touches this app's caches.
 const other = await connectMongo(h.engine.uri, 'test', { serverSelectionTimeoutMS: 2000 });
 t.teardown(() => other.client.close(true));
@@ -27,7 +29,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROUTE = '/api/financial-docs';
 const get = (key: string) => h.app.inject({ method: 'GET', url: ROUTE, headers: { 'x-api-key': key } });
 
-await financialDocs(h.db).insertOne(withDerivedFields(makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T10:00', status: 4, concepts: [freight(1_000)] })));
+await financialDocs(h.db).insertOne(
+  withDerivedFields(makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-10T10:00', status: 4, concepts: [freight(1_000)] })),
+);
 
 t.test('a key revoked by another process stops working within API_KEY_CACHE_TTL_MS', async (t) => {
   const { key, record } = await createApiKey(h.db, TENANT_A, 'revoked elsewhere');

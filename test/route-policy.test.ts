@@ -14,7 +14,9 @@ const DEFAULT = { deadline: 'default', bodyLimit: 'default', rateLimited: true, 
 
 t.test('the spec states the exceptions, every other operation has the defaults', async (t) => {
   const exceptions = Object.fromEntries(
-    operations.map((op) => [op.operationId, routePolicy(op.operationId, op.extensions)] as const).filter(([, p]) => JSON.stringify(p) !== JSON.stringify(DEFAULT)),
+    operations
+      .map((op) => [op.operationId, routePolicy(op.operationId, op.extensions)] as const)
+      .filter(([, p]) => JSON.stringify(p) !== JSON.stringify(DEFAULT)),
   );
   t.same(exceptions, {
     importDocuments: { ...DEFAULT, deadline: 'imports', bodyLimit: 'imports' },

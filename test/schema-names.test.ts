@@ -33,7 +33,9 @@ const pascal = (name: string) =>
 const isRef = (s: unknown): boolean => !!s && typeof s === 'object' && '$ref' in s;
 const isObject = (s: Node) => s.type === 'object' || 'properties' in s;
 const isEnum = (s: Node) => Array.isArray(s.enum) && s.enum.length > 1;
-const operations = Object.values(spec.paths).flatMap((item) => Object.values(item).filter((op): op is Node & { operationId: string } => typeof op?.operationId === 'string'));
+const operations = Object.values(spec.paths).flatMap((item) =>
+  Object.values(item).filter((op): op is Node & { operationId: string } => typeof op?.operationId === 'string'),
+);
 const components = (kind: string) => Object.keys(spec.components[kind] ?? {});
 const resolveParameter = (p: Node): Node => (isRef(p) ? spec.components.parameters![String(p.$ref).split('/').pop()!]! : p);
 
@@ -70,7 +72,8 @@ function pythonNames(): Namespace {
   for (const op of operations) {
     for (const p of (op.parameters ?? []) as Node[]) {
       const param = resolveParameter(p);
-      if (!isRef(param.schema) && isEnum(param.schema as Node)) ns.add(`${pascal(op.operationId)}${pascal(String(param.name))}`, `${op.operationId} parameter ${String(param.name)}`);
+      if (!isRef(param.schema) && isEnum(param.schema as Node))
+        ns.add(`${pascal(op.operationId)}${pascal(String(param.name))}`, `${op.operationId} parameter ${String(param.name)}`);
     }
   }
   return ns;
@@ -78,19 +81,32 @@ function pythonNames(): Namespace {
 
 function goNames(): Namespace {
   const ns = new Namespace();
-  for (const kind of ['schemas', 'parameters', 'responses', 'requestBodies']) for (const name of components(kind)) ns.add(pascal(name), `component ${kind} ${name}`);
+  for (const kind of ['schemas', 'parameters', 'responses', 'requestBodies'])
+    for (const name of components(kind)) ns.add(pascal(name), `component ${kind} ${name}`);
   for (const [name, schema] of Object.entries(spec.components.schemas ?? {})) inlineNames(ns, pascal(name), schema, { objects: false, item: 'Item' });
-  for (const name of ['Client', 'ClientInterface', 'ClientOption', 'ClientWithResponses', 'ClientWithResponsesInterface', 'HttpRequestDoer', 'RequestEditorFn']) ns.add(name, 'the generated client');
+  for (const name of ['Client', 'ClientInterface', 'ClientOption', 'ClientWithResponses', 'ClientWithResponsesInterface', 'HttpRequestDoer', 'RequestEditorFn'])
+    ns.add(name, 'the generated client');
   for (const scheme of components('securitySchemes')) ns.add(`${pascal(scheme)}Scopes`, `security scheme ${scheme}`);
   for (const op of operations) {
     const id = pascal(op.operationId);
     ns.add(`${id}Response`, `${op.operationId} response`);
     const params = ((op.parameters ?? []) as Node[]).map(resolveParameter);
     if (params.length) ns.add(`${id}Params`, `${op.operationId} parameters`);
-    for (const param of params) if (!isRef(param.schema) && isEnum(param.schema as Node)) ns.add(`${id}Params${pascal(String(param.name))}`, `${op.operationId} parameter ${String(param.name)}`);
+    for (const param of params)
+      if (!isRef(param.schema) && isEnum(param.schema as Node))
+        ns.add(`${id}Params${pascal(String(param.name))}`, `${op.operationId} parameter ${String(param.name)}`);
     const body = (op.requestBody as { content?: Record<string, unknown> } | undefined)?.content ?? {};
     for (const media of Object.keys(body)) {
-      const kind = media === 'application/json' ? 'JSON' : media === 'text/csv' || media.startsWith('text/') ? 'Text' : media === 'multipart/form-data' ? 'Multipart' : media === 'application/x-www-form-urlencoded' ? 'Formdata' : null;
+      const kind =
+        media === 'application/json'
+          ? 'JSON'
+          : media === 'text/csv' || media.startsWith('text/')
+            ? 'Text'
+            : media === 'multipart/form-data'
+              ? 'Multipart'
+              : media === 'application/x-www-form-urlencoded'
+                ? 'Formdata'
+                : null;
       if (kind) for (const suffix of ['Body', 'RequestBody']) ns.add(`${id}${kind}${suffix}`, `${op.operationId} ${media} body`);
     }
   }
@@ -101,12 +117,18 @@ function heyApiNames(): Namespace {
   const ns = new Namespace();
   for (const kind of ['schemas', 'parameters']) for (const name of components(kind)) ns.add(pascal(name), `component ${kind} ${name}`);
   ns.add('ClientOptions', 'the generated client');
-  for (const op of operations) for (const suffix of ['Data', 'Error', 'Errors', 'Response', 'Responses']) ns.add(`${pascal(op.operationId)}${suffix}`, `${op.operationId} ${suffix.toLowerCase()}`);
+  for (const op of operations)
+    for (const suffix of ['Data', 'Error', 'Errors', 'Response', 'Responses'])
+      ns.add(`${pascal(op.operationId)}${suffix}`, `${op.operationId} ${suffix.toLowerCase()}`);
   return ns;
 }
 
 t.ok(operations.length >= 30 && components('schemas').length >= 100, `${operations.length} operations, ${components('schemas').length} schema components`);
-for (const [generator, ns] of [['openapi-python-client', pythonNames()], ['oapi-codegen', goNames()], ['@hey-api/openapi-ts', heyApiNames()]] as const) {
+for (const [generator, ns] of [
+  ['openapi-python-client', pythonNames()],
+  ['oapi-codegen', goNames()],
+  ['@hey-api/openapi-ts', heyApiNames()],
+] as const) {
   t.same(ns.clashes, [], `${generator}: ${ns.names.size} names, none derived twice`);
 }
 
@@ -114,8 +136,17 @@ t.test('the guard sees the collisions issue 22 found', async (t) => {
   // The four names as they were: the guard must report each (a guard that cannot fail proves nothing).
   const ns = new Namespace();
   ns.add('CashInflowForecastResponseForecastBucket', 'component CashInflowForecastResponseForecastBucket');
-  inlineNames(ns, 'CashInflowForecastResponseForecast', { properties: { bucket: { type: 'string', enum: ['week', 'month'] } } }, { objects: true, item: 'Item' });
-  t.same(ns.clashes, ['CashInflowForecastResponseForecastBucket: component CashInflowForecastResponseForecastBucket and inline CashInflowForecastResponseForecast.bucket'], 'an inline enum named like a component');
+  inlineNames(
+    ns,
+    'CashInflowForecastResponseForecast',
+    { properties: { bucket: { type: 'string', enum: ['week', 'month'] } } },
+    { objects: true, item: 'Item' },
+  );
+  t.same(
+    ns.clashes,
+    ['CashInflowForecastResponseForecastBucket: component CashInflowForecastResponseForecastBucket and inline CashInflowForecastResponseForecast.bucket'],
+    'an inline enum named like a component',
+  );
   const go = goNames();
   for (const name of ['Client', 'CancelAlertJobResponse', 'DeleteWebhookResponse']) {
     t.ok(go.names.has(name), `${name} is a name oapi-codegen derives (${go.names.get(name)}), so no component may take it`);

@@ -32,7 +32,12 @@ const api: FreightClient = createFreightClient({ baseUrl: service.base, apiKey: 
 const bearer: FreightClient = createFreightClient({ baseUrl: service.base, apiKey: key, bearer: true });
 const called = new Set<string>();
 const MCP_ACCEPT = 'application/json, text/event-stream';
-const initialize = { jsonrpc: '2.0' as const, id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sdk-test', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0' as const,
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sdk-test', version: '1' } },
+};
 
 t.test('health and readiness (no key needed)', async (t) => {
   const health = await createFreightClient({ baseUrl: service.base, apiKey: 'none' }).GET('/health');
@@ -51,7 +56,10 @@ t.test('financial documents: summary and full pages, one document', async (t) =>
   if (page.detail === 'summary') {
     // Narrowed by the discriminator: a FinancialSummary.
     t.equal(page.data.length, 2);
-    t.ok(page.data.every((d: { balance: { paid: number; pending: number } }) => d.balance.paid > 0 && d.balance.pending > 0), 'partial: something paid, something pending');
+    t.ok(
+      page.data.every((d: { balance: { paid: number; pending: number } }) => d.balance.paid > 0 && d.balance.pending > 0),
+      'partial: something paid, something pending',
+    );
   }
   const full = await bearer.GET('/api/financial-docs', { params: { query: { limit: 1, detail: 'full' } } });
   t.equal(full.data?.detail, 'full', 'Bearer works as well as x-api-key');
@@ -64,7 +72,11 @@ t.test('financial documents: summary and full pages, one document', async (t) =>
   const reason: 'not_found' | undefined = missing.error?.error.reason === 'not_found' ? missing.error.error.reason : undefined;
   t.equal(reason, 'not_found', 'with their stable reason');
   const invalid = await api.GET('/api/financial-docs', { params: { query: { cursor: 'forged.cursor' } } });
-  t.same(invalid.error?.error.fields?.map((f) => [f.in, f.name]), [['query', 'cursor']], 'and the parameter each detail is about');
+  t.same(
+    invalid.error?.error.fields?.map((f) => [f.in, f.name]),
+    [['query', 'cursor']],
+    'and the parameter each detail is about',
+  );
   called.add('listFinancialDocs').add('getFinancialDoc');
 });
 
@@ -88,20 +100,32 @@ t.test('shipments: record a leg delivery (a correction of a demo ticket), typed 
   if (page.detail !== 'summary') throw new Error('expected a summary page');
   const trip = page.data[0]!;
   const leg = trip.shipments[0]!;
-  const body = { offloadDate: leg.offloadDate ?? leg.loadDate!, ticket: 'SDK-0001', products: leg.volumes.products.map((p) => ({ code: p.code, offloaded: p.loaded })) };
+  const body = {
+    offloadDate: leg.offloadDate ?? leg.loadDate!,
+    ticket: 'SDK-0001',
+    products: leg.volumes.products.map((p) => ({ code: p.code, offloaded: p.loaded })),
+  };
   const res = await api.PUT('/api/shipments/{id}/legs/{shipmentId}/delivery', { params: { path: { id: trip.id, shipmentId: leg.shipmentId } }, body });
   t.equal(res.response.status, 200, JSON.stringify(res.error));
   const delivered = res.data!.shipments[0]!;
   t.match(delivered, { delivered: true, deliveryTicket: 'SDK-0001', volumes: { shrinkageVolume: 0, exceedsTolerance: false } });
-  const wrong = await api.PUT('/api/shipments/{id}/legs/{shipmentId}/delivery', { params: { path: { id: trip.id, shipmentId: leg.shipmentId } }, body: { ...body, products: [{ code: '00000000', offloaded: 1 }] } });
+  const wrong = await api.PUT('/api/shipments/{id}/legs/{shipmentId}/delivery', {
+    params: { path: { id: trip.id, shipmentId: leg.shipmentId } },
+    body: { ...body, products: [{ code: '00000000', offloaded: 1 }] },
+  });
   t.equal(wrong.error?.error.reason, 'invalid_body', 'an unknown product is a typed 400');
   called.add('recordLegDelivery');
 });
 
 t.test('deliveries: the JSON rows of a tickets file', async (t) => {
-  const res = await api.POST('/api/deliveries', { body: { rows: [{ tripId: 'NO-SUCH-TRIP', shipmentId: 'S-1', productCode: '15101505', offloaded: 100, offloadDate: '2026-03-06 10:00' }] } });
+  const res = await api.POST('/api/deliveries', {
+    body: { rows: [{ tripId: 'NO-SUCH-TRIP', shipmentId: 'S-1', productCode: '15101505', offloaded: 100, offloadDate: '2026-03-06 10:00' }] },
+  });
   t.equal(res.response.status, 200);
-  t.same(res.data?.rows.map((r) => [r.line, r.status, r.reason]), [[1, 'rejected', 'no shipment NO-SUCH-TRIP for this tenant']]);
+  t.same(
+    res.data?.rows.map((r) => [r.line, r.status, r.reason]),
+    [[1, 'rejected', 'no shipment NO-SUCH-TRIP for this tenant']],
+  );
   called.add('importDeliveries');
 });
 
@@ -151,11 +175,19 @@ t.test('webhooks: create, read, list, test, deliveries, rotate, delete', async (
   t.ok((await api.GET('/api/webhooks/{id}/deliveries', { params: { path: { id } } })).response.ok);
   t.ok((await api.POST('/api/webhooks/{id}/rotate-secret', { params: { path: { id } } })).response.ok);
   t.ok((await api.DELETE('/api/webhooks/{id}', { params: { path: { id } } })).response.ok);
-  called.add('createWebhook').add('getWebhook').add('listWebhooks').add('sendWebhookTest').add('listWebhookDeliveries').add('rotateWebhookSecret').add('deleteWebhook');
+  called
+    .add('createWebhook')
+    .add('getWebhook')
+    .add('listWebhooks')
+    .add('sendWebhookTest')
+    .add('listWebhookDeliveries')
+    .add('rotateWebhookSecret')
+    .add('deleteWebhook');
 });
 
 t.test('imports: CFDI files sent as JSON', async (t) => {
-  const acuse = '<Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="TGO850101AB1"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02" EstatusUUID="201"/></Folios></Acuse>';
+  const acuse =
+    '<Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="TGO850101AB1"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02" EstatusUUID="201"/></Folios></Acuse>';
   const res = await api.POST('/api/imports', { body: { files: [{ name: 'acuse.xml', content: acuse }] } });
   t.equal(res.response.status, 200);
   t.equal(res.data?.summary.files, 1, 'one file read');
@@ -173,7 +205,10 @@ t.test("cancellations: the list by cancellation status, and the SAT status servi
   });
   t.equal(res.response.status, 200, JSON.stringify(res.error ?? ''));
   t.match(res.data?.cancellations, { status: 'accepted', invoiceCancelled: true });
-  const wrong = await api.PUT('/api/financial-docs/{id}/cancellation', { params: { path: { id: doc.id } }, body: { estado: 'Vigente', estatusCancelacion: 'Plazo vencido' } as never });
+  const wrong = await api.PUT('/api/financial-docs/{id}/cancellation', {
+    params: { path: { id: doc.id } },
+    body: { estado: 'Vigente', estatusCancelacion: 'Plazo vencido' } as never,
+  });
   t.equal(wrong.response.status, 400, 'a pair the SAT never answers');
   t.equal(wrong.error?.error.reason, 'invalid_body');
   called.add('recordCancellationStatus');
@@ -211,6 +246,8 @@ t.test('MCP: streamable HTTP session and the legacy SSE transport', async (t) =>
 
 t.test('every operation of the spec was called through the SDK', async (t) => {
   const spec = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'));
-  const missing = listOperations(spec).map((op) => op.operationId).filter((id) => !called.has(id));
+  const missing = listOperations(spec)
+    .map((op) => op.operationId)
+    .filter((id) => !called.has(id));
   t.same(missing, [], 'operations not exercised through the SDK (add them to test/sdk.test.ts)');
 });

@@ -22,18 +22,32 @@ t.test('loopback: the address as fetched (npm start on a laptop)', async (t) => 
   t.same((await servers(h.app, { host: 'localhost:3000' }))[0], 'http://localhost:3000');
   t.same((await servers(h.app, { host: '127.0.0.1:8080' }))[0], 'http://127.0.0.1:8080');
   t.same((await servers(h.app, { host: '[::1]:3000' }))[0], 'http://[::1]:3000');
-  t.same((await servers(h.app, { host: 'localhost:3000' })).slice(1), specServers.filter((u) => u !== 'http://localhost:3000'), "the spec's own servers follow");
+  t.same(
+    (await servers(h.app, { host: 'localhost:3000' })).slice(1),
+    specServers.filter((u) => u !== 'http://localhost:3000'),
+    "the spec's own servers follow",
+  );
 });
 
 t.test('any other Host is never echoed: the first server is relative', async (t) => {
-  for (const host of ['evil.example.com', 'api.example.com:443', 'localhost.evil.example.com', '127.0.0.1.evil.example.com', 'localhost:3000@evil.example.com']) {
+  for (const host of [
+    'evil.example.com',
+    'api.example.com:443',
+    'localhost.evil.example.com',
+    '127.0.0.1.evil.example.com',
+    'localhost:3000@evil.example.com',
+  ]) {
     const first = (await servers(h.app, { host }))[0];
     t.equal(first, '/', `Host: ${host} → /`);
   }
   t.equal((await servers(h.app, { host: 'evil.example.com' }, '/docs/yaml'))[0], '/', '/docs/yaml too');
   const proxied = await buildApp({ config: testConfig({ TRUST_PROXY: 'true' }), db: h.db, logger: false });
   t.teardown(() => proxied.close());
-  t.equal((await servers(proxied, { host: 'localhost:3000', 'x-forwarded-host': 'evil.example.com', 'x-forwarded-proto': 'https' }))[0], '/', 'behind a proxy, a forwarded host is not echoed either');
+  t.equal(
+    (await servers(proxied, { host: 'localhost:3000', 'x-forwarded-host': 'evil.example.com', 'x-forwarded-proto': 'https' }))[0],
+    '/',
+    'behind a proxy, a forwarded host is not echoed either',
+  );
 });
 
 t.test('PUBLIC_BASE_URL names the service whatever the request says', async (t) => {

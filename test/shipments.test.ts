@@ -14,17 +14,43 @@ const invoiceA = makeFinancialDoc({ tenant: TENANT_A, status: 4, payments: [paym
 const invoiceB = makeFinancialDoc({ tenant: TENANT_B, status: 6 });
 // t1: two legs; leg 1 0.1% shrinkage, leg 2 none; linked to A's invoice.
 const t1 = makeTrip({
-  tenant: TENANT_A, client: CLIENT_COMPANY, idFinan: invoiceA.id, createdAt: '2026-03-05T06:00',
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY,
+  idFinan: invoiceA.id,
+  createdAt: '2026-03-05T06:00',
   legs: [
     leg({ shipment: 'EM-1-1', date: '2026-03-05', loadDate: '2026-03-05T08:00', unloadDate: '2026-03-05T20:00', products: [diesel(20_000, 19_980)] }),
-    leg({ shipment: 'EM-1-2', date: '2026-03-06', loadDate: '2026-03-06T08:00', unloadDate: '2026-03-07T01:00', products: [diesel(10_000, 10_000), gasoline(5_000, 5_000)] }),
+    leg({
+      shipment: 'EM-1-2',
+      date: '2026-03-06',
+      loadDate: '2026-03-06T08:00',
+      unloadDate: '2026-03-07T01:00',
+      products: [diesel(10_000, 10_000), gasoline(5_000, 5_000)],
+    }),
   ],
 });
 // t2: links to B's invoice (another tenant): must not be cross-linked.
-const t2 = makeTrip({ tenant: TENANT_A, client: CLIENT_COMPANY_2, idFinan: invoiceB.id, createdAt: '2026-03-08T06:00', legs: [leg({ shipment: 'EM-2-1', date: '2026-03-08', status: 5, products: [gasoline(30_000, 29_850)] })] });
+const t2 = makeTrip({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY_2,
+  idFinan: invoiceB.id,
+  createdAt: '2026-03-08T06:00',
+  legs: [leg({ shipment: 'EM-2-1', date: '2026-03-08', status: 5, products: [gasoline(30_000, 29_850)] })],
+});
 // t3: nothing loaded yet (0 litres: 0% shrinkage), not billed.
-const t3 = makeTrip({ tenant: TENANT_A, client: CLIENT_COMPANY, createdAt: '2026-03-10T06:00', legs: [leg({ shipment: 'EM-3-1', date: '2026-03-10', loadDate: null, unloadDate: null, products: [diesel(0, 0)] })] });
-const tB = makeTrip({ tenant: TENANT_B, client: CLIENT_COMPANY, idFinan: invoiceB.id, createdAt: '2026-03-09T06:00', legs: [leg({ shipment: 'EM-B-1', date: '2026-03-09' })] });
+const t3 = makeTrip({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY,
+  createdAt: '2026-03-10T06:00',
+  legs: [leg({ shipment: 'EM-3-1', date: '2026-03-10', loadDate: null, unloadDate: null, products: [diesel(0, 0)] })],
+});
+const tB = makeTrip({
+  tenant: TENANT_B,
+  client: CLIENT_COMPANY,
+  idFinan: invoiceB.id,
+  createdAt: '2026-03-09T06:00',
+  legs: [leg({ shipment: 'EM-B-1', date: '2026-03-09' })],
+});
 await financialDocs(h.db).insertMany([invoiceA, invoiceB].map(withDerivedFields));
 await trips(h.db).insertMany([t1, t2, t3, tB]);
 
@@ -37,19 +63,41 @@ t.test('summary: volumes, shrinkage, tolerance, cross-link', async (t) => {
   t.same(ids(res), [t3._id, t2._id, t1._id], 'newest first');
   const [s3, s2, s1] = res.json().data;
   t.same(s1.shipments[0].volumes, {
-    loaded: 20_000, offloaded: 19_980, shrinkageVolume: 20, shrinkagePercent: 0.1, tolerancePercent: 0, exceedsTolerance: true,
+    loaded: 20_000,
+    offloaded: 19_980,
+    shrinkageVolume: 20,
+    shrinkagePercent: 0.1,
+    tolerancePercent: 0,
+    exceedsTolerance: true,
     products: [{ desc: 'Diésel', code: '15101505', loaded: 20_000, offloaded: 19_980 }],
   });
   t.equal(s1.shipments[1].volumes.loaded, 15_000, 'products summed');
   t.equal(s1.shipments[1].volumes.exceedsTolerance, false, 'no shrinkage is within a 0% tolerance');
   t.same(s1.financialLinked, {
-    id: invoiceA.id, status: { code: 4, label: 'Facturado' }, total: invoiceA.iTot, pending: invoiceA.iTot - 5_000,
-    invoiceFolio: invoiceA.invoice.num, invoiceUuid: invoiceA.invoice.uuid,
-    pdf: `https://files.example.test/${invoiceA.invoice.pdf}`, xml: `https://files.example.test/${invoiceA.invoice.xml}`,
+    id: invoiceA.id,
+    status: { code: 4, label: 'Facturado' },
+    total: invoiceA.iTot,
+    pending: invoiceA.iTot - 5_000,
+    invoiceFolio: invoiceA.invoice.num,
+    invoiceUuid: invoiceA.invoice.uuid,
+    pdf: `https://files.example.test/${invoiceA.invoice.pdf}`,
+    xml: `https://files.example.test/${invoiceA.invoice.xml}`,
   });
   t.equal(s2.financialLinked, null, "another tenant's document is never cross-linked");
   t.equal(s3.financialLinked, null, 'unbilled trip');
-  t.same(s3.shipments[0].volumes, { loaded: 0, offloaded: null, shrinkageVolume: null, shrinkagePercent: null, tolerancePercent: 0, exceedsTolerance: false, products: [{ desc: 'Diésel', code: '15101505', loaded: 0, offloaded: null }] }, 'not loaded yet: in transit, no shrinkage');
+  t.same(
+    s3.shipments[0].volumes,
+    {
+      loaded: 0,
+      offloaded: null,
+      shrinkageVolume: null,
+      shrinkagePercent: null,
+      tolerancePercent: 0,
+      exceedsTolerance: false,
+      products: [{ desc: 'Diésel', code: '15101505', loaded: 0, offloaded: null }],
+    },
+    'not loaded yet: in transit, no shrinkage',
+  );
   t.equal(s3.shipments[0].delivered, false);
   t.equal(s1.shipments[0].delivered, true);
   t.equal(s3.shipments[0].loadDate, null);

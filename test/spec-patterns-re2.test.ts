@@ -26,17 +26,42 @@ function patterns(node: unknown, where: string, example: string | undefined, out
     const obj = node as Record<string, unknown>;
     const own = typeof obj.example === 'string' ? obj.example : example;
     if (typeof obj.pattern === 'string') out.push({ where, pattern: obj.pattern, ...(own === undefined ? {} : { example: own }) });
-    for (const [key, value] of Object.entries(obj)) if (key !== 'example' && key !== 'examples') patterns(value, `${where}/${key}`, key === 'schema' ? own : undefined, out);
+    for (const [key, value] of Object.entries(obj))
+      if (key !== 'example' && key !== 'examples') patterns(value, `${where}/${key}`, key === 'schema' ? own : undefined, out);
   }
   return out;
 }
 
 /** Probes where dialects part ways: Unicode and C1 whitespace, the byte order mark, URLs the WebhookUrl rule is about. */
 const PROBES = [
-  '', 'a', ' a', 'a ', 'a b', '\u3000a', 'a\u00a0', '\u0085a', 'a\u001c', '\ufeffa', 'a\u2028b', 'user-0042', 'Facturas vencidas marzo',
-  'https://hooks.example.com/freight', 'https://hooks.example.com/a\u2003b', 'https://hooks.example.com/a\u001cb', 'http://93.184.216.34:80/x',
-  'http://10.0.0.1/', 'https://10.example.com/', 'https://a.localhost:443/', 'https://LOCALHOST', 'http://192.0.2.1', 'http://100.64.1.1/',
-  'CAC930412FM3', '2026-03', '2024-02-29', '2026-02-29', '\ufefftripId,shipmentId,productCode,offloaded,offloadDate\r\n',
+  '',
+  'a',
+  ' a',
+  'a ',
+  'a b',
+  '\u3000a',
+  'a\u00a0',
+  '\u0085a',
+  'a\u001c',
+  '\ufeffa',
+  'a\u2028b',
+  'user-0042',
+  'Facturas vencidas marzo',
+  'https://hooks.example.com/freight',
+  'https://hooks.example.com/a\u2003b',
+  'https://hooks.example.com/a\u001cb',
+  'http://93.184.216.34:80/x',
+  'http://10.0.0.1/',
+  'https://10.example.com/',
+  'https://a.localhost:443/',
+  'https://LOCALHOST',
+  'http://192.0.2.1',
+  'http://100.64.1.1/',
+  'CAC930412FM3',
+  '2026-03',
+  '2024-02-29',
+  '2026-02-29',
+  '\ufefftripId,shipmentId,productCode,offloaded,offloadDate\r\n',
 ];
 
 const spec = loadSpec();
@@ -58,7 +83,9 @@ function runGo(input: string): Promise<{ error: string; matches: boolean[] }[]> 
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { error: string; matches: boolean[] }[]) : reject(new Error(`go run failed (${code}): ${err}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as { error: string; matches: boolean[] }[]) : reject(new Error(`go run failed (${code}): ${err}`)),
+    );
     child.stdin.end(input);
   });
 }

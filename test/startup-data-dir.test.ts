@@ -87,7 +87,12 @@ t.test('read-only DATA_DIR: one line naming it and EROFS, exit 1', { skip: canno
   // Inside the mount (to be created) and the mount itself (exists, not writable).
   for (const dataDir of [path.join(mounted.dir, 'data'), mounted.dir]) {
     const run = await startExpectingFailure(dataDir);
-    oneLine(t, run, new RegExp(`^cannot use DATA_DIR ${escape(dataDir)}: read-only file system \\(EROFS\\)$`), dataDir === mounted.dir ? 'the mount point' : 'a directory to create in it');
+    oneLine(
+      t,
+      run,
+      new RegExp(`^cannot use DATA_DIR ${escape(dataDir)}: read-only file system \\(EROFS\\)$`),
+      dataDir === mounted.dir ? 'the mount point' : 'a directory to create in it',
+    );
   }
 });
 
@@ -115,7 +120,12 @@ t.test('a store the engine cannot open: one line naming the file and the cause, 
   const store = path.join(dataDir, EMBEDDED_STORE_FILE);
   writeFileSync(store, randomBytes(64 * 1024));
   const run = await startExpectingFailure(dataDir);
-  oneLine(t, run, new RegExp(`^cannot start the embedded database on DATA_DIR ${escape(dataDir)}: .*Store header is corrupt: ${escape(store)}$`), 'corrupt store');
+  oneLine(
+    t,
+    run,
+    new RegExp(`^cannot start the embedded database on DATA_DIR ${escape(dataDir)}: .*Store header is corrupt: ${escape(store)}$`),
+    'corrupt store',
+  );
   t.notOk(existsSync(path.join(dataDir, SERVICE_LOCK_FILE)), 'the lock is gone with the process');
 });
 
@@ -143,10 +153,14 @@ t.test('a second service on the same DATA_DIR is refused; the first keeps servin
     env: { ...process.env, TAP: '', NODE_OPTIONS: '', DATA_DIR: dataDir, MONGODB_DB: 'freight', MONGODB_URI: '' },
     timeout: 120_000,
   });
-  t.match(list.stderr, /using the embedded MongoDB already running on port/, 'npm run apikey attached to the service\'s engine');
-  t.match(list.stdout, /active/, 'and listed the tenant\'s keys');
+  t.match(list.stderr, /using the embedded MongoDB already running on port/, "npm run apikey attached to the service's engine");
+  t.match(list.stdout, /active/, "and listed the tenant's keys");
   t.equal((await fetch(`${first.base}/health`)).status, 200, 'the first: /health still 200 after the tool exited');
-  t.equal((await fetch(`${first.base}/api/financial-docs?limit=1`, { headers: { 'x-api-key': key } })).status, 200, 'the first: data still 200 after the tool exited');
+  t.equal(
+    (await fetch(`${first.base}/api/financial-docs?limit=1`, { headers: { 'x-api-key': key } })).status,
+    200,
+    'the first: data still 200 after the tool exited',
+  );
 
   // kill -9: the lock stays behind with a dead PID; the next service takes it over.
   first.child.kill('SIGKILL');
@@ -156,7 +170,11 @@ t.test('a second service on the same DATA_DIR is refused; the first keeps servin
   t.teardown(() => third.stop());
   t.equal(readFileSync(lockFile, 'utf8').split(/\s/)[0], String(third.child.pid), 'the stale lock was taken over');
   t.equal((await fetch(`${third.base}/health`)).status, 200, 'the new service: /health 200');
-  t.equal((await fetch(`${third.base}/api/financial-docs?limit=1`, { headers: { 'x-api-key': key } })).status, 200, 'the new service: data 200 on the same store');
+  t.equal(
+    (await fetch(`${third.base}/api/financial-docs?limit=1`, { headers: { 'x-api-key': key } })).status,
+    200,
+    'the new service: data 200 on the same store',
+  );
   t.equal(await third.stop(), 0, 'the new service stops cleanly');
   t.notOk(existsSync(lockFile), 'and removes its lock');
 });

@@ -24,10 +24,14 @@ import { startService, ROOT } from './helpers/service.ts';
 t.setTimeout(240_000);
 
 // Installed by `npm test`'s set-up (scripts/setup-test.mjs), never here: checked only.
-const executablePath = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-chromium.mjs'), '--check', '--print-path'], { timeout: 60_000 }).then(
+const executablePath = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-chromium.mjs'), '--check', '--print-path'], {
+  timeout: 60_000,
+}).then(
   (r) => r.stdout.trim().split('\n').pop()!,
   (err: Error & { stdout?: string; stderr?: string }) => {
-    throw new Error(`headless Chromium is required for the Swagger UI test: run \`node scripts/setup-chromium.mjs\` (npm run setup:chromium).\n${err.stderr ?? ''}${err.stdout ?? ''}`);
+    throw new Error(
+      `headless Chromium is required for the Swagger UI test: run \`node scripts/setup-chromium.mjs\` (npm run setup:chromium).\n${err.stderr ?? ''}${err.stdout ?? ''}`,
+    );
   },
 );
 
@@ -39,7 +43,11 @@ t.teardown(() => engine.stop());
   await loadDemoData(db, { invoices: 3000, trips: 3000 });
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'swagger-ui', env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' } });
+const service = await startService({
+  mongodbUri: engine.uri,
+  mongodbDb: 'swagger-ui',
+  env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' },
+});
 t.teardown(() => service.stop());
 
 const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
@@ -57,13 +65,23 @@ const OPERATIONS: [string, string, (body: Record<string, unknown>) => number][] 
 
 async function authorize(page: Page, scheme: 'apiKey' | 'bearerKey', key: string): Promise<void> {
   await page.click('.scheme-container button.authorize');
-  const container = page.locator('.modal-ux .auth-container').filter({ hasText: scheme === 'apiKey' ? 'apiKey' : 'bearerKey' }).first();
+  const container = page
+    .locator('.modal-ux .auth-container')
+    .filter({ hasText: scheme === 'apiKey' ? 'apiKey' : 'bearerKey' })
+    .first();
   await container.locator('input').first().fill(key);
   await container.locator('button.authorize').click();
   await page.click('.modal-ux button.btn-done');
 }
 
-async function tryOut(t: Test, page: Page, scheme: 'apiKey' | 'bearerKey', tag: string, operationId: string, dataOf: (b: Record<string, unknown>) => number): Promise<void> {
+async function tryOut(
+  t: Test,
+  page: Page,
+  scheme: 'apiKey' | 'bearerKey',
+  tag: string,
+  operationId: string,
+  dataOf: (b: Record<string, unknown>) => number,
+): Promise<void> {
   const block = page.locator(`#operations-${tag}-${operationId}`);
   await block.locator('.opblock-summary').first().click();
   await block.locator('button.try-out__btn').click();

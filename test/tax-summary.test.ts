@@ -16,7 +16,14 @@ const get = (query: string, key = KEY_A) => h.app.inject({ method: 'GET', url: `
 // March 2026, tenant A.
 // d1: freight 10,000 + shortage line 500 (ObjetoImp 01). VAT 1,600, retention 400 = 4% of the FREIGHT base,
 //     not of the 10,500 SubTotal (the naive check would expect 420). Total 11,700; PPD, half paid in April.
-const d1 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-03-05T10:00', paymentMethod: 'PPD', concepts: [freight(10_000), shortage(500)], payments: [payment(5_850, '2026-04-10T09:00')] });
+const d1 = makeFinancialDoc({
+  tenant: TENANT_A,
+  client: CLIENT_COMPANY,
+  date: '2026-03-05T10:00',
+  paymentMethod: 'PPD',
+  concepts: [freight(10_000), shortage(500)],
+  payments: [payment(5_850, '2026-04-10T09:00')],
+});
 // d2: real VAT mismatch: 20,000 × 16% = 3,200 but 3,300 declared (totals consistent with the declared VAT).
 const d2 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY_2, date: '2026-03-12T09:00', concepts: [freight(20_000, { vat: 3_300 })] });
 // d3: persona física, PUE: expected retention 0. Total 5,800.
@@ -39,8 +46,22 @@ t.test('invoice basis, March: hand-computed totals', async (t) => {
   t.equal(body.tenant, TENANT_A);
   t.equal(body.basis, 'invoice');
   t.equal(body.computedAt, NOW.toISOString());
-  t.same(body.period, { startDate: '2026-03-01', endDate: '2026-03-31', targetMonth: '2026-03', days: 31, requestedEndDate: null, timeZone: 'America/Mexico_City', source: 'targetMonth', maxDays: 366 });
-  t.match(body.parameters, { vatRate: 0.16, retentionRate: 0.04, discrepancyTolerance: 0.01, settingsSource: { vatRate: 'default', retentionRate: 'default', discrepancyTolerance: 'default' } });
+  t.same(body.period, {
+    startDate: '2026-03-01',
+    endDate: '2026-03-31',
+    targetMonth: '2026-03',
+    days: 31,
+    requestedEndDate: null,
+    timeZone: 'America/Mexico_City',
+    source: 'targetMonth',
+    maxDays: 366,
+  });
+  t.match(body.parameters, {
+    vatRate: 0.16,
+    retentionRate: 0.04,
+    discrepancyTolerance: 0.01,
+    settingsSource: { vatRate: 'default', retentionRate: 'default', discrepancyTolerance: 'default' },
+  });
   t.same(body.totals, {
     documents: 4,
     cancelledDocuments: 1,
@@ -67,19 +88,56 @@ t.test('invoice basis, March: hand-computed totals', async (t) => {
   const march = body.months[0];
   t.equal(march.month, '2026-03');
   t.same(march.totals, body.totals, 'one month: its totals are the totals');
-  t.same(march.clients.map((c: { client: string }) => c.client), [CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON]);
+  t.same(
+    march.clients.map((c: { client: string }) => c.client),
+    [CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON],
+  );
   const [company, company2, person] = march.clients;
-  t.match(company, { clientKind: 'company', totals: { documents: 2, cancelledDocuments: 1, cancelledTotal: 1_120, subtotal: 10_833.33, exempt: { shortage: 500 }, retention: { declared: 413.33, expected: 413.33 }, findings: { discrepancies: 0 } } });
+  t.match(company, {
+    clientKind: 'company',
+    totals: {
+      documents: 2,
+      cancelledDocuments: 1,
+      cancelledTotal: 1_120,
+      subtotal: 10_833.33,
+      exempt: { shortage: 500 },
+      retention: { declared: 413.33, expected: 413.33 },
+      findings: { discrepancies: 0 },
+    },
+  });
   t.match(company2, { totals: { documents: 1, vat: { declared: 3_300, expected: 3_200, difference: 100 }, documentsWithDiscrepancies: 1 } });
-  t.match(person, { clientKind: 'person', totals: { documents: 1, retention: { declared: 0, expected: 0 }, findings: { discrepancies: 0, warnings: 0 } } }, 'a persona física retains nothing, and that is no finding');
+  t.match(
+    person,
+    { clientKind: 'person', totals: { documents: 1, retention: { declared: 0, expected: 0 }, findings: { discrepancies: 0, warnings: 0 } } },
+    'a persona física retains nothing, and that is no finding',
+  );
 
   // Findings: the shortage line is information, not a discrepancy; the VAT mismatch is; the cancelled one is counted apart.
   t.same(body.findings.byKind, { discrepancy: 1, warning: 0, info: 2 });
   t.same(body.findings.byCode, { DOCUMENT_CANCELLED: 1, EXEMPT_EXCLUDED: 1, VAT_MISMATCH: 1 });
-  t.same(body.findings.items.map((f: { code: string; docId: string }) => [f.code, f.docId]), [['VAT_MISMATCH', d2.id], ['EXEMPT_EXCLUDED', d1.id], ['DOCUMENT_CANCELLED', d4.id]]);
-  t.match(body.findings.items[0], { kind: 'discrepancy', uuid: d2.invoice.uuid, client: CLIENT_COMPANY_2, month: '2026-03', conceptIndex: 0, declared: 3_300, expected: 3_200, difference: 100 });
+  t.same(
+    body.findings.items.map((f: { code: string; docId: string }) => [f.code, f.docId]),
+    [
+      ['VAT_MISMATCH', d2.id],
+      ['EXEMPT_EXCLUDED', d1.id],
+      ['DOCUMENT_CANCELLED', d4.id],
+    ],
+  );
+  t.match(body.findings.items[0], {
+    kind: 'discrepancy',
+    uuid: d2.invoice.uuid,
+    client: CLIENT_COMPANY_2,
+    month: '2026-03',
+    conceptIndex: 0,
+    declared: 3_300,
+    expected: 3_200,
+    difference: 100,
+  });
   t.match(body.findings.items[1], { kind: 'info', conceptIndex: 1, declared: 500, expected: 500, difference: 0 });
-  t.notOk(body.findings.items.some((f: { docId: string }) => f.docId === d5.id), 'a 0.01 rounding difference is within tolerance');
+  t.notOk(
+    body.findings.items.some((f: { docId: string }) => f.docId === d5.id),
+    'a 0.01 rounding difference is within tolerance',
+  );
 });
 
 t.test('payment basis: the partially paid PPD invoice counts half in April', async (t) => {
@@ -112,10 +170,17 @@ t.test('payment basis: the partially paid PPD invoice counts half in April', asy
     findings: { discrepancies: 0, warnings: 0, infos: 1 },
     documentsWithDiscrepancies: 0,
   });
-  t.same(body.months[0].clients.map((c: { client: string }) => c.client), [CLIENT_COMPANY]);
+  t.same(
+    body.months[0].clients.map((c: { client: string }) => c.client),
+    [CLIENT_COMPANY],
+  );
 
   const march = (await get('?targetMonth=2026-03&basis=payment')).json();
-  t.match(march.totals, { documents: 1, total: 5_800, collected: 5_800, vat: { declared: 800 }, retention: { declared: 0, expected: 0 } }, 'only the PUE invoice is cash in March');
+  t.match(
+    march.totals,
+    { documents: 1, total: 5_800, collected: 5_800, vat: { declared: 800 }, retention: { declared: 0, expected: 0 } },
+    'only the PUE invoice is cash in March',
+  );
 });
 
 t.test('date range: every month listed, each document in its invoice month', async (t) => {
@@ -124,8 +189,17 @@ t.test('date range: every month listed, each document in its invoice month', asy
   assertConforms(t, res, 'GET', ROUTE);
   const body = res.json();
   t.match(body.period, { startDate: '2026-03-01', endDate: '2026-04-30', targetMonth: null, days: 61, source: 'range' });
-  t.same(body.months.map((m: { month: string }) => m.month), ['2026-03', '2026-04']);
-  t.match(body.months[1].totals, { documents: 1, subtotal: 2_000, vat: { declared: 320, expected: 320 }, retention: { declared: 80, expected: 80 }, total: 2_240 });
+  t.same(
+    body.months.map((m: { month: string }) => m.month),
+    ['2026-03', '2026-04'],
+  );
+  t.match(body.months[1].totals, {
+    documents: 1,
+    subtotal: 2_000,
+    vat: { declared: 320, expected: 320 },
+    retention: { declared: 80, expected: 80 },
+    total: 2_240,
+  });
   t.equal(body.totals.documents, 5);
   t.equal(body.totals.total, 42_613.34);
 });
@@ -140,7 +214,10 @@ t.test('default period is the current month; filters and the findings list', asy
   t.match(person.json(), { filters: { client: CLIENT_PERSON }, totals: { documents: 1, subtotal: 5_000, retention: { expected: 0 } } });
 
   const onlyDiscrepancies = (await get('?targetMonth=2026-03&findingKind=discrepancy')).json();
-  t.same(onlyDiscrepancies.findings.items.map((f: { code: string }) => f.code), ['VAT_MISMATCH']);
+  t.same(
+    onlyDiscrepancies.findings.items.map((f: { code: string }) => f.code),
+    ['VAT_MISMATCH'],
+  );
   t.equal(onlyDiscrepancies.findings.total, 3, 'every finding still counted');
   t.equal(onlyDiscrepancies.findings.kind, 'discrepancy');
 

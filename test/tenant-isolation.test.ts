@@ -20,7 +20,19 @@ import fc from 'fast-check';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { connect, listen } from './helpers/mcp.ts';
-import { makeFinancialDoc, makeTrip, leg, diesel, freight, shortage, demurrage, payment, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from './fixtures/documents.ts';
+import {
+  makeFinancialDoc,
+  makeTrip,
+  leg,
+  diesel,
+  freight,
+  shortage,
+  demurrage,
+  payment,
+  CLIENT_COMPANY,
+  CLIENT_COMPANY_2,
+  CLIENT_PERSON,
+} from './fixtures/documents.ts';
 import { loadSpec } from '../handlers/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { isToolOperation } from '../lib/mcp/tools-from-spec.ts';
@@ -70,7 +82,15 @@ const docArb = fc.record({
 const tripArb = fc.record({
   client: fc.constantFrom(...CLIENTS),
   day: fc.integer({ min: 0, max: 119 }),
-  legs: fc.array(fc.record({ offset: fc.integer({ min: 0, max: 2 }), loaded: fc.integer({ min: 10_000, max: 40_000 }), loss: fc.integer({ min: 0, max: 300 }), status: fc.constantFrom(2, 4) }), { minLength: 1, maxLength: 3 }),
+  legs: fc.array(
+    fc.record({
+      offset: fc.integer({ min: 0, max: 2 }),
+      loaded: fc.integer({ min: 10_000, max: 40_000 }),
+      loss: fc.integer({ min: 0, max: 300 }),
+      status: fc.constantFrom(2, 4),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
   vehicle: fc.constantFrom(...VEHICLES),
   driver: fc.constantFrom(...DRIVERS),
   /** Index of an invoice to link (own tenant's or, for `cross`, the other tenant's). */
@@ -159,7 +179,11 @@ function filtersArb(op: OperationSchemas, pools: Pools): fc.Arbitrary<Filters> {
       .tuple(...entries.map(([n, arb]) => fc.tuple(fc.constant(n), fc.integer({ min: 0, max: 3 }), arb)))
       .map((picked) => Object.fromEntries(picked.filter(([, p]) => p === 0).map(([n, , v]) => [n, v])) as Record<string, string>);
   const query = sometimes(Object.entries(q).map(([n, s]) => [n, paramArb(n, s, pools)]));
-  const headers = sometimes(Object.entries(hd).filter(([n]) => n === 'x-api-version').map(([n, s]) => [n, paramArb(n, s, pools)]));
+  const headers = sometimes(
+    Object.entries(hd)
+      .filter(([n]) => n === 'x-api-version')
+      .map(([n, s]) => [n, paramArb(n, s, pools)]),
+  );
   // The path id, when there is one: any id of either tenant, or one that exists nowhere.
   const ids = op.path.startsWith('/api/shipments') ? pools.tripId : pools.docId;
   const path = op.params ? fc.constantFrom(...ids, 'NO-SUCH-ID').map((id) => ({ id })) : fc.constant({});
@@ -197,10 +221,18 @@ async function clearAll(): Promise<void> {
   await Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), alertJobs(h.db).deleteMany({}), alertRecords(h.db).deleteMany({})]);
 }
 
-async function schedule(key: string, jobs: { user: string; rule: string; cycle: string }[]): Promise<{ id: string; user: string; rule: string; cycle: string }[]> {
+async function schedule(
+  key: string,
+  jobs: { user: string; rule: string; cycle: string }[],
+): Promise<{ id: string; user: string; rule: string; cycle: string }[]> {
   const out: { id: string; user: string; rule: string; cycle: string }[] = [];
   for (const j of jobs) {
-    const res = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { 'x-api-key': key }, payload: { userIds: [j.user], ruleId: j.rule, cycleKey: j.cycle, nameAlert: `iso ${j.rule}` } });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/alerts/schedule',
+      headers: { 'x-api-key': key },
+      payload: { userIds: [j.user], ruleId: j.rule, cycleKey: j.cycle, nameAlert: `iso ${j.rule}` },
+    });
     if (res.statusCode !== 200) throw new Error(`schedule failed: ${res.statusCode} ${res.body}`);
     out.push({ id: res.json().jobs[0].jobId, ...j });
   }
@@ -236,26 +268,24 @@ let answered200 = 0;
 let answered = 0;
 
 t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t) => {
-  const world = fc
-    .tuple(tenantArb, tenantArb, fc.array(fc.nat(), { minLength: 0, maxLength: 3 }))
-    .chain(([a, b, sharedFolios]) => {
-      // Materialise documents now so the filters can draw from their values.
-      const aDocs = a.docs.map((d) => buildDoc(TENANT_A, d));
-      const bDocs = b.docs.map((d, i) => buildDoc(TENANT_B, d, sharedFolios.includes(i) && aDocs.length ? aDocs[i % aDocs.length]!.invoice.num : undefined));
-      const aTrips = a.trips.map((s) => buildTrip(TENANT_A, s, aDocs, bDocs));
-      const bTrips = b.trips.map((s) => buildTrip(TENANT_B, s, bDocs, aDocs));
-      const pools: Pools = {
-        folio: [...aDocs, ...bDocs].map((d) => d.invoice.num),
-        uuid: [...aDocs, ...bDocs].map((d) => d.invoice.uuid),
-        shipmentId: [...aTrips, ...bTrips].flatMap((tr) => tr.shipments.map((s) => s.shipment)),
-        docId: [...aDocs, ...bDocs].map((d) => d.id),
-        tripId: [...aTrips, ...bTrips].map((tr) => tr._id),
-      };
-      return fc.record({
-        data: fc.constant({ aDocs, bDocs, aTrips, bTrips, aJobs: a.jobs, bJobs: b.jobs }),
-        filters: fc.tuple(...readOps.map((op) => filtersArb(op, pools))),
-      });
+  const world = fc.tuple(tenantArb, tenantArb, fc.array(fc.nat(), { minLength: 0, maxLength: 3 })).chain(([a, b, sharedFolios]) => {
+    // Materialise documents now so the filters can draw from their values.
+    const aDocs = a.docs.map((d) => buildDoc(TENANT_A, d));
+    const bDocs = b.docs.map((d, i) => buildDoc(TENANT_B, d, sharedFolios.includes(i) && aDocs.length ? aDocs[i % aDocs.length]!.invoice.num : undefined));
+    const aTrips = a.trips.map((s) => buildTrip(TENANT_A, s, aDocs, bDocs));
+    const bTrips = b.trips.map((s) => buildTrip(TENANT_B, s, bDocs, aDocs));
+    const pools: Pools = {
+      folio: [...aDocs, ...bDocs].map((d) => d.invoice.num),
+      uuid: [...aDocs, ...bDocs].map((d) => d.invoice.uuid),
+      shipmentId: [...aTrips, ...bTrips].flatMap((tr) => tr.shipments.map((s) => s.shipment)),
+      docId: [...aDocs, ...bDocs].map((d) => d.id),
+      tripId: [...aTrips, ...bTrips].map((tr) => tr._id),
+    };
+    return fc.record({
+      data: fc.constant({ aDocs, bDocs, aTrips, bTrips, aJobs: a.jobs, bJobs: b.jobs }),
+      filters: fc.tuple(...readOps.map((op) => filtersArb(op, pools))),
     });
+  });
 
   const out = await fc.check(
     fc.asyncProperty(world, async ({ data, filters }) => {
@@ -285,7 +315,8 @@ t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t)
         answered += 1;
         if (res.status === 200) answered200 += 1;
         // 404 only for an id that is not A's (get-by-id).
-        if (![200, 400, ...(op.params ? [404] : [])].includes(res.status)) throw new Error(`${op.operationId} ${JSON.stringify(f)} → ${res.status}: ${res.body.slice(0, 300)}`);
+        if (![200, 400, ...(op.params ? [404] : [])].includes(res.status))
+          throw new Error(`${op.operationId} ${JSON.stringify(f)} → ${res.status}: ${res.body.slice(0, 300)}`);
         const leaked = leaks(res.body);
         if (leaked.length) throw new Error(`${op.operationId} ${JSON.stringify(f)} leaks tenant B data: ${leaked.slice(0, 5).join(', ')}`);
         // Tools answer the current version: the REST request they stand for has no version header.
@@ -293,7 +324,9 @@ t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t)
         if (leaks(current.body).length) throw new Error(`${op.operationId} ${JSON.stringify(f)} (current version) leaks tenant B data`);
         const tool = await viaMcp(op, f);
         if (tool.status !== current.status || JSON.stringify(tool.json) !== JSON.stringify(JSON.parse(current.body))) {
-          throw new Error(`${op.operationId} ${JSON.stringify(f)}: MCP answered ${tool.status} ${JSON.stringify(tool.json).slice(0, 200)}, REST ${current.status} ${current.body.slice(0, 200)}`);
+          throw new Error(
+            `${op.operationId} ${JSON.stringify(f)}: MCP answered ${tool.status} ${JSON.stringify(tool.json).slice(0, 200)}, REST ${current.status} ${current.body.slice(0, 200)}`,
+          );
         }
         withB.push(res);
       }
@@ -315,7 +348,9 @@ t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t)
       for (const [i, op] of readOps.entries()) {
         const again = await rest(op, KEY_A, filters[i]!);
         if (again.status !== withB[i]!.status || again.body !== withB[i]!.body) {
-          throw new Error(`${op.operationId} ${JSON.stringify(filters[i])} depends on tenant B's data:\n with B:    ${withB[i]!.body.slice(0, 400)}\n without B: ${again.body.slice(0, 400)}`);
+          throw new Error(
+            `${op.operationId} ${JSON.stringify(filters[i])} depends on tenant B's data:\n with B:    ${withB[i]!.body.slice(0, 400)}\n without B: ${again.body.slice(0, 400)}`,
+          );
         }
       }
     }),

@@ -14,8 +14,11 @@ t.setTimeout(300_000);
 t.test('tsc --noEmit -p tsconfig.json: no type error', async (t) => {
   const started = Date.now();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-    execFile(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', path.join(ROOT, 'tsconfig.json')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', path.join(ROOT, 'tsconfig.json')],
+      { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
     );
   });
   const errors = output.split('\n').filter((l) => /error TS\d+/.test(l));

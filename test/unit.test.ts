@@ -7,6 +7,8 @@
 import { readdirSync } from 'node:fs';
 
 const dir = new URL('./unit/', import.meta.url);
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith('.test.ts'))
+  .sort()) {
   await import(new URL(file, dir).href);
 }

@@ -17,7 +17,12 @@ const h = await startHarness(t, { env: { WEBHOOK_MAX_ENDPOINTS: '5' } });
 type Json = Record<string, any>;
 const URL_OK = 'https://hooks.example.com/freight';
 const post = (url: string, body?: unknown, key = KEY_A) =>
-  h.app.inject({ method: 'POST', url, headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+  h.app.inject({
+    method: 'POST',
+    url,
+    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+  });
 const get = (url: string, key = KEY_A) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
 const del = (url: string, key = KEY_A) => h.app.inject({ method: 'DELETE', url, headers: { 'x-api-key': key } });
 const create = (over: Json = {}, key = KEY_A) => post('/api/webhooks', { url: URL_OK, events: ['alert.triggered'], ...over }, key);
@@ -78,7 +83,13 @@ t.test('URL policy and validation: 400 with one detail per problem', async (t) =
     assertConforms(t, res, 'POST', '/api/webhooks');
     t.match(res.json().error.details.join(' '), why, String(url));
   }
-  for (const body of [{ url: URL_OK }, { url: URL_OK, events: [] }, { url: URL_OK, events: ['alert.exploded'] }, { url: URL_OK, events: ['alert.triggered'], secret: 'mine' }, { url: URL_OK, events: ['alert.triggered', 'alert.triggered'] }]) {
+  for (const body of [
+    { url: URL_OK },
+    { url: URL_OK, events: [] },
+    { url: URL_OK, events: ['alert.exploded'] },
+    { url: URL_OK, events: ['alert.triggered'], secret: 'mine' },
+    { url: URL_OK, events: ['alert.triggered', 'alert.triggered'] },
+  ]) {
     const res = await post('/api/webhooks', body);
     t.equal(res.statusCode, 400, JSON.stringify(body));
   }
@@ -93,7 +104,12 @@ t.test('URL policy and validation: 400 with one detail per problem', async (t) =
   // The documented settings let private receivers on other ports in.
   const app = await buildApp({ config: testConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '9000' }), db: h.db, logger: false });
   t.teardown(() => app.close());
-  const ok = await app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url: 'http://127.0.0.1:9000/hook', events: ['alert.cleared'] } });
+  const ok = await app.inject({
+    method: 'POST',
+    url: '/api/webhooks',
+    headers: { 'x-api-key': KEY_A },
+    payload: { url: 'http://127.0.0.1:9000/hook', events: ['alert.cleared'] },
+  });
   t.equal(ok.statusCode, 201, ok.body);
   await del(`/api/webhooks/${ok.json().id}`);
 });
@@ -147,8 +163,24 @@ t.test('test events and alert events are queued once per endpoint and event; del
   t.match(test.json().eventId, /^evt_test_[0-9a-f]{24}$/);
 
   const record = (id: string, status: 'triggered' | 'clear'): AlertRecordDocument => ({
-    _id: id, jobId: id, tenant: TENANT_A, userId: 'u-1', ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x', individual: true, extraData: {},
-    dueDate: new Date(), evaluatedAt: new Date(), status, message: 'm', summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 }, findings: [], truncated: false, attempts: 1, worker: 'test',
+    _id: id,
+    jobId: id,
+    tenant: TENANT_A,
+    userId: 'u-1',
+    ruleId: 'overdue-invoices',
+    cycleKey: '2026-03',
+    nameAlert: 'x',
+    individual: true,
+    extraData: {},
+    dueDate: new Date(),
+    evaluatedAt: new Date(),
+    status,
+    message: 'm',
+    summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
+    findings: [],
+    truncated: false,
+    attempts: 1,
+    worker: 'test',
   });
   t.equal(await enqueueAlertEvent(h.db, record('bbbbbbbbbbbbbbbbbbbbbbb1', 'triggered')), 2, 'a triggered alert goes to both subscribed endpoints of A');
   t.equal(await enqueueAlertEvent(h.db, record('bbbbbbbbbbbbbbbbbbbbbbb1', 'triggered')), 0, 'again: nothing new');
@@ -161,7 +193,13 @@ t.test('test events and alert events are queued once per endpoint and event; del
   assertConforms(t, listed, 'GET', '/api/webhooks/:id/deliveries');
   t.equal(listed.json().meta.total, 2);
   t.match(listed.json().data[0], { webhookId: both.id, status: 'pending', attempts: [] });
-  t.same(listed.json().data.map((d: Json) => d.eventId).sort(), ['evt_bbbbbbbbbbbbbbbbbbbbbbb1', 'evt_bbbbbbbbbbbbbbbbbbbbbbb2']);
+  t.same(
+    listed
+      .json()
+      .data.map((d: Json) => d.eventId)
+      .sort(),
+    ['evt_bbbbbbbbbbbbbbbbbbbbbbb1', 'evt_bbbbbbbbbbbbbbbbbbbbbbb2'],
+  );
   t.equal((await get(`/api/webhooks/${both.id}/deliveries?status=succeeded`)).json().meta.total, 0);
 
   const gone = await del(`/api/webhooks/${both.id}`);
@@ -190,8 +228,17 @@ t.test('without an encryption key (MONGODB_URI and no WEBHOOK_ENCRYPTION_KEY): 5
   const config = testConfig();
   const app = await buildApp({ config: { ...config, webhooks: { ...config.webhooks, encryptionKey: null } }, db: h.db, logger: false });
   t.teardown(() => app.close());
-  for (const [method, url] of [['POST', '/api/webhooks'], ['GET', '/api/webhooks'], ['GET', '/api/webhooks/aaaaaaaaaaaaaaaaaaaaaaaa']] as const) {
-    const res = await app.inject({ method, url, headers: { 'x-api-key': KEY_A }, ...(method === 'POST' ? { payload: { url: URL_OK, events: ['alert.triggered'] } } : {}) });
+  for (const [method, url] of [
+    ['POST', '/api/webhooks'],
+    ['GET', '/api/webhooks'],
+    ['GET', '/api/webhooks/aaaaaaaaaaaaaaaaaaaaaaaa'],
+  ] as const) {
+    const res = await app.inject({
+      method,
+      url,
+      headers: { 'x-api-key': KEY_A },
+      ...(method === 'POST' ? { payload: { url: URL_OK, events: ['alert.triggered'] } } : {}),
+    });
     t.equal(res.statusCode, 503, `${method} ${url}`);
     t.match(res.json().error.details[0], /WEBHOOK_ENCRYPTION_KEY/);
     t.ok(res.headers['retry-after']);

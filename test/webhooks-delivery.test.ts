@@ -78,7 +78,12 @@ t.test('an alert record reaches the subscribed endpoint, signed, once; other ten
   const a = await endpoint('/a', ['alert.triggered']);
   const b = await endpoint('/b', ['alert.triggered', 'alert.cleared'], KEY_B);
 
-  const scheduled = await api('POST', '/api/alerts/schedule', KEY_A, { userIds: ['ana'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'vencidas' });
+  const scheduled = await api('POST', '/api/alerts/schedule', KEY_A, {
+    userIds: ['ana'],
+    ruleId: 'overdue-invoices',
+    cycleKey: '2026-03',
+    nameAlert: 'vencidas',
+  });
   t.equal(scheduled.statusCode, 200, scheduled.body);
   const jobId = scheduled.json().jobs[0].jobId;
   const got = await waitFor('the delivery to /a', () => receiver.received.find((r) => r.path === '/a'));
@@ -90,7 +95,11 @@ t.test('an alert record reaches the subscribed endpoint, signed, once; other ten
   const event = JSON.parse(got.body);
   const alerts = (await api('GET', '/api/alerts')).json().data as Json[];
   t.match(event, { id: `evt_${jobId}`, type: 'alert.triggered', tenant: TENANT_A });
-  t.same(event.data.alert, alerts.find((x) => x.jobId === jobId), 'the body carries the alert record as GET /api/alerts shows it');
+  t.same(
+    event.data.alert,
+    alerts.find((x) => x.jobId === jobId),
+    'the body carries the alert record as GET /api/alerts shows it',
+  );
   t.notOk(verifySignature('whsec_wrong', got.body, got.signature, Math.floor(Date.now() / 1000)), 'another secret does not verify');
 
   const [d] = await waitFor('succeeded', async () => {
@@ -103,14 +112,23 @@ t.test('an alert record reaches the subscribed endpoint, signed, once; other ten
   assertConforms(t, await api('GET', `/api/webhooks/${a.id}/deliveries`), 'GET', '/api/webhooks/:id/deliveries');
 
   // B's own (clear) alert goes to B only; A's endpoint is subscribed to triggered alerts only.
-  const bJob = (await api('POST', '/api/alerts/schedule', KEY_B, { userIds: ['bo'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x' })).json().jobs[0].jobId;
+  const bJob = (await api('POST', '/api/alerts/schedule', KEY_B, { userIds: ['bo'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x' })).json()
+    .jobs[0].jobId;
   const gotB = await waitFor('the delivery to /b', () => receiver.received.find((r) => r.path === '/b'));
   t.equal(gotB.eventId, `evt_${bJob}`);
   t.equal(gotB.eventType, 'alert.cleared');
   t.equal(JSON.parse(gotB.body).tenant, TENANT_B);
   await sleep(500);
-  t.same(receiver.received.filter((r) => r.path === '/b').map((r) => r.eventId), [`evt_${bJob}`], "B's endpoint received only B's event, once");
-  t.same(receiver.received.filter((r) => r.path === '/a').map((r) => r.eventId), [`evt_${jobId}`], "A's endpoint received only A's event, once");
+  t.same(
+    receiver.received.filter((r) => r.path === '/b').map((r) => r.eventId),
+    [`evt_${bJob}`],
+    "B's endpoint received only B's event, once",
+  );
+  t.same(
+    receiver.received.filter((r) => r.path === '/a').map((r) => r.eventId),
+    [`evt_${jobId}`],
+    "A's endpoint received only A's event, once",
+  );
   await api('DELETE', `/api/webhooks/${a.id}`);
   await api('DELETE', `/api/webhooks/${b.id}`, KEY_B);
 });
@@ -133,14 +151,29 @@ t.test('a receiver that is down, then answers 5xx, then is back: nothing lost, e
   const attempts = d!.attempts as Json[];
   t.ok(attempts.length >= 4, `${attempts.length} attempts`);
   t.match(attempts[0], { attempt: 1, statusCode: null, error: 'connection refused' }, 'the reason, not the address it tried');
-  t.ok(attempts.some((x) => x.statusCode === 503 && x.error === 'answered 503'), 'the 503 is recorded');
+  t.ok(
+    attempts.some((x) => x.statusCode === 503 && x.error === 'answered 503'),
+    'the 503 is recorded',
+  );
   t.match(attempts.at(-1), { statusCode: 200, error: null });
-  t.same(attempts.map((x) => x.attempt), attempts.map((_, i) => i + 1));
+  t.same(
+    attempts.map((x) => x.attempt),
+    attempts.map((_, i) => i + 1),
+  );
   const gaps = attempts.slice(1).map((x, i) => Date.parse(x.at) - Date.parse(attempts[i]!.at));
-  t.ok(gaps.every((g) => g >= 150), `backoff between attempts (${gaps.join(', ')} ms)`);
+  t.ok(
+    gaps.every((g) => g >= 150),
+    `backoff between attempts (${gaps.join(', ')} ms)`,
+  );
   const seen = receiver.received.filter((r) => r.path === '/flaky');
-  t.ok(seen.every((r) => r.eventId === eventId && r.verified), 'every attempt carried the same event id and a valid signature');
-  t.same(seen.map((r) => r.attempt), attempts.filter((x) => x.statusCode !== null).map((x) => x.attempt));
+  t.ok(
+    seen.every((r) => r.eventId === eventId && r.verified),
+    'every attempt carried the same event id and a valid signature',
+  );
+  t.same(
+    seen.map((r) => r.attempt),
+    attempts.filter((x) => x.statusCode !== null).map((x) => x.attempt),
+  );
   await api('DELETE', `/api/webhooks/${w.id}`);
 });
 
@@ -150,7 +183,15 @@ t.test('rotation: a receiver still on the old secret rejects; every later attemp
   // The receiver still holds the old secret: the signature fails there (400), the delivery retries.
   const { eventId } = (await api('POST', `/api/webhooks/${w.id}/test`)).json();
   await waitFor('a rejected attempt', () => receiver.received.some((r) => r.path === '/rotating' && !r.verified));
-  t.ok(verifySignature(rotated.secret, receiver.received.find((r) => r.path === '/rotating')!.body, receiver.received.find((r) => r.path === '/rotating')!.signature, Math.floor(Date.now() / 1000)), 'it was signed with the new secret');
+  t.ok(
+    verifySignature(
+      rotated.secret,
+      receiver.received.find((r) => r.path === '/rotating')!.body,
+      receiver.received.find((r) => r.path === '/rotating')!.signature,
+      Math.floor(Date.now() / 1000),
+    ),
+    'it was signed with the new secret',
+  );
   receiver.secrets.set('/rotating', rotated.secret);
   await waitFor('accepted', () => receiver.received.some((r) => r.path === '/rotating' && r.verified));
   const [d] = await waitFor('succeeded', async () => {
@@ -176,41 +217,68 @@ t.test('redirects are not followed; after the retry window the delivery is faile
   t.match(d!.attempts[0], { statusCode: 302, error: 'redirect (302) not followed' });
   t.equal(d!.nextAttemptAt, null);
   t.ok(d!.completedAt);
-  t.notOk(receiver.received.some((r) => r.path === '/moved/elsewhere'), 'the Location was never requested');
+  t.notOk(
+    receiver.received.some((r) => r.path === '/moved/elsewhere'),
+    'the Location was never requested',
+  );
   const failed = await api('GET', `/api/webhooks/${w.id}/deliveries?status=failed`);
   t.equal(failed.json().meta.total, 1);
   receiver.status.delete('/moved');
   await api('DELETE', `/api/webhooks/${w.id}`);
 });
 
-t.test('at delivery time a name resolving to a private address is refused (WEBHOOK_ALLOW_PRIVATE off), and the error names the reason, not the address', async (t) => {
-  const before = receiver.received.length;
-  const anyPort = { allowedPorts: 'any' as const };
-  const res = await attemptDelivery({ url: `http://localhost:${receiver.port}/sneaky`, body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false, ...anyPort });
-  t.equal(res.statusCode, null);
-  t.equal(res.error, 'refused: the host name resolves to a loopback address');
-  t.notMatch(res.error, /127\.0\.0\.1|::1/, 'the address the name resolved to is not told (it would map internal names)');
-  const literal = await attemptDelivery({ url: receiver.url('/sneaky'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false, ...anyPort });
-  t.equal(literal.error, "refused: the URL's address is a loopback address");
-  t.equal(receiver.received.length, before, 'the receiver was never contacted');
-  // Ports: 443 and 80 unless WEBHOOK_ALLOWED_PORTS says otherwise, checked at delivery too.
-  const port = await attemptDelivery({ url: receiver.url('/port'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: true, allowedPorts: [443, 80] });
-  t.equal(port.error, `refused: port ${receiver.port} is not allowed; webhook URLs use port 443 or 80 (WEBHOOK_ALLOWED_PORTS)`);
-  t.equal(receiver.received.length, before, 'still not contacted');
-  // Network failures: by their reason only.
-  const closed = net.createServer().listen(0, '127.0.0.1');
-  await once(closed, 'listening');
-  const closedPort = (closed.address() as net.AddressInfo).port;
-  await new Promise((r) => closed.close(r));
-  const refused = await attemptDelivery({ url: `http://127.0.0.1:${closedPort}/`, body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: true, ...anyPort });
-  t.equal(refused.error, 'connection refused');
-  const unknown = await attemptDelivery({ url: 'http://no-such-host.invalid/', body: '{}', headers: {}, timeoutMs: 5000, allowPrivate: false, allowedPorts: [443, 80] });
-  t.match(unknown.error, /^host name (not found|lookup failed.*)$/, `an unknown name: ${unknown.error}`);
-  // A receiver that accepts and never answers: the attempt ends at the time limit.
-  const silent = net.createServer(() => {}).listen(0, '127.0.0.1');
-  await once(silent, 'listening');
-  t.teardown(() => silent.close());
-  const timeout = await attemptDelivery({ url: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/`, body: '{}', headers: {}, timeoutMs: 300, allowPrivate: true, ...anyPort });
-  t.match(timeout, { statusCode: null, error: 'timed out after 300 ms' });
-  t.ok(timeout.durationMs >= 290 && timeout.durationMs < 2000, `${timeout.durationMs} ms`);
-});
+t.test(
+  'at delivery time a name resolving to a private address is refused (WEBHOOK_ALLOW_PRIVATE off), and the error names the reason, not the address',
+  async (t) => {
+    const before = receiver.received.length;
+    const anyPort = { allowedPorts: 'any' as const };
+    const res = await attemptDelivery({
+      url: `http://localhost:${receiver.port}/sneaky`,
+      body: '{}',
+      headers: {},
+      timeoutMs: 2000,
+      allowPrivate: false,
+      ...anyPort,
+    });
+    t.equal(res.statusCode, null);
+    t.equal(res.error, 'refused: the host name resolves to a loopback address');
+    t.notMatch(res.error, /127\.0\.0\.1|::1/, 'the address the name resolved to is not told (it would map internal names)');
+    const literal = await attemptDelivery({ url: receiver.url('/sneaky'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false, ...anyPort });
+    t.equal(literal.error, "refused: the URL's address is a loopback address");
+    t.equal(receiver.received.length, before, 'the receiver was never contacted');
+    // Ports: 443 and 80 unless WEBHOOK_ALLOWED_PORTS says otherwise, checked at delivery too.
+    const port = await attemptDelivery({ url: receiver.url('/port'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: true, allowedPorts: [443, 80] });
+    t.equal(port.error, `refused: port ${receiver.port} is not allowed; webhook URLs use port 443 or 80 (WEBHOOK_ALLOWED_PORTS)`);
+    t.equal(receiver.received.length, before, 'still not contacted');
+    // Network failures: by their reason only.
+    const closed = net.createServer().listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const closedPort = (closed.address() as net.AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const refused = await attemptDelivery({ url: `http://127.0.0.1:${closedPort}/`, body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: true, ...anyPort });
+    t.equal(refused.error, 'connection refused');
+    const unknown = await attemptDelivery({
+      url: 'http://no-such-host.invalid/',
+      body: '{}',
+      headers: {},
+      timeoutMs: 5000,
+      allowPrivate: false,
+      allowedPorts: [443, 80],
+    });
+    t.match(unknown.error, /^host name (not found|lookup failed.*)$/, `an unknown name: ${unknown.error}`);
+    // A receiver that accepts and never answers: the attempt ends at the time limit.
+    const silent = net.createServer(() => {}).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    t.teardown(() => silent.close());
+    const timeout = await attemptDelivery({
+      url: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/`,
+      body: '{}',
+      headers: {},
+      timeoutMs: 300,
+      allowPrivate: true,
+      ...anyPort,
+    });
+    t.match(timeout, { statusCode: null, error: 'timed out after 300 ms' });
+    t.ok(timeout.durationMs >= 290 && timeout.durationMs < 2000, `${timeout.durationMs} ms`);
+  },
+);

@@ -70,7 +70,11 @@ async function start(): Promise<{ child: ChildProcess; base: string; exited: Pro
 }
 
 const api = async (base: string, method: string, url: string, body?: unknown): Promise<{ status: number; json: Json }> => {
-  const res = await fetch(`${base}${url}`, { method, headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return { status: res.status, json: (await res.json()) as Json };
 };
 
@@ -86,12 +90,14 @@ async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined |
 
 /** The engine of a killed service exits once it sees its parent gone: wait until its port refuses. */
 async function engineGone(port: number): Promise<void> {
-  await waitFor('the old engine to exit', () =>
-    new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve(false)));
-      s.once('error', () => resolve(true));
-    }),
+  await waitFor(
+    'the old engine to exit',
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.once('connect', () => (s.destroy(), resolve(false)));
+        s.once('error', () => resolve(true));
+      }),
   );
 }
 

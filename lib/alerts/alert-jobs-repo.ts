@@ -120,10 +120,7 @@ export async function deleteAlertJob(db: Db, tenant: string, id: string): Promis
 
 /** Appends a failed attempt to the job (the last MAX_RECORDED_FAILURES are kept). */
 export async function recordAlertJobFailure(db: Db, id: ObjectId, failure: JobFailure): Promise<void> {
-  await alertJobs(db).updateOne(
-    { _id: id },
-    { $push: { 'data.failures': { $each: [failure], $slice: -MAX_RECORDED_FAILURES } } },
-  );
+  await alertJobs(db).updateOne({ _id: id }, { $push: { 'data.failures': { $each: [failure], $slice: -MAX_RECORDED_FAILURES } } });
 }
 
 /** Alert jobs this worker locked but never started go back to the pool (see releaseIdleJobLocks). */

@@ -12,7 +12,18 @@ import type { TripDocument } from '../model/trip-document.ts';
 export type DocumentBalanceFields = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'date' | 'exchangeRate' | 'iTot' | 'payments' | 'canceled'> & {
   invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'num'>;
 };
-const BALANCE_PROJECTION = { _id: 1, id: 1, client: 1, date: 1, exchangeRate: 1, iTot: 1, payments: 1, canceled: 1, 'invoice.uuid': 1, 'invoice.num': 1 } as const;
+const BALANCE_PROJECTION = {
+  _id: 1,
+  id: 1,
+  client: 1,
+  date: 1,
+  exchangeRate: 1,
+  iTot: 1,
+  payments: 1,
+  canceled: 1,
+  'invoice.uuid': 1,
+  'invoice.num': 1,
+} as const;
 
 /**
  * Documents emitted before `beforeMs` (exclusive), oldest first, with only their balance fields:
@@ -27,7 +38,9 @@ export function docsEmittedBefore(db: Db, tenant: string, beforeMs: number, maxT
 
 /** Documents emitted in [fromMs, toExclusiveMs). */
 export function docsEmittedBetween(db: Db, tenant: string, fromMs: number, toExclusiveMs: number, maxTimeMS: number): AsyncIterable<FinancialDocument> {
-  return financialDocs(db).find({ company: tenant, date: { $gte: fromMs, $lt: toExclusiveMs } }, { maxTimeMS }).sort({ date: 1, timestamp: 1, _id: 1 });
+  return financialDocs(db)
+    .find({ company: tenant, date: { $gte: fromMs, $lt: toExclusiveMs } }, { maxTimeMS })
+    .sort({ date: 1, timestamp: 1, _id: 1 });
 }
 
 /** Trips with at least one leg offloaded in [fromMs, toExclusiveMs). */

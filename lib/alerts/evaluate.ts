@@ -4,13 +4,7 @@
  */
 import type { Db } from 'mongodb';
 import { getTenantSettings } from '../settings/settings-repo.ts';
-import {
-  docsByIds,
-  docsEmittedBefore,
-  docsEmittedBetween,
-  tripsOffloadedBetween,
-  type DocumentBalanceFields,
-} from './alert-sources-repo.ts';
+import { docsByIds, docsEmittedBefore, docsEmittedBetween, tripsOffloadedBetween, type DocumentBalanceFields } from './alert-sources-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { mxMonthRange } from '../time/mexico-city.ts';
 import {

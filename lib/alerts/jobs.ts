@@ -56,7 +56,9 @@ export interface AlertJobData extends AlertSubject {
 export type AlertJobDocument = AgendaJobDocument<AlertJobData>;
 
 export function alertJobKey(tenant: string, ruleId: string, cycleKey: string, userId: string): string {
-  return createHash('sha256').update(JSON.stringify([tenant, ruleId, cycleKey, userId]), 'utf8').digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([tenant, ruleId, cycleKey, userId]), 'utf8')
+    .digest('hex');
 }
 
 /** A new one-time job, due at `data.dueDate`. */

@@ -81,8 +81,7 @@ export interface RuleInput {
 
 const SEVERITY_ORDER: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
-const money = (pesos: number): string =>
-  `MXN ${pesos.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+const money = (pesos: number): string => `MXN ${pesos.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
@@ -99,9 +98,7 @@ export function outcome(findings: AlertFinding[], message: (s: AlertSummary) => 
   summary.amount = fromCents(amountC);
   const sorted = [...findings].sort(
     (a, b) =>
-      SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] ||
-      Math.abs(b.amount) - Math.abs(a.amount) ||
-      (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0),
+      SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || Math.abs(b.amount) - Math.abs(a.amount) || (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0),
   );
   return {
     status: summary.critical + summary.warning > 0 ? 'triggered' : 'clear',
@@ -128,9 +125,10 @@ export function creditDaysFor(settings: Pick<TenantSettings, 'creditDaysByClient
  * credit days, Mexico City calendar) is before the evaluation day. Pure per
  * document, so a large portfolio can be fed in chunks (see `overdueOutcome`).
  */
-export type OverdueInvoiceSource = BalanceInput & Pick<FinancialDocument, '_id' | 'id' | 'client' | 'date' | 'exchangeRate'> & {
-  invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'num'>;
-};
+export type OverdueInvoiceSource = BalanceInput &
+  Pick<FinancialDocument, '_id' | 'id' | 'client' | 'date' | 'exchangeRate'> & {
+    invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'num'>;
+  };
 
 export function overdueInvoiceFindings(docs: Iterable<OverdueInvoiceSource>, input: RuleInput): AlertFinding[] {
   const { endExclusive } = mxMonthRange(input.cycleKey);
@@ -175,9 +173,7 @@ export function overdueInvoiceFindings(docs: Iterable<OverdueInvoiceSource>, inp
 export function overdueOutcome(findings: AlertFinding[], input: RuleInput): RuleOutcome {
   const today = mxDateString(input.asOf);
   return outcome(findings, (s) =>
-    s.findings === 0
-      ? `No overdue invoices as of ${today}`
-      : `${plural(s.findings, 'overdue invoice')}, ${money(s.amount)} pending as of ${today}`,
+    s.findings === 0 ? `No overdue invoices as of ${today}` : `${plural(s.findings, 'overdue invoice')}, ${money(s.amount)} pending as of ${today}`,
   );
 }
 

@@ -67,7 +67,12 @@ async function checkJobQuota(ctx: ServiceContext, tenant: string, keys: string[]
   }
 }
 
-export async function scheduleAlerts(ctx: ServiceContext, tenant: string, input: ScheduleAlertsInput, opts: ScheduleAlertsOptions): Promise<ScheduleAlertsResult> {
+export async function scheduleAlerts(
+  ctx: ServiceContext,
+  tenant: string,
+  input: ScheduleAlertsInput,
+  opts: ScheduleAlertsOptions,
+): Promise<ScheduleAlertsResult> {
   const now = ctx.now();
   const valid = validateScheduleInput(tenant, input, now);
   await ensureAlertIndexes(ctx.db);
@@ -100,7 +105,11 @@ export async function scheduleAlerts(ctx: ServiceContext, tenant: string, input:
         settled.set(doc.data.userId, { userId: doc.data.userId, jobId: doc._id.toHexString(), created: true });
       }
       const dupUsers = duplicates.map((i) => docs[i]!.data.userId);
-      const existing = await findAlertJobIdsByKeys(ctx.db, tenant, dupUsers.map((u) => keyOf.get(u)!));
+      const existing = await findAlertJobIdsByKeys(
+        ctx.db,
+        tenant,
+        dupUsers.map((u) => keyOf.get(u)!),
+      );
       pending = [];
       for (const userId of dupUsers) {
         const id = existing.get(keyOf.get(userId)!);

@@ -151,7 +151,17 @@ export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
       // Idempotent (delivery ids derive from endpoint and event), and a failure retries the job.
       const webhooksQueued = await enqueueAlertEvent(db, stored ? record : ((await findAlertRecord(db, id)) ?? record));
       log.info(
-        { jobId: id, tenant: data.tenant, ruleId: data.ruleId, cycleKey: data.cycleKey, userId: data.userId, status: result.status, findings: result.summary.findings, stored, webhooksQueued },
+        {
+          jobId: id,
+          tenant: data.tenant,
+          ruleId: data.ruleId,
+          cycleKey: data.cycleKey,
+          userId: data.userId,
+          status: result.status,
+          findings: result.summary.findings,
+          stored,
+          webhooksQueued,
+        },
         stored ? 'alert evaluated' : 'alert already recorded (re-run)',
       );
     } catch (err) {

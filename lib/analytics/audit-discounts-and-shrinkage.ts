@@ -79,7 +79,8 @@ export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: st
         toleranceRules: settings.toleranceRules,
         recoveryMode: settings.shrinkageRecoveryMode,
         pricePerLitre: settings.pricePerLitre,
-        toleranceBasis: 'Percent of loaded litres; most specific rule wins (client+product, client, product, tenant default); a multi-product leg uses the loaded-weighted mean. A leg exceeds its tolerance when shrinkage % > tolerance (strictly).',
+        toleranceBasis:
+          'Percent of loaded litres; most specific rule wins (client+product, client, product, tenant default); a multi-product leg uses the loaded-weighted mean. A leg exceeds its tolerance when shrinkage % > tolerance (strictly).',
         settingsSource: {
           tolerance: sourceOf('shrinkageTolerancePct'),
           toleranceRules: sourceOf('toleranceRules'),
@@ -89,7 +90,8 @@ export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: st
       },
       discountRate: 'Σ Descuento ÷ Σ gross freight (freight concept amounts before discount) × 100.',
       invoiceSelection: 'Non-cancelled invoices emitted in the period (Mexico City days).',
-      tripSelection: 'Trips delivered in the period: every leg delivered (offloaded volumes known), the last delivery in the period; every leg of such a trip counts. A trip with a leg in transit has no shrinkage yet and is not counted.',
+      tripSelection:
+        'Trips delivered in the period: every leg delivered (offloaded volumes known), the last delivery in the period; every leg of such a trip counts. A trip with a leg in transit has no shrinkage yet and is not counted.',
       recovered: 'Shortage concepts (ObjetoImp 01) on the non-cancelled invoices linked (idFinan) to those trips; litres = concept quantity.',
     },
     discounts,

@@ -54,7 +54,10 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const timeout = ctx.config.queryTimeoutMs;
   const trips = streamDeliveryRows(ctx.db, tenant, { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, timeout);
-  const { summary, byClient, unbilled, preBilled, noLink, cancelledLink, unresolved } = await foldRows(trips, new DispatchToBillAccumulator(period, now.getTime(), input.limit));
+  const { summary, byClient, unbilled, preBilled, noLink, cancelledLink, unresolved } = await foldRows(
+    trips,
+    new DispatchToBillAccumulator(period, now.getTime(), input.limit),
+  );
 
   return {
     tenant,
@@ -67,7 +70,8 @@ export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, i
       percentileMethod: 'linear interpolation between closest ranks (Hyndman–Fan type 7, Excel PERCENTILE.INC)',
       withinDays: [1, 3, 7],
       value: 'Σ legs totalFreight (freight plus tolls), the amount the trip would invoice.',
-      tripSelection: 'Trips with a leg delivered in the period; delivered in the period when the last leg is; a trip with a leg still in transit (offloaded volumes not recorded) counts as not delivered.',
+      tripSelection:
+        'Trips with a leg delivered in the period; delivered in the period when the last leg is; a trip with a leg still in transit (offloaded volumes not recorded) counts as not delivered.',
     },
     summary: { ...out(summary), unbilledNoLink: noLink, unbilledCancelledLink: cancelledLink, unresolvedLinks: unresolved },
     byClient: byClient.map((c) => ({ client: c.client, ...out(c.summary) })),

@@ -59,13 +59,32 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const asOf = period.asOf;
   const timeout = ctx.config.queryTimeoutMs;
-  const scope = { ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}), ...(input.driver ? { driver: input.driver } : {}) };
+  const scope = {
+    ...(input.client ? { client: input.client } : {}),
+    ...(input.vehicle ? { vehicle: input.vehicle } : {}),
+    ...(input.driver ? { driver: input.driver } : {}),
+  };
   const asOfDay = mxDateString(asOf);
-  const trips = streamUtilizationTrips(ctx.db, tenant, { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) }, timeout);
+  const trips = streamUtilizationTrips(
+    ctx.db,
+    tenant,
+    { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) },
+    timeout,
+  );
   const [{ settings, sourceOf }, rows, activity] = await Promise.all([
     getTracedSettings(ctx.db, tenant),
     foldRows(trips, new FleetUtilizationAccumulator(input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis)),
-    vehicleLastActivity(ctx.db, tenant, { ...(input.vehicle ? { vehicle: input.vehicle } : {}), fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)), toYmd: mxYmdInt(asOf), windowEndsToday: asOfDay >= mxDateString(now.getTime()) }, timeout),
+    vehicleLastActivity(
+      ctx.db,
+      tenant,
+      {
+        ...(input.vehicle ? { vehicle: input.vehicle } : {}),
+        fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)),
+        toYmd: mxYmdInt(asOf),
+        windowEndsToday: asOfDay >= mxDateString(now.getTime()),
+      },
+      timeout,
+    ),
   ]);
 
   const idle = idleFleet(activity, asOf, settings.idleVehicleDays);
@@ -82,7 +101,8 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
       idleVehicleDays: settings.idleVehicleDays,
       idleVehicleDaysSource: sourceOf('idleVehicleDays'),
       fleetLookbackDays: FLEET_LOOKBACK_DAYS,
-      activeDay: 'A Mexico City calendar day from a leg’s loading day to its offloading day (both included, at most 31 per leg), or the leg date when the instants are missing. A leg counts when one of its active days falls in the period.',
+      activeDay:
+        'A Mexico City calendar day from a leg’s loading day to its offloading day (both included, at most 31 per leg), or the leg date when the instants are missing. A leg counts when one of its active days falls in the period.',
       revenue: 'Σ leg billedFreight (tolls, in totalFreight, excluded).',
     },
     totals: utilizationTotals(rows, period.days),

@@ -29,7 +29,12 @@ export interface ClientMonthConceptRow extends ConceptTotals {
  * sum converted here (round(cents × rate)). Converting per concept inside the pipeline cost the
  * engine an expression per line for a rate that is almost always 1.
  */
-export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { start: number; end: number; client?: string }, maxTimeMS: number): Promise<ClientMonthConceptRow[]> {
+export async function conceptSumsByClientMonth(
+  db: Db,
+  tenant: string,
+  q: { start: number; end: number; client?: string },
+  maxTimeMS: number,
+): Promise<ClientMonthConceptRow[]> {
   const key = { client: '$client', month: '$month', rate: '$rate' };
   const pipeline: Document[] = [
     { $match: { company: tenant, date: { $gte: q.start, $lte: q.end }, ...(q.client ? { client: q.client } : {}) } },
@@ -87,15 +92,40 @@ export async function conceptSumsByClientMonth(db: Db, tenant: string, q: { star
       },
     },
   ];
-  type DocGroup = { _id: { client: string; month: string; rate: number }; documents: number; discountC: number; documentsWithDiscount: number; documentsWithDemurrage: number };
-  type LineGroup = { _id: { client: string; month: string; rate: number; kind: ConceptKind; family: string }; amountC: number; discountC: number; quantity: number; lines: number };
+  type DocGroup = {
+    _id: { client: string; month: string; rate: number };
+    documents: number;
+    discountC: number;
+    documentsWithDiscount: number;
+    documentsWithDemurrage: number;
+  };
+  type LineGroup = {
+    _id: { client: string; month: string; rate: number; kind: ConceptKind; family: string };
+    amountC: number;
+    discountC: number;
+    quantity: number;
+    lines: number;
+  };
   const [facet] = await financialDocs(db).aggregate<{ docs: DocGroup[]; lines: LineGroup[] }>(pipeline, { maxTimeMS }).toArray();
   const rows = new Map<string, ClientMonthConceptRow>();
   for (const d of facet?.docs ?? []) {
     const k = `${d._id.client}|${d._id.month}`;
     const row = rows.get(k) ?? {
-      client: d._id.client, month: d._id.month, documents: 0, discountC: 0, documentsWithDiscount: 0, documentsWithDemurrage: 0,
-      grossFreightC: 0, freightDiscountC: 0, demurrageC: 0, demurrageLines: 0, handlingC: 0, handlingLines: 0, shortageC: 0, shortageLines: 0, shortageLitres: 0,
+      client: d._id.client,
+      month: d._id.month,
+      documents: 0,
+      discountC: 0,
+      documentsWithDiscount: 0,
+      documentsWithDemurrage: 0,
+      grossFreightC: 0,
+      freightDiscountC: 0,
+      demurrageC: 0,
+      demurrageLines: 0,
+      handlingC: 0,
+      handlingLines: 0,
+      shortageC: 0,
+      shortageLines: 0,
+      shortageLitres: 0,
     };
     row.documents += d.documents;
     row.discountC += centsToMxnCents(d.discountC, d._id.rate);

@@ -45,8 +45,19 @@ export interface AccessorialRow {
 }
 
 export const EMPTY_CONCEPT_TOTALS: Readonly<ConceptTotals> = {
-  documents: 0, documentsWithDiscount: 0, documentsWithDemurrage: 0, grossFreightC: 0, freightDiscountC: 0, discountC: 0,
-  demurrageC: 0, demurrageLines: 0, handlingC: 0, handlingLines: 0, shortageC: 0, shortageLines: 0, shortageLitres: 0,
+  documents: 0,
+  documentsWithDiscount: 0,
+  documentsWithDemurrage: 0,
+  grossFreightC: 0,
+  freightDiscountC: 0,
+  discountC: 0,
+  demurrageC: 0,
+  demurrageLines: 0,
+  handlingC: 0,
+  handlingLines: 0,
+  shortageC: 0,
+  shortageLines: 0,
+  shortageLitres: 0,
 };
 
 /** a + b, field by field (b's extra fields, such as client and month, ignored). */
@@ -92,7 +103,9 @@ export function discountsAndDemurrage(rows: readonly (ConceptTotals & { client: 
     discounts: {
       totals: discountRow(total),
       byClient: clients.map(([client, a]) => ({ client, ...discountRow(a) })),
-      byClientMonth: [...rows].sort(byString((r: { client: string; month: string }) => `${r.client}|${r.month}`)).map((r) => ({ client: r.client, month: r.month, ...discountRow(r) })),
+      byClientMonth: [...rows]
+        .sort(byString((r: { client: string; month: string }) => `${r.client}|${r.month}`))
+        .map((r) => ({ client: r.client, month: r.month, ...discountRow(r) })),
     },
     demurrage: {
       totals: accessorialRow(total),

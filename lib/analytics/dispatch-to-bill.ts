@@ -55,7 +55,12 @@ export function lagDays(offloadMs: number, invoiceMs: number): number {
   return (invoiceMs - offloadMs) / MS_PER_DAY;
 }
 
-const tripLag = (r: DispatchToBillRow, lag: number): TripLag => ({ tripId: r.tripId, ...(r.client === undefined ? {} : { client: r.client }), lagDays: roundTo(lag, 2), preBilled: lag <= 0 });
+const tripLag = (r: DispatchToBillRow, lag: number): TripLag => ({
+  tripId: r.tripId,
+  ...(r.client === undefined ? {} : { client: r.client }),
+  lagDays: roundTo(lag, 2),
+  preBilled: lag <= 0,
+});
 
 /**
  * The summary of lag rows folded one at a time: keeps the raw lags (numbers,
@@ -210,7 +215,8 @@ export function classifyDelivery(trip: DeliveryRow, period: { start: number; end
   return { kind: 'row', row: { ...base, offloadDate: offload, invoiceDate: link.date }, link: 'valid' };
 }
 
-const byOffloadThenTrip = (a: UnbilledTrip, b: UnbilledTrip): number => (a.offloadDate < b.offloadDate ? -1 : a.offloadDate > b.offloadDate ? 1 : a.tripId < b.tripId ? -1 : 1);
+const byOffloadThenTrip = (a: UnbilledTrip, b: UnbilledTrip): number =>
+  a.offloadDate < b.offloadDate ? -1 : a.offloadDate > b.offloadDate ? 1 : a.tripId < b.tripId ? -1 : 1;
 
 /** Sorts the trips by link state (classifyDelivery); unbilled oldest delivery first. */
 export function classifyDeliveries(trips: Iterable<DeliveryRow>, period: { start: number; end: number }, now: number): Deliveries {

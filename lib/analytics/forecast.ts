@@ -161,7 +161,16 @@ export function forecastInflows(
     const dueDate = mxAddDays(mxDateString(inv.invoiceDate), Math.round(creditDays(inv.client)));
     const { delayDays, basis } = delayFor(delays, inv.client);
     const expectedDate = mxAddDays(dueDate, Math.round(delayDays) + 0);
-    items.push({ id: inv.id, client: inv.client, outstanding: fromCents(toCents(inv.outstanding)), dueDate, expectedDate, delayDays, delayBasis: basis, overdue: expectedDate < asOfDay });
+    items.push({
+      id: inv.id,
+      client: inv.client,
+      outstanding: fromCents(toCents(inv.outstanding)),
+      dueDate,
+      expectedDate,
+      delayDays,
+      delayBasis: basis,
+      overdue: expectedDate < asOfDay,
+    });
   }
   items.sort((a, b) => (a.expectedDate < b.expectedDate ? -1 : a.expectedDate > b.expectedDate ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
@@ -188,7 +197,12 @@ export function forecastInflows(
   return {
     asOf: asOfDay,
     bucket,
-    overdue: { expected: sum(overdueItems), invoices: overdueItems.length, invoiceIds: overdueItems.map((i) => i.id), oldestExpectedDate: overdueItems[0]?.expectedDate ?? null },
+    overdue: {
+      expected: sum(overdueItems),
+      invoices: overdueItems.length,
+      invoiceIds: overdueItems.map((i) => i.id),
+      oldestExpectedDate: overdueItems[0]?.expectedDate ?? null,
+    },
     buckets,
     totalExpected: sum(items),
     items,
@@ -237,7 +251,9 @@ export function openInvoiceOf(row: BalanceInput & { id: string; client: string; 
  * The invoices still owed, with their outstanding balance recomputed exactly
  * in cents by lib/finance (cancelled or settled ones dropped), keyed by id.
  */
-export function openInvoicesOf<R extends BalanceInput & { id: string; client: string; date: number; exchangeRate?: number }>(rows: Iterable<R>): { invoices: OpenInvoice[]; byId: Map<string, R> } {
+export function openInvoicesOf<R extends BalanceInput & { id: string; client: string; date: number; exchangeRate?: number }>(
+  rows: Iterable<R>,
+): { invoices: OpenInvoice[]; byId: Map<string, R> } {
   const byId = new Map<string, R>();
   const invoices: OpenInvoice[] = [];
   for (const row of rows) {

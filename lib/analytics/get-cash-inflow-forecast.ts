@@ -23,7 +23,16 @@ import type { TenantSettings } from '../model/tenant-settings.ts';
 import { fromCents } from '../money/cents.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { mxDateString } from '../time/mexico-city.ts';
-import { clientReceivables, dso, forecastInflows, openInvoiceOf, PaymentDelaysAccumulator, type DelayBasis, type ForecastClientRow, type OpenInvoice } from './forecast.ts';
+import {
+  clientReceivables,
+  dso,
+  forecastInflows,
+  openInvoiceOf,
+  PaymentDelaysAccumulator,
+  type DelayBasis,
+  type ForecastClientRow,
+  type OpenInvoice,
+} from './forecast.ts';
 import { concentration, type ConcentrationBand } from './hhi.ts';
 import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 import type { Ratio } from './stats.ts';
@@ -122,14 +131,18 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
   const client = input.client;
   const timeout = ctx.config.queryTimeoutMs;
   const traced = getTracedSettings(ctx.db, tenant);
-  const creditDaysOf = (settings: TenantSettings) => (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
+  const creditDaysOf =
+    (settings: TenantSettings) =>
+    (c: string): number =>
+      settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
   const [{ settings, sourceOf }, { delays, payments }, { invoices, byId }, revenue] = await Promise.all([
     traced,
     // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
     traced.then(async ({ settings: s }) => {
       const acc = new PaymentDelaysAccumulator(MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
       const creditDays = creditDaysOf(s);
-      for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout)) acc.addInvoice(row, creditDays);
+      for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout))
+        acc.addInvoice(row, creditDays);
       return { delays: acc.result(), payments: acc.payments };
     }),
     openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout)),
@@ -163,7 +176,10 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
 
   const valid = revenue.filter((r) => !r.cancelled);
   const creditSales = fromCents(valid.reduce((s, r) => s + r.totalC, 0));
-  const conc = concentration(valid.map((r) => ({ client: r.client, revenue: fromCents(r.revenueC) })), settings.hhiBands);
+  const conc = concentration(
+    valid.map((r) => ({ client: r.client, revenue: fromCents(r.revenueC) })),
+    settings.hhiBands,
+  );
 
   return {
     tenant,
@@ -173,7 +189,11 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
     filters: { client: client ?? null },
     parameters: {
       bucket: input.bucket,
-      creditDays: { default: settings.defaultCreditDays, byClient: { ...settings.creditDaysByClient }, source: { default: sourceOf('defaultCreditDays'), byClient: sourceOf('creditDaysByClient') } },
+      creditDays: {
+        default: settings.defaultCreditDays,
+        byClient: { ...settings.creditDaysByClient },
+        source: { default: sourceOf('defaultCreditDays'), byClient: sourceOf('creditDaysByClient') },
+      },
       paymentDelay: {
         method: `Median of (payment day − due day) over valid payment complements dated ${period.startDate}..${asOfDay}; the portfolio median for a client with fewer than ${MIN_PAYMENTS_FOR_CLIENT_MEDIAN}; 0 with no history at all. x.5 days round up.`,
         minPaymentsForClientMedian: MIN_PAYMENTS_FOR_CLIENT_MEDIAN,
@@ -183,7 +203,8 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
         portfolioMedianDays: delays.portfolioMedianDays,
       },
       expectedAmount: 'Outstanding balance as of asOf: Total (already net of the 4% retention) − valid payments − valid credit notes.',
-      revenueDefinition: 'SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the non-cancelled invoices emitted in the period.',
+      revenueDefinition:
+        'SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the non-cancelled invoices emitted in the period.',
       hhiBands: { ...settings.hhiBands, source: HHI_SOURCE, settingsSource: sourceOf('hhiBands') },
     },
     receivables: {

@@ -72,7 +72,8 @@ export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: strin
       litresBasis: basis,
       revenue: 'Σ leg billedFreight (the freight itself; tolls in totalFreight are pass-through and excluded), MXN before VAT.',
       km: 'Σ leg distanceKm.',
-      legSelection: 'Legs delivered in the period (offloaded volumes recorded, Mexico City days); a leg in transit is not counted. Litres = Σ product litres of the leg on the chosen basis.',
+      legSelection:
+        'Legs delivered in the period (offloaded volumes recorded, Mexico City days); a leg in transit is not counted. Litres = Σ product litres of the leg on the chosen basis.',
       ordering: 'Lists by revenue, largest first; `limit` caps each list (total gives the full count).',
     },
     totals: unitRow(g.total ?? EMPTY_UNIT_GROUP, basis),

@@ -63,7 +63,6 @@ export function concentration(revenueByClient: readonly { client: string; revenu
     return { client: r.client, revenue: fromCents(r.cents), sharePct: Math.round(pct * 10_000) / 10_000, flagged: pct + EPS >= bands.singleClientFlagPct };
   });
   const hhiRounded = Math.round(hhi * 100) / 100;
-  const band: ConcentrationBand =
-    hhiRounded < bands.unconcentratedBelow ? 'unconcentrated' : hhiRounded > bands.highlyConcentratedAbove ? 'high' : 'moderate';
+  const band: ConcentrationBand = hhiRounded < bands.unconcentratedBelow ? 'unconcentrated' : hhiRounded > bands.highlyConcentratedAbove ? 'high' : 'moderate';
   return { hhi: hhiRounded, band, shares, totalRevenue: fromCents(totalC), clients: rows.length };
 }

@@ -47,7 +47,14 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
     },
     {
       $project: {
-        id: 1, client: 1, clientName: 1, date: 1, iTot: 1, exchangeRate: 1, 'invoice.uuid': 1, 'invoice.paymentMethod': 1,
+        id: 1,
+        client: 1,
+        clientName: 1,
+        date: 1,
+        iTot: 1,
+        exchangeRate: 1,
+        'invoice.uuid': 1,
+        'invoice.paymentMethod': 1,
         canceled: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $lte: ['$$c.date', q.asOf] } } },
         payments: { $filter: { input: { $ifNull: ['$payments', []] }, as: 'p', cond: { $lte: ['$$p.date', q.asOf] } } },
       },
@@ -56,14 +63,24 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
     {
       $addFields: {
         _cxUuids: {
-          $map: { input: { $filter: { input: '$canceled', as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } } }, as: 'c', in: { $toLower: '$$c.uuid' } },
+          $map: {
+            input: { $filter: { input: '$canceled', as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } } },
+            as: 'c',
+            in: { $toLower: '$$c.uuid' },
+          },
         },
       },
     },
     {
       $addFields: {
         _settledC: sumOver(
-          { $filter: { input: '$payments', as: 'p', cond: { $and: [{ $ne: ['$$p.canceled', true] }, { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$_cxUuids'] }] }] } } },
+          {
+            $filter: {
+              input: '$payments',
+              as: 'p',
+              cond: { $and: [{ $ne: ['$$p.canceled', true] }, { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$_cxUuids'] }] }] },
+            },
+          },
           centsExpr('$$this.amount'),
         ),
       },
@@ -87,7 +104,12 @@ export interface PaymentHistoryRow {
  * not flagged, not named by a payment cancellation record) dated in
  * [from, to]; each row carries only the invoice date and those payment dates.
  */
-export function streamPaymentHistory(db: Db, tenant: string, q: { from: number; to: number; client?: string }, maxTimeMS: number): AsyncIterable<PaymentHistoryRow> {
+export function streamPaymentHistory(
+  db: Db,
+  tenant: string,
+  q: { from: number; to: number; client?: string },
+  maxTimeMS: number,
+): AsyncIterable<PaymentHistoryRow> {
   const pipeline: Document[] = [
     { $match: { company: tenant, ...(q.client ? { client: q.client } : {}), ...elementInRange('payments', 'date', q.from, q.to) } },
     { $match: { $expr: { $not: [invoiceCancelledExpr()] } } },
@@ -96,11 +118,31 @@ export function streamPaymentHistory(db: Db, tenant: string, q: { from: number; 
         _id: 0,
         client: 1,
         date: 1,
-        cx: { $map: { input: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } } }, as: 'c', in: { $toLower: '$$c.uuid' } } },
-        p: { $filter: { input: '$payments', as: 'p', cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $ne: ['$$p.canceled', true] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] } } },
+        cx: {
+          $map: {
+            input: {
+              $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } },
+            },
+            as: 'c',
+            in: { $toLower: '$$c.uuid' },
+          },
+        },
+        p: {
+          $filter: {
+            input: '$payments',
+            as: 'p',
+            cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $ne: ['$$p.canceled', true] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] },
+          },
+        },
       },
     },
-    { $project: { client: 1, date: 1, paid: { $map: { input: { $filter: { input: '$p', as: 'p', cond: { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$cx'] }] } } }, as: 'p', in: '$$p.date' } } } },
+    {
+      $project: {
+        client: 1,
+        date: 1,
+        paid: { $map: { input: { $filter: { input: '$p', as: 'p', cond: { $not: [{ $in: [{ $toLower: '$$p.uuid' }, '$cx'] }] } } }, as: 'p', in: '$$p.date' } },
+      },
+    },
   ];
   return financialDocs(db).aggregate<PaymentHistoryRow>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
@@ -119,7 +161,12 @@ export interface ClientRevenueRow {
  * Invoices emitted in [start, end] grouped by client and cancellation, summed in integer MXN
  * cents: grouped by exchange rate too (1 for MXN documents) and each group converted here.
  */
-export async function revenueByClient(db: Db, tenant: string, q: { start: number; end: number; client?: string }, maxTimeMS: number): Promise<ClientRevenueRow[]> {
+export async function revenueByClient(
+  db: Db,
+  tenant: string,
+  q: { start: number; end: number; client?: string },
+  maxTimeMS: number,
+): Promise<ClientRevenueRow[]> {
   const pipeline: Document[] = [
     { $match: { company: tenant, date: { $gte: q.start, $lte: q.end }, ...(q.client ? { client: q.client } : {}) } },
     {
@@ -131,9 +178,18 @@ export async function revenueByClient(db: Db, tenant: string, q: { start: number
         totalC: centsExpr('$iTot'),
       },
     },
-    { $group: { _id: { client: '$client', cancelled: '$cancelled', rate: '$rate' }, documents: { $sum: 1 }, revenueC: { $sum: '$revenueC' }, totalC: { $sum: '$totalC' } } },
+    {
+      $group: {
+        _id: { client: '$client', cancelled: '$cancelled', rate: '$rate' },
+        documents: { $sum: 1 },
+        revenueC: { $sum: '$revenueC' },
+        totalC: { $sum: '$totalC' },
+      },
+    },
   ];
-  const groups = await financialDocs(db).aggregate<{ _id: { client: string; cancelled: boolean; rate: number }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS }).toArray();
+  const groups = await financialDocs(db)
+    .aggregate<{ _id: { client: string; cancelled: boolean; rate: number }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS })
+    .toArray();
   const rows = new Map<string, ClientRevenueRow>();
   for (const g of groups) {
     const cancelled = g._id.cancelled === true;

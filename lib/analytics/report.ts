@@ -82,11 +82,14 @@ export class TopList<T> {
   }
 }
 
-export const byString = <T>(key: (x: T) => string) => (a: T, b: T): number => {
-  const ka = key(a);
-  const kb = key(b);
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
-};
+export const byString =
+  <T>(key: (x: T) => string) =>
+  (a: T, b: T): number => {
+    const ka = key(a);
+    const kb = key(b);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  };
 
 /** HHI band thresholds' published source (the defaults of tenant settings). */
-export const HHI_SOURCE = 'U.S. Department of Justice & FTC, Horizontal Merger Guidelines (19 Aug 2010), §5.3: < 1,500 unconcentrated, 1,500–2,500 moderately concentrated, > 2,500 highly concentrated';
+export const HHI_SOURCE =
+  'U.S. Department of Justice & FTC, Horizontal Merger Guidelines (19 Aug 2010), §5.3: < 1,500 unconcentrated, 1,500–2,500 moderately concentrated, > 2,500 highly concentrated';

@@ -19,7 +19,17 @@ import type { ShrinkageTrip } from './shrinkage-recovery.ts';
 import type { DeliveryRow } from './dispatch-to-bill.ts';
 import type { UnitGroupRow } from './unit-economics.ts';
 import type { UtilizationTrip, VehicleActivity } from './utilization.ts';
-import { AUDIT_BATCH_SIZE, between, centsExpr, elementInRange, invoiceCancelledExpr, legDeliveredAtExpr, legLitres, mxnCentsExpr, sumOver } from '../db/pipeline.ts';
+import {
+  AUDIT_BATCH_SIZE,
+  between,
+  centsExpr,
+  elementInRange,
+  invoiceCancelledExpr,
+  legDeliveredAtExpr,
+  legLitres,
+  mxnCentsExpr,
+  sumOver,
+} from '../db/pipeline.ts';
 
 export interface TripScope {
   client?: string;
@@ -61,7 +71,13 @@ export function streamDeliveryRows(db: Db, tenant: string, q: TripScope & { star
       $project: {
         client: 1,
         idFinan: { $ifNull: ['$idFinan', null] },
-        legs: { $map: { input: { $ifNull: ['$shipments', []] }, as: 'l', in: { unloadDate: legDeliveredAtExpr('$$l'), totalFreightC: centsExpr('$$l.pricing.totalFreight') } } },
+        legs: {
+          $map: {
+            input: { $ifNull: ['$shipments', []] },
+            as: 'l',
+            in: { unloadDate: legDeliveredAtExpr('$$l'), totalFreightC: centsExpr('$$l.pricing.totalFreight') },
+          },
+        },
       },
     },
     ...linkedInvoice(tenant, { date: '$$d.date', cancelled: invoiceCancelledExpr(undefined, '$$d.') }),
@@ -94,7 +110,12 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
         },
       },
     },
-    ...linkedInvoice(tenant, { _id: '$$d._id', cancelled: invoiceCancelledExpr(undefined, '$$d.'), rate: { $ifNull: ['$$d.exchangeRate', 1] }, shortage: { $filter: { input: { $ifNull: ['$$d.invoice.concepts', []] }, as: 'c', cond: { $eq: ['$$c.kind', 'shortage'] } } } }),
+    ...linkedInvoice(tenant, {
+      _id: '$$d._id',
+      cancelled: invoiceCancelledExpr(undefined, '$$d.'),
+      rate: { $ifNull: ['$$d.exchangeRate', 1] },
+      shortage: { $filter: { input: { $ifNull: ['$$d.invoice.concepts', []] }, as: 'c', cond: { $eq: ['$$c.kind', 'shortage'] } } },
+    }),
     {
       $addFields: {
         inv: {
@@ -117,7 +138,12 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
 }
 
 /** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], as the compact rows fleet utilization reads. */
-export function streamUtilizationTrips(db: Db, tenant: string, q: TripScope & { fromYmd: number; toYmd: number }, maxTimeMS: number): AsyncIterable<UtilizationTrip> {
+export function streamUtilizationTrips(
+  db: Db,
+  tenant: string,
+  q: TripScope & { fromYmd: number; toYmd: number },
+  maxTimeMS: number,
+): AsyncIterable<UtilizationTrip> {
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
     {
@@ -156,12 +182,25 @@ export function streamUtilizationTrips(db: Db, tenant: string, q: TripScope & { 
  * happen), so the cheap array-path `$max` serves; for a past window the legs
  * after it are filtered out first.
  */
-export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean }, maxTimeMS: number): Promise<VehicleActivity[]> {
+export async function vehicleLastActivity(
+  db: Db,
+  tenant: string,
+  q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean },
+  maxTimeMS: number,
+): Promise<VehicleActivity[]> {
   const legs = q.windowEndsToday ? '$shipments' : { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
     q.windowEndsToday
-      ? { $project: { vehicle: '$vehicle.id', plate: '$vehicle.plate', u: { $max: '$shipments.unloadDate' }, l: { $max: '$shipments.loadDate' }, d: { $max: '$shipments.date' } } }
+      ? {
+          $project: {
+            vehicle: '$vehicle.id',
+            plate: '$vehicle.plate',
+            u: { $max: '$shipments.unloadDate' },
+            l: { $max: '$shipments.loadDate' },
+            d: { $max: '$shipments.date' },
+          },
+        }
       : {
           $project: {
             vehicle: '$vehicle.id',
@@ -173,7 +212,9 @@ export async function vehicleLastActivity(db: Db, tenant: string, q: { vehicle?:
         },
     { $group: { _id: '$vehicle', plate: { $max: '$plate' }, u: { $max: '$u' }, l: { $max: '$l' }, d: { $max: '$d' } } },
   ];
-  const rows = await trips(db).aggregate<{ _id: string; plate: string | null; u: number | null; l: number | null; d: number | null }>(pipeline, { maxTimeMS }).toArray();
+  const rows = await trips(db)
+    .aggregate<{ _id: string; plate: string | null; u: number | null; l: number | null; d: number | null }>(pipeline, { maxTimeMS })
+    .toArray();
   const num = (x: unknown): number | null => (typeof x === 'number' ? x : null);
   return rows.map((r) => ({ vehicle: r._id, plate: r.plate ?? '', lastUnload: num(r.u), lastLoad: num(r.l), lastLegDate: num(r.d) }));
 }
@@ -183,8 +224,14 @@ export interface UnitEconomicsGroups {
   byClient: (UnitGroupRow & { client: string })[];
   byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
   byRoute: (UnitGroupRow & {
-    originId: string; originName: string; originCity: string; originState: string;
-    destinationId: string; destinationName: string; destinationCity: string; destinationState: string;
+    originId: string;
+    originName: string;
+    originCity: string;
+    originState: string;
+    destinationId: string;
+    destinationName: string;
+    destinationCity: string;
+    destinationState: string;
   })[];
 }
 
@@ -194,16 +241,36 @@ export interface UnitEconomicsGroups {
  * route (origin id → destination id). Revenue is Σ leg billedFreight in
  * integer cents; litres Σ product loaded / offloaded.
  */
-export async function unitEconomicsGroups(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): Promise<UnitEconomicsGroups> {
-  const sums = { trips: { $sum: 1 }, legs: { $sum: '$legs' }, km: { $sum: '$km' }, revenueC: { $sum: '$revenueC' }, loaded: { $sum: '$loaded' }, offloaded: { $sum: '$offloaded' } };
+export async function unitEconomicsGroups(
+  db: Db,
+  tenant: string,
+  q: TripScope & { start: number; end: number },
+  maxTimeMS: number,
+): Promise<UnitEconomicsGroups> {
+  const sums = {
+    trips: { $sum: 1 },
+    legs: { $sum: '$legs' },
+    km: { $sum: '$km' },
+    revenueC: { $sum: '$revenueC' },
+    loaded: { $sum: '$loaded' },
+    offloaded: { $sum: '$offloaded' },
+  };
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'unloadDate', q.start, q.end) } },
     {
       $project: {
         client: 1,
-        vehicle: '$vehicle.id', plate: '$vehicle.plate', config: '$vehicle.config',
-        originId: '$origin.id', originName: '$origin.name', originCity: '$origin.address.city', originState: '$origin.address.state',
-        destinationId: '$destination.id', destinationName: '$destination.name', destinationCity: '$destination.address.city', destinationState: '$destination.address.state',
+        vehicle: '$vehicle.id',
+        plate: '$vehicle.plate',
+        config: '$vehicle.config',
+        originId: '$origin.id',
+        originName: '$origin.name',
+        originCity: '$origin.address.city',
+        originState: '$origin.address.state',
+        destinationId: '$destination.id',
+        destinationName: '$destination.name',
+        destinationCity: '$destination.address.city',
+        destinationState: '$destination.address.state',
         l: {
           $map: {
             input: { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: between(legDeliveredAtExpr('$$l'), q.start, q.end) } },
@@ -239,8 +306,12 @@ export async function unitEconomicsGroups(db: Db, tenant: string, q: TripScope &
           {
             $group: {
               _id: { o: '$originId', d: '$destinationId' },
-              originName: { $max: '$originName' }, originCity: { $max: '$originCity' }, originState: { $max: '$originState' },
-              destinationName: { $max: '$destinationName' }, destinationCity: { $max: '$destinationCity' }, destinationState: { $max: '$destinationState' },
+              originName: { $max: '$originName' },
+              originCity: { $max: '$originCity' },
+              originState: { $max: '$originState' },
+              destinationName: { $max: '$destinationName' },
+              destinationCity: { $max: '$destinationCity' },
+              destinationState: { $max: '$destinationState' },
               ...sums,
             },
           },
@@ -260,8 +331,14 @@ export async function unitEconomicsGroups(db: Db, tenant: string, q: TripScope &
     byRoute: (facet?.byRoute ?? []).map((g) => {
       const id = g._id as { o?: string; d?: string };
       return {
-        originId: id.o ?? '', originName: str(g.originName), originCity: str(g.originCity), originState: str(g.originState),
-        destinationId: id.d ?? '', destinationName: str(g.destinationName), destinationCity: str(g.destinationCity), destinationState: str(g.destinationState),
+        originId: id.o ?? '',
+        originName: str(g.originName),
+        originCity: str(g.originCity),
+        originState: str(g.originState),
+        destinationId: id.d ?? '',
+        destinationName: str(g.destinationName),
+        destinationCity: str(g.destinationCity),
+        destinationState: str(g.destinationState),
         ...base(g),
       };
     }),

@@ -48,7 +48,9 @@ export function unitEconomics(inputs: UnitInputs, litresBasis: LitresBasis = 'lo
  * in transit has no offloaded litres yet). Revenue is `billedFreight` (the freight
  * itself); tolls in `totalFreight` are pass-through costs and would inflate per-km revenue.
  */
-export function legUnitInputs(leg: Pick<TripLeg, 'distanceKm' | 'pricing'> & { products: readonly Pick<DeliveredProduct, 'loaded' | 'offloaded'>[] }): UnitInputs {
+export function legUnitInputs(
+  leg: Pick<TripLeg, 'distanceKm' | 'pricing'> & { products: readonly Pick<DeliveredProduct, 'loaded' | 'offloaded'>[] },
+): UnitInputs {
   let loaded = 0;
   let offloaded = 0;
   for (const p of leg.products) {
@@ -132,8 +134,10 @@ export function unitRow(g: UnitGroupRow, basis: LitresBasis): UnitRow {
 }
 
 /** Largest revenue first, then the key. */
-export const byRevenue = <T extends { revenue: number }>(key: (x: T) => string) => (a: T, b: T): number =>
-  b.revenue - a.revenue || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+export const byRevenue =
+  <T extends { revenue: number }>(key: (x: T) => string) =>
+  (a: T, b: T): number =>
+    b.revenue - a.revenue || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
 
 /** Mean distance of a leg on a route (km, 1 decimal); 0 without legs. */
 export const meanLegKm = (g: Pick<UnitGroupRow, 'km' | 'legs'>): number => (g.legs === 0 ? 0 : roundTo(g.km / g.legs, 1));

@@ -8,7 +8,16 @@
  */
 import type { TripDocument, TripLeg } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
-import { daysBetweenDates, daysInRange, isMxDateString, mxAddDays, mxCalendarDaysBetween, mxDateString, ymdIntToDateString, ymdIntToMxDayStart } from '../time/mexico-city.ts';
+import {
+  daysBetweenDates,
+  daysInRange,
+  isMxDateString,
+  mxAddDays,
+  mxCalendarDaysBetween,
+  mxDateString,
+  ymdIntToDateString,
+  ymdIntToMxDayStart,
+} from '../time/mexico-city.ts';
 import { legDeliveredAt } from '../trips/delivery-state.ts';
 import { ratio, roundTo, type Ratio } from './stats.ts';
 import type { LitresBasis } from './unit-economics.ts';
@@ -63,7 +72,11 @@ export function utilizationTrip(trip: Pick<TripDocument, 'driver' | 'vehicle' | 
 const MAX_LEG_SPAN_DAYS = 31;
 
 function safeYmd(ymd: number): string | null {
-  try { return ymdIntToDateString(ymd); } catch { return null; }
+  try {
+    return ymdIntToDateString(ymd);
+  } catch {
+    return null;
+  }
 }
 
 /** Calendar days a leg kept its unit busy ('YYYY-MM-DD', ascending, distinct). */
@@ -121,7 +134,10 @@ export interface UtilizationRow extends UtilizationRatio {
  * per unit its sums and its set of active days.
  */
 export class FleetUtilizationAccumulator {
-  private readonly groups = new Map<string, { label: string; trips: number; legs: number; inTransit: number; days: Set<string>; litres: number; km: number; revenueC: number }>();
+  private readonly groups = new Map<
+    string,
+    { label: string; trips: number; legs: number; inTransit: number; days: Set<string>; litres: number; km: number; revenueC: number }
+  >();
 
   constructor(
     private readonly by: 'vehicle' | 'driver',
@@ -142,7 +158,10 @@ export class FleetUtilizationAccumulator {
         acc = { label, trips: 0, legs: 0, inTransit: 0, days: new Set(), litres: 0, km: 0, revenueC: 0 };
         this.groups.set(key, acc);
       }
-      if (!counted) { acc.trips += 1; counted = true; }
+      if (!counted) {
+        acc.trips += 1;
+        counted = true;
+      }
       acc.legs += 1;
       for (const d of days) acc.days.add(d);
       const delivered = leg.unloadDate !== null;
@@ -261,7 +280,11 @@ export interface IdleVehicleOut {
 }
 
 /** The idle units of the fleet (every vehicle with activity rows), longest idle first. */
-export function idleFleet(activity: readonly VehicleActivity[], asOf: number, idleDays: number): { fleetSize: number; idleCount: number; data: IdleVehicleOut[] } {
+export function idleFleet(
+  activity: readonly VehicleActivity[],
+  asOf: number,
+  idleDays: number,
+): { fleetSize: number; idleCount: number; data: IdleVehicleOut[] } {
   const last = new Map<string, number>();
   const plates = new Map<string, string>();
   for (const a of activity) {

@@ -39,7 +39,10 @@ export class ApiKeyCache {
   private readonly revokedListeners = new Set<(keyId: string) => void>();
   public negativeTtlMs: number = DEFAULT_API_KEY_NEGATIVE_CACHE_TTL_MS;
 
-  constructor(public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS, now: () => number = Date.now) {
+  constructor(
+    public ttlMs: number = DEFAULT_API_KEY_CACHE_TTL_MS,
+    now: () => number = Date.now,
+  ) {
     this.entries = new LRUCache({ max: MAX_ENTRIES, perf: { now } });
     this.unknown = new ExpiringSet(MAX_ENTRIES, now);
   }

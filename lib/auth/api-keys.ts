@@ -52,7 +52,10 @@ export async function revokeApiKey(db: Db, idOrPrefix: string): Promise<{ revoke
 }
 
 export async function listApiKeys(db: Db, tenant: string): Promise<ApiKeyRecord[]> {
-  return apiKeys(db).find({ tenant }, { projection: { hash: 0 } }).sort({ createdAt: 1 }).toArray();
+  return apiKeys(db)
+    .find({ tenant }, { projection: { hash: 0 } })
+    .sort({ createdAt: 1 })
+    .toArray();
 }
 
 /** A presented key as far as this process knows it without reading the database. */
@@ -97,6 +100,8 @@ export async function resolveApiKey(db: Db, presented: string): Promise<Resolved
 /** Which of these key ids are stored and not revoked (the MCP transport closes the sessions of the others). */
 export async function activeKeyIds(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await apiKeys(db).find({ _id: { $in: ids }, revokedAt: null }, { projection: { _id: 1 } }).toArray();
+  const rows = await apiKeys(db)
+    .find({ _id: { $in: ids }, revokedAt: null }, { projection: { _id: 1 } })
+    .toArray();
   return new Set(rows.map((r) => r._id));
 }

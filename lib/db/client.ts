@@ -33,8 +33,7 @@ function envInt(name: string, fallback: number): number {
 export function mongoClientOptions(opts: ConnectMongoOptions = {}): MongoClientOptions {
   return {
     appName: opts.appName ?? process.env.MONGODB_APP_NAME ?? 'freight-backoffice-api',
-    serverSelectionTimeoutMS:
-      opts.serverSelectionTimeoutMS ?? envInt('MONGODB_SERVER_SELECTION_TIMEOUT_MS', 5_000),
+    serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? envInt('MONGODB_SERVER_SELECTION_TIMEOUT_MS', 5_000),
     connectTimeoutMS: 10_000,
     socketTimeoutMS: 0, // rely on per-operation timeouts (maxTimeMS) rather than killing idle sockets
     maxPoolSize: opts.maxPoolSize ?? envInt('MONGODB_MAX_POOL_SIZE', 20),

@@ -1,7 +1,10 @@
 import type { Collection, Document, Filter, Sort, WithId } from 'mongodb';
 import { sortSpec, withAfter, type PageQuery } from '../shared/keyset.ts';
 
-export interface PageWindow { skip: number; limit: number }
+export interface PageWindow {
+  skip: number;
+  limit: number;
+}
 
 /** One page of a filtered, sorted collection plus the total count, both bounded by maxTimeMS. */
 export async function findPage<T extends Document>(
@@ -28,7 +31,12 @@ export async function findSortedPage<T extends Document>(
 ): Promise<{ total: number | null; docs: WithId<T>[] }> {
   const [total, docs] = await Promise.all([
     q.count ? coll.countDocuments(filter, { maxTimeMS }) : null,
-    coll.find(withAfter(filter, q) as Filter<T>, { maxTimeMS, ...(projection ? { projection } : {}) }).sort(sortSpec(q.sort)).skip(q.skip).limit(q.limit).toArray(),
+    coll
+      .find(withAfter(filter, q) as Filter<T>, { maxTimeMS, ...(projection ? { projection } : {}) })
+      .sort(sortSpec(q.sort))
+      .skip(q.skip)
+      .limit(q.limit)
+      .toArray(),
   ]);
   return { total, docs };
 }

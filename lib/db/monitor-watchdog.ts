@@ -35,7 +35,10 @@ export interface MonitorWatchdog {
   stop(): void;
 }
 
-export function watchMonitors(client: MongoClient, opts: { connectTimeoutMS: number; marginMs?: number; onRescue?: (address: string) => void }): MonitorWatchdog {
+export function watchMonitors(
+  client: MongoClient,
+  opts: { connectTimeoutMS: number; marginMs?: number; onRescue?: (address: string) => void },
+): MonitorWatchdog {
   const limitMs = opts.connectTimeoutMS + (opts.marginMs ?? 2_000);
   const started = new Map<string, number>();
   let rescued = 0;

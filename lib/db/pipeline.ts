@@ -101,7 +101,6 @@ export const legDeliveredAtExpr = (leg: string): Document => ({
 /** Σ product litres of a leg (`$$<leg>`), loaded or offloaded. */
 export const legLitres = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, { $ifNull: [`$$this.${which}`, 0] });
 
-
 /**
  * "Some element of `array` has `field` in [from, to]" as a query filter. The
  * `$elemMatch` is the exact condition (and gives real MongoDB tight multikey

@@ -63,7 +63,11 @@ async function nextTenant(db: Db, after: string): Promise<{ tenant: string; miss
   if (head[first] == null) return { tenant: head.company, missing: true };
   for (const field of rest) {
     const { company: _tenantFirst, ...order } = indexOrder(field);
-    const h = await financialDocs(db).find({ company: head.company }, { projection: { _id: 0, [field]: 1 } }).sort(order).limit(1).next();
+    const h = await financialDocs(db)
+      .find({ company: head.company }, { projection: { _id: 0, [field]: 1 } })
+      .sort(order)
+      .limit(1)
+      .next();
     if (h && h[field] == null) return { tenant: head.company, missing: true };
   }
   return { tenant: head.company, missing: false };

@@ -20,8 +20,15 @@ export interface FinancialDocFilter {
 
 /** List orders: newest emission first (interface 4.1, id as tie-breaker); for sync, oldest change first. */
 export const FINANCIAL_DOC_SORTS = {
-  default: [{ field: 'date', dir: -1 }, { field: 'timestamp', dir: -1 }, { field: '_id', dir: -1 }],
-  sync: [{ field: 'lastUpdate', dir: 1 }, { field: '_id', dir: 1 }],
+  default: [
+    { field: 'date', dir: -1 },
+    { field: 'timestamp', dir: -1 },
+    { field: '_id', dir: -1 },
+  ],
+  sync: [
+    { field: 'lastUpdate', dir: 1 },
+    { field: '_id', dir: 1 },
+  ],
 } as const satisfies Record<string, KeysetSort>;
 
 function baseFilter(tenant: string, f: FinancialDocFilter): Filter<StoredFinancialDocument> {
@@ -55,7 +62,10 @@ function paymentStateCondition(f: FinancialDocFilter): Filter<StoredFinancialDoc
 }
 
 /** What is stored but never returned: the derived fields. */
-const CLIENT_PROJECTION = { derivedPaymentStatus: 0, derivedCancellationStatus: 0 } as const satisfies Record<Exclude<keyof StoredFinancialDocument, keyof FinancialDocument>, 0>;
+const CLIENT_PROJECTION = { derivedPaymentStatus: 0, derivedCancellationStatus: 0 } as const satisfies Record<
+  Exclude<keyof StoredFinancialDocument, keyof FinancialDocument>,
+  0
+>;
 
 export async function findFinancialDocs(
   db: Db,
@@ -71,7 +81,8 @@ export async function findFinancialDocs(
     // `cancelled` filter that agrees adds nothing (one index serves the page), one that does not,
     // or a `paymentStatus` with a cancelling status, matches nothing and no query is sent.
     const cancels = filter.cancellationStatus === 'accepted' || filter.cancellationStatus === 'expired';
-    if ((filter.cancelled !== undefined && filter.cancelled !== cancels) || (filter.paymentStatus !== undefined && cancels)) return { total: page.count ? 0 : null, docs: [] };
+    if ((filter.cancelled !== undefined && filter.cancelled !== cancels) || (filter.paymentStatus !== undefined && cancels))
+      return { total: page.count ? 0 : null, docs: [] };
     q.derivedCancellationStatus = filter.cancellationStatus;
     stateFilter = { ...filter, cancelled: undefined };
   }
@@ -84,7 +95,9 @@ export async function findFinancialDocs(
 /** The tenant's documents with these ids (one query for a whole page of trips). */
 export async function findFinancialDocsByIds(db: Db, tenant: string, ids: string[], maxTimeMS: number): Promise<FinancialDocument[]> {
   if (ids.length === 0) return [];
-  return financialDocs(db).find({ company: tenant, _id: { $in: ids } }, { maxTimeMS, projection: CLIENT_PROJECTION }).toArray();
+  return financialDocs(db)
+    .find({ company: tenant, _id: { $in: ids } }, { maxTimeMS, projection: CLIENT_PROJECTION })
+    .toArray();
 }
 
 /** One document of the tenant by id (null when missing or another tenant's). */

@@ -32,8 +32,7 @@ export interface ListFinancialDocsInput {
 
 type Meta = PageMeta & { nextCursor: string | null; tenant: string };
 export type FinancialDocsPage =
-  | { meta: Meta & { detail: 'summary' }; data: FinancialSummary[] }
-  | { meta: Meta & { detail: 'full' }; data: FinancialDocument[] };
+  { meta: Meta & { detail: 'summary' }; data: FinancialSummary[] } | { meta: Meta & { detail: 'full' }; data: FinancialDocument[] };
 
 export async function listFinancialDocs(ctx: ServiceContext, tenant: string, input: ListFinancialDocsInput): Promise<FinancialDocsPage> {
   const { page, limit, detail, cursor, ...filters } = input;

@@ -47,18 +47,31 @@ function checkAnswer(input: RecordCancellationStatusInput, record: CanceledRecor
     throw invalidBody([`estatusCancelacion: ${input.estatusCancelacion} goes with estado ${meaning.estado}, not ${input.estado}`]);
   }
   // A schema-valid instant that conflicts with the clock, like the two checks below: 409, not 400.
-  if (at > now + 60_000) throw conflict(`consultedAt ${new Date(at).toISOString()} is later than the service's clock (${new Date(now).toISOString()}): the SAT cannot have answered yet`);
+  if (at > now + 60_000)
+    throw conflict(
+      `consultedAt ${new Date(at).toISOString()} is later than the service's clock (${new Date(now).toISOString()}): the SAT cannot have answered yet`,
+    );
   if (record === null) {
-    throw conflict(`no cancellation request or SAT acknowledgement of invoice ${uuid} was imported: import it first (POST /api/imports); the answer needs the request's motive`);
+    throw conflict(
+      `no cancellation request or SAT acknowledgement of invoice ${uuid} was imported: import it first (POST /api/imports); the answer needs the request's motive`,
+    );
   }
   const requestedAt = record.requestedAt ?? record.date;
-  if (at < requestedAt) throw conflict(`consultedAt ${new Date(at).toISOString()} is before the cancellation was requested (${new Date(requestedAt).toISOString()})`);
+  if (at < requestedAt)
+    throw conflict(`consultedAt ${new Date(at).toISOString()} is before the cancellation was requested (${new Date(requestedAt).toISOString()})`);
   if (meaning.status === 'expired' && at < receiverDeadline(requestedAt)) {
     throw conflict(
       `Plazo vencido (tacit acceptance) cannot come before the receiver's 3 business days end (CFF art. 12 and 29-A): requested ${new Date(requestedAt).toISOString()}, the receiver may answer until ${new Date(receiverDeadline(requestedAt)).toISOString()}`,
     );
   }
-  const moved: CanceledRecord = { ...record, status: meaning.status, date: at, requestedAt, statusSource: 'status-service', satStatus: input.estatusCancelacion };
+  const moved: CanceledRecord = {
+    ...record,
+    status: meaning.status,
+    date: at,
+    requestedAt,
+    statusSource: 'status-service',
+    satStatus: input.estatusCancelacion,
+  };
   checkForward(record, moved, uuid);
   return moved;
 }
@@ -69,7 +82,9 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 function checkForward(record: CanceledRecord, moved: CanceledRecord, uuid: string): void {
   const recorded = `${record.satStatus ?? recordStatus(record)} (recorded from ${record.statusSource ?? 'a cancellation record'} at ${iso(record.date)})`;
   if (isInEffect(record) && !isInEffect(moved)) {
-    throw conflict(`invoice ${uuid} is cancelled: ${recorded}; a cancellation in effect is final (the SAT cannot undo it), so ${moved.satStatus} is not recorded`);
+    throw conflict(
+      `invoice ${uuid} is cancelled: ${recorded}; a cancellation in effect is final (the SAT cannot undo it), so ${moved.satStatus} is not recorded`,
+    );
   }
   if (record.statusSource !== 'status-service') return;
   const same = record.satStatus === moved.satStatus;
@@ -99,9 +114,11 @@ export async function recordCancellationStatus(ctx: ServiceContext, tenant: stri
   const imported = doc._id === financialDocId(tenant, uuid) && (await isImportedInvoice(ctx.db, tenant, uuid));
   if (imported) {
     const fact: CancellationStatusFact = { kind: 'cancellationStatus', uuid, estado: input.estado, estatusCancelacion: input.estatusCancelacion, date: at };
-    if (!(await recordStatusAnswer(ctx, tenant, fact, now))) throw conflict(`another answer about invoice ${uuid} was recorded meanwhile: read it again and retry`);
+    if (!(await recordStatusAnswer(ctx, tenant, fact, now)))
+      throw conflict(`another answer about invoice ${uuid} was recorded meanwhile: read it again and retry`);
   } else {
-    const same = record!.status === moved.status && record!.date === moved.date && record!.satStatus === moved.satStatus && record!.statusSource === moved.statusSource;
+    const same =
+      record!.status === moved.status && record!.date === moved.date && record!.satStatus === moved.satStatus && record!.statusSource === moved.statusSource;
     if (!same) {
       const next = withDerivedFields(movedInPlace(doc, record!, moved, now));
       if (!(await replaceFinancialDocIfUnchanged(ctx.db, next, doc.lastUpdate, timeout))) {

@@ -84,7 +84,10 @@ export class ApiError extends Error {
 export const badRequest = (message: string, details: string[], extras: ErrorExtras = {}) => new ApiError(400, message, details, extras);
 /** 400 about one query parameter (the detail names it). */
 export const invalidQuery = (name: string, detail: string) =>
-  badRequest('Invalid query parameter', [detail], { reason: name === 'cursor' ? 'invalid_cursor' : 'invalid_parameter', fields: [{ in: 'query', name, detail }] });
+  badRequest('Invalid query parameter', [detail], {
+    reason: name === 'cursor' ? 'invalid_cursor' : 'invalid_parameter',
+    fields: [{ in: 'query', name, detail }],
+  });
 
 /**
  * 400 about body fields; each problem starts with the field it is about (`url: …`, `userIds must …`).
@@ -99,7 +102,11 @@ export function invalidBody(problems: string[]): ApiError {
   // A few are enough to act on (1,000 bad user ids would be 1,000 problems).
   const joined = (list: string[]) => list.slice(0, 3).join('; ') + (list.length > 3 ? `; and ${list.length - 3} more` : '');
   const fields = [...byField].map(([name, list]) => ({ in: 'body' as const, name, detail: joined(list) }));
-  return badRequest('Invalid request body', fields.map((f) => f.detail), { reason: 'invalid_body', fields });
+  return badRequest(
+    'Invalid request body',
+    fields.map((f) => f.detail),
+    { reason: 'invalid_body', fields },
+  );
 }
 
 export const notFound = (detail: string) => new ApiError(404, 'Not Found', [detail]);
@@ -118,4 +125,5 @@ export const errorBody = (code: number, message: string, details: string[], extr
 });
 
 /** The body of an ApiError. */
-export const apiErrorBody = (err: ApiError): ErrorBody => errorBody(err.statusCode, err.message, err.details, { reason: err.reason, ...(err.fields ? { fields: err.fields } : {}) });
+export const apiErrorBody = (err: ApiError): ErrorBody =>
+  errorBody(err.statusCode, err.message, err.details, { reason: err.reason, ...(err.fields ? { fields: err.fields } : {}) });

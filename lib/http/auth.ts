@@ -33,11 +33,7 @@ export function tenantOf(request: FastifyRequest): string {
  * not looked up because its client address has spent its budget for requests without a valid
  * key (lib/http/spent-addresses.ts).
  */
-export type Caller =
-  | { kind: 'none' }
-  | { kind: 'valid'; key: ResolvedKey; hash: string }
-  | { kind: 'unknown' }
-  | { kind: 'unchecked' };
+export type Caller = { kind: 'none' } | { kind: 'valid'; key: ResolvedKey; hash: string } | { kind: 'unknown' } | { kind: 'unchecked' };
 
 const callers = new WeakMap<FastifyRequest, Caller>();
 

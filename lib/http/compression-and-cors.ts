@@ -4,8 +4,29 @@ import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 
 /** Request headers a browser client may send, and response headers its script may read. */
-const ALLOWED_HEADERS = ['x-api-key', 'authorization', 'content-type', 'x-api-version', 'x-request-id', 'idempotency-key', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
-const EXPOSED_HEADERS = ['x-request-id', 'x-api-version', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'deprecation', 'sunset', 'link', 'mcp-session-id'];
+const ALLOWED_HEADERS = [
+  'x-api-key',
+  'authorization',
+  'content-type',
+  'x-api-version',
+  'x-request-id',
+  'idempotency-key',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+];
+const EXPOSED_HEADERS = [
+  'x-request-id',
+  'x-api-version',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'retry-after',
+  'deprecation',
+  'sunset',
+  'link',
+  'mcp-session-id',
+];
 
 /**
  * gzip and br negotiated by Accept-Encoding (br first when both are acceptable).

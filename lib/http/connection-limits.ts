@@ -102,7 +102,8 @@ const LOG_INTERVAL_MS = 10_000;
 /** Applies both caps to `server` (call before it listens). */
 export function limitConnections(server: Server, limits: ConnectionLimits, log: FastifyBaseLogger): ConnectionLimitsState {
   const cap = globalConnectionCap(limits.max, fdSoftLimit());
-  if (cap.clamped) log.warn({ maxConnections: limits.max, fdSoftLimit: cap.fdLimit, used: cap.max }, 'MAX_CONNECTIONS is above the open-file limit less 256; lowered');
+  if (cap.clamped)
+    log.warn({ maxConnections: limits.max, fdSoftLimit: cap.fdLimit, used: cap.max }, 'MAX_CONNECTIONS is above the open-file limit less 256; lowered');
   server.maxConnections = cap.max;
   log.info({ maxConnections: cap.max, fdSoftLimit: cap.fdLimit, maxConnectionsPerAddress: limits.perAddressMax }, 'connection limits');
 
@@ -116,7 +117,13 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
     if (now - lastLog < LOG_INTERVAL_MS) return;
     lastLog = now;
     log.warn(
-      { refusedPerAddress: refused.perAddress - logged.perAddress, refusedGlobal: refused.global - logged.global, lastAddress, maxConnectionsPerAddress: limits.perAddressMax, maxConnections: cap.max },
+      {
+        refusedPerAddress: refused.perAddress - logged.perAddress,
+        refusedGlobal: refused.global - logged.global,
+        lastAddress,
+        maxConnectionsPerAddress: limits.perAddressMax,
+        maxConnections: cap.max,
+      },
       'connections refused over the connection caps',
     );
     logged = { ...refused };

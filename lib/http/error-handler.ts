@@ -70,14 +70,20 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   if (err instanceof LeaseBusy) {
     // Its turn behind the tenant's other writes of the same kind did not come: they free it within a query's time.
     request.log.warn({ err: { name: err.name, message: err.message, lease: err.lease } }, 'lease busy');
-    return reply.code(503).header('retry-after', '1').send(errorBody(503, 'Service Unavailable', [err.message], { reason: 'deadline_exceeded' }));
+    return reply
+      .code(503)
+      .header('retry-after', '1')
+      .send(errorBody(503, 'Service Unavailable', [err.message], { reason: 'deadline_exceeded' }));
   }
   if (isUnavailable(err)) {
     request.log.warn({ err: { name: err.name, message: err.message } }, 'database unavailable');
     // A query over its time limit (QUERY_TIMEOUT_MS) is the request taking too long, not the database being gone.
     const overTime = isOverTime(err);
     const detail = overTime ? 'a database query exceeded its time limit, retry shortly' : 'database unavailable, retry shortly';
-    return reply.code(503).header('retry-after', '5').send(errorBody(503, 'Service Unavailable', [detail], { reason: overTime ? 'deadline_exceeded' : 'database_unavailable' }));
+    return reply
+      .code(503)
+      .header('retry-after', '5')
+      .send(errorBody(503, 'Service Unavailable', [detail], { reason: overTime ? 'deadline_exceeded' : 'database_unavailable' }));
   }
   const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500 ? fe.statusCode : 500;
   if (status === 500) {
@@ -87,7 +93,9 @@ function handleError(err: FastifyError | ApiError | Error, request: FastifyReque
   // Fastify's own 4xx (malformed JSON, body too large, bad content type): its message is safe and useful.
   // A body the JSON parser rejects is the body's problem; other codes say what they are.
   if (status === 400 && typeof fe.code === 'string' && fe.code.startsWith('FST_ERR_CTP')) {
-    return reply.code(400).send(errorBody(400, 'Invalid request body', [fe.message], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail: fe.message }] }));
+    return reply
+      .code(400)
+      .send(errorBody(400, 'Invalid request body', [fe.message], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail: fe.message }] }));
   }
   return reply.code(status).send(errorBody(status, STATUS_MESSAGE[status] ?? 'Bad Request', [fe.message], { reason: reasonFor(status) }));
 }

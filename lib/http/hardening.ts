@@ -101,7 +101,12 @@ export function onlyQueryParameters(allowed: readonly string[] = []) {
   return function rejectUnknownQuery(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
     const names = Object.keys((request.query as Record<string, unknown> | undefined) ?? {}).filter((n) => !allowed.includes(n));
     if (names.length === 0) return done();
-    const errors = names.map((name) => ({ keyword: 'additionalProperties', instancePath: '', schemaPath: '#/additionalProperties', params: { additionalProperty: name } }));
+    const errors = names.map((name) => ({
+      keyword: 'additionalProperties',
+      instancePath: '',
+      schemaPath: '#/additionalProperties',
+      params: { additionalProperty: name },
+    }));
     const { details, fields } = validationProblems(errors as never, 'querystring');
     done(new ApiError(400, 'Invalid query parameter', details, { reason: 'invalid_parameter', fields }));
   };
@@ -110,7 +115,10 @@ export function onlyQueryParameters(allowed: readonly string[] = []) {
 /** preValidation hook for operations with a required JSON body. */
 export async function requireBody(request: FastifyRequest): Promise<void> {
   if (request.body === undefined) {
-    throw new ApiError(400, 'Invalid request body', ['a JSON body is required (content-type: application/json)'], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail: 'a JSON body is required (content-type: application/json)' }] });
+    throw new ApiError(400, 'Invalid request body', ['a JSON body is required (content-type: application/json)'], {
+      reason: 'invalid_body',
+      fields: [{ in: 'body', name: '', detail: 'a JSON body is required (content-type: application/json)' }],
+    });
   }
 }
 

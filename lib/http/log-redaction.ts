@@ -12,7 +12,8 @@ export const REDACTED = '[Redacted]';
 /** Header paths pino redacts on the logged request. */
 export const REDACTED_HEADER_PATHS = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'];
 
-const CREDENTIAL_PARAMETER = /^(x[-_]?)?(api[-_]?key|apikey|key|token|access[-_]?token|auth|authorization|bearer|secret|password|passwd|pwd|session[-_]?token)$/i;
+const CREDENTIAL_PARAMETER =
+  /^(x[-_]?)?(api[-_]?key|apikey|key|token|access[-_]?token|auth|authorization|bearer|secret|password|passwd|pwd|session[-_]?token)$/i;
 /** Keys this service issues (`fbo_` + 32 characters) and the demo keys (`demo_<tenant>_<hex>`). */
 const KEY_SHAPED = /^(fbo|demo)_[A-Za-z0-9_-]{12,}$/;
 

@@ -96,7 +96,14 @@ return {current, timeWindow}
 `;
 
 type RedisWithRateLimit = Redis & {
-  freightRateLimit(key: string, timeWindow: number, max: number, continueExceeding: boolean, exponentialBackoff: boolean, cb: (err: Error | null, res?: [number, number]) => void): void;
+  freightRateLimit(
+    key: string,
+    timeWindow: number,
+    max: number,
+    continueExceeding: boolean,
+    exponentialBackoff: boolean,
+    cb: (err: Error | null, res?: [number, number]) => void,
+  ): void;
 };
 
 /** Counters in Redis, shared by every instance; keys `prefix` + key (a route's own settings add its method and URL). */
@@ -111,10 +118,17 @@ class RedisCounters implements CounterStore {
     this.redis = redis as RedisWithRateLimit;
   }
   incr(key: string, cb: IncrCallback, timeWindow = 60_000, max = Number.MAX_SAFE_INTEGER): void {
-    this.redis.freightRateLimit(this.prefix + key, timeWindow, max, this.params.continueExceeding === true, this.params.exponentialBackoff === true, (err, res) => {
-      if (err || !res) cb(err ?? new Error('rate limit: no answer from Redis'));
-      else cb(null, { current: res[0], ttl: res[1] });
-    });
+    this.redis.freightRateLimit(
+      this.prefix + key,
+      timeWindow,
+      max,
+      this.params.continueExceeding === true,
+      this.params.exponentialBackoff === true,
+      (err, res) => {
+        if (err || !res) cb(err ?? new Error('rate limit: no answer from Redis'));
+        else cb(null, { current: res[0], ttl: res[1] });
+      },
+    );
   }
   child(routeOptions: object): CounterStore {
     const route: RouteStoreParams = routeOptions;

@@ -56,7 +56,12 @@ export function windowText(ms: number): string {
 export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
   // No offline queue and one retry: a counter call never waits for Redis to come back.
   const redis = opts.redisUrl
-    ? new Redis(opts.redisUrl, { connectTimeout: 1000, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (times) => Math.min(times * 200, 2000) })
+    ? new Redis(opts.redisUrl, {
+        connectTimeout: 1000,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        retryStrategy: (times) => Math.min(times * 200, 2000),
+      })
     : undefined;
   if (redis) {
     redis.on('error', () => {}); // reported once per outage by the store, not per reconnect attempt
@@ -116,7 +121,11 @@ export function reportBudget(app: FastifyInstance, opts: { max: number; windowMs
   return async function limitReports(request, reply) {
     const result = await limiter(request);
     if (result.isAllowed || !result.isExceeded) return;
-    reply.header('x-ratelimit-limit', result.max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', result.ttlInSeconds).header('retry-after', result.ttlInSeconds);
+    reply
+      .header('x-ratelimit-limit', result.max)
+      .header('x-ratelimit-remaining', 0)
+      .header('x-ratelimit-reset', result.ttlInSeconds)
+      .header('retry-after', result.ttlInSeconds);
     throw new ApiError(429, 'Too Many Requests', [
       `report budget of ${result.max} reports per ${window} for this tenant exceeded (the tax summary and the analytic audits share it, whatever the key); retry in ${result.ttlInSeconds} seconds`,
     ]);

@@ -22,7 +22,8 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
 export function firstServer(request: Pick<FastifyRequest, 'host' | 'protocol'>, publicBaseUrl: string | null): Server {
   if (publicBaseUrl) return { url: publicBaseUrl, description: 'This service (PUBLIC_BASE_URL)' };
-  if (LOOPBACK_HOST.test(request.host)) return { url: `${request.protocol}://${request.host.toLowerCase()}`, description: 'This service (the local address this document was fetched from)' };
+  if (LOOPBACK_HOST.test(request.host))
+    return { url: `${request.protocol}://${request.host.toLowerCase()}`, description: 'This service (the local address this document was fetched from)' };
   return { url: '/', description: 'This service: the address this document was fetched from (set PUBLIC_BASE_URL to name it)' };
 }
 

@@ -30,7 +30,8 @@ export function tenantConcurrency(opts: TenantConcurrencyOptions): { acquire: on
 
   const free = (tenant: string, slots: TenantSlots) => {
     const next = slots.waiting.shift();
-    if (next) next(); // the slot passes on, still counted
+    if (next)
+      next(); // the slot passes on, still counted
     else if (--slots.running === 0) tenants.delete(tenant);
   };
 
@@ -43,9 +44,14 @@ export function tenantConcurrency(opts: TenantConcurrencyOptions): { acquire: on
     else {
       if (slots.waiting.length >= opts.queue) {
         reply.header('retry-after', '5');
-        throw new ApiError(429, 'Too Many Requests', [
-          `this tenant has ${slots.running} report${slots.running === 1 ? '' : 's'} running and ${slots.waiting.length} waiting, the most it may (REPORT_MAX_CONCURRENT_PER_TENANT ${opts.perTenant}, REPORT_QUEUE_PER_TENANT ${opts.queue}); retry when one has answered`,
-        ], { reason: 'rate_limited' });
+        throw new ApiError(
+          429,
+          'Too Many Requests',
+          [
+            `this tenant has ${slots.running} report${slots.running === 1 ? '' : 's'} running and ${slots.waiting.length} waiting, the most it may (REPORT_MAX_CONCURRENT_PER_TENANT ${opts.perTenant}, REPORT_QUEUE_PER_TENANT ${opts.queue}); retry when one has answered`,
+          ],
+          { reason: 'rate_limited' },
+        );
       }
       const gone = await new Promise<boolean>((resolve) => {
         const turn = () => {

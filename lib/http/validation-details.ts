@@ -40,12 +40,18 @@ export function validationProblems(errors: ErrorObject[], part: string): Validat
   // failed anyOf (the value itself), not every alternative's complaint on the way down.
   const anyOf = errors.filter((e) => e.keyword === 'anyOf');
   const innermost = anyOf.filter((a) => !anyOf.some((b) => b !== a && b.instancePath.startsWith(`${a.instancePath}/`)));
-  const underAnyOf = (e: ErrorObject) => anyOf.some((a) => e.schemaPath.startsWith(`${a.schemaPath}/`) && (e.instancePath === a.instancePath || e.instancePath.startsWith(`${a.instancePath}/`)));
+  const underAnyOf = (e: ErrorObject) =>
+    anyOf.some((a) => e.schemaPath.startsWith(`${a.schemaPath}/`) && (e.instancePath === a.instancePath || e.instancePath.startsWith(`${a.instancePath}/`)));
   for (const e of errors) {
     if (e.keyword === 'anyOf' ? !innermost.includes(e) : underAnyOf(e)) continue;
     const name = fieldName(e.instancePath);
     // The field a problem is about: a missing or unknown property is its own field.
-    const property = e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.keyword === 'additionalProperties' ? (e.params as { additionalProperty: string }).additionalProperty : null;
+    const property =
+      e.keyword === 'required'
+        ? (e.params as { missingProperty: string }).missingProperty
+        : e.keyword === 'additionalProperties'
+          ? (e.params as { additionalProperty: string }).additionalProperty
+          : null;
     field = property === null ? name : name ? `${name}.${property}` : String(property);
     const subject = name || (part === 'body' ? 'body' : noun);
     const schema = e.parentSchema as { type?: string; minimum?: number; maximum?: number } | undefined;
@@ -55,7 +61,12 @@ export function validationProblems(errors: ErrorObject[], part: string): Validat
     } else if (e.keyword === 'required') {
       const missing = String((e.params as { missingProperty: string }).missingProperty);
       push(`${name ? `${name}.` : ''}${missing} is required`);
-    } else if (schema?.type === 'integer' && schema.minimum !== undefined && schema.maximum !== undefined && ['type', 'minimum', 'maximum', 'multipleOf'].includes(e.keyword)) {
+    } else if (
+      schema?.type === 'integer' &&
+      schema.minimum !== undefined &&
+      schema.maximum !== undefined &&
+      ['type', 'minimum', 'maximum', 'multipleOf'].includes(e.keyword)
+    ) {
       push(`${subject} must be an integer between ${schema.minimum} and ${schema.maximum}`);
     } else if (e.keyword === 'enum') {
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;

@@ -30,4 +30,4 @@ function compile({ method, url, httpPart, contentType }: FastifyRouteSchemaDef<u
   if (!validate) throw new Error(`no generated validator for "${key}": run npm run generate`);
   const refine = refiners[key];
   return (refine ? refine(validate) : validate) as never;
-};
+}

@@ -258,7 +258,8 @@ function rfcOf(el: XmlElement, attr: string): string {
 
 function one(parent: XmlElement, ns: string, name: string): XmlElement {
   const list = childrenOf(parent, ns, name);
-  if (list.length !== 1) return reject(list.length === 0 ? `${parent.name} has no ${name}` : `${parent.name} has ${list.length} ${name} elements, expected one`);
+  if (list.length !== 1)
+    return reject(list.length === 0 ? `${parent.name} has no ${name}` : `${parent.name} has ${list.length} ${name} elements, expected one`);
   return list[0]!;
 }
 
@@ -270,7 +271,8 @@ function readTax(el: XmlElement, concept: number): CfdiTax {
   const tax = TAX_NAMES[code];
   if (tax === undefined) return reject(`Concepto ${concept}: ${el.name}@Impuesto "${code.slice(0, 10)}" is not a SAT tax (001 ISR, 002 IVA, 003 IEPS)`);
   const factor = req(el, 'TipoFactor');
-  if (factor !== 'Tasa' && factor !== 'Cuota' && factor !== 'Exento') return reject(`Concepto ${concept}: ${el.name}@TipoFactor "${factor}" is not Tasa, Cuota or Exento`);
+  if (factor !== 'Tasa' && factor !== 'Cuota' && factor !== 'Exento')
+    return reject(`Concepto ${concept}: ${el.name}@TipoFactor "${factor}" is not Tasa, Cuota or Exento`);
   if (factor === 'Exento' && el.name === 'Retencion') return reject(`Concepto ${concept}: a retention cannot be Exento`);
   return {
     tax,
@@ -287,7 +289,8 @@ function readConcept(el: XmlElement, index: number): CfdiConcept {
   const taxes = childOf(el, NS.cfdi4, 'Impuestos');
   const transfers = taxes ? childrenOf(childOf(taxes, NS.cfdi4, 'Traslados') ?? taxes, NS.cfdi4, 'Traslado').map((t) => readTax(t, index + 1)) : [];
   const retentions = taxes ? childrenOf(childOf(taxes, NS.cfdi4, 'Retenciones') ?? taxes, NS.cfdi4, 'Retencion').map((t) => readTax(t, index + 1)) : [];
-  if (objetoImp === '01' && (transfers.length || retentions.length)) return reject(`Concepto ${index + 1} is ObjetoImp 01 (not subject to tax) but carries taxes`);
+  if (objetoImp === '01' && (transfers.length || retentions.length))
+    return reject(`Concepto ${index + 1} is ObjetoImp 01 (not subject to tax) but carries taxes`);
   return {
     code: req(el, 'ClaveProdServ'),
     quantity: amount(el, 'Cantidad'),
@@ -310,7 +313,8 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
   return list.map((p) => {
     const paymentCurrency = req(p, 'MonedaP');
     if (!CURRENCY_RE.test(paymentCurrency) || paymentCurrency === 'XXX') reject(`Pago@MonedaP "${paymentCurrency.slice(0, 10)}" is not an ISO 4217 currency`);
-    if (paymentCurrency !== 'MXN' && opt(p, 'TipoCambioP') === undefined) reject(`Pago@TipoCambioP is missing: a payment in ${paymentCurrency} states its MXN exchange rate`);
+    if (paymentCurrency !== 'MXN' && opt(p, 'TipoCambioP') === undefined)
+      reject(`Pago@TipoCambioP is missing: a payment in ${paymentCurrency} states its MXN exchange rate`);
     const paymentRate = paymentCurrency === 'MXN' ? 1 : rate10(p, 'TipoCambioP');
     const docs = childrenOf(p, NS.pagos20, 'DoctoRelacionado').map((d): CfdiPaymentDoc => {
       const before = amount(d, 'ImpSaldoAnt');
@@ -355,7 +359,10 @@ function readCartaPorte(complement: XmlElement): CartaPorte | null {
   const mercanciasEl = childOf(cp, ns, 'Mercancias');
   if (mercanciasEl && !childOf(mercanciasEl, ns, 'Autotransporte')) {
     const other = mercanciasEl.children.find((c) => c.ns === ns && NOT_ROAD[c.name] !== undefined);
-    if (other) reject(`Carta Porte by ${NOT_ROAD[other.name]} (${other.name}): only road transport (Autotransporte) makes a trip in this service; the file is not imported`);
+    if (other)
+      reject(
+        `Carta Porte by ${NOT_ROAD[other.name]} (${other.name}): only road transport (Autotransporte) makes a trip in this service; the file is not imported`,
+      );
   }
   const ubicaciones = one(cp, ns, 'Ubicaciones');
   const locations = childrenOf(ubicaciones, ns, 'Ubicacion').map((u): CartaPorteLocation => {
@@ -411,7 +418,12 @@ function readDeliveries(root: XmlElement): Delivery[] {
   const out: Delivery[] = [];
   for (const entregas of childrenOf(addenda, NS.delivery, 'Entregas')) {
     for (const e of childrenOf(entregas, NS.delivery, 'Entrega')) {
-      out.push({ destination: req(e, 'IDDestino'), code: req(e, 'BienesTransp'), quantity: amount(e, 'CantidadDescargada'), date: dateTime(e, 'FechaHoraDescarga') });
+      out.push({
+        destination: req(e, 'IDDestino'),
+        code: req(e, 'BienesTransp'),
+        quantity: amount(e, 'CantidadDescargada'),
+        date: dateTime(e, 'FechaHoraDescarga'),
+      });
     }
   }
   return out;
@@ -442,9 +454,11 @@ function readCfdi(root: XmlElement): Cfdi {
   if (type === 'I' && method === undefined) reject('an invoice (I) needs MetodoPago');
   const currency = req(root, 'Moneda');
   if (!CURRENCY_RE.test(currency)) reject(`Moneda "${currency.slice(0, 10)}" is not an ISO 4217 currency code`);
-  if ((type === 'I' || type === 'E') && currency === 'XXX') reject(`Moneda XXX (no currency) is only for payment complements and transfers, not for a ${type === 'I' ? 'invoice' : 'credit note'}`);
+  if ((type === 'I' || type === 'E') && currency === 'XXX')
+    reject(`Moneda XXX (no currency) is only for payment complements and transfers, not for a ${type === 'I' ? 'invoice' : 'credit note'}`);
   // MXN per unit: required with another currency (SAT rule); 1 for MXN and for XXX.
-  if (currency !== 'MXN' && currency !== 'XXX' && opt(root, 'TipoCambio') === undefined) reject(`Comprobante@TipoCambio is missing: Moneda ${currency} needs its MXN exchange rate`);
+  if (currency !== 'MXN' && currency !== 'XXX' && opt(root, 'TipoCambio') === undefined)
+    reject(`Comprobante@TipoCambio is missing: Moneda ${currency} needs its MXN exchange rate`);
   const exchangeRate = currency === 'MXN' || currency === 'XXX' ? 1 : rate10(root, 'TipoCambio');
   const related = childrenOf(root, NS.cfdi4, 'CfdiRelacionados').map((r) => ({
     relation: req(r, 'TipoRelacion'),

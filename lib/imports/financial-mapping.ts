@@ -9,7 +9,15 @@ import type { ConceptKind, InvoiceConcept, TaxLine } from '../model/financial-do
 import { fromCents, toCents } from '../money/cents.ts';
 import type { AcknowledgedFolio, Cfdi, CfdiConcept, RequestedFolio } from './cfdi.ts';
 import { reject } from './rejection.ts';
-import { financialDocId, type CancellationFact, type CancellationRequestFact, type CreditNoteFact, type InvoiceBase, type InvoiceFact, type PaymentFact } from '../finance/ledger/facts.ts';
+import {
+  financialDocId,
+  type CancellationFact,
+  type CancellationRequestFact,
+  type CreditNoteFact,
+  type InvoiceBase,
+  type InvoiceFact,
+  type PaymentFact,
+} from '../finance/ledger/facts.ts';
 
 const FUEL_CODES = new Set(['15101505', '15101514', '15101515']);
 

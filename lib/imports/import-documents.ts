@@ -90,7 +90,8 @@ function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned 
   if (file.file === 'cancellation' || file.file === 'cancellationRequest') {
     if (file.issuerRfc !== tenant) throw new ImportRejection(`RfcEmisor ${file.issuerRfc} is not the tenant's RFC (${tenant})`);
     // A request is kept as a request (the invoice's cancellation becomes pending); only the SAT's answers move it further.
-    const facts: CancellationInfoFact[] = file.file === 'cancellation' ? cancellationFacts(file.folios, file.date) : cancellationRequestFacts(file.folios, file.date);
+    const facts: CancellationInfoFact[] =
+      file.file === 'cancellation' ? cancellationFacts(file.folios, file.date) : cancellationRequestFacts(file.folios, file.date);
     return { kind: file.file, uuid: facts[0]!.uuid, facts: facts.map((f) => ({ kind: f.kind, uuid: f.uuid, fact: f, invoices: [] })), trip: null };
   }
   const cfdi: Cfdi = file;
@@ -123,7 +124,12 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   const now = ctx.now();
   const planned = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
   // The facts first (the ledger), then the trips, then the documents rebuilt from the stored facts.
-  const recorded = await recordFacts(ctx, tenant, planned.map((p) => ({ facts: p.planned.facts, sha256: p.sha256 })), now);
+  const recorded = await recordFacts(
+    ctx,
+    tenant,
+    planned.map((p) => ({ facts: p.planned.facts, sha256: p.sha256 })),
+    now,
+  );
   const outcomes = new Map<BatchItem, WriteOutcome>(planned.map((p, i) => [p, recorded[i]!.outcome]));
   const affectedOf = new Map<BatchItem, string[]>(planned.map((p, i) => [p, recorded[i]!.affected]));
   const tripsOf = new Map<string, TripDocument>();
@@ -140,7 +146,8 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
     if (status === 'skipped') result.reason = 'already imported (same UUID, same content)';
     const docIds = affected.filter((u) => existing.has(u)).map((u) => financialDocId(tenant, u));
     const pending = affected.filter((u) => !existing.has(u));
-    if ((item.planned.kind === 'cancellation' || item.planned.kind === 'cancellationRequest') && !affected.length) pending.push(...item.planned.facts.map((f) => f.uuid));
+    if ((item.planned.kind === 'cancellation' || item.planned.kind === 'cancellationRequest') && !affected.length)
+      pending.push(...item.planned.facts.map((f) => f.uuid));
     if (docIds.length) result.financialDocIds = docIds;
     if (item.planned.trip) result.tripId = item.planned.trip._id;
     if (pending.length) result.pendingInvoices = [...new Set(pending)];

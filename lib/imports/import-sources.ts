@@ -27,12 +27,11 @@ export type ImportInput =
   /** A file already refused by the caller (e.g. content that is not base64). */
   | { name: string; rejection: string };
 
-export type ImportEntry =
-  | { name: string; open: () => Promise<Readable | Buffer> }
-  | { name: string; rejection: string };
+export type ImportEntry = { name: string; open: () => Promise<Readable | Buffer> } | { name: string; rejection: string };
 
 const isZipName = (name: string): boolean => /\.zip$/i.test(name);
-const looksLikeZip = (data: Buffer): boolean => data.length >= 4 && data[0] === 0x50 && data[1] === 0x4b && (data[2] === 3 || data[2] === 5) && (data[3] === 4 || data[3] === 6);
+const looksLikeZip = (data: Buffer): boolean =>
+  data.length >= 4 && data[0] === 0x50 && data[1] === 0x4b && (data[2] === 3 || data[2] === 5) && (data[3] === 4 || data[3] === 6);
 
 /** Budget shared by every entry of one import. */
 export class ImportBudget {
@@ -149,7 +148,10 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
       }
       const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
       if (ratio > limits.maxCompressionRatio) {
-        yield { name, rejection: `compression ratio ${Math.round(ratio)}:1 exceeds ${limits.maxCompressionRatio}:1 (IMPORT_MAX_COMPRESSION_RATIO): a zip bomb?` };
+        yield {
+          name,
+          rejection: `compression ratio ${Math.round(ratio)}:1 exceeds ${limits.maxCompressionRatio}:1 (IMPORT_MAX_COMPRESSION_RATIO): a zip bomb?`,
+        };
         continue;
       }
       if (budget.bytes + entry.uncompressedSize > limits.maxTotalBytes) {

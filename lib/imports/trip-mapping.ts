@@ -87,7 +87,10 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
   const freightByLeg =
     freightLines.length === dests.length
       ? freightLines.map((c) => toCents(c.amount))
-      : apportion(freightLines.reduce((s, c) => s + toCents(c.amount), 0), loadedByLeg);
+      : apportion(
+          freightLines.reduce((s, c) => s + toCents(c.amount), 0),
+          loadedByLeg,
+        );
   const tollByLeg = apportion(tollC, loadedByLeg);
   const tariff = freightLines.find((c) => c.unit === 'LTR')?.unitPrice ?? 0;
 
@@ -97,7 +100,11 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
     const delivered = products.every((p) => deliveries.some((x) => x.code === p.code));
     const unloadDate = delivered ? Math.max(...deliveries.map((x) => x.date)) : null;
     const value = cp.goods.reduce((s, g) => {
-      const share = g.split.length ? g.split.filter((x) => x.destination === d.id).reduce((a, x) => a + x.quantity, 0) / (g.quantity || 1) : dests.length === 1 ? 1 : 0;
+      const share = g.split.length
+        ? g.split.filter((x) => x.destination === d.id).reduce((a, x) => a + x.quantity, 0) / (g.quantity || 1)
+        : dests.length === 1
+          ? 1
+          : 0;
       return s + toCents(g.value) * share;
     }, 0);
     return {

@@ -45,9 +45,19 @@ interface Decoder {
 }
 
 const ENCODINGS: Readonly<Record<string, 'utf-8' | 'latin1' | 'windows-1252'>> = {
-  'utf-8': 'utf-8', utf8: 'utf-8', 'us-ascii': 'utf-8', ascii: 'utf-8',
-  'iso-8859-1': 'latin1', iso8859_1: 'latin1', 'iso_8859-1': 'latin1', 'iso8859-1': 'latin1', latin1: 'latin1', 'latin-1': 'latin1', l1: 'latin1',
-  'windows-1252': 'windows-1252', cp1252: 'windows-1252',
+  'utf-8': 'utf-8',
+  utf8: 'utf-8',
+  'us-ascii': 'utf-8',
+  ascii: 'utf-8',
+  'iso-8859-1': 'latin1',
+  iso8859_1: 'latin1',
+  'iso_8859-1': 'latin1',
+  'iso8859-1': 'latin1',
+  latin1: 'latin1',
+  'latin-1': 'latin1',
+  l1: 'latin1',
+  'windows-1252': 'windows-1252',
+  cp1252: 'windows-1252',
 };
 
 /** Bytes of the head in which the XML declaration must end. */
@@ -114,7 +124,9 @@ export class XmlTreeBuilder {
     }
     const encoding = ENCODINGS[declared];
     if (encoding === undefined) {
-      this.fail(`the XML declaration names the encoding "${declared.slice(0, 40)}", which is not read here: CFDI 4.0 is UTF-8 (ISO-8859-1 and windows-1252 are read too)`);
+      this.fail(
+        `the XML declaration names the encoding "${declared.slice(0, 40)}", which is not read here: CFDI 4.0 is UTF-8 (ISO-8859-1 and windows-1252 are read too)`,
+      );
     }
     if (encoding === 'latin1') {
       // Node's latin1 is ISO-8859-1 itself (TextDecoder's label maps to windows-1252).

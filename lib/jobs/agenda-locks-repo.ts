@@ -10,9 +10,8 @@ import type { Db, ObjectId } from 'mongodb';
  * (`runningIds`) are left alone. Returns how many were released.
  */
 export async function releaseIdleJobLocks(db: Db, collection: string, jobName: string, workerName: string, runningIds: ObjectId[]): Promise<number> {
-  const res = await db.collection(collection).updateMany(
-    { name: jobName, lockedAt: { $ne: null }, lastModifiedBy: workerName, _id: { $nin: runningIds } },
-    { $set: { lockedAt: null } },
-  );
+  const res = await db
+    .collection(collection)
+    .updateMany({ name: jobName, lockedAt: { $ne: null }, lastModifiedBy: workerName, _id: { $nin: runningIds } }, { $set: { lockedAt: null } });
   return res.modifiedCount;
 }

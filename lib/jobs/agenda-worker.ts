@@ -94,11 +94,14 @@ export interface AgendaWorker {
 export async function runKeepingLock<D>(job: Job<D>, run: (job: Job<D>) => Promise<void>, lockLifetimeMs: number): Promise<void> {
   let refreshing: Promise<void> = Promise.resolve();
   let stopped = false;
-  const timer = setInterval(() => {
-    // touch() sets lockedAt in memory before it saves: Agenda's own expiry check sees it at once.
-    // It throws once Agenda has cancelled the run; a failed save is retried at the next tick.
-    refreshing = refreshing.then(() => (stopped ? undefined : job.touch().catch(() => undefined)));
-  }, Math.max(100, Math.floor(lockLifetimeMs / 3)));
+  const timer = setInterval(
+    () => {
+      // touch() sets lockedAt in memory before it saves: Agenda's own expiry check sees it at once.
+      // It throws once Agenda has cancelled the run; a failed save is retried at the next tick.
+      refreshing = refreshing.then(() => (stopped ? undefined : job.touch().catch(() => undefined)));
+    },
+    Math.max(100, Math.floor(lockLifetimeMs / 3)),
+  );
   try {
     await run(job);
   } finally {

@@ -16,11 +16,13 @@ export function bearerChallenge(err: ApiError): string {
 }
 
 /** `authenticate` with the challenge set on its 401. */
-export const withChallenge = (authenticate: Hook): Hook => async (request, reply) => {
-  try {
-    await authenticate(request, reply);
-  } catch (err) {
-    if (err instanceof ApiError && err.statusCode === 401) reply.header('www-authenticate', bearerChallenge(err));
-    throw err;
-  }
-};
+export const withChallenge =
+  (authenticate: Hook): Hook =>
+  async (request, reply) => {
+    try {
+      await authenticate(request, reply);
+    } catch (err) {
+      if (err instanceof ApiError && err.statusCode === 401) reply.header('www-authenticate', bearerChallenge(err));
+      throw err;
+    }
+  };

@@ -24,7 +24,17 @@ export function registerLegacySse(host: SessionHost): void {
     const server = createMcpServer(app, host.catalog);
     const transport = new SSEServerTransport('/messages', reply.raw);
     const now = Date.now();
-    const session: SseSession = { id: transport.sessionId, tenant: caller.tenant, keyId: caller.keyId, kind: 'sse', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
+    const session: SseSession = {
+      id: transport.sessionId,
+      tenant: caller.tenant,
+      keyId: caller.keyId,
+      kind: 'sse',
+      server,
+      transport,
+      close: () => transport.close(),
+      createdAt: now,
+      lastSeen: now,
+    };
     let keepAlive: NodeJS.Timeout | undefined;
     transport.onclose = () => {
       if (keepAlive) clearInterval(keepAlive);
@@ -46,7 +56,11 @@ export function registerLegacySse(host: SessionHost): void {
   app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: tenantDataRoute }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
-    if (!id) throw new ApiError(400, 'Invalid query parameter', ['sessionId is required'], { reason: 'invalid_parameter', fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }] });
+    if (!id)
+      throw new ApiError(400, 'Invalid query parameter', ['sessionId is required'], {
+        reason: 'invalid_parameter',
+        fields: [{ in: 'query', name: 'sessionId', detail: 'sessionId is required' }],
+      });
     const session = sessions.find(id, 'sse', host.callerOf(request));
     if (!session) throw new ApiError(404, 'Not Found', [`no open MCP session ${id}`]);
     if (emptyBody(request)) {

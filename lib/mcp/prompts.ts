@@ -38,7 +38,7 @@ export const PROMPTS: PromptTemplate[] = [
   {
     name: 'month-end-tax-review',
     title: 'Month-end tax review',
-    description: 'Review a month\'s CFDI taxes: reconcile VAT and the 4% retention, explain each discrepancy and warning, and list the invoices to correct.',
+    description: "Review a month's CFDI taxes: reconcile VAT and the 4% retention, explain each discrepancy and warning, and list the invoices to correct.",
     arguments: [{ name: 'month', description: 'The month to review, YYYY-MM (America/Mexico_City).', required: true, ...MONTH }],
     text: ({ month }) => {
       const { first, last } = monthDays(month!);
@@ -55,9 +55,10 @@ export const PROMPTS: PromptTemplate[] = [
   {
     name: 'shrinkage-claim',
     title: 'Shrinkage claim for a client',
-    description: 'Prepare a fuel shrinkage (merma) claim against a client: the legs over tolerance, their litres and value, what was already recovered on invoices and what is still recoverable.',
+    description:
+      'Prepare a fuel shrinkage (merma) claim against a client: the legs over tolerance, their litres and value, what was already recovered on invoices and what is still recoverable.',
     arguments: [
-      { name: 'client', description: 'The client\'s RFC.', required: true, ...RFC },
+      { name: 'client', description: "The client's RFC.", required: true, ...RFC },
       { name: 'startDate', description: 'First day of the period, YYYY-MM-DD (default: 90 days ago).', required: false, ...DAY },
       { name: 'endDate', description: 'Last day of the period, YYYY-MM-DD (default: today).', required: false, ...DAY },
     ],
@@ -75,9 +76,10 @@ export const PROMPTS: PromptTemplate[] = [
   {
     name: 'collections-follow-up',
     title: 'Collections follow-up of overdue invoices',
-    description: 'List the overdue and unpaid invoices, by client, with what each owes and since when, and propose the follow-up (and optionally schedule the overdue-invoices alert).',
+    description:
+      'List the overdue and unpaid invoices, by client, with what each owes and since when, and propose the follow-up (and optionally schedule the overdue-invoices alert).',
     arguments: [
-      { name: 'client', description: 'Only this client\'s invoices (RFC; default: every client).', required: false, ...RFC },
+      { name: 'client', description: "Only this client's invoices (RFC; default: every client).", required: false, ...RFC },
       { name: 'month', description: 'Schedule the overdue-invoices alert for this cycle, YYYY-MM (default: no alert).', required: false, ...MONTH },
     ],
     text: ({ client, month }) => {
@@ -85,7 +87,7 @@ export const PROMPTS: PromptTemplate[] = [
       return [
         `Prepare the collections follow-up of overdue invoices${client ? ` of client ${client}` : ''}.`,
         `1. Call listFinancialDocs with {"paymentStatus": "unpaid"${filter}, "cancelled": false, "limit": 100} and then {"paymentStatus": "partial"${filter}, "cancelled": false, "limit": 100}; follow meta.nextCursor (argument cursor) while meta.hasMore is true.`,
-        '2. An invoice is overdue when its due date (invoice date + the client\'s credit days, 30 by default) has passed and balance.pending > 0.',
+        "2. An invoice is overdue when its due date (invoice date + the client's credit days, 30 by default) has passed and balance.pending > 0.",
         `3. Call getCashInflowForecast with {${client ? `"client": "${client}"` : ''}} to see each client's usual payment delay and the expected inflow.`,
         month
           ? `4. Call scheduleAlerts with {"body": {"userIds": ["collections"], "ruleId": "overdue-invoices", "cycleKey": "${month}", "nameAlert": "Overdue invoices ${month}"}} so the check is repeated and stored (listAlerts shows the result).`
@@ -98,7 +100,12 @@ export const PROMPTS: PromptTemplate[] = [
 
 /** The `prompts/list` entries. */
 export const promptListing = (): Prompt[] =>
-  PROMPTS.map((p) => ({ name: p.name, title: p.title, description: p.description, arguments: p.arguments.map(({ name, description, required }) => ({ name, description, required })) }));
+  PROMPTS.map((p) => ({
+    name: p.name,
+    title: p.title,
+    description: p.description,
+    arguments: p.arguments.map(({ name, description, required }) => ({ name, description, required })),
+  }));
 
 /** `prompts/get`: the template filled in, or InvalidParams naming the argument and what it expects. */
 export function getPrompt(name: string, args: Record<string, string> | undefined): GetPromptResult {
@@ -106,7 +113,11 @@ export function getPrompt(name: string, args: Record<string, string> | undefined
   if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name} (prompts: ${PROMPTS.map((p) => p.name).join(', ')})`);
   const given = args ?? {};
   const unknown = Object.keys(given).filter((k) => !prompt.arguments.some((a) => a.name === k));
-  if (unknown.length) throw new McpError(ErrorCode.InvalidParams, `${name}: unknown argument(s) ${unknown.join(', ')} (takes: ${prompt.arguments.map((a) => a.name).join(', ')})`);
+  if (unknown.length)
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `${name}: unknown argument(s) ${unknown.join(', ')} (takes: ${prompt.arguments.map((a) => a.name).join(', ')})`,
+    );
   const values: Record<string, string> = {};
   for (const arg of prompt.arguments) {
     const value = given[arg.name]?.trim();

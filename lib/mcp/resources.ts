@@ -58,8 +58,21 @@ const fullDescription = (schema: Json | undefined): string => (isObject(schema) 
  */
 export function toolReference(tool: ToolDefinition): string {
   const op = tool.operation;
-  const lines = [`# ${tool.name}: ${op.summary}`, '', `\`${op.method} ${op.path}\`${tool.annotations.readOnlyHint ? ' (read-only)' : ''}`, '', op.description.trim(), '', '## Arguments', ''];
-  const parts: [string, JsonSchemaLike | undefined][] = [['path', op.params], ['query', op.querystring], ['header', op.headers]];
+  const lines = [
+    `# ${tool.name}: ${op.summary}`,
+    '',
+    `\`${op.method} ${op.path}\`${tool.annotations.readOnlyHint ? ' (read-only)' : ''}`,
+    '',
+    op.description.trim(),
+    '',
+    '## Arguments',
+    '',
+  ];
+  const parts: [string, JsonSchemaLike | undefined][] = [
+    ['path', op.params],
+    ['query', op.querystring],
+    ['header', op.headers],
+  ];
   for (const [where, part] of parts) {
     for (const [name, schema] of Object.entries(isObject(part?.properties) ? part.properties : {})) {
       if (!tool.locations.has(op.headerNames[name] ?? name)) continue;
@@ -68,7 +81,8 @@ export function toolReference(tool: ToolDefinition): string {
   }
   if (op.body) {
     lines.push(`- \`body\`: ${fullDescription(op.body)}`);
-    for (const [name, schema] of Object.entries(isObject(op.body.properties) ? op.body.properties : {})) lines.push(`  - \`${name}\`: ${fullDescription(schema)}`);
+    for (const [name, schema] of Object.entries(isObject(op.body.properties) ? op.body.properties : {}))
+      lines.push(`  - \`${name}\`: ${fullDescription(schema)}`);
   }
   return lines.join('\n').replace(/\n{3,}/g, '\n\n');
 }

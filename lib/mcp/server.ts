@@ -6,7 +6,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { getPrompt, promptListing } from './prompts.ts';
 import { dispatchTool, toToolResult, toolListing, type ToolDefinition } from './tools-from-spec.ts';
 import type { McpResource } from './resources.ts';
@@ -30,9 +38,9 @@ const INSTRUCTIONS = [
   'trips with shrinkage, tax reconciliation, analytic audits and alert jobs. Each tool is one REST operation (same name as',
   'its operationId, same parameters; a request body goes under `body`) and returns its exact JSON. Errors are tool errors',
   'carrying {"error": {"code", "message", "details", "reason", "fields"?}}: fix the arguments named in `fields` (see `details`) and retry. Read the resource',
-  'freight://docs/domain-notes.md for status codes and what each audit means, freight://docs/tools/<tool name>.md for a tool\'s',
-  'full reference (rules, formulas, formats, every argument), and freight://openapi.json for the full contract (each result\'s',
-  'complete schema; a tool\'s outputSchema gives its top-level shape). Prompts: month-end-tax-review, shrinkage-claim, collections-follow-up.',
+  "freight://docs/domain-notes.md for status codes and what each audit means, freight://docs/tools/<tool name>.md for a tool's",
+  "full reference (rules, formulas, formats, every argument), and freight://openapi.json for the full contract (each result's",
+  "complete schema; a tool's outputSchema gives its top-level shape). Prompts: month-end-tax-review, shrinkage-claim, collections-follow-up.",
 ].join(' ');
 
 export function createMcpServer(app: FastifyInstance, catalog: McpCatalog): McpServer {

@@ -64,8 +64,7 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     // The SDK's writeHead asks for `no-cache` on event streams; tenant data stays `no-store`
     // (writeHead applies its headers through setHeader once headers were set this way).
     const setHeader = raw.setHeader.bind(raw);
-    raw.setHeader = ((name: string, value: number | string | readonly string[]) =>
-      name.toLowerCase() === 'cache-control' ? raw : setHeader(name, value));
+    raw.setHeader = (name: string, value: number | string | readonly string[]) => (name.toLowerCase() === 'cache-control' ? raw : setHeader(name, value));
     const extra: McpAuthExtra = { tenant: tenantOf(request), requestId: request.id };
     const auth: AuthInfo = { token: presentedKey(request) ?? '', clientId: extra.tenant, scopes: [], extra };
     (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
@@ -74,7 +73,8 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
       await run();
     } catch (err) {
       request.log.error({ err }, 'MCP transport failed');
-      if (!raw.headersSent) raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(500, 'Internal Server Error', [`request id ${request.id}`])));
+      if (!raw.headersSent)
+        raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(500, 'Internal Server Error', [`request id ${request.id}`])));
       else if (!raw.writableEnded) raw.end();
     }
     return reply;
@@ -82,10 +82,20 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
 
   function checkCapacity(caller: McpCaller): void {
     if (sessions.countForKey(caller.keyId) >= options.maxSessionsPerKey) {
-      throw new ApiError(429, 'Too Many Requests', [`at most ${options.maxSessionsPerKey} open MCP sessions per API key; end unused ones (DELETE /mcp) or let them expire`], { reason: 'too_many_sessions' });
+      throw new ApiError(
+        429,
+        'Too Many Requests',
+        [`at most ${options.maxSessionsPerKey} open MCP sessions per API key; end unused ones (DELETE /mcp) or let them expire`],
+        { reason: 'too_many_sessions' },
+      );
     }
     if (sessions.countFor(caller.tenant) >= options.maxSessionsPerTenant) {
-      throw new ApiError(429, 'Too Many Requests', [`at most ${options.maxSessionsPerTenant} open MCP sessions per tenant; end unused ones (DELETE /mcp) or let them expire`], { reason: 'too_many_sessions' });
+      throw new ApiError(
+        429,
+        'Too Many Requests',
+        [`at most ${options.maxSessionsPerTenant} open MCP sessions per tenant; end unused ones (DELETE /mcp) or let them expire`],
+        { reason: 'too_many_sessions' },
+      );
     }
   }
 

@@ -55,7 +55,17 @@ export function registerStreamableHttp(host: SessionHost): void {
       keepAliveMs: host.options.keepAliveMs,
       onsessioninitialized: (sessionId) => {
         const now = Date.now();
-        const session: StreamableSession = { id: sessionId, tenant: caller.tenant, keyId: caller.keyId, kind: 'streamable', server, transport, close: () => transport.close(), createdAt: now, lastSeen: now };
+        const session: StreamableSession = {
+          id: sessionId,
+          tenant: caller.tenant,
+          keyId: caller.keyId,
+          kind: 'streamable',
+          server,
+          transport,
+          close: () => transport.close(),
+          createdAt: now,
+          lastSeen: now,
+        };
         sessions.add(session);
         request.log.info({ sessionId, tenant: caller.tenant }, 'MCP session opened (streamable HTTP)');
       },

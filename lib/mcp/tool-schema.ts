@@ -28,7 +28,19 @@ const DROPPED = new Set(['example', 'examples', 'title', 'discriminator', 'depre
  * Size limits and formats the parameter descriptions state in words: the
  * service's validators check them and name the argument on a mismatch.
  */
-const STATED_IN_WORDS = new Set(['pattern', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'format']);
+const STATED_IN_WORDS = new Set([
+  'pattern',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'format',
+]);
 
 /** Keywords whose value is one schema. */
 const SUBSCHEMA = new Set(['items', 'additionalProperties', 'not', 'contains', 'propertyNames', 'if', 'then', 'else']);
@@ -86,7 +98,27 @@ function withNull(schema: JsonObject): JsonObject {
  * the service; the shape is what an agent reads), what requires or forbids a
  * property (a tool error's `{error}` must fit too), and prose.
  */
-const NARROWING = new Set(['additionalProperties', 'required', 'enum', 'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'description', 'default']);
+const NARROWING = new Set([
+  'additionalProperties',
+  'required',
+  'enum',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'description',
+  'default',
+]);
 
 /**
  * A result schema's shape, at most `levels` levels of properties (and array
@@ -97,12 +129,13 @@ export function shapeSchema(node: Json, levels: number): Json {
   if (!isObject(node)) return node;
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
-    if (NARROWING.has(key) || SUBSCHEMA.has(key) && key !== 'items') continue; // not, if/then/else narrow too
+    if (NARROWING.has(key) || (SUBSCHEMA.has(key) && key !== 'items')) continue; // not, if/then/else narrow too
     if (key === 'properties' || key === 'items') {
       if (levels <= 0) continue;
-      out[key] = key === 'properties' && isObject(value)
-        ? Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, shapeSchema(schema, levels - 1)]))
-        : shapeSchema(value, levels - 1);
+      out[key] =
+        key === 'properties' && isObject(value)
+          ? Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, shapeSchema(schema, levels - 1)]))
+          : shapeSchema(value, levels - 1);
     } else if (SUBSCHEMA_LIST.has(key) && Array.isArray(value)) out[key] = value.map((schema) => shapeSchema(schema, levels));
     else out[key] = value;
   }
@@ -124,7 +157,8 @@ function mergeObjectBranches(schema: JsonObject): JsonObject {
     const first = schemas[0] as Json;
     const sameType = schemas.every((s) => isObject(s) && isObject(first) && JSON.stringify(s.type) === JSON.stringify(first.type));
     if (schemas.length === branches.length && schemas.every((s) => JSON.stringify(s) === JSON.stringify(first))) properties[name] = first;
-    else if (sameType && isObject(first) && first.type !== undefined && schemas.every((s) => isObject(s) && Array.isArray(s.enum))) properties[name] = { type: first.type, enum: [...new Set(schemas.flatMap((s) => (s as JsonObject).enum as Json[]))] };
+    else if (sameType && isObject(first) && first.type !== undefined && schemas.every((s) => isObject(s) && Array.isArray(s.enum)))
+      properties[name] = { type: first.type, enum: [...new Set(schemas.flatMap((s) => (s as JsonObject).enum as Json[]))] };
     else properties[name] = sameType && isObject(first) && first.type !== undefined ? { type: first.type } : {};
   }
   const { anyOf: _branches, ...rest } = schema;

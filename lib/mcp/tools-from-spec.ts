@@ -74,7 +74,8 @@ export function toolInputSchema(op: OperationSchemas): { schema: ToolDefinition[
       if (op.deprecatedParameters.includes(key)) continue;
       // The spec's spelling (headers are lower-cased in the request schemas Fastify validates).
       const name = location === 'header' ? (op.headerNames[key] ?? key) : key;
-      if (locations.has(name)) throw new Error(`${op.operationId}: parameter "${name}" is declared in ${locations.get(name)} and ${location}; tool arguments need unique names`);
+      if (locations.has(name))
+        throw new Error(`${op.operationId}: parameter "${name}" is declared in ${locations.get(name)} and ${location}; tool arguments need unique names`);
       properties[name] = toolSchema(schema, 1);
       locations.set(name, location);
       if (req.includes(key)) required.push(name);
@@ -118,7 +119,9 @@ export function toolOutputSchema(op: OperationSchemas): ToolDefinition['outputSc
   const isObjectSchema = (s: Json) => typeof s === 'object' && s !== null && !Array.isArray(s) && s.type === 'object';
   const carried = branches.every(isObjectSchema) ? full : { type: 'object', required: ['result'], properties: { result: full }, additionalProperties: false };
   const shape = shapeWithin(carried, OUTPUT_SCHEMA_BUDGET) as JsonSchema;
-  const declared = [shape, ...(Array.isArray(shape.anyOf) ? shape.anyOf : [])].some((s) => typeof s === 'object' && s !== null && !Array.isArray(s) && typeof s.properties === 'object' && s.properties !== null && 'error' in s.properties);
+  const declared = [shape, ...(Array.isArray(shape.anyOf) ? shape.anyOf : [])].some(
+    (s) => typeof s === 'object' && s !== null && !Array.isArray(s) && typeof s.properties === 'object' && s.properties !== null && 'error' in s.properties,
+  );
   if (declared) throw new Error(`${op.operationId}: its result declares an \`error\` property, which a tool error's structuredContent would have to match`);
   return { ...shape, type: 'object' };
 }
@@ -217,7 +220,15 @@ export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, a
   if (unknown.length) {
     const accepted = [...tool.locations.keys()].join(', ') || 'none';
     const fields = unknown.map((name) => ({ in: 'query' as const, name, detail: `unknown argument '${name}' (${tool.name} takes: ${accepted})` }));
-    return { statusCode: 400, body: errorBody(400, 'Invalid tool arguments', fields.map((f) => f.detail), { reason: 'invalid_parameter', fields }) };
+    return {
+      statusCode: 400,
+      body: errorBody(
+        400,
+        'Invalid tool arguments',
+        fields.map((f) => f.detail),
+        { reason: 'invalid_parameter', fields },
+      ),
+    };
   }
   const pathArgs: Record<string, unknown> = {};
   const query: Record<string, string | string[]> = {};
@@ -239,9 +250,10 @@ export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, a
   if (missing.length) {
     const validate = validators[`${op.method} ${op.route} params`];
     const ok = validate ? validate(Object.fromEntries(Object.entries(pathArgs).filter(([, v]) => v !== ''))) : false;
-    const problems = !ok && validate?.errors
-      ? validationProblems(validate.errors, 'params')
-      : { details: missing.map((n) => `${n} is required`), fields: missing.map((n) => ({ in: 'path' as const, name: n, detail: `${n} is required` })) };
+    const problems =
+      !ok && validate?.errors
+        ? validationProblems(validate.errors, 'params')
+        : { details: missing.map((n) => `${n} is required`), fields: missing.map((n) => ({ in: 'path' as const, name: n, detail: `${n} is required` })) };
     return { statusCode: 400, body: errorBody(400, 'Invalid path parameter', problems.details, { reason: 'invalid_parameter', fields: problems.fields }) };
   }
   const url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(scalar(pathArgs[name])));

@@ -18,7 +18,10 @@ export class SettingsCache {
   // lru-cache holds no null: a tenant without stored settings is kept as NONE.
   private readonly entries: LRUCache<string, Readonly<Partial<TenantSettings>> | typeof NONE>;
 
-  constructor(public ttlMs: number = DEFAULT_SETTINGS_CACHE_TTL_MS, now: () => number = Date.now) {
+  constructor(
+    public ttlMs: number = DEFAULT_SETTINGS_CACHE_TTL_MS,
+    now: () => number = Date.now,
+  ) {
     this.entries = new LRUCache({ max: MAX_TENANTS, perf: { now } });
   }
 

@@ -49,12 +49,26 @@ const sign = (secret: Buffer, body: string): Buffer => createHmac('sha256', secr
 
 /** Stable fingerprint of a filter object (keys sorted, undefined left out). */
 export function filtersFingerprint(filters: Record<string, unknown>): string {
-  const canonical = JSON.stringify(Object.keys(filters).sort().filter((k) => filters[k] !== undefined).map((k) => [k, filters[k]]));
+  const canonical = JSON.stringify(
+    Object.keys(filters)
+      .sort()
+      .filter((k) => filters[k] !== undefined)
+      .map((k) => [k, filters[k]]),
+  );
   return b64(createHash('sha256').update(canonical).digest().subarray(0, 12));
 }
 
 export function encodeCursor(secret: Buffer, binding: CursorBinding, position: CursorPosition): string {
-  const payload: Payload = { v: 1, l: binding.list, t: binding.tenant, s: binding.sort, f: binding.filters, k: position.key, n: position.total, p: position.page };
+  const payload: Payload = {
+    v: 1,
+    l: binding.list,
+    t: binding.tenant,
+    s: binding.sort,
+    f: binding.filters,
+    k: position.key,
+    n: position.total,
+    p: position.page,
+  };
   const body = b64(Buffer.from(JSON.stringify(payload), 'utf8'));
   return `${body}.${b64(sign(secret, body))}`;
 }
@@ -65,7 +79,8 @@ const unknown = (why: string) => {
   return new ApiError(404, 'Not Found', [detail], { reason: 'invalid_cursor', fields: [{ in: 'query', name: 'cursor', detail }] });
 };
 
-const isKey = (k: unknown): k is KeyValue[] => Array.isArray(k) && k.length > 0 && k.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
+const isKey = (k: unknown): k is KeyValue[] =>
+  Array.isArray(k) && k.length > 0 && k.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)));
 
 /** The position a cursor stands for, after checking its signature and that it belongs to this request. */
 export function decodeCursor(secret: Buffer, token: string, expected: CursorBinding): CursorPosition {
@@ -83,6 +98,7 @@ export function decodeCursor(secret: Buffer, token: string, expected: CursorBind
   if (p.v !== 1 || !isKey(p.k) || !Number.isInteger(p.n) || !Number.isInteger(p.p)) throw invalid('is malformed');
   // Another tenant's cursor says nothing about which tenant it was: just "not for this request".
   if (p.t !== expected.tenant || p.l !== expected.list) throw unknown('belongs to another list or API key');
-  if (p.s !== expected.sort || p.f !== expected.filters) throw unknown('was issued for other filters (filters and updatedSince must stay the same along a walk)');
+  if (p.s !== expected.sort || p.f !== expected.filters)
+    throw unknown('was issued for other filters (filters and updatedSince must stay the same along a walk)');
   return { key: p.k, total: p.n, page: p.p };
 }

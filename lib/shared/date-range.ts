@@ -1,7 +1,10 @@
 import { mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 
 /** An inclusive instant range in epoch ms, from YYYY-MM-DD days in Mexico City. */
-export interface InstantRange { from?: number; to?: number }
+export interface InstantRange {
+  from?: number;
+  to?: number;
+}
 
 /**
  * Whole Mexico City days → instants, both ends inclusive. `endDate` before

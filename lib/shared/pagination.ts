@@ -3,7 +3,10 @@ import { invalidQuery } from '../http/api-error.ts';
 /** Last page a list serves (the spec's `page` maximum): skip-based paging deeper is slow on any database. */
 export const MAX_PAGE = 500;
 
-export interface PageRequest { page: number; limit: number }
+export interface PageRequest {
+  page: number;
+  limit: number;
+}
 
 export interface PageMeta {
   total: number;

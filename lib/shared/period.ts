@@ -38,7 +38,11 @@ export interface AnalyticsPeriod extends Period {
  * tools can rely on without knowing cross-field rules (and so no 400): an inverted range is
  * an empty period, and a range longer than maxDays covers its first maxDays days, saying so.
  */
-function span(startDate: string, endDate: string, maxDays: number): { endDate: string; days: number; requestedEndDate: string | null; start: number; end: number } {
+function span(
+  startDate: string,
+  endDate: string,
+  maxDays: number,
+): { endDate: string; days: number; requestedEndDate: string | null; start: number; end: number } {
   const start = mxDayStart(startDate);
   if (endDate < startDate) return { endDate, days: 0, requestedEndDate: null, start, end: start - 1 };
   const days = daysInRange(startDate, endDate);
@@ -99,7 +103,13 @@ export interface TaxPeriod extends Period {
  * default the current Mexico City month up to its last day. targetMonth with
  * startDate and/or endDate is their intersection (possibly empty).
  */
-export function resolveTaxPeriod(now: Date, targetMonth: string | undefined, startDate: string | undefined, endDate: string | undefined, maxDays = MAX_PERIOD_DAYS): TaxPeriod {
+export function resolveTaxPeriod(
+  now: Date,
+  targetMonth: string | undefined,
+  startDate: string | undefined,
+  endDate: string | undefined,
+  maxDays = MAX_PERIOD_DAYS,
+): TaxPeriod {
   if (targetMonth !== undefined || (startDate === undefined && endDate === undefined)) {
     const month = targetMonth ?? mxMonthKey(now.getTime());
     if (!isMonthKey(month)) throw invalidQuery('targetMonth', 'targetMonth must be a month YYYY-MM (01..12)');
@@ -109,10 +119,30 @@ export function resolveTaxPeriod(now: Date, targetMonth: string | undefined, sta
     const sd = startDate !== undefined && startDate > first ? startDate : first;
     const ed = endDate !== undefined && endDate < last ? endDate : last;
     const p = span(sd, ed, maxDays);
-    return { startDate: sd, endDate: p.endDate, days: p.days, requestedEndDate: null, timeZone: MX_TZ, start: p.start, end: p.end, targetMonth: month, source: targetMonth ? 'targetMonth' : 'default' };
+    return {
+      startDate: sd,
+      endDate: p.endDate,
+      days: p.days,
+      requestedEndDate: null,
+      timeZone: MX_TZ,
+      start: p.start,
+      end: p.end,
+      targetMonth: month,
+      source: targetMonth ? 'targetMonth' : 'default',
+    };
   }
   const p = resolvePeriod(now, startDate, endDate, { defaultDays: 31, maxDays });
-  return { startDate: p.startDate, endDate: p.endDate, days: p.days, requestedEndDate: p.requestedEndDate, timeZone: MX_TZ, start: p.start, end: p.end, targetMonth: null, source: 'range' };
+  return {
+    startDate: p.startDate,
+    endDate: p.endDate,
+    days: p.days,
+    requestedEndDate: p.requestedEndDate,
+    timeZone: MX_TZ,
+    start: p.start,
+    end: p.end,
+    targetMonth: null,
+    source: 'range',
+  };
 }
 
 /** The Mexico City months ('YYYY-MM') a period touches, each clipped to the period as [start, endExclusive). */

@@ -60,7 +60,15 @@ function paymentsRate(doc: FinancialDocument, payments: readonly PaymentRecord[]
 
 function shareOf(doc: FinancialDocument, paidC: number, count: number, priorPaidC: number, exchangeRate: number): CashBasisShare {
   const totalC = toCents(doc.iTot);
-  const base = { docId: doc.id, uuid: doc.invoice.uuid, paymentMethod: doc.invoice.paymentMethod, total: fromCents(totalC), paidInPeriod: fromCents(paidC), paymentsCount: count, exchangeRate };
+  const base = {
+    docId: doc.id,
+    uuid: doc.invoice.uuid,
+    paymentMethod: doc.invoice.paymentMethod,
+    total: fromCents(totalC),
+    paidInPeriod: fromCents(paidC),
+    paymentsCount: count,
+    exchangeRate,
+  };
   if (invoiceCancellation(doc) !== null) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice cancelled: carries no tax' };
   if (totalC <= 0) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice total is 0: no proportion can be taken' };
   // Only the part of this period's payments that fits under the Total counts (overpayment carries no tax).

@@ -39,7 +39,10 @@ export interface FindingsReport {
 
 const KIND_ORDER: readonly FindingKind[] = ['discrepancy', 'warning', 'info'];
 
-interface Entry { dateMs: number; item: ListedFinding }
+interface Entry {
+  dateMs: number;
+  item: ListedFinding;
+}
 
 const byDate = (a: Entry, b: Entry): number =>
   a.dateMs - b.dateMs ||
@@ -53,7 +56,10 @@ export class FindingsCollector {
   private readonly byCode = new Map<FindingCode, number>();
   private readonly lists: Record<FindingKind, Entry[]> = { discrepancy: [], warning: [], info: [] };
 
-  constructor(private readonly limit: number, private readonly kind: FindingKind | null) {}
+  constructor(
+    private readonly limit: number,
+    private readonly kind: FindingKind | null,
+  ) {}
 
   add(r: Reconciliation, month: string): void {
     for (const f of r.findings) this.addOne(r, f, month);

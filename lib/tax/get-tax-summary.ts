@@ -11,7 +11,14 @@ import { streamTaxDocs } from './tax-repo.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
 import { FindingsCollector, type FindingsReport } from './findings-list.ts';
-import { ALLOWED_VAT_RATES, FREIGHT_CODE_PREFIX, LEGAL_ISR_RETENTION_RATES, LEGAL_VAT_RETENTION_RATES, reconcileDocument, type FindingKind } from './reconcile.ts';
+import {
+  ALLOWED_VAT_RATES,
+  FREIGHT_CODE_PREFIX,
+  LEGAL_ISR_RETENTION_RATES,
+  LEGAL_VAT_RETENTION_RATES,
+  reconcileDocument,
+  type FindingKind,
+} from './reconcile.ts';
 import { invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator, type MonthTaxTotals, type TaxTotals } from './tax-totals.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
@@ -82,7 +89,12 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
   const acc = new TaxTotalsAccumulator(input.basis);
   const findings = new FindingsCollector(input.limit, input.findingKind ?? null);
 
-  const cursor = streamTaxDocs(ctx.db, tenant, { basis: input.basis, start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, ctx.config.queryTimeoutMs);
+  const cursor = streamTaxDocs(
+    ctx.db,
+    tenant,
+    { basis: input.basis, start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) },
+    ctx.config.queryTimeoutMs,
+  );
   for await (const raw of cursor) {
     const doc = normalize(raw);
     const r = reconcileDocument(doc, settings);

@@ -122,7 +122,6 @@ export interface Reconciliation {
   findings: Finding[];
 }
 
-
 const fmt = (pesos: number): string => pesos.toFixed(2);
 
 type AddFinding = (kind: FindingKind, code: FindingCode, declared: number, expected: number, message: string, conceptIndex?: number) => void;
@@ -207,8 +206,18 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
   const allowedRates = [...ALLOWED_VAT_RATES, settings.vatRate];
   const isAllowedRate = (r: number): boolean => allowedRates.some((a) => sameRate(a, r));
   const b: Bases = {
-    amountC: 0, discountC: 0, taxableC: 0, freightC: 0, exemptC: 0, vatExpC: 0, retExpC: 0, accessorialRetC: 0, declaredVatC: 0, declaredRetC: 0,
-    lines: zeroTaxTotalsC(), freightWithoutRetention: [],
+    amountC: 0,
+    discountC: 0,
+    taxableC: 0,
+    freightC: 0,
+    exemptC: 0,
+    vatExpC: 0,
+    retExpC: 0,
+    accessorialRetC: 0,
+    declaredVatC: 0,
+    declaredRetC: 0,
+    lines: zeroTaxTotalsC(),
+    freightWithoutRetention: [],
   };
 
   concepts.forEach((c, i) => {
@@ -235,16 +244,36 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
 
     if (isNotSubject(c)) {
       b.exemptC += baseC;
-      add('info', 'EXEMPT_EXCLUDED', base, base,
-        `Concept ${i} (${c.kind}, ObjetoImp ${c.objetoImp}) of ${fmt(base)} is not subject to VAT: excluded from the VAT and retention bases.`, i);
+      add(
+        'info',
+        'EXEMPT_EXCLUDED',
+        base,
+        base,
+        `Concept ${i} (${c.kind}, ObjetoImp ${c.objetoImp}) of ${fmt(base)} is not subject to VAT: excluded from the VAT and retention bases.`,
+        i,
+      );
       if (freight) {
-        add('warning', 'FREIGHT_NOT_SUBJECT', base, base, `Freight concept ${i} (${c.code}) is marked ObjetoImp ${c.objetoImp}; road freight is normally subject to VAT.`, i);
+        add(
+          'warning',
+          'FREIGHT_NOT_SUBJECT',
+          base,
+          base,
+          `Freight concept ${i} (${c.code}) is marked ObjetoImp ${c.objetoImp}; road freight is normally subject to VAT.`,
+          i,
+        );
       }
       if (vatC !== 0 && differsBeyond(fromCents(vatC), 0, tol)) {
         add('discrepancy', 'VAT_MISMATCH', fromCents(vatC), 0, `Concept ${i} is not subject to VAT but declares VAT ${fmt(fromCents(vatC))}.`, i);
       }
       if (judgeRetention && retC !== 0 && differsBeyond(fromCents(retC), 0, tol)) {
-        add('discrepancy', 'RETENTION_MISMATCH', fromCents(retC), 0, `Concept ${i} is not subject to VAT but declares a retention of ${fmt(fromCents(retC))}.`, i);
+        add(
+          'discrepancy',
+          'RETENTION_MISMATCH',
+          fromCents(retC),
+          0,
+          `Concept ${i} is not subject to VAT but declares a retention of ${fmt(fromCents(retC))}.`,
+          i,
+        );
       }
       return;
     }
@@ -261,10 +290,23 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
       const expVat = taxOn(l.base, rate);
       b.vatExpC += toCents(expVat);
       if (!rateOk) {
-        add('discrepancy', 'INVALID_VAT_RATE', l.amount, expVat,
-          `Concept ${i} declares IVA ${l.factor === 'Tasa' ? `rate ${l.rate}` : `${l.factor} ${l.rate}`}, not one of ${allowedRates.join(', ')}; expected ${fmt(expVat)} at ${settings.vatRate}.`, i);
+        add(
+          'discrepancy',
+          'INVALID_VAT_RATE',
+          l.amount,
+          expVat,
+          `Concept ${i} declares IVA ${l.factor === 'Tasa' ? `rate ${l.rate}` : `${l.factor} ${l.rate}`}, not one of ${allowedRates.join(', ')}; expected ${fmt(expVat)} at ${settings.vatRate}.`,
+          i,
+        );
       } else if (differsBeyond(l.amount, expVat, tol)) {
-        add('discrepancy', 'VAT_MISMATCH', l.amount, expVat, `Concept ${i}: VAT declared ${fmt(l.amount)}, expected ${fmt(expVat)} (${fmt(l.base)} × ${rate}).`, i);
+        add(
+          'discrepancy',
+          'VAT_MISMATCH',
+          l.amount,
+          expVat,
+          `Concept ${i}: VAT declared ${fmt(l.amount)}, expected ${fmt(expVat)} (${fmt(l.base)} × ${rate}).`,
+          i,
+        );
       }
     }
 
@@ -280,13 +322,25 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
         if (retC === 0 && toCents(atRate) !== 0) b.freightWithoutRetention.push({ index: i, expected: atRate });
         else if (ivaR.every((l) => l.rate !== null && sameRate(l.rate, settings.retentionRate))) {
           if (differsBeyond(fromCents(retC), atRate, tol)) {
-            add('discrepancy', 'RETENTION_MISMATCH', fromCents(retC), atRate,
-              `Concept ${i}: retention declared ${fmt(fromCents(retC))}, expected ${fmt(atRate)} (${fmt(base)} × ${settings.retentionRate}).`, i);
+            add(
+              'discrepancy',
+              'RETENTION_MISMATCH',
+              fromCents(retC),
+              atRate,
+              `Concept ${i}: retention declared ${fmt(fromCents(retC))}, expected ${fmt(atRate)} (${fmt(base)} × ${settings.retentionRate}).`,
+              i,
+            );
           }
         } else {
           for (const l of ivaR) judgeLine(l, i, 'IVA retained', 'RETENTION_MISMATCH', tol, add);
-          add('warning', 'RETENTION_RATE_UNUSUAL', fromCents(retC), atRate,
-            `Freight concept ${i} retains IVA at ${ivaR.map((l) => l.rate).join(', ')}; road freight retains ${settings.retentionRate} (RLIVA art. 3 fr. II), ${fmt(atRate)} here.`, i);
+          add(
+            'warning',
+            'RETENTION_RATE_UNUSUAL',
+            fromCents(retC),
+            atRate,
+            `Freight concept ${i} retains IVA at ${ivaR.map((l) => l.rate).join(', ')}; road freight retains ${settings.retentionRate} (RLIVA art. 3 fr. II), ${fmt(atRate)} here.`,
+            i,
+          );
         }
       } else {
         for (const l of ivaR) {
@@ -296,11 +350,25 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
           if (l.rate !== null && sameRate(l.rate, settings.retentionRate)) {
             // Accessorials (demurrage, handling) carry the 4% or not depending on practice: accepted.
             b.accessorialRetC += toCents(l.amount);
-            add('info', 'ACCESSORIAL_RETENTION', l.amount, l.amount, `Concept ${i} (${c.kind}) carries a ${settings.retentionRate} retention; accepted (practice varies for accessorials).`, i);
+            add(
+              'info',
+              'ACCESSORIAL_RETENTION',
+              l.amount,
+              l.amount,
+              `Concept ${i} (${c.kind}) carries a ${settings.retentionRate} retention; accepted (practice varies for accessorials).`,
+              i,
+            );
           } else if (legal) {
             add('info', 'RETENTION_AT_LEGAL_RATE', l.amount, l.amount, `Concept ${i} (${c.kind}) retains IVA at ${l.rate}: ${legal.why}; accepted.`, i);
           } else {
-            add('warning', 'RETENTION_RATE_UNUSUAL', l.amount, l.amount, `Concept ${i} (${c.kind}) retains IVA at ${l.rate}, a rate no rule sets for IVA retention.`, i);
+            add(
+              'warning',
+              'RETENTION_RATE_UNUSUAL',
+              l.amount,
+              l.amount,
+              `Concept ${i} (${c.kind}) retains IVA at ${l.rate}, a rate no rule sets for IVA retention.`,
+              i,
+            );
           }
         }
       }
@@ -312,7 +380,15 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
       if (!judgeLine(l, i, 'ISR retained', 'TAX_MISMATCH', tol, add)) continue;
       const legal = legalRate(LEGAL_ISR_RETENTION_RATES, l.rate);
       if (legal) add('info', 'ISR_RETAINED', l.amount, l.amount, `Concept ${i}: ISR retained ${fmt(l.amount)} at ${l.rate} (${legal.why}).`, i);
-      else add('warning', 'RETENTION_RATE_UNUSUAL', l.amount, l.amount, `Concept ${i} retains ISR at ${l.rate}, a rate no rule sets for ISR retention on a carrier's invoice.`, i);
+      else
+        add(
+          'warning',
+          'RETENTION_RATE_UNUSUAL',
+          l.amount,
+          l.amount,
+          `Concept ${i} retains ISR at ${l.rate}, a rate no rule sets for ISR retention on a carrier's invoice.`,
+          i,
+        );
     }
     for (const l of [...taxes.transfers.filter((x) => x.tax !== 'IVA'), ...taxes.retentions.filter((x) => x.tax === 'IEPS')]) {
       judgeLine(l, i, l.tax, 'TAX_MISMATCH', tol, add);
@@ -342,20 +418,49 @@ function headerBases(doc: FinancialDocument, { clientKind, settings, add }: Judg
   lines.vatTransferred = lines.transferred = toCents(doc.iTax1);
   lines.vatRetained = lines.retained = toCents(doc.iTax2);
   // The estimated taxable base at the tenant's rate.
-  const bucket = sameRate(settings.vatRate, 0.16) ? 'rate16' : sameRate(settings.vatRate, 0.08) ? 'rate8' : sameRate(settings.vatRate, 0) ? 'rate0' : 'otherRates';
+  const bucket = sameRate(settings.vatRate, 0.16)
+    ? 'rate16'
+    : sameRate(settings.vatRate, 0.08)
+      ? 'rate8'
+      : sameRate(settings.vatRate, 0)
+        ? 'rate0'
+        : 'otherRates';
   lines.vatBases[bucket] = taxableC;
   const b: Bases = {
-    amountC: 0, discountC: 0, taxableC, freightC, exemptC, vatExpC, retExpC, accessorialRetC: 0,
-    declaredVatC: toCents(doc.iTax1), declaredRetC: toCents(doc.iTax2), lines, freightWithoutRetention: [],
+    amountC: 0,
+    discountC: 0,
+    taxableC,
+    freightC,
+    exemptC,
+    vatExpC,
+    retExpC,
+    accessorialRetC: 0,
+    declaredVatC: toCents(doc.iTax1),
+    declaredRetC: toCents(doc.iTax2),
+    lines,
+    freightWithoutRetention: [],
   };
-  if (exemptC !== 0) add('info', 'EXEMPT_EXCLUDED', fromCents(exemptC), fromCents(exemptC), `Shortage deduction ${fmt(fromCents(exemptC))} excluded from the tax bases.`);
+  if (exemptC !== 0)
+    add('info', 'EXEMPT_EXCLUDED', fromCents(exemptC), fromCents(exemptC), `Shortage deduction ${fmt(fromCents(exemptC))} excluded from the tax bases.`);
   if (differsBeyond(doc.iTax1, fromCents(vatExpC), tol)) {
-    add('discrepancy', 'VAT_MISMATCH', doc.iTax1, fromCents(vatExpC), `VAT declared ${fmt(doc.iTax1)}, expected ${fmt(fromCents(vatExpC))} on a taxable base of ${fmt(fromCents(taxableC))}.`);
+    add(
+      'discrepancy',
+      'VAT_MISMATCH',
+      doc.iTax1,
+      fromCents(vatExpC),
+      `VAT declared ${fmt(doc.iTax1)}, expected ${fmt(fromCents(vatExpC))} on a taxable base of ${fmt(fromCents(taxableC))}.`,
+    );
   }
   if (clientKind === 'company') {
     if (toCents(doc.iTax2) === 0 && retExpC !== 0) b.freightWithoutRetention.push({ index: -1, expected: fromCents(retExpC) });
     else if (differsBeyond(doc.iTax2, fromCents(retExpC), tol)) {
-      add('discrepancy', 'RETENTION_MISMATCH', doc.iTax2, fromCents(retExpC), `Retention declared ${fmt(doc.iTax2)}, expected ${fmt(fromCents(retExpC))} on a freight base of ${fmt(fromCents(freightC))}.`);
+      add(
+        'discrepancy',
+        'RETENTION_MISMATCH',
+        doc.iTax2,
+        fromCents(retExpC),
+        `Retention declared ${fmt(doc.iTax2)}, expected ${fmt(fromCents(retExpC))} on a freight base of ${fmt(fromCents(freightC))}.`,
+      );
     }
   }
   return b;
@@ -370,19 +475,36 @@ function judgeRetentionByClient(doc: FinancialDocument, b: Bases, { clientKind, 
   if (b.freightWithoutRetention.length > 0) {
     if (b.declaredRetC === 0 && toCents(doc.iTax2) === 0) {
       const expected = fromCents(b.freightWithoutRetention.reduce((s, f) => s + toCents(f.expected), 0));
-      add('warning', 'RETENTION_MISSING', 0, expected,
-        `Client ${doc.client} is a company (persona moral): it must retain ${settings.retentionRate} of the freight (LIVA art. 1-A fr. II c); no retention declared, expected ${fmt(expected)}.`);
+      add(
+        'warning',
+        'RETENTION_MISSING',
+        0,
+        expected,
+        `Client ${doc.client} is a company (persona moral): it must retain ${settings.retentionRate} of the freight (LIVA art. 1-A fr. II c); no retention declared, expected ${fmt(expected)}.`,
+      );
     } else {
       for (const f of b.freightWithoutRetention) {
-        add('warning', 'FREIGHT_WITHOUT_RETENTION', 0, f.expected, `Freight concept ${f.index} carries no retention; expected ${fmt(f.expected)} for a company client.`, f.index);
+        add(
+          'warning',
+          'FREIGHT_WITHOUT_RETENTION',
+          0,
+          f.expected,
+          `Freight concept ${f.index} carries no retention; expected ${fmt(f.expected)} for a company client.`,
+          f.index,
+        );
       }
     }
   }
   if ((clientKind === 'person' || clientKind === 'public') && (b.declaredRetC !== 0 || toCents(doc.iTax2) !== 0 || b.lines.isrRetained !== 0)) {
     const vat = toCents(doc.iTax2) !== 0 ? toCents(doc.iTax2) : b.declaredRetC;
     const declared = fromCents(vat + b.lines.isrRetained);
-    add('warning', 'RETENTION_UNEXPECTED', declared, 0,
-      `Client ${doc.client} is a ${clientKind === 'person' ? 'persona física' : 'generic public/foreign RFC'}: it retains no tax, but ${fmt(declared)} is declared as retained${b.lines.isrRetained !== 0 ? ` (ISR ${fmt(fromCents(b.lines.isrRetained))})` : ''}.`);
+    add(
+      'warning',
+      'RETENTION_UNEXPECTED',
+      declared,
+      0,
+      `Client ${doc.client} is a ${clientKind === 'person' ? 'persona física' : 'generic public/foreign RFC'}: it retains no tax, but ${fmt(declared)} is declared as retained${b.lines.isrRetained !== 0 ? ` (ISR ${fmt(fromCents(b.lines.isrRetained))})` : ''}.`,
+    );
   }
 }
 
@@ -393,14 +515,45 @@ function judgeRetentionByClient(doc: FinancialDocument, b: Bases, { clientKind, 
  */
 function judgeArithmetic(doc: FinancialDocument, b: Bases, hasConcepts: boolean, tol: number, add: AddFinding): void {
   if (hasConcepts) {
-    if (differsBeyond(doc.iSub, fromCents(b.amountC), tol)) add('discrepancy', 'SUBTOTAL_MISMATCH', doc.iSub, fromCents(b.amountC), `SubTotal ${fmt(doc.iSub)} ≠ Σ concept amounts ${fmt(fromCents(b.amountC))}.`);
-    if (differsBeyond(doc.iDesc, fromCents(b.discountC), tol)) add('discrepancy', 'DISCOUNT_MISMATCH', doc.iDesc, fromCents(b.discountC), `Discount ${fmt(doc.iDesc)} ≠ Σ concept discounts ${fmt(fromCents(b.discountC))}.`);
-    if (differsBeyond(doc.iTax1, fromCents(b.declaredVatC), tol)) add('discrepancy', 'VAT_SUM_MISMATCH', doc.iTax1, fromCents(b.declaredVatC), `Document VAT ${fmt(doc.iTax1)} ≠ Σ concept VAT ${fmt(fromCents(b.declaredVatC))}.`);
-    if (differsBeyond(doc.iTax2, fromCents(b.declaredRetC), tol)) add('discrepancy', 'RETENTION_SUM_MISMATCH', doc.iTax2, fromCents(b.declaredRetC), `Document retention ${fmt(doc.iTax2)} ≠ Σ concept retention ${fmt(fromCents(b.declaredRetC))}.`);
+    if (differsBeyond(doc.iSub, fromCents(b.amountC), tol))
+      add('discrepancy', 'SUBTOTAL_MISMATCH', doc.iSub, fromCents(b.amountC), `SubTotal ${fmt(doc.iSub)} ≠ Σ concept amounts ${fmt(fromCents(b.amountC))}.`);
+    if (differsBeyond(doc.iDesc, fromCents(b.discountC), tol))
+      add(
+        'discrepancy',
+        'DISCOUNT_MISMATCH',
+        doc.iDesc,
+        fromCents(b.discountC),
+        `Discount ${fmt(doc.iDesc)} ≠ Σ concept discounts ${fmt(fromCents(b.discountC))}.`,
+      );
+    if (differsBeyond(doc.iTax1, fromCents(b.declaredVatC), tol))
+      add(
+        'discrepancy',
+        'VAT_SUM_MISMATCH',
+        doc.iTax1,
+        fromCents(b.declaredVatC),
+        `Document VAT ${fmt(doc.iTax1)} ≠ Σ concept VAT ${fmt(fromCents(b.declaredVatC))}.`,
+      );
+    if (differsBeyond(doc.iTax2, fromCents(b.declaredRetC), tol))
+      add(
+        'discrepancy',
+        'RETENTION_SUM_MISMATCH',
+        doc.iTax2,
+        fromCents(b.declaredRetC),
+        `Document retention ${fmt(doc.iTax2)} ≠ Σ concept retention ${fmt(fromCents(b.declaredRetC))}.`,
+      );
     if (doc.taxTotals) {
-      for (const [what, declared, lines] of [['transferred', doc.taxTotals.transferred, b.lines.transferred], ['retained', doc.taxTotals.retained, b.lines.retained]] as const) {
+      for (const [what, declared, lines] of [
+        ['transferred', doc.taxTotals.transferred, b.lines.transferred],
+        ['retained', doc.taxTotals.retained, b.lines.retained],
+      ] as const) {
         if (differsBeyond(declared, fromCents(lines), tol)) {
-          add('discrepancy', 'TAX_TOTAL_MISMATCH', declared, fromCents(lines), `Document total of taxes ${what} ${fmt(declared)} ≠ Σ concept taxes ${what} ${fmt(fromCents(lines))}.`);
+          add(
+            'discrepancy',
+            'TAX_TOTAL_MISMATCH',
+            declared,
+            fromCents(lines),
+            `Document total of taxes ${what} ${fmt(declared)} ≠ Σ concept taxes ${what} ${fmt(fromCents(lines))}.`,
+          );
         }
       }
     }
@@ -409,7 +562,13 @@ function judgeArithmetic(doc: FinancialDocument, b: Bases, hasConcepts: boolean,
   const taxesC = doc.taxTotals ? toCents(doc.taxTotals.transferred) - toCents(doc.taxTotals.retained) : toCents(doc.iTax1) - toCents(doc.iTax2) + otherTaxesC;
   const expectedTotal = fromCents(toCents(doc.iSub) - toCents(doc.iDesc) + taxesC);
   if (differsBeyond(doc.iTot, expectedTotal, tol)) {
-    add('discrepancy', 'TOTAL_MISMATCH', doc.iTot, expectedTotal, `Total ${fmt(doc.iTot)} ≠ SubTotal − discount + transferred − retained taxes = ${fmt(expectedTotal)}.`);
+    add(
+      'discrepancy',
+      'TOTAL_MISMATCH',
+      doc.iTot,
+      expectedTotal,
+      `Total ${fmt(doc.iTot)} ≠ SubTotal − discount + transferred − retained taxes = ${fmt(expectedTotal)}.`,
+    );
   }
   if (toCents(doc.iTot) < 0) add('discrepancy', 'NEGATIVE_TOTAL', doc.iTot, 0, `Total ${fmt(doc.iTot)} is negative.`);
 }
@@ -469,7 +628,13 @@ export function reconcileDocument(doc: FinancialDocument, settings: ReconcileSet
     const how = cancellationStatus === 'expired' ? ', tacitly accepted' : '';
     add('info', 'DOCUMENT_CANCELLED', doc.iTot, 0, `Invoice cancelled (motive ${cancellation.motive ?? 'not known'}${repl}${how}): excluded from tax totals.`);
   } else if (cancellationStatus === 'pending') {
-    add('info', 'CANCELLATION_PENDING', doc.iTot, doc.iTot, 'A cancellation of this invoice is pending (requested, not in effect): it stays in the tax totals until the SAT cancels it.');
+    add(
+      'info',
+      'CANCELLATION_PENDING',
+      doc.iTot,
+      doc.iTot,
+      'A cancellation of this invoice is pending (requested, not in effect): it stays in the tax totals until the SAT cancels it.',
+    );
   } else if (cancellationStatus === 'rejected') {
     add('info', 'CANCELLATION_REJECTED', doc.iTot, doc.iTot, 'The receiver rejected the cancellation of this invoice: it stays valid and in the tax totals.');
   }

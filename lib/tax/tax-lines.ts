@@ -72,7 +72,14 @@ export interface TaxTotalsC {
 
 export const zeroTaxTotalsC = (): TaxTotalsC => ({
   vatBases: { rate16: 0, rate8: 0, rate0: 0, exempt: 0, otherRates: 0 },
-  vatTransferred: 0, vatRetained: 0, isrTransferred: 0, isrRetained: 0, iepsTransferred: 0, iepsRetained: 0, transferred: 0, retained: 0,
+  vatTransferred: 0,
+  vatRetained: 0,
+  isrTransferred: 0,
+  isrRetained: 0,
+  iepsTransferred: 0,
+  iepsRetained: 0,
+  transferred: 0,
+  retained: 0,
 });
 
 const KEY: Record<TaxName, { transfer: keyof TaxTotalsC; retention: keyof TaxTotalsC }> = {

@@ -13,8 +13,26 @@ export interface TaxDocsQuery {
 
 /** What the reconciliation reads of a document; everything else stays in the database. */
 const PROJECTION = {
-  _id: 1, id: 1, company: 1, client: 1, clientName: 1, date: 1, currency: 1, exchangeRate: 1, taxTotals: 1, iSub: 1, iTot: 1, iTax1: 1, iTax2: 1, iDesc: 1, iFalt: 1,
-  'invoice.uuid': 1, 'invoice.paymentMethod': 1, 'invoice.ship': 1, 'invoice.concepts': 1, canceled: 1,
+  _id: 1,
+  id: 1,
+  company: 1,
+  client: 1,
+  clientName: 1,
+  date: 1,
+  currency: 1,
+  exchangeRate: 1,
+  taxTotals: 1,
+  iSub: 1,
+  iTot: 1,
+  iTax1: 1,
+  iTax2: 1,
+  iDesc: 1,
+  iFalt: 1,
+  'invoice.uuid': 1,
+  'invoice.paymentMethod': 1,
+  'invoice.ship': 1,
+  'invoice.concepts': 1,
+  canceled: 1,
 } as const;
 
 /**

@@ -27,10 +27,29 @@ import { cashBasisForPeriod } from './cash-basis.ts';
 import type { FindingKind, Reconciliation } from './reconcile.ts';
 
 export const FIELDS = [
-  'subtotal', 'discount', 'taxableBase', 'freightBase', 'exemptShortage', 'exemptIndemnity', 'exemptOther',
-  'vatDeclared', 'vatExpected', 'retentionDeclared', 'retentionExpected', 'total', 'collected',
-  'vatBase16', 'vatBase8', 'vatBase0', 'vatBaseExempt', 'vatBaseOther', 'isrRetained', 'iepsTransferred', 'iepsRetained',
-  'transferredTaxes', 'retainedTaxes',
+  'subtotal',
+  'discount',
+  'taxableBase',
+  'freightBase',
+  'exemptShortage',
+  'exemptIndemnity',
+  'exemptOther',
+  'vatDeclared',
+  'vatExpected',
+  'retentionDeclared',
+  'retentionExpected',
+  'total',
+  'collected',
+  'vatBase16',
+  'vatBase8',
+  'vatBase0',
+  'vatBaseExempt',
+  'vatBaseOther',
+  'isrRetained',
+  'iepsTransferred',
+  'iepsRetained',
+  'transferredTaxes',
+  'retainedTaxes',
 ] as const;
 export type AmountField = (typeof FIELDS)[number];
 export type AmountsC = Record<AmountField, number>;
@@ -40,7 +59,31 @@ export type AmountsC = Record<AmountField, number>;
  * document and month slice of a summary.
  */
 export function mapAmounts(a: AmountsC, fn: (cents: number) => number): AmountsC {
-  return { subtotal: fn(a.subtotal), discount: fn(a.discount), taxableBase: fn(a.taxableBase), freightBase: fn(a.freightBase), exemptShortage: fn(a.exemptShortage), exemptIndemnity: fn(a.exemptIndemnity), exemptOther: fn(a.exemptOther), vatDeclared: fn(a.vatDeclared), vatExpected: fn(a.vatExpected), retentionDeclared: fn(a.retentionDeclared), retentionExpected: fn(a.retentionExpected), total: fn(a.total), collected: fn(a.collected), vatBase16: fn(a.vatBase16), vatBase8: fn(a.vatBase8), vatBase0: fn(a.vatBase0), vatBaseExempt: fn(a.vatBaseExempt), vatBaseOther: fn(a.vatBaseOther), isrRetained: fn(a.isrRetained), iepsTransferred: fn(a.iepsTransferred), iepsRetained: fn(a.iepsRetained), transferredTaxes: fn(a.transferredTaxes), retainedTaxes: fn(a.retainedTaxes) };
+  return {
+    subtotal: fn(a.subtotal),
+    discount: fn(a.discount),
+    taxableBase: fn(a.taxableBase),
+    freightBase: fn(a.freightBase),
+    exemptShortage: fn(a.exemptShortage),
+    exemptIndemnity: fn(a.exemptIndemnity),
+    exemptOther: fn(a.exemptOther),
+    vatDeclared: fn(a.vatDeclared),
+    vatExpected: fn(a.vatExpected),
+    retentionDeclared: fn(a.retentionDeclared),
+    retentionExpected: fn(a.retentionExpected),
+    total: fn(a.total),
+    collected: fn(a.collected),
+    vatBase16: fn(a.vatBase16),
+    vatBase8: fn(a.vatBase8),
+    vatBase0: fn(a.vatBase0),
+    vatBaseExempt: fn(a.vatBaseExempt),
+    vatBaseOther: fn(a.vatBaseOther),
+    isrRetained: fn(a.isrRetained),
+    iepsTransferred: fn(a.iepsTransferred),
+    iepsRetained: fn(a.iepsRetained),
+    transferredTaxes: fn(a.transferredTaxes),
+    retainedTaxes: fn(a.retainedTaxes),
+  };
 }
 
 const ZERO = Object.freeze(Object.fromEntries(FIELDS.map((f) => [f, 0])) as AmountsC);
@@ -98,7 +141,10 @@ export interface TaxContribution {
 }
 
 /** Not-subject amounts (ObjetoImp 01, or 03… without taxes) by what they are: shortage, indemnity, anything else (cents). */
-export function exemptBreakdownC(doc: Pick<FinancialDocument, 'invoice' | 'iFalt'>, r: Pick<Reconciliation, 'exemptAmount'>): { shortage: number; indemnity: number; other: number } {
+export function exemptBreakdownC(
+  doc: Pick<FinancialDocument, 'invoice' | 'iFalt'>,
+  r: Pick<Reconciliation, 'exemptAmount'>,
+): { shortage: number; indemnity: number; other: number } {
   const concepts = doc.invoice.concepts ?? [];
   // Without concepts the reconciliation takes iFalt (the shortage deduction) as the exempt amount.
   if (concepts.length === 0) return { shortage: toCents(r.exemptAmount), indemnity: 0, other: 0 };
@@ -282,8 +328,18 @@ class Acc {
         other: fromCents(a.exemptOther),
       },
       vat: { declared: fromCents(a.vatDeclared), expected: fromCents(a.vatExpected), difference: fromCents(a.vatDeclared - a.vatExpected) },
-      retention: { declared: fromCents(a.retentionDeclared), expected: fromCents(a.retentionExpected), difference: fromCents(a.retentionDeclared - a.retentionExpected) },
-      vatBases: { rate16: fromCents(a.vatBase16), rate8: fromCents(a.vatBase8), rate0: fromCents(a.vatBase0), exempt: fromCents(a.vatBaseExempt), otherRates: fromCents(a.vatBaseOther) },
+      retention: {
+        declared: fromCents(a.retentionDeclared),
+        expected: fromCents(a.retentionExpected),
+        difference: fromCents(a.retentionDeclared - a.retentionExpected),
+      },
+      vatBases: {
+        rate16: fromCents(a.vatBase16),
+        rate8: fromCents(a.vatBase8),
+        rate0: fromCents(a.vatBase0),
+        exempt: fromCents(a.vatBaseExempt),
+        otherRates: fromCents(a.vatBaseOther),
+      },
       isrRetained: fromCents(a.isrRetained),
       ieps: { transferred: fromCents(a.iepsTransferred), retained: fromCents(a.iepsRetained) },
       transferredTaxes: fromCents(a.transferredTaxes),

@@ -20,7 +20,15 @@ const holidaysCache = new Map<number, Set<string>>();
 export function cffHolidays(year: number): Set<string> {
   let set = holidaysCache.get(year);
   if (set) return set;
-  set = new Set([`${year}-01-01`, nthWeekday(year, 2, 1, 1), nthWeekday(year, 3, 1, 3), `${year}-05-01`, `${year}-09-16`, nthWeekday(year, 11, 1, 3), `${year}-12-25`]);
+  set = new Set([
+    `${year}-01-01`,
+    nthWeekday(year, 2, 1, 1),
+    nthWeekday(year, 3, 1, 3),
+    `${year}-05-01`,
+    `${year}-09-16`,
+    nthWeekday(year, 11, 1, 3),
+    `${year}-12-25`,
+  ]);
   if (year >= 2024 && (year - 2024) % 6 === 0) set.add(`${year}-10-01`);
   else if (year < 2024 && (year - 2018) % 6 === 0) set.add(`${year}-12-01`);
   holidaysCache.set(year, set);
@@ -37,7 +45,7 @@ export function isBusinessDay(date: string): boolean {
  */
 export function businessDaysDeadline(fromMs: number, days: number): number {
   let date = mxDateString(fromMs);
-  for (let left = days; left > 0; ) {
+  for (let left = days; left > 0;) {
     date = mxAddDays(date, 1);
     if (isBusinessDay(date)) left -= 1;
   }

@@ -34,13 +34,26 @@ function intlWallTime(epochMs: number): WallTime {
   const out: WallTime = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   for (const p of partsFormatter.formatToParts(new Date(epochMs))) {
     switch (p.type) {
-      case 'year': out.year = Number(p.value); break;
-      case 'month': out.month = Number(p.value); break;
-      case 'day': out.day = Number(p.value); break;
-      case 'hour': out.hour = Number(p.value); break;
-      case 'minute': out.minute = Number(p.value); break;
-      case 'second': out.second = Number(p.value); break;
-      default: break;
+      case 'year':
+        out.year = Number(p.value);
+        break;
+      case 'month':
+        out.month = Number(p.value);
+        break;
+      case 'day':
+        out.day = Number(p.value);
+        break;
+      case 'hour':
+        out.hour = Number(p.value);
+        break;
+      case 'minute':
+        out.minute = Number(p.value);
+        break;
+      case 'second':
+        out.second = Number(p.value);
+        break;
+      default:
+        break;
     }
   }
   return out;
@@ -100,7 +113,11 @@ const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const MONTH_RE = /^(\d{4})-(\d{2})$/;
 const WALL_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/;
 
-interface Ymd { year: number; month: number; day: number }
+interface Ymd {
+  year: number;
+  month: number;
+  day: number;
+}
 
 function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();
@@ -128,7 +145,12 @@ const fmtYmd = (y: number, m: number, d: number): string => `${String(y).padStar
 
 /** True when `date` is a real YYYY-MM-DD calendar date. */
 export function isMxDateString(date: string): boolean {
-  try { parseDate(date); return true; } catch { return false; }
+  try {
+    parseDate(date);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** True when `month` is YYYY-MM with month 01..12. */

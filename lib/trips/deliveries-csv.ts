@@ -121,13 +121,18 @@ export function deliveryRow(line: number, values: Partial<Record<Column, string>
   const tripId = text('tripId');
   const shipmentId = text('shipmentId');
   const productCode = text('productCode');
-  for (const [name, value] of [['tripId', tripId], ['shipmentId', shipmentId]] as const) {
-    if (value !== '' && (value.length > 64 || !ID_RE.test(value))) problems.push(`${name} "${value}" is not an id of this service (letters, digits, '.', '_', '-'; at most 64)`);
+  for (const [name, value] of [
+    ['tripId', tripId],
+    ['shipmentId', shipmentId],
+  ] as const) {
+    if (value !== '' && (value.length > 64 || !ID_RE.test(value)))
+      problems.push(`${name} "${value}" is not an id of this service (letters, digits, '.', '_', '-'; at most 64)`);
   }
   if (productCode !== '' && !CODE_RE.test(productCode)) problems.push(`productCode "${productCode}" is not a SAT product key (8 digits)`);
   let offloaded = offloadedNumber ?? Number.NaN;
   if (offloadedNumber === undefined && text('offloaded') !== '') {
-    if (!DECIMAL_RE.test(text('offloaded'))) problems.push(`offloaded "${text('offloaded')}" is not a number of litres (digits and a decimal point, e.g. 30952.5)`);
+    if (!DECIMAL_RE.test(text('offloaded')))
+      problems.push(`offloaded "${text('offloaded')}" is not a number of litres (digits and a decimal point, e.g. 30952.5)`);
     else offloaded = Number(text('offloaded'));
     if (offloaded > 1_000_000) problems.push(`offloaded ${offloaded} is more than 1,000,000 litres`);
   }
@@ -141,16 +146,21 @@ export function deliveryRow(line: number, values: Partial<Record<Column, string>
     }
   }
   const ticket = text('ticket') === '' ? null : text('ticket');
-  if (ticket !== null && (ticket.length > 64 || !TICKET_RE.test(ticket))) problems.push(`ticket "${ticket}" is not a ticket reference (letters, digits, space and . _ / # : -; at most 64)`);
+  if (ticket !== null && (ticket.length > 64 || !TICKET_RE.test(ticket)))
+    problems.push(`ticket "${ticket}" is not a ticket reference (letters, digits, space and . _ / # : -; at most 64)`);
   return { line, tripId, shipmentId, productCode, offloaded, offloadDate, ticket, problems };
 }
 
 /** Why a first line is not the template's header, in words (the test itself is CSV_HEADER_RE). */
 function headerProblems(first: string): string[] {
-  const names = first.replace(/^\uFEFF/, '').split(/\r?\n/)[0]!.split(',');
+  const names = first
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)[0]!
+    .split(',');
   const problems: string[] = [];
   names.forEach((n) => {
-    if (!(CSV_COLUMNS as readonly string[]).includes(n)) problems.push(`column "${n}" is not one of ${CSV_COLUMNS.join(', ')} (names are case-sensitive, without spaces)`);
+    if (!(CSV_COLUMNS as readonly string[]).includes(n))
+      problems.push(`column "${n}" is not one of ${CSV_COLUMNS.join(', ')} (names are case-sensitive, without spaces)`);
   });
   for (const c of REQUIRED) if (!names.includes(c)) problems.push(`column ${c} is missing`);
   problems.push(`the first line must be exactly ${REQUIRED.join(',')} or ${[...REQUIRED, 'ticket'].join(',')}`);
@@ -159,13 +169,27 @@ function headerProblems(first: string): string[] {
 
 /** The rows of a deliveries CSV (see the module comment); rows past `maxRows` are rejected, not read. */
 export function parseDeliveriesCsv(text: string, maxRows: number): DeliveryRowInput[] {
-  if (!CSV_HEADER_RE.test(text)) throw new CsvError(text.length === 0 ? ['the file is empty: the first line is the header tripId,shipmentId,productCode,offloaded,offloadDate[,ticket]'] : headerProblems(text).map((p) => `header (line 1): ${p}`));
+  if (!CSV_HEADER_RE.test(text))
+    throw new CsvError(
+      text.length === 0
+        ? ['the file is empty: the first line is the header tripId,shipmentId,productCode,offloaded,offloadDate[,ticket]']
+        : headerProblems(text).map((p) => `header (line 1): ${p}`),
+    );
   const records = csvRecords(text);
   const columns = [...REQUIRED, ...(records.next().value!.fields.length > REQUIRED.length ? (['ticket'] as const) : [])];
   const rows: DeliveryRowInput[] = [];
   for (const { line, fields, unclosed } of records) {
     if (rows.length >= maxRows) {
-      rows.push({ line, tripId: (fields[0] ?? '').trim(), shipmentId: (fields[1] ?? '').trim(), productCode: (fields[2] ?? '').trim(), offloaded: Number.NaN, offloadDate: Number.NaN, ticket: null, problems: [`beyond the ${maxRows} rows one request may hold: send it in another file`] });
+      rows.push({
+        line,
+        tripId: (fields[0] ?? '').trim(),
+        shipmentId: (fields[1] ?? '').trim(),
+        productCode: (fields[2] ?? '').trim(),
+        offloaded: Number.NaN,
+        offloadDate: Number.NaN,
+        ticket: null,
+        problems: [`beyond the ${maxRows} rows one request may hold: send it in another file`],
+      });
       continue;
     }
     const values: Partial<Record<Column, string>> = {};

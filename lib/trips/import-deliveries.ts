@@ -48,7 +48,18 @@ export interface DeliveriesReport {
 function readRows(input: ImportDeliveriesInput): DeliveryRowInput[] {
   if ('rows' in input) {
     return input.rows.map((r, i) =>
-      deliveryRow(i + 1, { tripId: r.tripId, shipmentId: r.shipmentId, productCode: r.productCode, offloaded: String(r.offloaded), offloadDate: r.offloadDate, ticket: r.ticket ?? '' }, r.offloaded),
+      deliveryRow(
+        i + 1,
+        {
+          tripId: r.tripId,
+          shipmentId: r.shipmentId,
+          productCode: r.productCode,
+          offloaded: String(r.offloaded),
+          offloadDate: r.offloadDate,
+          ticket: r.ticket ?? '',
+        },
+        r.offloaded,
+      ),
     );
   }
   // Not UTF-8 (a spreadsheet's own encoding): the bytes that are not become U+FFFD and only the values holding them fail.
@@ -56,7 +67,8 @@ function readRows(input: ImportDeliveriesInput): DeliveryRowInput[] {
   try {
     return parseDeliveriesCsv(text, MAX_DELIVERY_ROWS);
   } catch (err) {
-    if (err instanceof CsvError) throw badRequest('Invalid CSV', err.details, { reason: 'invalid_body', fields: err.details.map((detail) => ({ in: 'body', name: '', detail })) });
+    if (err instanceof CsvError)
+      throw badRequest('Invalid CSV', err.details, { reason: 'invalid_body', fields: err.details.map((detail) => ({ in: 'body', name: '', detail })) });
     throw err;
   }
 }
@@ -64,7 +76,8 @@ function readRows(input: ImportDeliveriesInput): DeliveryRowInput[] {
 const legKey = (r: DeliveryRowInput): string => `${r.tripId}\u0000${r.shipmentId}`;
 const describe = (values: string[]): string => someOf(values.map((v) => v || '(empty)'));
 const linesOf = (rs: readonly DeliveryRowInput[]): string => someOf(rs.map((r) => r.line));
-const sameLegRejected = (rs: readonly DeliveryRowInput[]): string => `leg not recorded: line ${linesOf(rs)} of the same leg ${rs.length === 1 ? 'is' : 'are'} rejected`;
+const sameLegRejected = (rs: readonly DeliveryRowInput[]): string =>
+  `leg not recorded: line ${linesOf(rs)} of the same leg ${rs.length === 1 ? 'is' : 'are'} rejected`;
 
 /**
  * `signal` stops between rounds of trips (DeliveriesAborted from record-deliveries.ts).
@@ -99,7 +112,11 @@ export async function importDeliveries(ctx: ServiceContext, tenant: string, inpu
       for (const r of legRows) reject(r, reason);
     } else {
       const first = legRows[0]!;
-      requests.push({ tripId: first.tripId, shipmentId: first.shipmentId, input: { offloadDate: first.offloadDate, ticket: first.ticket, products: legRows.map((r) => ({ code: r.productCode, offloaded: r.offloaded })) } });
+      requests.push({
+        tripId: first.tripId,
+        shipmentId: first.shipmentId,
+        input: { offloadDate: first.offloadDate, ticket: first.ticket, products: legRows.map((r) => ({ code: r.productCode, offloaded: r.offloaded })) },
+      });
       requestRows.push(legRows);
     }
   }
@@ -151,7 +168,13 @@ export async function importDeliveries(ctx: ServiceContext, tenant: string, inpu
   const count = (s: RowStatus) => out.reduce((n, r) => (r.status === s ? n + 1 : n), 0);
   return {
     tenant,
-    summary: { rows: out.length, legs: new Set(rows.filter((r) => r.tripId !== '' && r.shipmentId !== '').map(legKey)).size, applied: count('applied'), unchanged: count('unchanged'), rejected: count('rejected') },
+    summary: {
+      rows: out.length,
+      legs: new Set(rows.filter((r) => r.tripId !== '' && r.shipmentId !== '').map(legKey)).size,
+      applied: count('applied'),
+      unchanged: count('unchanged'),
+      rejected: count('rejected'),
+    },
     rows: out,
   };
 }

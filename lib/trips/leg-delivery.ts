@@ -77,7 +77,11 @@ export function deliveredLeg(leg: TripLeg, input: DeliveryInput, now: number): {
     used.set(p.code, n + 1);
     if (n >= mine.length) {
       const times = (x: number): string => (x === 1 ? 'once' : `${x} times`);
-      problems.push({ field: `products.${k}.code`, product: k, message: `product ${p.code} is given ${times(given.get(p.code)!)}; leg ${leg.shipment} carries it ${times(mine.length)}` });
+      problems.push({
+        field: `products.${k}.code`,
+        product: k,
+        message: `product ${p.code} is given ${times(given.get(p.code)!)}; leg ${leg.shipment} carries it ${times(mine.length)}`,
+      });
       return;
     }
     const place = mine[n]!;
@@ -96,7 +100,10 @@ export function deliveredLeg(leg: TripLeg, input: DeliveryInput, now: number): {
   for (const [code, mine] of places) {
     const missing = mine.length - Math.min(used.get(code) ?? 0, mine.length);
     if (missing > 0) {
-      problems.push({ field: 'products', message: `product ${code} of leg ${leg.shipment} is missing${mine.length > 1 ? ` (${missing} of its ${mine.length} lines)` : ''}: every product of the leg needs its offloaded litres` });
+      problems.push({
+        field: 'products',
+        message: `product ${code} of leg ${leg.shipment} is missing${mine.length > 1 ? ` (${missing} of its ${mine.length} lines)` : ''}: every product of the leg needs its offloaded litres`,
+      });
     }
   }
   if (problems.length) return { problems };

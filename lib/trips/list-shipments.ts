@@ -33,9 +33,7 @@ export interface ListShipmentsInput {
 }
 
 type Meta = PageMeta & { nextCursor: string | null; tenant: string };
-export type ShipmentsPage =
-  | { meta: Meta & { detail: 'summary' }; data: TripSummary[] }
-  | { meta: Meta & { detail: 'full' }; data: TripDocument[] };
+export type ShipmentsPage = { meta: Meta & { detail: 'summary' }; data: TripSummary[] } | { meta: Meta & { detail: 'full' }; data: TripDocument[] };
 
 const both = (a: InstantRange | undefined, b: InstantRange): InstantRange | undefined => {
   const from = Math.max(a?.from ?? -Infinity, b.from ?? -Infinity);

@@ -20,20 +20,39 @@ export async function putImportedTrips(ctx: ServiceContext, tenant: string, docs
   const done = new Set<string>();
   let pending = [...docs];
   for (let attempt = 0; attempt < WRITE_ATTEMPTS && pending.length > 0; attempt++) {
-    const stored = new Map((await findTripsByIds(ctx.db, tenant, pending.map((d) => d._id), ctx.config.queryTimeoutMs)).map((t) => [t._id, t]));
+    const stored = new Map(
+      (
+        await findTripsByIds(
+          ctx.db,
+          tenant,
+          pending.map((d) => d._id),
+          ctx.config.queryTimeoutMs,
+        )
+      ).map((t) => [t._id, t]),
+    );
     const inserts: TripDocument[] = [];
     const replacements: TripReplacement[] = [];
     for (const doc of pending) {
       const current = stored.get(doc._id);
       const next = keepRecordedDeliveries(doc, current);
       if (!current) inserts.push({ ...next, lastUpdate: now.toISOString() });
-      else if (!sameContent(current, next)) replacements.push({ trip: { ...next, lastUpdate: nextLastUpdate(current.lastUpdate, now) }, readLastUpdate: current.lastUpdate });
+      else if (!sameContent(current, next))
+        replacements.push({ trip: { ...next, lastUpdate: nextLastUpdate(current.lastUpdate, now) }, readLastUpdate: current.lastUpdate });
     }
-    const written = new Set([...(await insertTripsIfAbsent(ctx.db, tenant, inserts)), ...(await replaceTripsIfUnchanged(ctx.db, tenant, replacements, ctx.config.queryTimeoutMs))]);
+    const written = new Set([
+      ...(await insertTripsIfAbsent(ctx.db, tenant, inserts)),
+      ...(await replaceTripsIfUnchanged(ctx.db, tenant, replacements, ctx.config.queryTimeoutMs)),
+    ]);
     for (const id of written) done.add(id);
     const attempted = new Set([...inserts.map((d) => d._id), ...replacements.map((r) => r.trip._id)]);
     pending = pending.filter((d) => attempted.has(d._id) && !written.has(d._id));
   }
-  if (pending.length > 0) throw new ApiError(503, 'Service Unavailable', [`trips changed during every attempt to import them (${pending.map((d) => d._id).join(', ')}); import the files again`], { reason: 'conflict' });
+  if (pending.length > 0)
+    throw new ApiError(
+      503,
+      'Service Unavailable',
+      [`trips changed during every attempt to import them (${pending.map((d) => d._id).join(', ')}); import the files again`],
+      { reason: 'conflict' },
+    );
   return done;
 }

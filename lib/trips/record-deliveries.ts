@@ -43,7 +43,12 @@ export class DeliveriesAborted extends Error {
 }
 
 /** `signal` stops between rounds of CHUNK trips (DeliveriesAborted); each trip is written whole or not at all. */
-export async function recordDeliveries(ctx: ServiceContext, tenant: string, requests: readonly DeliveryRequest[], signal?: AbortSignal): Promise<DeliveryResult[]> {
+export async function recordDeliveries(
+  ctx: ServiceContext,
+  tenant: string,
+  requests: readonly DeliveryRequest[],
+  signal?: AbortSignal,
+): Promise<DeliveryResult[]> {
   const results: (DeliveryResult | undefined)[] = requests.map(() => undefined);
   const byTrip = new Map<string, number[]>();
   requests.forEach((r, i) => addTo(byTrip, r.tripId, i));

@@ -7,8 +7,7 @@
  */
 import type { TripDocument, TripLeg } from '../model/trip-document.ts';
 
-const sameProducts = (a: TripLeg, b: TripLeg): boolean =>
-  a.products.length === b.products.length && a.products.every((p, i) => p.code === b.products[i]!.code);
+const sameProducts = (a: TripLeg, b: TripLeg): boolean => a.products.length === b.products.length && a.products.every((p, i) => p.code === b.products[i]!.code);
 
 /**
  * The imported trip with the recorded deliveries of its stored version: for each

@@ -78,9 +78,7 @@ export function toleranceFor(settings: ToleranceSettings, client: string | undef
   const hasClient = (r: ToleranceRule): boolean => r.client !== undefined && r.client !== '';
   const hasProduct = (r: ToleranceRule): boolean => r.productCode !== undefined && r.productCode !== '';
   const rule =
-    (client !== undefined && productCode !== undefined
-      ? find((r) => r.client === client && r.productCode === productCode)
-      : undefined) ??
+    (client !== undefined && productCode !== undefined ? find((r) => r.client === client && r.productCode === productCode) : undefined) ??
     (client !== undefined ? find((r) => r.client === client && !hasProduct(r)) : undefined) ??
     (productCode !== undefined ? find((r) => r.productCode === productCode && !hasClient(r)) : undefined);
   return rule?.pct ?? settings.shrinkageTolerancePct;

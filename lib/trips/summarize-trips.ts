@@ -9,10 +9,7 @@ import { tripSummary, type TripSummary } from './summary.ts';
 export async function summarizeTrips(ctx: ServiceContext, tenant: string, docs: TripDocument[]): Promise<TripSummary[]> {
   const ids = [...new Set(docs.map((t) => t.idFinan).filter((id): id is string => typeof id === 'string'))];
   // One batched, tenant-scoped query: a link to another tenant's document resolves to null.
-  const [settings, linked] = await Promise.all([
-    getTenantSettings(ctx.db, tenant),
-    findFinancialDocsByIds(ctx.db, tenant, ids, ctx.config.queryTimeoutMs),
-  ]);
+  const [settings, linked] = await Promise.all([getTenantSettings(ctx.db, tenant), findFinancialDocsByIds(ctx.db, tenant, ids, ctx.config.queryTimeoutMs)]);
   const byId = new Map(linked.map((d) => [d._id, d]));
   const summaryCtx = { settings, statusLabel: (code: number) => statusLabel(settings, code), fileUrl: fileUrlResolver(ctx.config.documentBaseUrl) };
   return docs.map((t) => tripSummary(t, (t.idFinan && byId.get(t.idFinan)) || null, summaryCtx));

@@ -20,8 +20,14 @@ export interface TripFilter {
 
 /** List orders: newest trip first (id as tie-breaker); for sync, oldest change first. */
 export const TRIP_SORTS = {
-  default: [{ field: 'createdAt', dir: -1 }, { field: '_id', dir: -1 }],
-  sync: [{ field: 'lastUpdate', dir: 1 }, { field: '_id', dir: 1 }],
+  default: [
+    { field: 'createdAt', dir: -1 },
+    { field: '_id', dir: -1 },
+  ],
+  sync: [
+    { field: 'lastUpdate', dir: 1 },
+    { field: '_id', dir: 1 },
+  ],
 } as const satisfies Record<string, KeysetSort>;
 
 const range = (r: { from?: number; to?: number }): Document => ({
@@ -62,7 +68,9 @@ export async function findTripById(db: Db, tenant: string, id: string, maxTimeMS
 /** The tenant's trips with these ids (missing ones and other tenants' are left out). */
 export async function findTripsByIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<TripDocument[]> {
   if (ids.length === 0) return [];
-  return trips(db).find({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS }).toArray();
+  return trips(db)
+    .find({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS })
+    .toArray();
 }
 
 /** A trip to write in place of the one read, whose `lastUpdate` it was read with. */
@@ -89,7 +97,16 @@ export async function replaceTripsIfUnchanged(db: Db, tenant: string, items: rea
     { ordered: false },
   );
   if (result.matchedCount === items.length) return new Set(items.map((i) => i.trip._id));
-  const stored = new Map((await findTripsByIds(db, tenant, items.map((i) => i.trip._id), maxTimeMS)).map((t) => [t._id, t]));
+  const stored = new Map(
+    (
+      await findTripsByIds(
+        db,
+        tenant,
+        items.map((i) => i.trip._id),
+        maxTimeMS,
+      )
+    ).map((t) => [t._id, t]),
+  );
   return new Set(items.filter((i) => isDeepStrictEqual(stored.get(i.trip._id), i.trip)).map((i) => i.trip._id));
 }
 

@@ -10,6 +10,9 @@ export interface WebhookContext extends ServiceContext {
 /** The secret-encryption key, or the documented 503 when this service has none. */
 export function encryptionKeyOf(ctx: WebhookContext): Buffer {
   const key = ctx.webhooks.encryptionKey;
-  if (!key) throw new ApiError(503, 'Service Unavailable', ['webhooks are not configured on this service (WEBHOOK_ENCRYPTION_KEY is not set)'], { reason: 'not_configured' });
+  if (!key)
+    throw new ApiError(503, 'Service Unavailable', ['webhooks are not configured on this service (WEBHOOK_ENCRYPTION_KEY is not set)'], {
+      reason: 'not_configured',
+    });
   return key;
 }

@@ -35,7 +35,9 @@ export interface WebhooksPluginDeps {
 /** The worker as a Fastify plugin, not encapsulated (fastify-plugin): `app.webhookWorker` and its hooks are the app's. */
 export const webhooksWorkerPlugin = fp<WebhooksPluginOptions & WebhooksPluginDeps>(
   async function webhooksWorker(app, options) {
-    const worker = options.worker ? createWebhookWorker({ db: options.db, settings: options.webhooks, name: options.name, logger: app.log.child({ component: 'webhook-worker' }) }) : null;
+    const worker = options.worker
+      ? createWebhookWorker({ db: options.db, settings: options.webhooks, name: options.name, logger: app.log.child({ component: 'webhook-worker' }) })
+      : null;
     app.decorate('webhookWorker', worker);
     if (!worker) return;
     app.addHook('onReady', async () => {

@@ -9,7 +9,8 @@ import { isDefaultPolicy, webhookUrlProblems, type UrlPolicy } from './url-polic
 
 /** Any http(s) URL without credentials: what a webhook URL must be when private addresses are allowed. */
 const ANY_HTTP_URL = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s/?#@]+([/?#]\S*)?$/;
-const NOT_ACCEPTED_FORM = 'is not in the accepted form: http(s)://, then a host name whose last label starts with a letter or a public IPv4 address, an optional port (443 or 80), path, query and fragment';
+const NOT_ACCEPTED_FORM =
+  'is not in the accepted form: http(s)://, then a host name whose last label starts with a letter or a public IPv4 address, an optional port (443 or 80), path, query and fragment';
 
 /**
  * The WebhookUrl pattern says which URLs are accepted; when it refuses one this

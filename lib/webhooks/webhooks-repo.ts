@@ -9,15 +9,7 @@ import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
 import { findPage } from '../db/find-page.ts';
 import { insertUnlessDuplicate } from '../db/duplicate-key.ts';
 import { oneTimeJobDocument } from '../jobs/agenda-job.ts';
-import type {
-  DeliveryAttempt,
-  DeliveryDocument,
-  DeliveryJobData,
-  DeliveryJobDocument,
-  DeliveryStatus,
-  WebhookDocument,
-  WebhookEventType,
-} from './model.ts';
+import type { DeliveryAttempt, DeliveryDocument, DeliveryJobData, DeliveryJobDocument, DeliveryStatus, WebhookDocument, WebhookEventType } from './model.ts';
 import type { EncryptedSecret } from './secret-box.ts';
 
 export const webhooks = (db: Db): Collection<WebhookDocument> => db.collection<WebhookDocument>(COLLECTIONS.webhooks);
@@ -45,7 +37,13 @@ const hexId = (id: string): ObjectId | null => (/^[0-9a-fA-F]{24}$/.test(id) ? n
  */
 export async function insertWebhook(db: Db, doc: Omit<WebhookDocument, 'slot'>, maxEndpoints: number): Promise<WebhookDocument | null> {
   for (let round = 0; round < 10; round++) {
-    const used = new Set((await webhooks(db).find({ tenant: doc.tenant }, { projection: { slot: 1 } }).toArray()).map((w) => w.slot));
+    const used = new Set(
+      (
+        await webhooks(db)
+          .find({ tenant: doc.tenant }, { projection: { slot: 1 } })
+          .toArray()
+      ).map((w) => w.slot),
+    );
     let slot = 0;
     while (used.has(slot)) slot++;
     if (slot >= maxEndpoints) return null;
@@ -76,10 +74,21 @@ export async function deleteWebhookCascade(db: Db, tenant: string, id: string): 
   return deleted;
 }
 
-export async function replaceWebhookSecret(db: Db, tenant: string, id: string, secret: EncryptedSecret, hint: string, at: Date): Promise<WebhookDocument | null> {
+export async function replaceWebhookSecret(
+  db: Db,
+  tenant: string,
+  id: string,
+  secret: EncryptedSecret,
+  hint: string,
+  at: Date,
+): Promise<WebhookDocument | null> {
   const _id = hexId(id);
   if (!_id) return null;
-  return webhooks(db).findOneAndUpdate({ tenant, _id }, { $set: { secret, secretHint: hint, secretRotatedAt: at } }, { returnDocument: 'after', writeConcern: { w: 'majority' } });
+  return webhooks(db).findOneAndUpdate(
+    { tenant, _id },
+    { $set: { secret, secretHint: hint, secretRotatedAt: at } },
+    { returnDocument: 'after', writeConcern: { w: 'majority' } },
+  );
 }
 
 export function findSubscribedWebhooks(db: Db, tenant: string, eventType: WebhookEventType): Promise<WebhookDocument[]> {
@@ -131,11 +140,7 @@ export async function recordDeliveryAttempt(
   attempt: DeliveryAttempt,
   outcome: { status: DeliveryStatus; nextAttemptAt: Date | null; completedAt: Date | null },
 ): Promise<void> {
-  await webhookDeliveries(db).updateOne(
-    { _id: id, status: 'pending' },
-    { $push: { attempts: attempt }, $set: outcome },
-    { writeConcern: { w: 'majority' } },
-  );
+  await webhookDeliveries(db).updateOne({ _id: id, status: 'pending' }, { $push: { attempts: attempt }, $set: outcome }, { writeConcern: { w: 'majority' } });
 }
 
 /** Delivery jobs this worker locked but never started go back to the pool (see releaseIdleJobLocks). */

@@ -85,7 +85,14 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     );
     // Agenda saves nextRunAt after the run: a one-time job that runs again at `next`.
     if (next) job.attrs.nextRunAt = next;
-    const fields = { deliveryId: id.toHexString(), webhookId: delivery.webhookId, tenant: delivery.tenant, eventId: delivery.eventId, attempt, statusCode: result.statusCode };
+    const fields = {
+      deliveryId: id.toHexString(),
+      webhookId: delivery.webhookId,
+      tenant: delivery.tenant,
+      eventId: delivery.eventId,
+      attempt,
+      statusCode: result.statusCode,
+    };
     if (ok) log.info(fields, 'webhook delivered');
     else log.warn({ ...fields, error: result.error, nextAttemptAt: next }, status === 'failed' ? 'webhook delivery failed for good' : 'webhook attempt failed');
   }
@@ -111,10 +118,12 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     onError: (err: Error) => {
       // Deleting a webhook removes its queued deliveries (deleteWebhookCascade); one that was
       // running meanwhile cannot be saved afterwards. Expected, nothing is lost: not an error.
-      if (/cannot be updated in the database, maybe it does not exist anymore/.test(err.message)) log.info({ err: { message: err.message } }, 'delivery job removed while running (its webhook was deleted)');
+      if (/cannot be updated in the database, maybe it does not exist anymore/.test(err.message))
+        log.info({ err: { message: err.message } }, 'delivery job removed while running (its webhook was deleted)');
       else pollErrors(err);
     },
-    listen: (a: Agenda) => a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'webhook delivery job error')),
+    listen: (a: Agenda) =>
+      a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'webhook delivery job error')),
   });
 
   return { name, start: worker.start, stop: worker.stop, running: worker.running };

@@ -3,17 +3,7 @@
  * behaviour (delay around the due date, instalments, bad debt, PUE share),
  * discounts, demurrage, tariff and billing-lag factors, products bought.
  */
-import {
-  CITIES,
-  CLIENTS,
-  CONCEPT_CODES,
-  PRODUCT_MIX,
-  PRODUCTS,
-  PUBLIC_RFC,
-  type City,
-  type ClientDef,
-  type FuelProduct,
-} from './catalog.ts';
+import { CITIES, CLIENTS, CONCEPT_CODES, PRODUCT_MIX, PRODUCTS, PUBLIC_RFC, type City, type ClientDef, type FuelProduct } from './catalog.ts';
 import { WeightedTable, type Rng } from './random.ts';
 import type { TenantProfile } from './tenant-profiles.ts';
 
@@ -104,5 +94,4 @@ function drawClient(rng: Rng, def: ClientDef, rank: number, profile: TenantProfi
   };
 }
 
-const otherFreightCode = (code: string): string =>
-  code === CONCEPT_CODES.fuelFreight ? CONCEPT_CODES.roadFreight : CONCEPT_CODES.fuelFreight;
+const otherFreightCode = (code: string): string => (code === CONCEPT_CODES.fuelFreight ? CONCEPT_CODES.roadFreight : CONCEPT_CODES.fuelFreight);

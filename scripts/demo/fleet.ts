@@ -37,7 +37,10 @@ export function drawFleet(rng: Rng, trips: number, start: number, end: number): 
   const fleetSize = Math.max(6, Math.min(5_000, Math.ceil((trips / days) * 1.7)));
   const drivers = drawDrivers(rng, fleetSize + Math.max(2, Math.ceil(fleetSize * 0.2)));
   const vehicles = drawVehicles(rng, fleetSize, start, end);
-  const vehicleTable = new WeightedTable(vehicles, vehicles.map(() => rng.float(0.6, 1.4)));
+  const vehicleTable = new WeightedTable(
+    vehicles,
+    vehicles.map(() => rng.float(0.6, 1.4)),
+  );
   return { vehicles, vehicleTable, drivers };
 }
 
@@ -55,7 +58,10 @@ function drawDrivers(rng: Rng, count: number): DriverInfo[] {
 }
 
 function drawVehicles(rng: Rng, fleetSize: number, start: number, end: number): VehicleInfo[] {
-  const configTable = new WeightedTable(VEHICLE_CONFIGS, VEHICLE_CONFIGS.map((c) => c.weight));
+  const configTable = new WeightedTable(
+    VEHICLE_CONFIGS,
+    VEHICLE_CONFIGS.map((c) => c.weight),
+  );
   const plates = new Set<string>();
   const uniquePlate = (make: () => string): string => {
     for (;;) {

@@ -97,12 +97,7 @@ export interface InsertOptions {
  * Writes one generated tenant: upserts its settings, then inserts its trips and
  * financial documents in batches. onProgress(done, total) counts records.
  */
-export async function insertTenantData(
-  db: Db,
-  generated: GeneratedTenant,
-  onProgress?: ProgressFn,
-  opts: InsertOptions = {},
-): Promise<InsertResult> {
+export async function insertTenantData(db: Db, generated: GeneratedTenant, onProgress?: ProgressFn, opts: InsertOptions = {}): Promise<InsertResult> {
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
   const own = generated.counts.financialDocs + generated.counts.trips;
   const offset = opts.progressOffset ?? 0;

@@ -50,9 +50,7 @@ function placeLabel(client: ClientProfile, city: City): string {
 
 function drawStreet(rng: Rng): string {
   const streetName = rng.pick(STREETS);
-  return /^(Carretera|Autopista|Libramiento)/.test(streetName)
-    ? `${streetName} Km ${rng.int(1, 150)}.${rng.int(0, 9)}`
-    : `${streetName} ${rng.int(10, 3999)}`;
+  return /^(Carretera|Autopista|Libramiento)/.test(streetName) ? `${streetName} Km ${rng.int(1, 150)}.${rng.int(0, 9)}` : `${streetName} ${rng.int(10, 3999)}`;
 }
 
 /** Every client's delivery places (ids DE000001…), in client order; records their indexes in client.places. */

@@ -44,7 +44,12 @@ const DEMO_PROFILES: Readonly<Record<string, TenantProfile>> = {
         statusLabels: { '4': 'Facturado', '6': 'Pagado', '9': 'Cancelado' },
         shrinkageTolerancePct: 0,
         toleranceRules: [
-          ...(top ? [{ client: top, productCode: PRODUCTS.diesel.code, pct: 0.3 }, { client: top, pct: 0.2 }] : []),
+          ...(top
+            ? [
+                { client: top, productCode: PRODUCTS.diesel.code, pct: 0.3 },
+                { client: top, pct: 0.2 },
+              ]
+            : []),
           { productCode: PRODUCTS.premium.code, pct: 0.25 },
         ],
         shrinkageRecoveryMode: 'excess',
@@ -69,10 +74,7 @@ const DEMO_PROFILES: Readonly<Record<string, TenantProfile>> = {
       return {
         statusLabels: { '4': 'Facturado', '5': 'Parcial', '6': 'Pagado', '9': 'Cancelado' },
         shrinkageTolerancePct: 0.3,
-        toleranceRules: [
-          { productCode: PRODUCTS.regular.code, pct: 0.25 },
-          ...(lenient ? [{ client: lenient, pct: 0.5 }] : []),
-        ],
+        toleranceRules: [{ productCode: PRODUCTS.regular.code, pct: 0.25 }, ...(lenient ? [{ client: lenient, pct: 0.5 }] : [])],
         shrinkageRecoveryMode: 'all',
         defaultCreditDays: 30,
         creditDaysByClient: credit,

@@ -98,7 +98,7 @@ function sketchAt(world: World, rng: Rng, base: number, no: number, ghost: boole
 
 /** Dispatch on base's day, mostly between 05:00 and 21:00 Mexico City, inside the window. */
 function dispatchTime(world: World, rng: Rng, base: number): number {
-  const hour = 5 + 16 * (rng.next() + rng.next()) / 2;
+  const hour = 5 + (16 * (rng.next() + rng.next())) / 2;
   let createdAt = Math.round(mxDayStartAt(base) + hour * HOUR + rng.int(0, 59) * 1000);
   const latest = world.end - 2 * HOUR;
   if (createdAt > latest) createdAt = latest - rng.int(0, 120) * MIN;
@@ -114,10 +114,7 @@ function drawLegs(world: World, rng: Rng, client: ClientProfile, route: RouteInf
   const legs: LegSketch[] = [];
   let prevUnload = createdAt;
   for (let i = 0; i < nLegs; i++) {
-    let loadDate =
-      i === 0
-        ? createdAt + Math.round(rng.float(0.75, 6) * HOUR)
-        : prevUnload + Math.round((route.distanceKm / 60 + rng.float(1, 5)) * HOUR);
+    let loadDate = i === 0 ? createdAt + Math.round(rng.float(0.75, 6) * HOUR) : prevUnload + Math.round((route.distanceKm / 60 + rng.float(1, 5)) * HOUR);
     if (loadDate > world.end) {
       if (i > 0) break;
       loadDate = world.end - rng.int(5, 60) * MIN;

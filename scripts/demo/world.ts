@@ -91,7 +91,10 @@ export function buildWorld(spec: WorldSpec): World {
     tripCount: spec.trips,
     docTarget: spec.invoices,
     clients,
-    clientTable: new WeightedTable(clients, clients.map((c) => c.weight)),
+    clientTable: new WeightedTable(
+      clients,
+      clients.map((c) => c.weight),
+    ),
     origins,
     destinations,
     originsForDest: nearestOrigins(origins, destinations),

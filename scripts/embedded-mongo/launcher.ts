@@ -68,7 +68,7 @@ export const STORE_FAILED_EXIT_CODE = 4;
 export function exitReason(output: string, maxHeap: string, code: number | null = null): string | undefined {
   const store = /^embedded-mongo: store failed: .*$/m.exec(output);
   if (store) return store[0].replace(/^embedded-mongo: /, '');
-  if (code === STORE_FAILED_EXIT_CODE) return 'store failed (see the engine\'s log)';
+  if (code === STORE_FAILED_EXIT_CODE) return "store failed (see the engine's log)";
   const watchdog = /^embedded-mongo: out of memory: .*$/m.exec(output);
   if (watchdog) return watchdog[0].replace(/^embedded-mongo: /, '');
   // 3: the status of -XX:+ExitOnOutOfMemoryError (and of the launcher's GC watchdog)
@@ -137,9 +137,7 @@ function storeBytes(dataDir: string): number {
   }
 }
 
-export const DEFAULT_EMBEDDED_MONGO_JAR = fileURLToPath(
-  new URL('./target/embedded-mongo.jar', import.meta.url),
-);
+export const DEFAULT_EMBEDDED_MONGO_JAR = fileURLToPath(new URL('./target/embedded-mongo.jar', import.meta.url));
 
 /**
  * The engine's class-data archive (AppCDS), written by `npm run setup` from a short session
@@ -274,9 +272,7 @@ function sleep(ms: number): Promise<void> {
 export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): Promise<EmbeddedMongo> {
   const jar = process.env.EMBEDDED_MONGO_JAR?.trim() || DEFAULT_EMBEDDED_MONGO_JAR;
   if (!existsSync(jar)) {
-    throw new EmbeddedMongoStartError(
-      `embedded MongoDB engine jar not found at ${jar}: run \`npm run setup\` (needs Java 17+ and Maven) or set MONGODB_URI`,
-    );
+    throw new EmbeddedMongoStartError(`embedded MongoDB engine jar not found at ${jar}: run \`npm run setup\` (needs Java 17+ and Maven) or set MONGODB_URI`);
   }
   const port = opts.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -306,10 +302,7 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
     } catch (err) {
       if (!(err instanceof EmbeddedMongoStartError)) throw err;
       if (err.timedOut && lastRetryable) throw lastRetryable; // the real reason, not "timed out while retrying"
-      const retryable =
-        (port !== 0 || dataDir !== undefined) &&
-        isRetryableStartFailure(err.stderrTail) &&
-        Date.now() + BIND_RETRY_DELAY_MS < retryUntil;
+      const retryable = (port !== 0 || dataDir !== undefined) && isRetryableStartFailure(err.stderrTail) && Date.now() + BIND_RETRY_DELAY_MS < retryUntil;
       if (!retryable) throw err;
       lastRetryable = err;
       await sleep(BIND_RETRY_DELAY_MS);
@@ -328,7 +321,14 @@ function timeoutMessage(timeoutMs: number, dataDir: string | undefined, lastProg
   );
 }
 
-function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: number, dataDir: string | undefined, maxHeap: string): Promise<Omit<EmbeddedMongo, 'maxHeap'>> {
+function spawnOnce(
+  args: string[],
+  host: string,
+  deadline: number,
+  timeoutMs: number,
+  dataDir: string | undefined,
+  maxHeap: string,
+): Promise<Omit<EmbeddedMongo, 'maxHeap'>> {
   const java = javaBinary();
   return new Promise<Omit<EmbeddedMongo, 'maxHeap'>>((resolve, reject) => {
     let child: ChildProcess;
@@ -418,12 +418,7 @@ function spawnOnce(args: string[], host: string, deadline: number, timeoutMs: nu
     // 'close' comes after 'exit' once stdout/stderr are drained, so the error carries the whole stderr tail.
     child.on('close', (code, signal) => {
       if (!started) {
-        fail(
-          new EmbeddedMongoStartError(
-            `embedded MongoDB engine exited before listening (${signal ? `signal ${signal}` : `exit code ${code}`})`,
-            stderr,
-          ),
-        );
+        fail(new EmbeddedMongoStartError(`embedded MongoDB engine exited before listening (${signal ? `signal ${signal}` : `exit code ${code}`})`, stderr));
       }
     });
 

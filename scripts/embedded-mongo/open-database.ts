@@ -93,7 +93,15 @@ export async function openDatabase(
       const attached = await reach();
       if (attached) {
         log(`using the embedded MongoDB already running on port ${existingPort}`);
-        return { client: attached.client, db: attached.db, engine: null, supervisor: null, embedded: true, health: HEALTHY, close: () => attached.client.close() };
+        return {
+          client: attached.client,
+          db: attached.db,
+          engine: null,
+          supervisor: null,
+          embedded: true,
+          health: HEALTHY,
+          close: () => attached.client.close(),
+        };
       }
       // stale port file: the engine that wrote it is gone
     } else {

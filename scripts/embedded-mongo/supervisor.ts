@@ -123,7 +123,9 @@ export class EngineSupervisor {
       if (exit.expected || engine !== this.current || this.status === 'stopped' || this.status === 'failed') return;
       this.log.error(
         { component: 'embedded-engine', enginePid: engine.pid, port: engine.port, exit: describeExit(exit), ...(exit.reason ? { reason: exit.reason } : {}) },
-        exit.reason ? `embedded database engine exited unexpectedly (${exit.reason}); restarting it` : 'embedded database engine exited unexpectedly; restarting it',
+        exit.reason
+          ? `embedded database engine exited unexpectedly (${exit.reason}); restarting it`
+          : 'embedded database engine exited unexpectedly; restarting it',
       );
       this.lastReason = exit.reason;
       this.setState('restarting');
@@ -178,7 +180,10 @@ export class EngineSupervisor {
 
   private giveUp(reason: string): void {
     this.setState('failed');
-    this.log.fatal({ component: 'embedded-engine', reason }, `embedded database engine could not be restarted (${reason}); the service exits so that its supervisor restarts it`);
+    this.log.fatal(
+      { component: 'embedded-engine', reason },
+      `embedded database engine could not be restarted (${reason}); the service exits so that its supervisor restarts it`,
+    );
     this.opts.onGiveUp?.(reason);
   }
 }

@@ -47,7 +47,13 @@ const r2 = (x: number): number => Math.round(x * 100 + Number.EPSILON * 100) / 1
 const money = (x: number): string => x.toFixed(2);
 const esc = (s: string): string => s.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
 
-interface Resolved { tax: string; factor: string; rate?: number; base: number; amount: number }
+interface Resolved {
+  tax: string;
+  factor: string;
+  rate?: number;
+  base: number;
+  amount: number;
+}
 
 function resolve(t: TaxSpec, lineBase: number): Resolved {
   const factor = t.factor ?? 'Tasa';
@@ -74,9 +80,10 @@ export function invoiceXml(o: CfdiSpec): { xml: string; subTotal: number; discou
     disc += discount;
     for (const t of tr) transferred += t.amount;
     for (const t of re) retained += t.amount;
-    const taxes = tr.length || re.length
-      ? `<cfdi:Impuestos>${tr.length ? `<cfdi:Traslados>${tr.map((t) => taxXml('Traslado', t)).join('')}</cfdi:Traslados>` : ''}${re.length ? `<cfdi:Retenciones>${re.map((t) => taxXml('Retencion', t)).join('')}</cfdi:Retenciones>` : ''}</cfdi:Impuestos>`
-      : '';
+    const taxes =
+      tr.length || re.length
+        ? `<cfdi:Impuestos>${tr.length ? `<cfdi:Traslados>${tr.map((t) => taxXml('Traslado', t)).join('')}</cfdi:Traslados>` : ''}${re.length ? `<cfdi:Retenciones>${re.map((t) => taxXml('Retencion', t)).join('')}</cfdi:Retenciones>` : ''}</cfdi:Impuestos>`
+        : '';
     const objetoImp = l.objetoImp ?? (tr.length || re.length ? '02' : '01');
     return `<cfdi:Concepto ClaveProdServ="${l.code ?? '78101802'}" Cantidad="1" ClaveUnidad="E48" Descripcion="${esc(l.desc)}" ValorUnitario="${money(l.amount)}" Importe="${money(l.amount)}"${discount ? ` Descuento="${money(discount)}"` : ''} ObjetoImp="${objetoImp}">${taxes}</cfdi:Concepto>`;
   });
@@ -86,9 +93,10 @@ export function invoiceXml(o: CfdiSpec): { xml: string; subTotal: number; discou
   retained = r2(retained);
   const total = r2(sub - disc + transferred - retained);
   const currency = o.currency ?? 'MXN';
-  const header = transferred || retained
-    ? `<cfdi:Impuestos${retained ? ` TotalImpuestosRetenidos="${money(retained)}"` : ''}${transferred ? ` TotalImpuestosTrasladados="${money(transferred)}"` : ''}/>`
-    : '';
+  const header =
+    transferred || retained
+      ? `<cfdi:Impuestos${retained ? ` TotalImpuestosRetenidos="${money(retained)}"` : ''}${transferred ? ` TotalImpuestosTrasladados="${money(transferred)}"` : ''}/>`
+      : '';
   const xml =
     `<?xml version="1.0" encoding="${o.encoding ?? 'UTF-8'}"?>\n` +
     `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" Version="4.0" Serie="T" Folio="${o.uuid.slice(0, 8)}" Fecha="${o.fecha}" SubTotal="${money(sub)}"${disc ? ` Descuento="${money(disc)}"` : ''} Moneda="${currency}"${currency === 'MXN' ? '' : ` TipoCambio="${o.exchangeRate}"`} Total="${money(total)}" TipoDeComprobante="I" Exportacion="01" MetodoPago="${o.method ?? 'PUE'}" LugarExpedicion="91700">` +
@@ -101,7 +109,17 @@ export function invoiceXml(o: CfdiSpec): { xml: string; subTotal: number; discou
 }
 
 /** A Pagos 2.0 complement paying one invoice in its currency. */
-export function paymentXml(o: { issuer: string; receiver: string; uuid: string; fecha: string; invoiceUuid: string; currency: string; exchangeRate: number; before: number; paid: number }): string {
+export function paymentXml(o: {
+  issuer: string;
+  receiver: string;
+  uuid: string;
+  fecha: string;
+  invoiceUuid: string;
+  currency: string;
+  exchangeRate: number;
+  before: number;
+  paid: number;
+}): string {
   const rate = o.currency === 'MXN' ? '' : ` TipoCambioP="${o.exchangeRate}"`;
   return (
     `<?xml version="1.0" encoding="UTF-8"?>\n` +
@@ -119,7 +137,9 @@ export function paymentXml(o: { issuer: string; receiver: string; uuid: string; 
 
 /** The SAT's acknowledgement as PACs return it: root in no namespace, Folios/UUID + EstatusUUID as elements, a Signature. */
 export function satAcuseXml(o: { issuer: string; fecha: string; folios: { uuid: string; code: string }[] }): string {
-  const folios = o.folios.map((f) => `<Folios xmlns="http://cancelacfd.sat.gob.mx"><UUID>${f.uuid}</UUID><EstatusUUID>${f.code}</EstatusUUID></Folios>`).join('');
+  const folios = o.folios
+    .map((f) => `<Folios xmlns="http://cancelacfd.sat.gob.mx"><UUID>${f.uuid}</UUID><EstatusUUID>${f.code}</EstatusUUID></Folios>`)
+    .join('');
   return (
     `<?xml version="1.0" encoding="utf-8"?><Acuse xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" Fecha="${o.fecha}" RfcEmisor="${esc(o.issuer)}">${folios}` +
     `<Signature Id="SelloSAT" xmlns="http://www.w3.org/2000/09/xmldsig#"><SignedInfo><CanonicalizationMethod Algorithm="http://www.w3.org/TR/2001/REC-xml-c14n-20010315" /></SignedInfo><SignatureValue>AAAA</SignatureValue></Signature></Acuse>`

@@ -16,10 +16,14 @@ const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
  * place looked at, when none holds a MANIFEST.tsv: the corpus test must never pass without it.
  */
 export function corpusDir(): string {
-  const candidates = [process.env.CFDI_CORPUS_DIR, path.join(REPO_ROOT, '..', 'shared', 'cfdi-corpus'), '/work/shared/cfdi-corpus'].filter((d): d is string => !!d);
+  const candidates = [process.env.CFDI_CORPUS_DIR, path.join(REPO_ROOT, '..', 'shared', 'cfdi-corpus'), '/work/shared/cfdi-corpus'].filter(
+    (d): d is string => !!d,
+  );
   const found = candidates.find((d) => existsSync(path.join(d, 'MANIFEST.tsv')));
   if (!found) {
-    throw new Error(`the public CFDI corpus is missing: no MANIFEST.tsv in ${candidates.join(', ')}. Put it at ../shared/cfdi-corpus beside the repository (or set CFDI_CORPUS_DIR).`);
+    throw new Error(
+      `the public CFDI corpus is missing: no MANIFEST.tsv in ${candidates.join(', ')}. Put it at ../shared/cfdi-corpus beside the repository (or set CFDI_CORPUS_DIR).`,
+    );
   }
   return found;
 }
@@ -35,7 +39,9 @@ export interface ManifestRow {
 }
 
 export function readManifest(dir: string): ManifestRow[] {
-  const [header, ...lines] = readFileSync(path.join(dir, 'MANIFEST.tsv'), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const [header, ...lines] = readFileSync(path.join(dir, 'MANIFEST.tsv'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const cols = header!.split('\t');
   const at = (name: string): number => {
     const i = cols.indexOf(name);
@@ -46,7 +52,15 @@ export function readManifest(dir: string): ManifestRow[] {
     const f = l.split('\t');
     const expect = f[at('expect')] as ManifestRow['expect'];
     if (!['accept', 'reject', 'request'].includes(expect)) throw new Error(`MANIFEST.tsv: unknown outcome "${expect}" for ${f[at('file')]}`);
-    return { file: f[at('file')]!, type: f[at('type')]!, issuer: f[at('issuer')]!, uuid: f[at('uuid')]!, expect, reasonRe: f[at('reason_re')] ?? '', note: f[at('note')] ?? '' };
+    return {
+      file: f[at('file')]!,
+      type: f[at('type')]!,
+      issuer: f[at('issuer')]!,
+      uuid: f[at('uuid')]!,
+      expect,
+      reasonRe: f[at('reason_re')] ?? '',
+      note: f[at('note')] ?? '',
+    };
   });
 }
 
@@ -68,7 +82,8 @@ const decode = (s: string): string =>
 export function parseElements(xml: string): El {
   const root: El = { name: '#document', attrs: {}, children: [] };
   const stack: El[] = [root];
-  const tag = /<(\/?)([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s+[^\s=>/]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[[\s\S]*?\]\]>/g;
+  const tag =
+    /<(\/?)([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s+[^\s=>/]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<!\[CDATA\[[\s\S]*?\]\]>/g;
   for (let m = tag.exec(xml); m; m = tag.exec(xml)) {
     if (m[3] === undefined) continue;
     if (m[1]) {
@@ -148,7 +163,8 @@ export function readInvoice(xml: string): InvoiceOfFile {
   };
 }
 
-export const sumC = (lines: readonly TaxLineOfFile[], tax?: string): number => lines.filter((l) => tax === undefined || l.tax === tax).reduce((s, l) => s + l.amountC, 0);
+export const sumC = (lines: readonly TaxLineOfFile[], tax?: string): number =>
+  lines.filter((l) => tax === undefined || l.tax === tax).reduce((s, l) => s + l.amountC, 0);
 
 /**
  * Whether the file's own arithmetic holds (to a cent): SubTotal and Descuento are the sums of

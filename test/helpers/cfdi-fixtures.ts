@@ -4,7 +4,10 @@ import path from 'node:path';
 import yazl from 'yazl';
 
 export const FIXTURE_DIR = path.join(import.meta.dirname, '..', 'fixtures', 'cfdi');
-export const fixtureNames = (): string[] => readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.xml')).sort();
+export const fixtureNames = (): string[] =>
+  readdirSync(FIXTURE_DIR)
+    .filter((f) => f.endsWith('.xml'))
+    .sort();
 export const fixture = (name: string): Buffer => readFileSync(path.join(FIXTURE_DIR, name));
 
 /** A zip of the given entries (compressed unless `store`). */

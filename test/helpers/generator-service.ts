@@ -29,7 +29,12 @@ export interface RunOptions {
 /** Runs a command; a failure reports its output. */
 export async function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<string> {
   try {
-    const { stdout, stderr } = await exec(cmd, args, { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, timeout: opts.timeout ?? 180_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await exec(cmd, args, {
+      cwd: opts.cwd ?? ROOT,
+      env: opts.env ?? process.env,
+      timeout: opts.timeout ?? 180_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return `${stdout}${stderr}`;
   } catch (err) {
     const e = err as Error & { stdout?: string; stderr?: string };
@@ -47,7 +52,9 @@ export async function toolPath(script: string, flag: string): Promise<string> {
   try {
     return (await run(process.execPath, [path.join('scripts', script), '--check', flag], { timeout: 60_000 })).trim().split('\n').pop()!;
   } catch (err) {
-    throw new Error(`a tool this test needs is not set up: run \`node scripts/${script}\` (or \`node scripts/setup-test.mjs\`, npm test's pretest, for all of them)\n${(err as Error).message}`);
+    throw new Error(
+      `a tool this test needs is not set up: run \`node scripts/${script}\` (or \`node scripts/setup-test.mjs\`, npm test's pretest, for all of them)\n${(err as Error).message}`,
+    );
   }
 }
 
@@ -84,7 +91,11 @@ export async function startDemoService<T>(t: Test, dbName: string, prepare: (db:
   } finally {
     await client.close();
   }
-  const service = await startService({ mongodbUri: engine.uri, mongodbDb: dbName, env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' } });
+  const service = await startService({
+    mongodbUri: engine.uri,
+    mongodbDb: dbName,
+    env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' },
+  });
   t.teardown(() => service.stop());
   const work = await mkdtemp(path.join(os.tmpdir(), `${dbName}-`));
   t.teardown(() => rm(work, { recursive: true, force: true }));

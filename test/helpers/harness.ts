@@ -36,7 +36,15 @@ export interface Harness {
 }
 
 export function testConfig(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000', DOCUMENT_BASE_URL: 'https://files.example.test', WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY, ...env });
+  return loadConfig({
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000',
+    RATE_LIMIT_IP_MAX: '100000',
+    REPORT_RATE_LIMIT_MAX: '100000',
+    DOCUMENT_BASE_URL: 'https://files.example.test',
+    WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY,
+    ...env,
+  });
 }
 
 export interface HarnessOptions {
@@ -83,8 +91,11 @@ export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<
  */
 export function assertConforms(t: Test, res: LightMyRequestResponse, method: string, route: string): void {
   // JSON is keyed by status alone; another JSON media type (version 1 lists) by status and type.
-  const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
-  const validate = validators[`${method} ${route} response:${res.statusCode}${type && type !== 'application/json' && type.endsWith('+json') ? ` ${type}` : ''}`];
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim();
+  const validate =
+    validators[`${method} ${route} response:${res.statusCode}${type && type !== 'application/json' && type.endsWith('+json') ? ` ${type}` : ''}`];
   if (!validate) {
     t.fail(`status ${res.statusCode} is not documented for ${method} ${route}: ${res.body.slice(0, 300)}`);
     return;

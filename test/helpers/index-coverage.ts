@@ -71,9 +71,7 @@ export function filterFields(filter: Document, prefix = ''): { equality: string[
 function sortOf(sort: unknown): Array<[string, 1 | -1]> {
   // The driver sends a find's sort as a Map.
   const entries = sort instanceof Map ? [...sort.entries()] : isPlainObject(sort) ? Object.entries(sort) : [];
-  return entries
-    .filter(([k]) => k !== '$natural')
-    .map(([k, v]) => [k, Number(v) < 0 ? -1 : 1] as [string, 1 | -1]);
+  return entries.filter(([k]) => k !== '$natural').map(([k, v]) => [k, Number(v) < 0 ? -1 : 1] as [string, 1 | -1]);
 }
 
 /** The query shapes of one command the driver sent (empty for commands that read nothing by query). */
@@ -105,8 +103,7 @@ function collectLookups(stage: Document, out: QueryShape[]): void {
   }
 }
 
-const keysOf = (index: IndexDescription): Array<[string, 1 | -1]> =>
-  Object.entries(index.key as Record<string, number>).map(([k, v]) => [k, v < 0 ? -1 : 1]);
+const keysOf = (index: IndexDescription): Array<[string, 1 | -1]> => Object.entries(index.key as Record<string, number>).map(([k, v]) => [k, v < 0 ? -1 : 1]);
 
 /**
  * Whether one index serves the shape: its first |equality| keys are the equality fields (any

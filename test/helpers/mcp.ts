@@ -40,7 +40,14 @@ export async function connect(t: Test, base: string, kind: Transport, headers: R
 export async function seedTwoTenants(db: Db): Promise<void> {
   const docs = [TENANT_A, TENANT_B].flatMap((tenant, i) => [
     makeFinancialDoc({ tenant, client: i === 0 ? CLIENT_COMPANY : CLIENT_COMPANY_2, date: '2026-03-05T10:00', concepts: [freight(10_000 + i)] }),
-    makeFinancialDoc({ tenant, client: CLIENT_COMPANY, date: '2026-03-12T09:30', concepts: [freight(25_000 + i)], paymentMethod: 'PPD', payments: [payment(5000, '2026-03-20T12:00')] }),
+    makeFinancialDoc({
+      tenant,
+      client: CLIENT_COMPANY,
+      date: '2026-03-12T09:30',
+      concepts: [freight(25_000 + i)],
+      paymentMethod: 'PPD',
+      payments: [payment(5000, '2026-03-20T12:00')],
+    }),
   ]);
   await financialDocs(db).insertMany(docs.map(withDerivedFields));
   const tripDocs = [TENANT_A, TENANT_B].flatMap((tenant, i) => [
@@ -89,7 +96,10 @@ export function exampleArguments(spec: Json, op: OperationSchemas): Record<strin
   const operation = isObject(item) ? item[op.method.toLowerCase()] : undefined;
   if (!isObject(operation)) return null;
   const args: Record<string, unknown> = {};
-  const params = [...(isObject(item) && Array.isArray(item.parameters) ? item.parameters : []), ...(Array.isArray(operation.parameters) ? operation.parameters : [])];
+  const params = [
+    ...(isObject(item) && Array.isArray(item.parameters) ? item.parameters : []),
+    ...(Array.isArray(operation.parameters) ? operation.parameters : []),
+  ];
   for (const p of params) {
     if (!isObject(p) || p.required !== true) continue;
     const schema = isObject(p.schema) ? p.schema : {};

@@ -23,7 +23,9 @@ export const processGroup = (pid: number): number | null => stat(pid)?.pgid ?? n
 
 /** The embedded engine's JVM among the descendants of `root` (its command line names embedded-mongo), or null. */
 export function enginePidUnder(root: number): number | null {
-  const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  const pids = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
   const parents = new Map(pids.map((p) => [p, stat(p)?.ppid ?? -1]));
   const descends = (p: number): boolean => {
     for (let cur = parents.get(p), hops = 0; cur !== undefined && cur > 1 && hops < 10; cur = parents.get(cur), hops++) if (cur === root) return true;

@@ -34,12 +34,32 @@ export interface ReconciliationTotals {
   documentsWithDiscrepancies: number;
 }
 
-const SUMMED = ['subtotal', 'discount', 'taxableBase', 'freightBase', 'exemptAmount', 'vatDeclared', 'vatExpected', 'retentionDeclared', 'retentionExpected', 'total'] as const;
+const SUMMED = [
+  'subtotal',
+  'discount',
+  'taxableBase',
+  'freightBase',
+  'exemptAmount',
+  'vatDeclared',
+  'vatExpected',
+  'retentionDeclared',
+  'retentionExpected',
+  'total',
+] as const;
 type SummedField = (typeof SUMMED)[number];
 
 /** Group results by `keyFn` and sum in cents; cancelled documents are counted apart and excluded from every sum. Sorted by key. */
 export function aggregateReconciliations(results: readonly Reconciliation[], keyFn: (r: Reconciliation) => string): ReconciliationTotals[] {
-  interface Acc { cents: Record<SummedField, number>; cancelledC: number; documents: number; cancelled: number; d: number; w: number; i: number; withD: number }
+  interface Acc {
+    cents: Record<SummedField, number>;
+    cancelledC: number;
+    documents: number;
+    cancelled: number;
+    d: number;
+    w: number;
+    i: number;
+    withD: number;
+  }
   const groups = new Map<string, Acc>();
   for (const r of results) {
     const key = keyFn(r);

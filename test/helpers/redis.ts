@@ -20,7 +20,9 @@ export function redisServerPath(): string {
   const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   const path = found.stdout.trim();
   if (found.status !== 0 || !path) {
-    throw new Error('redis-server is not installed: run `node scripts/setup-redis.mjs` (or `apt-get update && apt-get install -y redis-server`) and rerun the tests');
+    throw new Error(
+      'redis-server is not installed: run `node scripts/setup-redis.mjs` (or `apt-get update && apt-get install -y redis-server`) and rerun the tests',
+    );
   }
   return path;
 }

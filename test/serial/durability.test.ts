@@ -84,7 +84,13 @@ function importBody(tag: string, invoices = 1): { files: { name: string; content
     const n = ++uuidSeq;
     const uuid = `5D0C${String(n).padStart(4, '0')}-3300-4000-8000-${String(Date.now() % 1e12).padStart(12, '0')}`;
     uuids.push(uuid);
-    const { xml } = invoiceXml({ issuer: TGO.rfc, receiver: 'XAXX010101000', uuid, fecha: '2025-01-06T10:00:00', lines: [{ desc: `Flete ${tag}`, amount: 1000 + n, transfers: [{ tax: '002', rate: 0.16 }] }] });
+    const { xml } = invoiceXml({
+      issuer: TGO.rfc,
+      receiver: 'XAXX010101000',
+      uuid,
+      fecha: '2025-01-06T10:00:00',
+      lines: [{ desc: `Flete ${tag}`, amount: 1000 + n, transfers: [{ tax: '002', rate: 0.16 }] }],
+    });
     return { name: `${tag}-${n}.xml`, content: xml };
   });
   return { files, uuids };
@@ -102,14 +108,25 @@ t.test('kill -9 of the engine right after acknowledged writes of each kind: none
   // ticket recorded on a delivered leg is a write too).
   const invoices = importBody('cancel', ROUNDS);
   t.equal((await call(base, '/api/imports', { method: 'POST', body: { files: invoices.files } })).status, 200, 'invoices imported');
-  const requests = invoices.uuids.map((uuid, i) => ({ name: `request-${i}.xml`, content: requestXml({ issuer: TGO.rfc, fecha: '2025-01-13T09:00:00', folios: [{ uuid, motive: '02' }] }) }));
+  const requests = invoices.uuids.map((uuid, i) => ({
+    name: `request-${i}.xml`,
+    content: requestXml({ issuer: TGO.rfc, fecha: '2025-01-13T09:00:00', folios: [{ uuid, motive: '02' }] }),
+  }));
   const requested = await call(base, '/api/imports', { method: 'POST', body: { files: requests } });
   const pending = (json(requested).files as { financialDocIds?: string[] }[]).map((f) => f.financialDocIds?.[0] ?? '');
   t.ok(pending.every(Boolean), 'cancellation requests imported', { body: requested.body.slice(0, 500) });
   const legs: { trip: string; leg: string; offloadDate: string; products: { code: string; offloaded: number }[] }[] = [];
-  for (const trip of json(await call(base, `/api/shipments?limit=${ROUNDS}`)).data as { id: string; shipments: { shipmentId: string; status: number; offloadDate: string; volumes: { products: { code: string; loaded: number }[] } }[] }[]) {
+  for (const trip of json(await call(base, `/api/shipments?limit=${ROUNDS}`)).data as {
+    id: string;
+    shipments: { shipmentId: string; status: number; offloadDate: string; volumes: { products: { code: string; loaded: number }[] } }[];
+  }[]) {
     const leg = trip.shipments.find((l) => l.status === 4)!;
-    legs.push({ trip: trip.id, leg: leg.shipmentId, offloadDate: leg.offloadDate, products: leg.volumes.products.map((p) => ({ code: p.code, offloaded: p.loaded - 7 })) });
+    legs.push({
+      trip: trip.id,
+      leg: leg.shipmentId,
+      offloadDate: leg.offloadDate,
+      products: leg.volumes.products.map((p) => ({ code: p.code, offloaded: p.loaded - 7 })),
+    });
   }
   t.equal(legs.length, ROUNDS, `${ROUNDS} delivered legs`);
 
@@ -127,18 +144,35 @@ t.test('kill -9 of the engine right after acknowledged writes of each kind: none
     const writes: [string, Promise<Answer>, () => Promise<boolean>][] = [
       [
         'delivery',
-        call(base, `/api/shipments/${leg.trip}/legs/${leg.leg}/delivery`, { method: 'PUT', body: { offloadDate: leg.offloadDate, ticket, products: leg.products } }),
-        async () => ((json(await call(base, `/api/shipments/${leg.trip}`)).shipments as { shipmentId: string; deliveryTicket?: string }[]).find((l) => l.shipmentId === leg.leg)?.deliveryTicket === ticket),
+        call(base, `/api/shipments/${leg.trip}/legs/${leg.leg}/delivery`, {
+          method: 'PUT',
+          body: { offloadDate: leg.offloadDate, ticket, products: leg.products },
+        }),
+        async () =>
+          (json(await call(base, `/api/shipments/${leg.trip}`)).shipments as { shipmentId: string; deliveryTicket?: string }[]).find(
+            (l) => l.shipmentId === leg.leg,
+          )?.deliveryTicket === ticket,
       ],
       [
         'cancellation status',
-        call(base, `/api/financial-docs/${encodeURIComponent(pending[round]!)}/cancellation`, { method: 'PUT', body: { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2025-01-14T17:00:00Z' } }),
-        async () => (json(await call(base, `/api/financial-docs/${encodeURIComponent(pending[round]!)}`)).cancellations as { status: string }).status === 'rejected',
+        call(base, `/api/financial-docs/${encodeURIComponent(pending[round]!)}/cancellation`, {
+          method: 'PUT',
+          body: { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2025-01-14T17:00:00Z' },
+        }),
+        async () =>
+          (json(await call(base, `/api/financial-docs/${encodeURIComponent(pending[round]!)}`)).cancellations as { status: string }).status === 'rejected',
       ],
-      ['import', call(base, '/api/imports', { method: 'POST', body: { files: imported.files } }), async () => (json(await call(base, `/api/financial-docs?uuid=${imported.uuids[0]}`)).data as unknown[]).length === 1],
+      [
+        'import',
+        call(base, '/api/imports', { method: 'POST', body: { files: imported.files } }),
+        async () => (json(await call(base, `/api/financial-docs?uuid=${imported.uuids[0]}`)).data as unknown[]).length === 1,
+      ],
       [
         'alert schedule',
-        call(base, '/api/alerts/schedule', { method: 'POST', body: { userIds: [user], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'durability' } }),
+        call(base, '/api/alerts/schedule', {
+          method: 'POST',
+          body: { userIds: [user], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'durability' },
+        }),
         async () => (json(await call(base, `/api/alerts/jobs?userId=${user}`)).data as unknown[]).length === 1,
       ],
     ];
@@ -214,12 +248,20 @@ t.test('a full disk: the engine exits, 503 (not 500) meanwhile, recovery once sp
   t.equal(failed?.status, 503, 'it answered 503', { body: failed?.body.slice(0, 300) });
   t.equal(failed && reasonOf(failed), 'database_unavailable', 'with a reason');
   // /ready names the cause while the engine restarts.
-  for (const until = Date.now() + 20_000; Date.now() < until && !seen.some((s) => s.path === '/ready' && s.answer.status === 503); ) await sleep(50);
+  for (const until = Date.now() + 20_000; Date.now() < until && !seen.some((s) => s.path === '/ready' && s.answer.status === 503);) await sleep(50);
   const ready503 = seen.filter((s) => s.path === '/ready' && s.answer.status === 503);
   t.ok(ready503.length > 0, '/ready answered 503 after the failure');
-  t.ok(ready503.some((s) => /store failed: .*No space left on device/.test(s.answer.body)), '/ready names the cause', { body: ready503[0]?.answer.body.slice(0, 400) });
+  t.ok(
+    ready503.some((s) => /store failed: .*No space left on device/.test(s.answer.body)),
+    '/ready names the cause',
+    { body: ready503[0]?.answer.body.slice(0, 400) },
+  );
   t.match(service.output(), /embedded-mongo: store failed: .*No space left on device/, 'the engine said why');
-  t.match(service.output(), /embedded database engine exited unexpectedly \(store failed: .*No space left on device.*\); restarting it/, "the supervisor's log names the cause");
+  t.match(
+    service.output(),
+    /embedded database engine exited unexpectedly \(store failed: .*No space left on device.*\); restarting it/,
+    "the supervisor's log names the cause",
+  );
 
   await rm(filler);
   const restarted = await recovered(service, engine, 90_000);
@@ -231,8 +273,15 @@ t.test('a full disk: the engine exits, 503 (not 500) meanwhile, recovery once sp
   const after = importBody('after');
   t.equal((await call(base, '/api/imports', { method: 'POST', body: { files: after.files } })).status, 200, 'writes work again');
   const fiveHundreds = seen.filter((s) => s.answer.status === 500 || typeof s.answer.status === 'string');
-  t.same(fiveHundreds.map((s) => `${s.path} ${s.answer.status} ${s.answer.body.slice(0, 200)}`), [], `no 500 and no dropped connection among ${seen.length} reads`);
-  t.ok(seen.filter((s) => s.path !== '/health').every((s) => s.answer.status === 200 || reasonOf(s.answer) === 'database_unavailable'), 'every 503 is database_unavailable');
+  t.same(
+    fiveHundreds.map((s) => `${s.path} ${s.answer.status} ${s.answer.body.slice(0, 200)}`),
+    [],
+    `no 500 and no dropped connection among ${seen.length} reads`,
+  );
+  t.ok(
+    seen.filter((s) => s.path !== '/health').every((s) => s.answer.status === 200 || reasonOf(s.answer) === 'database_unavailable'),
+    'every 503 is database_unavailable',
+  );
   t.equal(service.child.exitCode, null, 'the same service process');
   t.comment(`failed after ${attempts} imports; ${seen.length} reads (${ready503.length} /ready 503); ${ready503[0]?.answer.body.slice(0, 300)}`);
 });

@@ -65,7 +65,10 @@ function get(base: string, path: string, headers: Record<string, string> = {}): 
   return new Promise((resolve) => {
     const req = http.get(`${base}${path}`, { headers, agent: false }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - started, body }));
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => (body += d))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, ms: Date.now() - started, body }));
     });
     unsent.add(req);
     req.on('finish', () => unsent.delete(req)).on('close', () => unsent.delete(req));
@@ -135,8 +138,17 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   }
   const slowest = Math.max(...outcomes.map((o) => o.ms));
   t.ok(slowest < 5000, `no request took longer than ${slowest} ms (server selection gives up after 2 s)`);
-  t.same([...new Set(outcomes.map((o) => o.status))].filter((s) => s !== 200 && s !== 503), [], 'only 200 and 503 at any time', { errorLogs: errorLogs.slice(0, 5) });
-  t.same(errorLogs.map((l) => JSON.parse(l).msg), [], 'an outage is not an error of the service: nothing logged at error level');
+  t.same(
+    [...new Set(outcomes.map((o) => o.status))].filter((s) => s !== 200 && s !== 503),
+    [],
+    'only 200 and 503 at any time',
+    { errorLogs: errorLogs.slice(0, 5) },
+  );
+  t.same(
+    errorLogs.map((l) => JSON.parse(l).msg),
+    [],
+    'an outage is not an error of the service: nothing logged at error level',
+  );
   const after = outcomes.filter((o) => o.at > restartAt);
   const histogram = after.reduce<Record<string, number>>((h, o) => ({ ...h, [`${o.path} ${o.status}`]: (h[`${o.path} ${o.status}`] ?? 0) + 1 }), {});
   t.ok(recoveredAt > 0, `recovered ${recoveredAt - restartAt} ms after the engine came back, same service instance`, {
@@ -155,7 +167,11 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   await loadDemoData(db, { invoices: 200, trips: 200 });
   const proxy = await startMongoProxy({ port: engine.port });
   t.teardown(() => proxy.close());
-  const service = await startService({ mongodbUri: proxy.uri, mongodbDb: 'shutdown', env: { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' } });
+  const service = await startService({
+    mongodbUri: proxy.uri,
+    mongodbDb: 'shutdown',
+    env: { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' },
+  });
   t.teardown(() => service.stop(2000));
   const KEY = DEMO_TENANTS[0]!.apiKey;
 
@@ -214,7 +230,7 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
       s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
     });
   let refused = 'accepted';
-  for (const until = Date.now() + 3000; refused === 'accepted' && Date.now() < until; ) {
+  for (const until = Date.now() + 3000; refused === 'accepted' && Date.now() < until;) {
     await sleep(50);
     refused = await tryConnect();
   }
@@ -225,7 +241,11 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
 
   const failed = results.filter((r) => r.status !== 200);
   t.ok(results.length >= 12, `${results.length} requests made under load, the last 12 in flight at SIGTERM`);
-  t.same(failed.map((r) => `${r.path} → ${r.status} ${r.body.slice(0, 100)}`), [], 'no request failed, in-flight ones included');
+  t.same(
+    failed.map((r) => `${r.path} → ${r.status} ${r.body.slice(0, 100)}`),
+    [],
+    'no request failed, in-flight ones included',
+  );
   t.equal(refused, 'ECONNREFUSED', `new connections are refused once shutting down (${refusedMs} ms after the signal)`);
   t.equal(how, 0, 'the process exits with code 0');
   t.ok(exitMs < 10_000, `and promptly (${exitMs} ms after SIGTERM)`);
@@ -254,7 +274,16 @@ async function startOnEmbedded(t: Test, opts: { launcher?: 'node' | 'tsx'; env?:
     mongodbDb: 'freight',
     launcher: opts.launcher,
     timeoutMs: 120_000,
-    env: { DATA_DIR: dataDir, DEMO_INVOICES: '60', DEMO_TRIPS: '60', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ...opts.env },
+    env: {
+      DATA_DIR: dataDir,
+      DEMO_INVOICES: '60',
+      DEMO_TRIPS: '60',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_MAX: '1000000',
+      RATE_LIMIT_IP_MAX: '1000000',
+      REPORT_RATE_LIMIT_MAX: '1000000',
+      ...opts.env,
+    },
   });
   t.teardown(() => service.stop(5000));
   const servicePid = service.child.pid!;
@@ -282,11 +311,12 @@ async function call(url: string, init: RequestInit = {}): Promise<Answer> {
   }
 }
 
-const importFiles = (base: string, zip: Buffer = importZip) => call(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': TGO.apiKey, 'content-type': 'application/zip' }, body: zip });
+const importFiles = (base: string, zip: Buffer = importZip) =>
+  call(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': TGO.apiKey, 'content-type': 'application/zip' }, body: zip });
 
 /** Resolves once a document written by an import started at `since` is visible: the import is in flight. */
 async function importUnderWay(base: string, since: string): Promise<void> {
-  for (const until = Date.now() + 60_000; Date.now() < until; ) {
+  for (const until = Date.now() + 60_000; Date.now() < until;) {
     const res = await call(`${base}/api/financial-docs?limit=1&updatedSince=${encodeURIComponent(since)}`, { headers: { 'x-api-key': TGO.apiKey } });
     if (res.status === 200 && (JSON.parse(res.body) as { data: unknown[] }).data.length > 0) return;
   }
@@ -327,7 +357,7 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   // Recovered: a new engine runs and a data request made after the kill answered 200.
   let recoveredAt = -1;
   let newEngine: number | null = null;
-  for (const until = Date.now() + 60_000; Date.now() < until; ) {
+  for (const until = Date.now() + 60_000; Date.now() < until;) {
     const probe = await call(`${base}/api/financial-docs?limit=1`, { headers: { 'x-api-key': TGO.apiKey } });
     newEngine = enginePidUnder(servicePid);
     if (probe.status === 200 && newEngine && newEngine !== engine) {
@@ -347,16 +377,34 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   t.notOk(isRunning(engine), 'the killed engine is gone');
 
   t.not(interrupted.status, 500, `the import in flight did not answer 500 (${interrupted.status} ${reasonOf(interrupted) ?? ''})`);
-  t.ok(interrupted.status === 200 || (interrupted.status === 503 && reasonOf(interrupted) === 'database_unavailable'), 'it answered 200 or 503 database_unavailable', { body: interrupted.body.slice(0, 300) });
+  t.ok(
+    interrupted.status === 200 || (interrupted.status === 503 && reasonOf(interrupted) === 'database_unavailable'),
+    'it answered 200 or 503 database_unavailable',
+    { body: interrupted.body.slice(0, 300) },
+  );
   const statuses = [...new Set(outcomes.map((o) => o.status))].sort();
-  t.same(statuses.filter((s) => s !== 200 && s !== 503), [], `only 200 and 503 meanwhile (${statuses.join(', ')})`, {
-    others: outcomes.filter((o) => o.status !== 200 && o.status !== 503).slice(0, 5),
-  });
-  t.ok(outcomes.filter((o) => o.path !== '/health').every((o) => o.status === 200 || reasonOf(o) === 'database_unavailable'), 'every 503 is database_unavailable');
+  t.same(
+    statuses.filter((s) => s !== 200 && s !== 503),
+    [],
+    `only 200 and 503 meanwhile (${statuses.join(', ')})`,
+    {
+      others: outcomes.filter((o) => o.status !== 200 && o.status !== 503).slice(0, 5),
+    },
+  );
+  t.ok(
+    outcomes.filter((o) => o.path !== '/health').every((o) => o.status === 200 || reasonOf(o) === 'database_unavailable'),
+    'every 503 is database_unavailable',
+  );
   const ready = outcomes.filter((o) => o.path === '/ready' && o.at >= killedAt);
   const slowestReady = Math.max(...ready.map((o) => o.ms));
-  t.ok(ready.length > 0 && slowestReady <= READY_BUDGET_MS + 1000, `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms, ${ready.length} probes)`);
-  t.ok(ready.some((o) => o.status === 503), '/ready said 503 while the engine was down');
+  t.ok(
+    ready.length > 0 && slowestReady <= READY_BUDGET_MS + 1000,
+    `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms, ${ready.length} probes)`,
+  );
+  t.ok(
+    ready.some((o) => o.status === 503),
+    '/ready said 503 while the engine was down',
+  );
   t.same([...new Set(outcomes.filter((o) => o.path === '/health').map((o) => o.status))], [200], '/health stayed 200: the service is alive and recovering');
 
   const log = service.output();
@@ -369,7 +417,9 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   t.equal(again.status, 200, 'the same files imported again after the recovery');
   const summary = (JSON.parse(again.body) as { summary: { files: number; rejected: number } }).summary;
   t.match(summary, { files: KILL_IMPORT_FILES, rejected: 0 }, 'every file imported or skipped: the store is whole');
-  t.comment(`kill -9 → data again after ${recoveryMs} ms; /ready slowest ${slowestReady} ms; ${outcomes.length} requests; interrupted import: ${interrupted.status} ${reasonOf(interrupted) ?? ''}; again: ${JSON.stringify(summary)}`);
+  t.comment(
+    `kill -9 → data again after ${recoveryMs} ms; /ready slowest ${slowestReady} ms; ${outcomes.length} requests; interrupted import: ${interrupted.status} ${reasonOf(interrupted) ?? ''}; again: ${JSON.stringify(summary)}`,
+  );
 });
 
 t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, engine stopped last, exit 0', async (t) => {
@@ -400,10 +450,22 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
   const exitMs = Date.now() - signalledAt;
 
   const http = answers.filter((a) => typeof a.status === 'number');
-  t.same(http.filter((a) => a.status === 500).map((a) => `${a.path} ${a.body.slice(0, 200)}`), [], `no 500 among ${http.length} answers`);
+  t.same(
+    http.filter((a) => a.status === 500).map((a) => `${a.path} ${a.body.slice(0, 200)}`),
+    [],
+    `no 500 among ${http.length} answers`,
+  );
   t.not(interrupted.status, 500, 'the import did not answer 500');
-  t.ok(interrupted.status === 200 || (interrupted.status === 503 && reasonOf(interrupted) === 'shutting_down'), `the import answered ${interrupted.status} ${reasonOf(interrupted) ?? ''} (200, or 503 shutting_down at a batch)`, { body: interrupted.body.slice(0, 300) });
-  t.same([...new Set(http.map((a) => a.status))].filter((s) => s !== 200), [], 'every other answer given was 200 (later requests found the port closed)');
+  t.ok(
+    interrupted.status === 200 || (interrupted.status === 503 && reasonOf(interrupted) === 'shutting_down'),
+    `the import answered ${interrupted.status} ${reasonOf(interrupted) ?? ''} (200, or 503 shutting_down at a batch)`,
+    { body: interrupted.body.slice(0, 300) },
+  );
+  t.same(
+    [...new Set(http.map((a) => a.status))].filter((s) => s !== 200),
+    [],
+    'every other answer given was 200 (later requests found the port closed)',
+  );
   t.equal(how, 0, 'the process exits 0');
   t.ok(exitMs < 15_000, `${exitMs} ms after the signal`);
   t.notOk(isRunning(engine), 'the engine is stopped, not orphaned');
@@ -419,7 +481,9 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
   const again = await importFiles(restarted.service.base);
   t.equal(again.status, 200, 'the same files again after a restart');
   t.match((JSON.parse(again.body) as { summary: object }).summary, { files: IMPORT_FILES, rejected: 0 }, 'nothing rejected: every file whole');
-  t.comment(`SIGINT to the group → exit ${how} after ${exitMs} ms; import ${interrupted.status} ${reasonOf(interrupted) ?? ''}; ${http.length} other answers; again: ${JSON.stringify((JSON.parse(again.body) as { summary: object }).summary)}`);
+  t.comment(
+    `SIGINT to the group → exit ${how} after ${exitMs} ms; import ${interrupted.status} ${reasonOf(interrupted) ?? ''}; ${http.length} other answers; again: ${JSON.stringify((JSON.parse(again.body) as { summary: object }).summary)}`,
+  );
 });
 
 t.test('an engine that cannot be kept up: one fatal line, exit 1 (for a supervisor to restart the service)', async (t) => {
@@ -429,7 +493,10 @@ t.test('an engine that cannot be kept up: one fatal line, exit 1 (for a supervis
   const how = await Promise.race([service.exited, sleep(30_000).then(() => 'still running after 30 s')]);
   t.equal(how, 1, 'the service exits 1');
   t.ok(Date.now() - killedAt < 15_000, `${Date.now() - killedAt} ms after the kill`);
-  const fatal = service.output().split('\n').filter((l) => l.includes('"level":60'));
+  const fatal = service
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"level":60'));
   t.equal(fatal.length, 1, 'one fatal line');
   t.match(fatal[0], /embedded database engine could not be restarted .*the service exits so that its supervisor restarts it/);
 });

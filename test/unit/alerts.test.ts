@@ -24,9 +24,16 @@ t.test('extraData problems', async (t) => {
 t.test('domain validation: 403 first, then every problem', async (t) => {
   const now = new Date('2026-04-01T00:00:00Z');
   const base = { userIds: ['a'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'n' };
-  t.throws(() => validateScheduleInput('AAA010101AAA', { ...base, tenantId: 'BBB010101BBB', ruleId: 'bad' }, now), new ApiError(403, 'Forbidden', ['tenantId BBB010101BBB does not match the authenticated tenant'], { reason: 'foreign_tenant' }));
+  t.throws(
+    () => validateScheduleInput('AAA010101AAA', { ...base, tenantId: 'BBB010101BBB', ruleId: 'bad' }, now),
+    new ApiError(403, 'Forbidden', ['tenantId BBB010101BBB does not match the authenticated tenant'], { reason: 'foreign_tenant' }),
+  );
   try {
-    validateScheduleInput('AAA010101AAA', { ...base, userIds: ['a', 'a', ' b'], ruleId: 'bad', cycleKey: '2026-13', extraData: { a: { b: { c: { d: { e: { f: 1 } } } } } }, dueDate: 'soon' }, now);
+    validateScheduleInput(
+      'AAA010101AAA',
+      { ...base, userIds: ['a', 'a', ' b'], ruleId: 'bad', cycleKey: '2026-13', extraData: { a: { b: { c: { d: { e: { f: 1 } } } } } }, dueDate: 'soon' },
+      now,
+    );
     t.fail('should throw');
   } catch (err) {
     t.ok(err instanceof ApiError && err.statusCode === 400);
@@ -47,8 +54,17 @@ t.test('job key and state', async (t) => {
   t.not(alertJobKey('T', 'r', '2026-03', 'u|x'), alertJobKey('T', 'r', '2026-03|u', 'x'), 'no ambiguity from separators');
   const due = new Date('2026-04-01T00:00:00Z');
   const doc = newAlertJobDocument(new ObjectId(), {
-    jobKey: 'k', tenant: 'T', userId: 'u', ruleId: 'tax-findings', cycleKey: '2026-03', nameAlert: 'n', individual: false,
-    extraData: {}, dueDate: due, createdAt: due, failures: [],
+    jobKey: 'k',
+    tenant: 'T',
+    userId: 'u',
+    ruleId: 'tax-findings',
+    cycleKey: '2026-03',
+    nameAlert: 'n',
+    individual: false,
+    extraData: {},
+    dueDate: due,
+    createdAt: due,
+    failures: [],
   });
   t.equal(alertJobState(doc), 'scheduled');
   t.equal(alertJobState({ ...doc, lockedAt: due }), 'running');
@@ -67,7 +83,14 @@ t.test('request fingerprint ignores key order, not values', async (t) => {
 
 t.test('outcome: sorted, capped, summarised', async (t) => {
   const f = (i: number, severity: AlertFinding['severity']): AlertFinding => ({
-    code: 'X', severity, ref: `r${i}`, client: 'C', message: 'm', amount: i % 2 ? -i : i, date: '2026-03-01T00:00:00.000Z', details: {},
+    code: 'X',
+    severity,
+    ref: `r${i}`,
+    client: 'C',
+    message: 'm',
+    amount: i % 2 ? -i : i,
+    date: '2026-03-01T00:00:00.000Z',
+    details: {},
   });
   const findings = [...Array.from({ length: 250 }, (_, i) => f(i, 'warning')), f(1, 'critical'), f(3, 'info')];
   const o = outcome(findings, (s) => `${s.findings}`);
@@ -91,11 +114,19 @@ t.test('shrinkage rule: the legs delivered in the cycle month, never a leg in tr
   });
   const asOf = Date.parse('2026-03-10T00:00:00Z');
   const feb = shrinkageOverTolerance([trip], { cycleKey: '2026-02', asOf, settings });
-  t.same(feb.findings.map((f) => f.details.shipment), [trip.shipments[0]!.shipment], 'February: the leg delivered in February only');
+  t.same(
+    feb.findings.map((f) => f.details.shipment),
+    [trip.shipments[0]!.shipment],
+    'February: the leg delivered in February only',
+  );
   t.equal(feb.findings[0]!.amount, 2450, '100 L × 24.50 at 0% tolerance');
   t.equal(feb.findings[0]!.date, new Date(trip.shipments[0]!.unloadDate!).toISOString(), 'dated at its delivery');
   const mar = shrinkageOverTolerance([trip], { cycleKey: '2026-03', asOf, settings });
-  t.same(mar.findings.map((f) => f.details.shipment), [trip.shipments[1]!.shipment], 'March: the leg delivered on March 1 (Mexico City), loaded in February');
+  t.same(
+    mar.findings.map((f) => f.details.shipment),
+    [trip.shipments[1]!.shipment],
+    'March: the leg delivered on March 1 (Mexico City), loaded in February',
+  );
   t.equal(mar.summary.findings, 1, 'the legs in transit are never findings');
 });
 

@@ -18,7 +18,17 @@ t.test('fixture arithmetic', async (t) => {
 
 t.test('unpaid', async (t) => {
   const b = documentBalance(makeFinancialDoc(base));
-  t.same(b, { total: 11_200, paid: 0, creditNotes: 0, pending: 11_200, overpaid: 0, isFullyPaid: false, paymentsCount: 0, creditNotesCount: 0, isCancelled: false });
+  t.same(b, {
+    total: 11_200,
+    paid: 0,
+    creditNotes: 0,
+    pending: 11_200,
+    overpaid: 0,
+    isFullyPaid: false,
+    paymentsCount: 0,
+    creditNotesCount: 0,
+    isCancelled: false,
+  });
   t.equal(paymentStatus(b), 'unpaid');
 });
 

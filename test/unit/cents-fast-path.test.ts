@@ -9,9 +9,22 @@ const reference = (pesos: number): number => {
 };
 
 t.test('agrees with the reference on two-decimal amounts, half cents and arbitrary floats', async (t) => {
-  fc.assert(fc.property(fc.integer({ min: -1e12, max: 1e12 }), (c) => toCents(c / 100) === reference(c / 100)), { numRuns: 20_000 });
-  fc.assert(fc.property(fc.integer({ min: -1e11, max: 1e11 }), (c) => toCents((c + 0.5) / 100) === reference((c + 0.5) / 100)), { numRuns: 20_000 });
-  fc.assert(fc.property(fc.double({ min: -1e9, max: 1e9, noNaN: true }), (x) => toCents(x) === reference(x)), { numRuns: 20_000 });
-  fc.assert(fc.property(fc.integer({ min: 0, max: 1e7 }), fc.constantFrom(0.16, 0.08, 0.04), (c, rate) => toCents((c / 100) * rate) === reference((c / 100) * rate)), { numRuns: 20_000 });
-  for (const x of [1.005, 2.675, 1.004999, 0.285, 1.255, 8.345, 1e9 + 0.005, 0.1 + 0.2, -1.005, 4.35 * 100 / 100]) t.equal(toCents(x), reference(x), String(x));
+  fc.assert(
+    fc.property(fc.integer({ min: -1e12, max: 1e12 }), (c) => toCents(c / 100) === reference(c / 100)),
+    { numRuns: 20_000 },
+  );
+  fc.assert(
+    fc.property(fc.integer({ min: -1e11, max: 1e11 }), (c) => toCents((c + 0.5) / 100) === reference((c + 0.5) / 100)),
+    { numRuns: 20_000 },
+  );
+  fc.assert(
+    fc.property(fc.double({ min: -1e9, max: 1e9, noNaN: true }), (x) => toCents(x) === reference(x)),
+    { numRuns: 20_000 },
+  );
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 1e7 }), fc.constantFrom(0.16, 0.08, 0.04), (c, rate) => toCents((c / 100) * rate) === reference((c / 100) * rate)),
+    { numRuns: 20_000 },
+  );
+  for (const x of [1.005, 2.675, 1.004999, 0.285, 1.255, 8.345, 1e9 + 0.005, 0.1 + 0.2, -1.005, (4.35 * 100) / 100])
+    t.equal(toCents(x), reference(x), String(x));
 });

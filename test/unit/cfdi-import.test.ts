@@ -28,13 +28,31 @@ t.test('DTDs, undeclared entities, depth and element limits are refused', async 
 
 t.test('invoice with 4% retention: amounts, concept taxes, dates', async (t) => {
   const c = cfdi('01-freight-invoice-retention.xml');
-  t.match(c, { type: 'I', uuid: '1A2B3C4D-0001-4000-8000-000000000001', paymentMethod: 'PUE', subTotal: 20000, total: 22400, issuer: { rfc: TENANT }, receiver: { rfc: 'GDI920315QR4' } });
+  t.match(c, {
+    type: 'I',
+    uuid: '1A2B3C4D-0001-4000-8000-000000000001',
+    paymentMethod: 'PUE',
+    subTotal: 20000,
+    total: 22400,
+    issuer: { rfc: TENANT },
+    receiver: { rfc: 'GDI920315QR4' },
+  });
   t.equal(new Date(c.date).toISOString(), '2026-10-05T16:00:00.000Z', 'Fecha is Mexico City wall time');
   const fact = invoiceFact(TENANT, c);
   t.match(fact.base, { _id: `${TENANT}-CFDI-${c.uuid}`, iSub: 20000, iTax1: 3200, iTax2: 800, iTot: 22400, iDesc: 0, iFalt: 0 });
   t.same(fact.base.invoice.concepts[0], {
-    code: '78101802', kind: 'freight', desc: 'Flete Coatzacoalcos - Minatitlan', quantity: 1, unitPrice: 20000, amount: 20000, discount: 0,
-    objetoImp: '02', vatRate: 0.16, vat: 3200, retentionRate: 0.04, retention: 800,
+    code: '78101802',
+    kind: 'freight',
+    desc: 'Flete Coatzacoalcos - Minatitlan',
+    quantity: 1,
+    unitPrice: 20000,
+    amount: 20000,
+    discount: 0,
+    objetoImp: '02',
+    vatRate: 0.16,
+    vat: 3200,
+    retentionRate: 0.04,
+    retention: 800,
     taxes: {
       transfers: [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 20000, amount: 3200 }],
       retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 20000, amount: 800 }],
@@ -66,26 +84,48 @@ t.test('a PPD invoice rebuilt from payments, credit note and cancellations, in a
   const p1 = paymentFact(cfdi('05-payment-complement-1.xml'));
   const p2 = paymentFact(cfdi('07-payment-complement-2.xml'));
   const nc = creditNoteFact(cfdi('06-credit-note.xml'));
-  t.match(p1.records, [{ invoiceUuid: '1A2B3C4D-0004-4000-8000-000000000004', amount: 20000, balanceBefore: 56000, balanceAfter: 36000 }], 'IdDocumento upper-cased');
+  t.match(
+    p1.records,
+    [{ invoiceUuid: '1A2B3C4D-0004-4000-8000-000000000004', amount: 20000, balanceBefore: 56000, balanceAfter: 36000 }],
+    'IdDocumento upper-cased',
+  );
   const doc = buildFinancialDocument(inv, [p2, p1], [nc], []);
   t.same(doc, buildFinancialDocument(inv, [p1, p2], [nc], []), 'order of facts does not matter');
   t.equal(doc.status, 6);
-  t.same(doc.payments.map((p) => [p.kind, p.amount, p.balanceBefore, p.balanceAfter]), [['payment', 20000, 56000, 36000], ['creditNote', 5600, 36000, 30400], ['payment', 30400, 30400, 0]]);
+  t.same(
+    doc.payments.map((p) => [p.kind, p.amount, p.balanceBefore, p.balanceAfter]),
+    [
+      ['payment', 20000, 56000, 36000],
+      ['creditNote', 5600, 36000, 30400],
+      ['payment', 30400, 30400, 0],
+    ],
+  );
   t.equal(doc.lastUpdate, '2026-11-05T18:00:00.000Z');
   // The second complement cancelled: not counted, status back to invoiced.
   const cancel = cancellationFacts([{ uuid: p2.uuid, motive: '02', replacementUuid: null, code: '201' }], Date.UTC(2026, 10, 6));
   const withCancel = buildFinancialDocument(inv, [p1, p2], [nc], cancel);
   t.equal(withCancel.status, 4);
   t.match(withCancel.payments[2], { uuid: p2.uuid, canceled: true });
-  t.match(withCancel.canceled, [{ target: 'payment', uuid: p2.uuid, motive: '02', replacementUuid: null, status: 'accepted', statusSource: 'acknowledgement', satStatus: '201' }]);
+  t.match(withCancel.canceled, [
+    { target: 'payment', uuid: p2.uuid, motive: '02', replacementUuid: null, status: 'accepted', statusSource: 'acknowledgement', satStatus: '201' },
+  ]);
 });
 
 t.test('cancellation acknowledgement: motive 01 with its replacement; SAT refusal and missing replacement rejected', async (t) => {
   const ack = read('10-cancellation-acuse-motive-01.xml');
-  t.match(ack, { file: 'cancellation', issuerRfc: TENANT, folios: [{ uuid: '1A2B3C4D-0008-4000-8000-000000000008', motive: '01', replacementUuid: '1A2B3C4D-0009-4000-8000-000000000009', code: '201' }] });
+  t.match(ack, {
+    file: 'cancellation',
+    issuerRfc: TENANT,
+    folios: [{ uuid: '1A2B3C4D-0008-4000-8000-000000000008', motive: '01', replacementUuid: '1A2B3C4D-0009-4000-8000-000000000009', code: '201' }],
+  });
   const refused = fixture('10-cancellation-acuse-motive-01.xml').toString().replace('EstatusUUID="201"', 'EstatusUUID="205"');
-  t.throws(() => readImportFile(parseXmlTree(refused, keepNamespace)), /the SAT did not accept the cancellation of 1A2B3C4D-0008-4000-8000-000000000008 \(EstatusUUID 205: the UUID is not known to the SAT\)/);
-  const noReplacement = fixture('10-cancellation-acuse-motive-01.xml').toString().replace(/ FolioSustitucion="[^"]*"/, '');
+  t.throws(
+    () => readImportFile(parseXmlTree(refused, keepNamespace)),
+    /the SAT did not accept the cancellation of 1A2B3C4D-0008-4000-8000-000000000008 \(EstatusUUID 205: the UUID is not known to the SAT\)/,
+  );
+  const noReplacement = fixture('10-cancellation-acuse-motive-01.xml')
+    .toString()
+    .replace(/ FolioSustitucion="[^"]*"/, '');
   t.throws(() => readImportFile(parseXmlTree(noReplacement, keepNamespace)), /motive 01 needs FolioSustitucion/);
   const inv = invoiceFact(TENANT, cfdi('08-invoice-cancelled.xml'));
   const doc = buildFinancialDocument(inv, [], [], cancellationFacts((ack as CancellationAck).folios, 0));
@@ -111,8 +151,20 @@ t.test('Carta Porte: one leg, two products, delivered volumes from the addenda, 
     destination: { id: 'DE000001', address: { municipality: '087' } },
   });
   t.equal(trip.shipments.length, 1);
-  t.match(trip.shipments[0], { date: 20261020, status: 4, distanceKm: 105, region: 'VER', pricing: { tarifUnit: 0.9, billedFreight: 28800, totalFreight: 28800, merchandiseValue: 776800 } });
-  t.same(trip.shipments[0]!.products.map((p) => [p.code, p.loaded, p.offloaded]), [['15101505', 20000, 19940], ['15101514', 12000, 11990]]);
+  t.match(trip.shipments[0], {
+    date: 20261020,
+    status: 4,
+    distanceKm: 105,
+    region: 'VER',
+    pricing: { tarifUnit: 0.9, billedFreight: 28800, totalFreight: 28800, merchandiseValue: 776800 },
+  });
+  t.same(
+    trip.shipments[0]!.products.map((p) => [p.code, p.loaded, p.offloaded]),
+    [
+      ['15101505', 20000, 19940],
+      ['15101514', 12000, 11990],
+    ],
+  );
   t.equal(tripFromCfdi(TENANT, cfdi('01-freight-invoice-retention.xml')), null, 'no Carta Porte, no trip');
 });
 
@@ -138,7 +190,13 @@ t.test('encodings: the declared one is read, byte by byte too; anything else is 
 t.test('Carta Porte by air, sea or rail: refused, because only road transport makes a trip', async (t) => {
   const road = fixture('11-carta-porte-two-products.xml').toString('utf8');
   const prefix = /<(\w+):Autotransporte/.exec(road)![1]!;
-  const air = road.replace(new RegExp(`<${prefix}:Autotransporte[\\s\\S]*?</${prefix}:Autotransporte>`), `<${prefix}:TransporteAereo PermSCT="TPAF01" NumPermisoSCT="1" MatriculaAeronave="XA-ABC" NumeroGuia="1" CodigoTransportista="CA001"/>`);
+  const air = road.replace(
+    new RegExp(`<${prefix}:Autotransporte[\\s\\S]*?</${prefix}:Autotransporte>`),
+    `<${prefix}:TransporteAereo PermSCT="TPAF01" NumPermisoSCT="1" MatriculaAeronave="XA-ABC" NumeroGuia="1" CodigoTransportista="CA001"/>`,
+  );
   t.not(air, road);
-  t.throws(() => readImportFile(parseXmlTree(air, keepNamespace)), /Carta Porte by air \(TransporteAereo\): only road transport \(Autotransporte\) makes a trip/);
+  t.throws(
+    () => readImportFile(parseXmlTree(air, keepNamespace)),
+    /Carta Porte by air \(TransporteAereo\): only road transport \(Autotransporte\) makes a trip/,
+  );
 });

@@ -17,7 +17,10 @@ t.test('textbook vectors', async (t) => {
   t.match(concentration(equal(3), bands), { hhi: 3333.33, band: 'high' });
   const ten = concentration(equal(10), bands);
   t.match(ten, { hhi: 1000, band: 'unconcentrated' });
-  t.ok(ten.shares.every((s) => s.flagged), 'exactly 10 % is flagged (≥)');
+  t.ok(
+    ten.shares.every((s) => s.flagged),
+    'exactly 10 % is flagged (≥)',
+  );
   const eleven = concentration(equal(11), bands);
   t.equal(eleven.hhi, 909.09, '11 × (100/11)²');
   t.ok(eleven.shares.every((s) => !s.flagged && s.sharePct === 9.0909));
@@ -25,10 +28,25 @@ t.test('textbook vectors', async (t) => {
 
 t.test('uneven shares, sorting, merging', async (t) => {
   // 60 / 30 / 10 → 3,600 + 900 + 100 = 4,600
-  const r = concentration([{ client: 'B', revenue: 300 }, { client: 'C', revenue: 100 }, { client: 'A', revenue: 400 }, { client: 'A', revenue: 200 }], bands);
+  const r = concentration(
+    [
+      { client: 'B', revenue: 300 },
+      { client: 'C', revenue: 100 },
+      { client: 'A', revenue: 400 },
+      { client: 'A', revenue: 200 },
+    ],
+    bands,
+  );
   t.equal(r.hhi, 4600);
   t.equal(r.totalRevenue, 1000);
-  t.same(r.shares.map((s) => [s.client, s.revenue, s.sharePct]), [['A', 600, 60], ['B', 300, 30], ['C', 100, 10]]);
+  t.same(
+    r.shares.map((s) => [s.client, s.revenue, s.sharePct]),
+    [
+      ['A', 600, 60],
+      ['B', 300, 30],
+      ['C', 100, 10],
+    ],
+  );
   // 30 + 5 × 10 + 4 × 5 → 900 + 500 + 100 = 1,500 exactly: moderate (unconcentrated is < 1,500)
   const edge = [30, 10, 10, 10, 10, 10, 5, 5, 5, 5].map((revenue, i) => ({ client: `E${i}`, revenue }));
   t.match(concentration(edge, bands), { hhi: 1500, band: 'moderate' });
@@ -39,7 +57,13 @@ t.test('uneven shares, sorting, merging', async (t) => {
 });
 
 t.test('negative revenue counts as 0', async (t) => {
-  const r = concentration([{ client: 'A', revenue: 1000 }, { client: 'B', revenue: -200 }], bands);
+  const r = concentration(
+    [
+      { client: 'A', revenue: 1000 },
+      { client: 'B', revenue: -200 },
+    ],
+    bands,
+  );
   t.equal(r.hhi, 10_000);
   t.same(r.shares[1], { client: 'B', revenue: 0, sharePct: 0, flagged: false });
 });

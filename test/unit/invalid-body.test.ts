@@ -2,12 +2,23 @@ import t from 'tap';
 import { invalidBody } from '../../lib/http/api-error.ts';
 
 t.test('domain body problems: one detail per field, fields parallel to details', async (t) => {
-  const err = invalidBody(['url: a host is required', 'userIds must be distinct; repeated: a', 'url: localhost is a loopback name', 'extraData.x must be short']);
+  const err = invalidBody([
+    'url: a host is required',
+    'userIds must be distinct; repeated: a',
+    'url: localhost is a loopback name',
+    'extraData.x must be short',
+  ]);
   t.equal(err.statusCode, 400);
   t.equal(err.reason, 'invalid_body');
-  t.same(err.fields?.map((f) => f.name), ['url', 'userIds', 'extraData.x']);
+  t.same(
+    err.fields?.map((f) => f.name),
+    ['url', 'userIds', 'extraData.x'],
+  );
   t.equal(err.details[0], 'url: a host is required; url: localhost is a loopback name', 'problems of one field joined, in order');
-  t.same(err.fields?.map((f) => f.detail), err.details);
+  t.same(
+    err.fields?.map((f) => f.detail),
+    err.details,
+  );
 });
 
 t.test('a field with many problems: the first three and a count', async (t) => {

@@ -1,7 +1,24 @@
 import t from 'tap';
 import {
-  daysBetweenDates, daysInRange, isMonthKey, isMxDateString, isoWeekday, isoWeekMonday, mxAddDays, mxCalendarDaysBetween, mxDateString,
-  mxDayEnd, mxDayStart, mxDayStartAt, mxMonthKey, mxMonthRange, mxOffsetMs, mxYmdInt, parseMxDateTime, ymdIntToDateString, ymdIntToMxDayStart,
+  daysBetweenDates,
+  daysInRange,
+  isMonthKey,
+  isMxDateString,
+  isoWeekday,
+  isoWeekMonday,
+  mxAddDays,
+  mxCalendarDaysBetween,
+  mxDateString,
+  mxDayEnd,
+  mxDayStart,
+  mxDayStartAt,
+  mxMonthKey,
+  mxMonthRange,
+  mxOffsetMs,
+  mxYmdInt,
+  parseMxDateTime,
+  ymdIntToDateString,
+  ymdIntToMxDayStart,
 } from '../../lib/time/mexico-city.ts';
 
 const utc = (s: string): number => Date.parse(s);

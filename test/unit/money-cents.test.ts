@@ -52,7 +52,12 @@ t.test('productCents and rateOfCents: exact integer forms of round2(a × b) and 
   t.equal(rateOfCents(10_000, 0.16), 1_600);
   t.equal(rateOfCents(12_345, 0.04), 494, '123.45 × 4% = 4.938 → 4.94');
   t.equal(rateOfCents(1_250, 0.16), 200, '12.50 × 16% = 2.00');
-  for (const [base, rate] of [[1_438_605, 0.16], [99_999, 0.04], [1, 0.16], [87_654_321, 0.0475]] as const) {
+  for (const [base, rate] of [
+    [1_438_605, 0.16],
+    [99_999, 0.04],
+    [1, 0.16],
+    [87_654_321, 0.0475],
+  ] as const) {
     t.equal(rateOfCents(base, rate), toCents(taxOn(fromCents(base), rate)), `rateOfCents(${base}, ${rate}) = taxOn`);
   }
 });

@@ -14,7 +14,13 @@ t.test('default: the last 90 days ending today in Mexico City', async (t) => {
 });
 
 t.test('one end given', async (t) => {
-  t.match(resolvePeriod(NOW, undefined, '2026-03-31'), { startDate: '2026-01-01', endDate: '2026-03-31', days: 90, defaulted: true, asOf: mxDayEnd('2026-03-31') });
+  t.match(resolvePeriod(NOW, undefined, '2026-03-31'), {
+    startDate: '2026-01-01',
+    endDate: '2026-03-31',
+    days: 90,
+    defaulted: true,
+    asOf: mxDayEnd('2026-03-31'),
+  });
   t.match(resolvePeriod(NOW, '2026-04-01', undefined), { startDate: '2026-04-01', endDate: '2026-04-19', days: 19 });
   t.match(resolvePeriod(NOW, '2026-05-01', undefined), { startDate: '2026-05-01', endDate: '2026-07-29', days: 90 }, 'a future start gets the default length');
 });
@@ -34,8 +40,20 @@ t.test('limits', async (t) => {
 });
 
 t.test('tax period', async (t) => {
-  t.match(resolveTaxPeriod(NOW, undefined, undefined, undefined), { targetMonth: '2026-04', source: 'default', startDate: '2026-04-01', endDate: '2026-04-30', days: 30 });
-  t.match(resolveTaxPeriod(NOW, '2026-02', undefined, undefined), { targetMonth: '2026-02', source: 'targetMonth', days: 28, start: mxDayStart('2026-02-01'), end: mxDayEnd('2026-02-28') });
+  t.match(resolveTaxPeriod(NOW, undefined, undefined, undefined), {
+    targetMonth: '2026-04',
+    source: 'default',
+    startDate: '2026-04-01',
+    endDate: '2026-04-30',
+    days: 30,
+  });
+  t.match(resolveTaxPeriod(NOW, '2026-02', undefined, undefined), {
+    targetMonth: '2026-02',
+    source: 'targetMonth',
+    days: 28,
+    start: mxDayStart('2026-02-01'),
+    end: mxDayEnd('2026-02-28'),
+  });
   t.match(resolveTaxPeriod(NOW, undefined, '2026-01-15', '2026-02-15'), { targetMonth: null, source: 'range', days: 32 });
   t.match(
     resolveTaxPeriod(NOW, '2026-02', '2026-02-10', '2026-03-15'),
@@ -48,9 +66,15 @@ t.test('tax period', async (t) => {
 
 t.test('months of a period, clipped', async (t) => {
   const m = monthsOf({ start: mxDayStart('2026-01-15'), end: mxDayEnd('2026-03-02') });
-  t.same(m.map((x) => x.month), ['2026-01', '2026-02', '2026-03']);
+  t.same(
+    m.map((x) => x.month),
+    ['2026-01', '2026-02', '2026-03'],
+  );
   t.equal(m[0]?.start, mxDayStart('2026-01-15'));
   t.equal(m[1]?.start, mxDayStart('2026-02-01'));
   t.equal(m[2]?.endExclusive, mxDayEnd('2026-03-02') + 1);
-  t.same(monthsOf({ start: mxDayStart('2026-12-31'), end: mxDayEnd('2027-01-01') }).map((x) => x.month), ['2026-12', '2027-01']);
+  t.same(
+    monthsOf({ start: mxDayStart('2026-12-31'), end: mxDayEnd('2027-01-01') }).map((x) => x.month),
+    ['2026-12', '2027-01'],
+  );
 });

@@ -5,7 +5,16 @@ import { aggregateReconciliations, byClient, byMonth } from '../helpers/reconcil
 import { cashBasisForPeriod, cashBasisShare } from '../../lib/tax/cash-basis.ts';
 import { mxMonthRange } from '../../lib/time/mexico-city.ts';
 import {
-  CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON, PUBLIC_RFC, creditNote, demurrage, freight, makeFinancialDoc, payment, shortage,
+  CLIENT_COMPANY,
+  CLIENT_COMPANY_2,
+  CLIENT_PERSON,
+  PUBLIC_RFC,
+  creditNote,
+  demurrage,
+  freight,
+  makeFinancialDoc,
+  payment,
+  shortage,
 } from '../fixtures/documents.ts';
 
 const settings = DEFAULT_SETTINGS;
@@ -19,8 +28,19 @@ t.test('shortage line is excluded from the bases: correct retention raises NO di
   t.equal(doc.iTot, 11_700);
   const r = reconcileDocument(doc, settings);
   t.match(r, {
-    clientKind: 'company', cancelled: false, subtotal: 10_500, discount: 0, taxableBase: 10_000, freightBase: 10_000, exemptAmount: 500,
-    vatDeclared: 1600, vatExpected: 1600, retentionDeclared: 400, retentionExpected: 400, total: 11_700, hasDiscrepancy: false,
+    clientKind: 'company',
+    cancelled: false,
+    subtotal: 10_500,
+    discount: 0,
+    taxableBase: 10_000,
+    freightBase: 10_000,
+    exemptAmount: 500,
+    vatDeclared: 1600,
+    vatExpected: 1600,
+    retentionDeclared: 400,
+    retentionExpected: 400,
+    total: 11_700,
+    hasDiscrepancy: false,
   });
   t.same(codes(r.findings), ['info:EXEMPT_EXCLUDED']);
   t.match(r.findings[0], { conceptIndex: 1, declared: 500, expected: 500, difference: 0, docId: doc.id, uuid: doc.invoice.uuid });
@@ -158,8 +178,18 @@ t.test('malformed client RFC: warned, retention not judged', async (t) => {
 });
 
 t.test('cancelled document: no tax, one info finding', async (t) => {
-  const r = reconcileDocument(makeFinancialDoc({ concepts: [freight(2000, { vat: 1 })], cancelled: { motive: '01', replacementUuid: 'b0000000-0000-4000-8000-000000000001' } }), settings);
-  t.match(r, { cancelled: true, cancellationMotive: '01', replacementUuid: 'b0000000-0000-4000-8000-000000000001', vatExpected: 0, retentionExpected: 0, hasDiscrepancy: false });
+  const r = reconcileDocument(
+    makeFinancialDoc({ concepts: [freight(2000, { vat: 1 })], cancelled: { motive: '01', replacementUuid: 'b0000000-0000-4000-8000-000000000001' } }),
+    settings,
+  );
+  t.match(r, {
+    cancelled: true,
+    cancellationMotive: '01',
+    replacementUuid: 'b0000000-0000-4000-8000-000000000001',
+    vatExpected: 0,
+    retentionExpected: 0,
+    hasDiscrepancy: false,
+  });
   t.same(codes(r.findings), ['info:DOCUMENT_CANCELLED']);
 });
 
@@ -182,15 +212,40 @@ t.test('aggregates per month and client, cancelled counted apart', async (t) => 
   ];
   const results = docs.map((d) => reconcileDocument(d, settings));
   const months = aggregateReconciliations(results, byMonth);
-  t.same(months.map((m) => m.key), ['2026-03', '2026-04']);
+  t.same(
+    months.map((m) => m.key),
+    ['2026-03', '2026-04'],
+  );
   t.match(months[0], {
-    documents: 2, cancelledDocuments: 1, cancelledTotal: 2240,
-    subtotal: 15_500, taxableBase: 15_000, freightBase: 15_000, exemptAmount: 500,
-    vatDeclared: 2400, vatExpected: 2400, vatDifference: 0, retentionDeclared: 400, retentionExpected: 400, retentionDifference: 0,
-    total: 17_500, discrepancies: 0, warnings: 0, infos: 1, documentsWithDiscrepancies: 0,
+    documents: 2,
+    cancelledDocuments: 1,
+    cancelledTotal: 2240,
+    subtotal: 15_500,
+    taxableBase: 15_000,
+    freightBase: 15_000,
+    exemptAmount: 500,
+    vatDeclared: 2400,
+    vatExpected: 2400,
+    vatDifference: 0,
+    retentionDeclared: 400,
+    retentionExpected: 400,
+    retentionDifference: 0,
+    total: 17_500,
+    discrepancies: 0,
+    warnings: 0,
+    infos: 1,
+    documentsWithDiscrepancies: 0,
   });
   // April: 1,000 + 1,000.10 subtotal; VAT 160 + 160.02; retention 40 + 40 (round2(40.004)).
-  t.match(months[1], { documents: 2, cancelledDocuments: 0, subtotal: 2000.1, vatDeclared: 320.02, vatExpected: 320.02, retentionExpected: 80, total: 2240.12 });
+  t.match(months[1], {
+    documents: 2,
+    cancelledDocuments: 0,
+    subtotal: 2000.1,
+    vatDeclared: 320.02,
+    vatExpected: 320.02,
+    retentionExpected: 80,
+    total: 2240.12,
+  });
 
   const clients = aggregateReconciliations(results, byClient);
   const c1 = clients.find((c) => c.key === CLIENT_COMPANY);
@@ -239,12 +294,18 @@ t.test('cash basis: PUE, overpayment cap, cancelled', async (t) => {
 // Every CFDI tax (issue 20): legal rates are information, arithmetic stays a discrepancy.
 
 const line = (tax: 'IVA' | 'ISR' | 'IEPS', rate: number | null, base: number, amount?: number, factor: 'Tasa' | 'Cuota' | 'Exento' = 'Tasa') => ({
-  tax, factor, rate, base, amount: amount ?? (rate === null ? 0 : Math.round(base * rate * 100) / 100),
+  tax,
+  factor,
+  rate,
+  base,
+  amount: amount ?? (rate === null ? 0 : Math.round(base * rate * 100) / 100),
 });
 
 t.test('RESICO carrier: 4% IVA and 1.25% ISR retained on freight to a company: info, no discrepancy', async (t) => {
   // 10,000 + 1,600 − 400 − 125 = 11,075.
-  const doc = makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.04, 10_000), line('ISR', 0.0125, 10_000)] } })] });
+  const doc = makeFinancialDoc({
+    concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.04, 10_000), line('ISR', 0.0125, 10_000)] } })],
+  });
   t.equal(doc.iTot, 11_075);
   const r = reconcileDocument(doc, settings);
   t.same(codes(r.findings), ['info:ISR_RETAINED']);
@@ -253,7 +314,16 @@ t.test('RESICO carrier: 4% IVA and 1.25% ISR retained on freight to a company: i
 
 t.test('a persona física billing services: IVA retained at two thirds and ISR at 10%: info', async (t) => {
   // Consulting 25,000: IVA 4,000, IVA ret 2,666.67 (0.106667), ISR ret 2,500 → 23,833.33.
-  const doc = makeFinancialDoc({ concepts: [{ kind: 'other', code: '80101500', amount: 25_000, taxes: { transfers: [line('IVA', 0.16, 25_000)], retentions: [line('IVA', 0.106667, 25_000, 2_666.67), line('ISR', 0.1, 25_000)] } }] });
+  const doc = makeFinancialDoc({
+    concepts: [
+      {
+        kind: 'other',
+        code: '80101500',
+        amount: 25_000,
+        taxes: { transfers: [line('IVA', 0.16, 25_000)], retentions: [line('IVA', 0.106667, 25_000, 2_666.67), line('ISR', 0.1, 25_000)] },
+      },
+    ],
+  });
   t.equal(doc.iTot, 23_833.33);
   const r = reconcileDocument(doc, settings);
   t.same(codes(r.findings), ['info:RETENTION_AT_LEGAL_RATE', 'info:ISR_RETAINED']);
@@ -261,13 +331,35 @@ t.test('a persona física billing services: IVA retained at two thirds and ISR a
 });
 
 t.test('a retention at a rate no rule sets is a warning; an amount off its base × rate a discrepancy', async (t) => {
-  const odd = reconcileDocument(makeFinancialDoc({ concepts: [{ kind: 'other', code: '80101500', amount: 25_000, taxes: { transfers: [line('IVA', 0.16, 25_000)], retentions: [line('IVA', 0.006667, 25_000, 166.67), line('ISR', 0.3, 25_000)] } }] }), settings);
+  const odd = reconcileDocument(
+    makeFinancialDoc({
+      concepts: [
+        {
+          kind: 'other',
+          code: '80101500',
+          amount: 25_000,
+          taxes: { transfers: [line('IVA', 0.16, 25_000)], retentions: [line('IVA', 0.006667, 25_000, 166.67), line('ISR', 0.3, 25_000)] },
+        },
+      ],
+    }),
+    settings,
+  );
   t.same(codes(odd.findings), ['warning:RETENTION_RATE_UNUSUAL', 'warning:RETENTION_RATE_UNUSUAL']);
   t.equal(odd.hasDiscrepancy, false, '166.67 is within the tolerance of 25,000 × 0.006667 = 166.675');
-  const off = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.04, 10_000), line('ISR', 0.0125, 10_000, 100)] } })] }), settings);
+  const off = reconcileDocument(
+    makeFinancialDoc({
+      concepts: [
+        freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.04, 10_000), line('ISR', 0.0125, 10_000, 100)] } }),
+      ],
+    }),
+    settings,
+  );
   t.same(codes(off.findings), ['discrepancy:TAX_MISMATCH']);
   t.match(off.findings[0], { conceptIndex: 0, declared: 100, expected: 125, difference: -25 });
-  const freightAtTwoThirds = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.106667, 10_000)] } })] }), settings);
+  const freightAtTwoThirds = reconcileDocument(
+    makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0.16, 10_000)], retentions: [line('IVA', 0.106667, 10_000)] } })] }),
+    settings,
+  );
   t.same(codes(freightAtTwoThirds.findings), ['warning:RETENTION_RATE_UNUSUAL'], 'road freight retains 4%, whoever the carrier (RLIVA art. 3 fr. II)');
   t.match(freightAtTwoThirds, { retentionDeclared: 1_066.67, retentionExpected: 400, hasDiscrepancy: false });
 });
@@ -285,7 +377,13 @@ t.test('IVA 0%, exempt and IEPS lines: bases apart, no discrepancy; a subject li
   t.equal(doc.iTot, 3_938, '3,800 + 0 + 50 + 88');
   const r = reconcileDocument(doc, settings);
   t.same(codes(r.findings), ['warning:SUBJECT_WITHOUT_VAT']);
-  t.match(r, { taxableBase: 3_800, vatDeclared: 88, vatExpected: 88, hasDiscrepancy: false, taxLinesC: { vatBases: { rate0: 200_000, exempt: 30_000, rate16: 55_000 }, iepsTransferred: 5_000 } });
+  t.match(r, {
+    taxableBase: 3_800,
+    vatDeclared: 88,
+    vatExpected: 88,
+    hasDiscrepancy: false,
+    taxLinesC: { vatBases: { rate0: 200_000, exempt: 30_000, rate16: 55_000 }, iepsTransferred: 5_000 },
+  });
 });
 
 t.test('the Total over every tax, and the CFDI header against its lines', async (t) => {
@@ -293,7 +391,10 @@ t.test('the Total over every tax, and the CFDI header against its lines', async 
   const wrongTotal = reconcileDocument(makeFinancialDoc({ iTot: 11_200, concepts: [freight(10_000, { taxes })] }), settings);
   t.same(codes(wrongTotal.findings), ['info:ISR_RETAINED', 'discrepancy:TOTAL_MISMATCH'], 'a Total that forgets the ISR retained');
   t.match(wrongTotal.findings[1], { declared: 11_200, expected: 11_075 });
-  const header = reconcileDocument(makeFinancialDoc({ taxTotals: { transferred: 1_600, retained: 400 }, iTot: 11_200, concepts: [freight(10_000, { taxes })] }), settings);
+  const header = reconcileDocument(
+    makeFinancialDoc({ taxTotals: { transferred: 1_600, retained: 400 }, iTot: 11_200, concepts: [freight(10_000, { taxes })] }),
+    settings,
+  );
   t.same(codes(header.findings), ['info:ISR_RETAINED', 'discrepancy:TAX_TOTAL_MISMATCH'], 'the header forgets the ISR: its Total adds up with it');
 });
 
@@ -310,7 +411,15 @@ t.test('a pending or rejected cancellation counts in full, with an info finding;
 });
 
 t.test('another currency: reconciled in it, its rate carried for the totals', async (t) => {
-  const r = reconcileDocument(makeFinancialDoc({ currency: 'USD', exchangeRate: 17.25, client: 'XEXX010101000', concepts: [freight(2_000, { taxes: { transfers: [line('IVA', 0, 2_000)], retentions: [] } })] }), settings);
+  const r = reconcileDocument(
+    makeFinancialDoc({
+      currency: 'USD',
+      exchangeRate: 17.25,
+      client: 'XEXX010101000',
+      concepts: [freight(2_000, { taxes: { transfers: [line('IVA', 0, 2_000)], retentions: [] } })],
+    }),
+    settings,
+  );
   t.match(r, { currency: 'USD', exchangeRate: 17.25, total: 2_000, clientKind: 'public', hasDiscrepancy: false });
   t.same(r.findings, []);
 });

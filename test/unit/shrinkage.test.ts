@@ -57,10 +57,20 @@ t.test('legTolerancePct: loaded-weighted across products', async (t) => {
 t.test('recoverable shrinkage', async (t) => {
   const base = { loadedLitres: 20_000, tolerancePct: 0.2, pricePerLitre: 24.5 };
   // 100 L lost, 40 L tolerated: 60 L × 24.50 = 1,470.00
-  t.same(recoverableShrinkage({ ...base, shrinkageLitres: 100, mode: 'excess' }), { toleranceLitres: 40, excessLitres: 60, recoverableLitres: 60, value: 1470, exceedsTolerance: true });
+  t.same(recoverableShrinkage({ ...base, shrinkageLitres: 100, mode: 'excess' }), {
+    toleranceLitres: 40,
+    excessLitres: 60,
+    recoverableLitres: 60,
+    value: 1470,
+    exceedsTolerance: true,
+  });
   // all of it once exceeded: 100 × 24.50 = 2,450.00
   t.equal(recoverableShrinkage({ ...base, shrinkageLitres: 100, mode: 'all' }).value, 2450);
-  t.same(recoverableShrinkage({ ...base, shrinkageLitres: 40, mode: 'all' }), { toleranceLitres: 40, excessLitres: 0, recoverableLitres: 0, value: 0, exceedsTolerance: false }, 'at tolerance: nothing');
+  t.same(
+    recoverableShrinkage({ ...base, shrinkageLitres: 40, mode: 'all' }),
+    { toleranceLitres: 40, excessLitres: 0, recoverableLitres: 0, value: 0, exceedsTolerance: false },
+    'at tolerance: nothing',
+  );
   t.equal(recoverableShrinkage({ ...base, shrinkageLitres: 30, mode: 'excess' }).value, 0, 'below tolerance');
   t.equal(recoverableShrinkage({ ...base, shrinkageLitres: -10, mode: 'all' }).value, 0, 'gain');
   t.equal(recoverableShrinkage({ ...base, loadedLitres: 0, shrinkageLitres: 0, mode: 'all' }).value, 0);

@@ -6,8 +6,19 @@ import { businessDaysDeadline, cffHolidays, isBusinessDay, receiverDeadline } fr
 import type { InvoiceConcept } from '../../lib/model/financial-document.ts';
 
 const concept = (over: Partial<InvoiceConcept>): InvoiceConcept => ({
-  code: '78101802', kind: 'freight', desc: 'Flete', quantity: 1, unitPrice: 1000, amount: 1000, discount: 0, objetoImp: '02',
-  vatRate: 0.16, vat: 160, retentionRate: 0.04, retention: 40, ...over,
+  code: '78101802',
+  kind: 'freight',
+  desc: 'Flete',
+  quantity: 1,
+  unitPrice: 1000,
+  amount: 1000,
+  discount: 0,
+  objetoImp: '02',
+  vatRate: 0.16,
+  vat: 160,
+  retentionRate: 0.04,
+  retention: 40,
+  ...over,
 });
 
 t.test('a concept without `taxes` has only the IVA of its compact fields, on amount − discount', async (t) => {
@@ -16,8 +27,16 @@ t.test('a concept without `taxes` has only the IVA of its compact fields, on amo
     retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 900, amount: 36 }],
   });
   t.same(conceptTaxes(concept({ retentionRate: 0.04, retention: 0 })).retentions, [], 'no retention line for a zero retention');
-  t.same(conceptTaxes(concept({ objetoImp: '01', vatRate: 0, vat: 0, retentionRate: 0, retention: 0 })), { transfers: [], retentions: [] }, 'not subject: no line');
-  t.same(conceptTaxes(concept({ objetoImp: '01', vatRate: 0.16, vat: 5, retention: 0 })).transfers, [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 1000, amount: 5 }], 'VAT declared on a not-subject line stays visible');
+  t.same(
+    conceptTaxes(concept({ objetoImp: '01', vatRate: 0, vat: 0, retentionRate: 0, retention: 0 })),
+    { transfers: [], retentions: [] },
+    'not subject: no line',
+  );
+  t.same(
+    conceptTaxes(concept({ objetoImp: '01', vatRate: 0.16, vat: 5, retention: 0 })).transfers,
+    [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 1000, amount: 5 }],
+    'VAT declared on a not-subject line stays visible',
+  );
   const taxes = { transfers: [{ tax: 'IEPS' as const, factor: 'Exento' as const, rate: null, base: 1000, amount: 0 }], retentions: [] };
   t.equal(conceptTaxes(concept({ taxes })), taxes, 'stored lines win');
 });
@@ -26,7 +45,10 @@ t.test('not subject: ObjetoImp 01, or another key without any tax line', async (
   t.ok(isNotSubject(concept({ objetoImp: '01' })));
   t.notOk(isNotSubject(concept({ objetoImp: '02', vat: 0, retention: 0 })));
   t.ok(isNotSubject(concept({ objetoImp: '03', vat: 0, retention: 0 })), '03 without lines');
-  t.notOk(isNotSubject(concept({ objetoImp: '03', taxes: { transfers: [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 1000, amount: 160 }], retentions: [] } })), '03 with lines');
+  t.notOk(
+    isNotSubject(concept({ objetoImp: '03', taxes: { transfers: [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 1000, amount: 160 }], retentions: [] } })),
+    '03 with lines',
+  );
 });
 
 t.test('IVA bases by rate', async (t) => {
@@ -41,19 +63,46 @@ t.test('IVA bases by rate', async (t) => {
 t.test('document totals from every line; a header-only document has its IVA header', async (t) => {
   // Freight 10,000: IVA 1,600, IVA ret 400, ISR ret 125; insurance 300 exempt; fuel 500: IEPS Cuota 0.5 × 100 L = 50 + IVA 16% on 550 = 88.
   const doc = {
-    iTax1: 0, iTax2: 0,
+    iTax1: 0,
+    iTax2: 0,
     invoice: {
       concepts: [
-        concept({ amount: 10_000, vat: 1600, retention: 400, taxes: { transfers: [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 10_000, amount: 1600 }], retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 10_000, amount: 400 }, { tax: 'ISR', factor: 'Tasa', rate: 0.0125, base: 10_000, amount: 125 }] } }),
+        concept({
+          amount: 10_000,
+          vat: 1600,
+          retention: 400,
+          taxes: {
+            transfers: [{ tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 10_000, amount: 1600 }],
+            retentions: [
+              { tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 10_000, amount: 400 },
+              { tax: 'ISR', factor: 'Tasa', rate: 0.0125, base: 10_000, amount: 125 },
+            ],
+          },
+        }),
         concept({ amount: 300, taxes: { transfers: [{ tax: 'IVA', factor: 'Exento', rate: null, base: 300, amount: 0 }], retentions: [] } }),
-        concept({ amount: 500, taxes: { transfers: [{ tax: 'IEPS', factor: 'Cuota', rate: 0.5, base: 100, amount: 50 }, { tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 550, amount: 88 }], retentions: [] } }),
+        concept({
+          amount: 500,
+          taxes: {
+            transfers: [
+              { tax: 'IEPS', factor: 'Cuota', rate: 0.5, base: 100, amount: 50 },
+              { tax: 'IVA', factor: 'Tasa', rate: 0.16, base: 550, amount: 88 },
+            ],
+            retentions: [],
+          },
+        }),
       ],
     },
   };
   t.same(documentTaxTotalsC(doc), {
     vatBases: { rate16: 1_055_000, rate8: 0, rate0: 0, exempt: 30_000, otherRates: 0 },
-    vatTransferred: 168_800, vatRetained: 40_000, isrTransferred: 0, isrRetained: 12_500, iepsTransferred: 5_000, iepsRetained: 0,
-    transferred: 173_800, retained: 52_500,
+    vatTransferred: 168_800,
+    vatRetained: 40_000,
+    isrTransferred: 0,
+    isrRetained: 12_500,
+    iepsTransferred: 5_000,
+    iepsRetained: 0,
+    transferred: 173_800,
+    retained: 52_500,
   });
   const header = documentTaxTotalsC({ iTax1: 160, iTax2: 40, invoice: { concepts: [] } });
   t.match(header, { vatTransferred: 16_000, vatRetained: 4_000, transferred: 16_000, retained: 4_000 });
@@ -81,5 +130,9 @@ t.test('business days (CFF art. 12): weekends and the listed holidays; the recei
   // Friday 13 Nov → Tue 17, Wed 18, Thu 19 (Monday 16 is a holiday): ends Friday 20 at 00:00.
   t.equal(new Date(receiverDeadline(Date.parse('2026-11-13T20:00:00Z'))).toISOString(), '2026-11-20T06:00:00.000Z');
   // Late on a Friday evening in Mexico City is still Friday there.
-  t.equal(new Date(businessDaysDeadline(Date.parse('2026-10-17T05:00:00Z'), 1)).toISOString(), '2026-10-20T06:00:00.000Z', 'Fri 23:00 → Mon 19 → ends Tue 20 00:00');
+  t.equal(
+    new Date(businessDaysDeadline(Date.parse('2026-10-17T05:00:00Z'), 1)).toISOString(),
+    '2026-10-20T06:00:00.000Z',
+    'Fri 23:00 → Mon 19 → ends Tue 20 00:00',
+  );
 });

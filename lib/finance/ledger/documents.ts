@@ -138,7 +138,13 @@ export function buildFinancialDocument(
     for (const r of p.records) {
       if (r.invoiceUuid !== invoice.uuid) continue;
       drafts.push({
-        kind: 'payment', uuid: p.uuid, seq: r.seq, date: r.date, amount: r.amount, before: r.balanceBefore, after: r.balanceAfter,
+        kind: 'payment',
+        uuid: p.uuid,
+        seq: r.seq,
+        date: r.date,
+        amount: r.amount,
+        before: r.balanceBefore,
+        after: r.balanceAfter,
         ...(r.exchangeRate === undefined ? {} : { exchangeRate: r.exchangeRate }),
       });
     }
@@ -186,4 +192,3 @@ export function buildFinancialDocument(
   doc.lastUpdate = new Date(last).toISOString();
   return doc;
 }
-

@@ -37,7 +37,9 @@ export const factId = (tenant: string, kind: FactKind, uuid: string): string => 
 /** The stored facts with these ids (one query), by id. */
 export async function findFacts(db: Db, tenant: string, ids: readonly string[]): Promise<Map<string, ImportFactRecord>> {
   if (!ids.length) return new Map();
-  const found = await importFacts(db).find({ _id: { $in: [...new Set(ids)] }, tenant }).toArray();
+  const found = await importFacts(db)
+    .find({ _id: { $in: [...new Set(ids)] }, tenant })
+    .toArray();
   return new Map(found.map((r) => [r._id, r]));
 }
 
@@ -118,18 +120,24 @@ export async function linkFacts(db: Db, tenant: string, records: readonly Pick<I
  */
 export async function backfillLinks(db: Db, tenant: string): Promise<void> {
   if (await importLinks(db).findOne({ tenant }, { projection: { _id: 1 } })) return;
-  const facts = await importFacts(db).find({ tenant, kind: { $nin: [...CANCELLATION_FACT_KINDS] } }, { projection: { _id: 1, invoices: 1 } }).toArray();
+  const facts = await importFacts(db)
+    .find({ tenant, kind: { $nin: [...CANCELLATION_FACT_KINDS] } }, { projection: { _id: 1, invoices: 1 } })
+    .toArray();
   for (let i = 0; i < facts.length; i += 1000) await linkFacts(db, tenant, facts.slice(i, i + 1000));
 }
 
 /** Every fact (invoice, payments, credit notes) that contributes to these invoices' documents. */
 export async function factsOfInvoices(db: Db, tenant: string, invoiceUuids: readonly string[]): Promise<ImportFactRecord[]> {
   if (!invoiceUuids.length) return [];
-  const links = await importLinks(db).find({ _id: { $in: [...new Set(invoiceUuids)].map((u) => linkId(tenant, u)) }, tenant }).toArray();
+  const links = await importLinks(db)
+    .find({ _id: { $in: [...new Set(invoiceUuids)].map((u) => linkId(tenant, u)) }, tenant })
+    .toArray();
   const ids = [...new Set(links.flatMap((l) => l.facts))];
   if (!ids.length) return [];
   const wanted = new Set(invoiceUuids);
-  const facts = await importFacts(db).find({ _id: { $in: ids }, tenant }).toArray();
+  const facts = await importFacts(db)
+    .find({ _id: { $in: ids }, tenant })
+    .toArray();
   // A fact re-imported with other content may no longer name an invoice it was linked to.
   return facts.filter((f) => f.invoices.some((u) => wanted.has(u)));
 }
@@ -138,7 +146,9 @@ export async function factsOfInvoices(db: Db, tenant: string, invoiceUuids: read
 export async function cancellationsOf(db: Db, tenant: string, uuids: readonly string[]): Promise<ImportFactRecord[]> {
   if (!uuids.length) return [];
   const ids = [...new Set(uuids)].flatMap((u) => CANCELLATION_FACT_KINDS.map((k) => factId(tenant, k, u)));
-  return importFacts(db).find({ _id: { $in: ids }, tenant }).toArray();
+  return importFacts(db)
+    .find({ _id: { $in: ids }, tenant })
+    .toArray();
 }
 
 /**

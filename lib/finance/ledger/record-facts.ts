@@ -85,7 +85,11 @@ export async function prepareLedger(db: Db, tenant: string): Promise<void> {
  */
 export async function recordFacts(ctx: ServiceContext, tenant: string, files: readonly FileFacts[], now: Date): Promise<RecordedFile[]> {
   // What is stored already: the batch's facts, and the CFDI that cancellations refer to.
-  const ids = files.flatMap((p) => p.facts.flatMap((f) => (isCancellationKind(f.kind) ? [factId(tenant, f.kind, f.uuid), factId(tenant, 'invoice', f.uuid)] : [factId(tenant, f.kind, f.uuid)])));
+  const ids = files.flatMap((p) =>
+    p.facts.flatMap((f) =>
+      isCancellationKind(f.kind) ? [factId(tenant, f.kind, f.uuid), factId(tenant, 'invoice', f.uuid)] : [factId(tenant, f.kind, f.uuid)],
+    ),
+  );
   const known = await findFacts(ctx.db, tenant, ids);
   const toWrite = new Map<string, ImportFactRecord>();
   // Facts not stored when read are inserted (a concurrent import of the same file may win); the others replaced.
@@ -94,7 +98,16 @@ export async function recordFacts(ctx: ServiceContext, tenant: string, files: re
   for (const p of files) {
     const mine: { id: string; outcome: WriteOutcome }[] = [];
     for (const f of p.facts) {
-      const record: ImportFactRecord = { _id: factId(tenant, f.kind, f.uuid), tenant, uuid: f.uuid, kind: f.kind, sha256: p.sha256, invoices: f.invoices, fact: f.fact, importedAt: now };
+      const record: ImportFactRecord = {
+        _id: factId(tenant, f.kind, f.uuid),
+        tenant,
+        uuid: f.uuid,
+        kind: f.kind,
+        sha256: p.sha256,
+        invoices: f.invoices,
+        fact: f.fact,
+        importedAt: now,
+      };
       const prev = known.get(record._id);
       if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind) mine.push({ id: record._id, outcome: 'skipped' });
       else {
@@ -108,9 +121,19 @@ export async function recordFacts(ctx: ServiceContext, tenant: string, files: re
   }
   // Links before facts (a crash in between leaves links to facts not stored yet, which reads
   // ignore), and for skipped files too: a re-import repairs any link that is missing.
-  await linkFacts(ctx.db, tenant, files.flatMap((p) => p.facts.map((f) => ({ _id: factId(tenant, f.kind, f.uuid), invoices: f.invoices }))));
-  const lost = await insertNewFacts(ctx.db, [...fresh].map((id) => toWrite.get(id)!));
-  await saveFacts(ctx.db, [...toWrite.values()].filter((r) => !fresh.has(r._id)));
+  await linkFacts(
+    ctx.db,
+    tenant,
+    files.flatMap((p) => p.facts.map((f) => ({ _id: factId(tenant, f.kind, f.uuid), invoices: f.invoices }))),
+  );
+  const lost = await insertNewFacts(
+    ctx.db,
+    [...fresh].map((id) => toWrite.get(id)!),
+  );
+  await saveFacts(
+    ctx.db,
+    [...toWrite.values()].filter((r) => !fresh.has(r._id)),
+  );
   // Stored by another import meanwhile: the same content was not created by this one; other content is replaced.
   const settled = new Map<string, WriteOutcome>();
   if (lost.size) {
@@ -177,7 +200,16 @@ export async function rebuildInvoices(ctx: ServiceContext, tenant: string, invoi
       const payments = f.records.filter((r) => r.kind === 'payment').map((r) => r.fact as PaymentFact);
       const credits = f.records.filter((r) => r.kind === 'creditNote').map((r) => r.fact as CreditNoteFact);
       // Derived fields before the write's "changed?" comparison (a re-import compares equal).
-      docs.push(withDerivedFields(buildFinancialDocument(invoice, payments, credits, f.cancels.map((r) => r.fact as CancellationInfoFact))));
+      docs.push(
+        withDerivedFields(
+          buildFinancialDocument(
+            invoice,
+            payments,
+            credits,
+            f.cancels.map((r) => r.fact as CancellationInfoFact),
+          ),
+        ),
+      );
     }
     await putFinancialDocuments(ctx.db, tenant, docs, now);
     const again = await read(todo);
@@ -208,7 +240,11 @@ export async function recordStatusAnswer(ctx: ServiceContext, tenant: string, fa
   const id = factId(tenant, 'cancellationStatus', uuid);
   const stored = (await findFacts(ctx.db, tenant, [id])).get(id);
   if (stored?.sha256 !== sha256) {
-    const written = await replaceFactIfUnchanged(ctx.db, { _id: id, tenant, uuid, kind: 'cancellationStatus', sha256, invoices: [], fact, importedAt: now }, stored?.sha256 ?? null);
+    const written = await replaceFactIfUnchanged(
+      ctx.db,
+      { _id: id, tenant, uuid, kind: 'cancellationStatus', sha256, invoices: [], fact, importedAt: now },
+      stored?.sha256 ?? null,
+    );
     if (!written) return false;
   }
   await rebuildInvoices(ctx, tenant, [uuid], now);
