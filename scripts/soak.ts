@@ -103,12 +103,15 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       await ensureIndexes(db);
       log(`loading the demo dataset (${opts.invoices} invoices and trips per tenant)`);
       await loadDemoData(db, { invoices: opts.invoices, trips: opts.invoices });
-      // Production configuration; the rate limit is raised for the run (one key at saturation), not switched off.
+      // Production configuration; the rate limit is raised for the run (one key at saturation), not switched off,
+      // and so are the tenant's report turns (one report at a time would leave every connection queued on one).
       const config = loadConfig({
         ...process.env,
         RATE_LIMIT_MAX: '10000000',
         RATE_LIMIT_IP_MAX: '10000000',
         REPORT_RATE_LIMIT_MAX: '10000000',
+        REPORT_MAX_CONCURRENT_PER_TENANT: '1000',
+        REPORT_QUEUE_PER_TENANT: '10000',
         LOG_LEVEL: 'warn',
         PORT: '0',
         HOST: '127.0.0.1',
