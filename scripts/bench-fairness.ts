@@ -76,11 +76,9 @@ function get(port: number, agent: http.Agent, url: string, key: string): Promise
   });
 }
 
-const round = (x: number | null): number => Math.round((x ?? 0) * 10) / 10;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function runPhase(opts: FairnessOptions, phase: string, env: Record<string, string>, withReports: boolean): Promise<PhaseResult> {
-  const config = loadConfig({
+/** The benches' service configuration: limits raised (the bench saturates one key), long timeouts, `env` on top. */
+export function benchConfig(env: Record<string, string> = {}): ReturnType<typeof loadConfig> {
+  return loadConfig({
     LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '10000000',
     RATE_LIMIT_IP_MAX: '10000000',
@@ -90,6 +88,13 @@ async function runPhase(opts: FairnessOptions, phase: string, env: Record<string
     DOCUMENT_BASE_URL: 'http://localhost:3000/files',
     ...env,
   });
+}
+
+const round = (x: number | null): number => Math.round((x ?? 0) * 10) / 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function runPhase(opts: FairnessOptions, phase: string, env: Record<string, string>, withReports: boolean): Promise<PhaseResult> {
+  const config = benchConfig(env);
   const app = await buildApp({ config, db: opts.db, logger: false, now: () => opts.now });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;
@@ -181,15 +186,7 @@ export async function runFairness(opts: FairnessOptions): Promise<PhaseResult[]>
   const high = { REPORT_RATE_LIMIT_MAX: '10000000' };
   // Warm the engine's cache with each report once (A's data read from disk) before any phase.
   {
-    const config = loadConfig({
-      LOG_LEVEL: 'silent',
-      RATE_LIMIT_MAX: '10000000',
-      RATE_LIMIT_IP_MAX: '10000000',
-      REPORT_RATE_LIMIT_MAX: '10000000',
-      QUERY_TIMEOUT_MS: '600000',
-      REQUEST_TIMEOUT_MS: '600000',
-      DOCUMENT_BASE_URL: 'http://localhost:3000/files',
-    });
+    const config = benchConfig();
     const app = await buildApp({ config, db: opts.db, logger: false, now: () => opts.now });
     for (const [name, url] of FAIRNESS_REPORTS) {
       const t = performance.now();

@@ -34,13 +34,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { storeApiKey } from '../lib/auth/api-keys.ts';
 import { buildApp } from '../handlers/app.ts';
-import { loadConfig } from '../lib/config.ts';
 import { generateTenant } from './demo/generate.ts';
 import { DEFAULT_DEMO_SEED, DEMO_TENANTS, insertTenantData } from './demo/load.ts';
 import { percentile } from '../lib/analytics/stats.ts';
 import { progressReporter } from './progress.ts';
 import { formatCompare, runCompare } from './bench-compare.ts';
-import { formatFairness, runFairness } from './bench-fairness.ts';
+import { benchConfig, formatFairness, runFairness } from './bench-fairness.ts';
 
 const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]
 
@@ -216,15 +215,7 @@ if (dataDir) {
 }
 
 const now = new Date('2026-11-16T12:00:00-06:00');
-const config = loadConfig({
-  LOG_LEVEL: 'silent',
-  RATE_LIMIT_MAX: '10000000',
-  RATE_LIMIT_IP_MAX: '10000000',
-  REPORT_RATE_LIMIT_MAX: '10000000',
-  QUERY_TIMEOUT_MS: '600000',
-  REQUEST_TIMEOUT_MS: '600000',
-  DOCUMENT_BASE_URL: 'http://localhost:3000/files',
-});
+const config = benchConfig();
 const appStart = performance.now();
 const app = await buildApp({ config, db: dbRef, logger: false, now: () => now });
 if (restartSeconds !== null) restartSeconds += (performance.now() - appStart) / 1000;
