@@ -202,6 +202,25 @@ t.test('reports draw from a budget of their own (REPORT_RATE_LIMIT_MAX), MCP too
 
 t.test('reports run one at a time per tenant, ten more wait, the rest are 429; another tenant is not queued behind them', async (t) => {
   const app = await appWith(t, { REPORT_RATE_LIMIT_MAX: '1000', RATE_LIMIT_MAX: '1000', REPORT_QUEUE_PER_TENANT: '10' });
+  // Tenant A's first report holds its turn until the other nineteen have each queued or been
+  // refused, so what is asserted does not depend on how fast the machine answers a report.
+  let started = 0;
+  let refusedSoFar = 0;
+  let settled: () => void = () => {};
+  const allArrived = new Promise<void>((resolve) => (settled = resolve));
+  const check = () => {
+    if (started + refusedSoFar >= 10) settled();
+  };
+  app.addHook('preHandler', async (request) => {
+    if (request.headers['x-api-key'] !== KEY_A || !request.url.startsWith('/api/analytics/')) return;
+    started += 1;
+    check();
+    if (started === 1) await allArrived;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.headers['x-api-key'] === KEY_A && reply.statusCode === 429) refusedSoFar += 1;
+    check();
+  });
   const report = (key: string) =>
     app.inject({ method: 'GET', url: '/api/analytics/unit-economics?startDate=2025-01-01&endDate=2025-12-31', headers: { 'x-api-key': key } });
   const flood = Promise.all(Array.from({ length: 20 }, () => report(KEY_A)));
