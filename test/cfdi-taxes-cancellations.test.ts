@@ -191,6 +191,23 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
     t.match(clientTotals(cash, FOREIGN), { collected: 35_600, total: 35_600 }, 'collected at the payment rate: 2,000 × 17.80');
   });
 
+  await t.test('freight at IVA 0% to a Mexican company: no VAT charged, so no 4% retention expected', async (t) => {
+    // The Mexican leg of international freight billed to a company at 0% (LIVA art. 29): the retention
+    // of LIVA art. 1-A is of the VAT charged, here none. Expected by hand: Total 5,000, retention 0.
+    const company = 'TIN0902115Z3';
+    const x = invoiceXml({
+      issuer: tenant,
+      receiver: company,
+      uuid: uuid(run, 9),
+      fecha: '2026-09-07T09:00:00',
+      lines: [{ desc: 'Flete internacional, tramo nacional Saltillo - Piedras Negras', amount: 5_000, transfers: [{ tax: '002', rate: 0 }] }],
+    });
+    t.match(await api.importFile('zero.xml', x.xml), { status: 'created' });
+    const tax = await api.tax({ targetMonth: '2026-09', client: company });
+    t.match(clientTotals(tax, company), { total: 5_000, vatBases: { rate0: 5_000 }, retention: { declared: 0, expected: 0 }, documentsWithDiscrepancies: 0 });
+    t.notOk(tax.findings.byCode.RETENTION_MISSING, 'no RETENTION_MISSING (it was expected 200 before)');
+  });
+
   await t.test('an exempt line: its base apart, never a discrepancy', async (t) => {
     const c = invoiceXml({
       issuer: tenant,

@@ -316,7 +316,21 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
     if (clientKind === 'unknown') {
       b.retExpC += retC; // cannot judge without the taxpayer type; INVALID_CLIENT_RFC says so
     } else if (clientKind === 'company') {
-      if (freight) {
+      // The retention is of the VAT charged (LIVA art. 1-A fr. II c): freight at 0% (international
+      // transport, LIVA art. 29) or exempt carries none to retain (docs/domain.md, "Retentions").
+      const vatCharged = ivaT.length === 0 || ivaT.some((l) => l.factor !== 'Exento' && l.rate !== 0);
+      if (freight && !vatCharged) {
+        if (retC !== 0 && differsBeyond(fromCents(retC), 0, tol)) {
+          add(
+            'discrepancy',
+            'RETENTION_MISMATCH',
+            fromCents(retC),
+            0,
+            `Freight concept ${i} charges no VAT (0% or exempt), so there is none to retain, but declares a retention of ${fmt(fromCents(retC))}.`,
+            i,
+          );
+        }
+      } else if (freight) {
         // Road freight retains the retention rate of its value, whoever the carrier (RLIVA art. 3 fr. II).
         b.retExpC += toCents(atRate);
         if (retC === 0 && toCents(atRate) !== 0) b.freightWithoutRetention.push({ index: i, expected: atRate });

@@ -135,8 +135,9 @@ t.test('VAT rates: 8 % border rate and 0 % valid, others not', async (t) => {
   const bad = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { vatRate: 0.1 })] }), settings);
   t.same(codes(bad.findings), ['discrepancy:INVALID_VAT_RATE']);
   t.match(bad.findings[0], { declared: 1000, expected: 1600, difference: -600 });
-  // 0 % is legal (LIVA art. 29: the Mexican leg of international freight, exported services): no finding.
-  const zero = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { vatRate: 0 })] }), settings);
+  // 0 % is legal (LIVA art. 29: the Mexican leg of international freight, exported services): no finding,
+  // and no VAT charged means none retained (LIVA art. 1-A).
+  const zero = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { vatRate: 0, retentionRate: 0, retention: 0 })] }), settings);
   t.same(zero.findings, [], 'IVA 0 % is a legal rate');
   t.match(zero, { vatExpected: 0, taxLinesC: { vatBases: { rate0: 1_000_000, rate16: 0 } } });
 });
@@ -422,4 +423,29 @@ t.test('another currency: reconciled in it, its rate carried for the totals', as
   );
   t.match(r, { currency: 'USD', exchangeRate: 17.25, total: 2_000, clientKind: 'public', hasDiscrepancy: false });
   t.same(r.findings, []);
+});
+
+t.test('freight at IVA 0% or exempt to a company: no VAT charged, so no retention expected; one declared is a discrepancy', async (t) => {
+  // Cross-border freight 10,000 at 0% (LIVA art. 29): Total 10,000, nothing to retain (LIVA art. 1-A retains the VAT charged).
+  const zero = reconcileDocument(
+    makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0, 10_000)], retentions: [] } })] }),
+    settings,
+  );
+  t.equal(zero.findings.length, 0, 'no RETENTION_MISSING on 0% freight');
+  t.match(zero, { retentionExpected: 0, retentionDeclared: 0, hasDiscrepancy: false });
+  const exempt = reconcileDocument(
+    makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', null, 10_000, 0, 'Exento')], retentions: [] } })] }),
+    settings,
+  );
+  t.same(codes(exempt.findings), [], 'nor on exempt freight');
+  // 10,000 at 0% with 400 retained anyway: Total 9,600; 400 retained of a VAT of 0.
+  const retained = reconcileDocument(
+    makeFinancialDoc({ concepts: [freight(10_000, { taxes: { transfers: [line('IVA', 0, 10_000)], retentions: [line('IVA', 0.04, 10_000)] } })] }),
+    settings,
+  );
+  t.same(codes(retained.findings), ['discrepancy:RETENTION_MISMATCH']);
+  t.match(retained.findings[0], { conceptIndex: 0, declared: 400, expected: 0 });
+  // The same freight at 16% still expects its 4%: 10,000 × 0.04 = 400.
+  const taxed = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { retentionRate: 0, retention: 0 })] }), settings);
+  t.same(codes(taxed.findings), ['warning:RETENTION_MISSING']);
 });
