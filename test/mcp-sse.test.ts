@@ -89,7 +89,7 @@ t.test('GET /sse announces the message endpoint; POST /messages answers 202 and 
 });
 
 t.test('SDK client: tools, resources and tenant isolation', async (t) => {
-  const a = await connect(t, base, 'sse', { 'x-api-key': KEY_A });
+  const a = await connect(t, base, 'sse', { 'x-api-key': KEY_A }, '?toolsets=all');
   const b = await connect(t, base, 'sse', { authorization: `Bearer ${KEY_B}` });
   const { tools } = await a.listTools();
   t.same(tools.map((x) => x.name).sort(), (h.app.mcp?.tools ?? []).map((x) => x.name).sort());

@@ -137,7 +137,7 @@ t.test('writes over MCP: alert jobs are scheduled for, listed to and cancelled b
 });
 
 t.test('arguments are named as the spec names them: Idempotency-Key replays; an unknown argument is refused, never dropped', async (t) => {
-  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
   const { tools } = await client.listTools();
   const schedule = tools.find((tool) => tool.name === 'scheduleAlerts')!;
   t.ok('Idempotency-Key' in (schedule.inputSchema.properties ?? {}), 'the tool lists Idempotency-Key, as the spec spells it');

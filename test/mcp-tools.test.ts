@@ -106,7 +106,7 @@ t.test('routes: the MCP operations of the spec are served', async (t) => {
 
 for (const kind of ['streamable', 'sse'] as Transport[]) {
   t.test(`${kind}: tools/list matches the spec`, async (t) => {
-    const client = await connect(t, base, kind, { 'x-api-key': KEY_A });
+    const client = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=all');
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     for (const op of dataOperations) {
@@ -123,7 +123,7 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
   });
 
   t.test(`${kind}: each tool answers what its REST operation answers`, async (t) => {
-    const client = await connect(t, base, kind, { 'x-api-key': KEY_A });
+    const client = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=all');
     for (const op of dataOperations) {
       const example = exampleArguments(spec, op);
       if (!example) {

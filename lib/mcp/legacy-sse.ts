@@ -10,6 +10,7 @@ import { tenantDataRoute } from '../http/cache-control.ts';
 import { createMcpServer } from './server.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
+import { parseToolSelection } from './toolsets.ts';
 
 interface SseSession extends McpSession {
   transport: SSEServerTransport;
@@ -18,40 +19,44 @@ interface SseSession extends McpSession {
 export function registerLegacySse(host: SessionHost): void {
   const { app, sessions, authenticate } = host;
 
-  app.get('/sse', { onRequest: authenticate, preValidation: host.noQuery, exposeHeadRoute: false, config: tenantDataRoute }, async (request, reply) => {
-    const caller = host.callerOf(request);
-    host.checkCapacity(caller);
-    const server = createMcpServer(app, host.catalog);
-    const transport = new SSEServerTransport('/messages', reply.raw);
-    const now = Date.now();
-    const session: SseSession = {
-      id: transport.sessionId,
-      tenant: caller.tenant,
-      keyId: caller.keyId,
-      kind: 'sse',
-      server,
-      transport,
-      close: () => transport.close(),
-      createdAt: now,
-      lastSeen: now,
-    };
-    let keepAlive: NodeJS.Timeout | undefined;
-    transport.onclose = () => {
-      if (keepAlive) clearInterval(keepAlive);
-      sessions.remove(session.id);
-    };
-    return host.handOver(request, reply, async () => {
-      sessions.add(session);
-      await server.connect(transport); // writes the head and the `endpoint` event
-      request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
-      if (host.options.keepAliveMs > 0) {
-        keepAlive = setInterval(() => {
-          if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
-        }, host.options.keepAliveMs);
-        keepAlive.unref();
-      }
-    });
-  });
+  app.get(
+    '/sse',
+    { onRequest: authenticate, preValidation: host.toolSelectionQuery, exposeHeadRoute: false, config: tenantDataRoute },
+    async (request, reply) => {
+      const caller = host.callerOf(request);
+      host.checkCapacity(caller);
+      const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
+      const transport = new SSEServerTransport('/messages', reply.raw);
+      const now = Date.now();
+      const session: SseSession = {
+        id: transport.sessionId,
+        tenant: caller.tenant,
+        keyId: caller.keyId,
+        kind: 'sse',
+        server,
+        transport,
+        close: () => transport.close(),
+        createdAt: now,
+        lastSeen: now,
+      };
+      let keepAlive: NodeJS.Timeout | undefined;
+      transport.onclose = () => {
+        if (keepAlive) clearInterval(keepAlive);
+        sessions.remove(session.id);
+      };
+      return host.handOver(request, reply, async () => {
+        sessions.add(session);
+        await server.connect(transport); // writes the head and the `endpoint` event
+        request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
+        if (host.options.keepAliveMs > 0) {
+          keepAlive = setInterval(() => {
+            if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
+          }, host.options.keepAliveMs);
+          keepAlive.unref();
+        }
+      });
+    },
+  );
 
   app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: tenantDataRoute }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;

@@ -16,7 +16,8 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { getPrompt, promptListing } from './prompts.ts';
-import { dispatchTool, toToolResult, toolListing, type ToolDefinition } from './tools-from-spec.ts';
+import { dispatchTool, toolDocsUri, toToolResult, toolListing, type ToolDefinition } from './tools-from-spec.ts';
+import { selectTools, toolsetNames, type ToolSelection } from './toolsets.ts';
 import type { McpResource } from './resources.ts';
 import { errorBody } from '../http/api-error.ts';
 
@@ -43,13 +44,17 @@ const INSTRUCTIONS = [
   "complete schema; a tool's outputSchema gives its top-level shape). Prompts: month-end-tax-review, shrinkage-claim, collections-follow-up.",
 ].join(' ');
 
-export function createMcpServer(app: FastifyInstance, catalog: McpCatalog): McpServer {
+/** A session's server: the tools (and their reference resources) of the toolsets it selected. */
+export function createMcpServer(app: FastifyInstance, catalog: McpCatalog, selection: ToolSelection): McpServer {
   const server = new McpServer(
     { name: 'freight-backoffice', title: 'Freight back office', version: catalog.version },
     { capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
-  const byName = new Map(catalog.tools.map((t) => [t.name, t]));
-  const listing = catalog.tools.map(toolListing);
+  const tools = selectTools(catalog.tools, selection);
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const listing = tools.map(toolListing);
+  const everyTool = new Set(catalog.tools.map((t) => t.name));
+  const unselected = new Set(catalog.tools.filter((t) => !byName.has(t.name)).map((t) => toolDocsUri(t.name)));
 
   server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
   // Prompts with plain JSON arguments (registerPrompt wants Zod schemas): see prompts.ts.
@@ -57,6 +62,11 @@ export function createMcpServer(app: FastifyInstance, catalog: McpCatalog): McpS
   server.server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(request.params.name, request.params.arguments));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
+    if (!tool && everyTool.has(request.params.name))
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Tool ${request.params.name} is not in this session's toolsets (${selection.toolsets.join(', ')}${selection.readOnly ? ', read-only' : ''}); connect with ?toolsets= naming its toolset (${toolsetNames(catalog.tools).join(', ')}, or all)${selection.readOnly ? ' and without readOnly=true' : ''}`,
+      );
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     const apiKey = extra.authInfo?.token;
     // The transport layer authenticated the HTTP request and attached its key; no key here is a wiring bug.
@@ -71,7 +81,7 @@ export function createMcpServer(app: FastifyInstance, catalog: McpCatalog): McpS
     }
   });
 
-  for (const resource of catalog.resources) {
+  for (const resource of catalog.resources.filter((r) => !unselected.has(r.uri))) {
     server.registerResource(
       resource.name,
       resource.uri,

@@ -16,6 +16,7 @@ import { activeKeyIds } from '../auth/api-keys.ts';
 import { withChallenge } from './auth-challenge.ts';
 import type { McpAuthExtra, McpCatalog } from './server.ts';
 import { SessionRegistry } from './sessions.ts';
+import { parseToolSelection, TOOL_SELECTION_QUERY } from './toolsets.ts';
 import type { McpOptions } from './options.ts';
 
 /** The caller a session is bound to. */
@@ -31,8 +32,8 @@ export interface SessionHost {
   options: Required<McpOptions>;
   /** onRequest hooks of every MCP route: the rate limit first (keyless requests count per address before any key lookup), then the key (401 with a challenge). */
   authenticate: onRequestHookHandler[];
-  /** preValidation of a route that takes no query parameter: any is a 400, as on REST. */
-  noQuery: preValidationHookHandler;
+  /** preValidation of the routes a session's URL reaches: only `toolsets` and `readOnly`, valid (lib/mcp/toolsets.ts); any other is a 400, as on REST. */
+  toolSelectionQuery: preValidationHookHandler[];
   callerOf(request: FastifyRequest): McpCaller;
   /** Throws 429 too_many_sessions when the caller's key or tenant has its allowance of open sessions. */
   checkCapacity(caller: McpCaller): void;
@@ -105,7 +106,12 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     sessions,
     options,
     authenticate: [limitRequests(app), withChallenge(makeAuthenticate(db))],
-    noQuery: onlyQueryParameters(),
+    toolSelectionQuery: [
+      onlyQueryParameters(TOOL_SELECTION_QUERY),
+      async (request: FastifyRequest) => {
+        parseToolSelection(request.query as Record<string, unknown>, catalog.tools);
+      },
+    ],
     callerOf: (request) => ({ tenant: tenantOf(request), keyId: request.apiKeyId ?? '' }),
     checkCapacity,
     handOver,

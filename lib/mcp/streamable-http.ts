@@ -11,6 +11,7 @@ import { tenantDataRoute } from '../http/cache-control.ts';
 import { createMcpServer } from './server.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
+import { parseToolSelection } from './toolsets.ts';
 
 interface StreamableSession extends McpSession {
   transport: StreamableHTTPServerTransport;
@@ -27,8 +28,9 @@ const sessionHeader = (request: FastifyRequest): string | undefined => {
 const hasInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body));
 
 export function registerStreamableHttp(host: SessionHost): void {
-  const { app, sessions, authenticate, noQuery } = host;
-  const route = { onRequest: authenticate, preValidation: noQuery, config: tenantDataRoute };
+  const { app, sessions, authenticate, toolSelectionQuery } = host;
+  // Clients send every request of a session to the URL they were given: its toolsets come along, read at initialize.
+  const route = { onRequest: authenticate, preValidation: toolSelectionQuery, config: tenantDataRoute };
 
   /** The open session a request names, or the JSON-RPC error that ends it. */
   const sessionOf = (request: FastifyRequest, reply: FastifyReply): StreamableSession | FastifyReply => {
@@ -49,7 +51,7 @@ export function registerStreamableHttp(host: SessionHost): void {
     if (!hasInitialize(request.body)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const caller = host.callerOf(request);
     host.checkCapacity(caller);
-    const server = createMcpServer(app, host.catalog);
+    const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       keepAliveMs: host.options.keepAliveMs,

@@ -25,12 +25,12 @@ export async function listen(app: FastifyInstance): Promise<string> {
 
 export type Transport = 'streamable' | 'sse';
 
-export async function connect(t: Test, base: string, kind: Transport, headers: Record<string, string>): Promise<Client> {
+export async function connect(t: Test, base: string, kind: Transport, headers: Record<string, string>, query = ''): Promise<Client> {
   const client = new Client({ name: `tap-${kind}`, version: '1.0.0' });
   const transport =
     kind === 'streamable'
-      ? new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers } })
-      : new SSEClientTransport(new URL('/sse', base), { requestInit: { headers } });
+      ? new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { requestInit: { headers } })
+      : new SSEClientTransport(new URL(`/sse${query}`, base), { requestInit: { headers } });
   await client.connect(transport);
   t.teardown(() => client.close().catch(() => undefined));
   return client;
