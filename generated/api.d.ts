@@ -112,7 +112,7 @@ export interface paths {
          * @description When the tenant's receivables are expected to come in, and how concentrated its revenue is
          *     (docs/domain.md, "Cash inflow forecast" and "Customer concentration (HHI)").
          *
-         *     - Receivables as of `asOf` = min(now, end of `endDate`): invoices emitted by then, not cancelled by
+         *     - Receivables as of `asOf` (the end of the `asOf` day when given, else min(now, end of `endDate`)): invoices emitted by then, not cancelled by
          *       then, with an outstanding balance (Total − valid payments − valid credit notes dated by then; the
          *       Total is already net of the 4% retention, so that is what the client pays). Open invoices of any
          *       age count.
@@ -480,6 +480,39 @@ export interface paths {
          *     (`BODY_LIMIT_BYTES`) applies.
          */
         post: operations["importDocuments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/receivables/aging": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Receivables aging as of a day, per client and in total
+         * @description What each client owed at the end of a day, by how late it was (docs/domain.md, "Receivables as
+         *     of a date"): "what did each client owe on 31 October" answered on 15 November.
+         *
+         *     - An invoice is open on the day `asOf` when it was emitted by the end of that day, was not
+         *       cancelled by then (cancellation accepted or expired on or before it), and Total − valid
+         *       payments − valid credit notes dated by then is above zero. Payments, credit notes and
+         *       cancellations dated after `asOf` are ignored, so a past day's answer stays the same.
+         *     - Due day = invoice day + the client's credit days (tenant setting `creditDaysByClient`,
+         *       default `defaultCreditDays` = 30). Days past due = `asOf` − due day, in Mexico City
+         *       calendar days: 0 or less is `current`, then `days1to30`, `days31to60`, `days61to90`, `over90`.
+         *     - Amounts are the outstanding balances in MXN at each invoice's own exchange rate; the Total
+         *       is already net of the 4% retention (what the client pays).
+         *     - `clients` lists the clients by outstanding (largest first) and `items` the open invoices by
+         *       days past due (oldest first), each capped by `limit`; `totals` covers them all.
+         */
+        get: operations["getReceivablesAging"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -923,6 +956,55 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AgingAmount: {
+            /** @description Outstanding, MXN */
+            amount: number;
+            invoices: number;
+        };
+        /**
+         * @description Days past due on the as-of day: `current` 0 or less (not yet due, or due that day), then 1–30, 31–60, 61–90, over 90.
+         * @enum {string}
+         */
+        AgingBucket: "current" | "days1to30" | "days31to60" | "days61to90" | "over90";
+        /** @description Open invoices and their outstanding amount per bucket of days past due. */
+        AgingBuckets: {
+            current: components["schemas"]["AgingAmount"];
+            days1to30: components["schemas"]["AgingAmount"];
+            days31to60: components["schemas"]["AgingAmount"];
+            days61to90: components["schemas"]["AgingAmount"];
+            over90: components["schemas"]["AgingAmount"];
+        };
+        AgingClient: {
+            buckets: components["schemas"]["AgingBuckets"];
+            client: string;
+            clientName: string;
+            /** @description The client's credit days (its own or the default) */
+            creditDays: number;
+            openInvoices: number;
+            /** @description MXN */
+            outstanding: number;
+        };
+        AgingItem: {
+            bucket: components["schemas"]["AgingBucket"];
+            client: string;
+            /** @description The invoice's currency (ISO 4217) */
+            currency: string;
+            /** @description As-of day − due day; 0 or less: not yet due */
+            daysPastDue: number;
+            /**
+             * Format: date
+             * @description Invoice day + credit days
+             */
+            dueDate: string;
+            /** @description MXN per unit of `currency` (1 for MXN) */
+            exchangeRate: number;
+            id: string;
+            /** Format: date-time */
+            invoiceDate: string;
+            /** @description MXN at the invoice's own rate */
+            outstanding: number;
+            uuid: string;
+        };
         /**
          * @description One thing the rule found. `details` depends on the rule:
          *     `overdue-invoices`: folio, uuid, total, paid, pending, dueDate, daysOverdue, creditDays;
@@ -2569,6 +2651,45 @@ export interface components {
             /** @enum {string} */
             status: "ready";
         };
+        ReceivablesAgingResponse: {
+            asOf: components["schemas"]["AsOf"];
+            clients: components["schemas"]["ReceivablesAgingResponseClients"];
+            /** Format: date-time */
+            computedAt: string;
+            filters: components["schemas"]["CashInflowForecastResponseFilters"];
+            items: components["schemas"]["ReceivablesAgingResponseItems"];
+            parameters: components["schemas"]["ReceivablesAgingResponseParameters"];
+            /** @example TGO850101AB1 */
+            tenant: string;
+            totals: components["schemas"]["ReceivablesAgingResponseTotals"];
+        };
+        /** @description Clients by outstanding (largest first), capped by `limit`. */
+        ReceivablesAgingResponseClients: {
+            data: components["schemas"]["AgingClient"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        /** @description Open invoices by days past due (oldest first), capped by `limit`. */
+        ReceivablesAgingResponseItems: {
+            data: components["schemas"]["AgingItem"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        ReceivablesAgingResponseParameters: {
+            /** @description What the amounts are */
+            amounts: string;
+            creditDays: components["schemas"]["CashInflowForecastResponseParametersCreditDays"];
+            /** @description How days past due are counted */
+            daysPastDue: string;
+        };
+        ReceivablesAgingResponseTotals: {
+            buckets: components["schemas"]["AgingBuckets"];
+            openInvoices: number;
+            /** @description Σ outstanding, MXN */
+            outstanding: number;
+        };
         /** @description Shortage deductions (concepts of kind shortage) on the non-cancelled invoices linked to the trips. */
         Recovered: {
             invoices: number;
@@ -3863,6 +3984,11 @@ export interface components {
          */
         ApiVersion: "1" | "2";
         /**
+         * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today is a 400: what will be owed then is a forecast, not a balance.
+         * @example 2026-10-31
+         */
+        AsOfDay: components["schemas"]["CalendarDate"];
+        /**
          * @description Client RFC (12 characters for a company, 13 for a person).
          * @example CAC930412FM3
          */
@@ -3898,6 +4024,11 @@ export interface components {
         EndDate: components["schemas"]["CalendarDate"];
         /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
         FindingKind: "discrepancy" | "warning" | "info";
+        /**
+         * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later. A day after today is a 400.
+         * @example 2026-10-31
+         */
+        ForecastAsOf: components["schemas"]["CalendarDate"];
         /** @description Forecast buckets: `week` (ISO weeks, Monday–Sunday; default) or `month` (calendar months). The first bucket starts at the as-of day. */
         ForecastBucket: "week" | "month";
         /** @description Session id announced by the `endpoint` event of `GET /sse`. */
@@ -3916,6 +4047,11 @@ export interface components {
         Page: number;
         /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
         ProtocolVersion: string;
+        /**
+         * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
+         * @example true
+         */
+        ReadOnly: "true" | "false";
         /** @description Last day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
         ReportEndDate: components["schemas"]["CalendarDate"];
         /** @description First day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). With `targetMonth`, the period is their intersection. */
@@ -3936,6 +4072,11 @@ export interface components {
         TargetMonth: string;
         /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
         TaxBasis: "invoice" | "payment";
+        /**
+         * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+         * @example tax,analytics
+         */
+        Toolsets: string;
         /**
          * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip). Ids of imported trips start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path).
          * @example TGO-VJ-000123
@@ -4419,6 +4560,11 @@ export interface operations {
     getCashInflowForecast: {
         parameters: {
             query?: {
+                /**
+                 * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later. A day after today is a 400.
+                 * @example 2026-10-31
+                 */
+                asOf?: components["parameters"]["ForecastAsOf"];
                 /** @description Forecast buckets: `week` (ISO weeks, Monday–Sunday; default) or `month` (calendar months). The first bucket starts at the as-of day. */
                 bucket?: components["parameters"]["ForecastBucket"];
                 /**
@@ -5926,6 +6072,160 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getReceivablesAging: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today is a 400: what will be owed then is a forecast, not a balance.
+                 * @example 2026-10-31
+                 */
+                asOf?: components["parameters"]["AsOfDay"];
+                /**
+                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @example CAC930412FM3
+                 */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The aging; `limit` caps `clients` and `items`, `totals` covers every open invoice. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tenant": "TGO850101AB1",
+                     *       "computedAt": "2026-11-15T18:00:00.000Z",
+                     *       "asOf": {
+                     *         "instant": "2026-11-01T05:59:59.999Z",
+                     *         "date": "2026-10-31"
+                     *       },
+                     *       "filters": {
+                     *         "client": null
+                     *       },
+                     *       "parameters": {
+                     *         "creditDays": {
+                     *           "default": 30,
+                     *           "byClient": {
+                     *             "EAL150316UD4": 60
+                     *           },
+                     *           "source": {
+                     *             "default": "tenant",
+                     *             "byClient": "tenant"
+                     *           }
+                     *         },
+                     *         "daysPastDue": "as-of day − due day (America/Mexico_City calendar days); due day = invoice day + the client’s credit days; 0 or less is current",
+                     *         "amounts": "Outstanding balance at the end of the as-of day, in MXN at each invoice’s own exchange rate: Total (already net of retentions) − valid payments − valid credit notes dated by then; invoices cancelled by then are left out."
+                     *       },
+                     *       "totals": {
+                     *         "openInvoices": 3,
+                     *         "outstanding": 34620,
+                     *         "buckets": {
+                     *           "current": {
+                     *             "invoices": 1,
+                     *             "amount": 11200
+                     *           },
+                     *           "days1to30": {
+                     *             "invoices": 1,
+                     *             "amount": 5800
+                     *           },
+                     *           "days31to60": {
+                     *             "invoices": 0,
+                     *             "amount": 0
+                     *           },
+                     *           "days61to90": {
+                     *             "invoices": 0,
+                     *             "amount": 0
+                     *           },
+                     *           "over90": {
+                     *             "invoices": 1,
+                     *             "amount": 17620
+                     *           }
+                     *         }
+                     *       },
+                     *       "clients": {
+                     *         "total": 2,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "client": "EAL150316UD4",
+                     *             "clientName": "Estaciones del Altiplano SA de CV",
+                     *             "creditDays": 60,
+                     *             "openInvoices": 2,
+                     *             "outstanding": 28820,
+                     *             "buckets": {
+                     *               "current": {
+                     *                 "invoices": 1,
+                     *                 "amount": 11200
+                     *               },
+                     *               "days1to30": {
+                     *                 "invoices": 0,
+                     *                 "amount": 0
+                     *               },
+                     *               "days31to60": {
+                     *                 "invoices": 0,
+                     *                 "amount": 0
+                     *               },
+                     *               "days61to90": {
+                     *                 "invoices": 0,
+                     *                 "amount": 0
+                     *               },
+                     *               "over90": {
+                     *                 "invoices": 1,
+                     *                 "amount": 17620
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "items": {
+                     *         "total": 3,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "id": "TGO-FD-000475",
+                     *             "uuid": "485050F2-CC15-4FC6-BE1E-B1EEF2DDCBB6",
+                     *             "client": "EAL150316UD4",
+                     *             "invoiceDate": "2026-05-02T17:38:33.346Z",
+                     *             "dueDate": "2026-07-01",
+                     *             "daysPastDue": 122,
+                     *             "bucket": "over90",
+                     *             "outstanding": 17620,
+                     *             "currency": "MXN",
+                     *             "exchangeRate": 1
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReceivablesAgingResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listShipments: {
         parameters: {
             query?: {
@@ -7098,7 +7398,18 @@ export interface operations {
     };
     mcpStream: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
+                 * @example true
+                 */
+                readOnly?: components["parameters"]["ReadOnly"];
+                /**
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @example tax,analytics
+                 */
+                toolsets?: components["parameters"]["Toolsets"];
+            };
             header: {
                 /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
                 "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
@@ -7120,7 +7431,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error); a query parameter (none is taken; error shape of the service). */
+            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error); a query parameter other than `toolsets` and `readOnly`, or an invalid one (error shape of the service). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7147,7 +7458,18 @@ export interface operations {
     };
     mcpPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
+                 * @example true
+                 */
+                readOnly?: components["parameters"]["ReadOnly"];
+                /**
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @example tax,analytics
+                 */
+                toolsets?: components["parameters"]["Toolsets"];
+            };
             header?: {
                 /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
                 "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
@@ -7187,7 +7509,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description Malformed JSON or body, or a query parameter (none is taken) (error
+             * @description Malformed JSON or body, or a query parameter other than `toolsets` and `readOnly` or an invalid one (error
              *     shape of the service), or an MCP protocol error answered as a JSON-RPC
              *     error: an empty body, no `mcp-session-id` on a request other than
              *     `initialize`, an unsupported `mcp-protocol-version`, an invalid
@@ -7213,7 +7535,18 @@ export interface operations {
     };
     mcpDeleteSession: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
+                 * @example true
+                 */
+                readOnly?: components["parameters"]["ReadOnly"];
+                /**
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @example tax,analytics
+                 */
+                toolsets?: components["parameters"]["Toolsets"];
+            };
             header: {
                 /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
                 "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
@@ -7233,7 +7566,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No `mcp-session-id` header (JSON-RPC error); a query parameter (none is taken; error shape of the service). */
+            /** @description No `mcp-session-id` header (JSON-RPC error); a query parameter other than `toolsets` and `readOnly`, or an invalid one (error shape of the service). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7345,7 +7678,18 @@ export interface operations {
     };
     mcpLegacySse: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
+                 * @example true
+                 */
+                readOnly?: components["parameters"]["ReadOnly"];
+                /**
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @example tax,analytics
+                 */
+                toolsets?: components["parameters"]["Toolsets"];
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -11,6 +11,7 @@ export interface ValidatedQueries {
   getCashInflowForecast: Query<'getCashInflowForecast'> & Required<Pick<Query<'getCashInflowForecast'>, 'bucket' | 'limit'>>;
   getFinancialDoc: Query<'getFinancialDoc'> & Required<Pick<Query<'getFinancialDoc'>, 'detail'>>;
   getFreightUnitEconomics: Query<'getFreightUnitEconomics'> & Required<Pick<Query<'getFreightUnitEconomics'>, 'limit' | 'litresBasis'>>;
+  getReceivablesAging: Query<'getReceivablesAging'> & Required<Pick<Query<'getReceivablesAging'>, 'limit'>>;
   getShipment: Query<'getShipment'> & Required<Pick<Query<'getShipment'>, 'detail'>>;
   getTaxSummary: Query<'getTaxSummary'> & Required<Pick<Query<'getTaxSummary'>, 'basis' | 'limit'>>;
   listAlertJobs: Query<'listAlertJobs'> & Required<Pick<Query<'listAlertJobs'>, 'limit' | 'page'>>;
@@ -19,5 +20,9 @@ export interface ValidatedQueries {
   listShipments: Query<'listShipments'> & Required<Pick<Query<'listShipments'>, 'dateFilterBy' | 'detail' | 'limit' | 'page'>>;
   listWebhookDeliveries: Query<'listWebhookDeliveries'> & Required<Pick<Query<'listWebhookDeliveries'>, 'limit' | 'page'>>;
   listWebhooks: Query<'listWebhooks'> & Required<Pick<Query<'listWebhooks'>, 'limit' | 'page'>>;
+  mcpDeleteSession: Query<'mcpDeleteSession'>;
   mcpLegacyMessage: Query<'mcpLegacyMessage'>;
+  mcpLegacySse: Query<'mcpLegacySse'>;
+  mcpPost: Query<'mcpPost'>;
+  mcpStream: Query<'mcpStream'>;
 }

@@ -5,14 +5,19 @@ import { auditDiscountsAndShrinkage } from '../lib/analytics/audit-discounts-and
 import { auditFleetUtilization } from '../lib/analytics/audit-fleet-utilization.ts';
 import { auditDispatchToBill } from '../lib/analytics/audit-dispatch-to-bill.ts';
 import { getFreightUnitEconomics } from '../lib/analytics/get-freight-unit-economics.ts';
+import { getReceivablesAging } from '../lib/analytics/get-receivables-aging.ts';
 
-type AnalyticsOps = 'getCashInflowForecast' | 'auditDiscountsAndShrinkage' | 'auditFleetUtilization' | 'auditDispatchToBill' | 'getFreightUnitEconomics';
+type AnalyticsOps =
+  'getCashInflowForecast' | 'getReceivablesAging' | 'auditDiscountsAndShrinkage' | 'auditFleetUtilization' | 'auditDispatchToBill' | 'getFreightUnitEconomics';
 
-/** The five analytic audits: validated query in, domain service out. */
+/** The analytic audits and the receivables aging: validated query in, domain service out. */
 export function analyticsHandlers(deps: HandlerDeps): Pick<HandlerMap, AnalyticsOps> {
   return {
     async getCashInflowForecast(request) {
       return getCashInflowForecast(deps, tenantOf(request), request.query);
+    },
+    async getReceivablesAging(request) {
+      return getReceivablesAging(deps, tenantOf(request), request.query);
     },
     async auditDiscountsAndShrinkage(request) {
       return auditDiscountsAndShrinkage(deps, tenantOf(request), request.query);

@@ -15,7 +15,10 @@ import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, 
 import { centsToMxnCents } from '../money/currency.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
-export type OpenInvoiceRow = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled' | 'exchangeRate'> & {
+export type OpenInvoiceRow = Pick<
+  FinancialDocument,
+  '_id' | 'id' | 'client' | 'clientName' | 'date' | 'iTot' | 'payments' | 'canceled' | 'currency' | 'exchangeRate'
+> & {
   invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'paymentMethod'>;
 };
 
@@ -52,6 +55,7 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
         clientName: 1,
         date: 1,
         iTot: 1,
+        currency: 1,
         exchangeRate: 1,
         'invoice.uuid': 1,
         'invoice.paymentMethod': 1,

@@ -1,0 +1,73 @@
+/**
+ * GET /api/receivables/aging (docs/domain.md "Receivables as of a date"): what each client owed
+ * at the end of a day, by days past due. An invoice is open on day D when it was emitted by the
+ * end of D, was not cancelled by then, and Total − valid payments and credit notes dated by then
+ * is above zero (the same rule and query as the cash inflow forecast's receivables).
+ */
+import type { ServiceContext } from '../context.ts';
+import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
+import { rateOf } from '../money/currency.ts';
+import { mxDateString } from '../time/mexico-city.ts';
+import { asOfInstant } from './as-of-day.ts';
+import { openInvoiceOf } from './forecast.ts';
+import { AgingAccumulator, type Aging } from './receivables-aging.ts';
+import { streamOpenInvoices } from './receivables-repo.ts';
+import { asOfOut, type AsOfOut } from './report.ts';
+
+export interface ReceivablesAgingInput {
+  asOf?: string;
+  client?: string;
+  limit: number;
+}
+
+export interface ReceivablesAging extends Aging {
+  tenant: string;
+  computedAt: string;
+  asOf: AsOfOut;
+  filters: { client: string | null };
+  parameters: {
+    creditDays: { default: number; byClient: Record<string, number>; source: { default: SettingSource; byClient: SettingSource } };
+    daysPastDue: string;
+    amounts: string;
+  };
+}
+
+export async function getReceivablesAging(ctx: ServiceContext, tenant: string, input: ReceivablesAgingInput): Promise<ReceivablesAging> {
+  const now = ctx.now();
+  const asOf = asOfInstant(now, input.asOf);
+  const client = input.client;
+  const { settings, sourceOf } = await getTracedSettings(ctx.db, tenant);
+  const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
+  const aging = new AgingAccumulator(mxDateString(asOf), creditDays, input.limit);
+  for await (const row of streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, ctx.config.queryTimeoutMs)) {
+    const open = openInvoiceOf(row);
+    if (!open) continue;
+    aging.add({
+      id: row.id,
+      uuid: row.invoice.uuid,
+      client: row.client,
+      clientName: row.clientName,
+      invoiceDate: row.date,
+      outstanding: open.outstanding,
+      currency: row.currency ?? 'MXN',
+      exchangeRate: rateOf(row),
+    });
+  }
+  return {
+    tenant,
+    computedAt: now.toISOString(),
+    asOf: asOfOut(asOf),
+    filters: { client: client ?? null },
+    parameters: {
+      creditDays: {
+        default: settings.defaultCreditDays,
+        byClient: { ...settings.creditDaysByClient },
+        source: { default: sourceOf('defaultCreditDays'), byClient: sourceOf('creditDaysByClient') },
+      },
+      daysPastDue: 'as-of day − due day (America/Mexico_City calendar days); due day = invoice day + the client’s credit days; 0 or less is current',
+      amounts:
+        'Outstanding balance at the end of the as-of day, in MXN at each invoice’s own exchange rate: Total (already net of retentions) − valid payments − valid credit notes dated by then; invoices cancelled by then are left out.',
+    },
+    ...aging.result(),
+  };
+}

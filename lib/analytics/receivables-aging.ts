@@ -1,0 +1,144 @@
+/**
+ * Receivables aging as of a day (docs/domain.md "Receivables as of a date"): each open invoice
+ * falls in one bucket by its days past due on the as-of day (as-of day − due day, Mexico City
+ * calendar days; due day = invoice day + the client's credit days): current (not yet due or due
+ * that day), 1–30, 31–60, 61–90, over 90. Amounts are the outstanding balance in MXN at each
+ * invoice's own rate; sums are kept in integer cents.
+ */
+import { fromCents, toCents } from '../money/cents.ts';
+import { daysBetweenDates, mxAddDays, mxDateString } from '../time/mexico-city.ts';
+import { capped, TopList, type Capped } from './report.ts';
+
+export const AGING_BUCKETS = ['current', 'days1to30', 'days31to60', 'days61to90', 'over90'] as const;
+export type AgingBucket = (typeof AGING_BUCKETS)[number];
+
+/** The bucket of an invoice `daysPastDue` days past its due day (≤ 0: current). */
+export function agingBucket(daysPastDue: number): AgingBucket {
+  if (daysPastDue <= 0) return 'current';
+  if (daysPastDue <= 30) return 'days1to30';
+  if (daysPastDue <= 60) return 'days31to60';
+  if (daysPastDue <= 90) return 'days61to90';
+  return 'over90';
+}
+
+export interface AgingAmount {
+  invoices: number;
+  amount: number;
+}
+export type AgingBuckets = Record<AgingBucket, AgingAmount>;
+
+/** An invoice open on the as-of day, its balance already in MXN. */
+export interface OpenReceivable {
+  id: string;
+  uuid: string;
+  client: string;
+  clientName: string;
+  /** Invoice instant, epoch ms. */
+  invoiceDate: number;
+  outstanding: number;
+  currency: string;
+  exchangeRate: number;
+}
+
+export interface AgingItem {
+  id: string;
+  uuid: string;
+  client: string;
+  invoiceDate: string;
+  dueDate: string;
+  daysPastDue: number;
+  bucket: AgingBucket;
+  outstanding: number;
+  currency: string;
+  exchangeRate: number;
+}
+
+export interface AgingClientRow {
+  client: string;
+  clientName: string;
+  creditDays: number;
+  openInvoices: number;
+  outstanding: number;
+  buckets: AgingBuckets;
+}
+
+export interface Aging {
+  totals: { openInvoices: number; outstanding: number; buckets: AgingBuckets };
+  /** Clients by outstanding, largest first (ties by RFC); `total` counts them all. */
+  clients: Capped<AgingClientRow>;
+  /** Invoices by days past due, oldest first (ties by id); `total` counts them all. */
+  items: Capped<AgingItem>;
+}
+
+interface Sums {
+  n: number;
+  cents: number;
+  byBucket: Record<AgingBucket, { n: number; cents: number }>;
+}
+const emptySums = (): Sums => ({ n: 0, cents: 0, byBucket: Object.fromEntries(AGING_BUCKETS.map((b) => [b, { n: 0, cents: 0 }])) as Sums['byBucket'] });
+const bucketsOut = (s: Sums): AgingBuckets =>
+  Object.fromEntries(AGING_BUCKETS.map((b) => [b, { invoices: s.byBucket[b].n, amount: fromCents(s.byBucket[b].cents) }])) as AgingBuckets;
+
+const byAge = (a: AgingItem, b: AgingItem): number => b.daysPastDue - a.daysPastDue || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * Folds open invoices one at a time: per-client and total sums (one entry per client) and the
+ * `limit` oldest items, so memory does not grow with the number of open invoices.
+ */
+export class AgingAccumulator {
+  private readonly total = emptySums();
+  private readonly clients = new Map<string, Sums & { name: string }>();
+  private readonly items: TopList<AgingItem>;
+
+  constructor(
+    private readonly asOfDay: string,
+    private readonly creditDays: (client: string) => number,
+    private readonly limit: number,
+  ) {
+    this.items = new TopList<AgingItem>(limit, byAge);
+  }
+
+  add(inv: OpenReceivable): void {
+    const dueDate = mxAddDays(mxDateString(inv.invoiceDate), Math.round(this.creditDays(inv.client)));
+    const daysPastDue = daysBetweenDates(dueDate, this.asOfDay);
+    const bucket = agingBucket(daysPastDue);
+    const cents = toCents(inv.outstanding);
+    const client = this.clients.get(inv.client) ?? { ...emptySums(), name: inv.clientName };
+    this.clients.set(inv.client, client);
+    for (const s of [this.total, client]) {
+      s.n += 1;
+      s.cents += cents;
+      s.byBucket[bucket].n += 1;
+      s.byBucket[bucket].cents += cents;
+    }
+    this.items.add({
+      id: inv.id,
+      uuid: inv.uuid,
+      client: inv.client,
+      invoiceDate: new Date(inv.invoiceDate).toISOString(),
+      dueDate,
+      daysPastDue,
+      bucket,
+      outstanding: inv.outstanding,
+      currency: inv.currency,
+      exchangeRate: inv.exchangeRate,
+    });
+  }
+
+  result(): Aging {
+    const rows: AgingClientRow[] = [...this.clients.entries()].map(([client, s]) => ({
+      client,
+      clientName: s.name,
+      creditDays: this.creditDays(client),
+      openInvoices: s.n,
+      outstanding: fromCents(s.cents),
+      buckets: bucketsOut(s),
+    }));
+    rows.sort((a, b) => toCents(b.outstanding) - toCents(a.outstanding) || (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
+    return {
+      totals: { openInvoices: this.total.n, outstanding: fromCents(this.total.cents), buckets: bucketsOut(this.total) },
+      clients: capped(rows, this.limit),
+      items: this.items.capped(),
+    };
+  }
+}
