@@ -1,12 +1,12 @@
 /**
  * What a process that serves the data does once when it opens the database, before it
- * listens: create the indexes of lib/db/indexes.ts, then write the derived fields on financial
- * documents stored without them (lib/finance/derived-fields-backfill.ts, with the finance rule that
- * computes them). Both are idempotent and cheap when there is nothing to do (the backfill: one
+ * listens: create every area's indexes (lib/service-indexes.ts), then write the derived fields
+ * on financial documents stored without them (lib/finance/derived-fields-backfill.ts, with the
+ * finance rule that computes them). Both are idempotent and cheap when there is nothing to do (the backfill: one
  * index probe per tenant). Above lib/db and lib/finance, since it joins the two.
  */
 import type { Db } from 'mongodb';
-import { ensureIndexes } from './db/indexes.ts';
+import { ensureIndexes } from './service-indexes.ts';
 import { backfillDerivedFields, type BackfillTenantResult } from './finance/derived-fields-backfill.ts';
 import { derivedFieldsOf } from './finance/derived-fields.ts';
 

@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
 import { API_SCOPES, type ApiScope } from '../lib/auth/api-key-record.ts';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmbeddedMongo } from './embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadConfig } from '../lib/config.ts';
 import { storeApiKey } from '../lib/auth/api-keys.ts';

@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { DEFAULT_DEMO_SEED, DEMO_TENANTS, loadDemoData } from './demo/load.ts';
 import { progressReporter } from './progress.ts';

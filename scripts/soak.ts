@@ -23,7 +23,7 @@ import vm from 'node:vm';
 import autocannon from 'autocannon';
 import { startEmbeddedMongo } from './embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadConfig } from '../lib/config.ts';

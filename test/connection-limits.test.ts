@@ -23,7 +23,7 @@ import http from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { storeApiKey } from '../lib/auth/api-keys.ts';
 import { fdSoftLimit, addressKey, globalConnectionCap } from '../lib/http/connection-limits.ts';
 import { loadConfig } from '../lib/config.ts';

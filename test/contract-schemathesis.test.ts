@@ -33,7 +33,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { startService, ROOT } from './helpers/service.ts';
 

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Db, type Document } from 'mongodb';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { loadDemoData } from '../scripts/demo/load.ts';
 

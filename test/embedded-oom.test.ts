@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { DEMO_TENANTS, loadDemoData } from '../scripts/demo/load.ts';
 import { startService } from './helpers/service.ts';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Binary, BSONRegExp, Code, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID, type Db, type Document } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { streamOpenInvoices, streamPaymentHistory, revenueByClient } from '../lib/analytics/receivables-repo.ts';
 import { streamTaxDocs } from '../lib/tax/tax-repo.ts';

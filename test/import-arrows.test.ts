@@ -6,8 +6,10 @@
  *   the embedded engine's launcher and supervisor in scripts/embedded-mongo/);
  * - lib/ knows only MongoDB: it reads no EMBEDDED_MONGO_* setting and has no embedded-engine module
  *   (the launcher hands the service a connected database and the engine's health as callbacks);
- * - lib/db is the ground floor (connection, collection names, indexes, pipeline expressions, paging): it imports
- *   nothing from any area, not even a type; each area owns its repository beside its rows (lib/<area>/*-repo.ts);
+ * - lib/db is the ground floor (connection, collection names, the index mechanism, pipeline expressions, paging): it
+ *   imports nothing from any area, not even a type; each area owns its repository beside its rows (lib/<area>/*-repo.ts)
+ *   and its index specs beside its repository (lib/<area>/*-indexes.ts): lib/db opens no area's collection;
+ * - every area's index specs are ensured at start: lib/service-indexes.ts, above lib/db, joins them all;
  * - no import cycle among the modules of lib/ (type-only imports count: a circle is a circle);
  * - the ledger (lib/finance/ledger) is the one writer of financial documents from facts: only it opens the facts'
  *   store, and lib/imports only maps CFDI to facts (it imports nothing of finance but the ledger's facts and entry);
@@ -114,6 +116,24 @@ t.test('lib/db is the ground floor: it imports nothing from any area, not even a
     [...libSources.keys()].filter((f) => /^lib\/db\/.*-repo\.ts$/.test(f) && f !== 'lib/db/service-secrets-repo.ts'),
     [],
     "an area's repository lives in its area",
+  );
+  // Outside the list of names, lib/db uses only the collections of its own infrastructure: an area's
+  // index specs, queries or accessors in lib/db would name the area's collection.
+  const own = new Set(['serviceSecrets', 'leases']);
+  const named = [...libSources]
+    .filter(([f]) => under('lib/db')(f) && f !== 'lib/db/collections.ts')
+    .flatMap(([f, source]) => [...source.matchAll(/\bCOLLECTIONS\.(\w+)/g)].filter((m) => !own.has(m[1]!)).map((m) => `${f}: COLLECTIONS.${m[1]}`));
+  t.same(named, [], "lib/db names no area's collection (its index specs live in the area)");
+});
+
+t.test("every area's index specs are ensured at start (lib/service-indexes.ts joins them)", async (t) => {
+  const specs = [...libSources.keys()].filter((f) => /-indexes\.ts$/.test(f) && !under('lib/db')(f) && f !== 'lib/service-indexes.ts').sort();
+  t.ok(specs.length >= 7, `the areas' index specs are found (${specs.join(', ')})`);
+  const composed = new Set(edges.filter((e) => e.from === 'lib/service-indexes.ts').map((e) => e.to));
+  t.same(
+    specs.filter((f) => !composed.has(f)),
+    [],
+    'an area file of index specs lib/service-indexes.ts does not import: its indexes would never be created at start',
   );
 });
 

@@ -5,7 +5,7 @@
  * scan. Instead the driver's command monitoring records every command while each operation of
  * the spec runs through HTTP (with its filters), plus the alert rules the worker evaluates; each
  * find/aggregate/count/distinct (and each `$lookup`'s foreign side) must be served by an index of
- * lib/db/indexes.ts: equality fields, then the sort, as a prefix of the index, tenant first
+ * lib/service-indexes.ts (each area's specs): equality fields, then the sort, as a prefix of the index, tenant first
  * (test/helpers/index-coverage.ts). A new query without an index fails with its shape and the
  * index it needs.
  */
@@ -13,7 +13,7 @@ import t from 'tap';
 import type { CommandStartedEvent, Document } from 'mongodb';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes, INDEXES } from '../lib/db/indexes.ts';
+import { ensureIndexes, INDEXES } from '../lib/service-indexes.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { COLLECTIONS } from '../lib/db/collections.ts';
 import { buildApp } from '../handlers/app.ts';

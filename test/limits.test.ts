@@ -14,7 +14,7 @@ import net from 'node:net';
 import http from 'node:http';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { startService } from './helpers/service.ts';

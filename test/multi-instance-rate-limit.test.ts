@@ -8,7 +8,7 @@
 import t from 'tap';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import { startService } from './helpers/service.ts';
 import { startRedis } from './helpers/redis.ts';

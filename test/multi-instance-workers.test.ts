@@ -9,7 +9,7 @@
 import t from 'tap';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { alertJobs, alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import { webhookDeliveries } from '../lib/webhooks/webhooks-repo.ts';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createFreightClient, type FreightClient } from '../generated/sdk.ts';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { startService } from './helpers/service.ts';

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
-import { ensureIndexes } from '../lib/db/indexes.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { startService, ROOT } from './helpers/service.ts';
 

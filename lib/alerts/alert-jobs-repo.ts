@@ -4,7 +4,9 @@
  */
 import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
-import { ensureIndexesOnce } from '../db/indexes.ts';
+import { ensureIndexesOnce, joinIndexSpecs } from '../db/indexes.ts';
+import { ALERT_INDEXES } from './alert-indexes.ts';
+import { IDEMPOTENCY_INDEXES } from './idempotency-indexes.ts';
 import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
 import { ALERT_JOB_NAME, type AlertJobDocument, type JobFailure, type JobState } from './jobs.ts';
 import { findPage } from '../db/find-page.ts';
@@ -39,9 +41,9 @@ export function alertJobStateFilter(state: JobState): Filter<AlertJobDocument> {
 /**
  * Creates the alert indexes once per Db handle (idempotent on the server).
  * Scheduling calls it first: job uniqueness rests on the unique `data.jobKey`
- * index, so it must exist even where `ensureIndexes` was never run.
+ * index, so it must exist even where the service's start-up (lib/service-indexes.ts) never ran.
  */
-export const ensureAlertIndexes = ensureIndexesOnce([COLLECTIONS.alertJobs, COLLECTIONS.alerts, COLLECTIONS.idempotency]);
+export const ensureAlertIndexes = ensureIndexesOnce(joinIndexSpecs(ALERT_INDEXES, IDEMPOTENCY_INDEXES));
 
 export interface InsertJobsResult {
   /** Positions (in `docs`) that were inserted. */

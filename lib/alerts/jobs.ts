@@ -3,7 +3,7 @@
  * (name, nextRunAt, lockedAt, failCount, ...) whose `data` carries the alert.
  *
  * Uniqueness: `data.jobKey` = sha256 of (tenant, ruleId, cycleKey, userId) under
- * a UNIQUE index (lib/db/indexes.ts). Jobs are inserted directly, all fields
+ * a UNIQUE index (lib/alerts/alert-indexes.ts). Jobs are inserted directly, all fields
  * Agenda's MongoBackend writes for a new one-time job included, so scheduling
  * needs no running Agenda and is one `insertMany` for up to 1,000 users.
  */

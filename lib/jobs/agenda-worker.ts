@@ -123,8 +123,9 @@ export function createAgendaWorker<D>(spec: AgendaWorkerSpec<D>): AgendaWorker {
     if (starting) return starting;
     starting = (async () => {
       await spec.ensureIndexes(db);
-      // ensureIndex: false — the lock index is in lib/db/indexes.ts; Agenda's own creation would
-      // run unawaited in its constructor, where a failure is an unhandled rejection.
+      // ensureIndex: false — the lock index (lib/jobs/agenda-lock-index.ts) is among the area's indexes
+      // ensured above; Agenda's own creation would run unawaited in its constructor, where a failure
+      // is an unhandled rejection.
       const a = new Agenda({
         backend: new MongoBackend({ mongo: db, collection: spec.collection, ensureIndex: false }),
         name,

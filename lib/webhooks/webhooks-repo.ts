@@ -5,6 +5,7 @@
 import { ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { ensureIndexesOnce } from '../db/indexes.ts';
+import { WEBHOOK_INDEXES } from './webhooks-indexes.ts';
 import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
 import { findPage } from '../db/find-page.ts';
 import { insertUnlessDuplicate } from '../db/duplicate-key.ts';
@@ -26,7 +27,7 @@ export function deliveryJobDocument(delivery: Pick<DeliveryDocument, '_id' | 'te
 }
 
 /** The webhook indexes, once per Db handle: the endpoint limit and delivery uniqueness rest on them. */
-export const ensureWebhookIndexes = ensureIndexesOnce([COLLECTIONS.webhooks, COLLECTIONS.webhookDeliveries, COLLECTIONS.webhookJobs]);
+export const ensureWebhookIndexes = ensureIndexesOnce(WEBHOOK_INDEXES);
 
 const hexId = (id: string): ObjectId | null => (/^[0-9a-fA-F]{24}$/.test(id) ? new ObjectId(id) : null);
 

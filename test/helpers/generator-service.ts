@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import type { Db } from 'mongodb';
 import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
-import { ensureIndexes } from '../../lib/db/indexes.ts';
+import { ensureIndexes } from '../../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../../scripts/demo/load.ts';
 import { financialDocs } from '../../lib/db/collections.ts';
 import { startService, ROOT } from './service.ts';

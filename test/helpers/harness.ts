@@ -9,7 +9,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Db, MongoClient } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
-import { ensureIndexes } from '../../lib/db/indexes.ts';
+import { ensureIndexes } from '../../lib/service-indexes.ts';
 import { buildApp, type BuildAppOptions } from '../../handlers/app.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';

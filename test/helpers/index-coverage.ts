@@ -1,5 +1,5 @@
 /**
- * Which index of lib/db/indexes.ts real MongoDB would use for a command the service sent:
+ * Which index of lib/service-indexes.ts (each area's own) real MongoDB would use for a command the service sent:
  * the query's equality fields, then its sort, must be a prefix of one index (equality, sort,
  * range order), and that index starts with the tenant. The embedded engine ignores non-unique
  * indexes, so only this check shows a query that would scan a collection in production.
@@ -110,7 +110,7 @@ const keysOf = (index: IndexDescription): Array<[string, 1 | -1]> => Object.entr
  * order), the next keys are the sort in order (all directions as declared, or all reversed), and
  * its first key is the tenant field. An equality on `_id` is served by the `_id` index.
  */
-export function checkShape(shape: QueryShape, indexes: IndexDescription[], tenantField: string | null): Verdict {
+export function checkShape(shape: QueryShape, indexes: readonly IndexDescription[], tenantField: string | null): Verdict {
   if (shape.equality.includes('_id')) return { ok: true, shape, index: '_id_' };
   const need = neededIndex(shape, tenantField);
   if (tenantField && !shape.equality.includes(tenantField) && shape.command !== '$lookup') {

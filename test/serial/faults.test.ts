@@ -30,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
-import { ensureIndexes } from '../../lib/db/indexes.ts';
+import { ensureIndexes } from '../../lib/service-indexes.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';

@@ -1,0 +1,30 @@
+/**
+ * Every index of the service: each area's own specs (declared beside its repository), joined in
+ * the order they are created at start-up. Above lib/db, which holds only the mechanism
+ * (lib/db/indexes.ts) and knows no area. Every query of the service is served by one of these
+ * on real MongoDB (test/index-coverage.test.ts).
+ */
+import type { Db } from 'mongodb';
+import { ensureIndexSpecs, joinIndexSpecs, type IndexSpecs } from './db/indexes.ts';
+import { FINANCIAL_DOC_INDEXES } from './finance/financial-docs-indexes.ts';
+import { TRIP_INDEXES } from './trips/trips-indexes.ts';
+import { API_KEY_INDEXES } from './auth/api-keys-indexes.ts';
+import { ALERT_INDEXES } from './alerts/alert-indexes.ts';
+import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
+import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
+import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
+
+export const INDEXES: IndexSpecs = joinIndexSpecs(
+  FINANCIAL_DOC_INDEXES,
+  TRIP_INDEXES,
+  API_KEY_INDEXES,
+  ALERT_INDEXES,
+  FACT_INDEXES,
+  WEBHOOK_INDEXES,
+  IDEMPOTENCY_INDEXES,
+);
+
+/** Creates every index of the service (idempotent on the server): what a process does before it serves the data. */
+export function ensureIndexes(db: Db): Promise<void> {
+  return ensureIndexSpecs(db, INDEXES);
+}
