@@ -16,7 +16,8 @@
  * - keyset paging lives in lib/shared: lib/shared imports nothing from lib/db;
  * - webhooks import nothing from alerts (alerts publish their events to webhooks);
  * - lib/http imports nothing from the areas it serves (the webhook URL message is passed in);
- * - the two worker plugins are Fastify plugins (fastify-plugin).
+ * - the two worker plugins are Fastify plugins (fastify-plugin);
+ * - lib/app holds the app's plugins (fastify-plugin), which buildApp composes: it is the top of lib/, nothing else in lib/ imports it.
  */
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -229,4 +230,17 @@ t.test('the worker plugins are Fastify plugins', async (t) => {
       `${file} uses fastify-plugin`,
     );
   }
+});
+
+t.test("lib/app holds the app's plugins, the top of lib/", async (t) => {
+  const app = under('lib/app');
+  const plugins = [...libSources.keys()].filter(app);
+  t.ok(plugins.length > 0, 'lib/app has its plugins');
+  for (const file of plugins) {
+    t.ok(
+      edges.some((e) => e.from === file && e.to === 'fastify-plugin' && !e.typeOnly),
+      `${file} uses fastify-plugin`,
+    );
+  }
+  t.same(show(edges.filter((e) => app(e.to) && !app(e.from))), [], 'nothing else in lib/ imports lib/app');
 });

@@ -53,7 +53,7 @@ export class ApiKeyCache {
 
   set(hash: string, key: ResolvedKey): void {
     this.unknown.delete(hash);
-    // The TTL as configured now (buildApp sets it after the cache exists); 0 caches nothing.
+    // The TTL as configured now (the app's caches plugin, lib/app/caches.ts, sets it after the cache exists); 0 caches nothing.
     if (this.ttlMs > 0) this.entries.set(hash, key, { ttl: this.ttlMs });
   }
 

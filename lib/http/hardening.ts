@@ -24,7 +24,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorBody } from './api-error.ts';
 import { validationProblems } from './validation-details.ts';
 
-/** Headers every answer carries (handlers/app.ts sets the same ones in onSend). */
+/** Headers every answer carries (lib/app/request-id.ts and lib/app/response-headers.ts set the same ones). */
 const BASE_HEADERS = 'content-type: application/json; charset=utf-8\r\nx-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n';
 
 /** Fastify `clientErrorHandler`: protocol-level refusals in the error shape, then the socket is closed. */

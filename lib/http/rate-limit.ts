@@ -47,7 +47,7 @@ export function windowText(ms: number): string {
  *   (lib/auth/api-key-cache.ts), so guessing keys costs the database next to nothing.
  *
  * The hook (`limitRequests`) must run before authentication: each secured route lists it first in
- * its onRequest hooks (handlers/app.ts, lib/mcp/transports.ts); the plugin also appends it to every
+ * its onRequest hooks (handlers/api.ts, lib/mcp/transports.ts); the plugin also appends it to every
  * other route, where it runs once per request whichever comes first. With REDIS_URL several
  * instances share the counters; while Redis is unreachable each instance counts on its own
  * (lib/http/rate-limit-store.ts) and goes back to the shared counters when Redis answers again,

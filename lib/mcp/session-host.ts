@@ -11,7 +11,6 @@ import { makeAuthenticate, presentedKey, tenantOf } from '../http/auth.ts';
 import { ApiError, errorBody } from '../http/api-error.ts';
 import { onlyQueryParameters } from '../http/hardening.ts';
 import { limitRequests } from '../http/rate-limit.ts';
-import { apiKeyCache } from '../auth/api-key-cache.ts';
 import { activeKeyIds } from '../auth/api-keys.ts';
 import { withChallenge } from './auth-challenge.ts';
 import type { McpAuthExtra, McpCatalog } from './server.ts';
@@ -127,7 +126,7 @@ function closeSessionsOfRevokedKeys(app: FastifyInstance, db: Db, sessions: Sess
     void sessions.closeForKey(keyId).then((n) => {
       if (n > 0) app.log.info({ keyId, sessions: n, how }, 'MCP sessions closed: their API key was revoked');
     });
-  const unsubscribe = apiKeyCache(db).onRevoked((keyId) => closeRevoked(keyId, 'revoked in this process'));
+  const unsubscribe = app.apiKeyCache.onRevoked((keyId) => closeRevoked(keyId, 'revoked in this process'));
   let checking = false;
   const keyCheck = setInterval(() => {
     const ids = [...sessions.keyIds()];

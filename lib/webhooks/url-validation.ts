@@ -1,7 +1,7 @@
 /**
  * The webhook URL's validation message: the generated validator of a body with a WebhookUrl,
  * wrapped so that a refused URL says why (lib/http/validator-compiler.ts applies it; the
- * composition root, handlers/app.ts, passes it in).
+ * app's validation plugin, lib/app/validation.ts, passes it in).
  */
 import type { GeneratedValidator } from '../../generated/validators.js';
 import type { ValidatorRefiners } from '../http/validator-compiler.ts';
