@@ -108,6 +108,8 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listFinancialDocs', 'GET', '/api/financial-docs'],
   ['listFinancialDocs', 'GET', '/api/financial-docs?detail=full&page=3&limit=10'],
   ['listFinancialDocs', 'GET', '/api/financial-docs?startDate=2026-08-01&endDate=2026-10-31'],
+  ['listFinancialDocs', 'GET', '/api/financial-docs?openAsOf=2026-10-31'],
+  ['listFinancialDocs', 'GET', `/api/financial-docs?openAsOf=2026-10-31&client=${client0}`],
   ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}`],
   ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}&startDate=2026-08-01`],
   ['listFinancialDocs', 'GET', '/api/financial-docs?status=1'],

@@ -35,6 +35,7 @@ interface Api {
   importFile(name: string, xml: string): Promise<Json>;
   aging(query: Record<string, string | number>): Promise<{ status: number; body: Json }>;
   forecast(query: Record<string, string | number>): Promise<{ status: number; body: Json }>;
+  list(query: Record<string, string | number>): Promise<{ status: number; body: Json }>;
 }
 
 const qs = (q: Record<string, string | number>) => new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)])).toString();
@@ -57,6 +58,7 @@ function httpApi(t: Test, key: string): Api {
     },
     aging: (q) => get('/api/receivables/aging', q),
     forecast: (q) => get('/api/analytics/cash-inflow-forecast', q),
+    list: (q) => get('/api/financial-docs', q),
   };
 }
 
@@ -70,6 +72,7 @@ async function mcpApi(t: Test, key: string): Promise<Api> {
     importFile: async (name, xml) => (await call('importDocuments', { body: { files: [{ name, content: xml }] } })).body.files[0],
     aging: (q) => call('getReceivablesAging', q),
     forecast: (q) => call('getCashInflowForecast', q),
+    list: (q) => call('listFinancialDocs', q),
   };
 }
 
@@ -176,6 +179,21 @@ async function scenario(t: Test, api: Api, tenant: string, run: number): Promise
   const tomorrow = await api.aging({ asOf: '2026-11-16' });
   t.equal(tomorrow.status, 400, 'a day after today is refused');
   t.match(tomorrow.body.error, { reason: 'invalid_parameter', fields: [{ in: 'query', name: 'asOf' }], details: [/after today \(2026-11-15/] });
+
+  const listed = async (q: Record<string, string | number>) => {
+    const page = await api.list({ limit: 100, ...q });
+    t.equal(page.status, 200);
+    return page.body.data.map((d: Json) => d.id).sort();
+  };
+  const ids = (...ns: number[]) => ns.map((n) => `${tenant}-CFDI-${uuid(n)}`).sort();
+  t.same(await listed({ openAsOf: '2026-10-31' }), ids(1, 2, 3, 4, 6, 7), 'the list: open at the end of 31 October');
+  t.same(await listed({ openAsOf: '2026-11-15' }), ids(2, 3, 4, 5, 7), 'open today');
+  t.same(await listed({ openAsOf: '2026-10-31', client: C1, endDate: '2026-08-31' }), ids(1, 6), 'with the other filters');
+  t.same(await listed({ openAsOf: '2026-06-15' }), ids(1), 'on the day of the first invoice');
+  t.same(await listed({ openAsOf: '2026-06-14' }), [], 'and before it');
+  const future = await api.list({ openAsOf: '2026-11-16' });
+  t.equal(future.status, 400);
+  t.match(future.body.error, { fields: [{ in: 'query', name: 'openAsOf' }] });
 
   const forecast = await api.forecast({ startDate: '2026-08-01', endDate: '2026-11-15', asOf: '2026-10-31', bucket: 'month' });
   t.equal(forecast.status, 200);

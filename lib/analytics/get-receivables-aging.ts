@@ -8,7 +8,7 @@ import type { ServiceContext } from '../context.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import { rateOf } from '../money/currency.ts';
 import { mxDateString } from '../time/mexico-city.ts';
-import { asOfInstant } from './as-of-day.ts';
+import { asOfInstant } from '../shared/as-of-day.ts';
 import { openInvoiceOf } from './forecast.ts';
 import { AgingAccumulator, type Aging } from './receivables-aging.ts';
 import { streamOpenInvoices } from './receivables-repo.ts';

@@ -1,5 +1,6 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
+import { cancellationInEffectExpr, centsExpr, invoiceCancelledExpr, sumOver } from '../db/pipeline.ts';
 import { findSortedPage } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { CancellationStatus, FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
@@ -16,6 +17,8 @@ export interface FinancialDocFilter {
   cancellationStatus?: CancellationStatus;
   /** ISO instant: documents whose `lastUpdate` is at or after it. */
   updatedSince?: string;
+  /** Epoch ms: only invoices open at that instant (emitted by then, not cancelled by then, a balance left by then). */
+  openAsOf?: number;
 }
 
 /** List orders: newest emission first (interface 4.1, id as tie-breaker); for sync, oldest change first. */
@@ -31,12 +34,45 @@ export const FINANCIAL_DOC_SORTS = {
   ],
 } as const satisfies Record<string, KeysetSort>;
 
+/**
+ * Open at `asOf` (docs/domain.md "Receivables as of a date"), as one expression on the stored
+ * document: not cancelled by then, and Total − the valid payments and credit notes dated by then
+ * above zero, in integer cents (the rule of lib/finance/balance.ts on the records dated by then;
+ * the receivables query of the forecast applies the same one).
+ */
+function openAsOfExpr(asOf: number): Document {
+  const cancelledPayments = {
+    $map: {
+      input: {
+        $filter: {
+          input: { $ifNull: ['$canceled', []] },
+          as: 'c',
+          cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c'), { $lte: ['$$c.date', asOf] }] },
+        },
+      },
+      as: 'c',
+      in: { $toLower: '$$c.uuid' },
+    },
+  };
+  const valid = {
+    $filter: {
+      input: { $ifNull: ['$payments', []] },
+      as: 'p',
+      cond: { $and: [{ $lte: ['$$p.date', asOf] }, { $ne: ['$$p.canceled', true] }, { $not: [{ $in: [{ $toLower: '$$p.uuid' }, cancelledPayments] }] }] },
+    },
+  };
+  return { $and: [{ $not: [invoiceCancelledExpr(asOf)] }, { $gt: [{ $subtract: [centsExpr('$iTot'), sumOver(valid, centsExpr('$$this.amount'))] }, 0] }] };
+}
+
 function baseFilter(tenant: string, f: FinancialDocFilter): Filter<StoredFinancialDocument> {
   // Tenant first, always: every query is scoped before anything else.
   const q: Filter<StoredFinancialDocument> = { company: tenant };
-  if (f.emitted?.from !== undefined || f.emitted?.to !== undefined) {
-    q.date = { ...(f.emitted.from !== undefined ? { $gte: f.emitted.from } : {}), ...(f.emitted.to !== undefined ? { $lte: f.emitted.to } : {}) };
+  // Open as of an instant: emitted by then, whatever the emission range says.
+  const to = f.openAsOf === undefined ? f.emitted?.to : Math.min(f.openAsOf, f.emitted?.to ?? Infinity);
+  if (f.emitted?.from !== undefined || to !== undefined) {
+    q.date = { ...(f.emitted?.from !== undefined ? { $gte: f.emitted.from } : {}), ...(to !== undefined ? { $lte: to } : {}) };
   }
+  if (f.openAsOf !== undefined) q.$expr = openAsOfExpr(f.openAsOf);
   if (f.client !== undefined) q.client = f.client;
   if (f.status !== undefined) q.status = f.status;
   // UUIDs are hex; CFDI XML carries them upper case but systems store either case.

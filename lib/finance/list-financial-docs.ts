@@ -5,6 +5,7 @@ import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';
 import type { CancellationStatus, FinancialDocument } from '../model/financial-document.ts';
 import { dayRange } from '../shared/date-range.ts';
+import { asOfInstant } from '../shared/as-of-day.ts';
 import type { PageMeta } from '../shared/pagination.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
@@ -28,6 +29,8 @@ export interface ListFinancialDocsInput {
   updatedSince?: string;
   /** Continues a walk where the page that returned it as `meta.nextCursor` ended. */
   cursor?: string;
+  /** YYYY-MM-DD: only invoices open at the end of that day (docs/domain.md "Receivables as of a date"). */
+  openAsOf?: string;
 }
 
 type Meta = PageMeta & { nextCursor: string | null; tenant: string };
@@ -46,6 +49,7 @@ export async function listFinancialDocs(ctx: ServiceContext, tenant: string, inp
     cancelled: input.cancelled,
     cancellationStatus: input.cancellationStatus,
     updatedSince: input.updatedSince === undefined ? undefined : isoInstant(input.updatedSince, 'updatedSince'),
+    openAsOf: input.openAsOf === undefined ? undefined : asOfInstant(ctx.now(), input.openAsOf, 'openAsOf'),
   };
   const sort = filter.updatedSince === undefined ? 'default' : 'sync';
   const { meta: pageMeta, docs } = await listPage({

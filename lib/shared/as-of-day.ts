@@ -6,9 +6,9 @@
 import { invalidQuery } from '../http/api-error.ts';
 import { mxDateString, mxDayEnd } from '../time/mexico-city.ts';
 
-export function asOfInstant(now: Date, asOf: string | undefined, fallback: number = now.getTime()): number {
+export function asOfInstant(now: Date, asOf: string | undefined, parameter = 'asOf', fallback: number = now.getTime()): number {
   if (asOf === undefined) return fallback;
   const today = mxDateString(now.getTime());
-  if (asOf > today) throw invalidQuery('asOf', `asOf ${asOf} is after today (${today}, America/Mexico_City): balances are known up to now`);
+  if (asOf > today) throw invalidQuery(parameter, `${parameter} ${asOf} is after today (${today}, America/Mexico_City): balances are known up to now`);
   return Math.min(now.getTime(), mxDayEnd(asOf));
 }
