@@ -4,9 +4,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../lib/config.ts';
+import { CONFIG_SCHEMA } from '../../lib/config-schema.ts';
 import { MCP_DEFAULTS } from '../../lib/mcp/options.ts';
 import { mongoClientOptions } from '../../lib/db/client.ts';
 import { DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW_MS } from '../../scripts/embedded-mongo/supervisor.ts';
+import { TABLE_END, TABLE_START } from '../../scripts/configuration-table.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -60,6 +62,15 @@ t.test("the schema's defaults are the code's own defaults where the code keeps o
   const driver = mongoClientOptions();
   t.same(c.mongodb, { appName: driver.appName, serverSelectionTimeoutMs: driver.serverSelectionTimeoutMS, maxPoolSize: driver.maxPoolSize }, 'MongoDB driver');
   t.same(c.embeddedEngine, { maxRestarts: DEFAULT_MAX_RESTARTS, restartWindowMs: DEFAULT_RESTART_WINDOW_MS }, 'engine supervision');
+});
+
+t.test('every variable has a description, and docs/configuration.md lists each once', async (t) => {
+  const doc = readFileSync(path.join(root, 'docs/configuration.md'), 'utf8');
+  const table = doc.slice(doc.indexOf(TABLE_START), doc.indexOf(TABLE_END));
+  for (const [name, schema] of Object.entries(CONFIG_SCHEMA.properties)) {
+    t.ok(schema.description.length > 10, `${name} is described`);
+    t.equal(table.split(`| \`${name}\` |`).length - 1, 1, `${name}: one row`);
+  }
 });
 
 t.test('lib/ and handlers/ read no environment but through lib/config.ts', async (t) => {
