@@ -152,7 +152,7 @@ function typedEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   return out;
 }
 
-/** One line per invalid variable, naming it, its allowed values and what it got. */
+/** Every invalid variable, each naming what it allows and what it got, on one line (scripts/start.ts prints it as is). */
 function describe(errors: readonly ErrorObject[], env: NodeJS.ProcessEnv): string {
   const lines = new Set<string>();
   for (const error of errors) {
