@@ -1,10 +1,26 @@
-/** Environment → typed configuration, validated once at start-up. */
+/**
+ * Environment → typed configuration, validated once at start-up against the one schema of every
+ * variable (lib/config-schema.ts; its table: docs/configuration.md, `npm run generate`).
+ */
+import envSchema from 'env-schema';
+import type { ErrorObject } from 'ajv';
+import { createAjv } from './spec/ajv.ts';
+import { CONFIG_SCHEMA, type ConfigEnv, type ConfigVariable } from './config-schema.ts';
+import type { AlertWorkerSettings } from './alerts/worker.ts';
+import type { McpSessionSettings } from './mcp/options.ts';
+
 export interface AppConfig {
   port: number;
   host: string;
   mongodbUri: string | null;
   mongodbDb: string;
+  /** MongoDB driver settings (lib/db/client.ts). */
+  mongodb: MongoSettings;
   dataDir: string;
+  /** The embedded engine's supervision (scripts/embedded-mongo/supervisor.ts): restarts allowed within a window. */
+  embeddedEngine: { maxRestarts: number; restartWindowMs: number };
+  /** Demo dataset per tenant that `npm start` loads into an empty embedded database. */
+  demo: { invoices: number; trips: number };
   logLevel: string;
   /** Base URL of CFDI PDF/XML files; storage keys are resolved against it. */
   documentBaseUrl: string;
@@ -33,12 +49,27 @@ export interface AppConfig {
   /** How long a tenant's settings are reused without a database read (0 = no cache). */
   settingsCacheTtlMs: number;
   webhooks: WebhookSettings;
-  /** Per-tenant alert quotas. */
-  alerts: { /** ALERT_MAX_ACTIVE_JOBS: alert jobs a tenant may have scheduled and not yet run (default 10,000). */ maxActiveJobs: number };
+  /** MCP sessions (lib/mcp/options.ts; the key check interval follows apiKeyCacheTtlMs). */
+  mcp: McpSessionSettings;
+  /** Per-tenant alert quotas, and the alert worker's tunables (lib/alerts/worker.ts). */
+  alerts: {
+    /** ALERT_MAX_ACTIVE_JOBS: alert jobs a tenant may have scheduled and not yet run (default 10,000). */
+    maxActiveJobs: number;
+    workerSettings: AlertWorkerSettings;
+  };
   /** CFDI import limits (POST /api/imports, npm run import). */
   imports: ImportLimits;
   /** Largest POST /api/deliveries body (a CSV or JSON rows of reception tickets). */
   deliveriesBodyLimitBytes: number;
+}
+
+export interface MongoSettings {
+  /** MONGODB_APP_NAME: shown in server logs / currentOp. */
+  appName: string;
+  /** MONGODB_SERVER_SELECTION_TIMEOUT_MS: how long an operation waits for a usable server. */
+  serverSelectionTimeoutMs: number;
+  /** MONGODB_MAX_POOL_SIZE: connection pool size (0: unlimited). */
+  maxPoolSize: number;
 }
 
 export interface ConnectionSettings {
@@ -101,27 +132,63 @@ export interface WebhookSettings {
 
 export class ConfigError extends Error {}
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+
+/**
+ * The raw environment as the schema's types: integers (decimal digits only: `12abc`, `1e3`, `0x10`
+ * and `1.5` stay strings, which Ajv then refuses) and booleans parsed here, by hand, since Ajv
+ * coerces nothing; an empty value is unset (its default applies). Other variables are left out.
+ */
+function typedEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(CONFIG_SCHEMA.properties)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    if (schema.type === 'integer') out[name] = /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+    else if (schema.type === 'boolean') out[name] = TRUE.includes(raw.toLowerCase()) ? true : FALSE.includes(raw.toLowerCase()) ? false : raw;
+    else out[name] = raw;
   }
-  return value;
+  return out;
 }
 
-function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
-  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+/** Every invalid variable, each naming what it allows and what it got, on one line (scripts/start.ts prints it as is). */
+function describe(errors: readonly ErrorObject[], env: NodeJS.ProcessEnv): string {
+  const lines = new Set<string>();
+  for (const error of errors) {
+    const name = error.instancePath.slice(1) as ConfigVariable;
+    const schema: { type: string; minimum?: number; maximum?: number; enum?: readonly string[] } | undefined = CONFIG_SCHEMA.properties[name];
+    if (!schema) {
+      lines.add(`configuration: ${error.message ?? 'invalid'}`);
+      continue;
+    }
+    const got = `(got "${env[name]}")`;
+    if (schema.type === 'integer') lines.add(`${name} must be an integer between ${schema.minimum} and ${schema.maximum} ${got}`);
+    else if (schema.type === 'boolean') lines.add(`${name} must be true or false ${got}`);
+    else if (schema.enum) lines.add(`${name} must be one of ${schema.enum.join(', ')} ${got}`);
+    else lines.add(`${name} ${error.message ?? 'is invalid'} ${got}`);
+  }
+  return [...lines].join('; ');
+}
+
+// Strict (unknown keywords refused, no coercion); `x-default` is the schema's documentation-only annotation.
+const ajv = createAjv('strict', { removeAdditional: true, verbose: false });
+ajv.addKeyword({ keyword: 'x-default', schemaType: 'string' });
+
+/** The environment validated against CONFIG_SCHEMA (defaults filled in); throws ConfigError naming each invalid variable. */
+export function validateEnv(env: NodeJS.ProcessEnv): ConfigEnv {
+  try {
+    return envSchema<ConfigEnv>({ schema: CONFIG_SCHEMA, data: typedEnv(env), env: false, dotenv: false, ajv });
+  } catch (err) {
+    const errors = (err as { errors?: ErrorObject[] }).errors;
+    if (!errors) throw err;
+    throw new ConfigError(describe(errors, env));
+  }
 }
 
 /** CORS_ORIGINS: comma-separated origins (`https://app.example.com`) or `*`; unset or empty: none. */
-function origins(env: NodeJS.ProcessEnv): string[] {
-  const raw = (env.CORS_ORIGINS ?? '').trim();
+function origins(value: string | undefined): string[] {
+  const raw = (value ?? '').trim();
   if (raw === '') return [];
   return raw
     .split(',')
@@ -141,8 +208,8 @@ function origins(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** An absolute http(s) URL without credentials, query or fragment (a path prefix is fine), without its trailing slash; unset: null. */
-function baseUrl(env: NodeJS.ProcessEnv, name: string): string | null {
-  const raw = (env[name] ?? '').trim();
+function baseUrl(name: ConfigVariable, value: string | undefined): string | null {
+  const raw = (value ?? '').trim();
   if (raw === '') return null;
   let url: URL;
   try {
@@ -156,10 +223,9 @@ function baseUrl(env: NodeJS.ProcessEnv, name: string): string | null {
   return url.href.replace(/\/+$/, '');
 }
 
-/** A comma-separated list of ports, or `*` for any. */
-function ports(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] | 'any' {
-  const raw = (env[name] ?? '').trim();
-  if (raw === '') return fallback;
+/** A comma-separated list of ports, or `*` for any; blank: the schema's default. */
+function ports(name: ConfigVariable, value: string): number[] | 'any' {
+  const raw = value.trim() || String(CONFIG_SCHEMA.properties.WEBHOOK_ALLOWED_PORTS.default);
   if (raw === '*') return 'any';
   const list = raw.split(',').map((p) => p.trim());
   if (list.some((p) => !/^\d{1,5}$/.test(p) || Number(p) < 1 || Number(p) > 65535))
@@ -168,8 +234,8 @@ function ports(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number
 }
 
 /** 32 bytes as 64 hex characters or base64. */
-function key32(env: NodeJS.ProcessEnv, name: string): Buffer | null {
-  const raw = env[name]?.trim();
+function key32(name: ConfigVariable, value: string | undefined): Buffer | null {
+  const raw = value?.trim();
   if (!raw) return null;
   const buf = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : null;
   if (!buf || buf.length !== 32) throw new ConfigError(`${name} must be 32 bytes as 64 hex characters or base64 (e.g. \`openssl rand -hex 32\`)`);
@@ -177,78 +243,97 @@ function key32(env: NodeJS.ProcessEnv, name: string): Buffer | null {
 }
 
 /** Connection caps and timeouts (issue 33); the headers' time limit never exceeds the request's. */
-function connectionSettings(env: NodeJS.ProcessEnv): ConnectionSettings {
-  const max = int(env, 'MAX_CONNECTIONS', 0, 0, 10_000_000);
+function connectionSettings(env: ConfigEnv): ConnectionSettings {
   return {
-    max: max === 0 ? null : max,
+    max: env.MAX_CONNECTIONS === 0 ? null : env.MAX_CONNECTIONS,
     // Behind a proxy every connection comes from the proxy: no per-address cap unless set.
-    perAddressMax: int(env, 'MAX_CONNECTIONS_PER_ADDRESS', bool(env, 'TRUST_PROXY', false) ? 0 : 256, 0, 10_000_000),
-    headersTimeoutMs: Math.min(int(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000), int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000)),
+    perAddressMax: env.MAX_CONNECTIONS_PER_ADDRESS ?? (env.TRUST_PROXY ? 0 : 256),
+    headersTimeoutMs: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
     // Above a load balancer's idle timeout (AWS ALB: 60 s), as Fastify's default: a balancer or a
     // client reusing a connection the service has just closed gets a reset. Idle connections are
     // bounded by the caps above, not by this.
-    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 600_000),
+    keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
   };
 }
 
+/** The configuration: `env` validated against CONFIG_SCHEMA (lib/config-schema.ts), shaped for the code. Throws ConfigError on an invalid value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const port = int(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST || '127.0.0.1';
+  const e = validateEnv(env);
   return {
-    port,
-    host,
-    mongodbUri: env.MONGODB_URI || null,
-    mongodbDb: env.MONGODB_DB || 'freight',
-    dataDir: env.DATA_DIR || './data',
-    logLevel: env.LOG_LEVEL || 'info',
-    documentBaseUrl: (env.DOCUMENT_BASE_URL || `http://localhost:${port}/files`).replace(/\/+$/, ''),
+    port: e.PORT,
+    host: e.HOST,
+    mongodbUri: e.MONGODB_URI ?? null,
+    mongodbDb: e.MONGODB_DB,
+    mongodb: { appName: e.MONGODB_APP_NAME, serverSelectionTimeoutMs: e.MONGODB_SERVER_SELECTION_TIMEOUT_MS, maxPoolSize: e.MONGODB_MAX_POOL_SIZE },
+    dataDir: e.DATA_DIR,
+    embeddedEngine: { maxRestarts: e.EMBEDDED_MONGO_MAX_RESTARTS, restartWindowMs: e.EMBEDDED_MONGO_RESTART_WINDOW_MS },
+    demo: { invoices: e.DEMO_INVOICES, trips: e.DEMO_TRIPS },
+    logLevel: e.LOG_LEVEL,
+    documentBaseUrl: (e.DOCUMENT_BASE_URL ?? `http://localhost:${e.PORT}/files`).replace(/\/+$/, ''),
     rateLimit: {
-      max: int(env, 'RATE_LIMIT_MAX', 600, 1, 10_000_000),
-      ipMax: int(env, 'RATE_LIMIT_IP_MAX', 120, 1, 10_000_000),
-      reportMax: int(env, 'REPORT_RATE_LIMIT_MAX', 30, 1, 10_000_000),
+      max: e.RATE_LIMIT_MAX,
+      ipMax: e.RATE_LIMIT_IP_MAX,
+      reportMax: e.REPORT_RATE_LIMIT_MAX,
       // One report of a tenant at a time per instance: it holds one of the database's threads, not all.
-      reportConcurrency: int(env, 'REPORT_MAX_CONCURRENT_PER_TENANT', 1, 1, 1000),
-      reportQueue: int(env, 'REPORT_QUEUE_PER_TENANT', 10, 0, 10_000),
-      windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 86_400_000),
+      reportConcurrency: e.REPORT_MAX_CONCURRENT_PER_TENANT,
+      reportQueue: e.REPORT_QUEUE_PER_TENANT,
+      windowMs: e.RATE_LIMIT_WINDOW_MS,
     },
-    redisUrl: env.REDIS_URL || null,
-    worker: bool(env, 'ALERT_WORKER', true),
-    queryTimeoutMs: int(env, 'QUERY_TIMEOUT_MS', 10_000, 100, 600_000),
-    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
-    connections: connectionSettings(env),
-    readyTimeoutMs: int(env, 'READY_TIMEOUT_MS', 1000, 100, 60_000),
-    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 262_144, 1024, 10_485_760),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
-    corsOrigins: origins(env),
-    publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL'),
-    apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 10_000, 0, 300_000),
-    apiKeyNegativeCacheTtlMs: int(env, 'API_KEY_NEGATIVE_CACHE_TTL_MS', 5_000, 0, 300_000),
-    settingsCacheTtlMs: int(env, 'SETTINGS_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    redisUrl: e.REDIS_URL ?? null,
+    worker: e.ALERT_WORKER,
+    queryTimeoutMs: e.QUERY_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    connections: connectionSettings(e),
+    readyTimeoutMs: e.READY_TIMEOUT_MS,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    trustProxy: e.TRUST_PROXY,
+    corsOrigins: origins(e.CORS_ORIGINS),
+    publicBaseUrl: baseUrl('PUBLIC_BASE_URL', e.PUBLIC_BASE_URL),
+    apiKeyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
+    apiKeyNegativeCacheTtlMs: e.API_KEY_NEGATIVE_CACHE_TTL_MS,
+    settingsCacheTtlMs: e.SETTINGS_CACHE_TTL_MS,
+    mcp: {
+      idleTimeoutMs: e.MCP_SESSION_IDLE_MS,
+      sweepIntervalMs: e.MCP_SESSION_SWEEP_MS,
+      maxSessionsPerTenant: e.MCP_MAX_SESSIONS_PER_TENANT,
+      maxSessionsPerKey: e.MCP_MAX_SESSIONS_PER_KEY,
+      keepAliveMs: e.MCP_KEEPALIVE_MS,
+    },
     alerts: {
-      maxActiveJobs: int(env, 'ALERT_MAX_ACTIVE_JOBS', 10_000, 1, 10_000_000),
+      maxActiveJobs: e.ALERT_MAX_ACTIVE_JOBS,
+      workerSettings: {
+        processEveryMs: e.ALERT_PROCESS_EVERY_MS,
+        concurrency: e.ALERT_CONCURRENCY,
+        lockLifetimeMs: e.ALERT_LOCK_LIFETIME_MS,
+        retryDelayMs: e.ALERT_RETRY_DELAY_MS,
+        retryMaxDelayMs: e.ALERT_RETRY_MAX_DELAY_MS,
+        maxRetries: e.ALERT_MAX_RETRIES,
+        drainTimeoutMs: e.ALERT_DRAIN_TIMEOUT_MS,
+        queryTimeoutMs: e.ALERT_QUERY_TIMEOUT_MS,
+      },
     },
     imports: {
-      bodyLimitBytes: int(env, 'IMPORT_BODY_LIMIT_BYTES', 67_108_864, 1024, 1_073_741_824),
-      maxFiles: int(env, 'IMPORT_MAX_FILES', 20_000, 1, 1_000_000),
-      maxFileBytes: int(env, 'IMPORT_MAX_FILE_BYTES', 2_097_152, 1024, 104_857_600),
-      maxTotalBytes: int(env, 'IMPORT_MAX_TOTAL_BYTES', 1_073_741_824, 1024, 17_179_869_184),
-      maxCompressionRatio: int(env, 'IMPORT_MAX_COMPRESSION_RATIO', 100, 2, 10_000),
-      timeoutMs: int(env, 'IMPORT_TIMEOUT_MS', 900_000, 100, 86_400_000),
+      bodyLimitBytes: e.IMPORT_BODY_LIMIT_BYTES,
+      maxFiles: e.IMPORT_MAX_FILES,
+      maxFileBytes: e.IMPORT_MAX_FILE_BYTES,
+      maxTotalBytes: e.IMPORT_MAX_TOTAL_BYTES,
+      maxCompressionRatio: e.IMPORT_MAX_COMPRESSION_RATIO,
+      timeoutMs: e.IMPORT_TIMEOUT_MS,
     },
-    deliveriesBodyLimitBytes: int(env, 'DELIVERIES_BODY_LIMIT_BYTES', 4_194_304, 1024, 67_108_864),
+    deliveriesBodyLimitBytes: e.DELIVERIES_BODY_LIMIT_BYTES,
     webhooks: {
-      encryptionKey: key32(env, 'WEBHOOK_ENCRYPTION_KEY'),
-      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
-      allowedPorts: ports(env, 'WEBHOOK_ALLOWED_PORTS', [443, 80]),
-      maxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 10_000),
-      maxPendingTests: int(env, 'WEBHOOK_MAX_PENDING_TESTS', 10, 1, 100_000),
-      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
-      retryDelayMs: int(env, 'WEBHOOK_RETRY_DELAY_MS', 30_000, 10, 86_400_000),
-      retryMaxDelayMs: int(env, 'WEBHOOK_RETRY_MAX_DELAY_MS', 3_600_000, 10, 86_400_000),
-      retryWindowMs: int(env, 'WEBHOOK_RETRY_WINDOW_MS', 86_400_000, 100, 30 * 86_400_000),
-      processEveryMs: int(env, 'WEBHOOK_PROCESS_EVERY_MS', 2000, 50, 3_600_000),
-      concurrency: int(env, 'WEBHOOK_CONCURRENCY', 10, 1, 200),
-      lockLifetimeMs: int(env, 'WEBHOOK_LOCK_LIFETIME_MS', 60_000, 1000, 86_400_000),
+      encryptionKey: key32('WEBHOOK_ENCRYPTION_KEY', e.WEBHOOK_ENCRYPTION_KEY),
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      allowedPorts: ports('WEBHOOK_ALLOWED_PORTS', e.WEBHOOK_ALLOWED_PORTS),
+      maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
+      maxPendingTests: e.WEBHOOK_MAX_PENDING_TESTS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryDelayMs: e.WEBHOOK_RETRY_DELAY_MS,
+      retryMaxDelayMs: e.WEBHOOK_RETRY_MAX_DELAY_MS,
+      retryWindowMs: e.WEBHOOK_RETRY_WINDOW_MS,
+      processEveryMs: e.WEBHOOK_PROCESS_EVERY_MS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      lockLifetimeMs: e.WEBHOOK_LOCK_LIFETIME_MS,
     },
   };
 }

@@ -25,7 +25,6 @@ import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
 import { EmbeddedEngineInUseError, openDatabase } from './embedded-mongo/open-database.ts';
 import { acquireServiceLock, checkDataDir, DataDirError, fsCause } from './embedded-mongo/data-dir.ts';
 import { EmbeddedMongoStartError, startFailureSummary } from './embedded-mongo/launcher.ts';
-import { engineSupervisionSettings, type EngineSupervisionSettings } from './embedded-mongo/settings.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
@@ -41,13 +40,12 @@ import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
  * naming the path and the cause on stderr, exit 1, no stack trace. Anything else is a bug: thrown.
  */
 function failStart(err: unknown): never {
-  const dataDir = path.resolve(process.env.DATA_DIR || './data');
   const e = err as NodeJS.ErrnoException;
   const line =
     err instanceof ConfigError || err instanceof DataDirError || err instanceof EmbeddedEngineInUseError
       ? err.message
       : err instanceof EmbeddedMongoStartError
-        ? `cannot start the embedded database on DATA_DIR ${dataDir}: ${startFailureSummary(err)}`
+        ? `cannot start the embedded database on DATA_DIR ${path.resolve(loaded.dataDir)}: ${startFailureSummary(err)}`
         : e && typeof e === 'object' && typeof e.code === 'string' && typeof e.path === 'string'
           ? `cannot use ${e.path}: ${fsCause(e)}`
           : null;
@@ -57,11 +55,8 @@ function failStart(err: unknown): never {
 }
 
 let loaded: AppConfig;
-// The embedded engine's own settings (EMBEDDED_MONGO_*): the launcher's, not the service's (lib/config.ts).
-let engineSettings: EngineSupervisionSettings;
 try {
   loaded = loadConfig();
-  engineSettings = engineSupervisionSettings();
   if (!loaded.mongodbUri) {
     // Before anything writes there (the webhook key, the engine's store): writable, some free space,
     // and no other service on it (DATA_DIR/service.lock, removed at exit, taken over after a kill -9).
@@ -83,8 +78,8 @@ const database = await openDatabase(config, {
   mode: 'service',
   log: (m) => console.log(m),
   supervision: {
-    maxRestarts: engineSettings.maxRestarts,
-    windowMs: engineSettings.restartWindowMs,
+    maxRestarts: config.embeddedEngine.maxRestarts,
+    windowMs: config.embeddedEngine.restartWindowMs,
     onGiveUp: (reason) => onEngineLost(reason),
   },
 }).catch(failStart);
@@ -95,8 +90,7 @@ await prepareDatabase(database.db, { log: (m) => console.log(m) });
 if (database.embedded) {
   const empty = (await financialDocs(database.db).estimatedDocumentCount()) === 0 && (await apiKeys(database.db).estimatedDocumentCount()) === 0;
   if (empty) {
-    const invoices = Number(process.env.DEMO_INVOICES ?? 3000);
-    const trips = Number(process.env.DEMO_TRIPS ?? 3000);
+    const { invoices, trips } = config.demo;
     console.log(`empty database: loading the demo dataset (${invoices} invoices and ${trips} trips per tenant)`);
     await loadDemoData(database.db, { invoices, trips, onProgress: progressReporter('demo data') });
   }
@@ -108,6 +102,7 @@ const app = await buildApp({
   config,
   db: database.db,
   plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })],
+  mcp: config.mcp,
   databaseProblem: database.health.databaseProblem,
   livenessProblem: database.health.livenessProblem,
 });

@@ -8,30 +8,28 @@
  *
  * SIGTERM/SIGINT drain running evaluations (ALERT_DRAIN_TIMEOUT_MS) before the
  * database is closed. Tunables: ALERT_PROCESS_EVERY_MS, ALERT_CONCURRENCY,
- * ALERT_LOCK_LIFETIME_MS, ALERT_RETRY_DELAY_MS, ALERT_MAX_RETRIES (lib/alerts/worker.ts).
+ * ALERT_LOCK_LIFETIME_MS, ALERT_RETRY_DELAY_MS, ALERT_MAX_RETRIES (lib/config-schema.ts).
  */
 import pino from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
-import { engineSupervisionSettings } from './embedded-mongo/settings.ts';
 import { ensureIndexes } from '../lib/service-indexes.ts';
-import { alertWorkerSettingsFromEnv, createAlertWorker } from '../lib/alerts/worker.ts';
+import { createAlertWorker } from '../lib/alerts/worker.ts';
 import { createWebhookWorker } from '../lib/webhooks/worker.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 
 const loaded = loadConfig();
-const engineSettings = engineSupervisionSettings();
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
 const log = pino({ level: config.logLevel, base: { component: 'alert-worker' } });
 // A worker that started its own embedded engine and cannot keep it up exits 1 for its supervisor (as the service does).
 let onEngineLost: () => void = () => process.exit(1);
 const database = await openDatabase(config, {
   log: (m) => log.info(m),
-  supervision: { log, maxRestarts: engineSettings.maxRestarts, windowMs: engineSettings.restartWindowMs, onGiveUp: () => onEngineLost() },
+  supervision: { log, maxRestarts: config.embeddedEngine.maxRestarts, windowMs: config.embeddedEngine.restartWindowMs, onGiveUp: () => onEngineLost() },
 });
 await ensureIndexes(database.db);
 
-const worker = createAlertWorker({ db: database.db, ...alertWorkerSettingsFromEnv(), logger: log });
+const worker = createAlertWorker({ db: database.db, ...config.alerts.workerSettings, logger: log });
 // Deliveries of the events the alert worker produces (and test events), beside it.
 const webhookWorker = createWebhookWorker({ db: database.db, settings: config.webhooks, logger: log.child({ component: 'webhook-worker' }) });
 

@@ -3,17 +3,10 @@
  * records they produce. What the start and worker scripts use:
  *
  *   buildApp({ config, db, plugins: [alertsPlugin({ worker: config.worker })] })   // API + in-process worker
- *   createAlertWorker({ db, ...alertWorkerSettingsFromEnv() }).start()              // worker alone (scripts/worker.ts)
+ *   createAlertWorker({ db, ...config.alerts.workerSettings }).start()              // worker alone (scripts/worker.ts)
  */
 export { alertsPlugin, type AlertsPluginOptions } from './plugin.ts';
-export {
-  createAlertWorker,
-  alertWorkerSettingsFromEnv,
-  DEFAULT_ALERT_WORKER_SETTINGS,
-  type AlertWorker,
-  type AlertWorkerOptions,
-  type AlertWorkerSettings,
-} from './worker.ts';
+export { createAlertWorker, DEFAULT_ALERT_WORKER_SETTINGS, type AlertWorker, type AlertWorkerOptions, type AlertWorkerSettings } from './worker.ts';
 export { scheduleAlerts, type ScheduleAlertsResult } from './schedule-alerts.ts';
 export { listAlertJobs } from './list-alert-jobs.ts';
 export { cancelAlertJob } from './cancel-alert-job.ts';

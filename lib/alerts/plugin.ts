@@ -8,14 +8,16 @@
  *   scheduled, listed and cancelled: that needs no worker).
  * - Starts polling when the app is ready (`listen()` / `ready()`), drains on
  *   `app.close()` (onClose), i.e. before the caller closes the database client.
- * - Settings: env (ALERT_PROCESS_EVERY_MS, ALERT_CONCURRENCY, ...; see
- *   worker.ts), overridden by `options.settings`.
+ * - Settings: the service's configuration (ALERT_PROCESS_EVERY_MS,
+ *   ALERT_CONCURRENCY, ...: `config.alerts.workerSettings`, handed over with
+ *   the plugin's deps), overridden by `options.settings`.
  * - `app.alertWorker` is the worker, or null when off.
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Db } from 'mongodb';
-import { alertWorkerSettingsFromEnv, createAlertWorker, type AlertWorker, type AlertWorkerOptions, type AlertWorkerSettings } from './worker.ts';
+import type { AppConfig } from '../config.ts';
+import { createAlertWorker, type AlertWorker, type AlertWorkerOptions, type AlertWorkerSettings } from './worker.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,8 +30,6 @@ export interface AlertsPluginOptions {
   /** Run the worker in this process (default: the service's setting, env ALERT_WORKER). */
   worker?: boolean;
   settings?: Partial<AlertWorkerSettings>;
-  /** Environment the settings are read from (default process.env). */
-  env?: NodeJS.ProcessEnv;
   name?: string;
   now?: AlertWorkerOptions['now'];
   hooks?: AlertWorkerOptions['hooks'];
@@ -40,6 +40,8 @@ export interface AlertsPluginDeps {
   db: Db;
   /** The service's setting (ALERT_WORKER), when the options do not say. */
   worker: boolean;
+  /** The service's alert settings: the worker's tunables (ALERT_* variables) under the options' `settings`. */
+  alerts: Pick<AppConfig['alerts'], 'workerSettings'>;
 }
 
 /** The worker as a Fastify plugin, not encapsulated (fastify-plugin): `app.alertWorker` and its hooks are the app's. */
@@ -48,7 +50,7 @@ export const alertsWorkerPlugin = fp<AlertsPluginOptions & AlertsPluginDeps>(
     const worker = options.worker
       ? createAlertWorker({
           db: options.db,
-          ...alertWorkerSettingsFromEnv(options.env ?? process.env),
+          ...options.alerts.workerSettings,
           ...options.settings,
           name: options.name,
           logger: app.log.child({ component: 'alert-worker' }),
@@ -71,6 +73,6 @@ export const alertsWorkerPlugin = fp<AlertsPluginOptions & AlertsPluginDeps>(
 /** Registers the worker plugin with the service's dependencies (what `buildApp({ plugins })` takes). */
 export function alertsPlugin(options: AlertsPluginOptions = {}): (app: FastifyInstance, deps: AlertsPluginDeps) => Promise<void> {
   return async (app, deps) => {
-    await app.register(alertsWorkerPlugin, { ...options, db: deps.db, worker: options.worker ?? deps.worker });
+    await app.register(alertsWorkerPlugin, { ...options, db: deps.db, worker: options.worker ?? deps.worker, alerts: deps.alerts });
   };
 }

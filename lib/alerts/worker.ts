@@ -30,7 +30,7 @@ import { enqueueAlertEvent } from './alert-events.ts';
 
 export type AlertLogger = JobLogger;
 
-/** Tunables, all with env overrides (see `alertWorkerSettingsFromEnv`). */
+/** Tunables; the service reads them from the environment (ALERT_* variables: lib/config-schema.ts, AppConfig.alerts.workerSettings). */
 export interface AlertWorkerSettings {
   /** ALERT_PROCESS_EVERY_MS: how often due jobs are polled (default 5000). */
   processEveryMs: number;
@@ -60,30 +60,6 @@ export const DEFAULT_ALERT_WORKER_SETTINGS: AlertWorkerSettings = {
   drainTimeoutMs: 30_000,
   queryTimeoutMs: 60_000,
 };
-
-const ENV: Record<keyof AlertWorkerSettings, [name: string, min: number, max: number]> = {
-  processEveryMs: ['ALERT_PROCESS_EVERY_MS', 50, 3_600_000],
-  concurrency: ['ALERT_CONCURRENCY', 1, 100],
-  lockLifetimeMs: ['ALERT_LOCK_LIFETIME_MS', 1000, 86_400_000],
-  retryDelayMs: ['ALERT_RETRY_DELAY_MS', 10, 86_400_000],
-  retryMaxDelayMs: ['ALERT_RETRY_MAX_DELAY_MS', 10, 86_400_000],
-  maxRetries: ['ALERT_MAX_RETRIES', 0, 100],
-  drainTimeoutMs: ['ALERT_DRAIN_TIMEOUT_MS', 0, 3_600_000],
-  queryTimeoutMs: ['ALERT_QUERY_TIMEOUT_MS', 100, 3_600_000],
-};
-
-/** Settings from the environment; a malformed value throws at start-up rather than being ignored. */
-export function alertWorkerSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): AlertWorkerSettings {
-  const out = { ...DEFAULT_ALERT_WORKER_SETTINGS };
-  for (const [field, [name, min, max]] of Object.entries(ENV) as [keyof AlertWorkerSettings, [string, number, number]][]) {
-    const raw = env[name];
-    if (raw === undefined || raw === '') continue;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
-    out[field] = n;
-  }
-  return out;
-}
 
 export interface AlertJobContext extends Omit<AlertJobData, 'extraData'> {
   id: string;

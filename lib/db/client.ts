@@ -7,11 +7,11 @@ import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { watchMonitors } from './monitor-watchdog.ts';
 
 export interface ConnectMongoOptions {
-  /** How long an operation waits for a usable server (default: MONGODB_SERVER_SELECTION_TIMEOUT_MS or 5000). */
+  /** How long an operation waits for a usable server (default 5000; the service's: MONGODB_SERVER_SELECTION_TIMEOUT_MS, AppConfig.mongodb). */
   serverSelectionTimeoutMS?: number;
-  /** Connection pool size (default: MONGODB_MAX_POOL_SIZE or 20). */
+  /** Connection pool size (default 20; the service's: MONGODB_MAX_POOL_SIZE). */
   maxPoolSize?: number;
-  /** Shown in server logs / currentOp (default: MONGODB_APP_NAME or 'freight-backoffice-api'). */
+  /** Shown in server logs / currentOp (default 'freight-backoffice-api'; the service's: MONGODB_APP_NAME). */
   appName?: string;
   /** Anything else passed straight to the driver; overrides the defaults above. */
   driver?: MongoClientOptions;
@@ -22,21 +22,14 @@ export interface MongoConnection {
   db: Db;
 }
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : fallback;
-}
-
 /** Driver options used by connectMongo (exported for tests and diagnostics). */
 export function mongoClientOptions(opts: ConnectMongoOptions = {}): MongoClientOptions {
   return {
-    appName: opts.appName ?? process.env.MONGODB_APP_NAME ?? 'freight-backoffice-api',
-    serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? envInt('MONGODB_SERVER_SELECTION_TIMEOUT_MS', 5_000),
+    appName: opts.appName ?? 'freight-backoffice-api',
+    serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 5_000,
     connectTimeoutMS: 10_000,
     socketTimeoutMS: 0, // rely on per-operation timeouts (maxTimeMS) rather than killing idle sockets
-    maxPoolSize: opts.maxPoolSize ?? envInt('MONGODB_MAX_POOL_SIZE', 20),
+    maxPoolSize: opts.maxPoolSize ?? 20,
     minPoolSize: 0,
     maxIdleTimeMS: 60_000,
     heartbeatFrequencyMS: 10_000,

@@ -1,6 +1,6 @@
 /**
- * MCP session options: explicit options win over the environment (MCP_* variables), which wins
- * over the defaults.
+ * MCP session options: explicit options win over the defaults. The service's come from its
+ * configuration (MCP_* variables, lib/config-schema.ts), passed in by scripts/start.ts.
  */
 export interface McpOptions {
   /** Close sessions without any request for this long (default 30 minutes). */
@@ -30,32 +30,12 @@ export const MCP_DEFAULTS = {
   keyCheckIntervalMs: 10_000,
 } satisfies Required<McpOptions>;
 
-/** MCP options from the environment: MCP_SESSION_IDLE_MS, MCP_SESSION_SWEEP_MS, MCP_MAX_SESSIONS_PER_TENANT, MCP_MAX_SESSIONS_PER_KEY, MCP_KEEPALIVE_MS. */
-export function mcpOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): McpOptions {
-  const read = (name: string, min: number, max: number): number | undefined => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return undefined;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
-    return n;
-  };
-  const out: McpOptions = {};
-  const idle = read('MCP_SESSION_IDLE_MS', 1000, 86_400_000);
-  const sweep = read('MCP_SESSION_SWEEP_MS', 100, 3_600_000);
-  const max = read('MCP_MAX_SESSIONS_PER_TENANT', 1, 100_000);
-  const perKey = read('MCP_MAX_SESSIONS_PER_KEY', 1, 100_000);
-  const keepAlive = read('MCP_KEEPALIVE_MS', 0, 3_600_000);
-  if (idle !== undefined) out.idleTimeoutMs = idle;
-  if (sweep !== undefined) out.sweepIntervalMs = sweep;
-  if (max !== undefined) out.maxSessionsPerTenant = max;
-  if (perKey !== undefined) out.maxSessionsPerKey = perKey;
-  if (keepAlive !== undefined) out.keepAliveMs = keepAlive;
-  return out;
-}
+/** The settings lib/config.ts reads from the environment (MCP_* variables); the key check interval follows the API key cache's TTL. */
+export type McpSessionSettings = Omit<Required<McpOptions>, 'keyCheckIntervalMs'>;
 
-/** The options in force: explicit ones over the environment's over the defaults. */
-export function resolveMcpOptions(explicit: McpOptions, env: NodeJS.ProcessEnv = process.env): Required<McpOptions> {
-  return { ...MCP_DEFAULTS, ...mcpOptionsFromEnv(env), ...stripUndefined(explicit) };
+/** The options in force: explicit ones over the defaults (the service passes its configuration's, AppConfig.mcp). */
+export function resolveMcpOptions(explicit: McpOptions): Required<McpOptions> {
+  return { ...MCP_DEFAULTS, ...stripUndefined(explicit) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -19,7 +19,7 @@ import { createSessionHost } from './session-host.ts';
 import { registerStreamableHttp } from './streamable-http.ts';
 import { registerLegacySse } from './legacy-sse.ts';
 
-export { mcpOptionsFromEnv, type McpOptions } from './options.ts';
+export { type McpOptions } from './options.ts';
 
 export interface RegisterMcpArgs extends McpOptions {
   db: Db;

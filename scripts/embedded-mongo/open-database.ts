@@ -75,20 +75,26 @@ export class EmbeddedEngineInUseError extends Error {
  * MONGODB_URI when set. Otherwise the embedded engine on DATA_DIR: see OpenMode.
  */
 export async function openDatabase(
-  config: Pick<AppConfig, 'mongodbUri' | 'mongodbDb' | 'dataDir'>,
+  config: Pick<AppConfig, 'mongodbUri' | 'mongodbDb' | 'dataDir' | 'mongodb'>,
   opts: { log?: (msg: string) => void; supervision?: Omit<EngineSupervisorOptions, 'dataDir'>; mode?: OpenMode } = {},
 ): Promise<OpenDatabase> {
   const mode = opts.mode ?? 'tool';
   const log = opts.log ?? (() => {});
+  // The driver's settings (MONGODB_APP_NAME, MONGODB_SERVER_SELECTION_TIMEOUT_MS, MONGODB_MAX_POOL_SIZE).
+  const driver = {
+    appName: config.mongodb.appName,
+    serverSelectionTimeoutMS: config.mongodb.serverSelectionTimeoutMs,
+    maxPoolSize: config.mongodb.maxPoolSize,
+  };
   if (config.mongodbUri) {
-    const { client, db } = await connectMongo(config.mongodbUri, config.mongodbDb);
+    const { client, db } = await connectMongo(config.mongodbUri, config.mongodbDb, driver);
     return { client, db, engine: null, supervisor: null, embedded: false, health: HEALTHY, close: () => client.close() };
   }
   const dataDir = path.resolve(config.dataDir);
   const existingPort = Number(await readFile(portFile(dataDir), 'utf8').catch(() => ''));
   if (Number.isInteger(existingPort) && existingPort > 0) {
     const uri = `mongodb://127.0.0.1:${existingPort}/`;
-    const reach = () => connectMongo(uri, config.mongodbDb, { serverSelectionTimeoutMS: 1500 }).catch(() => null);
+    const reach = () => connectMongo(uri, config.mongodbDb, { ...driver, serverSelectionTimeoutMS: 1500 }).catch(() => null);
     if (mode === 'tool') {
       const attached = await reach();
       if (attached) {
@@ -125,7 +131,7 @@ export async function openDatabase(
   const engine = await startEmbeddedMongo({ dataDir });
   await writeFile(portFile(dataDir), String(engine.port));
   const supervisor = new EngineSupervisor(engine, { ...opts.supervision, dataDir });
-  const { client, db } = await connectMongo(engine.uri, config.mongodbDb).catch(async (err: unknown) => {
+  const { client, db } = await connectMongo(engine.uri, config.mongodbDb, driver).catch(async (err: unknown) => {
     await supervisor.stop();
     throw err;
   });

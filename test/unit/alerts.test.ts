@@ -6,7 +6,8 @@ import { extraDataProblems, validateScheduleInput } from '../../lib/alerts/valid
 import { alertJobKey, alertJobState, alertJobView, newAlertJobDocument } from '../../lib/alerts/jobs.ts';
 import { canonicalJson, requestFingerprint } from '../../lib/alerts/idempotency.ts';
 import { ALERT_RULE_IDS, MAX_LISTED_FINDINGS, outcome, shrinkageOverTolerance, type AlertFinding } from '../../lib/alerts/rules.ts';
-import { alertWorkerSettingsFromEnv, DEFAULT_ALERT_WORKER_SETTINGS } from '../../lib/alerts/worker.ts';
+import { DEFAULT_ALERT_WORKER_SETTINGS } from '../../lib/alerts/worker.ts';
+import { loadConfig } from '../../lib/config.ts';
 import { ApiError } from '../../lib/http/api-error.ts';
 import { DEFAULT_SETTINGS } from '../../lib/model/tenant-settings.ts';
 import { makeTrip, leg, diesel } from '../fixtures/documents.ts';
@@ -131,9 +132,10 @@ t.test('shrinkage rule: the legs delivered in the cycle month, never a leg in tr
 });
 
 t.test('worker settings from env', async (t) => {
-  t.same(alertWorkerSettingsFromEnv({}), DEFAULT_ALERT_WORKER_SETTINGS);
-  t.match(alertWorkerSettingsFromEnv({ ALERT_PROCESS_EVERY_MS: '250', ALERT_MAX_RETRIES: '0' }), { processEveryMs: 250, maxRetries: 0 });
-  t.throws(() => alertWorkerSettingsFromEnv({ ALERT_CONCURRENCY: 'lots' }), /ALERT_CONCURRENCY must be an integer/);
+  const workerSettings = (env: NodeJS.ProcessEnv) => loadConfig(env).alerts.workerSettings;
+  t.same(workerSettings({}), DEFAULT_ALERT_WORKER_SETTINGS);
+  t.match(workerSettings({ ALERT_PROCESS_EVERY_MS: '250', ALERT_MAX_RETRIES: '0' }), { processEveryMs: 250, maxRetries: 0 });
+  t.throws(() => workerSettings({ ALERT_CONCURRENCY: 'lots' }), /ALERT_CONCURRENCY must be an integer/);
 });
 
 t.test('the spec lists exactly the rule catalogue', async (t) => {
