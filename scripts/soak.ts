@@ -116,7 +116,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         PORT: '0',
         HOST: '127.0.0.1',
       });
-      const app = await buildApp({ config, db, plugins: [alertsPlugin({ worker: config.worker })], mcp: config.mcp });
+      const app = await buildApp({ config, db, plugins: [alertsPlugin({ worker: config.worker })] });
       try {
         await app.listen({ port: 0, host: '127.0.0.1' });
         const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

@@ -102,7 +102,7 @@ const app = await buildApp({
   config,
   db: database.db,
   plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })],
-  mcp: config.mcp,
+
   databaseProblem: database.health.databaseProblem,
   livenessProblem: database.health.livenessProblem,
 });

@@ -9,7 +9,7 @@ import { registerMcp, type McpOptions } from '../mcp/transports.ts';
 export const mcpPlugin = fp<McpOptions>(
   async function mcp(app, options) {
     const { config, db, spec } = app;
-    await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...options, db, spec, version: spec.info.version });
+    await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...config.mcp, ...options, db, spec, version: spec.info.version });
   },
   { name: 'mcp', dependencies: ['config', 'database', 'caches', 'spec', 'rate-limit', 'auth', 'api'], fastify: '5.x' },
 );
