@@ -102,7 +102,6 @@ const app = await buildApp({
   config,
   db: database.db,
   plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })],
-
   databaseProblem: database.health.databaseProblem,
   livenessProblem: database.health.livenessProblem,
 });
