@@ -433,14 +433,31 @@ export interface paths {
          *     transferred or retained, Tasa, Cuota or Exento. Amounts stay in the CFDI's `Moneda` with its
          *     `TipoCambio` (required when Moneda is not MXN); reports convert them to MXN.
          *
-         *     **Cancellations.** The SAT's acknowledgement (`Acuse`) as PACs return it (root in no namespace,
-         *     `Folios` in `http://cancelacfd.sat.gob.mx` with the elements `UUID` and `EstatusUUID`, a
-         *     `Signature`; `Fecha` with up to 7 fractional digits) and this service's earlier form (root in
-         *     that namespace, `Folios/Folio` attributes UUID, Motivo, FolioSustitucion, EstatusUUID). A
+         *     **Cancellations.** The SAT's acknowledgement (`Acuse`) in every shape PACs return it: root in no
+         *     namespace, `Folios` in `http://cancelacfd.sat.gob.mx` with the elements `UUID` and `EstatusUUID`,
+         *     a `Signature`, `Fecha` with up to 7 fractional digits (the SAT's form); the same with every
+         *     element in no namespace (as Timbox returns it); the web service's `CancelaCFDResult` root; and
+         *     this service's earlier form (root in that namespace, `Folios/Folio` attributes UUID, Motivo,
+         *     FolioSustitucion, EstatusUUID). A
          *     taxpayer's request (`Cancelacion`: `Folios/Folio` with UUID, Motivo, FolioSustitucion) is
          *     recorded as a request: the invoice's cancellation becomes `pending` and the request cancels
          *     nothing. The acknowledgement moves it (see CancellationStatus); the receiver's answer comes with
          *     `PUT /api/financial-docs/{id}/cancellation`.
+         *
+         *     **Archives as PACs and the SAT hand them over.** A zip (or, with `npm run import`, a folder)
+         *     holds the XML and, often, the PDF of each invoice. Only `.xml` files and the SAT metadata
+         *     (`.txt`) are read; any other file (PDF, images, a `.txt` that is not the metadata) is not a
+         *     CFDI: it is listed under `ignored` (the first 100 names, and how many more) and is neither
+         *     read nor rejected.
+         *
+         *     **The SAT's bulk-download metadata** (Descarga Masiva, a `.txt` whose header line is
+         *     `Uuid~RfcEmisor~NombreEmisor~RfcReceptor~NombreReceptor~RfcPac~FechaEmision~FechaCertificacionSat~Monto~EfectoComprobante~Estatus~FechaCancelacion`),
+         *     alone (as a JSON file or named `.txt`) or in a zip: every line about a CFDI the tenant issued
+         *     and imported moves its cancellation status as the line says (`Estatus` 0 = cancelado since
+         *     `FechaCancelacion`: `accepted`; 1 = vigente: nothing recorded). Lines about CFDIs not imported
+         *     are counted, not errors; a line that cannot be read is rejected with its line number (see
+         *     MetadataImportResult). It is read line by line: `IMPORT_MAX_TOTAL_BYTES` bounds it, not
+         *     `IMPORT_MAX_FILE_BYTES`.
          *
          *     **Encoding.** UTF-8 (the CFDI 4.0 rule), or the encoding the XML declaration names when it is
          *     ISO-8859-1 (Latin-1) or windows-1252, read as such. Bytes that are not valid in the declared
@@ -1189,7 +1206,7 @@ export interface components {
             replacementUuid: string | null;
             /** @description When it was requested (epoch milliseconds): the request's Fecha, else the acknowledgement's */
             requestedAt?: number;
-            /** @description The SAT's words for it: EstatusUUID of the acknowledgement (201, 202) or EstatusCancelacion of the status service */
+            /** @description The SAT's words for it: EstatusUUID of the acknowledgement (201, 202), EstatusCancelacion of the status service, or `Estatus 0 (cancelado)` from the bulk-download metadata */
             satStatus?: string | null;
             /**
              * @description Where this cancellation stands (see CancellationStatus). Absent on records written before statuses existed: they record cancellations in effect (`accepted`).
@@ -1197,10 +1214,10 @@ export interface components {
              */
             status?: "pending" | "accepted" | "rejected" | "expired";
             /**
-             * @description What set `status`: the imported request, the imported SAT acknowledgement, or the SAT status-service answer recorded with PUT /api/financial-docs/{id}/cancellation
+             * @description What set `status`: the imported request, the imported SAT acknowledgement, the SAT status-service answer recorded with PUT /api/financial-docs/{id}/cancellation, or the SAT bulk-download metadata file (a line with Estatus 0)
              * @enum {string}
              */
-            statusSource?: "request" | "acknowledgement" | "status-service";
+            statusSource?: "request" | "acknowledgement" | "status-service" | "bulk-metadata";
             /** @enum {string} */
             target: "invoice" | "payment";
             /** @description UUID of the CFDI the cancellation is of */
@@ -1226,6 +1243,9 @@ export interface components {
          *       sin aceptación" and "Cancelado con aceptación" (the receiver accepted) → `accepted`, "Solicitud
          *       rechazada" (the receiver rejected) → `rejected`, "Plazo vencido" (tacit acceptance, only after the
          *       receiver's 3 business days, CFF art. 12 and 29-A) → `expired`.
+         *     - The **SAT bulk-download metadata** (Descarga Masiva's text file, imported): a line with `Estatus`
+         *       0 → `accepted` at its `FechaCancelacion` (the SAT lists the CFDI as cancelled; it does not say
+         *       whether the receiver accepted), unless the record is already `accepted` or `expired`.
          * @enum {string}
          */
         CancellationStatus: "none" | "pending" | "accepted" | "rejected" | "expired";
@@ -2358,10 +2378,12 @@ export interface components {
              * @description `invoice` CFDI type I, `creditNote` type E (relation 01), `payment` type P (Pagos 2.0),
              *     `cancellation` a SAT cancellation acknowledgement (Acuse), `cancellationRequest` a
              *     taxpayer's cancellation request (Cancelacion: recorded as a request, it cancels nothing),
-             *     `transfer` type T with Carta Porte.
+             *     `transfer` type T with Carta Porte, `satMetadata` the SAT bulk download's metadata file
+             *     (Descarga Masiva: `Uuid~RfcEmisor~…~Estatus~FechaCancelacion` lines; see `metadata`).
              * @enum {string}
              */
-            kind?: "invoice" | "creditNote" | "payment" | "cancellation" | "cancellationRequest" | "transfer";
+            kind?: "invoice" | "creditNote" | "payment" | "cancellation" | "cancellationRequest" | "transfer" | "satMetadata";
+            metadata?: components["schemas"]["MetadataImportResult"];
             /** @description File name; a zip entry is `<archive>/<entry path>`. */
             name: string;
             /**
@@ -2381,16 +2403,46 @@ export interface components {
              */
             uuid?: string;
         };
-        /** @description What happened to every file, in the order they were read. */
+        /**
+         * @description What happened to every file, in the order they were read. Files that are not CFDI (the PDF
+         *     of each invoice in a PAC's or the SAT's download, images, other text) are not read: they
+         *     are counted and named under `ignored`, not rejected.
+         */
         ImportReport: {
             files: components["schemas"]["ImportFileResult"][];
+            /** @description The files that are not CFDI, by name: at most 100 names (the first met); `more` counts the others, so the report stays bounded whatever an archive holds. */
+            ignored: {
+                /**
+                 * @description Ignored files beyond those named.
+                 * @example 0
+                 */
+                more: number;
+                /**
+                 * @description Names of ignored files, as in `files` (a zip entry is `<archive>/<entry path>`).
+                 * @example [
+                 *       "facturas.zip/A-1001.pdf",
+                 *       "facturas.zip/A-1002.pdf"
+                 *     ]
+                 */
+                names: string[];
+            };
             summary: {
                 /** @description Files whose UUID was new. */
                 created: number;
                 /** @description Files read (zip entries count one each). */
                 files: number;
+                /**
+                 * @description Files that are not CFDI (PDF, images, text that is not the SAT metadata): not read, not counted in `files`; named under `ignored`.
+                 * @example 2
+                 */
+                ignored: number;
                 /** @description Files not imported; see each file's `reason`. */
                 rejected: number;
+                /**
+                 * @description Lines of SAT metadata files that could not be read (each file lists them under `metadata.rejectedLines`).
+                 * @example 0
+                 */
+                rejectedLines: number;
                 /** @description Files imported before with the same content (nothing changed). */
                 skipped: number;
                 /** @description Files whose UUID was imported before with other content (e.g. a delivery addenda added). */
@@ -2581,6 +2633,66 @@ export interface components {
         };
         /** @description One JSON-RPC message, or a batch of them (protocol revisions before 2025-06-18). */
         McpPostBody: components["schemas"]["McpJsonRpcRequest"] | components["schemas"]["McpJsonRpcBatch"];
+        /**
+         * @description What the lines of a SAT bulk-download metadata file did. Each line about a CFDI the tenant
+         *     issued and imported moves its cancellation status as the line says: `Estatus` 0 (cancelado)
+         *     makes the cancellation `accepted` at `FechaCancelacion` (statusSource `bulk-metadata`);
+         *     `Estatus` 1 (vigente) records nothing. Lines about CFDIs not imported are counted, not errors:
+         *     importing the metadata again after them applies it. The file is `updated` when it recorded
+         *     a cancellation, else `skipped`.
+         */
+        MetadataImportResult: {
+            /**
+             * @description Lines with Estatus 0 recorded before (the same line imported again).
+             * @example 0
+             */
+            alreadyCancelled: number;
+            /**
+             * @description Lines with Estatus 0 about imported CFDIs whose cancellation this file recorded.
+             * @example 1
+             */
+            cancelled: number;
+            /**
+             * @description CFDI lines read (not the header).
+             * @example 3
+             */
+            lines: number;
+            /**
+             * @description Rejected lines beyond those listed.
+             * @example 0
+             */
+            moreRejectedLines: number;
+            /**
+             * @description Lines about the tenant's CFDIs that are not imported (received CFDIs too, until they are imported here).
+             * @example 1
+             */
+            notImported: number;
+            /**
+             * @description Lines whose issuer and receiver are both other taxpayers (not applied).
+             * @example 0
+             */
+            otherTaxpayers: number;
+            /**
+             * @description Lines that could not be read (at most 100, the first met), each with its line number (the header is line 1) and the reason.
+             * @example [
+             *       {
+             *         "line": 4,
+             *         "reason": "Estatus \"2\" is not 0 (cancelado) or 1 (vigente)"
+             *       }
+             *     ]
+             */
+            rejectedLines: {
+                /** @description Line number in the file. */
+                line: number;
+                /** @description Why the line was not read. */
+                reason: string;
+            }[];
+            /**
+             * @description Lines with Estatus 1 about imported CFDIs (nothing to record).
+             * @example 1
+             */
+            vigente: number;
+        };
         MexicanAddress: {
             city: string;
             /** @description ISO 3166 alpha-3 country code (MEX) */
@@ -5967,11 +6079,13 @@ export interface operations {
                      * @example {
                      *       "tenant": "TGO850101AB1",
                      *       "summary": {
-                     *         "files": 3,
+                     *         "files": 4,
                      *         "created": 1,
-                     *         "updated": 0,
+                     *         "updated": 1,
                      *         "skipped": 1,
-                     *         "rejected": 1
+                     *         "rejected": 1,
+                     *         "ignored": 2,
+                     *         "rejectedLines": 0
                      *       },
                      *       "files": [
                      *         {
@@ -5997,8 +6111,30 @@ export interface operations {
                      *           "name": "facturas.zip/2021/F-88.xml",
                      *           "status": "rejected",
                      *           "reason": "unsupported: CFDI 3.3 (namespace http://www.sat.gob.mx/cfd/3); only CFDI 4.0 is imported"
+                     *         },
+                     *         {
+                     *           "name": "facturas.zip/metadata/7F3C2A10-0E2B-4C5D-9A8B-1C2D3E4F5A6B_01.txt",
+                     *           "status": "updated",
+                     *           "kind": "satMetadata",
+                     *           "metadata": {
+                     *             "lines": 2,
+                     *             "cancelled": 1,
+                     *             "alreadyCancelled": 0,
+                     *             "vigente": 1,
+                     *             "notImported": 0,
+                     *             "otherTaxpayers": 0,
+                     *             "rejectedLines": [],
+                     *             "moreRejectedLines": 0
+                     *           }
                      *         }
-                     *       ]
+                     *       ],
+                     *       "ignored": {
+                     *         "names": [
+                     *           "facturas.zip/A-1001.pdf",
+                     *           "facturas.zip/A-1001-copia.pdf"
+                     *         ],
+                     *         "more": 0
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["ImportReport"];

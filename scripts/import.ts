@@ -4,12 +4,15 @@
  *
  *   npm run import -- --tenant <RFC> <files or folders…> [--json]
  *
- * Folders are walked recursively for .xml and .zip files (anything else, e.g.
- * the PDFs SAT downloads come with, is left alone). Same rules and report as
- * POST /api/imports (lib/imports/import-documents.ts). Prints a summary and
- * every rejected file with its reason (`--json`: the whole report). Exit code
- * 0 when every file was imported or skipped, 3 when any file was rejected, 2
- * on a usage error (docs/importing.md, test/imports-operations.test.ts).
+ * Folders are walked recursively: .xml, .zip and .txt (the SAT bulk download's
+ * metadata) files are read; anything else, e.g. the PDF of each invoice that
+ * PAC and SAT downloads come with, is not a CFDI: ignored, and listed as such.
+ * Same rules and report as POST /api/imports (lib/imports/import-documents.ts).
+ * Prints a summary, every rejected file and metadata line with its reason, and
+ * the ignored files (bounded; `--json`: the whole report). Exit code 0 when
+ * every CFDI was imported or skipped (ignored files do not count), 3 when any
+ * file or metadata line was rejected, 2 on a usage error (docs/importing.md,
+ * test/imports-operations.test.ts).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,7 +22,7 @@ import { openDatabase } from './embedded-mongo/open-database.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { isValidRfc } from '../lib/tax/rfc.ts';
 import { importDocuments } from '../lib/imports/import-documents.ts';
-import type { ImportInput } from '../lib/imports/import-sources.ts';
+import { formatOfName, type ImportInput } from '../lib/imports/import-sources.ts';
 
 const usage = 'usage: npm run import -- --tenant <RFC> <files or folders…> [--json]';
 let parsed: { positionals: string[]; values: { tenant?: string; json?: boolean } };
@@ -36,7 +39,7 @@ if (!tenant || !isValidRfc(tenant) || positionals.length === 0) {
   process.exit(2);
 }
 
-/** Files to import, in a stable order: explicit files as given, folders walked (sorted) for .xml/.zip. */
+/** Files to import, in a stable order: explicit files as given, folders walked (sorted); files that are not CFDI marked ignored. */
 async function* filesOf(args: string[]): AsyncGenerator<ImportInput> {
   for (const arg of args) {
     const info = await stat(arg).catch(() => null);
@@ -53,7 +56,7 @@ async function* filesOf(args: string[]): AsyncGenerator<ImportInput> {
       for (const e of entries) {
         const full = path.join(dir, e.name);
         if (e.isDirectory()) yield* walk(full);
-        else if (e.isFile() && /\.(xml|zip)$/i.test(e.name)) yield { name: full, path: full };
+        else if (e.isFile()) yield formatOfName(e.name) === 'other' ? { name: full, ignored: true } : { name: full, path: full };
       }
     };
     yield* walk(arg);
@@ -71,16 +74,32 @@ try {
   const report = await importDocuments({ db: database.db, config, now: () => new Date() }, tenant, filesOf(positionals), {
     onFile: (result, done) => {
       if (done % 500 === 0) console.error(`[import] ${done} files…`);
-      if (result.status === 'rejected' && !values.json) console.error(`rejected ${result.name}: ${result.reason}`);
+      if (values.json) return;
+      if (result.status === 'rejected') console.error(`rejected ${result.name}: ${result.reason}`);
+      for (const l of result.metadata?.rejectedLines ?? []) console.error(`rejected ${result.name} line ${l.line}: ${l.reason}`);
+      if (result.metadata?.moreRejectedLines) console.error(`rejected ${result.name}: ${result.metadata.moreRejectedLines} more lines`);
     },
   });
-  rejected = report.summary.rejected;
+  rejected = report.summary.rejected + report.summary.rejectedLines;
   if (values.json) console.log(JSON.stringify(report, null, 2));
   else {
     const s = report.summary;
     console.log(
       `${tenant}: ${s.files} files in ${((Date.now() - started) / 1000).toFixed(1)} s: ${s.created} created, ${s.updated} updated, ${s.skipped} skipped, ${s.rejected} rejected`,
     );
+    if (s.ignored) {
+      const { names } = report.ignored;
+      console.log(
+        `${s.ignored} files ignored (not CFDI): ${names.slice(0, 10).join(', ')}${s.ignored > 10 ? `, and ${s.ignored - Math.min(10, names.length)} more` : ''}`,
+      );
+    }
+    for (const f of report.files) {
+      const m = f.metadata;
+      if (m)
+        console.log(
+          `${f.name}: SAT metadata, ${m.lines} lines: ${m.cancelled} cancellations recorded, ${m.alreadyCancelled} recorded before, ${m.vigente} vigente, ${m.notImported} about CFDI not imported, ${m.otherTaxpayers} of other taxpayers, ${m.rejectedLines.length + m.moreRejectedLines} rejected`,
+        );
+    }
     const pending = report.files.filter((f) => f.pendingInvoices?.length).length;
     if (pending) console.log(`${pending} payments, credit notes or cancellations wait for their invoice; they apply when it is imported`);
   }

@@ -72,7 +72,15 @@ t.test('SIGKILL mid-import, restart, same zip again: identical to a clean import
 
   await Promise.all([financialDocs(h.db).deleteMany({}), trips(h.db).deleteMany({}), importFacts(h.db).deleteMany({}), importLinks(h.db).deleteMany({})]);
   const clean = await importZip(second.base);
-  t.same(((await clean.json()) as { summary: unknown }).summary, { files: FILES, created: FILES, updated: 0, skipped: 0, rejected: 0 });
+  t.same(((await clean.json()) as { summary: unknown }).summary, {
+    files: FILES,
+    created: FILES,
+    updated: 0,
+    skipped: 0,
+    rejected: 0,
+    ignored: 0,
+    rejectedLines: 0,
+  });
   const reference = await snapshot();
   // 1000 files = 90 copies of the 11 fixtures (7 invoices, 1 trip, 10 facts + 1 cancellation each) + 10 files.
   t.equal(reference.docs.length, 90 * 7 + 6);

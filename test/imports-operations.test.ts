@@ -94,7 +94,7 @@ t.test('deadline: IMPORT_TIMEOUT_MS cuts a long import (503 deadline_exceeded, f
   const full = await send();
   const took = Date.now() - started;
   t.equal(full.status, 200, `the whole import answers (${took} ms)`);
-  t.same(full.body.summary, { files, created: files - stopped, updated: 0, skipped: stopped, rejected: 0 });
+  t.same(full.body.summary, { files, created: files - stopped, updated: 0, skipped: stopped, rejected: 0, ignored: 0, rejectedLines: 0 });
   t.ok(took > 1000, `took longer than REQUEST_TIMEOUT_MS (${took} ms), so the test shows it does not apply`);
   // 1000 files = 90 copies of the 11 fixtures (7 invoices, 1 trip each) + files 01–10 of copy 91 (6 invoices).
   t.equal((await get('/api/financial-docs?limit=1&startDate=2026-10-01&endDate=2026-10-31')).meta.total, 90 * 7 + 6);

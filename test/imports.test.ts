@@ -40,6 +40,7 @@ const docId = (n: number): string => `${TENANT_A}-CFDI-${UUID(n)}`;
 type Report = {
   tenant: string;
   summary: Record<string, number>;
+  ignored?: { names: string[]; more: number };
   files: { name: string; status: string; kind?: string; uuid?: string; reason?: string; pendingInvoices?: string[]; tripId?: string }[];
 };
 
@@ -67,7 +68,7 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
   assertConforms(t, res, 'POST', ROUTE);
   const report = res.json<Report>();
   t.equal(report.tenant, TENANT_A);
-  t.same(report.summary, { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0 });
+  t.same(report.summary, { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0, ignored: 0, rejectedLines: 0 });
   t.same(
     report.files.map((f) => [f.name.replace('upload.zip/', '').slice(0, 2), f.kind]),
     [
@@ -192,13 +193,13 @@ t.test('idempotent: the same files again change nothing and are reported skipped
   const docs = await storedDocs();
   const tripsBefore = await storedTrips();
   const again = (await post(await allFixtures(), 'application/zip')).json<Report>();
-  t.same(again.summary, { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0 });
+  t.same(again.summary, { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0, ignored: 0, rejectedLines: 0 });
   t.ok(again.files.every((f) => f.reason === 'already imported (same UUID, same content)'));
   t.same(await storedDocs(), docs, 'financial documents unchanged');
   t.same(await storedTrips(), tripsBefore, 'trips unchanged');
   // One file again, alone, as XML: skipped too.
   const one = (await post(fixture('05-payment-complement-1.xml'), 'application/xml')).json<Report>();
-  t.same(one.summary, { files: 1, created: 0, updated: 0, skipped: 1, rejected: 0 });
+  t.same(one.summary, { files: 1, created: 0, updated: 0, skipped: 1, rejected: 0, ignored: 0, rejectedLines: 0 });
 });
 
 t.test('order does not matter: payments, credit note and cancellation before their invoices give the same documents', async (t) => {
@@ -374,12 +375,14 @@ t.test('zip limits: bombs, oversized, too many entries, nested archives and garb
   t.match(r.files[0], { name: 'upload.zip/bomb.xml', status: 'rejected', reason: /compression ratio \d+:1 exceeds 100:1/ });
   t.match(r.files[1], { name: 'upload.zip/big.xml', status: 'rejected', reason: /larger than 65536 bytes/ });
   t.match(r.files[2], { status: 'rejected', reason: /nested archives/ });
-  t.match(r.files[3], { status: 'rejected', reason: /not an \.xml file/ });
-  t.match(r.files[4], { name: 'upload.zip/carpeta/01.xml', status: 'skipped' }, 'a folder inside the zip is read');
+  t.match(r.files[3], { name: 'upload.zip/carpeta/01.xml', status: 'skipped' }, 'a folder inside the zip is read');
+  t.equal(r.files.length, 4, 'a text file that is not the SAT metadata is not a file read');
+  t.same(r.ignored, { names: ['upload.zip/readme.txt'], more: 0 }, 'it is listed as ignored');
+  t.equal(r.summary.ignored, 1);
 
   const many = await zipOf(Array.from({ length: 51 }, (_, i) => ({ name: `f${i}.xml`, data: Buffer.from('<a/>') })));
   const m = (await post(many, 'application/zip')).json<Report>();
-  t.same(m.summary, { files: 1, created: 0, updated: 0, skipped: 0, rejected: 1 });
+  t.same(m.summary, { files: 1, created: 0, updated: 0, skipped: 0, rejected: 1, ignored: 0, rejectedLines: 0 });
   t.match(m.files[0]!.reason, /archive has 51 entries; at most 50 files per import/);
 
   const garbage = (await post(Buffer.from('PK\u0003\u0004 not really a zip'), 'application/zip')).json<Report>();
@@ -439,7 +442,7 @@ t.test('JSON bodies: XML text and base64 files, bad base64 rejected per file', a
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'POST', ROUTE);
   const r = res.json<Report>();
-  t.same(r.summary, { files: 13, created: 0, updated: 0, skipped: 12, rejected: 1 });
+  t.same(r.summary, { files: 13, created: 0, updated: 0, skipped: 12, rejected: 1, ignored: 0, rejectedLines: 0 });
   t.match(r.files[12], { name: 'roto.xml', status: 'rejected', reason: 'content is not valid base64' });
 });
 
@@ -460,7 +463,9 @@ t.test('MCP: the importDocuments tool imports, and the tax summary tool reads th
     t.notOk(res.isError);
     t.same(
       res.structuredContent.summary,
-      kind === 'streamable' ? { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0 } : { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0 },
+      kind === 'streamable'
+        ? { files: 11, created: 11, updated: 0, skipped: 0, rejected: 0, ignored: 0, rejectedLines: 0 }
+        : { files: 11, created: 0, updated: 0, skipped: 11, rejected: 0, ignored: 0, rejectedLines: 0 },
     );
     const tax = (await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '2026-10' } })) as unknown as {
       structuredContent: { totals: Record<string, unknown> };

@@ -39,7 +39,13 @@ export const NS = {
 
 const KEPT = new Set<string>([NS.cfdi4, NS.cfdi33, NS.tfd, NS.pagos20, NS.cartaPorte30, NS.cartaPorte31, NS.cancel, NS.delivery]);
 /** The namespaces whose elements the tree keeps. */
-export const keepNamespace = (ns: string): boolean => KEPT.has(ns);
+/**
+ * Elements kept while parsing: those in the namespaces read, and elements in no namespace under
+ * a parent in no namespace or in the cancelacfd one (acknowledgements whose elements carry no
+ * namespace, as some PACs return them). A CFDI's namespace-less Addenda content stays dropped.
+ */
+export const keepNamespace = (ns: string, parent?: { ns: string }): boolean =>
+  KEPT.has(ns) || (ns === '' && parent !== undefined && (parent.ns === '' || parent.ns === NS.cancel));
 
 const UUID_RE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const RFC_RE = /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/;
@@ -519,36 +525,37 @@ function uuidText(el: XmlElement): string {
   return v.toUpperCase();
 }
 
-/**
- * The SAT's acknowledgement as PACs return it: `Folios` (cancelacfd namespace) with the child
- * elements UUID and EstatusUUID, one pair per Folios. It does not repeat the motive.
- */
-function readSatAcuse(root: XmlElement): CancellationAck {
-  const folios: AcknowledgedFolio[] = [];
-  for (const f of childrenOf(root, NS.cancel, 'Folios')) {
-    const uuidEl = childOf(f, NS.cancel, 'UUID');
-    const statusEl = childOf(f, NS.cancel, 'EstatusUUID');
-    if (!uuidEl || !statusEl) reject('Acuse: Folios needs the elements UUID and EstatusUUID');
-    const uuid = uuidText(uuidEl!);
-    folios.push({ uuid, code: ackCode(uuid, statusEl!.text.trim()), motive: null, replacementUuid: null });
-  }
-  if (folios.length === 0) reject('Acuse has no Folios with UUID and EstatusUUID');
-  return { file: 'cancellation', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha', true, 7), folios };
-}
+/** The namespaces an acknowledgement's elements come in: cancelacfd, or none (as some PACs write it). */
+const ACK_NS = [NS.cancel, ''] as const;
+const ackChildren = (el: XmlElement, name: string): XmlElement[] => ACK_NS.flatMap((ns) => childrenOf(el, ns, name));
+const ackChild = (el: XmlElement, name: string): XmlElement | undefined => ackChildren(el, name)[0];
 
 /**
- * This service's earlier acknowledgement: root in the cancelacfd namespace, `Folios/Folio`
- * attributes UUID, Motivo, FolioSustitucion and EstatusUUID (absent: 201, the request was received).
+ * The SAT's acknowledgement (Acuse) in every shape PACs return it, with its folios as
+ * - `Folios` with the child elements UUID and EstatusUUID, one pair per Folios (the SAT's own
+ *   form: root in no namespace, `Folios` in the cancelacfd namespace; some PACs, e.g. Timbox,
+ *   write every element without a namespace; it does not repeat the motive); or
+ * - `Folios/Folio` attributes UUID, Motivo, FolioSustitucion and EstatusUUID (absent: 201, the
+ *   request was received): this service's earlier form, root in the cancelacfd namespace.
+ * The root may be `Acuse` or the web service's `CancelaCFDResult`, in either namespace.
  */
-function readOwnAcuse(root: XmlElement): CancellationAck {
+function readAcuse(root: XmlElement): CancellationAck {
   const folios: AcknowledgedFolio[] = [];
-  for (const f of childrenOf(root, NS.cancel, 'Folios')) {
-    for (const folio of childrenOf(f, NS.cancel, 'Folio')) {
+  for (const f of ackChildren(root, 'Folios')) {
+    const uuidEl = ackChild(f, 'UUID');
+    const statusEl = ackChild(f, 'EstatusUUID');
+    const attributed = ackChildren(f, 'Folio');
+    if (uuidEl || statusEl) {
+      if (!uuidEl || !statusEl) reject('Acuse: Folios needs the elements UUID and EstatusUUID');
+      const uuid = uuidText(uuidEl!);
+      folios.push({ uuid, code: ackCode(uuid, statusEl!.text.trim()), motive: null, replacementUuid: null });
+    }
+    for (const folio of attributed) {
       const uuid = uuidOf(folio, 'UUID');
       folios.push({ uuid, code: ackCode(uuid, opt(folio, 'EstatusUUID') ?? '201'), ...motiveOf(folio) });
     }
   }
-  if (folios.length === 0) reject('Acuse has no Folios/Folio with UUID and Motivo');
+  if (folios.length === 0) reject('Acuse has no Folios with UUID and EstatusUUID (elements, or Folio attributes)');
   return { file: 'cancellation', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha', true, 7), folios };
 }
 
@@ -568,8 +575,7 @@ function readRequest(root: XmlElement): CancellationRequest {
 /** What a parsed file is, or an ImportRejection saying why it is not importable. */
 export function readImportFile(root: XmlElement): ImportFile {
   if (root.ns === NS.cfdi4 && root.name === 'Comprobante') return readCfdi(root);
-  if (root.ns === '' && root.name === 'Acuse') return readSatAcuse(root);
-  if (root.ns === NS.cancel && root.name === 'Acuse') return readOwnAcuse(root);
+  if ((root.ns === '' || root.ns === NS.cancel) && (root.name === 'Acuse' || root.name === 'CancelaCFDResult')) return readAcuse(root);
   if (root.ns === NS.cancel && root.name === 'Cancelacion') return readRequest(root);
   if (root.name === 'Envelope') {
     return reject(`a SOAP envelope (${root.ns || 'no namespace'}): import the SAT acknowledgement (Acuse) or CFDI it carries, not the web-service answer`);

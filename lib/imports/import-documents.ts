@@ -25,10 +25,11 @@ import type { ImportLimits } from '../config.ts';
 import { XmlTreeBuilder } from './xml-tree.ts';
 import { keepNamespace, readImportFile, type Cfdi } from './cfdi.ts';
 import { ImportRejection } from './rejection.ts';
-import { boundedChunks, expandInputs, ImportBudget, SizeExceeded, type ImportInput } from './import-sources.ts';
+import { boundedChunks, expandInputs, ImportBudget, maxBytesOf, SizeExceeded, type ImportInput } from './import-sources.ts';
 import { cancellationFacts, cancellationRequestFacts, creditNoteFact, invoiceFact, paymentFact } from './financial-mapping.ts';
 import { cfdiInMxn } from './cfdi-currency.ts';
 import { tripFromCfdi } from './trip-mapping.ts';
+import { importMetadata, type MetadataResult } from './import-metadata.ts';
 import { putImportedTrips } from '../trips/put-imported-trips.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { financialDocId, invoicesOf, type CancellationInfoFact, type FactKind, type FinancialFact } from '../finance/ledger/facts.ts';
@@ -37,7 +38,7 @@ import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
-export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'cancellationRequest' | 'transfer';
+export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'cancellationRequest' | 'transfer' | 'satMetadata';
 
 export interface ImportFileResult {
   name: string;
@@ -51,13 +52,20 @@ export interface ImportFileResult {
   tripId?: string;
   /** Invoices this file refers to that are not imported yet: it is applied when they arrive. */
   pendingInvoices?: string[];
+  /** The SAT bulk-download metadata file: what its lines did. */
+  metadata?: MetadataResult;
 }
 
 export interface ImportReport {
   tenant: string;
-  summary: { files: number; created: number; updated: number; skipped: number; rejected: number };
+  summary: { files: number; created: number; updated: number; skipped: number; rejected: number; ignored: number; rejectedLines: number };
   files: ImportFileResult[];
+  /** Files that are not CFDI (a PDF, an image…): the first LISTED_IGNORED names, and how many more. */
+  ignored: { names: string[]; more: number };
 }
+
+/** Names of ignored files listed in the report (the others are counted): it stays bounded whatever an archive holds. */
+export const LISTED_IGNORED = 100;
 
 const KIND_OF_TYPE = { I: 'invoice', E: 'creditNote', P: 'payment', T: 'transfer' } as const;
 
@@ -155,6 +163,29 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   });
 }
 
+/** One SAT metadata file's result in the report (null: a text file that is not the metadata, ignored). */
+async function metadataFile(
+  ctx: ServiceContext,
+  tenant: string,
+  name: string,
+  source: Readable | Buffer,
+  maxBytes: number,
+  checkAbort: () => void,
+): Promise<ImportFileResult | null> {
+  let metadata: MetadataResult | null;
+  try {
+    metadata = await importMetadata(ctx, tenant, source, maxBytes, { checkAbort });
+  } catch (err) {
+    if (!(err instanceof ImportRejection)) throw err;
+    return { name, status: 'rejected', kind: 'satMetadata', reason: err.reason };
+  }
+  if (metadata === null) return null;
+  const status = metadata.cancelled ? 'updated' : 'skipped';
+  const result: ImportFileResult = { name, status, kind: 'satMetadata', metadata };
+  if (status === 'skipped') result.reason = 'no cancellation to record: every line was recorded before, vigente, or about a CFDI not imported';
+  return result;
+}
+
 /** Thrown when the caller gave up (the HTTP deadline answered 503, or the client left): files written so far are whole. */
 export class ImportAborted extends Error {
   constructor() {
@@ -181,12 +212,23 @@ export async function importDocuments(
 ): Promise<ImportReport> {
   const limits = opts.limits ?? ctx.config.imports;
   const batchFiles = opts.batchFiles ?? IMPORT_BATCH_FILES;
-  const report: ImportReport = { tenant, summary: { files: 0, created: 0, updated: 0, skipped: 0, rejected: 0 }, files: [] };
+  const report: ImportReport = {
+    tenant,
+    summary: { files: 0, created: 0, updated: 0, skipped: 0, rejected: 0, ignored: 0, rejectedLines: 0 },
+    files: [],
+    ignored: { names: [], more: 0 },
+  };
+  const ignore = (name: string) => {
+    report.summary.ignored += 1;
+    if (report.ignored.names.length < LISTED_IGNORED) report.ignored.names.push(name);
+    else report.ignored.more += 1;
+  };
   let labelsEnsured = false;
   const record = (results: ImportFileResult[]) => {
     for (const result of results) {
       report.summary.files += 1;
       report.summary[result.status] += 1;
+      report.summary.rejectedLines += (result.metadata?.rejectedLines.length ?? 0) + (result.metadata?.moreRejectedLines ?? 0);
       report.files.push(result);
       opts.onFile?.(result, report.summary.files);
     }
@@ -210,7 +252,17 @@ export async function importDocuments(
   for await (const entry of expandInputs(inputs, new ImportBudget(limits))) {
     checkAbort();
     if ('rejection' in entry) batch.push({ name: entry.name, result: { name: entry.name, status: 'rejected', reason: entry.rejection } });
-    else {
+    else if ('ignored' in entry) ignore(entry.name);
+    else if (entry.format === 'text') {
+      // The metadata moves CFDIs imported before it, in this import too: what is parsed so far is written first.
+      if (batch.length) await flush(batch);
+      batch = [];
+      await writing;
+      const result = await metadataFile(ctx, tenant, entry.name, await entry.open(), maxBytesOf('text', limits).bytes, checkAbort);
+      if (result === null) ignore(entry.name);
+      else record([result]);
+      continue;
+    } else {
       try {
         const { file, sha256 } = await parseEntry(await entry.open(), limits.maxFileBytes);
         batch.push({ name: entry.name, planned: plan(tenant, file), sha256 });

@@ -11,7 +11,12 @@
  * - uncompressed bytes per import (`maxTotalBytes`), counted;
  * - compression ratio per entry (`maxCompressionRatio`), the zip-bomb signature.
  *
- * Nested archives, encrypted entries and non-XML entries are rejected per entry.
+ * What is read: `.xml` files (CFDI, cancellation requests and acknowledgements) and `.txt`
+ * files (the SAT bulk download's metadata, lib/imports/sat-metadata.ts; any other text is
+ * ignored once its first line is seen). Anything else a PAC's or the SAT's download holds
+ * (the PDF of each invoice, images) is not a CFDI: it is ignored, named in the report as
+ * such, and counts neither as read nor as rejected (docs/domain.md, "Importing a carrier's
+ * files"). Nested archives and encrypted entries are rejected per entry.
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -25,11 +30,51 @@ export type ImportInput =
   /** One XML file or zip archive on disk. */
   | { name: string; path: string }
   /** A file already refused by the caller (e.g. content that is not base64). */
-  | { name: string; rejection: string };
+  | { name: string; rejection: string }
+  /** A file the caller found is not a CFDI (a folder's PDF): listed as ignored. */
+  | { name: string; ignored: true };
 
-export type ImportEntry = { name: string; open: () => Promise<Readable | Buffer> } | { name: string; rejection: string };
+/** How an entry's bytes are read: as XML, or as text (the SAT's bulk-download metadata). */
+export type EntryFormat = 'xml' | 'text';
+
+export type ImportEntry =
+  { name: string; format: EntryFormat; open: () => Promise<Readable | Buffer> } | { name: string; rejection: string } | { name: string; ignored: true };
 
 const isZipName = (name: string): boolean => /\.zip$/i.test(name);
+const isXmlName = (name: string): boolean => /\.xml$/i.test(name);
+const isTextName = (name: string): boolean => /\.txt$/i.test(name);
+
+/** What a file name says it holds: what the import reads, or `other` (a PDF, an image…: ignored). */
+export function formatOfName(name: string): EntryFormat | 'zip' | 'other' {
+  if (isXmlName(name)) return 'xml';
+  if (isTextName(name)) return 'text';
+  if (isZipName(name)) return 'zip';
+  return 'other';
+}
+
+/** The SAT metadata's header starts so (after a byte order mark, if any). */
+const METADATA_HEAD = Buffer.from('Uuid~');
+const startsWithMetadata = (data: Buffer): boolean => {
+  const start = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
+  return data.subarray(start, start + METADATA_HEAD.length).equals(METADATA_HEAD);
+};
+/** First byte that is not blank (after a UTF-8 byte order mark): '<' for XML. */
+const looksLikeXml = (data: Buffer): boolean => {
+  let i = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
+  while (i < data.length && (data[i] === 0x20 || data[i] === 0x09 || data[i] === 0x0a || data[i] === 0x0d)) i++;
+  return data[i] === 0x3c;
+};
+
+/**
+ * A file in memory (an HTTP body, a JSON file): read as text when named `.txt` or when it starts
+ * as the SAT metadata does; ignored when its name says it is something else (`.pdf`…) and its
+ * bytes are not XML; otherwise read as XML (a body or JSON file may have any name).
+ */
+function formatOfData(name: string, data: Buffer): EntryFormat | 'other' {
+  if (isTextName(name) || startsWithMetadata(data)) return 'text';
+  if (!isXmlName(name) && /\.[A-Za-z0-9]{1,8}$/.test(name) && !looksLikeXml(data)) return 'other';
+  return 'xml';
+}
 const looksLikeZip = (data: Buffer): boolean =>
   data.length >= 4 && data[0] === 0x50 && data[1] === 0x4b && (data[2] === 3 || data[2] === 5) && (data[3] === 4 || data[3] === 6);
 
@@ -43,7 +88,7 @@ export class ImportBudget {
 export async function* expandInputs(inputs: Iterable<ImportInput> | AsyncIterable<ImportInput>, budget: ImportBudget): AsyncGenerator<ImportEntry> {
   const { limits } = budget;
   for await (const input of inputs) {
-    if ('rejection' in input) {
+    if ('rejection' in input || 'ignored' in input) {
       budget.files += 1;
       yield input;
       continue;
@@ -58,13 +103,15 @@ export async function* expandInputs(inputs: Iterable<ImportInput> | AsyncIterabl
       yield { name: input.name, rejection: `more than ${limits.maxFiles} files in one import (IMPORT_MAX_FILES)` };
       continue;
     }
-    if (!/\.xml$/i.test(input.name) && !inMemory) {
-      yield { name: input.name, rejection: 'not an .xml or .zip file' };
+    const format = inMemory ? formatOfData(input.name, input.data) : formatOfName(input.name);
+    if (format === 'other' || format === 'zip') {
+      yield { name: input.name, ignored: true };
       continue;
     }
     const size = inMemory ? input.data.length : (await stat(input.path)).size;
-    if (size > limits.maxFileBytes) {
-      yield { name: input.name, rejection: `file of ${size} bytes is larger than ${limits.maxFileBytes} bytes (IMPORT_MAX_FILE_BYTES)` };
+    const max = maxBytesOf(format, limits);
+    if (size > max.bytes) {
+      yield { name: input.name, rejection: `file of ${size} bytes is larger than ${max.bytes} bytes (${max.setting})` };
       continue;
     }
     if (budget.bytes + size > limits.maxTotalBytes) {
@@ -72,11 +119,11 @@ export async function* expandInputs(inputs: Iterable<ImportInput> | AsyncIterabl
       continue;
     }
     budget.bytes += size;
-    yield { name: input.name, open: async () => (inMemory ? input.data : createReadStream(input.path)) };
+    yield { name: input.name, format, open: async () => (inMemory ? input.data : createReadStream(input.path)) };
   }
 }
 
-type ReadableInput = Exclude<ImportInput, { rejection: string }>;
+type ReadableInput = Extract<ImportInput, { data: Buffer } | { path: string }>;
 
 const openZip = (input: ReadableInput): Promise<yauzl.ZipFile> =>
   new Promise((resolve, reject) => {
@@ -134,16 +181,22 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
       const name = `${input.name}/${entry.fileName}`;
       if (entry.fileName.endsWith('/')) continue; // a folder
       budget.files += 1;
-      if (!/\.xml$/i.test(entry.fileName)) {
-        yield { name, rejection: isZipName(entry.fileName) ? 'nested archives are not read: unzip it or send it on its own' : 'not an .xml file' };
+      const format = formatOfName(entry.fileName);
+      if (format === 'zip') {
+        yield { name, rejection: 'nested archives are not read: unzip it or send it on its own' };
+        continue;
+      }
+      if (format === 'other') {
+        yield { name, ignored: true };
         continue;
       }
       if (entry.isEncrypted()) {
         yield { name, rejection: 'encrypted zip entry' };
         continue;
       }
-      if (entry.uncompressedSize > limits.maxFileBytes) {
-        yield { name, rejection: `entry of ${entry.uncompressedSize} bytes is larger than ${limits.maxFileBytes} bytes (IMPORT_MAX_FILE_BYTES)` };
+      const max = maxBytesOf(format, limits);
+      if (entry.uncompressedSize > max.bytes) {
+        yield { name, rejection: `entry of ${entry.uncompressedSize} bytes is larger than ${max.bytes} bytes (${max.setting})` };
         continue;
       }
       const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
@@ -159,7 +212,7 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
         continue;
       }
       budget.bytes += entry.uncompressedSize;
-      yield { name, open: () => openEntry(zip, entry) };
+      yield { name, format, open: () => openEntry(zip, entry) };
     }
   } finally {
     zip.close();
@@ -170,9 +223,9 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
  * Reads an entry's bytes as chunks, failing once more than `maxBytes` arrive
  * (whatever the archive declared). The caller parses chunk by chunk.
  */
-export async function* boundedChunks(source: Readable | Buffer, maxBytes: number): AsyncGenerator<Buffer> {
+export async function* boundedChunks(source: Readable | Buffer, maxBytes: number, setting?: string): AsyncGenerator<Buffer> {
   if (Buffer.isBuffer(source)) {
-    if (source.length > maxBytes) throw new SizeExceeded(maxBytes);
+    if (source.length > maxBytes) throw new SizeExceeded(maxBytes, setting);
     yield source;
     return;
   }
@@ -180,7 +233,7 @@ export async function* boundedChunks(source: Readable | Buffer, maxBytes: number
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       seen += chunk.length;
-      if (seen > maxBytes) throw new SizeExceeded(maxBytes);
+      if (seen > maxBytes) throw new SizeExceeded(maxBytes, setting);
       yield chunk;
     }
   } finally {
@@ -189,7 +242,17 @@ export async function* boundedChunks(source: Readable | Buffer, maxBytes: number
 }
 
 export class SizeExceeded extends Error {
-  constructor(readonly maxBytes: number) {
-    super(`larger than ${maxBytes} bytes (IMPORT_MAX_FILE_BYTES)`);
+  constructor(
+    readonly maxBytes: number,
+    setting = 'IMPORT_MAX_FILE_BYTES',
+  ) {
+    super(`larger than ${maxBytes} bytes (${setting})`);
   }
 }
+
+/**
+ * Bytes one file may hold: an XML file is parsed into a tree (IMPORT_MAX_FILE_BYTES); the SAT
+ * metadata is read line by line, so only the import's total bounds it (IMPORT_MAX_TOTAL_BYTES).
+ */
+export const maxBytesOf = (format: EntryFormat, limits: ImportLimits): { bytes: number; setting: string } =>
+  format === 'text' ? { bytes: limits.maxTotalBytes, setting: 'IMPORT_MAX_TOTAL_BYTES' } : { bytes: limits.maxFileBytes, setting: 'IMPORT_MAX_FILE_BYTES' };

@@ -6,9 +6,9 @@
  *   laughs) and no external entities or DTD fetches. saxes itself never
  *   expands anything but the five predefined entities and character
  *   references, so an undeclared `&x;` is a well-formedness error.
- * - Only elements in the namespaces the caller asks for are kept (the CFDI
- *   node set); everything else, e.g. a third-party Addenda, is parsed and
- *   dropped. CFDI data lives in attributes; the text of a kept element is kept
+ * - Only elements in the namespaces the caller asks for (given the kept
+ *   parent) are kept (the CFDI node set); everything else, e.g. a third-party
+ *   Addenda, is parsed and dropped. CFDI data lives in attributes; the text of a kept element is kept
  *   up to MAX_TEXT characters (the SAT's acknowledgement writes UUID and
  *   EstatusUUID as element text).
  * - Depth and element count are capped; the byte size is capped by the caller
@@ -83,7 +83,7 @@ export class XmlTreeBuilder {
   private failure: ImportRejection | null = null;
 
   constructor(
-    private readonly keep: (ns: string) => boolean,
+    private readonly keep: (ns: string, parent: XmlElement) => boolean,
     private readonly limits: XmlTreeLimits = DEFAULT_XML_LIMITS,
   ) {
     this.parser.on('doctype', () => this.fail('DTDs (<!DOCTYPE>) are not accepted: CFDI files have none, and entity declarations are refused'));
@@ -158,7 +158,7 @@ export class XmlTreeBuilder {
     // The root is always kept (to report what it is); below it, only the caller's namespaces
     // under a kept parent.
     const isRoot = !this.rootSeen;
-    const kept = isRoot || (parent !== null && parent !== undefined && this.keep(ns));
+    const kept = isRoot || (parent !== null && parent !== undefined && this.keep(ns, parent));
     if (!kept) {
       this.stack.push(null);
       return;
@@ -217,7 +217,7 @@ export class XmlTreeBuilder {
 }
 
 /** Parses a whole buffer (tests, small inputs). */
-export function parseXmlTree(xml: Buffer | string, keep: (ns: string) => boolean, limits?: XmlTreeLimits): XmlElement {
+export function parseXmlTree(xml: Buffer | string, keep: (ns: string, parent: XmlElement) => boolean, limits?: XmlTreeLimits): XmlElement {
   const b = new XmlTreeBuilder(keep, limits);
   b.write(xml);
   return b.end();

@@ -137,8 +137,8 @@ export interface PaymentRecord {
  */
 export type CancellationStatus = 'none' | 'pending' | 'accepted' | 'rejected' | 'expired';
 export type CancellationRecordStatus = Exclude<CancellationStatus, 'none'>;
-/** What moved a record to its status: the taxpayer's request, the SAT's acknowledgement, or the SAT status service. */
-export type CancellationSource = 'request' | 'acknowledgement' | 'status-service';
+/** What moved a record to its status: the taxpayer's request, the SAT's acknowledgement, the SAT status service, or the SAT's bulk-download metadata. */
+export type CancellationSource = 'request' | 'acknowledgement' | 'status-service' | 'bulk-metadata';
 
 export interface CanceledRecord {
   id: string;

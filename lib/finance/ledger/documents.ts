@@ -18,6 +18,7 @@ import {
   SAT_ANSWERS,
   type CancellationFact,
   type CancellationInfoFact,
+  type CancellationMetadataFact,
   type CancellationRequestFact,
   type CancellationStatusFact,
   type CreditNoteFact,
@@ -46,6 +47,7 @@ export interface CancellationFacts {
   request?: CancellationRequestFact;
   acknowledgement?: CancellationFact;
   answer?: CancellationStatusFact;
+  metadata?: CancellationMetadataFact;
 }
 
 /** Groups cancellation facts by the UUID they are about. */
@@ -55,6 +57,7 @@ export function cancellationFactsByUuid(facts: readonly CancellationInfoFact[]):
     const entry = by.get(f.uuid) ?? {};
     if (f.kind === 'cancellationRequest') entry.request = f;
     else if (f.kind === 'cancellation') entry.acknowledgement = f;
+    else if (f.kind === 'cancellationMetadata') entry.metadata = f;
     else entry.answer = f;
     by.set(f.uuid, entry);
   }
@@ -76,9 +79,9 @@ export function cancellationRecordOf(
   facts: CancellationFacts,
   invoice: InvoiceBase | null,
 ): CanceledRecord | null {
-  const { request, acknowledgement: ack, answer } = facts;
-  if (!request && !ack && !answer) return null;
-  const requestedAt = request?.date ?? ack?.date ?? answer!.date;
+  const { request, acknowledgement: ack, answer, metadata } = facts;
+  if (!request && !ack && !answer && !metadata) return null;
+  const requestedAt = request?.date ?? ack?.date ?? answer?.date ?? metadata!.date;
   type Move = { status: CancellationRecordStatus; date: number; source: NonNullable<CanceledRecord['statusSource']>; sat: string | null };
   let move: Move = { status: 'pending', date: requestedAt, source: 'request', sat: null };
   if (ack) {
@@ -91,6 +94,9 @@ export function cancellationRecordOf(
   if (answer && (!ack || answer.date >= ack.date) && !(isInEffect(move) && !isInEffect(SAT_ANSWERS[answer.estatusCancelacion]))) {
     move = { status: SAT_ANSWERS[answer.estatusCancelacion].status, date: answer.date, source: 'status-service', sat: answer.estatusCancelacion };
   }
+  // The SAT's metadata lists the CFDI as cancelled (Estatus 0): in effect since FechaCancelacion,
+  // whatever was recorded before, unless a record already says so (and says more: accepted or expired).
+  if (metadata && !isInEffect(move)) move = { status: 'accepted', date: metadata.date, source: 'bulk-metadata', sat: 'Estatus 0 (cancelado)' };
   return {
     id: `${tenant}-CAN-${uuid}`,
     target,

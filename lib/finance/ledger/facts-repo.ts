@@ -29,8 +29,13 @@ export interface ImportFactRecord {
 export const importFacts = (db: Db): Collection<ImportFactRecord> => db.collection<ImportFactRecord>(COLLECTIONS.importFacts);
 
 /** The kinds of fact about a CFDI's cancellation (each kept apart: a request, the SAT's acknowledgement, the status service's answer). */
-export const CANCELLATION_FACT_KINDS = ['cancellation', 'cancellationRequest', 'cancellationStatus'] as const;
-const FACT_ID_TAG: Partial<Record<FactKind, string>> = { cancellation: 'cancel', cancellationRequest: 'cancel-request', cancellationStatus: 'cancel-status' };
+export const CANCELLATION_FACT_KINDS = ['cancellation', 'cancellationRequest', 'cancellationStatus', 'cancellationMetadata'] as const;
+const FACT_ID_TAG: Partial<Record<FactKind, string>> = {
+  cancellation: 'cancel',
+  cancellationRequest: 'cancel-request',
+  cancellationStatus: 'cancel-status',
+  cancellationMetadata: 'cancel-metadata',
+};
 
 export const factId = (tenant: string, kind: FactKind, uuid: string): string => `${tenant}|${FACT_ID_TAG[kind] ?? 'cfdi'}|${uuid}`;
 

@@ -74,6 +74,18 @@ export interface CancellationStatusFact {
   date: number;
 }
 
+/**
+ * A line of the SAT's bulk-download metadata (Descarga Masiva) about a CFDI with Estatus 0: the
+ * SAT lists it as cancelled since FechaCancelacion. It does not say the motive nor whether the
+ * receiver accepted (lib/imports/sat-metadata.ts reads it; docs/domain.md).
+ */
+export interface CancellationMetadataFact {
+  kind: 'cancellationMetadata';
+  uuid: string;
+  /** FechaCancelacion: the cancellation is in effect since then. */
+  date: number;
+}
+
 export type SatEstado = 'Vigente' | 'Cancelado';
 export type SatEstatusCancelacion = 'En proceso' | 'Solicitud rechazada' | 'Cancelado sin aceptación' | 'Cancelado con aceptación' | 'Plazo vencido';
 
@@ -87,7 +99,7 @@ export const SAT_ANSWERS: Readonly<Record<SatEstatusCancelacion, { estado: SatEs
 };
 
 /** Facts about a CFDI's cancellation, whatever their kind. */
-export type CancellationInfoFact = CancellationFact | CancellationRequestFact | CancellationStatusFact;
+export type CancellationInfoFact = CancellationFact | CancellationRequestFact | CancellationStatusFact | CancellationMetadataFact;
 
 export type FinancialFact = InvoiceFact | PaymentFact | CreditNoteFact | CancellationInfoFact;
 
@@ -109,6 +121,7 @@ export function invoicesOf(fact: FinancialFact): string[] {
     case 'cancellation':
     case 'cancellationRequest':
     case 'cancellationStatus':
+    case 'cancellationMetadata':
       return [];
   }
 }

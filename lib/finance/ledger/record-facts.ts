@@ -21,6 +21,7 @@ import { buildFinancialDocument } from './documents.ts';
 import {
   IMPORT_STATUS_LABELS,
   type CancellationInfoFact,
+  type CancellationMetadataFact,
   type CancellationStatusFact,
   type CreditNoteFact,
   type FactKind,
@@ -249,4 +250,39 @@ export async function recordStatusAnswer(ctx: ServiceContext, tenant: string, fa
   }
   await rebuildInvoices(ctx, tenant, [uuid], now);
   return true;
+}
+
+/** Which of these CFDIs were imported (the ledger holds their own fact: an invoice, payment complement, credit note or transfer). */
+export async function importedCfdis(db: Db, tenant: string, uuids: readonly string[]): Promise<Set<string>> {
+  const found = await findFacts(
+    db,
+    tenant,
+    uuids.map((u) => factId(tenant, 'invoice', u)),
+  );
+  return new Set([...found.values()].map((r) => r.uuid));
+}
+
+/**
+ * Records the SAT bulk-download metadata's cancellations (lines with Estatus 0) of CFDIs that
+ * were imported, each as a fact beside the CFDI's other cancellation facts, and rebuilds the
+ * invoices they change. Returns each fact's outcome, in order (same line again: skipped).
+ */
+export async function recordMetadataCancellations(
+  ctx: ServiceContext,
+  tenant: string,
+  facts: readonly CancellationMetadataFact[],
+  now: Date,
+): Promise<WriteOutcome[]> {
+  if (!facts.length) return [];
+  const recorded = await recordFacts(
+    ctx,
+    tenant,
+    facts.map((fact) => ({
+      facts: [{ kind: fact.kind, uuid: fact.uuid, fact, invoices: [] }],
+      sha256: createHash('sha256').update(JSON.stringify(fact)).digest('hex'),
+    })),
+    now,
+  );
+  await rebuildInvoices(ctx, tenant, [...new Set(recorded.flatMap((r) => r.affected))], now);
+  return recorded.map((r) => r.outcome);
 }
