@@ -598,7 +598,9 @@ function readTaxTotals(root: XmlElement): Cfdi['taxTotals'] {
 
 function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
   if (root.attrs.Version !== version)
-    return reject(`Comprobante@Version "${(root.attrs.Version ?? '').slice(0, 10)}" is not ${version} (namespace ${root.ns})`);
+    return reject(
+      `unsupported: CFDI ${(root.attrs.Version ?? '').slice(0, 10)} (namespace ${root.ns}, which is CFDI ${version}); CFDI 3.3 and 4.0 are imported`,
+    );
   const ns = root.ns;
   const type = req(root, 'TipoDeComprobante');
   if (type !== 'I' && type !== 'E' && type !== 'P' && type !== 'T') return reject(`TipoDeComprobante "${type}" is not imported (I, E, P or T)`);
