@@ -13,6 +13,9 @@
  *   per MXN) gives the payment's rate 1 ÷ 0.05 = 20.00 MXN per USD.
  * - SW's public Carta Porte 2.0 transfer by road: a trip whose origin, destination, distance,
  *   goods, vehicle, trailer and driver are the XML's; SW's Carta Porte 2.0 by air is refused.
+ * - A 3.3 transfer with a Carta Porte 1.0 (built: no public one was found): the trip as it states.
+ * - A 3.3 freight invoice (built) of 5,000.00 + 800.00 − 200.00 = 5,600.00 carrying the public
+ *   Carta Porte 2.0: its trip links to it; a 3.3 credit note of 1,160.00 leaves 4,440.00.
  *
  * The SW samples are not stamped (SDK inputs): the test adds a TimbreFiscalDigital with a UUID of
  * its own and changes nothing else, as the corpus's `derived/` files do.
@@ -293,6 +296,91 @@ t.test('HTTP: the public Carta Porte 2.0 transfer by road makes its trip; by air
   );
   t.equal(unknown.status, 'rejected', 'an unknown Carta Porte version is not accepted without its trip');
   t.match(unknown.reason, /unsupported Carta Porte complement: namespace http:\/\/www\.sat\.gob\.mx\/CartaPorte40/);
+});
+
+/** A built CFDI 3.3 transfer (T) with a Carta Porte 1.0 by road: no public one was found. */
+const CP10_UUID = '35350000-0000-4000-8000-000000000C10';
+const CP10 =
+  `<?xml version="1.0" encoding="UTF-8"?>\n` +
+  `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/3" xmlns:cartaporte="http://www.sat.gob.mx/CartaPorte" Version="3.3" Serie="CP" Folio="77" Fecha="2021-09-01T06:00:00" SubTotal="0" Moneda="XXX" Total="0" TipoDeComprobante="T" LugarExpedicion="91700">` +
+  `<cfdi:Emisor Rfc="TCP850101AB1" Nombre="TRANSPORTES CP" RegimenFiscal="601"/><cfdi:Receptor Rfc="TCP850101AB1" Nombre="TRANSPORTES CP" UsoCFDI="P01"/>` +
+  `<cfdi:Conceptos><cfdi:Concepto ClaveProdServ="15101505" Cantidad="30000" ClaveUnidad="LTR" Descripcion="Diesel" ValorUnitario="0" Importe="0"/></cfdi:Conceptos>` +
+  `<cfdi:Complemento><cartaporte:CartaPorte Version="1.0" TranspInternac="No" TotalDistRec="412.5"><cartaporte:Ubicaciones>` +
+  `<cartaporte:Ubicacion TipoEstacion="02"><cartaporte:Origen IDOrigen="OR000001" RFCRemitente="PEM990101AA1" NombreRemitente="TAR TUXPAN" FechaHoraSalida="2021-09-01T07:00:00"/>` +
+  `<cartaporte:Domicilio Calle="Carretera Tuxpan" Municipio="189" Estado="VER" Pais="MEX" CodigoPostal="92800"/></cartaporte:Ubicacion>` +
+  `<cartaporte:Ubicacion DistanciaRecorrida="412.5"><cartaporte:Destino IDDestino="DE000001" RFCDestinatario="GAS010101AB2" NombreDestinatario="GASOLINERA NORTE" FechaHoraProgLlegada="2021-09-01T15:00:00"/>` +
+  `<cartaporte:Domicilio Calle="Av. Norte" NumeroExterior="12" Municipio="039" Estado="NLE" Pais="MEX" CodigoPostal="64000"/></cartaporte:Ubicacion>` +
+  `</cartaporte:Ubicaciones><cartaporte:Mercancias NumTotalMercancias="1">` +
+  `<cartaporte:Mercancia BienesTransp="15101505" Descripcion="Diesel" Cantidad="30000" ClaveUnidad="LTR" PesoEnKg="25200" ValorMercancia="600000"/>` +
+  `<cartaporte:AutotransporteFederal PermSCT="TPAF01" NumPermisoSCT="P-1" NombreAseg="ASEG" NumPolizaSeguro="1"><cartaporte:IdentificacionVehicular ConfigVehicular="T3S2" PlacaVM="XB1234A" AnioModeloVM="2019"/>` +
+  `<cartaporte:Remolques><cartaporte:Remolque SubTipoRem="CTR020" Placa="RT1001A"/><cartaporte:Remolque SubTipoRem="CTR020" Placa="RT1002A"/></cartaporte:Remolques></cartaporte:AutotransporteFederal>` +
+  `</cartaporte:Mercancias><cartaporte:FiguraTransporte CveTransporte="01"><cartaporte:Operadores><cartaporte:Operador RFCOperador="HEGR800101AB3" NombreOperador="RAUL HERNANDEZ" NumLicencia="LF-998877"/></cartaporte:Operadores></cartaporte:FiguraTransporte>` +
+  `</cartaporte:CartaPorte></cfdi:Complemento></cfdi:Comprobante>`;
+
+t.test('HTTP: a 3.3 transfer with Carta Porte 1.0 makes its trip (origin, destination, distance, goods, vehicle, trailers, driver)', async (t) => {
+  const key = await keyOf('TCP850101AB1');
+  const r = await post(key, stamped(CP10, CP10_UUID, '2021-09-01T06:00:05'));
+  t.match(r, { status: 'created', kind: 'transfer', tripId: `TCP850101AB1-CP-${CP10_UUID}` }, r.reason ?? 'created');
+  const { body: trip } = await get(key, `/api/shipments/${encodeURIComponent(r.tripId!)}`, t, '/api/shipments/:id');
+  t.match(trip.route.origin, { id: 'OR000001', state: 'VER' });
+  t.match(trip.route.destination, { id: 'DE000001', state: 'NLE' });
+  t.equal(trip.driver, 'RAUL HERNANDEZ');
+  t.equal(trip.shipments[0].distanceKm, 412.5);
+  t.equal(trip.shipments[0].vehicle, 'XB1234A');
+  t.same(
+    trip.shipments[0].volumes.products.map((p: { code: string; loaded: number }) => [p.code, p.loaded]),
+    [['15101505', 30000]],
+  );
+  t.match(await trips(h.db).findOne({ _id: r.tripId! }), {
+    client: 'GAS010101AB2',
+    vehicle: { plate: 'XB1234A', config: 'T3S2', trailers: ['RT1001A', 'RT1002A'] },
+    driver: { id: 'HEGR800101AB3', name: 'RAUL HERNANDEZ', license: 'LF-998877' },
+  });
+  const noDriver = CP10.replace(' RFCOperador="HEGR800101AB3"', '');
+  t.match((await post(key, stamped(noDriver, '35350000-0000-4000-8000-000000000C11', '2021-09-01T06:00:05'))).reason, /Operador@RFCOperador is missing/);
+});
+
+t.test('HTTP: a 3.3 freight invoice carrying the public Carta Porte 2.0, and a 3.3 credit note against it', async (t) => {
+  const tenant = cp20.issuer;
+  const key = await keyOf(tenant);
+  const uuid = '35350000-0000-4000-8000-0000000000B1';
+  const inv = invoiceXml({
+    version: '3.3',
+    issuer: tenant,
+    receiver: 'CIN010203KL5',
+    uuid,
+    fecha: '2022-02-22T10:00:00',
+    method: 'PPD',
+    lines: [{ desc: 'Flete', amount: 5000, transfers: [{ tax: '002', rate: 0.16 }], retentions: [{ tax: '002', rate: 0.04 }] }],
+  });
+  t.equal(inv.total, 5600, '5,000.00 + 800.00 − 200.00');
+  // The public Carta Porte 2.0 element, namespace declared on it, after the invoice's stamp.
+  const cp = CP20.slice(CP20.indexOf('<cartaporte20:CartaPorte '), CP20.indexOf('</cfdi:Complemento>')).replace(
+    '<cartaporte20:CartaPorte ',
+    '<cartaporte20:CartaPorte xmlns:cartaporte20="http://www.sat.gob.mx/CartaPorte20" ',
+  );
+  const xml = inv.xml.replace('</cfdi:Complemento>', `${cp}</cfdi:Complemento>`);
+  const r = await post(key, xml);
+  t.match(r, { status: 'created', kind: 'invoice', tripId: `${tenant}-CP-${uuid}` }, r.reason ?? 'created');
+  const { body: trip } = await get(key, `/api/shipments/${encodeURIComponent(r.tripId!)}`, t, '/api/shipments/:id');
+  t.match(trip.financialLinked, { id: `${tenant}-CFDI-${uuid}`, total: 5600 }, 'the trip links to its 3.3 invoice');
+  t.equal(trip.shipments[0].distanceKm, cp20.distanceKm);
+
+  // A 3.3 credit note (E, CfdiRelacionados 01) of 1,160.00 against it: balance 5,600.00 → 4,440.00.
+  const ncUuid = '35350000-0000-4000-8000-0000000000B2';
+  const nc =
+    `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/3" Version="3.3" Serie="NC" Folio="1" Fecha="2022-03-01T10:00:00" SubTotal="1000.00" Moneda="MXN" Total="1160.00" TipoDeComprobante="E" MetodoPago="PUE" LugarExpedicion="91700">` +
+    `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${uuid}"/></cfdi:CfdiRelacionados>` +
+    `<cfdi:Emisor Rfc="${tenant}" Nombre="EMISOR" RegimenFiscal="601"/><cfdi:Receptor Rfc="CIN010203KL5" Nombre="RECEPTOR" UsoCFDI="G02"/>` +
+    `<cfdi:Conceptos><cfdi:Concepto ClaveProdServ="84111506" Cantidad="1" ClaveUnidad="ACT" Descripcion="Bonificacion" ValorUnitario="1000.00" Importe="1000.00">` +
+    `<cfdi:Impuestos><cfdi:Traslados><cfdi:Traslado Base="1000.00" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="160.00"/></cfdi:Traslados></cfdi:Impuestos></cfdi:Concepto></cfdi:Conceptos>` +
+    `<cfdi:Impuestos TotalImpuestosTrasladados="160.00"><cfdi:Traslados><cfdi:Traslado Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="160.00"/></cfdi:Traslados></cfdi:Impuestos>` +
+    `<cfdi:Complemento></cfdi:Complemento></cfdi:Comprobante>`;
+  const n = await post(key, stamped(nc, ncUuid, '2022-03-01T10:00:05'));
+  t.match(n, { status: 'created', kind: 'creditNote' }, n.reason ?? 'created');
+  const { body: doc } = await get(key, `/api/financial-docs/${encodeURIComponent(`${tenant}-CFDI-${uuid}`)}`, t, '/api/financial-docs/:id');
+  t.match(doc.balance, { total: 5600, pending: 4440 }, '5,600.00 − 1,160.00');
 });
 
 t.test('MCP: importDocuments reads a 3.3 invoice, Pagos 1.0 and 2.0, and a Carta Porte 2.0 trip', async (t) => {

@@ -507,8 +507,9 @@ function readCartaPorte2x(cp: XmlElement): CartaPorte {
 /**
  * Carta Porte 1.0 (2021): each Ubicacion holds an Origen (IDOrigen, RFCRemitente, FechaHoraSalida)
  * or a Destino (IDDestino, RFCDestinatario, FechaHoraProgLlegada) and its DistanciaRecorrida; the
- * truck is AutotransporteFederal; the driver FiguraTransporte/Operadores/Operador. IDOrigen and
- * IDDestino are optional: a missing one is numbered by position (OR000001, DE000001, …).
+ * truck is AutotransporteFederal; the driver FiguraTransporte/Operadores/Operador (its RFCOperador
+ * required, as RFCFigura is in 2.0). IDOrigen and IDDestino are optional: a missing one is numbered
+ * by position (OR000001, DE000001, …); RFCRemitente and RFCDestinatario are optional too (empty).
  */
 function readCartaPorte10(cp: XmlElement): CartaPorte {
   const ns = cp.ns;
@@ -552,7 +553,7 @@ function readCartaPorte10(cp: XmlElement): CartaPorte {
     vehicle: { config: req(ident, 'ConfigVehicular'), plate: req(ident, 'PlacaVM'), year: opt(ident, 'AnioModeloVM') ?? '', trailers },
     driver: op
       ? {
-          rfc: opt(op, 'RFCOperador') === undefined ? '' : rfcOf(op, 'RFCOperador'),
+          rfc: rfcOf(op, 'RFCOperador'),
           name: opt(op, 'NombreOperador') ?? '',
           license: opt(op, 'NumLicencia') ?? '',
         }

@@ -136,7 +136,8 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
     nCed: cp.idCcp,
     nRel: cfdi.serie && cfdi.folio ? `${cfdi.serie}-${cfdi.folio}` : cfdi.folio,
     company: tenant,
-    client: billed ? cfdi.receiver.rfc : dests[dests.length - 1]!.rfc,
+    // A transfer's client is its last consignee; Carta Porte 1.0 may leave its RFC out: then the receiver's.
+    client: billed ? cfdi.receiver.rfc : dests[dests.length - 1]!.rfc || cfdi.receiver.rfc,
     createdAt: cfdi.date,
     driver: { id: driver.rfc, name: driver.name, license: driver.license },
     vehicle: { id: cp.vehicle.plate, plate: cp.vehicle.plate, config: cp.vehicle.config, trailers: cp.vehicle.trailers },
