@@ -1,5 +1,5 @@
 /**
- * Pure mapping of a CFDI's Carta Porte 3.x complement into the stored
+ * Pure mapping of a CFDI's Carta Porte complement (1.0, 2.0, 3.0, 3.1) into the stored
  * TripDocument shape (lib/model/trip-document.ts, as the demo generator writes
  * it): one trip per stamped CFDI, one leg per Destino.
  *
