@@ -9,8 +9,9 @@
  *   30,000.00 = 25,862.07 + IVA 4,137.93, paid by SW's public Pagos 1.0 sample (USD payment at
  *   TipoCambioP 21.50 of an MXN document: ImpPagado 15,000.00, 30,000.00 → 15,000.00), then by a
  *   Pagos 2.0 complement (built: no public one pays a 3.3 invoice) of the 15,000.00 left → 0.
- * - A 3.3 invoice in USD at 20.00 (built) paid by a Pagos 1.0 in MXN whose TipoCambioDR 0.05 (USD
- *   per MXN) gives the payment's rate 1 ÷ 0.05 = 20.00 MXN per USD.
+ * - A 3.3 invoice in USD at 20.00 (built) of 1,160.00: 500.00 paid by a Pagos 1.0 in MXN whose
+ *   TipoCambioDR 0.05 (USD per MXN) gives the rate 1 ÷ 0.05 = 20.00 MXN per USD, the 660.00 left
+ *   by a Pagos 2.0 in USD at TipoCambioP 19.50.
  * - SW's public Carta Porte 2.0 transfer by road: a trip whose origin, destination, distance,
  *   goods, vehicle, trailer and driver are the XML's; SW's Carta Porte 2.0 by air is refused.
  * - A 3.3 transfer with a Carta Porte 1.0 (built: no public one was found): the trip as it states.
@@ -191,7 +192,7 @@ t.test('HTTP: a 3.3 invoice paid by the public Pagos 1.0 (USD) and then by a Pag
   });
 });
 
-t.test('HTTP: a 3.3 invoice in USD paid by a Pagos 1.0 in MXN: TipoCambioDR gives the payment rate', async (t) => {
+t.test('HTTP: a 3.3 invoice in USD paid by a Pagos 1.0 in MXN (TipoCambioDR) and a Pagos 2.0 in USD (TipoCambioP)', async (t) => {
   const tenant = 'TUS850101AB1';
   const key = await keyOf(tenant);
   const uuid = '35350000-0000-4000-8000-0000000000A1';
@@ -208,22 +209,42 @@ t.test('HTTP: a 3.3 invoice in USD paid by a Pagos 1.0 in MXN: TipoCambioDR give
   });
   t.equal(inv.total, 1160, '1,000.00 + 16% = 1,160.00 USD');
   t.equal((await post(key, inv.xml)).status, 'created');
-  // 1,160.00 USD paid with 23,200.00 MXN: TipoCambioDR 0.05 USD per MXN, i.e. 20.00 MXN per USD.
+  // 500.00 USD paid with 10,000.00 MXN: TipoCambioDR 0.05 USD per MXN, i.e. 20.00 MXN per USD.
+  // The 660.00 USD left, by a Pagos 2.0 in USD at TipoCambioP 19.50.
   const pay =
     `<?xml version="1.0" encoding="UTF-8"?>\n` +
     `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/3" xmlns:pago10="http://www.sat.gob.mx/Pagos" Version="3.3" Fecha="2021-04-01T10:00:00" SubTotal="0" Moneda="XXX" Total="0" TipoDeComprobante="P" LugarExpedicion="91700">` +
     `<cfdi:Emisor Rfc="${tenant}" Nombre="EMISOR" RegimenFiscal="601"/><cfdi:Receptor Rfc="CIN010203KL5" Nombre="RECEPTOR" UsoCFDI="P01"/>` +
     `<cfdi:Conceptos><cfdi:Concepto ClaveProdServ="84111506" Cantidad="1" ClaveUnidad="ACT" Descripcion="Pago" ValorUnitario="0" Importe="0"/></cfdi:Conceptos>` +
-    `<cfdi:Complemento><pago10:Pagos Version="1.0"><pago10:Pago FechaPago="2021-04-01T09:00:00" FormaDePagoP="03" MonedaP="MXN" Monto="23200.00">` +
-    `<pago10:DoctoRelacionado IdDocumento="${uuid}" MonedaDR="USD" TipoCambioDR="0.05" MetodoDePagoDR="PPD" NumParcialidad="1" ImpSaldoAnt="1160.00" ImpPagado="1160.00" ImpSaldoInsoluto="0.00"/>` +
+    `<cfdi:Complemento><pago10:Pagos Version="1.0"><pago10:Pago FechaPago="2021-04-01T09:00:00" FormaDePagoP="03" MonedaP="MXN" Monto="10000.00">` +
+    `<pago10:DoctoRelacionado IdDocumento="${uuid}" MonedaDR="USD" TipoCambioDR="0.05" MetodoDePagoDR="PPD" NumParcialidad="1" ImpSaldoAnt="1160.00" ImpPagado="500.00" ImpSaldoInsoluto="660.00"/>` +
     `</pago10:Pago></pago10:Pagos></cfdi:Complemento></cfdi:Comprobante>`;
   const r = await post(key, stamped(pay, '35350000-0000-4000-8000-0000000000A2', '2021-04-01T10:00:05'));
   t.equal(r.status, 'created', r.reason ?? 'created');
+  const usd = paymentXml({
+    issuer: tenant,
+    receiver: 'CIN010203KL5',
+    uuid: '35350000-0000-4000-8000-0000000000A4',
+    fecha: '2023-06-01T10:00:00',
+    invoiceUuid: uuid,
+    currency: 'USD',
+    exchangeRate: 19.5,
+    before: 660,
+    paid: 660,
+  });
+  t.equal((await post(key, usd)).status, 'created');
   const { body: doc } = await get(key, `/api/financial-docs/${encodeURIComponent(`${tenant}-CFDI-${uuid}`)}`, t, '/api/financial-docs/:id');
   t.equal(doc.currency, 'USD');
   t.match(doc.balance, { total: 1160, pending: 0, isFullyPaid: true });
   const { body: full } = await get(key, `/api/financial-docs/${encodeURIComponent(`${tenant}-CFDI-${uuid}`)}?detail=full`, t, '/api/financial-docs/:id');
-  t.match(full.payments, [{ kind: 'payment', amount: 1160, exchangeRate: 20 }], 'the payment at 1 ÷ 0.05 = 20 MXN per USD');
+  t.match(
+    full.payments,
+    [
+      { kind: 'payment', amount: 500, balanceBefore: 1160, balanceAfter: 660, exchangeRate: 20 },
+      { kind: 'payment', amount: 660, balanceBefore: 660, balanceAfter: 0, exchangeRate: 19.5 },
+    ],
+    'in USD: the Pagos 1.0 at 1 ÷ 0.05 = 20 MXN per USD, the Pagos 2.0 at its TipoCambioP 19.50',
+  );
 
   t.test('a Pagos 1.0 in another currency without TipoCambioDR is refused', async (t) => {
     const noRate = pay.replace(' TipoCambioDR="0.05"', '');
