@@ -412,20 +412,24 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Import CFDI 4.0 XML and Carta Porte
-         * @description Takes in the carrier's own CFDI 4.0 XML, as downloaded from the SAT or the PAC, so every
+         * Import CFDI 4.0 and 3.3 XML and Carta Porte
+         * @description Takes in the carrier's own CFDI XML (4.0, and 3.3 for the years before 2023-04-01), as downloaded from the SAT or the PAC, so every
          *     other operation (lists, tax summary, audits) runs on its real numbers. Send one XML file
          *     (`application/xml`), a zip of many (`application/zip`), or files as JSON
          *     (`application/json`, what MCP agents send). The same import runs from the command line:
          *     `npm run import -- --tenant <RFC> <files or folders…>`.
          *
-         *     **What is read.** CFDI 4.0 (`http://www.sat.gob.mx/cfd/4`), stamped (TimbreFiscalDigital):
-         *     invoices (type I), credit notes (type E with CfdiRelacionados 01, reducing the related
-         *     invoice's balance), payment complements (type P, Pagos 2.0: each DoctoRelacionado's
-         *     ImpSaldoAnt, ImpPagado, ImpSaldoInsoluto, and TipoCambioP/EquivalenciaDR for another currency),
-         *     and Carta Porte 3.0/3.1 complements (on an invoice or a transfer, type T) into trips: one leg
-         *     per destination with its goods. Only road transport (`Autotransporte`) makes a trip: a Carta
-         *     Porte by air, sea or rail is refused with that reason. Delivered volumes are not part of Carta
+         *     **What is read.** CFDI 4.0 (`http://www.sat.gob.mx/cfd/4`) and 3.3 (`http://www.sat.gob.mx/cfd/3`;
+         *     without ObjetoImp, a concept with taxes is subject, one without is not), stamped
+         *     (TimbreFiscalDigital): invoices (type I), credit notes (type E with CfdiRelacionados 01,
+         *     reducing the related invoice's balance), payment complements (type P, Pagos 2.0 or 1.0: each
+         *     DoctoRelacionado's ImpSaldoAnt, ImpPagado, ImpSaldoInsoluto, and TipoCambioP with
+         *     EquivalenciaDR, or 1.0's TipoCambioDR, for another currency; a Pagos 2.0 may pay a 3.3
+         *     invoice), and Carta Porte 1.0, 2.0, 3.0 and 3.1 complements (on an invoice or a transfer, type
+         *     T) into trips: one leg per destination with its goods, vehicle, trailers and driver. Only road
+         *     transport (`Autotransporte`, `AutotransporteFederal` in 1.0) makes a trip: a Carta Porte by
+         *     air, sea or rail is refused with that reason, and so is a Pagos or Carta Porte complement of
+         *     another version (never accepted without what it carries). Delivered volumes are not part of Carta
          *     Porte: add them with the delivery addenda (`urn:freight-backoffice:entregas:1`, see
          *     docs/importing.md); a leg without them is in transit.
          *
@@ -473,8 +477,8 @@ export interface paths {
          *     arrives, so the order of files does not matter.
          *
          *     **Rejections are per file**, with the reason: malformed XML, any DTD (`<!DOCTYPE>`: no entity
-         *     expansion, no external entities), another namespace or version (CFDI 3.3 is reported as
-         *     unsupported), an unstamped CFDI, amounts or dates that do not parse, files larger than
+         *     expansion, no external entities), another namespace or version (CFDI 3.2, a Pagos or Carta Porte
+         *     version not read), an unstamped CFDI, amounts or dates that do not parse, files larger than
          *     `IMPORT_MAX_FILE_BYTES` (2 MiB), zip entries compressed more than
          *     `IMPORT_MAX_COMPRESSION_RATIO`:1 (100), more than `IMPORT_MAX_FILES` (20,000) files or
          *     `IMPORT_MAX_TOTAL_BYTES` (1 GiB) uncompressed in one import. A rejected file writes
@@ -6108,9 +6112,9 @@ export interface operations {
                      *           ]
                      *         },
                      *         {
-                     *           "name": "facturas.zip/2021/F-88.xml",
+                     *           "name": "facturas.zip/2016/F-88.xml",
                      *           "status": "rejected",
-                     *           "reason": "unsupported: CFDI 3.3 (namespace http://www.sat.gob.mx/cfd/3); only CFDI 4.0 is imported"
+                     *           "reason": "unsupported: CFDI 3.2 (namespace http://www.sat.gob.mx/cfd/3, which is CFDI 3.3); CFDI 3.3 and 4.0 are imported"
                      *         },
                      *         {
                      *           "name": "facturas.zip/metadata/7F3C2A10-0E2B-4C5D-9A8B-1C2D3E4F5A6B_01.txt",

@@ -23,7 +23,17 @@ import { createApiKey } from '../lib/auth/api-keys.ts';
 import { corpusDir, internallyConsistent, readInvoice, readManifest, sumC, type ManifestRow } from './helpers/cfdi-corpus.ts';
 
 const dir = corpusDir();
-const manifest = readManifest(dir);
+/**
+ * The manifest's `reject` is a floor (its README): a file refused only because its kind was not
+ * read yet is expected to be read once it is. CFDI 3.3 and Pagos 1.0 are read since issue 35
+ * (docs/domain.md, "A carrier's archive"): the stamped 3.3 invoice is accepted, and the Pagos 1.0
+ * sample, which is not stamped, is now refused for that reason instead of its version.
+ */
+const RAISED: Readonly<Record<string, Pick<ManifestRow, 'expect' | 'reasonRe'>>> = {
+  'files/cfdiutils-cfdi33-real.xml': { expect: 'accept', reasonRe: '' },
+  'files/cfdiutils-pagos10-facturador01.xml': { expect: 'reject', reasonRe: 'stamp|Timbre' },
+};
+const manifest = readManifest(dir).map((row) => ({ ...row, ...RAISED[row.file] }));
 const h = await startHarness(t);
 
 /** A key per issuer RFC; files without one in the manifest (refused anyway) use a placeholder tenant. */
@@ -134,6 +144,11 @@ async function checkInvoice(t: Test, row: ManifestRow, xml: string, key: string,
 
 t.test(`every file of the corpus (${manifest.length}) gives the manifest's outcome`, async (t) => {
   t.equal(manifest.length, 78, 'the 78 files of the manifest');
+  for (const file of Object.keys(RAISED))
+    t.ok(
+      manifest.some((r) => r.file === file),
+      `${file}, whose outcome is raised, is in the manifest`,
+    );
   for (const row of manifest) {
     await t.test(`${row.file} (${row.expect}${row.reasonRe ? ` /${row.reasonRe}/` : ''})`, async (t) => {
       const xml = readFileSync(path.join(dir, row.file));

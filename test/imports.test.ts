@@ -318,13 +318,22 @@ const BAD: [string, string, RegExp][] = [
   ],
   ['external entity', '<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><foo>&xxe;</foo>', /DTDs .* are not accepted/],
   ['undeclared entity', '<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4">&xxe;</cfdi:Comprobante>', /malformed XML/],
+  // CFDI 3.3 is read (test/cfdi-archive.test.ts); 3.2, in the same namespace, is not.
   [
-    'CFDI 3.3',
-    CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'Version="3.3"'),
-    /unsupported: CFDI 3\.3 .* only CFDI 4\.0 is imported/,
+    'CFDI 3.2',
+    CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'Version="3.2"'),
+    /unsupported: CFDI 3\.2 \(namespace http:\/\/www\.sat\.gob\.mx\/cfd\/3, which is CFDI 3\.3\); CFDI 3\.3 and 4\.0 are imported/,
   ],
-  ['wrong namespace', CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://example.com/cfd'), /not a CFDI 4\.0 or SAT cancellation acknowledgement/],
-  ['version 4.1', CFDI4.replace('Version="4.0"', 'Version="4.1"'), /Comprobante@Version "4\.1" is not 4\.0/],
+  [
+    'wrong namespace',
+    CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://example.com/cfd'),
+    /not a CFDI \(3\.3 or 4\.0\) or SAT cancellation acknowledgement/,
+  ],
+  [
+    'version 4.1',
+    CFDI4.replace('Version="4.0"', 'Version="4.1"'),
+    /unsupported: CFDI 4\.1 \(namespace http:\/\/www\.sat\.gob\.mx\/cfd\/4, which is CFDI 4\.0\)/,
+  ],
   ['unstamped', CFDI4.replace(/<cfdi:Complemento>[\s\S]*<\/cfdi:Complemento>/, ''), /not stamped/],
   ['bad amount', CFDI4.replace('Total="22400.00"', 'Total="22,400.00"'), /Comprobante@Total is not a non-negative decimal amount/],
   ['negative amount', CFDI4.replace('SubTotal="20000.00"', 'SubTotal="-20000.00"'), /SubTotal is not a non-negative/],

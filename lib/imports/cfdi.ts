@@ -1,12 +1,15 @@
 /**
  * Reads a parsed XML tree as one of the files the import understands:
  *
- * - a CFDI 4.0 Comprobante (`http://www.sat.gob.mx/cfd/4`) of type I (invoice),
- *   E (credit note, CfdiRelacionados 01), P (payment complement, Pagos 2.0) or
- *   T (transfer, only useful with Carta Porte), stamped (TimbreFiscalDigital
- *   1.1), optionally with a Carta Porte 3.0/3.1 complement by road; every tax of
- *   its concepts (ISR 001, IVA 002, IEPS 003; Tasa, Cuota, Exento), its Moneda and
- *   TipoCambio;
+ * - a CFDI Comprobante, 4.0 (`http://www.sat.gob.mx/cfd/4`) or 3.3
+ *   (`http://www.sat.gob.mx/cfd/3`, the archive before 2023-04-01), of type I
+ *   (invoice), E (credit note, CfdiRelacionados 01), P (payment complement,
+ *   Pagos 2.0, or Pagos 1.0 on 3.3) or T (transfer, only useful with Carta
+ *   Porte), stamped (TimbreFiscalDigital 1.1), optionally with a Carta Porte
+ *   1.0, 2.0, 3.0 or 3.1 complement by road; every tax of its concepts (ISR 001,
+ *   IVA 002, IEPS 003; Tasa, Cuota, Exento), its Moneda and TipoCambio. A
+ *   payment or Carta Porte complement of another version, or Carta Porte by
+ *   air, sea or rail, refuses the file with that reason;
  * - a SAT cancellation acknowledgement (`Acuse`): as the SAT and PACs return it
  *   (root in no namespace, `Folios` in `http://cancelacfd.sat.gob.mx` with the
  *   child elements `UUID` and `EstatusUUID`, a Signature, Fecha with up to 7
@@ -29,7 +32,10 @@ export const NS = {
   cfdi4: 'http://www.sat.gob.mx/cfd/4',
   cfdi33: 'http://www.sat.gob.mx/cfd/3',
   tfd: 'http://www.sat.gob.mx/TimbreFiscalDigital',
+  pagos10: 'http://www.sat.gob.mx/Pagos',
   pagos20: 'http://www.sat.gob.mx/Pagos20',
+  cartaPorte10: 'http://www.sat.gob.mx/CartaPorte',
+  cartaPorte20: 'http://www.sat.gob.mx/CartaPorte20',
   cartaPorte30: 'http://www.sat.gob.mx/CartaPorte30',
   cartaPorte31: 'http://www.sat.gob.mx/CartaPorte31',
   cancel: 'http://cancelacfd.sat.gob.mx',
@@ -37,15 +43,34 @@ export const NS = {
   delivery: 'urn:freight-backoffice:entregas:1',
 } as const;
 
-const KEPT = new Set<string>([NS.cfdi4, NS.cfdi33, NS.tfd, NS.pagos20, NS.cartaPorte30, NS.cartaPorte31, NS.cancel, NS.delivery]);
-/** The namespaces whose elements the tree keeps. */
+const KEPT = new Set<string>([
+  NS.cfdi4,
+  NS.cfdi33,
+  NS.tfd,
+  NS.pagos10,
+  NS.pagos20,
+  NS.cartaPorte10,
+  NS.cartaPorte20,
+  NS.cartaPorte30,
+  NS.cartaPorte31,
+  NS.cancel,
+  NS.delivery,
+]);
 /**
- * Elements kept while parsing: those in the namespaces read, and elements in no namespace under
+ * Payment and Carta Porte complements of versions not read here: kept in the tree only so that
+ * the file is refused naming them, never imported without what they carry.
+ */
+const SAT_NS = 'http://www.sat.gob.mx/';
+const isPagosNs = (ns: string): boolean => ns.startsWith(`${SAT_NS}Pagos`);
+const isCartaPorteNs = (ns: string): boolean => ns.startsWith(`${SAT_NS}CartaPorte`);
+/**
+ * Elements kept while parsing: those in the namespaces read, payment and Carta Porte complements
+ * of any version (so that one not read is refused naming it), and elements in no namespace under
  * a parent in no namespace or in the cancelacfd one (acknowledgements whose elements carry no
  * namespace, as some PACs return them). A CFDI's namespace-less Addenda content stays dropped.
  */
 export const keepNamespace = (ns: string, parent?: { ns: string }): boolean =>
-  KEPT.has(ns) || (ns === '' && parent !== undefined && (parent.ns === '' || parent.ns === NS.cancel));
+  KEPT.has(ns) || isPagosNs(ns) || isCartaPorteNs(ns) || (ns === '' && parent !== undefined && (parent.ns === '' || parent.ns === NS.cancel));
 
 const UUID_RE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const RFC_RE = /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/;
@@ -144,6 +169,8 @@ export interface Delivery {
 
 export interface Cfdi {
   file: 'cfdi';
+  /** Comprobante@Version: 4.0, or 3.3 (before 2023-04-01). */
+  version: '3.3' | '4.0';
   type: 'I' | 'E' | 'P' | 'T';
   uuid: string;
   certifiedAt: number;
@@ -271,6 +298,10 @@ function one(parent: XmlElement, ns: string, name: string): XmlElement {
 
 // --------------------------------------------------------------------------- CFDI
 
+/** The CFDI versions read: 4.0 and, for the archive before 2023-04-01, 3.3 (docs/domain.md, "A carrier's archive"). */
+type CfdiVersion = '3.3' | '4.0';
+const CFDI_NS: Readonly<Record<CfdiVersion, string>> = { '3.3': NS.cfdi33, '4.0': NS.cfdi4 };
+
 /** A concept's cfdi:Traslado or cfdi:Retencion: every SAT tax, Tasa, Cuota or Exento (only a transfer may be exempt). */
 function readTax(el: XmlElement, concept: number): CfdiTax {
   const code = req(el, 'Impuesto');
@@ -289,12 +320,17 @@ function readTax(el: XmlElement, concept: number): CfdiTax {
   };
 }
 
-function readConcept(el: XmlElement, index: number): CfdiConcept {
-  const objetoImp = req(el, 'ObjetoImp');
+/**
+ * A concept and its taxes. CFDI 3.3 has no ObjetoImp: a concept with taxes is subject (02), one
+ * without is not (01), as docs/domain.md reads the 3.3 rule.
+ */
+function readConcept(el: XmlElement, index: number, version: CfdiVersion): CfdiConcept {
+  const ns = CFDI_NS[version];
+  const taxes = childOf(el, ns, 'Impuestos');
+  const transfers = taxes ? childrenOf(childOf(taxes, ns, 'Traslados') ?? taxes, ns, 'Traslado').map((t) => readTax(t, index + 1)) : [];
+  const retentions = taxes ? childrenOf(childOf(taxes, ns, 'Retenciones') ?? taxes, ns, 'Retencion').map((t) => readTax(t, index + 1)) : [];
+  const objetoImp = version === '3.3' ? (transfers.length || retentions.length ? '02' : '01') : req(el, 'ObjetoImp');
   if (!OBJETO_IMP.has(objetoImp)) return reject(`Concepto ${index + 1}: ObjetoImp "${objetoImp.slice(0, 10)}" is not a SAT ObjetoImp (01 to 08)`);
-  const taxes = childOf(el, NS.cfdi4, 'Impuestos');
-  const transfers = taxes ? childrenOf(childOf(taxes, NS.cfdi4, 'Traslados') ?? taxes, NS.cfdi4, 'Traslado').map((t) => readTax(t, index + 1)) : [];
-  const retentions = taxes ? childrenOf(childOf(taxes, NS.cfdi4, 'Retenciones') ?? taxes, NS.cfdi4, 'Retencion').map((t) => readTax(t, index + 1)) : [];
   if (objetoImp === '01' && (transfers.length || retentions.length))
     return reject(`Concepto ${index + 1} is ObjetoImp 01 (not subject to tax) but carries taxes`);
   return {
@@ -311,10 +347,59 @@ function readConcept(el: XmlElement, index: number): CfdiConcept {
   };
 }
 
+/** The payment complement versions read, by namespace: Pagos 1.0 (CFDI 3.3, 2018–2022) and 2.0. */
+const PAGOS_VERSION: Readonly<Record<string, '1.0' | '2.0'>> = { [NS.pagos10]: '1.0', [NS.pagos20]: '2.0' };
+
+/**
+ * One paid document. Pagos 2.0 states EquivalenciaDR; Pagos 1.0 states TipoCambioDR with the same
+ * meaning (units of the document's currency per unit of the payment's), and lets ImpPagado out
+ * when the payment pays one document in its own currency (then ImpPagado is the Monto).
+ */
+function readPaymentDoc(d: XmlElement, version: '1.0' | '2.0', payment: { currency: string; rate: number; amount: number; docs: number }): CfdiPaymentDoc {
+  const currency = req(d, 'MonedaDR');
+  if (!CURRENCY_RE.test(currency) || currency === 'XXX') reject(`DoctoRelacionado@MonedaDR "${currency.slice(0, 10)}" is not an ISO 4217 currency`);
+  const id = d.attrs.IdDocumento ?? '';
+  if (version === '1.0' && (opt(d, 'ImpSaldoAnt') === undefined || opt(d, 'ImpSaldoInsoluto') === undefined))
+    reject(
+      `DoctoRelacionado ${id}: ImpSaldoAnt and ImpSaldoInsoluto are missing (Pagos 1.0 leaves them out only for a PUE invoice); the balance they move is unknown`,
+    );
+  const before = amount(d, 'ImpSaldoAnt');
+  let paid: number;
+  if (version === '1.0' && opt(d, 'ImpPagado') === undefined) {
+    if (payment.docs !== 1 || currency !== payment.currency)
+      return reject(`DoctoRelacionado ${id}: ImpPagado is missing, and the payment pays several documents or another currency`);
+    paid = payment.amount;
+  } else paid = amount(d, 'ImpPagado');
+  const after = amount(d, 'ImpSaldoInsoluto');
+  if (Math.abs(Math.round(before * 100) - Math.round(paid * 100) - Math.round(after * 100)) > 1) {
+    reject(`DoctoRelacionado ${id}: ImpSaldoInsoluto ${after} ≠ ImpSaldoAnt ${before} − ImpPagado ${paid}`);
+  }
+  const equivalenceAttr = version === '1.0' ? 'TipoCambioDR' : 'EquivalenciaDR';
+  if (version === '1.0' && currency !== payment.currency && opt(d, equivalenceAttr) === undefined)
+    reject(`DoctoRelacionado ${id}: TipoCambioDR is missing: a document in ${currency} paid in ${payment.currency} states it`);
+  const equivalence = opt(d, equivalenceAttr) === undefined ? 1 : rate10(d, equivalenceAttr);
+  return {
+    invoiceUuid: uuidOf(d, 'IdDocumento'),
+    installment: Number(opt(d, 'NumParcialidad') ?? '1'),
+    balanceBefore: before,
+    paid,
+    balanceAfter: after,
+    currency,
+    equivalence,
+    // MXN per unit of the paid document's currency, to 6 decimals (exactly 1 for an MXN document).
+    exchangeRate: currency === 'MXN' ? 1 : Math.round((payment.rate / equivalence) * 1e6) / 1e6,
+  };
+}
+
 function readPayments(complement: XmlElement): CfdiPayment[] {
-  const pagos = one(complement, NS.pagos20, 'Pagos');
-  if (pagos.attrs.Version !== '2.0') return reject(`Pagos@Version "${pagos.attrs.Version ?? ''}" is not 2.0`);
-  const list = childrenOf(pagos, NS.pagos20, 'Pago');
+  const all = complement.children.filter((c) => c.name === 'Pagos' && isPagosNs(c.ns));
+  if (all.length === 0) return reject('a payment CFDI (P) without a Pagos complement');
+  if (all.length > 1) return reject(`Complemento has ${all.length} Pagos complements, expected one`);
+  const pagos = all[0]!;
+  const version = PAGOS_VERSION[pagos.ns];
+  if (version === undefined) return reject(`unsupported payment complement: namespace ${pagos.ns} (Pagos 1.0 and 2.0 are read)`);
+  if (pagos.attrs.Version !== version) return reject(`Pagos@Version "${pagos.attrs.Version ?? ''}" is not ${version} (namespace ${pagos.ns})`);
+  const list = childrenOf(pagos, pagos.ns, 'Pago');
   if (list.length === 0) return reject('Pagos has no Pago');
   return list.map((p) => {
     const paymentCurrency = req(p, 'MonedaP');
@@ -322,29 +407,12 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
     if (paymentCurrency !== 'MXN' && opt(p, 'TipoCambioP') === undefined)
       reject(`Pago@TipoCambioP is missing: a payment in ${paymentCurrency} states its MXN exchange rate`);
     const paymentRate = paymentCurrency === 'MXN' ? 1 : rate10(p, 'TipoCambioP');
-    const docs = childrenOf(p, NS.pagos20, 'DoctoRelacionado').map((d): CfdiPaymentDoc => {
-      const before = amount(d, 'ImpSaldoAnt');
-      const paid = amount(d, 'ImpPagado');
-      const after = amount(d, 'ImpSaldoInsoluto');
-      if (Math.abs(Math.round(before * 100) - Math.round(paid * 100) - Math.round(after * 100)) > 1) {
-        reject(`DoctoRelacionado ${d.attrs.IdDocumento ?? ''}: ImpSaldoInsoluto ${after} ≠ ImpSaldoAnt ${before} − ImpPagado ${paid}`);
-      }
-      const equivalence = opt(d, 'EquivalenciaDR') === undefined ? 1 : rate10(d, 'EquivalenciaDR');
-      const currency = req(d, 'MonedaDR');
-      return {
-        invoiceUuid: uuidOf(d, 'IdDocumento'),
-        installment: Number(opt(d, 'NumParcialidad') ?? '1'),
-        balanceBefore: before,
-        paid,
-        balanceAfter: after,
-        currency,
-        equivalence,
-        // MXN per unit of the paid document's currency, to 6 decimals (exactly 1 for an MXN document).
-        exchangeRate: currency === 'MXN' ? 1 : Math.round((paymentRate / equivalence) * 1e6) / 1e6,
-      };
-    });
-    if (docs.length === 0) return reject('Pago has no DoctoRelacionado');
-    return { date: dateTime(p, 'FechaPago'), amount: amount(p, 'Monto'), currency: paymentCurrency, exchangeRate: paymentRate, docs };
+    const paymentAmount = amount(p, 'Monto');
+    const docEls = childrenOf(p, pagos.ns, 'DoctoRelacionado');
+    if (docEls.length === 0) return reject('Pago has no DoctoRelacionado');
+    const payment = { currency: paymentCurrency, rate: paymentRate, amount: paymentAmount, docs: docEls.length };
+    const docs = docEls.map((d) => readPaymentDoc(d, version, payment));
+    return { date: dateTime(p, 'FechaPago'), amount: paymentAmount, currency: paymentCurrency, exchangeRate: paymentRate, docs };
   });
 }
 
@@ -354,45 +422,41 @@ function rate10(el: XmlElement, attr: string): number {
   return Number(v);
 }
 
+/** The Carta Porte versions read, by namespace (1.0 of 2021, 2.0 of 2022–2023, 3.0 and 3.1). */
+const CARTA_PORTE_VERSION: Readonly<Record<string, string>> = {
+  [NS.cartaPorte10]: '1.0',
+  [NS.cartaPorte20]: '2.0',
+  [NS.cartaPorte30]: '3.0',
+  [NS.cartaPorte31]: '3.1',
+};
+
 /** Carta Porte transport elements other than road, with the mode they describe. */
 const NOT_ROAD: Readonly<Record<string, string>> = { TransporteAereo: 'air', TransporteMaritimo: 'sea', TransporteFerroviario: 'rail' };
 
-function readCartaPorte(complement: XmlElement): CartaPorte | null {
-  const cp = childOf(complement, NS.cartaPorte31, 'CartaPorte') ?? childOf(complement, NS.cartaPorte30, 'CartaPorte');
-  if (!cp) return null;
-  const ns = cp.ns;
-  // The mode first: a trip here is a truck on the road; air, sea and rail legs are not read.
-  const mercanciasEl = childOf(cp, ns, 'Mercancias');
-  if (mercanciasEl && !childOf(mercanciasEl, ns, 'Autotransporte')) {
-    const other = mercanciasEl.children.find((c) => c.ns === ns && NOT_ROAD[c.name] !== undefined);
+/** A trip here is a truck on the road (Autotransporte; AutotransporteFederal in 1.0): air, sea and rail legs are not read. */
+function roadTransport(mercancias: XmlElement, ns: string, road: string): XmlElement {
+  const auto = childOf(mercancias, ns, road);
+  if (!auto) {
+    const other = mercancias.children.find((c) => c.ns === ns && NOT_ROAD[c.name] !== undefined);
     if (other)
-      reject(
-        `Carta Porte by ${NOT_ROAD[other.name]} (${other.name}): only road transport (Autotransporte) makes a trip in this service; the file is not imported`,
-      );
+      reject(`Carta Porte by ${NOT_ROAD[other.name]} (${other.name}): only road transport (${road}) makes a trip in this service; the file is not imported`);
   }
-  const ubicaciones = one(cp, ns, 'Ubicaciones');
-  const locations = childrenOf(ubicaciones, ns, 'Ubicacion').map((u): CartaPorteLocation => {
-    const kind = req(u, 'TipoUbicacion');
-    if (kind !== 'Origen' && kind !== 'Destino') return reject(`Ubicacion@TipoUbicacion "${kind}" is not Origen or Destino`);
-    const dom = childOf(u, ns, 'Domicilio');
-    return {
-      kind,
-      id: req(u, 'IDUbicacion'),
-      rfc: rfcOf(u, 'RFCRemitenteDestinatario'),
-      name: opt(u, 'NombreRemitenteDestinatario') ?? '',
-      date: dateTime(u, 'FechaHoraSalidaLlegada'),
-      distanceKm: kind === 'Destino' ? amount(u, 'DistanciaRecorrida') : 0,
-      street: [dom?.attrs.Calle, dom?.attrs.NumeroExterior].filter(Boolean).join(' '),
-      municipality: dom?.attrs.Municipio ?? '',
-      locality: dom?.attrs.Localidad ?? '',
-      state: dom ? req(dom, 'Estado') : reject(`Ubicacion ${u.attrs.IDUbicacion ?? ''} has no Domicilio`),
-      country: dom?.attrs.Pais ?? 'MEX',
-      zip: dom?.attrs.CodigoPostal ?? '',
-    };
-  });
-  if (!locations.some((l) => l.kind === 'Origen')) reject('Carta Porte has no Origen');
-  if (!locations.some((l) => l.kind === 'Destino')) reject('Carta Porte has no Destino');
-  const mercancias = one(cp, ns, 'Mercancias');
+  return one(mercancias, ns, road);
+}
+
+function address(u: XmlElement, ns: string, id: string): Pick<CartaPorteLocation, 'street' | 'municipality' | 'locality' | 'state' | 'country' | 'zip'> {
+  const dom = childOf(u, ns, 'Domicilio') ?? reject(`Ubicacion ${id} has no Domicilio`);
+  return {
+    street: [dom.attrs.Calle, dom.attrs.NumeroExterior].filter(Boolean).join(' '),
+    municipality: dom.attrs.Municipio ?? '',
+    locality: dom.attrs.Localidad ?? '',
+    state: req(dom, 'Estado'),
+    country: dom.attrs.Pais ?? 'MEX',
+    zip: dom.attrs.CodigoPostal ?? '',
+  };
+}
+
+function readGoods(mercancias: XmlElement, ns: string): CartaPorteGoods[] {
   const goods = childrenOf(mercancias, ns, 'Mercancia').map((m): CartaPorteGoods => ({
     code: req(m, 'BienesTransp'),
     description: req(m, 'Descripcion'),
@@ -402,7 +466,35 @@ function readCartaPorte(complement: XmlElement): CartaPorte | null {
     split: childrenOf(m, ns, 'CantidadTransporta').map((c) => ({ destination: req(c, 'IDDestino'), quantity: amount(c, 'Cantidad') })),
   }));
   if (goods.length === 0) reject('Carta Porte Mercancias has no Mercancia');
-  const auto = one(mercancias, ns, 'Autotransporte');
+  return goods;
+}
+
+function checkEnds(locations: CartaPorteLocation[]): CartaPorteLocation[] {
+  if (!locations.some((l) => l.kind === 'Origen')) reject('Carta Porte has no Origen');
+  if (!locations.some((l) => l.kind === 'Destino')) reject('Carta Porte has no Destino');
+  return locations;
+}
+
+/** Carta Porte 2.0, 3.0 and 3.1: Ubicacion with TipoUbicacion and IDUbicacion, Autotransporte, FiguraTransporte/TiposFigura. */
+function readCartaPorte2x(cp: XmlElement): CartaPorte {
+  const ns = cp.ns;
+  const mercancias = one(cp, ns, 'Mercancias');
+  const auto = roadTransport(mercancias, ns, 'Autotransporte');
+  const ubicaciones = one(cp, ns, 'Ubicaciones');
+  const locations = childrenOf(ubicaciones, ns, 'Ubicacion').map((u): CartaPorteLocation => {
+    const kind = req(u, 'TipoUbicacion');
+    if (kind !== 'Origen' && kind !== 'Destino') return reject(`Ubicacion@TipoUbicacion "${kind}" is not Origen or Destino`);
+    const id = req(u, 'IDUbicacion');
+    return {
+      kind,
+      id,
+      rfc: rfcOf(u, 'RFCRemitenteDestinatario'),
+      name: opt(u, 'NombreRemitenteDestinatario') ?? '',
+      date: dateTime(u, 'FechaHoraSalidaLlegada'),
+      distanceKm: kind === 'Destino' ? amount(u, 'DistanciaRecorrida') : 0,
+      ...address(u, ns, id),
+    };
+  });
   const ident = one(auto, ns, 'IdentificacionVehicular');
   const trailers = (childOf(auto, ns, 'Remolques')?.children ?? []).filter((r) => r.name === 'Remolque').map((r) => req(r, 'Placa'));
   const figures = childOf(cp, ns, 'FiguraTransporte')?.children.filter((f) => f.name === 'TiposFigura') ?? [];
@@ -411,15 +503,84 @@ function readCartaPorte(complement: XmlElement): CartaPorte | null {
     version: req(cp, 'Version'),
     idCcp: opt(cp, 'IdCCP') ?? '',
     totalDistanceKm: amount(cp, 'TotalDistRec', false),
-    locations,
-    goods,
+    locations: checkEnds(locations),
+    goods: readGoods(mercancias, ns),
     vehicle: { config: req(ident, 'ConfigVehicular'), plate: req(ident, 'PlacaVM'), year: opt(ident, 'AnioModeloVM') ?? '', trailers },
     driver: op ? { rfc: rfcOf(op, 'RFCFigura'), name: opt(op, 'NombreFigura') ?? '', license: opt(op, 'NumLicencia') ?? '' } : null,
   };
 }
 
+/**
+ * Carta Porte 1.0 (2021): each Ubicacion holds an Origen (IDOrigen, RFCRemitente, FechaHoraSalida)
+ * or a Destino (IDDestino, RFCDestinatario, FechaHoraProgLlegada) and its DistanciaRecorrida; the
+ * truck is AutotransporteFederal; the driver FiguraTransporte/Operadores/Operador (its RFCOperador
+ * required, as RFCFigura is in 2.0). IDOrigen and IDDestino are optional: a missing one is numbered
+ * by position (OR000001, DE000001, …); RFCRemitente and RFCDestinatario are optional too (empty).
+ */
+function readCartaPorte10(cp: XmlElement): CartaPorte {
+  const ns = cp.ns;
+  const mercancias = one(cp, ns, 'Mercancias');
+  const auto = roadTransport(mercancias, ns, 'AutotransporteFederal');
+  const ubicaciones = one(cp, ns, 'Ubicaciones');
+  let origins = 0;
+  let destinations = 0;
+  const locations = childrenOf(ubicaciones, ns, 'Ubicacion').map((u, i): CartaPorteLocation => {
+    const o = childOf(u, ns, 'Origen');
+    const d = childOf(u, ns, 'Destino');
+    if ((o ? 1 : 0) + (d ? 1 : 0) !== 1) return reject(`Ubicacion ${i + 1} holds ${o && d ? 'both an Origen and a Destino' : 'neither Origen nor Destino'}`);
+    const pad = (n: number) => String(n).padStart(6, '0');
+    if (o) {
+      const id = opt(o, 'IDOrigen') ?? `OR${pad(++origins)}`;
+      const rfc = opt(o, 'RFCRemitente') === undefined ? '' : rfcOf(o, 'RFCRemitente');
+      return { kind: 'Origen', id, rfc, name: opt(o, 'NombreRemitente') ?? '', date: dateTime(o, 'FechaHoraSalida'), distanceKm: 0, ...address(u, ns, id) };
+    }
+    const id = opt(d!, 'IDDestino') ?? `DE${pad(++destinations)}`;
+    const rfc = opt(d!, 'RFCDestinatario') === undefined ? '' : rfcOf(d!, 'RFCDestinatario');
+    return {
+      kind: 'Destino',
+      id,
+      rfc,
+      name: opt(d!, 'NombreDestinatario') ?? '',
+      date: dateTime(d!, 'FechaHoraProgLlegada'),
+      distanceKm: amount(u, 'DistanciaRecorrida'),
+      ...address(u, ns, id),
+    };
+  });
+  const ident = one(auto, ns, 'IdentificacionVehicular');
+  const trailers = (childOf(auto, ns, 'Remolques')?.children ?? []).filter((r) => r.name === 'Remolque').map((r) => req(r, 'Placa'));
+  const operators = childOf(childOf(cp, ns, 'FiguraTransporte') ?? cp, ns, 'Operadores');
+  const op = operators ? childOf(operators, ns, 'Operador') : undefined;
+  return {
+    version: req(cp, 'Version'),
+    idCcp: '',
+    totalDistanceKm: amount(cp, 'TotalDistRec', false),
+    locations: checkEnds(locations),
+    goods: readGoods(mercancias, ns),
+    vehicle: { config: req(ident, 'ConfigVehicular'), plate: req(ident, 'PlacaVM'), year: opt(ident, 'AnioModeloVM') ?? '', trailers },
+    driver: op
+      ? {
+          rfc: rfcOf(op, 'RFCOperador'),
+          name: opt(op, 'NombreOperador') ?? '',
+          license: opt(op, 'NumLicencia') ?? '',
+        }
+      : null,
+  };
+}
+
+function readCartaPorte(complement: XmlElement): CartaPorte | null {
+  const all = complement.children.filter((c) => c.name === 'CartaPorte' && isCartaPorteNs(c.ns));
+  if (all.length === 0) return null;
+  if (all.length > 1) return reject(`Complemento has ${all.length} CartaPorte complements, expected one`);
+  const cp = all[0]!;
+  const version = CARTA_PORTE_VERSION[cp.ns];
+  if (version === undefined)
+    return reject(`unsupported Carta Porte complement: namespace ${cp.ns} (Carta Porte 1.0, 2.0, 3.0 and 3.1 are read); the file is not imported`);
+  if (cp.attrs.Version !== version) return reject(`CartaPorte@Version "${(cp.attrs.Version ?? '').slice(0, 10)}" is not ${version} (namespace ${cp.ns})`);
+  return version === '1.0' ? readCartaPorte10(cp) : readCartaPorte2x(cp);
+}
+
 function readDeliveries(root: XmlElement): Delivery[] {
-  const addenda = childOf(root, NS.cfdi4, 'Addenda');
+  const addenda = childOf(root, root.ns, 'Addenda');
   if (!addenda) return [];
   const out: Delivery[] = [];
   for (const entregas of childrenOf(addenda, NS.delivery, 'Entregas')) {
@@ -437,23 +598,26 @@ function readDeliveries(root: XmlElement): Delivery[] {
 
 /** Comprobante/Impuestos: the document's declared totals (absent attributes: 0); null without the node. */
 function readTaxTotals(root: XmlElement): Cfdi['taxTotals'] {
-  const el = childOf(root, NS.cfdi4, 'Impuestos');
+  const el = childOf(root, root.ns, 'Impuestos');
   if (!el) return null;
   return { transferred: amount(el, 'TotalImpuestosTrasladados', false), retained: amount(el, 'TotalImpuestosRetenidos', false) };
 }
 
-function readCfdi(root: XmlElement): Cfdi {
-  const version = root.attrs.Version;
-  if (version !== '4.0') return reject(`Comprobante@Version "${version ?? ''}" is not 4.0`);
+function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
+  if (root.attrs.Version !== version)
+    return reject(
+      `unsupported: CFDI ${(root.attrs.Version ?? '').slice(0, 10)} (namespace ${root.ns}, which is CFDI ${version}); CFDI 3.3 and 4.0 are imported`,
+    );
+  const ns = root.ns;
   const type = req(root, 'TipoDeComprobante');
   if (type !== 'I' && type !== 'E' && type !== 'P' && type !== 'T') return reject(`TipoDeComprobante "${type}" is not imported (I, E, P or T)`);
-  const complement = childOf(root, NS.cfdi4, 'Complemento');
+  const complement = childOf(root, ns, 'Complemento');
   const stamp = complement ? childOf(complement, NS.tfd, 'TimbreFiscalDigital') : undefined;
   if (!stamp) return reject('not stamped: no TimbreFiscalDigital in Complemento (import the XML returned by SAT or your PAC)');
-  const emisor = one(root, NS.cfdi4, 'Emisor');
-  const receptor = one(root, NS.cfdi4, 'Receptor');
-  const conceptsEl = one(root, NS.cfdi4, 'Conceptos');
-  const concepts = childrenOf(conceptsEl, NS.cfdi4, 'Concepto').map(readConcept);
+  const emisor = one(root, ns, 'Emisor');
+  const receptor = one(root, ns, 'Receptor');
+  const conceptsEl = one(root, ns, 'Conceptos');
+  const concepts = childrenOf(conceptsEl, ns, 'Concepto').map((c, i) => readConcept(c, i, version));
   if (concepts.length === 0) reject('Conceptos has no Concepto');
   const method = opt(root, 'MetodoPago');
   if (method !== undefined && method !== 'PUE' && method !== 'PPD') reject(`MetodoPago "${method}" is not PUE or PPD`);
@@ -466,12 +630,16 @@ function readCfdi(root: XmlElement): Cfdi {
   if (currency !== 'MXN' && currency !== 'XXX' && opt(root, 'TipoCambio') === undefined)
     reject(`Comprobante@TipoCambio is missing: Moneda ${currency} needs its MXN exchange rate`);
   const exchangeRate = currency === 'MXN' || currency === 'XXX' ? 1 : rate10(root, 'TipoCambio');
-  const related = childrenOf(root, NS.cfdi4, 'CfdiRelacionados').map((r) => ({
+  // 3.3 allows one CfdiRelacionados, 4.0 several: the same elements either way.
+  const related = childrenOf(root, ns, 'CfdiRelacionados').map((r) => ({
     relation: req(r, 'TipoRelacion'),
-    uuids: childrenOf(r, NS.cfdi4, 'CfdiRelacionado').map((c) => uuidOf(c, 'UUID')),
+    uuids: childrenOf(r, ns, 'CfdiRelacionado').map((c) => uuidOf(c, 'UUID')),
   }));
+  const payments = type === 'P' ? readPayments(complement!) : [];
+  if (type !== 'P' && complement!.children.some((c) => isPagosNs(c.ns))) reject(`a Pagos complement on a CFDI of type ${type} (only type P carries payments)`);
   return {
     file: 'cfdi',
+    version,
     type,
     uuid: uuidOf(stamp, 'UUID'),
     certifiedAt: dateTime(stamp, 'FechaTimbrado'),
@@ -489,7 +657,7 @@ function readCfdi(root: XmlElement): Cfdi {
     receiver: { rfc: rfcOf(receptor, 'Rfc'), name: opt(receptor, 'Nombre') ?? '' },
     related,
     concepts,
-    payments: type === 'P' ? readPayments(complement!) : [],
+    payments,
     cartaPorte: readCartaPorte(complement!),
     deliveries: readDeliveries(root),
   };
@@ -574,14 +742,12 @@ function readRequest(root: XmlElement): CancellationRequest {
 
 /** What a parsed file is, or an ImportRejection saying why it is not importable. */
 export function readImportFile(root: XmlElement): ImportFile {
-  if (root.ns === NS.cfdi4 && root.name === 'Comprobante') return readCfdi(root);
+  if (root.ns === NS.cfdi4 && root.name === 'Comprobante') return readCfdi(root, '4.0');
+  if (root.ns === NS.cfdi33 && root.name === 'Comprobante') return readCfdi(root, '3.3');
   if ((root.ns === '' || root.ns === NS.cancel) && (root.name === 'Acuse' || root.name === 'CancelaCFDResult')) return readAcuse(root);
   if (root.ns === NS.cancel && root.name === 'Cancelacion') return readRequest(root);
   if (root.name === 'Envelope') {
     return reject(`a SOAP envelope (${root.ns || 'no namespace'}): import the SAT acknowledgement (Acuse) or CFDI it carries, not the web-service answer`);
   }
-  if (root.ns === NS.cfdi33 && root.name === 'Comprobante') {
-    return reject(`unsupported: CFDI ${root.attrs.Version ?? '3.x'} (namespace ${NS.cfdi33}); only CFDI 4.0 is imported`);
-  }
-  return reject(`not a CFDI 4.0 or SAT cancellation acknowledgement: root element ${root.name} in namespace "${root.ns || '(none)'}"`);
+  return reject(`not a CFDI (3.3 or 4.0) or SAT cancellation acknowledgement: root element ${root.name} in namespace "${root.ns || '(none)'}"`);
 }

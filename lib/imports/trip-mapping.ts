@@ -1,5 +1,5 @@
 /**
- * Pure mapping of a CFDI's Carta Porte 3.x complement into the stored
+ * Pure mapping of a CFDI's Carta Porte complement (1.0, 2.0, 3.0, 3.1) into the stored
  * TripDocument shape (lib/model/trip-document.ts, as the demo generator writes
  * it): one trip per stamped CFDI, one leg per Destino.
  *
@@ -136,7 +136,8 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
     nCed: cp.idCcp,
     nRel: cfdi.serie && cfdi.folio ? `${cfdi.serie}-${cfdi.folio}` : cfdi.folio,
     company: tenant,
-    client: billed ? cfdi.receiver.rfc : dests[dests.length - 1]!.rfc,
+    // A transfer's client is its last consignee; Carta Porte 1.0 may leave its RFC out: then the receiver's.
+    client: billed ? cfdi.receiver.rfc : dests[dests.length - 1]!.rfc || cfdi.receiver.rfc,
     createdAt: cfdi.date,
     driver: { id: driver.rfc, name: driver.name, license: driver.license },
     vehicle: { id: cp.vehicle.plate, plate: cp.vehicle.plate, config: cp.vehicle.config, trailers: cp.vehicle.trailers },

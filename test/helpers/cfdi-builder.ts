@@ -1,5 +1,5 @@
 /**
- * Stamped CFDI 4.0 XML for tests, built from a few numbers: every tax amount is round2(base ×
+ * Stamped CFDI 4.0 (or 3.3) XML for tests, built from a few numbers: every tax amount is round2(base ×
  * rate) unless given, the document totals (SubTotal, Descuento, Comprobante/Impuestos, Total)
  * follow from the lines. Also the SAT's cancellation acknowledgement as PACs return it, a
  * taxpayer's cancellation request, and a Pagos 2.0 complement.
@@ -41,6 +41,8 @@ export interface CfdiSpec {
   lines: LineSpec[];
   /** The XML declaration's encoding (the text is returned as a string; encode it as declared). */
   encoding?: string;
+  /** CFDI 3.3 (namespace cfd/3): no Exportacion, no ObjetoImp, no receiver's fiscal address or regime. Default 4.0. */
+  version?: '3.3' | '4.0';
 }
 
 const r2 = (x: number): number => Math.round(x * 100 + Number.EPSILON * 100) / 100;
@@ -71,6 +73,7 @@ export function invoiceXml(o: CfdiSpec): { xml: string; subTotal: number; discou
   let disc = 0;
   let transferred = 0;
   let retained = 0;
+  const v33 = o.version === '3.3';
   const concepts = o.lines.map((l) => {
     const discount = l.discount ?? 0;
     const lineBase = r2(l.amount - discount);
@@ -85,7 +88,7 @@ export function invoiceXml(o: CfdiSpec): { xml: string; subTotal: number; discou
         ? `<cfdi:Impuestos>${tr.length ? `<cfdi:Traslados>${tr.map((t) => taxXml('Traslado', t)).join('')}</cfdi:Traslados>` : ''}${re.length ? `<cfdi:Retenciones>${re.map((t) => taxXml('Retencion', t)).join('')}</cfdi:Retenciones>` : ''}</cfdi:Impuestos>`
         : '';
     const objetoImp = l.objetoImp ?? (tr.length || re.length ? '02' : '01');
-    return `<cfdi:Concepto ClaveProdServ="${l.code ?? '78101802'}" Cantidad="1" ClaveUnidad="E48" Descripcion="${esc(l.desc)}" ValorUnitario="${money(l.amount)}" Importe="${money(l.amount)}"${discount ? ` Descuento="${money(discount)}"` : ''} ObjetoImp="${objetoImp}">${taxes}</cfdi:Concepto>`;
+    return `<cfdi:Concepto ClaveProdServ="${l.code ?? '78101802'}" Cantidad="1" ClaveUnidad="E48" Descripcion="${esc(l.desc)}" ValorUnitario="${money(l.amount)}" Importe="${money(l.amount)}"${discount ? ` Descuento="${money(discount)}"` : ''}${v33 ? '' : ` ObjetoImp="${objetoImp}"`}>${taxes}</cfdi:Concepto>`;
   });
   sub = r2(sub);
   disc = r2(disc);
@@ -99,9 +102,9 @@ export function invoiceXml(o: CfdiSpec): { xml: string; subTotal: number; discou
       : '';
   const xml =
     `<?xml version="1.0" encoding="${o.encoding ?? 'UTF-8'}"?>\n` +
-    `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" Version="4.0" Serie="T" Folio="${o.uuid.slice(0, 8)}" Fecha="${o.fecha}" SubTotal="${money(sub)}"${disc ? ` Descuento="${money(disc)}"` : ''} Moneda="${currency}"${currency === 'MXN' ? '' : ` TipoCambio="${o.exchangeRate}"`} Total="${money(total)}" TipoDeComprobante="I" Exportacion="01" MetodoPago="${o.method ?? 'PUE'}" LugarExpedicion="91700">` +
-    `<cfdi:Emisor Rfc="${esc(o.issuer)}" Nombre="${esc(o.issuerName ?? 'EMISOR')}" RegimenFiscal="626"/>` +
-    `<cfdi:Receptor Rfc="${esc(o.receiver)}" Nombre="${esc(o.receiverName ?? 'RECEPTOR')}" DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601" UsoCFDI="G03"/>` +
+    `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/${v33 ? '3' : '4'}" Version="${v33 ? '3.3' : '4.0'}" Serie="T" Folio="${o.uuid.slice(0, 8)}" Fecha="${o.fecha}" SubTotal="${money(sub)}"${disc ? ` Descuento="${money(disc)}"` : ''} Moneda="${currency}"${currency === 'MXN' ? '' : ` TipoCambio="${o.exchangeRate}"`} Total="${money(total)}" TipoDeComprobante="I"${v33 ? '' : ' Exportacion="01"'} MetodoPago="${o.method ?? 'PUE'}" LugarExpedicion="91700">` +
+    `<cfdi:Emisor Rfc="${esc(o.issuer)}" Nombre="${esc(o.issuerName ?? 'EMISOR')}" RegimenFiscal="${v33 ? '601' : '626'}"/>` +
+    `<cfdi:Receptor Rfc="${esc(o.receiver)}" Nombre="${esc(o.receiverName ?? 'RECEPTOR')}"${v33 ? '' : ' DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601"'} UsoCFDI="G03"/>` +
     `<cfdi:Conceptos>${concepts.join('')}</cfdi:Conceptos>${header}` +
     `<cfdi:Complemento><tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${o.uuid}" FechaTimbrado="${o.certified ?? o.fecha}" RfcProvCertif="SAT970701NN3" SelloCFD="A" NoCertificadoSAT="00001000000509846663" SelloSAT="B"/></cfdi:Complemento>` +
     `</cfdi:Comprobante>`;

@@ -200,3 +200,40 @@ t.test('Carta Porte by air, sea or rail: refused, because only road transport ma
     /Carta Porte by air \(TransporteAereo\): only road transport \(Autotransporte\) makes a trip/,
   );
 });
+
+t.test('Pagos 1.0 (CFDI 3.3): ImpPagado left out is the Monto; balances required; other versions refused by namespace', async (t) => {
+  const uuid = '35350000-0000-4000-8000-0000000000D1';
+  const pago = (docto: string, pagos = 'xmlns:pago10="http://www.sat.gob.mx/Pagos" Version="1.0"', monto = '500.00') =>
+    readImportFile(
+      parseXmlTree(
+        `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/3" Version="3.3" Fecha="2019-05-01T10:00:00" SubTotal="0" Moneda="XXX" Total="0" TipoDeComprobante="P">` +
+          `<cfdi:Emisor Rfc="${TENANT}"/><cfdi:Receptor Rfc="CIN010203KL5"/>` +
+          `<cfdi:Conceptos><cfdi:Concepto ClaveProdServ="84111506" Cantidad="1" ClaveUnidad="ACT" Descripcion="Pago" ValorUnitario="0" Importe="0"/></cfdi:Conceptos>` +
+          `<cfdi:Complemento><tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" UUID="${uuid}" FechaTimbrado="2019-05-01T10:00:05"/>` +
+          `<pago10:Pagos ${pagos}><pago10:Pago FechaPago="2019-05-01T09:00:00" FormaDePagoP="03" MonedaP="MXN" Monto="${monto}">${docto}</pago10:Pago></pago10:Pagos>` +
+          `</cfdi:Complemento></cfdi:Comprobante>`,
+        keepNamespace,
+      ),
+    ) as Cfdi;
+  const doc = (attrs: string) => `<pago10:DoctoRelacionado IdDocumento="1A2B3C4D-0004-4000-8000-000000000004" MonedaDR="MXN" MetodoDePagoDR="PPD" ${attrs}/>`;
+  const c = pago(doc('NumParcialidad="2" ImpSaldoAnt="1500.00" ImpSaldoInsoluto="1000.00"'));
+  t.match(c, { version: '3.3', type: 'P', uuid });
+  t.same(
+    paymentFact(c).records.map((r) => [r.invoiceUuid, r.amount, r.balanceBefore, r.balanceAfter]),
+    [['1A2B3C4D-0004-4000-8000-000000000004', 500, 1500, 1000]],
+  );
+  t.throws(() => pago(doc('ImpPagado="500.00"')), /ImpSaldoAnt and ImpSaldoInsoluto are missing/);
+  t.throws(
+    () => pago(doc('ImpSaldoAnt="1500.00" ImpSaldoInsoluto="1000.00"') + doc('ImpSaldoAnt="1500.00" ImpSaldoInsoluto="1000.00"')),
+    /ImpPagado is missing/,
+  );
+  t.throws(() => pago(doc('ImpSaldoAnt="1500.00" ImpPagado="400.00" ImpSaldoInsoluto="1000.00"')), /ImpSaldoInsoluto 1000 ≠ ImpSaldoAnt 1500 − ImpPagado 400/);
+  t.throws(
+    () => pago(doc('ImpSaldoAnt="1.00" ImpPagado="1.00" ImpSaldoInsoluto="0"'), 'xmlns:pago10="http://www.sat.gob.mx/Pagos30" Version="3.0"'),
+    /unsupported payment complement: namespace http:\/\/www\.sat\.gob\.mx\/Pagos30/,
+  );
+  t.throws(
+    () => pago(doc('ImpSaldoAnt="1.00" ImpPagado="1.00" ImpSaldoInsoluto="0"'), 'xmlns:pago10="http://www.sat.gob.mx/Pagos" Version="2.0"'),
+    /Pagos@Version "2.0" is not 1.0/,
+  );
+});
