@@ -420,7 +420,7 @@ t.test('MCP: importDocuments reads a 3.3 invoice, Pagos 1.0 and 2.0, and a Carta
     isError?: boolean;
   };
   t.notOk(res.isError);
-  t.same(res.structuredContent.summary, { files: 4, created: 4, updated: 0, skipped: 0, rejected: 0 });
+  t.same(res.structuredContent.summary, { files: 4, created: 4, updated: 0, skipped: 0, rejected: 0, ignored: 0, rejectedLines: 0 });
   const tripId = res.structuredContent.files[3]!.tripId!;
   t.equal(tripId, `${cp20.issuer}-CP-${CP20_UUID}`);
   await checkPaid(t, key, pago10.issuer, true, true);
