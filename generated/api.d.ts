@@ -2772,7 +2772,7 @@ export interface components {
             clients: components["schemas"]["ReceivablesAgingResponseClients"];
             /** Format: date-time */
             computedAt: string;
-            filters: components["schemas"]["CashInflowForecastResponseFilters"];
+            filters: components["schemas"]["ReceivablesAgingResponseFilters"];
             items: components["schemas"]["ReceivablesAgingResponseItems"];
             parameters: components["schemas"]["ReceivablesAgingResponseParameters"];
             /** @example TGO850101AB1 */
@@ -2785,6 +2785,11 @@ export interface components {
             limit: number;
             listed: number;
             total: number;
+        };
+        ReceivablesAgingResponseFilters: {
+            /** @description The day asked for (null: today); `asOf.date` is the day used, today when a later one was asked */
+            asOf: string | null;
+            client: string | null;
         };
         /** @description Open invoices by days past due (oldest first), capped by `limit`. */
         ReceivablesAgingResponseItems: {
@@ -4100,7 +4105,7 @@ export interface components {
          */
         ApiVersion: "1" | "2";
         /**
-         * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today is a 400: what will be owed then is a forecast, not a balance.
+         * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today gives the balances of now (what will be owed then is not known yet; the cash inflow forecast says when it should come in): `filters.asOf` is the day asked for, `asOf.date` the day used.
          * @example 2026-10-31
          */
         AsOfDay: components["schemas"]["CalendarDate"];
@@ -4141,7 +4146,7 @@ export interface components {
         /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
         FindingKind: "discrepancy" | "warning" | "info";
         /**
-         * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later. A day after today is a 400.
+         * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later; a day after today means now (`asOf` in the answer says the day used).
          * @example 2026-10-31
          */
         ForecastAsOf: components["schemas"]["CalendarDate"];
@@ -4677,7 +4682,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later. A day after today is a 400.
+                 * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later; a day after today means now (`asOf` in the answer says the day used).
                  * @example 2026-10-31
                  */
                 asOf?: components["parameters"]["ForecastAsOf"];
@@ -5828,7 +5833,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Only invoices open at the end of this day (YYYY-MM-DD, America/Mexico_City, years 1970–2999): emitted by then, not cancelled by then, and Total − valid payments − valid credit notes dated by then above zero — what was owed that day, whatever was paid since (docs/domain.md, "Receivables as of a date"; `GET /api/receivables/aging` sums them by days past due). A day after today is a 400. `paymentStatus` and `cancelled` still judge the current state.
+                 * @description Only invoices open at the end of this day (YYYY-MM-DD, America/Mexico_City, years 1970–2999): emitted by then, not cancelled by then, and Total − valid payments − valid credit notes dated by then above zero — what was owed that day, whatever was paid since (docs/domain.md, "Receivables as of a date"; `GET /api/receivables/aging` sums them by days past due). A day after today means today, as of now (what will be paid by then is not known). `paymentStatus` and `cancelled` still judge the current state.
                  * @example 2026-10-31
                  */
                 openAsOf?: components["schemas"]["CalendarDate"];
@@ -6221,7 +6226,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today is a 400: what will be owed then is a forecast, not a balance.
+                 * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today gives the balances of now (what will be owed then is not known yet; the cash inflow forecast says when it should come in): `filters.asOf` is the day asked for, `asOf.date` the day used.
                  * @example 2026-10-31
                  */
                 asOf?: components["parameters"]["AsOfDay"];
@@ -6261,7 +6266,8 @@ export interface operations {
                      *         "date": "2026-10-31"
                      *       },
                      *       "filters": {
-                     *         "client": null
+                     *         "client": null,
+                     *         "asOf": "2026-10-31"
                      *       },
                      *       "parameters": {
                      *         "creditDays": {

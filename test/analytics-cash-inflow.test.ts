@@ -208,7 +208,6 @@ t.test('parameter validation', async (t) => {
   const cases: [string, RegExp][] = [
     ['?bucket=day', /bucket must be one of: week, month/],
     ['?client=nope', /client/],
-    ['?asOf=2099-01-01', /asOf 2099-01-01 is after today/],
     ['?asOf=2026-02-30', /asOf/],
     ['?asOf=yesterday', /asOf/],
   ];

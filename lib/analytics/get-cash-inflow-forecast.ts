@@ -130,7 +130,7 @@ async function openInvoices(rows: AsyncIterable<OpenInvoiceRow>): Promise<{ invo
 export async function getCashInflowForecast(ctx: ServiceContext, tenant: string, input: CashInflowInput): Promise<CashInflowForecast> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
-  const asOf = asOfInstant(now, input.asOf, 'asOf', period.asOf);
+  const asOf = asOfInstant(now, input.asOf, period.asOf);
   const client = input.client;
   const timeout = ctx.config.queryTimeoutMs;
   const traced = getTracedSettings(ctx.db, tenant);

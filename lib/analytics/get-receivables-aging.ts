@@ -24,7 +24,7 @@ export interface ReceivablesAging extends Aging {
   tenant: string;
   computedAt: string;
   asOf: AsOfOut;
-  filters: { client: string | null };
+  filters: { client: string | null; asOf: string | null };
   parameters: {
     creditDays: { default: number; byClient: Record<string, number>; source: { default: SettingSource; byClient: SettingSource } };
     daysPastDue: string;
@@ -57,7 +57,7 @@ export async function getReceivablesAging(ctx: ServiceContext, tenant: string, i
     tenant,
     computedAt: now.toISOString(),
     asOf: asOfOut(asOf),
-    filters: { client: client ?? null },
+    filters: { client: client ?? null, asOf: input.asOf ?? null },
     parameters: {
       creditDays: {
         default: settings.defaultCreditDays,

@@ -49,7 +49,7 @@ export async function listFinancialDocs(ctx: ServiceContext, tenant: string, inp
     cancelled: input.cancelled,
     cancellationStatus: input.cancellationStatus,
     updatedSince: input.updatedSince === undefined ? undefined : isoInstant(input.updatedSince, 'updatedSince'),
-    openAsOf: input.openAsOf === undefined ? undefined : asOfInstant(ctx.now(), input.openAsOf, 'openAsOf'),
+    openAsOf: input.openAsOf === undefined ? undefined : asOfInstant(ctx.now(), input.openAsOf),
   };
   const sort = filter.updatedSince === undefined ? 'default' : 'sync';
   const { meta: pageMeta, docs } = await listPage({
