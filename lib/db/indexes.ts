@@ -70,6 +70,17 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.importFacts]: [{ key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' }],
   // "Has this tenant any link yet?" (the one-off backfill check of lib/finance/ledger/facts-repo.ts).
   [COLLECTIONS.importLinks]: [{ key: { tenant: 1 }, name: 'tenant' }],
+  // --- received CFDIs (lib/received): the facts of each received invoice, its cancellations by UUID.
+  [COLLECTIONS.receivedFacts]: [{ key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' }],
+  // The list's filters (supplier, category, payment state, cancellation), each then newest issue date first.
+  [COLLECTIONS.receivedDocs]: [
+    { key: { tenant: 1, date: -1, _id: -1 }, name: 'tenant_date' },
+    { key: { tenant: 1, 'supplier.rfc': 1, date: -1, _id: -1 }, name: 'tenant_supplier_date' },
+    { key: { tenant: 1, category: 1, date: -1, _id: -1 }, name: 'tenant_category_date' },
+    { key: { tenant: 1, paymentState: 1, date: -1, _id: -1 }, name: 'tenant_payment_state_date' },
+    // Re-categorizing a tenant's documents when its rules change: by the code each follows.
+    { key: { tenant: 1, mainCode: 1 }, name: 'tenant_main_code' },
+  ],
   // --- webhooks (lib/webhooks) ---
   [COLLECTIONS.webhooks]: [
     // One slot per endpoint, at most WEBHOOK_MAX_ENDPOINTS per tenant: concurrent creates cannot exceed it.
