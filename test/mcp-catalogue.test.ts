@@ -13,7 +13,8 @@ import { loadSpec } from '../handlers/app.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { deref, type Json } from '../lib/spec/deref.ts';
 
-const CATALOGUE_LIMIT_BYTES = 30 * 1024;
+// 30 KB until the four received-CFDI tools (issue 35): the catalogue stood at 30,266 bytes, and their list, get and category rules add 3.7 KB.
+const CATALOGUE_LIMIT_BYTES = 34 * 1024;
 const spec = loadSpec();
 const operations = new Map(listOperations(spec).map((op) => [op.operationId, op]));
 
@@ -64,7 +65,7 @@ t.test('tools/list: size, outputSchema on every tool, descriptions', async (t) =
   const withOutput = tools.filter((tool) => tool.outputSchema?.type === 'object').length;
   t.comment(`tools/list: ${tools.length} tools, ${bytes} bytes (${(bytes / 1024).toFixed(1)} KB); ${withOutput} with an outputSchema`);
   console.log(`tools/list: ${tools.length} tools, ${bytes} bytes (${(bytes / 1024).toFixed(1)} KB); ${withOutput} with an outputSchema`);
-  t.ok(bytes <= CATALOGUE_LIMIT_BYTES, `tools/list is at most 30 KB (${bytes} bytes)`);
+  t.ok(bytes <= CATALOGUE_LIMIT_BYTES, `tools/list is at most 34 KB (${bytes} bytes)`);
   t.equal(withOutput, tools.length, 'every tool has an object outputSchema');
   for (const tool of tools) {
     const op = operations.get(tool.name)!;
