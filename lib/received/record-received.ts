@@ -101,38 +101,76 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
   });
 }
 
-/** Rebuilds the stored documents of these received invoices from all their facts; returns those that exist (their invoice is imported). */
-export async function rebuildReceivedInvoices(ctx: ServiceContext, tenant: string, uuids: readonly string[], now: Date): Promise<Set<string>> {
-  const existing = new Set<string>();
-  if (!uuids.length) return existing;
+const REBUILD_ATTEMPTS = 5;
+
+interface InvoiceFacts {
+  records: ReceivedFactRecord[];
+  cancels: Map<string, (CancellationFact | CancellationRequestFact)[]>;
+  /** What the document was built from (ids and file hashes): another import's fact meanwhile changes it. */
+  key: string;
+}
+
+/** The facts of each of these invoices, with the cancellations of it and of its payments and credit notes by their supplier. */
+async function readInvoiceFacts(ctx: ServiceContext, tenant: string, uuids: readonly string[]): Promise<Map<string, InvoiceFacts>> {
   const records = await factsOfReceivedInvoices(ctx.db, tenant, uuids);
   const cancels = await receivedCancellationsOf(ctx.db, tenant, [...uuids, ...records.filter((r) => r.kind !== 'invoice').map((r) => r.uuid)]);
-  const cancelBy = new Map<string, (CancellationFact | CancellationRequestFact)[]>();
-  for (const c of cancels) {
-    // Only the issuer of the cancelled CFDI can cancel it.
-    const target = records.find((r) => r.uuid === c.uuid);
-    if (target && target.issuer === c.issuer) addTo(cancelBy, c.uuid, c.fact as CancellationFact | CancellationRequestFact);
-  }
-  const { receivedCategoryRules } = await getTenantSettings(ctx.db, tenant);
-  const docs: ReceivedDocRow[] = [];
-  for (const uuid of new Set(uuids)) {
+  const per = new Map<string, InvoiceFacts>();
+  for (const uuid of uuids) {
     const mine = records.filter((r) => r.invoices.includes(uuid));
-    const invoice = mine.find((r) => r.kind === 'invoice' && r.uuid === uuid);
-    if (!invoice) continue;
-    existing.add(uuid);
-    // A payment or credit note counts only from the invoice's own supplier.
-    const fromSupplier = mine.filter((r) => r.issuer === invoice.issuer);
-    docs.push(
-      buildReceivedDocument(
-        tenant,
-        invoice.fact as ReceivedInvoiceFact,
-        fromSupplier.filter((r) => r.kind === 'payment').map((r) => r.fact as ReceivedPaymentFact),
-        fromSupplier.filter((r) => r.kind === 'creditNote').map((r) => r.fact as ReceivedCreditNoteFact),
-        cancelBy,
-        receivedCategoryRules,
-      ),
-    );
+    const byUuid = new Map<string, (CancellationFact | CancellationRequestFact)[]>();
+    const used: ReceivedFactRecord[] = [...mine];
+    for (const c of cancels) {
+      // Only the issuer of the cancelled CFDI can cancel it.
+      const target = mine.find((r) => r.uuid === c.uuid);
+      if (target && target.issuer === c.issuer) {
+        addTo(byUuid, c.uuid, c.fact as CancellationFact | CancellationRequestFact);
+        used.push(c);
+      }
+    }
+    const key = used
+      .map((r) => `${r._id}:${r.sha256}`)
+      .sort()
+      .join(',');
+    per.set(uuid, { records: mine, cancels: byUuid, key });
   }
-  await putReceivedDocs(ctx.db, tenant, docs, now);
+  return per;
+}
+
+/**
+ * Rebuilds the stored documents of these received invoices from all their facts; returns those
+ * that exist (their invoice is imported). After writing, the facts are read again: an invoice
+ * another import added a fact to meanwhile is rebuilt, so concurrent imports leave no stale document.
+ */
+export async function rebuildReceivedInvoices(ctx: ServiceContext, tenant: string, uuids: readonly string[], now: Date): Promise<Set<string>> {
+  const existing = new Set<string>();
+  let todo = [...new Set(uuids)];
+  if (!todo.length) return existing;
+  const { receivedCategoryRules } = await getTenantSettings(ctx.db, tenant);
+  const facts = await readInvoiceFacts(ctx, tenant, todo);
+  for (let attempt = 0; attempt < REBUILD_ATTEMPTS && todo.length; attempt++) {
+    const docs: ReceivedDocRow[] = [];
+    for (const uuid of todo) {
+      const { records, cancels } = facts.get(uuid)!;
+      const invoice = records.find((r) => r.kind === 'invoice' && r.uuid === uuid);
+      if (!invoice) continue;
+      existing.add(uuid);
+      // A payment or credit note counts only from the invoice's own supplier.
+      const fromSupplier = records.filter((r) => r.issuer === invoice.issuer);
+      docs.push(
+        buildReceivedDocument(
+          tenant,
+          invoice.fact as ReceivedInvoiceFact,
+          fromSupplier.filter((r) => r.kind === 'payment').map((r) => r.fact as ReceivedPaymentFact),
+          fromSupplier.filter((r) => r.kind === 'creditNote').map((r) => r.fact as ReceivedCreditNoteFact),
+          cancels,
+          receivedCategoryRules,
+        ),
+      );
+    }
+    await putReceivedDocs(ctx.db, tenant, docs, now);
+    const again = await readInvoiceFacts(ctx, tenant, todo);
+    todo = todo.filter((u) => again.get(u)!.key !== facts.get(u)!.key);
+    for (const u of todo) facts.set(u, again.get(u)!);
+  }
   return existing;
 }
