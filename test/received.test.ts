@@ -9,6 +9,9 @@
  *   R3 road freight subcontracted from TRA920101XY3, 2026-10-10, PUE, 78101802: 12,500.00
  *      + IVA 16% 2,000.00 − IVA retained 4% 500.00 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II)
  *      = 14,000.00; paid when issued (PUE)
+ *   R5 alignment by a persona física (MAPJ800101AB2), 2026-10-14, PPD, 78181506: 2,000.00 + IVA
+ *      320.00 − IVA retained 2/3 (10.6667%) 213.33 − ISR 10% 200.00 = 1,906.67; its credit note
+ *      of 100.00 leaves 1,806.67
  *   Tenant A (TGO850101AB1) is the receiver of all of them; tenant B's key is refused.
  */
 import t from 'tap';
@@ -20,6 +23,7 @@ import { fixture } from './helpers/cfdi-fixtures.ts';
 const h = await startHarness(t);
 const GAS = 'PGA010101AB1';
 const CARRIER = 'TRA920101XY3';
+const MECHANIC = 'MAPJ800101AB2';
 const U = (n: number): string => `9D1C0E55-00${String(n).padStart(2, '0')}-4000-8000-0000000001${String(n).padStart(2, '0')}`;
 const rid = (n: number): string => `${TENANT_A}-RCFDI-${U(n)}`;
 
@@ -178,6 +182,58 @@ t.test('subcontracted freight: the 4% VAT retention, paid when issued (PUE)', as
   ]);
 });
 
+t.test('a persona física mechanic: IVA retained at two thirds and ISR at 10%, and a credit note that lowers the balance', async (t) => {
+  // 2,000.00 + IVA 320.00 − IVA retained round2(2,000 × 0.106667) = 213.33 − ISR 10% 200.00 = 1,906.67;
+  // the credit note of 100.00 (no tax) leaves 1,806.67 pending.
+  const R5 = invoiceXml({
+    issuer: MECHANIC,
+    receiver: TENANT_A,
+    uuid: U(5),
+    fecha: '2026-10-14T11:00:00',
+    method: 'PPD',
+    lines: [
+      {
+        code: '78181506',
+        desc: 'Alineación y balanceo',
+        amount: 2_000,
+        transfers: [{ tax: '002', rate: 0.16 }],
+        retentions: [
+          { tax: '002', rate: 0.106667 },
+          { tax: '001', rate: 0.1 },
+        ],
+      },
+    ],
+  });
+  const note = invoiceXml({
+    issuer: MECHANIC,
+    receiver: TENANT_A,
+    uuid: U(6),
+    fecha: '2026-10-15T11:00:00',
+    lines: [{ code: '84111506', desc: 'Bonificación', amount: 100 }],
+  })
+    .xml.replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
+    .replace('<cfdi:Emisor', `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${U(5)}"/></cfdi:CfdiRelacionados><cfdi:Emisor`);
+  const r = await post([
+    { name: 'r5.xml', content: R5.xml },
+    { name: 'nc.xml', content: note },
+  ]);
+  t.match(r.files, [
+    { status: 'created', kind: 'invoice', direction: 'received' },
+    { status: 'created', kind: 'creditNote', direction: 'received', receivedDocIds: [rid(5)] },
+  ]);
+  const doc = (await get(`/api/received-docs/${rid(5)}`)).body;
+  t.match(doc, {
+    category: 'maintenance',
+    amounts: { subTotal: 2_000, total: 1_906.67 },
+    taxes: { vatTransferred: [{ rate: 0.16, base: 2_000, amount: 320 }], vatRetained: 213.33, isrRetained: 200, retained: 413.33 },
+    balance: { total: 1_906.67, paid: 100, pending: 1_806.67, state: 'partial' },
+  });
+  t.same(
+    doc.payments.map((p: { kind: string; amount: number; balanceBefore: number; balanceAfter: number }) => [p.kind, p.amount, p.balanceBefore, p.balanceAfter]),
+    [['creditNote', 100, 1_906.67, 1_806.67]],
+  );
+});
+
 t.test("another tenant's key: the received CFDI is another taxpayer's document, refused", async (t) => {
   for (const [name, content] of [
     ['r1.xml', R1.xml],
@@ -197,25 +253,27 @@ t.test("another tenant's key: the received CFDI is another taxpayer's document, 
 t.test('filters: supplier, category, period, payment state, cancelled', async (t) => {
   const list = await get('/api/received-docs');
   assertConforms(t, list.res, 'GET', '/api/received-docs');
-  t.equal(list.body.meta.total, 2);
+  t.equal(list.body.meta.total, 3);
   t.same(
     list.body.data.map((d: { id: string }) => d.id),
-    [rid(3), rid(1)],
+    [rid(5), rid(3), rid(1)],
     'newest issue date first',
   );
   t.same(await ids(`supplier=${GAS}`), [rid(1)]);
   t.same(await ids('category=fuel'), [rid(1)]);
   t.same(await ids('category=subcontractedFreight'), [rid(3)]);
   t.same(await ids('category=tolls'), []);
-  t.same(await ids('startDate=2026-10-05&endDate=2026-10-31'), [rid(3)]);
+  t.same(await ids('startDate=2026-10-05&endDate=2026-10-13'), [rid(3)]);
   t.same(await ids('endDate=2026-10-04'), [rid(1)]);
   t.same(await ids('paymentStatus=paid'), [rid(1), rid(3)]);
+  t.same(await ids('paymentStatus=partial'), [rid(5)]);
   t.same(await ids('paymentStatus=unpaid'), []);
-  t.same(await ids('cancelled=false'), [rid(1), rid(3)]);
+  t.same(await ids('category=maintenance'), [rid(5)]);
+  t.same(await ids('cancelled=false'), [rid(1), rid(3), rid(5)]);
   t.same(await ids('cancelled=true'), []);
-  const page = await get('/api/received-docs?limit=1');
+  const page = await get('/api/received-docs?limit=2');
   t.equal(page.body.meta.hasMore, true);
-  const next = await get(`/api/received-docs?limit=1&cursor=${page.body.meta.nextCursor}`);
+  const next = await get(`/api/received-docs?limit=2&cursor=${page.body.meta.nextCursor}`);
   t.same(
     next.body.data.map((d: { id: string }) => d.id),
     [rid(1)],
@@ -258,7 +316,7 @@ t.test('category rules: the defaults, a tenant override, and back', async (t) =>
   t.equal(set.statusCode, 200);
   assertConforms(t, set, 'PUT', '/api/received-category-rules');
   t.same(await ids('category=fuel'), [], 'no fuel left under the override');
-  t.same(await ids('category=maintenance'), [rid(1)]);
+  t.same(await ids('category=maintenance'), [rid(1), rid(5)]);
   t.equal((await get(`/api/received-docs/${rid(1)}`)).body.concepts[0].category, 'maintenance');
   t.equal((await get('/api/received-category-rules', KEY_B)).body.rules.length, 0, "tenant B's rules are its own");
   t.equal((await put({ rules: [{ code: '15x', category: 'fuel' }] })).statusCode, 400, 'a code that is not digits is a 400');
