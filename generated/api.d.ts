@@ -540,6 +540,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/received-category-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the category rules of received CFDIs
+         * @description The rules that give each received CFDI its category from the c_ClaveProdServ code of its
+         *     largest concept: the service's defaults and the tenant's own (setting
+         *     `receivedCategoryRules`, **configurable** with `PUT`). A rule names a code or a prefix of
+         *     one; the longest rule a code starts with wins, the tenant's over a default of the same length.
+         */
+        get: operations["getReceivedCategoryRules"];
+        /**
+         * Set the tenant's category rules of received CFDIs
+         * @description Replaces the tenant's own category rules (the defaults stay). The received CFDIs already
+         *     imported take the category the new rules give them at once (the `category` filter and
+         *     each document agree with the rules from this answer on). Idempotent.
+         */
+        put: operations["setReceivedCategoryRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/received-docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List received CFDIs
+         * @description The CFDIs the tenant received (Receptor = the tenant), imported with `POST /api/imports`:
+         *     its costs, the VAT it may credit and the retentions it owes. Newest issue date first (then
+         *     id). Kept apart from the financial documents: a received CFDI is never revenue, never in
+         *     `/api/financial-docs`, the tax summary or the audits. Each shows the supplier, amounts,
+         *     taxes (IVA transferred per rate, IVA and ISR retained), currency and rate, PUE or PPD, its
+         *     category, the supplier's payment complements that paid it, the balance and the
+         *     cancellation status. Filters combine with AND.
+         */
+        get: operations["listReceivedDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/received-docs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one received CFDI
+         * @description One of the tenant's received CFDIs by its id (as listed). Another tenant's id is 404, exactly like an id that does not exist.
+         */
+        get: operations["getReceivedDoc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/shipments": {
         parameters: {
             query?: never;
@@ -2376,6 +2451,11 @@ export interface components {
             name: string;
         };
         ImportFileResult: {
+            /**
+             * @description On every CFDI, acknowledgement or request not rejected: `issued` the tenant is the CFDI's Emisor (its invoices, payments received, credit notes, and its own cancellations); `received` the tenant is its Receptor (a supplier's invoice, payment complement or credit note, listed by `GET /api/received-docs`), or a supplier's cancellation of such a CFDI. Absent on a metadata file (its lines may be about either).
+             * @enum {string}
+             */
+            direction?: "issued" | "received";
             /** @description Financial documents this file created or changed (`id` in `GET /api/financial-docs`). */
             financialDocIds?: string[];
             /**
@@ -2397,6 +2477,8 @@ export interface components {
             pendingInvoices?: string[];
             /** @description Why the file was rejected or skipped. */
             reason?: string;
+            /** @description Received CFDIs this file created or changed (`id` in `GET /api/received-docs`). */
+            receivedDocIds?: string[];
             /** @enum {string} */
             status: "created" | "updated" | "skipped" | "rejected";
             /** @description Trip created from the Carta Porte complement (`GET /api/shipments`). */
@@ -2810,6 +2892,185 @@ export interface components {
             openInvoices: number;
             /** @description Σ outstanding, MXN */
             outstanding: number;
+        };
+        /**
+         * @description What a received CFDI is spent on, from the SAT product code (c_ClaveProdServ) of its largest
+         *     concept (amount − discount) under the tenant's category rules (`GET /api/received-category-rules`):
+         *     `fuel` (151015 family: 15101505 diesel, 15101514 and 15101515 gasoline), `tolls` (95111602,
+         *     95111603), `maintenance` (7818: transport repair and maintenance), `tyres` (251725),
+         *     `insurance` (8413), `subcontractedFreight` (781018: road freight another carrier billed the
+         *     tenant), `other` (no rule matches).
+         * @example fuel
+         * @enum {string}
+         */
+        ReceivedCategory: "fuel" | "tolls" | "maintenance" | "tyres" | "insurance" | "subcontractedFreight" | "other";
+        ReceivedCategoryRule: {
+            category: components["schemas"]["ReceivedCategory"];
+            /**
+             * @description A c_ClaveProdServ code (8 digits) or a prefix of one (a segment, family or class, 2 to 7 digits). The longest rule a code starts with wins; the tenant's over a default of the same length.
+             * @example 78101802
+             */
+            code: string;
+        };
+        ReceivedCategoryRules: {
+            /** @description Every category, in the order reports list them. */
+            categories: components["schemas"]["ReceivedCategory"][];
+            /** @description The service's default rules (docs/domain.md, "Received CFDIs", names their catalogue sources). */
+            defaults: components["schemas"]["ReceivedCategoryRule"][];
+            /** @description The tenant's own rules, over the defaults. */
+            rules: components["schemas"]["ReceivedCategoryRule"][];
+            /** @description RFC of the authenticated tenant */
+            tenant: string;
+        };
+        ReceivedCategoryRulesRequest: {
+            /** @description The tenant's rules. They replace the ones stored (an empty list leaves the defaults alone); a code may appear once. */
+            rules: components["schemas"]["ReceivedCategoryRule"][];
+        };
+        ReceivedConcept: {
+            amount: number;
+            category: components["schemas"]["ReceivedCategory"];
+            /** @description ClaveProdServ */
+            code: string;
+            description: string;
+            discount: number;
+            quantity: number;
+            /** @description ClaveUnidad */
+            unit: string;
+            unitPrice: number;
+        };
+        /** @description A CFDI the tenant received (Receptor = the tenant): a cost, never revenue. */
+        ReceivedDoc: {
+            amounts: {
+                discount: number;
+                subTotal: number;
+                total: number;
+                /** @description Total × TipoCambio, to cents */
+                totalMxn: number;
+            };
+            balance: {
+                /** @description Valid payments and credit notes */
+                paid: number;
+                /** @description Total − paid, never below 0 (0 when cancelled) */
+                pending: number;
+                /** @enum {string} */
+                state: "paid" | "partial" | "unpaid" | "cancelled";
+                total: number;
+            };
+            /** @description The supplier's cancellation of this CFDI: `pending` on a request, or on the SAT's 201 when the tenant, as receiver, has to accept it; `accepted` on 202 or a 201 that needs no acceptance. */
+            cancellation: {
+                /** Format: date-time */
+                date: string | null;
+                motive: string | null;
+                replacementUuid: string | null;
+                /** Format: date-time */
+                requestedAt: string | null;
+                /** @description EstatusUUID of the acknowledgement */
+                satStatus: string | null;
+                /** @enum {string|null} */
+                source: "request" | "acknowledgement" | null;
+                status: components["schemas"]["CancellationStatus"];
+            };
+            category: components["schemas"]["ReceivedCategory"];
+            /**
+             * Format: date-time
+             * @description FechaTimbrado
+             */
+            certifiedAt: string;
+            concepts: components["schemas"]["ReceivedConcept"][];
+            /** @description Moneda */
+            currency: string;
+            /** @description TipoCambio (MXN per unit; 1 for MXN) */
+            exchangeRate: number;
+            folio: string;
+            /** @description Id for `GET /api/received-docs/{id}`: `<tenant>-RCFDI-<UUID>` */
+            id: string;
+            /**
+             * Format: date-time
+             * @description The CFDI's Fecha (Mexico City wall time) as an instant
+             */
+            issuedAt: string;
+            /** Format: date-time */
+            lastUpdate: string;
+            /** @enum {string} */
+            paymentMethod: "PUE" | "PPD";
+            /** @description What settled it, in date order. */
+            payments: components["schemas"]["ReceivedPayment"][];
+            serie: string;
+            supplier: {
+                /** @description Emisor Nombre */
+                name: string;
+                /** @description Emisor Rfc */
+                rfc: string;
+            };
+            taxes: components["schemas"]["ReceivedTaxes"];
+            uuid: string;
+        };
+        ReceivedDocsMeta: {
+            hasMore: boolean;
+            limit: number;
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            page: number;
+            pages: number;
+            tenant: string;
+            /** @description Total number of matching records */
+            total: number;
+        };
+        ReceivedDocsPage: {
+            data: components["schemas"]["ReceivedDoc"][];
+            meta: components["schemas"]["ReceivedDocsMeta"];
+        };
+        ReceivedPayment: {
+            /** @description ImpPagado, in the invoice's currency */
+            amount: number;
+            /** @description ImpSaldoInsoluto */
+            balanceAfter: number;
+            /** @description ImpSaldoAnt */
+            balanceBefore: number;
+            /** @description Its CFDI is cancelled (accepted or expired): it settles nothing. */
+            cancelled: boolean;
+            /**
+             * Format: date-time
+             * @description FechaPago (the credit note's or invoice's Fecha)
+             */
+            date: string;
+            /** @description MXN per unit of the invoice currency on that date (TipoCambioP ÷ EquivalenciaDR; the invoice's own rate otherwise) */
+            exchangeRate: number;
+            /**
+             * @description `pue` the invoice itself (PUE: paid when issued, no complement ever comes); `payment` a DoctoRelacionado of the supplier's Pagos 2.0 complement; `creditNote` the supplier's credit note (E, relation 01).
+             * @enum {string}
+             */
+            kind: "pue" | "payment" | "creditNote";
+            /** @description Position of the DoctoRelacionado in its complement (0 for pue) */
+            seq: number;
+            /** @description UUID of the complement, credit note or (pue) invoice */
+            uuid: string;
+        };
+        /** @description The CFDI's taxes, summed over its concepts, in its currency. */
+        ReceivedTaxes: {
+            iepsRetained: number;
+            iepsTransferred: number;
+            /** @description ISR the tenant retained (10%, or 1.25% from a RESICO supplier). */
+            isrRetained: number;
+            /** @description Every retained tax. */
+            retained: number;
+            /** @description Every transferred tax. */
+            transferred: number;
+            /** @description Base of the exempt IVA transfers. */
+            vatExemptBase: number;
+            /** @description IVA the tenant retained from the supplier (4% on road freight, LIVA art. 1-A fr. II c; two thirds of the IVA from a persona física). */
+            vatRetained: number;
+            /** @description IVA the supplier transferred, per rate (highest first). What the tenant may credit once paid (LIVA art. 5). */
+            vatTransferred: components["schemas"]["ReceivedVatAtRate"][];
+        };
+        ReceivedVatAtRate: {
+            amount: number;
+            base: number;
+            /**
+             * @description IVA rate (0.16, 0.08, 0)
+             * @example 0.16
+             */
+            rate: number;
         };
         /** @description Shortage deductions (concepts of kind shortage) on the non-cancelled invoices linked to the trips. */
         Recovered: {
@@ -6372,6 +6633,276 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReceivedCategoryRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedCategoryRules"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setReceivedCategoryRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceivedCategoryRulesRequest"];
+            };
+        };
+        responses: {
+            /** @description The rules as stored. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedCategoryRules"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listReceivedDocs: {
+        parameters: {
+            query?: {
+                /** @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                cancelled?: boolean;
+                /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
+                category?: components["schemas"]["ReceivedCategory"];
+                /**
+                 * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
+                 *     records at the same cost per page and, unlike `page`, never skips or repeats a record
+                 *     that was not changed during the walk. Opaque and signed: it only continues the walk it
+                 *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
+                 *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
+                 *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
+                 *     that form that does not designate a page of this walk (altered, forged, another key's,
+                 *     another list's, other filters) is `404`, as an id of another tenant would be. Not
+                 *     combinable with `page` (`400`).
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @example 2026-03-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three. */
+                paymentStatus?: "paid" | "partial" | "unpaid";
+                /**
+                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @example 2026-01-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /**
+                 * @description Supplier RFC (Emisor).
+                 * @example PGA010101AB1
+                 */
+                supplier?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of received CFDIs. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "pages": 1,
+                     *         "hasMore": false,
+                     *         "nextCursor": null,
+                     *         "tenant": "TGO850101AB1"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "TGO850101AB1-RCFDI-9D1C0E55-0001-4000-8000-000000000101",
+                     *           "uuid": "9D1C0E55-0001-4000-8000-000000000101",
+                     *           "serie": "D",
+                     *           "folio": "8812",
+                     *           "issuedAt": "2026-10-03T15:00:00.000Z",
+                     *           "certifiedAt": "2026-10-03T15:00:00.000Z",
+                     *           "supplier": {
+                     *             "rfc": "PGA010101AB1",
+                     *             "name": "GASOLINERA DEL GOLFO"
+                     *           },
+                     *           "category": "fuel",
+                     *           "currency": "MXN",
+                     *           "exchangeRate": 1,
+                     *           "paymentMethod": "PPD",
+                     *           "amounts": {
+                     *             "subTotal": 50000,
+                     *             "discount": 0,
+                     *             "total": 58000,
+                     *             "totalMxn": 58000
+                     *           },
+                     *           "taxes": {
+                     *             "vatTransferred": [
+                     *               {
+                     *                 "rate": 0.16,
+                     *                 "base": 50000,
+                     *                 "amount": 8000
+                     *               }
+                     *             ],
+                     *             "vatExemptBase": 0,
+                     *             "vatRetained": 0,
+                     *             "isrRetained": 0,
+                     *             "iepsTransferred": 0,
+                     *             "iepsRetained": 0,
+                     *             "transferred": 8000,
+                     *             "retained": 0
+                     *           },
+                     *           "concepts": [
+                     *             {
+                     *               "code": "15101505",
+                     *               "category": "fuel",
+                     *               "description": "Diesel",
+                     *               "quantity": 1,
+                     *               "unit": "LTR",
+                     *               "unitPrice": 50000,
+                     *               "amount": 50000,
+                     *               "discount": 0
+                     *             }
+                     *           ],
+                     *           "payments": [
+                     *             {
+                     *               "kind": "payment",
+                     *               "uuid": "9D1C0E55-0002-4000-8000-000000000102",
+                     *               "seq": 1,
+                     *               "date": "2026-10-20T16:00:00.000Z",
+                     *               "amount": 58000,
+                     *               "balanceBefore": 58000,
+                     *               "balanceAfter": 0,
+                     *               "exchangeRate": 1,
+                     *               "cancelled": false
+                     *             }
+                     *           ],
+                     *           "balance": {
+                     *             "total": 58000,
+                     *             "paid": 58000,
+                     *             "pending": 0,
+                     *             "state": "paid"
+                     *           },
+                     *           "cancellation": {
+                     *             "status": "none",
+                     *             "motive": null,
+                     *             "replacementUuid": null,
+                     *             "requestedAt": null,
+                     *             "date": null,
+                     *             "source": null,
+                     *             "satStatus": null
+                     *           },
+                     *           "lastUpdate": "2026-11-02T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReceivedDocsPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["CursorNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReceivedDoc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
+                 * @example TGO-FD-000123
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The received CFDI. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedDoc"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

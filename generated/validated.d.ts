@@ -17,6 +17,7 @@ export interface ValidatedQueries {
   listAlertJobs: Query<'listAlertJobs'> & Required<Pick<Query<'listAlertJobs'>, 'limit' | 'page'>>;
   listAlerts: Query<'listAlerts'> & Required<Pick<Query<'listAlerts'>, 'limit' | 'page'>>;
   listFinancialDocs: Query<'listFinancialDocs'> & Required<Pick<Query<'listFinancialDocs'>, 'detail' | 'limit' | 'page'>>;
+  listReceivedDocs: Query<'listReceivedDocs'> & Required<Pick<Query<'listReceivedDocs'>, 'limit' | 'page'>>;
   listShipments: Query<'listShipments'> & Required<Pick<Query<'listShipments'>, 'dateFilterBy' | 'detail' | 'limit' | 'page'>>;
   listWebhookDeliveries: Query<'listWebhookDeliveries'> & Required<Pick<Query<'listWebhookDeliveries'>, 'limit' | 'page'>>;
   listWebhooks: Query<'listWebhooks'> & Required<Pick<Query<'listWebhooks'>, 'limit' | 'page'>>;

@@ -7,6 +7,7 @@ import { taxHandlers } from './tax.ts';
 import { analyticsHandlers } from './analytics.ts';
 import { importsHandlers } from './imports.ts';
 import { webhooksHandlers } from './webhooks.ts';
+import { receivedHandlers } from './received.ts';
 
 /**
  * Every operationId of the spec bound to its handler. The `HandlerMap` type
@@ -22,6 +23,7 @@ export function createHandlers(deps: HandlerDeps): HandlerMap {
     ...analyticsHandlers(deps),
     ...importsHandlers(deps),
     ...webhooksHandlers(deps),
+    ...receivedHandlers(deps),
   };
 }
 

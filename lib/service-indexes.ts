@@ -11,6 +11,7 @@ import { TRIP_INDEXES } from './trips/trips-indexes.ts';
 import { API_KEY_INDEXES } from './auth/api-keys-indexes.ts';
 import { ALERT_INDEXES } from './alerts/alert-indexes.ts';
 import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
+import { RECEIVED_INDEXES } from './received/received-indexes.ts';
 import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 
@@ -20,6 +21,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   API_KEY_INDEXES,
   ALERT_INDEXES,
   FACT_INDEXES,
+  RECEIVED_INDEXES,
   WEBHOOK_INDEXES,
   IDEMPOTENCY_INDEXES,
 );

@@ -30,6 +30,7 @@ import { financialDocs, trips } from '../lib/db/collections.ts';
 import { errorProblem } from './helpers/error-reason.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { CLIENT_COMPANY, freight, makeFinancialDoc } from './fixtures/documents.ts';
+import { invoiceXml } from './helpers/cfdi-builder.ts';
 
 t.setTimeout(180_000);
 
@@ -153,6 +154,7 @@ function exampleBody(op: OperationSchemas): unknown {
   if (op.operationId === 'recordLegDelivery') return { offloadDate: '2026-03-06T10:00:00-06:00', products: [{ code: '15101505', offloaded: 19_990 }] };
   if (op.operationId === 'recordCancellationStatus')
     return { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2026-03-10T18:00:00Z' };
+  if (op.operationId === 'setReceivedCategoryRules') return { rules: [{ code: '78101802', category: 'subcontractedFreight' }] };
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
   return {};
@@ -367,6 +369,30 @@ const specific: Record<string, Record<string, Producer>> = {
       // An invoice without any cancellation request: the SAT's answer has nothing to move.
       const doc = await financialDocs(h.db).findOne({ company: TENANT_A, canceled: { $size: 0 } });
       return call(`${base}${op.path.replace('{id}', doc!._id)}`, { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
+    },
+  },
+  listReceivedDocs: {
+    async '404'() {
+      return call(`${base}/api/received-docs?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getReceivedDoc: {
+    async '200'() {
+      // A supplier's invoice received by tenant A, imported first.
+      const uuid = '9D1C0E55-0001-4000-8000-000000000101';
+      const { xml } = invoiceXml({
+        issuer: 'PGA010101AB1',
+        receiver: TENANT_A,
+        uuid,
+        fecha: '2026-04-05T10:00:00',
+        lines: [{ code: '15101505', desc: 'Diesel', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+      });
+      const imported = await call(`${base}/api/imports`, { method: 'POST', ...json({ files: [{ name: 'r.xml', content: xml }] }, { 'x-api-key': KEY_A }) });
+      if (imported.status !== 200) throw new Error(`cannot import a received CFDI: ${imported.status} ${imported.body}`);
+      return call(`${base}/api/received-docs/${TENANT_A}-RCFDI-${uuid}`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
     },
   },
   getFinancialDoc: {

@@ -27,6 +27,7 @@ import { financialDocs, trips } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { alertJobs } from '../lib/alerts/alert-jobs-repo.ts';
 import { errorProblem } from './helpers/error-reason.ts';
+import { invoiceXml } from './helpers/cfdi-builder.ts';
 
 t.setTimeout(300_000);
 
@@ -92,8 +93,35 @@ for (const [tenant, key] of [
   webhookIds[tenant] = res.json().id;
   await h.app.inject({ method: 'POST', url: `/api/webhooks/${webhookIds[tenant]}/test`, headers: { 'x-api-key': key } });
 }
+/** One received CFDI (a supplier's diesel invoice) per tenant. */
+const receivedIds: Record<string, string> = {};
+for (const [tenant, key, n] of [
+  [TENANT_A, KEY_A, 1],
+  [TENANT_B, KEY_B, 2],
+] as const) {
+  const uuid = `9D1C0E55-000${n}-4000-8000-00000000010${n}`;
+  const { xml } = invoiceXml({
+    issuer: 'PGA010101AB1',
+    receiver: tenant,
+    uuid,
+    fecha: '2026-04-05T10:00:00',
+    lines: [{ code: '15101505', desc: 'Diesel', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+  });
+  const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key }, payload: { files: [{ name: 'r.xml', content: xml }] } });
+  if (res.statusCode !== 200 || res.json().summary.created !== 1) throw new Error(`setup: ${res.body}`);
+  receivedIds[tenant] = `${tenant}-RCFDI-${uuid}`;
+}
 const concrete = (op: OperationSchemas) =>
-  op.path.replace(/\{id\}/, op.path.startsWith('/api/shipments') ? aTripId : op.path.startsWith('/api/webhooks') ? webhookIds[TENANT_A]! : aDocId);
+  op.path.replace(
+    /\{id\}/,
+    op.path.startsWith('/api/shipments')
+      ? aTripId
+      : op.path.startsWith('/api/webhooks')
+        ? webhookIds[TENANT_A]!
+        : op.path.startsWith('/api/received-docs')
+          ? receivedIds[TENANT_A]!
+          : aDocId,
+  );
 
 const MARKERS = [
   TENANT_B,
@@ -341,6 +369,7 @@ t.test('cancelAlertJob: hostile ids', async (t) => {
 for (const [operationId, prefix, bIds] of [
   ['getFinancialDoc', '/api/financial-docs', docs.filter((d) => d.company === TENANT_B).map((d) => d.id)],
   ['getShipment', '/api/shipments', tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id)],
+  ['getReceivedDoc', '/api/received-docs', [receivedIds[TENANT_B]!]],
 ] as const) {
   t.test(`${operationId}: hostile ids`, async (t) => {
     const op = dataOps.find((o) => o.operationId === operationId)!;

@@ -26,6 +26,7 @@ import spec from '../generated/openapi.json' with { type: 'json' };
 import { testConfig } from './helpers/harness.ts';
 import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';
 import { fixture } from './helpers/cfdi-fixtures.ts';
+import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 
 // Several engine starts and loads: allow for a loaded CI machine.
 t.setTimeout(300_000);
@@ -41,6 +42,8 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.idempotency]: '_id',
   [COLLECTIONS.importFacts]: 'tenant',
   [COLLECTIONS.importLinks]: 'tenant',
+  [COLLECTIONS.receivedFacts]: 'tenant',
+  [COLLECTIONS.receivedDocs]: 'tenant',
   // Service-wide (the cursor signing secret), read by _id once per process.
   [COLLECTIONS.serviceSecrets]: '_id',
   [COLLECTIONS.webhooks]: 'tenant',
@@ -100,6 +103,45 @@ const delivery = {
 };
 const vehicle = String(anyTrip.vehicle?.id ?? '');
 const driver = String(anyTrip.driver?.id ?? '');
+
+/** A supplier's diesel invoice (PPD) to the tenant and its payment complement. */
+const RECEIVED_FILES = [
+  {
+    name: 'r1.xml',
+    content: invoiceXml({
+      issuer: 'PGA010101AB1',
+      receiver: tenant!.rfc,
+      uuid: '9D1C0E55-0001-4000-8000-000000000101',
+      fecha: '2026-10-03T09:00:00',
+      method: 'PPD',
+      lines: [{ code: '15101505', desc: 'Diesel', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+    }).xml,
+  },
+  {
+    name: 'p1.xml',
+    content: paymentXml({
+      issuer: 'PGA010101AB1',
+      receiver: tenant!.rfc,
+      uuid: '9D1C0E55-0002-4000-8000-000000000102',
+      fecha: '2026-10-12T10:00:00',
+      invoiceUuid: '9D1C0E55-0001-4000-8000-000000000101',
+      currency: 'MXN',
+      exchangeRate: 1,
+      before: 1160,
+      paid: 500,
+    }),
+  },
+  {
+    name: 'r3.xml',
+    content: invoiceXml({
+      issuer: 'TRA920101XY3',
+      receiver: tenant!.rfc,
+      uuid: '9D1C0E55-0003-4000-8000-000000000103',
+      fecha: '2026-10-10T12:00:00',
+      lines: [{ code: '78101802', desc: 'Flete', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }], retentions: [{ tax: '002', rate: 0.04 }] }],
+    }).xml,
+  },
+];
 
 /** Each operation with the parameter combinations that change the query. */
 const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown]> = [
@@ -199,6 +241,17 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
     `/api/financial-docs/${encodeURIComponent(String(cancelledDoc._id))}/cancellation`,
     { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' },
   ],
+  // Received CFDIs (lib/received): suppliers' invoices and a payment, then every filter of the list.
+  ['importDocuments', 'POST', '/api/imports', { files: RECEIVED_FILES }],
+  ['listReceivedDocs', 'GET', '/api/received-docs'],
+  ['listReceivedDocs', 'GET', '/api/received-docs?supplier=PGA010101AB1'],
+  ['listReceivedDocs', 'GET', '/api/received-docs?category=fuel&startDate=2026-10-01'],
+  ['listReceivedDocs', 'GET', '/api/received-docs?paymentStatus=partial'],
+  ['listReceivedDocs', 'GET', '/api/received-docs?cancelled=true'],
+  ['listReceivedDocs', 'GET', '/api/received-docs?cancelled=false&endDate=2026-10-31'],
+  ['getReceivedDoc', 'GET', `/api/received-docs/${tenant!.rfc}-RCFDI-9D1C0E55-0001-4000-8000-000000000101`],
+  ['getReceivedCategoryRules', 'GET', '/api/received-category-rules'],
+  ['setReceivedCategoryRules', 'PUT', '/api/received-category-rules', { rules: [{ code: '15101505', category: 'maintenance' }] }],
   ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
   ['listAlertJobs', 'GET', '/api/alerts/jobs'],
   ['listAlertJobs', 'GET', '/api/alerts/jobs?userId=u-1'],
@@ -254,6 +307,7 @@ t.test('run the operations', async (t) => {
     `/api/financial-docs?limit=10&client=${client0}`,
     '/api/shipments?limit=10',
     '/api/shipments?limit=10&updatedSince=2026-01-01T00:00:00Z',
+    '/api/received-docs?limit=1',
   ]) {
     const page = await app.inject({ method: 'GET', url: first, headers: { 'x-api-key': key } });
     const cursor = page.json<{ meta: { nextCursor?: string } }>().meta.nextCursor;

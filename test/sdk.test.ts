@@ -13,6 +13,7 @@ import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { startService } from './helpers/service.ts';
+import { invoiceXml } from './helpers/cfdi-builder.ts';
 
 t.setTimeout(300_000);
 
@@ -192,6 +193,32 @@ t.test('imports: CFDI files sent as JSON', async (t) => {
   t.equal(res.response.status, 200);
   t.equal(res.data?.summary.files, 1, 'one file read');
   called.add('importDocuments');
+});
+
+t.test("received CFDIs: a supplier's invoice imported, listed, read, and the category rules set and read", async (t) => {
+  const uuid = '9D1C0E55-0001-4000-8000-000000000101';
+  const { xml } = invoiceXml({
+    issuer: 'PGA010101AB1',
+    receiver: DEMO_TENANTS[0]!.rfc,
+    uuid,
+    fecha: '2026-10-03T09:00:00',
+    method: 'PPD',
+    lines: [{ code: '15101505', desc: 'Diesel', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+  });
+  const imported = await api.POST('/api/imports', { body: { files: [{ name: 'r1.xml', content: xml }] } });
+  t.match(imported.data?.files[0], { status: 'created', direction: 'received' });
+  const list = await api.GET('/api/received-docs', { params: { query: { supplier: 'PGA010101AB1', category: 'fuel' } } });
+  t.equal(list.response.status, 200);
+  const id = list.data!.data[0]!.id;
+  t.equal(id, `${DEMO_TENANTS[0]!.rfc}-RCFDI-${uuid}`);
+  const one = await api.GET('/api/received-docs/{id}', { params: { path: { id } } });
+  t.same(one.data?.balance, { total: 1160, paid: 0, pending: 1160, state: 'unpaid' }, '1,000.00 + IVA 160.00, nothing paid');
+  const set = await api.PUT('/api/received-category-rules', { body: { rules: [{ code: '151015', category: 'other' }] } });
+  t.same(set.data?.rules, [{ code: '151015', category: 'other' }]);
+  const rules = await api.GET('/api/received-category-rules');
+  t.same(rules.data?.rules, [{ code: '151015', category: 'other' }]);
+  t.equal((await api.GET('/api/received-docs/{id}', { params: { path: { id } } })).data?.category, 'other');
+  called.add('listReceivedDocs').add('getReceivedDoc').add('setReceivedCategoryRules').add('getReceivedCategoryRules');
 });
 
 t.test("cancellations: the list by cancellation status, and the SAT status service's answer recorded", async (t) => {

@@ -14,6 +14,9 @@ export const COLLECTIONS = {
   idempotency: 'idempotencyKeys',
   importFacts: 'importFacts',
   importLinks: 'importLinks',
+  /** Received CFDIs (lib/received): the facts each file states, and the documents rebuilt from them. */
+  receivedFacts: 'receivedFacts',
+  receivedDocs: 'receivedDocs',
   serviceSecrets: 'serviceSecrets',
   webhooks: 'webhooks',
   webhookDeliveries: 'webhookDeliveries',

@@ -5,8 +5,9 @@
  * operation reads.
  *
  * Per file: stream-parse (lib/imports/xml-tree.ts), read and check
- * (cfdi.ts), check the issuer is the tenant, map (financial-mapping.ts,
- * trip-mapping.ts), and only then write, in batches of files (applyBatch): the
+ * (cfdi.ts), route it by the tenant's place in it — its issuer (Emisor): issued, mapped here
+ * (financial-mapping.ts, trip-mapping.ts); its receiver (Receptor): received, mapped and
+ * written by lib/received (docs/domain.md, "Received CFDIs"); neither: refused — and only then write, in batches of files (applyBatch): the
  * facts (the ledger, lib/finance/ledger/record-facts.ts), the trips, and each
  * affected invoice's document rebuilt by the ledger from all its facts. Every write is a whole-document upsert (bulk, unordered) skipped when
  * nothing changed; documents and trips that do change get `lastUpdate` = write
@@ -30,6 +31,8 @@ import { cancellationFacts, cancellationRequestFacts, creditNoteFact, invoiceFac
 import { cfdiInMxn } from './cfdi-currency.ts';
 import { tripFromCfdi } from './trip-mapping.ts';
 import { importMetadata, type MetadataResult } from './import-metadata.ts';
+import { receivedCancellationFacts, receivedFactOf } from '../received/received-mapping.ts';
+import { recordReceivedFiles, type ReceivedFilePlan } from '../received/record-received.ts';
 import { putImportedTrips } from '../trips/put-imported-trips.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { financialDocId, invoicesOf, type CancellationInfoFact, type FactKind, type FinancialFact } from '../finance/ledger/facts.ts';
@@ -44,11 +47,15 @@ export interface ImportFileResult {
   name: string;
   status: ImportFileStatus;
   kind?: ImportFileKind;
+  /** Whether the tenant issued the file (its revenue side) or received it (a supplier's CFDI: lib/received). */
+  direction?: 'issued' | 'received';
   /** UUID of the CFDI (for a cancellation acknowledgement or request: the first UUID it names). */
   uuid?: string;
   reason?: string;
   /** Financial documents this file created or changed (ids as listed by GET /api/financial-docs). */
   financialDocIds?: string[];
+  /** Received documents this file created or changed (ids as listed by GET /api/received-docs). */
+  receivedDocIds?: string[];
   tripId?: string;
   /** Invoices this file refers to that are not imported yet: it is applied when they arrive. */
   pendingInvoices?: string[];
@@ -91,19 +98,43 @@ interface Planned {
   uuid: string;
   facts: PlannedFact[];
   trip: TripDocument | null;
+  /** A received file: what lib/received writes instead of the facts above. */
+  received?: Omit<ReceivedFilePlan, 'sha256'>;
+}
+
+/** A file the tenant received (Receptor = tenant), or a supplier's cancellation: lib/received maps it. */
+function planReceived(cfdi: Cfdi): Planned {
+  const mapped = receivedFactOf(cfdi);
+  if ('refusal' in mapped) throw new ImportRejection(mapped.refusal);
+  return { kind: KIND_OF_TYPE[cfdi.type], uuid: cfdi.uuid, facts: [], trip: null, received: { issuer: cfdi.issuer.rfc, facts: [mapped] } };
 }
 
 /** Everything a file will write, computed before any write (a rejection here writes nothing). */
 function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned {
   if (file.file === 'cancellation' || file.file === 'cancellationRequest') {
-    if (file.issuerRfc !== tenant) throw new ImportRejection(`RfcEmisor ${file.issuerRfc} is not the tenant's RFC (${tenant})`);
+    // Another RFC's cancellation can only be of a CFDI it issued to the tenant (lib/received checks that when writing).
+    if (file.issuerRfc !== tenant) {
+      const facts = receivedCancellationFacts(file);
+      return {
+        kind: file.file,
+        uuid: facts[0]!.uuid,
+        facts: [],
+        trip: null,
+        received: { issuer: file.issuerRfc, facts: facts.map((fact) => ({ fact, invoices: [] })) },
+      };
+    }
     // A request is kept as a request (the invoice's cancellation becomes pending); only the SAT's answers move it further.
     const facts: CancellationInfoFact[] =
       file.file === 'cancellation' ? cancellationFacts(file.folios, file.date) : cancellationRequestFacts(file.folios, file.date);
     return { kind: file.file, uuid: facts[0]!.uuid, facts: facts.map((f) => ({ kind: f.kind, uuid: f.uuid, fact: f, invoices: [] })), trip: null };
   }
   const cfdi: Cfdi = file;
-  if (cfdi.issuer.rfc !== tenant) throw new ImportRejection(`Emisor Rfc ${cfdi.issuer.rfc} is not the tenant's RFC (${tenant})`);
+  if (cfdi.issuer.rfc !== tenant) {
+    if (cfdi.receiver.rfc === tenant) return planReceived(cfdi);
+    throw new ImportRejection(
+      `Emisor Rfc ${cfdi.issuer.rfc} is not the tenant's RFC (${tenant}), nor is Receptor Rfc ${cfdi.receiver.rfc}: another taxpayer's document`,
+    );
+  }
   const kind = KIND_OF_TYPE[cfdi.type];
   // Trips carry MXN prices (they have no currency): a freight invoice in another currency at its TipoCambio.
   const trip = tripFromCfdi(tenant, cfdiInMxn(cfdi));
@@ -130,7 +161,19 @@ type BatchItem = { name: string; planned: Planned; sha256: string } | { name: st
  */
 async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly BatchItem[]): Promise<ImportFileResult[]> {
   const now = ctx.now();
-  const planned = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
+  const all = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
+  const planned = all.filter((p) => !p.planned.received);
+  const receivedItems = all.filter((p) => p.planned.received);
+  const receivedOutcomes = new Map(
+    (
+      await recordReceivedFiles(
+        ctx,
+        tenant,
+        receivedItems.map((p) => ({ ...p.planned.received!, sha256: p.sha256 })),
+        now,
+      )
+    ).map((o, i) => [receivedItems[i] as BatchItem, o]),
+  );
   // The facts first (the ledger), then the trips, then the documents rebuilt from the stored facts.
   const recorded = await recordFacts(
     ctx,
@@ -148,9 +191,18 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
 
   return items.map((item) => {
     if ('result' in item) return item.result;
+    const rec = receivedOutcomes.get(item);
+    if (rec) {
+      if ('refusal' in rec) return { name: item.name, status: 'rejected', reason: rec.refusal };
+      const result: ImportFileResult = { name: item.name, status: rec.outcome, kind: item.planned.kind, direction: 'received', uuid: item.planned.uuid };
+      if (rec.outcome === 'skipped') result.reason = 'already imported (same UUID, same content)';
+      if (rec.receivedDocIds.length) result.receivedDocIds = rec.receivedDocIds;
+      if (rec.pendingInvoices.length) result.pendingInvoices = rec.pendingInvoices;
+      return result;
+    }
     const status = outcomes.get(item)!;
     const affected = affectedOf.get(item)!;
-    const result: ImportFileResult = { name: item.name, status, kind: item.planned.kind, uuid: item.planned.uuid };
+    const result: ImportFileResult = { name: item.name, status, kind: item.planned.kind, direction: 'issued', uuid: item.planned.uuid };
     if (status === 'skipped') result.reason = 'already imported (same UUID, same content)';
     const docIds = affected.filter((u) => existing.has(u)).map((u) => financialDocId(tenant, u));
     const pending = affected.filter((u) => !existing.has(u));
@@ -240,7 +292,7 @@ export async function importDocuments(
   const flush = async (batch: BatchItem[]) => {
     await writing;
     checkAbort();
-    if (!labelsEnsured && batch.some((i) => 'planned' in i)) {
+    if (!labelsEnsured && batch.some((i) => 'planned' in i && !i.planned.received)) {
       await prepareLedger(ctx.db, tenant);
       labelsEnsured = true;
     }

@@ -18,6 +18,16 @@ export interface ToleranceRule {
   pct: number;
 }
 
+/** What a received CFDI is spent on (docs/domain.md, "Received CFDIs"). */
+export const RECEIVED_CATEGORIES = ['fuel', 'tolls', 'maintenance', 'tyres', 'insurance', 'subcontractedFreight', 'other'] as const;
+export type ReceivedCategory = (typeof RECEIVED_CATEGORIES)[number];
+
+/** One entry of a tenant's category mapping: a c_ClaveProdServ code (8 digits) or a prefix of one (its family, 2 to 7 digits). */
+export interface ReceivedCategoryRule {
+  code: string;
+  category: ReceivedCategory;
+}
+
 export interface TenantSettings {
   _id: string;
   name: string;
@@ -40,6 +50,8 @@ export interface TenantSettings {
   idleVehicleDays: number;
   /** ISO 4217 currency of the tenant's amounts when a document does not state its own (CFDI Moneda). */
   currency: string;
+  /** The tenant's own category rules for received CFDIs, over the defaults of lib/received/received-category.ts (longest code wins). */
+  receivedCategoryRules: ReceivedCategoryRule[];
 }
 
 export const DEFAULT_SETTINGS: Omit<TenantSettings, '_id' | 'name'> = {
@@ -56,4 +68,5 @@ export const DEFAULT_SETTINGS: Omit<TenantSettings, '_id' | 'name'> = {
   hhiBands: { unconcentratedBelow: 1500, highlyConcentratedAbove: 2500, singleClientFlagPct: 10 },
   idleVehicleDays: 14,
   currency: 'MXN',
+  receivedCategoryRules: [],
 };

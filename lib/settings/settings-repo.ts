@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { tenantSettings } from '../db/collections.ts';
-import { DEFAULT_SETTINGS, type TenantSettings } from '../model/tenant-settings.ts';
+import { DEFAULT_SETTINGS, type ReceivedCategoryRule, type TenantSettings } from '../model/tenant-settings.ts';
 import { settingsCache } from './settings-cache.ts';
 
 /** The tenant's stored settings document (null when none), through the short-lived cache of lib/settings/settings-cache.ts. */
@@ -40,4 +40,10 @@ export async function ensureStatusLabels(db: Db, tenant: string, labels: Record<
 
 export function statusLabel(settings: Pick<TenantSettings, 'statusLabels'>, code: number): string {
   return settings.statusLabels[String(code)] ?? 'Desconocido';
+}
+
+/** Replaces the tenant's category rules for received CFDIs (the one setting written alone: the other settings stay as stored). */
+export async function saveReceivedCategoryRules(db: Db, tenant: string, rules: ReceivedCategoryRule[]): Promise<void> {
+  await tenantSettings(db).updateOne({ _id: tenant }, { $set: { receivedCategoryRules: rules } }, { upsert: true });
+  settingsCache(db).forget(tenant);
 }

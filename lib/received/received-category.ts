@@ -1,0 +1,58 @@
+/**
+ * The category of a received CFDI, from the SAT product code (c_ClaveProdServ) of its concepts:
+ * the default rules below (sources in docs/domain.md, "Received CFDIs"), overridden by the
+ * tenant's own (setting `receivedCategoryRules`). A rule names a whole code (8 digits) or a
+ * prefix of one (a family or class of the catalogue); the longest rule that a code starts with
+ * wins, the tenant's over the default at the same length. Pure.
+ */
+import { RECEIVED_CATEGORIES, type ReceivedCategory, type ReceivedCategoryRule } from '../model/tenant-settings.ts';
+
+export { RECEIVED_CATEGORIES, type ReceivedCategory, type ReceivedCategoryRule };
+
+/** The default rules (docs/domain.md, "Received CFDIs": which catalogue entries and where they come from). */
+export const DEFAULT_CATEGORY_RULES: readonly ReceivedCategoryRule[] = [
+  // Petroleum and distillates: 15101505 diesel, 15101514 and 15101515 gasoline (< 91 and ≥ 91 octane).
+  { code: '151015', category: 'fuel' },
+  // Toll roads (casetas).
+  { code: '95111602', category: 'tolls' },
+  { code: '95111603', category: 'tolls' },
+  // Transport repair and maintenance services (78181500 vehicle maintenance and repair, e.g. 78181506 alignment and balancing).
+  { code: '7818', category: 'maintenance' },
+  // Tyres and tyre tubes (e.g. 25172504).
+  { code: '251725', category: 'tyres' },
+  // Insurance and retirement services (e.g. 84131503 car or truck insurance).
+  { code: '8413', category: 'insurance' },
+  // Road freight (78101800 family, e.g. 78101802): the carrier as receiver subcontracts it.
+  { code: '781018', category: 'subcontractedFreight' },
+];
+
+/** Whether a rule's code is well formed: 2 to 8 digits. */
+export const isRuleCode = (code: string): boolean => /^[0-9]{2,8}$/.test(code);
+
+/** The category of one product code under the tenant's rules and the defaults. */
+export function categoryOf(code: string, tenantRules: readonly ReceivedCategoryRule[]): ReceivedCategory {
+  let best: { length: number; tenant: boolean; category: ReceivedCategory } | null = null;
+  const consider = (rules: readonly ReceivedCategoryRule[], tenant: boolean) => {
+    for (const r of rules) {
+      if (!code.startsWith(r.code)) continue;
+      if (!best || r.code.length > best.length || (r.code.length === best.length && tenant && !best.tenant)) {
+        best = { length: r.code.length, tenant, category: r.category };
+      }
+    }
+  };
+  consider(DEFAULT_CATEGORY_RULES, false);
+  consider(tenantRules, true);
+  return (best as { category: ReceivedCategory } | null)?.category ?? 'other';
+}
+
+/**
+ * The document's category: that of its largest concept (amount − discount), the first one on a
+ * tie, so an invoice for diesel with a small service line is fuel.
+ */
+export function mainConceptIndex(concepts: readonly { amount: number; discount: number }[]): number {
+  let best = 0;
+  for (let i = 1; i < concepts.length; i++) {
+    if (concepts[i]!.amount - concepts[i]!.discount > concepts[best]!.amount - concepts[best]!.discount) best = i;
+  }
+  return best;
+}

@@ -1,0 +1,161 @@
+/**
+ * Facts → received document: the invoice, the supplier's payment complements and credit notes,
+ * and the cancellation requests and acknowledgements about them, in any order of arrival, give
+ * the same document (docs/domain.md, "Received CFDIs"). Pure.
+ */
+import type { CancellationFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
+import type { TaxLine } from '../model/financial-document.ts';
+import type { ReceivedCategoryRule } from '../model/tenant-settings.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { mxnCents } from '../money/currency.ts';
+import { businessDaysDeadline } from '../time/business-days.ts';
+import { categoryOf, mainConceptIndex } from './received-category.ts';
+import {
+  receivedDocId,
+  type ReceivedCancellation,
+  type ReceivedCreditNoteFact,
+  type ReceivedDocRow,
+  type ReceivedInvoiceFact,
+  type ReceivedPaymentFact,
+  type ReceivedSettlement,
+  type ReceivedTaxes,
+} from './received-rows.ts';
+
+type CancelFact = CancellationFact | CancellationRequestFact;
+
+/**
+ * The cancellation of one received CFDI from the supplier's request and the SAT's
+ * acknowledgement: a request alone is pending; EstatusUUID 202 (already cancelled) is accepted;
+ * 201 (request received) is pending while the tenant, as receiver, has to accept it (an invoice
+ * over 1,000 MXN cancelled after the business day following its certification: RMF 2.7.1.35,
+ * docs/domain.md "Cancellations"), accepted otherwise. Payment complements and credit notes need no
+ * acceptance here (`invoice` null).
+ */
+export function receivedCancellationOf(facts: readonly CancelFact[], invoice: ReceivedInvoiceFact | null): ReceivedCancellation | null {
+  const request = facts.find((f): f is CancellationRequestFact => f.kind === 'cancellationRequest');
+  const ack = facts.find((f): f is CancellationFact => f.kind === 'cancellation');
+  if (!request && !ack) return null;
+  const requestedAt = request?.date ?? ack!.date;
+  const motive = request?.motive ?? ack?.motive ?? null;
+  const replacementUuid = request ? request.replacementUuid : (ack?.replacementUuid ?? null);
+  if (!ack) return { status: 'pending', motive, replacementUuid, requestedAt, date: requestedAt, statusSource: 'request', satStatus: null };
+  const needsAcceptance =
+    invoice !== null && mxnCents(invoice.total, invoice.exchangeRate) > 100_000 && ack.date >= businessDaysDeadline(invoice.certifiedAt, 1);
+  const status = ack.code === undefined || ack.code === '202' || !needsAcceptance ? 'accepted' : 'pending';
+  return { status, motive, replacementUuid, requestedAt, date: ack.date, statusSource: 'acknowledgement', satStatus: ack.code ?? null };
+}
+
+const inEffect = (c: ReceivedCancellation | null): boolean => c !== null && (c.status === 'accepted' || c.status === 'expired');
+
+const sumC = (xs: readonly number[]): number => xs.reduce((s, x) => s + toCents(x), 0);
+
+/** The document's taxes from its concepts: VAT transferred per rate, exempt base, VAT and ISR retained, IEPS. */
+export function receivedTaxes(concepts: readonly { transfers: readonly TaxLine[]; retentions: readonly TaxLine[] }[]): ReceivedTaxes {
+  const transfers = concepts.flatMap((c) => c.transfers);
+  const retentions = concepts.flatMap((c) => c.retentions);
+  const byRate = new Map<number, { base: number; amount: number }>();
+  for (const t of transfers) {
+    if (t.tax !== 'IVA' || t.factor !== 'Tasa' || t.rate === null) continue;
+    const at = byRate.get(t.rate) ?? { base: 0, amount: 0 };
+    at.base += toCents(t.base);
+    at.amount += toCents(t.amount);
+    byRate.set(t.rate, at);
+  }
+  return {
+    vatTransferred: [...byRate].sort((a, b) => b[0] - a[0]).map(([rate, v]) => ({ rate, base: fromCents(v.base), amount: fromCents(v.amount) })),
+    vatExemptBase: fromCents(sumC(transfers.filter((t) => t.tax === 'IVA' && t.factor === 'Exento').map((t) => t.base))),
+    vatRetained: fromCents(sumC(retentions.filter((t) => t.tax === 'IVA').map((t) => t.amount))),
+    isrRetained: fromCents(sumC(retentions.filter((t) => t.tax === 'ISR').map((t) => t.amount))),
+    iepsTransferred: fromCents(sumC(transfers.filter((t) => t.tax === 'IEPS').map((t) => t.amount))),
+    iepsRetained: fromCents(sumC(retentions.filter((t) => t.tax === 'IEPS').map((t) => t.amount))),
+    transferred: fromCents(sumC(transfers.map((t) => t.amount))),
+    retained: fromCents(sumC(retentions.map((t) => t.amount))),
+  };
+}
+
+/**
+ * The stored document of one received invoice from every fact about it. Balance = Total − valid
+ * payments − valid credit notes (never below 0), in the invoice's currency; a PUE invoice is paid
+ * when issued (no complement ever comes for it). The category is that of the largest concept's
+ * code under the tenant's rules (received-category.ts). Deterministic.
+ */
+export function buildReceivedDocument(
+  tenant: string,
+  invoice: ReceivedInvoiceFact,
+  payments: readonly ReceivedPaymentFact[],
+  creditNotes: readonly ReceivedCreditNoteFact[],
+  cancellationsByUuid: ReadonlyMap<string, readonly CancelFact[]>,
+  rules: readonly ReceivedCategoryRule[],
+): ReceivedDocRow {
+  const own = receivedCancellationOf(cancellationsByUuid.get(invoice.uuid) ?? [], invoice);
+  const cancelled = inEffect(own);
+  const drafts: Omit<ReceivedSettlement, 'cancelled'>[] = [];
+  if (invoice.paymentMethod === 'PUE' && !cancelled) {
+    drafts.push({ kind: 'pue', uuid: invoice.uuid, seq: 0, date: invoice.date, amount: invoice.total, balanceBefore: invoice.total, balanceAfter: 0 });
+  }
+  for (const p of payments) {
+    for (const r of p.records) {
+      if (r.invoiceUuid !== invoice.uuid) continue;
+      drafts.push({
+        kind: 'payment',
+        uuid: p.uuid,
+        seq: r.seq,
+        date: r.date,
+        amount: r.amount,
+        balanceBefore: r.balanceBefore,
+        balanceAfter: r.balanceAfter,
+        ...(r.exchangeRate === undefined ? {} : { exchangeRate: r.exchangeRate }),
+      });
+    }
+  }
+  let runningC = toCents(invoice.total);
+  const notes = creditNotes.filter((n) => n.invoiceUuid === invoice.uuid).sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid));
+  for (const n of notes) drafts.push({ kind: 'creditNote', uuid: n.uuid, seq: 1, date: n.date, amount: n.amount, balanceBefore: 0, balanceAfter: 0 });
+  drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
+  let settledC = 0;
+  const settlements: ReceivedSettlement[] = drafts.map((d) => {
+    const c = d.kind === 'pue' ? null : receivedCancellationOf(cancellationsByUuid.get(d.uuid) ?? [], null);
+    const gone = inEffect(c);
+    if (!gone) settledC += toCents(d.amount);
+    if (d.kind !== 'creditNote') {
+      if (!gone) runningC = toCents(d.balanceAfter);
+      return { ...d, cancelled: gone };
+    }
+    // A credit note states no balances: it continues the chain of valid records.
+    const before = runningC;
+    const after = Math.max(0, before - toCents(d.amount));
+    if (!gone) runningC = after;
+    return { ...d, balanceBefore: fromCents(before), balanceAfter: fromCents(after), cancelled: gone };
+  });
+  const balanceC = cancelled ? 0 : Math.max(0, toCents(invoice.total) - settledC);
+  const paymentState = cancelled ? 'cancelled' : balanceC === 0 ? 'paid' : settledC > 0 ? 'partial' : 'unpaid';
+  const mainCode = invoice.concepts[mainConceptIndex(invoice.concepts)]!.code;
+  return {
+    _id: receivedDocId(tenant, invoice.uuid),
+    tenant,
+    uuid: invoice.uuid,
+    serie: invoice.serie,
+    folio: invoice.folio,
+    date: invoice.date,
+    certifiedAt: invoice.certifiedAt,
+    supplier: { ...invoice.supplier },
+    currency: invoice.currency,
+    exchangeRate: invoice.exchangeRate,
+    paymentMethod: invoice.paymentMethod,
+    mainCode,
+    category: categoryOf(mainCode, rules),
+    subTotal: invoice.subTotal,
+    discount: invoice.discount,
+    total: invoice.total,
+    taxes: receivedTaxes(invoice.concepts),
+    concepts: invoice.concepts.map((c) => ({ ...c, transfers: c.transfers.map((t) => ({ ...t })), retentions: c.retentions.map((t) => ({ ...t })) })),
+    settlements,
+    paid: fromCents(settledC),
+    balance: fromCents(balanceC),
+    paymentState,
+    cancellation: own,
+    cancellationStatus: own?.status ?? 'none',
+    // Stamped with the write time when stored (received-repo.ts putReceivedDocs).
+    lastUpdate: '',
+  };
+}

@@ -1,0 +1,17 @@
+/** The indexes of received CFDIs, `receivedFacts` and `receivedDocs` (lib/received/received-repo.ts). */
+import { COLLECTIONS } from '../db/collections.ts';
+import type { IndexSpecs } from '../db/indexes.ts';
+
+export const RECEIVED_INDEXES: IndexSpecs = {
+  // The facts of each received invoice, its cancellations by UUID.
+  [COLLECTIONS.receivedFacts]: [{ key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' }],
+  // The list's filters (supplier, category, payment state, cancellation), each then newest issue date first.
+  [COLLECTIONS.receivedDocs]: [
+    { key: { tenant: 1, date: -1, _id: -1 }, name: 'tenant_date' },
+    { key: { tenant: 1, 'supplier.rfc': 1, date: -1, _id: -1 }, name: 'tenant_supplier_date' },
+    { key: { tenant: 1, category: 1, date: -1, _id: -1 }, name: 'tenant_category_date' },
+    { key: { tenant: 1, paymentState: 1, date: -1, _id: -1 }, name: 'tenant_payment_state_date' },
+    // Re-categorizing a tenant's documents when its rules change: by the code each follows.
+    { key: { tenant: 1, mainCode: 1 }, name: 'tenant_main_code' },
+  ],
+};

@@ -1,0 +1,127 @@
+/**
+ * The store of received CFDIs: `receivedFacts` (one record per received CFDI, or per cancelled
+ * UUID, with the SHA-256 of its file: same UUID and bytes = skipped) and `receivedDocs` (each
+ * received invoice rebuilt from its facts). Writes are whole-document upserts in bulk.
+ */
+import type { Collection, Db, Filter } from 'mongodb';
+import { COLLECTIONS } from '../db/collections.ts';
+import { findSortedPage } from '../db/find-page.ts';
+import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
+import type { InstantRange } from '../shared/date-range.ts';
+import { sameContent } from '../shared/same-content.ts';
+import type { ReceivedCategory } from '../model/tenant-settings.ts';
+import type { ReceivedDocRow, ReceivedFactKind, ReceivedFactRecord, ReceivedPaymentState } from './received-rows.ts';
+
+export const receivedFacts = (db: Db): Collection<ReceivedFactRecord> => db.collection<ReceivedFactRecord>(COLLECTIONS.receivedFacts);
+export const receivedDocs = (db: Db): Collection<ReceivedDocRow> => db.collection<ReceivedDocRow>(COLLECTIONS.receivedDocs);
+
+export const CANCEL_KINDS = ['cancellation', 'cancellationRequest'] as const satisfies readonly ReceivedFactKind[];
+const TAG: Partial<Record<ReceivedFactKind, string>> = { cancellation: 'cancel', cancellationRequest: 'cancel-request' };
+export const receivedFactId = (tenant: string, kind: ReceivedFactKind, uuid: string): string => `${tenant}|${TAG[kind] ?? 'cfdi'}|${uuid}`;
+
+/** The stored facts with these ids (one query), by id. */
+export async function findReceivedFacts(db: Db, tenant: string, ids: readonly string[]): Promise<Map<string, ReceivedFactRecord>> {
+  if (!ids.length) return new Map();
+  const found = await receivedFacts(db)
+    .find({ _id: { $in: [...new Set(ids)] }, tenant })
+    .toArray();
+  return new Map(found.map((r) => [r._id, r]));
+}
+
+/** Stores facts whole (unordered bulk upserts). */
+export async function saveReceivedFacts(db: Db, records: readonly ReceivedFactRecord[]): Promise<void> {
+  if (!records.length) return;
+  await receivedFacts(db).bulkWrite(
+    records.map((r) => ({ replaceOne: { filter: { _id: r._id, tenant: r.tenant }, replacement: r, upsert: true } })),
+    { ordered: false },
+  );
+}
+
+/** Every fact (invoice, payments, credit notes) that names one of these invoices. */
+export async function factsOfReceivedInvoices(db: Db, tenant: string, uuids: readonly string[]): Promise<ReceivedFactRecord[]> {
+  if (!uuids.length) return [];
+  return receivedFacts(db)
+    .find({ tenant, invoices: { $in: [...new Set(uuids)] } })
+    .toArray();
+}
+
+/** Every cancellation fact (request, acknowledgement) about these UUIDs. */
+export async function receivedCancellationsOf(db: Db, tenant: string, uuids: readonly string[]): Promise<ReceivedFactRecord[]> {
+  if (!uuids.length) return [];
+  const ids = [...new Set(uuids)].flatMap((u) => CANCEL_KINDS.map((k) => receivedFactId(tenant, k, u)));
+  return receivedFacts(db)
+    .find({ _id: { $in: ids }, tenant })
+    .toArray();
+}
+
+/** Writes the documents that differ from the stored ones, stamping `lastUpdate` with the write time. */
+export async function putReceivedDocs(db: Db, tenant: string, docs: readonly ReceivedDocRow[], now: Date): Promise<void> {
+  if (!docs.length) return;
+  const stored = await receivedDocs(db)
+    .find({ _id: { $in: docs.map((d) => d._id) }, tenant })
+    .toArray();
+  const byId = new Map(stored.map((d) => [d._id, d]));
+  const changed = docs.filter((d) => {
+    const s = byId.get(d._id);
+    return !s || !sameContent(s, d);
+  });
+  if (!changed.length) return;
+  const lastUpdate = now.toISOString();
+  await receivedDocs(db).bulkWrite(
+    changed.map((d) => ({ replaceOne: { filter: { _id: d._id, tenant }, replacement: { ...d, lastUpdate }, upsert: true } })),
+    { ordered: false },
+  );
+}
+
+export interface ReceivedDocFilter {
+  supplier?: string;
+  category?: ReceivedCategory;
+  issued?: InstantRange;
+  paymentStatus?: Exclude<ReceivedPaymentState, 'cancelled'>;
+  cancelled?: boolean;
+}
+
+/** Newest issue date first, id as tie-breaker. */
+export const RECEIVED_DOC_SORT = [
+  { field: 'date', dir: -1 },
+  { field: '_id', dir: -1 },
+] as const satisfies KeysetSort;
+
+/** A page of the tenant's received documents (null: the filters exclude each other, nothing is asked). */
+export async function findReceivedDocs(
+  db: Db,
+  tenant: string,
+  f: ReceivedDocFilter,
+  page: PageQuery,
+  maxTimeMS: number,
+): Promise<{ total: number | null; docs: ReceivedDocRow[] }> {
+  // Tenant first, always.
+  const q: Filter<ReceivedDocRow> = { tenant };
+  if (f.supplier !== undefined) q['supplier.rfc'] = f.supplier;
+  if (f.category !== undefined) q.category = f.category;
+  if (f.issued?.from !== undefined || f.issued?.to !== undefined) {
+    q.date = { ...(f.issued.from !== undefined ? { $gte: f.issued.from } : {}), ...(f.issued.to !== undefined ? { $lte: f.issued.to } : {}) };
+  }
+  // paid, partial and unpaid are never cancelled: with cancelled=true they match nothing.
+  if (f.paymentStatus !== undefined) {
+    if (f.cancelled === true) return { total: page.count ? 0 : null, docs: [] };
+    q.paymentState = f.paymentStatus;
+  } else if (f.cancelled !== undefined) q.paymentState = f.cancelled ? 'cancelled' : { $ne: 'cancelled' };
+  return findSortedPage(receivedDocs(db), q, page, maxTimeMS);
+}
+
+export async function findReceivedDocById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<ReceivedDocRow | null> {
+  return receivedDocs(db).findOne({ _id: id, tenant }, { maxTimeMS });
+}
+
+/** The product codes the tenant's received documents follow (bounded by the catalogue the tenant buys from). */
+export async function receivedMainCodes(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
+  const codes: unknown[] = await receivedDocs(db).distinct('mainCode', { tenant }, { maxTimeMS });
+  return codes.filter((c): c is string => typeof c === 'string');
+}
+
+/** Sets the category of the tenant's documents that follow these codes (the stored documents' concepts keep theirs until rebuilt). */
+export async function setCategoryOfCodes(db: Db, tenant: string, codes: readonly string[], category: ReceivedCategory, maxTimeMS: number): Promise<void> {
+  if (!codes.length) return;
+  await receivedDocs(db).updateMany({ tenant, mainCode: { $in: [...codes] }, category: { $ne: category } }, { $set: { category } }, { maxTimeMS });
+}

@@ -1,0 +1,163 @@
+/**
+ * The rows of received CFDIs (lib/received): the facts each imported file states (collection
+ * `receivedFacts`) and the document rebuilt from all facts about one received invoice
+ * (collection `receivedDocs`). Kept apart from the issued side (financialDocs, importFacts):
+ * nothing that reads revenue ever reads these (docs/domain.md, "Received CFDIs").
+ */
+import type { CancellationRecordStatus, CancellationStatus, TaxLine } from '../model/financial-document.ts';
+import type { ReceivedCategory } from '../model/tenant-settings.ts';
+import type { CancellationFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
+
+export const receivedDocId = (tenant: string, uuid: string): string => `${tenant}-RCFDI-${uuid}`;
+
+export interface ReceivedConceptFact {
+  code: string;
+  description: string;
+  quantity: number;
+  unit: string;
+  unitPrice: number;
+  amount: number;
+  discount: number;
+  transfers: TaxLine[];
+  retentions: TaxLine[];
+}
+
+/** A received invoice (type I): the supplier (Emisor) billed the tenant (Receptor). */
+export interface ReceivedInvoiceFact {
+  kind: 'invoice';
+  uuid: string;
+  certifiedAt: number;
+  supplier: { rfc: string; name: string };
+  serie: string;
+  folio: string;
+  date: number;
+  currency: string;
+  /** MXN per unit of `currency` (1 for MXN). */
+  exchangeRate: number;
+  paymentMethod: 'PUE' | 'PPD';
+  subTotal: number;
+  discount: number;
+  total: number;
+  concepts: ReceivedConceptFact[];
+}
+
+/** A supplier's Pagos 2.0 complement with the tenant as Receptor: the tenant paid these invoices. */
+export interface ReceivedPaymentFact {
+  kind: 'payment';
+  uuid: string;
+  records: { invoiceUuid: string; seq: number; date: number; amount: number; balanceBefore: number; balanceAfter: number; exchangeRate?: number }[];
+}
+
+/** A supplier's credit note (type E, relation 01) to the tenant: it reduces what the tenant owes on one invoice. */
+export interface ReceivedCreditNoteFact {
+  kind: 'creditNote';
+  uuid: string;
+  invoiceUuid: string;
+  date: number;
+  amount: number;
+}
+
+export type ReceivedFact = ReceivedInvoiceFact | ReceivedPaymentFact | ReceivedCreditNoteFact | CancellationFact | CancellationRequestFact;
+export type ReceivedFactKind = ReceivedFact['kind'];
+
+/** One stored fact: `issuer` is the supplier's RFC (an acknowledgement's RfcEmisor), so a cancellation applies only to that supplier's CFDI. */
+export interface ReceivedFactRecord {
+  _id: string;
+  tenant: string;
+  uuid: string;
+  kind: ReceivedFactKind;
+  issuer: string;
+  sha256: string;
+  /** The received invoices this fact changes (cancellations: none, resolved by UUID when documents are rebuilt). */
+  invoices: string[];
+  fact: ReceivedFact;
+  importedAt: Date;
+}
+
+export type ReceivedPaymentState = 'paid' | 'partial' | 'unpaid' | 'cancelled';
+
+/** VAT transferred at one rate (16%, 8%, 0%): the base and the tax. */
+export interface VatAtRate {
+  rate: number;
+  base: number;
+  amount: number;
+}
+
+export interface ReceivedTaxes {
+  vatTransferred: VatAtRate[];
+  /** Base of the exempt VAT transfers (TipoFactor Exento). */
+  vatExemptBase: number;
+  vatRetained: number;
+  isrRetained: number;
+  iepsTransferred: number;
+  iepsRetained: number;
+  transferred: number;
+  retained: number;
+}
+
+/** A concept as stored; its category is read from the tenant's current rules when shown. */
+export interface ReceivedConcept {
+  code: string;
+  description: string;
+  quantity: number;
+  unit: string;
+  unitPrice: number;
+  amount: number;
+  discount: number;
+  transfers: TaxLine[];
+  retentions: TaxLine[];
+}
+
+/** What settled the invoice: its own PUE (paid when issued), a supplier's payment complement, or a credit note. */
+export interface ReceivedSettlement {
+  kind: 'pue' | 'payment' | 'creditNote';
+  uuid: string;
+  seq: number;
+  date: number;
+  amount: number;
+  balanceBefore: number;
+  balanceAfter: number;
+  exchangeRate?: number;
+  /** Cancelled before the SAT (its own cancellation in effect): it settles nothing. */
+  cancelled: boolean;
+}
+
+export interface ReceivedCancellation {
+  status: CancellationRecordStatus;
+  motive: string | null;
+  replacementUuid: string | null;
+  requestedAt: number;
+  date: number;
+  statusSource: 'request' | 'acknowledgement';
+  satStatus: string | null;
+}
+
+/** A received invoice as stored (`receivedDocs`), rebuilt from its facts. Dates in epoch ms. */
+export interface ReceivedDocRow {
+  _id: string;
+  tenant: string;
+  uuid: string;
+  serie: string;
+  folio: string;
+  date: number;
+  certifiedAt: number;
+  supplier: { rfc: string; name: string };
+  currency: string;
+  exchangeRate: number;
+  paymentMethod: 'PUE' | 'PPD';
+  /** Product code of the largest concept: the document's category follows it. */
+  mainCode: string;
+  category: ReceivedCategory;
+  subTotal: number;
+  discount: number;
+  total: number;
+  taxes: ReceivedTaxes;
+  concepts: ReceivedConcept[];
+  settlements: ReceivedSettlement[];
+  paid: number;
+  balance: number;
+  paymentState: ReceivedPaymentState;
+  cancellation: ReceivedCancellation | null;
+  cancellationStatus: CancellationStatus;
+  lastUpdate: string;
+}

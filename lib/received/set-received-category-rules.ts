@@ -1,0 +1,37 @@
+import type { ServiceContext } from '../context.ts';
+import { invalidBody } from '../http/api-error.ts';
+import { saveReceivedCategoryRules } from '../settings/settings-repo.ts';
+import { categoryOf, isRuleCode, type ReceivedCategoryRule } from './received-category.ts';
+import { receivedMainCodes, setCategoryOfCodes } from './received-repo.ts';
+import { categoryRulesView, type ReceivedCategoryRulesView } from './received-category-rules.ts';
+import type { ReceivedCategory } from '../model/tenant-settings.ts';
+
+/**
+ * Replaces the tenant's category rules, then gives the tenant's stored received documents the
+ * category the new rules give their largest concept's code (one update per category, over the
+ * codes the tenant's documents follow), so the `category` filter agrees with the rules at once.
+ */
+export async function setReceivedCategoryRules(
+  ctx: ServiceContext,
+  tenant: string,
+  input: { rules: ReceivedCategoryRule[] },
+): Promise<ReceivedCategoryRulesView> {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const [i, r] of input.rules.entries()) {
+    if (!isRuleCode(r.code)) problems.push(`rules[${i}].code "${r.code.slice(0, 20)}" is not 2 to 8 digits of a c_ClaveProdServ code`);
+    if (seen.has(r.code)) problems.push(`rules[${i}].code ${r.code} is given twice`);
+    seen.add(r.code);
+  }
+  if (problems.length) throw invalidBody(problems);
+  const rules = input.rules.map((r) => ({ code: r.code, category: r.category }));
+  await saveReceivedCategoryRules(ctx.db, tenant, rules);
+  const codes = await receivedMainCodes(ctx.db, tenant, ctx.config.queryTimeoutMs);
+  const byCategory = new Map<ReceivedCategory, string[]>();
+  for (const code of codes) {
+    const category = categoryOf(code, rules);
+    byCategory.set(category, [...(byCategory.get(category) ?? []), code]);
+  }
+  for (const [category, list] of byCategory) await setCategoryOfCodes(ctx.db, tenant, list, category, ctx.config.queryTimeoutMs);
+  return categoryRulesView(tenant, rules);
+}
