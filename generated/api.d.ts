@@ -4455,7 +4455,7 @@ export interface components {
         /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
         TaxBasis: "invoice" | "payment";
         /**
-         * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+         * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
          * @example tax,analytics
          */
         Toolsets: string;
@@ -8087,7 +8087,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];
@@ -8147,7 +8147,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];
@@ -8224,7 +8224,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];
@@ -8367,7 +8367,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, alerts, webhooks (one per tag of this document), or `all`. Default every toolset but `webhooks` (endpoint management is set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];

@@ -12,6 +12,7 @@ await seedTwoTenants(h.db);
 const base = await listen(h.app);
 
 const WEBHOOK_TOOLS = ['createWebhook', 'deleteWebhook', 'getWebhook', 'listWebhookDeliveries', 'listWebhooks', 'rotateWebhookSecret', 'sendWebhookTest'];
+const SETTINGS_TOOLS = ['getReceivedCategoryRules', 'setReceivedCategoryRules'];
 const names = async (client: Awaited<ReturnType<typeof connect>>) => (await client.listTools()).tools.map((tool) => tool.name).sort();
 
 for (const kind of ['streamable', 'sse'] as Transport[]) {
@@ -20,13 +21,15 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
     const byDefault = await names(await connect(t, base, kind, { 'x-api-key': KEY_A }));
     t.same(
       byDefault,
-      all.filter((name) => !WEBHOOK_TOOLS.includes(name)),
-      'the default leaves out the webhook tools only',
+      all.filter((name) => !WEBHOOK_TOOLS.includes(name) && !SETTINGS_TOOLS.includes(name)),
+      'the default leaves out the webhook and settings tools only',
     );
     t.ok(
-      WEBHOOK_TOOLS.every((name) => all.includes(name)),
+      [...WEBHOOK_TOOLS, ...SETTINGS_TOOLS].every((name) => all.includes(name)),
       '`all` has them',
     );
+    const settings = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=settings,received&readOnly=true');
+    t.same(await names(settings), ['getReceivedCategoryRules', 'getReceivedDoc', 'listReceivedDocs'], 'settings by name (x-mcp-toolset), read-only');
 
     const tax = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=tax,shipments');
     t.same(await names(tax), ['getShipment', 'getTaxSummary', 'importDeliveries', 'listShipments', 'recordLegDelivery'], 'tax and shipments');

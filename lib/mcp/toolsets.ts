@@ -1,17 +1,18 @@
 /**
  * Toolsets: a session's catalogue is the tools of the toolsets it asks for, one toolset per spec
- * tag (financial, shipments, tax, analytics, imports, alerts, webhooks), optionally only the
+ * tag (financial, shipments, tax, analytics, received, imports, alerts, webhooks) plus `settings`
+ * (operations marked `x-mcp-toolset: settings`: a tenant's configuration), optionally only the
  * read-only ones. The choice travels in the MCP URL (`/mcp?toolsets=tax,analytics&readOnly=true`,
  * the same on `/sse`) because hosted agent clients let a user set a URL, not headers. By default
- * every toolset but `webhooks`: managing endpoints is set-up an operator does once, and leaving it
- * out keeps the default catalogue within what agents can afford to load as the books grow.
+ * every toolset but `webhooks` and `settings`: configuring endpoints and rules is set-up done
+ * once, and leaving it out keeps the default catalogue within what agents can afford to load.
  */
 import { invalidQuery } from '../http/api-error.ts';
 import type { ToolDefinition } from './tools-from-spec.ts';
 
 /** The query parameters that select a session's tools. */
 export const TOOL_SELECTION_QUERY = ['toolsets', 'readOnly'] as const;
-export const DEFAULT_EXCLUDED_TOOLSETS: readonly string[] = ['webhooks'];
+export const DEFAULT_EXCLUDED_TOOLSETS: readonly string[] = ['webhooks', 'settings'];
 export const ALL_TOOLSETS = 'all';
 
 export interface ToolSelection {
@@ -21,8 +22,11 @@ export interface ToolSelection {
   readOnly: boolean;
 }
 
-/** A tool's toolset: its operation's first tag. */
-export const toolsetOf = (tool: Pick<ToolDefinition, 'operation'>): string => tool.operation.tags[0] ?? 'other';
+/** A tool's toolset: the operation's `x-mcp-toolset` (tenant settings: `settings`), else its first tag. */
+export const toolsetOf = (tool: Pick<ToolDefinition, 'operation'>): string => {
+  const declared = tool.operation.extensions['x-mcp-toolset'];
+  return typeof declared === 'string' ? declared : (tool.operation.tags[0] ?? 'other');
+};
 
 /** The toolsets of a catalogue, in the order their first tool appears. */
 export const toolsetNames = (tools: readonly ToolDefinition[]): string[] => [...new Set(tools.map(toolsetOf))];
