@@ -6093,10 +6093,7 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Only invoices open at the end of this day (YYYY-MM-DD, America/Mexico_City, years 1970–2999): emitted by then, not cancelled by then, and Total − valid payments − valid credit notes dated by then above zero — what was owed that day, whatever was paid since (docs/domain.md, "Receivables as of a date"; `GET /api/receivables/aging` sums them by days past due). A day after today means today, as of now (what will be paid by then is not known). `paymentStatus` and `cancelled` still judge the current state.
-                 * @example 2026-10-31
-                 */
+                /** @description Only invoices open at the end of this day (YYYY-MM-DD, America/Mexico_City, years 1970–2999): emitted by then, not cancelled by then, and Total − valid payments − valid credit notes dated by then above zero — what was owed that day, whatever was paid since (docs/domain.md, "Receivables as of a date"; `GET /api/receivables/aging` sums them by days past due). A day after today means today, as of now (what will be paid by then is not known). `paymentStatus` and `cancelled` still judge the current state. */
                 openAsOf?: components["schemas"]["CalendarDate"];
                 /**
                  * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).

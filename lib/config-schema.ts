@@ -31,21 +31,6 @@ export const CONFIG_SCHEMA = {
     },
     MONGODB_MAX_POOL_SIZE: { type: 'integer', minimum: 0, maximum: 10_000, default: 20, description: 'Database connections per process (`0`: no limit)' },
     DATA_DIR: { type: 'string', default: './data', description: "Embedded engine's on-disk store" },
-    EMBEDDED_MONGO_MAX_RESTARTS: {
-      type: 'integer',
-      minimum: 0,
-      maximum: 1000,
-      default: 5,
-      description:
-        '`npm start` and `npm run worker` on the embedded engine: if the engine dies, it is restarted (after 0.5 s, then 1, 2, 4, 8 s) and the service recovers by itself; after this many restarts within `EMBEDDED_MONGO_RESTART_WINDOW_MS` it gives up, `/health` answers 503 and the process exits 1 for its supervisor to restart it (`0`: never restart the engine, exit 1 at once)',
-    },
-    EMBEDDED_MONGO_RESTART_WINDOW_MS: {
-      type: 'integer',
-      minimum: 1000,
-      maximum: 86_400_000,
-      default: 300_000,
-      description: 'The window `EMBEDDED_MONGO_MAX_RESTARTS` counts restarts of the embedded engine in',
-    },
     DEMO_INVOICES: {
       type: 'integer',
       minimum: 0,

@@ -18,7 +18,6 @@ export interface AppConfig {
   mongodb: MongoSettings;
   dataDir: string;
   /** The embedded engine's supervision (scripts/embedded-mongo/supervisor.ts): restarts allowed within a window. */
-  embeddedEngine: { maxRestarts: number; restartWindowMs: number };
   /** Demo dataset per tenant that `npm start` loads into an empty embedded database. */
   demo: { invoices: number; trips: number };
   logLevel: string;
@@ -266,7 +265,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     mongodbDb: e.MONGODB_DB,
     mongodb: { appName: e.MONGODB_APP_NAME, serverSelectionTimeoutMs: e.MONGODB_SERVER_SELECTION_TIMEOUT_MS, maxPoolSize: e.MONGODB_MAX_POOL_SIZE },
     dataDir: e.DATA_DIR,
-    embeddedEngine: { maxRestarts: e.EMBEDDED_MONGO_MAX_RESTARTS, restartWindowMs: e.EMBEDDED_MONGO_RESTART_WINDOW_MS },
     demo: { invoices: e.DEMO_INVOICES, trips: e.DEMO_TRIPS },
     logLevel: e.LOG_LEVEL,
     documentBaseUrl: (e.DOCUMENT_BASE_URL ?? `http://localhost:${e.PORT}/files`).replace(/\/+$/, ''),

@@ -23,6 +23,7 @@ import './v8-heap.ts'; // first: GC tuning from the first collection on
 import path from 'node:path';
 import { ConfigError, loadConfig, type AppConfig } from '../lib/config.ts';
 import { EmbeddedEngineInUseError, openDatabase } from './embedded-mongo/open-database.ts';
+import { engineSupervisionSettings, type EngineSupervisionSettings } from './embedded-mongo/settings.ts';
 import { acquireServiceLock, checkDataDir, DataDirError, fsCause } from './embedded-mongo/data-dir.ts';
 import { EmbeddedMongoStartError, startFailureSummary } from './embedded-mongo/launcher.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
@@ -55,8 +56,11 @@ function failStart(err: unknown): never {
 }
 
 let loaded: AppConfig;
+// The embedded engine's own settings (EMBEDDED_MONGO_*): the launcher's, not the service's (lib/config.ts).
+let engineSettings: EngineSupervisionSettings;
 try {
   loaded = loadConfig();
+  engineSettings = engineSupervisionSettings();
   if (!loaded.mongodbUri) {
     // Before anything writes there (the webhook key, the engine's store): writable, some free space,
     // and no other service on it (DATA_DIR/service.lock, removed at exit, taken over after a kill -9).
@@ -77,11 +81,7 @@ let onEngineLost: (reason: string) => void = (reason) => {
 const database = await openDatabase(config, {
   mode: 'service',
   log: (m) => console.log(m),
-  supervision: {
-    maxRestarts: config.embeddedEngine.maxRestarts,
-    windowMs: config.embeddedEngine.restartWindowMs,
-    onGiveUp: (reason) => onEngineLost(reason),
-  },
+  supervision: { maxRestarts: engineSettings.maxRestarts, windowMs: engineSettings.restartWindowMs, onGiveUp: (reason) => onEngineLost(reason) },
 }).catch(failStart);
 // Indexes, then the derived fields of documents stored without them: before listening, so
 // the payment-state filters never answer without those documents (a one-time cost on an old store).

@@ -13,6 +13,7 @@
 import pino from 'pino';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
+import { engineSupervisionSettings } from './embedded-mongo/settings.ts';
 import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createAlertWorker } from '../lib/alerts/worker.ts';
 import { createWebhookWorker } from '../lib/webhooks/worker.ts';
@@ -20,12 +21,13 @@ import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 
 const loaded = loadConfig();
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
+const engineSettings = engineSupervisionSettings();
 const log = pino({ level: config.logLevel, base: { component: 'alert-worker' } });
 // A worker that started its own embedded engine and cannot keep it up exits 1 for its supervisor (as the service does).
 let onEngineLost: () => void = () => process.exit(1);
 const database = await openDatabase(config, {
   log: (m) => log.info(m),
-  supervision: { log, maxRestarts: config.embeddedEngine.maxRestarts, windowMs: config.embeddedEngine.restartWindowMs, onGiveUp: () => onEngineLost() },
+  supervision: { log, maxRestarts: engineSettings.maxRestarts, windowMs: engineSettings.restartWindowMs, onGiveUp: () => onEngineLost() },
 });
 await ensureIndexes(database.db);
 

@@ -48,7 +48,7 @@ const RUNS = Number(process.env.ISOLATION_RUNS ?? 40);
 const NOW = new Date('2026-04-30T18:00:00.000Z');
 const h = await startHarness(t, { build: { now: () => NOW } });
 const base = await listen(h.app);
-const mcp: Client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+const mcp: Client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
 
 const spec = loadSpec();
 const dataOps = listOperations(spec).filter(isToolOperation);

@@ -7,7 +7,6 @@ import { ConfigError, loadConfig } from '../../lib/config.ts';
 import { CONFIG_SCHEMA } from '../../lib/config-schema.ts';
 import { MCP_DEFAULTS } from '../../lib/mcp/options.ts';
 import { mongoClientOptions } from '../../lib/db/client.ts';
-import { DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW_MS } from '../../scripts/embedded-mongo/supervisor.ts';
 import { TABLE_END, TABLE_START } from '../../scripts/configuration-table.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -44,13 +43,11 @@ t.test('the variables absorbed from lib/ and scripts/ come through the configura
     MCP_KEEPALIVE_MS: '0',
     MONGODB_APP_NAME: 'billing',
     MONGODB_SERVER_SELECTION_TIMEOUT_MS: '2000',
-    EMBEDDED_MONGO_MAX_RESTARTS: '0',
     DEMO_INVOICES: '200',
     ALERT_QUERY_TIMEOUT_MS: '500',
   });
   t.match(c.mcp, { idleTimeoutMs: 60_000, keepAliveMs: 0, maxSessionsPerKey: 10 });
   t.same(c.mongodb, { appName: 'billing', serverSelectionTimeoutMs: 2000, maxPoolSize: 20 });
-  t.same(c.embeddedEngine, { maxRestarts: 0, restartWindowMs: 300_000 });
   t.same(c.demo, { invoices: 200, trips: 3000 });
   t.equal(c.alerts.workerSettings.queryTimeoutMs, 500);
 });
@@ -61,7 +58,6 @@ t.test("the schema's defaults are the code's own defaults where the code keeps o
   t.same(c.mcp, mcpDefaults, 'MCP');
   const driver = mongoClientOptions();
   t.same(c.mongodb, { appName: driver.appName, serverSelectionTimeoutMs: driver.serverSelectionTimeoutMS, maxPoolSize: driver.maxPoolSize }, 'MongoDB driver');
-  t.same(c.embeddedEngine, { maxRestarts: DEFAULT_MAX_RESTARTS, restartWindowMs: DEFAULT_RESTART_WINDOW_MS }, 'engine supervision');
 });
 
 t.test('every variable has a description, and docs/configuration.md lists each once', async (t) => {
