@@ -2721,8 +2721,9 @@ export interface components {
         McpPostBody: components["schemas"]["McpJsonRpcRequest"] | components["schemas"]["McpJsonRpcBatch"];
         /**
          * @description What the lines of a SAT bulk-download metadata file did. Each line about a CFDI the tenant
-         *     issued and imported moves its cancellation status as the line says: `Estatus` 0 (cancelado)
-         *     makes the cancellation `accepted` at `FechaCancelacion` (statusSource `bulk-metadata`);
+         *     issued and imported, or received from the line's RfcEmisor and imported, moves its
+         *     cancellation status as the line says: `Estatus` 0 (cancelado) makes the cancellation
+         *     `accepted` at `FechaCancelacion` (statusSource `bulk-metadata`);
          *     `Estatus` 1 (vigente) records nothing. Lines about CFDIs not imported are counted, not errors:
          *     importing the metadata again after them applies it. The file is `updated` when it recorded
          *     a cancellation, else `skipped`.
@@ -2956,7 +2957,7 @@ export interface components {
                 state: "paid" | "partial" | "unpaid" | "cancelled";
                 total: number;
             };
-            /** @description The supplier's cancellation of this CFDI: `pending` on a request, or on the SAT's 201 when the tenant, as receiver, has to accept it; `accepted` on 202 or a 201 that needs no acceptance. */
+            /** @description The supplier's cancellation of this CFDI: `pending` on a request, or on the SAT's 201 when the tenant, as receiver, has to accept it; `accepted` on 202 or a 201 that needs no acceptance, or on a line of the SAT's bulk-download metadata with Estatus 0 (since its FechaCancelacion). */
             cancellation: {
                 /** Format: date-time */
                 date: string | null;
@@ -2966,8 +2967,11 @@ export interface components {
                 requestedAt: string | null;
                 /** @description EstatusUUID of the acknowledgement */
                 satStatus: string | null;
-                /** @enum {string|null} */
-                source: "request" | "acknowledgement" | null;
+                /**
+                 * @description What set `status`: the request, the SAT acknowledgement, or a line of the SAT bulk-download metadata (Estatus 0)
+                 * @enum {string|null}
+                 */
+                source: "request" | "acknowledgement" | "bulk-metadata" | null;
                 status: components["schemas"]["CancellationStatus"];
             };
             category: components["schemas"]["ReceivedCategory"];

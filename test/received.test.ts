@@ -336,6 +336,34 @@ t.test('category rules: the defaults, a tenant override, and back', async (t) =>
   t.same(await ids('category=fuel'), [rid(1)], 'back to the default');
 });
 
+t.test("the SAT's bulk-download metadata cancels a received CFDI of its supplier; other lines are counted", async (t) => {
+  const header =
+    'Uuid~RfcEmisor~NombreEmisor~RfcReceptor~NombreReceptor~RfcPac~FechaEmision~FechaCertificacionSat~Monto~EfectoComprobante~Estatus~FechaCancelacion';
+  const line = (uuid: string, issuer: string, estatus: string, cancelled: string) =>
+    `${uuid}~${issuer}~PROVEEDOR~${TENANT_A}~TRANSPORTISTA~SAT970701NN3~2026-10-14 11:00:00~2026-10-14 11:02:00~1906.67~I~${estatus}~${cancelled}`;
+  const text = [
+    header,
+    line(U(5), MECHANIC, '0', '2026-10-20 12:00:00'), // the mechanic's invoice: cancelled
+    line(U(1), GAS, '1', ''), // the diesel invoice: vigente
+    line(U(5), GAS, '0', '2026-10-20 12:00:00'), // the same UUID from another supplier: not this CFDI
+    line(U(40), MECHANIC, '0', '2026-10-20 12:00:00'), // never imported
+  ].join('\r\n');
+  const r = await post([{ name: 'metadata.txt', content: text }]);
+  t.match(r.files[0], {
+    status: 'updated',
+    kind: 'satMetadata',
+    metadata: { lines: 4, cancelled: 1, alreadyCancelled: 0, vigente: 1, notImported: 2, otherTaxpayers: 0, rejectedLines: [] },
+  });
+  const doc = (await get(`/api/received-docs/${rid(5)}`)).body;
+  // 12:00 in Mexico City (UTC−6 all year since 2022) is 18:00Z.
+  t.match(doc.cancellation, { status: 'accepted', source: 'bulk-metadata', date: '2026-10-20T18:00:00.000Z' });
+  t.same(doc.balance, { total: 1_906.67, paid: 100, pending: 0, state: 'cancelled' }, 'a cancelled received invoice owes nothing');
+  t.match((await get(`/api/received-docs/${rid(1)}`)).body, { cancellation: { status: 'none' } }, 'the vigente line changes nothing');
+  const again = await post([{ name: 'metadata.txt', content: text }]);
+  t.match(again.files[0], { metadata: { cancelled: 0, alreadyCancelled: 1, vigente: 1, notImported: 2 } }, 'importing it again changes nothing');
+  t.same(await ids('cancelled=true'), [rid(3), rid(5)].sort());
+});
+
 t.test('never revenue: the financial documents and the tax summary are as before', async (t) => {
   t.equal(before.docs.meta.total, 1, 'the issued invoice');
   t.match(

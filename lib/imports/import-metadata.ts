@@ -7,8 +7,9 @@
  *
  * Each line is about one side of the tenant's books: a *target*. Issued CFDIs (RfcEmisor = the
  * tenant) are the ledger's (lib/finance/ledger): a cancellation is a fact beside the CFDI's
- * other cancellation facts, and its document is rebuilt. Another side (received CFDIs) is one
- * more entry in METADATA_TARGETS: which lines it owns, and how it records them.
+ * other cancellation facts, and its document is rebuilt. Received CFDIs (RfcReceptor = the
+ * tenant) are lib/received's, the same way. Each side is one entry in METADATA_TARGETS: which
+ * lines it owns, and how it records them.
  */
 import type { Readable } from 'node:stream';
 import type { ServiceContext } from '../context.ts';
@@ -17,6 +18,7 @@ import { importedCfdis, prepareLedger, recordMetadataCancellations, type WriteOu
 import { boundedChunks, SizeExceeded } from './import-sources.ts';
 import { NotMetadata, SatMetadataReader, type MetadataLine, type MetadataRow } from './sat-metadata.ts';
 import { ImportRejection } from './rejection.ts';
+import { recordReceivedMetadata } from '../received/record-received-metadata.ts';
 
 /** What became of one line: its cancellation recorded (or recorded before), vigente, or its CFDI not imported. */
 export type LineOutcome = WriteOutcome | 'vigente' | 'notImported';
@@ -47,8 +49,20 @@ export const issuedTarget: MetadataTarget = {
   },
 };
 
+/** Received CFDIs (RfcReceptor = the tenant): lib/received records a supplier's cancellation. */
+export const receivedTarget: MetadataTarget = {
+  owns: (line, tenant) => line.receiverRfc === tenant && line.issuerRfc !== tenant,
+  apply: (ctx, tenant, lines, now) =>
+    recordReceivedMetadata(
+      ctx,
+      tenant,
+      lines.map((l) => ({ uuid: l.uuid, issuer: l.issuerRfc, cancelledAt: l.cancelled ? l.cancelledAt : null })),
+      now,
+    ),
+};
+
 /** The sides of the books metadata lines are applied to, in order (the first that owns a line takes it). */
-export const METADATA_TARGETS: readonly MetadataTarget[] = [issuedTarget];
+export const METADATA_TARGETS: readonly MetadataTarget[] = [issuedTarget, receivedTarget];
 
 /** Rejected lines listed in the report (the others are counted): the report stays bounded whatever the file holds. */
 export const LISTED_REJECTED_LINES = 100;

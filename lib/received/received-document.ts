@@ -3,7 +3,7 @@
  * and the cancellation requests and acknowledgements about them, in any order of arrival, give
  * the same document (docs/domain.md, "Received CFDIs"). Pure.
  */
-import type { CancellationFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
+import type { CancellationFact, CancellationMetadataFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
 import type { TaxLine } from '../model/financial-document.ts';
 import type { ReceivedCategoryRule } from '../model/tenant-settings.ts';
 import { fromCents, toCents } from '../money/cents.ts';
@@ -19,25 +19,30 @@ import {
   type ReceivedPaymentFact,
   type ReceivedSettlement,
   type ReceivedTaxes,
+  type ReceivedCancelFact,
 } from './received-rows.ts';
 
-type CancelFact = CancellationFact | CancellationRequestFact;
+type CancelFact = ReceivedCancelFact;
 
 /**
  * The cancellation of one received CFDI from the supplier's request and the SAT's
  * acknowledgement: a request alone is pending; EstatusUUID 202 (already cancelled) is accepted;
  * 201 (request received) is pending while the tenant, as receiver, has to accept it (an invoice
  * over 1,000 MXN cancelled after the business day following its certification: RMF 2.7.1.35,
- * docs/domain.md "Cancellations"), accepted otherwise. Payment complements and credit notes need no
- * acceptance here (`invoice` null).
+ * docs/domain.md "Cancellations"), accepted otherwise. A line of the SAT's bulk-download metadata
+ * with Estatus 0 is the SAT's own record that the CFDI is cancelled: accepted since its
+ * FechaCancelacion, whatever an acknowledgement said before. Payment complements and credit notes
+ * need no acceptance here (`invoice` null).
  */
 export function receivedCancellationOf(facts: readonly CancelFact[], invoice: ReceivedInvoiceFact | null): ReceivedCancellation | null {
   const request = facts.find((f): f is CancellationRequestFact => f.kind === 'cancellationRequest');
   const ack = facts.find((f): f is CancellationFact => f.kind === 'cancellation');
-  if (!request && !ack) return null;
-  const requestedAt = request?.date ?? ack!.date;
+  const metadata = facts.find((f): f is CancellationMetadataFact => f.kind === 'cancellationMetadata');
+  if (!request && !ack && !metadata) return null;
+  const requestedAt = request?.date ?? ack?.date ?? metadata!.date;
   const motive = request?.motive ?? ack?.motive ?? null;
   const replacementUuid = request ? request.replacementUuid : (ack?.replacementUuid ?? null);
+  if (metadata) return { status: 'accepted', motive, replacementUuid, requestedAt, date: metadata.date, statusSource: 'bulk-metadata', satStatus: null };
   if (!ack) return { status: 'pending', motive, replacementUuid, requestedAt, date: requestedAt, statusSource: 'request', satStatus: null };
   const needsAcceptance =
     invoice !== null && mxnCents(invoice.total, invoice.exchangeRate) > 100_000 && ack.date >= businessDaysDeadline(invoice.certifiedAt, 1);

@@ -15,8 +15,12 @@ import type { ReceivedDocRow, ReceivedFactKind, ReceivedFactRecord, ReceivedPaym
 export const receivedFacts = (db: Db): Collection<ReceivedFactRecord> => db.collection<ReceivedFactRecord>(COLLECTIONS.receivedFacts);
 export const receivedDocs = (db: Db): Collection<ReceivedDocRow> => db.collection<ReceivedDocRow>(COLLECTIONS.receivedDocs);
 
-export const CANCEL_KINDS = ['cancellation', 'cancellationRequest'] as const satisfies readonly ReceivedFactKind[];
-const TAG: Partial<Record<ReceivedFactKind, string>> = { cancellation: 'cancel', cancellationRequest: 'cancel-request' };
+export const CANCEL_KINDS = ['cancellation', 'cancellationRequest', 'cancellationMetadata'] as const satisfies readonly ReceivedFactKind[];
+const TAG: Partial<Record<ReceivedFactKind, string>> = {
+  cancellation: 'cancel',
+  cancellationRequest: 'cancel-request',
+  cancellationMetadata: 'cancel-metadata',
+};
 export const receivedFactId = (tenant: string, kind: ReceivedFactKind, uuid: string): string => `${tenant}|${TAG[kind] ?? 'cfdi'}|${uuid}`;
 
 /** The stored facts with these ids (one query), by id. */

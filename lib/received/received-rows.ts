@@ -6,7 +6,7 @@
  */
 import type { CancellationRecordStatus, CancellationStatus, TaxLine } from '../model/financial-document.ts';
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
-import type { CancellationFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
+import type { CancellationFact, CancellationMetadataFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
 
 export const receivedDocId = (tenant: string, uuid: string): string => `${tenant}-RCFDI-${uuid}`;
 
@@ -57,7 +57,9 @@ export interface ReceivedCreditNoteFact {
   amount: number;
 }
 
-export type ReceivedFact = ReceivedInvoiceFact | ReceivedPaymentFact | ReceivedCreditNoteFact | CancellationFact | CancellationRequestFact;
+/** A cancellation of a received CFDI: the supplier's request, the SAT's acknowledgement, or a line of the SAT's bulk-download metadata. */
+export type ReceivedCancelFact = CancellationFact | CancellationRequestFact | CancellationMetadataFact;
+export type ReceivedFact = ReceivedInvoiceFact | ReceivedPaymentFact | ReceivedCreditNoteFact | ReceivedCancelFact;
 export type ReceivedFactKind = ReceivedFact['kind'];
 
 /** One stored fact: `issuer` is the supplier's RFC (an acknowledgement's RfcEmisor), so a cancellation applies only to that supplier's CFDI. */
@@ -128,7 +130,7 @@ export interface ReceivedCancellation {
   replacementUuid: string | null;
   requestedAt: number;
   date: number;
-  statusSource: 'request' | 'acknowledgement';
+  statusSource: 'request' | 'acknowledgement' | 'bulk-metadata';
   satStatus: string | null;
 }
 

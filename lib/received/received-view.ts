@@ -45,7 +45,7 @@ export interface ReceivedDocView {
     replacementUuid: string | null;
     requestedAt: string | null;
     date: string | null;
-    source: 'request' | 'acknowledgement' | null;
+    source: 'request' | 'acknowledgement' | 'bulk-metadata' | null;
     satStatus: string | null;
   };
   lastUpdate: string;

@@ -5,7 +5,6 @@
  * facts (received-document.ts), so arrival order does not matter and a re-import changes nothing.
  */
 import type { ServiceContext } from '../context.ts';
-import type { CancellationFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
 import { getTenantSettings } from '../settings/settings-repo.ts';
 import { addTo } from '../shared/add-to.ts';
 import { buildReceivedDocument } from './received-document.ts';
@@ -26,6 +25,7 @@ import {
   type ReceivedFactRecord,
   type ReceivedInvoiceFact,
   type ReceivedPaymentFact,
+  type ReceivedCancelFact,
 } from './received-rows.ts';
 
 /** What one received file states: its facts, and the supplier (the CFDI's Emisor, the acknowledgement's RfcEmisor). */
@@ -105,7 +105,7 @@ const REBUILD_ATTEMPTS = 5;
 
 interface InvoiceFacts {
   records: ReceivedFactRecord[];
-  cancels: Map<string, (CancellationFact | CancellationRequestFact)[]>;
+  cancels: Map<string, ReceivedCancelFact[]>;
   /** What the document was built from (ids and file hashes): another import's fact meanwhile changes it. */
   key: string;
 }
@@ -117,13 +117,13 @@ async function readInvoiceFacts(ctx: ServiceContext, tenant: string, uuids: read
   const per = new Map<string, InvoiceFacts>();
   for (const uuid of uuids) {
     const mine = records.filter((r) => r.invoices.includes(uuid));
-    const byUuid = new Map<string, (CancellationFact | CancellationRequestFact)[]>();
+    const byUuid = new Map<string, ReceivedCancelFact[]>();
     const used: ReceivedFactRecord[] = [...mine];
     for (const c of cancels) {
       // Only the issuer of the cancelled CFDI can cancel it.
       const target = mine.find((r) => r.uuid === c.uuid);
       if (target && target.issuer === c.issuer) {
-        addTo(byUuid, c.uuid, c.fact as CancellationFact | CancellationRequestFact);
+        addTo(byUuid, c.uuid, c.fact as ReceivedCancelFact);
         used.push(c);
       }
     }
