@@ -557,7 +557,8 @@ export interface paths {
         get: operations["getReceivedCategoryRules"];
         /**
          * Set the tenant's category rules of received CFDIs
-         * @description Replaces the tenant's own category rules (the defaults stay). The received CFDIs already
+         * @description Replaces the tenant's own category rules (the defaults stay). The list reads as assignments
+         *     in order: a code given twice keeps its last rule (the answer shows the rules kept). The received CFDIs already
          *     imported take the category the new rules give them at once (the `category` filter and
          *     each document agree with the rules from this answer on). Idempotent.
          */

@@ -320,17 +320,21 @@ t.test('category rules: the defaults, a tenant override, and back', async (t) =>
   t.equal((await get(`/api/received-docs/${rid(1)}`)).body.concepts[0].category, 'maintenance');
   t.equal((await get('/api/received-category-rules', KEY_B)).body.rules.length, 0, "tenant B's rules are its own");
   t.equal((await put({ rules: [{ code: '15x', category: 'fuel' }] })).statusCode, 400, 'a code that is not digits is a 400');
-  t.equal(
-    (
-      await put({
-        rules: [
-          { code: '1510', category: 'fuel' },
-          { code: '1510', category: 'other' },
-        ],
-      })
-    ).statusCode,
-    400,
-    'a code twice is a 400',
+  const twice = await put({
+    rules: [
+      { code: '1510', category: 'fuel' },
+      { code: '2517', category: 'tyres' },
+      { code: '1510', category: 'other' },
+    ],
+  });
+  t.equal(twice.statusCode, 200);
+  t.same(
+    twice.json().rules,
+    [
+      { code: '2517', category: 'tyres' },
+      { code: '1510', category: 'other' },
+    ],
+    'a code given twice keeps its last rule, and the answer says so',
   );
   t.equal((await put({ rules: [] })).statusCode, 200);
   t.same(await ids('category=fuel'), [rid(1)], 'back to the default');

@@ -7,7 +7,8 @@ import { categoryRulesView, type ReceivedCategoryRulesView } from './received-ca
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
 
 /**
- * Replaces the tenant's category rules, then gives the tenant's stored received documents the
+ * Replaces the tenant's category rules (a code given twice keeps its last rule: the list reads as
+ * assignments in order, and the answer shows the rules kept), then gives the tenant's stored received documents the
  * category the new rules give their largest concept's code (one update per category, over the
  * codes the tenant's documents follow), so the `category` filter agrees with the rules at once.
  */
@@ -17,14 +18,14 @@ export async function setReceivedCategoryRules(
   input: { rules: ReceivedCategoryRule[] },
 ): Promise<ReceivedCategoryRulesView> {
   const problems: string[] = [];
-  const seen = new Set<string>();
+  const byCode = new Map<string, ReceivedCategory>();
   for (const [i, r] of input.rules.entries()) {
     if (!isRuleCode(r.code)) problems.push(`rules[${i}].code "${r.code.slice(0, 20)}" is not 2 to 8 digits of a c_ClaveProdServ code`);
-    if (seen.has(r.code)) problems.push(`rules[${i}].code ${r.code} is given twice`);
-    seen.add(r.code);
+    byCode.delete(r.code); // the last rule of a code, in the position it was last given
+    byCode.set(r.code, r.category);
   }
   if (problems.length) throw invalidBody(problems);
-  const rules = input.rules.map((r) => ({ code: r.code, category: r.category }));
+  const rules = [...byCode].map(([code, category]) => ({ code, category }));
   await saveReceivedCategoryRules(ctx.db, tenant, rules);
   const codes = await receivedMainCodes(ctx.db, tenant, ctx.config.queryTimeoutMs);
   const byCategory = new Map<ReceivedCategory, string[]>();
