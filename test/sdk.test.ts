@@ -147,6 +147,18 @@ t.test('tax summary and the five audits', async (t) => {
   const unit = await api.GET('/api/analytics/unit-economics', { params: { query: { ...period, litresBasis: 'offloaded' } } });
   t.equal(unit.data?.parameters.litresBasis, 'offloaded');
   called.add('getCashInflowForecast').add('auditDiscountsAndShrinkage').add('auditFleetUtilization').add('auditDispatchToBill').add('getFreightUnitEconomics');
+  const aging = await api.GET('/api/receivables/aging', { params: { query: { asOf: '2026-10-31', limit: 5 } } });
+  t.equal(aging.data?.asOf.date, '2026-10-31');
+  const b = aging.data!.totals.buckets;
+  const cents = (x: number) => Math.round(x * 100);
+  t.equal(
+    cents(b.current.amount) + cents(b.days1to30.amount) + cents(b.days31to60.amount) + cents(b.days61to90.amount) + cents(b.over90.amount),
+    cents(aging.data!.totals.outstanding),
+    'the buckets add up to the total',
+  );
+  const open = await api.GET('/api/financial-docs', { params: { query: { openAsOf: '2026-10-31', limit: 1 } } });
+  t.equal(open.data?.meta.total, aging.data!.totals.openInvoices, 'the list open that day has as many invoices');
+  called.add('getReceivablesAging');
 });
 
 t.test('alerts: schedule (optional fields left out), list jobs, cancel, list alerts', async (t) => {
