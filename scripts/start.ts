@@ -6,7 +6,7 @@
  * (`databaseProblem` for /ready, `livenessProblem` for /health); it knows only MongoDB.
  *
  * Stopping (SIGINT, SIGTERM: to this process alone, or to its whole process group as a
- * terminal's Ctrl-C and npm/tsx relaying it send them; repeated signals change nothing):
+ * terminal's Ctrl-C and npm relaying it send them; repeated signals change nothing):
  * the service stops accepting connections and drains its requests (imports stop at their next
  * batch with 503 `shutting_down`) and its job workers, closes its database client, and only
  * then stops the embedded engine (which runs in a process group of its own, out of reach of
@@ -127,6 +127,8 @@ async function shutdown(why: string, exitCode: number) {
     await database.close(); // the client, then the embedded engine last
     if (database.supervisor) app.log.info('embedded database engine stopped');
   }
+  // Under `npm start` the code is npm's to hide (it re-raises the signal it was sent): the log keeps it.
+  app.log.info({ exitCode }, 'exiting');
   process.exit(exitCode);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));

@@ -22,7 +22,10 @@ export function isRunning(pid: number): boolean {
 export const processGroup = (pid: number): number | null => stat(pid)?.pgid ?? null;
 
 /** The embedded engine's JVM among the descendants of `root` (its command line names embedded-mongo), or null. */
-export function enginePidUnder(root: number): number | null {
+export const enginePidUnder = (root: number): number | null => descendantRunning(root, 'embedded-mongo');
+
+/** A running descendant of `root` whose command line includes `needle`, or null. */
+export function descendantRunning(root: number, needle: string): number | null {
   const pids = readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
     .map(Number);
@@ -34,7 +37,7 @@ export function enginePidUnder(root: number): number | null {
   for (const pid of pids) {
     if (!descends(pid) || !isRunning(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('embedded-mongo')) return pid;
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) return pid;
     } catch {
       /* gone meanwhile */
     }

@@ -3,9 +3,9 @@
  * (`node --import tsx`, one process, so signals reach it directly), on a
  * database the caller provides (MONGODB_URI) or, without one, on the embedded
  * engine it starts itself in DATA_DIR (as `npm start` does), listening on an
- * ephemeral port. `launcher: 'tsx'` runs it as `npm start` does, under the tsx
- * launcher (which relays signals to the service), in a process group of its
- * own (`group`) so a test can signal the whole group as a terminal's Ctrl-C does.
+ * ephemeral port. `launcher: 'npm'` runs `npm start` itself (npm, its shell, the
+ * service), in a process group of its own (`group`) so a test can signal the whole
+ * group as a terminal's Ctrl-C does.
  * Used by the contract (schemathesis), shutdown, fault and soak tests and `npm run soak`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,7 +17,7 @@ export interface RunningService {
   /** http://127.0.0.1:<port> */
   base: string;
   child: ChildProcess;
-  /** The process group of the launcher and the service (`launcher: 'tsx'`), else null. */
+  /** The process group of npm and the service (`launcher: 'npm'`), else null. */
   group: number | null;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
@@ -31,8 +31,8 @@ export interface StartServiceOptions {
   /** A database; omitted: the embedded engine in `env.DATA_DIR` (started, supervised and stopped by the service). */
   mongodbUri?: string;
   mongodbDb: string;
-  /** `node` (default): the service process itself; `tsx`: the tsx launcher and the service under it, in a process group of their own. */
-  launcher?: 'node' | 'tsx';
+  /** `node` (default): the service process itself; `npm`: `npm start` (npm and the service under it), in a process group of their own. */
+  launcher?: 'node' | 'npm';
   env?: Record<string, string>;
   /** How long to wait for the "listening on" line (default 60 s). */
   timeoutMs?: number;
@@ -50,11 +50,19 @@ export const TS_IMPORT = ['--import', 'tsx/esm'] as const;
  * signals reach it directly), with nothing of the test runner's environment
  * leaking into its config.
  */
-export function spawnScript(script: string, env: Record<string, string>, opts: { launcher?: 'node' | 'tsx' } = {}): ChildProcess {
+export function spawnScript(script: string, env: Record<string, string>, opts: { launcher?: 'node' | 'npm' } = {}): ChildProcess {
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, TAP: '', NODE_OPTIONS: '', ...env };
   if (!env.MONGODB_URI) delete fullEnv.MONGODB_URI;
-  if (opts.launcher === 'tsx') {
-    return spawn(`${ROOT}node_modules/.bin/tsx`, [script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv, detached: true });
+  if (opts.launcher === 'npm') {
+    // The package script of that name (`npm start` for scripts/start.ts), exactly as a user runs it.
+    const name = /^scripts\/(\w+)\.ts$/.exec(script)?.[1];
+    if (!name) throw new Error(`${script} is not a package script`);
+    return spawn('npm', name === 'start' ? ['start', '--silent'] : ['run', name, '--silent'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: fullEnv,
+      detached: true,
+    });
   }
   return spawn(process.execPath, [...TS_IMPORT, script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv });
 }
@@ -100,15 +108,15 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   return {
     base,
     child,
-    group: opts.launcher === 'tsx' ? child.pid! : null,
+    group: opts.launcher === 'npm' ? child.pid! : null,
     output: () => out,
     exited,
     async stop(graceMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) {
-        // Under the tsx launcher, the whole group: a launcher killed alone would orphan the service.
+        // Under npm, the whole group: npm killed alone would orphan the service.
         const signal = (sig: NodeJS.Signals) => {
           try {
-            if (opts.launcher === 'tsx') process.kill(-child.pid!, sig);
+            if (opts.launcher === 'npm') process.kill(-child.pid!, sig);
             else child.kill(sig);
           } catch {
             /* gone meanwhile */
