@@ -1951,15 +1951,16 @@ export interface components {
         };
         /**
          * @deprecated
-         * @description Deprecated version 1 shape: a bare array of stored documents (as `detail=full`), served as `application/vnd.freight.v1+json`.
+         * @description Deprecated version 1 shape: a bare array of stored documents, served as `application/vnd.freight.v1+json`.
          */
-        FinancialDocsV1Response: components["schemas"]["FinancialDocument"][];
+        FinancialDocsV1Response: {
+            [key: string]: unknown;
+        }[];
         /**
          * @description A financial document exactly as stored (`detail=full`, and the legacy version 1 shape):
          *     the invoice with its concepts, its payments and its cancellation records. Money in the
          *     document's currency (`currency`, MXN when absent) as the CFDI states it, with `exchangeRate`
-         *     (MXN per unit) for the reports; instants in epoch milliseconds. Stored documents may carry
-         *     further internal fields.
+         *     (MXN per unit) for the reports; instants in epoch milliseconds.
          */
         FinancialDocument: {
             canceled: components["schemas"]["CanceledRecord"][];
@@ -1974,7 +1975,7 @@ export interface components {
             date: number;
             /** @description CFDI TipoCambio: MXN per unit of `currency`; absent on MXN documents (1) */
             exchangeRate?: number;
-            /** @description Document identifier. Stored documents also carry `_id` with the same value; it is not declared here because generated clients name both `id`. */
+            /** @description Document identifier (the store's `_id`, which only the deprecated version 1 shape repeats). */
             id: string;
             /** @description Discount */
             iDesc: number;

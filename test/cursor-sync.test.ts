@@ -277,7 +277,7 @@ t.test('30,000 documents: a cursor walk while documents change skips and repeats
       if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
       const page = res.json<{ meta: Page['meta']; data: FinancialDocument[] }>();
       pages += 1;
-      for (const d of page.data) seen.set(d._id, (seen.get(d._id) ?? 0) + 1);
+      for (const d of page.data) seen.set(d.id, (seen.get(d.id) ?? 0) + 1);
       if (!page.meta.nextCursor) break;
       await churn(touched);
       url = `${query}&cursor=${encodeURIComponent(page.meta.nextCursor)}`;

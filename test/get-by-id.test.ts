@@ -17,7 +17,7 @@ const tripA = (await trips(h.db).findOne({ company: TENANT_A, idFinan: { $ne: nu
 const tripB = (await trips(h.db).findOne({ company: TENANT_B }))!;
 const get = (url: string, key = KEY_A) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
 
-t.test('financial document: summary equals the list item, full is the stored document without its derived fields', async (t) => {
+t.test('financial document: summary equals the list item, full is the stored document without its derived fields and _id', async (t) => {
   const res = await get(`/api/financial-docs/${docA._id}`);
   t.equal(res.statusCode, 200);
   assertConforms(t, res, 'GET', '/api/financial-docs/:id');
@@ -27,8 +27,10 @@ t.test('financial document: summary equals the list item, full is the stored doc
   const full = await get(`/api/financial-docs/${docA._id}?detail=full`);
   t.equal(full.statusCode, 200);
   assertConforms(t, full, 'GET', '/api/financial-docs/:id');
-  // The stored document as it is, but for the fields the service derives on write (never returned).
-  const { derivedPaymentStatus: _derived, derivedCancellationStatus: _derivedCx, ...storedOwnFields } = docA;
+  // The stored document as it is, but for the fields the service derives on write (never returned)
+  // and the store's `_id`, which equals `id` (only the deprecated version 1 list repeats it).
+  const { derivedPaymentStatus: _derived, derivedCancellationStatus: _derivedCx, _id: _storeId, ...storedOwnFields } = docA;
+  t.equal(_storeId, full.json<{ id: string }>().id, 'its id is the store id');
   t.same(full.json(), storedOwnFields);
 });
 

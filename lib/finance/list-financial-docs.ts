@@ -4,6 +4,7 @@ import { serviceSecret } from '../db/service-secrets-repo.ts';
 import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';
 import type { CancellationStatus, FinancialDocument } from '../model/financial-document.ts';
+import { documentView, type FinancialDocumentView } from './document-view.ts';
 import { dayRange } from '../shared/date-range.ts';
 import { asOfInstant } from '../shared/as-of-day.ts';
 import type { PageMeta } from '../shared/pagination.ts';
@@ -35,10 +36,35 @@ export interface ListFinancialDocsInput {
 
 type Meta = PageMeta & { nextCursor: string | null; tenant: string };
 export type FinancialDocsPage =
-  { meta: Meta & { detail: 'summary' }; data: FinancialSummary[] } | { meta: Meta & { detail: 'full' }; data: FinancialDocument[] };
+  { meta: Meta & { detail: 'summary' }; data: FinancialSummary[] } | { meta: Meta & { detail: 'full' }; data: FinancialDocumentView[] };
 
 export async function listFinancialDocs(ctx: ServiceContext, tenant: string, input: ListFinancialDocsInput): Promise<FinancialDocsPage> {
-  const { page, limit, detail, cursor, ...filters } = input;
+  const { detail, ...walk } = input;
+  const { meta, docs } = await storedPage(ctx, tenant, walk);
+  if (detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs.map(documentView) };
+  const summaryCtx = await loadSummaryContext(ctx, tenant);
+  return { meta: { ...meta, detail: 'summary' }, data: docs.map((d) => financialSummary(d, summaryCtx)) };
+}
+
+/** A stored document as the version 1 schema types it (a free-form object: a mapped type, so it takes an index signature). */
+type StoredDocumentV1 = { [K in keyof FinancialDocument]: FinancialDocument[K] };
+
+/**
+ * Version 1 (deprecated): the earlier bare array of stored documents, with `_id` as that shape
+ * had it (the interface's "earlier shape"; version 2 answers name the document `id` only).
+ */
+export async function listFinancialDocsV1(ctx: ServiceContext, tenant: string, input: ListFinancialDocsInput): Promise<StoredDocumentV1[]> {
+  const { detail: _full, ...walk } = input;
+  return (await storedPage(ctx, tenant, walk)).docs;
+}
+
+async function storedPage(
+  ctx: ServiceContext,
+  tenant: string,
+  input: Omit<ListFinancialDocsInput, 'detail'>,
+): Promise<{ meta: Meta; docs: FinancialDocument[] }> {
+  // The detail level changes the shape, not the walk: a cursor serves both.
+  const { page, limit, cursor, ...filters } = input;
   const filter: FinancialDocFilter = {
     emitted: dayRange(input.startDate, input.endDate),
     client: input.client,
@@ -59,10 +85,7 @@ export async function listFinancialDocs(ctx: ServiceContext, tenant: string, inp
     request: { page, limit, cursor },
     fetch: (q) => findFinancialDocs(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
   });
-  const meta = { ...pageMeta, tenant };
-  if (detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
-  const summaryCtx = await loadSummaryContext(ctx, tenant);
-  return { meta: { ...meta, detail: 'summary' }, data: docs.map((d) => financialSummary(d, summaryCtx)) };
+  return { meta: { ...pageMeta, tenant }, docs };
 }
 
 // Checked against the spec's page schemas (each detail level its own).

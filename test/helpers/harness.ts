@@ -14,6 +14,7 @@ import { buildApp, type BuildAppOptions } from '../../handlers/app.ts';
 import { loadConfig, type AppConfig } from '../../lib/config.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { validators } from '../../generated/validators.js';
+import { strictErrors, strictValidator } from './strict-decoder.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,19 +88,24 @@ export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<
 
 /**
  * Checks a response against the spec: the status must be documented for the
- * operation and the body must match its schema (generated validators).
+ * operation and the body must match its schema (generated validators), and declare
+ * every field it carries (test/helpers/strict-decoder.ts).
  */
 export function assertConforms(t: Test, res: LightMyRequestResponse, method: string, route: string): void {
   // JSON is keyed by status alone; another JSON media type (version 1 lists) by status and type.
   const type = String(res.headers['content-type'] ?? '')
     .split(';')[0]!
     .trim();
-  const validate =
-    validators[`${method} ${route} response:${res.statusCode}${type && type !== 'application/json' && type.endsWith('+json') ? ` ${type}` : ''}`];
+  const key = `${method} ${route} response:${res.statusCode}${type && type !== 'application/json' && type.endsWith('+json') ? ` ${type}` : ''}`;
+  const validate = validators[key];
   if (!validate) {
     t.fail(`status ${res.statusCode} is not documented for ${method} ${route}: ${res.body.slice(0, 300)}`);
     return;
   }
   const ok = validate(res.json());
   t.ok(ok, `${method} ${route} ${res.statusCode} body matches the spec`, { errors: validate.errors?.slice(0, 5) });
+  const closed = strictValidator(key)!;
+  t.ok(closed(res.json()), `${method} ${route} ${res.statusCode}: every field declared (as strict generated decoders read it)`, {
+    errors: strictErrors(closed.errors),
+  });
 }
