@@ -3219,7 +3219,7 @@ export interface components {
              */
             individual?: boolean;
             /**
-             * @description Human-readable name of the alert, copied to each job and alert record. Not blank.
+             * @description Human-readable name of the alert, copied to each job and alert record. Not blank (at least one character that is not an ASCII or Latin-1 space or control character).
              * @example Facturas vencidas marzo
              */
             nameAlert: string;
@@ -3806,7 +3806,7 @@ export interface components {
             trips: number;
         };
         /**
-         * @description Identifier of the user the alert is for (1–128 characters, no leading or trailing whitespace, no line breaks).
+         * @description Identifier of the user the alert is for: 1–128 printable ASCII or Latin-1 characters (letters with accents, ñ, ü), spaces inside but not at either end; no control, line-break or other invisible character.
          * @example user-0042
          */
         UserId: string;

@@ -1,8 +1,9 @@
 /**
  * Every `pattern` of the served document compiles in RE2 (Go's regexp, what kin-openapi
  * and Go or Rust validators use) as well as in ECMA-262 with the `u` flag (Ajv, this
- * service), and the two agree on a set of probes: no `\uXXXX` escapes (literal characters
- * instead), no lookaround (WebhookUrl says it with `not`), no repeat count over 1000 (Cursor's
+ * service), and the two agree on a set of probes: no `\uXXXX` escapes (RE2 has none) and no
+ * literal invisible or line-terminator characters either (Go and zod generators put patterns in
+ * source code, where a BOM or U+2028 does not compile): `\xHH` escapes only; no lookaround (WebhookUrl says it with `not`), no repeat count over 1000 (Cursor's
  * upper bound is its maxLength), no `\s` or `.` whose meaning differs between dialects.
  * Go is run from test/helpers/re2-patterns.go (standard library only: nothing is downloaded);
  * without Go on PATH the RE2 half is skipped with a message, as issue 22 allows.
@@ -70,6 +71,13 @@ t.ok(found.length >= 30, `${found.length} patterns in the served document`);
 /** A pattern as a test name can show it (a literal U+2028 would end the TAP line). */
 const shown = (pattern: string) => pattern.slice(0, 80).replace(/[^\x20-\x7e]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
 const samples = (f: Found) => (f.example === undefined ? PROBES : [f.example, ...PROBES]);
+// Format (Cf: BOM, zero-width, bidi), control (Cc), line and paragraph separators, and every space but the ASCII one.
+const invisible = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\p{Zs}]/u;
+for (const f of found)
+  t.notOk(
+    invisible.test(f.pattern.replace(/ /g, '')),
+    `${f.where}: no literal invisible or line-terminator character (${shown(f.pattern.split('').find((c) => c !== ' ' && invisible.test(c)) ?? '')})`,
+  );
 const ecma = found.map((f) => new RegExp(f.pattern, 'u'));
 t.pass('every pattern compiles as ECMA-262 with the u flag (Ajv)');
 for (const [i, f] of found.entries()) if (f.example !== undefined) t.ok(ecma[i]!.test(f.example), `${f.where}: its example matches`);
