@@ -1881,45 +1881,19 @@ export interface components {
         };
         /**
          * @description Free-form data copied as it is to the job and to its alert record (e.g. a
-         *     channel or a threshold for your own notifier). Any key is kept, including
-         *     ones MongoDB would read as operators or paths (`$x`, `a.b`): the data is
-         *     stored serialised. At most 50 top-level keys and nesting depth 5, an array
-         *     counting as a level (ExtraDataValue2…6). Not statable in the schema: at most
-         *     8 KiB once serialised as JSON (400).
+         *     channel or a threshold for your own notifier): any JSON values, at any depth.
+         *     Any key is kept, including ones MongoDB would read as operators or paths
+         *     (`$x`, `a.b`): the data is stored serialised. At most 50 top-level keys.
+         *     Not statable in the schema: at most 8 KiB once serialised as JSON (400),
+         *     which also bounds its depth.
          * @example {
          *       "channel": "email",
          *       "locale": "es-MX"
          *     }
          */
         ExtraData: {
-            [key: string]: components["schemas"]["ExtraDataValue2"];
+            [key: string]: unknown;
         };
-        /** @description An object inside `extraData` at nesting depth 2. */
-        ExtraDataObject2: {
-            [key: string]: components["schemas"]["ExtraDataValue3"];
-        };
-        /** @description An object inside `extraData` at nesting depth 3. */
-        ExtraDataObject3: {
-            [key: string]: components["schemas"]["ExtraDataValue4"];
-        };
-        /** @description An object inside `extraData` at nesting depth 4. */
-        ExtraDataObject4: {
-            [key: string]: components["schemas"]["ExtraDataValue5"];
-        };
-        /** @description An object inside `extraData` at nesting depth 5. */
-        ExtraDataObject5: {
-            [key: string]: components["schemas"]["ExtraDataValue6"];
-        };
-        /** @description A value of `extraData` at nesting depth 2. */
-        ExtraDataValue2: (string | null) | number | boolean | components["schemas"]["ExtraDataValue3"][] | components["schemas"]["ExtraDataObject2"];
-        /** @description A value of `extraData` at nesting depth 3. */
-        ExtraDataValue3: (string | null) | number | boolean | components["schemas"]["ExtraDataValue4"][] | components["schemas"]["ExtraDataObject3"];
-        /** @description A value of `extraData` at nesting depth 4. */
-        ExtraDataValue4: (string | null) | number | boolean | components["schemas"]["ExtraDataValue5"][] | components["schemas"]["ExtraDataObject4"];
-        /** @description A value of `extraData` at nesting depth 5. */
-        ExtraDataValue5: (string | null) | number | boolean | components["schemas"]["ExtraDataValue6"][] | components["schemas"]["ExtraDataObject5"];
-        /** @description A value of `extraData` at nesting depth 6: no objects or arrays deeper. */
-        ExtraDataValue6: (string | null) | number | boolean;
         /** @description One document: FinancialSummary with `detail=summary` (default), the stored FinancialDocument with `detail=full`. Each has required fields the other lacks, so exactly one matches. */
         FinancialDocResponse: components["schemas"]["FinancialSummary"] | components["schemas"]["FinancialDocument"];
         /** @description A page of financial documents with `detail=full`. */

@@ -11,7 +11,6 @@ import { ALERT_RULE_IDS, isAlertRuleId, type AlertRuleId } from './rules.ts';
 export const MAX_USERS_PER_REQUEST = 1000;
 export const MAX_USER_ID_LENGTH = 128;
 export const MAX_EXTRA_DATA_BYTES = 8192;
-export const MAX_EXTRA_DATA_DEPTH = 5;
 export const MAX_EXTRA_DATA_KEYS = 50;
 export const MAX_NAME_LENGTH = 200;
 
@@ -46,22 +45,7 @@ export function extraDataProblems(extra: unknown): string[] {
   if (!isPlainObject(extra)) return ['extraData must be an object'];
   const problems: string[] = [];
   if (Object.keys(extra).length > MAX_EXTRA_DATA_KEYS) problems.push(`extraData must not have more than ${MAX_EXTRA_DATA_KEYS} keys`);
-  let tooDeep = false;
-  const walk = (value: unknown, path: string, depth: number): void => {
-    if (Array.isArray(value)) {
-      value.forEach((item, i) => walk(item, `${path}[${i}]`, depth));
-      return;
-    }
-    if (!isPlainObject(value)) return;
-    if (depth > MAX_EXTRA_DATA_DEPTH) {
-      tooDeep = true;
-      return;
-    }
-    // Any key is fine: extraData is stored serialised (extra-data.ts).
-    for (const [key, child] of Object.entries(value)) walk(child, `${path}.${key}`, depth + 1);
-  };
-  walk(extra, 'extraData', 1);
-  if (tooDeep) problems.push(`extraData must not be nested deeper than ${MAX_EXTRA_DATA_DEPTH} levels`);
+  // Any key and any depth: extraData is stored serialised (extra-data.ts), and its size bounds its depth.
   const bytes = Buffer.byteLength(JSON.stringify(extra), 'utf8');
   if (bytes > MAX_EXTRA_DATA_BYTES) problems.push(`extraData is ${bytes} bytes as JSON; the limit is ${MAX_EXTRA_DATA_BYTES}`);
   return problems;
