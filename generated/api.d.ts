@@ -4758,7 +4758,7 @@ export interface components {
         /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
         PositionLinesLimit: number;
         /**
-         * @description The month (YYYY-MM, America/Mexico_City), e.g. 2026-10 for October 2026; default the current month.
+         * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
          * @example 2026-10
          */
         PositionMonth: string;
@@ -7866,7 +7866,7 @@ export interface operations {
                 /** @description `json` (default) or `csv` (text/csv, the same rows). */
                 format?: components["parameters"]["DiotFormat"];
                 /**
-                 * @description The month (YYYY-MM, America/Mexico_City), e.g. 2026-10 for October 2026; default the current month.
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
                  * @example 2026-10
                  */
                 month?: components["parameters"]["PositionMonth"];
@@ -7905,7 +7905,7 @@ export interface operations {
                 /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
                 limit?: components["parameters"]["PositionLinesLimit"];
                 /**
-                 * @description The month (YYYY-MM, America/Mexico_City), e.g. 2026-10 for October 2026; default the current month.
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
                  * @example 2026-10
                  */
                 month?: components["parameters"]["PositionMonth"];
@@ -7948,7 +7948,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The month (YYYY-MM, America/Mexico_City), e.g. 2026-10 for October 2026; default the current month.
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
                  * @example 2026-10
                  */
                 month?: components["parameters"]["PositionMonth"];

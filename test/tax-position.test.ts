@@ -302,6 +302,7 @@ t.test('lines are bounded: limit per figure, then pages', async (t) => {
   const bad = await get('/api/tax/position/lines?month=2026-10&figure=vatOwed');
   t.equal(bad.status, 400);
   t.equal((await get('/api/tax/position?month=2026-13')).status, 400, 'no month 13');
+  t.equal((await get('/api/tax/position?month=0000-01')).status, 400, 'years 1970–2999');
   t.equal((await get('/api/tax/diot?month=2026-10&format=txt')).status, 400, 'json or csv only');
 });
 
