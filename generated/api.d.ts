@@ -776,6 +776,104 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tax/diot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * DIOT of a month (operations with third parties, cash basis)
+         * @description The Declaración Informativa de Operaciones con Terceros of a month (docs/domain.md, "DIOT"), from the
+         *     received CFDIs the carrier paid in it (cash basis: a PUE CFDI in the month of its date, a PPD one by the
+         *     supplier's payment complements, in proportion paid ÷ Total), one row per supplier and type of operation:
+         *     type of third party (04 national, 05 foreign, 15 global), type of operation (03 professional services,
+         *     06 leasing, 85 others), the value of the acts paid by VAT rate (16%, 8%, 0%, exempt, imports), the VAT
+         *     paid (creditable or not), the VAT retained, and returns and discounts (the supplier's credit notes dated
+         *     in the month, before VAT). Cancelled CFDIs report nothing.
+         *
+         *     `format=csv` answers the same rows as `text/csv` (RFC 4180, header row). **Layout**: the SAT's platform
+         *     since February 2025 takes a pipe-separated UTF-8 text file of 54 fields per supplier in five sections
+         *     (third party 1–7, value of acts paid 8–17, creditable VAT 18–27, non-creditable VAT 28–47, other data
+         *     48–54; as described by ERP localizations, e.g. Vauxoo's `l10n_mx_reports_diot` "MX Reports DIOT (2025)"
+         *     for Odoo and NetSuite's "Tax Code Mapping for Mexico DIOT 2025 File"). The position of every field of
+         *     sections 4 and 5 could not be established from a published source here, so this service does **not**
+         *     produce the batch text file: it serves CSV with the columns above, to be carried into the SAT's form.
+         */
+        get: operations["getDiot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tax/position": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tax position of a month (cash basis)
+         * @description What the carrier files for a month (docs/domain.md, "The month's tax position"), on the **cash basis**
+         *     (LIVA art. 1-B and 5-D: VAT is due when effectively collected, creditable when effectively paid), in MXN
+         *     exact to the cent:
+         *
+         *     - `vat.collected`: VAT of the carrier's invoices collected in the month — a PUE invoice in the month of
+         *       its date, a PPD invoice by its payment complements dated in the month, each in proportion paid ÷ Total
+         *       (payments beyond the Total carry none). Cancelled invoices carry none.
+         *     - `vat.retainedByClients`: the 4% retention (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II) on those
+         *       collections, in the same proportion: the client pays it to the SAT.
+         *     - `vat.creditable`: VAT shown on received CFDIs and paid in the month (LIVA art. 5): a PUE CFDI in the
+         *       month of its date, a PPD one by the supplier's payment complements, × paid ÷ Total. Not creditable, and
+         *       listed as `warnings` (`nonCreditableVat`): a cancelled CFDI, UsoCFDI S01, fuel paid in cash (FormaPago /
+         *       FormaDePagoP 01; LISR art. 27 fr. III), a CFDI that shows no IVA.
+         *     - `vat.retentionCredit`: IVA the carrier retained on what it paid in the previous month, creditable in
+         *       this one once paid to the SAT (art. 5 fr. IV).
+         *     - `vat.payable` = collected − retainedByClients − creditable − retentionCredit: positive is payable by the
+         *       17th of the next month, negative a balance in favour (`result`).
+         *     - `retentions`: IVA (4% on subcontracted freight; two thirds of the VAT from a persona física, RLIVA
+         *       art. 3 fr. I) and ISR (10%; 1.25% from a RESICO supplier, LISR art. 113-J) the carrier retained when it
+         *       paid in the month, due by the 17th of the next month (`dueDate`).
+         *     - `isrRetainedByClients`: ISR the carrier's clients retained on their payments (RESICO carrier).
+         *
+         *     Each figure lists its documents and payments: the first `limit` (by date) here, every one of them
+         *     in `amount` and `lineCount`; page through the rest with GET /api/tax/position/lines.
+         */
+        get: operations["getTaxPosition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tax/position/lines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The documents and payments behind one figure of a month's tax position
+         * @description The lines of one figure of GET /api/tax/position (same month, same rules, cash basis), by date then UUID,
+         *     `limit` per page. The whole figure is in `amount`.
+         */
+        get: operations["listTaxPositionLines"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks": {
         parameters: {
             query?: never;
@@ -1648,6 +1746,68 @@ export interface components {
             /** @description Σ handling concept amounts */
             handling: number;
             handlingLines: number;
+        };
+        /**
+         * @description The DIOT of a month: per supplier and type of operation, what the carrier effectively paid in it (cash
+         *     basis), in MXN. `layout` says what the file form (`format=csv`) holds.
+         */
+        Diot: {
+            /** @enum {string} */
+            basis: "cash";
+            /** @description Which layout the file form follows and why */
+            layout: string;
+            month: string;
+            rows: components["schemas"]["DiotRow"][];
+            tenant: string;
+            totals: components["schemas"]["DiotTotals"];
+        };
+        /** @description Value of the acts effectively paid (the part of each IVA base paid). */
+        DiotPaid: {
+            exempt: number;
+            /** @description Imports are not received as CFDI (pedimentos are not imported); 0 */
+            imports: number;
+            rate0: number;
+            rate8: number;
+            rate16: number;
+        };
+        DiotRow: {
+            documents: number;
+            /** @description Not on a received CFDI; null */
+            foreignTaxId: string | null;
+            name: string;
+            /**
+             * @description 03 professional services (a persona física whose payment carried ISR retained), 06 leasing of real estate (ClaveProdServ 8013xxxx), 85 others
+             * @enum {string}
+             */
+            operationType: "03" | "06" | "85";
+            paid: components["schemas"]["DiotPaid"];
+            payments: number;
+            /** @description Value before VAT of the supplier's credit notes dated in the month */
+            returnsAndDiscounts: number;
+            /** @description The supplier's RFC; null for a foreign one */
+            rfc: string | null;
+            /**
+             * @description 04 national supplier, 05 foreign (RFC XEXX010101000), 15 global (XAXX010101000)
+             * @enum {string}
+             */
+            thirdPartyType: "04" | "05" | "15";
+            vat: components["schemas"]["DiotVat"];
+            /** @description IVA the carrier retained on those payments */
+            vatRetained: number;
+        };
+        DiotTotals: {
+            paid: number;
+            returnsAndDiscounts: number;
+            suppliers: number;
+            vatCreditable: number;
+            vatNonCreditable: number;
+            vatRetained: number;
+        };
+        DiotVat: {
+            creditable: number;
+            nonCreditable: number;
+            rate8: number;
+            rate16: number;
         };
         DiscountsAndShrinkageResponse: {
             /** Format: date-time */
@@ -3525,6 +3685,165 @@ export interface components {
             timeZone: "America/Mexico_City";
         };
         /**
+         * @description The month's VAT and retentions on the cash basis (LIVA art. 1-B, 5, 5-D; docs/domain.md "The month's tax
+         *     position"), in MXN. `vat.payable` = collected − retainedByClients − creditable − retentionCredit:
+         *     positive is payable, negative a balance in the carrier's favour. Each figure lists the documents and
+         *     payments behind it (the first `limit`; the rest with GET /api/tax/position/lines).
+         */
+        TaxPosition: {
+            /**
+             * @description Always the cash basis (effectively collected and paid)
+             * @enum {string}
+             */
+            basis: "cash";
+            /** @description The basis rule in words */
+            basisDescription: string;
+            /** Format: date-time */
+            computedAt: string;
+            /** @description Every figure with its amount and its first `limit` lines. */
+            figures: components["schemas"]["TaxPositionFigure"][];
+            /** @description ISR the carrier's clients retained on what they paid in the month (RESICO 1.25%, LISR art. 113-J), credited against the carrier's ISR */
+            isrRetainedByClients: number;
+            /** @description The month (America/Mexico_City) */
+            month: string;
+            /** @description VAT shown on received CFDIs paid in the month that is not creditable (see warnings) */
+            nonCreditableVat: number;
+            period: components["schemas"]["TaxPositionPeriod"];
+            retentions: components["schemas"]["TaxPositionRetentions"];
+            /** @description RFC of the authenticated tenant */
+            tenant: string;
+            vat: components["schemas"]["TaxPositionVat"];
+            warnings: components["schemas"]["TaxPositionWarnings"];
+        };
+        TaxPositionFigure: {
+            amount: number;
+            /** @description The figure and its legal source */
+            description: string;
+            /** @enum {string} */
+            figure: "vatCollected" | "vatRetainedByClients" | "creditableVat" | "nonCreditableVat" | "retentionCredit" | "vatRetainedByCarrier" | "isrRetainedByCarrier" | "isrRetainedByClients";
+            /** @description Lines behind the figure (all of them are in `amount`) */
+            lineCount: number;
+            /** @description The first `limit` lines, by date. */
+            lines: components["schemas"]["TaxPositionLine"][];
+        };
+        /** @description A document, or a payment of one, behind a figure. */
+        TaxPositionLine: {
+            /** @description Its part of the figure (MXN) */
+            amount: number;
+            /**
+             * Format: date-time
+             * @description When it was collected or paid (the last complement of the month for an issued PPD invoice)
+             */
+            date: string;
+            /** @description Id of the financial document or received document */
+            docId: string;
+            /** @description Amount collected or paid that counts (MXN) */
+            paid: number;
+            /** @description RFC of the client or supplier */
+            party: string;
+            partyName: string;
+            /** @enum {string} */
+            paymentMethod: "PUE" | "PPD";
+            /** @description Payment complements counted */
+            payments: number;
+            /** @description UUID of the supplier's payment complement; null for PUE and for issued invoices (whose complements of the month are counted together, `payments`) */
+            paymentUuid: string | null;
+            /**
+             * @description Why its VAT is not creditable (nonCreditableVat lines); null otherwise
+             * @enum {string|null}
+             */
+            reason: "DOCUMENT_CANCELLED" | "USE_S01" | "FUEL_PAID_IN_CASH" | "NO_VAT_SHOWN" | null;
+            /**
+             * @description `pue`: paid in one exhibition at its date; `payment`: by payment complement(s)
+             * @enum {string}
+             */
+            settlement: "pue" | "payment";
+            /** @description paid ÷ Total (6 decimals) */
+            share: number;
+            /**
+             * @description `issued`: the carrier's invoice (collected); `received`: a supplier's CFDI (paid)
+             * @enum {string}
+             */
+            side: "issued" | "received";
+            /** @description Fiscal UUID of the invoice */
+            uuid: string;
+        };
+        TaxPositionLinesMeta: {
+            hasMore: boolean;
+            limit: number;
+            page: number;
+            pages: number;
+            total: number;
+        };
+        TaxPositionLinesPage: {
+            /** @description The whole figure */
+            amount: number;
+            /** @enum {string} */
+            basis: "cash";
+            data: components["schemas"]["TaxPositionLine"][];
+            figure: string;
+            meta: components["schemas"]["TaxPositionLinesMeta"];
+            month: string;
+            tenant: string;
+        };
+        TaxPositionPeriod: {
+            /** Format: date */
+            endDate: string;
+            /** @description The month whose IVA retained is credited in this one (art. 5 fr. IV) */
+            previousMonth: string;
+            /** Format: date */
+            startDate: string;
+            /** @enum {string} */
+            timeZone: "America/Mexico_City";
+        };
+        TaxPositionRetentions: {
+            /**
+             * Format: date
+             * @description The 17th of the next month (LIVA art. 1-A)
+             */
+            dueDate: string;
+            /** @description ISR the carrier retained on what it paid (10%, or 1.25% from a RESICO supplier) */
+            isrRetained: number;
+            total: number;
+            /** @description IVA the carrier retained on what it paid in the month (4% on subcontracted freight; two thirds of the VAT from a persona física) */
+            vatRetained: number;
+        };
+        TaxPositionVat: {
+            /** @description VAT of the carrier's invoices collected in the month: PUE in the month of their date, PPD by payment complements, each × paid ÷ Total */
+            collected: number;
+            /** @description VAT of received CFDIs paid in the month that is creditable (LIVA art. 5): PUE at their date, PPD by the supplier's complements, × paid ÷ Total */
+            creditable: number;
+            /** @description collected − retainedByClients − creditable − retentionCredit: positive payable by the 17th of next month, negative in the carrier's favour */
+            payable: number;
+            /** @enum {string} */
+            result: "payable" | "inFavour" | "zero";
+            /** @description The 4% clients retained on those collections (LIVA art. 1-A fr. II c) */
+            retainedByClients: number;
+            /** @description IVA the carrier retained on its payments of the previous month, creditable now once paid to the SAT (art. 5 fr. IV) */
+            retentionCredit: number;
+        };
+        TaxPositionWarning: {
+            /** @enum {string} */
+            code: "DOCUMENT_CANCELLED" | "USE_S01" | "FUEL_PAID_IN_CASH" | "NO_VAT_SHOWN";
+            /** Format: date-time */
+            date: string;
+            docId: string;
+            message: string;
+            supplier: string;
+            uuid: string;
+            /** @description The VAT paid that is not credited */
+            vat: number;
+        };
+        TaxPositionWarnings: {
+            /** @description Count per reason code. */
+            byCode: {
+                [key: string]: number;
+            };
+            /** @description The first `limit` warnings. */
+            items: components["schemas"]["TaxPositionWarning"][];
+            total: number;
+        };
+        /**
          * @description Monthly reconciliation of SubTotal, every CFDI tax (IVA at 16%/8%/0%/exempt and its retentions, ISR
          *     retained, IEPS), per month and per client within the month, in MXN, with the list of findings.
          *     Cancelled invoices (cancellation accepted or expired) are excluded from every amount and counted apart
@@ -4369,6 +4688,8 @@ export interface components {
         Cursor: string;
         /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
         Detail: "summary" | "full";
+        /** @description `json` (default) or `csv` (text/csv, the same rows). */
+        DiotFormat: "json" | "csv";
         /**
          * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
          * @example TGO-FD-000123
@@ -4407,6 +4728,15 @@ export interface components {
          * @example 1
          */
         Page: number;
+        /** @description The figure whose lines to list (default vatCollected). */
+        PositionFigure: "vatCollected" | "vatRetainedByClients" | "creditableVat" | "nonCreditableVat" | "retentionCredit" | "vatRetainedByCarrier" | "isrRetainedByCarrier" | "isrRetainedByClients";
+        /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
+        PositionLinesLimit: number;
+        /**
+         * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
+         * @example 2026-10
+         */
+        PositionMonth: string;
         /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
         ProtocolVersion: string;
         /**
@@ -7495,6 +7825,131 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["TaxSummaryResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDiot: {
+        parameters: {
+            query?: {
+                /** @description `json` (default) or `csv` (text/csv, the same rows). */
+                format?: components["parameters"]["DiotFormat"];
+                /**
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
+                 * @example 2026-10
+                 */
+                month?: components["parameters"]["PositionMonth"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The month's DIOT rows. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Diot"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTaxPosition: {
+        parameters: {
+            query?: {
+                /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
+                limit?: components["parameters"]["PositionLinesLimit"];
+                /**
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
+                 * @example 2026-10
+                 */
+                month?: components["parameters"]["PositionMonth"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The month's tax position. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaxPosition"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTaxPositionLines: {
+        parameters: {
+            query?: {
+                /** @description The figure whose lines to list (default vatCollected). */
+                figure?: components["parameters"]["PositionFigure"];
+                /**
+                 * @description Page size, an integer between 1 and 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
+                 * @example 2026-10
+                 */
+                month?: components["parameters"]["PositionMonth"];
+                /**
+                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the figure's lines. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaxPositionLinesPage"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -242,6 +242,10 @@ const CASES: [string, string][] = [
   ['tax-summary month (payment basis)', '/api/tax-summary?targetMonth=2026-10&basis=payment'],
   ['tax-summary month, one client', `/api/tax-summary?targetMonth=2026-10&client=${topClient}`],
   ['tax-summary 366 days', '/api/tax-summary?startDate=2025-11-15&endDate=2026-11-15'],
+  ['tax-position month', '/api/tax/position?month=2026-10'],
+  ['tax-position lines vatCollected page 5', '/api/tax/position/lines?month=2026-10&figure=vatCollected&page=5&limit=100'],
+  ['tax-diot month', '/api/tax/diot?month=2026-10'],
+  ['tax-diot month csv', '/api/tax/diot?month=2026-10&format=csv'],
   ['cash-inflow-forecast 90d', '/api/analytics/cash-inflow-forecast'],
   ['cash-inflow-forecast 366d monthly', '/api/analytics/cash-inflow-forecast?startDate=2025-11-15&endDate=2026-11-15&bucket=month'],
   ['discounts-and-shrinkage 90d', '/api/analytics/discounts-and-shrinkage'],
@@ -297,7 +301,7 @@ if (values.compare) {
       'shipments full limit=100',
       'shipments status=2 (in transit)',
     ]),
-    reports: CASES.filter(([n]) => n.startsWith('tax-summary') || (n.includes('90d') && !n.includes('client'))).map(([name, url]) => ({ name, url })),
+    reports: CASES.filter(([n]) => n.startsWith('tax-') || (n.includes('90d') && !n.includes('client'))).map(([name, url]) => ({ name, url })),
     depth: [
       [
         { name: 'financial-docs', url: '/api/financial-docs?limit=100' },

@@ -251,6 +251,11 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listReceivedDocs', 'GET', '/api/received-docs?cancelled=false&endDate=2026-10-31'],
   ['getReceivedDoc', 'GET', `/api/received-docs/${tenant!.rfc}-RCFDI-9D1C0E55-0001-4000-8000-000000000101`],
   ['getReceivedCategoryRules', 'GET', '/api/received-category-rules'],
+  // The month's tax position and DIOT: issued invoices collected and received CFDIs settled in the month and the one before.
+  ['getTaxPosition', 'GET', '/api/tax/position?month=2026-10'],
+  ['listTaxPositionLines', 'GET', '/api/tax/position/lines?month=2026-10&figure=creditableVat'],
+  ['getDiot', 'GET', '/api/tax/diot?month=2026-10'],
+  ['getDiot', 'GET', '/api/tax/diot?month=2026-10&format=csv'],
   ['setReceivedCategoryRules', 'PUT', '/api/received-category-rules', { rules: [{ code: '15101505', category: 'maintenance' }] }],
   ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
   ['listAlertJobs', 'GET', '/api/alerts/jobs'],

@@ -131,6 +131,7 @@ t.test('prompts: listed, filled in, bad arguments refused', async (t) => {
   const text = (tax.messages[0]!.content as { text: string }).text;
   t.match(text, /getTaxSummary with \{"targetMonth": "2026-02"\}/, 'names the tool and its arguments');
   t.match(text, /"startDate": "2026-02-01", "endDate": "2026-02-28"/, 'the month as days');
+  t.match(text, /getTaxPosition with \{"month": "2026-02"\}/, "and the month's tax position");
   const claim = await client.getPrompt({ name: 'shrinkage-claim', arguments: { client: 'PEM990101AB1', startDate: '2026-01-01' } });
   t.match((claim.messages[0]!.content as { text: string }).text, /auditDiscountsAndShrinkage with \{"client":"PEM990101AB1","startDate":"2026-01-01"\}/);
   const follow = await client.getPrompt({ name: 'collections-follow-up' });

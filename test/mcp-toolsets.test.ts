@@ -1,7 +1,7 @@
 /**
  * Toolsets (issue 40): a session lists and calls the tools of the toolsets its URL names
  * (`?toolsets=`, one per spec tag, `all`), only the read-only ones with `readOnly=true`;
- * by default every toolset but webhooks. Both transports; bad values are a 400 before any session.
+ * by default every toolset but webhooks, settings and filing. Both transports; bad values are a 400 before any session.
  */
 import t from 'tap';
 import { assertConforms, startHarness, KEY_A } from './helpers/harness.ts';
@@ -13,6 +13,7 @@ const base = await listen(h.app);
 
 const WEBHOOK_TOOLS = ['createWebhook', 'deleteWebhook', 'getWebhook', 'listWebhookDeliveries', 'listWebhooks', 'rotateWebhookSecret', 'sendWebhookTest'];
 const SETTINGS_TOOLS = ['getReceivedCategoryRules', 'setReceivedCategoryRules'];
+const FILING_TOOLS = ['getDiot', 'listTaxPositionLines'];
 const names = async (client: Awaited<ReturnType<typeof connect>>) => (await client.listTools()).tools.map((tool) => tool.name).sort();
 
 for (const kind of ['streamable', 'sse'] as Transport[]) {
@@ -21,25 +22,29 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
     const byDefault = await names(await connect(t, base, kind, { 'x-api-key': KEY_A }));
     t.same(
       byDefault,
-      all.filter((name) => !WEBHOOK_TOOLS.includes(name) && !SETTINGS_TOOLS.includes(name)),
-      'the default leaves out the webhook and settings tools only',
+      all.filter((name) => !WEBHOOK_TOOLS.includes(name) && !SETTINGS_TOOLS.includes(name) && !FILING_TOOLS.includes(name)),
+      'the default leaves out the webhook, settings and filing tools only',
     );
     t.ok(
-      [...WEBHOOK_TOOLS, ...SETTINGS_TOOLS].every((name) => all.includes(name)),
+      [...WEBHOOK_TOOLS, ...SETTINGS_TOOLS, ...FILING_TOOLS].every((name) => all.includes(name)),
       '`all` has them',
     );
-    const settings = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=settings,received&readOnly=true');
-    t.same(await names(settings), ['getReceivedCategoryRules', 'getReceivedDoc', 'listReceivedDocs'], 'settings by name (x-mcp-toolset), read-only');
+    const settings = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=settings,received,filing&readOnly=true');
+    t.same(
+      await names(settings),
+      ['getDiot', 'getReceivedCategoryRules', 'getReceivedDoc', 'listReceivedDocs', 'listTaxPositionLines'],
+      'settings and filing by name (x-mcp-toolset), read-only',
+    );
 
     const tax = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=tax,shipments');
-    t.same(await names(tax), ['getShipment', 'getTaxSummary', 'importDeliveries', 'listShipments', 'recordLegDelivery'], 'tax and shipments');
+    t.same(await names(tax), ['getShipment', 'getTaxPosition', 'getTaxSummary', 'importDeliveries', 'listShipments', 'recordLegDelivery'], 'tax and shipments');
     const { resources } = await tax.listResources();
     t.same(
       resources
         .map((r) => r.uri)
         .filter((uri) => uri.startsWith('freight://docs/tools/'))
         .sort(),
-      ['getShipment', 'getTaxSummary', 'importDeliveries', 'listShipments', 'recordLegDelivery'].map((n) => `freight://docs/tools/${n}.md`),
+      ['getShipment', 'getTaxPosition', 'getTaxSummary', 'importDeliveries', 'listShipments', 'recordLegDelivery'].map((n) => `freight://docs/tools/${n}.md`),
       'one reference per listed tool',
     );
     const other = await tax.callTool({ name: 'listFinancialDocs', arguments: {} }).catch((err: Error) => err);

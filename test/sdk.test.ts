@@ -233,6 +233,26 @@ t.test("received CFDIs: a supplier's invoice imported, listed, read, and the cat
   called.add('listReceivedDocs').add('getReceivedDoc').add('setReceivedCategoryRules').add('getReceivedCategoryRules');
 });
 
+t.test("the month's tax position, its lines and the DIOT (cash basis)", async (t) => {
+  const summary = await api.GET('/api/tax-summary', { params: { query: { targetMonth: '2026-10', basis: 'payment' } } });
+  const position = await api.GET('/api/tax/position', { params: { query: { month: '2026-10', limit: 2 } } });
+  t.equal(position.response.status, 200);
+  t.equal(position.data?.basis, 'cash');
+  // The same cash-basis rule as the tax summary's payment basis: the VAT and the 4% of the invoices collected in October.
+  t.equal(position.data?.vat.collected, summary.data?.totals.vat.declared);
+  t.equal(position.data?.vat.retainedByClients, summary.data?.totals.retention.declared);
+  const collected = position.data!.figures.find((f) => f.figure === 'vatCollected')!;
+  t.ok(collected.lineCount > 2 && collected.lines.length === 2, 'two lines listed of the many counted');
+  const lines = await api.GET('/api/tax/position/lines', { params: { query: { month: '2026-10', figure: 'vatCollected', page: 2, limit: 2 } } });
+  t.equal(lines.data?.meta.total, collected.lineCount);
+  t.equal(lines.data?.amount, collected.amount);
+  const diot = await api.GET('/api/tax/diot', { params: { query: { month: '2026-10' } } });
+  t.equal(diot.response.status, 200);
+  // The one received CFDI (diesel, PPD) was never paid: nothing to report.
+  t.same(diot.data?.rows, []);
+  called.add('getTaxPosition').add('listTaxPositionLines').add('getDiot');
+});
+
 t.test("cancellations: the list by cancellation status, and the SAT status service's answer recorded", async (t) => {
   const cancelled = await api.GET('/api/financial-docs', { params: { query: { limit: 1, cancellationStatus: 'accepted' } } });
   t.equal(cancelled.response.status, 200);

@@ -121,6 +121,8 @@ export interface CfdiPayment {
   currency: string;
   /** TipoCambioP: MXN per unit of the payment's currency (1 for MXN). */
   exchangeRate: number;
+  /** FormaDePagoP (c_FormaPago: 01 cash…). */
+  form: string | null;
   docs: CfdiPaymentDoc[];
 }
 
@@ -178,6 +180,10 @@ export interface Cfdi {
   folio: string;
   date: number;
   paymentMethod: 'PUE' | 'PPD' | null;
+  /** FormaPago (c_FormaPago: 01 cash, 03 transfer, 99 to be defined…); null when absent (types P and T). */
+  paymentForm: string | null;
+  /** Receptor@UsoCFDI (c_UsoCFDI: G03 expenses, S01 without tax effects…); null when absent (CFDI 3.3 may omit it). */
+  use: string | null;
   currency: string;
   /** TipoCambio: MXN per unit of `currency` (1 for MXN, and for XXX: no currency, types P and T). */
   exchangeRate: number;
@@ -412,7 +418,14 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
     if (docEls.length === 0) return reject('Pago has no DoctoRelacionado');
     const payment = { currency: paymentCurrency, rate: paymentRate, amount: paymentAmount, docs: docEls.length };
     const docs = docEls.map((d) => readPaymentDoc(d, version, payment));
-    return { date: dateTime(p, 'FechaPago'), amount: paymentAmount, currency: paymentCurrency, exchangeRate: paymentRate, docs };
+    return {
+      date: dateTime(p, 'FechaPago'),
+      amount: paymentAmount,
+      currency: paymentCurrency,
+      exchangeRate: paymentRate,
+      form: opt(p, 'FormaDePagoP') ?? null,
+      docs,
+    };
   });
 }
 
@@ -647,6 +660,8 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     folio: opt(root, 'Folio') ?? '',
     date: dateTime(root, 'Fecha'),
     paymentMethod: (method as 'PUE' | 'PPD' | undefined) ?? null,
+    paymentForm: opt(root, 'FormaPago') ?? null,
+    use: opt(receptor, 'UsoCFDI') ?? null,
     currency,
     exchangeRate,
     taxTotals: readTaxTotals(root),

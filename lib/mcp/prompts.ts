@@ -48,6 +48,7 @@ export const PROMPTS: PromptTemplate[] = [
         `2. Call getTaxSummary again with {"targetMonth": "${month}", "findingKind": "discrepancy"} and then "warning"; for each finding explain in one line what is wrong and what the correct amount is.`,
         `3. For each invoice named in a finding, call getFinancialDoc with its id (or listFinancialDocs with {"uuid": ...}) to confirm the client and amounts.`,
         `4. Call listFinancialDocs with {"startDate": "${first}", "endDate": "${last}", "cancellationStatus": "pending"} and list the cancellations still awaiting the receiver: they count as valid until accepted.`,
+        `5. Call getTaxPosition with {"month": "${month}"}: the VAT payable or in favour on the cash basis (collected, retained by clients, creditable, the previous month's retention credit), the IVA and ISR retained to pay by the 17th, and the non-creditable VAT warnings to fix with the suppliers.`,
         'Finish with a table of the invoices to correct (folio, client, issue, amount) and the totals to declare.',
       ].join('\n');
     },

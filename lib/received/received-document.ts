@@ -96,7 +96,16 @@ export function buildReceivedDocument(
   const cancelled = inEffect(own);
   const drafts: Omit<ReceivedSettlement, 'cancelled'>[] = [];
   if (invoice.paymentMethod === 'PUE' && !cancelled) {
-    drafts.push({ kind: 'pue', uuid: invoice.uuid, seq: 0, date: invoice.date, amount: invoice.total, balanceBefore: invoice.total, balanceAfter: 0 });
+    drafts.push({
+      kind: 'pue',
+      uuid: invoice.uuid,
+      seq: 0,
+      date: invoice.date,
+      amount: invoice.total,
+      balanceBefore: invoice.total,
+      balanceAfter: 0,
+      form: invoice.paymentForm ?? null,
+    });
   }
   for (const p of payments) {
     for (const r of p.records) {
@@ -110,6 +119,7 @@ export function buildReceivedDocument(
         balanceBefore: r.balanceBefore,
         balanceAfter: r.balanceAfter,
         ...(r.exchangeRate === undefined ? {} : { exchangeRate: r.exchangeRate }),
+        form: r.form ?? null,
       });
     }
   }
@@ -147,6 +157,8 @@ export function buildReceivedDocument(
     currency: invoice.currency,
     exchangeRate: invoice.exchangeRate,
     paymentMethod: invoice.paymentMethod,
+    paymentForm: invoice.paymentForm ?? null,
+    use: invoice.use ?? null,
     mainCode,
     category: categoryOf(mainCode, rules),
     subTotal: invoice.subTotal,

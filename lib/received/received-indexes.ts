@@ -11,6 +11,8 @@ export const RECEIVED_INDEXES: IndexSpecs = {
     { key: { tenant: 1, 'supplier.rfc': 1, date: -1, _id: -1 }, name: 'tenant_supplier_date' },
     { key: { tenant: 1, category: 1, date: -1, _id: -1 }, name: 'tenant_category_date' },
     { key: { tenant: 1, paymentState: 1, date: -1, _id: -1 }, name: 'tenant_payment_state_date' },
+    // The tax position and the DIOT (lib/tax): the documents with a settlement (PUE, payment, credit note) dated in a month.
+    { key: { tenant: 1, 'settlements.date': 1 }, name: 'tenant_settlement_date' },
     // Re-categorizing a tenant's documents when its rules change: by the code each follows.
     { key: { tenant: 1, mainCode: 1 }, name: 'tenant_main_code' },
   ],

@@ -23,6 +23,7 @@ export function receivedFactOf(cfdi: Cfdi): ReceivedMapping {
           balanceBefore: d.balanceBefore,
           balanceAfter: d.balanceAfter,
           ...(d.currency === 'MXN' ? {} : { exchangeRate: d.exchangeRate }),
+          form: p.form,
         })),
       );
       const fact = { kind: 'payment' as const, uuid: cfdi.uuid, records: records.map((r, i) => ({ ...r, seq: i + 1 })) };
@@ -51,6 +52,8 @@ function receivedInvoiceFact(cfdi: Cfdi): ReceivedInvoiceFact {
     currency: cfdi.currency,
     exchangeRate: cfdi.exchangeRate,
     paymentMethod: cfdi.paymentMethod ?? 'PUE',
+    paymentForm: cfdi.paymentForm,
+    use: cfdi.use,
     subTotal: cfdi.subTotal,
     discount: cfdi.discount,
     total: cfdi.total,

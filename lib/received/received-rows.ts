@@ -35,6 +35,10 @@ export interface ReceivedInvoiceFact {
   /** MXN per unit of `currency` (1 for MXN). */
   exchangeRate: number;
   paymentMethod: 'PUE' | 'PPD';
+  /** FormaPago (01 cash…); absent in facts stored before it was read. */
+  paymentForm?: string | null;
+  /** Receptor@UsoCFDI (S01: without tax effects); absent in facts stored before it was read. */
+  use?: string | null;
   subTotal: number;
   discount: number;
   total: number;
@@ -45,7 +49,17 @@ export interface ReceivedInvoiceFact {
 export interface ReceivedPaymentFact {
   kind: 'payment';
   uuid: string;
-  records: { invoiceUuid: string; seq: number; date: number; amount: number; balanceBefore: number; balanceAfter: number; exchangeRate?: number }[];
+  records: {
+    invoiceUuid: string;
+    seq: number;
+    date: number;
+    amount: number;
+    balanceBefore: number;
+    balanceAfter: number;
+    exchangeRate?: number;
+    /** FormaDePagoP (01 cash…). */
+    form?: string | null;
+  }[];
 }
 
 /** A supplier's credit note (type E, relation 01) to the tenant: it reduces what the tenant owes on one invoice. */
@@ -120,6 +134,8 @@ export interface ReceivedSettlement {
   balanceBefore: number;
   balanceAfter: number;
   exchangeRate?: number;
+  /** How it was paid (c_FormaPago: the invoice's FormaPago for PUE, the complement's FormaDePagoP); null when unknown. */
+  form?: string | null;
   /** Cancelled before the SAT (its own cancellation in effect): it settles nothing. */
   cancelled: boolean;
 }
@@ -147,6 +163,10 @@ export interface ReceivedDocRow {
   currency: string;
   exchangeRate: number;
   paymentMethod: 'PUE' | 'PPD';
+  /** FormaPago of the invoice (01 cash…); null when unknown. */
+  paymentForm: string | null;
+  /** Receptor@UsoCFDI (S01: without tax effects); null when unknown. */
+  use: string | null;
   /** Product code of the largest concept: the document's category follows it. */
   mainCode: string;
   category: ReceivedCategory;

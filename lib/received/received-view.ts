@@ -37,7 +37,7 @@ export interface ReceivedDocView {
     amount: number;
     discount: number;
   }[];
-  payments: (Omit<ReceivedSettlement, 'date' | 'exchangeRate'> & { date: string; exchangeRate: number })[];
+  payments: (Omit<ReceivedSettlement, 'date' | 'exchangeRate' | 'form'> & { date: string; exchangeRate: number })[];
   balance: { total: number; paid: number; pending: number; state: ReceivedPaymentState };
   cancellation: {
     status: CancellationStatus;
@@ -78,7 +78,8 @@ export function receivedDocView(row: ReceivedDocRow, rules: readonly ReceivedCat
       discount: k.discount,
     })),
     // A payment in the invoice's own currency carries its rate when that is not MXN; otherwise the invoice's.
-    payments: row.settlements.map((s) => ({ ...s, date: iso(s.date), exchangeRate: s.exchangeRate ?? row.exchangeRate })),
+    // How each was paid (form) feeds the tax position (lib/tax), not this view.
+    payments: row.settlements.map(({ form: _form, ...s }) => ({ ...s, date: iso(s.date), exchangeRate: s.exchangeRate ?? row.exchangeRate })),
     balance: { total: row.total, paid: row.paid, pending: row.balance, state: row.paymentState },
     cancellation: {
       status: row.cancellationStatus,

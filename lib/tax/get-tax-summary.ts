@@ -69,7 +69,7 @@ const BASIS_DESCRIPTION: Record<TaxBasis, string> = {
 };
 
 /** Stored documents may predate some fields; the pure functions expect them present. */
-function normalize(raw: FinancialDocument): FinancialDocument {
+export function normalizeTaxDoc(raw: FinancialDocument): FinancialDocument {
   return {
     ...raw,
     clientName: raw.clientName ?? '',
@@ -96,7 +96,7 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
     ctx.config.queryTimeoutMs,
   );
   for await (const raw of cursor) {
-    const doc = normalize(raw);
+    const doc = normalizeTaxDoc(raw);
     const r = reconcileDocument(doc, settings);
     const contributions = input.basis === 'invoice' ? [invoiceBasisContribution(doc, r)] : paymentBasisContributions(doc, r, slices);
     const first = contributions[0];

@@ -41,6 +41,10 @@ export interface CfdiSpec {
   lines: LineSpec[];
   /** The XML declaration's encoding (the text is returned as a string; encode it as declared). */
   encoding?: string;
+  /** FormaPago (01 cash, 03 transfer…); absent by default. */
+  paymentForm?: string;
+  /** Receptor@UsoCFDI; default G03. */
+  use?: string;
   /** CFDI 3.3 (namespace cfd/3): no Exportacion, no ObjetoImp, no receiver's fiscal address or regime. Default 4.0. */
   version?: '3.3' | '4.0';
 }
@@ -102,9 +106,9 @@ export function invoiceXml(o: CfdiSpec): { xml: string; subTotal: number; discou
       : '';
   const xml =
     `<?xml version="1.0" encoding="${o.encoding ?? 'UTF-8'}"?>\n` +
-    `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/${v33 ? '3' : '4'}" Version="${v33 ? '3.3' : '4.0'}" Serie="T" Folio="${o.uuid.slice(0, 8)}" Fecha="${o.fecha}" SubTotal="${money(sub)}"${disc ? ` Descuento="${money(disc)}"` : ''} Moneda="${currency}"${currency === 'MXN' ? '' : ` TipoCambio="${o.exchangeRate}"`} Total="${money(total)}" TipoDeComprobante="I"${v33 ? '' : ' Exportacion="01"'} MetodoPago="${o.method ?? 'PUE'}" LugarExpedicion="91700">` +
+    `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/${v33 ? '3' : '4'}" Version="${v33 ? '3.3' : '4.0'}" Serie="T" Folio="${o.uuid.slice(0, 8)}" Fecha="${o.fecha}" SubTotal="${money(sub)}"${disc ? ` Descuento="${money(disc)}"` : ''} Moneda="${currency}"${currency === 'MXN' ? '' : ` TipoCambio="${o.exchangeRate}"`} Total="${money(total)}" TipoDeComprobante="I"${v33 ? '' : ' Exportacion="01"'}${o.paymentForm ? ` FormaPago="${o.paymentForm}"` : ''} MetodoPago="${o.method ?? 'PUE'}" LugarExpedicion="91700">` +
     `<cfdi:Emisor Rfc="${esc(o.issuer)}" Nombre="${esc(o.issuerName ?? 'EMISOR')}" RegimenFiscal="${v33 ? '601' : '626'}"/>` +
-    `<cfdi:Receptor Rfc="${esc(o.receiver)}" Nombre="${esc(o.receiverName ?? 'RECEPTOR')}"${v33 ? '' : ' DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601"'} UsoCFDI="G03"/>` +
+    `<cfdi:Receptor Rfc="${esc(o.receiver)}" Nombre="${esc(o.receiverName ?? 'RECEPTOR')}"${v33 ? '' : ' DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601"'} UsoCFDI="${o.use ?? 'G03'}"/>` +
     `<cfdi:Conceptos>${concepts.join('')}</cfdi:Conceptos>${header}` +
     `<cfdi:Complemento><tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${o.uuid}" FechaTimbrado="${o.certified ?? o.fecha}" RfcProvCertif="SAT970701NN3" SelloCFD="A" NoCertificadoSAT="00001000000509846663" SelloSAT="B"/></cfdi:Complemento>` +
     `</cfdi:Comprobante>`;
@@ -122,6 +126,8 @@ export function paymentXml(o: {
   exchangeRate: number;
   before: number;
   paid: number;
+  /** FormaDePagoP; default 03 (transfer). */
+  form?: string;
 }): string {
   const rate = o.currency === 'MXN' ? '' : ` TipoCambioP="${o.exchangeRate}"`;
   return (
@@ -130,7 +136,7 @@ export function paymentXml(o: {
     `<cfdi:Emisor Rfc="${esc(o.issuer)}" Nombre="EMISOR" RegimenFiscal="626"/><cfdi:Receptor Rfc="${esc(o.receiver)}" Nombre="RECEPTOR" DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601" UsoCFDI="CP01"/>` +
     `<cfdi:Conceptos><cfdi:Concepto ClaveProdServ="84111506" Cantidad="1" ClaveUnidad="ACT" Descripcion="Pago" ValorUnitario="0" Importe="0" ObjetoImp="01"/></cfdi:Conceptos>` +
     `<cfdi:Complemento><pago20:Pagos Version="2.0"><pago20:Totales MontoTotalPagos="${money(r2(o.paid * o.exchangeRate))}"/>` +
-    `<pago20:Pago FechaPago="${o.fecha}" FormaDePagoP="03" MonedaP="${o.currency}"${rate} Monto="${money(o.paid)}">` +
+    `<pago20:Pago FechaPago="${o.fecha}" FormaDePagoP="${o.form ?? '03'}" MonedaP="${o.currency}"${rate} Monto="${money(o.paid)}">` +
     `<pago20:DoctoRelacionado IdDocumento="${o.invoiceUuid}" MonedaDR="${o.currency}" EquivalenciaDR="1" NumParcialidad="1" ImpSaldoAnt="${money(o.before)}" ImpPagado="${money(o.paid)}" ImpSaldoInsoluto="${money(r2(o.before - o.paid))}" ObjetoImpDR="01"/>` +
     `</pago20:Pago></pago20:Pagos>` +
     `<tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${o.uuid}" FechaTimbrado="${o.fecha}" RfcProvCertif="SAT970701NN3" SelloCFD="A" NoCertificadoSAT="00001000000509846663" SelloSAT="B"/></cfdi:Complemento>` +

@@ -1,0 +1,171 @@
+/**
+ * DIOT rows (docs/domain.md, "DIOT"): per supplier and type of operation, the value of the acts
+ * effectively paid in the month by VAT rate, the VAT paid (creditable or not), the VAT the carrier
+ * retained, and the returns and discounts (credit notes received). Pure, from the month's payment
+ * lines (tax-position.ts); cancelled CFDIs report nothing.
+ */
+import { fromCents } from '../money/cents.ts';
+import type { PaymentLine } from './tax-position.ts';
+
+/** 04 national supplier, 05 foreign, 15 global (the public RFC XAXX010101000). */
+export type ThirdPartyType = '04' | '05' | '15';
+/** 03 professional services, 06 leasing of real estate, 85 others. */
+export type OperationType = '03' | '06' | '85';
+
+export const FOREIGN_RFC = 'XEXX010101000';
+export const PUBLIC_RFC = 'XAXX010101000';
+
+export function thirdPartyTypeOf(rfc: string): ThirdPartyType {
+  if (rfc === FOREIGN_RFC) return '05';
+  if (rfc === PUBLIC_RFC) return '15';
+  return '04';
+}
+
+/**
+ * Leasing of real estate (c_ClaveProdServ 8013xxxx) is 06; a persona física (13-character RFC)
+ * whose payment carried ISR retained (fees, LISR art. 106) is 03; everything else 85.
+ */
+export function operationTypeOf(line: Pick<PaymentLine, 'party' | 'mainCode' | 'isrRetainedC'>): OperationType {
+  if (line.mainCode.startsWith('8013')) return '06';
+  if (line.party.length === 13 && line.isrRetainedC > 0) return '03';
+  return '85';
+}
+
+export interface DiotRow {
+  thirdPartyType: ThirdPartyType;
+  operationType: OperationType;
+  /** Null for a foreign supplier (05): the CFDI carries the generic RFC only. */
+  rfc: string | null;
+  /** Foreign tax id (NumRegIdTrib) is not on a received CFDI 4.0's Emisor: null. */
+  foreignTaxId: string | null;
+  name: string;
+  paid: { rate16: number; rate8: number; rate0: number; exempt: number; imports: number };
+  vat: { rate16: number; rate8: number; creditable: number; nonCreditable: number };
+  vatRetained: number;
+  returnsAndDiscounts: number;
+  documents: number;
+  payments: number;
+}
+
+interface Acc {
+  thirdPartyType: ThirdPartyType;
+  operationType: OperationType;
+  rfc: string;
+  name: string;
+  c: { p16: number; p8: number; p0: number; ex: number; v16: number; v8: number; cred: number; non: number; ret: number; returns: number };
+  docs: Set<string>;
+  payments: number;
+}
+
+/** The DIOT rows of a month's payment lines, by supplier then type of operation. */
+export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {
+  const byKey = new Map<string, Acc>();
+  for (const l of lines) {
+    if (l.nonCreditable === 'DOCUMENT_CANCELLED') continue;
+    const operationType = operationTypeOf(l);
+    const key = `${l.party}|${operationType}`;
+    let a = byKey.get(key);
+    if (!a) {
+      a = {
+        thirdPartyType: thirdPartyTypeOf(l.party),
+        operationType,
+        rfc: l.party,
+        name: l.partyName,
+        c: { p16: 0, p8: 0, p0: 0, ex: 0, v16: 0, v8: 0, cred: 0, non: 0, ret: 0, returns: 0 },
+        docs: new Set(),
+        payments: 0,
+      };
+      byKey.set(key, a);
+    }
+    a.docs.add(l.uuid);
+    if (l.kind === 'creditNote') {
+      a.c.returns += l.returnsC;
+      continue;
+    }
+    a.payments += 1;
+    a.c.p16 += l.basesC.rate16;
+    a.c.p8 += l.basesC.rate8;
+    a.c.p0 += l.basesC.rate0;
+    a.c.ex += l.basesC.exempt;
+    // The VAT of the payment split by rate in proportion to the bases (one rate per document in practice).
+    const taxed = l.basesC.rate16 * 16 + l.basesC.rate8 * 8;
+    const v16 = taxed === 0 ? 0 : l.basesC.rate8 === 0 ? l.vatC : Math.round((l.vatC * l.basesC.rate16 * 16) / taxed);
+    a.c.v16 += v16;
+    a.c.v8 += l.vatC - v16;
+    if (l.nonCreditable === null) a.c.cred += l.vatC;
+    else a.c.non += l.vatC;
+    a.c.ret += l.vatRetainedC;
+  }
+  return [...byKey.values()]
+    .sort((x, y) => x.rfc.localeCompare(y.rfc) || x.operationType.localeCompare(y.operationType))
+    .map((a) => ({
+      thirdPartyType: a.thirdPartyType,
+      operationType: a.operationType,
+      rfc: a.thirdPartyType === '05' ? null : a.rfc,
+      foreignTaxId: null,
+      name: a.name,
+      paid: { rate16: fromCents(a.c.p16), rate8: fromCents(a.c.p8), rate0: fromCents(a.c.p0), exempt: fromCents(a.c.ex), imports: 0 },
+      vat: { rate16: fromCents(a.c.v16), rate8: fromCents(a.c.v8), creditable: fromCents(a.c.cred), nonCreditable: fromCents(a.c.non) },
+      vatRetained: fromCents(a.c.ret),
+      returnsAndDiscounts: fromCents(a.c.returns),
+      documents: a.docs.size,
+      payments: a.payments,
+    }));
+}
+
+/** The CSV's columns, in order (see docs/domain.md "DIOT": the SAT's 2025 batch layout could not be established). */
+export const DIOT_CSV_COLUMNS = [
+  'thirdPartyType',
+  'operationType',
+  'rfc',
+  'foreignTaxId',
+  'name',
+  'paidRate16',
+  'paidRate8',
+  'paidRate0',
+  'paidExempt',
+  'paidImports',
+  'vatRate16',
+  'vatRate8',
+  'vatCreditable',
+  'vatNonCreditable',
+  'vatRetained',
+  'returnsAndDiscounts',
+] as const;
+
+/** RFC 4180: quote a field that holds a comma, a quote or a line break; a leading =, +, - or @ is prefixed with ' (spreadsheet formulas). */
+function csvField(v: string | number | null): string {
+  if (v === null) return '';
+  if (typeof v === 'number') return v.toFixed(2);
+  const safe = /^[=+\-@]/.test(v) ? `'${v}` : v;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
+
+export function diotCsv(rows: readonly DiotRow[]): string {
+  const lines = [DIOT_CSV_COLUMNS.join(',')];
+  for (const r of rows) {
+    lines.push(
+      [
+        r.thirdPartyType,
+        r.operationType,
+        r.rfc,
+        r.foreignTaxId,
+        r.name,
+        r.paid.rate16,
+        r.paid.rate8,
+        r.paid.rate0,
+        r.paid.exempt,
+        r.paid.imports,
+        r.vat.rate16,
+        r.vat.rate8,
+        r.vat.creditable,
+        r.vat.nonCreditable,
+        r.vatRetained,
+        r.returnsAndDiscounts,
+      ]
+        .map(csvField)
+        .join(','),
+    );
+  }
+  return lines.join('\r\n') + '\r\n';
+}

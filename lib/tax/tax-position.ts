@@ -1,0 +1,279 @@
+/**
+ * The month's tax position on the cash basis (docs/domain.md, "The month's tax position"): what
+ * the carrier collected from its clients and paid to its suppliers in one month, and the VAT and
+ * retentions that follow. Pure: rows in, integer-cent figures out, every figure with the lines
+ * (documents and payments) it comes from.
+ */
+import type { FinancialDocument } from '../model/financial-document.ts';
+import { centsToMxnCents } from '../money/currency.ts';
+import { toCents } from '../money/cents.ts';
+import type { ReceivedDocRow, ReceivedSettlement } from '../received/received-rows.ts';
+import { cashBasisForPeriod } from './cash-basis.ts';
+import { documentTaxTotalsC } from './tax-lines.ts';
+
+export interface MonthRange {
+  month: string;
+  start: number;
+  endExclusive: number;
+}
+
+/** round(x × num ÷ den) half away from zero, exactly (BigInt: cents × cents overflows 2^53). */
+export function proportionC(x: number, num: number, den: number): number {
+  if (den <= 0 || x === 0 || num === 0) return 0;
+  const sign = Math.sign(x) * Math.sign(num);
+  const p = BigInt(Math.abs(x)) * BigInt(Math.abs(num));
+  const d = BigInt(den);
+  const r = Number((p * 2n + d) / (2n * d));
+  return r === 0 ? 0 : sign * r;
+}
+
+/** One issued invoice's collections in the month (all its valid complements in the month together). */
+export interface CollectionLine {
+  docId: string;
+  uuid: string;
+  party: string;
+  partyName: string;
+  paymentMethod: 'PUE' | 'PPD';
+  /** The last collection in the month (PUE: the invoice date). */
+  date: number;
+  payments: number;
+  /** MXN cents collected that count (capped at the Total). */
+  paidC: number;
+  share: number;
+  vatC: number;
+  vatRetainedC: number;
+  isrRetainedC: number;
+}
+
+/** The issued side of a month: each invoice with something collected in it. Cancelled invoices carry no tax. */
+export function collectionLine(doc: FinancialDocument, range: MonthRange): CollectionLine | null {
+  const share = cashBasisForPeriod(doc, range);
+  if (share.reason !== undefined || share.counted === 0) return null;
+  const rate = share.exchangeRate;
+  const totalC = toCents(doc.iTot);
+  const countedC = toCents(share.counted);
+  const isrC = proportionC(documentTaxTotalsC(doc).isrRetained, countedC, totalC);
+  const inMonth = doc.payments.filter((p) => p.kind === 'payment' && p.date >= range.start && p.date < range.endExclusive).map((p) => p.date);
+  return {
+    docId: doc.id,
+    uuid: doc.invoice.uuid,
+    party: doc.client,
+    partyName: doc.clientName,
+    paymentMethod: doc.invoice.paymentMethod,
+    date: doc.invoice.paymentMethod === 'PUE' ? doc.date : Math.max(...inMonth),
+    payments: share.paymentsCount,
+    paidC: centsToMxnCents(countedC, rate),
+    share: share.share,
+    vatC: centsToMxnCents(toCents(share.vat), rate),
+    vatRetainedC: centsToMxnCents(toCents(share.retention), rate),
+    isrRetainedC: centsToMxnCents(isrC, rate),
+  };
+}
+
+/** Why VAT shown on a received CFDI and paid in the month is not creditable (LIVA art. 5; docs/domain.md). */
+export type NonCreditableCode = 'DOCUMENT_CANCELLED' | 'USE_S01' | 'FUEL_PAID_IN_CASH' | 'NO_VAT_SHOWN';
+
+export const NON_CREDITABLE_MESSAGES: Readonly<Record<NonCreditableCode, string>> = {
+  DOCUMENT_CANCELLED: 'The CFDI is cancelled: it supports no deduction and no credit.',
+  USE_S01: 'UsoCFDI S01 (sin efectos fiscales): not deductible, so its VAT is not creditable (LIVA art. 5 fr. I).',
+  FUEL_PAID_IN_CASH: 'Fuel paid in cash (FormaPago 01) is not deductible (LISR art. 27 fr. III): its VAT is not creditable (LIVA art. 5 fr. I).',
+  NO_VAT_SHOWN: 'The CFDI shows no IVA transfer: nothing can be credited (LIVA art. 5 fr. II).',
+};
+
+/** A supplier's CFDI settled in the month: its own PUE, a supplier's payment complement, or a credit note. */
+export interface PaymentLine {
+  docId: string;
+  uuid: string;
+  party: string;
+  partyName: string;
+  category: string;
+  mainCode: string;
+  paymentMethod: 'PUE' | 'PPD';
+  kind: ReceivedSettlement['kind'];
+  /** The complement's or credit note's UUID; null for a PUE invoice (paid by itself). */
+  paymentUuid: string | null;
+  date: number;
+  form: string | null;
+  paidC: number;
+  share: number;
+  /** Value of the acts paid (the part of each IVA base paid), MXN cents. */
+  basesC: { rate16: number; rate8: number; rate0: number; exempt: number };
+  vatC: number;
+  vatRetainedC: number;
+  isrRetainedC: number;
+  /** Credit notes: the value before VAT they return or discount. */
+  returnsC: number;
+  nonCreditable: NonCreditableCode | null;
+}
+
+const FUEL_CODES = ['15101505', '15101514', '15101515'];
+const isFuel = (doc: ReceivedDocRow): boolean => doc.category === 'fuel' || doc.concepts.some((c) => FUEL_CODES.includes(c.code));
+const cancelledDoc = (doc: ReceivedDocRow): boolean => doc.cancellationStatus === 'accepted' || doc.cancellationStatus === 'expired';
+
+/** The first reason, in this order, that the VAT of a payment is not creditable; null when it is. */
+export function nonCreditableReason(doc: ReceivedDocRow, form: string | null): NonCreditableCode | null {
+  if (cancelledDoc(doc)) return 'DOCUMENT_CANCELLED';
+  if (doc.use === 'S01') return 'USE_S01';
+  if (isFuel(doc) && form === '01') return 'FUEL_PAID_IN_CASH';
+  if (doc.taxes.vatTransferred.length === 0 && doc.taxes.vatExemptBase === 0) return 'NO_VAT_SHOWN';
+  return null;
+}
+
+/**
+ * The received side of a month: one line per valid settlement dated in it. A payment carries the
+ * invoice's taxes in proportion paid ÷ Total (art. 1-B; the carrier's retentions are made when it
+ * pays, art. 1-A); a credit note carries the value before VAT it returns, in proportion note ÷ Total.
+ */
+export function paymentLines(doc: ReceivedDocRow, range: { start: number; endExclusive: number }): PaymentLine[] {
+  const totalC = toCents(doc.total);
+  if (totalC <= 0) return [];
+  const out: PaymentLine[] = [];
+  for (const s of doc.settlements) {
+    if (s.cancelled || s.date < range.start || s.date >= range.endExclusive) continue;
+    const amountC = Math.min(toCents(s.amount), totalC);
+    const rate = s.exchangeRate ?? doc.exchangeRate;
+    const part = (c: number): number => centsToMxnCents(proportionC(c, amountC, totalC), rate);
+    const form = s.form ?? (s.kind === 'pue' ? doc.paymentForm : null);
+    const isNote = s.kind === 'creditNote';
+    const byRate = (r: number): { base: number; amount: number } => {
+      let base = 0;
+      let amount = 0;
+      for (const v of doc.taxes.vatTransferred)
+        if (Math.abs(v.rate - r) < 1e-6) {
+          base += toCents(v.base);
+          amount += toCents(v.amount);
+        }
+      return { base, amount };
+    };
+    const r16 = byRate(0.16);
+    const r8 = byRate(0.08);
+    const r0 = byRate(0);
+    const vatAllC = doc.taxes.vatTransferred.reduce((sum, v) => sum + toCents(v.amount), 0);
+    out.push({
+      docId: doc._id,
+      uuid: doc.uuid,
+      party: doc.supplier.rfc,
+      partyName: doc.supplier.name,
+      category: doc.category,
+      mainCode: doc.mainCode,
+      paymentMethod: doc.paymentMethod,
+      kind: s.kind,
+      paymentUuid: s.kind === 'pue' ? null : s.uuid,
+      date: s.date,
+      form,
+      paidC: centsToMxnCents(amountC, rate),
+      share: Math.round((amountC / totalC) * 1e6) / 1e6,
+      basesC: isNote
+        ? { rate16: 0, rate8: 0, rate0: 0, exempt: 0 }
+        : { rate16: part(r16.base), rate8: part(r8.base), rate0: part(r0.base), exempt: part(toCents(doc.taxes.vatExemptBase)) },
+      vatC: isNote ? 0 : part(vatAllC),
+      vatRetainedC: isNote ? 0 : part(toCents(doc.taxes.vatRetained)),
+      isrRetainedC: isNote ? 0 : part(toCents(doc.taxes.isrRetained)),
+      returnsC: isNote ? part(toCents(doc.subTotal) - toCents(doc.discount)) : 0,
+      nonCreditable: isNote ? null : nonCreditableReason(doc, form),
+    });
+  }
+  return out;
+}
+
+export const POSITION_FIGURES = [
+  'vatCollected',
+  'vatRetainedByClients',
+  'creditableVat',
+  'nonCreditableVat',
+  'retentionCredit',
+  'vatRetainedByCarrier',
+  'isrRetainedByCarrier',
+  'isrRetainedByClients',
+] as const;
+export type PositionFigure = (typeof POSITION_FIGURES)[number];
+
+/** One document or payment behind a figure, as the answer shows it. */
+export interface FigureLine {
+  side: 'issued' | 'received';
+  docId: string;
+  uuid: string;
+  party: string;
+  partyName: string;
+  paymentMethod: 'PUE' | 'PPD';
+  /** pue: the invoice paid in one exhibition; payment: payment complement(s) (issued: all of the month's together). */
+  settlement: 'pue' | 'payment';
+  paymentUuid: string | null;
+  payments: number;
+  date: number;
+  paidC: number;
+  share: number;
+  amountC: number;
+  reason: NonCreditableCode | null;
+}
+
+const fromCollection = (l: CollectionLine, amountC: number): FigureLine => ({
+  side: 'issued',
+  docId: l.docId,
+  uuid: l.uuid,
+  party: l.party,
+  partyName: l.partyName,
+  paymentMethod: l.paymentMethod,
+  settlement: l.paymentMethod === 'PUE' ? 'pue' : 'payment',
+  paymentUuid: null,
+  payments: l.payments,
+  date: l.date,
+  paidC: l.paidC,
+  share: l.share,
+  amountC,
+  reason: null,
+});
+
+const fromPayment = (l: PaymentLine, amountC: number): FigureLine => ({
+  side: 'received',
+  docId: l.docId,
+  uuid: l.uuid,
+  party: l.party,
+  partyName: l.partyName,
+  paymentMethod: l.paymentMethod,
+  settlement: l.kind === 'pue' ? 'pue' : 'payment',
+  paymentUuid: l.paymentUuid,
+  payments: 1,
+  date: l.date,
+  paidC: l.paidC,
+  share: l.share,
+  amountC,
+  reason: l.nonCreditable,
+});
+
+const byDate = (a: FigureLine, b: FigureLine): number =>
+  a.date - b.date || a.uuid.localeCompare(b.uuid) || (a.paymentUuid ?? '').localeCompare(b.paymentUuid ?? '');
+
+export interface PositionFigures {
+  lines: Record<PositionFigure, FigureLine[]>;
+  totalsC: Record<PositionFigure, number>;
+  /** collected − retained by clients − creditable − retention credit: positive payable, negative in the carrier's favour. */
+  vatPayableC: number;
+}
+
+/**
+ * The figures of a month from its collections, its payments, and the previous month's payments
+ * (whose IVA retained becomes creditable now: art. 5 fr. IV, once paid to the SAT by the 17th).
+ */
+export function positionFigures(collections: readonly CollectionLine[], payments: readonly PaymentLine[], previous: readonly PaymentLine[]): PositionFigures {
+  const paid = payments.filter((p) => p.kind !== 'creditNote');
+  const valid = paid.filter((p) => p.nonCreditable !== 'DOCUMENT_CANCELLED');
+  const prevValid = previous.filter((p) => p.kind !== 'creditNote' && p.nonCreditable !== 'DOCUMENT_CANCELLED');
+  const lines: Record<PositionFigure, FigureLine[]> = {
+    vatCollected: collections.filter((c) => c.vatC !== 0).map((c) => fromCollection(c, c.vatC)),
+    vatRetainedByClients: collections.filter((c) => c.vatRetainedC !== 0).map((c) => fromCollection(c, c.vatRetainedC)),
+    isrRetainedByClients: collections.filter((c) => c.isrRetainedC !== 0).map((c) => fromCollection(c, c.isrRetainedC)),
+    creditableVat: paid.filter((p) => p.nonCreditable === null && p.vatC !== 0).map((p) => fromPayment(p, p.vatC)),
+    nonCreditableVat: paid.filter((p) => p.nonCreditable !== null).map((p) => fromPayment(p, p.vatC)),
+    vatRetainedByCarrier: valid.filter((p) => p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatRetainedC)),
+    isrRetainedByCarrier: valid.filter((p) => p.isrRetainedC !== 0).map((p) => fromPayment(p, p.isrRetainedC)),
+    retentionCredit: prevValid.filter((p) => p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatRetainedC)),
+  };
+  const totalsC = {} as Record<PositionFigure, number>;
+  for (const f of POSITION_FIGURES) {
+    lines[f].sort(byDate);
+    totalsC[f] = lines[f].reduce((s, l) => s + l.amountC, 0);
+  }
+  const vatPayableC = totalsC.vatCollected - totalsC.vatRetainedByClients - totalsC.creditableVat - totalsC.retentionCredit;
+  return { lines, totalsC, vatPayableC };
+}

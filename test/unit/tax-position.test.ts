@@ -1,0 +1,187 @@
+/**
+ * The pure rules of the month's tax position and the DIOT (lib/tax/tax-position.ts, diot.ts),
+ * against hand-computed values (docs/domain.md, "The month's tax position", "DIOT").
+ */
+import t from 'tap';
+import { buildReceivedDocument } from '../../lib/received/received-document.ts';
+import type { ReceivedInvoiceFact, ReceivedPaymentFact } from '../../lib/received/received-rows.ts';
+import type { TaxLine } from '../../lib/model/financial-document.ts';
+import { collectionLine, nonCreditableReason, paymentLines, positionFigures, proportionC } from '../../lib/tax/tax-position.ts';
+import { diotCsv, diotRows, operationTypeOf, thirdPartyTypeOf } from '../../lib/tax/diot.ts';
+import { retentionDueDate } from '../../lib/tax/get-tax-position.ts';
+import { mxMonthRange, mxWallTimeToEpoch } from '../../lib/time/mexico-city.ts';
+import { CLIENT_COMPANY, freight, makeFinancialDoc, payment } from '../fixtures/documents.ts';
+
+const OCT = { month: '2026-10', ...mxMonthRange('2026-10') };
+const at = (d: number, h = 12): number => mxWallTimeToEpoch(2026, 10, d, h);
+const iva = (base: number, rate: number): TaxLine => ({ tax: 'IVA', factor: 'Tasa', rate, base, amount: Math.round(base * rate * 100) / 100 });
+
+function invoice(
+  over: Partial<ReceivedInvoiceFact> & { lines: { code: string; base: number; transfers?: TaxLine[]; retentions?: TaxLine[] }[] },
+): ReceivedInvoiceFact {
+  const { lines, ...rest } = over;
+  const concepts = lines.map((l) => ({
+    code: l.code,
+    description: 'x',
+    quantity: 1,
+    unit: 'E48',
+    unitPrice: l.base,
+    amount: l.base,
+    discount: 0,
+    transfers: l.transfers ?? [iva(l.base, 0.16)],
+    retentions: l.retentions ?? [],
+  }));
+  const sub = lines.reduce((s, l) => s + l.base, 0);
+  const tr = concepts.flatMap((c) => c.transfers).reduce((s, x) => s + x.amount, 0);
+  const re = concepts.flatMap((c) => c.retentions).reduce((s, x) => s + x.amount, 0);
+  return {
+    kind: 'invoice',
+    uuid: 'U-1',
+    certifiedAt: at(1),
+    supplier: { rfc: 'SUP010101AB1', name: 'SUPPLIER' },
+    serie: '',
+    folio: '',
+    date: at(2),
+    currency: 'MXN',
+    exchangeRate: 1,
+    paymentMethod: 'PUE',
+    paymentForm: '03',
+    use: 'G03',
+    subTotal: sub,
+    discount: 0,
+    total: Math.round((sub + tr - re) * 100) / 100,
+    concepts,
+    ...rest,
+  };
+}
+const build = (inv: ReceivedInvoiceFact, payments: ReceivedPaymentFact[] = []) => buildReceivedDocument('TGO850101AB1', inv, payments, [], new Map(), []);
+const pay = (uuid: string, invoiceUuid: string, date: number, amount: number, before: number, form = '03'): ReceivedPaymentFact => ({
+  kind: 'payment',
+  uuid,
+  records: [{ invoiceUuid, seq: 1, date, amount, balanceBefore: before, balanceAfter: Math.round((before - amount) * 100) / 100, form }],
+});
+
+t.test('proportionC: round(x × num ÷ den) half away from zero, exact in integers', async (t) => {
+  t.equal(proportionC(160_000, 464_000, 1_160_000), 64_000, '1,600.00 × 4,640 ÷ 11,600 = 640.00');
+  t.equal(proportionC(1, 1, 2), 1, '0.5 cent rounds up');
+  t.equal(proportionC(-1, 1, 2), -1, 'and away from zero when negative');
+  t.equal(proportionC(100, 1, 3), 33);
+  t.equal(proportionC(5, 7, 0), 0, 'no Total, no proportion');
+  // 9e13 cents × 9e13 cents overflows 2^53 in floats; the result is still exact.
+  t.equal(proportionC(90_000_000_000_000, 90_000_000_000_000, 90_000_000_000_000), 90_000_000_000_000);
+});
+
+t.test('a PPD received invoice paid in two parts: VAT in proportion paid ÷ Total', async (t) => {
+  // 10,000.00 + IVA 1,600.00 = 11,600.00; 4,640.00 on the 10th (0.4), 6,960.00 on the 25th (0.6).
+  const doc = build(invoice({ uuid: 'PPD-1', paymentMethod: 'PPD', lines: [{ code: '78181500', base: 10_000 }] }), [
+    pay('P-1', 'PPD-1', at(10), 4_640, 11_600),
+    pay('P-2', 'PPD-1', at(25), 6_960, 6_960),
+  ]);
+  const lines = paymentLines(doc, OCT);
+  t.same(
+    lines.map((l) => [l.paymentUuid, l.paidC, l.share, l.basesC.rate16, l.vatC, l.nonCreditable]),
+    [
+      ['P-1', 464_000, 0.4, 400_000, 64_000, null],
+      ['P-2', 696_000, 0.6, 600_000, 96_000, null],
+    ],
+  );
+  t.same(
+    paymentLines(doc, { start: at(11), endExclusive: at(26) }).map((l) => l.paymentUuid),
+    ['P-2'],
+    'only the settlements dated in the period',
+  );
+});
+
+t.test('the non-creditable cases, in order', async (t) => {
+  const fuelCash = build(invoice({ paymentForm: '01', lines: [{ code: '15101505', base: 5_000 }] }));
+  t.equal(nonCreditableReason(fuelCash, '01'), 'FUEL_PAID_IN_CASH');
+  t.equal(nonCreditableReason(fuelCash, '03'), null, 'fuel paid by transfer is creditable');
+  const tyresCash = build(invoice({ paymentForm: '01', lines: [{ code: '25172504', base: 5_000 }] }));
+  t.equal(nonCreditableReason(tyresCash, '01'), null, 'cash is only a problem for fuel');
+  t.equal(nonCreditableReason(build(invoice({ use: 'S01', paymentForm: '01', lines: [{ code: '15101505', base: 100 }] })), '01'), 'USE_S01', 'S01 first');
+  t.equal(nonCreditableReason(build(invoice({ lines: [{ code: '95111602', base: 100, transfers: [] }] })), '03'), 'NO_VAT_SHOWN');
+  const exempt = build(invoice({ lines: [{ code: '84131503', base: 100, transfers: [{ tax: 'IVA', factor: 'Exento', rate: null, base: 100, amount: 0 }] }] }));
+  t.equal(nonCreditableReason(exempt, '03'), null, 'an exempt line shows the VAT treatment: nothing to credit, no warning');
+  const fuelPue = paymentLines(fuelCash, OCT);
+  t.same(
+    fuelPue.map((l) => [l.form, l.vatC, l.nonCreditable]),
+    [['01', 80_000, 'FUEL_PAID_IN_CASH']],
+    'a PUE invoice is paid as its FormaPago says',
+  );
+});
+
+t.test('figures: VAT payable = collected − retained by clients − creditable − retention credit', async (t) => {
+  // Issued: 10,000 freight to a company, PUE on 2026-10-05: VAT 1,600, retention 400.
+  const issued = makeFinancialDoc({ client: CLIENT_COMPANY, date: '2026-10-05T10:00', paymentMethod: 'PUE', concepts: [freight(10_000)] });
+  // Issued PPD 20,000 (Total 22,400), a quarter paid in October: VAT 800, retention 200.
+  const ppd = makeFinancialDoc({
+    client: CLIENT_COMPANY,
+    date: '2026-09-05T10:00',
+    paymentMethod: 'PPD',
+    concepts: [freight(20_000)],
+    payments: [payment(5_600, '2026-10-07T10:00')],
+  });
+  const collections = [collectionLine(issued, OCT)!, collectionLine(ppd, OCT)!];
+  t.same(
+    collections.map((c) => [c.paidC, c.share, c.vatC, c.vatRetainedC]),
+    [
+      [1_120_000, 1, 160_000, 40_000],
+      [560_000, 0.25, 80_000, 20_000],
+    ],
+  );
+  // Received: freight subcontracted 12,500 + 2,000 − 500 (PUE), and fuel paid in cash 5,000 + 800.
+  const sub = build(
+    invoice({
+      uuid: 'FR-1',
+      date: at(12),
+      lines: [{ code: '78101802', base: 12_500, retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 12_500, amount: 500 }] }],
+    }),
+  );
+  const fuel = build(invoice({ uuid: 'FU-1', paymentForm: '01', lines: [{ code: '15101505', base: 5_000 }] }));
+  const sept = build(
+    invoice({
+      uuid: 'FR-0',
+      date: mxWallTimeToEpoch(2026, 9, 20, 12),
+      lines: [{ code: '78101802', base: 2_500, retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 2_500, amount: 100 }] }],
+    }),
+  );
+  const f = positionFigures(
+    collections,
+    [...paymentLines(sub, OCT), ...paymentLines(fuel, OCT)],
+    paymentLines(sept, { start: mxMonthRange('2026-09').start, endExclusive: OCT.start }),
+  );
+  t.same(
+    [
+      f.totalsC.vatCollected,
+      f.totalsC.vatRetainedByClients,
+      f.totalsC.creditableVat,
+      f.totalsC.nonCreditableVat,
+      f.totalsC.retentionCredit,
+      f.totalsC.vatRetainedByCarrier,
+    ],
+    [240_000, 60_000, 200_000, 80_000, 10_000, 50_000],
+  );
+  // 2,400 − 600 − 2,000 − 100 = −300.00: in the carrier's favour.
+  t.equal(f.vatPayableC, -30_000);
+});
+
+t.test('DIOT: type of third party and of operation, rows by supplier', async (t) => {
+  t.equal(thirdPartyTypeOf('XEXX010101000'), '05');
+  t.equal(thirdPartyTypeOf('XAXX010101000'), '15');
+  t.equal(thirdPartyTypeOf('TRA920101XY3'), '04');
+  t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', isrRetainedC: 20_000 }), '03', 'a persona física with ISR retained: fees');
+  t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', isrRetainedC: 0 }), '85');
+  t.equal(operationTypeOf({ party: 'INM010101AB1', mainCode: '80131502', isrRetainedC: 0 }), '06', 'leasing of real estate');
+  const bodega = build(invoice({ uuid: 'L-1', supplier: { rfc: 'INM010101AB1', name: 'Bodega, "Norte"' }, lines: [{ code: '80131502', base: 8_000 }] }));
+  const rows = diotRows(paymentLines(bodega, OCT));
+  t.match(rows, [
+    { thirdPartyType: '04', operationType: '06', rfc: 'INM010101AB1', paid: { rate16: 8_000 }, vat: { rate16: 1_280, creditable: 1_280, nonCreditable: 0 } },
+  ]);
+  const csv = diotCsv(rows).split('\r\n');
+  t.equal(csv[1], '04,06,INM010101AB1,,"Bodega, ""Norte""",8000.00,0.00,0.00,0.00,0.00,1280.00,0.00,1280.00,0.00,0.00,0.00', 'RFC 4180 quoting');
+});
+
+t.test('retentions are due by the 17th of the next month', async (t) => {
+  t.equal(retentionDueDate('2026-10'), '2026-11-17');
+  t.equal(retentionDueDate('2026-12'), '2027-01-17');
+});
