@@ -13,8 +13,11 @@
  * - a SAT cancellation acknowledgement (`Acuse`): as the SAT and PACs return it
  *   (root in no namespace, `Folios` in `http://cancelacfd.sat.gob.mx` with the
  *   child elements `UUID` and `EstatusUUID`, a Signature, Fecha with up to 7
- *   fractional digits), or this service's earlier form (root in that namespace,
- *   `Folios/Folio` attributes UUID, Motivo, FolioSustitucion, EstatusUUID);
+ *   fractional digits), the web service's `CancelaCFDResult` alone or in the
+ *   SOAP envelope the SAT answers with (`Envelope/Body/CancelaCFDResponse/
+ *   CancelaCFDResult`, which PACs such as Finkok hand over as the acuse), or
+ *   this service's earlier form (root in that namespace, `Folios/Folio`
+ *   attributes UUID, Motivo, FolioSustitucion, EstatusUUID);
  * - a taxpayer's cancellation request (`Cancelacion` in that namespace,
  *   `Folios/Folio` with UUID, Motivo, FolioSustitucion): a request, which
  *   cancels nothing by itself.
@@ -69,8 +72,16 @@ const isCartaPorteNs = (ns: string): boolean => ns.startsWith(`${SAT_NS}CartaPor
  * a parent in no namespace or in the cancelacfd one (acknowledgements whose elements carry no
  * namespace, as some PACs return them). A CFDI's namespace-less Addenda content stays dropped.
  */
-export const keepNamespace = (ns: string, parent?: { ns: string }): boolean =>
-  KEPT.has(ns) || isPagosNs(ns) || isCartaPorteNs(ns) || (ns === '' && parent !== undefined && (parent.ns === '' || parent.ns === NS.cancel));
+export const keepNamespace = (ns: string, parent?: { ns: string; name: string }): boolean =>
+  KEPT.has(ns) ||
+  isPagosNs(ns) ||
+  isCartaPorteNs(ns) ||
+  (parent !== undefined && (isSoapBody(ns, parent) || (ns === '' && (parent.ns === '' || parent.ns === NS.cancel || SOAP_NS.has(parent.ns)))));
+
+/** SOAP 1.1 and 1.2 envelopes: the SAT's cancellation web service answers in one, and PACs pass it on as the acuse. */
+const SOAP_NS = new Set(['http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope']);
+/** The Body (or Header) of a SOAP envelope: kept so that an acknowledgement inside it is read. */
+const isSoapBody = (ns: string, parent: { ns: string; name: string }): boolean => SOAP_NS.has(ns) && parent.ns === ns && parent.name === 'Envelope';
 
 const UUID_RE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const RFC_RE = /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/;
@@ -727,6 +738,18 @@ function readAcuse(root: XmlElement): CancellationAck {
   return { file: 'cancellation', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha', true, 7), folios };
 }
 
+/**
+ * The acknowledgement a SOAP envelope carries: the SAT's cancellation web service answers
+ * `Envelope/Body/CancelaCFDResponse/CancelaCFDResult` (the cancelacfd namespace, or none), and
+ * some PACs put an `Acuse` straight in the Body. Another answer (a Fault, a PAC's own result) is none.
+ */
+function acuseInEnvelope(root: XmlElement): XmlElement | undefined {
+  const body = childOf(root, root.ns, 'Body');
+  if (!body) return undefined;
+  const response = ackChild(body, 'CancelaCFDResponse');
+  return (response ? ackChild(response, 'CancelaCFDResult') : undefined) ?? ackChild(body, 'CancelaCFDResult') ?? ackChild(body, 'Acuse');
+}
+
 /** A taxpayer's cancellation request (since 2022: `Folios/Folio` with UUID, Motivo, FolioSustitucion). */
 function readRequest(root: XmlElement): CancellationRequest {
   const folios: RequestedFolio[] = [];
@@ -747,7 +770,11 @@ export function readImportFile(root: XmlElement): ImportFile {
   if ((root.ns === '' || root.ns === NS.cancel) && (root.name === 'Acuse' || root.name === 'CancelaCFDResult')) return readAcuse(root);
   if (root.ns === NS.cancel && root.name === 'Cancelacion') return readRequest(root);
   if (root.name === 'Envelope') {
-    return reject(`a SOAP envelope (${root.ns || 'no namespace'}): import the SAT acknowledgement (Acuse) or CFDI it carries, not the web-service answer`);
+    const acuse = SOAP_NS.has(root.ns) ? acuseInEnvelope(root) : undefined;
+    if (acuse) return readAcuse(acuse);
+    return reject(
+      `a SOAP envelope (${root.ns || 'no namespace'}) without a SAT acknowledgement (Body/CancelaCFDResponse/CancelaCFDResult or Body/Acuse): import the acknowledgement or CFDI it carries`,
+    );
   }
   return reject(`not a CFDI (3.3 or 4.0) or SAT cancellation acknowledgement: root element ${root.name} in namespace "${root.ns || '(none)'}"`);
 }
