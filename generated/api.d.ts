@@ -2007,6 +2007,16 @@ export interface components {
             timestamp: number;
         };
         FinancialDocumentInvoice: {
+            /**
+             * @description CartaPorte@Version when the invoice carries a Carta Porte complement
+             * @enum {string}
+             */
+            cartaPorteVersion?: "1.0" | "2.0" | "3.0" | "3.1";
+            /**
+             * @description Comprobante@Version of an imported CFDI: 3.3 (before 2023-04-01) or 4.0; absent on documents not imported from XML
+             * @enum {string}
+             */
+            cfdiVersion?: "3.3" | "4.0";
             concepts: components["schemas"]["InvoiceConcept"][];
             /** @description Emission instant (epoch ms) */
             date: number;
@@ -2233,6 +2243,16 @@ export interface components {
             timestamp: number;
         };
         FinancialSummaryInvoice: {
+            /**
+             * @description CartaPorte@Version when the invoice carries a Carta Porte complement
+             * @enum {string}
+             */
+            cartaPorteVersion?: "1.0" | "2.0" | "3.0" | "3.1";
+            /**
+             * @description Comprobante@Version of an imported CFDI: 3.3 (before 2023-04-01) or 4.0; absent on documents not imported from XML
+             * @enum {string}
+             */
+            cfdiVersion?: "3.3" | "4.0";
             /**
              * @description Serie and folio (internal numbering)
              * @example A-10452
@@ -2815,7 +2835,7 @@ export interface components {
             /** @description Total number of matching records */
             total: number;
         };
-        /** @description A payment complement (CFDI type P, Pagos 2.0) or a credit note (CFDI type E, relation 01) that reduces the invoice balance. */
+        /** @description A payment complement (CFDI type P, Pagos 1.0 or 2.0) or a credit note (CFDI type E, relation 01) that reduces the invoice balance. */
         PaymentRecord: {
             /** @description ImpPagado (or credit note total) */
             amount: number;
@@ -2832,6 +2852,11 @@ export interface components {
             id: string;
             /** @enum {string} */
             kind: "payment" | "creditNote";
+            /**
+             * @description Pagos@Version of a payment complement (1.0 on CFDI 3.3, 2.0 on 4.0); absent for credit notes, a PUE invoice's own receipt and records imported before it was kept
+             * @enum {string}
+             */
+            pagosVersion?: "1.0" | "2.0";
             /** @description Fiscal UUID of the complement or credit note */
             uuid: string;
         };
@@ -2975,12 +3000,22 @@ export interface components {
                 source: "request" | "acknowledgement" | "bulk-metadata" | null;
                 status: components["schemas"]["CancellationStatus"];
             };
+            /**
+             * @description CartaPorte@Version when the CFDI carries a Carta Porte complement
+             * @enum {string}
+             */
+            cartaPorteVersion?: "1.0" | "2.0" | "3.0" | "3.1";
             category: components["schemas"]["ReceivedCategory"];
             /**
              * Format: date-time
              * @description FechaTimbrado
              */
             certifiedAt: string;
+            /**
+             * @description Comprobante@Version: 3.3 (before 2023-04-01) or 4.0; absent on documents imported before it was kept
+             * @enum {string}
+             */
+            cfdiVersion?: "3.3" | "4.0";
             concepts: components["schemas"]["ReceivedConcept"][];
             /** @description Moneda */
             currency: string;
@@ -3042,10 +3077,15 @@ export interface components {
             /** @description MXN per unit of the invoice currency on that date (TipoCambioP ÷ EquivalenciaDR; the invoice's own rate otherwise) */
             exchangeRate: number;
             /**
-             * @description `pue` the invoice itself (PUE: paid when issued, no complement ever comes); `payment` a DoctoRelacionado of the supplier's Pagos 2.0 complement; `creditNote` the supplier's credit note (E, relation 01).
+             * @description `pue` the invoice itself (PUE: paid when issued, no complement ever comes); `payment` a DoctoRelacionado of the supplier's Pagos complement (1.0 or 2.0); `creditNote` the supplier's credit note (E, relation 01).
              * @enum {string}
              */
             kind: "pue" | "payment" | "creditNote";
+            /**
+             * @description Pagos@Version of a `payment` (1.0 on CFDI 3.3, 2.0 on 4.0); absent for `pue` and `creditNote` and on payments imported before it was kept
+             * @enum {string}
+             */
+            pagosVersion?: "1.0" | "2.0";
             /** @description Position of the DoctoRelacionado in its complement (0 for pue) */
             seq: number;
             /** @description UUID of the complement, credit note or (pue) invoice */

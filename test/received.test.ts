@@ -115,6 +115,7 @@ t.test('a payment complement before its invoice waits; the invoice takes it', as
     supplier: { rfc: GAS, name: 'GASOLINERA DEL GOLFO' },
     category: 'fuel',
     paymentMethod: 'PPD',
+    cfdiVersion: '4.0',
     currency: 'MXN',
     exchangeRate: 1,
     amounts: { subTotal: 43_100, discount: 0, total: 49_996, totalMxn: 49_996 },
@@ -123,15 +124,18 @@ t.test('a payment complement before its invoice waits; the invoice takes it', as
     cancellation: { status: 'none' },
   });
   t.same(
-    one.body.payments.map((p: { kind: string; uuid: string; amount: number; balanceBefore: number; balanceAfter: number }) => [
+    one.body.payments.map((p: { kind: string; uuid: string; amount: number; balanceBefore: number; balanceAfter: number; pagosVersion?: string }) => [
       p.kind,
       p.uuid,
       p.amount,
       p.balanceBefore,
       p.balanceAfter,
+      p.pagosVersion,
     ]),
-    [['payment', U(2), 20_000, 49_996, 29_996]],
+    [['payment', U(2), 20_000, 49_996, 29_996, '2.0']],
+    'the Pagos 2.0 complement (the builder writes Version="2.0")',
   );
+  t.equal(/ Version="([^"]+)"/.exec(R1.xml)![1], '4.0', 'the built invoice is a CFDI 4.0');
 });
 
 t.test('the second complement brings the balance to zero', async (t) => {

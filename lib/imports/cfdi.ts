@@ -160,8 +160,11 @@ export interface CartaPorteGoods {
   split: { destination: string; quantity: number }[];
 }
 
+/** The Carta Porte versions read. */
+export type CartaPorteVersion = '1.0' | '2.0' | '3.0' | '3.1';
+
 export interface CartaPorte {
-  version: string;
+  version: CartaPorteVersion;
   idCcp: string;
   totalDistanceKm: number;
   locations: CartaPorteLocation[];
@@ -202,6 +205,8 @@ export interface Cfdi {
   related: { relation: string; uuids: string[] }[];
   concepts: CfdiConcept[];
   payments: CfdiPayment[];
+  /** The Pagos complement's version (1.0 on CFDI 3.3, 2.0 on 4.0); null without payments. */
+  pagosVersion: '1.0' | '2.0' | null;
   cartaPorte: CartaPorte | null;
   deliveries: Delivery[];
 }
@@ -402,7 +407,7 @@ function readPaymentDoc(d: XmlElement, version: '1.0' | '2.0', payment: { curren
   };
 }
 
-function readPayments(complement: XmlElement): CfdiPayment[] {
+function readPayments(complement: XmlElement): { version: '1.0' | '2.0'; payments: CfdiPayment[] } {
   const all = complement.children.filter((c) => c.name === 'Pagos' && isPagosNs(c.ns));
   if (all.length === 0) return reject('a payment CFDI (P) without a Pagos complement');
   if (all.length > 1) return reject(`Complemento has ${all.length} Pagos complements, expected one`);
@@ -412,7 +417,7 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
   if (pagos.attrs.Version !== version) return reject(`Pagos@Version "${pagos.attrs.Version ?? ''}" is not ${version} (namespace ${pagos.ns})`);
   const list = childrenOf(pagos, pagos.ns, 'Pago');
   if (list.length === 0) return reject('Pagos has no Pago');
-  return list.map((p) => {
+  const payments = list.map((p) => {
     const paymentCurrency = req(p, 'MonedaP');
     if (!CURRENCY_RE.test(paymentCurrency) || paymentCurrency === 'XXX') reject(`Pago@MonedaP "${paymentCurrency.slice(0, 10)}" is not an ISO 4217 currency`);
     if (paymentCurrency !== 'MXN' && opt(p, 'TipoCambioP') === undefined)
@@ -425,6 +430,7 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
     const docs = docEls.map((d) => readPaymentDoc(d, version, payment));
     return { date: dateTime(p, 'FechaPago'), amount: paymentAmount, currency: paymentCurrency, exchangeRate: paymentRate, docs };
   });
+  return { version, payments };
 }
 
 function rate10(el: XmlElement, attr: string): number {
@@ -434,7 +440,7 @@ function rate10(el: XmlElement, attr: string): number {
 }
 
 /** The Carta Porte versions read, by namespace (1.0 of 2021, 2.0 of 2022–2023, 3.0 and 3.1). */
-const CARTA_PORTE_VERSION: Readonly<Record<string, string>> = {
+const CARTA_PORTE_VERSION: Readonly<Record<string, CartaPorteVersion>> = {
   [NS.cartaPorte10]: '1.0',
   [NS.cartaPorte20]: '2.0',
   [NS.cartaPorte30]: '3.0',
@@ -487,7 +493,7 @@ function checkEnds(locations: CartaPorteLocation[]): CartaPorteLocation[] {
 }
 
 /** Carta Porte 2.0, 3.0 and 3.1: Ubicacion with TipoUbicacion and IDUbicacion, Autotransporte, FiguraTransporte/TiposFigura. */
-function readCartaPorte2x(cp: XmlElement): CartaPorte {
+function readCartaPorte2x(cp: XmlElement): Omit<CartaPorte, 'version'> {
   const ns = cp.ns;
   const mercancias = one(cp, ns, 'Mercancias');
   const auto = roadTransport(mercancias, ns, 'Autotransporte');
@@ -511,7 +517,6 @@ function readCartaPorte2x(cp: XmlElement): CartaPorte {
   const figures = childOf(cp, ns, 'FiguraTransporte')?.children.filter((f) => f.name === 'TiposFigura') ?? [];
   const op = figures.find((f) => f.attrs.TipoFigura === '01');
   return {
-    version: req(cp, 'Version'),
     idCcp: opt(cp, 'IdCCP') ?? '',
     totalDistanceKm: amount(cp, 'TotalDistRec', false),
     locations: checkEnds(locations),
@@ -528,7 +533,7 @@ function readCartaPorte2x(cp: XmlElement): CartaPorte {
  * required, as RFCFigura is in 2.0). IDOrigen and IDDestino are optional: a missing one is numbered
  * by position (OR000001, DE000001, …); RFCRemitente and RFCDestinatario are optional too (empty).
  */
-function readCartaPorte10(cp: XmlElement): CartaPorte {
+function readCartaPorte10(cp: XmlElement): Omit<CartaPorte, 'version'> {
   const ns = cp.ns;
   const mercancias = one(cp, ns, 'Mercancias');
   const auto = roadTransport(mercancias, ns, 'AutotransporteFederal');
@@ -562,7 +567,6 @@ function readCartaPorte10(cp: XmlElement): CartaPorte {
   const operators = childOf(childOf(cp, ns, 'FiguraTransporte') ?? cp, ns, 'Operadores');
   const op = operators ? childOf(operators, ns, 'Operador') : undefined;
   return {
-    version: req(cp, 'Version'),
     idCcp: '',
     totalDistanceKm: amount(cp, 'TotalDistRec', false),
     locations: checkEnds(locations),
@@ -587,7 +591,7 @@ function readCartaPorte(complement: XmlElement): CartaPorte | null {
   if (version === undefined)
     return reject(`unsupported Carta Porte complement: namespace ${cp.ns} (Carta Porte 1.0, 2.0, 3.0 and 3.1 are read); the file is not imported`);
   if (cp.attrs.Version !== version) return reject(`CartaPorte@Version "${(cp.attrs.Version ?? '').slice(0, 10)}" is not ${version} (namespace ${cp.ns})`);
-  return version === '1.0' ? readCartaPorte10(cp) : readCartaPorte2x(cp);
+  return { ...(version === '1.0' ? readCartaPorte10(cp) : readCartaPorte2x(cp)), version };
 }
 
 function readDeliveries(root: XmlElement): Delivery[] {
@@ -646,7 +650,7 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     relation: req(r, 'TipoRelacion'),
     uuids: childrenOf(r, ns, 'CfdiRelacionado').map((c) => uuidOf(c, 'UUID')),
   }));
-  const payments = type === 'P' ? readPayments(complement!) : [];
+  const pagos = type === 'P' ? readPayments(complement!) : null;
   if (type !== 'P' && complement!.children.some((c) => isPagosNs(c.ns))) reject(`a Pagos complement on a CFDI of type ${type} (only type P carries payments)`);
   return {
     file: 'cfdi',
@@ -668,7 +672,8 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     receiver: { rfc: rfcOf(receptor, 'Rfc'), name: opt(receptor, 'Nombre') ?? '' },
     related,
     concepts,
-    payments,
+    payments: pagos?.payments ?? [],
+    pagosVersion: pagos?.version ?? null,
     cartaPorte: readCartaPorte(complement!),
     deliveries: readDeliveries(root),
   };

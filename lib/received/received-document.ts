@@ -110,6 +110,7 @@ export function buildReceivedDocument(
         balanceBefore: r.balanceBefore,
         balanceAfter: r.balanceAfter,
         ...(r.exchangeRate === undefined ? {} : { exchangeRate: r.exchangeRate }),
+        ...(p.pagosVersion === undefined ? {} : { pagosVersion: p.pagosVersion }),
       });
     }
   }
@@ -147,6 +148,8 @@ export function buildReceivedDocument(
     currency: invoice.currency,
     exchangeRate: invoice.exchangeRate,
     paymentMethod: invoice.paymentMethod,
+    ...(invoice.cfdiVersion ? { cfdiVersion: invoice.cfdiVersion } : {}),
+    ...(invoice.cartaPorteVersion ? { cartaPorteVersion: invoice.cartaPorteVersion } : {}),
     mainCode,
     category: categoryOf(mainCode, rules),
     subTotal: invoice.subTotal,

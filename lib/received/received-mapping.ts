@@ -25,7 +25,12 @@ export function receivedFactOf(cfdi: Cfdi): ReceivedMapping {
           ...(d.currency === 'MXN' ? {} : { exchangeRate: d.exchangeRate }),
         })),
       );
-      const fact = { kind: 'payment' as const, uuid: cfdi.uuid, records: records.map((r, i) => ({ ...r, seq: i + 1 })) };
+      const fact = {
+        kind: 'payment' as const,
+        uuid: cfdi.uuid,
+        ...(cfdi.pagosVersion ? { pagosVersion: cfdi.pagosVersion } : {}),
+        records: records.map((r, i) => ({ ...r, seq: i + 1 })),
+      };
       return { fact, invoices: [...new Set(records.map((r) => r.invoiceUuid))] };
     }
     case 'E': {
@@ -51,6 +56,8 @@ function receivedInvoiceFact(cfdi: Cfdi): ReceivedInvoiceFact {
     currency: cfdi.currency,
     exchangeRate: cfdi.exchangeRate,
     paymentMethod: cfdi.paymentMethod ?? 'PUE',
+    cfdiVersion: cfdi.version,
+    ...(cfdi.cartaPorte ? { cartaPorteVersion: cfdi.cartaPorte.version } : {}),
     subTotal: cfdi.subTotal,
     discount: cfdi.discount,
     total: cfdi.total,

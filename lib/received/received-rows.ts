@@ -35,6 +35,10 @@ export interface ReceivedInvoiceFact {
   /** MXN per unit of `currency` (1 for MXN). */
   exchangeRate: number;
   paymentMethod: 'PUE' | 'PPD';
+  /** Comprobante@Version (absent on facts recorded before it was kept). */
+  cfdiVersion?: '3.3' | '4.0';
+  /** CartaPorte@Version when the invoice carries a Carta Porte complement. */
+  cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
   subTotal: number;
   discount: number;
   total: number;
@@ -45,6 +49,8 @@ export interface ReceivedInvoiceFact {
 export interface ReceivedPaymentFact {
   kind: 'payment';
   uuid: string;
+  /** Pagos@Version of the complement (absent on facts recorded before it was kept). */
+  pagosVersion?: '1.0' | '2.0';
   records: { invoiceUuid: string; seq: number; date: number; amount: number; balanceBefore: number; balanceAfter: number; exchangeRate?: number }[];
 }
 
@@ -120,6 +126,8 @@ export interface ReceivedSettlement {
   balanceBefore: number;
   balanceAfter: number;
   exchangeRate?: number;
+  /** Pagos@Version of a payment complement. */
+  pagosVersion?: '1.0' | '2.0';
   /** Cancelled before the SAT (its own cancellation in effect): it settles nothing. */
   cancelled: boolean;
 }
@@ -147,6 +155,8 @@ export interface ReceivedDocRow {
   currency: string;
   exchangeRate: number;
   paymentMethod: 'PUE' | 'PPD';
+  cfdiVersion?: '3.3' | '4.0';
+  cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
   /** Product code of the largest concept: the document's category follows it. */
   mainCode: string;
   category: ReceivedCategory;
