@@ -2924,9 +2924,11 @@ export interface components {
          * @description What a received CFDI is spent on, from the SAT product code (c_ClaveProdServ) of its largest
          *     concept (amount − discount) under the tenant's category rules (`GET /api/received-category-rules`):
          *     `fuel` (151015 family: 15101505 diesel, 15101514 and 15101515 gasoline), `tolls` (95111602,
-         *     95111603), `maintenance` (7818: transport repair and maintenance), `tyres` (251725),
-         *     `insurance` (8413), `subcontractedFreight` (781018: road freight another carrier billed the
-         *     tenant), `other` (no rule matches).
+         *     95111603: intrastate and interstate highways), `maintenance` (781815 vehicle maintenance and
+         *     repair, 781816 panel and paint), `tyres` (251725), `insurance` (841315 property, e.g. car or
+         *     truck and cargo; 841316 life, health and liability), `subcontractedFreight` (781018: road
+         *     freight another carrier billed the tenant, except 78101805 tanker and trailer rental, `other`),
+         *     `other` (no rule matches).
          * @example fuel
          * @enum {string}
          */
