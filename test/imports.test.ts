@@ -327,6 +327,12 @@ const BAD: [string, string, RegExp][] = [
     CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'Version="3.2"'),
     /unsupported: CFDI 3\.2 \(namespace http:\/\/www\.sat\.gob\.mx\/cfd\/3, which is CFDI 3\.3\); CFDI 3\.3 and 4\.0 are imported/,
   ],
+  // As CFDI 3.2 writes it (Anexo 20 of 2012: the attribute `version`, in lower case).
+  [
+    'CFDI 3.2, lower-case version',
+    CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'version="3.2"'),
+    /unsupported: CFDI 3\.2 \(namespace http:\/\/www\.sat\.gob\.mx\/cfd\/3, which is CFDI 3\.3\)/,
+  ],
   [
     'wrong namespace',
     CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://example.com/cfd'),

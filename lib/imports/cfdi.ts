@@ -621,7 +621,8 @@ function readTaxTotals(root: XmlElement): Cfdi['taxTotals'] {
 function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
   if (root.attrs.Version !== version)
     return reject(
-      `unsupported: CFDI ${(root.attrs.Version ?? '').slice(0, 10)} (namespace ${root.ns}, which is CFDI ${version}); CFDI 3.3 and 4.0 are imported`,
+      // CFDI 3.2 and older, in the 3.3 namespace, write the attribute in lower case (version="3.2").
+      `unsupported: CFDI ${(root.attrs.Version ?? root.attrs.version ?? '').slice(0, 10)} (namespace ${root.ns}, which is CFDI ${version}); CFDI 3.3 and 4.0 are imported`,
     );
   const ns = root.ns;
   const type = req(root, 'TipoDeComprobante');
