@@ -2142,6 +2142,16 @@ export interface components {
             timestamp: number;
         };
         FinancialDocumentInvoice: {
+            /**
+             * @description CartaPorte@Version when the invoice carries a Carta Porte complement
+             * @enum {string}
+             */
+            cartaPorteVersion?: "1.0" | "2.0" | "3.0" | "3.1";
+            /**
+             * @description Comprobante@Version of an imported CFDI: 3.3 (before 2023-04-01) or 4.0; absent on documents not imported from XML
+             * @enum {string}
+             */
+            cfdiVersion?: "3.3" | "4.0";
             concepts: components["schemas"]["InvoiceConcept"][];
             /** @description Emission instant (epoch ms) */
             date: number;
@@ -2368,6 +2378,16 @@ export interface components {
             timestamp: number;
         };
         FinancialSummaryInvoice: {
+            /**
+             * @description CartaPorte@Version when the invoice carries a Carta Porte complement
+             * @enum {string}
+             */
+            cartaPorteVersion?: "1.0" | "2.0" | "3.0" | "3.1";
+            /**
+             * @description Comprobante@Version of an imported CFDI: 3.3 (before 2023-04-01) or 4.0; absent on documents not imported from XML
+             * @enum {string}
+             */
+            cfdiVersion?: "3.3" | "4.0";
             /**
              * @description Serie and folio (internal numbering)
              * @example A-10452
@@ -2950,7 +2970,7 @@ export interface components {
             /** @description Total number of matching records */
             total: number;
         };
-        /** @description A payment complement (CFDI type P, Pagos 2.0) or a credit note (CFDI type E, relation 01) that reduces the invoice balance. */
+        /** @description A payment complement (CFDI type P, Pagos 1.0 or 2.0) or a credit note (CFDI type E, relation 01) that reduces the invoice balance. */
         PaymentRecord: {
             /** @description ImpPagado (or credit note total) */
             amount: number;
@@ -2967,6 +2987,11 @@ export interface components {
             id: string;
             /** @enum {string} */
             kind: "payment" | "creditNote";
+            /**
+             * @description Pagos@Version of a payment complement (1.0 on CFDI 3.3, 2.0 on 4.0); absent for credit notes, a PUE invoice's own receipt and records imported before it was kept
+             * @enum {string}
+             */
+            pagosVersion?: "1.0" | "2.0";
             /** @description Fiscal UUID of the complement or credit note */
             uuid: string;
         };
@@ -3034,9 +3059,11 @@ export interface components {
          * @description What a received CFDI is spent on, from the SAT product code (c_ClaveProdServ) of its largest
          *     concept (amount − discount) under the tenant's category rules (`GET /api/received-category-rules`):
          *     `fuel` (151015 family: 15101505 diesel, 15101514 and 15101515 gasoline), `tolls` (95111602,
-         *     95111603), `maintenance` (7818: transport repair and maintenance), `tyres` (251725),
-         *     `insurance` (8413), `subcontractedFreight` (781018: road freight another carrier billed the
-         *     tenant), `other` (no rule matches).
+         *     95111603: intrastate and interstate highways), `maintenance` (781815 vehicle maintenance and
+         *     repair, 781816 panel and paint), `tyres` (251725), `insurance` (841315 property, e.g. car or
+         *     truck and cargo; 841316 life, health and liability), `subcontractedFreight` (781018: road
+         *     freight another carrier billed the tenant, except 78101805 tanker and trailer rental, `other`),
+         *     `other` (no rule matches).
          * @example fuel
          * @enum {string}
          */
@@ -3110,12 +3137,22 @@ export interface components {
                 source: "request" | "acknowledgement" | "bulk-metadata" | null;
                 status: components["schemas"]["CancellationStatus"];
             };
+            /**
+             * @description CartaPorte@Version when the CFDI carries a Carta Porte complement
+             * @enum {string}
+             */
+            cartaPorteVersion?: "1.0" | "2.0" | "3.0" | "3.1";
             category: components["schemas"]["ReceivedCategory"];
             /**
              * Format: date-time
              * @description FechaTimbrado
              */
             certifiedAt: string;
+            /**
+             * @description Comprobante@Version: 3.3 (before 2023-04-01) or 4.0; absent on documents imported before it was kept
+             * @enum {string}
+             */
+            cfdiVersion?: "3.3" | "4.0";
             concepts: components["schemas"]["ReceivedConcept"][];
             /** @description Moneda */
             currency: string;
@@ -3177,10 +3214,15 @@ export interface components {
             /** @description MXN per unit of the invoice currency on that date (TipoCambioP ÷ EquivalenciaDR; the invoice's own rate otherwise) */
             exchangeRate: number;
             /**
-             * @description `pue` the invoice itself (PUE: paid when issued, no complement ever comes); `payment` a DoctoRelacionado of the supplier's Pagos 2.0 complement; `creditNote` the supplier's credit note (E, relation 01).
+             * @description `pue` the invoice itself (PUE: paid when issued, no complement ever comes); `payment` a DoctoRelacionado of the supplier's Pagos complement (1.0 or 2.0); `creditNote` the supplier's credit note (E, relation 01).
              * @enum {string}
              */
             kind: "pue" | "payment" | "creditNote";
+            /**
+             * @description Pagos@Version of a `payment` (1.0 on CFDI 3.3, 2.0 on 4.0); absent for `pue` and `creditNote` and on payments imported before it was kept
+             * @enum {string}
+             */
+            pagosVersion?: "1.0" | "2.0";
             /** @description Position of the DoctoRelacionado in its complement (0 for pue) */
             seq: number;
             /** @description UUID of the complement, credit note or (pue) invoice */

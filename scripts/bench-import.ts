@@ -1,11 +1,14 @@
 /**
- * `npm run bench:import -- [--files N] [--data-dir DIR] [--json]`
+ * `npm run bench:import -- [--files N] [--mix] [--data-dir DIR] [--json]`
  *
  * The import on the `npm start` path: starts `scripts/start.ts` in a child
  * process (on-disk embedded engine in a temporary DATA_DIR, default heap,
  * demo tenants loaded with DEMO_INVOICES/DEMO_TRIPS = 200), builds a zip of N
  * files (default 10,000) from the hand-written fixtures with distinct UUIDs
  * (scripts/cfdi-corpus.ts), and sends it to POST /api/imports as tenant TGO.
+ * With `--mix`, the zip holds both sides of the books in both CFDI versions:
+ * copies of the fixtures issued in 4.0, issued in 3.3 (Pagos 1.0), received in
+ * 4.0 and received in 3.3, a quarter each (scripts/cfdi-corpus.ts).
  * Reports files/s, wall time, the report summary, and the resident memory of
  * the service process and of the engine's JVM (before, peak during, after;
  * sampled every 100 ms from /proc). Then sends the same zip again (every file
@@ -17,15 +20,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { corpusZip } from './cfdi-corpus.ts';
+import { corpusFiles, corpusZip } from './cfdi-corpus.ts';
 import { DEMO_TENANTS } from './demo/load.ts';
 
 const { values } = parseArgs({
-  options: { files: { type: 'string', default: '10000' }, 'data-dir': { type: 'string' }, json: { type: 'boolean', default: false } },
+  options: {
+    files: { type: 'string', default: '10000' },
+    mix: { type: 'boolean', default: false },
+    'data-dir': { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
 });
 const files = Number(values.files);
 if (!Number.isInteger(files) || files < 1) {
-  console.error('usage: npm run bench:import -- [--files N] [--data-dir DIR] [--json]');
+  console.error('usage: npm run bench:import -- [--files N] [--mix] [--data-dir DIR] [--json]');
   process.exit(2);
 }
 const ROOT = path.join(import.meta.dirname, '..');
@@ -84,7 +92,9 @@ const base = await new Promise<string>((resolve, reject) => {
 
 try {
   const engine = enginePid(child.pid!);
-  const zip = await corpusZip(files);
+  const zip = await corpusZip(files, { mix: values.mix });
+  const variants: Record<string, number> = {};
+  for (const f of corpusFiles(files, { mix: values.mix })) variants[f.variant] = (variants[f.variant] ?? 0) + 1;
   const run = async () => {
     const before = { service: rssMb(child.pid!), engine: rssMb(engine) };
     const peak = { service: before.service ?? 0, engine: before.engine ?? 0 };
@@ -94,35 +104,51 @@ try {
     }, 100);
     const started = performance.now();
     const res = await fetch(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': tenant.apiKey, 'content-type': 'application/zip' }, body: zip });
-    const body = (await res.json()) as { summary?: Record<string, number> };
+    const body = (await res.json()) as { summary?: Record<string, number>; files?: { status: string; reason?: string }[] };
     const wallS = (performance.now() - started) / 1000;
     clearInterval(sampler);
     const after = { service: rssMb(child.pid!), engine: rssMb(engine) };
     if (res.status !== 200) throw new Error(`POST /api/imports answered ${res.status}: ${JSON.stringify(body).slice(0, 500)}`);
-    return { status: res.status, summary: body.summary, wallS: Number(wallS.toFixed(1)), filesPerS: Math.round(files / wallS), rssMb: { before, peak, after } };
+    // Why files were refused, by reason (a mixed archive is meant to import whole: a reason here is a finding).
+    const rejections: Record<string, number> = {};
+    for (const f of body.files ?? []) if (f.status === 'rejected') rejections[f.reason ?? ''] = (rejections[f.reason ?? ''] ?? 0) + 1;
+    return {
+      status: res.status,
+      summary: body.summary,
+      rejections,
+      wallS: Number(wallS.toFixed(1)),
+      filesPerS: Math.round(files / wallS),
+      rssMb: { before, peak, after },
+    };
   };
+  // The machine's load (1, 5, 15 min) before and after: on a shared machine the figure means little without it.
+  const load = () => os.loadavg().map((x) => Number(x.toFixed(1)));
+  const loadBefore = load();
   const first = await run();
   const again = await run();
   const result = {
     files,
+    variants,
     zipBytes: zip.length,
     node: process.version,
     cores: os.cpus().length,
-    loadAverage: os.loadavg().map((x) => Number(x.toFixed(1))),
+    loadAverage: { before: loadBefore, after: load() },
     first,
     again,
   };
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else {
     console.log(
-      `${files} files (${(zip.length / 1048576).toFixed(1)} MiB zip), on-disk engine, Node ${process.version}, ${result.cores} cores, load ${result.loadAverage.join(' ')}`,
+      `${files} files ${JSON.stringify(variants)} (${(zip.length / 1048576).toFixed(1)} MiB zip), on-disk engine, Node ${process.version}, ${result.cores} cores, load average ${result.loadAverage.before.join(' ')} before, ${result.loadAverage.after.join(' ')} after`,
     );
     for (const [label, r] of [
       ['first import', first],
       ['same zip again', again],
     ] as const) {
       console.log(
-        `${label}: ${r.wallS} s, ${r.filesPerS} files/s, ${JSON.stringify(r.summary)}; service RSS ${r.rssMb.before.service} → peak ${r.rssMb.peak.service} → ${r.rssMb.after.service} MiB; engine RSS ${r.rssMb.before.engine} → peak ${r.rssMb.peak.engine} → ${r.rssMb.after.engine} MiB`,
+        `${label}: ${r.wallS} s, ${r.filesPerS} files/s, ${JSON.stringify(r.summary)}; service RSS ${r.rssMb.before.service} → peak ${r.rssMb.peak.service} → ${r.rssMb.after.service} MiB; engine RSS ${r.rssMb.before.engine} → peak ${r.rssMb.peak.engine} → ${r.rssMb.after.engine} MiB${
+          Object.keys(r.rejections).length ? `; rejected: ${JSON.stringify(r.rejections)}` : ''
+        }`,
       );
     }
   }

@@ -147,20 +147,28 @@ const pay20 = paymentXml({
   paid: pago10.after,
 });
 
+/** The Version attribute of the first element named `el` (any prefix) in a file's text: what the views must expose. */
+const versionIn = (xml: string, el: string): string => new RegExp(`<\\w+:${el}\\s[^>]*?\\bVersion="([^"]+)"`).exec(xml)![1]!;
+
 async function checkPaid(t: Test, key: string, tenant: string, afterPago10: boolean, afterPago20: boolean): Promise<void> {
   const id = `${tenant}-CFDI-${pago10.invoiceUuid}`;
   const { body: doc } = await get(key, `/api/financial-docs/${encodeURIComponent(id)}`, t, '/api/financial-docs/:id');
   const { body: full } = await get(key, `/api/financial-docs/${encodeURIComponent(id)}?detail=full`, t, '/api/financial-docs/:id');
-  const payments = (full.payments as { kind: string; amount: number; balanceBefore: number; balanceAfter: number }[]).map((p) => [
+  const cfdiVersion = versionIn(invoice33.xml, 'Comprobante');
+  t.equal(cfdiVersion, '3.3');
+  t.equal((doc.invoice as { cfdiVersion?: string }).cfdiVersion, cfdiVersion, 'the summary names the CFDI version');
+  t.equal((full.invoice as { cfdiVersion?: string }).cfdiVersion, cfdiVersion, 'the full form names the CFDI version');
+  const payments = (full.payments as { kind: string; amount: number; balanceBefore: number; balanceAfter: number; pagosVersion?: string }[]).map((p) => [
     p.kind,
     p.amount,
     p.balanceBefore,
     p.balanceAfter,
+    p.pagosVersion ?? '',
   ]);
   const expected: (string | number)[][] = [];
-  if (afterPago10) expected.push(['payment', pago10.paid, pago10.before, pago10.after]);
-  if (afterPago20) expected.push(['payment', pago10.after, pago10.after, 0]);
-  t.same(payments, expected, 'the payments listed, as the complements state them');
+  if (afterPago10) expected.push(['payment', pago10.paid, pago10.before, pago10.after, versionIn(PAGO10, 'Pagos')]);
+  if (afterPago20) expected.push(['payment', pago10.after, pago10.after, 0, versionIn(pay20, 'Pagos')]);
+  t.same(payments, expected, 'the payments listed, as the complements state them, with their Pagos version');
   const pending = afterPago20 ? 0 : afterPago10 ? pago10.after : pago10.before;
   t.match(doc.balance, { total: pago10.before, pending, isFullyPaid: afterPago20, paymentsCount: expected.length });
 }
@@ -426,7 +434,8 @@ t.test('MCP: importDocuments reads a 3.3 invoice, Pagos 1.0 and 2.0, and a Carta
   await checkPaid(t, key, pago10.issuer, true, true);
   await checkTrip(t, key, tripId);
   const doc = (await client.callTool({ name: 'getFinancialDoc', arguments: { id: `${pago10.issuer}-CFDI-${pago10.invoiceUuid}` } })) as unknown as {
-    structuredContent: { balance: { pending: number; paymentsCount: number } };
+    structuredContent: { balance: { pending: number; paymentsCount: number }; invoice: { cfdiVersion?: string } };
   };
   t.match(doc.structuredContent.balance, { pending: 0, paymentsCount: 2 }, 'getFinancialDoc: paid by both complements');
+  t.equal(doc.structuredContent.invoice.cfdiVersion, versionIn(invoice33.xml, 'Comprobante'), 'getFinancialDoc: the CFDI version');
 });

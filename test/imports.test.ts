@@ -121,6 +121,9 @@ t.test('a zip of the fixtures: every file created, then the lists, tax summary a
   t.match(shortage.amounts, { subtotal: 26970, vat16: 4080, vatRetention4: 1020, shrinkageDeduction: 1470, total: 30030 });
   t.match(ppd.balance, { total: 56000, paid: 50400, pending: 0, isFullyPaid: true, paymentsCount: 3 });
   for (const n of [1, 2, 3, 9, 11]) t.equal(byId.get(docId(n))!.status.code, 6, `PUE invoice ${n} is paid when issued`);
+  // The versions the files state (Comprobante Version="4.0"; fixture 11's CartaPorte Version="3.1"), in the summary.
+  for (const n of [1, 2, 3, 4, 8, 9]) t.same([byId.get(docId(n))!.invoice.cfdiVersion, byId.get(docId(n))!.invoice.cartaPorteVersion], ['4.0', undefined]);
+  t.same([byId.get(docId(11))!.invoice.cfdiVersion, byId.get(docId(11))!.invoice.cartaPorteVersion], ['4.0', '3.1'], 'the Carta Porte version');
 
   // --- shipments list
   const ships = await get('/api/shipments?limit=5');
@@ -323,6 +326,12 @@ const BAD: [string, string, RegExp][] = [
     'CFDI 3.2',
     CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'Version="3.2"'),
     /unsupported: CFDI 3\.2 \(namespace http:\/\/www\.sat\.gob\.mx\/cfd\/3, which is CFDI 3\.3\); CFDI 3\.3 and 4\.0 are imported/,
+  ],
+  // As CFDI 3.2 writes it (Anexo 20 of 2012: the attribute `version`, in lower case).
+  [
+    'CFDI 3.2, lower-case version',
+    CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'version="3.2"'),
+    /unsupported: CFDI 3\.2 \(namespace http:\/\/www\.sat\.gob\.mx\/cfd\/3, which is CFDI 3\.3\)/,
   ],
   [
     'wrong namespace',

@@ -9,7 +9,7 @@
  *   R3 road freight subcontracted from TRA920101XY3, 2026-10-10, PUE, 78101802: 12,500.00
  *      + IVA 16% 2,000.00 − IVA retained 4% 500.00 (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II)
  *      = 14,000.00; paid when issued (PUE)
- *   R5 alignment by a persona física (MAPJ800101AB2), 2026-10-14, PPD, 78181506: 2,000.00 + IVA
+ *   R5 alignment by a persona física (MAPJ800101AB2), 2026-10-14, PPD, 78181508: 2,000.00 + IVA
  *      320.00 − IVA retained 2/3 (10.6667%) 213.33 − ISR 10% 200.00 = 1,906.67; its credit note
  *      of 100.00 leaves 1,806.67
  *   Tenant A (TGO850101AB1) is the receiver of all of them; tenant B's key is refused.
@@ -115,6 +115,7 @@ t.test('a payment complement before its invoice waits; the invoice takes it', as
     supplier: { rfc: GAS, name: 'GASOLINERA DEL GOLFO' },
     category: 'fuel',
     paymentMethod: 'PPD',
+    cfdiVersion: '4.0',
     currency: 'MXN',
     exchangeRate: 1,
     amounts: { subTotal: 43_100, discount: 0, total: 49_996, totalMxn: 49_996 },
@@ -123,15 +124,18 @@ t.test('a payment complement before its invoice waits; the invoice takes it', as
     cancellation: { status: 'none' },
   });
   t.same(
-    one.body.payments.map((p: { kind: string; uuid: string; amount: number; balanceBefore: number; balanceAfter: number }) => [
+    one.body.payments.map((p: { kind: string; uuid: string; amount: number; balanceBefore: number; balanceAfter: number; pagosVersion?: string }) => [
       p.kind,
       p.uuid,
       p.amount,
       p.balanceBefore,
       p.balanceAfter,
+      p.pagosVersion,
     ]),
-    [['payment', U(2), 20_000, 49_996, 29_996]],
+    [['payment', U(2), 20_000, 49_996, 29_996, '2.0']],
+    'the Pagos 2.0 complement (the builder writes Version="2.0")',
   );
+  t.equal(/ Version="([^"]+)"/.exec(R1.xml)![1], '4.0', 'the built invoice is a CFDI 4.0');
 });
 
 t.test('the second complement brings the balance to zero', async (t) => {
@@ -193,7 +197,7 @@ t.test('a persona física mechanic: IVA retained at two thirds and ISR at 10%, a
     method: 'PPD',
     lines: [
       {
-        code: '78181506',
+        code: '78181508',
         desc: 'Alineación y balanceo',
         amount: 2_000,
         transfers: [{ tax: '002', rate: 0.16 }],
@@ -391,4 +395,54 @@ t.test('MCP: the tools answer what REST answers', async (t) => {
   const other = await connect(t, base, 'streamable', { 'x-api-key': KEY_B });
   const denied = (await other.callTool({ name: 'getReceivedDoc', arguments: { id: rid(1) } })) as { isError?: boolean };
   t.equal(denied.isError, true, "tenant B's tool call does not see tenant A's document");
+});
+
+/**
+ * The default categories against the SAT catalogue c_ClaveProdServ (built on UNSPSC; the entries
+ * as Odoo's product_unspsc data lists them, docs/domain.md "Received CFDIs"): one received invoice
+ * with a concept per code, each concept's category shown by GET /api/received-docs/{id}. Expected
+ * values are the catalogue's descriptions, not the rules: 78181508 "Heavy truck maintenance and
+ * repair", 78181601 "Panelbeating service", 78181701 "Vehicle fueling service", 78181703 "Vehicle
+ * parking service", 84131503 "Car or truck insurance", 84131504 "Cargo insurance", 84131607
+ * "Liability insurance", 84131701 "Employer administered pension funds", 78101802 "Regional or
+ * national trucking services", 78101805 "Tanker truck and trailer rental service", 95111602 and
+ * 95111603 "Intrastate/Interstate highway or freeway or turnpike", 95111604 "Railway line",
+ * 78111807 "Parking fees", 25172504 (class 251725 "Tires and tire tubes"), 15101514 gasoline.
+ */
+t.test('default categories follow the catalogue: maintenance, insurance, tolls, freight and what is none of them', async (t) => {
+  const expected: [string, string][] = [
+    ['78181508', 'maintenance'],
+    ['78181601', 'maintenance'],
+    ['78181701', 'other'],
+    ['78181703', 'other'],
+    ['84131503', 'insurance'],
+    ['84131504', 'insurance'],
+    ['84131607', 'insurance'],
+    ['84131701', 'other'],
+    ['78101802', 'subcontractedFreight'],
+    ['78101805', 'other'],
+    ['95111602', 'tolls'],
+    ['95111603', 'tolls'],
+    ['95111604', 'other'],
+    ['78111807', 'other'],
+    ['25172504', 'tyres'],
+    ['15101514', 'fuel'],
+  ];
+  const uuid = '9D1C0E55-0099-4000-8000-000000000199';
+  const inv = invoiceXml({
+    issuer: CARRIER,
+    receiver: TENANT_B,
+    uuid,
+    fecha: '2026-10-20T09:00:00',
+    method: 'PUE',
+    lines: expected.map(([code], i) => ({ code, desc: `Concepto ${i + 1}`, amount: 100 + i, transfers: [{ tax: '002', rate: 0.16 }] })),
+  });
+  const r = await post([{ name: 'categories.xml', content: inv.xml }], KEY_B);
+  t.match(r.files[0], { status: 'created', direction: 'received' });
+  const doc = (await get(`/api/received-docs/${TENANT_B}-RCFDI-${uuid}`, KEY_B)).body;
+  t.same(
+    (doc.concepts as { code: string; category: string }[]).map((c) => [c.code, c.category]),
+    expected,
+  );
+  t.equal(doc.category, 'fuel', 'the largest concept (the last, 115.00) gives the document its category');
 });

@@ -33,7 +33,7 @@ export interface FinancialSummary {
     vatBases: { rate16: number; rate8: number; rate0: number; exempt: number; otherRates: number };
   };
   balance: { total: number; paid: number; pending: number; isFullyPaid: boolean; paymentsCount: number };
-  invoice: { folio: string; uuid: string; pdf: string; xml: string };
+  invoice: { folio: string; uuid: string; pdf: string; xml: string; cfdiVersion?: '3.3' | '4.0'; cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1' };
   cancellations: {
     hasCancellations: boolean;
     count: number;
@@ -116,6 +116,8 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
       uuid: doc.invoice.uuid,
       pdf: ctx.fileUrl(doc.invoice.pdf),
       xml: ctx.fileUrl(doc.invoice.xml),
+      ...(doc.invoice.cfdiVersion ? { cfdiVersion: doc.invoice.cfdiVersion } : {}),
+      ...(doc.invoice.cartaPorteVersion ? { cartaPorteVersion: doc.invoice.cartaPorteVersion } : {}),
     },
     cancellations: {
       hasCancellations: doc.canceled.length > 0,

@@ -13,8 +13,11 @@
  * - a SAT cancellation acknowledgement (`Acuse`): as the SAT and PACs return it
  *   (root in no namespace, `Folios` in `http://cancelacfd.sat.gob.mx` with the
  *   child elements `UUID` and `EstatusUUID`, a Signature, Fecha with up to 7
- *   fractional digits), or this service's earlier form (root in that namespace,
- *   `Folios/Folio` attributes UUID, Motivo, FolioSustitucion, EstatusUUID);
+ *   fractional digits), the web service's `CancelaCFDResult` alone or in the
+ *   SOAP envelope the SAT answers with (`Envelope/Body/CancelaCFDResponse/
+ *   CancelaCFDResult`, which PACs such as Finkok hand over as the acuse), or
+ *   this service's earlier form (root in that namespace, `Folios/Folio`
+ *   attributes UUID, Motivo, FolioSustitucion, EstatusUUID);
  * - a taxpayer's cancellation request (`Cancelacion` in that namespace,
  *   `Folios/Folio` with UUID, Motivo, FolioSustitucion): a request, which
  *   cancels nothing by itself.
@@ -69,8 +72,16 @@ const isCartaPorteNs = (ns: string): boolean => ns.startsWith(`${SAT_NS}CartaPor
  * a parent in no namespace or in the cancelacfd one (acknowledgements whose elements carry no
  * namespace, as some PACs return them). A CFDI's namespace-less Addenda content stays dropped.
  */
-export const keepNamespace = (ns: string, parent?: { ns: string }): boolean =>
-  KEPT.has(ns) || isPagosNs(ns) || isCartaPorteNs(ns) || (ns === '' && parent !== undefined && (parent.ns === '' || parent.ns === NS.cancel));
+export const keepNamespace = (ns: string, parent?: { ns: string; name: string }): boolean =>
+  KEPT.has(ns) ||
+  isPagosNs(ns) ||
+  isCartaPorteNs(ns) ||
+  (parent !== undefined && (isSoapBody(ns, parent) || (ns === '' && (parent.ns === '' || parent.ns === NS.cancel || SOAP_NS.has(parent.ns)))));
+
+/** SOAP 1.1 and 1.2 envelopes: the SAT's cancellation web service answers in one, and PACs pass it on as the acuse. */
+const SOAP_NS = new Set(['http://schemas.xmlsoap.org/soap/envelope/', 'http://www.w3.org/2003/05/soap-envelope']);
+/** The Body (or Header) of a SOAP envelope: kept so that an acknowledgement inside it is read. */
+const isSoapBody = (ns: string, parent: { ns: string; name: string }): boolean => SOAP_NS.has(ns) && parent.ns === ns && parent.name === 'Envelope';
 
 const UUID_RE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const RFC_RE = /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/;
@@ -151,8 +162,11 @@ export interface CartaPorteGoods {
   split: { destination: string; quantity: number }[];
 }
 
+/** The Carta Porte versions read. */
+export type CartaPorteVersion = '1.0' | '2.0' | '3.0' | '3.1';
+
 export interface CartaPorte {
-  version: string;
+  version: CartaPorteVersion;
   idCcp: string;
   totalDistanceKm: number;
   locations: CartaPorteLocation[];
@@ -197,6 +211,8 @@ export interface Cfdi {
   related: { relation: string; uuids: string[] }[];
   concepts: CfdiConcept[];
   payments: CfdiPayment[];
+  /** The Pagos complement's version (1.0 on CFDI 3.3, 2.0 on 4.0); null without payments. */
+  pagosVersion: '1.0' | '2.0' | null;
   cartaPorte: CartaPorte | null;
   deliveries: Delivery[];
 }
@@ -397,7 +413,7 @@ function readPaymentDoc(d: XmlElement, version: '1.0' | '2.0', payment: { curren
   };
 }
 
-function readPayments(complement: XmlElement): CfdiPayment[] {
+function readPayments(complement: XmlElement): { version: '1.0' | '2.0'; payments: CfdiPayment[] } {
   const all = complement.children.filter((c) => c.name === 'Pagos' && isPagosNs(c.ns));
   if (all.length === 0) return reject('a payment CFDI (P) without a Pagos complement');
   if (all.length > 1) return reject(`Complemento has ${all.length} Pagos complements, expected one`);
@@ -407,7 +423,7 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
   if (pagos.attrs.Version !== version) return reject(`Pagos@Version "${pagos.attrs.Version ?? ''}" is not ${version} (namespace ${pagos.ns})`);
   const list = childrenOf(pagos, pagos.ns, 'Pago');
   if (list.length === 0) return reject('Pagos has no Pago');
-  return list.map((p) => {
+  const payments = list.map((p) => {
     const paymentCurrency = req(p, 'MonedaP');
     if (!CURRENCY_RE.test(paymentCurrency) || paymentCurrency === 'XXX') reject(`Pago@MonedaP "${paymentCurrency.slice(0, 10)}" is not an ISO 4217 currency`);
     if (paymentCurrency !== 'MXN' && opt(p, 'TipoCambioP') === undefined)
@@ -427,6 +443,7 @@ function readPayments(complement: XmlElement): CfdiPayment[] {
       docs,
     };
   });
+  return { version, payments };
 }
 
 function rate10(el: XmlElement, attr: string): number {
@@ -436,7 +453,7 @@ function rate10(el: XmlElement, attr: string): number {
 }
 
 /** The Carta Porte versions read, by namespace (1.0 of 2021, 2.0 of 2022–2023, 3.0 and 3.1). */
-const CARTA_PORTE_VERSION: Readonly<Record<string, string>> = {
+const CARTA_PORTE_VERSION: Readonly<Record<string, CartaPorteVersion>> = {
   [NS.cartaPorte10]: '1.0',
   [NS.cartaPorte20]: '2.0',
   [NS.cartaPorte30]: '3.0',
@@ -489,7 +506,7 @@ function checkEnds(locations: CartaPorteLocation[]): CartaPorteLocation[] {
 }
 
 /** Carta Porte 2.0, 3.0 and 3.1: Ubicacion with TipoUbicacion and IDUbicacion, Autotransporte, FiguraTransporte/TiposFigura. */
-function readCartaPorte2x(cp: XmlElement): CartaPorte {
+function readCartaPorte2x(cp: XmlElement): Omit<CartaPorte, 'version'> {
   const ns = cp.ns;
   const mercancias = one(cp, ns, 'Mercancias');
   const auto = roadTransport(mercancias, ns, 'Autotransporte');
@@ -513,7 +530,6 @@ function readCartaPorte2x(cp: XmlElement): CartaPorte {
   const figures = childOf(cp, ns, 'FiguraTransporte')?.children.filter((f) => f.name === 'TiposFigura') ?? [];
   const op = figures.find((f) => f.attrs.TipoFigura === '01');
   return {
-    version: req(cp, 'Version'),
     idCcp: opt(cp, 'IdCCP') ?? '',
     totalDistanceKm: amount(cp, 'TotalDistRec', false),
     locations: checkEnds(locations),
@@ -530,7 +546,7 @@ function readCartaPorte2x(cp: XmlElement): CartaPorte {
  * required, as RFCFigura is in 2.0). IDOrigen and IDDestino are optional: a missing one is numbered
  * by position (OR000001, DE000001, …); RFCRemitente and RFCDestinatario are optional too (empty).
  */
-function readCartaPorte10(cp: XmlElement): CartaPorte {
+function readCartaPorte10(cp: XmlElement): Omit<CartaPorte, 'version'> {
   const ns = cp.ns;
   const mercancias = one(cp, ns, 'Mercancias');
   const auto = roadTransport(mercancias, ns, 'AutotransporteFederal');
@@ -564,7 +580,6 @@ function readCartaPorte10(cp: XmlElement): CartaPorte {
   const operators = childOf(childOf(cp, ns, 'FiguraTransporte') ?? cp, ns, 'Operadores');
   const op = operators ? childOf(operators, ns, 'Operador') : undefined;
   return {
-    version: req(cp, 'Version'),
     idCcp: '',
     totalDistanceKm: amount(cp, 'TotalDistRec', false),
     locations: checkEnds(locations),
@@ -589,7 +604,7 @@ function readCartaPorte(complement: XmlElement): CartaPorte | null {
   if (version === undefined)
     return reject(`unsupported Carta Porte complement: namespace ${cp.ns} (Carta Porte 1.0, 2.0, 3.0 and 3.1 are read); the file is not imported`);
   if (cp.attrs.Version !== version) return reject(`CartaPorte@Version "${(cp.attrs.Version ?? '').slice(0, 10)}" is not ${version} (namespace ${cp.ns})`);
-  return version === '1.0' ? readCartaPorte10(cp) : readCartaPorte2x(cp);
+  return { ...(version === '1.0' ? readCartaPorte10(cp) : readCartaPorte2x(cp)), version };
 }
 
 function readDeliveries(root: XmlElement): Delivery[] {
@@ -619,7 +634,8 @@ function readTaxTotals(root: XmlElement): Cfdi['taxTotals'] {
 function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
   if (root.attrs.Version !== version)
     return reject(
-      `unsupported: CFDI ${(root.attrs.Version ?? '').slice(0, 10)} (namespace ${root.ns}, which is CFDI ${version}); CFDI 3.3 and 4.0 are imported`,
+      // CFDI 3.2 and older, in the 3.3 namespace, write the attribute in lower case (version="3.2").
+      `unsupported: CFDI ${(root.attrs.Version ?? root.attrs.version ?? '').slice(0, 10)} (namespace ${root.ns}, which is CFDI ${version}); CFDI 3.3 and 4.0 are imported`,
     );
   const ns = root.ns;
   const type = req(root, 'TipoDeComprobante');
@@ -648,7 +664,7 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     relation: req(r, 'TipoRelacion'),
     uuids: childrenOf(r, ns, 'CfdiRelacionado').map((c) => uuidOf(c, 'UUID')),
   }));
-  const payments = type === 'P' ? readPayments(complement!) : [];
+  const pagos = type === 'P' ? readPayments(complement!) : null;
   if (type !== 'P' && complement!.children.some((c) => isPagosNs(c.ns))) reject(`a Pagos complement on a CFDI of type ${type} (only type P carries payments)`);
   return {
     file: 'cfdi',
@@ -672,7 +688,8 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     receiver: { rfc: rfcOf(receptor, 'Rfc'), name: opt(receptor, 'Nombre') ?? '' },
     related,
     concepts,
-    payments,
+    payments: pagos?.payments ?? [],
+    pagosVersion: pagos?.version ?? null,
     cartaPorte: readCartaPorte(complement!),
     deliveries: readDeliveries(root),
   };
@@ -742,6 +759,18 @@ function readAcuse(root: XmlElement): CancellationAck {
   return { file: 'cancellation', issuerRfc: rfcOf(root, 'RfcEmisor'), date: dateTime(root, 'Fecha', true, 7), folios };
 }
 
+/**
+ * The acknowledgement a SOAP envelope carries: the SAT's cancellation web service answers
+ * `Envelope/Body/CancelaCFDResponse/CancelaCFDResult` (the cancelacfd namespace, or none), and
+ * some PACs put an `Acuse` straight in the Body. Another answer (a Fault, a PAC's own result) is none.
+ */
+function acuseInEnvelope(root: XmlElement): XmlElement | undefined {
+  const body = childOf(root, root.ns, 'Body');
+  if (!body) return undefined;
+  const response = ackChild(body, 'CancelaCFDResponse');
+  return (response ? ackChild(response, 'CancelaCFDResult') : undefined) ?? ackChild(body, 'CancelaCFDResult') ?? ackChild(body, 'Acuse');
+}
+
 /** A taxpayer's cancellation request (since 2022: `Folios/Folio` with UUID, Motivo, FolioSustitucion). */
 function readRequest(root: XmlElement): CancellationRequest {
   const folios: RequestedFolio[] = [];
@@ -762,7 +791,11 @@ export function readImportFile(root: XmlElement): ImportFile {
   if ((root.ns === '' || root.ns === NS.cancel) && (root.name === 'Acuse' || root.name === 'CancelaCFDResult')) return readAcuse(root);
   if (root.ns === NS.cancel && root.name === 'Cancelacion') return readRequest(root);
   if (root.name === 'Envelope') {
-    return reject(`a SOAP envelope (${root.ns || 'no namespace'}): import the SAT acknowledgement (Acuse) or CFDI it carries, not the web-service answer`);
+    const acuse = SOAP_NS.has(root.ns) ? acuseInEnvelope(root) : undefined;
+    if (acuse) return readAcuse(acuse);
+    return reject(
+      `a SOAP envelope (${root.ns || 'no namespace'}) without a SAT acknowledgement (Body/CancelaCFDResponse/CancelaCFDResult or Body/Acuse): import the acknowledgement or CFDI it carries`,
+    );
   }
   return reject(`not a CFDI (3.3 or 4.0) or SAT cancellation acknowledgement: root element ${root.name} in namespace "${root.ns || '(none)'}"`);
 }

@@ -98,6 +98,8 @@ export function invoiceFact(tenant: string, cfdi: Cfdi): InvoiceFact {
       date: cfdi.date,
       satCertDate: new Date(cfdi.certifiedAt).toISOString(),
       paymentMethod: cfdi.paymentMethod ?? 'PUE',
+      cfdiVersion: cfdi.version,
+      ...(cfdi.cartaPorte ? { cartaPorteVersion: cfdi.cartaPorte.version } : {}),
       iSub: fromCents(subC),
       iTot: fromCents(totC),
       iTax1: fromCents(vatC),
@@ -134,7 +136,7 @@ export function paymentFact(cfdi: Cfdi): PaymentFact {
       });
     }
   }
-  return { kind: 'payment', uuid: cfdi.uuid, records };
+  return { kind: 'payment', uuid: cfdi.uuid, ...(cfdi.pagosVersion ? { pagosVersion: cfdi.pagosVersion } : {}), records };
 }
 
 /** A credit note (type E) related with TipoRelacion 01 to exactly one invoice: its Total reduces that invoice's balance. */

@@ -90,6 +90,10 @@ export interface InvoiceSubdocument {
   satCertDate: string;
   /** PUE paid in one exhibition, PPD deferred / in instalments. */
   paymentMethod: 'PUE' | 'PPD';
+  /** Comprobante@Version of an imported CFDI (3.3 before 2023-04-01, else 4.0); absent on documents not imported from XML. */
+  cfdiVersion?: '3.3' | '4.0';
+  /** CartaPorte@Version when the invoice carries a Carta Porte complement (1.0, 2.0, 3.0, 3.1). */
+  cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
   iSub: number;
   iTot: number;
   /** Σ IVA transferred (as the top-level iTax1). */
@@ -120,6 +124,8 @@ export interface PaymentRecord {
   balanceAfter: number;
   /** A cancelled payment record does not reduce the balance. */
   canceled: boolean;
+  /** Pagos@Version of a payment complement (1.0 on CFDI 3.3, 2.0 on 4.0); absent for credit notes, PUE receipts and older records. */
+  pagosVersion?: '1.0' | '2.0';
   /**
    * MXN per unit of the invoice's currency on the payment date (TipoCambioP ÷ EquivalenciaDR of
    * the complement), for documents in another currency; absent: the invoice's own rate.

@@ -13,17 +13,24 @@ export { RECEIVED_CATEGORIES, type ReceivedCategory, type ReceivedCategoryRule }
 export const DEFAULT_CATEGORY_RULES: readonly ReceivedCategoryRule[] = [
   // Petroleum and distillates: 15101505 diesel, 15101514 and 15101515 gasoline (< 91 and ≥ 91 octane).
   { code: '151015', category: 'fuel' },
-  // Toll roads (casetas).
+  // Toll roads (casetas): intrastate and interstate highways, the codes toll operators bill under; not the
+  // rest of class 951116 (railway, subway and tram lines, bike paths…).
   { code: '95111602', category: 'tolls' },
   { code: '95111603', category: 'tolls' },
-  // Transport repair and maintenance services (78181500 vehicle maintenance and repair, e.g. 78181506 alignment and balancing).
-  { code: '7818', category: 'maintenance' },
+  // Vehicle maintenance and repair (781815, e.g. 78181508 heavy truck maintenance and repair) and panel
+  // and paint (781816); not the rest of family 7818 (781817 fueling, storage and parking; aircraft).
+  { code: '781815', category: 'maintenance' },
+  { code: '781816', category: 'maintenance' },
   // Tyres and tyre tubes (e.g. 25172504).
   { code: '251725', category: 'tyres' },
-  // Insurance and retirement services (e.g. 84131503 car or truck insurance).
-  { code: '8413', category: 'insurance' },
-  // Road freight (78101800 family, e.g. 78101802): the carrier as receiver subcontracts it.
+  // Insurance of property (841315: 84131503 car or truck, 84131504 cargo) and of people and liability
+  // (841316: 84131607 liability); not pension and retirement funds (841317, 841318).
+  { code: '841315', category: 'insurance' },
+  { code: '841316', category: 'insurance' },
+  // Road cargo transport (class 781018, e.g. 78101802): the carrier as receiver subcontracts it…
   { code: '781018', category: 'subcontractedFreight' },
+  // …except 78101805, tanker truck and trailer rental: equipment hired, not freight hauled.
+  { code: '78101805', category: 'other' },
 ];
 
 /** Whether a rule's code is well formed: 2 to 8 digits. */

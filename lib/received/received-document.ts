@@ -120,6 +120,7 @@ export function buildReceivedDocument(
         balanceAfter: r.balanceAfter,
         ...(r.exchangeRate === undefined ? {} : { exchangeRate: r.exchangeRate }),
         form: r.form ?? null,
+        ...(p.pagosVersion === undefined ? {} : { pagosVersion: p.pagosVersion }),
       });
     }
   }
@@ -159,6 +160,8 @@ export function buildReceivedDocument(
     paymentMethod: invoice.paymentMethod,
     paymentForm: invoice.paymentForm ?? null,
     use: invoice.use ?? null,
+    ...(invoice.cfdiVersion ? { cfdiVersion: invoice.cfdiVersion } : {}),
+    ...(invoice.cartaPorteVersion ? { cartaPorteVersion: invoice.cartaPorteVersion } : {}),
     mainCode,
     category: categoryOf(mainCode, rules),
     subTotal: invoice.subTotal,

@@ -26,7 +26,12 @@ export function receivedFactOf(cfdi: Cfdi): ReceivedMapping {
           form: p.form,
         })),
       );
-      const fact = { kind: 'payment' as const, uuid: cfdi.uuid, records: records.map((r, i) => ({ ...r, seq: i + 1 })) };
+      const fact = {
+        kind: 'payment' as const,
+        uuid: cfdi.uuid,
+        ...(cfdi.pagosVersion ? { pagosVersion: cfdi.pagosVersion } : {}),
+        records: records.map((r, i) => ({ ...r, seq: i + 1 })),
+      };
       return { fact, invoices: [...new Set(records.map((r) => r.invoiceUuid))] };
     }
     case 'E': {
@@ -54,6 +59,8 @@ function receivedInvoiceFact(cfdi: Cfdi): ReceivedInvoiceFact {
     paymentMethod: cfdi.paymentMethod ?? 'PUE',
     paymentForm: cfdi.paymentForm,
     use: cfdi.use,
+    cfdiVersion: cfdi.version,
+    ...(cfdi.cartaPorte ? { cartaPorteVersion: cfdi.cartaPorte.version } : {}),
     subTotal: cfdi.subTotal,
     discount: cfdi.discount,
     total: cfdi.total,

@@ -39,6 +39,10 @@ export interface ReceivedInvoiceFact {
   paymentForm?: string | null;
   /** Receptor@UsoCFDI (S01: without tax effects); absent in facts stored before it was read. */
   use?: string | null;
+  /** Comprobante@Version (absent on facts recorded before it was kept). */
+  cfdiVersion?: '3.3' | '4.0';
+  /** CartaPorte@Version when the invoice carries a Carta Porte complement. */
+  cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
   subTotal: number;
   discount: number;
   total: number;
@@ -60,6 +64,8 @@ export interface ReceivedPaymentFact {
     /** FormaDePagoP (01 cash…). */
     form?: string | null;
   }[];
+  /** Pagos@Version of the complement (absent on facts recorded before it was kept). */
+  pagosVersion?: '1.0' | '2.0';
 }
 
 /** A supplier's credit note (type E, relation 01) to the tenant: it reduces what the tenant owes on one invoice. */
@@ -136,6 +142,8 @@ export interface ReceivedSettlement {
   exchangeRate?: number;
   /** How it was paid (c_FormaPago: the invoice's FormaPago for PUE, the complement's FormaDePagoP); null when unknown. */
   form?: string | null;
+  /** Pagos@Version of a payment complement. */
+  pagosVersion?: '1.0' | '2.0';
   /** Cancelled before the SAT (its own cancellation in effect): it settles nothing. */
   cancelled: boolean;
 }
@@ -167,6 +175,8 @@ export interface ReceivedDocRow {
   paymentForm: string | null;
   /** Receptor@UsoCFDI (S01: without tax effects); null when unknown. */
   use: string | null;
+  cfdiVersion?: '3.3' | '4.0';
+  cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
   /** Product code of the largest concept: the document's category follows it. */
   mainCode: string;
   category: ReceivedCategory;

@@ -25,6 +25,8 @@ export interface ReceivedDocView {
   currency: string;
   exchangeRate: number;
   paymentMethod: 'PUE' | 'PPD';
+  cfdiVersion?: '3.3' | '4.0';
+  cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
   amounts: { subTotal: number; discount: number; total: number; totalMxn: number };
   taxes: ReceivedTaxes;
   concepts: {
@@ -65,6 +67,8 @@ export function receivedDocView(row: ReceivedDocRow, rules: readonly ReceivedCat
     currency: row.currency,
     exchangeRate: row.exchangeRate,
     paymentMethod: row.paymentMethod,
+    ...(row.cfdiVersion ? { cfdiVersion: row.cfdiVersion } : {}),
+    ...(row.cartaPorteVersion ? { cartaPorteVersion: row.cartaPorteVersion } : {}),
     amounts: { subTotal: row.subTotal, discount: row.discount, total: row.total, totalMxn: fromCents(mxnCents(row.total, row.exchangeRate)) },
     taxes: row.taxes,
     concepts: row.concepts.map((k) => ({

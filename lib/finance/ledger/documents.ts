@@ -130,7 +130,17 @@ export function buildFinancialDocument(
     return facts ? cancellationRecordOf(tenantPrefix, target, uuid, facts, target === 'invoice' ? invoice.base : null) : null;
   };
   const own = recordOf('invoice', invoice.uuid);
-  type Draft = { kind: PaymentRecord['kind']; uuid: string; seq: number; date: number; amount: number; before?: number; after?: number; exchangeRate?: number };
+  type Draft = {
+    kind: PaymentRecord['kind'];
+    uuid: string;
+    seq: number;
+    date: number;
+    amount: number;
+    before?: number;
+    after?: number;
+    exchangeRate?: number;
+    pagosVersion?: '1.0' | '2.0';
+  };
   const drafts: Draft[] = [];
   // PUE: paid in one exhibition when issued, so no complement ever comes (SAT issues none for
   // PUE). Its receipt is a payment record at the invoice date, as the demo data has, so balances,
@@ -152,6 +162,7 @@ export function buildFinancialDocument(
         before: r.balanceBefore,
         after: r.balanceAfter,
         ...(r.exchangeRate === undefined ? {} : { exchangeRate: r.exchangeRate }),
+        ...(p.pagosVersion === undefined ? {} : { pagosVersion: p.pagosVersion }),
       });
     }
   }
@@ -181,6 +192,7 @@ export function buildFinancialDocument(
       balanceAfter: fromCents(afterC),
       canceled,
       ...(d.exchangeRate === undefined ? {} : { exchangeRate: d.exchangeRate }),
+      ...(d.pagosVersion === undefined ? {} : { pagosVersion: d.pagosVersion }),
     };
   });
 

@@ -28,6 +28,8 @@ export interface InvoiceFact {
 export interface PaymentFact {
   kind: 'payment';
   uuid: string;
+  /** Pagos@Version of the complement (absent on facts recorded before it was kept). */
+  pagosVersion?: '1.0' | '2.0';
   /** One entry per DoctoRelacionado, in file order. */
   records: { invoiceUuid: string; seq: number; date: number; amount: number; balanceBefore: number; balanceAfter: number; exchangeRate?: number }[];
 }
