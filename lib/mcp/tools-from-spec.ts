@@ -30,7 +30,8 @@ import { internalDispatchHeaders } from '../http/internal-dispatch.ts';
 import { shapeWithin, toolSchema } from './tool-schema.ts';
 import { firstSentence } from './brief-text.ts';
 import { toolsetNames, toolsetOf } from './toolsets.ts';
-import { thirdPartyFields } from './untrusted-text.ts';
+import { stripHiddenDeep, thirdPartyFields, thirdPartyNote } from './untrusted-text.ts';
+import { renderJson } from './result-budget.ts';
 
 /** Where an argument goes in the REST request. */
 export type ArgumentLocation = 'path' | 'query' | 'header' | 'body';
@@ -319,14 +320,23 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * The MCP result of a REST response: the JSON as `structuredContent` (MCP
  * requires an object there, so an array or scalar is wrapped as
  * `{result: ...}`) and as pretty-printed text; a status ≥ 400 is a tool error
- * carrying the REST error body.
+ * carrying the REST error body. Every string is stripped of hidden and
+ * bidirectional control characters (untrusted-text.ts); the text opens with
+ * the notes a result needs: `notes` (a truncation), then, on success, which
+ * fields of the tool hold third-party text.
  */
-export function toToolResult(res: DispatchResult): CallToolResult {
+export function toToolResult(res: DispatchResult, tool?: Pick<ToolDefinition, 'operation'>, notes: string[] = []): CallToolResult {
   const isError = res.statusCode >= 400;
   if (res.body === undefined) {
     return { content: [{ type: 'text', text: `HTTP ${res.statusCode} (no content)` }], ...(isError ? { isError } : {}) };
   }
-  const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body, null, 2);
-  const structured = isRecord(res.body) ? res.body : { result: res.body };
-  return { content: [{ type: 'text', text }], structuredContent: structured, ...(isError ? { isError } : {}) };
+  const { value: body, removed } = stripHiddenDeep(res.body);
+  const fields = tool && !isError ? thirdPartyFields(tool.operation) : [];
+  const said = [...notes, ...(fields.length ? [thirdPartyNote(fields, removed)] : [])];
+  const structured = isRecord(body) ? body : { result: body };
+  return {
+    content: [...said.map((text) => ({ type: 'text' as const, text })), { type: 'text', text: renderJson(body) }],
+    structuredContent: structured,
+    ...(isError ? { isError } : {}),
+  };
 }
