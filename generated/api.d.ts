@@ -92,6 +92,24 @@ export interface paths {
          *
          *     Failed evaluations are retried with exponential backoff; see the job's
          *     `state`, `failCount` and `failures` in `GET /api/alerts/jobs`.
+         *
+         *     **Rules** (`ruleId`): each is evaluated for the tenant when the job comes due;
+         *     the cycle (`cycleKey`, a Mexico City calendar month) selects the data.
+         *     - `overdue-invoices`: invoices emitted before the end of the cycle that are
+         *       not cancelled, still have a pending balance (total − valid payments − valid
+         *       credit notes) and are past due on the evaluation day (due date = invoice
+         *       day + the client's credit days, tenant setting, default 30).
+         *     - `shrinkage-over-tolerance`: trip legs delivered in the cycle (offloaded
+         *       volumes recorded, unloading instant in the month) whose shrinkage
+         *       (loaded − offloaded) exceeds the tenant's tolerance (default 0.00%,
+         *       configurable per client and product); amount = recoverable value. A leg
+         *       in transit is never a finding: it is judged in the cycle of its delivery.
+         *     - `tax-findings`: discrepancies and warnings of the tax reconciliation (VAT,
+         *       4% retention, totals) of the invoices emitted in the cycle; informational
+         *       findings (exempt shortage/indemnity amounts) are only counted.
+         *     - `unbilled-deliveries`: trips delivered (last leg offloaded) in the cycle,
+         *       up to the evaluation time, without a linked, non-cancelled invoice
+         *       (revenue leakage); amount = the trip's freight value.
          */
         post: operations["scheduleAlerts"];
         delete?: never;
@@ -1646,7 +1664,7 @@ export interface components {
             url: components["schemas"]["WebhookUrl"];
         };
         /**
-         * @description Cycle the alert is about, a calendar month in America/Mexico_City (YYYY-MM).
+         * @description The month the alert is about (YYYY-MM, Mexico City).
          * @example 2026-03
          */
         CycleKey: string;
@@ -2040,12 +2058,8 @@ export interface components {
             reason: components["schemas"]["ErrorReason"];
         };
         /**
-         * @description Free-form data copied as it is to the job and to its alert record (e.g. a
-         *     channel or a threshold for your own notifier): any JSON values, at any depth.
-         *     Any key is kept, including ones MongoDB would read as operators or paths
-         *     (`$x`, `a.b`): the data is stored serialised. At most 50 top-level keys.
-         *     Not statable in the schema: at most 8 KiB once serialised as JSON (400),
-         *     which also bounds its depth.
+         * @description Free-form data copied to the job and its alert record (e.g. a channel), any key and any depth
+         *     kept (stored serialised). At most 50 top-level keys and 8 KiB as JSON (400), which bounds its depth.
          * @example {
          *       "channel": "email",
          *       "locale": "es-MX"
@@ -2697,10 +2711,9 @@ export interface components {
             tenant: string;
         };
         /**
-         * @description Files as JSON (what MCP agents send): each file's `content` is the XML text
-         *     (`encoding: utf8`) or the file's bytes in base64 (`encoding: base64`; needed
-         *     for a `.zip`). A file whose name ends in `.zip` (or whose bytes are a zip)
-         *     is read as an archive.
+         * @description Files as JSON: each `content` is the XML text (`encoding: utf8`) or the bytes in
+         *     base64 (`encoding: base64`, needed for a `.zip`). A `.zip` name or zip bytes is read
+         *     as an archive.
          */
         ImportRequest: {
             files: components["schemas"]["ImportFile"][];
@@ -3309,24 +3322,11 @@ export interface components {
             state: string;
         };
         /**
-         * @description Alert rule. Each rule is evaluated for the tenant when the job comes due; the
-         *     cycle (`cycleKey`, a Mexico City calendar month) selects the data:
-         *
-         *     - `overdue-invoices`: invoices emitted before the end of the cycle that are
-         *       not cancelled, still have a pending balance (total − valid payments − valid
-         *       credit notes) and are past due on the evaluation day (due date = invoice
-         *       day + the client's credit days, tenant setting, default 30).
-         *     - `shrinkage-over-tolerance`: trip legs delivered in the cycle (offloaded
-         *       volumes recorded, unloading instant in the month) whose shrinkage
-         *       (loaded − offloaded) exceeds the tenant's tolerance (default 0.00%,
-         *       configurable per client and product); amount = recoverable value. A leg
-         *       in transit is never a finding: it is judged in the cycle of its delivery.
-         *     - `tax-findings`: discrepancies and warnings of the tax reconciliation (VAT,
-         *       4% retention, totals) of the invoices emitted in the cycle; informational
-         *       findings (exempt shortage/indemnity amounts) are only counted.
-         *     - `unbilled-deliveries`: trips delivered (last leg offloaded) in the cycle,
-         *       up to the evaluation time, without a linked, non-cancelled invoice
-         *       (revenue leakage); amount = the trip's freight value.
+         * @description Alert rule, evaluated on the cycle (`cycleKey`) when the job comes due:
+         *     `overdue-invoices` unpaid invoices past due; `shrinkage-over-tolerance` delivered legs whose
+         *     shrinkage exceeds the tolerance; `tax-findings` tax reconciliation discrepancies and
+         *     warnings; `unbilled-deliveries` delivered trips without a valid invoice (definitions:
+         *     `POST /api/alerts/schedule`).
          * @example overdue-invoices
          * @enum {string}
          */
@@ -3368,17 +3368,15 @@ export interface components {
             estatusCancelacion: "En proceso" | "Solicitud rechazada";
         };
         /**
-         * @description The answer of the SAT's CFDI status service (ConsultaCFDI) about an invoice, in the SAT's words:
-         *     `Vigente` (valid) with `En proceso` or `Solicitud rechazada`, or `Cancelado` with `Cancelado sin
-         *     aceptación`, `Cancelado con aceptación` or `Plazo vencido`. `estado` tells the two apart.
+         * @description The SAT status service's answer (ConsultaCFDI) on an invoice, in its words: `Vigente` with
+         *     `En proceso` or `Solicitud rechazada`, or `Cancelado` with `Cancelado sin aceptación`,
+         *     `Cancelado con aceptación` or `Plazo vencido`; `estado` tells which.
          */
         SatCancellationAnswer: components["schemas"]["SatAnswerVigente"] | components["schemas"]["SatAnswerCancelado"];
         /**
-         * @description One independent job is scheduled per entry of `userIds`, always for the
-         *     authenticated tenant. A job is unique per (tenant, `ruleId`, `cycleKey`,
-         *     user): scheduling a user again for the same rule and cycle reports the
-         *     existing job (`alreadyScheduled`) and leaves it unchanged, so retrying a
-         *     request is safe. Cancel a job first to schedule that user again.
+         * @description One job per user of `userIds`, for the authenticated tenant; a job already scheduled
+         *     for that rule, cycle and user is reported (`alreadyScheduled`) unchanged: cancel it to
+         *     schedule again.
          */
         ScheduleAlertsRequest: {
             cycleKey: components["schemas"]["CycleKey"];
@@ -3390,18 +3388,18 @@ export interface components {
             dueDate?: string;
             extraData?: components["schemas"]["ExtraData"];
             /**
-             * @description Whether each user gets an individual alert (`true`, default) or the request is a group notification (`false`). Scheduling is the same either way, one job per user; the flag is kept on each job and alert record for your notifier (e.g. one digest per group).
+             * @description `true` (default) an individual alert per user, `false` a group notification; one job per user either way, the flag kept on each job and alert record.
              * @default true
              */
             individual?: boolean;
             /**
-             * @description Human-readable name of the alert, copied to each job and alert record. Not blank (at least one character that is not an ASCII or Latin-1 space or control character).
+             * @description Human-readable name of the alert, copied to each job and alert record. Not blank.
              * @example Facturas vencidas marzo
              */
             nameAlert: string;
             ruleId: components["schemas"]["RuleId"];
             /**
-             * @description Optional RFC of the tenant. When present it must be the authenticated tenant's RFC; another tenant's is a 403 and nothing is scheduled.
+             * @description Optional: the authenticated tenant's RFC (another's is a 403, nothing scheduled).
              * @example TGO850101AB1
              */
             tenantId?: string;
@@ -4141,7 +4139,7 @@ export interface components {
             trips: number;
         };
         /**
-         * @description Identifier of the user the alert is for: 1–128 printable ASCII or Latin-1 characters (letters with accents, ñ, ü), spaces inside but not at either end; no control, line-break or other invisible character.
+         * @description User the alert is for: 1–128 printable ASCII or Latin-1 characters (accents, ñ), no space at either end.
          * @example user-0042
          */
         UserId: string;
@@ -4707,33 +4705,26 @@ export interface components {
          */
         ApiVersion: "1" | "2";
         /**
-         * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today gives the balances of now (what will be owed then is not known yet; the cash inflow forecast says when it should come in): `filters.asOf` is the day asked for, `asOf.date` the day used.
+         * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
          * @example 2026-10-31
          */
         AsOfDay: components["schemas"]["CalendarDate"];
         /**
-         * @description Client RFC (12 characters for a company, 13 for a person).
+         * @description Client RFC.
          * @example CAC930412FM3
          */
         ClientRfc: string;
         /**
-         * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
-         *     records at the same cost per page and, unlike `page`, never skips or repeats a record
-         *     that was not changed during the walk. Opaque and signed: it only continues the walk it
-         *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
-         *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
-         *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
-         *     that form that does not designate a page of this walk (altered, forged, another key's,
-         *     another list's, other filters) is `404`, as an id of another tenant would be. Not
-         *     combinable with `page` (`400`).
+         * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
+         *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
          */
         Cursor: string;
-        /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
+        /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
         Detail: "summary" | "full";
         /** @description `json` (default) or `csv` (text/csv, the same rows). */
         DiotFormat: "json" | "csv";
         /**
-         * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
+         * @description The document's `id` as listed (`_id` when stored).
          * @example TGO-FD-000123
          */
         DocumentId: string;
@@ -4743,30 +4734,30 @@ export interface components {
          */
         Driver: string;
         /**
-         * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+         * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
          * @example 2026-03-31
          */
         EndDate: components["schemas"]["CalendarDate"];
-        /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
+        /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
         FindingKind: "discrepancy" | "warning" | "info";
         /**
-         * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later; a day after today means now (`asOf` in the answer says the day used).
+         * @description The day receivables are taken at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations; the forecast starts there. Default the end of `endDate`, or now if later; a later day means now (the answer's `asOf` is the day used).
          * @example 2026-10-31
          */
         ForecastAsOf: components["schemas"]["CalendarDate"];
-        /** @description Forecast buckets: `week` (ISO weeks, Monday–Sunday; default) or `month` (calendar months). The first bucket starts at the as-of day. */
+        /** @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day. */
         ForecastBucket: "week" | "month";
         /** @description Session id announced by the `endpoint` event of `GET /sse`. */
         LegacySessionId: string;
         /**
-         * @description Page size, an integer between 1 and 100.
+         * @description Page size, 1 to 100.
          * @example 20
          */
         Limit: number;
-        /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
+        /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
         LitresBasis: "loaded" | "offloaded";
         /**
-         * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+         * @description Page number, 1 to 500 (to go deeper, narrow the filters).
          * @example 1
          */
         Page: number;
@@ -4786,21 +4777,21 @@ export interface components {
          * @example true
          */
         ReadOnly: "true" | "false";
-        /** @description Last day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
+        /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
         ReportEndDate: components["schemas"]["CalendarDate"];
-        /** @description First day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). With `targetMonth`, the period is their intersection. */
+        /** @description First day of the period (YYYY-MM-DD, Mexico City). With `targetMonth`, the period is their intersection. */
         ReportStartDate: components["schemas"]["CalendarDate"];
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
         SessionIdOptional: string;
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
         SessionIdRequired: string;
         /**
-         * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+         * @description First day included (YYYY-MM-DD, Mexico City).
          * @example 2026-01-01
          */
         StartDate: components["schemas"]["CalendarDate"];
         /**
-         * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). With `startDate`/`endDate` too, the period is their intersection with the month (possibly empty). Without any of the three: the current month.
+         * @description Calendar month to summarise (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection (possibly empty). Without any of the three: the current month.
          * @example 2026-10
          */
         TargetMonth: string;
@@ -4812,16 +4803,14 @@ export interface components {
          */
         Toolsets: string;
         /**
-         * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip). Ids of imported trips start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path).
+         * @description The trip's `id` as listed (`_id` when stored).
          * @example TGO-VJ-000123
          */
         TripId: string;
         /**
-         * @description Incremental sync: only records whose `lastUpdate` is at or after this instant (ISO 8601
-         *     date-time; without an offset it is read as UTC), sorted by `lastUpdate` then id, oldest
-         *     change first. Keep the largest `lastUpdate` seen and pass it next time (records changed in
-         *     that same millisecond come again, none is missed). Records without a `lastUpdate` (older
-         *     trips) are only listed without this filter.
+         * @description Incremental sync: records changed at or after this instant (ISO 8601, UTC if no offset),
+         *     oldest first; pass the largest `lastUpdate` seen next time (none is missed). Older trips
+         *     without `lastUpdate` are left out.
          * @example 2026-03-01T00:00:00.000Z
          */
         UpdatedSince: string;
@@ -4866,12 +4855,12 @@ export interface operations {
                 /** @description Only alerts of this cycle (YYYY-MM). */
                 cycleKey?: components["schemas"]["CycleKey"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -4976,12 +4965,12 @@ export interface operations {
                 /** @description Only jobs of this cycle (YYYY-MM). */
                 cycleKey?: components["schemas"]["CycleKey"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -5117,12 +5106,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Any unique string (e.g. a UUID), 1–255 printable ASCII characters, kept
-                 *     24 hours per tenant. A retry with the same key and the same body gets the
-                 *     first answer again (with `idempotent-replayed: true`). A key names one
-                 *     request: the same key with a different body is a request of its own (it
-                 *     runs, and its retries replay it). Errors are not stored: after a 4xx or
-                 *     5xx the key can be used again.
+                 * @description A unique string (e.g. a UUID) kept 24 hours: a retry with the same key and body
+                 *     replays the first answer; another body is a new request. After a 4xx or 5xx the key
+                 *     is free again.
                  * @example 9b2f6c1e-3a4d-4f7b-8c1d-2e3f4a5b6c7d
                  */
                 "Idempotency-Key"?: string;
@@ -5295,29 +5281,29 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The day receivables are taken at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored, and the forecast starts from it. Default the end of `endDate`, or now when that is later; a day after today means now (`asOf` in the answer says the day used).
+                 * @description The day receivables are taken at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations; the forecast starts there. Default the end of `endDate`, or now if later; a later day means now (the answer's `asOf` is the day used).
                  * @example 2026-10-31
                  */
                 asOf?: components["parameters"]["ForecastAsOf"];
-                /** @description Forecast buckets: `week` (ISO weeks, Monday–Sunday; default) or `month` (calendar months). The first bucket starts at the as-of day. */
+                /** @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day. */
                 bucket?: components["parameters"]["ForecastBucket"];
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -5533,22 +5519,22 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -5770,22 +5756,22 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -5919,7 +5905,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
@@ -5929,16 +5915,16 @@ export interface operations {
                  */
                 driver?: components["parameters"]["Driver"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /** @description One row per `vehicle` (default) or per `driver`. */
                 groupBy?: components["parameters"]["UtilizationGroupBy"];
-                /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
+                /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -6081,24 +6067,24 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Which litres a leg hauled: `loaded` (default; what the truck carried and a volume tariff applies to) or `offloaded` (delivered, net of shrinkage). */
+                /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -6410,52 +6396,45 @@ export interface operations {
     listFinancialDocs: {
         parameters: {
             query?: {
-                /** @description Where the invoice's own cancellation stands (`cancellations.status`, see CancellationStatus): e.g. `pending` lists the requests awaiting the receiver. `accepted` and `expired` are the cancelled invoices (`cancelled=true`). */
+                /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
                 cancellationStatus?: components["schemas"]["CancellationStatus"];
-                /** @description `true` only documents whose invoice is cancelled (`cancellations.invoiceCancelled`: the invoice's own cancellation is accepted or expired; a pending or rejected request cancels nothing); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                /** @description `true` only documents whose invoice is cancelled (its own cancellation accepted or expired; a pending or rejected request cancels nothing); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: boolean;
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
-                 *     records at the same cost per page and, unlike `page`, never skips or repeats a record
-                 *     that was not changed during the walk. Opaque and signed: it only continues the walk it
-                 *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
-                 *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
-                 *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
-                 *     that form that does not designate a page of this walk (altered, forged, another key's,
-                 *     another list's, other filters) is `404`, as an id of another tenant would be. Not
-                 *     combinable with `page` (`400`).
+                 * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
+                 *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
+                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
                 detail?: components["parameters"]["Detail"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /** @description Invoice folio, exact. */
                 folio?: string;
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Only invoices open at the end of this day (YYYY-MM-DD, America/Mexico_City, years 1970–2999): emitted by then, not cancelled by then, and Total − valid payments − valid credit notes dated by then above zero — what was owed that day, whatever was paid since (docs/domain.md, "Receivables as of a date"; `GET /api/receivables/aging` sums them by days past due). A day after today means today, as of now (what will be paid by then is not known). `paymentStatus` and `cancelled` still judge the current state. */
+                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted and not cancelled by then, with Total − valid payments and credit notes dated by then above zero. A later day means now. `paymentStatus` and `cancelled` still judge the current state. */
                 openAsOf?: components["schemas"]["CalendarDate"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Payment state, by the rule of the summary's `balance` (in cents): `paid` nothing pending (`isFullyPaid`: total − valid payments − valid credit notes ≤ 0); `partial` something settled by a valid payment complement or credit note and something still pending; `unpaid` nothing settled. A cancelled invoice is none of the three (see `cancelled`). */
+                /** @description Payment state by the summary's `balance` (in cents): `paid` nothing pending (total − valid payments and credit notes ≤ 0); `partial` something settled, something pending; `unpaid` nothing settled. A cancelled invoice is none of them. */
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -6465,11 +6444,9 @@ export interface operations {
                  */
                 status?: number;
                 /**
-                 * @description Incremental sync: only records whose `lastUpdate` is at or after this instant (ISO 8601
-                 *     date-time; without an offset it is read as UTC), sorted by `lastUpdate` then id, oldest
-                 *     change first. Keep the largest `lastUpdate` seen and pass it next time (records changed in
-                 *     that same millisecond come again, none is missed). Records without a `lastUpdate` (older
-                 *     trips) are only listed without this filter.
+                 * @description Incremental sync: records changed at or after this instant (ISO 8601, UTC if no offset),
+                 *     oldest first; pass the largest `lastUpdate` seen next time (none is missed). Older trips
+                 *     without `lastUpdate` are left out.
                  * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
@@ -6518,13 +6495,13 @@ export interface operations {
     getFinancialDoc: {
         parameters: {
             query?: {
-                /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
+                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
                 detail?: components["parameters"]["Detail"];
             };
             header?: never;
             path: {
                 /**
-                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
+                 * @description The document's `id` as listed (`_id` when stored).
                  * @example TGO-FD-000123
                  */
                 id: components["parameters"]["DocumentId"];
@@ -6561,7 +6538,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
+                 * @description The document's `id` as listed (`_id` when stored).
                  * @example TGO-FD-000123
                  */
                 id: components["parameters"]["DocumentId"];
@@ -6836,17 +6813,17 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The day balances are judged at the end of (YYYY-MM-DD, America/Mexico_City, years 1970–2999): payments, credit notes and cancellations dated after it are ignored. Default today (balances as of now). A day after today gives the balances of now (what will be owed then is not known yet; the cash inflow forecast says when it should come in): `filters.asOf` is the day asked for, `asOf.date` the day used.
+                 * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
                  * @example 2026-10-31
                  */
                 asOf?: components["parameters"]["AsOfDay"];
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
@@ -7059,36 +7036,29 @@ export interface operations {
                 /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
                 category?: components["schemas"]["ReceivedCategory"];
                 /**
-                 * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
-                 *     records at the same cost per page and, unlike `page`, never skips or repeats a record
-                 *     that was not changed during the walk. Opaque and signed: it only continues the walk it
-                 *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
-                 *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
-                 *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
-                 *     that form that does not designate a page of this walk (altered, forged, another key's,
-                 *     another list's, other filters) is `404`, as an id of another tenant would be. Not
-                 *     combinable with `page` (`400`).
+                 * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
+                 *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three. */
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -7226,7 +7196,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The document's id as listed (`id` of the summary, `_id` of the stored document). Ids of imported documents start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path: `H%26E951128469-CFDI-…`).
+                 * @description The document's `id` as listed (`_id` when stored).
                  * @example TGO-FD-000123
                  */
                 id: components["parameters"]["DocumentId"];
@@ -7261,33 +7231,26 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description Keyset pagination: the `meta.nextCursor` of the previous page. Walks any number of
-                 *     records at the same cost per page and, unlike `page`, never skips or repeats a record
-                 *     that was not changed during the walk. Opaque and signed: it only continues the walk it
-                 *     came from (same API key's tenant, same filters and `updatedSince`; `limit` and `detail`
-                 *     may change). Its form is stated by the schema (a signed token: base64url payload, a dot
-                 *     and a 43-character base64url HMAC-SHA256); a value not in that form is `400`. A value in
-                 *     that form that does not designate a page of this walk (altered, forged, another key's,
-                 *     another list's, other filters) is `404`, as an id of another tenant would be. Not
-                 *     combinable with `page` (`400`).
+                 * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
+                 *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
                 dateFilterBy?: "date" | "load" | "offload";
-                /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
+                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
                 detail?: components["parameters"]["Detail"];
                 /**
-                 * @description Last day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999). An `endDate` before `startDate` selects no day (an empty answer, not an error).
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
@@ -7300,7 +7263,7 @@ export interface operations {
                 /** @description First offloading day included. */
                 offloadStartDate?: components["schemas"]["CalendarDate"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -7310,7 +7273,7 @@ export interface operations {
                  */
                 shipmentId?: string;
                 /**
-                 * @description First day included (YYYY-MM-DD, America/Mexico_City, years 1970–2999).
+                 * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
                  */
                 startDate?: components["parameters"]["StartDate"];
@@ -7320,11 +7283,9 @@ export interface operations {
                  */
                 status?: number;
                 /**
-                 * @description Incremental sync: only records whose `lastUpdate` is at or after this instant (ISO 8601
-                 *     date-time; without an offset it is read as UTC), sorted by `lastUpdate` then id, oldest
-                 *     change first. Keep the largest `lastUpdate` seen and pass it next time (records changed in
-                 *     that same millisecond come again, none is missed). Records without a `lastUpdate` (older
-                 *     trips) are only listed without this filter.
+                 * @description Incremental sync: records changed at or after this instant (ISO 8601, UTC if no offset),
+                 *     oldest first; pass the largest `lastUpdate` seen next time (none is missed). Older trips
+                 *     without `lastUpdate` are left out.
                  * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
@@ -7371,13 +7332,13 @@ export interface operations {
     getShipment: {
         parameters: {
             query?: {
-                /** @description `summary` (default): computed fields; `full`: the raw stored documents with every subdocument. */
+                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
                 detail?: components["parameters"]["Detail"];
             };
             header?: never;
             path: {
                 /**
-                 * @description The trip's id as listed (`id` of the summary, `_id` of the stored trip). Ids of imported trips start with the tenant's RFC, which may hold `&` or `Ñ` (percent-encoded in the path).
+                 * @description The trip's `id` as listed (`_id` when stored).
                  * @example TGO-VJ-000123
                  */
                 id: components["parameters"]["TripId"];
@@ -7564,23 +7525,23 @@ export interface operations {
                 /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
                 basis?: components["parameters"]["TaxBasis"];
                 /**
-                 * @description Client RFC (12 characters for a company, 13 for a person).
+                 * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
-                /** @description Last day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
+                /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
                 endDate?: components["parameters"]["ReportEndDate"];
-                /** @description List only findings of this kind (all kinds are still counted). Without it the list runs discrepancies, warnings, then info. */
+                /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
                 findingKind?: components["parameters"]["FindingKind"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description First day of the period (YYYY-MM-DD, America/Mexico_City, years 1970–2999). With `targetMonth`, the period is their intersection. */
+                /** @description First day of the period (YYYY-MM-DD, Mexico City). With `targetMonth`, the period is their intersection. */
                 startDate?: components["parameters"]["ReportStartDate"];
                 /**
-                 * @description Calendar month to summarise (YYYY-MM, America/Mexico_City). With `startDate`/`endDate` too, the period is their intersection with the month (possibly empty). Without any of the three: the current month.
+                 * @description Calendar month to summarise (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection (possibly empty). Without any of the three: the current month.
                  * @example 2026-10
                  */
                 targetMonth?: components["parameters"]["TargetMonth"];
@@ -7960,7 +7921,7 @@ export interface operations {
                 /** @description The figure whose lines to list (default vatCollected). */
                 figure?: components["parameters"]["PositionFigure"];
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
@@ -7970,7 +7931,7 @@ export interface operations {
                  */
                 month?: components["parameters"]["PositionMonth"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -8006,12 +7967,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -8318,12 +8279,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Page size, an integer between 1 and 100.
+                 * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, from 1 to 500 (skip-based paging deeper than that is slow on any database; narrow the filters to go further).
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];

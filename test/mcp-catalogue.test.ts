@@ -80,7 +80,7 @@ t.test('tools/list: size, outputSchema on every tool, descriptions', async (t) =
       if (name === 'body') continue;
       const spelled = [...params.keys()].find((p) => p.toLowerCase() === name.toLowerCase())!;
       const param = params.get(spelled)!;
-      t.ok(schema.description && isShortenedFrom(schema.description, param.own), `${tool.name}.${name}: its own description ("${schema.description}")`);
+      t.equal(schema.description, param.own.replace(/\s+/g, ' ').trim(), `${tool.name}.${name}: its own description, whole`);
       if (param.schemaDescription && param.schemaDescription.trim() !== param.own.trim()) {
         t.notOk(
           isShortenedFrom(schema.description ?? '', param.schemaDescription) && !isShortenedFrom(schema.description ?? '', param.own),
@@ -89,6 +89,59 @@ t.test('tools/list: size, outputSchema on every tool, descriptions', async (t) =
       }
     }
   }
+});
+
+t.test('titles, annotations and a fixed order', async (t) => {
+  const doc = deref(spec) as { paths: Record<string, Obj> };
+  const list = async (query: string) => (await (await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, query)).listTools()).tools;
+  const everyTool = await list('?toolsets=all');
+  t.same(await list('?toolsets=all'), everyTool, 'two sessions list the same catalogue, in the same order');
+  for (const tool of everyTool) {
+    const op = operations.get(tool.name)!;
+    const raw = doc.paths[op.path]![op.method.toLowerCase()] as Obj;
+    const title = typeof raw['x-mcp-title'] === 'string' ? raw['x-mcp-title'] : raw.summary;
+    t.equal(tool.title, title, `${tool.name}: titled by the spec ("${tool.title}")`);
+    t.equal(tool.annotations?.title, title, `${tool.name}: the same title in annotations`);
+    const get = op.method === 'GET';
+    t.equal(tool.annotations?.readOnlyHint === true, get, `${tool.name}: readOnlyHint`);
+    if (!get) {
+      t.equal(tool.annotations?.destructiveHint, op.method === 'DELETE', `${tool.name}: destructiveHint`);
+      t.equal(tool.annotations?.idempotentHint, op.method === 'PUT' || op.method === 'DELETE', `${tool.name}: idempotentHint`);
+    }
+    t.type(tool.annotations?.openWorldHint, 'boolean', `${tool.name}: openWorldHint stated (MCP's default is true)`);
+  }
+  const hint = (name: string) => everyTool.find((tool) => tool.name === name)?.annotations?.openWorldHint;
+  // Results quoting imported CFDI text (supplier names, concept descriptions), and a tool that sends out a request.
+  for (const name of ['listReceivedDocs', 'getReceivedDoc', 'getFinancialDoc', 'listShipments', 'importDocuments', 'sendWebhookTest'])
+    t.equal(hint(name), true, `${name}: open world`);
+  for (const name of ['getReceivedCategoryRules', 'listAlertJobs', 'cancelAlertJob', 'listWebhooks']) t.equal(hint(name), false, `${name}: closed world`);
+  const toolsetOf = (name: string) => {
+    const op = operations.get(name)!;
+    const declared = op.extensions['x-mcp-toolset'];
+    return typeof declared === 'string' ? declared : (op.tags[0] ?? '');
+  };
+  const toolsets = everyTool.map((tool) => toolsetOf(tool.name));
+  const blocks = toolsets.filter((set, i) => i === 0 || set !== toolsets[i - 1]);
+  t.equal(blocks.length, new Set(toolsets).size, `tools grouped by toolset (${blocks.join(', ')})`);
+  const tax = everyTool.find((tool) => tool.name === 'getTaxSummary')!;
+  t.match(
+    (tax.inputSchema.properties as Record<string, { description?: string }>).basis?.description,
+    /`payment`: cash basis, as VAT and retention are due/,
+    "an argument's description keeps its later sentences",
+  );
+});
+
+t.test('the domain notes say each status code once', async (t) => {
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+  const text = ((await client.readResource({ uri: 'freight://docs/domain-notes.md' })).contents[0] as { text: string }).text;
+  const unauthorized = 'The `x-api-key` header is missing, or the key is unknown or revoked.';
+  t.equal(text.split(unauthorized).length - 1, 1, 'the 401 paragraph appears once');
+  t.match(
+    text,
+    /### getTaxSummary: [^\n]*\n[^\n]*\n- Arguments: [^\n]*\n(- Status codes:\n( {2}- .*\n)*)?- (Also|Status codes): .*401/,
+    'a tool names the shared codes it answers',
+  );
+  t.ok(Buffer.byteLength(text) < 40_000, `notes of ${Buffer.byteLength(text)} bytes`);
 });
 
 t.test('every tool answers structuredContent its outputSchema admits (the SDK client validates), errors included', async (t) => {

@@ -44,7 +44,7 @@ t.test('tools/list', async (t) => {
 t.test('tools/call', async (t) => {
   const out = (await inspector(commands.find((c) => c.includes('tools/call'))!)) as { isError?: boolean; content: { type: string; text: string }[] };
   t.notOk(out.isError, 'not a tool error');
-  const page = JSON.parse(out.content[0]!.text) as { meta: { limit: number; total: number }; data: { paymentStatus?: string }[] };
+  const page = JSON.parse(out.content.at(-1)!.text) as { meta: { limit: number; total: number }; data: { paymentStatus?: string }[] };
   t.equal(page.meta.limit, 2);
   t.ok(page.meta.total > 0, `${page.meta.total} partially paid invoices in the demo data`);
   t.equal(page.data.length, 2);

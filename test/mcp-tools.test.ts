@@ -148,7 +148,8 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
           // A write answers per request (ids, timestamps): same status class and shape.
           t.same(Object.keys(result.structuredContent ?? {}).sort(), Object.keys(expected as object).sort(), `${label}: same shape as REST`);
         }
-        const text = (result.content as { type: string; text?: string }[])[0];
+        // The JSON is the last text; notes (third-party text, truncation) come before it.
+        const text = (result.content as { type: string; text?: string }[]).at(-1);
         t.equal(text?.type, 'text', `${label}: has a text rendering`);
         const rendered: unknown = JSON.parse(text?.text ?? 'null');
         if (op.method === 'GET' || rest.statusCode >= 400) t.same(rendered, rest.json, `${label}: text is the REST JSON`);

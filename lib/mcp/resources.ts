@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { deref, type Json } from '../spec/deref.ts';
 import { toolDocsUri, type ToolDefinition } from './tools-from-spec.ts';
-import { firstSentence } from './brief-text.ts';
+import { wholeText } from './brief-text.ts';
 
 export const OPENAPI_URI = 'freight://openapi.json';
 export const DOMAIN_NOTES_URI = 'freight://docs/domain-notes.md';
@@ -23,26 +23,54 @@ export interface McpResource {
 
 const isObject = (v: Json | undefined): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Markdown section listing each tool: REST mapping, arguments and documented status codes. */
+/** A tool's documented status codes with their whole descriptions, in the spec's order. */
+function statusCodes(paths: { [key: string]: Json }, tool: ToolDefinition): [string, string][] {
+  const op = tool.operation;
+  const item = paths[op.path];
+  const operation = isObject(item) ? item[op.method.toLowerCase()] : undefined;
+  const responses = isObject(operation) && isObject(operation.responses) ? operation.responses : {};
+  return Object.entries(responses).map(([status, res]) => [status, isObject(res) && typeof res.description === 'string' ? wholeText(res.description) : '']);
+}
+
+/**
+ * Markdown section listing each tool: REST mapping, arguments and documented
+ * status codes. A status code that several tools document in the same words
+ * (401, 429, 503, ...) is described once, under "Status codes shared by the
+ * tools", and each tool names it there; what is a tool's own is under it.
+ */
 export function operationsSection(spec: Json, tools: ToolDefinition[]): string {
   const doc = deref(spec);
   const paths = isObject(doc) && isObject(doc.paths) ? doc.paths : {};
-  const lines = ['## Operations (generated from the OpenAPI document)', ''];
+  const codes = new Map(tools.map((tool) => [tool.name, statusCodes(paths, tool)]));
+  const uses = new Map<string, number>();
+  for (const list of codes.values()) for (const [status, text] of list) uses.set(`${status} ${text}`, (uses.get(`${status} ${text}`) ?? 0) + 1);
+  const shared = (status: string, text: string) => (uses.get(`${status} ${text}`) ?? 0) > 1;
+  // A status shared in different words (a 404 for a missing document, another for a foreign cursor) is told apart by a letter.
+  const sharedKeys = [...uses.keys()].filter((key) => (uses.get(key) ?? 0) > 1).sort((a, b) => a.localeCompare(b));
+  const label = new Map<string, string>();
+  for (const key of sharedKeys) {
+    const status = key.slice(0, key.indexOf(' '));
+    const same = sharedKeys.filter((k) => k.startsWith(`${status} `));
+    label.set(key, same.length > 1 ? `${status}${String.fromCharCode(97 + same.indexOf(key))}` : status);
+  }
+  const lines = ['## Operations (generated from the OpenAPI document)', '', '### Status codes shared by the tools', ''];
+  for (const key of sharedKeys) lines.push(`- ${label.get(key)}: ${key.slice(key.indexOf(' ') + 1)}`);
+  lines.push('');
   for (const tool of tools) {
     const op = tool.operation;
-    const item = paths[op.path];
-    const spec = isObject(item) ? item[op.method.toLowerCase()] : undefined;
-    const responses = isObject(spec) && isObject(spec.responses) ? spec.responses : {};
     const props = Object.keys((tool.inputSchema.properties ?? {}) as object);
     const required = new Set((tool.inputSchema.required as string[] | undefined) ?? []);
+    const list = codes.get(tool.name) ?? [];
+    const own = list.filter(([status, text]) => !shared(status, text));
+    const common = list.filter(([status, text]) => shared(status, text)).map(([status, text]) => label.get(`${status} ${text}`) ?? status);
     lines.push(`### ${tool.name}: ${op.summary}`);
     lines.push(`\`${op.method} ${op.path}\`${tool.annotations.readOnlyHint ? ' (read-only)' : ''}`);
     lines.push(`- Arguments: ${props.length ? props.map((p) => (required.has(p) ? `\`${p}\` (required)` : `\`${p}\``)).join(', ') : 'none'}`);
-    lines.push('- Status codes:');
-    for (const [status, res] of Object.entries(responses)) {
-      const description = isObject(res) && typeof res.description === 'string' ? firstSentence(res.description) : '';
-      lines.push(`  - ${status}: ${description}`);
+    if (own.length) {
+      lines.push('- Status codes:');
+      for (const [status, text] of own) lines.push(`  - ${status}: ${text}`);
     }
+    if (common.length) lines.push(`- ${own.length ? 'Also' : 'Status codes'}: ${common.join(', ')} (as shared above)`);
     lines.push('');
   }
   return lines.join('\n');

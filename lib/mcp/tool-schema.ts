@@ -10,12 +10,13 @@
  * subschemas nested over NESTING_LIMIT levels: the service's validators
  * check those, and a mismatch is a tool error naming the argument), and
  * `description` where the caller asks for it (a parameter's own text, a body
- * field's; its first sentence when long). Dropped: examples, titles,
+ * field's), whole: a cut description loses what its later sentences say (the
+ * tax summary's `basis` is what `payment` means). Dropped: examples, titles,
  * annotations and vendor extensions, which no client validates with and the
  * OpenAPI document resource still carries.
  */
 import type { Json } from '../spec/deref.ts';
-import { briefDescription } from './brief-text.ts';
+import { wholeText } from './brief-text.ts';
 import { addTo } from '../shared/add-to.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -64,7 +65,7 @@ export function toolSchema(node: Json, keepDescriptions: DescriptionDepth = 0, n
   for (const [key, value] of Object.entries(node)) {
     if (DROPPED.has(key) || STATED_IN_WORDS.has(key) || key.startsWith('x-')) continue;
     if (key === 'description') {
-      if (keepDescriptions > 0 && typeof value === 'string') out.description = briefDescription(value);
+      if (keepDescriptions > 0 && typeof value === 'string') out.description = wholeText(value);
       continue;
     }
     if (key === 'properties' && isObject(value)) {
@@ -165,9 +166,16 @@ function mergeObjectBranches(schema: JsonObject): JsonObject {
   return { ...rest, type: 'object', properties };
 }
 
-/** The deepest `shapeSchema` of `node` whose JSON fits `bytes` (at least one level). */
+/**
+ * The deepest `shapeSchema` of `node` whose JSON fits `bytes`; when not even the
+ * top level with its types does, the top-level property names alone (each
+ * admitting any value): what a result holds, its types being in the OpenAPI
+ * resource. The catalogue's bytes go to the arguments' descriptions first.
+ */
 export function shapeWithin(node: Json, bytes: number, maxLevels = 8): Json {
   let best = shapeSchema(node, 1);
+  if (JSON.stringify(best).length > bytes && isObject(best) && isObject(best.properties))
+    return { ...best, properties: Object.fromEntries(Object.keys(best.properties).map((name) => [name, {}])) };
   for (let levels = 2; levels <= maxLevels; levels++) {
     const candidate = shapeSchema(node, levels);
     if (JSON.stringify(candidate).length > bytes) break;

@@ -29,6 +29,9 @@ import { errorBody } from '../http/api-error.ts';
 import { internalDispatchHeaders } from '../http/internal-dispatch.ts';
 import { shapeWithin, toolSchema } from './tool-schema.ts';
 import { firstSentence } from './brief-text.ts';
+import { toolsetNames, toolsetOf } from './toolsets.ts';
+import { stripHiddenDeep, thirdPartyFields, thirdPartyNote } from './untrusted-text.ts';
+import { renderJson } from './result-budget.ts';
 
 /** Where an argument goes in the REST request. */
 export type ArgumentLocation = 'path' | 'query' | 'header' | 'body';
@@ -146,7 +149,33 @@ export function toolDescription(op: OperationSchemas): string {
   return op.description.length > REFERENCE_WORTHY ? `${brief} Docs: ${toolDocsUri(op.operationId)}` : brief;
 }
 
-/** Builds the tool table from the spec; throws at start-up on an operation that cannot be a tool. */
+/** A tool's title, for people choosing or approving tools: the operation's `x-mcp-title`, else its summary. */
+export function toolTitle(op: OperationSchemas): string {
+  const authored = op.extensions['x-mcp-title'];
+  return (typeof authored === 'string' ? authored : op.summary).trim() || op.operationId;
+}
+
+/**
+ * What a tool's hints say (MCP tool annotations). Read-only: a GET. Otherwise
+ * destructive for DELETE, idempotent for PUT and DELETE (MCP's defaults are
+ * destructive and not idempotent; both mean nothing for a read-only tool).
+ * Open world: the result carries text from imported third-party files (the
+ * operation lists it in `x-mcp-third-party-text`, see untrusted-text.ts) or
+ * the tool reaches outside the service (`x-mcp-open-world: true`: webhooks).
+ */
+export function toolAnnotations(op: OperationSchemas, title: string): ToolDefinition['annotations'] {
+  const openWorldHint = thirdPartyFields(op).length > 0 || op.extensions['x-mcp-open-world'] === true;
+  if (op.method === 'GET') return { title, readOnlyHint: true, openWorldHint };
+  // readOnlyHint false is MCP's default, left out of a catalogue that is a budget.
+  return { title, destructiveHint: op.method === 'DELETE', idempotentHint: op.method === 'PUT' || op.method === 'DELETE', openWorldHint };
+}
+
+/**
+ * Builds the tool table from the spec; throws at start-up on an operation that
+ * cannot be a tool. The order is fixed, so a catalogue is byte-identical from
+ * one session to the next (clients cache it): by toolset, in the order the
+ * toolsets first appear in the spec, then in the spec's order.
+ */
 export function buildToolTable(spec: Json): ToolDefinition[] {
   const tools: ToolDefinition[] = [];
   const names = new Set<string>();
@@ -156,28 +185,29 @@ export function buildToolTable(spec: Json): ToolDefinition[] {
     if (names.has(op.operationId)) throw new Error(`duplicate operationId "${op.operationId}"`);
     names.add(op.operationId);
     const { schema, locations } = toolInputSchema(op);
-    const readOnly = op.method === 'GET';
+    const title = toolTitle(op);
     tools.push({
       name: op.operationId,
-      title: op.summary || op.operationId,
+      title,
       description: toolDescription(op),
       inputSchema: schema,
       outputSchema: toolOutputSchema(op),
-      // Hints only where MCP's defaults (not read-only, destructive, not idempotent, open world) do not hold;
-      // the destructive and idempotent hints mean nothing for a read-only tool.
-      annotations: readOnly
-        ? { readOnlyHint: true, openWorldHint: false }
-        : { destructiveHint: op.method === 'DELETE', ...(op.method === 'PUT' || op.method === 'DELETE' ? { idempotentHint: true } : {}), openWorldHint: false },
+      annotations: toolAnnotations(op, title),
       operation: op,
       locations,
     });
   }
-  return tools;
+  const toolsets = toolsetNames(tools);
+  return tools
+    .map((tool, i) => ({ tool, i }))
+    .sort((a, b) => toolsets.indexOf(toolsetOf(a.tool)) - toolsets.indexOf(toolsetOf(b.tool)) || a.i - b.i)
+    .map(({ tool }) => tool);
 }
 
-/** The MCP `tools/list` entry of a tool (no `title`: the description's first words say it, and the catalogue is a budget). */
+/** The MCP `tools/list` entry of a tool: its title both where MCP 2025-06-18 reads it and where earlier clients do (`annotations.title`). */
 export const toolListing = (tool: ToolDefinition): Tool => ({
   name: tool.name,
+  title: tool.title,
   description: tool.description,
   inputSchema: tool.inputSchema,
   outputSchema: tool.outputSchema,
@@ -290,14 +320,23 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * The MCP result of a REST response: the JSON as `structuredContent` (MCP
  * requires an object there, so an array or scalar is wrapped as
  * `{result: ...}`) and as pretty-printed text; a status ≥ 400 is a tool error
- * carrying the REST error body.
+ * carrying the REST error body. Every string is stripped of hidden and
+ * bidirectional control characters (untrusted-text.ts); the text opens with
+ * the notes a result needs: `notes` (a truncation), then, on success, which
+ * fields of the tool hold third-party text.
  */
-export function toToolResult(res: DispatchResult): CallToolResult {
+export function toToolResult(res: DispatchResult, tool?: Pick<ToolDefinition, 'operation'>, notes: string[] = []): CallToolResult {
   const isError = res.statusCode >= 400;
   if (res.body === undefined) {
     return { content: [{ type: 'text', text: `HTTP ${res.statusCode} (no content)` }], ...(isError ? { isError } : {}) };
   }
-  const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body, null, 2);
-  const structured = isRecord(res.body) ? res.body : { result: res.body };
-  return { content: [{ type: 'text', text }], structuredContent: structured, ...(isError ? { isError } : {}) };
+  const { value: body, removed } = stripHiddenDeep(res.body);
+  const fields = tool && !isError ? thirdPartyFields(tool.operation) : [];
+  const said = [...notes, ...(fields.length ? [thirdPartyNote(fields, removed)] : [])];
+  const structured = isRecord(body) ? body : { result: body };
+  return {
+    content: [...said.map((text) => ({ type: 'text' as const, text })), { type: 'text', text: renderJson(body) }],
+    structuredContent: structured,
+    ...(isError ? { isError } : {}),
+  };
 }
