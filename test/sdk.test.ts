@@ -231,6 +231,22 @@ t.test("received CFDIs: a supplier's invoice imported, listed, read, and the cat
   t.same(rules.data?.rules, [{ code: '151015', category: 'other' }]);
   t.equal((await api.GET('/api/received-docs/{id}', { params: { path: { id } } })).data?.category, 'other');
   called.add('listReceivedDocs').add('getReceivedDoc').add('setReceivedCategoryRules').add('getReceivedCategoryRules');
+  // Its cost assigned to one of the tenant's vehicles, by one operation and by CSV-like rows, then unassigned.
+  const vehicle = (await api.GET('/api/analytics/unit-economics', { params: { query: { limit: 1 } } })).data!.byVehicle.data[0]!.vehicle;
+  const put = await api.PUT('/api/received-docs/{id}/assignment', { params: { path: { id } }, body: { vehicle } });
+  t.match(put.data, { id, uuid, vehicle, tripId: null });
+  const many = await api.POST('/api/received-docs/assignments', {
+    body: {
+      rows: [
+        { uuid, vehicle },
+        { uuid: '00000000-0000-4000-8000-000000000000', vehicle },
+      ],
+    },
+  });
+  t.same(many.data?.summary, { rows: 2, assigned: 1, unassigned: 0, rejected: 1 }, 'a UUID the tenant never received is rejected');
+  const del = await api.DELETE('/api/received-docs/{id}/assignment', { params: { path: { id } } });
+  t.match(del.data, { id, vehicle: null, tripId: null, assignedAt: null });
+  called.add('assignReceivedDoc').add('assignReceivedDocs').add('unassignReceivedDoc');
 });
 
 t.test("cancellations: the list by cancellation status, and the SAT status service's answer recorded", async (t) => {
