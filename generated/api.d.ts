@@ -270,7 +270,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Freight unit economics (per km and per litre)
+         * Freight unit economics, costs and margin (per km, per litre, per trip)
          * @description Freight revenue per km and per litre hauled (docs/domain.md, "Unit economics"), overall and per client,
          *     vehicle and route (the route catalogue: origin, destination, distance, trips, litres, revenue per km
          *     and per litre).
@@ -278,6 +278,13 @@ export interface paths {
          *     - Legs delivered in the period (offloaded volumes recorded; a leg in transit is left out). Revenue = Σ leg billedFreight (MXN before VAT; tolls are
          *       pass-through and excluded). km = Σ leg distanceKm. Litres = Σ product litres of the leg on the
          *       `litresBasis` stated in the response (`loaded` by default, or `offloaded`).
+         *     - Costs (docs/domain.md, "Costs and margin"): fuel, tolls, maintenance, tyres, insurance and subcontracted freight. The received
+         *       CFDIs issued in the period and not cancelled count at subtotal − discount in MXN (VAT excluded: creditable, not a cost); the
+         *       legs' tolls count too. A CFDI goes to its trip or vehicle when the carrier assigned it (`PUT /api/received-docs/{id}/assignment`,
+         *       `POST /api/received-docs/assignments`) or a concept names the plate of a vehicle of the period's trips; the rest, and an
+         *       assignment whose trip or vehicle has no km delivered in the period, is spread over every delivered leg of the tenant by km.
+         *       `costs` says, per category, how much was assigned and how much spread. Cost per km, per litre and per trip; margin =
+         *       revenue + the legs' tolls recharged − cost, per client, route (lane), vehicle and driver (`byDriver`).
          *     - No km or no litres gives `{value: null, reason}`, never NaN.
          *
          *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
@@ -628,6 +635,65 @@ export interface paths {
         get: operations["getReceivedDoc"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/received-docs/{id}/assignment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Assign a received CFDI to a vehicle or a trip
+         * @description Says where one received CFDI's cost goes in the unit-economics audit (docs/domain.md, "Costs and
+         *     margin"): a vehicle (its legs delivered in the period share it by km) or a trip (its own). It
+         *     replaces the document's assignment, if any, and outlives a re-import of the CFDI. Idempotent.
+         *     The document, the trip and the vehicle must be the tenant's: another tenant's or an unknown
+         *     one is 404. Without an assignment a document goes to the vehicle whose plate a concept names, else it is
+         *     spread over every delivered leg by km.
+         */
+        put: operations["assignReceivedDoc"];
+        post?: never;
+        /**
+         * Remove a received CFDI's assignment
+         * @description The document's cost goes back to a plate its concepts name, else it is spread by km. Idempotent (no assignment is not an error); another tenant's or an unknown document is 404.
+         */
+        delete: operations["unassignReceivedDoc"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/received-docs/assignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign many received CFDIs (CSV)
+         * @description Many assignments at once (as `PUT /api/received-docs/{id}/assignment` makes one): a CSV
+         *     (`text/csv`) or the same rows as JSON (`application/json`, what MCP agents send). Lines are
+         *     independent: a rejected line changes nothing and the others apply. The report says, per
+         *     line, `assigned`, `unassigned` or `rejected` with the reason.
+         *
+         *     **CSV.** UTF-8, comma-separated, quoted as RFC 4180, LF or CRLF, blank lines skipped. The first
+         *     line is exactly `uuid,vehicle,tripId` (the body's `pattern`); then one line per document: its
+         *     UUID and a vehicle id or a trip id (not both); both empty removes the assignment. A UUID
+         *     that is not a CFDI the tenant received (another tenant's included), or a vehicle or trip
+         *     that is not the tenant's, rejects the line; a UUID given again rejects the earlier line (the
+         *     later one wins). At most 20,000 lines, `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB) in all.
+         */
+        post: operations["assignReceivedDocs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1632,10 +1698,18 @@ export interface components {
         };
         ClientUnitEconomics: {
             client: string;
+            /** @description Costs placed on the legs (MXN before VAT): received CFDIs assigned or spread by km, and the legs' tolls */
+            cost: number;
+            costPerKm: components["schemas"]["Ratio"];
+            costPerLitre: components["schemas"]["Ratio"];
+            costPerTrip: components["schemas"]["Ratio"];
             km: number;
             legs: number;
             litres: number;
             loadedLitres: number;
+            /** @description Revenue + the legs' tolls recharged − cost */
+            margin: number;
+            marginPerKm: components["schemas"]["Ratio"];
             offloadedLitres: number;
             revenue: number;
             revenuePerKm: components["schemas"]["Ratio"];
@@ -2004,6 +2078,27 @@ export interface components {
             retained: number;
             /** @description TotalImpuestosTrasladados */
             transferred: number;
+        };
+        DriverUnitEconomics: {
+            /** @description Costs placed on the legs (MXN before VAT): received CFDIs assigned or spread by km, and the legs' tolls */
+            cost: number;
+            costPerKm: components["schemas"]["Ratio"];
+            costPerLitre: components["schemas"]["Ratio"];
+            costPerTrip: components["schemas"]["Ratio"];
+            driver: string;
+            km: number;
+            legs: number;
+            litres: number;
+            loadedLitres: number;
+            /** @description Revenue + the legs' tolls recharged − cost */
+            margin: number;
+            marginPerKm: components["schemas"]["Ratio"];
+            name: string;
+            offloadedLitres: number;
+            revenue: number;
+            revenuePerKm: components["schemas"]["Ratio"];
+            revenuePerLitre: components["schemas"]["Ratio"];
+            trips: number;
         };
         ErrorField: {
             /**
@@ -2431,9 +2526,11 @@ export interface components {
         };
         FinancialUnitEconomicsResponse: {
             byClient: components["schemas"]["FinancialUnitEconomicsResponseByClient"];
+            byDriver: components["schemas"]["FinancialUnitEconomicsResponseByDriver"];
             byVehicle: components["schemas"]["FinancialUnitEconomicsResponseByVehicle"];
             /** Format: date-time */
             computedAt: string;
+            costs: components["schemas"]["UnitCosts"];
             filters: components["schemas"]["FinancialUnitEconomicsResponseFilters"];
             parameters: components["schemas"]["FinancialUnitEconomicsResponseParameters"];
             period: components["schemas"]["AnalyticsPeriod"];
@@ -2443,6 +2540,12 @@ export interface components {
         };
         FinancialUnitEconomicsResponseByClient: {
             data: components["schemas"]["ClientUnitEconomics"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
+        FinancialUnitEconomicsResponseByDriver: {
+            data: components["schemas"]["DriverUnitEconomics"][];
             limit: number;
             listed: number;
             total: number;
@@ -2458,10 +2561,12 @@ export interface components {
             vehicle: string | null;
         };
         FinancialUnitEconomicsResponseParameters: {
+            costs: string;
             km: string;
             legSelection: string;
             /** @enum {string} */
             litresBasis: "loaded" | "offloaded";
+            margin: string;
             ordering: string;
             revenue: string;
         };
@@ -3068,6 +3173,61 @@ export interface components {
             /** @description Σ outstanding, MXN */
             outstanding: number;
         };
+        /** @description The carrier's assignment of one received CFDI (`vehicle` and `tripId` null: none, its cost is placed by a plate its concepts name, else spread by km). */
+        ReceivedAssignment: {
+            /** Format: date-time */
+            assignedAt: string | null;
+            id: string;
+            tenant: string;
+            tripId: string | null;
+            uuid: string;
+            vehicle: string | null;
+        };
+        /** @description Where the document's cost goes: one vehicle (its delivered legs share it by km) or one trip. Exactly one of the two. */
+        ReceivedAssignmentRequest: {
+            /**
+             * @description One of the tenant's trips
+             * @example TGO-VJ-000123
+             */
+            tripId?: string;
+            /**
+             * @description Vehicle id (economic number) of one of the tenant's trips
+             * @example ECO-101
+             */
+            vehicle?: string;
+        };
+        /** @description One document's assignment. Neither `vehicle` nor `tripId` (or both empty) removes it; both is a rejected row. */
+        ReceivedAssignmentRow: {
+            tripId?: string;
+            /**
+             * @description The received CFDI's UUID
+             * @example 9D1C0E55-0001-4000-8000-000000000101
+             */
+            uuid: string;
+            vehicle?: string;
+        };
+        /** @description The lines of an assignments CSV as JSON (what MCP agents send); the same rules and report. */
+        ReceivedAssignmentRowsRequest: {
+            rows: components["schemas"]["ReceivedAssignmentRow"][];
+        };
+        ReceivedAssignmentsReport: {
+            /** @description One per line, in the file's order (a line past the 20,000 one request may hold is rejected). */
+            rows: {
+                /** @description Line of the file (the header is line 1); for JSON rows, the position from 1 */
+                line: number;
+                reason?: string;
+                /** @enum {string} */
+                status: "assigned" | "unassigned" | "rejected";
+                uuid: string;
+            }[];
+            summary: {
+                assigned: number;
+                rejected: number;
+                rows: number;
+                unassigned: number;
+            };
+            tenant: string;
+        };
         /**
          * @description What a received CFDI is spent on, from the SAT product code (c_ClaveProdServ) of its largest
          *     concept (amount − discount) under the tenant's category rules (`GET /api/received-category-rules`):
@@ -3276,6 +3436,11 @@ export interface components {
         };
         /** @description One route of the catalogue (origin → destination) with its volume and unit economics. */
         RouteCatalogDetails: {
+            /** @description Costs placed on the legs (MXN before VAT): received CFDIs assigned or spread by km, and the legs' tolls */
+            cost: number;
+            costPerKm: components["schemas"]["Ratio"];
+            costPerLitre: components["schemas"]["Ratio"];
+            costPerTrip: components["schemas"]["Ratio"];
             destination: components["schemas"]["RoutePlace"];
             /** @description Mean distance of a leg on the route */
             distanceKm: number;
@@ -3284,6 +3449,9 @@ export interface components {
             legs: number;
             litres: number;
             loadedLitres: number;
+            /** @description Revenue + the legs' tolls recharged − cost */
+            margin: number;
+            marginPerKm: components["schemas"]["Ratio"];
             offloadedLitres: number;
             origin: components["schemas"]["RoutePlace"];
             revenue: number;
@@ -4125,12 +4293,38 @@ export interface components {
             destination: components["schemas"]["RoutePoint"];
             origin: components["schemas"]["RoutePoint"];
         };
+        UnitCostCategory: {
+            amount: number;
+            assigned: number;
+            /** @enum {string} */
+            category: "fuel" | "tolls" | "maintenance" | "tyres" | "insurance" | "subcontractedFreight";
+            /** @description The tenant's received CFDIs of the category counted in the period */
+            documents: number;
+            spread: number;
+            unallocated: number;
+        };
+        /** @description The costs on the legs of the answer's scope, per category: `assigned` (to a trip or vehicle by the carrier or a plate named, and the legs' tolls) and `spread` (over every delivered leg by km). */
+        UnitCosts: {
+            assigned: number;
+            categories: components["schemas"]["UnitCostCategory"][];
+            spread: number;
+            /** @description Spread costs no leg could take (no leg delivered in the period) */
+            unallocated: number;
+        };
         UnitEconomics: {
+            /** @description Costs placed on the legs (MXN before VAT): received CFDIs assigned or spread by km, and the legs' tolls */
+            cost: number;
+            costPerKm: components["schemas"]["Ratio"];
+            costPerLitre: components["schemas"]["Ratio"];
+            costPerTrip: components["schemas"]["Ratio"];
             km: number;
             legs: number;
             /** @description Litres on the chosen basis */
             litres: number;
             loadedLitres: number;
+            /** @description Revenue + the legs' tolls recharged − cost */
+            margin: number;
+            marginPerKm: components["schemas"]["Ratio"];
             offloadedLitres: number;
             /** @description Σ leg billedFreight (MXN, before VAT, tolls excluded) */
             revenue: number;
@@ -4178,10 +4372,18 @@ export interface components {
              * @example T3S2
              */
             config: string;
+            /** @description Costs placed on the legs (MXN before VAT): received CFDIs assigned or spread by km, and the legs' tolls */
+            cost: number;
+            costPerKm: components["schemas"]["Ratio"];
+            costPerLitre: components["schemas"]["Ratio"];
+            costPerTrip: components["schemas"]["Ratio"];
             km: number;
             legs: number;
             litres: number;
             loadedLitres: number;
+            /** @description Revenue + the legs' tolls recharged − cost */
+            margin: number;
+            marginPerKm: components["schemas"]["Ratio"];
             offloadedLitres: number;
             plate: string;
             revenue: number;
@@ -6100,7 +6302,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The unit economics; `limit` caps each list (clients, vehicles, routes). */
+            /** @description The unit economics; `limit` caps each list (clients, vehicles, drivers, routes). */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -6132,6 +6334,8 @@ export interface operations {
                      *         "revenue": "Σ leg billedFreight (the freight itself; tolls in totalFreight are pass-through and excluded), MXN before VAT.",
                      *         "km": "Σ leg distanceKm.",
                      *         "legSelection": "Legs delivered in the period (offloaded volumes recorded, Mexico City days); a leg in transit is not counted. Litres = Σ product litres of the leg on the chosen basis.",
+                     *         "costs": "Received CFDIs issued in the period, not cancelled, at subtotal − discount in MXN, plus the legs' tolls; assigned or spread by km.",
+                     *         "margin": "Revenue + the legs' tolls recharged to the client − cost.",
                      *         "ordering": "Lists by revenue, largest first; `limit` caps each list (total gives the full count)."
                      *       },
                      *       "totals": {
@@ -6147,7 +6351,76 @@ export interface operations {
                      *         },
                      *         "revenuePerLitre": {
                      *           "value": 0.4772
+                     *         },
+                     *         "cost": 35210400.5,
+                     *         "costPerKm": {
+                     *           "value": 172.7
+                     *         },
+                     *         "costPerLitre": {
+                     *           "value": 0.3328
+                     *         },
+                     *         "costPerTrip": {
+                     *           "value": 23887.65
+                     *         },
+                     *         "margin": 15612300.12,
+                     *         "marginPerKm": {
+                     *           "value": 76.58
                      *         }
+                     *       },
+                     *       "costs": {
+                     *         "categories": [
+                     *           {
+                     *             "category": "fuel",
+                     *             "amount": 21000000,
+                     *             "assigned": 19800000,
+                     *             "spread": 1200000,
+                     *             "documents": 540,
+                     *             "unallocated": 0
+                     *           },
+                     *           {
+                     *             "category": "tolls",
+                     *             "amount": 331647.66,
+                     *             "assigned": 290000,
+                     *             "spread": 41647.66,
+                     *             "documents": 60,
+                     *             "unallocated": 0
+                     *           },
+                     *           {
+                     *             "category": "maintenance",
+                     *             "amount": 3100000,
+                     *             "assigned": 2500000,
+                     *             "spread": 600000,
+                     *             "documents": 48,
+                     *             "unallocated": 0
+                     *           },
+                     *           {
+                     *             "category": "tyres",
+                     *             "amount": 1800000,
+                     *             "assigned": 1800000,
+                     *             "spread": 0,
+                     *             "documents": 12,
+                     *             "unallocated": 0
+                     *           },
+                     *           {
+                     *             "category": "insurance",
+                     *             "amount": 2400000,
+                     *             "assigned": 0,
+                     *             "spread": 2400000,
+                     *             "documents": 2,
+                     *             "unallocated": 0
+                     *           },
+                     *           {
+                     *             "category": "subcontractedFreight",
+                     *             "amount": 6578752.84,
+                     *             "assigned": 6578752.84,
+                     *             "spread": 0,
+                     *             "documents": 20,
+                     *             "unallocated": 0
+                     *           }
+                     *         ],
+                     *         "assigned": 30968752.84,
+                     *         "spread": 4241647.66,
+                     *         "unallocated": 0
                      *       },
                      *       "byClient": {
                      *         "total": 20,
@@ -6168,6 +6441,20 @@ export interface operations {
                      *             },
                      *             "revenuePerLitre": {
                      *               "value": 0.4189
+                     *             },
+                     *             "cost": 3204551.2,
+                     *             "costPerKm": {
+                     *               "value": 172.7
+                     *             },
+                     *             "costPerLitre": {
+                     *               "value": 0.1967
+                     *             },
+                     *             "costPerTrip": {
+                     *               "value": 13993.67
+                     *             },
+                     *             "margin": 3651308.46,
+                     *             "marginPerKm": {
+                     *               "value": 196.77
                      *             }
                      *           }
                      *         ]
@@ -6193,6 +6480,58 @@ export interface operations {
                      *             },
                      *             "revenuePerLitre": {
                      *               "value": 0.4837
+                     *             },
+                     *             "cost": 2083107.4,
+                     *             "costPerKm": {
+                     *               "value": 172.7
+                     *             },
+                     *             "costPerLitre": {
+                     *               "value": 0.2882
+                     *             },
+                     *             "costPerTrip": {
+                     *               "value": 26706.51
+                     *             },
+                     *             "margin": 1430762.64,
+                     *             "marginPerKm": {
+                     *               "value": 118.62
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "byDriver": {
+                     *         "total": 31,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "driver": "OP-0007",
+                     *             "name": "Juan Pérez López",
+                     *             "trips": 78,
+                     *             "legs": 129,
+                     *             "revenue": 3496870.04,
+                     *             "km": 12062,
+                     *             "litres": 7228937,
+                     *             "loadedLitres": 7228937,
+                     *             "offloadedLitres": 7212276,
+                     *             "revenuePerKm": {
+                     *               "value": 289.91
+                     *             },
+                     *             "revenuePerLitre": {
+                     *               "value": 0.4837
+                     *             },
+                     *             "cost": 2083107.4,
+                     *             "costPerKm": {
+                     *               "value": 172.7
+                     *             },
+                     *             "costPerLitre": {
+                     *               "value": 0.2882
+                     *             },
+                     *             "costPerTrip": {
+                     *               "value": 26706.51
+                     *             },
+                     *             "margin": 1430762.64,
+                     *             "marginPerKm": {
+                     *               "value": 118.62
                      *             }
                      *           }
                      *         ]
@@ -6229,6 +6568,20 @@ export interface operations {
                      *             },
                      *             "revenuePerLitre": {
                      *               "value": 0.4267
+                     *             },
+                     *             "cost": 452301.3,
+                     *             "costPerKm": {
+                     *               "value": 172.7
+                     *             },
+                     *             "costPerLitre": {
+                     *               "value": 0.1081
+                     *             },
+                     *             "costPerTrip": {
+                     *               "value": 7666.12
+                     *             },
+                     *             "margin": 1333749.07,
+                     *             "marginPerKm": {
+                     *               "value": 509.26
                      *             }
                      *           }
                      *         ]
@@ -7222,6 +7575,144 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    assignReceivedDoc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The document's `id` as listed (`_id` when stored).
+                 * @example TGO-FD-000123
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceivedAssignmentRequest"];
+            };
+        };
+        responses: {
+            /** @description The assignment as stored. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedAssignment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unassignReceivedDoc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The document's `id` as listed (`_id` when stored).
+                 * @example TGO-FD-000123
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document's assignment, now none. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedAssignment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    assignReceivedDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceivedAssignmentRowsRequest"];
+                /**
+                 * @example uuid,vehicle,tripId
+                 *     9D1C0E55-0001-4000-8000-000000000101,ECO-101,
+                 *     9D1C0E55-0003-4000-8000-000000000103,,TGO-VJ-000123
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The per-line report. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedAssignmentsReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES`. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not `text/csv` or `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

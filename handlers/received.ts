@@ -4,10 +4,22 @@ import { listReceivedDocs } from '../lib/received/list-received-docs.ts';
 import { getReceivedDoc } from '../lib/received/get-received-doc.ts';
 import { getReceivedCategoryRules } from '../lib/received/get-received-category-rules.ts';
 import { setReceivedCategoryRules } from '../lib/received/set-received-category-rules.ts';
+import { assignReceivedDoc } from '../lib/received/assign-received-doc.ts';
+import { unassignReceivedDoc } from '../lib/received/unassign-received-doc.ts';
+import { assignReceivedDocs } from '../lib/received/assign-received-docs.ts';
 
 export function receivedHandlers(
   deps: HandlerDeps,
-): Pick<HandlerMap, 'listReceivedDocs' | 'getReceivedDoc' | 'getReceivedCategoryRules' | 'setReceivedCategoryRules'> {
+): Pick<
+  HandlerMap,
+  | 'listReceivedDocs'
+  | 'getReceivedDoc'
+  | 'getReceivedCategoryRules'
+  | 'setReceivedCategoryRules'
+  | 'assignReceivedDoc'
+  | 'unassignReceivedDoc'
+  | 'assignReceivedDocs'
+> {
   return {
     async listReceivedDocs(request) {
       return listReceivedDocs(deps, tenantOf(request), request.query);
@@ -20,6 +32,17 @@ export function receivedHandlers(
     },
     async setReceivedCategoryRules(request) {
       return setReceivedCategoryRules(deps, tenantOf(request), request.body);
+    },
+    async assignReceivedDoc(request) {
+      return assignReceivedDoc(deps, tenantOf(request), { id: request.params.id, body: request.body });
+    },
+    async unassignReceivedDoc(request) {
+      return unassignReceivedDoc(deps, tenantOf(request), { id: request.params.id });
+    },
+    async assignReceivedDocs(request) {
+      // text/csv arrives as bytes (lib/http/binary-bodies.ts), JSON as its validated rows.
+      const body: unknown = request.body;
+      return assignReceivedDocs(deps, tenantOf(request), Buffer.isBuffer(body) ? { csv: body } : { rows: request.body.rows });
     },
   };
 }

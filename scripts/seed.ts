@@ -97,7 +97,9 @@ async function run(): Promise<void> {
   for (const r of results) {
     const t = DEMO_TENANTS.find((x) => x.rfc === r.tenant)!;
     const dup = r.duplicates ? `, ${r.duplicates} already present` : '';
-    process.stdout.write(`${t.rfc}  ${t.name.padEnd(32)} ${r.financialDocs} documents, ${r.trips} trips${dup}  x-api-key: ${t.apiKey}\n`);
+    process.stdout.write(
+      `${t.rfc}  ${t.name.padEnd(32)} ${r.financialDocs} documents, ${r.trips} trips, ${r.receivedDocs} received${dup}  x-api-key: ${t.apiKey}\n`,
+    );
   }
   process.stdout.write(`done in ${secs} s\n`);
 }

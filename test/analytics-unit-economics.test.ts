@@ -102,8 +102,16 @@ t.test('per km and per litre (loaded), by client, vehicle and route', async (t) 
     offloadedLitres: 50_970,
     revenuePerKm: { value: 27.89 },
     revenuePerLitre: { value: 0.5196 },
+    // No received CFDI: the only cost is the first trip's 500 toll, which the client is billed too.
+    cost: 500,
+    costPerKm: { value: 0.53 }, // 500 / 950
+    costPerLitre: { value: 0.0098 }, // 500 / 51,000
+    costPerTrip: { value: 125 }, // 500 / 4
+    margin: 26_500, // 26,500 + 500 − 500
+    marginPerKm: { value: 27.89 },
   });
-  t.same(body.byClient, {
+  // Revenue side here; costs and margins per group in test/analytics-unit-costs.test.ts.
+  t.match(body.byClient, {
     total: 3,
     listed: 3,
     limit: 20,
@@ -155,7 +163,7 @@ t.test('per km and per litre (loaded), by client, vehicle and route', async (t) 
     ],
   );
   t.equal(body.routes.total, 3);
-  t.same(body.routes.data[0], {
+  t.match(body.routes.data[0], {
     routeKey: 'OR000001→DE000001',
     origin: { id: 'OR000001', name: 'Terminal Tuxpan', city: 'Tuxpan', state: 'VER' },
     destination: { id: 'DE000001', name: 'Terminal Puebla', city: 'Puebla', state: 'PUE' },
@@ -194,6 +202,12 @@ t.test('offloaded litres, filters, limit, empty period', async (t) => {
     offloadedLitres: 0,
     revenuePerKm: { value: null, reason: 'no km (division by zero)' },
     revenuePerLitre: { value: null, reason: 'no loaded litres (division by zero)' },
+    cost: 0,
+    costPerKm: { value: null, reason: 'no km (division by zero)' },
+    costPerLitre: { value: null, reason: 'no litres (division by zero)' },
+    costPerTrip: { value: null, reason: 'no trips (division by zero)' },
+    margin: 0,
+    marginPerKm: { value: null, reason: 'no km (division by zero)' },
   });
 });
 

@@ -133,8 +133,41 @@ t.test('golden output: a small generation hashes as it always has', async (t) =>
     h.update(`${JSON.stringify(g.settings)}\n${JSON.stringify(g.counts)} ${g.idPrefix}\n`);
     for (const d of g.financialDocs) h.update(`${JSON.stringify(d)}\n`);
     for (const x of g.trips) h.update(`${JSON.stringify(x)}\n`);
+    const received = g.received();
+    for (const d of received.docs) h.update(`${JSON.stringify(d)}\n`);
+    h.update(`${JSON.stringify(received.assignments)}\n`);
   }
-  t.equal(h.digest('hex'), '63c7a0c97ebee9d9c400a880b65d45bdd5661a856a0ac948a8e369179b32e298');
+  // Issue 36: the received CFDIs and the one assignment are hashed after each run's trips; without
+  // those lines the hash is the one before (63c7a0c9…): every document and trip is as before.
+  t.equal(h.digest('hex'), '99f644b468437037fc8e818e5480c5aa7ed12139f27a41a86b9f747a8fa3afbd');
+});
+
+t.test('received CFDIs: fuel per truck naming its plate, tolls, maintenance, one subcontracted trip assigned', async (t) => {
+  const g = generateTenant(opts({ invoices: 600, trips: 600 }));
+  const { docs, assignments } = g.received();
+  const trips = [...g.trips];
+  const plates = new Set(trips.map((x) => x.vehicle.plate));
+  const byCategory = (c: string) => docs.filter((d) => d.category === c);
+  t.ok(docs.length > 50 && docs.length < 600, `a few hundred at most (${docs.length})`);
+  t.ok(byCategory('fuel').length > 0 && byCategory('tolls').length > 0 && byCategory('maintenance').length > 0 && byCategory('insurance').length > 0);
+  t.equal(byCategory('subcontractedFreight').length, 1, 'one subcontracted trip');
+  t.ok(
+    byCategory('fuel').every((d) => [...plates].some((p) => d.concepts[0]!.description.endsWith(`placas ${p}`))),
+    "every diesel invoice names one of the fleet's plates",
+  );
+  t.equal(new Set(docs.map((d) => d.uuid)).size, docs.length, 'UUIDs unique');
+  for (const d of docs) {
+    // Total = SubTotal + VAT 16% − the 4% retention of subcontracted freight, in cents.
+    const vat = Math.round(toCents(d.subTotal) * 0.16);
+    const ret = d.category === 'subcontractedFreight' ? Math.round(toCents(d.subTotal) * 0.04) : 0;
+    if (toCents(d.total) !== toCents(d.subTotal) + vat - ret) t.fail(`${d.uuid}: total ${d.total}`);
+    if (d.tenant !== TGO.rfc || d.paymentState !== 'paid' || d.date > END) t.fail(`${d.uuid}: tenant, state or date`);
+  }
+  t.equal(assignments.length, 1);
+  const trip = trips.find((x) => x._id === assignments[0]!.tripId);
+  t.ok(trip && trip.shipments.every((l) => l.unloadDate !== null), 'assigned to a delivered trip');
+  t.equal(assignments[0]!._id, byCategory('subcontractedFreight')[0]!._id);
+  t.same(g.received(), { docs, assignments }, 'deterministic');
 });
 
 t.test('exact counts and edge sizes', async (t) => {

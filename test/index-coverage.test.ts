@@ -44,6 +44,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.importLinks]: 'tenant',
   [COLLECTIONS.receivedFacts]: 'tenant',
   [COLLECTIONS.receivedDocs]: 'tenant',
+  [COLLECTIONS.receivedAssignments]: 'tenant',
   // Service-wide (the cursor signing secret), read by _id once per process.
   [COLLECTIONS.serviceSecrets]: '_id',
   [COLLECTIONS.webhooks]: 'tenant',
@@ -257,6 +258,22 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['getDiot', 'GET', '/api/tax/diot?month=2026-10'],
   ['getDiot', 'GET', '/api/tax/diot?month=2026-10&format=csv'],
   ['setReceivedCategoryRules', 'PUT', '/api/received-category-rules', { rules: [{ code: '15101505', category: 'maintenance' }] }],
+  // Assignments of received CFDIs (one, many, none), then the costs that read them.
+  ['assignReceivedDoc', 'PUT', `/api/received-docs/${tenant!.rfc}-RCFDI-9D1C0E55-0001-4000-8000-000000000101/assignment`, { vehicle }],
+  ['assignReceivedDoc', 'PUT', `/api/received-docs/${tenant!.rfc}-RCFDI-9D1C0E55-0001-4000-8000-000000000101/assignment`, { tripId: String(anyTrip._id) }],
+  [
+    'assignReceivedDocs',
+    'POST',
+    '/api/received-docs/assignments',
+    {
+      rows: [
+        { uuid: '9D1C0E55-0001-4000-8000-000000000101', vehicle },
+        { uuid: '9D1C0E55-0003-4000-8000-000000000103', tripId: String(anyTrip._id) },
+      ],
+    },
+  ],
+  ['getFreightUnitEconomics', 'GET', '/api/analytics/unit-economics?startDate=2026-09-01&endDate=2026-11-15'],
+  ['unassignReceivedDoc', 'DELETE', `/api/received-docs/${tenant!.rfc}-RCFDI-9D1C0E55-0001-4000-8000-000000000101/assignment`],
   ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
   ['listAlertJobs', 'GET', '/api/alerts/jobs'],
   ['listAlertJobs', 'GET', '/api/alerts/jobs?userId=u-1'],

@@ -209,6 +209,12 @@ t.test('imports: CFDI files sent as JSON', async (t) => {
 
 t.test("received CFDIs: a supplier's invoice imported, listed, read, and the category rules set and read", async (t) => {
   const uuid = '9D1C0E55-0001-4000-8000-000000000101';
+  const economics = (await api.GET('/api/analytics/unit-economics', { params: { query: { limit: 1 } } })).data!;
+  const vehicle = economics.byVehicle.data[0]!.vehicle;
+  // The demo dataset's received CFDIs give the last 90 days costs: diesel naming the trucks' plates (assigned), tolls and insurance (spread).
+  const fuel = economics.costs.categories.find((c) => c.category === 'fuel')!;
+  t.ok(fuel.amount > 0 && fuel.assigned > 0, `fuel costs assigned by plate (${fuel.assigned} of ${fuel.amount})`);
+  t.ok(economics.costs.spread > 0 && economics.totals.cost > 0 && economics.totals.margin !== economics.totals.revenue, 'costs and a margin');
   const { xml } = invoiceXml({
     issuer: 'PGA010101AB1',
     receiver: DEMO_TENANTS[0]!.rfc,
@@ -231,6 +237,21 @@ t.test("received CFDIs: a supplier's invoice imported, listed, read, and the cat
   t.same(rules.data?.rules, [{ code: '151015', category: 'other' }]);
   t.equal((await api.GET('/api/received-docs/{id}', { params: { path: { id } } })).data?.category, 'other');
   called.add('listReceivedDocs').add('getReceivedDoc').add('setReceivedCategoryRules').add('getReceivedCategoryRules');
+  // Its cost assigned to one of the tenant's vehicles, by one operation and by CSV-like rows, then unassigned.
+  const put = await api.PUT('/api/received-docs/{id}/assignment', { params: { path: { id } }, body: { vehicle } });
+  t.match(put.data, { id, uuid, vehicle, tripId: null });
+  const many = await api.POST('/api/received-docs/assignments', {
+    body: {
+      rows: [
+        { uuid, vehicle },
+        { uuid: '00000000-0000-4000-8000-000000000000', vehicle },
+      ],
+    },
+  });
+  t.same(many.data?.summary, { rows: 2, assigned: 1, unassigned: 0, rejected: 1 }, 'a UUID the tenant never received is rejected');
+  const del = await api.DELETE('/api/received-docs/{id}/assignment', { params: { path: { id } } });
+  t.match(del.data, { id, vehicle: null, tripId: null, assignedAt: null });
+  called.add('assignReceivedDoc').add('assignReceivedDocs').add('unassignReceivedDoc');
 });
 
 t.test("the month's tax position, its lines and the DIOT (cash basis)", async (t) => {

@@ -10,7 +10,20 @@ import type { ServiceContext } from '../context.ts';
 import { unitEconomicsGroups } from './trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { capped, periodOut, type Capped, type PeriodOut } from './report.ts';
-import { byRevenue, EMPTY_UNIT_GROUP, meanLegKm, unitRow, type LitresBasis, type UnitRow } from './unit-economics.ts';
+import {
+  byRevenue,
+  costFigures,
+  EMPTY_UNIT_GROUP,
+  meanLegKm,
+  unitRow,
+  type CostFigures,
+  type LitresBasis,
+  type UnitGroupRow,
+  type UnitRow,
+} from './unit-economics.ts';
+import { periodCosts } from './period-costs.ts';
+import { COST_CATEGORIES, groupCost, unallocated, type CostCategory, type CostGroup, type KmOnVehicleRows, type TripKeys } from './trip-costs.ts';
+import { fromCents } from '../money/cents.ts';
 
 export interface UnitEconomicsInput {
   litresBasis: LitresBasis;
@@ -21,7 +34,21 @@ export interface UnitEconomicsInput {
   vehicle?: string;
 }
 
-export interface RouteCatalogDetails extends UnitRow {
+export type CostedRow = UnitRow & CostFigures;
+
+/** One cost category in the period: what landed on the legs of the answer's scope, assigned and spread. */
+export interface CategoryCost {
+  category: CostCategory;
+  amount: number;
+  assigned: number;
+  spread: number;
+  /** The tenant's documents of the category counted in the period (whatever the filters). */
+  documents: number;
+  /** Spread costs no leg could take (no leg delivered in the period at all). */
+  unallocated: number;
+}
+
+export interface RouteCatalogDetails extends CostedRow {
   routeKey: string;
   origin: { id: string; name: string; city: string; state: string };
   destination: { id: string; name: string; city: string; state: string };
@@ -34,10 +61,12 @@ export interface FreightUnitEconomics {
   computedAt: string;
   period: PeriodOut;
   filters: { client: string | null; vehicle: string | null };
-  parameters: { litresBasis: LitresBasis; revenue: string; km: string; legSelection: string; ordering: string };
-  totals: UnitRow;
-  byClient: Capped<UnitRow & { client: string }>;
-  byVehicle: Capped<UnitRow & { vehicle: string; plate: string; config: string }>;
+  parameters: { litresBasis: LitresBasis; revenue: string; km: string; legSelection: string; costs: string; margin: string; ordering: string };
+  totals: CostedRow;
+  costs: { categories: CategoryCost[]; assigned: number; spread: number; unallocated: number };
+  byClient: Capped<CostedRow & { client: string }>;
+  byVehicle: Capped<CostedRow & { vehicle: string; plate: string; config: string }>;
+  byDriver: Capped<CostedRow & { driver: string; name: string }>;
   routes: Capped<RouteCatalogDetails>;
 }
 
@@ -51,17 +80,62 @@ export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: strin
     { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}) },
     ctx.config.queryTimeoutMs,
   );
-  const clients = g.byClient.map((r) => ({ client: r.client, ...unitRow(r, basis) })).sort(byRevenue((x) => x.client));
-  const vehicles = g.byVehicle.map((r) => ({ vehicle: r.vehicle, plate: r.plate, config: r.config, ...unitRow(r, basis) })).sort(byRevenue((x) => x.vehicle));
-  const routes: RouteCatalogDetails[] = g.byRoute
+  const placed = await periodCosts(ctx, tenant, period);
+  const kmOn = (rows: KmOnVehicleRows): Map<string, Map<string, number>> => {
+    const m = new Map<string, Map<string, number>>();
+    for (const r of rows) m.set(r.key, (m.get(r.key) ?? new Map<string, number>()).set(r.vehicle, r.km));
+    return m;
+  };
+  const byClientVehicle = kmOn(g.clientVehicle);
+  const byRouteVehicle = kmOn(g.routeVehicle);
+  const byDriverVehicle = kmOn(g.driverVehicle);
+  const inScope = (x: TripKeys): boolean => (!input.client || x.client === input.client) && (!input.vehicle || x.vehicle === input.vehicle);
+  const costed = (r: UnitGroupRow, kmByVehicle: ReadonlyMap<string, number>, hasTrip: CostGroup['hasTrip']): CostedRow => {
+    const row = unitRow(r, basis);
+    const c = groupCost(placed, { km: r.km, kmByVehicle, legTollC: r.tollC, hasTrip });
+    return { ...row, ...costFigures(row, r.tollC, c.totalC) };
+  };
+  const none = new Map<string, number>();
+  const clients = g.byClient
+    .map((r) => ({ client: r.client, ...costed(r, byClientVehicle.get(r.client) ?? none, (x) => inScope(x) && x.client === r.client) }))
+    .sort(byRevenue((x) => x.client));
+  const vehicles = g.byVehicle
     .map((r) => ({
-      routeKey: `${r.originId}→${r.destinationId}`,
-      origin: { id: r.originId, name: r.originName, city: r.originCity, state: r.originState },
-      destination: { id: r.destinationId, name: r.destinationName, city: r.destinationCity, state: r.destinationState },
-      distanceKm: meanLegKm(r),
-      ...unitRow(r, basis),
+      vehicle: r.vehicle,
+      plate: r.plate,
+      config: r.config,
+      ...costed(r, new Map([[r.vehicle, r.km]]), (x) => inScope(x) && x.vehicle === r.vehicle),
     }))
+    .sort(byRevenue((x) => x.vehicle));
+  const drivers = g.byDriver
+    .map((r) => ({ driver: r.driver, name: r.name, ...costed(r, byDriverVehicle.get(r.driver) ?? none, (x) => inScope(x) && x.driver === r.driver) }))
+    .sort(byRevenue((x) => x.driver));
+  const routes: RouteCatalogDetails[] = g.byRoute
+    .map((r) => {
+      const routeKey = `${r.originId}→${r.destinationId}`;
+      return {
+        routeKey,
+        origin: { id: r.originId, name: r.originName, city: r.originCity, state: r.originState },
+        destination: { id: r.destinationId, name: r.destinationName, city: r.destinationCity, state: r.destinationState },
+        distanceKm: meanLegKm(r),
+        ...costed(r, byRouteVehicle.get(routeKey) ?? none, (x) => inScope(x) && x.routeKey === routeKey),
+      };
+    })
     .sort(byRevenue((x) => x.routeKey));
+  const total = g.total ?? EMPTY_UNIT_GROUP;
+  const totalKmByVehicle = new Map(g.byVehicle.map((r) => [r.vehicle, r.km]));
+  const totalCost = groupCost(placed, { km: total.km, kmByVehicle: totalKmByVehicle, legTollC: total.tollC, hasTrip: inScope });
+  const totalRow = unitRow(total, basis);
+  const left = unallocated(placed);
+  const categories: CategoryCost[] = COST_CATEGORIES.map((category) => ({
+    category,
+    amount: fromCents(totalCost.assigned[category] + totalCost.spread[category]),
+    assigned: fromCents(totalCost.assigned[category]),
+    spread: fromCents(totalCost.spread[category]),
+    documents: placed.documents[category],
+    unallocated: fromCents(left[category]),
+  }));
+  const sumOf = (f: (c: CostCategory) => number): number => fromCents(COST_CATEGORIES.reduce((s, c) => s + f(c), 0));
 
   return {
     tenant,
@@ -74,11 +148,21 @@ export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: strin
       km: 'Σ leg distanceKm.',
       legSelection:
         'Legs delivered in the period (offloaded volumes recorded, Mexico City days); a leg in transit is not counted. Litres = Σ product litres of the leg on the chosen basis.',
+      costs:
+        "Received CFDIs issued in the period, not cancelled, of the cost categories, at subtotal − discount in MXN (VAT excluded), plus the legs' tolls. A document goes to its trip or vehicle when the carrier assigned it or a concept names a plate of the period's vehicles (and that trip or vehicle has km delivered in the period); the rest is spread over every delivered leg of the tenant by km.",
+      margin: "Revenue + the legs' tolls recharged to the client − cost.",
       ordering: 'Lists by revenue, largest first; `limit` caps each list (total gives the full count).',
     },
-    totals: unitRow(g.total ?? EMPTY_UNIT_GROUP, basis),
+    totals: { ...totalRow, ...costFigures(totalRow, total.tollC, totalCost.totalC) },
+    costs: {
+      categories,
+      assigned: sumOf((c) => totalCost.assigned[c]),
+      spread: sumOf((c) => totalCost.spread[c]),
+      unallocated: sumOf((c) => left[c]),
+    },
     byClient: capped(clients, input.limit),
     byVehicle: capped(vehicles, input.limit),
+    byDriver: capped(drivers, input.limit),
     routes: capped(routes, input.limit),
   };
 }

@@ -18,6 +18,7 @@ import type { TripDocument } from '../model/trip-document.ts';
 import type { ShrinkageTrip } from './shrinkage-recovery.ts';
 import type { DeliveryRow } from './dispatch-to-bill.ts';
 import type { UnitGroupRow } from './unit-economics.ts';
+import type { TripKeys } from './trip-costs.ts';
 import type { UtilizationTrip, VehicleActivity } from './utilization.ts';
 import {
   AUDIT_BATCH_SIZE,
@@ -219,50 +220,21 @@ export async function vehicleLastActivity(
   return rows.map((r) => ({ vehicle: r._id, plate: r.plate ?? '', lastUnload: num(r.u), lastLoad: num(r.l), lastLegDate: num(r.d) }));
 }
 
-export interface UnitEconomicsGroups {
-  total: UnitGroupRow | null;
-  byClient: (UnitGroupRow & { client: string })[];
-  byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
-  byRoute: (UnitGroupRow & {
-    originId: string;
-    originName: string;
-    originCity: string;
-    originState: string;
-    destinationId: string;
-    destinationName: string;
-    destinationCity: string;
-    destinationState: string;
-  })[];
-}
-
 /**
- * Legs delivered in [start, end] (a leg in transit has no offloaded litres yet), summed per trip in a `$project` (no
- * unwind), then grouped four ways in one `$facet`: overall, client, vehicle and
- * route (origin id → destination id). Revenue is Σ leg billedFreight in
- * integer cents; litres Σ product loaded / offloaded.
+ * Stages of the unit-economics queries: the trips with a leg delivered in [start, end] (a leg in
+ * transit has no offloaded litres yet), each summed over those legs in a `$project` (no unwind).
  */
-export async function unitEconomicsGroups(
-  db: Db,
-  tenant: string,
-  q: TripScope & { start: number; end: number },
-  maxTimeMS: number,
-): Promise<UnitEconomicsGroups> {
-  const sums = {
-    trips: { $sum: 1 },
-    legs: { $sum: '$legs' },
-    km: { $sum: '$km' },
-    revenueC: { $sum: '$revenueC' },
-    loaded: { $sum: '$loaded' },
-    offloaded: { $sum: '$offloaded' },
-  };
-  const pipeline: Document[] = [
-    { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'unloadDate', q.start, q.end) } },
+function deliveredLegSums(tenant: string, q: TripScope & { start: number; end: number }, ids?: readonly string[]): Document[] {
+  return [
+    { $match: { ...scopeFilter(tenant, q), ...(ids ? { _id: { $in: [...ids] } } : {}), ...elementInRange('shipments', 'unloadDate', q.start, q.end) } },
     {
       $project: {
         client: 1,
         vehicle: '$vehicle.id',
         plate: '$vehicle.plate',
         config: '$vehicle.config',
+        driver: '$driver.id',
+        driverName: '$driver.name',
         originId: '$origin.id',
         originName: '$origin.name',
         originCity: '$origin.address.city',
@@ -278,6 +250,7 @@ export async function unitEconomicsGroups(
             in: {
               km: { $ifNull: ['$$l.distanceKm', 0] },
               revenueC: centsExpr('$$l.pricing.billedFreight'),
+              tollC: centsExpr('$$l.pricing.toll'),
               loaded: legLitres('l', 'loaded'),
               offloaded: legLitres('l', 'offloaded'),
             },
@@ -290,6 +263,7 @@ export async function unitEconomicsGroups(
         legs: { $size: '$l' },
         km: sumOver('$l', '$$this.km'),
         revenueC: sumOver('$l', '$$this.revenueC'),
+        tollC: sumOver('$l', '$$this.tollC'),
         loaded: sumOver('$l', '$$this.loaded'),
         offloaded: sumOver('$l', '$$this.offloaded'),
       },
@@ -297,11 +271,71 @@ export async function unitEconomicsGroups(
     // An unload instant without every product's volume is not a delivery: such a trip has no leg here.
     { $match: { legs: { $gt: 0 } } },
     { $project: { l: 0 } },
+  ];
+}
+
+/** A group's km on one vehicle (what a vehicle's assigned costs are shared by). */
+export interface KmOnVehicle {
+  key: string;
+  vehicle: string;
+  km: number;
+}
+
+export interface UnitEconomicsGroups {
+  total: UnitGroupRow | null;
+  byClient: (UnitGroupRow & { client: string })[];
+  byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
+  byDriver: (UnitGroupRow & { driver: string; name: string })[];
+  /** km per (client, vehicle), (route "OR→DE", vehicle), (driver, vehicle). */
+  clientVehicle: KmOnVehicle[];
+  routeVehicle: KmOnVehicle[];
+  driverVehicle: KmOnVehicle[];
+  byRoute: (UnitGroupRow & {
+    originId: string;
+    originName: string;
+    originCity: string;
+    originState: string;
+    destinationId: string;
+    destinationName: string;
+    destinationCity: string;
+    destinationState: string;
+  })[];
+}
+
+/**
+ * Legs delivered in [start, end] (a leg in transit has no offloaded litres yet), summed per trip in a `$project` (no
+ * unwind), then grouped in one `$facet`: overall, client, vehicle, driver and
+ * route (origin id → destination id), and the km of each client, route and driver on each
+ * vehicle (what a vehicle's costs are shared by). Revenue is Σ leg billedFreight in
+ * integer cents, tolls Σ leg toll; litres Σ product loaded / offloaded.
+ */
+export async function unitEconomicsGroups(
+  db: Db,
+  tenant: string,
+  q: TripScope & { start: number; end: number },
+  maxTimeMS: number,
+): Promise<UnitEconomicsGroups> {
+  const sums = {
+    trips: { $sum: 1 },
+    legs: { $sum: '$legs' },
+    km: { $sum: '$km' },
+    revenueC: { $sum: '$revenueC' },
+    loaded: { $sum: '$loaded' },
+    offloaded: { $sum: '$offloaded' },
+    tollC: { $sum: '$tollC' },
+  };
+  const kmOn = (key: unknown): Document[] => [{ $group: { _id: { k: key, v: '$vehicle' }, km: { $sum: '$km' } } }];
+  const pipeline: Document[] = [
+    ...deliveredLegSums(tenant, q),
     {
       $facet: {
         total: [{ $group: { _id: null, ...sums } }],
         byClient: [{ $group: { _id: '$client', ...sums } }],
         byVehicle: [{ $group: { _id: '$vehicle', plate: { $max: '$plate' }, config: { $max: '$config' }, ...sums } }],
+        byDriver: [{ $group: { _id: '$driver', name: { $max: '$driverName' }, ...sums } }],
+        clientVehicle: kmOn('$client'),
+        routeVehicle: kmOn({ $concat: [{ $ifNull: ['$originId', ''] }, '→', { $ifNull: ['$destinationId', ''] }] }),
+        driverVehicle: kmOn('$driver'),
         byRoute: [
           {
             $group: {
@@ -320,14 +354,38 @@ export async function unitEconomicsGroups(
     },
   ];
   type G = UnitGroupRow & { _id: unknown } & Record<string, unknown>;
-  const [facet] = await trips(db).aggregate<{ total: G[]; byClient: G[]; byVehicle: G[]; byRoute: G[] }>(pipeline, { maxTimeMS }).toArray();
-  const base = (g: G): UnitGroupRow => ({ trips: g.trips, legs: g.legs, km: g.km, revenueC: g.revenueC, loaded: g.loaded, offloaded: g.offloaded });
+  type K = { _id: { k?: unknown; v?: unknown }; km: number };
+  const [facet] = await trips(db)
+    .aggregate<{
+      total: G[];
+      byClient: G[];
+      byVehicle: G[];
+      byDriver: G[];
+      byRoute: G[];
+      clientVehicle: K[];
+      routeVehicle: K[];
+      driverVehicle: K[];
+    }>(pipeline, { maxTimeMS })
+    .toArray();
+  const base = (g: G): UnitGroupRow => ({
+    trips: g.trips,
+    legs: g.legs,
+    km: g.km,
+    revenueC: g.revenueC,
+    loaded: g.loaded,
+    offloaded: g.offloaded,
+    tollC: g.tollC ?? 0,
+  });
   const str = (v: unknown): string => (typeof v === 'string' ? v : '');
   const total = facet?.total[0];
   return {
     total: total ? base(total) : null,
     byClient: (facet?.byClient ?? []).map((g) => ({ client: str(g._id), ...base(g) })),
     byVehicle: (facet?.byVehicle ?? []).map((g) => ({ vehicle: str(g._id), plate: str(g.plate), config: str(g.config), ...base(g) })),
+    byDriver: (facet?.byDriver ?? []).map((g) => ({ driver: str(g._id), name: str(g.name), ...base(g) })),
+    clientVehicle: (facet?.clientVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: g.km })),
+    routeVehicle: (facet?.routeVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: g.km })),
+    driverVehicle: (facet?.driverVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: g.km })),
     byRoute: (facet?.byRoute ?? []).map((g) => {
       const id = g._id as { o?: string; d?: string };
       return {
@@ -343,4 +401,39 @@ export async function unitEconomicsGroups(
       };
     }),
   };
+}
+
+/** Tenant-wide delivered km of the period and per vehicle (with its plate): what costs are spread by. */
+export async function deliveredKmByVehicle(
+  db: Db,
+  tenant: string,
+  q: { start: number; end: number },
+  maxTimeMS: number,
+): Promise<{ vehicle: string; plate: string; km: number }[]> {
+  const pipeline: Document[] = [...deliveredLegSums(tenant, q), { $group: { _id: '$vehicle', plate: { $max: '$plate' }, km: { $sum: '$km' } } }];
+  const rows = await trips(db).aggregate<{ _id: unknown; plate: unknown; km: number }>(pipeline, { maxTimeMS }).toArray();
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return rows.map((r) => ({ vehicle: str(r._id), plate: str(r.plate), km: r.km }));
+}
+
+/** These trips (the tenant's, with a leg delivered in [start, end]): their groups and delivered km. */
+export async function deliveredTripKeys(
+  db: Db,
+  tenant: string,
+  ids: readonly string[],
+  q: { start: number; end: number },
+  maxTimeMS: number,
+): Promise<TripKeys[]> {
+  if (!ids.length) return [];
+  const pipeline: Document[] = [...deliveredLegSums(tenant, q, [...new Set(ids)])];
+  const rows = await trips(db).aggregate<Record<string, unknown> & { km: number }>(pipeline, { maxTimeMS }).toArray();
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return rows.map((r) => ({
+    id: str(r._id),
+    client: str(r.client),
+    vehicle: str(r.vehicle),
+    driver: str(r.driver),
+    routeKey: `${str(r.originId)}→${str(r.destinationId)}`,
+    km: r.km,
+  }));
 }

@@ -99,9 +99,11 @@ export interface UnitGroupRow {
   revenueC: number;
   loaded: number;
   offloaded: number;
+  /** Σ the legs' tolls (integer cents). */
+  tollC: number;
 }
 
-export const EMPTY_UNIT_GROUP: Readonly<UnitGroupRow> = { trips: 0, legs: 0, km: 0, revenueC: 0, loaded: 0, offloaded: 0 };
+export const EMPTY_UNIT_GROUP: Readonly<UnitGroupRow> = { trips: 0, legs: 0, km: 0, revenueC: 0, loaded: 0, offloaded: 0, tollC: 0 };
 
 export interface UnitRow {
   trips: number;
@@ -141,3 +143,33 @@ export const byRevenue =
 
 /** Mean distance of a leg on a route (km, 1 decimal); 0 without legs. */
 export const meanLegKm = (g: Pick<UnitGroupRow, 'km' | 'legs'>): number => (g.legs === 0 ? 0 : roundTo(g.km / g.legs, 1));
+
+/** A row's costs and margin (docs/domain.md, "Costs and margin"). */
+export interface CostFigures {
+  /** Σ costs placed on the group's legs (MXN before VAT). */
+  cost: number;
+  costPerKm: Ratio;
+  costPerLitre: Ratio;
+  costPerTrip: Ratio;
+  /** Revenue + the legs' tolls recharged to the client − cost. */
+  margin: number;
+  marginPerKm: Ratio;
+}
+
+/**
+ * Cost and margin of a report row: the margin takes the legs' tolls as income too (they are
+ * billed to the client in totalFreight, and counted among the costs), so a recharged toll nets out.
+ */
+export function costFigures(row: Pick<UnitRow, 'revenue' | 'km' | 'litres' | 'trips'>, legTollC: number, costC: number): CostFigures {
+  const cost = fromCents(costC);
+  const marginC = toCents(row.revenue) + legTollC - costC;
+  const margin = fromCents(marginC);
+  return {
+    cost,
+    costPerKm: ratio(cost, row.km, { denominatorLabel: 'km', decimals: 2 }),
+    costPerLitre: ratio(cost, row.litres, { denominatorLabel: 'litres', decimals: 4 }),
+    costPerTrip: ratio(cost, row.trips, { denominatorLabel: 'trips', decimals: 2 }),
+    margin,
+    marginPerKm: ratio(margin, row.km, { denominatorLabel: 'km', decimals: 2 }),
+  };
+}

@@ -17,6 +17,8 @@ export const COLLECTIONS = {
   /** Received CFDIs (lib/received): the facts each file states, and the documents rebuilt from them. */
   receivedFacts: 'receivedFacts',
   receivedDocs: 'receivedDocs',
+  /** The carrier's assignment of a received CFDI to a vehicle or trip (kept apart: a rebuilt document keeps it). */
+  receivedAssignments: 'receivedAssignments',
   serviceSecrets: 'serviceSecrets',
   webhooks: 'webhooks',
   webhookDeliveries: 'webhookDeliveries',

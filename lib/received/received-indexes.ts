@@ -1,4 +1,4 @@
-/** The indexes of received CFDIs, `receivedFacts` and `receivedDocs` (lib/received/received-repo.ts). */
+/** The indexes of received CFDIs, `receivedFacts`, `receivedDocs` and `receivedAssignments` (lib/received/received-repo.ts, received-assignments-repo.ts). */
 import { COLLECTIONS } from '../db/collections.ts';
 import type { IndexSpecs } from '../db/indexes.ts';
 
@@ -16,4 +16,6 @@ export const RECEIVED_INDEXES: IndexSpecs = {
     // Re-categorizing a tenant's documents when its rules change: by the code each follows.
     { key: { tenant: 1, mainCode: 1 }, name: 'tenant_main_code' },
   ],
+  // The carrier's assignments are read by `_id` (the document's id, tenant-checked); a tenant's all at once when its data is dropped.
+  [COLLECTIONS.receivedAssignments]: [{ key: { tenant: 1 }, name: 'tenant' }],
 };

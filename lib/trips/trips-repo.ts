@@ -122,3 +122,19 @@ export async function insertTripsIfAbsent(db: Db, tenant: string, docs: readonly
   );
   return new Set(Object.values(result.upsertedIds).map(String));
 }
+
+/** Which of these ids are the tenant's trips (ids only travel). */
+export async function existingTripIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await trips(db)
+    .find({ company: tenant, _id: { $in: [...new Set(ids)] } }, { maxTimeMS, projection: { _id: 1 } })
+    .toArray();
+  return new Set(rows.map((r) => r._id));
+}
+
+/** Which of these vehicle ids are on a trip of the tenant (index tenant_vehicle). */
+export async function existingVehicleIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found: unknown[] = await trips(db).distinct('vehicle.id', { company: tenant, 'vehicle.id': { $in: [...new Set(ids)] } }, { maxTimeMS });
+  return new Set(found.filter((v): v is string => typeof v === 'string'));
+}

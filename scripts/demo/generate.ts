@@ -11,6 +11,8 @@
  * - trips.ts: the stored trips.
  * - documents.ts: the stored financial documents, from invoice-concepts.ts,
  *   tax-errors.ts and payments.ts.
+ * - received.ts: the CFDIs the carrier received (fuel per truck, tolls, maintenance, tyres,
+ *   insurance, one subcontracted trip), from their own sub-stream.
  * - ids.ts, numbers.ts, status-codes.ts; catalog.ts and random.ts underneath.
  *
  * ## Streaming and determinism
@@ -110,6 +112,7 @@ import { defaultIdPrefix } from './ids.ts';
 import { DAY } from './numbers.ts';
 import { buildPlan } from './plan.ts';
 import { tripsIterator } from './trips.ts';
+import { buildReceived, type ReceivedData } from './received.ts';
 import { buildWorld, type WorldSpec } from './world.ts';
 
 export { DOC_STATUS, DOC_STATUS_LABELS, LEG_STATUS, LEG_STATUS_LABELS } from './status-codes.ts';
@@ -144,6 +147,8 @@ export interface GeneratedTenant {
   /** Lazy and re-iterable: each iteration regenerates the same trips in id (= creation) order. */
   trips: Iterable<TripDocument>;
   counts: { financialDocs: number; trips: number };
+  /** The CFDIs the tenant received (a few hundred) and the carrier's one assignment, built when asked. */
+  received: () => ReceivedData;
   /** Id prefix used (e.g. 'TGO'). */
   idPrefix: string;
 }
@@ -156,6 +161,7 @@ export function generateTenant(opts: GenerateTenantOptions): GeneratedTenant {
     financialDocs: { [Symbol.iterator]: () => docsIterator(world, plan) },
     trips: { [Symbol.iterator]: () => tripsIterator(world, plan) },
     counts: { financialDocs: plan.docCount, trips: world.tripCount },
+    received: () => buildReceived(world, plan),
     idPrefix: world.prefix,
   };
 }

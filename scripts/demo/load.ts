@@ -12,6 +12,8 @@
 import type { Db, Collection, Document } from 'mongodb';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { financialDocs, tenantSettings, trips } from '../../lib/db/collections.ts';
+import { receivedDocs } from '../../lib/received/received-repo.ts';
+import { receivedAssignments } from '../../lib/received/received-assignments-repo.ts';
 import { settingsCache } from '../../lib/settings/settings-cache.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import type { FinancialDocument, StoredFinancialDocument } from '../../lib/model/financial-document.ts';
@@ -82,6 +84,7 @@ export interface InsertResult {
   tenant: string;
   financialDocs: number;
   trips: number;
+  receivedDocs: number;
   /** Records already present (same _id) and left as they were. */
   duplicates: number;
 }
@@ -102,7 +105,7 @@ export async function insertTenantData(db: Db, generated: GeneratedTenant, onPro
   const own = generated.counts.financialDocs + generated.counts.trips;
   const offset = opts.progressOffset ?? 0;
   const total = opts.progressTotal ?? own;
-  const result: InsertResult = { tenant: generated.settings._id, financialDocs: 0, trips: 0, duplicates: 0 };
+  const result: InsertResult = { tenant: generated.settings._id, financialDocs: 0, trips: 0, receivedDocs: 0, duplicates: 0 };
 
   await tenantSettings(db).replaceOne({ _id: generated.settings._id }, generated.settings, { upsert: true });
   settingsCache(db).forget(generated.settings._id);
@@ -126,6 +129,14 @@ export async function insertTenantData(db: Db, generated: GeneratedTenant, onPro
   // The two collections load side by side: a server writes to two collections at once (MongoDB, and
   // the embedded engine, which writes one collection at a time), and each stream waits on its own inserts.
   await Promise.all([run(trips(db), generated.trips, 'trips'), run(financialDocs(db), stored(generated.financialDocs), 'financialDocs')]);
+  // The received CFDIs: a few hundred, one batch or two (not counted in the progress).
+  const received = generated.received();
+  for (const batch of batched(received.docs, batchSize)) {
+    const r = await insertBatch(receivedDocs(db), batch);
+    result.receivedDocs += r.inserted;
+    result.duplicates += r.duplicates;
+  }
+  if (received.assignments.length) result.duplicates += (await insertBatch(receivedAssignments(db), received.assignments)).duplicates;
   return result;
 }
 
@@ -141,11 +152,13 @@ export interface LoadDemoOptions {
   months?: number;
 }
 
-/** Deletes a tenant's demo records (trips, financial documents, settings); API keys are kept. */
+/** Deletes a tenant's demo records (trips, financial and received documents, settings); API keys are kept. */
 export async function deleteTenantData(db: Db, tenant: string): Promise<{ financialDocs: number; trips: number }> {
   const [d, t] = await Promise.all([
     financialDocs(db).deleteMany({ company: tenant }),
     trips(db).deleteMany({ company: tenant }),
+    receivedDocs(db).deleteMany({ tenant }),
+    receivedAssignments(db).deleteMany({ tenant }),
     tenantSettings(db).deleteOne({ _id: tenant }),
   ]);
   settingsCache(db).forget(tenant);

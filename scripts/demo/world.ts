@@ -25,6 +25,8 @@ export const STREAM = {
   thinning: 8,
   /** Where each invoice's cancellation stands (accepted, tacit, pending, rejected): its own stream, so the rest is drawn as before. */
   cancellation: 9,
+  /** The received CFDIs (scripts/demo/received.ts): their own stream, so trips and documents are drawn as before. */
+  received: 10,
 } as const;
 
 /** What a world is drawn from: the generator's options, checked and with their defaults. */

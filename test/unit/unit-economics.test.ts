@@ -65,7 +65,7 @@ t.test('grouping sums in cents', async (t) => {
 
 t.test('report rows from group sums', async (t) => {
   // 2 trips, 3 legs: 12,345.67 MXN over 617.2834 km and 20,000.0004 / 19,950 litres.
-  const g = { trips: 2, legs: 3, km: 617.2834, revenueC: 1_234_567, loaded: 20_000.0004, offloaded: 19_950 };
+  const g = { trips: 2, legs: 3, km: 617.2834, revenueC: 1_234_567, loaded: 20_000.0004, offloaded: 19_950, tollC: 0 };
   t.same(unitRow(g, 'loaded'), {
     trips: 2,
     legs: 3,

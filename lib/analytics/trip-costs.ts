@@ -1,0 +1,185 @@
+/**
+ * Costs of the unit-economics audit (docs/domain.md, "Costs and margin"): the period's received
+ * CFDIs (net of discounts, MXN, before VAT) and the legs' tolls, placed on the delivered legs.
+ * A document lands on its trip or vehicle when the carrier assigned it or when a concept names a
+ * plate of one of the period's vehicles; the rest is spread over every delivered leg by km. An
+ * assignment whose trip or vehicle has no delivered km in the period is spread too. Pure; cents.
+ */
+import type { ReceivedCategory } from '../model/tenant-settings.ts';
+
+export const COST_CATEGORIES = ['fuel', 'tolls', 'maintenance', 'tyres', 'insurance', 'subcontractedFreight'] as const;
+export type CostCategory = (typeof COST_CATEGORIES)[number];
+
+export const isCostCategory = (c: ReceivedCategory): c is CostCategory => (COST_CATEGORIES as readonly string[]).includes(c);
+
+/** Integer MXN cents per category. */
+export type CategoryCents = Record<CostCategory, number>;
+
+export const zeroCents = (): CategoryCents => ({ fuel: 0, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 });
+
+/** One received cost document as the audit reads it. */
+export interface CostDoc {
+  category: CostCategory;
+  /** Subtotal − discount, MXN cents. */
+  netC: number;
+  /** The carrier's assignment (PUT /api/received-docs/{id}/assignment), if any. */
+  assignedVehicle: string | null;
+  assignedTrip: string | null;
+  /** The concepts' descriptions, where a plate may be named. */
+  descriptions: readonly string[];
+}
+
+/** A plate as compared: upper case, letters and digits only ("65-OS-1Y" → "65OS1Y"). */
+export const plateKey = (plate: string): string => plate.toUpperCase().replace(/[^A-Z0-9]/g, '');
+
+/** Shorter keys would match ordinary words and numbers. */
+const MIN_PLATE_KEY = 5;
+
+/**
+ * Plate key → vehicle id, for the period's vehicles. A plate two vehicles share names neither
+ * (the text cannot say which), nor does a plate too short to tell from a word.
+ */
+export function plateIndex(vehicles: readonly { vehicle: string; plate: string }[]): Map<string, string> {
+  const byKey = new Map<string, string | null>();
+  for (const v of vehicles) {
+    const k = plateKey(v.plate);
+    if (k.length < MIN_PLATE_KEY || !v.vehicle) continue;
+    const seen = byKey.get(k);
+    byKey.set(k, seen === undefined || seen === v.vehicle ? v.vehicle : null);
+  }
+  return new Map([...byKey].filter((e): e is [string, string] => e[1] !== null));
+}
+
+/**
+ * The vehicle whose plate a concept names: a word of the text (split at spaces and punctuation
+ * other than hyphens, so "65-OS-1Y" stays whole) equal to a plate. Two different vehicles
+ * named: none (the document is spread).
+ */
+export function plateVehicle(descriptions: readonly string[], plates: ReadonlyMap<string, string>): string | null {
+  if (!plates.size) return null;
+  const found = new Set<string>();
+  for (const d of descriptions) {
+    for (const word of d.split(/[^\p{L}\p{N}-]+/u)) {
+      const v = plates.get(plateKey(word));
+      if (v !== undefined) found.add(v);
+    }
+  }
+  return found.size === 1 ? [...found][0]! : null;
+}
+
+/** The period's costs by where they go, before knowing which targets have km. */
+export interface CostPools {
+  /** Spread over every delivered leg by km. */
+  spread: CategoryCents;
+  byVehicle: Map<string, CategoryCents>;
+  byTrip: Map<string, CategoryCents>;
+  /** Documents counted per category. */
+  documents: Record<CostCategory, number>;
+}
+
+export const emptyPools = (): CostPools => ({
+  spread: zeroCents(),
+  byVehicle: new Map(),
+  byTrip: new Map(),
+  documents: { fuel: 0, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 },
+});
+
+const addInto = (m: Map<string, CategoryCents>, key: string, cat: CostCategory, c: number): void => {
+  const at = m.get(key) ?? zeroCents();
+  at[cat] += c;
+  m.set(key, at);
+};
+
+/** Folds one document into the pools: the carrier's trip, else its vehicle, else a plate named, else spread. */
+export function addCostDoc(pools: CostPools, doc: CostDoc, plates: ReadonlyMap<string, string>): void {
+  pools.documents[doc.category]++;
+  if (doc.assignedTrip) return addInto(pools.byTrip, doc.assignedTrip, doc.category, doc.netC);
+  const vehicle = doc.assignedVehicle ?? plateVehicle(doc.descriptions, plates);
+  if (vehicle) return addInto(pools.byVehicle, vehicle, doc.category, doc.netC);
+  pools.spread[doc.category] += doc.netC;
+}
+
+/** A delivered trip of the period as the costs see it: its groups and its delivered km. */
+export interface TripKeys {
+  id: string;
+  client: string;
+  vehicle: string;
+  driver: string;
+  routeKey: string;
+  km: number;
+}
+
+/** km of groups on vehicles (lib/analytics/trip-audits-repo.ts). */
+export type KmOnVehicleRows = readonly { key: string; vehicle: string; km: number }[];
+
+/** The pools once targets are known: an assignment whose target has no delivered km joins the spread. */
+export interface PlacedCosts {
+  spread: CategoryCents;
+  byVehicle: Map<string, CategoryCents>;
+  byTrip: Map<string, { keys: TripKeys; cents: CategoryCents }>;
+  /** Tenant-wide delivered km of the period (the spread's denominator) and per vehicle. */
+  totalKm: number;
+  vehicleKm: ReadonlyMap<string, number>;
+  documents: Record<CostCategory, number>;
+}
+
+export function placeCosts(pools: CostPools, totalKm: number, vehicleKm: ReadonlyMap<string, number>, trips: readonly TripKeys[]): PlacedCosts {
+  const spread = { ...pools.spread };
+  const byVehicle = new Map<string, CategoryCents>();
+  const byTrip = new Map<string, { keys: TripKeys; cents: CategoryCents }>();
+  const tripById = new Map(trips.map((x) => [x.id, x]));
+  for (const [v, cents] of pools.byVehicle) {
+    if ((vehicleKm.get(v) ?? 0) > 0) byVehicle.set(v, cents);
+    else for (const c of COST_CATEGORIES) spread[c] += cents[c];
+  }
+  for (const [id, cents] of pools.byTrip) {
+    const keys = tripById.get(id);
+    if (keys && keys.km > 0) byTrip.set(id, { keys, cents });
+    else for (const c of COST_CATEGORIES) spread[c] += cents[c];
+  }
+  return { spread, byVehicle, byTrip, totalKm, vehicleKm, documents: pools.documents };
+}
+
+/** What a group of legs (all, a client, a route, a vehicle, a driver) needs to receive its share. */
+export interface CostGroup {
+  km: number;
+  /** The group's km on each vehicle. */
+  kmByVehicle: ReadonlyMap<string, number>;
+  /** Σ the legs' tolls (assigned: the leg says it). */
+  legTollC: number;
+  /** Whether an assigned trip belongs to the group. */
+  hasTrip: (t: TripKeys) => boolean;
+}
+
+export interface GroupCost {
+  assigned: CategoryCents;
+  spread: CategoryCents;
+  totalC: number;
+}
+
+const share = (c: number, part: number, whole: number): number => (whole > 0 && part > 0 ? Math.round((c * part) / whole) : 0);
+
+/**
+ * The group's costs: the spread pool × its km ÷ all km, each vehicle's pool × its km on that
+ * vehicle ÷ the vehicle's km, its trips' own documents and its legs' tolls. Each share is
+ * rounded to the cent, so groups may differ from the totals by cents.
+ */
+export function groupCost(placed: PlacedCosts, g: CostGroup): GroupCost {
+  const assigned = zeroCents();
+  const spread = zeroCents();
+  assigned.tolls += g.legTollC;
+  for (const c of COST_CATEGORIES) spread[c] = share(placed.spread[c], g.km, placed.totalKm);
+  for (const [v, cents] of placed.byVehicle) {
+    const km = g.kmByVehicle.get(v) ?? 0;
+    if (km > 0) for (const c of COST_CATEGORIES) assigned[c] += share(cents[c], km, placed.vehicleKm.get(v) ?? 0);
+  }
+  for (const { keys, cents } of placed.byTrip.values()) if (g.hasTrip(keys)) for (const c of COST_CATEGORIES) assigned[c] += cents[c];
+  let totalC = 0;
+  for (const c of COST_CATEGORIES) totalC += assigned[c] + spread[c];
+  return { assigned, spread, totalC };
+}
+
+/** Spread costs no leg can take (no delivered km in the period at all). */
+export function unallocated(placed: PlacedCosts): CategoryCents {
+  return placed.totalKm > 0 ? zeroCents() : { ...placed.spread };
+}
