@@ -2153,8 +2153,8 @@ export interface components {
             reason: components["schemas"]["ErrorReason"];
         };
         /**
-         * @description Free-form data copied to the job and its alert record (e.g. a channel), any key and any depth
-         *     kept (stored serialised). At most 50 top-level keys and 8 KiB as JSON (400), which bounds its depth.
+         * @description Free-form data copied to the job and its alert record, any key and depth. At most 50
+         *     top-level keys and 8 KiB as JSON.
          * @example {
          *       "channel": "email",
          *       "locale": "es-MX"
@@ -3556,7 +3556,7 @@ export interface components {
             dueDate?: string;
             extraData?: components["schemas"]["ExtraData"];
             /**
-             * @description `true` (default) an individual alert per user, `false` a group notification; one job per user either way, the flag kept on each job and alert record.
+             * @description `true` (default) an individual alert per user, `false` a group notification; one job per user either way.
              * @default true
              */
             individual?: boolean;
@@ -4917,8 +4917,8 @@ export interface components {
          */
         ClientRfc: string;
         /**
-         * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
-         *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
+         * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
+         *     record skipped or repeated.
          */
         Cursor: string;
         /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
@@ -4979,9 +4979,9 @@ export interface components {
          * @example true
          */
         ReadOnly: "true" | "false";
-        /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
+        /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`). */
         ReportEndDate: components["schemas"]["CalendarDate"];
-        /** @description First day of the period (YYYY-MM-DD, Mexico City). With `targetMonth`, the period is their intersection. */
+        /** @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection. */
         ReportStartDate: components["schemas"]["CalendarDate"];
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
         SessionIdOptional: string;
@@ -4993,7 +4993,7 @@ export interface components {
          */
         StartDate: components["schemas"]["CalendarDate"];
         /**
-         * @description Calendar month to summarise (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection (possibly empty). Without any of the three: the current month.
+         * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
          * @example 2026-10
          */
         TargetMonth: string;
@@ -5010,9 +5010,8 @@ export interface components {
          */
         TripId: string;
         /**
-         * @description Incremental sync: records changed at or after this instant (ISO 8601, UTC if no offset),
-         *     oldest first; pass the largest `lastUpdate` seen next time (none is missed). Older trips
-         *     without `lastUpdate` are left out.
+         * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
+         *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
          * @example 2026-03-01T00:00:00.000Z
          */
         UpdatedSince: string;
@@ -5308,9 +5307,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description A unique string (e.g. a UUID) kept 24 hours: a retry with the same key and body
-                 *     replays the first answer; another body is a new request. After a 4xx or 5xx the key
-                 *     is free again.
+                 * @description A unique string (e.g. a UUID) kept 24 hours: a retry with the same key and body replays
+                 *     the first answer; after a 4xx or 5xx the key is free again.
                  * @example 9b2f6c1e-3a4d-4f7b-8c1d-2e3f4a5b6c7d
                  */
                 "Idempotency-Key"?: string;
@@ -6751,7 +6749,7 @@ export interface operations {
             query?: {
                 /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
                 cancellationStatus?: components["schemas"]["CancellationStatus"];
-                /** @description `true` only documents whose invoice is cancelled (its own cancellation accepted or expired; a pending or rejected request cancels nothing); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: boolean;
                 /**
                  * @description Client RFC.
@@ -6759,8 +6757,8 @@ export interface operations {
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
-                 *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
+                 * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
+                 *     record skipped or repeated.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
@@ -6777,14 +6775,14 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted and not cancelled by then, with Total − valid payments and credit notes dated by then above zero. A later day means now. `paymentStatus` and `cancelled` still judge the current state. */
+                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
                 openAsOf?: components["schemas"]["CalendarDate"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Payment state by the summary's `balance` (in cents): `paid` nothing pending (total − valid payments and credit notes ≤ 0); `partial` something settled, something pending; `unpaid` nothing settled. A cancelled invoice is none of them. */
+                /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
@@ -6797,9 +6795,8 @@ export interface operations {
                  */
                 status?: number;
                 /**
-                 * @description Incremental sync: records changed at or after this instant (ISO 8601, UTC if no offset),
-                 *     oldest first; pass the largest `lastUpdate` seen next time (none is missed). Older trips
-                 *     without `lastUpdate` are left out.
+                 * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
+                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
                  * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
@@ -7389,8 +7386,8 @@ export interface operations {
                 /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
                 category?: components["schemas"]["ReceivedCategory"];
                 /**
-                 * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
-                 *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
+                 * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
+                 *     record skipped or repeated.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**
@@ -7727,8 +7724,8 @@ export interface operations {
                  */
                 client?: components["parameters"]["ClientRfc"];
                 /**
-                 * @description The previous page's `meta.nextCursor`, same filters (`limit`, `detail` may change), no
-                 *     `page`: any depth at the same cost, no unchanged record skipped or repeated.
+                 * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
+                 *     record skipped or repeated.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
@@ -7774,9 +7771,8 @@ export interface operations {
                  */
                 status?: number;
                 /**
-                 * @description Incremental sync: records changed at or after this instant (ISO 8601, UTC if no offset),
-                 *     oldest first; pass the largest `lastUpdate` seen next time (none is missed). Older trips
-                 *     without `lastUpdate` are left out.
+                 * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
+                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
                  * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
@@ -8020,7 +8016,7 @@ export interface operations {
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
-                /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`, the period is empty; more than 366 days after it, the report covers the first 366 days and says so (`period.requestedEndDate`). */
+                /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`). */
                 endDate?: components["parameters"]["ReportEndDate"];
                 /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
                 findingKind?: components["parameters"]["FindingKind"];
@@ -8029,10 +8025,10 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description First day of the period (YYYY-MM-DD, Mexico City). With `targetMonth`, the period is their intersection. */
+                /** @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection. */
                 startDate?: components["parameters"]["ReportStartDate"];
                 /**
-                 * @description Calendar month to summarise (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection (possibly empty). Without any of the three: the current month.
+                 * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
                  * @example 2026-10
                  */
                 targetMonth?: components["parameters"]["TargetMonth"];
