@@ -281,7 +281,7 @@ export interface paths {
          *     - Costs (docs/domain.md, "Costs and margin"): fuel, tolls, maintenance, tyres, insurance and subcontracted freight. The received
          *       CFDIs issued in the period and not cancelled count at subtotal − discount in MXN (VAT excluded: creditable, not a cost); the
          *       legs' tolls count too. A CFDI goes to its trip or vehicle when the carrier assigned it (`PUT /api/received-docs/{id}/assignment`,
-         *       `POST /api/received-docs/assignments`) or a concept names the plate of a vehicle of the period's trips; the rest, and an
+         *       `POST /api/received-assignments`) or a concept names the plate of a vehicle of the period's trips; the rest, and an
          *       assignment whose trip or vehicle has no km delivered in the period, is spread over every delivered leg of the tenant by km.
          *       `costs` says, per category, how much was assigned and how much spread. Cost per km, per litre and per trip; margin =
          *       revenue + the legs' tolls recharged − cost, per client, route (lane), vehicle and driver (`byDriver`).
@@ -565,6 +565,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/received-assignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign many received CFDIs (CSV)
+         * @description Many assignments at once (as `PUT /api/received-docs/{id}/assignment` makes one): a CSV
+         *     (`text/csv`) or the same rows as JSON (`application/json`, what MCP agents send). Lines are
+         *     independent: a rejected line changes nothing and the others apply. The report says, per
+         *     line, `assigned`, `unassigned` or `rejected` with the reason.
+         *
+         *     **CSV.** UTF-8, comma-separated, quoted as RFC 4180, LF or CRLF, blank lines skipped. The first
+         *     line is exactly `uuid,vehicle,tripId` (the body's `pattern`); then one line per document: its
+         *     UUID and a vehicle id or a trip id (not both); both empty removes the assignment. A UUID
+         *     that is not a CFDI the tenant received (another tenant's included), or a vehicle or trip
+         *     that is not the tenant's, rejects the line; a UUID given again rejects the earlier line (the
+         *     later one wins). At most 20,000 lines, `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB) in all.
+         */
+        post: operations["assignReceivedDocs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/received-category-rules": {
         parameters: {
             query?: never;
@@ -665,36 +695,6 @@ export interface paths {
          * @description The document's cost goes back to a plate its concepts name, else it is spread by km. Idempotent (no assignment is not an error); another tenant's or an unknown document is 404.
          */
         delete: operations["unassignReceivedDoc"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/received-docs/assignments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Assign many received CFDIs (CSV)
-         * @description Many assignments at once (as `PUT /api/received-docs/{id}/assignment` makes one): a CSV
-         *     (`text/csv`) or the same rows as JSON (`application/json`, what MCP agents send). Lines are
-         *     independent: a rejected line changes nothing and the others apply. The report says, per
-         *     line, `assigned`, `unassigned` or `rejected` with the reason.
-         *
-         *     **CSV.** UTF-8, comma-separated, quoted as RFC 4180, LF or CRLF, blank lines skipped. The first
-         *     line is exactly `uuid,vehicle,tripId` (the body's `pattern`); then one line per document: its
-         *     UUID and a vehicle id or a trip id (not both); both empty removes the assignment. A UUID
-         *     that is not a CFDI the tenant received (another tenant's included), or a vehicle or trip
-         *     that is not the tenant's, rejects the line; a UUID given again rejects the earlier line (the
-         *     later one wins). At most 20,000 lines, `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB) in all.
-         */
-        post: operations["assignReceivedDocs"];
-        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -7314,6 +7314,66 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    assignReceivedDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceivedAssignmentRowsRequest"];
+                /**
+                 * @example uuid,vehicle,tripId
+                 *     9D1C0E55-0001-4000-8000-000000000101,ECO-101,
+                 *     9D1C0E55-0003-4000-8000-000000000103,,TGO-VJ-000123
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The per-line report. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedAssignmentsReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES`. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is not `text/csv` or `application/json`. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getReceivedCategoryRules: {
         parameters: {
             query?: never;
@@ -7650,66 +7710,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    assignReceivedDocs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ReceivedAssignmentRowsRequest"];
-                /**
-                 * @example uuid,vehicle,tripId
-                 *     9D1C0E55-0001-4000-8000-000000000101,ECO-101,
-                 *     9D1C0E55-0003-4000-8000-000000000103,,TGO-VJ-000123
-                 */
-                "text/csv": string;
-            };
-        };
-        responses: {
-            /** @description The per-line report. */
-            200: {
-                headers: {
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ReceivedAssignmentsReport"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES`. */
-            413: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The body is not `text/csv` or `application/json`. */
-            415: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

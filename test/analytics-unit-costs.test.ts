@@ -201,9 +201,9 @@ t.test('assign many as CSV: a report per line, bad lines rejected, others applie
     `${U(5)},V1,`, // line 8: K1 → V1 …
     `${U(5)},,`, // line 9: … then unassigned: the later line wins
   ].join('\n');
-  const res = await send('POST', '/api/received-docs/assignments', csv, KEY_A, 'text/csv');
+  const res = await send('POST', '/api/received-assignments', csv, KEY_A, 'text/csv');
   t.equal(res.statusCode, 200, res.body);
-  assertConforms(t, res, 'POST', '/api/received-docs/assignments');
+  assertConforms(t, res, 'POST', '/api/received-assignments');
   const body = res.json();
   t.same(body.summary, { rows: 8, assigned: 2, unassigned: 1, rejected: 5 });
   t.match(body.rows, [
@@ -217,10 +217,10 @@ t.test('assign many as CSV: a report per line, bad lines rejected, others applie
     { line: 9, uuid: U(5), status: 'unassigned' },
   ]);
   // A header that is not the template's refuses the file.
-  const bad = await send('POST', '/api/received-docs/assignments', 'id,vehicle\nX,V1', KEY_A, 'text/csv');
+  const bad = await send('POST', '/api/received-assignments', 'id,vehicle\nX,V1', KEY_A, 'text/csv');
   t.equal(bad.statusCode, 400);
   // The same as JSON rows (what MCP sends); tenant B's key finds none of A's documents.
-  const json = await send('POST', '/api/received-docs/assignments', { rows: [{ uuid: U(4), tripId: 'T3' }] }, KEY_B);
+  const json = await send('POST', '/api/received-assignments', { rows: [{ uuid: U(4), tripId: 'T3' }] }, KEY_B);
   t.match(json.json(), { tenant: TENANT_B, summary: { rows: 1, rejected: 1 } });
 });
 

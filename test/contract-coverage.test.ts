@@ -133,6 +133,21 @@ function urlOf(op: OperationSchemas, root = base, query = ''): string {
   return `${root}${path}${query}`;
 }
 
+/** A supplier's invoice received by tenant A (imported once; again, the import leaves it as it is): its id. */
+async function receivedDocOfA(): Promise<string> {
+  const uuid = '9D1C0E55-0001-4000-8000-000000000101';
+  const { xml } = invoiceXml({
+    issuer: 'PGA010101AB1',
+    receiver: TENANT_A,
+    uuid,
+    fecha: '2026-04-05T10:00:00',
+    lines: [{ code: '15101505', desc: 'Diesel', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+  });
+  const imported = await call(`${base}/api/imports`, { method: 'POST', ...json({ files: [{ name: 'r.xml', content: xml }] }, { 'x-api-key': KEY_A }) });
+  if (imported.status !== 200) throw new Error(`cannot import a received CFDI: ${imported.status} ${imported.body}`);
+  return `${TENANT_A}-RCFDI-${uuid}`;
+}
+
 /** The minimal valid request body of an operation, from the spec examples. */
 function exampleBody(op: OperationSchemas): unknown {
   // `individual` spelled out: the service fingerprints the body with its defaults applied.
@@ -155,6 +170,9 @@ function exampleBody(op: OperationSchemas): unknown {
   if (op.operationId === 'recordCancellationStatus')
     return { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2026-03-10T18:00:00Z' };
   if (op.operationId === 'setReceivedCategoryRules') return { rules: [{ code: '78101802', category: 'subcontractedFreight' }] };
+  if (op.operationId === 'assignReceivedDoc') return { tripId: 'TGO-VJ-000123' };
+  // A UUID the tenant never received: a 200 whose report rejects the line.
+  if (op.operationId === 'assignReceivedDocs') return { rows: [{ uuid: '9D1C0E55-0F0F-4000-8000-000000000F0F', vehicle: 'ECO-101' }] };
   if (op.operationId === 'mcpPost') return INIT;
   if (op.operationId === 'mcpLegacyMessage') return { jsonrpc: '2.0', id: 1, method: 'ping' };
   return {};
@@ -378,21 +396,27 @@ const specific: Record<string, Record<string, Producer>> = {
   },
   getReceivedDoc: {
     async '200'() {
-      // A supplier's invoice received by tenant A, imported first.
-      const uuid = '9D1C0E55-0001-4000-8000-000000000101';
-      const { xml } = invoiceXml({
-        issuer: 'PGA010101AB1',
-        receiver: TENANT_A,
-        uuid,
-        fecha: '2026-04-05T10:00:00',
-        lines: [{ code: '15101505', desc: 'Diesel', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
-      });
-      const imported = await call(`${base}/api/imports`, { method: 'POST', ...json({ files: [{ name: 'r.xml', content: xml }] }, { 'x-api-key': KEY_A }) });
-      if (imported.status !== 200) throw new Error(`cannot import a received CFDI: ${imported.status} ${imported.body}`);
-      return call(`${base}/api/received-docs/${TENANT_A}-RCFDI-${uuid}`, { headers: { 'x-api-key': KEY_A } });
+      return call(`${base}/api/received-docs/${await receivedDocOfA()}`, { headers: { 'x-api-key': KEY_A } });
     },
     async '404'(op) {
       return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  assignReceivedDoc: {
+    async '200'() {
+      const trip = (await trips(h.db).findOne({ company: TENANT_A }))!;
+      return call(`${base}/api/received-docs/${await receivedDocOfA()}/assignment`, { method: 'PUT', ...json({ tripId: trip._id }, { 'x-api-key': KEY_A }) });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { method: 'PUT', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
+    },
+  },
+  unassignReceivedDoc: {
+    async '200'() {
+      return call(`${base}/api/received-docs/${await receivedDocOfA()}/assignment`, { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { method: 'DELETE', headers: { 'x-api-key': KEY_A } });
     },
   },
   getFinancialDoc: {

@@ -264,7 +264,7 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   [
     'assignReceivedDocs',
     'POST',
-    '/api/received-docs/assignments',
+    '/api/received-assignments',
     {
       rows: [
         { uuid: '9D1C0E55-0001-4000-8000-000000000101', vehicle },

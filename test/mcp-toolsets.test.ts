@@ -12,7 +12,7 @@ await seedTwoTenants(h.db);
 const base = await listen(h.app);
 
 const WEBHOOK_TOOLS = ['createWebhook', 'deleteWebhook', 'getWebhook', 'listWebhookDeliveries', 'listWebhooks', 'rotateWebhookSecret', 'sendWebhookTest'];
-const SETTINGS_TOOLS = ['getReceivedCategoryRules', 'setReceivedCategoryRules'];
+const SETTINGS_TOOLS = ['getReceivedCategoryRules', 'setReceivedCategoryRules', 'assignReceivedDoc', 'unassignReceivedDoc', 'assignReceivedDocs'];
 const FILING_TOOLS = ['getDiot', 'listTaxPositionLines'];
 const names = async (client: Awaited<ReturnType<typeof connect>>) => (await client.listTools()).tools.map((tool) => tool.name).sort();
 

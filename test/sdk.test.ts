@@ -240,7 +240,7 @@ t.test("received CFDIs: a supplier's invoice imported, listed, read, and the cat
   // Its cost assigned to one of the tenant's vehicles, by one operation and by CSV-like rows, then unassigned.
   const put = await api.PUT('/api/received-docs/{id}/assignment', { params: { path: { id } }, body: { vehicle } });
   t.match(put.data, { id, uuid, vehicle, tripId: null });
-  const many = await api.POST('/api/received-docs/assignments', {
+  const many = await api.POST('/api/received-assignments', {
     body: {
       rows: [
         { uuid, vehicle },
@@ -269,8 +269,13 @@ t.test("the month's tax position, its lines and the DIOT (cash basis)", async (t
   t.equal(lines.data?.amount, collected.amount);
   const diot = await api.GET('/api/tax/diot', { params: { query: { month: '2026-10' } } });
   t.equal(diot.response.status, 200);
-  // The one received CFDI (diesel, PPD) was never paid: nothing to report.
-  t.same(diot.data?.rows, []);
+  // The demo's suppliers (diesel, tolls, maintenance…, all national) paid in October: a row each, typed 04.
+  const rows = diot.data?.rows ?? [];
+  t.ok(rows.length > 0, `${rows.length} DIOT rows`);
+  t.ok(
+    rows.every((r) => r.thirdPartyType === '04' && /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/.test(r.rfc ?? '')),
+    'national suppliers by RFC',
+  );
   called.add('getTaxPosition').add('listTaxPositionLines').add('getDiot');
 });
 

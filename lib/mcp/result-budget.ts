@@ -14,6 +14,7 @@
  */
 import { errorBody } from '../http/api-error.ts';
 import type { DispatchResult, ToolDefinition } from './tools-from-spec.ts';
+import { renderJson } from './render-json.ts';
 
 export const RESULT_BUDGET_BYTES = 100 * 1024;
 /** Room kept for the notes a result opens with (truncation, third-party text). */
@@ -23,8 +24,7 @@ const ATTEMPTS = 4;
 /** The deepest `page` the REST lists answer. */
 const MAX_PAGE = 500;
 
-/** The text a JSON body is rendered as in a tool result. */
-export const renderJson = (body: unknown): string => (typeof body === 'string' ? body : JSON.stringify(body, null, 2));
+/** Bytes of a body as a tool result shows it. */
 const bytes = (body: unknown): number => Buffer.byteLength(renderJson(body));
 
 interface ListBody {

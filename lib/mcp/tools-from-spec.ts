@@ -31,7 +31,7 @@ import { shapeWithin, toolSchema } from './tool-schema.ts';
 import { firstSentence } from './brief-text.ts';
 import { toolsetNames, toolsetOf } from './toolsets.ts';
 import { stripHiddenDeep, thirdPartyFields, thirdPartyNote } from './untrusted-text.ts';
-import { renderJson } from './result-budget.ts';
+import { renderJson } from './render-json.ts';
 
 /** Where an argument goes in the REST request. */
 export type ArgumentLocation = 'path' | 'query' | 'header' | 'body';

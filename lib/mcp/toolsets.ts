@@ -11,7 +11,13 @@
  * catalogue within what agents can afford to load.
  */
 import { invalidQuery } from '../http/api-error.ts';
-import type { ToolDefinition } from './tools-from-spec.ts';
+import type { OperationSchemas } from '../spec/operations.ts';
+
+/** What grouping needs of a tool (tools-from-spec.ts's ToolDefinition has it; no import back, so no cycle). */
+interface Groupable {
+  operation: OperationSchemas;
+  annotations: { readOnlyHint?: boolean };
+}
 
 /** The query parameters that select a session's tools. */
 export const TOOL_SELECTION_QUERY = ['toolsets', 'readOnly'] as const;
@@ -26,18 +32,18 @@ export interface ToolSelection {
 }
 
 /** A tool's toolset: the operation's `x-mcp-toolset` (tenant settings: `settings`), else its first tag. */
-export const toolsetOf = (tool: Pick<ToolDefinition, 'operation'>): string => {
+export const toolsetOf = (tool: Pick<Groupable, 'operation'>): string => {
   const declared = tool.operation.extensions['x-mcp-toolset'];
   return typeof declared === 'string' ? declared : (tool.operation.tags[0] ?? 'other');
 };
 
 /** The toolsets of a catalogue, in the order their first tool appears. */
-export const toolsetNames = (tools: readonly ToolDefinition[]): string[] => [...new Set(tools.map(toolsetOf))];
+export const toolsetNames = (tools: readonly Pick<Groupable, 'operation'>[]): string[] => [...new Set(tools.map(toolsetOf))];
 
 const text = (value: unknown): string | undefined => (Array.isArray(value) ? value.map(String).join(',') : typeof value === 'string' ? value : undefined);
 
 /** The selection a request's query asks for; 400 `invalid_parameter` naming the valid values otherwise. */
-export function parseToolSelection(query: Record<string, unknown> | undefined, tools: readonly ToolDefinition[]): ToolSelection {
+export function parseToolSelection(query: Record<string, unknown> | undefined, tools: readonly Pick<Groupable, 'operation'>[]): ToolSelection {
   const known = toolsetNames(tools);
   const rawToolsets = text(query?.toolsets);
   const rawReadOnly = text(query?.readOnly);
@@ -59,6 +65,6 @@ export function parseToolSelection(query: Record<string, unknown> | undefined, t
 }
 
 /** The tools a selection keeps, in the catalogue's order. */
-export function selectTools(tools: readonly ToolDefinition[], selection: ToolSelection): ToolDefinition[] {
+export function selectTools<T extends Groupable>(tools: readonly T[], selection: ToolSelection): T[] {
   return tools.filter((tool) => selection.toolsets.includes(toolsetOf(tool)) && (!selection.readOnly || tool.annotations.readOnlyHint === true));
 }

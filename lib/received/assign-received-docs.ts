@@ -1,5 +1,5 @@
 /**
- * POST /api/received-docs/assignments (docs/domain.md, "Costs and margin"): many assignments of
+ * POST /api/received-assignments (docs/domain.md, "Costs and margin"): many assignments of
  * received CFDIs to a vehicle or a trip at once, as a CSV (lib/received/assignments-csv.ts) or the
  * same rows as JSON. Lines are independent: a rejected line changes nothing and the others apply;
  * a document, trip or vehicle that is not the tenant's rejects its line. The report has one

@@ -1,13 +1,13 @@
 /**
- * The assignments CSV (POST /api/received-docs/assignments, text/csv): the header line
+ * The assignments CSV (POST /api/received-assignments, text/csv): the header line
  * `uuid,vehicle,tripId`, then one line per received CFDI. Read as the deliveries CSV is
  * (lib/trips/deliveries-csv.ts: RFC 4180 quoting, LF or CRLF, blank lines skipped); only a header
  * that is not the template's refuses the file, every other problem is its line's. Pure.
  */
 import { CsvError, csvRecords } from '../trips/deliveries-csv.ts';
 
-// Built from a string so its source holds the byte order mark itself, as the spec's pattern does.
-export const ASSIGNMENTS_HEADER_RE = new RegExp('^\uFEFF?uuid,vehicle,tripId(\\r?\\n|$)');
+/** The header line after any byte order mark (spec: the text/csv body's `pattern`). */
+export const ASSIGNMENTS_HEADER_RE = /^uuid,vehicle,tripId(\r?\n|$)/;
 
 export interface AssignmentLine {
   /** Line of the file (the header is line 1); for JSON rows, the position from 1. */
@@ -37,7 +37,8 @@ export function assignmentLine(line: number, uuid: string, vehicle: string, trip
 }
 
 /** The lines of an assignments CSV; CsvError when the header is not the template's. Lines past `maxRows` are rejected, not read. */
-export function parseAssignmentsCsv(text: string, maxRows: number): AssignmentLine[] {
+export function parseAssignmentsCsv(withBom: string, maxRows: number): AssignmentLine[] {
+  const text = withBom.replace(/^\uFEFF/, '');
   if (!ASSIGNMENTS_HEADER_RE.test(text)) throw new CsvError(['the first line must be exactly "uuid,vehicle,tripId"']);
   const out: AssignmentLine[] = [];
   let first = true;
