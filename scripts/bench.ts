@@ -256,6 +256,8 @@ const CASES: [string, string][] = [
   ['dispatch-to-bill 366d', '/api/analytics/dispatch-to-bill?startDate=2025-11-15&endDate=2026-11-15'],
   ['unit-economics 90d', '/api/analytics/unit-economics'],
   ['unit-economics 366d offloaded', '/api/analytics/unit-economics?startDate=2025-11-15&endDate=2026-11-15&litresBasis=offloaded'],
+  ['receivables-aging today', '/api/receivables/aging'],
+  ['receivables-aging as of 2026-10-31', '/api/receivables/aging?asOf=2026-10-31'],
 ];
 
 if (values.fairness) {
