@@ -8,7 +8,7 @@
 import type { ServiceContext } from '../context.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
 import { streamTaxDocs } from './tax-repo.ts';
-import type { FinancialDocument } from '../model/financial-document.ts';
+import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
 import { FindingsCollector, type FindingsReport } from './findings-list.ts';
 import {
@@ -67,19 +67,6 @@ const BASIS_DESCRIPTION: Record<TaxBasis, string> = {
   payment:
     'Cash basis: PUE invoices in the month of their invoice date; PPD invoices in the months of their valid payment complements (credit notes and cancelled records excluded), each amount scaled by paid ÷ Total (Pagos 2.0 proportional rule), payments beyond the Total carrying no tax.',
 };
-
-/** Stored documents may predate some fields; the pure functions expect them present. */
-export function normalizeTaxDoc(raw: FinancialDocument): FinancialDocument {
-  return {
-    ...raw,
-    clientName: raw.clientName ?? '',
-    iDesc: raw.iDesc ?? 0,
-    iFalt: raw.iFalt ?? 0,
-    payments: raw.payments ?? [],
-    canceled: raw.canceled ?? [],
-    invoice: { ...raw.invoice, paymentMethod: raw.invoice?.paymentMethod ?? 'PPD', concepts: raw.invoice?.concepts ?? [], ship: raw.invoice?.ship ?? 0 },
-  };
-}
 
 export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: TaxSummaryInput): Promise<TaxSummary> {
   const now = ctx.now();

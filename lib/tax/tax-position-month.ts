@@ -6,7 +6,7 @@
  */
 import type { ServiceContext } from '../context.ts';
 import { mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
-import { normalizeTaxDoc } from './get-tax-summary.ts';
+import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { streamTaxDocs } from './tax-repo.ts';
 import { streamSettledReceivedDocs } from './tax-position-repo.ts';
 import { collectionLine, paymentLines, type CollectionLine, type MonthRange, type PaymentLine } from './tax-position.ts';
