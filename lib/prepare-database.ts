@@ -9,6 +9,7 @@ import type { Db } from 'mongodb';
 import { ensureIndexes } from './service-indexes.ts';
 import { backfillDerivedFields, type BackfillTenantResult } from './finance/derived-fields-backfill.ts';
 import { derivedFieldsOf } from './finance/derived-fields.ts';
+import { markEmptyStoreBuilt } from './tax/refresh-tax-rollups.ts';
 
 export interface PrepareDatabaseOptions {
   log?: (message: string) => void;
@@ -24,5 +25,7 @@ export async function prepareDatabase(db: Db, opts: PrepareDatabaseOptions = {})
           (r.unreadable ? `; ${r.unreadable} documents could not be read (no payments/canceled arrays?) and stay without it` : ''),
       ),
   });
+  // A new store keeps its totals from the first write on; an older one is rebuilt by the rollup worker (docs/rollups.md).
+  await markEmptyStoreBuilt(db);
   return { backfilled };
 }

@@ -14,6 +14,8 @@ import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
 import { RECEIVED_INDEXES } from './received/received-indexes.ts';
 import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
+import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
+import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -24,6 +26,8 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   RECEIVED_INDEXES,
   WEBHOOK_INDEXES,
   IDEMPOTENCY_INDEXES,
+  ROLLUP_MARK_INDEXES,
+  TAX_ROLLUP_INDEXES,
 );
 
 /** Creates every index of the service (idempotent on the server): what a process does before it serves the data. */

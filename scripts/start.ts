@@ -29,6 +29,7 @@ import { EmbeddedMongoStartError, startFailureSummary } from './embedded-mongo/l
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
+import { rollupPlugin } from '../lib/tax/rollup-plugin.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { apiKeys } from '../lib/auth/api-keys.ts';
 import { progressReporter } from './progress.ts';
@@ -101,7 +102,7 @@ if (database.embedded) {
 const app = await buildApp({
   config,
   db: database.db,
-  plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker })],
+  plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker }), rollupPlugin()],
   databaseProblem: database.health.databaseProblem,
   livenessProblem: database.health.livenessProblem,
 });

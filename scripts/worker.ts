@@ -18,6 +18,7 @@ import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createAlertWorker } from '../lib/alerts/worker.ts';
 import { createWebhookWorker } from '../lib/webhooks/worker.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
+import { createRollupWorker } from '../lib/tax/rollup-worker.ts';
 
 const loaded = loadConfig();
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
@@ -34,6 +35,8 @@ await ensureIndexes(database.db);
 const worker = createAlertWorker({ db: database.db, ...config.alerts.workerSettings, logger: log });
 // Deliveries of the events the alert worker produces (and test events), beside it.
 const webhookWorker = createWebhookWorker({ db: database.db, settings: config.webhooks, logger: log.child({ component: 'webhook-worker' }) });
+// The totals kept on write: the marks API-only services leave are drained here too (docs/rollups.md).
+const rollupWorker = createRollupWorker({ db: database.db, logger: log.child({ component: 'rollup-worker' }) });
 
 let closing = false;
 async function shutdown(signal: string, exitCode = 0): Promise<void> {
@@ -43,7 +46,7 @@ async function shutdown(signal: string, exitCode = 0): Promise<void> {
   const force = setTimeout(() => process.exit(1), worker.settings.drainTimeoutMs + 10_000);
   force.unref();
   try {
-    await Promise.all([worker.stop(), webhookWorker.stop()]);
+    await Promise.all([worker.stop(), webhookWorker.stop(), rollupWorker.stop()]);
   } finally {
     await database.close();
   }
@@ -55,4 +58,5 @@ onEngineLost = () => void shutdown('embedded engine lost', 1);
 
 await worker.start();
 await webhookWorker.start();
+await rollupWorker.start();
 log.info({ worker: worker.name, ...worker.settings }, 'alert worker running; Ctrl-C to stop');

@@ -16,6 +16,7 @@ import { connectMongo } from '../lib/db/client.ts';
 import { ensureIndexes, INDEXES } from '../lib/service-indexes.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { COLLECTIONS } from '../lib/db/collections.ts';
+import { ROLLUP_MARKS } from '../lib/db/rollup-marks.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { evaluateAlertRule } from '../lib/alerts/evaluate.ts';
@@ -50,6 +51,11 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.webhooks]: 'tenant',
   [COLLECTIONS.webhookDeliveries]: 'tenant',
   [COLLECTIONS.webhookJobs]: 'data.webhookId',
+  [COLLECTIONS.taxRollups]: 'tenant',
+  [COLLECTIONS.taxFindings]: 'tenant',
+  [ROLLUP_MARKS]: 'tenant',
+  // Service-wide: which version of the kept totals the store holds, read by _id.
+  [COLLECTIONS.rollupState]: '_id',
 };
 
 /**

@@ -24,6 +24,10 @@ export const COLLECTIONS = {
   webhookDeliveries: 'webhookDeliveries',
   webhookJobs: 'webhookJobs',
   leases: 'leases',
+  /** Totals kept on write (docs/rollups.md): the tax summary's days and its findings index, and which rollups a store holds. */
+  taxRollups: 'taxRollups',
+  taxFindings: 'taxFindings',
+  rollupState: 'rollupState',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

@@ -1,3 +1,4 @@
+import { writeMarkingDays } from './financial-doc-days.ts';
 import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import { cancellationInEffectExpr, centsExpr, invoiceCancelledExpr, sumOver } from '../db/pipeline.ts';
@@ -146,6 +147,9 @@ export async function findFinancialDocById(db: Db, tenant: string, id: string, m
  * (`lastUpdate` as read): a concurrent writer wins and this answers false, so nothing is lost.
  */
 export async function replaceFinancialDocIfUnchanged(db: Db, doc: StoredFinancialDocument, readLastUpdate: string, maxTimeMS: number): Promise<boolean> {
-  const res = await financialDocs(db).replaceOne({ _id: doc._id, company: doc.company, lastUpdate: readLastUpdate }, doc, { maxTimeMS });
+  // The stored version shares the new one's days: a status answer changes no date.
+  const res = await writeMarkingDays(db, doc.company, [doc], () =>
+    financialDocs(db).replaceOne({ _id: doc._id, company: doc.company, lastUpdate: readLastUpdate }, doc, { maxTimeMS }),
+  );
   return res.matchedCount === 1;
 }

@@ -37,7 +37,8 @@ export interface FindingsReport {
   items: ListedFinding[];
 }
 
-const KIND_ORDER: readonly FindingKind[] = ['discrepancy', 'warning', 'info'];
+/** Listing order of the kinds. */
+export const FINDING_KIND_ORDER: readonly FindingKind[] = ['discrepancy', 'warning', 'info'];
 
 interface Entry {
   dateMs: number;
@@ -60,6 +61,23 @@ export class FindingsCollector {
     private readonly limit: number,
     private readonly kind: FindingKind | null,
   ) {}
+
+  /** Counts kept on write (a day's row): counted, not listed. */
+  addCounts(c: { total: number; byKind: Record<FindingKind, number>; byCode: Partial<Record<FindingCode, number>> }): void {
+    this.total += c.total;
+    this.byKind.discrepancy += c.byKind.discrepancy;
+    this.byKind.warning += c.byKind.warning;
+    this.byKind.info += c.byKind.info;
+    for (const [code, n] of Object.entries(c.byCode) as [FindingCode, number][]) this.byCode.set(code, (this.byCode.get(code) ?? 0) + n);
+  }
+
+  /** A finding read from the findings index (already counted by addCounts): listed, not counted. */
+  addListed(item: ListedFinding, dateMs: number): void {
+    if (this.kind !== null && item.kind !== this.kind) return;
+    const list = this.lists[item.kind];
+    list.push({ dateMs, item });
+    if (list.length >= this.limit * 4 + 64) this.trim(list);
+  }
 
   add(r: Reconciliation, month: string): void {
     for (const f of r.findings) this.addOne(r, f, month);
@@ -99,7 +117,7 @@ export class FindingsCollector {
 
   report(): FindingsReport {
     const items: ListedFinding[] = [];
-    for (const k of KIND_ORDER) {
+    for (const k of FINDING_KIND_ORDER) {
       const list = this.lists[k];
       this.trim(list);
       for (const e of list) if (items.length < this.limit) items.push(e.item);

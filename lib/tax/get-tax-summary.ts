@@ -8,9 +8,11 @@
 import type { ServiceContext } from '../context.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
 import { streamTaxDocs } from './tax-repo.ts';
+import { listTaxFindings } from './tax-rollups-repo.ts';
+import { readFreshTaxDays, taxRollupsReady } from './refresh-tax-rollups.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
-import { FindingsCollector, type FindingsReport } from './findings-list.ts';
+import { FindingsCollector, FINDING_KIND_ORDER, type FindingsReport } from './findings-list.ts';
 import {
   ALLOWED_VAT_RATES,
   FREIGHT_CODE_PREFIX,
@@ -18,6 +20,7 @@ import {
   LEGAL_VAT_RETENTION_RATES,
   reconcileDocument,
   type FindingKind,
+  type ReconcileSettings,
 } from './reconcile.ts';
 import { invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator, type MonthTaxTotals, type TaxTotals } from './tax-totals.ts';
 import type { components } from '../../generated/api.d.ts';
@@ -68,7 +71,47 @@ const BASIS_DESCRIPTION: Record<TaxBasis, string> = {
     'Cash basis: PUE invoices in the month of their invoice date; PPD invoices in the months of their valid payment complements (credit notes and cancelled records excluded), each amount scaled by paid ÷ Total (Pagos 2.0 proportional rule), payments beyond the Total carrying no tax.',
 };
 
-export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: TaxSummaryInput): Promise<TaxSummary> {
+/**
+ * Invoice basis from the totals kept on write (docs/rollups.md): the period's days (brought up
+ * to date first), the client's rows only when a client is asked for, and the first `limit`
+ * findings from the findings index. The same figures as reconciling every document of the
+ * period (test/tax-rollups-differential.test.ts).
+ */
+async function addKeptDays(
+  ctx: ServiceContext,
+  tenant: string,
+  period: TaxPeriod,
+  settings: ReconcileSettings,
+  input: TaxSummaryInput,
+  acc: TaxTotalsAccumulator,
+  findings: FindingsCollector,
+): Promise<void> {
+  const timeout = ctx.config.queryTimeoutMs;
+  const days = await readFreshTaxDays(ctx.db, tenant, settings, period.startDate, period.endDate, timeout);
+  for (const day of days) {
+    for (const row of day.rows) {
+      if (input.client !== undefined && row.client !== input.client) continue;
+      acc.addDayRow(day.month, row);
+      findings.addCounts(row.findingCounts);
+    }
+  }
+  if (period.days === 0) return;
+  let room = input.limit;
+  for (const kind of input.findingKind ? [input.findingKind] : FINDING_KIND_ORDER) {
+    if (room <= 0) break;
+    const listed = await listTaxFindings(
+      ctx.db,
+      tenant,
+      { start: period.start, end: period.end, kind, limit: room, ...(input.client !== undefined ? { client: input.client } : {}) },
+      timeout,
+    );
+    for (const f of listed) findings.addListed(f.item, f.dateMs);
+    room -= listed.length;
+  }
+}
+
+/** `fromDocuments`: reconcile every document of the period, not the kept days (what verification compares against). */
+export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: TaxSummaryInput, opts: { fromDocuments?: boolean } = {}): Promise<TaxSummary> {
   const now = ctx.now();
   const period = resolveTaxPeriod(now, input.targetMonth, input.startDate, input.endDate);
   const { settings, sourceOf } = await getTracedSettings(ctx.db, tenant);
@@ -76,20 +119,24 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
   const acc = new TaxTotalsAccumulator(input.basis);
   const findings = new FindingsCollector(input.limit, input.findingKind ?? null);
 
-  const cursor = streamTaxDocs(
-    ctx.db,
-    tenant,
-    { basis: input.basis, start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) },
-    ctx.config.queryTimeoutMs,
-  );
-  for await (const raw of cursor) {
-    const doc = normalizeTaxDoc(raw);
-    const r = reconcileDocument(doc, settings);
-    const contributions = input.basis === 'invoice' ? [invoiceBasisContribution(doc, r)] : paymentBasisContributions(doc, r, slices);
-    const first = contributions[0];
-    if (!first) continue; // payment basis: selected, but nothing that counts falls in the period
-    for (const c of contributions) acc.add(c);
-    findings.add(r, first.month);
+  if (input.basis === 'invoice' && !opts.fromDocuments && (await taxRollupsReady(ctx.db))) {
+    await addKeptDays(ctx, tenant, period, settings, input, acc, findings);
+  } else {
+    const cursor = streamTaxDocs(
+      ctx.db,
+      tenant,
+      { basis: input.basis, start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) },
+      ctx.config.queryTimeoutMs,
+    );
+    for await (const raw of cursor) {
+      const doc = normalizeTaxDoc(raw);
+      const r = reconcileDocument(doc, settings);
+      const contributions = input.basis === 'invoice' ? [invoiceBasisContribution(doc, r)] : paymentBasisContributions(doc, r, slices);
+      const first = contributions[0];
+      if (!first) continue; // payment basis: selected, but nothing that counts falls in the period
+      for (const c of contributions) acc.add(c);
+      findings.add(r, first.month);
+    }
   }
 
   const { totals, months } = acc.result(slices.map((s) => s.month));

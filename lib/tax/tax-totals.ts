@@ -122,6 +122,8 @@ export function addAmounts(into: AmountsC, from: AmountsC): void {
 
 export interface TaxContribution {
   docId: string;
+  /** Invoice emission instant: the client's name is the one on its latest document. */
+  dateMs: number;
   month: string;
   client: string;
   clientName: string;
@@ -205,6 +207,7 @@ function inMxn(a: AmountsC, rate: number): AmountsC {
 function contribution(doc: FinancialDocument, r: Reconciliation, month: string, amounts: AmountsC, first: boolean): TaxContribution {
   return {
     docId: r.docId,
+    dateMs: doc.date,
     month,
     client: r.client,
     clientName: doc.clientName ?? '',
@@ -286,7 +289,18 @@ export interface TaxTotals {
   documentsWithDiscrepancies: number;
 }
 
-class Acc {
+/** What an Acc has counted, as stored in a day's totals (tax-day-rollup.ts): every field adds. */
+export interface TaxAccState {
+  documents: number;
+  cancelled: number;
+  cancelledC: number;
+  pending: number;
+  amounts: AmountsC;
+  findings: Record<FindingKind, number>;
+  withDiscrepancy: number;
+}
+
+export class Acc {
   documents = 0;
   cancelled = 0;
   cancelledC = 0;
@@ -308,6 +322,30 @@ class Acc {
     this.findings.warning += c.findings.warning;
     this.findings.info += c.findings.info;
     if (c.hasDiscrepancy) this.withDiscrepancy += 1;
+  }
+
+  merge(s: TaxAccState): void {
+    this.documents += s.documents;
+    this.cancelled += s.cancelled;
+    this.cancelledC += s.cancelledC;
+    this.pending += s.pending;
+    addAmounts(this.amounts, s.amounts);
+    this.findings.discrepancy += s.findings.discrepancy;
+    this.findings.warning += s.findings.warning;
+    this.findings.info += s.findings.info;
+    this.withDiscrepancy += s.withDiscrepancy;
+  }
+
+  state(): TaxAccState {
+    return {
+      documents: this.documents,
+      cancelled: this.cancelled,
+      cancelledC: this.cancelledC,
+      pending: this.pending,
+      amounts: { ...this.amounts },
+      findings: { ...this.findings },
+      withDiscrepancy: this.withDiscrepancy,
+    };
   }
 
   out(basis: 'invoice' | 'payment'): TaxTotals {
@@ -365,27 +403,60 @@ export interface MonthTaxTotals {
   clients: ClientTaxTotals[];
 }
 
+/** A client's name within a month: the one on its latest document (date, then id). */
+interface ClientEntry {
+  acc: Acc;
+  name: string;
+  kind: TaxpayerKind | 'unknown';
+  nameAt: number;
+  nameDocId: string;
+}
+
+const later = (at: number, docId: string, e: ClientEntry): boolean => at > e.nameAt || (at === e.nameAt && docId > e.nameDocId);
+
 /** Overall, per month and per client within the month; months and clients sorted. */
 export class TaxTotalsAccumulator {
   private readonly all = new Acc();
-  private readonly months = new Map<string, { acc: Acc; clients: Map<string, { acc: Acc; name: string; kind: TaxpayerKind | 'unknown' }> }>();
+  private readonly months = new Map<string, { acc: Acc; clients: Map<string, ClientEntry> }>();
 
   constructor(private readonly basis: 'invoice' | 'payment') {}
 
-  add(c: TaxContribution): void {
-    this.all.add(c, c.first);
-    let m = this.months.get(c.month);
+  private client(month: string, client: string): { m: Acc; cl: ClientEntry | undefined; put: (e: ClientEntry) => void } {
+    let m = this.months.get(month);
     if (!m) {
       m = { acc: new Acc(), clients: new Map() };
-      this.months.set(c.month, m);
+      this.months.set(month, m);
     }
-    m.acc.add(c, true);
-    let cl = m.clients.get(c.client);
-    if (!cl) {
-      cl = { acc: new Acc(), name: c.clientName, kind: c.clientKind };
-      m.clients.set(c.client, cl);
-    }
-    cl.acc.add(c, true);
+    const clients = m.clients;
+    return { m: m.acc, cl: clients.get(client), put: (e) => clients.set(client, e) };
+  }
+
+  add(c: TaxContribution): void {
+    this.all.add(c, c.first);
+    const { m, cl, put } = this.client(c.month, c.client);
+    m.add(c, true);
+    const entry = cl ?? { acc: new Acc(), name: c.clientName, kind: c.clientKind, nameAt: c.dateMs, nameDocId: c.docId };
+    if (!cl) put(entry);
+    else if (later(c.dateMs, c.docId, entry)) Object.assign(entry, { name: c.clientName, kind: c.clientKind, nameAt: c.dateMs, nameDocId: c.docId });
+    entry.acc.add(c, true);
+  }
+
+  /**
+   * A client's totals of one day as kept on write (invoice basis: every document contributes
+   * once, so the overall, month and client accumulators all count it).
+   */
+  addDayRow(
+    month: string,
+    row: { client: string; clientName: string; clientKind: TaxpayerKind | 'unknown'; nameAt: number; nameDocId: string; acc: TaxAccState },
+  ): void {
+    this.all.merge(row.acc);
+    const { m, cl, put } = this.client(month, row.client);
+    m.merge(row.acc);
+    const entry = cl ?? { acc: new Acc(), name: row.clientName, kind: row.clientKind, nameAt: row.nameAt, nameDocId: row.nameDocId };
+    if (!cl) put(entry);
+    else if (later(row.nameAt, row.nameDocId, entry))
+      Object.assign(entry, { name: row.clientName, kind: row.clientKind, nameAt: row.nameAt, nameDocId: row.nameDocId });
+    entry.acc.merge(row.acc);
   }
 
   /** Months with no document are listed too (zeros), so a period reads as a complete calendar. */

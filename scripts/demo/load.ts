@@ -9,6 +9,8 @@
  * writer of the collection does; the generator itself stays the documents'
  * own shape (its golden hash pins that).
  */
+import { rebuildTaxRollups } from '../../lib/tax/refresh-tax-rollups.ts';
+import { deleteTaxRollupsOf } from '../../lib/tax/tax-rollups-repo.ts';
 import type { Db, Collection, Document } from 'mongodb';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
 import { financialDocs, tenantSettings, trips } from '../../lib/db/collections.ts';
@@ -160,6 +162,7 @@ export async function deleteTenantData(db: Db, tenant: string): Promise<{ financ
     receivedDocs(db).deleteMany({ tenant }),
     receivedAssignments(db).deleteMany({ tenant }),
     tenantSettings(db).deleteOne({ _id: tenant }),
+    deleteTaxRollupsOf(db, tenant),
   ]);
   settingsCache(db).forget(tenant);
   return { financialDocs: d.deletedCount, trips: t.deletedCount };
@@ -199,5 +202,7 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
     );
     offset += g.counts.financialDocs + g.counts.trips;
   }
+  // Written in bulk, not through the repositories: the tax summary's kept days are rebuilt from them (docs/rollups.md).
+  await rebuildTaxRollups(db, { tenants: DEMO_TENANTS.map((t) => t.rfc) });
   return results;
 }

@@ -5,7 +5,8 @@
  * lets documents be rebuilt from every fact about an invoice, whatever order
  * the files arrived in. Writes are whole-document upserts, in bulk per batch of files.
  */
-import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
+import { writeMarkingDays } from '../financial-doc-days.ts';
+import { MongoBulkWriteError, type Collection, type Db, type Filter, type WithId } from 'mongodb';
 import { COLLECTIONS, financialDocs } from '../../db/collections.ts';
 import type { StoredFinancialDocument } from '../../model/financial-document.ts';
 import { sameContent } from '../../shared/same-content.ts';
@@ -166,6 +167,7 @@ async function putChanged<T extends { _id: string; company: string; lastUpdate?:
   tenant: string,
   docs: readonly T[],
   now: Date,
+  around: (stored: readonly WithId<T>[], changed: readonly T[], write: () => Promise<unknown>) => Promise<unknown> = (_s, _c, write) => write(),
 ): Promise<Set<string>> {
   if (!docs.length) return new Set();
   const stored = await coll.find({ _id: { $in: docs.map((d) => d._id) }, company: tenant } as Filter<T>).toArray();
@@ -176,11 +178,17 @@ async function putChanged<T extends { _id: string; company: string; lastUpdate?:
   });
   if (!changed.length) return new Set();
   const lastUpdate = now.toISOString();
-  await coll.bulkWrite(
-    changed.map((d) => ({
-      replaceOne: { filter: { _id: d._id, company: tenant } as Filter<T>, replacement: { ...d, lastUpdate }, upsert: true },
-    })),
-    { ordered: false },
+  const changedIds = new Set(changed.map((d) => d._id));
+  await around(
+    stored.filter((d) => changedIds.has(String(d._id))),
+    changed,
+    () =>
+      coll.bulkWrite(
+        changed.map((d) => ({
+          replaceOne: { filter: { _id: d._id, company: tenant } as Filter<T>, replacement: { ...d, lastUpdate }, upsert: true },
+        })),
+        { ordered: false },
+      ),
   );
   return new Set(changed.map((d) => d._id));
 }
@@ -191,4 +199,4 @@ async function putChanged<T extends { _id: string; company: string; lastUpdate?:
  * re-import stays a no-op, while a new payment that moves the state is written.
  */
 export const putFinancialDocuments = (db: Db, tenant: string, docs: readonly StoredFinancialDocument[], now: Date): Promise<Set<string>> =>
-  putChanged(financialDocs(db), tenant, docs, now);
+  putChanged(financialDocs(db), tenant, docs, now, (stored, changed, write) => writeMarkingDays(db, tenant, [...stored, ...changed], write));
