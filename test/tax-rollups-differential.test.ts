@@ -18,8 +18,9 @@ import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
 import { settingsCache } from '../lib/settings/settings-cache.ts';
 import type { ServiceContext } from '../lib/context.ts';
+import { connect, listen } from './helpers/mcp.ts';
 
-const seed = Number(process.env.TAX_ROLLUP_SEED ?? Date.now() % 1_000_000);
+const seed = Number(process.env.TAX_ROLLUP_SEED ?? 20261128);
 t.comment(`TAX_ROLLUP_SEED=${seed}`);
 function mulberry32(a: number): () => number {
   return () => {
@@ -284,6 +285,21 @@ t.test('every summary equals the documents after random writes of every kind', a
   t.equal(await summaries('final', 25), 0, `25 random summaries agree after ${done.length} writes`);
   const v = await verifyTaxRollups(h.db, TENANT_A);
   t.same(v.mismatched, [], `every kept day equals its documents (${v.days} days)`);
+
+  // The MCP tool reads the same kept days: its figures equal the documents' too.
+  const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+  for (const month of ['2026-01', '2026-02', '2026-03']) {
+    const r = (await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: month, limit: 5 } })) as unknown as {
+      structuredContent: { totals: unknown; findings: { total: number; byKind: unknown; byCode: unknown } };
+    };
+    const reference = await getTaxSummary(ctx, TENANT_A, { basis: 'invoice', limit: 5, targetMonth: month }, { fromDocuments: true });
+    t.same(r.structuredContent.totals, reference.totals, `MCP ${month}: totals`);
+    t.same(
+      { total: r.structuredContent.findings.total, byKind: r.structuredContent.findings.byKind, byCode: r.structuredContent.findings.byCode },
+      { total: reference.findings.total, byKind: reference.findings.byKind, byCode: reference.findings.byCode },
+      `MCP ${month}: findings counted`,
+    );
+  }
 });
 
 t.test('a write that bypasses the marks is caught: the check can fail', async (t) => {

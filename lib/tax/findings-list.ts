@@ -51,6 +51,25 @@ const byDate = (a: Entry, b: Entry): number =>
   (a.item.conceptIndex ?? -1) - (b.item.conceptIndex ?? -1) ||
   (a.item.code < b.item.code ? -1 : a.item.code > b.item.code ? 1 : 0);
 
+/** A finding as the summary lists it. */
+export function listedFinding(r: Reconciliation, f: Finding, month: string): ListedFinding {
+  return {
+    kind: f.kind,
+    code: f.code,
+    docId: f.docId,
+    uuid: f.uuid,
+    client: r.client,
+    date: new Date(r.date).toISOString(),
+    month,
+    conceptIndex: f.conceptIndex ?? null,
+    currency: r.currency,
+    declared: f.declared,
+    expected: f.expected,
+    difference: f.difference,
+    message: f.message,
+  };
+}
+
 export class FindingsCollector {
   private total = 0;
   private readonly byKind: Record<FindingKind, number> = { discrepancy: 0, warning: 0, info: 0 };
@@ -89,24 +108,7 @@ export class FindingsCollector {
     this.byCode.set(f.code, (this.byCode.get(f.code) ?? 0) + 1);
     if (this.kind !== null && f.kind !== this.kind) return;
     const list = this.lists[f.kind];
-    list.push({
-      dateMs: r.date,
-      item: {
-        kind: f.kind,
-        code: f.code,
-        docId: f.docId,
-        uuid: f.uuid,
-        client: r.client,
-        date: new Date(r.date).toISOString(),
-        month,
-        conceptIndex: f.conceptIndex ?? null,
-        currency: r.currency,
-        declared: f.declared,
-        expected: f.expected,
-        difference: f.difference,
-        message: f.message,
-      },
-    });
+    list.push({ dateMs: r.date, item: listedFinding(r, f, month) });
     if (list.length >= this.limit * 4 + 64) this.trim(list);
   }
 

@@ -7,12 +7,13 @@
  */
 import type { ServiceContext } from '../context.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
-import { streamTaxDocs } from './tax-repo.ts';
+import { findTaxDocsByIds, streamTaxDocs } from './tax-repo.ts';
 import { listTaxFindings } from './tax-rollups-repo.ts';
 import { readFreshTaxDays, taxRollupsReady } from './refresh-tax-rollups.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
-import { FindingsCollector, FINDING_KIND_ORDER, type FindingsReport } from './findings-list.ts';
+import { FindingsCollector, FINDING_KIND_ORDER, listedFinding, type FindingsReport } from './findings-list.ts';
+import type { IndexedFinding } from './tax-day-rollup.ts';
 import {
   ALLOWED_VAT_RATES,
   FREIGHT_CODE_PREFIX,
@@ -97,6 +98,7 @@ async function addKeptDays(
   }
   if (period.days === 0) return;
   let room = input.limit;
+  const keys: IndexedFinding[] = [];
   for (const kind of input.findingKind ? [input.findingKind] : FINDING_KIND_ORDER) {
     if (room <= 0) break;
     const listed = await listTaxFindings(
@@ -105,8 +107,21 @@ async function addKeptDays(
       { start: period.start, end: period.end, kind, limit: room, ...(input.client !== undefined ? { client: input.client } : {}) },
       timeout,
     );
-    for (const f of listed) findings.addListed(f.item, f.dateMs);
+    keys.push(...listed);
     room -= listed.length;
+  }
+  // The listed findings' text: their documents reconciled again (at most `limit` of them).
+  const docs = await findTaxDocsByIds(
+    ctx.db,
+    tenant,
+    keys.map((k) => k.docId),
+    timeout,
+  );
+  const reconciled = new Map(docs.map((d) => [d.id, reconcileDocument(normalizeTaxDoc(d), settings)]));
+  for (const k of keys) {
+    const r = reconciled.get(k.docId);
+    const f = r?.findings[k.n];
+    if (r && f && f.code === k.code) findings.addListed(listedFinding(r, f, r.month), r.date);
   }
 }
 

@@ -23,13 +23,16 @@ export const TAX_ROLLUP_STATE = 'taxRollups';
 /** Marks read per pass: a period has at most 366 days, so one pass brings any period up to date. */
 const MARKS_PER_PASS = 400;
 
-/** Runs of consecutive days (sorted, deduplicated): one query per run. */
+/** Days recomputed at once: a month of a large tenant's documents in memory, not a year. */
+const MAX_RUN_DAYS = 31;
+
+/** Runs of consecutive days (sorted, deduplicated, at most MAX_RUN_DAYS each): one query per run. */
 function runsOf(days: Iterable<string>): string[][] {
   const sorted = [...new Set(days)].sort();
   const runs: string[][] = [];
   for (const d of sorted) {
     const run = runs[runs.length - 1];
-    if (run && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
+    if (run && run.length < MAX_RUN_DAYS && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
     else runs.push([d]);
   }
   return runs;

@@ -10,7 +10,6 @@ import type { FinancialDocument } from '../model/financial-document.ts';
 import { Acc, invoiceBasisContribution, type TaxAccState } from './tax-totals.ts';
 import { reconcileDocument, type FindingCode, type FindingKind, type ReconcileSettings } from './reconcile.ts';
 import type { TaxpayerKind } from './rfc.ts';
-import type { ListedFinding } from './findings-list.ts';
 
 /**
  * Bumped whenever what a day's totals hold or how a document is reconciled changes: stored days
@@ -52,9 +51,13 @@ export interface TaxDayRollup {
   rows: TaxDayRow[];
 }
 
-/** One finding as the summary lists it, kept in an index of its own so a summary reads only the first `limit`. */
+/**
+ * Where one finding is, kept in an index of its own so a summary reads only the first `limit`
+ * keys and reconciles just those documents again for the text (small records: a year of a
+ * large tenant holds hundreds of thousands).
+ */
 export interface IndexedFinding {
-  /** `${tenant}|${docId}|${n}`: the n-th finding of the document. */
+  /** `${tenant}|${docId}|${n}`: the n-th finding of the document's reconciliation. */
   _id: string;
   tenant: string;
   day: string;
@@ -62,9 +65,9 @@ export interface IndexedFinding {
   client: string;
   kind: FindingKind;
   docId: string;
+  n: number;
   conceptIndex: number | null;
   code: FindingCode;
-  item: ListedFinding;
 }
 
 export const taxRollupId = (tenant: string, day: string): string => `${tenant}|invoice|${day}`;
@@ -119,23 +122,9 @@ export function rollUpTaxDay(
         client: r.client,
         kind: f.kind,
         docId: f.docId,
+        n,
         conceptIndex: f.conceptIndex ?? null,
         code: f.code,
-        item: {
-          kind: f.kind,
-          code: f.code,
-          docId: f.docId,
-          uuid: f.uuid,
-          client: r.client,
-          date: new Date(r.date).toISOString(),
-          month: c.month,
-          conceptIndex: f.conceptIndex ?? null,
-          currency: r.currency,
-          declared: f.declared,
-          expected: f.expected,
-          difference: f.difference,
-          message: f.message,
-        },
       });
     });
   }

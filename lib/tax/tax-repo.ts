@@ -59,3 +59,11 @@ export function streamTaxDocs(db: Db, tenant: string, q: TaxDocsQuery, maxTimeMS
   const projection: Document = q.basis === 'invoice' ? PROJECTION : { ...PROJECTION, payments: 1 };
   return financialDocs(db).find(filter, { projection, maxTimeMS, batchSize: 1000 }) as AsyncIterable<FinancialDocument>;
 }
+
+/** These documents of the tenant, projected as the reconciliation reads them (the findings a summary lists). */
+export function findTaxDocsByIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<FinancialDocument[]> {
+  if (!ids.length) return Promise.resolve([]);
+  return financialDocs(db)
+    .find({ company: tenant, _id: { $in: [...new Set(ids)] } }, { projection: PROJECTION, maxTimeMS })
+    .toArray();
+}

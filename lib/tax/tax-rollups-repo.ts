@@ -73,11 +73,7 @@ export function listTaxFindings(db: Db, tenant: string, q: FindingsQuery, maxTim
     q.client === undefined
       ? { tenant, kind: q.kind, dateMs: { $gte: q.start, $lte: q.end } }
       : { tenant, client: q.client, kind: q.kind, dateMs: { $gte: q.start, $lte: q.end } };
-  return findings(db)
-    .find(filter, { maxTimeMS })
-    .sort({ dateMs: 1, docId: 1, conceptIndex: 1, code: 1 })
-    .limit(q.limit)
-    .toArray();
+  return findings(db).find(filter, { maxTimeMS }).sort({ dateMs: 1, docId: 1, conceptIndex: 1, code: 1 }).limit(q.limit).toArray();
 }
 
 export async function readRollupState(db: Db, name: string): Promise<RollupState | null> {
