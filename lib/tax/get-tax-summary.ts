@@ -9,7 +9,8 @@ import type { ServiceContext } from '../context.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
 import { findTaxDocsByIds, streamTaxDocs } from './tax-repo.ts';
 import { listTaxFindings } from './tax-rollups-repo.ts';
-import { readFreshTaxDays, taxRollupsReady } from './refresh-tax-rollups.ts';
+import { readFreshTaxDays, readFreshTaxMonth, taxRollupsReady } from './refresh-tax-rollups.ts';
+import { mxMonthRange } from '../time/mexico-city.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
 import { FindingsCollector, FINDING_KIND_ORDER, listedFinding, type FindingsReport } from './findings-list.ts';
@@ -72,13 +73,20 @@ const BASIS_DESCRIPTION: Record<TaxBasis, string> = {
     'Cash basis: PUE invoices in the month of their invoice date; PPD invoices in the months of their valid payment complements (credit notes and cancelled records excluded), each amount scaled by paid ÷ Total (Pagos 2.0 proportional rule), payments beyond the Total carrying no tax.',
 };
 
+/** A period that is one whole calendar month (the payment basis keeps months: a document counts once in it). */
+function isWholeMonth(period: TaxPeriod): boolean {
+  const month = period.startDate.slice(0, 7);
+  const r = mxMonthRange(month);
+  return period.days > 0 && period.start === r.start && period.end === r.endExclusive - 1;
+}
+
 /**
- * Invoice basis from the totals kept on write (docs/rollups.md): the period's days (brought up
- * to date first), the client's rows only when a client is asked for, and the first `limit`
- * findings from the findings index. The same figures as reconciling every document of the
- * period (test/tax-rollups-differential.test.ts).
+ * From the totals kept on write (docs/rollups.md): on the invoice basis the period's days, on
+ * the payment basis its month (brought up to date first); the client's rows only when a client
+ * is asked for; the first `limit` findings from the findings index. The same figures as
+ * reconciling every document of the period (test/tax-rollups-differential.test.ts).
  */
-async function addKeptDays(
+async function addKept(
   ctx: ServiceContext,
   tenant: string,
   period: TaxPeriod,
@@ -88,7 +96,11 @@ async function addKeptDays(
   findings: FindingsCollector,
 ): Promise<void> {
   const timeout = ctx.config.queryTimeoutMs;
-  const days = await readFreshTaxDays(ctx.db, tenant, settings, period.startDate, period.endDate, timeout);
+  const month = period.startDate.slice(0, 7);
+  const days =
+    input.basis === 'invoice'
+      ? await readFreshTaxDays(ctx.db, tenant, settings, period.startDate, period.endDate, timeout)
+      : [await readFreshTaxMonth(ctx.db, tenant, settings, month, timeout)].filter((d) => d !== null);
   for (const day of days) {
     for (const row of day.rows) {
       if (input.client !== undefined && row.client !== input.client) continue;
@@ -104,7 +116,14 @@ async function addKeptDays(
     const listed = await listTaxFindings(
       ctx.db,
       tenant,
-      { start: period.start, end: period.end, kind, limit: room, ...(input.client !== undefined ? { client: input.client } : {}) },
+      {
+        start: period.start,
+        end: period.end,
+        kind,
+        limit: room,
+        ...(input.client !== undefined ? { client: input.client } : {}),
+        ...(input.basis === 'payment' ? { month } : {}),
+      },
       timeout,
     );
     keys.push(...listed);
@@ -121,7 +140,7 @@ async function addKeptDays(
   for (const k of keys) {
     const r = reconciled.get(k.docId);
     const f = r?.findings[k.n];
-    if (r && f && f.code === k.code) findings.addListed(listedFinding(r, f, r.month), r.date);
+    if (r && f && f.code === k.code) findings.addListed(listedFinding(r, f, input.basis === 'invoice' ? r.month : month), r.date);
   }
 }
 
@@ -134,8 +153,9 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
   const acc = new TaxTotalsAccumulator(input.basis);
   const findings = new FindingsCollector(input.limit, input.findingKind ?? null);
 
-  if (input.basis === 'invoice' && !opts.fromDocuments && (await taxRollupsReady(ctx.db))) {
-    await addKeptDays(ctx, tenant, period, settings, input, acc, findings);
+  const kept = !opts.fromDocuments && (input.basis === 'invoice' || isWholeMonth(period)) && (await taxRollupsReady(ctx.db));
+  if (kept) {
+    await addKept(ctx, tenant, period, settings, input, acc, findings);
   } else {
     const cursor = streamTaxDocs(
       ctx.db,

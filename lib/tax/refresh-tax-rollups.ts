@@ -8,17 +8,28 @@ import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMar
 import { financialDocs } from '../db/collections.ts';
 import { FINANCIAL_DOCS_SOURCE, financialDocDays } from '../finance/financial-doc-days.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
-import { mxAddDays, mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import { mxAddDays, mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { ReconcileSettings } from './reconcile.ts';
 import { streamTaxDocs } from './tax-repo.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
-import { rollUpTaxDay, taxRollupFingerprint, TAX_ROLLUP_VERSION, type IndexedFinding, type TaxDayRollup } from './tax-day-rollup.ts';
-import { readRollupState, readTaxDays, readTaxFindingsOfDays, writeRollupState, writeTaxDays } from './tax-rollups-repo.ts';
+import {
+  rollUpTaxDay,
+  rollUpTaxMonth,
+  taxRollupFingerprint,
+  TAX_ROLLUP_VERSION,
+  type IndexedFinding,
+  type RollupBasis,
+  type TaxDayRollup,
+} from './tax-day-rollup.ts';
+import { deleteTaxRollupsOf, readRollupState, readTaxDays, readTaxFindingsOfDays, writeRollupState, writeTaxDays } from './tax-rollups-repo.ts';
 
 /** The rollupState entry of these totals. */
 export const TAX_ROLLUP_STATE = 'taxRollups';
+
+/** Marks of payment-basis months ('YYYY-MM') whose days changed: set when a day is recomputed. */
+export const TAX_MONTHS_SOURCE = 'taxMonths';
 
 /** Marks read per pass: a period has at most 366 days, so one pass brings any period up to date. */
 const MARKS_PER_PASS = 400;
@@ -73,18 +84,67 @@ export async function computeTaxDays(
   return { kept, findings };
 }
 
-/** Recomputes these days of a tenant from its documents and keeps them. */
+/** The payment-basis months of a tenant computed from the documents that count in them (in memory, nothing written). */
+export async function computeTaxMonths(
+  db: Db,
+  tenant: string,
+  months: readonly string[],
+  settings: ReconcileSettings,
+  maxTimeMS: number,
+): Promise<{ kept: TaxDayRollup[]; findings: IndexedFinding[] }> {
+  const kept: TaxDayRollup[] = [];
+  const findings: IndexedFinding[] = [];
+  for (const month of [...new Set(months)].sort()) {
+    const range = mxMonthRange(month);
+    const docs: FinancialDocument[] = [];
+    for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: range.start, end: range.endExclusive - 1 }, maxTimeMS))
+      docs.push(normalizeTaxDoc(raw));
+    docs.sort((a, b) => a.date - b.date || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const r = rollUpTaxMonth(tenant, month, docs, settings);
+    if (r.rollup.rows.length) kept.push(r.rollup);
+    findings.push(...r.findings);
+  }
+  return { kept, findings };
+}
+
+/** Recomputes these days (invoice basis) of a tenant from its documents and keeps them. */
 export async function recomputeTaxDays(db: Db, tenant: string, days: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
   for (const run of runsOf(days)) {
     const { kept, findings } = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
-    await writeTaxDays(db, tenant, run, kept, findings);
+    await writeTaxDays(db, tenant, 'invoice', run, kept, findings);
   }
 }
 
-/** Recomputes the days these marks stand for, then clears the marks no write has bumped since. */
-async function settleMarks(db: Db, tenant: string, marks: readonly RollupMark[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
+/** Recomputes these payment-basis months of a tenant from its documents and keeps them. */
+export async function recomputeTaxMonths(db: Db, tenant: string, months: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
+  for (const month of [...new Set(months)].sort()) {
+    const { kept, findings } = await computeTaxMonths(db, tenant, [month], settings, maxTimeMS);
+    await writeTaxDays(db, tenant, 'payment', [month], kept, findings);
+  }
+}
+
+/**
+ * Recomputes the days these marks stand for and marks their months for the payment basis
+ * (TAX_MONTHS_SOURCE), then clears the day marks no write has bumped since. A crash in
+ * between leaves the day marks, so the months are marked again.
+ */
+async function settleDayMarks(db: Db, tenant: string, marks: readonly RollupMark[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
   if (!marks.length) return;
-  await recomputeTaxDays(
+  const days = marks.map((m) => m.day);
+  await recomputeTaxDays(db, tenant, days, settings, maxTimeMS);
+  await markDays(
+    db,
+    tenant,
+    TAX_MONTHS_SOURCE,
+    days.map((d) => d.slice(0, 7)),
+  );
+  await clearMarks(db, marks);
+}
+
+/** Recomputes the months these marks stand for, then clears the marks no day has bumped since. */
+async function settleMonthMarks(db: Db, tenant: string, marks: readonly RollupMark[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
+  if (!marks.length) return;
+  await recomputeTaxMonths(
     db,
     tenant,
     marks.map((m) => m.day),
@@ -107,13 +167,30 @@ export async function readFreshTaxDays(
   maxTimeMS: number,
 ): Promise<TaxDayRollup[]> {
   if (toDay < fromDay) return [];
-  await settleMarks(db, tenant, await markedDays(db, tenant, FINANCIAL_DOCS_SOURCE, fromDay, toDay, MARKS_PER_PASS), settings, maxTimeMS);
-  const kept = await readTaxDays(db, tenant, fromDay, toDay, maxTimeMS);
+  await settleDayMarks(db, tenant, await markedDays(db, tenant, FINANCIAL_DOCS_SOURCE, fromDay, toDay, MARKS_PER_PASS), settings, maxTimeMS);
+  const kept = await readTaxDays(db, tenant, 'invoice', fromDay, toDay, maxTimeMS);
   const fingerprint = taxRollupFingerprint(settings);
   const stale = kept.filter((k) => k.fingerprint !== fingerprint).map((k) => k.day);
   if (!stale.length) return kept;
   await recomputeTaxDays(db, tenant, stale, settings, maxTimeMS);
-  return readTaxDays(db, tenant, fromDay, toDay, maxTimeMS);
+  return readTaxDays(db, tenant, 'invoice', fromDay, toDay, maxTimeMS);
+}
+
+/**
+ * A tenant's payment-basis month, brought up to date first: its days' marks settled (which
+ * marks the month), then the month recomputed if marked or kept under other settings. Null
+ * when nothing counts in it.
+ */
+export async function readFreshTaxMonth(db: Db, tenant: string, settings: ReconcileSettings, month: string, maxTimeMS: number): Promise<TaxDayRollup | null> {
+  const range = mxMonthRange(month);
+  const first = mxDateString(range.start);
+  const last = mxDateString(range.endExclusive - 1);
+  await settleDayMarks(db, tenant, await markedDays(db, tenant, FINANCIAL_DOCS_SOURCE, first, last, MARKS_PER_PASS), settings, maxTimeMS);
+  await settleMonthMarks(db, tenant, await markedDays(db, tenant, TAX_MONTHS_SOURCE, month, month, 1), settings, maxTimeMS);
+  const [kept] = await readTaxDays(db, tenant, 'payment', month, month, maxTimeMS);
+  if (!kept || kept.fingerprint === taxRollupFingerprint(settings)) return kept ?? null;
+  await recomputeTaxMonths(db, tenant, [month], settings, maxTimeMS);
+  return (await readTaxDays(db, tenant, 'payment', month, month, maxTimeMS))[0] ?? null;
 }
 
 /** Whether this store's days were built by this version (else summaries read the documents). */
@@ -126,18 +203,40 @@ export async function taxRollupsReady(db: Db): Promise<boolean> {
  * Answers how many marks it worked on (0: nothing to do).
  */
 export async function drainTaxMarks(db: Db, limit: number, maxTimeMS: number): Promise<number> {
-  const marks = await someMarks(db, FINANCIAL_DOCS_SOURCE, limit);
-  const byTenant = new Map<string, RollupMark[]>();
-  for (const m of marks) {
-    let list = byTenant.get(m.tenant);
-    if (!list) byTenant.set(m.tenant, (list = []));
-    list.push(m);
+  let worked = 0;
+  for (const [source, settle] of [
+    [FINANCIAL_DOCS_SOURCE, settleDayMarks],
+    [TAX_MONTHS_SOURCE, settleMonthMarks],
+  ] as const) {
+    const marks = await someMarks(db, source, limit);
+    const byTenant = new Map<string, RollupMark[]>();
+    for (const m of marks) {
+      let list = byTenant.get(m.tenant);
+      if (!list) byTenant.set(m.tenant, (list = []));
+      list.push(m);
+    }
+    for (const [tenant, list] of byTenant) {
+      const { settings } = await getTracedSettings(db, tenant);
+      await settle(db, tenant, list, settings, maxTimeMS);
+    }
+    worked += marks.length;
   }
-  for (const [tenant, list] of byTenant) {
-    const { settings } = await getTracedSettings(db, tenant);
-    await settleMarks(db, tenant, list, settings, maxTimeMS);
+  return worked;
+}
+
+/** Settles every marked day of a tenant, then every marked month (the days mark them). */
+async function settleAll(db: Db, tenant: string, settings: ReconcileSettings, maxTimeMS: number, onDays?: (n: number) => void): Promise<void> {
+  for (;;) {
+    const marks = await markedDays(db, tenant, FINANCIAL_DOCS_SOURCE, '0000-00-00', '9999-99-99', MARKS_PER_PASS);
+    if (!marks.length) break;
+    await settleDayMarks(db, tenant, marks, settings, maxTimeMS);
+    onDays?.(marks.length);
   }
-  return marks.length;
+  for (;;) {
+    const marks = await markedDays(db, tenant, TAX_MONTHS_SOURCE, '0000-00', '9999-99', MARKS_PER_PASS);
+    if (!marks.length) break;
+    await settleMonthMarks(db, tenant, marks, settings, maxTimeMS);
+  }
 }
 
 export interface RebuildProgress {
@@ -172,16 +271,15 @@ export async function rebuildTaxRollups(
   let days = 0;
   for (const tenant of tenants) {
     const total = await markAllTaxDays(db, tenant);
+    // Every day marked: what was kept (perhaps by another version) goes, and a summary meanwhile recomputes what it reads.
+    await deleteTaxRollupsOf(db, tenant);
     opts.onProgress?.({ tenant, phase: 'marking', done: total, total });
     const { settings } = await getTracedSettings(db, tenant);
     let done = 0;
-    for (;;) {
-      const marks = await markedDays(db, tenant, FINANCIAL_DOCS_SOURCE, '0000-00-00', '9999-99-99', MARKS_PER_PASS);
-      if (!marks.length) break;
-      await settleMarks(db, tenant, marks, settings, maxTimeMS);
-      done += marks.length;
+    await settleAll(db, tenant, settings, maxTimeMS, (n) => {
+      done += n;
       opts.onProgress?.({ tenant, phase: 'computing', done: Math.min(done, total), total });
-    }
+    });
     days += total;
   }
   // Every tenant with documents rebuilt: the store holds this version.
@@ -210,27 +308,47 @@ export interface VerifyResult {
 export async function verifyTaxRollups(db: Db, tenant: string, opts: { repair?: boolean; maxTimeMS?: number } = {}): Promise<VerifyResult> {
   const maxTimeMS = opts.maxTimeMS ?? 600_000;
   const { settings } = await getTracedSettings(db, tenant);
+  // Marked days and months are known to be stale: settled first, so a difference is a fault, not a pending write.
+  await settleAll(db, tenant, settings, maxTimeMS);
   const docDays = new Set<string>();
-  const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1 }, batchSize: 5000 });
-  for await (const d of cursor) docDays.add(mxDateString(d.date));
-  const keptAll = await readTaxDays(db, tenant, '0000-00-00', '9999-99-99', maxTimeMS);
-  const all = [...new Set([...docDays, ...keptAll.map((k) => k.day)])].sort();
-  const keptBy = new Map(keptAll.map((k) => [k.day, k]));
+  const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1, 'payments.date': 1 }, batchSize: 5000 });
+  for await (const d of cursor) for (const day of financialDocDays(d)) docDays.add(day);
   const mismatched: string[] = [];
-  for (const run of runsOf(all)) {
-    const { kept, findings } = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
+  const compare = async (basis: RollupBasis, keys: readonly string[], compute: typeof computeTaxDays): Promise<void> => {
+    const { kept, findings } = await compute(db, tenant, keys, settings, maxTimeMS);
     const computedBy = new Map(kept.map((k) => [k.day, k]));
-    const storedFindings = await readTaxFindingsOfDays(db, tenant, run, maxTimeMS);
-    for (const day of run) {
-      const a = keptBy.get(day);
-      const b = computedBy.get(day);
-      const fa = storedFindings.filter((f) => f.day === day).sort((x, y) => (x._id < y._id ? -1 : 1));
-      const fb = findings.filter((f) => f.day === day).sort((x, y) => (x._id < y._id ? -1 : 1));
-      if (!sameRollup(a, b) || !sameContent(fa, fb)) mismatched.push(day);
+    const stored = await readTaxDays(db, tenant, basis, keys[0] as string, keys[keys.length - 1] as string, maxTimeMS);
+    const storedBy = new Map(stored.map((k) => [k.day, k]));
+    const storedFindings = await readTaxFindingsOfDays(db, tenant, basis, keys, maxTimeMS);
+    for (const key of keys) {
+      const fa = storedFindings.filter((f) => f.day === key).sort((x, y) => (x._id < y._id ? -1 : 1));
+      const fb = findings.filter((f) => f.day === key).sort((x, y) => (x._id < y._id ? -1 : 1));
+      if (!sameRollup(storedBy.get(key), computedBy.get(key)) || !sameContent(fa, fb)) mismatched.push(key);
     }
+  };
+  const keptDays = await readTaxDays(db, tenant, 'invoice', '0000-00-00', '9999-99-99', maxTimeMS);
+  const days = [...new Set([...docDays, ...keptDays.map((k) => k.day)])].sort();
+  for (const run of runsOf(days)) await compare('invoice', run, computeTaxDays);
+  const keptMonths = await readTaxDays(db, tenant, 'payment', '0000-00', '9999-99', maxTimeMS);
+  const months = [...new Set([...[...docDays].map((d) => d.slice(0, 7)), ...keptMonths.map((k) => k.day)])].sort();
+  for (const month of months) await compare('payment', [month], computeTaxMonths);
+  if (opts.repair && mismatched.length) {
+    await recomputeTaxDays(
+      db,
+      tenant,
+      mismatched.filter((k) => k.length === 10),
+      settings,
+      maxTimeMS,
+    );
+    await recomputeTaxMonths(
+      db,
+      tenant,
+      mismatched.filter((k) => k.length === 7),
+      settings,
+      maxTimeMS,
+    );
   }
-  if (opts.repair && mismatched.length) await recomputeTaxDays(db, tenant, mismatched, settings, maxTimeMS);
-  return { tenant, days: all.length, mismatched };
+  return { tenant, days: days.length + months.length, mismatched };
 }
 
 function sameRollup(a: TaxDayRollup | undefined, b: TaxDayRollup | undefined): boolean {

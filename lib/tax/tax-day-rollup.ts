@@ -1,13 +1,16 @@
 /**
- * A day's tax totals as kept on write (docs/rollups.md): the invoice-basis contributions of every
- * document emitted that Mexico City day, summed per client, with the findings counted, and the
- * findings themselves for the index the summary lists from. A summary of any period adds the
- * days' rows (TaxTotalsAccumulator.addDayRow) instead of reconciling every document again;
- * the figures are the same because both fold the same contributions (reconcileDocument,
- * invoiceBasisContribution). Pure.
+ * The tax summary's totals as kept on write (docs/rollups.md), summed per client with the
+ * findings counted, and where each finding is, for the index the summary lists from:
+ * - invoice basis, per Mexico City day: the contributions of every document emitted that day;
+ *   a summary of any period adds its days' rows (TaxTotalsAccumulator.addDayRow);
+ * - payment (cash) basis, per month: the contributions of the month as one period (a document
+ *   counts once in it however many of its payments fall in it); a summary of that month reads it.
+ * The figures are the ones of reconciling every document because both fold the same
+ * contributions (reconcileDocument, invoiceBasisContribution, paymentBasisContributions). Pure.
  */
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { Acc, invoiceBasisContribution, type TaxAccState } from './tax-totals.ts';
+import { Acc, invoiceBasisContribution, paymentBasisContributions, type TaxAccState, type TaxContribution } from './tax-totals.ts';
+import { mxMonthRange } from '../time/mexico-city.ts';
 import { reconcileDocument, type FindingCode, type FindingKind, type ReconcileSettings } from './reconcile.ts';
 import type { TaxpayerKind } from './rfc.ts';
 
@@ -15,7 +18,7 @@ import type { TaxpayerKind } from './rfc.ts';
  * Bumped whenever what a day's totals hold or how a document is reconciled changes: stored days
  * of another version are recomputed, like days kept under other settings.
  */
-export const TAX_ROLLUP_VERSION = 1;
+export const TAX_ROLLUP_VERSION = 2;
 
 /** The settings a day's totals depend on, with the version: a day kept under another fingerprint is stale. */
 export function taxRollupFingerprint(settings: ReconcileSettings): string {
@@ -40,11 +43,14 @@ export interface TaxDayRow {
   findingCounts: FindingCounts;
 }
 
+export type RollupBasis = 'invoice' | 'payment';
+
 export interface TaxDayRollup {
-  /** `${tenant}|invoice|${day}`. */
+  /** `${tenant}|${basis}|${day}`. */
   _id: string;
   tenant: string;
-  basis: 'invoice';
+  basis: RollupBasis;
+  /** The day ('YYYY-MM-DD', invoice basis) or the month ('YYYY-MM', payment basis) kept. */
   day: string;
   month: string;
   fingerprint: string;
@@ -57,9 +63,11 @@ export interface TaxDayRollup {
  * large tenant holds hundreds of thousands).
  */
 export interface IndexedFinding {
-  /** `${tenant}|${docId}|${n}`: the n-th finding of the document's reconciliation. */
+  /** `${tenant}|${basis}|${docId}|${n}` (payment basis: `|${month}` after the basis): the n-th finding of the document's reconciliation. */
   _id: string;
   tenant: string;
+  basis: RollupBasis;
+  /** The kept day or month it belongs to. */
   day: string;
   dateMs: number;
   client: string;
@@ -70,26 +78,49 @@ export interface IndexedFinding {
   code: FindingCode;
 }
 
-export const taxRollupId = (tenant: string, day: string): string => `${tenant}|invoice|${day}`;
+export const taxRollupId = (tenant: string, basis: RollupBasis, day: string): string => `${tenant}|${basis}|${day}`;
 
 interface RowBuilder {
   row: Omit<TaxDayRow, 'acc'>;
   acc: Acc;
 }
 
-/** The totals and findings of one tenant's day from the documents emitted that day. */
+/** The totals and findings of one tenant's day from the documents emitted that day (invoice basis). */
 export function rollUpTaxDay(
   tenant: string,
   day: string,
   docs: readonly FinancialDocument[],
   settings: ReconcileSettings,
 ): { rollup: TaxDayRollup; findings: IndexedFinding[] } {
+  return rollUp(tenant, 'invoice', day, docs, settings, (doc, r) => invoiceBasisContribution(doc, r));
+}
+
+/** The totals and findings of one tenant's month on the payment basis, from the documents with a payment or a PUE invoice date in it. */
+export function rollUpTaxMonth(
+  tenant: string,
+  month: string,
+  docs: readonly FinancialDocument[],
+  settings: ReconcileSettings,
+): { rollup: TaxDayRollup; findings: IndexedFinding[] } {
+  const slice = { month, ...mxMonthRange(month) };
+  return rollUp(tenant, 'payment', month, docs, settings, (doc, r) => paymentBasisContributions(doc, r, [slice])[0] ?? null);
+}
+
+function rollUp(
+  tenant: string,
+  basis: RollupBasis,
+  key: string,
+  docs: readonly FinancialDocument[],
+  settings: ReconcileSettings,
+  contribute: (doc: FinancialDocument, r: ReturnType<typeof reconcileDocument>) => TaxContribution | null,
+): { rollup: TaxDayRollup; findings: IndexedFinding[] } {
   const byClient = new Map<string, RowBuilder>();
   const findings: IndexedFinding[] = [];
-  let month = day.slice(0, 7);
+  let month = key.slice(0, 7);
   for (const doc of docs) {
     const r = reconcileDocument(doc, settings);
-    const c = invoiceBasisContribution(doc, r);
+    const c = contribute(doc, r);
+    if (!c) continue; // payment basis: selected, but nothing that counts falls in the month
     month = c.month;
     let b = byClient.get(c.client);
     if (!b) {
@@ -110,14 +141,16 @@ export function rollUpTaxDay(
     }
     b.acc.add(c, true);
     const counts = b.row.findingCounts;
+    const scope = basis === 'invoice' ? 'invoice' : `payment|${key}`;
     r.findings.forEach((f, n) => {
       counts.total += 1;
       counts.byKind[f.kind] += 1;
       counts.byCode[f.code] = (counts.byCode[f.code] ?? 0) + 1;
       findings.push({
-        _id: `${tenant}|${f.docId}|${n}`,
+        _id: `${tenant}|${scope}|${f.docId}|${n}`,
         tenant,
-        day,
+        basis,
+        day: key,
         dateMs: r.date,
         client: r.client,
         kind: f.kind,
@@ -130,7 +163,7 @@ export function rollUpTaxDay(
   }
   const rows = [...byClient.values()].map((b) => ({ ...b.row, acc: b.acc.state() })).sort((a, b) => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
   return {
-    rollup: { _id: taxRollupId(tenant, day), tenant, basis: 'invoice', day, month, fingerprint: taxRollupFingerprint(settings), rows },
+    rollup: { _id: taxRollupId(tenant, basis, key), tenant, basis, day: key, month, fingerprint: taxRollupFingerprint(settings), rows },
     findings,
   };
 }

@@ -6,7 +6,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import type { FindingKind } from './reconcile.ts';
-import type { IndexedFinding, TaxDayRollup } from './tax-day-rollup.ts';
+import { taxRollupId, type IndexedFinding, type RollupBasis, type TaxDayRollup } from './tax-day-rollup.ts';
 
 export interface RollupState {
   _id: string;
@@ -18,10 +18,13 @@ const rollups = (db: Db): Collection<TaxDayRollup> => db.collection<TaxDayRollup
 const findings = (db: Db): Collection<IndexedFinding> => db.collection<IndexedFinding>(COLLECTIONS.taxFindings);
 const state = (db: Db): Collection<RollupState> => db.collection<RollupState>(COLLECTIONS.rollupState);
 
-/** The kept days of a tenant within [fromDay, toDay], in day order (at most 367 documents: a period is at most 366 days). */
-export function readTaxDays(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<TaxDayRollup[]> {
+/**
+ * The kept days (months, on the payment basis) of a tenant within [from, to], in order (at
+ * most 367 documents: a period is at most 366 days).
+ */
+export function readTaxDays(db: Db, tenant: string, basis: RollupBasis, from: string, to: string, maxTimeMS: number): Promise<TaxDayRollup[]> {
   return rollups(db)
-    .find({ tenant, basis: 'invoice', day: { $gte: fromDay, $lte: toDay } }, { maxTimeMS })
+    .find({ tenant, basis, day: { $gte: from, $lte: to } }, { maxTimeMS })
     .sort({ day: 1 })
     .toArray();
 }
@@ -34,6 +37,7 @@ export function readTaxDays(db: Db, tenant: string, fromDay: string, toDay: stri
 export async function writeTaxDays(
   db: Db,
   tenant: string,
+  basis: RollupBasis,
   days: readonly string[],
   kept: readonly TaxDayRollup[],
   dayFindings: readonly IndexedFinding[],
@@ -42,7 +46,7 @@ export async function writeTaxDays(
   const keptDays = new Set(kept.map((r) => r.day));
   const ops = [
     ...kept.map((r) => ({ replaceOne: { filter: { _id: r._id }, replacement: r, upsert: true } })),
-    ...days.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: `${tenant}|invoice|${d}`, tenant } } })),
+    ...days.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: taxRollupId(tenant, basis, d), tenant } } })),
   ];
   await rollups(db).bulkWrite(ops, { ordered: false });
   for (let i = 0; i < dayFindings.length; i += 1000) {
@@ -53,26 +57,35 @@ export async function writeTaxDays(
   }
   const current = new Set(dayFindings.map((f) => f._id));
   const stale = await findings(db)
-    .find({ tenant, day: { $in: [...days] } }, { projection: { _id: 1 } })
+    .find({ tenant, basis, day: { $in: [...days] } }, { projection: { _id: 1 } })
     .toArray();
   const gone = stale.map((f) => f._id).filter((id) => !current.has(id));
   for (let i = 0; i < gone.length; i += 1000) await findings(db).deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant });
 }
 
 export interface FindingsQuery {
-  start: number;
-  end: number;
   kind: FindingKind;
   client?: string;
   limit: number;
+  /** Invoice basis: findings of documents emitted in [start, end]. */
+  start: number;
+  end: number;
+  /** Payment basis: findings of the documents kept in this month (start/end ignored). */
+  month?: string;
 }
 
-/** The first `limit` findings of a kind in [start, end], in the summary's listing order (index tenant_[client_]kind_date). */
+/**
+ * The first `limit` findings of a kind, in the summary's listing order (invoice date, document,
+ * concept, code). Index tenant_basis_[client_]kind_date, or tenant_basis_day_[client_]kind_date.
+ */
 export function listTaxFindings(db: Db, tenant: string, q: FindingsQuery, maxTimeMS: number): Promise<IndexedFinding[]> {
-  const filter: Filter<IndexedFinding> =
-    q.client === undefined
-      ? { tenant, kind: q.kind, dateMs: { $gte: q.start, $lte: q.end } }
-      : { tenant, client: q.client, kind: q.kind, dateMs: { $gte: q.start, $lte: q.end } };
+  const scope: Filter<IndexedFinding> = q.month === undefined ? { tenant, basis: 'invoice' } : { tenant, basis: 'payment', day: q.month };
+  const filter: Filter<IndexedFinding> = {
+    ...scope,
+    ...(q.client === undefined ? {} : { client: q.client }),
+    kind: q.kind,
+    ...(q.month === undefined ? { dateMs: { $gte: q.start, $lte: q.end } } : {}),
+  };
   return findings(db).find(filter, { maxTimeMS }).sort({ dateMs: 1, docId: 1, conceptIndex: 1, code: 1 }).limit(q.limit).toArray();
 }
 
@@ -84,10 +97,10 @@ export async function writeRollupState(db: Db, name: string, version: number): P
   await state(db).replaceOne({ _id: name }, { version, builtAt: new Date() }, { upsert: true });
 }
 
-/** The kept findings of these days (verification). */
-export function readTaxFindingsOfDays(db: Db, tenant: string, days: readonly string[], maxTimeMS: number): Promise<IndexedFinding[]> {
+/** The kept findings of these days or months (verification). */
+export function readTaxFindingsOfDays(db: Db, tenant: string, basis: RollupBasis, days: readonly string[], maxTimeMS: number): Promise<IndexedFinding[]> {
   return findings(db)
-    .find({ tenant, day: { $in: [...days] } }, { maxTimeMS })
+    .find({ tenant, basis, day: { $in: [...days] } }, { maxTimeMS })
     .toArray();
 }
 
