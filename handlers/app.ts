@@ -24,6 +24,7 @@ import { responseHeadersPlugin } from '../lib/app/response-headers.ts';
 import { rateLimitPlugin } from '../lib/app/rate-limit.ts';
 import { compressionPlugin } from '../lib/app/compression.ts';
 import { notFoundPlugin } from '../lib/app/not-found.ts';
+import { metricsPlugin } from '../lib/app/metrics.ts';
 import { docsPlugin } from '../lib/app/docs.ts';
 import { shutdownPlugin } from '../lib/app/shutdown.ts';
 import { jsonMediaTypesPlugin } from '../lib/app/json-media-types.ts';
@@ -108,6 +109,7 @@ function handlerDeps(app: FastifyInstance, now: (() => Date) | undefined): Handl
     livenessProblem: app.livenessProblem,
     shutdown: app.shutdown,
     pingDatabase: app.pingDatabase,
+    metrics: app.serviceMetrics,
   };
 }
 
@@ -119,7 +121,8 @@ function handlerDeps(app: FastifyInstance, now: (() => Date) | undefined): Handl
  * - HTTP core: validation, CORS (its preflight before the rate limit and auth, its catch-all
  *   OPTIONS route before the route index), errors (the route index sees every route after it),
  *   body parsers, request id, the request's log line, response headers, the rate limit (before
- *   any route it counts), compression, not found (itself rate limited);
+ *   any route it counts), compression, not found (itself rate limited), metrics (GET /metrics,
+ *   rate limited; before the routes it measures);
  * - docs: Swagger and Swagger UI, serving the bundled document;
  * - closing (`shutdown`), bare JSON media types, deadlines, report budgets and turns;
  * - the API: the spec's operations through glue (authentication as an onRequest hook, so 401
@@ -149,6 +152,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(rateLimitPlugin);
   await app.register(compressionPlugin);
   await app.register(notFoundPlugin);
+  await app.register(metricsPlugin);
   await app.register(docsPlugin);
   await app.register(shutdownPlugin);
   await app.register(jsonMediaTypesPlugin);

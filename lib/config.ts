@@ -35,6 +35,8 @@ export interface AppConfig {
   connections: ConnectionSettings;
   /** How long GET /ready waits for the database's answer to a ping before it answers 503. */
   readyTimeoutMs: number;
+  /** GET /metrics (lib/app/metrics.ts): on or off, the bearer token it needs (null: open), how long database readings are reused. */
+  metrics: { enabled: boolean; token: string | null; databaseCacheMs: number };
   bodyLimitBytes: number;
   trustProxy: boolean;
   /** PUBLIC_BASE_URL: the address clients reach this service at, the first server of the served OpenAPI document (null: see lib/http/served-document.ts). */
@@ -283,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     connections: connectionSettings(e),
     readyTimeoutMs: e.READY_TIMEOUT_MS,
+    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, databaseCacheMs: e.METRICS_DATABASE_CACHE_MS },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,
     corsOrigins: origins(e.CORS_ORIGINS),

@@ -102,12 +102,17 @@ export function createMcpServer(app: FastifyInstance, catalog: McpCatalog, selec
           }
         }
       : undefined;
+    const started = performance.now();
+    let result: CallToolResult;
     try {
-      return await callTool(app, tool, args, { apiKey, requestId: authExtra?.requestId, confirm });
+      result = await callTool(app, tool, args, { apiKey, requestId: authExtra?.requestId, confirm });
     } catch (err) {
       app.log.error({ err, tool: tool.name }, 'MCP tool dispatch failed');
-      return toToolResult({ statusCode: 500, body: errorBody(500, 'Internal Server Error', [`request id ${authExtra?.requestId ?? 'unknown'}`]) });
+      result = toToolResult({ statusCode: 500, body: errorBody(500, 'Internal Server Error', [`request id ${authExtra?.requestId ?? 'unknown'}`]) });
     }
+    // Counted by catalogue tool only: an unknown name was refused above, so the label set stays bounded.
+    app.serviceMetrics.toolCall(tool.name, result.isError === true ? 'error' : 'ok', (performance.now() - started) / 1000);
+    return result;
   });
 
   for (const resource of catalog.resources.filter((r) => !unselected.has(r.uri))) {

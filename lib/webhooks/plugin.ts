@@ -36,7 +36,13 @@ export interface WebhooksPluginDeps {
 export const webhooksWorkerPlugin = fp<WebhooksPluginOptions & WebhooksPluginDeps>(
   async function webhooksWorker(app, options) {
     const worker = options.worker
-      ? createWebhookWorker({ db: options.db, settings: options.webhooks, name: options.name, logger: app.log.child({ component: 'webhook-worker' }) })
+      ? createWebhookWorker({
+          db: options.db,
+          settings: options.webhooks,
+          name: options.name,
+          logger: app.log.child({ component: 'webhook-worker' }),
+          metrics: app.serviceMetrics,
+        })
       : null;
     app.decorate('webhookWorker', worker);
     if (!worker) return;
@@ -47,7 +53,7 @@ export const webhooksWorkerPlugin = fp<WebhooksPluginOptions & WebhooksPluginDep
       await worker.stop();
     });
   },
-  { name: 'webhooks-worker', fastify: '5.x' },
+  { name: 'webhooks-worker', dependencies: ['metrics'], fastify: '5.x' },
 );
 
 /** Registers the worker plugin with the service's dependencies (what `buildApp({ plugins })` takes). */
