@@ -5,7 +5,7 @@ import fastifyMetricsModule from 'fastify-metrics';
 import promClient, { Registry } from 'prom-client';
 import { ApiError } from '../http/api-error.ts';
 import { isInternalDispatch } from '../http/internal-dispatch.ts';
-import { listOperations } from '../spec/operations.ts';
+import { operationByRoute } from '../spec/operation-by-route.ts';
 import { COLLECTIONS } from '../db/collections.ts';
 import { queueDepth } from '../jobs/queue-depth.ts';
 import { ALERT_JOB_NAME } from '../alerts/jobs.ts';
@@ -94,7 +94,7 @@ export const metricsPlugin = fp(
     }, config.metrics.databaseCacheMs);
     app.decorate('serviceMetrics', prometheusMetrics(registry, readDatabase));
 
-    const operationOf = new Map(listOperations(spec).map((op) => [`${op.method} ${op.route}`, op.operationId]));
+    const operationOf = operationByRoute(spec);
     // Process metrics are the process's: registered once in prom-client's default registry, whatever number of apps it runs (tests).
     const processMetrics = promClient.register.getSingleMetric('process_cpu_user_seconds_total') === undefined;
     await app.register(fastifyMetrics, {
@@ -107,10 +107,7 @@ export const metricsPlugin = fp(
         overrides: {
           labels: {
             route: 'operation',
-            getRouteLabel: (request: FastifyRequest) => {
-              const url = request.routeOptions.url ?? '';
-              return operationOf.get(`${request.method} ${url}`) ?? url;
-            },
+            getRouteLabel: (request: FastifyRequest) => operationOf(request.method, request.routeOptions.url),
           },
           histogram: { buckets: LATENCY_BUCKETS, registers: [registry] },
           // The summary is off, but fastify-metrics builds it anyway: in no registry, not the shared default one.
