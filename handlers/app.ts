@@ -11,6 +11,7 @@ import type { McpOptions } from '../lib/mcp/transports.ts';
 import { configPlugin } from '../lib/app/config.ts';
 import { specPlugin } from '../lib/app/spec.ts';
 import { databasePlugin } from '../lib/app/database.ts';
+import { tracingPlugin } from '../lib/app/tracing.ts';
 import { cachesPlugin } from '../lib/app/caches.ts';
 import { connectionLimitsPlugin } from '../lib/app/connection-limits.ts';
 import { authPlugin } from '../lib/app/auth.ts';
@@ -116,7 +117,8 @@ function handlerDeps(app: FastifyInstance, now: (() => Date) | undefined): Handl
 /**
  * The service as an ordered list of plugins (lib/app/, one per thing it provides; each names the
  * plugins it needs). The order is the order of their hooks and of the routes they see:
- * - infrastructure: configuration, the bundled spec, the database, the caches, connection caps,
+ * - infrastructure: configuration, the bundled spec, the database, tracing (its request span
+ *   first, so every later hook runs inside it), the caches, connection caps,
  *   who calls (request decorations and authentication hooks, added to routes later);
  * - HTTP core: validation, CORS (its preflight before the rate limit and auth, its catch-all
  *   OPTIONS route before the route index), errors (the route index sees every route after it),
@@ -139,6 +141,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     databaseProblem: opts.databaseProblem,
     livenessProblem: opts.livenessProblem,
   });
+  await app.register(tracingPlugin);
   await app.register(cachesPlugin);
   await app.register(connectionLimitsPlugin);
   await app.register(authPlugin);

@@ -327,6 +327,12 @@ export const CONFIG_SCHEMA = {
       default: 5000,
       description: 'How long a scrape reuses the job queue depths and the database ping read by the previous one (`0`: read on every scrape)',
     },
+    OTEL_EXPORTER_OTLP_ENDPOINT: {
+      type: 'string',
+      description:
+        'OpenTelemetry traces (requests, MongoDB commands, jobs, MCP tool calls) sent by OTLP/HTTP to this base URL (`/v1/traces` is appended), e.g. `http://otel-collector:4318`. Unset: no traces',
+    },
+    OTEL_SERVICE_NAME: { type: 'string', default: 'freight-backoffice-api', description: 'The `service.name` of the traces' },
     BODY_LIMIT_BYTES: { type: 'integer', minimum: 1024, maximum: 10_485_760, default: 262_144, description: 'Largest request body (256 KiB by default)' },
     IMPORT_TIMEOUT_MS: {
       type: 'integer',
