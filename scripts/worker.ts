@@ -18,6 +18,8 @@ import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createAlertWorker } from '../lib/alerts/worker.ts';
 import { createWebhookWorker } from '../lib/webhooks/worker.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
+import { createTracing } from '../lib/tracing/tracing.ts';
+import { traceMongoCommands } from '../lib/tracing/mongodb-spans.ts';
 
 const loaded = loadConfig();
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
@@ -31,9 +33,22 @@ const database = await openDatabase(config, {
 });
 await ensureIndexes(database.db);
 
-const worker = createAlertWorker({ db: database.db, ...config.alerts.workerSettings, logger: log });
+// Traces of the jobs and their database commands when OTEL_EXPORTER_OTLP_ENDPOINT is set (openDatabase then monitors commands).
+const tracing = createTracing({
+  endpoint: config.tracing.endpoint,
+  serviceName: config.tracing.serviceName,
+  serviceVersion: process.env.npm_package_version ?? 'unknown',
+});
+const stopMongoSpans = tracing.enabled ? traceMongoCommands(database.client, tracing.tracer) : () => {};
+
+const worker = createAlertWorker({ db: database.db, ...config.alerts.workerSettings, logger: log, tracer: tracing.tracer });
 // Deliveries of the events the alert worker produces (and test events), beside it.
-const webhookWorker = createWebhookWorker({ db: database.db, settings: config.webhooks, logger: log.child({ component: 'webhook-worker' }) });
+const webhookWorker = createWebhookWorker({
+  db: database.db,
+  settings: config.webhooks,
+  logger: log.child({ component: 'webhook-worker' }),
+  tracer: tracing.tracer,
+});
 
 let closing = false;
 async function shutdown(signal: string, exitCode = 0): Promise<void> {
@@ -45,6 +60,8 @@ async function shutdown(signal: string, exitCode = 0): Promise<void> {
   try {
     await Promise.all([worker.stop(), webhookWorker.stop()]);
   } finally {
+    stopMongoSpans();
+    await tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'traces not all sent'));
     await database.close();
   }
   process.exit(exitCode);

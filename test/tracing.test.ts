@@ -3,7 +3,8 @@
  * exporter's JSON) gets the spans of a REST request that carries a `traceparent` (same trace id,
  * parent the caller's span id), of the MongoDB commands it ran (children in that trace), and of an
  * MCP tool call whose `_meta` carries a `traceparent` (the tool span continues it; the REST
- * operation it runs is its child). The trace ids are made here, not by the code under test.
+ * operation it runs is its child), and of a webhook delivery job (a trace of its own, its database
+ * commands its children). The trace ids are made here, not by the code under test.
  */
 import t from 'tap';
 import http from 'node:http';
@@ -13,6 +14,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A } from './helpers/harness.ts';
 import { connect, listen } from './helpers/mcp.ts';
 import { connectMongo } from '../lib/db/client.ts';
+import { startReceiver } from './helpers/receiver.ts';
+import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
 
 interface OtlpSpan {
   traceId: string;
@@ -54,7 +57,19 @@ const h = await startHarness(t);
 // The service's client reports its commands when tracing is on (scripts/embedded-mongo/open-database.ts): the same here.
 const traced = await connectMongo(h.engine.uri, 'test', { serverSelectionTimeoutMS: 2000, driver: { monitorCommands: true } });
 t.teardown(() => traced.client.close(true));
-const app = await h.rebuild({ db: traced.db, env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'freight-test' } });
+const hooks = await startReceiver();
+t.teardown(() => hooks.close());
+const app = await h.rebuild({
+  db: traced.db,
+  env: {
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_SERVICE_NAME: 'freight-test',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_ALLOWED_PORTS: '*',
+    WEBHOOK_PROCESS_EVERY_MS: '100',
+  },
+  plugins: [webhooksPlugin({ worker: true })],
+});
 const base = await listen(app);
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -127,5 +142,41 @@ t.test('an MCP tool call continues the traceparent of its _meta; the operation i
   t.ok(
     spans.some((s) => s.traceId === traceId && attribute(s, 'db.collection.name') === 'financialDocs'),
     'and so are its database reads',
+  );
+});
+
+t.test('a webhook delivery job is a trace of its own, with its database commands', async (t) => {
+  const api = (path: string, method = 'GET', body?: unknown) =>
+    fetch(`${base}${path}`, {
+      method,
+      headers: { 'x-api-key': KEY_A, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const created = await api('/api/webhooks', 'POST', { url: hooks.url('/traced'), events: ['alert.triggered'] });
+  t.equal(created.status, 201);
+  const hook = (await created.json()) as { id: string; secret: string };
+  hooks.secrets.set('/traced', hook.secret);
+  t.equal((await api(`/api/webhooks/${hook.id}/test`, 'POST')).status, 202);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const list = (await (await api(`/api/webhooks/${hook.id}/deliveries`)).json()) as { data: { status: string }[] };
+    if (list.data[0]?.status === 'succeeded') break;
+    if (Date.now() > deadline) throw new Error('the test delivery was not delivered');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await app.tracing.flush();
+  const jobs = spans.filter((s) => s.name === 'job webhook:deliver');
+  t.equal(jobs.length, 1, 'one delivery, one job span');
+  const job = jobs[0]!;
+  t.equal(job.parentSpanId ?? '', '', 'a root span: not part of the poll nor of the request that queued it');
+  t.equal(attribute(job, 'messaging.destination.name'), 'webhook:deliver');
+  const commands = spans.filter((s) => s.traceId === job.traceId && attribute(s, 'db.system.name') === 'mongodb');
+  t.ok(
+    commands.some((s) => attribute(s, 'db.collection.name') === 'webhookDeliveries'),
+    'the delivery read and recorded in its trace',
+  );
+  t.ok(
+    commands.every((s) => s.parentSpanId === job.spanId),
+    "each command a child of the job's span",
   );
 });

@@ -42,6 +42,7 @@ export const webhooksWorkerPlugin = fp<WebhooksPluginOptions & WebhooksPluginDep
           name: options.name,
           logger: app.log.child({ component: 'webhook-worker' }),
           metrics: app.serviceMetrics,
+          tracer: app.tracing.tracer,
         })
       : null;
     app.decorate('webhookWorker', worker);
@@ -53,7 +54,7 @@ export const webhooksWorkerPlugin = fp<WebhooksPluginOptions & WebhooksPluginDep
       await worker.stop();
     });
   },
-  { name: 'webhooks-worker', dependencies: ['metrics'], fastify: '5.x' },
+  { name: 'webhooks-worker', dependencies: ['metrics', 'tracing'], fastify: '5.x' },
 );
 
 /** Registers the worker plugin with the service's dependencies (what `buildApp({ plugins })` takes). */

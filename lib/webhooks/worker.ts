@@ -13,6 +13,7 @@
  * made again: receivers de-duplicate by the event id. The Agenda plumbing
  * (locks, start, drain) is lib/jobs/agenda-worker.ts, shared with the alert worker.
  */
+import type { Tracer } from '@opentelemetry/api';
 import { ObjectId, type Db } from 'mongodb';
 import type { Agenda, Job } from 'agenda';
 import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
@@ -44,6 +45,8 @@ export interface WebhookWorkerOptions {
   drainTimeoutMs?: number;
   /** Where attempts are counted (GET /metrics; default: nowhere). */
   metrics?: ServiceMetrics;
+  /** Each delivery job a span (lib/jobs/agenda-worker.ts). Default: none. */
+  tracer?: Tracer;
 }
 
 export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
@@ -112,6 +115,7 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     log,
     jobName: DELIVERY_JOB_NAME,
     run: deliver,
+    tracer: opts.tracer,
     processEveryMs: settings.processEveryMs,
     concurrency: settings.concurrency,
     lockLifetimeMs: settings.lockLifetimeMs,
