@@ -40,13 +40,13 @@ export const tracingPlugin = fp(
       const operation = operationOf(request.method, request.routeOptions.url);
       // A traceparent from the client, else the context current here (an MCP tool call's span for its inner dispatch).
       const parent = continuedContext(request.headers, context.active());
+      // No URL: a path may hold ids or even a key a client misplaced (the request log redacts those); the route pattern says enough.
       const span = tracer.startSpan(
         `${request.method} ${operation || 'unrouted'}`,
         {
           kind: SpanKind.SERVER,
           attributes: {
             'http.request.method': request.method,
-            'url.path': request.url.split('?')[0],
             ...(request.routeOptions.url ? { 'http.route': request.routeOptions.url } : {}),
             ...(operation ? { 'freight.operation': operation } : {}),
           },
