@@ -11,6 +11,7 @@ import type { McpOptions } from '../lib/mcp/transports.ts';
 import { configPlugin } from '../lib/app/config.ts';
 import { specPlugin } from '../lib/app/spec.ts';
 import { databasePlugin } from '../lib/app/database.ts';
+import { tracingPlugin } from '../lib/app/tracing.ts';
 import { cachesPlugin } from '../lib/app/caches.ts';
 import { connectionLimitsPlugin } from '../lib/app/connection-limits.ts';
 import { authPlugin } from '../lib/app/auth.ts';
@@ -24,6 +25,7 @@ import { responseHeadersPlugin } from '../lib/app/response-headers.ts';
 import { rateLimitPlugin } from '../lib/app/rate-limit.ts';
 import { compressionPlugin } from '../lib/app/compression.ts';
 import { notFoundPlugin } from '../lib/app/not-found.ts';
+import { metricsPlugin } from '../lib/app/metrics.ts';
 import { docsPlugin } from '../lib/app/docs.ts';
 import { shutdownPlugin } from '../lib/app/shutdown.ts';
 import { jsonMediaTypesPlugin } from '../lib/app/json-media-types.ts';
@@ -108,18 +110,21 @@ function handlerDeps(app: FastifyInstance, now: (() => Date) | undefined): Handl
     livenessProblem: app.livenessProblem,
     shutdown: app.shutdown,
     pingDatabase: app.pingDatabase,
+    metrics: app.serviceMetrics,
   };
 }
 
 /**
  * The service as an ordered list of plugins (lib/app/, one per thing it provides; each names the
  * plugins it needs). The order is the order of their hooks and of the routes they see:
- * - infrastructure: configuration, the bundled spec, the database, the caches, connection caps,
+ * - infrastructure: configuration, the bundled spec, the database, tracing (its request span
+ *   first, so every later hook runs inside it), the caches, connection caps,
  *   who calls (request decorations and authentication hooks, added to routes later);
  * - HTTP core: validation, CORS (its preflight before the rate limit and auth, its catch-all
  *   OPTIONS route before the route index), errors (the route index sees every route after it),
  *   body parsers, request id, the request's log line, response headers, the rate limit (before
- *   any route it counts), compression, not found (itself rate limited);
+ *   any route it counts), compression, not found (itself rate limited), metrics (GET /metrics,
+ *   rate limited; before the routes it measures);
  * - docs: Swagger and Swagger UI, serving the bundled document;
  * - closing (`shutdown`), bare JSON media types, deadlines, report budgets and turns;
  * - the API: the spec's operations through glue (authentication as an onRequest hook, so 401
@@ -136,6 +141,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     databaseProblem: opts.databaseProblem,
     livenessProblem: opts.livenessProblem,
   });
+  await app.register(tracingPlugin);
   await app.register(cachesPlugin);
   await app.register(connectionLimitsPlugin);
   await app.register(authPlugin);
@@ -149,6 +155,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(rateLimitPlugin);
   await app.register(compressionPlugin);
   await app.register(notFoundPlugin);
+  await app.register(metricsPlugin);
   await app.register(docsPlugin);
   await app.register(shutdownPlugin);
   await app.register(jsonMediaTypesPlugin);

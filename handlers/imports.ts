@@ -32,7 +32,8 @@ export function importsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'importDocu
         deps.shutdown,
         (err) => err instanceof ImportAborted,
         'the same files',
-        (signal) => importDocuments(deps, tenantOf(request), inputs, { signal }),
+        (signal) =>
+          importDocuments(deps, tenantOf(request), inputs, { signal, onFile: (file) => deps.metrics.importedFile(file.kind ?? 'unknown', file.status) }),
       );
     },
   };

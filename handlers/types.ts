@@ -4,6 +4,7 @@ import type { ValidatedQueries } from '../generated/validated.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
 import type { AppConfig, WebhookSettings } from '../lib/config.ts';
+import type { ServiceMetrics } from '../lib/metrics/service-metrics.ts';
 
 /**
  * Typed handler map, one entry per operationId of the spec (checked at compile
@@ -52,6 +53,8 @@ export interface HandlerDeps extends ServiceContext {
   databaseProblem: () => string | null;
   /** Why this process should be restarted (the embedded engine could not be), or null. */
   livenessProblem: () => string | null;
+  /** What the areas count for GET /metrics (imported files here). */
+  metrics: ServiceMetrics;
   /** Aborted when the service starts closing: long operations (imports) stop at their next step. */
   shutdown: AbortSignal;
   /** Per-tenant alert quotas (ALERT_MAX_ACTIVE_JOBS). */

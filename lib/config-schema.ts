@@ -308,6 +308,31 @@ export const CONFIG_SCHEMA = {
       default: 1000,
       description: '`GET /ready` answers within this: 503 when the database has not answered a ping by then (at once while the embedded engine is restarting)',
     },
+    METRICS_ENABLED: {
+      type: 'boolean',
+      default: true,
+      description:
+        'Serve Prometheus metrics at `GET /metrics` (request counts and latency per operation, MCP tool calls, imports, webhook deliveries, job queues, database health)',
+    },
+    METRICS_TOKEN: {
+      type: 'string',
+      minLength: 16,
+      description:
+        '`GET /metrics` then needs `authorization: Bearer <token>` (401 otherwise). Unset: open to whoever reaches the port, as most exporters are (keep the port off the internet, or set a token)',
+    },
+    METRICS_DATABASE_CACHE_MS: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 300_000,
+      default: 5000,
+      description: 'How long a scrape reuses the job queue depths and the database ping read by the previous one (`0`: read on every scrape)',
+    },
+    OTEL_EXPORTER_OTLP_ENDPOINT: {
+      type: 'string',
+      description:
+        'OpenTelemetry traces (requests, MongoDB commands, jobs, MCP tool calls) sent by OTLP/HTTP to this base URL (`/v1/traces` is appended), e.g. `http://otel-collector:4318`. Unset: no traces',
+    },
+    OTEL_SERVICE_NAME: { type: 'string', default: 'freight-backoffice-api', description: 'The `service.name` of the traces' },
     BODY_LIMIT_BYTES: { type: 'integer', minimum: 1024, maximum: 10_485_760, default: 262_144, description: 'Largest request body (256 KiB by default)' },
     IMPORT_TIMEOUT_MS: {
       type: 'integer',

@@ -35,6 +35,10 @@ export interface AppConfig {
   connections: ConnectionSettings;
   /** How long GET /ready waits for the database's answer to a ping before it answers 503. */
   readyTimeoutMs: number;
+  /** GET /metrics (lib/app/metrics.ts): on or off, the bearer token it needs (null: open), how long database readings are reused. */
+  metrics: { enabled: boolean; token: string | null; databaseCacheMs: number };
+  /** OpenTelemetry traces (lib/app/tracing.ts): the OTLP base URL (null: off) and the service's name in them. */
+  tracing: { endpoint: string | null; serviceName: string };
   bodyLimitBytes: number;
   trustProxy: boolean;
   /** PUBLIC_BASE_URL: the address clients reach this service at, the first server of the served OpenAPI document (null: see lib/http/served-document.ts). */
@@ -283,6 +287,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     connections: connectionSettings(e),
     readyTimeoutMs: e.READY_TIMEOUT_MS,
+    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, databaseCacheMs: e.METRICS_DATABASE_CACHE_MS },
+    tracing: { endpoint: baseUrl('OTEL_EXPORTER_OTLP_ENDPOINT', e.OTEL_EXPORTER_OTLP_ENDPOINT), serviceName: e.OTEL_SERVICE_NAME },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,
     corsOrigins: origins(e.CORS_ORIGINS),

@@ -19,6 +19,8 @@ import { createAlertWorker } from '../lib/alerts/worker.ts';
 import { createWebhookWorker } from '../lib/webhooks/worker.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 import { createRollupWorker } from '../lib/tax/rollup-worker.ts';
+import { createTracing } from '../lib/tracing/tracing.ts';
+import { traceMongoCommands } from '../lib/tracing/mongodb-spans.ts';
 
 const loaded = loadConfig();
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };
@@ -32,9 +34,22 @@ const database = await openDatabase(config, {
 });
 await ensureIndexes(database.db);
 
-const worker = createAlertWorker({ db: database.db, ...config.alerts.workerSettings, logger: log });
+// Traces of the jobs and their database commands when OTEL_EXPORTER_OTLP_ENDPOINT is set (openDatabase then monitors commands).
+const tracing = createTracing({
+  endpoint: config.tracing.endpoint,
+  serviceName: config.tracing.serviceName,
+  serviceVersion: process.env.npm_package_version ?? 'unknown',
+});
+const stopMongoSpans = tracing.enabled ? traceMongoCommands(database.client, tracing.tracer) : () => {};
+
+const worker = createAlertWorker({ db: database.db, ...config.alerts.workerSettings, logger: log, tracer: tracing.tracer });
 // Deliveries of the events the alert worker produces (and test events), beside it.
-const webhookWorker = createWebhookWorker({ db: database.db, settings: config.webhooks, logger: log.child({ component: 'webhook-worker' }) });
+const webhookWorker = createWebhookWorker({
+  db: database.db,
+  settings: config.webhooks,
+  logger: log.child({ component: 'webhook-worker' }),
+  tracer: tracing.tracer,
+});
 // The totals kept on write: the marks API-only services leave are drained here too (docs/rollups.md).
 const rollupWorker = createRollupWorker({ db: database.db, logger: log.child({ component: 'rollup-worker' }) });
 
@@ -48,6 +63,8 @@ async function shutdown(signal: string, exitCode = 0): Promise<void> {
   try {
     await Promise.all([worker.stop(), webhookWorker.stop(), rollupWorker.stop()]);
   } finally {
+    stopMongoSpans();
+    await tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'traces not all sent'));
     await database.close();
   }
   process.exit(exitCode);

@@ -54,6 +54,7 @@ export const alertsWorkerPlugin = fp<AlertsPluginOptions & AlertsPluginDeps>(
           ...options.settings,
           name: options.name,
           logger: app.log.child({ component: 'alert-worker' }),
+          tracer: app.tracing.tracer,
           now: options.now,
           hooks: options.hooks,
         })
@@ -67,7 +68,7 @@ export const alertsWorkerPlugin = fp<AlertsPluginOptions & AlertsPluginDeps>(
       await worker.stop();
     });
   },
-  { name: 'alerts-worker', fastify: '5.x' },
+  { name: 'alerts-worker', dependencies: ['tracing'], fastify: '5.x' },
 );
 
 /** Registers the worker plugin with the service's dependencies (what `buildApp({ plugins })` takes). */

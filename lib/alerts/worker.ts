@@ -17,6 +17,7 @@
  *   releases jobs it locked but never started. Call it before closing the
  *   database client.
  */
+import type { Tracer } from '@opentelemetry/api';
 import { readExtraData } from './extra-data.ts';
 import { ObjectId, type Db } from 'mongodb';
 import { exponential, type Agenda, type Job } from 'agenda';
@@ -73,6 +74,8 @@ export interface AlertWorkerOptions extends Partial<AlertWorkerSettings> {
   /** Instance name, stored as Agenda's lastModifiedBy (default alerts@host:pid:random). */
   name?: string;
   logger?: AlertLogger;
+  /** Each evaluation a span (lib/jobs/agenda-worker.ts). Default: none. */
+  tracer?: Tracer;
   /** Clock for rule evaluation ("as of"); Agenda's own scheduling uses real time. */
   now?: () => Date;
   /** Test hooks. `beforeEvaluate` may throw to simulate a failure. */
@@ -158,6 +161,7 @@ export function createAlertWorker(opts: AlertWorkerOptions): AlertWorker {
     log,
     jobName: ALERT_JOB_NAME,
     run: evaluateJob,
+    tracer: opts.tracer,
     processEveryMs: settings.processEveryMs,
     concurrency: settings.concurrency,
     lockLifetimeMs: settings.lockLifetimeMs,

@@ -11,5 +11,5 @@ export const mcpPlugin = fp<McpOptions>(
     const { config, db, spec } = app;
     await registerMcp(app, { keyCheckIntervalMs: Math.max(config.apiKeyCacheTtlMs, 1000), ...config.mcp, ...options, db, spec, version: spec.info.version });
   },
-  { name: 'mcp', dependencies: ['config', 'database', 'caches', 'spec', 'rate-limit', 'auth', 'api'], fastify: '5.x' },
+  { name: 'mcp', dependencies: ['config', 'database', 'caches', 'spec', 'rate-limit', 'auth', 'api', 'metrics', 'tracing'], fastify: '5.x' },
 );

@@ -21,6 +21,7 @@
  *   them at once instead of after lockLifetimeMs. Call it before closing the
  *   database client.
  */
+import { context, trace, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { ObjectId, type Db } from 'mongodb';
@@ -73,6 +74,8 @@ export interface AgendaWorkerSpec<D> {
   onJobStart?: (jobId: string) => void;
   /** More listeners (fail, retry exhausted, ...), attached before the job is defined. */
   listen?: (agenda: Agenda) => void;
+  /** Each run is a span of its own trace (`job <jobName>`), its database commands its children (lib/tracing). Default: no spans. */
+  tracer?: Tracer;
 }
 
 export interface AgendaWorker {
@@ -84,6 +87,35 @@ export interface AgendaWorker {
   running: () => number;
   /** The underlying Agenda (null before start() and after stop()). */
   agenda: () => Agenda | null;
+}
+
+/**
+ * Runs a job inside a span of its own trace (a consumer span, as for a message taken off a queue):
+ * the job is not part of the poll that found it nor of the request that queued it.
+ */
+async function inJobSpan<D>(tracer: Tracer | undefined, jobName: string, job: Job<D>, run: () => Promise<void>): Promise<void> {
+  if (!tracer) return run();
+  const span = tracer.startSpan(
+    `job ${jobName}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'agenda',
+        'messaging.operation.name': 'process',
+        'messaging.destination.name': jobName,
+        'freight.job.id': String(job.attrs._id),
+      },
+    },
+    ROOT_CONTEXT,
+  );
+  try {
+    await context.with(trace.setSpan(ROOT_CONTEXT, span), run);
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
 /**
@@ -147,7 +179,7 @@ export function createAgendaWorker<D>(spec: AgendaWorkerSpec<D>): AgendaWorker {
         if (job.attrs._id) runningIds.delete(String(job.attrs._id));
       });
       spec.listen?.(a);
-      a.define<D>(spec.jobName, (job: Job<D>) => runKeepingLock(job, spec.run, spec.lockLifetimeMs), {
+      a.define<D>(spec.jobName, (job: Job<D>) => inJobSpan(spec.tracer, spec.jobName, job, () => runKeepingLock(job, spec.run, spec.lockLifetimeMs)), {
         concurrency: spec.concurrency,
         lockLimit: spec.concurrency,
         lockLifetime: spec.lockLifetimeMs,

@@ -18,6 +18,8 @@ import {
 import { getPrompt, promptListing } from './prompts.ts';
 import { toolDocsUri, toToolResult, toolListing, type ToolDefinition } from './tools-from-spec.ts';
 import { callTool, type ToolCallContext } from './tool-call.ts';
+import { context, trace, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { continuedContext } from '../tracing/tracing.ts';
 import { selectTools, toolsetNames, type ToolSelection } from './toolsets.ts';
 import type { McpResource } from './resources.ts';
 import { errorBody } from '../http/api-error.ts';
@@ -102,12 +104,26 @@ export function createMcpServer(app: FastifyInstance, catalog: McpCatalog, selec
           }
         }
       : undefined;
+    const started = performance.now();
+    // The tool call's span continues a traceparent the client put in `_meta`, else the HTTP request's span.
+    const parent = continuedContext(request.params._meta, context.active());
+    const span = app.tracing.tracer.startSpan(
+      `tools/call ${tool.name}`,
+      { kind: SpanKind.SERVER, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': tool.name } },
+      parent,
+    );
+    let result: CallToolResult;
     try {
-      return await callTool(app, tool, args, { apiKey, requestId: authExtra?.requestId, confirm });
+      result = await context.with(trace.setSpan(parent, span), () => callTool(app, tool, args, { apiKey, requestId: authExtra?.requestId, confirm }));
     } catch (err) {
       app.log.error({ err, tool: tool.name }, 'MCP tool dispatch failed');
-      return toToolResult({ statusCode: 500, body: errorBody(500, 'Internal Server Error', [`request id ${authExtra?.requestId ?? 'unknown'}`]) });
+      result = toToolResult({ statusCode: 500, body: errorBody(500, 'Internal Server Error', [`request id ${authExtra?.requestId ?? 'unknown'}`]) });
     }
+    if (result.isError === true) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    // Counted by catalogue tool only: an unknown name was refused above, so the label set stays bounded.
+    app.serviceMetrics.toolCall(tool.name, result.isError === true ? 'error' : 'ok', (performance.now() - started) / 1000);
+    return result;
   });
 
   for (const resource of catalog.resources.filter((r) => !unselected.has(r.uri))) {

@@ -36,7 +36,14 @@ export interface WebhooksPluginDeps {
 export const webhooksWorkerPlugin = fp<WebhooksPluginOptions & WebhooksPluginDeps>(
   async function webhooksWorker(app, options) {
     const worker = options.worker
-      ? createWebhookWorker({ db: options.db, settings: options.webhooks, name: options.name, logger: app.log.child({ component: 'webhook-worker' }) })
+      ? createWebhookWorker({
+          db: options.db,
+          settings: options.webhooks,
+          name: options.name,
+          logger: app.log.child({ component: 'webhook-worker' }),
+          metrics: app.serviceMetrics,
+          tracer: app.tracing.tracer,
+        })
       : null;
     app.decorate('webhookWorker', worker);
     if (!worker) return;
@@ -47,7 +54,7 @@ export const webhooksWorkerPlugin = fp<WebhooksPluginOptions & WebhooksPluginDep
       await worker.stop();
     });
   },
-  { name: 'webhooks-worker', fastify: '5.x' },
+  { name: 'webhooks-worker', dependencies: ['metrics', 'tracing'], fastify: '5.x' },
 );
 
 /** Registers the worker plugin with the service's dependencies (what `buildApp({ plugins })` takes). */

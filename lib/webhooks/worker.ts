@@ -13,6 +13,7 @@
  * made again: receivers de-duplicate by the event id. The Agenda plumbing
  * (locks, start, drain) is lib/jobs/agenda-worker.ts, shared with the alert worker.
  */
+import type { Tracer } from '@opentelemetry/api';
 import { ObjectId, type Db } from 'mongodb';
 import type { Agenda, Job } from 'agenda';
 import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
@@ -23,6 +24,7 @@ import { nextAttemptAt, type DeliveryJobData } from './model.ts';
 import { decryptSecret } from './secret-box.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 import { attemptDelivery } from './deliver.ts';
+import { NO_METRICS, type ServiceMetrics } from '../metrics/service-metrics.ts';
 import { throttledErrorLog } from '../jobs/throttled-errors.ts';
 
 export type WebhookLogger = JobLogger;
@@ -41,12 +43,17 @@ export interface WebhookWorkerOptions {
   logger?: WebhookLogger;
   /** How long stop() waits for attempts on the wire (default timeoutMs + 1 s). */
   drainTimeoutMs?: number;
+  /** Where attempts are counted (GET /metrics; default: nowhere). */
+  metrics?: ServiceMetrics;
+  /** Each delivery job a span (lib/jobs/agenda-worker.ts). Default: none. */
+  tracer?: Tracer;
 }
 
 export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
   const { db, settings } = opts;
   const name = opts.name ?? workerInstanceName('webhooks');
   const log = opts.logger ?? silentLogger;
+  const metrics = opts.metrics ?? NO_METRICS;
 
   async function deliver(job: Job<DeliveryJobData>): Promise<void> {
     const id = new ObjectId(job.attrs.data.deliveryId);
@@ -83,6 +90,7 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       { attempt, at, durationMs: result.durationMs, statusCode: result.statusCode, error: result.error },
       { status, nextAttemptAt: next, completedAt: status === 'pending' ? null : ended },
     );
+    metrics.webhookAttempt(status === 'pending' ? 'retrying' : status);
     // Agenda saves nextRunAt after the run: a one-time job that runs again at `next`.
     if (next) job.attrs.nextRunAt = next;
     const fields = {
@@ -107,6 +115,7 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     log,
     jobName: DELIVERY_JOB_NAME,
     run: deliver,
+    tracer: opts.tracer,
     processEveryMs: settings.processEveryMs,
     concurrency: settings.concurrency,
     lockLifetimeMs: settings.lockLifetimeMs,

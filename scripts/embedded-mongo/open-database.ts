@@ -75,7 +75,7 @@ export class EmbeddedEngineInUseError extends Error {
  * MONGODB_URI when set. Otherwise the embedded engine on DATA_DIR: see OpenMode.
  */
 export async function openDatabase(
-  config: Pick<AppConfig, 'mongodbUri' | 'mongodbDb' | 'dataDir' | 'mongodb'>,
+  config: Pick<AppConfig, 'mongodbUri' | 'mongodbDb' | 'dataDir' | 'mongodb'> & { tracing?: AppConfig['tracing'] },
   opts: { log?: (msg: string) => void; supervision?: Omit<EngineSupervisorOptions, 'dataDir'>; mode?: OpenMode } = {},
 ): Promise<OpenDatabase> {
   const mode = opts.mode ?? 'tool';
@@ -85,6 +85,8 @@ export async function openDatabase(
     appName: config.mongodb.appName,
     serverSelectionTimeoutMS: config.mongodb.serverSelectionTimeoutMs,
     maxPoolSize: config.mongodb.maxPoolSize,
+    // The driver reports each command when traces are on: lib/tracing/mongodb-spans.ts makes them spans.
+    ...(config.tracing?.endpoint ? { driver: { monitorCommands: true } } : {}),
   };
   if (config.mongodbUri) {
     const { client, db } = await connectMongo(config.mongodbUri, config.mongodbDb, driver);

@@ -1,0 +1,127 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import fastifyMetricsModule from 'fastify-metrics';
+import promClient, { Registry } from 'prom-client';
+import { ApiError } from '../http/api-error.ts';
+import { isInternalDispatch } from '../http/internal-dispatch.ts';
+import { operationByRoute } from '../spec/operation-by-route.ts';
+import { COLLECTIONS } from '../db/collections.ts';
+import { queueDepth } from '../jobs/queue-depth.ts';
+import { ALERT_JOB_NAME } from '../alerts/jobs.ts';
+import { DELIVERY_JOB_NAME } from '../webhooks/webhooks-repo.ts';
+import { NO_METRICS, type ServiceMetrics } from '../metrics/service-metrics.ts';
+import { LATENCY_BUCKETS, prometheusMetrics, type DatabaseReading } from '../metrics/prometheus.ts';
+import { reuseReading } from '../metrics/reuse-reading.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the areas count (MCP tool calls, imported files, webhook attempts): Prometheus metrics, or nothing when METRICS_ENABLED is off. */
+    serviceMetrics: ServiceMetrics;
+  }
+}
+
+/** The Agenda queues whose depth a scrape reads: every job name of the service's workers. */
+const QUEUES = [
+  { collection: COLLECTIONS.alertJobs, job: ALERT_JOB_NAME },
+  { collection: COLLECTIONS.webhookJobs, job: DELIVERY_JOB_NAME },
+];
+/** Counted up to this many jobs per queue and state: a scrape's work stays bounded. */
+const QUEUE_COUNT_CAP = 100_000;
+
+// A CommonJS module with an ES default export: the plugin is its `default`.
+const fastifyMetrics = fastifyMetricsModule.default;
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** onRequest hook of GET /metrics when METRICS_TOKEN is set: `authorization: Bearer <token>` or 401. */
+function requireToken(token: string) {
+  const expected = digest(token);
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const header = request.headers.authorization;
+    const presented = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : undefined;
+    reply.header('www-authenticate', 'Bearer realm="metrics"');
+    if (presented === undefined)
+      throw new ApiError(401, 'Unauthorized', ['GET /metrics needs authorization: Bearer <METRICS_TOKEN>'], { reason: 'missing_api_key' });
+    // Compared as digests: equal lengths, and no timing clue about the token.
+    if (!timingSafeEqual(digest(presented), expected)) throw new ApiError(401, 'Unauthorized', ['the bearer token is not the metrics token']);
+  };
+}
+
+/**
+ * Prometheus metrics at GET /metrics (fastify-metrics over prom-client), registered after the
+ * rate limit (the route is counted like any other) and before the routes it measures:
+ * - `http_request_duration_seconds{method, operation, status_code, via}`: every routed request,
+ *   labelled with its operationId (a route pattern outside the spec: /docs, /metrics), never its
+ *   URL; `via` is `mcp` for the REST operation an MCP tool call runs, `http` otherwise. Unrouted
+ *   requests (404) are not counted: their URLs are the client's;
+ * - the service's own (lib/metrics/prometheus.ts): MCP tool calls, imported files, webhook
+ *   attempts, job queue depths and the database's health, read on scrape and reused for
+ *   METRICS_DATABASE_CACHE_MS;
+ * - the process's (prom-client's default metrics: CPU, memory, event loop lag, GC).
+ * Open unless METRICS_TOKEN is set (docs/operations.md). Off with METRICS_ENABLED=false: no route,
+ * and `serviceMetrics` counts nothing.
+ */
+export const metricsPlugin = fp(
+  async function metrics(app) {
+    const { config, spec, db } = app;
+    if (!config.metrics.enabled) {
+      app.decorate('serviceMetrics', NO_METRICS);
+      return;
+    }
+    const registry = new Registry();
+    const readDatabase = reuseReading(async (): Promise<DatabaseReading> => {
+      const down: DatabaseReading = { up: false, pingSeconds: null, queues: [] };
+      if (app.databaseProblem() !== null) return down;
+      let pingMs: number;
+      try {
+        pingMs = await app.pingDatabase();
+      } catch {
+        return down;
+      }
+      const now = new Date();
+      const queues = await Promise.all(
+        QUEUES.map(async ({ collection, job }) => {
+          try {
+            return { job, depth: await queueDepth(db, collection, job, now, { cap: QUEUE_COUNT_CAP, maxTimeMS: config.readyTimeoutMs }) };
+          } catch (err) {
+            app.log.warn({ err, job }, 'metrics: the job queue depth could not be read');
+            return null;
+          }
+        }),
+      );
+      return { up: true, pingSeconds: pingMs / 1000, queues: queues.filter((q) => q !== null) };
+    }, config.metrics.databaseCacheMs);
+    app.decorate('serviceMetrics', prometheusMetrics(registry, readDatabase));
+
+    const operationOf = operationByRoute(spec);
+    // Process metrics are the process's: registered once in prom-client's default registry, whatever number of apps it runs (tests).
+    const processMetrics = promClient.register.getSingleMetric('process_cpu_user_seconds_total') === undefined;
+    await app.register(fastifyMetrics, {
+      promClient,
+      endpoint: null,
+      defaultMetrics: { enabled: processMetrics },
+      routeMetrics: {
+        enabled: { histogram: true, summary: false },
+        customLabels: { via: (request: FastifyRequest) => (isInternalDispatch(request) ? 'mcp' : 'http') },
+        overrides: {
+          labels: {
+            route: 'operation',
+            getRouteLabel: (request: FastifyRequest) => operationOf(request.method, request.routeOptions.url),
+          },
+          histogram: { buckets: LATENCY_BUCKETS, registers: [registry] },
+          // The summary is off, but fastify-metrics builds it anyway: in no registry, not the shared default one.
+          summary: { registers: [] },
+        },
+      },
+    });
+    // One registry over this app's metrics and the process's (the same metric objects: values stay live).
+    const exposed = Registry.merge([promClient.register, registry]);
+    const token = config.metrics.token;
+    app.get('/metrics', { onRequest: token === null ? [] : [requireToken(token)] }, async (_request, reply) => {
+      const text = await exposed.metrics();
+      return reply.type(exposed.contentType).header('cache-control', 'no-store').send(text);
+    });
+  },
+  { name: 'metrics', dependencies: ['config', 'spec', 'database', 'rate-limit'], fastify: '5.x' },
+);
