@@ -14,6 +14,7 @@ import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
 import { RECEIVED_INDEXES } from './received/received-indexes.ts';
 import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
+import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -24,6 +25,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   RECEIVED_INDEXES,
   WEBHOOK_INDEXES,
   IDEMPOTENCY_INDEXES,
+  ORIGINAL_INDEXES,
 );
 
 /** Creates every index of the service (idempotent on the server): what a process does before it serves the data. */
