@@ -160,6 +160,7 @@ t.test('a signed link works without a key until it expires; changed, it is 404',
 
   const shared = await download(pathOf(link.url));
   t.equal(shared.statusCode, 200, 'no key needed');
+  t.equal(shared.headers['cache-control'], 'no-store', "a tenant's file: never stored by caches");
   t.equal(shared.headers['content-disposition'], `attachment; filename="${uuid}.xml"`);
   t.equal(sha256(shared.rawPayload), sha256(bytes));
 
