@@ -117,6 +117,25 @@ t.test('importing the same file again keeps one original', async (t) => {
   t.equal(await h.db.collection(COLLECTIONS.cfdiOriginals).countDocuments({ sha256: sha256(bytes) }), 1);
 });
 
+t.test("a cancellation acknowledgement is kept (not served as the CFDI); a supplier's refused one is not", async (t) => {
+  const bytes = corpusFile('files/satcfdi-sw-acuse-2022.xml');
+  const xml = bytes.toString('utf8');
+  const issuer = attr(xml, 'Acuse', 'RfcEmisor');
+  const uuid = /<UUID>([0-9A-Fa-f-]{36})<\/UUID>/.exec(xml)![1]!.toUpperCase();
+  const r = await importBytes(await keyOf(issuer), bytes);
+  t.equal(r.status, 'created', r.reason ?? 'imported');
+  const kept = await h.db.collection(COLLECTIONS.cfdiOriginals).findOne({ tenant: issuer, sha256: sha256(bytes) });
+  t.ok(kept, 'kept for its issuer');
+  t.same(kept?.uuids, [uuid], 'about the UUID it cancels');
+  t.equal(sha256(Buffer.from((kept?.bytes as { buffer: Uint8Array }).buffer)), sha256(bytes), 'byte for byte');
+  t.equal((await download(`/api/cfdi-originals/${uuid}`, await keyOf(issuer))).statusCode, 404, 'not served as the CFDI it cancels');
+  // Another tenant imports it: the supplier's cancellation of a CFDI it never received is refused, and nothing of it kept.
+  const other = 'DIM8701081LA';
+  const refused = await importBytes(await keyOf(other), bytes);
+  t.equal(refused.status, 'rejected');
+  t.equal(await h.db.collection(COLLECTIONS.cfdiOriginals).countDocuments({ tenant: other }), 0);
+});
+
 t.test('a received CFDI: its xml link downloads the file', async (t) => {
   const bytes = corpusFile('files/cfdiutils-cfdi40-real.xml');
   const xml = bytes.toString('utf8');

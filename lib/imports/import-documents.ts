@@ -191,6 +191,19 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   const all = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
   const planned = all.filter((p) => !p.planned.received);
   const receivedItems = all.filter((p) => p.planned.received);
+  type Written = (typeof all)[number];
+  const keep = (files: Written[]) =>
+    keepOriginals(
+      ctx.db,
+      tenant,
+      files.map((p) => ({ ...p.planned.original, sha256: p.sha256, bytes: p.bytes, name: p.name })),
+      now,
+    );
+  // The original XML of every file written, before anything else of the batch: a document never
+  // names an original that is not kept yet. A supplier's cancellation is kept after lib/received
+  // accepts it (it refuses one about a CFDI not received from that supplier: nothing of it is written).
+  const deferred = (p: Written) => p.planned.received !== undefined && p.planned.original.kind === 'cancellation';
+  await keep(all.filter((p) => !deferred(p)));
   const receivedOutcomes = new Map(
     (
       await recordReceivedFiles(
@@ -201,16 +214,7 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
       )
     ).map((o, i) => [receivedItems[i] as BatchItem, o]),
   );
-  // The original XML of every file written (a received file refused here writes nothing), before
-  // the facts: a document never names an original that is not kept yet.
-  await keepOriginals(
-    ctx.db,
-    tenant,
-    all
-      .filter((p) => !receivedOutcomes.has(p) || !('refusal' in receivedOutcomes.get(p)!))
-      .map((p) => ({ ...p.planned.original, sha256: p.sha256, bytes: p.bytes, name: p.name })),
-    now,
-  );
+  await keep(all.filter((p) => deferred(p) && !('refusal' in receivedOutcomes.get(p)!)));
   // The facts first (the ledger), then the trips, then the documents rebuilt from the stored facts.
   const recorded = await recordFacts(
     ctx,
