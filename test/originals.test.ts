@@ -207,6 +207,21 @@ t.test('a signed link works without a key until it expires; changed, it is 404',
   t.equal(foreign.statusCode, 404);
 });
 
+t.test('the same UUID with other bytes: the latest import is served, as its document follows it', async (t) => {
+  const bytes = corpusFile(ISSUED[1]!.file);
+  const xml = bytes.toString('utf8');
+  const key = await keyOf(attr(xml, 'Emisor', 'Rfc'));
+  const uuid = attr(xml, 'TimbreFiscalDigital', 'UUID').toUpperCase();
+  const copy = Buffer.concat([bytes, Buffer.from('\n\n')]); // trailing white space: another file, the same CFDI
+  clock += 1000;
+  t.equal((await importBytes(key, copy)).status, 'updated');
+  t.equal(sha256((await download(`/api/cfdi-originals/${uuid}`, key)).rawPayload), sha256(copy), 'the copy, imported last');
+  clock += 1000;
+  t.equal((await importBytes(key, bytes)).status, 'updated');
+  t.equal(sha256((await download(`/api/cfdi-originals/${uuid}`, key)).rawPayload), sha256(bytes), 'the first file again, imported last');
+  t.equal(await h.db.collection(COLLECTIONS.cfdiOriginals).countDocuments({ uuids: uuid }), 2, 'both kept, once each');
+});
+
 t.test('MCP: the originals toolset mints a link returned as a resource link', async (t) => {
   const bytes = corpusFile(ISSUED[0]!.file);
   const xml = bytes.toString('utf8');

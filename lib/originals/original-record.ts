@@ -21,6 +21,7 @@ export interface OriginalRecord {
   size: number;
   /** The file's name in the import (inside an archive: `archive.zip/path`), for people. */
   name: string;
+  /** The latest import of these bytes: a UUID's latest original is the one served. */
   importedAt: Date;
 }
 

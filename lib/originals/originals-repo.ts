@@ -1,7 +1,7 @@
 /**
  * The store of original XML files, `cfdiOriginals`: one document per tenant and sha256 of the
- * bytes (`_id`), written with the facts of each import batch as unordered bulk upserts that only
- * insert — importing the same bytes again neither doubles nor rewrites them.
+ * bytes (`_id`), written with each import batch as unordered bulk upserts — importing the same
+ * bytes again neither doubles nor rewrites them (only their latest import instant moves).
  */
 import { Binary, type Collection, type Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
@@ -9,7 +9,7 @@ import { originalId, type OriginalFile, type OriginalKind, type OriginalRecord }
 
 export const cfdiOriginals = (db: Db): Collection<OriginalRecord> => db.collection<OriginalRecord>(COLLECTIONS.cfdiOriginals);
 
-/** Keeps each file's bytes once (insert if absent, the stored one untouched otherwise). */
+/** Keeps each file's bytes once (inserted if absent, else only `importedAt` moves to `now`). */
 export async function keepOriginals(db: Db, tenant: string, files: readonly OriginalFile[], now: Date): Promise<void> {
   if (!files.length) return;
   await cfdiOriginals(db).bulkWrite(
@@ -25,8 +25,10 @@ export async function keepOriginals(db: Db, tenant: string, files: readonly Orig
         name: f.name,
         importedAt: now,
       };
-      const { _id, ...fields } = record;
-      return { updateOne: { filter: { _id }, update: { $setOnInsert: fields }, upsert: true } };
+      const { _id, importedAt, ...fields } = record;
+      // The bytes are never rewritten; `importedAt` moves to the latest import, so a UUID imported
+      // with other bytes and then with these again serves these (as its facts do: the last import wins).
+      return { updateOne: { filter: { _id }, update: { $setOnInsert: fields, $max: { importedAt } }, upsert: true } };
     }),
     { ordered: false },
   );
