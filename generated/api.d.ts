@@ -298,6 +298,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/cfdi-originals/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an imported CFDI's original XML
+         * @description The signed XML of one of the tenant's imported CFDIs (issued or received, CFDI 3.3 or 4.0), byte for byte as it
+         *     was imported (docs/domain.md, "The original XML"): the same SHA-256, the same encoding (an ISO-8859-1 file
+         *     stays ISO-8859-1), as `Content-Type: application/xml` with `Content-Disposition: attachment; filename="<UUID>.xml"`.
+         *     This is the address the `invoice.xml` link of a financial document or trip and the `xml` link of a received
+         *     CFDI give. A CFDI imported twice with different bytes: the latest import's. 404 when no original is kept for the
+         *     UUID: not imported, another tenant's, generated demo data, or imported before originals were kept (import the
+         *     file again). A UUID named only by a cancellation acknowledgement is 404 here: the acknowledgement is kept, not served.
+         */
+        get: operations["getCfdiOriginal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/cfdi-originals/{uuid}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a signed, expiring link to an original XML
+         * @description A link to the original XML of one of the tenant's imported CFDIs that works **without an API key** until it
+         *     expires, to hand to a client or an accountant: `GET /api/shared-originals/{token}` answers the same bytes as
+         *     `GET /api/cfdi-originals/{uuid}`. The token is signed (HMAC-SHA256 with a secret of the service) over the tenant,
+         *     the UUID and the expiry: changed in any way, or expired, it answers 404. `expiresIn` seconds from now, 60 to
+         *     604800 (7 days), 86400 (1 day) by default. Nothing is stored: a link cannot be revoked before it expires.
+         *     404 when no original is kept for the UUID (as `GET /api/cfdi-originals/{uuid}`).
+         */
+        post: operations["createCfdiOriginalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/deliveries": {
         parameters: {
             query?: never;
@@ -695,6 +746,29 @@ export interface paths {
          * @description The document's cost goes back to a plate its concepts name, else it is spread by km. Idempotent (no assignment is not an error); another tenant's or an unknown document is 404.
          */
         delete: operations["unassignReceivedDoc"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shared-originals/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an original XML through a signed link (no API key)
+         * @description The original XML a signed link (`POST /api/cfdi-originals/{uuid}/links`) names, byte for byte, as
+         *     `GET /api/cfdi-originals/{uuid}` answers it; needs no API key. 404 (reason `not_found`) when the token was not
+         *     issued by this service or was changed, when it has expired, or when the original is no longer kept; the answer
+         *     does not say which.
+         */
+        get: operations["getSharedCfdiOriginal"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2276,7 +2350,7 @@ export interface components {
              * @enum {string}
              */
             paymentMethod?: "PUE" | "PPD";
-            /** @description Storage key of the PDF */
+            /** @description Storage key of a PDF (legacy; not served) */
             pdf?: string;
             /**
              * Format: date-time
@@ -2291,7 +2365,7 @@ export interface components {
             user?: string;
             /** @description Fiscal UUID */
             uuid: string;
-            /** @description Storage key of the XML */
+            /** @description `original:<sha256>` when the original XML is kept (lib/originals), else a legacy storage key (not served) */
             xml?: string;
         };
         /** @description Status and balance of the trip's linked financial document; null when the trip is not billed yet, or its document is missing. */
@@ -2299,14 +2373,20 @@ export interface components {
             id: string;
             invoiceFolio: string;
             invoiceUuid: string;
-            /** Format: uri */
-            pdf: string;
+            /**
+             * Format: uri
+             * @description The printed form: not served yet, always null
+             */
+            pdf: string | null;
             /** @description Outstanding balance of the document */
             pending: number;
             status: components["schemas"]["DocumentStatus"];
             total: number;
-            /** Format: uri */
-            xml: string;
+            /**
+             * Format: uri
+             * @description The invoice's original XML (`GET /api/cfdi-originals/{uuid}`, API key); null when none is kept (generated demo data, imported before originals were kept)
+             */
+            xml: string | null;
         } | null;
         /**
          * @description A financial document with its balance, status label, certification date and cross references computed.
@@ -2363,8 +2443,8 @@ export interface components {
          *       "invoice": {
          *         "folio": "A-10452",
          *         "uuid": "5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60",
-         *         "pdf": "http://localhost:3000/files/cfdi/TGO850101AB1/5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60.pdf",
-         *         "xml": "http://localhost:3000/files/cfdi/TGO850101AB1/5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60.xml"
+         *         "pdf": null,
+         *         "xml": "http://localhost:3000/api/cfdi-originals/5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60"
          *       },
          *       "cancellations": {
          *         "hasCancellations": false,
@@ -2504,9 +2584,9 @@ export interface components {
             folio: string;
             /**
              * Format: uri
-             * @description URL of the PDF rendition
+             * @description The printed form (representación impresa): not served yet, always null
              */
-            pdf: string;
+            pdf: string | null;
             /**
              * @description Fiscal UUID from the SAT stamp
              * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
@@ -2514,9 +2594,9 @@ export interface components {
             uuid: string;
             /**
              * Format: uri
-             * @description URL of the CFDI XML
+             * @description The CFDI's original XML, byte for byte (`GET /api/cfdi-originals/{uuid}`, API key); null when none is kept: generated demo data, or imported before originals were kept
              */
-            xml: string;
+            xml: string | null;
         };
         FinancialSummaryReferences: {
             /** @description Relation reference */
@@ -3067,6 +3147,20 @@ export interface components {
             street: string;
             zip: string;
         };
+        OriginalLink: {
+            /**
+             * Format: date-time
+             * @description When the link stops working (to the second).
+             */
+            expiresAt: string;
+            /**
+             * Format: uri
+             * @description The link: `GET` it without an API key until `expiresAt`.
+             */
+            url: string;
+            /** @description The CFDI's UUID (upper case). */
+            uuid: string;
+        };
         PaginationMeta: {
             /**
              * @description Detail level of `data`
@@ -3354,6 +3448,11 @@ export interface components {
             };
             taxes: components["schemas"]["ReceivedTaxes"];
             uuid: string;
+            /**
+             * Format: uri
+             * @description The original XML, byte for byte (`GET /api/cfdi-originals/{uuid}`, API key); null when none is kept (imported before originals were kept)
+             */
+            xml: string | null;
         };
         ReceivedDocsMeta: {
             hasMore: boolean;
@@ -4912,6 +5011,11 @@ export interface components {
          */
         AsOfDay: components["schemas"]["CalendarDate"];
         /**
+         * @description The CFDI's fiscal UUID (TimbreFiscalDigital@UUID), in either case.
+         * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
+         */
+        CfdiUuid: string;
+        /**
          * @description Client RFC.
          * @example CAC930412FM3
          */
@@ -5045,6 +5149,8 @@ export interface components {
         Sunset: string;
         /** @description The authentication challenge of the MCP endpoints (RFC 9110, RFC 6750): the API key is a bearer token (`Authorization: Bearer <key>`) or the `x-api-key` header. `error="invalid_token"` when a key was presented and refused (unknown or revoked). */
         WwwAuthenticate: string;
+        /** @description `attachment; filename="<UUID>.xml"`. */
+        XmlDisposition: string;
     };
     pathItems: never;
 }
@@ -6597,6 +6703,84 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getCfdiOriginal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The CFDI's fiscal UUID (TimbreFiscalDigital@UUID), in either case.
+                 * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
+                 */
+                uuid: components["parameters"]["CfdiUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The original XML, byte for byte. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["XmlDisposition"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCfdiOriginalLink: {
+        parameters: {
+            query?: {
+                /** @description Seconds the link works, 60 to 604800 (7 days); 86400 (1 day) by default. */
+                expiresIn?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The CFDI's fiscal UUID (TimbreFiscalDigital@UUID), in either case.
+                 * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
+                 */
+                uuid: components["parameters"]["CfdiUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed link. */
+            201: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OriginalLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     importDeliveries: {
         parameters: {
             query?: never;
@@ -7520,6 +7704,7 @@ export interface operations {
                      *           "category": "fuel",
                      *           "currency": "MXN",
                      *           "exchangeRate": 1,
+                     *           "xml": "http://localhost:3000/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101",
                      *           "paymentMethod": "PPD",
                      *           "amounts": {
                      *             "subTotal": 50000,
@@ -7709,6 +7894,36 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSharedCfdiOriginal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of the link, as `POST /api/cfdi-originals/{uuid}/links` returned it. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The original XML, byte for byte. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["XmlDisposition"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

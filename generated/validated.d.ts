@@ -8,6 +8,7 @@ export interface ValidatedQueries {
   auditDiscountsAndShrinkage: Query<'auditDiscountsAndShrinkage'> & Required<Pick<Query<'auditDiscountsAndShrinkage'>, 'limit'>>;
   auditDispatchToBill: Query<'auditDispatchToBill'> & Required<Pick<Query<'auditDispatchToBill'>, 'limit'>>;
   auditFleetUtilization: Query<'auditFleetUtilization'> & Required<Pick<Query<'auditFleetUtilization'>, 'groupBy' | 'litresBasis'>>;
+  createCfdiOriginalLink: Query<'createCfdiOriginalLink'> & Required<Pick<Query<'createCfdiOriginalLink'>, 'expiresIn'>>;
   getCashInflowForecast: Query<'getCashInflowForecast'> & Required<Pick<Query<'getCashInflowForecast'>, 'bucket' | 'limit'>>;
   getDiot: Query<'getDiot'> & Required<Pick<Query<'getDiot'>, 'format'>>;
   getFinancialDoc: Query<'getFinancialDoc'> & Required<Pick<Query<'getFinancialDoc'>, 'detail'>>;

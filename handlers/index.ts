@@ -8,6 +8,7 @@ import { analyticsHandlers } from './analytics.ts';
 import { importsHandlers } from './imports.ts';
 import { webhooksHandlers } from './webhooks.ts';
 import { receivedHandlers } from './received.ts';
+import { originalsHandlers } from './originals.ts';
 
 /**
  * Every operationId of the spec bound to its handler. The `HandlerMap` type
@@ -24,6 +25,7 @@ export function createHandlers(deps: HandlerDeps): HandlerMap {
     ...importsHandlers(deps),
     ...webhooksHandlers(deps),
     ...receivedHandlers(deps),
+    ...originalsHandlers(deps),
   };
 }
 

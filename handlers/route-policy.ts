@@ -9,7 +9,9 @@ import type { Json } from '../lib/spec/deref.ts';
  * - `x-body-limit`: `imports` (IMPORT_MAX_TOTAL_BYTES) or `deliveries` (DELIVERIES_BODY_LIMIT_BYTES);
  *   absent: BODY_LIMIT_BYTES;
  * - `x-rate-limit: false`: never rate limited (probes must not depend on the store);
- * - `x-compress: false`: neither compressed nor decompressed.
+ * - `x-compress: false`: neither compressed nor decompressed;
+ * - `x-tenant-data: true`: an operation without an API key that still answers a tenant's data (a
+ *   signed link's file): never stored by caches (`cache-control: no-store`, as secured operations).
  * A value not listed here stops the start-up: a typo must not silently drop a policy.
  */
 export interface RoutePolicy {
@@ -17,6 +19,7 @@ export interface RoutePolicy {
   bodyLimit: 'default' | 'imports' | 'deliveries';
   rateLimited: boolean;
   compressed: boolean;
+  tenantData: boolean;
 }
 
 function oneOf<T extends string>(operationId: string, name: string, value: Json | undefined, allowed: readonly T[], absent: T): T {
@@ -25,8 +28,8 @@ function oneOf<T extends string>(operationId: string, name: string, value: Json 
   throw new Error(`${operationId}: ${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
 }
 
-function flag(operationId: string, name: string, value: Json | undefined): boolean {
-  if (value === undefined) return true;
+function flag(operationId: string, name: string, value: Json | undefined, absent = true): boolean {
+  if (value === undefined) return absent;
   if (typeof value === 'boolean') return value;
   throw new Error(`${operationId}: ${name} must be true or false (got ${JSON.stringify(value)})`);
 }
@@ -37,5 +40,6 @@ export function routePolicy(operationId: string, extensions: Readonly<Record<str
     bodyLimit: oneOf(operationId, 'x-body-limit', extensions['x-body-limit'], ['imports', 'deliveries'], 'default'),
     rateLimited: flag(operationId, 'x-rate-limit', extensions['x-rate-limit']),
     compressed: flag(operationId, 'x-compress', extensions['x-compress']),
+    tenantData: flag(operationId, 'x-tenant-data', extensions['x-tenant-data'], false),
   };
 }

@@ -54,8 +54,8 @@ export const CONFIG_SCHEMA = {
     },
     DOCUMENT_BASE_URL: {
       type: 'string',
-      'x-default': '`http://localhost:$PORT/files`',
-      description: 'Base of CFDI PDF/XML URLs (storage keys are resolved against it)',
+      'x-default': '`PUBLIC_BASE_URL`, else `http://localhost:$PORT`',
+      description: 'Where the document links (`invoice.xml`, signed links to originals) start: the service as clients reach it',
     },
     PUBLIC_BASE_URL: {
       type: 'string',
@@ -359,9 +359,10 @@ export const CONFIG_SCHEMA = {
     IMPORT_MAX_FILE_BYTES: {
       type: 'integer',
       minimum: 1024,
-      maximum: 104_857_600,
+      // Each file's original is kept as one MongoDB document (lib/originals), whose limit is 16 MiB.
+      maximum: 15_728_640,
       default: 2_097_152,
-      description: 'Largest single XML file, counted as it inflates (2 MiB by default)',
+      description: 'Largest single XML file, counted as it inflates (2 MiB by default; at most 15 MiB, kept whole as its original)',
     },
     IMPORT_MAX_TOTAL_BYTES: {
       type: 'integer',

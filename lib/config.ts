@@ -271,7 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dataDir: e.DATA_DIR,
     demo: { invoices: e.DEMO_INVOICES, trips: e.DEMO_TRIPS },
     logLevel: e.LOG_LEVEL,
-    documentBaseUrl: (e.DOCUMENT_BASE_URL ?? `http://localhost:${e.PORT}/files`).replace(/\/+$/, ''),
+    documentBaseUrl: (e.DOCUMENT_BASE_URL ?? e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     rateLimit: {
       max: e.RATE_LIMIT_MAX,
       ipMax: e.RATE_LIMIT_IP_MAX,

@@ -11,11 +11,3 @@ export interface ServiceContext {
   config: Pick<AppConfig, 'documentBaseUrl' | 'queryTimeoutMs' | 'imports'>;
   now: () => Date;
 }
-
-/** Characters encodeURIComponent leaves as they are, plus the path separator: most stored keys. */
-const URL_SAFE_KEY = /^[A-Za-z0-9\-_.!~*'()/]*$/;
-
-export const fileUrlResolver =
-  (baseUrl: string) =>
-  (key: string): string =>
-    `${baseUrl}/${URL_SAFE_KEY.test(key) ? key : key.split('/').map(encodeURIComponent).join('/')}`;

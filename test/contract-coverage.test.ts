@@ -127,9 +127,15 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
   body: JSON.stringify(body),
 });
 
-/** A concrete URL for an operation: path parameters from the spec example (or a well-formed id). */
+/** Well-formed path parameters nobody has: a UUID never imported, a link token this service never signed, else an id. */
+const UNKNOWN_PATH_PARAMETER: Record<string, string> = {
+  uuid: '5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60',
+  token: `${'A'.repeat(40)}.${'A'.repeat(43)}`,
+};
+
+/** A concrete URL for an operation: path parameters that are well formed. */
 function urlOf(op: OperationSchemas, root = base, query = ''): string {
-  const path = op.path.replace(/\{([^}]+)\}/g, () => 'aaaaaaaaaaaaaaaaaaaaaaaa');
+  const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => UNKNOWN_PATH_PARAMETER[name] ?? 'aaaaaaaaaaaaaaaaaaaaaaaa');
   return `${root}${path}${query}`;
 }
 
@@ -146,6 +152,14 @@ async function receivedDocOfA(): Promise<string> {
   const imported = await call(`${base}/api/imports`, { method: 'POST', ...json({ files: [{ name: 'r.xml', content: xml }] }, { 'x-api-key': KEY_A }) });
   if (imported.status !== 200) throw new Error(`cannot import a received CFDI: ${imported.status} ${imported.body}`);
   return `${TENANT_A}-RCFDI-${uuid}`;
+}
+
+/** A signed link (path and query) to the original of tenant A's received invoice, minted on `main`. */
+async function sharedLinkOfA(): Promise<string> {
+  await receivedDocOfA();
+  const res = await call(`${base}/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/links`, { method: 'POST', headers: { 'x-api-key': KEY_A } });
+  if (res.status !== 201) throw new Error(`cannot mint a link: ${res.status} ${res.body}`);
+  return new URL((JSON.parse(res.body) as { url: string }).url).pathname;
 }
 
 /** The minimal valid request body of an operation, from the spec examples. */
@@ -392,6 +406,42 @@ const specific: Record<string, Record<string, Producer>> = {
   listReceivedDocs: {
     async '404'() {
       return call(`${base}/api/received-docs?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getCfdiOriginal: {
+    async '200'() {
+      await receivedDocOfA();
+      return call(`${base}/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  createCfdiOriginalLink: {
+    async '201'() {
+      await receivedDocOfA();
+      return call(`${base}/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/links?expiresIn=60`, { method: 'POST', headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { method: 'POST', headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getSharedCfdiOriginal: {
+    async '200'() {
+      return call(`${base}${await sharedLinkOfA()}`);
+    },
+    // A token this service never signed (well formed: the spec's pattern).
+    async '404'(op) {
+      return call(urlOf(op));
+    },
+    // The link is valid: the failure meets the file's lookup.
+    async '500'() {
+      const link = await sharedLinkOfA();
+      return withDb('fail', () => call(`${base}${link}`));
+    },
+    async '503'() {
+      const link = await sharedLinkOfA();
+      return withDb('down', () => call(`${base}${link}`));
     },
   },
   getReceivedDoc: {

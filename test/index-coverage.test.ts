@@ -46,6 +46,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.receivedFacts]: 'tenant',
   [COLLECTIONS.receivedDocs]: 'tenant',
   [COLLECTIONS.receivedAssignments]: 'tenant',
+  [COLLECTIONS.cfdiOriginals]: 'tenant',
   // Service-wide (the cursor signing secret), read by _id once per process.
   [COLLECTIONS.serviceSecrets]: '_id',
   [COLLECTIONS.webhooks]: 'tenant',
@@ -258,6 +259,9 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listReceivedDocs', 'GET', '/api/received-docs?cancelled=false&endDate=2026-10-31'],
   ['getReceivedDoc', 'GET', `/api/received-docs/${tenant!.rfc}-RCFDI-9D1C0E55-0001-4000-8000-000000000101`],
   ['getReceivedCategoryRules', 'GET', '/api/received-category-rules'],
+  // The original XML of an imported CFDI, and a signed link to it (GET through it below).
+  ['getCfdiOriginal', 'GET', '/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101'],
+  ['createCfdiOriginalLink', 'POST', '/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/links?expiresIn=600'],
   // The month's tax position and DIOT: issued invoices collected and received CFDIs settled in the month and the one before.
   ['getTaxPosition', 'GET', '/api/tax/position?month=2026-10'],
   ['listTaxPositionLines', 'GET', '/api/tax/position/lines?month=2026-10&figure=creditableVat'],
@@ -309,7 +313,7 @@ t.test('every REST operation of the spec is exercised', async (t) => {
   const specOps = Object.values(spec.paths as Record<string, Record<string, { operationId?: string }>>)
     .flatMap((methods) => Object.values(methods).map((op) => op.operationId))
     .filter((id): id is string => !!id && !MCP_OPERATIONS.has(id));
-  const exercised = new Set([...REQUESTS.map((r) => r[0]), ...WEBHOOK_REQUESTS.map((r) => r[0]), 'cancelAlertJob']);
+  const exercised = new Set([...REQUESTS.map((r) => r[0]), ...WEBHOOK_REQUESTS.map((r) => r[0]), 'cancelAlertJob', 'getSharedCfdiOriginal']);
   t.same(
     specOps.filter((id) => !exercised.has(id)),
     [],
@@ -344,6 +348,11 @@ t.test('run the operations', async (t) => {
     const next = await app.inject({ method: 'GET', url: `${first}&cursor=${encodeURIComponent(cursor ?? '')}`, headers: { 'x-api-key': key } });
     t.equal(next.statusCode, 200, during, { body: next.body.slice(0, 300) });
   }
+  // A signed link, followed without a key: the tenant comes from the token.
+  const link = await app.inject({ method: 'POST', url: '/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/links', headers: { 'x-api-key': key } });
+  during = 'getSharedCfdiOriginal GET /api/shared-originals/:token';
+  const shared = await app.inject({ method: 'GET', url: new URL(link.json<{ url: string }>().url).pathname });
+  t.equal(shared.statusCode, 200, during);
   const jobs = await app.inject({ method: 'GET', url: '/api/alerts/jobs', headers: { 'x-api-key': key } });
   const jobId = jobs.json<{ data: Array<{ id: string }> }>().data[0]?.id;
   t.ok(jobId, 'a scheduled job to cancel');

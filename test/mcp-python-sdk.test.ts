@@ -62,10 +62,14 @@ t.test('the MCP Python SDK lists, calls three tools with validated results, and 
     closedSessions: number;
   };
   t.comment(JSON.stringify(report));
-  // The default toolsets: every data operation of the spec but the webhooks, settings and filing ones (docs/mcp.md, "Toolsets").
+  // The default toolsets: every data operation of the spec but the webhooks, settings, filing and originals ones (docs/mcp.md, "Toolsets").
   const byDefault = listOperations(loadSpec()).filter(
     (op) =>
-      op.secured && !op.tags.includes('mcp') && !op.tags.includes('webhooks') && !['settings', 'filing'].includes(op.extensions['x-mcp-toolset'] as string),
+      op.secured &&
+      !op.tags.includes('mcp') &&
+      !op.tags.includes('webhooks') &&
+      !op.tags.includes('originals') &&
+      !['settings', 'filing'].includes(op.extensions['x-mcp-toolset'] as string),
   ).length;
   t.equal(report.tools, byDefault, `${report.tools} tools listed: the default toolsets`);
   t.equal(report.withOutputSchema, report.tools, 'every tool has an outputSchema');

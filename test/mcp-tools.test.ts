@@ -14,7 +14,8 @@ import { deref } from '../lib/spec/deref.ts';
 
 const spec = loadSpec();
 const operations = listOperations(spec);
-const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never));
+// `x-mcp-tool: false`: an operation answering a file, not JSON (the original XML), has no tool.
+const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never) && op.extensions['x-mcp-tool'] !== false);
 
 /** Header parameter names as the spec document spells them (read from the document itself, not from lib/spec). */
 function spelledHeaderNames(op: OperationSchemas): Map<string, string> {

@@ -1,6 +1,6 @@
 /**
  * Per-operation route policy lives in the spec (x-request-deadline, x-body-limit, x-rate-limit,
- * x-compress), read by handlers/route-policy.ts for the composition root. The routes' behaviour
+ * x-compress, x-tenant-data), read by handlers/route-policy.ts for the composition root. The routes' behaviour
  * is tested through HTTP elsewhere (limits, health, imports); this pins which operations carry
  * a policy and that a misspelt value stops the start-up instead of dropping the policy.
  */
@@ -10,7 +10,7 @@ import { routePolicy } from '../handlers/route-policy.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 
 const operations = listOperations(loadSpec());
-const DEFAULT = { deadline: 'default', bodyLimit: 'default', rateLimited: true, compressed: true };
+const DEFAULT = { deadline: 'default', bodyLimit: 'default', rateLimited: true, compressed: true, tenantData: false };
 
 t.test('the spec states the exceptions, every other operation has the defaults', async (t) => {
   const exceptions = Object.fromEntries(
@@ -23,6 +23,7 @@ t.test('the spec states the exceptions, every other operation has the defaults',
     importDeliveries: { ...DEFAULT, deadline: 'imports', bodyLimit: 'deliveries' },
     assignReceivedDocs: { ...DEFAULT, bodyLimit: 'deliveries' },
     getHealth: { ...DEFAULT, deadline: 'none', rateLimited: false, compressed: false },
+    getSharedCfdiOriginal: { ...DEFAULT, tenantData: true },
   });
 });
 
@@ -30,4 +31,5 @@ t.test('a value the policy does not know stops the start-up', async (t) => {
   t.throws(() => routePolicy('op', { 'x-request-deadline': 'import' }), /op: x-request-deadline must be one of imports, none/);
   t.throws(() => routePolicy('op', { 'x-body-limit': 'huge' }), /x-body-limit must be one of imports, deliveries/);
   t.throws(() => routePolicy('op', { 'x-rate-limit': 'no' }), /x-rate-limit must be true or false/);
+  t.throws(() => routePolicy('op', { 'x-tenant-data': 'yes' }), /x-tenant-data must be true or false/);
 });

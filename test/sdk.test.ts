@@ -254,6 +254,31 @@ t.test("received CFDIs: a supplier's invoice imported, listed, read, and the cat
   called.add('assignReceivedDoc').add('assignReceivedDocs').add('unassignReceivedDoc');
 });
 
+t.test("originals: the received CFDI's XML byte for byte, with the key and through a signed link without one", async (t) => {
+  const uuid = '9D1C0E55-0001-4000-8000-000000000101';
+  const { xml } = invoiceXml({
+    issuer: 'PGA010101AB1',
+    receiver: DEMO_TENANTS[0]!.rfc,
+    uuid,
+    fecha: '2026-10-03T09:00:00',
+    method: 'PPD',
+    lines: [{ code: '15101505', desc: 'Diesel', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+  });
+  // The file the test before imported (the same bytes: the import's JSON `content` is the UTF-8 text).
+  const original = await api.GET('/api/cfdi-originals/{uuid}', { params: { path: { uuid } }, parseAs: 'text' });
+  t.equal(original.response.status, 200);
+  t.equal(original.response.headers.get('content-disposition'), `attachment; filename="${uuid}.xml"`);
+  t.equal(original.data, xml);
+  const link = await api.POST('/api/cfdi-originals/{uuid}/links', { params: { path: { uuid }, query: { expiresIn: 120 } } });
+  t.equal(link.response.status, 201);
+  const token = new URL(link.data!.url).pathname.split('/').pop()!;
+  const keyless = createFreightClient({ baseUrl: service.base, apiKey: 'none' });
+  const shared = await keyless.GET('/api/shared-originals/{token}', { params: { path: { token } }, parseAs: 'text' });
+  t.equal(shared.response.status, 200);
+  t.equal(shared.data, xml);
+  called.add('getCfdiOriginal').add('createCfdiOriginalLink').add('getSharedCfdiOriginal');
+});
+
 t.test("the month's tax position, its lines and the DIOT (cash basis)", async (t) => {
   const summary = await api.GET('/api/tax-summary', { params: { query: { targetMonth: '2026-10', basis: 'payment' } } });
   const position = await api.GET('/api/tax/position', { params: { query: { month: '2026-10', limit: 2 } } });

@@ -19,6 +19,8 @@ export const COLLECTIONS = {
   receivedDocs: 'receivedDocs',
   /** The carrier's assignment of a received CFDI to a vehicle or trip (kept apart: a rebuilt document keeps it). */
   receivedAssignments: 'receivedAssignments',
+  /** The original XML of every imported CFDI, byte for byte (lib/originals). */
+  cfdiOriginals: 'cfdiOriginals',
   serviceSecrets: 'serviceSecrets',
   webhooks: 'webhooks',
   webhookDeliveries: 'webhookDeliveries',

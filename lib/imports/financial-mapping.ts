@@ -9,6 +9,7 @@ import type { ConceptKind, InvoiceConcept, TaxLine } from '../model/financial-do
 import { fromCents, toCents } from '../money/cents.ts';
 import type { AcknowledgedFolio, Cfdi, CfdiConcept, RequestedFolio } from './cfdi.ts';
 import { reject } from './rejection.ts';
+import { originalKey } from '../originals/original-record.ts';
 import {
   financialDocId,
   type CancellationFact,
@@ -57,8 +58,11 @@ function mapConcept(c: CfdiConcept): InvoiceConcept {
   };
 }
 
-/** An invoice (type I) as the invoice fact: the stored document without payments, cancellations or status. */
-export function invoiceFact(tenant: string, cfdi: Cfdi): InvoiceFact {
+/**
+ * An invoice (type I) as the invoice fact: the stored document without payments, cancellations or status.
+ * `sha256`: of the file whose bytes lib/originals keeps (its `invoice.xml` names it); absent, the legacy storage key.
+ */
+export function invoiceFact(tenant: string, cfdi: Cfdi, sha256?: string): InvoiceFact {
   const concepts = cfdi.concepts.map(mapConcept);
   const id = financialDocId(tenant, cfdi.uuid);
   const vatC = sumC(concepts.map((c) => c.vat));
@@ -109,7 +113,7 @@ export function invoiceFact(tenant: string, cfdi: Cfdi): InvoiceFact {
       source: 'import',
       user: 'import',
       pdf: `cfdi/${tenant}/${cfdi.uuid}.pdf`,
-      xml: `cfdi/${tenant}/${cfdi.uuid}.xml`,
+      xml: sha256 ? originalKey(sha256) : `cfdi/${tenant}/${cfdi.uuid}.xml`,
       concepts,
     },
   };

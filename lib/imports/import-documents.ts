@@ -34,6 +34,8 @@ import { importMetadata, type MetadataResult } from './import-metadata.ts';
 import { receivedCancellationFacts, receivedFactOf } from '../received/received-mapping.ts';
 import { recordReceivedFiles, type ReceivedFilePlan } from '../received/record-received.ts';
 import { putImportedTrips } from '../trips/put-imported-trips.ts';
+import { keepOriginals } from '../originals/originals-repo.ts';
+import { originalKey, type OriginalFile } from '../originals/original-record.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { financialDocId, invoicesOf, type CancellationInfoFact, type FactKind, type FinancialFact } from '../finance/ledger/facts.ts';
 import { prepareLedger, rebuildInvoices, recordFacts, type PlannedFact, type WriteOutcome } from '../finance/ledger/record-facts.ts';
@@ -76,13 +78,15 @@ export const LISTED_IGNORED = 100;
 
 const KIND_OF_TYPE = { I: 'invoice', E: 'creditNote', P: 'payment', T: 'transfer' } as const;
 
-/** Parses one file's bytes as they stream in; rejections carry the reason. */
-async function parseEntry(source: Readable | Buffer, maxBytes: number): Promise<{ file: ReturnType<typeof readImportFile>; sha256: string }> {
+/** Parses one file's bytes as they stream in, keeping them as they came (lib/originals); rejections carry the reason. */
+async function parseEntry(source: Readable | Buffer, maxBytes: number): Promise<{ file: ReturnType<typeof readImportFile>; sha256: string; bytes: Buffer }> {
   const hash = createHash('sha256');
   const builder = new XmlTreeBuilder(keepNamespace);
+  const chunks: Buffer[] = [];
   try {
     for await (const chunk of boundedChunks(source, maxBytes)) {
       hash.update(chunk);
+      chunks.push(chunk);
       builder.write(chunk);
     }
   } catch (err) {
@@ -90,7 +94,7 @@ async function parseEntry(source: Readable | Buffer, maxBytes: number): Promise<
     if (err instanceof SizeExceeded) throw new ImportRejection(`file is ${err.message}`);
     throw new ImportRejection(`cannot read the file: ${(err as Error).message}`);
   }
-  return { file: readImportFile(builder.end()), sha256: hash.digest('hex') };
+  return { file: readImportFile(builder.end()), sha256: hash.digest('hex'), bytes: Buffer.concat(chunks) };
 }
 
 interface Planned {
@@ -100,17 +104,27 @@ interface Planned {
   trip: TripDocument | null;
   /** A received file: what lib/received writes instead of the facts above. */
   received?: Omit<ReceivedFilePlan, 'sha256'>;
+  /** What the kept original XML is about (lib/originals). */
+  original: Pick<OriginalFile, 'kind' | 'uuids'>;
 }
 
 /** A file the tenant received (Receptor = tenant), or a supplier's cancellation: lib/received maps it. */
-function planReceived(cfdi: Cfdi): Planned {
+function planReceived(cfdi: Cfdi, sha256: string): Planned {
   const mapped = receivedFactOf(cfdi);
   if ('refusal' in mapped) throw new ImportRejection(mapped.refusal);
-  return { kind: KIND_OF_TYPE[cfdi.type], uuid: cfdi.uuid, facts: [], trip: null, received: { issuer: cfdi.issuer.rfc, facts: [mapped] } };
+  const fact = mapped.fact.kind === 'invoice' ? { ...mapped, fact: { ...mapped.fact, xml: originalKey(sha256) } } : mapped;
+  return {
+    kind: KIND_OF_TYPE[cfdi.type],
+    uuid: cfdi.uuid,
+    facts: [],
+    trip: null,
+    received: { issuer: cfdi.issuer.rfc, facts: [fact] },
+    original: { kind: 'cfdi', uuids: [cfdi.uuid] },
+  };
 }
 
 /** Everything a file will write, computed before any write (a rejection here writes nothing). */
-function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned {
+function plan(tenant: string, file: ReturnType<typeof readImportFile>, sha256: string): Planned {
   if (file.file === 'cancellation' || file.file === 'cancellationRequest') {
     // Another RFC's cancellation can only be of a CFDI it issued to the tenant (lib/received checks that when writing).
     if (file.issuerRfc !== tenant) {
@@ -121,16 +135,23 @@ function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned 
         facts: [],
         trip: null,
         received: { issuer: file.issuerRfc, facts: facts.map((fact) => ({ fact, invoices: [] })) },
+        original: { kind: 'cancellation', uuids: facts.map((f) => f.uuid) },
       };
     }
     // A request is kept as a request (the invoice's cancellation becomes pending); only the SAT's answers move it further.
     const facts: CancellationInfoFact[] =
       file.file === 'cancellation' ? cancellationFacts(file.folios, file.date) : cancellationRequestFacts(file.folios, file.date);
-    return { kind: file.file, uuid: facts[0]!.uuid, facts: facts.map((f) => ({ kind: f.kind, uuid: f.uuid, fact: f, invoices: [] })), trip: null };
+    return {
+      kind: file.file,
+      uuid: facts[0]!.uuid,
+      facts: facts.map((f) => ({ kind: f.kind, uuid: f.uuid, fact: f, invoices: [] })),
+      trip: null,
+      original: { kind: 'cancellation', uuids: facts.map((f) => f.uuid) },
+    };
   }
   const cfdi: Cfdi = file;
   if (cfdi.issuer.rfc !== tenant) {
-    if (cfdi.receiver.rfc === tenant) return planReceived(cfdi);
+    if (cfdi.receiver.rfc === tenant) return planReceived(cfdi, sha256);
     throw new ImportRejection(
       `Emisor Rfc ${cfdi.issuer.rfc} is not the tenant's RFC (${tenant}), nor is Receptor Rfc ${cfdi.receiver.rfc}: another taxpayer's document`,
     );
@@ -139,16 +160,22 @@ function plan(tenant: string, file: ReturnType<typeof readImportFile>): Planned 
   // Trips carry MXN prices (they have no currency): a freight invoice in another currency at its TipoCambio.
   const trip = tripFromCfdi(tenant, cfdiInMxn(cfdi));
   let fact: FinancialFact | null = null;
-  if (cfdi.type === 'I') fact = invoiceFact(tenant, cfdi);
+  if (cfdi.type === 'I') fact = invoiceFact(tenant, cfdi, sha256);
   else if (cfdi.type === 'E') fact = creditNoteFact(cfdi);
   else if (cfdi.type === 'P') fact = paymentFact(cfdi);
   else if (!trip) throw new ImportRejection('transfer CFDI (T) without a Carta Porte complement: nothing to import');
   const factKind: FactKind = fact ? fact.kind : 'transfer';
-  return { kind, uuid: cfdi.uuid, facts: [{ kind: factKind, uuid: cfdi.uuid, fact, invoices: fact ? invoicesOf(fact) : [] }], trip };
+  return {
+    kind,
+    uuid: cfdi.uuid,
+    facts: [{ kind: factKind, uuid: cfdi.uuid, fact, invoices: fact ? invoicesOf(fact) : [] }],
+    trip,
+    original: { kind: 'cfdi', uuids: [cfdi.uuid] },
+  };
 }
 
 /** A file of the batch being written: its plan, or its result when already decided (rejected). */
-type BatchItem = { name: string; planned: Planned; sha256: string } | { name: string; result: ImportFileResult };
+type BatchItem = { name: string; planned: Planned; sha256: string; bytes: Buffer } | { name: string; result: ImportFileResult };
 
 /**
  * Writes one batch of planned files: every fact, trip and affected invoice
@@ -164,6 +191,19 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
   const all = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
   const planned = all.filter((p) => !p.planned.received);
   const receivedItems = all.filter((p) => p.planned.received);
+  type Written = (typeof all)[number];
+  const keep = (files: Written[]) =>
+    keepOriginals(
+      ctx.db,
+      tenant,
+      files.map((p) => ({ ...p.planned.original, sha256: p.sha256, bytes: p.bytes, name: p.name })),
+      now,
+    );
+  // The original XML of every file written, before anything else of the batch: a document never
+  // names an original that is not kept yet. A supplier's cancellation is kept after lib/received
+  // accepts it (it refuses one about a CFDI not received from that supplier: nothing of it is written).
+  const deferred = (p: Written) => p.planned.received !== undefined && p.planned.original.kind === 'cancellation';
+  await keep(all.filter((p) => !deferred(p)));
   const receivedOutcomes = new Map(
     (
       await recordReceivedFiles(
@@ -174,6 +214,7 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
       )
     ).map((o, i) => [receivedItems[i] as BatchItem, o]),
   );
+  await keep(all.filter((p) => deferred(p) && !('refusal' in receivedOutcomes.get(p)!)));
   // The facts first (the ledger), then the trips, then the documents rebuilt from the stored facts.
   const recorded = await recordFacts(
     ctx,
@@ -248,6 +289,8 @@ export class ImportAborted extends Error {
 
 /** Files parsed while the previous batch is written; bounds memory to about two batches of parsed files. */
 export const IMPORT_BATCH_FILES = 250;
+/** A batch is written once its files' bytes (kept as originals) reach this, whatever their number: memory stays bounded with large files. */
+export const IMPORT_BATCH_BYTES = 16 * 1024 * 1024;
 
 /**
  * Imports files for `tenant` (always the authenticated tenant, never read
@@ -301,6 +344,7 @@ export async function importDocuments(
     writing.catch(() => undefined);
   };
   let batch: BatchItem[] = [];
+  let batchBytes = 0;
   for await (const entry of expandInputs(inputs, new ImportBudget(limits))) {
     checkAbort();
     if ('rejection' in entry) batch.push({ name: entry.name, result: { name: entry.name, status: 'rejected', reason: entry.rejection } });
@@ -309,6 +353,7 @@ export async function importDocuments(
       // The metadata moves CFDIs imported before it, in this import too: what is parsed so far is written first.
       if (batch.length) await flush(batch);
       batch = [];
+      batchBytes = 0;
       await writing;
       const result = await metadataFile(ctx, tenant, entry.name, await entry.open(), maxBytesOf('text', limits).bytes, checkAbort);
       if (result === null) ignore(entry.name);
@@ -316,16 +361,18 @@ export async function importDocuments(
       continue;
     } else {
       try {
-        const { file, sha256 } = await parseEntry(await entry.open(), limits.maxFileBytes);
-        batch.push({ name: entry.name, planned: plan(tenant, file), sha256 });
+        const { file, sha256, bytes } = await parseEntry(await entry.open(), limits.maxFileBytes);
+        batch.push({ name: entry.name, planned: plan(tenant, file, sha256), sha256, bytes });
+        batchBytes += bytes.length;
       } catch (err) {
         if (!(err instanceof ImportRejection)) throw err;
         batch.push({ name: entry.name, result: { name: entry.name, status: 'rejected', reason: err.reason } });
       }
     }
-    if (batch.length >= batchFiles) {
+    if (batch.length >= batchFiles || batchBytes >= IMPORT_BATCH_BYTES) {
       await flush(batch);
       batch = [];
+      batchBytes = 0;
     }
   }
   if (batch.length) await flush(batch);

@@ -53,9 +53,11 @@ const RESERVED_HEADERS = new Set(['x-api-key', 'authorization', 'content-type', 
 /**
  * The REST data operations that become tools: every secured operation whose
  * route glue registers (MCP's own transport operations are
- * `x-no-fastify-config` and excluded).
+ * `x-no-fastify-config` and excluded), unless marked `x-mcp-tool: false` (an
+ * answer that is a file, not JSON: its tool would hand an agent raw bytes).
  */
-export const isToolOperation = (op: OperationSchemas): boolean => op.secured && op.extensions['x-no-fastify-config'] !== true;
+export const isToolOperation = (op: OperationSchemas): boolean =>
+  op.secured && op.extensions['x-no-fastify-config'] !== true && op.extensions['x-mcp-tool'] !== false;
 
 /** Tool input schema of an operation (see the module comment). */
 export function toolInputSchema(op: OperationSchemas): { schema: ToolDefinition['inputSchema']; locations: Map<string, ArgumentLocation> } {
@@ -325,6 +327,20 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * the notes a result needs: `notes` (a truncation), then, on success, which
  * fields of the tool hold third-party text.
  */
+/**
+ * A result that names a file (`x-mcp-resource-link: {field, mimeType}`: the field holding its URL)
+ * also carries it as an MCP resource link, so a client fetches the file instead of the agent
+ * reading its bytes.
+ */
+function resourceLinkOf(op: OperationSchemas, body: Record<string, unknown>): CallToolResult['content'] {
+  const declared = op.extensions['x-mcp-resource-link'];
+  if (!isRecord(declared) || typeof declared.field !== 'string') return [];
+  const uri = body[declared.field];
+  if (typeof uri !== 'string') return [];
+  const name = decodeURIComponent(new URL(uri).pathname.split('/').pop() ?? 'file');
+  return [{ type: 'resource_link', uri, name, ...(typeof declared.mimeType === 'string' ? { mimeType: declared.mimeType } : {}) }];
+}
+
 export function toToolResult(res: DispatchResult, tool?: Pick<ToolDefinition, 'operation'>, notes: string[] = []): CallToolResult {
   const isError = res.statusCode >= 400;
   if (res.body === undefined) {
@@ -334,8 +350,9 @@ export function toToolResult(res: DispatchResult, tool?: Pick<ToolDefinition, 'o
   const fields = tool && !isError ? thirdPartyFields(tool.operation) : [];
   const said = [...notes, ...(fields.length ? [thirdPartyNote(fields, removed)] : [])];
   const structured = isRecord(body) ? body : { result: body };
+  const link = tool && !isError ? resourceLinkOf(tool.operation, structured) : [];
   return {
-    content: [...said.map((text) => ({ type: 'text' as const, text })), { type: 'text', text: renderJson(body) }],
+    content: [...said.map((text) => ({ type: 'text' as const, text })), { type: 'text', text: renderJson(body) }, ...link],
     structuredContent: structured,
     ...(isError ? { isError } : {}),
   };

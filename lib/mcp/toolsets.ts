@@ -1,14 +1,15 @@
 /**
  * Toolsets: a session's catalogue is the tools of the toolsets it asks for, one toolset per spec
- * tag (financial, shipments, tax, analytics, received, imports, alerts, webhooks) plus `settings`
+ * tag (financial, shipments, tax, analytics, received, imports, originals, alerts, webhooks) plus `settings`
  * (operations marked `x-mcp-toolset: settings`: a tenant's configuration) and `filing` (marked
  * `x-mcp-toolset: filing`: the DIOT and the tax position's line pages), optionally only the
  * read-only ones. The choice travels in the MCP URL (`/mcp?toolsets=tax,analytics&readOnly=true`,
  * the same on `/sse`) because hosted agent clients let a user set a URL, not headers. By default
- * every toolset but `webhooks`, `settings` and `filing`: configuring endpoints and rules is set-up
- * done once, the DIOT and the position's line pages are month-end filing work (the position itself,
- * getTaxPosition, is in `tax` with its first lines), and leaving them out keeps the default
- * catalogue within what agents can afford to load.
+ * every toolset but `webhooks`, `settings`, `filing` and `originals`: configuring endpoints and rules
+ * is set-up done once, the DIOT and the position's line pages are month-end filing work (the
+ * position itself, getTaxPosition, is in `tax` with its first lines), links to original XML files
+ * are handed to people now and then, and leaving them out keeps the default catalogue within what
+ * agents can afford to load.
  */
 import { invalidQuery } from '../http/api-error.ts';
 import type { OperationSchemas } from '../spec/operations.ts';
@@ -21,7 +22,7 @@ interface Groupable {
 
 /** The query parameters that select a session's tools. */
 export const TOOL_SELECTION_QUERY = ['toolsets', 'readOnly'] as const;
-export const DEFAULT_EXCLUDED_TOOLSETS: readonly string[] = ['webhooks', 'settings', 'filing'];
+export const DEFAULT_EXCLUDED_TOOLSETS: readonly string[] = ['webhooks', 'settings', 'filing', 'originals'];
 export const ALL_TOOLSETS = 'all';
 
 export interface ToolSelection {

@@ -162,6 +162,7 @@ export function buildReceivedDocument(
     use: invoice.use ?? null,
     ...(invoice.cfdiVersion ? { cfdiVersion: invoice.cfdiVersion } : {}),
     ...(invoice.cartaPorteVersion ? { cartaPorteVersion: invoice.cartaPorteVersion } : {}),
+    ...(invoice.xml ? { xml: invoice.xml } : {}),
     mainCode,
     category: categoryOf(mainCode, rules),
     subTotal: invoice.subTotal,

@@ -47,6 +47,8 @@ export interface ReceivedInvoiceFact {
   discount: number;
   total: number;
   concepts: ReceivedConceptFact[];
+  /** The kept original XML's key (lib/originals/original-record.ts); absent before originals were kept. */
+  xml?: string;
 }
 
 /** A supplier's Pagos 2.0 complement with the tenant as Receptor: the tenant paid these invoices. */
@@ -177,6 +179,8 @@ export interface ReceivedDocRow {
   use: string | null;
   cfdiVersion?: '3.3' | '4.0';
   cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
+  /** The kept original XML's key (lib/originals/original-record.ts); absent when none is kept. */
+  xml?: string;
   /** Product code of the largest concept: the document's category follows it. */
   mainCode: string;
   category: ReceivedCategory;

@@ -27,6 +27,8 @@ export interface ReceivedDocView {
   paymentMethod: 'PUE' | 'PPD';
   cfdiVersion?: '3.3' | '4.0';
   cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
+  /** The kept original XML's download, or null when none is kept. */
+  xml: string | null;
   amounts: { subTotal: number; discount: number; total: number; totalMxn: number };
   taxes: ReceivedTaxes;
   concepts: {
@@ -53,7 +55,12 @@ export interface ReceivedDocView {
   lastUpdate: string;
 }
 
-export function receivedDocView(row: ReceivedDocRow, rules: readonly ReceivedCategoryRule[]): ReceivedDocView {
+/** `originalUrl`: the link to a kept original (lib/originals/original-url.ts). */
+export function receivedDocView(
+  row: ReceivedDocRow,
+  rules: readonly ReceivedCategoryRule[],
+  originalUrl: (uuid: string, key: string | null | undefined) => string | null,
+): ReceivedDocView {
   const c = row.cancellation;
   return {
     id: row._id,
@@ -69,6 +76,7 @@ export function receivedDocView(row: ReceivedDocRow, rules: readonly ReceivedCat
     paymentMethod: row.paymentMethod,
     ...(row.cfdiVersion ? { cfdiVersion: row.cfdiVersion } : {}),
     ...(row.cartaPorteVersion ? { cartaPorteVersion: row.cartaPorteVersion } : {}),
+    xml: originalUrl(row.uuid, row.xml),
     amounts: { subTotal: row.subTotal, discount: row.discount, total: row.total, totalMxn: fromCents(mxnCents(row.total, row.exchangeRate)) },
     taxes: row.taxes,
     concepts: row.concepts.map((k) => ({

@@ -24,8 +24,10 @@ export interface FinancialLink {
   pending: number;
   invoiceFolio: string;
   invoiceUuid: string;
-  pdf: string;
-  xml: string;
+  /** The printed form is not served yet: always null. */
+  pdf: null;
+  /** The kept original XML's download, or null when none is kept. */
+  xml: string | null;
 }
 
 export interface TripSummary {
@@ -65,12 +67,13 @@ export interface TripSummary {
 export interface TripSummaryContext {
   settings: Pick<TenantSettings, 'shrinkageTolerancePct' | 'toleranceRules' | 'currency'>;
   statusLabel: (code: number) => string;
-  fileUrl: (key: string) => string;
+  /** The link to a document's kept original (lib/originals/original-url.ts), or null. */
+  originalUrl: (uuid: string, key: string | null | undefined) => string | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
-export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryContext, 'statusLabel' | 'fileUrl'>): FinancialLink {
+export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryContext, 'statusLabel' | 'originalUrl'>): FinancialLink {
   return {
     id: doc.id,
     status: { code: doc.status, label: ctx.statusLabel(doc.status) },
@@ -78,8 +81,8 @@ export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryConte
     pending: documentBalance(doc).pending,
     invoiceFolio: doc.invoice.num,
     invoiceUuid: doc.invoice.uuid,
-    pdf: ctx.fileUrl(doc.invoice.pdf),
-    xml: ctx.fileUrl(doc.invoice.xml),
+    pdf: null,
+    xml: ctx.originalUrl(doc.invoice.uuid, doc.invoice.xml),
   };
 }
 
