@@ -2,7 +2,7 @@
  * The spec and the service describe the same API:
  *
  * 1. Routes: what the service registers is exactly the spec's operations plus
- *    the documented infrastructure (Swagger UI and the document under /docs).
+ *    the documented infrastructure (Swagger UI and the document under /docs; /metrics).
  *    Nothing undocumented, nothing missing.
  * 2. Statuses: every status code the spec documents for an operation is
  *    produced here, for real, through HTTP against the running service, and its
@@ -77,12 +77,16 @@ const failingBase = await listen(failing);
 
 // --------------------------------------------------------------------------- routes
 
-t.test('the registered routes are exactly the spec operations plus /docs', async (t) => {
+t.test('the registered routes are exactly the spec operations plus /docs and /metrics', async (t) => {
   const served = registeredRoutes(main).map((r) => `${r.method} ${r.url}`);
   // Every GET also answers HEAD (documented in the spec's HTTP section), except the MCP event streams.
   const documented = operations.flatMap((op) => [`${op.method} ${op.route}`, ...(op.method === 'GET' && !op.tags.includes('mcp') ? [`HEAD ${op.route}`] : [])]);
   const infrastructure = served.filter((r) => /^(GET|HEAD) \/docs(\/|$)/.test(r));
   t.ok(infrastructure.length > 0, 'Swagger UI and the document are served under /docs');
+  // The Prometheus scrape endpoint: operational, in Prometheus's format, not a REST operation (docs/operations.md).
+  const operational = served.filter((r) => /^(GET|HEAD) \/metrics$/.test(r));
+  t.equal(operational.length, 2, 'GET and HEAD /metrics are served');
+  infrastructure.push(...operational);
   t.same(served.filter((r) => !infrastructure.includes(r)).sort(), [...documented].sort(), 'every route is a spec operation and every operation a route');
   t.equal(new Set(served).size, served.length, 'no route registered twice');
   const doc = await fetch(`${base}/docs/json`);
