@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
 import { ensureIndexes } from '../lib/service-indexes.ts';
-import { financialDocs } from '../lib/db/collections.ts';
+import { tenantsWithDocuments } from '../lib/finance/financial-docs-repo.ts';
 import { rebuildTaxRollups, verifyTaxRollups } from '../lib/tax/refresh-tax-rollups.ts';
 
 const USAGE = `usage: npm run rollups -- [--verify] [--repair] [--tenant RFC]
@@ -45,7 +45,7 @@ const database = await openDatabase(loadConfig(), { log: (m) => process.stderr.w
 let exitCode = 0;
 try {
   await ensureIndexes(database.db);
-  const tenants = values.tenant ? [values.tenant] : await financialDocs(database.db).distinct('company');
+  const tenants = values.tenant ? [values.tenant] : await tenantsWithDocuments(database.db);
   if (values.verify) {
     for (const tenant of tenants) {
       const started = Date.now();

@@ -93,7 +93,7 @@ if (database.embedded) {
   if (empty) {
     const { invoices, trips } = config.demo;
     console.log(`empty database: loading the demo dataset (${invoices} invoices and ${trips} trips per tenant)`);
-    await loadDemoData(database.db, { invoices, trips, onProgress: progressReporter('demo data') });
+    await loadDemoData(database.db, { invoices, trips, onProgress: progressReporter('demo data'), rollups: 'worker' });
   }
 }
 

@@ -153,3 +153,20 @@ export async function replaceFinancialDocIfUnchanged(db: Db, doc: StoredFinancia
   );
   return res.matchedCount === 1;
 }
+
+/**
+ * Every tenant with financial documents, one index probe per tenant (`distinct` would read every
+ * document on the embedded engine: a 100k-document tenant ran it out of heap).
+ */
+export async function tenantsWithDocuments(db: Db): Promise<string[]> {
+  const tenants: string[] = [];
+  for (;;) {
+    const next = await financialDocs(db)
+      .find(tenants.length ? { company: { $gt: tenants[tenants.length - 1] as string } } : {}, { projection: { _id: 0, company: 1 } })
+      .sort({ company: 1, date: -1, timestamp: -1, _id: -1 })
+      .limit(1)
+      .next();
+    if (!next) return tenants;
+    tenants.push(next.company);
+  }
+}

@@ -7,6 +7,7 @@ import type { Db } from 'mongodb';
 import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
 import { financialDocs } from '../db/collections.ts';
 import { FINANCIAL_DOCS_SOURCE, financialDocDays } from '../finance/financial-doc-days.ts';
+import { tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
 import { mxAddDays, mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
@@ -23,7 +24,15 @@ import {
   type RollupBasis,
   type TaxDayRollup,
 } from './tax-day-rollup.ts';
-import { deleteTaxRollupsOf, readRollupState, readTaxDays, readTaxFindingsOfDays, writeRollupState, writeTaxDays } from './tax-rollups-repo.ts';
+import {
+  deleteRollupState,
+  deleteTaxRollupsOf,
+  readRollupState,
+  readTaxDays,
+  readTaxFindingsOfDays,
+  writeRollupState,
+  writeTaxDays,
+} from './tax-rollups-repo.ts';
 
 /** The rollupState entry of these totals. */
 export const TAX_ROLLUP_STATE = 'taxRollups';
@@ -266,7 +275,7 @@ export async function rebuildTaxRollups(
   opts: { tenants?: readonly string[]; maxTimeMS?: number; onProgress?: (p: RebuildProgress) => void } = {},
 ): Promise<{ tenants: number; days: number }> {
   const maxTimeMS = opts.maxTimeMS ?? 600_000;
-  const all = await financialDocs(db).distinct('company');
+  const all = await tenantsWithDocuments(db);
   const tenants = opts.tenants ?? all;
   let days = 0;
   for (const tenant of tenants) {
@@ -285,6 +294,11 @@ export async function rebuildTaxRollups(
   // Every tenant with documents rebuilt: the store holds this version.
   if (all.every((t) => tenants.includes(t))) await writeRollupState(db, TAX_ROLLUP_STATE, TAX_ROLLUP_VERSION);
   return { tenants: tenants.length, days };
+}
+
+/** Records the store as not built: summaries reconcile the documents until the rollup worker has rebuilt it. */
+export async function forgetTaxRollups(db: Db): Promise<void> {
+  await deleteRollupState(db, TAX_ROLLUP_STATE);
 }
 
 /** A fresh store needs no rebuild: it is recorded as built, so every write from now on keeps the days. */

@@ -48,11 +48,14 @@ export async function writeTaxDays(
     ...kept.map((r) => ({ replaceOne: { filter: { _id: r._id }, replacement: r, upsert: true } })),
     ...days.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: taxRollupId(tenant, basis, d), tenant } } })),
   ];
-  await rollups(db).bulkWrite(ops, { ordered: false });
+  // Journaled: the engine holds a write's pages until a commit, and a rebuild writes a year at a
+  // time; waiting for each run's commit keeps that bounded (on MongoDB, the usual durable write).
+  const durable = { ordered: false, writeConcern: { j: true } } as const;
+  await rollups(db).bulkWrite(ops, durable);
   for (let i = 0; i < dayFindings.length; i += 1000) {
     await findings(db).bulkWrite(
       dayFindings.slice(i, i + 1000).map((f) => ({ replaceOne: { filter: { _id: f._id }, replacement: f, upsert: true } })),
-      { ordered: false },
+      durable,
     );
   }
   const current = new Set(dayFindings.map((f) => f._id));
@@ -60,7 +63,7 @@ export async function writeTaxDays(
     .find({ tenant, basis, day: { $in: [...days] } }, { projection: { _id: 1 } })
     .toArray();
   const gone = stale.map((f) => f._id).filter((id) => !current.has(id));
-  for (let i = 0; i < gone.length; i += 1000) await findings(db).deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant });
+  for (let i = 0; i < gone.length; i += 1000) await findings(db).deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant }, { writeConcern: { j: true } });
 }
 
 export interface FindingsQuery {
@@ -93,6 +96,10 @@ export async function readRollupState(db: Db, name: string): Promise<RollupState
   return state(db).findOne({ _id: name });
 }
 
+export async function deleteRollupState(db: Db, name: string): Promise<void> {
+  await state(db).deleteOne({ _id: name });
+}
+
 export async function writeRollupState(db: Db, name: string, version: number): Promise<void> {
   await state(db).replaceOne({ _id: name }, { version, builtAt: new Date() }, { upsert: true });
 }
@@ -106,5 +113,6 @@ export function readTaxFindingsOfDays(db: Db, tenant: string, basis: RollupBasis
 
 /** Forgets a tenant's kept days and findings (its documents were deleted wholesale). */
 export async function deleteTaxRollupsOf(db: Db, tenant: string): Promise<void> {
-  await Promise.all([rollups(db).deleteMany({ tenant }), findings(db).deleteMany({ tenant })]);
+  await rollups(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await findings(db).deleteMany({ tenant }, { writeConcern: { j: true } });
 }

@@ -9,7 +9,7 @@
  * writer of the collection does; the generator itself stays the documents'
  * own shape (its golden hash pins that).
  */
-import { rebuildTaxRollups } from '../../lib/tax/refresh-tax-rollups.ts';
+import { forgetTaxRollups, rebuildTaxRollups } from '../../lib/tax/refresh-tax-rollups.ts';
 import { deleteTaxRollupsOf } from '../../lib/tax/tax-rollups-repo.ts';
 import type { Db, Collection, Document } from 'mongodb';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
@@ -152,6 +152,8 @@ export interface LoadDemoOptions {
   batchSize?: number;
   endDate?: Date;
   months?: number;
+  /** Who builds the tax summary's kept days: this call (default), or the service's rollup worker after start-up. */
+  rollups?: 'now' | 'worker';
 }
 
 /** Deletes a tenant's demo records (trips, financial and received documents, settings); API keys are kept. */
@@ -202,7 +204,9 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
     );
     offset += g.counts.financialDocs + g.counts.trips;
   }
-  // Written in bulk, not through the repositories: the tax summary's kept days are rebuilt from them (docs/rollups.md).
-  await rebuildTaxRollups(db, { tenants: DEMO_TENANTS.map((t) => t.rfc) });
+  // Written in bulk, not through the repositories: the tax summary's kept days are rebuilt from them
+  // (docs/rollups.md), here or, for a service about to start, by its rollup worker once it listens.
+  if (opts.rollups === 'worker') await forgetTaxRollups(db);
+  else await rebuildTaxRollups(db, { tenants: DEMO_TENANTS.map((t) => t.rfc) });
   return results;
 }
