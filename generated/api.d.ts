@@ -4911,6 +4911,10 @@ export interface components {
          * @example 2026-10-31
          */
         AsOfDay: components["schemas"]["CalendarDate"];
+        /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
+        CancellationStatus: components["schemas"]["CancellationStatus"];
+        /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+        Cancelled: boolean;
         /**
          * @description Client RFC.
          * @example CAC930412FM3
@@ -4921,6 +4925,8 @@ export interface components {
          *     record skipped or repeated.
          */
         Cursor: string;
+        /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
+        DateFilterBy: "date" | "load" | "offload";
         /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
         Detail: "summary" | "full";
         /** @description `json` (default) or `csv` (text/csv, the same rows). */
@@ -4930,6 +4936,11 @@ export interface components {
          * @example TGO-FD-000123
          */
         DocumentId: string;
+        /**
+         * @description Internal status code (4 Facturado, 6 Pagado, ...).
+         * @example 6
+         */
+        DocumentStatus: number;
         /**
          * @description Driver id, exact.
          * @example OP-0001
@@ -4942,6 +4953,8 @@ export interface components {
         EndDate: components["schemas"]["CalendarDate"];
         /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
         FindingKind: "discrepancy" | "warning" | "info";
+        /** @description Invoice folio, exact. */
+        Folio: string;
         /**
          * @description The day receivables are taken at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations; the forecast starts there. Default the end of `endDate`, or now if later; a later day means now (the answer's `asOf` is the day used).
          * @example 2026-10-31
@@ -4952,17 +4965,34 @@ export interface components {
         /** @description Session id announced by the `endpoint` event of `GET /sse`. */
         LegacySessionId: string;
         /**
+         * @description Leg status code; a trip matches when one of its legs has it.
+         * @example 4
+         */
+        LegStatus: number;
+        /**
          * @description Page size, 1 to 100.
          * @example 20
          */
         Limit: number;
         /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
         LitresBasis: "loaded" | "offloaded";
+        /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
+        LoadEndDate: components["schemas"]["CalendarDate"];
+        /** @description First loading day included (YYYY-MM-DD, Mexico City). */
+        LoadStartDate: components["schemas"]["CalendarDate"];
+        /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
+        OffloadEndDate: components["schemas"]["CalendarDate"];
+        /** @description First offloading day included. */
+        OffloadStartDate: components["schemas"]["CalendarDate"];
+        /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
+        OpenAsOf: components["schemas"]["CalendarDate"];
         /**
          * @description Page number, 1 to 500 (to go deeper, narrow the filters).
          * @example 1
          */
         Page: number;
+        /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
+        PaymentStatus: "paid" | "partial" | "unpaid";
         /** @description The figure whose lines to list (default vatCollected). */
         PositionFigure: "vatCollected" | "vatRetainedByClients" | "creditableVat" | "nonCreditableVat" | "retentionCredit" | "vatRetainedByCarrier" | "isrRetainedByCarrier" | "isrRetainedByClients";
         /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
@@ -4987,6 +5017,11 @@ export interface components {
         SessionIdOptional: string;
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
         SessionIdRequired: string;
+        /**
+         * @description Shipment (leg) id, exact.
+         * @example EM-001068-1
+         */
+        ShipmentId: string;
         /**
          * @description First day included (YYYY-MM-DD, Mexico City).
          * @example 2026-01-01
@@ -5017,6 +5052,8 @@ export interface components {
         UpdatedSince: string;
         /** @description One row per `vehicle` (default) or per `driver`. */
         UtilizationGroupBy: "vehicle" | "driver";
+        /** @description Fiscal UUID of the invoice (case-insensitive). */
+        Uuid: string;
         /**
          * @description Vehicle id (economic number), exact.
          * @example ECO-101
@@ -6748,9 +6785,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
-                cancellationStatus?: components["schemas"]["CancellationStatus"];
+                cancellationStatus?: components["parameters"]["CancellationStatus"];
                 /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
-                cancelled?: boolean;
+                cancelled?: components["parameters"]["Cancelled"];
                 /**
                  * @description Client RFC.
                  * @example CAC930412FM3
@@ -6769,21 +6806,21 @@ export interface operations {
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /** @description Invoice folio, exact. */
-                folio?: string;
+                folio?: components["parameters"]["Folio"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
                 /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
-                openAsOf?: components["schemas"]["CalendarDate"];
+                openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
-                paymentStatus?: "paid" | "partial" | "unpaid";
+                paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
@@ -6793,7 +6830,7 @@ export interface operations {
                  * @description Internal status code (4 Facturado, 6 Pagado, ...).
                  * @example 6
                  */
-                status?: number;
+                status?: components["parameters"]["DocumentStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
@@ -6801,7 +6838,7 @@ export interface operations {
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
                 /** @description Fiscal UUID of the invoice (case-insensitive). */
-                uuid?: string;
+                uuid?: components["parameters"]["Uuid"];
             };
             header?: {
                 /**
@@ -7729,7 +7766,7 @@ export interface operations {
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
-                dateFilterBy?: "date" | "load" | "offload";
+                dateFilterBy?: components["parameters"]["DateFilterBy"];
                 /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
                 detail?: components["parameters"]["Detail"];
                 /**
@@ -7743,13 +7780,13 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
-                loadEndDate?: components["schemas"]["CalendarDate"];
+                loadEndDate?: components["parameters"]["LoadEndDate"];
                 /** @description First loading day included (YYYY-MM-DD, Mexico City). */
-                loadStartDate?: components["schemas"]["CalendarDate"];
+                loadStartDate?: components["parameters"]["LoadStartDate"];
                 /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
-                offloadEndDate?: components["schemas"]["CalendarDate"];
+                offloadEndDate?: components["parameters"]["OffloadEndDate"];
                 /** @description First offloading day included. */
-                offloadStartDate?: components["schemas"]["CalendarDate"];
+                offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
@@ -7759,7 +7796,7 @@ export interface operations {
                  * @description Shipment (leg) id, exact.
                  * @example EM-001068-1
                  */
-                shipmentId?: string;
+                shipmentId?: components["parameters"]["ShipmentId"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-01-01
@@ -7769,7 +7806,7 @@ export interface operations {
                  * @description Leg status code; a trip matches when one of its legs has it.
                  * @example 4
                  */
-                status?: number;
+                status?: components["parameters"]["LegStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
