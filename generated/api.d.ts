@@ -2193,13 +2193,6 @@ export interface components {
             meta: components["schemas"]["PaginationMeta"];
         };
         /**
-         * @deprecated
-         * @description Deprecated version 1 shape: a bare array of stored documents, served as `application/vnd.freight.v1+json`.
-         */
-        FinancialDocsV1Response: {
-            [key: string]: unknown;
-        }[];
-        /**
          * @description A financial document exactly as stored (`detail=full`, and the legacy version 1 shape):
          *     the invoice with its concepts, its payments and its cancellation records. Money in the
          *     document's currency (`currency`, MXN when absent) as the CFDI states it, with `exchangeRate`
@@ -3680,11 +3673,6 @@ export interface components {
             detail: "summary";
             meta: components["schemas"]["PaginationMeta"];
         };
-        /**
-         * @deprecated
-         * @description Deprecated version 1 shape: a bare array of stored trips (as `detail=full`), served as `application/vnd.freight.v1+json`.
-         */
-        ShipmentsV1Response: components["schemas"]["TripDocument"][];
         ShrinkageLeg: {
             client: string;
             /** @description Linked non-cancelled invoice, if any */
@@ -4902,11 +4890,6 @@ export interface components {
     };
     parameters: {
         /**
-         * @deprecated
-         * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
-         */
-        ApiVersion: "1" | "2";
-        /**
          * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
          * @example 2026-10-31
          */
@@ -5062,12 +5045,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description Response shape version served (`1` legacy bare array, `2` current `{meta, data}`). */
-        ApiVersion: "1" | "2";
-        /** @description Only on version 1 answers (RFC 9745): version 1 is deprecated since this instant, `@1793491200` (2026-11-01T00:00:00Z). */
-        Deprecation: string;
-        /** @description Only on version 1 answers: the migration notes (the Versioning section of this document in Swagger UI), `rel="deprecation"` and `rel="sunset"`. */
-        Link: string;
+        /** @description Response shape version served: `2`, the current `{detail, meta, data}` (the deprecated `1` is described at `/docs/v1.json`). */
+        ApiVersion: "2";
         /** @description Requests allowed per window for this API key (without a valid key, for the client address). */
         RateLimitLimit: number;
         /** @description Requests left in the current window. */
@@ -5078,8 +5057,6 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
-        /** @description Only on version 1 answers (RFC 8594): version 1 stops being served after this date, `Wed, 30 Jun 2027 00:00:00 GMT`. */
-        Sunset: string;
         /** @description The authentication challenge of the MCP endpoints (RFC 9110, RFC 6750): the API key is a bearer token (`Authorization: Bearer <key>`) or the `x-api-key` header. `error="invalid_token"` when a key was presented and refused (unknown or revoked). */
         WwwAuthenticate: string;
     };
@@ -6840,24 +6817,15 @@ export interface operations {
                 /** @description Fiscal UUID of the invoice (case-insensitive). */
                 uuid?: components["parameters"]["Uuid"];
             };
-            header?: {
-                /**
-                 * @deprecated
-                 * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
-                 */
-                "x-api-version"?: components["parameters"]["ApiVersion"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of documents (`application/json`). Deprecated version 1 (`x-api-version: 1`, or `Accept: application/vnd.freight.v1+json` without `application/json`): a bare array of stored documents as `application/vnd.freight.v1+json`. */
+            /** @description A page of documents. (The deprecated version 1 of this list, a bare array asked for with `x-api-version: 1`, is described apart at `/docs/v1.json`.) */
             200: {
                 headers: {
-                    deprecation: components["headers"]["Deprecation"];
-                    link: components["headers"]["Link"];
-                    sunset: components["headers"]["Sunset"];
                     "x-api-version": components["headers"]["ApiVersion"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -6867,7 +6835,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FinancialDocsResponse"];
-                    "application/vnd.freight.v1+json": components["schemas"]["FinancialDocsV1Response"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7814,24 +7781,15 @@ export interface operations {
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };
-            header?: {
-                /**
-                 * @deprecated
-                 * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
-                 */
-                "x-api-version"?: components["parameters"]["ApiVersion"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of trips (`application/json`). Deprecated version 1 (`x-api-version: 1`, or `Accept: application/vnd.freight.v1+json` without `application/json`): a bare array of stored trips as `application/vnd.freight.v1+json`. */
+            /** @description A page of trips. (The deprecated version 1 of this list, a bare array asked for with `x-api-version: 1`, is described apart at `/docs/v1.json`.) */
             200: {
                 headers: {
-                    deprecation: components["headers"]["Deprecation"];
-                    link: components["headers"]["Link"];
-                    sunset: components["headers"]["Sunset"];
                     "x-api-version": components["headers"]["ApiVersion"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -7841,7 +7799,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ShipmentsResponse"];
-                    "application/vnd.freight.v1+json": components["schemas"]["ShipmentsV1Response"];
                 };
             };
             400: components["responses"]["BadRequest"];

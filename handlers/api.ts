@@ -11,8 +11,7 @@ import type { Json } from '../lib/spec/deref.ts';
 /**
  * The copy of the spec glue builds routes from. Glue warns about every media type of the
  * document that has no content-type parser, responses included, though only request bodies
- * are ever parsed; the responses' other media types (the version 1 lists'
- * `application/vnd.freight.v1+json`) are left out of its copy. Responses are shaped by the
+ * are ever parsed; the responses' other media types (the DIOT's `text/csv`) are left out of its copy. Responses are shaped by the
  * domain layer and serialised as JSON whatever their schema (lib/app/validation.ts).
  */
 function glueSpecification(spec: Json): object {
