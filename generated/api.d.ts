@@ -309,9 +309,10 @@ export interface paths {
         put?: never;
         /**
          * Record many deliveries (a month of reception tickets as CSV)
-         * @description Records the reception tickets of many legs at once, as an operations clerk keeps them: a
-         *     CSV with one row per leg and product (`text/csv`), or the same rows as JSON
-         *     (`application/json`, what MCP agents send). The rows of one leg together are its delivery,
+         * @description Records the reception tickets of many legs at once, as an operations clerk keeps them: the
+         *     rows as JSON here (`application/json`, what MCP agents send), or a CSV with one row per leg
+         *     and product to `POST /api/deliveries/csv` (`text/csv`; this path still takes a CSV body too,
+         *     as earlier clients send it: `x-also-accepts`). The rows of one leg together are its delivery,
          *     recorded exactly as `PUT /api/shipments/{id}/legs/{shipmentId}/delivery` records one: same
          *     rules, idempotent (rows already recorded are `unchanged`), a correction replaces the earlier
          *     delivery and moves the trip's `lastUpdate`. The tenant is the API key's; trips of other
@@ -340,6 +341,29 @@ export interface paths {
          *     and JSON; through MCP the MCP request limit (`BODY_LIMIT_BYTES`) applies.
          */
         post: operations["importDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliveries/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record many deliveries from a CSV of reception tickets
+         * @description The reception tickets as the CSV template (`Content-Type: text/csv`), recorded exactly as
+         *     `POST /api/deliveries` records its rows (see there the CSV's columns, the outcome per row,
+         *     what refuses the whole request and the size limit). Not an MCP tool: agents send the rows
+         *     as JSON to `POST /api/deliveries`.
+         */
+        post: operations["importDeliveriesCsv"];
         delete?: never;
         options?: never;
         head?: never;
@@ -439,9 +463,11 @@ export interface paths {
         /**
          * Import CFDI 4.0 and 3.3 XML and Carta Porte
          * @description Takes in the carrier's own CFDI XML (4.0, and 3.3 for the years before 2023-04-01), as downloaded from the SAT or the PAC, so every
-         *     other operation (lists, tax summary, audits) runs on its real numbers. Send one XML file
-         *     (`application/xml`), a zip of many (`application/zip`), or files as JSON
-         *     (`application/json`, what MCP agents send). The same import runs from the command line:
+         *     other operation (lists, tax summary, audits) runs on its real numbers. Send the files as JSON
+         *     here (`application/json`, what MCP agents send), one XML file to `POST /api/imports/xml`
+         *     (`application/xml`) or a zip of many to `POST /api/imports/zip` (`application/zip`): one
+         *     media type per operation, so generated clients send the right `Content-Type`. (This path
+         *     still takes an XML or zip body too, as earlier clients send them: `x-also-accepts`.) The same import runs from the command line:
          *     `npm run import -- --tenant <RFC> <files or folders…>`.
          *
          *     **What is read.** CFDI 4.0 (`http://www.sat.gob.mx/cfd/4`) and 3.3 (`http://www.sat.gob.mx/cfd/3`;
@@ -532,6 +558,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/imports/xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import one CFDI XML file
+         * @description One XML file as the body (`Content-Type: application/xml`): a CFDI 4.0 or 3.3 (issued or
+         *     received, with its Carta Porte), a SAT cancellation acknowledgement or request. It is read
+         *     exactly as `POST /api/imports` reads a file (see there what is read, what is refused and
+         *     why); the report names it `upload.xml`. Not an MCP tool: agents send files as JSON to
+         *     `POST /api/imports`.
+         */
+        post: operations["importDocumentsXml"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a zip archive of CFDI XML
+         * @description A zip archive as the body (`Content-Type: application/zip`), as a PAC or the SAT hands it
+         *     over: its `.xml` files and the SAT's bulk-download metadata (`.txt`) are read exactly as
+         *     `POST /api/imports` reads them (see there), any other file is listed under `ignored`; the
+         *     report names each entry `upload.zip/<path>`. Not an MCP tool: agents send files as JSON to
+         *     `POST /api/imports`.
+         */
+        post: operations["importDocumentsZip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/receivables/aging": {
         parameters: {
             query?: never;
@@ -576,8 +650,10 @@ export interface paths {
         put?: never;
         /**
          * Assign many received CFDIs (CSV)
-         * @description Many assignments at once (as `PUT /api/received-docs/{id}/assignment` makes one): a CSV
-         *     (`text/csv`) or the same rows as JSON (`application/json`, what MCP agents send). Lines are
+         * @description Many assignments at once (as `PUT /api/received-docs/{id}/assignment` makes one): the rows as
+         *     JSON here (`application/json`, what MCP agents send), or a CSV to
+         *     `POST /api/received-assignments/csv` (`text/csv`; this path still takes a CSV body too, as
+         *     earlier clients send it: `x-also-accepts`). Lines are
          *     independent: a rejected line changes nothing and the others apply. The report says, per
          *     line, `assigned`, `unassigned` or `rejected` with the reason.
          *
@@ -589,6 +665,28 @@ export interface paths {
          *     later one wins). At most 20,000 lines, `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB) in all.
          */
         post: operations["assignReceivedDocs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/received-assignments/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign many received CFDIs from a CSV
+         * @description The assignments as the CSV template (`Content-Type: text/csv`, first line exactly
+         *     `uuid,vehicle,tripId`), made exactly as `POST /api/received-assignments` makes its rows (see
+         *     there). Not an MCP tool: agents send the rows as JSON to `POST /api/received-assignments`.
+         */
+        post: operations["assignReceivedDocsCsv"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4524,6 +4622,300 @@ export interface components {
         };
     };
     responses: {
+        /** @description The import report, one entry per file read. */
+        200: {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "tenant": "TGO850101AB1",
+                 *       "summary": {
+                 *         "files": 4,
+                 *         "created": 1,
+                 *         "updated": 1,
+                 *         "skipped": 1,
+                 *         "rejected": 1,
+                 *         "ignored": 2,
+                 *         "rejectedLines": 0
+                 *       },
+                 *       "files": [
+                 *         {
+                 *           "name": "facturas.zip/A-1001.xml",
+                 *           "status": "created",
+                 *           "kind": "invoice",
+                 *           "uuid": "1A2B3C4D-0001-4000-8000-000000000001",
+                 *           "financialDocIds": [
+                 *             "TGO850101AB1-CFDI-1A2B3C4D-0001-4000-8000-000000000001"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "facturas.zip/A-1001-copia.xml",
+                 *           "status": "skipped",
+                 *           "kind": "invoice",
+                 *           "uuid": "1A2B3C4D-0001-4000-8000-000000000001",
+                 *           "reason": "already imported (same UUID, same content)",
+                 *           "financialDocIds": [
+                 *             "TGO850101AB1-CFDI-1A2B3C4D-0001-4000-8000-000000000001"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "facturas.zip/2016/F-88.xml",
+                 *           "status": "rejected",
+                 *           "reason": "unsupported: CFDI 3.2 (namespace http://www.sat.gob.mx/cfd/3, which is CFDI 3.3); CFDI 3.3 and 4.0 are imported"
+                 *         },
+                 *         {
+                 *           "name": "facturas.zip/metadata/7F3C2A10-0E2B-4C5D-9A8B-1C2D3E4F5A6B_01.txt",
+                 *           "status": "updated",
+                 *           "kind": "satMetadata",
+                 *           "metadata": {
+                 *             "lines": 2,
+                 *             "cancelled": 1,
+                 *             "alreadyCancelled": 0,
+                 *             "vigente": 1,
+                 *             "notImported": 0,
+                 *             "otherTaxpayers": 0,
+                 *             "rejectedLines": [],
+                 *             "moreRejectedLines": 0
+                 *           }
+                 *         }
+                 *       ],
+                 *       "ignored": {
+                 *         "names": [
+                 *           "facturas.zip/A-1001.pdf",
+                 *           "facturas.zip/A-1001-copia.pdf"
+                 *         ],
+                 *         "more": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportReport"];
+            };
+        };
+        /** @description The report, one entry per row (also when every row was rejected). */
+        "200-2": {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "tenant": "TGO850101AB1",
+                 *       "summary": {
+                 *         "rows": 3,
+                 *         "legs": 2,
+                 *         "applied": 2,
+                 *         "unchanged": 0,
+                 *         "rejected": 1
+                 *       },
+                 *       "rows": [
+                 *         {
+                 *           "line": 2,
+                 *           "tripId": "TGO-VJ-000123",
+                 *           "shipmentId": "EM-000123-2",
+                 *           "productCode": "15101505",
+                 *           "status": "applied"
+                 *         },
+                 *         {
+                 *           "line": 3,
+                 *           "tripId": "TGO-VJ-000123",
+                 *           "shipmentId": "EM-000123-2",
+                 *           "productCode": "15101514",
+                 *           "status": "applied"
+                 *         },
+                 *         {
+                 *           "line": 4,
+                 *           "tripId": "TGO-VJ-000124",
+                 *           "shipmentId": "EM-000124-1",
+                 *           "productCode": "15101505",
+                 *           "status": "rejected",
+                 *           "reason": "offloaded 310000 L of product 15101505 is more than 5% above the 31000 L loaded (at most 32550 L)"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeliveriesReport"];
+            };
+        };
+        /** @description The per-line report. */
+        "200-3": {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ReceivedAssignmentsReport"];
+            };
+        };
+        /** @description The JSON body is invalid (a missing or unknown field, no files, over 1,000 files). One detail per problem; nothing is imported. */
+        400: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 400,
+                 *         "message": "Invalid request body",
+                 *         "reason": "invalid_body",
+                 *         "details": [
+                 *           "files must NOT have fewer than 1 items"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description The CSV's first line is not the template's header, or the JSON body does not match its
+         *     schema. One detail per problem; nothing is recorded.
+         */
+        "400-2": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 400,
+                 *         "message": "Invalid CSV",
+                 *         "reason": "invalid_body",
+                 *         "details": [
+                 *           "header (line 1): column \"litros\" is not one of tripId, shipmentId, productCode, offloaded, offloadDate, ticket (names are case-sensitive, without spaces)",
+                 *           "header (line 1): column offloaded is missing",
+                 *           "header (line 1): the first line must be exactly tripId,shipmentId,productCode,offloaded,offloadDate or tripId,shipmentId,productCode,offloaded,offloadDate,ticket"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is larger than `IMPORT_BODY_LIMIT_BYTES` (64 MiB by default). Split the archive. */
+        413: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 413,
+                 *         "message": "Payload Too Large",
+                 *         "reason": "payload_too_large",
+                 *         "details": [
+                 *           "Request body is too large"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB by default). Split the file. */
+        "413-2": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 413,
+                 *         "message": "Payload Too Large",
+                 *         "reason": "payload_too_large",
+                 *         "details": [
+                 *           "Request body is too large"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES`. */
+        "413-3": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is not `application/xml`, `application/zip` or `application/json`. */
+        415: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 415,
+                 *         "message": "Unsupported Media Type",
+                 *         "reason": "unsupported_media_type",
+                 *         "details": [
+                 *           "Unsupported Media Type: text/plain"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is not `text/csv` or `application/json`. */
+        "415-2": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 415,
+                 *         "message": "Unsupported Media Type",
+                 *         "reason": "unsupported_media_type",
+                 *         "details": [
+                 *           "Unsupported Media Type: text/plain"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is not `text/csv` or `application/json`. */
+        "415-3": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The request is malformed, has unknown or invalid parameters, or an unsupported `x-api-version`. One detail per parameter or body field; `reason` says which kind (`invalid_parameter`, `invalid_body`, `invalid_cursor`, `invalid_request`) and `fields` which parameter each detail is about. */
         BadRequest: {
             headers: {
@@ -6621,13 +7013,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DeliveryRowsRequest"];
-                /**
-                 * @example tripId,shipmentId,productCode,offloaded,offloadDate,ticket
-                 *     TGO-VJ-000123,EM-000123-2,15101505,20945,2026-03-04 08:30,TK-2026-004512
-                 *     TGO-VJ-000123,EM-000123-2,15101514,9988.5,2026-03-04 08:30,TK-2026-004512
-                 *     TGO-VJ-000124,EM-000124-1,15101505,310000,2026-03-05 11:10,TK-2026-004530
-                 */
-                "text/csv": string;
             };
         };
         responses: {
@@ -6753,6 +7138,36 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDeliveriesCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example tripId,shipmentId,productCode,offloaded,offloadDate,ticket
+                 *     TGO-VJ-000123,EM-000123-2,15101505,20945,2026-03-04 08:30,TK-2026-004512
+                 *     TGO-VJ-000123,EM-000123-2,15101514,9988.5,2026-03-04 08:30,TK-2026-004512
+                 *     TGO-VJ-000124,EM-000124-1,15101505,310000,2026-03-05 11:10,TK-2026-004530
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200-2"];
+            400: components["responses"]["400-2"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413-2"];
+            415: components["responses"]["415-2"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7010,8 +7425,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ImportRequest"];
-                "application/xml": string;
-                "application/zip": string;
             };
         };
         responses: {
@@ -7158,6 +7571,54 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDocumentsXml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/xml": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200"];
+            400: components["responses"]["400"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDocumentsZip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/zip": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200"];
+            400: components["responses"]["400"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7328,12 +7789,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReceivedAssignmentRowsRequest"];
-                /**
-                 * @example uuid,vehicle,tripId
-                 *     9D1C0E55-0001-4000-8000-000000000101,ECO-101,
-                 *     9D1C0E55-0003-4000-8000-000000000103,,TGO-VJ-000123
-                 */
-                "text/csv": string;
             };
         };
         responses: {
@@ -7373,6 +7828,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    assignReceivedDocsCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example uuid,vehicle,tripId
+                 *     9D1C0E55-0001-4000-8000-000000000101,ECO-101,
+                 *     9D1C0E55-0003-4000-8000-000000000103,,TGO-VJ-000123
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200-3"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413-3"];
+            415: components["responses"]["415-3"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

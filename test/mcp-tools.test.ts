@@ -14,7 +14,8 @@ import { deref } from '../lib/spec/deref.ts';
 
 const spec = loadSpec();
 const operations = listOperations(spec);
-const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never));
+// Every secured operation but MCP's transports and those whose body is raw bytes (their JSON siblings are the tools).
+const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never) && !(op.bodyRequired && !op.body));
 
 /** Header parameter names as the spec document spells them (read from the document itself, not from lib/spec). */
 function spelledHeaderNames(op: OperationSchemas): Map<string, string> {

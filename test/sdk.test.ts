@@ -15,6 +15,7 @@ import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import { startService } from './helpers/service.ts';
 import { invoiceXml } from './helpers/cfdi-builder.ts';
+import { zipOf } from './helpers/cfdi-fixtures.ts';
 
 t.setTimeout(300_000);
 
@@ -143,6 +144,19 @@ t.test('deliveries: the JSON rows of a tickets file', async (t) => {
     [[1, 'rejected', 'no shipment NO-SUCH-TRIP for this tenant']],
   );
   called.add('importDeliveries');
+  // The CSV of the same tickets, to its own operation: one media type per request body, sent as the SDK is told.
+  const csv = await api.POST('/api/deliveries/csv', {
+    body: 'tripId,shipmentId,productCode,offloaded,offloadDate\nNO-SUCH-TRIP,S-1,15101505,100,2026-03-06 10:00\n',
+    bodySerializer: (b: string) => b,
+    headers: { 'content-type': 'text/csv' },
+  });
+  t.equal(csv.response.status, 200, JSON.stringify(csv.error));
+  t.same(
+    csv.data?.rows.map((r) => [r.line, r.status, r.reason]),
+    [[2, 'rejected', 'no shipment NO-SUCH-TRIP for this tenant']],
+    'the CSV row (line 2, after the header) as the JSON one',
+  );
+  called.add('importDeliveriesCsv');
 });
 
 t.test('tax summary and the five audits', async (t) => {
@@ -220,6 +234,19 @@ t.test('imports: CFDI files sent as JSON', async (t) => {
   t.equal(res.response.status, 200);
   t.equal(res.data?.summary.files, 1, 'one file read');
   called.add('importDocuments');
+  // The same file as the body of its own operation (application/xml), then in a zip (application/zip).
+  const xml = await api.POST('/api/imports/xml', { body: acuse, bodySerializer: (b: string) => b, headers: { 'content-type': 'application/xml' } });
+  t.equal(xml.response.status, 200, JSON.stringify(xml.error));
+  t.match(xml.data?.files[0], { name: 'upload.xml', kind: 'cancellation' });
+  const archive = await zipOf([{ name: 'acuses/acuse.xml', data: Buffer.from(acuse) }]);
+  const zip = await api.POST('/api/imports/zip', {
+    body: archive as unknown as string, // format: binary is typed string; the bytes go as they are
+    bodySerializer: (b: unknown) => b as string,
+    headers: { 'content-type': 'application/zip' },
+  });
+  t.equal(zip.response.status, 200, JSON.stringify(zip.error));
+  t.match(zip.data?.files[0], { name: 'upload.zip/acuses/acuse.xml', kind: 'cancellation' });
+  called.add('importDocumentsXml').add('importDocumentsZip');
 });
 
 t.test("received CFDIs: a supplier's invoice imported, listed, read, and the category rules set and read", async (t) => {
@@ -264,9 +291,15 @@ t.test("received CFDIs: a supplier's invoice imported, listed, read, and the cat
     },
   });
   t.same(many.data?.summary, { rows: 2, assigned: 1, unassigned: 0, rejected: 1 }, 'a UUID the tenant never received is rejected');
+  const fromCsv = await api.POST('/api/received-assignments/csv', {
+    body: `uuid,vehicle,tripId\n${uuid},${vehicle},\n`,
+    bodySerializer: (b: string) => b,
+    headers: { 'content-type': 'text/csv' },
+  });
+  t.same(fromCsv.data?.summary, { rows: 1, assigned: 1, unassigned: 0, rejected: 0 }, 'the CSV to its own operation');
   const del = await api.DELETE('/api/received-docs/{id}/assignment', { params: { path: { id } } });
   t.match(del.data, { id, vehicle: null, tripId: null, assignedAt: null });
-  called.add('assignReceivedDoc').add('assignReceivedDocs').add('unassignReceivedDoc');
+  called.add('assignReceivedDoc').add('assignReceivedDocs').add('assignReceivedDocsCsv').add('unassignReceivedDoc');
 });
 
 t.test("the month's tax position, its lines and the DIOT (cash basis)", async (t) => {
