@@ -400,7 +400,7 @@ export interface components {
          */
         ApiVersion: "1";
         /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
-        CancellationStatus: components["schemas"]["CancellationStatus"];
+        CancellationStatusFilter: components["schemas"]["CancellationStatus"];
         /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
         Cancelled: boolean;
         /**
@@ -410,11 +410,6 @@ export interface components {
         ClientRfc: string;
         /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
         DateFilterBy: "date" | "load" | "offload";
-        /**
-         * @description Internal status code (4 Facturado, 6 Pagado, ...).
-         * @example 6
-         */
-        DocumentStatus: number;
         /**
          * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
          * @example 2026-03-31
@@ -460,6 +455,11 @@ export interface components {
          */
         StartDate: components["schemas"]["CalendarDate"];
         /**
+         * @description Internal status code (4 Facturado, 6 Pagado, ...).
+         * @example 6
+         */
+        StatusCodeFilter: number;
+        /**
          * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
          *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
          * @example 2026-03-01T00:00:00.000Z
@@ -497,7 +497,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
-                cancellationStatus?: components["parameters"]["CancellationStatus"];
+                cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
                 /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: components["parameters"]["Cancelled"];
                 /**
@@ -535,7 +535,7 @@ export interface operations {
                  * @description Internal status code (4 Facturado, 6 Pagado, ...).
                  * @example 6
                  */
-                status?: components["parameters"]["DocumentStatus"];
+                status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.

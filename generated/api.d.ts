@@ -1207,80 +1207,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/mcp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Open the server-to-client stream of a session (streamable HTTP)
-         * @description Opens the optional SSE stream on which the server may send requests and
-         *     notifications outside a response. One stream per session; needs
-         *     `Accept: text/event-stream` and the session's `mcp-session-id`.
-         */
-        get: operations["mcpStream"];
-        put?: never;
-        /**
-         * Send MCP messages (streamable HTTP)
-         * @description Streamable HTTP transport of the Model Context Protocol. Send one JSON-RPC
-         *     message (or a batch) per request with `Accept: application/json,
-         *     text/event-stream`. An `initialize` request without `mcp-session-id`
-         *     opens a session for the tenant of the API key and answers its id in the
-         *     `mcp-session-id` response header; every later request carries it. A
-         *     session belongs to the API key that opened it: any other key (of another
-         *     tenant or the same one) gets 404 as if the session did not exist.
-         *     Sessions idle longer than the configured timeout (default 30 minutes)
-         *     are closed and then answer 404; the client re-initializes. Open sessions
-         *     are capped per API key (`MCP_MAX_SESSIONS_PER_KEY`, 10) and per tenant
-         *     (`MCP_MAX_SESSIONS_PER_TENANT`, 50), both transports counted: an
-         *     `initialize` beyond either is `429` `too_many_sessions`. Revoking a key
-         *     closes its sessions and their streams: at once when revoked through the
-         *     service, within `API_KEY_CACHE_TTL_MS` (10 s) when revoked by another
-         *     process.
-         *
-         *     Tools are the REST data operations of this document, one per
-         *     operationId, with the same parameters, validation and result (see the
-         *     `mcp` tag description). Requests answer `200` with a JSON response or an
-         *     SSE stream of JSON-RPC messages, or `202` for notifications.
-         */
-        post: operations["mcpPost"];
-        /**
-         * End an MCP session (streamable HTTP)
-         * @description Closes the session and its streams; the id answers 404 afterwards. The request has no body;
-         *     an empty body with `content-type: application/json` (what the MCP Python SDK sends) is accepted.
-         */
-        delete: operations["mcpDeleteSession"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/messages": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a legacy MCP JSON-RPC message
-         * @description Delivers one JSON-RPC message to the legacy session named by
-         *     `sessionId`. The request answers `202 Accepted` at once; the JSON-RPC
-         *     response (McpJsonRpcResponse) is sent on the session's SSE stream. The
-         *     session belongs to the API key that opened it: any other key gets 404
-         *     as if the session did not exist.
-         */
-        post: operations["mcpLegacyMessage"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/ready": {
         parameters: {
             query?: never;
@@ -1295,32 +1221,6 @@ export interface paths {
          *     is a 503, and while the embedded engine is known to be down (restarting after a crash) the 503 comes at once.
          */
         get: operations["getReady"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sse": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Open a legacy MCP SSE stream
-         * @description Legacy HTTP+SSE transport (MCP protocol revision 2024-11-05). Opens an
-         *     event stream for the tenant of the API key. The first event is
-         *     `endpoint`, whose data is the URL to POST messages to
-         *     (`/messages?sessionId=<id>`); every JSON-RPC response and notification
-         *     then arrives as an `event: message` whose data is one
-         *     McpJsonRpcResponse. The session lives while the stream is open (and is
-         *     closed after the idle timeout without messages).
-         */
-        get: operations["mcpLegacySse"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2998,92 +2898,6 @@ export interface components {
              */
             ticket?: string | null;
         };
-        /** @description The service's error shape (malformed JSON or body), or a JSON-RPC error (MCP protocol errors). */
-        McpBadRequestBody: components["schemas"]["ErrorResponse"] | components["schemas"]["McpJsonRpcResponse"];
-        /** @description A batch of JSON-RPC messages (protocol revisions before 2025-06-18). */
-        McpJsonRpcBatch: components["schemas"]["McpJsonRpcRequest"][];
-        /** @description Request id (string or integer), echoed in the response. Absent on notifications. */
-        McpJsonRpcId: string | number;
-        /**
-         * @description A JSON-RPC 2.0 message from the client: a request (with `id`) or a
-         *     notification (without `id`, e.g. `notifications/initialized`). Methods used
-         *     by agents: `initialize`, `tools/list`, `tools/call`, `resources/list`,
-         *     `resources/read`, `ping`.
-         * @example {
-         *       "jsonrpc": "2.0",
-         *       "id": "2",
-         *       "method": "tools/call",
-         *       "params": {
-         *         "name": "listFinancialDocs",
-         *         "arguments": {
-         *           "limit": 5,
-         *           "paymentStatus": "unpaid"
-         *         }
-         *       }
-         *     }
-         */
-        McpJsonRpcRequest: {
-            id?: components["schemas"]["McpJsonRpcId"];
-            /** @enum {string} */
-            jsonrpc: "2.0";
-            /** @description MCP method name */
-            method: string;
-            /** @description Method parameters (see the MCP specification) */
-            params?: {
-                [key: string]: unknown;
-            };
-        };
-        /**
-         * @description A JSON-RPC 2.0 response: `result` on success, `error` on failure. A tool
-         *     whose REST operation fails still answers a `result`, with `isError: true`
-         *     and the REST error body as `structuredContent` (`{error: {code, message,
-         *     details}}`); JSON-RPC `error` is for protocol problems (unknown method or
-         *     tool, malformed message, unknown session: code -32001).
-         * @example {
-         *       "jsonrpc": "2.0",
-         *       "id": "2",
-         *       "result": {
-         *         "content": [
-         *           {
-         *             "type": "text",
-         *             "text": "{\"meta\": {\"total\": 0, \"page\": 1, \"limit\": 5, \"pages\": 0, \"hasMore\": false, \"tenant\": \"TGO850101AB1\", \"detail\": \"summary\"}, \"data\": []}"
-         *           }
-         *         ],
-         *         "structuredContent": {
-         *           "meta": {
-         *             "total": 0,
-         *             "page": 1,
-         *             "limit": 5,
-         *             "pages": 0,
-         *             "hasMore": false,
-         *             "tenant": "TGO850101AB1",
-         *             "detail": "summary"
-         *           },
-         *           "data": []
-         *         }
-         *       }
-         *     }
-         */
-        McpJsonRpcResponse: {
-            error?: components["schemas"]["McpJsonRpcResponseError"];
-            /** @description Id of the request answered (string or integer); null when the request could not be identified. */
-            id?: unknown;
-            /** @enum {string} */
-            jsonrpc: "2.0";
-            /** @description Method result. For `tools/call`: `{content: [{type: text, text}], structuredContent, isError?}`. */
-            result?: {
-                [key: string]: unknown;
-            };
-        };
-        McpJsonRpcResponseError: {
-            /** @description JSON-RPC error code (-32700 parse error, -32600 invalid request, -32601 method not found, -32602 invalid params, -32000 transport error, -32001 session not found) */
-            code: number;
-            /** @description Optional error data */
-            data?: unknown;
-            message: string;
-        };
-        /** @description One JSON-RPC message, or a batch of them (protocol revisions before 2025-06-18). */
-        McpPostBody: components["schemas"]["McpJsonRpcRequest"] | components["schemas"]["McpJsonRpcBatch"];
         /**
          * @description What the lines of a SAT bulk-download metadata file did. Each line about a CFDI the tenant
          *     issued and imported, or received from the line's RfcEmisor and imported, moves its
@@ -5016,72 +4830,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The `Accept` header does not allow the media types the transport answers with (`application/json` and `text/event-stream` on POST, `text/event-stream` on GET). */
-        McpNotAcceptable: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "error": {
-                 *         "code": -32000,
-                 *         "message": "Not Acceptable: Client must accept both application/json and text/event-stream"
-                 *       },
-                 *       "id": null
-                 *     }
-                 */
-                "application/json": components["schemas"]["McpJsonRpcResponse"];
-            };
-        };
-        /**
-         * @description No open session with this `mcp-session-id` for this API key: it never
-         *     existed, was ended (DELETE), expired after the idle timeout, was closed
-         *     because its key was revoked, or belongs to another key. Re-initialize
-         *     without the header.
-         */
-        McpSessionNotFound: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "error": {
-                 *         "code": -32001,
-                 *         "message": "Session not found"
-                 *       },
-                 *       "id": null
-                 *     }
-                 */
-                "application/json": components["schemas"]["McpJsonRpcResponse"];
-            };
-        };
-        /** @description No API key (`x-api-key` or `Authorization: Bearer`), or the key is unknown or revoked; `www-authenticate` names the bearer scheme, as MCP clients expect. Authentication is checked before any validation. */
-        McpUnauthorized: {
-            headers: {
-                "www-authenticate": components["headers"]["WwwAuthenticate"];
-                "x-request-id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": 401,
-                 *         "message": "Unauthorized",
-                 *         "reason": "missing_api_key",
-                 *         "details": [
-                 *           "missing x-api-key header"
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
         /** @description The answer cannot be recorded: no cancellation request or acknowledgement of this invoice was imported, `consultedAt` is before the request or later than the service's clock (more than a minute ahead: the SAT cannot have answered yet), `Plazo vencido` before the receiver's 3 business days ended, or another write changed the document meanwhile (retry). */
         NoCancellationRequest: {
             headers: {
@@ -5119,28 +4867,6 @@ export interface components {
                  *         "reason": "not_found",
                  *         "details": [
                  *           "no job with id 6650f1c2a1b2c3d4e5f60718"
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
-        /** @description The body exceeds the configured limit (`BODY_LIMIT_BYTES`, default 256 KiB). */
-        PayloadTooLarge: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": 413,
-                 *         "message": "Payload Too Large",
-                 *         "reason": "payload_too_large",
-                 *         "details": [
-                 *           "Request body is too large"
                  *         ]
                  *       }
                  *     }
@@ -5219,28 +4945,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The body is not `application/json`. */
-        UnsupportedMediaType: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": 415,
-                 *         "message": "Unsupported Media Type",
-                 *         "reason": "unsupported_media_type",
-                 *         "details": [
-                 *           "Unsupported Media Type: text/plain"
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
         /** @description No webhook endpoint with this id for this tenant (another tenant's ids are reported as not found). */
         WebhookNotFound: {
             headers: {
@@ -5287,7 +4991,7 @@ export interface components {
          */
         AsOfDay: components["schemas"]["CalendarDate"];
         /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
-        CancellationStatus: components["schemas"]["CancellationStatus"];
+        CancellationStatusFilter: components["schemas"]["CancellationStatus"];
         /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
         Cancelled: boolean;
         /**
@@ -5312,11 +5016,6 @@ export interface components {
          */
         DocumentId: string;
         /**
-         * @description Internal status code (4 Facturado, 6 Pagado, ...).
-         * @example 6
-         */
-        DocumentStatus: number;
-        /**
          * @description Driver id, exact.
          * @example OP-0001
          */
@@ -5337,8 +5036,6 @@ export interface components {
         ForecastAsOf: components["schemas"]["CalendarDate"];
         /** @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day. */
         ForecastBucket: "week" | "month";
-        /** @description Session id announced by the `endpoint` event of `GET /sse`. */
-        LegacySessionId: string;
         /**
          * @description Leg status code; a trip matches when one of its legs has it.
          * @example 4
@@ -5377,21 +5074,10 @@ export interface components {
          * @example 2026-10
          */
         PositionMonth: string;
-        /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-        ProtocolVersion: string;
-        /**
-         * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-         * @example true
-         */
-        ReadOnly: "true" | "false";
         /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`). */
         ReportEndDate: components["schemas"]["CalendarDate"];
         /** @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection. */
         ReportStartDate: components["schemas"]["CalendarDate"];
-        /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
-        SessionIdOptional: string;
-        /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
-        SessionIdRequired: string;
         /**
          * @description Shipment (leg) id, exact.
          * @example EM-001068-1
@@ -5403,17 +5089,17 @@ export interface components {
          */
         StartDate: components["schemas"]["CalendarDate"];
         /**
+         * @description Internal status code (4 Facturado, 6 Pagado, ...).
+         * @example 6
+         */
+        StatusCodeFilter: number;
+        /**
          * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
          * @example 2026-10
          */
         TargetMonth: string;
         /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
         TaxBasis: "invoice" | "payment";
-        /**
-         * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-         * @example tax,analytics
-         */
-        Toolsets: string;
         /**
          * @description The trip's `id` as listed (`_id` when stored).
          * @example TGO-VJ-000123
@@ -5449,8 +5135,6 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
-        /** @description The authentication challenge of the MCP endpoints (RFC 9110, RFC 6750): the API key is a bearer token (`Authorization: Bearer <key>`) or the `x-api-key` header. `error="invalid_token"` when a key was presented and refused (unknown or revoked). */
-        WwwAuthenticate: string;
     };
     pathItems: never;
 }
@@ -7177,7 +6861,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
-                cancellationStatus?: components["parameters"]["CancellationStatus"];
+                cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
                 /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: components["parameters"]["Cancelled"];
                 /**
@@ -7222,7 +6906,7 @@ export interface operations {
                  * @description Internal status code (4 Facturado, 6 Pagado, ...).
                  * @example 6
                  */
-                status?: components["parameters"]["DocumentStatus"];
+                status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
@@ -9478,255 +9162,6 @@ export interface operations {
             };
         };
     };
-    mcpStream: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header: {
-                /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-                "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
-                /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
-                "mcp-session-id": components["parameters"]["SessionIdRequired"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The SSE stream (kept alive with comment frames). */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error); a query parameter other than `toolsets` and `readOnly`, or an invalid one (error shape of the service). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpBadRequestBody"];
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            404: components["responses"]["McpSessionNotFound"];
-            406: components["responses"]["McpNotAcceptable"];
-            /** @description The session already has an open stream (JSON-RPC error). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpPost: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header?: {
-                /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-                "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
-                /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
-                "mcp-session-id"?: components["parameters"]["SessionIdOptional"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["McpPostBody"];
-            };
-        };
-        responses: {
-            /** @description The JSON-RPC response(s), as JSON or as an SSE stream (`event: message`, `data:` one JSON-RPC message). */
-            200: {
-                headers: {
-                    /** @description The session id (set on the `initialize` response). */
-                    "mcp-session-id"?: string;
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
-                    "text/event-stream": string;
-                };
-            };
-            /** @description Notifications or responses accepted; no body. */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /**
-             * @description Malformed JSON or body, or a query parameter other than `toolsets` and `readOnly` or an invalid one (error
-             *     shape of the service), or an MCP protocol error answered as a JSON-RPC
-             *     error: an empty body, no `mcp-session-id` on a request other than
-             *     `initialize`, an unsupported `mcp-protocol-version`, an invalid
-             *     JSON-RPC message.
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpBadRequestBody"];
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            404: components["responses"]["McpSessionNotFound"];
-            406: components["responses"]["McpNotAcceptable"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpDeleteSession: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header: {
-                /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-                "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
-                /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
-                "mcp-session-id": components["parameters"]["SessionIdRequired"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The session is closed; no body. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `mcp-session-id` header (JSON-RPC error); a query parameter other than `toolsets` and `readOnly`, or an invalid one (error shape of the service). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpBadRequestBody"];
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            404: components["responses"]["McpSessionNotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpLegacyMessage: {
-        parameters: {
-            query: {
-                /** @description Session id announced by the `endpoint` event of `GET /sse`. */
-                sessionId: components["parameters"]["LegacySessionId"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["McpJsonRpcRequest"];
-            };
-        };
-        responses: {
-            /** @description Accepted; the response follows on the SSE stream. */
-            202: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": "Accepted";
-                };
-            };
-            /** @description No `sessionId`, a query parameter other than `sessionId`, malformed JSON or an empty body (error shape of the service, or a JSON-RPC parse error), or a message that is not JSON-RPC (plain text from the transport). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                    "text/plain": string;
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            /** @description No open session with this id for this API key (closed, expired, its key revoked, or another key's). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": 404,
-                     *         "message": "Not Found",
-                     *         "reason": "not_found",
-                     *         "details": [
-                     *           "no open MCP session 2f6c1a8e-4b7d-4e39-9a51-0c7d2b8e4f10"
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
     getReady: {
         parameters: {
             query?: never;
@@ -9754,49 +9189,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpLegacySse: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The event stream: `event: endpoint` then `event: message` events. */
-            200: {
-                headers: {
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example event: endpoint
-                     *     data: /messages?sessionId=2f6c1a8e-4b7d-4e39-9a51-0c7d2b8e4f10
-                     */
-                    "text/event-stream": string;
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["McpUnauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -2,8 +2,10 @@
  * spec/ → generated/. Writes:
  *   generated/openapi.json        the bundled document (one file, internal refs) served by Swagger UI and glue
  *   generated/openapi-v1.json     the deprecated version 1 of the lists (spec/v1.yaml), served at /docs/v1.json
+ *   generated/openapi-mcp.json    the MCP transports (spec/mcp.yaml), served at /docs/mcp.json
  *   generated/api.d.ts            TypeScript types (openapi-typescript)
  *   generated/api-v1.d.ts         the version 1 document's types (the handlers' version 1 answers)
+ *   generated/api-mcp.d.ts        the MCP transports' types
  *   generated/validators.js(.d.ts) precompiled Ajv validators per operation (request and response) of every document
  *   generated/validated.d.ts      each operation's query after validation (spec defaults present)
  *   generated/sdk.ts              a typed client SDK (openapi-fetch over api.d.ts)
@@ -46,14 +48,18 @@ async function types(spec: Json): Promise<string> {
 async function render(): Promise<Map<string, string>> {
   const spec = await bundled(path.join(root, 'spec/openapi.yaml'));
   const v1 = await bundled(path.join(root, 'spec/v1.yaml'));
+  const mcp = await bundled(path.join(root, 'spec/mcp.yaml'));
   const files = new Map<string, string>();
   files.set('generated/openapi.json', `${JSON.stringify(spec, null, 2)}\n`);
   files.set('generated/openapi-v1.json', `${JSON.stringify(v1, null, 2)}\n`);
+  files.set('generated/openapi-mcp.json', `${JSON.stringify(mcp, null, 2)}\n`);
   files.set('generated/api.d.ts', await types(spec));
   files.set('generated/api-v1.d.ts', await types(v1));
+  files.set('generated/api-mcp.d.ts', await types(mcp));
   files.set('generated/sdk.ts', SDK);
   // The version 1 document adds its answers' media type to the same routes (the current document's validators come first).
-  const validators = buildValidatorModule([spec, v1]);
+  // The MCP transports' routes are lib/mcp's own; their validators serve the tests' conformance checks.
+  const validators = buildValidatorModule([spec, v1, mcp]);
   files.set('generated/validators.js', validators.js);
   files.set('generated/validators.d.ts', validators.dts);
   files.set('generated/validated.d.ts', buildValidatedTypes(spec));

@@ -1,4 +1,4 @@
-/** Lints spec/'s root documents with Redocly's recommended rules (the same engine as `redocly lint`): the current REST document, the deprecated version 1 lists. */
+/** Lints spec/'s root documents with Redocly's recommended rules (the same engine as `redocly lint`): the current REST document, the deprecated version 1 lists, the MCP transports. */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConfig, lint } from '@redocly/openapi-core';
@@ -19,7 +19,7 @@ const config = await createConfig({
 const NO_4XX_BY_DESIGN = new Set(['spec/paths/health.yaml#/health/get/responses']);
 const where = (p: Awaited<ReturnType<typeof lint>>[number]) =>
   p.location.map((l) => `${path.relative(root, l.source.absoluteRef)}${l.pointer ?? ''}`).join(', ');
-const ROOTS = ['spec/openapi.yaml', 'spec/v1.yaml'];
+const ROOTS = ['spec/openapi.yaml', 'spec/v1.yaml', 'spec/mcp.yaml'];
 const problems = (await Promise.all(ROOTS.map((ref) => lint({ ref: path.join(root, ref), config }))))
   .flat()
   .filter((p) => !(p.ruleId === 'operation-4xx-response' && NO_4XX_BY_DESIGN.has(where(p))));

@@ -20,6 +20,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { listen, openSseStream, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp, loadSpec } from '../handlers/app.ts';
+import { loadMcpSpec } from '../lib/app/spec.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { registeredRoutes } from '../lib/http/hardening.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
@@ -36,7 +37,8 @@ import { zipOf } from './helpers/cfdi-fixtures.ts';
 t.setTimeout(180_000);
 
 const spec = loadSpec();
-const operations = listOperations(spec);
+// The REST document's operations and the MCP transports, described in a document of their own (/docs/mcp.json).
+const operations = [...listOperations(spec), ...listOperations(loadMcpSpec())];
 const h = await startHarness(t);
 await seedTwoTenants(h.db);
 
@@ -93,6 +95,8 @@ t.test('the registered routes are exactly the spec operations plus /docs', async
     Object.keys((spec as unknown as { paths: object }).paths).sort(),
     '/docs/json serves the spec',
   );
+  const transports = (await (await fetch(`${base}/docs/mcp.json`)).json()) as { paths: object };
+  t.same(Object.keys(transports.paths).sort(), ['/mcp', '/messages', '/sse'], '/docs/mcp.json serves the MCP transports, /docs/json none of them');
 });
 
 // --------------------------------------------------------------------------- statuses
