@@ -399,23 +399,35 @@ export interface components {
          * @example 1
          */
         ApiVersion: "1";
-        /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
+        /**
+         * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
+         * @example accepted
+         */
         CancellationStatusFilter: components["schemas"]["CancellationStatus"];
-        /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+        /**
+         * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+         * @example false
+         */
         Cancelled: boolean;
         /**
          * @description Client RFC.
          * @example CAC930412FM3
          */
         ClientRfc: string;
-        /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
+        /**
+         * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
+         * @example offload
+         */
         DateFilterBy: "date" | "load" | "offload";
         /**
          * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
          * @example 2026-03-31
          */
         EndDate: components["schemas"]["CalendarDate"];
-        /** @description Invoice folio, exact. */
+        /**
+         * @description Invoice folio, exact.
+         * @example A-18123
+         */
         Folio: string;
         /**
          * @description Leg status code; a trip matches when one of its legs has it.
@@ -427,22 +439,40 @@ export interface components {
          * @example 20
          */
         Limit: number;
-        /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
+        /**
+         * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
+         * @example 2026-10-31
+         */
         LoadEndDate: components["schemas"]["CalendarDate"];
-        /** @description First loading day included (YYYY-MM-DD, Mexico City). */
+        /**
+         * @description First loading day included (YYYY-MM-DD, Mexico City).
+         * @example 2026-09-01
+         */
         LoadStartDate: components["schemas"]["CalendarDate"];
-        /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
+        /**
+         * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
+         * @example 2026-10-31
+         */
         OffloadEndDate: components["schemas"]["CalendarDate"];
-        /** @description First offloading day included. */
+        /**
+         * @description First offloading day included.
+         * @example 2026-09-01
+         */
         OffloadStartDate: components["schemas"]["CalendarDate"];
-        /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
+        /**
+         * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
+         * @example 2026-10-31
+         */
         OpenAsOf: components["schemas"]["CalendarDate"];
         /**
          * @description Page number, 1 to 500 (to go deeper, narrow the filters).
          * @example 1
          */
         Page: number;
-        /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
+        /**
+         * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
+         * @example paid
+         */
         PaymentStatus: "paid" | "partial" | "unpaid";
         /**
          * @description Shipment (leg) id, exact.
@@ -465,7 +495,10 @@ export interface components {
          * @example 2026-03-01T00:00:00.000Z
          */
         UpdatedSince: string;
-        /** @description Fiscal UUID of the invoice (case-insensitive). */
+        /**
+         * @description Fiscal UUID of the invoice (case-insensitive).
+         * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
+         */
         Uuid: string;
     };
     requestBodies: never;
@@ -496,9 +529,15 @@ export interface operations {
     listFinancialDocsV1: {
         parameters: {
             query?: {
-                /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
+                /**
+                 * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
+                 * @example accepted
+                 */
                 cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
-                /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                /**
+                 * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+                 * @example false
+                 */
                 cancelled?: components["parameters"]["Cancelled"];
                 /**
                  * @description Client RFC.
@@ -510,21 +549,30 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
-                /** @description Invoice folio, exact. */
+                /**
+                 * @description Invoice folio, exact.
+                 * @example A-18123
+                 */
                 folio?: components["parameters"]["Folio"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
+                /**
+                 * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
+                 * @example 2026-10-31
+                 */
                 openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
+                /**
+                 * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
+                 * @example paid
+                 */
                 paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
@@ -542,7 +590,10 @@ export interface operations {
                  * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
-                /** @description Fiscal UUID of the invoice (case-insensitive). */
+                /**
+                 * @description Fiscal UUID of the invoice (case-insensitive).
+                 * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
+                 */
                 uuid?: components["parameters"]["Uuid"];
             };
             header: {
@@ -591,7 +642,10 @@ export interface operations {
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
-                /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
+                /**
+                 * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
+                 * @example offload
+                 */
                 dateFilterBy?: components["parameters"]["DateFilterBy"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -603,13 +657,25 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
+                /**
+                 * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
+                 * @example 2026-10-31
+                 */
                 loadEndDate?: components["parameters"]["LoadEndDate"];
-                /** @description First loading day included (YYYY-MM-DD, Mexico City). */
+                /**
+                 * @description First loading day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
                 loadStartDate?: components["parameters"]["LoadStartDate"];
-                /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
+                /**
+                 * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
+                 * @example 2026-10-31
+                 */
                 offloadEndDate?: components["parameters"]["OffloadEndDate"];
-                /** @description First offloading day included. */
+                /**
+                 * @description First offloading day included.
+                 * @example 2026-09-01
+                 */
                 offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).

@@ -1731,7 +1731,12 @@ export interface components {
              * @example ERP alert inbox
              */
             description?: string;
-            /** @description Event types to deliver to this endpoint. */
+            /**
+             * @description Event types to deliver to this endpoint.
+             * @example [
+             *       "alert.triggered"
+             *     ]
+             */
             events: components["schemas"]["WebhookEventType"][];
             url: components["schemas"]["WebhookUrl"];
         };
@@ -1825,6 +1830,18 @@ export interface components {
         };
         /** @description The rows of a deliveries CSV as JSON (what MCP agents send); the same rules and report. */
         DeliveryRowsRequest: {
+            /**
+             * @example [
+             *       {
+             *         "tripId": "TGO-VJ-000010",
+             *         "shipmentId": "EM-000010-1",
+             *         "productCode": "15101505",
+             *         "offloaded": 20945,
+             *         "offloadDate": "2026-10-04 08:30",
+             *         "ticket": "TK-2026-004512"
+             *       }
+             *     ]
+             */
             rows: components["schemas"]["DeliveryRow"][];
         };
         DemurrageTotals: {
@@ -2702,11 +2719,15 @@ export interface components {
             unconcentratedBelow: number;
         };
         ImportFile: {
-            /** @description The XML text, or the file's bytes in base64. */
+            /**
+             * @description The XML text, or the file's bytes in base64.
+             * @example <Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="TGO850101AB1"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02" EstatusUUID="201"/></Folios></Acuse>
+             */
             content: string;
             /**
              * @description How `content` is written.
              * @default utf8
+             * @example utf8
              * @enum {string}
              */
             encoding?: "utf8" | "base64";
@@ -2812,6 +2833,14 @@ export interface components {
          *     as an archive.
          */
         ImportRequest: {
+            /**
+             * @example [
+             *       {
+             *         "name": "acuse-A-1008.xml",
+             *         "content": "<Acuse xmlns=\"http://cancelacfd.sat.gob.mx\" Fecha=\"2026-10-09T18:00:00\" RfcEmisor=\"TGO850101AB1\"><Folios><Folio UUID=\"1A2B3C4D-0008-4000-8000-000000000008\" Motivo=\"02\" EstatusUUID=\"201\"/></Folios></Acuse>"
+             *       }
+             *     ]
+             */
             files: components["schemas"]["ImportFile"][];
         };
         /**
@@ -2890,7 +2919,19 @@ export interface components {
              * @example 2026-03-04T08:30:00-06:00
              */
             offloadDate: string;
-            /** @description The offloaded litres of every product of the leg, each code as often as the leg carries it. */
+            /**
+             * @description The offloaded litres of every product of the leg, each code as often as the leg carries it.
+             * @example [
+             *       {
+             *         "code": "15101505",
+             *         "offloaded": 20945
+             *       },
+             *       {
+             *         "code": "15101514",
+             *         "offloaded": 9988.5
+             *       }
+             *     ]
+             */
             products: components["schemas"]["DeliveredProduct"][];
             /**
              * @description Reference of the client's reception ticket (optional; omitted or null clears it).
@@ -3103,16 +3144,26 @@ export interface components {
         };
         /** @description One document's assignment. Neither `vehicle` nor `tripId` (or both empty) removes it; both is a rejected row. */
         ReceivedAssignmentRow: {
+            /** @example TGO-VJ-000010 */
             tripId?: string;
             /**
              * @description The received CFDI's UUID
              * @example 9D1C0E55-0001-4000-8000-000000000101
              */
             uuid: string;
+            /** @example ECO-101 */
             vehicle?: string;
         };
         /** @description The lines of an assignments CSV as JSON (what MCP agents send); the same rules and report. */
         ReceivedAssignmentRowsRequest: {
+            /**
+             * @example [
+             *       {
+             *         "uuid": "9D1C0E55-0001-4000-8000-000000000101",
+             *         "vehicle": "ECO-101"
+             *       }
+             *     ]
+             */
             rows: components["schemas"]["ReceivedAssignmentRow"][];
         };
         ReceivedAssignmentsReport: {
@@ -3165,7 +3216,15 @@ export interface components {
             tenant: string;
         };
         ReceivedCategoryRulesRequest: {
-            /** @description The tenant's rules. They replace the ones stored (an empty list leaves the defaults alone); a code may appear once. */
+            /**
+             * @description The tenant's rules. They replace the ones stored (an empty list leaves the defaults alone); a code may appear once.
+             * @example [
+             *       {
+             *         "code": "78101802",
+             *         "category": "subcontractedFreight"
+             *       }
+             *     ]
+             */
             rules: components["schemas"]["ReceivedCategoryRule"][];
         };
         ReceivedConcept: {
@@ -3409,6 +3468,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the SAT gave this answer (default: now); the status takes effect then
+             * @example 2026-10-14T17:00:00Z
              */
             consultedAt?: string;
             /**
@@ -3418,6 +3478,7 @@ export interface components {
             estado: "Cancelado";
             /**
              * @description EstatusCancelacion of the CFDI
+             * @example Cancelado con aceptación
              * @enum {string}
              */
             estatusCancelacion: "Cancelado sin aceptación" | "Cancelado con aceptación" | "Plazo vencido";
@@ -3427,6 +3488,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the SAT gave this answer (default: now); the status takes effect then
+             * @example 2026-10-14T17:00:00Z
              */
             consultedAt?: string;
             /**
@@ -3436,6 +3498,7 @@ export interface components {
             estado: "Vigente";
             /**
              * @description EstatusCancelacion of the CFDI
+             * @example Solicitud rechazada
              * @enum {string}
              */
             estatusCancelacion: "En proceso" | "Solicitud rechazada";
@@ -3463,6 +3526,7 @@ export interface components {
             /**
              * @description `true` (default) an individual alert per user, `false` a group notification; one job per user either way.
              * @default true
+             * @example true
              */
             individual?: boolean;
             /**
@@ -4990,9 +5054,15 @@ export interface components {
          * @example 2026-10-31
          */
         AsOfDay: components["schemas"]["CalendarDate"];
-        /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
+        /**
+         * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
+         * @example accepted
+         */
         CancellationStatusFilter: components["schemas"]["CancellationStatus"];
-        /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+        /**
+         * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+         * @example false
+         */
         Cancelled: boolean;
         /**
          * @description Client RFC.
@@ -5002,13 +5072,23 @@ export interface components {
         /**
          * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
          *     record skipped or repeated.
+         * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
          */
         Cursor: string;
-        /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
+        /**
+         * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
+         * @example offload
+         */
         DateFilterBy: "date" | "load" | "offload";
-        /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+        /**
+         * @description `summary` (default): computed fields; `full`: the stored documents whole.
+         * @example summary
+         */
         Detail: "summary" | "full";
-        /** @description `json` (default) or `csv` (text/csv, the same rows). */
+        /**
+         * @description `json` (default) or `csv` (text/csv, the same rows).
+         * @example json
+         */
         DiotFormat: "json" | "csv";
         /**
          * @description The document's `id` as listed (`_id` when stored).
@@ -5025,16 +5105,25 @@ export interface components {
          * @example 2026-03-31
          */
         EndDate: components["schemas"]["CalendarDate"];
-        /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
+        /**
+         * @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info.
+         * @example discrepancy
+         */
         FindingKind: "discrepancy" | "warning" | "info";
-        /** @description Invoice folio, exact. */
+        /**
+         * @description Invoice folio, exact.
+         * @example A-18123
+         */
         Folio: string;
         /**
          * @description The day receivables are taken at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations; the forecast starts there. Default the end of `endDate`, or now if later; a later day means now (the answer's `asOf` is the day used).
          * @example 2026-10-31
          */
         ForecastAsOf: components["schemas"]["CalendarDate"];
-        /** @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day. */
+        /**
+         * @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day.
+         * @example month
+         */
         ForecastBucket: "week" | "month";
         /**
          * @description Leg status code; a trip matches when one of its legs has it.
@@ -5046,37 +5135,70 @@ export interface components {
          * @example 20
          */
         Limit: number;
-        /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
+        /**
+         * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+         * @example offloaded
+         */
         LitresBasis: "loaded" | "offloaded";
-        /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
+        /**
+         * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
+         * @example 2026-10-31
+         */
         LoadEndDate: components["schemas"]["CalendarDate"];
-        /** @description First loading day included (YYYY-MM-DD, Mexico City). */
+        /**
+         * @description First loading day included (YYYY-MM-DD, Mexico City).
+         * @example 2026-09-01
+         */
         LoadStartDate: components["schemas"]["CalendarDate"];
-        /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
+        /**
+         * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
+         * @example 2026-10-31
+         */
         OffloadEndDate: components["schemas"]["CalendarDate"];
-        /** @description First offloading day included. */
+        /**
+         * @description First offloading day included.
+         * @example 2026-09-01
+         */
         OffloadStartDate: components["schemas"]["CalendarDate"];
-        /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
+        /**
+         * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
+         * @example 2026-10-31
+         */
         OpenAsOf: components["schemas"]["CalendarDate"];
         /**
          * @description Page number, 1 to 500 (to go deeper, narrow the filters).
          * @example 1
          */
         Page: number;
-        /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
+        /**
+         * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
+         * @example paid
+         */
         PaymentStatus: "paid" | "partial" | "unpaid";
-        /** @description The figure whose lines to list (default vatCollected). */
+        /**
+         * @description The figure whose lines to list (default vatCollected).
+         * @example creditableVat
+         */
         PositionFigure: "vatCollected" | "vatRetainedByClients" | "creditableVat" | "nonCreditableVat" | "retentionCredit" | "vatRetainedByCarrier" | "isrRetainedByCarrier" | "isrRetainedByClients";
-        /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
+        /**
+         * @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all).
+         * @example 10
+         */
         PositionLinesLimit: number;
         /**
          * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
          * @example 2026-10
          */
         PositionMonth: string;
-        /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`). */
+        /**
+         * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).
+         * @example 2026-10-31
+         */
         ReportEndDate: components["schemas"]["CalendarDate"];
-        /** @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection. */
+        /**
+         * @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection.
+         * @example 2026-10-01
+         */
         ReportStartDate: components["schemas"]["CalendarDate"];
         /**
          * @description Shipment (leg) id, exact.
@@ -5098,7 +5220,10 @@ export interface components {
          * @example 2026-10
          */
         TargetMonth: string;
-        /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
+        /**
+         * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+         * @example payment
+         */
         TaxBasis: "invoice" | "payment";
         /**
          * @description The trip's `id` as listed (`_id` when stored).
@@ -5111,9 +5236,15 @@ export interface components {
          * @example 2026-03-01T00:00:00.000Z
          */
         UpdatedSince: string;
-        /** @description One row per `vehicle` (default) or per `driver`. */
+        /**
+         * @description One row per `vehicle` (default) or per `driver`.
+         * @example vehicle
+         */
         UtilizationGroupBy: "vehicle" | "driver";
-        /** @description Fiscal UUID of the invoice (case-insensitive). */
+        /**
+         * @description Fiscal UUID of the invoice (case-insensitive).
+         * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
+         */
         Uuid: string;
         /**
          * @description Vehicle id (economic number), exact.
@@ -5157,7 +5288,10 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /** @description Only alerts of this rule. */
                 ruleId?: components["schemas"]["RuleId"];
-                /** @description `triggered` (a critical or warning finding) or `clear`. */
+                /**
+                 * @description `triggered` (a critical or warning finding) or `clear`.
+                 * @example triggered
+                 */
                 status?: "triggered" | "clear";
                 /** @description Only alerts of this user. */
                 userId?: components["schemas"]["UserId"];
@@ -5575,7 +5709,10 @@ export interface operations {
                  * @example 2026-10-31
                  */
                 asOf?: components["parameters"]["ForecastAsOf"];
-                /** @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day. */
+                /**
+                 * @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day.
+                 * @example month
+                 */
                 bucket?: components["parameters"]["ForecastBucket"];
                 /**
                  * @description Client RFC.
@@ -6209,9 +6346,15 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
-                /** @description One row per `vehicle` (default) or per `driver`. */
+                /**
+                 * @description One row per `vehicle` (default) or per `driver`.
+                 * @example vehicle
+                 */
                 groupBy?: components["parameters"]["UtilizationGroupBy"];
-                /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
+                /**
+                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @example offloaded
+                 */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
@@ -6371,7 +6514,10 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
+                /**
+                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @example offloaded
+                 */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
@@ -6860,9 +7006,15 @@ export interface operations {
     listFinancialDocs: {
         parameters: {
             query?: {
-                /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
+                /**
+                 * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
+                 * @example accepted
+                 */
                 cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
-                /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                /**
+                 * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+                 * @example false
+                 */
                 cancelled?: components["parameters"]["Cancelled"];
                 /**
                  * @description Client RFC.
@@ -6872,30 +7024,43 @@ export interface operations {
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
+                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-03-31
                  */
                 endDate?: components["parameters"]["EndDate"];
-                /** @description Invoice folio, exact. */
+                /**
+                 * @description Invoice folio, exact.
+                 * @example A-18123
+                 */
                 folio?: components["parameters"]["Folio"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
+                /**
+                 * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
+                 * @example 2026-10-31
+                 */
                 openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
+                /**
+                 * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
+                 * @example paid
+                 */
                 paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
@@ -6913,7 +7078,10 @@ export interface operations {
                  * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
-                /** @description Fiscal UUID of the invoice (case-insensitive). */
+                /**
+                 * @description Fiscal UUID of the invoice (case-insensitive).
+                 * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
+                 */
                 uuid?: components["parameters"]["Uuid"];
             };
             header?: never;
@@ -6948,7 +7116,10 @@ export interface operations {
     getFinancialDoc: {
         parameters: {
             query?: {
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
             };
             header?: never;
@@ -7269,6 +7440,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example <Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="TGO850101AB1"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02" EstatusUUID="201"/></Folios></Acuse> */
                 "application/xml": string;
             };
         };
@@ -7613,13 +7785,17 @@ export interface operations {
     listReceivedDocs: {
         parameters: {
             query?: {
-                /** @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                /**
+                 * @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+                 * @example false
+                 */
                 cancelled?: boolean;
                 /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
                 category?: components["schemas"]["ReceivedCategory"];
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
+                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**
@@ -7637,7 +7813,10 @@ export interface operations {
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three. */
+                /**
+                 * @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three.
+                 * @example paid
+                 */
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
@@ -7898,11 +8077,18 @@ export interface operations {
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
+                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
+                /**
+                 * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
+                 * @example offload
+                 */
                 dateFilterBy?: components["parameters"]["DateFilterBy"];
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -7914,13 +8100,25 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
+                /**
+                 * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
+                 * @example 2026-10-31
+                 */
                 loadEndDate?: components["parameters"]["LoadEndDate"];
-                /** @description First loading day included (YYYY-MM-DD, Mexico City). */
+                /**
+                 * @description First loading day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
                 loadStartDate?: components["parameters"]["LoadStartDate"];
-                /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
+                /**
+                 * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
+                 * @example 2026-10-31
+                 */
                 offloadEndDate?: components["parameters"]["OffloadEndDate"];
-                /** @description First offloading day included. */
+                /**
+                 * @description First offloading day included.
+                 * @example 2026-09-01
+                 */
                 offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
@@ -7981,7 +8179,10 @@ export interface operations {
     getShipment: {
         parameters: {
             query?: {
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
             };
             header?: never;
@@ -8171,23 +8372,35 @@ export interface operations {
     getTaxSummary: {
         parameters: {
             query?: {
-                /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
+                /**
+                 * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+                 * @example payment
+                 */
                 basis?: components["parameters"]["TaxBasis"];
                 /**
                  * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
-                /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`). */
+                /**
+                 * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).
+                 * @example 2026-10-31
+                 */
                 endDate?: components["parameters"]["ReportEndDate"];
-                /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
+                /**
+                 * @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info.
+                 * @example discrepancy
+                 */
                 findingKind?: components["parameters"]["FindingKind"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection. */
+                /**
+                 * @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection.
+                 * @example 2026-10-01
+                 */
                 startDate?: components["parameters"]["ReportStartDate"];
                 /**
                  * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
@@ -8490,7 +8703,10 @@ export interface operations {
     getDiot: {
         parameters: {
             query?: {
-                /** @description `json` (default) or `csv` (text/csv, the same rows). */
+                /**
+                 * @description `json` (default) or `csv` (text/csv, the same rows).
+                 * @example json
+                 */
                 format?: components["parameters"]["DiotFormat"];
                 /**
                  * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
@@ -8529,7 +8745,10 @@ export interface operations {
     getTaxPosition: {
         parameters: {
             query?: {
-                /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
+                /**
+                 * @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all).
+                 * @example 10
+                 */
                 limit?: components["parameters"]["PositionLinesLimit"];
                 /**
                  * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
@@ -8567,7 +8786,10 @@ export interface operations {
     listTaxPositionLines: {
         parameters: {
             query?: {
-                /** @description The figure whose lines to list (default vatCollected). */
+                /**
+                 * @description The figure whose lines to list (default vatCollected).
+                 * @example creditableVat
+                 */
                 figure?: components["parameters"]["PositionFigure"];
                 /**
                  * @description Page size, 1 to 100.
@@ -8937,7 +9159,10 @@ export interface operations {
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Only deliveries in this status. */
+                /**
+                 * @description Only deliveries in this status.
+                 * @example succeeded
+                 */
                 status?: "pending" | "succeeded" | "failed";
             };
             header?: never;
