@@ -421,7 +421,7 @@ export interface components {
         DateFilterBy: "date" | "load" | "offload";
         /**
          * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-         * @example 2026-03-31
+         * @example 2026-10-31
          */
         EndDate: components["schemas"]["CalendarDate"];
         /**
@@ -476,12 +476,12 @@ export interface components {
         PaymentStatus: "paid" | "partial" | "unpaid";
         /**
          * @description Shipment (leg) id, exact.
-         * @example EM-001068-1
+         * @example EM-000010-1
          */
         ShipmentId: string;
         /**
          * @description First day included (YYYY-MM-DD, Mexico City).
-         * @example 2026-01-01
+         * @example 2026-09-01
          */
         StartDate: components["schemas"]["CalendarDate"];
         /**
@@ -546,7 +546,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -576,7 +576,7 @@ export interface operations {
                 paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
@@ -649,7 +649,7 @@ export interface operations {
                 dateFilterBy?: components["parameters"]["DateFilterBy"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -684,12 +684,12 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Shipment (leg) id, exact.
-                 * @example EM-001068-1
+                 * @example EM-000010-1
                  */
                 shipmentId?: components["parameters"]["ShipmentId"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**

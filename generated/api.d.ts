@@ -5102,7 +5102,7 @@ export interface components {
         Driver: string;
         /**
          * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-         * @example 2026-03-31
+         * @example 2026-10-31
          */
         EndDate: components["schemas"]["CalendarDate"];
         /**
@@ -5202,12 +5202,12 @@ export interface components {
         ReportStartDate: components["schemas"]["CalendarDate"];
         /**
          * @description Shipment (leg) id, exact.
-         * @example EM-001068-1
+         * @example EM-000010-1
          */
         ShipmentId: string;
         /**
          * @description First day included (YYYY-MM-DD, Mexico City).
-         * @example 2026-01-01
+         * @example 2026-09-01
          */
         StartDate: components["schemas"]["CalendarDate"];
         /**
@@ -5721,7 +5721,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -5731,7 +5731,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
             };
@@ -5952,7 +5952,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -5962,7 +5962,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
             };
@@ -6189,7 +6189,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -6199,7 +6199,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
             };
@@ -6343,7 +6343,7 @@ export interface operations {
                 driver?: components["parameters"]["Driver"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -6358,7 +6358,7 @@ export interface operations {
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
@@ -6506,7 +6506,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -6521,7 +6521,7 @@ export interface operations {
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
@@ -7034,7 +7034,7 @@ export interface operations {
                 detail?: components["parameters"]["Detail"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -7064,7 +7064,7 @@ export interface operations {
                 paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
@@ -7800,7 +7800,7 @@ export interface operations {
                 cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -7820,12 +7820,12 @@ export interface operations {
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
                  * @description Supplier RFC (Emisor).
-                 * @example PGA010101AB1
+                 * @example PEA040404DE4
                  */
                 supplier?: string;
             };
@@ -8092,7 +8092,7 @@ export interface operations {
                 detail?: components["parameters"]["Detail"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -8127,12 +8127,12 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Shipment (leg) id, exact.
-                 * @example EM-001068-1
+                 * @example EM-000010-1
                  */
                 shipmentId?: components["parameters"]["ShipmentId"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
