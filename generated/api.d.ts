@@ -360,9 +360,10 @@ export interface paths {
         put?: never;
         /**
          * Record many deliveries (a month of reception tickets as CSV)
-         * @description Records the reception tickets of many legs at once, as an operations clerk keeps them: a
-         *     CSV with one row per leg and product (`text/csv`), or the same rows as JSON
-         *     (`application/json`, what MCP agents send). The rows of one leg together are its delivery,
+         * @description Records the reception tickets of many legs at once, as an operations clerk keeps them: the
+         *     rows as JSON here (`application/json`, what MCP agents send), or a CSV with one row per leg
+         *     and product to `POST /api/deliveries/csv` (`text/csv`; this path still takes a CSV body too,
+         *     as earlier clients send it: `x-also-accepts`). The rows of one leg together are its delivery,
          *     recorded exactly as `PUT /api/shipments/{id}/legs/{shipmentId}/delivery` records one: same
          *     rules, idempotent (rows already recorded are `unchanged`), a correction replaces the earlier
          *     delivery and moves the trip's `lastUpdate`. The tenant is the API key's; trips of other
@@ -391,6 +392,29 @@ export interface paths {
          *     and JSON; through MCP the MCP request limit (`BODY_LIMIT_BYTES`) applies.
          */
         post: operations["importDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/deliveries/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record many deliveries from a CSV of reception tickets
+         * @description The reception tickets as the CSV template (`Content-Type: text/csv`), recorded exactly as
+         *     `POST /api/deliveries` records its rows (see there the CSV's columns, the outcome per row,
+         *     what refuses the whole request and the size limit). Not an MCP tool: agents send the rows
+         *     as JSON to `POST /api/deliveries`.
+         */
+        post: operations["importDeliveriesCsv"];
         delete?: never;
         options?: never;
         head?: never;
@@ -490,9 +514,11 @@ export interface paths {
         /**
          * Import CFDI 4.0 and 3.3 XML and Carta Porte
          * @description Takes in the carrier's own CFDI XML (4.0, and 3.3 for the years before 2023-04-01), as downloaded from the SAT or the PAC, so every
-         *     other operation (lists, tax summary, audits) runs on its real numbers. Send one XML file
-         *     (`application/xml`), a zip of many (`application/zip`), or files as JSON
-         *     (`application/json`, what MCP agents send). The same import runs from the command line:
+         *     other operation (lists, tax summary, audits) runs on its real numbers. Send the files as JSON
+         *     here (`application/json`, what MCP agents send), one XML file to `POST /api/imports/xml`
+         *     (`application/xml`) or a zip of many to `POST /api/imports/zip` (`application/zip`): one
+         *     media type per operation, so generated clients send the right `Content-Type`. (This path
+         *     still takes an XML or zip body too, as earlier clients send them: `x-also-accepts`.) The same import runs from the command line:
          *     `npm run import -- --tenant <RFC> <files or folders…>`.
          *
          *     **What is read.** CFDI 4.0 (`http://www.sat.gob.mx/cfd/4`) and 3.3 (`http://www.sat.gob.mx/cfd/3`;
@@ -583,6 +609,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/imports/xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import one CFDI XML file
+         * @description One XML file as the body (`Content-Type: application/xml`): a CFDI 4.0 or 3.3 (issued or
+         *     received, with its Carta Porte), a SAT cancellation acknowledgement or request. It is read
+         *     exactly as `POST /api/imports` reads a file (see there what is read, what is refused and
+         *     why); the report names it `upload.xml`. Not an MCP tool: agents send files as JSON to
+         *     `POST /api/imports`.
+         */
+        post: operations["importDocumentsXml"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/zip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a zip archive of CFDI XML
+         * @description A zip archive as the body (`Content-Type: application/zip`), as a PAC or the SAT hands it
+         *     over: its `.xml` files and the SAT's bulk-download metadata (`.txt`) are read exactly as
+         *     `POST /api/imports` reads them (see there), any other file is listed under `ignored`; the
+         *     report names each entry `upload.zip/<path>`. Not an MCP tool: agents send files as JSON to
+         *     `POST /api/imports`.
+         */
+        post: operations["importDocumentsZip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/receivables/aging": {
         parameters: {
             query?: never;
@@ -627,8 +701,10 @@ export interface paths {
         put?: never;
         /**
          * Assign many received CFDIs (CSV)
-         * @description Many assignments at once (as `PUT /api/received-docs/{id}/assignment` makes one): a CSV
-         *     (`text/csv`) or the same rows as JSON (`application/json`, what MCP agents send). Lines are
+         * @description Many assignments at once (as `PUT /api/received-docs/{id}/assignment` makes one): the rows as
+         *     JSON here (`application/json`, what MCP agents send), or a CSV to
+         *     `POST /api/received-assignments/csv` (`text/csv`; this path still takes a CSV body too, as
+         *     earlier clients send it: `x-also-accepts`). Lines are
          *     independent: a rejected line changes nothing and the others apply. The report says, per
          *     line, `assigned`, `unassigned` or `rejected` with the reason.
          *
@@ -640,6 +716,28 @@ export interface paths {
          *     later one wins). At most 20,000 lines, `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB) in all.
          */
         post: operations["assignReceivedDocs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/received-assignments/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign many received CFDIs from a CSV
+         * @description The assignments as the CSV template (`Content-Type: text/csv`, first line exactly
+         *     `uuid,vehicle,tripId`), made exactly as `POST /api/received-assignments` makes its rows (see
+         *     there). Not an MCP tool: agents send the rows as JSON to `POST /api/received-assignments`.
+         */
+        post: operations["assignReceivedDocsCsv"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1183,80 +1281,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/mcp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Open the server-to-client stream of a session (streamable HTTP)
-         * @description Opens the optional SSE stream on which the server may send requests and
-         *     notifications outside a response. One stream per session; needs
-         *     `Accept: text/event-stream` and the session's `mcp-session-id`.
-         */
-        get: operations["mcpStream"];
-        put?: never;
-        /**
-         * Send MCP messages (streamable HTTP)
-         * @description Streamable HTTP transport of the Model Context Protocol. Send one JSON-RPC
-         *     message (or a batch) per request with `Accept: application/json,
-         *     text/event-stream`. An `initialize` request without `mcp-session-id`
-         *     opens a session for the tenant of the API key and answers its id in the
-         *     `mcp-session-id` response header; every later request carries it. A
-         *     session belongs to the API key that opened it: any other key (of another
-         *     tenant or the same one) gets 404 as if the session did not exist.
-         *     Sessions idle longer than the configured timeout (default 30 minutes)
-         *     are closed and then answer 404; the client re-initializes. Open sessions
-         *     are capped per API key (`MCP_MAX_SESSIONS_PER_KEY`, 10) and per tenant
-         *     (`MCP_MAX_SESSIONS_PER_TENANT`, 50), both transports counted: an
-         *     `initialize` beyond either is `429` `too_many_sessions`. Revoking a key
-         *     closes its sessions and their streams: at once when revoked through the
-         *     service, within `API_KEY_CACHE_TTL_MS` (10 s) when revoked by another
-         *     process.
-         *
-         *     Tools are the REST data operations of this document, one per
-         *     operationId, with the same parameters, validation and result (see the
-         *     `mcp` tag description). Requests answer `200` with a JSON response or an
-         *     SSE stream of JSON-RPC messages, or `202` for notifications.
-         */
-        post: operations["mcpPost"];
-        /**
-         * End an MCP session (streamable HTTP)
-         * @description Closes the session and its streams; the id answers 404 afterwards. The request has no body;
-         *     an empty body with `content-type: application/json` (what the MCP Python SDK sends) is accepted.
-         */
-        delete: operations["mcpDeleteSession"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/messages": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a legacy MCP JSON-RPC message
-         * @description Delivers one JSON-RPC message to the legacy session named by
-         *     `sessionId`. The request answers `202 Accepted` at once; the JSON-RPC
-         *     response (McpJsonRpcResponse) is sent on the session's SSE stream. The
-         *     session belongs to the API key that opened it: any other key gets 404
-         *     as if the session did not exist.
-         */
-        post: operations["mcpLegacyMessage"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/ready": {
         parameters: {
             query?: never;
@@ -1271,32 +1295,6 @@ export interface paths {
          *     is a 503, and while the embedded engine is known to be down (restarting after a crash) the 503 comes at once.
          */
         get: operations["getReady"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sse": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Open a legacy MCP SSE stream
-         * @description Legacy HTTP+SSE transport (MCP protocol revision 2024-11-05). Opens an
-         *     event stream for the tenant of the API key. The first event is
-         *     `endpoint`, whose data is the URL to POST messages to
-         *     (`/messages?sessionId=<id>`); every JSON-RPC response and notification
-         *     then arrives as an `event: message` whose data is one
-         *     McpJsonRpcResponse. The session lives while the stream is open (and is
-         *     closed after the idle timeout without messages).
-         */
-        get: operations["mcpLegacySse"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1807,7 +1805,12 @@ export interface components {
              * @example ERP alert inbox
              */
             description?: string;
-            /** @description Event types to deliver to this endpoint. */
+            /**
+             * @description Event types to deliver to this endpoint.
+             * @example [
+             *       "alert.triggered"
+             *     ]
+             */
             events: components["schemas"]["WebhookEventType"][];
             url: components["schemas"]["WebhookUrl"];
         };
@@ -1901,6 +1904,18 @@ export interface components {
         };
         /** @description The rows of a deliveries CSV as JSON (what MCP agents send); the same rules and report. */
         DeliveryRowsRequest: {
+            /**
+             * @example [
+             *       {
+             *         "tripId": "TGO-VJ-000010",
+             *         "shipmentId": "EM-000010-1",
+             *         "productCode": "15101505",
+             *         "offloaded": 20945,
+             *         "offloadDate": "2026-10-04 08:30",
+             *         "ticket": "TK-2026-004512"
+             *       }
+             *     ]
+             */
             rows: components["schemas"]["DeliveryRow"][];
         };
         DemurrageTotals: {
@@ -2266,13 +2281,6 @@ export interface components {
             detail: "summary";
             meta: components["schemas"]["PaginationMeta"];
         };
-        /**
-         * @deprecated
-         * @description Deprecated version 1 shape: a bare array of stored documents, served as `application/vnd.freight.v1+json`.
-         */
-        FinancialDocsV1Response: {
-            [key: string]: unknown;
-        }[];
         /**
          * @description A financial document exactly as stored (`detail=full`, and the legacy version 1 shape):
          *     the invoice with its concepts, its payments and its cancellation records. Money in the
@@ -2791,11 +2799,15 @@ export interface components {
             unconcentratedBelow: number;
         };
         ImportFile: {
-            /** @description The XML text, or the file's bytes in base64. */
+            /**
+             * @description The XML text, or the file's bytes in base64.
+             * @example <Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="TGO850101AB1"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02" EstatusUUID="201"/></Folios></Acuse>
+             */
             content: string;
             /**
              * @description How `content` is written.
              * @default utf8
+             * @example utf8
              * @enum {string}
              */
             encoding?: "utf8" | "base64";
@@ -2901,6 +2913,14 @@ export interface components {
          *     as an archive.
          */
         ImportRequest: {
+            /**
+             * @example [
+             *       {
+             *         "name": "acuse-A-1008.xml",
+             *         "content": "<Acuse xmlns=\"http://cancelacfd.sat.gob.mx\" Fecha=\"2026-10-09T18:00:00\" RfcEmisor=\"TGO850101AB1\"><Folios><Folio UUID=\"1A2B3C4D-0008-4000-8000-000000000008\" Motivo=\"02\" EstatusUUID=\"201\"/></Folios></Acuse>"
+             *       }
+             *     ]
+             */
             files: components["schemas"]["ImportFile"][];
         };
         /**
@@ -2979,7 +2999,19 @@ export interface components {
              * @example 2026-03-04T08:30:00-06:00
              */
             offloadDate: string;
-            /** @description The offloaded litres of every product of the leg, each code as often as the leg carries it. */
+            /**
+             * @description The offloaded litres of every product of the leg, each code as often as the leg carries it.
+             * @example [
+             *       {
+             *         "code": "15101505",
+             *         "offloaded": 20945
+             *       },
+             *       {
+             *         "code": "15101514",
+             *         "offloaded": 9988.5
+             *       }
+             *     ]
+             */
             products: components["schemas"]["DeliveredProduct"][];
             /**
              * @description Reference of the client's reception ticket (optional; omitted or null clears it).
@@ -2987,92 +3019,6 @@ export interface components {
              */
             ticket?: string | null;
         };
-        /** @description The service's error shape (malformed JSON or body), or a JSON-RPC error (MCP protocol errors). */
-        McpBadRequestBody: components["schemas"]["ErrorResponse"] | components["schemas"]["McpJsonRpcResponse"];
-        /** @description A batch of JSON-RPC messages (protocol revisions before 2025-06-18). */
-        McpJsonRpcBatch: components["schemas"]["McpJsonRpcRequest"][];
-        /** @description Request id (string or integer), echoed in the response. Absent on notifications. */
-        McpJsonRpcId: string | number;
-        /**
-         * @description A JSON-RPC 2.0 message from the client: a request (with `id`) or a
-         *     notification (without `id`, e.g. `notifications/initialized`). Methods used
-         *     by agents: `initialize`, `tools/list`, `tools/call`, `resources/list`,
-         *     `resources/read`, `ping`.
-         * @example {
-         *       "jsonrpc": "2.0",
-         *       "id": "2",
-         *       "method": "tools/call",
-         *       "params": {
-         *         "name": "listFinancialDocs",
-         *         "arguments": {
-         *           "limit": 5,
-         *           "paymentStatus": "unpaid"
-         *         }
-         *       }
-         *     }
-         */
-        McpJsonRpcRequest: {
-            id?: components["schemas"]["McpJsonRpcId"];
-            /** @enum {string} */
-            jsonrpc: "2.0";
-            /** @description MCP method name */
-            method: string;
-            /** @description Method parameters (see the MCP specification) */
-            params?: {
-                [key: string]: unknown;
-            };
-        };
-        /**
-         * @description A JSON-RPC 2.0 response: `result` on success, `error` on failure. A tool
-         *     whose REST operation fails still answers a `result`, with `isError: true`
-         *     and the REST error body as `structuredContent` (`{error: {code, message,
-         *     details}}`); JSON-RPC `error` is for protocol problems (unknown method or
-         *     tool, malformed message, unknown session: code -32001).
-         * @example {
-         *       "jsonrpc": "2.0",
-         *       "id": "2",
-         *       "result": {
-         *         "content": [
-         *           {
-         *             "type": "text",
-         *             "text": "{\"meta\": {\"total\": 0, \"page\": 1, \"limit\": 5, \"pages\": 0, \"hasMore\": false, \"tenant\": \"TGO850101AB1\", \"detail\": \"summary\"}, \"data\": []}"
-         *           }
-         *         ],
-         *         "structuredContent": {
-         *           "meta": {
-         *             "total": 0,
-         *             "page": 1,
-         *             "limit": 5,
-         *             "pages": 0,
-         *             "hasMore": false,
-         *             "tenant": "TGO850101AB1",
-         *             "detail": "summary"
-         *           },
-         *           "data": []
-         *         }
-         *       }
-         *     }
-         */
-        McpJsonRpcResponse: {
-            error?: components["schemas"]["McpJsonRpcResponseError"];
-            /** @description Id of the request answered (string or integer); null when the request could not be identified. */
-            id?: unknown;
-            /** @enum {string} */
-            jsonrpc: "2.0";
-            /** @description Method result. For `tools/call`: `{content: [{type: text, text}], structuredContent, isError?}`. */
-            result?: {
-                [key: string]: unknown;
-            };
-        };
-        McpJsonRpcResponseError: {
-            /** @description JSON-RPC error code (-32700 parse error, -32600 invalid request, -32601 method not found, -32602 invalid params, -32000 transport error, -32001 session not found) */
-            code: number;
-            /** @description Optional error data */
-            data?: unknown;
-            message: string;
-        };
-        /** @description One JSON-RPC message, or a batch of them (protocol revisions before 2025-06-18). */
-        McpPostBody: components["schemas"]["McpJsonRpcRequest"] | components["schemas"]["McpJsonRpcBatch"];
         /**
          * @description What the lines of a SAT bulk-download metadata file did. Each line about a CFDI the tenant
          *     issued and imported, or received from the line's RfcEmisor and imported, moves its
@@ -3292,16 +3238,26 @@ export interface components {
         };
         /** @description One document's assignment. Neither `vehicle` nor `tripId` (or both empty) removes it; both is a rejected row. */
         ReceivedAssignmentRow: {
+            /** @example TGO-VJ-000010 */
             tripId?: string;
             /**
              * @description The received CFDI's UUID
              * @example 9D1C0E55-0001-4000-8000-000000000101
              */
             uuid: string;
+            /** @example ECO-101 */
             vehicle?: string;
         };
         /** @description The lines of an assignments CSV as JSON (what MCP agents send); the same rules and report. */
         ReceivedAssignmentRowsRequest: {
+            /**
+             * @example [
+             *       {
+             *         "uuid": "9D1C0E55-0001-4000-8000-000000000101",
+             *         "vehicle": "ECO-101"
+             *       }
+             *     ]
+             */
             rows: components["schemas"]["ReceivedAssignmentRow"][];
         };
         ReceivedAssignmentsReport: {
@@ -3354,7 +3310,15 @@ export interface components {
             tenant: string;
         };
         ReceivedCategoryRulesRequest: {
-            /** @description The tenant's rules. They replace the ones stored (an empty list leaves the defaults alone); a code may appear once. */
+            /**
+             * @description The tenant's rules. They replace the ones stored (an empty list leaves the defaults alone); a code may appear once.
+             * @example [
+             *       {
+             *         "code": "78101802",
+             *         "category": "subcontractedFreight"
+             *       }
+             *     ]
+             */
             rules: components["schemas"]["ReceivedCategoryRule"][];
         };
         ReceivedConcept: {
@@ -3603,6 +3567,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the SAT gave this answer (default: now); the status takes effect then
+             * @example 2026-10-14T17:00:00Z
              */
             consultedAt?: string;
             /**
@@ -3612,6 +3577,7 @@ export interface components {
             estado: "Cancelado";
             /**
              * @description EstatusCancelacion of the CFDI
+             * @example Cancelado con aceptación
              * @enum {string}
              */
             estatusCancelacion: "Cancelado sin aceptación" | "Cancelado con aceptación" | "Plazo vencido";
@@ -3621,6 +3587,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the SAT gave this answer (default: now); the status takes effect then
+             * @example 2026-10-14T17:00:00Z
              */
             consultedAt?: string;
             /**
@@ -3630,6 +3597,7 @@ export interface components {
             estado: "Vigente";
             /**
              * @description EstatusCancelacion of the CFDI
+             * @example Solicitud rechazada
              * @enum {string}
              */
             estatusCancelacion: "En proceso" | "Solicitud rechazada";
@@ -3657,6 +3625,7 @@ export interface components {
             /**
              * @description `true` (default) an individual alert per user, `false` a group notification; one job per user either way.
              * @default true
+             * @example true
              */
             individual?: boolean;
             /**
@@ -3779,11 +3748,6 @@ export interface components {
             detail: "summary";
             meta: components["schemas"]["PaginationMeta"];
         };
-        /**
-         * @deprecated
-         * @description Deprecated version 1 shape: a bare array of stored trips (as `detail=full`), served as `application/vnd.freight.v1+json`.
-         */
-        ShipmentsV1Response: components["schemas"]["TripDocument"][];
         ShrinkageLeg: {
             client: string;
             /** @description Linked non-cancelled invoice, if any */
@@ -4635,6 +4599,300 @@ export interface components {
         };
     };
     responses: {
+        /** @description The import report, one entry per file read. */
+        200: {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "tenant": "TGO850101AB1",
+                 *       "summary": {
+                 *         "files": 4,
+                 *         "created": 1,
+                 *         "updated": 1,
+                 *         "skipped": 1,
+                 *         "rejected": 1,
+                 *         "ignored": 2,
+                 *         "rejectedLines": 0
+                 *       },
+                 *       "files": [
+                 *         {
+                 *           "name": "facturas.zip/A-1001.xml",
+                 *           "status": "created",
+                 *           "kind": "invoice",
+                 *           "uuid": "1A2B3C4D-0001-4000-8000-000000000001",
+                 *           "financialDocIds": [
+                 *             "TGO850101AB1-CFDI-1A2B3C4D-0001-4000-8000-000000000001"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "facturas.zip/A-1001-copia.xml",
+                 *           "status": "skipped",
+                 *           "kind": "invoice",
+                 *           "uuid": "1A2B3C4D-0001-4000-8000-000000000001",
+                 *           "reason": "already imported (same UUID, same content)",
+                 *           "financialDocIds": [
+                 *             "TGO850101AB1-CFDI-1A2B3C4D-0001-4000-8000-000000000001"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "facturas.zip/2016/F-88.xml",
+                 *           "status": "rejected",
+                 *           "reason": "unsupported: CFDI 3.2 (namespace http://www.sat.gob.mx/cfd/3, which is CFDI 3.3); CFDI 3.3 and 4.0 are imported"
+                 *         },
+                 *         {
+                 *           "name": "facturas.zip/metadata/7F3C2A10-0E2B-4C5D-9A8B-1C2D3E4F5A6B_01.txt",
+                 *           "status": "updated",
+                 *           "kind": "satMetadata",
+                 *           "metadata": {
+                 *             "lines": 2,
+                 *             "cancelled": 1,
+                 *             "alreadyCancelled": 0,
+                 *             "vigente": 1,
+                 *             "notImported": 0,
+                 *             "otherTaxpayers": 0,
+                 *             "rejectedLines": [],
+                 *             "moreRejectedLines": 0
+                 *           }
+                 *         }
+                 *       ],
+                 *       "ignored": {
+                 *         "names": [
+                 *           "facturas.zip/A-1001.pdf",
+                 *           "facturas.zip/A-1001-copia.pdf"
+                 *         ],
+                 *         "more": 0
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportReport"];
+            };
+        };
+        /** @description The report, one entry per row (also when every row was rejected). */
+        "200-2": {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "tenant": "TGO850101AB1",
+                 *       "summary": {
+                 *         "rows": 3,
+                 *         "legs": 2,
+                 *         "applied": 2,
+                 *         "unchanged": 0,
+                 *         "rejected": 1
+                 *       },
+                 *       "rows": [
+                 *         {
+                 *           "line": 2,
+                 *           "tripId": "TGO-VJ-000123",
+                 *           "shipmentId": "EM-000123-2",
+                 *           "productCode": "15101505",
+                 *           "status": "applied"
+                 *         },
+                 *         {
+                 *           "line": 3,
+                 *           "tripId": "TGO-VJ-000123",
+                 *           "shipmentId": "EM-000123-2",
+                 *           "productCode": "15101514",
+                 *           "status": "applied"
+                 *         },
+                 *         {
+                 *           "line": 4,
+                 *           "tripId": "TGO-VJ-000124",
+                 *           "shipmentId": "EM-000124-1",
+                 *           "productCode": "15101505",
+                 *           "status": "rejected",
+                 *           "reason": "offloaded 310000 L of product 15101505 is more than 5% above the 31000 L loaded (at most 32550 L)"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeliveriesReport"];
+            };
+        };
+        /** @description The per-line report. */
+        "200-3": {
+            headers: {
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ReceivedAssignmentsReport"];
+            };
+        };
+        /** @description The JSON body is invalid (a missing or unknown field, no files, over 1,000 files). One detail per problem; nothing is imported. */
+        400: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 400,
+                 *         "message": "Invalid request body",
+                 *         "reason": "invalid_body",
+                 *         "details": [
+                 *           "files must NOT have fewer than 1 items"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
+         * @description The CSV's first line is not the template's header, or the JSON body does not match its
+         *     schema. One detail per problem; nothing is recorded.
+         */
+        "400-2": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 400,
+                 *         "message": "Invalid CSV",
+                 *         "reason": "invalid_body",
+                 *         "details": [
+                 *           "header (line 1): column \"litros\" is not one of tripId, shipmentId, productCode, offloaded, offloadDate, ticket (names are case-sensitive, without spaces)",
+                 *           "header (line 1): column offloaded is missing",
+                 *           "header (line 1): the first line must be exactly tripId,shipmentId,productCode,offloaded,offloadDate or tripId,shipmentId,productCode,offloaded,offloadDate,ticket"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is larger than `IMPORT_BODY_LIMIT_BYTES` (64 MiB by default). Split the archive. */
+        413: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 413,
+                 *         "message": "Payload Too Large",
+                 *         "reason": "payload_too_large",
+                 *         "details": [
+                 *           "Request body is too large"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB by default). Split the file. */
+        "413-2": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 413,
+                 *         "message": "Payload Too Large",
+                 *         "reason": "payload_too_large",
+                 *         "details": [
+                 *           "Request body is too large"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is larger than `DELIVERIES_BODY_LIMIT_BYTES`. */
+        "413-3": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is not `application/xml`, `application/zip` or `application/json`. */
+        415: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 415,
+                 *         "message": "Unsupported Media Type",
+                 *         "reason": "unsupported_media_type",
+                 *         "details": [
+                 *           "Unsupported Media Type: text/plain"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is not `text/csv` or `application/json`. */
+        "415-2": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 415,
+                 *         "message": "Unsupported Media Type",
+                 *         "reason": "unsupported_media_type",
+                 *         "details": [
+                 *           "Unsupported Media Type: text/plain"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The body is not `text/csv` or `application/json`. */
+        "415-3": {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The request is malformed, has unknown or invalid parameters, or an unsupported `x-api-version`. One detail per parameter or body field; `reason` says which kind (`invalid_parameter`, `invalid_body`, `invalid_cursor`, `invalid_request`) and `fields` which parameter each detail is about. */
         BadRequest: {
             headers: {
@@ -4735,72 +4993,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The `Accept` header does not allow the media types the transport answers with (`application/json` and `text/event-stream` on POST, `text/event-stream` on GET). */
-        McpNotAcceptable: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "error": {
-                 *         "code": -32000,
-                 *         "message": "Not Acceptable: Client must accept both application/json and text/event-stream"
-                 *       },
-                 *       "id": null
-                 *     }
-                 */
-                "application/json": components["schemas"]["McpJsonRpcResponse"];
-            };
-        };
-        /**
-         * @description No open session with this `mcp-session-id` for this API key: it never
-         *     existed, was ended (DELETE), expired after the idle timeout, was closed
-         *     because its key was revoked, or belongs to another key. Re-initialize
-         *     without the header.
-         */
-        McpSessionNotFound: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "error": {
-                 *         "code": -32001,
-                 *         "message": "Session not found"
-                 *       },
-                 *       "id": null
-                 *     }
-                 */
-                "application/json": components["schemas"]["McpJsonRpcResponse"];
-            };
-        };
-        /** @description No API key (`x-api-key` or `Authorization: Bearer`), or the key is unknown or revoked; `www-authenticate` names the bearer scheme, as MCP clients expect. Authentication is checked before any validation. */
-        McpUnauthorized: {
-            headers: {
-                "www-authenticate": components["headers"]["WwwAuthenticate"];
-                "x-request-id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": 401,
-                 *         "message": "Unauthorized",
-                 *         "reason": "missing_api_key",
-                 *         "details": [
-                 *           "missing x-api-key header"
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
         /** @description The answer cannot be recorded: no cancellation request or acknowledgement of this invoice was imported, `consultedAt` is before the request or later than the service's clock (more than a minute ahead: the SAT cannot have answered yet), `Plazo vencido` before the receiver's 3 business days ended, or another write changed the document meanwhile (retry). */
         NoCancellationRequest: {
             headers: {
@@ -4838,28 +5030,6 @@ export interface components {
                  *         "reason": "not_found",
                  *         "details": [
                  *           "no job with id 6650f1c2a1b2c3d4e5f60718"
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
-        /** @description The body exceeds the configured limit (`BODY_LIMIT_BYTES`, default 256 KiB). */
-        PayloadTooLarge: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": 413,
-                 *         "message": "Payload Too Large",
-                 *         "reason": "payload_too_large",
-                 *         "details": [
-                 *           "Request body is too large"
                  *         ]
                  *       }
                  *     }
@@ -4938,28 +5108,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The body is not `application/json`. */
-        UnsupportedMediaType: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": 415,
-                 *         "message": "Unsupported Media Type",
-                 *         "reason": "unsupported_media_type",
-                 *         "details": [
-                 *           "Unsupported Media Type: text/plain"
-                 *         ]
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
         /** @description No webhook endpoint with this id for this tenant (another tenant's ids are reported as not found). */
         WebhookNotFound: {
             headers: {
@@ -5001,15 +5149,20 @@ export interface components {
     };
     parameters: {
         /**
-         * @deprecated
-         * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
-         */
-        ApiVersion: "1" | "2";
-        /**
          * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
          * @example 2026-10-31
          */
         AsOfDay: components["schemas"]["CalendarDate"];
+        /**
+         * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
+         * @example accepted
+         */
+        CancellationStatusFilter: components["schemas"]["CancellationStatus"];
+        /**
+         * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+         * @example false
+         */
+        Cancelled: boolean;
         /**
          * @description The CFDI's fiscal UUID (TimbreFiscalDigital@UUID), in either case.
          * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
@@ -5023,11 +5176,23 @@ export interface components {
         /**
          * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
          *     record skipped or repeated.
+         * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
          */
         Cursor: string;
-        /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+        /**
+         * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
+         * @example offload
+         */
+        DateFilterBy: "date" | "load" | "offload";
+        /**
+         * @description `summary` (default): computed fields; `full`: the stored documents whole.
+         * @example summary
+         */
         Detail: "summary" | "full";
-        /** @description `json` (default) or `csv` (text/csv, the same rows). */
+        /**
+         * @description `json` (default) or `csv` (text/csv, the same rows).
+         * @example json
+         */
         DiotFormat: "json" | "csv";
         /**
          * @description The document's `id` as listed (`_id` when stored).
@@ -5041,73 +5206,129 @@ export interface components {
         Driver: string;
         /**
          * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-         * @example 2026-03-31
+         * @example 2026-10-31
          */
         EndDate: components["schemas"]["CalendarDate"];
-        /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
+        /**
+         * @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info.
+         * @example discrepancy
+         */
         FindingKind: "discrepancy" | "warning" | "info";
+        /**
+         * @description Invoice folio, exact.
+         * @example A-18123
+         */
+        Folio: string;
         /**
          * @description The day receivables are taken at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations; the forecast starts there. Default the end of `endDate`, or now if later; a later day means now (the answer's `asOf` is the day used).
          * @example 2026-10-31
          */
         ForecastAsOf: components["schemas"]["CalendarDate"];
-        /** @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day. */
+        /**
+         * @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day.
+         * @example month
+         */
         ForecastBucket: "week" | "month";
-        /** @description Session id announced by the `endpoint` event of `GET /sse`. */
-        LegacySessionId: string;
+        /**
+         * @description Leg status code; a trip matches when one of its legs has it.
+         * @example 4
+         */
+        LegStatus: number;
         /**
          * @description Page size, 1 to 100.
          * @example 20
          */
         Limit: number;
-        /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
+        /**
+         * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+         * @example offloaded
+         */
         LitresBasis: "loaded" | "offloaded";
+        /**
+         * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
+         * @example 2026-10-31
+         */
+        LoadEndDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description First loading day included (YYYY-MM-DD, Mexico City).
+         * @example 2026-09-01
+         */
+        LoadStartDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
+         * @example 2026-10-31
+         */
+        OffloadEndDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description First offloading day included.
+         * @example 2026-09-01
+         */
+        OffloadStartDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
+         * @example 2026-10-31
+         */
+        OpenAsOf: components["schemas"]["CalendarDate"];
         /**
          * @description Page number, 1 to 500 (to go deeper, narrow the filters).
          * @example 1
          */
         Page: number;
-        /** @description The figure whose lines to list (default vatCollected). */
+        /**
+         * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
+         * @example paid
+         */
+        PaymentStatus: "paid" | "partial" | "unpaid";
+        /**
+         * @description The figure whose lines to list (default vatCollected).
+         * @example creditableVat
+         */
         PositionFigure: "vatCollected" | "vatRetainedByClients" | "creditableVat" | "nonCreditableVat" | "retentionCredit" | "vatRetainedByCarrier" | "isrRetainedByCarrier" | "isrRetainedByClients";
-        /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
+        /**
+         * @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all).
+         * @example 10
+         */
         PositionLinesLimit: number;
         /**
          * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
          * @example 2026-10
          */
         PositionMonth: string;
-        /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-        ProtocolVersion: string;
         /**
-         * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-         * @example true
+         * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).
+         * @example 2026-10-31
          */
-        ReadOnly: "true" | "false";
-        /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`). */
         ReportEndDate: components["schemas"]["CalendarDate"];
-        /** @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection. */
+        /**
+         * @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection.
+         * @example 2026-10-01
+         */
         ReportStartDate: components["schemas"]["CalendarDate"];
-        /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
-        SessionIdOptional: string;
-        /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
-        SessionIdRequired: string;
+        /**
+         * @description Shipment (leg) id, exact.
+         * @example EM-000010-1
+         */
+        ShipmentId: string;
         /**
          * @description First day included (YYYY-MM-DD, Mexico City).
-         * @example 2026-01-01
+         * @example 2026-09-01
          */
         StartDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description Internal status code (4 Facturado, 6 Pagado, ...).
+         * @example 6
+         */
+        StatusCodeFilter: number;
         /**
          * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
          * @example 2026-10
          */
         TargetMonth: string;
-        /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
-        TaxBasis: "invoice" | "payment";
         /**
-         * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-         * @example tax,analytics
+         * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+         * @example payment
          */
-        Toolsets: string;
+        TaxBasis: "invoice" | "payment";
         /**
          * @description The trip's `id` as listed (`_id` when stored).
          * @example TGO-VJ-000123
@@ -5119,8 +5340,16 @@ export interface components {
          * @example 2026-03-01T00:00:00.000Z
          */
         UpdatedSince: string;
-        /** @description One row per `vehicle` (default) or per `driver`. */
+        /**
+         * @description One row per `vehicle` (default) or per `driver`.
+         * @example vehicle
+         */
         UtilizationGroupBy: "vehicle" | "driver";
+        /**
+         * @description Fiscal UUID of the invoice (case-insensitive).
+         * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
+         */
+        Uuid: string;
         /**
          * @description Vehicle id (economic number), exact.
          * @example ECO-101
@@ -5129,12 +5358,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description Response shape version served (`1` legacy bare array, `2` current `{meta, data}`). */
-        ApiVersion: "1" | "2";
-        /** @description Only on version 1 answers (RFC 9745): version 1 is deprecated since this instant, `@1793491200` (2026-11-01T00:00:00Z). */
-        Deprecation: string;
-        /** @description Only on version 1 answers: the migration notes (the Versioning section of this document in Swagger UI), `rel="deprecation"` and `rel="sunset"`. */
-        Link: string;
+        /** @description Response shape version served: `2`, the current `{detail, meta, data}` (the deprecated `1` is described at `/docs/v1.json`). */
+        ApiVersion: "2";
         /** @description Requests allowed per window for this API key (without a valid key, for the client address). */
         RateLimitLimit: number;
         /** @description Requests left in the current window. */
@@ -5145,10 +5370,6 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
-        /** @description Only on version 1 answers (RFC 8594): version 1 stops being served after this date, `Wed, 30 Jun 2027 00:00:00 GMT`. */
-        Sunset: string;
-        /** @description The authentication challenge of the MCP endpoints (RFC 9110, RFC 6750): the API key is a bearer token (`Authorization: Bearer <key>`) or the `x-api-key` header. `error="invalid_token"` when a key was presented and refused (unknown or revoked). */
-        WwwAuthenticate: string;
         /** @description `attachment; filename="<UUID>.xml"`. */
         XmlDisposition: string;
     };
@@ -5173,7 +5394,10 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /** @description Only alerts of this rule. */
                 ruleId?: components["schemas"]["RuleId"];
-                /** @description `triggered` (a critical or warning finding) or `clear`. */
+                /**
+                 * @description `triggered` (a critical or warning finding) or `clear`.
+                 * @example triggered
+                 */
                 status?: "triggered" | "clear";
                 /** @description Only alerts of this user. */
                 userId?: components["schemas"]["UserId"];
@@ -5591,7 +5815,10 @@ export interface operations {
                  * @example 2026-10-31
                  */
                 asOf?: components["parameters"]["ForecastAsOf"];
-                /** @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day. */
+                /**
+                 * @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day.
+                 * @example month
+                 */
                 bucket?: components["parameters"]["ForecastBucket"];
                 /**
                  * @description Client RFC.
@@ -5600,7 +5827,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -5610,7 +5837,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
             };
@@ -5831,7 +6058,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -5841,7 +6068,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
             };
@@ -6068,7 +6295,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -6078,7 +6305,7 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
             };
@@ -6222,16 +6449,22 @@ export interface operations {
                 driver?: components["parameters"]["Driver"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
-                /** @description One row per `vehicle` (default) or per `driver`. */
+                /**
+                 * @description One row per `vehicle` (default) or per `driver`.
+                 * @example vehicle
+                 */
                 groupBy?: components["parameters"]["UtilizationGroupBy"];
-                /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
+                /**
+                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @example offloaded
+                 */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
@@ -6379,7 +6612,7 @@ export interface operations {
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -6387,11 +6620,14 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage). */
+                /**
+                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @example offloaded
+                 */
                 litresBasis?: components["parameters"]["LitresBasis"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
@@ -6791,13 +7027,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DeliveryRowsRequest"];
-                /**
-                 * @example tripId,shipmentId,productCode,offloaded,offloadDate,ticket
-                 *     TGO-VJ-000123,EM-000123-2,15101505,20945,2026-03-04 08:30,TK-2026-004512
-                 *     TGO-VJ-000123,EM-000123-2,15101514,9988.5,2026-03-04 08:30,TK-2026-004512
-                 *     TGO-VJ-000124,EM-000124-1,15101505,310000,2026-03-05 11:10,TK-2026-004530
-                 */
-                "text/csv": string;
             };
         };
         responses: {
@@ -6928,13 +7157,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    importDeliveriesCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example tripId,shipmentId,productCode,offloaded,offloadDate,ticket
+                 *     TGO-VJ-000123,EM-000123-2,15101505,20945,2026-03-04 08:30,TK-2026-004512
+                 *     TGO-VJ-000123,EM-000123-2,15101514,9988.5,2026-03-04 08:30,TK-2026-004512
+                 *     TGO-VJ-000124,EM-000124-1,15101505,310000,2026-03-05 11:10,TK-2026-004530
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200-2"];
+            400: components["responses"]["400-2"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413-2"];
+            415: components["responses"]["415-2"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listFinancialDocs: {
         parameters: {
             query?: {
-                /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
-                cancellationStatus?: components["schemas"]["CancellationStatus"];
-                /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
-                cancelled?: boolean;
+                /**
+                 * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
+                 * @example accepted
+                 */
+                cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
+                /**
+                 * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+                 * @example false
+                 */
+                cancelled?: components["parameters"]["Cancelled"];
                 /**
                  * @description Client RFC.
                  * @example CAC930412FM3
@@ -6943,68 +7208,75 @@ export interface operations {
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
+                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
-                /** @description Invoice folio, exact. */
-                folio?: string;
+                /**
+                 * @description Invoice folio, exact.
+                 * @example A-18123
+                 */
+                folio?: components["parameters"]["Folio"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
-                openAsOf?: components["schemas"]["CalendarDate"];
+                /**
+                 * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
+                 * @example 2026-10-31
+                 */
+                openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
-                paymentStatus?: "paid" | "partial" | "unpaid";
+                /**
+                 * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
+                 * @example paid
+                 */
+                paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
                  * @description Internal status code (4 Facturado, 6 Pagado, ...).
                  * @example 6
                  */
-                status?: number;
+                status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
                  * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
-                /** @description Fiscal UUID of the invoice (case-insensitive). */
-                uuid?: string;
-            };
-            header?: {
                 /**
-                 * @deprecated
-                 * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
+                 * @description Fiscal UUID of the invoice (case-insensitive).
+                 * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
                  */
-                "x-api-version"?: components["parameters"]["ApiVersion"];
+                uuid?: components["parameters"]["Uuid"];
             };
+            header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of documents (`application/json`). Deprecated version 1 (`x-api-version: 1`, or `Accept: application/vnd.freight.v1+json` without `application/json`): a bare array of stored documents as `application/vnd.freight.v1+json`. */
+            /** @description A page of documents. (The deprecated version 1 of this list, a bare array asked for with `x-api-version: 1`, is described apart at `/docs/v1.json`.) */
             200: {
                 headers: {
-                    deprecation: components["headers"]["Deprecation"];
-                    link: components["headers"]["Link"];
-                    sunset: components["headers"]["Sunset"];
                     "x-api-version": components["headers"]["ApiVersion"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -7014,7 +7286,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FinancialDocsResponse"];
-                    "application/vnd.freight.v1+json": components["schemas"]["FinancialDocsV1Response"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -7029,7 +7300,10 @@ export interface operations {
     getFinancialDoc: {
         parameters: {
             query?: {
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
             };
             header?: never;
@@ -7190,8 +7464,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ImportRequest"];
-                "application/xml": string;
-                "application/zip": string;
             };
         };
         responses: {
@@ -7338,6 +7610,55 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDocumentsXml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example <Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="TGO850101AB1"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02" EstatusUUID="201"/></Folios></Acuse> */
+                "application/xml": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200"];
+            400: components["responses"]["400"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importDocumentsZip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/zip": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200"];
+            400: components["responses"]["400"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413"];
+            415: components["responses"]["415"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7508,12 +7829,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReceivedAssignmentRowsRequest"];
-                /**
-                 * @example uuid,vehicle,tripId
-                 *     9D1C0E55-0001-4000-8000-000000000101,ECO-101,
-                 *     9D1C0E55-0003-4000-8000-000000000103,,TGO-VJ-000123
-                 */
-                "text/csv": string;
             };
         };
         responses: {
@@ -7553,6 +7868,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    assignReceivedDocsCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example uuid,vehicle,tripId
+                 *     9D1C0E55-0001-4000-8000-000000000101,ECO-101,
+                 *     9D1C0E55-0003-4000-8000-000000000103,,TGO-VJ-000123
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["200-3"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["413-3"];
+            415: components["responses"]["415-3"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7625,18 +7969,22 @@ export interface operations {
     listReceivedDocs: {
         parameters: {
             query?: {
-                /** @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                /**
+                 * @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+                 * @example false
+                 */
                 cancelled?: boolean;
                 /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
                 category?: components["schemas"]["ReceivedCategory"];
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
+                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -7649,16 +7997,19 @@ export interface operations {
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three. */
+                /**
+                 * @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three.
+                 * @example paid
+                 */
                 paymentStatus?: "paid" | "partial" | "unpaid";
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
                  * @description Supplier RFC (Emisor).
-                 * @example PGA010101AB1
+                 * @example PEA040404DE4
                  */
                 supplier?: string;
             };
@@ -7941,15 +8292,22 @@ export interface operations {
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
+                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
-                dateFilterBy?: "date" | "load" | "offload";
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
+                 * @example offload
+                 */
+                dateFilterBy?: components["parameters"]["DateFilterBy"];
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
-                 * @example 2026-03-31
+                 * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
                 /**
@@ -7957,14 +8315,26 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
-                loadEndDate?: components["schemas"]["CalendarDate"];
-                /** @description First loading day included (YYYY-MM-DD, Mexico City). */
-                loadStartDate?: components["schemas"]["CalendarDate"];
-                /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
-                offloadEndDate?: components["schemas"]["CalendarDate"];
-                /** @description First offloading day included. */
-                offloadStartDate?: components["schemas"]["CalendarDate"];
+                /**
+                 * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
+                 * @example 2026-10-31
+                 */
+                loadEndDate?: components["parameters"]["LoadEndDate"];
+                /**
+                 * @description First loading day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                loadStartDate?: components["parameters"]["LoadStartDate"];
+                /**
+                 * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
+                 * @example 2026-10-31
+                 */
+                offloadEndDate?: components["parameters"]["OffloadEndDate"];
+                /**
+                 * @description First offloading day included.
+                 * @example 2026-09-01
+                 */
+                offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
@@ -7972,19 +8342,19 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Shipment (leg) id, exact.
-                 * @example EM-001068-1
+                 * @example EM-000010-1
                  */
-                shipmentId?: string;
+                shipmentId?: components["parameters"]["ShipmentId"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-01-01
+                 * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
                 /**
                  * @description Leg status code; a trip matches when one of its legs has it.
                  * @example 4
                  */
-                status?: number;
+                status?: components["parameters"]["LegStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
@@ -7992,24 +8362,15 @@ export interface operations {
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };
-            header?: {
-                /**
-                 * @deprecated
-                 * @description Response shape. `2` (default) answers `{detail, meta, data}` as `application/json`; `1` answers the earlier bare array of raw stored documents (as `detail=full`) as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Deprecated: version 1 is deprecated since 2026-11-01 and sunsets on 2027-06-30 (answers carry `Deprecation`, `Sunset` and `Link`); omit the header to get version 2.
-                 */
-                "x-api-version"?: components["parameters"]["ApiVersion"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description A page of trips (`application/json`). Deprecated version 1 (`x-api-version: 1`, or `Accept: application/vnd.freight.v1+json` without `application/json`): a bare array of stored trips as `application/vnd.freight.v1+json`. */
+            /** @description A page of trips. (The deprecated version 1 of this list, a bare array asked for with `x-api-version: 1`, is described apart at `/docs/v1.json`.) */
             200: {
                 headers: {
-                    deprecation: components["headers"]["Deprecation"];
-                    link: components["headers"]["Link"];
-                    sunset: components["headers"]["Sunset"];
                     "x-api-version": components["headers"]["ApiVersion"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -8019,7 +8380,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ShipmentsResponse"];
-                    "application/vnd.freight.v1+json": components["schemas"]["ShipmentsV1Response"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8034,7 +8394,10 @@ export interface operations {
     getShipment: {
         parameters: {
             query?: {
-                /** @description `summary` (default): computed fields; `full`: the stored documents whole. */
+                /**
+                 * @description `summary` (default): computed fields; `full`: the stored documents whole.
+                 * @example summary
+                 */
                 detail?: components["parameters"]["Detail"];
             };
             header?: never;
@@ -8224,23 +8587,35 @@ export interface operations {
     getTaxSummary: {
         parameters: {
             query?: {
-                /** @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total. */
+                /**
+                 * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+                 * @example payment
+                 */
                 basis?: components["parameters"]["TaxBasis"];
                 /**
                  * @description Client RFC.
                  * @example CAC930412FM3
                  */
                 client?: components["parameters"]["ClientRfc"];
-                /** @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`). */
+                /**
+                 * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).
+                 * @example 2026-10-31
+                 */
                 endDate?: components["parameters"]["ReportEndDate"];
-                /** @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info. */
+                /**
+                 * @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info.
+                 * @example discrepancy
+                 */
                 findingKind?: components["parameters"]["FindingKind"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection. */
+                /**
+                 * @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection.
+                 * @example 2026-10-01
+                 */
                 startDate?: components["parameters"]["ReportStartDate"];
                 /**
                  * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
@@ -8543,7 +8918,10 @@ export interface operations {
     getDiot: {
         parameters: {
             query?: {
-                /** @description `json` (default) or `csv` (text/csv, the same rows). */
+                /**
+                 * @description `json` (default) or `csv` (text/csv, the same rows).
+                 * @example json
+                 */
                 format?: components["parameters"]["DiotFormat"];
                 /**
                  * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
@@ -8582,7 +8960,10 @@ export interface operations {
     getTaxPosition: {
         parameters: {
             query?: {
-                /** @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all). */
+                /**
+                 * @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all).
+                 * @example 10
+                 */
                 limit?: components["parameters"]["PositionLinesLimit"];
                 /**
                  * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
@@ -8620,7 +9001,10 @@ export interface operations {
     listTaxPositionLines: {
         parameters: {
             query?: {
-                /** @description The figure whose lines to list (default vatCollected). */
+                /**
+                 * @description The figure whose lines to list (default vatCollected).
+                 * @example creditableVat
+                 */
                 figure?: components["parameters"]["PositionFigure"];
                 /**
                  * @description Page size, 1 to 100.
@@ -8990,7 +9374,10 @@ export interface operations {
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /** @description Only deliveries in this status. */
+                /**
+                 * @description Only deliveries in this status.
+                 * @example succeeded
+                 */
                 status?: "pending" | "succeeded" | "failed";
             };
             header?: never;
@@ -9215,255 +9602,6 @@ export interface operations {
             };
         };
     };
-    mcpStream: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header: {
-                /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-                "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
-                /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
-                "mcp-session-id": components["parameters"]["SessionIdRequired"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The SSE stream (kept alive with comment frames). */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description No `mcp-session-id` header, or an unsupported `mcp-protocol-version` (JSON-RPC error); a query parameter other than `toolsets` and `readOnly`, or an invalid one (error shape of the service). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpBadRequestBody"];
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            404: components["responses"]["McpSessionNotFound"];
-            406: components["responses"]["McpNotAcceptable"];
-            /** @description The session already has an open stream (JSON-RPC error). */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpPost: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header?: {
-                /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-                "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
-                /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. Omit it only on `initialize`; send it on every later request. */
-                "mcp-session-id"?: components["parameters"]["SessionIdOptional"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["McpPostBody"];
-            };
-        };
-        responses: {
-            /** @description The JSON-RPC response(s), as JSON or as an SSE stream (`event: message`, `data:` one JSON-RPC message). */
-            200: {
-                headers: {
-                    /** @description The session id (set on the `initialize` response). */
-                    "mcp-session-id"?: string;
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpJsonRpcResponse"];
-                    "text/event-stream": string;
-                };
-            };
-            /** @description Notifications or responses accepted; no body. */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /**
-             * @description Malformed JSON or body, or a query parameter other than `toolsets` and `readOnly` or an invalid one (error
-             *     shape of the service), or an MCP protocol error answered as a JSON-RPC
-             *     error: an empty body, no `mcp-session-id` on a request other than
-             *     `initialize`, an unsupported `mcp-protocol-version`, an invalid
-             *     JSON-RPC message.
-             */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpBadRequestBody"];
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            404: components["responses"]["McpSessionNotFound"];
-            406: components["responses"]["McpNotAcceptable"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalServerError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpDeleteSession: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header: {
-                /** @description MCP protocol revision negotiated at `initialize` (for example `2025-06-18`). An unsupported value is a 400. */
-                "mcp-protocol-version"?: components["parameters"]["ProtocolVersion"];
-                /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
-                "mcp-session-id": components["parameters"]["SessionIdRequired"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The session is closed; no body. */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `mcp-session-id` header (JSON-RPC error); a query parameter other than `toolsets` and `readOnly`, or an invalid one (error shape of the service). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["McpBadRequestBody"];
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            404: components["responses"]["McpSessionNotFound"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpLegacyMessage: {
-        parameters: {
-            query: {
-                /** @description Session id announced by the `endpoint` event of `GET /sse`. */
-                sessionId: components["parameters"]["LegacySessionId"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["McpJsonRpcRequest"];
-            };
-        };
-        responses: {
-            /** @description Accepted; the response follows on the SSE stream. */
-            202: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": "Accepted";
-                };
-            };
-            /** @description No `sessionId`, a query parameter other than `sessionId`, malformed JSON or an empty body (error shape of the service, or a JSON-RPC parse error), or a message that is not JSON-RPC (plain text from the transport). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                    "text/plain": string;
-                };
-            };
-            401: components["responses"]["McpUnauthorized"];
-            /** @description No open session with this id for this API key (closed, expired, its key revoked, or another key's). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "error": {
-                     *         "code": 404,
-                     *         "message": "Not Found",
-                     *         "reason": "not_found",
-                     *         "details": [
-                     *           "no open MCP session 2f6c1a8e-4b7d-4e39-9a51-0c7d2b8e4f10"
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
     getReady: {
         parameters: {
             query?: never;
@@ -9491,49 +9629,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    mcpLegacySse: {
-        parameters: {
-            query?: {
-                /**
-                 * @description `true`: the session lists and may call only the tools that change nothing (the GET operations of its toolsets). Default `false`.
-                 * @example true
-                 */
-                readOnly?: components["parameters"]["ReadOnly"];
-                /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
-                 * @example tax,analytics
-                 */
-                toolsets?: components["parameters"]["Toolsets"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The event stream: `event: endpoint` then `event: message` events. */
-            200: {
-                headers: {
-                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
-                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
-                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example event: endpoint
-                     *     data: /messages?sessionId=2f6c1a8e-4b7d-4e39-9a51-0c7d2b8e4f10
-                     */
-                    "text/event-stream": string;
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["McpUnauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

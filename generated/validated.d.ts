@@ -25,9 +25,4 @@ export interface ValidatedQueries {
   listTaxPositionLines: Query<'listTaxPositionLines'> & Required<Pick<Query<'listTaxPositionLines'>, 'figure' | 'limit' | 'page'>>;
   listWebhookDeliveries: Query<'listWebhookDeliveries'> & Required<Pick<Query<'listWebhookDeliveries'>, 'limit' | 'page'>>;
   listWebhooks: Query<'listWebhooks'> & Required<Pick<Query<'listWebhooks'>, 'limit' | 'page'>>;
-  mcpDeleteSession: Query<'mcpDeleteSession'>;
-  mcpLegacyMessage: Query<'mcpLegacyMessage'>;
-  mcpLegacySse: Query<'mcpLegacySse'>;
-  mcpPost: Query<'mcpPost'>;
-  mcpStream: Query<'mcpStream'>;
 }

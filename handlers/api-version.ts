@@ -1,16 +1,26 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { badRequest } from '../lib/http/api-error.ts';
 import { v1DeprecationHeaders } from '../lib/http/deprecation.ts';
 
 /** Media type of the deprecated version 1 list shape (a bare array of stored documents). */
 export const V1_MEDIA_TYPE = 'application/vnd.freight.v1+json';
 
+/** The versions `x-api-version` may name: `2` (spec/openapi.yaml) and the deprecated `1` (spec/v1.yaml). */
+const VERSIONS = ['1', '2'];
+
 /**
- * Version 1 is asked for explicitly: `x-api-version: 1` (validated against the spec's enum),
- * or an Accept header naming the version 1 media type and not plain JSON. Version 1 answers
- * carry their own media type, so a client (and a contract test) can tell the shapes apart.
+ * Version 1 is asked for explicitly: `x-api-version: 1`, or an Accept header naming the version 1
+ * media type and not plain JSON. Version 1 answers carry their own media type, so a client (and a
+ * contract test) can tell the shapes apart. The header is checked here, not by the validators: each
+ * document names only its own version (the current one not at all), and any other value is a 400
+ * as it always was.
  */
 function wantsV1(request: FastifyRequest): boolean {
   const header = request.headers['x-api-version'];
+  if (header !== undefined && !VERSIONS.includes(header as string)) {
+    const detail = 'x-api-version must be one of: 1, 2';
+    throw badRequest('Invalid header', [detail], { reason: 'invalid_parameter', fields: [{ in: 'header', name: 'x-api-version', detail }] });
+  }
   if (header !== undefined) return header === '1';
   const accept = (request.headers.accept ?? '').toLowerCase();
   return accept.includes(V1_MEDIA_TYPE) && !/(^|,)\s*(application\/json|application\/\*|\*\/\*)\s*(;|,|$)/.test(accept);

@@ -11,14 +11,22 @@ import type { Json } from '../lib/spec/deref.ts';
 /**
  * The copy of the spec glue builds routes from. Glue warns about every media type of the
  * document that has no content-type parser, responses included, though only request bodies
- * are ever parsed; the responses' other media types (the version 1 lists'
- * `application/vnd.freight.v1+json`) are left out of its copy. Responses are shaped by the
+ * are ever parsed; the responses' other media types (the DIOT's `text/csv`) are left out of its copy. Responses are shaped by the
  * domain layer and serialised as JSON whatever their schema (lib/app/validation.ts).
  */
 function glueSpecification(spec: Json): object {
-  const copy = structuredClone(spec) as { paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>> };
+  type Operation = {
+    responses?: Record<string, { content?: Record<string, unknown> }>;
+    requestBody?: { content?: Record<string, unknown> };
+    'x-also-accepts'?: string[];
+  };
+  const copy = structuredClone(spec) as { paths?: Record<string, Record<string, Operation>> };
   for (const item of Object.values(copy.paths ?? {})) {
     for (const op of Object.values(item)) {
+      // The raw bodies earlier clients send to an operation now documented for JSON only (`x-also-accepts`;
+      // each has its own operation too): declared to glue, so the route parses them (lib/http/binary-bodies.ts).
+      for (const type of op?.['x-also-accepts'] ?? [])
+        if (op.requestBody?.content) op.requestBody.content[type] = { schema: { type: 'string', format: 'binary' } };
       for (const response of Object.values(op?.responses ?? {})) {
         if (!response?.content) continue;
         for (const type of Object.keys(response.content)) if (type !== 'application/json') delete response.content[type];

@@ -1,7 +1,10 @@
+import type { FastifyReply } from 'fastify';
 import type { HandlerDeps, HandlerMap } from './types.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { runUntilStopped } from './long-running.ts';
-import { ImportAborted, importDocuments } from '../lib/imports/import-documents.ts';
+import { ImportAborted, importDocuments, type ImportReport } from '../lib/imports/import-documents.ts';
+import { importDocumentsXml } from '../lib/imports/import-documents-xml.ts';
+import { importDocumentsZip } from '../lib/imports/import-documents-zip.ts';
 import type { ImportInput } from '../lib/imports/import-sources.ts';
 import type { components } from '../generated/api.d.ts';
 
@@ -19,8 +22,22 @@ function inputsOf(body: unknown, mediaType: string): ImportInput[] {
   });
 }
 
-export function importsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'importDocuments'> {
+/** The body of a raw-bytes operation (lib/http/binary-bodies.ts hands it over as a Buffer). */
+function bytesOf(body: unknown): Buffer {
+  if (!Buffer.isBuffer(body)) throw new Error('a raw body arrives as bytes');
+  return body;
+}
+
+export function importsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'importDocuments' | 'importDocumentsXml' | 'importDocumentsZip'> {
+  const stoppable = (reply: FastifyReply, run: (signal: AbortSignal) => Promise<ImportReport>) =>
+    runUntilStopped(reply, deps.shutdown, (err) => err instanceof ImportAborted, 'the same files', run);
   return {
+    async importDocumentsXml(request, reply) {
+      return stoppable(reply, (signal) => importDocumentsXml(deps, tenantOf(request), bytesOf(request.body), { signal }));
+    },
+    async importDocumentsZip(request, reply) {
+      return stoppable(reply, (signal) => importDocumentsZip(deps, tenantOf(request), bytesOf(request.body), { signal }));
+    },
     async importDocuments(request, reply) {
       const mediaType = String(request.headers['content-type'] ?? '')
         .split(';')[0]!

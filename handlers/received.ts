@@ -7,6 +7,7 @@ import { setReceivedCategoryRules } from '../lib/received/set-received-category-
 import { assignReceivedDoc } from '../lib/received/assign-received-doc.ts';
 import { unassignReceivedDoc } from '../lib/received/unassign-received-doc.ts';
 import { assignReceivedDocs } from '../lib/received/assign-received-docs.ts';
+import { assignReceivedDocsCsv } from '../lib/received/assign-received-docs-csv.ts';
 
 export function receivedHandlers(
   deps: HandlerDeps,
@@ -19,6 +20,7 @@ export function receivedHandlers(
   | 'assignReceivedDoc'
   | 'unassignReceivedDoc'
   | 'assignReceivedDocs'
+  | 'assignReceivedDocsCsv'
 > {
   return {
     async listReceivedDocs(request) {
@@ -43,6 +45,12 @@ export function receivedHandlers(
       // text/csv arrives as bytes (lib/http/binary-bodies.ts), JSON as its validated rows.
       const body: unknown = request.body;
       return assignReceivedDocs(deps, tenantOf(request), Buffer.isBuffer(body) ? { csv: body } : { rows: request.body.rows });
+    },
+    async assignReceivedDocsCsv(request) {
+      // text/csv arrives as bytes (lib/http/binary-bodies.ts).
+      const body: unknown = request.body;
+      if (!Buffer.isBuffer(body)) throw new Error('a CSV body arrives as bytes');
+      return assignReceivedDocsCsv(deps, tenantOf(request), body);
     },
   };
 }

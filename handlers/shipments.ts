@@ -6,9 +6,12 @@ import { listShipments } from '../lib/trips/list-shipments.ts';
 import { getShipment } from '../lib/trips/get-shipment.ts';
 import { recordLegDelivery } from '../lib/trips/record-leg-delivery.ts';
 import { importDeliveries } from '../lib/trips/import-deliveries.ts';
+import { importDeliveriesCsv } from '../lib/trips/import-deliveries-csv.ts';
 import { DeliveriesAborted } from '../lib/trips/record-deliveries.ts';
 
-export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShipments' | 'getShipment' | 'recordLegDelivery' | 'importDeliveries'> {
+export function shipmentsHandlers(
+  deps: HandlerDeps,
+): Pick<HandlerMap, 'listShipments' | 'getShipment' | 'recordLegDelivery' | 'importDeliveries' | 'importDeliveriesCsv'> {
   return {
     async listShipments(request, reply) {
       // Version 1 is the earlier bare array of stored records; version 2 states the detail level at the top too.
@@ -31,6 +34,18 @@ export function shipmentsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'listShip
         (err) => err instanceof DeliveriesAborted,
         'the same tickets',
         (signal) => importDeliveries(deps, tenantOf(request), input, signal),
+      );
+    },
+    async importDeliveriesCsv(request, reply) {
+      // text/csv arrives as bytes (lib/http/binary-bodies.ts).
+      const body: unknown = request.body;
+      if (!Buffer.isBuffer(body)) throw new Error('a CSV body arrives as bytes');
+      return runUntilStopped(
+        reply,
+        deps.shutdown,
+        (err) => err instanceof DeliveriesAborted,
+        'the same tickets',
+        (signal) => importDeliveriesCsv(deps, tenantOf(request), body, signal),
       );
     },
   };

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { operations } from '../generated/api.d.ts';
+import type { operations as operationsV1 } from '../generated/api-v1.d.ts';
 import type { ValidatedQueries } from '../generated/validated.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
@@ -36,7 +37,14 @@ type JsonBodies<R> = R extends { content: infer C } ? { [M in keyof C]: M extend
  * them (as hey-api's Fastify route types do), so an answer that does not follow the spec fails
  * `npm run typecheck`. `FastifyReply` is the reply itself, returned once it has been sent.
  */
-export type OperationReply<K extends OperationId> = { [S in SuccessStatus<K>]: JsonBodies<Responses<K>[S]> }[SuccessStatus<K>];
+export type OperationReply<K extends OperationId> = { [S in SuccessStatus<K>]: JsonBodies<Responses<K>[S]> }[SuccessStatus<K>] | V1Reply<K>;
+
+/**
+ * The deprecated version 1 of a list (spec/v1.yaml, its own document so that the current one's
+ * lists answer one schema): the same route answers it when asked for, so its handler may too.
+ */
+type V1Operations = { listFinancialDocs: 'listFinancialDocsV1'; listShipments: 'listShipmentsV1' };
+type V1Reply<K extends OperationId> = K extends keyof V1Operations ? JsonBodies<operationsV1[V1Operations[K]]['responses'][200]> : never;
 
 export type OperationHandler<K extends OperationId> = (request: OperationRequest<K>, reply: FastifyReply) => Promise<OperationReply<K> | FastifyReply>;
 

@@ -347,7 +347,8 @@ export const CONFIG_SCHEMA = {
       minimum: 1024,
       maximum: 1_073_741_824,
       default: 67_108_864,
-      description: 'Largest `POST /api/imports` body (one XML or one zip; 64 MiB by default; 413 beyond)',
+      description:
+        'Largest body of `POST /api/imports`, `/api/imports/xml` and `/api/imports/zip` (JSON files, one XML or one zip; 64 MiB by default; 413 beyond)',
     },
     IMPORT_MAX_FILES: {
       type: 'integer',
@@ -383,7 +384,8 @@ export const CONFIG_SCHEMA = {
       minimum: 1024,
       maximum: 67_108_864,
       default: 4_194_304,
-      description: 'Largest `POST /api/deliveries` body (a CSV or JSON rows of reception tickets; 4 MiB by default; 413 beyond)',
+      description:
+        'Largest body of `POST /api/deliveries`, `/api/deliveries/csv` and the received assignments (JSON rows or a CSV; 4 MiB by default; 413 beyond)',
     },
   },
 } as const;

@@ -1,4 +1,4 @@
-/** Lints spec/ with Redocly's recommended rules (the same engine as `redocly lint`). */
+/** Lints spec/'s root documents with Redocly's recommended rules (the same engine as `redocly lint`): the current REST document, the deprecated version 1 lists, the MCP transports. */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConfig, lint } from '@redocly/openapi-core';
@@ -19,9 +19,10 @@ const config = await createConfig({
 const NO_4XX_BY_DESIGN = new Set(['spec/paths/health.yaml#/health/get/responses']);
 const where = (p: Awaited<ReturnType<typeof lint>>[number]) =>
   p.location.map((l) => `${path.relative(root, l.source.absoluteRef)}${l.pointer ?? ''}`).join(', ');
-const problems = (await lint({ ref: path.join(root, 'spec/openapi.yaml'), config })).filter(
-  (p) => !(p.ruleId === 'operation-4xx-response' && NO_4XX_BY_DESIGN.has(where(p))),
-);
+const ROOTS = ['spec/openapi.yaml', 'spec/v1.yaml', 'spec/mcp.yaml'];
+const problems = (await Promise.all(ROOTS.map((ref) => lint({ ref: path.join(root, ref), config }))))
+  .flat()
+  .filter((p) => !(p.ruleId === 'operation-4xx-response' && NO_4XX_BY_DESIGN.has(where(p))));
 const errors = problems.filter((p) => p.severity === 'error');
 for (const p of problems) console.log(`${p.severity}: ${p.message} [${p.ruleId}] ${where(p)}`);
 if (errors.length) {

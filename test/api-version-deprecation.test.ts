@@ -5,6 +5,7 @@
 import t from 'tap';
 import { startHarness, assertConforms, KEY_A } from './helpers/harness.ts';
 import { seedTwoTenants } from './helpers/mcp.ts';
+import { readFileSync } from 'node:fs';
 import { loadSpec } from '../handlers/app.ts';
 
 const h = await startHarness(t);
@@ -34,18 +35,29 @@ for (const route of ['/api/financial-docs', '/api/shipments']) {
   });
 }
 
-t.test('the spec marks the version header deprecated and documents the headers', async (t) => {
-  const spec = loadSpec() as unknown as {
-    paths: Record<
-      string,
-      { get: { parameters: { name?: string; deprecated?: boolean; $ref?: string }[]; responses: { '200': { headers: Record<string, unknown> } } } }
-    >;
-    components: { parameters?: Record<string, { deprecated?: boolean }> };
-  };
-  const text = JSON.stringify(spec);
-  for (const route of ['/api/financial-docs', '/api/shipments']) {
-    const headers = spec.paths[route]!.get.responses['200'].headers;
-    t.ok(headers.deprecation && headers.sunset && headers.link, `${route} documents deprecation, sunset, link`);
-  }
-  t.match(text, /"name":"x-api-version","in":"header","deprecated":true/, 'x-api-version is deprecated');
-});
+t.test(
+  'version 1 is a document of its own: the current lists answer one schema, version 1 marks its header deprecated and documents its headers',
+  async (t) => {
+    type Doc = {
+      paths: Record<
+        string,
+        { get: { deprecated?: boolean; parameters?: unknown[]; responses: { '200': { headers: Record<string, unknown>; content: Record<string, unknown> } } } }
+      >;
+    };
+    const current = loadSpec() as unknown as Doc;
+    const v1 = JSON.parse(readFileSync(new URL('../generated/openapi-v1.json', import.meta.url), 'utf8')) as Doc;
+    const served = await h.app.inject({ method: 'GET', url: '/docs/v1.json' });
+    t.equal(served.statusCode, 200);
+    t.same(Object.keys(served.json<Doc>().paths), ['/api/financial-docs', '/api/shipments'], 'served at /docs/v1.json');
+    for (const route of ['/api/financial-docs', '/api/shipments']) {
+      t.same(Object.keys(current.paths[route]!.get.responses['200'].content), ['application/json'], `${route}: one media type in the current document`);
+      t.notMatch(JSON.stringify(current.paths[route]!.get.parameters), /x-api-version/, `${route}: the current document does not name x-api-version`);
+      const old = v1.paths[route]!.get;
+      t.equal(old.deprecated, true, `${route}: version 1 deprecated`);
+      t.same(Object.keys(old.responses['200'].content), ['application/vnd.freight.v1+json']);
+      const headers = old.responses['200'].headers;
+      t.ok(headers.deprecation && headers.sunset && headers.link, `${route} version 1 documents deprecation, sunset, link`);
+    }
+    t.match(JSON.stringify(v1), /"name":"x-api-version","in":"header","required":true,"deprecated":true/, 'x-api-version is deprecated');
+  },
+);

@@ -20,6 +20,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { listen, openSseStream, seedTwoTenants } from './helpers/mcp.ts';
 import { buildApp, loadSpec } from '../handlers/app.ts';
+import { loadMcpSpec } from '../lib/app/spec.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { registeredRoutes } from '../lib/http/hardening.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
@@ -31,11 +32,13 @@ import { errorProblem } from './helpers/error-reason.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { CLIENT_COMPANY, freight, makeFinancialDoc } from './fixtures/documents.ts';
 import { invoiceXml } from './helpers/cfdi-builder.ts';
+import { zipOf } from './helpers/cfdi-fixtures.ts';
 
 t.setTimeout(180_000);
 
 const spec = loadSpec();
-const operations = listOperations(spec);
+// The REST document's operations and the MCP transports, described in a document of their own (/docs/mcp.json).
+const operations = [...listOperations(spec), ...listOperations(loadMcpSpec())];
 const h = await startHarness(t);
 await seedTwoTenants(h.db);
 
@@ -96,6 +99,8 @@ t.test('the registered routes are exactly the spec operations plus /docs and /me
     Object.keys((spec as unknown as { paths: object }).paths).sort(),
     '/docs/json serves the spec',
   );
+  const transports = (await (await fetch(`${base}/docs/mcp.json`)).json()) as { paths: object };
+  t.same(Object.keys(transports.paths).sort(), ['/mcp', '/messages', '/sse'], '/docs/mcp.json serves the MCP transports, /docs/json none of them');
 });
 
 // --------------------------------------------------------------------------- statuses
@@ -196,9 +201,20 @@ function exampleBody(op: OperationSchemas): unknown {
   return {};
 }
 
+/** The bodies of the operations that take raw bytes, one media type each (XML, zip, CSV): a 200 with a report. */
+const ACUSE_XML = `<Acuse xmlns="http://cancelacfd.sat.gob.mx" Fecha="2026-10-09T18:00:00" RfcEmisor="${TENANT_A}"><Folios><Folio UUID="1A2B3C4D-0008-4000-8000-000000000008" Motivo="02"/></Folios></Acuse>`;
+const RAW_BODIES: Record<string, { type: string; data: string | Buffer }> = {
+  importDocumentsXml: { type: 'application/xml', data: ACUSE_XML },
+  importDocumentsZip: { type: 'application/zip', data: await zipOf([{ name: 'acuse.xml', data: Buffer.from(ACUSE_XML) }]) },
+  importDeliveriesCsv: { type: 'text/csv', data: 'tripId,shipmentId,productCode,offloaded,offloadDate\nNO-SUCH-TRIP,S-1,15101505,100,2026-03-06 10:00\n' },
+  assignReceivedDocsCsv: { type: 'text/csv', data: 'uuid,vehicle,tripId\n9D1C0E55-0F0F-4000-8000-000000000F0F,ECO-101,\n' },
+};
+
 /** A plain valid request with `key`, to `root`. */
 function validRequest(op: OperationSchemas, key: string, root = base): Promise<Answer> {
   const headers: Record<string, string> = { 'x-api-key': key };
+  const raw = RAW_BODIES[op.operationId];
+  if (raw) return call(urlOf(op, root), { method: op.method, headers: { ...headers, 'content-type': raw.type }, body: raw.data });
   if (op.route === '/mcp' || op.route === '/sse') headers.accept = op.method === 'GET' ? 'text/event-stream' : MCP_ACCEPT;
   if (op.body) return call(urlOf(op, root, op.route === '/messages' ? '?sessionId=none' : ''), { method: op.method, ...json(exampleBody(op), headers) });
   return call(urlOf(op, root), { method: op.method, headers });
@@ -250,10 +266,11 @@ const generic: Record<string, Producer> = {
   },
   async '413'(op) {
     const big = 'x'.repeat(70_000); // over BODY_LIMIT_BYTES=65536 of `main`
+    const type = RAW_BODIES[op.operationId]?.type;
     return call(urlOf(op), {
       method: op.method,
-      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', accept: MCP_ACCEPT },
-      body: JSON.stringify({ big }),
+      headers: { 'x-api-key': KEY_A, 'content-type': type ?? 'application/json', accept: MCP_ACCEPT },
+      body: type ? big : JSON.stringify({ big }),
     });
   },
   async '415'(op) {
@@ -607,7 +624,7 @@ const specific: Record<string, Record<string, Producer>> = {
 function producerFor(op: OperationSchemas, status: string): Producer | undefined {
   const own = specific[op.operationId]?.[status];
   if (own) return own;
-  if ((status === '413' || status === '415') && !op.body) return undefined;
+  if ((status === '413' || status === '415') && !op.body && !RAW_BODIES[op.operationId]) return undefined;
   if (status === '401' && !op.secured) return undefined;
   return generic[status];
 }

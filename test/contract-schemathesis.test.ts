@@ -11,8 +11,9 @@
  * status codes, content types, response schemas and headers, negative data
  * rejected, positive data accepted, missing auth, unsupported methods, …
  *
- * Every operation is tested except the MCP transport (tag `mcp`: /mcp, /sse,
- * /messages stream JSON-RPC over SSE; test/mcp-*.test.ts cover them).
+ * Every operation of the document is tested but the zip upload (Schemathesis cannot serialize
+ * application/zip without a custom serializer): the MCP transports (/mcp, /sse, /messages stream
+ * JSON-RPC over SSE) are not in it but in /docs/mcp.json (test/mcp-*.test.ts cover them).
  * No hooks: this is the run a consumer makes with the published document as it
  * is. Rules a JSON Schema cannot relate (date ranges, targetMonth with dates)
  * have semantics that accept every schema-valid request (see the spec); the one
@@ -94,8 +95,10 @@ t.test(`schemathesis: every operation, all checks, ${MAX_EXAMPLES} examples each
     service.base,
     '--header',
     `x-api-key: ${DEMO_TENANTS[0]!.apiKey}`,
-    '--exclude-tag',
-    'mcp',
+    // Schemathesis has no serializer for application/zip (its documentation asks for a custom one, a hook): the
+    // zip operation, whose one media type it is, is left out; test/sdk, contract-coverage and index-coverage call it.
+    '--exclude-operation-id',
+    'importDocumentsZip',
     '--max-examples',
     MAX_EXAMPLES,
     '--seed',

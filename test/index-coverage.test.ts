@@ -26,7 +26,7 @@ import { alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import spec from '../generated/openapi.json' with { type: 'json' };
 import { testConfig } from './helpers/harness.ts';
 import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';
-import { fixture } from './helpers/cfdi-fixtures.ts';
+import { fixture, zipOf } from './helpers/cfdi-fixtures.ts';
 import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 
 // Several engine starts and loads: allow for a loaded CI machine.
@@ -152,6 +152,13 @@ const RECEIVED_FILES = [
 ];
 
 /** Each operation with the parameter combinations that change the query. */
+/** A body that is not JSON: the raw bytes of the operations that take XML, zip or CSV. */
+class Raw {
+  constructor(
+    readonly contentType: string,
+    readonly data: string | Buffer,
+  ) {}
+}
 const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, body?: unknown]> = [
   ['getHealth', 'GET', '/health'],
   ['getReady', 'GET', '/ready'],
@@ -198,6 +205,17 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
     },
   ],
   [
+    'importDeliveriesCsv',
+    'POST',
+    '/api/deliveries/csv',
+    new Raw(
+      'text/csv',
+      `tripId,shipmentId,productCode,offloaded,offloadDate\n${delivery.products
+        .map((p) => [String(anyTrip._id), String(roadLeg.shipment), p.code, p.offloaded, delivery.offloadDate].join(','))
+        .join('\n')}\n`,
+    ),
+  ],
+  [
     'recordLegDelivery',
     'PUT',
     `/api/shipments/${encodeURIComponent(String(anyTrip._id))}/legs/${encodeURIComponent(String(roadLeg.shipment))}/delivery`,
@@ -235,6 +253,14 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
         '11-carta-porte-two-products.xml',
       ].map((name) => ({ name, content: fixture(name).toString('utf8') })),
     },
+  ],
+  // The same files again, as the body of the XML and zip operations.
+  ['importDocumentsXml', 'POST', '/api/imports/xml', new Raw('application/xml', fixture('04-ppd-invoice.xml'))],
+  [
+    'importDocumentsZip',
+    'POST',
+    '/api/imports/zip',
+    new Raw('application/zip', await zipOf([{ name: 'f/05.xml', data: fixture('05-payment-complement-1.xml') }])),
   ],
   // The SAT's answer on the imported cancellation (fact path), then on a demo document's (in place).
   [
@@ -282,6 +308,12 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
       ],
     },
   ],
+  [
+    'assignReceivedDocsCsv',
+    'POST',
+    '/api/received-assignments/csv',
+    new Raw('text/csv', `uuid,vehicle,tripId\n9D1C0E55-0001-4000-8000-000000000101,${vehicle},\n`),
+  ],
   ['getFreightUnitEconomics', 'GET', '/api/analytics/unit-economics?startDate=2026-09-01&endDate=2026-11-15'],
   ['unassignReceivedDoc', 'DELETE', `/api/received-docs/${tenant!.rfc}-RCFDI-9D1C0E55-0001-4000-8000-000000000101/assignment`],
   ['scheduleAlerts', 'POST', '/api/alerts/schedule', { userIds: ['u-1', 'u-2'], ruleId: 'overdue-invoices', cycleKey: '2026-10', nameAlert: 'Vencidas' }],
@@ -327,8 +359,8 @@ t.test('run the operations', async (t) => {
     const res = await app.inject({
       method,
       url,
-      headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { payload: JSON.stringify(body) } : {}),
+      headers: { 'x-api-key': key, ...(body ? { 'content-type': body instanceof Raw ? body.contentType : 'application/json' } : {}) },
+      ...(body ? { payload: body instanceof Raw ? body.data : JSON.stringify(body) } : {}),
     });
     t.ok(res.statusCode < 300, `${during} → ${res.statusCode}`, { body: res.body.slice(0, 300) });
   }

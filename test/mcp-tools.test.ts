@@ -7,6 +7,7 @@ import t, { type Test } from 'tap';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { connect, exampleArguments, listen, restCall, seedTwoTenants, type Transport } from './helpers/mcp.ts';
 import { loadSpec } from '../handlers/app.ts';
+import { loadMcpSpec } from '../lib/app/spec.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { MCP_OPERATION_IDS } from '../lib/mcp/operation-ids.ts';
 import { buildToolTable } from '../lib/mcp/tools-from-spec.ts';
@@ -14,8 +15,11 @@ import { deref } from '../lib/spec/deref.ts';
 
 const spec = loadSpec();
 const operations = listOperations(spec);
-// `x-mcp-tool: false`: an operation answering a file, not JSON (the original XML), has no tool.
-const dataOperations = operations.filter((op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never) && op.extensions['x-mcp-tool'] !== false);
+// Every secured operation but MCP's transports, those whose body is raw bytes (their JSON siblings are the tools)
+// and `x-mcp-tool: false` ones (an operation answering a file, not JSON: the original XML).
+const dataOperations = operations.filter(
+  (op) => op.secured && !MCP_OPERATION_IDS.includes(op.operationId as never) && !(op.bodyRequired && !op.body) && op.extensions['x-mcp-tool'] !== false,
+);
 
 /** Header parameter names as the spec document spells them (read from the document itself, not from lib/spec). */
 function spelledHeaderNames(op: OperationSchemas): Map<string, string> {
@@ -69,10 +73,16 @@ function checkInputSchema(
   for (const [arg, type] of Object.entries(types)) t.same(properties[arg]?.type, type, `${name}.${arg}: the spec's type`);
 }
 
-t.test('spec: the MCP transport operations are self-routed and never tools', async (t) => {
-  const selfRouted = operations.filter((op) => op.extensions['x-no-fastify-config'] === true).map((op) => op.operationId);
+t.test('spec: the MCP transport operations are self-routed, in their own document, and never tools', async (t) => {
+  const transports = listOperations(loadMcpSpec());
+  const selfRouted = transports.filter((op) => op.extensions['x-no-fastify-config'] === true).map((op) => op.operationId);
   t.same(selfRouted.sort(), [...MCP_OPERATION_IDS].sort(), 'x-no-fastify-config operations are exactly the MCP ones');
-  for (const op of operations.filter((o) => MCP_OPERATION_IDS.includes(o.operationId as never))) {
+  t.same(
+    operations.filter((op) => op.extensions['x-no-fastify-config'] === true || op.tags.includes('mcp')).map((op) => op.operationId),
+    [],
+    'the REST document has none',
+  );
+  for (const op of transports) {
     t.same(op.tags, ['mcp'], `${op.operationId} is tagged mcp`);
     t.ok(op.secured, `${op.operationId} needs the API key`);
   }

@@ -20,8 +20,12 @@ t.test('the spec states the exceptions, every other operation has the defaults',
   );
   t.same(exceptions, {
     importDocuments: { ...DEFAULT, deadline: 'imports', bodyLimit: 'imports' },
+    importDocumentsXml: { ...DEFAULT, deadline: 'imports', bodyLimit: 'imports' },
+    importDocumentsZip: { ...DEFAULT, deadline: 'imports', bodyLimit: 'imports' },
     importDeliveries: { ...DEFAULT, deadline: 'imports', bodyLimit: 'deliveries' },
+    importDeliveriesCsv: { ...DEFAULT, deadline: 'imports', bodyLimit: 'deliveries' },
     assignReceivedDocs: { ...DEFAULT, bodyLimit: 'deliveries' },
+    assignReceivedDocsCsv: { ...DEFAULT, bodyLimit: 'deliveries' },
     getHealth: { ...DEFAULT, deadline: 'none', rateLimited: false, compressed: false },
     getSharedCfdiOriginal: { ...DEFAULT, tenantData: true },
   });

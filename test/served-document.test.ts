@@ -41,6 +41,8 @@ t.test('any other Host is never echoed: the first server is relative', async (t)
     t.equal(first, '/', `Host: ${host} → /`);
   }
   t.equal((await servers(h.app, { host: 'evil.example.com' }, '/docs/yaml'))[0], '/', '/docs/yaml too');
+  t.equal((await servers(h.app, { host: 'evil.example.com' }, '/docs/v1.json'))[0], '/', 'the version 1 document too');
+  t.equal((await servers(h.app, { host: 'localhost:3000' }, '/docs/v1.json'))[0], 'http://localhost:3000', 'and on loopback, as fetched');
   const proxied = await buildApp({ config: testConfig({ TRUST_PROXY: 'true' }), db: h.db, logger: false });
   t.teardown(() => proxied.close());
   t.equal(

@@ -5,11 +5,23 @@ import type { Json } from '../spec/deref.ts';
 /** The bundled OpenAPI document the service runs on (`npm run generate` writes it). */
 export const SPEC_PATH = new URL('../../generated/openapi.json', import.meta.url);
 
+/** The deprecated version 1 of the lists (spec/v1.yaml), a document of its own served at /docs/v1.json. */
+export const V1_SPEC_PATH = new URL('../../generated/openapi-v1.json', import.meta.url);
+
+/** The MCP transports (spec/mcp.yaml), a document of its own served at /docs/mcp.json: not REST operations. */
+export const MCP_SPEC_PATH = new URL('../../generated/openapi-mcp.json', import.meta.url);
+
 /** A JSON object with the document's version. */
 export type BundledSpec = { [key: string]: Json } & { info: { version: string } };
 
 /** The bundled OpenAPI document, read once at start-up. */
 export const loadSpec = (): BundledSpec => JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as BundledSpec;
+
+/** The bundled version 1 document (the routes it names are the current document's: it adds their version 1 answers). */
+export const loadV1Spec = (): BundledSpec => JSON.parse(readFileSync(V1_SPEC_PATH, 'utf8')) as BundledSpec;
+
+/** The bundled MCP transports document. */
+export const loadMcpSpec = (): BundledSpec => JSON.parse(readFileSync(MCP_SPEC_PATH, 'utf8')) as BundledSpec;
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -5,13 +5,26 @@
  * with `DELETE /mcp`, `content-type: application/json` and nothing after the headers), where
  * Fastify's parser answered 400 "Body cannot be empty". Operations that require a body still
  * answer 400 for it (`requireBody`, lib/http/hardening.ts), and so do the MCP message routes.
+ * An operation whose body is XML, zip or CSV only (`POST /api/imports/xml`, …) answers 415 to JSON.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from './api-error.ts';
+
+/** An operation whose body the spec declares in other media types only (XML, zip, CSV) takes no JSON. */
+function refusesJson(request: FastifyRequest): boolean {
+  if (request.is404) return false;
+  const body = (request.routeOptions.schema as { body?: { content?: Record<string, unknown> } } | undefined)?.body;
+  return Boolean(body?.content && !('application/json' in body.content));
+}
 
 export function registerJsonBody(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (refusesJson(request)) {
+      done(new ApiError(415, 'Unsupported Media Type', ['Unsupported Media Type: application/json']), undefined);
+      return;
+    }
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text === '') {
       done(null, undefined);

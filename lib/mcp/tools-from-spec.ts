@@ -53,11 +53,12 @@ const RESERVED_HEADERS = new Set(['x-api-key', 'authorization', 'content-type', 
 /**
  * The REST data operations that become tools: every secured operation whose
  * route glue registers (MCP's own transport operations are
- * `x-no-fastify-config` and excluded), unless marked `x-mcp-tool: false` (an
- * answer that is a file, not JSON: its tool would hand an agent raw bytes).
+ * `x-no-fastify-config` and excluded), except those whose body is raw bytes (XML, zip, CSV):
+ * arguments are JSON, so their JSON sibling is the tool; and those marked `x-mcp-tool: false`
+ * (an answer that is a file, not JSON: its tool would hand an agent raw bytes).
  */
 export const isToolOperation = (op: OperationSchemas): boolean =>
-  op.secured && op.extensions['x-no-fastify-config'] !== true && op.extensions['x-mcp-tool'] !== false;
+  op.secured && op.extensions['x-no-fastify-config'] !== true && !(op.bodyRequired && !op.body) && op.extensions['x-mcp-tool'] !== false;
 
 /** Tool input schema of an operation (see the module comment). */
 export function toolInputSchema(op: OperationSchemas): { schema: ToolDefinition['inputSchema']; locations: Map<string, ArgumentLocation> } {

@@ -8,10 +8,11 @@ const standaloneCode = standaloneCodeModule.default;
 /**
  * Compiles every operation's request and response schemas into one ESM module
  * of standalone Ajv validators, keyed `"<METHOD> <route> <part>"` (part =
- * params | querystring | headers | body | response:<status>), the key Fastify's
- * validator compiler is asked for.
+ * params | querystring | headers | body | response:<status>[ <media type>]), the key Fastify's
+ * validator compiler is asked for. Several documents may describe one route (the deprecated
+ * version 1 of the lists): the first document that names a key gives its validator.
  */
-export function buildValidatorModule(spec: Json): { js: string; dts: string } {
+export function buildValidatorModule(specs: Json[]): { js: string; dts: string } {
   const coerce = createAjv('coerce', { code: { source: true, esm: true } });
   const strict = createAjv('strict', { code: { source: true, esm: true } });
   const coerceMap: Record<string, string> = {};
@@ -19,7 +20,10 @@ export function buildValidatorModule(spec: Json): { js: string; dts: string } {
   const keys: string[] = [];
   // Identical schemas (the shared error responses above all) compile once.
   const compiled = new Map<string, string>();
+  const named = new Set<string>();
   const add = (key: string, schema: Json, kind: 'coerce' | 'strict') => {
+    if (named.has(key)) return;
+    named.add(key);
     const fingerprint = `${kind}:${JSON.stringify(schema)}`;
     let id = compiled.get(fingerprint);
     if (!id) {
@@ -30,7 +34,7 @@ export function buildValidatorModule(spec: Json): { js: string; dts: string } {
     }
     keys.push(`  ${JSON.stringify(key)}: ${id},`);
   };
-  for (const op of listOperations(spec)) {
+  for (const op of specs.flatMap((spec) => listOperations(spec))) {
     const base = `${op.method} ${op.route}`;
     if (op.params) add(`${base} params`, op.params, 'coerce');
     if (op.querystring) add(`${base} querystring`, op.querystring, 'coerce');

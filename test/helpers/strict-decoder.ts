@@ -6,6 +6,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { loadSpec } from '../../handlers/app.ts';
+import { loadMcpSpec, loadV1Spec } from '../../lib/app/spec.ts';
 import { createAjv } from '../../lib/spec/ajv.ts';
 import { listOperations } from '../../lib/spec/operations.ts';
 import type { Json } from '../../lib/spec/deref.ts';
@@ -35,9 +36,11 @@ const ajv = createAjv('strict');
 export function strictValidator(key: string): ValidateFunction | undefined {
   if (!table) {
     table = new Map();
-    for (const op of listOperations(loadSpec())) {
-      for (const [status, schema] of Object.entries(op.responses)) if (schema) table.set(`${op.method} ${op.route} response:${status}`, schema);
-      for (const [k, schema] of Object.entries(op.mediaResponses)) table.set(`${op.method} ${op.route} response:${k}`, schema);
+    // The current document first, then the version 1 lists' answers it adds, then the MCP transports (as generated/validators.js keys them).
+    const set = (key: string, schema: Json) => table!.has(key) || table!.set(key, schema);
+    for (const op of [...listOperations(loadSpec()), ...listOperations(loadV1Spec()), ...listOperations(loadMcpSpec())]) {
+      for (const [status, schema] of Object.entries(op.responses)) if (schema) set(`${op.method} ${op.route} response:${status}`, schema);
+      for (const [k, schema] of Object.entries(op.mediaResponses)) set(`${op.method} ${op.route} response:${k}`, schema);
     }
   }
   const schema = table.get(key);
