@@ -6980,7 +6980,10 @@ export interface operations {
     createCfdiOriginalLink: {
         parameters: {
             query?: {
-                /** @description Seconds the link works, 60 to 604800 (7 days); 86400 (1 day) by default. */
+                /**
+                 * @description Seconds the link works, 60 to 604800 (7 days); 86400 (1 day) by default.
+                 * @example 3600
+                 */
                 expiresIn?: number;
             };
             header?: never;
@@ -8256,7 +8259,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The token of the link, as `POST /api/cfdi-originals/{uuid}/links` returned it. */
+                /**
+                 * @description The token of the link, as `POST /api/cfdi-originals/{uuid}/links` returned it.
+                 * @example AAAAAAFkFBFeb3EmW2OMHNI2gHJ5eNRgpGUcAVqxxP3n.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
+                 */
                 token: string;
             };
             cookie?: never;

@@ -127,7 +127,7 @@ t.test('requests, imports, MCP tool calls and webhook attempts move their counte
   t.equal(moved(H, http('GET', 'listFinancialDocs', 200, 'mcp')), 1, "the tool call's REST operation, via MCP");
   t.equal(moved(H, http('GET', 'getFinancialDoc', 404, 'mcp')), 1, "the failed tool call's operation, via MCP");
   t.equal(moved(H, http('POST', 'sendWebhookTest', 202)), 1);
-  t.ok(moved(H, http('POST', 'mcpPost', 200)) >= 3, 'the MCP requests themselves (initialize, two calls…)');
+  t.ok(moved(H, http('POST', '/mcp', 200)) >= 3, 'the MCP requests themselves (initialize, two calls…), by route: not a REST operation');
   const raw = after[H]!.data.map((m) => m.labels.operation ?? '');
   t.notOk(
     raw.some((o) => o.includes('?') || o.includes('no-such-document') || o.includes(hook.id)),
