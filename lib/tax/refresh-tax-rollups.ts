@@ -234,15 +234,24 @@ export async function drainTaxMarks(db: Db, limit: number, maxTimeMS: number): P
 }
 
 /** Settles every marked day of a tenant, then every marked month (the days mark them). */
-async function settleAll(db: Db, tenant: string, settings: ReconcileSettings, maxTimeMS: number, onDays?: (n: number) => void): Promise<void> {
+async function settleAll(
+  db: Db,
+  tenant: string,
+  settings: ReconcileSettings,
+  maxTimeMS: number,
+  opts: { onDays?: (n: number) => void; stopped?: () => boolean; perPass?: number } = {},
+): Promise<void> {
+  const perPass = opts.perPass ?? MARKS_PER_PASS;
   for (;;) {
-    const marks = await markedDays(db, tenant, FINANCIAL_DOCS_SOURCE, '0000-00-00', '9999-99-99', MARKS_PER_PASS);
+    if (opts.stopped?.()) return;
+    const marks = await markedDays(db, tenant, FINANCIAL_DOCS_SOURCE, '0000-00-00', '9999-99-99', perPass);
     if (!marks.length) break;
     await settleDayMarks(db, tenant, marks, settings, maxTimeMS);
-    onDays?.(marks.length);
+    opts.onDays?.(marks.length);
   }
   for (;;) {
-    const marks = await markedDays(db, tenant, TAX_MONTHS_SOURCE, '0000-00', '9999-99', MARKS_PER_PASS);
+    if (opts.stopped?.()) return;
+    const marks = await markedDays(db, tenant, TAX_MONTHS_SOURCE, '0000-00', '9999-99', perPass);
     if (!marks.length) break;
     await settleMonthMarks(db, tenant, marks, settings, maxTimeMS);
   }
@@ -272,8 +281,8 @@ export async function markAllTaxDays(db: Db, tenant: string): Promise<number> {
  */
 export async function rebuildTaxRollups(
   db: Db,
-  opts: { tenants?: readonly string[]; maxTimeMS?: number; onProgress?: (p: RebuildProgress) => void } = {},
-): Promise<{ tenants: number; days: number }> {
+  opts: { tenants?: readonly string[]; maxTimeMS?: number; onProgress?: (p: RebuildProgress) => void; stopped?: () => boolean } = {},
+): Promise<{ tenants: number; days: number; stopped: boolean }> {
   const maxTimeMS = opts.maxTimeMS ?? 600_000;
   const all = await tenantsWithDocuments(db);
   const tenants = opts.tenants ?? all;
@@ -285,15 +294,21 @@ export async function rebuildTaxRollups(
     opts.onProgress?.({ tenant, phase: 'marking', done: total, total });
     const { settings } = await getTracedSettings(db, tenant);
     let done = 0;
-    await settleAll(db, tenant, settings, maxTimeMS, (n) => {
-      done += n;
-      opts.onProgress?.({ tenant, phase: 'computing', done: Math.min(done, total), total });
+    // A month of days per pass: a worker asked to stop (the service shutting down) stops within one; the marks stay for the next start.
+    await settleAll(db, tenant, settings, maxTimeMS, {
+      perPass: opts.stopped ? 31 : MARKS_PER_PASS,
+      ...(opts.stopped ? { stopped: opts.stopped } : {}),
+      onDays: (n) => {
+        done += n;
+        opts.onProgress?.({ tenant, phase: 'computing', done: Math.min(done, total), total });
+      },
     });
+    if (opts.stopped?.()) return { tenants: tenants.length, days, stopped: true };
     days += total;
   }
   // Every tenant with documents rebuilt: the store holds this version.
   if (all.every((t) => tenants.includes(t))) await writeRollupState(db, TAX_ROLLUP_STATE, TAX_ROLLUP_VERSION);
-  return { tenants: tenants.length, days };
+  return { tenants: tenants.length, days, stopped: false };
 }
 
 /** Records the store as not built: summaries reconcile the documents until the rollup worker has rebuilt it. */

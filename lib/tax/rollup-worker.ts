@@ -32,8 +32,8 @@ export function createRollupWorker(opts: { db: Db; logger: RollupWorkerLogger; e
   async function pass(): Promise<void> {
     if (!(await taxRollupsReady(opts.db))) {
       opts.logger.info({}, 'tax rollups: rebuilding the kept days of a store written before them (summaries read the documents meanwhile)');
-      const r = await rebuildTaxRollups(opts.db, { onProgress: progress, maxTimeMS });
-      opts.logger.info(r, 'tax rollups: rebuilt');
+      const r = await rebuildTaxRollups(opts.db, { onProgress: progress, maxTimeMS, stopped: () => stopped });
+      opts.logger.info(r, r.stopped ? 'tax rollups: rebuild stopped; the next start goes on' : 'tax rollups: rebuilt');
     }
     while (!stopped && (await drainTaxMarks(opts.db, MARKS_PER_PASS, maxTimeMS)) === MARKS_PER_PASS);
   }
