@@ -399,106 +399,60 @@ export interface components {
          * @example 1
          */
         ApiVersion: "1";
-        /**
-         * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
-         * @example accepted
-         */
+        /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
         CancellationStatusFilter: components["schemas"]["CancellationStatus"];
-        /**
-         * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
-         * @example false
-         */
+        /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
         Cancelled: boolean;
-        /**
-         * @description Client RFC.
-         * @example CAC930412FM3
-         */
+        /** @description Client RFC. */
         ClientRfc: string;
-        /**
-         * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
-         * @example offload
-         */
+        /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
         DateFilterBy: "date" | "load" | "offload";
         /**
          * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
          * @example 2026-10-31
          */
         EndDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Invoice folio, exact.
-         * @example A-18123
-         */
+        /** @description Invoice folio, exact. */
         Folio: string;
-        /**
-         * @description Leg status code; a trip matches when one of its legs has it.
-         * @example 4
-         */
+        /** @description Leg status code; a trip matches when one of its legs has it. */
         LegStatus: number;
         /**
          * @description Page size, 1 to 100.
          * @example 20
          */
         Limit: number;
-        /**
-         * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
-         * @example 2026-10-31
-         */
+        /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
         LoadEndDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description First loading day included (YYYY-MM-DD, Mexico City).
-         * @example 2026-09-01
-         */
+        /** @description First loading day included (YYYY-MM-DD, Mexico City). */
         LoadStartDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
-         * @example 2026-10-31
-         */
+        /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
         OffloadEndDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description First offloading day included.
-         * @example 2026-09-01
-         */
+        /** @description First offloading day included. */
         OffloadStartDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
-         * @example 2026-10-31
-         */
+        /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
         OpenAsOf: components["schemas"]["CalendarDate"];
         /**
          * @description Page number, 1 to 500 (to go deeper, narrow the filters).
          * @example 1
          */
         Page: number;
-        /**
-         * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
-         * @example paid
-         */
+        /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
         PaymentStatus: "paid" | "partial" | "unpaid";
-        /**
-         * @description Shipment (leg) id, exact.
-         * @example EM-000010-1
-         */
+        /** @description Shipment (leg) id, exact. */
         ShipmentId: string;
         /**
          * @description First day included (YYYY-MM-DD, Mexico City).
          * @example 2026-09-01
          */
         StartDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Internal status code (4 Facturado, 6 Pagado, ...).
-         * @example 6
-         */
+        /** @description Internal status code (4 Facturado, 6 Pagado, ...). */
         StatusCodeFilter: number;
         /**
          * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
          *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
-         * @example 2026-03-01T00:00:00.000Z
          */
         UpdatedSince: string;
-        /**
-         * @description Fiscal UUID of the invoice (case-insensitive).
-         * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
-         */
+        /** @description Fiscal UUID of the invoice (case-insensitive). */
         Uuid: string;
     };
     requestBodies: never;
@@ -529,71 +483,46 @@ export interface operations {
     listFinancialDocsV1: {
         parameters: {
             query?: {
-                /**
-                 * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
-                 * @example accepted
-                 */
+                /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
                 cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
-                /**
-                 * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
-                 * @example false
-                 */
+                /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: components["parameters"]["Cancelled"];
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
                  * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
-                /**
-                 * @description Invoice folio, exact.
-                 * @example A-18123
-                 */
+                /** @description Invoice folio, exact. */
                 folio?: components["parameters"]["Folio"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
-                 * @example 2026-10-31
-                 */
+                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
                 openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /**
-                 * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
-                 * @example paid
-                 */
+                /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
                 paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /**
-                 * @description Internal status code (4 Facturado, 6 Pagado, ...).
-                 * @example 6
-                 */
+                /** @description Internal status code (4 Facturado, 6 Pagado, ...). */
                 status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
-                 * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
-                /**
-                 * @description Fiscal UUID of the invoice (case-insensitive).
-                 * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
-                 */
+                /** @description Fiscal UUID of the invoice (case-insensitive). */
                 uuid?: components["parameters"]["Uuid"];
             };
             header: {
@@ -637,15 +566,9 @@ export interface operations {
     listShipmentsV1: {
         parameters: {
             query?: {
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
-                /**
-                 * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
-                 * @example offload
-                 */
+                /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
                 dateFilterBy?: components["parameters"]["DateFilterBy"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -657,50 +580,31 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
-                 * @example 2026-10-31
-                 */
+                /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
                 loadEndDate?: components["parameters"]["LoadEndDate"];
-                /**
-                 * @description First loading day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-09-01
-                 */
+                /** @description First loading day included (YYYY-MM-DD, Mexico City). */
                 loadStartDate?: components["parameters"]["LoadStartDate"];
-                /**
-                 * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
-                 * @example 2026-10-31
-                 */
+                /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
                 offloadEndDate?: components["parameters"]["OffloadEndDate"];
-                /**
-                 * @description First offloading day included.
-                 * @example 2026-09-01
-                 */
+                /** @description First offloading day included. */
                 offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /**
-                 * @description Shipment (leg) id, exact.
-                 * @example EM-000010-1
-                 */
+                /** @description Shipment (leg) id, exact. */
                 shipmentId?: components["parameters"]["ShipmentId"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /**
-                 * @description Leg status code; a trip matches when one of its legs has it.
-                 * @example 4
-                 */
+                /** @description Leg status code; a trip matches when one of its legs has it. */
                 status?: components["parameters"]["LegStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
-                 * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };

@@ -5153,36 +5153,23 @@ export interface components {
          * @example 2026-10-31
          */
         AsOfDay: components["schemas"]["CalendarDate"];
-        /**
-         * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
-         * @example accepted
-         */
+        /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
         CancellationStatusFilter: components["schemas"]["CancellationStatus"];
-        /**
-         * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
-         * @example false
-         */
+        /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
         Cancelled: boolean;
         /**
          * @description The CFDI's fiscal UUID (TimbreFiscalDigital@UUID), in either case.
          * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
          */
         CfdiUuid: string;
-        /**
-         * @description Client RFC.
-         * @example CAC930412FM3
-         */
+        /** @description Client RFC. */
         ClientRfc: string;
         /**
          * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
          *     record skipped or repeated.
-         * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
          */
         Cursor: string;
-        /**
-         * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
-         * @example offload
-         */
+        /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
         DateFilterBy: "date" | "load" | "offload";
         /**
          * @description `summary` (default): computed fields; `full`: the stored documents whole.
@@ -5214,10 +5201,7 @@ export interface components {
          * @example discrepancy
          */
         FindingKind: "discrepancy" | "warning" | "info";
-        /**
-         * @description Invoice folio, exact.
-         * @example A-18123
-         */
+        /** @description Invoice folio, exact. */
         Folio: string;
         /**
          * @description The day receivables are taken at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations; the forecast starts there. Default the end of `endDate`, or now if later; a later day means now (the answer's `asOf` is the day used).
@@ -5229,10 +5213,7 @@ export interface components {
          * @example month
          */
         ForecastBucket: "week" | "month";
-        /**
-         * @description Leg status code; a trip matches when one of its legs has it.
-         * @example 4
-         */
+        /** @description Leg status code; a trip matches when one of its legs has it. */
         LegStatus: number;
         /**
          * @description Page size, 1 to 100.
@@ -5244,40 +5225,22 @@ export interface components {
          * @example offloaded
          */
         LitresBasis: "loaded" | "offloaded";
-        /**
-         * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
-         * @example 2026-10-31
-         */
+        /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
         LoadEndDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description First loading day included (YYYY-MM-DD, Mexico City).
-         * @example 2026-09-01
-         */
+        /** @description First loading day included (YYYY-MM-DD, Mexico City). */
         LoadStartDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
-         * @example 2026-10-31
-         */
+        /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
         OffloadEndDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description First offloading day included.
-         * @example 2026-09-01
-         */
+        /** @description First offloading day included. */
         OffloadStartDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
-         * @example 2026-10-31
-         */
+        /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
         OpenAsOf: components["schemas"]["CalendarDate"];
         /**
          * @description Page number, 1 to 500 (to go deeper, narrow the filters).
          * @example 1
          */
         Page: number;
-        /**
-         * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
-         * @example paid
-         */
+        /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
         PaymentStatus: "paid" | "partial" | "unpaid";
         /**
          * @description The figure whose lines to list (default vatCollected).
@@ -5304,20 +5267,14 @@ export interface components {
          * @example 2026-10-01
          */
         ReportStartDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Shipment (leg) id, exact.
-         * @example EM-000010-1
-         */
+        /** @description Shipment (leg) id, exact. */
         ShipmentId: string;
         /**
          * @description First day included (YYYY-MM-DD, Mexico City).
          * @example 2026-09-01
          */
         StartDate: components["schemas"]["CalendarDate"];
-        /**
-         * @description Internal status code (4 Facturado, 6 Pagado, ...).
-         * @example 6
-         */
+        /** @description Internal status code (4 Facturado, 6 Pagado, ...). */
         StatusCodeFilter: number;
         /**
          * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
@@ -5337,7 +5294,6 @@ export interface components {
         /**
          * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
          *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
-         * @example 2026-03-01T00:00:00.000Z
          */
         UpdatedSince: string;
         /**
@@ -5345,10 +5301,7 @@ export interface components {
          * @example vehicle
          */
         UtilizationGroupBy: "vehicle" | "driver";
-        /**
-         * @description Fiscal UUID of the invoice (case-insensitive).
-         * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
-         */
+        /** @description Fiscal UUID of the invoice (case-insensitive). */
         Uuid: string;
         /**
          * @description Vehicle id (economic number), exact.
@@ -5820,10 +5773,7 @@ export interface operations {
                  * @example month
                  */
                 bucket?: components["parameters"]["ForecastBucket"];
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -6051,10 +6001,7 @@ export interface operations {
     auditDiscountsAndShrinkage: {
         parameters: {
             query?: {
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -6288,10 +6235,7 @@ export interface operations {
     auditDispatchToBill: {
         parameters: {
             query?: {
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -6437,10 +6381,7 @@ export interface operations {
     auditFleetUtilization: {
         parameters: {
             query?: {
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Driver id, exact.
@@ -6605,10 +6546,7 @@ export interface operations {
     getFreightUnitEconomics: {
         parameters: {
             query?: {
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -7193,25 +7131,15 @@ export interface operations {
     listFinancialDocs: {
         parameters: {
             query?: {
-                /**
-                 * @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices.
-                 * @example accepted
-                 */
+                /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
                 cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
-                /**
-                 * @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing.
-                 * @example false
-                 */
+                /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
                 cancelled?: components["parameters"]["Cancelled"];
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
-                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**
@@ -7224,51 +7152,35 @@ export interface operations {
                  * @example 2026-10-31
                  */
                 endDate?: components["parameters"]["EndDate"];
-                /**
-                 * @description Invoice folio, exact.
-                 * @example A-18123
-                 */
+                /** @description Invoice folio, exact. */
                 folio?: components["parameters"]["Folio"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now.
-                 * @example 2026-10-31
-                 */
+                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
                 openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /**
-                 * @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them.
-                 * @example paid
-                 */
+                /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
                 paymentStatus?: components["parameters"]["PaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /**
-                 * @description Internal status code (4 Facturado, 6 Pagado, ...).
-                 * @example 6
-                 */
+                /** @description Internal status code (4 Facturado, 6 Pagado, ...). */
                 status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
-                 * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
-                /**
-                 * @description Fiscal UUID of the invoice (case-insensitive).
-                 * @example 11F18C85-20CC-4A53-B7F2-7D0BD17AC67D
-                 */
+                /** @description Fiscal UUID of the invoice (case-insensitive). */
                 uuid?: components["parameters"]["Uuid"];
             };
             header?: never;
@@ -7675,10 +7587,7 @@ export interface operations {
                  * @example 2026-10-31
                  */
                 asOf?: components["parameters"]["AsOfDay"];
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Page size, 1 to 100.
@@ -7982,7 +7891,6 @@ export interface operations {
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
-                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /**
@@ -8290,21 +8198,14 @@ export interface operations {
     listShipments: {
         parameters: {
             query?: {
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
-                 * @example eyJ2IjoxLCJsIjoiAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
                  */
                 cursor?: components["parameters"]["Cursor"];
-                /**
-                 * @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading).
-                 * @example offload
-                 */
+                /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
                 dateFilterBy?: components["parameters"]["DateFilterBy"];
                 /**
                  * @description `summary` (default): computed fields; `full`: the stored documents whole.
@@ -8321,50 +8222,31 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /**
-                 * @description Last loading day included (before `loadStartDate`: no day, an empty answer).
-                 * @example 2026-10-31
-                 */
+                /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
                 loadEndDate?: components["parameters"]["LoadEndDate"];
-                /**
-                 * @description First loading day included (YYYY-MM-DD, Mexico City).
-                 * @example 2026-09-01
-                 */
+                /** @description First loading day included (YYYY-MM-DD, Mexico City). */
                 loadStartDate?: components["parameters"]["LoadStartDate"];
-                /**
-                 * @description Last offloading day included (before `offloadStartDate`: no day, an empty answer).
-                 * @example 2026-10-31
-                 */
+                /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
                 offloadEndDate?: components["parameters"]["OffloadEndDate"];
-                /**
-                 * @description First offloading day included.
-                 * @example 2026-09-01
-                 */
+                /** @description First offloading day included. */
                 offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
                  * @description Page number, 1 to 500 (to go deeper, narrow the filters).
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
-                /**
-                 * @description Shipment (leg) id, exact.
-                 * @example EM-000010-1
-                 */
+                /** @description Shipment (leg) id, exact. */
                 shipmentId?: components["parameters"]["ShipmentId"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /**
-                 * @description Leg status code; a trip matches when one of its legs has it.
-                 * @example 4
-                 */
+                /** @description Leg status code; a trip matches when one of its legs has it. */
                 status?: components["parameters"]["LegStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
                  *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
-                 * @example 2026-03-01T00:00:00.000Z
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };
@@ -8598,10 +8480,7 @@ export interface operations {
                  * @example payment
                  */
                 basis?: components["parameters"]["TaxBasis"];
-                /**
-                 * @description Client RFC.
-                 * @example CAC930412FM3
-                 */
+                /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
                 /**
                  * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).

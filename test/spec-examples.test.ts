@@ -58,7 +58,31 @@ for (const item of Object.values(doc.paths as Node)) {
   for (const [method, op] of Object.entries(item)) if (isNode(op) && method !== 'parameters') operations.push({ id: text(op.operationId), op });
 }
 
-t.test('every parameter has an example valid against its schema', async (t) => {
+/**
+ * The lists' narrowing filters and the cursor have none on purpose: Swagger UI's "Try it out"
+ * pre-fills every example, and all filters at once (a cursor this service never issued among
+ * them) answer an empty page or a 404 (test/swagger-ui-browser.test.ts).
+ */
+const NARROWING = new Set([
+  'client',
+  'status',
+  'uuid',
+  'folio',
+  'paymentStatus',
+  'openAsOf',
+  'cancelled',
+  'cancellationStatus',
+  'updatedSince',
+  'cursor',
+  'shipmentId',
+  'dateFilterBy',
+  'loadStartDate',
+  'loadEndDate',
+  'offloadStartDate',
+  'offloadEndDate',
+]);
+
+t.test('every parameter has an example valid against its schema (narrowing list filters excepted)', async (t) => {
   let count = 0;
   for (const { id, op } of operations) {
     for (const p of Array.isArray(op.parameters) ? op.parameters : []) {
@@ -66,6 +90,7 @@ t.test('every parameter has an example valid against its schema', async (t) => {
       count++;
       const schema = isNode(p.schema) ? p.schema : {};
       const example = exampleOf(p, schema);
+      if (example === undefined && NARROWING.has(text(p.name))) continue;
       if (example === undefined) {
         t.fail(`${id}: parameter ${text(p.name)} has no example`);
         continue;

@@ -113,7 +113,7 @@ export function invoiceFact(tenant: string, cfdi: Cfdi, sha256?: string): Invoic
       source: 'import',
       user: 'import',
       pdf: `cfdi/${tenant}/${cfdi.uuid}.pdf`,
-      xml: sha256 ? originalKey(sha256) : `cfdi/${tenant}/${cfdi.uuid}.xml`,
+      xml: sha256 ? originalKey(cfdi.uuid) : `cfdi/${tenant}/${cfdi.uuid}.xml`,
       concepts,
     },
   };

@@ -109,10 +109,10 @@ interface Planned {
 }
 
 /** A file the tenant received (Receptor = tenant), or a supplier's cancellation: lib/received maps it. */
-function planReceived(cfdi: Cfdi, sha256: string): Planned {
+function planReceived(cfdi: Cfdi): Planned {
   const mapped = receivedFactOf(cfdi);
   if ('refusal' in mapped) throw new ImportRejection(mapped.refusal);
-  const fact = mapped.fact.kind === 'invoice' ? { ...mapped, fact: { ...mapped.fact, xml: originalKey(sha256) } } : mapped;
+  const fact = mapped.fact.kind === 'invoice' ? { ...mapped, fact: { ...mapped.fact, xml: originalKey(cfdi.uuid) } } : mapped;
   return {
     kind: KIND_OF_TYPE[cfdi.type],
     uuid: cfdi.uuid,
@@ -151,7 +151,7 @@ function plan(tenant: string, file: ReturnType<typeof readImportFile>, sha256: s
   }
   const cfdi: Cfdi = file;
   if (cfdi.issuer.rfc !== tenant) {
-    if (cfdi.receiver.rfc === tenant) return planReceived(cfdi, sha256);
+    if (cfdi.receiver.rfc === tenant) return planReceived(cfdi);
     throw new ImportRejection(
       `Emisor Rfc ${cfdi.issuer.rfc} is not the tenant's RFC (${tenant}), nor is Receptor Rfc ${cfdi.receiver.rfc}: another taxpayer's document`,
     );

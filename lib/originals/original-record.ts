@@ -36,8 +36,12 @@ export interface OriginalFile {
 
 export const originalId = (tenant: string, sha256: string): string => `${tenant}:${sha256}`;
 
-/** What a stored financial document or received CFDI keeps to say its original XML is kept (the sha256 of its file). */
+/**
+ * What a stored financial document or received CFDI keeps to say its original XML is kept: its
+ * UUID, not the file's sha256, so the same CFDI imported again with other bytes (an addenda
+ * added) does not change the document (the download serves the UUID's latest original).
+ */
 export const ORIGINAL_KEY_PREFIX = 'original:';
-export const originalKey = (sha256: string): string => `${ORIGINAL_KEY_PREFIX}${sha256}`;
+export const originalKey = (uuid: string): string => `${ORIGINAL_KEY_PREFIX}${uuid.toUpperCase()}`;
 /** Whether a stored key names a kept original (documents imported before originals were kept, and generated ones, do not). */
 export const isOriginalKey = (key: string | null | undefined): boolean => typeof key === 'string' && key.startsWith(ORIGINAL_KEY_PREFIX);
