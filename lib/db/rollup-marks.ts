@@ -35,18 +35,25 @@ const marks = (db: Db): Collection<RollupMark> => db.collection<RollupMark>(ROLL
 const markId = (tenant: string, source: string, day: string): string => `${tenant}|${source}|${day}`;
 
 /** Marks these days of a tenant's source dirty (upsert, bumping seq): before a write and again after it. */
-export async function markDays(db: Db, tenant: string, source: string, days: Iterable<string>): Promise<void> {
+export function markDays(db: Db, tenant: string, source: string, days: Iterable<string>): Promise<void> {
+  return markSourcesDays(db, tenant, [source], days);
+}
+
+/** markDays for several sources at once (one round trip): a write whose days several kinds of totals read. */
+export async function markSourcesDays(db: Db, tenant: string, sources: readonly string[], days: Iterable<string>): Promise<void> {
   const unique = [...new Set(days)];
-  if (!unique.length) return;
+  if (!unique.length || !sources.length) return;
   const at = new Date();
   await marks(db).bulkWrite(
-    unique.map((day) => ({
-      updateOne: {
-        filter: { _id: markId(tenant, source, day) },
-        update: { $inc: { seq: 1 }, $set: { tenant, source, day, at } },
-        upsert: true,
-      },
-    })),
+    sources.flatMap((source) =>
+      unique.map((day) => ({
+        updateOne: {
+          filter: { _id: markId(tenant, source, day) },
+          update: { $inc: { seq: 1 }, $set: { tenant, source, day, at } },
+          upsert: true,
+        },
+      })),
+    ),
     { ordered: false },
   );
 }

@@ -5,11 +5,18 @@
  * document leaves are recomputed too.
  */
 import type { Db } from 'mongodb';
-import { markDays } from '../db/rollup-marks.ts';
+import { markSourcesDays } from '../db/rollup-marks.ts';
 import { mxDateString } from '../time/mexico-city.ts';
 
-/** The source name of financial documents in rollup marks. */
+/** The source name of financial documents in rollup marks (the tax days read it). */
 export const FINANCIAL_DOCS_SOURCE = 'financialDocs';
+
+/**
+ * Every mark source a financial-document write marks: one per kind of kept totals, because a
+ * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
+ * totals over financial documents adds its source here.
+ */
+export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [FINANCIAL_DOCS_SOURCE];
 
 export interface DatedDocument {
   date: number;
@@ -30,8 +37,8 @@ export function financialDocDays(doc: DatedDocument): string[] {
 export async function writeMarkingDays<T>(db: Db, tenant: string, docs: Iterable<DatedDocument>, write: () => Promise<T>): Promise<T> {
   const days = new Set<string>();
   for (const d of docs) for (const day of financialDocDays(d)) days.add(day);
-  await markDays(db, tenant, FINANCIAL_DOCS_SOURCE, days);
+  await markSourcesDays(db, tenant, FINANCIAL_DOC_MARK_SOURCES, days);
   const result = await write();
-  await markDays(db, tenant, FINANCIAL_DOCS_SOURCE, days);
+  await markSourcesDays(db, tenant, FINANCIAL_DOC_MARK_SOURCES, days);
   return result;
 }
