@@ -24,15 +24,8 @@ import {
   type RollupBasis,
   type TaxDayRollup,
 } from './tax-day-rollup.ts';
-import {
-  deleteRollupState,
-  deleteTaxRollupsOf,
-  readRollupState,
-  readTaxDays,
-  readTaxFindingsOfDays,
-  writeRollupState,
-  writeTaxDays,
-} from './tax-rollups-repo.ts';
+import { deleteTaxRollupsOf, readTaxDays, readTaxFindingsOfDays, writeTaxDays } from './tax-rollups-repo.ts';
+import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 
 /** The rollupState entry of these totals. */
 export const TAX_ROLLUP_STATE = 'taxRollups';
