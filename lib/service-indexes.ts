@@ -17,6 +17,7 @@ import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
 import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
+import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -30,6 +31,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   ROLLUP_MARK_INDEXES,
   TAX_ROLLUP_INDEXES,
   ORIGINAL_INDEXES,
+  RECEIVABLES_ROLLUP_INDEXES,
 );
 
 /** Creates every index of the service (idempotent on the server): what a process does before it serves the data. */

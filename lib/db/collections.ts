@@ -30,6 +30,9 @@ export const COLLECTIONS = {
   taxRollups: 'taxRollups',
   taxFindings: 'taxFindings',
   rollupState: 'rollupState',
+  /** The as-of reports' kept forms (lib/analytics): one entry per invoice ever open, and the forecast's days. */
+  openItems: 'openItems',
+  receivablesDays: 'receivablesDays',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */
