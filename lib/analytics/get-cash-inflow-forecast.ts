@@ -38,7 +38,7 @@ import { asOfInstant } from '../shared/as-of-day.ts';
 import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 import type { Ratio } from './stats.ts';
 import type { OpenReceivable } from './receivables-aging.ts';
-import { keptOpenReceivables, keptPaymentDelays, keptRevenueByClient, useKeptReceivables } from './kept-receivables.ts';
+import { keptOpenReceivables, keptPaymentDelays, keptRevenueByClient, readForecastDays, useKeptReceivables } from './kept-receivables.ts';
 
 export const MIN_PAYMENTS_FOR_CLIENT_MEDIAN = 3;
 
@@ -161,7 +161,9 @@ export async function getCashInflowForecast(
     (c: string): number =>
       settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
   const asOfDay0 = mxDateString(asOf);
-  const kept = await useKeptReceivables(ctx.db, tenant, period.endDate > asOfDay0 ? period.endDate : asOfDay0, timeout, opts.fromDocuments);
+  const lastDay = period.endDate > asOfDay0 ? period.endDate : asOfDay0;
+  const kept = await useKeptReceivables(ctx.db, tenant, lastDay, timeout, opts.fromDocuments);
+  const keptDays = kept ? await readForecastDays(ctx.db, tenant, period.startDate, lastDay, timeout) : [];
   const only = client || undefined;
   const [{ settings, sourceOf }, { delays, payments }, { invoices, byId }, revenue] = await Promise.all([
     traced,
@@ -169,7 +171,8 @@ export async function getCashInflowForecast(
     traced.then(async ({ settings: s }) => {
       const acc = new PaymentDelaysAccumulator(MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
       const creditDays = creditDaysOf(s);
-      if (kept) await keptPaymentDelays(ctx.db, tenant, { startDate: period.startDate, asOf, ...(only ? { client: only } : {}) }, creditDays, acc, timeout);
+      if (kept)
+        await keptPaymentDelays(ctx.db, tenant, keptDays, { startDate: period.startDate, asOf, ...(only ? { client: only } : {}) }, creditDays, acc, timeout);
       else
         for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout))
           acc.addInvoice(row, creditDays);
@@ -179,7 +182,7 @@ export async function getCashInflowForecast(
       ? keptOpenReceivables(ctx.db, tenant, asOf, only, timeout).then(openInvoicesKept)
       : openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout)),
     kept
-      ? keptRevenueByClient(ctx.db, tenant, { startDate: period.startDate, endDate: period.endDate, ...(only ? { client: only } : {}) }, timeout)
+      ? keptRevenueByClient(keptDays, { startDate: period.startDate, endDate: period.endDate, ...(only ? { client: only } : {}) })
       : revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, ...(client ? { client } : {}) }, timeout),
   ]);
   const creditDays = creditDaysOf(settings);

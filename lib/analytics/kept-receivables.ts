@@ -12,6 +12,7 @@ import type { OpenReceivable } from './receivables-aging.ts';
 import { PaymentDelaysAccumulator } from './forecast.ts';
 import { clientRevenueRows, streamPaymentHistory, type ClientRevenueRow, type RevenueGroup } from './receivables-repo.ts';
 import { readOpenItemsAt, readReceivablesDays } from './receivables-rollups-repo.ts';
+import type { ReceivablesDay } from './receivables-day.ts';
 import { receivablesRollupsReady, settleReceivablesMarks } from './refresh-receivables-rollups.ts';
 
 /**
@@ -49,6 +50,11 @@ export async function keptOpenReceivables(db: Db, tenant: string, asOf: number, 
   return out.map(({ key: _key, ...r }) => r);
 }
 
+/** The kept days a forecast reads, [startDate, lastDay] (its period and up to its as-of day): one read serves both uses below. */
+export function readForecastDays(db: Db, tenant: string, startDate: string, lastDay: string, maxTimeMS: number): Promise<ReceivablesDay[]> {
+  return readReceivablesDays(db, tenant, startDate, lastDay, maxTimeMS);
+}
+
 /**
  * The payment delays of the valid complements dated in [from, asOf] (from: the first instant of
  * `startDate`): the kept days' lags shifted by each client's credit days, and the documents of a
@@ -57,6 +63,7 @@ export async function keptOpenReceivables(db: Db, tenant: string, asOf: number, 
 export async function keptPaymentDelays(
   db: Db,
   tenant: string,
+  keptDays: readonly ReceivablesDay[],
   q: { startDate: string; asOf: number; client?: string },
   creditDays: (client: string) => number,
   acc: PaymentDelaysAccumulator,
@@ -66,8 +73,11 @@ export async function keptPaymentDelays(
   if (q.asOf < from) return;
   const asOfDay = mxDateString(q.asOf);
   const whole = q.asOf === mxDayEnd(asOfDay);
-  for (const day of await readReceivablesDays(db, tenant, q.startDate, whole ? asOfDay : mxAddDays(asOfDay, -1), maxTimeMS))
+  const lastKept = whole ? asOfDay : mxAddDays(asOfDay, -1);
+  for (const day of keptDays) {
+    if (day.day < q.startDate || day.day > lastKept) continue;
     for (const p of day.paid) if (q.client === undefined || p.client === q.client) acc.addDelays(p.client, p.lag - Math.round(creditDays(p.client)), p.n);
+  }
   if (whole) return;
   for await (const row of streamPaymentHistory(
     db,
@@ -79,14 +89,10 @@ export async function keptPaymentDelays(
 }
 
 /** Revenue by client of the invoices emitted in [startDate, endDate] (whole days), from the kept days. */
-export async function keptRevenueByClient(
-  db: Db,
-  tenant: string,
-  q: { startDate: string; endDate: string; client?: string },
-  maxTimeMS: number,
-): Promise<ClientRevenueRow[]> {
+export function keptRevenueByClient(keptDays: readonly ReceivablesDay[], q: { startDate: string; endDate: string; client?: string }): ClientRevenueRow[] {
   const groups = new Map<string, RevenueGroup>();
-  for (const day of await readReceivablesDays(db, tenant, q.startDate, q.endDate, maxTimeMS))
+  for (const day of keptDays) {
+    if (day.day < q.startDate || day.day > q.endDate) continue;
     for (const g of day.revenue) {
       if (q.client !== undefined && g.client !== q.client) continue;
       const k = `${g.client}|${g.cancelled}|${g.rate}`;
@@ -96,5 +102,6 @@ export async function keptRevenueByClient(
       sum.totalC += g.totalC;
       groups.set(k, sum);
     }
+  }
   return clientRevenueRows(groups.values());
 }
