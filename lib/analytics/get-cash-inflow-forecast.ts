@@ -14,7 +14,9 @@
  *    sale) per client.
  * Payment history and open invoices stream from their cursors: each history
  * row is folded into the payment delays (PaymentDelaysAccumulator), each open
- * invoice kept only as its balance and the fields the items show.
+ * invoice kept only as its balance and the fields the items show. When the receivables' kept
+ * forms are built (docs/rollups.md "Receivables"), the open invoices come from the open-items
+ * index and the payment delays and revenue from the kept days instead.
  */
 import type { ServiceContext } from '../context.ts';
 import { streamOpenInvoices, streamPaymentHistory, revenueByClient, type OpenInvoiceRow } from './receivables-repo.ts';

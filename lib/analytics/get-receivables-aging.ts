@@ -2,7 +2,8 @@
  * GET /api/receivables/aging (docs/domain.md "Receivables as of a date"): what each client owed
  * at the end of a day, by days past due. An invoice is open on day D when it was emitted by the
  * end of D, was not cancelled by then, and Total − valid payments and credit notes dated by then
- * is above zero (the same rule and query as the cash inflow forecast's receivables).
+ * is above zero (the same rule and query as the cash inflow forecast's receivables). Read from the
+ * kept open-items index when it is built (docs/rollups.md "Receivables"), else from the documents.
  */
 import type { ServiceContext } from '../context.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
