@@ -44,7 +44,7 @@ await rebuildReceivablesRollups(h.db); // an empty store: recorded as built, eve
 t.ok(await receivablesRollupsReady(h.db), 'the kept forms are ready: the reports read them');
 
 const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'PEGJ800101AB2', 'XAXX010101000'];
-// One name per client: the aging names a client after the first of its invoices the document query streams, an order no index fixes.
+// Names vary between a client's invoices: a report names a client after one of them by a rule that holds whatever order they come in.
 const NAMES: Record<string, string> = Object.fromEntries(CLIENTS.map((c) => [c, `CLIENTE ${c.slice(0, 3)}`]));
 const uuidOf = (n: number): string => `AE7A11D0-${String(n).padStart(4, '0')}-4000-8000-${String(n).padStart(12, '0')}`;
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -99,7 +99,7 @@ async function writeInvoices(): Promise<string> {
     const x = invoiceXml({
       issuer: TENANT_A,
       receiver,
-      receiverName: NAMES[receiver],
+      receiverName: `${NAMES[receiver]} ${int(1, 3)}`,
       uuid,
       fecha,
       method,
