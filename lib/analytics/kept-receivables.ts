@@ -25,17 +25,13 @@ export async function useKeptReceivables(db: Db, tenant: string, lastDay: string
   return true;
 }
 
-/**
- * The invoices open at instant `asOf` with their outstanding MXN balance, in the order the
- * document query streams them (invoice date, then document, newest first).
- */
+/** The invoices open at instant `asOf` with their outstanding MXN balance (the reports fold them in any order). */
 export async function keptOpenReceivables(db: Db, tenant: string, asOf: number, client: string | undefined, maxTimeMS: number): Promise<OpenReceivable[]> {
-  const out: (OpenReceivable & { key: string })[] = [];
+  const out: OpenReceivable[] = [];
   for (const e of await readOpenItemsAt(db, tenant, asOf, client, maxTimeMS)) {
     const outstanding = itemOutstandingAt(e, asOf);
     if (outstanding === null) continue;
     out.push({
-      key: e._id,
       id: e.id,
       uuid: e.uuid,
       client: e.client,
@@ -46,8 +42,7 @@ export async function keptOpenReceivables(db: Db, tenant: string, asOf: number, 
       exchangeRate: rateOf(e),
     });
   }
-  out.sort((a, b) => b.invoiceDate - a.invoiceDate || (a.key < b.key ? 1 : a.key > b.key ? -1 : 0));
-  return out.map(({ key: _key, ...r }) => r);
+  return out;
 }
 
 /** The kept days a forecast reads, [startDate, lastDay] (its period and up to its as-of day): one read serves both uses below. */

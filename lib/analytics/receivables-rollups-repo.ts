@@ -19,15 +19,18 @@ const durable = { ordered: false, writeConcern: { j: true } } as const;
  * or closed after T with an open range touching T's month (tenant_[client_]months_from). The
  * caller reads each one's balance at T from its spans (a gap between spans is not open).
  */
-export async function readOpenItemsAt(db: Db, tenant: string, t: number, client: string | undefined, maxTimeMS: number): Promise<OpenItem[]> {
+export type OpenItemRead = Pick<OpenItem, '_id' | 'id' | 'uuid' | 'client' | 'clientName' | 'date' | 'currency' | 'exchangeRate' | 'spans'>;
+
+export async function readOpenItemsAt(db: Db, tenant: string, t: number, client: string | undefined, maxTimeMS: number): Promise<OpenItemRead[]> {
   const scope: Filter<OpenItem> = client ? { tenant, client } : { tenant };
-  const projection = { months: 0 } as const;
+  // Only what the reports show: an as-of answer now may read every invoice open now.
+  const projection = { _id: 1, id: 1, uuid: 1, client: 1, clientName: 1, date: 1, currency: 1, exchangeRate: 1, spans: 1 } as const;
   const [open, closed] = await Promise.all([
     items(db)
-      .find({ ...scope, to: OPEN_END, from: { $lte: t } }, { projection, maxTimeMS, batchSize: 5000 })
+      .find<OpenItemRead>({ ...scope, to: OPEN_END, from: { $lte: t } }, { projection, maxTimeMS, batchSize: 5000 })
       .toArray(),
     items(db)
-      .find({ ...scope, months: mxMonthKey(t), from: { $lte: t }, to: { $gt: t } }, { projection, maxTimeMS, batchSize: 5000 })
+      .find<OpenItemRead>({ ...scope, months: mxMonthKey(t), from: { $lte: t }, to: { $gt: t } }, { projection, maxTimeMS, batchSize: 5000 })
       .toArray(),
   ]);
   return [...open, ...closed];
