@@ -73,7 +73,7 @@ export function rollUpReceivablesDay(
   const paid = new Map<string, PaidCount>();
   for (const d of paidOn) {
     const doc = { invoice: d.invoice, canceled: d.canceled ?? [] };
-    if (isInvoiceCancelled(doc)) continue;
+    if (isInvoiceCancelled(doc) || !Number.isFinite(d.date)) continue;
     const invoiceDay = mxDateString(d.date);
     for (const p of d.payments ?? []) {
       if (p.kind !== 'payment' || !(p.date >= range.start && p.date <= range.end) || isPaymentCancelled(doc, p)) continue;
