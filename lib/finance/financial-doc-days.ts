@@ -11,12 +11,15 @@ import { mxDateString } from '../time/mexico-city.ts';
 /** The source name of financial documents in rollup marks (the tax days read it). */
 export const FINANCIAL_DOCS_SOURCE = 'financialDocs';
 
+/** The tax position's source (lib/tax/refresh-tax-position.ts): a marked day's month is recomputed. */
+export const TAX_POSITION_DOCS_SOURCE = 'taxPositionDocs';
+
 /**
  * Every mark source a financial-document write marks: one per kind of kept totals, because a
  * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
  * totals over financial documents adds its source here.
  */
-export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [FINANCIAL_DOCS_SOURCE];
+export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [FINANCIAL_DOCS_SOURCE, TAX_POSITION_DOCS_SOURCE];
 
 export interface DatedDocument {
   date: number;
