@@ -9,7 +9,7 @@ import type { Db } from 'mongodb';
 import { ensureIndexes } from './service-indexes.ts';
 import { backfillDerivedFields, type BackfillTenantResult } from './finance/derived-fields-backfill.ts';
 import { derivedFieldsOf } from './finance/derived-fields.ts';
-import { markEmptyStoreBuilt } from './tax/refresh-tax-rollups.ts';
+import { markEmptyStoreBuilt } from './rollups/rebuild-rollups.ts';
 
 export interface PrepareDatabaseOptions {
   log?: (message: string) => void;

@@ -28,7 +28,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { startEmbeddedMongo } from './embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
-import { rebuildTaxRollups, taxRollupsReady } from '../lib/tax/refresh-tax-rollups.ts';
+import { ROLLUP_KINDS } from '../lib/rollups/kinds.ts';
+import { rebuildRollups } from '../lib/rollups/rebuild-rollups.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -174,8 +175,8 @@ if (existing === 0) {
   const generated = generateTenant({ tenant: tenant.rfc, name: tenant.name, seed: DEFAULT_DEMO_SEED, invoices, trips: tripCount });
   const loadStart = performance.now();
   inserted = await insertTenantData(db, generated, progressReporter(`loading ${tenant.rfc}`));
-  // Loaded in bulk, not through the repositories: its kept days are built from the documents (docs/rollups.md).
-  await rebuildTaxRollups(db, { tenants: [tenant.rfc] });
+  // Loaded in bulk, not through the repositories: its kept totals are built from the documents (docs/rollups.md).
+  await rebuildRollups(db, { tenants: [tenant.rfc] });
   loadSeconds = (performance.now() - loadStart) / 1000;
 }
 await storeApiKey(db, { key: tenant.apiKey, tenant: tenant.rfc, label: 'bench' });
@@ -197,7 +198,7 @@ if (values.fairness) {
       trips: Math.ceil(tripCount / 10),
     });
     insertedB = await insertTenantData(db, generated, progressReporter(`loading ${tenantB.rfc}`));
-    await rebuildTaxRollups(db, { tenants: [tenantB.rfc] });
+    await rebuildRollups(db, { tenants: [tenantB.rfc] });
   }
   await storeApiKey(db, { key: tenantB.apiKey, tenant: tenantB.rfc, label: 'bench' });
   for (const key of fairnessKeys) await storeApiKey(db, { key, tenant: tenant.rfc, label: 'bench fairness' });
@@ -218,13 +219,15 @@ if (dataDir) {
   restartSeconds = (performance.now() - r0) / 1000;
 }
 
-// The tax summary's kept days (docs/rollups.md): rebuilt as the rollup worker would on a store written without them.
+// The totals kept on write (docs/rollups.md): each kind not built is rebuilt, as the rollup worker would on a store written without them.
 let rollupSeconds: number | null = null;
-if (!(await taxRollupsReady(dbRef))) {
+for (const kind of ROLLUP_KINDS) {
+  if (await kind.ready(dbRef)) continue;
   const r0 = performance.now();
-  await rebuildTaxRollups(dbRef, { onProgress: (p) => process.stderr.write(`tax rollups: ${p.tenant} ${p.phase} ${p.done}/${p.total} days\n`) });
-  rollupSeconds = (performance.now() - r0) / 1000;
-  process.stderr.write(`tax rollups rebuilt in ${rollupSeconds.toFixed(1)} s\n`);
+  await kind.rebuild(dbRef, { onProgress: (p) => process.stderr.write(`rollups ${p.kind}: ${p.tenant} ${p.phase} ${p.done}/${p.total}\n`) });
+  const seconds = (performance.now() - r0) / 1000;
+  rollupSeconds = (rollupSeconds ?? 0) + seconds;
+  process.stderr.write(`rollups ${kind.name} rebuilt in ${seconds.toFixed(1)} s\n`);
 }
 
 const now = new Date('2026-11-16T12:00:00-06:00');
@@ -251,6 +254,8 @@ const CASES: [string, string][] = [
   ['shipments full limit=100', '/api/shipments?detail=full&limit=100'],
   ['shipments client+offload 90d', `/api/shipments?client=${topClient}&dateFilterBy=offload&startDate=2026-08-18&endDate=2026-11-15`],
   ['shipments status=2 (in transit)', '/api/shipments?status=2'],
+  ['shipments offload month', '/api/shipments?dateFilterBy=offload&startDate=2026-10-01&endDate=2026-10-31'],
+  ['shipments offload month page 20', '/api/shipments?dateFilterBy=offload&startDate=2026-10-01&endDate=2026-10-31&page=20'],
   ['tax-summary month (invoice basis)', '/api/tax-summary?targetMonth=2026-10'],
   ['tax-summary month (payment basis)', '/api/tax-summary?targetMonth=2026-10&basis=payment'],
   ['tax-summary month, one client', `/api/tax-summary?targetMonth=2026-10&client=${topClient}`],

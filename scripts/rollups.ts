@@ -1,37 +1,43 @@
 /**
- * `npm run rollups -- [--verify] [--repair] [--tenant RFC]`
+ * `npm run rollups -- [--verify] [--repair] [--tenant RFC] [--kind NAME]`
  *
- * The totals kept on write (docs/rollups.md). Without flags: rebuilds every tenant's kept days
- * from its documents, with progress, and records the store as built (what the service's
- * rollup worker does by itself on a store written before them). --verify compares every kept
- * day with the same day computed from the documents and lists the days that differ (exit 1 if
- * any); --repair also rewrites them. Database: MONGODB_URI, else the embedded engine in DATA_DIR.
+ * The totals kept on write (docs/rollups.md), every kind (lib/rollups/kinds.ts) or those named
+ * by --kind. Without flags: rebuilds every tenant's kept totals from its documents, with
+ * progress, and records the store as built (what the service's rollup worker does by itself on
+ * a store written before them). --verify compares every kept day (month…) with the same
+ * computed from the documents and lists those that differ (exit 1 if any); --repair also
+ * rewrites them. Database: MONGODB_URI, else the embedded engine in DATA_DIR.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
 import { ensureIndexes } from '../lib/service-indexes.ts';
 import { tenantsWithDocuments } from '../lib/finance/financial-docs-repo.ts';
-import { rebuildTaxRollups, verifyTaxRollups } from '../lib/tax/refresh-tax-rollups.ts';
+import { ROLLUP_KINDS, selectRollupKinds } from '../lib/rollups/kinds.ts';
+import type { RollupKind } from '../lib/rollups/rollup-kind.ts';
 
-const USAGE = `usage: npm run rollups -- [--verify] [--repair] [--tenant RFC]
+const USAGE = `usage: npm run rollups -- [--verify] [--repair] [--tenant RFC] [--kind NAME]…
 
-  (no flag)      rebuild the kept days of every tenant (or --tenant) from the documents
-  --verify       compare kept days with the documents; exit 1 when any differs
-  --repair       with --verify: rewrite the days that differ
-  --tenant RFC   only this tenant`;
+  (no flag)      rebuild the kept totals of every tenant (or --tenant) from the documents
+  --verify       compare kept totals with the documents; exit 1 when any differs
+  --repair       with --verify: rewrite the totals that differ
+  --tenant RFC   only this tenant
+  --kind NAME    only this kind (repeatable): ${ROLLUP_KINDS.map((k) => k.name).join(', ')}`;
 
-let values: { verify: boolean; repair: boolean; tenant?: string | undefined; help: boolean };
+let values: { verify: boolean; repair: boolean; tenant?: string | undefined; kind?: string[] | undefined; help: boolean };
+let kinds: readonly RollupKind[];
 try {
   values = parseArgs({
     options: {
       verify: { type: 'boolean', default: false },
       repair: { type: 'boolean', default: false },
       tenant: { type: 'string' },
+      kind: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
   }).values;
+  kinds = selectRollupKinds(values.kind ?? []);
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n\n${USAGE}\n`);
   process.exit(2);
@@ -46,28 +52,32 @@ let exitCode = 0;
 try {
   await ensureIndexes(database.db);
   const tenants = values.tenant ? [values.tenant] : await tenantsWithDocuments(database.db);
-  if (values.verify) {
-    for (const tenant of tenants) {
+  for (const kind of kinds) {
+    if (values.verify) {
+      for (const tenant of tenants) {
+        const started = Date.now();
+        const r = await kind.verify(database.db, tenant, { repair: values.repair });
+        const what = r.mismatched.length
+          ? `${r.mismatched.length} differ: ${r.mismatched.slice(0, 20).join(', ')}${r.mismatched.length > 20 ? ', …' : ''}`
+          : 'all equal';
+        console.log(
+          `${kind.name} ${tenant}: ${r.checked} checked in ${Date.now() - started} ms, ${what}${r.mismatched.length && values.repair ? ' (repaired)' : ''}`,
+        );
+        if (r.mismatched.length && !values.repair) exitCode = 1;
+      }
+    } else {
       const started = Date.now();
-      const r = await verifyTaxRollups(database.db, tenant, { repair: values.repair });
-      const what = r.mismatched.length
-        ? `${r.mismatched.length} differ: ${r.mismatched.slice(0, 20).join(', ')}${r.mismatched.length > 20 ? ', …' : ''}`
-        : 'all equal';
-      console.log(`${tenant}: ${r.days} days checked in ${Date.now() - started} ms, ${what}${r.mismatched.length && values.repair ? ' (repaired)' : ''}`);
-      if (r.mismatched.length && !values.repair) exitCode = 1;
+      let last = 0;
+      const r = await kind.rebuild(database.db, {
+        ...(values.tenant ? { tenants: [values.tenant] } : {}),
+        onProgress: (p) => {
+          if (Date.now() - last < 1000 && p.done !== p.total) return;
+          last = Date.now();
+          console.log(`${p.kind} ${p.tenant}: ${p.phase} ${p.done}/${p.total}`);
+        },
+      });
+      console.log(`${kind.name}: ${r.units} rebuilt for ${r.tenants} tenants in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     }
-  } else {
-    const started = Date.now();
-    let last = 0;
-    const r = await rebuildTaxRollups(database.db, {
-      ...(values.tenant ? { tenants: [values.tenant] } : {}),
-      onProgress: (p) => {
-        if (Date.now() - last < 1000 && p.done !== p.total) return;
-        last = Date.now();
-        console.log(`${p.tenant}: ${p.phase} ${p.done}/${p.total} days`);
-      },
-    });
-    console.log(`rebuilt ${r.days} days of ${r.tenants} tenants in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
 } finally {
   await database.close();

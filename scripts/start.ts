@@ -29,7 +29,7 @@ import { EmbeddedMongoStartError, startFailureSummary } from './embedded-mongo/l
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
-import { rollupPlugin } from '../lib/tax/rollup-plugin.ts';
+import { rollupPlugin } from '../lib/rollups/rollup-plugin.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { apiKeys } from '../lib/auth/api-keys.ts';
 import { progressReporter } from './progress.ts';

@@ -18,7 +18,7 @@ import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createAlertWorker } from '../lib/alerts/worker.ts';
 import { createWebhookWorker } from '../lib/webhooks/worker.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
-import { createRollupWorker } from '../lib/tax/rollup-worker.ts';
+import { createRollupWorker } from '../lib/rollups/rollup-worker.ts';
 import { createTracing } from '../lib/tracing/tracing.ts';
 import { traceMongoCommands } from '../lib/tracing/mongodb-spans.ts';
 

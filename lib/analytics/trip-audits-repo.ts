@@ -1,7 +1,7 @@
 /**
  * Trip queries of the analytic audits (dispatch-to-bill, shrinkage recovery,
  * fleet utilization, unit economics); trips-repo.ts serves the trip list. Every pipeline starts with the tenant
- * and a leg-date `$elemMatch` (indexes tenant_leg_date / tenant_leg_unload)
+ * and a leg-date `$elemMatch` (indexes tenant_leg_date_created / tenant_leg_unload_created)
  * and reshapes legs at once with `$map` into the few fields the audit reads
  * (portable: the embedded engine mishandles dotted inclusion projections
  * inside arrays), so only compact rows travel; groupings happen in the database.

@@ -1,22 +1,14 @@
 /**
  * The tax summary's totals kept on write (docs/rollups.md): one document per tenant and day
- * (`taxRollups`), the findings of those days (`taxFindings`), and per store which rollup
- * version was built (`rollupState`).
+ * (`taxRollups`) and the findings of those days (`taxFindings`).
  */
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import type { FindingKind } from './reconcile.ts';
 import { taxRollupId, type IndexedFinding, type RollupBasis, type TaxDayRollup } from './tax-day-rollup.ts';
 
-export interface RollupState {
-  _id: string;
-  version: number;
-  builtAt: Date;
-}
-
 const rollups = (db: Db): Collection<TaxDayRollup> => db.collection<TaxDayRollup>(COLLECTIONS.taxRollups);
 const findings = (db: Db): Collection<IndexedFinding> => db.collection<IndexedFinding>(COLLECTIONS.taxFindings);
-const state = (db: Db): Collection<RollupState> => db.collection<RollupState>(COLLECTIONS.rollupState);
 
 /**
  * The kept days (months, on the payment basis) of a tenant within [from, to], in order (at
@@ -90,18 +82,6 @@ export function listTaxFindings(db: Db, tenant: string, q: FindingsQuery, maxTim
     ...(q.month === undefined ? { dateMs: { $gte: q.start, $lte: q.end } } : {}),
   };
   return findings(db).find(filter, { maxTimeMS }).sort({ dateMs: 1, docId: 1, conceptIndex: 1, code: 1 }).limit(q.limit).toArray();
-}
-
-export async function readRollupState(db: Db, name: string): Promise<RollupState | null> {
-  return state(db).findOne({ _id: name });
-}
-
-export async function deleteRollupState(db: Db, name: string): Promise<void> {
-  await state(db).deleteOne({ _id: name });
-}
-
-export async function writeRollupState(db: Db, name: string, version: number): Promise<void> {
-  await state(db).replaceOne({ _id: name }, { version, builtAt: new Date() }, { upsert: true });
 }
 
 /** The kept findings of these days or months (verification). */

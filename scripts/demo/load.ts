@@ -9,7 +9,7 @@
  * writer of the collection does; the generator itself stays the documents'
  * own shape (its golden hash pins that).
  */
-import { forgetTaxRollups, rebuildTaxRollups } from '../../lib/tax/refresh-tax-rollups.ts';
+import { forgetRollups, rebuildRollups } from '../../lib/rollups/rebuild-rollups.ts';
 import { deleteTaxRollupsOf } from '../../lib/tax/tax-rollups-repo.ts';
 import type { Db, Collection, Document } from 'mongodb';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
@@ -204,9 +204,9 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
     );
     offset += g.counts.financialDocs + g.counts.trips;
   }
-  // Written in bulk, not through the repositories: the tax summary's kept days are rebuilt from them
+  // Written in bulk, not through the repositories: the totals kept on write are rebuilt from them
   // (docs/rollups.md), here or, for a service about to start, by its rollup worker once it listens.
-  if (opts.rollups === 'worker') await forgetTaxRollups(db);
-  else await rebuildTaxRollups(db, { tenants: DEMO_TENANTS.map((t) => t.rfc) });
+  if (opts.rollups === 'worker') await forgetRollups(db);
+  else await rebuildRollups(db, { tenants: DEMO_TENANTS.map((t) => t.rfc) });
   return results;
 }

@@ -1,0 +1,15 @@
+/** Every kind of totals kept on write (docs/rollups.md), in the order the worker settles them. */
+import type { RollupKind } from './rollup-kind.ts';
+import { taxSummaryRollups } from '../tax/tax-summary-rollup-kind.ts';
+
+export const ROLLUP_KINDS: readonly RollupKind[] = [taxSummaryRollups];
+
+/** The kinds a `--kind` option names (all when none). Throws on an unknown name. */
+export function selectRollupKinds(names: readonly string[] = []): readonly RollupKind[] {
+  if (!names.length) return ROLLUP_KINDS;
+  return names.map((name) => {
+    const kind = ROLLUP_KINDS.find((k) => k.name === name);
+    if (!kind) throw new RangeError(`unknown rollup kind ${name} (known: ${ROLLUP_KINDS.map((k) => k.name).join(', ')})`);
+    return kind;
+  });
+}

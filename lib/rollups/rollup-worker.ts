@@ -1,0 +1,84 @@
+/**
+ * The background side of the totals kept on write (docs/rollups.md), for every kind
+ * (lib/rollups/kinds.ts): on start, a kind whose store was built by no or another version is
+ * rebuilt (its reports read the documents meanwhile); then the marks writes leave are drained
+ * every `everyMs`, so a report seldom finds a day to recompute. Any number of workers may run:
+ * a recompute is idempotent and a mark is cleared only by the recompute that saw its last write.
+ */
+import type { Db } from 'mongodb';
+import { ROLLUP_KINDS } from './kinds.ts';
+import type { RollupKind, RollupProgress } from './rollup-kind.ts';
+
+export interface RollupWorkerLogger {
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RollupWorker {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const MARKS_PER_PASS = 1000;
+
+export function createRollupWorker(opts: {
+  db: Db;
+  logger: RollupWorkerLogger;
+  everyMs?: number;
+  maxTimeMS?: number;
+  kinds?: readonly RollupKind[];
+}): RollupWorker {
+  const everyMs = opts.everyMs ?? 1000;
+  const maxTimeMS = opts.maxTimeMS ?? 120_000;
+  const kinds = opts.kinds ?? ROLLUP_KINDS;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> = Promise.resolve();
+
+  const progress = (p: RollupProgress): void => opts.logger.info({ ...p }, `rollups ${p.kind}: ${p.phase} ${p.done}/${p.total} of ${p.tenant}`);
+
+  async function passOf(kind: RollupKind): Promise<void> {
+    if (!(await kind.ready(opts.db))) {
+      opts.logger.info(
+        { kind: kind.name },
+        `rollups ${kind.name}: rebuilding the totals of a store written before them (reports read the documents meanwhile)`,
+      );
+      const r = await kind.rebuild(opts.db, { onProgress: progress, maxTimeMS, stopped: () => stopped });
+      opts.logger.info(
+        { kind: kind.name, ...r },
+        r.stopped ? `rollups ${kind.name}: rebuild stopped; the next start goes on` : `rollups ${kind.name}: rebuilt`,
+      );
+    }
+    while (!stopped && (await kind.drain(opts.db, MARKS_PER_PASS, maxTimeMS)) === MARKS_PER_PASS);
+  }
+
+  async function pass(): Promise<void> {
+    // One kind failing leaves its marks for the next pass; the others go on.
+    for (const kind of kinds) {
+      if (stopped) return;
+      await passOf(kind).catch((err: unknown) =>
+        opts.logger.error({ err, kind: kind.name }, `rollups ${kind.name}: pass failed; the marks stay and the next pass retries`),
+      );
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = pass().finally(schedule);
+    }, everyMs);
+    timer.unref();
+  }
+
+  return {
+    async start() {
+      stopped = false;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
