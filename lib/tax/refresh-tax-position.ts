@@ -15,7 +15,7 @@ import { receivedDocDays, TAX_POSITION_RECEIVED_SOURCE } from '../received/recei
 import { receivedDocs, streamReceivedDocDays, tenantsWithReceivedDocs } from '../received/received-repo.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
-import { deleteRollupState, readRollupState, writeRollupState } from './tax-rollups-repo.ts';
+import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { monthRange, ownMonthRows } from './tax-position-month.ts';
 import { rollUpTaxPositionMonth, TAX_POSITION_ROLLUP_VERSION, type KeptMonth, type TaxPositionMonthRollup } from './tax-position-rollup.ts';
 import {
