@@ -23,7 +23,14 @@ import { getTaxPosition } from '../lib/tax/get-tax-position.ts';
 import { listTaxPositionLines } from '../lib/tax/list-tax-position-lines.ts';
 import { diotFile, getDiot } from '../lib/tax/get-diot.ts';
 import { POSITION_FIGURES } from '../lib/tax/tax-position.ts';
-import { rebuildTaxPosition, taxPositionReady, verifyTaxPosition } from '../lib/tax/refresh-tax-position.ts';
+import {
+  drainTaxPositionMarks,
+  forgetTaxPosition,
+  outstandingTaxPositionMarks,
+  rebuildTaxPosition,
+  taxPositionReady,
+  verifyTaxPosition,
+} from '../lib/tax/refresh-tax-position.ts';
 import type { ServiceContext } from '../lib/context.ts';
 
 const seed = Number(process.env.TAX_POSITION_SEED ?? 20261129);
@@ -532,6 +539,24 @@ t.test('every position, page of lines and DIOT equals the documents after random
     const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month, limit: 5 } })) as unknown as { structuredContent: unknown };
     t.same(strip(r.structuredContent), strip(json(await getTaxPosition(ctx, TENANT_A, { month, limit: 5 }, { fromDocuments: true }))), `MCP ${month}`);
   }
+});
+
+t.test('the drain settles what writes mark; a store forgotten is rebuilt with progress', async (t) => {
+  for (const w of [writeInvoices, writeReceived, () => writePayment('received'), () => writePayment('issued'), writeCategoryRules]) await w();
+  t.ok((await outstandingTaxPositionMarks(h.db)) > 0, 'the writes left marks');
+  let passes = 0;
+  while ((await drainTaxPositionMarks(h.db, 7, 60_000)) > 0) passes++;
+  t.equal(await outstandingTaxPositionMarks(h.db), 0, `drained in ${passes} passes of at most 7 marks`);
+  t.same((await verifyTaxPosition(h.db, TENANT_A)).mismatched, [], 'every kept month equals its documents');
+  await forgetTaxPosition(h.db);
+  t.notOk(await taxPositionReady(h.db), 'forgotten: the answers read the documents');
+  t.equal(await answers('forgotten', 6), 0, 'and agree');
+  const progress: string[] = [];
+  const r = await rebuildTaxPosition(h.db, { onProgress: (p) => progress.push(`${p.phase} ${p.done}/${p.total}`) });
+  t.match(r, { tenants: 1, stopped: false }, `rebuilt ${r.months} months`);
+  t.equal(progress.at(-1), `computing ${r.months}/${r.months}`, 'progress up to the last month');
+  t.ok(await taxPositionReady(h.db), 'the store holds this version again');
+  t.equal(await answers('rebuilt', 15), 0, 'the answers from the rebuilt months agree');
 });
 
 t.test('writes that bypass the marks are caught: the check can fail', async (t) => {

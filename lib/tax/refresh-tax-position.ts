@@ -100,11 +100,12 @@ export async function taxPositionReady(db: Db): Promise<boolean> {
   return (await readRollupState(db, TAX_POSITION_STATE))?.version === TAX_POSITION_ROLLUP_VERSION;
 }
 
-/** One pass of the background drain: recomputes the months of up to `limit` marks of each source, any tenant. */
+/** One pass of the background drain: recomputes the months of up to `limit` marks (of both sources together), any tenant. */
 export async function drainTaxPositionMarks(db: Db, limit: number, maxTimeMS: number): Promise<number> {
   let worked = 0;
   for (const source of SOURCES) {
-    const marks = await someMarks(db, source, limit);
+    if (worked >= limit) break;
+    const marks = await someMarks(db, source, limit - worked);
     const byTenant = new Map<string, RollupMark[]>();
     for (const m of marks) byTenant.set(m.tenant, [...(byTenant.get(m.tenant) ?? []), m]);
     for (const [tenant, list] of byTenant) await settleMarks(db, tenant, list, maxTimeMS);
