@@ -369,7 +369,7 @@ async function writeReceivedMetadata(): Promise<string> {
 
 /** The tenant's category rules: diesel as fuel or not (fuel paid in cash is not creditable). */
 async function writeCategoryRules(): Promise<string> {
-  const rules = pick([[], [{ code: '15101505', category: 'maintenance' }], [{ code: '2517', category: 'fuel' }], [{ code: '1510', category: 'other' }]]);
+  const rules = pick([[], [{ code: '15101505', category: 'maintenance' }], [{ code: '251725', category: 'fuel' }], [{ code: '1510', category: 'other' }]]);
   const res = await h.app.inject({
     method: 'PUT',
     url: '/api/received-category-rules',
@@ -557,6 +557,50 @@ t.test('the drain settles what writes mark; a store forgotten is rebuilt with pr
   t.equal(progress.at(-1), `computing ${r.months}/${r.months}`, 'progress up to the last month');
   t.ok(await taxPositionReady(h.db), 'the store holds this version again');
   t.equal(await answers('rebuilt', 15), 0, 'the answers from the rebuilt months agree');
+});
+
+t.test('a change of the category rules alone moves the position and the DIOT', async (t) => {
+  // Tyres paid in cash: creditable while tyres, fuel paid in cash once the rules call class 251725 fuel.
+  const uuid = uuidOf(next++);
+  const x = invoiceXml({
+    issuer: 'LLA010101AB1',
+    issuerName: 'LLANTAS DEL NORTE',
+    receiver: TENANT_A,
+    uuid,
+    fecha: '2026-02-11T10:00:00',
+    method: 'PUE',
+    paymentForm: '01',
+    lines: [{ code: '25172504', desc: 'Llanta', amount: 3_000, transfers: vat16 }],
+  });
+  await importFiles([{ name: `${uuid}.xml`, content: x.xml }]);
+  const rules = async (list: unknown[]): Promise<void> => {
+    const res = await h.app.inject({
+      method: 'PUT',
+      url: '/api/received-category-rules',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: JSON.stringify({ rules: list }),
+    });
+    t.equal(res.statusCode, 200, `rules ${JSON.stringify(list)}`);
+  };
+  const position = async (): Promise<{ warnings: { byCode: Record<string, number> } }> => {
+    const res = await h.app.inject({ method: 'GET', url: '/api/tax/position?month=2026-02&limit=100', headers: { 'x-api-key': KEY_A } });
+    t.same(
+      strip(res.json()),
+      strip(json(await getTaxPosition(ctx, TENANT_A, { month: '2026-02', limit: 100 }, { fromDocuments: true }))),
+      'position equals the documents',
+    );
+    const diot = await h.app.inject({ method: 'GET', url: '/api/tax/diot?month=2026-02', headers: { 'x-api-key': KEY_A } });
+    t.same(diot.json(), json(await getDiot(ctx, TENANT_A, { month: '2026-02' }, { fromDocuments: true })), 'DIOT equals the documents');
+    return res.json();
+  };
+  await rules([]);
+  while ((await drainTaxPositionMarks(h.db, 100, 60_000)) > 0);
+  const before = (await position()).warnings.byCode.FUEL_PAID_IN_CASH ?? 0;
+  await rules([{ code: '251725', category: 'fuel' }]);
+  const after = (await position()).warnings.byCode.FUEL_PAID_IN_CASH ?? 0;
+  t.ok(after > before, `tyres paid in cash are fuel paid in cash now (${before} → ${after})`);
+  await rules([]);
+  t.equal((await position()).warnings.byCode.FUEL_PAID_IN_CASH ?? 0, before, 'and back');
 });
 
 t.test('writes that bypass the marks are caught: the check can fail', async (t) => {
