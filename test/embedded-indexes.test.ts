@@ -229,11 +229,12 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
         .toArray(),
     legUnloadRankedCursor: () =>
       c
+        // Ids are strings and ObjectIds here: the filter is a plain Document.
         .find({
           company: A,
           legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 460 * DAY } } },
           $or: [{ created: { $lt: 150 } }, { created: 150, _id: { $lt: 'doc-05000' } }],
-        })
+        } as Document)
         .sort({ created: -1, _id: -1 })
         .limit(20)
         .toArray(),

@@ -1,6 +1,6 @@
 /** The indexes of `trips` (lib/trips/trips-repo.ts and the trip audits of lib/analytics). */
 import { COLLECTIONS } from '../db/collections.ts';
-import type { IndexSpecs } from '../db/indexes.ts';
+import type { IndexSpecs, RetiredIndexes } from '../db/indexes.ts';
 
 export const TRIP_INDEXES: IndexSpecs = {
   [COLLECTIONS.trips]: [
@@ -24,4 +24,9 @@ export const TRIP_INDEXES: IndexSpecs = {
     { key: { company: 1, 'vehicle.id': 1, client: 1, 'shipments.unloadDate': 1 }, name: 'tenant_vehicle_client_leg_unload' },
     { key: { company: 1, 'driver.id': 1, createdAt: -1 }, name: 'tenant_driver' },
   ],
+};
+
+/** Replaced by the *_created indexes above (the list's order added). */
+export const RETIRED_TRIP_INDEXES: RetiredIndexes = {
+  [COLLECTIONS.trips]: ['tenant_leg_date', 'tenant_leg_load', 'tenant_leg_unload'],
 };
