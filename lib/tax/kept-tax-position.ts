@@ -66,9 +66,11 @@ export async function keptPosition(
 ): Promise<PositionFiguresView & { firstLines: Record<PositionFigure, FigureLine[]> }> {
   const { cur, prev } = await freshMonths(ctx, tenant, month, previousMonth);
   const view = figuresView(cur, prev, month, previousMonth);
-  const firstLines = {} as Record<PositionFigure, FigureLine[]>;
-  for (const figure of POSITION_FIGURES)
-    firstLines[figure] = view.lineCounts[figure] && limit ? await linesOf(ctx, tenant, month, previousMonth, figure, 0, limit) : [];
+  // One indexed range read per figure with lines, at once.
+  const read = await Promise.all(
+    POSITION_FIGURES.map((figure) => (view.lineCounts[figure] && limit ? linesOf(ctx, tenant, month, previousMonth, figure, 0, limit) : Promise.resolve([]))),
+  );
+  const firstLines = Object.fromEntries(POSITION_FIGURES.map((figure, i) => [figure, read[i]!])) as Record<PositionFigure, FigureLine[]>;
   return { ...view, firstLines };
 }
 
