@@ -61,9 +61,10 @@ export async function writeTaxPositionMonth(db: Db, tenant: string, month: strin
     const s = stored.get(e._id);
     return !s || !sameContent(s, e);
   });
+  // By _id alone (it holds the tenant): the embedded engine finds an upsert's target by its _id index only when the filter is just _id.
   for (let i = 0; i < changed.length; i += WRITE_BATCH)
     await lines(db).bulkWrite(
-      changed.slice(i, i + WRITE_BATCH).map((e) => ({ replaceOne: { filter: { _id: e._id, tenant }, replacement: e, upsert: true } })),
+      changed.slice(i, i + WRITE_BATCH).map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } })),
       durable,
     );
   const current = new Set(kept.entries.map((e) => e._id));
