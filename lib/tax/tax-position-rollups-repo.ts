@@ -70,7 +70,7 @@ export async function writeTaxPositionMonth(db: Db, tenant: string, month: strin
   const current = new Set(kept.entries.map((e) => e._id));
   const gone = [...stored.keys()].filter((id) => !current.has(id));
   for (let i = 0; i < gone.length; i += WRITE_BATCH)
-    await lines(db).deleteMany({ _id: { $in: gone.slice(i, i + WRITE_BATCH) }, tenant }, { writeConcern: { j: true } });
+    await lines(db).deleteMany({ _id: { $in: gone.slice(i, i + WRITE_BATCH) } }, { writeConcern: { j: true } });
   const id = taxPositionMonthId(tenant, month);
   if (kept.month) await months(db).replaceOne({ _id: id, tenant }, kept.month, { upsert: true, writeConcern: { j: true } });
   else await months(db).deleteOne({ _id: id, tenant }, { writeConcern: { j: true } });
