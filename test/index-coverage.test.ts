@@ -56,6 +56,8 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.taxFindings]: 'tenant',
   [COLLECTIONS.openItems]: 'tenant',
   [COLLECTIONS.receivablesDays]: 'tenant',
+  [COLLECTIONS.taxPositionMonths]: 'tenant',
+  [COLLECTIONS.taxPositionLines]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

@@ -29,6 +29,9 @@ export const COLLECTIONS = {
   /** Totals kept on write (docs/rollups.md): the tax summary's days and its findings index, and which rollups a store holds. */
   taxRollups: 'taxRollups',
   taxFindings: 'taxFindings',
+  /** The tax position's months and the lines of their figures and DIOT rows (lib/tax/tax-position-rollups-repo.ts). */
+  taxPositionMonths: 'taxPositionMonths',
+  taxPositionLines: 'taxPositionLines',
   rollupState: 'rollupState',
   /** The as-of reports' kept forms (lib/analytics): one entry per invoice ever open, and the forecast's days. */
   openItems: 'openItems',

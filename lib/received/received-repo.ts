@@ -11,6 +11,7 @@ import type { InstantRange } from '../shared/date-range.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
 import type { ReceivedDocRow, ReceivedFactKind, ReceivedFactRecord, ReceivedPaymentState } from './received-rows.ts';
+import { writeMarkingReceivedDays, type DatedReceivedDocument } from './received-doc-days.ts';
 
 export const receivedFacts = (db: Db): Collection<ReceivedFactRecord> => db.collection<ReceivedFactRecord>(COLLECTIONS.receivedFacts);
 export const receivedDocs = (db: Db): Collection<ReceivedDocRow> => db.collection<ReceivedDocRow>(COLLECTIONS.receivedDocs);
@@ -71,9 +72,13 @@ export async function putReceivedDocs(db: Db, tenant: string, docs: readonly Rec
   });
   if (!changed.length) return;
   const lastUpdate = now.toISOString();
-  await receivedDocs(db).bulkWrite(
-    changed.map((d) => ({ replaceOne: { filter: { _id: d._id, tenant }, replacement: { ...d, lastUpdate }, upsert: true } })),
-    { ordered: false },
+  const changedIds = new Set(changed.map((d) => d._id));
+  // The days of the stored versions and of the new ones, marked before and after (received-doc-days.ts).
+  await writeMarkingReceivedDays(db, tenant, [...stored.filter((d) => changedIds.has(d._id)), ...changed], () =>
+    receivedDocs(db).bulkWrite(
+      changed.map((d) => ({ replaceOne: { filter: { _id: d._id, tenant }, replacement: { ...d, lastUpdate }, upsert: true } })),
+      { ordered: false },
+    ),
   );
 }
 
@@ -124,8 +129,51 @@ export async function receivedMainCodes(db: Db, tenant: string, maxTimeMS: numbe
   return codes.filter((c): c is string => typeof c === 'string');
 }
 
-/** Sets the category of the tenant's documents that follow these codes (the stored documents' concepts keep theirs until rebuilt). */
+/** Documents re-categorized per update: their days are marked around each batch. */
+const CATEGORY_BATCH = 1000;
+
+/**
+ * Sets the category of the tenant's documents that follow these codes (the stored documents'
+ * concepts keep theirs until rebuilt). The category moves the tax position (fuel paid in cash),
+ * so the documents to change are read first and updated by id in batches, each between two
+ * marks of its documents' days (received-doc-days.ts): a document written meanwhile marks its own.
+ */
 export async function setCategoryOfCodes(db: Db, tenant: string, codes: readonly string[], category: ReceivedCategory, maxTimeMS: number): Promise<void> {
   if (!codes.length) return;
-  await receivedDocs(db).updateMany({ tenant, mainCode: { $in: [...codes] }, category: { $ne: category } }, { $set: { category } }, { maxTimeMS });
+  const cursor = receivedDocs(db).find(
+    { tenant, mainCode: { $in: [...codes] }, category: { $ne: category } },
+    { projection: { _id: 1, date: 1, 'settlements.date': 1 }, maxTimeMS, batchSize: CATEGORY_BATCH },
+  );
+  let batch: (DatedReceivedDocument & { _id: string })[] = [];
+  const flush = async (): Promise<void> => {
+    const ids = batch.map((d) => d._id);
+    await writeMarkingReceivedDays(db, tenant, batch, () =>
+      receivedDocs(db).updateMany({ tenant, _id: { $in: ids }, category: { $ne: category } }, { $set: { category } }, { maxTimeMS }),
+    );
+    batch = [];
+  };
+  for await (const d of cursor) {
+    batch.push(d);
+    if (batch.length >= CATEGORY_BATCH) await flush();
+  }
+  if (batch.length) await flush();
+}
+
+/** The days every received document of a tenant touches (marking them all: a rebuild of the totals kept over them). */
+export function streamReceivedDocDays(db: Db, tenant: string): AsyncIterable<DatedReceivedDocument> {
+  return receivedDocs(db).find({ tenant }, { projection: { _id: 0, date: 1, 'settlements.date': 1 }, batchSize: 5000 });
+}
+
+/** Every tenant with received documents, one index probe per tenant (tenant_date; `distinct` would read every document on the embedded engine). */
+export async function tenantsWithReceivedDocs(db: Db): Promise<string[]> {
+  const tenants: string[] = [];
+  for (;;) {
+    const next = await receivedDocs(db)
+      .find(tenants.length ? { tenant: { $gt: tenants[tenants.length - 1] as string } } : {}, { projection: { _id: 0, tenant: 1 } })
+      .sort({ tenant: 1, date: -1, _id: -1 })
+      .limit(1)
+      .next();
+    if (!next) return tenants;
+    tenants.push(next.tenant);
+  }
 }

@@ -55,9 +55,19 @@ interface Acc {
   c: { p16: number; p8: number; p0: number; ex: number; v16: number; v8: number; cred: number; non: number; ret: number; returns: number };
   docs: Set<string>;
   payments: number;
+  /** The line the name was taken from. */
+  named: Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>;
 }
 
-/** The DIOT rows of a month's payment lines, by supplier then type of operation. */
+/** Whether line a is later than b (date, then UUID, then the payment's UUID): the supplier's name is the one on its latest line. */
+const laterThan = (a: Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>, b: Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>): boolean =>
+  a.date !== b.date ? a.date > b.date : a.uuid !== b.uuid ? a.uuid > b.uuid : (a.paymentUuid ?? '') > (b.paymentUuid ?? '');
+
+/**
+ * The DIOT rows of a month's payment lines, by supplier then type of operation. A supplier whose
+ * CFDIs carry different names is shown with the name on its latest line of the month, whatever
+ * order the lines come in (the rows kept on write and those computed from the documents agree).
+ */
 export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {
   const byKey = new Map<string, Acc>();
   for (const l of lines) {
@@ -74,8 +84,12 @@ export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {
         c: { p16: 0, p8: 0, p0: 0, ex: 0, v16: 0, v8: 0, cred: 0, non: 0, ret: 0, returns: 0 },
         docs: new Set(),
         payments: 0,
+        named: l,
       };
       byKey.set(key, a);
+    } else if (laterThan(l, a.named)) {
+      a.name = l.partyName;
+      a.named = l;
     }
     a.docs.add(l.uuid);
     if (l.kind === 'creditNote') {

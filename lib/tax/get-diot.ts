@@ -9,6 +9,8 @@ import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 import { diotCsv, diotRows, type DiotRow } from './diot.ts';
 import { monthRows } from './tax-position-month.ts';
+import { keptDiotRows } from './kept-tax-position.ts';
+import { taxPositionReady } from './refresh-tax-position.ts';
 
 export const DIOT_LAYOUT =
   "CSV with the DIOT's data per supplier (columns of DIOT_CSV_COLUMNS). Not the SAT's 2025 batch text file (54 pipe-separated fields): the position of each field of its non-creditable VAT and other-data sections could not be established from a published source, so the file is not produced.";
@@ -24,24 +26,24 @@ export interface Diot {
 
 const sum = (rows: readonly DiotRow[], pick: (r: DiotRow) => number): number => fromCents(rows.reduce((s, r) => s + toCents(pick(r)), 0));
 
-export async function getDiot(ctx: ServiceContext, tenant: string, input: { month?: string }): Promise<Diot> {
-  const month = input.month ?? mxMonthKey(ctx.now().getTime());
-  const rows = diotRows((await monthRows(ctx, tenant, month)).payments);
+/** The totals of the rows (sums of their rounded figures, in cents). */
+export function diotTotals(rows: readonly DiotRow[]): Diot['totals'] {
   return {
-    tenant,
-    month,
-    basis: 'cash',
-    layout: DIOT_LAYOUT,
-    rows,
-    totals: {
-      suppliers: new Set(rows.map((r) => `${r.rfc}|${r.name}`)).size,
-      paid: sum(rows, (r) => r.paid.rate16 + r.paid.rate8 + r.paid.rate0 + r.paid.exempt + r.paid.imports),
-      vatCreditable: sum(rows, (r) => r.vat.creditable),
-      vatNonCreditable: sum(rows, (r) => r.vat.nonCreditable),
-      vatRetained: sum(rows, (r) => r.vatRetained),
-      returnsAndDiscounts: sum(rows, (r) => r.returnsAndDiscounts),
-    },
+    suppliers: new Set(rows.map((r) => `${r.rfc}|${r.name}`)).size,
+    paid: sum(rows, (r) => r.paid.rate16 + r.paid.rate8 + r.paid.rate0 + r.paid.exempt + r.paid.imports),
+    vatCreditable: sum(rows, (r) => r.vat.creditable),
+    vatNonCreditable: sum(rows, (r) => r.vat.nonCreditable),
+    vatRetained: sum(rows, (r) => r.vatRetained),
+    returnsAndDiscounts: sum(rows, (r) => r.returnsAndDiscounts),
   };
+}
+
+/** From the month kept on write when the store holds it (docs/rollups.md); `fromDocuments`: from the month's received CFDIs. */
+export async function getDiot(ctx: ServiceContext, tenant: string, input: { month?: string }, opts: { fromDocuments?: boolean } = {}): Promise<Diot> {
+  const month = input.month ?? mxMonthKey(ctx.now().getTime());
+  const rows =
+    !opts.fromDocuments && (await taxPositionReady(ctx.db)) ? await keptDiotRows(ctx, tenant, month) : diotRows((await monthRows(ctx, tenant, month)).payments);
+  return { tenant, month, basis: 'cash', layout: DIOT_LAYOUT, rows, totals: diotTotals(rows) };
 }
 
 export const diotFile = (diot: Diot): string => diotCsv(diot.rows);

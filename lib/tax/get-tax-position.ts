@@ -1,14 +1,17 @@
 /**
  * GET /api/tax/position: the month's tax position on the cash basis (docs/domain.md, "The month's
- * tax position"). Reads the month's rows (tax-position-month.ts), computes the figures
- * (tax-position.ts, pure) and shows each with its first `limit` lines.
+ * tax position"). Reads the month kept on write (kept-tax-position.ts, docs/rollups.md), or
+ * computes the figures from the month's rows (tax-position-month.ts, tax-position.ts, pure), and
+ * shows each with its first `limit` lines.
  */
 import type { ServiceContext } from '../context.ts';
 import { fromCents } from '../money/cents.ts';
 import { mxDateString, mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
-import { monthRows } from './tax-position-month.ts';
+import { monthRange, monthRows } from './tax-position-month.ts';
+import { keptPosition, type PositionFiguresView } from './kept-tax-position.ts';
+import { taxPositionReady } from './refresh-tax-position.ts';
 import { NON_CREDITABLE_MESSAGES, POSITION_FIGURES, positionFigures, type FigureLine, type NonCreditableCode, type PositionFigure } from './tax-position.ts';
 
 export const CASH_BASIS_DESCRIPTION =
@@ -84,15 +87,46 @@ export function retentionDueDate(month: string): string {
   return `${next.slice(0, 8)}17`;
 }
 
-export async function getTaxPosition(ctx: ServiceContext, tenant: string, input: { month?: string; limit: number }): Promise<TaxPosition> {
-  const now = ctx.now();
-  const month = input.month ?? mxMonthKey(now.getTime());
+/** The figures of a month from its documents (the reference the kept months are checked against). */
+async function documentPosition(
+  ctx: ServiceContext,
+  tenant: string,
+  month: string,
+  limit: number,
+): Promise<PositionFiguresView & { firstLines: Record<PositionFigure, FigureLine[]> }> {
   const rows = await monthRows(ctx, tenant, month);
   const f = positionFigures(rows.collections, rows.payments, rows.previousPayments);
+  const lineCounts = {} as Record<PositionFigure, number>;
+  const firstLines = {} as Record<PositionFigure, FigureLine[]>;
+  for (const name of POSITION_FIGURES) {
+    lineCounts[name] = f.lines[name].length;
+    firstLines[name] = f.lines[name].slice(0, limit);
+  }
+  const warningsByCode: Record<string, number> = {};
+  for (const w of f.lines.nonCreditableVat) warningsByCode[w.reason!] = (warningsByCode[w.reason!] ?? 0) + 1;
+  return { totalsC: f.totalsC, lineCounts, firstLines, warningsByCode };
+}
+
+/**
+ * From the months kept on write when the store holds them (docs/rollups.md); `fromDocuments`:
+ * from the month's documents (what the kept months are checked against).
+ */
+export async function getTaxPosition(
+  ctx: ServiceContext,
+  tenant: string,
+  input: { month?: string; limit: number },
+  opts: { fromDocuments?: boolean } = {},
+): Promise<TaxPosition> {
+  const now = ctx.now();
+  const month = input.month ?? mxMonthKey(now.getTime());
+  const range = monthRange(month);
+  const previousMonth = mxMonthKey(range.start - 1);
+  const f =
+    !opts.fromDocuments && (await taxPositionReady(ctx.db))
+      ? await keptPosition(ctx, tenant, month, previousMonth, input.limit)
+      : await documentPosition(ctx, tenant, month, input.limit);
   const t = (name: PositionFigure): number => fromCents(f.totalsC[name]);
-  const warningLines = f.lines.nonCreditableVat;
-  const byCode: Record<string, number> = {};
-  for (const w of warningLines) byCode[w.reason!] = (byCode[w.reason!] ?? 0) + 1;
+  const vatPayableC = f.totalsC.vatCollected - f.totalsC.vatRetainedByClients - f.totalsC.creditableVat - f.totalsC.retentionCredit;
   return {
     tenant,
     month,
@@ -100,18 +134,18 @@ export async function getTaxPosition(ctx: ServiceContext, tenant: string, input:
     basis: 'cash',
     basisDescription: CASH_BASIS_DESCRIPTION,
     period: {
-      startDate: mxDateString(rows.range.start),
-      endDate: mxDateString(rows.range.endExclusive - 1),
+      startDate: mxDateString(range.start),
+      endDate: mxDateString(range.endExclusive - 1),
       timeZone: 'America/Mexico_City',
-      previousMonth: rows.previous.month,
+      previousMonth,
     },
     vat: {
       collected: t('vatCollected'),
       retainedByClients: t('vatRetainedByClients'),
       creditable: t('creditableVat'),
       retentionCredit: t('retentionCredit'),
-      payable: fromCents(f.vatPayableC),
-      result: f.vatPayableC > 0 ? 'payable' : f.vatPayableC < 0 ? 'inFavour' : 'zero',
+      payable: fromCents(vatPayableC),
+      result: vatPayableC > 0 ? 'payable' : vatPayableC < 0 ? 'inFavour' : 'zero',
     },
     retentions: {
       vatRetained: t('vatRetainedByCarrier'),
@@ -125,13 +159,13 @@ export async function getTaxPosition(ctx: ServiceContext, tenant: string, input:
       figure: name,
       amount: t(name),
       description: FIGURE_DESCRIPTIONS[name],
-      lineCount: f.lines[name].length,
-      lines: f.lines[name].slice(0, input.limit).map(lineView),
+      lineCount: f.lineCounts[name],
+      lines: f.firstLines[name].map(lineView),
     })),
     warnings: {
-      total: warningLines.length,
-      byCode,
-      items: warningLines.slice(0, input.limit).map((w) => ({
+      total: f.lineCounts.nonCreditableVat,
+      byCode: f.warningsByCode,
+      items: f.firstLines.nonCreditableVat.map((w) => ({
         code: w.reason!,
         message: NON_CREDITABLE_MESSAGES[w.reason!],
         docId: w.docId,

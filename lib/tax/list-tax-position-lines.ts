@@ -5,8 +5,10 @@ import { fromCents } from '../money/cents.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 import { lineView, type TaxPositionLineView } from './get-tax-position.ts';
-import { monthRows } from './tax-position-month.ts';
-import { positionFigures, type PositionFigure } from './tax-position.ts';
+import { monthRange, monthRows } from './tax-position-month.ts';
+import { positionFigures, type FigureLine, type PositionFigure } from './tax-position.ts';
+import { keptFigurePage } from './kept-tax-position.ts';
+import { taxPositionReady } from './refresh-tax-position.ts';
 
 export interface TaxPositionLinesPage {
   tenant: string;
@@ -18,24 +20,32 @@ export interface TaxPositionLinesPage {
   data: TaxPositionLineView[];
 }
 
+/** From the months kept on write when the store holds them; `fromDocuments`: from the month's documents. */
 export async function listTaxPositionLines(
   ctx: ServiceContext,
   tenant: string,
   input: { month?: string; figure: PositionFigure; page: number; limit: number },
+  opts: { fromDocuments?: boolean } = {},
 ): Promise<TaxPositionLinesPage> {
   const month = input.month ?? mxMonthKey(ctx.now().getTime());
-  const rows = await monthRows(ctx, tenant, month);
-  const f = positionFigures(rows.collections, rows.payments, rows.previousPayments);
-  const all = f.lines[input.figure];
   const skip = (input.page - 1) * input.limit;
+  let page: { totalC: number; count: number; lines: FigureLine[] };
+  if (!opts.fromDocuments && (await taxPositionReady(ctx.db))) {
+    page = await keptFigurePage(ctx, tenant, month, mxMonthKey(monthRange(month).start - 1), input.figure, skip, input.limit);
+  } else {
+    const rows = await monthRows(ctx, tenant, month);
+    const f = positionFigures(rows.collections, rows.payments, rows.previousPayments);
+    const all = f.lines[input.figure];
+    page = { totalC: f.totalsC[input.figure], count: all.length, lines: all.slice(skip, skip + input.limit) };
+  }
   return {
     tenant,
     month,
     basis: 'cash',
     figure: input.figure,
-    amount: fromCents(f.totalsC[input.figure]),
-    meta: { total: all.length, page: input.page, limit: input.limit, pages: Math.ceil(all.length / input.limit), hasMore: skip + input.limit < all.length },
-    data: all.slice(skip, skip + input.limit).map(lineView),
+    amount: fromCents(page.totalC),
+    meta: { total: page.count, page: input.page, limit: input.limit, pages: Math.ceil(page.count / input.limit), hasMore: skip + input.limit < page.count },
+    data: page.lines.map(lineView),
   };
 }
 

@@ -4,6 +4,7 @@
  * (lib/tax/tax-repo.ts, cash basis), and the received CFDIs settled in it and in the month before
  * (whose IVA retained is creditable this month). Streams the documents, keeps compact lines.
  */
+import type { Db } from 'mongodb';
 import type { ServiceContext } from '../context.ts';
 import { mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
@@ -37,4 +38,24 @@ export async function monthRows(ctx: ServiceContext, tenant: string, month: stri
     previousPayments.push(...paymentLines(doc, previous));
   }
   return { range, previous, collections, payments, previousPayments };
+}
+
+/**
+ * The rows of one month alone (its collections and the payments dated in it): what the month's
+ * kept totals are computed from (refresh-tax-position.ts). The same lines monthRows gives.
+ */
+export async function ownMonthRows(
+  db: Db,
+  tenant: string,
+  range: MonthRange,
+  maxTimeMS: number,
+): Promise<{ collections: CollectionLine[]; payments: PaymentLine[] }> {
+  const collections: CollectionLine[] = [];
+  for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: range.start, end: range.endExclusive - 1 }, maxTimeMS)) {
+    const line = collectionLine(normalizeTaxDoc(raw), range);
+    if (line) collections.push(line);
+  }
+  const payments: PaymentLine[] = [];
+  for await (const doc of streamSettledReceivedDocs(db, tenant, range.start, range.endExclusive - 1, maxTimeMS)) payments.push(...paymentLines(doc, range));
+  return { collections, payments };
 }
