@@ -8,17 +8,11 @@
  */
 import type { TripDocument, TripLeg } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
-import {
-  daysBetweenDates,
-  daysInRange,
-  isMxDateString,
-  mxAddDays,
-  mxCalendarDaysBetween,
-  mxDateString,
-  ymdIntToDateString,
-  ymdIntToMxDayStart,
-} from '../time/mexico-city.ts';
+import { daysInRange, isMxDateString, mxCalendarDaysBetween, ymdIntToMxDayStart } from '../time/mexico-city.ts';
 import { legDeliveredAt } from '../trips/delivery-state.ts';
+import { legActiveDays, safeYmd } from '../trips/leg-active-days.ts';
+
+export { legActiveDays };
 import { ratio, roundTo, type Ratio } from './stats.ts';
 import type { LitresBasis } from './unit-economics.ts';
 
@@ -66,33 +60,6 @@ export function utilizationTrip(trip: Pick<TripDocument, 'driver' | 'vehicle' | 
       offloaded: litres(l, 'offloaded'),
     })),
   };
-}
-
-/** Longest span credited to one leg: guards against a mistyped unloadDate turning one leg into a year of activity. */
-const MAX_LEG_SPAN_DAYS = 31;
-
-function safeYmd(ymd: number): string | null {
-  try {
-    return ymdIntToDateString(ymd);
-  } catch {
-    return null;
-  }
-}
-
-/** Calendar days a leg kept its unit busy ('YYYY-MM-DD', ascending, distinct). */
-export function legActiveDays(leg: Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate'>): string[] {
-  const days = new Set<string>();
-  const legDay = safeYmd(leg.date);
-  if (leg.loadDate !== null && leg.unloadDate !== null && leg.unloadDate >= leg.loadDate) {
-    const from = mxDateString(leg.loadDate);
-    const span = Math.min(daysBetweenDates(from, mxDateString(leg.unloadDate)), MAX_LEG_SPAN_DAYS);
-    for (let i = 0; i <= span; i += 1) days.add(mxAddDays(from, i));
-  } else {
-    if (leg.loadDate !== null) days.add(mxDateString(leg.loadDate));
-    if (leg.unloadDate !== null) days.add(mxDateString(leg.unloadDate));
-    if (days.size === 0 && legDay !== null) days.add(legDay);
-  }
-  return [...days].sort();
 }
 
 export interface UtilizationRatio {
