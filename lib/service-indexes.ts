@@ -16,6 +16,7 @@ import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
 import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
+import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
@@ -29,6 +30,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   IDEMPOTENCY_INDEXES,
   ROLLUP_MARK_INDEXES,
   TAX_ROLLUP_INDEXES,
+  FLEET_ROLLUP_INDEXES,
   ORIGINAL_INDEXES,
 );
 

@@ -30,6 +30,8 @@ export const COLLECTIONS = {
   taxRollups: 'taxRollups',
   taxFindings: 'taxFindings',
   rollupState: 'rollupState',
+  /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
+  fleetRollups: 'fleetRollups',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */
