@@ -179,8 +179,8 @@ const fleetTripProjection: Document = {
  * The tenant's trips (scoped) with a leg that may be active, or is dated, on a day of
  * [fromDay, toDay]: a leg dated in it, loaded in it or up to 31 days before (a leg is active at
  * most 31 days after loading), or unloaded in it. Three indexed queries (tenant_leg_date,
- * tenant_leg_load, tenant_leg_unload), merged by id: every trip whose legs' active days
- * (lib/trips/leg-active-days.ts) meet the days, as fleet utilization counts them.
+ * tenant_leg_load, tenant_leg_unload), disjoint: every trip whose legs' active days
+ * (lib/trips/leg-active-days.ts) meet the days, once, as fleet utilization counts them.
  */
 export async function* streamTripsTouchingDays(
   db: Db,
@@ -189,21 +189,20 @@ export async function* streamTripsTouchingDays(
   maxTimeMS: number,
 ): AsyncIterable<FleetTrip> {
   const scope = scopeFilter(tenant, q);
+  const dated = { $gte: ymdNum(q.fromDay), $lte: ymdNum(q.toDay) };
+  const loaded = { $gte: mxDayStart(mxAddDays(q.fromDay, -MAX_LEG_SPAN_DAYS)), $lte: mxDayEnd(q.toDay) };
+  const unloaded = { $gte: mxDayStart(q.fromDay), $lte: mxDayEnd(q.toDay) };
+  // Disjoint: each query leaves out the trips an earlier one returns, so every trip comes once.
   const conditions: Document[] = [
-    elementInRange('shipments', 'date', ymdNum(q.fromDay), ymdNum(q.toDay)),
-    elementInRange('shipments', 'loadDate', mxDayStart(mxAddDays(q.fromDay, -MAX_LEG_SPAN_DAYS)), mxDayEnd(q.toDay)),
-    elementInRange('shipments', 'unloadDate', mxDayStart(q.fromDay), mxDayEnd(q.toDay)),
+    elementInRange('shipments', 'date', dated.$gte, dated.$lte),
+    { ...elementInRange('shipments', 'loadDate', loaded.$gte, loaded.$lte), $nor: [{ shipments: { $elemMatch: { date: dated } } }] },
+    {
+      ...elementInRange('shipments', 'unloadDate', unloaded.$gte, unloaded.$lte),
+      $nor: [{ shipments: { $elemMatch: { date: dated } } }, { shipments: { $elemMatch: { loadDate: loaded } } }],
+    },
   ];
-  // Only ids are held (a trip met by two conditions is read twice, passed on once).
-  const seen = new Set<string>();
-  for (const c of conditions) {
-    const cursor = trips(db).aggregate<FleetTrip>([{ $match: { ...scope, ...c } }, fleetTripProjection], { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
-    for await (const t of cursor) {
-      if (seen.has(t._id)) continue;
-      seen.add(t._id);
-      yield t;
-    }
-  }
+  for (const c of conditions)
+    yield* trips(db).aggregate<FleetTrip>([{ $match: { ...scope, ...c } }, fleetTripProjection], { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
 /** streamTripsTouchingDays, held (the days of one run of kept days). */
