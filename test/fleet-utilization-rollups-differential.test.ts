@@ -14,6 +14,7 @@ import { trips } from '../lib/db/collections.ts';
 import { auditFleetUtilization, type FleetUtilizationInput } from '../lib/analytics/audit-fleet-utilization.ts';
 import { rebuildFleetRollups, verifyFleetRollups } from '../lib/analytics/refresh-fleet-rollups.ts';
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
+import { fleetUtilizationRollups } from '../lib/analytics/fleet-utilization-rollup-kind.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import { mxDateString } from '../lib/time/mexico-city.ts';
 import { connect, listen } from './helpers/mcp.ts';
@@ -226,6 +227,14 @@ async function writeThatFails(): Promise<string> {
   return `failed write on ${trip._id}`;
 }
 
+/** The rollup worker's pass over the marks, or a rebuild of the whole store (as after an upgrade). */
+async function worker(): Promise<string> {
+  if (rnd() < 0.7) return `drained ${await fleetUtilizationRollups.drain(h.db, 50, 60_000)} marks`;
+  const r = await fleetUtilizationRollups.rebuild(h.db);
+  if (!(await fleetUtilizationRollups.ready(h.db))) throw new Error('a rebuild of every tenant leaves the store built');
+  return `rebuilt ${r.units} days`;
+}
+
 async function restart(): Promise<string> {
   await h.rebuild();
   return 'restart';
@@ -282,7 +291,7 @@ async function reports(label: string, n: number): Promise<number> {
   return differing;
 }
 
-const WRITES = [writeTrips, writeTrips, writeTrips, reimport, reimport, deliver, deliver, deliver, writeThatFails, restart];
+const WRITES = [writeTrips, writeTrips, writeTrips, reimport, reimport, deliver, deliver, deliver, writeThatFails, worker, restart];
 
 t.test('every fleet utilization report equals the trips after random writes', async (t) => {
   const done: string[] = [];
@@ -290,7 +299,7 @@ t.test('every fleet utilization report equals the trips after random writes', as
     done.push(await pick(WRITES)());
     if (step % 10 === 9) t.equal(await reports(`after step ${step} (${done.slice(-3).join('; ')})`, 8), 0, `reports agree after step ${step}`);
   }
-  for (const w of [writeTrips, reimport, deliver, writeThatFails, restart]) done.push(await w());
+  for (const w of [writeTrips, reimport, deliver, writeThatFails, worker, restart]) done.push(await w());
   // The writes made every shape of leg the kept days must count once.
   const legs = (await trips(h.db).find({ company: TENANT_A }).toArray()).flatMap((trip) => trip.shipments);
   const kinds = {
