@@ -21,6 +21,7 @@
 import { toCents } from '../money/cents.ts';
 import { legActiveDays, MAX_LEG_SPAN_DAYS, safeYmd } from '../trips/leg-active-days.ts';
 import { daysBetweenDates, mxAddDays } from '../time/mexico-city.ts';
+import { Binary } from 'mongodb';
 import type { UtilizationTrip, VehicleActivity } from './utilization.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
@@ -52,6 +53,111 @@ export interface FleetDayRollup {
   bridges: PieceRow[];
   /** Vehicles with a leg dated here. */
   fleet: FleetRow[];
+}
+
+/**
+ * A day as stored: the combinations as one JSON string and the rows as packed little-endian
+ * doubles (nulls as NaN), the other day as a whole number of days after this one. A year of a
+ * large tenant's days is then a few strings and buffers per day to decode, not tens of
+ * thousands of BSON array elements (the engine and the driver decode every element).
+ */
+export interface StoredFleetDay {
+  _id: string;
+  tenant: string;
+  day: string;
+  version: number;
+  /** JSON of UnitCombo[]. */
+  units: string;
+  /** Int32 indexes into units. */
+  active: Binary;
+  /** PIECE_WIDTH doubles per row. */
+  pieces: Binary;
+  bridges: Binary;
+  /** JSON of [vehicle, plate][]. */
+  fleetUnits: string;
+  /** FLEET_WIDTH doubles per vehicle (NaN: null). */
+  fleet: Binary;
+}
+
+const PIECE_WIDTH = 9;
+const FLEET_WIDTH = 5;
+
+function packDoubles(values: readonly (number | null)[]): Binary {
+  const view = new DataView(new ArrayBuffer(values.length * 8));
+  values.forEach((v, i) => view.setFloat64(i * 8, v === null ? NaN : v, true));
+  return new Binary(new Uint8Array(view.buffer));
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function unpackDoubles(b: Binary): Float64Array {
+  const bytes = b.buffer.subarray(0, b.position);
+  // One copy into an aligned buffer read in place (every platform Node runs on is little-endian; else element by element).
+  if (LITTLE_ENDIAN) return new Float64Array(new Uint8Array(bytes).buffer);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Float64Array(bytes.byteLength / 8);
+  for (let i = 0; i < out.length; i += 1) out[i] = view.getFloat64(i * 8, true);
+  return out;
+}
+
+function packInts(values: readonly number[]): Binary {
+  const view = new DataView(new ArrayBuffer(values.length * 4));
+  values.forEach((v, i) => view.setInt32(i * 4, v, true));
+  return new Binary(new Uint8Array(view.buffer));
+}
+
+function unpackInts(b: Binary): number[] {
+  const bytes = b.buffer.subarray(0, b.position);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: number[] = [];
+  for (let i = 0; i < bytes.byteLength; i += 4) out.push(view.getInt32(i, true));
+  return out;
+}
+
+const nullable = (x: number): number | null => (Number.isNaN(x) ? null : x);
+
+export function encodeFleetDay(d: FleetDayRollup): StoredFleetDay {
+  const rows = (rs: readonly PieceRow[]): Binary => packDoubles(rs.flatMap(([u, other, ...sums]) => [u, daysBetweenDates(d.day, other), ...sums]));
+  return {
+    _id: d._id,
+    tenant: d.tenant,
+    day: d.day,
+    version: d.version,
+    units: JSON.stringify(d.units),
+    active: packInts(d.active),
+    pieces: rows(d.pieces),
+    bridges: rows(d.bridges),
+    fleetUnits: JSON.stringify(d.fleet.map((f) => [f[0], f[1]])),
+    fleet: packDoubles(d.fleet.flatMap((f) => f.slice(2) as (number | null)[])),
+  };
+}
+
+/** The stored parts read back (those a reader projected: the others empty). */
+export function decodeFleetDay(s: Partial<StoredFleetDay> & Pick<StoredFleetDay, '_id' | 'day'>): FleetDayRollup {
+  const rows = (b: Binary | undefined): PieceRow[] => {
+    if (!b) return [];
+    const x = unpackDoubles(b);
+    const out: PieceRow[] = [];
+    for (let i = 0; i < x.length; i += PIECE_WIDTH)
+      out.push([x[i] as number, mxAddDays(s.day, x[i + 1] as number), ...(Array.from(x.subarray(i + 2, i + PIECE_WIDTH)) as Sums)]);
+    return out;
+  };
+  const fleetUnits = s.fleetUnits === undefined ? [] : (JSON.parse(s.fleetUnits) as [string, string][]);
+  const fx = s.fleet ? unpackDoubles(s.fleet) : new Float64Array(0);
+  return {
+    _id: s._id,
+    tenant: s.tenant ?? '',
+    day: s.day,
+    version: s.version ?? 0,
+    units: s.units === undefined ? [] : (JSON.parse(s.units) as UnitCombo[]),
+    active: s.active ? unpackInts(s.active) : [],
+    pieces: rows(s.pieces),
+    bridges: rows(s.bridges),
+    fleet: fleetUnits.map(([v, plate], i): FleetRow => {
+      const at = (k: number): number | null => nullable(fx[i * FLEET_WIDTH + k] as number);
+      return [v, plate, at(0), at(1), at(2), at(3), at(4)];
+    }),
+  };
 }
 
 export const fleetRollupId = (tenant: string, day: string): string => `${tenant}|${day}`;
@@ -229,101 +335,128 @@ export interface KeptUnitTotals {
   trips: number;
   legs: number;
   inTransit: number;
-  days: Set<string>;
+  /** Active days in the period, ascending, distinct. */
+  days: string[];
   loaded: number;
   offloaded: number;
   km: number;
   revenueC: number;
 }
 
+/** The parts of a stored day the report reads. */
+export type StoredSums = Pick<StoredFleetDay, 'day' | 'units' | 'active' | 'pieces' | 'bridges'>;
+
 /**
- * The units' totals of the period [from, to] from its kept days and the 31 before (`days`,
- * ascending, only those parts read). A unit is there when it was active on a day of the period.
+ * The units' totals of the period [from, to] from its stored days and the 31 before (`days`,
+ * ascending), read in place: offsets and packed sums, no row decoded into objects. A unit is
+ * there when it was active on a day of the period.
  */
 export function foldFleetDays(
-  days: readonly Pick<FleetDayRollup, 'day' | 'units' | 'active' | 'pieces' | 'bridges'>[],
+  days: readonly StoredSums[],
   by: 'vehicle' | 'driver',
   period: { from: string; to: string },
   scope: FleetScope,
 ): Map<string, KeptUnitTotals> {
   const out = new Map<string, KeptUnitTotals>();
-  const keyOf = (c: UnitCombo): string => (by === 'vehicle' ? c[0] : c[2]);
-  const labelOf = (c: UnitCombo): string => (by === 'vehicle' ? c[1] : c[3]);
-  const unitOf = (c: UnitCombo, day: string): KeptUnitTotals => {
-    const key = keyOf(c);
-    let u = out.get(key);
-    if (!u)
-      out.set(key, (u = { label: labelOf(c), labelDay: day, trips: 0, legs: 0, inTransit: 0, days: new Set(), loaded: 0, offloaded: 0, km: 0, revenueC: 0 }));
-    return u;
-  };
-  // A piece meeting the period always comes with an active day of its unit in it (unitOf finds the unit); only days
-  // recomputed between this report's reads could disagree, and then the next report reads them settled.
-  const apply = (c: UnitCombo, r: PieceRow, sign: 1 | -1): void => {
-    const u = unitOf(c, '');
-    u.trips += sign * r[2];
-    u.legs += sign * r[3];
-    u.inTransit += sign * r[4];
-    u.loaded += sign * r[5];
-    u.offloaded += sign * r[6];
-    u.km += sign * r[7];
-    u.revenueC += sign * r[8];
-  };
-  // Active days first (they make the units), then the sums.
-  for (const d of days) {
-    if (d.day < period.from || d.day > period.to) continue;
-    for (const i of d.active) {
-      const c = d.units[i] as UnitCombo;
-      if (!inScope(c, scope)) continue;
-      const label = labelOf(c);
-      const u = unitOf(c, d.day);
-      u.days.add(d.day);
-      // The label of the latest active day in the period (the greatest when several).
-      if (d.day > u.labelDay || (d.day === u.labelDay && label > u.label)) {
-        u.label = label;
-        u.labelDay = d.day;
-      }
-    }
-  }
   for (const d of days) {
     if (d.day > period.to) continue;
-    for (const r of d.pieces) {
-      const c = d.units[r[0]] as UnitCombo;
-      if (r[1] >= period.from && inScope(c, scope)) apply(c, r, 1);
-    }
-    if (d.day < period.from) continue;
-    for (const r of d.bridges) {
-      const c = d.units[r[0]] as UnitCombo;
-      if (r[1] <= period.to && inScope(c, scope)) apply(c, r, -1);
-    }
+    const combos = JSON.parse(d.units) as UnitCombo[];
+    // Per combination of the day: its unit's totals, or null when the filters leave it out.
+    const units = combos.map((c): KeptUnitTotals | null => {
+      if (!inScope(c, scope)) return null;
+      const key = by === 'vehicle' ? c[0] : c[2];
+      let u = out.get(key);
+      if (!u)
+        out.set(
+          key,
+          (u = {
+            label: by === 'vehicle' ? c[1] : c[3],
+            labelDay: '',
+            trips: 0,
+            legs: 0,
+            inTransit: 0,
+            days: [],
+            loaded: 0,
+            offloaded: 0,
+            km: 0,
+            revenueC: 0,
+          }),
+        );
+      return u;
+    });
+    const inPeriod = d.day >= period.from;
+    if (inPeriod)
+      for (const i of unpackInts(d.active)) {
+        const u = units[i];
+        if (!u) continue;
+        const c = combos[i] as UnitCombo;
+        const label = by === 'vehicle' ? c[1] : c[3];
+        // Days come in order: a day already counted is the last one.
+        if (u.days[u.days.length - 1] !== d.day) u.days.push(d.day);
+        // The label of the latest active day in the period (the greatest when several).
+        if (d.day > u.labelDay || (d.day === u.labelDay && label > u.label)) {
+          u.label = label;
+          u.labelDay = d.day;
+        }
+      }
+    const fromOff = daysBetweenDates(d.day, period.from);
+    const toOff = daysBetweenDates(d.day, period.to);
+    const add = (x: Float64Array, sign: 1 | -1, keep: (off: number) => boolean): void => {
+      for (let r = 0; r < x.length; r += PIECE_WIDTH) {
+        const u = units[x[r] as number];
+        if (!u || !keep(x[r + 1] as number)) continue;
+        u.trips += sign * (x[r + 2] as number);
+        u.legs += sign * (x[r + 3] as number);
+        u.inTransit += sign * (x[r + 4] as number);
+        u.loaded += sign * (x[r + 5] as number);
+        u.offloaded += sign * (x[r + 6] as number);
+        u.km += sign * (x[r + 7] as number);
+        u.revenueC += sign * (x[r + 8] as number);
+      }
+    };
+    // Pieces starting here meet the period when they last until its first day; pairs ending here in it are subtracted when the next piece starts by its last day.
+    add(unpackDoubles(d.pieces), 1, (last) => last >= fromOff);
+    if (inPeriod) add(unpackDoubles(d.bridges), -1, (next) => next <= toOff);
   }
+  // Units of the days before the period only: a piece meeting the period holds an active day of its unit in it, so
+  // these have no sums (only days recomputed between this report's reads could disagree, and the next report reads
+  // them settled).
+  for (const [key, u] of out) if (u.days.length === 0) out.delete(key);
   return out;
 }
 
 /**
- * The idle check's rows (lib/analytics/utilization.ts idleFleet) from the kept days of its window
- * (asOf − 365 days … asOf): per vehicle the latest over the days. `windowEndsToday` reads every
- * leg of the trips, as the query over the documents does; a past window the legs dated up to it.
+ * The idle check's rows (lib/analytics/utilization.ts idleFleet) from the stored days of its
+ * window (asOf − 365 days … asOf): per vehicle the latest over the days. `windowEndsToday`
+ * reads every leg of the trips, as the query over the documents does; a past window the legs
+ * dated up to it.
  */
 export function fleetActivityOf(
-  days: readonly Pick<FleetDayRollup, 'day' | 'fleet'>[],
+  days: readonly Pick<StoredFleetDay, 'day' | 'fleetUnits' | 'fleet'>[],
   vehicle: string | undefined,
   windowEndsToday: boolean,
 ): VehicleActivity[] {
   const by = new Map<string, VehicleActivity>();
   for (const d of days) {
-    // A past window: the day itself is the trip's latest leg date within it when it is the latest such day.
+    // A past window: the day itself is a trip's latest leg date within it when it is the latest such day.
     const dayYmd = Number(d.day.replace(/-/g, ''));
-    for (const [v, plate, uLe, lLe, uAll, lAll, dAll] of d.fleet) {
-      if (vehicle !== undefined && v !== vehicle) continue;
+    const vehicles = JSON.parse(d.fleetUnits) as [string, string][];
+    const x = unpackDoubles(d.fleet);
+    vehicles.forEach(([v, plate], i) => {
+      if (vehicle !== undefined && v !== vehicle) return;
+      const at = (k: number): number | null => nullable(x[i * FLEET_WIDTH + k] as number);
+      const u = windowEndsToday ? at(2) : at(0);
+      const l = windowEndsToday ? at(3) : at(1);
+      const legDate = windowEndsToday ? at(4) : dayYmd;
       const prev = by.get(v);
-      by.set(v, {
-        vehicle: v,
-        plate: prev ? maxStr(prev.plate, plate) : plate,
-        lastUnload: maxOf(prev?.lastUnload ?? null, windowEndsToday ? uAll : uLe),
-        lastLoad: maxOf(prev?.lastLoad ?? null, windowEndsToday ? lAll : lLe),
-        lastLegDate: maxOf(prev?.lastLegDate ?? null, windowEndsToday ? dAll : dayYmd),
-      });
-    }
+      if (!prev) by.set(v, { vehicle: v, plate, lastUnload: u, lastLoad: l, lastLegDate: legDate });
+      else {
+        prev.plate = maxStr(prev.plate, plate);
+        prev.lastUnload = maxOf(prev.lastUnload, u);
+        prev.lastLoad = maxOf(prev.lastLoad, l);
+        prev.lastLegDate = maxOf(prev.lastLegDate, legDate);
+      }
+    });
   }
   return [...by.values()];
 }

@@ -12,8 +12,8 @@ import { tenantsWithTrips } from '../trips/trips-repo.ts';
 import { mxAddDays } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { RebuildOptions, RebuildOutcome, VerifyOutcome } from '../rollups/rollup-kind.ts';
-import { FLEET_ROLLUP_VERSION, rollUpFleetDays, type FleetDayRollup } from './fleet-day-rollup.ts';
-import { deleteFleetRollupsOf, readFleetDays, writeFleetDays, type FleetDayPart } from './fleet-rollups-repo.ts';
+import { FLEET_ROLLUP_VERSION, rollUpFleetDays, type FleetDayRollup, type StoredFleetDay } from './fleet-day-rollup.ts';
+import { deleteFleetRollupsOf, readFleetDays, readStoredFleetDays, writeFleetDays, type FleetDayPart } from './fleet-rollups-repo.ts';
 import { tripsTouchingDays } from './trip-audits-repo.ts';
 
 /** The rollupState entry of these totals. */
@@ -75,14 +75,14 @@ export async function readFreshFleetDays(
   toDay: string,
   part: FleetDayPart,
   maxTimeMS: number,
-): Promise<FleetDayRollup[]> {
+): Promise<StoredFleetDay[]> {
   if (toDay < fromDay) return [];
   for (let pass = 0; pass < 4; pass += 1) {
     const marks = await markedDays(db, tenant, FLEET_UTILIZATION_SOURCE, fromDay, toDay, MARKS_PER_PASS);
     await settleMarks(db, tenant, marks, maxTimeMS);
     if (marks.length < MARKS_PER_PASS) break;
   }
-  return readFleetDays(db, tenant, fromDay, toDay, part, maxTimeMS);
+  return readStoredFleetDays(db, tenant, fromDay, toDay, part, maxTimeMS);
 }
 
 /** Whether this store's days were built by this version (else the report reads the trips). */
