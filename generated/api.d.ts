@@ -1328,6 +1328,7 @@ export interface components {
         AgingClient: {
             buckets: components["schemas"]["AgingBuckets"];
             client: string;
+            /** @description The name on the client's latest open invoice (invoice date, then id) */
             clientName: string;
             /** @description The client's credit days (its own or the default) */
             creditDays: number;

@@ -5,9 +5,9 @@
  * on real MongoDB (test/index-coverage.test.ts).
  */
 import type { Db } from 'mongodb';
-import { ensureIndexSpecs, joinIndexSpecs, type IndexSpecs } from './db/indexes.ts';
+import { dropRetiredIndexes, ensureIndexSpecs, joinIndexSpecs, type IndexSpecs } from './db/indexes.ts';
 import { FINANCIAL_DOC_INDEXES } from './finance/financial-docs-indexes.ts';
-import { TRIP_INDEXES } from './trips/trips-indexes.ts';
+import { RETIRED_TRIP_INDEXES, TRIP_INDEXES } from './trips/trips-indexes.ts';
 import { API_KEY_INDEXES } from './auth/api-keys-indexes.ts';
 import { ALERT_INDEXES } from './alerts/alert-indexes.ts';
 import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
@@ -18,6 +18,7 @@ import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
 import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
 import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
+import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -32,9 +33,15 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   TAX_ROLLUP_INDEXES,
   FLEET_ROLLUP_INDEXES,
   ORIGINAL_INDEXES,
+  RECEIVABLES_ROLLUP_INDEXES,
 );
 
-/** Creates every index of the service (idempotent on the server): what a process does before it serves the data. */
-export function ensureIndexes(db: Db): Promise<void> {
-  return ensureIndexSpecs(db, INDEXES);
+/**
+ * Creates every index of the service, then drops those it declared before and no longer does
+ * (both idempotent on the server): what a process does before it serves the data. New ones
+ * first, so a query never lacks an index meanwhile.
+ */
+export async function ensureIndexes(db: Db): Promise<void> {
+  await ensureIndexSpecs(db, INDEXES);
+  await dropRetiredIndexes(db, RETIRED_TRIP_INDEXES);
 }

@@ -254,6 +254,8 @@ const CASES: [string, string][] = [
   ['shipments full limit=100', '/api/shipments?detail=full&limit=100'],
   ['shipments client+offload 90d', `/api/shipments?client=${topClient}&dateFilterBy=offload&startDate=2026-08-18&endDate=2026-11-15`],
   ['shipments status=2 (in transit)', '/api/shipments?status=2'],
+  ['shipments offload month', '/api/shipments?dateFilterBy=offload&startDate=2026-10-01&endDate=2026-10-31'],
+  ['shipments offload month page 20', '/api/shipments?dateFilterBy=offload&startDate=2026-10-01&endDate=2026-10-31&page=20'],
   ['tax-summary month (invoice basis)', '/api/tax-summary?targetMonth=2026-10'],
   ['tax-summary month (payment basis)', '/api/tax-summary?targetMonth=2026-10&basis=payment'],
   ['tax-summary month, one client', `/api/tax-summary?targetMonth=2026-10&client=${topClient}`],

@@ -38,6 +38,8 @@ const INDEXES: IndexDescription[] = [
   { key: { company: 1, client: 1, date: -1, ts: -1, _id: -1 }, name: 'tenant_client_date' },
   { key: { company: 1, 'legs.status': 1, created: -1, _id: -1 }, name: 'tenant_leg_status' },
   { key: { company: 1, 'legs.unload': 1 }, name: 'tenant_leg_unload' },
+  // Holds the sort's fields after the range: the engine ranks a range's candidates from its entries.
+  { key: { company: 1, 'legs.unload': 1, created: -1, _id: -1 }, name: 'tenant_leg_unload_created' },
   { key: { company: 1, client: 1, 'legs.unload': 1 }, name: 'tenant_client_leg_unload' },
   { key: { company: 1, amount: 1 }, name: 'tenant_amount' },
   { key: { company: 1, tags: 1 }, name: 'tenant_tags' },
@@ -203,6 +205,45 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
         .sort(SORT)
         .skip(1)
         .limit(5)
+        .toArray(),
+    // A range on a leg field sorted by fields the range cannot order: ranked from the index entries, then a page read.
+    legUnloadRanked: () =>
+      c
+        .find({ company: A, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 460 * DAY } } } })
+        .sort({ created: -1, _id: -1 })
+        .limit(20)
+        .toArray(),
+    legUnloadRankedSkip: () =>
+      c
+        .find({ company: A, legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 460 * DAY } } } })
+        .sort({ created: -1, _id: -1 })
+        .skip(15)
+        .limit(10)
+        .toArray(),
+    legUnloadRankedAsc: () =>
+      c
+        .find({ company: B, legs: { $elemMatch: { unload: { $gt: T0 + 100 * DAY } } } })
+        .sort({ created: 1, _id: 1 })
+        .skip(3)
+        .limit(20)
+        .toArray(),
+    legUnloadRankedCursor: () =>
+      c
+        // Ids are strings and ObjectIds here: the filter is a plain Document.
+        .find({
+          company: A,
+          legs: { $elemMatch: { unload: { $gte: T0 + 200 * DAY, $lte: T0 + 460 * DAY } } },
+          $or: [{ created: { $lt: 150 } }, { created: 150, _id: { $lt: 'doc-05000' } }],
+        } as Document)
+        .sort({ created: -1, _id: -1 })
+        .limit(20)
+        .toArray(),
+    legUnloadRankedNotExact: () =>
+      c
+        .find({ company: B, legs: { $elemMatch: { unload: { $gte: T0 + 50 * DAY }, status: 2 } } })
+        .sort({ created: -1, _id: -1 })
+        .skip(5)
+        .limit(15)
         .toArray(),
     amountEq: () => unordered(c.find({ company: A, amount: 0 }).toArray()),
     amountEqDouble: () => unordered(c.find({ company: A, amount: 5.0 }).toArray()),

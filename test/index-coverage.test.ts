@@ -54,6 +54,8 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.webhookJobs]: 'data.webhookId',
   [COLLECTIONS.taxRollups]: 'tenant',
   [COLLECTIONS.taxFindings]: 'tenant',
+  [COLLECTIONS.openItems]: 'tenant',
+  [COLLECTIONS.receivablesDays]: 'tenant',
   [COLLECTIONS.fleetRollups]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.

@@ -52,6 +52,17 @@ export class PaymentDelaysAccumulator {
     else this.perClient.set(p.client, [d]);
   }
 
+  /** `count` payments of a client, each `delayDays` days past due (a bar of a kept histogram: lib/analytics/receivables-day.ts). */
+  addDelays(client: string, delayDays: number, count: number): void {
+    this.payments += count;
+    let list = this.perClient.get(client);
+    if (!list) this.perClient.set(client, (list = []));
+    for (let i = 0; i < count; i++) {
+      this.all.push(delayDays);
+      list.push(delayDays);
+    }
+  }
+
   /** Every valid complement of an invoice (pastPayments, one row). */
   addInvoice(row: PaidInvoice, creditDays: (client: string) => number): void {
     const due = dueInstant(row.date, creditDays(row.client));

@@ -14,7 +14,9 @@
  *    sale) per client.
  * Payment history and open invoices stream from their cursors: each history
  * row is folded into the payment delays (PaymentDelaysAccumulator), each open
- * invoice kept only as its balance and the fields the items show.
+ * invoice kept only as its balance and the fields the items show. When the receivables' kept
+ * forms are built (docs/rollups.md "Receivables"), the open invoices come from the open-items
+ * index and the payment delays and revenue from the kept days instead.
  */
 import type { ServiceContext } from '../context.ts';
 import { streamOpenInvoices, streamPaymentHistory, revenueByClient, type OpenInvoiceRow } from './receivables-repo.ts';
@@ -37,6 +39,8 @@ import { concentration, type ConcentrationBand } from './hhi.ts';
 import { asOfInstant } from '../shared/as-of-day.ts';
 import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 import type { Ratio } from './stats.ts';
+import type { OpenReceivable } from './receivables-aging.ts';
+import { keptOpenReceivables, keptPaymentDelays, keptRevenueByClient, readForecastDays, useKeptReceivables } from './kept-receivables.ts';
 
 export const MIN_PAYMENTS_FOR_CLIENT_MEDIAN = 3;
 
@@ -127,7 +131,27 @@ async function openInvoices(rows: AsyncIterable<OpenInvoiceRow>): Promise<{ invo
   return { invoices, byId };
 }
 
-export async function getCashInflowForecast(ctx: ServiceContext, tenant: string, input: CashInflowInput): Promise<CashInflowForecast> {
+/**
+ * `fromDocuments`: read the documents even when the receivables' forms are kept (the reference
+ * implementation the differential test compares the kept answer with).
+ */
+/** The open invoices of the kept open items (already open at asOf), in the same form. */
+function openInvoicesKept(rows: readonly OpenReceivable[]): { invoices: OpenInvoice[]; byId: Map<string, OpenInvoiceDetail> } {
+  const invoices: OpenInvoice[] = [];
+  const byId = new Map<string, OpenInvoiceDetail>();
+  for (const r of rows) {
+    byId.set(r.id, { clientName: r.clientName, date: r.invoiceDate, uuid: r.uuid });
+    invoices.push({ id: r.id, client: r.client, invoiceDate: r.invoiceDate, outstanding: r.outstanding });
+  }
+  return { invoices, byId };
+}
+
+export async function getCashInflowForecast(
+  ctx: ServiceContext,
+  tenant: string,
+  input: CashInflowInput,
+  opts: { fromDocuments?: boolean } = {},
+): Promise<CashInflowForecast> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const asOf = asOfInstant(now, input.asOf, period.asOf);
@@ -138,18 +162,30 @@ export async function getCashInflowForecast(ctx: ServiceContext, tenant: string,
     (settings: TenantSettings) =>
     (c: string): number =>
       settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
+  const asOfDay0 = mxDateString(asOf);
+  const lastDay = period.endDate > asOfDay0 ? period.endDate : asOfDay0;
+  const kept = await useKeptReceivables(ctx.db, tenant, lastDay, timeout, opts.fromDocuments);
+  const keptDays = kept ? await readForecastDays(ctx.db, tenant, period.startDate, lastDay, timeout) : [];
+  const only = client || undefined;
   const [{ settings, sourceOf }, { delays, payments }, { invoices, byId }, revenue] = await Promise.all([
     traced,
     // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
     traced.then(async ({ settings: s }) => {
       const acc = new PaymentDelaysAccumulator(MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
       const creditDays = creditDaysOf(s);
-      for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout))
-        acc.addInvoice(row, creditDays);
+      if (kept)
+        await keptPaymentDelays(ctx.db, tenant, keptDays, { startDate: period.startDate, asOf, ...(only ? { client: only } : {}) }, creditDays, acc, timeout);
+      else
+        for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout))
+          acc.addInvoice(row, creditDays);
       return { delays: acc.result(), payments: acc.payments };
     }),
-    openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout)),
-    revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, ...(client ? { client } : {}) }, timeout),
+    kept
+      ? keptOpenReceivables(ctx.db, tenant, asOf, only, timeout).then(openInvoicesKept)
+      : openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout)),
+    kept
+      ? keptRevenueByClient(keptDays, { startDate: period.startDate, endDate: period.endDate, ...(only ? { client: only } : {}) })
+      : revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, ...(client ? { client } : {}) }, timeout),
   ]);
   const creditDays = creditDaysOf(settings);
   const f = forecastInflows(invoices, creditDays, delays, asOf, input.bucket);

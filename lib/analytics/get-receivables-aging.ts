@@ -2,7 +2,8 @@
  * GET /api/receivables/aging (docs/domain.md "Receivables as of a date"): what each client owed
  * at the end of a day, by days past due. An invoice is open on day D when it was emitted by the
  * end of D, was not cancelled by then, and Total − valid payments and credit notes dated by then
- * is above zero (the same rule and query as the cash inflow forecast's receivables).
+ * is above zero (the same rule and query as the cash inflow forecast's receivables). Read from the
+ * kept open-items index when it is built (docs/rollups.md "Receivables"), else from the documents.
  */
 import type { ServiceContext } from '../context.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
@@ -10,7 +11,8 @@ import { rateOf } from '../money/currency.ts';
 import { mxDateString } from '../time/mexico-city.ts';
 import { asOfInstant } from '../shared/as-of-day.ts';
 import { openInvoiceOf } from './forecast.ts';
-import { AgingAccumulator, type Aging } from './receivables-aging.ts';
+import { AgingAccumulator, type Aging, type OpenReceivable } from './receivables-aging.ts';
+import { keptOpenReceivables, useKeptReceivables } from './kept-receivables.ts';
 import { streamOpenInvoices } from './receivables-repo.ts';
 import { asOfOut, type AsOfOut } from './report.ts';
 
@@ -32,17 +34,12 @@ export interface ReceivablesAging extends Aging {
   };
 }
 
-export async function getReceivablesAging(ctx: ServiceContext, tenant: string, input: ReceivablesAgingInput): Promise<ReceivablesAging> {
-  const now = ctx.now();
-  const asOf = asOfInstant(now, input.asOf);
-  const client = input.client;
-  const { settings, sourceOf } = await getTracedSettings(ctx.db, tenant);
-  const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
-  const aging = new AgingAccumulator(mxDateString(asOf), creditDays, input.limit);
+/** The invoices open at `asOf` as the document query finds them (the reference the kept open items must equal). */
+async function* documentReceivables(ctx: ServiceContext, tenant: string, asOf: number, client: string | undefined): AsyncIterable<OpenReceivable> {
   for await (const row of streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, ctx.config.queryTimeoutMs)) {
     const open = openInvoiceOf(row);
     if (!open) continue;
-    aging.add({
+    yield {
       id: row.id,
       uuid: row.invoice.uuid,
       client: row.client,
@@ -51,8 +48,30 @@ export async function getReceivablesAging(ctx: ServiceContext, tenant: string, i
       outstanding: open.outstanding,
       currency: row.currency ?? 'MXN',
       exchangeRate: rateOf(row),
-    });
+    };
   }
+}
+
+/**
+ * `fromDocuments`: read the documents even when the open items are kept (the reference
+ * implementation the differential test compares the kept answer with).
+ */
+export async function getReceivablesAging(
+  ctx: ServiceContext,
+  tenant: string,
+  input: ReceivablesAgingInput,
+  opts: { fromDocuments?: boolean } = {},
+): Promise<ReceivablesAging> {
+  const now = ctx.now();
+  const asOf = asOfInstant(now, input.asOf);
+  const client = input.client;
+  const { settings, sourceOf } = await getTracedSettings(ctx.db, tenant);
+  const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
+  const aging = new AgingAccumulator(mxDateString(asOf), creditDays, input.limit);
+  const timeout = ctx.config.queryTimeoutMs;
+  const kept = await useKeptReceivables(ctx.db, tenant, mxDateString(asOf), timeout, opts.fromDocuments);
+  const open = kept ? await keptOpenReceivables(ctx.db, tenant, asOf, client || undefined, timeout) : documentReceivables(ctx, tenant, asOf, client);
+  for await (const inv of open) aging.add(inv);
   return {
     tenant,
     computedAt: now.toISOString(),

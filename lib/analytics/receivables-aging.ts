@@ -87,7 +87,8 @@ const byAge = (a: AgingItem, b: AgingItem): number => b.daysPastDue - a.daysPast
  */
 export class AgingAccumulator {
   private readonly total = emptySums();
-  private readonly clients = new Map<string, Sums & { name: string }>();
+  /** Per client its sums and the name on its latest open invoice (date, then id): the same whatever order invoices come in. */
+  private readonly clients = new Map<string, Sums & { name: string; nameDate: number; nameId: string }>();
   private readonly items: TopList<AgingItem>;
 
   constructor(
@@ -103,7 +104,12 @@ export class AgingAccumulator {
     const daysPastDue = daysBetweenDates(dueDate, this.asOfDay);
     const bucket = agingBucket(daysPastDue);
     const cents = toCents(inv.outstanding);
-    const client = this.clients.get(inv.client) ?? { ...emptySums(), name: inv.clientName };
+    const client = this.clients.get(inv.client) ?? { ...emptySums(), name: inv.clientName, nameDate: inv.invoiceDate, nameId: inv.id };
+    if (inv.invoiceDate > client.nameDate || (inv.invoiceDate === client.nameDate && inv.id > client.nameId)) {
+      client.name = inv.clientName;
+      client.nameDate = inv.invoiceDate;
+      client.nameId = inv.id;
+    }
     this.clients.set(inv.client, client);
     for (const s of [this.total, client]) {
       s.n += 1;

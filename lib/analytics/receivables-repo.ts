@@ -194,14 +194,37 @@ export async function revenueByClient(
   const groups = await financialDocs(db)
     .aggregate<{ _id: { client: string; cancelled: boolean; rate: number }; documents: number; revenueC: number; totalC: number }>(pipeline, { maxTimeMS })
     .toArray();
+  return clientRevenueRows(
+    groups.map((g) => ({
+      client: g._id.client,
+      cancelled: g._id.cancelled === true,
+      rate: g._id.rate,
+      documents: g.documents,
+      revenueC: g.revenueC,
+      totalC: g.totalC,
+    })),
+  );
+}
+
+/** Invoices of one client, cancellation state and exchange rate, summed in integer cents of their own currency. */
+export interface RevenueGroup {
+  client: string;
+  cancelled: boolean;
+  rate: number;
+  documents: number;
+  revenueC: number;
+  totalC: number;
+}
+
+/** Groups of one client and cancellation state merged, each group's sums converted to MXN cents once (as revenueByClient answers). */
+export function clientRevenueRows(groups: Iterable<RevenueGroup>): ClientRevenueRow[] {
   const rows = new Map<string, ClientRevenueRow>();
   for (const g of groups) {
-    const cancelled = g._id.cancelled === true;
-    const k = `${g._id.client}|${cancelled}`;
-    const row = rows.get(k) ?? { client: g._id.client, cancelled, documents: 0, revenueC: 0, totalC: 0 };
+    const k = `${g.client}|${g.cancelled}`;
+    const row = rows.get(k) ?? { client: g.client, cancelled: g.cancelled, documents: 0, revenueC: 0, totalC: 0 };
     row.documents += g.documents;
-    row.revenueC += centsToMxnCents(g.revenueC, g._id.rate);
-    row.totalC += centsToMxnCents(g.totalC, g._id.rate);
+    row.revenueC += centsToMxnCents(g.revenueC, g.rate);
+    row.totalC += centsToMxnCents(g.totalC, g.rate);
     rows.set(k, row);
   }
   return [...rows.values()];

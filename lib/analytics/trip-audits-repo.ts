@@ -1,7 +1,7 @@
 /**
  * Trip queries of the analytic audits (dispatch-to-bill, shrinkage recovery,
  * fleet utilization, unit economics); trips-repo.ts serves the trip list. Every pipeline starts with the tenant
- * and a leg-date `$elemMatch` (indexes tenant_leg_date / tenant_leg_unload)
+ * and a leg-date `$elemMatch` (indexes tenant_leg_date_created / tenant_leg_unload_created)
  * and reshapes legs at once with `$map` into the few fields the audit reads
  * (portable: the embedded engine mishandles dotted inclusion projections
  * inside arrays), so only compact rows travel; groupings happen in the database.
@@ -178,8 +178,8 @@ const fleetTripProjection: Document = {
 /**
  * The tenant's trips (scoped) with a leg that may be active, or is dated, on a day of
  * [fromDay, toDay]: a leg dated in it, loaded in it or up to 31 days before (a leg is active at
- * most 31 days after loading), or unloaded in it. Three indexed queries (tenant_leg_date,
- * tenant_leg_load, tenant_leg_unload), disjoint: every trip whose legs' active days
+ * most 31 days after loading), or unloaded in it. Three indexed queries (tenant_leg_date_created,
+ * tenant_leg_load_created, tenant_leg_unload_created), disjoint: every trip whose legs' active days
  * (lib/trips/leg-active-days.ts) meet the days, once, as fleet utilization counts them.
  */
 export async function* streamTripsTouchingDays(

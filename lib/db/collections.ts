@@ -30,6 +30,9 @@ export const COLLECTIONS = {
   taxRollups: 'taxRollups',
   taxFindings: 'taxFindings',
   rollupState: 'rollupState',
+  /** The as-of reports' kept forms (lib/analytics): one entry per invoice ever open, and the forecast's days. */
+  openItems: 'openItems',
+  receivablesDays: 'receivablesDays',
   /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
   fleetRollups: 'fleetRollups',
 } as const;

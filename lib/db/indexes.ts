@@ -22,6 +22,35 @@ export function joinIndexSpecs(...specs: readonly IndexSpecs[]): IndexSpecs {
   return joined;
 }
 
+/**
+ * Index names an area no longer declares, by collection: a store created before keeps them (and
+ * keeps paying for them on every write) until they are dropped at start (`dropRetiredIndexes`).
+ */
+export type RetiredIndexes = Readonly<Record<string, readonly string[]>>;
+
+/** Drops the retired indexes a store still has (idempotent: a missing collection or index is nothing to do). Answers what it dropped. */
+export async function dropRetiredIndexes(db: Db, retired: RetiredIndexes): Promise<string[]> {
+  const dropped: string[] = [];
+  for (const [collection, names] of Object.entries(retired)) {
+    if (!names.length) continue;
+    const present = new Set(
+      (
+        await db
+          .collection(collection)
+          .listIndexes()
+          .toArray()
+          .catch(() => [])
+      ).map((i: { name?: string }) => i.name),
+    );
+    for (const name of names) {
+      if (!present.has(name)) continue;
+      await db.collection(collection).dropIndex(name);
+      dropped.push(`${collection}.${name}`);
+    }
+  }
+  return dropped;
+}
+
 /** Creates the indexes of `specs`, collection by collection in their order (idempotent on the server). */
 export async function ensureIndexSpecs(db: Db, specs: IndexSpecs): Promise<void> {
   for (const [collection, indexes] of Object.entries(specs)) {

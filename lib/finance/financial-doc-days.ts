@@ -11,12 +11,15 @@ import { mxDateString } from '../time/mexico-city.ts';
 /** The source name of financial documents in rollup marks (the tax days read it). */
 export const FINANCIAL_DOCS_SOURCE = 'financialDocs';
 
+/** The source of the receivables' kept days and open items (lib/analytics/refresh-receivables-rollups.ts). */
+export const RECEIVABLES_SOURCE = 'receivables';
+
 /**
  * Every mark source a financial-document write marks: one per kind of kept totals, because a
  * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
  * totals over financial documents adds its source here.
  */
-export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [FINANCIAL_DOCS_SOURCE];
+export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [FINANCIAL_DOCS_SOURCE, RECEIVABLES_SOURCE];
 
 export interface DatedDocument {
   date: number;

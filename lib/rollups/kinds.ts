@@ -1,9 +1,10 @@
 /** Every kind of totals kept on write (docs/rollups.md), in the order the worker settles them. */
 import type { RollupKind } from './rollup-kind.ts';
 import { taxSummaryRollups } from '../tax/tax-summary-rollup-kind.ts';
+import { receivablesRollups } from '../analytics/receivables-rollup-kind.ts';
 import { fleetUtilizationRollups } from '../analytics/fleet-utilization-rollup-kind.ts';
 
-export const ROLLUP_KINDS: readonly RollupKind[] = [taxSummaryRollups, fleetUtilizationRollups];
+export const ROLLUP_KINDS: readonly RollupKind[] = [taxSummaryRollups, receivablesRollups, fleetUtilizationRollups];
 
 /** The kinds a `--kind` option names (all when none). Throws on an unknown name. */
 export function selectRollupKinds(names: readonly string[] = []): readonly RollupKind[] {

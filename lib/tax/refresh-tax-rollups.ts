@@ -33,6 +33,9 @@ export const TAX_ROLLUP_STATE = 'taxRollups';
 /** Marks of payment-basis months ('YYYY-MM') whose days changed: set when a day is recomputed. */
 export const TAX_MONTHS_SOURCE = 'taxMonths';
 
+/** The order a day's (month's) documents are rolled up in: date, then id (the client-name rule reads it). */
+const byDateThenId = (a: FinancialDocument, b: FinancialDocument): number => a.date - b.date || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 /** Marks read per pass: a period has at most 366 days, so one pass brings any period up to date. */
 const MARKS_PER_PASS = 400;
 
@@ -77,7 +80,7 @@ export async function computeTaxDays(
     }
     for (const [day, docs] of [...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
       // Document order must not matter: by date then id, as the findings are listed.
-      docs.sort((a, b) => a.date - b.date || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      docs.sort(byDateThenId);
       const r = rollUpTaxDay(tenant, day, docs, settings);
       kept.push(r.rollup);
       findings.push(...r.findings);
@@ -101,7 +104,7 @@ export async function computeTaxMonths(
     const docs: FinancialDocument[] = [];
     for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: range.start, end: range.endExclusive - 1 }, maxTimeMS))
       docs.push(normalizeTaxDoc(raw));
-    docs.sort((a, b) => a.date - b.date || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    docs.sort(byDateThenId);
     const r = rollUpTaxMonth(tenant, month, docs, settings);
     if (r.rollup.rows.length) kept.push(r.rollup);
     findings.push(...r.findings);

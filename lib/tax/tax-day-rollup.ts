@@ -9,7 +9,7 @@
  * contributions (reconcileDocument, invoiceBasisContribution, paymentBasisContributions). Pure.
  */
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { Acc, invoiceBasisContribution, paymentBasisContributions, type TaxAccState, type TaxContribution } from './tax-totals.ts';
+import { Acc, invoiceBasisContribution, namesLater, paymentBasisContributions, type TaxAccState, type TaxContribution } from './tax-totals.ts';
 import { mxMonthRange } from '../time/mexico-city.ts';
 import { reconcileDocument, type FindingCode, type FindingKind, type ReconcileSettings } from './reconcile.ts';
 import type { TaxpayerKind } from './rfc.ts';
@@ -136,7 +136,7 @@ function rollUp(
         acc: new Acc(),
       };
       byClient.set(c.client, b);
-    } else if (c.dateMs > b.row.nameAt || (c.dateMs === b.row.nameAt && c.docId > b.row.nameDocId)) {
+    } else if (namesLater(c.dateMs, c.docId, b.row)) {
       Object.assign(b.row, { clientName: c.clientName, clientKind: c.clientKind, nameAt: c.dateMs, nameDocId: c.docId });
     }
     b.acc.add(c, true);

@@ -412,7 +412,9 @@ interface ClientEntry {
   nameDocId: string;
 }
 
-const later = (at: number, docId: string, e: ClientEntry): boolean => at > e.nameAt || (at === e.nameAt && docId > e.nameDocId);
+/** The client-name rule: a document names its client when it is later than the one that did (date, then id). */
+export const namesLater = (at: number, docId: string, current: { nameAt: number; nameDocId: string }): boolean =>
+  at > current.nameAt || (at === current.nameAt && docId > current.nameDocId);
 
 /** Overall, per month and per client within the month; months and clients sorted. */
 export class TaxTotalsAccumulator {
@@ -437,7 +439,7 @@ export class TaxTotalsAccumulator {
     m.add(c, true);
     const entry = cl ?? { acc: new Acc(), name: c.clientName, kind: c.clientKind, nameAt: c.dateMs, nameDocId: c.docId };
     if (!cl) put(entry);
-    else if (later(c.dateMs, c.docId, entry)) Object.assign(entry, { name: c.clientName, kind: c.clientKind, nameAt: c.dateMs, nameDocId: c.docId });
+    else if (namesLater(c.dateMs, c.docId, entry)) Object.assign(entry, { name: c.clientName, kind: c.clientKind, nameAt: c.dateMs, nameDocId: c.docId });
     entry.acc.add(c, true);
   }
 
@@ -454,7 +456,7 @@ export class TaxTotalsAccumulator {
     m.merge(row.acc);
     const entry = cl ?? { acc: new Acc(), name: row.clientName, kind: row.clientKind, nameAt: row.nameAt, nameDocId: row.nameDocId };
     if (!cl) put(entry);
-    else if (later(row.nameAt, row.nameDocId, entry))
+    else if (namesLater(row.nameAt, row.nameDocId, entry))
       Object.assign(entry, { name: row.clientName, kind: row.clientKind, nameAt: row.nameAt, nameDocId: row.nameDocId });
     entry.acc.merge(row.acc);
   }

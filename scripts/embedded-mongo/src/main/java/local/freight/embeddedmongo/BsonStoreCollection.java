@@ -702,19 +702,53 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      * a page of documents, whatever the collection's size.
      */
     private List<Document> walkInOrder(QueryPlan plan, int direction, Document query, int skip, int limit, int maxReads) {
+        Iterable<byte[]> entries = plan.walk(direction);
+        Iterable<Object> positions = () -> java.util.stream.StreamSupport.stream(entries.spliterator(), false).map(plan.index::positionOf).iterator();
+        return pageInOrder(positions, plan.covered, query, skip, limit, maxReads);
+    }
+
+    /**
+     * A sorted page whose plan narrows through an index that cannot give the sort's order but holds
+     * the sort's fields (legs offloaded in a month, newest trip first: {@code company,
+     * shipments.unloadDate, createdAt, _id}): the candidates are ranked from the index entries'
+     * bytes, without reading a document, then read in that order until the page is full. A month of
+     * a large tenant's trips reads about a page of documents instead of every trip of the month.
+     */
+    private List<Document> pageByIndexKeys(QueryPlan plan, Document orderBy, Document query, int skip, int limit) {
+        List<Object> ranked = plan == null ? null : plan.positionsInOrder(orderBy, MAX_RANKED_ENTRIES, dataMap.getKeyType()::compare);
+        if (ranked == null) {
+            return null;
+        }
+        // Each document once: an exact plan's skipped candidates need not be read.
+        return pageInOrder(ranked, plan.covered || plan.coveredRepeating, query, skip, limit, Integer.MAX_VALUE);
+    }
+
+    /** Entries a ranked page may sort in memory (about 40 bytes each): beyond it the engine's own paths. */
+    private static final long MAX_RANKED_ENTRIES = 2_000_000L;
+
+    /** Ranges up to this many entries are ranked before any walk (a month of a large tenant's legs). */
+    private static final long RANK_FIRST_ENTRIES = 100_000L;
+
+    /**
+     * The page of documents at {@code positions} (in the sort's order) that match {@code query}:
+     * {@code skip} matches, then up to {@code limit}. {@code exact}: every position matches, so a
+     * skipped one is not even read. Null when {@code maxReads} documents were read before the page
+     * filled (the caller takes another plan).
+     */
+    private List<Document> pageInOrder(Iterable<Object> positions, boolean exact, Document query, int skip, int limit, int maxReads) {
         RawQuery raw = RawQuery.compile(query);
         List<Document> page = new ArrayList<>(limit);
         int matched = 0;
         int reads = 0;
-        for (byte[] entry : plan.walk(direction)) {
-            if (plan.covered && matched < skip) {
-                matched++; // every entry of an exact plan is a match: a skipped one is not even read
+        for (Object position : positions) {
+            if (exact && matched < skip) {
+                matched++;
                 continue;
             }
             if (reads++ == maxReads) {
-                return null; // over budget with the page not full: the caller takes another plan
+                return null;
             }
-            Object stored = dataMap.get(plan.index.positionOf(entry));
+            Object stored = dataMap.get(position);
             if (stored == null) {
                 continue;
             }
@@ -803,10 +837,23 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
             QueryPlan plan = planFor(query, orderBy);
             if (orderBy != null && !orderBy.isEmpty() && limit > 0 && (long) numberToSkip + limit <= 100_000) {
                 int direction = plan == null ? 0 : plan.orderFor(orderBy);
-                List<Document> page = direction != 0 ? walkInOrder(plan, direction, query, numberToSkip, limit, Integer.MAX_VALUE)
-                    : trialInOrder(query, orderBy, numberToSkip, limit);
-                if (page == null && direction == 0) {
-                    page = pageOnBytes(query, orderBy, numberToSkip, limit, plan);
+                List<Document> page;
+                if (direction != 0) {
+                    page = walkInOrder(plan, direction, query, numberToSkip, limit, Integer.MAX_VALUE);
+                } else {
+                    // A modest range is ranked from its index entries at once; a large one first tries a
+                    // bounded walk in the sort's order (recent pages fill in a few reads), then the ranking.
+                    boolean small = plan != null && plan.entryCount() <= RANK_FIRST_ENTRIES;
+                    page = small ? pageByIndexKeys(plan, orderBy, query, numberToSkip, limit) : null;
+                    if (page == null) {
+                        page = trialInOrder(query, orderBy, numberToSkip, limit);
+                    }
+                    if (page == null && !small) {
+                        page = pageByIndexKeys(plan, orderBy, query, numberToSkip, limit);
+                    }
+                    if (page == null) {
+                        page = pageOnBytes(query, orderBy, numberToSkip, limit, plan);
+                    }
                 }
                 if (page != null) {
                     // The engine's own path for the rest (re-checks the page's documents, projects).

@@ -89,7 +89,9 @@ final class QueryPlan {
             if (plan == null) {
                 continue;
             }
-            int score = 8 * plan.equalities + (plan.range ? 4 : 0) + (plan.orderFor(orderBy) != 0 ? 2 : 0) + (plan.covered ? 1 : 0);
+            // Doubled, plus one for an index that ranks by the sort from its entries: the tie-break between otherwise equal plans.
+            int score = 2 * (8 * plan.equalities + (plan.range ? 4 : 0) + (plan.orderFor(orderBy) != 0 ? 2 : 0) + (plan.covered ? 1 : 0))
+                + (orderBy != null && plan.ranksBy(orderBy) ? 1 : 0);
             if (score > bestScore) {
                 best = plan;
                 bestScore = score;
@@ -377,6 +379,91 @@ final class QueryPlan {
             return 0;
         }
         return direction;
+    }
+
+    /**
+     * Whether the index holds every field of {@code orderBy} as a plain component (top-level name,
+     * never an array element, no unindexed document), so entries can be ranked in the sort's order
+     * from their own bytes ({@link #positionsInOrder}).
+     */
+    boolean ranksBy(Document orderBy) {
+        return sortComponents(orderBy) != null;
+    }
+
+    /** Per sort field: its component's index and +1 when ascending bytes give the sort's order, -1 when reversed. */
+    private int[][] sortComponents(Document orderBy) {
+        if (orderBy == null || orderBy.isEmpty() || index.hasUnindexed()) {
+            return null;
+        }
+        int[][] out = new int[orderBy.size()][];
+        int k = 0;
+        for (Map.Entry<String, Object> entry : orderBy.entrySet()) {
+            if (!(entry.getValue() instanceof Number n) || entry.getKey().startsWith("$")) {
+                return null;
+            }
+            int at = -1;
+            for (int i = 0; i < index.size(); i++) {
+                if (index.field(i).equals(entry.getKey()) && !index.isMultikey(i)) {
+                    at = i;
+                }
+            }
+            if (at < 0) {
+                return null;
+            }
+            out[k++] = new int[] {at, (n.intValue() < 0) == index.isDescending(at) ? 1 : -1};
+        }
+        return out;
+    }
+
+    /**
+     * The candidate documents' positions, each once, ranked by {@code orderBy} read from the index
+     * entries (the components' bytes order as their values, inverted when descending), ties in
+     * {@code naturalOrder}. Only the ranking: the caller reads documents in this order and checks
+     * the query on each, so a page reads about its own documents, not every candidate. Null when the
+     * index cannot rank them ({@link #ranksBy}) or the ranges hold more than {@code maxEntries}.
+     */
+    List<Object> positionsInOrder(Document orderBy, long maxEntries, Comparator<Object> naturalOrder) {
+        int[][] sort = sortComponents(orderBy);
+        if (sort == null || entryCount() > maxEntries) {
+            return null;
+        }
+        int last = 0;
+        for (int[] c : sort) {
+            last = Math.max(last, c[0]);
+        }
+        record Ranked(Object position, byte[] entry, int[] offsets) {
+        }
+        Map<Object, Ranked> byPosition = new LinkedHashMap<>();
+        for (byte[] entry : entries()) {
+            Object position = index.positionOf(entry);
+            if (byPosition.containsKey(position)) {
+                continue; // a multikey repeat: the sort's components are the same in every entry of a document
+            }
+            int[] offsets = new int[last + 2];
+            int at = 0;
+            for (int i = 0; i <= last; i++) {
+                offsets[i] = at;
+                at = IndexKeyCodec.skip(entry, at, index.isDescending(i));
+            }
+            offsets[last + 1] = at;
+            byPosition.put(position, new Ranked(position, entry, offsets));
+        }
+        List<Ranked> ranked = new ArrayList<>(byPosition.values());
+        ranked.sort((a, b) -> {
+            for (int[] c : sort) {
+                int i = c[0];
+                int cmp = Arrays.compareUnsigned(a.entry(), a.offsets()[i], a.offsets()[i + 1], b.entry(), b.offsets()[i], b.offsets()[i + 1]);
+                if (cmp != 0) {
+                    return cmp * c[1];
+                }
+            }
+            return naturalOrder.compare(a.position(), b.position());
+        });
+        List<Object> positions = new ArrayList<>(ranked.size());
+        for (Ranked r : ranked) {
+            positions.add(r.position());
+        }
+        return positions;
     }
 
     /** The single range's entries, in the direction {@link #orderFor} gave. */

@@ -1,0 +1,17 @@
+/** The indexes of the as-of reports' kept forms (lib/analytics/receivables-rollups-repo.ts). */
+import { COLLECTIONS } from '../db/collections.ts';
+import type { IndexSpecs } from '../db/indexes.ts';
+
+export const RECEIVABLES_ROLLUP_INDEXES: IndexSpecs = {
+  [COLLECTIONS.openItems]: [
+    // Open now (to = OPEN_END) and emitted by T; with or without a client.
+    { key: { tenant: 1, to: 1, from: 1 }, name: 'tenant_to_from' },
+    { key: { tenant: 1, client: 1, to: 1, from: 1 }, name: 'tenant_client_to_from' },
+    // Closed since: the entries whose open range touches T's month (multikey), opened by T.
+    { key: { tenant: 1, months: 1, from: 1 }, name: 'tenant_months_from' },
+    { key: { tenant: 1, client: 1, months: 1, from: 1 }, name: 'tenant_client_months_from' },
+    // A recomputed day replaces the entries of the invoices emitted on it.
+    { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
+  ],
+  [COLLECTIONS.receivablesDays]: [{ key: { tenant: 1, day: 1 }, name: 'tenant_day' }],
+};

@@ -1,0 +1,98 @@
+/**
+ * The as-of reports' kept forms (docs/rollups.md "Receivables"): the open-items index
+ * (`openItems`, one entry per invoice ever open) and the forecast's days (`receivablesDays`).
+ */
+import type { Collection, Db, Filter } from 'mongodb';
+import { COLLECTIONS } from '../db/collections.ts';
+import { mxMonthKey } from '../time/mexico-city.ts';
+import { OPEN_END, type OpenItem } from './open-items.ts';
+import { receivablesDayId, type ReceivablesDay } from './receivables-day.ts';
+
+const items = (db: Db): Collection<OpenItem> => db.collection<OpenItem>(COLLECTIONS.openItems);
+const days = (db: Db): Collection<ReceivablesDay> => db.collection<ReceivablesDay>(COLLECTIONS.receivablesDays);
+
+// Journaled: a rebuild writes a year at a time; waiting for each run's commit keeps the engine's pending pages bounded.
+const durable = { ordered: false, writeConcern: { j: true } } as const;
+
+/**
+ * The entries that may be open at instant T: open now and opened by T (index tenant_[client_]to_from),
+ * or closed after T with an open range touching T's month (tenant_[client_]months_from). The
+ * caller reads each one's balance at T from its spans (a gap between spans is not open).
+ */
+export type OpenItemRead = Pick<OpenItem, '_id' | 'id' | 'uuid' | 'client' | 'clientName' | 'date' | 'currency' | 'exchangeRate' | 'spans'>;
+
+export async function readOpenItemsAt(db: Db, tenant: string, t: number, client: string | undefined, maxTimeMS: number): Promise<OpenItemRead[]> {
+  const scope: Filter<OpenItem> = client ? { tenant, client } : { tenant };
+  // Only what the reports show: an as-of answer now may read every invoice open now.
+  const projection = { _id: 1, id: 1, uuid: 1, client: 1, clientName: 1, date: 1, currency: 1, exchangeRate: 1, spans: 1 } as const;
+  const [open, closed] = await Promise.all([
+    items(db)
+      .find<OpenItemRead>({ ...scope, to: OPEN_END, from: { $lte: t } }, { projection, maxTimeMS, batchSize: 5000 })
+      .toArray(),
+    items(db)
+      .find<OpenItemRead>({ ...scope, months: mxMonthKey(t), from: { $lte: t }, to: { $gt: t } }, { projection, maxTimeMS, batchSize: 5000 })
+      .toArray(),
+  ]);
+  return [...open, ...closed];
+}
+
+/** The kept days of a tenant within [from, to], in order (at most 367 documents: a period is at most 366 days). */
+export function readReceivablesDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<ReceivablesDay[]> {
+  if (to < from) return Promise.resolve([]);
+  return days(db)
+    .find({ tenant, day: { $gte: from, $lte: to } }, { maxTimeMS })
+    .sort({ day: 1 })
+    .toArray();
+}
+
+/** The entries of the invoices emitted on these days (verification). */
+export function readOpenItemsOfDays(db: Db, tenant: string, dayList: readonly string[], maxTimeMS: number): Promise<OpenItem[]> {
+  return items(db)
+    .find({ tenant, day: { $in: [...dayList] } }, { maxTimeMS })
+    .toArray();
+}
+
+/** Every day on which a tenant's kept entries say an invoice was emitted (verification: entries of days without documents). */
+export async function openItemDays(db: Db, tenant: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  for await (const e of items(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
+  return out;
+}
+
+/**
+ * Replaces the kept days and the entries of the invoices emitted on them. Entries are upserted
+ * before the stale ones are removed, so a reader racing this sees an entry's old or new version
+ * (of a day still marked), never none of an invoice that stays open.
+ */
+export async function writeReceivablesDays(
+  db: Db,
+  tenant: string,
+  dayList: readonly string[],
+  kept: readonly ReceivablesDay[],
+  entries: readonly OpenItem[],
+): Promise<void> {
+  if (!dayList.length) return;
+  const keptDays = new Set(kept.map((k) => k.day));
+  const ops = [
+    ...kept.map((k) => ({ replaceOne: { filter: { _id: k._id }, replacement: k, upsert: true } })),
+    ...dayList.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: receivablesDayId(tenant, d), tenant } } })),
+  ];
+  await days(db).bulkWrite(ops, durable);
+  for (let i = 0; i < entries.length; i += 1000)
+    await items(db).bulkWrite(
+      entries.slice(i, i + 1000).map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } })),
+      durable,
+    );
+  const current = new Set(entries.map((e) => e._id));
+  const stored = await items(db)
+    .find({ tenant, day: { $in: [...dayList] } }, { projection: { _id: 1 } })
+    .toArray();
+  const gone = stored.map((e) => e._id).filter((id) => !current.has(id));
+  for (let i = 0; i < gone.length; i += 1000) await items(db).deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant }, { writeConcern: { j: true } });
+}
+
+/** Forgets a tenant's kept days and entries (a rebuild starts from nothing). */
+export async function deleteReceivablesRollupsOf(db: Db, tenant: string): Promise<void> {
+  await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await items(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+}
