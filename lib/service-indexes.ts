@@ -17,6 +17,7 @@ import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
 import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
 import { TAX_POSITION_ROLLUP_INDEXES } from './tax/tax-position-rollups-indexes.ts';
+import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
 import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-indexes.ts';
 
@@ -32,6 +33,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   ROLLUP_MARK_INDEXES,
   TAX_ROLLUP_INDEXES,
   TAX_POSITION_ROLLUP_INDEXES,
+  FLEET_ROLLUP_INDEXES,
   ORIGINAL_INDEXES,
   RECEIVABLES_ROLLUP_INDEXES,
 );

@@ -58,6 +58,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.receivablesDays]: 'tenant',
   [COLLECTIONS.taxPositionMonths]: 'tenant',
   [COLLECTIONS.taxPositionLines]: 'tenant',
+  [COLLECTIONS.fleetRollups]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

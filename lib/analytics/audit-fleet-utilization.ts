@@ -8,13 +8,24 @@
  * The trips stream from the cursor into FleetUtilizationAccumulator.
  */
 import type { ServiceContext } from '../context.ts';
-import { streamUtilizationTrips, vehicleLastActivity } from './trip-audits-repo.ts';
+import { streamTripsTouchingDays, vehicleLastActivity } from './trip-audits-repo.ts';
+import { fleetRollupsReady, readFreshFleetDays } from './refresh-fleet-rollups.ts';
+import { fleetActivityOf, foldFleetDays } from './fleet-day-rollup.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { mxAddDays, mxDateString, mxYmdInt } from '../time/mexico-city.ts';
 import { asOfOut, foldRows, periodOut, type AsOfOut, type PeriodOut } from './report.ts';
 import type { LitresBasis } from './unit-economics.ts';
-import { FleetUtilizationAccumulator, idleFleet, utilizationTotals, type IdleVehicleOut, type UtilizationRow, type UtilizationTotals } from './utilization.ts';
+import {
+  FleetUtilizationAccumulator,
+  idleFleet,
+  utilizationRows,
+  utilizationTotals,
+  type IdleVehicleOut,
+  type UtilizationRow,
+  type UtilizationTotals,
+  type VehicleActivity,
+} from './utilization.ts';
 
 /** Vehicles with a leg in this many days before asOf make up the fleet for the idle check. */
 export const FLEET_LOOKBACK_DAYS = 365;
@@ -54,7 +65,16 @@ export interface FleetUtilization {
   idleVehicles: { fleetSize: number; idleCount: number; data: IdleVehicleOut[] };
 }
 
-export async function auditFleetUtilization(ctx: ServiceContext, tenant: string, input: FleetUtilizationInput): Promise<FleetUtilization> {
+/**
+ * Reads the days kept on write (docs/rollups.md) when the store holds them; `fromDocuments`
+ * reads every trip of the period instead (the reference the kept days are checked against).
+ */
+export async function auditFleetUtilization(
+  ctx: ServiceContext,
+  tenant: string,
+  input: FleetUtilizationInput,
+  opts: { fromDocuments?: boolean } = {},
+): Promise<FleetUtilization> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const asOf = period.asOf;
@@ -65,27 +85,41 @@ export async function auditFleetUtilization(ctx: ServiceContext, tenant: string,
     ...(input.driver ? { driver: input.driver } : {}),
   };
   const asOfDay = mxDateString(asOf);
-  const trips = streamUtilizationTrips(
-    ctx.db,
-    tenant,
-    { ...scope, fromYmd: ymdNum(mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS)), toYmd: mxYmdInt(period.end) },
-    timeout,
-  );
-  const [{ settings, sourceOf }, rows, activity] = await Promise.all([
-    getTracedSettings(ctx.db, tenant),
-    foldRows(trips, new FleetUtilizationAccumulator(input.groupBy, { from: period.startDate, to: period.endDate }, input.litresBasis)),
-    vehicleLastActivity(
-      ctx.db,
-      tenant,
-      {
-        ...(input.vehicle ? { vehicle: input.vehicle } : {}),
-        fromYmd: ymdNum(mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS)),
-        toYmd: mxYmdInt(asOf),
-        windowEndsToday: asOfDay >= mxDateString(now.getTime()),
-      },
-      timeout,
-    ),
-  ]);
+  const fleetFrom = mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS);
+  const windowEndsToday = asOfDay >= mxDateString(now.getTime());
+  const range = { from: period.startDate, to: period.endDate };
+  const kept = !opts.fromDocuments && (await fleetRollupsReady(ctx.db));
+
+  const fromKept = async (): Promise<[UtilizationRow[], VehicleActivity[]]> => {
+    const days = await readFreshFleetDays(ctx.db, tenant, mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS), period.endDate, 'sums', timeout);
+    const units = foldFleetDays(days, input.groupBy, range, scope);
+    const rows = utilizationRows(
+      [...units].map(([key, u]) => [key, { ...u, litres: input.litresBasis === 'loaded' ? u.loaded : u.offloaded }]),
+      range,
+      input.litresBasis,
+    );
+    const fleetDays = await readFreshFleetDays(ctx.db, tenant, fleetFrom, asOfDay, 'fleet', timeout);
+    return [rows, fleetActivityOf(fleetDays, input.vehicle, windowEndsToday)];
+  };
+  const fromDocuments = (): Promise<[UtilizationRow[], VehicleActivity[]]> =>
+    Promise.all([
+      foldRows(
+        streamTripsTouchingDays(ctx.db, tenant, { ...scope, fromDay: period.startDate, toDay: period.endDate }, timeout),
+        new FleetUtilizationAccumulator(input.groupBy, range, input.litresBasis),
+      ),
+      vehicleLastActivity(
+        ctx.db,
+        tenant,
+        {
+          ...(input.vehicle ? { vehicle: input.vehicle } : {}),
+          fromYmd: ymdNum(fleetFrom),
+          toYmd: mxYmdInt(asOf),
+          windowEndsToday,
+        },
+        timeout,
+      ),
+    ]);
+  const [{ settings, sourceOf }, [rows, activity]] = await Promise.all([getTracedSettings(ctx.db, tenant), kept ? fromKept() : fromDocuments()]);
 
   const idle = idleFleet(activity, asOf, settings.idleVehicleDays);
 

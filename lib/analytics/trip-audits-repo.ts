@@ -19,7 +19,10 @@ import type { ShrinkageTrip } from './shrinkage-recovery.ts';
 import type { DeliveryRow } from './dispatch-to-bill.ts';
 import type { UnitGroupRow } from './unit-economics.ts';
 import type { TripKeys } from './trip-costs.ts';
-import type { UtilizationTrip, VehicleActivity } from './utilization.ts';
+import type { VehicleActivity } from './utilization.ts';
+import type { FleetTrip } from './fleet-day-rollup.ts';
+import { MAX_LEG_SPAN_DAYS } from '../trips/leg-active-days.ts';
+import { mxAddDays, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import {
   AUDIT_BATCH_SIZE,
   between,
@@ -138,42 +141,79 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
   return trips(db).aggregate<ShrinkageTrip>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
-/** Trips with a leg dated (YYYYMMDD, load day) in [fromYmd, toYmd], as the compact rows fleet utilization reads. */
-export function streamUtilizationTrips(
-  db: Db,
-  tenant: string,
-  q: TripScope & { fromYmd: number; toYmd: number },
-  maxTimeMS: number,
-): AsyncIterable<UtilizationTrip> {
-  const pipeline: Document[] = [
-    { $match: { ...scopeFilter(tenant, q), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
-    {
-      $project: {
-        _id: 0,
-        driverId: { $ifNull: ['$driver.id', ''] },
-        driverName: { $ifNull: ['$driver.name', ''] },
-        vehicleId: { $ifNull: ['$vehicle.id', ''] },
-        plate: { $ifNull: ['$vehicle.plate', ''] },
-        legs: {
-          $map: {
-            input: { $ifNull: ['$shipments', []] },
-            as: 'l',
-            in: {
-              date: '$$l.date',
-              loadDate: { $ifNull: ['$$l.loadDate', null] },
-              unloadDate: legDeliveredAtExpr('$$l'),
-              distanceKm: { $ifNull: ['$$l.distanceKm', 0] },
-              billedFreight: { $ifNull: ['$$l.pricing.billedFreight', 0] },
-              loaded: legLitres('l', 'loaded'),
-              offloaded: legLitres('l', 'offloaded'),
-            },
-          },
+/** The compact legs of fleet utilization (streamUtilizationTrips) with, per leg, the stored unload and load instants. */
+const fleetTripProjection: Document = {
+  $project: {
+    _id: 1,
+    client: { $ifNull: ['$client', ''] },
+    driverId: { $ifNull: ['$driver.id', ''] },
+    driverName: { $ifNull: ['$driver.name', ''] },
+    vehicleId: { $ifNull: ['$vehicle.id', ''] },
+    plate: { $ifNull: ['$vehicle.plate', ''] },
+    legs: {
+      $map: {
+        input: { $ifNull: ['$shipments', []] },
+        as: 'l',
+        in: {
+          date: '$$l.date',
+          loadDate: { $ifNull: ['$$l.loadDate', null] },
+          unloadDate: legDeliveredAtExpr('$$l'),
+          distanceKm: { $ifNull: ['$$l.distanceKm', 0] },
+          billedFreight: { $ifNull: ['$$l.pricing.billedFreight', 0] },
+          loaded: legLitres('l', 'loaded'),
+          offloaded: legLitres('l', 'offloaded'),
         },
       },
     },
+    raw: {
+      $map: {
+        input: { $ifNull: ['$shipments', []] },
+        as: 'l',
+        in: { unloadDate: { $ifNull: ['$$l.unloadDate', null] }, loadDate: { $ifNull: ['$$l.loadDate', null] } },
+      },
+    },
+  },
+};
+
+/**
+ * The tenant's trips (scoped) with a leg that may be active, or is dated, on a day of
+ * [fromDay, toDay]: a leg dated in it, loaded in it or up to 31 days before (a leg is active at
+ * most 31 days after loading), or unloaded in it. Three indexed queries (tenant_leg_date_created,
+ * tenant_leg_load_created, tenant_leg_unload_created), disjoint: every trip whose legs' active days
+ * (lib/trips/leg-active-days.ts) meet the days, once, as fleet utilization counts them.
+ */
+export async function* streamTripsTouchingDays(
+  db: Db,
+  tenant: string,
+  q: TripScope & { fromDay: string; toDay: string },
+  maxTimeMS: number,
+): AsyncIterable<FleetTrip> {
+  const scope = scopeFilter(tenant, q);
+  const dated = { $gte: ymdNum(q.fromDay), $lte: ymdNum(q.toDay) };
+  const loaded = { $gte: mxDayStart(mxAddDays(q.fromDay, -MAX_LEG_SPAN_DAYS)), $lte: mxDayEnd(q.toDay) };
+  const unloaded = { $gte: mxDayStart(q.fromDay), $lte: mxDayEnd(q.toDay) };
+  // Disjoint: each query leaves out the trips an earlier one returns, so every trip comes once.
+  const conditions: Document[] = [
+    elementInRange('shipments', 'date', dated.$gte, dated.$lte),
+    { ...elementInRange('shipments', 'loadDate', loaded.$gte, loaded.$lte), $nor: [{ shipments: { $elemMatch: { date: dated } } }] },
+    {
+      ...elementInRange('shipments', 'unloadDate', unloaded.$gte, unloaded.$lte),
+      $nor: [{ shipments: { $elemMatch: { date: dated } } }, { shipments: { $elemMatch: { loadDate: loaded } } }],
+    },
   ];
-  return trips(db).aggregate<UtilizationTrip>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
+  for (const c of conditions)
+    yield* trips(db).aggregate<FleetTrip>([{ $match: { ...scope, ...c } }, fleetTripProjection], { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
+
+/** streamTripsTouchingDays, held (the days of one run of kept days). */
+export async function tripsTouchingDays(db: Db, tenant: string, q: TripScope & { fromDay: string; toDay: string }, maxTimeMS: number): Promise<FleetTrip[]> {
+  const out: FleetTrip[] = [];
+  for await (const t of streamTripsTouchingDays(db, tenant, q, maxTimeMS)) out.push(t);
+  return out;
+}
+
+/** 'YYYY-MM-DD' → YYYYMMDD. */
+const ymdNum = (date: string): number => Number(date.replace(/-/g, ''));
 
 /**
  * Per vehicle with a leg dated in [fromYmd, toYmd]: the latest unload, load

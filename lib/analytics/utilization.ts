@@ -8,17 +8,11 @@
  */
 import type { TripDocument, TripLeg } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
-import {
-  daysBetweenDates,
-  daysInRange,
-  isMxDateString,
-  mxAddDays,
-  mxCalendarDaysBetween,
-  mxDateString,
-  ymdIntToDateString,
-  ymdIntToMxDayStart,
-} from '../time/mexico-city.ts';
+import { daysInRange, isMxDateString, mxCalendarDaysBetween, ymdIntToMxDayStart } from '../time/mexico-city.ts';
 import { legDeliveredAt } from '../trips/delivery-state.ts';
+import { legActiveDays, safeYmd } from '../trips/leg-active-days.ts';
+
+export { legActiveDays };
 import { ratio, roundTo, type Ratio } from './stats.ts';
 import type { LitresBasis } from './unit-economics.ts';
 
@@ -68,33 +62,6 @@ export function utilizationTrip(trip: Pick<TripDocument, 'driver' | 'vehicle' | 
   };
 }
 
-/** Longest span credited to one leg: guards against a mistyped unloadDate turning one leg into a year of activity. */
-const MAX_LEG_SPAN_DAYS = 31;
-
-function safeYmd(ymd: number): string | null {
-  try {
-    return ymdIntToDateString(ymd);
-  } catch {
-    return null;
-  }
-}
-
-/** Calendar days a leg kept its unit busy ('YYYY-MM-DD', ascending, distinct). */
-export function legActiveDays(leg: Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate'>): string[] {
-  const days = new Set<string>();
-  const legDay = safeYmd(leg.date);
-  if (leg.loadDate !== null && leg.unloadDate !== null && leg.unloadDate >= leg.loadDate) {
-    const from = mxDateString(leg.loadDate);
-    const span = Math.min(daysBetweenDates(from, mxDateString(leg.unloadDate)), MAX_LEG_SPAN_DAYS);
-    for (let i = 0; i <= span; i += 1) days.add(mxAddDays(from, i));
-  } else {
-    if (leg.loadDate !== null) days.add(mxDateString(leg.loadDate));
-    if (leg.unloadDate !== null) days.add(mxDateString(leg.unloadDate));
-    if (days.size === 0 && legDay !== null) days.add(legDay);
-  }
-  return [...days].sort();
-}
-
 export interface UtilizationRatio {
   activeDays: number;
   daysInPeriod: number;
@@ -127,17 +94,51 @@ export interface UtilizationRow extends UtilizationRatio {
   revenuePerKm: Ratio;
 }
 
+/** A unit's sums over the period, before rounding (what the trips or the kept days give). */
+export interface UnitSums {
+  label: string;
+  trips: number;
+  legs: number;
+  inTransit: number;
+  days: Iterable<string>;
+  litres: number;
+  km: number;
+  revenueC: number;
+}
+
+/** One row per unit, sorted by key, rounded as answered. */
+export function utilizationRows(groups: Iterable<[string, UnitSums]>, period: Period, litresBasis: LitresBasis): UtilizationRow[] {
+  return [...groups]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, a]) => {
+      const revenue = fromCents(a.revenueC);
+      const km = roundTo(a.km, 3);
+      return {
+        key,
+        label: a.label,
+        trips: a.trips,
+        legs: a.legs,
+        legsInTransit: a.inTransit,
+        ...utilization(a.days, period),
+        litres: roundTo(a.litres, 3),
+        litresBasis,
+        km,
+        revenue,
+        revenuePerKm: ratio(revenue, km, { denominatorLabel: 'km', decimals: 2 }),
+      };
+    });
+}
+
 /**
  * Per vehicle (vehicle.id) or driver (driver.id), folded trip by trip (a
  * cursor's rows, never held): a leg belongs to the period when any of its
  * active days falls inside it; a trip counts when one of its legs does. Keeps
- * per unit its sums and its set of active days.
+ * per unit its sums and its set of active days. A unit's label (plate or
+ * driver name) is the one on its trips active on its latest active day in the
+ * period, the greatest when they differ (whatever order the trips come in).
  */
 export class FleetUtilizationAccumulator {
-  private readonly groups = new Map<
-    string,
-    { label: string; trips: number; legs: number; inTransit: number; days: Set<string>; litres: number; km: number; revenueC: number }
-  >();
+  private readonly groups = new Map<string, UnitSums & { days: Set<string>; labelDay: string }>();
 
   constructor(
     private readonly by: 'vehicle' | 'driver',
@@ -155,7 +156,7 @@ export class FleetUtilizationAccumulator {
       if (days.length === 0) continue;
       let acc = this.groups.get(key);
       if (!acc) {
-        acc = { label, trips: 0, legs: 0, inTransit: 0, days: new Set(), litres: 0, km: 0, revenueC: 0 };
+        acc = { label, labelDay: '', trips: 0, legs: 0, inTransit: 0, days: new Set(), litres: 0, km: 0, revenueC: 0 };
         this.groups.set(key, acc);
       }
       if (!counted) {
@@ -164,6 +165,11 @@ export class FleetUtilizationAccumulator {
       }
       acc.legs += 1;
       for (const d of days) acc.days.add(d);
+      const lastDay = days[days.length - 1] as string;
+      if (lastDay > acc.labelDay || (lastDay === acc.labelDay && label > acc.label)) {
+        acc.label = label;
+        acc.labelDay = lastDay;
+      }
       const delivered = leg.unloadDate !== null;
       if (!delivered) acc.inTransit += 1;
       // Offloaded litres of a leg in transit are unknown, not 0: left out and counted in legsInTransit.
@@ -176,26 +182,7 @@ export class FleetUtilizationAccumulator {
 
   /** One row per unit, sorted by key. */
   result(): UtilizationRow[] {
-    const { period, litresBasis } = this;
-    return [...this.groups.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, a]) => {
-        const revenue = fromCents(a.revenueC);
-        const km = roundTo(a.km, 3);
-        return {
-          key,
-          label: a.label,
-          trips: a.trips,
-          legs: a.legs,
-          legsInTransit: a.inTransit,
-          ...utilization(a.days, period),
-          litres: roundTo(a.litres, 3),
-          litresBasis,
-          km,
-          revenue,
-          revenuePerKm: ratio(revenue, km, { denominatorLabel: 'km', decimals: 2 }),
-        };
-      });
+    return utilizationRows(this.groups.entries(), this.period, this.litresBasis);
   }
 }
 

@@ -36,6 +36,8 @@ export const COLLECTIONS = {
   /** The as-of reports' kept forms (lib/analytics): one entry per invoice ever open, and the forecast's days. */
   openItems: 'openItems',
   receivablesDays: 'receivablesDays',
+  /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
+  fleetRollups: 'fleetRollups',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

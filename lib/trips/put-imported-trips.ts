@@ -14,6 +14,7 @@ import type { TripDocument } from '../model/trip-document.ts';
 import { nextLastUpdate } from './leg-delivery.ts';
 import { keepRecordedDeliveries } from './recorded-deliveries.ts';
 import { WRITE_ATTEMPTS } from './record-deliveries.ts';
+import { writeMarkingTripDays } from './trip-days.ts';
 
 /** Writes the imported trips; returns the ids written (created or changed). */
 export async function putImportedTrips(ctx: ServiceContext, tenant: string, docs: readonly TripDocument[], now: Date): Promise<Set<string>> {
@@ -39,10 +40,18 @@ export async function putImportedTrips(ctx: ServiceContext, tenant: string, docs
       else if (!sameContent(current, next))
         replacements.push({ trip: { ...next, lastUpdate: nextLastUpdate(current.lastUpdate, now) }, readLastUpdate: current.lastUpdate });
     }
-    const written = new Set([
-      ...(await insertTripsIfAbsent(ctx.db, tenant, inserts)),
-      ...(await replaceTripsIfUnchanged(ctx.db, tenant, replacements, ctx.config.queryTimeoutMs)),
-    ]);
+    // The days of the versions read and of the new ones are marked around the write (docs/rollups.md).
+    const touched = [...inserts, ...replacements.flatMap((r) => [r.trip, stored.get(r.trip._id)!])];
+    const written = await writeMarkingTripDays(
+      ctx.db,
+      tenant,
+      touched,
+      async () =>
+        new Set([
+          ...(await insertTripsIfAbsent(ctx.db, tenant, inserts)),
+          ...(await replaceTripsIfUnchanged(ctx.db, tenant, replacements, ctx.config.queryTimeoutMs)),
+        ]),
+    );
     for (const id of written) done.add(id);
     const attempted = new Set([...inserts.map((d) => d._id), ...replacements.map((r) => r.trip._id)]);
     pending = pending.filter((d) => attempted.has(d._id) && !written.has(d._id));

@@ -13,6 +13,7 @@ import type { ServiceContext } from '../context.ts';
 import { findTripsByIds, replaceTripsIfUnchanged, type TripReplacement } from './trips-repo.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { addTo } from '../shared/add-to.ts';
+import { writeMarkingTripDays } from './trip-days.ts';
 import { applyLegDelivery, nextLastUpdate, type DeliveryInput, type DeliveryProblem } from './leg-delivery.ts';
 
 export interface DeliveryRequest {
@@ -88,7 +89,9 @@ export async function recordDeliveries(
         }
         finals.set(id, trip);
       }
-      const written = await replaceTripsIfUnchanged(ctx.db, tenant, writes, timeout);
+      // The days of the versions read and of the new ones are marked around the write (docs/rollups.md).
+      const touched = writes.flatMap((w) => [w.trip, found.get(w.trip._id)!]);
+      const written = await writeMarkingTripDays(ctx.db, tenant, touched, () => replaceTripsIfUnchanged(ctx.db, tenant, writes, timeout));
       const lost = new Set(writes.filter((w) => !written.has(w.trip._id)).map((w) => w.trip._id));
       retry.push(...lost);
       // Every delivery of a trip answers with the trip as it is now stored.

@@ -138,3 +138,17 @@ export async function existingVehicleIds(db: Db, tenant: string, ids: readonly s
   const found: unknown[] = await trips(db).distinct('vehicle.id', { company: tenant, 'vehicle.id': { $in: [...new Set(ids)] } }, { maxTimeMS });
   return new Set(found.filter((v): v is string => typeof v === 'string'));
 }
+
+/** Every tenant with a trip, one indexed probe per tenant (tenant_created; no `distinct` over the collection). */
+export async function tenantsWithTrips(db: Db): Promise<string[]> {
+  const tenants: string[] = [];
+  for (;;) {
+    const next = await trips(db)
+      .find(tenants.length ? { company: { $gt: tenants[tenants.length - 1] as string } } : {}, { projection: { _id: 0, company: 1 } })
+      .sort({ company: 1, createdAt: -1, _id: -1 })
+      .limit(1)
+      .next();
+    if (!next) return tenants;
+    tenants.push(next.company);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The calendar days a leg kept its unit busy (docs/domain.md "Fleet utilization and
+ * productivity"): every Mexico City day from the loading day to the offloading day (at most
+ * MAX_LEG_SPAN_DAYS after loading, against mistyped dates), or the leg's compact date when the
+ * instants are missing. Fleet utilization counts them, and a trip write marks them
+ * (lib/trips/trip-days.ts) so the totals kept of those days are recomputed.
+ */
+import type { TripLeg } from '../model/trip-document.ts';
+import { daysBetweenDates, mxAddDays, mxDateString, ymdIntToDateString } from '../time/mexico-city.ts';
+
+/** Longest span credited to one leg: guards against a mistyped unloadDate turning one leg into a year of activity. */
+export const MAX_LEG_SPAN_DAYS = 31;
+
+/** 'YYYY-MM-DD' of a compact date, or null when it is no calendar date. */
+export function safeYmd(ymd: number): string | null {
+  try {
+    return ymdIntToDateString(ymd);
+  } catch {
+    return null;
+  }
+}
+
+/** Calendar days a leg kept its unit busy ('YYYY-MM-DD', ascending, distinct). */
+export function legActiveDays(leg: Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate'>): string[] {
+  const days = new Set<string>();
+  const legDay = safeYmd(leg.date);
+  if (leg.loadDate !== null && leg.unloadDate !== null && leg.unloadDate >= leg.loadDate) {
+    const from = mxDateString(leg.loadDate);
+    const span = Math.min(daysBetweenDates(from, mxDateString(leg.unloadDate)), MAX_LEG_SPAN_DAYS);
+    for (let i = 0; i <= span; i += 1) days.add(mxAddDays(from, i));
+  } else {
+    if (leg.loadDate !== null) days.add(mxDateString(leg.loadDate));
+    if (leg.unloadDate !== null) days.add(mxDateString(leg.unloadDate));
+    if (days.size === 0 && legDay !== null) days.add(legDay);
+  }
+  return [...days].sort();
+}
