@@ -366,7 +366,7 @@ export interface paths {
          *     `Content-Type: application/pdf` with `Content-Disposition: attachment; filename="<UUID>.pdf"`. This is the address
          *     the `invoice.pdf` link of a financial document and the `pdf` link of a trip's `financialLinked` give. 404 when no
          *     original is kept for the UUID (as `GET /api/cfdi-originals/{uuid}`); 413 (`payload_too_large`) when the original is
-         *     larger than the printed form is rendered for (1 MiB of XML, or more than 100 pages): download the XML instead.
+         *     larger than the printed form is rendered for (1 MiB of XML, or more than 50 pages): download the XML instead.
          */
         get: operations["getCfdiPrintedForm"];
         put?: never;
@@ -5112,7 +5112,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The original XML is larger than the printed form is rendered for: more than 1 MiB, or more than 100 pages of concepts. The XML itself is still served (`GET /api/cfdi-originals/{uuid}`). */
+        /** @description The original XML is larger than the printed form is rendered for: more than 1 MiB, or more than 50 pages of concepts. The XML itself is still served (`GET /api/cfdi-originals/{uuid}`). */
         PrintTooLarge: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];

@@ -14,8 +14,8 @@ import type { PrintedCfdi, PrintedTax } from './printed-cfdi-model.ts';
 import { labelled, taxName } from './sat-catalog-labels.ts';
 import { verificationUrl } from './verification-url.ts';
 
-/** Pages a printed form may take: about 2,500 concepts; beyond, the XML is the document to read. */
-export const MAX_PAGES = 100;
+/** Pages a printed form may take (about 750 concepts with their taxes, a few seconds of rendering at most); beyond, the XML is the document to read. */
+export const MAX_PAGES = 50;
 
 export class PrintTooLong extends Error {}
 
@@ -65,10 +65,10 @@ class Sheet {
   }
 
   heightOf(text: string, width: number, size: number, bold = false): number {
-    return this.doc
-      .font(bold ? 'Helvetica-Bold' : 'Helvetica')
-      .fontSize(size)
-      .heightOfString(text || ' ', { width });
+    const doc = this.doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(size);
+    // Most cells fit on one line: measuring their width is far cheaper than wrapping them.
+    if (!text.includes('\n') && doc.widthOfString(text) <= width) return doc.currentLineHeight(true);
+    return doc.heightOfString(text || ' ', { width });
   }
 
   put(text: string, x: number, y: number, width: number, size: number, opts: { bold?: boolean; align?: 'left' | 'right' | 'center' } = {}): void {
