@@ -22,7 +22,7 @@ import { PNG } from 'pngjs';
 import { startHarness, assertConforms, KEY_B } from './helpers/harness.ts';
 import { connect, listen } from './helpers/mcp.ts';
 import { corpusDir } from './helpers/cfdi-corpus.ts';
-import { invoiceXml } from './helpers/cfdi-builder.ts';
+import { invoiceXml, type LineSpec } from './helpers/cfdi-builder.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 
 const run = promisify(execFile);
@@ -270,6 +270,42 @@ t.test('an original over the printed form bound is refused with 413; its XML is 
   t.equal(body.reason, 'payload_too_large');
   t.match(body.details[0], /download the original XML/);
   t.equal((await download(`/api/cfdi-originals/${uuid}`, key)).statusCode, 200, 'the XML is served');
+});
+
+t.test('many concepts: pages numbered, the QR on the last; past 50 pages, 413', async (t) => {
+  const lines = (n: number): LineSpec[] =>
+    Array.from({ length: n }, (_, i) => ({
+      desc: `Flete ${i + 1} Tula a Pachuca, remisión ${5000 + i}`,
+      amount: 1000 + i,
+      transfers: [{ tax: '002', rate: 0.16 }],
+    }));
+  const built = invoiceXml({
+    issuer: 'EKU9003173C9',
+    receiver: 'XEXX010101000',
+    uuid: 'A1B2C3D4-0038-4000-8000-000000000060',
+    fecha: '2026-11-03T10:00:00',
+    lines: lines(60),
+  });
+  const { key, pdfLink } = await importedInvoice(t, Buffer.from(built.xml), built.xml);
+  const text = await checkPrinted(t, pdfLink, key, built.xml, ['Flete 1 Tula', 'Flete 60 Tula', 'remisión 5059']);
+  const pages = Number(/Página 1 de (\d+)/.exec(text)?.[1]);
+  t.ok(pages > 1, `more than one page (${pages})`);
+  t.match(text, new RegExp(`Página ${pages} de ${pages}`), 'every page numbered');
+
+  // About 30 concepts with their taxes fit on a page: 2,000 take more than 50 pages (and less than 1 MiB of XML).
+  const many = invoiceXml({
+    issuer: 'EKU9003173C9',
+    receiver: 'XEXX010101000',
+    uuid: 'A1B2C3D4-0038-4000-8000-000000002000',
+    fecha: '2026-11-03T11:00:00',
+    lines: lines(2000),
+  });
+  t.ok(Buffer.byteLength(many.xml) < 1024 * 1024, 'under the size bound');
+  const { pdfLink: manyLink } = await importedInvoice(t, Buffer.from(many.xml), many.xml);
+  const res = await download(manyLink, key);
+  assertConforms(t, res, 'GET', '/api/cfdi-originals/:uuid/pdf');
+  t.equal(res.statusCode, 413);
+  t.match(res.json<{ error: { reason: string; details: string[] } }>().error, { reason: 'payload_too_large', details: [/more than 50 pages/] });
 });
 
 t.test('MCP: the originals toolset mints a link to the PDF, returned as a resource link', async (t) => {
