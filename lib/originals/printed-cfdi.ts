@@ -209,7 +209,8 @@ const TITLES: Readonly<Record<string, string>> = { I: 'Factura', E: 'Nota de cr�
 
 /** Renders the printed form; PrintTooLong past MAX_PAGES. */
 export function renderPrintedCfdi(cfdi: PrintedCfdi): Promise<Buffer> {
-  const sheet = new Sheet(`Este documento es una representación impresa de un CFDI ${cfdi.version}`);
+  // Every page names the CFDI it belongs to: a loose page still says which document it is.
+  const sheet = new Sheet(`Este documento es una representación impresa de un CFDI ${cfdi.version}    Folio fiscal ${cfdi.stamp.uuid}`);
   header(sheet, cfdi);
   parties(sheet, cfdi);
   if (cfdi.relations.length) {
