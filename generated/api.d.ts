@@ -349,6 +349,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/cfdi-originals/{uuid}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an imported CFDI's printed form (PDF)
+         * @description The printed form (representación impresa, Anexo 20) of one of the tenant's imported CFDIs, rendered from its kept
+         *     original XML (docs/domain.md, "The printed form"): issuer and receiver, the concepts with their taxes, the totals,
+         *     currency and exchange rate, payment method and form, related CFDIs, the payments of a payment complement (Pagos 1.0
+         *     or 2.0), the Carta Porte (locations, goods, vehicle, transport figures) where present, the UUID, the certificate
+         *     numbers, both seals, the original string of the SAT's stamp and a QR code of the SAT's verification URL. Answered as
+         *     `Content-Type: application/pdf` with `Content-Disposition: attachment; filename="<UUID>.pdf"`. This is the address
+         *     the `invoice.pdf` link of a financial document and the `pdf` link of a trip's `financialLinked` give. 404 when no
+         *     original is kept for the UUID (as `GET /api/cfdi-originals/{uuid}`); 413 (`payload_too_large`) when the original is
+         *     larger than the printed form is rendered for (1 MiB of XML, or more than 50 pages): download the XML instead.
+         */
+        get: operations["getCfdiPrintedForm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/cfdi-originals/{uuid}/pdf/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a signed, expiring link to a CFDI's printed form (PDF)
+         * @description A link to the printed form of one of the tenant's imported CFDIs that works **without an API key** until it
+         *     expires: `GET /api/shared-originals/{token}/pdf` answers the PDF `GET /api/cfdi-originals/{uuid}/pdf` answers. The
+         *     token is the one `POST /api/cfdi-originals/{uuid}/links` signs (tenant, UUID, expiry): the same token opens the
+         *     XML at `GET /api/shared-originals/{token}`. `expiresIn` seconds from now, 60 to 604800 (7 days), 86400 (1 day) by
+         *     default. 404 when no original is kept for the UUID.
+         */
+        post: operations["createCfdiPrintedFormLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/deliveries": {
         parameters: {
             query?: never;
@@ -864,6 +916,29 @@ export interface paths {
          *     does not say which.
          */
         get: operations["getSharedCfdiOriginal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shared-originals/{token}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a CFDI's printed form (PDF) through a signed link (no API key)
+         * @description The printed form of the CFDI a signed link names (`POST /api/cfdi-originals/{uuid}/pdf/links`, or the token of
+         *     `POST /api/cfdi-originals/{uuid}/links`), as `GET /api/cfdi-originals/{uuid}/pdf` answers it; needs no API key.
+         *     404 (reason `not_found`) when the token was not issued by this service or was changed, when it has expired, or
+         *     when the original is no longer kept; the answer does not say which. 413 as `GET /api/cfdi-originals/{uuid}/pdf`.
+         */
+        get: operations["getSharedCfdiPrintedForm"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2384,7 +2459,7 @@ export interface components {
             invoiceUuid: string;
             /**
              * Format: uri
-             * @description The printed form: not served yet, always null
+             * @description The invoice's printed form, a PDF rendered from the original XML (`GET /api/cfdi-originals/{uuid}/pdf`, API key); null when no original is kept, as `xml`
              */
             pdf: string | null;
             /** @description Outstanding balance of the document */
@@ -2452,7 +2527,7 @@ export interface components {
          *       "invoice": {
          *         "folio": "A-10452",
          *         "uuid": "5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60",
-         *         "pdf": null,
+         *         "pdf": "http://localhost:3000/api/cfdi-originals/5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60/pdf",
          *         "xml": "http://localhost:3000/api/cfdi-originals/5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60"
          *       },
          *       "cancellations": {
@@ -2593,7 +2668,7 @@ export interface components {
             folio: string;
             /**
              * Format: uri
-             * @description The printed form (representación impresa): not served yet, always null
+             * @description The printed form (representación impresa, PDF with the SAT's verification QR) rendered from the original XML (`GET /api/cfdi-originals/{uuid}/pdf`, API key); null when no original is kept, as `xml`
              */
             pdf: string | null;
             /**
@@ -5038,6 +5113,28 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description The original XML is larger than the printed form is rendered for: more than 1 MiB, or more than 50 pages of concepts. The XML itself is still served (`GET /api/cfdi-originals/{uuid}`). */
+        PrintTooLarge: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 413,
+                 *         "message": "Payload Too Large",
+                 *         "reason": "payload_too_large",
+                 *         "details": [
+                 *           "the original XML of CFDI 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60 is 1310720 bytes, more than the 1048576 bytes a printed form is rendered for; download the original XML (GET /api/cfdi-originals/5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60)"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The database cannot be reached (`database_unavailable`), a query exceeded its time limit (`QUERY_TIMEOUT_MS`) or the operation did not complete within `REQUEST_TIMEOUT_MS` (`deadline_exceeded`), or the service is stopping (`shutting_down`). Safe to retry after `retry-after` seconds. */
         ServiceUnavailable: {
             headers: {
@@ -5149,6 +5246,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The token of the link, as `POST /api/cfdi-originals/{uuid}/links` returned it.
+         * @example AAAAAAFkFBFeb3EmW2OMHNI2gHJ5eNRgpGUcAVqxxP3n.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
+         */
+        0: string;
         /**
          * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
          * @example 2026-10-31
@@ -5314,6 +5416,8 @@ export interface components {
     headers: {
         /** @description Response shape version served: `2`, the current `{detail, meta, data}` (the deprecated `1` is described at `/docs/v1.json`). */
         ApiVersion: "2";
+        /** @description `attachment; filename="<UUID>.pdf"`. */
+        PdfDisposition: string;
         /** @description Requests allowed per window for this API key (without a valid key, for the client address). */
         RateLimitLimit: number;
         /** @description Requests left in the current window. */
@@ -6959,6 +7063,88 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getCfdiPrintedForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The CFDI's fiscal UUID (TimbreFiscalDigital@UUID), in either case.
+                 * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
+                 */
+                uuid: components["parameters"]["CfdiUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The printed form, a PDF. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["PdfDisposition"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PrintTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCfdiPrintedFormLink: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Seconds the link works, 60 to 604800 (7 days); 86400 (1 day) by default.
+                 * @example 3600
+                 */
+                expiresIn?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The CFDI's fiscal UUID (TimbreFiscalDigital@UUID), in either case.
+                 * @example 5E2D6AF3-1B4C-4D8E-9F0A-1B2C3D4E5F60
+                 */
+                uuid: components["parameters"]["CfdiUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed link. */
+            201: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OriginalLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     importDeliveries: {
         parameters: {
             query?: never;
@@ -8191,6 +8377,40 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSharedCfdiPrintedForm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token of the link, as `POST /api/cfdi-originals/{uuid}/links` returned it.
+                 * @example AAAAAAFkFBFeb3EmW2OMHNI2gHJ5eNRgpGUcAVqxxP3n.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
+                 */
+                token: components["parameters"]["0"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The printed form, a PDF. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["PdfDisposition"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PrintTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

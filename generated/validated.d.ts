@@ -9,6 +9,7 @@ export interface ValidatedQueries {
   auditDispatchToBill: Query<'auditDispatchToBill'> & Required<Pick<Query<'auditDispatchToBill'>, 'limit'>>;
   auditFleetUtilization: Query<'auditFleetUtilization'> & Required<Pick<Query<'auditFleetUtilization'>, 'groupBy' | 'litresBasis'>>;
   createCfdiOriginalLink: Query<'createCfdiOriginalLink'> & Required<Pick<Query<'createCfdiOriginalLink'>, 'expiresIn'>>;
+  createCfdiPrintedFormLink: Query<'createCfdiPrintedFormLink'> & Required<Pick<Query<'createCfdiPrintedFormLink'>, 'expiresIn'>>;
   getCashInflowForecast: Query<'getCashInflowForecast'> & Required<Pick<Query<'getCashInflowForecast'>, 'bucket' | 'limit'>>;
   getDiot: Query<'getDiot'> & Required<Pick<Query<'getDiot'>, 'format'>>;
   getFinancialDoc: Query<'getFinancialDoc'> & Required<Pick<Query<'getFinancialDoc'>, 'detail'>>;

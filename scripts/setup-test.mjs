@@ -10,7 +10,8 @@
  *                     → setup-openapi-generator   the openapi-generator CLI jar (Maven, after setup.mjs's Maven build)
  *   scripts/setup-venv.mjs                        the Python tools (.venv): Schemathesis, openapi-python-client, mcp, setuptools
  *   scripts/setup-oapi-codegen.mjs                oapi-codegen and the Go consumer's modules (go install, go mod tidy)
- *   scripts/setup-redis.mjs → setup-chromium.mjs  redis-server, then Chromium, from Debian (apt, one after the other)
+ *   scripts/setup-redis.mjs → setup-chromium.mjs  redis-server, then Chromium, then poppler-utils (pdftotext, pdftoppm),
+ *                     → setup-poppler.mjs         from Debian (apt, one after the other)
  *
  * The lines run side by side. Required (exit 1 when one fails: nothing can run without it):
  * setup.mjs, setup-tap.mjs, setup-venv.mjs. The others are tools of one or two test files: a
@@ -42,6 +43,11 @@ const TOOLS = {
     tool: 'Chromium',
     tests: 'test/swagger-ui-browser.test.ts',
     fix: "needs Debian's chromium package (as root: apt-get install -y chromium) or CHROMIUM_PATH",
+  },
+  'setup-poppler.mjs': {
+    tool: 'poppler-utils (pdftotext, pdftoppm)',
+    tests: 'test/printed-originals.test.ts',
+    fix: "needs Debian's poppler-utils package (as root: apt-get install -y poppler-utils)",
   },
   'setup-redis.mjs': { tool: 'redis-server', tests: 'test/multi-instance-*.test.ts', fix: 'apt-get install -y redis-server' },
 };
@@ -75,6 +81,7 @@ const required = await Promise.all([
   // apt one at a time: two apt-get runs would fight over dpkg's lock.
   step('setup-redis.mjs')
     .then(() => step('setup-chromium.mjs'))
+    .then(() => step('setup-poppler.mjs'))
     .then(() => true),
 ]);
 

@@ -162,8 +162,14 @@ t.test('openapi-python-client: generated, imported, calls the service with every
     const out = path.join(work, 'py');
     const config = path.join(work, 'openapi-python-client.json');
     // No ruff: nothing to format what only runs. XML is read as bytes (the generator knows no
-    // application/xml): the original XML's answers (GET /api/cfdi-originals/{uuid}) become a File.
-    await writeFile(config, JSON.stringify({ post_hooks: [], content_type_overrides: { 'application/xml': 'application/octet-stream' } }));
+    // application/xml, application/pdf): the original XML's and its printed form's answers (GET /api/cfdi-originals/{uuid}, .../pdf) become a File.
+    await writeFile(
+      config,
+      JSON.stringify({
+        post_hooks: [],
+        content_type_overrides: { 'application/xml': 'application/octet-stream', 'application/pdf': 'application/octet-stream' },
+      }),
+    );
     const log = await run(path.join(pythonBin, '..', 'openapi-python-client'), [
       'generate',
       '--path',

@@ -33,6 +33,7 @@ import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { CLIENT_COMPANY, freight, makeFinancialDoc } from './fixtures/documents.ts';
 import { invoiceXml } from './helpers/cfdi-builder.ts';
 import { zipOf } from './helpers/cfdi-fixtures.ts';
+import { keepOriginals } from '../lib/originals/originals-repo.ts';
 
 t.setTimeout(180_000);
 
@@ -169,6 +170,17 @@ async function sharedLinkOfA(): Promise<string> {
   const res = await call(`${base}/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/links`, { method: 'POST', headers: { 'x-api-key': KEY_A } });
   if (res.status !== 201) throw new Error(`cannot mint a link: ${res.status} ${res.body}`);
   return new URL((JSON.parse(res.body) as { url: string }).url).pathname;
+}
+
+/**
+ * An original over the printed form's bound (1 MiB of XML, lib/originals/printed-form.ts), kept for
+ * tenant A as an import keeps one (the service's body limits keep such a file out of a request here).
+ */
+const BIG_ORIGINAL_UUID = '9D1C0E55-0413-4000-8000-000000000413';
+async function bigOriginalOfA(): Promise<string> {
+  const bytes = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><!--${' '.repeat(1_100_000)}-->`);
+  await keepOriginals(h.db, TENANT_A, [{ sha256: 'big-original-413', kind: 'cfdi', uuids: [BIG_ORIGINAL_UUID], bytes, name: 'big.xml' }], new Date());
+  return BIG_ORIGINAL_UUID;
 }
 
 /** The minimal valid request body of an operation, from the spec examples. */
@@ -463,6 +475,53 @@ const specific: Record<string, Record<string, Producer>> = {
     async '503'() {
       const link = await sharedLinkOfA();
       return withDb('down', () => call(`${base}${link}`));
+    },
+  },
+  getCfdiPrintedForm: {
+    async '200'() {
+      await receivedDocOfA();
+      return call(`${base}/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/pdf`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+    async '413'() {
+      return call(`${base}/api/cfdi-originals/${await bigOriginalOfA()}/pdf`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  createCfdiPrintedFormLink: {
+    async '201'() {
+      await receivedDocOfA();
+      return call(`${base}/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/pdf/links?expiresIn=60`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY_A },
+      });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { method: 'POST', headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getSharedCfdiPrintedForm: {
+    async '200'() {
+      return call(`${base}${await sharedLinkOfA()}/pdf`);
+    },
+    // A token this service never signed (well formed: the spec's pattern).
+    async '404'(op) {
+      return call(urlOf(op));
+    },
+    async '413'() {
+      const uuid = await bigOriginalOfA();
+      const res = await call(`${base}/api/cfdi-originals/${uuid}/pdf/links`, { method: 'POST', headers: { 'x-api-key': KEY_A } });
+      if (res.status !== 201) throw new Error(`cannot mint a link: ${res.status} ${res.body}`);
+      return call(`${base}${new URL((JSON.parse(res.body) as { url: string }).url).pathname}`);
+    },
+    async '500'() {
+      const link = await sharedLinkOfA();
+      return withDb('fail', () => call(`${base}${link}/pdf`));
+    },
+    async '503'() {
+      const link = await sharedLinkOfA();
+      return withDb('down', () => call(`${base}${link}/pdf`));
     },
   },
   getReceivedDoc: {

@@ -293,6 +293,9 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   // The original XML of an imported CFDI, and a signed link to it (GET through it below).
   ['getCfdiOriginal', 'GET', '/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101'],
   ['createCfdiOriginalLink', 'POST', '/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/links?expiresIn=600'],
+  // Its printed form, and a signed link to it (GET through it below).
+  ['getCfdiPrintedForm', 'GET', '/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/pdf'],
+  ['createCfdiPrintedFormLink', 'POST', '/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/pdf/links?expiresIn=600'],
   // The month's tax position and DIOT: issued invoices collected and received CFDIs settled in the month and the one before.
   ['getTaxPosition', 'GET', '/api/tax/position?month=2026-10'],
   ['listTaxPositionLines', 'GET', '/api/tax/position/lines?month=2026-10&figure=creditableVat'],
@@ -350,7 +353,13 @@ t.test('every REST operation of the spec is exercised', async (t) => {
   const specOps = Object.values(spec.paths as Record<string, Record<string, { operationId?: string }>>)
     .flatMap((methods) => Object.values(methods).map((op) => op.operationId))
     .filter((id): id is string => !!id && !MCP_OPERATIONS.has(id));
-  const exercised = new Set([...REQUESTS.map((r) => r[0]), ...WEBHOOK_REQUESTS.map((r) => r[0]), 'cancelAlertJob', 'getSharedCfdiOriginal']);
+  const exercised = new Set([
+    ...REQUESTS.map((r) => r[0]),
+    ...WEBHOOK_REQUESTS.map((r) => r[0]),
+    'cancelAlertJob',
+    'getSharedCfdiOriginal',
+    'getSharedCfdiPrintedForm',
+  ]);
   t.same(
     specOps.filter((id) => !exercised.has(id)),
     [],
@@ -390,6 +399,9 @@ t.test('run the operations', async (t) => {
   during = 'getSharedCfdiOriginal GET /api/shared-originals/:token';
   const shared = await app.inject({ method: 'GET', url: new URL(link.json<{ url: string }>().url).pathname });
   t.equal(shared.statusCode, 200, during);
+  during = 'getSharedCfdiPrintedForm GET /api/shared-originals/:token/pdf';
+  const sharedPdf = await app.inject({ method: 'GET', url: `${new URL(link.json<{ url: string }>().url).pathname}/pdf` });
+  t.equal(sharedPdf.statusCode, 200, during);
   const jobs = await app.inject({ method: 'GET', url: '/api/alerts/jobs', headers: { 'x-api-key': key } });
   const jobId = jobs.json<{ data: Array<{ id: string }> }>().data[0]?.id;
   t.ok(jobId, 'a scheduled job to cancel');

@@ -14,7 +14,7 @@ const base = await listen(h.app);
 const WEBHOOK_TOOLS = ['createWebhook', 'deleteWebhook', 'getWebhook', 'listWebhookDeliveries', 'listWebhooks', 'rotateWebhookSecret', 'sendWebhookTest'];
 const SETTINGS_TOOLS = ['getReceivedCategoryRules', 'setReceivedCategoryRules', 'assignReceivedDoc', 'unassignReceivedDoc', 'assignReceivedDocs'];
 const FILING_TOOLS = ['getDiot', 'listTaxPositionLines'];
-const ORIGINALS_TOOLS = ['createCfdiOriginalLink'];
+const ORIGINALS_TOOLS = ['createCfdiOriginalLink', 'createCfdiPrintedFormLink'];
 const names = async (client: Awaited<ReturnType<typeof connect>>) => (await client.listTools()).tools.map((tool) => tool.name).sort();
 
 for (const kind of ['streamable', 'sse'] as Transport[]) {

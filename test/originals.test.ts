@@ -79,7 +79,7 @@ for (const { label, file } of ISSUED) {
     });
     assertConforms(t, docRes, 'GET', '/api/financial-docs/:id');
     const invoice = docRes.json<{ invoice: { uuid: string; xml: string | null; pdf: string | null } }>().invoice;
-    t.equal(invoice.pdf, null, 'the printed form is not served yet: a null link');
+    t.equal(pathOf(invoice.pdf!), `/api/cfdi-originals/${uuid}/pdf`, 'the printed form (test/printed-originals.test.ts reads it)');
     t.equal(pathOf(invoice.xml!), `/api/cfdi-originals/${uuid}`);
     const res = await download(pathOf(invoice.xml!), key);
     t.equal(res.statusCode, 200);
@@ -161,7 +161,7 @@ t.test("a trip's invoice link downloads its Carta Porte invoice", async (t) => {
   const trip = await h.app.inject({ method: 'GET', url: `/api/shipments/${encodeURIComponent(r.tripId!)}`, headers: { 'x-api-key': key } });
   assertConforms(t, trip, 'GET', '/api/shipments/:id');
   const linked = trip.json<{ financialLinked: { xml: string | null; pdf: string | null } }>().financialLinked;
-  t.equal(linked.pdf, null);
+  t.equal(pathOf(linked.pdf!), `${pathOf(linked.xml!)}/pdf`, 'its printed form');
   t.equal(sha256((await download(pathOf(linked.xml!), key)).rawPayload), sha256(bytes));
 });
 
@@ -235,7 +235,7 @@ t.test('MCP: the originals toolset mints a link returned as a resource link', as
   );
   const client = await connect(t, base, 'streamable', { 'x-api-key': key }, '?toolsets=originals');
   const names = (await client.listTools()).tools.map((tool) => tool.name);
-  t.same(names, ['createCfdiOriginalLink'], 'the file download itself is no tool');
+  t.same(names.sort(), ['createCfdiOriginalLink', 'createCfdiPrintedFormLink'], 'the file downloads themselves are no tools');
   const res = (await client.callTool({ name: 'createCfdiOriginalLink', arguments: { uuid, expiresIn: 600 } })) as unknown as {
     content: { type: string; uri?: string; name?: string; mimeType?: string }[];
     structuredContent: { url: string };
@@ -268,11 +268,11 @@ t.test('generated demo documents have null links, not dead ones', async (t) => {
   );
   const trips = await h.app.inject({ method: 'GET', url: '/api/shipments?limit=10', headers: { 'x-api-key': demo.apiKey } });
   const linked = trips
-    .json<{ data: { financialLinked: { id: string; xml: string | null } | null }[] }>()
+    .json<{ data: { financialLinked: { id: string; xml: string | null; pdf: string | null } | null }[] }>()
     .data.filter((x) => x.financialLinked && !imported(x.financialLinked.id));
   t.ok(linked.length > 0, 'generated trips linked to generated documents');
   t.ok(
-    linked.every((x) => x.financialLinked!.xml === null),
+    linked.every((x) => x.financialLinked!.xml === null && x.financialLinked!.pdf === null),
     'their links null',
   );
 });

@@ -326,6 +326,20 @@ t.test("originals: the received CFDI's XML byte for byte, with the key and throu
   t.equal(shared.response.status, 200);
   t.equal(shared.data, xml);
   called.add('getCfdiOriginal').add('createCfdiOriginalLink').add('getSharedCfdiOriginal');
+
+  // Its printed form (test/printed-originals.test.ts reads what it shows): a PDF, with the key and through a signed link.
+  const pdf = await api.GET('/api/cfdi-originals/{uuid}/pdf', { params: { path: { uuid } }, parseAs: 'arrayBuffer' });
+  t.equal(pdf.response.status, 200);
+  t.equal(pdf.response.headers.get('content-type'), 'application/pdf');
+  t.equal(pdf.response.headers.get('content-disposition'), `attachment; filename="${uuid}.pdf"`);
+  t.equal(Buffer.from(pdf.data!).subarray(0, 5).toString('latin1'), '%PDF-');
+  const pdfLink = await api.POST('/api/cfdi-originals/{uuid}/pdf/links', { params: { path: { uuid }, query: { expiresIn: 120 } } });
+  t.equal(pdfLink.response.status, 201);
+  const pdfToken = new URL(pdfLink.data!.url).pathname.split('/').at(-2)!;
+  const sharedPdf = await keyless.GET('/api/shared-originals/{token}/pdf', { params: { path: { token: pdfToken } }, parseAs: 'arrayBuffer' });
+  t.equal(sharedPdf.response.status, 200);
+  t.equal(Buffer.from(sharedPdf.data!).subarray(0, 5).toString('latin1'), '%PDF-');
+  called.add('getCfdiPrintedForm').add('createCfdiPrintedFormLink').add('getSharedCfdiPrintedForm');
 });
 
 t.test("the month's tax position, its lines and the DIOT (cash basis)", async (t) => {

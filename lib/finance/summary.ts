@@ -33,7 +33,14 @@ export interface FinancialSummary {
     vatBases: { rate16: number; rate8: number; rate0: number; exempt: number; otherRates: number };
   };
   balance: { total: number; paid: number; pending: number; isFullyPaid: boolean; paymentsCount: number };
-  invoice: { folio: string; uuid: string; pdf: null; xml: string | null; cfdiVersion?: '3.3' | '4.0'; cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1' };
+  invoice: {
+    folio: string;
+    uuid: string;
+    pdf: string | null;
+    xml: string | null;
+    cfdiVersion?: '3.3' | '4.0';
+    cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
+  };
   cancellations: {
     hasCancellations: boolean;
     count: number;
@@ -48,6 +55,8 @@ export interface SummaryContext {
   statusLabel: (code: number) => string;
   /** The link to a document's kept original XML (lib/originals/original-url.ts), or null when none is kept. */
   originalUrl: (uuid: string, key: string | null | undefined) => string | null;
+  /** The link to its printed form, rendered from that original (null exactly when `originalUrl` is). */
+  printedFormUrl: (uuid: string, key: string | null | undefined) => string | null;
   /** The tenant's currency, for documents that do not store theirs. */
   currency: string;
 }
@@ -114,8 +123,7 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
     invoice: {
       folio: doc.invoice.num,
       uuid: doc.invoice.uuid,
-      // The printed form is not served yet (a null link, not a dead one).
-      pdf: null,
+      pdf: ctx.printedFormUrl(doc.invoice.uuid, doc.invoice.xml),
       xml: ctx.originalUrl(doc.invoice.uuid, doc.invoice.xml),
       ...(doc.invoice.cfdiVersion ? { cfdiVersion: doc.invoice.cfdiVersion } : {}),
       ...(doc.invoice.cartaPorteVersion ? { cartaPorteVersion: doc.invoice.cartaPorteVersion } : {}),

@@ -329,16 +329,23 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * fields of the tool hold third-party text.
  */
 /**
- * A result that names a file (`x-mcp-resource-link: {field, mimeType}`: the field holding its URL)
+ * A result that names a file (`x-mcp-resource-link: {field, mimeType, name?}`: the field holding its URL)
  * also carries it as an MCP resource link, so a client fetches the file instead of the agent
- * reading its bytes.
+ * reading its bytes. Its name is `name` with `{field}` replaced by the result's fields
+ * (`{uuid}.pdf`), else the URL's last path segment.
  */
 function resourceLinkOf(op: OperationSchemas, body: Record<string, unknown>): CallToolResult['content'] {
   const declared = op.extensions['x-mcp-resource-link'];
   if (!isRecord(declared) || typeof declared.field !== 'string') return [];
   const uri = body[declared.field];
   if (typeof uri !== 'string') return [];
-  const name = decodeURIComponent(new URL(uri).pathname.split('/').pop() ?? 'file');
+  const name =
+    typeof declared.name === 'string'
+      ? declared.name.replace(/\{(\w+)\}/g, (_, field: string) => {
+          const value = body[field];
+          return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+        })
+      : decodeURIComponent(new URL(uri).pathname.split('/').pop() ?? 'file');
   return [{ type: 'resource_link', uri, name, ...(typeof declared.mimeType === 'string' ? { mimeType: declared.mimeType } : {}) }];
 }
 

@@ -24,8 +24,8 @@ export interface FinancialLink {
   pending: number;
   invoiceFolio: string;
   invoiceUuid: string;
-  /** The printed form is not served yet: always null. */
-  pdf: null;
+  /** The printed form rendered from the kept original, or null when none is kept. */
+  pdf: string | null;
   /** The kept original XML's download, or null when none is kept. */
   xml: string | null;
 }
@@ -69,11 +69,13 @@ export interface TripSummaryContext {
   statusLabel: (code: number) => string;
   /** The link to a document's kept original (lib/originals/original-url.ts), or null. */
   originalUrl: (uuid: string, key: string | null | undefined) => string | null;
+  /** The link to its printed form (null exactly when `originalUrl` is). */
+  printedFormUrl: (uuid: string, key: string | null | undefined) => string | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
-export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryContext, 'statusLabel' | 'originalUrl'>): FinancialLink {
+export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryContext, 'statusLabel' | 'originalUrl' | 'printedFormUrl'>): FinancialLink {
   return {
     id: doc.id,
     status: { code: doc.status, label: ctx.statusLabel(doc.status) },
@@ -81,7 +83,7 @@ export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryConte
     pending: documentBalance(doc).pending,
     invoiceFolio: doc.invoice.num,
     invoiceUuid: doc.invoice.uuid,
-    pdf: null,
+    pdf: ctx.printedFormUrl(doc.invoice.uuid, doc.invoice.xml),
     xml: ctx.originalUrl(doc.invoice.uuid, doc.invoice.xml),
   };
 }

@@ -129,7 +129,7 @@ t.test('what the document then is: only accepted and expired leave revenue, bala
   t.notOk(isInvoiceCancelled(pending));
   t.match(documentBalance(pending), { isCancelled: false, isFullyPaid: true }, 'a PUE invoice keeps its receipt while pending');
   t.equal(pending.status, 6);
-  const summary = financialSummary(pending, { statusLabel: String, originalUrl: () => null, currency: 'MXN' });
+  const summary = financialSummary(pending, { statusLabel: String, originalUrl: () => null, printedFormUrl: () => null, currency: 'MXN' });
   t.same(summary.cancellations, {
     hasCancellations: true,
     count: 1,

@@ -1,0 +1,485 @@
+/**
+ * The printed form of a CFDI (representación impresa, Anexo 20; docs/domain.md, "The printed
+ * form"), drawn with pdfkit from what lib/originals/printed-cfdi-model.ts read from the kept XML:
+ * issuer and receiver, the CFDI's data, related CFDIs, the concepts with their taxes, the totals,
+ * the payments of a payment complement, the Carta Porte, then the stamp (UUID, certificate
+ * numbers, both seals, the TFD's original string) beside the QR code of the SAT's verification
+ * URL (drawn as vector squares: it stays sharp at any zoom). Letter size, Helvetica (pdfkit's
+ * built-in font: nothing to load). Bounded: more than MAX_PAGES pages throws PrintTooLong. Pure
+ * (bytes in memory, no I/O).
+ */
+import PDFDocument from 'pdfkit';
+import QRCode from 'qrcode';
+import type { PrintedCfdi, PrintedTax } from './printed-cfdi-model.ts';
+import { labelled, taxName } from './sat-catalog-labels.ts';
+import { verificationUrl } from './verification-url.ts';
+
+/** Pages a printed form may take (about 750 concepts with their taxes, a few seconds of rendering at most); beyond, the XML is the document to read. */
+export const MAX_PAGES = 50;
+
+export class PrintTooLong extends Error {}
+
+const MARGIN = 36;
+const PAGE = { width: 612, height: 792 };
+const WIDTH = PAGE.width - 2 * MARGIN;
+const BOTTOM = PAGE.height - MARGIN;
+const GREY = '#e8e8e8';
+const RULE = '#999999';
+
+/** `||Version|UUID|FechaTimbrado|RfcProvCertif[|Leyenda]|SelloCFD|NoCertificadoSAT||`: the TFD 1.1 original string (its XSLT: optional fields only when present, white space collapsed). */
+export function stampOriginalString(stamp: PrintedCfdi['stamp']): string {
+  const fields = [stamp.version, stamp.uuid, stamp.fechaTimbrado, stamp.rfcProvCertif, stamp.leyenda, stamp.selloCfd, stamp.noCertificadoSat];
+  return `||${fields
+    .filter((f, i) => i !== 4 || f !== '')
+    .map((f) => f.replace(/\s+/g, ' ').trim())
+    .join('|')}||`;
+}
+
+const taxLine = (t: PrintedTax): string =>
+  [`${t.kind} ${taxName(t.impuesto)}`, [t.tipoFactor, t.tasaOCuota].filter(Boolean).join(' '), t.base && `base ${t.base}`, t.importe && `importe ${t.importe}`]
+    .filter(Boolean)
+    .join('  ');
+
+/** A drawing cursor over pdfkit: rows that move to a new page when they do not fit. */
+class Sheet {
+  // Pages are buffered so that the footer can say "n of m" at the end; the bottom margin leaves the footer's line free.
+  readonly doc = new PDFDocument({
+    size: 'LETTER',
+    margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: 20 },
+    bufferPages: true,
+    info: { Producer: 'freight-backoffice', Creator: 'freight-backoffice' },
+  });
+  y = MARGIN;
+  private pages = 1;
+
+  constructor(private readonly footer: string) {
+    this.doc.font('Helvetica');
+  }
+
+  /** Room for `height` points, or a new page (counted against MAX_PAGES). */
+  ensure(height: number): void {
+    if (this.y + height <= BOTTOM - 12) return;
+    if (++this.pages > MAX_PAGES) throw new PrintTooLong(`the printed form would take more than ${MAX_PAGES} pages`);
+    this.doc.addPage();
+    this.y = MARGIN;
+  }
+
+  heightOf(text: string, width: number, size: number, bold = false): number {
+    const doc = this.doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(size);
+    // Most cells fit on one line: measuring their width is far cheaper than wrapping them.
+    if (!text.includes('\n') && doc.widthOfString(text) <= width) return doc.currentLineHeight(true);
+    return doc.heightOfString(text || ' ', { width });
+  }
+
+  put(text: string, x: number, y: number, width: number, size: number, opts: { bold?: boolean; align?: 'left' | 'right' | 'center' } = {}): void {
+    this.doc
+      .font(opts.bold ? 'Helvetica-Bold' : 'Helvetica')
+      .fontSize(size)
+      .fillColor('black')
+      .text(text, x, y, { width, align: opts.align ?? 'left', lineBreak: true });
+  }
+
+  /** A section title on a grey band. */
+  title(text: string): void {
+    this.ensure(28);
+    this.y += 6;
+    this.doc.rect(MARGIN, this.y, WIDTH, 12).fill(GREY);
+    this.put(text, MARGIN + 3, this.y + 2.5, WIDTH - 6, 8, { bold: true });
+    this.y += 14;
+  }
+
+  /** Label/value pairs in `columns` columns. */
+  pairs(items: readonly (readonly [string, string])[], columns = 2): void {
+    const shown = items.filter(([, v]) => v !== '');
+    const colWidth = WIDTH / columns;
+    for (let i = 0; i < shown.length; i += columns) {
+      const row = shown.slice(i, i + columns);
+      const h = Math.max(...row.map(([k, v]) => this.heightOf(`${k}: ${v}`, colWidth - 6, 7.5)));
+      this.ensure(h + 2);
+      row.forEach(([k, v], j) => {
+        const x = MARGIN + j * colWidth;
+        this.doc
+          .font('Helvetica-Bold')
+          .fontSize(7.5)
+          .fillColor('black')
+          .text(`${k}: `, x, this.y, { width: colWidth - 6, continued: true });
+        this.doc.font('Helvetica').text(v);
+      });
+      this.y += h + 2;
+    }
+  }
+
+  /** A table: header on a grey band (repeated on each new page), rows wrapped within their column. */
+  table(
+    columns: readonly { head: string; width: number; align?: 'left' | 'right' }[],
+    rows: readonly (readonly string[])[],
+    below?: (row: number) => string,
+  ): void {
+    const total = columns.reduce((s, c) => s + c.width, 0);
+    const widths = columns.map((c) => (c.width / total) * WIDTH);
+    const header = () => {
+      this.ensure(24);
+      this.doc.rect(MARGIN, this.y, WIDTH, 11).fill(GREY);
+      let x = MARGIN;
+      columns.forEach((c, i) => {
+        this.put(c.head, x + 2, this.y + 2, widths[i]! - 4, 6.5, { bold: true, align: c.align });
+        x += widths[i]!;
+      });
+      this.y += 12;
+    };
+    header();
+    rows.forEach((row, r) => {
+      const h = Math.max(...row.map((cell, i) => this.heightOf(cell, widths[i]! - 4, 7)));
+      const extra = below?.(r) ?? '';
+      const hExtra = extra ? this.heightOf(extra, WIDTH - 24, 6.5) : 0;
+      const before = this.y;
+      this.ensure(h + hExtra + 3);
+      if (this.y < before) header();
+      let x = MARGIN;
+      row.forEach((cell, i) => {
+        this.put(cell, x + 2, this.y, widths[i]! - 4, 7, { align: columns[i]!.align });
+        x += widths[i]!;
+      });
+      this.y += h;
+      if (extra) {
+        this.doc
+          .font('Helvetica')
+          .fontSize(6.5)
+          .fillColor('#333333')
+          .text(extra, MARGIN + 20, this.y, { width: WIDTH - 24 });
+        this.y += hExtra;
+      }
+      this.doc
+        .moveTo(MARGIN, this.y + 1)
+        .lineTo(MARGIN + WIDTH, this.y + 1)
+        .lineWidth(0.3)
+        .strokeColor(RULE)
+        .stroke();
+      this.y += 3;
+    });
+  }
+
+  /** A labelled block of long unbroken text (seals, the original string): small type, broken anywhere. */
+  block(label: string, text: string, x: number, width: number): void {
+    const h = this.heightOf(text, width, 6);
+    this.ensure(h + 10);
+    this.put(label, x, this.y, width, 7, { bold: true });
+    this.y += 9;
+    this.put(text, x, this.y, width, 6);
+    this.y += h + 3;
+  }
+
+  /** The footer on every page: the legend and "page n of m". */
+  finish(): Promise<Buffer> {
+    const range = this.doc.bufferedPageRange();
+    for (let i = range.start; i < range.start + range.count; i++) {
+      this.doc.switchToPage(i);
+      this.doc
+        .font('Helvetica')
+        .fontSize(6.5)
+        .fillColor('#555555')
+        .text(`${this.footer}    Página ${i + 1} de ${range.count}`, MARGIN, BOTTOM + 4, { width: WIDTH, align: 'center', lineBreak: false });
+    }
+    const chunks: Buffer[] = [];
+    return new Promise((resolve, reject) => {
+      this.doc.on('data', (c: Buffer) => chunks.push(c));
+      this.doc.on('end', () => resolve(Buffer.concat(chunks)));
+      this.doc.on('error', reject);
+      this.doc.end();
+    });
+  }
+}
+
+/** The QR code as squares of `module` points, its quiet zone included, top-left at (x, y). */
+function drawQr(sheet: Sheet, text: string, x: number, y: number, size: number): void {
+  const qr = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  const n = qr.modules.size;
+  const quiet = 4;
+  const module = size / (n + 2 * quiet);
+  sheet.doc.rect(x, y, size, size).fill('white');
+  for (let r = 0; r < n; r++) {
+    for (let c = 0; c < n; c++) {
+      if (qr.modules.get(r, c)) sheet.doc.rect(x + (c + quiet) * module, y + (r + quiet) * module, module, module);
+    }
+  }
+  sheet.doc.fill('black');
+}
+
+const TITLES: Readonly<Record<string, string>> = { I: 'Factura', E: 'Nota de crédito', P: 'Recibo electrónico de pago', T: 'Traslado', N: 'Nómina' };
+
+/** Renders the printed form; PrintTooLong past MAX_PAGES. */
+export function renderPrintedCfdi(cfdi: PrintedCfdi): Promise<Buffer> {
+  // Every page names the CFDI it belongs to: a loose page still says which document it is.
+  const sheet = new Sheet(`Este documento es una representación impresa de un CFDI ${cfdi.version}    Folio fiscal ${cfdi.stamp.uuid}`);
+  header(sheet, cfdi);
+  parties(sheet, cfdi);
+  if (cfdi.relations.length) {
+    sheet.title('CFDI relacionados');
+    sheet.pairs(
+      cfdi.relations.map((r) => [labelled('tipoRelacion', r.tipoRelacion), r.uuids.join(', ')] as const),
+      1,
+    );
+  }
+  concepts(sheet, cfdi);
+  totals(sheet, cfdi);
+  if (cfdi.payments) payments(sheet, cfdi.payments);
+  if (cfdi.cartaPorte) cartaPorte(sheet, cfdi.cartaPorte);
+  stamp(sheet, cfdi);
+  return sheet.finish();
+}
+
+function header(sheet: Sheet, cfdi: PrintedCfdi): void {
+  const right = WIDTH * 0.5;
+  const leftWidth = WIDTH - right - 10;
+  const top = sheet.y;
+  sheet.put(cfdi.emisor.nombre || cfdi.emisor.rfc, MARGIN, top, leftWidth, 12, { bold: true });
+  let y = top + sheet.heightOf(cfdi.emisor.nombre || cfdi.emisor.rfc, leftWidth, 12, true) + 3;
+  for (const line of [
+    `RFC: ${cfdi.emisor.rfc}`,
+    `Régimen fiscal: ${labelled('regimenFiscal', cfdi.emisor.regimenFiscal)}`,
+    `Lugar de expedición: ${cfdi.lugarExpedicion}`,
+  ]) {
+    sheet.put(line, MARGIN, y, leftWidth, 8);
+    y += sheet.heightOf(line, leftWidth, 8) + 1;
+  }
+  const x = MARGIN + WIDTH - right;
+  const title = `${TITLES[cfdi.tipoDeComprobante] ?? 'CFDI'} (CFDI ${cfdi.version})`;
+  sheet.doc.rect(x, top, right, 14).fill(GREY);
+  sheet.put(title, x + 4, top + 3, right - 8, 9, { bold: true, align: 'center' });
+  let ry = top + 17;
+  const rows: [string, string][] = [
+    ['Serie y folio', [cfdi.serie, cfdi.folio].filter(Boolean).join('-') || '—'],
+    ['Fecha', cfdi.fecha],
+    ['Folio fiscal (UUID)', cfdi.stamp.uuid],
+    ['No. certificado del emisor', cfdi.noCertificado],
+    ['No. certificado del SAT', cfdi.stamp.noCertificadoSat],
+    ['Fecha de certificación', cfdi.stamp.fechaTimbrado],
+  ];
+  for (const [k, v] of rows) {
+    sheet.put(`${k}:`, x + 4, ry, right * 0.36, 7.5, { bold: true });
+    sheet.put(v, x + 4 + right * 0.36, ry, right * 0.64 - 8, 7.5);
+    ry += sheet.heightOf(v, right * 0.64 - 8, 7.5) + 1.5;
+  }
+  sheet.y = Math.max(y, ry) + 4;
+}
+
+function parties(sheet: Sheet, cfdi: PrintedCfdi): void {
+  const r = cfdi.receptor;
+  sheet.title('Receptor');
+  sheet.pairs([
+    ['RFC', r.rfc],
+    ['Nombre', r.nombre],
+    ['Uso del CFDI', labelled('usoCfdi', r.usoCfdi)],
+    ['Régimen fiscal', labelled('regimenFiscal', r.regimenFiscal)],
+    ['Domicilio fiscal (C.P.)', r.domicilioFiscal],
+    ['Residencia fiscal', r.residenciaFiscal],
+    ['Núm. registro id. tributario', r.numRegIdTrib],
+  ]);
+  sheet.title('Comprobante');
+  sheet.pairs(
+    [
+      ['Tipo de comprobante', labelled('tipoDeComprobante', cfdi.tipoDeComprobante)],
+      ['Exportación', labelled('exportacion', cfdi.exportacion)],
+      ['Moneda', cfdi.moneda],
+      ['Tipo de cambio', cfdi.tipoCambio],
+      ['Forma de pago', labelled('formaPago', cfdi.formaPago)],
+      ['Método de pago', labelled('metodoPago', cfdi.metodoPago)],
+      ['Condiciones de pago', cfdi.condicionesDePago],
+      ...(cfdi.informacionGlobal
+        ? ([
+            ['Información global: periodicidad', cfdi.informacionGlobal.periodicidad],
+            ['Meses / año', `${cfdi.informacionGlobal.meses} / ${cfdi.informacionGlobal.anio}`],
+          ] as const)
+        : []),
+    ],
+    3,
+  );
+}
+
+function concepts(sheet: Sheet, cfdi: PrintedCfdi): void {
+  sheet.title('Conceptos');
+  sheet.table(
+    [
+      { head: 'Clave prod./serv.', width: 11 },
+      { head: 'No. ident.', width: 9 },
+      { head: 'Cantidad', width: 8, align: 'right' },
+      { head: 'Unidad', width: 9 },
+      { head: 'Descripción', width: 30 },
+      { head: 'Valor unitario', width: 11, align: 'right' },
+      { head: 'Descuento', width: 9, align: 'right' },
+      { head: 'Importe', width: 11, align: 'right' },
+    ],
+    cfdi.concepts.map((c) => [
+      c.claveProdServ,
+      c.noIdentificacion,
+      c.cantidad,
+      [c.claveUnidad, c.unidad].filter(Boolean).join(' '),
+      c.descripcion,
+      c.valorUnitario,
+      c.descuento,
+      c.importe,
+    ]),
+    (i) => {
+      const c = cfdi.concepts[i]!;
+      return [c.objetoImp && `Objeto de impuesto: ${labelled('objetoImp', c.objetoImp)}`, ...c.taxes.map(taxLine)].filter(Boolean).join('\n');
+    },
+  );
+}
+
+function totals(sheet: Sheet, cfdi: PrintedCfdi): void {
+  const lines: [string, string][] = [
+    ['Subtotal', cfdi.subTotal],
+    ['Descuento', cfdi.descuento],
+    ...cfdi.taxes.map((t): [string, string] => [
+      `${t.kind === 'Traslado' ? 'Impuesto trasladado' : 'Impuesto retenido'} ${taxName(t.impuesto)}${t.tasaOCuota ? ` ${t.tipoFactor} ${t.tasaOCuota}` : ''}`,
+      t.importe,
+    ]),
+    ['Total impuestos trasladados', cfdi.totalTraslados],
+    ['Total impuestos retenidos', cfdi.totalRetenciones],
+  ];
+  const shown = lines.filter(([, v]) => v !== '');
+  const width = WIDTH * 0.45;
+  const x = MARGIN + WIDTH - width;
+  sheet.ensure(shown.length * 10 + 20);
+  sheet.y += 4;
+  for (const [k, v] of shown) {
+    sheet.put(k, x, sheet.y, width * 0.65, 7.5);
+    sheet.put(v, x + width * 0.65, sheet.y, width * 0.35, 7.5, { align: 'right' });
+    sheet.y += 10;
+  }
+  sheet.doc.rect(x, sheet.y, width, 13).fill(GREY);
+  sheet.put(`Total (${cfdi.moneda})`, x + 3, sheet.y + 3, width * 0.6, 8.5, { bold: true });
+  sheet.put(cfdi.total, x + width * 0.6, sheet.y + 3, width * 0.4 - 3, 8.5, { bold: true, align: 'right' });
+  sheet.y += 16;
+}
+
+function payments(sheet: Sheet, p: NonNullable<PrintedCfdi['payments']>): void {
+  sheet.title(`Complemento de pagos ${p.version}`);
+  const totales = Object.entries(p.totales);
+  if (totales.length) sheet.pairs(totales, 3);
+  p.payments.forEach((pay, i) => {
+    sheet.pairs(
+      [
+        [`Pago ${i + 1}: fecha`, pay.fecha],
+        ['Forma de pago', labelled('formaPago', pay.formaDePago)],
+        ['Monto', pay.monto],
+        ['Moneda', pay.moneda],
+        ['Tipo de cambio', pay.tipoCambio],
+        ['Núm. operación', pay.numOperacion],
+      ],
+      3,
+    );
+    sheet.table(
+      [
+        { head: 'Documento relacionado (UUID)', width: 30 },
+        { head: 'Serie-folio', width: 10 },
+        { head: 'Moneda', width: 7 },
+        { head: 'Equiv./T.C.', width: 8, align: 'right' },
+        { head: 'Parc.', width: 5, align: 'right' },
+        { head: 'Saldo anterior', width: 12, align: 'right' },
+        { head: 'Pagado', width: 12, align: 'right' },
+        { head: 'Saldo insoluto', width: 12, align: 'right' },
+      ],
+      pay.docs.map((d) => [d.idDocumento, d.serieFolio, d.moneda, d.equivalencia, d.parcialidad, d.saldoAnterior, d.pagado, d.saldoInsoluto]),
+    );
+  });
+}
+
+function cartaPorte(sheet: Sheet, cp: NonNullable<PrintedCfdi['cartaPorte']>): void {
+  sheet.title(`Complemento Carta Porte ${cp.version}`);
+  sheet.pairs(
+    [
+      ['IdCCP', cp.idCcp],
+      ['Transporte internacional', cp.transpInternac],
+    ],
+    2,
+  );
+  sheet.pairs(
+    [
+      ['Distancia total (km)', cp.totalDistRec],
+      ['Peso bruto total', [cp.pesoBrutoTotal, cp.unidadPeso].filter(Boolean).join(' ')],
+      ['Mercancías', cp.numTotalMercancias],
+    ],
+    3,
+  );
+  sheet.table(
+    [
+      { head: 'Ubicación', width: 8 },
+      { head: 'ID', width: 9 },
+      { head: 'RFC y nombre', width: 23 },
+      { head: 'Fecha y hora', width: 15 },
+      { head: 'Distancia', width: 7, align: 'right' },
+      { head: 'Domicilio', width: 38 },
+    ],
+    cp.locations.map((l) => [l.tipo, l.id, [l.rfc, l.nombre].filter(Boolean).join(' '), l.fechaHora, l.distancia, l.domicilio]),
+  );
+  sheet.table(
+    [
+      { head: 'Bienes transp.', width: 11 },
+      { head: 'Descripción', width: 45 },
+      { head: 'Cantidad', width: 10, align: 'right' },
+      { head: 'Unidad', width: 8 },
+      { head: 'Peso (kg)', width: 12, align: 'right' },
+      { head: 'Mat. peligroso', width: 10 },
+    ],
+    cp.goods.map((g) => [g.bienesTransp, g.descripcion, g.cantidad, g.claveUnidad, g.pesoEnKg, g.materialPeligroso]),
+  );
+  if (cp.vehicle) {
+    sheet.pairs(
+      [
+        ['Permiso SCT', cp.vehicle.permiso],
+        ['Vehículo', cp.vehicle.vehiculo],
+        ['Seguro', cp.vehicle.seguro],
+        ['Remolques', cp.vehicle.remolques],
+      ],
+      2,
+    );
+  }
+  if (cp.figures.length) {
+    sheet.table(
+      [
+        { head: 'Figura de transporte', width: 14 },
+        { head: 'RFC', width: 16 },
+        { head: 'Nombre', width: 50 },
+        { head: 'Licencia', width: 20 },
+      ],
+      cp.figures.map((f) => [f.tipo === '01' ? '01 Operador' : f.tipo, f.rfc, f.nombre, f.licencia]),
+    );
+  }
+}
+
+function stamp(sheet: Sheet, cfdi: PrintedCfdi): void {
+  sheet.title('Timbre fiscal digital');
+  const qrSize = 110;
+  const textX = MARGIN + qrSize + 10;
+  const textWidth = WIDTH - qrSize - 10;
+  const blocks: [string, string][] = [
+    ['Sello digital del CFDI', cfdi.stamp.selloCfd || cfdi.sello],
+    ['Sello digital del SAT', cfdi.stamp.selloSat],
+    ['Cadena original del complemento de certificación digital del SAT', stampOriginalString(cfdi.stamp)],
+  ];
+  const needed =
+    Math.max(
+      qrSize,
+      blocks.reduce((s, [, v]) => s + sheet.heightOf(v, textWidth, 6) + 12, 0),
+    ) + 24;
+  // The QR and the seals stay together on one page when they fit on one.
+  if (needed < BOTTOM - MARGIN) sheet.ensure(needed);
+  const top = sheet.y;
+  drawQr(
+    sheet,
+    verificationUrl({ uuid: cfdi.stamp.uuid, rfcEmisor: cfdi.emisor.rfc, rfcReceptor: cfdi.receptor.rfc, total: cfdi.total, sello: cfdi.sello }),
+    MARGIN,
+    top,
+    qrSize,
+  );
+  for (const [label, text] of blocks) sheet.block(label, text, textX, textWidth);
+  sheet.y = Math.max(sheet.y, top + qrSize) + 4;
+  sheet.pairs(
+    [
+      ['RFC del proveedor de certificación', cfdi.stamp.rfcProvCertif],
+      ['Fecha y hora de certificación', cfdi.stamp.fechaTimbrado],
+    ],
+    2,
+  );
+}
