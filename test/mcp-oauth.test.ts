@@ -481,3 +481,43 @@ t.test('the MCP Python SDK connects with a token, lists and calls a tool', async
   t.same(report.companies, [TENANT_B], "tenant B's documents");
   t.same(report.ids, await restIds(KEY_B), 'what REST answers B');
 });
+
+t.test('the consent page escapes what a client registered, and a denial answers access_denied', async (t) => {
+  const name = '<script>alert("x")</script> & co';
+  const registration = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+  });
+  t.equal(registration.status, 201, 'registered (RFC 7591 §3.2.1: 201)');
+  const { client_id } = (await registration.json()) as { client_id: string };
+  const url = new URL(`${base}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    client_id,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'read',
+    resource: MCP_URL,
+    // RFC 7636 Appendix B's example verifier's challenge.
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    state: 'st1',
+  }))
+    url.searchParams.set(k, v);
+  const context = await browser.newContext();
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  lastAnswer = undefined;
+  const response = await page.goto(url.href);
+  t.equal(response?.status(), 200, 'the consent page');
+  const html = (await response?.text()) ?? '';
+  t.notOk(html.includes('<script>alert'), 'the client name is not markup');
+  t.match(await page.locator('strong').first().textContent(), name, 'it is shown as text');
+  t.equal(await page.isChecked('input[name=scope][value=read]'), true, 'read ticked: asked for');
+  t.equal(await page.isChecked('input[name=scope][value=write]'), false, 'write not ticked: not asked for');
+  await Promise.all([page.waitForURL((u) => u.href.startsWith(REDIRECT)), page.click('button[value=deny]')]);
+  const answer = lastAnswer as URL | undefined;
+  t.equal(answer?.searchParams.get('error'), 'access_denied', 'the client hears access_denied');
+  t.equal(answer?.searchParams.get('state'), 'st1', 'with its state');
+  t.notOk(answer?.searchParams.get('code'), 'and no code');
+});
