@@ -338,7 +338,7 @@ export interface components {
                 "application/json": components["schemas"]["McpJsonRpcResponse"];
             };
         };
-        /** @description No API key (`x-api-key` or `Authorization: Bearer`), or the key is unknown or revoked; `www-authenticate` names the bearer scheme, as MCP clients expect. Authentication is checked before any validation. */
+        /** @description No API key (`x-api-key` or `Authorization: Bearer`) or OAuth access token (`Authorization: Bearer`), or the credential is unknown, expired or revoked; `www-authenticate` names the bearer scheme and, with OAuth on, the protected resource metadata (`resource_metadata`, RFC 9728), as MCP clients expect (docs/mcp.md, "Hosted clients: OAuth"). Authentication is checked before any validation. */
         McpUnauthorized: {
             headers: {
                 "www-authenticate": components["headers"]["WwwAuthenticate"];
@@ -487,7 +487,7 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
-        /** @description The authentication challenge of the MCP endpoints (RFC 9110, RFC 6750): the API key is a bearer token (`Authorization: Bearer <key>`) or the `x-api-key` header. `error="invalid_token"` when a key was presented and refused (unknown or revoked). */
+        /** @description The authentication challenge of the MCP endpoints (RFC 9110, RFC 6750): the API key is a bearer token (`Authorization: Bearer <key>`) or the `x-api-key` header; an OAuth access token a bearer token. With OAuth on, `resource_metadata` names the protected resource metadata (RFC 9728 §5.1) a hosted client starts from. `error="invalid_token"` when a credential was presented and refused (unknown, expired or revoked). */
         WwwAuthenticate: string;
     };
     pathItems: never;

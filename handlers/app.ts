@@ -32,6 +32,7 @@ import { jsonMediaTypesPlugin } from '../lib/app/json-media-types.ts';
 import { deadlinesPlugin } from '../lib/app/deadlines.ts';
 import { reportTurnsPlugin } from '../lib/app/report-turns.ts';
 import { mcpPlugin } from '../lib/app/mcp.ts';
+import { oauthPlugin } from '../lib/app/oauth.ts';
 import { workersPlugin } from '../lib/app/workers.ts';
 
 export { SPEC_PATH, loadSpec } from '../lib/app/spec.ts';
@@ -128,7 +129,7 @@ function handlerDeps(app: FastifyInstance, now: (() => Date) | undefined): Handl
  * - docs: Swagger and Swagger UI, serving the bundled document;
  * - closing (`shutdown`), bare JSON media types, deadlines, report budgets and turns;
  * - the API: the spec's operations through glue (authentication as an onRequest hook, so 401
- *   comes before 400); then MCP (dispatches to those routes) and the workers.
+ *   comes before 400); then MCP (dispatches to those routes) with OAuth for its hosted clients, and the workers.
  */
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = opts;
@@ -163,7 +164,10 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(reportTurnsPlugin);
   const deps = handlerDeps(app, opts.now);
   await app.register(apiPlugin, { handlers: createHandlers(deps) });
-  if (opts.mcp !== false) await app.register(mcpPlugin, opts.mcp ?? {});
+  if (opts.mcp !== false) {
+    await app.register(mcpPlugin, opts.mcp ?? {});
+    await app.register(oauthPlugin);
+  }
   await app.register(workersPlugin, {
     plugins: (opts.plugins ?? []).map((plugin) => (instance: FastifyInstance) => plugin(instance, { ...deps, worker: config.worker })),
   });

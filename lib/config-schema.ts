@@ -163,6 +163,32 @@ export const CONFIG_SCHEMA = {
       default: 15_000,
       description: "SSE keep-alive interval on both MCP transports' streams (`0`: off)",
     },
+    OAUTH_ENABLED: {
+      type: 'boolean',
+      default: true,
+      description:
+        'OAuth 2.1 for MCP (docs/mcp.md, "Hosted clients: OAuth"): protected resource metadata, the authorization server under `/oauth/`, its consent page, and access tokens on `/mcp` and `/sse`. `false`: API keys only',
+    },
+    OAUTH_ISSUER: {
+      type: 'string',
+      'x-default': '`PUBLIC_BASE_URL`, else `http://localhost:$PORT`',
+      description:
+        "The authorization server's issuer and the base of the MCP URL tokens are bound to (`$OAUTH_ISSUER/mcp`): the service as hosted clients reach it (http(s), no credentials, query or fragment)",
+    },
+    OAUTH_ACCESS_TOKEN_TTL_S: {
+      type: 'integer',
+      minimum: 60,
+      maximum: 86_400,
+      default: 3600,
+      description: 'Lifetime of an OAuth access token, in seconds (1 hour by default)',
+    },
+    OAUTH_REFRESH_TOKEN_TTL_S: {
+      type: 'integer',
+      minimum: 300,
+      maximum: 31_536_000,
+      default: 2_592_000,
+      description: 'Lifetime of an OAuth refresh token, in seconds (30 days by default; each use rotates it)',
+    },
     ALERT_WORKER: { type: 'boolean', default: true, description: 'Run the alert and webhook workers in the service (`npm run worker` runs them alone)' },
     ALERT_PROCESS_EVERY_MS: { type: 'integer', minimum: 50, maximum: 3_600_000, default: 5000, description: 'Alert worker: how often due jobs are polled' },
     ALERT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 100, default: 5, description: 'Alert worker: evaluations at once per worker' },

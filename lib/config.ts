@@ -54,6 +54,8 @@ export interface AppConfig {
   webhooks: WebhookSettings;
   /** MCP sessions (lib/mcp/options.ts; the key check interval follows apiKeyCacheTtlMs). */
   mcp: McpSessionSettings;
+  /** OAuth 2.1 for MCP (lib/oauth): on or off, the issuer (the MCP URL is `${issuer}/mcp`), token lifetimes in seconds. */
+  oauth: OAuthSettings;
   /** Per-tenant alert quotas, and the alert worker's tunables (lib/alerts/worker.ts). */
   alerts: {
     /** ALERT_MAX_ACTIVE_JOBS: alert jobs a tenant may have scheduled and not yet run (default 10,000). */
@@ -64,6 +66,14 @@ export interface AppConfig {
   imports: ImportLimits;
   /** Largest POST /api/deliveries body (a CSV or JSON rows of reception tickets). */
   deliveriesBodyLimitBytes: number;
+}
+
+export interface OAuthSettings {
+  enabled: boolean;
+  /** OAUTH_ISSUER, else PUBLIC_BASE_URL, else http://localhost:$PORT; no trailing slash. */
+  issuer: string;
+  accessTokenTtlS: number;
+  refreshTokenTtlS: number;
 }
 
 export interface MongoSettings {
@@ -302,6 +312,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxSessionsPerTenant: e.MCP_MAX_SESSIONS_PER_TENANT,
       maxSessionsPerKey: e.MCP_MAX_SESSIONS_PER_KEY,
       keepAliveMs: e.MCP_KEEPALIVE_MS,
+    },
+    oauth: {
+      enabled: e.OAUTH_ENABLED,
+      issuer: baseUrl('OAUTH_ISSUER', e.OAUTH_ISSUER) ?? baseUrl('PUBLIC_BASE_URL', e.PUBLIC_BASE_URL) ?? `http://localhost:${e.PORT}`,
+      accessTokenTtlS: e.OAUTH_ACCESS_TOKEN_TTL_S,
+      refreshTokenTtlS: e.OAUTH_REFRESH_TOKEN_TTL_S,
     },
     alerts: {
       maxActiveJobs: e.ALERT_MAX_ACTIVE_JOBS,

@@ -9,6 +9,7 @@ import { dropRetiredIndexes, ensureIndexSpecs, joinIndexSpecs, type IndexSpecs }
 import { FINANCIAL_DOC_INDEXES } from './finance/financial-docs-indexes.ts';
 import { RETIRED_TRIP_INDEXES, TRIP_INDEXES } from './trips/trips-indexes.ts';
 import { API_KEY_INDEXES } from './auth/api-keys-indexes.ts';
+import { OAUTH_RECORD_INDEXES } from './auth/oauth-records-indexes.ts';
 import { ALERT_INDEXES } from './alerts/alert-indexes.ts';
 import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
 import { RECEIVED_INDEXES } from './received/received-indexes.ts';
@@ -25,6 +26,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
   TRIP_INDEXES,
   API_KEY_INDEXES,
+  OAUTH_RECORD_INDEXES,
   ALERT_INDEXES,
   FACT_INDEXES,
   RECEIVED_INDEXES,

@@ -81,7 +81,7 @@ const failingBase = await listen(failing);
 
 // --------------------------------------------------------------------------- routes
 
-t.test('the registered routes are exactly the spec operations plus /docs and /metrics', async (t) => {
+t.test('the registered routes are exactly the spec operations plus /docs, /metrics and OAuth', async (t) => {
   const served = registeredRoutes(main).map((r) => `${r.method} ${r.url}`);
   // Every GET also answers HEAD (documented in the spec's HTTP section), except the MCP event streams.
   const documented = operations.flatMap((op) => [`${op.method} ${op.route}`, ...(op.method === 'GET' && !op.tags.includes('mcp') ? [`HEAD ${op.route}`] : [])]);
@@ -91,6 +91,27 @@ t.test('the registered routes are exactly the spec operations plus /docs and /me
   const operational = served.filter((r) => /^(GET|HEAD) \/metrics$/.test(r));
   t.equal(operational.length, 2, 'GET and HEAD /metrics are served');
   infrastructure.push(...operational);
+  // OAuth for MCP (docs/mcp.md, "Hosted clients: OAuth"): metadata documents of RFC 9728 / RFC 8414 and the
+  // authorization server's endpoints (oidc-provider under /oauth/, the consent page): OAuth's own protocol, not REST operations.
+  const oauth = served.filter((r) =>
+    /^(GET|HEAD|POST) \/(\.well-known\/(oauth-protected-resource(\/mcp|\/sse)?|oauth-authorization-server|openid-configuration)|oauth\/(\*|interaction\/:uid))$/.test(
+      r,
+    ),
+  );
+  t.same(
+    [...new Set(oauth.map((r) => r.split(' ')[1]))].sort(),
+    [
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource/sse',
+      '/.well-known/openid-configuration',
+      '/oauth/*',
+      '/oauth/interaction/:uid',
+    ],
+    'the OAuth routes are served',
+  );
+  infrastructure.push(...oauth);
   t.same(served.filter((r) => !infrastructure.includes(r)).sort(), [...documented].sort(), 'every route is a spec operation and every operation a route');
   t.equal(new Set(served).size, served.length, 'no route registered twice');
   const doc = await fetch(`${base}/docs/json`);

@@ -62,6 +62,8 @@ const TENANT_FIELD: Record<string, string | null> = {
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',
+  // Service-wide: the OAuth server's clients, grants, codes and tokens, each read by _id (kind and hashed id).
+  [COLLECTIONS.oauthRecords]: '_id',
 };
 
 /**
@@ -70,6 +72,12 @@ const TENANT_FIELD: Record<string, string | null> = {
  */
 const UNSCOPED: Array<{ collection: string; equality: string[]; range?: string[]; why: string }> = [
   { collection: COLLECTIONS.apiKeys, equality: ['hash'], why: 'authentication finds the tenant from the key hash' },
+  {
+    collection: COLLECTIONS.oauthRecords,
+    equality: ['grantId', 'kind'],
+    why: "revoking an OAuth grant removes its tokens (index grant_kind); a grant is the service's, not a tenant's",
+  },
+  { collection: COLLECTIONS.oauthRecords, equality: ['kind', 'uid'], why: "an OAuth browser session found by its interaction's uid (index uid_kind)" },
   // Served by the sort: it is tenant_payment_status_date's own order (checked below like any sort).
   {
     collection: COLLECTIONS.financialDocs,

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiScope } from '../auth/api-key-record.ts';
 import { makeAuthenticate } from '../http/auth.ts';
+import { mcpResourceUrls } from '../oauth/resource-urls.ts';
 
 /** onRequest hook: 401 without a valid key, 403 without the scope; sets `request.tenant` and `request.apiKeyId`. */
 export type Authenticate = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -15,7 +16,7 @@ declare module 'fastify' {
 
 /**
  * Who calls: `request.tenant` and `request.apiKeyId` (null until authenticated, and on public
- * routes) and the hooks that set them. Adds no hook itself: the routes list `authenticate` where
+ * routes) and the hooks that set them, and which OAuth access tokens count (their audiences). Adds no hook itself: the routes list `authenticate` where
  * they need it, after their deadline and rate limit.
  */
 export const authPlugin = fp(
@@ -23,6 +24,8 @@ export const authPlugin = fp(
     app.decorateRequest('tenant', null);
     app.decorateRequest('apiKeyId', null);
     app.decorate('authenticate', { read: makeAuthenticate(app.db, 'read'), write: makeAuthenticate(app.db, 'write') });
+    // OAuth access tokens count on the MCP transports (and their tools' REST dispatch) when OAuth is on (lib/app/oauth.ts).
+    app.decorate('accessTokenAudiences', app.config.oauth.enabled ? mcpResourceUrls(app.config.oauth.issuer) : []);
   },
-  { name: 'auth', dependencies: ['database', 'caches'], fastify: '5.x' },
+  { name: 'auth', dependencies: ['config', 'database', 'caches'], fastify: '5.x' },
 );

@@ -22,6 +22,8 @@ export const COLLECTIONS = {
   /** The original XML of every imported CFDI, byte for byte (lib/originals). */
   cfdiOriginals: 'cfdiOriginals',
   serviceSecrets: 'serviceSecrets',
+  /** The OAuth authorization server's records (lib/auth/oauth-records-repo.ts): clients, grants, codes and tokens, each under a hash of its id. */
+  oauthRecords: 'oauthRecords',
   webhooks: 'webhooks',
   webhookDeliveries: 'webhookDeliveries',
   webhookJobs: 'webhookJobs',

@@ -1,11 +1,21 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
 import { cachedApiKey, hashKey, resolveApiKey } from '../auth/api-keys.ts';
+import { looksLikeAccessToken, resolveAccessToken } from '../auth/access-tokens.ts';
+import { isInternalDispatch } from './internal-dispatch.ts';
 import type { ApiScope } from '../auth/api-key-record.ts';
 import type { ResolvedKey } from '../auth/api-key-cache.ts';
 import { ApiError } from './api-error.ts';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The resources OAuth access tokens must be issued for to be accepted here (the MCP URLs); empty: OAuth off, API keys only. */
+    accessTokenAudiences: readonly string[];
+  }
+  interface FastifyContextConfig {
+    /** The route accepts OAuth access tokens as well as API keys (the MCP transports). */
+    acceptsAccessTokens?: boolean;
+  }
   interface FastifyRequest {
     /** RFC of the authenticated tenant; set by `authenticate`, null on public routes. */
     tenant: string | null;
@@ -41,6 +51,22 @@ const callers = new WeakMap<FastifyRequest, Caller>();
 export const knownCaller = (request: FastifyRequest): Caller | undefined => callers.get(request);
 
 /**
+ * Whether this request may present an OAuth access token: on the routes that say so (the MCP
+ * transports) and on the REST request an MCP tool call dispatches (its token was presented to
+ * /mcp); never on REST itself, which the tokens' audience (the MCP URL) does not cover.
+ */
+function acceptsAccessTokens(request: FastifyRequest): boolean {
+  return request.server.accessTokenAudiences.length > 0 && (request.routeOptions.config?.acceptsAccessTokens === true || isInternalDispatch(request));
+}
+
+/** A presented OAuth access token, resolved (null: not one, or not valid here). `lookup: false` answers from the cache only. */
+async function tokenCaller(db: Db, request: FastifyRequest, presented: string): Promise<Caller | null> {
+  if (!looksLikeAccessToken(presented) || !acceptsAccessTokens(request)) return null;
+  const token = await resolveAccessToken(db, presented, request.server.accessTokenAudiences);
+  return token ? { kind: 'valid', key: token.key, hash: token.keyHash } : null;
+}
+
+/**
  * The caller of a request, read once per request (the rate limiter asks first, `authenticate`
  * reuses the answer). `lookup: false` answers from the key cache only, never the database.
  */
@@ -49,7 +75,9 @@ export async function identifyCaller(db: Db, request: FastifyRequest, opts: { lo
   if (known && (known.kind !== 'unchecked' || !opts.lookup)) return known;
   const presented = presentedKey(request);
   let caller: Caller;
+  const token = presented && opts.lookup ? await tokenCaller(db, request, presented) : null;
   if (!presented) caller = { kind: 'none' };
+  else if (token) caller = token;
   else {
     const cached = cachedApiKey(db, presented);
     if (cached.state === 'valid') caller = { kind: 'valid', key: cached.key, hash: hashKey(presented) };

@@ -7,6 +7,9 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { ApiError } from '../http/api-error.ts';
 import { onlyQueryParameters } from '../http/hardening.ts';
 import { tenantDataRoute } from '../http/cache-control.ts';
+
+/** Tenant data; OAuth access tokens count here as well as API keys (lib/http/auth.ts). */
+const mcpRoute = { ...tenantDataRoute, acceptsAccessTokens: true };
 import { createMcpServer } from './server.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
@@ -19,46 +22,42 @@ interface SseSession extends McpSession {
 export function registerLegacySse(host: SessionHost): void {
   const { app, sessions, authenticate } = host;
 
-  app.get(
-    '/sse',
-    { onRequest: authenticate, preValidation: host.toolSelectionQuery, exposeHeadRoute: false, config: tenantDataRoute },
-    async (request, reply) => {
-      const caller = host.callerOf(request);
-      host.checkCapacity(caller);
-      const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
-      const transport = new SSEServerTransport('/messages', reply.raw);
-      const now = Date.now();
-      const session: SseSession = {
-        id: transport.sessionId,
-        tenant: caller.tenant,
-        keyId: caller.keyId,
-        kind: 'sse',
-        server,
-        transport,
-        close: () => transport.close(),
-        createdAt: now,
-        lastSeen: now,
-      };
-      let keepAlive: NodeJS.Timeout | undefined;
-      transport.onclose = () => {
-        if (keepAlive) clearInterval(keepAlive);
-        sessions.remove(session.id);
-      };
-      return host.handOver(request, reply, async () => {
-        sessions.add(session);
-        await server.connect(transport); // writes the head and the `endpoint` event
-        request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
-        if (host.options.keepAliveMs > 0) {
-          keepAlive = setInterval(() => {
-            if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
-          }, host.options.keepAliveMs);
-          keepAlive.unref();
-        }
-      });
-    },
-  );
+  app.get('/sse', { onRequest: authenticate, preValidation: host.toolSelectionQuery, exposeHeadRoute: false, config: mcpRoute }, async (request, reply) => {
+    const caller = host.callerOf(request);
+    host.checkCapacity(caller);
+    const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
+    const transport = new SSEServerTransport('/messages', reply.raw);
+    const now = Date.now();
+    const session: SseSession = {
+      id: transport.sessionId,
+      tenant: caller.tenant,
+      keyId: caller.keyId,
+      kind: 'sse',
+      server,
+      transport,
+      close: () => transport.close(),
+      createdAt: now,
+      lastSeen: now,
+    };
+    let keepAlive: NodeJS.Timeout | undefined;
+    transport.onclose = () => {
+      if (keepAlive) clearInterval(keepAlive);
+      sessions.remove(session.id);
+    };
+    return host.handOver(request, reply, async () => {
+      sessions.add(session);
+      await server.connect(transport); // writes the head and the `endpoint` event
+      request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
+      if (host.options.keepAliveMs > 0) {
+        keepAlive = setInterval(() => {
+          if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
+        }, host.options.keepAliveMs);
+        keepAlive.unref();
+      }
+    });
+  });
 
-  app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: tenantDataRoute }, async (request, reply) => {
+  app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: mcpRoute }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
     if (!id)

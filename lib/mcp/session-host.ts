@@ -13,6 +13,7 @@ import { onlyQueryParameters } from '../http/hardening.ts';
 import { limitRequests } from '../http/rate-limit.ts';
 import { activeKeyIds } from '../auth/api-keys.ts';
 import { withChallenge } from './auth-challenge.ts';
+import { resourceMetadataUrl } from '../oauth/resource-urls.ts';
 import type { McpAuthExtra, McpCatalog } from './server.ts';
 import { SessionRegistry } from './sessions.ts';
 import { parseToolSelection, TOOL_SELECTION_QUERY } from './toolsets.ts';
@@ -104,7 +105,13 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     catalog,
     sessions,
     options,
-    authenticate: [limitRequests(app), withChallenge(makeAuthenticate(db))],
+    authenticate: [
+      limitRequests(app),
+      withChallenge(makeAuthenticate(db), (request) =>
+        // The streamable endpoint is the MCP server's resource; the legacy SSE pair announce theirs (lib/oauth/resource-urls.ts).
+        app.config.oauth.enabled ? resourceMetadataUrl(app.config.oauth.issuer, request.routeOptions.url === '/mcp' ? '/mcp' : '/sse') : undefined,
+      ),
+    ],
     toolSelectionQuery: [
       onlyQueryParameters(TOOL_SELECTION_QUERY),
       async (request: FastifyRequest) => {

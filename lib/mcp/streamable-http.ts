@@ -8,6 +8,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { tenantDataRoute } from '../http/cache-control.ts';
+
+/** Tenant data; OAuth access tokens count here as well as API keys (lib/http/auth.ts). */
+const mcpRoute = { ...tenantDataRoute, acceptsAccessTokens: true };
 import { createMcpServer } from './server.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
@@ -30,7 +33,7 @@ const hasInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.so
 export function registerStreamableHttp(host: SessionHost): void {
   const { app, sessions, authenticate, toolSelectionQuery } = host;
   // Clients send every request of a session to the URL they were given: its toolsets come along, read at initialize.
-  const route = { onRequest: authenticate, preValidation: toolSelectionQuery, config: tenantDataRoute };
+  const route = { onRequest: authenticate, preValidation: toolSelectionQuery, config: mcpRoute };
 
   /** The open session a request names, or the JSON-RPC error that ends it. */
   const sessionOf = (request: FastifyRequest, reply: FastifyReply): StreamableSession | FastifyReply => {

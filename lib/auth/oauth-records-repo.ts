@@ -1,0 +1,93 @@
+/**
+ * The OAuth authorization server's storage (lib/oauth/provider.ts hands it to oidc-provider as its
+ * adapter): one collection, one record per (kind, id) — Client, Grant, Session, Interaction,
+ * AuthorizationCode, AccessToken, RefreshToken, RegistrationAccessToken… Every record is stored
+ * under the SHA-256 of its id and without the id itself (oidc-provider's `jti`), so the database
+ * holds no usable code or token: whoever reads it cannot present one. Records expire with their
+ * `expiresAt` (TTL index); a lookup also refuses an expired one the TTL monitor has not removed yet.
+ */
+import { createHash } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { COLLECTIONS } from '../db/collections.ts';
+
+/** What oidc-provider stores for a record (its own shape, opaque here but for the fields below). */
+export type OAuthPayload = Record<string, unknown> & { grantId?: string; uid?: string; consumed?: number; jti?: string };
+
+export interface OAuthRecord {
+  /** `${kind}:${sha256 hex of the id}`. */
+  _id: string;
+  kind: string;
+  /** The payload as JSON, without its `jti` (oidc-provider's client metadata may carry keys MongoDB treats specially). */
+  payload: string;
+  expiresAt: Date | null;
+  grantId?: string;
+  /** SHA-256 of a session's uid. */
+  uid?: string;
+  consumedAt?: Date;
+}
+
+export const oauthRecords = (db: Db): Collection<OAuthRecord> => db.collection<OAuthRecord>(COLLECTIONS.oauthRecords);
+
+const sha256 = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/** The stored id of a record: its kind and the hash of its id. */
+export const oauthRecordId = (kind: string, id: string): string => `${kind}:${sha256(id)}`;
+
+const live = (now: Date) => ({ $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
+
+function revive(record: OAuthRecord | null, id: string): OAuthPayload | undefined {
+  if (!record) return undefined;
+  const payload = JSON.parse(record.payload) as OAuthPayload;
+  return { ...payload, jti: id };
+}
+
+/** Stores (or replaces) a record; `expiresInS` undefined: it never expires (clients, grants without one). */
+export async function saveOAuthRecord(
+  db: Db,
+  kind: string,
+  id: string,
+  payload: OAuthPayload,
+  expiresInS: number | undefined,
+  now = new Date(),
+): Promise<void> {
+  const { jti: _clear, ...kept } = payload;
+  const record: Omit<OAuthRecord, '_id'> = {
+    kind,
+    payload: JSON.stringify(kept),
+    expiresAt: expiresInS ? new Date(now.getTime() + expiresInS * 1000) : null,
+    ...(typeof payload.grantId === 'string' ? { grantId: payload.grantId } : {}),
+    ...(typeof payload.uid === 'string' ? { uid: sha256(payload.uid) } : {}),
+  };
+  await oauthRecords(db).replaceOne({ _id: oauthRecordId(kind, id) }, record, { upsert: true });
+}
+
+/** A live record's payload, with its id back as `jti` (and the time it was consumed, for codes and refresh tokens). */
+export async function findOAuthRecord(db: Db, kind: string, id: string, now = new Date()): Promise<OAuthPayload | undefined> {
+  const record = await oauthRecords(db).findOne({ _id: oauthRecordId(kind, id), ...live(now) });
+  const payload = revive(record, id);
+  if (payload && record?.consumedAt) payload.consumed = Math.floor(record.consumedAt.getTime() / 1000);
+  return payload;
+}
+
+/** A live session by the uid of its interaction. */
+export async function findOAuthRecordByUid(db: Db, kind: string, uid: string, now = new Date()): Promise<OAuthPayload | undefined> {
+  const record = await oauthRecords(db).findOne({ uid: sha256(uid), kind, ...live(now) });
+  if (!record) return undefined;
+  const payload = JSON.parse(record.payload) as OAuthPayload;
+  // The session's own id is not stored: oidc-provider knows it only from the browser's cookie, and finds by uid only to read.
+  return { ...payload, uid };
+}
+
+/** Marks a code or refresh token used (a second use revokes its grant: oidc-provider checks `consumed`). */
+export async function consumeOAuthRecord(db: Db, kind: string, id: string, now = new Date()): Promise<void> {
+  await oauthRecords(db).updateOne({ _id: oauthRecordId(kind, id) }, { $set: { consumedAt: now } });
+}
+
+export async function destroyOAuthRecord(db: Db, kind: string, id: string): Promise<void> {
+  await oauthRecords(db).deleteOne({ _id: oauthRecordId(kind, id) });
+}
+
+/** Removes every record of this kind issued under a grant. */
+export async function revokeOAuthGrant(db: Db, kind: string, grantId: string): Promise<void> {
+  await oauthRecords(db).deleteMany({ grantId, kind });
+}

@@ -1,0 +1,113 @@
+/**
+ * The service's OAuth 2.1 authorization server for MCP clients: oidc-provider (panva; OpenID
+ * certified, maintained) configured for what the MCP authorization spec (2025-11-25) asks —
+ * authorization code with PKCE S256 only, dynamic client registration (RFC 7591), client ID metadata
+ * documents (the library's draft support), resource indicators (RFC 8707: a token is issued only for
+ * this server's MCP URLs, lib/oauth/resource-urls.ts), refresh tokens rotated on each use, revocation
+ * (RFC 7009), and its metadata (served as RFC 8414 and OpenID discovery by lib/oauth/routes.ts).
+ *
+ * Access tokens are opaque and stored hashed (lib/oauth/mongo-adapter.ts); the account a token is
+ * issued to is the API key the carrier authorised with on the consent page (lib/oauth/consent.ts),
+ * so the token carries that key's tenant and at most its scopes (lib/auth/access-tokens.ts).
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import type { Db } from 'mongodb';
+import Provider, { errors, type Configuration, type JWK, type KoaContextWithOIDC } from 'oidc-provider';
+import { serviceSecret, serviceValue } from '../db/service-secrets-repo.ts';
+import { apiKeys } from '../auth/api-keys.ts';
+import type { OAuthSettings } from '../config.ts';
+import { mongoAdapter } from './mongo-adapter.ts';
+import { mcpResourceUrl, mcpResourceUrls, OAUTH_SCOPES } from './resource-urls.ts';
+
+/** Where the authorization server's endpoints live, under the issuer. */
+export const OAUTH_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  jwks: '/oauth/jwks',
+  userinfo: '/oauth/userinfo',
+  end_session: '/oauth/session/end',
+  pushed_authorization_request: '/oauth/par',
+} as const;
+
+/** The consent page of an interaction (lib/oauth/consent.ts). */
+export const INTERACTION_PATH = '/oauth/interaction';
+
+/** The signing key of ID tokens (an OpenID client asking for `openid`), made once per database and kept there. */
+async function signingKey(db: Db): Promise<JWK> {
+  const jwk = await serviceValue(db, 'oauth-signing-jwk', () =>
+    JSON.stringify({ ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), use: 'sig', alg: 'RS256' }),
+  );
+  return JSON.parse(jwk) as JWK;
+}
+
+/** The path of the issuer (a service behind a path prefix), '' at the root. */
+export const issuerPath = (issuer: string): string => new URL(issuer).pathname.replace(/\/+$/, '');
+
+export async function createOAuthProvider(db: Db, settings: OAuthSettings): Promise<Provider> {
+  const { issuer } = settings;
+  const resources = mcpResourceUrls(issuer);
+  const prefix = issuerPath(issuer);
+  const configuration: Configuration = {
+    adapter: mongoAdapter(db),
+    jwks: { keys: [await signingKey(db)] },
+    cookies: { keys: [(await serviceSecret(db, 'oauth-cookie-key')).toString('base64')] },
+    routes: OAUTH_ROUTES,
+    // The account is the API key the carrier authorised with; a revoked key has no account: no token, no refresh.
+    async findAccount(_ctx, sub) {
+      const key = await apiKeys(db).findOne({ _id: sub, revokedAt: null }, { projection: { _id: 1 } });
+      return key ? { accountId: sub, claims: () => ({ sub }) } : undefined;
+    },
+    interactions: { url: (_ctx, interaction) => `${prefix}${INTERACTION_PATH}/${interaction.uid}` },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        // Only public names: an address or `localhost` as a client id would have the service fetch from its own network.
+        allowFetch: (_ctx, clientId) => {
+          const host = new URL(clientId).hostname;
+          return !/^(localhost|\[.*\]|\d+\.\d+\.\d+\.\d+)$/i.test(host) && !host.endsWith('.localhost') && host.includes('.');
+        },
+      },
+      resourceIndicators: {
+        enabled: true,
+        // A client that names no resource gets a token for the MCP URL, the one resource here.
+        defaultResource: () => mcpResourceUrl(issuer),
+        useGrantedResource: () => true,
+        getResourceServerInfo(_ctx, resourceIndicator) {
+          if (!resources.includes(resourceIndicator)) throw new errors.InvalidTarget(`this server issues tokens for ${resources.join(' and ')} only`);
+          return { scope: OAUTH_SCOPES.join(' '), audience: resourceIndicator, accessTokenTTL: settings.accessTokenTtlS, accessTokenFormat: 'opaque' };
+        },
+      },
+    },
+    // OAuth 2.1: the authorization code flow only (no implicit, no hybrid).
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    // MCP clients ask for the resource's scopes, not `offline_access`: a client registered for refresh tokens gets them.
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // Tokens outlive the browser session of the consent (an agent runs long after the carrier closed the page).
+    expiresWithSession: () => false,
+    ttl: {
+      AccessToken: settings.accessTokenTtlS,
+      AuthorizationCode: 60,
+      Interaction: 10 * 60,
+      Session: 10 * 60,
+      Grant: settings.refreshTokenTtlS,
+      IdToken: 60 * 60,
+      // A rotated refresh token keeps its chain's end: REFRESH_TOKEN_TTL is the longest a consent lasts without a new one.
+      RefreshToken: (ctx: KoaContextWithOIDC) => ctx.oidc.entities.RotatedRefreshToken?.remainingTTL ?? settings.refreshTokenTtlS,
+    },
+    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+    // A client registers with the scopes it will ask for (RFC 7591 `scope`), and the metadata lists them.
+    scopes: ['openid', 'offline_access', ...OAUTH_SCOPES],
+    discovery: { service_documentation: `${issuer}/docs` },
+  };
+  const provider = new Provider(issuer, configuration);
+  // The service sets the forwarded host and protocol itself (lib/oauth/routes.ts): every URL it publishes is under the issuer.
+  provider.proxy = true;
+  return provider;
+}

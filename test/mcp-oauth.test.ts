@@ -1,0 +1,523 @@
+/**
+ * OAuth 2.1 for MCP (issue 40; docs/mcp.md, "Hosted clients: OAuth"), driven as a hosted client
+ * drives it: the MCP TypeScript SDK's OAuth client support (`authProvider`) meets the 401's
+ * challenge, reads the protected resource metadata, discovers the authorization server, registers
+ * dynamically, and opens the consent page, which headless Chromium (as in
+ * test/swagger-ui-browser.test.ts) fills with a tenant's API key and scopes; the SDK exchanges the
+ * code (PKCE S256, resource indicator) and calls tools with the token. Then refresh, revocation,
+ * tenant isolation, a read-scoped token refused a write tool exactly as a read-only key is, a token
+ * for another resource refused, the metadata checked field by field against RFC 9728 and RFC 8414,
+ * and the MCP Python SDK with a token.
+ */
+import t, { type Test } from 'tap';
+import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { refreshAuthorization, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
+import { seedTwoTenants } from './helpers/mcp.ts';
+import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
+import { COLLECTIONS } from '../lib/db/collections.ts';
+import { ROOT } from './helpers/service.ts';
+
+t.setTimeout(300_000);
+const run = promisify(execFile);
+
+const executablePath = await run(process.execPath, [path.join(ROOT, 'scripts', 'setup-chromium.mjs'), '--check', '--print-path'], { timeout: 60_000 }).then(
+  (r) => r.stdout.trim().split('\n').pop()!,
+  (err: Error & { stdout?: string; stderr?: string }) => {
+    throw new Error(`headless Chromium is required: run \`node scripts/setup-chromium.mjs\` (npm run setup:chromium).\n${err.stderr ?? ''}${err.stdout ?? ''}`);
+  },
+);
+
+/** A free loopback port: the issuer (the MCP URL's base) is configuration, so the port is known before the app is built. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const MCP_URL = `${base}/mcp`;
+const h = await startHarness(t, { env: { OAUTH_ISSUER: base, OAUTH_ACCESS_TOKEN_TTL_S: '600' } });
+await seedTwoTenants(h.db);
+await h.app.listen({ port, host: '127.0.0.1' });
+
+const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox'] });
+t.teardown(() => browser.close());
+const artifacts = path.join(ROOT, '.cache', 'artifacts');
+await mkdir(artifacts, { recursive: true });
+
+/** Where the client's authorization answer goes: a loopback listener, as a native MCP client runs one (the last answer it got is kept). */
+let lastAnswer: URL | undefined;
+const receiver = createHttpServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  if (url.pathname === '/oauth/callback') lastAnswer = url;
+  res.writeHead(200, { 'content-type': 'text/plain' }).end('authorized');
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+t.teardown(() => receiver.close());
+const REDIRECT = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/oauth/callback`;
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+interface Consent {
+  apiKey: string;
+  scopes: string[];
+  /** Keys tried first, each expected to be refused on the page with this text. */
+  refusals?: { apiKey: string; scopes: string[]; says: RegExp; status: number }[];
+}
+
+/** The carrier's side: the consent page in Chromium, filled and submitted; answers the code the redirect carries. */
+async function consentInBrowser(t: Test, url: URL, consent: Consent, screenshot?: string): Promise<string> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const external: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(base) && !r.url().startsWith(REDIRECT)) external.push(r.url());
+    });
+    lastAnswer = undefined;
+    await page.goto(url.href);
+    t.match(await page.locator('h1').textContent(), /Authorize an MCP client/, 'the consent page opens');
+    t.match(await page.textContent('body'), /tap OAuth client/, 'it names the client that asks');
+    const submit = async (apiKey: string, scopes: string[]) => {
+      await page.fill('input[name=api_key]', apiKey);
+      for (const scope of ['read', 'write']) await page.setChecked(`input[name=scope][value=${scope}]`, scopes.includes(scope));
+      return Promise.all([page.waitForNavigation(), page.click('button[value=approve]')]).then(([response]) => response);
+    };
+    for (const refusal of consent.refusals ?? []) {
+      const response = await submit(refusal.apiKey, refusal.scopes);
+      t.equal(response?.status(), refusal.status, `refused with ${refusal.status}`);
+      t.match(await page.locator('.error').textContent(), refusal.says, 'the page says why');
+    }
+    if (screenshot) await page.screenshot({ path: path.join(artifacts, screenshot), fullPage: true });
+    await submit(consent.apiKey, consent.scopes);
+    t.same(external, [], 'the page loads nothing from elsewhere');
+    const answer = lastAnswer as URL | undefined;
+    if (!answer) throw new Error(`no redirect to the client; page: ${(await page.textContent('body'))?.slice(0, 500)}`);
+    t.equal(answer.searchParams.get('iss'), base, 'the answer names the issuer (RFC 9207)');
+    const code = answer.searchParams.get('code');
+    if (!code) throw new Error(`no code in ${answer.href}`);
+    return code;
+  } finally {
+    await context.close();
+  }
+}
+
+/** The MCP client's OAuth state, in memory: what the SDK asks a host application to keep. */
+class TestOAuthProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  code?: string;
+  authorizationUrl?: URL;
+  constructor(
+    private readonly t: Test,
+    private readonly consent: Consent,
+  ) {}
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'tap OAuth client',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  async redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+    this.code = await consentInBrowser(this.t, url, this.consent, this.consent.refusals ? 'oauth-consent-refused.png' : undefined);
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/** The whole flow through the SDK: 401 → discovery → registration → consent → code → token; answers a connected client. */
+async function authorize(t: Test, consent: Consent, query = ''): Promise<{ provider: TestOAuthProvider; client: Client }> {
+  const provider = new TestOAuthProvider(t, consent);
+  const first = new Client({ name: 'tap-oauth', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider });
+  const refused = await first.connect(transport).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  t.ok(refused instanceof UnauthorizedError, 'without a token the SDK is sent to authorize');
+  t.ok(provider.client?.client_id, `registered dynamically: ${provider.client?.client_id}`);
+  t.ok(provider.code, 'the consent answered a code');
+  await transport.finishAuth(provider.code!);
+  t.ok(provider.saved?.access_token, 'the code was exchanged for an access token');
+  const client = new Client({ name: 'tap-oauth', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider }));
+  t.teardown(() => client.close().catch(() => undefined));
+  return { provider, client };
+}
+
+const structured = (r: unknown) =>
+  (r as CallToolResult).structuredContent as { data?: { id: string; company: string }[]; error?: { code: number; message: string; details: string[] } };
+
+async function restIds(key: string): Promise<string[]> {
+  const res = await h.app.inject({ method: 'GET', url: '/api/financial-docs?limit=10', headers: { 'x-api-key': key } });
+  return res
+    .json<{ data: { id: string }[] }>()
+    .data.map((d) => d.id)
+    .sort();
+}
+
+/** An MCP client with a bearer token and no OAuth support of its own. */
+async function withBearer(token: string, kind: 'streamable' | 'sse' = 'streamable', query = ''): Promise<Client> {
+  const client = new Client({ name: 'tap-bearer', version: '1.0.0' });
+  const headers = { authorization: `Bearer ${token}` };
+  await client.connect(
+    kind === 'streamable'
+      ? new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { requestInit: { headers } })
+      : new SSEClientTransport(new URL(`/sse${query}`, base), { requestInit: { headers } }),
+  );
+  return client;
+}
+
+const mcpPost = (token: string) =>
+  fetch(MCP_URL, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+    }),
+  });
+
+t.test('metadata: RFC 9728 protected resource, RFC 8414 authorization server, and the 401 that announces them', async (t) => {
+  for (const [url, resource] of [
+    [`${base}/.well-known/oauth-protected-resource/mcp`, MCP_URL],
+    [`${base}/.well-known/oauth-protected-resource`, MCP_URL],
+    [`${base}/.well-known/oauth-protected-resource/sse`, `${base}/sse`],
+  ] as const) {
+    const res = await fetch(url);
+    t.equal(res.status, 200, url);
+    t.match(res.headers.get('content-type'), /^application\/json/, 'RFC 9728 §3.2: JSON');
+    const doc = (await res.json()) as Record<string, unknown>;
+    t.equal(doc.resource, resource, 'RFC 9728 §2 resource (REQUIRED): the MCP URL the metadata is for (§3.3: matches the URL it was derived from)');
+    t.same(doc.authorization_servers, [base], 'authorization_servers: this service (the MCP spec: MUST list at least one)');
+    t.same(doc.scopes_supported, ['read', 'write'], 'scopes_supported: what an API key may do');
+    t.same(doc.bearer_methods_supported, ['header'], 'bearer_methods_supported: the Authorization header only (tokens never in a URL)');
+  }
+  const as = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+  t.equal(as.issuer, base, 'RFC 8414 §3.3: issuer identical to the one the metadata URL was built from');
+  t.equal(as.authorization_endpoint, `${base}/oauth/authorize`, 'authorization_endpoint (REQUIRED)');
+  t.equal(as.token_endpoint, `${base}/oauth/token`, 'token_endpoint (REQUIRED)');
+  t.equal(as.registration_endpoint, `${base}/oauth/register`, 'registration_endpoint: dynamic client registration (RFC 7591)');
+  t.equal(as.revocation_endpoint, `${base}/oauth/revoke`, 'revocation_endpoint (RFC 7009)');
+  t.same(as.response_types_supported, ['code'], 'response_types_supported (REQUIRED): the code flow only (OAuth 2.1)');
+  t.same(as.code_challenge_methods_supported, ['S256'], 'PKCE S256 only');
+  t.same(
+    (as.grant_types_supported as string[]).filter((g) => g !== 'authorization_code' && g !== 'refresh_token'),
+    [],
+    'grant types: authorization code and refresh token only (no implicit)',
+  );
+  t.ok((as.scopes_supported as string[]).includes('read') && (as.scopes_supported as string[]).includes('write'), 'scopes_supported lists read and write');
+  t.ok((as.token_endpoint_auth_methods_supported as string[]).includes('none'), 'public clients (PKCE) may register');
+  t.equal(as.client_id_metadata_document_supported, true, 'client ID metadata documents (the MCP spec: SHOULD)');
+  t.equal(as.authorization_response_iss_parameter_supported, true, 'RFC 9207 iss in the authorization response');
+  const oidc = (await (await fetch(`${base}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+  t.equal(oidc.issuer, base, 'OpenID discovery: the same issuer');
+  t.equal(oidc.token_endpoint, as.token_endpoint, 'and the same endpoints');
+  // A Host of the client's choosing changes nothing the server publishes.
+  const poisoned = await h.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server', headers: { host: 'evil.example' } });
+  t.equal(poisoned.json<{ token_endpoint: string }>().token_endpoint, `${base}/oauth/token`, 'URLs come from the issuer, never the Host header');
+
+  for (const [p, init, metadata] of [
+    ['/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }, `${base}/.well-known/oauth-protected-resource/mcp`],
+    ['/sse', { method: 'GET', headers: { accept: 'text/event-stream' } }, `${base}/.well-known/oauth-protected-resource/sse`],
+  ] as const) {
+    const res = await fetch(`${base}${p}`, init);
+    t.equal(res.status, 401, `${p} without a credential`);
+    t.match(res.headers.get('www-authenticate'), `resource_metadata="${metadata}"`, `${p}: the challenge names its metadata (RFC 9728 §5.1)`);
+    t.match(res.headers.get('www-authenticate'), 'scope="read write"', 'and the scopes (the MCP spec: SHOULD)');
+  }
+});
+
+let tokenB = '';
+let providerA: TestOAuthProvider | undefined;
+
+t.test('the whole flow with the TypeScript SDK: registration, consent in Chromium, token, tool call, refresh, revocation', async (t) => {
+  const { provider, client } = await authorize(t, {
+    apiKey: KEY_A,
+    scopes: ['read', 'write'],
+    refusals: [{ apiKey: 'not_a_key_of_anyone_000000', scopes: ['read'], says: /Unknown or revoked API key/, status: 401 }],
+  });
+  providerA = provider;
+  const auth = provider.authorizationUrl!;
+  t.equal(auth.searchParams.get('code_challenge_method'), 'S256', 'the SDK sent a PKCE S256 challenge');
+  t.equal(auth.searchParams.get('resource'), MCP_URL, 'and the resource indicator: the MCP URL');
+  const tokens = provider.saved!;
+  t.equal(tokens.token_type.toLowerCase(), 'bearer');
+  t.equal(tokens.expires_in, 600, 'the access token expires (OAUTH_ACCESS_TOKEN_TTL_S)');
+  t.equal(tokens.scope, 'read write', 'with the scopes the carrier granted');
+  t.ok(tokens.refresh_token, 'and a refresh token');
+  const tokenA = tokens.access_token;
+
+  const listed = structured(await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }));
+  t.same(listed.data!.map((d) => d.id).sort(), await restIds(KEY_A), "a tool call answers what REST answers tenant A's key");
+  t.ok(listed.data!.length > 0 && listed.data!.every((d) => d.company === TENANT_A), "tenant A's documents only");
+
+  // Stored hashed: the database holds neither the token nor the refresh token.
+  const stored = await h.db.collection<{ _id: string; kind: string; expiresAt: Date | null }>(COLLECTIONS.oauthRecords).find({}).toArray();
+  const text = JSON.stringify(stored);
+  t.notOk(text.includes(tokens.access_token), 'the access token is nowhere in the database');
+  t.notOk(text.includes(tokens.refresh_token!), 'nor the refresh token');
+  t.ok(
+    stored.some((r) => r._id === `AccessToken:${sha256(tokens.access_token)}`),
+    'the token is stored under the SHA-256 of its value',
+  );
+  t.ok(
+    stored.some((r) => r._id === `RefreshToken:${sha256(tokens.refresh_token!)}`),
+    'and so is the refresh token',
+  );
+  // A client and its registration access token (RFC 7592) last as long as the client; everything else expires.
+  t.same(
+    [...new Set(stored.filter((r) => !(r.expiresAt instanceof Date)).map((r) => r.kind))].sort(),
+    ['Client', 'RegistrationAccessToken'],
+    'every code, token, grant and session expires (TTL index on expiresAt)',
+  );
+
+  // REST is not the resource the token was issued for: API keys only there.
+  const rest = await h.app.inject({ method: 'GET', url: '/api/financial-docs', headers: { authorization: `Bearer ${tokenA}` } });
+  t.equal(rest.statusCode, 401, 'REST refuses the access token');
+
+  // Refresh: a new access token, the refresh token rotated, the old one spent.
+  const metadata = {
+    issuer: base,
+    authorization_endpoint: `${base}/oauth/authorize`,
+    token_endpoint: `${base}/oauth/token`,
+    response_types_supported: ['code'],
+  };
+  const refreshed = await refreshAuthorization(base, {
+    metadata,
+    clientInformation: provider.client!,
+    refreshToken: tokens.refresh_token!,
+    resource: new URL(MCP_URL),
+  });
+  t.not(refreshed.access_token, tokens.access_token, 'refresh answers a new access token');
+  t.ok(refreshed.refresh_token && refreshed.refresh_token !== tokens.refresh_token, 'and rotates the refresh token (public client: OAuth 2.1 §4.3.1)');
+  t.equal(refreshed.scope, 'read write', 'with the same scopes');
+  const again = await withBearer(refreshed.access_token);
+  t.same(
+    structured(await again.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }))
+      .data!.map((d) => d.id)
+      .sort(),
+    await restIds(KEY_A),
+  );
+  await again.close();
+  const replay = await refreshAuthorization(base, {
+    metadata,
+    clientInformation: provider.client!,
+    refreshToken: tokens.refresh_token!,
+    resource: new URL(MCP_URL),
+  }).then(
+    () => 'accepted',
+    (err: Error) => err.message,
+  );
+  t.not(replay, 'accepted', `the spent refresh token is refused: ${replay}`);
+  // Its reuse revokes the grant (OAuth 2.1 §4.3.1): the tokens issued under it stop working too.
+  t.equal((await mcpPost(tokenA)).status, 401, 'a refresh token replayed revokes its grant: the first access token is refused');
+
+  // Revocation (RFC 7009): the token stops working at once.
+  const revoke = await fetch(`${base}/oauth/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: refreshed.access_token, client_id: provider.client!.client_id }),
+  });
+  t.equal(revoke.status, 200, 'revocation answers 200');
+  const after = await mcpPost(refreshed.access_token);
+  t.equal(after.status, 401, 'a revoked token gets 401');
+  t.match(after.headers.get('www-authenticate'), /error="invalid_token"/, 'with invalid_token');
+  await client.close();
+});
+
+t.test('a token of tenant B sees only B; over SSE too', async (t) => {
+  const { client, provider } = await authorize(t, { apiKey: KEY_B, scopes: ['read'] });
+  tokenB = provider.saved!.access_token;
+  const listed = structured(await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }));
+  const bIds = await restIds(KEY_B);
+  t.same(listed.data!.map((d) => d.id).sort(), bIds, "what REST answers tenant B's key");
+  t.ok(
+    listed.data!.every((d) => d.company === TENANT_B),
+    "B's documents only",
+  );
+  const aIds = await restIds(KEY_A);
+  t.same(
+    bIds.filter((id) => aIds.includes(id) && listed.data!.find((d) => d.id === id)?.company !== TENANT_B),
+    [],
+    "none of A's",
+  );
+  const sse = await withBearer(provider.saved!.access_token, 'sse');
+  t.same(
+    structured(await sse.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }))
+      .data!.map((d) => d.id)
+      .sort(),
+    bIds,
+    'the same token on /sse',
+  );
+  await sse.close();
+});
+
+t.test('a read-scoped token is refused a write tool exactly as a read-only key is', async (t) => {
+  const { key: readOnlyKey } = await createApiKey(h.db, TENANT_A, 'read-only', ['read']);
+  const { client } = await authorize(
+    t,
+    {
+      apiKey: readOnlyKey,
+      scopes: ['read'],
+      refusals: [{ apiKey: readOnlyKey, scopes: ['read', 'write'], says: /may not write/, status: 403 }],
+    },
+    '?toolsets=all',
+  );
+  const { tools } = await client.listTools();
+  // Cancelling an alert job changes data: the key's scope is checked before the job is looked for.
+  const write = tools.find((tool) => tool.name === 'cancelAlertJob');
+  t.ok(write && write.annotations?.readOnlyHint !== true, 'cancelAlertJob is a write tool');
+  const args = { id: 'no-such-job' };
+  const byToken = (await client.callTool({ name: write!.name, arguments: args })) as CallToolResult;
+  const byKey = new Client({ name: 'tap-key', version: '1.0.0' });
+  await byKey.connect(new StreamableHTTPClientTransport(new URL('/mcp?toolsets=all', base), { requestInit: { headers: { 'x-api-key': readOnlyKey } } }));
+  const byReadOnlyKey = (await byKey.callTool({ name: write!.name, arguments: args })) as CallToolResult;
+  await byKey.close();
+  t.equal(byToken.isError, true, 'the call is refused');
+  t.equal(structured(byToken).error?.code, 403, '403');
+  t.same(structured(byToken).error, structured(byReadOnlyKey).error, 'the very refusal a read-only key gets');
+});
+
+t.test('a token bound to another resource is refused; none is issued for one', async (t) => {
+  const records = h.db.collection<{ _id: string; kind: string; payload: string; expiresAt: Date }>(COLLECTIONS.oauthRecords);
+  const real = await records.findOne({ _id: `AccessToken:${sha256(tokenB)}` });
+  t.ok(real, "tenant B's token is stored");
+  // Two copies of that token's record under new ids: one for this server's MCP URL, one for another resource.
+  const forge = async (id: string, aud: string) => {
+    const payload = { ...(JSON.parse(real!.payload) as Record<string, unknown>), aud };
+    await records.insertOne({ ...real!, _id: `AccessToken:${sha256(id)}`, payload: JSON.stringify(payload) });
+  };
+  const same = 'S'.repeat(43);
+  const other = 'O'.repeat(43);
+  await forge(same, MCP_URL);
+  await forge(other, 'https://other.example/mcp');
+  t.equal((await mcpPost(same)).status, 200, 'the copy for this MCP URL is accepted (the control)');
+  const refused = await mcpPost(other);
+  t.equal(refused.status, 401, 'the copy for another resource is refused (RFC 8707 audience)');
+  t.match(refused.headers.get('www-authenticate'), /error="invalid_token"/);
+
+  // The authorization server issues none for another resource (invalid_target).
+  const url = new URL(providerA!.authorizationUrl!.href);
+  url.searchParams.set('resource', 'https://other.example/mcp');
+  const answer = await fetch(url, { redirect: 'manual' });
+  const location = new URL(answer.headers.get('location') ?? `${base}/`, base);
+  t.equal(location.searchParams.get('error'), 'invalid_target', 'an authorization request for another resource answers invalid_target');
+});
+
+t.test('the consent form cannot be posted from elsewhere (no interaction cookie: no consent)', async (t) => {
+  const res = await fetch(`${base}/oauth/interaction/abc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ api_key: KEY_A, scope: 'read', decision: 'approve' }),
+    redirect: 'manual',
+  });
+  t.equal(res.status, 400);
+  t.match(res.headers.get('content-security-policy'), /default-src 'none'/);
+  t.match(await res.text(), /expired, or was opened in another browser/);
+});
+
+t.test('revoking the API key revokes its tokens', async (t) => {
+  const { key, record } = await createApiKey(h.db, TENANT_B, 'to revoke', ['read']);
+  const { provider } = await authorize(t, { apiKey: key, scopes: ['read'] });
+  t.equal((await mcpPost(provider.saved!.access_token)).status, 200, 'the token works');
+  t.same(await revokeApiKey(h.db, record._id), { revoked: 1, ambiguous: false });
+  t.equal((await mcpPost(provider.saved!.access_token)).status, 401, 'not once its key is revoked');
+});
+
+t.test('the MCP Python SDK connects with a token, lists and calls a tool', async (t) => {
+  await run(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--check'], { cwd: ROOT, timeout: 60_000 });
+  const { provider } = await authorize(t, { apiKey: KEY_B, scopes: ['read'] });
+  const python = path.join(ROOT, '.venv', 'bin', 'python');
+  const { stdout } = await run(python, [path.join(ROOT, 'test', 'contract', 'mcp_python_oauth_client.py'), MCP_URL, provider.saved!.access_token], {
+    cwd: ROOT,
+    timeout: 120_000,
+  });
+  const report = JSON.parse(stdout.trim().split('\n').pop()!) as { server: string; tools: string[]; isError: boolean; companies: string[]; ids: string[] };
+  t.equal(report.server, 'freight-backoffice');
+  t.ok(report.tools.includes('listFinancialDocs'), `${report.tools.length} tools listed`);
+  t.equal(report.isError, false);
+  t.same(report.companies, [TENANT_B], "tenant B's documents");
+  t.same(report.ids, await restIds(KEY_B), 'what REST answers B');
+});
+
+t.test('the consent page escapes what a client registered, and a denial answers access_denied', async (t) => {
+  const name = '<script>alert("x")</script> & co';
+  const registration = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+  });
+  t.equal(registration.status, 201, 'registered (RFC 7591 §3.2.1: 201)');
+  const { client_id } = (await registration.json()) as { client_id: string };
+  const url = new URL(`${base}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    client_id,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'read',
+    resource: MCP_URL,
+    // RFC 7636 Appendix B's example verifier's challenge.
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    state: 'st1',
+  }))
+    url.searchParams.set(k, v);
+  const context = await browser.newContext();
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  lastAnswer = undefined;
+  const response = await page.goto(url.href);
+  t.equal(response?.status(), 200, 'the consent page');
+  const html = (await response?.text()) ?? '';
+  t.notOk(html.includes('<script>alert'), 'the client name is not markup');
+  t.match(await page.locator('strong').first().textContent(), name, 'it is shown as text');
+  t.equal(await page.isChecked('input[name=scope][value=read]'), true, 'read ticked: asked for');
+  t.equal(await page.isChecked('input[name=scope][value=write]'), false, 'write not ticked: not asked for');
+  await Promise.all([page.waitForURL((u) => u.href.startsWith(REDIRECT)), page.click('button[value=deny]')]);
+  const answer = lastAnswer as URL | undefined;
+  t.equal(answer?.searchParams.get('error'), 'access_denied', 'the client hears access_denied');
+  t.equal(answer?.searchParams.get('state'), 'st1', 'with its state');
+  t.notOk(answer?.searchParams.get('code'), 'and no code');
+});
