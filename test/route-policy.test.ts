@@ -28,6 +28,7 @@ t.test('the spec states the exceptions, every other operation has the defaults',
     assignReceivedDocsCsv: { ...DEFAULT, bodyLimit: 'deliveries' },
     getHealth: { ...DEFAULT, deadline: 'none', rateLimited: false, compressed: false },
     getSharedCfdiOriginal: { ...DEFAULT, tenantData: true },
+    getSharedCfdiPrintedForm: { ...DEFAULT, tenantData: true },
   });
 });
 
