@@ -30,7 +30,7 @@ const FORMA_PAGO: Readonly<Record<string, string>> = {
   '99': 'Por definir',
 };
 
-const METODO_PAGO: Readonly<Record<string, string>> = { PUE: 'Pago en una sola exhibición', PPD: 'Pago en parcialidades o diferido' };
+const PAYMENT_METHOD_LABELS: Readonly<Record<string, string>> = { PUE: 'Pago en una sola exhibición', PPD: 'Pago en parcialidades o diferido' };
 
 const TIPO_COMPROBANTE: Readonly<Record<string, string>> = { I: 'Ingreso', E: 'Egreso', T: 'Traslado', N: 'Nómina', P: 'Pago' };
 
@@ -118,7 +118,7 @@ export type CatalogName =
 
 const CATALOGS: Readonly<Record<CatalogName, Readonly<Record<string, string>>>> = {
   formaPago: FORMA_PAGO,
-  metodoPago: METODO_PAGO,
+  metodoPago: PAYMENT_METHOD_LABELS,
   tipoDeComprobante: TIPO_COMPROBANTE,
   usoCfdi: USO_CFDI,
   regimenFiscal: REGIMEN_FISCAL,
