@@ -55,7 +55,7 @@ export function lagDays(offloadMs: number, invoiceMs: number): number {
   return (invoiceMs - offloadMs) / MS_PER_DAY;
 }
 
-const tripLag = (r: DispatchToBillRow, lag: number): TripLag => ({
+export const tripLag = (r: DispatchToBillRow, lag: number): TripLag => ({
   tripId: r.tripId,
   ...(r.client === undefined ? {} : { client: r.client }),
   lagDays: roundTo(lag, 2),
@@ -91,26 +91,41 @@ export class LagSummaryAccumulator {
   }
 
   summary(): DispatchToBillSummary {
-    const raw = this.raw;
-    const n = raw.length;
-    const within = (days: number): number | null => (n === 0 ? null : roundTo((raw.filter((l) => l <= days).length / n) * 100, 2));
-    const p50 = percentile(raw, 50);
-    const p90 = percentile(raw, 90);
-    return {
-      deliveredTrips: this.delivered,
-      billedTrips: n,
-      medianLagDays: p50 === null ? null : roundTo(p50, 2),
-      p90LagDays: p90 === null ? null : roundTo(p90, 2),
-      within1DayPct: within(1),
-      within3DaysPct: within(3),
-      within7DaysPct: within(7),
-      preBilledCount: raw.filter((l) => l <= 0).length,
-      unbilledCount: this.unbilledCount,
-      unbilledValue: fromCents(this.unbilledC),
-      notDeliveredCount: this.notDelivered,
-      ...(n === 0 ? { reason: 'no delivered trip with a linked invoice: lag statistics undefined' } : {}),
-    };
+    return lagSummary(this.raw, { delivered: this.delivered, unbilledCount: this.unbilledCount, unbilledC: this.unbilledC, notDelivered: this.notDelivered });
   }
+}
+
+/** What a lag summary counts besides the billed lags. */
+export interface LagCounts {
+  delivered: number;
+  unbilledCount: number;
+  unbilledC: number;
+  notDelivered: number;
+}
+
+/**
+ * The summary of these billed lags (days, any order: the percentiles sort them) and counts:
+ * what LagSummaryAccumulator folds, and what the kept days (dispatch-to-bill-day.ts) add up.
+ */
+export function lagSummary(raw: readonly number[], c: LagCounts): DispatchToBillSummary {
+  const n = raw.length;
+  const within = (days: number): number | null => (n === 0 ? null : roundTo((raw.filter((l) => l <= days).length / n) * 100, 2));
+  const p50 = percentile(raw, 50);
+  const p90 = percentile(raw, 90);
+  return {
+    deliveredTrips: c.delivered,
+    billedTrips: n,
+    medianLagDays: p50 === null ? null : roundTo(p50, 2),
+    p90LagDays: p90 === null ? null : roundTo(p90, 2),
+    within1DayPct: within(1),
+    within3DaysPct: within(3),
+    within7DaysPct: within(7),
+    preBilledCount: raw.filter((l) => l <= 0).length,
+    unbilledCount: c.unbilledCount,
+    unbilledValue: fromCents(c.unbilledC),
+    notDeliveredCount: c.notDelivered,
+    ...(n === 0 ? { reason: 'no delivered trip with a linked invoice: lag statistics undefined' } : {}),
+  };
 }
 
 export function dispatchToBill(rows: Iterable<DispatchToBillRow>): { lags: TripLag[]; summary: DispatchToBillSummary } {
@@ -215,7 +230,7 @@ export function classifyDelivery(trip: DeliveryRow, period: { start: number; end
   return { kind: 'row', row: { ...base, offloadDate: offload, invoiceDate: link.date }, link: 'valid' };
 }
 
-const byOffloadThenTrip = (a: UnbilledTrip, b: UnbilledTrip): number =>
+export const byOffloadThenTrip = (a: UnbilledTrip, b: UnbilledTrip): number =>
   a.offloadDate < b.offloadDate ? -1 : a.offloadDate > b.offloadDate ? 1 : a.tripId < b.tripId ? -1 : 1;
 
 /** Sorts the trips by link state (classifyDelivery); unbilled oldest delivery first. */
@@ -331,7 +346,7 @@ export class DispatchToBillAccumulator {
   }
 }
 
-const mostNegativeFirst = (a: TripLag, b: TripLag): number => a.lagDays - b.lagDays || (a.tripId < b.tripId ? -1 : 1);
+export const mostNegativeFirst = (a: TripLag, b: TripLag): number => a.lagDays - b.lagDays || (a.tripId < b.tripId ? -1 : 1);
 
 /** Pre-billed trips (lag ≤ 0), most negative first. */
 export const preBilledTrips = (lags: readonly TripLag[]): TripLag[] => lags.filter((l) => l.preBilled).sort(mostNegativeFirst);
