@@ -10,13 +10,17 @@
  * Link states: no idFinan → unbilled; idFinan to a cancelled invoice →
  * unbilled; idFinan to a document this tenant does not have (legacy id) →
  * unresolved, kept out of both the lags and the leakage and counted apart.
- * The trips stream from the cursor into DispatchToBillAccumulator.
+ * Reads the days kept on write (docs/rollups.md "Dispatch-to-bill") when the store holds them;
+ * `fromDocuments` streams the period's trips from the cursor into DispatchToBillAccumulator
+ * instead (the reference the kept days are checked against).
  */
 import type { ServiceContext } from '../context.ts';
 import { streamDeliveryRows } from './trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
-import { DispatchToBillAccumulator, type DispatchToBillSummary, type UnbilledTrip } from './dispatch-to-bill.ts';
+import { DispatchToBillAccumulator, type DispatchToBillResult, type DispatchToBillSummary, type UnbilledTrip } from './dispatch-to-bill.ts';
 import { asOfOut, foldRows, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
+import { dispatchToBillRollupsReady } from './refresh-dispatch-to-bill-rollups.ts';
+import { keptDispatchToBill } from './kept-dispatch-to-bill.ts';
 
 export interface DispatchToBillInput {
   limit: number;
@@ -49,15 +53,24 @@ const out = (s: DispatchToBillSummary): SummaryOut => {
   return { ...rest, reason: reason ?? null };
 };
 
-export async function auditDispatchToBill(ctx: ServiceContext, tenant: string, input: DispatchToBillInput): Promise<DispatchToBillReport> {
+export async function auditDispatchToBill(
+  ctx: ServiceContext,
+  tenant: string,
+  input: DispatchToBillInput,
+  opts: { fromDocuments?: boolean } = {},
+): Promise<DispatchToBillReport> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const timeout = ctx.config.queryTimeoutMs;
-  const trips = streamDeliveryRows(ctx.db, tenant, { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}) }, timeout);
-  const { summary, byClient, unbilled, preBilled, noLink, cancelledLink, unresolved } = await foldRows(
-    trips,
-    new DispatchToBillAccumulator(period, now.getTime(), input.limit),
-  );
+  const scope = input.client ? { client: input.client } : {};
+  const kept = !opts.fromDocuments && (await dispatchToBillRollupsReady(ctx.db));
+  const result: DispatchToBillResult = kept
+    ? await keptDispatchToBill(ctx.db, tenant, period, scope, input.limit, now.getTime(), timeout)
+    : await foldRows(
+        streamDeliveryRows(ctx.db, tenant, { start: period.start, end: period.end, ...scope }, timeout),
+        new DispatchToBillAccumulator(period, now.getTime(), input.limit),
+      );
+  const { summary, byClient, unbilled, preBilled, noLink, cancelledLink, unresolved } = result;
 
   return {
     tenant,

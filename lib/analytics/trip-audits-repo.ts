@@ -17,6 +17,7 @@ import { COLLECTIONS, trips } from '../db/collections.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { ShrinkageTrip } from './shrinkage-recovery.ts';
 import type { DeliveryRow } from './dispatch-to-bill.ts';
+import type { StoredDeliveryRow } from './dispatch-to-bill-day.ts';
 import type { UnitGroupRow } from './unit-economics.ts';
 import type { TripKeys } from './trip-costs.ts';
 import type { VehicleActivity } from './utilization.ts';
@@ -67,9 +68,11 @@ const linkedInvoice = (tenant: string, shape: Document): Document[] => [
  * Trips with a leg offloaded in [start, end] (delivered in the period when
  * their last leg is), each with compact legs (unload instant, totalFreight in
  * cents) and its linked invoice's date and cancellation: dispatch-to-bill.
+ * `withStored` adds `_id` and each leg's stored unload instant (`unloads`): the kept days
+ * (lib/analytics/dispatch-to-bill-day.ts) place a trip in transit on those days.
  */
-export function streamDeliveryRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): AsyncIterable<DeliveryRow> {
-  const pipeline: Document[] = [
+function deliveryRowsPipeline(tenant: string, q: TripScope & { start: number; end: number }, withStored: boolean): Document[] {
+  return [
     offloadedIn(tenant, q),
     {
       $project: {
@@ -82,11 +85,20 @@ export function streamDeliveryRows(db: Db, tenant: string, q: TripScope & { star
             in: { unloadDate: legDeliveredAtExpr('$$l'), totalFreightC: centsExpr('$$l.pricing.totalFreight') },
           },
         },
+        ...(withStored ? { unloads: { $map: { input: { $ifNull: ['$shipments', []] }, as: 'l', in: { $ifNull: ['$$l.unloadDate', null] } } } } : {}),
       },
     },
     ...linkedInvoice(tenant, { date: '$$d.date', cancelled: invoiceCancelledExpr(undefined, '$$d.') }),
   ];
-  return trips(db).aggregate<DeliveryRow>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
+}
+
+export function streamDeliveryRows(db: Db, tenant: string, q: TripScope & { start: number; end: number }, maxTimeMS: number): AsyncIterable<DeliveryRow> {
+  return trips(db).aggregate<DeliveryRow>(deliveryRowsPipeline(tenant, q, false), { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
+}
+
+/** The same rows with each leg's stored unload instant: every trip with a leg unloaded in [start, end], delivered or not. */
+export function streamStoredDeliveryRows(db: Db, tenant: string, q: { start: number; end: number }, maxTimeMS: number): AsyncIterable<StoredDeliveryRow> {
+  return trips(db).aggregate<StoredDeliveryRow>(deliveryRowsPipeline(tenant, q, true), { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
 /**

@@ -40,6 +40,9 @@ export const COLLECTIONS = {
   receivablesDays: 'receivablesDays',
   /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
   fleetRollups: 'fleetRollups',
+  /** Dispatch-to-bill's days kept on write and its index of unbilled deliveries (lib/analytics/dispatch-to-bill-day.ts). */
+  dispatchToBillDays: 'dispatchToBillDays',
+  dispatchToBillUnbilled: 'dispatchToBillUnbilled',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

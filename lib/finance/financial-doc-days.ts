@@ -18,11 +18,22 @@ export const RECEIVABLES_SOURCE = 'receivables';
 export const TAX_POSITION_DOCS_SOURCE = 'taxPositionDocs';
 
 /**
+ * Dispatch-to-bill's source (lib/analytics/refresh-dispatch-to-bill-rollups.ts): a marked day's documents are
+ * read and the days of the trips linked to them (trips' `idFinan`) marked in its trip source.
+ */
+export const DISPATCH_TO_BILL_DOCS_SOURCE = 'dispatchToBillDocs';
+
+/**
  * Every mark source a financial-document write marks: one per kind of kept totals, because a
  * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
  * totals over financial documents adds its source here.
  */
-export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [FINANCIAL_DOCS_SOURCE, RECEIVABLES_SOURCE, TAX_POSITION_DOCS_SOURCE];
+export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [
+  FINANCIAL_DOCS_SOURCE,
+  RECEIVABLES_SOURCE,
+  TAX_POSITION_DOCS_SOURCE,
+  DISPATCH_TO_BILL_DOCS_SOURCE,
+];
 
 export interface DatedDocument {
   date: number;

@@ -15,11 +15,17 @@ import { legActiveDays, safeYmd } from './leg-active-days.ts';
 export const FLEET_UTILIZATION_SOURCE = 'tripsFleetUtilization';
 
 /**
+ * Dispatch-to-bill's source (lib/analytics/refresh-dispatch-to-bill-rollups.ts): the days a trip's legs were
+ * unloaded on; an invoice write marks the days of the trips it is linked to here too.
+ */
+export const DISPATCH_TO_BILL_TRIPS_SOURCE = 'tripsDispatchToBill';
+
+/**
  * Every mark source a trip write marks: one per kind of kept totals over trips, because a
  * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
  * totals over trips adds its source here.
  */
-export const TRIP_MARK_SOURCES: readonly string[] = [FLEET_UTILIZATION_SOURCE];
+export const TRIP_MARK_SOURCES: readonly string[] = [FLEET_UTILIZATION_SOURCE, DISPATCH_TO_BILL_TRIPS_SOURCE];
 
 export interface DatedTrip {
   shipments?: readonly Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate'>[] | null;

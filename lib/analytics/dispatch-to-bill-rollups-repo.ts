@@ -1,0 +1,119 @@
+/**
+ * Dispatch-to-bill's kept days and unbilled index (docs/rollups.md "Dispatch-to-bill"):
+ * `dispatchToBillDays` (tenant × day × part) and `dispatchToBillUnbilled` (one entry per delivered
+ * trip without a valid invoice), and the two reads that turn an invoice write into the days of
+ * the trips it is linked to.
+ */
+import type { AnyBulkWriteOperation, Collection, Db, Document } from 'mongodb';
+import { COLLECTIONS, financialDocs, trips } from '../db/collections.ts';
+import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import type { DispatchToBillDayPart, UnbilledEntry } from './dispatch-to-bill-day.ts';
+
+const days = (db: Db): Collection<DispatchToBillDayPart> => db.collection<DispatchToBillDayPart>(COLLECTIONS.dispatchToBillDays);
+const unbilled = (db: Db): Collection<UnbilledEntry> => db.collection<UnbilledEntry>(COLLECTIONS.dispatchToBillUnbilled);
+
+/** The kept parts of a tenant's days within [from, to], in order (a period: at most 366 days). */
+export function readDispatchToBillDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<DispatchToBillDayPart[]> {
+  return days(db)
+    .find({ tenant, day: { $gte: from, $lte: to } }, { maxTimeMS })
+    .sort({ day: 1, part: 1 })
+    .toArray();
+}
+
+/** Replaces the kept parts of these days (a day nothing counts on keeps none). */
+export async function writeDispatchToBillDays(db: Db, tenant: string, dayList: readonly string[], parts: readonly DispatchToBillDayPart[]): Promise<void> {
+  if (!dayList.length) return;
+  const count = new Map<string, number>();
+  for (const p of parts) count.set(p.day, Math.max(count.get(p.day) ?? 0, p.part + 1));
+  const ops = [
+    ...parts.map((p) => ({ replaceOne: { filter: { _id: p._id }, replacement: p, upsert: true } })),
+    ...dayList.map((day) => ({ deleteMany: { filter: { tenant, day, part: { $gte: count.get(day) ?? 0 } } } })),
+  ];
+  await days(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
+}
+
+/**
+ * Replaces the unbilled entries delivered in [start, end] (a run of recomputed days) by these:
+ * each upserted by trip, those of the range no longer unbilled removed.
+ */
+export async function writeUnbilledEntries(db: Db, tenant: string, range: { start: number; end: number }, entries: readonly UnbilledEntry[]): Promise<void> {
+  const ops: AnyBulkWriteOperation<UnbilledEntry>[] = entries.map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } }));
+  ops.push({ deleteMany: { filter: { tenant, offload: { $gte: range.start, $lte: range.end }, _id: { $nin: entries.map((e) => e._id) } } } });
+  await unbilled(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
+}
+
+/**
+ * The first `limit` unbilled trips delivered in [start, end] (for one client or all), oldest
+ * delivery first then trip id as the report orders them (in JS: no string collation of the
+ * database has to agree): an indexed range, plus every entry tied at the last instant read.
+ */
+export async function readUnbilledPage(
+  db: Db,
+  tenant: string,
+  q: { start: number; end: number; client?: string },
+  limit: number,
+  maxTimeMS: number,
+): Promise<UnbilledEntry[]> {
+  if (limit <= 0 || q.end < q.start) return [];
+  const scope = { tenant, ...(q.client !== undefined ? { client: q.client } : {}) };
+  const first = await unbilled(db)
+    .find({ ...scope, offload: { $gte: q.start, $lte: q.end } }, { maxTimeMS })
+    .sort({ offload: 1, tripId: 1 })
+    .limit(limit)
+    .toArray();
+  const last = first[first.length - 1];
+  if (!last || first.length < limit) return sortUnbilled(first);
+  const tied = await unbilled(db)
+    .find({ ...scope, offload: last.offload }, { maxTimeMS })
+    .toArray();
+  return sortUnbilled([...first.filter((e) => e.offload < last.offload), ...tied]).slice(0, limit);
+}
+
+const sortUnbilled = (xs: UnbilledEntry[]): UnbilledEntry[] =>
+  xs.sort((a, b) => a.offload - b.offload || (a.tripId < b.tripId ? -1 : a.tripId > b.tripId ? 1 : 0));
+
+/** Every unbilled entry of a tenant (verification). */
+export function readAllUnbilled(db: Db, tenant: string, maxTimeMS: number): Promise<UnbilledEntry[]> {
+  return unbilled(db).find({ tenant }, { maxTimeMS }).sort({ offload: 1, tripId: 1 }).toArray();
+}
+
+/** Forgets a tenant's kept days and entries (a rebuild marks every day first). */
+export async function deleteDispatchToBillOf(db: Db, tenant: string): Promise<void> {
+  await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await unbilled(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+}
+
+/** The ids of a tenant's financial documents dated within [fromDay, toDay] (index tenant_date). */
+export async function documentIdsDated(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<string[]> {
+  const rows = await financialDocs(db)
+    .find({ company: tenant, date: { $gte: mxDayStart(fromDay), $lte: mxDayEnd(toDay) } }, { projection: { _id: 1 }, maxTimeMS })
+    .toArray();
+  return rows.map((r) => String(r._id));
+}
+
+const unloadsProjection: Document = { $project: { _id: 0, u: { $map: { input: { $ifNull: ['$shipments', []] }, as: 'l', in: '$$l.unloadDate' } } } };
+
+function addUnloadDays(into: Set<string>, u: unknown): void {
+  if (!Array.isArray(u)) return;
+  for (const x of u) if (typeof x === 'number' && Number.isFinite(x)) into.add(mxDateString(x));
+}
+
+/** The days the legs of the tenant's trips linked to these documents were unloaded on (index tenant_idfinan). */
+export async function unloadDaysOfTripsLinkedTo(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const cursor = trips(db).aggregate<{ u: unknown }>([{ $match: { company: tenant, idFinan: { $in: ids.slice(i, i + 500) } } }, unloadsProjection], {
+      maxTimeMS,
+    });
+    for await (const r of cursor) addUnloadDays(out, r.u);
+  }
+  return out;
+}
+
+/** Every day a leg of the tenant's trips was unloaded on (a rebuild). */
+export async function unloadDaysOfTenant(db: Db, tenant: string, maxTimeMS: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  const cursor = trips(db).aggregate<{ u: unknown }>([{ $match: { company: tenant } }, unloadsProjection], { maxTimeMS, batchSize: 2000 });
+  for await (const r of cursor) addUnloadDays(out, r.u);
+  return out;
+}
