@@ -19,7 +19,7 @@ import { streamDeliveryRows } from './trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { DispatchToBillAccumulator, type DispatchToBillResult, type DispatchToBillSummary, type UnbilledTrip } from './dispatch-to-bill.ts';
 import { asOfOut, foldRows, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
-import { dispatchToBillRollupsReady } from './refresh-dispatch-to-bill-rollups.ts';
+import { dispatchToBillRollups } from './dispatch-to-bill-rollup-kind.ts';
 import { keptDispatchToBill } from './kept-dispatch-to-bill.ts';
 
 export interface DispatchToBillInput {
@@ -63,7 +63,7 @@ export async function auditDispatchToBill(
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const timeout = ctx.config.queryTimeoutMs;
   const scope = input.client ? { client: input.client } : {};
-  const kept = !opts.fromDocuments && (await dispatchToBillRollupsReady(ctx.db));
+  const kept = !opts.fromDocuments && (await dispatchToBillRollups.ready(ctx.db));
   const result: DispatchToBillResult = kept
     ? await keptDispatchToBill(ctx.db, tenant, period, scope, input.limit, now.getTime(), timeout)
     : await foldRows(

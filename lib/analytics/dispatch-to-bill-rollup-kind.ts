@@ -1,22 +1,60 @@
-/** Dispatch-to-bill's kept days as a kind of kept totals (lib/rollups/rollup-kind.ts). */
+/**
+ * Dispatch-to-bill's kept days as a kind of kept totals (lib/rollups/marked-rollup-kind.ts over
+ * the trip source), with the document source in front of it: every pass of the drain, verify and
+ * a report first turn the tenant's invoice marks into marks of the linked trips' days
+ * (refresh-dispatch-to-bill-rollups.ts), then settle the days.
+ */
+import type { Db } from 'mongodb';
+import { trips } from '../db/collections.ts';
+import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
 import type { RollupKind } from '../rollups/rollup-kind.ts';
+import { DISPATCH_TO_BILL_TRIPS_SOURCE } from '../trips/trip-days.ts';
+import { tenantsWithTrips } from '../trips/trips-repo.ts';
+import { DISPATCH_TO_BILL_ROLLUP_VERSION } from './dispatch-to-bill-day.ts';
+import { deleteDispatchToBillOf, keptDispatchToBillDays, unloadDaysOfTenant } from './dispatch-to-bill-rollups-repo.ts';
 import {
-  dispatchToBillRollupsReady,
-  drainDispatchToBillMarks,
-  forgetDispatchToBillRollups,
-  markEmptyDispatchToBillStoreBuilt,
-  outstandingDispatchToBillMarks,
-  rebuildDispatchToBillRollups,
-  verifyDispatchToBillRollups,
+  differingDispatchToBillDays,
+  drainDocumentMarks,
+  outstandingDocumentMarks,
+  recomputeDispatchToBillRun,
+  settleDocumentMarksOf,
 } from './refresh-dispatch-to-bill-rollups.ts';
 
-export const dispatchToBillRollups: RollupKind = {
+const days = markedRollupKind({
   name: 'dispatch-to-bill',
-  ready: dispatchToBillRollupsReady,
-  rebuild: rebuildDispatchToBillRollups,
-  forget: forgetDispatchToBillRollups,
-  markEmptyStoreBuilt: markEmptyDispatchToBillStoreBuilt,
-  drain: drainDispatchToBillMarks,
-  verify: (db, tenant, opts = {}) => verifyDispatchToBillRollups(db, tenant, opts.repair ? { repair: true } : {}),
-  outstanding: outstandingDispatchToBillMarks,
+  stateName: 'dispatchToBillRollups',
+  version: DISPATCH_TO_BILL_ROLLUP_VERSION,
+  sources: [DISPATCH_TO_BILL_TRIPS_SOURCE],
+  grain: 'day',
+  // A report reads at most 366 days.
+  marksPerPass: 400,
+  tenants: tenantsWithTrips,
+  isEmpty: async (db) => !(await trips(db).findOne({}, { projection: { _id: 1 } })),
+  documentDays: async (db, tenant) => new Map([[DISPATCH_TO_BILL_TRIPS_SOURCE, await unloadDaysOfTenant(db, tenant, 600_000)]]),
+  keptUnits: keptDispatchToBillDays,
+  deleteOf: deleteDispatchToBillOf,
+  recompute: (db, tenant, run, _ctx, maxTimeMS) => recomputeDispatchToBillRun(db, tenant, run, maxTimeMS),
+  differing: (db, tenant, run, _ctx, maxTimeMS) => differingDispatchToBillDays(db, tenant, run, maxTimeMS),
+});
+
+export const dispatchToBillRollups: RollupKind = {
+  ...days,
+  drain: async (db, limit, maxTimeMS) => {
+    const documents = await drainDocumentMarks(db, limit, maxTimeMS);
+    return documents + (await days.drain(db, limit, maxTimeMS));
+  },
+  verify: async (db, tenant, opts = {}) => {
+    await settleDocumentMarksOf(db, tenant, Infinity, 600_000);
+    return days.verify(db, tenant, opts);
+  },
+  outstanding: async (db) => (await outstandingDocumentMarks(db)) + (await days.outstanding(db)),
 };
+
+/** Passes a report makes over pending marks (writes racing it leave marks the drain settles). */
+const REPORT_PASSES = 4;
+
+/** Before a report reads the days [fromDay, toDay]: the tenant's invoice marks, then the days marked in the period. */
+export async function settleDispatchToBill(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<void> {
+  await settleDocumentMarksOf(db, tenant, REPORT_PASSES * 2, maxTimeMS);
+  await days.settle(db, tenant, { from: fromDay, to: toDay, maxPasses: REPORT_PASSES, maxTimeMS });
+}

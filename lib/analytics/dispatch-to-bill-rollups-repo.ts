@@ -72,9 +72,26 @@ export async function readUnbilledPage(
 const sortUnbilled = (xs: UnbilledEntry[]): UnbilledEntry[] =>
   xs.sort((a, b) => a.offload - b.offload || (a.tripId < b.tripId ? -1 : a.tripId > b.tripId ? 1 : 0));
 
-/** Every unbilled entry of a tenant (verification). */
-export function readAllUnbilled(db: Db, tenant: string, maxTimeMS: number): Promise<UnbilledEntry[]> {
-  return unbilled(db).find({ tenant }, { maxTimeMS }).sort({ offload: 1, tripId: 1 }).toArray();
+/** The unbilled entries delivered in [start, end] (verification of a run of days). */
+export function readUnbilledIn(db: Db, tenant: string, range: { start: number; end: number }, maxTimeMS: number): Promise<UnbilledEntry[]> {
+  return unbilled(db)
+    .find({ tenant, offload: { $gte: range.start, $lte: range.end } }, { maxTimeMS })
+    .sort({ offload: 1, tripId: 1 })
+    .toArray();
+}
+
+/** The days a tenant's kept parts and unbilled entries hold (verification). */
+export async function keptDispatchToBillDays(db: Db, tenant: string, maxTimeMS: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for await (const p of days(db)
+    .find({ tenant }, { projection: { _id: 0, day: 1 }, maxTimeMS })
+    .sort({ day: 1, part: 1 }))
+    out.add(p.day);
+  for await (const e of unbilled(db)
+    .find({ tenant }, { projection: { _id: 0, day: 1 }, maxTimeMS })
+    .sort({ offload: 1, tripId: 1 }))
+    out.add(e.day);
+  return out;
 }
 
 /** Forgets a tenant's kept days and entries (a rebuild marks every day first). */

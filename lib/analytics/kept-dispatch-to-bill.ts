@@ -8,7 +8,7 @@ import type { Period } from '../shared/period.ts';
 import type { DispatchToBillResult } from './dispatch-to-bill.ts';
 import { foldDispatchToBillDays, unbilledTrip } from './dispatch-to-bill-day.ts';
 import { readDispatchToBillDays, readUnbilledPage } from './dispatch-to-bill-rollups-repo.ts';
-import { settleDispatchToBill } from './refresh-dispatch-to-bill-rollups.ts';
+import { settleDispatchToBill } from './dispatch-to-bill-rollup-kind.ts';
 
 export async function keptDispatchToBill(
   db: Db,
