@@ -1,0 +1,546 @@
+/**
+ * Dispatch-to-bill from the days kept on write (docs/rollups.md "Dispatch-to-bill") against the
+ * same audit computed from every trip of the period: after a random sequence of writes of every
+ * kind that moves it — Carta Porte imports (a trip and the invoice billing it), re-imports that
+ * move the loading, the invoice's date or a delivery, deliveries by PUT and by CSV, trips written
+ * through the repository with no link, a legacy link, a link to an invoice imported later (the
+ * trip before its invoice) or to one imported earlier (the trip after it), legs unloaded without
+ * their volumes (in transit), payments, credit notes, cancellations through their states (request,
+ * acknowledgement, the SAT's answers), a write that fails halfway, the worker's drain, a rebuild
+ * and a restart — every audit for random periods, clients and limits answers the same over HTTP
+ * (and over MCP), and `verify` finds every kept day equal. Then a write bypasses the marks, and
+ * both checks must see it (the test can fail). DTB_ROLLUP_SEED=<n> replays a seed.
+ */
+import t from 'tap';
+import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
+import { invoiceXml, paymentXml, requestXml, satAcuseXml } from './helpers/cfdi-builder.ts';
+import { makeTrip, leg, diesel } from './fixtures/documents.ts';
+import { financialDocs, trips } from '../lib/db/collections.ts';
+import { auditDispatchToBill, type DispatchToBillInput } from '../lib/analytics/audit-dispatch-to-bill.ts';
+import { dispatchToBillRollups } from '../lib/analytics/dispatch-to-bill-rollup-kind.ts';
+import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
+import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
+import { financialDocId } from '../lib/finance/ledger/facts.ts';
+import type { ServiceContext } from '../lib/context.ts';
+import type { TripDocument } from '../lib/model/trip-document.ts';
+import { connect, listen } from './helpers/mcp.ts';
+
+const seed = Number(process.env.DTB_ROLLUP_SEED ?? 20261129);
+t.comment(`DTB_ROLLUP_SEED=${seed}`);
+function mulberry32(a: number): () => number {
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rnd = mulberry32(seed);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+const int = (lo: number, hi: number): number => lo + Math.floor(rnd() * (hi - lo + 1));
+
+t.setTimeout(600_000);
+const h = await startHarness(t);
+await dispatchToBillRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the days
+t.ok(await dispatchToBillRollups.ready(h.db), 'the kept days are ready: the audit reads them');
+const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
+
+const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'DPE950607MN8'];
+const DAY = 86_400_000;
+/** Day 0 is 2026-08-01 (Mexico City, UTC−6); trips fall on days 0..100, all before today. */
+const BASE = Date.parse('2026-08-01T00:00:00-06:00');
+const wallOf = (ms: number): string => new Date(ms - 6 * 3_600_000).toISOString().slice(0, 19);
+const dayOf = (n: number): string => wallOf(BASE + n * DAY).slice(0, 10);
+const money = (c: number): string => (c / 100).toFixed(2);
+let next = 1;
+const uuidOf = (n: number): string => `D7B11000-${String(n).padStart(4, '0')}-4000-8000-${String(n).padStart(12, '0')}`;
+
+interface LegPlan {
+  litres: number;
+  freightC: number;
+  /** Delivery instant in the addenda, or null (in transit). */
+  unload: number | null;
+}
+interface TripPlan {
+  uuid: string;
+  client: string;
+  load: number;
+  /** Hours after loading the invoice is issued (negative: the invoice first). */
+  invoiceAfterH: number;
+  legs: LegPlan[];
+}
+const plans: TripPlan[] = [];
+/** Invoices (Carta Porte or plain) that can be cancelled, paid or credited. */
+const invoices: { uuid: string; client: string; fecha: string; total: number; method: 'PUE' | 'PPD'; cancelRequested: boolean }[] = [];
+/** Plain invoices a trip written through the repository names before they are imported. */
+const awaited: { uuid: string; client: string; fecha: string }[] = [];
+
+/** A freight invoice (type I, no taxes) with a Carta Porte 3.1: one destination, product and freight line per leg, deliveries in the addenda. */
+function cartaPorteXml(p: TripPlan): string {
+  const subC = p.legs.reduce((s, l) => s + l.freightC, 0);
+  const fecha = wallOf(p.load + p.invoiceAfterH * 3_600_000);
+  const concepts = p.legs
+    .map(
+      (l, i) =>
+        `<cfdi:Concepto ClaveProdServ="78101807" Cantidad="1" ClaveUnidad="E48" Descripcion="Flete tramo ${i + 1}" ValorUnitario="${money(l.freightC)}" Importe="${money(l.freightC)}" ObjetoImp="01"/>`,
+    )
+    .join('');
+  const dests = p.legs
+    .map(
+      (_l, i) =>
+        `<cartaporte31:Ubicacion TipoUbicacion="Destino" IDUbicacion="DE00000${i + 1}" RFCRemitenteDestinatario="${p.client}" NombreRemitenteDestinatario="ESTACION ${i + 1}" FechaHoraSalidaLlegada="${wallOf(p.load + 6 * 3_600_000)}" DistanciaRecorrida="120"><cartaporte31:Domicilio Calle="Av. Uno" NumeroExterior="1" Localidad="15" Municipio="087" Estado="VER" Pais="MEX" CodigoPostal="91000"/></cartaporte31:Ubicacion>`,
+    )
+    .join('');
+  const goods = p.legs
+    .map(
+      (l, i) =>
+        `<cartaporte31:Mercancia BienesTransp="15101505" Descripcion="Combustible diesel" Cantidad="${l.litres}" ClaveUnidad="LTR" MaterialPeligroso="Si" CveMaterialPeligroso="1202" Embalaje="Z01" PesoEnKg="1000" ValorMercancia="1000.00" Moneda="MXN"><cartaporte31:CantidadTransporta Cantidad="${l.litres}" IDOrigen="OR000001" IDDestino="DE00000${i + 1}"/></cartaporte31:Mercancia>`,
+    )
+    .join('');
+  const deliveries = p.legs
+    .map((l, i) =>
+      l.unload === null
+        ? ''
+        : `<fb:Entrega IDDestino="DE00000${i + 1}" BienesTransp="15101505" CantidadDescargada="${Math.round((l.litres - 7.25) * 1000) / 1000}" FechaHoraDescarga="${wallOf(l.unload)}"/>`,
+    )
+    .join('');
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:cartaporte31="http://www.sat.gob.mx/CartaPorte31" Version="4.0" Serie="F" Folio="${p.uuid.slice(9, 13)}" Fecha="${fecha}" FormaPago="03" NoCertificado="00001000000500000001" SubTotal="${money(subC)}" Moneda="MXN" Total="${money(subC)}" TipoDeComprobante="I" Exportacion="01" MetodoPago="PUE" LugarExpedicion="91700" Sello="AAAA" Certificado="AAAA">
+  <cfdi:Emisor Rfc="${TENANT_A}" Nombre="TRANSPORTES DEL GOLFO" RegimenFiscal="601"/>
+  <cfdi:Receptor Rfc="${p.client}" Nombre="CLIENTE ${p.client.slice(0, 3)}" DomicilioFiscalReceptor="91000" RegimenFiscalReceptor="601" UsoCFDI="G03"/>
+  <cfdi:Conceptos>${concepts}</cfdi:Conceptos>
+  <cfdi:Complemento>
+    <cartaporte31:CartaPorte Version="3.1" IdCCP="CCC${p.uuid.slice(3)}" TranspInternac="No" TotalDistRec="${(p.legs.length * 120).toFixed(1)}">
+      <cartaporte31:Ubicaciones><cartaporte31:Ubicacion TipoUbicacion="Origen" IDUbicacion="OR000001" RFCRemitenteDestinatario="PRE920716IU5" NombreRemitenteDestinatario="TERMINAL VERACRUZ" FechaHoraSalidaLlegada="${wallOf(p.load)}"><cartaporte31:Domicilio Calle="Av. Marina" NumeroExterior="210" Localidad="24" Municipio="193" Estado="VER" Pais="MEX" CodigoPostal="91700"/></cartaporte31:Ubicacion>${dests}</cartaporte31:Ubicaciones>
+      <cartaporte31:Mercancias PesoBrutoTotal="1000" UnidadPeso="KGM" NumTotalMercancias="${p.legs.length}">${goods}
+        <cartaporte31:Autotransporte PermSCT="TPAF01" NumPermisoSCT="0X2XTXZ0X5X0X3X2X1X0"><cartaporte31:IdentificacionVehicular ConfigVehicular="T3S2" PesoBrutoVehicular="48" PlacaVM="XA1234B" AnioModeloVM="2022"/><cartaporte31:Seguros AseguraRespCivil="SEGUROS DEL GOLFO" PolizaRespCivil="RC-55501"/></cartaporte31:Autotransporte>
+      </cartaporte31:Mercancias>
+      <cartaporte31:FiguraTransporte><cartaporte31:TiposFigura TipoFigura="01" RFCFigura="HEGR751212AB3" NumLicencia="VER0012345" NombreFigura="RAUL HERNANDEZ GARCIA"/></cartaporte31:FiguraTransporte>
+    </cartaporte31:CartaPorte>
+    <tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${p.uuid}" FechaTimbrado="${fecha}" RfcProvCertif="SAT970701NN3" SelloCFD="AAAA" NoCertificadoSAT="00001000000509846663" SelloSAT="BBBB"/>
+  </cfdi:Complemento>${deliveries ? `\n  <cfdi:Addenda><fb:Entregas xmlns:fb="urn:freight-backoffice:entregas:1">${deliveries}</fb:Entregas></cfdi:Addenda>` : ''}
+</cfdi:Comprobante>`;
+}
+
+async function importFiles(files: { name: string; content: string }[]): Promise<{ created: number; updated: number }> {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/imports',
+    headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+    payload: { files },
+  });
+  if (res.statusCode !== 200) throw new Error(`import ${res.statusCode}: ${res.body}`);
+  const body = res.json<{ summary: { rejected: number; created: number; updated: number } }>();
+  if (body.summary.rejected > 0) throw new Error(`import rejected: ${res.body.slice(0, 2000)}`);
+  return body.summary;
+}
+
+function randomLeg(load: number): LegPlan {
+  const r = rnd();
+  // In transit; delivered hours or days later; now and then (bad data) before loading.
+  const unload =
+    r < 0.25 ? null : r < 0.55 ? load + int(2, 10) * 3_600_000 : r < 0.9 ? load + int(1, 12) * DAY + int(0, 23) * 3_600_000 : load - int(1, 20) * DAY;
+  return { litres: int(5_000, 32_000) + int(0, 999) / 1000, freightC: int(100_000, 4_000_000), unload };
+}
+
+/** Carta Porte imports: each a trip and the invoice that bills it (issued at dispatch, hours after, or days after the delivery). */
+async function writeTrips(): Promise<string> {
+  const ps: TripPlan[] = [];
+  for (let i = 0, n = int(1, 4); i < n; i++) {
+    const load = BASE + int(0, 100) * DAY + int(6, 20) * 3_600_000;
+    ps.push({
+      uuid: uuidOf(next++),
+      client: pick(CLIENTS),
+      load,
+      invoiceAfterH: pick([-2, 1, 5, 30, 200]),
+      legs: Array.from({ length: int(1, 3) }, () => randomLeg(load)),
+    });
+  }
+  await importFiles(ps.map((p) => ({ name: `${p.uuid}.xml`, content: cartaPorteXml(p) })));
+  plans.push(...ps);
+  for (const p of ps)
+    invoices.push({
+      uuid: p.uuid,
+      client: p.client,
+      fecha: wallOf(p.load + p.invoiceAfterH * 3_600_000),
+      total: p.legs.reduce((s, l) => s + l.freightC, 0) / 100,
+      method: 'PUE',
+      cancelRequested: false,
+    });
+  return `${ps.length} trips`;
+}
+
+/** The same Carta Porte again: the loading moved (and the invoice's date with it), the invoice issued later, or a delivery now in the addenda. */
+async function reimport(): Promise<string> {
+  if (!plans.length) return writeTrips();
+  const p = pick(plans);
+  const r = rnd();
+  if (r < 0.35) p.load += int(-10, 10) * DAY;
+  else if (r < 0.65) p.invoiceAfterH = pick([-30, 3, 48, 500]);
+  else for (const l of p.legs) if (l.unload === null) l.unload = p.load + int(1, 3) * DAY;
+  const inv = invoices.find((i) => i.uuid === p.uuid);
+  if (inv) inv.fecha = wallOf(p.load + p.invoiceAfterH * 3_600_000);
+  const summary = await importFiles([{ name: `${p.uuid}.xml`, content: cartaPorteXml(p) }]);
+  return `re-import of ${p.uuid} (${summary.updated} updated)`;
+}
+
+/** A delivery recorded later through PUT …/delivery or POST /api/deliveries/csv. */
+async function deliver(via: 'put' | 'csv' = rnd() < 0.5 ? 'put' : 'csv'): Promise<string> {
+  const stored = await trips(h.db).find({ company: TENANT_A, 'shipments.unloadDate': null }).toArray();
+  if (!stored.length) return writeTrips();
+  const trip = pick(stored);
+  const leg = trip.shipments.find((l) => l.unloadDate === null)!;
+  const offloadDate = new Date((leg.loadDate ?? BASE) + int(1, 200) * 3_600_000).toISOString();
+  const products = leg.products.map((x) => ({ code: x.code, offloaded: Math.round((x.loaded - int(0, 40) / 4) * 1000) / 1000 }));
+  if (via === 'put') {
+    const res = await h.app.inject({
+      method: 'PUT',
+      url: `/api/shipments/${encodeURIComponent(trip._id)}/legs/${encodeURIComponent(leg.shipment)}/delivery`,
+      headers: { 'x-api-key': KEY_A },
+      payload: { offloadDate, ticket: `REC-${next++}`, products },
+    });
+    if (res.statusCode !== 200) throw new Error(`delivery ${res.statusCode}: ${res.body}`);
+    return `delivery of ${leg.shipment}`;
+  }
+  const csv = [
+    'tripId,shipmentId,productCode,offloaded,offloadDate,ticket',
+    ...products.map((x) => `${trip._id},${leg.shipment},${x.code},${x.offloaded},${offloadDate},REC-${next}`),
+  ].join('\n');
+  next += 1;
+  const res = await h.app.inject({ method: 'POST', url: '/api/deliveries/csv', headers: { 'x-api-key': KEY_A, 'content-type': 'text/csv' }, payload: csv });
+  if (res.statusCode >= 300) throw new Error(`deliveries ${res.statusCode}: ${res.body}`);
+  return `deliveries of ${leg.shipment}`;
+}
+
+/**
+ * Trips written through the repository (as a migration or a legacy loader does): no link, a
+ * legacy id the tenant has no document for, a link to an invoice imported later (the trip first),
+ * or to a plain invoice imported before (the trip after its invoice); now and then a leg unloaded
+ * without its volumes (still in transit).
+ */
+async function writeRepositoryTrips(forced?: 'legacy link'): Promise<string> {
+  const docs: TripDocument[] = [];
+  const kinds: string[] = [];
+  for (let i = 0, n = int(1, 3); i < n; i++) {
+    const load = BASE + int(0, 100) * DAY + int(6, 20) * 3_600_000;
+    const client = pick(CLIENTS);
+    const r = forced ? 0.3 : rnd();
+    let idFinan: string | null = null;
+    if (r < 0.25) kinds.push('no link');
+    else if (r < 0.45) {
+      idFinan = `LEGACY-${next++}`;
+      kinds.push('legacy link');
+    } else if (r < 0.75) {
+      const uuid = uuidOf(next++);
+      awaited.push({ uuid, client, fecha: wallOf(load + pick([-5, 4, 60]) * 3_600_000) });
+      idFinan = financialDocId(TENANT_A, uuid);
+      kinds.push('link before its invoice');
+    } else {
+      const inv = invoices.length ? pick(invoices) : undefined;
+      idFinan = inv ? financialDocId(TENANT_A, inv.uuid) : null;
+      kinds.push(inv ? 'link after its invoice' : 'no link');
+    }
+    const legs = Array.from({ length: int(1, 2) }, (_x, k) => {
+      const unload = load + (k + 1) * int(3, 40) * 3_600_000;
+      const inTransit = !forced && rnd() < 0.25;
+      return leg({
+        loadDate: load,
+        unloadDate: !forced && rnd() < 0.1 ? null : unload,
+        products: [diesel(20_000, inTransit ? null : 19_950)] as ReturnType<typeof diesel<number>>[],
+        pricing: { billedFreight: int(1_000, 40_000) + int(0, 99) / 100, toll: pick([0, 250.5]) },
+      });
+    });
+    docs.push(makeTrip({ tenant: TENANT_A, _id: `${TENANT_A}-REPO-${next++}`, client, idFinan, legs }));
+  }
+  await writeMarkingTripDays(h.db, TENANT_A, docs, async () => {
+    await trips(h.db).insertMany(docs);
+  });
+  return `repository trips: ${kinds.join(', ')}`;
+}
+
+/** Plain invoices: one a trip already names (it resolves), or a new one later trips may name. */
+async function writePlainInvoices(): Promise<string> {
+  const wanted = awaited.length && rnd() < 0.7 ? awaited.splice(Math.floor(rnd() * awaited.length), 1)[0] : undefined;
+  const uuid = wanted?.uuid ?? uuidOf(next++);
+  const client = wanted?.client ?? pick(CLIENTS);
+  const fecha = wanted?.fecha ?? wallOf(BASE + int(0, 100) * DAY + int(0, 23) * 3_600_000);
+  const method = pick(['PUE', 'PPD'] as const);
+  const x = invoiceXml({
+    issuer: TENANT_A,
+    receiver: client,
+    uuid,
+    fecha,
+    method,
+    lines: [{ code: '78101802', desc: 'Flete', amount: int(900, 40_000), transfers: [{ tax: '002', rate: 0.16 }] }],
+  });
+  await importFiles([{ name: `${uuid}.xml`, content: x.xml }]);
+  invoices.push({ uuid, client, fecha, total: x.total, method, cancelRequested: false });
+  return wanted ? `awaited invoice ${uuid}` : `invoice ${uuid}`;
+}
+
+function after(fecha: string, days: number): string {
+  const d = new Date(`${fecha}Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 19);
+}
+
+async function writePayment(): Promise<string> {
+  const open = invoices.filter((i) => i.method === 'PPD');
+  if (!open.length) return writePlainInvoices();
+  const inv = pick(open);
+  await importFiles([
+    {
+      name: 'pago.xml',
+      content: paymentXml({
+        issuer: TENANT_A,
+        receiver: inv.client,
+        uuid: uuidOf(next++),
+        fecha: after(inv.fecha, int(0, 30)),
+        invoiceUuid: inv.uuid,
+        currency: 'MXN',
+        exchangeRate: 1,
+        before: inv.total,
+        paid: Math.round(inv.total * 50) / 100,
+      }),
+    },
+  ]);
+  inv.method = 'PUE'; // paid once
+  return `payment on ${inv.uuid}`;
+}
+
+async function writeCreditNote(): Promise<string> {
+  if (!invoices.length) return writePlainInvoices();
+  const inv = pick(invoices);
+  const uuid = uuidOf(next++);
+  const x = invoiceXml({
+    issuer: TENANT_A,
+    receiver: inv.client,
+    uuid,
+    fecha: after(inv.fecha, int(0, 20)),
+    lines: [{ code: '78101802', desc: 'Bonificacion', amount: 100, transfers: [{ tax: '002', rate: 0.16 }] }],
+  });
+  const xml = x.xml
+    .replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
+    .replace(/(<cfdi:Comprobante[^>]*>)/, `$1<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${inv.uuid}"/></cfdi:CfdiRelacionados>`);
+  await importFiles([{ name: 'nc.xml', content: xml }]);
+  return `credit note on ${inv.uuid}`;
+}
+
+/** A cancellation request of a billing invoice, now and then with the SAT's acknowledgement (201: cancelled). */
+async function writeCancellation(acknowledged = rnd() < 0.5): Promise<string> {
+  const all = invoices.filter((i) => !i.cancelRequested);
+  // Mostly an invoice that bills a trip (a Carta Porte's).
+  const billing = all.filter((i) => plans.some((p) => p.uuid === i.uuid));
+  const candidates = billing.length && rnd() < 0.8 ? billing : all;
+  if (!candidates.length) return writeTrips();
+  const inv = pick(candidates);
+  inv.cancelRequested = true;
+  const fecha = after(inv.fecha, int(0, 20));
+  const files = [{ name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha, folios: [{ uuid: inv.uuid, motive: '02' }] }) }];
+  if (acknowledged) files.push({ name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha, folios: [{ uuid: inv.uuid, code: '201' }] }) });
+  await importFiles(files);
+  return `cancellation of ${inv.uuid} (${files.length} files)`;
+}
+
+/** The SAT's answer on a requested cancellation: rejected, accepted or still in process. */
+async function writeStatusAnswer(): Promise<string> {
+  const requested = invoices.filter((i) => i.cancelRequested);
+  if (!requested.length) return writeCancellation();
+  const inv = pick(requested);
+  const answer = pick([
+    { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada' },
+    { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' },
+    { estado: 'Vigente', estatusCancelacion: 'En proceso' },
+  ]);
+  const res = await h.app.inject({
+    method: 'PUT',
+    url: `/api/financial-docs/${encodeURIComponent(financialDocId(TENANT_A, inv.uuid))}/cancellation`,
+    headers: { 'x-api-key': KEY_A },
+    payload: { ...answer, consultedAt: new Date().toISOString() },
+  });
+  return `status ${answer.estatusCancelacion} on ${inv.uuid}: ${res.statusCode}`;
+}
+
+/** Writes that change a stored invoice's date, or a trip's delivery, and then fail before they are acknowledged. */
+async function writeThatFails(): Promise<string> {
+  if (rnd() < 0.5) {
+    const doc = await financialDocs(h.db).findOne({ company: TENANT_A });
+    if (!doc) return writeTrips();
+    const changed = { ...doc, date: doc.date + 3 * DAY };
+    await writeMarkingDays(h.db, TENANT_A, [doc, changed], async () => {
+      await financialDocs(h.db).replaceOne({ _id: doc._id }, changed);
+      throw new Error('crashed after the write');
+    }).catch(() => undefined);
+    return `failed invoice write on ${doc._id}`;
+  }
+  const trip = await trips(h.db).findOne({ company: TENANT_A, 'shipments.unloadDate': { $ne: null } });
+  if (!trip) return writeTrips();
+  const changed = { ...trip, shipments: trip.shipments.map((l) => ({ ...l, unloadDate: l.unloadDate === null ? null : l.unloadDate + 2 * DAY })) };
+  await writeMarkingTripDays(h.db, TENANT_A, [trip, changed], async () => {
+    await trips(h.db).replaceOne({ _id: trip._id }, changed);
+    throw new Error('crashed after the write');
+  }).catch(() => undefined);
+  return `failed trip write on ${trip._id}`;
+}
+
+async function worker(): Promise<string> {
+  if (rnd() < 0.7) return `drained ${await dispatchToBillRollups.drain(h.db, 50, 60_000)} marks`;
+  const r = await dispatchToBillRollups.rebuild(h.db);
+  if (!(await dispatchToBillRollups.ready(h.db))) throw new Error('a rebuild of every tenant leaves the store built');
+  return `rebuilt ${r.units} days`;
+}
+
+async function restart(): Promise<string> {
+  await h.rebuild();
+  return 'restart';
+}
+
+const comparable = (x: unknown): string => {
+  const { computedAt: _c, ...rest } = JSON.parse(JSON.stringify(x)) as { computedAt: string };
+  return JSON.stringify(rest);
+};
+
+function randomQuery(): Record<string, string> {
+  const q: Record<string, string> = {};
+  const r = rnd();
+  if (r < 0.1) {
+    // The default period (90 days to today).
+  } else if (r < 0.2) q.startDate = dayOf(int(0, 90));
+  else if (r < 0.3) {
+    q.startDate = dayOf(int(-300, 0));
+    q.endDate = dayOf(int(60, 130)); // now and then longer than 366 days: cut
+  } else if (r < 0.35) {
+    q.startDate = dayOf(int(50, 60));
+    q.endDate = dayOf(int(10, 40)); // inverted: an empty period
+  } else {
+    const a = int(-5, 110);
+    const b = int(-5, 110);
+    q.startDate = dayOf(Math.min(a, b));
+    q.endDate = dayOf(Math.max(a, b));
+  }
+  if (rnd() < 0.35) q.client = pick(CLIENTS);
+  if (rnd() < 0.7) q.limit = String(pick([1, 2, 5, 100]));
+  return q;
+}
+
+const inputOf = (q: Record<string, string>): DispatchToBillInput => ({
+  limit: q.limit ? Number(q.limit) : 20,
+  ...(q.startDate ? { startDate: q.startDate } : {}),
+  ...(q.endDate ? { endDate: q.endDate } : {}),
+  ...(q.client ? { client: q.client } : {}),
+});
+
+async function reports(label: string, n: number): Promise<number> {
+  let differing = 0;
+  for (let i = 0; i < n; i++) {
+    const q = randomQuery();
+    const res = await h.app.inject({
+      method: 'GET',
+      url: `/api/analytics/dispatch-to-bill?${new URLSearchParams(q).toString()}`,
+      headers: { 'x-api-key': KEY_A },
+    });
+    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+    const answer = res.json<{ computedAt: string }>();
+    // The reference at the instant the answer was computed (the days since each delivery, a period ending today).
+    const reference = await auditDispatchToBill({ ...ctx, now: () => new Date(answer.computedAt) }, TENANT_A, inputOf(q), { fromDocuments: true });
+    if (comparable(answer) !== comparable(reference)) {
+      differing += 1;
+      if (label !== 'bypass') t.same(JSON.parse(comparable(answer)), JSON.parse(comparable(reference)), `${label}: ${JSON.stringify(q)}`);
+    }
+  }
+  return differing;
+}
+
+const WRITES = [
+  writeTrips,
+  writeTrips,
+  writeTrips,
+  reimport,
+  reimport,
+  deliver,
+  deliver,
+  writeRepositoryTrips,
+  writeRepositoryTrips,
+  writePlainInvoices,
+  writePlainInvoices,
+  writePayment,
+  writeCreditNote,
+  writeCancellation,
+  writeCancellation,
+  writeStatusAnswer,
+  writeThatFails,
+  worker,
+  restart,
+];
+
+t.test('every dispatch-to-bill audit equals the trips after random writes', async (t) => {
+  const done: string[] = [];
+  for (let step = 0; step < 60; step++) {
+    done.push(await pick(WRITES)());
+    if (step % 15 === 14) t.equal(await reports(`after step ${step} (${done.slice(-3).join('; ')})`, 8), 0, `audits agree after step ${step}`);
+  }
+  for (const w of [
+    () => writeRepositoryTrips('legacy link'),
+    writePlainInvoices,
+    writeTrips,
+    () => writeCancellation(true),
+    writeStatusAnswer,
+    () => deliver('put'),
+    () => deliver('csv'),
+    reimport,
+    writeThatFails,
+    worker,
+    restart,
+  ])
+    done.push(await w());
+  t.comment(done.join('\n'));
+  // The writes made every link state and shape the kept days must count.
+  const reference = await auditDispatchToBill(ctx, TENANT_A, { limit: 100, startDate: dayOf(-30), endDate: dayOf(140) }, { fromDocuments: true });
+  const s = reference.summary;
+  t.ok(
+    s.billedTrips > 0 && s.preBilledCount > 0 && s.unbilledNoLink > 0 && s.unbilledCancelledLink > 0 && s.unresolvedLinks.count > 0 && s.notDeliveredCount > 0,
+    `every link state is there: ${JSON.stringify(s)}`,
+  );
+  t.ok(
+    done.some((d) => d.startsWith('delivery of')) &&
+      done.some((d) => d.startsWith('deliveries of')) &&
+      done.some((d) => d.startsWith('re-import') && d.endsWith('(1 updated)')) &&
+      done.some((d) => d.startsWith('awaited invoice')) &&
+      done.some((d) => d.includes('link after its invoice')),
+    'both delivery operations, re-imports and invoices arriving before and after their trips ran',
+  );
+  t.equal(await reports('final', 30), 0, `30 random audits agree after ${done.length} writes`);
+  const v = await dispatchToBillRollups.verify(h.db, TENANT_A);
+  t.same(v.mismatched, [], `every kept day equals its trips (${v.checked} days)`);
+  t.ok(v.checked > 30, 'the trips touch many days');
+
+  // The MCP tool reads the same kept days.
+  const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+  for (const input of [
+    { limit: 5, startDate: dayOf(0), endDate: dayOf(100) },
+    { limit: 100, startDate: dayOf(20), endDate: dayOf(60), client: CLIENTS[0] as string },
+  ]) {
+    const r = (await client.callTool({ name: 'auditDispatchToBill', arguments: { ...input } })) as unknown as { structuredContent: { computedAt: string } };
+    const ref = await auditDispatchToBill({ ...ctx, now: () => new Date(r.structuredContent.computedAt) }, TENANT_A, input, { fromDocuments: true });
+    t.equal(comparable(r.structuredContent), comparable(ref), `MCP: ${JSON.stringify(input)}`);
+  }
+});
+
+t.test('a write that bypasses the marks is caught: the check can fail', async (t) => {
+  // Invoices re-dated and trips repriced behind the repositories' back.
+  const docs = await financialDocs(h.db).find({ company: TENANT_A }).limit(10).toArray();
+  for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { date: d.date + 5 * DAY } });
+  const some = await trips(h.db).find({ company: TENANT_A }).limit(10).toArray();
+  for (const trip of some)
+    await trips(h.db).updateOne(
+      { _id: trip._id },
+      { $set: { shipments: trip.shipments.map((l) => ({ ...l, pricing: { ...l.pricing, totalFreight: l.pricing.totalFreight + 77 } })) } },
+    );
+  const v = await dispatchToBillRollups.verify(h.db, TENANT_A);
+  t.ok(v.mismatched.length > 0, `verification finds the unmarked days (${v.mismatched.length})`);
+  t.ok((await reports('bypass', 15)) > 0, 'some audit differs from the trips');
+  const repaired = await dispatchToBillRollups.verify(h.db, TENANT_A, { repair: true });
+  t.equal(repaired.mismatched.length, v.mismatched.length, 'repair rewrites the days that differ');
+  t.same((await dispatchToBillRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
+  t.equal(await reports('after repair', 10), 0, 'and the audits agree again');
+});
