@@ -383,8 +383,8 @@ async function writeThatFails(): Promise<string> {
   return `failed trip write on ${trip._id}`;
 }
 
-async function worker(): Promise<string> {
-  if (rnd() < 0.7) return `drained ${await dispatchToBillRollups.drain(h.db, 50, 60_000)} marks`;
+async function worker(rebuild = rnd() < 0.2): Promise<string> {
+  if (!rebuild) return `drained ${await dispatchToBillRollups.drain(h.db, 50, 60_000)} marks`;
   const r = await dispatchToBillRollups.rebuild(h.db);
   if (!(await dispatchToBillRollups.ready(h.db))) throw new Error('a rebuild of every tenant leaves the store built');
   return `rebuilt ${r.units} days`;
@@ -489,7 +489,7 @@ t.test('every dispatch-to-bill audit equals the trips after random writes', asyn
     () => deliver('csv'),
     reimport,
     writeThatFails,
-    worker,
+    () => worker(false), // a rebuild here would hide a write whose marks missed: the drain only
     restart,
   ])
     done.push(await w());
