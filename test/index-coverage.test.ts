@@ -59,6 +59,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.taxPositionMonths]: 'tenant',
   [COLLECTIONS.taxPositionLines]: 'tenant',
   [COLLECTIONS.fleetRollups]: 'tenant',
+  [COLLECTIONS.unitEconomicsRollups]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

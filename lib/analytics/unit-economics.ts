@@ -91,6 +91,9 @@ export function unitEconomicsBy(
     .map(([key, g]) => ({ key, rows: g.length, ...unitEconomics(sumUnitInputs(g), litresBasis) }));
 }
 
+/** km or litres from integer thousandths (how the report sums them: exact in any order). */
+export const fromMilli = (m: number): number => m / 1000;
+
 /** Sums of a group of legs as grouped in the database (revenue in integer cents). */
 export interface UnitGroupRow {
   trips: number;

@@ -40,6 +40,8 @@ export const COLLECTIONS = {
   receivablesDays: 'receivablesDays',
   /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
   fleetRollups: 'fleetRollups',
+  /** Unit economics' days kept on write (lib/analytics/unit-economics-day.ts). */
+  unitEconomicsRollups: 'unitEconomicsRollups',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */
