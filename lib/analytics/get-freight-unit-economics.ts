@@ -33,7 +33,7 @@ import {
   type TripKeys,
 } from './trip-costs.ts';
 import { periodCostPools, periodGroups, periodUnits, periodVehicles } from './unit-economics-day.ts';
-import { readFreshUnitEconomicsDays, unitEconomicsRollupsReady } from './refresh-unit-economics-rollups.ts';
+import { readFreshUnitEconomicsDays, unitEconomicsRollups } from './unit-economics-rollup-kind.ts';
 import { fromCents } from '../money/cents.ts';
 
 export interface UnitEconomicsInput {
@@ -115,7 +115,7 @@ export async function getFreightUnitEconomics(
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const basis = input.litresBasis;
   const filter: Filter = { ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}) };
-  const kept = !opts.fromDocuments && (await unitEconomicsRollupsReady(ctx.db));
+  const kept = !opts.fromDocuments && (await unitEconomicsRollups.ready(ctx.db));
   const [g, placed] = await (kept ? fromKept : fromDocuments)(ctx, tenant, period, filter);
   const kmOn = (rows: KmOnVehicleRows): Map<string, Map<string, number>> => {
     const m = new Map<string, Map<string, number>>();

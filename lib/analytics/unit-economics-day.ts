@@ -116,8 +116,7 @@ export interface UnitEconomicsDay {
 export const unitEconomicsDayId = (tenant: string, day: string): string => `${tenant}|${day}`;
 
 const comboValues = (t: UnitCombo): (string | null)[] => UNIT_FIELDS.map((f) => t[f]);
-const comboOf = (values: readonly (string | null)[]): UnitCombo =>
-  Object.fromEntries(UNIT_FIELDS.map((f, i) => [f, values[i] ?? null])) as UnitCombo;
+const comboOf = (values: readonly (string | null)[]): UnitCombo => Object.fromEntries(UNIT_FIELDS.map((f, i) => [f, values[i] ?? null])) as UnitCombo;
 
 const zeroSums = (): UnitSums => ({ trips: 0, legs: 0, kmM: 0, revenueC: 0, tollC: 0, loadedM: 0, offloadedM: 0 });
 const addLeg = (s: UnitSums, l: UnitLeg): void => {
@@ -337,7 +336,9 @@ const str = (v: string | null | undefined): string => v ?? '';
  * route, labels the greatest of the period's trips.
  */
 export function periodGroups(all: readonly PeriodUnit[], filter: { client?: string; vehicle?: string }): UnitEconomicsGroups {
-  const units = all.filter((u) => (filter.client === undefined || u.combo.client === filter.client) && (filter.vehicle === undefined || u.combo.vehicle === filter.vehicle));
+  const units = all.filter(
+    (u) => (filter.client === undefined || u.combo.client === filter.client) && (filter.vehicle === undefined || u.combo.vehicle === filter.vehicle),
+  );
   const by = (key: (c: UnitCombo) => unknown, labels: readonly UnitField[] = []) => [...accumulate(units, (c) => JSON.stringify(key(c)), labels).values()];
   const total = zeroSums();
   for (const u of units) addSums(total, u.sums);
@@ -357,19 +358,20 @@ export function periodGroups(all: readonly PeriodUnit[], filter: { client?: stri
     clientVehicle: kmOn((c) => str(c.client)),
     routeVehicle: kmOn(routeKey),
     driverVehicle: kmOn((c) => str(c.driver)),
-    byRoute: by((c) => [c.originId, c.destinationId], ['originName', 'originCity', 'originState', 'destinationName', 'destinationCity', 'destinationState']).map(
-      (a) => ({
-        originId: str(a.combo.originId),
-        originName: str(a.labels.originName),
-        originCity: str(a.labels.originCity),
-        originState: str(a.labels.originState),
-        destinationId: str(a.combo.destinationId),
-        destinationName: str(a.labels.destinationName),
-        destinationCity: str(a.labels.destinationCity),
-        destinationState: str(a.labels.destinationState),
-        ...groupRow(a.sums),
-      }),
-    ),
+    byRoute: by(
+      (c) => [c.originId, c.destinationId],
+      ['originName', 'originCity', 'originState', 'destinationName', 'destinationCity', 'destinationState'],
+    ).map((a) => ({
+      originId: str(a.combo.originId),
+      originName: str(a.labels.originName),
+      originCity: str(a.labels.originCity),
+      originState: str(a.labels.originState),
+      destinationId: str(a.combo.destinationId),
+      destinationName: str(a.labels.destinationName),
+      destinationCity: str(a.labels.destinationCity),
+      destinationState: str(a.labels.destinationState),
+      ...groupRow(a.sums),
+    })),
   };
 }
 
