@@ -7,11 +7,12 @@
  * unitEconomics (null + reason when km or litres are 0, never NaN).
  */
 import type { ServiceContext } from '../context.ts';
-import { unitEconomicsGroups, type UnitEconomicsGroups } from './trip-audits-repo.ts';
+import { unitEconomicsGroups } from './trip-audits-repo.ts';
 import { resolvePeriod, type AnalyticsPeriod } from '../shared/period.ts';
 import { capped, periodOut, type Capped, type PeriodOut } from './report.ts';
 import {
   byRevenue,
+  type UnitEconomicsGroups,
   costFigures,
   EMPTY_UNIT_GROUP,
   meanLegKm,

@@ -17,7 +17,7 @@ import { COLLECTIONS, trips } from '../db/collections.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import type { ShrinkageTrip } from './shrinkage-recovery.ts';
 import type { DeliveryRow } from './dispatch-to-bill.ts';
-import { fromMilli, type UnitGroupRow } from './unit-economics.ts';
+import { fromMilli, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 import type { UnitTrip } from './unit-economics-day.ts';
 import type { TripKeys } from './trip-costs.ts';
 import type { VehicleActivity } from './utilization.ts';
@@ -317,34 +317,6 @@ function deliveredLegSums(tenant: string, q: TripScope & { start: number; end: n
     { $match: { legs: { $gt: 0 } } },
     { $project: { l: 0 } },
   ];
-}
-
-/** A group's km on one vehicle (what a vehicle's assigned costs are shared by). */
-export interface KmOnVehicle {
-  key: string;
-  vehicle: string;
-  km: number;
-}
-
-export interface UnitEconomicsGroups {
-  total: UnitGroupRow | null;
-  byClient: (UnitGroupRow & { client: string })[];
-  byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
-  byDriver: (UnitGroupRow & { driver: string; name: string })[];
-  /** km per (client, vehicle), (route "OR→DE", vehicle), (driver, vehicle). */
-  clientVehicle: KmOnVehicle[];
-  routeVehicle: KmOnVehicle[];
-  driverVehicle: KmOnVehicle[];
-  byRoute: (UnitGroupRow & {
-    originId: string;
-    originName: string;
-    originCity: string;
-    originState: string;
-    destinationId: string;
-    destinationName: string;
-    destinationCity: string;
-    destinationState: string;
-  })[];
 }
 
 /**

@@ -18,8 +18,7 @@
  */
 import { mxDateString } from '../time/mexico-city.ts';
 import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, type CostPools, emptyPools } from './trip-costs.ts';
-import { fromMilli, type UnitGroupRow } from './unit-economics.ts';
-import type { KmOnVehicle, UnitEconomicsGroups } from './trip-audits-repo.ts';
+import { fromMilli, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
 export const UNIT_ECONOMICS_ROLLUP_VERSION = 1;

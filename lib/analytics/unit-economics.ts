@@ -176,3 +176,31 @@ export function costFigures(row: Pick<UnitRow, 'revenue' | 'km' | 'litres' | 'tr
     marginPerKm: ratio(margin, row.km, { denominatorLabel: 'km', decimals: 2 }),
   };
 }
+
+/** A group's km on one vehicle (what a vehicle's assigned costs are shared by). */
+export interface KmOnVehicle {
+  key: string;
+  vehicle: string;
+  km: number;
+}
+
+export interface UnitEconomicsGroups {
+  total: UnitGroupRow | null;
+  byClient: (UnitGroupRow & { client: string })[];
+  byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
+  byDriver: (UnitGroupRow & { driver: string; name: string })[];
+  /** km per (client, vehicle), (route "OR→DE", vehicle), (driver, vehicle). */
+  clientVehicle: KmOnVehicle[];
+  routeVehicle: KmOnVehicle[];
+  driverVehicle: KmOnVehicle[];
+  byRoute: (UnitGroupRow & {
+    originId: string;
+    originName: string;
+    originCity: string;
+    originState: string;
+    destinationId: string;
+    destinationName: string;
+    destinationCity: string;
+    destinationState: string;
+  })[];
+}
