@@ -187,3 +187,11 @@ export function conceptGroupsByDay(
 ): Promise<{ docs: ConceptDocGroup[]; lines: ConceptLineGroup[] }> {
   return conceptGroups(db, tenant, q, mxDayExpr('$date'), maxTimeMS);
 }
+
+/** The ids of a tenant's documents dated in [start, end] (a marked day's documents: the trips linked to them are re-marked). */
+export async function documentIdsDated(db: Db, tenant: string, start: number, end: number, maxTimeMS: number): Promise<string[]> {
+  const docs = await financialDocs(db)
+    .find({ company: tenant, date: { $gte: start, $lte: end } }, { projection: { _id: 1 }, maxTimeMS })
+    .toArray();
+  return docs.map((d) => String(d._id));
+}

@@ -40,6 +40,10 @@ export const COLLECTIONS = {
   receivablesDays: 'receivablesDays',
   /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
   fleetRollups: 'fleetRollups',
+  /** The discounts and shrinkage audit's days kept on write and its legs beyond tolerance (lib/analytics/discount-days.ts, shrinkage-days.ts). */
+  discountDays: 'discountDays',
+  shrinkageDays: 'shrinkageDays',
+  shrinkageFindings: 'shrinkageFindings',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

@@ -17,12 +17,20 @@ export const RECEIVABLES_SOURCE = 'receivables';
 /** The tax position's source (lib/tax/refresh-tax-position.ts): a marked day's month is recomputed. */
 export const TAX_POSITION_DOCS_SOURCE = 'taxPositionDocs';
 
+/** The discounts and shrinkage audit's source (lib/analytics/refresh-discounts-shrinkage-rollups.ts). */
+export const DISCOUNTS_SHRINKAGE_DOCS_SOURCE = 'discountsShrinkageDocs';
+
 /**
  * Every mark source a financial-document write marks: one per kind of kept totals, because a
  * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
  * totals over financial documents adds its source here.
  */
-export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [FINANCIAL_DOCS_SOURCE, RECEIVABLES_SOURCE, TAX_POSITION_DOCS_SOURCE];
+export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [
+  FINANCIAL_DOCS_SOURCE,
+  RECEIVABLES_SOURCE,
+  TAX_POSITION_DOCS_SOURCE,
+  DISCOUNTS_SHRINKAGE_DOCS_SOURCE,
+];
 
 export interface DatedDocument {
   date: number;

@@ -4,8 +4,15 @@ import { taxSummaryRollups } from '../tax/tax-summary-rollup-kind.ts';
 import { receivablesRollups } from '../analytics/receivables-rollup-kind.ts';
 import { taxPositionRollups } from '../tax/tax-position-rollup-kind.ts';
 import { fleetUtilizationRollups } from '../analytics/fleet-utilization-rollup-kind.ts';
+import { discountsShrinkageRollups } from '../analytics/discounts-shrinkage-rollup-kind.ts';
 
-export const ROLLUP_KINDS: readonly RollupKind[] = [taxSummaryRollups, taxPositionRollups, receivablesRollups, fleetUtilizationRollups];
+export const ROLLUP_KINDS: readonly RollupKind[] = [
+  taxSummaryRollups,
+  taxPositionRollups,
+  receivablesRollups,
+  fleetUtilizationRollups,
+  discountsShrinkageRollups,
+];
 
 /** The kinds a `--kind` option names (all when none). Throws on an unknown name. */
 export function selectRollupKinds(names: readonly string[] = []): readonly RollupKind[] {
