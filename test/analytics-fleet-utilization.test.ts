@@ -6,7 +6,7 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { makeTrip, leg, diesel, gasoline, CLIENT_COMPANY, CLIENT_COMPANY_2 } from './fixtures/documents.ts';
 import { trips } from '../lib/db/collections.ts';
-import { fleetRollupsReady, rebuildFleetRollups } from '../lib/analytics/refresh-fleet-rollups.ts';
+import { fleetUtilizationRollups } from '../lib/analytics/fleet-utilization-rollup-kind.ts';
 
 const NOW = new Date('2026-04-20T12:00:00-06:00');
 const h = await startHarness(t, { build: { now: () => NOW } });
@@ -283,8 +283,8 @@ t.test('the days kept on write answer the same', async (t) => {
     '?startDate=2026-02-01&endDate=2026-03-31&groupBy=driver',
   ];
   const fromTrips = await Promise.all(queries.map(async (q) => (await get(q)).json<{ computedAt: string }>()));
-  await rebuildFleetRollups(h.db);
-  t.ok(await fleetRollupsReady(h.db), 'the store is built');
+  await fleetUtilizationRollups.rebuild(h.db);
+  t.ok(await fleetUtilizationRollups.ready(h.db), 'the store is built');
   for (const [i, q] of queries.entries()) {
     const { computedAt: _a, ...kept } = (await get(q)).json<{ computedAt: string }>();
     const { computedAt: _b, ...reference } = fromTrips[i]!;

@@ -5,14 +5,13 @@
  * deliveries recorded later through both delivery operations, re-imports that change a trip, a
  * delivery dated before the loading, a write that fails halfway, a restart), every report for
  * random periods, groupings, filters and litres bases answers the same over HTTP (and once over
- * MCP), and `verifyFleetRollups` finds every kept day equal. Then one write bypasses the marks,
+ * MCP), and `fleetUtilizationRollups.verify` finds every kept day equal. Then one write bypasses the marks,
  * and both checks must see it (the test can fail). FLEET_ROLLUP_SEED=<n> replays a seed.
  */
 import t from 'tap';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { trips } from '../lib/db/collections.ts';
 import { auditFleetUtilization, type FleetUtilizationInput } from '../lib/analytics/audit-fleet-utilization.ts';
-import { rebuildFleetRollups, verifyFleetRollups } from '../lib/analytics/refresh-fleet-rollups.ts';
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
 import { fleetUtilizationRollups } from '../lib/analytics/fleet-utilization-rollup-kind.ts';
 import type { ServiceContext } from '../lib/context.ts';
@@ -35,7 +34,7 @@ const int = (lo: number, hi: number): number => lo + Math.floor(rnd() * (hi - lo
 
 t.setTimeout(400_000);
 const h = await startHarness(t);
-await rebuildFleetRollups(h.db); // an empty store: recorded as built, every write from here keeps the days
+await fleetUtilizationRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the days
 const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
 
 const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'DPE950607MN8'];
@@ -320,7 +319,7 @@ t.test('every fleet utilization report equals the trips after random writes', as
     'both delivery operations and re-imports ran',
   );
   t.equal(await reports('final', 30), 0, `30 random reports agree after ${done.length} writes`);
-  const v = await verifyFleetRollups(h.db, TENANT_A);
+  const v = await fleetUtilizationRollups.verify(h.db, TENANT_A);
   t.same(v.mismatched, [], `every kept day equals its trips (${v.checked} days)`);
   t.ok(v.checked > 30, 'the trips touch many days');
 
@@ -341,11 +340,11 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
   t.ok(some.length > 0, 'trips to break');
   for (const trip of some)
     await trips(h.db).updateOne({ _id: trip._id }, { $set: { shipments: trip.shipments.map((l) => ({ ...l, distanceKm: l.distanceKm + 77 })) } });
-  const v = await verifyFleetRollups(h.db, TENANT_A);
+  const v = await fleetUtilizationRollups.verify(h.db, TENANT_A);
   t.ok(v.mismatched.length > 0, `verification finds the unmarked days (${v.mismatched.length})`);
   t.ok((await reports('bypass', 15)) > 0, 'some report differs from the trips');
-  const repaired = await verifyFleetRollups(h.db, TENANT_A, { repair: true });
+  const repaired = await fleetUtilizationRollups.verify(h.db, TENANT_A, { repair: true });
   t.equal(repaired.mismatched.length, v.mismatched.length, 'repair rewrites the days that differ');
-  t.same((await verifyFleetRollups(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
+  t.same((await fleetUtilizationRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
   t.equal(await reports('after repair', 10), 0, 'and the reports agree again');
 });

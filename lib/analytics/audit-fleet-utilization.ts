@@ -9,7 +9,7 @@
  */
 import type { ServiceContext } from '../context.ts';
 import { streamTripsTouchingDays, vehicleLastActivity } from './trip-audits-repo.ts';
-import { fleetRollupsReady, readFreshFleetDays } from './refresh-fleet-rollups.ts';
+import { fleetUtilizationRollups, readFreshFleetDays } from './fleet-utilization-rollup-kind.ts';
 import { fleetActivityOf, foldFleetDays } from './fleet-day-rollup.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import { resolvePeriod } from '../shared/period.ts';
@@ -88,7 +88,7 @@ export async function auditFleetUtilization(
   const fleetFrom = mxAddDays(asOfDay, -FLEET_LOOKBACK_DAYS);
   const windowEndsToday = asOfDay >= mxDateString(now.getTime());
   const range = { from: period.startDate, to: period.endDate };
-  const kept = !opts.fromDocuments && (await fleetRollupsReady(ctx.db));
+  const kept = !opts.fromDocuments && (await fleetUtilizationRollups.ready(ctx.db));
 
   const fromKept = async (): Promise<[UtilizationRow[], VehicleActivity[]]> => {
     const days = await readFreshFleetDays(ctx.db, tenant, mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS), period.endDate, 'sums', timeout);

@@ -1,0 +1,336 @@
+/**
+ * The lifecycle every kind of totals kept over marked days shares (docs/rollups.md "How the days
+ * stay right"). An area says how to recompute and keep a unit (a day, or a month) of a tenant
+ * from its documents and how to compare it with what is kept; `markedRollupKind` builds the rest
+ * of a RollupKind: settling marks (recompute, then the seq-guarded clear), a report's bounded
+ * settle of its period, the background drain, the rebuild with progress, forget, verify and
+ * repair, outstanding marks, and an empty store recorded as built. Area-free: lib/db and lib/time.
+ */
+import type { Db } from 'mongodb';
+import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
+import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
+import { mxAddDays } from '../time/mexico-city.ts';
+import type { RebuildOptions, RebuildOutcome, RollupKind, VerifyOutcome } from './rollup-kind.ts';
+
+/** What a kind keeps per tenant: a Mexico City day, or a month ('YYYY-MM', recomputed whole when any of its days is marked). */
+export type RollupGrain = 'day' | 'month';
+
+/**
+ * Months kept from the days (the tax summary's payment basis): when a day is settled its month
+ * is marked under `source` (the mark's `day` is the month), and the month is recomputed from
+ * those marks after the days. Verified over the months of every document day.
+ */
+export interface DerivedMonths<C> {
+  source: string;
+  recompute(db: Db, tenant: string, month: string, ctx: C, maxTimeMS: number): Promise<void>;
+  /** Whether the kept month differs from the same computed from the documents (nothing written). */
+  differs(db: Db, tenant: string, month: string, ctx: C, maxTimeMS: number): Promise<boolean>;
+  /** The months a tenant's kept forms hold. */
+  keptMonths(db: Db, tenant: string, maxTimeMS: number): Promise<Iterable<string>>;
+}
+
+export interface MarkedRollupOptions<C = undefined> {
+  /** The kind's name: the logs, the progress, `npm run rollups -- --kind`. */
+  name: string;
+  /** Its entry in rollupState. */
+  stateName: string;
+  /** The version the store must have been built by (the area's *_ROLLUP_VERSION): a store of another is rebuilt. */
+  version: number;
+  /** The mark sources it reads and alone clears: a mark of any of them on a day stands for that day's unit. */
+  sources: readonly string[];
+  grain: RollupGrain;
+  /** Marks read per source and pass: a report's period fits in one pass. */
+  marksPerPass: number;
+  /** Day grain: consecutive days recomputed together (one read of the documents). Default 31. A month is recomputed alone. */
+  maxRunDays?: number;
+  /** Every tenant with documents this kind reads: a rebuild's default, and the store is built once all are. */
+  tenants(db: Db): Promise<readonly string[]>;
+  /** Whether the store holds no document this kind reads (then it is recorded as built at once). */
+  isEmpty(db: Db): Promise<boolean>;
+  /** Per source, the days a tenant's documents touch: what a rebuild marks and verify computes. */
+  documentDays(db: Db, tenant: string): Promise<ReadonlyMap<string, Iterable<string>>>;
+  /** The units a tenant's kept forms hold (verify compares them too: a kept unit without documents is a fault). */
+  keptUnits(db: Db, tenant: string, maxTimeMS: number): Promise<Iterable<string>>;
+  /** Forgets everything kept of a tenant (a rebuild, once every day is marked). */
+  deleteOf(db: Db, tenant: string): Promise<void>;
+  /** What a recompute needs of a tenant besides its documents (the tax summary's settings): read once per tenant and pass. */
+  context?(db: Db, tenant: string): Promise<C>;
+  /** Recomputes a run of units (consecutive days, or one month) from the documents and keeps it: idempotent. */
+  recompute(db: Db, tenant: string, run: readonly string[], ctx: C, maxTimeMS: number): Promise<void>;
+  /** The units of a run whose kept form differs from the same computed from the documents (nothing written). */
+  differing(db: Db, tenant: string, run: readonly string[], ctx: C, maxTimeMS: number): Promise<string[]>;
+  months?: DerivedMonths<C>;
+}
+
+/** The context a caller hands over when the kind has one (a report already holds it). */
+export type WithContext<C> = undefined extends C ? { ctx?: C } : { ctx: C };
+
+export interface SettleQuery {
+  /** Days (or, for derived months, months) [from, to], inclusive. */
+  from: string;
+  to: string;
+  /** Passes of `marksPerPass` marks per source at most: writes racing a report leave marks the drain settles. */
+  maxPasses: number;
+  maxTimeMS: number;
+}
+
+export interface MarkedRollupKind<C = undefined> extends RollupKind {
+  rebuild(db: Db, opts?: RebuildOptions): Promise<RebuildOutcome>;
+  verify(db: Db, tenant: string, opts?: { repair?: boolean; maxTimeMS?: number }): Promise<VerifyOutcome>;
+  /** Before a report reads [from, to]: recomputes the units marked there, in passes. Answers how many marks it settled. */
+  settle(db: Db, tenant: string, q: SettleQuery & WithContext<C>): Promise<number>;
+  /** The same for the derived months' marks in [from, to] ('YYYY-MM'), one pass. */
+  settleMonths(db: Db, tenant: string, q: Omit<SettleQuery, 'maxPasses'> & WithContext<C>): Promise<void>;
+  /** Recomputes these units (any, grouped into runs) and keeps them: a report's units kept by another version or settings. */
+  recompute(db: Db, tenant: string, units: Iterable<string>, ctx: C, maxTimeMS: number): Promise<void>;
+}
+
+const FIRST = '0000-00-00';
+const LAST = '9999-99-99';
+
+function byTenant(marks: readonly RollupMark[]): Map<string, RollupMark[]> {
+  const out = new Map<string, RollupMark[]>();
+  for (const m of marks) {
+    let list = out.get(m.tenant);
+    if (!list) out.set(m.tenant, (list = []));
+    list.push(m);
+  }
+  return out;
+}
+
+export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): MarkedRollupKind<C> {
+  const maxRunDays = o.maxRunDays ?? 31;
+  const unitOf = o.grain === 'month' ? (day: string): string => day.slice(0, 7) : (day: string): string => day;
+  const contextOf = (db: Db, tenant: string): Promise<C> => (o.context ? o.context(db, tenant) : Promise.resolve(undefined as C));
+
+  /** Runs of units (sorted, deduplicated): consecutive days, at most maxRunDays each; a month alone. */
+  function runsOf(units: Iterable<string>): string[][] {
+    const sorted = [...new Set(units)].sort();
+    if (o.grain === 'month') return sorted.map((m) => [m]);
+    const runs: string[][] = [];
+    for (const d of sorted) {
+      const run = runs[runs.length - 1];
+      if (run && run.length < maxRunDays && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
+      else runs.push([d]);
+    }
+    return runs;
+  }
+
+  async function recompute(db: Db, tenant: string, units: Iterable<string>, ctx: C, maxTimeMS: number): Promise<void> {
+    for (const run of runsOf(units)) await o.recompute(db, tenant, run, ctx, maxTimeMS);
+  }
+
+  /**
+   * Recomputes the units these marks stand for (and marks their derived months), then clears the
+   * marks no write has bumped since. A crash in between leaves the marks: the next reader recomputes.
+   */
+  async function settleMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number): Promise<number> {
+    if (!marks.length) return 0;
+    const units = new Set(marks.map((m) => unitOf(m.day)));
+    await recompute(db, tenant, units, ctx, maxTimeMS);
+    if (o.months)
+      await markDays(
+        db,
+        tenant,
+        o.months.source,
+        marks.map((m) => m.day.slice(0, 7)),
+      );
+    await clearMarks(db, marks);
+    return units.size;
+  }
+
+  async function settleMonthMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number): Promise<void> {
+    if (!marks.length || !o.months) return;
+    for (const month of [...new Set(marks.map((m) => m.day))].sort()) await o.months.recompute(db, tenant, month, ctx, maxTimeMS);
+    await clearMarks(db, marks);
+  }
+
+  /**
+   * One pass: up to `perPass` marks of each source in [from, to], earliest first. When a source
+   * filled its page, only the units up to its last are settled (the others' later marks wait for
+   * the next pass), so the sources advance together and a unit is recomputed once.
+   */
+  async function settlePass(
+    db: Db,
+    tenant: string,
+    ctx: C,
+    from: string,
+    to: string,
+    perPass: number,
+    maxTimeMS: number,
+  ): Promise<{ marks: number; units: number; full: boolean }> {
+    const pages = await Promise.all(o.sources.map((source) => markedDays(db, tenant, source, from, to, perPass)));
+    const full = pages.filter((p) => p.length === perPass);
+    const cut = full.length ? full.map((p) => unitOf((p[p.length - 1] as RollupMark).day)).sort()[0] : undefined;
+    const marks = pages.flat().filter((m) => cut === undefined || unitOf(m.day) <= cut);
+    const units = await settleMarks(db, tenant, marks, ctx, maxTimeMS);
+    return { marks: marks.length, units, full: full.length > 0 };
+  }
+
+  /** Settles every marked unit of a tenant, then its derived months (the days mark them). */
+  async function settleAll(
+    db: Db,
+    tenant: string,
+    ctx: C,
+    maxTimeMS: number,
+    opts: { onUnits?: (n: number) => void; stopped?: () => boolean; perPass?: number } = {},
+  ): Promise<void> {
+    const perPass = opts.perPass ?? o.marksPerPass;
+    for (;;) {
+      if (opts.stopped?.()) return;
+      const r = await settlePass(db, tenant, ctx, FIRST, LAST, perPass, maxTimeMS);
+      if (!r.marks) break;
+      opts.onUnits?.(r.units);
+    }
+    if (!o.months) return;
+    for (;;) {
+      if (opts.stopped?.()) return;
+      const marks = await markedDays(db, tenant, o.months.source, FIRST, LAST, perPass);
+      if (!marks.length) break;
+      await settleMonthMarks(db, tenant, marks, ctx, maxTimeMS);
+    }
+  }
+
+  /** Marks every unit a tenant's documents touch; answers how many units that is. */
+  async function markAll(db: Db, tenant: string): Promise<number> {
+    const bySource = await o.documentDays(db, tenant);
+    const units = new Set<string>();
+    for (const source of o.sources) {
+      const own = new Set([...(bySource.get(source) ?? [])].map(unitOf));
+      for (const u of own) units.add(u);
+      // A month is marked by its first day; days in runs, so no write is larger than a run.
+      if (o.grain === 'month')
+        await markDays(
+          db,
+          tenant,
+          source,
+          [...own].map((m) => `${m}-01`),
+        );
+      else for (const run of runsOf(own)) await markDays(db, tenant, source, run);
+    }
+    return units.size;
+  }
+
+  const sourcesToDrain = [...o.sources, ...(o.months ? [o.months.source] : [])];
+
+  return {
+    name: o.name,
+
+    async ready(db) {
+      return (await readRollupState(db, o.stateName))?.version === o.version;
+    },
+
+    /**
+     * Rebuilds the kept forms of these tenants (default: every tenant with documents): marks every
+     * unit their documents touch, forgets what was kept (a report meanwhile recomputes what it
+     * reads), then settles the marks, reporting progress. Once every tenant is done, records that
+     * the store holds this version.
+     */
+    async rebuild(db, opts = {}) {
+      const maxTimeMS = opts.maxTimeMS ?? 600_000;
+      const all = await o.tenants(db);
+      const tenants = opts.tenants ?? all;
+      let units = 0;
+      for (const tenant of tenants) {
+        const total = await markAll(db, tenant);
+        await o.deleteOf(db, tenant);
+        opts.onProgress?.({ kind: o.name, tenant, phase: 'marking', done: total, total });
+        const ctx = await contextOf(db, tenant);
+        let done = 0;
+        // A run per pass when the rebuild may be told to stop (the service shutting down): it stops within one; the marks stay for the next start.
+        await settleAll(db, tenant, ctx, maxTimeMS, {
+          perPass: opts.stopped ? (o.grain === 'day' ? maxRunDays : 1) : o.marksPerPass,
+          ...(opts.stopped ? { stopped: opts.stopped } : {}),
+          onUnits: (n) => {
+            done += n;
+            opts.onProgress?.({ kind: o.name, tenant, phase: 'computing', done: Math.min(done, total), total });
+          },
+        });
+        if (opts.stopped?.()) return { tenants: tenants.length, units, stopped: true };
+        units += total;
+      }
+      if (all.every((t) => tenants.includes(t))) await writeRollupState(db, o.stateName, o.version);
+      return { tenants: tenants.length, units, stopped: false };
+    },
+
+    async forget(db) {
+      await deleteRollupState(db, o.stateName);
+    },
+
+    async markEmptyStoreBuilt(db) {
+      if (await readRollupState(db, o.stateName)) return false;
+      if (!(await o.isEmpty(db))) return false;
+      await writeRollupState(db, o.stateName, o.version);
+      return true;
+    },
+
+    /** One pass over the marks of any tenant, the sources in turn, `limit` marks in all. */
+    async drain(db, limit, maxTimeMS) {
+      let worked = 0;
+      for (const source of sourcesToDrain) {
+        if (worked >= limit) break;
+        const marks = await someMarks(db, source, limit - worked);
+        for (const [tenant, list] of byTenant(marks)) {
+          const ctx = await contextOf(db, tenant);
+          if (source === o.months?.source) await settleMonthMarks(db, tenant, list, ctx, maxTimeMS);
+          else await settleMarks(db, tenant, list, ctx, maxTimeMS);
+        }
+        worked += marks.length;
+      }
+      return worked;
+    },
+
+    /**
+     * Compares a tenant's kept units with the same computed from the documents (every unit either
+     * side holds), after settling its marks: a difference is a fault, not a pending write. Answers
+     * the units that differ; `repair` rewrites them.
+     */
+    async verify(db, tenant, opts = {}) {
+      const maxTimeMS = opts.maxTimeMS ?? 600_000;
+      const ctx = await contextOf(db, tenant);
+      await settleAll(db, tenant, ctx, maxTimeMS);
+      const days = new Set<string>();
+      for (const list of (await o.documentDays(db, tenant)).values()) for (const d of list) days.add(d);
+      const units = [...new Set([...[...days].map(unitOf), ...(await o.keptUnits(db, tenant, maxTimeMS))])].sort();
+      const mismatched: string[] = [];
+      for (const run of runsOf(units)) mismatched.push(...(await o.differing(db, tenant, run, ctx, maxTimeMS)));
+      let checked = units.length;
+      const badMonths: string[] = [];
+      if (o.months) {
+        const months = [...new Set([...[...days].map((d) => d.slice(0, 7)), ...(await o.months.keptMonths(db, tenant, maxTimeMS))])].sort();
+        for (const month of months) if (await o.months.differs(db, tenant, month, ctx, maxTimeMS)) badMonths.push(month);
+        checked += months.length;
+      }
+      if (opts.repair) {
+        if (mismatched.length) await recompute(db, tenant, mismatched, ctx, maxTimeMS);
+        for (const month of badMonths) await o.months?.recompute(db, tenant, month, ctx, maxTimeMS);
+      }
+      return { checked, mismatched: [...mismatched, ...badMonths] };
+    },
+
+    outstanding: async (db) => {
+      let n = 0;
+      for (const source of o.sources) n += await countMarks(db, source);
+      return n;
+    },
+
+    async settle(db, tenant, q) {
+      if (q.to < q.from) return 0;
+      const ctx = q.ctx as C;
+      let settled = 0;
+      for (let pass = 0; pass < q.maxPasses; pass++) {
+        const r = await settlePass(db, tenant, ctx, q.from, q.to, o.marksPerPass, q.maxTimeMS);
+        settled += r.marks;
+        if (!r.full) break;
+      }
+      return settled;
+    },
+
+    async settleMonths(db, tenant, q) {
+      if (!o.months) return;
+      await settleMonthMarks(db, tenant, await markedDays(db, tenant, o.months.source, q.from, q.to, o.marksPerPass), q.ctx as C, q.maxTimeMS);
+    },
+
+    recompute,
+  };
+}
