@@ -17,20 +17,9 @@ import { fleetUtilizationRollups } from '../lib/analytics/fleet-utilization-roll
 import type { ServiceContext } from '../lib/context.ts';
 import { mxDateString } from '../lib/time/mexico-city.ts';
 import { connect, listen } from './helpers/mcp.ts';
+import { comparable, seeded, tally } from './helpers/differential.ts';
 
-const seed = Number(process.env.FLEET_ROLLUP_SEED ?? 20261128);
-t.comment(`FLEET_ROLLUP_SEED=${seed}`);
-function mulberry32(a: number): () => number {
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rnd = mulberry32(seed);
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-const int = (lo: number, hi: number): number => lo + Math.floor(rnd() * (hi - lo + 1));
+const { rnd, pick, int } = seeded(t, 'FLEET_ROLLUP_SEED', 20261128);
 
 t.setTimeout(400_000);
 const h = await startHarness(t);
@@ -240,7 +229,7 @@ async function restart(): Promise<string> {
 }
 
 async function reports(label: string, n: number): Promise<number> {
-  let differing = 0;
+  const answers = tally(t, label);
   for (let i = 0; i < n; i++) {
     const q: Record<string, string> = {};
     const r = rnd();
@@ -276,18 +265,13 @@ async function reports(label: string, n: number): Promise<number> {
       ...(q.vehicle ? { vehicle: q.vehicle } : {}),
       ...(q.driver ? { driver: q.driver } : {}),
     };
-    const { computedAt: _a, ...kept } = res.json<{ computedAt: string }>();
-    const { computedAt: _b, ...reference } = JSON.parse(JSON.stringify(await auditFleetUtilization(ctx, TENANT_A, input, { fromDocuments: true }))) as {
-      computedAt: string;
-    };
+    const kept = comparable(res.json());
+    const reference = comparable(await auditFleetUtilization(ctx, TENANT_A, input, { fromDocuments: true }));
     // A period ending today is as of now: the two answers are a few milliseconds apart.
-    if (!q.endDate || q.endDate >= mxDateString(Date.now())) for (const x of [kept, reference] as { asOf?: unknown }[]) delete x.asOf;
-    if (JSON.stringify(kept) !== JSON.stringify(reference)) {
-      differing += 1;
-      if (label !== 'bypass') t.same(kept, reference, `${label}: ${JSON.stringify(q)}`);
-    }
+    if (!q.endDate || q.endDate >= mxDateString(Date.now())) for (const x of [kept, reference]) delete x.asOf;
+    answers.differs(kept, reference, JSON.stringify(q));
   }
-  return differing;
+  return answers.count;
 }
 
 const WRITES = [writeTrips, writeTrips, writeTrips, reimport, reimport, deliver, deliver, deliver, writeThatFails, worker, restart];

@@ -15,6 +15,7 @@ import t from 'tap';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { invoiceXml, paymentXml, requestXml, satAcuseXml, type LineSpec } from './helpers/cfdi-builder.ts';
 import { connect, listen } from './helpers/mcp.ts';
+import { comparable, onTheWire, seeded, tally } from './helpers/differential.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { receivedDocs } from '../lib/received/received-repo.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
@@ -33,19 +34,7 @@ import {
 } from '../lib/tax/refresh-tax-position.ts';
 import type { ServiceContext } from '../lib/context.ts';
 
-const seed = Number(process.env.TAX_POSITION_SEED ?? 20261129);
-t.comment(`TAX_POSITION_SEED=${seed}`);
-function mulberry32(a: number): () => number {
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rnd = mulberry32(seed);
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-const int = (lo: number, hi: number): number => lo + Math.floor(rnd() * (hi - lo + 1));
+const { rnd, pick, int } = seeded(t, 'TAX_POSITION_SEED', 20261129);
 
 t.setTimeout(600_000);
 const h = await startHarness(t);
@@ -409,20 +398,10 @@ async function restart(): Promise<string> {
   return 'restart';
 }
 
-const strip = (body: unknown): unknown => {
-  const { computedAt: _c, ...rest } = body as { computedAt?: string };
-  return rest;
-};
-const json = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
-
 /** Random positions, pages of lines and DIOTs over HTTP, each compared with the same computed from the documents; answers how many differ. */
 async function answers(label: string, n: number): Promise<number> {
-  let differing = 0;
-  const differs = (kept: unknown, reference: unknown, what: string): void => {
-    if (JSON.stringify(kept) === JSON.stringify(reference)) return;
-    differing += 1;
-    if (label !== 'bypass') t.same(kept, reference, `${label}: ${what}`);
-  };
+  const tallied = tally(t, label);
+  const { differs } = tallied;
   for (let i = 0; i < n; i++) {
     const month = `2026-0${int(1, 4)}`;
     switch (pick(['position', 'lines', 'lines', 'diot'] as const)) {
@@ -431,8 +410,8 @@ async function answers(label: string, n: number): Promise<number> {
         const res = await h.app.inject({ method: 'GET', url: `/api/tax/position?month=${month}&limit=${limit}`, headers: { 'x-api-key': KEY_A } });
         if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
         differs(
-          strip(res.json()),
-          strip(json(await getTaxPosition(ctx, TENANT_A, { month, limit }, { fromDocuments: true }))),
+          comparable(res.json()),
+          comparable(await getTaxPosition(ctx, TENANT_A, { month, limit }, { fromDocuments: true })),
           `position ${month} limit ${limit}`,
         );
         break;
@@ -449,7 +428,7 @@ async function answers(label: string, n: number): Promise<number> {
         if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
         differs(
           res.json(),
-          json(await listTaxPositionLines(ctx, TENANT_A, { month, figure, page, limit }, { fromDocuments: true })),
+          onTheWire(await listTaxPositionLines(ctx, TENANT_A, { month, figure, page, limit }, { fromDocuments: true })),
           `${figure} ${month} page ${page}×${limit}`,
         );
         break;
@@ -458,7 +437,7 @@ async function answers(label: string, n: number): Promise<number> {
         const reference = await getDiot(ctx, TENANT_A, { month }, { fromDocuments: true });
         const res = await h.app.inject({ method: 'GET', url: `/api/tax/diot?month=${month}&format=json`, headers: { 'x-api-key': KEY_A } });
         if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
-        differs(res.json(), json(reference), `DIOT ${month} json`);
+        differs(res.json(), onTheWire(reference), `DIOT ${month} json`);
         const csv = await h.app.inject({ method: 'GET', url: `/api/tax/diot?month=${month}&format=csv`, headers: { 'x-api-key': KEY_A } });
         if (csv.statusCode !== 200) throw new Error(`${csv.statusCode} ${csv.body}`);
         differs(csv.body, diotFile(reference), `DIOT ${month} csv`);
@@ -466,7 +445,7 @@ async function answers(label: string, n: number): Promise<number> {
       }
     }
   }
-  return differing;
+  return tallied.count;
 }
 
 const WRITES = [
@@ -511,7 +490,7 @@ t.test('every position, page of lines and DIOT equals the documents after random
       });
       t.same(
         res.json(),
-        json(await listTaxPositionLines(ctx, TENANT_A, { month, figure, page: 1, limit: 100 }, { fromDocuments: true })),
+        onTheWire(await listTaxPositionLines(ctx, TENANT_A, { month, figure, page: 1, limit: 100 }, { fromDocuments: true })),
         `${month} ${figure}`,
       );
     }
@@ -537,7 +516,7 @@ t.test('every position, page of lines and DIOT equals the documents after random
   const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
   for (const month of ['2026-02', '2026-03', '2026-04']) {
     const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month, limit: 5 } })) as unknown as { structuredContent: unknown };
-    t.same(strip(r.structuredContent), strip(json(await getTaxPosition(ctx, TENANT_A, { month, limit: 5 }, { fromDocuments: true }))), `MCP ${month}`);
+    t.same(comparable(r.structuredContent), comparable(await getTaxPosition(ctx, TENANT_A, { month, limit: 5 }, { fromDocuments: true })), `MCP ${month}`);
   }
 });
 
@@ -585,12 +564,12 @@ t.test('a change of the category rules alone moves the position and the DIOT', a
   const position = async (): Promise<{ warnings: { byCode: Record<string, number> } }> => {
     const res = await h.app.inject({ method: 'GET', url: '/api/tax/position?month=2026-02&limit=100', headers: { 'x-api-key': KEY_A } });
     t.same(
-      strip(res.json()),
-      strip(json(await getTaxPosition(ctx, TENANT_A, { month: '2026-02', limit: 100 }, { fromDocuments: true }))),
+      comparable(res.json()),
+      comparable(await getTaxPosition(ctx, TENANT_A, { month: '2026-02', limit: 100 }, { fromDocuments: true })),
       'position equals the documents',
     );
     const diot = await h.app.inject({ method: 'GET', url: '/api/tax/diot?month=2026-02', headers: { 'x-api-key': KEY_A } });
-    t.same(diot.json(), json(await getDiot(ctx, TENANT_A, { month: '2026-02' }, { fromDocuments: true })), 'DIOT equals the documents');
+    t.same(diot.json(), onTheWire(await getDiot(ctx, TENANT_A, { month: '2026-02' }, { fromDocuments: true })), 'DIOT equals the documents');
     return res.json();
   };
   await rules([]);
