@@ -7,12 +7,17 @@
  * code (PKCE S256, resource indicator) and calls tools with the token. Then refresh, revocation,
  * tenant isolation, a read-scoped token refused a write tool exactly as a read-only key is, a token
  * for another resource refused, the metadata checked field by field against RFC 9728 and RFC 8414,
- * and the MCP Python SDK with a token.
+ * and the MCP Python SDK with a token. A client ID metadata document (an https client id) is served
+ * by a local HTTPS server whose self-signed certificate the service trusts through
+ * OAUTH_CLIENT_METADATA_CA, its origin allowed by OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS; other
+ * private origins are refused without a fetch.
  */
 import t, { type Test } from 'tap';
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import path from 'node:path';
@@ -29,6 +34,7 @@ import { seedTwoTenants } from './helpers/mcp.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { COLLECTIONS } from '../lib/db/collections.ts';
 import { ROOT } from './helpers/service.ts';
+import { selfSignedCertificate } from './helpers/self-signed-cert.ts';
 
 t.setTimeout(300_000);
 const run = promisify(execFile);
@@ -49,10 +55,44 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Client ID metadata documents, served over HTTPS with a certificate made here: `documents` maps a
+ * path to its JSON, `fetched` counts the requests per path (a refused client id is never fetched).
+ * Two servers: the first origin is allowed to the service, the second is not.
+ */
+const documents = new Map<string, Record<string, unknown>>();
+const fetched = new Map<string, number>();
+const tls = selfSignedCertificate(['127.0.0.1', 'localhost']);
+const metadataServers = [0, 1].map(() =>
+  createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+    const key = `${req.socket.localPort}${req.url}`;
+    fetched.set(key, (fetched.get(key) ?? 0) + 1);
+    const doc = documents.get(req.url ?? '');
+    if (!doc) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(doc));
+  }),
+);
+for (const server of metadataServers) {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+}
+const [allowedPort, unlistedPort] = metadataServers.map((s) => (s.address() as { port: number }).port) as [number, number];
+const ALLOWED_ORIGIN = `https://127.0.0.1:${allowedPort}`;
+const caDir = await mkdtemp(path.join(os.tmpdir(), 'oauth-ca-'));
+await writeFile(path.join(caDir, 'ca.pem'), tls.cert);
+t.teardown(() => rm(caDir, { recursive: true, force: true }));
+
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const MCP_URL = `${base}/mcp`;
-const h = await startHarness(t, { env: { OAUTH_ISSUER: base, OAUTH_ACCESS_TOKEN_TTL_S: '600' } });
+const h = await startHarness(t, {
+  env: {
+    OAUTH_ISSUER: base,
+    OAUTH_ACCESS_TOKEN_TTL_S: '600',
+    OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS: ALLOWED_ORIGIN,
+    OAUTH_CLIENT_METADATA_CA: path.join(caDir, 'ca.pem'),
+  },
+});
 await seedTwoTenants(h.db);
 await h.app.listen({ port, host: '127.0.0.1' });
 
@@ -127,6 +167,8 @@ class TestOAuthProvider implements OAuthClientProvider {
   constructor(
     private readonly t: Test,
     private readonly consent: Consent,
+    /** A client ID metadata document's URL: the SDK uses it as client id instead of registering. */
+    readonly clientMetadataUrl?: string,
   ) {}
   get redirectUrl() {
     return REDIRECT;
@@ -520,4 +562,90 @@ t.test('the consent page escapes what a client registered, and a denial answers 
   t.equal(answer?.searchParams.get('error'), 'access_denied', 'the client hears access_denied');
   t.equal(answer?.searchParams.get('state'), 'st1', 'with its state');
   t.notOk(answer?.searchParams.get('code'), 'and no code');
+});
+
+/** An authorization request of `clientId` as a browser would open it (PKCE challenge: RFC 7636 Appendix B's). */
+function authorizationUrl(clientId: string, state = 'st'): URL {
+  const url = new URL(`${base}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'read',
+    resource: MCP_URL,
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    state,
+  }))
+    url.searchParams.set(k, v);
+  return url;
+}
+
+const clientDocument = (clientId: string, extra: Record<string, unknown> = {}) => ({
+  client_id: clientId,
+  client_name: 'tap OAuth client (metadata document)',
+  redirect_uris: [REDIRECT],
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'none',
+  ...extra,
+});
+
+t.test('a client ID metadata document: the SDK uses its https URL as client id, the server fetches it, consent, token, tool call', async (t) => {
+  const clientId = `${ALLOWED_ORIGIN}/clients/tap.json`;
+  documents.set('/clients/tap.json', clientDocument(clientId));
+  const registered = await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' });
+  const provider = new TestOAuthProvider(t, { apiKey: KEY_A, scopes: ['read'] }, clientId);
+  const first = new Client({ name: 'tap-cimd', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: provider });
+  const refused = await first.connect(transport).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  t.ok(refused instanceof UnauthorizedError, 'without a token the SDK is sent to authorize');
+  t.equal(provider.client?.client_id, clientId, 'the SDK used the document URL as its client id (the server announces client_id_metadata_document_supported)');
+  t.equal(provider.authorizationUrl?.searchParams.get('client_id'), clientId, 'and sent it in the authorization request');
+  t.ok(
+    (fetched.get(`${allowedPort}/clients/tap.json`) ?? 0) >= 1,
+    'the server fetched the document over HTTPS (a certificate trusted through OAUTH_CLIENT_METADATA_CA)',
+  );
+  t.equal(await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' }), registered, 'nothing was registered dynamically');
+  t.ok(provider.code, "the consent page (naming the document's client_name) answered a code");
+  await transport.finishAuth(provider.code!);
+  t.equal(provider.saved?.scope, 'read', 'the code was exchanged for a token with the scope granted');
+  const client = new Client({ name: 'tap-cimd', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: provider }));
+  const listed = structured(await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }));
+  t.same(listed.data!.map((d) => d.id).sort(), await restIds(KEY_A), "a tool call answers what REST answers tenant A's key");
+  await client.close();
+
+  // A redirect URI the document does not list is refused (the spec: MUST validate against the document).
+  const stray = authorizationUrl(clientId);
+  stray.searchParams.set('redirect_uri', 'http://127.0.0.1:9/elsewhere');
+  const strayAnswer = await fetch(stray, { redirect: 'manual' });
+  t.equal(strayAnswer.status, 400, 'a redirect_uri outside the document: 400, no redirect');
+  t.match(await strayAnswer.text(), /redirect_uri/, 'naming the redirect_uri');
+});
+
+t.test('client ID metadata documents are fetched from public names and the allowed origins only; a document must name itself', async (t) => {
+  documents.set('/clients/other.json', clientDocument('placeholder'));
+  const refusals = [
+    ['another port on loopback, not listed', `https://127.0.0.1:${unlistedPort}/clients/other.json`, `${unlistedPort}/clients/other.json`],
+    ['localhost, not listed (the same server by name)', `https://localhost:${allowedPort}/clients/other.json`, `${allowedPort}/clients/other.json`],
+    ['an IPv6 loopback address', `https://[::1]:${allowedPort}/clients/other.json`, `${allowedPort}/clients/other.json`],
+  ] as const;
+  for (const [what, clientId, servedAs] of refusals) {
+    documents.set('/clients/other.json', clientDocument(clientId));
+    const res = await fetch(authorizationUrl(clientId), { redirect: 'manual' });
+    t.equal(res.status, 400, `${what}: refused`);
+    t.match(await res.text(), /invalid_client/, 'as invalid_client');
+    t.equal(fetched.get(servedAs) ?? 0, 0, 'and never fetched');
+  }
+  // The allowed origin, but a document whose client_id is not its own URL.
+  const mismatched = `${ALLOWED_ORIGIN}/clients/mismatch.json`;
+  documents.set('/clients/mismatch.json', clientDocument(`${ALLOWED_ORIGIN}/clients/someone-else.json`));
+  const res = await fetch(authorizationUrl(mismatched), { redirect: 'manual' });
+  t.ok((fetched.get(`${allowedPort}/clients/mismatch.json`) ?? 0) >= 1, 'the allowed origin is fetched');
+  t.equal(res.status, 400, 'but a document naming another client_id is refused');
+  t.match(await res.text(), /invalid_client/);
 });
