@@ -166,9 +166,12 @@ class TestOAuthProvider implements OAuthClientProvider {
   authorizationUrl?: URL;
   constructor(
     private readonly t: Test,
-    private readonly consent: Consent,
+    /** What the carrier does on the consent page (changed between two authorizations of one client). */
+    public consent: Consent,
     /** A client ID metadata document's URL: the SDK uses it as client id instead of registering. */
     readonly clientMetadataUrl?: string,
+    /** Registered for refresh tokens (a client without them re-authorizes where one with them refreshes). */
+    private readonly refresh = true,
   ) {}
   get redirectUrl() {
     return REDIRECT;
@@ -177,7 +180,7 @@ class TestOAuthProvider implements OAuthClientProvider {
     return {
       client_name: 'tap OAuth client',
       redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
+      grant_types: this.refresh ? ['authorization_code', 'refresh_token'] : ['authorization_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     };
@@ -207,8 +210,12 @@ class TestOAuthProvider implements OAuthClientProvider {
 }
 
 /** The whole flow through the SDK: 401 → discovery → registration → consent → code → token; answers a connected client. */
-async function authorize(t: Test, consent: Consent, query = ''): Promise<{ provider: TestOAuthProvider; client: Client }> {
-  const provider = new TestOAuthProvider(t, consent);
+async function authorize(
+  t: Test,
+  consent: Consent,
+  query = '',
+  provider = new TestOAuthProvider(t, consent),
+): Promise<{ provider: TestOAuthProvider; client: Client; transport: StreamableHTTPClientTransport }> {
   const first = new Client({ name: 'tap-oauth', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider });
   const refused = await first.connect(transport).then(
@@ -221,9 +228,10 @@ async function authorize(t: Test, consent: Consent, query = ''): Promise<{ provi
   await transport.finishAuth(provider.code!);
   t.ok(provider.saved?.access_token, 'the code was exchanged for an access token');
   const client = new Client({ name: 'tap-oauth', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider }));
+  const connected = new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider });
+  await client.connect(connected);
   t.teardown(() => client.close().catch(() => undefined));
-  return { provider, client };
+  return { provider, client, transport: connected };
 }
 
 const structured = (r: unknown) =>
@@ -436,30 +444,123 @@ t.test('a token of tenant B sees only B; over SSE too', async (t) => {
   await sse.close();
 });
 
-t.test('a read-scoped token is refused a write tool exactly as a read-only key is', async (t) => {
-  const { key: readOnlyKey } = await createApiKey(h.db, TENANT_A, 'read-only', ['read']);
-  const { client } = await authorize(
-    t,
-    {
-      apiKey: readOnlyKey,
-      scopes: ['read'],
-      refusals: [{ apiKey: readOnlyKey, scopes: ['read', 'write'], says: /may not write/, status: 403 }],
+/** A JSON-RPC message posted to /mcp with a credential (and a session), as raw HTTP. */
+const rpc = (credential: { authorization: string } | { 'x-api-key': string }, message: unknown, sessionId?: string, query = '') =>
+  fetch(`${MCP_URL}${query}`, {
+    method: 'POST',
+    headers: {
+      ...credential,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(sessionId ? { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } : {}),
     },
-    '?toolsets=all',
+    body: JSON.stringify(message),
+  });
+
+/** A session opened by raw HTTP: its id. */
+async function rawSession(credential: { authorization: string } | { 'x-api-key': string }, query = ''): Promise<string> {
+  const res = await rpc(
+    credential,
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } },
+    undefined,
+    query,
   );
+  await res.body?.cancel();
+  const id = res.headers.get('mcp-session-id');
+  if (!id) throw new Error(`no session: ${res.status}`);
+  await (await rpc(credential, { jsonrpc: '2.0', method: 'notifications/initialized' }, id, query)).body?.cancel();
+  return id;
+}
+
+const CHALLENGE = `Bearer realm="freight", error="insufficient_scope", scope="read write", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`;
+
+t.test('a read token calling a write tool: HTTP 403 insufficient_scope; the SDK steps up through the consent page and the call runs', async (t) => {
+  // A client without refresh tokens: with one, the SDK 1.32 refreshes on the challenge (same scopes) instead of asking the carrier.
+  const provider = new TestOAuthProvider(t, { apiKey: KEY_A, scopes: ['read'] }, undefined, false);
+  const { client, transport } = await authorize(t, provider.consent, '?toolsets=all', provider);
+  t.equal(provider.saved?.scope, 'read', 'a read token (its key, tenant A, may write)');
   const { tools } = await client.listTools();
-  // Cancelling an alert job changes data: the key's scope is checked before the job is looked for.
+  // Cancelling an alert job changes data: the scope is checked before the arguments.
   const write = tools.find((tool) => tool.name === 'cancelAlertJob');
   t.ok(write && write.annotations?.readOnlyHint !== true, 'cancelAlertJob is a write tool');
-  const args = { id: 'no-such-job' };
-  const byToken = (await client.callTool({ name: write!.name, arguments: args })) as CallToolResult;
+
+  // Raw HTTP: what the spec's "Scope Challenge Handling" says.
+  const bearer = { authorization: `Bearer ${provider.saved!.access_token}` };
+  const session = await rawSession(bearer, '?toolsets=all');
+  const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'cancelAlertJob', arguments: { id: 'no-such-job' } } };
+  const res = await rpc(bearer, call, session, '?toolsets=all');
+  t.equal(res.status, 403, 'HTTP 403 (RFC 6750 §3.1)');
+  const challenge = res.headers.get('www-authenticate') ?? '';
+  t.equal(
+    challenge.slice(0, CHALLENGE.length),
+    CHALLENGE,
+    'Bearer error="insufficient_scope", the scopes to ask for (held and needed) and the resource metadata',
+  );
+  t.match(challenge, /error_description="cancelAlertJob needs the 'write' scope/, 'and a description');
+  const answer = (await res.json()) as { jsonrpc: string; id: number; error: { code: number; message: string; data: { error: { code: number } } } };
+  t.equal(answer.jsonrpc, '2.0', 'the body is a JSON-RPC response');
+  t.equal(answer.id, 7, 'to the request refused');
+  t.equal(answer.error.code, -32003, 'an error (implementation-defined server error)');
+  t.match(answer.error.message, /cancelAlertJob needs the 'write' scope/);
+  t.equal(answer.error.data.error.code, 403, 'carrying the REST refusal');
+  const batch = await rpc(bearer, [call, { ...call, id: 8, params: { name: 'listFinancialDocs', arguments: { limit: 1 } } }], session, '?toolsets=all');
+  t.equal(batch.status, 403, 'a batch holding one such call is refused whole');
+  t.same(
+    ((await batch.json()) as { id: number }[]).map((m) => m.id),
+    [7, 8],
+    'with an error for each of its requests (none ran)',
+  );
+  const read = await rpc(bearer, { ...call, params: { name: 'listFinancialDocs', arguments: { limit: 1 } } }, session, '?toolsets=all');
+  t.equal(read.status, 200, 'a read tool with the same token runs');
+  await read.body?.cancel();
+
+  // The SDK meets the 403, asks the carrier for "read write" on the consent page, and gets a new token.
+  provider.consent = { apiKey: KEY_A, scopes: ['read', 'write'] };
+  const stepUp = await client.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } }).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  t.ok(stepUp instanceof UnauthorizedError, 'the SDK was sent to authorize again');
+  t.equal(provider.authorizationUrl?.searchParams.get('scope'), 'read write', 'for the scopes the challenge named');
+  await transport.finishAuth(provider.code!);
+  t.equal(provider.saved?.scope, 'read write', 'the new token has write');
+  const retried = (await client.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } })) as CallToolResult;
+  // 'no-such-job' is not a job id: the call now gets past the scope check to the id's validation.
+  t.equal(structured(retried).error?.code, 400, 'the retried call runs: its id is checked (400), no longer refused for its scope (403)');
+});
+
+t.test('a read-only API key gets the same 403 challenge; the SDK without OAuth reports it', async (t) => {
+  const { key: readOnlyKey } = await createApiKey(h.db, TENANT_A, 'read-only', ['read']);
+  const session = await rawSession({ 'x-api-key': readOnlyKey }, '?toolsets=all');
+  const res = await rpc(
+    { 'x-api-key': readOnlyKey },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'cancelAlertJob', arguments: { id: 'no-such-job' } } },
+    session,
+    '?toolsets=all',
+  );
+  t.equal(res.status, 403);
+  t.equal((res.headers.get('www-authenticate') ?? '').slice(0, CHALLENGE.length), CHALLENGE, 'the challenge (a key holding read, the call needing write)');
+  await res.body?.cancel();
   const byKey = new Client({ name: 'tap-key', version: '1.0.0' });
   await byKey.connect(new StreamableHTTPClientTransport(new URL('/mcp?toolsets=all', base), { requestInit: { headers: { 'x-api-key': readOnlyKey } } }));
-  const byReadOnlyKey = (await byKey.callTool({ name: write!.name, arguments: args })) as CallToolResult;
+  const err = await byKey.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } }).then(
+    () => null,
+    (e: unknown) => e as Error & { code?: number },
+  );
+  t.equal(err?.code, 403, 'the SDK client reports HTTP 403');
+  t.match(err?.message, /cancelAlertJob needs the 'write' scope/, 'with the JSON-RPC error text');
+  const still = structured(await byKey.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }));
+  t.same(still.data!.map((d) => d.id).sort(), await restIds(KEY_A), 'the session goes on: a read tool runs');
   await byKey.close();
-  t.equal(byToken.isError, true, 'the call is refused');
-  t.equal(structured(byToken).error?.code, 403, '403');
-  t.same(structured(byToken).error, structured(byReadOnlyKey).error, 'the very refusal a read-only key gets');
+  // The legacy SSE transport: the same challenge on POST /messages.
+  const sse = new Client({ name: 'tap-key-sse', version: '1.0.0' });
+  await sse.connect(new SSEClientTransport(new URL('/sse?toolsets=all', base), { requestInit: { headers: { 'x-api-key': readOnlyKey } } }));
+  const sseErr = await sse.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } }).then(
+    () => null,
+    (e: unknown) => e as Error,
+  );
+  t.match(sseErr?.message, /403/, 'refused with 403 on /messages too');
+  await sse.close();
 });
 
 t.test('a token bound to another resource is refused; none is issued for one', async (t) => {
