@@ -16,7 +16,7 @@ import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { startService } from './helpers/service.ts';
 
-t.setTimeout(180_000);
+t.setTimeout(300_000);
 const TENANT = 'TGO850101AB1';
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -38,8 +38,9 @@ const portA = await freePort();
 const issuer = `http://127.0.0.1:${portA}`;
 const env = { OAUTH_ISSUER: issuer, API_KEY_CACHE_TTL_MS: '300000', ALERT_WORKER: 'false', RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000' };
 const [a, b] = await Promise.all([
-  startService({ mongodbUri: engine.uri, mongodbDb: 'tokens', env: { ...env, PORT: String(portA) } }),
-  startService({ mongodbUri: engine.uri, mongodbDb: 'tokens', env }),
+  // Two services starting at once on a loaded machine: more than the helper's default minute.
+  startService({ mongodbUri: engine.uri, mongodbDb: 'tokens', env: { ...env, PORT: String(portA) }, timeoutMs: 150_000 }),
+  startService({ mongodbUri: engine.uri, mongodbDb: 'tokens', env, timeoutMs: 150_000 }),
 ]);
 t.teardown(() => Promise.all([a.stop(), b.stop()]));
 t.equal(a.base, issuer, 'instance A answers at the issuer');
