@@ -2129,7 +2129,7 @@ export interface components {
             totals: components["schemas"]["ShrinkageTotals"];
             worstLegs: components["schemas"]["DiscountsAndShrinkageResponseShrinkageWorstLegs"];
         };
-        /** @description Out-of-tolerance legs, largest recoverable value first, capped by `limit`. */
+        /** @description Out-of-tolerance legs, largest recoverable value first (then shrinkage %, leg id and trip id, a total order), capped by `limit`. */
         DiscountsAndShrinkageResponseShrinkageWorstLegs: {
             data: components["schemas"]["ShrinkageLeg"][];
             limit: number;
