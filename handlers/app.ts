@@ -92,6 +92,9 @@ function serverOptions(config: AppConfig, logger: BuildAppOptions['logger']): Fa
     exposeHeadRoutes: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+    // Plugins start on the database (indexes, the OAuth signing key, the kept totals' state): on a
+    // loaded 2-core machine the first RSA key and oidc-provider's import alone passed Fastify's 10 s.
+    pluginTimeout: 60_000,
   };
 }
 
