@@ -40,6 +40,8 @@ const DRIVERS: [string, string][] = [
   ['HEGR751212AB3', 'RAUL HERNANDEZ GARCIA'],
   ['LOMJ800303CD4', 'JUAN LOPEZ MARTINEZ'],
   ['PERA820505EF5', 'ANA PEREZ RUIZ'],
+  // The same driver with the name written another way: one driver, two labels (the report shows the greatest).
+  ['HEGR751212AB3', 'RAUL HERNANDEZ G.'],
 ];
 const SUPPLIERS = ['PGA010101AB1', 'CAP010101AB1', 'MAN010101AB1', 'TRA920101XY3'];
 const DAY = 86_400_000;

@@ -29,6 +29,8 @@ import {
   unallocated,
   type CostCategory,
   type CostGroup,
+  tripCentsBy,
+  type CategoryCents,
   type KmOnVehicleRows,
   type PlacedCosts,
   type TripKeys,
@@ -127,25 +129,30 @@ export async function getFreightUnitEconomics(
   const byRouteVehicle = kmOn(g.routeVehicle);
   const byDriverVehicle = kmOn(g.driverVehicle);
   const inScope = (x: TripKeys): boolean => (!input.client || x.client === input.client) && (!input.vehicle || x.vehicle === input.vehicle);
-  const costed = (r: UnitGroupRow, kmByVehicle: ReadonlyMap<string, number>, hasTrip: CostGroup['hasTrip']): CostedRow => {
+  const costed = (r: UnitGroupRow, kmByVehicle: ReadonlyMap<string, number>, tripC: CostGroup['tripC']): CostedRow => {
     const row = unitRow(r, basis);
-    const c = groupCost(placed, { km: r.km, kmByVehicle, legTollC: r.tollC, hasTrip });
+    const c = groupCost(placed, { km: r.km, kmByVehicle, legTollC: r.tollC, tripC });
     return { ...row, ...costFigures(row, r.tollC, c.totalC) };
   };
+  const tripsBy = (key: (x: TripKeys) => string): Map<string, CategoryCents> => tripCentsBy(placed, (x) => (inScope(x) ? key(x) : null));
+  const tripCByClient = tripsBy((x) => x.client);
+  const tripCByVehicle = tripsBy((x) => x.vehicle);
+  const tripCByDriver = tripsBy((x) => x.driver);
+  const tripCByRoute = tripsBy((x) => x.routeKey);
   const none = new Map<string, number>();
   const clients = g.byClient
-    .map((r) => ({ client: r.client, ...costed(r, byClientVehicle.get(r.client) ?? none, (x) => inScope(x) && x.client === r.client) }))
+    .map((r) => ({ client: r.client, ...costed(r, byClientVehicle.get(r.client) ?? none, tripCByClient.get(r.client)) }))
     .sort(byRevenue((x) => x.client));
   const vehicles = g.byVehicle
     .map((r) => ({
       vehicle: r.vehicle,
       plate: r.plate,
       config: r.config,
-      ...costed(r, new Map([[r.vehicle, r.km]]), (x) => inScope(x) && x.vehicle === r.vehicle),
+      ...costed(r, new Map([[r.vehicle, r.km]]), tripCByVehicle.get(r.vehicle)),
     }))
     .sort(byRevenue((x) => x.vehicle));
   const drivers = g.byDriver
-    .map((r) => ({ driver: r.driver, name: r.name, ...costed(r, byDriverVehicle.get(r.driver) ?? none, (x) => inScope(x) && x.driver === r.driver) }))
+    .map((r) => ({ driver: r.driver, name: r.name, ...costed(r, byDriverVehicle.get(r.driver) ?? none, tripCByDriver.get(r.driver)) }))
     .sort(byRevenue((x) => x.driver));
   const routes: RouteCatalogDetails[] = g.byRoute
     .map((r) => {
@@ -155,13 +162,13 @@ export async function getFreightUnitEconomics(
         origin: { id: r.originId, name: r.originName, city: r.originCity, state: r.originState },
         destination: { id: r.destinationId, name: r.destinationName, city: r.destinationCity, state: r.destinationState },
         distanceKm: meanLegKm(r),
-        ...costed(r, byRouteVehicle.get(routeKey) ?? none, (x) => inScope(x) && x.routeKey === routeKey),
+        ...costed(r, byRouteVehicle.get(routeKey) ?? none, tripCByRoute.get(routeKey)),
       };
     })
     .sort(byRevenue((x) => x.routeKey));
   const total = g.total ?? EMPTY_UNIT_GROUP;
   const totalKmByVehicle = new Map(g.byVehicle.map((r) => [r.vehicle, r.km]));
-  const totalCost = groupCost(placed, { km: total.km, kmByVehicle: totalKmByVehicle, legTollC: total.tollC, hasTrip: inScope });
+  const totalCost = groupCost(placed, { km: total.km, kmByVehicle: totalKmByVehicle, legTollC: total.tollC, tripC: tripsBy(() => '').get('') });
   const totalRow = unitRow(total, basis);
   const left = unallocated(placed);
   const categories: CategoryCost[] = COST_CATEGORIES.map((category) => ({

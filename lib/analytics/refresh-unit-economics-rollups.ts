@@ -13,7 +13,7 @@ import { sameContent } from '../shared/same-content.ts';
 import { COST_CATEGORIES, isCostCategory, plateWordKeys } from './trip-costs.ts';
 import { costDocNetC } from './period-costs.ts';
 import { rollUpUnitEconomicsDays, type UnitCostDoc, type UnitEconomicsDay } from './unit-economics-day.ts';
-import { readUnitEconomicsDays, writeUnitEconomicsDays } from './unit-economics-rollups-repo.ts';
+import { readUnitEconomicsDays, unitEconomicsDayNames, writeUnitEconomicsDays } from './unit-economics-rollups-repo.ts';
 import { streamUnitTrips } from './trip-audits-repo.ts';
 
 async function* costDocsOf(db: Db, tenant: string, q: { start: number; end: number }, maxTimeMS: number): AsyncIterable<UnitCostDoc> {
@@ -55,7 +55,7 @@ export async function differingUnitEconomicsDays(db: Db, tenant: string, run: re
 
 /** The days a tenant's kept form holds. */
 export async function keptUnitEconomicsDays(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
-  return (await readUnitEconomicsDays(db, tenant, '0000-00-00', '9999-99-99', maxTimeMS)).map((k) => k.day);
+  return unitEconomicsDayNames(db, tenant, maxTimeMS);
 }
 
 /** Every unload day of a tenant's trips (a delivery day is one). */

@@ -162,8 +162,8 @@ export interface CostGroup {
   kmByVehicle: ReadonlyMap<string, number>;
   /** Σ the legs' tolls (assigned: the leg says it). */
   legTollC: number;
-  /** Whether an assigned trip belongs to the group. */
-  hasTrip: (t: TripKeys) => boolean;
+  /** The costs assigned to the group's trips (tripCentsBy: one pass over the assigned trips serves every group). */
+  tripC: CategoryCents | undefined;
 }
 
 export interface GroupCost {
@@ -184,14 +184,28 @@ export function groupCost(placed: PlacedCosts, g: CostGroup): GroupCost {
   const spread = zeroCents();
   assigned.tolls += g.legTollC;
   for (const c of COST_CATEGORIES) spread[c] = share(placed.spread[c], g.km, placed.totalKm);
-  for (const [v, cents] of placed.byVehicle) {
-    const km = g.kmByVehicle.get(v) ?? 0;
-    if (km > 0) for (const c of COST_CATEGORIES) assigned[c] += share(cents[c], km, placed.vehicleKm.get(v) ?? 0);
+  // The group's vehicles, not every vehicle with costs: a group holds few (the same terms either way).
+  for (const [v, km] of g.kmByVehicle) {
+    const cents = placed.byVehicle.get(v);
+    if (cents && km > 0) for (const c of COST_CATEGORIES) assigned[c] += share(cents[c], km, placed.vehicleKm.get(v) ?? 0);
   }
-  for (const { keys, cents } of placed.byTrip.values()) if (g.hasTrip(keys)) for (const c of COST_CATEGORIES) assigned[c] += cents[c];
+  if (g.tripC) for (const c of COST_CATEGORIES) assigned[c] += g.tripC[c];
   let totalC = 0;
   for (const c of COST_CATEGORIES) totalC += assigned[c] + spread[c];
   return { assigned, spread, totalC };
+}
+
+/** The costs assigned to trips, added per group (the key `groupOf` gives a trip; trips it gives none of are left out). */
+export function tripCentsBy(placed: PlacedCosts, groupOf: (t: TripKeys) => string | null): Map<string, CategoryCents> {
+  const out = new Map<string, CategoryCents>();
+  for (const { keys, cents } of placed.byTrip.values()) {
+    const k = groupOf(keys);
+    if (k === null) continue;
+    const sum = out.get(k) ?? zeroCents();
+    for (const c of COST_CATEGORIES) sum[c] += cents[c];
+    out.set(k, sum);
+  }
+  return out;
 }
 
 /** Spread costs no leg can take (no delivered km in the period at all). */

@@ -21,7 +21,7 @@ import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, typ
 import { fromMilli, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
-export const UNIT_ECONOMICS_ROLLUP_VERSION = 1;
+export const UNIT_ECONOMICS_ROLLUP_VERSION = 2;
 
 /** The trip fields a combination holds, in this order (null when absent or not a string). */
 export const UNIT_FIELDS = [
@@ -80,10 +80,10 @@ export interface UnitCostDoc {
   keys: readonly string[];
 }
 
-export interface UnitDayRow extends UnitSums {
-  /** Index in `units`. */
-  u: number;
-}
+/** The sums of a combination in a day's packed `rows`, in this order after its index in `units`. */
+export const SUM_FIELDS = ['trips', 'legs', 'kmM', 'revenueC', 'tollC', 'loadedM', 'offloadedM'] as const satisfies readonly (keyof UnitSums)[];
+/** Numbers per row of a day's `rows`: the combination's index, then SUM_FIELDS. */
+export const ROW_WIDTH = 1 + SUM_FIELDS.length;
 
 export interface UnitDayPair {
   u: number;
@@ -100,14 +100,23 @@ export interface UnitDayCosts {
   trip: { t: string; c: CostCategory; netC: number }[];
 }
 
+/**
+ * A day as kept. A day holds about one combination per trip delivered, so the combinations and
+ * their sums are packed: a year's days are a few hundred thousand values read by every report,
+ * and one number array costs a fraction of as many document fields to store, send and decode
+ * (the repository keeps both arrays as little-endian binary).
+ */
 export interface UnitEconomicsDay {
   _id: string;
   tenant: string;
   day: string;
   version: number;
-  /** The combinations, each as its UNIT_FIELDS values. */
-  units: (string | null)[][];
-  rows: UnitDayRow[];
+  /** The day's distinct values of its combinations' fields, in first-seen order. */
+  strings: string[];
+  /** The combinations: UNIT_FIELDS.length indexes into `strings` each (−1: null). */
+  units: Int32Array;
+  /** Per combination with legs delivered that day, ROW_WIDTH numbers: its index in `units`, then its SUM_FIELDS (in index order). */
+  rows: Float64Array;
   pairs: UnitDayPair[];
   costs: UnitDayCosts;
 }
@@ -115,7 +124,6 @@ export interface UnitEconomicsDay {
 export const unitEconomicsDayId = (tenant: string, day: string): string => `${tenant}|${day}`;
 
 const comboValues = (t: UnitCombo): (string | null)[] => UNIT_FIELDS.map((f) => t[f]);
-const comboOf = (values: readonly (string | null)[]): UnitCombo => Object.fromEntries(UNIT_FIELDS.map((f, i) => [f, values[i] ?? null])) as UnitCombo;
 
 const zeroSums = (): UnitSums => ({ trips: 0, legs: 0, kmM: 0, revenueC: 0, tollC: 0, loadedM: 0, offloadedM: 0 });
 const addLeg = (s: UnitSums, l: UnitLeg): void => {
@@ -137,9 +145,11 @@ const addSums = (s: UnitSums, x: UnitSums, sign = 1): void => {
 };
 
 class DayBuilder {
-  readonly units: (string | null)[][] = [];
+  readonly strings: string[] = [];
+  private readonly stringIndex = new Map<string, number>();
+  readonly units: number[] = [];
   private readonly unitIndex = new Map<string, number>();
-  readonly rows = new Map<number, UnitDayRow>();
+  readonly rows = new Map<number, UnitSums>();
   readonly pairs = new Map<string, UnitDayPair>();
   readonly costs = {
     documents: COST_CATEGORIES.map(() => 0),
@@ -152,11 +162,30 @@ class DayBuilder {
     const key = JSON.stringify(values);
     let u = this.unitIndex.get(key);
     if (u === undefined) {
-      u = this.units.length;
-      this.units.push(values);
+      u = this.units.length / UNIT_FIELDS.length;
+      for (const v of values) this.units.push(v === null ? -1 : this.string(v));
       this.unitIndex.set(key, u);
     }
     return u;
+  }
+  private string(v: string): number {
+    let i = this.stringIndex.get(v);
+    if (i === undefined) {
+      i = this.strings.length;
+      this.strings.push(v);
+      this.stringIndex.set(v, i);
+    }
+    return i;
+  }
+  packedRows(): Float64Array {
+    const us = [...this.rows.keys()].sort((a, z) => a - z);
+    const out = new Float64Array(us.length * ROW_WIDTH);
+    us.forEach((u, i) => {
+      const s = this.rows.get(u)!;
+      out[i * ROW_WIDTH] = u;
+      SUM_FIELDS.forEach((f, j) => (out[i * ROW_WIDTH + 1 + j] = s[f]));
+    });
+    return out;
   }
   empty(): boolean {
     return this.rows.size === 0 && this.costs.documents.every((n) => n === 0);
@@ -189,7 +218,7 @@ export function rollUpUnitEconomicsDays(
       if (!b) return;
       const u = b.unit(trip);
       let row = b.rows.get(u);
-      if (!row) b.rows.set(u, (row = { u, ...zeroSums() }));
+      if (!row) b.rows.set(u, (row = zeroSums()));
       row.trips += 1;
       for (const leg of byDay.get(day) ?? []) addLeg(row, leg);
       const next = sorted[i + 1];
@@ -235,8 +264,9 @@ export function rollUpUnitEconomicsDays(
       tenant,
       day,
       version: UNIT_ECONOMICS_ROLLUP_VERSION,
-      units: b.units,
-      rows: [...b.rows.values()].sort((a, z) => a.u - z.u),
+      strings: b.strings,
+      units: Int32Array.from(b.units),
+      rows: b.packedRows(),
       pairs: byKey(b.pairs),
       costs: { documents: b.costs.documents, spread: byKey(b.costs.spread), vehicle: byKey(b.costs.vehicle), trip: byKey(b.costs.trip) },
     });
@@ -250,22 +280,68 @@ export interface PeriodUnit {
   sums: UnitSums;
 }
 
+/** The fields a report groups by (the others are labels, the greatest of each group). */
+const KEY_FIELDS = ['client', 'vehicle', 'driver', 'originId', 'destinationId'] as const satisfies readonly UnitField[];
+const KEY_AT = KEY_FIELDS.map((f) => UNIT_FIELDS.indexOf(f));
+
 /**
  * The combinations of a period [from, to] (its kept days, in any order): each trip counted once
  * (its first delivery day in the period adds 1, a later one in it adds 1 and its pair takes it back).
+ * Combinations that share the grouping fields are one (labels the greatest, sums added): every
+ * group and filter of the report is on those fields and takes the greatest label, so the answer is
+ * the same, and a year reads as many combinations as there are client × vehicle × driver × route.
  */
-export function periodUnits(days: readonly Pick<UnitEconomicsDay, 'day' | 'units' | 'rows' | 'pairs'>[], from: string, to: string): PeriodUnit[] {
+export function periodUnits(days: readonly Pick<UnitEconomicsDay, 'day' | 'strings' | 'units' | 'rows' | 'pairs'>[], from: string, to: string): PeriodUnit[] {
   const units = new Map<string, PeriodUnit>();
-  const at = (values: readonly (string | null)[]): PeriodUnit => {
-    const key = JSON.stringify(values);
-    let u = units.get(key);
-    if (!u) units.set(key, (u = { combo: comboOf(values), sums: zeroSums() }));
-    return u;
+  // Each distinct string of the period gets one number, so a combination's key is a few numbers.
+  const ids = new Map<string, number>();
+  const idOf = (v: string): number => {
+    let i = ids.get(v);
+    if (i === undefined) ids.set(v, (i = ids.size));
+    return i;
   };
+  const width = UNIT_FIELDS.length;
+  const labelAt = UNIT_FIELDS.map((_, i) => i).filter((i) => !KEY_AT.includes(i));
   for (const d of days) {
     if (d.day < from || d.day > to) continue;
-    for (const r of d.rows) addSums(at(d.units[r.u]!).sums, r);
-    for (const p of d.pairs) if (p.next <= to) at(d.units[p.u]!).sums.trips -= p.trips;
+    const { strings, units: packed, rows } = d;
+    const local = strings.map(idOf);
+    const byUnit: (PeriodUnit | undefined)[] = [];
+    const valueAt = (base: number, i: number): string | null => {
+      const s = packed[base + i]!;
+      return s < 0 ? null : strings[s]!;
+    };
+    const at = (u: number): PeriodUnit => {
+      const seen = byUnit[u];
+      if (seen) return seen;
+      const base = u * width;
+      let key = '';
+      for (const k of KEY_AT) {
+        const s = packed[base + k]!;
+        key += s < 0 ? ',' : `${local[s]},`;
+      }
+      let pu = units.get(key);
+      if (!pu) {
+        const combo = {} as UnitCombo;
+        UNIT_FIELDS.forEach((f, i) => (combo[f] = valueAt(base, i)));
+        units.set(key, (pu = { combo, sums: zeroSums() }));
+      } else {
+        for (const i of labelAt) pu.combo[UNIT_FIELDS[i]!] = maxLabel(pu.combo[UNIT_FIELDS[i]!], valueAt(base, i));
+      }
+      byUnit[u] = pu;
+      return pu;
+    };
+    for (let r = 0; r < rows.length; r += ROW_WIDTH) {
+      const sums = at(rows[r]!).sums;
+      sums.trips += rows[r + 1]!;
+      sums.legs += rows[r + 2]!;
+      sums.kmM += rows[r + 3]!;
+      sums.revenueC += rows[r + 4]!;
+      sums.tollC += rows[r + 5]!;
+      sums.loadedM += rows[r + 6]!;
+      sums.offloadedM += rows[r + 7]!;
+    }
+    for (const p of d.pairs) if (p.next <= to) at(p.u).sums.trips -= p.trips;
   }
   return [...units.values()];
 }

@@ -1,16 +1,61 @@
 /** Unit economics' days kept on write (docs/rollups.md): one document per tenant and day (`unitEconomicsRollups`). */
-import type { Collection, Db } from 'mongodb';
+import { Binary, type Collection, type Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { unitEconomicsDayId, type UnitEconomicsDay } from './unit-economics-day.ts';
 
-const rollups = (db: Db): Collection<UnitEconomicsDay> => db.collection<UnitEconomicsDay>(COLLECTIONS.unitEconomicsRollups);
+/** A day as stored: its packed number arrays as little-endian binary. */
+type StoredUnitEconomicsDay = Omit<UnitEconomicsDay, 'units' | 'rows'> & { units: Binary; rows: Binary };
+
+const rollups = (db: Db): Collection<StoredUnitEconomicsDay> => db.collection<StoredUnitEconomicsDay>(COLLECTIONS.unitEconomicsRollups);
+
+/** Typed arrays use the platform's byte order; every platform Node runs the service on is little-endian, checked once. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function packed(a: Int32Array | Float64Array, width: 4 | 8): Binary {
+  if (LITTLE_ENDIAN) return new Binary(new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice());
+  const bytes = new DataView(new ArrayBuffer(a.length * width));
+  a.forEach((v, i) => (width === 4 ? bytes.setInt32(i * 4, v, true) : bytes.setFloat64(i * 8, v, true)));
+  return new Binary(new Uint8Array(bytes.buffer));
+}
+
+/** A copy of the stored bytes in an aligned buffer of their own (a stored array is read once, then dropped). */
+function bytesOf(b: Binary, width: 4 | 8): ArrayBuffer {
+  const bytes = b.buffer.subarray(0, b.position);
+  if (bytes.length % width) throw new Error(`unitEconomicsRollups: a packed array of ${bytes.length} bytes is not made of ${width}-byte numbers`);
+  // new Uint8Array(x) copies (a Buffer's slice() would share the pool's memory).
+  const copy = new Uint8Array(bytes);
+  if (!LITTLE_ENDIAN) {
+    const v = new DataView(copy.buffer);
+    for (let i = 0; i < copy.length; i += width)
+      if (width === 4) v.setInt32(i, v.getInt32(i, true));
+      else v.setFloat64(i, v.getFloat64(i, true));
+  }
+  return copy.buffer;
+}
+
+const stored = (d: UnitEconomicsDay): StoredUnitEconomicsDay => ({ ...d, units: packed(d.units, 4), rows: packed(d.rows, 8) });
+const unpacked = (d: StoredUnitEconomicsDay): UnitEconomicsDay => ({
+  ...d,
+  units: new Int32Array(bytesOf(d.units, 4)),
+  rows: new Float64Array(bytesOf(d.rows, 8)),
+});
 
 /** The kept days of a tenant within [from, to], in order (a report's period: at most 366 documents). */
-export function readUnitEconomicsDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<UnitEconomicsDay[]> {
-  return rollups(db)
+export async function readUnitEconomicsDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<UnitEconomicsDay[]> {
+  const days = await rollups(db)
     .find({ tenant, day: { $gte: from, $lte: to } }, { maxTimeMS })
     .sort({ day: 1 })
     .toArray();
+  return days.map(unpacked);
+}
+
+/** The days a tenant's kept form holds (their names only). */
+export async function unitEconomicsDayNames(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
+  const days = await rollups(db)
+    .find({ tenant }, { projection: { _id: 0, day: 1 }, maxTimeMS })
+    .sort({ day: 1 })
+    .toArray();
+  return days.map((d) => d.day);
 }
 
 /** Replaces the kept days (a day without delivered legs or cost documents is removed). */
@@ -18,7 +63,7 @@ export async function writeUnitEconomicsDays(db: Db, tenant: string, days: reado
   if (!days.length) return;
   const keptDays = new Set(kept.map((r) => r.day));
   const ops = [
-    ...kept.map((r) => ({ replaceOne: { filter: { _id: r._id, tenant }, replacement: r, upsert: true } })),
+    ...kept.map((r) => ({ replaceOne: { filter: { _id: r._id, tenant }, replacement: stored(r), upsert: true } })),
     ...days.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: unitEconomicsDayId(tenant, d), tenant } } })),
   ];
   await rollups(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });

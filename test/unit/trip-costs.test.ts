@@ -1,6 +1,6 @@
 /** The pure placing of costs (lib/analytics/trip-costs.ts): plates named in concepts, fallbacks to the spread, shares by km. */
 import t from 'tap';
-import { addCostDoc, emptyPools, groupCost, placeCosts, plateIndex, plateVehicle, unallocated } from '../../lib/analytics/trip-costs.ts';
+import { addCostDoc, emptyPools, groupCost, placeCosts, plateIndex, plateVehicle, tripCentsBy, unallocated } from '../../lib/analytics/trip-costs.ts';
 
 t.test('a plate named in a concept', async (t) => {
   const plates = plateIndex([
@@ -48,13 +48,23 @@ t.test('pools, fallbacks and shares (cents)', async (t) => {
   t.same(placed.spread, { fuel: 0, tolls: 0, maintenance: 20_000, tyres: 30_000, insurance: 10_001, subcontractedFreight: 0 });
   t.same(placed.documents, { fuel: 2, tolls: 0, maintenance: 1, tyres: 1, insurance: 1, subcontractedFreight: 1 });
   // V2's legs (200 of 300 km) with trip T1: fuel 1,000 (V2 whole), T1's 500, the spread × 2/3.
-  const v2 = groupCost(placed, { km: 200, kmByVehicle: new Map([['V2', 200]]), legTollC: 1_500, hasTrip: (x) => x.vehicle === 'V2' });
+  const v2 = groupCost(placed, {
+    km: 200,
+    kmByVehicle: new Map([['V2', 200]]),
+    legTollC: 1_500,
+    tripC: tripCentsBy(placed, (x) => (x.vehicle === 'V2' ? 'V2' : null)).get('V2'),
+  });
   t.same(v2.assigned, { fuel: 100_000, tolls: 1_500, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 50_000 });
   // 20,000 × 2/3 = 13,333.3 → 13,333; 30,000 × 2/3 = 20,000; 10,001 × 2/3 = 6,667.3 → 6,667.
   t.same(v2.spread, { fuel: 0, tolls: 0, maintenance: 13_333, tyres: 20_000, insurance: 6_667, subcontractedFreight: 0 });
   t.equal(v2.totalC, 100_000 + 1_500 + 50_000 + 13_333 + 20_000 + 6_667);
   // Half of V1's km: half its 1,000.00.
-  const halfV1 = groupCost(placed, { km: 50, kmByVehicle: new Map([['V1', 50]]), legTollC: 0, hasTrip: () => false });
+  const halfV1 = groupCost(placed, {
+    km: 50,
+    kmByVehicle: new Map([['V1', 50]]),
+    legTollC: 0,
+    tripC: tripCentsBy(placed, (x) => (x.vehicle === 'V1' ? 'V1' : null)).get('V1'),
+  });
   t.equal(halfV1.assigned.fuel, 50_000);
   t.same(unallocated(placed), { fuel: 0, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 });
   // No km at all: everything is spread and nothing can take it.
