@@ -15,7 +15,10 @@ import { deref, type Json } from '../lib/spec/deref.ts';
 
 t.setTimeout(240_000);
 const h = await startHarness(t);
-await loadDemoData(h.db, { invoices: 400, trips: 400 });
+// The kept totals left unbuilt, as a demo load into an empty database leaves them until the rollup worker's rebuild
+// (this app runs none): the reports answer from the documents (test/*-rollups-differential show the kept totals answer
+// the same). The rebuild was over half of this file's time and proves nothing about the examples.
+await loadDemoData(h.db, { invoices: 400, trips: 400, rollups: 'worker' });
 const key = DEMO_TENANTS[0]!.apiKey;
 
 type Node = { [key: string]: Json };
