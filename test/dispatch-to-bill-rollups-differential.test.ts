@@ -12,7 +12,7 @@
  * both checks must see it (the test can fail). DTB_ROLLUP_SEED=<n> replays a seed.
  */
 import t from 'tap';
-import { KEY_A, TENANT_A } from './helpers/harness.ts';
+import { TENANT_A } from './helpers/harness.ts';
 import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 import { makeTrip, leg, diesel } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
@@ -22,10 +22,10 @@ import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { financialDocId } from '../lib/finance/ledger/facts.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
-import { comparable, tally } from './helpers/differential.ts';
-import { importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { getOk, importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
 import { answerCancellation, asCreditNote, cancellationFiles, crashAfterWrite, recordDelivery, sequence, uuids } from './helpers/differential-writes.ts';
-import { bypassCaught, eachWrite, randomWrites } from './helpers/differential-rounds.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 import { BASE, DAY, HOUR, dayOf, wallOf } from './helpers/differential-days.ts';
 import { cartaPorteXml, ONE_DRIVER, ONE_PLATE } from './helpers/carta-porte-xml.ts';
 
@@ -317,21 +317,14 @@ const inputOf = (q: Record<string, string>): DispatchToBillInput => ({
 });
 
 async function reports(label: string, n: number): Promise<number> {
-  const round = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     const q = randomQuery();
-    const res = await h.app.inject({
-      method: 'GET',
-      url: `/api/analytics/dispatch-to-bill?${new URLSearchParams(q).toString()}`,
-      headers: { 'x-api-key': KEY_A },
-    });
-    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+    const res = await getOk(h, '/api/analytics/dispatch-to-bill', q);
     const answer = res.json<{ computedAt: string }>();
     // The reference at the instant the answer was computed (the days since each delivery, a period ending today).
     const reference = await auditDispatchToBill({ ...ctx, now: () => new Date(answer.computedAt) }, TENANT_A, inputOf(q), { fromDocuments: true });
-    round.differs(comparable(answer), comparable(reference), JSON.stringify(q));
-  }
-  return round.count;
+    differs(comparable(answer), comparable(reference), JSON.stringify(q));
+  });
 }
 
 const WRITES = [
@@ -414,13 +407,5 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
       { _id: trip._id },
       { $set: { shipments: trip.shipments.map((l) => ({ ...l, pricing: { ...l.pricing, totalFreight: l.pricing.totalFreight + 77 } })) } },
     );
-  await bypassCaught(t, {
-    verify: (opts) => dispatchToBillRollups.verify(h.db, TENANT_A, opts),
-    check: reports,
-    bypassed: 15,
-    repaired: 10,
-    units: 'days',
-    answers: 'audits',
-    from: 'trips',
-  });
+  await bypassCaught(t, { verify: verifier(dispatchToBillRollups, h.db), check: reports, bypassed: 15, repaired: 10, answers: 'audits', from: 'trips' });
 });

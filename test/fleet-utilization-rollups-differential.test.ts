@@ -9,16 +9,16 @@
  * and both checks must see it (the test can fail). FLEET_ROLLUP_SEED=<n> replays a seed.
  */
 import t from 'tap';
-import { KEY_A, TENANT_A } from './helpers/harness.ts';
+import { TENANT_A } from './helpers/harness.ts';
 import { trips } from '../lib/db/collections.ts';
 import { auditFleetUtilization, type FleetUtilizationInput } from '../lib/analytics/audit-fleet-utilization.ts';
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
 import { fleetUtilizationRollups } from '../lib/analytics/fleet-utilization-rollup-kind.ts';
 import { mxDateString } from '../lib/time/mexico-city.ts';
-import { comparable, tally } from './helpers/differential.ts';
-import { importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { getOk, importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
 import { crashAfterWrite, recordDelivery, sequence, uuids } from './helpers/differential-writes.ts';
-import { bypassCaught, eachWrite, randomWrites } from './helpers/differential-rounds.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 import { BASE, DAY, dayOf } from './helpers/differential-days.ts';
 import { plannedTripXml, type PlannedLeg, type PlannedTrip } from './helpers/carta-porte-xml.ts';
 
@@ -109,8 +109,7 @@ async function writeThatFails(): Promise<string> {
 const worker = (): Promise<string> => workerPass(fleetUtilizationRollups, h.db, rnd() >= 0.7);
 
 async function reports(label: string, n: number): Promise<number> {
-  const answers = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     const q: Record<string, string> = {};
     const r = rnd();
     if (r < 0.15) {
@@ -130,12 +129,7 @@ async function reports(label: string, n: number): Promise<number> {
     if (rnd() < 0.3) q.client = pick(CLIENTS);
     if (rnd() < 0.25) q.vehicle = pick(PLATES);
     if (rnd() < 0.25) q.driver = pick(DRIVERS)[0];
-    const res = await h.app.inject({
-      method: 'GET',
-      url: `/api/analytics/fleet-utilization?${new URLSearchParams(q).toString()}`,
-      headers: { 'x-api-key': KEY_A },
-    });
-    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+    const res = await getOk(h, '/api/analytics/fleet-utilization', q);
     const input: FleetUtilizationInput = {
       groupBy: q.groupBy as 'vehicle' | 'driver',
       litresBasis: q.litresBasis as 'loaded' | 'offloaded',
@@ -149,9 +143,8 @@ async function reports(label: string, n: number): Promise<number> {
     const reference = comparable(await auditFleetUtilization(ctx, TENANT_A, input, { fromDocuments: true }));
     // A period ending today is as of now: the two answers are a few milliseconds apart.
     if (!q.endDate || q.endDate >= mxDateString(Date.now())) for (const x of [kept, reference]) delete x.asOf;
-    answers.differs(kept, reference, JSON.stringify(q));
-  }
-  return answers.count;
+    differs(kept, reference, JSON.stringify(q));
+  });
 }
 
 const WRITES = [writeTrips, writeTrips, writeTrips, reimport, reimport, deliver, deliver, deliver, writeThatFails, worker, restart];
@@ -200,13 +193,5 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
   t.ok(some.length > 0, 'trips to break');
   for (const trip of some)
     await trips(h.db).updateOne({ _id: trip._id }, { $set: { shipments: trip.shipments.map((l) => ({ ...l, distanceKm: l.distanceKm + 77 })) } });
-  await bypassCaught(t, {
-    verify: (opts) => fleetUtilizationRollups.verify(h.db, TENANT_A, opts),
-    check: reports,
-    bypassed: 15,
-    repaired: 10,
-    units: 'days',
-    answers: 'reports',
-    from: 'trips',
-  });
+  await bypassCaught(t, { verify: verifier(fleetUtilizationRollups, h.db), check: reports, bypassed: 15, repaired: 10, from: 'trips' });
 });

@@ -10,7 +10,7 @@
  * A failing seed is printed: RECEIVABLES_ROLLUP_SEED=<n> replays it.
  */
 import t from 'tap';
-import { KEY_A, TENANT_A } from './helpers/harness.ts';
+import { TENANT_A } from './helpers/harness.ts';
 import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { getReceivablesAging } from '../lib/analytics/get-receivables-aging.ts';
@@ -19,10 +19,10 @@ import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { receivablesRollups } from '../lib/analytics/receivables-rollup-kind.ts';
 import { mxDateString } from '../lib/time/mexico-city.ts';
 import type { ServiceContext } from '../lib/context.ts';
-import { comparable, tally } from './helpers/differential.ts';
-import { drainAll, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { drainAll, getOk, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
 import { answerCancellation, asCreditNote, cancellationFiles, changeSettings, crashAfterWrite, sequence, uuids } from './helpers/differential-writes.ts';
-import { bypassCaught, eachWrite, randomWrites } from './helpers/differential-rounds.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 
 // An empty store recorded as built: every write from here keeps the open items.
 const s = await startDifferential(t, { seedEnv: 'RECEIVABLES_ROLLUP_SEED', seed: 20261128, timeout: 600_000, build: (db) => receivablesRollups.rebuild(db) });
@@ -203,23 +203,21 @@ const randomDay = (): string => `2026-${pad(int(1, 5))}-${pad(int(1, 28))}`;
 const atTheSameNow = (answer: { computedAt: string }): ServiceContext => ({ ...ctx, now: () => new Date(answer.computedAt) });
 
 async function reports(label: string, n: number): Promise<number> {
-  const answers = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     // Receivables aging: a day of the data, today (now), or none (now).
     const qa: Record<string, string> = { limit: String(pick([1, 3, 10, 100])) };
     const r = rnd();
     if (r < 0.7) qa.asOf = randomDay();
     else if (r < 0.85) qa.asOf = TODAY;
     if (rnd() < 0.4) qa.client = pick(CLIENTS);
-    const ra = await h.app.inject({ method: 'GET', url: `/api/receivables/aging?${new URLSearchParams(qa).toString()}`, headers: { 'x-api-key': KEY_A } });
-    if (ra.statusCode !== 200) throw new Error(`${ra.statusCode} ${ra.body}`);
+    const ra = await getOk(h, '/api/receivables/aging', qa);
     const refA = await getReceivablesAging(
       atTheSameNow(ra.json()),
       TENANT_A,
       { limit: Number(qa.limit), ...(qa.asOf ? { asOf: qa.asOf } : {}), ...(qa.client ? { client: qa.client } : {}) },
       { fromDocuments: true },
     );
-    answers.differs(comparable(ra.json()), comparable(refA), `aging ${JSON.stringify(qa)}`);
+    differs(comparable(ra.json()), comparable(refA), `aging ${JSON.stringify(qa)}`);
 
     // Cash inflow forecast: a period of the data (or the default: the last 90 days to now), an as-of day or not.
     const qf: Record<string, string> = { bucket: pick(['week', 'month']), limit: String(pick([1, 5, 50])) };
@@ -231,12 +229,7 @@ async function reports(label: string, n: number): Promise<number> {
     } else if (rnd() < 0.5) qf.startDate = randomDay();
     if (rnd() < 0.3) qf.asOf = rnd() < 0.5 ? randomDay() : TODAY;
     if (rnd() < 0.4) qf.client = pick(CLIENTS);
-    const rf = await h.app.inject({
-      method: 'GET',
-      url: `/api/analytics/cash-inflow-forecast?${new URLSearchParams(qf).toString()}`,
-      headers: { 'x-api-key': KEY_A },
-    });
-    if (rf.statusCode !== 200) throw new Error(`${rf.statusCode} ${rf.body}`);
+    const rf = await getOk(h, '/api/analytics/cash-inflow-forecast', qf);
     const input: CashInflowInput = {
       bucket: qf.bucket as CashInflowInput['bucket'],
       limit: Number(qf.limit),
@@ -246,9 +239,8 @@ async function reports(label: string, n: number): Promise<number> {
       ...(qf.client ? { client: qf.client } : {}),
     };
     const refF = await getCashInflowForecast(atTheSameNow(rf.json()), TENANT_A, input, { fromDocuments: true });
-    answers.differs(comparable(rf.json()), comparable(refF), `forecast ${JSON.stringify(qf)}`);
-  }
-  return answers.count;
+    differs(comparable(rf.json()), comparable(refF), `forecast ${JSON.stringify(qf)}`);
+  });
 }
 
 const WRITES = [
@@ -320,12 +312,5 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
     .toArray();
   t.ok(docs.length > 0, 'documents to break');
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTot: Math.round((d.iTot + 777.77) * 100) / 100 } });
-  await bypassCaught(t, {
-    verify: (opts) => receivablesRollups.verify(h.db, TENANT_A, opts),
-    check: reports,
-    bypassed: 10,
-    repaired: 6,
-    units: 'days',
-    answers: 'reports',
-  });
+  await bypassCaught(t, { verify: verifier(receivablesRollups, h.db), check: reports, bypassed: 10, repaired: 6 });
 });

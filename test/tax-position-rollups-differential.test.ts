@@ -14,8 +14,8 @@
 import t from 'tap';
 import { KEY_A, TENANT_A } from './helpers/harness.ts';
 import { invoiceXml, paymentXml, satAcuseXml, type LineSpec } from './helpers/cfdi-builder.ts';
-import { comparable, onTheWire, tally } from './helpers/differential.ts';
-import { drainAll, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
+import { comparable, compareRounds, onTheWire } from './helpers/differential.ts';
+import { drainAll, getOk, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
 import {
   answerCancellation,
   asCreditNote,
@@ -26,7 +26,7 @@ import {
   STATUS_ANSWERS,
   uuids,
 } from './helpers/differential-writes.ts';
-import { bypassCaught, eachWrite, randomWrites } from './helpers/differential-rounds.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { receivedDocs } from '../lib/received/received-repo.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
@@ -358,15 +358,12 @@ async function writeReceivedThatFails(): Promise<string> {
 
 /** Random positions, pages of lines and DIOTs over HTTP, each compared with the same computed from the documents; answers how many differ. */
 async function answers(label: string, n: number): Promise<number> {
-  const tallied = tally(t, label);
-  const { differs } = tallied;
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     const month = `2026-0${int(1, 4)}`;
     switch (pick(['position', 'lines', 'lines', 'diot'] as const)) {
       case 'position': {
         const limit = pick([0, 1, 3, 100]);
-        const res = await h.app.inject({ method: 'GET', url: `/api/tax/position?month=${month}&limit=${limit}`, headers: { 'x-api-key': KEY_A } });
-        if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+        const res = await getOk(h, '/api/tax/position', { month, limit: String(limit) });
         differs(
           comparable(res.json()),
           comparable(await getTaxPosition(ctx, TENANT_A, { month, limit }, { fromDocuments: true })),
@@ -378,12 +375,7 @@ async function answers(label: string, n: number): Promise<number> {
         const figure = pick(POSITION_FIGURES);
         const limit = pick([1, 2, 5, 100]);
         const page = int(1, 4);
-        const res = await h.app.inject({
-          method: 'GET',
-          url: `/api/tax/position/lines?month=${month}&figure=${figure}&page=${page}&limit=${limit}`,
-          headers: { 'x-api-key': KEY_A },
-        });
-        if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+        const res = await getOk(h, '/api/tax/position/lines', { month, figure, page: String(page), limit: String(limit) });
         differs(
           res.json(),
           onTheWire(await listTaxPositionLines(ctx, TENANT_A, { month, figure, page, limit }, { fromDocuments: true })),
@@ -393,17 +385,14 @@ async function answers(label: string, n: number): Promise<number> {
       }
       case 'diot': {
         const reference = await getDiot(ctx, TENANT_A, { month }, { fromDocuments: true });
-        const res = await h.app.inject({ method: 'GET', url: `/api/tax/diot?month=${month}&format=json`, headers: { 'x-api-key': KEY_A } });
-        if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+        const res = await getOk(h, '/api/tax/diot', { month, format: 'json' });
         differs(res.json(), onTheWire(reference), `DIOT ${month} json`);
-        const csv = await h.app.inject({ method: 'GET', url: `/api/tax/diot?month=${month}&format=csv`, headers: { 'x-api-key': KEY_A } });
-        if (csv.statusCode !== 200) throw new Error(`${csv.statusCode} ${csv.body}`);
+        const csv = await getOk(h, '/api/tax/diot', { month, format: 'csv' });
         differs(csv.body, diotFile(reference), `DIOT ${month} csv`);
         break;
       }
     }
-  }
-  return tallied.count;
+  });
 }
 
 const WRITES = [
@@ -548,7 +537,7 @@ t.test('writes that bypass the marks are caught: the check can fail', async (t) 
     .toArray();
   for (const d of issuedDocs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTax1: Math.round((d.iTax1 + 7.77) * 100) / 100 } });
   await bypassCaught(t, {
-    verify: (opts) => taxPositionRollups.verify(h.db, TENANT_A, opts),
+    verify: verifier(taxPositionRollups, h.db),
     check: answers,
     bypassed: 30,
     repaired: 15,

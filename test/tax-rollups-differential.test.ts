@@ -9,16 +9,16 @@
  * A failing seed is printed: TAX_ROLLUP_SEED=<n> replays it.
  */
 import t from 'tap';
-import { KEY_A, TENANT_A } from './helpers/harness.ts';
+import { TENANT_A } from './helpers/harness.ts';
 import { invoiceXml, paymentXml, type LineSpec } from './helpers/cfdi-builder.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { getTaxSummary, type TaxSummaryInput } from '../lib/tax/get-tax-summary.ts';
 import { taxSummaryRollups } from '../lib/tax/tax-summary-rollup-kind.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
-import { comparable, tally } from './helpers/differential.ts';
-import { importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { getOk, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
 import { answerCancellation, asCreditNote, cancellationFiles, changeSettings, crashAfterWrite, sequence, uuids } from './helpers/differential-writes.ts';
-import { bypassCaught, eachWrite, randomWrites } from './helpers/differential-rounds.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 
 // Forty writes and some eighty summaries, each compared with the documents: minutes on a loaded machine.
 const s = await startDifferential(t, { seedEnv: 'TAX_ROLLUP_SEED', seed: 20261128, timeout: 400_000, build: (db) => taxSummaryRollups.rebuild(db) });
@@ -172,8 +172,7 @@ async function writeThatFails(): Promise<string> {
 }
 
 async function summaries(label: string, n: number): Promise<number> {
-  const answers = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     const month = int(1, 3);
     const q: Record<string, string> = {};
     if (rnd() < 0.5) q.targetMonth = `2026-0${month}`;
@@ -188,8 +187,7 @@ async function summaries(label: string, n: number): Promise<number> {
     q.limit = String(pick([1, 3, 10, 100]));
     // The payment basis keeps whole months: a targetMonth reads them, a range reconciles the documents.
     if (rnd() < 0.4) q.basis = 'payment';
-    const res = await h.app.inject({ method: 'GET', url: `/api/tax-summary?${new URLSearchParams(q).toString()}`, headers: { 'x-api-key': KEY_A } });
-    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+    const res = await getOk(h, '/api/tax-summary', q);
     const input: TaxSummaryInput = {
       basis: q.basis === 'payment' ? 'payment' : 'invoice',
       limit: Number(q.limit),
@@ -198,9 +196,8 @@ async function summaries(label: string, n: number): Promise<number> {
       ...(q.client ? { client: q.client } : {}),
       ...(q.findingKind ? { findingKind: q.findingKind as TaxSummaryInput['findingKind'] & string } : {}),
     };
-    answers.differs(comparable(res.json()), comparable(await getTaxSummary(ctx, TENANT_A, input, { fromDocuments: true })), JSON.stringify(q));
-  }
-  return answers.count;
+    differs(comparable(res.json()), comparable(await getTaxSummary(ctx, TENANT_A, input, { fromDocuments: true })), JSON.stringify(q));
+  });
 }
 
 const WRITES = [
@@ -252,12 +249,5 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
     .toArray();
   t.ok(docs.length > 0, 'documents to break');
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTax1: Math.round((d.iTax1 + 7.77) * 100) / 100 } });
-  await bypassCaught(t, {
-    verify: (opts) => taxSummaryRollups.verify(h.db, TENANT_A, opts),
-    check: summaries,
-    bypassed: 15,
-    repaired: 10,
-    units: 'days',
-    answers: 'summaries',
-  });
+  await bypassCaught(t, { verify: verifier(taxSummaryRollups, h.db), check: summaries, bypassed: 15, repaired: 10, answers: 'summaries' });
 });

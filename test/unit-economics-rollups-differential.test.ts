@@ -23,10 +23,10 @@ import { getFreightUnitEconomics, type UnitEconomicsInput } from '../lib/analyti
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
 import { writeMarkingAssignmentDays, writeMarkingReceivedDays } from '../lib/received/received-doc-days.ts';
 import { unitEconomicsRollups } from '../lib/analytics/unit-economics-rollup-kind.ts';
-import { comparable, tally } from './helpers/differential.ts';
-import { importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { getOk, importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
 import { asCreditNote, cancellationFiles, crashAfterWrite, putCategoryRules, recordDelivery, sequence, uuids } from './helpers/differential-writes.ts';
-import { bypassCaught, eachWrite, randomWrites } from './helpers/differential-rounds.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 import { BASE, DAY, dayOf, wallOf } from './helpers/differential-days.ts';
 import { plannedTripXml, type PlannedLeg, type PlannedTrip } from './helpers/carta-porte-xml.ts';
 
@@ -309,18 +309,11 @@ const inputOf = (q: Record<string, string>): UnitEconomicsInput => ({
 });
 
 async function reports(label: string, n: number): Promise<number> {
-  const diff = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     const q = randomQuery();
-    const res = await h.app.inject({
-      method: 'GET',
-      url: `/api/analytics/unit-economics?${new URLSearchParams(q).toString()}`,
-      headers: { 'x-api-key': KEY_A },
-    });
-    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
-    diff.differs(comparable(res.json()), comparable(await getFreightUnitEconomics(ctx, TENANT_A, inputOf(q), { fromDocuments: true })), JSON.stringify(q));
-  }
-  return diff.count;
+    const res = await getOk(h, '/api/analytics/unit-economics', q);
+    differs(comparable(res.json()), comparable(await getFreightUnitEconomics(ctx, TENANT_A, inputOf(q), { fromDocuments: true })), JSON.stringify(q));
+  });
 }
 
 const WRITES = [
@@ -417,12 +410,5 @@ t.test('writes that bypass the marks are caught: the check can fail', async (t) 
     .toArray();
   for (const trip of some)
     await trips(h.db).updateOne({ _id: trip._id }, { $set: { shipments: trip.shipments.map((l) => ({ ...l, distanceKm: l.distanceKm + 77 })) } });
-  await bypassCaught(t, {
-    verify: (opts) => unitEconomicsRollups.verify(h.db, TENANT_A, opts),
-    check: reports,
-    bypassed: 15,
-    repaired: 10,
-    units: 'days',
-    answers: 'reports',
-  });
+  await bypassCaught(t, { verify: verifier(unitEconomicsRollups, h.db), check: reports, bypassed: 15, repaired: 10 });
 });

@@ -4,8 +4,10 @@
  * bypass the marks, which both the kind's verification and the answers must see, then repair.
  */
 import type { Test } from 'tap';
-import type { VerifyOutcome } from '../../lib/rollups/rollup-kind.ts';
+import type { Db } from 'mongodb';
+import type { RollupKind, VerifyOutcome } from '../../lib/rollups/rollup-kind.ts';
 import { BYPASS } from './differential.ts';
+import { TENANT_A } from './harness.ts';
 
 /** One write (or worker step) of a test: answers what it did, for the log of a failing seed. */
 export type WriteStep = () => Promise<string>;
@@ -41,15 +43,21 @@ export async function eachWrite(done: string[], writes: readonly WriteStep[]): P
   return done;
 }
 
+/** A kind's verification of tenant A's kept totals (`repair` rewrites those that differ). */
+export const verifier =
+  (kind: Pick<RollupKind, 'verify'>, db: Db) =>
+  (opts?: { repair?: boolean }): Promise<VerifyOutcome> =>
+    kind.verify(db, TENANT_A, opts);
+
 export interface BypassCheck {
   verify: (opts?: { repair?: boolean }) => Promise<VerifyOutcome>;
   check: Check;
   /** Answers compared while the kept totals are off, and after the repair. */
   bypassed: number;
   repaired: number;
-  /** What the kind keeps ("days", "months") and what is compared ("reports", "audits"), for the assertions' names. */
-  units: string;
-  answers: string;
+  /** What the kind keeps (default "days") and what is compared (default "reports"), for the assertions' names. */
+  units?: string;
+  answers?: string;
   /** What the answers are computed from ("documents", "trips"). */
   from?: string;
   /** How the first verification must see the bypass (default: some key differs). */
@@ -63,14 +71,16 @@ export interface BypassCheck {
  * differs, repair rewrites them, then everything agrees again (five assertions).
  */
 export async function bypassCaught(t: Test, o: BypassCheck): Promise<void> {
-  const unit = o.units.replace(/s$/, '');
-  const answer = o.answers.replace(/(ies|s)$/, (m) => (m === 'ies' ? 'y' : ''));
+  const units = o.units ?? 'days';
+  const answers = o.answers ?? 'reports';
+  const unit = units.replace(/s$/, '');
+  const answer = answers.replace(/(ies|s)$/, (m) => (m === 'ies' ? 'y' : ''));
   const v = await o.verify();
-  t.ok(o.sees ? o.sees(v.mismatched) : v.mismatched.length > 0, `verification finds the unmarked ${o.units} (${v.mismatched.length})`);
+  t.ok(o.sees ? o.sees(v.mismatched) : v.mismatched.length > 0, `verification finds the unmarked ${units} (${v.mismatched.length})`);
   t.ok((await o.check(BYPASS, o.bypassed)) > 0, `some ${answer} differs from the ${o.from ?? 'documents'}`);
   const repaired = await o.verify({ repair: true });
-  if (o.sameKeys) t.same(repaired.mismatched, v.mismatched, `repair rewrites the ${o.units} that differ`);
-  else t.equal(repaired.mismatched.length, v.mismatched.length, `repair rewrites the ${o.units} that differ`);
+  if (o.sameKeys) t.same(repaired.mismatched, v.mismatched, `repair rewrites the ${units} that differ`);
+  else t.equal(repaired.mismatched.length, v.mismatched.length, `repair rewrites the ${units} that differ`);
   t.same((await o.verify()).mismatched, [], `after repair every ${unit} is equal`);
-  t.equal(await o.check('after repair', o.repaired), 0, `and the ${o.answers} agree again`);
+  t.equal(await o.check('after repair', o.repaired), 0, `and the ${answers} agree again`);
 }

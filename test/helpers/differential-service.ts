@@ -7,6 +7,7 @@
 import type { Test } from 'tap';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Db } from 'mongodb';
+import type { LightMyRequestResponse } from 'fastify';
 import { startHarness, KEY_A, type Harness } from './harness.ts';
 import { connect, listen } from './mcp.ts';
 import { seeded, type Seeded } from './differential.ts';
@@ -67,6 +68,13 @@ export function importer(h: Harness, opts: { strict?: boolean } = {}): (files: I
     if (opts.strict && summary.rejected > 0) throw new Error(`import rejected: ${res.body.slice(0, 2000)}`);
     return summary;
   };
+}
+
+/** GET `path` with the query as tenant A; any answer but 200 throws (a report that fails is a fault, not a difference). */
+export async function getOk(h: Harness, path: string, q: Record<string, string>): Promise<LightMyRequestResponse> {
+  const res = await h.app.inject({ method: 'GET', url: `${path}?${new URLSearchParams(q).toString()}`, headers: { 'x-api-key': KEY_A } });
+  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+  return res;
 }
 
 /** The service restarted on the same store (a write step: what was marked must survive it). */
