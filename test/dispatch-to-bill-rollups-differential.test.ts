@@ -12,8 +12,8 @@
  * both checks must see it (the test can fail). DTB_ROLLUP_SEED=<n> replays a seed.
  */
 import t from 'tap';
-import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
-import { invoiceXml, paymentXml, requestXml, satAcuseXml } from './helpers/cfdi-builder.ts';
+import { TENANT_A } from './helpers/harness.ts';
+import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 import { makeTrip, leg, diesel } from './fixtures/documents.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { auditDispatchToBill, type DispatchToBillInput } from '../lib/analytics/audit-dispatch-to-bill.ts';
@@ -21,28 +21,24 @@ import { dispatchToBillRollups } from '../lib/analytics/dispatch-to-bill-rollup-
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { financialDocId } from '../lib/finance/ledger/facts.ts';
-import type { ServiceContext } from '../lib/context.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
-import { connect, listen } from './helpers/mcp.ts';
-import { BYPASS, comparable, seeded, tally } from './helpers/differential.ts';
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { getOk, importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
+import { answerCancellation, asCreditNote, cancellationFiles, crashAfterWrite, recordDelivery, sequence, uuids } from './helpers/differential-writes.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
+import { BASE, DAY, HOUR, dayOf, wallOf } from './helpers/differential-days.ts';
+import { cartaPorteXml, ONE_DRIVER, ONE_PLATE } from './helpers/carta-porte-xml.ts';
 
-const { rnd, pick, int } = seeded(t, 'DTB_ROLLUP_SEED', 20261129);
-
-t.setTimeout(600_000);
-const h = await startHarness(t);
-await dispatchToBillRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the days
+const s = await startDifferential(t, { seedEnv: 'DTB_ROLLUP_SEED', seed: 20261129, timeout: 600_000, build: (db) => dispatchToBillRollups.rebuild(db) });
+const { h, ctx, rnd, pick, int } = s;
 t.ok(await dispatchToBillRollups.ready(h.db), 'the kept days are ready: the audit reads them');
-const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
+const importFiles = importer(h, { strict: true });
+const restart = restarter(h);
 
 const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'DPE950607MN8'];
-const DAY = 86_400_000;
-/** Day 0 is 2026-08-01 (Mexico City, UTC−6); trips fall on days 0..100, all before today. */
-const BASE = Date.parse('2026-08-01T00:00:00-06:00');
-const wallOf = (ms: number): string => new Date(ms - 6 * 3_600_000).toISOString().slice(0, 19);
-const dayOf = (n: number): string => wallOf(BASE + n * DAY).slice(0, 10);
-const money = (c: number): string => (c / 100).toFixed(2);
-let next = 1;
-const uuidOf = (n: number): string => `D7B11000-${String(n).padStart(4, '0')}-4000-8000-${String(n).padStart(12, '0')}`;
+/** Trips fall on days 0..100 (helpers/differential-days.ts), all before today. */
+const next = sequence();
+const uuidOf = uuids('D7B11000');
 
 interface LegPlan {
   litres: number;
@@ -64,65 +60,24 @@ const invoices: { uuid: string; client: string; fecha: string; total: number; me
 /** Plain invoices a trip written through the repository names before they are imported. */
 const awaited: { uuid: string; client: string; fecha: string }[] = [];
 
-/** A freight invoice (type I, no taxes) with a Carta Porte 3.1: one destination, product and freight line per leg, deliveries in the addenda. */
-function cartaPorteXml(p: TripPlan): string {
-  const subC = p.legs.reduce((s, l) => s + l.freightC, 0);
-  const fecha = wallOf(p.load + p.invoiceAfterH * 3_600_000);
-  const concepts = p.legs
-    .map(
-      (l, i) =>
-        `<cfdi:Concepto ClaveProdServ="78101807" Cantidad="1" ClaveUnidad="E48" Descripcion="Flete tramo ${i + 1}" ValorUnitario="${money(l.freightC)}" Importe="${money(l.freightC)}" ObjetoImp="01"/>`,
-    )
-    .join('');
-  const dests = p.legs
-    .map(
-      (_l, i) =>
-        `<cartaporte31:Ubicacion TipoUbicacion="Destino" IDUbicacion="DE00000${i + 1}" RFCRemitenteDestinatario="${p.client}" NombreRemitenteDestinatario="ESTACION ${i + 1}" FechaHoraSalidaLlegada="${wallOf(p.load + 6 * 3_600_000)}" DistanciaRecorrida="120"><cartaporte31:Domicilio Calle="Av. Uno" NumeroExterior="1" Localidad="15" Municipio="087" Estado="VER" Pais="MEX" CodigoPostal="91000"/></cartaporte31:Ubicacion>`,
-    )
-    .join('');
-  const goods = p.legs
-    .map(
-      (l, i) =>
-        `<cartaporte31:Mercancia BienesTransp="15101505" Descripcion="Combustible diesel" Cantidad="${l.litres}" ClaveUnidad="LTR" MaterialPeligroso="Si" CveMaterialPeligroso="1202" Embalaje="Z01" PesoEnKg="1000" ValorMercancia="1000.00" Moneda="MXN"><cartaporte31:CantidadTransporta Cantidad="${l.litres}" IDOrigen="OR000001" IDDestino="DE00000${i + 1}"/></cartaporte31:Mercancia>`,
-    )
-    .join('');
-  const deliveries = p.legs
-    .map((l, i) =>
-      l.unload === null
-        ? ''
-        : `<fb:Entrega IDDestino="DE00000${i + 1}" BienesTransp="15101505" CantidadDescargada="${Math.round((l.litres - 7.25) * 1000) / 1000}" FechaHoraDescarga="${wallOf(l.unload)}"/>`,
-    )
-    .join('');
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:cartaporte31="http://www.sat.gob.mx/CartaPorte31" Version="4.0" Serie="F" Folio="${p.uuid.slice(9, 13)}" Fecha="${fecha}" FormaPago="03" NoCertificado="00001000000500000001" SubTotal="${money(subC)}" Moneda="MXN" Total="${money(subC)}" TipoDeComprobante="I" Exportacion="01" MetodoPago="PUE" LugarExpedicion="91700" Sello="AAAA" Certificado="AAAA">
-  <cfdi:Emisor Rfc="${TENANT_A}" Nombre="TRANSPORTES DEL GOLFO" RegimenFiscal="601"/>
-  <cfdi:Receptor Rfc="${p.client}" Nombre="CLIENTE ${p.client.slice(0, 3)}" DomicilioFiscalReceptor="91000" RegimenFiscalReceptor="601" UsoCFDI="G03"/>
-  <cfdi:Conceptos>${concepts}</cfdi:Conceptos>
-  <cfdi:Complemento>
-    <cartaporte31:CartaPorte Version="3.1" IdCCP="CCC${p.uuid.slice(3)}" TranspInternac="No" TotalDistRec="${(p.legs.length * 120).toFixed(1)}">
-      <cartaporte31:Ubicaciones><cartaporte31:Ubicacion TipoUbicacion="Origen" IDUbicacion="OR000001" RFCRemitenteDestinatario="PRE920716IU5" NombreRemitenteDestinatario="TERMINAL VERACRUZ" FechaHoraSalidaLlegada="${wallOf(p.load)}"><cartaporte31:Domicilio Calle="Av. Marina" NumeroExterior="210" Localidad="24" Municipio="193" Estado="VER" Pais="MEX" CodigoPostal="91700"/></cartaporte31:Ubicacion>${dests}</cartaporte31:Ubicaciones>
-      <cartaporte31:Mercancias PesoBrutoTotal="1000" UnidadPeso="KGM" NumTotalMercancias="${p.legs.length}">${goods}
-        <cartaporte31:Autotransporte PermSCT="TPAF01" NumPermisoSCT="0X2XTXZ0X5X0X3X2X1X0"><cartaporte31:IdentificacionVehicular ConfigVehicular="T3S2" PesoBrutoVehicular="48" PlacaVM="XA1234B" AnioModeloVM="2022"/><cartaporte31:Seguros AseguraRespCivil="SEGUROS DEL GOLFO" PolizaRespCivil="RC-55501"/></cartaporte31:Autotransporte>
-      </cartaporte31:Mercancias>
-      <cartaporte31:FiguraTransporte><cartaporte31:TiposFigura TipoFigura="01" RFCFigura="HEGR751212AB3" NumLicencia="VER0012345" NombreFigura="RAUL HERNANDEZ GARCIA"/></cartaporte31:FiguraTransporte>
-    </cartaporte31:CartaPorte>
-    <tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${p.uuid}" FechaTimbrado="${fecha}" RfcProvCertif="SAT970701NN3" SelloCFD="AAAA" NoCertificadoSAT="00001000000509846663" SelloSAT="BBBB"/>
-  </cfdi:Complemento>${deliveries ? `\n  <cfdi:Addenda><fb:Entregas xmlns:fb="urn:freight-backoffice:entregas:1">${deliveries}</fb:Entregas></cfdi:Addenda>` : ''}
-</cfdi:Comprobante>`;
-}
-
-async function importFiles(files: { name: string; content: string }[]): Promise<{ created: number; updated: number }> {
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/api/imports',
-    headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-    payload: { files },
+/** The trip's Carta Porte: a freight concept per leg (120 km each), invoiced `invoiceAfterH` hours after the loading, deliveries in the addenda. */
+const cartaPorteOf = (p: TripPlan): string =>
+  cartaPorteXml({
+    uuid: p.uuid,
+    client: p.client,
+    load: p.load,
+    issued: p.load + p.invoiceAfterH * HOUR,
+    plate: ONE_PLATE,
+    driver: ONE_DRIVER,
+    concepts: p.legs.map((l, i) => ({ code: '78101807', desc: `Flete tramo ${i + 1}`, qty: '1', c: l.freightC })),
+    legs: p.legs.map((l) => ({
+      km: 120,
+      product: '15101505',
+      productDesc: 'Combustible diesel',
+      litres: l.litres,
+      unload: l.unload === null ? null : { at: l.unload, offloaded: Math.round((l.litres - 7.25) * 1000) / 1000 },
+    })),
   });
-  if (res.statusCode !== 200) throw new Error(`import ${res.statusCode}: ${res.body}`);
-  const body = res.json<{ summary: { rejected: number; created: number; updated: number } }>();
-  if (body.summary.rejected > 0) throw new Error(`import rejected: ${res.body.slice(0, 2000)}`);
-  return body.summary;
-}
 
 function randomLeg(load: number): LegPlan {
   const r = rnd();
@@ -138,14 +93,14 @@ async function writeTrips(): Promise<string> {
   for (let i = 0, n = int(1, 4); i < n; i++) {
     const load = BASE + int(0, 100) * DAY + int(6, 20) * 3_600_000;
     ps.push({
-      uuid: uuidOf(next++),
+      uuid: uuidOf(next()),
       client: pick(CLIENTS),
       load,
       invoiceAfterH: pick([-2, 1, 5, 30, 200]),
       legs: Array.from({ length: int(1, 3) }, () => randomLeg(load)),
     });
   }
-  await importFiles(ps.map((p) => ({ name: `${p.uuid}.xml`, content: cartaPorteXml(p) })));
+  await importFiles(ps.map((p) => ({ name: `${p.uuid}.xml`, content: cartaPorteOf(p) })));
   plans.push(...ps);
   for (const p of ps)
     invoices.push({
@@ -169,37 +124,13 @@ async function reimport(): Promise<string> {
   else for (const l of p.legs) if (l.unload === null) l.unload = p.load + int(1, 3) * DAY;
   const inv = invoices.find((i) => i.uuid === p.uuid);
   if (inv) inv.fecha = wallOf(p.load + p.invoiceAfterH * 3_600_000);
-  const summary = await importFiles([{ name: `${p.uuid}.xml`, content: cartaPorteXml(p) }]);
+  const summary = await importFiles([{ name: `${p.uuid}.xml`, content: cartaPorteOf(p) }]);
   return `re-import of ${p.uuid} (${summary.updated} updated)`;
 }
 
 /** A delivery recorded later through PUT …/delivery or POST /api/deliveries/csv. */
-async function deliver(via: 'put' | 'csv' = rnd() < 0.5 ? 'put' : 'csv'): Promise<string> {
-  const stored = await trips(h.db).find({ company: TENANT_A, 'shipments.unloadDate': null }).toArray();
-  if (!stored.length) return writeTrips();
-  const trip = pick(stored);
-  const leg = trip.shipments.find((l) => l.unloadDate === null)!;
-  const offloadDate = new Date((leg.loadDate ?? BASE) + int(1, 200) * 3_600_000).toISOString();
-  const products = leg.products.map((x) => ({ code: x.code, offloaded: Math.round((x.loaded - int(0, 40) / 4) * 1000) / 1000 }));
-  if (via === 'put') {
-    const res = await h.app.inject({
-      method: 'PUT',
-      url: `/api/shipments/${encodeURIComponent(trip._id)}/legs/${encodeURIComponent(leg.shipment)}/delivery`,
-      headers: { 'x-api-key': KEY_A },
-      payload: { offloadDate, ticket: `REC-${next++}`, products },
-    });
-    if (res.statusCode !== 200) throw new Error(`delivery ${res.statusCode}: ${res.body}`);
-    return `delivery of ${leg.shipment}`;
-  }
-  const csv = [
-    'tripId,shipmentId,productCode,offloaded,offloadDate,ticket',
-    ...products.map((x) => `${trip._id},${leg.shipment},${x.code},${x.offloaded},${offloadDate},REC-${next}`),
-  ].join('\n');
-  next += 1;
-  const res = await h.app.inject({ method: 'POST', url: '/api/deliveries/csv', headers: { 'x-api-key': KEY_A, 'content-type': 'text/csv' }, payload: csv });
-  if (res.statusCode >= 300) throw new Error(`deliveries ${res.statusCode}: ${res.body}`);
-  return `deliveries of ${leg.shipment}`;
-}
+const deliver = (via: 'put' | 'csv' = rnd() < 0.5 ? 'put' : 'csv'): Promise<string> =>
+  recordDelivery(h, s, next, { hours: 200, base: BASE, via, fallback: writeTrips });
 
 /**
  * Trips written through the repository (as a migration or a legacy loader does): no link, a
@@ -217,10 +148,10 @@ async function writeRepositoryTrips(forced?: 'legacy link'): Promise<string> {
     let idFinan: string | null = null;
     if (r < 0.25) kinds.push('no link');
     else if (r < 0.45) {
-      idFinan = `LEGACY-${next++}`;
+      idFinan = `LEGACY-${next()}`;
       kinds.push('legacy link');
     } else if (r < 0.75) {
-      const uuid = uuidOf(next++);
+      const uuid = uuidOf(next());
       awaited.push({ uuid, client, fecha: wallOf(load + pick([-5, 4, 60]) * 3_600_000) });
       idFinan = financialDocId(TENANT_A, uuid);
       kinds.push('link before its invoice');
@@ -239,7 +170,7 @@ async function writeRepositoryTrips(forced?: 'legacy link'): Promise<string> {
         pricing: { billedFreight: int(1_000, 40_000) + int(0, 99) / 100, toll: pick([0, 250.5]) },
       });
     });
-    docs.push(makeTrip({ tenant: TENANT_A, _id: `${TENANT_A}-REPO-${next++}`, client, idFinan, legs }));
+    docs.push(makeTrip({ tenant: TENANT_A, _id: `${TENANT_A}-REPO-${next()}`, client, idFinan, legs }));
   }
   await writeMarkingTripDays(h.db, TENANT_A, docs, async () => {
     await trips(h.db).insertMany(docs);
@@ -250,7 +181,7 @@ async function writeRepositoryTrips(forced?: 'legacy link'): Promise<string> {
 /** Plain invoices: one a trip already names (it resolves), or a new one later trips may name. */
 async function writePlainInvoices(): Promise<string> {
   const wanted = awaited.length && rnd() < 0.7 ? awaited.splice(Math.floor(rnd() * awaited.length), 1)[0] : undefined;
-  const uuid = wanted?.uuid ?? uuidOf(next++);
+  const uuid = wanted?.uuid ?? uuidOf(next());
   const client = wanted?.client ?? pick(CLIENTS);
   const fecha = wanted?.fecha ?? wallOf(BASE + int(0, 100) * DAY + int(0, 23) * 3_600_000);
   const method = pick(['PUE', 'PPD'] as const);
@@ -283,7 +214,7 @@ async function writePayment(): Promise<string> {
       content: paymentXml({
         issuer: TENANT_A,
         receiver: inv.client,
-        uuid: uuidOf(next++),
+        uuid: uuidOf(next()),
         fecha: after(inv.fecha, int(0, 30)),
         invoiceUuid: inv.uuid,
         currency: 'MXN',
@@ -300,7 +231,7 @@ async function writePayment(): Promise<string> {
 async function writeCreditNote(): Promise<string> {
   if (!invoices.length) return writePlainInvoices();
   const inv = pick(invoices);
-  const uuid = uuidOf(next++);
+  const uuid = uuidOf(next());
   const x = invoiceXml({
     issuer: TENANT_A,
     receiver: inv.client,
@@ -308,10 +239,7 @@ async function writeCreditNote(): Promise<string> {
     fecha: after(inv.fecha, int(0, 20)),
     lines: [{ code: '78101802', desc: 'Bonificacion', amount: 100, transfers: [{ tax: '002', rate: 0.16 }] }],
   });
-  const xml = x.xml
-    .replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
-    .replace(/(<cfdi:Comprobante[^>]*>)/, `$1<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${inv.uuid}"/></cfdi:CfdiRelacionados>`);
-  await importFiles([{ name: 'nc.xml', content: xml }]);
+  await importFiles([{ name: 'nc.xml', content: asCreditNote(x.xml, inv.uuid, 'start') }]);
   return `credit note on ${inv.uuid}`;
 }
 
@@ -325,30 +253,20 @@ async function writeCancellation(acknowledged = rnd() < 0.5): Promise<string> {
   const inv = pick(candidates);
   inv.cancelRequested = true;
   const fecha = after(inv.fecha, int(0, 20));
-  const files = [{ name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha, folios: [{ uuid: inv.uuid, motive: '02' }] }) }];
-  if (acknowledged) files.push({ name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha, folios: [{ uuid: inv.uuid, code: '201' }] }) });
+  const files = cancellationFiles(TENANT_A, inv.uuid, fecha, acknowledged ? fecha : undefined);
   await importFiles(files);
   return `cancellation of ${inv.uuid} (${files.length} files)`;
 }
 
 /** The SAT's answer on a requested cancellation: rejected, accepted or still in process. */
-async function writeStatusAnswer(): Promise<string> {
-  const requested = invoices.filter((i) => i.cancelRequested);
-  if (!requested.length) return writeCancellation();
-  const inv = pick(requested);
-  const answer = pick([
-    { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada' },
-    { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' },
-    { estado: 'Vigente', estatusCancelacion: 'En proceso' },
-  ]);
-  const res = await h.app.inject({
-    method: 'PUT',
-    url: `/api/financial-docs/${encodeURIComponent(financialDocId(TENANT_A, inv.uuid))}/cancellation`,
-    headers: { 'x-api-key': KEY_A },
-    payload: { ...answer, consultedAt: new Date().toISOString() },
-  });
-  return `status ${answer.estatusCancelacion} on ${inv.uuid}: ${res.statusCode}`;
-}
+const writeStatusAnswer = (): Promise<string> =>
+  answerCancellation(
+    h,
+    s,
+    invoices.filter((i) => i.cancelRequested),
+    writeCancellation,
+    { byId: true },
+  );
 
 /** Writes that change a stored invoice's date, or a trip's delivery, and then fail before they are acknowledged. */
 async function writeThatFails(): Promise<string> {
@@ -356,33 +274,17 @@ async function writeThatFails(): Promise<string> {
     const doc = await financialDocs(h.db).findOne({ company: TENANT_A });
     if (!doc) return writeTrips();
     const changed = { ...doc, date: doc.date + 3 * DAY };
-    await writeMarkingDays(h.db, TENANT_A, [doc, changed], async () => {
-      await financialDocs(h.db).replaceOne({ _id: doc._id }, changed);
-      throw new Error('crashed after the write');
-    }).catch(() => undefined);
+    await crashAfterWrite(h.db, writeMarkingDays, [doc, changed], () => financialDocs(h.db).replaceOne({ _id: doc._id }, changed));
     return `failed invoice write on ${doc._id}`;
   }
   const trip = await trips(h.db).findOne({ company: TENANT_A, 'shipments.unloadDate': { $ne: null } });
   if (!trip) return writeTrips();
   const changed = { ...trip, shipments: trip.shipments.map((l) => ({ ...l, unloadDate: l.unloadDate === null ? null : l.unloadDate + 2 * DAY })) };
-  await writeMarkingTripDays(h.db, TENANT_A, [trip, changed], async () => {
-    await trips(h.db).replaceOne({ _id: trip._id }, changed);
-    throw new Error('crashed after the write');
-  }).catch(() => undefined);
+  await crashAfterWrite(h.db, writeMarkingTripDays, [trip, changed], () => trips(h.db).replaceOne({ _id: trip._id }, changed));
   return `failed trip write on ${trip._id}`;
 }
 
-async function worker(rebuild = rnd() < 0.2): Promise<string> {
-  if (!rebuild) return `drained ${await dispatchToBillRollups.drain(h.db, 50, 60_000)} marks`;
-  const r = await dispatchToBillRollups.rebuild(h.db);
-  if (!(await dispatchToBillRollups.ready(h.db))) throw new Error('a rebuild of every tenant leaves the store built');
-  return `rebuilt ${r.units} days`;
-}
-
-async function restart(): Promise<string> {
-  await h.rebuild();
-  return 'restart';
-}
+const worker = (rebuild = rnd() < 0.2): Promise<string> => workerPass(dispatchToBillRollups, h.db, rebuild);
 
 function randomQuery(): Record<string, string> {
   const q: Record<string, string> = {};
@@ -415,21 +317,14 @@ const inputOf = (q: Record<string, string>): DispatchToBillInput => ({
 });
 
 async function reports(label: string, n: number): Promise<number> {
-  const round = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     const q = randomQuery();
-    const res = await h.app.inject({
-      method: 'GET',
-      url: `/api/analytics/dispatch-to-bill?${new URLSearchParams(q).toString()}`,
-      headers: { 'x-api-key': KEY_A },
-    });
-    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+    const res = await getOk(h, '/api/analytics/dispatch-to-bill', q);
     const answer = res.json<{ computedAt: string }>();
     // The reference at the instant the answer was computed (the days since each delivery, a period ending today).
     const reference = await auditDispatchToBill({ ...ctx, now: () => new Date(answer.computedAt) }, TENANT_A, inputOf(q), { fromDocuments: true });
-    round.differs(comparable(answer), comparable(reference), JSON.stringify(q));
-  }
-  return round.count;
+    differs(comparable(answer), comparable(reference), JSON.stringify(q));
+  });
 }
 
 const WRITES = [
@@ -455,12 +350,8 @@ const WRITES = [
 ];
 
 t.test('every dispatch-to-bill audit equals the trips after random writes', async (t) => {
-  const done: string[] = [];
-  for (let step = 0; step < 60; step++) {
-    done.push(await pick(WRITES)());
-    if (step % 15 === 14) t.equal(await reports(`after step ${step} (${done.slice(-3).join('; ')})`, 8), 0, `audits agree after step ${step}`);
-  }
-  for (const w of [
+  const done = await randomWrites(t, [], { steps: 60, every: 15, answers: 8, writes: WRITES, pick, check: reports, what: 'audits' });
+  await eachWrite(done, [
     () => writeRepositoryTrips('legacy link'),
     writePlainInvoices,
     writeTrips,
@@ -472,8 +363,7 @@ t.test('every dispatch-to-bill audit equals the trips after random writes', asyn
     writeThatFails,
     () => worker(false), // a rebuild here would hide a write whose marks missed: the drain only
     restart,
-  ])
-    done.push(await w());
+  ]);
   t.comment(done.join('\n'));
   // The writes made every link state and shape the kept days must count.
   const reference = await auditDispatchToBill(ctx, TENANT_A, { limit: 100, startDate: dayOf(-30), endDate: dayOf(140) }, { fromDocuments: true });
@@ -496,7 +386,7 @@ t.test('every dispatch-to-bill audit equals the trips after random writes', asyn
   t.ok(v.checked > 30, 'the trips touch many days');
 
   // The MCP tool reads the same kept days.
-  const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+  const client = await mcpClient(t, h);
   for (const input of [
     { limit: 5, startDate: dayOf(0), endDate: dayOf(100) },
     { limit: 100, startDate: dayOf(20), endDate: dayOf(60), client: CLIENTS[0] as string },
@@ -517,11 +407,5 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
       { _id: trip._id },
       { $set: { shipments: trip.shipments.map((l) => ({ ...l, pricing: { ...l.pricing, totalFreight: l.pricing.totalFreight + 77 } })) } },
     );
-  const v = await dispatchToBillRollups.verify(h.db, TENANT_A);
-  t.ok(v.mismatched.length > 0, `verification finds the unmarked days (${v.mismatched.length})`);
-  t.ok((await reports(BYPASS, 15)) > 0, 'some audit differs from the trips');
-  const repaired = await dispatchToBillRollups.verify(h.db, TENANT_A, { repair: true });
-  t.equal(repaired.mismatched.length, v.mismatched.length, 'repair rewrites the days that differ');
-  t.same((await dispatchToBillRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
-  t.equal(await reports('after repair', 10), 0, 'and the audits agree again');
+  await bypassCaught(t, { verify: verifier(dispatchToBillRollups, h.db), check: reports, bypassed: 15, repaired: 10, answers: 'audits', from: 'trips' });
 });

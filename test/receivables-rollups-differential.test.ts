@@ -10,32 +10,31 @@
  * A failing seed is printed: RECEIVABLES_ROLLUP_SEED=<n> replays it.
  */
 import t from 'tap';
-import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
-import { invoiceXml, paymentXml, requestXml, satAcuseXml } from './helpers/cfdi-builder.ts';
+import { TENANT_A } from './helpers/harness.ts';
+import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { getReceivablesAging } from '../lib/analytics/get-receivables-aging.ts';
 import { getCashInflowForecast, type CashInflowInput } from '../lib/analytics/get-cash-inflow-forecast.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { receivablesRollups } from '../lib/analytics/receivables-rollup-kind.ts';
-import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
-import { settingsCache } from '../lib/settings/settings-cache.ts';
 import { mxDateString } from '../lib/time/mexico-city.ts';
 import type { ServiceContext } from '../lib/context.ts';
-import { connect, listen } from './helpers/mcp.ts';
-import { comparable, seeded, tally } from './helpers/differential.ts';
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { drainAll, getOk, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
+import { answerCancellation, asCreditNote, cancellationFiles, changeSettings, crashAfterWrite, sequence, uuids } from './helpers/differential-writes.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 
-const { rnd, pick, int } = seeded(t, 'RECEIVABLES_ROLLUP_SEED', 20261128);
-
-t.setTimeout(600_000);
-const h = await startHarness(t);
-const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
-await receivablesRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the open items
+// An empty store recorded as built: every write from here keeps the open items.
+const s = await startDifferential(t, { seedEnv: 'RECEIVABLES_ROLLUP_SEED', seed: 20261128, timeout: 600_000, build: (db) => receivablesRollups.rebuild(db) });
+const { h, ctx, rnd, pick, int } = s;
+const importFiles = importer(h);
+const restart = restarter(h);
 t.ok(await receivablesRollups.ready(h.db), 'the kept forms are ready: the reports read them');
 
 const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'PEGJ800101AB2', 'XAXX010101000'];
 // Names vary between a client's invoices: a report names a client after one of them by a rule that holds whatever order they come in.
 const NAMES: Record<string, string> = Object.fromEntries(CLIENTS.map((c) => [c, `CLIENTE ${c.slice(0, 3)}`]));
-const uuidOf = (n: number): string => `AE7A11D0-${String(n).padStart(4, '0')}-4000-8000-${String(n).padStart(12, '0')}`;
+const uuidOf = uuids('AE7A11D0');
 const pad = (n: number): string => String(n).padStart(2, '0');
 /** A wall time of 2026 (Mexico City), January to April. */
 const wall = (month: number, day: number, hour: number, minute = 0): string => `2026-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:00`;
@@ -64,22 +63,12 @@ interface Issued {
 }
 const issued: Issued[] = [];
 const payments: { uuid: string; invoice: Issued; fecha: string; cancelled: boolean }[] = [];
-let next = 1;
-
-async function importFiles(files: { name: string; content: string }[]): Promise<void> {
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/api/imports',
-    headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-    payload: { files },
-  });
-  if (res.statusCode !== 200) throw new Error(`import ${res.statusCode}: ${res.body}`);
-}
+const next = sequence();
 
 async function writeInvoices(): Promise<string> {
   const files: { name: string; content: string }[] = [];
   for (let i = 0, n = int(1, 5); i < n; i++) {
-    const uuid = uuidOf(next++);
+    const uuid = uuidOf(next());
     const fecha = rnd() < 0.1 ? todayWall() : randomWall();
     const method = pick(['PUE', 'PPD', 'PPD'] as const);
     const currency = rnd() < 0.25 ? 'USD' : 'MXN';
@@ -120,7 +109,7 @@ async function writePayment(): Promise<string> {
   const inv = pick(open);
   const paid = Math.min(Math.round((inv.total - inv.paid) * 100) / 100, Math.round(inv.total * pick([0.25, 0.5, 1]) * 100) / 100);
   const fecha = rnd() < 0.15 ? todayWall() : after(inv.fecha, int(0, 75));
-  const uuid = uuidOf(next++);
+  const uuid = uuidOf(next());
   await importFiles([
     {
       name: 'pago.xml',
@@ -145,7 +134,7 @@ async function writePayment(): Promise<string> {
 async function writeCreditNote(): Promise<string> {
   if (!issued.length) return writeInvoices();
   const inv = pick(issued);
-  const uuid = uuidOf(next++);
+  const uuid = uuidOf(next());
   const x = invoiceXml({
     issuer: TENANT_A,
     receiver: inv.receiver,
@@ -153,10 +142,7 @@ async function writeCreditNote(): Promise<string> {
     fecha: after(inv.fecha, int(0, 60)),
     lines: [{ code: '78101802', desc: 'Bonificacion', amount: pick([100, 1000, 5000]), transfers: [{ tax: '002', rate: 0.16 }] }],
   });
-  const xml = x.xml
-    .replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
-    .replace(/(<cfdi:Comprobante[^>]*>)/, `$1<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${inv.uuid}"/></cfdi:CfdiRelacionados>`);
-  await importFiles([{ name: 'nc.xml', content: xml }]);
+  await importFiles([{ name: 'nc.xml', content: asCreditNote(x.xml, inv.uuid, 'start') }]);
   return `credit note on ${inv.uuid}`;
 }
 
@@ -167,8 +153,7 @@ async function writeCancellation(): Promise<string> {
   const inv = pick(candidates);
   inv.cancelRequested = true;
   const fecha = after(inv.fecha, int(0, 60));
-  const files = [{ name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha, folios: [{ uuid: inv.uuid, motive: '02' }] }) }];
-  if (rnd() < 0.6) files.push({ name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha, folios: [{ uuid: inv.uuid, code: '201' }] }) });
+  const files = cancellationFiles(TENANT_A, inv.uuid, fecha, rnd() < 0.6 ? fecha : undefined);
   await importFiles(files);
   return `cancellation of ${inv.uuid} at ${fecha} (${files.length} files)`;
 }
@@ -180,41 +165,23 @@ async function writePaymentCancellation(): Promise<string> {
   const p = pick(candidates);
   p.cancelled = true;
   const fecha = after(p.fecha, int(0, 40));
-  await importFiles([
-    { name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha, folios: [{ uuid: p.uuid, motive: '02' }] }) },
-    { name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha, folios: [{ uuid: p.uuid, code: '201' }] }) },
-  ]);
+  await importFiles(cancellationFiles(TENANT_A, p.uuid, fecha, fecha));
   return `payment ${p.uuid} cancelled at ${fecha}`;
 }
 
-async function writeStatusAnswer(): Promise<string> {
-  const requested = issued.filter((i) => i.cancelRequested);
-  if (!requested.length) return writeCancellation();
-  const inv = pick(requested);
-  const list = await h.app.inject({ method: 'GET', url: `/api/financial-docs?uuid=${inv.uuid}`, headers: { 'x-api-key': KEY_A } });
-  const id = list.json<{ data: { id: string }[] }>().data[0]?.id;
-  if (!id) return 'no document';
-  const answer = pick([
-    { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada' },
-    { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' },
-    { estado: 'Vigente', estatusCancelacion: 'En proceso' },
-  ]);
-  const res = await h.app.inject({
-    method: 'PUT',
-    url: `/api/financial-docs/${encodeURIComponent(id)}/cancellation`,
-    headers: { 'x-api-key': KEY_A },
-    payload: { ...answer, consultedAt: new Date().toISOString() },
-  });
-  return `status ${answer.estatusCancelacion} on ${inv.uuid}: ${res.statusCode}`;
-}
+const writeStatusAnswer = (): Promise<string> =>
+  answerCancellation(
+    h,
+    s,
+    issued.filter((i) => i.cancelRequested),
+    writeCancellation,
+  );
 
 /** Credit terms read by both reports (due days, delays): nothing kept depends on them. */
 async function writeSettings(): Promise<string> {
-  const s = await getTenantSettings(h.db, TENANT_A);
   const defaultCreditDays = pick([0, 15, 30, 45]);
   const creditDaysByClient = rnd() < 0.5 ? { [pick(CLIENTS)]: pick([7, 60]) } : {};
-  await saveTenantSettings(h.db, { ...s, defaultCreditDays, creditDaysByClient });
-  settingsCache(h.db).forget(TENANT_A);
+  await changeSettings(h.db, (settings) => ({ ...settings, defaultCreditDays, creditDaysByClient }));
   return `credit days ${defaultCreditDays} ${JSON.stringify(creditDaysByClient)}`;
 }
 
@@ -225,16 +192,8 @@ async function writeThatFails(): Promise<string> {
   const [first, ...rest] = doc.payments;
   if (!first) return writePayment();
   const changed = { ...doc, payments: [{ ...first, amount: Math.round(first.amount * 50) / 100, date: first.date + 86_400_000 * 3 }, ...rest] };
-  await writeMarkingDays(h.db, TENANT_A, [doc, changed], async () => {
-    await financialDocs(h.db).replaceOne({ _id: doc._id }, changed);
-    throw new Error('crashed after the write');
-  }).catch(() => undefined);
+  await crashAfterWrite(h.db, writeMarkingDays, [doc, changed], () => financialDocs(h.db).replaceOne({ _id: doc._id }, changed));
   return `failed write on ${doc._id}`;
-}
-
-async function restart(): Promise<string> {
-  await h.rebuild();
-  return 'restart';
 }
 
 const randomDay = (): string => `2026-${pad(int(1, 5))}-${pad(int(1, 28))}`;
@@ -244,23 +203,21 @@ const randomDay = (): string => `2026-${pad(int(1, 5))}-${pad(int(1, 28))}`;
 const atTheSameNow = (answer: { computedAt: string }): ServiceContext => ({ ...ctx, now: () => new Date(answer.computedAt) });
 
 async function reports(label: string, n: number): Promise<number> {
-  const answers = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     // Receivables aging: a day of the data, today (now), or none (now).
     const qa: Record<string, string> = { limit: String(pick([1, 3, 10, 100])) };
     const r = rnd();
     if (r < 0.7) qa.asOf = randomDay();
     else if (r < 0.85) qa.asOf = TODAY;
     if (rnd() < 0.4) qa.client = pick(CLIENTS);
-    const ra = await h.app.inject({ method: 'GET', url: `/api/receivables/aging?${new URLSearchParams(qa).toString()}`, headers: { 'x-api-key': KEY_A } });
-    if (ra.statusCode !== 200) throw new Error(`${ra.statusCode} ${ra.body}`);
+    const ra = await getOk(h, '/api/receivables/aging', qa);
     const refA = await getReceivablesAging(
       atTheSameNow(ra.json()),
       TENANT_A,
       { limit: Number(qa.limit), ...(qa.asOf ? { asOf: qa.asOf } : {}), ...(qa.client ? { client: qa.client } : {}) },
       { fromDocuments: true },
     );
-    answers.differs(comparable(ra.json()), comparable(refA), `aging ${JSON.stringify(qa)}`);
+    differs(comparable(ra.json()), comparable(refA), `aging ${JSON.stringify(qa)}`);
 
     // Cash inflow forecast: a period of the data (or the default: the last 90 days to now), an as-of day or not.
     const qf: Record<string, string> = { bucket: pick(['week', 'month']), limit: String(pick([1, 5, 50])) };
@@ -272,12 +229,7 @@ async function reports(label: string, n: number): Promise<number> {
     } else if (rnd() < 0.5) qf.startDate = randomDay();
     if (rnd() < 0.3) qf.asOf = rnd() < 0.5 ? randomDay() : TODAY;
     if (rnd() < 0.4) qf.client = pick(CLIENTS);
-    const rf = await h.app.inject({
-      method: 'GET',
-      url: `/api/analytics/cash-inflow-forecast?${new URLSearchParams(qf).toString()}`,
-      headers: { 'x-api-key': KEY_A },
-    });
-    if (rf.statusCode !== 200) throw new Error(`${rf.statusCode} ${rf.body}`);
+    const rf = await getOk(h, '/api/analytics/cash-inflow-forecast', qf);
     const input: CashInflowInput = {
       bucket: qf.bucket as CashInflowInput['bucket'],
       limit: Number(qf.limit),
@@ -287,9 +239,8 @@ async function reports(label: string, n: number): Promise<number> {
       ...(qf.client ? { client: qf.client } : {}),
     };
     const refF = await getCashInflowForecast(atTheSameNow(rf.json()), TENANT_A, input, { fromDocuments: true });
-    answers.differs(comparable(rf.json()), comparable(refF), `forecast ${JSON.stringify(qf)}`);
-  }
-  return answers.count;
+    differs(comparable(rf.json()), comparable(refF), `forecast ${JSON.stringify(qf)}`);
+  });
 }
 
 const WRITES = [
@@ -310,12 +261,8 @@ const WRITES = [
 ];
 
 t.test('both reports equal the documents after random writes of every kind', async (t) => {
-  const done: string[] = [];
-  for (let step = 0; step < 50; step++) {
-    done.push(await pick(WRITES)());
-    if (step % 10 === 9) t.equal(await reports(`after step ${step} (${done.slice(-3).join('; ')})`, 5), 0, `reports agree after step ${step}`);
-  }
-  for (const w of [
+  const done = await randomWrites(t, [], { steps: 50, every: 10, answers: 5, writes: WRITES, pick, check: reports, what: 'reports' });
+  await eachWrite(done, [
     writeInvoices,
     writePayment,
     writeCreditNote,
@@ -325,8 +272,7 @@ t.test('both reports equal the documents after random writes of every kind', asy
     writeSettings,
     writeThatFails,
     restart,
-  ])
-    done.push(await w());
+  ]);
   t.comment(done.join('\n'));
   t.comment(
     JSON.stringify(
@@ -339,7 +285,7 @@ t.test('both reports equal the documents after random writes of every kind', asy
   // The rollup worker's drain (through the registry) settles what the last writes marked.
   done.push(await writeInvoices());
   t.ok((await receivablesRollups.outstanding(h.db)) > 0, 'a write leaves marks');
-  while ((await receivablesRollups.drain(h.db, 50, 60_000)) > 0);
+  await drainAll(receivablesRollups, h.db, 50);
   t.equal(await receivablesRollups.outstanding(h.db), 0, 'drained');
   const v = await receivablesRollups.verify(h.db, TENANT_A);
   t.same(v.mismatched, [], `every kept day and open item equals its documents (${v.checked} days)`);
@@ -347,7 +293,7 @@ t.test('both reports equal the documents after random writes of every kind', asy
   t.ok(openItems > 10, `the open-items index holds the invoices ever open (${openItems})`);
 
   // The MCP tool reads the same open items: its figures equal the documents' too.
-  const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+  const client = await mcpClient(t, h);
   for (const asOf of ['2026-02-15', '2026-03-31', TODAY]) {
     const r = (await client.callTool({ name: 'getReceivablesAging', arguments: { asOf, limit: 5 } })) as unknown as {
       structuredContent: { totals: unknown; clients: { total: number } };
@@ -366,11 +312,5 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
     .toArray();
   t.ok(docs.length > 0, 'documents to break');
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTot: Math.round((d.iTot + 777.77) * 100) / 100 } });
-  const v = await receivablesRollups.verify(h.db, TENANT_A);
-  t.ok(v.mismatched.length > 0, `verification finds the unmarked days (${v.mismatched.length})`);
-  t.ok((await reports('bypass', 10)) > 0, 'some report differs from the documents');
-  const repaired = await receivablesRollups.verify(h.db, TENANT_A, { repair: true });
-  t.equal(repaired.mismatched.length, v.mismatched.length, 'repair rewrites the days that differ');
-  t.same((await receivablesRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
-  t.equal(await reports('after repair', 6), 0, 'and the reports agree again');
+  await bypassCaught(t, { verify: verifier(receivablesRollups, h.db), check: reports, bypassed: 10, repaired: 6 });
 });

@@ -9,29 +9,26 @@
  * A failing seed is printed: TAX_ROLLUP_SEED=<n> replays it.
  */
 import t from 'tap';
-import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
-import { invoiceXml, paymentXml, requestXml, satAcuseXml, type LineSpec } from './helpers/cfdi-builder.ts';
+import { TENANT_A } from './helpers/harness.ts';
+import { invoiceXml, paymentXml, type LineSpec } from './helpers/cfdi-builder.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { getTaxSummary, type TaxSummaryInput } from '../lib/tax/get-tax-summary.ts';
 import { taxSummaryRollups } from '../lib/tax/tax-summary-rollup-kind.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
-import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
-import { settingsCache } from '../lib/settings/settings-cache.ts';
-import type { ServiceContext } from '../lib/context.ts';
-import { connect, listen } from './helpers/mcp.ts';
-import { comparable, seeded, tally } from './helpers/differential.ts';
-
-const { rnd, pick, int } = seeded(t, 'TAX_ROLLUP_SEED', 20261128);
+import { comparable, compareRounds } from './helpers/differential.ts';
+import { getOk, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
+import { answerCancellation, asCreditNote, cancellationFiles, changeSettings, crashAfterWrite, sequence, uuids } from './helpers/differential-writes.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 
 // Forty writes and some eighty summaries, each compared with the documents: minutes on a loaded machine.
-t.setTimeout(400_000);
-const h = await startHarness(t);
-await taxSummaryRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the days
-const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
+const s = await startDifferential(t, { seedEnv: 'TAX_ROLLUP_SEED', seed: 20261128, timeout: 400_000, build: (db) => taxSummaryRollups.rebuild(db) });
+const { h, ctx, rnd, pick, int } = s;
+const importFiles = importer(h);
+const restart = restarter(h);
 
 // Companies (12 characters: retention due), a persona física (13), the generic public RFC.
 const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'PEGJ800101AB2', 'XAXX010101000'];
-const uuidOf = (n: number): string => `5E7A11D0-${String(n).padStart(4, '0')}-4000-8000-${String(n).padStart(12, '0')}`;
+const uuidOf = uuids('5E7A11D0');
 const wall = (month: number, day: number, hour: number): string => `2026-0${month}-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00`;
 
 interface Issued {
@@ -45,17 +42,7 @@ interface Issued {
   cancelRequested: boolean;
 }
 const issued: Issued[] = [];
-let next = 1;
-
-async function importFiles(files: { name: string; content: string }[]): Promise<void> {
-  const res = await h.app.inject({
-    method: 'POST',
-    url: '/api/imports',
-    headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-    payload: { files },
-  });
-  if (res.statusCode !== 200) throw new Error(`import ${res.statusCode}: ${res.body}`);
-}
+const next = sequence();
 
 function randomLines(): LineSpec[] {
   const lines: LineSpec[] = [];
@@ -84,7 +71,7 @@ function randomLines(): LineSpec[] {
 async function writeInvoices(): Promise<string> {
   const files: { name: string; content: string }[] = [];
   for (let i = 0, n = int(1, 6); i < n; i++) {
-    const uuid = uuidOf(next++);
+    const uuid = uuidOf(next());
     const fecha = wall(int(1, 3), int(1, 28), int(0, 23));
     const method = pick(['PUE', 'PPD'] as const);
     const currency = rnd() < 0.2 ? 'USD' : 'MXN';
@@ -121,7 +108,7 @@ async function writePayment(): Promise<string> {
       content: paymentXml({
         issuer: TENANT_A,
         receiver: inv.receiver,
-        uuid: uuidOf(next++),
+        uuid: uuidOf(next()),
         fecha: fecha < inv.fecha ? inv.fecha : fecha,
         invoiceUuid: inv.uuid,
         currency: inv.currency,
@@ -138,7 +125,7 @@ async function writePayment(): Promise<string> {
 async function writeCreditNote(): Promise<string> {
   if (!issued.length) return writeInvoices();
   const inv = pick(issued);
-  const uuid = uuidOf(next++);
+  const uuid = uuidOf(next());
   const x = invoiceXml({
     issuer: TENANT_A,
     receiver: inv.receiver,
@@ -146,10 +133,7 @@ async function writeCreditNote(): Promise<string> {
     fecha: wall(3, 28, 10),
     lines: [{ code: '78101802', desc: 'Bonificacion', amount: 100, transfers: [{ tax: '002', rate: 0.16 }] }],
   });
-  const xml = x.xml
-    .replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
-    .replace(/(<cfdi:Comprobante[^>]*>)/, `$1<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${inv.uuid}"/></cfdi:CfdiRelacionados>`);
-  await importFiles([{ name: 'nc.xml', content: xml }]);
+  await importFiles([{ name: 'nc.xml', content: asCreditNote(x.xml, inv.uuid, 'start') }]);
   return `credit note on ${inv.uuid}`;
 }
 
@@ -158,42 +142,23 @@ async function writeCancellation(): Promise<string> {
   if (!candidates.length) return writeInvoices();
   const inv = pick(candidates);
   inv.cancelRequested = true;
-  const files = [
-    { name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha: '2026-03-29T09:00:00', folios: [{ uuid: inv.uuid, motive: '02' }] }) },
-  ];
   // An acknowledgement of 201 (cancelled) now and then; else the request alone (pending).
-  if (rnd() < 0.5)
-    files.push({ name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha: '2026-03-29T09:05:00', folios: [{ uuid: inv.uuid, code: '201' }] }) });
+  const files = cancellationFiles(TENANT_A, inv.uuid, '2026-03-29T09:00:00', rnd() < 0.5 ? '2026-03-29T09:05:00' : undefined);
   await importFiles(files);
   return `cancellation of ${inv.uuid} (${files.length} files)`;
 }
 
-async function writeStatusAnswer(): Promise<string> {
-  const requested = issued.filter((i) => i.cancelRequested);
-  if (!requested.length) return writeCancellation();
-  const inv = pick(requested);
-  const list = await h.app.inject({ method: 'GET', url: `/api/financial-docs?uuid=${inv.uuid}`, headers: { 'x-api-key': KEY_A } });
-  const id = list.json<{ data: { id: string }[] }>().data[0]?.id;
-  if (!id) return 'no document';
-  const answer = pick([
-    { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada' },
-    { estado: 'Cancelado', estatusCancelacion: 'Cancelado con aceptación' },
-    { estado: 'Vigente', estatusCancelacion: 'En proceso' },
-  ]);
-  const res = await h.app.inject({
-    method: 'PUT',
-    url: `/api/financial-docs/${encodeURIComponent(id)}/cancellation`,
-    headers: { 'x-api-key': KEY_A },
-    payload: { ...answer, consultedAt: new Date().toISOString() },
-  });
-  return `status ${answer.estatusCancelacion} on ${inv.uuid}: ${res.statusCode}`;
-}
+const writeStatusAnswer = (): Promise<string> =>
+  answerCancellation(
+    h,
+    s,
+    issued.filter((i) => i.cancelRequested),
+    writeCancellation,
+  );
 
 async function writeSettings(): Promise<string> {
-  const s = await getTenantSettings(h.db, TENANT_A);
   const discrepancyTolerance = pick([0.01, 0.5, 5]);
-  await saveTenantSettings(h.db, { ...s, discrepancyTolerance });
-  settingsCache(h.db).forget(TENANT_A);
+  await changeSettings(h.db, (settings) => ({ ...settings, discrepancyTolerance }));
   return `tolerance ${discrepancyTolerance}`;
 }
 
@@ -202,21 +167,12 @@ async function writeThatFails(): Promise<string> {
   const doc = await financialDocs(h.db).findOne({ company: TENANT_A });
   if (!doc) return writeInvoices();
   const changed = { ...doc, iTax2: Math.round((doc.iTax2 + 1.23) * 100) / 100 };
-  await writeMarkingDays(h.db, TENANT_A, [doc, changed], async () => {
-    await financialDocs(h.db).replaceOne({ _id: doc._id }, changed);
-    throw new Error('crashed after the write');
-  }).catch(() => undefined);
+  await crashAfterWrite(h.db, writeMarkingDays, [doc, changed], () => financialDocs(h.db).replaceOne({ _id: doc._id }, changed));
   return `failed write on ${doc._id}`;
 }
 
-async function restart(): Promise<string> {
-  await h.rebuild();
-  return 'restart';
-}
-
 async function summaries(label: string, n: number): Promise<number> {
-  const answers = tally(t, label);
-  for (let i = 0; i < n; i++) {
+  return compareRounds(t, label, n, async (differs) => {
     const month = int(1, 3);
     const q: Record<string, string> = {};
     if (rnd() < 0.5) q.targetMonth = `2026-0${month}`;
@@ -231,8 +187,7 @@ async function summaries(label: string, n: number): Promise<number> {
     q.limit = String(pick([1, 3, 10, 100]));
     // The payment basis keeps whole months: a targetMonth reads them, a range reconciles the documents.
     if (rnd() < 0.4) q.basis = 'payment';
-    const res = await h.app.inject({ method: 'GET', url: `/api/tax-summary?${new URLSearchParams(q).toString()}`, headers: { 'x-api-key': KEY_A } });
-    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+    const res = await getOk(h, '/api/tax-summary', q);
     const input: TaxSummaryInput = {
       basis: q.basis === 'payment' ? 'payment' : 'invoice',
       limit: Number(q.limit),
@@ -241,9 +196,8 @@ async function summaries(label: string, n: number): Promise<number> {
       ...(q.client ? { client: q.client } : {}),
       ...(q.findingKind ? { findingKind: q.findingKind as TaxSummaryInput['findingKind'] & string } : {}),
     };
-    answers.differs(comparable(res.json()), comparable(await getTaxSummary(ctx, TENANT_A, input, { fromDocuments: true })), JSON.stringify(q));
-  }
-  return answers.count;
+    differs(comparable(res.json()), comparable(await getTaxSummary(ctx, TENANT_A, input, { fromDocuments: true })), JSON.stringify(q));
+  });
 }
 
 const WRITES = [
@@ -261,19 +215,14 @@ const WRITES = [
 ];
 
 t.test('every summary equals the documents after random writes of every kind', async (t) => {
-  const done: string[] = [];
-  for (let step = 0; step < 40; step++) {
-    done.push(await pick(WRITES)());
-    if (step % 10 === 9) t.equal(await summaries(`after step ${step} (${done.slice(-3).join('; ')})`, 6), 0, `summaries agree after step ${step}`);
-  }
-  for (const w of [writeInvoices, writePayment, writeCreditNote, writeCancellation, writeStatusAnswer, writeSettings, writeThatFails, restart])
-    done.push(await w());
+  const done = await randomWrites(t, [], { steps: 40, every: 10, answers: 6, writes: WRITES, pick, check: summaries, what: 'summaries' });
+  await eachWrite(done, [writeInvoices, writePayment, writeCreditNote, writeCancellation, writeStatusAnswer, writeSettings, writeThatFails, restart]);
   t.equal(await summaries('final', 25), 0, `25 random summaries agree after ${done.length} writes`);
   const v = await taxSummaryRollups.verify(h.db, TENANT_A);
   t.same(v.mismatched, [], `every kept day equals its documents (${v.checked} days and months)`);
 
   // The MCP tool reads the same kept days: its figures equal the documents' too.
-  const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+  const client = await mcpClient(t, h);
   for (const [month, basis] of [
     ['2026-01', 'invoice'],
     ['2026-02', 'payment'],
@@ -300,11 +249,5 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
     .toArray();
   t.ok(docs.length > 0, 'documents to break');
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTax1: Math.round((d.iTax1 + 7.77) * 100) / 100 } });
-  const v = await taxSummaryRollups.verify(h.db, TENANT_A);
-  t.ok(v.mismatched.length > 0, `verification finds the unmarked days (${v.mismatched.length})`);
-  t.ok((await summaries('bypass', 15)) > 0, 'some summary differs from the documents');
-  const repaired = await taxSummaryRollups.verify(h.db, TENANT_A, { repair: true });
-  t.equal(repaired.mismatched.length, v.mismatched.length, 'repair rewrites the days that differ');
-  t.same((await taxSummaryRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
-  t.equal(await summaries('after repair', 10), 0, 'and the summaries agree again');
+  await bypassCaught(t, { verify: verifier(taxSummaryRollups, h.db), check: summaries, bypassed: 15, repaired: 10, answers: 'summaries' });
 });

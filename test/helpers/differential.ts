@@ -69,3 +69,10 @@ export function tally(t: Test, label: string): Tally {
     },
   };
 }
+
+/** `n` rounds of random answers, each compared through `differs`: answers how many differed (see `tally`). */
+export async function compareRounds(t: Test, label: string, n: number, round: (differs: Tally['differs']) => Promise<void>): Promise<number> {
+  const answers = tally(t, label);
+  for (let i = 0; i < n; i++) await round(answers.differs);
+  return answers.count;
+}
