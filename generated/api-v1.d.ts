@@ -34,7 +34,8 @@ export interface paths {
         /**
          * List trips (deprecated version 1)
          * @deprecated
-         * @description The tenant's stored trips as a bare array, each as `detail=full` stores it. The filters,
+         * @description The tenant's stored trips as a bare array, each as `detail=full` answers it but with its
+         *     key named `_id`, as the store names it (version 2 names it `id`). The filters,
          *     `limit` and `page` are those of version 2 (`GET /api/shipments` in `/docs/json`), which adds
          *     the page's `meta` and `nextCursor`.
          */
@@ -146,105 +147,13 @@ export interface components {
         FinancialDocsV1Response: {
             [key: string]: unknown;
         }[];
-        MexicanAddress: {
-            city: string;
-            /** @description ISO 3166 alpha-3 country code (MEX) */
-            country: string;
-            /** @description SAT municipality key (c_Municipio) */
-            municipality: string;
-            /** @description State name */
-            province: string;
-            /** @description SAT state key (c_Estado), e.g. VER */
-            state: string;
-            street: string;
-            zip: string;
-        };
-        /** @description One leg of a trip, as stored. */
-        ShipmentLeg: {
-            /** @description Compact date YYYYMMDD */
-            date: number;
-            delivery?: components["schemas"]["ShipmentLegDelivery"];
-            distanceKm: number;
-            id: string;
-            /** @description Loading instant (epoch ms) */
-            loadDate: number | null;
-            pricing: components["schemas"]["ShipmentLegPricing"];
-            products: components["schemas"]["ShipmentLegProduct"][];
-            region: string;
-            /** @description Shipment id */
-            shipment: string;
-            status: number;
-            /** @description Offloading instant (epoch ms); null while the leg is in transit */
-            unloadDate: number | null;
-        };
-        /** @description How the delivery was recorded (absent while in transit and on records older than it): `recorded` through the delivery operations, which a later import of the same Carta Porte keeps; `addenda` from the delivery addenda of an imported CFDI. */
-        ShipmentLegDelivery: {
-            /** @enum {string} */
-            source: "recorded" | "addenda";
-            /** @description Reception ticket reference */
-            ticket: string | null;
-        } | null;
-        ShipmentLegPricing: {
-            billedFreight?: number;
-            merchandiseValue?: number;
-            pricingModel?: string;
-            tarifUnit?: number;
-            toll?: number;
-            totalFreight?: number;
-        };
-        ShipmentLegProduct: {
-            code: string;
-            desc: string;
-            loaded: number;
-            /** @description Offloaded litres; null while the leg is in transit (older records may hold 0) */
-            offloaded: number | null;
-            unit?: string;
-        };
         /**
          * @deprecated
          * @description Deprecated version 1 shape: a bare array of stored trips (as `detail=full`), served as `application/vnd.freight.v1+json`.
          */
-        ShipmentsV1Response: components["schemas"]["TripDocument"][];
-        /** @description A trip exactly as stored (`detail=full`, and the legacy version 1 shape). Stored trips may carry further internal fields. */
-        TripDocument: {
-            _id: string;
-            client: string;
-            company: string;
-            createdAt?: number;
-            destination: components["schemas"]["TripPlace"];
-            driver: components["schemas"]["TripDocumentDriver"];
-            idFinan: string | null;
-            /**
-             * Format: date-time
-             * @description Last change of the record (ISO 8601 UTC)
-             */
-            lastUpdate?: string;
-            nCed: string;
-            nRel: string;
-            origin: components["schemas"]["TripPlace"];
-            shipments: components["schemas"]["ShipmentLeg"][];
-            vehicle: components["schemas"]["TripDocumentVehicle"];
-        };
-        TripDocumentDriver: {
-            id?: string;
-            license?: string;
-            name?: string;
-        };
-        TripDocumentVehicle: {
-            /** @description SAT vehicle configuration, e.g. T3S2 */
-            config?: string;
-            id?: string;
-            plate?: string;
-            trailers?: string[];
-        };
-        TripPlace: {
-            address: components["schemas"]["MexicanAddress"];
-            /** @description Carta Porte location id (OR…/DE…) */
-            id: string;
-            name?: string;
-            /** @description RFC at the place */
-            nif: string;
-        };
+        ShipmentsV1Response: {
+            [key: string]: unknown;
+        }[];
     };
     responses: {
         /** @description The request is malformed, has unknown or invalid parameters, or an unsupported `x-api-version`. One detail per parameter or body field; `reason` says which kind (`invalid_parameter`, `invalid_body`, `invalid_cursor`, `invalid_request`) and `fields` which parameter each detail is about. */

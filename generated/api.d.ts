@@ -4292,14 +4292,18 @@ export interface components {
             /** @description Σ IEPS transferred */
             transferred: number;
         };
-        /** @description A trip exactly as stored (`detail=full`, and the legacy version 1 shape). Stored trips may carry further internal fields. */
+        /** @description A trip as stored (`detail=full`), its key named `id` as in the summary form. Earlier releases named it `_id` (the store's name): beside the summary's `id` in one union, generated clients got two members of one name. The deprecated version 1 list still names it `_id`. */
         TripDocument: {
-            _id: string;
             client: string;
             company: string;
             createdAt?: number;
             destination: components["schemas"]["TripPlace"];
             driver: components["schemas"]["TripDocumentDriver"];
+            /**
+             * @description Trip identifier (the store's `_id`, which only the deprecated version 1 list names so)
+             * @example TGO-VJ-000123
+             */
+            id: string;
             idFinan: string | null;
             /**
              * Format: date-time

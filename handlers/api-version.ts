@@ -43,9 +43,3 @@ export type WithDetail<P> = P extends { meta: { detail: infer D } } ? P & { deta
 export function withDetail<P extends { meta: { detail: string } }>(page: P): WithDetail<P> {
   return { detail: page.meta.detail, ...page } as WithDetail<P>;
 }
-
-/** A version 1 answer: the bare array of stored records, from the page asked for with `detail: 'full'`. */
-export function v1Data<P extends { meta: { detail: string }; data: unknown }>(page: P): Extract<P, { meta: { detail: 'full' } }>['data'] {
-  if (page.meta.detail !== 'full') throw new Error('version 1 answers the stored records (detail=full)');
-  return page.data;
-}

@@ -1,8 +1,8 @@
 import type { HandlerDeps, HandlerMap } from './types.ts';
-import { apiVersion, v1Data, withDetail } from './api-version.ts';
+import { apiVersion, withDetail } from './api-version.ts';
 import { runUntilStopped } from './long-running.ts';
 import { tenantOf } from '../lib/http/auth.ts';
-import { listShipments } from '../lib/trips/list-shipments.ts';
+import { listShipments, listShipmentsV1 } from '../lib/trips/list-shipments.ts';
 import { getShipment } from '../lib/trips/get-shipment.ts';
 import { recordLegDelivery } from '../lib/trips/record-leg-delivery.ts';
 import { importDeliveries } from '../lib/trips/import-deliveries.ts';
@@ -15,7 +15,7 @@ export function shipmentsHandlers(
   return {
     async listShipments(request, reply) {
       // Version 1 is the earlier bare array of stored records; version 2 states the detail level at the top too.
-      if (apiVersion(request, reply) === '1') return v1Data(await listShipments(deps, tenantOf(request), { ...request.query, detail: 'full' }));
+      if (apiVersion(request, reply) === '1') return listShipmentsV1(deps, tenantOf(request), request.query);
       return withDetail(await listShipments(deps, tenantOf(request), request.query));
     },
     async getShipment(request) {

@@ -97,6 +97,10 @@ t.test('shipments: summary page, deprecated version 1 (its own document) under i
   const id = page.data[0]!.id; // narrowed by the discriminator: a TripSummary
   const one = await api.GET('/api/shipments/{id}', { params: { path: { id } } });
   t.equal((one.data as { id?: string } | undefined)?.id, id, 'the summary form by default');
+  // Both members of the union name the trip `id` (typed without narrowing): the stored form's key is no longer `_id`.
+  const full = await api.GET('/api/shipments/{id}', { params: { path: { id }, query: { detail: 'full' } } });
+  const fullId: string | undefined = full.data?.id;
+  t.equal(fullId, id, 'the stored form by its id');
   called.add('listShipments').add('getShipment');
 });
 
@@ -108,9 +112,11 @@ t.test('a client with openapi-fetch defaults (every media type): each list answe
   t.ok((total ?? 0) > 0, 'meta.total typed as a number');
   const ids: string[] | undefined = docs.data?.data.map((d) => d.id);
   t.equal(ids?.length, 2, 'data items typed (both detail forms carry id)');
-  const trips = await plain.GET('/api/shipments', { params: { query: { limit: 1 } } });
+  const trips = await plain.GET('/api/shipments', { params: { query: { limit: 1, detail: 'full' } } });
   const hasMore: boolean | undefined = trips.data?.meta.hasMore;
   t.equal(hasMore, true);
+  const tripIds: string[] | undefined = trips.data?.data.map((d) => d.id);
+  t.equal(tripIds?.length, 1, 'trip items typed (both detail forms carry id)');
 });
 
 t.test('shipments: record a leg delivery (a correction of a demo ticket), typed body and answer', async (t) => {

@@ -8,6 +8,7 @@ import { dayRange, type InstantRange } from '../shared/date-range.ts';
 import type { PageMeta } from '../shared/pagination.ts';
 import type { TripSummary } from './summary.ts';
 import { summarizeTrips } from './summarize-trips.ts';
+import { tripView, type TripDocumentView } from './trip-view.ts';
 import { mxYmdInt } from '../time/mexico-city.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
@@ -33,7 +34,7 @@ export interface ListShipmentsInput {
 }
 
 type Meta = PageMeta & { nextCursor: string | null; tenant: string };
-export type ShipmentsPage = { meta: Meta & { detail: 'summary' }; data: TripSummary[] } | { meta: Meta & { detail: 'full' }; data: TripDocument[] };
+export type ShipmentsPage = { meta: Meta & { detail: 'summary' }; data: TripSummary[] } | { meta: Meta & { detail: 'full' }; data: TripDocumentView[] };
 
 const both = (a: InstantRange | undefined, b: InstantRange): InstantRange | undefined => {
   const from = Math.max(a?.from ?? -Infinity, b.from ?? -Infinity);
@@ -45,7 +46,7 @@ const both = (a: InstantRange | undefined, b: InstantRange): InstantRange | unde
 };
 
 /** Builds the leg filter: the general range applies to the date `dateFilterBy` names, the specific ranges to theirs. */
-export function shipmentFilter(input: ListShipmentsInput): TripFilter {
+export function shipmentFilter(input: Omit<ListShipmentsInput, 'detail'>): TripFilter {
   const general = dayRange(input.startDate, input.endDate);
   const load = dayRange(input.loadStartDate, input.loadEndDate);
   const offload = dayRange(input.offloadStartDate, input.offloadEndDate);
@@ -64,7 +65,27 @@ export function shipmentFilter(input: ListShipmentsInput): TripFilter {
 }
 
 export async function listShipments(ctx: ServiceContext, tenant: string, input: ListShipmentsInput): Promise<ShipmentsPage> {
-  const { page, limit, detail, cursor, ...filters } = input;
+  const { detail, ...walk } = input;
+  const { meta, docs } = await storedPage(ctx, tenant, walk);
+  if (detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs.map(tripView) };
+  return { meta: { ...meta, detail: 'summary' }, data: await summarizeTrips(ctx, tenant, docs) };
+}
+
+/** A stored trip as the version 1 schema types it (a free-form object: a mapped type, so it takes an index signature). */
+type StoredTripV1 = { [K in keyof TripDocument]: TripDocument[K] };
+
+/**
+ * Version 1 (deprecated): the earlier bare array of stored trips, with `_id` as that shape had
+ * it (version 2 answers name the trip `id`, lib/trips/trip-view.ts).
+ */
+export async function listShipmentsV1(ctx: ServiceContext, tenant: string, input: ListShipmentsInput): Promise<StoredTripV1[]> {
+  const { detail: _full, ...walk } = input;
+  return (await storedPage(ctx, tenant, walk)).docs;
+}
+
+async function storedPage(ctx: ServiceContext, tenant: string, input: Omit<ListShipmentsInput, 'detail'>): Promise<{ meta: Meta; docs: TripDocument[] }> {
+  // The detail level changes the shape, not the walk: a cursor serves both.
+  const { page, limit, cursor, ...filters } = input;
   const filter = shipmentFilter(input);
   const sort = filter.updatedSince === undefined ? 'default' : 'sync';
   const { meta: pageMeta, docs } = await listPage({
@@ -74,9 +95,7 @@ export async function listShipments(ctx: ServiceContext, tenant: string, input: 
     request: { page, limit, cursor },
     fetch: (q) => findTrips(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
   });
-  const meta = { ...pageMeta, tenant };
-  if (detail === 'full') return { meta: { ...meta, detail: 'full' }, data: docs };
-  return { meta: { ...meta, detail: 'summary' }, data: await summarizeTrips(ctx, tenant, docs) };
+  return { meta: { ...pageMeta, tenant }, docs };
 }
 
 // Checked against the spec's page schemas (each detail level its own).
