@@ -22,6 +22,7 @@ import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
 import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-indexes.ts';
 import { DISPATCH_TO_BILL_ROLLUP_INDEXES } from './analytics/dispatch-to-bill-rollups-indexes.ts';
+import { UNIT_ECONOMICS_ROLLUP_INDEXES } from './analytics/unit-economics-rollups-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -40,6 +41,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   ORIGINAL_INDEXES,
   RECEIVABLES_ROLLUP_INDEXES,
   DISPATCH_TO_BILL_ROLLUP_INDEXES,
+  UNIT_ECONOMICS_ROLLUP_INDEXES,
 );
 
 /**

@@ -61,6 +61,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.fleetRollups]: 'tenant',
   [COLLECTIONS.dispatchToBillDays]: 'tenant',
   [COLLECTIONS.dispatchToBillUnbilled]: 'tenant',
+  [COLLECTIONS.unitEconomicsRollups]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

@@ -8,10 +8,11 @@
  */
 import type { ServiceContext } from '../context.ts';
 import { unitEconomicsGroups } from './trip-audits-repo.ts';
-import { resolvePeriod } from '../shared/period.ts';
+import { resolvePeriod, type AnalyticsPeriod } from '../shared/period.ts';
 import { capped, periodOut, type Capped, type PeriodOut } from './report.ts';
 import {
   byRevenue,
+  type UnitEconomicsGroups,
   costFigures,
   EMPTY_UNIT_GROUP,
   meanLegKm,
@@ -21,8 +22,19 @@ import {
   type UnitGroupRow,
   type UnitRow,
 } from './unit-economics.ts';
-import { periodCosts } from './period-costs.ts';
-import { COST_CATEGORIES, groupCost, unallocated, type CostCategory, type CostGroup, type KmOnVehicleRows, type TripKeys } from './trip-costs.ts';
+import { periodCosts, placePeriodCosts } from './period-costs.ts';
+import {
+  COST_CATEGORIES,
+  groupCost,
+  unallocated,
+  type CostCategory,
+  type CostGroup,
+  type KmOnVehicleRows,
+  type PlacedCosts,
+  type TripKeys,
+} from './trip-costs.ts';
+import { periodCostPools, periodGroups, periodUnits, periodVehicles } from './unit-economics-day.ts';
+import { readFreshUnitEconomicsDays, unitEconomicsRollups } from './unit-economics-rollup-kind.ts';
 import { fromCents } from '../money/cents.ts';
 
 export interface UnitEconomicsInput {
@@ -70,17 +82,42 @@ export interface FreightUnitEconomics {
   routes: Capped<RouteCatalogDetails>;
 }
 
-export async function getFreightUnitEconomics(ctx: ServiceContext, tenant: string, input: UnitEconomicsInput): Promise<FreightUnitEconomics> {
+/** The period's groups and placed costs from the trips and received documents themselves (the reference). */
+async function fromDocuments(ctx: ServiceContext, tenant: string, period: AnalyticsPeriod, filter: Filter): Promise<[UnitEconomicsGroups, PlacedCosts]> {
+  const g = await unitEconomicsGroups(ctx.db, tenant, { start: period.start, end: period.end, ...filter }, ctx.config.queryTimeoutMs);
+  return [g, await periodCosts(ctx, tenant, period)];
+}
+
+/**
+ * The same from the days kept on write (docs/rollups.md "Unit economics"): the period's days,
+ * settled first; only the trips costs are assigned to are read, by id, for their groups.
+ */
+async function fromKept(ctx: ServiceContext, tenant: string, period: AnalyticsPeriod, filter: Filter): Promise<[UnitEconomicsGroups, PlacedCosts]> {
+  const days = await readFreshUnitEconomicsDays(ctx.db, tenant, period.startDate, period.endDate, ctx.config.queryTimeoutMs);
+  const units = periodUnits(days, period.startDate, period.endDate);
+  const vehicles = periodVehicles(units);
+  const pools = periodCostPools(days, period.startDate, period.endDate, vehicles);
+  return [periodGroups(units, filter), await placePeriodCosts(ctx, tenant, period, vehicles, pools)];
+}
+
+type Filter = { client?: string; vehicle?: string };
+
+/**
+ * Reads the days kept on write when the store holds them; `fromDocuments` reads the trips and
+ * received documents of the period instead (the reference the kept days are checked against).
+ */
+export async function getFreightUnitEconomics(
+  ctx: ServiceContext,
+  tenant: string,
+  input: UnitEconomicsInput,
+  opts: { fromDocuments?: boolean } = {},
+): Promise<FreightUnitEconomics> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const basis = input.litresBasis;
-  const g = await unitEconomicsGroups(
-    ctx.db,
-    tenant,
-    { start: period.start, end: period.end, ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}) },
-    ctx.config.queryTimeoutMs,
-  );
-  const placed = await periodCosts(ctx, tenant, period);
+  const filter: Filter = { ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}) };
+  const kept = !opts.fromDocuments && (await unitEconomicsRollups.ready(ctx.db));
+  const [g, placed] = await (kept ? fromKept : fromDocuments)(ctx, tenant, period, filter);
   const kmOn = (rows: KmOnVehicleRows): Map<string, Map<string, number>> => {
     const m = new Map<string, Map<string, number>>();
     for (const r of rows) m.set(r.key, (m.get(r.key) ?? new Map<string, number>()).set(r.vehicle, r.km));

@@ -8,10 +8,30 @@
 import type { ServiceContext } from '../context.ts';
 import { mxnCents } from '../money/currency.ts';
 import { toCents } from '../money/cents.ts';
-import { streamCostDocs } from '../received/received-assignments-repo.ts';
+import { streamCostDocs, type CostDocRow } from '../received/received-assignments-repo.ts';
 import { deliveredKmByVehicle, deliveredTripKeys } from './trip-audits-repo.ts';
-import { addCostDoc, COST_CATEGORIES, emptyPools, isCostCategory, placeCosts, plateIndex, type PlacedCosts } from './trip-costs.ts';
+import { addCostDoc, COST_CATEGORIES, emptyPools, isCostCategory, placeCosts, plateIndex, type CostPools, type PlacedCosts } from './trip-costs.ts';
+import { fromMilli } from './unit-economics.ts';
 
+/** Net of discounts, in the document's currency, then MXN at its rate (VAT is no cost: docs/domain.md). */
+export const costDocNetC = (d: Pick<CostDocRow, 'subTotal' | 'discount' | 'exchangeRate'>): number =>
+  mxnCents((toCents(d.subTotal) - toCents(d.discount)) / 100, d.exchangeRate);
+
+/** The pools placed: the assigned trips' groups and in-period km are read (by id), the spread's km is the vehicles' total. */
+export async function placePeriodCosts(
+  ctx: ServiceContext,
+  tenant: string,
+  period: { start: number; end: number },
+  vehicles: readonly { vehicle: string; km: number }[],
+  pools: CostPools,
+): Promise<PlacedCosts> {
+  const trips = await deliveredTripKeys(ctx.db, tenant, [...pools.byTrip.keys()], period, ctx.config.queryTimeoutMs);
+  // Added in thousandths: the same total whatever order the vehicles come in.
+  const totalKm = fromMilli(vehicles.reduce((s, v) => s + Math.round(v.km * 1000), 0));
+  return placeCosts(pools, totalKm, new Map(vehicles.map((v) => [v.vehicle, v.km])), trips);
+}
+
+/** The reference: every cost document of the period read and folded. */
 export async function periodCosts(ctx: ServiceContext, tenant: string, period: { start: number; end: number }): Promise<PlacedCosts> {
   const maxTimeMS = ctx.config.queryTimeoutMs;
   const vehicles = await deliveredKmByVehicle(ctx.db, tenant, period, maxTimeMS);
@@ -19,11 +39,7 @@ export async function periodCosts(ctx: ServiceContext, tenant: string, period: {
   const pools = emptyPools();
   for await (const d of streamCostDocs(ctx.db, tenant, { ...period, categories: COST_CATEGORIES }, maxTimeMS)) {
     if (!isCostCategory(d.category)) continue;
-    // Net of discounts, in the document's currency, then MXN at its rate (VAT is no cost: docs/domain.md).
-    const netC = mxnCents((toCents(d.subTotal) - toCents(d.discount)) / 100, d.exchangeRate);
-    addCostDoc(pools, { category: d.category, netC, assignedVehicle: d.vehicle, assignedTrip: d.tripId, descriptions: d.descriptions }, plates);
+    addCostDoc(pools, { category: d.category, netC: costDocNetC(d), assignedVehicle: d.vehicle, assignedTrip: d.tripId, descriptions: d.descriptions }, plates);
   }
-  const trips = await deliveredTripKeys(ctx.db, tenant, [...pools.byTrip.keys()], period, maxTimeMS);
-  const totalKm = vehicles.reduce((s, v) => s + v.km, 0);
-  return placeCosts(pools, totalKm, new Map(vehicles.map((v) => [v.vehicle, v.km])), trips);
+  return placePeriodCosts(ctx, tenant, period, vehicles, pools);
 }

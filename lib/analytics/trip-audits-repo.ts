@@ -18,7 +18,8 @@ import type { TripDocument } from '../model/trip-document.ts';
 import type { ShrinkageTrip } from './shrinkage-recovery.ts';
 import type { DeliveryRow } from './dispatch-to-bill.ts';
 import type { StoredDeliveryRow } from './dispatch-to-bill-day.ts';
-import type { UnitGroupRow } from './unit-economics.ts';
+import { fromMilli, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
+import type { UnitTrip } from './unit-economics-day.ts';
 import type { TripKeys } from './trip-costs.ts';
 import type { VehicleActivity } from './utilization.ts';
 import type { FleetTrip } from './fleet-day-rollup.ts';
@@ -32,6 +33,8 @@ import {
   invoiceCancelledExpr,
   legDeliveredAtExpr,
   legLitres,
+  legLitresMilli,
+  milliExpr,
   mxnCentsExpr,
   sumOver,
 } from '../db/pipeline.ts';
@@ -275,6 +278,8 @@ export async function vehicleLastActivity(
 /**
  * Stages of the unit-economics queries: the trips with a leg delivered in [start, end] (a leg in
  * transit has no offloaded litres yet), each summed over those legs in a `$project` (no unwind).
+ * km and litres are summed in integer thousandths (exact in any order; docs/domain.md), read back
+ * as km and litres by `fromMilli`.
  */
 function deliveredLegSums(tenant: string, q: TripScope & { start: number; end: number }, ids?: readonly string[]): Document[] {
   return [
@@ -300,11 +305,11 @@ function deliveredLegSums(tenant: string, q: TripScope & { start: number; end: n
             input: { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: between(legDeliveredAtExpr('$$l'), q.start, q.end) } },
             as: 'l',
             in: {
-              km: { $ifNull: ['$$l.distanceKm', 0] },
+              km: milliExpr('$$l.distanceKm'),
               revenueC: centsExpr('$$l.pricing.billedFreight'),
               tollC: centsExpr('$$l.pricing.toll'),
-              loaded: legLitres('l', 'loaded'),
-              offloaded: legLitres('l', 'offloaded'),
+              loaded: legLitresMilli('l', 'loaded'),
+              offloaded: legLitresMilli('l', 'offloaded'),
             },
           },
         },
@@ -324,34 +329,6 @@ function deliveredLegSums(tenant: string, q: TripScope & { start: number; end: n
     { $match: { legs: { $gt: 0 } } },
     { $project: { l: 0 } },
   ];
-}
-
-/** A group's km on one vehicle (what a vehicle's assigned costs are shared by). */
-export interface KmOnVehicle {
-  key: string;
-  vehicle: string;
-  km: number;
-}
-
-export interface UnitEconomicsGroups {
-  total: UnitGroupRow | null;
-  byClient: (UnitGroupRow & { client: string })[];
-  byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
-  byDriver: (UnitGroupRow & { driver: string; name: string })[];
-  /** km per (client, vehicle), (route "OR→DE", vehicle), (driver, vehicle). */
-  clientVehicle: KmOnVehicle[];
-  routeVehicle: KmOnVehicle[];
-  driverVehicle: KmOnVehicle[];
-  byRoute: (UnitGroupRow & {
-    originId: string;
-    originName: string;
-    originCity: string;
-    originState: string;
-    destinationId: string;
-    destinationName: string;
-    destinationCity: string;
-    destinationState: string;
-  })[];
 }
 
 /**
@@ -422,10 +399,10 @@ export async function unitEconomicsGroups(
   const base = (g: G): UnitGroupRow => ({
     trips: g.trips,
     legs: g.legs,
-    km: g.km,
+    km: fromMilli(g.km),
     revenueC: g.revenueC,
-    loaded: g.loaded,
-    offloaded: g.offloaded,
+    loaded: fromMilli(g.loaded),
+    offloaded: fromMilli(g.offloaded),
     tollC: g.tollC ?? 0,
   });
   const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -435,9 +412,9 @@ export async function unitEconomicsGroups(
     byClient: (facet?.byClient ?? []).map((g) => ({ client: str(g._id), ...base(g) })),
     byVehicle: (facet?.byVehicle ?? []).map((g) => ({ vehicle: str(g._id), plate: str(g.plate), config: str(g.config), ...base(g) })),
     byDriver: (facet?.byDriver ?? []).map((g) => ({ driver: str(g._id), name: str(g.name), ...base(g) })),
-    clientVehicle: (facet?.clientVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: g.km })),
-    routeVehicle: (facet?.routeVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: g.km })),
-    driverVehicle: (facet?.driverVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: g.km })),
+    clientVehicle: (facet?.clientVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
+    routeVehicle: (facet?.routeVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
+    driverVehicle: (facet?.driverVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
     byRoute: (facet?.byRoute ?? []).map((g) => {
       const id = g._id as { o?: string; d?: string };
       return {
@@ -465,7 +442,7 @@ export async function deliveredKmByVehicle(
   const pipeline: Document[] = [...deliveredLegSums(tenant, q), { $group: { _id: '$vehicle', plate: { $max: '$plate' }, km: { $sum: '$km' } } }];
   const rows = await trips(db).aggregate<{ _id: unknown; plate: unknown; km: number }>(pipeline, { maxTimeMS }).toArray();
   const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-  return rows.map((r) => ({ vehicle: str(r._id), plate: str(r.plate), km: r.km }));
+  return rows.map((r) => ({ vehicle: str(r._id), plate: str(r.plate), km: fromMilli(r.km) }));
 }
 
 /** These trips (the tenant's, with a leg delivered in [start, end]): their groups and delivered km. */
@@ -486,6 +463,79 @@ export async function deliveredTripKeys(
     vehicle: str(r.vehicle),
     driver: str(r.driver),
     routeKey: `${str(r.originId)}→${str(r.destinationId)}`,
-    km: r.km,
+    km: fromMilli(r.km),
   }));
+}
+
+/**
+ * The trips with a leg unloaded in [start, end] (the days of unit economics being kept), each with
+ * its grouping fields and every leg (delivery instant, km and litres in thousandths, freight and
+ * toll in cents), as they arrive: a day keeps the legs delivered on it and the trip's next delivery day.
+ */
+export async function* streamUnitTrips(db: Db, tenant: string, q: { start: number; end: number }, maxTimeMS: number): AsyncIterable<UnitTrip> {
+  const pipeline: Document[] = [
+    { $match: { company: tenant, ...elementInRange('shipments', 'unloadDate', q.start, q.end) } },
+    {
+      $project: {
+        _id: 0,
+        client: 1,
+        vehicle: '$vehicle.id',
+        plate: '$vehicle.plate',
+        config: '$vehicle.config',
+        driver: '$driver.id',
+        driverName: '$driver.name',
+        originId: '$origin.id',
+        originName: '$origin.name',
+        originCity: '$origin.address.city',
+        originState: '$origin.address.state',
+        destinationId: '$destination.id',
+        destinationName: '$destination.name',
+        destinationCity: '$destination.address.city',
+        destinationState: '$destination.address.state',
+        legs: {
+          $map: {
+            input: { $ifNull: ['$shipments', []] },
+            as: 'l',
+            in: {
+              at: legDeliveredAtExpr('$$l'),
+              kmM: milliExpr('$$l.distanceKm'),
+              revenueC: centsExpr('$$l.pricing.billedFreight'),
+              tollC: centsExpr('$$l.pricing.toll'),
+              loadedM: legLitresMilli('l', 'loaded'),
+              offloadedM: legLitresMilli('l', 'offloaded'),
+            },
+          },
+        },
+      },
+    },
+  ];
+  const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+  const cursor = trips(db).aggregate<Record<string, unknown> & { legs?: Record<string, unknown>[] }>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
+  for await (const r of cursor) {
+    yield {
+      client: str(r.client),
+      vehicle: str(r.vehicle),
+      plate: str(r.plate),
+      config: str(r.config),
+      driver: str(r.driver),
+      driverName: str(r.driverName),
+      originId: str(r.originId),
+      originName: str(r.originName),
+      originCity: str(r.originCity),
+      originState: str(r.originState),
+      destinationId: str(r.destinationId),
+      destinationName: str(r.destinationName),
+      destinationCity: str(r.destinationCity),
+      destinationState: str(r.destinationState),
+      legs: (r.legs ?? []).map((l) => ({
+        at: typeof l.at === 'number' ? l.at : null,
+        kmM: num(l.kmM),
+        revenueC: num(l.revenueC),
+        tollC: num(l.tollC),
+        loadedM: num(l.loadedM),
+        offloadedM: num(l.offloadedM),
+      })),
+    };
+  }
 }

@@ -57,12 +57,27 @@ export function plateIndex(vehicles: readonly { vehicle: string; plate: string }
  */
 export function plateVehicle(descriptions: readonly string[], plates: ReadonlyMap<string, string>): string | null {
   if (!plates.size) return null;
-  const found = new Set<string>();
+  return plateVehicleOfKeys(plateWordKeys(descriptions), plates);
+}
+
+/** The plate keys of the concepts' words that could name a plate (long enough): what plateVehicle compares. */
+export function plateWordKeys(descriptions: readonly string[]): string[] {
+  const keys = new Set<string>();
   for (const d of descriptions) {
     for (const word of d.split(/[^\p{L}\p{N}-]+/u)) {
-      const v = plates.get(plateKey(word));
-      if (v !== undefined) found.add(v);
+      const k = plateKey(word);
+      if (k.length >= MIN_PLATE_KEY) keys.add(k);
     }
+  }
+  return [...keys];
+}
+
+/** The one vehicle these word keys name (plateVehicle on keys already extracted); null for none or several. */
+export function plateVehicleOfKeys(keys: Iterable<string>, plates: ReadonlyMap<string, string>): string | null {
+  const found = new Set<string>();
+  for (const k of keys) {
+    const v = plates.get(k);
+    if (v !== undefined) found.add(v);
   }
   return found.size === 1 ? [...found][0]! : null;
 }

@@ -91,6 +91,9 @@ export function unitEconomicsBy(
     .map(([key, g]) => ({ key, rows: g.length, ...unitEconomics(sumUnitInputs(g), litresBasis) }));
 }
 
+/** km or litres from integer thousandths (how the report sums them: exact in any order). */
+export const fromMilli = (m: number): number => m / 1000;
+
 /** Sums of a group of legs as grouped in the database (revenue in integer cents). */
 export interface UnitGroupRow {
   trips: number;
@@ -172,4 +175,32 @@ export function costFigures(row: Pick<UnitRow, 'revenue' | 'km' | 'litres' | 'tr
     margin,
     marginPerKm: ratio(margin, row.km, { denominatorLabel: 'km', decimals: 2 }),
   };
+}
+
+/** A group's km on one vehicle (what a vehicle's assigned costs are shared by). */
+export interface KmOnVehicle {
+  key: string;
+  vehicle: string;
+  km: number;
+}
+
+export interface UnitEconomicsGroups {
+  total: UnitGroupRow | null;
+  byClient: (UnitGroupRow & { client: string })[];
+  byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
+  byDriver: (UnitGroupRow & { driver: string; name: string })[];
+  /** km per (client, vehicle), (route "OR→DE", vehicle), (driver, vehicle). */
+  clientVehicle: KmOnVehicle[];
+  routeVehicle: KmOnVehicle[];
+  driverVehicle: KmOnVehicle[];
+  byRoute: (UnitGroupRow & {
+    originId: string;
+    originName: string;
+    originCity: string;
+    originState: string;
+    destinationId: string;
+    destinationName: string;
+    destinationCity: string;
+    destinationState: string;
+  })[];
 }

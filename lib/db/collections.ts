@@ -43,6 +43,8 @@ export const COLLECTIONS = {
   /** Dispatch-to-bill's days kept on write and its index of unbilled deliveries (lib/analytics/dispatch-to-bill-day.ts). */
   dispatchToBillDays: 'dispatchToBillDays',
   dispatchToBillUnbilled: 'dispatchToBillUnbilled',
+  /** Unit economics' days kept on write (lib/analytics/unit-economics-day.ts). */
+  unitEconomicsRollups: 'unitEconomicsRollups',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

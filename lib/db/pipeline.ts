@@ -98,6 +98,15 @@ export const legDeliveredAtExpr = (leg: string): Document => ({
   ],
 });
 
+/**
+ * Integer thousandths of a quantity (km, litres), rounded as centsExpr: sums of these are exact
+ * whatever the order the documents arrive in (unit economics, docs/domain.md).
+ */
+export const milliExpr = (x: unknown): Document => ({ $floor: { $add: [{ $multiply: [{ $ifNull: [x, 0] }, 1000] }, 0.5] } });
+
+/** Σ product litres of a leg (`$$<leg>`), loaded or offloaded, in integer thousandths. */
+export const legLitresMilli = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, milliExpr(`$$this.${which}`));
+
 /** Σ product litres of a leg (`$$<leg>`), loaded or offloaded. */
 export const legLitres = (leg: string, which: 'loaded' | 'offloaded'): Document => sumOver(`$$${leg}.products`, { $ifNull: [`$$this.${which}`, 0] });
 

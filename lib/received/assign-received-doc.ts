@@ -9,6 +9,7 @@ import { existingTripIds, existingVehicleIds } from '../trips/trips-repo.ts';
 import { findAssignments, writeAssignments, type ReceivedAssignmentRow } from './received-assignments-repo.ts';
 import { findReceivedDocById } from './received-repo.ts';
 import { assignmentView, type ReceivedAssignmentView } from './received-assignment-view.ts';
+import { writeMarkingAssignmentDays } from './received-doc-days.ts';
 
 /** Why the target is not a trip or vehicle of the tenant; null when it is. */
 async function missingTarget(ctx: ServiceContext, tenant: string, target: { vehicle?: string; tripId?: string }): Promise<string | null> {
@@ -39,6 +40,6 @@ export async function assignReceivedDoc(
   const before = (await findAssignments(ctx.db, tenant, [doc._id], ctx.config.queryTimeoutMs)).get(doc._id);
   // The same assignment again changes nothing, not even its instant (idempotent).
   if (before && before.vehicle === row.vehicle && before.tripId === row.tripId) return assignmentView(tenant, doc._id, doc.uuid, before);
-  await writeAssignments(ctx.db, tenant, [row], []);
+  await writeMarkingAssignmentDays(ctx.db, tenant, [doc], () => writeAssignments(ctx.db, tenant, [row], []));
   return assignmentView(tenant, doc._id, doc.uuid, row);
 }

@@ -12,6 +12,7 @@ import { CsvError } from '../trips/deliveries-csv.ts';
 import { assignmentLine, parseAssignmentsCsv, type AssignmentLine } from './assignments-csv.ts';
 import { findReceivedByUuids, writeAssignments, type ReceivedAssignmentRow } from './received-assignments-repo.ts';
 import { receivedDocId } from './received-rows.ts';
+import { writeMarkingAssignmentDays } from './received-doc-days.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 
@@ -86,7 +87,8 @@ export async function assignReceivedDocs(ctx: ServiceContext, tenant: string, in
     else if (!l.tripId && !l.vehicle) remove.push(id);
     else set.push({ _id: id, tenant, vehicle: l.vehicle, tripId: l.tripId, assignedAt: now });
   }
-  await writeAssignments(ctx.db, tenant, set, remove);
+  const written = [...set.map((r) => r._id), ...remove].flatMap((id) => docs.get(id) ?? []);
+  await writeMarkingAssignmentDays(ctx.db, tenant, written, () => writeAssignments(ctx.db, tenant, set, remove));
   const rows = lines.map((l) => {
     const reason = reasons.get(l);
     if (reason !== undefined) return { line: l.line, uuid: l.uuid, status: 'rejected' as const, reason };

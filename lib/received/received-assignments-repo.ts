@@ -38,23 +38,25 @@ export async function findAssignments(db: Db, tenant: string, ids: readonly stri
   return new Map(rows.map((r) => [r._id, r]));
 }
 
-/** The tenant's received documents by UUID (id, issue date, cancellation), for the assignment CSV. */
+/** The tenant's received documents by id (UUID, issue date, cancellation), for the assignment CSV. */
 export async function findReceivedByUuids(
   db: Db,
   tenant: string,
   ids: readonly string[],
   maxTimeMS: number,
-): Promise<Map<string, { _id: string; uuid: string; paymentState: string }>> {
+): Promise<Map<string, { _id: string; uuid: string; paymentState: string; date: number }>> {
   if (!ids.length) return new Map();
   const rows = await receivedDocs(db)
-    .find({ _id: { $in: [...new Set(ids)] }, tenant }, { maxTimeMS, projection: { _id: 1, uuid: 1, paymentState: 1 } })
+    .find({ _id: { $in: [...new Set(ids)] }, tenant }, { maxTimeMS, projection: { _id: 1, uuid: 1, paymentState: 1, date: 1 } })
     .toArray();
-  return new Map(rows.map((r) => [r._id, { _id: r._id, uuid: r.uuid, paymentState: r.paymentState }]));
+  return new Map(rows.map((r) => [r._id, { _id: r._id, uuid: r.uuid, paymentState: r.paymentState, date: r.date }]));
 }
 
 /** One received document as the costs read it (amounts in its currency). */
 export interface CostDocRow {
   _id: string;
+  /** Issue instant (epoch ms). */
+  date: number;
   category: ReceivedCategory;
   subTotal: number;
   discount: number;
@@ -80,6 +82,7 @@ export function streamCostDocs(
     { $lookup: { from: COLLECTIONS.receivedAssignments, localField: '_id', foreignField: '_id', as: 'a' } },
     {
       $project: {
+        date: 1,
         category: 1,
         subTotal: 1,
         discount: { $ifNull: ['$discount', 0] },
@@ -90,6 +93,7 @@ export function streamCostDocs(
     },
     {
       $project: {
+        date: 1,
         category: 1,
         subTotal: 1,
         discount: 1,

@@ -12,11 +12,21 @@ import { mxDateString } from '../time/mexico-city.ts';
 /** The tax position's source of received CFDIs (lib/tax/refresh-tax-position.ts): a marked day's month is recomputed. */
 export const TAX_POSITION_RECEIVED_SOURCE = 'taxPositionReceived';
 
+/** Unit economics' source of received CFDIs and their assignments (lib/analytics/refresh-unit-economics-rollups.ts): a day of costs. */
+export const UNIT_ECONOMICS_RECEIVED_SOURCE = 'receivedUnitEconomics';
+
 /**
  * Every mark source a received-document write marks: one per kind of kept totals over received
  * CFDIs (a consumer clears only its own). A new kind of totals over them adds its source here.
  */
-export const RECEIVED_DOC_MARK_SOURCES: readonly string[] = [TAX_POSITION_RECEIVED_SOURCE];
+export const RECEIVED_DOC_MARK_SOURCES: readonly string[] = [TAX_POSITION_RECEIVED_SOURCE, UNIT_ECONOMICS_RECEIVED_SOURCE];
+
+/**
+ * The sources an assignment of received CFDIs to a vehicle or trip marks (PUT
+ * /api/received-docs/{id}/assignment, POST /api/received-assignments): the kinds of totals that
+ * read assignments, on the documents' issue days (where their costs are kept).
+ */
+export const ASSIGNMENT_MARK_SOURCES: readonly string[] = [UNIT_ECONOMICS_RECEIVED_SOURCE];
 
 export interface DatedReceivedDocument {
   date: number;
@@ -37,5 +47,19 @@ export async function writeMarkingReceivedDays<T>(db: Db, tenant: string, docs: 
   await markSourcesDays(db, tenant, RECEIVED_DOC_MARK_SOURCES, days);
   const result = await write();
   await markSourcesDays(db, tenant, RECEIVED_DOC_MARK_SOURCES, days);
+  return result;
+}
+
+/**
+ * Runs a write of assignments of these received documents between two marks of their issue days
+ * (ASSIGNMENT_MARK_SOURCES): an assignment moves a document's cost between a trip, a vehicle and
+ * the spread, all kept on the document's own day. If the write throws, the days stay marked.
+ */
+export async function writeMarkingAssignmentDays<T>(db: Db, tenant: string, docs: Iterable<{ date: number }>, write: () => Promise<T>): Promise<T> {
+  const days = new Set<string>();
+  for (const d of docs) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
+  await markSourcesDays(db, tenant, ASSIGNMENT_MARK_SOURCES, days);
+  const result = await write();
+  await markSourcesDays(db, tenant, ASSIGNMENT_MARK_SOURCES, days);
   return result;
 }

@@ -5,8 +5,16 @@ import { receivablesRollups } from '../analytics/receivables-rollup-kind.ts';
 import { taxPositionRollups } from '../tax/tax-position-rollup-kind.ts';
 import { fleetUtilizationRollups } from '../analytics/fleet-utilization-rollup-kind.ts';
 import { dispatchToBillRollups } from '../analytics/dispatch-to-bill-rollup-kind.ts';
+import { unitEconomicsRollups } from '../analytics/unit-economics-rollup-kind.ts';
 
-export const ROLLUP_KINDS: readonly RollupKind[] = [taxSummaryRollups, taxPositionRollups, receivablesRollups, fleetUtilizationRollups, dispatchToBillRollups];
+export const ROLLUP_KINDS: readonly RollupKind[] = [
+  taxSummaryRollups,
+  taxPositionRollups,
+  receivablesRollups,
+  fleetUtilizationRollups,
+  dispatchToBillRollups,
+  unitEconomicsRollups,
+];
 
 /** The kinds a `--kind` option names (all when none). Throws on an unknown name. */
 export function selectRollupKinds(names: readonly string[] = []): readonly RollupKind[] {

@@ -14,6 +14,9 @@ import { legActiveDays, safeYmd } from './leg-active-days.ts';
 /** The source fleet utilization's kept days read (lib/analytics/refresh-fleet-rollups.ts). */
 export const FLEET_UTILIZATION_SOURCE = 'tripsFleetUtilization';
 
+/** The source unit economics' kept days read for their legs (lib/analytics/refresh-unit-economics-rollups.ts): a delivery day. */
+export const UNIT_ECONOMICS_TRIPS_SOURCE = 'tripsUnitEconomics';
+
 /**
  * Dispatch-to-bill's source (lib/analytics/refresh-dispatch-to-bill-rollups.ts): the days a trip's legs were
  * unloaded on; an invoice write marks the days of the trips it is linked to here too.
@@ -25,7 +28,7 @@ export const DISPATCH_TO_BILL_TRIPS_SOURCE = 'tripsDispatchToBill';
  * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
  * totals over trips adds its source here.
  */
-export const TRIP_MARK_SOURCES: readonly string[] = [FLEET_UTILIZATION_SOURCE, DISPATCH_TO_BILL_TRIPS_SOURCE];
+export const TRIP_MARK_SOURCES: readonly string[] = [FLEET_UTILIZATION_SOURCE, DISPATCH_TO_BILL_TRIPS_SOURCE, UNIT_ECONOMICS_TRIPS_SOURCE];
 
 export interface DatedTrip {
   shipments?: readonly Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate'>[] | null;

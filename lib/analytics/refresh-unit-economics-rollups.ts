@@ -1,0 +1,74 @@
+/**
+ * How unit economics' days are kept (docs/rollups.md "Unit economics"): a run of consecutive days
+ * computed from the trips delivered and the received cost documents issued on them, kept, and
+ * compared with what is kept. The lifecycle around them (marks, drain, rebuild, verify) is
+ * unit-economics-rollup-kind.ts.
+ */
+import type { Db } from 'mongodb';
+import { trips } from '../db/collections.ts';
+import { streamReceivedDocDays } from '../received/received-repo.ts';
+import { streamCostDocs } from '../received/received-assignments-repo.ts';
+import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import { sameContent } from '../shared/same-content.ts';
+import { COST_CATEGORIES, isCostCategory, plateWordKeys } from './trip-costs.ts';
+import { costDocNetC } from './period-costs.ts';
+import { rollUpUnitEconomicsDays, type UnitCostDoc, type UnitEconomicsDay } from './unit-economics-day.ts';
+import { readUnitEconomicsDays, writeUnitEconomicsDays } from './unit-economics-rollups-repo.ts';
+import { streamUnitTrips } from './trip-audits-repo.ts';
+
+async function* costDocsOf(db: Db, tenant: string, q: { start: number; end: number }, maxTimeMS: number): AsyncIterable<UnitCostDoc> {
+  for await (const d of streamCostDocs(db, tenant, { ...q, categories: COST_CATEGORIES }, maxTimeMS)) {
+    if (!isCostCategory(d.category)) continue;
+    yield { date: d.date, category: d.category, netC: costDocNetC(d), vehicle: d.vehicle, tripId: d.tripId, keys: plateWordKeys(d.descriptions) };
+  }
+}
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+/** A run of consecutive days' kept form computed from the documents (in memory, nothing written). */
+export async function computeUnitEconomicsDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<UnitEconomicsDay[]> {
+  if (!run.length) return [];
+  const q = { start: mxDayStart(run[0] as string), end: mxDayEnd(run[run.length - 1] as string) };
+  const [legs, costs] = await Promise.all([collect(streamUnitTrips(db, tenant, q, maxTimeMS)), collect(costDocsOf(db, tenant, q, maxTimeMS))]);
+  return rollUpUnitEconomicsDays(tenant, run, legs, costs);
+}
+
+/** Recomputes a run of days of a tenant from its documents and keeps them (idempotent). */
+export async function recomputeUnitEconomicsDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
+  await writeUnitEconomicsDays(db, tenant, run, await computeUnitEconomicsDays(db, tenant, run, maxTimeMS));
+}
+
+/** The days of a run whose kept form differs from the documents'. */
+export async function differingUnitEconomicsDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<string[]> {
+  const keptBy = new Map((await readUnitEconomicsDays(db, tenant, run[0] as string, run[run.length - 1] as string, maxTimeMS)).map((k) => [k.day, k]));
+  const computedBy = new Map((await computeUnitEconomicsDays(db, tenant, run, maxTimeMS)).map((k) => [k.day, k]));
+  return run.filter((day) => {
+    const a = keptBy.get(day);
+    const b = computedBy.get(day);
+    return !a || !b ? a !== b : !sameContent(a, b);
+  });
+}
+
+/** The days a tenant's kept form holds. */
+export async function keptUnitEconomicsDays(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
+  return (await readUnitEconomicsDays(db, tenant, '0000-00-00', '9999-99-99', maxTimeMS)).map((k) => k.day);
+}
+
+/** Every unload day of a tenant's trips (a delivery day is one). */
+export async function unloadDaysOfTrips(db: Db, tenant: string): Promise<Set<string>> {
+  const days = new Set<string>();
+  const cursor = trips(db).find({ company: tenant }, { projection: { _id: 0, 'shipments.unloadDate': 1 }, batchSize: 2000 });
+  for await (const t of cursor) for (const leg of t.shipments ?? []) if (typeof leg.unloadDate === 'number') days.add(mxDateString(leg.unloadDate));
+  return days;
+}
+
+/** Every issue day of a tenant's received CFDIs. */
+export async function issueDaysOfReceived(db: Db, tenant: string): Promise<Set<string>> {
+  const days = new Set<string>();
+  for await (const d of streamReceivedDocDays(db, tenant)) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
+  return days;
+}
