@@ -23,6 +23,7 @@ import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
 import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-indexes.ts';
 import { DISPATCH_TO_BILL_ROLLUP_INDEXES } from './analytics/dispatch-to-bill-rollups-indexes.ts';
 import { UNIT_ECONOMICS_ROLLUP_INDEXES } from './analytics/unit-economics-rollups-indexes.ts';
+import { DISCOUNTS_SHRINKAGE_ROLLUP_INDEXES } from './analytics/discounts-shrinkage-rollups-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -42,6 +43,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   RECEIVABLES_ROLLUP_INDEXES,
   DISPATCH_TO_BILL_ROLLUP_INDEXES,
   UNIT_ECONOMICS_ROLLUP_INDEXES,
+  DISCOUNTS_SHRINKAGE_ROLLUP_INDEXES,
 );
 
 /**

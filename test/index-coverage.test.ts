@@ -62,6 +62,9 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.dispatchToBillDays]: 'tenant',
   [COLLECTIONS.dispatchToBillUnbilled]: 'tenant',
   [COLLECTIONS.unitEconomicsRollups]: 'tenant',
+  [COLLECTIONS.discountDays]: 'tenant',
+  [COLLECTIONS.shrinkageDays]: 'tenant',
+  [COLLECTIONS.shrinkageFindings]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

@@ -11,16 +11,21 @@
  *    recoverable value, versus what was recovered = the shortage concepts on
  *    the (non-cancelled) invoices linked to those trips. The trips stream
  *    from the cursor into ShrinkageRecoveryAccumulator one at a time.
+ * When the store holds them, both read the days kept on write instead (docs/rollups.md).
  */
 import type { ServiceContext } from '../context.ts';
-import { conceptSumsByClientMonth } from './billing-concepts-repo.ts';
+import { conceptSumsByClientMonth, type ClientMonthConceptRow } from './billing-concepts-repo.ts';
 import { streamShrinkageRows } from './trip-audits-repo.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import type { TenantSettings, ToleranceRule } from '../model/tenant-settings.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { discountsAndDemurrage, type DiscountsAndDemurrage } from './discounts.ts';
 import { foldRows, periodOut, type Capped, type PeriodOut } from './report.ts';
-import { ShrinkageRecoveryAccumulator, type ShrinkageRecovery, type WorstLeg } from './shrinkage-recovery.ts';
+import { ShrinkageRecoveryAccumulator, worstFirst, type ShrinkageRecovery, type WorstLeg } from './shrinkage-recovery.ts';
+import { discountsShrinkageRollupsReady, readFreshDiscountsShrinkage } from './refresh-discounts-shrinkage-rollups.ts';
+import { readFindings, readWorstFindings } from './discounts-shrinkage-rollups-repo.ts';
+import { foldDiscountDays } from './discount-days.ts';
+import { foldShrinkageDays } from './shrinkage-days.ts';
 
 export interface DiscountsShrinkageInput {
   limit: number;
@@ -53,18 +58,62 @@ export interface DiscountsAndShrinkage {
   shrinkage: Omit<ShrinkageRecovery, 'worstLegs'> & { worstLegs: Capped<WorstLeg> };
 }
 
-export async function auditDiscountsAndShrinkage(ctx: ServiceContext, tenant: string, input: DiscountsShrinkageInput): Promise<DiscountsAndShrinkage> {
+/** Legs beyond tolerance in a period up to which all are read and sorted here; above, the first `limit` are read in index order. */
+const FINDINGS_SORTED_IN_MEMORY = 2000;
+
+type ShrinkageOut = DiscountsAndShrinkage['shrinkage'];
+
+/**
+ * The period's figures from the days kept on write (docs/rollups.md "Discounts and shrinkage"):
+ * the discount days' groups per client and month, the delivery days' sums and recovering
+ * invoices, and the period's legs beyond tolerance from the findings index.
+ */
+async function fromKept(
+  ctx: ServiceContext,
+  tenant: string,
+  period: { startDate: string; endDate: string },
+  client: string | undefined,
+  limit: number,
+  settings: TenantSettings,
+): Promise<[ClientMonthConceptRow[], ShrinkageOut]> {
+  const timeout = ctx.config.queryTimeoutMs;
+  const { discountDays, shrinkageDays } = await readFreshDiscountsShrinkage(ctx.db, tenant, period.startDate, period.endDate, settings, timeout);
+  const { outOfTolerance, ...sums } = foldShrinkageDays(shrinkageDays, client);
+  const found =
+    outOfTolerance <= FINDINGS_SORTED_IN_MEMORY
+      ? (await readFindings(ctx.db, tenant, period.startDate, period.endDate, client, timeout))
+          .map((f) => f.leg)
+          .sort(worstFirst)
+          .slice(0, limit)
+      : (await readWorstFindings(ctx.db, tenant, period.startDate, period.endDate, client, limit, timeout)).map((f) => f.leg);
+  return [foldDiscountDays(discountDays, client), { ...sums, worstLegs: { total: outOfTolerance, listed: found.length, limit, data: found } }];
+}
+
+/**
+ * Reads the days kept on write when the store holds them; `fromDocuments` reads every invoice
+ * and trip of the period instead (the reference the kept days are checked against).
+ */
+export async function auditDiscountsAndShrinkage(
+  ctx: ServiceContext,
+  tenant: string,
+  input: DiscountsShrinkageInput,
+  opts: { fromDocuments?: boolean } = {},
+): Promise<DiscountsAndShrinkage> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
   const client = input.client;
   const timeout = ctx.config.queryTimeoutMs;
   const scope = { start: period.start, end: period.end, ...(client ? { client } : {}) };
-  const traced = getTracedSettings(ctx.db, tenant);
-  const [{ settings, sourceOf }, conceptRows, shrinkage] = await Promise.all([
-    traced,
-    conceptSumsByClientMonth(ctx.db, tenant, scope, timeout),
-    traced.then(({ settings: s }) => foldRows(streamShrinkageRows(ctx.db, tenant, scope, timeout), new ShrinkageRecoveryAccumulator(s, period, input.limit))),
+  const [{ settings, sourceOf }, kept] = await Promise.all([
+    getTracedSettings(ctx.db, tenant),
+    opts.fromDocuments ? Promise.resolve(false) : discountsShrinkageRollupsReady(ctx.db),
   ]);
+  const [conceptRows, shrinkage] = kept
+    ? await fromKept(ctx, tenant, period, client || undefined, input.limit, settings)
+    : await Promise.all([
+        conceptSumsByClientMonth(ctx.db, tenant, scope, timeout),
+        foldRows(streamShrinkageRows(ctx.db, tenant, scope, timeout), new ShrinkageRecoveryAccumulator(settings, period, input.limit)),
+      ]);
 
   const { discounts, demurrage } = discountsAndDemurrage(conceptRows);
 

@@ -4,12 +4,12 @@
  * legShrinkage with the tenant's tolerance rules, prices and recovery mode —
  * out-of-tolerance legs, litres and the recoverable value — against what was
  * recovered: the shortage concepts on the (non-cancelled) invoice linked to
- * each trip, counted once per invoice.
+ * each trip, counted once per invoice (for the client of the linking trip with the smallest id).
  */
 import type { LegProduct } from '../model/trip-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { isDelivered } from '../trips/delivery-state.ts';
-import { legShrinkage } from '../trips/shrinkage.ts';
+import { legShrinkage, type LegShrinkage } from '../trips/shrinkage.ts';
 import { tripOffloadDate } from './dispatch-to-bill.ts';
 import { TopList, type Capped } from './report.ts';
 import { ratio, roundTo, type Ratio } from './stats.ts';
@@ -62,7 +62,8 @@ export interface WorstLeg {
   invoiceId: string | null;
 }
 
-class ShrinkAcc {
+/** The sums of a set of legs (and the recovered invoices), as a row answers them. */
+export class ShrinkAcc {
   trips = 0;
   legs = 0;
   loaded = 0;
@@ -105,10 +106,68 @@ export interface ShrinkageRecovery {
   worstLegs: WorstLeg[];
 }
 
+const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
-/** Largest recoverable value first, then shrinkage %, then leg id. */
-const worstFirst = (a: WorstLeg, b: WorstLeg): number =>
-  toCents(b.recoverableValue) - toCents(a.recoverableValue) || b.shrinkagePercent - a.shrinkagePercent || (a.legId < b.legId ? -1 : 1);
+ * Largest recoverable value first, then shrinkage %, then leg id, then trip id (docs/domain.md:
+ * a total order, so the list does not depend on the order the trips are read in).
+ */
+export const worstFirst = (a: WorstLeg, b: WorstLeg): number =>
+  toCents(b.recoverableValue) - toCents(a.recoverableValue) || b.shrinkagePercent - a.shrinkagePercent || byId(a.legId, b.legId) || byId(a.tripId, b.tripId);
+
+/** The delivered legs of a trip, each with its shrinkage under the tenant's settings. */
+export function deliveredLegShrinkages(
+  trip: Pick<ShrinkageTrip, 'client' | 'legs'>,
+  settings: ShrinkageSettings,
+): { leg: ShrinkageTrip['legs'][number] & { unloadDate: number }; s: LegShrinkage }[] {
+  const out: { leg: ShrinkageTrip['legs'][number] & { unloadDate: number }; s: LegShrinkage }[] = [];
+  for (const leg of trip.legs) {
+    // A delivered trip's legs are all delivered (tripOffloadDate); this also narrows the type.
+    if (!isDelivered(leg)) continue;
+    out.push({ leg, s: legShrinkage(leg, settings, trip.client) });
+  }
+  return out;
+}
+
+/** A leg beyond its tolerance as worstLegs lists it (`invoiceId`: the trip's non-cancelled linked invoice). */
+export function worstLegOf(
+  trip: Pick<ShrinkageTrip, '_id' | 'client'>,
+  leg: ShrinkageTrip['legs'][number],
+  s: LegShrinkage,
+  invoiceId: string | null,
+): WorstLeg {
+  return {
+    tripId: String(trip._id),
+    legId: leg.id,
+    shipmentId: leg.shipment,
+    client: trip.client,
+    offloadDate: leg.unloadDate === null ? null : new Date(leg.unloadDate).toISOString(),
+    loaded: s.loaded,
+    offloaded: s.offloaded,
+    shrinkageVolume: s.shrinkageVolume,
+    shrinkagePercent: s.shrinkagePercent,
+    tolerancePct: s.tolerancePct,
+    recoverableLitres: s.recoverableLitres,
+    recoverableValue: s.value,
+    invoiceId,
+  };
+}
+
+/** What one linked invoice recovered (its shortage concepts), credited to one client. */
+export interface RecoveredLink {
+  invoiceId: string;
+  tripId: string;
+  client: string;
+  lines: number;
+  litres: number;
+  cents: number;
+}
+
+/**
+ * The invoice's recovery is counted once in a period, for the client of the period's trip with
+ * the smallest id among those linking it (docs/domain.md): `a` replaces `b` when it comes first.
+ */
+export const recoveredFirst = (a: RecoveredLink, b: RecoveredLink): boolean => a.tripId < b.tripId;
 
 /**
  * Folds the trips one at a time, in the order given (a cursor's order), so a
@@ -121,7 +180,8 @@ export class ShrinkageRecoveryAccumulator {
   private readonly all = new ShrinkAcc();
   private readonly byClient = new Map<string, ShrinkAcc>();
   private readonly worst: TopList<WorstLeg>;
-  private readonly seenInvoices = new Set<string>();
+  /** Per linked invoice with shortage concepts, the trip it is credited to (recoveredFirst). */
+  private readonly recovered = new Map<string, RecoveredLink>();
 
   constructor(
     private readonly settings: ShrinkageSettings,
@@ -140,10 +200,7 @@ export class ShrinkageRecoveryAccumulator {
     const link = trip.inv[0];
     const invoiceId = link && !link.cancelled ? String(link._id) : null;
     for (const a of accs) a.trips += 1;
-    for (const leg of trip.legs) {
-      // A delivered trip's legs are all delivered (tripOffloadDate); this also narrows the type.
-      if (!isDelivered(leg)) continue;
-      const s = legShrinkage(leg, this.settings, trip.client);
+    for (const { leg, s } of deliveredLegShrinkages(trip, this.settings)) {
       for (const a of accs) {
         a.legs += 1;
         a.loaded += s.loaded;
@@ -156,37 +213,34 @@ export class ShrinkageRecoveryAccumulator {
         a.recoverableC += toCents(s.value);
         for (const code of s.unpricedCodes) a.unpriced.add(code);
       }
-      if (s.exceedsTolerance) {
-        this.worst.add({
-          tripId: String(trip._id),
-          legId: leg.id,
-          shipmentId: leg.shipment,
-          client: trip.client,
-          offloadDate: leg.unloadDate === null ? null : new Date(leg.unloadDate).toISOString(),
-          loaded: s.loaded,
-          offloaded: s.offloaded,
-          shrinkageVolume: s.shrinkageVolume,
-          shrinkagePercent: s.shrinkagePercent,
-          tolerancePct: s.tolerancePct,
-          recoverableLitres: s.recoverableLitres,
-          recoverableValue: s.value,
-          invoiceId,
-        });
-      }
+      if (s.exceedsTolerance) this.worst.add(worstLegOf(trip, leg, s, invoiceId));
     }
-    if (link && !link.cancelled && !this.seenInvoices.has(String(link._id))) {
-      this.seenInvoices.add(String(link._id));
-      for (const a of accs) {
-        if (link.shortageLines > 0) a.recInvoices += 1;
-        a.recLines += link.shortageLines;
-        a.recLitres += link.shortageLitres;
-        a.recC += link.shortageC;
-      }
+    if (link && !link.cancelled && link.shortageLines > 0) {
+      const r: RecoveredLink = {
+        invoiceId: String(link._id),
+        tripId: String(trip._id),
+        client: trip.client,
+        lines: link.shortageLines,
+        litres: link.shortageLitres,
+        cents: link.shortageC,
+      };
+      const seen = this.recovered.get(r.invoiceId);
+      if (!seen || recoveredFirst(r, seen)) this.recovered.set(r.invoiceId, r);
     }
   }
 
   /** worstLegs: the first `worstLimit` of them, with how many there are. */
   result(): Omit<ShrinkageRecovery, 'worstLegs'> & { worstLegs: Capped<WorstLeg> } {
+    for (const r of this.recovered.values()) {
+      for (const a of [this.all, this.byClient.get(r.client)]) {
+        if (!a) continue;
+        a.recInvoices += 1;
+        a.recLines += r.lines;
+        a.recLitres += r.litres;
+        a.recC += r.cents;
+      }
+    }
+    this.recovered.clear();
     return {
       totals: this.all.row(),
       byClient: [...this.byClient.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([client, a]) => ({ client, ...a.row() })),

@@ -156,6 +156,14 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
   return trips(db).aggregate<ShrinkageTrip>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
+/** The legs of the trips linked (`idFinan`) to these documents: where a change of a document shows in shrinkage recovery. */
+export function tripsLinkedTo(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<Pick<TripDocument, '_id' | 'shipments'>[]> {
+  if (!ids.length) return Promise.resolve([]);
+  return trips(db)
+    .find({ company: tenant, idFinan: { $in: [...ids] } }, { projection: { _id: 1, shipments: 1 }, maxTimeMS })
+    .toArray();
+}
+
 /** The compact legs of fleet utilization (streamUtilizationTrips) with, per leg, the stored unload and load instants. */
 const fleetTripProjection: Document = {
   $project: {

@@ -45,6 +45,10 @@ export const COLLECTIONS = {
   dispatchToBillUnbilled: 'dispatchToBillUnbilled',
   /** Unit economics' days kept on write (lib/analytics/unit-economics-day.ts). */
   unitEconomicsRollups: 'unitEconomicsRollups',
+  /** The discounts and shrinkage audit's days kept on write and its legs beyond tolerance (lib/analytics/discount-days.ts, shrinkage-days.ts). */
+  discountDays: 'discountDays',
+  shrinkageDays: 'shrinkageDays',
+  shrinkageFindings: 'shrinkageFindings',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

@@ -17,6 +17,9 @@ export const RECEIVABLES_SOURCE = 'receivables';
 /** The tax position's source (lib/tax/refresh-tax-position.ts): a marked day's month is recomputed. */
 export const TAX_POSITION_DOCS_SOURCE = 'taxPositionDocs';
 
+/** The discounts and shrinkage audit's source (lib/analytics/refresh-discounts-shrinkage-rollups.ts). */
+export const DISCOUNTS_SHRINKAGE_DOCS_SOURCE = 'discountsShrinkageDocs';
+
 /**
  * Dispatch-to-bill's source (lib/analytics/refresh-dispatch-to-bill-rollups.ts): a marked day's documents are
  * read and the days of the trips linked to them (trips' `idFinan`) marked in its trip source.
@@ -33,6 +36,7 @@ export const FINANCIAL_DOC_MARK_SOURCES: readonly string[] = [
   RECEIVABLES_SOURCE,
   TAX_POSITION_DOCS_SOURCE,
   DISPATCH_TO_BILL_DOCS_SOURCE,
+  DISCOUNTS_SHRINKAGE_DOCS_SOURCE,
 ];
 
 export interface DatedDocument {

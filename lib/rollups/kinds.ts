@@ -6,6 +6,7 @@ import { taxPositionRollups } from '../tax/tax-position-rollup-kind.ts';
 import { fleetUtilizationRollups } from '../analytics/fleet-utilization-rollup-kind.ts';
 import { dispatchToBillRollups } from '../analytics/dispatch-to-bill-rollup-kind.ts';
 import { unitEconomicsRollups } from '../analytics/unit-economics-rollup-kind.ts';
+import { discountsShrinkageRollups } from '../analytics/discounts-shrinkage-rollup-kind.ts';
 
 export const ROLLUP_KINDS: readonly RollupKind[] = [
   taxSummaryRollups,
@@ -14,6 +15,7 @@ export const ROLLUP_KINDS: readonly RollupKind[] = [
   fleetUtilizationRollups,
   dispatchToBillRollups,
   unitEconomicsRollups,
+  discountsShrinkageRollups,
 ];
 
 /** The kinds a `--kind` option names (all when none). Throws on an unknown name. */

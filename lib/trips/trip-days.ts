@@ -22,13 +22,20 @@ export const UNIT_ECONOMICS_TRIPS_SOURCE = 'tripsUnitEconomics';
  * unloaded on; an invoice write marks the days of the trips it is linked to here too.
  */
 export const DISPATCH_TO_BILL_TRIPS_SOURCE = 'tripsDispatchToBill';
+/** The source shrinkage recovery's kept days read (lib/analytics/refresh-discounts-shrinkage-rollups.ts): a trip's delivery day is among its unloading days. */
+export const SHRINKAGE_TRIPS_SOURCE = 'tripsShrinkage';
 
 /**
  * Every mark source a trip write marks: one per kind of kept totals over trips, because a
  * consumer clears the marks it has settled and must not clear another consumer's. A new kind of
  * totals over trips adds its source here.
  */
-export const TRIP_MARK_SOURCES: readonly string[] = [FLEET_UTILIZATION_SOURCE, DISPATCH_TO_BILL_TRIPS_SOURCE, UNIT_ECONOMICS_TRIPS_SOURCE];
+export const TRIP_MARK_SOURCES: readonly string[] = [
+  FLEET_UTILIZATION_SOURCE,
+  DISPATCH_TO_BILL_TRIPS_SOURCE,
+  UNIT_ECONOMICS_TRIPS_SOURCE,
+  SHRINKAGE_TRIPS_SOURCE,
+];
 
 export interface DatedTrip {
   shipments?: readonly Pick<TripLeg, 'date' | 'loadDate' | 'unloadDate'>[] | null;

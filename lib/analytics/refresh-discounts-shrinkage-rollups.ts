@@ -1,0 +1,338 @@
+/**
+ * Keeping the discounts and shrinkage audit's days (docs/rollups.md "Discounts and shrinkage"):
+ * recompute marked days from the documents and trips, bring a report's days up to date before it
+ * reads them, drain marks in the background, rebuild a whole store, verify kept days.
+ *
+ * Two mark sources: every financial-document write marks its days under
+ * DISCOUNTS_SHRINKAGE_DOCS_SOURCE (the discount days are recomputed; then the trips linked to
+ * the day's documents have their delivery days marked under SHRINKAGE_TRIPS_SOURCE, since a
+ * linked invoice's cancellation and shortage concepts are what shrinkage counts as recovered);
+ * every trip write marks its days under SHRINKAGE_TRIPS_SOURCE.
+ */
+import type { Db } from 'mongodb';
+import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
+import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
+import { financialDocs, trips } from '../db/collections.ts';
+import { DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
+import { tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
+import { SHRINKAGE_TRIPS_SOURCE } from '../trips/trip-days.ts';
+import { tenantsWithTrips } from '../trips/trips-repo.ts';
+import { getTenantSettings } from '../settings/settings-repo.ts';
+import { mxAddDays, mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import { sameContent } from '../shared/same-content.ts';
+import type { RebuildOptions, RebuildOutcome, VerifyOutcome } from '../rollups/rollup-kind.ts';
+import type { TenantSettings } from '../model/tenant-settings.ts';
+import { conceptGroupsByDay, documentIdsDated } from './billing-concepts-repo.ts';
+import { streamShrinkageRows, tripsLinkedTo } from './trip-audits-repo.ts';
+import { tripOffloadDate } from './dispatch-to-bill.ts';
+import { rollUpDiscountDays, type KeptDiscountDay } from './discount-days.ts';
+import {
+  DISCOUNTS_SHRINKAGE_ROLLUP_VERSION,
+  rollUpShrinkageDays,
+  shrinkageFingerprint,
+  type KeptShrinkageDay,
+  type ShrinkageFinding,
+} from './shrinkage-days.ts';
+import {
+  deleteDiscountsShrinkageOf,
+  readDiscountDays,
+  readFindings,
+  readShrinkageDays,
+  writeDiscountDays,
+  writeShrinkageDays,
+} from './discounts-shrinkage-rollups-repo.ts';
+
+/** The rollupState entry of these totals. */
+export const DISCOUNTS_SHRINKAGE_ROLLUP_STATE = 'discountsShrinkageRollups';
+
+/** Marks read per pass: a report reads at most 366 days. */
+const MARKS_PER_PASS = 400;
+/** Days recomputed at once: a month of a large tenant's documents or deliveries in memory, not a year. */
+const MAX_RUN_DAYS = 31;
+/** Linked trips looked up per query. */
+const IDS_PER_QUERY = 1000;
+const ALL = ['0000-00-00', '9999-99-99'] as const;
+
+type Source = typeof DISCOUNTS_SHRINKAGE_DOCS_SOURCE | typeof SHRINKAGE_TRIPS_SOURCE;
+
+/** Runs of consecutive days (sorted, deduplicated, at most MAX_RUN_DAYS each): one read per run. */
+function runsOf(days: Iterable<string>): string[][] {
+  const sorted = [...new Set(days)].sort();
+  const runs: string[][] = [];
+  for (const d of sorted) {
+    const run = runs[runs.length - 1];
+    if (run && run.length < MAX_RUN_DAYS && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
+    else runs.push([d]);
+  }
+  return runs;
+}
+
+const rangeOf = (run: readonly string[]): { start: number; end: number } => ({
+  start: mxDayStart(run[0] as string),
+  end: mxDayEnd(run[run.length - 1] as string),
+});
+
+/** The delivery day of a trip (the day its last leg was delivered), null while a leg is in transit. */
+function deliveryDay(trip: { shipments: Parameters<typeof tripOffloadDate>[0]['shipments'] }): string | null {
+  const off = tripOffloadDate(trip);
+  return off === null ? null : mxDateString(off);
+}
+
+/** The discount days of a run computed from the documents (nothing written). */
+async function computeDiscountRun(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<KeptDiscountDay[]> {
+  return rollUpDiscountDays(tenant, await conceptGroupsByDay(db, tenant, rangeOf(run), maxTimeMS));
+}
+
+/** The shrinkage days and findings of a run computed from the trips delivered in it (nothing written). */
+async function computeShrinkageRun(
+  db: Db,
+  tenant: string,
+  run: readonly string[],
+  settings: TenantSettings,
+  maxTimeMS: number,
+): Promise<{ days: KeptShrinkageDay[]; findings: ShrinkageFinding[] }> {
+  const rows = [];
+  for await (const row of streamShrinkageRows(db, tenant, rangeOf(run), maxTimeMS)) rows.push(row);
+  return rollUpShrinkageDays(tenant, run, rows, settings);
+}
+
+/** Recomputes these discount days and marks the delivery days of the trips linked to their documents. */
+async function recomputeDocDays(db: Db, tenant: string, days: readonly string[], maxTimeMS: number): Promise<void> {
+  for (const run of runsOf(days)) {
+    await writeDiscountDays(db, tenant, run, await computeDiscountRun(db, tenant, run, maxTimeMS));
+    const { start, end } = rangeOf(run);
+    const ids = await documentIdsDated(db, tenant, start, end, maxTimeMS);
+    const tripDays = new Set<string>();
+    for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+      for (const trip of await tripsLinkedTo(db, tenant, ids.slice(i, i + IDS_PER_QUERY), maxTimeMS)) {
+        const day = deliveryDay(trip);
+        if (day !== null) tripDays.add(day);
+      }
+    }
+    await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, tripDays);
+  }
+}
+
+/** Recomputes these shrinkage days (and their findings) under these settings. */
+async function recomputeTripDays(db: Db, tenant: string, days: readonly string[], settings: TenantSettings, maxTimeMS: number): Promise<void> {
+  for (const run of runsOf(days)) {
+    const kept = await computeShrinkageRun(db, tenant, run, settings, maxTimeMS);
+    await writeShrinkageDays(db, tenant, run, kept.days, kept.findings);
+  }
+}
+
+/** Recomputes the days these marks stand for, then clears the marks no write has bumped since. */
+async function settleMarks(db: Db, tenant: string, source: Source, marks: readonly RollupMark[], maxTimeMS: number, settings?: TenantSettings): Promise<void> {
+  if (!marks.length) return;
+  const days = marks.map((m) => m.day);
+  if (source === DISCOUNTS_SHRINKAGE_DOCS_SOURCE) await recomputeDocDays(db, tenant, days, maxTimeMS);
+  else await recomputeTripDays(db, tenant, days, settings ?? (await getTenantSettings(db, tenant)), maxTimeMS);
+  await clearMarks(db, marks);
+}
+
+/** Settles a tenant's marks of a source within [from, to], in passes; answers how many. */
+async function settleRange(
+  db: Db,
+  tenant: string,
+  source: Source,
+  from: string,
+  to: string,
+  maxTimeMS: number,
+  opts: { settings?: TenantSettings; perPass?: number; stopped?: () => boolean; onDays?: (n: number) => void } = {},
+): Promise<void> {
+  const perPass = opts.perPass ?? MARKS_PER_PASS;
+  for (;;) {
+    if (opts.stopped?.()) return;
+    const marks = await markedDays(db, tenant, source, from, to, perPass);
+    await settleMarks(db, tenant, source, marks, maxTimeMS, opts.settings);
+    opts.onDays?.(marks.length);
+    if (marks.length < perPass) return;
+  }
+}
+
+/**
+ * A tenant's kept days in [fromDay, toDay], brought up to date first: every marked document day
+ * (a document of any date may be linked to a trip delivered in the period), then the period's
+ * marked delivery days; a delivery day kept under other settings is recomputed under these.
+ */
+export async function readFreshDiscountsShrinkage(
+  db: Db,
+  tenant: string,
+  fromDay: string,
+  toDay: string,
+  settings: TenantSettings,
+  maxTimeMS: number,
+): Promise<{ discountDays: KeptDiscountDay[]; shrinkageDays: KeptShrinkageDay[] }> {
+  if (toDay < fromDay) return { discountDays: [], shrinkageDays: [] };
+  await settleRange(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, ...ALL, maxTimeMS);
+  await settleRange(db, tenant, SHRINKAGE_TRIPS_SOURCE, fromDay, toDay, maxTimeMS, { settings });
+  const [discountDays, kept] = await Promise.all([
+    readDiscountDays(db, tenant, fromDay, toDay, maxTimeMS),
+    readShrinkageDays(db, tenant, fromDay, toDay, maxTimeMS),
+  ]);
+  const fingerprint = shrinkageFingerprint(settings);
+  const stale = kept.filter((d) => d.fingerprint !== fingerprint).map((d) => d.day);
+  if (!stale.length) return { discountDays, shrinkageDays: kept };
+  await recomputeTripDays(db, tenant, stale, settings, maxTimeMS);
+  return { discountDays, shrinkageDays: await readShrinkageDays(db, tenant, fromDay, toDay, maxTimeMS) };
+}
+
+/** Whether this store's days were built by this version (else the report reads the documents). */
+export async function discountsShrinkageRollupsReady(db: Db): Promise<boolean> {
+  return (await readRollupState(db, DISCOUNTS_SHRINKAGE_ROLLUP_STATE))?.version === DISCOUNTS_SHRINKAGE_ROLLUP_VERSION;
+}
+
+/** One pass of the background drain: the document days first (they mark delivery days), then delivery days; any tenant. */
+export async function drainDiscountsShrinkageMarks(db: Db, limit: number, maxTimeMS: number): Promise<number> {
+  let n = 0;
+  for (const source of [DISCOUNTS_SHRINKAGE_DOCS_SOURCE, SHRINKAGE_TRIPS_SOURCE] as const) {
+    const marks = await someMarks(db, source, limit);
+    const byTenant = new Map<string, RollupMark[]>();
+    for (const m of marks) {
+      let list = byTenant.get(m.tenant);
+      if (!list) byTenant.set(m.tenant, (list = []));
+      list.push(m);
+    }
+    for (const [tenant, list] of byTenant) await settleMarks(db, tenant, source, list, maxTimeMS);
+    n += marks.length;
+  }
+  return n;
+}
+
+/** Every day a tenant's documents are dated on. */
+async function daysOfDocuments(db: Db, tenant: string): Promise<Set<string>> {
+  const days = new Set<string>();
+  const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1 }, batchSize: 5000 });
+  for await (const d of cursor) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
+  return days;
+}
+
+/** Every day a tenant's trips were delivered on. */
+async function deliveryDaysOfTrips(db: Db, tenant: string): Promise<Set<string>> {
+  const days = new Set<string>();
+  const cursor = trips(db).find({ company: tenant }, { projection: { _id: 0, shipments: 1 }, batchSize: 2000 });
+  for await (const t of cursor) {
+    const day = deliveryDay(t);
+    if (day !== null) days.add(day);
+  }
+  return days;
+}
+
+/** Settles every marked day of a tenant: the document days first (they mark delivery days). */
+async function settleAll(
+  db: Db,
+  tenant: string,
+  maxTimeMS: number,
+  opts: { perPass?: number; stopped?: () => boolean; onDays?: (n: number) => void } = {},
+): Promise<void> {
+  await settleRange(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, ...ALL, maxTimeMS, opts);
+  await settleRange(db, tenant, SHRINKAGE_TRIPS_SOURCE, ...ALL, maxTimeMS, opts);
+}
+
+/**
+ * Rebuilds the kept days of these tenants (default: every tenant with documents or trips): marks
+ * every document day and delivery day, forgets what was kept, then recomputes, reporting
+ * progress; then records the version.
+ */
+export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOptions = {}): Promise<RebuildOutcome> {
+  const maxTimeMS = opts.maxTimeMS ?? 600_000;
+  const all = [...new Set([...(await tenantsWithDocuments(db)), ...(await tenantsWithTrips(db))])];
+  const tenants = opts.tenants ?? all;
+  let units = 0;
+  for (const tenant of tenants) {
+    const docDays = await daysOfDocuments(db, tenant);
+    const tripDays = await deliveryDaysOfTrips(db, tenant);
+    for (const run of runsOf(docDays)) await markDays(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, run);
+    for (const run of runsOf(tripDays)) await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, run);
+    // Every day marked: what was kept (perhaps by another version) goes; a report meanwhile recomputes what it reads.
+    await deleteDiscountsShrinkageOf(db, tenant);
+    const total = docDays.size + tripDays.size;
+    opts.onProgress?.({ kind: 'discounts-shrinkage', tenant, phase: 'marking', done: total, total });
+    let done = 0;
+    await settleAll(db, tenant, maxTimeMS, {
+      perPass: opts.stopped ? MAX_RUN_DAYS : MARKS_PER_PASS,
+      ...(opts.stopped ? { stopped: opts.stopped } : {}),
+      onDays: (n) => {
+        done += n;
+        opts.onProgress?.({ kind: 'discounts-shrinkage', tenant, phase: 'computing', done: Math.min(done, total), total });
+      },
+    });
+    if (opts.stopped?.()) return { tenants: tenants.length, units, stopped: true };
+    units += total;
+  }
+  if (all.every((t) => tenants.includes(t))) await writeRollupState(db, DISCOUNTS_SHRINKAGE_ROLLUP_STATE, DISCOUNTS_SHRINKAGE_ROLLUP_VERSION);
+  return { tenants: tenants.length, units, stopped: false };
+}
+
+/** Records the store as not built: the report reads the documents until the rollup worker has rebuilt it. */
+export async function forgetDiscountsShrinkageRollups(db: Db): Promise<void> {
+  await deleteRollupState(db, DISCOUNTS_SHRINKAGE_ROLLUP_STATE);
+}
+
+/** A store without documents or trips needs no rebuild: recorded as built. */
+export async function markEmptyDiscountsShrinkageStoreBuilt(db: Db): Promise<boolean> {
+  if (await readRollupState(db, DISCOUNTS_SHRINKAGE_ROLLUP_STATE)) return false;
+  if (await financialDocs(db).findOne({}, { projection: { _id: 1 } })) return false;
+  if (await trips(db).findOne({}, { projection: { _id: 1 } })) return false;
+  await writeRollupState(db, DISCOUNTS_SHRINKAGE_ROLLUP_STATE, DISCOUNTS_SHRINKAGE_ROLLUP_VERSION);
+  return true;
+}
+
+/**
+ * Compares a tenant's kept days (and findings) with the same days computed from the documents
+ * and trips, under the tenant's settings (a day kept under other settings is recomputed first,
+ * as a report would). Answers `discounts|day` / `shrinkage|day` keys that differ; `repair`
+ * rewrites them.
+ */
+export async function verifyDiscountsShrinkageRollups(db: Db, tenant: string, opts: { repair?: boolean; maxTimeMS?: number } = {}): Promise<VerifyOutcome> {
+  const maxTimeMS = opts.maxTimeMS ?? 600_000;
+  // Marked days are known to be stale: settled first, so a difference is a fault, not a pending write.
+  await settleAll(db, tenant, maxTimeMS);
+  const settings = await getTenantSettings(db, tenant);
+  const mismatched: string[] = [];
+
+  const keptDiscount = new Map((await readDiscountDays(db, tenant, ...ALL, maxTimeMS)).map((k) => [k.day, k]));
+  const discountDaysAll = [...new Set([...(await daysOfDocuments(db, tenant)), ...keptDiscount.keys()])];
+  const badDiscount: string[] = [];
+  for (const run of runsOf(discountDaysAll)) {
+    const computed = new Map((await computeDiscountRun(db, tenant, run, maxTimeMS)).map((k) => [k.day, k]));
+    for (const day of run) {
+      const a = keptDiscount.get(day);
+      const b = computed.get(day);
+      if (!a || !b ? a !== b : !sameContent(a, b)) badDiscount.push(day);
+    }
+  }
+
+  const fingerprint = shrinkageFingerprint(settings);
+  const stale = (await readShrinkageDays(db, tenant, ...ALL, maxTimeMS)).filter((d) => d.fingerprint !== fingerprint).map((d) => d.day);
+  await recomputeTripDays(db, tenant, stale, settings, maxTimeMS);
+  const keptShrinkage = new Map((await readShrinkageDays(db, tenant, ...ALL, maxTimeMS)).map((k) => [k.day, k]));
+  const keptFindings = new Map<string, ShrinkageFinding[]>();
+  for (const f of await readFindings(db, tenant, ...ALL, undefined, maxTimeMS)) keptFindings.set(f.day, [...(keptFindings.get(f.day) ?? []), f]);
+  const shrinkageDaysAll = [...new Set([...(await deliveryDaysOfTrips(db, tenant)), ...keptShrinkage.keys(), ...keptFindings.keys()])];
+  const badShrinkage: string[] = [];
+  for (const run of runsOf(shrinkageDaysAll)) {
+    const computed = await computeShrinkageRun(db, tenant, run, settings, maxTimeMS);
+    const days = new Map(computed.days.map((k) => [k.day, k]));
+    const found = new Map<string, ShrinkageFinding[]>();
+    for (const f of computed.findings) found.set(f.day, [...(found.get(f.day) ?? []), f]);
+    const byId = (xs: readonly ShrinkageFinding[] = []): ShrinkageFinding[] => [...xs].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    for (const day of run) {
+      const a = keptShrinkage.get(day);
+      const b = days.get(day);
+      const sameDay = !a || !b ? a === b : sameContent(a, b);
+      if (!sameDay || !sameContent(byId(keptFindings.get(day)), byId(found.get(day)))) badShrinkage.push(day);
+    }
+  }
+
+  if (opts.repair) {
+    for (const run of runsOf(badDiscount)) await writeDiscountDays(db, tenant, run, await computeDiscountRun(db, tenant, run, maxTimeMS));
+    await recomputeTripDays(db, tenant, badShrinkage, settings, maxTimeMS);
+  }
+  mismatched.push(...badDiscount.map((d) => `discounts|${d}`), ...badShrinkage.map((d) => `shrinkage|${d}`));
+  return { checked: discountDaysAll.length + shrinkageDaysAll.length, mismatched };
+}
+
+/** Outstanding marks of both sources (progress of the drain). */
+export const outstandingDiscountsShrinkageMarks = async (db: Db): Promise<number> =>
+  (await countMarks(db, DISCOUNTS_SHRINKAGE_DOCS_SOURCE)) + (await countMarks(db, SHRINKAGE_TRIPS_SOURCE));
