@@ -189,6 +189,18 @@ export const CONFIG_SCHEMA = {
       default: 2_592_000,
       description: 'Lifetime of an OAuth refresh token, in seconds (30 days by default; each use rotates it)',
     },
+    OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS: {
+      type: 'string',
+      'x-default': 'none',
+      description:
+        'Origins (`https://host:port`, comma-separated) whose client ID metadata documents the authorization server may fetch though they are addresses, `localhost` or resolve to loopback or private networks: tests and private networks only. Unset: only public `https` names are fetched, and one resolving to a special-use address is refused (SSRF)',
+    },
+    OAUTH_CLIENT_METADATA_CA: {
+      type: 'string',
+      'x-default': 'none',
+      description:
+        "A PEM file of CA certificates trusted, besides the system's, when fetching client ID metadata documents from `OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS` (a test's self-signed certificate, an internal CA)",
+    },
     ALERT_WORKER: { type: 'boolean', default: true, description: 'Run the alert and webhook workers in the service (`npm run worker` runs them alone)' },
     ALERT_PROCESS_EVERY_MS: { type: 'integer', minimum: 50, maximum: 3_600_000, default: 5000, description: 'Alert worker: how often due jobs are polled' },
     ALERT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 100, default: 5, description: 'Alert worker: evaluations at once per worker' },

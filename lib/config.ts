@@ -74,6 +74,8 @@ export interface OAuthSettings {
   issuer: string;
   accessTokenTtlS: number;
   refreshTokenTtlS: number;
+  /** Client ID metadata documents: origins fetched though private (OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS) and the CA file trusted for them. */
+  clientMetadata: { privateOrigins: string[]; caFile: string | null };
 }
 
 export interface MongoSettings {
@@ -220,6 +222,25 @@ function origins(value: string | undefined): string[] {
     });
 }
 
+/** A comma-separated list of `https` origins (scheme://host[:port], no path); unset or empty: none. */
+function httpsOrigins(name: ConfigVariable, value: string | undefined): string[] {
+  const list = (value ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  return list.map((o) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(o);
+    } catch {
+      // refused below
+    }
+    if (!url || url.protocol !== 'https:' || url.origin !== o.replace(/\/$/, ''))
+      throw new ConfigError(`${name}: "${o}" is not an https origin (https://host[:port], no path)`);
+    return url.origin;
+  });
+}
+
 /** An absolute http(s) URL without credentials, query or fragment (a path prefix is fine), without its trailing slash; unset: null. */
 function baseUrl(name: ConfigVariable, value: string | undefined): string | null {
   const raw = (value ?? '').trim();
@@ -318,6 +339,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       issuer: baseUrl('OAUTH_ISSUER', e.OAUTH_ISSUER) ?? baseUrl('PUBLIC_BASE_URL', e.PUBLIC_BASE_URL) ?? `http://localhost:${e.PORT}`,
       accessTokenTtlS: e.OAUTH_ACCESS_TOKEN_TTL_S,
       refreshTokenTtlS: e.OAUTH_REFRESH_TOKEN_TTL_S,
+      clientMetadata: {
+        privateOrigins: httpsOrigins('OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS', e.OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS),
+        caFile: e.OAUTH_CLIENT_METADATA_CA?.trim() || null,
+      },
     },
     alerts: {
       maxActiveJobs: e.ALERT_MAX_ACTIVE_JOBS,

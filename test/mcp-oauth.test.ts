@@ -7,12 +7,17 @@
  * code (PKCE S256, resource indicator) and calls tools with the token. Then refresh, revocation,
  * tenant isolation, a read-scoped token refused a write tool exactly as a read-only key is, a token
  * for another resource refused, the metadata checked field by field against RFC 9728 and RFC 8414,
- * and the MCP Python SDK with a token.
+ * and the MCP Python SDK with a token. A client ID metadata document (an https client id) is served
+ * by a local HTTPS server whose self-signed certificate the service trusts through
+ * OAUTH_CLIENT_METADATA_CA, its origin allowed by OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS; other
+ * private origins are refused without a fetch.
  */
 import t, { type Test } from 'tap';
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import path from 'node:path';
@@ -29,6 +34,7 @@ import { seedTwoTenants } from './helpers/mcp.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { COLLECTIONS } from '../lib/db/collections.ts';
 import { ROOT } from './helpers/service.ts';
+import { selfSignedCertificate } from './helpers/self-signed-cert.ts';
 
 t.setTimeout(300_000);
 const run = promisify(execFile);
@@ -49,10 +55,44 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Client ID metadata documents, served over HTTPS with a certificate made here: `documents` maps a
+ * path to its JSON, `fetched` counts the requests per path (a refused client id is never fetched).
+ * Two servers: the first origin is allowed to the service, the second is not.
+ */
+const documents = new Map<string, Record<string, unknown>>();
+const fetched = new Map<string, number>();
+const tls = selfSignedCertificate(['127.0.0.1', 'localhost']);
+const metadataServers = [0, 1].map(() =>
+  createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+    const key = `${req.socket.localPort}${req.url}`;
+    fetched.set(key, (fetched.get(key) ?? 0) + 1);
+    const doc = documents.get(req.url ?? '');
+    if (!doc) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(doc));
+  }),
+);
+for (const server of metadataServers) {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+}
+const [allowedPort, unlistedPort] = metadataServers.map((s) => (s.address() as { port: number }).port) as [number, number];
+const ALLOWED_ORIGIN = `https://127.0.0.1:${allowedPort}`;
+const caDir = await mkdtemp(path.join(os.tmpdir(), 'oauth-ca-'));
+await writeFile(path.join(caDir, 'ca.pem'), tls.cert);
+t.teardown(() => rm(caDir, { recursive: true, force: true }));
+
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const MCP_URL = `${base}/mcp`;
-const h = await startHarness(t, { env: { OAUTH_ISSUER: base, OAUTH_ACCESS_TOKEN_TTL_S: '600' } });
+const h = await startHarness(t, {
+  env: {
+    OAUTH_ISSUER: base,
+    OAUTH_ACCESS_TOKEN_TTL_S: '600',
+    OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS: ALLOWED_ORIGIN,
+    OAUTH_CLIENT_METADATA_CA: path.join(caDir, 'ca.pem'),
+  },
+});
 await seedTwoTenants(h.db);
 await h.app.listen({ port, host: '127.0.0.1' });
 
@@ -126,7 +166,12 @@ class TestOAuthProvider implements OAuthClientProvider {
   authorizationUrl?: URL;
   constructor(
     private readonly t: Test,
-    private readonly consent: Consent,
+    /** What the carrier does on the consent page (changed between two authorizations of one client). */
+    public consent: Consent,
+    /** A client ID metadata document's URL: the SDK uses it as client id instead of registering. */
+    readonly clientMetadataUrl?: string,
+    /** Registered for refresh tokens (a client without them re-authorizes where one with them refreshes). */
+    private readonly refresh = true,
   ) {}
   get redirectUrl() {
     return REDIRECT;
@@ -135,7 +180,7 @@ class TestOAuthProvider implements OAuthClientProvider {
     return {
       client_name: 'tap OAuth client',
       redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
+      grant_types: this.refresh ? ['authorization_code', 'refresh_token'] : ['authorization_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     };
@@ -165,8 +210,12 @@ class TestOAuthProvider implements OAuthClientProvider {
 }
 
 /** The whole flow through the SDK: 401 → discovery → registration → consent → code → token; answers a connected client. */
-async function authorize(t: Test, consent: Consent, query = ''): Promise<{ provider: TestOAuthProvider; client: Client }> {
-  const provider = new TestOAuthProvider(t, consent);
+async function authorize(
+  t: Test,
+  consent: Consent,
+  query = '',
+  provider = new TestOAuthProvider(t, consent),
+): Promise<{ provider: TestOAuthProvider; client: Client; transport: StreamableHTTPClientTransport }> {
   const first = new Client({ name: 'tap-oauth', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider });
   const refused = await first.connect(transport).then(
@@ -179,9 +228,10 @@ async function authorize(t: Test, consent: Consent, query = ''): Promise<{ provi
   await transport.finishAuth(provider.code!);
   t.ok(provider.saved?.access_token, 'the code was exchanged for an access token');
   const client = new Client({ name: 'tap-oauth', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider }));
+  const connected = new StreamableHTTPClientTransport(new URL(`/mcp${query}`, base), { authProvider: provider });
+  await client.connect(connected);
   t.teardown(() => client.close().catch(() => undefined));
-  return { provider, client };
+  return { provider, client, transport: connected };
 }
 
 const structured = (r: unknown) =>
@@ -394,30 +444,123 @@ t.test('a token of tenant B sees only B; over SSE too', async (t) => {
   await sse.close();
 });
 
-t.test('a read-scoped token is refused a write tool exactly as a read-only key is', async (t) => {
-  const { key: readOnlyKey } = await createApiKey(h.db, TENANT_A, 'read-only', ['read']);
-  const { client } = await authorize(
-    t,
-    {
-      apiKey: readOnlyKey,
-      scopes: ['read'],
-      refusals: [{ apiKey: readOnlyKey, scopes: ['read', 'write'], says: /may not write/, status: 403 }],
+/** A JSON-RPC message posted to /mcp with a credential (and a session), as raw HTTP. */
+const rpc = (credential: { authorization: string } | { 'x-api-key': string }, message: unknown, sessionId?: string, query = '') =>
+  fetch(`${MCP_URL}${query}`, {
+    method: 'POST',
+    headers: {
+      ...credential,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(sessionId ? { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } : {}),
     },
-    '?toolsets=all',
+    body: JSON.stringify(message),
+  });
+
+/** A session opened by raw HTTP: its id. */
+async function rawSession(credential: { authorization: string } | { 'x-api-key': string }, query = ''): Promise<string> {
+  const res = await rpc(
+    credential,
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } },
+    undefined,
+    query,
   );
+  await res.body?.cancel();
+  const id = res.headers.get('mcp-session-id');
+  if (!id) throw new Error(`no session: ${res.status}`);
+  await (await rpc(credential, { jsonrpc: '2.0', method: 'notifications/initialized' }, id, query)).body?.cancel();
+  return id;
+}
+
+const CHALLENGE = `Bearer realm="freight", error="insufficient_scope", scope="read write", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`;
+
+t.test('a read token calling a write tool: HTTP 403 insufficient_scope; the SDK steps up through the consent page and the call runs', async (t) => {
+  // A client without refresh tokens: with one, the SDK 1.32 refreshes on the challenge (same scopes) instead of asking the carrier.
+  const provider = new TestOAuthProvider(t, { apiKey: KEY_A, scopes: ['read'] }, undefined, false);
+  const { client, transport } = await authorize(t, provider.consent, '?toolsets=all', provider);
+  t.equal(provider.saved?.scope, 'read', 'a read token (its key, tenant A, may write)');
   const { tools } = await client.listTools();
-  // Cancelling an alert job changes data: the key's scope is checked before the job is looked for.
+  // Cancelling an alert job changes data: the scope is checked before the arguments.
   const write = tools.find((tool) => tool.name === 'cancelAlertJob');
   t.ok(write && write.annotations?.readOnlyHint !== true, 'cancelAlertJob is a write tool');
-  const args = { id: 'no-such-job' };
-  const byToken = (await client.callTool({ name: write!.name, arguments: args })) as CallToolResult;
+
+  // Raw HTTP: what the spec's "Scope Challenge Handling" says.
+  const bearer = { authorization: `Bearer ${provider.saved!.access_token}` };
+  const session = await rawSession(bearer, '?toolsets=all');
+  const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'cancelAlertJob', arguments: { id: 'no-such-job' } } };
+  const res = await rpc(bearer, call, session, '?toolsets=all');
+  t.equal(res.status, 403, 'HTTP 403 (RFC 6750 §3.1)');
+  const challenge = res.headers.get('www-authenticate') ?? '';
+  t.equal(
+    challenge.slice(0, CHALLENGE.length),
+    CHALLENGE,
+    'Bearer error="insufficient_scope", the scopes to ask for (held and needed) and the resource metadata',
+  );
+  t.match(challenge, /error_description="cancelAlertJob needs the 'write' scope/, 'and a description');
+  const answer = (await res.json()) as { jsonrpc: string; id: number; error: { code: number; message: string; data: { error: { code: number } } } };
+  t.equal(answer.jsonrpc, '2.0', 'the body is a JSON-RPC response');
+  t.equal(answer.id, 7, 'to the request refused');
+  t.equal(answer.error.code, -32003, 'an error (implementation-defined server error)');
+  t.match(answer.error.message, /cancelAlertJob needs the 'write' scope/);
+  t.equal(answer.error.data.error.code, 403, 'carrying the REST refusal');
+  const batch = await rpc(bearer, [call, { ...call, id: 8, params: { name: 'listFinancialDocs', arguments: { limit: 1 } } }], session, '?toolsets=all');
+  t.equal(batch.status, 403, 'a batch holding one such call is refused whole');
+  t.same(
+    ((await batch.json()) as { id: number }[]).map((m) => m.id),
+    [7, 8],
+    'with an error for each of its requests (none ran)',
+  );
+  const read = await rpc(bearer, { ...call, params: { name: 'listFinancialDocs', arguments: { limit: 1 } } }, session, '?toolsets=all');
+  t.equal(read.status, 200, 'a read tool with the same token runs');
+  await read.body?.cancel();
+
+  // The SDK meets the 403, asks the carrier for "read write" on the consent page, and gets a new token.
+  provider.consent = { apiKey: KEY_A, scopes: ['read', 'write'] };
+  const stepUp = await client.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } }).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  t.ok(stepUp instanceof UnauthorizedError, 'the SDK was sent to authorize again');
+  t.equal(provider.authorizationUrl?.searchParams.get('scope'), 'read write', 'for the scopes the challenge named');
+  await transport.finishAuth(provider.code!);
+  t.equal(provider.saved?.scope, 'read write', 'the new token has write');
+  const retried = (await client.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } })) as CallToolResult;
+  // 'no-such-job' is not a job id: the call now gets past the scope check to the id's validation.
+  t.equal(structured(retried).error?.code, 400, 'the retried call runs: its id is checked (400), no longer refused for its scope (403)');
+});
+
+t.test('a read-only API key gets the same 403 challenge; the SDK without OAuth reports it', async (t) => {
+  const { key: readOnlyKey } = await createApiKey(h.db, TENANT_A, 'read-only', ['read']);
+  const session = await rawSession({ 'x-api-key': readOnlyKey }, '?toolsets=all');
+  const res = await rpc(
+    { 'x-api-key': readOnlyKey },
+    { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'cancelAlertJob', arguments: { id: 'no-such-job' } } },
+    session,
+    '?toolsets=all',
+  );
+  t.equal(res.status, 403);
+  t.equal((res.headers.get('www-authenticate') ?? '').slice(0, CHALLENGE.length), CHALLENGE, 'the challenge (a key holding read, the call needing write)');
+  await res.body?.cancel();
   const byKey = new Client({ name: 'tap-key', version: '1.0.0' });
   await byKey.connect(new StreamableHTTPClientTransport(new URL('/mcp?toolsets=all', base), { requestInit: { headers: { 'x-api-key': readOnlyKey } } }));
-  const byReadOnlyKey = (await byKey.callTool({ name: write!.name, arguments: args })) as CallToolResult;
+  const err = await byKey.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } }).then(
+    () => null,
+    (e: unknown) => e as Error & { code?: number },
+  );
+  t.equal(err?.code, 403, 'the SDK client reports HTTP 403');
+  t.match(err?.message, /cancelAlertJob needs the 'write' scope/, 'with the JSON-RPC error text');
+  const still = structured(await byKey.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }));
+  t.same(still.data!.map((d) => d.id).sort(), await restIds(KEY_A), 'the session goes on: a read tool runs');
   await byKey.close();
-  t.equal(byToken.isError, true, 'the call is refused');
-  t.equal(structured(byToken).error?.code, 403, '403');
-  t.same(structured(byToken).error, structured(byReadOnlyKey).error, 'the very refusal a read-only key gets');
+  // The legacy SSE transport: the same challenge on POST /messages.
+  const sse = new Client({ name: 'tap-key-sse', version: '1.0.0' });
+  await sse.connect(new SSEClientTransport(new URL('/sse?toolsets=all', base), { requestInit: { headers: { 'x-api-key': readOnlyKey } } }));
+  const sseErr = await sse.callTool({ name: 'cancelAlertJob', arguments: { id: 'no-such-job' } }).then(
+    () => null,
+    (e: unknown) => e as Error,
+  );
+  t.match(sseErr?.message, /403/, 'refused with 403 on /messages too');
+  await sse.close();
 });
 
 t.test('a token bound to another resource is refused; none is issued for one', async (t) => {
@@ -520,4 +663,90 @@ t.test('the consent page escapes what a client registered, and a denial answers 
   t.equal(answer?.searchParams.get('error'), 'access_denied', 'the client hears access_denied');
   t.equal(answer?.searchParams.get('state'), 'st1', 'with its state');
   t.notOk(answer?.searchParams.get('code'), 'and no code');
+});
+
+/** An authorization request of `clientId` as a browser would open it (PKCE challenge: RFC 7636 Appendix B's). */
+function authorizationUrl(clientId: string, state = 'st'): URL {
+  const url = new URL(`${base}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'read',
+    resource: MCP_URL,
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+    state,
+  }))
+    url.searchParams.set(k, v);
+  return url;
+}
+
+const clientDocument = (clientId: string, extra: Record<string, unknown> = {}) => ({
+  client_id: clientId,
+  client_name: 'tap OAuth client (metadata document)',
+  redirect_uris: [REDIRECT],
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'none',
+  ...extra,
+});
+
+t.test('a client ID metadata document: the SDK uses its https URL as client id, the server fetches it, consent, token, tool call', async (t) => {
+  const clientId = `${ALLOWED_ORIGIN}/clients/tap.json`;
+  documents.set('/clients/tap.json', clientDocument(clientId));
+  const registered = await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' });
+  const provider = new TestOAuthProvider(t, { apiKey: KEY_A, scopes: ['read'] }, clientId);
+  const first = new Client({ name: 'tap-cimd', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: provider });
+  const refused = await first.connect(transport).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  t.ok(refused instanceof UnauthorizedError, 'without a token the SDK is sent to authorize');
+  t.equal(provider.client?.client_id, clientId, 'the SDK used the document URL as its client id (the server announces client_id_metadata_document_supported)');
+  t.equal(provider.authorizationUrl?.searchParams.get('client_id'), clientId, 'and sent it in the authorization request');
+  t.ok(
+    (fetched.get(`${allowedPort}/clients/tap.json`) ?? 0) >= 1,
+    'the server fetched the document over HTTPS (a certificate trusted through OAUTH_CLIENT_METADATA_CA)',
+  );
+  t.equal(await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' }), registered, 'nothing was registered dynamically');
+  t.ok(provider.code, "the consent page (naming the document's client_name) answered a code");
+  await transport.finishAuth(provider.code!);
+  t.equal(provider.saved?.scope, 'read', 'the code was exchanged for a token with the scope granted');
+  const client = new Client({ name: 'tap-cimd', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(MCP_URL), { authProvider: provider }));
+  const listed = structured(await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 10 } }));
+  t.same(listed.data!.map((d) => d.id).sort(), await restIds(KEY_A), "a tool call answers what REST answers tenant A's key");
+  await client.close();
+
+  // A redirect URI the document does not list is refused (the spec: MUST validate against the document).
+  const stray = authorizationUrl(clientId);
+  stray.searchParams.set('redirect_uri', 'http://127.0.0.1:9/elsewhere');
+  const strayAnswer = await fetch(stray, { redirect: 'manual' });
+  t.equal(strayAnswer.status, 400, 'a redirect_uri outside the document: 400, no redirect');
+  t.match(await strayAnswer.text(), /redirect_uri/, 'naming the redirect_uri');
+});
+
+t.test('client ID metadata documents are fetched from public names and the allowed origins only; a document must name itself', async (t) => {
+  documents.set('/clients/other.json', clientDocument('placeholder'));
+  const refusals = [
+    ['another port on loopback, not listed', `https://127.0.0.1:${unlistedPort}/clients/other.json`, `${unlistedPort}/clients/other.json`],
+    ['localhost, not listed (the same server by name)', `https://localhost:${allowedPort}/clients/other.json`, `${allowedPort}/clients/other.json`],
+    ['an IPv6 loopback address', `https://[::1]:${allowedPort}/clients/other.json`, `${allowedPort}/clients/other.json`],
+  ] as const;
+  for (const [what, clientId, servedAs] of refusals) {
+    documents.set('/clients/other.json', clientDocument(clientId));
+    const res = await fetch(authorizationUrl(clientId), { redirect: 'manual' });
+    t.equal(res.status, 400, `${what}: refused`);
+    t.match(await res.text(), /invalid_client/, 'as invalid_client');
+    t.equal(fetched.get(servedAs) ?? 0, 0, 'and never fetched');
+  }
+  // The allowed origin, but a document whose client_id is not its own URL.
+  const mismatched = `${ALLOWED_ORIGIN}/clients/mismatch.json`;
+  documents.set('/clients/mismatch.json', clientDocument(`${ALLOWED_ORIGIN}/clients/someone-else.json`));
+  const res = await fetch(authorizationUrl(mismatched), { redirect: 'manual' });
+  t.ok((fetched.get(`${allowedPort}/clients/mismatch.json`) ?? 0) >= 1, 'the allowed origin is fetched');
+  t.equal(res.status, 400, 'but a document naming another client_id is refused');
+  t.match(await res.text(), /invalid_client/);
 });

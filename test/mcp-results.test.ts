@@ -218,6 +218,19 @@ t.test('writes that change money ask the user first where the client can', async
 
   const accepted: string[] = [];
   const accepting = await confirmingClient(t, { action: 'accept', content: { confirm: true } }, accepted);
+  // Invalid arguments are refused before anyone is asked: litres as text, and an argument the tool does not take.
+  const invalid = delivery('EL-2');
+  const badLitres = (await accepting.callTool({
+    name: 'recordLegDelivery',
+    arguments: { ...invalid, body: { ...invalid.body, products: [{ code: '15101505', offloaded: 'lots' }] } },
+  })) as CallToolResult;
+  t.equal(accepted.length, 0, 'an invalid call asks the user nothing');
+  t.equal(badLitres.isError, true, 'it is a tool error');
+  t.match(badLitres.structuredContent, { error: { code: 400, reason: 'invalid_body' } }, 'the 400 REST answers for that body');
+  const unknownArg = (await accepting.callTool({ name: 'recordLegDelivery', arguments: { ...invalid, litres: 1 } })) as CallToolResult;
+  t.equal(accepted.length, 0, 'nor does an unknown argument');
+  t.match(unknownArg.structuredContent, { error: { code: 400, details: [/unknown argument 'litres'/] } });
+  t.equal(await delivered('EL-2'), null, 'nothing written');
   const done = (await accepting.callTool({ name: 'recordLegDelivery', arguments: delivery('EL-2') })) as CallToolResult;
   t.equal(accepted.length, 1, 'asked once');
   t.notOk(done.isError, 'accepted: written');

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { isValidateOnly } from '../http/internal-dispatch.ts';
 import { validatorCompilerFor } from '../http/validator-compiler.ts';
 import { webhookUrlRefiners } from '../webhooks/url-validation.ts';
 
@@ -12,6 +13,10 @@ export const validationPlugin = fp(
   async function validation(app) {
     app.setValidatorCompiler(validatorCompilerFor({ refiners: webhookUrlRefiners(app.config.webhooks) }));
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    // A validate-only internal dispatch (lib/http/internal-dispatch.ts) stops once its request passed validation: the handler never runs.
+    app.addHook('preHandler', async (request, reply) => {
+      if (isValidateOnly(request)) return reply.code(204).send();
+    });
   },
   { name: 'validation', dependencies: ['config'], fastify: '5.x' },
 );

@@ -8,8 +8,10 @@
  * issued for another resource is refused like an unknown one.
  *
  * Tokens are looked up by the hash of their id (lib/auth/oauth-records-repo.ts) and the answer is
- * kept as long as a resolved API key is (API_KEY_CACHE_TTL_MS), never beyond the token's expiry;
- * a revocation through this process drops it at once.
+ * kept as long as a resolved API key is (API_KEY_CACHE_TTL_MS), never beyond the token's expiry,
+ * and used only while the database's revocation count is the one read before it was resolved: a
+ * key, token or grant revoked by any process (another instance, `npm run apikey -- revoke`) bumps
+ * it, so every instance refuses the token on its next request, for one read by id per request.
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -19,7 +21,7 @@ import { ExpiringSet } from '../shared/expiring-set.ts';
 import { API_SCOPES, type ApiScope } from './api-key-record.ts';
 import { apiKeyCache, type ResolvedKey } from './api-key-cache.ts';
 import { apiKeys } from './api-keys.ts';
-import { findOAuthRecord } from './oauth-records-repo.ts';
+import { findOAuthRecord, revocationCount } from './oauth-records-repo.ts';
 
 /** The kind oidc-provider stores access tokens under. */
 export const ACCESS_TOKEN_KIND = 'AccessToken';
@@ -32,6 +34,8 @@ export interface ResolvedToken {
   key: ResolvedKey;
   keyHash: string;
   grantId: string;
+  /** The revocation count read before it was resolved: the answer holds while the count is unchanged. */
+  revocations: number;
 }
 
 const MAX_ENTRIES = 10_000;
@@ -77,8 +81,10 @@ const audiencesOf = (aud: unknown): string[] =>
 export async function resolveAccessToken(db: Db, presented: string, audiences: readonly string[], now = Date.now()): Promise<ResolvedToken | null> {
   const hash = tokenHash(presented);
   const cache = cacheOf(db);
+  // Read first: a revocation written after it bumps the count past it, one written before is seen by the lookups below.
+  const revocations = await revocationCount(db);
   const cached = cache.valid.get(hash);
-  if (cached) return cached;
+  if (cached && cached.revocations === revocations) return cached;
   if (cache.unknown.has(hash)) return null;
   const refuse = () => {
     cache.unknown.add(hash, apiKeyCache(db).negativeTtlMs);
@@ -100,6 +106,7 @@ export async function resolveAccessToken(db: Db, presented: string, audiences: r
     key: { tenant: record.tenant, keyId: record._id, scopes },
     keyHash: record.hash,
     grantId: typeof payload.grantId === 'string' ? payload.grantId : '',
+    revocations,
   };
   const ttl = Math.min(apiKeyCache(db).ttlMs, expiresAtMs - now);
   if (ttl > 0) cache.valid.set(hash, resolved, { ttl });

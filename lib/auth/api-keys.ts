@@ -3,6 +3,7 @@ import type { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { API_SCOPES, type ApiKeyRecord, type ApiScope } from './api-key-record.ts';
 import { apiKeyCache, type ResolvedKey } from './api-key-cache.ts';
+import { countRevocation } from './oauth-records-repo.ts';
 
 export const apiKeys = (db: Db): Collection<ApiKeyRecord> => db.collection<ApiKeyRecord>(COLLECTIONS.apiKeys);
 
@@ -41,12 +42,14 @@ export async function createApiKey(db: Db, tenant: string, label: string, scopes
 export async function revokeApiKey(db: Db, idOrPrefix: string): Promise<{ revoked: number; ambiguous: boolean }> {
   const byId = await apiKeys(db).updateOne({ _id: idOrPrefix, revokedAt: null }, { $set: { revokedAt: new Date() } });
   if (byId.modifiedCount) {
+    await countRevocation(db);
     apiKeyCache(db).forgetKeyId(idOrPrefix);
     return { revoked: 1, ambiguous: false };
   }
   const matches = await apiKeys(db).find({ prefix: idOrPrefix, revokedAt: null }).limit(2).toArray();
   if (matches.length !== 1 || !matches[0]) return { revoked: 0, ambiguous: matches.length > 1 };
   await apiKeys(db).updateOne({ _id: matches[0]._id }, { $set: { revokedAt: new Date() } });
+  await countRevocation(db);
   apiKeyCache(db).forgetKeyId(matches[0]._id);
   return { revoked: 1, ambiguous: false };
 }

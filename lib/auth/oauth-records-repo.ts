@@ -24,6 +24,8 @@ export interface OAuthRecord {
   /** SHA-256 of a session's uid. */
   uid?: string;
   consumedAt?: Date;
+  /** The revocation counter's value (its one record: REVOCATIONS_ID). */
+  generation?: number;
 }
 
 export const oauthRecords = (db: Db): Collection<OAuthRecord> => db.collection<OAuthRecord>(COLLECTIONS.oauthRecords);
@@ -32,6 +34,29 @@ const sha256 = (value: string): string => createHash('sha256').update(value, 'ut
 
 /** The stored id of a record: its kind and the hash of its id. */
 export const oauthRecordId = (kind: string, id: string): string => `${kind}:${sha256(id)}`;
+
+/**
+ * One record counts the revocations an access token's validity depends on (an API key revoked, a
+ * token or grant revoked), from any process: a token's answer cached by an instance is reused only
+ * while the count is what it was when cached (lib/auth/access-tokens.ts), so a revocation anywhere
+ * takes effect at once everywhere for one read of this record by id per request.
+ */
+const REVOCATIONS_ID = 'Revocations:count';
+
+/** Counts one revocation (after it was written, so whoever reads the new count sees it). */
+export async function countRevocation(db: Db): Promise<void> {
+  await oauthRecords(db).updateOne(
+    { _id: REVOCATIONS_ID },
+    { $inc: { generation: 1 }, $setOnInsert: { kind: 'Revocations', payload: '{}', expiresAt: null } },
+    { upsert: true },
+  );
+}
+
+/** The revocations counted so far (0: none yet). */
+export async function revocationCount(db: Db): Promise<number> {
+  const record = await oauthRecords(db).findOne({ _id: REVOCATIONS_ID }, { projection: { generation: 1 } });
+  return record?.generation ?? 0;
+}
 
 const live = (now: Date) => ({ $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
 

@@ -19,3 +19,14 @@ export function isInternalDispatch(request: FastifyRequest): boolean {
   if (typeof value !== 'string' || value.length !== TOKEN.length) return false;
   return timingSafeEqual(Buffer.from(value), TOKEN_BUFFER);
 }
+
+/**
+ * An internal dispatch that only checks its request: it ends after authentication and validation,
+ * before the handler, with 204 (lib/app/validation.ts). An MCP tool that asks the user to confirm
+ * checks its arguments this way first, so an invalid call gets its 400 without asking anyone.
+ */
+export const VALIDATE_ONLY_HEADER = 'x-internal-validate-only';
+
+export const validateOnlyHeaders = (): Record<string, string> => ({ ...internalDispatchHeaders(), [VALIDATE_ONLY_HEADER]: '1' });
+
+export const isValidateOnly = (request: FastifyRequest): boolean => request.headers[VALIDATE_ONLY_HEADER] === '1' && isInternalDispatch(request);

@@ -14,6 +14,7 @@ import { createMcpServer } from './server.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
+import { insufficientScopeChallenge, insufficientScopeDetail, uncoveredCalls } from './scope-challenge.ts';
 
 interface SseSession extends McpSession {
   transport: SSEServerTransport;
@@ -70,6 +71,13 @@ export function registerLegacySse(host: SessionHost): void {
     if (emptyBody(request)) {
       const detail = 'a JSON-RPC message is required (the body is empty)';
       throw new ApiError(400, 'Invalid request body', [detail], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail }] });
+    }
+    const held = host.scopesOf(request);
+    const uncovered = uncoveredCalls(request.body, host.toolsByName, held);
+    if (uncovered.length) {
+      // The step-up challenge as on /mcp; the body is the service's error shape, as every refusal of /messages.
+      void reply.header('www-authenticate', insufficientScopeChallenge(uncovered, held, host.resourceMetadataOf(request)));
+      throw new ApiError(403, 'Forbidden', [insufficientScopeDetail(uncovered)]);
     }
     const transport = (session as SseSession).transport;
     return host.handOver(request, reply, () => transport.handlePostMessage(request.raw, reply.raw, request.body));

@@ -7,7 +7,9 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify';
 import type { Db } from 'mongodb';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { makeAuthenticate, presentedKey, tenantOf } from '../http/auth.ts';
+import { knownCaller, makeAuthenticate, presentedKey, tenantOf } from '../http/auth.ts';
+import type { ApiScope } from '../auth/api-key-record.ts';
+import type { ToolDefinition } from './tools-from-spec.ts';
 import { ApiError, errorBody } from '../http/api-error.ts';
 import { onlyQueryParameters } from '../http/hardening.ts';
 import { limitRequests } from '../http/rate-limit.ts';
@@ -35,6 +37,12 @@ export interface SessionHost {
   /** preValidation of the routes a session's URL reaches: only `toolsets` and `readOnly`, valid (lib/mcp/toolsets.ts); any other is a 400, as on REST. */
   toolSelectionQuery: preValidationHookHandler[];
   callerOf(request: FastifyRequest): McpCaller;
+  /** The scopes of the request's credential (a token's: those granted that its key still has). */
+  scopesOf(request: FastifyRequest): ApiScope[];
+  /** The protected resource metadata URL a challenge on this route names (none: OAuth off). */
+  resourceMetadataOf(request: FastifyRequest): string | undefined;
+  /** Every tool of the catalogue by name. */
+  toolsByName: ReadonlyMap<string, ToolDefinition>;
   /** Throws 429 too_many_sessions when the caller's key or tenant has its allowance of open sessions. */
   checkCapacity(caller: McpCaller): void;
   /** Hands the connection to the SDK: copies hook-set headers, attaches the credentials, hijacks. */
@@ -100,18 +108,16 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     }
   }
 
+  // The streamable endpoint is the MCP server's resource; the legacy SSE pair announce theirs (lib/oauth/resource-urls.ts).
+  const resourceMetadataOf = (request: FastifyRequest): string | undefined =>
+    app.config.oauth.enabled ? resourceMetadataUrl(app.config.oauth.issuer, request.routeOptions.url === '/mcp' ? '/mcp' : '/sse') : undefined;
+
   return {
     app,
     catalog,
     sessions,
     options,
-    authenticate: [
-      limitRequests(app),
-      withChallenge(makeAuthenticate(db), (request) =>
-        // The streamable endpoint is the MCP server's resource; the legacy SSE pair announce theirs (lib/oauth/resource-urls.ts).
-        app.config.oauth.enabled ? resourceMetadataUrl(app.config.oauth.issuer, request.routeOptions.url === '/mcp' ? '/mcp' : '/sse') : undefined,
-      ),
-    ],
+    authenticate: [limitRequests(app), withChallenge(makeAuthenticate(db), resourceMetadataOf)],
     toolSelectionQuery: [
       onlyQueryParameters(TOOL_SELECTION_QUERY),
       async (request: FastifyRequest) => {
@@ -119,6 +125,12 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
       },
     ],
     callerOf: (request) => ({ tenant: tenantOf(request), keyId: request.apiKeyId ?? '' }),
+    scopesOf: (request) => {
+      const caller = knownCaller(request);
+      return caller?.kind === 'valid' ? caller.key.scopes : [];
+    },
+    resourceMetadataOf,
+    toolsByName: new Map(catalog.tools.map((t) => [t.name, t])),
     checkCapacity,
     handOver,
   };

@@ -15,13 +15,38 @@ import { createMcpServer } from './server.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
+import { insufficientScopeChallenge, insufficientScopeDetail, uncoveredCalls, type UncoveredCall } from './scope-challenge.ts';
+import { errorBody } from '../http/api-error.ts';
+import type { ApiScope } from '../auth/api-key-record.ts';
 
 interface StreamableSession extends McpSession {
   transport: StreamableHTTPServerTransport;
 }
 
+/** JSON-RPC's implementation-defined server error range (-32000 to -32099): the call was refused for want of a scope. */
+export const INSUFFICIENT_SCOPE_CODE = -32003;
+
 const jsonRpcError = (reply: FastifyReply, status: number, code: number, message: string) =>
   reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+/**
+ * The 403 of a tools/call the credential's scopes do not cover (lib/mcp/scope-challenge.ts): the
+ * challenge in `WWW-Authenticate`, and a JSON-RPC error answering each request of the message (none
+ * of them ran), carrying the REST refusal's body in `data`.
+ */
+function refuseScope(reply: FastifyReply, body: unknown, uncovered: UncoveredCall[], held: ApiScope[], resourceMetadata: string | undefined) {
+  const detail = insufficientScopeDetail(uncovered);
+  const error = { code: INSUFFICIENT_SCOPE_CODE, message: `Forbidden: ${detail}`, data: errorBody(403, 'Forbidden', [detail]) };
+  const ids = (Array.isArray(body) ? (body as unknown[]) : [body])
+    .filter((m): m is { id: string | number } => typeof m === 'object' && m !== null && 'id' in m)
+    .map((m) => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null));
+  const answers = ids.map((id) => ({ jsonrpc: '2.0', id, error }));
+  reply.header('www-authenticate', insufficientScopeChallenge(uncovered, held, resourceMetadata));
+  return reply
+    .code(403)
+    .type('application/json')
+    .send(Array.isArray(body) ? answers : answers[0]);
+}
 
 const sessionHeader = (request: FastifyRequest): string | undefined => {
   const v = request.headers['mcp-session-id'];
@@ -46,6 +71,9 @@ export function registerStreamableHttp(host: SessionHost): void {
 
   app.post('/mcp', route, async (request, reply) => {
     if (emptyBody(request)) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty (a JSON-RPC message is required)');
+    const held = host.scopesOf(request);
+    const uncovered = uncoveredCalls(request.body, host.toolsByName, held);
+    if (uncovered.length) return refuseScope(reply, request.body, uncovered, held, host.resourceMetadataOf(request));
     if (sessionHeader(request)) {
       const session = sessionOf(request, reply);
       if (!isSession(session)) return session;

@@ -1,6 +1,7 @@
 /**
  * One tool call, end to end: the user's confirmation where the tool changes
- * money and the client can ask (MCP elicitation), the REST operation, the
+ * money and the client can ask (MCP elicitation), asked once the arguments
+ * passed the operation's validation, the REST operation, the
  * result budget, and the MCP result (untrusted text stripped and flagged).
  */
 import type { FastifyInstance } from 'fastify';
@@ -42,6 +43,9 @@ const NOT_DONE: Record<Exclude<ConfirmAnswer, 'accept'>, string> = {
 export async function callTool(app: FastifyInstance, tool: ToolDefinition, args: Record<string, unknown>, ctx: ToolCallContext): Promise<CallToolResult> {
   const question = ctx.confirm ? confirmationMessage(tool, args) : undefined;
   if (question !== undefined && ctx.confirm) {
+    // The arguments first, by the REST operation's own validation (its handler not run): an invalid call gets its 400 without asking the user.
+    const checked = await dispatchTool(app, tool, args, { ...ctx, validateOnly: true });
+    if (checked.statusCode >= 400) return toToolResult(checked, tool);
     const answer = await ctx.confirm(question);
     if (answer !== 'accept') {
       const detail = `${tool.name} was not run: ${NOT_DONE[answer]}, so nothing was written. Do not retry unless the user asks for it again.`;

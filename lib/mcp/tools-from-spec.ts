@@ -26,7 +26,7 @@ import type { Json } from '../spec/deref.ts';
 import { validators } from '../../generated/validators.js';
 import { validationProblems } from '../http/validation-details.ts';
 import { errorBody } from '../http/api-error.ts';
-import { internalDispatchHeaders } from '../http/internal-dispatch.ts';
+import { internalDispatchHeaders, validateOnlyHeaders } from '../http/internal-dispatch.ts';
 import { shapeWithin, toolSchema } from './tool-schema.ts';
 import { firstSentence } from './brief-text.ts';
 import { toolsetNames, toolsetOf } from './toolsets.ts';
@@ -229,6 +229,8 @@ export interface DispatchContext {
   apiKey: string;
   /** Request id of the MCP request, passed on so logs join up. */
   requestId?: string;
+  /** Only check the request (authentication, validation): 204 when it would be accepted, its 4xx otherwise; nothing runs. */
+  validateOnly?: boolean;
 }
 
 export interface DispatchResult {
@@ -298,7 +300,7 @@ export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, a
       ...headers,
       'x-api-key': ctx.apiKey,
       ...(ctx.requestId ? { 'x-request-id': ctx.requestId } : {}),
-      ...internalDispatchHeaders(),
+      ...(ctx.validateOnly ? validateOnlyHeaders() : internalDispatchHeaders()),
       ...(hasBody ? { 'content-type': 'application/json' } : {}),
     },
     ...(hasBody ? { payload: JSON.stringify(body) } : {}),

@@ -1,12 +1,14 @@
 /**
  * oidc-provider's storage adapter over lib/auth/oauth-records-repo.ts (one collection keyed by kind and
  * the hash of the id). Revocations reach the access-token cache of this process at once
- * (lib/auth/access-tokens.ts), so a revoked token is refused on its next request.
+ * (lib/auth/access-tokens.ts), and every other process's through the revocation count, so a
+ * revoked token is refused on its next request wherever it is presented.
  */
 import type { Db } from 'mongodb';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import {
   consumeOAuthRecord,
+  countRevocation,
   destroyOAuthRecord,
   findOAuthRecord,
   findOAuthRecordByUid,
@@ -43,12 +45,18 @@ export function mongoAdapter(db: Db): new (kind: string) => Adapter {
 
     async destroy(id: string): Promise<void> {
       await destroyOAuthRecord(db, this.kind, id);
-      if (this.kind === ACCESS_TOKEN_KIND) forgetAccessTokens(db, { token: id });
+      if (this.kind === ACCESS_TOKEN_KIND) {
+        await countRevocation(db);
+        forgetAccessTokens(db, { token: id });
+      }
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
       await revokeOAuthGrant(db, this.kind, grantId);
-      if (this.kind === ACCESS_TOKEN_KIND) forgetAccessTokens(db, { grantId });
+      if (this.kind === ACCESS_TOKEN_KIND) {
+        await countRevocation(db);
+        forgetAccessTokens(db, { grantId });
+      }
     }
   };
 }

@@ -17,6 +17,7 @@ import { serviceSecret, serviceValue } from '../db/service-secrets-repo.ts';
 import { apiKeys } from '../auth/api-keys.ts';
 import type { OAuthSettings } from '../config.ts';
 import { mongoAdapter } from './mongo-adapter.ts';
+import { clientMetadataFetch, mayFetchClientMetadata } from './client-metadata-fetch.ts';
 import { mcpResourceUrl, mcpResourceUrls, OAUTH_SCOPES } from './resource-urls.ts';
 
 /** Where the authorization server's endpoints live, under the issuer. */
@@ -51,6 +52,7 @@ export async function createOAuthProvider(db: Db, settings: OAuthSettings): Prom
   const prefix = issuerPath(issuer);
   const configuration: Configuration = {
     adapter: mongoAdapter(db),
+    fetch: await clientMetadataFetch(settings.clientMetadata),
     jwks: { keys: [await signingKey(db)] },
     cookies: { keys: [(await serviceSecret(db, 'oauth-cookie-key')).toString('base64')] },
     routes: OAUTH_ROUTES,
@@ -67,11 +69,8 @@ export async function createOAuthProvider(db: Db, settings: OAuthSettings): Prom
       clientIdMetadataDocument: {
         enabled: true,
         ack: 'draft-02',
-        // Only public names: an address or `localhost` as a client id would have the service fetch from its own network.
-        allowFetch: (_ctx, clientId) => {
-          const host = new URL(clientId).hostname;
-          return !/^(localhost|\[.*\]|\d+\.\d+\.\d+\.\d+)$/i.test(host) && !host.endsWith('.localhost') && host.includes('.');
-        },
+        // Only public names, unless configured (lib/oauth/client-metadata-fetch.ts): the service must not fetch from its own network.
+        allowFetch: (_ctx, clientId) => mayFetchClientMetadata(clientId, settings.clientMetadata.privateOrigins),
       },
       resourceIndicators: {
         enabled: true,
