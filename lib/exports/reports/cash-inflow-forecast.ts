@@ -4,7 +4,8 @@
  * invoices listed (the first `limit`), the clients' revenue shares.
  */
 import { getCashInflowForecast } from '../../analytics/get-cash-inflow-forecast.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 
 export const CASH_INFLOW_FORECAST_DATASET = reportDataset({
   name: 'cash-inflow-forecast',

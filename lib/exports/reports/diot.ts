@@ -1,6 +1,7 @@
 /** The month's DIOT (GET /api/tax/diot, its JSON form) as tables: one row per supplier and type of operation in the DIOT layout's order, and the totals. */
 import { getDiot } from '../../tax/get-diot.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 
 export const DIOT_DATASET = reportDataset({
   name: 'diot',

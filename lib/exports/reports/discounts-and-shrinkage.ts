@@ -4,7 +4,8 @@
  * shrinkage per client and in total; the worst legs listed (the first `limit`).
  */
 import { auditDiscountsAndShrinkage } from '../../analytics/audit-discounts-and-shrinkage.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 import { quotient } from './quotient.ts';
 
 const PERIOD = [col('period.startDate', 'First day of the period'), col('period.endDate', 'Last day of the period')];

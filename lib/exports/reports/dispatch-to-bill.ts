@@ -1,6 +1,7 @@
 /** The dispatch-to-bill audit (GET /api/analytics/dispatch-to-bill) as tables: one row per client, the summary, the unbilled and pre-billed trips listed (the first `limit`). */
 import { auditDispatchToBill } from '../../analytics/audit-dispatch-to-bill.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 
 const LAGS = [
   col('deliveredTrips', 'Trips delivered'),

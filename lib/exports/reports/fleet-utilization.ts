@@ -1,6 +1,7 @@
 /** The fleet utilization audit (GET /api/analytics/fleet-utilization) as tables: one row per vehicle or driver, the totals, the idle vehicles. */
 import { auditFleetUtilization } from '../../analytics/audit-fleet-utilization.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 import { quotient } from './quotient.ts';
 
 export const FLEET_UTILIZATION_DATASET = reportDataset({

@@ -1,6 +1,7 @@
 /** The receivables aging (GET /api/receivables/aging) as tables: one row per client with its buckets, the totals, the open invoices listed. */
 import { getReceivablesAging } from '../../analytics/get-receivables-aging.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 
 const BUCKETS = [
   col('buckets.current.invoices', 'Open invoices not yet due (0 days past due or less)'),

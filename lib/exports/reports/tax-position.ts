@@ -4,7 +4,8 @@
  * every line of a figure is the list GET /api/tax/position/lines), the warnings listed.
  */
 import { getTaxPosition } from '../../tax/get-tax-position.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 
 export const TAX_POSITION_DATASET = reportDataset({
   name: 'tax-position',

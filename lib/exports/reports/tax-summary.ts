@@ -1,6 +1,7 @@
 /** The tax summary (GET /api/tax-summary) as tables: one row per month, per client and month, the period's totals, the findings listed. */
 import { getTaxSummary } from '../../tax/get-tax-summary.ts';
-import { col, reportDataset, under } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col, under } from './tabulate.ts';
 
 /** The sums of a month, of a client in a month, and of the period (MXN). */
 const TAX_TOTALS = [

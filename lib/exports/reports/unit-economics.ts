@@ -3,7 +3,8 @@
  * vehicle, driver and route (the first `limit` of each), the totals and the costs per category.
  */
 import { getFreightUnitEconomics } from '../../analytics/get-freight-unit-economics.ts';
-import { col, reportDataset } from './report-table.ts';
+import { reportDataset } from './report-dataset.ts';
+import { col } from './tabulate.ts';
 import { quotient } from './quotient.ts';
 
 /** Volume, revenue, cost and margin of a group of legs. */

@@ -7,9 +7,7 @@
  * enclosing items, innermost first (`month` in `months.clients`, `period.startDate` in `totals`), so a
  * row carries what a spreadsheet needs beside it. A value absent or null is an empty cell.
  */
-import type { ServiceContext } from '../../context.ts';
-import type { ValidatedQueries } from '../../../generated/validated.d.ts';
-import type { ExportCell, ExportColumn, ExportContext, ExportDataset, ExportTable } from '../export-dataset.ts';
+import type { ExportCell, ExportColumn, ExportTable } from '../export-dataset.ts';
 
 export interface ReportTableSpec {
   /** The dot path of the answer's array (or object) whose items are the rows; also the sheet's name. */
@@ -60,41 +58,4 @@ async function* rowsOf(scopes: readonly Scopes[], columns: readonly ExportColumn
 /** The tables of one answer, in the order of their specs. */
 export function tabulate(answer: object, specs: readonly ReportTableSpec[]): ExportTable[] {
   return specs.map((spec) => ({ name: spec.name, columns: spec.columns, rows: rowsOf(tableScopes(answer, spec.name), spec.columns) }));
-}
-
-/**
- * What a report's domain service needs inside an export: the export's database and clock, and the
- * service's settings (`config`: the query time limit), which the exports runner passes beside them.
- */
-export type ReportExportContext = ExportContext & Pick<ServiceContext, 'config'>;
-
-export function reportServiceContext(ctx: ReportExportContext): ServiceContext {
-  return { db: ctx.db, config: ctx.config, now: () => ctx.now };
-}
-
-export type ReportOperationId = keyof ValidatedQueries;
-
-export interface ReportDefinition<K extends ReportOperationId> {
-  readonly name: string;
-  readonly operationId: K;
-  /** The domain service the operation's handler calls, with the handler's arguments. */
-  readonly run: (ctx: ServiceContext, tenant: string, query: ValidatedQueries[K]) => Promise<object>;
-  readonly tables: readonly ReportTableSpec[];
-}
-
-/**
- * A report's dataset: the operation's validated query (the exports runner validates it with the
- * operation's own validator, defaults filled in) handed to the same domain service its handler calls.
- */
-export function reportDataset<K extends ReportOperationId>(def: ReportDefinition<K>): ExportDataset & { readonly specs: readonly ReportTableSpec[] } {
-  return {
-    name: def.name,
-    operationId: def.operationId,
-    kind: 'report',
-    specs: def.tables,
-    async tables(ctx: ReportExportContext, query: Readonly<Record<string, unknown>>) {
-      const answer = await def.run(reportServiceContext(ctx), ctx.tenant, query as ValidatedQueries[K]);
-      return tabulate(answer, def.tables);
-    },
-  };
 }
