@@ -31,9 +31,15 @@ export interface ReportDefinition<K extends ReportOperationId> {
  * A report's dataset: the operation's validated query (the exports runner validates it with the
  * operation's own validator, defaults filled in) handed to the same domain service its handler calls.
  */
-export function reportDataset<K extends ReportOperationId>(def: ReportDefinition<K>): ExportDataset {
+/** A report's dataset, with its tables and columns known without running it (docs, a dataset's description). */
+export interface ReportDataset extends ExportDataset {
+  readonly tableSpecs: readonly ReportTableSpec[];
+}
+
+export function reportDataset<K extends ReportOperationId>(def: ReportDefinition<K>): ReportDataset {
   return {
     name: def.name,
+    tableSpecs: def.tables,
     operationId: def.operationId,
     kind: 'report',
     async tables(ctx: ReportExportContext, query: Readonly<Record<string, unknown>>) {
