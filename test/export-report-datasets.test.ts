@@ -168,6 +168,24 @@ for (const dataset of REPORT_DATASETS) {
   });
 }
 
+t.test("the DIOT's rows follow the layout of its CSV form: the same columns in the same order, one row per CSV line", async (t) => {
+  const diot = REPORT_DATASETS.find((d) => d.operationId === 'getDiot')!;
+  const csv = await h.app.inject({ method: 'GET', url: '/api/tax/diot?month=2026-10&format=csv', headers: { 'x-api-key': tenant.apiKey } });
+  t.equal(csv.statusCode, 200);
+  const [header, ...lines] = csv.body.trimEnd().split(/\r?\n/);
+  const ctx = { db: h.db, tenant: tenant.rfc, now: NOW, config: h.config };
+  const [rows] = await diot.tables(ctx, { month: '2026-10', format: 'json' });
+  // `paid.rate16` is the CSV's `paidRate16`: the path's fields joined in camel case.
+  const camel = (path: string) => path.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase());
+  const csvColumns = header!.split(',');
+  t.same(
+    rows!.columns.slice(0, csvColumns.length).map((c) => camel(c.name)),
+    csvColumns,
+  );
+  t.equal((await collect(rows!)).length, lines.length);
+  t.ok(lines.length > 0, 'the month has DIOT rows');
+});
+
 t.test('cells were checked', async (t) => {
   t.ok(cellsChecked > 1000, `${cellsChecked} cells`);
 });
