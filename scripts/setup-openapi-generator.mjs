@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const OPENAPI_GENERATOR_VERSION = '7.17.0';
+export const OPENAPI_GENERATOR_VERSION = '7.25.0';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = path.join(root, '.cache', 'openapi-generator');

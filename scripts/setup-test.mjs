@@ -8,6 +8,7 @@
  *
  *   scripts/setup.mjs → scripts/setup-tap.mjs     npm packages, the engine's jar and class archive, then tap's Test class
  *                     → setup-openapi-generator   the openapi-generator CLI jar (Maven, after setup.mjs's Maven build)
+ *                       → setup-generated-clients the dependencies of the go and java clients it writes (Maven, Go modules)
  *   scripts/setup-venv.mjs                        the Python tools (.venv): Schemathesis, openapi-python-client, mcp, setuptools
  *   scripts/setup-oapi-codegen.mjs                oapi-codegen and the Go consumer's modules (go install, go mod tidy)
  *   scripts/setup-redis.mjs → setup-chromium.mjs  redis-server, then Chromium, then poppler-utils (pdftotext, pdftoppm),
@@ -31,6 +32,11 @@ const TOOLS = {
     tool: 'openapi-generator CLI',
     tests: 'test/openapi-generator.test.ts',
     fix: 'needs Maven and Java 11+ (apt-get install maven default-jdk-headless) and Maven Central',
+  },
+  'setup-generated-clients.mjs': {
+    tool: "the go and java clients' dependencies (openapi-generator)",
+    tests: 'test/consumer-matrix-openapi-generator.test.ts',
+    fix: 'needs Java 11+, Maven and Go 1.22+ (apt-get install default-jdk-headless maven golang-go), Maven Central and the Go module proxy',
   },
   'setup-oapi-codegen.mjs': {
     tool: 'oapi-codegen (Go)',
@@ -73,7 +79,10 @@ const required = await Promise.all([
   step('setup.mjs').then(async (ok) => {
     if (!ok) return false;
     // setup-openapi-generator after setup.mjs: two Maven runs at once would share ~/.m2 while downloading.
-    const [tap] = await Promise.all([step('setup-tap.mjs'), step('setup-openapi-generator.mjs')]);
+    const [tap] = await Promise.all([
+      step('setup-tap.mjs'),
+      step('setup-openapi-generator.mjs').then((jar) => (jar ? step('setup-generated-clients.mjs') : false)),
+    ]);
     return tap;
   }),
   step('setup-venv.mjs'),

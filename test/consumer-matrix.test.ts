@@ -1,12 +1,12 @@
 /**
- * The consumer matrix (issue 22), beside test/openapi-generator.test.ts: clients generated as
+ * The consumer matrix (issue 22), beside test/openapi-generator.test.ts, test/consumer-matrix-typescript.test.ts
+ * (orval, openapi-typescript + openapi-fetch, @hey-api/openapi-ts with zod) and
+ * test/consumer-matrix-openapi-generator.test.ts (go, java): clients generated as
  * their users generate them, fresh from the document the running service serves at /docs/json,
  * each calling a list (financial documents), a get-by-id, the tax summary and the cash-inflow
  * forecast against the live service; what each client parsed must be what the service
  * answered (a dropped response, `parsed` None or a nil JSON200, fails).
  *
- * - @hey-api/openapi-ts (a pinned devDependency): compiled with `tsc --strict` together with a
- *   consumer program, then run with node;
  * - openapi-python-client (pinned in scripts/setup-venv.mjs, in .venv): the package it writes,
  *   imported from its directory (its runtime dependencies are in the venv);
  * - oapi-codegen (Go, built by scripts/setup-oapi-codegen.mjs into .cache/ with the go.mod and
@@ -19,13 +19,11 @@
  * loaded machine); one not set up fails the file at once, naming the command to run.
  *
  * The tools are cached; the clients never are. Wall time of each is printed (`# … s`): on the
- * shared 2-core machine under a load average of 16–20, 94 s (hey-api, mostly tsc), 29 s (python),
- * 33 s (Go), 227 s for the file with the service's start; 53 s of CPU in all.
+ * shared 2-core machine under a load average of 16–20, 29 s (python), 33 s (Go).
  */
 import t, { type Test } from 'tap';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ROOT } from './helpers/service.ts';
 import { PERIOD, run, startDemoService, toolPath } from './helpers/generator-service.ts';
 
 t.setTimeout(600_000);
@@ -101,61 +99,6 @@ async function timed(t: Test, name: string, steps: () => Promise<void>): Promise
   await steps();
   t.comment(`${name}: ${((Date.now() - started) / 1000).toFixed(1)} s (generate, build, four calls)`);
 }
-
-t.test('@hey-api/openapi-ts: generated, compiled with tsc --strict, calls the service', async (t) => {
-  await timed(t, '@hey-api/openapi-ts', async () => {
-    const out = path.join(work, 'hey-api');
-    const log = await run(path.join(ROOT, 'node_modules', '.bin', 'openapi-ts'), ['-i', specFile, '-o', out, '-c', '@hey-api/client-fetch', '--no-log-file']);
-    t.notMatch(log, /error|warn/i, 'the generator reports no error or warning');
-    await writeFile(path.join(out, 'package.json'), JSON.stringify({ type: 'module' }));
-    await writeFile(
-      path.join(out, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          lib: ['ES2022', 'DOM'],
-          outDir: 'dist',
-          noEmitOnError: true,
-          typeRoots: [path.join(ROOT, 'node_modules', '@types')],
-          types: ['node'],
-        },
-        include: ['**/*.ts'],
-        exclude: ['dist'],
-      }),
-    );
-    // A consumer's program: typed calls, the union answers narrowed as the types allow.
-    await writeFile(
-      path.join(out, 'consumer.ts'),
-      `import { client } from './client.gen.js';
-import { getCashInflowForecast, getFinancialDoc, getTaxSummary, listFinancialDocs } from './sdk.gen.js';
-const [base, key, docId] = process.argv.slice(2) as [string, string, string];
-client.setConfig({ baseUrl: base, headers: { 'x-api-key': key } });
-const period = ${JSON.stringify(PERIOD)};
-function data<T>(answer: { data?: T; error?: unknown; response: Response }, what: string): T {
-  if (answer.data === undefined) throw new Error(\`\${what}: \${answer.response.status} \${JSON.stringify(answer.error)}\`);
-  return answer.data;
-}
-const docs = data(await listFinancialDocs({ query: { limit: 5, ...period } }), 'listFinancialDocs');
-if (docs.detail !== 'summary') throw new Error('expected the summary page');
-const doc = data(await getFinancialDoc({ path: { id: docId } }), 'getFinancialDoc');
-const tax = data(await getTaxSummary({ query: period }), 'getTaxSummary');
-const forecast = data(await getCashInflowForecast({ query: { bucket: 'month' } }), 'getCashInflowForecast');
-console.log(JSON.stringify({
-  list: { detail: docs.detail, total: docs.meta.total, count: docs.data.length, firstId: docs.data[0]?.id ?? '' },
-  doc: doc.id,
-  tax: { documents: tax.totals.documents, months: tax.months.length },
-  forecast: { bucket: forecast.forecast.bucket, buckets: forecast.forecast.buckets.length, openInvoices: forecast.receivables.openInvoices, totalExpected: forecast.forecast.totalExpected },
-}));
-`,
-    );
-    await run(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', path.join(out, 'tsconfig.json')]);
-    t.pass('the generated client and its consumer compile with tsc --strict');
-    checkSeen(t, await run(process.execPath, [path.join(out, 'dist', 'consumer.js'), base, key, docId]));
-  });
-});
 
 t.test('openapi-python-client: generated, imported, calls the service with every answer parsed', async (t) => {
   await timed(t, 'openapi-python-client', async () => {

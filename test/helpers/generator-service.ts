@@ -95,6 +95,8 @@ export async function startDemoService<T>(t: Test, dbName: string, prepare: (db:
     mongodbUri: engine.uri,
     mongodbDb: dbName,
     env: { RATE_LIMIT_MAX: '100000', RATE_LIMIT_IP_MAX: '100000', REPORT_RATE_LIMIT_MAX: '100000' },
+    // Started beside generators and compilers: on the shared 2-core machine a start took more than the default 60 s.
+    timeoutMs: 180_000,
   });
   t.teardown(() => service.stop());
   const work = await mkdtemp(path.join(os.tmpdir(), `${dbName}-`));
