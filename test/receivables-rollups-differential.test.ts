@@ -5,7 +5,7 @@
  * partial payments on various dates, credit notes, cancellation requests and acknowledgements of
  * invoices and of payments, SAT status answers, a credit-terms change, a write that fails
  * halfway, a restart), both reports for random as-of days, periods, clients, buckets and limits
- * answer the same over HTTP (and MCP), and `verifyReceivablesRollups` finds every kept day
+ * answer the same over HTTP (and MCP), and `receivablesRollups.verify` finds every kept day
  * equal. Then a write bypasses the marks, and both checks must see it (the test can fail).
  * A failing seed is printed: RECEIVABLES_ROLLUP_SEED=<n> replays it.
  */
@@ -15,7 +15,6 @@ import { invoiceXml, paymentXml, requestXml, satAcuseXml } from './helpers/cfdi-
 import { financialDocs } from '../lib/db/collections.ts';
 import { getReceivablesAging } from '../lib/analytics/get-receivables-aging.ts';
 import { getCashInflowForecast, type CashInflowInput } from '../lib/analytics/get-cash-inflow-forecast.ts';
-import { rebuildReceivablesRollups, receivablesRollupsReady, verifyReceivablesRollups } from '../lib/analytics/refresh-receivables-rollups.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { receivablesRollups } from '../lib/analytics/receivables-rollup-kind.ts';
 import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
@@ -30,8 +29,8 @@ const { rnd, pick, int } = seeded(t, 'RECEIVABLES_ROLLUP_SEED', 20261128);
 t.setTimeout(600_000);
 const h = await startHarness(t);
 const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
-await rebuildReceivablesRollups(h.db); // an empty store: recorded as built, every write from here keeps the open items
-t.ok(await receivablesRollupsReady(h.db), 'the kept forms are ready: the reports read them');
+await receivablesRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the open items
+t.ok(await receivablesRollups.ready(h.db), 'the kept forms are ready: the reports read them');
 
 const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'PEGJ800101AB2', 'XAXX010101000'];
 // Names vary between a client's invoices: a report names a client after one of them by a rule that holds whatever order they come in.
@@ -367,11 +366,11 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
     .toArray();
   t.ok(docs.length > 0, 'documents to break');
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTot: Math.round((d.iTot + 777.77) * 100) / 100 } });
-  const v = await verifyReceivablesRollups(h.db, TENANT_A);
+  const v = await receivablesRollups.verify(h.db, TENANT_A);
   t.ok(v.mismatched.length > 0, `verification finds the unmarked days (${v.mismatched.length})`);
   t.ok((await reports('bypass', 10)) > 0, 'some report differs from the documents');
-  const repaired = await verifyReceivablesRollups(h.db, TENANT_A, { repair: true });
+  const repaired = await receivablesRollups.verify(h.db, TENANT_A, { repair: true });
   t.equal(repaired.mismatched.length, v.mismatched.length, 'repair rewrites the days that differ');
-  t.same((await verifyReceivablesRollups(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
+  t.same((await receivablesRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
   t.equal(await reports('after repair', 6), 0, 'and the reports agree again');
 });

@@ -8,7 +8,7 @@
  * their cancellations by acknowledgement and by the SAT's metadata, a change of the category
  * rules, writes that fail halfway on both sides, a restart — every position (HTTP and MCP),
  * random pages of random figures' lines, and the DIOT in JSON and CSV answer the same, and
- * `verifyTaxPosition` finds every kept month equal. Then writes bypass the marks, and both
+ * `taxPositionRollups.verify` finds every kept month equal. Then writes bypass the marks, and both
  * checks must see them (the test can fail). A failing seed is printed: TAX_POSITION_SEED=<n> replays it.
  */
 import t from 'tap';
@@ -24,21 +24,14 @@ import { getTaxPosition } from '../lib/tax/get-tax-position.ts';
 import { listTaxPositionLines } from '../lib/tax/list-tax-position-lines.ts';
 import { diotFile, getDiot } from '../lib/tax/get-diot.ts';
 import { POSITION_FIGURES } from '../lib/tax/tax-position.ts';
-import {
-  drainTaxPositionMarks,
-  forgetTaxPosition,
-  outstandingTaxPositionMarks,
-  rebuildTaxPosition,
-  taxPositionReady,
-  verifyTaxPosition,
-} from '../lib/tax/refresh-tax-position.ts';
+import { taxPositionRollups } from '../lib/tax/tax-position-rollup-kind.ts';
 import type { ServiceContext } from '../lib/context.ts';
 
 const { rnd, pick, int } = seeded(t, 'TAX_POSITION_SEED', 20261129);
 
 t.setTimeout(600_000);
 const h = await startHarness(t);
-await rebuildTaxPosition(h.db); // an empty store: recorded as built, every write from here keeps the months
+await taxPositionRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the months
 const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
 
 const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'PEGJ800101AB2', 'XAXX010101000'];
@@ -472,7 +465,7 @@ const WRITES = [
 ];
 
 t.test('every position, page of lines and DIOT equals the documents after random writes of every kind', async (t) => {
-  t.ok(await taxPositionReady(h.db), 'the empty store is recorded as built: the answers read the kept months');
+  t.ok(await taxPositionRollups.ready(h.db), 'the empty store is recorded as built: the answers read the kept months');
   const done: string[] = [await writeReceivedKinds()];
   for (let step = 0; step < 80; step++) {
     done.push(await pick(WRITES)());
@@ -495,8 +488,8 @@ t.test('every position, page of lines and DIOT equals the documents after random
       );
     }
   }
-  const v = await verifyTaxPosition(h.db, TENANT_A);
-  t.same(v.mismatched, [], `every kept month equals its documents (${v.months} months)`);
+  const v = await taxPositionRollups.verify(h.db, TENANT_A);
+  t.same(v.mismatched, [], `every kept month equals its documents (${v.checked} months)`);
   // What the writes produced covers every figure, every warning and every kind of DIOT row (else the comparisons prove little).
   const figures = new Set<string>();
   const warnings = new Set<string>();
@@ -522,19 +515,19 @@ t.test('every position, page of lines and DIOT equals the documents after random
 
 t.test('the drain settles what writes mark; a store forgotten is rebuilt with progress', async (t) => {
   for (const w of [writeInvoices, writeReceived, () => writePayment('received'), () => writePayment('issued'), writeCategoryRules]) await w();
-  t.ok((await outstandingTaxPositionMarks(h.db)) > 0, 'the writes left marks');
+  t.ok((await taxPositionRollups.outstanding(h.db)) > 0, 'the writes left marks');
   let passes = 0;
-  while ((await drainTaxPositionMarks(h.db, 7, 60_000)) > 0) passes++;
-  t.equal(await outstandingTaxPositionMarks(h.db), 0, `drained in ${passes} passes of at most 7 marks`);
-  t.same((await verifyTaxPosition(h.db, TENANT_A)).mismatched, [], 'every kept month equals its documents');
-  await forgetTaxPosition(h.db);
-  t.notOk(await taxPositionReady(h.db), 'forgotten: the answers read the documents');
+  while ((await taxPositionRollups.drain(h.db, 7, 60_000)) > 0) passes++;
+  t.equal(await taxPositionRollups.outstanding(h.db), 0, `drained in ${passes} passes of at most 7 marks`);
+  t.same((await taxPositionRollups.verify(h.db, TENANT_A)).mismatched, [], 'every kept month equals its documents');
+  await taxPositionRollups.forget(h.db);
+  t.notOk(await taxPositionRollups.ready(h.db), 'forgotten: the answers read the documents');
   t.equal(await answers('forgotten', 6), 0, 'and agree');
   const progress: string[] = [];
-  const r = await rebuildTaxPosition(h.db, { onProgress: (p) => progress.push(`${p.phase} ${p.done}/${p.total}`) });
-  t.match(r, { tenants: 1, stopped: false }, `rebuilt ${r.months} months`);
-  t.equal(progress.at(-1), `computing ${r.months}/${r.months}`, 'progress up to the last month');
-  t.ok(await taxPositionReady(h.db), 'the store holds this version again');
+  const r = await taxPositionRollups.rebuild(h.db, { onProgress: (p) => progress.push(`${p.phase} ${p.done}/${p.total}`) });
+  t.match(r, { tenants: 1, stopped: false }, `rebuilt ${r.units} months`);
+  t.equal(progress.at(-1), `computing ${r.units}/${r.units}`, 'progress up to the last month');
+  t.ok(await taxPositionRollups.ready(h.db), 'the store holds this version again');
   t.equal(await answers('rebuilt', 15), 0, 'the answers from the rebuilt months agree');
 });
 
@@ -573,7 +566,7 @@ t.test('a change of the category rules alone moves the position and the DIOT', a
     return res.json();
   };
   await rules([]);
-  while ((await drainTaxPositionMarks(h.db, 100, 60_000)) > 0);
+  while ((await taxPositionRollups.drain(h.db, 100, 60_000)) > 0);
   const before = (await position()).warnings.byCode.FUEL_PAID_IN_CASH ?? 0;
   await rules([{ code: '251725', category: 'fuel' }]);
   const after = (await position()).warnings.byCode.FUEL_PAID_IN_CASH ?? 0;
@@ -594,11 +587,11 @@ t.test('writes that bypass the marks are caught: the check can fail', async (t) 
     .limit(10)
     .toArray();
   for (const d of issuedDocs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTax1: Math.round((d.iTax1 + 7.77) * 100) / 100 } });
-  const v = await verifyTaxPosition(h.db, TENANT_A);
+  const v = await taxPositionRollups.verify(h.db, TENANT_A);
   t.ok(v.mismatched.length > 0, `verification finds the unmarked months (${v.mismatched.join(', ')})`);
   t.ok((await answers('bypass', 30)) > 0, 'some answer differs from the documents');
-  const repaired = await verifyTaxPosition(h.db, TENANT_A, { repair: true });
+  const repaired = await taxPositionRollups.verify(h.db, TENANT_A, { repair: true });
   t.same(repaired.mismatched, v.mismatched, 'repair rewrites the months that differ');
-  t.same((await verifyTaxPosition(h.db, TENANT_A)).mismatched, [], 'after repair every month is equal');
+  t.same((await taxPositionRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every month is equal');
   t.equal(await answers('after repair', 15), 0, 'and the answers agree again');
 });

@@ -4,7 +4,7 @@
  * kind that moves it (invoices in MXN and USD with right and wrong taxes, payment complements,
  * credit notes, cancellation requests and acknowledgements, SAT status answers, a settings
  * change, a write that fails halfway, a restart), every summary for random periods, clients,
- * finding kinds and limits answers the same over HTTP, and `verifyTaxRollups` finds every kept
+ * finding kinds and limits answers the same over HTTP, and `taxSummaryRollups.verify` finds every kept
  * day equal. Then one write bypasses the marks, and both checks must see it (the test can fail).
  * A failing seed is printed: TAX_ROLLUP_SEED=<n> replays it.
  */
@@ -13,7 +13,7 @@ import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { invoiceXml, paymentXml, requestXml, satAcuseXml, type LineSpec } from './helpers/cfdi-builder.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { getTaxSummary, type TaxSummaryInput } from '../lib/tax/get-tax-summary.ts';
-import { rebuildTaxRollups, verifyTaxRollups } from '../lib/tax/refresh-tax-rollups.ts';
+import { taxSummaryRollups } from '../lib/tax/tax-summary-rollup-kind.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { getTenantSettings, saveTenantSettings } from '../lib/settings/settings-repo.ts';
 import { settingsCache } from '../lib/settings/settings-cache.ts';
@@ -26,7 +26,7 @@ const { rnd, pick, int } = seeded(t, 'TAX_ROLLUP_SEED', 20261128);
 // Forty writes and some eighty summaries, each compared with the documents: minutes on a loaded machine.
 t.setTimeout(400_000);
 const h = await startHarness(t);
-await rebuildTaxRollups(h.db); // an empty store: recorded as built, every write from here keeps the days
+await taxSummaryRollups.rebuild(h.db); // an empty store: recorded as built, every write from here keeps the days
 const ctx: ServiceContext = { db: h.db, config: h.config, now: () => new Date() };
 
 // Companies (12 characters: retention due), a persona física (13), the generic public RFC.
@@ -269,8 +269,8 @@ t.test('every summary equals the documents after random writes of every kind', a
   for (const w of [writeInvoices, writePayment, writeCreditNote, writeCancellation, writeStatusAnswer, writeSettings, writeThatFails, restart])
     done.push(await w());
   t.equal(await summaries('final', 25), 0, `25 random summaries agree after ${done.length} writes`);
-  const v = await verifyTaxRollups(h.db, TENANT_A);
-  t.same(v.mismatched, [], `every kept day equals its documents (${v.days} days)`);
+  const v = await taxSummaryRollups.verify(h.db, TENANT_A);
+  t.same(v.mismatched, [], `every kept day equals its documents (${v.checked} days and months)`);
 
   // The MCP tool reads the same kept days: its figures equal the documents' too.
   const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
@@ -300,11 +300,11 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
     .toArray();
   t.ok(docs.length > 0, 'documents to break');
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTax1: Math.round((d.iTax1 + 7.77) * 100) / 100 } });
-  const v = await verifyTaxRollups(h.db, TENANT_A);
+  const v = await taxSummaryRollups.verify(h.db, TENANT_A);
   t.ok(v.mismatched.length > 0, `verification finds the unmarked days (${v.mismatched.length})`);
   t.ok((await summaries('bypass', 15)) > 0, 'some summary differs from the documents');
-  const repaired = await verifyTaxRollups(h.db, TENANT_A, { repair: true });
+  const repaired = await taxSummaryRollups.verify(h.db, TENANT_A, { repair: true });
   t.equal(repaired.mismatched.length, v.mismatched.length, 'repair rewrites the days that differ');
-  t.same((await verifyTaxRollups(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
+  t.same((await taxSummaryRollups.verify(h.db, TENANT_A)).mismatched, [], 'after repair every day is equal');
   t.equal(await summaries('after repair', 10), 0, 'and the summaries agree again');
 });

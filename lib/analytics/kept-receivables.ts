@@ -13,14 +13,14 @@ import { PaymentDelaysAccumulator } from './forecast.ts';
 import { clientRevenueRows, streamPaymentHistory, type ClientRevenueRow, type RevenueGroup } from './receivables-repo.ts';
 import { readOpenItemsAt, readReceivablesDays } from './receivables-rollups-repo.ts';
 import type { ReceivablesDay } from './receivables-day.ts';
-import { receivablesRollupsReady, settleReceivablesMarks } from './refresh-receivables-rollups.ts';
+import { receivablesRollups, settleReceivablesMarks } from './receivables-rollup-kind.ts';
 
 /**
  * Whether a report reads the kept forms: the store was built by this version and the report was
  * not asked for the documents. Then the marked days up to `lastDay` are settled first.
  */
 export async function useKeptReceivables(db: Db, tenant: string, lastDay: string, maxTimeMS: number, fromDocuments: boolean | undefined): Promise<boolean> {
-  if (fromDocuments || !(await receivablesRollupsReady(db))) return false;
+  if (fromDocuments || !(await receivablesRollups.ready(db))) return false;
   await settleReceivablesMarks(db, tenant, lastDay, maxTimeMS);
   return true;
 }

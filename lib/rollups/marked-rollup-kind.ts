@@ -7,6 +7,7 @@
  * repair, outstanding marks, and an empty store recorded as built. Area-free: lib/db and lib/time.
  */
 import type { Db } from 'mongodb';
+import { perDb } from '../db/per-db.ts';
 import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { mxAddDays } from '../time/mexico-city.ts';
@@ -84,6 +85,17 @@ export interface MarkedRollupKind<C = undefined> extends RollupKind {
   /** Recomputes these units (any, grouped into runs) and keeps them: a report's units kept by another version or settings. */
   recompute(db: Db, tenant: string, units: Iterable<string>, ctx: C, maxTimeMS: number): Promise<void>;
 }
+
+/**
+ * How long this process takes a kind's store as built without reading rollupState again (per
+ * database handle), so a report costs no extra round trip. Only "built" is remembered: a store
+ * not built yet is read again by every report, which reads the kept totals as soon as the rebuild
+ * records them. This process's `forget` and a rebuild's start drop it at once; another
+ * instance's `forget` (before a bulk load that bypasses the marks) is seen here within the TTL,
+ * as settings written elsewhere are (lib/settings/settings-cache.ts).
+ */
+const READY_TTL_MS = 5_000;
+const builtUntil = perDb(() => new Map<string, number>());
 
 const FIRST = '0000-00-00';
 const LAST = '9999-99-99';
@@ -217,7 +229,12 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     name: o.name,
 
     async ready(db) {
-      return (await readRollupState(db, o.stateName))?.version === o.version;
+      const known = builtUntil(db);
+      if ((known.get(o.stateName) ?? 0) > Date.now()) return true;
+      const built = (await readRollupState(db, o.stateName))?.version === o.version;
+      if (built) known.set(o.stateName, Date.now() + READY_TTL_MS);
+      else known.delete(o.stateName);
+      return built;
     },
 
     /**
@@ -228,6 +245,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
      */
     async rebuild(db, opts = {}) {
       const maxTimeMS = opts.maxTimeMS ?? 600_000;
+      builtUntil(db).delete(o.stateName);
       const all = await o.tenants(db);
       const tenants = opts.tenants ?? all;
       let units = 0;
@@ -254,6 +272,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     },
 
     async forget(db) {
+      builtUntil(db).delete(o.stateName);
       await deleteRollupState(db, o.stateName);
     },
 

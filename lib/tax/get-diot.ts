@@ -10,7 +10,7 @@ import type { Conforms } from '../spec/conforms.ts';
 import { diotCsv, diotRows, type DiotRow } from './diot.ts';
 import { monthRows } from './tax-position-month.ts';
 import { keptDiotRows } from './kept-tax-position.ts';
-import { taxPositionReady } from './refresh-tax-position.ts';
+import { taxPositionRollups } from './tax-position-rollup-kind.ts';
 
 export const DIOT_LAYOUT =
   "CSV with the DIOT's data per supplier (columns of DIOT_CSV_COLUMNS). Not the SAT's 2025 batch text file (54 pipe-separated fields): the position of each field of its non-creditable VAT and other-data sections could not be established from a published source, so the file is not produced.";
@@ -42,7 +42,9 @@ export function diotTotals(rows: readonly DiotRow[]): Diot['totals'] {
 export async function getDiot(ctx: ServiceContext, tenant: string, input: { month?: string }, opts: { fromDocuments?: boolean } = {}): Promise<Diot> {
   const month = input.month ?? mxMonthKey(ctx.now().getTime());
   const rows =
-    !opts.fromDocuments && (await taxPositionReady(ctx.db)) ? await keptDiotRows(ctx, tenant, month) : diotRows((await monthRows(ctx, tenant, month)).payments);
+    !opts.fromDocuments && (await taxPositionRollups.ready(ctx.db))
+      ? await keptDiotRows(ctx, tenant, month)
+      : diotRows((await monthRows(ctx, tenant, month)).payments);
   return { tenant, month, basis: 'cash', layout: DIOT_LAYOUT, rows, totals: diotTotals(rows) };
 }
 

@@ -11,7 +11,7 @@ import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 import { monthRange, monthRows } from './tax-position-month.ts';
 import { keptPosition, type PositionFiguresView } from './kept-tax-position.ts';
-import { taxPositionReady } from './refresh-tax-position.ts';
+import { taxPositionRollups } from './tax-position-rollup-kind.ts';
 import { NON_CREDITABLE_MESSAGES, POSITION_FIGURES, positionFigures, type FigureLine, type NonCreditableCode, type PositionFigure } from './tax-position.ts';
 
 export const CASH_BASIS_DESCRIPTION =
@@ -122,7 +122,7 @@ export async function getTaxPosition(
   const range = monthRange(month);
   const previousMonth = mxMonthKey(range.start - 1);
   const f =
-    !opts.fromDocuments && (await taxPositionReady(ctx.db))
+    !opts.fromDocuments && (await taxPositionRollups.ready(ctx.db))
       ? await keptPosition(ctx, tenant, month, previousMonth, input.limit)
       : await documentPosition(ctx, tenant, month, input.limit);
   const t = (name: PositionFigure): number => fromCents(f.totalsC[name]);

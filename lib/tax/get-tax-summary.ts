@@ -9,7 +9,7 @@ import type { ServiceContext } from '../context.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
 import { findTaxDocsByIds, streamTaxDocs } from './tax-repo.ts';
 import { listTaxFindings } from './tax-rollups-repo.ts';
-import { readFreshTaxDays, readFreshTaxMonth, taxRollupsReady } from './refresh-tax-rollups.ts';
+import { readFreshTaxDays, readFreshTaxMonth, taxSummaryRollups } from './tax-summary-rollup-kind.ts';
 import { mxMonthRange } from '../time/mexico-city.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { monthsOf, resolveTaxPeriod, MAX_PERIOD_DAYS, type TaxPeriod } from '../shared/period.ts';
@@ -153,7 +153,7 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
   const acc = new TaxTotalsAccumulator(input.basis);
   const findings = new FindingsCollector(input.limit, input.findingKind ?? null);
 
-  const kept = !opts.fromDocuments && (input.basis === 'invoice' || isWholeMonth(period)) && (await taxRollupsReady(ctx.db));
+  const kept = !opts.fromDocuments && (input.basis === 'invoice' || isWholeMonth(period)) && (await taxSummaryRollups.ready(ctx.db));
   if (kept) {
     await addKept(ctx, tenant, period, settings, input, acc, findings);
   } else {

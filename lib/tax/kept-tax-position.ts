@@ -1,12 +1,12 @@
 /**
  * The tax position, its lines and the DIOT read from the months kept on write
- * (refresh-tax-position.ts): the month's figures from its kept document, the retention credit
+ * (tax-position-rollup-kind.ts): the month's figures from its kept document, the retention credit
  * from the month before's, and only the lines asked for (a range of ranks). The same answers as
  * computing from the documents (test/tax-position-rollups-differential.test.ts).
  */
 import type { ServiceContext } from '../context.ts';
 import type { DiotRow } from './diot.ts';
-import { readFreshTaxPositionMonths } from './refresh-tax-position.ts';
+import { readFreshTaxPositionMonths } from './tax-position-rollup-kind.ts';
 import { emptyTaxPositionMonth, keptSource, type TaxPositionMonthRollup } from './tax-position-rollup.ts';
 import { readTaxPositionLines } from './tax-position-rollups-repo.ts';
 import { POSITION_FIGURES, type FigureLine, type PositionFigure } from './tax-position.ts';

@@ -8,7 +8,7 @@ import { lineView, type TaxPositionLineView } from './get-tax-position.ts';
 import { monthRange, monthRows } from './tax-position-month.ts';
 import { positionFigures, type FigureLine, type PositionFigure } from './tax-position.ts';
 import { keptFigurePage } from './kept-tax-position.ts';
-import { taxPositionReady } from './refresh-tax-position.ts';
+import { taxPositionRollups } from './tax-position-rollup-kind.ts';
 
 export interface TaxPositionLinesPage {
   tenant: string;
@@ -30,7 +30,7 @@ export async function listTaxPositionLines(
   const month = input.month ?? mxMonthKey(ctx.now().getTime());
   const skip = (input.page - 1) * input.limit;
   let page: { totalC: number; count: number; lines: FigureLine[] };
-  if (!opts.fromDocuments && (await taxPositionReady(ctx.db))) {
+  if (!opts.fromDocuments && (await taxPositionRollups.ready(ctx.db))) {
     page = await keptFigurePage(ctx, tenant, month, mxMonthKey(monthRange(month).start - 1), input.figure, skip, input.limit);
   } else {
     const rows = await monthRows(ctx, tenant, month);

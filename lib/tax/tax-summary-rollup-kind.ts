@@ -1,33 +1,84 @@
-/** The tax summary's kept days and months as a kind of kept totals (lib/rollups/rollup-kind.ts). */
-import type { RollupKind } from '../rollups/rollup-kind.ts';
-import {
-  drainTaxMarks,
-  forgetTaxRollups,
-  markEmptyStoreBuilt,
-  outstandingTaxMarks,
-  rebuildTaxRollups,
-  taxRollupsReady,
-  verifyTaxRollups,
-} from './refresh-tax-rollups.ts';
+/**
+ * The tax summary's kept days and months as a kind of kept totals
+ * (lib/rollups/marked-rollup-kind.ts): invoice-basis days marked by every financial-document
+ * write (FINANCIAL_DOCS_SOURCE), and payment-basis months marked (TAX_MONTHS_SOURCE) when a day
+ * of them is recomputed. A day is computed under the tenant's settings, so its fingerprint says
+ * which. And what the summary reads through it: its days or month brought up to date first.
+ */
+import type { Db } from 'mongodb';
+import { financialDocs } from '../db/collections.ts';
+import { FINANCIAL_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
+import { tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
+import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
+import { getTracedSettings } from '../settings/settings-source.ts';
+import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
+import type { ReconcileSettings } from './reconcile.ts';
+import { taxRollupFingerprint, TAX_ROLLUP_VERSION, type TaxDayRollup } from './tax-day-rollup.ts';
+import { deleteTaxRollupsOf, readTaxDays } from './tax-rollups-repo.ts';
+import { differingTaxDays, keptTaxKeys, recomputeTaxDays, recomputeTaxMonth, taxDocumentDays, taxMonthDiffers } from './refresh-tax-rollups.ts';
 
-export const taxSummaryRollups: RollupKind = {
+/** Marks of payment-basis months ('YYYY-MM') whose days changed: set when a day is recomputed. */
+export const TAX_MONTHS_SOURCE = 'taxMonths';
+
+export const taxSummaryRollups = markedRollupKind<ReconcileSettings>({
   name: 'tax-summary',
-  ready: taxRollupsReady,
-  async rebuild(db, opts = {}) {
-    const r = await rebuildTaxRollups(db, {
-      ...(opts.tenants ? { tenants: opts.tenants } : {}),
-      ...(opts.maxTimeMS !== undefined ? { maxTimeMS: opts.maxTimeMS } : {}),
-      ...(opts.stopped ? { stopped: opts.stopped } : {}),
-      ...(opts.onProgress ? { onProgress: (p) => opts.onProgress?.({ kind: 'tax-summary', ...p }) } : {}),
-    });
-    return { tenants: r.tenants, units: r.days, stopped: r.stopped };
+  stateName: 'taxRollups',
+  version: TAX_ROLLUP_VERSION,
+  sources: [FINANCIAL_DOCS_SOURCE],
+  grain: 'day',
+  // A period has at most 366 days, so one pass brings any period up to date.
+  marksPerPass: 400,
+  tenants: tenantsWithDocuments,
+  isEmpty: async (db) => !(await financialDocs(db).findOne({}, { projection: { _id: 1 } })),
+  documentDays: async (db, tenant) => new Map([[FINANCIAL_DOCS_SOURCE, await taxDocumentDays(db, tenant)]]),
+  keptUnits: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'invoice', maxTimeMS),
+  deleteOf: deleteTaxRollupsOf,
+  context: async (db, tenant) => (await getTracedSettings(db, tenant)).settings,
+  recompute: recomputeTaxDays,
+  differing: differingTaxDays,
+  months: {
+    source: TAX_MONTHS_SOURCE,
+    recompute: recomputeTaxMonth,
+    differs: taxMonthDiffers,
+    keptMonths: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'payment', maxTimeMS),
   },
-  forget: forgetTaxRollups,
-  markEmptyStoreBuilt,
-  drain: drainTaxMarks,
-  async verify(db, tenant, opts = {}) {
-    const r = await verifyTaxRollups(db, tenant, opts.repair ? { repair: true } : {});
-    return { checked: r.days, mismatched: r.mismatched };
-  },
-  outstanding: outstandingTaxMarks,
-};
+});
+
+/**
+ * A tenant's kept days in [fromDay, toDay], brought up to date first: days marked by a write
+ * and days kept under other settings (or an older version) are recomputed from the documents.
+ */
+export async function readFreshTaxDays(
+  db: Db,
+  tenant: string,
+  settings: ReconcileSettings,
+  fromDay: string,
+  toDay: string,
+  maxTimeMS: number,
+): Promise<TaxDayRollup[]> {
+  if (toDay < fromDay) return [];
+  await taxSummaryRollups.settle(db, tenant, { from: fromDay, to: toDay, maxPasses: 1, maxTimeMS, ctx: settings });
+  const kept = await readTaxDays(db, tenant, 'invoice', fromDay, toDay, maxTimeMS);
+  const fingerprint = taxRollupFingerprint(settings);
+  const stale = kept.filter((k) => k.fingerprint !== fingerprint).map((k) => k.day);
+  if (!stale.length) return kept;
+  await taxSummaryRollups.recompute(db, tenant, stale, settings, maxTimeMS);
+  return readTaxDays(db, tenant, 'invoice', fromDay, toDay, maxTimeMS);
+}
+
+/**
+ * A tenant's payment-basis month, brought up to date first: its days' marks settled (which
+ * marks the month), then the month recomputed if marked or kept under other settings. Null
+ * when nothing counts in it.
+ */
+export async function readFreshTaxMonth(db: Db, tenant: string, settings: ReconcileSettings, month: string, maxTimeMS: number): Promise<TaxDayRollup | null> {
+  const range = mxMonthRange(month);
+  const first = mxDateString(range.start);
+  const last = mxDateString(range.endExclusive - 1);
+  await taxSummaryRollups.settle(db, tenant, { from: first, to: last, maxPasses: 1, maxTimeMS, ctx: settings });
+  await taxSummaryRollups.settleMonths(db, tenant, { from: month, to: month, maxTimeMS, ctx: settings });
+  const [kept] = await readTaxDays(db, tenant, 'payment', month, month, maxTimeMS);
+  if (!kept || kept.fingerprint === taxRollupFingerprint(settings)) return kept ?? null;
+  await recomputeTaxMonth(db, tenant, month, settings, maxTimeMS);
+  return (await readTaxDays(db, tenant, 'payment', month, month, maxTimeMS))[0] ?? null;
+}
