@@ -21,6 +21,7 @@ import { TAX_POSITION_ROLLUP_INDEXES } from './tax/tax-position-rollups-indexes.
 import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
 import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-indexes.ts';
+import { EXPORT_INDEXES } from './exports/exports-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -38,6 +39,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   FLEET_ROLLUP_INDEXES,
   ORIGINAL_INDEXES,
   RECEIVABLES_ROLLUP_INDEXES,
+  EXPORT_INDEXES,
 );
 
 /**

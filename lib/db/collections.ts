@@ -40,6 +40,10 @@ export const COLLECTIONS = {
   receivablesDays: 'receivablesDays',
   /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
   fleetRollups: 'fleetRollups',
+  /** Exports of lists and reports (lib/exports): the requests, their files' chunks, the export worker's Agenda jobs. */
+  exports: 'exports',
+  exportChunks: 'exportChunks',
+  exportJobs: 'exportJobs',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */
