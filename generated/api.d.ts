@@ -2466,7 +2466,7 @@ export interface components {
              * @description Why it failed (null unless failed).
              * @example Invalid query parameter: the tax position is computed for months from 2020-01
              */
-            error: string | null;
+            failure: string | null;
             /** @description The file, once ready (null before, and once expired). */
             file: {
                 /**
@@ -2561,7 +2561,7 @@ export interface components {
             meta: components["schemas"]["WebhooksPageMeta"];
         };
         /**
-         * @description `queued` (waiting for the export worker), `running`, `ready` (the file is served until `download.expiresAt`), `failed` (see `error`), `expired` (the file is deleted).
+         * @description `queued` (waiting for the export worker), `running`, `ready` (the file is served until `download.expiresAt`), `failed` (see `failure`), `expired` (the file is deleted).
          * @example ready
          * @enum {string}
          */
@@ -4847,7 +4847,7 @@ export interface components {
          * @description `alert.triggered`: an alert job stored a record with status `triggered`;
          *     `alert.cleared`: one with status `clear`; `export.ready`: an export's file is written (`data` is the
          *     export as `GET /api/exports/{id}` shows it, its `download.url` a signed link to the file); `export.failed`: an
-         *     export failed (`data.error` says why). (`webhook.test`, sent by
+         *     export failed (`data.failure` says why). (`webhook.test`, sent by
          *     `POST /api/webhooks/{id}/test`, goes to the endpoint whatever it subscribes to.)
          * @enum {string}
          */
@@ -7655,7 +7655,7 @@ export interface operations {
                      *             "url": "https://api.example.com/api/shared-exports/ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo",
                      *             "expiresAt": "2026-03-29T17:02:41.000Z"
                      *           },
-                     *           "error": null
+                     *           "failure": null
                      *         }
                      *       ]
                      *     }
@@ -7717,7 +7717,7 @@ export interface operations {
                      *       },
                      *       "file": null,
                      *       "download": null,
-                     *       "error": null
+                     *       "failure": null
                      *     }
                      */
                     "application/json": components["schemas"]["Export"];
@@ -7778,7 +7778,7 @@ export interface operations {
                      *       },
                      *       "file": null,
                      *       "download": null,
-                     *       "error": null
+                     *       "failure": null
                      *     }
                      */
                     "application/json": components["schemas"]["Export"];

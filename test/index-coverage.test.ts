@@ -59,6 +59,9 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.taxPositionMonths]: 'tenant',
   [COLLECTIONS.taxPositionLines]: 'tenant',
   [COLLECTIONS.fleetRollups]: 'tenant',
+  [COLLECTIONS.exports]: 'tenant',
+  [COLLECTIONS.exportChunks]: 'tenant',
+  [COLLECTIONS.exportJobs]: 'data.tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

@@ -19,7 +19,8 @@ export interface ExportView {
   progress: { rows: number; total: number | null };
   file: { name: string; contentType: string; size: number; sha256: string } | null;
   download: { url: string; expiresAt: string } | null;
-  error: string | null;
+  /** Why it failed (not `error`: an MCP tool error's structuredContent is the error body). */
+  failure: string | null;
 }
 
 export const sharedExportPath = (token: string): string => `/api/shared-exports/${token}`;
@@ -48,7 +49,7 @@ export async function exportView(ctx: Pick<ServiceContext, 'db' | 'config' | 'no
     progress: { rows: doc.rows, total: doc.total },
     file,
     download,
-    error: doc.error,
+    failure: doc.error,
   };
 }
 

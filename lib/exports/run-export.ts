@@ -35,8 +35,8 @@ export type RunOutcome = { nextRunInMs: number | null };
 
 class ExportRefused extends Error {}
 
-/** Writes the file; resolves with its row count. */
-async function build(ctx: ExportRunContext, doc: ExportDocument, sink: Writable): Promise<number> {
+/** Writes the file; resolves with its row count and the total the dataset announced (null: none). */
+async function build(ctx: ExportRunContext, doc: ExportDocument, sink: Writable): Promise<{ rows: number; total: number | null }> {
   let rows = 0;
   let total: number | null = null;
   let written = Date.now();
@@ -58,19 +58,19 @@ async function build(ctx: ExportRunContext, doc: ExportDocument, sink: Writable)
   };
   if (doc.dataset === ORIGINALS_DATASET) {
     await writeOriginalsZip(exportCtx, originalsQuery(doc.query), sink, counted);
-    return rows;
+    return { rows, total };
   }
   const dataset = datasetNamed(doc.dataset);
   if (!dataset) throw new ExportRefused(`the dataset ${doc.dataset} is no longer exported by this service`);
   const tables = await dataset.tables(exportCtx, doc.query);
   if (doc.format === 'xlsx') {
     await writeXlsx(tables, sink, counted);
-    return rows;
+    return { rows, total };
   }
   const table = doc.table === null ? tables[0] : tables.find((t) => t.name === doc.table);
   if (!table) throw new ExportRefused(`table ${doc.table ?? ''} is not one of the dataset's tables: ${tables.map((t) => t.name).join(', ')}`);
   await writeCsv(table, sink, counted);
-  return rows;
+  return { rows, total };
 }
 
 const fileName = (doc: ExportDocument): string =>
@@ -109,10 +109,11 @@ export async function runExport(ctx: ExportRunContext, tenant: string, _id: Obje
   if (!started) return { nextRunInMs: null };
   await deleteExportChunks(ctx.db, tenant, _id);
   let rows: number;
+  let total: number | null;
   let file: ExportFile;
   try {
     const sink = chunkSink(ctx.db, tenant, _id);
-    rows = await build(ctx, started, sink);
+    ({ rows, total } = await build(ctx, started, sink));
     file = { name: fileName(started), contentType: CONTENT_TYPES[started.format], ...sink.summary() };
   } catch (err) {
     const own = err instanceof ExportRefused || err instanceof ApiError;
@@ -130,7 +131,7 @@ export async function runExport(ctx: ExportRunContext, tenant: string, _id: Obje
   }
   // Whole seconds: the signed link's expiry is in seconds.
   const expiresAt = new Date((Math.floor(ctx.now().getTime() / 1000) + ctx.exports.ttlSeconds) * 1000);
-  const ready = await finishExport(ctx.db, tenant, _id, { status: 'ready', file, rows, expiresAt }, ctx.now());
+  const ready = await finishExport(ctx.db, tenant, _id, { status: 'ready', file, rows, total: total ?? rows, expiresAt }, ctx.now());
   if (!ready) return { nextRunInMs: null };
   await raise(ctx, ready);
   return { nextRunInMs: untilExpiry(ctx, ready) };
