@@ -473,6 +473,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List exports
+         * @description The tenant's exports, newest first, each as `GET /api/exports/{id}` shows it (expired ones included, without their file).
+         */
+        get: operations["listExports"];
+        put?: never;
+        /**
+         * Export a list, a report or a period's originals
+         * @description Queues an export (docs/exports.md): a list with all its filters, or a report, as CSV (RFC 4180, UTF-8, a header
+         *     row of the column names) or XLSX (one sheet per table), or the XML and printed form (PDF) of a period's CFDIs as
+         *     a zip (`dataset: originals`). The columns are the JSON paths of the JSON operation's answer items
+         *     (`amounts.total`), so a file's cells are the values its JSON pages hold; arrays and free-form objects are one
+         *     column of JSON text. The file is written by the export worker, streamed (memory does not grow with the rows);
+         *     follow it with `GET /api/exports/{id}` (progress, then `download`) or the `export.ready` / `export.failed`
+         *     webhook events. The export is stored before this answer: a restart loses nothing (the job starts again from
+         *     scratch). A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429`
+         *     `quota_exceeded` with `retry-after`. The file and its link are served `EXPORT_TTL_S` (1 day) after it is ready,
+         *     then deleted.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an export
+         * @description One of the tenant's exports: its status (`queued`, `running`, `ready`, `failed`, `expired`), the rows written so
+         *     far and in all (where known), and once ready the file (name, type, size, SHA-256) and `download`, a signed link
+         *     that works without an API key until `download.expiresAt`. 404 for an unknown export or another tenant's.
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export's file
+         * @description The file of a ready export, streamed, with its media type and `Content-Disposition: attachment`. 409 while the
+         *     export is queued, running or failed; 404 for an unknown export, another tenant's, or one expired (its file is
+         *     deleted).
+         */
+        get: operations["getExportFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/financial-docs": {
         parameters: {
             query?: never;
@@ -896,6 +973,28 @@ export interface paths {
          * @description The document's cost goes back to a plate its concepts name, else it is spread by km. Idempotent (no assignment is not an error); another tenant's or an unknown document is 404.
          */
         delete: operations["unassignReceivedDoc"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shared-exports/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export's file through its signed link (no API key)
+         * @description The file of a ready export, as `GET /api/exports/{id}/file` answers it, through the signed link of its `download`;
+         *     needs no API key. 404 (reason `not_found`) when the token was not issued by this service or was changed, when it
+         *     has expired, or when the file is no longer kept; the answer does not say which.
+         */
+        get: operations["getSharedExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1875,6 +1974,30 @@ export interface components {
             amount: number;
             invoices: number;
         };
+        CreateExportRequest: {
+            dataset: components["schemas"]["ExportDatasetName"];
+            format: components["schemas"]["ExportFormat"];
+            /**
+             * @description The dataset's filters: the query parameters of its JSON operation (every filter it takes, with the same
+             *     values and validation; unknown ones or bad values are 400 at `query.<name>`), without `page`, `limit` and `cursor`
+             *     (the file holds every page); a list of detail levels exports its summary items. For `originals`: `startDate`
+             *     and `endDate` (YYYY-MM-DD, both included, by the CFDI's fiscal date) and `direction` (`issued`, `received`
+             *     or `all`, the default). Absent: no filter.
+             * @example {
+             *       "startDate": "2026-03-01",
+             *       "endDate": "2026-03-31",
+             *       "paymentStatus": "unpaid"
+             *     }
+             */
+            query?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The table a CSV holds, for a report of several (its sheet names in the XLSX); a list has one, `data`. Default the first.
+             * @example data
+             */
+            table?: string;
+        };
         CreateWebhookRequest: {
             /**
              * @description Free text for people (what receives these events).
@@ -2317,6 +2440,135 @@ export interface components {
             message: string;
             reason: components["schemas"]["ErrorReason"];
         };
+        Export: {
+            /**
+             * Format: date-time
+             * @example 2026-03-28T17:02:11.000Z
+             */
+            createdAt: string;
+            dataset: components["schemas"]["ExportDatasetName"];
+            /** @description The signed link to the file while it is ready; null otherwise. */
+            download: {
+                /**
+                 * Format: date-time
+                 * @description When the file and the link stop being served (EXPORT_TTL_S after it was ready).
+                 * @example 2026-03-29T17:02:41.000Z
+                 */
+                expiresAt: string;
+                /**
+                 * Format: uri
+                 * @description A signed link to the file: `GET` it without an API key until `expiresAt` (then 404).
+                 * @example https://api.example.com/api/shared-exports/ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
+                 */
+                url: string;
+            } | null;
+            /**
+             * @description Why it failed (null unless failed).
+             * @example Invalid query parameter: the tax position is computed for months from 2020-01
+             */
+            failure: string | null;
+            /** @description The file, once ready (null before, and once expired). */
+            file: {
+                /**
+                 * @description Its media type.
+                 * @example text/csv; charset=utf-8
+                 */
+                contentType: string;
+                /**
+                 * @description The file name it is downloaded under.
+                 * @example financial-docs-data-6650f1c2a1b2c3d4e5f6c001.csv
+                 */
+                name: string;
+                /**
+                 * @description SHA-256 of the file (hex).
+                 * @example 9f2c4b1e0d3a5f6e7c8b9a0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f
+                 */
+                sha256: string;
+                /**
+                 * @description Bytes.
+                 * @example 482113
+                 */
+                size: number;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When it became ready or failed.
+             * @example 2026-03-28T17:02:41.000Z
+             */
+            finishedAt: string | null;
+            format: components["schemas"]["ExportFormat"];
+            id: components["schemas"]["ExportId"];
+            progress: components["schemas"]["ExportProgress"];
+            /**
+             * @description The filters as validated (the operation's defaults present).
+             * @example {
+             *       "startDate": "2026-03-01",
+             *       "endDate": "2026-03-31",
+             *       "paymentStatus": "unpaid",
+             *       "detail": "summary"
+             *     }
+             */
+            query: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description When its latest run started.
+             * @example 2026-03-28T17:02:12.000Z
+             */
+            startedAt: string | null;
+            status: components["schemas"]["ExportStatus"];
+            /**
+             * @description The table of a CSV (null: the first; an XLSX holds them all).
+             * @example data
+             */
+            table: string | null;
+        };
+        /**
+         * @description What to export (docs/exports.md, "Datasets"): a list — `financial-docs` (GET /api/financial-docs),
+         *     `shipments` (GET /api/shipments), `received-docs` (GET /api/received-docs), `tax-position-lines`
+         *     (GET /api/tax/position/lines), `alert-jobs` (GET /api/alerts/jobs), `alerts` (GET /api/alerts); a
+         *     report — `tax-summary`, `tax-position`, `diot`, `receivables-aging`, `cash-inflow-forecast`,
+         *     `discounts-and-shrinkage`, `fleet-utilization`, `dispatch-to-bill`, `unit-economics` (the
+         *     operation of that name: its tables in docs/exports-report-tables.md); or `originals`, the XML and
+         *     printed form of a period's CFDIs (a zip).
+         * @example financial-docs
+         * @enum {string}
+         */
+        ExportDatasetName: "financial-docs" | "shipments" | "received-docs" | "tax-position-lines" | "alert-jobs" | "alerts" | "tax-summary" | "tax-position" | "diot" | "receivables-aging" | "cash-inflow-forecast" | "discounts-and-shrinkage" | "fleet-utilization" | "dispatch-to-bill" | "unit-economics" | "originals";
+        /**
+         * @description `csv` (RFC 4180, UTF-8, one table) or `xlsx` (one sheet per table) for a list or report; `zip` for `originals` only.
+         * @example csv
+         * @enum {string}
+         */
+        ExportFormat: "csv" | "xlsx" | "zip";
+        /**
+         * @description Export identifier (24 hexadecimal characters).
+         * @example 6650f1c2a1b2c3d4e5f6c001
+         */
+        ExportId: string;
+        ExportProgress: {
+            /**
+             * @description Rows written so far (a zip: documents).
+             * @example 1000
+             */
+            rows: number;
+            /**
+             * @description Rows in all when known before they are written (a list's count), else null.
+             * @example 2450
+             */
+            total: number | null;
+        };
+        ExportsResponse: {
+            data: components["schemas"]["Export"][];
+            meta: components["schemas"]["WebhooksPageMeta"];
+        };
+        /**
+         * @description `queued` (waiting for the export worker), `running`, `ready` (the file is served until `download.expiresAt`), `failed` (see `failure`), `expired` (the file is deleted).
+         * @example ready
+         * @enum {string}
+         */
+        ExportStatus: "queued" | "running" | "ready" | "failed" | "expired";
         /**
          * @description Free-form data copied to the job and its alert record, any key and depth. At most 50
          *     top-level keys and 8 KiB as JSON.
@@ -4586,7 +4838,7 @@ export interface components {
             /** @description Event id, the same in every attempt (`x-freight-event-id`; de-duplicate by it) */
             eventId: string;
             /** @enum {string} */
-            eventType: "alert.triggered" | "alert.cleared" | "webhook.test";
+            eventType: "alert.triggered" | "alert.cleared" | "export.ready" | "export.failed" | "webhook.test";
             id: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
@@ -4596,11 +4848,13 @@ export interface components {
         };
         /**
          * @description `alert.triggered`: an alert job stored a record with status `triggered`;
-         *     `alert.cleared`: one with status `clear`. (`webhook.test`, sent by
+         *     `alert.cleared`: one with status `clear`; `export.ready`: an export's file is written (`data` is the
+         *     export as `GET /api/exports/{id}` shows it, its `download.url` a signed link to the file); `export.failed`: an
+         *     export failed (`data.failure` says why). (`webhook.test`, sent by
          *     `POST /api/webhooks/{id}/test`, goes to the endpoint whatever it subscribes to.)
          * @enum {string}
          */
-        WebhookEventType: "alert.triggered" | "alert.cleared";
+        WebhookEventType: "alert.triggered" | "alert.cleared" | "export.ready" | "export.failed";
         /**
          * @description Webhook endpoint identifier (24 hexadecimal characters).
          * @example 6650f1c2a1b2c3d4e5f6a001
@@ -5025,6 +5279,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description The export is queued, running or failed (`conflict`); its file is served once it is ready. */
+        ExportNotReady: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The key is valid but may not do this: it lacks the scope the operation needs (`read` for GET operations, `write` for importing, recording deliveries, scheduling and cancelling), or the request names another tenant. */
         Forbidden: {
             headers: {
@@ -5300,6 +5564,11 @@ export interface components {
          */
         EndDate: components["schemas"]["CalendarDate"];
         /**
+         * @description The export's id, as `POST /api/exports` returned it.
+         * @example 6650f1c2a1b2c3d4e5f6c001
+         */
+        ExportIdParameter: components["schemas"]["ExportId"];
+        /**
          * @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info.
          * @example discrepancy
          */
@@ -5416,6 +5685,10 @@ export interface components {
     headers: {
         /** @description Response shape version served: `2`, the current `{detail, meta, data}` (the deprecated `1` is described at `/docs/v1.json`). */
         ApiVersion: "2";
+        /** @description `attachment; filename="<name>"`, the export's `file.name`. */
+        ExportDisposition: string;
+        /** @description The export's address (`/api/exports/{id}`). */
+        ExportLocation: string;
         /** @description `attachment; filename="<UUID>.pdf"`. */
         PdfDisposition: string;
         /** @description Requests allowed per window for this API key (without a valid key, for the client address). */
@@ -7315,6 +7588,255 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listExports: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of exports. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "pages": 1,
+                     *         "hasMore": false,
+                     *         "tenant": "TGO850101AB1"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "6650f1c2a1b2c3d4e5f6c001",
+                     *           "dataset": "financial-docs",
+                     *           "format": "csv",
+                     *           "table": null,
+                     *           "query": {
+                     *             "startDate": "2026-03-01",
+                     *             "endDate": "2026-03-31",
+                     *             "paymentStatus": "unpaid",
+                     *             "detail": "summary"
+                     *           },
+                     *           "status": "ready",
+                     *           "createdAt": "2026-03-28T17:02:11.000Z",
+                     *           "startedAt": "2026-03-28T17:02:12.000Z",
+                     *           "finishedAt": "2026-03-28T17:02:41.000Z",
+                     *           "progress": {
+                     *             "rows": 2450,
+                     *             "total": 2450
+                     *           },
+                     *           "file": {
+                     *             "name": "financial-docs-6650f1c2a1b2c3d4e5f6c001.csv",
+                     *             "contentType": "text/csv; charset=utf-8",
+                     *             "size": 482113,
+                     *             "sha256": "9f2c4b1e0d3a5f6e7c8b9a0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f"
+                     *           },
+                     *           "download": {
+                     *             "url": "https://api.example.com/api/shared-exports/ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo",
+                     *             "expiresAt": "2026-03-29T17:02:41.000Z"
+                     *           },
+                     *           "failure": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExportsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The export is queued. */
+            202: {
+                headers: {
+                    location: components["headers"]["ExportLocation"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6650f1c2a1b2c3d4e5f6c001",
+                     *       "dataset": "financial-docs",
+                     *       "format": "csv",
+                     *       "table": null,
+                     *       "query": {
+                     *         "startDate": "2026-03-01",
+                     *         "endDate": "2026-03-31",
+                     *         "paymentStatus": "unpaid",
+                     *         "detail": "summary"
+                     *       },
+                     *       "status": "queued",
+                     *       "createdAt": "2026-03-28T17:02:11.000Z",
+                     *       "startedAt": null,
+                     *       "finishedAt": null,
+                     *       "progress": {
+                     *         "rows": 0,
+                     *         "total": null
+                     *       },
+                     *       "file": null,
+                     *       "download": null,
+                     *       "failure": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The export's id, as `POST /api/exports` returned it.
+                 * @example 6650f1c2a1b2c3d4e5f6c001
+                 */
+                id: components["parameters"]["ExportIdParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6650f1c2a1b2c3d4e5f6c001",
+                     *       "dataset": "financial-docs",
+                     *       "format": "csv",
+                     *       "table": null,
+                     *       "query": {
+                     *         "startDate": "2026-03-01",
+                     *         "endDate": "2026-03-31",
+                     *         "paymentStatus": "unpaid",
+                     *         "detail": "summary"
+                     *       },
+                     *       "status": "running",
+                     *       "createdAt": "2026-03-28T17:02:11.000Z",
+                     *       "startedAt": "2026-03-28T17:02:12.000Z",
+                     *       "finishedAt": null,
+                     *       "progress": {
+                     *         "rows": 1000,
+                     *         "total": 2450
+                     *       },
+                     *       "file": null,
+                     *       "download": null,
+                     *       "failure": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getExportFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The export's id, as `POST /api/exports` returned it.
+                 * @example 6650f1c2a1b2c3d4e5f6c001
+                 */
+                id: components["parameters"]["ExportIdParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["ExportDisposition"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "application/zip": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ExportNotReady"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listFinancialDocs: {
         parameters: {
             query?: {
@@ -8343,6 +8865,41 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSharedExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token of the link, as the export's `download.url` gives it.
+                 * @example ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["ExportDisposition"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "application/zip": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -20,6 +20,7 @@ export interface ValidatedQueries {
   getTaxSummary: Query<'getTaxSummary'> & Required<Pick<Query<'getTaxSummary'>, 'basis' | 'limit'>>;
   listAlertJobs: Query<'listAlertJobs'> & Required<Pick<Query<'listAlertJobs'>, 'limit' | 'page'>>;
   listAlerts: Query<'listAlerts'> & Required<Pick<Query<'listAlerts'>, 'limit' | 'page'>>;
+  listExports: Query<'listExports'> & Required<Pick<Query<'listExports'>, 'limit' | 'page'>>;
   listFinancialDocs: Query<'listFinancialDocs'> & Required<Pick<Query<'listFinancialDocs'>, 'detail' | 'limit' | 'page'>>;
   listReceivedDocs: Query<'listReceivedDocs'> & Required<Pick<Query<'listReceivedDocs'>, 'limit' | 'page'>>;
   listShipments: Query<'listShipments'> & Required<Pick<Query<'listShipments'>, 'dateFilterBy' | 'detail' | 'limit' | 'page'>>;

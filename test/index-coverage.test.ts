@@ -65,6 +65,9 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.discountDays]: 'tenant',
   [COLLECTIONS.shrinkageDays]: 'tenant',
   [COLLECTIONS.shrinkageFindings]: 'tenant',
+  [COLLECTIONS.exports]: 'tenant',
+  [COLLECTIONS.exportChunks]: 'tenant',
+  [COLLECTIONS.exportJobs]: 'data.tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

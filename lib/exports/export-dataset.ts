@@ -3,6 +3,7 @@
  * operation's own query parameters (all its filters), validated as that operation validates them.
  */
 import type { Db } from 'mongodb';
+import type { ServiceContext } from '../context.ts';
 
 /** A cell as written: strings as text, numbers as numbers (amounts in their JSON decimal form), null empty. */
 export type ExportCell = string | number | boolean | null;
@@ -26,6 +27,10 @@ export interface ExportContext {
   readonly db: Db;
   readonly tenant: string;
   readonly now: Date;
+  /** The settings the domain functions take (document links, query time limits): a dataset's ServiceContext is `{ db, config, now: () => now }`. */
+  readonly config: ServiceContext['config'];
+  /** Told a table's row count when the dataset knows it before its rows (a list's first page): the export's progress. */
+  readonly onTotal?: (table: string, total: number) => void;
 }
 
 export interface ExportDataset {
