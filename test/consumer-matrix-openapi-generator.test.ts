@@ -158,12 +158,19 @@ func main() {
   }
 }
 
-/** The consumer's Main: the same for both libraries but for how the key is sent. */
+/**
+ * The consumer's Main: the same for both libraries but for how the key is sent and which JSON library writes what it
+ * prints (the one the generated client reads with: Gson for okhttp-gson, Jackson for native), so strings are escaped
+ * and the models (enums, DocumentStatus) are written as the service sends them, on one line.
+ */
 function javaMain(library: string): string {
   const auth = library === 'native' ? 'client.setRequestInterceptor(b -> b.header("x-api-key", a[1]));' : 'client.addDefaultHeader("x-api-key", a[1]);';
+  const toJson = library === 'native' ? 'client.getObjectMapper().writeValueAsString(out)' : 'org.openapitools.client.JSON.getGson().toJson(out)';
   return `package consumer;
 
 import java.io.File;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.openapitools.client.ApiClient;
 import org.openapitools.client.api.FinancialApi;
 import org.openapitools.client.api.ImportsApi;
@@ -171,8 +178,11 @@ import org.openapitools.client.api.TaxApi;
 import org.openapitools.client.model.*;
 
 public class Main {
-  static String q(Object s) {
-    return "\\"" + String.valueOf(s).replace("\\\\", "\\\\\\\\").replace("\\"", "\\\\\\"") + "\\"";
+  /** An object from alternating names and values, in that order. */
+  static Map<String, Object> obj(Object... kv) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) m.put((String) kv[i], kv[i + 1]);
+    return m;
   }
 
   public static void main(String[] a) throws Exception {
@@ -188,12 +198,14 @@ public class Main {
     ImportReport report = new ImportsApi(client).importDocumentsXml(new File(a[3]));
     ImportFileResult f = report.getFiles().get(0);
     String first = page.getData().isEmpty() ? "" : page.getData().get(0).getId();
-    System.out.println("{\\"list\\":{\\"detail\\":" + q(page.getDetail()) + ",\\"total\\":" + page.getMeta().getTotal() + ",\\"count\\":" + page.getData().size() + ",\\"firstId\\":" + q(first) + "}"
-        + ",\\"summary\\":{\\"id\\":" + q(s.getId()) + ",\\"client\\":" + q(s.getClient()) + ",\\"status\\":" + s.getStatus() + "}"
-        + ",\\"full\\":{\\"id\\":" + q(d.getId()) + ",\\"client\\":" + q(d.getClient()) + ",\\"iTot\\":" + d.getiTot() + "}"
-        + ",\\"tax\\":{\\"documents\\":" + tax.getTotals().getDocuments() + ",\\"months\\":" + tax.getMonths().size() + "}"
-        + ",\\"import\\":{\\"files\\":" + report.getSummary().getFiles() + ",\\"created\\":" + report.getSummary().getCreated() + ",\\"name\\":" + q(f.getName())
-        + ",\\"status\\":" + q(f.getStatus()) + ",\\"kind\\":" + q(f.getKind()) + ",\\"uuid\\":" + q(f.getUuid()) + "}}");
+    Map<String, Object> out = obj(
+        "list", obj("detail", page.getDetail(), "total", page.getMeta().getTotal(), "count", page.getData().size(), "firstId", first),
+        "summary", obj("id", s.getId(), "client", s.getClient(), "status", s.getStatus()),
+        "full", obj("id", d.getId(), "client", d.getClient(), "iTot", d.getiTot()),
+        "tax", obj("documents", tax.getTotals().getDocuments(), "months", tax.getMonths().size()),
+        "import", obj("files", report.getSummary().getFiles(), "created", report.getSummary().getCreated(), "name", f.getName(),
+            "status", f.getStatus(), "kind", f.getKind(), "uuid", f.getUuid()));
+    System.out.println(${toJson});
   }
 }
 `;
@@ -208,6 +220,20 @@ public class Main {
  */
 const KNOWN_TEST_FAILURE = /ShipmentResponseTest\.java:\[\d+,\d+\] (error: )?method idTest\(\) is already defined/;
 const javaTestsFailed = new Map<string, Error>();
+
+/**
+ * The native library's ImportsApi writes every request body with its Jackson ObjectMapper, whatever the media type: the
+ * `File` of `POST /api/imports/xml` goes out as a JSON string of its path, not the XML, and the service rightly
+ * rejects it (the same kind as OpenAPITools/openapi-generator#19491 and #17801, on the request side). Read from the
+ * generated source, so the todo goes away, and the assertion holds, once the generator streams the file.
+ */
+function writesFileAsJson(importsApi: string): boolean {
+  const start = importsApi.indexOf('HttpRequest.Builder importDocumentsXmlRequestBuilder(');
+  if (start < 0) return false;
+  const end = importsApi.indexOf('\n  }\n', start);
+  return importsApi.slice(start, end < 0 ? undefined : end).includes('memberVarObjectMapper.writeValueAsBytes(body)');
+}
+const javaImportTodo = new Map<string, string>();
 
 /** A java consumer: `mvn -o package`, run; what it printed. */
 async function javaConsumer(library: 'okhttp-gson' | 'native', n: number): Promise<string> {
@@ -233,6 +259,8 @@ async function javaConsumer(library: 'okhttp-gson' | 'native', n: number): Promi
       javaTestsFailed.set(library, testsFailed);
       await offline(['-Dmaven.test.skip=true', 'package']);
     }
+    const importsApi = await readFile(path.join(out, 'src', 'main', 'java', 'org', 'openapitools', 'client', 'api', 'ImportsApi.java'), 'utf8');
+    if (writesFileAsJson(importsApi)) javaImportTodo.set(library, 'ImportsApi writes the XML file as a JSON string of its path (see writesFileAsJson)');
     const cp = path.join(out, 'classpath.txt');
     await offline(['dependency:build-classpath', `-Dmdep.outputFile=${cp}`]);
     const classpath = [path.join(out, 'target', 'classes'), (await readFile(cp, 'utf8')).trim()].join(path.delimiter);
@@ -257,6 +285,6 @@ for (const [i, [name, how, outcome]] of consumers.entries()) {
         todo: testsFailed ? "ShipmentResponseTest: TripSummary's id and TripDocument's _id are both idTest() (see KNOWN_TEST_FAILURE)" : false,
       });
     }
-    checkOutcome(t, `openapi-generator ${name}`, done, truth, i + 1);
+    checkOutcome(t, `openapi-generator ${name}`, done, truth, i + 1, { import: javaImportTodo.get(name.replace('java ', '')) });
   });
 }

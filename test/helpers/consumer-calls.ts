@@ -17,7 +17,7 @@ import { PERIOD } from './generator-service.ts';
 /** What each consumer prints, as its last line of output (JSON). */
 export interface Seen {
   list: { detail: string; total: number; count: number; firstId: string };
-  summary: { id: string; client: string; status: number };
+  summary: { id: string; client: string; status: { code: number; label: string } };
   full: { id: string; client: string; iTot: number };
   tax: { documents: number; months: number };
   import: { files: number; created: number; name: string; status: string; kind: string; uuid: string };
@@ -67,8 +67,13 @@ export async function readTruth(base: string, key: string, docId: string): Promi
   };
 }
 
+/** A known failure of a generated client, by call: recorded as a todo of that assertion, not hidden. */
+export interface Todo {
+  import?: string;
+}
+
 /** The consumer parsed what the service answered (amounts: some clients read `number` as float32). */
-export function checkSeen(t: Test, output: string, truth: Seen, n: number): void {
+export function checkSeen(t: Test, output: string, truth: Seen, n: number, todo: Todo = {}): void {
   const seen = JSON.parse(output.trim().split('\n').pop()!) as Seen;
   t.same(seen.list, truth.list, `list of financial documents parsed (${seen.list.count} of ${seen.list.total}, detail ${seen.list.detail})`);
   t.same(seen.summary, truth.summary, `one financial document by id, summary form (${seen.summary.id})`);
@@ -77,7 +82,9 @@ export function checkSeen(t: Test, output: string, truth: Seen, n: number): void
   t.same(full, truthFull, `the same document, full form (${seen.full.id})`);
   t.ok(Math.abs(iTot - expected) <= 1e-6 * Math.max(1, Math.abs(expected)), `its total ${iTot} ≈ ${expected}`);
   t.same(seen.tax, truth.tax, `tax summary parsed (${seen.tax.documents} documents, ${seen.tax.months} months)`);
-  t.same(seen.import, { ...truth.import, uuid: importXml(n).uuid }, `an XML invoice imported (${seen.import.status} ${seen.import.kind})`);
+  t.same(seen.import, { ...truth.import, uuid: importXml(n).uuid }, `an XML invoice imported (${seen.import.status} ${seen.import.kind})`, {
+    todo: todo.import ?? false,
+  });
 }
 
 /** A consumer's outcome: what it printed, or why it failed, and its wall time. */
@@ -103,9 +110,9 @@ export async function started(steps: () => Promise<string>): Promise<Outcome> {
 }
 
 /** Checks a consumer's outcome: it built and ran, and parsed what the service answered; prints its wall time. */
-export function checkOutcome(t: Test, name: string, outcome: Outcome, truth: Seen, n: number): void {
+export function checkOutcome(t: Test, name: string, outcome: Outcome, truth: Seen, n: number, todo: Todo = {}): void {
   t.comment(`${name}: ${outcome.seconds.toFixed(1)} s (generate, build, five calls and an import)`);
   if (outcome.error) throw outcome.error;
   t.pass(`${name}: the generated client and its consumer build and run`);
-  checkSeen(t, outcome.output!, truth, n);
+  checkSeen(t, outcome.output!, truth, n, todo);
 }
