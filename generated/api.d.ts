@@ -2252,7 +2252,7 @@ export interface components {
             totals: components["schemas"]["ShrinkageTotals"];
             worstLegs: components["schemas"]["DiscountsAndShrinkageResponseShrinkageWorstLegs"];
         };
-        /** @description Out-of-tolerance legs, largest recoverable value first, capped by `limit`. */
+        /** @description Out-of-tolerance legs, largest recoverable value first (then shrinkage %, leg id and trip id, a total order), capped by `limit`. */
         DiscountsAndShrinkageResponseShrinkageWorstLegs: {
             data: components["schemas"]["ShrinkageLeg"][];
             limit: number;
@@ -2517,7 +2517,12 @@ export interface components {
              * @example 2026-03-28T17:02:12.000Z
              */
             startedAt: string | null;
-            status: components["schemas"]["ExportStatus"];
+            /**
+             * @description `queued` (waiting for the export worker), `running`, `ready` (the file is served until `download.expiresAt`), `failed` (see `failure`), `expired` (the file is deleted).
+             * @example ready
+             * @enum {string}
+             */
+            status: "queued" | "running" | "ready" | "failed" | "expired";
             /**
              * @description The table of a CSV (null: the first; an XLSX holds them all).
              * @example data
@@ -2563,12 +2568,6 @@ export interface components {
             data: components["schemas"]["Export"][];
             meta: components["schemas"]["WebhooksPageMeta"];
         };
-        /**
-         * @description `queued` (waiting for the export worker), `running`, `ready` (the file is served until `download.expiresAt`), `failed` (see `failure`), `expired` (the file is deleted).
-         * @example ready
-         * @enum {string}
-         */
-        ExportStatus: "queued" | "running" | "ready" | "failed" | "expired";
         /**
          * @description Free-form data copied to the job and its alert record, any key and depth. At most 50
          *     top-level keys and 8 KiB as JSON.

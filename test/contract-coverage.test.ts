@@ -34,6 +34,8 @@ import { CLIENT_COMPANY, freight, makeFinancialDoc } from './fixtures/documents.
 import { invoiceXml } from './helpers/cfdi-builder.ts';
 import { zipOf } from './helpers/cfdi-fixtures.ts';
 import { keepOriginals } from '../lib/originals/originals-repo.ts';
+import { ObjectId } from 'mongodb';
+import { runExport } from '../lib/exports/run-export.ts';
 
 t.setTimeout(180_000);
 
@@ -183,6 +185,22 @@ async function receivedDocOfA(): Promise<string> {
   const imported = await call(`${base}/api/imports`, { method: 'POST', ...json({ files: [{ name: 'r.xml', content: xml }] }, { 'x-api-key': KEY_A }) });
   if (imported.status !== 200) throw new Error(`cannot import a received CFDI: ${imported.status} ${imported.body}`);
   return `${TENANT_A}-RCFDI-${uuid}`;
+}
+
+/**
+ * An export of tenant A, created through the API; `built`: then built by the export job's own
+ * function (no export worker runs in this file, so an export left unbuilt stays queued).
+ */
+async function exportOfA(built: boolean): Promise<{ id: string; download: string | null }> {
+  const res = await call(`${base}/api/exports`, { method: 'POST', ...json({ dataset: 'financial-docs', format: 'csv' }, { 'x-api-key': KEY_A }) });
+  if (res.status !== 202) throw new Error(`cannot create an export: ${res.status} ${res.body}`);
+  const id = (JSON.parse(res.body) as { id: string }).id;
+  if (!built) return { id, download: null };
+  await runExport({ db: h.db, config: h.config, now: () => new Date(), exports: h.config.exports }, TENANT_A, new ObjectId(id));
+  const view = await call(`${base}/api/exports/${id}`, { headers: { 'x-api-key': KEY_A } });
+  const url = (JSON.parse(view.body) as { download: { url: string } | null }).download?.url;
+  if (!url) throw new Error(`the export was not built: ${view.body}`);
+  return { id, download: new URL(url).pathname };
 }
 
 /** A signed link (path and query) to the original of tenant A's received invoice, minted on `main`. */
@@ -520,6 +538,40 @@ const specific: Record<string, Record<string, Producer>> = {
     },
     async '404'(op) {
       return call(urlOf(op), { method: 'POST', headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  createExport: {
+    async '202'(op) {
+      return call(urlOf(op), { method: 'POST', ...json(exampleBody(op), { 'x-api-key': KEY_A }) });
+    },
+  },
+  getExport: {
+    async '200'() {
+      return call(`${base}/api/exports/${(await exportOfA(false)).id}`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getExportFile: {
+    async '200'() {
+      return call(`${base}/api/exports/${(await exportOfA(true)).id}/file`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+    // Queued: no worker builds it here.
+    async '409'() {
+      return call(`${base}/api/exports/${(await exportOfA(false)).id}/file`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getSharedExport: {
+    async '200'() {
+      return call(`${base}${(await exportOfA(true)).download!}`);
+    },
+    // A token this service never signed (well formed: the spec's pattern).
+    async '404'(op) {
+      return call(urlOf(op));
     },
   },
   getSharedCfdiPrintedForm: {
