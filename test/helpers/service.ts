@@ -67,6 +67,12 @@ export function spawnScript(script: string, env: Record<string, string>, opts: {
   return spawn(process.execPath, [...TS_IMPORT, script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv });
 }
 
+/**
+ * How long a child service may take to answer: generous, because tap runs three files at once and
+ * the consumer files compile (tsc, Maven) beside it; a start that never comes still fails.
+ */
+const START_TIMEOUT_MS = 180_000;
+
 export async function startService(opts: StartServiceOptions): Promise<RunningService> {
   const child = spawnScript(
     'scripts/start.ts',
@@ -89,8 +95,8 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   const base = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`the service did not start within ${opts.timeoutMs ?? 60_000} ms:\n${out}`));
-    }, opts.timeoutMs ?? 60_000);
+      reject(new Error(`the service did not start within ${opts.timeoutMs ?? START_TIMEOUT_MS} ms:\n${out}`));
+    }, opts.timeoutMs ?? START_TIMEOUT_MS);
     const onData = () => {
       const m = /listening on (http:\/\/[^\s]+)/.exec(out);
       if (m) {

@@ -402,9 +402,13 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   );
   const ready = outcomes.filter((o) => o.path === '/ready' && o.at >= killedAt);
   const slowestReady = Math.max(...ready.map((o) => o.ms));
+  // /health never touches the database, so its slowest answer over the same span is the machine's own lag
+  // (a loaded CI runner, the new engine's JVM start): /ready may add its budget to that, no more.
+  const slowestHealth = Math.max(0, ...outcomes.filter((o) => o.path === '/health' && o.at >= killedAt).map((o) => o.ms));
+  const readyBound = READY_BUDGET_MS + Math.max(1000, slowestHealth);
   t.ok(
-    ready.length > 0 && slowestReady <= READY_BUDGET_MS + 1000,
-    `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms, ${ready.length} probes)`,
+    ready.length > 0 && slowestReady <= readyBound,
+    `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms + the machine's lag, /health's slowest ${slowestHealth} ms; ${ready.length} probes)`,
   );
   t.ok(
     ready.some((o) => o.status === 503),
