@@ -5514,6 +5514,17 @@ export interface components {
          * @example AAAAAAFkFBFeb3EmW2OMHNI2gHJ5eNRgpGUcAVqxxP3n.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
          */
         0: string;
+        /** @description Only alerts of this cycle (YYYY-MM). */
+        AlertCycleKey: components["schemas"]["CycleKey"];
+        /** @description Only alerts of this rule. */
+        AlertRuleId: components["schemas"]["RuleId"];
+        /**
+         * @description `triggered` (a critical or warning finding) or `clear`.
+         * @example triggered
+         */
+        AlertStatus: "triggered" | "clear";
+        /** @description Only alerts of this user. */
+        AlertUserId: components["schemas"]["UserId"];
         /**
          * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
          * @example 2026-10-31
@@ -5584,6 +5595,14 @@ export interface components {
          * @example month
          */
         ForecastBucket: "week" | "month";
+        /** @description Only jobs of this cycle (YYYY-MM). */
+        JobCycleKey: components["schemas"]["CycleKey"];
+        /** @description Only jobs of this rule. */
+        JobRuleId: components["schemas"]["RuleId"];
+        /** @description Only jobs in this state. */
+        JobStateFilter: components["schemas"]["JobState"];
+        /** @description Only jobs of this user. */
+        JobUserId: components["schemas"]["UserId"];
         /** @description Leg status code; a trip matches when one of its legs has it. */
         LegStatus: number;
         /**
@@ -5628,6 +5647,23 @@ export interface components {
          * @example 2026-10
          */
         PositionMonth: string;
+        /**
+         * @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+         * @example false
+         */
+        ReceivedCancelled: boolean;
+        /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
+        ReceivedCategoryFilter: components["schemas"]["ReceivedCategory"];
+        /**
+         * @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three.
+         * @example paid
+         */
+        ReceivedPaymentStatus: "paid" | "partial" | "unpaid";
+        /**
+         * @description Supplier RFC (Emisor).
+         * @example PEA040404DE4
+         */
+        ReceivedSupplier: string;
         /**
          * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).
          * @example 2026-10-31
@@ -5711,7 +5747,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only alerts of this cycle (YYYY-MM). */
-                cycleKey?: components["schemas"]["CycleKey"];
+                cycleKey?: components["parameters"]["AlertCycleKey"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
@@ -5723,14 +5759,14 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Only alerts of this rule. */
-                ruleId?: components["schemas"]["RuleId"];
+                ruleId?: components["parameters"]["AlertRuleId"];
                 /**
                  * @description `triggered` (a critical or warning finding) or `clear`.
                  * @example triggered
                  */
-                status?: "triggered" | "clear";
+                status?: components["parameters"]["AlertStatus"];
                 /** @description Only alerts of this user. */
-                userId?: components["schemas"]["UserId"];
+                userId?: components["parameters"]["AlertUserId"];
             };
             header?: never;
             path?: never;
@@ -5824,7 +5860,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only jobs of this cycle (YYYY-MM). */
-                cycleKey?: components["schemas"]["CycleKey"];
+                cycleKey?: components["parameters"]["JobCycleKey"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
@@ -5836,11 +5872,11 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Only jobs of this rule. */
-                ruleId?: components["schemas"]["RuleId"];
+                ruleId?: components["parameters"]["JobRuleId"];
                 /** @description Only jobs in this state. */
-                state?: components["schemas"]["JobState"];
+                state?: components["parameters"]["JobStateFilter"];
                 /** @description Only jobs of this user. */
-                userId?: components["schemas"]["UserId"];
+                userId?: components["parameters"]["JobUserId"];
             };
             header?: never;
             path?: never;
@@ -8593,9 +8629,9 @@ export interface operations {
                  * @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing.
                  * @example false
                  */
-                cancelled?: boolean;
+                cancelled?: components["parameters"]["ReceivedCancelled"];
                 /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
-                category?: components["schemas"]["ReceivedCategory"];
+                category?: components["parameters"]["ReceivedCategoryFilter"];
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
@@ -8620,7 +8656,7 @@ export interface operations {
                  * @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three.
                  * @example paid
                  */
-                paymentStatus?: "paid" | "partial" | "unpaid";
+                paymentStatus?: components["parameters"]["ReceivedPaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-09-01
@@ -8630,7 +8666,7 @@ export interface operations {
                  * @description Supplier RFC (Emisor).
                  * @example PEA040404DE4
                  */
-                supplier?: string;
+                supplier?: components["parameters"]["ReceivedSupplier"];
             };
             header?: never;
             path?: never;
