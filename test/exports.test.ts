@@ -20,7 +20,10 @@ import { createApiKey } from '../lib/auth/api-keys.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { exportsPlugin } from '../lib/exports/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
-import { DATASET_NAMES } from '../lib/exports/datasets.ts';
+import { DATASET_NAMES, TABLE_DATASETS } from '../lib/exports/datasets.ts';
+import { REPORT_TABLES } from '../lib/exports/report-datasets.ts';
+import { listOperations, type JsonSchema } from '../lib/spec/operations.ts';
+import { loadSpec } from '../handlers/app.ts';
 import { validators } from '../generated/validators.js';
 
 let clock = Date.parse('2026-11-20T12:00:00Z');
@@ -72,9 +75,11 @@ type ExportView = {
 const api = (method: 'GET' | 'POST', url: string, key: string | null = KEY, payload?: object) =>
   h.app.inject({ method, url, headers: key ? { 'x-api-key': key } : {}, ...(payload ? { payload } : {}) });
 
-async function createExport(body: object, key = KEY): Promise<ExportView> {
-  const res = await api('POST', '/api/exports', key, body);
-  if (res.statusCode !== 202) throw new Error(`POST /api/exports ${res.statusCode}: ${res.body}`);
+/** `POST /api/exports/datasets/<dataset>?<query>`, the dataset's own operation. */
+const exportUrl = (dataset: string, query: Record<string, string>): string => `/api/exports/datasets/${dataset}?${new URLSearchParams(query).toString()}`;
+async function queueExport(dataset: string, query: Record<string, string>, key = KEY): Promise<ExportView> {
+  const res = await api('POST', exportUrl(dataset, query), key);
+  if (res.statusCode !== 202) throw new Error(`POST ${exportUrl(dataset, query)} ${res.statusCode}: ${res.body}`);
   return res.json<ExportView>();
 }
 async function ready(id: string, key = KEY): Promise<ExportView> {
@@ -120,15 +125,64 @@ t.test('the dataset names are the spec enum', async (t) => {
   );
 });
 
+const OPERATIONS = listOperations(loadSpec());
+/** The export operations: one `POST /api/exports/datasets/<dataset>` per dataset. */
+const exportOperations = () => OPERATIONS.filter((o) => o.method === 'POST' && o.path.startsWith('/api/exports/datasets/'));
+const propertiesOf = (s: JsonSchema | undefined): Record<string, unknown> => (s?.properties ?? {}) as Record<string, unknown>;
+const requiredOf = (s: JsonSchema | undefined): string[] => (Array.isArray(s?.required) ? s.required.map(String) : []);
+
+t.test("an export operation per dataset, whose query is its JSON operation's parameters, with format (and a report's table)", async (t) => {
+  t.same(
+    exportOperations()
+      .map((o) => o.path.slice('/api/exports/datasets/'.length))
+      .sort(),
+    [...DATASET_NAMES].sort(),
+    'a path per dataset',
+  );
+  for (const dataset of TABLE_DATASETS) {
+    const op = OPERATIONS.find((o) => o.method === 'POST' && o.path === `/api/exports/datasets/${dataset.name}`)!;
+    const json = OPERATIONS.find((o) => o.operationId === dataset.operationId)!;
+    // A list's file holds every page of its summary items; the DIOT's `format` (json or csv) is its JSON operation's rendering.
+    const notTaken = dataset.kind === 'list' ? ['page', 'limit', 'cursor', 'detail'] : dataset.name === 'diot' ? ['format'] : [];
+    const filters = Object.keys(propertiesOf(json.querystring)).filter((n) => !notTaken.includes(n));
+    const mine = propertiesOf(op.querystring);
+    t.same(
+      Object.keys(mine)
+        .filter((n) => n !== 'format' && n !== 'table')
+        .sort(),
+      [...filters].sort(),
+      `${dataset.name}: the filters of ${json.operationId}`,
+    );
+    for (const n of filters) t.same(mine[n], propertiesOf(json.querystring)[n], `${dataset.name}.${n}: the same schema`);
+    t.same(
+      requiredOf(op.querystring).sort(),
+      [...requiredOf(json.querystring).filter((n) => !notTaken.includes(n)), 'format'].sort(),
+      `${dataset.name}: required`,
+    );
+    t.match(mine.format, { enum: ['csv', 'xlsx'] });
+    if (dataset.kind === 'report')
+      t.same(
+        (mine.table as { enum?: unknown }).enum,
+        REPORT_TABLES.get(dataset.name)!.map((tb) => tb.name),
+        `${dataset.name}: table is one of its tables`,
+      );
+    else t.notOk('table' in mine, `${dataset.name}: one table`);
+  }
+  const originals = OPERATIONS.find((o) => o.path === '/api/exports/datasets/originals')!;
+  t.same(Object.keys(propertiesOf(originals.querystring)).sort(), ['direction', 'endDate', 'startDate']);
+  t.same(requiredOf(originals.querystring).sort(), ['endDate', 'startDate']);
+});
+
 t.test('CSV and XLSX of a filtered list equal its JSON pages', async (t) => {
   const expected = await jsonItems(`/api/financial-docs?${FILTER_QS}`);
   t.ok(expected.length > 7, `${expected.length} unpaid documents, more than a page`);
   const all = (await api('GET', '/api/financial-docs?limit=1')).json<{ meta: { total: number } }>().meta.total;
   t.ok(all > expected.length, 'the filter leaves documents out');
 
-  const created = await api('POST', '/api/exports', KEY, { dataset: 'financial-docs', format: 'csv', query: FILTER });
+  const created = await api('POST', exportUrl('financial-docs', { format: 'csv', ...FILTER }));
   t.equal(created.statusCode, 202);
-  assertConforms(t, created, 'POST', '/api/exports');
+  assertConforms(t, created, 'POST', '/api/exports/datasets/financial-docs');
+  t.same(created.json<{ query: unknown }>().query, FILTER, 'the filters kept, format apart');
   t.equal(created.headers.location, `/api/exports/${created.json<ExportView>().id}`);
   const csv = await ready(created.json<ExportView>().id);
   t.same(csv.progress, { rows: expected.length, total: expected.length });
@@ -149,7 +203,7 @@ t.test('CSV and XLSX of a filtered list equal its JSON pages', async (t) => {
     'every cell is the JSON value',
   );
 
-  const x = await ready((await createExport({ dataset: 'financial-docs', format: 'xlsx', query: FILTER })).id);
+  const x = await ready((await queueExport('financial-docs', { format: 'xlsx', ...FILTER })).id);
   const xfile = await api('GET', `/api/exports/${x.id}/file`);
   t.equal(xfile.headers['content-type'], 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
   const sheets = await readXlsx(xfile.rawPayload);
@@ -174,7 +228,7 @@ t.test('a report exports as its JSON answer: the CSV holds its first table, the 
   t.equal(res.statusCode, 200);
   const answer = res.json<{ months: Record<string, unknown>[] }>();
   t.ok(answer.months.length > 1, `${answer.months.length} months`);
-  const v = await ready((await createExport({ dataset: 'tax-summary', format: 'csv', query: { startDate: '2025-07-01', endDate: '2025-12-31' } })).id);
+  const v = await ready((await queueExport('tax-summary', { format: 'csv', startDate: '2025-07-01', endDate: '2025-12-31' })).id);
   const rows: string[][] = parseCsv((await api('GET', `/api/exports/${v.id}/file`)).rawPayload, { relax_column_count: false });
   const [header, ...body] = rows;
   t.ok(header!.includes('month'), 'a row per month');
@@ -185,16 +239,36 @@ t.test('a report exports as its JSON answer: the CSV holds its first table, the 
     answer.months.map((m) => header!.map((c) => cell(m, c))),
     'every cell is the JSON value',
   );
-  const x = await ready((await createExport({ dataset: 'tax-summary', format: 'xlsx', query: { startDate: '2025-07-01', endDate: '2025-12-31' } })).id);
+  const x = await ready((await queueExport('tax-summary', { format: 'xlsx', table: 'totals', startDate: '2025-07-01', endDate: '2025-12-31' })).id);
   const sheets = await readXlsx((await api('GET', `/api/exports/${x.id}/file`)).rawPayload);
   t.ok(sheets.length > 1, `${sheets.length} sheets`);
   t.equal(sheets[0]!.sheet, 'months');
   t.same(sheets[0]!.data[0], header, 'the first sheet has the CSV columns');
   t.equal(sheets[0]!.data.length, rows.length, 'and its rows');
+  t.same(
+    sheets.map((s) => s.sheet),
+    ['months', 'totals', 'months.clients', 'findings.items'],
+    'every table (docs/exports-report-tables.md), whatever `table` says',
+  );
+  t.equal(x.file!.name, `tax-summary-${x.id}.xlsx`, 'no table kept for an XLSX');
+
+  // `table` chooses the CSV's table: the totals, one row, the answer's `totals` object.
+  const second = await ready((await queueExport('tax-summary', { format: 'csv', table: 'totals', startDate: '2025-07-01', endDate: '2025-12-31' })).id);
+  const totalsRows: string[][] = parseCsv((await api('GET', `/api/exports/${second.id}/file`)).rawPayload, { relax_column_count: false });
+  const [totalsHeader, ...totalsBody] = totalsRows;
+  t.equal(totalsBody.length, 1, 'one row of totals');
+  const totals = (answer as unknown as { totals: Record<string, unknown> }).totals;
+  const fromTotals = totalsHeader!.filter((c) => c in totals);
+  t.ok(fromTotals.length > 3, `${fromTotals.length} columns read from the answer's totals`);
+  t.same(
+    fromTotals.map((c) => totalsBody[0]![totalsHeader!.indexOf(c)]),
+    fromTotals.map((c) => asText(totals[c])),
+    'the cells are the JSON totals',
+  );
 });
 
 t.test('the signed link works without a key, then 404s after expiry; other tenants get 404', async (t) => {
-  const v = await ready((await createExport({ dataset: 'shipments', format: 'csv', query: { startDate: '2025-01-01', endDate: '2026-12-31' } })).id);
+  const v = await ready((await queueExport('shipments', { format: 'csv', startDate: '2025-01-01', endDate: '2026-12-31' })).id);
   t.ok(v.download);
   const shared = await api('GET', pathOf(v.download!.url), null);
   t.equal(shared.statusCode, 200);
@@ -219,7 +293,7 @@ t.test('export.ready reaches a webhook with a valid signature', async (t) => {
   const hook = await api('POST', '/api/webhooks', KEY, { url: receiverUrl, events: ['export.ready'], description: 'exports' });
   t.equal(hook.statusCode, 201, hook.body);
   const secret = hook.json<{ secret: string }>().secret;
-  const v = await ready((await createExport({ dataset: 'received-docs', format: 'csv' })).id);
+  const v = await ready((await queueExport('received-docs', { format: 'csv' })).id);
   const d = await waitFor('the export.ready delivery', async () => deliveries.find((x) => x.body.includes(v.id)));
   t.equal(d.headers['x-freight-event-type'], 'export.ready');
   const sig = String(d.headers['x-freight-signature']);
@@ -245,10 +319,7 @@ t.test('a zip of a period holds each XML byte for byte and a PDF per document', 
     const r = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, payload: bytes });
     t.equal(r.statusCode, 200);
   }
-  const v = await ready(
-    (await createExport({ dataset: 'originals', format: 'zip', query: { startDate: '2000-01-01', endDate: '2030-12-31', direction: 'issued' } }, key)).id,
-    key,
-  );
+  const v = await ready((await queueExport('originals', { startDate: '2000-01-01', endDate: '2030-12-31', direction: 'issued' }, key)).id, key);
   const zip = await api('GET', `/api/exports/${v.id}/file`, key);
   t.equal(zip.headers['content-type'], 'application/zip');
   const entries = await unzip(zip.rawPayload);
@@ -260,6 +331,12 @@ t.test('a zip of a period holds each XML byte for byte and a PDF per document', 
     const pdf = entries.get(`issued/${uuid}.pdf`);
     t.ok(pdf && pdf.subarray(0, 5).toString('latin1') === '%PDF-', `issued/${uuid}.pdf is a PDF`);
   }
+  t.equal(entries.size, mine.length * 2, 'an XML and a PDF per document, nothing else');
+
+  // An end before the start is schema-valid: an empty period (as the lists answer it), never a 400.
+  const empty = await ready((await queueExport('originals', { startDate: '2030-12-31', endDate: '2000-01-01' }, key)).id, key);
+  t.equal(empty.progress.rows, 0);
+  t.equal((await unzip((await api('GET', `/api/exports/${empty.id}/file`, key)).rawPayload)).size, 0, 'an empty zip');
 });
 
 function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
@@ -285,26 +362,29 @@ function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
 }
 
 t.test('bad input is 400 in the documented shape', async (t) => {
-  const cases: [object, RegExp][] = [
-    [{ dataset: 'financial-docs', format: 'csv', query: { nope: 1 } }, /unknown query parameter 'nope'/],
-    [{ dataset: 'financial-docs', format: 'csv', query: { paymentStatus: 'maybe' } }, /paymentStatus/],
-    [{ dataset: 'financial-docs', format: 'csv', query: { limit: 5 } }, /every page/],
-    [{ dataset: 'financial-docs', format: 'zip' }, /zip/],
-    [{ dataset: 'originals', format: 'zip', query: { startDate: '2026-02-30', endDate: '2026-03-01' } }, /startDate/],
-    [{ dataset: 'nothing', format: 'csv' }, /dataset/],
+  const cases: [dataset: string, query: Record<string, string>, detail: RegExp][] = [
+    ['financial-docs', { format: 'csv', nope: '1' }, /nope/],
+    ['financial-docs', { format: 'csv', paymentStatus: 'maybe' }, /paymentStatus/],
+    ['financial-docs', { format: 'csv', limit: '5' }, /limit/],
+    ['financial-docs', { format: 'zip' }, /format/],
+    ['financial-docs', {}, /format/],
+    ['tax-summary', { format: 'csv', table: 'data' }, /table/],
+    ['originals', { startDate: '2026-02-30', endDate: '2026-03-01' }, /startDate/],
+    ['originals', { startDate: '2026-02-01' }, /endDate/],
   ];
-  for (const [body, detail] of cases) {
-    const res = await api('POST', '/api/exports', KEY, body);
-    t.equal(res.statusCode, 400, JSON.stringify(body));
-    assertConforms(t, res, 'POST', '/api/exports');
+  for (const [dataset, query, detail] of cases) {
+    const res = await api('POST', exportUrl(dataset, query));
+    t.equal(res.statusCode, 400, `${dataset} ${JSON.stringify(query)}`);
+    assertConforms(t, res, 'POST', `/api/exports/datasets/${dataset}`);
     t.match(res.json<{ error: { details: string[] } }>().error.details.join(' '), detail);
   }
+  t.equal((await api('POST', exportUrl('nothing', { format: 'csv' }))).statusCode, 404, 'no such dataset: no such operation');
   t.equal((await api('GET', '/api/exports/6650f1c2a1b2c3d4e5f6c001')).statusCode, 404);
 });
 
 t.test('an export queued before a restart is built after it', async (t) => {
   await h.rebuild({ env: ENV, now, plugins: workers(false) });
-  const v = await createExport({ dataset: 'alerts', format: 'xlsx' });
+  const v = await queueExport('alerts', { format: 'xlsx' });
   t.equal(v.status, 'queued');
   await sleep(300);
   t.equal((await api('GET', `/api/exports/${v.id}`)).json<ExportView>().status, 'queued', 'no worker: still queued');
@@ -318,7 +398,6 @@ t.test('an export queued before a restart is built after it', async (t) => {
 });
 
 t.test('MCP: the exports toolset answers a resource link that reads back', async (t) => {
-  const v = await ready((await createExport({ dataset: 'financial-docs', format: 'csv', query: FILTER })).id);
   const base = await listen(h.app);
   const byDefault = await connect(t, base, 'streamable', { 'x-api-key': KEY });
   t.notOk(
@@ -326,7 +405,18 @@ t.test('MCP: the exports toolset answers a resource link that reads back', async
     'not in the default catalogue',
   );
   const client = await connect(t, base, 'streamable', { 'x-api-key': KEY }, '?toolsets=exports');
-  t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), ['createExport', 'getExport', 'listExports']);
+  t.same(
+    (await client.listTools()).tools.map((tool) => tool.name).sort(),
+    [...exportOperations().map((o) => o.operationId), 'getExport', 'listExports'].sort(),
+    'a tool per dataset, and the export itself',
+  );
+  const made = (await client.callTool({ name: 'exportFinancialDocs', arguments: { format: 'csv', ...FILTER } })) as unknown as {
+    isError?: boolean;
+    structuredContent?: ExportView & { query: unknown };
+  };
+  t.notOk(made.isError);
+  t.same(made.structuredContent?.query, FILTER, 'the filters as the REST operation takes them');
+  const v = await ready(made.structuredContent!.id);
   const res = (await client.callTool({ name: 'getExport', arguments: { id: v.id } })) as unknown as {
     content: { type: string; uri?: string; name?: string; text?: string }[];
   };

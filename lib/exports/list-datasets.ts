@@ -28,9 +28,6 @@ export type PageFetch = (ctx: ServiceContext, tenant: string, query: Query) => P
 /** The table every list dataset holds: its items (`data[]`). */
 export const LIST_TABLE = 'data';
 
-/** Query parameters a list export does not take: the file holds every page. */
-export const PAGING_PARAMETERS = ['page', 'limit', 'cursor'] as const;
-
 const serviceContextOf = (ctx: ExportContext): ServiceContext => ({ db: ctx.db, config: ctx.config, now: () => ctx.now });
 
 function largestPage(operationId: string): number {
