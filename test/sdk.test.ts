@@ -452,7 +452,7 @@ t.test('exports: an operation per dataset, then the export, its file and its sig
   t.same(list.data?.data.map((e) => e.id).sort(), queued.map((q) => q.data!.id).sort(), 'the list holds the exports queued');
   const file = await api.GET('/api/exports/{id}/file', { params: { path: { id } }, parseAs: 'text' });
   t.equal(file.response.status, 200);
-  t.match(file.data, /^id,/, 'a CSV with its header row');
+  t.ok(file.data?.split('\r\n')[0]?.split(',').includes('amounts.total'), "a CSV whose header row names the items' JSON paths");
   const token = new URL(view!.download!.url).pathname.split('/').pop()!;
   const shared = await createFreightClient({ baseUrl: service.base, apiKey: 'none' }).GET('/api/shared-exports/{token}', {
     params: { path: { token } },
