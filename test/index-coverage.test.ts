@@ -357,7 +357,8 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['createWebhook', 'POST', '/api/webhooks', { url: 'https://hooks.example.com/indexes', events: ['alert.triggered', 'alert.cleared'] }],
   ['listWebhooks', 'GET', '/api/webhooks'],
   // Each export is queued here and built below (what the export worker runs), its list's queries with its filters.
-  ['exportFinancialDocs', 'POST', `/api/exports/datasets/financial-docs?format=csv&client=${client0}&paymentStatus=unpaid`],
+  ['exportFinancialDocs', 'POST', '/api/exports/datasets/financial-docs?format=csv&paymentStatus=unpaid&cancelled=false&startDate=2026-06-01'],
+  ['exportFinancialDocs', 'POST', `/api/exports/datasets/financial-docs?format=csv&client=${client0}&startDate=2026-08-01`],
   ['exportFinancialDocs', 'POST', '/api/exports/datasets/financial-docs?format=xlsx&updatedSince=2026-01-01T00:00:00Z'],
   ['exportShipments', 'POST', '/api/exports/datasets/shipments?format=csv&startDate=2026-08-01&endDate=2026-10-31'],
   ['exportReceivedDocs', 'POST', '/api/exports/datasets/received-docs?format=csv&paymentStatus=partial'],
