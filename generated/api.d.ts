@@ -2850,8 +2850,7 @@ export interface components {
              * @example {
              *       "startDate": "2026-03-01",
              *       "endDate": "2026-03-31",
-             *       "paymentStatus": "unpaid",
-             *       "detail": "summary"
+             *       "paymentStatus": "unpaid"
              *     }
              */
             query: {
@@ -8074,8 +8073,7 @@ export interface operations {
                      *           "query": {
                      *             "startDate": "2026-03-01",
                      *             "endDate": "2026-03-31",
-                     *             "paymentStatus": "unpaid",
-                     *             "detail": "summary"
+                     *             "paymentStatus": "unpaid"
                      *           },
                      *           "status": "ready",
                      *           "createdAt": "2026-03-28T17:02:11.000Z",
@@ -8145,8 +8143,7 @@ export interface operations {
                      *       "query": {
                      *         "startDate": "2026-03-01",
                      *         "endDate": "2026-03-31",
-                     *         "paymentStatus": "unpaid",
-                     *         "detail": "summary"
+                     *         "paymentStatus": "unpaid"
                      *       },
                      *       "status": "running",
                      *       "createdAt": "2026-03-28T17:02:11.000Z",
