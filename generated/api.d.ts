@@ -473,6 +473,453 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List exports
+         * @description The tenant's exports, newest first, each as `GET /api/exports/{id}` shows it (expired ones included, without their file).
+         */
+        get: operations["listExports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an export
+         * @description One of the tenant's exports: its status (`queued`, `running`, `ready`, `failed`, `expired`), the rows written so
+         *     far and in all (where known), and once ready the file (name, type, size, SHA-256) and `download`, a signed link
+         *     that works without an API key until `download.expiresAt`. 404 for an unknown export or another tenant's.
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export's file
+         * @description The file of a ready export, streamed, with its media type and `Content-Disposition: attachment`. 409 while the
+         *     export is queued, running or failed; 404 for an unknown export, another tenant's, or one expired (its file is
+         *     deleted).
+         */
+        get: operations["getExportFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/alert-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export scheduled alert jobs as CSV or XLSX
+         * @description Queues a CSV or XLSX export of every page of `GET /api/alerts/jobs` with the same filters (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there (but `page`, `limit`, `cursor` and `detail`: the file holds every page of the summary items).
+         *     The columns are the JSON paths of the items (`amounts.total`), so the cells are the values the JSON pages hold; one table, `data`.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportAlertJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export produced alerts as CSV or XLSX
+         * @description Queues a CSV or XLSX export of every page of `GET /api/alerts` with the same filters (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there (but `page`, `limit`, `cursor` and `detail`: the file holds every page of the summary items).
+         *     The columns are the JSON paths of the items (`amounts.total`), so the cells are the values the JSON pages hold; one table, `data`.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportAlerts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/cash-inflow-forecast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the cash inflow forecast as CSV or XLSX
+         * @description Queues a CSV or XLSX export of the cash inflow forecast, `GET /api/analytics/cash-inflow-forecast`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportCashInflowForecast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/diot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a month's DIOT as CSV or XLSX
+         * @description Queues a CSV or XLSX export of a month's DIOT, `GET /api/tax/diot`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportDiot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/discounts-and-shrinkage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the discounts and shrinkage audit as CSV or XLSX
+         * @description Queues a CSV or XLSX export of the discounts and shrinkage audit, `GET /api/analytics/discounts-and-shrinkage`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportDiscountsAndShrinkage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/dispatch-to-bill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the dispatch-to-bill audit as CSV or XLSX
+         * @description Queues a CSV or XLSX export of the dispatch-to-bill audit, `GET /api/analytics/dispatch-to-bill`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportDispatchToBill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/financial-docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export financial documents (CFDI invoices, payments, credit notes) as CSV or XLSX
+         * @description Queues a CSV or XLSX export of every page of `GET /api/financial-docs` with the same filters (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there (but `page`, `limit`, `cursor` and `detail`: the file holds every page of the summary items).
+         *     The columns are the JSON paths of the items (`amounts.total`), so the cells are the values the JSON pages hold; one table, `data`.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportFinancialDocs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/fleet-utilization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the fleet utilization audit as CSV or XLSX
+         * @description Queues a CSV or XLSX export of the fleet utilization audit, `GET /api/analytics/fleet-utilization`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportFleetUtilization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/originals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a period's CFDI XML and printed forms (PDF) as a zip
+         * @description Queues a zip of the XML (byte for byte as kept) and the printed form (PDF) of every CFDI the tenant issued or
+         *     received with a fiscal date in the period, what PACs and the SAT hand an accountant (docs/exports.md):
+         *     `issued/<UUID>.xml`, `issued/<UUID>.pdf`, the same under `received/`; a CFDI whose printed form is over its limits
+         *     gets `<UUID>.pdf.txt` saying why. An `endDate` before `startDate` is an empty period (an empty zip), as the lists answer it.
+         */
+        post: operations["exportOriginals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/receivables-aging": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the receivables aging as CSV or XLSX
+         * @description Queues a CSV or XLSX export of the receivables aging, `GET /api/receivables/aging`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportReceivablesAging"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/received-docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export received CFDIs as CSV or XLSX
+         * @description Queues a CSV or XLSX export of every page of `GET /api/received-docs` with the same filters (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there (but `page`, `limit`, `cursor` and `detail`: the file holds every page of the summary items).
+         *     The columns are the JSON paths of the items (`amounts.total`), so the cells are the values the JSON pages hold; one table, `data`.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportReceivedDocs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/shipments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export shipments (trips) as CSV or XLSX
+         * @description Queues a CSV or XLSX export of every page of `GET /api/shipments` with the same filters (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there (but `page`, `limit`, `cursor` and `detail`: the file holds every page of the summary items).
+         *     The columns are the JSON paths of the items (`amounts.total`), so the cells are the values the JSON pages hold; one table, `data`.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportShipments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/tax-position": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a month's tax position as CSV or XLSX
+         * @description Queues a CSV or XLSX export of a month's tax position, `GET /api/tax/position`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportTaxPosition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/tax-position-lines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the documents and payments behind a tax position figure as CSV or XLSX
+         * @description Queues a CSV or XLSX export of every page of `GET /api/tax/position/lines` with the same filters (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there (but `page`, `limit`, `cursor` and `detail`: the file holds every page of the summary items).
+         *     The columns are the JSON paths of the items (`amounts.total`), so the cells are the values the JSON pages hold; one table, `data`.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportTaxPositionLines"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/tax-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the tax summary as CSV or XLSX
+         * @description Queues a CSV or XLSX export of the tax summary, `GET /api/tax-summary`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportTaxSummary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/datasets/unit-economics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the freight unit economics as CSV or XLSX
+         * @description Queues a CSV or XLSX export of the freight unit economics, `GET /api/analytics/unit-economics`'s JSON answer, with the same query (docs/exports.md): the query parameters are that
+         *     operation's, and validate and default as there.
+         *     Its tables and their columns are in docs/exports-report-tables.md: a CSV holds the one `table` names, an XLSX every table, one sheet each.
+         *     Answers 202 with the export (`queued`) and its `Location`; follow it with `GET /api/exports/{id}` or the `export.ready`
+         *     webhook event. A tenant may have `EXPORT_MAX_ACTIVE` (5) exports queued or running; one more is `429` `quota_exceeded`.
+         */
+        post: operations["exportUnitEconomics"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/financial-docs": {
         parameters: {
             query?: never;
@@ -896,6 +1343,28 @@ export interface paths {
          * @description The document's cost goes back to a plate its concepts name, else it is spread by km. Idempotent (no assignment is not an error); another tenant's or an unknown document is 404.
          */
         delete: operations["unassignReceivedDoc"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/shared-exports/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export's file through its signed link (no API key)
+         * @description The file of a ready export, as `GET /api/exports/{id}/file` answers it, through the signed link of its `download`;
+         *     needs no API key. 404 (reason `not_found`) when the token was not issued by this service or was changed, when it
+         *     has expired, or when the file is no longer kept; the answer does not say which.
+         */
+        get: operations["getSharedExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2316,6 +2785,131 @@ export interface components {
              */
             message: string;
             reason: components["schemas"]["ErrorReason"];
+        };
+        Export: {
+            /**
+             * Format: date-time
+             * @example 2026-03-28T17:02:11.000Z
+             */
+            createdAt: string;
+            dataset: components["schemas"]["ExportDatasetName"];
+            /** @description The signed link to the file while it is ready; null otherwise. */
+            download: {
+                /**
+                 * Format: date-time
+                 * @description When the file and the link stop being served (EXPORT_TTL_S after it was ready).
+                 * @example 2026-03-29T17:02:41.000Z
+                 */
+                expiresAt: string;
+                /**
+                 * Format: uri
+                 * @description A signed link to the file: `GET` it without an API key until `expiresAt` (then 404).
+                 * @example https://api.example.com/api/shared-exports/ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
+                 */
+                url: string;
+            } | null;
+            /**
+             * @description Why it failed (null unless failed).
+             * @example Invalid query parameter: the tax position is computed for months from 2020-01
+             */
+            failure: string | null;
+            /** @description The file, once ready (null before, and once expired). */
+            file: {
+                /**
+                 * @description Its media type.
+                 * @example text/csv; charset=utf-8
+                 */
+                contentType: string;
+                /**
+                 * @description The file name it is downloaded under.
+                 * @example financial-docs-data-6650f1c2a1b2c3d4e5f6c001.csv
+                 */
+                name: string;
+                /**
+                 * @description SHA-256 of the file (hex).
+                 * @example 9f2c4b1e0d3a5f6e7c8b9a0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f
+                 */
+                sha256: string;
+                /**
+                 * @description Bytes.
+                 * @example 482113
+                 */
+                size: number;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When it became ready or failed.
+             * @example 2026-03-28T17:02:41.000Z
+             */
+            finishedAt: string | null;
+            format: components["schemas"]["ExportFormat"];
+            id: components["schemas"]["ExportId"];
+            progress: components["schemas"]["ExportProgress"];
+            /**
+             * @description The filters as validated (the operation's defaults present).
+             * @example {
+             *       "startDate": "2026-03-01",
+             *       "endDate": "2026-03-31",
+             *       "paymentStatus": "unpaid"
+             *     }
+             */
+            query: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description When its latest run started.
+             * @example 2026-03-28T17:02:12.000Z
+             */
+            startedAt: string | null;
+            /**
+             * @description `queued` (waiting for the export worker), `running`, `ready` (the file is served until `download.expiresAt`), `failed` (see `failure`), `expired` (the file is deleted).
+             * @example ready
+             * @enum {string}
+             */
+            status: "queued" | "running" | "ready" | "failed" | "expired";
+            /**
+             * @description The table of a CSV (null: the first; an XLSX holds them all).
+             * @example data
+             */
+            table: string | null;
+        };
+        /**
+         * @description What was exported, the `POST /api/exports/datasets/<dataset>` operation that queued it (docs/exports.md, "Datasets"):
+         *     a list — `financial-docs`, `shipments`, `received-docs`, `tax-position-lines`, `alert-jobs`, `alerts`; a report —
+         *     `tax-summary`, `tax-position`, `diot`, `receivables-aging`, `cash-inflow-forecast`, `discounts-and-shrinkage`,
+         *     `fleet-utilization`, `dispatch-to-bill`, `unit-economics` (its tables in docs/exports-report-tables.md); or
+         *     `originals`, the XML and printed form of a period's CFDIs (a zip).
+         * @example financial-docs
+         * @enum {string}
+         */
+        ExportDatasetName: "financial-docs" | "shipments" | "received-docs" | "tax-position-lines" | "alert-jobs" | "alerts" | "tax-summary" | "tax-position" | "diot" | "receivables-aging" | "cash-inflow-forecast" | "discounts-and-shrinkage" | "fleet-utilization" | "dispatch-to-bill" | "unit-economics" | "originals";
+        /**
+         * @description `csv` (RFC 4180, UTF-8, one table) or `xlsx` (one sheet per table) for a list or report; `zip` for `originals` only.
+         * @example csv
+         * @enum {string}
+         */
+        ExportFormat: "csv" | "xlsx" | "zip";
+        /**
+         * @description Export identifier (24 hexadecimal characters).
+         * @example 6650f1c2a1b2c3d4e5f6c001
+         */
+        ExportId: string;
+        ExportProgress: {
+            /**
+             * @description Rows written so far (a zip: documents).
+             * @example 1000
+             */
+            rows: number;
+            /**
+             * @description Rows in all when known before they are written (a list's count), else null.
+             * @example 2450
+             */
+            total: number | null;
+        };
+        ExportsResponse: {
+            data: components["schemas"]["Export"][];
+            meta: components["schemas"]["WebhooksPageMeta"];
         };
         /**
          * @description Free-form data copied to the job and its alert record, any key and depth. At most 50
@@ -4590,7 +5184,7 @@ export interface components {
             /** @description Event id, the same in every attempt (`x-freight-event-id`; de-duplicate by it) */
             eventId: string;
             /** @enum {string} */
-            eventType: "alert.triggered" | "alert.cleared" | "webhook.test";
+            eventType: "alert.triggered" | "alert.cleared" | "export.ready" | "export.failed" | "webhook.test";
             id: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
@@ -4600,11 +5194,13 @@ export interface components {
         };
         /**
          * @description `alert.triggered`: an alert job stored a record with status `triggered`;
-         *     `alert.cleared`: one with status `clear`. (`webhook.test`, sent by
+         *     `alert.cleared`: one with status `clear`; `export.ready`: an export's file is written (`data` is the
+         *     export as `GET /api/exports/{id}` shows it, its `download.url` a signed link to the file); `export.failed`: an
+         *     export failed (`data.failure` says why). (`webhook.test`, sent by
          *     `POST /api/webhooks/{id}/test`, goes to the endpoint whatever it subscribes to.)
          * @enum {string}
          */
-        WebhookEventType: "alert.triggered" | "alert.cleared";
+        WebhookEventType: "alert.triggered" | "alert.cleared" | "export.ready" | "export.failed";
         /**
          * @description Webhook endpoint identifier (24 hexadecimal characters).
          * @example 6650f1c2a1b2c3d4e5f6a001
@@ -5029,6 +5625,54 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description The export is queued, running or failed (`conflict`); its file is served once it is ready. */
+        ExportNotReady: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The export is queued (`status: queued`); `GET /api/exports/{id}` follows it. */
+        ExportQueued: {
+            headers: {
+                location: components["headers"]["ExportLocation"];
+                "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "6650f1c2a1b2c3d4e5f6c001",
+                 *       "dataset": "financial-docs",
+                 *       "format": "csv",
+                 *       "table": null,
+                 *       "query": {
+                 *         "startDate": "2026-03-01",
+                 *         "endDate": "2026-03-31",
+                 *         "paymentStatus": "unpaid"
+                 *       },
+                 *       "status": "queued",
+                 *       "createdAt": "2026-03-28T17:02:11.000Z",
+                 *       "startedAt": null,
+                 *       "finishedAt": null,
+                 *       "progress": {
+                 *         "rows": 0,
+                 *         "total": null
+                 *       },
+                 *       "file": null,
+                 *       "download": null,
+                 *       "failure": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["Export"];
+            };
+        };
         /** @description The key is valid but may not do this: it lacks the scope the operation needs (`read` for GET operations, `write` for importing, recording deliveries, scheduling and cancelling), or the request names another tenant. */
         Forbidden: {
             headers: {
@@ -5255,6 +5899,17 @@ export interface components {
          * @example AAAAAAFkFBFeb3EmW2OMHNI2gHJ5eNRgpGUcAVqxxP3n.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
          */
         0: string;
+        /** @description Only alerts of this cycle (YYYY-MM). */
+        AlertCycleKey: components["schemas"]["CycleKey"];
+        /** @description Only alerts of this rule. */
+        AlertRuleId: components["schemas"]["RuleId"];
+        /**
+         * @description `triggered` (a critical or warning finding) or `clear`.
+         * @example triggered
+         */
+        AlertStatus: "triggered" | "clear";
+        /** @description Only alerts of this user. */
+        AlertUserId: components["schemas"]["UserId"];
         /**
          * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
          * @example 2026-10-31
@@ -5289,6 +5944,11 @@ export interface components {
          */
         DiotFormat: "json" | "csv";
         /**
+         * @description `issued` (the CFDIs the tenant issued), `received` (those it received) or `all` (both, the default).
+         * @example all
+         */
+        Direction: "issued" | "received" | "all";
+        /**
          * @description The document's `id` as listed (`_id` when stored).
          * @example TGO-FD-000123
          */
@@ -5303,6 +5963,11 @@ export interface components {
          * @example 2026-10-31
          */
         EndDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description The export's id, as the `POST /api/exports/datasets/<dataset>` operations returned it.
+         * @example 6650f1c2a1b2c3d4e5f6c001
+         */
+        ExportIdParameter: components["schemas"]["ExportId"];
         /**
          * @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info.
          * @example discrepancy
@@ -5320,6 +5985,14 @@ export interface components {
          * @example month
          */
         ForecastBucket: "week" | "month";
+        /** @description Only jobs of this cycle (YYYY-MM). */
+        JobCycleKey: components["schemas"]["CycleKey"];
+        /** @description Only jobs of this rule. */
+        JobRuleId: components["schemas"]["RuleId"];
+        /** @description Only jobs in this state. */
+        JobStateFilter: components["schemas"]["JobState"];
+        /** @description Only jobs of this user. */
+        JobUserId: components["schemas"]["UserId"];
         /** @description Leg status code; a trip matches when one of its legs has it. */
         LegStatus: number;
         /**
@@ -5350,6 +6023,16 @@ export interface components {
         /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
         PaymentStatus: "paid" | "partial" | "unpaid";
         /**
+         * @description Last day of the period, included (YYYY-MM-DD, Mexico City); before `startDate`, an empty period.
+         * @example 2026-03-31
+         */
+        PeriodEndDate: components["schemas"]["CalendarDate"];
+        /**
+         * @description First day of the period (YYYY-MM-DD, by the CFDI's fiscal date, Mexico City).
+         * @example 2026-03-01
+         */
+        PeriodStartDate: components["schemas"]["CalendarDate"];
+        /**
          * @description The figure whose lines to list (default vatCollected).
          * @example creditableVat
          */
@@ -5364,6 +6047,23 @@ export interface components {
          * @example 2026-10
          */
         PositionMonth: string;
+        /**
+         * @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+         * @example false
+         */
+        ReceivedCancelled: boolean;
+        /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
+        ReceivedCategoryFilter: components["schemas"]["ReceivedCategory"];
+        /**
+         * @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three.
+         * @example paid
+         */
+        ReceivedPaymentStatus: "paid" | "partial" | "unpaid";
+        /**
+         * @description Supplier RFC (Emisor).
+         * @example PEA040404DE4
+         */
+        ReceivedSupplier: string;
         /**
          * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).
          * @example 2026-10-31
@@ -5383,6 +6083,11 @@ export interface components {
         StartDate: components["schemas"]["CalendarDate"];
         /** @description Internal status code (4 Facturado, 6 Pagado, ...). */
         StatusCodeFilter: number;
+        /**
+         * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+         * @example csv
+         */
+        TableFormat: "csv" | "xlsx";
         /**
          * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
          * @example 2026-10
@@ -5420,6 +6125,10 @@ export interface components {
     headers: {
         /** @description Response shape version served: `2`, the current `{detail, meta, data}` (the deprecated `1` is described at `/docs/v1.json`). */
         ApiVersion: "2";
+        /** @description `attachment; filename="<name>"`, the export's `file.name`. */
+        ExportDisposition: string;
+        /** @description The export's address (`/api/exports/{id}`). */
+        ExportLocation: string;
         /** @description `attachment; filename="<UUID>.pdf"`. */
         PdfDisposition: string;
         /** @description Requests allowed per window for this API key (without a valid key, for the client address). */
@@ -5443,7 +6152,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only alerts of this cycle (YYYY-MM). */
-                cycleKey?: components["schemas"]["CycleKey"];
+                cycleKey?: components["parameters"]["AlertCycleKey"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
@@ -5455,14 +6164,14 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Only alerts of this rule. */
-                ruleId?: components["schemas"]["RuleId"];
+                ruleId?: components["parameters"]["AlertRuleId"];
                 /**
                  * @description `triggered` (a critical or warning finding) or `clear`.
                  * @example triggered
                  */
-                status?: "triggered" | "clear";
+                status?: components["parameters"]["AlertStatus"];
                 /** @description Only alerts of this user. */
-                userId?: components["schemas"]["UserId"];
+                userId?: components["parameters"]["AlertUserId"];
             };
             header?: never;
             path?: never;
@@ -5556,7 +6265,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only jobs of this cycle (YYYY-MM). */
-                cycleKey?: components["schemas"]["CycleKey"];
+                cycleKey?: components["parameters"]["JobCycleKey"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
@@ -5568,11 +6277,11 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Only jobs of this rule. */
-                ruleId?: components["schemas"]["RuleId"];
+                ruleId?: components["parameters"]["JobRuleId"];
                 /** @description Only jobs in this state. */
-                state?: components["schemas"]["JobState"];
+                state?: components["parameters"]["JobStateFilter"];
                 /** @description Only jobs of this user. */
-                userId?: components["schemas"]["UserId"];
+                userId?: components["parameters"]["JobUserId"];
             };
             header?: never;
             path?: never;
@@ -7319,6 +8028,902 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listExports: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of exports. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "meta": {
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "limit": 20,
+                     *         "pages": 1,
+                     *         "hasMore": false,
+                     *         "tenant": "TGO850101AB1"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "6650f1c2a1b2c3d4e5f6c001",
+                     *           "dataset": "financial-docs",
+                     *           "format": "csv",
+                     *           "table": null,
+                     *           "query": {
+                     *             "startDate": "2026-03-01",
+                     *             "endDate": "2026-03-31",
+                     *             "paymentStatus": "unpaid"
+                     *           },
+                     *           "status": "ready",
+                     *           "createdAt": "2026-03-28T17:02:11.000Z",
+                     *           "startedAt": "2026-03-28T17:02:12.000Z",
+                     *           "finishedAt": "2026-03-28T17:02:41.000Z",
+                     *           "progress": {
+                     *             "rows": 2450,
+                     *             "total": 2450
+                     *           },
+                     *           "file": {
+                     *             "name": "financial-docs-6650f1c2a1b2c3d4e5f6c001.csv",
+                     *             "contentType": "text/csv; charset=utf-8",
+                     *             "size": 482113,
+                     *             "sha256": "9f2c4b1e0d3a5f6e7c8b9a0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f"
+                     *           },
+                     *           "download": {
+                     *             "url": "https://api.example.com/api/shared-exports/ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo",
+                     *             "expiresAt": "2026-03-29T17:02:41.000Z"
+                     *           },
+                     *           "failure": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExportsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The export's id, as the `POST /api/exports/datasets/<dataset>` operations returned it.
+                 * @example 6650f1c2a1b2c3d4e5f6c001
+                 */
+                id: components["parameters"]["ExportIdParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "6650f1c2a1b2c3d4e5f6c001",
+                     *       "dataset": "financial-docs",
+                     *       "format": "csv",
+                     *       "table": null,
+                     *       "query": {
+                     *         "startDate": "2026-03-01",
+                     *         "endDate": "2026-03-31",
+                     *         "paymentStatus": "unpaid"
+                     *       },
+                     *       "status": "running",
+                     *       "createdAt": "2026-03-28T17:02:11.000Z",
+                     *       "startedAt": "2026-03-28T17:02:12.000Z",
+                     *       "finishedAt": null,
+                     *       "progress": {
+                     *         "rows": 1000,
+                     *         "total": 2450
+                     *       },
+                     *       "file": null,
+                     *       "download": null,
+                     *       "failure": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getExportFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The export's id, as the `POST /api/exports/datasets/<dataset>` operations returned it.
+                 * @example 6650f1c2a1b2c3d4e5f6c001
+                 */
+                id: components["parameters"]["ExportIdParameter"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["ExportDisposition"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "application/zip": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ExportNotReady"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportAlertJobs: {
+        parameters: {
+            query: {
+                /** @description Only jobs of this cycle (YYYY-MM). */
+                cycleKey?: components["parameters"]["JobCycleKey"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /** @description Only jobs of this rule. */
+                ruleId?: components["parameters"]["JobRuleId"];
+                /** @description Only jobs in this state. */
+                state?: components["parameters"]["JobStateFilter"];
+                /** @description Only jobs of this user. */
+                userId?: components["parameters"]["JobUserId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportAlerts: {
+        parameters: {
+            query: {
+                /** @description Only alerts of this cycle (YYYY-MM). */
+                cycleKey?: components["parameters"]["AlertCycleKey"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /** @description Only alerts of this rule. */
+                ruleId?: components["parameters"]["AlertRuleId"];
+                /**
+                 * @description `triggered` (a critical or warning finding) or `clear`.
+                 * @example triggered
+                 */
+                status?: components["parameters"]["AlertStatus"];
+                /** @description Only alerts of this user. */
+                userId?: components["parameters"]["AlertUserId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportCashInflowForecast: {
+        parameters: {
+            query: {
+                /**
+                 * @description The day receivables are taken at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations; the forecast starts there. Default the end of `endDate`, or now if later; a later day means now (the answer's `asOf` is the day used).
+                 * @example 2026-10-31
+                 */
+                asOf?: components["parameters"]["ForecastAsOf"];
+                /**
+                 * @description `week` (ISO weeks, Monday–Sunday; default) or `month` buckets, the first starting at the as-of day.
+                 * @example month
+                 */
+                bucket?: components["parameters"]["ForecastBucket"];
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "forecast.buckets" | "receivables" | "clients" | "items.data" | "concentration.shares";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportDiot: {
+        parameters: {
+            query: {
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
+                 * @example 2026-10
+                 */
+                month?: components["parameters"]["PositionMonth"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "rows" | "totals";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportDiscountsAndShrinkage: {
+        parameters: {
+            query: {
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "discounts.byClient" | "discounts.byClientMonth" | "discounts.totals" | "demurrage.byClient" | "demurrage.totals" | "shrinkage.byClient" | "shrinkage.totals" | "shrinkage.worstLegs.data";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportDispatchToBill: {
+        parameters: {
+            query: {
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "byClient" | "summary" | "unbilledTrips.data" | "preBilledTrips.data";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportFinancialDocs: {
+        parameters: {
+            query: {
+                /** @description Where the invoice's own cancellation stands (`cancellations.status`): `pending` awaits the receiver; `accepted` and `expired` are the cancelled invoices. */
+                cancellationStatus?: components["parameters"]["CancellationStatusFilter"];
+                /** @description `true` only cancelled invoices (cancellation accepted or expired); `false` only valid ones. With `paymentStatus`, `true` matches nothing. */
+                cancelled?: components["parameters"]["Cancelled"];
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /** @description Invoice folio, exact. */
+                folio?: components["parameters"]["Folio"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
+                openAsOf?: components["parameters"]["OpenAsOf"];
+                /** @description Payment state by the summary's `balance`: `paid` nothing pending; `partial` part settled; `unpaid` nothing settled. A cancelled invoice is none of them. */
+                paymentStatus?: components["parameters"]["PaymentStatus"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /** @description Internal status code (4 Facturado, 6 Pagado, ...). */
+                status?: components["parameters"]["StatusCodeFilter"];
+                /**
+                 * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
+                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 */
+                updatedSince?: components["parameters"]["UpdatedSince"];
+                /** @description Fiscal UUID of the invoice (case-insensitive). */
+                uuid?: components["parameters"]["Uuid"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportFleetUtilization: {
+        parameters: {
+            query: {
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Driver id, exact.
+                 * @example OP-0001
+                 */
+                driver?: components["parameters"]["Driver"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description One row per `vehicle` (default) or per `driver`.
+                 * @example vehicle
+                 */
+                groupBy?: components["parameters"]["UtilizationGroupBy"];
+                /**
+                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @example offloaded
+                 */
+                litresBasis?: components["parameters"]["LitresBasis"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "rows" | "totals" | "idleVehicles.data";
+                /**
+                 * @description Vehicle id (economic number), exact.
+                 * @example ECO-101
+                 */
+                vehicle?: components["parameters"]["Vehicle"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportOriginals: {
+        parameters: {
+            query: {
+                /**
+                 * @description `issued` (the CFDIs the tenant issued), `received` (those it received) or `all` (both, the default).
+                 * @example all
+                 */
+                direction?: components["parameters"]["Direction"];
+                /**
+                 * @description Last day of the period, included (YYYY-MM-DD, Mexico City); before `startDate`, an empty period.
+                 * @example 2026-03-31
+                 */
+                endDate: components["parameters"]["PeriodEndDate"];
+                /**
+                 * @description First day of the period (YYYY-MM-DD, by the CFDI's fiscal date, Mexico City).
+                 * @example 2026-03-01
+                 */
+                startDate: components["parameters"]["PeriodStartDate"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportReceivablesAging: {
+        parameters: {
+            query: {
+                /**
+                 * @description The day balances are judged at the end of (YYYY-MM-DD, Mexico City), ignoring later payments, credit notes and cancellations. Default today; a later day means today (`asOf.date` is the day used).
+                 * @example 2026-10-31
+                 */
+                asOf?: components["parameters"]["AsOfDay"];
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "clients.data" | "totals" | "items.data";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportReceivedDocs: {
+        parameters: {
+            query: {
+                /**
+                 * @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing.
+                 * @example false
+                 */
+                cancelled?: components["parameters"]["ReceivedCancelled"];
+                /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
+                category?: components["parameters"]["ReceivedCategoryFilter"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three.
+                 * @example paid
+                 */
+                paymentStatus?: components["parameters"]["ReceivedPaymentStatus"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /**
+                 * @description Supplier RFC (Emisor).
+                 * @example PEA040404DE4
+                 */
+                supplier?: components["parameters"]["ReceivedSupplier"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportShipments: {
+        parameters: {
+            query: {
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
+                dateFilterBy?: components["parameters"]["DateFilterBy"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /** @description Last loading day included (before `loadStartDate`: no day, an empty answer). */
+                loadEndDate?: components["parameters"]["LoadEndDate"];
+                /** @description First loading day included (YYYY-MM-DD, Mexico City). */
+                loadStartDate?: components["parameters"]["LoadStartDate"];
+                /** @description Last offloading day included (before `offloadStartDate`: no day, an empty answer). */
+                offloadEndDate?: components["parameters"]["OffloadEndDate"];
+                /** @description First offloading day included. */
+                offloadStartDate?: components["parameters"]["OffloadStartDate"];
+                /** @description Shipment (leg) id, exact. */
+                shipmentId?: components["parameters"]["ShipmentId"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /** @description Leg status code; a trip matches when one of its legs has it. */
+                status?: components["parameters"]["LegStatus"];
+                /**
+                 * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
+                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 */
+                updatedSince?: components["parameters"]["UpdatedSince"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportTaxPosition: {
+        parameters: {
+            query: {
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Lines listed per figure, and warnings, 0 to 100 (0 lists none; the figures count them all).
+                 * @example 10
+                 */
+                limit?: components["parameters"]["PositionLinesLimit"];
+                /**
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
+                 * @example 2026-10
+                 */
+                month?: components["parameters"]["PositionMonth"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "vat" | "figures" | "figures.lines" | "warnings.items";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportTaxPositionLines: {
+        parameters: {
+            query: {
+                /**
+                 * @description The figure whose lines to list (default vatCollected).
+                 * @example creditableVat
+                 */
+                figure?: components["parameters"]["PositionFigure"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description The month (YYYY-MM, America/Mexico_City, years 1970–2999), e.g. 2026-10 for October 2026; default the current month.
+                 * @example 2026-10
+                 */
+                month?: components["parameters"]["PositionMonth"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportTaxSummary: {
+        parameters: {
+            query: {
+                /**
+                 * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+                 * @example payment
+                 */
+                basis?: components["parameters"]["TaxBasis"];
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Last day of the period (YYYY-MM-DD, Mexico City). Before `startDate`: an empty period; over 366 days after it: its first 366 days (`period.requestedEndDate`).
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["ReportEndDate"];
+                /**
+                 * @description Only findings of this kind (all are still counted); without it, discrepancies, warnings, then info.
+                 * @example discrepancy
+                 */
+                findingKind?: components["parameters"]["FindingKind"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description First day of the period (YYYY-MM-DD, Mexico City); with `targetMonth`, their intersection.
+                 * @example 2026-10-01
+                 */
+                startDate?: components["parameters"]["ReportStartDate"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "months" | "totals" | "months.clients" | "findings.items";
+                /**
+                 * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
+                 * @example 2026-10
+                 */
+                targetMonth?: components["parameters"]["TargetMonth"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportUnitEconomics: {
+        parameters: {
+            query: {
+                /** @description Client RFC. */
+                client?: components["parameters"]["ClientRfc"];
+                /**
+                 * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
+                 * @example 2026-10-31
+                 */
+                endDate?: components["parameters"]["EndDate"];
+                /**
+                 * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
+                 * @example csv
+                 */
+                format: components["parameters"]["TableFormat"];
+                /**
+                 * @description Page size, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @example offloaded
+                 */
+                litresBasis?: components["parameters"]["LitresBasis"];
+                /**
+                 * @description First day included (YYYY-MM-DD, Mexico City).
+                 * @example 2026-09-01
+                 */
+                startDate?: components["parameters"]["StartDate"];
+                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                table?: "byClient.data" | "byVehicle.data" | "byDriver.data" | "routes.data" | "totals" | "costs.categories";
+                /**
+                 * @description Vehicle id (economic number), exact.
+                 * @example ECO-101
+                 */
+                vehicle?: components["parameters"]["Vehicle"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["ExportQueued"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listFinancialDocs: {
         parameters: {
             query?: {
@@ -8076,9 +9681,9 @@ export interface operations {
                  * @description Cancelled or not. `true` only CFDIs whose cancellation is accepted or expired; `false` only valid ones. With `paymentStatus`, `true` matches nothing.
                  * @example false
                  */
-                cancelled?: boolean;
+                cancelled?: components["parameters"]["ReceivedCancelled"];
                 /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
-                category?: components["schemas"]["ReceivedCategory"];
+                category?: components["parameters"]["ReceivedCategoryFilter"];
                 /**
                  * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
                  *     record skipped or repeated.
@@ -8103,7 +9708,7 @@ export interface operations {
                  * @description Paid, partly paid or unpaid. `paid` nothing pending (PUE, or paid by the supplier's complements and credit notes); `partial` something paid and something pending; `unpaid` nothing paid. A cancelled CFDI is none of the three.
                  * @example paid
                  */
-                paymentStatus?: "paid" | "partial" | "unpaid";
+                paymentStatus?: components["parameters"]["ReceivedPaymentStatus"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-09-01
@@ -8113,7 +9718,7 @@ export interface operations {
                  * @description Supplier RFC (Emisor).
                  * @example PEA040404DE4
                  */
-                supplier?: string;
+                supplier?: components["parameters"]["ReceivedSupplier"];
             };
             header?: never;
             path?: never;
@@ -8347,6 +9952,41 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSharedExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token of the link, as the export's `download.url` gives it.
+                 * @example ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo
+                 */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "content-disposition": components["headers"]["ExportDisposition"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "application/zip": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];

@@ -108,6 +108,7 @@ function handlerDeps(app: FastifyInstance, now: (() => Date) | undefined): Handl
     startedAt: Date.now(),
     version: app.spec.info.version,
     webhooks: config.webhooks,
+    exports: config.exports,
     alerts: config.alerts,
     readyTimeoutMs: config.readyTimeoutMs,
     databaseProblem: app.databaseProblem,

@@ -9,6 +9,7 @@ import { importsHandlers } from './imports.ts';
 import { webhooksHandlers } from './webhooks.ts';
 import { receivedHandlers } from './received.ts';
 import { originalsHandlers } from './originals.ts';
+import { exportsHandlers } from './exports.ts';
 
 /**
  * Every operationId of the spec bound to its handler. The `HandlerMap` type
@@ -26,6 +27,7 @@ export function createHandlers(deps: HandlerDeps): HandlerMap {
     ...webhooksHandlers(deps),
     ...receivedHandlers(deps),
     ...originalsHandlers(deps),
+    ...exportsHandlers(deps),
   };
 }
 

@@ -4,7 +4,7 @@ import type { operations as operationsV1 } from '../generated/api-v1.d.ts';
 import type { ValidatedQueries } from '../generated/validated.d.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import type { McpOperationId } from '../lib/mcp/operation-ids.ts';
-import type { AppConfig, WebhookSettings } from '../lib/config.ts';
+import type { AppConfig, ExportSettings, WebhookSettings } from '../lib/config.ts';
 import type { ServiceMetrics } from '../lib/metrics/service-metrics.ts';
 
 /**
@@ -69,4 +69,6 @@ export interface HandlerDeps extends ServiceContext {
   alerts: AppConfig['alerts'];
   /** Webhook settings, the secret-encryption key included (lib/webhooks). */
   webhooks: WebhookSettings;
+  /** Export settings (lib/exports): the files' lifetime, the per-tenant cap, the worker's tunables. */
+  exports: ExportSettings;
 }

@@ -247,6 +247,35 @@ export const CONFIG_SCHEMA = {
       default: 10_000,
       description: 'Alert jobs a tenant may have scheduled and not yet run; a schedule that would add more is 409 `quota_exceeded` (nothing written)',
     },
+    EXPORT_TTL_S: {
+      type: 'integer',
+      minimum: 60,
+      maximum: 2_592_000,
+      default: 86_400,
+      description: "How long a ready export's file and its download link are served (seconds); then the link is 404 and the file deleted",
+    },
+    EXPORT_MAX_ACTIVE: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      default: 5,
+      description: 'Exports a tenant may have queued or running; one more is 429 `quota_exceeded` with `retry-after`',
+    },
+    EXPORT_PROCESS_EVERY_MS: {
+      type: 'integer',
+      minimum: 50,
+      maximum: 3_600_000,
+      default: 1000,
+      description: 'Export worker: how often queued exports are polled',
+    },
+    EXPORT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 32, default: 2, description: 'Export worker: exports built at once per worker' },
+    EXPORT_LOCK_LIFETIME_MS: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 86_400_000,
+      default: 60_000,
+      description: 'An export locked by a worker that died is started again elsewhere after this',
+    },
     WEBHOOK_ENCRYPTION_KEY: {
       type: 'string',
       description:

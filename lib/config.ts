@@ -64,6 +64,8 @@ export interface AppConfig {
   };
   /** CFDI import limits (POST /api/imports, npm run import). */
   imports: ImportLimits;
+  /** Exports of lists and reports (lib/exports; docs/exports.md). */
+  exports: ExportSettings;
   /** Largest POST /api/deliveries body (a CSV or JSON rows of reception tickets). */
   deliveriesBodyLimitBytes: number;
 }
@@ -115,6 +117,20 @@ export interface ImportLimits {
    * finished by then are stored whole; sending the same files again completes it.
    */
   timeoutMs: number;
+}
+
+/** Exports (lib/exports); every field has an env override. */
+export interface ExportSettings {
+  /** EXPORT_TTL_S: how long a ready export's file and its link are served (default 86400). */
+  ttlSeconds: number;
+  /** EXPORT_MAX_ACTIVE: exports a tenant may have queued or running; one more is 429 `quota_exceeded` (default 5). */
+  maxActive: number;
+  /** EXPORT_PROCESS_EVERY_MS: how often the export worker polls for queued exports (default 1000). */
+  processEveryMs: number;
+  /** EXPORT_CONCURRENCY: exports built at once per worker (default 2). */
+  concurrency: number;
+  /** EXPORT_LOCK_LIFETIME_MS: an export locked by a worker that died is started again elsewhere after this (default 60000). */
+  lockLifetimeMs: number;
 }
 
 /** Webhook delivery (lib/webhooks); every field has an env override. */
@@ -366,6 +382,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       timeoutMs: e.IMPORT_TIMEOUT_MS,
     },
     deliveriesBodyLimitBytes: e.DELIVERIES_BODY_LIMIT_BYTES,
+    exports: {
+      ttlSeconds: e.EXPORT_TTL_S,
+      maxActive: e.EXPORT_MAX_ACTIVE,
+      processEveryMs: e.EXPORT_PROCESS_EVERY_MS,
+      concurrency: e.EXPORT_CONCURRENCY,
+      lockLifetimeMs: e.EXPORT_LOCK_LIFETIME_MS,
+    },
     webhooks: {
       encryptionKey: key32('WEBHOOK_ENCRYPTION_KEY', e.WEBHOOK_ENCRYPTION_KEY),
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

@@ -24,6 +24,7 @@ import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-inde
 import { DISPATCH_TO_BILL_ROLLUP_INDEXES } from './analytics/dispatch-to-bill-rollups-indexes.ts';
 import { UNIT_ECONOMICS_ROLLUP_INDEXES } from './analytics/unit-economics-rollups-indexes.ts';
 import { DISCOUNTS_SHRINKAGE_ROLLUP_INDEXES } from './analytics/discounts-shrinkage-rollups-indexes.ts';
+import { EXPORT_INDEXES } from './exports/exports-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -44,6 +45,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   DISPATCH_TO_BILL_ROLLUP_INDEXES,
   UNIT_ECONOMICS_ROLLUP_INDEXES,
   DISCOUNTS_SHRINKAGE_ROLLUP_INDEXES,
+  EXPORT_INDEXES,
 );
 
 /**

@@ -35,6 +35,7 @@ import { apiKeys } from '../lib/auth/api-keys.ts';
 import { progressReporter } from './progress.ts';
 import { alertsPlugin } from '../lib/alerts/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
+import { exportsPlugin } from '../lib/exports/plugin.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 
 /**
@@ -102,7 +103,7 @@ if (database.embedded) {
 const app = await buildApp({
   config,
   db: database.db,
-  plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker }), rollupPlugin()],
+  plugins: [alertsPlugin({ worker: config.worker }), webhooksPlugin({ worker: config.worker }), exportsPlugin({ worker: config.worker }), rollupPlugin()],
   databaseProblem: database.health.databaseProblem,
   livenessProblem: database.health.livenessProblem,
 });

@@ -34,6 +34,8 @@ import { CLIENT_COMPANY, freight, makeFinancialDoc } from './fixtures/documents.
 import { invoiceXml } from './helpers/cfdi-builder.ts';
 import { zipOf } from './helpers/cfdi-fixtures.ts';
 import { keepOriginals } from '../lib/originals/originals-repo.ts';
+import { ObjectId } from 'mongodb';
+import { runExport } from '../lib/exports/run-export.ts';
 
 t.setTimeout(180_000);
 
@@ -67,11 +69,22 @@ function switchableDb(db: Db) {
 const sw = switchableDb(h.db);
 // Documented 500/503 come from database faults: the key cache would answer authentication without it.
 const main = await buildApp({
-  config: testConfig({ BODY_LIMIT_BYTES: '65536', IMPORT_BODY_LIMIT_BYTES: '65536', DELIVERIES_BODY_LIMIT_BYTES: '65536', API_KEY_CACHE_TTL_MS: '0' }),
+  // EXPORT_MAX_ACTIVE: no worker builds the exports queued here, and every export operation queues some.
+  config: testConfig({
+    BODY_LIMIT_BYTES: '65536',
+    IMPORT_BODY_LIMIT_BYTES: '65536',
+    DELIVERIES_BODY_LIMIT_BYTES: '65536',
+    API_KEY_CACHE_TTL_MS: '0',
+    EXPORT_MAX_ACTIVE: '1000',
+  }),
   db: sw.db,
   logger: false,
 });
-const limited = await buildApp({ config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' }), db: h.db, logger: false });
+const limited = await buildApp({
+  config: testConfig({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000', EXPORT_MAX_ACTIVE: '1000' }),
+  db: h.db,
+  logger: false,
+});
 // An instance whose embedded engine could not be restarted (scripts/start.ts wires the supervisor in): /health 503.
 const failing = await buildApp({ config: testConfig(), db: h.db, logger: false, livenessProblem: () => 'the embedded database engine could not be restarted' });
 t.teardown(() => Promise.all([main.close(), limited.close(), failing.close()]));
@@ -164,6 +177,16 @@ const UNKNOWN_PATH_PARAMETER: Record<string, string> = {
   token: `${'A'.repeat(40)}.${'A'.repeat(43)}`,
 };
 
+/** Well-formed values of required query parameters that are no enum (the originals' period). */
+const REQUIRED_QUERY_VALUE: Record<string, string> = { startDate: '2026-03-01', endDate: '2026-03-31' };
+
+/** The operation's required query parameters, well formed (an export's `format`: its first value), as `name=value&…`. */
+function requiredQuery(op: OperationSchemas): string {
+  const props = (op.querystring?.properties ?? {}) as Record<string, { enum?: string[] }>;
+  const required = Array.isArray(op.querystring?.required) ? op.querystring.required.map(String) : [];
+  return required.map((n) => `${n}=${encodeURIComponent(props[n]?.enum?.[0] ?? REQUIRED_QUERY_VALUE[n] ?? '')}&`).join('');
+}
+
 /** A concrete URL for an operation: path parameters that are well formed. */
 function urlOf(op: OperationSchemas, root = base, query = ''): string {
   const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => UNKNOWN_PATH_PARAMETER[name] ?? 'aaaaaaaaaaaaaaaaaaaaaaaa');
@@ -183,6 +206,22 @@ async function receivedDocOfA(): Promise<string> {
   const imported = await call(`${base}/api/imports`, { method: 'POST', ...json({ files: [{ name: 'r.xml', content: xml }] }, { 'x-api-key': KEY_A }) });
   if (imported.status !== 200) throw new Error(`cannot import a received CFDI: ${imported.status} ${imported.body}`);
   return `${TENANT_A}-RCFDI-${uuid}`;
+}
+
+/**
+ * An export of tenant A, created through the API; `built`: then built by the export job's own
+ * function (no export worker runs in this file, so an export left unbuilt stays queued).
+ */
+async function exportOfA(built: boolean): Promise<{ id: string; download: string | null }> {
+  const res = await call(`${base}/api/exports/datasets/financial-docs?format=csv`, { method: 'POST', headers: { 'x-api-key': KEY_A } });
+  if (res.status !== 202) throw new Error(`cannot create an export: ${res.status} ${res.body}`);
+  const id = (JSON.parse(res.body) as { id: string }).id;
+  if (!built) return { id, download: null };
+  await runExport({ db: h.db, config: h.config, now: () => new Date(), exports: h.config.exports }, TENANT_A, new ObjectId(id));
+  const view = await call(`${base}/api/exports/${id}`, { headers: { 'x-api-key': KEY_A } });
+  const url = (JSON.parse(view.body) as { download: { url: string } | null }).download?.url;
+  if (!url) throw new Error(`the export was not built: ${view.body}`);
+  return { id, download: new URL(url).pathname };
 }
 
 /** A signed link (path and query) to the original of tenant A's received invoice, minted on `main`. */
@@ -250,7 +289,8 @@ function validRequest(op: OperationSchemas, key: string, root = base): Promise<A
   if (raw) return call(urlOf(op, root), { method: op.method, headers: { ...headers, 'content-type': raw.type }, body: raw.data });
   if (op.route === '/mcp' || op.route === '/sse') headers.accept = op.method === 'GET' ? 'text/event-stream' : MCP_ACCEPT;
   if (op.body) return call(urlOf(op, root, op.route === '/messages' ? '?sessionId=none' : ''), { method: op.method, ...json(exampleBody(op), headers) });
-  return call(urlOf(op, root), { method: op.method, headers });
+  const required = requiredQuery(op);
+  return call(urlOf(op, root, required ? `?${required.slice(0, -1)}` : ''), { method: op.method, headers });
 }
 
 async function mcpSession(key = KEY_A): Promise<string> {
@@ -279,6 +319,10 @@ const withDb = async (mode: 'fail' | 'down', run: () => Promise<Answer>): Promis
 /** Generic producers, used for every operation that documents the status. */
 const generic: Record<string, Producer> = {
   async '200'(op) {
+    return validRequest(op, KEY_A);
+  },
+  // Accepted for later (an export queued).
+  async '202'(op) {
     return validRequest(op, KEY_A);
   },
   // Every operation refuses unknown query parameters, those that take none included.
@@ -522,6 +566,35 @@ const specific: Record<string, Record<string, Producer>> = {
       return call(urlOf(op), { method: 'POST', headers: { 'x-api-key': KEY_A } });
     },
   },
+  getExport: {
+    async '200'() {
+      return call(`${base}/api/exports/${(await exportOfA(false)).id}`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getExportFile: {
+    async '200'() {
+      return call(`${base}/api/exports/${(await exportOfA(true)).id}/file`, { headers: { 'x-api-key': KEY_A } });
+    },
+    async '404'(op) {
+      return call(urlOf(op), { headers: { 'x-api-key': KEY_A } });
+    },
+    // Queued: no worker builds it here.
+    async '409'() {
+      return call(`${base}/api/exports/${(await exportOfA(false)).id}/file`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  getSharedExport: {
+    async '200'() {
+      return call(`${base}${(await exportOfA(true)).download!}`);
+    },
+    // A token this service never signed (well formed: the spec's pattern).
+    async '404'(op) {
+      return call(urlOf(op));
+    },
+  },
   getSharedCfdiPrintedForm: {
     async '200'() {
       return call(`${base}${await sharedLinkOfA()}/pdf`);
@@ -749,7 +822,7 @@ t.test('one rule for unknown query parameters: every operation answers 400 namin
       'x-api-key': KEY_A,
       accept: op.route === '/sse' || (op.route === '/mcp' && op.method === 'GET') ? 'text/event-stream' : MCP_ACCEPT,
     };
-    const known = op.route === '/messages' ? 'sessionId=none&' : '';
+    const known = op.route === '/messages' ? 'sessionId=none&' : requiredQuery(op);
     const res = await call(urlOf(op, base, `?${known}unknownParameter=1&other_one=2`), {
       method: op.method,
       ...(op.body ? json(exampleBody(op), headers) : { headers }),

@@ -72,10 +72,18 @@ const dbName = 'contract';
 // workers in-process they ran the hundreds of alert jobs the fuzzer schedules while it fuzzed, a third of
 // this file's CPU, and changed job states under a seeded run; the workers have test files of their own.
 // The per-tenant endpoint limit (20, a documented 409) is raised like the rate limit: the fuzzer creates hundreds.
+// So is the exports quota (EXPORT_MAX_ACTIVE, a documented 429): no worker builds the exports it queues.
 const service = await startService({
   mongodbUri: engine.uri,
   mongodbDb: dbName,
-  env: { RATE_LIMIT_MAX: '10000000', RATE_LIMIT_IP_MAX: '10000000', REPORT_RATE_LIMIT_MAX: '10000000', WEBHOOK_MAX_ENDPOINTS: '10000', ALERT_WORKER: 'false' },
+  env: {
+    RATE_LIMIT_MAX: '10000000',
+    RATE_LIMIT_IP_MAX: '10000000',
+    REPORT_RATE_LIMIT_MAX: '10000000',
+    WEBHOOK_MAX_ENDPOINTS: '10000',
+    EXPORT_MAX_ACTIVE: '1000',
+    ALERT_WORKER: 'false',
+  },
 });
 t.teardown(() => service.stop());
 

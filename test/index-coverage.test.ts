@@ -23,6 +23,8 @@ import { evaluateAlertRule } from '../lib/alerts/evaluate.ts';
 import { ALERT_RULE_IDS } from '../lib/alerts/rules.ts';
 import { enqueueAlertEvent } from '../lib/alerts/alert-events.ts';
 import { alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
+import { ObjectId } from 'mongodb';
+import { runExport } from '../lib/exports/run-export.ts';
 import spec from '../generated/openapi.json' with { type: 'json' };
 import { testConfig } from './helpers/harness.ts';
 import { checkShape, shapesOf, type Verdict } from './helpers/index-coverage.ts';
@@ -65,6 +67,9 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.discountDays]: 'tenant',
   [COLLECTIONS.shrinkageDays]: 'tenant',
   [COLLECTIONS.shrinkageFindings]: 'tenant',
+  [COLLECTIONS.exports]: 'tenant',
+  [COLLECTIONS.exportChunks]: 'tenant',
+  [COLLECTIONS.exportJobs]: 'data.tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',
@@ -104,7 +109,9 @@ await ensureIndexes(db);
 await loadDemoData(db, { invoices: 300, trips: 300 });
 
 const now = new Date('2026-11-16T18:00:00Z');
-const app = await buildApp({ config: testConfig(), db, logger: false, now: () => now });
+// EXPORT_MAX_ACTIVE: every dataset's export is queued below before any is built.
+const config = testConfig({ EXPORT_MAX_ACTIVE: '50' });
+const app = await buildApp({ config, db, logger: false, now: () => now });
 t.teardown(() => app.close());
 
 const recorded: Array<{ name: string; command: Document; during: string }> = [];
@@ -349,6 +356,26 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listAlerts', 'GET', '/api/alerts?status=triggered'],
   ['createWebhook', 'POST', '/api/webhooks', { url: 'https://hooks.example.com/indexes', events: ['alert.triggered', 'alert.cleared'] }],
   ['listWebhooks', 'GET', '/api/webhooks'],
+  // Each export is queued here and built below (what the export worker runs), its list's queries with its filters.
+  ['exportFinancialDocs', 'POST', '/api/exports/datasets/financial-docs?format=csv&paymentStatus=unpaid&cancelled=false&startDate=2026-06-01'],
+  ['exportFinancialDocs', 'POST', `/api/exports/datasets/financial-docs?format=csv&client=${client0}&startDate=2026-08-01`],
+  ['exportFinancialDocs', 'POST', '/api/exports/datasets/financial-docs?format=xlsx&updatedSince=2026-01-01T00:00:00Z'],
+  ['exportShipments', 'POST', '/api/exports/datasets/shipments?format=csv&startDate=2026-08-01&endDate=2026-10-31'],
+  ['exportReceivedDocs', 'POST', '/api/exports/datasets/received-docs?format=csv&paymentStatus=partial'],
+  ['exportTaxPositionLines', 'POST', '/api/exports/datasets/tax-position-lines?format=csv&month=2026-10&figure=creditableVat'],
+  ['exportAlertJobs', 'POST', '/api/exports/datasets/alert-jobs?format=csv&ruleId=overdue-invoices&cycleKey=2026-10'],
+  ['exportAlerts', 'POST', '/api/exports/datasets/alerts?format=csv&userId=u-1'],
+  ['exportTaxSummary', 'POST', '/api/exports/datasets/tax-summary?format=xlsx&targetMonth=2026-10'],
+  ['exportTaxPosition', 'POST', '/api/exports/datasets/tax-position?format=csv&month=2026-10'],
+  ['exportDiot', 'POST', '/api/exports/datasets/diot?format=csv&month=2026-10'],
+  ['exportReceivablesAging', 'POST', `/api/exports/datasets/receivables-aging?format=csv&asOf=2026-10-31&client=${client0}`],
+  ['exportCashInflowForecast', 'POST', '/api/exports/datasets/cash-inflow-forecast?format=xlsx'],
+  ['exportDiscountsAndShrinkage', 'POST', '/api/exports/datasets/discounts-and-shrinkage?format=xlsx&startDate=2026-08-01&endDate=2026-10-31'],
+  ['exportFleetUtilization', 'POST', `/api/exports/datasets/fleet-utilization?format=csv&vehicle=${encodeURIComponent(vehicle)}`],
+  ['exportDispatchToBill', 'POST', '/api/exports/datasets/dispatch-to-bill?format=xlsx'],
+  ['exportUnitEconomics', 'POST', '/api/exports/datasets/unit-economics?format=xlsx&startDate=2026-09-01&endDate=2026-11-15'],
+  ['exportOriginals', 'POST', '/api/exports/datasets/originals?startDate=2026-10-01&endDate=2026-10-31'],
+  ['listExports', 'GET', '/api/exports'],
 ];
 /** Webhook operations on the endpoint created above (`{id}`). */
 const WEBHOOK_REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'DELETE', url: string]> = [
@@ -371,6 +398,9 @@ t.test('every REST operation of the spec is exercised', async (t) => {
     ...REQUESTS.map((r) => r[0]),
     ...WEBHOOK_REQUESTS.map((r) => r[0]),
     'cancelAlertJob',
+    'getExport',
+    'getExportFile',
+    'getSharedExport',
     'getSharedCfdiOriginal',
     'getSharedCfdiPrintedForm',
   ]);
@@ -422,6 +452,25 @@ t.test('run the operations', async (t) => {
   during = 'cancelAlertJob DELETE /api/alerts/jobs/:id';
   const cancelled = await app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${jobId}`, headers: { 'x-api-key': key } });
   t.ok(cancelled.statusCode < 300, `${during} → ${cancelled.statusCode}`);
+  // What the export worker does with each export queued above: build it (its dataset's queries), then serve it.
+  const exportsQueued = await app.inject({ method: 'GET', url: '/api/exports?limit=100', headers: { 'x-api-key': key } });
+  const exportIds = exportsQueued.json<{ data: Array<{ id: string; dataset: string }> }>().data;
+  t.equal(exportIds.length, REQUESTS.filter((r) => r[0].startsWith('export')).length, 'every export queued');
+  for (const { id, dataset } of exportIds) {
+    during = `export worker: ${dataset}`;
+    await runExport({ db, config, now: () => now, exports: config.exports }, tenant!.rfc, new ObjectId(id));
+    during = `getExport GET /api/exports/${id} (${dataset})`;
+    const built = await app.inject({ method: 'GET', url: `/api/exports/${id}`, headers: { 'x-api-key': key } });
+    t.equal(built.json<{ status: string }>().status, 'ready', during, { body: built.body.slice(0, 300) });
+  }
+  const oneExport = exportIds[0]!.id;
+  during = 'getExportFile GET /api/exports/:id/file';
+  t.equal((await app.inject({ method: 'GET', url: `/api/exports/${oneExport}/file`, headers: { 'x-api-key': key } })).statusCode, 200, during);
+  const exportLink = (await app.inject({ method: 'GET', url: `/api/exports/${oneExport}`, headers: { 'x-api-key': key } })).json<{
+    download: { url: string };
+  }>().download.url;
+  during = 'getSharedExport GET /api/shared-exports/:token';
+  t.equal((await app.inject({ method: 'GET', url: new URL(exportLink).pathname })).statusCode, 200, during);
   // What the alert worker does with a record: queue its event for the subscribed endpoints.
   const webhooks = await app.inject({ method: 'GET', url: '/api/webhooks', headers: { 'x-api-key': key } });
   const webhookId = webhooks.json<{ data: Array<{ id: string }> }>().data[0]?.id;

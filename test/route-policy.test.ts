@@ -29,6 +29,7 @@ t.test('the spec states the exceptions, every other operation has the defaults',
     getHealth: { ...DEFAULT, deadline: 'none', rateLimited: false, compressed: false },
     getSharedCfdiOriginal: { ...DEFAULT, tenantData: true },
     getSharedCfdiPrintedForm: { ...DEFAULT, tenantData: true },
+    getSharedExport: { ...DEFAULT, tenantData: true },
   });
 });
 

@@ -28,7 +28,12 @@ t.teardown(() => engine.stop());
   await loadDemoData(db, { invoices: 300, trips: 300 });
   await client.close();
 }
-const service = await startService({ mongodbUri: engine.uri, mongodbDb: 'sdk', env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*' } });
+// EXPORT_MAX_ACTIVE: every dataset's export is queued at once below.
+const service = await startService({
+  mongodbUri: engine.uri,
+  mongodbDb: 'sdk',
+  env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*', EXPORT_MAX_ACTIVE: '50', EXPORT_PROCESS_EVERY_MS: '100' },
+});
 t.teardown(() => service.stop());
 
 const key = DEMO_TENANTS[0]!.apiKey;
@@ -391,6 +396,77 @@ t.test("cancellations: the list by cancellation status, and the SAT status servi
   t.equal(wrong.response.status, 400, 'a pair the SAT never answers');
   t.equal(wrong.error?.error.reason, 'invalid_body');
   called.add('recordCancellationStatus');
+});
+
+t.test('exports: an operation per dataset, then the export, its file and its signed link', async (t) => {
+  const csv = { format: 'csv' } as const;
+  const queued = [
+    await api.POST('/api/exports/datasets/financial-docs', { params: { query: { ...csv, paymentStatus: 'unpaid', startDate: '2026-01-01' } } }),
+    await api.POST('/api/exports/datasets/shipments', { params: { query: { format: 'xlsx', dateFilterBy: 'load' } } }),
+    await api.POST('/api/exports/datasets/received-docs', { params: { query: { ...csv, cancelled: false } } }),
+    await api.POST('/api/exports/datasets/tax-position-lines', { params: { query: { ...csv, month: '2026-10', figure: 'vatCollected' } } }),
+    await api.POST('/api/exports/datasets/alert-jobs', { params: { query: { ...csv, state: 'scheduled' } } }),
+    await api.POST('/api/exports/datasets/alerts', { params: { query: { ...csv, status: 'triggered' } } }),
+    await api.POST('/api/exports/datasets/tax-summary', { params: { query: { ...csv, table: 'totals', targetMonth: '2026-10' } } }),
+    await api.POST('/api/exports/datasets/tax-position', { params: { query: { format: 'xlsx', month: '2026-10' } } }),
+    await api.POST('/api/exports/datasets/diot', { params: { query: { ...csv, table: 'rows', month: '2026-10' } } }),
+    await api.POST('/api/exports/datasets/receivables-aging', { params: { query: { ...csv, asOf: '2026-10-31' } } }),
+    await api.POST('/api/exports/datasets/cash-inflow-forecast', { params: { query: { ...csv, bucket: 'week' } } }),
+    await api.POST('/api/exports/datasets/discounts-and-shrinkage', { params: { query: { ...csv, table: 'shrinkage.worstLegs.data' } } }),
+    await api.POST('/api/exports/datasets/fleet-utilization', { params: { query: { ...csv, groupBy: 'driver' } } }),
+    await api.POST('/api/exports/datasets/dispatch-to-bill', { params: { query: { ...csv, table: 'summary' } } }),
+    await api.POST('/api/exports/datasets/unit-economics', { params: { query: { format: 'xlsx', litresBasis: 'loaded' } } }),
+    await api.POST('/api/exports/datasets/originals', { params: { query: { startDate: '2026-10-01', endDate: '2026-10-31', direction: 'received' } } }),
+  ];
+  const datasets = [
+    ['financial-docs', 'exportFinancialDocs'],
+    ['shipments', 'exportShipments'],
+    ['received-docs', 'exportReceivedDocs'],
+    ['tax-position-lines', 'exportTaxPositionLines'],
+    ['alert-jobs', 'exportAlertJobs'],
+    ['alerts', 'exportAlerts'],
+    ['tax-summary', 'exportTaxSummary'],
+    ['tax-position', 'exportTaxPosition'],
+    ['diot', 'exportDiot'],
+    ['receivables-aging', 'exportReceivablesAging'],
+    ['cash-inflow-forecast', 'exportCashInflowForecast'],
+    ['discounts-and-shrinkage', 'exportDiscountsAndShrinkage'],
+    ['fleet-utilization', 'exportFleetUtilization'],
+    ['dispatch-to-bill', 'exportDispatchToBill'],
+    ['unit-economics', 'exportUnitEconomics'],
+    ['originals', 'exportOriginals'],
+  ] as const;
+  for (const [i, res] of queued.entries()) {
+    const [dataset, operationId] = datasets[i]!;
+    t.equal(res.response.status, 202, `${operationId}: ${JSON.stringify(res.error ?? '')}`);
+    t.match(res.data, { dataset, status: 'queued' }, operationId);
+    t.equal(res.response.headers.get('location'), `/api/exports/${res.data?.id ?? ''}`);
+    called.add(operationId);
+  }
+  t.match(queued[6]!.data, { format: 'csv', table: 'totals', query: { targetMonth: '2026-10' } }, 'the table and the filters kept');
+  t.equal(queued[7]!.data?.table, null, 'an XLSX holds every table');
+  t.match(queued[15]!.data, { format: 'zip', query: { startDate: '2026-10-01', endDate: '2026-10-31', direction: 'received' } });
+
+  const id = queued[0]!.data!.id;
+  let view = (await api.GET('/api/exports/{id}', { params: { path: { id } } })).data;
+  for (let i = 0; i < 600 && view?.status !== 'ready' && view?.status !== 'failed'; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    view = (await api.GET('/api/exports/{id}', { params: { path: { id } } })).data;
+  }
+  t.equal(view?.status, 'ready', view?.failure ?? '');
+  const list = await api.GET('/api/exports', { params: { query: { limit: 100 } } });
+  t.same(list.data?.data.map((e) => e.id).sort(), queued.map((q) => q.data!.id).sort(), 'the list holds the exports queued');
+  const file = await api.GET('/api/exports/{id}/file', { params: { path: { id } }, parseAs: 'text' });
+  t.equal(file.response.status, 200);
+  t.ok(file.data?.split('\r\n')[0]?.split(',').includes('amounts.total'), "a CSV whose header row names the items' JSON paths");
+  const token = new URL(view!.download!.url).pathname.split('/').pop()!;
+  const shared = await createFreightClient({ baseUrl: service.base, apiKey: 'none' }).GET('/api/shared-exports/{token}', {
+    params: { path: { token } },
+    parseAs: 'text',
+  });
+  t.equal(shared.response.status, 200);
+  t.equal(shared.data, file.data, 'the same file without a key');
+  called.add('getExport').add('listExports').add('getExportFile').add('getSharedExport');
 });
 
 t.test('MCP (its own document, /docs/mcp.json): streamable HTTP session and the legacy SSE transport', async (t) => {

@@ -49,6 +49,10 @@ export const COLLECTIONS = {
   discountDays: 'discountDays',
   shrinkageDays: 'shrinkageDays',
   shrinkageFindings: 'shrinkageFindings',
+  /** Exports of lists and reports (lib/exports): the requests, their files' chunks, the export worker's Agenda jobs. */
+  exports: 'exports',
+  exportChunks: 'exportChunks',
+  exportJobs: 'exportJobs',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

@@ -331,7 +331,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * fields of the tool hold third-party text.
  */
 /**
- * A result that names a file (`x-mcp-resource-link: {field, mimeType, name?}`: the field holding its URL)
+ * A result that names a file (`x-mcp-resource-link: {field, mimeType?, name?}`: the field holding its URL, a dotted path)
  * also carries it as an MCP resource link, so a client fetches the file instead of the agent
  * reading its bytes. Its name is `name` with `{field}` replaced by the result's fields
  * (`{uuid}.pdf`), else the URL's last path segment.
@@ -339,12 +339,14 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function resourceLinkOf(op: OperationSchemas, body: Record<string, unknown>): CallToolResult['content'] {
   const declared = op.extensions['x-mcp-resource-link'];
   if (!isRecord(declared) || typeof declared.field !== 'string') return [];
-  const uri = body[declared.field];
+  // A field may be a dotted path (`download.url`: an export's link, null until its file is ready).
+  const at = (path: string): unknown => path.split('.').reduce<unknown>((v, key) => (isRecord(v) ? v[key] : undefined), body);
+  const uri = at(declared.field);
   if (typeof uri !== 'string') return [];
   const name =
     typeof declared.name === 'string'
-      ? declared.name.replace(/\{(\w+)\}/g, (_, field: string) => {
-          const value = body[field];
+      ? declared.name.replace(/\{([\w.]+)\}/g, (_, field: string) => {
+          const value = at(field);
           return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
         })
       : decodeURIComponent(new URL(uri).pathname.split('/').pop() ?? 'file');

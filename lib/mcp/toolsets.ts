@@ -1,14 +1,14 @@
 /**
  * Toolsets: a session's catalogue is the tools of the toolsets it asks for, one toolset per spec
- * tag (financial, shipments, tax, analytics, received, imports, originals, alerts, webhooks) plus `settings`
+ * tag (financial, shipments, tax, analytics, received, imports, originals, exports, alerts, webhooks) plus `settings`
  * (operations marked `x-mcp-toolset: settings`: a tenant's configuration) and `filing` (marked
  * `x-mcp-toolset: filing`: the DIOT and the tax position's line pages), optionally only the
  * read-only ones. The choice travels in the MCP URL (`/mcp?toolsets=tax,analytics&readOnly=true`,
  * the same on `/sse`) because hosted agent clients let a user set a URL, not headers. By default
- * every toolset but `webhooks`, `settings`, `filing` and `originals`: configuring endpoints and rules
+ * every toolset but `webhooks`, `settings`, `filing`, `originals` and `exports`: configuring endpoints and rules
  * is set-up done once, the DIOT and the position's line pages are month-end filing work (the
  * position itself, getTaxPosition, is in `tax` with its first lines), links to original XML files
- * are handed to people now and then, and leaving them out keeps the default catalogue within what
+ * are handed to people now and then (exports likewise: files for spreadsheets), and leaving them out keeps the default catalogue within what
  * agents can afford to load.
  */
 import { invalidQuery } from '../http/api-error.ts';
@@ -22,7 +22,7 @@ interface Groupable {
 
 /** The query parameters that select a session's tools. */
 export const TOOL_SELECTION_QUERY = ['toolsets', 'readOnly'] as const;
-export const DEFAULT_EXCLUDED_TOOLSETS: readonly string[] = ['webhooks', 'settings', 'filing', 'originals'];
+export const DEFAULT_EXCLUDED_TOOLSETS: readonly string[] = ['webhooks', 'settings', 'filing', 'originals', 'exports'];
 export const ALL_TOOLSETS = 'all';
 
 export interface ToolSelection {

@@ -1,12 +1,12 @@
 /**
  * Events and their deliveries: what is sent, to whom, once per endpoint and event. The
- * areas that raise events build them (lib/alerts/alert-events.ts); webhooks know none of them.
+ * areas that raise events build them (lib/alerts/alert-events.ts, lib/exports/export-events.ts); webhooks know none of them.
  * The body is built once and stored, so every retry sends the same bytes.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { enqueueDelivery, ensureWebhookIndexes, findSubscribedWebhooks } from './webhooks-repo.ts';
-import { deliveryId, type DeliveryDocument, type DeliveryEventType, type WebhookDocument } from './model.ts';
+import { deliveryId, type DeliveryDocument, type DeliveryEventType, type WebhookDocument, type WebhookEventType } from './model.ts';
 
 export interface WebhookEvent {
   id: string;
@@ -34,7 +34,7 @@ function deliveryFor(webhook: Pick<WebhookDocument, '_id' | 'tenant'>, event: We
 }
 
 /** Queues an event for each of the tenant's endpoints subscribed to its type; returns how many deliveries were new. */
-export async function enqueueEvent(db: Db, event: WebhookEvent & { type: 'alert.triggered' | 'alert.cleared' }, now: Date = new Date()): Promise<number> {
+export async function enqueueEvent(db: Db, event: WebhookEvent & { type: WebhookEventType }, now: Date = new Date()): Promise<number> {
   await ensureWebhookIndexes(db);
   const targets = await findSubscribedWebhooks(db, event.tenant, event.type);
   let created = 0;

@@ -8,7 +8,7 @@ import { ObjectId } from 'mongodb';
 import type { EncryptedSecret } from './secret-box.ts';
 import type { AgendaJobDocument } from '../jobs/agenda-job.ts';
 
-export const WEBHOOK_EVENT_TYPES = ['alert.triggered', 'alert.cleared'] as const;
+export const WEBHOOK_EVENT_TYPES = ['alert.triggered', 'alert.cleared', 'export.ready', 'export.failed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export type DeliveryEventType = WebhookEventType | 'webhook.test';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';

@@ -1,0 +1,14 @@
+/** The indexes of `exports`, `exportChunks` and `exportJobs` (lib/exports/exports-repo.ts). */
+import { COLLECTIONS } from '../db/collections.ts';
+import type { IndexSpecs } from '../db/indexes.ts';
+import { AGENDA_LOCK_INDEX } from '../jobs/agenda-lock-index.ts';
+
+export const EXPORT_INDEXES: IndexSpecs = {
+  [COLLECTIONS.exports]: [
+    { key: { tenant: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' },
+    // The tenant's queued and running exports (EXPORT_MAX_ACTIVE).
+    { key: { tenant: 1, status: 1 }, name: 'tenant_status' },
+  ],
+  [COLLECTIONS.exportChunks]: [{ key: { tenant: 1, exportId: 1, n: 1 }, name: 'tenant_export_n_unique', unique: true }],
+  [COLLECTIONS.exportJobs]: [AGENDA_LOCK_INDEX, { key: { 'data.tenant': 1, 'data.exportId': 1 }, name: 'tenant_export' }],
+};

@@ -1,0 +1,63 @@
+/**
+ * Queues an export (docs/exports.md) for the export worker: what every `POST /api/exports/datasets/<dataset>`
+ * operation does once its route has validated its query (the JSON operation's own parameters, so the
+ * filters are already valid, their defaults present). The record and its job are stored before the
+ * answer: a restart loses nothing acknowledged.
+ */
+import { ObjectId } from 'mongodb';
+import { quotaExceeded } from '../http/api-error.ts';
+import type { ExportDocument, ExportFormat } from './export-record.ts';
+import { exportView, type ExportView } from './export-view.ts';
+import { countActiveExports, insertExport } from './exports-repo.ts';
+import type { ExportRunContext } from './run-export.ts';
+
+export interface QueuedExport {
+  dataset: string;
+  format: ExportFormat;
+  /** The table a CSV holds (null: the dataset's first; an XLSX or zip has no choice). */
+  table: string | null;
+  /** The dataset's filters as validated: what the run hands its domain function. */
+  query: Record<string, unknown>;
+}
+
+export async function queueExport(ctx: ExportRunContext, tenant: string, input: QueuedExport): Promise<ExportView> {
+  // Best effort under concurrent requests (a count, then an insert): a quota of a few, not a lock.
+  if ((await countActiveExports(ctx.db, tenant, ctx.config.queryTimeoutMs)) >= ctx.exports.maxActive)
+    throw quotaExceeded(429, `this tenant has ${ctx.exports.maxActive} exports queued or running (EXPORT_MAX_ACTIVE); try again when one is ready`, 10);
+  const now = ctx.now();
+  const doc: ExportDocument = {
+    _id: new ObjectId(),
+    tenant,
+    dataset: input.dataset,
+    format: input.format,
+    table: input.table,
+    query: input.query,
+    status: 'queued',
+    createdAt: now,
+    startedAt: null,
+    finishedAt: null,
+    rows: 0,
+    total: null,
+    attempts: 0,
+    file: null,
+    expiresAt: null,
+    error: null,
+  };
+  await insertExport(ctx.db, doc, new Date());
+  return exportView(ctx, doc);
+}
+
+/** What a list's or report's export operation takes: its JSON operation's query, plus the file's format and (a report's) table. */
+export interface TableExportQuery {
+  readonly format: 'csv' | 'xlsx';
+  readonly table?: string;
+}
+
+/**
+ * A list or report as CSV or XLSX: `format` and `table` are the export's, every other parameter the
+ * JSON operation's. `table` matters only to a CSV (an XLSX holds every table, so it is not kept there).
+ */
+export function queueTableExport(ctx: ExportRunContext, tenant: string, dataset: string, query: TableExportQuery): Promise<ExportView> {
+  const { format, table, ...filters } = query;
+  return queueExport(ctx, tenant, { dataset, format, table: format === 'csv' ? (table ?? null) : null, query: filters });
+}

@@ -1,0 +1,434 @@
+/**
+ * Exports (issue 38; docs/exports.md) through HTTP and MCP. The expected values come from the JSON
+ * pages of the same list read through the API (and read back from the files with csv-parse and
+ * read-excel-file, not the writer's package), the corpus files on disk (sha256), and an HMAC
+ * computed here. The service's clock is the test's: expiry is reached by moving it, never by sleeping.
+ */
+import t from 'tap';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHash, createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import readXlsx from 'read-excel-file/node';
+import yauzl from 'yauzl';
+import { startHarness, assertConforms, KEY_B } from './helpers/harness.ts';
+import { connect, listen } from './helpers/mcp.ts';
+import { corpusDir } from './helpers/cfdi-corpus.ts';
+import { createApiKey } from '../lib/auth/api-keys.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
+import { exportsPlugin } from '../lib/exports/plugin.ts';
+import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
+import { DATASET_NAMES, TABLE_DATASETS } from '../lib/exports/datasets.ts';
+import { REPORT_TABLES } from '../lib/exports/report-datasets.ts';
+import { listOperations, type JsonSchema } from '../lib/spec/operations.ts';
+import { loadSpec } from '../handlers/app.ts';
+import { validators } from '../generated/validators.js';
+
+let clock = Date.parse('2026-11-20T12:00:00Z');
+const now = () => new Date(clock);
+
+// An in-test webhook receiver: records each request's raw body and headers.
+const deliveries: { body: string; headers: http.IncomingHttpHeaders }[] = [];
+const receiver = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (c: string) => (body += c));
+  req.on('end', () => {
+    deliveries.push({ body, headers: req.headers });
+    res.writeHead(200).end('ok');
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+t.teardown(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+
+const ENV = { EXPORT_PROCESS_EVERY_MS: '100', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*', WEBHOOK_PROCESS_EVERY_MS: '100' };
+const workers = (on: boolean) => [exportsPlugin({ worker: on }), webhooksPlugin({ worker: on })];
+const h = await startHarness(t, { env: ENV, build: { now, plugins: workers(true) } });
+await h.app.ready();
+
+await loadDemoData(h.db, { invoices: 120, trips: 30 });
+const demo = DEMO_TENANTS[0]!;
+const KEY = demo.apiKey;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+type ExportView = {
+  id: string;
+  status: string;
+  progress: { rows: number; total: number | null };
+  file: { name: string; contentType: string; size: number; sha256: string } | null;
+  download: { url: string; expiresAt: string } | null;
+  failure: string | null;
+};
+const api = (method: 'GET' | 'POST', url: string, key: string | null = KEY, payload?: object) =>
+  h.app.inject({ method, url, headers: key ? { 'x-api-key': key } : {}, ...(payload ? { payload } : {}) });
+
+/** `POST /api/exports/datasets/<dataset>?<query>`, the dataset's own operation. */
+const exportUrl = (dataset: string, query: Record<string, string>): string => `/api/exports/datasets/${dataset}?${new URLSearchParams(query).toString()}`;
+async function queueExport(dataset: string, query: Record<string, string>, key = KEY): Promise<ExportView> {
+  const res = await api('POST', exportUrl(dataset, query), key);
+  if (res.statusCode !== 202) throw new Error(`POST ${exportUrl(dataset, query)} ${res.statusCode}: ${res.body}`);
+  return res.json<ExportView>();
+}
+async function ready(id: string, key = KEY): Promise<ExportView> {
+  return waitFor(`export ${id}`, async () => {
+    const v = (await api('GET', `/api/exports/${id}`, key)).json<ExportView>();
+    if (v.status === 'failed') throw new Error(`export failed: ${v.failure}`);
+    return v.status === 'ready' ? v : null;
+  });
+}
+const pathOf = (url: string): string => new URL(url).pathname;
+
+/** The list's JSON pages, walked by cursor through the API (7 a page, so the walk crosses pages). */
+async function jsonItems(url: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await api('GET', `${url}&limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    t.equal(res.statusCode, 200, res.body.slice(0, 200));
+    const page = res.json<{ meta: { nextCursor: string | null }; data: Record<string, unknown>[] }>();
+    items.push(...page.data);
+    cursor = page.meta.nextCursor;
+  } while (cursor);
+  return items;
+}
+/** The value at a dotted path, read here (not with the service's reader). */
+const valueAt = (item: unknown, p: string): unknown =>
+  p.split('.').reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), item);
+const asText = (v: unknown): string =>
+  v === null || v === undefined ? '' : typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
+
+const FILTER = { startDate: '2025-01-01', endDate: '2026-12-31', paymentStatus: 'unpaid' };
+const FILTER_QS = 'startDate=2025-01-01&endDate=2026-12-31&paymentStatus=unpaid';
+
+t.test('the dataset names are the spec enum', async (t) => {
+  const yaml = readFileSync(new URL('../spec/schemas/exports.yaml', import.meta.url), 'utf8');
+  const enumLine = /ExportDatasetName:\n {2}type: string\n {2}enum:\s*\[([^\]]*)\]/.exec(yaml)![1]!;
+  t.same(
+    [...DATASET_NAMES].sort(),
+    enumLine
+      .split(',')
+      .map((s) => s.trim())
+      .sort(),
+  );
+});
+
+const OPERATIONS = listOperations(loadSpec());
+/** The export operations: one `POST /api/exports/datasets/<dataset>` per dataset. */
+const exportOperations = () => OPERATIONS.filter((o) => o.method === 'POST' && o.path.startsWith('/api/exports/datasets/'));
+const propertiesOf = (s: JsonSchema | undefined): Record<string, unknown> => (s?.properties ?? {}) as Record<string, unknown>;
+const requiredOf = (s: JsonSchema | undefined): string[] => (Array.isArray(s?.required) ? s.required.map(String) : []);
+
+t.test("an export operation per dataset, whose query is its JSON operation's parameters, with format (and a report's table)", async (t) => {
+  t.same(
+    exportOperations()
+      .map((o) => o.path.slice('/api/exports/datasets/'.length))
+      .sort(),
+    [...DATASET_NAMES].sort(),
+    'a path per dataset',
+  );
+  for (const dataset of TABLE_DATASETS) {
+    const op = OPERATIONS.find((o) => o.method === 'POST' && o.path === `/api/exports/datasets/${dataset.name}`)!;
+    const json = OPERATIONS.find((o) => o.operationId === dataset.operationId)!;
+    // A list's file holds every page of its summary items; the DIOT's `format` (json or csv) is its JSON operation's rendering.
+    const notTaken = dataset.kind === 'list' ? ['page', 'limit', 'cursor', 'detail'] : dataset.name === 'diot' ? ['format'] : [];
+    const filters = Object.keys(propertiesOf(json.querystring)).filter((n) => !notTaken.includes(n));
+    const mine = propertiesOf(op.querystring);
+    t.same(
+      Object.keys(mine)
+        .filter((n) => n !== 'format' && n !== 'table')
+        .sort(),
+      [...filters].sort(),
+      `${dataset.name}: the filters of ${json.operationId}`,
+    );
+    for (const n of filters) t.same(mine[n], propertiesOf(json.querystring)[n], `${dataset.name}.${n}: the same schema`);
+    t.same(
+      requiredOf(op.querystring).sort(),
+      [...requiredOf(json.querystring).filter((n) => !notTaken.includes(n)), 'format'].sort(),
+      `${dataset.name}: required`,
+    );
+    t.match(mine.format, { enum: ['csv', 'xlsx'] });
+    if (dataset.kind === 'report')
+      t.same(
+        (mine.table as { enum?: unknown }).enum,
+        REPORT_TABLES.get(dataset.name)!.map((tb) => tb.name),
+        `${dataset.name}: table is one of its tables`,
+      );
+    else t.notOk('table' in mine, `${dataset.name}: one table`);
+  }
+  const originals = OPERATIONS.find((o) => o.path === '/api/exports/datasets/originals')!;
+  t.same(Object.keys(propertiesOf(originals.querystring)).sort(), ['direction', 'endDate', 'startDate']);
+  t.same(requiredOf(originals.querystring).sort(), ['endDate', 'startDate']);
+});
+
+t.test('CSV and XLSX of a filtered list equal its JSON pages', async (t) => {
+  const expected = await jsonItems(`/api/financial-docs?${FILTER_QS}`);
+  t.ok(expected.length > 7, `${expected.length} unpaid documents, more than a page`);
+  const all = (await api('GET', '/api/financial-docs?limit=1')).json<{ meta: { total: number } }>().meta.total;
+  t.ok(all > expected.length, 'the filter leaves documents out');
+
+  const created = await api('POST', exportUrl('financial-docs', { format: 'csv', ...FILTER }));
+  t.equal(created.statusCode, 202);
+  assertConforms(t, created, 'POST', '/api/exports/datasets/financial-docs');
+  t.same(created.json<{ query: unknown }>().query, FILTER, 'the filters kept, format apart');
+  t.equal(created.headers.location, `/api/exports/${created.json<ExportView>().id}`);
+  const csv = await ready(created.json<ExportView>().id);
+  t.same(csv.progress, { rows: expected.length, total: expected.length });
+  const got = await api('GET', `/api/exports/${csv.id}`);
+  assertConforms(t, got, 'GET', '/api/exports/:id');
+  const file = await api('GET', `/api/exports/${csv.id}/file`);
+  t.equal(file.statusCode, 200);
+  t.match(file.headers['content-type'], /^text\/csv/);
+  t.match(file.headers['content-disposition'], `attachment; filename="${csv.file!.name}"`);
+  t.equal(createHash('sha256').update(file.rawPayload).digest('hex'), csv.file!.sha256);
+  const rows: string[][] = parseCsv(file.rawPayload, { relax_column_count: false });
+  const [header, ...body] = rows;
+  t.ok(header!.includes('amounts.total') && header!.includes('invoice.uuid') && header!.includes('balance.pending'), 'columns are JSON paths');
+  t.equal(body.length, expected.length);
+  t.same(
+    body,
+    expected.map((item) => header!.map((c) => asText(valueAt(item, c)))),
+    'every cell is the JSON value',
+  );
+
+  const x = await ready((await queueExport('financial-docs', { format: 'xlsx', ...FILTER })).id);
+  const xfile = await api('GET', `/api/exports/${x.id}/file`);
+  t.equal(xfile.headers['content-type'], 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+  const sheets = await readXlsx(xfile.rawPayload);
+  t.equal(sheets.length, 1);
+  const [xheader, ...xbody] = sheets[0]!.data;
+  t.same(xheader, header);
+  t.same(
+    xbody,
+    expected.map((item) =>
+      header!.map((c) => {
+        const v = valueAt(item, c);
+        return v === undefined || v === null ? null : typeof v === 'object' ? JSON.stringify(v) : v;
+      }),
+    ),
+    'every cell is the JSON value, numbers as numbers',
+  );
+});
+
+t.test('a report exports as its JSON answer: the CSV holds its first table, the XLSX every table', async (t) => {
+  const QS = 'startDate=2025-07-01&endDate=2025-12-31';
+  const res = await api('GET', `/api/tax-summary?${QS}`);
+  t.equal(res.statusCode, 200);
+  const answer = res.json<{ months: Record<string, unknown>[] }>();
+  t.ok(answer.months.length > 1, `${answer.months.length} months`);
+  const v = await ready((await queueExport('tax-summary', { format: 'csv', startDate: '2025-07-01', endDate: '2025-12-31' })).id);
+  const rows: string[][] = parseCsv((await api('GET', `/api/exports/${v.id}/file`)).rawPayload, { relax_column_count: false });
+  const [header, ...body] = rows;
+  t.ok(header!.includes('month'), 'a row per month');
+  // A column the month lacks is the answer's own (the period): read from the enclosing object, as docs/exports-report-tables.md says.
+  const cell = (item: Record<string, unknown>, c: string) => asText(c.split('.')[0]! in item ? valueAt(item, c) : valueAt(answer, c));
+  t.same(
+    body,
+    answer.months.map((m) => header!.map((c) => cell(m, c))),
+    'every cell is the JSON value',
+  );
+  const x = await ready((await queueExport('tax-summary', { format: 'xlsx', table: 'totals', startDate: '2025-07-01', endDate: '2025-12-31' })).id);
+  const sheets = await readXlsx((await api('GET', `/api/exports/${x.id}/file`)).rawPayload);
+  t.ok(sheets.length > 1, `${sheets.length} sheets`);
+  t.equal(sheets[0]!.sheet, 'months');
+  t.same(sheets[0]!.data[0], header, 'the first sheet has the CSV columns');
+  t.equal(sheets[0]!.data.length, rows.length, 'and its rows');
+  t.same(
+    sheets.map((s) => s.sheet),
+    ['months', 'totals', 'months.clients', 'findings.items'],
+    'every table (docs/exports-report-tables.md), whatever `table` says',
+  );
+  t.equal(x.file!.name, `tax-summary-${x.id}.xlsx`, 'no table kept for an XLSX');
+
+  // `table` chooses the CSV's table: the totals, one row, the answer's `totals` object.
+  const second = await ready((await queueExport('tax-summary', { format: 'csv', table: 'totals', startDate: '2025-07-01', endDate: '2025-12-31' })).id);
+  const totalsRows: string[][] = parseCsv((await api('GET', `/api/exports/${second.id}/file`)).rawPayload, { relax_column_count: false });
+  const [totalsHeader, ...totalsBody] = totalsRows;
+  t.equal(totalsBody.length, 1, 'one row of totals');
+  const totals = (answer as unknown as { totals: Record<string, unknown> }).totals;
+  const fromTotals = totalsHeader!.filter((c) => c in totals);
+  t.ok(fromTotals.length > 3, `${fromTotals.length} columns read from the answer's totals`);
+  t.same(
+    fromTotals.map((c) => totalsBody[0]![totalsHeader!.indexOf(c)]),
+    fromTotals.map((c) => asText(totals[c])),
+    'the cells are the JSON totals',
+  );
+});
+
+t.test('the signed link works without a key, then 404s after expiry; other tenants get 404', async (t) => {
+  const v = await ready((await queueExport('shipments', { format: 'csv', startDate: '2025-01-01', endDate: '2026-12-31' })).id);
+  t.ok(v.download);
+  const shared = await api('GET', pathOf(v.download!.url), null);
+  t.equal(shared.statusCode, 200);
+  t.equal(createHash('sha256').update(shared.rawPayload).digest('hex'), v.file!.sha256);
+  t.equal(shared.headers['cache-control'], 'no-store');
+  const tampered = pathOf(v.download!.url).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+  t.equal((await api('GET', tampered, null)).statusCode, 404);
+  t.equal((await api('GET', `/api/exports/${v.id}`, KEY_B)).statusCode, 404, "another tenant's export");
+  t.equal((await api('GET', `/api/exports/${v.id}/file`, KEY_B)).statusCode, 404);
+  const saved = clock;
+  clock = Date.parse(v.download!.expiresAt) + 1000;
+  try {
+    t.equal((await api('GET', pathOf(v.download!.url), null)).statusCode, 404, 'expired link');
+    t.equal((await api('GET', `/api/exports/${v.id}/file`)).statusCode, 404, 'expired file');
+    t.equal((await api('GET', `/api/exports/${v.id}`)).json<ExportView>().status, 'expired');
+  } finally {
+    clock = saved;
+  }
+});
+
+t.test('export.ready reaches a webhook with a valid signature', async (t) => {
+  const hook = await api('POST', '/api/webhooks', KEY, { url: receiverUrl, events: ['export.ready'], description: 'exports' });
+  t.equal(hook.statusCode, 201, hook.body);
+  const secret = hook.json<{ secret: string }>().secret;
+  const v = await ready((await queueExport('received-docs', { format: 'csv' })).id);
+  const d = await waitFor('the export.ready delivery', async () => deliveries.find((x) => x.body.includes(v.id)));
+  t.equal(d.headers['x-freight-event-type'], 'export.ready');
+  const sig = String(d.headers['x-freight-signature']);
+  const ts = /t=(\d+)/.exec(sig)![1]!;
+  const mac = createHmac('sha256', secret).update(`${ts}.${d.body}`).digest('hex');
+  t.equal(/v1=([0-9a-f]+)/.exec(sig)![1], mac, 'HMAC-SHA256 over t.body with the endpoint secret');
+  const event = JSON.parse(d.body) as { type: string; data: ExportView };
+  t.equal(event.type, 'export.ready');
+  t.equal(event.data.id, v.id);
+  t.equal(event.data.download!.url, v.download!.url);
+});
+
+t.test('a zip of a period holds each XML byte for byte and a PDF per document', async (t) => {
+  const files = ['files/cfdiutils-cfdi40-valid.xml', 'files/cfdiutils-cfdi33-real.xml'].map((f) => readFileSync(path.join(corpusDir(), f)));
+  const byTenant = new Map<string, Buffer[]>();
+  for (const bytes of files) {
+    const rfc = /<(?:\w+:)?Emisor\b[^>]*?\sRfc="([^"]*)"/.exec(bytes.toString('utf8'))![1]!.replaceAll('&amp;', '&');
+    byTenant.set(rfc, [...(byTenant.get(rfc) ?? []), bytes]);
+  }
+  const [tenant, mine] = [...byTenant][0]!;
+  const key = (await createApiKey(h.db, tenant, 'exports zip')).key;
+  for (const bytes of mine) {
+    const r = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, payload: bytes });
+    t.equal(r.statusCode, 200);
+  }
+  const v = await ready((await queueExport('originals', { startDate: '2000-01-01', endDate: '2030-12-31', direction: 'issued' }, key)).id, key);
+  const zip = await api('GET', `/api/exports/${v.id}/file`, key);
+  t.equal(zip.headers['content-type'], 'application/zip');
+  const entries = await unzip(zip.rawPayload);
+  for (const bytes of mine) {
+    const uuid = /TimbreFiscalDigital\b[^>]*?\sUUID="([^"]*)"/.exec(bytes.toString('utf8'))![1]!.toUpperCase();
+    const xml = entries.get(`issued/${uuid}.xml`);
+    t.ok(xml, `issued/${uuid}.xml`);
+    t.equal(createHash('sha256').update(xml!).digest('hex'), createHash('sha256').update(bytes).digest('hex'), 'byte for byte');
+    const pdf = entries.get(`issued/${uuid}.pdf`);
+    t.ok(pdf && pdf.subarray(0, 5).toString('latin1') === '%PDF-', `issued/${uuid}.pdf is a PDF`);
+  }
+  t.equal(entries.size, mine.length * 2, 'an XML and a PDF per document, nothing else');
+
+  // An end before the start is schema-valid: an empty period (as the lists answer it), never a 400.
+  const empty = await ready((await queueExport('originals', { startDate: '2030-12-31', endDate: '2000-01-01' }, key)).id, key);
+  t.equal(empty.progress.rows, 0);
+  t.equal((await unzip((await api('GET', `/api/exports/${empty.id}/file`, key)).rawPayload)).size, 0, 'an empty zip');
+});
+
+function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
+  return new Promise((resolve, reject) => {
+    const out = new Map<string, Buffer>();
+    yauzl.fromBuffer(bytes, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error('no zip'));
+      zip.on('entry', (entry: yauzl.Entry) => {
+        zip.openReadStream(entry, (e, stream) => {
+          if (e || !stream) return reject(e ?? new Error('no stream'));
+          const parts: Buffer[] = [];
+          stream.on('data', (c: Buffer) => parts.push(c));
+          stream.on('end', () => {
+            out.set(entry.fileName, Buffer.concat(parts));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.on('end', () => resolve(out));
+      zip.readEntry();
+    });
+  });
+}
+
+t.test('bad input is 400 in the documented shape', async (t) => {
+  const cases: [dataset: string, query: Record<string, string>, detail: RegExp][] = [
+    ['financial-docs', { format: 'csv', nope: '1' }, /nope/],
+    ['financial-docs', { format: 'csv', paymentStatus: 'maybe' }, /paymentStatus/],
+    ['financial-docs', { format: 'csv', limit: '5' }, /limit/],
+    ['financial-docs', { format: 'zip' }, /format/],
+    ['financial-docs', {}, /format/],
+    ['tax-summary', { format: 'csv', table: 'data' }, /table/],
+    ['originals', { startDate: '2026-02-30', endDate: '2026-03-01' }, /startDate/],
+    ['originals', { startDate: '2026-02-01' }, /endDate/],
+  ];
+  for (const [dataset, query, detail] of cases) {
+    const res = await api('POST', exportUrl(dataset, query));
+    t.equal(res.statusCode, 400, `${dataset} ${JSON.stringify(query)}`);
+    assertConforms(t, res, 'POST', `/api/exports/datasets/${dataset}`);
+    t.match(res.json<{ error: { details: string[] } }>().error.details.join(' '), detail);
+  }
+  t.equal((await api('POST', exportUrl('nothing', { format: 'csv' }))).statusCode, 404, 'no such dataset: no such operation');
+  t.equal((await api('GET', '/api/exports/6650f1c2a1b2c3d4e5f6c001')).statusCode, 404);
+});
+
+t.test('an export queued before a restart is built after it', async (t) => {
+  await h.rebuild({ env: ENV, now, plugins: workers(false) });
+  const v = await queueExport('alerts', { format: 'xlsx' });
+  t.equal(v.status, 'queued');
+  await sleep(300);
+  t.equal((await api('GET', `/api/exports/${v.id}`)).json<ExportView>().status, 'queued', 'no worker: still queued');
+  await h.rebuild({ env: ENV, now, plugins: workers(true) });
+  await h.app.ready();
+  const done = await ready(v.id);
+  t.equal(done.file!.contentType, 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+  const list = await api('GET', '/api/exports?limit=100');
+  assertConforms(t, list, 'GET', '/api/exports');
+  t.ok(list.json<{ data: ExportView[] }>().data.some((e) => e.id === v.id));
+});
+
+t.test('MCP: the exports toolset answers a resource link that reads back', async (t) => {
+  const base = await listen(h.app);
+  const byDefault = await connect(t, base, 'streamable', { 'x-api-key': KEY });
+  t.notOk(
+    (await byDefault.listTools()).tools.some((tool) => tool.name === 'getExport'),
+    'not in the default catalogue',
+  );
+  const client = await connect(t, base, 'streamable', { 'x-api-key': KEY }, '?toolsets=exports');
+  t.same(
+    (await client.listTools()).tools.map((tool) => tool.name).sort(),
+    [...exportOperations().map((o) => o.operationId), 'getExport', 'listExports'].sort(),
+    'a tool per dataset, and the export itself',
+  );
+  const made = (await client.callTool({ name: 'exportFinancialDocs', arguments: { format: 'csv', ...FILTER } })) as unknown as {
+    isError?: boolean;
+    structuredContent?: ExportView & { query: unknown };
+  };
+  t.notOk(made.isError);
+  t.same(made.structuredContent?.query, FILTER, 'the filters as the REST operation takes them');
+  const v = await ready(made.structuredContent!.id);
+  const res = (await client.callTool({ name: 'getExport', arguments: { id: v.id } })) as unknown as {
+    content: { type: string; uri?: string; name?: string; text?: string }[];
+  };
+  const link = res.content.find((c) => c.type === 'resource_link');
+  t.match(link, { uri: v.download!.url, name: v.file!.name });
+  const fetched = await fetch(new URL(pathOf(link!.uri!), base));
+  t.equal(fetched.status, 200);
+  t.equal(
+    createHash('sha256')
+      .update(Buffer.from(await fetched.arrayBuffer()))
+      .digest('hex'),
+    v.file!.sha256,
+  );
+  t.ok(validators['GET /api/exports/:id response:200'], 'the answer is typed in the spec');
+});
