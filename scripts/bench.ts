@@ -250,6 +250,8 @@ const CASES: [string, string][] = [
   ['financial-docs cancelled=false', '/api/financial-docs?cancelled=false'],
   ['financial-docs cancellationStatus=pending', '/api/financial-docs?cancellationStatus=pending'],
   ['financial-docs page 50', '/api/financial-docs?page=50&limit=100'],
+  ['financial-docs openAsOf=2026-10-31', '/api/financial-docs?openAsOf=2026-10-31'],
+  ['financial-docs openAsOf=2026-10-31 client', `/api/financial-docs?openAsOf=2026-10-31&client=${topClient}`],
   ['shipments summary', '/api/shipments'],
   ['shipments full limit=100', '/api/shipments?detail=full&limit=100'],
   ['shipments client+offload 90d', `/api/shipments?client=${topClient}&dateFilterBy=offload&startDate=2026-08-18&endDate=2026-11-15`],
