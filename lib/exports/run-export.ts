@@ -18,6 +18,7 @@ import { CONTENT_TYPES, statusAt, type ExportDocument, type ExportFile } from '.
 import { exportView } from './export-view.ts';
 import { chunkSink } from './chunk-sink.ts';
 import { releaseExportSlot } from './export-slots-repo.ts';
+import { NO_METRICS, type ServiceMetrics } from '../metrics/service-metrics.ts';
 import { deleteExportChunks, expireExport, exportsCollection, finishExport, recordExportProgress, startExportRun } from './exports-repo.ts';
 import { ORIGINALS_DATASET, originalsQuery, writeOriginalsZip } from './originals-zip.ts';
 import { writeCsv, writeXlsx, type RowCounter } from './table-writers.ts';
@@ -103,13 +104,13 @@ const untilExpiry = (ctx: ExportRunContext, doc: ExportDocument): number => Math
  * covers a worker that died between the outcome and the release). A run that throws to be retried
  * keeps it.
  */
-export async function runExport(ctx: ExportRunContext, tenant: string, _id: ObjectId): Promise<RunOutcome> {
-  const outcome = await runOnce(ctx, tenant, _id);
+export async function runExport(ctx: ExportRunContext, tenant: string, _id: ObjectId, metrics: ServiceMetrics = NO_METRICS): Promise<RunOutcome> {
+  const outcome = await runOnce(ctx, tenant, _id, metrics);
   await releaseExportSlot(ctx.db, tenant, _id);
   return outcome;
 }
 
-async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId): Promise<RunOutcome> {
+async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId, metrics: ServiceMetrics): Promise<RunOutcome> {
   const doc = await exportsCollection(ctx.db).findOne({ tenant, _id });
   if (!doc) return { nextRunInMs: null };
   if (doc.status === 'ready') {
@@ -130,7 +131,10 @@ async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId): Pr
     file = { name: fileName(started), contentType: CONTENT_TYPES[started.format], ...sink.summary() };
   } catch (err) {
     const own = err instanceof ExportRefused || err instanceof ApiError;
-    if (!own && started.attempts < EXPORT_MAX_ATTEMPTS) throw err;
+    if (!own && started.attempts < EXPORT_MAX_ATTEMPTS) {
+      metrics.exportRun('retrying');
+      throw err;
+    }
     const why = own
       ? err instanceof ApiError
         ? [err.message, ...err.details].join(': ')
@@ -138,7 +142,10 @@ async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId): Pr
       : 'the export could not be written (see the service log)';
     await deleteExportChunks(ctx.db, tenant, _id);
     const failed = await finishExport(ctx.db, tenant, _id, { status: 'failed', error: why }, ctx.now());
-    if (failed) await raise(ctx, failed);
+    if (failed) {
+      metrics.exportRun('failed');
+      await raise(ctx, failed);
+    }
     if (!own) {
       await releaseExportSlot(ctx.db, tenant, _id);
       throw err;
@@ -149,6 +156,7 @@ async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId): Pr
   const expiresAt = new Date((Math.floor(ctx.now().getTime() / 1000) + ctx.exports.ttlSeconds) * 1000);
   const ready = await finishExport(ctx.db, tenant, _id, { status: 'ready', file, rows, total: total ?? rows, expiresAt }, ctx.now());
   if (!ready) return { nextRunInMs: null };
+  metrics.exportRun('ready');
   await raise(ctx, ready);
   return { nextRunInMs: untilExpiry(ctx, ready) };
 }
