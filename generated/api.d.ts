@@ -4073,6 +4073,11 @@ export interface components {
             paymentMethod: "PUE" | "PPD";
             /** @description What settled it, in date order. */
             payments: components["schemas"]["ReceivedPayment"][];
+            /**
+             * Format: uri
+             * @description The printed form (representación impresa, PDF with the SAT's verification QR) rendered from the original XML (`GET /api/cfdi-originals/{uuid}/pdf`, API key), as an issued document's; null when no original is kept, as `xml`
+             */
+            pdf: string | null;
             serie: string;
             supplier: {
                 /** @description Emisor Nombre */
@@ -9763,6 +9768,7 @@ export interface operations {
                      *           "currency": "MXN",
                      *           "exchangeRate": 1,
                      *           "xml": "http://localhost:3000/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101",
+                     *           "pdf": "http://localhost:3000/api/cfdi-originals/9D1C0E55-0001-4000-8000-000000000101/pdf",
                      *           "paymentMethod": "PPD",
                      *           "amounts": {
                      *             "subTotal": 50000,

@@ -387,6 +387,13 @@ export const CONFIG_SCHEMA = {
       description:
         '`GET /metrics` then needs `authorization: Bearer <token>` (401 otherwise). Unset: open to whoever reaches the port, as most exporters are (keep the port off the internet, or set a token)',
     },
+    WORKER_METRICS_PORT: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 65535,
+      description:
+        '`npm run worker` serves the same Prometheus metrics at `GET /metrics` on this port (on `HOST`; `0`: a free port, logged; `METRICS_TOKEN` and `METRICS_ENABLED` apply). Unset: no endpoint, so several workers can share a host',
+    },
     METRICS_DATABASE_CACHE_MS: {
       type: 'integer',
       minimum: 0,

@@ -35,8 +35,8 @@ export interface AppConfig {
   connections: ConnectionSettings;
   /** How long GET /ready waits for the database's answer to a ping before it answers 503. */
   readyTimeoutMs: number;
-  /** GET /metrics (lib/app/metrics.ts): on or off, the bearer token it needs (null: open), how long database readings are reused. */
-  metrics: { enabled: boolean; token: string | null; databaseCacheMs: number };
+  /** GET /metrics (lib/app/metrics.ts): on or off, the bearer token it needs (null: open), how long database readings are reused, and the port of `npm run worker`'s (null: none). */
+  metrics: { enabled: boolean; token: string | null; databaseCacheMs: number; workerPort: number | null };
   /** OpenTelemetry traces (lib/app/tracing.ts): the OTLP base URL (null: off) and the service's name in them. */
   tracing: { endpoint: string | null; serviceName: string };
   bodyLimitBytes: number;
@@ -334,7 +334,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     connections: connectionSettings(e),
     readyTimeoutMs: e.READY_TIMEOUT_MS,
-    metrics: { enabled: e.METRICS_ENABLED, token: e.METRICS_TOKEN ?? null, databaseCacheMs: e.METRICS_DATABASE_CACHE_MS },
+    metrics: {
+      enabled: e.METRICS_ENABLED,
+      token: e.METRICS_TOKEN ?? null,
+      databaseCacheMs: e.METRICS_DATABASE_CACHE_MS,
+      workerPort: e.WORKER_METRICS_PORT ?? null,
+    },
     tracing: { endpoint: baseUrl('OTEL_EXPORTER_OTLP_ENDPOINT', e.OTEL_EXPORTER_OTLP_ENDPOINT), serviceName: e.OTEL_SERVICE_NAME },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     trustProxy: e.TRUST_PROXY,

@@ -17,6 +17,10 @@
  * counts) is loaded too, and FNO's list latency is measured alone, then while TGO runs year-long
  * reports from K keys, without and with the per-tenant report turns (real HTTP on 127.0.0.1:0).
  *
+ * The export cases (scripts/bench-export.ts, e.g. `--only 'export financial-docs csv'`): a CSV of
+ * all the tenant's rows of a list, built by the export worker in this process, downloaded over
+ * real HTTP; time, rows per second, and the service's and the engine's peak RSS during each.
+ *
  * `--compare` runs scripts/bench-compare.ts instead: the service side by side
  * with bare baselines (autocannon at 1, 10 and 50 connections), same engine and data.
  *
@@ -42,6 +46,8 @@ import { percentile } from '../lib/analytics/stats.ts';
 import { progressReporter } from './progress.ts';
 import { formatCompare, runCompare } from './bench-compare.ts';
 import { benchConfig, formatFairness, runFairness } from './bench-fairness.ts';
+import { EXPORT_CASES, formatExportResults, runExportCase, type ExportResult } from './bench-export.ts';
+import { exportsPlugin } from '../lib/exports/plugin.ts';
 
 const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]
 
@@ -49,7 +55,8 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
   --trips N      trips of the tenant (default 100000)
   --runs N       timed runs per operation (default 5)
   --warmup N     untimed runs first (default 1)
-  --only S       only operations whose name contains S
+  --only S       only operations whose name contains S (the export cases: 'export financial-docs csv',
+                 'export shipments csv'; each runs once, --runs and --warmup do not apply)
   --json         print the results as JSON instead of a table
   --data-dir DIR on-disk store to use (default: a new temporary one); a store that already holds the
                  tenant is reused as it is (no loading): the restart is what is timed
@@ -231,9 +238,11 @@ for (const kind of ROLLUP_KINDS) {
 }
 
 const now = new Date('2026-11-16T12:00:00-06:00');
-const config = benchConfig();
+const exportCases = values.fairness || values.compare ? [] : EXPORT_CASES.filter((c) => !values.only || c.name.includes(values.only));
+// The export worker only when an export case runs (its polling stays out of the other timings); it polls often, so the wait is the build's.
+const config = benchConfig(exportCases.length ? { EXPORT_PROCESS_EVERY_MS: '50' } : {});
 const appStart = performance.now();
-const app = await buildApp({ config, db: dbRef, logger: false, now: () => now });
+const app = await buildApp({ config, db: dbRef, logger: false, now: () => now, plugins: exportCases.length ? [exportsPlugin({ worker: true })] : [] });
 if (restartSeconds !== null) restartSeconds += (performance.now() - appStart) / 1000;
 
 const top = await financialDocs(dbRef)
@@ -396,8 +405,19 @@ for (const [name, url] of CASES) {
   if (!values.json) process.stderr.write(`  ${name}: median ${r(percentile(times, 50))} ms, cpu ${r(percentile(cpu, 50))} ms\n`);
 }
 
+// Last: each resets the peaks of RSS it reports, so the whole run's peaks are read first.
 const nodePeakMb = Math.round(process.resourceUsage().maxRSS / 1024);
 const jvmPeakMb = jvmPeakRssMb(jvmPid);
+const exportResults: ExportResult[] = [];
+if (exportCases.length) await app.ready();
+for (const c of exportCases) {
+  const r = await runExportCase({ app, apiKey: tenant.apiKey, jvmPid, case: c });
+  exportResults.push(r);
+  if (!values.json)
+    process.stderr.write(
+      `  ${r.name}: ${r.rows} rows in ${r.totalSeconds} s (${r.rowsPerSecond} rows/s), peak RSS service ${r.servicePeakRssMb ?? 'n/a'} MB, engine ${r.enginePeakRssMb ?? 'n/a'} MB\n`,
+    );
+}
 await app.close();
 await clientRef.close(true);
 await engineRef.stop();
@@ -419,20 +439,25 @@ const summary = {
   totalSeconds: Math.round((performance.now() - t0) / 1000),
 };
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ summary, results }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ summary, results, exports: exportResults }, null, 2)}\n`);
 } else {
   const pad = (s: string, n: number) => s.padEnd(n);
   const num = (x: number, n: number) => String(x).padStart(n);
   const w = Math.max(...results.map((r) => r.name.length), 9);
   const lines = [
     `Tenant ${summary.tenant}: ${summary.invoices} invoices, ${summary.trips} trips (${loadSeconds ? `loaded in ${summary.loadSeconds} s` : 'already in the store'}); ${summary.engine} engine${restartSeconds === null ? '' : `, restart (engine open + indexes + app ready) ${summary.restartSeconds} s`}; ${runs} runs after ${warmup} warm-up; Node ${summary.node}`,
-    '',
-    `| ${pad('operation', w)} | median ms | p95 ms | min ms | max ms | CPU ms (median) | response bytes |`,
-    `| ${'-'.repeat(w)} | --------: | -----: | -----: | -----: | --------------: | -------------: |`,
-    ...results.map(
-      (r) =>
-        `| ${pad(r.name, w)} | ${num(r.medianMs, 9)} | ${num(r.p95Ms, 6)} | ${num(r.minMs, 6)} | ${num(r.maxMs, 6)} | ${num(r.cpuMs, 15)} | ${num(r.bytes, 14)} |`,
-    ),
+    ...(results.length
+      ? [
+          '',
+          `| ${pad('operation', w)} | median ms | p95 ms | min ms | max ms | CPU ms (median) | response bytes |`,
+          `| ${'-'.repeat(w)} | --------: | -----: | -----: | -----: | --------------: | -------------: |`,
+          ...results.map(
+            (r) =>
+              `| ${pad(r.name, w)} | ${num(r.medianMs, 9)} | ${num(r.p95Ms, 6)} | ${num(r.minMs, 6)} | ${num(r.maxMs, 6)} | ${num(r.cpuMs, 15)} | ${num(r.bytes, 14)} |`,
+          ),
+        ]
+      : []),
+    ...(exportResults.length ? ['', formatExportResults(exportResults)] : []),
     '',
     `Peak RSS: Node process ${nodePeakMb} MB; embedded engine JVM ${jvmPeakMb === null ? 'n/a' : `${jvmPeakMb} MB`} (heap cap ${engineRef.maxHeap}). Total ${summary.totalSeconds} s. Load average at the end: ${summary.loadAverage.join(', ')} (${os.cpus().length} cores).`,
   ];

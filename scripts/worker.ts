@@ -4,7 +4,11 @@
  * Agenda's locks on the same database (MONGODB_URI, or the embedded engine a
  * running `npm start` owns under DATA_DIR).
  *
- * The webhook delivery worker runs beside it (WEBHOOK_* settings).
+ * The webhook delivery worker runs beside it (WEBHOOK_* settings), and the export worker
+ * (EXPORT_* settings: the exports API-only services queue are built here).
+ *
+ * WORKER_METRICS_PORT serves Prometheus metrics at GET /metrics (lib/metrics/worker-metrics.ts):
+ * the job queues, webhook and export outcomes, the database's health (docs/operations.md).
  *
  * SIGTERM/SIGINT drain running evaluations (ALERT_DRAIN_TIMEOUT_MS) before the
  * database is closed. Tunables: ALERT_PROCESS_EVERY_MS, ALERT_CONCURRENCY,
@@ -17,6 +21,9 @@ import { engineSupervisionSettings } from './embedded-mongo/settings.ts';
 import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createAlertWorker } from '../lib/alerts/worker.ts';
 import { createWebhookWorker } from '../lib/webhooks/worker.ts';
+import { createExportWorker } from '../lib/exports/worker.ts';
+import { startWorkerMetrics } from '../lib/metrics/worker-metrics.ts';
+import { NO_METRICS } from '../lib/metrics/service-metrics.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 import { createRollupWorker } from '../lib/rollups/rollup-worker.ts';
 import { createTracing } from '../lib/tracing/tracing.ts';
@@ -42,6 +49,21 @@ const tracing = createTracing({
 });
 const stopMongoSpans = tracing.enabled ? traceMongoCommands(database.client, tracing.tracer) : () => {};
 
+// Before the workers start, so their first outcomes are counted; off unless WORKER_METRICS_PORT is set (several workers may share a host).
+const metricsEndpoint =
+  config.metrics.enabled && config.metrics.workerPort !== null
+    ? await startWorkerMetrics({
+        db: database.db,
+        host: config.host,
+        port: config.metrics.workerPort,
+        token: config.metrics.token,
+        maxTimeMS: config.readyTimeoutMs,
+        cacheMs: config.metrics.databaseCacheMs,
+        warn: (message, err) => log.warn({ err }, message),
+      })
+    : null;
+const metrics = metricsEndpoint?.metrics ?? NO_METRICS;
+
 const worker = createAlertWorker({ db: database.db, ...config.alerts.workerSettings, logger: log, tracer: tracing.tracer });
 // Deliveries of the events the alert worker produces (and test events), beside it.
 const webhookWorker = createWebhookWorker({
@@ -49,6 +71,13 @@ const webhookWorker = createWebhookWorker({
   settings: config.webhooks,
   logger: log.child({ component: 'webhook-worker' }),
   tracer: tracing.tracer,
+  metrics,
+});
+const exportWorker = createExportWorker({
+  ctx: { db: database.db, config, now: () => new Date(), exports: config.exports },
+  logger: log.child({ component: 'export-worker' }),
+  tracer: tracing.tracer,
+  metrics,
 });
 // The totals kept on write: the marks API-only services leave are drained here too (docs/rollups.md).
 const rollupWorker = createRollupWorker({ db: database.db, logger: log.child({ component: 'rollup-worker' }) });
@@ -61,8 +90,9 @@ async function shutdown(signal: string, exitCode = 0): Promise<void> {
   const force = setTimeout(() => process.exit(1), worker.settings.drainTimeoutMs + 10_000);
   force.unref();
   try {
-    await Promise.all([worker.stop(), webhookWorker.stop(), rollupWorker.stop()]);
+    await Promise.all([worker.stop(), webhookWorker.stop(), exportWorker.stop(), rollupWorker.stop()]);
   } finally {
+    await metricsEndpoint?.close();
     stopMongoSpans();
     await tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'traces not all sent'));
     await database.close();
@@ -75,5 +105,9 @@ onEngineLost = () => void shutdown('embedded engine lost', 1);
 
 await worker.start();
 await webhookWorker.start();
+await exportWorker.start();
 await rollupWorker.start();
-log.info({ worker: worker.name, ...worker.settings }, 'alert worker running; Ctrl-C to stop');
+log.info(
+  { worker: worker.name, ...worker.settings, metricsPort: metricsEndpoint?.port ?? null },
+  `alert worker running${metricsEndpoint ? `; metrics at http://${config.host}:${metricsEndpoint.port}/metrics` : ''}; Ctrl-C to stop`,
+);

@@ -70,6 +70,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.exports]: 'tenant',
   [COLLECTIONS.exportChunks]: 'tenant',
   [COLLECTIONS.exportJobs]: 'data.tenant',
+  [COLLECTIONS.exportSlots]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',

@@ -1,18 +1,13 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import fastifyMetricsModule from 'fastify-metrics';
 import promClient, { Registry } from 'prom-client';
-import { ApiError } from '../http/api-error.ts';
+import { metricsTokenChecker } from '../metrics/metrics-token.ts';
 import { isInternalDispatch } from '../http/internal-dispatch.ts';
 import { operationByRoute } from '../spec/operation-by-route.ts';
-import { COLLECTIONS } from '../db/collections.ts';
-import { queueDepth } from '../jobs/queue-depth.ts';
-import { ALERT_JOB_NAME } from '../alerts/jobs.ts';
-import { DELIVERY_JOB_NAME } from '../webhooks/webhooks-repo.ts';
 import { NO_METRICS, type ServiceMetrics } from '../metrics/service-metrics.ts';
-import { LATENCY_BUCKETS, prometheusMetrics, type DatabaseReading } from '../metrics/prometheus.ts';
-import { reuseReading } from '../metrics/reuse-reading.ts';
+import { LATENCY_BUCKETS, prometheusMetrics } from '../metrics/prometheus.ts';
+import { databaseReader } from '../metrics/database-reading.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,30 +16,16 @@ declare module 'fastify' {
   }
 }
 
-/** The Agenda queues whose depth a scrape reads: every job name of the service's workers. */
-const QUEUES = [
-  { collection: COLLECTIONS.alertJobs, job: ALERT_JOB_NAME },
-  { collection: COLLECTIONS.webhookJobs, job: DELIVERY_JOB_NAME },
-];
-/** Counted up to this many jobs per queue and state: a scrape's work stays bounded. */
-const QUEUE_COUNT_CAP = 100_000;
-
 // A CommonJS module with an ES default export: the plugin is its `default`.
 const fastifyMetrics = fastifyMetricsModule.default;
 
-const digest = (text: string) => createHash('sha256').update(text).digest();
-
 /** onRequest hook of GET /metrics when METRICS_TOKEN is set: `authorization: Bearer <token>` or 401. */
 function requireToken(token: string) {
-  const expected = digest(token);
+  const check = metricsTokenChecker(token);
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const header = request.headers.authorization;
-    const presented = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : undefined;
     reply.header('www-authenticate', 'Bearer realm="metrics"');
-    if (presented === undefined)
-      throw new ApiError(401, 'Unauthorized', ['GET /metrics needs authorization: Bearer <METRICS_TOKEN>'], { reason: 'missing_api_key' });
-    // Compared as digests: equal lengths, and no timing clue about the token.
-    if (!timingSafeEqual(digest(presented), expected)) throw new ApiError(401, 'Unauthorized', ['the bearer token is not the metrics token']);
+    const refused = check(request.headers.authorization);
+    if (refused) throw refused;
   };
 }
 
@@ -70,28 +51,14 @@ export const metricsPlugin = fp(
       return;
     }
     const registry = new Registry();
-    const readDatabase = reuseReading(async (): Promise<DatabaseReading> => {
-      const down: DatabaseReading = { up: false, pingSeconds: null, queues: [] };
-      if (app.databaseProblem() !== null) return down;
-      let pingMs: number;
-      try {
-        pingMs = await app.pingDatabase();
-      } catch {
-        return down;
-      }
-      const now = new Date();
-      const queues = await Promise.all(
-        QUEUES.map(async ({ collection, job }) => {
-          try {
-            return { job, depth: await queueDepth(db, collection, job, now, { cap: QUEUE_COUNT_CAP, maxTimeMS: config.readyTimeoutMs }) };
-          } catch (err) {
-            app.log.warn({ err, job }, 'metrics: the job queue depth could not be read');
-            return null;
-          }
-        }),
-      );
-      return { up: true, pingSeconds: pingMs / 1000, queues: queues.filter((q) => q !== null) };
-    }, config.metrics.databaseCacheMs);
+    const readDatabase = databaseReader({
+      db,
+      ping: () => app.pingDatabase(),
+      problem: () => app.databaseProblem(),
+      maxTimeMS: config.readyTimeoutMs,
+      cacheMs: config.metrics.databaseCacheMs,
+      warn: (err, job) => app.log.warn({ err, job }, 'metrics: the job queue depth could not be read'),
+    });
     app.decorate('serviceMetrics', prometheusMetrics(registry, readDatabase));
 
     const operationOf = operationByRoute(spec);

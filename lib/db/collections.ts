@@ -53,6 +53,8 @@ export const COLLECTIONS = {
   exports: 'exports',
   exportChunks: 'exportChunks',
   exportJobs: 'exportJobs',
+  /** A tenant's exports queued or running, one document per slot of EXPORT_MAX_ACTIVE (lib/exports/export-slot.ts). */
+  exportSlots: 'exportSlots',
 } as const;
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */

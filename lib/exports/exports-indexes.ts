@@ -1,14 +1,12 @@
-/** The indexes of `exports`, `exportChunks` and `exportJobs` (lib/exports/exports-repo.ts). */
+/** The indexes of `exports`, `exportChunks`, `exportJobs` (lib/exports/exports-repo.ts) and `exportSlots` (export-slots-repo.ts). */
 import { COLLECTIONS } from '../db/collections.ts';
 import type { IndexSpecs } from '../db/indexes.ts';
 import { AGENDA_LOCK_INDEX } from '../jobs/agenda-lock-index.ts';
 
 export const EXPORT_INDEXES: IndexSpecs = {
-  [COLLECTIONS.exports]: [
-    { key: { tenant: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' },
-    // The tenant's queued and running exports (EXPORT_MAX_ACTIVE).
-    { key: { tenant: 1, status: 1 }, name: 'tenant_status' },
-  ],
+  [COLLECTIONS.exports]: [{ key: { tenant: 1, createdAt: -1, _id: -1 }, name: 'tenant_created' }],
   [COLLECTIONS.exportChunks]: [{ key: { tenant: 1, exportId: 1, n: 1 }, name: 'tenant_export_n_unique', unique: true }],
   [COLLECTIONS.exportJobs]: [AGENDA_LOCK_INDEX, { key: { 'data.tenant': 1, 'data.exportId': 1 }, name: 'tenant_export' }],
+  // A slot is held under its unique _id (<tenant>#<n>); released and reclaimed by its export.
+  [COLLECTIONS.exportSlots]: [{ key: { tenant: 1, exportId: 1 }, name: 'tenant_export' }],
 };

@@ -34,10 +34,6 @@ export async function insertExport(db: Db, doc: ExportDocument, runAt: Date): Pr
   await insertUnlessDuplicate(jobs(db), oneTimeJobDocument(doc._id, EXPORT_JOB_NAME, { exportId: doc._id.toHexString(), tenant: doc.tenant }, runAt));
 }
 
-export async function countActiveExports(db: Db, tenant: string, maxTimeMS: number): Promise<number> {
-  return exportsCollection(db).countDocuments({ tenant, status: { $in: ['queued', 'running'] } }, { maxTimeMS });
-}
-
 export async function findExport(db: Db, tenant: string, id: string): Promise<ExportDocument | null> {
   const _id = hexId(id);
   return _id ? exportsCollection(db).findOne({ tenant, _id }) : null;

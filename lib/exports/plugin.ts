@@ -34,6 +34,7 @@ export const exportsWorkerPlugin = fp<ExportsPluginOptions & { deps: ExportsPlug
           name: options.name,
           logger: app.log.child({ component: 'export-worker' }),
           tracer: app.tracing.tracer,
+          metrics: app.serviceMetrics,
         })
       : null;
     app.decorate('exportWorker', worker);
@@ -45,7 +46,7 @@ export const exportsWorkerPlugin = fp<ExportsPluginOptions & { deps: ExportsPlug
       await worker.stop();
     });
   },
-  { name: 'exports-worker', dependencies: ['tracing'], fastify: '5.x' },
+  { name: 'exports-worker', dependencies: ['metrics', 'tracing'], fastify: '5.x' },
 );
 
 /** Registers the worker plugin with the service's dependencies (what `buildApp({ plugins })` takes). */

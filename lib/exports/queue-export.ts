@@ -8,7 +8,8 @@ import { ObjectId } from 'mongodb';
 import { quotaExceeded } from '../http/api-error.ts';
 import type { ExportDocument, ExportFormat } from './export-record.ts';
 import { exportView, type ExportView } from './export-view.ts';
-import { countActiveExports, insertExport } from './exports-repo.ts';
+import { insertExport } from './exports-repo.ts';
+import { claimExportSlot, releaseExportSlot } from './export-slots-repo.ts';
 import type { ExportRunContext } from './run-export.ts';
 
 export interface QueuedExport {
@@ -21,12 +22,13 @@ export interface QueuedExport {
 }
 
 export async function queueExport(ctx: ExportRunContext, tenant: string, input: QueuedExport): Promise<ExportView> {
-  // Best effort under concurrent requests (a count, then an insert): a quota of a few, not a lock.
-  if ((await countActiveExports(ctx.db, tenant, ctx.config.queryTimeoutMs)) >= ctx.exports.maxActive)
+  const _id = new ObjectId();
+  // A slot of the tenant's EXPORT_MAX_ACTIVE, taken atomically (export-slot.ts): concurrent requests never pass the cap together.
+  if (!(await claimExportSlot(ctx.db, tenant, _id, ctx.exports.maxActive)))
     throw quotaExceeded(429, `this tenant has ${ctx.exports.maxActive} exports queued or running (EXPORT_MAX_ACTIVE); try again when one is ready`, 10);
   const now = ctx.now();
   const doc: ExportDocument = {
-    _id: new ObjectId(),
+    _id,
     tenant,
     dataset: input.dataset,
     format: input.format,
@@ -43,7 +45,13 @@ export async function queueExport(ctx: ExportRunContext, tenant: string, input: 
     expiresAt: null,
     error: null,
   };
-  await insertExport(ctx.db, doc, new Date());
+  try {
+    await insertExport(ctx.db, doc, new Date());
+  } catch (err) {
+    // Not acknowledged: the slot is free again (if this fails too, the next request over the cap reclaims it).
+    await releaseExportSlot(ctx.db, tenant, _id).catch(() => undefined);
+    throw err;
+  }
   return exportView(ctx, doc);
 }
 

@@ -17,6 +17,8 @@ import type { ExportContext } from './export-dataset.ts';
 import { CONTENT_TYPES, statusAt, type ExportDocument, type ExportFile } from './export-record.ts';
 import { exportView } from './export-view.ts';
 import { chunkSink } from './chunk-sink.ts';
+import { releaseExportSlot } from './export-slots-repo.ts';
+import { NO_METRICS, type ServiceMetrics } from '../metrics/service-metrics.ts';
 import { deleteExportChunks, expireExport, exportsCollection, finishExport, recordExportProgress, startExportRun } from './exports-repo.ts';
 import { ORIGINALS_DATASET, originalsQuery, writeOriginalsZip } from './originals-zip.ts';
 import { writeCsv, writeXlsx, type RowCounter } from './table-writers.ts';
@@ -96,7 +98,19 @@ async function raise(ctx: ExportRunContext, doc: ExportDocument): Promise<void> 
 
 const untilExpiry = (ctx: ExportRunContext, doc: ExportDocument): number => Math.max(0, (doc.expiresAt?.getTime() ?? 0) - ctx.now().getTime());
 
-export async function runExport(ctx: ExportRunContext, tenant: string, _id: ObjectId): Promise<RunOutcome> {
+/**
+ * Every run that returns leaves the export ended (ready, failed, expired, gone) or never to be
+ * built: its slot of EXPORT_MAX_ACTIVE is released (again, harmlessly, on the expiry run: that
+ * covers a worker that died between the outcome and the release). A run that throws to be retried
+ * keeps it.
+ */
+export async function runExport(ctx: ExportRunContext, tenant: string, _id: ObjectId, metrics: ServiceMetrics = NO_METRICS): Promise<RunOutcome> {
+  const outcome = await runOnce(ctx, tenant, _id, metrics);
+  await releaseExportSlot(ctx.db, tenant, _id);
+  return outcome;
+}
+
+async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId, metrics: ServiceMetrics): Promise<RunOutcome> {
   const doc = await exportsCollection(ctx.db).findOne({ tenant, _id });
   if (!doc) return { nextRunInMs: null };
   if (doc.status === 'ready') {
@@ -117,7 +131,10 @@ export async function runExport(ctx: ExportRunContext, tenant: string, _id: Obje
     file = { name: fileName(started), contentType: CONTENT_TYPES[started.format], ...sink.summary() };
   } catch (err) {
     const own = err instanceof ExportRefused || err instanceof ApiError;
-    if (!own && started.attempts < EXPORT_MAX_ATTEMPTS) throw err;
+    if (!own && started.attempts < EXPORT_MAX_ATTEMPTS) {
+      metrics.exportRun('retrying');
+      throw err;
+    }
     const why = own
       ? err instanceof ApiError
         ? [err.message, ...err.details].join(': ')
@@ -125,14 +142,21 @@ export async function runExport(ctx: ExportRunContext, tenant: string, _id: Obje
       : 'the export could not be written (see the service log)';
     await deleteExportChunks(ctx.db, tenant, _id);
     const failed = await finishExport(ctx.db, tenant, _id, { status: 'failed', error: why }, ctx.now());
-    if (failed) await raise(ctx, failed);
-    if (!own) throw err;
+    if (failed) {
+      metrics.exportRun('failed');
+      await raise(ctx, failed);
+    }
+    if (!own) {
+      await releaseExportSlot(ctx.db, tenant, _id);
+      throw err;
+    }
     return { nextRunInMs: null };
   }
   // Whole seconds: the signed link's expiry is in seconds.
   const expiresAt = new Date((Math.floor(ctx.now().getTime() / 1000) + ctx.exports.ttlSeconds) * 1000);
   const ready = await finishExport(ctx.db, tenant, _id, { status: 'ready', file, rows, total: total ?? rows, expiresAt }, ctx.now());
   if (!ready) return { nextRunInMs: null };
+  metrics.exportRun('ready');
   await raise(ctx, ready);
   return { nextRunInMs: untilExpiry(ctx, ready) };
 }

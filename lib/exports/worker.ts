@@ -13,6 +13,7 @@ import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, t
 import { COLLECTIONS } from '../db/collections.ts';
 import { EXPORT_JOB_NAME, ensureExportIndexes, releaseIdleExportLocks, type ExportJobData } from './exports-repo.ts';
 import { runExport, type ExportRunContext } from './run-export.ts';
+import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 
 export interface ExportWorker {
   readonly name: string;
@@ -21,7 +22,14 @@ export interface ExportWorker {
   running(): number;
 }
 
-export function createExportWorker(opts: { ctx: ExportRunContext; name?: string; logger?: JobLogger; tracer?: Tracer }): ExportWorker {
+export function createExportWorker(opts: {
+  ctx: ExportRunContext;
+  name?: string;
+  logger?: JobLogger;
+  tracer?: Tracer;
+  /** Where the runs' outcomes are counted (GET /metrics; default: nowhere). */
+  metrics?: ServiceMetrics;
+}): ExportWorker {
   const { ctx } = opts;
   const settings = ctx.exports;
   const name = opts.name ?? workerInstanceName('exports');
@@ -29,7 +37,7 @@ export function createExportWorker(opts: { ctx: ExportRunContext; name?: string;
 
   async function run(job: Job<ExportJobData>): Promise<void> {
     const { tenant, exportId } = job.attrs.data;
-    const { nextRunInMs } = await runExport(ctx, tenant, new ObjectId(exportId));
+    const { nextRunInMs } = await runExport(ctx, tenant, new ObjectId(exportId), opts.metrics);
     // Agenda saves nextRunAt after the run: the same one-time job runs again when the file expires.
     if (nextRunInMs !== null) job.attrs.nextRunAt = new Date(Date.now() + nextRunInMs);
     log.info({ exportId, tenant, next: nextRunInMs === null ? null : 'expiry' }, 'export job ran');

@@ -46,6 +46,12 @@ export function prometheusMetrics(registry: Registry, readDatabase: () => Promis
     labelNames: ['outcome'],
     registers,
   });
+  const exportRuns = new Counter({
+    name: 'freight_export_runs_total',
+    help: 'Runs of export jobs by outcome (ready; failed: given up; retrying: the run threw, another is scheduled)',
+    labelNames: ['outcome'],
+    registers,
+  });
   new Gauge({
     name: 'freight_database_up',
     help: 'Whether the database answered a ping (1) or not (0)',
@@ -88,6 +94,9 @@ export function prometheusMetrics(registry: Registry, readDatabase: () => Promis
     },
     webhookAttempt(outcome) {
       webhookAttempts.inc({ outcome });
+    },
+    exportRun(outcome) {
+      exportRuns.inc({ outcome });
     },
   };
 }

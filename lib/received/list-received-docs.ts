@@ -7,7 +7,7 @@ import type { PageMeta } from '../shared/pagination.ts';
 import { getTenantSettings } from '../settings/settings-repo.ts';
 import type { ReceivedCategory } from './received-category.ts';
 import { findReceivedDocs, RECEIVED_DOC_SORT } from './received-repo.ts';
-import { originalLinkResolver } from '../originals/original-url.ts';
+import { originalLinkResolver, printedFormLinkResolver } from '../originals/original-url.ts';
 import { receivedDocView, type ReceivedDocView } from './received-view.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
@@ -53,7 +53,12 @@ export async function listReceivedDocs(ctx: ServiceContext, tenant: string, inpu
       ),
   });
   const { receivedCategoryRules } = await getTenantSettings(ctx.db, tenant);
-  return { meta: { ...meta, tenant }, data: docs.map((d) => receivedDocView(d, receivedCategoryRules, originalLinkResolver(ctx.config.documentBaseUrl))) };
+  return {
+    meta: { ...meta, tenant },
+    data: docs.map((d) =>
+      receivedDocView(d, receivedCategoryRules, originalLinkResolver(ctx.config.documentBaseUrl), printedFormLinkResolver(ctx.config.documentBaseUrl)),
+    ),
+  };
 }
 
 export type ReceivedDocsPageCheck = Conforms<ReceivedDocsPage, components['schemas']['ReceivedDocsPage']>;

@@ -29,6 +29,8 @@ export interface ReceivedDocView {
   cartaPorteVersion?: '1.0' | '2.0' | '3.0' | '3.1';
   /** The kept original XML's download, or null when none is kept. */
   xml: string | null;
+  /** Its printed form (PDF) rendered from that original; null exactly when `xml` is. */
+  pdf: string | null;
   amounts: { subTotal: number; discount: number; total: number; totalMxn: number };
   taxes: ReceivedTaxes;
   concepts: {
@@ -55,11 +57,12 @@ export interface ReceivedDocView {
   lastUpdate: string;
 }
 
-/** `originalUrl`: the link to a kept original (lib/originals/original-url.ts). */
+/** `originalUrl`, `printedFormUrl`: the links to a kept original and its printed form (lib/originals/original-url.ts), as an issued document's. */
 export function receivedDocView(
   row: ReceivedDocRow,
   rules: readonly ReceivedCategoryRule[],
   originalUrl: (uuid: string, key: string | null | undefined) => string | null,
+  printedFormUrl: (uuid: string, key: string | null | undefined) => string | null,
 ): ReceivedDocView {
   const c = row.cancellation;
   return {
@@ -77,6 +80,7 @@ export function receivedDocView(
     ...(row.cfdiVersion ? { cfdiVersion: row.cfdiVersion } : {}),
     ...(row.cartaPorteVersion ? { cartaPorteVersion: row.cartaPorteVersion } : {}),
     xml: originalUrl(row.uuid, row.xml),
+    pdf: printedFormUrl(row.uuid, row.xml),
     amounts: { subTotal: row.subTotal, discount: row.discount, total: row.total, totalMxn: fromCents(mxnCents(row.total, row.exchangeRate)) },
     taxes: row.taxes,
     concepts: row.concepts.map((k) => ({

@@ -21,6 +21,19 @@ t.test('integers are decimal digits: no coercion of other number forms', async (
   t.equal(loadConfig({ IMPORT_MAX_TOTAL_BYTES: '17179869184' }).imports.maxTotalBytes, 16 * 1024 ** 3, '16 GiB: beyond 32 bits');
 });
 
+t.test("the worker's metrics port: unset is no endpoint, 0 a free port, a port number validated like PORT", async (t) => {
+  t.equal(loadConfig({}).metrics.workerPort, null);
+  t.equal(loadConfig({ WORKER_METRICS_PORT: '' }).metrics.workerPort, null, 'empty: unset');
+  t.equal(loadConfig({ WORKER_METRICS_PORT: '0' }).metrics.workerPort, 0);
+  t.equal(loadConfig({ WORKER_METRICS_PORT: '9464' }).metrics.workerPort, 9464);
+  for (const raw of ['65536', '-1', 'abc', '94.64'])
+    t.throws(
+      () => loadConfig({ WORKER_METRICS_PORT: raw }),
+      { constructor: ConfigError, message: /WORKER_METRICS_PORT must be an integer between 0 and 65535/ },
+      raw,
+    );
+});
+
 t.test('booleans are spelled out, and nothing else', async (t) => {
   for (const raw of ['1', 'true', 'YES', 'on']) t.equal(loadConfig({ TRUST_PROXY: raw }).trustProxy, true, raw);
   for (const raw of ['0', 'false', 'No', 'off']) t.equal(loadConfig({ ALERT_WORKER: raw }).worker, false, raw);
