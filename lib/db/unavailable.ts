@@ -29,6 +29,9 @@ const UNAVAILABLE_NAMES = new Set([
 const UNAVAILABLE_CODES = new Set([
   6, // HostUnreachable
   7, // HostNotFound
+  // A read's cursor the server no longer has: the embedded engine was restarted (its cursors died with it) while a
+  // report read batch by batch; the read is retryable, not the request's fault.
+  43, // CursorNotFound
   89, // NetworkTimeout
   91, // ShutdownInProgress
   189, // PrimarySteppedDown
