@@ -111,16 +111,29 @@ for (const [tenant, key, n] of [
   if (res.statusCode !== 200 || res.json().summary.created !== 1) throw new Error(`setup: ${res.body}`);
   receivedIds[tenant] = `${tenant}-RCFDI-${uuid}`;
 }
+/** One export (a CSV of its alerts) per tenant: getExport's id. */
+const exportIds: Record<string, string> = {};
+for (const [tenant, key] of [
+  [TENANT_A, KEY_A],
+  [TENANT_B, KEY_B],
+] as const) {
+  const res = await h.app.inject({ method: 'POST', url: '/api/exports/datasets/alerts?format=csv', headers: { 'x-api-key': key } });
+  if (res.statusCode !== 202) throw new Error(`setup: ${res.body}`);
+  exportIds[tenant] = res.json().id;
+}
+
 const concrete = (op: OperationSchemas) =>
   op.path.replace(
     /\{id\}/,
-    op.path.startsWith('/api/shipments')
-      ? aTripId
-      : op.path.startsWith('/api/webhooks')
-        ? webhookIds[TENANT_A]!
-        : op.path.startsWith('/api/received-docs')
-          ? receivedIds[TENANT_A]!
-          : aDocId,
+    op.path.startsWith('/api/exports')
+      ? exportIds[TENANT_A]!
+      : op.path.startsWith('/api/shipments')
+        ? aTripId
+        : op.path.startsWith('/api/webhooks')
+          ? webhookIds[TENANT_A]!
+          : op.path.startsWith('/api/received-docs')
+            ? receivedIds[TENANT_A]!
+            : aDocId,
   );
 
 const MARKERS = [
@@ -129,6 +142,7 @@ const MARKERS = [
   ...tripDocs.filter((d) => d.company === TENANT_B).map((d) => d._id),
   ...bJobIds,
   webhookIds[TENANT_B]!,
+  exportIds[TENANT_B]!,
 ];
 const leaks = (body: string) => MARKERS.filter((m) => body.includes(m));
 
