@@ -8322,7 +8322,10 @@ export interface operations {
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example forecast.buckets
+                 */
                 table?: "forecast.buckets" | "receivables" | "clients" | "items.data" | "concentration.shares";
             };
             header?: never;
@@ -8353,7 +8356,10 @@ export interface operations {
                  * @example 2026-10
                  */
                 month?: components["parameters"]["PositionMonth"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example rows
+                 */
                 table?: "rows" | "totals";
             };
             header?: never;
@@ -8396,7 +8402,10 @@ export interface operations {
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example discounts.byClient
+                 */
                 table?: "discounts.byClient" | "discounts.byClientMonth" | "discounts.totals" | "demurrage.byClient" | "demurrage.totals" | "shrinkage.byClient" | "shrinkage.totals" | "shrinkage.worstLegs.data";
             };
             header?: never;
@@ -8439,7 +8448,10 @@ export interface operations {
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example byClient
+                 */
                 table?: "byClient" | "summary" | "unbilledTrips.data" | "preBilledTrips.data";
             };
             header?: never;
@@ -8547,7 +8559,10 @@ export interface operations {
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example rows
+                 */
                 table?: "rows" | "totals" | "idleVehicles.data";
                 /**
                  * @description Vehicle id (economic number), exact.
@@ -8624,7 +8639,10 @@ export interface operations {
                  * @example 20
                  */
                 limit?: components["parameters"]["Limit"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example clients.data
+                 */
                 table?: "clients.data" | "totals" | "items.data";
             };
             header?: never;
@@ -8766,7 +8784,10 @@ export interface operations {
                  * @example 2026-10
                  */
                 month?: components["parameters"]["PositionMonth"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example vat
+                 */
                 table?: "vat" | "figures" | "figures.lines" | "warnings.items";
             };
             header?: never;
@@ -8853,7 +8874,10 @@ export interface operations {
                  * @example 2026-10-01
                  */
                 startDate?: components["parameters"]["ReportStartDate"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example months
+                 */
                 table?: "months" | "totals" | "months.clients" | "findings.items";
                 /**
                  * @description Calendar month (YYYY-MM, Mexico City); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
@@ -8906,7 +8930,10 @@ export interface operations {
                  * @example 2026-09-01
                  */
                 startDate?: components["parameters"]["StartDate"];
-                /** @description The table a CSV holds (default the first); an XLSX holds every table whatever this says. */
+                /**
+                 * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
+                 * @example byClient.data
+                 */
                 table?: "byClient.data" | "byVehicle.data" | "byDriver.data" | "routes.data" | "totals" | "costs.categories";
                 /**
                  * @description Vehicle id (economic number), exact.

@@ -62,13 +62,14 @@ t.test('the MCP Python SDK lists, calls three tools with validated results, and 
     closedSessions: number;
   };
   t.comment(JSON.stringify(report));
-  // The default toolsets: every data operation of the spec but the webhooks, settings, filing and originals ones (docs/mcp.md, "Toolsets").
+  // The default toolsets: every data operation of the spec but the webhooks, settings, filing, originals and exports ones (docs/mcp.md, "Toolsets").
   const byDefault = listOperations(loadSpec()).filter(
     (op) =>
       op.secured &&
       !op.tags.includes('mcp') &&
       !op.tags.includes('webhooks') &&
       !op.tags.includes('originals') &&
+      !op.tags.includes('exports') &&
       !['settings', 'filing'].includes(op.extensions['x-mcp-toolset'] as string) &&
       !(op.bodyRequired && !op.body), // raw bodies (XML, zip, CSV): their JSON siblings are the tools
   ).length;

@@ -105,7 +105,10 @@ t.test('spec: every data operation has a tool with its parameters as input schem
   t.same([...tools.keys()].sort(), dataOperations.map((op) => op.operationId).sort(), 'no tool without an operation');
 });
 
-const h = await startHarness(t, { build: { now: () => new Date('2026-04-01T18:00:00Z') } });
+// Every data operation as a tool and as REST, over two transports (the exports toolset alone adds 18): beyond tap's 120 s on a loaded runner.
+t.setTimeout(360_000);
+// Each export tool and its REST operation queue an export per call, both sides, for two transports: beyond the default cap.
+const h = await startHarness(t, { env: { EXPORT_MAX_ACTIVE: '1000' }, build: { now: () => new Date('2026-04-01T18:00:00Z') } });
 await seedTwoTenants(h.db);
 const base = await listen(h.app);
 

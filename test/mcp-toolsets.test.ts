@@ -1,7 +1,7 @@
 /**
  * Toolsets (issue 40): a session lists and calls the tools of the toolsets its URL names
  * (`?toolsets=`, one per spec tag, `all`), only the read-only ones with `readOnly=true`;
- * by default every toolset but webhooks, settings, filing and originals. Both transports; bad values are a 400 before any session.
+ * by default every toolset but webhooks, settings, filing, originals and exports. Both transports; bad values are a 400 before any session.
  */
 import t from 'tap';
 import { assertConforms, startHarness, KEY_A } from './helpers/harness.ts';
@@ -15,6 +15,26 @@ const WEBHOOK_TOOLS = ['createWebhook', 'deleteWebhook', 'getWebhook', 'listWebh
 const SETTINGS_TOOLS = ['getReceivedCategoryRules', 'setReceivedCategoryRules', 'assignReceivedDoc', 'unassignReceivedDoc', 'assignReceivedDocs'];
 const FILING_TOOLS = ['getDiot', 'listTaxPositionLines'];
 const ORIGINALS_TOOLS = ['createCfdiOriginalLink', 'createCfdiPrintedFormLink'];
+const EXPORT_TOOLS = [
+  'listExports',
+  'getExport',
+  'exportFinancialDocs',
+  'exportShipments',
+  'exportReceivedDocs',
+  'exportTaxPositionLines',
+  'exportAlertJobs',
+  'exportAlerts',
+  'exportTaxSummary',
+  'exportTaxPosition',
+  'exportDiot',
+  'exportReceivablesAging',
+  'exportCashInflowForecast',
+  'exportDiscountsAndShrinkage',
+  'exportFleetUtilization',
+  'exportDispatchToBill',
+  'exportUnitEconomics',
+  'exportOriginals',
+];
 const names = async (client: Awaited<ReturnType<typeof connect>>) => (await client.listTools()).tools.map((tool) => tool.name).sort();
 
 for (const kind of ['streamable', 'sse'] as Transport[]) {
@@ -23,11 +43,11 @@ for (const kind of ['streamable', 'sse'] as Transport[]) {
     const byDefault = await names(await connect(t, base, kind, { 'x-api-key': KEY_A }));
     t.same(
       byDefault,
-      all.filter((name) => ![...WEBHOOK_TOOLS, ...SETTINGS_TOOLS, ...FILING_TOOLS, ...ORIGINALS_TOOLS].includes(name)),
-      'the default leaves out the webhook, settings, filing and originals tools only',
+      all.filter((name) => ![...WEBHOOK_TOOLS, ...SETTINGS_TOOLS, ...FILING_TOOLS, ...ORIGINALS_TOOLS, ...EXPORT_TOOLS].includes(name)),
+      'the default leaves out the webhook, settings, filing, originals and exports tools only',
     );
     t.ok(
-      [...WEBHOOK_TOOLS, ...SETTINGS_TOOLS, ...FILING_TOOLS, ...ORIGINALS_TOOLS].every((name) => all.includes(name)),
+      [...WEBHOOK_TOOLS, ...SETTINGS_TOOLS, ...FILING_TOOLS, ...ORIGINALS_TOOLS, ...EXPORT_TOOLS].every((name) => all.includes(name)),
       '`all` has them',
     );
     const settings = await connect(t, base, kind, { 'x-api-key': KEY_A }, '?toolsets=settings,received,filing&readOnly=true');
