@@ -105,7 +105,7 @@ async function replaceOfDays<T extends { _id: string; tenant: string; day: strin
     await coll.deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant } as Filter<T>, { writeConcern: { j: true } });
 }
 
-/** Forgets a tenant's kept days and entries (a rebuild starts from nothing). */
+/** Forgets a tenant's kept days, entries and list spans (a rebuild starts from nothing). */
 export async function deleteReceivablesRollupsOf(db: Db, tenant: string): Promise<void> {
   await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
   await items(db).deleteMany({ tenant }, { writeConcern: { j: true } });
