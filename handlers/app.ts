@@ -34,6 +34,7 @@ import { reportTurnsPlugin } from '../lib/app/report-turns.ts';
 import { mcpPlugin } from '../lib/app/mcp.ts';
 import { oauthPlugin } from '../lib/app/oauth.ts';
 import { workersPlugin } from '../lib/app/workers.ts';
+import { keptOpenAsOfPage } from '../lib/analytics/kept-open-as-of-page.ts';
 
 export { SPEC_PATH, loadSpec } from '../lib/app/spec.ts';
 
@@ -105,6 +106,7 @@ function handlerDeps(app: FastifyInstance, now: (() => Date) | undefined): Handl
     db: app.db,
     config,
     now: now ?? (() => new Date()),
+    openAsOfPage: keptOpenAsOfPage,
     startedAt: Date.now(),
     version: app.spec.info.version,
     webhooks: config.webhooks,

@@ -57,6 +57,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.taxRollups]: 'tenant',
   [COLLECTIONS.taxFindings]: 'tenant',
   [COLLECTIONS.openItems]: 'tenant',
+  [COLLECTIONS.openSpans]: 'tenant',
   [COLLECTIONS.receivablesDays]: 'tenant',
   [COLLECTIONS.taxPositionMonths]: 'tenant',
   [COLLECTIONS.taxPositionLines]: 'tenant',

@@ -15,11 +15,12 @@ import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 import { financialDocs } from '../lib/db/collections.ts';
 import { getReceivablesAging } from '../lib/analytics/get-receivables-aging.ts';
 import { getCashInflowForecast, type CashInflowInput } from '../lib/analytics/get-cash-inflow-forecast.ts';
+import { listFinancialDocs, type ListFinancialDocsInput } from '../lib/finance/list-financial-docs.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { receivablesRollups } from '../lib/analytics/receivables-rollup-kind.ts';
 import { mxDateString } from '../lib/time/mexico-city.ts';
 import type { ServiceContext } from '../lib/context.ts';
-import { comparable, compareRounds } from './helpers/differential.ts';
+import { BYPASS, comparable, compareRounds, onTheWire } from './helpers/differential.ts';
 import { drainAll, getOk, importer, mcpClient, restarter, startDifferential } from './helpers/differential-service.ts';
 import { answerCancellation, asCreditNote, cancellationFiles, changeSettings, crashAfterWrite, sequence, uuids } from './helpers/differential-writes.ts';
 import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
@@ -240,7 +241,41 @@ async function reports(label: string, n: number): Promise<number> {
     };
     const refF = await getCashInflowForecast(atTheSameNow(rf.json()), TENANT_A, input, { fromDocuments: true });
     differs(comparable(rf.json()), comparable(refF), `forecast ${JSON.stringify(qf)}`);
+
+    await listsAgree(differs);
   });
+}
+
+/**
+ * The financial-docs list with `openAsOf` (read from the kept spans over HTTP) against the same
+ * list evaluated on every document (the service context without the kept reader): a page by
+ * number, then the next one by the cursor the answer gave.
+ */
+async function listsAgree(differs: (kept: unknown, reference: unknown, what: string) => void): Promise<void> {
+  const r = rnd();
+  const q: Record<string, string> = {
+    openAsOf: r < 0.6 ? randomDay() : r < 0.8 ? TODAY : '2027-06-30',
+    limit: String(pick([1, 2, 5, 100])),
+    page: String(pick([1, 1, 2, 3])),
+    detail: pick(['summary', 'full']),
+  };
+  if (rnd() < 0.4) q.client = pick(CLIENTS);
+  const input = (extra: Record<string, string>): ListFinancialDocsInput => {
+    const all = { ...q, ...extra };
+    const { page, limit, detail, cursor, ...filters } = all;
+    return { page: Number(page), limit: Number(limit), detail: detail as ListFinancialDocsInput['detail'], ...(cursor ? { cursor } : {}), ...filters };
+  };
+  // The answer as HTTP gives it (the detail level at the top too, handlers/api-version.ts).
+  const reference = async (extra: Record<string, string>) => {
+    const page = await listFinancialDocs({ ...ctx, now: () => new Date() }, TENANT_A, input(extra));
+    return onTheWire({ detail: page.meta.detail, ...page });
+  };
+  const first = await getOk(h, '/api/financial-docs', q);
+  differs(first.json(), await reference({}), `list ${JSON.stringify(q)}`);
+  const cursor = first.json<{ meta: { nextCursor: string | null } }>().meta.nextCursor;
+  if (cursor === null) return;
+  const next = await getOk(h, '/api/financial-docs', { ...q, page: '1', cursor });
+  differs(next.json(), await reference({ page: '1', cursor }), `list ${JSON.stringify(q)} next page`);
 }
 
 const WRITES = [
@@ -312,5 +347,15 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
     .toArray();
   t.ok(docs.length > 0, 'documents to break');
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTot: Math.round((d.iTot + 777.77) * 100) / 100 } });
+  const lists = await compareRounds(t, BYPASS, 20, (differs) => listsAgree(differs));
+  t.ok(lists > 0, `the openAsOf list reads the kept spans: it differs from the documents too (${lists} answers in 20 rounds)`);
   await bypassCaught(t, { verify: verifier(receivablesRollups, h.db), check: reports, bypassed: 10, repaired: 6 });
+});
+
+t.test('the openAsOf list evaluates the documents while the kind is not built', async (t) => {
+  await receivablesRollups.forget(h.db);
+  t.notOk(await receivablesRollups.ready(h.db), 'forgotten: not ready');
+  t.equal(await compareRounds(t, 'not built', 10, (differs) => listsAgree(differs)), 0, 'every list equals the documents');
+  await receivablesRollups.rebuild(h.db);
+  t.equal(await compareRounds(t, 'rebuilt', 10, (differs) => listsAgree(differs)), 0, 'and again once rebuilt');
 });

@@ -14,4 +14,14 @@ export const RECEIVABLES_ROLLUP_INDEXES: IndexSpecs = {
     { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
   ],
   [COLLECTIONS.receivablesDays]: [{ key: { tenant: 1, day: 1 }, name: 'tenant_day' }],
+  // The financial-docs list's openAsOf (open-spans-repo.ts): a month (or 'open') walked in the list's order, and counted by from and by to.
+  [COLLECTIONS.openSpans]: [
+    { key: { tenant: 1, month: 1, date: 1, timestamp: 1, docId: 1 }, name: 'tenant_month_date' },
+    { key: { tenant: 1, client: 1, month: 1, date: 1, timestamp: 1, docId: 1 }, name: 'tenant_client_month_date' },
+    { key: { tenant: 1, month: 1, from: 1 }, name: 'tenant_month_from' },
+    { key: { tenant: 1, client: 1, month: 1, from: 1 }, name: 'tenant_client_month_from' },
+    { key: { tenant: 1, month: 1, to: 1 }, name: 'tenant_month_to' },
+    { key: { tenant: 1, client: 1, month: 1, to: 1 }, name: 'tenant_client_month_to' },
+    { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
+  ],
 };

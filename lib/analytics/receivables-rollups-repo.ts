@@ -7,6 +7,8 @@ import { COLLECTIONS } from '../db/collections.ts';
 import { mxMonthKey } from '../time/mexico-city.ts';
 import { OPEN_END, type OpenItem } from './open-items.ts';
 import { receivablesDayId, type ReceivablesDay } from './receivables-day.ts';
+import type { OpenSpanDoc } from './open-spans.ts';
+import { openSpans } from './open-spans-repo.ts';
 
 const items = (db: Db): Collection<OpenItem> => db.collection<OpenItem>(COLLECTIONS.openItems);
 const days = (db: Db): Collection<ReceivablesDay> => db.collection<ReceivablesDay>(COLLECTIONS.receivablesDays);
@@ -56,13 +58,14 @@ export function readOpenItemsOfDays(db: Db, tenant: string, dayList: readonly st
 export async function openItemDays(db: Db, tenant: string): Promise<Set<string>> {
   const out = new Set<string>();
   for await (const e of items(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
+  for await (const e of openSpans(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
   return out;
 }
 
 /**
- * Replaces the kept days and the entries of the invoices emitted on them. Entries are upserted
- * before the stale ones are removed, so a reader racing this sees an entry's old or new version
- * (of a day still marked), never none of an invoice that stays open.
+ * Replaces the kept days and the entries and list spans of the invoices emitted on them. Entries
+ * and spans are upserted before the stale ones are removed, so a reader racing this sees an
+ * entry's old or new version (of a day still marked), never none of an invoice that stays open.
  */
 export async function writeReceivablesDays(
   db: Db,
@@ -70,6 +73,7 @@ export async function writeReceivablesDays(
   dayList: readonly string[],
   kept: readonly ReceivablesDay[],
   entries: readonly OpenItem[],
+  spans: readonly OpenSpanDoc[],
 ): Promise<void> {
   if (!dayList.length) return;
   const keptDays = new Set(kept.map((k) => k.day));
@@ -78,21 +82,32 @@ export async function writeReceivablesDays(
     ...dayList.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: receivablesDayId(tenant, d), tenant } } })),
   ];
   await days(db).bulkWrite(ops, durable);
-  for (let i = 0; i < entries.length; i += 1000)
-    await items(db).bulkWrite(
-      entries.slice(i, i + 1000).map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } })),
-      durable,
-    );
-  const current = new Set(entries.map((e) => e._id));
-  const stored = await items(db)
-    .find({ tenant, day: { $in: [...dayList] } }, { projection: { _id: 1 } })
-    .toArray();
-  const gone = stored.map((e) => e._id).filter((id) => !current.has(id));
-  for (let i = 0; i < gone.length; i += 1000) await items(db).deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant }, { writeConcern: { j: true } });
+  await replaceOfDays(items(db), tenant, dayList, entries);
+  await replaceOfDays(openSpans(db), tenant, dayList, spans);
 }
 
-/** Forgets a tenant's kept days and entries (a rebuild starts from nothing). */
+/** Upserts the current documents of these days, then removes the ones of the days no longer current. */
+async function replaceOfDays<T extends { _id: string; tenant: string; day: string }>(
+  coll: Collection<T>,
+  tenant: string,
+  dayList: readonly string[],
+  docs: readonly T[],
+): Promise<void> {
+  for (let i = 0; i < docs.length; i += 1000)
+    await coll.bulkWrite(
+      docs.slice(i, i + 1000).map((e) => ({ replaceOne: { filter: { _id: e._id } as Filter<T>, replacement: e, upsert: true } })),
+      durable,
+    );
+  const current = new Set(docs.map((e) => e._id));
+  const stored = await coll.find({ tenant, day: { $in: [...dayList] } } as Filter<T>, { projection: { _id: 1 } }).toArray();
+  const gone = stored.map((e) => e._id as string).filter((id) => !current.has(id));
+  for (let i = 0; i < gone.length; i += 1000)
+    await coll.deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant } as Filter<T>, { writeConcern: { j: true } });
+}
+
+/** Forgets a tenant's kept days, entries and list spans (a rebuild starts from nothing). */
 export async function deleteReceivablesRollupsOf(db: Db, tenant: string): Promise<void> {
   await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
   await items(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await openSpans(db).deleteMany({ tenant }, { writeConcern: { j: true } });
 }

@@ -13,8 +13,10 @@ import { sameContent } from '../shared/same-content.ts';
 import { openItemOf, type OpenItem, type OpenItemSource } from './open-items.ts';
 import { rollUpReceivablesDay, type ReceivablesDay, type ReceivablesDaySource } from './receivables-day.ts';
 import { openItemDays, readOpenItemsOfDays, readReceivablesDays, writeReceivablesDays } from './receivables-rollups-repo.ts';
+import { openSpansOf, type OpenSpanDoc } from './open-spans.ts';
+import { readOpenSpansOfDays } from './open-spans-repo.ts';
 
-type SourceDoc = OpenItemSource & ReceivablesDaySource;
+type SourceDoc = OpenItemSource & ReceivablesDaySource & { timestamp?: number };
 
 const PROJECTION = {
   _id: 1,
@@ -22,6 +24,7 @@ const PROJECTION = {
   client: 1,
   clientName: 1,
   date: 1,
+  timestamp: 1,
   iTot: 1,
   iSub: 1,
   iDesc: 1,
@@ -50,7 +53,7 @@ export async function computeReceivablesDays(
   tenant: string,
   run: readonly string[],
   maxTimeMS: number,
-): Promise<{ kept: ReceivablesDay[]; entries: OpenItem[] }> {
+): Promise<{ kept: ReceivablesDay[]; entries: OpenItem[]; spans: OpenSpanDoc[] }> {
   const start = mxDayStart(run[0] as string);
   const end = mxDayEnd(run[run.length - 1] as string);
   const [emitted, paidOn] = await Promise.all([
@@ -66,6 +69,7 @@ export async function computeReceivablesDays(
   const paidBy = groupByDay(paidOn, (d) => [...new Set((d.payments ?? []).map((p) => mxDateString(p.date)))].filter((day) => inRun.has(day)));
   const kept: ReceivablesDay[] = [];
   const entries: OpenItem[] = [];
+  const spans: OpenSpanDoc[] = [];
   for (const day of run) {
     const docs = emittedBy.get(day) ?? [];
     const k = rollUpReceivablesDay(tenant, day, { start: mxDayStart(day), end: mxDayEnd(day) }, docs, paidBy.get(day) ?? []);
@@ -73,31 +77,36 @@ export async function computeReceivablesDays(
     for (const d of docs) {
       const e = openItemOf(tenant, d);
       if (e) entries.push(e);
+      spans.push(...openSpansOf(tenant, d));
     }
   }
-  return { kept, entries };
+  return { kept, entries, spans };
 }
 
 /** Recomputes a run of days of a tenant from its documents and keeps them. */
 export async function recomputeReceivablesDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
-  const { kept, entries } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
-  await writeReceivablesDays(db, tenant, run, kept, entries);
+  const { kept, entries, spans } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  await writeReceivablesDays(db, tenant, run, kept, entries, spans);
 }
 
-/** The days of a run whose kept day or open items differ from the documents'. */
+/** The days of a run whose kept day, open items or list spans differ from the documents'. */
 export async function differingReceivablesDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<string[]> {
-  const { kept, entries } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  const { kept, entries, spans } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
   const storedDays = new Map(
     (await readReceivablesDays(db, tenant, run[0] as string, run[run.length - 1] as string, maxTimeMS)).map((k) => [k.day, k] as const),
   );
   const computedDays = new Map(kept.map((k) => [k.day, k] as const));
   const stored = await readOpenItemsOfDays(db, tenant, run, maxTimeMS);
+  const storedSpans = await readOpenSpansOfDays(db, tenant, run, maxTimeMS);
+  const byId = <T extends { _id: string }>(list: T[]): T[] => list.sort((x, y) => (x._id < y._id ? -1 : 1));
   return run.filter((day) => {
     const a = storedDays.get(day);
     const b = computedDays.get(day);
     const ea = stored.filter((e) => e.day === day).sort((x, y) => (x._id < y._id ? -1 : 1));
     const eb = entries.filter((e) => e.day === day).sort((x, y) => (x._id < y._id ? -1 : 1));
-    return (a && b ? !sameContent(a, b) : a !== b) || !sameContent(ea, eb);
+    const sa = byId(storedSpans.filter((e) => e.day === day));
+    const sb = byId(spans.filter((e) => e.day === day));
+    return (a && b ? !sameContent(a, b) : a !== b) || !sameContent(ea, eb) || !sameContent(sa, sb);
   });
 }
 

@@ -7,6 +7,7 @@
  * exports its summary items.
  */
 import type { ServiceContext } from '../context.ts';
+import { keptOpenAsOfPage } from '../analytics/kept-open-as-of-page.ts';
 import { listFinancialDocs, type ListFinancialDocsInput } from '../finance/list-financial-docs.ts';
 import { listShipments, type ListShipmentsInput } from '../trips/list-shipments.ts';
 import { listReceivedDocs, type ListReceivedDocsInput } from '../received/list-received-docs.ts';
@@ -28,7 +29,7 @@ export type PageFetch = (ctx: ServiceContext, tenant: string, query: Query) => P
 /** The table every list dataset holds: its items (`data[]`). */
 export const LIST_TABLE = 'data';
 
-const serviceContextOf = (ctx: ExportContext): ServiceContext => ({ db: ctx.db, config: ctx.config, now: () => ctx.now });
+const serviceContextOf = (ctx: ExportContext): ServiceContext => ({ db: ctx.db, config: ctx.config, now: () => ctx.now, openAsOfPage: keptOpenAsOfPage });
 
 function largestPage(operationId: string): number {
   const limit = specOperation(operationId).querystring?.properties;

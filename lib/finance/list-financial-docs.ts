@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../context.ts';
-import { findFinancialDocs, FINANCIAL_DOC_SORTS, type FinancialDocFilter } from './financial-docs-repo.ts';
+import { findFinancialDocs, findFinancialDocsByIds, FINANCIAL_DOC_SORTS, type FinancialDocFilter } from './financial-docs-repo.ts';
 import { serviceSecret } from '../db/service-secrets-repo.ts';
 import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';
@@ -8,6 +8,7 @@ import { documentView, type FinancialDocumentView } from './document-view.ts';
 import { dayRange } from '../shared/date-range.ts';
 import { asOfInstant } from '../shared/as-of-day.ts';
 import type { PageMeta } from '../shared/pagination.ts';
+import type { PageQuery } from '../shared/keyset.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
 import type { components } from '../../generated/api.d.ts';
@@ -83,9 +84,31 @@ async function storedPage(
     binding: { list: 'financial-docs', tenant, sort, filters: filtersFingerprint(filters) },
     sort: FINANCIAL_DOC_SORTS[sort],
     request: { page, limit, cursor },
-    fetch: (q) => findFinancialDocs(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
+    fetch: async (q) => (await keptOpenPage(ctx, tenant, filter, q)) ?? findFinancialDocs(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
   });
   return { meta: { ...pageMeta, tenant }, docs };
+}
+
+/**
+ * `openAsOf` (with a client or not, nothing else) from the kept open-items index: the page's
+ * documents in its order, read by id, instead of the balance as of the date evaluated on every
+ * document emitted by then. Null when another filter is asked or the index cannot answer: the
+ * documents are evaluated (the same answer, docs/rollups.md "Receivables").
+ */
+async function keptOpenPage(
+  ctx: ServiceContext,
+  tenant: string,
+  filter: FinancialDocFilter,
+  q: PageQuery,
+): Promise<{ total: number | null; docs: FinancialDocument[] } | null> {
+  const { openAsOf, client, emitted, ...others } = filter;
+  const narrowed = emitted?.from !== undefined || emitted?.to !== undefined || Object.values(others).some((v) => v !== undefined);
+  if (openAsOf === undefined || !ctx.openAsOfPage || narrowed) return null;
+  const kept = await ctx.openAsOfPage(ctx.db, tenant, { asOf: openAsOf, ...(client === undefined ? {} : { client }) }, q, ctx.config.queryTimeoutMs);
+  if (!kept) return null;
+  const ids = kept.ids.filter((id): id is string => typeof id === 'string');
+  const byId = new Map((await findFinancialDocsByIds(ctx.db, tenant, ids, ctx.config.queryTimeoutMs)).map((d) => [d._id as unknown, d] as const));
+  return { total: kept.total, docs: kept.ids.flatMap((id) => byId.get(id) ?? []) };
 }
 
 // Checked against the spec's page schemas (each detail level its own).

@@ -1,0 +1,124 @@
+/**
+ * The list's spans of the open-items index (docs/rollups.md "Receivables"): when an invoice is
+ * open by the financial-docs list's `openAsOf` rule, one span [from, to) per stretch. The rule
+ * (`openAsOfExpr` of lib/finance/financial-docs-repo.ts, here in JS on the same stored fields) reads
+ * only the records dated by T, so, as the report's entries (open-items.ts), it changes only at the
+ * invoice's own instants. It is the list's own, not the reports' (which also apply lib/finance's
+ * balance in JS): a span exists exactly where the list's query matches the document.
+ */
+import { mxMonthKey, mxMonthRange, mxDateString } from '../time/mexico-city.ts';
+import { OPEN_END } from './open-items.ts';
+
+/** The stored fields the rule reads, and the list's sort key (date, timestamp, _id). */
+export interface ListOpenSource {
+  _id: unknown;
+  client?: unknown;
+  date?: unknown;
+  timestamp?: unknown;
+  iTot?: unknown;
+  invoice?: { uuid?: unknown } | null;
+  payments?: readonly { date?: unknown; amount?: unknown; uuid?: unknown; canceled?: unknown }[] | null;
+  canceled?: readonly { date?: unknown; uuid?: unknown; target?: unknown; status?: unknown }[] | null;
+}
+
+/**
+ * One stretch of an invoice's openness, stored once per Mexico City month it touches (`month`),
+ * or once with `month` = OPEN_MONTH while it is open now: "open at T" is then one equality on the
+ * month and ranges on `from`/`to`, walked in the list's order or counted by index alone.
+ */
+export interface OpenSpanDoc {
+  /** `${tenant}|${docId}|${from}|${month}`. */
+  _id: string;
+  tenant: string;
+  /** Mexico City day of the invoice: a marked day replaces its invoices' spans. */
+  day: string;
+  client: unknown;
+  /** The document's sort key, as stored on it (a missing timestamp stays missing). */
+  date: number;
+  timestamp?: unknown;
+  docId: unknown;
+  from: number;
+  to: number;
+  month: string;
+}
+
+/** `month` of a span open now (to = OPEN_END). */
+export const OPEN_MONTH = 'open';
+
+/** `$lte: [x, t]` of an aggregation for a number t: missing and null sort below numbers, strings and the rest above. */
+const lteBson = (x: unknown, t: number): boolean => x === undefined || x === null || (typeof x === 'number' && x <= t);
+/** `$toLower` of a UUID: null or missing → '' (a number is its digits; nothing else is stored there). */
+const lower = (x: unknown): string => (typeof x === 'string' ? x.toLowerCase() : typeof x === 'number' ? String(x) : '');
+/** centsExpr of lib/db/pipeline.ts: floor(x × 100 + 0.5), missing → 0. */
+const cents = (x: unknown): number => Math.floor((typeof x === 'number' ? x : 0) * 100 + 0.5);
+/** cancellationInEffectExpr: status accepted or expired, or none. */
+const inEffect = (status: unknown): boolean => {
+  const s = status === undefined || status === null ? 'accepted' : status;
+  return s === 'accepted' || s === 'expired';
+};
+
+/** Whether the list's `openAsOf=T` query matches the document (emitted by T, not cancelled by T, a balance left by T). */
+export function listOpenAt(doc: ListOpenSource, t: number): boolean {
+  if (typeof doc.date !== 'number' || !(doc.date <= t)) return false;
+  const canceled = (doc.canceled ?? []).filter((c) => lteBson(c.date, t) && inEffect(c.status));
+  const own = lower(doc.invoice?.uuid);
+  if (canceled.some((c) => c.target === 'invoice' && lower(c.uuid) === own)) return false;
+  const cancelledPayments = new Set(canceled.filter((c) => c.target === 'payment').map((c) => lower(c.uuid)));
+  let settled = 0;
+  for (const p of doc.payments ?? []) if (lteBson(p.date, t) && p.canceled !== true && !cancelledPayments.has(lower(p.uuid))) settled += cents(p.amount);
+  return cents(doc.iTot) - settled > 0;
+}
+
+/** The Mexico City months 'YYYY-MM' the instants [from, to) touch. */
+function monthsOf(from: number, to: number): string[] {
+  const out: string[] = [];
+  let month = mxMonthKey(from);
+  for (;;) {
+    out.push(month);
+    const end = mxMonthRange(month).endExclusive;
+    if (end >= to) return out;
+    month = mxMonthKey(end);
+  }
+}
+
+/** The stretches [from, to) in which the list counts the document open (to = OPEN_END: open still). */
+export function listOpenRanges(doc: ListOpenSource): { from: number; to: number }[] {
+  if (typeof doc.date !== 'number' || !Number.isFinite(doc.date)) return [];
+  const date = doc.date;
+  const instants = new Set<number>([date]);
+  for (const r of [...(doc.payments ?? []), ...(doc.canceled ?? [])]) if (typeof r.date === 'number' && r.date > date) instants.add(r.date);
+  const out: { from: number; to: number }[] = [];
+  let openFrom: number | null = null;
+  for (const at of [...instants].sort((a, b) => a - b)) {
+    const open = listOpenAt(doc, at);
+    if (open && openFrom === null) openFrom = at;
+    if (!open && openFrom !== null) {
+      out.push({ from: openFrom, to: at });
+      openFrom = null;
+    }
+  }
+  if (openFrom !== null) out.push({ from: openFrom, to: OPEN_END });
+  return out;
+}
+
+/** The document's span documents: one per month of each closed stretch, one for a stretch open now. */
+export function openSpansOf(tenant: string, doc: ListOpenSource): OpenSpanDoc[] {
+  const out: OpenSpanDoc[] = [];
+  for (const r of listOpenRanges(doc)) {
+    const months = r.to === OPEN_END ? [OPEN_MONTH] : monthsOf(r.from, r.to);
+    for (const month of months)
+      out.push({
+        _id: `${tenant}|${String(doc._id)}|${r.from}|${month}`,
+        tenant,
+        day: mxDateString(doc.date as number),
+        client: doc.client,
+        date: doc.date as number,
+        ...(doc.timestamp === undefined ? {} : { timestamp: doc.timestamp }),
+        docId: doc._id,
+        from: r.from,
+        to: r.to,
+        month,
+      });
+  }
+  return out;
+}
