@@ -49,6 +49,12 @@ export interface MarkedRollupOptions<C = undefined> {
    * larger reads (a run's documents are held in memory while it is computed). Default 92.
    */
   rebuildRunDays?: number;
+  /**
+   * Day grain: a rebuild's or a verify's run may skip days without documents (it spans at most
+   * rebuildRunDays calendar days), for a kind whose recompute computes and writes the run's days
+   * only, each from the documents of its own day (sparse days: one read for many, not one each).
+   */
+  rebuildAcrossGaps?: boolean;
   /** Every tenant with documents this kind reads: a rebuild's default, and the store is built once all are. */
   tenants(db: Db): Promise<readonly string[]>;
   /** Whether the store holds no document this kind reads (then it is recorded as built at once). */
@@ -121,31 +127,37 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
   const unitOf = o.grain === 'month' ? (day: string): string => day.slice(0, 7) : (day: string): string => day;
   const contextOf = (db: Db, tenant: string): Promise<C> => (o.context ? o.context(db, tenant) : Promise.resolve(undefined as C));
 
-  /** Runs of units (sorted, deduplicated): consecutive days, at most `runDays` each; a month alone. */
-  function runsOf(units: Iterable<string>, runDays = maxRunDays): string[][] {
+  /**
+   * Runs of units (sorted, deduplicated): consecutive days, at most maxRunDays each; a month alone.
+   * `whole` (a rebuild, a verify): at most rebuildRunDays, and across gaps when the kind allows it.
+   */
+  function runsOf(units: Iterable<string>, whole = false): string[][] {
+    const runDays = whole ? rebuildRunDays : maxRunDays;
+    const acrossGaps = whole && o.rebuildAcrossGaps === true;
     const sorted = [...new Set(units)].sort();
     if (o.grain === 'month') return sorted.map((m) => [m]);
     const runs: string[][] = [];
     for (const d of sorted) {
       const run = runs[runs.length - 1];
-      if (run && run.length < runDays && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
+      const next = acrossGaps ? d <= mxAddDays(run?.[0] ?? d, runDays - 1) : mxAddDays(run?.[run.length - 1] ?? d, 1) === d;
+      if (run && run.length < runDays && next) run.push(d);
       else runs.push([d]);
     }
     return runs;
   }
 
-  async function recompute(db: Db, tenant: string, units: Iterable<string>, ctx: C, maxTimeMS: number, runDays = maxRunDays): Promise<void> {
-    for (const run of runsOf(units, runDays)) await o.recompute(db, tenant, run, ctx, maxTimeMS);
+  async function recompute(db: Db, tenant: string, units: Iterable<string>, ctx: C, maxTimeMS: number, whole = false): Promise<void> {
+    for (const run of runsOf(units, whole)) await o.recompute(db, tenant, run, ctx, maxTimeMS);
   }
 
   /**
    * Recomputes the units these marks stand for (and marks their derived months), then clears the
    * marks no write has bumped since. A crash in between leaves the marks: the next reader recomputes.
    */
-  async function settleMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number, runDays = maxRunDays): Promise<number> {
+  async function settleMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number, whole = false): Promise<number> {
     if (!marks.length) return 0;
     const units = new Set(marks.map((m) => unitOf(m.day)));
-    await recompute(db, tenant, units, ctx, maxTimeMS, runDays);
+    await recompute(db, tenant, units, ctx, maxTimeMS, whole);
     if (o.months)
       await markDays(
         db,
@@ -176,13 +188,13 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     to: string,
     perPass: number,
     maxTimeMS: number,
-    runDays = maxRunDays,
+    whole = false,
   ): Promise<{ marks: number; units: number; full: boolean }> {
     const pages = await Promise.all(o.sources.map((source) => markedDays(db, tenant, source, from, to, perPass)));
     const full = pages.filter((p) => p.length === perPass);
     const cut = full.length ? full.map((p) => unitOf((p[p.length - 1] as RollupMark).day)).sort()[0] : undefined;
     const marks = pages.flat().filter((m) => cut === undefined || unitOf(m.day) <= cut);
-    const units = await settleMarks(db, tenant, marks, ctx, maxTimeMS, runDays);
+    const units = await settleMarks(db, tenant, marks, ctx, maxTimeMS, whole);
     return { marks: marks.length, units, full: full.length > 0 };
   }
 
@@ -192,12 +204,12 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     tenant: string,
     ctx: C,
     maxTimeMS: number,
-    opts: { onUnits?: (n: number) => void; stopped?: () => boolean; perPass?: number; runDays?: number } = {},
+    opts: { onUnits?: (n: number) => void; stopped?: () => boolean; perPass?: number; whole?: boolean } = {},
   ): Promise<void> {
     const perPass = opts.perPass ?? o.marksPerPass;
     for (;;) {
       if (opts.stopped?.()) return;
-      const r = await settlePass(db, tenant, ctx, FIRST, LAST, perPass, maxTimeMS, opts.runDays);
+      const r = await settlePass(db, tenant, ctx, FIRST, LAST, perPass, maxTimeMS, opts.whole);
       if (!r.marks) break;
       opts.onUnits?.(r.units);
     }
@@ -265,7 +277,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
         // A run per pass when the rebuild may be told to stop (the service shutting down): it stops within one; the marks stay for the next start.
         // Runs of rebuildRunDays: the whole history is read, in fewer and larger reads than a report's settle.
         await settleAll(db, tenant, ctx, maxTimeMS, {
-          runDays: rebuildRunDays,
+          whole: true,
           perPass: opts.stopped ? (o.grain === 'day' ? rebuildRunDays : 1) : Math.max(o.marksPerPass, rebuildRunDays),
           ...(opts.stopped ? { stopped: opts.stopped } : {}),
           onUnits: (n) => {
@@ -321,7 +333,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       for (const list of (await o.documentDays(db, tenant)).values()) for (const d of list) days.add(d);
       const units = [...new Set([...[...days].map(unitOf), ...(await o.keptUnits(db, tenant, maxTimeMS))])].sort();
       const mismatched: string[] = [];
-      for (const run of runsOf(units, rebuildRunDays)) mismatched.push(...(await o.differing(db, tenant, run, ctx, maxTimeMS)));
+      for (const run of runsOf(units, true)) mismatched.push(...(await o.differing(db, tenant, run, ctx, maxTimeMS)));
       let checked = units.length;
       const badMonths: string[] = [];
       if (o.months) {
