@@ -229,7 +229,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     for (const source of o.sources) {
       const own = new Set([...(bySource.get(source) ?? [])].map(unitOf));
       for (const u of own) units.add(u);
-      // A month is marked by its first day; days in runs, so no write is larger than a run.
+      // A month is marked by its first day; days in writes of at most rebuildRunDays marks (any days: a mark is its own upsert).
       if (o.grain === 'month')
         await markDays(
           db,
@@ -237,7 +237,10 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
           source,
           [...own].map((m) => `${m}-01`),
         );
-      else for (const run of runsOf(own)) await markDays(db, tenant, source, run);
+      else {
+        const days = [...own].sort();
+        for (let i = 0; i < days.length; i += rebuildRunDays) await markDays(db, tenant, source, days.slice(i, i + rebuildRunDays));
+      }
     }
     return units.size;
   }
