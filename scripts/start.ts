@@ -26,16 +26,7 @@ import { EmbeddedEngineInUseError, openDatabase } from './embedded-mongo/open-da
 import { engineSupervisionSettings, type EngineSupervisionSettings } from './embedded-mongo/settings.ts';
 import { acquireServiceLock, checkDataDir, DataDirError, fsCause } from './embedded-mongo/data-dir.ts';
 import { EmbeddedMongoStartError, startFailureSummary } from './embedded-mongo/launcher.ts';
-import { prepareDatabase } from '../lib/prepare-database.ts';
-import { buildApp } from '../handlers/app.ts';
-import { loadDemoData, DEMO_TENANTS } from './demo/load.ts';
-import { rollupPlugin } from '../lib/rollups/rollup-plugin.ts';
-import { financialDocs } from '../lib/db/collections.ts';
-import { apiKeys } from '../lib/auth/api-keys.ts';
 import { progressReporter } from './progress.ts';
-import { alertsPlugin } from '../lib/alerts/plugin.ts';
-import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
-import { exportsPlugin } from '../lib/exports/plugin.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 
 /**
@@ -72,6 +63,24 @@ try {
 } catch (err) {
   failStart(err);
 }
+// The data's and the service's modules (the service's take about 10 s of Node's time on a loaded
+// machine) load while the embedded engine starts, a JVM working on the other core. Each is awaited
+// where it is first needed, which throws its failure; until then a rejection is not unhandled.
+const dataModules = Promise.all([
+  import('../lib/prepare-database.ts'),
+  import('./demo/load.ts'),
+  import('../lib/db/collections.ts'),
+  import('../lib/auth/api-keys.ts'),
+]);
+const serviceModules = Promise.all([
+  import('../handlers/app.ts'),
+  import('../lib/alerts/plugin.ts'),
+  import('../lib/webhooks/plugin.ts'),
+  import('../lib/exports/plugin.ts'),
+  import('../lib/rollups/rollup-plugin.ts'),
+]);
+dataModules.catch(() => undefined);
+serviceModules.catch(() => undefined);
 // Signing secrets are encrypted at rest; on the embedded engine the key is generated into DATA_DIR once.
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded).catch(failStart) } };
 // Set once the service exists: the engine supervisor's give-up stops it with exit code 1.
@@ -85,19 +94,26 @@ const database = await openDatabase(config, {
   log: (m) => console.log(m),
   supervision: { maxRestarts: engineSettings.maxRestarts, windowMs: engineSettings.restartWindowMs, onGiveUp: (reason) => onEngineLost(reason) },
 }).catch(failStart);
+const [{ prepareDatabase }, { loadDemoData, DEMO_TENANTS }, { financialDocs }, { apiKeys }] = await dataModules;
 // Indexes, then the derived fields of documents stored without them: before listening, so
 // the payment-state filters never answer without those documents (a one-time cost on an old store).
 await prepareDatabase(database.db, { log: (m) => console.log(m) });
 
+// The demo dataset loads while the service is built (Node builds the routes while the engine
+// writes); the service listens, and its workers (the rollup worker among them) start, only once
+// it is loaded, so the first answer serves all of it.
+let demoLoaded: Promise<unknown> = Promise.resolve();
 if (database.embedded) {
   const empty = (await financialDocs(database.db).estimatedDocumentCount()) === 0 && (await apiKeys(database.db).estimatedDocumentCount()) === 0;
   if (empty) {
     const { invoices, trips } = config.demo;
     console.log(`empty database: loading the demo dataset (${invoices} invoices and ${trips} trips per tenant)`);
-    await loadDemoData(database.db, { invoices, trips, onProgress: progressReporter('demo data'), rollups: 'worker' });
+    demoLoaded = loadDemoData(database.db, { invoices, trips, onProgress: progressReporter('demo data'), rollups: 'worker' });
+    demoLoaded.catch(() => undefined); // thrown where awaited, before listening
   }
 }
 
+const [{ buildApp }, { alertsPlugin }, { webhooksPlugin }, { exportsPlugin }, { rollupPlugin }] = await serviceModules;
 // The alert and webhook workers run in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
 // The service sees the database and the engine's health (the supervisor's state: /ready, /health), nothing of the engine.
 const app = await buildApp({
@@ -140,6 +156,11 @@ process.on('SIGINT', () => void shutdown('SIGINT', 0));
 // the workers' lock hand-back) fails at once instead of after the server selection timeout.
 onEngineLost = (reason) => void database.client.close(true).finally(() => shutdown(`embedded engine lost: ${reason}`, 1));
 
+// A stop signal during the load (handled from here on) closes the database under it; shutdown() exits.
+await demoLoaded.catch((err: unknown) => {
+  if (!closing) throw err;
+});
+if (closing) await new Promise<never>(() => undefined);
 await app.listen({ port: config.port, host: config.host });
 const base = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${(app.server.address() as { port: number }).port}`;
 console.log(`\nFreight back-office API listening on ${base}`);

@@ -29,6 +29,9 @@ export const unitEconomicsRollups = markedRollupKind({
   grain: 'day',
   // A report reads at most 366 days.
   marksPerPass: 400,
+  // A run's days are computed and written alone, each from its own trips and cost documents: the sparse days
+  // of received CFDIs (one run each) are rebuilt by one read per rebuild run.
+  rebuildAcrossGaps: true,
   tenants: async (db) => [...new Set([...(await tenantsWithTrips(db)), ...(await tenantsWithReceivedDocs(db))])].sort(),
   isEmpty: async (db) => !(await trips(db).findOne({}, { projection: { _id: 1 } })) && !(await receivedDocs(db).findOne({}, { projection: { _id: 1 } })),
   documentDays: async (db, tenant) =>

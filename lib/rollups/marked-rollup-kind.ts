@@ -44,6 +44,17 @@ export interface MarkedRollupOptions<C = undefined> {
   marksPerPass: number;
   /** Day grain: consecutive days recomputed together (one read of the documents). Default 31. A month is recomputed alone. */
   maxRunDays?: number;
+  /**
+   * Day grain: the same for a rebuild and a verify, which read a tenant's whole history: fewer,
+   * larger reads (a run's documents are held in memory while it is computed). Default 92.
+   */
+  rebuildRunDays?: number;
+  /**
+   * Day grain: a rebuild's or a verify's run may skip days without documents (it spans at most
+   * rebuildRunDays calendar days), for a kind whose recompute computes and writes the run's days
+   * only, each from the documents of its own day (sparse days: one read for many, not one each).
+   */
+  rebuildAcrossGaps?: boolean;
   /** Every tenant with documents this kind reads: a rebuild's default, and the store is built once all are. */
   tenants(db: Db): Promise<readonly string[]>;
   /** Whether the store holds no document this kind reads (then it is recorded as built at once). */
@@ -112,34 +123,41 @@ function byTenant(marks: readonly RollupMark[]): Map<string, RollupMark[]> {
 
 export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): MarkedRollupKind<C> {
   const maxRunDays = o.maxRunDays ?? 31;
+  const rebuildRunDays = Math.max(o.rebuildRunDays ?? 92, maxRunDays);
   const unitOf = o.grain === 'month' ? (day: string): string => day.slice(0, 7) : (day: string): string => day;
   const contextOf = (db: Db, tenant: string): Promise<C> => (o.context ? o.context(db, tenant) : Promise.resolve(undefined as C));
 
-  /** Runs of units (sorted, deduplicated): consecutive days, at most maxRunDays each; a month alone. */
-  function runsOf(units: Iterable<string>): string[][] {
+  /**
+   * Runs of units (sorted, deduplicated): consecutive days, at most maxRunDays each; a month alone.
+   * `whole` (a rebuild, a verify): at most rebuildRunDays, and across gaps when the kind allows it.
+   */
+  function runsOf(units: Iterable<string>, whole = false): string[][] {
+    const runDays = whole ? rebuildRunDays : maxRunDays;
+    const acrossGaps = whole && o.rebuildAcrossGaps === true;
     const sorted = [...new Set(units)].sort();
     if (o.grain === 'month') return sorted.map((m) => [m]);
     const runs: string[][] = [];
     for (const d of sorted) {
       const run = runs[runs.length - 1];
-      if (run && run.length < maxRunDays && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
+      const next = acrossGaps ? d <= mxAddDays(run?.[0] ?? d, runDays - 1) : mxAddDays(run?.[run.length - 1] ?? d, 1) === d;
+      if (run && run.length < runDays && next) run.push(d);
       else runs.push([d]);
     }
     return runs;
   }
 
-  async function recompute(db: Db, tenant: string, units: Iterable<string>, ctx: C, maxTimeMS: number): Promise<void> {
-    for (const run of runsOf(units)) await o.recompute(db, tenant, run, ctx, maxTimeMS);
+  async function recompute(db: Db, tenant: string, units: Iterable<string>, ctx: C, maxTimeMS: number, whole = false): Promise<void> {
+    for (const run of runsOf(units, whole)) await o.recompute(db, tenant, run, ctx, maxTimeMS);
   }
 
   /**
    * Recomputes the units these marks stand for (and marks their derived months), then clears the
    * marks no write has bumped since. A crash in between leaves the marks: the next reader recomputes.
    */
-  async function settleMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number): Promise<number> {
+  async function settleMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number, whole = false): Promise<number> {
     if (!marks.length) return 0;
     const units = new Set(marks.map((m) => unitOf(m.day)));
-    await recompute(db, tenant, units, ctx, maxTimeMS);
+    await recompute(db, tenant, units, ctx, maxTimeMS, whole);
     if (o.months)
       await markDays(
         db,
@@ -170,12 +188,13 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     to: string,
     perPass: number,
     maxTimeMS: number,
+    whole = false,
   ): Promise<{ marks: number; units: number; full: boolean }> {
     const pages = await Promise.all(o.sources.map((source) => markedDays(db, tenant, source, from, to, perPass)));
     const full = pages.filter((p) => p.length === perPass);
     const cut = full.length ? full.map((p) => unitOf((p[p.length - 1] as RollupMark).day)).sort()[0] : undefined;
     const marks = pages.flat().filter((m) => cut === undefined || unitOf(m.day) <= cut);
-    const units = await settleMarks(db, tenant, marks, ctx, maxTimeMS);
+    const units = await settleMarks(db, tenant, marks, ctx, maxTimeMS, whole);
     return { marks: marks.length, units, full: full.length > 0 };
   }
 
@@ -185,12 +204,12 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     tenant: string,
     ctx: C,
     maxTimeMS: number,
-    opts: { onUnits?: (n: number) => void; stopped?: () => boolean; perPass?: number } = {},
+    opts: { onUnits?: (n: number) => void; stopped?: () => boolean; perPass?: number; whole?: boolean } = {},
   ): Promise<void> {
     const perPass = opts.perPass ?? o.marksPerPass;
     for (;;) {
       if (opts.stopped?.()) return;
-      const r = await settlePass(db, tenant, ctx, FIRST, LAST, perPass, maxTimeMS);
+      const r = await settlePass(db, tenant, ctx, FIRST, LAST, perPass, maxTimeMS, opts.whole);
       if (!r.marks) break;
       opts.onUnits?.(r.units);
     }
@@ -210,7 +229,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     for (const source of o.sources) {
       const own = new Set([...(bySource.get(source) ?? [])].map(unitOf));
       for (const u of own) units.add(u);
-      // A month is marked by its first day; days in runs, so no write is larger than a run.
+      // A month is marked by its first day; days in writes of at most rebuildRunDays marks (any days: a mark is its own upsert).
       if (o.grain === 'month')
         await markDays(
           db,
@@ -218,7 +237,10 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
           source,
           [...own].map((m) => `${m}-01`),
         );
-      else for (const run of runsOf(own)) await markDays(db, tenant, source, run);
+      else {
+        const days = [...own].sort();
+        for (let i = 0; i < days.length; i += rebuildRunDays) await markDays(db, tenant, source, days.slice(i, i + rebuildRunDays));
+      }
     }
     return units.size;
   }
@@ -256,8 +278,10 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
         const ctx = await contextOf(db, tenant);
         let done = 0;
         // A run per pass when the rebuild may be told to stop (the service shutting down): it stops within one; the marks stay for the next start.
+        // Runs of rebuildRunDays: the whole history is read, in fewer and larger reads than a report's settle.
         await settleAll(db, tenant, ctx, maxTimeMS, {
-          perPass: opts.stopped ? (o.grain === 'day' ? maxRunDays : 1) : o.marksPerPass,
+          whole: true,
+          perPass: opts.stopped ? (o.grain === 'day' ? rebuildRunDays : 1) : Math.max(o.marksPerPass, rebuildRunDays),
           ...(opts.stopped ? { stopped: opts.stopped } : {}),
           onUnits: (n) => {
             done += n;
@@ -312,7 +336,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       for (const list of (await o.documentDays(db, tenant)).values()) for (const d of list) days.add(d);
       const units = [...new Set([...[...days].map(unitOf), ...(await o.keptUnits(db, tenant, maxTimeMS))])].sort();
       const mismatched: string[] = [];
-      for (const run of runsOf(units)) mismatched.push(...(await o.differing(db, tenant, run, ctx, maxTimeMS)));
+      for (const run of runsOf(units, true)) mismatched.push(...(await o.differing(db, tenant, run, ctx, maxTimeMS)));
       let checked = units.length;
       const badMonths: string[] = [];
       if (o.months) {
