@@ -25,6 +25,10 @@ import { REPORT_TABLES } from '../lib/exports/report-datasets.ts';
 import { listOperations, type JsonSchema } from '../lib/spec/operations.ts';
 import { loadSpec } from '../handlers/app.ts';
 import { validators } from '../generated/validators.js';
+import { deref, type Json } from '../lib/spec/deref.ts';
+
+// An engine, a demo load and some thirty exports built: tap's 120 s per file is too short on a loaded machine (138 s at load 20).
+t.setTimeout(300_000);
 
 let clock = Date.parse('2026-11-20T12:00:00Z');
 const now = () => new Date(clock);
@@ -290,6 +294,34 @@ t.test('the signed link works without a key, then 404s after expiry; other tenan
   } finally {
     clock = saved;
   }
+});
+
+t.test("the 202's links, as the served document gives them, lead to the export and then to its file", async (t) => {
+  type Link = { operationId: string; parameters: Record<string, string> };
+  type Op = { operationId?: string; responses?: Record<string, { links?: Record<string, Link> }> };
+  const doc = deref((await api('GET', '/docs/json', null)).json<Json>()) as unknown as { paths: Record<string, Record<string, Op>> };
+  const links = Object.values(doc.paths['/api/exports/datasets/shipments']!.post!.responses!['202']!.links ?? {});
+  const pathOfOperation = (id: string): string => Object.entries(doc.paths).find(([, item]) => item.get?.operationId === id)![0];
+  const created = await api('POST', exportUrl('shipments', { format: 'csv' }));
+  t.equal(created.statusCode, 202);
+  const body = created.json<Record<string, unknown>>();
+  /** A link's request, its parameters read from the 202 by their runtime expression (`$response.body#/<pointer>`, evaluated here). */
+  const follow = (operationId: string) => {
+    const link = links.find((l) => l.operationId === operationId)!;
+    let url = pathOfOperation(operationId);
+    for (const [name, expression] of Object.entries(link.parameters)) {
+      const pointer = /^\$response\.body#\/(.+)$/.exec(expression)![1]!;
+      url = url.replace(`{${name}}`, String(pointer.split('/').reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], body)));
+    }
+    return api('GET', url);
+  };
+  const got = await follow('getExport');
+  t.equal(got.statusCode, 200);
+  t.equal(got.json<ExportView>().id, body.id, 'getExport: the export just queued');
+  const v = await ready(String(body.id));
+  const file = await follow('getExportFile');
+  t.equal(file.statusCode, 200, 'getExportFile, once ready: the file');
+  t.equal(createHash('sha256').update(file.rawPayload).digest('hex'), v.file!.sha256);
 });
 
 t.test('export.ready reaches a webhook with a valid signature', async (t) => {

@@ -197,6 +197,8 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   ['listFinancialDocs', 'GET', `/api/financial-docs?openAsOf=2026-10-31&client=${client0}`],
   ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}`],
   ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}&startDate=2026-08-01`],
+  ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}&paymentStatus=unpaid`],
+  ['listFinancialDocs', 'GET', `/api/financial-docs?client=${client0}&cancelled=true`],
   ['listFinancialDocs', 'GET', '/api/financial-docs?status=1'],
   ['listFinancialDocs', 'GET', `/api/financial-docs?uuid=${uuid}`],
   ['listFinancialDocs', 'GET', `/api/financial-docs?folio=${encodeURIComponent(folio)}`],
@@ -361,6 +363,7 @@ const REQUESTS: Array<[operationId: string, method: 'GET' | 'POST' | 'PUT' | 'DE
   // Each export is queued here and built below (what the export worker runs), its list's queries with its filters.
   ['exportFinancialDocs', 'POST', '/api/exports/datasets/financial-docs?format=csv&paymentStatus=unpaid&cancelled=false&startDate=2026-06-01'],
   ['exportFinancialDocs', 'POST', `/api/exports/datasets/financial-docs?format=csv&client=${client0}&startDate=2026-08-01`],
+  ['exportFinancialDocs', 'POST', `/api/exports/datasets/financial-docs?format=csv&client=${client0}&paymentStatus=paid`],
   ['exportFinancialDocs', 'POST', '/api/exports/datasets/financial-docs?format=xlsx&updatedSince=2026-01-01T00:00:00Z'],
   ['exportShipments', 'POST', '/api/exports/datasets/shipments?format=csv&startDate=2026-08-01&endDate=2026-10-31'],
   ['exportReceivedDocs', 'POST', '/api/exports/datasets/received-docs?format=csv&paymentStatus=partial'],

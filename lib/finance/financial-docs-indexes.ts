@@ -12,6 +12,9 @@ export const FINANCIAL_DOC_INDEXES: IndexSpecs = {
     // ?paymentStatus= / ?cancelled= on the stored payment state, newest first. Missing states sort
     // first (null), so the start-up backfill finds a tenant's unrepaired documents at its head.
     { key: { company: 1, derivedPaymentStatus: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_payment_status_date' },
+    // ?client= with ?paymentStatus= (or ?cancelled=true), the list and its export. An index of its own: a key added between
+    // the equality and the sort of tenant_client_date or tenant_payment_status_date would break the sort of their own filter alone.
+    { key: { company: 1, client: 1, derivedPaymentStatus: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_client_payment_status_date' },
     // ?cancellationStatus= on the stored cancellation status of the invoice, newest first (missing first: the backfill's probe).
     { key: { company: 1, derivedCancellationStatus: 1, date: -1, timestamp: -1, _id: -1 }, name: 'tenant_cancellation_status_date' },
     // Look-ups by UUID or folio, sorted like every list (the sort keys make it an index walk, not a sort).
