@@ -114,7 +114,7 @@ if (database.embedded) {
 }
 
 const [{ buildApp }, { alertsPlugin }, { webhooksPlugin }, { exportsPlugin }, { rollupPlugin }] = await serviceModules;
-// The alert and webhook workers run in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
+// The alert, webhook and export workers run in-process unless ALERT_WORKER=false (then run `npm run worker` separately).
 // The service sees the database and the engine's health (the supervisor's state: /ready, /health), nothing of the engine.
 const app = await buildApp({
   config,
