@@ -504,12 +504,12 @@ class Groups {
     }
     if (w === 1) this.sums[g]! += sums[u * SUMS + KM]!;
     else for (let j = 0; j < SUMS; j++) this.sums[g * SUMS + j]! += sums[u * SUMS + j]!;
-    const l = g * this.labelAt.length;
-    this.labelAt.forEach((f, i) => {
-      const v = fields[u * WIDTH + f]!;
-      const cur = this.labels[l + i]!;
-      if (v >= 0 && v !== cur && (cur < 0 || strings[v]! > strings[cur]!)) this.labels[l + i] = v;
-    });
+    const n = this.labelAt.length;
+    for (let i = 0; i < n; i++) {
+      const v = fields[u * WIDTH + this.labelAt[i]!]!;
+      const cur = this.labels[g * n + i]!;
+      if (v >= 0 && v !== cur && (cur < 0 || strings[v]! > strings[cur]!)) this.labels[g * n + i] = v;
+    }
   }
   /** Per group: its first combination's field, its labels, its row of sums. */
   map<T>(f: (first: (field: UnitField) => string, label: (i: number) => string, row: UnitGroupRow) => T): T[] {
