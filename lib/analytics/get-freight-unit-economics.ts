@@ -35,8 +35,8 @@ import {
   type PlacedCosts,
   type TripKeys,
 } from './trip-costs.ts';
-import { periodCostPools, periodGroups, periodUnits, periodVehicles } from './unit-economics-day.ts';
-import { readFreshUnitEconomicsDays, unitEconomicsRollups } from './unit-economics-rollup-kind.ts';
+import { costPoolsOf, foldUnits, periodGroups, periodVehicles } from './unit-economics-day.ts';
+import { readFreshUnitEconomics, unitEconomicsRollups } from './unit-economics-rollup-kind.ts';
 import { fromCents } from '../money/cents.ts';
 
 export interface UnitEconomicsInput {
@@ -91,14 +91,16 @@ async function fromDocuments(ctx: ServiceContext, tenant: string, period: Analyt
 }
 
 /**
- * The same from the days kept on write (docs/rollups.md "Unit economics"): the period's days,
- * settled first; only the trips costs are assigned to are read, by id, for their groups.
+ * The same from the totals kept on write (docs/rollups.md "Unit economics"): the period's whole
+ * months and the days of its partial ones, settled first; only the trips costs are assigned to
+ * are read, by id, for their groups.
  */
 async function fromKept(ctx: ServiceContext, tenant: string, period: AnalyticsPeriod, filter: Filter): Promise<[UnitEconomicsGroups, PlacedCosts]> {
-  const days = await readFreshUnitEconomicsDays(ctx.db, tenant, period.startDate, period.endDate, ctx.config.queryTimeoutMs);
-  const units = periodUnits(days, period.startDate, period.endDate);
+  const { months, days } = await readFreshUnitEconomics(ctx.db, tenant, period.startDate, period.endDate, ctx.config.queryTimeoutMs);
+  const parts = [...months, ...days];
+  const units = foldUnits(parts, period.endDate);
   const vehicles = periodVehicles(units);
-  const pools = periodCostPools(days, period.startDate, period.endDate, vehicles);
+  const pools = costPoolsOf(parts, vehicles);
   return [periodGroups(units, filter), await placePeriodCosts(ctx, tenant, period, vehicles, pools)];
 }
 

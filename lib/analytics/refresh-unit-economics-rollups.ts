@@ -1,19 +1,28 @@
 /**
  * How unit economics' days are kept (docs/rollups.md "Unit economics"): a run of consecutive days
  * computed from the trips delivered and the received cost documents issued on them, kept, and
- * compared with what is kept. The lifecycle around them (marks, drain, rebuild, verify) is
+ * compared with what is kept; a month folded from its kept days, and compared with the same
+ * folded from its days computed from the documents. The lifecycle around them (marks, drain, rebuild, verify) is
  * unit-economics-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
 import { trips } from '../db/collections.ts';
 import { streamReceivedDocDays } from '../received/received-repo.ts';
 import { streamCostDocs } from '../received/received-assignments-repo.ts';
-import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import { mxAddDays, mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { COST_CATEGORIES, isCostCategory, plateWordKeys } from './trip-costs.ts';
 import { costDocNetC } from './period-costs.ts';
 import { rollUpUnitEconomicsDays, type UnitCostDoc, type UnitEconomicsDay } from './unit-economics-day.ts';
-import { readUnitEconomicsDays, unitEconomicsDayNames, writeUnitEconomicsDays } from './unit-economics-rollups-repo.ts';
+import { foldUnitEconomicsMonth } from './unit-economics-month.ts';
+import {
+  readUnitEconomicsDays,
+  readUnitEconomicsMonths,
+  unitEconomicsDayNames,
+  unitEconomicsMonthNames,
+  writeUnitEconomicsDays,
+  writeUnitEconomicsMonth,
+} from './unit-economics-rollups-repo.ts';
 import { streamUnitTrips } from './trip-audits-repo.ts';
 
 async function* costDocsOf(db: Db, tenant: string, q: { start: number; end: number }, maxTimeMS: number): AsyncIterable<UnitCostDoc> {
@@ -71,4 +80,30 @@ export async function issueDaysOfReceived(db: Db, tenant: string): Promise<Set<s
   const days = new Set<string>();
   for await (const d of streamReceivedDocDays(db, tenant)) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
   return days;
+}
+
+/** The days of a month ('YYYY-MM'). */
+export function daysOfMonth(month: string): string[] {
+  const days: string[] = [];
+  for (let d = `${month}-01`; d.startsWith(month); d = mxAddDays(d, 1)) days.push(d);
+  return days;
+}
+
+/** Folds a month of a tenant from its kept days and keeps it (idempotent; a month without days is removed). */
+export async function recomputeUnitEconomicsMonth(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<void> {
+  const days = daysOfMonth(month);
+  const kept = await readUnitEconomicsDays(db, tenant, days[0] as string, days[days.length - 1] as string, maxTimeMS);
+  await writeUnitEconomicsMonth(db, tenant, month, foldUnitEconomicsMonth(tenant, month, kept));
+}
+
+/** Whether a kept month differs from the same folded from its days computed from the documents. */
+export async function unitEconomicsMonthDiffers(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<boolean> {
+  const [kept] = await readUnitEconomicsMonths(db, tenant, [month], maxTimeMS);
+  const computed = foldUnitEconomicsMonth(tenant, month, await computeUnitEconomicsDays(db, tenant, daysOfMonth(month), maxTimeMS));
+  return !kept || !computed ? kept !== computed : !sameContent(kept, computed);
+}
+
+/** The months a tenant's kept form holds. */
+export async function keptUnitEconomicsMonths(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
+  return unitEconomicsMonthNames(db, tenant, maxTimeMS);
 }

@@ -21,7 +21,7 @@ import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, typ
 import { fromMilli, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
-export const UNIT_ECONOMICS_ROLLUP_VERSION = 2;
+export const UNIT_ECONOMICS_ROLLUP_VERSION = 3;
 
 /** The trip fields a combination holds, in this order (null when absent or not a string). */
 export const UNIT_FIELDS = [
@@ -133,15 +133,6 @@ const addLeg = (s: UnitSums, l: UnitLeg): void => {
   s.tollC += l.tollC;
   s.loadedM += l.loadedM;
   s.offloadedM += l.offloadedM;
-};
-const addSums = (s: UnitSums, x: UnitSums, sign = 1): void => {
-  s.trips += sign * x.trips;
-  s.legs += sign * x.legs;
-  s.kmM += sign * x.kmM;
-  s.revenueC += sign * x.revenueC;
-  s.tollC += sign * x.tollC;
-  s.loadedM += sign * x.loadedM;
-  s.offloadedM += sign * x.offloadedM;
 };
 
 class DayBuilder {
@@ -274,85 +265,174 @@ export function rollUpUnitEconomicsDays(
   return out;
 }
 
-/** A combination's sums over a period. */
-export interface PeriodUnit {
-  combo: UnitCombo;
-  sums: UnitSums;
+/**
+ * A period's combinations folded by the grouping fields, as numbers: every distinct string of the
+ * period has one id (its index in `strings`), a combination is UNIT_FIELDS.length ids in `fields`
+ * (its grouping fields, then the greatest of each label; −1: null) and SUM_FIELDS.length sums in
+ * `sums`, in first-seen order. Numbers, so a year's hundred thousand combinations are folded and
+ * grouped without building a string key for each.
+ */
+export interface PeriodUnits {
+  strings: string[];
+  fields: Int32Array;
+  sums: Float64Array;
 }
 
+/** What a period is folded from: its kept days (a month kept from its days has the same form). */
+export type UnitFoldPart = Pick<UnitEconomicsDay, 'strings' | 'units' | 'rows' | 'pairs'>;
+
+const WIDTH = UNIT_FIELDS.length;
+const SUMS = SUM_FIELDS.length;
 /** The fields a report groups by (the others are labels, the greatest of each group). */
 const KEY_FIELDS = ['client', 'vehicle', 'driver', 'originId', 'destinationId'] as const satisfies readonly UnitField[];
 const KEY_AT = KEY_FIELDS.map((f) => UNIT_FIELDS.indexOf(f));
-
+const LABEL_AT = UNIT_FIELDS.map((_, i) => i).filter((i) => !KEY_AT.includes(i));
+const AT = Object.fromEntries(UNIT_FIELDS.map((f, i) => [f, i])) as Record<UnitField, number>;
 /**
- * The combinations of a period [from, to] (its kept days, in any order): each trip counted once
- * (its first delivery day in the period adds 1, a later one in it adds 1 and its pair takes it back).
- * Combinations that share the grouping fields are one (labels the greatest, sums added): every
- * group and filter of the report is on those fields and takes the greatest label, so the answer is
- * the same, and a year reads as many combinations as there are client × vehicle × driver × route.
+ * Dense numbers for tuples of `width` integers, in first-seen order: an open-addressing table
+ * over typed arrays, so numbering a tuple is one hash and a probe or two (a Map per field, or a
+ * string key per tuple, costs several lookups and allocations: a year is some 130,000 tuples).
  */
-export function periodUnits(days: readonly Pick<UnitEconomicsDay, 'day' | 'strings' | 'units' | 'rows' | 'pairs'>[], from: string, to: string): PeriodUnit[] {
-  const units = new Map<string, PeriodUnit>();
-  // Each distinct string of the period gets one number, so a combination's key is a few numbers.
-  const ids = new Map<string, number>();
-  const idOf = (v: string): number => {
-    let i = ids.get(v);
-    if (i === undefined) ids.set(v, (i = ids.size));
-    return i;
-  };
-  const width = UNIT_FIELDS.length;
-  const labelAt = UNIT_FIELDS.map((_, i) => i).filter((i) => !KEY_AT.includes(i));
-  for (const d of days) {
-    if (d.day < from || d.day > to) continue;
-    const { strings, units: packed, rows } = d;
-    const local = strings.map(idOf);
-    const byUnit: (PeriodUnit | undefined)[] = [];
-    const valueAt = (base: number, i: number): string | null => {
-      const s = packed[base + i]!;
-      return s < 0 ? null : strings[s]!;
-    };
-    const at = (u: number): PeriodUnit => {
-      const seen = byUnit[u];
-      if (seen) return seen;
-      const base = u * width;
-      let key = '';
-      for (const k of KEY_AT) {
-        const s = packed[base + k]!;
-        key += s < 0 ? ',' : `${local[s]},`;
-      }
-      let pu = units.get(key);
-      if (!pu) {
-        const combo = {} as UnitCombo;
-        UNIT_FIELDS.forEach((f, i) => (combo[f] = valueAt(base, i)));
-        units.set(key, (pu = { combo, sums: zeroSums() }));
-      } else {
-        for (const i of labelAt) pu.combo[UNIT_FIELDS[i]!] = maxLabel(pu.combo[UNIT_FIELDS[i]!], valueAt(base, i));
-      }
-      byUnit[u] = pu;
-      return pu;
-    };
-    for (let r = 0; r < rows.length; r += ROW_WIDTH) {
-      const sums = at(rows[r]!).sums;
-      sums.trips += rows[r + 1]!;
-      sums.legs += rows[r + 2]!;
-      sums.kmM += rows[r + 3]!;
-      sums.revenueC += rows[r + 4]!;
-      sums.tollC += rows[r + 5]!;
-      sums.loadedM += rows[r + 6]!;
-      sums.offloadedM += rows[r + 7]!;
-    }
-    for (const p of d.pairs) if (p.next <= to) at(p.u).sums.trips -= p.trips;
+export class TupleIds {
+  private keys: Int32Array;
+  private slots: Int32Array;
+  size = 0;
+  constructor(private readonly width: number) {
+    this.keys = new Int32Array(width * 256);
+    this.slots = new Int32Array(512);
   }
-  return [...units.values()];
+  private hash(t: ArrayLike<number>, at: number): number {
+    let h = 0x811c9dc5;
+    for (let j = 0; j < this.width; j++) h = Math.imul(h ^ t[at + j]!, 0x01000193);
+    h ^= h >>> 15;
+    h = Math.imul(h, 0x2c1b3c6d);
+    return h ^ (h >>> 12);
+  }
+  /** The number of the tuple t[at], …, t[at + width − 1]: the next one when it is new. */
+  id(t: ArrayLike<number>, at = 0): number {
+    const w = this.width;
+    const mask = this.slots.length - 1;
+    let i = this.hash(t, at) & mask;
+    for (let s = this.slots[i]!; s !== 0; i = (i + 1) & mask, s = this.slots[i]!) {
+      const base = (s - 1) * w;
+      let j = 0;
+      while (j < w && this.keys[base + j] === t[at + j]) j++;
+      if (j === w) return s - 1;
+    }
+    const id = this.size++;
+    if (this.size * w > this.keys.length) {
+      const keys = new Int32Array(this.keys.length * 2);
+      keys.set(this.keys);
+      this.keys = keys;
+    }
+    for (let j = 0; j < w; j++) this.keys[id * w + j] = t[at + j]!;
+    this.slots[i] = id + 1;
+    // At most half full: probes stay short.
+    if (this.size * 2 > this.slots.length) this.rehash();
+    return id;
+  }
+  private rehash(): void {
+    const slots = new Int32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    for (let id = 0; id < this.size; id++) {
+      let i = this.hash(this.keys, id * this.width) & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = id + 1;
+    }
+    this.slots = slots;
+  }
 }
 
-/** The cost pools of a period (its kept days), unassigned documents placed by the period's plates. */
-export function periodCostPools(
-  days: readonly Pick<UnitEconomicsDay, 'day' | 'costs'>[],
-  from: string,
+/**
+ * Folds kept days (or months) into a period's combinations: each trip counted once (its first
+ * delivery day in the period adds 1, a later one adds 1 and its pair, whose next day is ≤ `to`,
+ * takes it back). Combinations that share the grouping fields are one (labels the greatest, sums
+ * added): every group and filter of the report is on those fields and takes the greatest label,
+ * so the answer is the same, and a year reads as many combinations as there are client × vehicle
+ * × driver × route. A part's combination is looked up once, by its grouping fields' ids.
+ */
+export function foldUnits(
+  parts: readonly UnitFoldPart[],
   to: string,
-  vehicles: readonly { vehicle: string; plate: string }[],
-): CostPools {
+  /** Told of each pair left pending (its next day after `to`), by folded combination: a month keeps them. */
+  pending?: (unit: number, next: string, trips: number) => void,
+): PeriodUnits {
+  const strings: string[] = [];
+  const ids = new Map<string, number>();
+  // At most every part's combinations: allocated once.
+  const most = parts.reduce((n, d) => n + d.units.length / WIDTH, 0);
+  const fields = new Int32Array(most * WIDTH);
+  const sums = new Float64Array(most * SUMS);
+  let count = 0;
+  const keys = new TupleIds(KEY_AT.length);
+  const key = new Int32Array(KEY_AT.length);
+  for (const d of parts) {
+    const local = new Int32Array(d.strings.length);
+    d.strings.forEach((s, i) => {
+      let id = ids.get(s);
+      if (id === undefined) {
+        id = strings.length;
+        strings.push(s);
+        ids.set(s, id);
+      }
+      local[i] = id;
+    });
+    const packed = d.units;
+    const byUnit = new Int32Array(packed.length / WIDTH).fill(-1);
+    const at = (u: number): number => {
+      const seen = byUnit[u]!;
+      if (seen >= 0) return seen;
+      const base = u * WIDTH;
+      for (let l = 0; l < KEY_AT.length; l++) {
+        const s = packed[base + KEY_AT[l]!]!;
+        key[l] = s < 0 ? -1 : local[s]!;
+      }
+      // The combinations are numbered in first-seen order: a new one is the next.
+      const k = keys.id(key);
+      if (k === count) {
+        count++;
+        for (let i = 0; i < WIDTH; i++) {
+          const s = packed[base + i]!;
+          fields[k * WIDTH + i] = s < 0 ? -1 : local[s]!;
+        }
+      } else {
+        const g = k * WIDTH;
+        for (const i of LABEL_AT) {
+          const s = packed[base + i]!;
+          if (s < 0) continue;
+          const v = local[s]!;
+          const cur = fields[g + i]!;
+          if (v !== cur && (cur < 0 || strings[v]! > strings[cur]!)) fields[g + i] = v;
+        }
+      }
+      byUnit[u] = k;
+      return k;
+    };
+    const { rows } = d;
+    for (let r = 0; r < rows.length; r += ROW_WIDTH) {
+      const s = at(rows[r]!) * SUMS;
+      for (let j = 0; j < SUMS; j++) sums[s + j]! += rows[r + 1 + j]!;
+    }
+    for (const p of d.pairs)
+      if (p.next <= to) sums[at(p.u) * SUMS]! -= p.trips;
+      else pending?.(at(p.u), p.next, p.trips);
+  }
+  return { strings, fields: fields.slice(0, count * WIDTH), sums: sums.slice(0, count * SUMS) };
+}
+
+/** The combinations of a period [from, to] from its kept days (in any order; days outside are skipped). */
+export function periodUnits(days: readonly (UnitFoldPart & Pick<UnitEconomicsDay, 'day'>)[], from: string, to: string): PeriodUnits {
+  return foldUnits(
+    days.filter((d) => d.day >= from && d.day <= to),
+    to,
+  );
+}
+
+/** Cost parts of a period: kept days or months. */
+export type CostFoldPart = Pick<UnitEconomicsDay, 'costs'>;
+
+/** The cost pools of a period's parts (its kept days, or months and days), unassigned documents placed by the period's plates. */
+export function costPoolsOf(parts: readonly CostFoldPart[], vehicles: readonly { vehicle: string; plate: string }[]): CostPools {
   const plates = plateIndex(vehicles);
   const pools = emptyPools();
   const add = (m: Map<string, Record<CostCategory, number>>, key: string, c: CostCategory, netC: number): void => {
@@ -360,8 +440,7 @@ export function periodCostPools(
     cents[c] += netC;
     m.set(key, cents);
   };
-  for (const d of days) {
-    if (d.day < from || d.day > to) continue;
+  for (const d of parts) {
     COST_CATEGORIES.forEach((c, i) => (pools.documents[c] += d.costs.documents[i] ?? 0));
     for (const x of d.costs.trip) add(pools.byTrip, x.t, x.c, x.netC);
     for (const x of d.costs.vehicle) add(pools.byVehicle, x.v, x.c, x.netC);
@@ -374,87 +453,185 @@ export function periodCostPools(
   return pools;
 }
 
-/** `$max` of strings as the database groups them: absent values are skipped; none gives ''. */
-const maxLabel = (a: string | null, b: string | null): string | null => (a === null ? b : b === null ? a : b > a ? b : a);
-
-interface Acc {
-  sums: UnitSums;
-  labels: Partial<Record<UnitField, string | null>>;
+/** The cost pools of a period (its kept days), unassigned documents placed by the period's plates. */
+export function periodCostPools(
+  days: readonly (CostFoldPart & Pick<UnitEconomicsDay, 'day'>)[],
+  from: string,
+  to: string,
+  vehicles: readonly { vehicle: string; plate: string }[],
+): CostPools {
+  return costPoolsOf(
+    days.filter((d) => d.day >= from && d.day <= to),
+    vehicles,
+  );
 }
 
-function accumulate(units: readonly PeriodUnit[], key: (c: UnitCombo) => string, labels: readonly UnitField[]): Map<string, Acc & { combo: UnitCombo }> {
-  const m = new Map<string, Acc & { combo: UnitCombo }>();
-  for (const u of units) {
-    const k = key(u.combo);
-    let a = m.get(k);
-    if (!a) m.set(k, (a = { combo: u.combo, sums: zeroSums(), labels: {} }));
-    addSums(a.sums, u.sums);
-    for (const f of labels) a.labels[f] = maxLabel(a.labels[f] ?? null, u.combo[f]);
+/**
+ * Groups of a period's combinations by an integer key, in first-seen order: per group its first
+ * combination (whose key fields it shares), its sums and the greatest of its labels (`$max` of
+ * strings as the database groups them: absent values are skipped; none gives '').
+ */
+class Groups {
+  readonly first: number[] = [];
+  readonly labels: number[] = [];
+  /** SUM_FIELDS per group, or only km (`kmOnly`). */
+  sums = new Float64Array(64 * SUMS);
+  private readonly width: number;
+  private readonly index = new TupleIds(2);
+  private readonly key = new Int32Array(2);
+  constructor(
+    private readonly p: PeriodUnits,
+    private readonly labelAt: readonly number[] = [],
+    kmOnly = false,
+  ) {
+    this.width = kmOnly ? 1 : SUMS;
   }
-  return m;
+  /** Adds combination u to the group of key (a, b). */
+  add(a: number, b: number, u: number): void {
+    const { fields, sums, strings } = this.p;
+    this.key[0] = a;
+    this.key[1] = b;
+    const g = this.index.id(this.key);
+    const w = this.width;
+    if (g === this.first.length) {
+      this.first.push(u);
+      for (let i = 0; i < this.labelAt.length; i++) this.labels.push(-1);
+      if ((g + 1) * w > this.sums.length) {
+        const grown = new Float64Array(this.sums.length * 2);
+        grown.set(this.sums);
+        this.sums = grown;
+      }
+    }
+    if (w === 1) this.sums[g]! += sums[u * SUMS + KM]!;
+    else for (let j = 0; j < SUMS; j++) this.sums[g * SUMS + j]! += sums[u * SUMS + j]!;
+    const n = this.labelAt.length;
+    for (let i = 0; i < n; i++) {
+      const v = fields[u * WIDTH + this.labelAt[i]!]!;
+      const cur = this.labels[g * n + i]!;
+      if (v >= 0 && v !== cur && (cur < 0 || strings[v]! > strings[cur]!)) this.labels[g * n + i] = v;
+    }
+  }
+  /** Per group: its first combination's field, its labels, its row of sums. */
+  map<T>(f: (first: (field: UnitField) => string, label: (i: number) => string, row: UnitGroupRow) => T): T[] {
+    const { fields, strings } = this.p;
+    return this.first.map((u, g) =>
+      f(
+        (field) => str(strings[fields[u * WIDTH + AT[field]]!]),
+        (i) => str(strings[this.labels[g * this.labelAt.length + i]!]),
+        groupRow(this.sums, g * SUMS),
+      ),
+    );
+  }
+  /** Per group of a `kmOnly` grouping: its first combination's field and its km. */
+  mapKm<T>(f: (first: (field: UnitField) => string, km: number) => T): T[] {
+    const { fields, strings } = this.p;
+    return this.first.map((u, g) => f((field) => str(strings[fields[u * WIDTH + AT[field]]!]), fromMilli(this.sums[g]!)));
+  }
 }
 
-const groupRow = (s: UnitSums): UnitGroupRow => ({
-  trips: s.trips,
-  legs: s.legs,
-  km: fromMilli(s.kmM),
-  revenueC: s.revenueC,
-  loaded: fromMilli(s.loadedM),
-  offloaded: fromMilli(s.offloadedM),
-  tollC: s.tollC,
+const KM = SUM_FIELDS.indexOf('kmM');
+const groupRow = (s: Float64Array, at: number): UnitGroupRow => ({
+  trips: s[at]!,
+  legs: s[at + 1]!,
+  km: fromMilli(s[at + 2]!),
+  revenueC: s[at + 3]!,
+  loaded: fromMilli(s[at + 5]!),
+  offloaded: fromMilli(s[at + 6]!),
+  tollC: s[at + 4]!,
 });
 const str = (v: string | null | undefined): string => v ?? '';
 
 /**
  * The report's groups (as lib/analytics/trip-audits-repo.ts unitEconomicsGroups answers them)
  * from a period's combinations: those the filters allow, added per client, vehicle, driver and
- * route, labels the greatest of the period's trips.
+ * route, labels the greatest of the period's trips. The km on each vehicle are keyed as the
+ * report reads them (the client, driver or "origin→destination" as text: none and '' are one).
  */
-export function periodGroups(all: readonly PeriodUnit[], filter: { client?: string; vehicle?: string }): UnitEconomicsGroups {
-  const units = all.filter(
-    (u) => (filter.client === undefined || u.combo.client === filter.client) && (filter.vehicle === undefined || u.combo.vehicle === filter.vehicle),
-  );
-  const by = (key: (c: UnitCombo) => unknown, labels: readonly UnitField[] = []) => [...accumulate(units, (c) => JSON.stringify(key(c)), labels).values()];
-  const total = zeroSums();
-  for (const u of units) addSums(total, u.sums);
-  const kmOn = (key: (c: UnitCombo) => string): KmOnVehicle[] =>
-    by((c) => [key(c), c.vehicle]).map((a) => ({ key: key(a.combo), vehicle: str(a.combo.vehicle), km: fromMilli(a.sums.kmM) }));
-  const routeKey = (c: UnitCombo): string => `${str(c.originId)}→${str(c.destinationId)}`;
+export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?: string }): UnitEconomicsGroups {
+  const { fields, strings } = p;
+  // A value no combination holds matches none (−2: not even a null).
+  const idOf = (v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const i = strings.indexOf(v);
+    return i < 0 ? -2 : i;
+  };
+  const client = idOf(filter.client);
+  const vehicle = idOf(filter.vehicle);
+  const byClient = new Groups(p);
+  const byVehicle = new Groups(p, [AT.plate, AT.config]);
+  const byDriver = new Groups(p, [AT.driverName]);
+  const byRoute = new Groups(p, [AT.originName, AT.originCity, AT.originState, AT.destinationName, AT.destinationCity, AT.destinationState]);
+  const clientVehicle = new Groups(p, [], true);
+  const routeVehicle = new Groups(p, [], true);
+  const driverVehicle = new Groups(p, [], true);
+  // The text keys of the km on vehicles, numbered: none and '' are the same text.
+  const textIds = new Map<string, number>();
+  const textId = (text: string): number => {
+    let i = textIds.get(text);
+    if (i === undefined) textIds.set(text, (i = textIds.size));
+    return i;
+  };
+  const textOf = new Map<number, number>();
+  const routes = new TupleIds(2);
+  const route2 = new Int32Array(2);
+  const routeText: number[] = [];
+  const text = (x: number): number => {
+    let i = textOf.get(x);
+    if (i === undefined) textOf.set(x, (i = textId(str(strings[x]))));
+    return i;
+  };
+  const total = new Float64Array(SUMS);
+  let selected = 0;
+  for (let u = 0, n = fields.length / WIDTH; u < n; u++) {
+    const b = u * WIDTH;
+    const c = fields[b + AT.client]!;
+    const v = fields[b + AT.vehicle]!;
+    if ((client !== undefined && c !== client) || (vehicle !== undefined && v !== vehicle)) continue;
+    selected++;
+    for (let j = 0; j < SUMS; j++) total[j]! += p.sums[u * SUMS + j]!;
+    const d = fields[b + AT.driver]!;
+    const o = fields[b + AT.originId]!;
+    const e = fields[b + AT.destinationId]!;
+    byClient.add(c, 0, u);
+    byVehicle.add(v, 0, u);
+    byDriver.add(d, 0, u);
+    route2[0] = o;
+    route2[1] = e;
+    const route = routes.id(route2);
+    byRoute.add(o, e, u);
+    let r = routeText[route];
+    if (r === undefined) routeText[route] = r = textId(`${str(strings[o])}→${str(strings[e])}`);
+    clientVehicle.add(text(c), v, u);
+    routeVehicle.add(r, v, u);
+    driverVehicle.add(text(d), v, u);
+  }
+  const kmOn = (g: Groups, key: (first: (field: UnitField) => string) => string): KmOnVehicle[] =>
+    g.mapKm((first, km) => ({ key: key(first), vehicle: first('vehicle'), km }));
   return {
-    total: units.length ? groupRow(total) : null,
-    byClient: by((c) => c.client).map((a) => ({ client: str(a.combo.client), ...groupRow(a.sums) })),
-    byVehicle: by((c) => c.vehicle, ['plate', 'config']).map((a) => ({
-      vehicle: str(a.combo.vehicle),
-      plate: str(a.labels.plate),
-      config: str(a.labels.config),
-      ...groupRow(a.sums),
-    })),
-    byDriver: by((c) => c.driver, ['driverName']).map((a) => ({ driver: str(a.combo.driver), name: str(a.labels.driverName), ...groupRow(a.sums) })),
-    clientVehicle: kmOn((c) => str(c.client)),
-    routeVehicle: kmOn(routeKey),
-    driverVehicle: kmOn((c) => str(c.driver)),
-    byRoute: by(
-      (c) => [c.originId, c.destinationId],
-      ['originName', 'originCity', 'originState', 'destinationName', 'destinationCity', 'destinationState'],
-    ).map((a) => ({
-      originId: str(a.combo.originId),
-      originName: str(a.labels.originName),
-      originCity: str(a.labels.originCity),
-      originState: str(a.labels.originState),
-      destinationId: str(a.combo.destinationId),
-      destinationName: str(a.labels.destinationName),
-      destinationCity: str(a.labels.destinationCity),
-      destinationState: str(a.labels.destinationState),
-      ...groupRow(a.sums),
+    total: selected ? groupRow(total, 0) : null,
+    byClient: byClient.map((first, _label, row) => ({ client: first('client'), ...row })),
+    byVehicle: byVehicle.map((first, label, row) => ({ vehicle: first('vehicle'), plate: label(0), config: label(1), ...row })),
+    byDriver: byDriver.map((first, label, row) => ({ driver: first('driver'), name: label(0), ...row })),
+    clientVehicle: kmOn(clientVehicle, (first) => first('client')),
+    routeVehicle: kmOn(routeVehicle, (first) => `${first('originId')}→${first('destinationId')}`),
+    driverVehicle: kmOn(driverVehicle, (first) => first('driver')),
+    byRoute: byRoute.map((first, label, row) => ({
+      originId: first('originId'),
+      originName: label(0),
+      originCity: label(1),
+      originState: label(2),
+      destinationId: first('destinationId'),
+      destinationName: label(3),
+      destinationCity: label(4),
+      destinationState: label(5),
+      ...row,
     })),
   };
 }
 
 /** Tenant-wide delivered km per vehicle of a period, with its greatest plate (lib/analytics/trip-audits-repo.ts deliveredKmByVehicle). */
-export function periodVehicles(all: readonly PeriodUnit[]): { vehicle: string; plate: string; km: number }[] {
-  return [...accumulate(all, (c) => JSON.stringify(c.vehicle), ['plate']).values()].map((a) => ({
-    vehicle: str(a.combo.vehicle),
-    plate: str(a.labels.plate),
-    km: fromMilli(a.sums.kmM),
-  }));
+export function periodVehicles(p: PeriodUnits): { vehicle: string; plate: string; km: number }[] {
+  const g = new Groups(p, [AT.plate]);
+  for (let u = 0, n = p.fields.length / WIDTH; u < n; u++) g.add(p.fields[u * WIDTH + AT.vehicle]!, 0, u);
+  return g.map((first, label, row) => ({ vehicle: first('vehicle'), plate: label(0), km: row.km }));
 }

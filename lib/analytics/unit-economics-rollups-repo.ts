@@ -1,12 +1,19 @@
-/** Unit economics' days kept on write (docs/rollups.md): one document per tenant and day (`unitEconomicsRollups`). */
+/**
+ * Unit economics' days kept on write and their months (docs/rollups.md): one document per tenant
+ * and day (`day`), and per tenant and month (`month`, no `day`), in `unitEconomicsRollups`.
+ */
 import { Binary, type Collection, type Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { unitEconomicsDayId, type UnitEconomicsDay } from './unit-economics-day.ts';
+import { unitEconomicsMonthId, type UnitEconomicsMonth } from './unit-economics-month.ts';
 
-/** A day as stored: its packed number arrays as little-endian binary. */
-type StoredUnitEconomicsDay = Omit<UnitEconomicsDay, 'units' | 'rows'> & { units: Binary; rows: Binary };
+/** A day or month as stored: its packed number arrays as little-endian binary. */
+type Stored<T extends { units: Int32Array; rows: Float64Array }> = Omit<T, 'units' | 'rows'> & { units: Binary; rows: Binary };
+type StoredUnitEconomicsDay = Stored<UnitEconomicsDay>;
+type StoredUnitEconomicsMonth = Stored<UnitEconomicsMonth>;
 
 const rollups = (db: Db): Collection<StoredUnitEconomicsDay> => db.collection<StoredUnitEconomicsDay>(COLLECTIONS.unitEconomicsRollups);
+const monthRollups = (db: Db): Collection<StoredUnitEconomicsMonth> => db.collection<StoredUnitEconomicsMonth>(COLLECTIONS.unitEconomicsRollups);
 
 /** Typed arrays use the platform's byte order; every platform Node runs the service on is little-endian, checked once. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -33,12 +40,13 @@ function bytesOf(b: Binary, width: 4 | 8): ArrayBuffer {
   return copy.buffer;
 }
 
-const stored = (d: UnitEconomicsDay): StoredUnitEconomicsDay => ({ ...d, units: packed(d.units, 4), rows: packed(d.rows, 8) });
-const unpacked = (d: StoredUnitEconomicsDay): UnitEconomicsDay => ({
-  ...d,
-  units: new Int32Array(bytesOf(d.units, 4)),
-  rows: new Float64Array(bytesOf(d.rows, 8)),
-});
+const stored = <T extends { units: Int32Array; rows: Float64Array }>(d: T): Stored<T> => ({ ...d, units: packed(d.units, 4), rows: packed(d.rows, 8) });
+const unpacked = <T extends { units: Int32Array; rows: Float64Array }>(d: Stored<T>): T =>
+  ({
+    ...d,
+    units: new Int32Array(bytesOf(d.units, 4)),
+    rows: new Float64Array(bytesOf(d.rows, 8)),
+  }) as T;
 
 /** The kept days of a tenant within [from, to], in order (a report's period: at most 366 documents). */
 export async function readUnitEconomicsDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<UnitEconomicsDay[]> {
@@ -46,7 +54,7 @@ export async function readUnitEconomicsDays(db: Db, tenant: string, from: string
     .find({ tenant, day: { $gte: from, $lte: to } }, { maxTimeMS })
     .sort({ day: 1 })
     .toArray();
-  return days.map(unpacked);
+  return days.map((d) => unpacked<UnitEconomicsDay>(d));
 }
 
 /** The days a tenant's kept form holds (their names only). */
@@ -55,7 +63,32 @@ export async function unitEconomicsDayNames(db: Db, tenant: string, maxTimeMS: n
     .find({ tenant }, { projection: { _id: 0, day: 1 }, maxTimeMS })
     .sort({ day: 1 })
     .toArray();
-  return days.map((d) => d.day);
+  // Months have no `day`.
+  return days.map((d) => d.day).filter((d) => typeof d === 'string');
+}
+
+/** These kept months of a tenant ('YYYY-MM'; those not kept are absent), by id. */
+export async function readUnitEconomicsMonths(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonth[]> {
+  if (!months.length) return [];
+  const kept = await monthRollups(db)
+    .find({ _id: { $in: months.map((m) => unitEconomicsMonthId(tenant, m)) }, tenant }, { maxTimeMS })
+    .toArray();
+  return kept.map((m) => unpacked<UnitEconomicsMonth>(m)).sort((a, z) => (a.month < z.month ? -1 : 1));
+}
+
+/** The months a tenant's kept form holds. */
+export async function unitEconomicsMonthNames(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
+  const months = await monthRollups(db)
+    .find({ tenant, month: { $exists: true } }, { projection: { _id: 0, month: 1 }, maxTimeMS })
+    .toArray();
+  return months.map((m) => m.month).sort();
+}
+
+/** Replaces a kept month (null: the month has no day kept, and is removed). */
+export async function writeUnitEconomicsMonth(db: Db, tenant: string, month: string, kept: UnitEconomicsMonth | null): Promise<void> {
+  const _id = unitEconomicsMonthId(tenant, month);
+  if (kept) await monthRollups(db).replaceOne({ _id, tenant }, stored(kept), { upsert: true, writeConcern: { j: true } });
+  else await monthRollups(db).deleteOne({ _id, tenant }, { writeConcern: { j: true } });
 }
 
 /** Replaces the kept days (a day without delivered legs or cost documents is removed). */
@@ -69,7 +102,7 @@ export async function writeUnitEconomicsDays(db: Db, tenant: string, days: reado
   await rollups(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
 }
 
-/** Forgets a tenant's kept days (a rebuild marks every day first). */
+/** Forgets a tenant's kept days and months (a rebuild marks every day first). */
 export async function deleteUnitEconomicsDaysOf(db: Db, tenant: string): Promise<void> {
   await rollups(db).deleteMany({ tenant }, { writeConcern: { j: true } });
 }

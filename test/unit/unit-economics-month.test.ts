@@ -1,0 +1,173 @@
+/**
+ * Unit economics' months kept from their days (lib/analytics/unit-economics-month.ts), pure: a
+ * month folded from hand-made days, and periods read from months and days, against sums, labels,
+ * pairs and costs computed by hand.
+ */
+import t from 'tap';
+import {
+  costPoolsOf,
+  foldUnits,
+  periodGroups,
+  periodUnits,
+  rollUpUnitEconomicsDays,
+  type UnitCombo,
+  type UnitCostDoc,
+  type UnitLeg,
+  type UnitTrip,
+} from '../../lib/analytics/unit-economics-day.ts';
+import { foldUnitEconomicsMonth } from '../../lib/analytics/unit-economics-month.ts';
+import { daysOfMonth } from '../../lib/analytics/refresh-unit-economics-rollups.ts';
+import { wholeMonths } from '../../lib/analytics/unit-economics-rollup-kind.ts';
+
+const TENANT = 'TGO850101AB1';
+const combo = (over: Partial<UnitCombo>): UnitCombo => ({
+  client: 'CIN010203KL5',
+  vehicle: 'VEH-1',
+  plate: 'XA1234B',
+  config: 'T3S2',
+  driver: 'HEGR751212AB3',
+  driverName: 'RAUL HERNANDEZ GARCIA',
+  originId: 'OR000001',
+  originName: 'TERMINAL',
+  originCity: 'Veracruz',
+  originState: 'VER',
+  destinationId: 'DE000001',
+  destinationName: 'ESTACION 1',
+  destinationCity: 'Xalapa',
+  destinationState: 'VER',
+  ...over,
+});
+// Noon in Mexico City (UTC−6) of a day of 2026 (month 3: March).
+const at = (month: number, day: number): number => Date.UTC(2026, month - 1, day, 18);
+const leg = (month: number, day: number, km: number, revenue: number): UnitLeg => ({
+  at: at(month, day),
+  kmM: km * 1000,
+  revenueC: revenue * 100,
+  tollC: 0,
+  loadedM: 1000 * 1000,
+  offloadedM: 990 * 1000,
+});
+const trip = (over: Partial<UnitCombo>, legs: UnitLeg[]): UnitTrip => ({ ...combo(over), legs });
+const cost = (month: number, day: number, over: Partial<UnitCostDoc>): UnitCostDoc => ({
+  date: at(month, day),
+  category: 'fuel',
+  netC: 0,
+  vehicle: null,
+  tripId: null,
+  keys: [],
+  ...over,
+});
+
+const DAYS = [...daysOfMonth('2026-03'), ...daysOfMonth('2026-04')];
+const days = rollUpUnitEconomicsDays(
+  TENANT,
+  DAYS,
+  [
+    // Delivered on two days of March: one trip in the month.
+    trip({}, [leg(3, 2, 100, 1000), leg(3, 5, 200, 3000)]),
+    // The same grouping fields under a lesser name, delivered on 30 March and 2 April: a pair pending past March.
+    trip({ driverName: 'RAUL HERNANDEZ G.' }, [leg(3, 30, 50, 500), leg(4, 2, 70, 700)]),
+    trip({ vehicle: 'VEH-2', plate: 'XB5678C' }, [leg(4, 10, 300, 4000)]),
+  ],
+  [
+    cost(3, 3, { netC: 100_000, keys: ['XA1234B'] }),
+    cost(3, 20, { netC: 50_000, keys: ['XA1234B'] }),
+    cost(3, 20, { category: 'tolls', netC: 30_000, vehicle: 'VEH-2' }),
+    cost(4, 10, { category: 'maintenance', netC: 20_000, tripId: 'T-1' }),
+  ],
+);
+const march = foldUnitEconomicsMonth(TENANT, '2026-03', days)!;
+const april = foldUnitEconomicsMonth(TENANT, '2026-04', days)!;
+
+t.test('a month: one combination per grouping, labels the greatest, trips once, the pair past the month kept', async (t) => {
+  t.equal(march._id, `${TENANT}|2026-03`);
+  t.same(march.strings, [
+    'CIN010203KL5',
+    'VEH-1',
+    'XA1234B',
+    'T3S2',
+    'HEGR751212AB3',
+    'RAUL HERNANDEZ GARCIA',
+    'OR000001',
+    'TERMINAL',
+    'Veracruz',
+    'VER',
+    'DE000001',
+    'ESTACION 1',
+    'Xalapa',
+  ]);
+  t.same([...march.units], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 9], 'one combination: "GARCIA" > "G." (A > .)');
+  // trips 2 (the first once: +1 +1 −1), legs 3, km 350, revenue 4,500.00, litres 3,000 and 2,970, tolls 0.
+  t.same([...march.rows], [0, 2, 3, 350_000, 450_000, 0, 3_000_000, 2_970_000]);
+  t.same(march.pairs, [{ u: 0, next: '2026-04-02', trips: 1 }]);
+  t.same(march.costs, {
+    documents: [2, 1, 0, 0, 0, 0],
+    spread: [{ c: 'fuel', keys: ['XA1234B'], netC: 150_000 }],
+    vehicle: [{ v: 'VEH-2', c: 'tolls', netC: 30_000 }],
+    trip: [],
+  });
+  t.equal(foldUnitEconomicsMonth(TENANT, '2026-05', days), null, 'a month without days is none');
+});
+
+t.test('a period from months and days: each trip once, as from the days', async (t) => {
+  const total = (parts: Parameters<typeof foldUnits>[0], to: string) => periodGroups(foldUnits(parts, to), {}).total;
+  // Three trips, 5 legs, 720 km, 9,200.00.
+  const both = { trips: 3, legs: 5, km: 720, revenueC: 920_000, loaded: 5000, offloaded: 4950, tollC: 0 };
+  t.same(total([march, april], '2026-04-30'), both, 'two months');
+  t.same(periodGroups(periodUnits(days, '2026-03-01', '2026-04-30'), {}).total, both, 'their days');
+  t.same(
+    total([march], '2026-03-31'),
+    { trips: 2, legs: 3, km: 350, revenueC: 450_000, loaded: 3000, offloaded: 2970, tollC: 0 },
+    'March alone: its pair past the month is not taken back',
+  );
+  const aprilFirstDays = days.filter((d) => d.day >= '2026-04-01' && d.day <= '2026-04-05');
+  t.same(
+    total([march, ...aprilFirstDays], '2026-04-05'),
+    { trips: 2, legs: 4, km: 420, revenueC: 520_000, loaded: 4000, offloaded: 3960, tollC: 0 },
+    'March and 1–5 April: the trip delivered on 30 March and 2 April counts once',
+  );
+  const g = periodGroups(foldUnits([march, april], '2026-04-30'), {});
+  t.same(
+    g.byDriver.map((d) => [d.driver, d.name, d.trips]),
+    [['HEGR751212AB3', 'RAUL HERNANDEZ GARCIA', 3]],
+  );
+  t.same(
+    g.byVehicle.map((v) => [v.vehicle, v.plate, v.trips, v.km]),
+    [
+      ['VEH-1', 'XA1234B', 2, 420],
+      ['VEH-2', 'XB5678C', 1, 300],
+    ],
+  );
+});
+
+t.test("a period's cost pools from months and days", async (t) => {
+  const pools = costPoolsOf([march, april], [{ vehicle: 'VEH-1', plate: 'XA1234B' }]);
+  t.same(pools.documents, { fuel: 2, tolls: 1, maintenance: 1, tyres: 0, insurance: 0, subcontractedFreight: 0 });
+  t.same(Object.fromEntries(pools.byVehicle), {
+    'VEH-1': { fuel: 150_000, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 },
+    'VEH-2': { fuel: 0, tolls: 30_000, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 },
+  });
+  t.same(Object.fromEntries(pools.byTrip), { 'T-1': { fuel: 0, tolls: 0, maintenance: 20_000, tyres: 0, insurance: 0, subcontractedFreight: 0 } });
+  t.same(pools.spread, { fuel: 0, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 });
+});
+
+t.test('the months wholly in a period', async (t) => {
+  t.same(wholeMonths('2025-11-15', '2026-11-15'), [
+    '2025-12',
+    '2026-01',
+    '2026-02',
+    '2026-03',
+    '2026-04',
+    '2026-05',
+    '2026-06',
+    '2026-07',
+    '2026-08',
+    '2026-09',
+    '2026-10',
+  ]);
+  t.same(wholeMonths('2026-02-01', '2026-02-28'), ['2026-02']);
+  t.same(wholeMonths('2026-02-01', '2026-02-27'), []);
+  t.same(wholeMonths('2026-02-02', '2026-03-31'), ['2026-03']);
+  t.equal(daysOfMonth('2024-02').length, 29);
+  t.equal(daysOfMonth('2026-12').pop(), '2026-12-31');
+});
