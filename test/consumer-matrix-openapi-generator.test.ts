@@ -11,8 +11,9 @@
  *   `go vet ./...` with Go's module cache as the only proxy (GOPROXY=file://…, no network);
  * - java: a consumer Main beside the generated sources of each, both generated poms built in one
  *   Maven run (a reactor under a parent pom: `mvn -o -q -T 1 -DskipTests package
- *   dependency:build-classpath`, the generated tests compiled as `mvn package` compiles them), then
- *   each run with the classpath Maven gives.
+ *   dependency:build-classpath`, the generated tests compiled and the javadoc and source jars built as `mvn package`
+ *   builds them; every JVM of it C1 only with the serial collector: SHORT_JVM_TOOL_ENV), then each run with the
+ *   classpath Maven gives.
  *
  * The typescript-fetch and python clients (with their usual options: ES6, a package name) call both lists, one
  * document and one trip by id (a trip with a leg on the road: null volumes), the tax summary and one audit, and
@@ -36,7 +37,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { trips } from '../lib/db/collections.ts';
 import { ROOT } from './helpers/service.ts';
-import { run, startDemoService, toolPath, PERIOD, SHORT_JVM } from './helpers/generator-service.ts';
+import { run, startDemoService, toolPath, PERIOD, SHORT_JVM, SHORT_JVM_TOOL_ENV } from './helpers/generator-service.ts';
 import { checkOutcome, importXml, readTruth, started, type Outcome } from './helpers/consumer-calls.ts';
 
 t.setTimeout(900_000);
@@ -405,7 +406,9 @@ type JavaLibrary = (typeof JAVA_LIBRARIES)[number];
  * Both java clients built as their users build them, in one Maven run (a reactor of the two generated poms under a
  * parent: one JVM, the compiler warm for the second): `package` with the consumer's Main beside the generated sources,
  * which compiles the generated tests too (`-DskipTests` compiles them, does not run them: their API tests are
- * disabled and their model tests empty); then each classpath.
+ * disabled and their model tests empty) and the javadoc and source jars the poms attach; then each classpath. Maven's JVM
+ * and the javac and javadoc processes the poms fork run C1 only with the serial collector (SHORT_JVM_TOOL_ENV): 210 →
+ * 79 CPU-s for this run.
  */
 async function buildJavaClients(): Promise<void> {
   for (const [n, library] of JAVA_LIBRARIES.entries()) {
@@ -428,7 +431,7 @@ async function buildJavaClients(): Promise<void> {
 `,
   );
   const args = ['-o', '-B', '-q', '-T', '1', '-DskipTests', 'package', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt'];
-  await run('mvn', args, { cwd: work, timeout: 600_000 }).catch((err: Error) => {
+  await run('mvn', args, { cwd: work, env: { ...process.env, ...SHORT_JVM_TOOL_ENV }, timeout: 600_000 }).catch((err: Error) => {
     throw new Error(`mvn ${args.join(' ')} failed: if a dependency is missing, rerun \`node scripts/setup-generated-clients.mjs --force\`\n${err.message}`);
   });
 }
