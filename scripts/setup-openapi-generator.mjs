@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Idempotent fetch of the openapi-generator CLI used by test/openapi-generator.test.ts
+// Idempotent fetch of the openapi-generator CLI used by test/consumer-matrix-openapi-generator.test.ts
 // (what a consumer runs to generate a client from the published spec):
 //
 //   .cache/openapi-generator/openapi-generator-cli-<version>.jar (gitignored)

@@ -30,7 +30,7 @@ const scripts = path.dirname(fileURLToPath(import.meta.url));
 const TOOLS = {
   'setup-openapi-generator.mjs': {
     tool: 'openapi-generator CLI',
-    tests: 'test/openapi-generator.test.ts',
+    tests: 'test/consumer-matrix-openapi-generator.test.ts',
     fix: 'needs Maven and Java 11+ (apt-get install maven default-jdk-headless) and Maven Central',
   },
   'setup-generated-clients.mjs': {

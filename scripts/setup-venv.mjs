@@ -31,7 +31,7 @@ export const PACKAGES = [
   'python-dateutil==2.9.0.post0',
   // test/mcp-python-sdk.test.ts: the official MCP Python SDK (its client validates structured results against outputSchema).
   `mcp==${MCP_PYTHON_VERSION}`,
-  // test/openapi-generator.test.ts: the build backend of the python client it generates, installed with
+  // test/consumer-matrix-openapi-generator.test.ts: the build backend of the python client it generates, installed with
   // `pip install --no-index --no-build-isolation` (offline: nothing fetched inside the test's timeout).
   'setuptools==80.9.0',
 ];

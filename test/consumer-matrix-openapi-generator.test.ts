@@ -1,32 +1,43 @@
 /**
- * The consumer matrix (issue 39), openapi-generator's compiled clients: `go`, and `java` with
- * `--library okhttp-gson` and `--library native`, each generated with default options from the
- * document the running service serves at /docs/json (one `batch` run: one JVM), then built as
- * their users build them, offline:
+ * The consumer matrix (issue 39), openapi-generator's clients: `typescript-fetch`, `python`, `go`, and `java` with
+ * `--library okhttp-gson` and `--library native`, each generated from the document the running service serves at
+ * /docs/json (one `batch` run: one JVM, C1 only: SHORT_JVM), then built as their users build them, offline:
  *
+ * - typescript-fetch: compiled with `tsc --strict` together with a small program that uses it as a consumer would (so
+ *   the calls are type-checked too), then run against the service;
+ * - python: installed into the project's venv (.venv, scripts/setup-venv.mjs) with pip, offline (its build backend
+ *   and dependencies are in the venv), and run against the service;
  * - go: a consumer main in the generated module (`cmd/consumer`), `go mod tidy`, `go build` and
  *   `go vet ./...` with Go's module cache as the only proxy (GOPROXY=file://…, no network);
  * - java: a consumer Main beside the generated sources of each, both generated poms built in one
  *   Maven run (a reactor under a parent pom: `mvn -o -q -T 1 -DskipTests package
- *   dependency:build-classpath`, the generated tests compiled as `mvn package` compiles them), then
- *   each run with the classpath Maven gives.
+ *   dependency:build-classpath`, the generated tests compiled and the javadoc and source jars built as `mvn package`
+ *   builds them; every JVM of it C1 only with the serial collector: SHORT_JVM_TOOL_ENV), then each run with the
+ *   classpath Maven gives.
  *
- * Each calls the first page of financial documents, one document by id in its summary and full
- * forms, the tax summary and the XML import, and what it parsed must be what the service
- * answered (test/helpers/consumer-calls.ts). The generator's jar and every dependency the
- * clients need are fetched by `npm test`'s set-up (scripts/setup-openapi-generator.mjs,
- * scripts/setup-generated-clients.mjs), never here: a missing one fails at once naming the
- * command. The go build and the Maven run go side by side; each client prints its wall time (`# … s`).
- * On the shared 2-core machine under a load average of 14–19 (eight sessions' tests): the batch
- * 26.2 s (C1 only, SHORT_JVM), go 111 s, the Maven reactor and both java runs 494 s, the file 9:35
- * wall and 273 s CPU (user + system, `/usr/bin/time -v npx tap`); before (a Maven run per step and
- * client, the batch with C2), the file did not end within its 900 s under the same load.
+ * The typescript-fetch and python clients (with their usual options: ES6, a package name) call both lists, one
+ * document and one trip by id (a trip with a leg on the road: null volumes), the tax summary and one audit, and
+ * record that leg's delivery (the python client, after the typescript one, then corrects it), with the date
+ * parameters as plain YYYY-MM-DD strings (spec: CalendarDate), and must get data back without a (de)serialisation
+ * error. The go and java clients (default options but the library) call the first page of financial documents, one
+ * document by id in its summary and full forms, the tax summary and the XML import, and what they parsed must be what
+ * the service answered (test/helpers/consumer-calls.ts). The two groups touch different data: the deliveries change
+ * one trip, which no go or java call reads; the imports are dated before the period the lists ask for.
+ *
+ * The generator's jar and every dependency the clients need are fetched by `npm test`'s set-up
+ * (scripts/setup-openapi-generator.mjs, scripts/setup-generated-clients.mjs, scripts/setup-venv.mjs), never here: a
+ * missing one fails at once naming the command. The clients build side by side; each prints its wall time (`# … s`).
+ * The typescript-fetch and python clients had a file of their own (test/openapi-generator.test.ts) with its own
+ * engine, demo load, service and generator JVM, the same document generated twice: folded in here (issue 39: the
+ * suite within 15 minutes).
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { run, startDemoService, toolPath, PERIOD, SHORT_JVM } from './helpers/generator-service.ts';
+import { trips } from '../lib/db/collections.ts';
+import { ROOT } from './helpers/service.ts';
+import { run, startDemoService, toolPath, PERIOD, SHORT_JVM, SHORT_JVM_TOOL_ENV } from './helpers/generator-service.ts';
 import { checkOutcome, importXml, readTruth, started, type Outcome } from './helpers/consumer-calls.ts';
 
 t.setTimeout(900_000);
@@ -43,16 +54,39 @@ for (const [cmd, args, what] of [
 }
 const jar = await toolPath('setup-openapi-generator.mjs', '--print-jar');
 await toolPath('setup-generated-clients.mjs', '--print-dir');
+const pythonBin = path.join(await toolPath('setup-venv.mjs', '--print-bin'), '..', 'python');
 const goModCache = (await run('go', ['env', 'GOMODCACHE'])).trim();
 /** Go offline: the module cache the set-up filled is the only proxy; its checksums were verified when it was filled. */
 const goEnv = { ...process.env, GOPROXY: `file://${goModCache}/cache/download`, GOSUMDB: 'off', GOFLAGS: '' };
 
-const { base, key, docId, work, specFile } = await startDemoService(t, 'consumers-oag', async () => null);
+// The service on the demo data, with a trip that has a leg on the road: the typescript-fetch and python clients read
+// its nulls, then record its delivery.
+const {
+  base,
+  key,
+  docId,
+  work,
+  specFile,
+  prepared: { tripId, delivery },
+} = await startDemoService(t, 'consumers-oag', async (db, tenant) => {
+  const onTheRoad = (await trips(db).findOne({ company: tenant, shipments: { $elemMatch: { unloadDate: null } } }))!;
+  const leg = onTheRoad.shipments.find((l) => l.unloadDate === null)!;
+  return {
+    tripId: onTheRoad._id,
+    delivery: {
+      shipmentId: leg.shipment,
+      offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(),
+      products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })),
+    },
+  };
+});
 const truth = await readTruth(base, key, docId);
 
-// One run of the generator for the three clients (one JVM, a thread each), default options but the library.
-// The java clients' artifactId is the one option set: two clients of one artifactId cannot share a Maven reactor (below).
+// One run of the generator for the five clients (one JVM). go and java: default options but the library; the java
+// clients' artifactId is the one option set: two clients of one artifactId cannot share a Maven reactor (below).
 const clients = {
+  ts: { generatorName: 'typescript-fetch', additionalProperties: { supportsES6: true } },
+  py: { generatorName: 'python', additionalProperties: { packageName: 'freight_client', projectName: 'freight-client' } },
   go: { generatorName: 'go' },
   'java-okhttp-gson': { generatorName: 'java', library: 'okhttp-gson', additionalProperties: { artifactId: 'freight-client-okhttp-gson' } },
   'java-native': { generatorName: 'java', library: 'native', additionalProperties: { artifactId: 'freight-client-native' } },
@@ -67,7 +101,136 @@ const configFiles = await Promise.all(
 const generated = Date.now();
 const generatorLog = await run('java', [...SHORT_JVM, '-jar', jar, 'batch', '--fail-fast', '--threads', '3', ...configFiles], { timeout: 300_000 });
 t.notMatch(generatorLog, /\bERROR\b/, 'the generator reports no error for any client');
-t.comment(`openapi-generator batch (go, java okhttp-gson, java native): ${((Date.now() - generated) / 1000).toFixed(1)} s`);
+t.comment(`openapi-generator batch (typescript-fetch, python, go, java okhttp-gson, java native): ${((Date.now() - generated) / 1000).toFixed(1)} s`);
+
+interface Calls {
+  docs: { detail: string; total: number; first: string; count: number };
+  trips: { detail: string; total: number; count: number };
+  doc: string;
+  trip: string;
+  tax: { invoices: number; months: number };
+  audit: { documents: number };
+  delivered: { before: boolean; after: boolean; shrinkage: number | null };
+}
+
+/** `deliveredBefore`: the leg as the client first reads it; `shrinkage`: after its own delivery. */
+function checkCalls(t: Test, calls: Calls, expected: { deliveredBefore: boolean; shrinkage: number }): void {
+  t.equal(calls.docs.detail, 'summary', 'the list page is told apart by its detail');
+  t.ok(calls.docs.total > 0 && calls.docs.count > 0, `financial documents listed (${calls.docs.count} of ${calls.docs.total})`);
+  t.ok(calls.trips.total > 0 && calls.trips.count > 0, `trips listed (${calls.trips.count} of ${calls.trips.total})`);
+  t.equal(calls.doc, docId, 'one document by id');
+  t.equal(calls.trip, tripId, 'one trip by id');
+  t.ok(calls.tax.invoices > 0 && calls.tax.months > 0, `tax summary over the period (${calls.tax.invoices} invoices, ${calls.tax.months} months)`);
+  t.ok(calls.audit.documents > 0, `discounts-and-shrinkage audit (${calls.audit.documents} documents)`);
+  t.same(
+    calls.delivered,
+    { before: expected.deliveredBefore, after: true, shrinkage: expected.shrinkage },
+    expected.deliveredBefore ? 'a delivered leg read, its delivery corrected' : 'a leg on the road (null volumes read), then its delivery recorded',
+  );
+}
+
+/** The typescript-fetch consumer: compiled with tsc --strict with the generated client, run; what it printed. */
+async function typescriptConsumer(): Promise<string> {
+  const out = path.join(work, 'ts');
+  await writeFile(
+    path.join(out, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        lib: ['ES2022', 'DOM'],
+        outDir: 'dist',
+        skipLibCheck: true,
+        noEmitOnError: true,
+        typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+        types: ['node'],
+      },
+      include: ['*.ts', 'apis/*.ts', 'models/*.ts'],
+    }),
+  );
+  // A consumer's program: typed calls, the union page narrowed on its discriminator.
+  await writeFile(
+    path.join(out, 'consumer.ts'),
+    `import { Configuration, FinancialApi, ShipmentsApi, TaxApi, AnalyticsApi } from './index';
+const [base, key, docId, tripId, deliveryJson] = process.argv.slice(2) as [string, string, string, string, string];
+const delivery = JSON.parse(deliveryJson) as { shipmentId: string; offloadDate: string; products: { code: string; offloaded: number }[] };
+const config = new Configuration({ basePath: base, apiKey: key });
+const period = ${JSON.stringify(PERIOD)};
+async function main(): Promise<void> {
+  const docs = await new FinancialApi(config).listFinancialDocs({ limit: 5, ...period });
+  if (docs.detail !== 'summary') throw new Error('expected the summary page');
+  const trips = await new ShipmentsApi(config).listShipments({ limit: 5, ...period });
+  const doc = await new FinancialApi(config).getFinancialDoc({ id: docId });
+  const trip = await new ShipmentsApi(config).getShipment({ id: tripId });
+  const tax = await new TaxApi(config).getTaxSummary(period);
+  const audit = await new AnalyticsApi(config).auditDiscountsAndShrinkage(period);
+  const first = docs.data[0];
+  const legBefore = 'shipments' in trip && trip.shipments.find((l) => 'shipmentId' in l && l.shipmentId === delivery.shipmentId);
+  const recorded = await new ShipmentsApi(config).recordLegDelivery({
+    id: tripId,
+    shipmentId: delivery.shipmentId,
+    legDeliveryRequest: { offloadDate: new Date(delivery.offloadDate), products: delivery.products },
+  });
+  const legAfter = recorded.shipments.find((l) => l.shipmentId === delivery.shipmentId);
+  console.log(JSON.stringify({
+    docs: { detail: docs.detail, total: docs.meta.total, first: first ? first.id : '', count: docs.data.length },
+    trips: { detail: trips.detail, total: trips.meta.total, count: trips.data.length },
+    doc: doc.id,
+    trip: trip.id,
+    tax: { invoices: tax.totals.documents, months: tax.months.length },
+    audit: { documents: audit.discounts.totals.documents },
+    delivered: { before: legBefore && 'delivered' in legBefore ? legBefore.delivered : null, after: legAfter ? legAfter.delivered : null, shrinkage: legAfter ? legAfter.volumes.shrinkageVolume ?? null : null },
+  }));
+}
+main().catch((err: unknown) => { console.error(err); process.exit(1); });
+`,
+  );
+  await run(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', path.join(out, 'tsconfig.json')]);
+  return await run(process.execPath, [path.join(out, 'dist', 'consumer.js'), base, key, docId, tripId, JSON.stringify(delivery)]);
+}
+
+/** The python consumer: installed into the venv offline, run once the typescript one is done (it corrects that delivery); what it printed. */
+async function pythonConsumer(typescriptDone: Promise<unknown>): Promise<string> {
+  const out = path.join(work, 'py');
+  // Offline: its build backend (setuptools) and dependencies are in the venv already (scripts/setup-venv.mjs); nothing is downloaded here.
+  await run(pythonBin, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-index', '--no-build-isolation', out], { timeout: 240_000 });
+  const program = `
+import json, sys
+from datetime import datetime
+import freight_client as fc
+base, key, doc_id, trip_id, delivery_json = sys.argv[1:6]
+delivery = json.loads(delivery_json)
+cfg = fc.Configuration(host=base, api_key={"apiKey": key})
+period = dict(start_date="${PERIOD.startDate}", end_date="${PERIOD.endDate}")
+with fc.ApiClient(cfg) as api:
+    docs = fc.FinancialApi(api).list_financial_docs(limit=5, **period).actual_instance
+    trips = fc.ShipmentsApi(api).list_shipments(limit=5, **period).actual_instance
+    doc = fc.FinancialApi(api).get_financial_doc(doc_id).actual_instance
+    trip = fc.ShipmentsApi(api).get_shipment(trip_id).actual_instance
+    tax = fc.TaxApi(api).get_tax_summary(**period)
+    audit = fc.AnalyticsApi(api).audit_discounts_and_shrinkage(**period)
+    before = next(l for l in trip.shipments if l.shipment_id == delivery["shipmentId"])
+    recorded = fc.ShipmentsApi(api).record_leg_delivery(trip_id, delivery["shipmentId"], fc.LegDeliveryRequest(
+        offload_date=datetime.fromisoformat(delivery["offloadDate"].replace("Z", "+00:00")),
+        products=[fc.DeliveredProduct(code=p["code"], offloaded=p["offloaded"]) for p in delivery["products"]]))
+    after = next(l for l in recorded.shipments if l.shipment_id == delivery["shipmentId"])
+    print(json.dumps({
+        "docs": {"detail": docs.detail, "total": docs.meta.total, "first": docs.data[0].id if docs.data else "", "count": len(docs.data)},
+        "trips": {"detail": trips.detail, "total": trips.meta.total, "count": len(trips.data)},
+        "doc": doc.id, "trip": trip.id,
+        "tax": {"invoices": tax.totals.documents, "months": len(tax.months)},
+        "audit": {"documents": audit.discounts.totals.documents},
+        "delivered": {"before": before.delivered, "after": after.delivered, "shrinkage": after.volumes.shrinkage_volume},
+    }))
+`;
+  await writeFile(path.join(work, 'consumer.py'), program);
+  // Runs after the typescript client recorded the delivery: it reads it, then corrects it (2 L less each).
+  await typescriptDone;
+  const correction = { ...delivery, products: delivery.products.map((p) => ({ ...p, offloaded: p.offloaded - 2 })) };
+  return await run(pythonBin, [path.join(work, 'consumer.py'), base, key, docId, tripId, JSON.stringify(correction)]);
+}
 
 /** The go consumer: built offline, run; what it printed. */
 async function goConsumer(): Promise<string> {
@@ -243,7 +406,9 @@ type JavaLibrary = (typeof JAVA_LIBRARIES)[number];
  * Both java clients built as their users build them, in one Maven run (a reactor of the two generated poms under a
  * parent: one JVM, the compiler warm for the second): `package` with the consumer's Main beside the generated sources,
  * which compiles the generated tests too (`-DskipTests` compiles them, does not run them: their API tests are
- * disabled and their model tests empty); then each classpath.
+ * disabled and their model tests empty) and the javadoc and source jars the poms attach; then each classpath. Maven's JVM
+ * and the javac and javadoc processes the poms fork run C1 only with the serial collector (SHORT_JVM_TOOL_ENV): 210 →
+ * 79 CPU-s for this run.
  */
 async function buildJavaClients(): Promise<void> {
   for (const [n, library] of JAVA_LIBRARIES.entries()) {
@@ -266,7 +431,7 @@ async function buildJavaClients(): Promise<void> {
 `,
   );
   const args = ['-o', '-B', '-q', '-T', '1', '-DskipTests', 'package', 'dependency:build-classpath', '-Dmdep.outputFile=classpath.txt'];
-  await run('mvn', args, { cwd: work, timeout: 600_000 }).catch((err: Error) => {
+  await run('mvn', args, { cwd: work, env: { ...process.env, ...SHORT_JVM_TOOL_ENV }, timeout: 600_000 }).catch((err: Error) => {
     throw new Error(`mvn ${args.join(' ')} failed: if a dependency is missing, rerun \`node scripts/setup-generated-clients.mjs --force\`\n${err.message}`);
   });
 }
@@ -285,15 +450,36 @@ async function javaConsumer(library: JavaLibrary, built: Promise<void>): Promise
   return await run('java', [...SHORT_JVM, '-cp', classpath, 'consumer.Main', base, key, docId, path.join(work, `java-${library}-import.xml`)]);
 }
 
-// The three side by side, started at once; each subtest reads its own outcome. (No assertion before this point: tap ends
-// a root test that has asserted and has nothing queued while the file still awaits, and its teardown removes the work.)
+// All side by side, started at once (python runs its calls after typescript's: it reads the delivery the typescript client recorded);
+// each subtest reads its own outcome. (No assertion before this point: tap ends a root test that has asserted and has
+// nothing queued while the file still awaits, and its teardown removes the work.)
 const javaBuilt = buildJavaClients();
 javaBuilt.catch(() => undefined); // read by each java consumer (a rejection nobody awaits yet would end the process)
+const tsOutcome = started(typescriptConsumer);
+const pyOutcome = started(() => pythonConsumer(tsOutcome));
 const consumers: [string, string, Promise<Outcome>][] = [
   ['go', 'go build and go vet offline', started(goConsumer)],
   ['java okhttp-gson', 'mvn -o package (its generated tests compiled)', started(() => javaConsumer('okhttp-gson', javaBuilt))],
   ['java native', 'mvn -o package (its generated tests compiled)', started(() => javaConsumer('native', javaBuilt))],
 ];
+
+t.test('typescript-fetch: generated, compiled with tsc --strict, calls the service', async (t) => {
+  t.ok(existsSync(path.join(work, 'ts', 'index.ts')), 'generated');
+  const done = await tsOutcome;
+  t.comment(`openapi-generator typescript-fetch: ${done.seconds.toFixed(1)} s (tsc --strict, seven calls)`);
+  if (done.error) throw done.error;
+  t.pass('the generated client and its consumer compile with tsc --strict');
+  checkCalls(t, JSON.parse(done.output!.trim().split('\n').pop()!) as Calls, { deliveredBefore: false, shrinkage: 5 * delivery.products.length });
+});
+
+t.test('python: generated, installed into the venv, calls the service', async (t) => {
+  t.ok(existsSync(path.join(work, 'py', 'pyproject.toml')), 'generated');
+  const done = await pyOutcome;
+  t.comment(`openapi-generator python: ${done.seconds.toFixed(1)} s (pip install offline, seven calls)`);
+  if (done.error) throw done.error;
+  checkCalls(t, JSON.parse(done.output!.trim().split('\n').pop()!) as Calls, { deliveredBefore: true, shrinkage: 7 * delivery.products.length });
+});
+
 t.ok(truth.list.count > 0 && truth.tax.documents > 0, `the demo data answers with data (${truth.list.total} documents, ${truth.tax.documents} taxed)`);
 for (const [i, [name, how, outcome]] of consumers.entries()) {
   t.test(`openapi-generator ${name}: ${how}, calls the service`, async (t) => {

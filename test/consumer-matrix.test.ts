@@ -1,7 +1,7 @@
 /**
- * The consumer matrix (issue 22), beside test/openapi-generator.test.ts, test/consumer-matrix-typescript.test.ts
+ * The consumer matrix (issue 22), beside test/consumer-matrix-typescript.test.ts
  * (orval, openapi-typescript + openapi-fetch, @hey-api/openapi-ts with zod) and
- * test/consumer-matrix-openapi-generator.test.ts (go, java): clients generated as
+ * test/consumer-matrix-openapi-generator.test.ts (openapi-generator: typescript-fetch, python, go, java): clients generated as
  * their users generate them, fresh from the document the running service serves at /docs/json,
  * each calling a list (financial documents), a get-by-id, the tax summary and the cash-inflow
  * forecast against the live service; what each client parsed must be what the service
