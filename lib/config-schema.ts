@@ -201,7 +201,11 @@ export const CONFIG_SCHEMA = {
       description:
         "A PEM file of CA certificates trusted, besides the system's, when fetching client ID metadata documents from `OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS` (a test's self-signed certificate, an internal CA)",
     },
-    ALERT_WORKER: { type: 'boolean', default: true, description: 'Run the alert, webhook and export workers in the service (`npm run worker` runs them alone)' },
+    ALERT_WORKER: {
+      type: 'boolean',
+      default: true,
+      description: 'Run the alert, webhook and export workers in the service (`npm run worker` runs them alone)',
+    },
     ALERT_PROCESS_EVERY_MS: { type: 'integer', minimum: 50, maximum: 3_600_000, default: 5000, description: 'Alert worker: how often due jobs are polled' },
     ALERT_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 100, default: 5, description: 'Alert worker: evaluations at once per worker' },
     ALERT_LOCK_LIFETIME_MS: {
