@@ -3,6 +3,7 @@
  * (`openItems`, one entry per invoice ever open) and the forecast's days (`receivablesDays`).
  */
 import type { Collection, Db, Filter } from 'mongodb';
+import { readAll } from '../db/read-all.ts';
 import { COLLECTIONS } from '../db/collections.ts';
 import { mxMonthKey } from '../time/mexico-city.ts';
 import { OPEN_END, type OpenItem } from './open-items.ts';
@@ -99,7 +100,7 @@ async function replaceOfDays<T extends { _id: string; tenant: string; day: strin
       durable,
     );
   const current = new Set(docs.map((e) => e._id));
-  const stored = await coll.find({ tenant, day: { $in: [...dayList] } } as Filter<T>, { projection: { _id: 1 } }).toArray();
+  const stored = await readAll(coll.find({ tenant, day: { $in: [...dayList] } } as Filter<T>, { projection: { _id: 1 } }));
   const gone = stored.map((e) => e._id as string).filter((id) => !current.has(id));
   for (let i = 0; i < gone.length; i += 1000)
     await coll.deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant } as Filter<T>, { writeConcern: { j: true } });
