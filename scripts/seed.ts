@@ -14,6 +14,7 @@ import { ensureIndexes } from '../lib/service-indexes.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { DEFAULT_DEMO_SEED, DEMO_TENANTS, loadDemoData } from './demo/load.ts';
 import { progressReporter } from './progress.ts';
+import type { RollupProgress } from '../lib/rollups/rollup-kind.ts';
 
 const USAGE = `usage: npm run seed -- [--invoices N] [--trips N] [--seed S] [--drop]
 
@@ -92,6 +93,7 @@ async function run(): Promise<void> {
     seed,
     drop: values.drop,
     onProgress: progressReporter('seed'),
+    onRollupProgress: rollupProgressReporter(),
   });
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   for (const r of results) {
@@ -102,6 +104,17 @@ async function run(): Promise<void> {
     );
   }
   process.stdout.write(`done in ${secs} s\n`);
+}
+
+/** One line a second at most, and each kind's last, with the time since the documents were in. */
+function rollupProgressReporter(): (p: RollupProgress) => void {
+  const started = Date.now();
+  let last = 0;
+  return (p) => {
+    if (Date.now() - last < 1000 && p.done !== p.total) return;
+    last = Date.now();
+    process.stderr.write(`rollups ${p.kind} ${p.tenant}: ${p.phase} ${p.done}/${p.total} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+  };
 }
 
 let exitCode = 0;
