@@ -3,6 +3,7 @@
  * `discountDays` and `shrinkageDays` (one document per tenant and day) and `shrinkageFindings`
  * (one per leg beyond its tolerance).
  */
+import { deleteInBatches } from '../db/delete-in-batches.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { discountDayId, type KeptDiscountDay } from './discount-days.ts';
@@ -101,6 +102,6 @@ export async function deleteDiscountsShrinkageOf(db: Db, tenant: string): Promis
   await Promise.all([
     discountDays(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
     shrinkageDays(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
-    findings(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
+    deleteInBatches(findings(db), { tenant }),
   ]);
 }

@@ -4,6 +4,8 @@
  * trip without a valid invoice), and the two reads that turn an invoice write into the days of
  * the trips it is linked to.
  */
+import { deleteInBatches } from '../db/delete-in-batches.ts';
+import { readAll } from '../db/read-all.ts';
 import type { AnyBulkWriteOperation, Collection, Db, Document } from 'mongodb';
 import { COLLECTIONS, financialDocs, trips } from '../db/collections.ts';
 import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
@@ -74,10 +76,11 @@ const sortUnbilled = (xs: UnbilledEntry[]): UnbilledEntry[] =>
 
 /** The unbilled entries delivered in [start, end] (verification of a run of days). */
 export function readUnbilledIn(db: Db, tenant: string, range: { start: number; end: number }, maxTimeMS: number): Promise<UnbilledEntry[]> {
-  return unbilled(db)
-    .find({ tenant, offload: { $gte: range.start, $lte: range.end } }, { maxTimeMS })
-    .sort({ offload: 1, tripId: 1 })
-    .toArray();
+  return readAll(
+    unbilled(db)
+      .find({ tenant, offload: { $gte: range.start, $lte: range.end } }, { maxTimeMS })
+      .sort({ offload: 1, tripId: 1 }),
+  );
 }
 
 /** The days a tenant's kept parts and unbilled entries hold (verification). */
@@ -97,14 +100,14 @@ export async function keptDispatchToBillDays(db: Db, tenant: string, maxTimeMS: 
 /** Forgets a tenant's kept days and entries (a rebuild marks every day first). */
 export async function deleteDispatchToBillOf(db: Db, tenant: string): Promise<void> {
   await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
-  await unbilled(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await deleteInBatches(unbilled(db), { tenant });
 }
 
 /** The ids of a tenant's financial documents dated within [fromDay, toDay] (index tenant_date). */
 export async function documentIdsDated(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<string[]> {
-  const rows = await financialDocs(db)
-    .find({ company: tenant, date: { $gte: mxDayStart(fromDay), $lte: mxDayEnd(toDay) } }, { projection: { _id: 1 }, maxTimeMS })
-    .toArray();
+  const rows = await readAll(
+    financialDocs(db).find({ company: tenant, date: { $gte: mxDayStart(fromDay), $lte: mxDayEnd(toDay) } }, { projection: { _id: 1 }, maxTimeMS }),
+  );
   return rows.map((r) => String(r._id));
 }
 

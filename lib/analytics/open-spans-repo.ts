@@ -6,6 +6,7 @@
  * - closed since: the span's document of T's month with `from` ≤ T < `to`, counted as
  *   (`from` ≤ T) − (`to` ≤ T) among that month's (a span ending by T began before it).
  */
+import { readAll } from '../db/read-all.ts';
 import type { Collection, Db, Document, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { afterKey, sortSpec, type KeysetSort, type PageQuery } from '../shared/keyset.ts';
@@ -76,7 +77,5 @@ export async function openAtPage(
 
 /** The spans of the invoices emitted on these days (verification). */
 export function readOpenSpansOfDays(db: Db, tenant: string, dayList: readonly string[], maxTimeMS: number): Promise<OpenSpanDoc[]> {
-  return openSpans(db)
-    .find({ tenant, day: { $in: [...dayList] } }, { maxTimeMS })
-    .toArray();
+  return readAll(openSpans(db).find({ tenant, day: { $in: [...dayList] } }, { maxTimeMS }));
 }

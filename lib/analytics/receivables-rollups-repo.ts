@@ -2,6 +2,7 @@
  * The as-of reports' kept forms (docs/rollups.md "Receivables"): the open-items index
  * (`openItems`, one entry per invoice ever open) and the forecast's days (`receivablesDays`).
  */
+import { deleteInBatches } from '../db/delete-in-batches.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { readAll } from '../db/read-all.ts';
 import { COLLECTIONS } from '../db/collections.ts';
@@ -50,9 +51,7 @@ export function readReceivablesDays(db: Db, tenant: string, from: string, to: st
 
 /** The entries of the invoices emitted on these days (verification). */
 export function readOpenItemsOfDays(db: Db, tenant: string, dayList: readonly string[], maxTimeMS: number): Promise<OpenItem[]> {
-  return items(db)
-    .find({ tenant, day: { $in: [...dayList] } }, { maxTimeMS })
-    .toArray();
+  return readAll(items(db).find({ tenant, day: { $in: [...dayList] } }, { maxTimeMS }));
 }
 
 /** Every day on which a tenant's kept entries say an invoice was emitted (verification: entries of days without documents). */
@@ -109,6 +108,6 @@ async function replaceOfDays<T extends { _id: string; tenant: string; day: strin
 /** Forgets a tenant's kept days, entries and list spans (a rebuild starts from nothing). */
 export async function deleteReceivablesRollupsOf(db: Db, tenant: string): Promise<void> {
   await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
-  await items(db).deleteMany({ tenant }, { writeConcern: { j: true } });
-  await openSpans(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await deleteInBatches(items(db), { tenant });
+  await deleteInBatches(openSpans(db), { tenant });
 }

@@ -12,6 +12,7 @@
  * the audit folds each row (lib/analytics accumulators), so the service's
  * memory does not grow with the number of trips in the period.
  */
+import { readAll } from '../db/read-all.ts';
 import type { Db, Document, Filter } from 'mongodb';
 import { COLLECTIONS, trips } from '../db/collections.ts';
 import type { TripDocument } from '../model/trip-document.ts';
@@ -159,9 +160,7 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
 /** The legs of the trips linked (`idFinan`) to these documents: where a change of a document shows in shrinkage recovery. */
 export function tripsLinkedTo(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<Pick<TripDocument, '_id' | 'shipments'>[]> {
   if (!ids.length) return Promise.resolve([]);
-  return trips(db)
-    .find({ company: tenant, idFinan: { $in: [...ids] } }, { projection: { _id: 1, shipments: 1 }, maxTimeMS })
-    .toArray();
+  return readAll(trips(db).find({ company: tenant, idFinan: { $in: [...ids] } }, { projection: { _id: 1, shipments: 1 }, maxTimeMS }));
 }
 
 /** The compact legs of fleet utilization (streamUtilizationTrips) with, per leg, the stored unload and load instants. */

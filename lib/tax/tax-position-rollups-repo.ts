@@ -3,6 +3,8 @@
  * (`taxPositionMonths`) and the lines of its figures and its DIOT rows in answer order
  * (`taxPositionLines`). Keyed by tenant first; every read is an indexed find.
  */
+import { deleteInBatches } from '../db/delete-in-batches.ts';
+import { readAll } from '../db/read-all.ts';
 import type { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { sameContent } from '../shared/same-content.ts';
@@ -47,7 +49,7 @@ export function readTaxPositionLines(
 
 /** Every kept line and row of a month (a recompute's comparison, verification). */
 export function readTaxPositionMonthLines(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<TaxPositionLineEntry[]> {
-  return lines(db).find({ tenant, month }, { maxTimeMS }).toArray();
+  return readAll(lines(db).find({ tenant, month }, { maxTimeMS }));
 }
 
 /**
@@ -79,5 +81,5 @@ export async function writeTaxPositionMonth(db: Db, tenant: string, month: strin
 /** Forgets a tenant's kept months and lines (a rebuild starts from none). */
 export async function deleteTaxPositionOf(db: Db, tenant: string): Promise<void> {
   await months(db).deleteMany({ tenant }, { writeConcern: { j: true } });
-  await lines(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await deleteInBatches(lines(db), { tenant });
 }

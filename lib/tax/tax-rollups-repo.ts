@@ -2,6 +2,8 @@
  * The tax summary's totals kept on write (docs/rollups.md): one document per tenant and day
  * (`taxRollups`) and the findings of those days (`taxFindings`).
  */
+import { deleteInBatches } from '../db/delete-in-batches.ts';
+import { readAll } from '../db/read-all.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import type { FindingKind } from './reconcile.ts';
@@ -51,9 +53,7 @@ export async function writeTaxDays(
     );
   }
   const current = new Set(dayFindings.map((f) => f._id));
-  const stale = await findings(db)
-    .find({ tenant, basis, day: { $in: [...days] } }, { projection: { _id: 1 } })
-    .toArray();
+  const stale = await readAll(findings(db).find({ tenant, basis, day: { $in: [...days] } }, { projection: { _id: 1 } }));
   const gone = stale.map((f) => f._id).filter((id) => !current.has(id));
   for (let i = 0; i < gone.length; i += 1000) await findings(db).deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant }, { writeConcern: { j: true } });
 }
@@ -86,13 +86,11 @@ export function listTaxFindings(db: Db, tenant: string, q: FindingsQuery, maxTim
 
 /** The kept findings of these days or months (verification). */
 export function readTaxFindingsOfDays(db: Db, tenant: string, basis: RollupBasis, days: readonly string[], maxTimeMS: number): Promise<IndexedFinding[]> {
-  return findings(db)
-    .find({ tenant, basis, day: { $in: [...days] } }, { maxTimeMS })
-    .toArray();
+  return readAll(findings(db).find({ tenant, basis, day: { $in: [...days] } }, { maxTimeMS }));
 }
 
 /** Forgets a tenant's kept days and findings (its documents were deleted wholesale). */
 export async function deleteTaxRollupsOf(db: Db, tenant: string): Promise<void> {
   await rollups(db).deleteMany({ tenant }, { writeConcern: { j: true } });
-  await findings(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await deleteInBatches(findings(db), { tenant });
 }

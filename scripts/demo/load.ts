@@ -14,6 +14,7 @@ import { deleteTaxRollupsOf } from '../../lib/tax/tax-rollups-repo.ts';
 import type { Db, Collection, Document } from 'mongodb';
 import type { RollupProgress } from '../../lib/rollups/rollup-kind.ts';
 import { storeApiKey } from '../../lib/auth/api-keys.ts';
+import { deleteInBatches } from '../../lib/db/delete-in-batches.ts';
 import { financialDocs, tenantSettings, trips } from '../../lib/db/collections.ts';
 import { receivedDocs } from '../../lib/received/received-repo.ts';
 import { receivedAssignments } from '../../lib/received/received-assignments-repo.ts';
@@ -161,16 +162,15 @@ export interface LoadDemoOptions {
 
 /** Deletes a tenant's demo records (trips, financial and received documents, settings); API keys are kept. */
 export async function deleteTenantData(db: Db, tenant: string): Promise<{ financialDocs: number; trips: number }> {
-  const [d, t] = await Promise.all([
-    financialDocs(db).deleteMany({ company: tenant }),
-    trips(db).deleteMany({ company: tenant }),
-    receivedDocs(db).deleteMany({ tenant }),
-    receivedAssignments(db).deleteMany({ tenant }),
-    tenantSettings(db).deleteOne({ _id: tenant }),
-    deleteTaxRollupsOf(db, tenant),
-  ]);
+  // One collection after the other, in batches: the engine's heap holds what one commit deletes.
+  const d = await deleteInBatches(financialDocs(db), { company: tenant });
+  const t = await deleteInBatches(trips(db), { company: tenant });
+  await deleteInBatches(receivedDocs(db), { tenant });
+  await deleteInBatches(receivedAssignments(db), { tenant });
+  await tenantSettings(db).deleteOne({ _id: tenant });
+  await deleteTaxRollupsOf(db, tenant);
   settingsCache(db).forget(tenant);
-  return { financialDocs: d.deletedCount, trips: t.deletedCount };
+  return { financialDocs: d, trips: t };
 }
 
 /**

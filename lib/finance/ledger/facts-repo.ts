@@ -5,6 +5,7 @@
  * lets documents be rebuilt from every fact about an invoice, whatever order
  * the files arrived in. Writes are whole-document upserts, in bulk per batch of files.
  */
+import { readAll } from '../../db/read-all.ts';
 import { writeMarkingDays } from '../financial-doc-days.ts';
 import { MongoBulkWriteError, type Collection, type Db, type Filter, type WithId } from 'mongodb';
 import { COLLECTIONS, financialDocs } from '../../db/collections.ts';
@@ -126,9 +127,7 @@ export async function linkFacts(db: Db, tenant: string, records: readonly Pick<I
  */
 export async function backfillLinks(db: Db, tenant: string): Promise<void> {
   if (await importLinks(db).findOne({ tenant }, { projection: { _id: 1 } })) return;
-  const facts = await importFacts(db)
-    .find({ tenant, kind: { $nin: [...CANCELLATION_FACT_KINDS] } }, { projection: { _id: 1, invoices: 1 } })
-    .toArray();
+  const facts = await readAll(importFacts(db).find({ tenant, kind: { $nin: [...CANCELLATION_FACT_KINDS] } }, { projection: { _id: 1, invoices: 1 } }));
   for (let i = 0; i < facts.length; i += 1000) await linkFacts(db, tenant, facts.slice(i, i + 1000));
 }
 
