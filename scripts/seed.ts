@@ -108,9 +108,10 @@ async function run(): Promise<void> {
 
 /** One line a second at most, and each kind's last, with the time since the documents were in. */
 function rollupProgressReporter(): (p: RollupProgress) => void {
-  const started = Date.now();
+  let started = 0;
   let last = 0;
   return (p) => {
+    started ||= Date.now();
     if (Date.now() - last < 1000 && p.done !== p.total) return;
     last = Date.now();
     process.stderr.write(`rollups ${p.kind} ${p.tenant}: ${p.phase} ${p.done}/${p.total} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
