@@ -75,10 +75,13 @@ export interface OpenSums {
  * when they are too many (an as-of day further back reads the open items at asOf).
  */
 export async function keptOpenSums(db: Db, tenant: string, asOf: number, client: string | undefined, maxTimeMS: number): Promise<OpenSums | null> {
-  const [kept, closing] = await Promise.all([readOpenNowDays(db, tenant, maxTimeMS), daysClosingAfter(db, tenant, asOf, client, MAX_LATE_ENTRIES, maxTimeMS)]);
+  const kept = await readOpenNowDays(db, tenant, maxTimeMS);
+  const late = new Set(kept.filter((d) => d.horizon > asOf).map((d) => d.day));
+  // An as-of day further back changed on many days: the open items at asOf, without looking for what closed since.
+  if (late.size > MAX_LATE_DAYS) return null;
+  const closing = await daysClosingAfter(db, tenant, asOf, client, MAX_LATE_ENTRIES, maxTimeMS);
   if (closing === null) return null;
-  const late = new Set(closing);
-  for (const d of kept) if (d.horizon > asOf) late.add(d.day);
+  for (const day of closing) late.add(day);
   if (late.size > MAX_LATE_DAYS) return null;
   const days = kept.filter((d) => !late.has(d.day));
   const lateItems: OpenReceivable[] = [];
