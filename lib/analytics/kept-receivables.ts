@@ -14,6 +14,7 @@ import { PaymentDelaysAccumulator } from './forecast.ts';
 import { clientRevenueRows, streamPaymentHistory, type ClientRevenueRow, type RevenueGroup } from './receivables-repo.ts';
 import {
   daysClosingAfter,
+  openNowDaysChangedAfter,
   readOpenItemsAt,
   readOpenItemsOfDays,
   readOpenNowDays,
@@ -75,14 +76,14 @@ export interface OpenSums {
  * when they are too many (an as-of day further back reads the open items at asOf).
  */
 export async function keptOpenSums(db: Db, tenant: string, asOf: number, client: string | undefined, maxTimeMS: number): Promise<OpenSums | null> {
-  const kept = await readOpenNowDays(db, tenant, maxTimeMS);
-  const late = new Set(kept.filter((d) => d.horizon > asOf).map((d) => d.day));
-  // An as-of day further back changed on many days: the open items at asOf, without looking for what closed since.
+  // An as-of day further back changed on many days: the open items at asOf, read nothing more first.
+  const late = new Set(await openNowDaysChangedAfter(db, tenant, asOf, MAX_LATE_DAYS, maxTimeMS));
   if (late.size > MAX_LATE_DAYS) return null;
   const closing = await daysClosingAfter(db, tenant, asOf, client, MAX_LATE_ENTRIES, maxTimeMS);
   if (closing === null) return null;
   for (const day of closing) late.add(day);
   if (late.size > MAX_LATE_DAYS) return null;
+  const kept = await readOpenNowDays(db, tenant, maxTimeMS);
   const days = kept.filter((d) => !late.has(d.day));
   const lateItems: OpenReceivable[] = [];
   if (late.size) {

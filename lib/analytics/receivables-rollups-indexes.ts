@@ -18,7 +18,11 @@ export const RECEIVABLES_ROLLUP_INDEXES: IndexSpecs = {
   ],
   [COLLECTIONS.receivablesDays]: [{ key: { tenant: 1, day: 1 }, name: 'tenant_day' }],
   // The sums of the invoices open now (open-now.ts): every day of a tenant read at once; a recomputed day replaces its own.
-  [COLLECTIONS.openNowDays]: [{ key: { tenant: 1, day: 1 }, name: 'tenant_day' }],
+  // Whether they hold at T: the days changed after T, found without reading the others.
+  [COLLECTIONS.openNowDays]: [
+    { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
+    { key: { tenant: 1, horizon: 1 }, name: 'tenant_horizon' },
+  ],
   // The financial-docs list's openAsOf (open-spans-repo.ts): a month (or 'open') walked in the list's order, and counted by from and by to.
   [COLLECTIONS.openSpans]: [
     { key: { tenant: 1, month: 1, date: 1, timestamp: 1, docId: 1 }, name: 'tenant_month_date' },

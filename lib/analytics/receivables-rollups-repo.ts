@@ -46,6 +46,15 @@ export function readOpenNowDays(db: Db, tenant: string, maxTimeMS: number): Prom
   return nowDays(db).find({ tenant }, { maxTimeMS, batchSize: 5000 }).toArray();
 }
 
+/** The days whose kept sums changed after instant T (`horizon` > T), at most `max` + 1 of them (index tenant_horizon). */
+export async function openNowDaysChangedAfter(db: Db, tenant: string, t: number, max: number, maxTimeMS: number): Promise<string[]> {
+  const found = await nowDays(db)
+    .find<{ day: string }>({ tenant, horizon: { $gt: t } }, { projection: { _id: 0, day: 1 }, maxTimeMS })
+    .limit(max + 1)
+    .toArray();
+  return found.map((d) => d.day);
+}
+
 /** The sums of these days (verification). */
 export function readOpenNowDaysOf(db: Db, tenant: string, dayList: readonly string[], maxTimeMS: number): Promise<OpenNowDay[]> {
   return nowDays(db)
