@@ -5,7 +5,7 @@
  * partial payments on various dates, credit notes, cancellation requests and acknowledgements of
  * invoices and of payments, SAT status answers, a credit-terms change, a write that fails
  * halfway, a restart), both reports for random as-of days, periods, clients, buckets and limits
- * answer the same over HTTP (and MCP), and `receivablesRollups.verify` finds every kept day
+ * (and as of now, every round: the kept sums of the invoices open now) answer the same over HTTP (and MCP), and `receivablesRollups.verify` finds every kept day
  * equal. Then a write bypasses the marks, and both checks must see it (the test can fail).
  * A failing seed is printed: RECEIVABLES_ROLLUP_SEED=<n> replays it.
  */
@@ -18,6 +18,7 @@ import { getCashInflowForecast, type CashInflowInput } from '../lib/analytics/ge
 import { listFinancialDocs, type ListFinancialDocsInput } from '../lib/finance/list-financial-docs.ts';
 import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
 import { receivablesRollups } from '../lib/analytics/receivables-rollup-kind.ts';
+import { keptOpenSums } from '../lib/analytics/kept-receivables.ts';
 import { mxDateString } from '../lib/time/mexico-city.ts';
 import type { ServiceContext } from '../lib/context.ts';
 import { BYPASS, comparable, compareRounds, onTheWire } from './helpers/differential.ts';
@@ -242,6 +243,31 @@ async function reports(label: string, n: number): Promise<number> {
     const refF = await getCashInflowForecast(atTheSameNow(rf.json()), TENANT_A, input, { fromDocuments: true });
     differs(comparable(rf.json()), comparable(refF), `forecast ${JSON.stringify(qf)}`);
 
+    // Both as of now (no as-of day, no end): the kept sums of the invoices open now and the entries of their first items.
+    const qn: Record<string, string> = { limit: String(pick([1, 2, 5, 20, 100])) };
+    if (rnd() < 0.4) qn.client = pick(CLIENTS);
+    const rn = await getOk(h, '/api/receivables/aging', qn);
+    const refN = await getReceivablesAging(
+      atTheSameNow(rn.json()),
+      TENANT_A,
+      { limit: Number(qn.limit), ...(qn.client ? { client: qn.client } : {}) },
+      { fromDocuments: true },
+    );
+    differs(comparable(rn.json()), comparable(refN), `aging now ${JSON.stringify(qn)}`);
+    const qfn: Record<string, string> = { ...qn, bucket: pick(['week', 'month']), ...(rnd() < 0.5 ? { startDate: randomDay() } : {}) };
+    const rfn = await getOk(h, '/api/analytics/cash-inflow-forecast', qfn);
+    const inputN: CashInflowInput = {
+      bucket: qfn.bucket as CashInflowInput['bucket'],
+      limit: Number(qfn.limit),
+      ...(qfn.startDate ? { startDate: qfn.startDate } : {}),
+      ...(qfn.client ? { client: qfn.client } : {}),
+    };
+    differs(
+      comparable(rfn.json()),
+      comparable(await getCashInflowForecast(atTheSameNow(rfn.json()), TENANT_A, inputN, { fromDocuments: true })),
+      `forecast now ${JSON.stringify(qfn)}`,
+    );
+
     await listsAgree(differs);
   });
 }
@@ -326,6 +352,11 @@ t.test('both reports equal the documents after random writes of every kind', asy
   t.same(v.mismatched, [], `every kept day and open item equals its documents (${v.checked} days)`);
   const openItems = await h.db.collection('openItems').countDocuments({ tenant: TENANT_A });
   t.ok(openItems > 10, `the open-items index holds the invoices ever open (${openItems})`);
+  const sums = await keptOpenSums(h.db, TENANT_A, Date.now(), undefined, 10_000);
+  t.ok(
+    sums && sums.days.length > 3,
+    `the reports of now read the sums of the invoices open (${sums?.days.length} days, ${sums?.late.size} of them from their entries)`,
+  );
 
   // The MCP tool reads the same open items: its figures equal the documents' too.
   const client = await mcpClient(t, h);

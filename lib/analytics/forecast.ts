@@ -145,11 +145,30 @@ export interface InflowForecast {
   items: ForecastItem[];
 }
 
-function bucketEnd(start: string, bucket: 'week' | 'month'): string {
+/** The last day of the bucket starting on `start`: its Sunday (ISO weeks) or the month's last day. */
+export function bucketEnd(start: string, bucket: 'week' | 'month'): string {
   if (bucket === 'week') return mxAddDays(start, 7 - isoWeekday(start)); // through Sunday (ISO weeks)
   const [y, m] = start.split('-').map(Number) as [number, number];
   const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
   return `${start.slice(0, 8)}${String(last).padStart(2, '0')}`;
+}
+
+/** An open invoice's item: due on its day + the client's credit days, expected its median delay later; null when it owes less than a cent. */
+export function forecastItemOf(inv: OpenInvoice, creditDays: (client: string) => number, delays: PaymentDelays, asOfDay: string): ForecastItem | null {
+  if (toCents(inv.outstanding) <= 0) return null;
+  const dueDate = mxAddDays(mxDateString(inv.invoiceDate), Math.round(creditDays(inv.client)));
+  const { delayDays, basis } = delayFor(delays, inv.client);
+  const expectedDate = mxAddDays(dueDate, Math.round(delayDays) + 0);
+  return {
+    id: inv.id,
+    client: inv.client,
+    outstanding: fromCents(toCents(inv.outstanding)),
+    dueDate,
+    expectedDate,
+    delayDays,
+    delayBasis: basis,
+    overdue: expectedDate < asOfDay,
+  };
 }
 
 /**
@@ -168,20 +187,8 @@ export function forecastInflows(
   const asOfDay = mxDateString(asOf);
   const items: ForecastItem[] = [];
   for (const inv of openInvoices) {
-    if (toCents(inv.outstanding) <= 0) continue;
-    const dueDate = mxAddDays(mxDateString(inv.invoiceDate), Math.round(creditDays(inv.client)));
-    const { delayDays, basis } = delayFor(delays, inv.client);
-    const expectedDate = mxAddDays(dueDate, Math.round(delayDays) + 0);
-    items.push({
-      id: inv.id,
-      client: inv.client,
-      outstanding: fromCents(toCents(inv.outstanding)),
-      dueDate,
-      expectedDate,
-      delayDays,
-      delayBasis: basis,
-      overdue: expectedDate < asOfDay,
-    });
+    const item = forecastItemOf(inv, creditDays, delays, asOfDay);
+    if (item) items.push(item);
   }
   items.sort((a, b) => (a.expectedDate < b.expectedDate ? -1 : a.expectedDate > b.expectedDate ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 

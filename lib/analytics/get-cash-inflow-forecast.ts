@@ -29,18 +29,33 @@ import {
   clientReceivables,
   dso,
   forecastInflows,
+  forecastItemOf,
   openInvoiceOf,
   PaymentDelaysAccumulator,
+  delayFor,
+  type ClientReceivables,
   type DelayBasis,
   type ForecastClientRow,
+  type ForecastItem,
   type OpenInvoice,
+  type PaymentDelays,
 } from './forecast.ts';
+import { forecastOpenNow, minOffsetDays, type ForecastTerms } from './open-now.ts';
 import { concentration, type ConcentrationBand } from './hhi.ts';
 import { asOfInstant } from '../shared/as-of-day.ts';
 import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
 import type { Ratio } from './stats.ts';
 import type { OpenReceivable } from './receivables-aging.ts';
-import { keptOpenReceivables, keptPaymentDelays, keptRevenueByClient, readForecastDays, useKeptReceivables } from './kept-receivables.ts';
+import {
+  keptFirstOpenNow,
+  keptOpenReceivables,
+  keptOpenSums,
+  type OpenSums,
+  keptPaymentDelays,
+  keptRevenueByClient,
+  readForecastDays,
+  useKeptReceivables,
+} from './kept-receivables.ts';
 
 export const MIN_PAYMENTS_FOR_CLIENT_MEDIAN = 3;
 
@@ -146,6 +161,96 @@ function openInvoicesKept(rows: readonly OpenReceivable[]): { invoices: OpenInvo
   return { invoices, byId };
 }
 
+/** What the answer says of the open invoices: per client, the forecast's buckets, the first items. */
+interface OpenAnswer {
+  receivables: ClientReceivables;
+  forecast: CashInflowForecast['forecast'];
+  items: Capped<ForecastItemOut>;
+}
+
+interface OpenTerms {
+  limit: number;
+  bucket: 'week' | 'month';
+  asOf: number;
+  terms: ForecastTerms;
+  creditDays: (client: string) => number;
+  delays: PaymentDelays;
+}
+
+/** The item of an open invoice expected on `expectedDate`. */
+function itemOut(i: ForecastItem, detail: OpenInvoiceDetail | undefined, asOfDay: string): ForecastItemOut {
+  return {
+    id: i.id,
+    uuid: detail?.uuid ?? '',
+    client: i.client,
+    invoiceDate: new Date(detail?.date ?? 0).toISOString(),
+    outstanding: i.outstanding,
+    dueDate: i.dueDate,
+    expectedDate: i.expectedDate,
+    delayDays: i.delayDays,
+    delayBasis: i.delayBasis,
+    pastDue: i.dueDate < asOfDay,
+    overdue: i.overdue,
+  };
+}
+
+/** Every open invoice at asOf folded one by one (the documents, or the open items of an as-of day in the past). */
+function openItemsAnswer(open: { invoices: OpenInvoice[]; byId: Map<string, OpenInvoiceDetail> }, o: OpenTerms): OpenAnswer {
+  const f = forecastInflows(open.invoices, o.creditDays, o.delays, o.asOf, o.bucket);
+  const asOfDay = mxDateString(o.asOf);
+  const items = f.items.map((i) => itemOut(i, open.byId.get(i.id), asOfDay));
+  const receivables = clientReceivables(items, { ...o.terms, clientName: (id) => open.byId.get(id)?.clientName ?? '' }, o.delays);
+  return {
+    receivables,
+    forecast: {
+      bucket: f.bucket,
+      totalExpected: f.totalExpected,
+      overdue: { expected: f.overdue.expected, invoices: f.overdue.invoices, oldestExpectedDate: f.overdue.oldestExpectedDate },
+      buckets: f.buckets.map((b) => ({ key: b.key, start: b.start, end: b.end, expected: b.expected, invoices: b.invoices })),
+    },
+    items: capped(items, o.limit),
+  };
+}
+
+/**
+ * From the sums per invoice day and client (kept-receivables.ts keptOpenSums): the figures, and
+ * the items from the invoices that may be among the first `limit` (expected day, then id).
+ */
+async function openSumsAnswer(ctx: ServiceContext, tenant: string, open: OpenSums, o: OpenTerms & { only: string | undefined }): Promise<OpenAnswer> {
+  const days = open.days;
+  const sums = forecastOpenNow(days, o.only, o.terms, o.delays, o.asOf, o.bucket);
+  const offset = (c: string): number => Math.round(o.creditDays(c)) + Math.round(delayFor(o.delays, c).delayDays);
+  const asOfDay = mxDateString(o.asOf);
+  const itemOf = (r: OpenReceivable): ForecastItem | null =>
+    forecastItemOf({ id: r.id, client: r.client, invoiceDate: r.invoiceDate, outstanding: r.outstanding }, o.creditDays, o.delays, asOfDay);
+  const candidates = await keptFirstOpenNow(
+    ctx.db,
+    tenant,
+    o.only,
+    o.limit,
+    minOffsetDays(days, o.only, offset),
+    (r) => itemOf(r)?.expectedDate ?? null,
+    open,
+    ctx.config.queryTimeoutMs,
+  );
+  const listed = candidates
+    .map((r) => ({ r, i: itemOf(r) }))
+    .filter((x): x is { r: OpenReceivable; i: ForecastItem } => x.i !== null)
+    .sort((a, b) => (a.i.expectedDate < b.i.expectedDate ? -1 : a.i.expectedDate > b.i.expectedDate ? 1 : a.i.id < b.i.id ? -1 : a.i.id > b.i.id ? 1 : 0))
+    .slice(0, o.limit)
+    .map(({ r, i }) => itemOut(i, { clientName: r.clientName, date: r.invoiceDate, uuid: r.uuid }, asOfDay));
+  return {
+    receivables: sums.receivables,
+    forecast: {
+      bucket: o.bucket,
+      totalExpected: fromCents(sums.totalExpectedC),
+      overdue: sums.overdue,
+      buckets: sums.buckets,
+    },
+    items: { total: sums.openInvoices, listed: listed.length, limit: o.limit, data: listed },
+  };
+}
+
 export async function getCashInflowForecast(
   ctx: ServiceContext,
   tenant: string,
@@ -167,7 +272,7 @@ export async function getCashInflowForecast(
   const kept = await useKeptReceivables(ctx.db, tenant, lastDay, timeout, opts.fromDocuments);
   const keptDays = kept ? await readForecastDays(ctx.db, tenant, period.startDate, lastDay, timeout) : [];
   const only = client || undefined;
-  const [{ settings, sourceOf }, { delays, payments }, { invoices, byId }, revenue] = await Promise.all([
+  const [{ settings, sourceOf }, { delays, payments }, open, revenue] = await Promise.all([
     traced,
     // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
     traced.then(async ({ settings: s }) => {
@@ -180,38 +285,23 @@ export async function getCashInflowForecast(
           acc.addInvoice(row, creditDays);
       return { delays: acc.result(), payments: acc.payments };
     }),
-    kept
-      ? keptOpenReceivables(ctx.db, tenant, asOf, only, timeout).then(openInvoicesKept)
-      : openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout)),
+    (async (): Promise<{ sums: OpenSums } | { invoices: OpenInvoice[]; byId: Map<string, OpenInvoiceDetail> }> => {
+      if (!kept) return openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout));
+      const sums = await keptOpenSums(ctx.db, tenant, asOf, only, timeout);
+      return sums ? { sums } : openInvoicesKept(await keptOpenReceivables(ctx.db, tenant, asOf, only, timeout));
+    })(),
     kept
       ? keptRevenueByClient(keptDays, { startDate: period.startDate, endDate: period.endDate, ...(only ? { client: only } : {}) })
       : revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, ...(client ? { client } : {}) }, timeout),
   ]);
   const creditDays = creditDaysOf(settings);
-  const f = forecastInflows(invoices, creditDays, delays, asOf, input.bucket);
   const asOfDay = mxDateString(asOf);
-
-  const items: ForecastItemOut[] = f.items.map((i) => {
-    const row = byId.get(i.id);
-    return {
-      id: i.id,
-      uuid: row?.uuid ?? '',
-      client: i.client,
-      invoiceDate: new Date(row?.date ?? 0).toISOString(),
-      outstanding: i.outstanding,
-      dueDate: i.dueDate,
-      expectedDate: i.expectedDate,
-      delayDays: i.delayDays,
-      delayBasis: i.delayBasis,
-      pastDue: i.dueDate < asOfDay,
-      overdue: i.overdue,
-    };
-  });
-  const receivables = clientReceivables(
-    items,
-    { creditDaysDefault: settings.defaultCreditDays, creditDaysByClient: settings.creditDaysByClient, clientName: (id) => byId.get(id)?.clientName ?? '' },
-    delays,
-  );
+  const terms = { creditDaysDefault: settings.defaultCreditDays, creditDaysByClient: settings.creditDaysByClient };
+  const { receivables, forecast, items } =
+    'sums' in open
+      ? await openSumsAnswer(ctx, tenant, open.sums, { only, limit: input.limit, bucket: input.bucket, asOf, terms, creditDays, delays })
+      : openItemsAnswer(open, { limit: input.limit, bucket: input.bucket, asOf, terms, creditDays, delays });
+  const totalExpected = forecast.totalExpected;
 
   const valid = revenue.filter((r) => !r.cancelled);
   const creditSales = fromCents(valid.reduce((s, r) => s + r.totalC, 0));
@@ -247,20 +337,15 @@ export async function getCashInflowForecast(
       hhiBands: { ...settings.hhiBands, source: HHI_SOURCE, settingsSource: sourceOf('hhiBands') },
     },
     receivables: {
-      openInvoices: items.length,
+      openInvoices: items.total,
       outstanding: receivables.outstanding,
       pastDue: receivables.pastDue,
       notYetDue: receivables.notYetDue,
     },
-    forecast: {
-      bucket: f.bucket,
-      totalExpected: f.totalExpected,
-      overdue: { expected: f.overdue.expected, invoices: f.overdue.invoices, oldestExpectedDate: f.overdue.oldestExpectedDate },
-      buckets: f.buckets.map((b) => ({ key: b.key, start: b.start, end: b.end, expected: b.expected, invoices: b.invoices })),
-    },
+    forecast,
     clients: receivables.clients,
-    items: capped(items, input.limit),
-    dso: { ...dso(f.totalExpected, creditSales, period.days), accountsReceivable: f.totalExpected, creditSales, days: period.days },
+    items,
+    dso: { ...dso(totalExpected, creditSales, period.days), accountsReceivable: totalExpected, creditSales, days: period.days },
     concentration: {
       hhi: conc.hhi,
       band: conc.band,

@@ -99,24 +99,25 @@ export class AgingAccumulator {
     this.items = new TopList<AgingItem>(limit, byAge);
   }
 
+  /** An invoice: its sums and its item. */
   add(inv: OpenReceivable): void {
-    const dueDate = mxAddDays(mxDateString(inv.invoiceDate), Math.round(this.creditDays(inv.client)));
-    const daysPastDue = daysBetweenDates(dueDate, this.asOfDay);
-    const bucket = agingBucket(daysPastDue);
-    const cents = toCents(inv.outstanding);
-    const client = this.clients.get(inv.client) ?? { ...emptySums(), name: inv.clientName, nameDate: inv.invoiceDate, nameId: inv.id };
-    if (inv.invoiceDate > client.nameDate || (inv.invoiceDate === client.nameDate && inv.id > client.nameId)) {
-      client.name = inv.clientName;
-      client.nameDate = inv.invoiceDate;
-      client.nameId = inv.id;
-    }
-    this.clients.set(inv.client, client);
-    for (const s of [this.total, client]) {
-      s.n += 1;
-      s.cents += cents;
-      s.byBucket[bucket].n += 1;
-      s.byBucket[bucket].cents += cents;
-    }
+    const due = this.dueOf(inv.client, mxDateString(inv.invoiceDate));
+    this.addSums(inv.client, due.bucket, 1, toCents(inv.outstanding), inv.invoiceDate, inv.id, inv.clientName);
+    this.addItem(inv);
+  }
+
+  /**
+   * `n` invoices of a client emitted on `invoiceDay` owing `cents` in all, the latest of them
+   * (instant, id) named `name` (the kept sums of lib/analytics/open-now.ts): their sums only, their
+   * items are offered apart (addItem), and the items' total is the invoices summed.
+   */
+  addGroup(client: string, invoiceDay: string, n: number, cents: number, latest: { date: number; id: string; name: string }): void {
+    this.addSums(client, this.dueOf(client, invoiceDay).bucket, n, cents, latest.date, latest.id, latest.name);
+  }
+
+  /** An invoice's item only (its sums come with addGroup). */
+  addItem(inv: OpenReceivable): void {
+    const { dueDate, daysPastDue, bucket } = this.dueOf(inv.client, mxDateString(inv.invoiceDate));
     this.items.add({
       id: inv.id,
       uuid: inv.uuid,
@@ -129,6 +130,33 @@ export class AgingAccumulator {
       currency: inv.currency,
       exchangeRate: inv.exchangeRate,
     });
+  }
+
+  /** The due day of an invoice of `client` emitted on `invoiceDay`: the items rank by it (the earliest first). */
+  dueDate(client: string, invoiceDay: string): string {
+    return mxAddDays(invoiceDay, Math.round(this.creditDays(client)));
+  }
+
+  private dueOf(client: string, invoiceDay: string): { dueDate: string; daysPastDue: number; bucket: AgingBucket } {
+    const dueDate = this.dueDate(client, invoiceDay);
+    const daysPastDue = daysBetweenDates(dueDate, this.asOfDay);
+    return { dueDate, daysPastDue, bucket: agingBucket(daysPastDue) };
+  }
+
+  private addSums(clientRfc: string, bucket: AgingBucket, n: number, cents: number, date: number, id: string, name: string): void {
+    const client = this.clients.get(clientRfc) ?? { ...emptySums(), name, nameDate: date, nameId: id };
+    if (date > client.nameDate || (date === client.nameDate && id > client.nameId)) {
+      client.name = name;
+      client.nameDate = date;
+      client.nameId = id;
+    }
+    this.clients.set(clientRfc, client);
+    for (const s of [this.total, client]) {
+      s.n += n;
+      s.cents += cents;
+      s.byBucket[bucket].n += n;
+      s.byBucket[bucket].cents += cents;
+    }
   }
 
   result(): Aging {
@@ -144,7 +172,8 @@ export class AgingAccumulator {
     return {
       totals: { openInvoices: this.total.n, outstanding: fromCents(this.total.cents), buckets: bucketsOut(this.total) },
       clients: capped(rows, this.limit),
-      items: this.items.capped(),
+      // Every invoice summed is an item, offered to the list or not (addGroup).
+      items: { ...this.items.capped(), total: this.total.n },
     };
   }
 }

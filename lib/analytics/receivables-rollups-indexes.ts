@@ -12,8 +12,17 @@ export const RECEIVABLES_ROLLUP_INDEXES: IndexSpecs = {
     { key: { tenant: 1, client: 1, months: 1, from: 1 }, name: 'tenant_client_months_from' },
     // A recomputed day replaces the entries of the invoices emitted on it.
     { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
+    // The items of a report of now: the entries open now walked by invoice day, the oldest first (kept-receivables.ts).
+    { key: { tenant: 1, to: 1, day: 1 }, name: 'tenant_to_day' },
+    { key: { tenant: 1, client: 1, to: 1, day: 1 }, name: 'tenant_client_to_day' },
   ],
   [COLLECTIONS.receivablesDays]: [{ key: { tenant: 1, day: 1 }, name: 'tenant_day' }],
+  // The sums of the invoices open now (open-now.ts): every day of a tenant read at once; a recomputed day replaces its own.
+  // Whether they hold at T: the days changed after T, found without reading the others.
+  [COLLECTIONS.openNowDays]: [
+    { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
+    { key: { tenant: 1, horizon: 1 }, name: 'tenant_horizon' },
+  ],
   // The financial-docs list's openAsOf (open-spans-repo.ts): a month (or 'open') walked in the list's order, and counted by from and by to.
   [COLLECTIONS.openSpans]: [
     { key: { tenant: 1, month: 1, date: 1, timestamp: 1, docId: 1 }, name: 'tenant_month_date' },

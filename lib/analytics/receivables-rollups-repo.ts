@@ -1,6 +1,7 @@
 /**
  * The as-of reports' kept forms (docs/rollups.md "Receivables"): the open-items index
- * (`openItems`, one entry per invoice ever open) and the forecast's days (`receivablesDays`).
+ * (`openItems`, one entry per invoice ever open), the sums of those open now (`openNowDays`) and the
+ * forecast's days (`receivablesDays`).
  */
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import type { Collection, Db, Filter } from 'mongodb';
@@ -11,9 +12,11 @@ import { OPEN_END, type OpenItem } from './open-items.ts';
 import { receivablesDayId, type ReceivablesDay } from './receivables-day.ts';
 import type { OpenSpanDoc } from './open-spans.ts';
 import { openSpans } from './open-spans-repo.ts';
+import { openNowDayId, type OpenNowDay } from './open-now.ts';
 
 const items = (db: Db): Collection<OpenItem> => db.collection<OpenItem>(COLLECTIONS.openItems);
 const days = (db: Db): Collection<ReceivablesDay> => db.collection<ReceivablesDay>(COLLECTIONS.receivablesDays);
+const nowDays = (db: Db): Collection<OpenNowDay> => db.collection<OpenNowDay>(COLLECTIONS.openNowDays);
 
 // Journaled: a rebuild writes a year at a time; waiting for each run's commit keeps the engine's pending pages bounded.
 const durable = { ordered: false, writeConcern: { j: true } } as const;
@@ -40,6 +43,66 @@ export async function readOpenItemsAt(db: Db, tenant: string, t: number, client:
   return [...open, ...closed];
 }
 
+/** Every day's sums of the invoices open now of a tenant (a day per invoice day with one open: at most a few thousand small documents). */
+export function readOpenNowDays(db: Db, tenant: string, maxTimeMS: number): Promise<OpenNowDay[]> {
+  return nowDays(db).find({ tenant }, { maxTimeMS, batchSize: 5000 }).toArray();
+}
+
+/** The days whose kept sums changed after instant T (`horizon` > T), at most `max` + 1 of them (index tenant_horizon). */
+export async function openNowDaysChangedAfter(db: Db, tenant: string, t: number, max: number, maxTimeMS: number): Promise<string[]> {
+  const found = await nowDays(db)
+    .find<{ day: string }>({ tenant, horizon: { $gt: t } }, { projection: { _id: 0, day: 1 }, maxTimeMS })
+    .limit(max + 1)
+    .toArray();
+  return found.map((d) => d.day);
+}
+
+/** The sums of these days (verification). */
+export function readOpenNowDaysOf(db: Db, tenant: string, dayList: readonly string[], maxTimeMS: number): Promise<OpenNowDay[]> {
+  return nowDays(db)
+    .find({ tenant, day: { $in: [...dayList] } }, { maxTimeMS })
+    .toArray();
+}
+
+/**
+ * The invoice days of the entries that closed after instant T (open at T, so the sums of now do
+ * not hold for their days), or null when there are more than `max` of them (index
+ * tenant_[client_]to_from).
+ */
+export async function daysClosingAfter(
+  db: Db,
+  tenant: string,
+  t: number,
+  client: string | undefined,
+  max: number,
+  maxTimeMS: number,
+): Promise<Set<string> | null> {
+  const scope: Filter<OpenItem> = client ? { tenant, client } : { tenant };
+  const found = await items(db)
+    .find<{ day: string }>({ ...scope, to: { $gt: t, $lt: OPEN_END } }, { projection: { _id: 0, day: 1 }, maxTimeMS })
+    .limit(max + 1)
+    .toArray();
+  return found.length > max ? null : new Set(found.map((e) => e.day));
+}
+
+/** What an item of a report of now shows of an entry. */
+export type OpenNowRead = Pick<OpenItem, 'id' | 'uuid' | 'client' | 'clientName' | 'date' | 'day' | 'currency' | 'exchangeRate' | 'spans'>;
+
+/**
+ * The first `size` entries open now emitted after `afterDay`, by invoice day (index
+ * tenant_[client_]to_day: a walk of the index that stops after the page). Within a day in no
+ * particular order: the caller keeps only whole days.
+ */
+export function readOpenNowPage(db: Db, tenant: string, client: string | undefined, afterDay: string, size: number, maxTimeMS: number): Promise<OpenNowRead[]> {
+  const scope: Filter<OpenItem> = client ? { tenant, client } : { tenant };
+  const projection = { _id: 0, id: 1, uuid: 1, client: 1, clientName: 1, date: 1, day: 1, currency: 1, exchangeRate: 1, spans: 1 } as const;
+  return items(db)
+    .find<OpenNowRead>({ ...scope, to: OPEN_END, day: { $gt: afterDay } }, { projection, maxTimeMS })
+    .sort({ day: 1 })
+    .limit(size)
+    .toArray();
+}
+
 /** The kept days of a tenant within [from, to], in order (at most 367 documents: a period is at most 366 days). */
 export function readReceivablesDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<ReceivablesDay[]> {
   if (to < from) return Promise.resolve([]);
@@ -59,6 +122,7 @@ export async function openItemDays(db: Db, tenant: string): Promise<Set<string>>
   const out = new Set<string>();
   for await (const e of items(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
   for await (const e of openSpans(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
+  for await (const e of nowDays(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
   return out;
 }
 
@@ -74,16 +138,30 @@ export async function writeReceivablesDays(
   kept: readonly ReceivablesDay[],
   entries: readonly OpenItem[],
   spans: readonly OpenSpanDoc[],
+  open: readonly OpenNowDay[],
 ): Promise<void> {
   if (!dayList.length) return;
-  const keptDays = new Set(kept.map((k) => k.day));
-  const ops = [
-    ...kept.map((k) => ({ replaceOne: { filter: { _id: k._id }, replacement: k, upsert: true } })),
-    ...dayList.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: receivablesDayId(tenant, d), tenant } } })),
-  ];
-  await days(db).bulkWrite(ops, durable);
+  await replaceDays(days(db), tenant, dayList, kept, receivablesDayId);
   await replaceOfDays(items(db), tenant, dayList, entries);
   await replaceOfDays(openSpans(db), tenant, dayList, spans);
+  // After the entries: a report reads the sums and then the entries of the same days.
+  await replaceDays(nowDays(db), tenant, dayList, open, openNowDayId);
+}
+
+/** Replaces the documents of these days (one per day, by `_id`) and deletes those of the days without one. */
+async function replaceDays<T extends { _id: string; tenant: string; day: string }>(
+  coll: Collection<T>,
+  tenant: string,
+  dayList: readonly string[],
+  docs: readonly T[],
+  idOf: (tenant: string, day: string) => string,
+): Promise<void> {
+  const present = new Set(docs.map((k) => k.day));
+  const ops = [
+    ...docs.map((k) => ({ replaceOne: { filter: { _id: k._id } as Filter<T>, replacement: k, upsert: true } })),
+    ...dayList.filter((d) => !present.has(d)).map((d) => ({ deleteOne: { filter: { _id: idOf(tenant, d), tenant } as Filter<T> } })),
+  ];
+  if (ops.length) await coll.bulkWrite(ops, durable);
 }
 
 /** Upserts the current documents of these days, then removes the ones of the days no longer current. */
@@ -110,4 +188,5 @@ export async function deleteReceivablesRollupsOf(db: Db, tenant: string): Promis
   await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
   await deleteInBatches(items(db), { tenant });
   await deleteInBatches(openSpans(db), { tenant });
+  await nowDays(db).deleteMany({ tenant }, { writeConcern: { j: true } });
 }

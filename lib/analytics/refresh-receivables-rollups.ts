@@ -12,9 +12,10 @@ import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { openItemOf, type OpenItem, type OpenItemSource } from './open-items.ts';
 import { rollUpReceivablesDay, type ReceivablesDay, type ReceivablesDaySource } from './receivables-day.ts';
-import { openItemDays, readOpenItemsOfDays, readReceivablesDays, writeReceivablesDays } from './receivables-rollups-repo.ts';
+import { openItemDays, readOpenItemsOfDays, readOpenNowDaysOf, readReceivablesDays, writeReceivablesDays } from './receivables-rollups-repo.ts';
 import { openSpansOf, type OpenSpanDoc } from './open-spans.ts';
 import { readOpenSpansOfDays } from './open-spans-repo.ts';
+import { openNowDayOf, type OpenNowDay } from './open-now.ts';
 
 type SourceDoc = OpenItemSource & ReceivablesDaySource & { timestamp?: number };
 
@@ -53,7 +54,7 @@ export async function computeReceivablesDays(
   tenant: string,
   run: readonly string[],
   maxTimeMS: number,
-): Promise<{ kept: ReceivablesDay[]; entries: OpenItem[]; spans: OpenSpanDoc[] }> {
+): Promise<{ kept: ReceivablesDay[]; entries: OpenItem[]; spans: OpenSpanDoc[]; open: OpenNowDay[] }> {
   const start = mxDayStart(run[0] as string);
   const end = mxDayEnd(run[run.length - 1] as string);
   const [emitted, paidOn] = await Promise.all([
@@ -70,28 +71,35 @@ export async function computeReceivablesDays(
   const kept: ReceivablesDay[] = [];
   const entries: OpenItem[] = [];
   const spans: OpenSpanDoc[] = [];
+  const open: OpenNowDay[] = [];
   for (const day of run) {
     const docs = emittedBy.get(day) ?? [];
     const k = rollUpReceivablesDay(tenant, day, { start: mxDayStart(day), end: mxDayEnd(day) }, docs, paidBy.get(day) ?? []);
     if (k) kept.push(k);
+    const dayEntries: OpenItem[] = [];
     for (const d of docs) {
       const e = openItemOf(tenant, d);
-      if (e) entries.push(e);
+      if (e) dayEntries.push(e);
       spans.push(...openSpansOf(tenant, d));
     }
+    entries.push(...dayEntries);
+    const sums = openNowDayOf(tenant, day, dayEntries);
+    if (sums) open.push(sums);
   }
-  return { kept, entries, spans };
+  return { kept, entries, spans, open };
 }
 
 /** Recomputes a run of days of a tenant from its documents and keeps them. */
 export async function recomputeReceivablesDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
-  const { kept, entries, spans } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
-  await writeReceivablesDays(db, tenant, run, kept, entries, spans);
+  const { kept, entries, spans, open } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  await writeReceivablesDays(db, tenant, run, kept, entries, spans, open);
 }
 
-/** The days of a run whose kept day, open items or list spans differ from the documents'. */
+/** The days of a run whose kept day, open items, list spans or sums of the invoices open now differ from the documents'. */
 export async function differingReceivablesDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<string[]> {
-  const { kept, entries, spans } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  const { kept, entries, spans, open } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  const storedOpen = new Map((await readOpenNowDaysOf(db, tenant, run, maxTimeMS)).map((k) => [k.day, k] as const));
+  const computedOpen = new Map(open.map((k) => [k.day, k] as const));
   const storedDays = new Map(
     (await readReceivablesDays(db, tenant, run[0] as string, run[run.length - 1] as string, maxTimeMS)).map((k) => [k.day, k] as const),
   );
@@ -106,7 +114,9 @@ export async function differingReceivablesDays(db: Db, tenant: string, run: read
     const eb = entries.filter((e) => e.day === day).sort((x, y) => (x._id < y._id ? -1 : 1));
     const sa = byId(storedSpans.filter((e) => e.day === day));
     const sb = byId(spans.filter((e) => e.day === day));
-    return (a && b ? !sameContent(a, b) : a !== b) || !sameContent(ea, eb) || !sameContent(sa, sb);
+    const oa = storedOpen.get(day);
+    const ob = computedOpen.get(day);
+    return (a && b ? !sameContent(a, b) : a !== b) || !sameContent(ea, eb) || !sameContent(sa, sb) || (oa && ob ? !sameContent(oa, ob) : oa !== ob);
   });
 }
 

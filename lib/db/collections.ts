@@ -38,6 +38,8 @@ export const COLLECTIONS = {
   /** The as-of reports' kept forms (lib/analytics): one entry per invoice ever open, and the forecast's days. */
   openItems: 'openItems',
   receivablesDays: 'receivablesDays',
+  /** The sums of the invoices open now, per invoice day and client (lib/analytics/open-now.ts). */
+  openNowDays: 'openNowDays',
   /** The financial-docs list's `openAsOf` spans of the same index (lib/analytics/open-spans.ts). */
   openSpans: 'openSpans',
   /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */
