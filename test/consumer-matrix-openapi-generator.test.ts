@@ -37,7 +37,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { trips } from '../lib/db/collections.ts';
 import { ROOT } from './helpers/service.ts';
-import { run, startDemoService, toolPath, PERIOD, SHORT_JVM, SHORT_JVM_TOOL_ENV } from './helpers/generator-service.ts';
+import { run, startDemoService, toolPath, writeConsumerTsconfig, PERIOD, SHORT_JVM, SHORT_JVM_TOOL_ENV } from './helpers/generator-service.ts';
 import { checkOutcome, importXml, readTruth, started, type Outcome } from './helpers/consumer-calls.ts';
 
 t.setTimeout(900_000);
@@ -132,24 +132,10 @@ function checkCalls(t: Test, calls: Calls, expected: { deliveredBefore: boolean;
 /** The typescript-fetch consumer: compiled with tsc --strict with the generated client, run; what it printed. */
 async function typescriptConsumer(): Promise<string> {
   const out = path.join(work, 'ts');
-  await writeFile(
-    path.join(out, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        lib: ['ES2022', 'DOM'],
-        outDir: 'dist',
-        skipLibCheck: true,
-        noEmitOnError: true,
-        typeRoots: [path.join(ROOT, 'node_modules', '@types')],
-        types: ['node'],
-      },
-      include: ['*.ts', 'apis/*.ts', 'models/*.ts'],
-    }),
-  );
+  await writeConsumerTsconfig(path.join(out, 'tsconfig.json'), {
+    compilerOptions: { lib: ['ES2022', 'DOM'], noEmitOnError: true, typeRoots: [path.join(ROOT, 'node_modules', '@types')] },
+    include: ['*.ts', 'apis/*.ts', 'models/*.ts'],
+  });
   // A consumer's program: typed calls, the union page narrowed on its discriminator.
   await writeFile(
     path.join(out, 'consumer.ts'),

@@ -19,7 +19,7 @@ import t from 'tap';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT } from './helpers/service.ts';
-import { run, startDemoService, PERIOD } from './helpers/generator-service.ts';
+import { run, startDemoService, writeConsumerTsconfig, PERIOD } from './helpers/generator-service.ts';
 import { checkOutcome, importXml, readTruth, started } from './helpers/consumer-calls.ts';
 
 t.setTimeout(600_000);
@@ -59,24 +59,11 @@ const printed = `console.log(JSON.stringify({
  */
 async function compileAll(dirs: string[]): Promise<string> {
   const tsconfig = path.join(work, 'tsconfig.json');
-  await writeFile(
-    tsconfig,
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        lib: ['ES2022', 'DOM', 'DOM.Iterable'],
-        rootDir: '.',
-        outDir: 'dist',
-        skipLibCheck: true,
-        types: ['node'],
-      },
-      include: dirs.map((dir) => `${path.basename(dir)}/**/*.ts`),
-      exclude: ['dist', 'node_modules'],
-    }),
-  );
+  await writeConsumerTsconfig(tsconfig, {
+    compilerOptions: { lib: ['ES2022', 'DOM', 'DOM.Iterable'], rootDir: '.' },
+    include: dirs.map((dir) => `${path.basename(dir)}/**/*.ts`),
+    exclude: ['dist', 'node_modules'],
+  });
   return run(bin('tsc'), ['-p', tsconfig], { cwd: work, timeout: 400_000 }).then(
     () => '',
     (err: Error) => err.message,

@@ -43,6 +43,8 @@ const INDEXES: IndexDescription[] = [
   { key: { company: 1, client: 1, 'legs.unload': 1 }, name: 'tenant_client_leg_unload' },
   { key: { company: 1, amount: 1 }, name: 'tenant_amount' },
   { key: { company: 1, tags: 1 }, name: 'tenant_tags' },
+  // Ends without _id: a descending sort walks it backward, equal keys in natural order.
+  { key: { company: 1, date: 1, ts: 1 }, name: 'tenant_date_ts' },
 ];
 
 /** A deterministic generator (no Math.random: both engines get the same documents). */
@@ -180,6 +182,14 @@ async function answers(db: Db): Promise<Record<string, unknown>> {
         .toArray(),
     legStatusDotted: () => c.find({ company: A, 'legs.status': 2 }).sort({ created: -1, _id: -1 }).skip(10).limit(25).toArray(),
     legStatusAsc: () => c.find({ company: B, 'legs.status': 3 }).sort({ created: 1, _id: 1 }).limit(25).toArray(),
+    // Ties on (date, ts) in natural order: string ids only, inserted in their key order, so both engines agree.
+    tiesBackward: () =>
+      c
+        .find({ company: A, _id: { $type: 'string' } })
+        .sort({ date: -1, ts: -1 })
+        .skip(3)
+        .limit(60)
+        .toArray(),
     legUnload: () =>
       unordered(
         c

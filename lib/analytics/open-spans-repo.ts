@@ -5,6 +5,7 @@
  * - open now (`month` = OPEN_MONTH): `from` ≤ T;
  * - closed since: the span's document of T's month with `from` ≤ T < `to`, counted as
  *   (`from` ≤ T) − (`to` ≤ T) among that month's (a span ending by T began before it).
+ * The total is then two index counts: `from` ≤ T among both months' spans, less `to` ≤ T among T's month's.
  */
 import { readAll } from '../db/read-all.ts';
 import type { Collection, Db, Document, Filter } from 'mongodb';
@@ -65,10 +66,10 @@ export async function openAtPage(
     walk({ ...scope, month, date: { $lte: t }, from: { $lte: t }, to: { $gt: t } }),
     page.count
       ? Promise.all([
-          count({ ...scope, month: OPEN_MONTH, from: { $lte: t } }),
-          count({ ...scope, month, from: { $lte: t } }),
+          // Open now or during T's month, opened by T: two ranges of one index, counted in one command.
+          count({ ...scope, month: { $in: [OPEN_MONTH, month] }, from: { $lte: t } }),
           count({ ...scope, month, to: { $lte: t } }),
-        ]).then(([open, began, ended]) => open + began - ended)
+        ]).then(([began, ended]) => began - ended)
       : null,
   ]);
   const merged = [...openNow, ...closedSince].sort(listOrder).slice(page.skip, page.skip + page.limit);

@@ -1,8 +1,9 @@
 /**
  * What the client-generator tests share (openapi-generator, consumer-matrix): a command
- * runner that reports the output of a failure, and the service as `npm start` runs it
- * (scripts/start.ts) on the in-memory engine with one dense month of the demo tenants, its
- * served document saved to a work directory the test removes.
+ * runner that reports the output of a failure, the tsconfig a generated TypeScript consumer
+ * compiles under, and the service as `npm start` runs it (scripts/start.ts) on the in-memory
+ * engine with one dense month of the demo tenants, its served document saved to a work
+ * directory the test removes.
  */
 import type { Test } from 'tap';
 import { execFile } from 'node:child_process';
@@ -72,6 +73,36 @@ export async function toolPath(script: string, flag: string): Promise<string> {
       `a tool this test needs is not set up: run \`node scripts/${script}\` (or \`node scripts/setup-test.mjs\`, npm test's pretest, for all of them)\n${(err as Error).message}`,
     );
   }
+}
+
+/** A generated TypeScript consumer's tsconfig: its own lib, files and extra options over what all of them share. */
+export interface ConsumerTsconfig {
+  compilerOptions: { lib: string[] } & Record<string, unknown>;
+  include: string[];
+  exclude?: string[];
+}
+
+/**
+ * Writes a consumer's tsconfig: `tsc --strict`, ES2022 modules resolved as Node resolves them (what a user's project
+ * compiling a generated client would set), emitted to dist/ beside it.
+ */
+export async function writeConsumerTsconfig(file: string, { compilerOptions, ...files }: ConsumerTsconfig): Promise<void> {
+  await writeFile(
+    file,
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        outDir: 'dist',
+        skipLibCheck: true,
+        types: ['node'],
+        ...compilerOptions,
+      },
+      ...files,
+    }),
+  );
 }
 
 export interface DemoService<T> {

@@ -3,27 +3,11 @@
  * days rolled up from hand-made trips, against sums and labels computed by hand.
  */
 import t from 'tap';
-import { periodGroups, periodUnits, rollUpUnitEconomicsDays, type UnitCombo, type UnitLeg, type UnitTrip } from '../../lib/analytics/unit-economics-day.ts';
+import { periodGroups, periodUnits, rollUpUnitEconomicsDays, type UnitLeg } from '../../lib/analytics/unit-economics-day.ts';
+import { noon2026, trip } from '../helpers/unit-economics-fixtures.ts';
 
-const combo = (over: Partial<UnitCombo>): UnitCombo => ({
-  client: 'CIN010203KL5',
-  vehicle: 'VEH-1',
-  plate: 'XA1234B',
-  config: 'T3S2',
-  driver: 'HEGR751212AB3',
-  driverName: 'RAUL HERNANDEZ GARCIA',
-  originId: 'OR000001',
-  originName: 'TERMINAL',
-  originCity: 'Veracruz',
-  originState: 'VER',
-  destinationId: 'DE000001',
-  destinationName: 'ESTACION 1',
-  destinationCity: 'Xalapa',
-  destinationState: 'VER',
-  ...over,
-});
-// Noon in Mexico City (UTC−6) of a day of March 2026.
-const at = (day: number): number => Date.UTC(2026, 2, day, 18);
+// Noon in Mexico City of a day of March 2026.
+const at = (day: number): number => noon2026(3, day);
 const leg = (day: number | null, km: number, revenue: number): UnitLeg => ({
   at: day === null ? null : at(day),
   kmM: km * 1000,
@@ -32,7 +16,6 @@ const leg = (day: number | null, km: number, revenue: number): UnitLeg => ({
   loadedM: 1000 * 1000,
   offloadedM: 990 * 1000,
 });
-const trip = (over: Partial<UnitCombo>, legs: UnitLeg[]): UnitTrip => ({ ...combo(over), legs });
 const DAYS = Array.from({ length: 31 }, (_, i) => `2026-03-${String(i + 1).padStart(2, '0')}`);
 
 t.test('one driver under two names, one trip over two days: one group, the greatest name, the trip counted once', async (t) => {

@@ -10,46 +10,25 @@ import {
   periodGroups,
   periodUnits,
   rollUpUnitEconomicsDays,
-  type UnitCombo,
   type UnitCostDoc,
   type UnitLeg,
-  type UnitTrip,
 } from '../../lib/analytics/unit-economics-day.ts';
 import { foldUnitEconomicsMonth } from '../../lib/analytics/unit-economics-month.ts';
 import { daysOfMonth } from '../../lib/analytics/refresh-unit-economics-rollups.ts';
 import { wholeMonths } from '../../lib/analytics/unit-economics-rollup-kind.ts';
+import { noon2026, trip } from '../helpers/unit-economics-fixtures.ts';
 
 const TENANT = 'TGO850101AB1';
-const combo = (over: Partial<UnitCombo>): UnitCombo => ({
-  client: 'CIN010203KL5',
-  vehicle: 'VEH-1',
-  plate: 'XA1234B',
-  config: 'T3S2',
-  driver: 'HEGR751212AB3',
-  driverName: 'RAUL HERNANDEZ GARCIA',
-  originId: 'OR000001',
-  originName: 'TERMINAL',
-  originCity: 'Veracruz',
-  originState: 'VER',
-  destinationId: 'DE000001',
-  destinationName: 'ESTACION 1',
-  destinationCity: 'Xalapa',
-  destinationState: 'VER',
-  ...over,
-});
-// Noon in Mexico City (UTC−6) of a day of 2026 (month 3: March).
-const at = (month: number, day: number): number => Date.UTC(2026, month - 1, day, 18);
 const leg = (month: number, day: number, km: number, revenue: number): UnitLeg => ({
-  at: at(month, day),
+  at: noon2026(month, day),
   kmM: km * 1000,
   revenueC: revenue * 100,
   tollC: 0,
   loadedM: 1000 * 1000,
   offloadedM: 990 * 1000,
 });
-const trip = (over: Partial<UnitCombo>, legs: UnitLeg[]): UnitTrip => ({ ...combo(over), legs });
 const cost = (month: number, day: number, over: Partial<UnitCostDoc>): UnitCostDoc => ({
-  date: at(month, day),
+  date: noon2026(month, day),
   category: 'fuel',
   netC: 0,
   vehicle: null,

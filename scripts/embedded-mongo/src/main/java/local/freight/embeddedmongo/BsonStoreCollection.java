@@ -702,9 +702,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      * a page of documents, whatever the collection's size.
      */
     private List<Document> walkInOrder(QueryPlan plan, int direction, Document query, int skip, int limit, int maxReads) {
-        Iterable<byte[]> entries = plan.walk(direction);
-        Iterable<Object> positions = () -> java.util.stream.StreamSupport.stream(entries.spliterator(), false).map(plan.index::positionOf).iterator();
-        return pageInOrder(positions, plan.covered, query, skip, limit, maxReads);
+        return pageInOrder(plan.walkPositions(direction, dataMap.getKeyType()::compare), plan.covered, query, skip, limit, maxReads);
     }
 
     /**

@@ -351,9 +351,9 @@ final class QueryPlan {
 
     /**
      * +1 when walking the single range forward yields documents in {@code orderBy}'s order (ties in
-     * the scan's order), -1 when walking it backward does, 0 otherwise. The sort must be exactly the
-     * index's fields after the equalities; each document must appear once (no multikey field there,
-     * no unindexed document).
+     * the scan's order: {@link #walkPositions}), -1 when walking it backward does, 0 otherwise. The
+     * sort must be exactly the index's fields after the equalities; each document must appear once
+     * (no multikey field there, no unindexed document).
      */
     int orderFor(Document orderBy) {
         if (orderBy == null || orderBy.isEmpty() || ranges.size() > 1 || index.hasUnindexed()
@@ -374,10 +374,7 @@ final class QueryPlan {
             direction = same;
             i++;
         }
-        // Backward, equal keys would come in reverse scan order: only when the last field is the unique _id.
-        if (direction < 0 && !"_id".equals(index.field(index.size() - 1))) {
-            return 0;
-        }
+        // Backward, equal keys come in reverse scan order: walkPositions puts each run of them back in natural order.
         return direction;
     }
 
@@ -472,6 +469,58 @@ final class QueryPlan {
             return List.of();
         }
         return index.range(ranges.get(0)[0], ranges.get(0)[1], direction < 0);
+    }
+
+    /**
+     * The documents' positions along {@link #walk} in {@code direction}, documents with equal keys in
+     * {@code naturalOrder} as a sort of the scan gives them. Forward they come so already (an entry
+     * ends with its position); backward, each run of equal keys is read whole and put back in
+     * natural order (an index ending with the unique {@code _id} has no such runs). MongoDB walks an
+     * index backward for a descending sort whatever its last field: ranking the whole range instead
+     * (the open spans' {@code tenant, month, date, timestamp, docId}) read 12,000 entries for a page of 20.
+     */
+    Iterable<Object> walkPositions(int direction, Comparator<Object> naturalOrder) {
+        Iterable<byte[]> entries = walk(direction);
+        if (direction >= 0 || "_id".equals(index.field(index.size() - 1))) {
+            return () -> java.util.stream.StreamSupport.stream(entries.spliterator(), false).map(index::positionOf).iterator();
+        }
+        return () -> new java.util.Iterator<>() {
+            private final java.util.Iterator<byte[]> it = entries.iterator();
+            private byte[] pending = it.hasNext() ? it.next() : null;
+            private final java.util.ArrayDeque<Object> run = new java.util.ArrayDeque<>();
+
+            @Override
+            public boolean hasNext() {
+                if (run.isEmpty() && pending != null) {
+                    byte[] first = pending;
+                    int keyLength = index.keyLength(first);
+                    List<Object> tied = new ArrayList<>();
+                    tied.add(index.positionOf(first));
+                    pending = null;
+                    while (it.hasNext()) {
+                        byte[] next = it.next();
+                        if (index.keyLength(next) != keyLength || Arrays.compareUnsigned(first, 0, keyLength, next, 0, keyLength) != 0) {
+                            pending = next;
+                            break;
+                        }
+                        tied.add(index.positionOf(next));
+                    }
+                    if (tied.size() > 1) {
+                        tied.sort(naturalOrder);
+                    }
+                    run.addAll(tied);
+                }
+                return !run.isEmpty();
+            }
+
+            @Override
+            public Object next() {
+                if (!hasNext()) {
+                    throw new java.util.NoSuchElementException();
+                }
+                return run.poll();
+            }
+        };
     }
 
     // --- necessary conditions of a query ---

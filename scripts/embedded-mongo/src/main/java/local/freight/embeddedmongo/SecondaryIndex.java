@@ -268,11 +268,16 @@ final class SecondaryIndex extends Index<Object> {
 
     /** The position (the {@code _id}) an entry points to. */
     Object positionOf(byte[] entry) {
+        return IndexKeyCodec.readPosition(entry, keyLength(entry));
+    }
+
+    /** Length of an entry's key (its components), before the position. */
+    int keyLength(byte[] entry) {
         int at = 0;
         for (boolean desc : descending) {
             at = IndexKeyCodec.skip(entry, at, desc);
         }
-        return IndexKeyCodec.readPosition(entry, at);
+        return at;
     }
 
     // --- maintenance (the engine calls these under the collection's lock, inside StoreCommits.atomically) ---
