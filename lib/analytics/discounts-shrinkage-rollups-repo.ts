@@ -129,11 +129,24 @@ export function readWorstFindings(
     .toArray();
 }
 
-/** Forgets a tenant's kept days and findings (a rebuild marks every day first). */
-export async function deleteDiscountsShrinkageOf(db: Db, tenant: string): Promise<void> {
+/**
+ * Forgets a tenant's kept days and findings (a rebuild marks every day first): those of each
+ * range of `spans` ([from, to] days) in turn, then whatever is left, so no delete has the engine
+ * gather a whole history's findings at once.
+ */
+export async function deleteDiscountsShrinkageOf(db: Db, tenant: string, spans: readonly (readonly [string, string])[] = []): Promise<void> {
+  const durable = { writeConcern: { j: true } } as const;
+  for (const [from, to] of spans) {
+    const day = { $gte: from, $lte: to };
+    await Promise.all([
+      discountDays(db).deleteMany({ tenant, day }, durable),
+      shrinkageDays(db).deleteMany({ tenant, day }, durable),
+      findings(db).deleteMany({ tenant, day }, durable),
+    ]);
+  }
   await Promise.all([
-    discountDays(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
-    shrinkageDays(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
-    findings(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
+    discountDays(db).deleteMany({ tenant }, durable),
+    shrinkageDays(db).deleteMany({ tenant }, durable),
+    findings(db).deleteMany({ tenant }, durable),
   ]);
 }

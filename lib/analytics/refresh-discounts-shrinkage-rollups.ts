@@ -299,8 +299,11 @@ export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOpti
     const tripDays = await deliveryDaysOfTrips(db, tenant, maxTimeMS);
     for (const run of runsOf(docDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, run);
     for (const run of runsOf(tripDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, run);
-    // Every day marked: what was kept (perhaps by another version) goes; a report meanwhile recomputes what it reads.
-    await deleteDiscountsShrinkageOf(db, tenant);
+    // Every day marked: what was kept (perhaps by another version) goes, REBUILD_RUN_DAYS days at a time; a report meanwhile recomputes what it reads.
+    const days = [...new Set([...docDays, ...tripDays])].sort();
+    const spans: [string, string][] = [];
+    for (let i = 0; i < days.length; i += REBUILD_RUN_DAYS) spans.push([days[i] as string, days[Math.min(i + REBUILD_RUN_DAYS, days.length) - 1] as string]);
+    await deleteDiscountsShrinkageOf(db, tenant, spans);
     const total = docDays.size + tripDays.size;
     opts.onProgress?.({ kind: 'discounts-shrinkage', tenant, phase: 'marking', done: total, total });
     let done = 0;
