@@ -3,7 +3,6 @@
  * recovery audit: per client and Mexico City month, computed in the database
  * in integer MXN cents (each concept amount converted and rounded to cents, then summed).
  */
-import { readAll } from '../db/read-all.ts';
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import type { ConceptKind } from '../model/financial-document.ts';
@@ -189,8 +188,8 @@ export function conceptGroupsByDay(
   return conceptGroups(db, tenant, q, mxDayExpr('$date'), maxTimeMS);
 }
 
-/** The ids of a tenant's documents dated in [start, end] (a marked day's documents: the trips linked to them are re-marked). */
-export async function documentIdsDated(db: Db, tenant: string, start: number, end: number, maxTimeMS: number): Promise<string[]> {
-  const docs = await readAll(financialDocs(db).find({ company: tenant, date: { $gte: start, $lte: end } }, { projection: { _id: 1 }, maxTimeMS }));
-  return docs.map((d) => String(d._id));
+/** The ids of a tenant's documents dated in [start, end], streamed (a marked day's documents: the trips linked to them are re-marked). */
+export async function* documentIdsDated(db: Db, tenant: string, start: number, end: number, maxTimeMS: number): AsyncIterable<string> {
+  const cursor = financialDocs(db).find({ company: tenant, date: { $gte: start, $lte: end } }, { projection: { _id: 1 }, maxTimeMS, batchSize: 5000 });
+  for await (const d of cursor) yield String(d._id);
 }

@@ -3,6 +3,7 @@
  * `discountDays` and `shrinkageDays` (one document per tenant and day) and `shrinkageFindings`
  * (one per leg beyond its tolerance).
  */
+import { readAll } from '../db/read-all.ts';
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
@@ -39,31 +40,64 @@ export function readShrinkageDays(db: Db, tenant: string, from: string, to: stri
     .toArray();
 }
 
+/** Findings written (or ids deleted) per command: a run's findings go in batches, never in one message. */
+export const FINDINGS_PER_WRITE = 1000;
+
+/** Upserts findings by _id (those of days being recomputed; the days are written after them: writeShrinkageDays). */
+export async function putFindings(db: Db, found: readonly ShrinkageFinding[]): Promise<void> {
+  for (let i = 0; i < found.length; i += FINDINGS_PER_WRITE)
+    await findings(db).bulkWrite(
+      found.slice(i, i + FINDINGS_PER_WRITE).map((f) => ({ replaceOne: { filter: { _id: f._id }, replacement: f, upsert: true } })),
+      { ordered: false },
+    );
+}
+
 /**
- * Replaces the kept days and their findings: the findings first (upserted, then those of the
- * days no longer found removed), the day last, so a day kept under the current fingerprint
- * always has its findings written.
+ * Replaces the kept days of a run of consecutive days, once their findings are put (putFindings):
+ * the findings of those days not among `foundIds` are removed (their ids read by the index on
+ * tenant and day, compared here: a `$nin` of the run's ids cost the engine a list scan per
+ * finding), then the days are written last, journaled, so a day kept under the current
+ * fingerprint always has its findings written (the journal and the engine's store commit writes
+ * in order: the findings' writes before it are durable with it).
  */
 export async function writeShrinkageDays(
   db: Db,
   tenant: string,
   days: readonly string[],
   kept: readonly KeptShrinkageDay[],
-  found: readonly ShrinkageFinding[],
+  foundIds: ReadonlySet<string>,
 ): Promise<void> {
   if (!days.length) return;
-  if (found.length)
-    await findings(db).bulkWrite(
-      found.map((f) => ({ replaceOne: { filter: { _id: f._id }, replacement: f, upsert: true } })),
-      { ordered: false, writeConcern: { j: true } },
-    );
-  await findings(db).deleteMany({ tenant, day: { $in: [...days] }, _id: { $nin: found.map((f) => f._id) } }, { writeConcern: { j: true } });
+  const gone: string[] = [];
+  const cursor = findings(db).find(
+    { tenant, day: { $gte: days[0] as string, $lte: days[days.length - 1] as string } },
+    { projection: { _id: 1, day: 1 }, batchSize: 5000 },
+  );
+  const inRun = new Set(days);
+  for await (const f of cursor) if (inRun.has(f.day) && !foundIds.has(f._id)) gone.push(f._id);
+  for (let i = 0; i < gone.length; i += FINDINGS_PER_WRITE) await findings(db).deleteMany({ _id: { $in: gone.slice(i, i + FINDINGS_PER_WRITE) }, tenant });
   const keptDays = new Set(kept.map((k) => k.day));
   const ops = [
     ...kept.map((k) => ({ replaceOne: { filter: { _id: k._id }, replacement: k, upsert: true } })),
     ...days.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: shrinkageDayId(tenant, d), tenant } } })),
   ];
   await shrinkageDays(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
+}
+
+/** The days a tenant keeps of either part, with the delivery days' fingerprints (verify: every kept day is compared). */
+export async function keptDayNames(
+  db: Db,
+  tenant: string,
+  maxTimeMS: number,
+): Promise<{ discount: string[]; shrinkage: { day: string; fingerprint: string }[]; findings: string[] }> {
+  const discount: string[] = [];
+  for await (const d of discountDays(db).find({ tenant }, { projection: { _id: 0, day: 1 }, maxTimeMS, batchSize: 5000 })) discount.push(d.day);
+  const shrinkage: { day: string; fingerprint: string }[] = [];
+  for await (const d of shrinkageDays(db).find({ tenant }, { projection: { _id: 0, day: 1, fingerprint: 1 }, maxTimeMS, batchSize: 5000 }))
+    shrinkage.push({ day: d.day, fingerprint: d.fingerprint });
+  const found = new Set<string>();
+  for await (const f of findings(db).find({ tenant }, { projection: { _id: 0, day: 1 }, maxTimeMS, batchSize: 5000 })) found.add(f.day);
+  return { discount, shrinkage, findings: [...found] };
 }
 
 const periodFilter = (tenant: string, from: string, to: string, client: string | undefined): Filter<ShrinkageFinding> => ({
@@ -74,10 +108,11 @@ const periodFilter = (tenant: string, from: string, to: string, client: string |
 
 /** Every finding of a tenant's days within [from, to] (one client when given): a period with few of them. */
 export function readFindings(db: Db, tenant: string, from: string, to: string, client: string | undefined, maxTimeMS: number): Promise<ShrinkageFinding[]> {
-  return findings(db)
-    .find(periodFilter(tenant, from, to, client), { maxTimeMS })
-    .sort({ day: 1 })
-    .toArray();
+  return readAll(
+    findings(db)
+      .find(periodFilter(tenant, from, to, client), { maxTimeMS })
+      .sort({ day: 1 }),
+  );
 }
 
 /** The first `limit` findings of the period in the report's order (largest recoverable value first: worstFirst). */
@@ -97,11 +132,24 @@ export function readWorstFindings(
     .toArray();
 }
 
-/** Forgets a tenant's kept days and findings (a rebuild marks every day first). */
-export async function deleteDiscountsShrinkageOf(db: Db, tenant: string): Promise<void> {
+/**
+ * Forgets a tenant's kept days and findings (a rebuild marks every day first): those of each
+ * range of `spans` ([from, to] days) in turn, then whatever is left, so no delete has the engine
+ * gather a whole history's findings at once.
+ */
+export async function deleteDiscountsShrinkageOf(db: Db, tenant: string, spans: readonly (readonly [string, string])[] = []): Promise<void> {
+  const durable = { writeConcern: { j: true } } as const;
+  for (const [from, to] of spans) {
+    const day = { $gte: from, $lte: to };
+    await Promise.all([
+      discountDays(db).deleteMany({ tenant, day }, durable),
+      shrinkageDays(db).deleteMany({ tenant, day }, durable),
+      findings(db).deleteMany({ tenant, day }, durable),
+    ]);
+  }
   await Promise.all([
-    discountDays(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
-    shrinkageDays(db).deleteMany({ tenant }, { writeConcern: { j: true } }),
+    discountDays(db).deleteMany({ tenant }, durable),
+    shrinkageDays(db).deleteMany({ tenant }, durable),
     deleteInBatches(findings(db), { tenant }),
   ]);
 }

@@ -23,18 +23,21 @@ import { sameContent } from '../shared/same-content.ts';
 import type { RebuildOptions, RebuildOutcome, VerifyOutcome } from '../rollups/rollup-kind.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { conceptGroupsByDay, documentIdsDated } from './billing-concepts-repo.ts';
-import { streamShrinkageRows, tripsLinkedTo } from './trip-audits-repo.ts';
+import { streamShrinkageRows, streamTripLegs } from './trip-audits-repo.ts';
 import { tripOffloadDate } from './dispatch-to-bill.ts';
 import { rollUpDiscountDays, type KeptDiscountDay } from './discount-days.ts';
 import {
   DISCOUNTS_SHRINKAGE_ROLLUP_VERSION,
-  rollUpShrinkageDays,
+  ShrinkageDaysAccumulator,
   shrinkageFingerprint,
   type KeptShrinkageDay,
   type ShrinkageFinding,
 } from './shrinkage-days.ts';
 import {
   deleteDiscountsShrinkageOf,
+  FINDINGS_PER_WRITE,
+  keptDayNames,
+  putFindings,
   readDiscountDays,
   readFindings,
   readShrinkageDays,
@@ -47,21 +50,27 @@ export const DISCOUNTS_SHRINKAGE_ROLLUP_STATE = 'discountsShrinkageRollups';
 
 /** Marks read per pass: a report reads at most 366 days. */
 const MARKS_PER_PASS = 400;
-/** Days recomputed at once: a month of a large tenant's documents or deliveries in memory, not a year. */
+/** Days recomputed at once (one read of the documents, one of the trips). */
 const MAX_RUN_DAYS = 31;
+/**
+ * The same in a rebuild and a verify, which read the whole history: fewer, larger reads, as the
+ * other kinds' (lib/rollups/marked-rollup-kind.ts). Memory does not grow with a run: the discount
+ * groups are folded by the engine, the trips one at a time here, the findings written in batches.
+ */
+const REBUILD_RUN_DAYS = 92;
 /** Linked trips looked up per query. */
 const IDS_PER_QUERY = 1000;
 const ALL = ['0000-00-00', '9999-99-99'] as const;
 
 type Source = typeof DISCOUNTS_SHRINKAGE_DOCS_SOURCE | typeof SHRINKAGE_TRIPS_SOURCE;
 
-/** Runs of consecutive days (sorted, deduplicated, at most MAX_RUN_DAYS each): one read per run. */
-function runsOf(days: Iterable<string>): string[][] {
+/** Runs of consecutive days (sorted, deduplicated, at most `maxDays` each): one read per run. */
+function runsOf(days: Iterable<string>, maxDays = MAX_RUN_DAYS): string[][] {
   const sorted = [...new Set(days)].sort();
   const runs: string[][] = [];
   for (const d of sorted) {
     const run = runs[runs.length - 1];
-    if (run && run.length < MAX_RUN_DAYS && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
+    if (run && run.length < maxDays && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
     else runs.push([d]);
   }
   return runs;
@@ -73,7 +82,7 @@ const rangeOf = (run: readonly string[]): { start: number; end: number } => ({
 });
 
 /** The delivery day of a trip (the day its last leg was delivered), null while a leg is in transit. */
-function deliveryDay(trip: { shipments: Parameters<typeof tripOffloadDate>[0]['shipments'] }): string | null {
+function deliveryDay(trip: Parameters<typeof tripOffloadDate>[0]): string | null {
   const off = tripOffloadDate(trip);
   return off === null ? null : mxDateString(off);
 }
@@ -83,50 +92,97 @@ async function computeDiscountRun(db: Db, tenant: string, run: readonly string[]
   return rollUpDiscountDays(tenant, await conceptGroupsByDay(db, tenant, rangeOf(run), maxTimeMS));
 }
 
-/** The shrinkage days and findings of a run computed from the trips delivered in it (nothing written). */
-async function computeShrinkageRun(
+/**
+ * The shrinkage days of a run from the trips delivered in it, folded one trip at a time; the
+ * findings go to `onFindings` in batches as they come (nothing written here).
+ */
+async function foldShrinkageRun(
   db: Db,
   tenant: string,
   run: readonly string[],
   settings: TenantSettings,
   maxTimeMS: number,
-): Promise<{ days: KeptShrinkageDay[]; findings: ShrinkageFinding[] }> {
-  const rows = [];
-  for await (const row of streamShrinkageRows(db, tenant, rangeOf(run), maxTimeMS)) rows.push(row);
-  return rollUpShrinkageDays(tenant, run, rows, settings);
+  onFindings: (found: ShrinkageFinding[]) => Promise<void> | void,
+): Promise<KeptShrinkageDay[]> {
+  const acc = new ShrinkageDaysAccumulator(tenant, run, settings);
+  for await (const row of streamShrinkageRows(db, tenant, rangeOf(run), maxTimeMS)) {
+    acc.add(row);
+    if (acc.pendingFindings >= FINDINGS_PER_WRITE) await onFindings(acc.takeFindings());
+  }
+  const rest = acc.takeFindings();
+  if (rest.length) await onFindings(rest);
+  return acc.days();
 }
 
-/** Recomputes these discount days and marks the delivery days of the trips linked to their documents. */
-async function recomputeDocDays(db: Db, tenant: string, days: readonly string[], maxTimeMS: number): Promise<void> {
-  for (const run of runsOf(days)) {
+/** How a settle runs: `whole` in a rebuild, which marked every delivery day itself and settles them after every document day. */
+interface SettleMode {
+  whole?: boolean;
+}
+
+/** The delivery days of the trips linked to these documents (at most IDS_PER_QUERY). */
+async function addLinkedDeliveryDays(db: Db, tenant: string, ids: readonly string[], into: Set<string>, maxTimeMS: number): Promise<void> {
+  for await (const trip of streamTripLegs(db, tenant, { linkedTo: ids }, maxTimeMS)) {
+    const day = deliveryDay(trip);
+    if (day !== null) into.add(day);
+  }
+}
+
+/**
+ * Recomputes these discount days and marks the delivery days of the trips linked to their
+ * documents. Not in a rebuild: every delivery day is marked already and settled after the
+ * document days (a write meanwhile marks its own days), so looking the trips up is only cost.
+ */
+async function recomputeDocDays(db: Db, tenant: string, days: readonly string[], maxTimeMS: number, mode: SettleMode = {}): Promise<void> {
+  for (const run of runsOf(days, mode.whole ? REBUILD_RUN_DAYS : MAX_RUN_DAYS)) {
     await writeDiscountDays(db, tenant, run, await computeDiscountRun(db, tenant, run, maxTimeMS));
+    if (mode.whole) continue;
     const { start, end } = rangeOf(run);
-    const ids = await documentIdsDated(db, tenant, start, end, maxTimeMS);
     const tripDays = new Set<string>();
-    for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-      for (const trip of await tripsLinkedTo(db, tenant, ids.slice(i, i + IDS_PER_QUERY), maxTimeMS)) {
-        const day = deliveryDay(trip);
-        if (day !== null) tripDays.add(day);
-      }
+    let ids: string[] = [];
+    for await (const id of documentIdsDated(db, tenant, start, end, maxTimeMS)) {
+      ids.push(id);
+      if (ids.length < IDS_PER_QUERY) continue;
+      await addLinkedDeliveryDays(db, tenant, ids, tripDays, maxTimeMS);
+      ids = [];
     }
+    if (ids.length) await addLinkedDeliveryDays(db, tenant, ids, tripDays, maxTimeMS);
     await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, tripDays);
   }
 }
 
-/** Recomputes these shrinkage days (and their findings) under these settings. */
-async function recomputeTripDays(db: Db, tenant: string, days: readonly string[], settings: TenantSettings, maxTimeMS: number): Promise<void> {
-  for (const run of runsOf(days)) {
-    const kept = await computeShrinkageRun(db, tenant, run, settings, maxTimeMS);
-    await writeShrinkageDays(db, tenant, run, kept.days, kept.findings);
+/** Recomputes these shrinkage days (and their findings) under these settings: the findings put as they come, the days last. */
+async function recomputeTripDays(
+  db: Db,
+  tenant: string,
+  days: readonly string[],
+  settings: TenantSettings,
+  maxTimeMS: number,
+  mode: SettleMode = {},
+): Promise<void> {
+  for (const run of runsOf(days, mode.whole ? REBUILD_RUN_DAYS : MAX_RUN_DAYS)) {
+    const ids = new Set<string>();
+    const kept = await foldShrinkageRun(db, tenant, run, settings, maxTimeMS, async (found) => {
+      for (const f of found) ids.add(f._id);
+      await putFindings(db, found);
+    });
+    await writeShrinkageDays(db, tenant, run, kept, ids);
   }
 }
 
 /** Recomputes the days these marks stand for, then clears the marks no write has bumped since. */
-async function settleMarks(db: Db, tenant: string, source: Source, marks: readonly RollupMark[], maxTimeMS: number, settings?: TenantSettings): Promise<void> {
+async function settleMarks(
+  db: Db,
+  tenant: string,
+  source: Source,
+  marks: readonly RollupMark[],
+  maxTimeMS: number,
+  settings?: TenantSettings,
+  mode: SettleMode = {},
+): Promise<void> {
   if (!marks.length) return;
   const days = marks.map((m) => m.day);
-  if (source === DISCOUNTS_SHRINKAGE_DOCS_SOURCE) await recomputeDocDays(db, tenant, days, maxTimeMS);
-  else await recomputeTripDays(db, tenant, days, settings ?? (await getTenantSettings(db, tenant)), maxTimeMS);
+  if (source === DISCOUNTS_SHRINKAGE_DOCS_SOURCE) await recomputeDocDays(db, tenant, days, maxTimeMS, mode);
+  else await recomputeTripDays(db, tenant, days, settings ?? (await getTenantSettings(db, tenant)), maxTimeMS, mode);
   await clearMarks(db, marks);
 }
 
@@ -138,13 +194,13 @@ async function settleRange(
   from: string,
   to: string,
   maxTimeMS: number,
-  opts: { settings?: TenantSettings; perPass?: number; stopped?: () => boolean; onDays?: (n: number) => void } = {},
+  opts: SettleMode & { settings?: TenantSettings; perPass?: number; stopped?: () => boolean; onDays?: (n: number) => void } = {},
 ): Promise<void> {
   const perPass = opts.perPass ?? MARKS_PER_PASS;
   for (;;) {
     if (opts.stopped?.()) return;
     const marks = await markedDays(db, tenant, source, from, to, perPass);
-    await settleMarks(db, tenant, source, marks, maxTimeMS, opts.settings);
+    await settleMarks(db, tenant, source, marks, maxTimeMS, opts.settings, opts.whole ? { whole: true } : {});
     opts.onDays?.(marks.length);
     if (marks.length < perPass) return;
   }
@@ -208,10 +264,9 @@ async function daysOfDocuments(db: Db, tenant: string): Promise<Set<string>> {
 }
 
 /** Every day a tenant's trips were delivered on. */
-async function deliveryDaysOfTrips(db: Db, tenant: string): Promise<Set<string>> {
+async function deliveryDaysOfTrips(db: Db, tenant: string, maxTimeMS: number): Promise<Set<string>> {
   const days = new Set<string>();
-  const cursor = trips(db).find({ company: tenant }, { projection: { _id: 0, shipments: 1 }, batchSize: 2000 });
-  for await (const t of cursor) {
+  for await (const t of streamTripLegs(db, tenant, {}, maxTimeMS)) {
     const day = deliveryDay(t);
     if (day !== null) days.add(day);
   }
@@ -223,7 +278,7 @@ async function settleAll(
   db: Db,
   tenant: string,
   maxTimeMS: number,
-  opts: { perPass?: number; stopped?: () => boolean; onDays?: (n: number) => void } = {},
+  opts: SettleMode & { perPass?: number; stopped?: () => boolean; onDays?: (n: number) => void } = {},
 ): Promise<void> {
   await settleRange(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, ...ALL, maxTimeMS, opts);
   await settleRange(db, tenant, SHRINKAGE_TRIPS_SOURCE, ...ALL, maxTimeMS, opts);
@@ -241,16 +296,21 @@ export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOpti
   let units = 0;
   for (const tenant of tenants) {
     const docDays = await daysOfDocuments(db, tenant);
-    const tripDays = await deliveryDaysOfTrips(db, tenant);
-    for (const run of runsOf(docDays)) await markDays(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, run);
-    for (const run of runsOf(tripDays)) await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, run);
-    // Every day marked: what was kept (perhaps by another version) goes; a report meanwhile recomputes what it reads.
-    await deleteDiscountsShrinkageOf(db, tenant);
+    const tripDays = await deliveryDaysOfTrips(db, tenant, maxTimeMS);
+    for (const run of runsOf(docDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, run);
+    for (const run of runsOf(tripDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, run);
+    // Every day marked: what was kept (perhaps by another version) goes, REBUILD_RUN_DAYS days at a time; a report meanwhile recomputes what it reads.
+    const days = [...new Set([...docDays, ...tripDays])].sort();
+    const spans: [string, string][] = [];
+    for (let i = 0; i < days.length; i += REBUILD_RUN_DAYS) spans.push([days[i] as string, days[Math.min(i + REBUILD_RUN_DAYS, days.length) - 1] as string]);
+    await deleteDiscountsShrinkageOf(db, tenant, spans);
     const total = docDays.size + tripDays.size;
     opts.onProgress?.({ kind: 'discounts-shrinkage', tenant, phase: 'marking', done: total, total });
     let done = 0;
+    // Runs of REBUILD_RUN_DAYS; one run per pass when the rebuild may be told to stop (it stops within one).
     await settleAll(db, tenant, maxTimeMS, {
-      perPass: opts.stopped ? MAX_RUN_DAYS : MARKS_PER_PASS,
+      whole: true,
+      perPass: opts.stopped ? REBUILD_RUN_DAYS : Math.max(MARKS_PER_PASS, REBUILD_RUN_DAYS),
       ...(opts.stopped ? { stopped: opts.stopped } : {}),
       onDays: (n) => {
         done += n;
@@ -278,11 +338,24 @@ export async function markEmptyDiscountsShrinkageStoreBuilt(db: Db): Promise<boo
   return true;
 }
 
+const byId = (xs: readonly ShrinkageFinding[] = []): ShrinkageFinding[] => [...xs].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+
+function findingsByDay(xs: readonly ShrinkageFinding[]): Map<string, ShrinkageFinding[]> {
+  const out = new Map<string, ShrinkageFinding[]>();
+  for (const f of xs) {
+    let list = out.get(f.day);
+    if (!list) out.set(f.day, (list = []));
+    list.push(f);
+  }
+  return out;
+}
+
 /**
  * Compares a tenant's kept days (and findings) with the same days computed from the documents
  * and trips, under the tenant's settings (a day kept under other settings is recomputed first,
- * as a report would). Answers `discounts|day` / `shrinkage|day` keys that differ; `repair`
- * rewrites them.
+ * as a report would), a run of REBUILD_RUN_DAYS at a time: the kept and computed forms of one
+ * run are held, never the history's. Answers `discounts|day` / `shrinkage|day` keys that differ;
+ * `repair` rewrites them.
  */
 export async function verifyDiscountsShrinkageRollups(db: Db, tenant: string, opts: { repair?: boolean; maxTimeMS?: number } = {}): Promise<VerifyOutcome> {
   const maxTimeMS = opts.maxTimeMS ?? 600_000;
@@ -290,35 +363,37 @@ export async function verifyDiscountsShrinkageRollups(db: Db, tenant: string, op
   await settleAll(db, tenant, maxTimeMS);
   const settings = await getTenantSettings(db, tenant);
   const mismatched: string[] = [];
+  const names = await keptDayNames(db, tenant, maxTimeMS);
 
-  const keptDiscount = new Map((await readDiscountDays(db, tenant, ...ALL, maxTimeMS)).map((k) => [k.day, k]));
-  const discountDaysAll = [...new Set([...(await daysOfDocuments(db, tenant)), ...keptDiscount.keys()])];
+  const discountDaysAll = [...new Set([...(await daysOfDocuments(db, tenant)), ...names.discount])];
   const badDiscount: string[] = [];
-  for (const run of runsOf(discountDaysAll)) {
+  for (const run of runsOf(discountDaysAll, REBUILD_RUN_DAYS)) {
+    const kept = new Map((await readDiscountDays(db, tenant, run[0] as string, run[run.length - 1] as string, maxTimeMS)).map((k) => [k.day, k]));
     const computed = new Map((await computeDiscountRun(db, tenant, run, maxTimeMS)).map((k) => [k.day, k]));
     for (const day of run) {
-      const a = keptDiscount.get(day);
+      const a = kept.get(day);
       const b = computed.get(day);
       if (!a || !b ? a !== b : !sameContent(a, b)) badDiscount.push(day);
     }
   }
 
   const fingerprint = shrinkageFingerprint(settings);
-  const stale = (await readShrinkageDays(db, tenant, ...ALL, maxTimeMS)).filter((d) => d.fingerprint !== fingerprint).map((d) => d.day);
-  await recomputeTripDays(db, tenant, stale, settings, maxTimeMS);
-  const keptShrinkage = new Map((await readShrinkageDays(db, tenant, ...ALL, maxTimeMS)).map((k) => [k.day, k]));
-  const keptFindings = new Map<string, ShrinkageFinding[]>();
-  for (const f of await readFindings(db, tenant, ...ALL, undefined, maxTimeMS)) keptFindings.set(f.day, [...(keptFindings.get(f.day) ?? []), f]);
-  const shrinkageDaysAll = [...new Set([...(await deliveryDaysOfTrips(db, tenant)), ...keptShrinkage.keys(), ...keptFindings.keys()])];
+  const stale = names.shrinkage.filter((d) => d.fingerprint !== fingerprint).map((d) => d.day);
+  await recomputeTripDays(db, tenant, stale, settings, maxTimeMS, { whole: true });
+  const shrinkageDaysAll = [...new Set([...(await deliveryDaysOfTrips(db, tenant, maxTimeMS)), ...names.shrinkage.map((d) => d.day), ...names.findings])];
   const badShrinkage: string[] = [];
-  for (const run of runsOf(shrinkageDaysAll)) {
-    const computed = await computeShrinkageRun(db, tenant, run, settings, maxTimeMS);
-    const days = new Map(computed.days.map((k) => [k.day, k]));
-    const found = new Map<string, ShrinkageFinding[]>();
-    for (const f of computed.findings) found.set(f.day, [...(found.get(f.day) ?? []), f]);
-    const byId = (xs: readonly ShrinkageFinding[] = []): ShrinkageFinding[] => [...xs].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+  for (const run of runsOf(shrinkageDaysAll, REBUILD_RUN_DAYS)) {
+    const [from, to] = [run[0] as string, run[run.length - 1] as string];
+    const keptDays = new Map((await readShrinkageDays(db, tenant, from, to, maxTimeMS)).map((k) => [k.day, k]));
+    const keptFindings = findingsByDay(await readFindings(db, tenant, from, to, undefined, maxTimeMS));
+    const computedFindings: ShrinkageFinding[] = [];
+    const computedDays = await foldShrinkageRun(db, tenant, run, settings, maxTimeMS, (found) => {
+      computedFindings.push(...found);
+    });
+    const days = new Map(computedDays.map((k) => [k.day, k]));
+    const found = findingsByDay(computedFindings);
     for (const day of run) {
-      const a = keptShrinkage.get(day);
+      const a = keptDays.get(day);
       const b = days.get(day);
       const sameDay = !a || !b ? a === b : sameContent(a, b);
       if (!sameDay || !sameContent(byId(keptFindings.get(day)), byId(found.get(day)))) badShrinkage.push(day);

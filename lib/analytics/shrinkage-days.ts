@@ -84,27 +84,49 @@ export const shrinkageDayId = (tenant: string, day: string): string => `${tenant
 const ml = (litres: number): number => Math.round(litres * 1000);
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+type DayAcc = { clients: Map<string, ShrinkageDaySums & { codes: Set<string> }>; recovered: Map<string, RecoveredLink> };
+
 /**
- * The kept form of these days from the trips with a leg offloaded in them (streamShrinkageRows
- * over the days' range): each trip counts on its delivery day, when that day is one of `days`.
+ * The kept form of some days folded one trip at a time (the trips with a leg offloaded in them,
+ * streamShrinkageRows over the days' range): each trip counts on its delivery day, when that day
+ * is one of `days`. Only the days' sums are held; the findings wait in `pending` until the caller
+ * takes them (takeFindings), so a run's trips are never held together.
  */
-export function rollUpShrinkageDays(
-  tenant: string,
-  days: readonly string[],
-  rows: Iterable<ShrinkageTrip>,
-  settings: ShrinkageSettings & Parameters<typeof shrinkageFingerprint>[0],
-): { days: KeptShrinkageDay[]; findings: ShrinkageFinding[] } {
-  const wanted = new Set(days);
-  const fingerprint = shrinkageFingerprint(settings);
-  const byDay = new Map<string, { clients: Map<string, ShrinkageDaySums & { codes: Set<string> }>; recovered: Map<string, RecoveredLink> }>();
-  const findings: ShrinkageFinding[] = [];
-  for (const trip of rows) {
+export class ShrinkageDaysAccumulator {
+  private readonly wanted: ReadonlySet<string>;
+  private readonly fingerprint: string;
+  private readonly byDay = new Map<string, DayAcc>();
+  private pending: ShrinkageFinding[] = [];
+
+  constructor(
+    private readonly tenant: string,
+    days: readonly string[],
+    private readonly settings: ShrinkageSettings & Parameters<typeof shrinkageFingerprint>[0],
+  ) {
+    this.wanted = new Set(days);
+    this.fingerprint = shrinkageFingerprint(settings);
+  }
+
+  /** How many findings wait to be taken. */
+  get pendingFindings(): number {
+    return this.pending.length;
+  }
+
+  /** The findings folded since the last call. */
+  takeFindings(): ShrinkageFinding[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+
+  add(trip: ShrinkageTrip): void {
+    const { tenant, settings, fingerprint } = this;
     const off = tripOffloadDate({ shipments: trip.legs });
-    if (off === null) continue;
+    if (off === null) return;
     const day = mxDateString(off);
-    if (!wanted.has(day)) continue;
-    let kept = byDay.get(day);
-    if (!kept) byDay.set(day, (kept = { clients: new Map(), recovered: new Map() }));
+    if (!this.wanted.has(day)) return;
+    let kept = this.byDay.get(day);
+    if (!kept) this.byDay.set(day, (kept = { clients: new Map(), recovered: new Map() }));
     let sums = kept.clients.get(trip.client);
     if (!sums) {
       sums = {
@@ -140,7 +162,7 @@ export function rollUpShrinkageDays(
       for (const code of s.unpricedCodes) sums.codes.add(code);
       if (s.exceedsTolerance) {
         const w = worstLegOf(trip, leg, s, invoiceId);
-        findings.push({
+        this.pending.push({
           _id: `${tenant}|${day}|${w.tripId}|${i}`,
           tenant,
           day,
@@ -167,17 +189,32 @@ export function rollUpShrinkageDays(
       if (!seen || recoveredFirst(r, seen)) kept.recovered.set(r.invoiceId, r);
     }
   }
-  const out: KeptShrinkageDay[] = [...byDay.entries()]
-    .sort(([a], [b]) => byString(a, b))
-    .map(([day, k]) => ({
-      _id: shrinkageDayId(tenant, day),
-      tenant,
-      day,
-      fingerprint,
-      clients: [...k.clients.values()].sort((a, b) => byString(a.client, b.client)).map(({ codes, ...c }) => ({ ...c, unpriced: [...codes].sort() })),
-      recovered: [...k.recovered.values()].sort((a, b) => byString(a.invoiceId, b.invoiceId)),
-    }));
-  return { days: out, findings: findings.sort((a, b) => byString(a._id, b._id)) };
+
+  /** The kept days folded so far (a day without a delivered trip: absent), in day order. */
+  days(): KeptShrinkageDay[] {
+    return [...this.byDay.entries()]
+      .sort(([a], [b]) => byString(a, b))
+      .map(([day, k]) => ({
+        _id: shrinkageDayId(this.tenant, day),
+        tenant: this.tenant,
+        day,
+        fingerprint: this.fingerprint,
+        clients: [...k.clients.values()].sort((a, b) => byString(a.client, b.client)).map(({ codes, ...c }) => ({ ...c, unpriced: [...codes].sort() })),
+        recovered: [...k.recovered.values()].sort((a, b) => byString(a.invoiceId, b.invoiceId)),
+      }));
+  }
+}
+
+/** The kept form of these days from these trips, held (ShrinkageDaysAccumulator over a list): findings in _id order. */
+export function rollUpShrinkageDays(
+  tenant: string,
+  days: readonly string[],
+  rows: Iterable<ShrinkageTrip>,
+  settings: ShrinkageSettings & Parameters<typeof shrinkageFingerprint>[0],
+): { days: KeptShrinkageDay[]; findings: ShrinkageFinding[] } {
+  const acc = new ShrinkageDaysAccumulator(tenant, days, settings);
+  for (const trip of rows) acc.add(trip);
+  return { days: acc.days(), findings: acc.takeFindings().sort((a, b) => byString(a._id, b._id)) };
 }
 
 /**

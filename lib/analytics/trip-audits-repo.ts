@@ -12,7 +12,6 @@
  * the audit folds each row (lib/analytics accumulators), so the service's
  * memory does not grow with the number of trips in the period.
  */
-import { readAll } from '../db/read-all.ts';
 import type { Db, Document, Filter } from 'mongodb';
 import { COLLECTIONS, trips } from '../db/collections.ts';
 import type { TripDocument } from '../model/trip-document.ts';
@@ -157,10 +156,15 @@ export function streamShrinkageRows(db: Db, tenant: string, q: TripScope & { sta
   return trips(db).aggregate<ShrinkageTrip>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
 
-/** The legs of the trips linked (`idFinan`) to these documents: where a change of a document shows in shrinkage recovery. */
-export function tripsLinkedTo(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<Pick<TripDocument, '_id' | 'shipments'>[]> {
-  if (!ids.length) return Promise.resolve([]);
-  return readAll(trips(db).find({ company: tenant, idFinan: { $in: [...ids] } }, { projection: { _id: 1, shipments: 1 }, maxTimeMS }));
+/**
+ * The legs of a tenant's trips, streamed: all of them (a rebuild's delivery days), or those linked
+ * (`idFinan`, index tenant_idfinan) to these documents, at most 1,000. Whole legs, as the delivery
+ * rule reads them (tripOffloadDate): the rule as a `$map` expression cost the engine more than
+ * sending the legs.
+ */
+export function streamTripLegs(db: Db, tenant: string, q: { linkedTo?: readonly string[] }, maxTimeMS: number): AsyncIterable<Pick<TripDocument, 'shipments'>> {
+  const filter: Filter<TripDocument> = q.linkedTo ? { company: tenant, idFinan: { $in: [...q.linkedTo] } } : { company: tenant };
+  return trips(db).find(filter, { projection: { _id: 0, shipments: 1 }, maxTimeMS, batchSize: 2000 });
 }
 
 /** The compact legs of fleet utilization (streamUtilizationTrips) with, per leg, the stored unload and load instants. */
