@@ -312,6 +312,41 @@ export interface ClientReceivables {
   outstanding: number;
 }
 
+/** What a client's open invoices add up to, in MXN cents; `next`: the earliest expected day of those not past due. */
+export interface ClientOpenSums {
+  name: string;
+  n: number;
+  outC: number;
+  pastDueC: number;
+  next: string | null;
+}
+
+/** The per-client rows of the forecast, the largest outstanding first (then by RFC): from the documents or from kept sums. */
+export function forecastClientRows(
+  clients: ReadonlyMap<string, ClientOpenSums>,
+  terms: Pick<ClientTerms, 'creditDaysByClient' | 'creditDaysDefault'>,
+  delays: PaymentDelays,
+): ForecastClientRow[] {
+  return [...clients.entries()]
+    .sort(([ra, a], [rb, b]) => b.outC - a.outC || (ra < rb ? -1 : 1))
+    .map(([rfc, c]) => {
+      const d = delayFor(delays, rfc);
+      return {
+        client: rfc,
+        clientName: c.name,
+        openInvoices: c.n,
+        outstanding: fromCents(c.outC),
+        pastDue: fromCents(c.pastDueC),
+        creditDays: terms.creditDaysByClient[rfc] ?? terms.creditDaysDefault,
+        creditDaysSource: rfc in terms.creditDaysByClient ? ('client' as const) : ('default' as const),
+        delayDays: d.delayDays,
+        delayBasis: d.basis,
+        paymentsInHistory: delays.paymentsByClient.get(rfc) ?? 0,
+        nextExpectedDate: c.next,
+      };
+    });
+}
+
 /**
  * Receivables per client: open invoices, outstanding and past-due amounts
  * (due date before asOf's day), the terms applied and the next expected
@@ -322,7 +357,7 @@ export function clientReceivables(
   terms: ClientTerms,
   delays: PaymentDelays,
 ): ClientReceivables {
-  const clients = new Map<string, { name: string; n: number; outC: number; pastDueC: number; next: string | null }>();
+  const clients = new Map<string, ClientOpenSums>();
   let totalC = 0;
   let pastDueC = 0;
   let pastDueN = 0;
@@ -338,25 +373,7 @@ export function clientReceivables(
     } else if (c.next === null || i.expectedDate < c.next) c.next = i.expectedDate;
     clients.set(i.client, c);
   }
-  const rows: ForecastClientRow[] = [...clients.entries()]
-    .map(([rfc, c]) => {
-      const d = delayFor(delays, rfc);
-      const own = terms.creditDaysByClient[rfc];
-      return {
-        client: rfc,
-        clientName: c.name,
-        openInvoices: c.n,
-        outstanding: fromCents(c.outC),
-        pastDue: fromCents(c.pastDueC),
-        creditDays: own ?? terms.creditDaysDefault,
-        creditDaysSource: rfc in terms.creditDaysByClient ? ('client' as const) : ('default' as const),
-        delayDays: d.delayDays,
-        delayBasis: d.basis,
-        paymentsInHistory: delays.paymentsByClient.get(rfc) ?? 0,
-        nextExpectedDate: c.next,
-      };
-    })
-    .sort((a, b) => toCents(b.outstanding) - toCents(a.outstanding) || (a.client < b.client ? -1 : 1));
+  const rows = forecastClientRows(clients, terms, delays);
   return {
     clients: rows,
     pastDue: { invoices: pastDueN, amount: fromCents(pastDueC) },

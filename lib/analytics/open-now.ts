@@ -9,7 +9,7 @@
  */
 import { fromCents, toCents } from '../money/cents.ts';
 import { mxAddDays, mxDateString } from '../time/mexico-city.ts';
-import { bucketEnd, delayFor, type ClientReceivables, type ForecastClientRow, type PaymentDelays } from './forecast.ts';
+import { bucketEnd, delayFor, forecastClientRows, type ClientReceivables, type PaymentDelays } from './forecast.ts';
 import { itemOutstandingAt, OPEN_END, type OpenItem } from './open-items.ts';
 
 export interface OpenNowGroup {
@@ -199,26 +199,7 @@ export function forecastOpenNow(
     start = mxAddDays(end, 1);
   }
   const overdue = sumOf(overdueDays);
-  const rows: ForecastClientRow[] = [...clients.entries()]
-    .map(([rfc, c]) => {
-      const dl = delayFor(delays, rfc);
-      return {
-        client: rfc,
-        clientName: c.name,
-        openInvoices: c.n,
-        outstanding: fromCents(c.outC),
-        pastDue: fromCents(c.pastDueC),
-        creditDays: terms.creditDaysByClient[rfc] ?? terms.creditDaysDefault,
-        creditDaysSource: rfc in terms.creditDaysByClient ? ('client' as const) : ('default' as const),
-        delayDays: dl.delayDays,
-        delayBasis: dl.basis,
-        paymentsInHistory: delays.paymentsByClient.get(rfc) ?? 0,
-        nextExpectedDate: c.next,
-        outC: c.outC,
-      };
-    })
-    .sort((a, b) => b.outC - a.outC || (a.client < b.client ? -1 : 1))
-    .map(({ outC: _outC, ...row }) => row);
+  const rows = forecastClientRows(clients, terms, delays);
   return {
     openInvoices: n,
     totalExpectedC: totalC,
