@@ -39,9 +39,9 @@ const days = markedRollupKind({
 
 export const dispatchToBillRollups: RollupKind = {
   ...days,
-  drain: async (db, limit, maxTimeMS) => {
-    const documents = await drainDocumentMarks(db, limit, maxTimeMS);
-    return documents + (await days.drain(db, limit, maxTimeMS));
+  drain: async (db, limit, maxTimeMS, window) => {
+    const documents = await drainDocumentMarks(db, limit, maxTimeMS, window);
+    return documents + (await days.drain(db, limit, maxTimeMS, window));
   },
   verify: async (db, tenant, opts = {}) => {
     await settleDocumentMarksOf(db, tenant, Infinity, 600_000);

@@ -10,7 +10,7 @@
  * every trip write marks its days under SHRINKAGE_TRIPS_SOURCE.
  */
 import type { Db } from 'mongodb';
-import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
+import { clearMarks, countMarks, markDays, markedDays, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { financialDocs, trips } from '../db/collections.ts';
 import { DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
@@ -239,10 +239,10 @@ export async function discountsShrinkageRollupsReady(db: Db): Promise<boolean> {
 }
 
 /** One pass of the background drain: the document days first (they mark delivery days), then delivery days; any tenant. */
-export async function drainDiscountsShrinkageMarks(db: Db, limit: number, maxTimeMS: number): Promise<number> {
+export async function drainDiscountsShrinkageMarks(db: Db, limit: number, maxTimeMS: number, window?: DrainWindow): Promise<number> {
   let n = 0;
   for (const source of [DISCOUNTS_SHRINKAGE_DOCS_SOURCE, SHRINKAGE_TRIPS_SOURCE] as const) {
-    const marks = await someMarks(db, source, limit);
+    const marks = await someMarks(db, source, limit, window);
     const byTenant = new Map<string, RollupMark[]>();
     for (const m of marks) {
       let list = byTenant.get(m.tenant);

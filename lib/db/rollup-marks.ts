@@ -20,7 +20,21 @@ export interface RollupMark {
   /** 'YYYY-MM-DD', Mexico City. */
   day: string;
   seq: number;
+  /** The last time it was marked. */
   at: Date;
+  /** When it was first marked (since its last recompute); absent on marks written before it was kept. */
+  first?: Date;
+}
+
+/**
+ * Which marks a background drain takes: those not marked again since `quietBefore` (a bulk write
+ * still marking the same days is recomputed once it is done, not after each of its batches), and
+ * those first marked before `waitedBefore` (a day written without pause is not put off for ever).
+ * Reports settle their own period on read, so a mark left for later never changes an answer.
+ */
+export interface DrainWindow {
+  quietBefore: Date;
+  waitedBefore: Date;
 }
 
 export const ROLLUP_MARK_INDEXES: IndexSpecs = {
@@ -49,7 +63,7 @@ export async function markSourcesDays(db: Db, tenant: string, sources: readonly 
       unique.map((day) => ({
         updateOne: {
           filter: { _id: markId(tenant, source, day) },
-          update: { $inc: { seq: 1 }, $set: { tenant, source, day, at } },
+          update: { $inc: { seq: 1 }, $set: { tenant, source, day, at }, $setOnInsert: { first: at } },
           upsert: true,
         },
       })),
@@ -67,9 +81,10 @@ export async function markedDays(db: Db, tenant: string, source: string, fromDay
     .toArray();
 }
 
-/** Marks of a source, any tenant (the drain's probe), at most `limit`. */
-export async function someMarks(db: Db, source: string, limit: number): Promise<RollupMark[]> {
-  return marks(db).find({ source }).sort({ tenant: 1, day: 1 }).limit(limit).toArray();
+/** Marks of a source, any tenant (the drain's probe), at most `limit`; with a window, only those it lets through. */
+export async function someMarks(db: Db, source: string, limit: number, window?: DrainWindow): Promise<RollupMark[]> {
+  const filter = window ? { source, $or: [{ at: { $lt: window.quietBefore } }, { first: { $lt: window.waitedBefore } }] } : { source };
+  return marks(db).find(filter).sort({ tenant: 1, day: 1 }).limit(limit).toArray();
 }
 
 /** Deletes the marks whose seq is still the one read: a write since then keeps its mark. */

@@ -308,11 +308,11 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     },
 
     /** One pass over the marks of any tenant, the sources in turn, `limit` marks in all. */
-    async drain(db, limit, maxTimeMS) {
+    async drain(db, limit, maxTimeMS, window) {
       let worked = 0;
       for (const source of sourcesToDrain) {
         if (worked >= limit) break;
-        const marks = await someMarks(db, source, limit - worked);
+        const marks = await someMarks(db, source, limit - worked, window);
         for (const [tenant, list] of byTenant(marks)) {
           const ctx = await contextOf(db, tenant);
           if (source === o.months?.source) await settleMonthMarks(db, tenant, list, ctx, maxTimeMS);

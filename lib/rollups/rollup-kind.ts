@@ -4,6 +4,7 @@
  * days in lib/tax, ...); lib/rollups/kinds.ts lists them.
  */
 import type { Db } from 'mongodb';
+import type { DrainWindow } from '../db/rollup-marks.ts';
 
 export interface RollupProgress {
   kind: string;
@@ -45,8 +46,8 @@ export interface RollupKind {
   forget(db: Db): Promise<void>;
   /** A store without documents needs no rebuild: recorded as built, so every write from now on keeps the totals. */
   markEmptyStoreBuilt(db: Db): Promise<boolean>;
-  /** One pass over the marks of any tenant; answers how many it worked on (0: nothing to do). */
-  drain(db: Db, limit: number, maxTimeMS: number): Promise<number>;
+  /** One pass over the marks of any tenant (within `window`, when given); answers how many it worked on (0: nothing to do). */
+  drain(db: Db, limit: number, maxTimeMS: number, window?: DrainWindow): Promise<number>;
   /** Compares a tenant's kept totals with the documents; `repair` rewrites those that differ. */
   verify(db: Db, tenant: string, opts?: { repair?: boolean }): Promise<VerifyOutcome>;
   /** Marks not settled yet. */

@@ -2,10 +2,14 @@
  * The background side of the totals kept on write (docs/rollups.md), for every kind
  * (lib/rollups/kinds.ts): on start, a kind whose store was built by no or another version is
  * rebuilt (its reports read the documents meanwhile); then the marks writes leave are drained
- * every `everyMs`, so a report seldom finds a day to recompute. Any number of workers may run:
+ * every `everyMs`, so a report seldom finds a day to recompute. A mark is taken once nothing
+ * marked it again for `quietMs` (or `maxWaitMs` after it was first made): an import of thousands
+ * of files marks the same days batch after batch, and each is recomputed once after it, not after
+ * every batch (docs/benchmarks.md, import throughput). Any number of workers may run:
  * a recompute is idempotent and a mark is cleared only by the recompute that saw its last write.
  */
 import type { Db } from 'mongodb';
+import type { DrainWindow } from '../db/rollup-marks.ts';
 import { ROLLUP_KINDS } from './kinds.ts';
 import type { RollupKind, RollupProgress } from './rollup-kind.ts';
 
@@ -25,10 +29,14 @@ export function createRollupWorker(opts: {
   db: Db;
   logger: RollupWorkerLogger;
   everyMs?: number;
+  quietMs?: number;
+  maxWaitMs?: number;
   maxTimeMS?: number;
   kinds?: readonly RollupKind[];
 }): RollupWorker {
   const everyMs = opts.everyMs ?? 1000;
+  const quietMs = opts.quietMs ?? 2000;
+  const maxWaitMs = opts.maxWaitMs ?? 30_000;
   const maxTimeMS = opts.maxTimeMS ?? 120_000;
   const kinds = opts.kinds ?? ROLLUP_KINDS;
   let stopped = false;
@@ -49,7 +57,8 @@ export function createRollupWorker(opts: {
         r.stopped ? `rollups ${kind.name}: rebuild stopped; the next start goes on` : `rollups ${kind.name}: rebuilt`,
       );
     }
-    while (!stopped && (await kind.drain(opts.db, MARKS_PER_PASS, maxTimeMS)) === MARKS_PER_PASS);
+    const window = (): DrainWindow => ({ quietBefore: new Date(Date.now() - quietMs), waitedBefore: new Date(Date.now() - maxWaitMs) });
+    while (!stopped && (await kind.drain(opts.db, MARKS_PER_PASS, maxTimeMS, window())) === MARKS_PER_PASS);
   }
 
   async function pass(): Promise<void> {
