@@ -11,7 +11,11 @@ export async function deleteInBatches<T extends Document>(coll: Collection<T>, f
   for (;;) {
     const ids = (await coll.find(filter, { projection: { _id: 1 }, limit: batch }).toArray()).map((d) => d._id);
     if (!ids.length) return deleted;
-    const r = await coll.deleteMany({ $and: [filter, { _id: { $in: ids } }] } as Filter<T>, { writeConcern: { j: true } });
+    // The ids beside the filter's own fields, not under an $and: the embedded engine looks a top-level
+    // _id $in up by key, where under an $and it read every document the filter matches and compared
+    // each with every id of the batch (20.9 s for one batch of a 20k tenant's tax findings; quadratic overall).
+    const byIds = '_id' in filter ? { $and: [filter, { _id: { $in: ids } }] } : { ...filter, _id: { $in: ids } };
+    const r = await coll.deleteMany(byIds as Filter<T>, { writeConcern: { j: true } });
     deleted += r.deletedCount;
   }
 }

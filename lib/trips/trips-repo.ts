@@ -144,7 +144,9 @@ export async function tenantsWithTrips(db: Db): Promise<string[]> {
   const tenants: string[] = [];
   for (;;) {
     const next = await trips(db)
-      .find(tenants.length ? { company: { $gt: tenants[tenants.length - 1] as string } } : {}, { projection: { _id: 0, company: 1 } })
+      // The first probe bounded too ($gte ''): the embedded engine walks an index for a range, but
+      // sorted an empty filter's whole collection for its first document (5.7 s at 20k/20k).
+      .find({ company: tenants.length ? { $gt: tenants[tenants.length - 1] as string } : { $gte: '' } }, { projection: { _id: 0, company: 1 } })
       .sort({ company: 1, createdAt: -1, _id: -1 })
       .limit(1)
       .next();

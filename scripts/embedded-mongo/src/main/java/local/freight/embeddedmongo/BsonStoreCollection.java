@@ -508,6 +508,20 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         return keys;
     }
 
+    /** The query without its {@code _id} condition (a copy; the same document when it has none). */
+    private static Document withoutId(Document query) {
+        if (!query.containsKey("_id")) {
+            return query;
+        }
+        Document rest = new Document();
+        query.forEach((key, value) -> {
+            if (!key.equals("_id")) {
+                rest.put(key, value);
+            }
+        });
+        return rest;
+    }
+
     /** The stored documents with these keys, in the store's key order (its natural order), decoded. */
     private Stream<Document> byIds(List<Object> keys) {
         return keys.stream()
@@ -831,6 +845,10 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
                 .map(DocumentWithPosition::getDocument);
         } else if (idLookup(query) != null) {
             documentStream = byIds(idLookup(query));
+            // The keys read are exactly the _id condition's (string and ObjectId keys only): the rest of
+            // the query is what is left to check. The engine's $in compares each document's _id with
+            // every listed id, a batch delete of 5,000 ids 25 million comparisons.
+            query = withoutId(query);
         } else {
             QueryPlan plan = planFor(query, orderBy);
             if (orderBy != null && !orderBy.isEmpty() && limit > 0 && (long) numberToSkip + limit <= 100_000) {
