@@ -6,8 +6,10 @@
  * on the road, then one CSV with a row per leg (2 × N rows; the default is the
  * 20,000 rows one request may hold). Reports the wall time and the service's
  * resident memory of the first send (every leg applied) and of the same file
- * again (every leg unchanged, nothing written).
+ * again (every leg unchanged, nothing written), and the CPU time of this process
+ * and of the engine's JVM during each (what compares on a loaded machine).
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +30,19 @@ if (!Number.isInteger(n) || n < 1 || n > 10_000) {
   console.error('usage: npm run bench:deliveries -- [--trips N (1–10000: two rows each, at most 20,000 rows)] [--json]');
   process.exit(2);
 }
+/** CPU time (user + system, ms) of this process and of the engine's JVM so far (the JVM's from /proc; 0 where it cannot tell). */
+function cpuMs(enginePid: number): { service: number; engine: number } {
+  const own = process.cpuUsage();
+  let engine = 0;
+  try {
+    const fields = readFileSync(`/proc/${enginePid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    engine = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ 100)
+  } catch {
+    /* not Linux */
+  }
+  return { service: (own.user + own.system) / 1000, engine };
+}
+
 const tenant = DEMO_TENANTS[0]!;
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-deliveries-'));
 const engine = await startEmbeddedMongo({ dataDir });
@@ -74,9 +89,11 @@ try {
   for (let i = 0; i < n; i++) for (const k of [1, 2]) csv += `BENCH-${i},S-${i}-${k},15101505,19950,2026-03-10 09:00,TK-${i}-${k}\n`;
   const results = [];
   for (const run of ['first send (applied)', 'same file again (unchanged)']) {
+    const c0 = cpuMs(engine.pid);
     const t0 = performance.now();
     const res = await app.inject({ method: 'POST', url: '/api/deliveries', headers: { 'x-api-key': tenant.apiKey, 'content-type': 'text/csv' }, payload: csv });
     const ms = Math.round(performance.now() - t0);
+    const c1 = cpuMs(engine.pid);
     results.push({
       run,
       status: res.statusCode,
@@ -86,6 +103,7 @@ try {
       rowsPerSecond: Math.round((2 * n * 1000) / ms),
       summary: res.json<{ summary: unknown }>().summary,
       serviceRssMb: Math.round(process.memoryUsage().rss / 1_048_576),
+      cpuMs: { service: Math.round(c1.service - c0.service), engine: Math.round(c1.engine - c0.engine) },
     });
   }
   await app.close();
@@ -93,7 +111,7 @@ try {
   else
     for (const r of results)
       console.log(
-        `${r.run}: ${r.status}, ${r.rows} rows (${(r.csvBytes / 1_048_576).toFixed(1)} MiB) in ${r.ms} ms = ${r.rowsPerSecond} rows/s, ${JSON.stringify(r.summary)}, service RSS ${r.serviceRssMb} MB`,
+        `${r.run}: ${r.status}, ${r.rows} rows (${(r.csvBytes / 1_048_576).toFixed(1)} MiB) in ${r.ms} ms = ${r.rowsPerSecond} rows/s, ${JSON.stringify(r.summary)}, service RSS ${r.serviceRssMb} MB, CPU service ${r.cpuMs.service} ms + engine ${r.cpuMs.engine} ms`,
       );
 } finally {
   await client.close();
