@@ -85,7 +85,7 @@ function get(base: string, path: string, headers: Record<string, string> = {}): 
 t.test('database down and back: 503 within bounds, recovery without restart', async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'faults-db-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  let engine: EmbeddedMongo = await startEmbeddedMongo({ dataDir });
+  let engine: EmbeddedMongo = await startEmbeddedMongo({ dataDir, shortLived: true });
   t.teardown(() => engine.stop());
   const { client, db } = await connectMongo(engine.uri, 'faults', { serverSelectionTimeoutMS: 2000 });
   t.teardown(() => client.close(true));
@@ -116,7 +116,7 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   await engine.stop();
   await sleep(5000);
   const restartAt = Date.now() - t0;
-  engine = await startEmbeddedMongo({ dataDir, port: engine.port });
+  engine = await startEmbeddedMongo({ dataDir, port: engine.port, shortLived: true });
   // Recovered: the answers completed in the last 2 s (by completion time: under a loaded CI
   // machine a request can take longer than the window) are all 200, /ready among them.
   let recoveredAt = -1;
@@ -164,7 +164,7 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
 });
 
 t.test('SIGTERM under load: in-flight requests finish, the process exits 0', async (t) => {
-  const engine = await startEmbeddedMongo({});
+  const engine = await startEmbeddedMongo({ shortLived: true });
   t.teardown(() => engine.stop());
   const { client, db } = await connectMongo(engine.uri, 'shutdown');
   t.teardown(() => client.close(true));
