@@ -57,7 +57,7 @@ function valueAt(node: unknown, parts: string[]): unknown {
 const ids = (docs: Document[]) => docs.map((d) => String(d._id)).sort();
 
 t.test('kill -9 during a seed: indexes agree with their collections, acknowledged writes kept', async (t) => {
-  const engine = await startEmbeddedMongo({ dataDir });
+  const engine = await startEmbeddedMongo({ dataDir, shortLived: true });
   const { client, db } = await connect(engine.uri);
   await ensureIndexes(db);
   const acks = db.collection<{ _id: number; at: Date }>('acks');
@@ -101,7 +101,7 @@ t.test('kill -9 during a seed: indexes agree with their collections, acknowledge
   await probe;
   await client.close(true);
 
-  const restarted = await startEmbeddedMongo({ dataDir });
+  const restarted = await startEmbeddedMongo({ dataDir, shortLived: true });
   t.teardown(() => restarted.stop());
   const after = await connect(restarted.uri);
   t.teardown(() => after.client.close());
@@ -126,7 +126,7 @@ t.test('kill -9 during a seed: indexes agree with their collections, acknowledge
 
   phase('restart and probe check', killAt);
   const checksStarted = Date.now();
-  const memory = await startEmbeddedMongo({});
+  const memory = await startEmbeddedMongo({ shortLived: true });
   t.teardown(() => memory.stop());
   const scan = await connect(memory.uri);
   t.teardown(() => scan.client.close());

@@ -19,7 +19,7 @@ import { connectMongo } from '../lib/db/client.ts';
 t.setTimeout(300_000);
 
 async function open(t: Test, dataDir?: string): Promise<{ db: Db; close: () => Promise<void> }> {
-  const engine = await startEmbeddedMongo(dataDir ? { dataDir } : {});
+  const engine = await startEmbeddedMongo({ ...(dataDir ? { dataDir } : {}), shortLived: true });
   const { client, db } = await connectMongo(engine.uri, 'idx', { serverSelectionTimeoutMS: 5000 });
   let closed = false;
   const close = async () => {
@@ -463,7 +463,7 @@ t.test('aggregation rows come in batches of cursor.batchSize on both backends, a
     ['on disk', dataDir],
     ['in memory', undefined],
   ] as const) {
-    const engine = await startEmbeddedMongo(dir ? { dataDir: dir } : {});
+    const engine = await startEmbeddedMongo({ ...(dir ? { dataDir: dir } : {}), shortLived: true });
     const { client, db } = await connectMongo(engine.uri, 'batches', { serverSelectionTimeoutMS: 5000, driver: { monitorCommands: true } });
     t.teardown(async () => {
       await client.close(true);

@@ -30,7 +30,7 @@ t.teardown(() => rm(dataDir, { recursive: true, force: true }));
 
 t.test('the engine out of memory: the watchdog line, the reason in the service log, a 503 in seconds', async (t) => {
   // The data, with the default heap.
-  const loader = await startEmbeddedMongo({ dataDir });
+  const loader = await startEmbeddedMongo({ dataDir, shortLived: true });
   const client = new MongoClient(loader.uri, { directConnection: true });
   await client.connect();
   await ensureIndexes(client.db(DB));

@@ -23,7 +23,7 @@ t.setTimeout(600_000);
 const [A, B] = DEMO_TENANTS.map((d) => d.rfc) as [string, string];
 
 async function open(t: Test, opts: { dataDir?: string; launcherArgs?: string[] } = {}): Promise<{ engine: EmbeddedMongo; db: Db; close: () => Promise<void> }> {
-  const engine = await startEmbeddedMongo(opts);
+  const engine = await startEmbeddedMongo({ ...opts, shortLived: true });
   const { client, db } = await connectMongo(engine.uri, 'store', { serverSelectionTimeoutMS: 5000 });
   let closed = false;
   const close = async () => {

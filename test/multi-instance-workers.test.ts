@@ -21,7 +21,7 @@ const JOBS = 1000;
 const KEY = DEMO_TENANTS[0]!.apiKey;
 const ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
-const engine = await startEmbeddedMongo({});
+const engine = await startEmbeddedMongo({ shortLived: true });
 t.teardown(() => engine.stop());
 const { client, db } = await connectMongo(engine.uri, 'workers');
 t.teardown(() => client.close());

@@ -45,6 +45,9 @@ export interface StartServiceOptions {
  */
 export const TS_IMPORT = ['--import', 'tsx/esm'] as const;
 
+/** EMBEDDED_MONGO_JAVA_OPTS for an engine that lives seconds (launcher.ts `shortLived`: the C2 compiler never repays itself). */
+export const SHORT_LIVED_ENGINE_JAVA_OPTS = '-XX:TieredStopAtLevel=1';
+
 /**
  * One of the project's scripts as a process of its own (`node --import tsx/esm`, so
  * signals reach it directly), with nothing of the test runner's environment
@@ -52,7 +55,12 @@ export const TS_IMPORT = ['--import', 'tsx/esm'] as const;
  */
 export function spawnScript(script: string, env: Record<string, string>, opts: { launcher?: 'node' | 'npm' } = {}): ChildProcess {
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, TAP: '', NODE_OPTIONS: '', ...env };
-  if (!env.MONGODB_URI) delete fullEnv.MONGODB_URI;
+  if (!env.MONGODB_URI) {
+    delete fullEnv.MONGODB_URI;
+    // The engine it starts for itself lives as long as the test: C1 only, as startEmbeddedMongo's
+    // `shortLived` (launcher.ts); the test's own options come after and win.
+    fullEnv.EMBEDDED_MONGO_JAVA_OPTS = `${SHORT_LIVED_ENGINE_JAVA_OPTS} ${fullEnv.EMBEDDED_MONGO_JAVA_OPTS ?? ''}`.trim();
+  }
   if (opts.launcher === 'npm') {
     // The package script of that name (`npm start` for scripts/start.ts), exactly as a user runs it.
     const name = /^scripts\/(\w+)\.ts$/.exec(script)?.[1];

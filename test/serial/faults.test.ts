@@ -47,6 +47,10 @@ import { corpusZip } from '../../scripts/cfdi-corpus.ts';
 t.setTimeout(480_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Between two requests of the Ctrl-C test's traffic loops (as the database-down test's loops do). */
+const TRAFFIC_PAUSE_MS = 20;
+/** Between two probes of an import's first write. */
+const POLL_MS = 50;
 /** Polls `done` every 100 ms for up to `ms`: whether it came true. */
 async function until(done: () => boolean, ms: number): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) if (done()) return true;
@@ -85,7 +89,7 @@ function get(base: string, path: string, headers: Record<string, string> = {}): 
 t.test('database down and back: 503 within bounds, recovery without restart', async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'faults-db-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  let engine: EmbeddedMongo = await startEmbeddedMongo({ dataDir });
+  let engine: EmbeddedMongo = await startEmbeddedMongo({ dataDir, shortLived: true });
   t.teardown(() => engine.stop());
   const { client, db } = await connectMongo(engine.uri, 'faults', { serverSelectionTimeoutMS: 2000 });
   t.teardown(() => client.close(true));
@@ -116,7 +120,7 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   await engine.stop();
   await sleep(5000);
   const restartAt = Date.now() - t0;
-  engine = await startEmbeddedMongo({ dataDir, port: engine.port });
+  engine = await startEmbeddedMongo({ dataDir, port: engine.port, shortLived: true });
   // Recovered: the answers completed in the last 2 s (by completion time: under a loaded CI
   // machine a request can take longer than the window) are all 200, /ready among them.
   let recoveredAt = -1;
@@ -164,7 +168,7 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
 });
 
 t.test('SIGTERM under load: in-flight requests finish, the process exits 0', async (t) => {
-  const engine = await startEmbeddedMongo({});
+  const engine = await startEmbeddedMongo({ shortLived: true });
   t.teardown(() => engine.stop());
   const { client, db } = await connectMongo(engine.uri, 'shutdown');
   t.teardown(() => client.close(true));
@@ -324,6 +328,7 @@ async function importUnderWay(base: string, since: string): Promise<void> {
   for (const until = Date.now() + 60_000; Date.now() < until;) {
     const res = await call(`${base}/api/financial-docs?limit=1&updatedSince=${encodeURIComponent(since)}`, { headers: { 'x-api-key': TGO.apiKey } });
     if (res.status === 200 && (JSON.parse(res.body) as { data: unknown[] }).data.length > 0) return;
+    await sleep(POLL_MS);
   }
   throw new Error('the import wrote nothing within 60 s');
 }
@@ -447,6 +452,9 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
     while (issuing) {
       const p = gets[i % gets.length]!;
       answers.push({ path: p, ...(await call(`${base}${p}`, { headers: { 'x-api-key': TGO.apiKey } })) });
+      // Steady traffic, not a flood (it took the machine from the import it waits for); the kill -9 test keeps
+      // its flood: the engine's short outage must meet a /ready probe in flight.
+      await sleep(TRAFFIC_PAUSE_MS);
     }
   });
   const since = new Date().toISOString();
