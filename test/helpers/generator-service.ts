@@ -123,7 +123,8 @@ export interface DemoService<T> {
 export const PERIOD = { startDate: '2026-01-01', endDate: '2026-12-31' };
 
 export async function startDemoService<T>(t: Test, dbName: string, prepare: (db: Db, tenant: string) => Promise<T>): Promise<DemoService<T>> {
-  const engine = await startEmbeddedMongo({});
+  // A test file's engine lives a few minutes: C1 only costs less CPU than it saves (launcher.ts).
+  const engine = await startEmbeddedMongo({ shortLived: true });
   t.teardown(() => engine.stop());
   const tenant = DEMO_TENANTS[0]!.rfc;
   const { client, db } = await connectMongo(engine.uri, dbName);
