@@ -19,7 +19,7 @@ import t from 'tap';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT } from './helpers/service.ts';
-import { compileConsumer, run, startDemoService, writeConsumerTsconfig, PERIOD } from './helpers/generator-service.ts';
+import { compileConsumer, run, startDemoService, writeConsumerTsconfig, INCREMENTAL, PERIOD } from './helpers/generator-service.ts';
 import { checkOutcome, importXml, readTruth, started } from './helpers/consumer-calls.ts';
 
 t.setTimeout(600_000);
@@ -61,7 +61,7 @@ const printed = `console.log(JSON.stringify({
 async function compileAll(dirs: string[]): Promise<string> {
   const tsconfig = path.join(work, 'tsconfig.json');
   await writeConsumerTsconfig(tsconfig, {
-    compilerOptions: { lib: ['ES2022', 'DOM', 'DOM.Iterable'], rootDir: '.' },
+    compilerOptions: { lib: ['ES2022', 'DOM', 'DOM.Iterable'], rootDir: '.', ...INCREMENTAL },
     include: dirs.map((dir) => `${path.basename(dir)}/**/*.ts`),
     exclude: ['dist', 'node_modules'],
   });

@@ -87,9 +87,12 @@ export interface ConsumerTsconfig {
 /** Where tsc keeps what it knows of a consumer's last build (compileConsumer), beside its tsconfig. */
 const BUILD_INFO = 'tsconfig.tsbuildinfo';
 
+/** The compiler options of a consumer built by compileConsumer (writeConsumerTsconfig's compilerOptions). */
+export const INCREMENTAL = { incremental: true, tsBuildInfoFile: BUILD_INFO };
+
 /**
  * Writes a consumer's tsconfig: `tsc --strict`, ES2022 modules resolved as Node resolves them (what a user's project
- * compiling a generated client would set), emitted to dist/ beside it, incremental (compileConsumer).
+ * compiling a generated client would set), emitted to dist/ beside it.
  */
 export async function writeConsumerTsconfig(file: string, { compilerOptions, ...files }: ConsumerTsconfig): Promise<void> {
   await writeFile(
@@ -103,8 +106,6 @@ export async function writeConsumerTsconfig(file: string, { compilerOptions, ...
         outDir: 'dist',
         skipLibCheck: true,
         types: ['node'],
-        incremental: true,
-        tsBuildInfoFile: BUILD_INFO,
         ...compilerOptions,
       },
       ...files,
@@ -113,7 +114,7 @@ export async function writeConsumerTsconfig(file: string, { compilerOptions, ...
 }
 
 /**
- * `tsc -p <dir>/tsconfig.json` (written by writeConsumerTsconfig), incremental across runs (issue 39: the suite
+ * `tsc -p <dir>/tsconfig.json` (written by writeConsumerTsconfig with INCREMENTAL), incremental across runs (issue 39: the suite
  * within 15 minutes): the build info and dist/ of the last run of `name` are kept in .cache/consumer-tsc/ (per
  * checkout and TypeScript version) and put back beside the tsconfig first. The build info holds the content hash
  * of every file of the program (the generated code, the consumer, the libraries' types) and its diagnostics,
