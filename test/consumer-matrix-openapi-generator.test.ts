@@ -173,6 +173,8 @@ async function main(): Promise<void> {
 main().catch((err: unknown) => { console.error(err); process.exit(1); });
 `,
   );
+  // Not incremental (compileConsumer): the served document holds the service's address, so runtime.ts changes every
+  // run, and tsc re-checks and re-emits every file that imports it: all of them.
   await run(path.join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', path.join(out, 'tsconfig.json')]);
   return await run(process.execPath, [path.join(out, 'dist', 'consumer.js'), base, key, docId, tripId, JSON.stringify(delivery)]);
 }

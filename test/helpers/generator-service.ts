@@ -7,7 +7,9 @@
  */
 import type { Test } from 'tap';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, cp, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -82,6 +84,12 @@ export interface ConsumerTsconfig {
   exclude?: string[];
 }
 
+/** Where tsc keeps what it knows of a consumer's last build (compileConsumer), beside its tsconfig. */
+const BUILD_INFO = 'tsconfig.tsbuildinfo';
+
+/** The compiler options of a consumer built by compileConsumer (writeConsumerTsconfig's compilerOptions). */
+export const INCREMENTAL = { incremental: true, tsBuildInfoFile: BUILD_INFO };
+
 /**
  * Writes a consumer's tsconfig: `tsc --strict`, ES2022 modules resolved as Node resolves them (what a user's project
  * compiling a generated client would set), emitted to dist/ beside it.
@@ -105,6 +113,41 @@ export async function writeConsumerTsconfig(file: string, { compilerOptions, ...
   );
 }
 
+/**
+ * `tsc -p <dir>/tsconfig.json` (written by writeConsumerTsconfig with INCREMENTAL), incremental across runs (issue 39: the suite
+ * within 15 minutes): the build info and dist/ of the last run of `name` are kept in .cache/consumer-tsc/ (per
+ * checkout and TypeScript version) and put back beside the tsconfig first. The build info holds the content hash
+ * of every file of the program (the generated code, the consumer, the libraries' types) and its diagnostics,
+ * errors included: tsc re-checks and re-emits every file whose content, or whose view of another file, changed,
+ * and reports the kept errors of the others, so the outcome is a full build's; a document served unchanged is only
+ * re-read and hashed, not checked again. What tsc printed when it failed is in the error, as `run` reports it.
+ */
+export async function compileConsumer(dir: string, name: string, opts: RunOptions = {}): Promise<string> {
+  const typescript = path.join(ROOT, 'node_modules', 'typescript');
+  const { version } = JSON.parse(readFileSync(path.join(typescript, 'package.json'), 'utf8')) as { version: string };
+  const key = createHash('sha256').update(`${ROOT}\n${version}\n${name}`).digest('hex').slice(0, 16);
+  const cache = path.join(ROOT, '.cache', 'consumer-tsc', `${name}-${key}`);
+  if (existsSync(path.join(cache, BUILD_INFO))) {
+    await copyFile(path.join(cache, BUILD_INFO), path.join(dir, BUILD_INFO));
+    if (existsSync(path.join(cache, 'dist'))) await cp(path.join(cache, 'dist'), path.join(dir, 'dist'), { recursive: true });
+  }
+  try {
+    return await run(path.join(typescript, 'bin', 'tsc'), ['-p', path.join(dir, 'tsconfig.json')], { cwd: dir, ...opts });
+  } finally {
+    // Kept whether it compiled or not (its errors are in the build info); replaced whole, so a concurrent run reads
+    // one run's build info and output or the other's, never a mix.
+    if (existsSync(path.join(dir, BUILD_INFO))) {
+      const next = `${cache}.${process.pid}`;
+      await rm(next, { recursive: true, force: true });
+      await mkdir(next, { recursive: true });
+      await copyFile(path.join(dir, BUILD_INFO), path.join(next, BUILD_INFO));
+      if (existsSync(path.join(dir, 'dist'))) await cp(path.join(dir, 'dist'), path.join(next, 'dist'), { recursive: true });
+      await rm(cache, { recursive: true, force: true });
+      await rename(next, cache);
+    }
+  }
+}
+
 export interface DemoService<T> {
   base: string;
   /** The first demo tenant's key. */
@@ -123,7 +166,8 @@ export interface DemoService<T> {
 export const PERIOD = { startDate: '2026-01-01', endDate: '2026-12-31' };
 
 export async function startDemoService<T>(t: Test, dbName: string, prepare: (db: Db, tenant: string) => Promise<T>): Promise<DemoService<T>> {
-  const engine = await startEmbeddedMongo({});
+  // A test file's engine lives a few minutes: C1 only costs less CPU than it saves (launcher.ts).
+  const engine = await startEmbeddedMongo({ shortLived: true });
   t.teardown(() => engine.stop());
   const tenant = DEMO_TENANTS[0]!.rfc;
   const { client, db } = await connectMongo(engine.uri, dbName);
