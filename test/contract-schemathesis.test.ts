@@ -43,7 +43,7 @@ import { testConfig } from './helpers/harness.ts';
 import { ObjectId } from 'mongodb';
 import { exportsCollection, insertExport } from '../lib/exports/exports-repo.ts';
 import { runExport } from '../lib/exports/run-export.ts';
-import type { ExportDocument } from '../lib/exports/export-record.ts';
+import { queuedExportDocument } from '../lib/exports/queue-export.ts';
 import spec from '../generated/openapi.json' with { type: 'json' };
 
 t.setTimeout(900_000);
@@ -79,31 +79,14 @@ const dbName = 'contract';
  * The export whose id the spec gives as its example (ExportIdParameter), built and ready: the
  * examples phase then downloads a file from GET /api/exports/{id}/file (no export worker runs in
  * this API-only service, so an export the fuzzer queues stays queued and its file answers 409).
- * Written as POST /api/exports/datasets/financial-docs?format=csv queues one (queue-export.ts), under that id.
+ * Written as POST /api/exports/datasets/financial-docs?format=csv queues one (queuedExportDocument), under that id.
  */
 async function readyExportOfTheExample(db: Db): Promise<void> {
   const id: unknown = spec.components.parameters.ExportIdParameter.example;
   if (typeof id !== 'string') throw new Error('the spec gives no example for ExportIdParameter');
   const tenant = DEMO_TENANTS[0]!.rfc;
   const now = new Date();
-  const doc: ExportDocument = {
-    _id: new ObjectId(id),
-    tenant,
-    dataset: 'financial-docs',
-    format: 'csv',
-    table: null,
-    query: {},
-    status: 'queued',
-    createdAt: now,
-    startedAt: null,
-    finishedAt: null,
-    rows: 0,
-    total: null,
-    attempts: 0,
-    file: null,
-    expiresAt: null,
-    error: null,
-  };
+  const doc = queuedExportDocument(new ObjectId(id), tenant, { dataset: 'financial-docs', format: 'csv', table: null, query: {} }, now);
   await insertExport(db, doc, now);
   const config = testConfig();
   await runExport({ db, config, now: () => new Date(), exports: config.exports }, tenant, doc._id);

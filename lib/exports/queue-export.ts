@@ -21,13 +21,9 @@ export interface QueuedExport {
   query: Record<string, unknown>;
 }
 
-export async function queueExport(ctx: ExportRunContext, tenant: string, input: QueuedExport): Promise<ExportView> {
-  const _id = new ObjectId();
-  // A slot of the tenant's EXPORT_MAX_ACTIVE, taken atomically (export-slot.ts): concurrent requests never pass the cap together.
-  if (!(await claimExportSlot(ctx.db, tenant, _id, ctx.exports.maxActive)))
-    throw quotaExceeded(429, `this tenant has ${ctx.exports.maxActive} exports queued or running (EXPORT_MAX_ACTIVE); try again when one is ready`, 10);
-  const now = ctx.now();
-  const doc: ExportDocument = {
+/** The record of an export just queued: nothing run yet, no file. */
+export function queuedExportDocument(_id: ObjectId, tenant: string, input: QueuedExport, now: Date): ExportDocument {
+  return {
     _id,
     tenant,
     dataset: input.dataset,
@@ -45,6 +41,15 @@ export async function queueExport(ctx: ExportRunContext, tenant: string, input: 
     expiresAt: null,
     error: null,
   };
+}
+
+export async function queueExport(ctx: ExportRunContext, tenant: string, input: QueuedExport): Promise<ExportView> {
+  const _id = new ObjectId();
+  // A slot of the tenant's EXPORT_MAX_ACTIVE, taken atomically (export-slot.ts): concurrent requests never pass the cap together.
+  if (!(await claimExportSlot(ctx.db, tenant, _id, ctx.exports.maxActive)))
+    throw quotaExceeded(429, `this tenant has ${ctx.exports.maxActive} exports queued or running (EXPORT_MAX_ACTIVE); try again when one is ready`, 10);
+  const now = ctx.now();
+  const doc = queuedExportDocument(_id, tenant, input, now);
   try {
     await insertExport(ctx.db, doc, new Date());
   } catch (err) {
