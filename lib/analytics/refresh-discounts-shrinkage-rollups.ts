@@ -10,7 +10,7 @@
  * every trip write marks its days under SHRINKAGE_TRIPS_SOURCE.
  */
 import type { Db } from 'mongodb';
-import { clearMarks, countMarks, markDays, markedDays, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
+import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { financialDocs, trips } from '../db/collections.ts';
 import { DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
@@ -243,13 +243,7 @@ export async function drainDiscountsShrinkageMarks(db: Db, limit: number, maxTim
   let n = 0;
   for (const source of [DISCOUNTS_SHRINKAGE_DOCS_SOURCE, SHRINKAGE_TRIPS_SOURCE] as const) {
     const marks = await someMarks(db, source, limit, window);
-    const byTenant = new Map<string, RollupMark[]>();
-    for (const m of marks) {
-      let list = byTenant.get(m.tenant);
-      if (!list) byTenant.set(m.tenant, (list = []));
-      list.push(m);
-    }
-    for (const [tenant, list] of byTenant) await settleMarks(db, tenant, source, list, maxTimeMS);
+    for (const [tenant, list] of marksByTenant(marks)) await settleMarks(db, tenant, source, list, maxTimeMS);
     n += marks.length;
   }
   return n;

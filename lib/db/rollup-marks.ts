@@ -87,6 +87,17 @@ export async function someMarks(db: Db, source: string, limit: number, window?: 
   return marks(db).find(filter).sort({ tenant: 1, day: 1 }).limit(limit).toArray();
 }
 
+/** Marks grouped by tenant, each tenant's in the order given: a drain settles them tenant by tenant. */
+export function marksByTenant(list: readonly RollupMark[]): Map<string, RollupMark[]> {
+  const out = new Map<string, RollupMark[]>();
+  for (const m of list) {
+    let mine = out.get(m.tenant);
+    if (!mine) out.set(m.tenant, (mine = []));
+    mine.push(m);
+  }
+  return out;
+}
+
 /** Deletes the marks whose seq is still the one read: a write since then keeps its mark. */
 export async function clearMarks(db: Db, read: readonly Pick<RollupMark, '_id' | 'seq'>[]): Promise<void> {
   if (!read.length) return;

@@ -8,7 +8,7 @@
  */
 import type { Db } from 'mongodb';
 import { perDb } from '../db/per-db.ts';
-import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
+import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks, type RollupMark } from '../db/rollup-marks.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { mxAddDays } from '../time/mexico-city.ts';
 import type { RebuildOptions, RebuildOutcome, RollupKind, VerifyOutcome } from './rollup-kind.ts';
@@ -110,16 +110,6 @@ const builtUntil = perDb(() => new Map<string, number>());
 
 const FIRST = '0000-00-00';
 const LAST = '9999-99-99';
-
-function byTenant(marks: readonly RollupMark[]): Map<string, RollupMark[]> {
-  const out = new Map<string, RollupMark[]>();
-  for (const m of marks) {
-    let list = out.get(m.tenant);
-    if (!list) out.set(m.tenant, (list = []));
-    list.push(m);
-  }
-  return out;
-}
 
 export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): MarkedRollupKind<C> {
   const maxRunDays = o.maxRunDays ?? 31;
@@ -313,7 +303,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       for (const source of sourcesToDrain) {
         if (worked >= limit) break;
         const marks = await someMarks(db, source, limit - worked, window);
-        for (const [tenant, list] of byTenant(marks)) {
+        for (const [tenant, list] of marksByTenant(marks)) {
           const ctx = await contextOf(db, tenant);
           if (source === o.months?.source) await settleMonthMarks(db, tenant, list, ctx, maxTimeMS);
           else await settleMarks(db, tenant, list, ctx, maxTimeMS);
