@@ -9,7 +9,7 @@
  * again (every leg unchanged, nothing written), and the CPU time of this process
  * and of the engine's JVM during each (what compares on a loaded machine).
  */
-import { readFileSync } from 'node:fs';
+import { cpuMs } from './proc-stats.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,17 +30,10 @@ if (!Number.isInteger(n) || n < 1 || n > 10_000) {
   console.error('usage: npm run bench:deliveries -- [--trips N (1–10000: two rows each, at most 20,000 rows)] [--json]');
   process.exit(2);
 }
-/** CPU time (user + system, ms) of this process and of the engine's JVM so far (the JVM's from /proc; 0 where it cannot tell). */
-function cpuMs(enginePid: number): { service: number; engine: number } {
+/** CPU time (user + system, ms) of this process and of the engine's JVM so far. */
+function cpuNow(enginePid: number): { service: number; engine: number } {
   const own = process.cpuUsage();
-  let engine = 0;
-  try {
-    const fields = readFileSync(`/proc/${enginePid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    engine = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ 100)
-  } catch {
-    /* not Linux */
-  }
-  return { service: (own.user + own.system) / 1000, engine };
+  return { service: (own.user + own.system) / 1000, engine: cpuMs(enginePid) };
 }
 
 const tenant = DEMO_TENANTS[0]!;
@@ -89,11 +82,11 @@ try {
   for (let i = 0; i < n; i++) for (const k of [1, 2]) csv += `BENCH-${i},S-${i}-${k},15101505,19950,2026-03-10 09:00,TK-${i}-${k}\n`;
   const results = [];
   for (const run of ['first send (applied)', 'same file again (unchanged)']) {
-    const c0 = cpuMs(engine.pid);
+    const c0 = cpuNow(engine.pid);
     const t0 = performance.now();
     const res = await app.inject({ method: 'POST', url: '/api/deliveries', headers: { 'x-api-key': tenant.apiKey, 'content-type': 'text/csv' }, payload: csv });
     const ms = Math.round(performance.now() - t0);
-    const c1 = cpuMs(engine.pid);
+    const c1 = cpuNow(engine.pid);
     results.push({
       run,
       status: res.statusCode,

@@ -8,7 +8,7 @@
  * store loaded earlier in the run does not hide it.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { peakRssMb, resetPeakRss } from './proc-stats.ts';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
@@ -39,31 +39,10 @@ export interface ExportResult {
   peaksReset: boolean;
 }
 
-/** Resets the peak RSS (VmHWM) of `pid` to its current RSS; false when the kernel does not let us. */
-function resetPeakRss(pid: string | number): boolean {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Peak resident set (VmHWM) of `pid` in MB. */
-export function peakRssMb(pid: string | number | null): number | null {
-  if (pid === null) return null;
-  try {
-    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return hwm ? Math.round(Number(hwm[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
-}
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const seconds = (from: number) => Math.round((performance.now() - from) / 100) / 10;
 
-export async function runExportCase(opts: { app: FastifyInstance; apiKey: string; jvmPid: string | null; case: ExportCase }): Promise<ExportResult> {
+export async function runExportCase(opts: { app: FastifyInstance; apiKey: string; jvmPid: number | null; case: ExportCase }): Promise<ExportResult> {
   const { app, apiKey, jvmPid } = opts;
   if (!app.server.listening) await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

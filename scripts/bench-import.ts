@@ -17,13 +17,13 @@
  * where wall time does not). Then sends the same zip again (every file skipped) and reports that too.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { corpusFiles, corpusZip } from './cfdi-corpus.ts';
 import { DEMO_TENANTS } from './demo/load.ts';
+import { childPid, cpuMs, rssMb as rssMiB } from './proc-stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -43,38 +43,9 @@ const tenant = DEMO_TENANTS[0]!;
 const dataDir = values['data-dir'] ?? (await mkdtemp(path.join(os.tmpdir(), 'bench-import-')));
 
 const rssMb = (pid: number | null): number | null => {
-  if (!pid) return null;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
+  const mb = rssMiB(pid);
+  return mb === null ? null : Math.round(mb);
 };
-/** The engine JVM the service started (a child of it whose command line names embedded-mongo). */
-function enginePid(parent: number): number | null {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== parent) continue;
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('embedded-mongo')) return Number(pid);
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return null;
-}
-
-/** CPU time (user + system, ms) a process has used so far; 0 when /proc cannot tell. */
-function cpuMs(pid: number | null): number {
-  if (pid === null) return 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ 100)
-  } catch {
-    return 0;
-  }
-}
 
 /** Waits until `pids` together used under 20 ms of CPU in a second (at most 120 s): the work an answer left behind is done. */
 async function untilIdle(pids: (number | null)[]): Promise<void> {
@@ -115,7 +86,7 @@ const base = await new Promise<string>((resolve, reject) => {
 });
 
 try {
-  const engine = enginePid(child.pid!);
+  const engine = childPid(child.pid!, 'embedded-mongo');
   // What start-up left running (the kept totals of the demo data, rebuilt in the background) is not the import's cost.
   await untilIdle([child.pid!, engine]);
   const zip = await corpusZip(files, { mix: values.mix });
@@ -128,15 +99,15 @@ try {
       peak.service = Math.max(peak.service, rssMb(child.pid!) ?? 0);
       peak.engine = Math.max(peak.engine, rssMb(engine) ?? 0);
     }, 100);
-    const cpu0 = { service: cpuMs(child.pid!), engine: cpuMs(engine) };
+    const cpu0 = { service: cpuMs(child.pid), engine: cpuMs(engine) };
     const started = performance.now();
     const res = await fetch(`${base}/api/imports`, { method: 'POST', headers: { 'x-api-key': tenant.apiKey, 'content-type': 'application/zip' }, body: zip });
     const body = (await res.json()) as { summary?: Record<string, number>; files?: { status: string; reason?: string }[] };
     const wallS = (performance.now() - started) / 1000;
     clearInterval(sampler);
-    const cpu1 = { service: cpuMs(child.pid!), engine: cpuMs(engine) };
+    const cpu1 = { service: cpuMs(child.pid), engine: cpuMs(engine) };
     await untilIdle([child.pid!, engine]);
-    const cpu2 = { service: cpuMs(child.pid!), engine: cpuMs(engine) };
+    const cpu2 = { service: cpuMs(child.pid), engine: cpuMs(engine) };
     const cpuS = (a: { service: number; engine: number }, b: { service: number; engine: number }) => ({
       service: Number(((b.service - a.service) / 1000).toFixed(1)),
       engine: Number(((b.engine - a.engine) / 1000).toFixed(1)),

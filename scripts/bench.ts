@@ -28,7 +28,6 @@
  * Mexico City), so the default periods (last 90 days, current month) cover data.
  */
 import { parseArgs } from 'node:util';
-import { readFileSync, readdirSync } from 'node:fs';
 import { startEmbeddedMongo } from './embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
@@ -44,6 +43,7 @@ import { generateTenant } from './demo/generate.ts';
 import { DEFAULT_DEMO_SEED, DEMO_TENANTS, insertTenantData } from './demo/load.ts';
 import { percentile } from '../lib/analytics/stats.ts';
 import { progressReporter } from './progress.ts';
+import { childPid, cpuMs, peakRssMb } from './proc-stats.ts';
 import { formatCompare, runCompare } from './bench-compare.ts';
 import { benchConfig, formatFairness, runFairness } from './bench-fairness.ts';
 import { EXPORT_CASES, formatExportResults, runExportCase, type ExportResult } from './bench-export.ts';
@@ -123,51 +123,6 @@ const seconds = int('seconds', values.seconds, values.fairness ? 30 : 5, 1);
 const reportClients = int('report-clients', values['report-clients'], 6, 1);
 // --compare captures the service's driver commands: command monitoring on (for both sides alike).
 const driverOptions = values.compare ? { driver: { monitorCommands: true } } : {};
-
-/** Pid of the engine JVM: a child of this process running the launcher jar. */
-function engineJvmPid(): string | null {
-  try {
-    for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch {
-        continue;
-      }
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== process.pid) continue;
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('embedded-mongo')) return pid;
-    }
-  } catch {
-    /* not Linux */
-  }
-  return null;
-}
-
-/** Peak resident set (VmHWM) of the engine JVM in MB. */
-function jvmPeakRssMb(pid: string | null): number | null {
-  if (!pid) return null;
-  try {
-    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return hwm ? Math.round(Number(hwm[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU time (user + system, ms) the engine JVM has used so far. On a shared, loaded machine wall
- * time mostly measures the queue for a core; CPU time is what a request costs.
- */
-function jvmCpuMs(pid: string | null): number {
-  if (!pid) return 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks (USER_HZ 100)
-  } catch {
-    return 0;
-  }
-}
 
 const tenant = DEMO_TENANTS[0]!;
 const t0 = performance.now();
@@ -349,7 +304,7 @@ if (values.compare) {
     log: (line) => process.stderr.write(`${line}\n`),
   });
   const nodePeak = Math.round(process.resourceUsage().maxRSS / 1024);
-  const jvmPeak = jvmPeakRssMb(engineJvmPid());
+  const jvmPeak = peakRssMb(childPid(process.pid, 'embedded-mongo'));
   await app.close();
   await clientRef.close(true);
   await engineRef.stop();
@@ -372,7 +327,7 @@ interface Result {
   cpuMs: number;
   bytes: number;
 }
-const jvmPid = engineJvmPid();
+const jvmPid = childPid(process.pid, 'embedded-mongo');
 const results: Result[] = [];
 for (const [name, url] of CASES) {
   if (values.only && !name.includes(values.only)) continue;
@@ -382,11 +337,11 @@ for (const [name, url] of CASES) {
   for (let i = 0; i < warmup + runs; i++) {
     const start = performance.now();
     const nodeCpu0 = process.cpuUsage();
-    const jvmCpu0 = jvmCpuMs(jvmPid);
+    const jvmCpu0 = cpuMs(jvmPid);
     const res = await app.inject({ method: 'GET', url, headers: { 'x-api-key': tenant.apiKey } });
     const ms = performance.now() - start;
     const nodeCpu = process.cpuUsage(nodeCpu0);
-    if (i >= warmup) cpu.push((nodeCpu.user + nodeCpu.system) / 1000 + jvmCpuMs(jvmPid) - jvmCpu0);
+    if (i >= warmup) cpu.push((nodeCpu.user + nodeCpu.system) / 1000 + cpuMs(jvmPid) - jvmCpu0);
     if (res.statusCode !== 200) throw new Error(`${name}: ${url} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);
     bytes = res.rawPayload.length;
     if (i >= warmup) times.push(ms);
@@ -407,7 +362,7 @@ for (const [name, url] of CASES) {
 
 // Last: each resets the peaks of RSS it reports, so the whole run's peaks are read first.
 const nodePeakMb = Math.round(process.resourceUsage().maxRSS / 1024);
-const jvmPeakMb = jvmPeakRssMb(jvmPid);
+const jvmPeakMb = peakRssMb(jvmPid);
 const exportResults: ExportResult[] = [];
 if (exportCases.length) await app.ready();
 for (const c of exportCases) {

@@ -15,7 +15,7 @@
  *
  * test/soak.test.ts runs the same thing for a few seconds in `npm test`.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { childPid, rssMb } from './proc-stats.ts';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
@@ -71,17 +71,6 @@ function collector(): () => void {
   return vm.runInNewContext('gc') as () => void;
 }
 
-/** Resident set size of a process in MB (Linux /proc), or null elsewhere. */
-function rssMb(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Least-squares slope of y over x. */
 function slope(points: { x: number; y: number }[]): number {
   const n = points.length;
@@ -120,7 +109,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       try {
         await app.listen({ port: 0, host: '127.0.0.1' });
         const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-        const enginePid = findEnginePid();
+        const enginePid = childPid(process.pid, 'embedded-mongo.jar');
         const heap: { x: number; y: number }[] = [];
         const rss: number[] = [];
         const t0 = Date.now();
@@ -187,24 +176,6 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   } finally {
     await engine.stop();
   }
-}
-
-/** The engine JVM's pid (Linux): this process's child running embedded-mongo.jar. */
-function findEnginePid(): number | undefined {
-  try {
-    for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('embedded-mongo.jar')) return Number(entry);
-      } catch {
-        // gone meanwhile
-      }
-    }
-  } catch {
-    // no /proc: not Linux
-  }
-  return undefined;
 }
 
 async function main(): Promise<void> {
