@@ -14,6 +14,13 @@
  *   scripts/setup-redis.mjs → setup-chromium.mjs  redis-server, then Chromium, then poppler-utils (pdftotext, pdftoppm),
  *                     → setup-poppler.mjs         from Debian (apt, one after the other)
  *
+ * With --checks (`npm test`'s pretest), the static checks run beside those lines too, once
+ * setup.mjs has installed the npm packages: generated/ freshness, the spec lint, ESLint and
+ * Prettier (`npm run checks` runs the same one after another). Each is one process on one core
+ * while the set-up mostly waits on downloads and Maven, so side by side they add little to its
+ * time. Their output is printed whole when each ends; one failing fails the set-up, so tap does
+ * not start.
+ *
  * The lines run side by side. Required (exit 1 when one fails: nothing can run without it):
  * setup.mjs, setup-tap.mjs, setup-venv.mjs. The others are tools of one or two test files: a
  * failure is reported in a summary at the end (which tool, which tests, the command to rerun)
@@ -61,6 +68,48 @@ const TOOLS = {
 /** script → { ok, how, seconds } */
 const results = new Map();
 
+/** The static checks (package scripts) --checks runs once the npm packages are in. */
+const CHECKS = ['lint', 'check:generated', 'lint:spec', 'format:check'];
+const withChecks = process.argv.includes('--checks');
+/** check → { code, seconds } */
+const checkResults = new Map();
+
+/** One package script, its output held and printed whole at its end (four at once would interleave). */
+function check(name) {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', '--silent', name], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const done = (code) => {
+      const seconds = (Date.now() - started) / 1000;
+      checkResults.set(name, { code, seconds });
+      const head = `[setup-test] npm run ${name}: ${code === 0 ? 'passed' : `FAILED (exit code ${code})`} in ${seconds.toFixed(1)} s`;
+      process.stdout.write(`${head}\n${output}${output && !output.endsWith('\n') ? '\n' : ''}`);
+      resolve(code === 0);
+    };
+    child.on('error', (err) => {
+      output += `${err.message}\n`;
+      done(-1);
+    });
+    child.on('close', (code) => done(code ?? -1));
+  });
+}
+
+/** ESLint (the longest) on one lane, the three others one after another on a second. */
+async function checks() {
+  const lanes = await Promise.all([
+    check(CHECKS[0]),
+    (async () => {
+      let ok = true;
+      for (const name of CHECKS.slice(1)) ok = (await check(name)) && ok;
+      return ok;
+    })(),
+  ]);
+  return lanes.every(Boolean);
+}
+
 function step(script) {
   const started = Date.now();
   return new Promise((resolve) => {
@@ -79,11 +128,12 @@ const required = await Promise.all([
   step('setup.mjs').then(async (ok) => {
     if (!ok) return false;
     // setup-openapi-generator after setup.mjs: two Maven runs at once would share ~/.m2 while downloading.
-    const [tap] = await Promise.all([
+    const [tap, , checked] = await Promise.all([
       step('setup-tap.mjs'),
       step('setup-openapi-generator.mjs').then((jar) => (jar ? step('setup-generated-clients.mjs') : false)),
+      withChecks ? checks() : true,
     ]);
-    return tap;
+    return tap && checked;
   }),
   step('setup-venv.mjs'),
   step('setup-oapi-codegen.mjs').then(() => true),
@@ -101,6 +151,11 @@ for (const script of ['setup.mjs', 'setup-tap.mjs', 'setup-venv.mjs']) {
     problems.push(`  FAILED  scripts/${script} (${r.how}): required, the tests cannot run; rerun \`node scripts/${script}\` and see its output above`);
   else if (!r) problems.push(`  FAILED  scripts/${script}: not run (an earlier step failed)`);
 }
+for (const name of withChecks ? CHECKS : []) {
+  const r = checkResults.get(name);
+  if (r && r.code !== 0) problems.push(`  FAILED  npm run ${name} (exit code ${r.code}): see its output above`);
+  else if (!r) problems.push(`  FAILED  npm run ${name}: not run (setup.mjs failed)`);
+}
 for (const [script, info] of Object.entries(TOOLS)) {
   const r = results.get(script);
   if (!r) problems.push(`  not set up  ${info.tool}: scripts/${script} not run (setup.mjs failed)`);
@@ -115,6 +170,8 @@ const secs = ((Date.now() - started) / 1000).toFixed(1);
 if (problems.length) {
   console.error(`\n[setup-test] set-up done in ${secs} s with problems:\n${problems.join('\n')}\n`);
 } else {
-  console.log(`[setup-test] set-up done in ${secs} s (${[...results].map(([s, r]) => `${s.replace(/\.mjs$/, '')} ${r.seconds.toFixed(1)} s`).join(', ')})`);
+  const timings = [...results].map(([s, r]) => `${s.replace(/\.mjs$/, '')} ${r.seconds.toFixed(1)} s`);
+  for (const [name, r] of checkResults) timings.push(`${name} ${r.seconds.toFixed(1)} s`);
+  console.log(`[setup-test] set-up done in ${secs} s (${timings.join(', ')})`);
 }
 process.exit(required.every(Boolean) ? 0 : 1);
