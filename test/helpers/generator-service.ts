@@ -31,10 +31,11 @@ const exec = promisify(execFile);
 export const SHORT_JVM = ['-XX:TieredStopAtLevel=1'];
 
 /**
- * The same for every JVM a tool starts on its own (Maven, and the javac and javadoc processes the generated poms fork),
- * through the variable each JVM reads at launch, plus the serial collector (small heaps, one core's worth of work). The
- * two java clients' `mvn package` (compile, test-compile, javadoc, source jars): 210 CPU-s with the defaults, 79 CPU-s
- * with these (1,087 s and 245 s wall, on the shared 2-core machine at a load average of 14–21). Every such JVM then
+ * The same for every JVM a tool starts on its own (Maven, and the javac process the okhttp-gson pom forks), through the
+ * variable each JVM reads at launch, plus the serial collector (small heaps, one core's worth of work). The two java
+ * clients' `mvn package` (compile, test-compile, javadoc, source jars): 210 CPU-s with the defaults, 79 CPU-s with
+ * these (1,087 s and 245 s wall, on the shared 2-core machine at a load average of 14–21); the test now runs
+ * `mvn test-compile` (no javadoc or jars): 26 CPU-s. Every such JVM then
  * prints "Picked up JAVA_TOOL_OPTIONS" on stderr: for build tools only, not for a run whose output is read.
  */
 export const SHORT_JVM_TOOL_ENV = { JAVA_TOOL_OPTIONS: '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' };
