@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundledScript } from './script-bundle.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -46,11 +47,21 @@ export interface StartServiceOptions {
  */
 export const TS_IMPORT = ['--import', pathToFileURL(path.join(ROOT, 'test', 'helpers', 'ts-loader.mjs')).href] as const;
 
+/**
+ * Node's arguments for one of the project's scripts (then its own arguments): the scripts the
+ * tests spawn run from their bundle (test/helpers/script-bundle.ts, rebuilt when a source
+ * changes), anything else through TS_IMPORT.
+ */
+export function scriptArgs(script: string): string[] {
+  const bundled = bundledScript(script);
+  return bundled ? ['--enable-source-maps', bundled] : [...TS_IMPORT, script];
+}
+
 /** EMBEDDED_MONGO_JAVA_OPTS for an engine that lives seconds (launcher.ts `shortLived`: the C2 compiler never repays itself). */
 export const SHORT_LIVED_ENGINE_JAVA_OPTS = '-XX:TieredStopAtLevel=1';
 
 /**
- * One of the project's scripts as a process of its own (`node` with TS_IMPORT, so
+ * One of the project's scripts as a process of its own (`node` with scriptArgs, so
  * signals reach it directly), with nothing of the test runner's environment
  * leaking into its config.
  */
@@ -73,7 +84,7 @@ export function spawnScript(script: string, env: Record<string, string>, opts: {
       detached: true,
     });
   }
-  return spawn(process.execPath, [...TS_IMPORT, script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv });
+  return spawn(process.execPath, scriptArgs(script), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv });
 }
 
 /**
