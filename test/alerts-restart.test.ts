@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TENANT_A, KEY_A } from './helpers/harness.ts';
-import { TS_IMPORT } from './helpers/service.ts';
+import { scriptArgs } from './helpers/service.ts';
 
 type Json = Record<string, any>;
 const FIXTURE = fileURLToPath(new URL('./fixtures/alerts-service.ts', import.meta.url));
@@ -31,7 +31,7 @@ t.teardown(() => {
 });
 
 async function startService(): Promise<Service> {
-  const child = spawn(process.execPath, [...TS_IMPORT, FIXTURE], {
+  const child = spawn(process.execPath, scriptArgs(FIXTURE), {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     env: {
       ...process.env,

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startHarness, KEY_A, TENANT_A } from './helpers/harness.ts';
 import { fixture, fixtureNames, zipOf, FIXTURE_DIR } from './helpers/cfdi-fixtures.ts';
-import { ROOT, TS_IMPORT } from './helpers/service.ts';
+import { ROOT, scriptArgs } from './helpers/service.ts';
 import { corpusZip } from '../scripts/cfdi-corpus.ts';
 import { financialDocs, trips } from '../lib/db/collections.ts';
 import { importFacts, importLinks } from '../lib/finance/ledger/facts-repo.ts';
@@ -103,7 +103,7 @@ t.test('deadline: IMPORT_TIMEOUT_MS cuts a long import (503 deadline_exceeded, f
 });
 
 function cli(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [...TS_IMPORT, 'scripts/import.ts', ...args], {
+  const child = spawn(process.execPath, [...scriptArgs('scripts/import.ts'), ...args], {
     cwd: ROOT,
     env: { ...process.env, TAP: '', NODE_OPTIONS: '', MONGODB_URI: h.engine.uri, MONGODB_DB: 'test', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

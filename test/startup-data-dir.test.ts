@@ -22,7 +22,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, spawnScript, startService, TS_IMPORT } from './helpers/service.ts';
+import { ROOT, scriptArgs, spawnScript, startService } from './helpers/service.ts';
 import { DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { EMBEDDED_STORE_FILE } from '../scripts/embedded-mongo/launcher.ts';
 import { SERVICE_LOCK_FILE } from '../scripts/embedded-mongo/data-dir.ts';
@@ -148,7 +148,7 @@ t.test('a second service on the same DATA_DIR is refused; the first keeps servin
   t.equal(readFileSync(lockFile, 'utf8').split(/\s/)[0], String(first.child.pid), 'its lock untouched');
 
   // A CLI tool still attaches to the running service's engine (no second engine on the store).
-  const list = await exec(process.execPath, [...TS_IMPORT, 'scripts/apikey.ts', 'list', '--tenant', DEMO_TENANTS[0]!.rfc], {
+  const list = await exec(process.execPath, [...scriptArgs('scripts/apikey.ts'), 'list', '--tenant', DEMO_TENANTS[0]!.rfc], {
     cwd: ROOT,
     env: { ...process.env, TAP: '', NODE_OPTIONS: '', DATA_DIR: dataDir, MONGODB_DB: 'freight', MONGODB_URI: '' },
     timeout: 120_000,

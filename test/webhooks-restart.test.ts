@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, TS_IMPORT } from './helpers/service.ts';
+import { ROOT, scriptArgs } from './helpers/service.ts';
 import { startReceiver } from './helpers/receiver.ts';
 import { DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { KEY_FILE } from '../lib/webhooks/encryption-key.ts';
@@ -49,7 +49,7 @@ async function start(): Promise<{ child: ChildProcess; base: string; exited: Pro
   };
   delete env.MONGODB_URI;
   delete env.WEBHOOK_ENCRYPTION_KEY;
-  const child = spawn(process.execPath, [...TS_IMPORT, 'scripts/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, scriptArgs('scripts/start.ts'), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let out = '';
