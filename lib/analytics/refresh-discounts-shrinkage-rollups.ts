@@ -44,6 +44,7 @@ import {
   writeDiscountDays,
   writeShrinkageDays,
 } from './discounts-shrinkage-rollups-repo.ts';
+import { groupBy } from '../shared/group-by.ts';
 
 /** The rollupState entry of these totals. */
 export const DISCOUNTS_SHRINKAGE_ROLLUP_STATE = 'discountsShrinkageRollups';
@@ -334,15 +335,7 @@ export async function markEmptyDiscountsShrinkageStoreBuilt(db: Db): Promise<boo
 
 const byId = (xs: readonly ShrinkageFinding[] = []): ShrinkageFinding[] => [...xs].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
 
-function findingsByDay(xs: readonly ShrinkageFinding[]): Map<string, ShrinkageFinding[]> {
-  const out = new Map<string, ShrinkageFinding[]>();
-  for (const f of xs) {
-    let list = out.get(f.day);
-    if (!list) out.set(f.day, (list = []));
-    list.push(f);
-  }
-  return out;
-}
+const findingsByDay = (xs: readonly ShrinkageFinding[]): Map<string, ShrinkageFinding[]> => groupBy(xs, (f) => f.day);
 
 /**
  * Compares a tenant's kept days (and findings) with the same days computed from the documents

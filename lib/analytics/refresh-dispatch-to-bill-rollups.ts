@@ -28,6 +28,7 @@ import {
   writeUnbilledEntries,
 } from './dispatch-to-bill-rollups-repo.ts';
 import { streamStoredDeliveryRows } from './trip-audits-repo.ts';
+import { groupBy } from '../shared/group-by.ts';
 
 const rangeOf = (run: readonly string[]): { start: number; end: number } => ({
   start: mxDayStart(run[0] as string),
@@ -53,15 +54,7 @@ export async function recomputeDispatchToBillRun(db: Db, tenant: string, run: re
   await writeUnbilledEntries(db, tenant, rangeOf(run), unbilled);
 }
 
-const byDay = <T extends { day: string }>(xs: readonly T[]): Map<string, T[]> => {
-  const m = new Map<string, T[]>();
-  for (const x of xs) {
-    let l = m.get(x.day);
-    if (!l) m.set(x.day, (l = []));
-    l.push(x);
-  }
-  return m;
-};
+const byDay = <T extends { day: string }>(xs: readonly T[]): Map<string, T[]> => groupBy(xs, (x) => x.day);
 
 const byTrip = (a: UnbilledEntry, b: UnbilledEntry): number => (a.tripId < b.tripId ? -1 : a.tripId > b.tripId ? 1 : 0);
 

@@ -9,6 +9,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { IndexSpecs } from './indexes.ts';
+import { groupBy } from '../shared/group-by.ts';
 
 export const ROLLUP_MARKS = 'rollupMarks';
 
@@ -88,15 +89,7 @@ export async function someMarks(db: Db, source: string, limit: number, window?: 
 }
 
 /** Marks grouped by tenant, each tenant's in the order given: a drain settles them tenant by tenant. */
-export function marksByTenant(list: readonly RollupMark[]): Map<string, RollupMark[]> {
-  const out = new Map<string, RollupMark[]>();
-  for (const m of list) {
-    let mine = out.get(m.tenant);
-    if (!mine) out.set(m.tenant, (mine = []));
-    mine.push(m);
-  }
-  return out;
-}
+export const marksByTenant = (list: readonly RollupMark[]): Map<string, RollupMark[]> => groupBy(list, (m) => m.tenant);
 
 /** Deletes the marks whose seq is still the one read: a write since then keeps its mark. */
 export async function clearMarks(db: Db, read: readonly Pick<RollupMark, '_id' | 'seq'>[]): Promise<void> {
