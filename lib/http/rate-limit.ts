@@ -54,7 +54,7 @@ export function windowText(ms: number): string {
  */
 export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
   // No offline queue and one retry: a counter call never waits for Redis to come back.
-  // ioredis is loaded only when Redis is configured: most instances (and every test app) count in memory.
+  // ioredis is loaded only when Redis is configured: most instances (and most test apps) count in memory.
   const redis = opts.redisUrl
     ? new (await import('ioredis')).Redis(opts.redisUrl, {
         connectTimeout: 1000,
