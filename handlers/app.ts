@@ -93,8 +93,9 @@ function serverOptions(config: AppConfig, logger: BuildAppOptions['logger']): Fa
     exposeHeadRoutes: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
-    // Plugins start on the database (indexes, the OAuth signing key, the kept totals' state): on a
-    // loaded 2-core machine the first RSA key and oidc-provider's import alone passed Fastify's 10 s.
+    // Plugins start on the database (indexes, the kept totals' state): on a loaded 2-core machine the
+    // OAuth server's first RSA key and oidc-provider's import alone passed Fastify's 10 s (they are
+    // made by the first OAuth request now, lib/oauth/authorization-server.ts; the margin stays).
     pluginTimeout: 60_000,
   };
 }

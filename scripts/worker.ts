@@ -42,7 +42,7 @@ const database = await openDatabase(config, {
 await ensureIndexes(database.db);
 
 // Traces of the jobs and their database commands when OTEL_EXPORTER_OTLP_ENDPOINT is set (openDatabase then monitors commands).
-const tracing = createTracing({
+const tracing = await createTracing({
   endpoint: config.tracing.endpoint,
   serviceName: config.tracing.serviceName,
   serviceVersion: process.env.npm_package_version ?? 'unknown',

@@ -1,6 +1,6 @@
 import { context, trace, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import fp from 'fastify-plugin';
-import { continuedContext, createTracing, type Tracing } from '../tracing/tracing.ts';
+import { createTracing, type Tracing } from '../tracing/tracing.ts';
 import { traceMongoCommands } from '../tracing/mongodb-spans.ts';
 import { operationByRoute } from '../spec/operation-by-route.ts';
 
@@ -29,10 +29,11 @@ declare module 'fastify' {
 export const tracingPlugin = fp(
   async function tracing(app) {
     const { config, spec, db } = app;
-    const tracing = createTracing({ endpoint: config.tracing.endpoint, serviceName: config.tracing.serviceName, serviceVersion: spec.info.version });
+    const tracing = await createTracing({ endpoint: config.tracing.endpoint, serviceName: config.tracing.serviceName, serviceVersion: spec.info.version });
     app.decorate('tracing', tracing);
     app.decorateRequest('span', null);
     if (!tracing.enabled) return;
+    const { continuedContext } = await import('../tracing/trace-context.ts');
     const { tracer } = tracing;
     const operationOf = operationByRoute(spec);
 

@@ -8,7 +8,8 @@
  */
 import { once } from 'node:events';
 import { Readable, type Writable } from 'node:stream';
-import yazl from 'yazl';
+import type yazl from 'yazl';
+import { onFirstUse } from '../shared/on-first-use.ts';
 import { ApiError, invalidBody } from '../http/api-error.ts';
 import { listFinancialDocs } from '../finance/list-financial-docs.ts';
 import { listReceivedDocs } from '../received/list-received-docs.ts';
@@ -18,6 +19,9 @@ import { servedOriginal } from '../originals/served-original.ts';
 import type { ExportContext } from './export-dataset.ts';
 import { walkList, type PageFetch } from './list-datasets.ts';
 import type { RowCounter } from './table-writers.ts';
+
+/** The zip writer, loaded by the first originals export rather than by every process that builds the app. */
+const zipWriter = onFirstUse(async () => (await import('yazl')).default);
 
 export const ORIGINALS_DATASET = 'originals';
 export const ORIGINALS_TABLE = 'documents';
@@ -78,7 +82,7 @@ async function addEntry(zip: yazl.ZipFile, bytes: Buffer, name: string, mtime: D
 }
 
 export async function writeOriginalsZip(ctx: ExportContext, query: OriginalsQuery, sink: Writable, counted: RowCounter): Promise<void> {
-  const zip = new yazl.ZipFile();
+  const zip = new (await zipWriter()).ZipFile();
   const finished = once(sink, 'finish');
   zip.outputStream.pipe(sink);
   const sides = query.direction === 'all' ? (['issued', 'received'] as const) : ([query.direction] as const);

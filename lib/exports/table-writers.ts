@@ -6,8 +6,11 @@
  */
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
-import ExcelJS from 'exceljs';
+import { onFirstUse } from '../shared/on-first-use.ts';
 import type { ExportCell, ExportTable } from './export-dataset.ts';
+
+/** exceljs (~0.5 CPU-s to load): wanted by the first XLSX export, not by every service that starts. */
+const excel = onFirstUse(async () => (await import('exceljs')).default);
 
 /** One CSV field: quoted when it holds a comma, a quote, CR or LF (quotes doubled); null empty; numbers in their JSON form. */
 export function csvField(cell: ExportCell): string {
@@ -39,7 +42,7 @@ export async function writeCsv(table: ExportTable, sink: Writable, counted: RowC
 export const sheetName = (name: string): string => name.replace(/[[\]:*?/\\]/g, '_').slice(0, 31) || 'data';
 
 export async function writeXlsx(tables: readonly ExportTable[], sink: Writable, counted: RowCounter): Promise<void> {
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: sink, useStyles: false, useSharedStrings: false });
+  const workbook = new (await excel()).stream.xlsx.WorkbookWriter({ stream: sink, useStyles: false, useSharedStrings: false });
   const finished = once(sink, 'finish');
   let n = 0;
   for (const table of tables) {

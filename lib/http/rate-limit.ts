@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Db } from 'mongodb';
 import rateLimit from '@fastify/rate-limit';
-import { Redis } from 'ioredis';
 import { identifyCaller, knownCaller } from './auth.ts';
 import { ApiError } from './api-error.ts';
 import { isInternalDispatch } from './internal-dispatch.ts';
@@ -55,8 +54,9 @@ export function windowText(ms: number): string {
  */
 export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
   // No offline queue and one retry: a counter call never waits for Redis to come back.
+  // ioredis is loaded only when Redis is configured: most instances (and most test apps) count in memory.
   const redis = opts.redisUrl
-    ? new Redis(opts.redisUrl, {
+    ? new (await import('ioredis')).Redis(opts.redisUrl, {
         connectTimeout: 1000,
         maxRetriesPerRequest: 1,
         enableOfflineQueue: false,

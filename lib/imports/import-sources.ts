@@ -21,7 +21,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
+import { onFirstUse } from '../shared/on-first-use.ts';
 import type { ImportLimits } from '../config.ts';
 
 export type ImportInput =
@@ -125,13 +126,18 @@ export async function* expandInputs(inputs: Iterable<ImportInput> | AsyncIterabl
 
 type ReadableInput = Extract<ImportInput, { data: Buffer } | { path: string }>;
 
-const openZip = (input: ReadableInput): Promise<yauzl.ZipFile> =>
-  new Promise((resolve, reject) => {
+/** The zip reader, loaded by the first archive an import reads rather than by every process that builds the app. */
+const zipReader = onFirstUse(async () => (await import('yauzl')).default);
+
+async function openZip(input: ReadableInput): Promise<yauzl.ZipFile> {
+  const reader = await zipReader();
+  return new Promise((resolve, reject) => {
     const options = { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: true };
     const cb = (err: Error | null, zip: yauzl.ZipFile) => (err ? reject(err) : resolve(zip));
-    if ('data' in input) yauzl.fromBuffer(input.data, options, cb);
-    else yauzl.open(input.path, options, cb);
+    if ('data' in input) reader.fromBuffer(input.data, options, cb);
+    else reader.open(input.path, options, cb);
   });
+}
 
 function readAllEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
   return new Promise((resolve, reject) => {

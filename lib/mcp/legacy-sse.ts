@@ -3,14 +3,14 @@
  * mcpLegacyMessage): GET /sse opens the stream and announces
  * /messages?sessionId=, POST /messages carries the client's JSON-RPC messages.
  */
-import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { ApiError } from '../http/api-error.ts';
 import { onlyQueryParameters } from '../http/hardening.ts';
 import { tenantDataRoute } from '../http/cache-control.ts';
 
 /** Tenant data; OAuth access tokens count here as well as API keys (lib/http/auth.ts). */
 const mcpRoute = { ...tenantDataRoute, acceptsAccessTokens: true };
-import { createMcpServer } from './server.ts';
+import { sessionRuntime } from './session-runtime.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
@@ -26,6 +26,7 @@ export function registerLegacySse(host: SessionHost): void {
   app.get('/sse', { onRequest: authenticate, preValidation: host.toolSelectionQuery, exposeHeadRoute: false, config: mcpRoute }, async (request, reply) => {
     const caller = host.callerOf(request);
     host.checkCapacity(caller);
+    const { createMcpServer, SSEServerTransport } = await sessionRuntime();
     const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
     const transport = new SSEServerTransport('/messages', reply.raw);
     const now = Date.now();

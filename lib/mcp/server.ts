@@ -19,7 +19,7 @@ import { getPrompt, promptListing } from './prompts.ts';
 import { toolDocsUri, toToolResult, toolListing, type ToolDefinition } from './tools-from-spec.ts';
 import { callTool, type ToolCallContext } from './tool-call.ts';
 import { context, trace, SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { continuedContext } from '../tracing/tracing.ts';
+import { continuedContext } from '../tracing/trace-context.ts';
 import { selectTools, toolsetNames, type ToolSelection } from './toolsets.ts';
 import type { McpResource } from './resources.ts';
 import { errorBody } from '../http/api-error.ts';

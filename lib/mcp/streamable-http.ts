@@ -5,13 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { tenantDataRoute } from '../http/cache-control.ts';
 
 /** Tenant data; OAuth access tokens count here as well as API keys (lib/http/auth.ts). */
 const mcpRoute = { ...tenantDataRoute, acceptsAccessTokens: true };
-import { createMcpServer } from './server.ts';
+import { sessionRuntime } from './session-runtime.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
@@ -53,7 +52,8 @@ const sessionHeader = (request: FastifyRequest): string | undefined => {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 };
 
-const hasInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body));
+const hasInitialize = (body: unknown, isInitializeRequest: (m: unknown) => boolean): boolean =>
+  Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 
 export function registerStreamableHttp(host: SessionHost): void {
   const { app, sessions, authenticate, toolSelectionQuery } = host;
@@ -79,7 +79,8 @@ export function registerStreamableHttp(host: SessionHost): void {
       if (!isSession(session)) return session;
       return host.handOver(request, reply, () => session.transport.handleRequest(request.raw, reply.raw, request.body));
     }
-    if (!hasInitialize(request.body)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const { createMcpServer, StreamableHTTPServerTransport, isInitializeRequest } = await sessionRuntime();
+    if (!hasInitialize(request.body, isInitializeRequest)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const caller = host.callerOf(request);
     host.checkCapacity(caller);
     const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));

@@ -17,8 +17,9 @@ import { serviceSecret, serviceValue } from '../db/service-secrets-repo.ts';
 import { apiKeys } from '../auth/api-keys.ts';
 import type { OAuthSettings } from '../config.ts';
 import { mongoAdapter } from './mongo-adapter.ts';
-import { clientMetadataFetch, mayFetchClientMetadata } from './client-metadata-fetch.ts';
+import { mayFetchClientMetadata } from './client-metadata-fetch.ts';
 import { mcpResourceUrl, mcpResourceUrls, OAUTH_SCOPES } from './resource-urls.ts';
+import { INTERACTION_PATH, issuerPath } from './server-paths.ts';
 
 /** Where the authorization server's endpoints live, under the issuer. */
 export const OAUTH_ROUTES = {
@@ -32,9 +33,6 @@ export const OAUTH_ROUTES = {
   pushed_authorization_request: '/oauth/par',
 } as const;
 
-/** The consent page of an interaction (lib/oauth/consent.ts). */
-export const INTERACTION_PATH = '/oauth/interaction';
-
 /** The signing key of ID tokens (an OpenID client asking for `openid`), made once per database and kept there. */
 async function signingKey(db: Db): Promise<JWK> {
   const jwk = await serviceValue(db, 'oauth-signing-jwk', () =>
@@ -43,16 +41,14 @@ async function signingKey(db: Db): Promise<JWK> {
   return JSON.parse(jwk) as JWK;
 }
 
-/** The path of the issuer (a service behind a path prefix), '' at the root. */
-export const issuerPath = (issuer: string): string => new URL(issuer).pathname.replace(/\/+$/, '');
-
-export async function createOAuthProvider(db: Db, settings: OAuthSettings): Promise<Provider> {
+/** `fetch`: how client ID metadata documents are fetched (lib/oauth/client-metadata-fetch.ts). */
+export async function createOAuthProvider(db: Db, settings: OAuthSettings, fetch: typeof globalThis.fetch): Promise<Provider> {
   const { issuer } = settings;
   const resources = mcpResourceUrls(issuer);
   const prefix = issuerPath(issuer);
   const configuration: Configuration = {
     adapter: mongoAdapter(db),
-    fetch: await clientMetadataFetch(settings.clientMetadata),
+    fetch,
     jwks: { keys: [await signingKey(db)] },
     cookies: { keys: [(await serviceSecret(db, 'oauth-cookie-key')).toString('base64')] },
     routes: OAUTH_ROUTES,

@@ -5,19 +5,20 @@
  *   and its path-suffixed forms for /mcp and /sse;
  * - the authorization server's metadata (RFC 8414) at /.well-known/oauth-authorization-server and,
  *   the same document, OpenID discovery at /.well-known/openid-configuration;
- * - the authorization server's endpoints under /oauth/ (oidc-provider, lib/oauth/provider.ts);
+ * - the authorization server's endpoints under /oauth/ (oidc-provider, lib/oauth/provider.ts, made by
+ *   the first request that needs it: lib/oauth/authorization-server.ts);
  * - the consent page at /oauth/interaction/:uid (lib/oauth/consent-page.ts).
  * Every route is behind the general rate limit (per client address: none of them takes an API key).
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
-import type Provider from 'oidc-provider';
-import { errors } from 'oidc-provider';
 import { resolveApiKey } from '../auth/api-keys.ts';
 import type { OAuthSettings } from '../config.ts';
 import { CONSENT_HEADERS, consentPage, consentProblemPage } from './consent-page.ts';
-import { INTERACTION_PATH, issuerPath } from './provider.ts';
+import type Provider from 'oidc-provider';
+import type { AuthorizationServer } from './authorization-server.ts';
+import { INTERACTION_PATH, issuerPath } from './server-paths.ts';
 import { MCP_RESOURCE_PATHS, mcpResourceUrl, mcpResourceUrls, OAUTH_SCOPES, PROTECTED_RESOURCE_METADATA_PATH, type McpResourcePath } from './resource-urls.ts';
 
 /** The largest consent form accepted (a key and two scopes fit in well under 1 KB). */
@@ -50,16 +51,16 @@ async function handOver(request: FastifyRequest, reply: FastifyReply, run: () =>
   return reply;
 }
 
-export function registerOAuthRoutes(app: FastifyInstance, db: Db, provider: Provider, settings: OAuthSettings): void {
+export function registerOAuthRoutes(app: FastifyInstance, db: Db, server: () => Promise<AuthorizationServer>, settings: OAuthSettings): void {
   const { issuer } = settings;
   const issuerUrl = new URL(issuer);
   const prefix = issuerPath(issuer);
   const resources = mcpResourceUrls(issuer);
-  const callback = provider.callback();
 
   // oidc-provider's published URLs follow the request's host: it is told the issuer's, never a client-chosen Host.
   const toProvider = (request: FastifyRequest, reply: FastifyReply, url?: string) =>
     handOver(request, reply, async () => {
+      const { callback } = await server();
       const req = request.raw as IncomingMessage & { originalUrl?: string };
       req.headers['x-forwarded-host'] = issuerUrl.host;
       req.headers['x-forwarded-proto'] = issuerUrl.protocol.slice(0, -1);
@@ -108,7 +109,7 @@ export function registerOAuthRoutes(app: FastifyInstance, db: Db, provider: Prov
   };
 
   /** The interaction of this browser (its cookie), or the page saying it is gone. */
-  async function interactionOf(request: FastifyRequest, reply: FastifyReply) {
+  async function interactionOf({ provider, errors }: AuthorizationServer, request: FastifyRequest, reply: FastifyReply) {
     try {
       const details = await provider.interactionDetails(request.raw, reply.raw);
       if (details.uid !== (request.params as { uid: string }).uid) throw new errors.SessionNotFound('interaction mismatch');
@@ -125,7 +126,7 @@ export function registerOAuthRoutes(app: FastifyInstance, db: Db, provider: Prov
     return typeof asked === 'string' ? asked : mcpResourceUrl(issuer);
   };
 
-  async function view(details: Awaited<ReturnType<typeof provider.interactionDetails>>, error?: string) {
+  async function view(provider: Provider, details: Awaited<ReturnType<Provider['interactionDetails']>>, error?: string) {
     const clientId = String(details.params.client_id);
     const client = await provider.Client.find(clientId);
     const redirect = typeof details.params.redirect_uri === 'string' ? details.params.redirect_uri : '';
@@ -147,12 +148,15 @@ export function registerOAuthRoutes(app: FastifyInstance, db: Db, provider: Prov
   }
 
   async function showConsent(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const details = await interactionOf(request, reply);
-    if (details) send(reply, 200, await view(details));
+    const authorization = await server();
+    const details = await interactionOf(authorization, request, reply);
+    if (details) send(reply, 200, await view(authorization.provider, details));
   }
 
   async function decideConsent(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const details = await interactionOf(request, reply);
+    const authorization = await server();
+    const { provider } = authorization;
+    const details = await interactionOf(authorization, request, reply);
     if (!details) return;
     const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
     if (form.get('decision') !== 'approve') {
@@ -166,15 +170,15 @@ export function registerOAuthRoutes(app: FastifyInstance, db: Db, provider: Prov
     }
     const presented = form.get('api_key')?.trim() ?? '';
     const key = presented ? await resolveApiKey(db, presented) : null;
-    if (!key) return send(reply, 401, await view(details, 'Unknown or revoked API key: paste an active key of your company.'));
+    if (!key) return send(reply, 401, await view(provider, details, 'Unknown or revoked API key: paste an active key of your company.'));
     const chosen = OAUTH_SCOPES.filter((s) => form.getAll('scope').includes(s));
-    if (chosen.length === 0) return send(reply, 400, await view(details, 'Choose what the client may do: read, write or both.'));
+    if (chosen.length === 0) return send(reply, 400, await view(provider, details, 'Choose what the client may do: read, write or both.'));
     const beyond = chosen.filter((s) => !key.scopes.includes(s));
     if (beyond.length)
       return send(
         reply,
         403,
-        await view(details, `This key may not ${beyond.join(' or ')} (it may ${key.scopes.join(' and ')}): untick it, or use another key.`),
+        await view(provider, details, `This key may not ${beyond.join(' or ')} (it may ${key.scopes.join(' and ')}): untick it, or use another key.`),
       );
     const resource = requestedResource(details.params);
     if (!resources.includes(resource)) return send(reply, 400, consentProblemPage(`This server issues tokens for ${resources.join(' and ')} only.`));

@@ -8,11 +8,18 @@
  * built-in font: nothing to load). Bounded: more than MAX_PAGES pages throws PrintTooLong. Pure
  * (bytes in memory, no I/O).
  */
-import PDFDocument from 'pdfkit';
-import QRCode from 'qrcode';
+import type QRCode from 'qrcode';
+import { onFirstUse } from '../shared/on-first-use.ts';
 import type { PrintedCfdi, PrintedTax } from './printed-cfdi-model.ts';
 import { labelled, taxName } from './sat-catalog-labels.ts';
 import { verificationUrl } from './verification-url.ts';
+
+/** pdfkit (with fontkit and its tables) and qrcode: ~0.3 CPU-s to load, wanted only by a print request, not by every process that builds the app. */
+const libraries = onFirstUse(async () => {
+  const [pdfkit, qrcode] = await Promise.all([import('pdfkit'), import('qrcode')]);
+  return { PDFDocument: pdfkit.default, QRCode: qrcode.default };
+});
+type Libraries = Awaited<ReturnType<typeof libraries>>;
 
 /** Pages a printed form may take (about 750 concepts with their taxes, a few seconds of rendering at most); beyond, the XML is the document to read. */
 export const MAX_PAGES = 50;
@@ -43,16 +50,22 @@ const taxLine = (t: PrintedTax): string =>
 /** A drawing cursor over pdfkit: rows that move to a new page when they do not fit. */
 class Sheet {
   // Pages are buffered so that the footer can say "n of m" at the end; the bottom margin leaves the footer's line free.
-  readonly doc = new PDFDocument({
-    size: 'LETTER',
-    margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: 20 },
-    bufferPages: true,
-    info: { Producer: 'freight-backoffice', Creator: 'freight-backoffice' },
-  });
+  readonly doc: PDFKit.PDFDocument;
+  readonly qrCode: typeof QRCode;
   y = MARGIN;
   private pages = 1;
 
-  constructor(private readonly footer: string) {
+  constructor(
+    { PDFDocument, QRCode }: Libraries,
+    private readonly footer: string,
+  ) {
+    this.doc = new PDFDocument({
+      size: 'LETTER',
+      margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: 20 },
+      bufferPages: true,
+      info: { Producer: 'freight-backoffice', Creator: 'freight-backoffice' },
+    });
+    this.qrCode = QRCode;
     this.doc.font('Helvetica');
   }
 
@@ -192,7 +205,7 @@ class Sheet {
 
 /** The QR code as squares of `module` points, its quiet zone included, top-left at (x, y). */
 function drawQr(sheet: Sheet, text: string, x: number, y: number, size: number): void {
-  const qr = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  const qr = sheet.qrCode.create(text, { errorCorrectionLevel: 'M' });
   const n = qr.modules.size;
   const quiet = 4;
   const module = size / (n + 2 * quiet);
@@ -208,9 +221,9 @@ function drawQr(sheet: Sheet, text: string, x: number, y: number, size: number):
 const TITLES: Readonly<Record<string, string>> = { I: 'Factura', E: 'Nota de crédito', P: 'Recibo electrónico de pago', T: 'Traslado', N: 'Nómina' };
 
 /** Renders the printed form; PrintTooLong past MAX_PAGES. */
-export function renderPrintedCfdi(cfdi: PrintedCfdi): Promise<Buffer> {
+export async function renderPrintedCfdi(cfdi: PrintedCfdi): Promise<Buffer> {
   // Every page names the CFDI it belongs to: a loose page still says which document it is.
-  const sheet = new Sheet(`Este documento es una representación impresa de un CFDI ${cfdi.version}    Folio fiscal ${cfdi.stamp.uuid}`);
+  const sheet = new Sheet(await libraries(), `Este documento es una representación impresa de un CFDI ${cfdi.version}    Folio fiscal ${cfdi.stamp.uuid}`);
   header(sheet, cfdi);
   parties(sheet, cfdi);
   if (cfdi.relations.length) {
