@@ -39,22 +39,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
-import { connectMongo } from '../../lib/db/client.ts';
-import { ensureIndexes } from '../../lib/service-indexes.ts';
-import { storeApiKey } from '../../lib/auth/api-keys.ts';
-import { financialDocs } from '../../lib/db/collections.ts';
-import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
-import { buildApp } from '../../handlers/app.ts';
-import { loadDemoData, DEMO_TENANTS } from '../../scripts/demo/load.ts';
-import { testConfig, KEY_A, TENANT_A } from '../helpers/harness.ts';
-import { listen } from '../helpers/mcp.ts';
-import { makeFinancialDoc } from '../fixtures/documents.ts';
-import { startService } from '../helpers/service.ts';
-import { startMongoProxy } from '../helpers/mongo-proxy.ts';
-import { descendantRunning, enginePidUnder, isRunning, processGroup } from '../helpers/processes.ts';
-import { onPortsOutsideEphemeralRange } from '../helpers/ports.ts';
-import { corpusZip } from '../../scripts/cfdi-corpus.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
+import { storeApiKey } from '../lib/auth/api-keys.ts';
+import { financialDocs } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
+import { buildApp } from '../handlers/app.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
+import { testConfig, KEY_A, TENANT_A } from './helpers/harness.ts';
+import { listen } from './helpers/mcp.ts';
+import { makeFinancialDoc } from './fixtures/documents.ts';
+import { startService } from './helpers/service.ts';
+import { startMongoProxy } from './helpers/mongo-proxy.ts';
+import { descendantRunning, enginePidUnder, isRunning, processGroup } from './helpers/processes.ts';
+import { onPortsOutsideEphemeralRange } from './helpers/ports.ts';
+import { corpusZip } from '../scripts/cfdi-corpus.ts';
 
 t.setTimeout(480_000);
 
@@ -223,11 +223,12 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
     t.equal(e.code, 503, `${o.path}: error shape`);
   }
   const slowest = Math.max(...outcomes.map((o) => o.ms));
-  // No hang: server selection gives up after 2 s; the machine's lag on top, at least 3 s of it.
-  const slowestBound = SERVER_SELECTION_MS + Math.max(3000, slowestHealth);
+  // No hang: server selection gives up after 2 s; the machine's lag on top, twice (before the
+  // handler runs, and when the driver's timer fires and the 503 is written), at least 3 s of it.
+  const slowestBound = SERVER_SELECTION_MS + Math.max(3000, 2 * slowestHealth);
   t.ok(
     slowest < slowestBound,
-    `no request took longer than ${slowest} ms (server selection gives up after 2 s; bound ${slowestBound} ms with the machine's lag, /health's slowest ${slowestHealth} ms)`,
+    `no request took longer than ${slowest} ms (server selection gives up after 2 s; bound ${slowestBound} ms with twice the machine's lag, /health's slowest ${slowestHealth} ms)`,
   );
   t.same(
     [...new Set(outcomes.map((o) => o.status))].filter((s) => s !== 200 && s !== 503),
@@ -535,10 +536,21 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   );
   const ready = outcomes.filter((o) => o.path === '/ready' && o.at >= killedAt);
   const slowestReady = Math.max(...ready.map((o) => o.ms));
-  const readyBound = READY_BUDGET_MS + Math.max(1000, slowestHealth);
+  // /ready meets that lag twice: before its handler runs, and when its budget's timer fires and it answers.
+  const readyBound = READY_BUDGET_MS + Math.max(1000, 2 * slowestHealth);
   t.ok(
     ready.length > 0 && slowestReady <= readyBound,
-    `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms + the machine's lag, /health's slowest ${slowestHealth} ms; ${ready.length} probes)`,
+    `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms + twice the machine's lag, /health's slowest ${slowestHealth} ms, at least 1 s; ${ready.length} probes)`,
+    // When it fails: the slowest /ready answers and what /health met around them (ms since the test's start).
+    {
+      killedAt,
+      recoveredAt,
+      slowestReady: [...ready]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 3)
+        .map((o) => ({ at: o.at, ms: o.ms, status: o.status, body: o.body.slice(0, 160) })),
+      health: outcomes.filter((o) => o.path === '/health' && o.at >= killedAt).map((o) => [o.at, o.ms]),
+    },
   );
   t.ok(
     ready.some((o) => o.status === 503),
