@@ -91,6 +91,7 @@ let onEngineLost: (reason: string) => void = (reason) => {
 // `service`: its own supervised engine, never one another process started (scripts/embedded-mongo/open-database.ts).
 const database = await openDatabase(config, {
   mode: 'service',
+  enginePort: engineSettings.port,
   log: (m) => console.log(m),
   supervision: { maxRestarts: engineSettings.maxRestarts, windowMs: engineSettings.restartWindowMs, onGiveUp: (reason) => onEngineLost(reason) },
 }).catch(failStart);

@@ -36,6 +36,7 @@ const log = pino({ level: config.logLevel, base: { component: 'alert-worker' } }
 // A worker that started its own embedded engine and cannot keep it up exits 1 for its supervisor (as the service does).
 let onEngineLost: () => void = () => process.exit(1);
 const database = await openDatabase(config, {
+  enginePort: engineSettings.port,
   log: (m) => log.info(m),
   supervision: { log, maxRestarts: engineSettings.maxRestarts, windowMs: engineSettings.restartWindowMs, onGiveUp: () => onEngineLost() },
 });

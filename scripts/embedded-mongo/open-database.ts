@@ -76,7 +76,13 @@ export class EmbeddedEngineInUseError extends Error {
  */
 export async function openDatabase(
   config: Pick<AppConfig, 'mongodbUri' | 'mongodbDb' | 'dataDir' | 'mongodb'> & { tracing?: AppConfig['tracing'] },
-  opts: { log?: (msg: string) => void; supervision?: Omit<EngineSupervisorOptions, 'dataDir'>; mode?: OpenMode } = {},
+  opts: {
+    log?: (msg: string) => void;
+    supervision?: Omit<EngineSupervisorOptions, 'dataDir'>;
+    mode?: OpenMode;
+    /** The port of an engine started here (EMBEDDED_MONGO_PORT; 0 or omitted: one the system picks); its restarts bind it again. */
+    enginePort?: number;
+  } = {},
 ): Promise<OpenDatabase> {
   const mode = opts.mode ?? 'tool';
   const log = opts.log ?? (() => {});
@@ -130,7 +136,7 @@ export async function openDatabase(
   }
   await mkdir(dataDir, { recursive: true });
   log(`starting embedded MongoDB (mongo-java-server, data in ${dataDir})`);
-  const engine = await startEmbeddedMongo({ dataDir });
+  const engine = await startEmbeddedMongo({ dataDir, port: opts.enginePort ?? 0 });
   await writeFile(portFile(dataDir), String(engine.port));
   const supervisor = new EngineSupervisor(engine, { ...opts.supervision, dataDir });
   const { client, db } = await connectMongo(engine.uri, config.mongodbDb, driver).catch(async (err: unknown) => {

@@ -5,6 +5,8 @@
  *
  * - EMBEDDED_MONGO_MAX_RESTARTS, EMBEDDED_MONGO_RESTART_WINDOW_MS: the supervision
  *   (supervisor.ts): restarts allowed within a window before the process gives up and exits 1.
+ * - EMBEDDED_MONGO_PORT: the port of the engine `npm start` and `npm run worker` start, which a
+ *   restart binds again (the driver keeps its address).
  * - EMBEDDED_MONGO_XMX, EMBEDDED_MONGO_JAVA_OPTS, EMBEDDED_MONGO_JAR, EMBEDDED_MONGO_CACHE_MB,
  *   EMBEDDED_MONGO_START_TIMEOUT_MS: the engine JVM, read at each start (launcher.ts).
  *
@@ -18,6 +20,12 @@ export interface EngineSupervisionSettings {
   maxRestarts: number;
   /** EMBEDDED_MONGO_RESTART_WINDOW_MS (default 300000). */
   restartWindowMs: number;
+  /**
+   * EMBEDDED_MONGO_PORT (default 0: a port the system picks, from its ephemeral range). A port
+   * outside that range (Linux: net.ipv4.ip_local_port_range) cannot be taken by another program's
+   * outgoing connection or `listen(0)` in the half second before a restart binds it again.
+   */
+  port: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -35,5 +43,6 @@ export function engineSupervisionSettings(env: NodeJS.ProcessEnv = process.env):
   return {
     maxRestarts: int(env, 'EMBEDDED_MONGO_MAX_RESTARTS', DEFAULT_MAX_RESTARTS, 0, 1000),
     restartWindowMs: int(env, 'EMBEDDED_MONGO_RESTART_WINDOW_MS', DEFAULT_RESTART_WINDOW_MS, 1000, 86_400_000),
+    port: int(env, 'EMBEDDED_MONGO_PORT', 0, 0, 65535),
   };
 }

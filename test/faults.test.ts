@@ -23,6 +23,14 @@
  *    one fatal line and exit 1, for a supervisor to restart the service. It runs
  *    on the service that re-imports after the Ctrl-C (started with no restarts
  *    left), not on a service of its own.
+ *
+ * It runs beside the other files (tap's jobs), on a loaded machine:
+ * - An engine restarted on its port, and a service whose closed port is probed, listen on ports
+ *   outside the kernel's ephemeral range (test/helpers/ports.ts): the other files' `listen(0)`
+ *   and outgoing connections cannot take them meanwhile, and no other file binds a fixed port.
+ * - Every time budget is a bound on behaviour (no hang, 503 at once, drained and exited by itself)
+ *   plus the machine's lag, measured as the slowest answer of GET /health (which never touches
+ *   the database) over the same span: never a speed claim that holds only on an idle machine.
  */
 import t, { type Test } from 'tap';
 import http from 'node:http';
@@ -31,21 +39,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedMongo, type EmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
-import { connectMongo } from '../../lib/db/client.ts';
-import { ensureIndexes } from '../../lib/service-indexes.ts';
-import { storeApiKey } from '../../lib/auth/api-keys.ts';
-import { financialDocs } from '../../lib/db/collections.ts';
-import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
-import { buildApp } from '../../handlers/app.ts';
-import { loadDemoData, DEMO_TENANTS } from '../../scripts/demo/load.ts';
-import { testConfig, KEY_A, TENANT_A } from '../helpers/harness.ts';
-import { listen } from '../helpers/mcp.ts';
-import { makeFinancialDoc } from '../fixtures/documents.ts';
-import { startService } from '../helpers/service.ts';
-import { startMongoProxy } from '../helpers/mongo-proxy.ts';
-import { descendantRunning, enginePidUnder, isRunning, processGroup } from '../helpers/processes.ts';
-import { corpusZip } from '../../scripts/cfdi-corpus.ts';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
+import { connectMongo } from '../lib/db/client.ts';
+import { ensureIndexes } from '../lib/service-indexes.ts';
+import { storeApiKey } from '../lib/auth/api-keys.ts';
+import { financialDocs } from '../lib/db/collections.ts';
+import { withDerivedFields } from '../lib/finance/derived-fields.ts';
+import { buildApp } from '../handlers/app.ts';
+import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
+import { testConfig, KEY_A, TENANT_A } from './helpers/harness.ts';
+import { listen } from './helpers/mcp.ts';
+import { makeFinancialDoc } from './fixtures/documents.ts';
+import { startService } from './helpers/service.ts';
+import { startMongoProxy } from './helpers/mongo-proxy.ts';
+import { descendantRunning, enginePidUnder, isRunning, processGroup } from './helpers/processes.ts';
+import { onPortsOutsideEphemeralRange } from './helpers/ports.ts';
+import { corpusZip } from '../scripts/cfdi-corpus.ts';
 
 t.setTimeout(480_000);
 
@@ -74,17 +83,20 @@ const unsent = new Set<http.ClientRequest>();
 const open = new Set<http.ClientRequest>();
 
 /**
- * Whether the server on `port` has accept()ed the connection of every request in `requests`
- * (Linux: a connection still in the listen queue has no inode in /proc/net/tcp yet).
+ * Whether the server on `port` has accept()ed the connection of every request in `requests` and
+ * read what it sent (Linux /proc/net/tcp: a connection still in the listen queue has no inode
+ * yet; `rx_queue`, the bytes received and not yet read, is 0 once read). Node's HTTP parser reads
+ * and parses in one go, so the request is then one the server is answering, not an idle
+ * connection that closing the server resets.
  */
-function allAccepted(port: number, requests: Iterable<http.ClientRequest>): boolean {
-  const queued = new Set<number>();
+function allRead(port: number, requests: Iterable<http.ClientRequest>): boolean {
+  const read = new Set<number>();
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
     const f = line.trim().split(/\s+/);
-    if (f.length < 10 || parseInt(f[1]!.split(':')[1]!, 16) !== port || f[9] !== '0') continue;
-    queued.add(parseInt(f[2]!.split(':')[1]!, 16));
+    if (f.length < 10 || parseInt(f[1]!.split(':')[1]!, 16) !== port || f[9] === '0' || parseInt(f[4]!.split(':')[1]!, 16) !== 0) continue;
+    read.add(parseInt(f[2]!.split(':')[1]!, 16));
   }
-  return [...requests].every((r) => r.socket?.localPort === undefined || !queued.has(r.socket.localPort));
+  return [...requests].every((r) => r.socket?.localPort === undefined || read.has(r.socket.localPort));
 }
 
 /** One GET without keep-alive; a transport error comes back as its code. */
@@ -111,12 +123,42 @@ function get(base: string, path: string, headers: Record<string, string> = {}): 
   });
 }
 
+/**
+ * The machine's lag as the service on `base` sees it: GET /health (it never touches the database)
+ * every 250 ms until stopped; its slowest answer is what a loaded machine (CI's 2 cores, tap's
+ * other jobs) adds to anything the service does. Transport errors (a closed port) are no sample.
+ */
+function lagProbe(base: string): { slowest(): number; stop(): Promise<number> } {
+  const samples: number[] = [];
+  let on = true;
+  const done = (async () => {
+    while (on) {
+      const r = await get(base, '/health');
+      if (typeof r.status === 'number') samples.push(r.ms);
+      await sleep(250);
+    }
+  })();
+  const slowest = () => Math.max(0, ...samples);
+  return {
+    slowest,
+    async stop() {
+      on = false;
+      await done;
+      return slowest();
+    },
+  };
+}
+
+/** The driver's server selection timeout in the database-down test: a request waits that long for a server, then 503. */
+const SERVER_SELECTION_MS = 2000;
+
 t.test('database down and back: 503 within bounds, recovery without restart', async (t) => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'faults-db-'));
   t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  let engine: EmbeddedMongo = await startEmbeddedMongo({ dataDir, shortLived: true });
+  // Restarted on the same port below: one outside the ephemeral range, which no other file's listen(0) or connection can take meanwhile.
+  let engine: EmbeddedMongo = await onPortsOutsideEphemeralRange(1, ([port]) => startEmbeddedMongo({ dataDir, port, shortLived: true }));
   t.teardown(() => engine.stop());
-  const { client, db } = await connectMongo(engine.uri, 'faults', { serverSelectionTimeoutMS: 2000 });
+  const { client, db } = await connectMongo(engine.uri, 'faults', { serverSelectionTimeoutMS: SERVER_SELECTION_MS });
   t.teardown(() => client.close(true));
   await ensureIndexes(db);
   await storeApiKey(db, { key: KEY_A, tenant: TENANT_A, label: 'faults' });
@@ -130,6 +172,7 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   const outcomes: Outcome[] = [];
   let running = true;
   const t0 = Date.now();
+  const lag = lagProbe(base);
   const loops = Array.from({ length: 6 }, async (_, i) => {
     while (running) {
       const p = i % 3 === 0 ? '/ready' : '/api/financial-docs?limit=5';
@@ -167,6 +210,7 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
   }
   running = false;
   await Promise.all(loops);
+  const slowestHealth = await lag.stop();
 
   const up = outcomes.filter((o) => o.at + o.ms < stoppedAt);
   const down = outcomes.filter((o) => o.at > stoppedAt + 200 && o.at + o.ms < restartAt);
@@ -179,7 +223,13 @@ t.test('database down and back: 503 within bounds, recovery without restart', as
     t.equal(e.code, 503, `${o.path}: error shape`);
   }
   const slowest = Math.max(...outcomes.map((o) => o.ms));
-  t.ok(slowest < 5000, `no request took longer than ${slowest} ms (server selection gives up after 2 s)`);
+  // No hang: server selection gives up after 2 s; the machine's lag on top, twice (before the
+  // handler runs, and when the driver's timer fires and the 503 is written), at least 3 s of it.
+  const slowestBound = SERVER_SELECTION_MS + Math.max(3000, 2 * slowestHealth);
+  t.ok(
+    slowest < slowestBound,
+    `no request took longer than ${slowest} ms (server selection gives up after 2 s; bound ${slowestBound} ms with twice the machine's lag, /health's slowest ${slowestHealth} ms)`,
+  );
   t.same(
     [...new Set(outcomes.map((o) => o.status))].filter((s) => s !== 200 && s !== 503),
     [],
@@ -210,11 +260,14 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   await loadDemoData(db, { invoices: 60, trips: 60 });
   const proxy = await startMongoProxy({ port: engine.port });
   t.teardown(() => proxy.close());
-  const service = await startService({
-    mongodbUri: proxy.uri,
-    mongodbDb: 'shutdown',
-    env: { RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' },
-  });
+  // Its port is probed once closed (refused): one outside the ephemeral range, which no other file's listen(0) can take meanwhile.
+  const service = await onPortsOutsideEphemeralRange(1, ([port]) =>
+    startService({
+      mongodbUri: proxy.uri,
+      mongodbDb: 'shutdown',
+      env: { PORT: String(port), RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', REPORT_RATE_LIMIT_MAX: '1000000', ALERT_WORKER: 'true' },
+    }),
+  );
   t.teardown(() => service.stop(2000));
   const KEY = DEMO_TENANTS[0]!.apiKey;
 
@@ -242,6 +295,8 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   const paths = ['/api/financial-docs?limit=20', '/api/shipments?limit=20', '/api/analytics/cash-inflow-forecast', '/api/alerts/jobs'];
   const results: Outcome[] = [];
   let issuing = true;
+  // The machine's lag under this traffic, up to the signal (the closed service answers no probe).
+  const lag = lagProbe(service.base);
   const loops = Array.from({ length: 12 }, async (_, i) => {
     while (issuing) {
       const p = paths[i % paths.length]!;
@@ -251,21 +306,23 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
   });
   await sleep(1500);
   issuing = false; // the requests now in flight are the ones that must finish
+  const slowestHealth = await lag.stop();
   // A request started in this very tick has not connected yet: it is not in flight at the
   // server, and a connection that arrives after SIGTERM is rightly refused or reset. Signal
   // once every issued request has been written out (each then waits ≥ 240 ms on the slow
-  // database, so all of them are still in flight), plus a moment for the server to accept and
-  // read it: 150 ms, since on a loaded machine (CI on 2 cores) 20 ms was not always enough and a
-  // request still in the accept queue was reset by the close (3 ECONNRESET in one run). The 150 ms
-  // count from the last accept: at a load average of 21, 5 of 12 connections were still queued.
+  // database, so all of them are still in flight) and the server has accepted its connection and
+  // read it: a request still in the accept queue, or not yet read, is reset by the close (3
+  // ECONNRESET in one CI run with a fixed 20 ms pause; at a load average of 21, 5 of 12
+  // connections were still queued). Waited for as a state, not a pause, whatever the load.
   while (unsent.size > 0) await sleep(5);
   const servicePort = Number(new URL(service.base).port);
-  for (const until = Date.now() + 30_000; !allAccepted(servicePort, open) && Date.now() < until;) await sleep(5);
-  await sleep(150);
+  for (const until = Date.now() + 30_000; !allRead(servicePort, open) && Date.now() < until;) await sleep(5);
   const signalledAt = Date.now();
   service.child.kill('SIGTERM');
   // The listener closes once the close hooks that come first (MCP streams ended) have run: a
-  // connection attempt is refused within a few seconds of the signal, however loaded the machine.
+  // connection attempt is refused within 3 s of the signal plus the machine's lag. Nothing else can
+  // listen on the closed port (outside the ephemeral range) to accept it.
+  const refuseBound = 3000 + slowestHealth;
   const tryConnect = () =>
     new Promise<string>((resolve) => {
       const s = net.connect(Number(new URL(service.base).port), '127.0.0.1');
@@ -276,13 +333,15 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
       s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
     });
   let refused = 'accepted';
-  for (const until = Date.now() + 3000; refused === 'accepted' && Date.now() < until;) {
+  for (const until = signalledAt + refuseBound; refused === 'accepted' && Date.now() < until;) {
     await sleep(50);
     refused = await tryConnect();
   }
   const refusedMs = Date.now() - signalledAt;
   await Promise.all(loops);
-  const how = await Promise.race([service.exited, sleep(15_000).then(() => 'still running after 15 s')]);
+  // Drained and exited by itself within 10 s plus the machine's lag (scripts/start.ts forces an exit 1 at 30 s).
+  const exitBound = 10_000 + slowestHealth;
+  const how = await Promise.race([service.exited, sleep(30_000 + slowestHealth).then(() => 'still running after 30 s and the lag')]);
   const exitMs = Date.now() - signalledAt;
 
   const failed = results.filter((r) => r.status !== 200);
@@ -292,9 +351,9 @@ t.test('SIGTERM under load: in-flight requests finish, the process exits 0', asy
     [],
     'no request failed, in-flight ones included',
   );
-  t.equal(refused, 'ECONNREFUSED', `new connections are refused once shutting down (${refusedMs} ms after the signal)`);
+  t.equal(refused, 'ECONNREFUSED', `new connections are refused once shutting down (${refusedMs} ms after the signal, bound ${refuseBound} ms)`);
   t.equal(how, 0, 'the process exits with code 0');
-  t.ok(exitMs < 10_000, `and promptly (${exitMs} ms after SIGTERM)`);
+  t.ok(exitMs < exitBound, `and promptly (${exitMs} ms after SIGTERM; bound 10 s + the machine's lag, /health's slowest ${slowestHealth} ms)`);
   t.equal(await Promise.race([sseEnded, sleep(2000).then(() => 'still open')]), 'ended', 'the MCP stream was closed');
   t.notMatch(service.output(), /"level":(50|60)/, 'nothing logged at error level during the shutdown');
 });
@@ -315,30 +374,39 @@ const RECOVERY_BOUND_MS = 15_000;
 const IMPORT_FILES = 2000;
 const importZip = await corpusZip(IMPORT_FILES);
 
-/** The service on its own embedded engine in a fresh DATA_DIR (no MONGODB_URI), small demo data. */
+/**
+ * The service on its own embedded engine in a fresh DATA_DIR (no MONGODB_URI), small demo data.
+ * The engine (restarted on its port by the service's supervisor) and the service (its closed port
+ * met by the clients after a Ctrl-C) listen on ports outside the ephemeral range (EMBEDDED_MONGO_PORT, PORT).
+ */
 async function startOnEmbedded(t: Test, opts: { launcher?: 'node' | 'npm'; env?: Record<string, string>; dataDir?: string } = {}) {
   const dataDir = opts.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'faults-embedded-')));
   if (!opts.dataDir) t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const service = await startService({
-    mongodbDb: 'freight',
-    launcher: opts.launcher,
-    timeoutMs: 120_000,
-    env: {
-      DATA_DIR: dataDir,
-      DEMO_INVOICES: '60',
-      DEMO_TRIPS: '60',
-      LOG_LEVEL: 'info',
-      RATE_LIMIT_MAX: '1000000',
-      RATE_LIMIT_IP_MAX: '1000000',
-      REPORT_RATE_LIMIT_MAX: '1000000',
-      ...opts.env,
-    },
-  });
+  const { service, enginePort } = await onPortsOutsideEphemeralRange(2, async ([port, enginePort]) => ({
+    enginePort: enginePort!,
+    service: await startService({
+      mongodbDb: 'freight',
+      launcher: opts.launcher,
+      timeoutMs: 120_000,
+      env: {
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        EMBEDDED_MONGO_PORT: String(enginePort),
+        DEMO_INVOICES: '60',
+        DEMO_TRIPS: '60',
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_MAX: '1000000',
+        RATE_LIMIT_IP_MAX: '1000000',
+        REPORT_RATE_LIMIT_MAX: '1000000',
+        ...opts.env,
+      },
+    }),
+  }));
   t.teardown(() => service.stop(5000));
   const servicePid = service.child.pid!;
   const engine = enginePidUnder(servicePid);
   if (!engine) throw new Error(`no embedded engine under the service:\n${service.output()}`);
-  return { service, dataDir, engine };
+  return { service, dataDir, engine, enginePort };
 }
 
 interface Answer {
@@ -390,10 +458,11 @@ const reasonOf = (a: Answer): string | undefined => {
 };
 
 t.test('kill -9 of the embedded engine: restarted, data answers again without a restart of the service', async (t) => {
-  const { service, engine } = await startOnEmbedded(t);
+  const { service, engine, enginePort, dataDir } = await startOnEmbedded(t);
   const { base } = service;
   const servicePid = service.child.pid!;
   t.equal(processGroup(engine) === processGroup(servicePid), false, 'the engine runs in a process group of its own');
+  t.equal(readFileSync(path.join(dataDir, 'embedded-mongo.port'), 'utf8'), String(enginePort), 'the engine listens on EMBEDDED_MONGO_PORT');
 
   const outcomes: (Answer & { at: number; path: string })[] = [];
   let running = true;
@@ -432,9 +501,16 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   running = false;
   await Promise.all(loops);
 
+  // /health never touches the database, so its slowest answer over the same span is the machine's own lag
+  // (a loaded CI runner, the new engine's JVM start): the budgets below may add it, no more.
+  const slowestHealth = Math.max(0, ...outcomes.filter((o) => o.path === '/health' && o.at >= killedAt).map((o) => o.ms));
   t.ok(recoveredAt > 0, 'data answers again');
   const recoveryMs = recoveredAt - killedAt;
-  t.ok(recoveryMs < RECOVERY_BOUND_MS, `within ${recoveryMs} ms of the kill (bound ${RECOVERY_BOUND_MS} ms)`);
+  const recoveryBound = RECOVERY_BOUND_MS + slowestHealth;
+  t.ok(
+    recoveryMs < recoveryBound,
+    `within ${recoveryMs} ms of the kill (bound ${RECOVERY_BOUND_MS} ms + the machine's lag, /health's slowest ${slowestHealth} ms)`,
+  );
   t.equal(service.child.exitCode, null, 'the same service process, still running (not restarted)');
   t.ok(newEngine !== null && newEngine !== engine && isRunning(newEngine), `a new engine (pid ${newEngine}, was ${engine})`);
   t.notOk(isRunning(engine), 'the killed engine is gone');
@@ -460,13 +536,21 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
   );
   const ready = outcomes.filter((o) => o.path === '/ready' && o.at >= killedAt);
   const slowestReady = Math.max(...ready.map((o) => o.ms));
-  // /health never touches the database, so its slowest answer over the same span is the machine's own lag
-  // (a loaded CI runner, the new engine's JVM start): /ready may add its budget to that, no more.
-  const slowestHealth = Math.max(0, ...outcomes.filter((o) => o.path === '/health' && o.at >= killedAt).map((o) => o.ms));
-  const readyBound = READY_BUDGET_MS + Math.max(1000, slowestHealth);
+  // /ready meets that lag twice: before its handler runs, and when its budget's timer fires and it answers.
+  const readyBound = READY_BUDGET_MS + Math.max(1000, 2 * slowestHealth);
   t.ok(
     ready.length > 0 && slowestReady <= readyBound,
-    `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms + the machine's lag, /health's slowest ${slowestHealth} ms; ${ready.length} probes)`,
+    `/ready answered within ${slowestReady} ms (budget ${READY_BUDGET_MS} ms + twice the machine's lag, /health's slowest ${slowestHealth} ms, at least 1 s; ${ready.length} probes)`,
+    // When it fails: the slowest /ready answers and what /health met around them (ms since the test's start).
+    {
+      killedAt,
+      recoveredAt,
+      slowestReady: [...ready]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 3)
+        .map((o) => ({ at: o.at, ms: o.ms, status: o.status, body: o.body.slice(0, 160) })),
+      health: outcomes.filter((o) => o.path === '/health' && o.at >= killedAt).map((o) => [o.at, o.ms]),
+    },
   );
   t.ok(
     ready.some((o) => o.status === 503),
@@ -476,7 +560,11 @@ t.test('kill -9 of the embedded engine: restarted, data answers again without a 
 
   const log = service.output();
   t.match(log, /embedded database engine exited unexpectedly; restarting it/, 'the death is logged');
-  t.match(log, /embedded database engine restarted/, 'and the restart');
+  t.match(
+    log.split('\n').find((l) => l.includes('embedded database engine restarted')),
+    `"port":${enginePort},`,
+    'and the restart, on the same port',
+  );
   const outageLines = log.split('\n').filter((l) => /database unavailable, polling goes on/.test(l));
   t.ok(outageLines.length <= 2, `the job workers logged the outage ${outageLines.length} time(s), not once per poll`);
 
@@ -509,6 +597,8 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
       await sleep(TRAFFIC_PAUSE_MS);
     }
   });
+  // The machine's lag, until the service closes its port.
+  const lag = lagProbe(base);
   const since = new Date().toISOString();
   const imported = importFiles(base);
   await importUnderWay(base, since, imported);
@@ -521,6 +611,7 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
   // npm itself, without a terminal, dies of the signal at once: the service (its child, in the group) is what drains.
   const gone = await until(() => servicePid !== null && !isRunning(servicePid), 40_000);
   const exitMs = Date.now() - signalledAt;
+  const slowestHealth = await lag.stop();
 
   const http = answers.filter((a) => typeof a.status === 'number');
   t.same(
@@ -542,7 +633,7 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
   t.ok(how === 0 || how === 'SIGINT', `npm ended (${how})`);
   t.ok(gone, 'the service process exits');
   t.match(service.output(), /"exitCode":0,"msg":"exiting"/, 'the service exits 0 (its last line: npm reports the signal, not the code)');
-  t.ok(exitMs < 15_000, `${exitMs} ms after the signal`);
+  t.ok(exitMs < 15_000 + slowestHealth, `${exitMs} ms after the signal (bound 15 s + the machine's lag, /health's slowest ${slowestHealth} ms)`);
   t.notOk(isRunning(engine), 'the engine is stopped, not orphaned');
 
   const log = service.output();
@@ -568,11 +659,15 @@ t.test('Ctrl-C (SIGINT to the process group) during an import: no 500, drained, 
   await t.test('an engine that cannot be kept up: one fatal line, exit 1 (for a supervisor to restart the service)', async (t) => {
     const { service, engine: restartedEngine } = restarted;
     t.equal(service.child.exitCode, null, 'the service runs, on its engine');
+    const lag = lagProbe(service.base);
+    await sleep(500); // a couple of samples before the kill
     const killedAt = Date.now();
     process.kill(restartedEngine, 'SIGKILL');
     const how = await Promise.race([service.exited, sleep(30_000).then(() => 'still running after 30 s')]);
+    const exitMs = Date.now() - killedAt;
+    const slowestHealth = await lag.stop();
     t.equal(how, 1, 'the service exits 1');
-    t.ok(Date.now() - killedAt < 15_000, `${Date.now() - killedAt} ms after the kill`);
+    t.ok(exitMs < 15_000 + slowestHealth, `${exitMs} ms after the kill (bound 15 s + the machine's lag, /health's slowest ${slowestHealth} ms)`);
     const fatal = service
       .output()
       .split('\n')
