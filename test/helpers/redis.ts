@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { portsOutsideEphemeralRange } from './ports.ts';
 
 export interface RedisServer {
   port: number;
@@ -27,15 +28,6 @@ export function redisServerPath(): string {
   return path;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-
 async function waitForPort(port: number, up: boolean, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -54,7 +46,9 @@ async function waitForPort(port: number, up: boolean, timeoutMs = 10_000): Promi
 
 export async function startRedis(): Promise<RedisServer> {
   const bin = redisServerPath();
-  const port = await freePort();
+  // Outside the ephemeral range: restart() binds it again after a kill, and other files' port-0 servers and
+  // outgoing connections could take an ephemeral one in between (test/helpers/ports.ts).
+  const port = (await portsOutsideEphemeralRange(1))[0]!;
   let child: ChildProcess | null = null;
   const start = async () => {
     child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], { stdio: 'ignore' });
