@@ -15,10 +15,10 @@
  *                     → setup-poppler.mjs         from Debian (apt, one after the other)
  *
  * With --checks (`npm test`'s pretest), the static checks run beside those lines too, once
- * setup.mjs has installed the npm packages: generated/ freshness, the spec lint, ESLint and
- * Prettier (`npm run checks` runs the same one after another). Each is one process on one core
- * while the set-up mostly waits on downloads and Maven, so side by side they add little to its
- * time. Their output is printed whole when each ends; one failing fails the set-up, so tap does
+ * setup.mjs has installed the npm packages: the type check and ESLint on one TypeScript program
+ * (scripts/typecheck-lint.mjs), generated/ freshness, the spec lint and Prettier (`npm run checks`
+ * runs the same one after another). Each is one process on one core while the set-up mostly
+ * waits on downloads and Maven, so side by side they add little to its time. Their output is printed whole when each ends; one failing fails the set-up, so tap does
  * not start.
  *
  * The lines run side by side. Required (exit 1 when one fails: nothing can run without it):
@@ -69,7 +69,7 @@ const TOOLS = {
 const results = new Map();
 
 /** The static checks (package scripts) --checks runs once the npm packages are in. */
-const CHECKS = ['lint', 'check:generated', 'lint:spec', 'format:check'];
+const CHECKS = ['check:ts', 'check:generated', 'lint:spec', 'format:check'];
 const withChecks = process.argv.includes('--checks');
 /** check → { code, seconds } */
 const checkResults = new Map();
@@ -97,7 +97,7 @@ function check(name) {
   });
 }
 
-/** ESLint (the longest) on one lane, the three others one after another on a second. */
+/** The type check and ESLint (the longest) on one lane, the three others one after another on a second. */
 async function checks() {
   const lanes = await Promise.all([
     check(CHECKS[0]),
