@@ -19,7 +19,10 @@ import ts from 'typescript';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const started = process.hrtime.bigint();
-const elapsed = () => `${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s`;
+const elapsed = () => {
+  const { user, system } = process.cpuUsage();
+  return `${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s (${((user + system) / 1e6).toFixed(1)} CPU-s)`;
+};
 
 // ---------------------------------------------------------------- the program, as tsc -p builds it
 const formatHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => root, getNewLine: () => ts.sys.newLine };
