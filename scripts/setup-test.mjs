@@ -6,28 +6,32 @@
  * tool is there (each setup script's `--check`) and fail at once naming the command if not.
  * Every step is idempotent and a stat or two when done already.
  *
- *   scripts/setup.mjs → scripts/setup-tap.mjs     npm packages, the engine's jar and class archive, then tap's Test class
- *                     → setup-openapi-generator   the openapi-generator CLI jar (Maven, after setup.mjs's Maven build)
- *                       → setup-generated-clients the dependencies of the go and java clients it writes (Maven, Go modules)
- *   scripts/setup-venv.mjs                        the Python tools (.venv): Schemathesis, openapi-python-client, mcp, setuptools
- *   scripts/setup-oapi-codegen.mjs                oapi-codegen and the Go consumer's modules (go install, go mod tidy)
- *   scripts/setup-redis.mjs → setup-chromium.mjs  redis-server, then Chromium, then poppler-utils (pdftotext, pdftoppm),
- *                     → setup-poppler.mjs         from Debian (apt, one after the other)
+ *   scripts/setup.mjs --skip-engine → setup-tap.mjs  the npm packages, then tap's Test class (the static checks start here too)
+ *   scripts/setup.mjs --skip-npm --skip-archive      the engine's jar (Maven), beside the npm packages
+ *                     → setup.mjs --skip-npm         its class archive (written with tsx: once the npm packages are in too)
+ *                     → setup-openapi-generator      the openapi-generator CLI jar (Maven, after the engine's Maven build)
+ *                       → setup-generated-clients    the dependencies of the go and java clients it writes (Maven, Go modules)
+ *   scripts/setup-venv.mjs                           the Python tools (.venv): Schemathesis, openapi-python-client, mcp, setuptools
+ *   scripts/setup-oapi-codegen.mjs                   oapi-codegen and the Go consumer's modules (go install, go mod tidy)
+ *   scripts/setup-redis.mjs → setup-chromium.mjs     redis-server, then Chromium, then poppler-utils (pdftotext, pdftoppm),
+ *                     → setup-poppler.mjs            from Debian (apt, one after the other)
  *
- * With --checks (`npm test`'s pretest), the static checks run beside those lines too, once
- * setup.mjs has installed the npm packages: generated/ freshness, the spec lint, ESLint and
- * Prettier (`npm run checks` runs the same one after another). Each is one process on one core
- * while the set-up mostly waits on downloads and Maven, so side by side they add little to its
- * time. Their output is printed whole when each ends; one failing fails the set-up, so tap does
- * not start.
+ * With --checks (`npm test`'s pretest), the static checks run beside those lines too, as soon as
+ * the npm packages are installed (not after the engine's Maven build): the type check and ESLint
+ * on one TypeScript program (scripts/typecheck-lint.mjs), generated/ freshness, the spec lint and
+ * Prettier (`npm run checks` runs the same one after another). The first is one process on one
+ * core for a minute or more, the others one after another on a second lane, while the set-up
+ * mostly waits on downloads and Maven. Their output is printed whole when each ends; one failing
+ * fails the set-up, so tap does not start.
  *
  * The lines run side by side. Required (exit 1 when one fails: nothing can run without it):
- * setup.mjs, setup-tap.mjs, setup-venv.mjs. The others are tools of one or two test files: a
- * failure is reported in a summary at the end (which tool, which tests, the command to rerun)
- * and the tests run anyway, those files failing with the same message (oapi-codegen without Go:
- * skipped, that client is optional).
+ * setup.mjs's npm packages and engine, setup-tap.mjs, setup-venv.mjs. The others are tools of
+ * one or two test files: a failure is reported in a summary at the end (which tool, which tests,
+ * the command to rerun) and the tests run anyway, those files failing with the same message
+ * (oapi-codegen without Go: skipped, that client is optional).
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -65,11 +69,11 @@ const TOOLS = {
   'setup-redis.mjs': { tool: 'redis-server', tests: 'test/multi-instance-*.test.ts', fix: 'apt-get install -y redis-server' },
 };
 
-/** script → { ok, how, seconds } */
+/** step label (the script, with what it does when run more than once) → { code, how, seconds } */
 const results = new Map();
 
 /** The static checks (package scripts) --checks runs once the npm packages are in. */
-const CHECKS = ['lint', 'check:generated', 'lint:spec', 'format:check'];
+const CHECKS = ['check:ts', 'check:generated', 'lint:spec', 'format:check'];
 const withChecks = process.argv.includes('--checks');
 /** check → { code, seconds } */
 const checkResults = new Map();
@@ -97,7 +101,7 @@ function check(name) {
   });
 }
 
-/** ESLint (the longest) on one lane, the three others one after another on a second. */
+/** The type check and ESLint (the longest) on one lane, the three others one after another on a second. */
 async function checks() {
   const lanes = await Promise.all([
     check(CHECKS[0]),
@@ -110,12 +114,13 @@ async function checks() {
   return lanes.every(Boolean);
 }
 
-function step(script) {
+/** One set-up script; `label` names it in the summary when it runs more than once (setup.mjs). */
+function step(script, args = [], label = script) {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(scripts, script)], { stdio: 'inherit', env: process.env });
+    const child = spawn(process.execPath, [path.join(scripts, script), ...args], { stdio: 'inherit', env: process.env });
     const done = (code, how) => {
-      results.set(script, { code, how, seconds: (Date.now() - started) / 1000 });
+      results.set(label, { code, how, seconds: (Date.now() - started) / 1000, command: ['node', `scripts/${script}`, ...args].join(' ') });
       resolve(code === 0);
     };
     child.on('error', (err) => done(-1, err.message));
@@ -123,17 +128,31 @@ function step(script) {
   });
 }
 
+const NPM = 'setup.mjs (npm packages)';
+const ENGINE = 'setup.mjs (engine)';
+const ARCHIVE = 'setup.mjs (class archive)';
 const started = Date.now();
+// setup.mjs's two halves as two lines: the checks and tap's class need only the npm packages, not
+// the engine's Maven build (on a clean clone npm ci and Maven still run side by side).
+const npm = step('setup.mjs', ['--skip-engine'], NPM);
+const engine = step('setup.mjs', ['--skip-npm', '--skip-archive'], ENGINE);
 const required = await Promise.all([
-  step('setup.mjs').then(async (ok) => {
+  npm.then(async (ok) => {
     if (!ok) return false;
-    // setup-openapi-generator after setup.mjs: two Maven runs at once would share ~/.m2 while downloading.
-    const [tap, , checked] = await Promise.all([
-      step('setup-tap.mjs'),
-      step('setup-openapi-generator.mjs').then((jar) => (jar ? step('setup-generated-clients.mjs') : false)),
-      withChecks ? checks() : true,
-    ]);
+    const [tap, checked] = await Promise.all([step('setup-tap.mjs'), withChecks ? checks() : true]);
     return tap && checked;
+  }),
+  engine.then(async (ok) => {
+    if (!ok) return false;
+    await Promise.all([
+      // The class archive is written by tsx: once the npm packages are in as well (a failure only warns).
+      npm.then((npmOk) =>
+        npmOk && existsSync(path.join(scripts, 'embedded-mongo', 'target', 'embedded-mongo.jar')) ? step('setup.mjs', ['--skip-npm'], ARCHIVE) : true,
+      ),
+      // setup-openapi-generator after the engine's Maven build: two Maven runs at once would share ~/.m2 while downloading.
+      step('setup-openapi-generator.mjs').then((jar) => (jar ? step('setup-generated-clients.mjs') : false)),
+    ]);
+    return true;
   }),
   step('setup-venv.mjs'),
   step('setup-oapi-codegen.mjs').then(() => true),
@@ -145,20 +164,20 @@ const required = await Promise.all([
 ]);
 
 const problems = [];
-for (const script of ['setup.mjs', 'setup-tap.mjs', 'setup-venv.mjs']) {
-  const r = results.get(script);
+for (const label of [NPM, ENGINE, 'setup-tap.mjs', 'setup-venv.mjs']) {
+  const r = results.get(label);
   if (r && r.code !== 0)
-    problems.push(`  FAILED  scripts/${script} (${r.how}): required, the tests cannot run; rerun \`node scripts/${script}\` and see its output above`);
-  else if (!r) problems.push(`  FAILED  scripts/${script}: not run (an earlier step failed)`);
+    problems.push(`  FAILED  scripts/${label} (${r.how}): required, the tests cannot run; rerun \`${r.command}\` and see its output above`);
+  else if (!r) problems.push(`  FAILED  scripts/${label}: not run (an earlier step failed)`);
 }
 for (const name of withChecks ? CHECKS : []) {
   const r = checkResults.get(name);
   if (r && r.code !== 0) problems.push(`  FAILED  npm run ${name} (exit code ${r.code}): see its output above`);
-  else if (!r) problems.push(`  FAILED  npm run ${name}: not run (setup.mjs failed)`);
+  else if (!r) problems.push(`  FAILED  npm run ${name}: not run (the npm packages could not be installed)`);
 }
 for (const [script, info] of Object.entries(TOOLS)) {
   const r = results.get(script);
-  if (!r) problems.push(`  not set up  ${info.tool}: scripts/${script} not run (setup.mjs failed)`);
+  if (!r) problems.push(`  not set up  ${info.tool}: scripts/${script} not run (the engine's set-up failed)`);
   else if (info.skippedWhen !== undefined && r.code === info.skippedWhen)
     problems.push(`  skipped  ${info.tool}: ${info.skipped} (${info.tests}); ${info.fix}`);
   else if (r.code !== 0)
@@ -170,7 +189,7 @@ const secs = ((Date.now() - started) / 1000).toFixed(1);
 if (problems.length) {
   console.error(`\n[setup-test] set-up done in ${secs} s with problems:\n${problems.join('\n')}\n`);
 } else {
-  const timings = [...results].map(([s, r]) => `${s.replace(/\.mjs$/, '')} ${r.seconds.toFixed(1)} s`);
+  const timings = [...results].map(([s, r]) => `${s.replace(/\.mjs\b/, '')} ${r.seconds.toFixed(1)} s`);
   for (const [name, r] of checkResults) timings.push(`${name} ${r.seconds.toFixed(1)} s`);
   console.log(`[setup-test] set-up done in ${secs} s (${timings.join(', ')})`);
 }

@@ -13,7 +13,8 @@
 //
 // Fast (a few stat calls) when everything is up to date. Plain Node, no dependencies.
 // Flags: --runtime (only what `npm start` needs), --force (rebuild the jar and reinstall), --skip-npm, --skip-engine,
-// --dry-run (only say what would run).
+// --skip-archive (the jar only: the archive needs tsx, so a caller installing the npm packages beside it runs
+// `--skip-npm` again once they are in, as scripts/setup-test.mjs does), --dry-run (only say what would run).
 // If MONGODB_URI is set, a failed engine build is only a warning (the engine is not needed).
 
 import { spawn } from 'node:child_process';
@@ -241,7 +242,7 @@ if (!args.has('--skip-engine')) {
     } else {
       process.exit(1);
     }
-  } else {
+  } else if (!args.has('--skip-archive')) {
     await ensureClassArchive();
   }
 }
