@@ -54,19 +54,31 @@ t.test('the engine out of memory: the watchdog line, the reason in the service l
   t.teardown(() => service.stop(2000));
 
   // Four at once: the engine reads each result batch by batch (StreamingCursor), so one summary of this
-  // store may fit in 32 MB; four side by side, each holding a batch of decoded documents, do not.
-  const started = Date.now();
-  const replies = await Promise.all(
-    ['invoice', 'payment', 'invoice', 'payment'].map((basis) =>
-      fetch(`${service.base}/api/tax-summary?startDate=2025-11-15&endDate=2026-11-15&basis=${basis}`, {
-        headers: { 'x-api-key': DEMO_TENANTS[0]!.apiKey },
-        signal: AbortSignal.timeout(60_000),
-      }).then(async (res) => ({ status: res.status, body: (await res.json()) as { reason?: string; error?: { reason?: string } } })),
-    ),
-  );
-  const elapsed = Date.now() - started;
+  // store may fit in 32 MB; four side by side, each holding a batch of decoded documents, do not — when their
+  // reads overlap, which the machine's scheduling decides (a loaded CI run once answered all four). So up to five
+  // bursts, until one meets the engine's end; each burst's replies are checked.
+  const bursts: { status: number; body: { reason?: string; error?: { reason?: string } } }[][] = [];
+  let elapsed = 0;
+  while (bursts.length < 5 && !bursts.some((b) => b.some((r) => r.status === 503))) {
+    const started = Date.now();
+    bursts.push(
+      await Promise.all(
+        ['invoice', 'payment', 'invoice', 'payment'].map((basis) =>
+          fetch(`${service.base}/api/tax-summary?startDate=2025-11-15&endDate=2026-11-15&basis=${basis}`, {
+            headers: { 'x-api-key': DEMO_TENANTS[0]!.apiKey },
+            signal: AbortSignal.timeout(60_000),
+          }).then(async (res) => ({ status: res.status, body: (await res.json()) as { reason?: string; error?: { reason?: string } } })),
+        ),
+      ),
+    );
+    elapsed = Date.now() - started;
+  }
+  const replies = bursts.flat();
   const failed = replies.filter((r) => r.status === 503);
-  t.ok(failed.length > 0, `a year's tax summaries on a 32 MB engine: ${replies.map((r) => r.status).join(', ')} (${elapsed} ms)`);
+  t.ok(
+    failed.length > 0,
+    `a year's tax summaries on a 32 MB engine, ${bursts.length} burst(s) of four: ${bursts.map((b) => b.map((r) => r.status).join(', ')).join(' / ')} (the last ${elapsed} ms)`,
+  );
   t.ok(
     replies.every((r) => r.status === 503 || r.status === 200),
     'each either answered or 503',
@@ -75,7 +87,7 @@ t.test('the engine out of memory: the watchdog line, the reason in the service l
     failed.every((r) => (r.body.error?.reason ?? r.body.reason) === 'database_unavailable'),
     'database_unavailable',
   );
-  t.ok(elapsed < 25_000, `in seconds, not minutes of timeouts (${elapsed} ms)`);
+  t.ok(elapsed < 25_000, `the burst that met it answered in seconds, not minutes of timeouts (${elapsed} ms)`);
 
   const output = service.output();
   // The watchdog's line, or the JVM's own OutOfMemoryError exit when the heap fills before the watchdog's window ends.
