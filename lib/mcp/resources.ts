@@ -4,7 +4,7 @@
  * spec so every tool's status codes are listed even as operations are added).
  */
 import { readFileSync } from 'node:fs';
-import { deref, type Json } from '../spec/deref.ts';
+import { derefDocument, type Json } from '../spec/deref.ts';
 import { toolDocsUri, type ToolDefinition } from './tools-from-spec.ts';
 import { wholeText } from './brief-text.ts';
 
@@ -39,7 +39,7 @@ function statusCodes(paths: { [key: string]: Json }, tool: ToolDefinition): [str
  * tools", and each tool names it there; what is a tool's own is under it.
  */
 export function operationsSection(spec: Json, tools: ToolDefinition[]): string {
-  const doc = deref(spec);
+  const doc = derefDocument(spec);
   const paths = isObject(doc) && isObject(doc.paths) ? doc.paths : {};
   const codes = new Map(tools.map((tool) => [tool.name, statusCodes(paths, tool)]));
   const uses = new Map<string, number>();

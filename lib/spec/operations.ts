@@ -1,4 +1,4 @@
-import { deref, type Json } from './deref.ts';
+import { deepFreeze, derefDocument, type Json } from './deref.ts';
 
 /**
  * The operations of the OpenAPI document in the shape every consumer needs:
@@ -63,8 +63,25 @@ function parameterSchema(params: { [key: string]: Json }[], location: string, cl
   return out;
 }
 
-export function listOperations(spec: Json): OperationSchemas[] {
-  const doc = deref(spec);
+const tables = new WeakMap<object, readonly OperationSchemas[]>();
+
+/**
+ * The document's operations, computed once per document object and shared (frozen): the
+ * metrics, tracing, glue, MCP and test tables of one process all read the same document, and each
+ * computation was a fresh dereference of it (issue 39).
+ */
+export function listOperations(spec: Json): readonly OperationSchemas[] {
+  if (spec === null || typeof spec !== 'object') return operationsOf(spec);
+  let table = tables.get(spec);
+  if (table === undefined) {
+    table = Object.freeze(operationsOf(spec).map((op) => deepFreeze(op as unknown as Json) as unknown as OperationSchemas));
+    tables.set(spec, table);
+  }
+  return table;
+}
+
+function operationsOf(spec: Json): OperationSchemas[] {
+  const doc = derefDocument(spec);
   if (!isObject(doc) || !isObject(doc.paths)) throw new Error('spec has no paths');
   const globalSecurity = Array.isArray(doc.security) && doc.security.some((s) => isObject(s) && Object.keys(s).length > 0);
   const out: OperationSchemas[] = [];

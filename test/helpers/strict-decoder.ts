@@ -5,8 +5,7 @@
  * declare fails here as it fails there (issue 39).
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { loadSpec } from '../../handlers/app.ts';
-import { loadMcpSpec, loadV1Spec } from '../../lib/app/spec.ts';
+import { bundledSpec, loadMcpSpec, loadV1Spec } from '../../lib/app/spec.ts';
 import { createAjv } from '../../lib/spec/ajv.ts';
 import { listOperations } from '../../lib/spec/operations.ts';
 import type { Json } from '../../lib/spec/deref.ts';
@@ -36,9 +35,9 @@ const ajv = createAjv('strict');
 export function strictValidator(key: string): ValidateFunction | undefined {
   if (!table) {
     table = new Map();
-    // The current document first, then the version 1 lists' answers it adds, then the MCP transports (as generated/validators.js keys them).
+    // The current document (the one the process's apps run on: its operation table is computed once) first, then the version 1 lists' answers it adds, then the MCP transports (as generated/validators.js keys them).
     const set = (key: string, schema: Json) => table!.has(key) || table!.set(key, schema);
-    for (const op of [...listOperations(loadSpec()), ...listOperations(loadV1Spec()), ...listOperations(loadMcpSpec())]) {
+    for (const op of [...listOperations(bundledSpec()), ...listOperations(loadV1Spec()), ...listOperations(loadMcpSpec())]) {
       for (const [status, schema] of Object.entries(op.responses)) if (schema) set(`${op.method} ${op.route} response:${status}`, schema);
       for (const [k, schema] of Object.entries(op.mediaResponses)) set(`${op.method} ${op.route} response:${k}`, schema);
     }
