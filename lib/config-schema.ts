@@ -1,7 +1,8 @@
 /**
  * The service's one configuration schema: every environment variable it reads, as JSON Schema
  * (type, bounds, default, description). lib/config.ts validates the environment against it once
- * at start-up (env-schema over a strict Ajv: no coercion) and shapes the result into AppConfig;
+ * at start-up (a strict Ajv validator, no coercion, compiled from it by `npm run generate`:
+ * generated/config-validator.js) and shapes the result into AppConfig;
  * scripts/configuration-table.ts renders it as the table of docs/configuration.md.
  *
  * Values are strings on the wire: lib/config.ts turns integers and booleans into numbers and

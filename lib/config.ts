@@ -2,9 +2,8 @@
  * Environment → typed configuration, validated once at start-up against the one schema of every
  * variable (lib/config-schema.ts; its table: docs/configuration.md, `npm run generate`).
  */
-import envSchema from 'env-schema';
 import type { ErrorObject } from 'ajv';
-import { createAjv } from './spec/ajv.ts';
+import validateConfig, { schemaText } from '../generated/config-validator.js';
 import { CONFIG_SCHEMA, type ConfigEnv, type ConfigVariable } from './config-schema.ts';
 import type { AlertWorkerSettings } from './alerts/worker.ts';
 import type { McpSessionSettings } from './mcp/options.ts';
@@ -202,19 +201,19 @@ function describe(errors: readonly ErrorObject[], env: NodeJS.ProcessEnv): strin
   return [...lines].join('; ');
 }
 
-// Strict (unknown keywords refused, no coercion); `x-default` is the schema's documentation-only annotation.
-const ajv = createAjv('strict', { removeAdditional: true, verbose: false });
-ajv.addKeyword({ keyword: 'x-default', schemaType: 'string' });
+let compiledFromSchema: boolean | undefined;
 
-/** The environment validated against CONFIG_SCHEMA (defaults filled in); throws ConfigError naming each invalid variable. */
+/**
+ * The environment validated against CONFIG_SCHEMA (defaults filled in); throws ConfigError naming each invalid variable.
+ * The validator is the schema compiled by `npm run generate` (strict Ajv: no coercion; `x-default` the schema's
+ * documentation-only annotation; scripts/config-validator.ts), so no process compiles it at start.
+ */
 export function validateEnv(env: NodeJS.ProcessEnv): ConfigEnv {
-  try {
-    return envSchema<ConfigEnv>({ schema: CONFIG_SCHEMA, data: typedEnv(env), env: false, dotenv: false, ajv });
-  } catch (err) {
-    const errors = (err as { errors?: ErrorObject[] }).errors;
-    if (!errors) throw err;
-    throw new ConfigError(describe(errors, env));
-  }
+  compiledFromSchema ??= schemaText === JSON.stringify(CONFIG_SCHEMA);
+  if (!compiledFromSchema) throw new Error('generated/config-validator.js was compiled from another lib/config-schema.ts: run npm run generate');
+  const data = typedEnv(env);
+  if (!validateConfig(data)) throw new ConfigError(describe(validateConfig.errors ?? [], env));
+  return data as ConfigEnv;
 }
 
 /** CORS_ORIGINS: comma-separated origins (`https://app.example.com`) or `*`; unset or empty: none. */

@@ -10,7 +10,8 @@
  *   generated/validated.d.ts      each operation's query after validation (spec defaults present)
  *   generated/sdk.ts              a typed client SDK (openapi-fetch over api.d.ts)
  * and lib/config-schema.ts → the table of environment variables in docs/configuration.md
- * (scripts/configuration-table.ts).
+ * (scripts/configuration-table.ts) and generated/config-validator.js(.d.ts), the schema as a
+ * standalone validator (scripts/config-validator.ts).
  * `--check` regenerates in memory and fails when a committed file differs.
  */
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
@@ -22,6 +23,7 @@ import { buildValidatorModule } from '../lib/spec/validator-module.ts';
 import { buildValidatedTypes } from '../lib/spec/validated-types.ts';
 import type { Json } from '../lib/spec/deref.ts';
 import { CONFIGURATION_DOC, withConfigurationTable } from './configuration-table.ts';
+import { buildConfigValidatorModule } from './config-validator.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Keys are paths from the root: generated/… from spec/, docs/configuration.md's table from the configuration schema.
@@ -63,6 +65,9 @@ async function render(): Promise<Map<string, string>> {
   files.set('generated/validators.js', validators.js);
   files.set('generated/validators.d.ts', validators.dts);
   files.set('generated/validated.d.ts', buildValidatedTypes(spec));
+  const configValidator = buildConfigValidatorModule();
+  files.set('generated/config-validator.js', configValidator.js);
+  files.set('generated/config-validator.d.ts', configValidator.dts);
   files.set(CONFIGURATION_DOC, withConfigurationTable(await readFile(out(CONFIGURATION_DOC), 'utf8')));
   return files;
 }
