@@ -158,6 +158,11 @@ export interface LoadDemoOptions {
   rollups?: 'now' | 'worker';
   /** Progress of that rebuild (kind, tenant, days done of total): at 300k documents it takes minutes. */
   onRollupProgress?: (p: RollupProgress) => void;
+  /**
+   * The demo tenants to load, by RFC (default: all of DEMO_TENANTS). Each is generated as it is in the
+   * whole dataset (its own seed), so a test that calls as one tenant can load only that one.
+   */
+  tenants?: readonly string[];
 }
 
 /** Deletes a tenant's demo records (trips, financial and received documents, settings); API keys are kept. */
@@ -174,17 +179,20 @@ export async function deleteTenantData(db: Db, tenant: string): Promise<{ financ
 }
 
 /**
- * Loads both demo tenants (TGO, FNO): settings, API keys (label 'demo'),
+ * Loads both demo tenants (TGO, FNO; or those `tenants` names): settings, API keys (label 'demo'),
  * `trips` trips and `invoices` financial documents each. Deterministic: the
  * same options always store the same records.
  */
 export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<InsertResult[]> {
   const seed = opts.seed ?? DEFAULT_DEMO_SEED;
-  const generated = DEMO_TENANTS.map((t, i) =>
+  const unknown = opts.tenants?.filter((rfc) => !DEMO_TENANTS.some((t) => t.rfc === rfc)) ?? [];
+  if (unknown.length) throw new RangeError(`loadDemoData: not a demo tenant: ${unknown.join(', ')}`);
+  const tenants = DEMO_TENANTS.filter((t) => !opts.tenants || opts.tenants.includes(t.rfc));
+  const generated = tenants.map((t) =>
     generateTenant({
       tenant: t.rfc,
       name: t.name,
-      seed: seed + i,
+      seed: seed + DEMO_TENANTS.indexOf(t),
       invoices: opts.invoices,
       trips: opts.trips,
       ...(opts.endDate ? { endDate: opts.endDate } : {}),
@@ -194,7 +202,7 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
   const total = generated.reduce((s, g) => s + g.counts.financialDocs + g.counts.trips, 0);
   const results: InsertResult[] = [];
   let offset = 0;
-  for (const [i, t] of DEMO_TENANTS.entries()) {
+  for (const [i, t] of tenants.entries()) {
     const g = generated[i]!;
     if (opts.drop) await deleteTenantData(db, t.rfc);
     await storeApiKey(db, { key: t.apiKey, tenant: t.rfc, label: 'demo' });
@@ -210,6 +218,6 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
   // Written in bulk, not through the repositories: the totals kept on write are rebuilt from them
   // (docs/rollups.md), here or, for a service about to start, by its rollup worker once it listens.
   if (opts.rollups === 'worker') await forgetRollups(db);
-  else await rebuildRollups(db, { tenants: DEMO_TENANTS.map((t) => t.rfc), ...(opts.onRollupProgress ? { onProgress: opts.onRollupProgress } : {}) });
+  else await rebuildRollups(db, { tenants: tenants.map((t) => t.rfc), ...(opts.onRollupProgress ? { onProgress: opts.onRollupProgress } : {}) });
   return results;
 }
