@@ -44,6 +44,14 @@ const st = path.join(bin, isWindows ? 'st.exe' : 'st');
 const pip = path.join(bin, isWindows ? 'pip.exe' : 'pip');
 const stamp = path.join(venv, `.packages-${createHash('sha256').update(PACKAGES.join('\n')).digest('hex').slice(0, 12)}`);
 const lockDir = path.join(venv, '.setup.lock');
+/**
+ * Hypothesis' storage directory for the tests that run Schemathesis (HYPOTHESIS_STORAGE_DIRECTORY): it keeps
+ * the Unicode tables Hypothesis derives once per Python (which code points each category holds, which
+ * ones UTF-8 encodes: ~3 CPU-s to compute), which it would otherwise recompute in every fresh working directory.
+ * test/contract-schemathesis.test.ts names the same directory.
+ * Tables only: the tests run without Hypothesis' example database, so nothing in it changes what is generated.
+ */
+const HYPOTHESIS_STORAGE = path.join(root, '.cache', 'hypothesis');
 
 const args = new Set(process.argv.slice(2));
 const force = args.has('--force');
@@ -51,10 +59,15 @@ const force = args.has('--force');
 const say = (msg) => process.stdout.write(`[setup-venv] ${msg}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function run(cmd, cmdArgs) {
+/** What Schemathesis' string strategies ask of Hypothesis first: the category table and the UTF-8 code points. */
+const WARM_HYPOTHESIS = "from hypothesis.internal.charmap import charmap, intervals_from_codec; charmap(); intervals_from_codec('utf-8')";
+
+const run = (cmd, cmdArgs) => runWithEnv(cmd, cmdArgs, {});
+
+function runWithEnv(cmd, cmdArgs, env) {
   return new Promise((resolve) => {
     let output = '';
-    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.on('error', (error) => resolve({ code: -1, error, output }));
@@ -126,6 +139,11 @@ async function install() {
     // Stamps of other versions go: the stamp names what is installed.
     for (const f of readdirSync(venv)) if (f.startsWith('.schemathesis-') || f.startsWith('.packages-')) rmSync(path.join(venv, f), { force: true });
     writeFileSync(stamp, `${PACKAGES.join('\n')}\n`);
+    // The tables, now rather than in the first contract test (best effort: the test computes what is missing).
+    const warm = await runWithEnv(path.join(bin, isWindows ? 'python.exe' : 'python'), ['-c', WARM_HYPOTHESIS], {
+      HYPOTHESIS_STORAGE_DIRECTORY: HYPOTHESIS_STORAGE,
+    });
+    if (warm.code !== 0) say(`Hypothesis' Unicode tables not precomputed (the first contract test will):\n${warm.output.trim()}`);
     say(`${PACKAGES.length} packages installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return true;
   });
