@@ -29,8 +29,9 @@
  *   outside the kernel's ephemeral range (test/helpers/ports.ts): the other files' `listen(0)`
  *   and outgoing connections cannot take them meanwhile, and no other file binds a fixed port.
  * - Every time budget is a bound on behaviour (no hang, 503 at once, drained and exited by itself)
- *   plus the machine's lag, measured as the slowest answer of GET /health (which never touches
- *   the database) over the same span: never a speed claim that holds only on an idle machine.
+ *   plus the machine's lag over the same span (lagProbe: the slowest GET /health, which never
+ *   touches the database, or the event-loop delay of this process or of the service, the
+ *   largest): never a speed claim that holds only on an idle machine.
  */
 import t, { type Test } from 'tap';
 import http from 'node:http';
