@@ -77,7 +77,9 @@ export const apiPlugin = fp<{ handlers: HandlerMap }>(
           // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
           preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],
           ...(bodyLimit === undefined ? {} : { bodyLimit }),
-          config: op?.secured ? tenantDataRoute : { ...(policy.tenantData ? tenantDataRoute : {}), ...(policy.rateLimited ? {} : { rateLimit: false }) },
+          config: op?.secured
+            ? tenantDataRoute
+            : { ...(policy.tenantData ? tenantDataRoute : {}), ...(policy.rateLimited ? {} : { rateLimit: false }), needsNoKey: true },
           ...(policy.compressed ? {} : { compress: false, decompress: false }),
         };
         return route;

@@ -99,3 +99,19 @@ t.test('the first request of a valid key is not counted on its address', async (
   t.equal((await get(address)).statusCode, 401, `the address still had its ${IP_BUDGET}th request`);
   t.equal((await get(address)).statusCode, 429, 'then 429');
 });
+
+t.test('a route that needs no key does not look one up: /ready never waits on the database for it', async (t) => {
+  const address = '203.0.113.11';
+  const key = 'fbo_valid_key_first_shown_to_ready_0001';
+  await storeApiKey(h.db, { key, tenant: TENANT_A, label: 'shown to /ready first' });
+  lookups.length = 0;
+  const ready = () => app.inject({ method: 'GET', url: '/ready', remoteAddress: address, headers: { 'x-api-key': key } });
+  const first = await ready();
+  t.equal(first.statusCode, 200, '/ready with a key this instance has not seen');
+  // A lookup waits on the database: while it was down, it held /ready for the driver's server selection (5 s), past its 1 s budget.
+  t.same(lookups, [], 'answered without looking the key up');
+  t.equal(first.headers['x-ratelimit-limit'], String(IP_BUDGET), 'counted on the address');
+  t.equal((await get(address, key)).statusCode, 200, 'a data operation looks it up');
+  t.equal(lookups.length, 1, 'once');
+  t.equal((await ready()).headers['x-ratelimit-limit'], String(config.rateLimit.max), 'a key this instance knows keeps its own budget on /ready');
+});

@@ -29,17 +29,16 @@
  * from a generation cache its threads share), CONTRACT_VERBOSE (print Schemathesis' whole report even when it passes).
  */
 import t from 'tap';
-import { spawn, execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startEmbeddedMongo } from '../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import type { Db } from 'mongodb';
 import { ensureIndexes } from '../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { startService, ROOT } from './helpers/service.ts';
+import { killGroup, runInGroup, spawnInGroup } from './helpers/processes.ts';
 import { testConfig } from './helpers/harness.ts';
 import { ObjectId } from 'mongodb';
 import { exportsCollection, insertExport } from '../lib/exports/exports-repo.ts';
@@ -55,7 +54,7 @@ const SEED = process.env.CONTRACT_SEED === 'random' ? String(Math.floor(Math.ran
 const WORKERS = process.env.CONTRACT_WORKERS ?? '1';
 
 // 1. Schemathesis in .venv, installed by the set-up (`npm test`'s pretest, `npm run test:contract`), never here: checked only.
-const setup = await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--check', '--print-bin'], {
+const setup = await runInGroup(process.execPath, [path.join(ROOT, 'scripts', 'setup-venv.mjs'), '--check', '--print-bin'], {
   cwd: ROOT,
   timeout: 60_000,
 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
@@ -188,14 +187,17 @@ t.test(`schemathesis: every operation, all checks, ${FUZZ_EXAMPLES} fuzzed examp
   ];
   const started = Date.now();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(python, ['-c', ST_MAIN, ...args], {
+    // In a process group of its own, killed with the test (teardown) and with this process however it ends
+    // (test/helpers/processes.ts): a run that meets the file's timeout does not go on against a service left behind.
+    const child = spawnInGroup(python, ['-c', ST_MAIN, ...args], {
       cwd: workdir, // Hypothesis and Schemathesis write nothing into the repository (but the tables above, in .cache/)
       env: { ...plainEnv(), HYPOTHESIS_STORAGE_DIRECTORY: HYPOTHESIS_STORAGE, PYTHONUNBUFFERED: '1', COLUMNS: '120', NO_COLOR: '1', TERM: 'dumb' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    t.teardown(() => void (child.pid && killGroup(child.pid)));
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.on('error', (err) => resolve({ code: -1, output: `${out}\ncannot run ${st}: ${err.message}` }));
     // eslint-disable-next-line no-control-regex
     child.on('close', (c) => resolve({ code: c, output: out.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '\n') }));

@@ -5,15 +5,13 @@
  * data, with only the address changed, and answers the expected JSON.
  */
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { startHarness } from './helpers/harness.ts';
 import { listen } from './helpers/mcp.ts';
 import { loadDemoData } from '../scripts/demo/load.ts';
+import { runInGroup } from './helpers/processes.ts';
 
 t.setTimeout(180_000);
-const run = promisify(execFile);
 const root = new URL('..', import.meta.url);
 
 const readme = readFileSync(new URL('README.md', root), 'utf8');
@@ -31,8 +29,13 @@ t.test('the README documents the command lines', async (t) => {
   for (const c of commands) t.match(c, /^npx @modelcontextprotocol\/inspector@\d+\.\d+\.\d+ --cli http:\/\/localhost:3000\/mcp /, 'a pinned version');
 });
 
+// In a process group of its own (runInGroup): a timeout kills npx and the Inspector under the shell, not the shell alone.
 const inspector = async (command: string) => {
-  const { stdout } = await run('bash', ['-c', command.replace('http://localhost:3000', base)], { cwd: root, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await runInGroup('bash', ['-c', command.replace('http://localhost:3000', base)], {
+    cwd: root,
+    timeout: 90_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return JSON.parse(stdout) as Record<string, unknown>;
 };
 

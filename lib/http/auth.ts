@@ -15,6 +15,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route accepts OAuth access tokens as well as API keys (the MCP transports). */
     acceptsAccessTokens?: boolean;
+    /**
+     * The route needs no API key (the spec's `security: []`: /ready, shared links): the rate limiter does not look a
+     * presented key up there (lib/http/rate-limit.ts), so it never waits on the database for one.
+     */
+    needsNoKey?: boolean;
   }
   interface FastifyRequest {
     /** RFC of the authenticated tenant; set by `authenticate`, null on public routes. */

@@ -39,7 +39,8 @@ export function windowText(ms: number): string {
  * The budgets, one counter per window:
  *
  * - a valid API key (known to the key cache or looked up once): RATE_LIMIT_MAX per key (hashed,
- *   the key itself never becomes a store key);
+ *   the key itself never becomes a store key). On a route that needs no key (/ready, shared links)
+ *   a key is not looked up, only taken from the cache: the route never waits on the database for it;
  * - everything else (no key, an unknown or revoked key): RATE_LIMIT_IP_MAX per client address.
  *   Counted before the key is looked up once the address has spent its budget
  *   (lib/http/spent-addresses.ts), and unknown keys are remembered for a few seconds
@@ -83,8 +84,11 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
     // An MCP tool call's inner REST dispatch: its outer MCP request was already counted.
     allowList: (request: FastifyRequest) => isInternalDispatch(request),
     keyGenerator: async (request: FastifyRequest) => {
-      // A key from an address over its budget is not looked up: the request is counted on the address.
-      const caller = await identifyCaller(opts.db, request, { lookup: !spent.has(request.ip) });
+      // A key from an address over its budget is not looked up: the request is counted on the address. Nor is
+      // one on a route that needs none (/ready answers within its budget whatever the database does: a key
+      // lookup waited out the driver's server selection, 5 s, while the database was down): a key this
+      // instance knows keeps its own budget there, any other counts on the address.
+      const caller = await identifyCaller(opts.db, request, { lookup: request.routeOptions.config.needsNoKey !== true && !spent.has(request.ip) });
       return caller.kind === 'valid' ? `key:${caller.hash}` : `${ADDRESS_PREFIX}${request.ip}`;
     },
     // The window the budget is for, and the time left.

@@ -6,13 +6,11 @@
  * directory the test removes.
  */
 import type { Test } from 'tap';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Db } from 'mongodb';
 import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
@@ -20,8 +18,7 @@ import { ensureIndexes } from '../../lib/service-indexes.ts';
 import { loadDemoData, DEMO_TENANTS } from '../../scripts/demo/load.ts';
 import { financialDocs } from '../../lib/db/collections.ts';
 import { startService, ROOT } from './service.ts';
-
-const exec = promisify(execFile);
+import { runInGroup, type RunError } from './processes.ts';
 
 /**
  * JVM options for the short Java runs of these tests (the openapi-generator batch, the java consumers): the C1
@@ -46,10 +43,13 @@ export interface RunOptions {
   timeout?: number;
 }
 
-/** Runs a command; a failure reports its output. */
+/**
+ * Runs a command; a failure reports its output. In a process group of its own (runInGroup): a timeout kills
+ * what the tool started too (Maven's javac, go's compilers), and a file that times out leaves none of it running.
+ */
 export async function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<string> {
   try {
-    const { stdout, stderr } = await exec(cmd, args, {
+    const { stdout, stderr } = await runInGroup(cmd, args, {
       cwd: opts.cwd ?? ROOT,
       env: opts.env ?? process.env,
       timeout: opts.timeout ?? 180_000,
@@ -57,7 +57,7 @@ export async function run(cmd: string, args: string[], opts: RunOptions = {}): P
     });
     return `${stdout}${stderr}`;
   } catch (err) {
-    const e = err as Error & { stdout?: string; stderr?: string };
+    const e = err as RunError;
     throw new Error(`${cmd} ${args.join(' ')} failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`.slice(0, 8000));
   }
 }

@@ -8,10 +8,11 @@
  * group as a terminal's Ctrl-C does.
  * Used by the contract (schemathesis), shutdown, fault and soak tests and `npm run soak`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundledScript } from './script-bundle.ts';
+import { spawnInGroup } from './processes.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -63,7 +64,8 @@ export const SHORT_LIVED_ENGINE_JAVA_OPTS = '-XX:TieredStopAtLevel=1';
 /**
  * One of the project's scripts as a process of its own (`node` with scriptArgs, so
  * signals reach it directly), with nothing of the test runner's environment
- * leaking into its config.
+ * leaking into its config. In a process group of its own that dies with the test process
+ * (test/helpers/processes.ts): a file that times out leaves no service running.
  */
 export function spawnScript(script: string, env: Record<string, string>, opts: { launcher?: 'node' | 'npm' } = {}): ChildProcess {
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, TAP: '', NODE_OPTIONS: '', ...env };
@@ -77,14 +79,13 @@ export function spawnScript(script: string, env: Record<string, string>, opts: {
     // The package script of that name (`npm start` for scripts/start.ts), exactly as a user runs it.
     const name = /^scripts\/(\w+)\.ts$/.exec(script)?.[1];
     if (!name) throw new Error(`${script} is not a package script`);
-    return spawn('npm', name === 'start' ? ['start', '--silent'] : ['run', name, '--silent'], {
+    return spawnInGroup('npm', name === 'start' ? ['start', '--silent'] : ['run', name, '--silent'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: fullEnv,
-      detached: true,
     });
   }
-  return spawn(process.execPath, scriptArgs(script), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv });
+  return spawnInGroup(process.execPath, scriptArgs(script), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: fullEnv });
 }
 
 /**
