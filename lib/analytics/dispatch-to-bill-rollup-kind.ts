@@ -11,7 +11,8 @@ import type { RollupKind } from '../rollups/rollup-kind.ts';
 import { DISPATCH_TO_BILL_TRIPS_SOURCE } from '../trips/trip-days.ts';
 import { tenantsWithTrips } from '../trips/trips-repo.ts';
 import { DISPATCH_TO_BILL_ROLLUP_VERSION } from './dispatch-to-bill-day.ts';
-import { deleteDispatchToBillOf, keptDispatchToBillDays, unloadDaysOfTenant } from './dispatch-to-bill-rollups-repo.ts';
+import { deleteDispatchToBillOf, keptDispatchToBillDays } from './dispatch-to-bill-rollups-repo.ts';
+import { tripHistoryDays } from './trip-history-days.ts';
 import {
   differingDispatchToBillDays,
   drainDocumentMarks,
@@ -30,7 +31,7 @@ const days = markedRollupKind({
   marksPerPass: 400,
   tenants: tenantsWithTrips,
   isEmpty: async (db) => !(await trips(db).findOne({}, { projection: { _id: 1 } })),
-  documentDays: async (db, tenant) => new Map([[DISPATCH_TO_BILL_TRIPS_SOURCE, await unloadDaysOfTenant(db, tenant, 600_000)]]),
+  documentDays: async (db, tenant) => new Map([[DISPATCH_TO_BILL_TRIPS_SOURCE, (await tripHistoryDays(db, tenant)).unloaded]]),
   keptUnits: keptDispatchToBillDays,
   deleteOf: deleteDispatchToBillOf,
   recompute: (db, tenant, run, _ctx, maxTimeMS) => recomputeDispatchToBillRun(db, tenant, run, maxTimeMS),

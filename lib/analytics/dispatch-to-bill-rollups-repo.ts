@@ -129,11 +129,3 @@ export async function unloadDaysOfTripsLinkedTo(db: Db, tenant: string, ids: rea
   }
   return out;
 }
-
-/** Every day a leg of the tenant's trips was unloaded on (a rebuild). */
-export async function unloadDaysOfTenant(db: Db, tenant: string, maxTimeMS: number): Promise<Set<string>> {
-  const out = new Set<string>();
-  const cursor = trips(db).aggregate<{ u: unknown }>([{ $match: { company: tenant } }, unloadsProjection], { maxTimeMS, batchSize: 2000 });
-  for await (const r of cursor) addUnloadDays(out, r.u);
-  return out;
-}

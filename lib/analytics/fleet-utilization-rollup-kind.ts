@@ -9,7 +9,8 @@ import { FLEET_UTILIZATION_SOURCE } from '../trips/trip-days.ts';
 import { tenantsWithTrips } from '../trips/trips-repo.ts';
 import { FLEET_ROLLUP_VERSION, type StoredFleetDay } from './fleet-day-rollup.ts';
 import { deleteFleetRollupsOf, readStoredFleetDays, type FleetDayPart } from './fleet-rollups-repo.ts';
-import { daysOfTrips, differingFleetDays, keptFleetDays, recomputeFleetDays } from './refresh-fleet-rollups.ts';
+import { tripHistoryDays } from './trip-history-days.ts';
+import { differingFleetDays, keptFleetDays, recomputeFleetDays } from './refresh-fleet-rollups.ts';
 
 export const fleetUtilizationRollups = markedRollupKind({
   name: 'fleet-utilization',
@@ -21,7 +22,7 @@ export const fleetUtilizationRollups = markedRollupKind({
   marksPerPass: 800,
   tenants: tenantsWithTrips,
   isEmpty: async (db) => !(await trips(db).findOne({}, { projection: { _id: 1 } })),
-  documentDays: async (db, tenant) => new Map([[FLEET_UTILIZATION_SOURCE, await daysOfTrips(db, tenant)]]),
+  documentDays: async (db, tenant) => new Map([[FLEET_UTILIZATION_SOURCE, (await tripHistoryDays(db, tenant)).touched]]),
   keptUnits: keptFleetDays,
   deleteOf: deleteFleetRollupsOf,
   recompute: (db, tenant, run, _ctx, maxTimeMS) => recomputeFleetDays(db, tenant, run, maxTimeMS),

@@ -14,7 +14,7 @@ import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks,
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { financialDocs, trips } from '../db/collections.ts';
 import { DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
-import { tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
+import { financialDocHistoryDays, tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
 import { SHRINKAGE_TRIPS_SOURCE } from '../trips/trip-days.ts';
 import { tenantsWithTrips } from '../trips/trips-repo.ts';
 import { getTenantSettings } from '../settings/settings-repo.ts';
@@ -25,6 +25,7 @@ import type { TenantSettings } from '../model/tenant-settings.ts';
 import { conceptGroupsByDay, documentIdsDated } from './billing-concepts-repo.ts';
 import { streamShrinkageRows, streamTripLegs } from './trip-audits-repo.ts';
 import { tripOffloadDate } from './dispatch-to-bill.ts';
+import { tripHistoryDays } from './trip-history-days.ts';
 import { rollUpDiscountDays, type KeptDiscountDay } from './discount-days.ts';
 import {
   DISCOUNTS_SHRINKAGE_ROLLUP_VERSION,
@@ -250,22 +251,14 @@ export async function drainDiscountsShrinkageMarks(db: Db, limit: number, maxTim
   return n;
 }
 
-/** Every day a tenant's documents are dated on. */
-async function daysOfDocuments(db: Db, tenant: string): Promise<Set<string>> {
-  const days = new Set<string>();
-  const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1 }, batchSize: 5000 });
-  for await (const d of cursor) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
-  return days;
+/** Every day a tenant's documents are dated on: a read a rebuild of every kind shares. */
+async function daysOfDocuments(db: Db, tenant: string): Promise<ReadonlySet<string>> {
+  return (await financialDocHistoryDays(db, tenant)).dated;
 }
 
-/** Every day a tenant's trips were delivered on. */
-async function deliveryDaysOfTrips(db: Db, tenant: string, maxTimeMS: number): Promise<Set<string>> {
-  const days = new Set<string>();
-  for await (const t of streamTripLegs(db, tenant, {}, maxTimeMS)) {
-    const day = deliveryDay(t);
-    if (day !== null) days.add(day);
-  }
-  return days;
+/** Every day a tenant's trips were delivered on: a read a rebuild of every kind shares. */
+async function deliveryDaysOfTrips(db: Db, tenant: string): Promise<ReadonlySet<string>> {
+  return (await tripHistoryDays(db, tenant)).delivered;
 }
 
 /** Settles every marked day of a tenant: the document days first (they mark delivery days). */
@@ -291,7 +284,7 @@ export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOpti
   let units = 0;
   for (const tenant of tenants) {
     const docDays = await daysOfDocuments(db, tenant);
-    const tripDays = await deliveryDaysOfTrips(db, tenant, maxTimeMS);
+    const tripDays = await deliveryDaysOfTrips(db, tenant);
     for (const run of runsOf(docDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, run);
     for (const run of runsOf(tripDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, run);
     // Every day marked: what was kept (perhaps by another version) goes, REBUILD_RUN_DAYS days at a time; a report meanwhile recomputes what it reads.
@@ -367,7 +360,7 @@ export async function verifyDiscountsShrinkageRollups(db: Db, tenant: string, op
   const fingerprint = shrinkageFingerprint(settings);
   const stale = names.shrinkage.filter((d) => d.fingerprint !== fingerprint).map((d) => d.day);
   await recomputeTripDays(db, tenant, stale, settings, maxTimeMS, { whole: true });
-  const shrinkageDaysAll = [...new Set([...(await deliveryDaysOfTrips(db, tenant, maxTimeMS)), ...names.shrinkage.map((d) => d.day), ...names.findings])];
+  const shrinkageDaysAll = [...new Set([...(await deliveryDaysOfTrips(db, tenant)), ...names.shrinkage.map((d) => d.day), ...names.findings])];
   const badShrinkage: string[] = [];
   for (const run of runsOf(shrinkageDaysAll, REBUILD_RUN_DAYS)) {
     const [from, to] = [run[0] as string, run[run.length - 1] as string];

@@ -4,8 +4,6 @@
  * kept. The lifecycle around them (marks, drain, rebuild, verify) is fleet-utilization-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
-import { trips } from '../db/collections.ts';
-import { tripDays } from '../trips/trip-days.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { rollUpFleetDays, type FleetDayRollup } from './fleet-day-rollup.ts';
 import { readFleetDays, readStoredFleetDays, writeFleetDays } from './fleet-rollups-repo.ts';
@@ -36,12 +34,4 @@ export async function differingFleetDays(db: Db, tenant: string, run: readonly s
 /** The days a tenant's kept form holds. */
 export async function keptFleetDays(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
   return (await readStoredFleetDays(db, tenant, '0000-00-00', '9999-99-99', 'fleet', maxTimeMS)).map((k) => k.day);
-}
-
-/** Every day a tenant's trips touch. */
-export async function daysOfTrips(db: Db, tenant: string): Promise<Set<string>> {
-  const days = new Set<string>();
-  const cursor = trips(db).find({ company: tenant }, { projection: { _id: 0, shipments: 1 }, batchSize: 2000 });
-  for await (const t of cursor) for (const day of tripDays(t)) days.add(day);
-  return days;
 }

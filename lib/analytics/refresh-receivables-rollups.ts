@@ -7,7 +7,7 @@
 import type { Db } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import { elementInRange } from '../db/pipeline.ts';
-import { financialDocDays } from '../finance/financial-doc-days.ts';
+import { financialDocHistoryDays } from '../finance/financial-docs-repo.ts';
 import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { openItemOf, type OpenItem, type OpenItemSource } from './open-items.ts';
@@ -127,10 +127,7 @@ export async function keptReceivablesDays(db: Db, tenant: string, maxTimeMS: num
   return out;
 }
 
-/** Every day a tenant's documents touch (invoice and payment dates). */
-export async function receivablesDocumentDays(db: Db, tenant: string): Promise<Set<string>> {
-  const out = new Set<string>();
-  const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1, 'payments.date': 1 }, batchSize: 5000 });
-  for await (const d of cursor) for (const day of financialDocDays(d)) out.add(day);
-  return out;
+/** Every day a tenant's documents touch (invoice and payment dates): a read a rebuild of every kind shares. */
+export async function receivablesDocumentDays(db: Db, tenant: string): Promise<ReadonlySet<string>> {
+  return (await financialDocHistoryDays(db, tenant)).touched;
 }

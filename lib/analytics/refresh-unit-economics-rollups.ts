@@ -6,7 +6,6 @@
  * unit-economics-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
-import { trips } from '../db/collections.ts';
 import { streamReceivedDocDays } from '../received/received-repo.ts';
 import { streamCostDocs } from '../received/received-assignments-repo.ts';
 import { mxAddDays, mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
@@ -65,14 +64,6 @@ export async function differingUnitEconomicsDays(db: Db, tenant: string, run: re
 /** The days a tenant's kept form holds. */
 export async function keptUnitEconomicsDays(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
   return unitEconomicsDayNames(db, tenant, maxTimeMS);
-}
-
-/** Every unload day of a tenant's trips (a delivery day is one). */
-export async function unloadDaysOfTrips(db: Db, tenant: string): Promise<Set<string>> {
-  const days = new Set<string>();
-  const cursor = trips(db).find({ company: tenant }, { projection: { _id: 0, 'shipments.unloadDate': 1 }, batchSize: 2000 });
-  for await (const t of cursor) for (const leg of t.shipments ?? []) if (typeof leg.unloadDate === 'number') days.add(mxDateString(leg.unloadDate));
-  return days;
 }
 
 /** Every issue day of a tenant's received CFDIs. */

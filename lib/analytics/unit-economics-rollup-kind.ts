@@ -26,8 +26,8 @@ import {
   recomputeUnitEconomicsDays,
   recomputeUnitEconomicsMonth,
   unitEconomicsMonthDiffers,
-  unloadDaysOfTrips,
 } from './refresh-unit-economics-rollups.ts';
+import { tripHistoryDays } from './trip-history-days.ts';
 
 /** Marks of months ('YYYY-MM') whose days changed: set when a day is recomputed. */
 export const UNIT_ECONOMICS_MONTHS_SOURCE = 'unitEconomicsMonths';
@@ -47,7 +47,7 @@ export const unitEconomicsRollups = markedRollupKind({
   isEmpty: async (db) => !(await trips(db).findOne({}, { projection: { _id: 1 } })) && !(await receivedDocs(db).findOne({}, { projection: { _id: 1 } })),
   documentDays: async (db, tenant) =>
     new Map([
-      [UNIT_ECONOMICS_TRIPS_SOURCE, await unloadDaysOfTrips(db, tenant)],
+      [UNIT_ECONOMICS_TRIPS_SOURCE, (await tripHistoryDays(db, tenant)).unloadedAny],
       [UNIT_ECONOMICS_RECEIVED_SOURCE, await issueDaysOfReceived(db, tenant)],
     ]),
   keptUnits: keptUnitEconomicsDays,

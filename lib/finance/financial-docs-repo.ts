@@ -1,8 +1,10 @@
-import { writeMarkingDays } from './financial-doc-days.ts';
+import { financialDocDays, writeMarkingDays } from './financial-doc-days.ts';
 import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import { cancellationInEffectExpr, centsExpr, invoiceCancelledExpr, sumOver } from '../db/pipeline.ts';
 import { findSortedPage } from '../db/find-page.ts';
+import { sharedRead } from '../db/shared-reads.ts';
+import { mxDateString } from '../time/mexico-city.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { CancellationStatus, FinancialDocument, StoredFinancialDocument } from '../model/financial-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
@@ -171,4 +173,29 @@ export async function tenantsWithDocuments(db: Db): Promise<string[]> {
     if (!next) return tenants;
     tenants.push(next.company);
   }
+}
+
+/** The days a tenant's financial documents touch (docs/rollups.md): what a rebuild of a kind over them marks. */
+export interface FinancialDocHistoryDays {
+  /** Their invoice dates. */
+  dated: ReadonlySet<string>;
+  /** Their invoice dates and every payment record's date (financialDocDays). */
+  touched: ReadonlySet<string>;
+}
+
+/**
+ * Reads every document of a tenant for its days (date and payment dates only). The kinds of one
+ * rebuild of them all share the read (lib/db/shared-reads.ts): read-only.
+ */
+export function financialDocHistoryDays(db: Db, tenant: string): Promise<FinancialDocHistoryDays> {
+  return sharedRead(`financialDocHistoryDays|${db.databaseName}|${tenant}`, async () => {
+    const dated = new Set<string>();
+    const touched = new Set<string>();
+    const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1, 'payments.date': 1 }, batchSize: 5000 });
+    for await (const d of cursor) {
+      if (Number.isFinite(d.date)) dated.add(mxDateString(d.date));
+      for (const day of financialDocDays(d)) touched.add(day);
+    }
+    return { dated, touched };
+  });
 }

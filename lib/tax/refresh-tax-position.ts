@@ -5,8 +5,7 @@
  * sources, drain, rebuild, verify) is tax-position-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
-import { financialDocs } from '../db/collections.ts';
-import { financialDocDays } from '../finance/financial-doc-days.ts';
+import { financialDocHistoryDays } from '../finance/financial-docs-repo.ts';
 import { receivedDocDays } from '../received/received-doc-days.ts';
 import { streamReceivedDocDays } from '../received/received-repo.ts';
 import { sameContent } from '../shared/same-content.ts';
@@ -45,8 +44,8 @@ export async function keptTaxPositionMonths(db: Db, tenant: string, maxTimeMS: n
 /** The first day of every month a tenant's documents touch: of its financial documents, and of its received CFDIs. */
 export async function documentMonthDays(db: Db, tenant: string): Promise<{ issued: Set<string>; received: Set<string> }> {
   const issued = new Set<string>();
-  const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1, 'payments.date': 1 }, batchSize: 5000 });
-  for await (const d of cursor) for (const day of financialDocDays(d)) issued.add(`${day.slice(0, 7)}-01`);
+  // A read a rebuild of every kind shares.
+  for (const day of (await financialDocHistoryDays(db, tenant)).touched) issued.add(`${day.slice(0, 7)}-01`);
   const received = new Set<string>();
   for await (const d of streamReceivedDocDays(db, tenant)) for (const day of receivedDocDays(d)) received.add(`${day.slice(0, 7)}-01`);
   return { issued, received };

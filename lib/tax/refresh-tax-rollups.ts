@@ -4,8 +4,7 @@
  * is kept. The lifecycle around them (marks, drain, rebuild, verify) is tax-summary-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
-import { financialDocs } from '../db/collections.ts';
-import { financialDocDays } from '../finance/financial-doc-days.ts';
+import { financialDocHistoryDays } from '../finance/financial-docs-repo.ts';
 import { mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
@@ -115,10 +114,7 @@ export async function keptTaxKeys(db: Db, tenant: string, basis: RollupBasis, ma
   return (await readTaxDays(db, tenant, basis, '0000-00', '9999-99-99', maxTimeMS)).map((k) => k.day);
 }
 
-/** Every day a tenant's documents touch (invoice date, payment dates). */
-export async function taxDocumentDays(db: Db, tenant: string): Promise<Set<string>> {
-  const days = new Set<string>();
-  const cursor = financialDocs(db).find({ company: tenant }, { projection: { _id: 0, date: 1, 'payments.date': 1 }, batchSize: 5000 });
-  for await (const d of cursor) for (const day of financialDocDays(d)) days.add(day);
-  return days;
+/** Every day a tenant's documents touch (invoice date, payment dates): a read a rebuild of every kind shares. */
+export async function taxDocumentDays(db: Db, tenant: string): Promise<ReadonlySet<string>> {
+  return (await financialDocHistoryDays(db, tenant)).touched;
 }
