@@ -360,6 +360,9 @@ const generic: Record<string, Producer> = {
   async '429'(op) {
     // A fresh key gets its own budget of one request on `limited`.
     const { key } = await createApiKey(h.db, TENANT_A, `429 ${op.operationId}`);
+    // An operation that needs no key (/ready, shared links) never looks a presented key up, only in the cache
+    // (lib/http/rate-limit.ts): the key is verified first where one is needed, which also spends its budget.
+    if (!op.secured) await call(`${limitedBase}/api/financial-docs`, { headers: { 'x-api-key': key } });
     const first = await validRequest(op, key, limitedBase);
     if (first.status === 429) return first;
     return validRequest(op, key, limitedBase);
@@ -593,6 +596,15 @@ const specific: Record<string, Record<string, Producer>> = {
     // A token this service never signed (well formed: the spec's pattern).
     async '404'(op) {
       return call(urlOf(op));
+    },
+    // The link is valid: the failure meets the export's lookup.
+    async '500'() {
+      const link = (await exportOfA(true)).download!;
+      return withDb('fail', () => call(`${base}${link}`));
+    },
+    async '503'() {
+      const link = (await exportOfA(true)).download!;
+      return withDb('down', () => call(`${base}${link}`));
     },
   },
   getSharedCfdiPrintedForm: {
