@@ -5,11 +5,11 @@
 import type { Db } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import { RECEIVABLES_SOURCE } from '../finance/financial-doc-days.ts';
-import { tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
+import { financialDocHistoryDays, tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
 import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
 import { RECEIVABLES_ROLLUP_VERSION } from './receivables-day.ts';
 import { deleteReceivablesRollupsOf } from './receivables-rollups-repo.ts';
-import { differingReceivablesDays, keptReceivablesDays, receivablesDocumentDays, recomputeReceivablesDays } from './refresh-receivables-rollups.ts';
+import { differingReceivablesDays, keptReceivablesDays, recomputeReceivablesDays } from './refresh-receivables-rollups.ts';
 
 /** Passes a report settles before it reads (400 days each): writes racing it leave marks the drain settles. */
 const MAX_PASSES = 50;
@@ -23,7 +23,7 @@ export const receivablesRollups = markedRollupKind({
   marksPerPass: 400,
   tenants: tenantsWithDocuments,
   isEmpty: async (db) => !(await financialDocs(db).findOne({}, { projection: { _id: 1 } })),
-  documentDays: async (db, tenant) => new Map([[RECEIVABLES_SOURCE, await receivablesDocumentDays(db, tenant)]]),
+  documentDays: async (db, tenant) => new Map([[RECEIVABLES_SOURCE, (await financialDocHistoryDays(db, tenant)).touched]]),
   keptUnits: keptReceivablesDays,
   deleteOf: deleteReceivablesRollupsOf,
   recompute: (db, tenant, run, _ctx, maxTimeMS) => recomputeReceivablesDays(db, tenant, run, maxTimeMS),

@@ -7,7 +7,6 @@
 import type { Db } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import { elementInRange } from '../db/pipeline.ts';
-import { financialDocHistoryDays } from '../finance/financial-docs-repo.ts';
 import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { openItemOf, type OpenItem, type OpenItemSource } from './open-items.ts';
@@ -125,9 +124,4 @@ export async function keptReceivablesDays(db: Db, tenant: string, maxTimeMS: num
   const out = await openItemDays(db, tenant);
   for (const k of await readReceivablesDays(db, tenant, '0000-00-00', '9999-99-99', maxTimeMS)) out.add(k.day);
   return out;
-}
-
-/** Every day a tenant's documents touch (invoice and payment dates): a read a rebuild of every kind shares. */
-export async function receivablesDocumentDays(db: Db, tenant: string): Promise<ReadonlySet<string>> {
-  return (await financialDocHistoryDays(db, tenant)).touched;
 }

@@ -4,7 +4,6 @@
  * is kept. The lifecycle around them (marks, drain, rebuild, verify) is tax-summary-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
-import { financialDocHistoryDays } from '../finance/financial-docs-repo.ts';
 import { mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
@@ -112,9 +111,4 @@ export async function taxMonthDiffers(db: Db, tenant: string, month: string, set
 /** The keys (days, or months) a tenant's kept totals of a basis hold. */
 export async function keptTaxKeys(db: Db, tenant: string, basis: RollupBasis, maxTimeMS: number): Promise<string[]> {
   return (await readTaxDays(db, tenant, basis, '0000-00', '9999-99-99', maxTimeMS)).map((k) => k.day);
-}
-
-/** Every day a tenant's documents touch (invoice date, payment dates): a read a rebuild of every kind shares. */
-export async function taxDocumentDays(db: Db, tenant: string): Promise<ReadonlySet<string>> {
-  return (await financialDocHistoryDays(db, tenant)).touched;
 }

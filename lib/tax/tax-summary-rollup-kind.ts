@@ -8,14 +8,14 @@
 import type { Db } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import { FINANCIAL_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
-import { tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
+import { financialDocHistoryDays, tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
 import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
 import { getTracedSettings } from '../settings/settings-source.ts';
 import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
 import type { ReconcileSettings } from './reconcile.ts';
 import { taxRollupFingerprint, TAX_ROLLUP_VERSION, type TaxDayRollup } from './tax-day-rollup.ts';
 import { deleteTaxRollupsOf, readTaxDays } from './tax-rollups-repo.ts';
-import { differingTaxDays, keptTaxKeys, recomputeTaxDays, recomputeTaxMonth, taxDocumentDays, taxMonthDiffers } from './refresh-tax-rollups.ts';
+import { differingTaxDays, keptTaxKeys, recomputeTaxDays, recomputeTaxMonth, taxMonthDiffers } from './refresh-tax-rollups.ts';
 
 /** Marks of payment-basis months ('YYYY-MM') whose days changed: set when a day is recomputed. */
 export const TAX_MONTHS_SOURCE = 'taxMonths';
@@ -30,7 +30,7 @@ export const taxSummaryRollups = markedRollupKind<ReconcileSettings>({
   marksPerPass: 400,
   tenants: tenantsWithDocuments,
   isEmpty: async (db) => !(await financialDocs(db).findOne({}, { projection: { _id: 1 } })),
-  documentDays: async (db, tenant) => new Map([[FINANCIAL_DOCS_SOURCE, await taxDocumentDays(db, tenant)]]),
+  documentDays: async (db, tenant) => new Map([[FINANCIAL_DOCS_SOURCE, (await financialDocHistoryDays(db, tenant)).touched]]),
   keptUnits: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'invoice', maxTimeMS),
   deleteOf: deleteTaxRollupsOf,
   context: async (db, tenant) => (await getTracedSettings(db, tenant)).settings,
