@@ -321,7 +321,7 @@ const BAD: [string, string, RegExp][] = [
   ],
   ['external entity', '<?xml version="1.0"?><!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><foo>&xxe;</foo>', /DTDs .* are not accepted/],
   ['undeclared entity', '<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4">&xxe;</cfdi:Comprobante>', /malformed XML/],
-  // CFDI 3.3 is read (test/cfdi-archive.test.ts); 3.2, in the same namespace, is not.
+  // CFDI 3.3 is read (test/cfdi/archive.ts); 3.2, in the same namespace, is not.
   [
     'CFDI 3.2',
     CFDI4.replaceAll('http://www.sat.gob.mx/cfd/4', 'http://www.sat.gob.mx/cfd/3').replace('Version="4.0"', 'Version="3.2"'),

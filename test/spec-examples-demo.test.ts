@@ -50,7 +50,7 @@ for (const op of listOperations(loadSpec()).filter((o) => o.method === 'GET' && 
     const query = params.filter((p) => p.in === 'query');
     const required = query.filter((p) => p.required === true);
     const base = required.map((p) => `${text(p.name)}=${encodeURIComponent(exampleOf(p))}`);
-    // The lists' narrowing filters carry no example (test/spec-examples.test.ts says why): nothing to send.
+    // The lists' narrowing filters carry no example (test/spec/examples.ts says why): nothing to send.
     const hasExample = (p: Node): boolean => p.example !== undefined || (isNode(p.schema) && p.schema.example !== undefined);
     for (const p of query.filter((p) => p.required !== true && hasExample(p))) {
       const qs = [...base, `${text(p.name)}=${encodeURIComponent(exampleOf(p))}`].join('&');

@@ -52,7 +52,7 @@ const mcp: Client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A },
 
 const spec = loadSpec();
 const dataOps = listOperations(spec).filter(isToolOperation);
-// Reads of one resource by id (a webhook endpoint and its deliveries) are 404 for another tenant's ids: test/webhooks-api.test.ts.
+// Reads of one resource by id (a webhook endpoint and its deliveries) are 404 for another tenant's ids: test/notifications/webhooks-api.ts.
 const readOps = dataOps.filter((op) => op.method === 'GET' && !op.params);
 t.ok(readOps.length >= 10, `${readOps.length} read operations under test: ${readOps.map((o) => o.operationId).join(', ')}`);
 

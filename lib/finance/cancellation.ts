@@ -27,7 +27,7 @@ export const isInEffect = (c: Pick<CanceledRecord, 'status'>): boolean => CANCEL
 /**
  * UUIDs compare case-insensitively and otherwise exactly, as the pipelines'
  * `$toLower` equality does (invoiceCancelledExpr in lib/db/pipeline.ts;
- * test/cancellation-rule.test.ts runs both on the same documents).
+ * test/cfdi/cancellation-rule.ts runs both on the same documents).
  */
 const sameUuid = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
 

@@ -6,7 +6,7 @@
  * counts it as a loss.
  *
  * The same rule runs inside pipelines as `legDeliveredAtExpr`
- * (lib/db/pipeline.ts); test/delivery-rule.test.ts runs both forms on the same
+ * (lib/db/pipeline.ts); test/cfdi/delivery-rule.ts runs both forms on the same
  * documents through the engine.
  */
 

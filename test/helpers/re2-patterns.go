@@ -1,6 +1,6 @@
 // Compiles regular expressions with Go's regexp (RE2 syntax, what kin-openapi and Go
 // validators use) and matches each against sample strings; run by
-// test/spec-patterns-re2.test.ts with `go run` (standard library only, no module).
+// test/spec/patterns-re2.ts with `go run` (standard library only, no module).
 //
 // stdin:  [{"pattern": "...", "samples": ["...", ...]}, ...]
 // stdout: [{"error": "" or the compile error, "matches": [true, false, ...]}, ...]

@@ -42,7 +42,7 @@ public class FacetStage implements AggregationStage {
     /** Stages that only read their input documents (each builds new ones) and no other collection. */
     private static final Set<String> READ_ONLY = Set.of("$match", "$project", "$group", "$unwind", "$sort", "$limit", "$skip", "$bucket");
 
-    /** Documents per batch, and batches queued per facet (system properties, lowered by test/embedded-facet.test.ts). */
+    /** Documents per batch, and batches queued per facet (system properties, lowered by test/embedded/facet.ts). */
     private static final int BATCH = Math.max(1, Integer.getInteger("embeddedMongo.facet.batch", 512));
     private static final int QUEUED_BATCHES = Math.max(1, Integer.getInteger("embeddedMongo.facet.queued", 4));
     private static final List<Document> END = List.of();

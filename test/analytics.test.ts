@@ -1,0 +1,23 @@
+/**
+ * The analytics tests in one process, each file of test/analytics/ a subtest with its own harness: a test
+ * process costs ~2.5 CPU-s before its first assertion (tap, the TypeScript loader, the app's modules),
+ * paid once here instead of once per file (issue 39).
+ */
+import t from 'tap';
+import batches from './analytics/batches.ts';
+import cashInflow from './analytics/cash-inflow.ts';
+import discountsShrinkage from './analytics/discounts-shrinkage.ts';
+import dispatchToBill from './analytics/dispatch-to-bill.ts';
+import fleetUtilization from './analytics/fleet-utilization.ts';
+import unitCosts from './analytics/unit-costs.ts';
+import unitEconomics from './analytics/unit-economics.ts';
+
+// tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
+t.setTimeout(600_000);
+t.test('analytics-batches', batches);
+t.test('analytics-cash-inflow', cashInflow);
+t.test('analytics-discounts-shrinkage', discountsShrinkage);
+t.test('analytics-dispatch-to-bill', dispatchToBill);
+t.test('analytics-fleet-utilization', fleetUtilization);
+t.test('analytics-unit-costs', unitCosts);
+t.test('analytics-unit-economics', unitEconomics);

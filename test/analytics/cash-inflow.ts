@@ -1,0 +1,222 @@
+/**
+ * GET /api/analytics/cash-inflow-forecast through HTTP on the embedded engine:
+ * receivables, payment delays, buckets, DSO and HHI against hand-computed values.
+ */
+import type { Test } from 'tap';
+import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
+import { makeFinancialDoc, freight, shortage, payment, creditNote, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from '../fixtures/documents.ts';
+import { financialDocs, tenantSettings } from '../../lib/db/collections.ts';
+import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
+
+export default async function cashInflowTests(t: Test): Promise<void> {
+  const NOW = new Date('2026-04-20T12:00:00-06:00'); // a Monday
+  const h = await startHarness(t, { build: { now: () => NOW } });
+  const ROUTE = '/api/analytics/cash-inflow-forecast';
+  const get = (query: string, key = KEY_A) => h.app.inject({ method: 'GET', url: `${ROUTE}${query}`, headers: { 'x-api-key': key } });
+  const PERIOD = '?startDate=2026-01-01&endDate=2026-04-20'; // 110 days
+
+  // Only the credit days are stored for A: every other parameter is the domain default (and says so).
+  await tenantSettings(h.db).updateOne({ _id: TENANT_A }, { $set: { creditDaysByClient: { [CLIENT_COMPANY_2]: 60 } } }, { upsert: true });
+
+  const paid = (client: string, date: string, paidOn: string) =>
+    makeFinancialDoc({ tenant: TENANT_A, client, date: `${date}T12:00`, concepts: [freight(1_000)], payments: [payment(1_120, `${paidOn}T12:00`)] });
+  // Payment history (delay = payment day − due day; 30 credit days, 60 for CLIENT_COMPANY_2):
+  const h1 = paid(CLIENT_COMPANY, '2026-01-05', '2026-02-09'); // due 02-04: +5
+  const h2 = paid(CLIENT_COMPANY, '2026-01-10', '2026-02-19'); // due 02-09: +10
+  const h3 = paid(CLIENT_COMPANY, '2026-01-15', '2026-02-24'); // due 02-14: +10  → client median 10 (3 payments)
+  const h4 = paid(CLIENT_COMPANY_2, '2026-01-02', '2026-03-05'); // due 03-03: +2
+  // Open invoices as of 2026-04-20:
+  const o1 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-04-01T12:00', concepts: [freight(10_000)] }); // 11,200; due 05-01, expected 05-11
+  const o2 = makeFinancialDoc({
+    tenant: TENANT_A,
+    client: CLIENT_COMPANY_2,
+    date: '2026-03-01T12:00',
+    concepts: [freight(20_000)],
+    payments: [payment(2_400, '2026-04-05T12:00')],
+  }); // 22,400 − 2,400; due 04-30 (paid −25)
+  const o3 = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_PERSON, date: '2026-02-01T12:00', concepts: [freight(5_000)] }); // 5,800; due 03-03, expected 03-08: overdue
+  // Not open: cancelled, and settled by a credit note.
+  const cancelled = makeFinancialDoc({ tenant: TENANT_A, client: CLIENT_COMPANY, date: '2026-04-05T12:00', concepts: [freight(1_000)], cancelled: true });
+  const credited = makeFinancialDoc({
+    tenant: TENANT_A,
+    client: CLIENT_COMPANY,
+    date: '2026-03-10T12:00',
+    concepts: [freight(1_000)],
+    payments: [creditNote(1_120, '2026-03-20T12:00')],
+  });
+  // Settled by a credit note (no payment history): its 300 shortage deduction is not revenue (an indemnity is not a sale).
+  const h5 = makeFinancialDoc({
+    tenant: TENANT_A,
+    client: CLIENT_COMPANY_2,
+    date: '2026-01-20T12:00',
+    concepts: [freight(1_000), shortage(300)],
+    payments: [creditNote(1_420, '2026-01-25T12:00')],
+  });
+  // All delays: [−25, 2, 5, 10, 10] → portfolio median 5 (CLIENT_COMPANY_2 has 2 payments, CLIENT_PERSON none).
+  const otherTenant = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-04-01T12:00', concepts: [freight(500_000)] });
+  await financialDocs(h.db).insertMany([h1, h2, h3, h4, h5, o1, o2, o3, cancelled, credited, otherTenant].map(withDerivedFields));
+
+  t.test('receivables, delays and weekly buckets', async (t) => {
+    const res = await get(PERIOD);
+    t.equal(res.statusCode, 200, res.body);
+    assertConforms(t, res, 'GET', ROUTE);
+    const body = res.json();
+    t.match(body, { tenant: TENANT_A, computedAt: NOW.toISOString(), asOf: { instant: NOW.toISOString(), date: '2026-04-20' } });
+    t.same(body.period, {
+      startDate: '2026-01-01',
+      endDate: '2026-04-20',
+      days: 110,
+      requestedEndDate: null,
+      timeZone: 'America/Mexico_City',
+      defaulted: false,
+      maxDays: 366,
+    });
+    t.match(body.parameters, {
+      bucket: 'week',
+      creditDays: { default: 30, byClient: { [CLIENT_COMPANY_2]: 60 }, source: { default: 'default', byClient: 'tenant' } },
+      paymentDelay: { minPaymentsForClientMedian: 3, historyFrom: '2026-01-01', historyTo: '2026-04-20', paymentsInHistory: 5, portfolioMedianDays: 5 },
+      hhiBands: { unconcentratedBelow: 1500, highlyConcentratedAbove: 2500, singleClientFlagPct: 10, settingsSource: 'default' },
+    });
+    t.match(body.parameters.hhiBands.source, /Horizontal Merger Guidelines/);
+    t.same(body.receivables, { openInvoices: 3, outstanding: 37_000, pastDue: { invoices: 1, amount: 5_800 }, notYetDue: { invoices: 2, amount: 31_200 } });
+    t.same(body.forecast, {
+      bucket: 'week',
+      totalExpected: 37_000,
+      overdue: { expected: 5_800, invoices: 1, oldestExpectedDate: '2026-03-08' },
+      buckets: [
+        { key: '2026-04-20', start: '2026-04-20', end: '2026-04-26', expected: 0, invoices: 0 },
+        { key: '2026-04-27', start: '2026-04-27', end: '2026-05-03', expected: 0, invoices: 0 },
+        { key: '2026-05-04', start: '2026-05-04', end: '2026-05-10', expected: 20_000, invoices: 1 },
+        { key: '2026-05-11', start: '2026-05-11', end: '2026-05-17', expected: 11_200, invoices: 1 },
+      ],
+    });
+    t.same(body.clients, [
+      {
+        client: CLIENT_COMPANY_2,
+        clientName: o2.clientName,
+        openInvoices: 1,
+        outstanding: 20_000,
+        pastDue: 0,
+        creditDays: 60,
+        creditDaysSource: 'client',
+        delayDays: 5,
+        delayBasis: 'portfolio',
+        paymentsInHistory: 2,
+        nextExpectedDate: '2026-05-05',
+      },
+      {
+        client: CLIENT_COMPANY,
+        clientName: o1.clientName,
+        openInvoices: 1,
+        outstanding: 11_200,
+        pastDue: 0,
+        creditDays: 30,
+        creditDaysSource: 'default',
+        delayDays: 10,
+        delayBasis: 'client',
+        paymentsInHistory: 3,
+        nextExpectedDate: '2026-05-11',
+      },
+      {
+        client: CLIENT_PERSON,
+        clientName: o3.clientName,
+        openInvoices: 1,
+        outstanding: 5_800,
+        pastDue: 5_800,
+        creditDays: 30,
+        creditDaysSource: 'default',
+        delayDays: 5,
+        delayBasis: 'portfolio',
+        paymentsInHistory: 0,
+        nextExpectedDate: null,
+      },
+    ]);
+    t.same(
+      body.items.data.map((i: { id: string }) => i.id),
+      [o3.id, o2.id, o1.id],
+      'by expected date',
+    );
+    t.match(body.items.data[1], {
+      uuid: o2.invoice.uuid,
+      outstanding: 20_000,
+      dueDate: '2026-04-30',
+      expectedDate: '2026-05-05',
+      pastDue: false,
+      overdue: false,
+    });
+    t.match(body.items.data[0], { dueDate: '2026-03-03', expectedDate: '2026-03-08', pastDue: true, overdue: true });
+    // DSO = 37,000 ÷ 46,420 (credit sales: non-cancelled Totals in the period) × 110 = 87.677…
+    t.same(body.dso, { value: 87.68, accountsReceivable: 37_000, creditSales: 46_420, days: 110 });
+    // Revenue (SubTotal − discount − shortage): CLIENT_COMPANY_2 22,000, CLIENT_COMPANY 14,000, CLIENT_PERSON 5,000 of 41,000.
+    // HHI = 53.6585² + 34.1463² + 12.1951² = 4,193.93.
+    t.same(body.concentration, {
+      hhi: 4_193.93,
+      band: 'high',
+      totalRevenue: 41_000,
+      clients: 3,
+      flaggedClients: 3,
+      explanation: null,
+      shares: [
+        { client: CLIENT_COMPANY_2, revenue: 22_000, sharePct: 53.6585, flagged: true },
+        { client: CLIENT_COMPANY, revenue: 14_000, sharePct: 34.1463, flagged: true },
+        { client: CLIENT_PERSON, revenue: 5_000, sharePct: 12.1951, flagged: true },
+      ],
+    });
+  });
+
+  t.test('monthly buckets, one client (HHI 10,000), limit', async (t) => {
+    const res = await get(`${PERIOD}&bucket=month&client=${CLIENT_COMPANY}&limit=1`);
+    assertConforms(t, res, 'GET', ROUTE);
+    const body = res.json();
+    t.same(body.forecast.buckets, [
+      { key: '2026-04', start: '2026-04-20', end: '2026-04-30', expected: 0, invoices: 0 },
+      { key: '2026-05', start: '2026-05-01', end: '2026-05-31', expected: 11_200, invoices: 1 },
+    ]);
+    t.match(body.items, { total: 1, listed: 1, limit: 1 });
+    t.match(body.concentration, { hhi: 10_000, band: 'high', clients: 1, shares: [{ client: CLIENT_COMPANY, sharePct: 100 }] });
+    // With a client filter the payment history is that client's: its own median, no one else's.
+    t.match(body.clients, [{ client: CLIENT_COMPANY, delayDays: 10, delayBasis: 'client' }]);
+  });
+
+  t.test('a period without invoices: null + reason, never NaN', async (t) => {
+    const res = await get('?startDate=2025-01-01&endDate=2025-01-31');
+    assertConforms(t, res, 'GET', ROUTE);
+    const body = res.json();
+    t.match(body.asOf, { date: '2025-01-31' }, 'as of the end of a past period');
+    t.same(body.receivables, { openInvoices: 0, outstanding: 0, pastDue: { invoices: 0, amount: 0 }, notYetDue: { invoices: 0, amount: 0 } });
+    t.match(body.dso, { value: null, reason: /credit sales/, accountsReceivable: 0, creditSales: 0 });
+    t.match(body.concentration, { hhi: null, band: null, totalRevenue: 0, explanation: /revenue is 0/ });
+    t.same(body.forecast.buckets, [{ key: '2025-01-31', start: '2025-01-31', end: '2025-02-02', expected: 0, invoices: 0 }]);
+  });
+
+  t.test('as of a past day: later payments do not count yet', async (t) => {
+    // On 2026-04-04 o2 was still fully open (its 2,400 came on 04-05) and o1 existed.
+    const body = (await get('?startDate=2026-01-01&endDate=2026-04-04')).json();
+    t.equal(body.asOf.date, '2026-04-04');
+    t.match(body.receivables, { openInvoices: 3, outstanding: 11_200 + 22_400 + 5_800 });
+  });
+
+  t.test('default period and tenant isolation', async (t) => {
+    const res = await get('');
+    assertConforms(t, res, 'GET', ROUTE);
+    t.match(res.json().period, { startDate: '2026-01-21', endDate: '2026-04-20', days: 90, defaulted: true });
+    const b = await get(PERIOD, KEY_B);
+    assertConforms(t, b, 'GET', ROUTE);
+    t.match(b.json(), { tenant: TENANT_B, receivables: { openInvoices: 1, outstanding: 560_000 }, concentration: { hhi: 10_000 } });
+  });
+
+  t.test('parameter validation', async (t) => {
+    const cases: [string, RegExp][] = [
+      ['?bucket=day', /bucket must be one of: week, month/],
+      ['?client=nope', /client/],
+      ['?asOf=2026-02-30', /asOf/],
+      ['?asOf=yesterday', /asOf/],
+    ];
+    for (const [query, detail] of cases) {
+      const res = await get(query);
+      t.equal(res.statusCode, 400, query);
+      assertConforms(t, res, 'GET', ROUTE);
+      t.match(res.json().error.details.join(' | '), detail, query);
+    }
+  });
+}

@@ -1,0 +1,335 @@
+/**
+ * Costs and margin of GET /api/analytics/unit-economics (docs/domain.md, "Costs and margin")
+ * through HTTP on received CFDIs imported as XML, and the assignment operations (one document,
+ * many as CSV or JSON, MCP). Every expected figure is computed by hand below.
+ *
+ * Tenant A's legs delivered in March 2026 (1,000 km in all):
+ *   T1  client C1, vehicle V1 (plate 65-OS-1Y), driver D1, OR000001→DE000001, 400 km, freight 20,000, toll 600, 20,000 L
+ *   T2  client C2, vehicle V1,                  driver D2, OR000001→DE000002, 100 km, freight  6,000,             10,000 L
+ *   T3  client C1, vehicle V2 (plate 12-XY-9Z), driver D2, OR000001→DE000002, 500 km, freight 25,000,             30,000 L
+ *   T4  client C2, vehicle V3, delivered in April (outside March: V3 has no km in March)
+ * V1 has 500 km, V2 500 km.
+ *
+ * Received CFDIs (receiver tenant A), issued in March unless said, VAT 16% on each (not a cost):
+ *   F1 fuel        10,000            "Diesel camion placas 65-OS-1Y" → names V1's plate
+ *   F2 fuel         5,000 − 1,000 discount = 4,000 net
+ *   M1 maintenance  2,000
+ *   S1 subcontracted freight 3,000
+ *   K1 tolls        1,000
+ *   I1 insurance    1,200
+ *   X1 fuel 50,000, cancelled (SAT acknowledgement 202): not counted
+ *   A1 fuel 70,000 issued in April: not counted
+ *   O1 office rent 8,000 (category other): not a trip cost
+ */
+import type { Test } from 'tap';
+import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
+import { connect, listen } from '../helpers/mcp.ts';
+import { invoiceXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+import { makeTrip, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
+import type { TripPlace } from '../../lib/model/trip-document.ts';
+import { trips } from '../../lib/db/collections.ts';
+
+export default async function unitCostsTests(t: Test): Promise<void> {
+  const NOW = new Date('2026-04-20T12:00:00-06:00');
+  const h = await startHarness(t, { build: { now: () => NOW } });
+  const ROUTE = '/api/analytics/unit-economics';
+  const MARCH = '?startDate=2026-03-01&endDate=2026-03-31';
+  const C1 = CLIENT_COMPANY;
+  const C2 = CLIENT_COMPANY_2;
+
+  const place = (id: string, city: string): TripPlace => ({
+    id,
+    nif: 'PEM000101AAA',
+    name: `Terminal ${city}`,
+    address: { street: 'Km 1', city, municipality: '001', province: city, state: 'VER', country: 'MEX', zip: '00000' },
+  });
+  const OR1 = place('OR000001', 'Tuxpan');
+  const DE1 = place('DE000001', 'Puebla');
+  const DE2 = place('DE000002', 'Xalapa');
+  const day = (d: string) => ({ loadDate: `${d}T06:00`, unloadDate: `${d}T16:00` });
+  const V1 = { id: 'V1', plate: '65-OS-1Y', config: 'T3S2' };
+  const V2 = { id: 'V2', plate: '12-XY-9Z', config: 'T3S2' };
+  const D1 = { id: 'D1', name: 'Ana' };
+  const D2 = { id: 'D2', name: 'Beto' };
+  await trips(h.db).insertMany([
+    makeTrip({
+      _id: 'T1',
+      tenant: TENANT_A,
+      client: C1,
+      vehicle: V1,
+      driver: D1,
+      origin: OR1,
+      destination: DE1,
+      legs: [leg({ ...day('2026-03-05'), distanceKm: 400, products: [diesel(20_000, 20_000)], pricing: { billedFreight: 20_000, toll: 600 } })],
+    }),
+    makeTrip({
+      _id: 'T2',
+      tenant: TENANT_A,
+      client: C2,
+      vehicle: V1,
+      driver: D2,
+      origin: OR1,
+      destination: DE2,
+      legs: [leg({ ...day('2026-03-10'), distanceKm: 100, products: [diesel(10_000, 10_000)], pricing: { billedFreight: 6_000 } })],
+    }),
+    makeTrip({
+      _id: 'T3',
+      tenant: TENANT_A,
+      client: C1,
+      vehicle: V2,
+      driver: D2,
+      origin: OR1,
+      destination: DE2,
+      legs: [leg({ ...day('2026-03-20'), distanceKm: 500, products: [diesel(30_000, 30_000)], pricing: { billedFreight: 25_000 } })],
+    }),
+    makeTrip({
+      _id: 'T4',
+      tenant: TENANT_A,
+      client: C2,
+      vehicle: { id: 'V3', plate: 'ZZ-99-XX' },
+      origin: OR1,
+      destination: DE1,
+      legs: [leg({ ...day('2026-04-02'), distanceKm: 300, pricing: { billedFreight: 9_000 } })],
+    }),
+    makeTrip({
+      _id: 'TB1',
+      tenant: TENANT_B,
+      client: C1,
+      vehicle: V1,
+      origin: OR1,
+      destination: DE1,
+      legs: [leg({ ...day('2026-03-05'), distanceKm: 1_000, pricing: { billedFreight: 99_000 } })],
+    }),
+  ]);
+
+  const GAS = 'PGA010101AB1';
+  const U = (n: number): string => `7C2A0E55-00${String(n).padStart(2, '0')}-4000-8000-0000000002${String(n).padStart(2, '0')}`;
+  const rid = (n: number, tenant = TENANT_A): string => `${tenant}-RCFDI-${U(n)}`;
+  const vat = [{ tax: '002' as const, rate: 0.16 }];
+  const cfdi = (n: number, code: string, desc: string, amount: number, fecha = '2026-03-15T10:00:00', discount = 0, receiver = TENANT_A) =>
+    invoiceXml({ issuer: GAS, issuerName: 'PROVEEDOR', receiver, uuid: U(n), fecha, method: 'PUE', lines: [{ code, desc, amount, discount, transfers: vat }] })
+      .xml;
+  const files = [
+    { name: 'F1.xml', content: cfdi(1, '15101505', 'Diesel camion placas 65-OS-1Y', 10_000) },
+    { name: 'F2.xml', content: cfdi(2, '15101505', 'Diesel', 5_000, '2026-03-16T10:00:00', 1_000) },
+    { name: 'M1.xml', content: cfdi(3, '78181506', 'Alineacion y balanceo', 2_000) },
+    { name: 'S1.xml', content: cfdi(4, '78101802', 'Flete Tuxpan-Xalapa', 3_000) },
+    { name: 'K1.xml', content: cfdi(5, '95111603', 'Caseta', 1_000) },
+    { name: 'I1.xml', content: cfdi(6, '84131503', 'Seguro de camion', 1_200) },
+    { name: 'X1.xml', content: cfdi(7, '15101505', 'Diesel', 50_000) },
+    { name: 'A1.xml', content: cfdi(8, '15101505', 'Diesel', 70_000, '2026-04-03T10:00:00') },
+    { name: 'O1.xml', content: cfdi(9, '80131502', 'Renta de oficina', 8_000) },
+  ];
+  const imported = await h.app.inject({
+    method: 'POST',
+    url: '/api/imports',
+    headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+    payload: {
+      files: [...files, { name: 'acuse.xml', content: satAcuseXml({ issuer: GAS, fecha: '2026-03-17T09:00:00', folios: [{ uuid: U(7), code: '202' }] }) }],
+    },
+  });
+  if (imported.statusCode !== 200) throw new Error(imported.body);
+  // Tenant B's own received CFDI (for the isolation checks).
+  const importedB = await h.app.inject({
+    method: 'POST',
+    url: '/api/imports',
+    headers: { 'x-api-key': KEY_B, 'content-type': 'application/json' },
+    payload: { files: [{ name: 'B1.xml', content: cfdi(20, '15101505', 'Diesel', 9_000, '2026-03-15T10:00:00', 0, TENANT_B) }] },
+  });
+  if (importedB.statusCode !== 200) throw new Error(importedB.body);
+
+  const get = async (query: string, key = KEY_A) => {
+    const res = await h.app.inject({ method: 'GET', url: `${ROUTE}${query}`, headers: { 'x-api-key': key } });
+    return { res, body: res.json() };
+  };
+  const send = (method: 'PUT' | 'DELETE' | 'POST', url: string, payload?: unknown, key = KEY_A, type = 'application/json') =>
+    h.app.inject({
+      method,
+      url,
+      headers: { 'x-api-key': key, ...(payload === undefined ? {} : { 'content-type': type }) },
+      ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }),
+    });
+
+  t.test('before any assignment: only the plate places a document', async (t) => {
+    const { res, body } = await get(MARCH);
+    t.equal(res.statusCode, 200, res.body);
+    assertConforms(t, res, 'GET', ROUTE);
+    // Spread: F2 4,000 + M1 2,000 + S1 3,000 + K1 1,000 + I1 1,200 = 11,200 (11.2 per km).
+    // Assigned: F1 10,000 to V1 (its plate) + T1's toll 600 = 10,600. Total 21,800.
+    t.match(body.costs, { assigned: 10_600, spread: 11_200, unallocated: 0 });
+    t.equal(body.totals.cost, 21_800);
+    // V1: F1 10,000 + 11,200 × 500/1,000 = 5,600 + toll 600 = 16,200.
+    t.match(
+      body.byVehicle.data.find((v: { vehicle: string }) => v.vehicle === 'V1'),
+      { cost: 16_200 },
+    );
+  });
+
+  t.test('assign one document: PUT and DELETE, idempotent, tenant-bound', async (t) => {
+    const put = await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V2' });
+    t.equal(put.statusCode, 200, put.body);
+    assertConforms(t, put, 'PUT', '/api/received-docs/:id/assignment');
+    t.match(put.json(), { tenant: TENANT_A, id: rid(2), uuid: U(2), vehicle: 'V2', tripId: null, assignedAt: NOW.toISOString() });
+    const again = await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V2' });
+    t.same(again.json(), put.json(), 'the same assignment again changes nothing');
+    // Another tenant's document, an unknown one, another tenant's trip, a vehicle on no trip: 404.
+    t.equal((await send('PUT', `/api/received-docs/${rid(20, TENANT_B)}/assignment`, { vehicle: 'V1' })).statusCode, 404);
+    t.equal((await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V1' }, KEY_B)).statusCode, 404);
+    t.equal((await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { tripId: 'TB1' })).statusCode, 404);
+    const ghost = await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V9' });
+    t.equal(ghost.statusCode, 404);
+    t.match(ghost.json().error.details.join(' '), /no vehicle V9/);
+    // Both or neither: the body's schema refuses it.
+    t.equal((await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V2', tripId: 'T3' })).statusCode, 400);
+    t.equal((await send('PUT', `/api/received-docs/${rid(2)}/assignment`, {})).statusCode, 400);
+    // DELETE on a document never assigned is no error; tenant B cannot touch A's.
+    const del = await send('DELETE', `/api/received-docs/${rid(3)}/assignment`);
+    t.equal(del.statusCode, 200, del.body);
+    assertConforms(t, del, 'DELETE', '/api/received-docs/:id/assignment');
+    t.same(del.json(), { tenant: TENANT_A, id: rid(3), uuid: U(3), vehicle: null, tripId: null, assignedAt: null });
+    t.equal((await send('DELETE', `/api/received-docs/${rid(2)}/assignment`, undefined, KEY_B)).statusCode, 404);
+  });
+
+  t.test('assign many as CSV: a report per line, bad lines rejected, others applied', async (t) => {
+    const csv = [
+      'uuid,vehicle,tripId',
+      `${U(4)},,T3`, // line 2: S1 → trip T3
+      `${U(6).toLowerCase()},V3,`, // line 3: I1 → V3 (no km in March: spread after all)
+      `${U(20)},V1,`, // line 4: tenant B's document
+      `${U(3)},V1,T1`, // line 5: both
+      'not-a-uuid,V1,', // line 6
+      `${U(5)},V9,`, // line 7: unknown vehicle
+      `${U(5)},V1,`, // line 8: K1 → V1 …
+      `${U(5)},,`, // line 9: … then unassigned: the later line wins
+    ].join('\n');
+    const res = await send('POST', '/api/received-assignments', csv, KEY_A, 'text/csv');
+    t.equal(res.statusCode, 200, res.body);
+    assertConforms(t, res, 'POST', '/api/received-assignments');
+    const body = res.json();
+    t.same(body.summary, { rows: 8, assigned: 2, unassigned: 1, rejected: 5 });
+    t.match(body.rows, [
+      { line: 2, uuid: U(4), status: 'assigned' },
+      { line: 3, uuid: U(6), status: 'assigned' },
+      { line: 4, status: 'rejected', reason: /no such received document/ },
+      { line: 5, status: 'rejected', reason: /not both/ },
+      { line: 6, status: 'rejected', reason: /not a CFDI UUID/ },
+      { line: 7, status: 'rejected', reason: /superseded by line 9/ },
+      { line: 8, status: 'rejected', reason: /superseded by line 9/ },
+      { line: 9, uuid: U(5), status: 'unassigned' },
+    ]);
+    // A header that is not the template's refuses the file.
+    const bad = await send('POST', '/api/received-assignments', 'id,vehicle\nX,V1', KEY_A, 'text/csv');
+    t.equal(bad.statusCode, 400);
+    // The same as JSON rows (what MCP sends); tenant B's key finds none of A's documents.
+    const json = await send('POST', '/api/received-assignments', { rows: [{ uuid: U(4), tripId: 'T3' }] }, KEY_B);
+    t.match(json.json(), { tenant: TENANT_B, summary: { rows: 1, rejected: 1 } });
+  });
+
+  t.test('costs assigned vs spread by km, margins per client, lane, vehicle and driver', async (t) => {
+    const { res, body } = await get(MARCH);
+    t.equal(res.statusCode, 200, res.body);
+    assertConforms(t, res, 'GET', ROUTE);
+    // Spread pool: M1 2,000 + K1 1,000 + I1 1,200 (V3 has no km in March) = 4,200 over 1,000 km.
+    // V1 pool: F1 10,000 (plate). V2 pool: F2 4,000 (PUT). Trip T3: S1 3,000 (CSV). T1's toll 600.
+    // Total 21,800; revenue 51,000; margin = 51,000 + 600 (toll recharged) − 21,800 = 29,800.
+    t.match(body.totals, {
+      trips: 3,
+      km: 1_000,
+      litres: 60_000,
+      revenue: 51_000,
+      cost: 21_800,
+      costPerKm: { value: 21.8 },
+      costPerLitre: { value: 0.3633 }, // 21,800 / 60,000
+      costPerTrip: { value: 7_266.67 }, // 21,800 / 3
+      margin: 29_800,
+      marginPerKm: { value: 29.8 },
+    });
+    t.same(body.costs, {
+      categories: [
+        { category: 'fuel', amount: 14_000, assigned: 14_000, spread: 0, documents: 2, unallocated: 0 },
+        { category: 'tolls', amount: 1_600, assigned: 600, spread: 1_000, documents: 1, unallocated: 0 },
+        { category: 'maintenance', amount: 2_000, assigned: 0, spread: 2_000, documents: 1, unallocated: 0 },
+        { category: 'tyres', amount: 0, assigned: 0, spread: 0, documents: 0, unallocated: 0 },
+        { category: 'insurance', amount: 1_200, assigned: 0, spread: 1_200, documents: 1, unallocated: 0 },
+        { category: 'subcontractedFreight', amount: 3_000, assigned: 3_000, spread: 0, documents: 1, unallocated: 0 },
+      ],
+      assigned: 17_600, // 14,000 + 600 + 3,000
+      spread: 4_200,
+      unallocated: 0,
+    });
+    const rows = (list: { data: Record<string, unknown>[] }, key: string) =>
+      Object.fromEntries(list.data.map((r) => [r[key], [r.cost, r.margin, (r.marginPerKm as { value: number }).value]]));
+    // V1 (T1 + T2, 500 km): F1 10,000 + 4,200 × 500/1,000 = 2,100 + toll 600 = 12,700; margin 26,000 + 600 − 12,700 = 13,900; 27.8/km.
+    // V2 (T3, 500 km): F2 4,000 + 2,100 + S1 3,000 = 9,100; margin 25,000 − 9,100 = 15,900; 31.8/km.
+    t.same(rows(body.byVehicle, 'vehicle'), { V1: [12_700, 13_900, 27.8], V2: [9_100, 15_900, 31.8] });
+    // C1 (T1 400 km on V1, T3 500 km on V2): 4,200 × 900/1,000 = 3,780 + 10,000 × 400/500 = 8,000 + 4,000 + 3,000 + 600 = 19,380;
+    //    margin 45,000 + 600 − 19,380 = 26,220; 26,220 / 900 = 29.13.
+    // C2 (T2 100 km on V1): 420 + 10,000 × 100/500 = 2,000 → 2,420; margin 6,000 − 2,420 = 3,580; 35.8/km.
+    t.same(rows(body.byClient, 'client'), { [C1]: [19_380, 26_220, 29.13], [C2]: [2_420, 3_580, 35.8] });
+    // Lane OR000001→DE000001 (T1, 400 km on V1): 1,680 + 8,000 + 600 = 10,280; margin 20,600 − 10,280 = 10,320; 25.8/km.
+    // Lane OR000001→DE000002 (T2 100 km V1, T3 500 km V2): 2,520 + 2,000 + 4,000 + 3,000 = 11,520; margin 31,000 − 11,520 = 19,480; 32.47/km.
+    t.same(rows(body.routes, 'routeKey'), { 'OR000001→DE000001': [10_280, 10_320, 25.8], 'OR000001→DE000002': [11_520, 19_480, 32.47] });
+    // Driver D1 drove T1 (= the first lane), D2 drove T2 and T3 (= the second).
+    t.same(rows(body.byDriver, 'driver'), { D1: [10_280, 10_320, 25.8], D2: [11_520, 19_480, 32.47] });
+    t.match(body.byDriver.data, [
+      { driver: 'D2', name: 'Beto' },
+      { driver: 'D1', name: 'Ana' },
+    ]);
+
+    // One vehicle: V1's legs take V1's pool whole and half of the spread pool.
+    const v1 = (await get(`${MARCH}&vehicle=V1`)).body;
+    t.match(v1.totals, { km: 500, cost: 12_700, margin: 13_900, marginPerKm: { value: 27.8 } });
+    t.match(v1.costs, { assigned: 10_600, spread: 2_100 }); // 10,000 + 600; 4,200 × 500/1,000
+    // One client: C2 (T2 only) takes none of trip T3's S1.
+    const c2 = (await get(`${MARCH}&client=${C2}`)).body;
+    t.match(c2.totals, { cost: 2_420, margin: 3_580 });
+
+    // Tenant B: its own 9,000 fuel spread over its own 1,000 km; nothing of A's.
+    const b = (await get(MARCH, KEY_B)).body;
+    t.match(b.totals, { km: 1_000, cost: 9_000, costPerKm: { value: 9 } });
+  });
+
+  t.test('unassigning puts the cost back to the spread', async (t) => {
+    t.equal((await send('DELETE', `/api/received-docs/${rid(4)}/assignment`)).statusCode, 200);
+    const { body } = await get(MARCH);
+    // S1 3,000 joins the spread: 7,200 spread, 14,600 assigned; the total is the same.
+    t.match(body.costs, { assigned: 14_600, spread: 7_200 });
+    t.equal(body.totals.cost, 21_800);
+    t.equal((await send('PUT', `/api/received-docs/${rid(4)}/assignment`, { tripId: 'T3' })).statusCode, 200);
+  });
+
+  t.test('no legs delivered in the period: costs unallocated, no NaN', async (t) => {
+    // February: no leg, no document either; April: A1 70,000 fuel and T4's 300 km.
+    const feb = (await get('?startDate=2026-02-01&endDate=2026-02-28')).body;
+    t.match(feb.totals, { cost: 0, costPerKm: { value: null } });
+    const apr = (await get('?startDate=2026-04-01&endDate=2026-04-20')).body;
+    // A1 is spread over T4's 300 km: 70,000; margin 9,000 − 70,000 = −61,000.
+    t.match(apr.totals, { km: 300, cost: 70_000, margin: -61_000, costPerKm: { value: 233.33 } });
+  });
+
+  t.test('MCP: margin per km of truck V1 last quarter, in one tool call', async (t) => {
+    const base = await listen(h.app);
+    const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+    // "Last quarter" as of 2026-04-20 is January–March 2026.
+    const r = (await client.callTool({
+      name: 'getFreightUnitEconomics',
+      arguments: { vehicle: 'V1', startDate: '2026-01-01', endDate: '2026-03-31' },
+    })) as unknown as { structuredContent: { byVehicle: { data: { vehicle: string; marginPerKm: { value: number } }[] } }; isError?: boolean };
+    t.notOk(r.isError);
+    // The same 27.8 as above: no leg or document of V1 in January or February.
+    t.same(
+      r.structuredContent.byVehicle.data.map((v) => [v.vehicle, v.marginPerKm.value]),
+      [['V1', 27.8]],
+    );
+    // The assignment tools are in the `settings` toolset.
+    const settings = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=settings');
+    const put = (await settings.callTool({ name: 'assignReceivedDoc', arguments: { id: rid(3), body: { vehicle: 'V2' } } })) as unknown as {
+      structuredContent: { vehicle: string };
+      isError?: boolean;
+    };
+    t.notOk(put.isError);
+    t.equal(put.structuredContent.vehicle, 'V2');
+    const un = (await settings.callTool({ name: 'unassignReceivedDoc', arguments: { id: rid(3) } })) as { isError?: boolean };
+    t.notOk(un.isError);
+  });
+}

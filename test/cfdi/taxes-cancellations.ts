@@ -1,0 +1,403 @@
+/**
+ * Issue 20 through the public interface, over HTTP and over MCP (the same steps, each on its own
+ * carrier): every CFDI tax, another currency, and cancellation as the SAT runs it.
+ *
+ * Hand-computed values (October 2026, client GDI920315QR4 a company unless said):
+ *   A  RESICO carrier (persona física) freight 10,000.00: IVA 16% 1,600.00, IVA retained 4% 400.00,
+ *      ISR retained 1.25% 125.00 → Total 11,075.00 (PUE).
+ *   B  USD 2,000.00 at TipoCambio 17.25, IVA 0% (the Mexican leg of international freight), to a
+ *      foreign client (XEXX010101000) → 34,500.00 MXN in every report; paid by a USD complement at
+ *      TipoCambioP 17.80 → 35,600.00 MXN collected on the payment basis.
+ *   C  freight 5,000.00 (IVA 800.00, IVA ret 200.00, ISR ret 62.50) + cargo insurance 300.00 IVA
+ *      exempt → Total 5,837.50; exempt base 300.00.
+ *   D  freight 2,000.00 + IVA → 2,320.00 (PUE), cancelled by the SAT's acknowledgement (202).
+ *   E  freight 3,000.00 + IVA → 3,480.00 (PUE): request (motive 01, replaced by D) → pending;
+ *      acknowledgement 201 → still pending (over 1,000 MXN, requested days after certification);
+ *      "Plazo vencido" before the receiver's 3 business days end → 409; after → expired (cancelled).
+ *   G  freight 4,000.00 + IVA → 4,640.00 (PUE): request + acknowledgement 201 → pending; the receiver
+ *      rejects → rejected: still valid, in revenue and taxes.
+ */
+import type { Test } from 'tap';
+import { startHarness, assertConforms } from '../helpers/harness.ts';
+import { connect, listen } from '../helpers/mcp.ts';
+import { createApiKey } from '../../lib/auth/api-keys.ts';
+import { invoiceXml, paymentXml, requestXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+
+export default async function taxesCancellationsTests(t: Test): Promise<void> {
+  const NOW = new Date('2026-10-30T18:00:00Z');
+  const h = await startHarness(t, { build: { now: () => NOW } });
+  const CLIENT = 'GDI920315QR4';
+  const FOREIGN = 'XEXX010101000';
+  const uuid = (run: number, n: number): string => `2B3C4D5E-00${run}${n}-4000-8000-0000000000${run}${n}`;
+
+  type Json = Record<string, any>;
+  interface Api {
+    importFile(name: string, xml: string): Promise<Json>;
+    /** The file's bytes as they are (base64 in JSON). */
+    importBytes(name: string, bytes: Buffer): Promise<Json>;
+    doc(id: string): Promise<Json>;
+    list(query: Record<string, string | number | boolean>): Promise<Json>;
+    tax(query: Record<string, string | number>): Promise<Json>;
+    putStatus(id: string, body: Json): Promise<{ status: number; body: Json }>;
+  }
+
+  function httpApi(t: Test, key: string): Api {
+    const get = async (url: string, route: string) => {
+      const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+      t.equal(res.statusCode, 200, `${url}: ${res.body.slice(0, 200)}`);
+      assertConforms(t, res, 'GET', route);
+      return res.json<Json>();
+    };
+    const qs = (q: Record<string, string | number | boolean>) =>
+      new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)])).toString();
+    return {
+      async importFile(name, xml) {
+        const res = await h.app.inject({
+          method: 'POST',
+          url: '/api/imports',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          payload: { files: [{ name, content: xml }] },
+        });
+        assertConforms(t, res, 'POST', '/api/imports');
+        return res.json<Json>().files[0];
+      },
+      async importBytes(name, bytes) {
+        const res = await h.app.inject({
+          method: 'POST',
+          url: '/api/imports',
+          headers: { 'x-api-key': key, 'content-type': 'application/xml' },
+          payload: bytes,
+        });
+        assertConforms(t, res, 'POST', '/api/imports');
+        return res.json<Json>().files[0];
+      },
+      doc: (id) => get(`/api/financial-docs/${encodeURIComponent(id)}`, '/api/financial-docs/:id'),
+      list: (q) => get(`/api/financial-docs?${qs(q)}`, '/api/financial-docs'),
+      tax: (q) => get(`/api/tax-summary?${qs(q)}`, '/api/tax-summary'),
+      async putStatus(id, body) {
+        const res = await h.app.inject({
+          method: 'PUT',
+          url: `/api/financial-docs/${encodeURIComponent(id)}/cancellation`,
+          headers: { 'x-api-key': key },
+          payload: body,
+        });
+        assertConforms(t, res, 'PUT', '/api/financial-docs/:id/cancellation');
+        return { status: res.statusCode, body: res.json() };
+      },
+    };
+  }
+
+  async function mcpApi(t: Test, key: string): Promise<Api> {
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key });
+    const call = async (name: string, args: Json) =>
+      (await client.callTool({ name, arguments: args })) as unknown as { structuredContent: Json; isError?: boolean };
+    const ok = async (name: string, args: Json) => {
+      const r = await call(name, args);
+      t.notOk(r.isError, `${name} ${JSON.stringify(args).slice(0, 120)}`);
+      return r.structuredContent;
+    };
+    return {
+      importFile: async (name, xml) => (await ok('importDocuments', { body: { files: [{ name, content: xml }] } })).files[0],
+      importBytes: async (name, bytes) =>
+        (await ok('importDocuments', { body: { files: [{ name, content: bytes.toString('base64'), encoding: 'base64' }] } })).files[0],
+      doc: (id) => ok('getFinancialDoc', { id }),
+      list: (q) => ok('listFinancialDocs', q),
+      tax: (q) => ok('getTaxSummary', q),
+      async putStatus(id, body) {
+        const r = await call('recordCancellationStatus', { id, body });
+        return { status: r.isError ? (r.structuredContent.error as Json).code : 200, body: r.structuredContent };
+      },
+    };
+  }
+
+  const ids = (page: Json): string[] => page.data.map((d: Json) => d.id);
+  const clientTotals = (summary: Json, client: string): Json => summary.months[0].clients.find((c: Json) => c.client === client).totals;
+
+  async function scenario(t: Test, api: Api, tenant: string, run: number): Promise<void> {
+    const id = (n: number) => `${tenant}-CFDI-${uuid(run, n)}`;
+    const freight = (amount: number, extra: Json = {}) => ({
+      desc: 'Flete Coatzacoalcos - Minatitlán',
+      amount,
+      transfers: [{ tax: '002' as const, rate: 0.16 }],
+      ...extra,
+    });
+    const resicoRetentions = [
+      { tax: '002' as const, rate: 0.04 },
+      { tax: '001' as const, rate: 0.0125 },
+    ];
+
+    await t.test('RESICO carrier: 4% IVA and 1.25% ISR retained, no discrepancy, ISR per month and client', async (t) => {
+      const a = invoiceXml({
+        issuer: tenant,
+        receiver: CLIENT,
+        uuid: uuid(run, 1),
+        fecha: '2026-10-05T10:00:00',
+        lines: [freight(10_000, { retentions: resicoRetentions })],
+      });
+      t.equal(a.total, 11_075);
+      t.match(await api.importFile('a.xml', a.xml), { status: 'created', kind: 'invoice' });
+      const doc = await api.doc(id(1));
+      t.match(doc.amounts, {
+        subtotal: 10_000,
+        vat16: 1_600,
+        vatRetention4: 400,
+        isrRetained: 125,
+        transferredTaxes: 1_600,
+        retainedTaxes: 525,
+        total: 11_075,
+        vatBases: { rate16: 10_000 },
+      });
+      const tax = await api.tax({ targetMonth: '2026-10', client: CLIENT });
+      t.match(clientTotals(tax, CLIENT), { isrRetained: 125, retention: { declared: 400, expected: 400, difference: 0 }, documentsWithDiscrepancies: 0 });
+      t.equal(tax.findings.byKind.discrepancy, 0, 'no discrepancy');
+      t.equal(tax.findings.byCode.ISR_RETAINED, 1, 'the 1.25% ISR is information (LISR art. 113-J)');
+    });
+
+    await t.test('USD invoice at IVA 0%: the CFDI amounts in USD, every report in MXN, the payment at its own rate', async (t) => {
+      const b = invoiceXml({
+        issuer: tenant,
+        receiver: FOREIGN,
+        receiverName: 'ACME LOGISTICS INC',
+        uuid: uuid(run, 2),
+        fecha: '2026-10-07T09:00:00',
+        method: 'PPD',
+        currency: 'USD',
+        exchangeRate: 17.25,
+        lines: [{ desc: 'Flete internacional, tramo nacional Monterrey - Nuevo Laredo', amount: 2_000, transfers: [{ tax: '002', rate: 0 }] }],
+      });
+      t.match(await api.importFile('b.xml', b.xml), { status: 'created' });
+      const doc = await api.doc(id(2));
+      t.match(doc, {
+        currency: 'USD',
+        exchangeRate: 17.25,
+        amounts: { subtotal: 2_000, vat16: 0, total: 2_000, vatBases: { rate0: 2_000, rate16: 0 } },
+        balance: { total: 2_000, pending: 2_000 },
+      });
+      const tax = await api.tax({ targetMonth: '2026-10', client: FOREIGN });
+      t.match(
+        clientTotals(tax, FOREIGN),
+        { subtotal: 34_500, total: 34_500, vatBases: { rate0: 34_500 }, vat: { declared: 0, expected: 0 }, documentsWithDiscrepancies: 0 },
+        '2,000 USD × 17.25 = 34,500 MXN',
+      );
+      t.equal(tax.findings.byKind.discrepancy, 0, 'IVA 0% is legal (LIVA art. 29): no discrepancy');
+      const pay = paymentXml({
+        issuer: tenant,
+        receiver: FOREIGN,
+        uuid: uuid(run, 3),
+        fecha: '2026-10-20T12:00:00',
+        invoiceUuid: uuid(run, 2),
+        currency: 'USD',
+        exchangeRate: 17.8,
+        before: 2_000,
+        paid: 2_000,
+      });
+      t.match(await api.importFile('b-pago.xml', pay), { status: 'created', kind: 'payment', financialDocIds: [id(2)] });
+      t.match((await api.doc(id(2))).balance, { paid: 2_000, pending: 0, isFullyPaid: true });
+      const cash = await api.tax({ targetMonth: '2026-10', client: FOREIGN, basis: 'payment' });
+      t.match(clientTotals(cash, FOREIGN), { collected: 35_600, total: 35_600 }, 'collected at the payment rate: 2,000 × 17.80');
+    });
+
+    await t.test('freight at IVA 0% to a Mexican company: no VAT charged, so no 4% retention expected', async (t) => {
+      // The Mexican leg of international freight billed to a company at 0% (LIVA art. 29): the retention
+      // of LIVA art. 1-A is of the VAT charged, here none. Expected by hand: Total 5,000, retention 0.
+      const company = 'TIN0902115Z3';
+      const x = invoiceXml({
+        issuer: tenant,
+        receiver: company,
+        uuid: uuid(run, 9),
+        fecha: '2026-09-07T09:00:00',
+        lines: [{ desc: 'Flete internacional, tramo nacional Saltillo - Piedras Negras', amount: 5_000, transfers: [{ tax: '002', rate: 0 }] }],
+      });
+      t.match(await api.importFile('zero.xml', x.xml), { status: 'created' });
+      const tax = await api.tax({ targetMonth: '2026-09', client: company });
+      t.match(clientTotals(tax, company), { total: 5_000, vatBases: { rate0: 5_000 }, retention: { declared: 0, expected: 0 }, documentsWithDiscrepancies: 0 });
+      t.notOk(tax.findings.byCode.RETENTION_MISSING, 'no RETENTION_MISSING (it was expected 200 before)');
+    });
+
+    await t.test('an exempt line: its base apart, never a discrepancy', async (t) => {
+      const c = invoiceXml({
+        issuer: tenant,
+        receiver: CLIENT,
+        uuid: uuid(run, 4),
+        fecha: '2026-10-08T10:00:00',
+        lines: [
+          freight(5_000, { retentions: resicoRetentions }),
+          { code: '84131501', desc: 'Seguro de carga', amount: 300, transfers: [{ tax: '002', factor: 'Exento' }] },
+        ],
+      });
+      t.equal(c.total, 5_837.5);
+      t.match(await api.importFile('c.xml', c.xml), { status: 'created' });
+      t.match((await api.doc(id(4))).amounts, { vat16: 800, total: 5_837.5, vatBases: { rate16: 5_000, exempt: 300 } });
+      const tax = await api.tax({ targetMonth: '2026-10', client: CLIENT });
+      t.match(clientTotals(tax, CLIENT), { vatBases: { rate16: 15_000, exempt: 300 }, isrRetained: 187.5, documentsWithDiscrepancies: 0 });
+    });
+
+    await t.test('a file declared ISO-8859-1 is read as such: accented names stored right', async (t) => {
+      const name = 'TRANSPORTES MARÍTIMOS Y TERRESTRES DEL GOLFO, S.A. DE C.V.';
+      const desc = 'Flete Mérida - Progreso, maniobras en almacén (año 2026)';
+      const latin = invoiceXml({
+        issuer: tenant,
+        receiver: CLIENT,
+        receiverName: name,
+        uuid: uuid(run, 8),
+        fecha: '2026-10-02T10:00:00',
+        encoding: 'ISO-8859-1',
+        lines: [{ ...freight(1_000), desc }],
+      });
+      const bytes = Buffer.from(latin.xml, 'latin1');
+      t.ok(bytes.includes(0xcd) && !bytes.includes(0xc3), 'Í is one Latin-1 byte, not UTF-8');
+      t.match(await api.importBytes('latin1.xml', bytes), { status: 'created' });
+      const full = (await api.list({ detail: 'full', uuid: uuid(run, 8) })).data[0];
+      t.equal(full.clientName, name, 'the receiver name as written');
+      t.equal(full.invoice.concepts[0].desc, desc, 'the description as written');
+      // The same bytes declared as UTF-8 (or undeclared) are refused, not stored mangled.
+      const mislabelled = Buffer.from(latin.xml.replace('encoding="ISO-8859-1"', 'encoding="UTF-8"'), 'latin1');
+      t.match(await api.importBytes('mislabelled.xml', mislabelled), { status: 'rejected', reason: /not valid UTF-8.*ISO-8859-1 must say so/ });
+    });
+
+    await t.test("the SAT's acknowledgement as PACs return it cancels the invoice", async (t) => {
+      const d = invoiceXml({ issuer: tenant, receiver: CLIENT, uuid: uuid(run, 5), fecha: '2026-10-09T10:00:00', lines: [freight(2_000)] });
+      await api.importFile('d.xml', d.xml);
+      const before = await api.tax({ targetMonth: '2026-10', client: CLIENT });
+      const ack = satAcuseXml({ issuer: tenant, fecha: '2026-10-12T11:02:56.2475804', folios: [{ uuid: uuid(run, 5), code: '202' }] });
+      t.match(await api.importFile('acuse.xml', ack), { status: 'created', kind: 'cancellation', uuid: uuid(run, 5), financialDocIds: [id(5)] });
+      const doc = await api.doc(id(5));
+      t.match(doc.cancellations, { invoiceCancelled: true, status: 'accepted', receiverDeadline: null });
+      t.match(doc.balance, { pending: 0, isFullyPaid: false });
+      t.ok(ids(await api.list({ cancelled: true, limit: 50 })).includes(id(5)), 'cancelled=true lists it');
+      t.ok(ids(await api.list({ cancellationStatus: 'accepted', limit: 50 })).includes(id(5)), 'cancellationStatus=accepted lists it');
+      const after = await api.tax({ targetMonth: '2026-10', client: CLIENT });
+      t.equal(clientTotals(after, CLIENT).cancelledDocuments, clientTotals(before, CLIENT).cancelledDocuments + 1);
+      t.equal(clientTotals(after, CLIENT).total, clientTotals(before, CLIENT).total - 2_320, 'it leaves the totals');
+    });
+
+    await t.test('a request, then its acknowledgement, then tacit acceptance after 3 business days', async (t) => {
+      const e = invoiceXml({ issuer: tenant, receiver: CLIENT, uuid: uuid(run, 6), fecha: '2026-10-05T10:00:00', lines: [freight(3_000)] });
+      await api.importFile('e.xml', e.xml);
+      const request = requestXml({ issuer: tenant, fecha: '2026-10-13T09:00:00', folios: [{ uuid: uuid(run, 6), motive: '01', replacement: uuid(run, 5) }] });
+      t.match(await api.importFile('solicitud.xml', request), { status: 'created', kind: 'cancellationRequest', financialDocIds: [id(6)] });
+      let doc = await api.doc(id(6));
+      t.match(doc.cancellations, { invoiceCancelled: false, status: 'pending', requestedAt: '2026-10-13T15:00:00.000Z' }, 'a request cancels nothing');
+      t.match(doc.balance, { isFullyPaid: true }, 'still paid (PUE), still owed nothing');
+      t.ok(ids(await api.list({ cancellationStatus: 'pending', limit: 50 })).includes(id(6)), 'cancellationStatus=pending lists it');
+      t.ok(ids(await api.list({ cancelled: false, limit: 50 })).includes(id(6)), 'cancelled=false lists it');
+      t.ok(ids(await api.list({ paymentStatus: 'paid', limit: 50 })).includes(id(6)), 'paymentStatus=paid lists it');
+      let tax = await api.tax({ targetMonth: '2026-10', client: CLIENT });
+      t.ok(clientTotals(tax, CLIENT).pendingCancellations >= 1, 'counted, with its pending cancellation');
+      t.ok(tax.findings.byCode.CANCELLATION_PENDING >= 1);
+
+      const ack = satAcuseXml({ issuer: tenant, fecha: '2026-10-13T09:05:00.1234567', folios: [{ uuid: uuid(run, 6), code: '201' }] });
+      t.match(await api.importFile('acuse-e.xml', ack), { status: 'created', kind: 'cancellation' });
+      doc = await api.doc(id(6));
+      // Tuesday 13 → Wednesday 14, Thursday 15, Friday 16: the receiver may answer until Saturday 17, 00:00 Mexico City.
+      t.match(
+        doc.cancellations,
+        { status: 'pending', invoiceCancelled: false, receiverDeadline: '2026-10-17T06:00:00.000Z' },
+        '201 on an invoice that needs the receiver: in process',
+      );
+
+      const early = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-16T17:00:00Z' });
+      t.equal(early.status, 409, 'no tacit acceptance before the 3 business days end');
+      t.match(early.body.error, { reason: 'conflict', details: [/3 business days/] });
+      // Schema-valid but later than the service's clock (NOW): a conflict with the clock, as the tacit rule is (Schemathesis: positive data is never a 400).
+      const future = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '3549-11-16T04:00:17.000Z' });
+      t.equal(future.status, 409, 'an answer from after the service clock is a 409');
+      t.match(future.body.error, { reason: 'conflict', details: [/later than the service's clock \(2026-10-30T18:00:00.000Z\)/] });
+      t.equal((await api.doc(id(6))).cancellations.status, 'pending', 'and records nothing');
+      const wrongPair = await api.putStatus(id(6), { estado: 'Vigente', estatusCancelacion: 'Plazo vencido' });
+      t.equal(wrongPair.status, 400, 'Plazo vencido goes with Cancelado');
+      t.match(wrongPair.body.error, { reason: 'invalid_body', fields: [{ in: 'body', name: 'estatusCancelacion' }] });
+
+      const tacit = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-19T17:00:00Z' });
+      t.equal(tacit.status, 200);
+      t.match(tacit.body.cancellations, { status: 'expired', invoiceCancelled: true, receiverDeadline: null });
+      const full = await api.list({ detail: 'full', uuid: uuid(run, 6) });
+      t.match(full.data[0].canceled, [
+        {
+          target: 'invoice',
+          status: 'expired',
+          motive: '01',
+          replacementUuid: uuid(run, 5),
+          statusSource: 'status-service',
+          satStatus: 'Plazo vencido',
+          requestedAt: Date.parse('2026-10-13T15:00:00Z'),
+        },
+      ]);
+      t.same(full.data[0].payments, [], 'a cancelled PUE invoice has no receipt');
+      tax = await api.tax({ targetMonth: '2026-10', client: CLIENT });
+      t.ok(ids(await api.list({ cancellationStatus: 'expired', limit: 50 })).includes(id(6)));
+      t.equal(tax.findings.items.filter((f: Json) => f.docId === id(6) && f.code === 'DOCUMENT_CANCELLED').length, 1, 'out of the tax totals');
+
+      const again = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-19T17:00:00Z' });
+      t.same(again.body, tacit.body, 'the same answer again changes nothing');
+
+      // A cancellation in effect is final (issue 33: a later Vigente put the invoice back into revenue).
+      for (const [estado, estatusCancelacion] of [
+        ['Vigente', 'En proceso'],
+        ['Vigente', 'Solicitud rechazada'],
+      ] as const) {
+        const back = await api.putStatus(id(6), { estado, estatusCancelacion, consultedAt: '2026-10-20T17:00:00Z' });
+        t.equal(back.status, 409, `${estatusCancelacion} after Plazo vencido is refused`);
+        t.match(back.body.error, {
+          reason: 'conflict',
+          details: [
+            new RegExp(
+              `is cancelled: Plazo vencido \\(recorded from status-service at 2026-10-19T17:00:00.000Z\\); a cancellation in effect is final .* so ${estatusCancelacion} is not recorded`,
+            ),
+          ],
+        });
+      }
+      t.match((await api.doc(id(6))).cancellations, { status: 'expired', invoiceCancelled: true }, 'still cancelled');
+      t.ok(ids(await api.list({ cancellationStatus: 'expired', limit: 50 })).includes(id(6)), 'still listed as expired');
+    });
+
+    await t.test('a rejected cancellation: the invoice stays valid, in revenue and taxes', async (t) => {
+      const g = invoiceXml({ issuer: tenant, receiver: CLIENT, uuid: uuid(run, 7), fecha: '2026-10-06T10:00:00', lines: [freight(4_000)] });
+      await api.importFile('g.xml', g.xml);
+      const before = clientTotals(await api.tax({ targetMonth: '2026-10', client: CLIENT }), CLIENT);
+      const request = requestXml({ issuer: tenant, fecha: '2026-10-14T10:00:00', folios: [{ uuid: uuid(run, 7), motive: '02' }] });
+      const ack = satAcuseXml({ issuer: tenant, fecha: '2026-10-14T10:00:05', folios: [{ uuid: uuid(run, 7), code: '201' }] });
+      await api.importFile('solicitud-g.xml', request);
+      await api.importFile('acuse-g.xml', ack);
+      t.match((await api.doc(id(7))).cancellations, { status: 'pending' });
+      const rejected = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada', consultedAt: '2026-10-15T17:00:00Z' });
+      t.equal(rejected.status, 200);
+      t.match(rejected.body, { cancellations: { status: 'rejected', invoiceCancelled: false }, balance: { isFullyPaid: true }, status: { code: 6 } });
+      t.ok(ids(await api.list({ cancellationStatus: 'rejected', limit: 50 })).includes(id(7)));
+      t.ok(ids(await api.list({ cancelled: false, paymentStatus: 'paid', limit: 50 })).includes(id(7)), 'valid and paid');
+      t.notOk(ids(await api.list({ cancelled: true, limit: 50 })).includes(id(7)), 'not cancelled');
+      const tax = await api.tax({ targetMonth: '2026-10', client: CLIENT });
+      t.same(
+        { documents: clientTotals(tax, CLIENT).documents, cancelled: clientTotals(tax, CLIENT).cancelledDocuments, total: clientTotals(tax, CLIENT).total },
+        { documents: before.documents, cancelled: before.cancelledDocuments, total: before.total },
+        'the tax summary still counts it',
+      );
+      t.ok(tax.findings.byCode.CANCELLATION_REJECTED >= 1);
+      // An answer consulted before the recorded one does not replace it (issue 33).
+      const older = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-15T10:00:00Z' });
+      t.equal(older.status, 409, 'an older answer is refused');
+      t.match(older.body.error, {
+        reason: 'conflict',
+        details: [
+          /is Solicitud rechazada \(recorded from status-service at 2026-10-15T17:00:00.000Z\); an answer consulted at 2026-10-15T10:00:00.000Z is not newer, so it does not replace it/,
+        ],
+      });
+      const sameInstant = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-15T17:00:00Z' });
+      t.equal(sameInstant.status, 409, 'another answer at the same instant is refused');
+      t.match((await api.doc(id(7))).cancellations, { status: 'rejected' }, 'still rejected');
+      // Importing the request and the acknowledgement again keeps the receiver's answer (it is kept as a fact).
+      t.match(await api.importFile('solicitud-g.xml', request), { status: 'skipped' });
+      t.match((await api.doc(id(7))).cancellations, { status: 'rejected' });
+    });
+  }
+
+  t.test('HTTP', async (t) => {
+    const tenant = 'ROCM750315QW2';
+    await scenario(t, httpApi(t, (await createApiKey(h.db, tenant, 'http')).key), tenant, 1);
+  });
+
+  t.test('MCP', async (t) => {
+    const tenant = 'LOPA800101AB4';
+    await scenario(t, await mcpApi(t, (await createApiKey(h.db, tenant, 'mcp')).key), tenant, 2);
+  });
+}

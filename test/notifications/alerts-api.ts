@@ -1,0 +1,463 @@
+/**
+ * Alert scheduling and its companions through HTTP, without a worker (jobs stay
+ * as scheduled): one job per user with the right data and tenant, no duplicates
+ * on repeated or concurrent posts, tenant isolation, validation, Idempotency-Key,
+ * cancel and listing.
+ */
+import type { Test } from 'tap';
+import { ObjectId } from 'mongodb';
+import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
+import { COLLECTIONS } from '../../lib/db/collections.ts';
+import { alertJobs, alertRecords } from '../../lib/alerts/alert-jobs-repo.ts';
+import { alertJobKey } from '../../lib/alerts/jobs.ts';
+import { ALERT_JOB_NAME } from '../../lib/alerts/jobs.ts';
+import { ALERT_RULE_IDS } from '../../lib/alerts/rules.ts';
+import { alertsPlugin } from '../../lib/alerts/plugin.ts';
+import type { AlertRecordDocument } from '../../lib/alerts/records.ts';
+import { idempotencyRecordId, requestFingerprint, withIdempotency } from '../../lib/alerts/idempotency.ts';
+import type { IdempotencyRecord } from '../../lib/alerts/idempotency-repo.ts';
+import { ApiError } from '../../lib/http/api-error.ts';
+import { readExtraData } from '../../lib/alerts/extra-data.ts';
+
+export default async function alertsApiTests(t: Test): Promise<void> {
+  const h = await startHarness(t, { build: { plugins: [alertsPlugin({ worker: false })] } });
+
+  const SCHEDULE = '/api/alerts/schedule';
+  const JOBS = '/api/alerts/jobs';
+  const ALERTS = '/api/alerts';
+
+  type Json = Record<string, any>;
+  const post = (body: unknown, key = KEY_A, headers: Record<string, string> = {}) =>
+    h.app.inject({
+      method: 'POST',
+      url: SCHEDULE,
+      headers: { 'x-api-key': key, 'content-type': 'application/json', ...headers },
+      payload: JSON.stringify(body),
+    });
+  const get = (url: string, key = KEY_A) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+  const del = (id: string, key = KEY_A) => h.app.inject({ method: 'DELETE', url: `${JOBS}/${id}`, headers: { 'x-api-key': key } });
+
+  const users = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
+  const body = (over: Json = {}): Json => ({
+    userIds: ['u-1'],
+    ruleId: 'overdue-invoices',
+    cycleKey: '2026-03',
+    nameAlert: 'Facturas vencidas marzo',
+    ...over,
+  });
+  /** Everything the alert feature writes, to prove a rejected request wrote nothing. */
+  const footprint = async () => ({
+    jobs: await h.db.collection(COLLECTIONS.alertJobs).countDocuments(),
+    keys: await h.db.collection(COLLECTIONS.idempotency).countDocuments(),
+  });
+
+  t.test('N users: N jobs with the right data, for the key tenant', async (t) => {
+    const userIds = users('n', 5);
+    const dueDate = '2026-04-01T14:00:00.000Z';
+    // extraData at any depth (free-form: its 8 KiB bound the depth), back exactly as sent.
+    const extraData = { channel: 'email', nested: { level: 2, a: { b: { c: { d: { e: [[{ f: 1 }]] } } } } } };
+    const res = await post(body({ userIds, tenantId: TENANT_A, extraData, dueDate }));
+    t.equal(res.statusCode, 200, res.body);
+    assertConforms(t, res, 'POST', SCHEDULE);
+    const out = res.json();
+    t.match(out, {
+      success: true,
+      tenant: TENANT_A,
+      ruleId: 'overdue-invoices',
+      cycleKey: '2026-03',
+      dueDate,
+      individual: true,
+      scheduled: 5,
+      newlyScheduled: 5,
+      alreadyScheduled: 0,
+    });
+    t.match(out.message, /^5 individual alerts scheduled .*\(5 new, 0 already scheduled\)$/);
+    t.same(
+      out.jobs.map((j: Json) => j.userId),
+      userIds,
+      'one entry per user, in order',
+    );
+    t.ok(out.jobs.every((j: Json) => j.created === true && /^[0-9a-f]{24}$/.test(j.jobId)));
+
+    const stored = await alertJobs(h.db)
+      .find({ 'data.userId': { $in: userIds } })
+      .toArray();
+    t.equal(stored.length, 5, 'five jobs persisted');
+    for (const job of stored) {
+      t.equal(job.name, ALERT_JOB_NAME);
+      t.equal(job.data.tenant, TENANT_A);
+      t.equal(job.data.ruleId, 'overdue-invoices');
+      t.equal(job.data.cycleKey, '2026-03');
+      t.equal(job.data.nameAlert, 'Facturas vencidas marzo');
+      t.same(readExtraData(job.data.extraData), { channel: 'email', nested: { level: 2, a: { b: { c: { d: { e: [[{ f: 1 }]] } } } } } });
+      t.equal(job.nextRunAt?.toISOString(), dueDate, 'due at dueDate');
+      t.equal(job.lockedAt, null);
+      t.equal(job.data.jobKey, alertJobKey(TENANT_A, 'overdue-invoices', '2026-03', job.data.userId));
+      t.equal(job._id.toHexString(), out.jobs.find((j: Json) => j.userId === job.data.userId).jobId);
+    }
+
+    const listed = await get(`${JOBS}?cycleKey=2026-03&ruleId=overdue-invoices&limit=100`);
+    t.equal(listed.statusCode, 200);
+    assertConforms(t, listed, 'GET', JOBS);
+    const mine = listed.json().data.filter((j: Json) => userIds.includes(j.userId));
+    t.equal(mine.length, 5);
+    t.match(mine[0], { tenant: TENANT_A, state: 'scheduled', nextRunAt: dueDate, failCount: 0, failReason: null, failures: [], individual: true });
+  });
+
+  t.test('repeated post: same jobs, nothing new', async (t) => {
+    const userIds = users('r', 3);
+    const first = (await post(body({ userIds }))).json();
+    const before = await alertJobs(h.db).countDocuments();
+    const again = await post(body({ userIds, nameAlert: 'renamed', dueDate: '2030-01-01T00:00:00Z' }));
+    t.equal(again.statusCode, 200);
+    assertConforms(t, again, 'POST', SCHEDULE);
+    t.match(again.json(), { scheduled: 3, newlyScheduled: 0, alreadyScheduled: 3 });
+    t.same(
+      again.json().jobs.map((j: Json) => j.jobId),
+      first.jobs.map((j: Json) => j.jobId),
+      'the existing job ids',
+    );
+    t.ok(again.json().jobs.every((j: Json) => j.created === false));
+    t.equal(await alertJobs(h.db).countDocuments(), before, 'no job added');
+    const job = await alertJobs(h.db).findOne({ 'data.userId': userIds[0] });
+    t.equal(job?.data.nameAlert, 'Facturas vencidas marzo', 'an existing job is left unchanged');
+
+    const overlap = (await post(body({ userIds: [...userIds.slice(1), 'r-new'] }))).json();
+    t.match(overlap, { scheduled: 3, newlyScheduled: 1, alreadyScheduled: 2 });
+    t.same(
+      overlap.jobs.map((j: Json) => j.created),
+      [false, false, true],
+    );
+  });
+
+  t.test('concurrent identical posts never duplicate', async (t) => {
+    const userIds = users('c', 60);
+    const responses = await Promise.all(Array.from({ length: 8 }, () => post(body({ userIds, ruleId: 'tax-findings' }))));
+    for (const r of responses) t.equal(r.statusCode, 200, r.body);
+    const bodies = responses.map((r) => r.json());
+    t.equal(
+      bodies.reduce((s, b) => s + b.newlyScheduled, 0),
+      60,
+      'each user created exactly once across all requests',
+    );
+    for (const b of bodies) t.equal(b.scheduled, 60);
+    const idsPerUser = new Map<string, Set<string>>();
+    for (const b of bodies) for (const j of b.jobs) idsPerUser.set(j.userId, (idsPerUser.get(j.userId) ?? new Set()).add(j.jobId));
+    t.ok(
+      [...idsPerUser.values()].every((s) => s.size === 1),
+      'every response names the same job per user',
+    );
+    t.equal(await alertJobs(h.db).countDocuments({ 'data.ruleId': 'tax-findings', 'data.userId': { $in: userIds } }), 60, 'exactly one job per user');
+  });
+
+  t.test('tenants are isolated', async (t) => {
+    const userIds = ['shared-1', 'shared-2'];
+    const a = (await post(body({ userIds, ruleId: 'unbilled-deliveries' }))).json();
+    const b = await post(body({ userIds, ruleId: 'unbilled-deliveries' }), KEY_B);
+    t.equal(b.statusCode, 200);
+    t.match(b.json(), { tenant: TENANT_B, newlyScheduled: 2 }, 'same users, rule and cycle are new jobs for another tenant');
+    t.notSame(
+      b.json().jobs.map((j: Json) => j.jobId),
+      a.jobs.map((j: Json) => j.jobId),
+    );
+    const listB = (await get(JOBS, KEY_B)).json();
+    t.equal(listB.meta.total, 2);
+    t.ok(listB.data.every((j: Json) => j.tenant === TENANT_B));
+    t.equal(listB.meta.tenant, TENANT_B);
+  });
+
+  t.test('foreign tenantId: 403 and nothing written', async (t) => {
+    const before = await footprint();
+    const res = await post(body({ tenantId: TENANT_B, userIds: ['x-1', 'x-2'] }));
+    t.equal(res.statusCode, 403);
+    assertConforms(t, res, 'POST', SCHEDULE);
+    t.same(res.json().error, {
+      code: 403,
+      message: 'Forbidden',
+      details: [`tenantId ${TENANT_B} does not match the authenticated tenant`],
+      reason: 'foreign_tenant',
+    });
+    const withKey = await post(body({ tenantId: TENANT_B, userIds: ['x-1'] }), KEY_A, { 'idempotency-key': 'forbidden-key' });
+    t.equal(withKey.statusCode, 403);
+    t.same(await footprint(), before, 'no job and no idempotency record');
+    const fine = await post(body({ tenantId: TENANT_B, userIds: ['x-1'] }), KEY_B, { 'idempotency-key': 'forbidden-key' });
+    t.equal(fine.statusCode, 200, 'the key is free; the same body is fine for the tenant it names');
+  });
+
+  t.test('validation errors: 400, one detail per problem, nothing written', async (t) => {
+    const before = await footprint();
+    const cases: [string, Json, RegExp][] = [
+      ['unknown field', body({ priority: 'high' }), /unknown body field 'priority'/],
+      ['missing nameAlert', { userIds: ['a'], ruleId: 'overdue-invoices', cycleKey: '2026-03' }, /nameAlert is required/],
+      ['empty userIds', body({ userIds: [] }), /userIds must NOT have fewer than 1 items/],
+      ['1001 users', body({ userIds: users('big', 1001) }), /userIds must NOT have more than 1000 items/],
+      ['duplicate users', body({ userIds: ['a', 'b', 'a'] }), /userIds must NOT have duplicate items/],
+      ['empty user id', body({ userIds: [''] }), /userIds\.0/],
+      ['month 13', body({ cycleKey: '2026-13' }), /cycleKey must match pattern/],
+      ['no dash', body({ cycleKey: '202603' }), /cycleKey must match pattern/],
+      ['bad dueDate', body({ dueDate: 'tomorrow' }), /dueDate must be a valid date-time/],
+      ['unknown rule', body({ ruleId: 'late-payments' }), new RegExp(`ruleId must be one of: ${ALERT_RULE_IDS.join(', ')}`)],
+      ['too large', body({ extraData: { blob: 'x'.repeat(9000) } }), /extraData is \d+ bytes as JSON; the limit is 8192/],
+      ['bad tenantId', body({ tenantId: 'nope' }), /tenantId must match pattern/],
+      ['individual not boolean', body({ individual: 'yes' }), /individual must be boolean/],
+    ];
+    for (const [name, payload, detail] of cases) {
+      const res = await post(payload);
+      t.equal(res.statusCode, 400, `${name}: 400`);
+      assertConforms(t, res, 'POST', SCHEDULE);
+      t.equal(res.json().error.message, 'Invalid request body', name);
+      t.match(res.json().error.details.join(' | '), detail, `${name}: ${res.json().error.details.join(' | ')}`);
+    }
+    const two = await post(body({ cycleKey: '2026-00', extraData: { $x: 1 }, surprise: true }));
+    t.equal(two.statusCode, 400);
+    t.ok(two.json().error.details.length >= 2, 'every schema problem listed');
+    const noKey = await h.app.inject({ method: 'POST', url: SCHEDULE, payload: body() });
+    t.equal(noKey.statusCode, 401, '401 before validation');
+    assertConforms(t, noKey, 'POST', SCHEDULE);
+    const xml = await h.app.inject({ method: 'POST', url: SCHEDULE, headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' }, payload: '<a/>' });
+    t.equal(xml.statusCode, 415);
+    assertConforms(t, xml, 'POST', SCHEDULE);
+    t.same(await footprint(), before, 'nothing written');
+  });
+
+  t.test('Idempotency-Key: same body replays, a different body is a request of its own', async (t) => {
+    const first = await post(body({ userIds: ['i-1', 'i-2'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    t.equal(first.statusCode, 200);
+    t.notOk(first.headers['idempotent-replayed']);
+    t.equal(first.json().newlyScheduled, 2);
+    // Same body with keys in another order: the same request.
+    const replay = await post({ cycleKey: '2026-03', nameAlert: 'Facturas vencidas marzo', ruleId: 'overdue-invoices', userIds: ['i-1', 'i-2'] }, KEY_A, {
+      'idempotency-key': 'key-001',
+    });
+    t.equal(replay.statusCode, 200);
+    assertConforms(t, replay, 'POST', SCHEDULE);
+    t.equal(replay.headers['idempotent-replayed'], 'true');
+    t.same(replay.json(), first.json(), 'exactly the first answer (newlyScheduled 2, not 0)');
+
+    const other = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    t.equal(other.statusCode, 200);
+    assertConforms(t, other, 'POST', SCHEDULE);
+    t.notOk(other.headers['idempotent-replayed'], 'not a replay of the first');
+    t.match(other.json(), { newlyScheduled: 1, alreadyScheduled: 1 });
+    const otherAgain = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    t.equal(otherAgain.headers['idempotent-replayed'], 'true', 'and its own retry replays it');
+    t.same(otherAgain.json(), other.json());
+
+    const otherTenant = await post(body({ userIds: ['i-1'] }), KEY_B, { 'idempotency-key': 'key-001' });
+    t.equal(otherTenant.statusCode, 200, 'keys are per tenant');
+    t.notOk(otherTenant.headers['idempotent-replayed']);
+
+    const badKey = await post(body(), KEY_A, { 'idempotency-key': 'has space' });
+    t.equal(badKey.statusCode, 400);
+    assertConforms(t, badKey, 'POST', SCHEDULE);
+
+    const concurrent = await Promise.all(Array.from({ length: 6 }, () => post(body({ userIds: ['i-9'] }), KEY_A, { 'idempotency-key': 'key-002' })));
+    t.same(
+      concurrent.map((r) => r.statusCode),
+      [200, 200, 200, 200, 200, 200],
+    );
+    t.equal(concurrent.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 5, 'one original, five replays');
+    t.ok(
+      concurrent.every((r) => r.body === concurrent[0]!.body),
+      'identical answers',
+    );
+    t.equal(await h.db.collection(COLLECTIONS.idempotency).countDocuments({ key: 'key-002' }), 1);
+  });
+
+  t.test('Idempotency-Key: in-flight duplicate, dead owner, expired record', async (t) => {
+    const keys = h.db.collection<IdempotencyRecord>(COLLECTIONS.idempotency);
+    const now = new Date();
+    const fingerprint = requestFingerprint({ any: 'request' });
+    const opts = (key: string) => ({ tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint, now: () => new Date(), waitMs: 300, pollMs: 50 });
+    const record = (key: string, over: Partial<IdempotencyRecord>): IdempotencyRecord => ({
+      _id: idempotencyRecordId({ tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint }),
+      tenant: TENANT_A,
+      key,
+      operation: 'scheduleAlerts',
+      fingerprint,
+      state: 'pending',
+      leaseUntil: new Date(now.getTime() + 60_000),
+      status: null,
+      body: null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+      ...over,
+    });
+    await keys.insertMany([
+      record('in-flight', {}),
+      record('dead-owner', { leaseUntil: new Date(now.getTime() - 1) }),
+      record('expired', { state: 'done', status: 200, body: { old: true }, expiresAt: new Date(now.getTime() - 1) }),
+    ]);
+    let ran = 0;
+    const run = async () => ({ ran: ++ran });
+    const inFlight = await withIdempotency(h.db, opts('in-flight'), run).catch((err: unknown) => err);
+    t.ok(inFlight instanceof ApiError && inFlight.statusCode === 409, 'still in progress after waiting: 409');
+    t.same(await withIdempotency(h.db, opts('dead-owner'), run), { body: { ran: 1 }, replayed: false }, 'a claim whose lease ran out is taken over');
+    t.same(await withIdempotency(h.db, opts('dead-owner'), run), { body: { ran: 1 }, replayed: true });
+    t.same(await withIdempotency(h.db, opts('expired'), run), { body: { ran: 2 }, replayed: false }, 'an expired record is ignored');
+    await t.rejects(
+      withIdempotency(h.db, opts('fails'), async () => {
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    t.equal(await keys.countDocuments({ key: 'fails' }), 0, 'a failed request releases its key');
+  });
+
+  t.test('cancel: own job 200, twice or foreign 404, then schedulable again', async (t) => {
+    const a = (await post(body({ userIds: ['k-1', 'k-2'], ruleId: 'shrinkage-over-tolerance' }))).json();
+    const b = (await post(body({ userIds: ['k-1'], ruleId: 'shrinkage-over-tolerance' }), KEY_B)).json();
+    const id = a.jobs[0].jobId;
+
+    const foreign = await del(b.jobs[0].jobId);
+    t.equal(foreign.statusCode, 404, "another tenant's id is not found");
+    assertConforms(t, foreign, 'DELETE', `${JOBS}/:id`);
+    t.ok(await alertJobs(h.db).findOne({ _id: new ObjectId(b.jobs[0].jobId) }), 'and it is still there');
+
+    const res = await del(id);
+    t.equal(res.statusCode, 200);
+    assertConforms(t, res, 'DELETE', `${JOBS}/:id`);
+    t.match(res.json(), { cancelled: true, job: { id, userId: 'k-1', tenant: TENANT_A, state: 'scheduled' } });
+    t.equal(await alertJobs(h.db).countDocuments({ _id: new ObjectId(id) }), 0);
+
+    const twice = await del(id);
+    t.equal(twice.statusCode, 404);
+    t.same(twice.json().error.details, [`no alert job with id ${id}`]);
+    const malformed = await del('not-an-id');
+    t.equal(malformed.statusCode, 400);
+    assertConforms(t, malformed, 'DELETE', `${JOBS}/:id`);
+    t.equal((await del(new ObjectId().toHexString())).statusCode, 404);
+
+    const again = (await post(body({ userIds: ['k-1', 'k-2'], ruleId: 'shrinkage-over-tolerance' }))).json();
+    t.same(
+      again.jobs.map((j: Json) => j.created),
+      [true, false],
+      'the cancelled user is scheduled anew',
+    );
+    t.not(again.jobs[0].jobId, id);
+  });
+
+  t.test('listing jobs: filters, states and pagination', async (t) => {
+    const userIds = users('p', 7);
+    const sched = (await post(body({ userIds, cycleKey: '2026-05' }))).json();
+    const ids = sched.jobs.map((j: Json) => new ObjectId(j.jobId));
+    const at = new Date('2026-05-02T10:00:00Z');
+    // Simulate what Agenda writes in each state.
+    await alertJobs(h.db).updateOne({ _id: ids[0] }, { $set: { lockedAt: at, lastRunAt: at } });
+    await alertJobs(h.db).updateOne({ _id: ids[1] }, { $set: { nextRunAt: null, lastRunAt: at, lastFinishedAt: at, failCount: 0 } });
+    await alertJobs(h.db).updateOne(
+      { _id: ids[2] },
+      {
+        $set: {
+          nextRunAt: new Date('2026-05-02T10:05:00Z'),
+          failCount: 1,
+          failReason: 'boom',
+          failedAt: at,
+          lastFinishedAt: at,
+          'data.failures': [{ at, attempt: 1, error: 'boom' }],
+        },
+      },
+    );
+    await alertJobs(h.db).updateOne({ _id: ids[3] }, { $set: { nextRunAt: null, failCount: 6, failReason: 'boom', failedAt: at, lastFinishedAt: at } });
+
+    const state = async (s: string) => {
+      const res = await get(`${JOBS}?cycleKey=2026-05&state=${s}`);
+      t.equal(res.statusCode, 200);
+      assertConforms(t, res, 'GET', JOBS);
+      return res
+        .json()
+        .data.map((j: Json) => j.userId)
+        .sort();
+    };
+    t.same(await state('running'), [userIds[0]]);
+    t.same(await state('completed'), [userIds[1]]);
+    t.same(await state('retrying'), [userIds[2]]);
+    t.same(await state('failed'), [userIds[3]]);
+    t.same(await state('scheduled'), userIds.slice(4).sort());
+    const retrying = (await get(`${JOBS}?userId=${userIds[2]}`)).json().data[0];
+    t.match(retrying, { state: 'retrying', failCount: 1, failReason: 'boom', failures: [{ attempt: 1, error: 'boom', at: at.toISOString() }] });
+
+    const p1 = await get(`${JOBS}?cycleKey=2026-05&limit=3&page=1`);
+    const p3 = await get(`${JOBS}?cycleKey=2026-05&limit=3&page=3`);
+    assertConforms(t, p3, 'GET', JOBS);
+    t.same(p1.json().meta, { total: 7, page: 1, limit: 3, pages: 3, hasMore: true, tenant: TENANT_A });
+    t.same(p3.json().meta, { total: 7, page: 3, limit: 3, pages: 3, hasMore: false, tenant: TENANT_A });
+    t.equal(p3.json().data.length, 1);
+    const all = [...p1.json().data, ...(await get(`${JOBS}?cycleKey=2026-05&limit=3&page=2`)).json().data, ...p3.json().data].map((j: Json) => j.id);
+    t.equal(new Set(all).size, 7, 'pages do not overlap');
+
+    for (const bad of ['state=done', 'limit=0', 'cycleKey=2026-5', 'ruleId=nope', 'colour=red']) {
+      const res = await get(`${JOBS}?${bad}`);
+      t.equal(res.statusCode, 400, bad);
+      assertConforms(t, res, 'GET', JOBS);
+    }
+    t.equal((await get(JOBS, 'wrong-key')).statusCode, 401);
+  });
+
+  t.test('listing alert records: tenant, filters and pagination', async (t) => {
+    const record = (i: number, over: Partial<AlertRecordDocument> = {}): AlertRecordDocument => {
+      const id = new ObjectId().toHexString();
+      return {
+        _id: id,
+        jobId: id,
+        tenant: TENANT_A,
+        userId: `rec-${i % 2}`,
+        ruleId: 'overdue-invoices',
+        cycleKey: '2026-03',
+        nameAlert: 'n',
+        individual: true,
+        extraData: { i },
+        dueDate: new Date('2026-04-01T00:00:00Z'),
+        evaluatedAt: new Date(Date.UTC(2026, 3, 1, 0, i)),
+        status: i % 3 === 0 ? 'clear' : 'triggered',
+        message: 'm',
+        summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
+        findings: [],
+        truncated: false,
+        attempts: 1,
+        worker: 'test',
+        ...over,
+      };
+    };
+    await alertRecords(h.db).insertMany([
+      ...Array.from({ length: 6 }, (_, i) => record(i)),
+      record(10, { tenant: TENANT_B }),
+      record(11, { ruleId: 'tax-findings', cycleKey: '2026-02' }),
+    ]);
+    const res = await get(ALERTS);
+    t.equal(res.statusCode, 200);
+    assertConforms(t, res, 'GET', ALERTS);
+    t.equal(res.json().meta.total, 7, "only the tenant's records");
+    t.ok(res.json().data.every((r: Json) => r.tenant === TENANT_A && !('worker' in r)));
+    const times = res.json().data.map((r: Json) => r.evaluatedAt);
+    t.same(times, [...times].sort().reverse(), 'newest evaluation first');
+    t.equal((await get(`${ALERTS}?userId=rec-1`)).json().meta.total, 4, 'rec-1: records 1, 3, 5 and 11');
+    t.equal((await get(`${ALERTS}?ruleId=tax-findings&cycleKey=2026-02`)).json().meta.total, 1);
+    t.equal((await get(`${ALERTS}?status=clear`)).json().meta.total, 2);
+    const page = await get(`${ALERTS}?limit=4&page=2`);
+    assertConforms(t, page, 'GET', ALERTS);
+    t.same(page.json().meta, { total: 7, page: 2, limit: 4, pages: 2, hasMore: false, tenant: TENANT_A });
+    t.equal((await get(`${ALERTS}?status=maybe`)).statusCode, 400);
+    t.equal((await get(ALERTS, KEY_B)).json().meta.total, 1);
+  });
+
+  t.test('the spec rule enum is the catalogue', async (t) => {
+    const spec = (await h.app.inject({ method: 'GET', url: '/docs/json' })).json();
+    t.same(spec.components.schemas.ScheduleAlertsRequest ? true : false, true);
+    const op = spec.paths['/api/alerts/schedule'].post;
+    t.ok(op.parameters.some((p: Json) => p.name === 'Idempotency-Key'));
+    const res = await post(body({ ruleId: 'nope' }));
+    t.match(res.json().error.details[0], ALERT_RULE_IDS.join(', '));
+  });
+
+  t.test('extraData keeps any key, stored serialised (no key can act as a MongoDB operator or path)', async (t) => {
+    const extraData = { $where: 'sleep(1000)', 'a.b': 1, '': 'empty', filter: { total: { $gt: 1 } }, list: [{ $set: 1 }] };
+    const res = await post(body({ userIds: ['keys-1'], cycleKey: '2026-05', extraData }));
+    t.equal(res.statusCode, 200, res.body);
+    const jobId = res.json().jobs[0].jobId;
+    const listed = await h.app.inject({ method: 'GET', url: '/api/alerts/jobs?userId=keys-1', headers: { 'x-api-key': KEY_A } });
+    t.same(listed.json().data.find((j: Json) => j.id === jobId).extraData, extraData, 'comes back exactly as sent');
+    const stored = await alertJobs(h.db).findOne({ 'data.userId': 'keys-1' });
+    t.type(stored?.data.extraData, 'string', 'stored serialised');
+  });
+}

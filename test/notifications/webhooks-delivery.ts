@@ -1,0 +1,293 @@
+/**
+ * Webhook delivery end to end: the alert worker writes a record, the webhook
+ * worker POSTs the signed event to a real receiver on 127.0.0.1 that verifies
+ * the signature. A receiver that is down (refusing, or answering 5xx) loses
+ * nothing; a rotated secret signs every later attempt; redirects are not
+ * followed; retries run out into `failed`; another tenant's endpoint never
+ * receives an event. (WEBHOOK_ALLOW_PRIVATE=true: the receivers are on loopback.)
+ */
+import type { Test } from 'tap';
+import net from 'node:net';
+import { once } from 'node:events';
+import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { makeFinancialDoc, freight } from '../fixtures/documents.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
+import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
+import { alertsPlugin } from '../../lib/alerts/plugin.ts';
+import { webhooksPlugin } from '../../lib/webhooks/plugin.ts';
+import { webhookDeliveries } from '../../lib/webhooks/webhooks-repo.ts';
+import { attemptDelivery } from '../../lib/webhooks/deliver.ts';
+import { verifySignature } from '../../lib/webhooks/signature.ts';
+
+export default async function webhooksDeliveryTests(t: Test): Promise<void> {
+  type Json = Record<string, any>;
+  const AS_OF = new Date('2026-04-10T18:00:00Z');
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+  const receiver = await startReceiver();
+  t.teardown(() => receiver.close());
+  const h = await startHarness(t, {
+    env: {
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_ALLOWED_PORTS: '*',
+      WEBHOOK_PROCESS_EVERY_MS: '100',
+      WEBHOOK_RETRY_DELAY_MS: '200',
+      WEBHOOK_RETRY_MAX_DELAY_MS: '600',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_LOCK_LIFETIME_MS: '4000',
+    },
+    build: {
+      plugins: [
+        alertsPlugin({ worker: true, settings: { processEveryMs: 150, lockLifetimeMs: 4000, retryDelayMs: 100 }, now: () => AS_OF }),
+        webhooksPlugin({ worker: true }),
+      ],
+    },
+  });
+  await h.app.ready();
+
+  // Tenant A has an overdue invoice (overdue-invoices triggers); tenant B has nothing (its alerts are clear).
+  await financialDocs(h.db).insertOne(withDerivedFields(makeFinancialDoc({ tenant: TENANT_A, date: '2026-01-05T10:00', concepts: [freight(10_000)] })));
+
+  const api = (method: 'GET' | 'POST' | 'DELETE', url: string, key = KEY_A, payload?: unknown) =>
+    h.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload === undefined ? {} : { payload: payload as object }) });
+
+  async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await fn();
+      if (v) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(50);
+    }
+  }
+
+  async function endpoint(path: string, events: string[], key = KEY_A): Promise<Json> {
+    const res = await api('POST', '/api/webhooks', key, { url: receiver.url(path), events });
+    if (res.statusCode !== 201) throw new Error(res.body);
+    const w = res.json();
+    receiver.secrets.set(path, w.secret);
+    return w;
+  }
+
+  const deliveriesOf = async (id: string, key = KEY_A) => {
+    const res = await api('GET', `/api/webhooks/${id}/deliveries?limit=100`, key);
+    return res.json().data as Json[];
+  };
+
+  t.test('an alert record reaches the subscribed endpoint, signed, once; other tenants never see it', async (t) => {
+    const a = await endpoint('/a', ['alert.triggered']);
+    const b = await endpoint('/b', ['alert.triggered', 'alert.cleared'], KEY_B);
+
+    const scheduled = await api('POST', '/api/alerts/schedule', KEY_A, {
+      userIds: ['ana'],
+      ruleId: 'overdue-invoices',
+      cycleKey: '2026-03',
+      nameAlert: 'vencidas',
+    });
+    t.equal(scheduled.statusCode, 200, scheduled.body);
+    const jobId = scheduled.json().jobs[0].jobId;
+    const got = await waitFor('the delivery to /a', () => receiver.received.find((r) => r.path === '/a'));
+    t.ok(got.verified, 'the signature verifies with the secret shown at creation');
+    t.match(got.signature, /^t=\d+,v1=[0-9a-f]{64}$/);
+    t.equal(got.eventId, `evt_${jobId}`);
+    t.equal(got.eventType, 'alert.triggered');
+    t.equal(got.attempt, 1);
+    const event = JSON.parse(got.body);
+    const alerts = (await api('GET', '/api/alerts')).json().data as Json[];
+    t.match(event, { id: `evt_${jobId}`, type: 'alert.triggered', tenant: TENANT_A });
+    t.same(
+      event.data.alert,
+      alerts.find((x) => x.jobId === jobId),
+      'the body carries the alert record as GET /api/alerts shows it',
+    );
+    t.notOk(verifySignature('whsec_wrong', got.body, got.signature, Math.floor(Date.now() / 1000)), 'another secret does not verify');
+
+    const [d] = await waitFor('succeeded', async () => {
+      const list = await deliveriesOf(a.id);
+      return list[0]?.status === 'succeeded' && list;
+    });
+    t.match(d, { webhookId: a.id, eventId: `evt_${jobId}`, eventType: 'alert.triggered', status: 'succeeded', nextAttemptAt: null });
+    t.equal(d!.attempts.length, 1);
+    t.match(d!.attempts[0], { attempt: 1, statusCode: 200, error: null });
+    assertConforms(t, await api('GET', `/api/webhooks/${a.id}/deliveries`), 'GET', '/api/webhooks/:id/deliveries');
+
+    // B's own (clear) alert goes to B only; A's endpoint is subscribed to triggered alerts only.
+    const bJob = (await api('POST', '/api/alerts/schedule', KEY_B, { userIds: ['bo'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'x' })).json()
+      .jobs[0].jobId;
+    const gotB = await waitFor('the delivery to /b', () => receiver.received.find((r) => r.path === '/b'));
+    t.equal(gotB.eventId, `evt_${bJob}`);
+    t.equal(gotB.eventType, 'alert.cleared');
+    t.equal(JSON.parse(gotB.body).tenant, TENANT_B);
+    await sleep(500);
+    t.same(
+      receiver.received.filter((r) => r.path === '/b').map((r) => r.eventId),
+      [`evt_${bJob}`],
+      "B's endpoint received only B's event, once",
+    );
+    t.same(
+      receiver.received.filter((r) => r.path === '/a').map((r) => r.eventId),
+      [`evt_${jobId}`],
+      "A's endpoint received only A's event, once",
+    );
+    await api('DELETE', `/api/webhooks/${a.id}`);
+    await api('DELETE', `/api/webhooks/${b.id}`, KEY_B);
+  });
+
+  t.test('a receiver that is down, then answers 5xx, then is back: nothing lost, every attempt recorded', async (t) => {
+    const w = await endpoint('/flaky', ['alert.triggered']);
+    await receiver.down();
+    const test = await api('POST', `/api/webhooks/${w.id}/test`);
+    t.equal(test.statusCode, 202);
+    const { eventId } = test.json();
+    await waitFor('two refused attempts', async () => ((await deliveriesOf(w.id))[0]?.attempts.length ?? 0) >= 2);
+    receiver.status.set('/flaky', 503);
+    await receiver.up();
+    await waitFor('a 503 attempt', () => receiver.received.some((r) => r.path === '/flaky'));
+    receiver.status.delete('/flaky');
+    const [d] = await waitFor('succeeded', async () => {
+      const list = await deliveriesOf(w.id);
+      return list[0]?.status === 'succeeded' && list;
+    });
+    const attempts = d!.attempts as Json[];
+    t.ok(attempts.length >= 4, `${attempts.length} attempts`);
+    t.match(attempts[0], { attempt: 1, statusCode: null, error: 'connection refused' }, 'the reason, not the address it tried');
+    t.ok(
+      attempts.some((x) => x.statusCode === 503 && x.error === 'answered 503'),
+      'the 503 is recorded',
+    );
+    t.match(attempts.at(-1), { statusCode: 200, error: null });
+    t.same(
+      attempts.map((x) => x.attempt),
+      attempts.map((_, i) => i + 1),
+    );
+    const gaps = attempts.slice(1).map((x, i) => Date.parse(x.at) - Date.parse(attempts[i]!.at));
+    t.ok(
+      gaps.every((g) => g >= 150),
+      `backoff between attempts (${gaps.join(', ')} ms)`,
+    );
+    const seen = receiver.received.filter((r) => r.path === '/flaky');
+    t.ok(
+      seen.every((r) => r.eventId === eventId && r.verified),
+      'every attempt carried the same event id and a valid signature',
+    );
+    t.same(
+      seen.map((r) => r.attempt),
+      attempts.filter((x) => x.statusCode !== null).map((x) => x.attempt),
+    );
+    await api('DELETE', `/api/webhooks/${w.id}`);
+  });
+
+  t.test('rotation: a receiver still on the old secret rejects; every later attempt is signed with the new one', async (t) => {
+    const w = await endpoint('/rotating', ['alert.triggered']);
+    const rotated = (await api('POST', `/api/webhooks/${w.id}/rotate-secret`)).json();
+    // The receiver still holds the old secret: the signature fails there (400), the delivery retries.
+    const { eventId } = (await api('POST', `/api/webhooks/${w.id}/test`)).json();
+    await waitFor('a rejected attempt', () => receiver.received.some((r) => r.path === '/rotating' && !r.verified));
+    t.ok(
+      verifySignature(
+        rotated.secret,
+        receiver.received.find((r) => r.path === '/rotating')!.body,
+        receiver.received.find((r) => r.path === '/rotating')!.signature,
+        Math.floor(Date.now() / 1000),
+      ),
+      'it was signed with the new secret',
+    );
+    receiver.secrets.set('/rotating', rotated.secret);
+    await waitFor('accepted', () => receiver.received.some((r) => r.path === '/rotating' && r.verified));
+    const [d] = await waitFor('succeeded', async () => {
+      const list = await deliveriesOf(w.id);
+      return list[0]?.status === 'succeeded' && list;
+    });
+    t.equal(d!.eventId, eventId);
+    t.match(d!.attempts[0], { statusCode: 400, error: 'answered 400' });
+    await api('DELETE', `/api/webhooks/${w.id}`);
+  });
+
+  t.test('redirects are not followed; after the retry window the delivery is failed', async (t) => {
+    const w = await endpoint('/moved', ['alert.triggered']);
+    receiver.status.set('/moved', 302);
+    await api('POST', `/api/webhooks/${w.id}/test`);
+    await waitFor('a redirect answered', () => receiver.received.some((r) => r.path === '/moved'));
+    // Age the event to the edge of the 24 h window (WEBHOOK_RETRY_WINDOW_MS): the next failure is the last.
+    await webhookDeliveries(h.db).updateMany({ webhookId: w.id }, { $set: { createdAt: new Date(Date.now() - 86_400_000) } });
+    const [d] = await waitFor('failed', async () => {
+      const list = await deliveriesOf(w.id);
+      return list[0]?.status === 'failed' && list;
+    });
+    t.match(d!.attempts[0], { statusCode: 302, error: 'redirect (302) not followed' });
+    t.equal(d!.nextAttemptAt, null);
+    t.ok(d!.completedAt);
+    t.notOk(
+      receiver.received.some((r) => r.path === '/moved/elsewhere'),
+      'the Location was never requested',
+    );
+    const failed = await api('GET', `/api/webhooks/${w.id}/deliveries?status=failed`);
+    t.equal(failed.json().meta.total, 1);
+    receiver.status.delete('/moved');
+    await api('DELETE', `/api/webhooks/${w.id}`);
+  });
+
+  t.test(
+    'at delivery time a name resolving to a private address is refused (WEBHOOK_ALLOW_PRIVATE off), and the error names the reason, not the address',
+    async (t) => {
+      const before = receiver.received.length;
+      const anyPort = { allowedPorts: 'any' as const };
+      const res = await attemptDelivery({
+        url: `http://localhost:${receiver.port}/sneaky`,
+        body: '{}',
+        headers: {},
+        timeoutMs: 2000,
+        allowPrivate: false,
+        ...anyPort,
+      });
+      t.equal(res.statusCode, null);
+      t.equal(res.error, 'refused: the host name resolves to a loopback address');
+      t.notMatch(res.error, /127\.0\.0\.1|::1/, 'the address the name resolved to is not told (it would map internal names)');
+      const literal = await attemptDelivery({ url: receiver.url('/sneaky'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: false, ...anyPort });
+      t.equal(literal.error, "refused: the URL's address is a loopback address");
+      t.equal(receiver.received.length, before, 'the receiver was never contacted');
+      // Ports: 443 and 80 unless WEBHOOK_ALLOWED_PORTS says otherwise, checked at delivery too.
+      const port = await attemptDelivery({ url: receiver.url('/port'), body: '{}', headers: {}, timeoutMs: 2000, allowPrivate: true, allowedPorts: [443, 80] });
+      t.equal(port.error, `refused: port ${receiver.port} is not allowed; webhook URLs use port 443 or 80 (WEBHOOK_ALLOWED_PORTS)`);
+      t.equal(receiver.received.length, before, 'still not contacted');
+      // Network failures: by their reason only.
+      const closed = net.createServer().listen(0, '127.0.0.1');
+      await once(closed, 'listening');
+      const closedPort = (closed.address() as net.AddressInfo).port;
+      await new Promise((r) => closed.close(r));
+      const refused = await attemptDelivery({
+        url: `http://127.0.0.1:${closedPort}/`,
+        body: '{}',
+        headers: {},
+        timeoutMs: 2000,
+        allowPrivate: true,
+        ...anyPort,
+      });
+      t.equal(refused.error, 'connection refused');
+      const unknown = await attemptDelivery({
+        url: 'http://no-such-host.invalid/',
+        body: '{}',
+        headers: {},
+        timeoutMs: 5000,
+        allowPrivate: false,
+        allowedPorts: [443, 80],
+      });
+      t.match(unknown.error, /^host name (not found|lookup failed.*)$/, `an unknown name: ${unknown.error}`);
+      // A receiver that accepts and never answers: the attempt ends at the time limit.
+      const silent = net.createServer(() => {}).listen(0, '127.0.0.1');
+      await once(silent, 'listening');
+      t.teardown(() => silent.close());
+      const timeout = await attemptDelivery({
+        url: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}/`,
+        body: '{}',
+        headers: {},
+        timeoutMs: 300,
+        allowPrivate: true,
+        ...anyPort,
+      });
+      t.match(timeout, { statusCode: null, error: 'timed out after 300 ms' });
+      t.ok(timeout.durationMs >= 290 && timeout.durationMs < 2000, `${timeout.durationMs} ms`);
+    },
+  );
+}

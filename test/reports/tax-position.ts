@@ -1,0 +1,382 @@
+/**
+ * The month's tax position and DIOT (docs/domain.md, "The month's tax position", "DIOT") through
+ * POST /api/imports, GET /api/tax/position, /api/tax/position/lines, /api/tax/diot and MCP, on
+ * imported XML, against figures computed by hand. Tenant A (TGO850101AB1), October 2026.
+ *
+ * Issued (collected in October; the client CLI010101AB1 is a company: it retains 4% of the freight)
+ *   I1 PUE 2026-10-05: 10,000.00 + IVA 1,600.00 − ret 400.00 = 11,200.00 → VAT 1,600.00, ret 400.00
+ *   I2 PPD 2026-09-20: 20,000.00 + 3,200.00 − 800.00 = 22,400.00; complement 2026-10-10 pays 11,200.00
+ *      → share 11,200 ÷ 22,400 = 0.5: VAT 1,600.00, ret 400.00
+ *   I3 PPD 2026-10-15: 5,000.00 + 800.00 − 200.00, nothing paid → nothing
+ *   VAT collected 3,200.00; retained by clients 800.00
+ * Received (paid in October)
+ *   RF diesel PUE 2026-10-03, FormaPago 01 (cash): 5,000.00 + 800.00 → FUEL_PAID_IN_CASH, 800.00 not creditable
+ *   RM maintenance PPD 2026-10-02: 10,000.00 + 1,600.00 = 11,600.00, paid in two parts:
+ *      2026-10-10 4,640.00 (4,640 ÷ 11,600 = 0.4: base 4,000.00, VAT 640.00)
+ *      2026-10-25 6,960.00 (0.6: base 6,000.00, VAT 960.00); credit note 2026-10-28 of 1,000.00 + 160.00
+ *      = 1,160.00 → returns 10,000 × 1,160 ÷ 11,600 = 1,000.00
+ *   RT subcontracted freight PUE 2026-10-12: 12,500.00 + 2,000.00 − IVA retained 4% 500.00 = 14,000.00
+ *   RX tyres PPD 2026-10-08: 1,000.00 + 160.00, paid 2026-10-09, cancelled (SAT 202) → DOCUMENT_CANCELLED 160.00
+ *   RP alignment by a persona física PUE 2026-10-14: 2,000.00 + 320.00 − IVA ret 213.33 − ISR 200.00
+ *   RS toll PUE 2026-10-20, UsoCFDI S01: 500.00 + 80.00 → USE_S01, 80.00 not creditable
+ *   RV subcontracted freight PUE 2026-09-20 (September): 5,000.00 + 800.00 − 200.00 → October's retention credit 200.00
+ *   Creditable 1,600.00 + 2,000.00 + 320.00 = 3,920.00; not creditable 800 + 160 + 80 = 1,040.00
+ *   VAT payable 3,200.00 − 800.00 − 3,920.00 − 200.00 = −1,720.00 (in favour)
+ *   Retained by the carrier: IVA 500.00 + 213.33 = 713.33, ISR 200.00, due 2026-11-17
+ */
+import type { Test } from 'tap';
+import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A } from '../helpers/harness.ts';
+import { connect, listen } from '../helpers/mcp.ts';
+import { invoiceXml, paymentXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+
+export default async function taxPositionTests(t: Test): Promise<void> {
+  const h = await startHarness(t);
+  const CLIENT = 'CLI010101AB1';
+  const GAS = 'PGA010101AB1';
+  const SHOP = 'MAN010101AB1';
+  const CARRIER = 'TRA920101XY3';
+  const TYRES = 'LLA010101AB1';
+  const MECHANIC = 'MAPJ800101AB2';
+  const TOLLS = 'CAP010101AB1';
+  const U = (n: number): string => `7A2B0C55-00${String(n).padStart(2, '0')}-4000-8000-0000000003${String(n).padStart(2, '0')}`;
+  const vat16 = [{ tax: '002' as const, rate: 0.16 }];
+  const freight = (amount: number) => ({ code: '78101802', desc: 'Flete', amount, transfers: vat16, retentions: [{ tax: '002' as const, rate: 0.04 }] });
+
+  const files: { name: string; content: string }[] = [
+    // Issued
+    {
+      name: 'i1.xml',
+      content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(1), fecha: '2026-10-05T09:00:00', method: 'PUE', lines: [freight(10_000)] }).xml,
+    },
+    {
+      name: 'i2.xml',
+      content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(2), fecha: '2026-09-20T09:00:00', method: 'PPD', lines: [freight(20_000)] }).xml,
+    },
+    {
+      name: 'i2p.xml',
+      content: paymentXml({
+        issuer: TENANT_A,
+        receiver: CLIENT,
+        uuid: U(3),
+        fecha: '2026-10-10T12:00:00',
+        invoiceUuid: U(2),
+        currency: 'MXN',
+        exchangeRate: 1,
+        before: 22_400,
+        paid: 11_200,
+      }),
+    },
+    {
+      name: 'i3.xml',
+      content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(4), fecha: '2026-10-15T09:00:00', method: 'PPD', lines: [freight(5_000)] }).xml,
+    },
+    // Received
+    {
+      name: 'rf.xml',
+      content: invoiceXml({
+        issuer: GAS,
+        issuerName: 'GASOLINERA DEL GOLFO',
+        receiver: TENANT_A,
+        uuid: U(10),
+        fecha: '2026-10-03T08:00:00',
+        method: 'PUE',
+        paymentForm: '01',
+        lines: [{ code: '15101505', desc: 'Diesel', amount: 5_000, transfers: vat16 }],
+      }).xml,
+    },
+    {
+      name: 'rm.xml',
+      content: invoiceXml({
+        issuer: SHOP,
+        issuerName: 'MANTENIMIENTO DEL NORTE',
+        receiver: TENANT_A,
+        uuid: U(11),
+        fecha: '2026-10-02T08:00:00',
+        method: 'PPD',
+        lines: [{ code: '78181500', desc: 'Servicio de motor', amount: 10_000, transfers: vat16 }],
+      }).xml,
+    },
+    {
+      name: 'rm-p1.xml',
+      content: paymentXml({
+        issuer: SHOP,
+        receiver: TENANT_A,
+        uuid: U(12),
+        fecha: '2026-10-10T10:00:00',
+        invoiceUuid: U(11),
+        currency: 'MXN',
+        exchangeRate: 1,
+        before: 11_600,
+        paid: 4_640,
+      }),
+    },
+    {
+      name: 'rm-p2.xml',
+      content: paymentXml({
+        issuer: SHOP,
+        receiver: TENANT_A,
+        uuid: U(13),
+        fecha: '2026-10-25T10:00:00',
+        invoiceUuid: U(11),
+        currency: 'MXN',
+        exchangeRate: 1,
+        before: 6_960,
+        paid: 6_960,
+      }),
+    },
+    {
+      name: 'rm-nc.xml',
+      content: invoiceXml({
+        issuer: SHOP,
+        receiver: TENANT_A,
+        uuid: U(14),
+        fecha: '2026-10-28T10:00:00',
+        lines: [{ code: '84111506', desc: 'Bonificación', amount: 1_000, transfers: vat16 }],
+      })
+        .xml.replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
+        .replace('<cfdi:Emisor', `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${U(11)}"/></cfdi:CfdiRelacionados><cfdi:Emisor`),
+    },
+    {
+      name: 'rt.xml',
+      content: invoiceXml({
+        issuer: CARRIER,
+        issuerName: 'TRANSPORTES DEL SURESTE',
+        receiver: TENANT_A,
+        uuid: U(15),
+        fecha: '2026-10-12T12:00:00',
+        method: 'PUE',
+        lines: [freight(12_500)],
+      }).xml,
+    },
+    {
+      name: 'rx.xml',
+      content: invoiceXml({
+        issuer: TYRES,
+        receiver: TENANT_A,
+        uuid: U(16),
+        fecha: '2026-10-08T12:00:00',
+        method: 'PPD',
+        lines: [{ code: '25172504', desc: 'Llanta', amount: 1_000, transfers: vat16 }],
+      }).xml,
+    },
+    {
+      name: 'rx-p.xml',
+      content: paymentXml({
+        issuer: TYRES,
+        receiver: TENANT_A,
+        uuid: U(17),
+        fecha: '2026-10-09T12:00:00',
+        invoiceUuid: U(16),
+        currency: 'MXN',
+        exchangeRate: 1,
+        before: 1_160,
+        paid: 1_160,
+      }),
+    },
+    { name: 'rx-acuse.xml', content: satAcuseXml({ issuer: TYRES, fecha: '2026-10-20T12:00:00', folios: [{ uuid: U(16), code: '202' }] }) },
+    {
+      name: 'rp.xml',
+      content: invoiceXml({
+        issuer: MECHANIC,
+        receiver: TENANT_A,
+        uuid: U(18),
+        fecha: '2026-10-14T12:00:00',
+        method: 'PUE',
+        lines: [
+          {
+            code: '78181506',
+            desc: 'Alineación y balanceo',
+            amount: 2_000,
+            transfers: vat16,
+            retentions: [
+              { tax: '002', rate: 0.106667 },
+              { tax: '001', rate: 0.1 },
+            ],
+          },
+        ],
+      }).xml,
+    },
+    {
+      name: 'rs.xml',
+      content: invoiceXml({
+        issuer: TOLLS,
+        receiver: TENANT_A,
+        uuid: U(19),
+        fecha: '2026-10-20T12:00:00',
+        method: 'PUE',
+        use: 'S01',
+        lines: [{ code: '95111602', desc: 'Caseta', amount: 500, transfers: vat16 }],
+      }).xml,
+    },
+    {
+      name: 'rv.xml',
+      content: invoiceXml({ issuer: CARRIER, receiver: TENANT_A, uuid: U(20), fecha: '2026-09-20T12:00:00', method: 'PUE', lines: [freight(5_000)] }).xml,
+    },
+  ];
+
+  const get = async (url: string, key = KEY_A) => {
+    const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+    return { status: res.statusCode, body: res.json(), res };
+  };
+
+  t.before(async () => {
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: { files },
+    });
+    if (res.statusCode !== 200) throw new Error(`import answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+    const report = res.json<{ summary: { rejected: number }; files: { name: string; status: string; reason?: string }[] }>();
+    if (report.summary.rejected !== 0) throw new Error(`rejected: ${JSON.stringify(report.files.filter((f) => f.status === 'rejected'))}`);
+  });
+
+  t.test('October: the position computed by hand', async (t) => {
+    const { status, body, res } = await get('/api/tax/position?month=2026-10&limit=10');
+    t.equal(status, 200);
+    assertConforms(t, res, 'GET', '/api/tax/position');
+    t.equal(body.basis, 'cash');
+    t.match(body.basisDescription, /Cash basis/);
+    t.same(body.period, { startDate: '2026-10-01', endDate: '2026-10-31', timeZone: 'America/Mexico_City', previousMonth: '2026-09' });
+    t.same(body.vat, { collected: 3_200, retainedByClients: 800, creditable: 3_920, retentionCredit: 200, payable: -1_720, result: 'inFavour' });
+    t.same(body.retentions, { vatRetained: 713.33, isrRetained: 200, total: 913.33, dueDate: '2026-11-17' });
+    t.equal(body.isrRetainedByClients, 0);
+    t.equal(body.nonCreditableVat, 1_040);
+    const fig = (name: string) =>
+      (body.figures as { figure: string; amount: number; lineCount: number; lines: Record<string, unknown>[] }[]).find((f) => f.figure === name)!;
+    // I1 PUE in full; I2 half of it by its complement; I3 unpaid is not listed.
+    t.match(fig('vatCollected'), { amount: 3_200, lineCount: 2 });
+    t.match(fig('vatCollected').lines, [
+      { side: 'issued', uuid: U(1), settlement: 'pue', paid: 11_200, share: 1, amount: 1_600 },
+      { side: 'issued', uuid: U(2), settlement: 'payment', payments: 1, paid: 11_200, share: 0.5, amount: 1_600 },
+    ]);
+    t.match(fig('vatRetainedByClients'), { amount: 800, lineCount: 2 });
+    // By date: RM's first part, RT, RP, RM's second part.
+    t.match(
+      fig('creditableVat').lines.map((l) => [l.uuid, l.paymentUuid, l.paid, l.share, l.amount]),
+      [
+        [U(11), U(12), 4_640, 0.4, 640],
+        [U(15), null, 14_000, 1, 2_000],
+        [U(18), null, 1_906.67, 1, 320],
+        [U(11), U(13), 6_960, 0.6, 960],
+      ],
+    );
+    t.same(
+      fig('nonCreditableVat').lines.map((l) => [l.uuid, l.reason, l.amount]),
+      [
+        [U(10), 'FUEL_PAID_IN_CASH', 800],
+        [U(16), 'DOCUMENT_CANCELLED', 160],
+        [U(19), 'USE_S01', 80],
+      ],
+    );
+    t.same(
+      fig('vatRetainedByCarrier').lines.map((l) => [l.party, l.amount]),
+      [
+        [CARRIER, 500],
+        [MECHANIC, 213.33],
+      ],
+    );
+    t.same(
+      fig('isrRetainedByCarrier').lines.map((l) => [l.party, l.amount]),
+      [[MECHANIC, 200]],
+    );
+    t.same(
+      fig('retentionCredit').lines.map((l) => [l.uuid, l.amount]),
+      [[U(20), 200]],
+    );
+    t.match(body.warnings, { total: 3, byCode: { FUEL_PAID_IN_CASH: 1, DOCUMENT_CANCELLED: 1, USE_S01: 1 } });
+    t.match(body.warnings.items[0], { code: 'FUEL_PAID_IN_CASH', supplier: GAS, vat: 800 });
+  });
+
+  t.test('lines are bounded: limit per figure, then pages', async (t) => {
+    const none = await get('/api/tax/position?month=2026-10&limit=0');
+    t.ok((none.body.figures as { lines: unknown[]; lineCount: number }[]).every((f) => f.lines.length === 0));
+    t.equal(none.body.vat.payable, -1_720, 'the figures count every line whatever the limit');
+    const page2 = await get('/api/tax/position/lines?month=2026-10&figure=creditableVat&limit=3&page=2');
+    t.equal(page2.status, 200);
+    assertConforms(t, page2.res, 'GET', '/api/tax/position/lines');
+    t.match(page2.body, { basis: 'cash', figure: 'creditableVat', amount: 3_920, meta: { total: 4, page: 2, limit: 3, pages: 2, hasMore: false } });
+    t.same(
+      page2.body.data.map((l: { paymentUuid: string; amount: number }) => [l.paymentUuid, l.amount]),
+      [[U(13), 960]],
+    );
+    const bad = await get('/api/tax/position/lines?month=2026-10&figure=vatOwed');
+    t.equal(bad.status, 400);
+    t.equal((await get('/api/tax/position?month=2026-13')).status, 400, 'no month 13');
+    t.equal((await get('/api/tax/position?month=0000-01')).status, 400, 'years 1970–2999');
+    t.equal((await get('/api/tax/diot?month=2026-10&format=txt')).status, 400, 'json or csv only');
+  });
+
+  t.test('September: its own collections and payments; another tenant sees nothing of A', async (t) => {
+    const sep = await get('/api/tax/position?month=2026-09');
+    // RV paid in September: creditable 800, IVA retained 200; I2 was issued but not collected in September.
+    t.match(sep.body.vat, { collected: 0, retainedByClients: 0, creditable: 800, retentionCredit: 0, payable: -800, result: 'inFavour' });
+    t.match(sep.body.retentions, { vatRetained: 200, isrRetained: 0, dueDate: '2026-10-17' });
+    const b = await get('/api/tax/position?month=2026-10', KEY_B);
+    t.match(b.body.vat, { collected: 0, creditable: 0, payable: 0, result: 'zero' });
+  });
+
+  t.test('DIOT of October: one row per supplier and operation, by hand', async (t) => {
+    const { status, body, res } = await get('/api/tax/diot?month=2026-10');
+    t.equal(status, 200);
+    assertConforms(t, res, 'GET', '/api/tax/diot');
+    t.equal(body.basis, 'cash');
+    t.match(body.layout, /CSV/);
+    const row = (rfc: string, op: string, paid16: number, vat: [number, number], retained: number, returns: number, documents: number, payments: number) => ({
+      thirdPartyType: '04',
+      operationType: op,
+      rfc,
+      foreignTaxId: null,
+      paid: { rate16: paid16, rate8: 0, rate0: 0, exempt: 0, imports: 0 },
+      vat: { rate16: vat[0] + vat[1], rate8: 0, creditable: vat[0], nonCreditable: vat[1] },
+      vatRetained: retained,
+      returnsAndDiscounts: returns,
+      documents,
+      payments,
+    });
+    // The cancelled tyres (LLA010101AB1) report nothing; RV was paid in September.
+    t.match(body.rows, [
+      row(TOLLS, '85', 500, [0, 80], 0, 0, 1, 1),
+      row(SHOP, '85', 4_000 + 6_000, [640 + 960, 0], 0, 1_000, 1, 2),
+      row(MECHANIC, '03', 2_000, [320, 0], 213.33, 0, 1, 1),
+      row(GAS, '85', 5_000, [0, 800], 0, 0, 1, 1),
+      row(CARRIER, '85', 12_500, [2_000, 0], 500, 0, 1, 1),
+    ]);
+    t.equal(body.rows.length, 5);
+    t.same(body.totals, { suppliers: 5, paid: 30_000, vatCreditable: 3_920, vatNonCreditable: 880, vatRetained: 713.33, returnsAndDiscounts: 1_000 });
+
+    const csv = await h.app.inject({ method: 'GET', url: '/api/tax/diot?month=2026-10&format=csv', headers: { 'x-api-key': KEY_A } });
+    t.equal(csv.statusCode, 200);
+    t.match(csv.headers['content-type'], /^text\/csv/);
+    const lines = csv.body.trimEnd().split('\r\n');
+    t.equal(
+      lines[0],
+      'thirdPartyType,operationType,rfc,foreignTaxId,name,paidRate16,paidRate8,paidRate0,paidExempt,paidImports,vatRate16,vatRate8,vatCreditable,vatNonCreditable,vatRetained,returnsAndDiscounts',
+    );
+    t.equal(lines[3], `04,03,${MECHANIC},,EMISOR,2000.00,0.00,0.00,0.00,0.00,320.00,0.00,320.00,0.00,213.33,0.00`);
+    t.equal(lines.length, 6);
+  });
+
+  t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
+    const base = await listen(h.app);
+    const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+    const tools = await client.listTools();
+    const tool = tools.tools.find((x) => x.name === 'getTaxPosition');
+    t.ok(tool, 'the default catalogue has the tax position');
+    t.match(tool!.description, /VAT payable/);
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-10', limit: 0 } })) as {
+      structuredContent?: { basis: string; vat: { payable: number; result: string } };
+      isError?: boolean;
+    };
+    t.notOk(r.isError);
+    t.equal(r.structuredContent?.basis, 'cash');
+    t.same(r.structuredContent?.vat, {
+      collected: 3_200,
+      retainedByClients: 800,
+      creditable: 3_920,
+      retentionCredit: 200,
+      payable: -1_720,
+      result: 'inFavour',
+    });
+  });
+}
