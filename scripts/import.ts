@@ -12,7 +12,7 @@
  * the ignored files (bounded; `--json`: the whole report). Exit code 0 when
  * every CFDI was imported or skipped (ignored files do not count), 3 when any
  * file or metadata line was rejected, 2 on a usage error (docs/importing.md,
- * test/imports-operations.test.ts).
+ * test/imports/operations.ts).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Idempotent install of the tools test/printed-originals.test.ts reads PDFs with: Debian's
+// Idempotent install of the tools test/originals/printed-originals.ts reads PDFs with: Debian's
 // `poppler-utils` (`pdftotext` for the text of a printed CFDI, `pdftoppm` to render its page
 // for the QR reader). Nothing is downloaded but the Debian package.
 //

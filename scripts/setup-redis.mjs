@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Installs redis-server from Debian's package for the multi-instance tests
- * (test/multi-instance-*.test.ts), idempotently: nothing to do when it is on
+ * (test/multi-instance.test.ts), idempotently: nothing to do when it is on
  * PATH; otherwise `apt-get update` once and `apt-get install -y redis-server`
  * (as root, or through sudo). Run by `npm test` (pretest). A failure is not
  * fatal here: the tests that need Redis fail with how to install it.

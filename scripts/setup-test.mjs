@@ -63,10 +63,10 @@ const TOOLS = {
   },
   'setup-poppler.mjs': {
     tool: 'poppler-utils (pdftotext, pdftoppm)',
-    tests: 'test/printed-originals.test.ts',
+    tests: 'test/originals/printed-originals.ts',
     fix: "needs Debian's poppler-utils package (as root: apt-get install -y poppler-utils)",
   },
-  'setup-redis.mjs': { tool: 'redis-server', tests: 'test/multi-instance-*.test.ts', fix: 'apt-get install -y redis-server' },
+  'setup-redis.mjs': { tool: 'redis-server', tests: 'test/multi-instance.test.ts', fix: 'apt-get install -y redis-server' },
 };
 
 /** step label (the script, with what it does when run more than once) → { code, how, seconds } */

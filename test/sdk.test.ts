@@ -338,7 +338,7 @@ t.test("originals: the received CFDI's XML byte for byte, with the key and throu
   t.equal(shared.data, xml);
   called.add('getCfdiOriginal').add('createCfdiOriginalLink').add('getSharedCfdiOriginal');
 
-  // Its printed form (test/printed-originals.test.ts reads what it shows): a PDF, with the key and through a signed link.
+  // Its printed form (test/originals/printed-originals.ts reads what it shows): a PDF, with the key and through a signed link.
   const pdf = await api.GET('/api/cfdi-originals/{uuid}/pdf', { params: { path: { uuid } }, parseAs: 'arrayBuffer' });
   t.equal(pdf.response.status, 200);
   t.equal(pdf.response.headers.get('content-type'), 'application/pdf');

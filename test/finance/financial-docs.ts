@@ -82,7 +82,7 @@ export default async function financialDocsTests(t: Test): Promise<void> {
     t.match(byId[cancelled.id].cancellations, { hasCancellations: true, count: 1, invoiceCancelled: true, status: 'accepted', receiverDeadline: null });
     t.equal(byId[cancelled.id].balance.pending, 0, 'a cancelled invoice owes nothing');
     t.equal(byId[unpaid.id].amounts.vatRetention4, 0, 'a person retains nothing');
-    // Stored without a kept original (a fixture, as generated data): null links, not dead ones (test/originals.test.ts has the kept ones).
+    // Stored without a kept original (a fixture, as generated data): null links, not dead ones (test/originals/originals.ts has the kept ones).
     t.same([byId[paid.id].invoice.pdf, byId[paid.id].invoice.xml], [null, null]);
     t.equal(byId[paid.id].invoice.uuid, paid.invoice.uuid);
     t.equal(byId[paid.id].dates.satCertDate, paid.invoice.satCertDate);

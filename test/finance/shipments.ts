@@ -81,7 +81,7 @@ export default async function shipmentsTests(t: Test): Promise<void> {
       pending: invoiceA.iTot - 5_000,
       invoiceFolio: invoiceA.invoice.num,
       invoiceUuid: invoiceA.invoice.uuid,
-      // A fixture has no kept original: null links, not dead ones (test/originals.test.ts has the kept ones).
+      // A fixture has no kept original: null links, not dead ones (test/originals/originals.ts has the kept ones).
       pdf: null,
       xml: null,
     });
