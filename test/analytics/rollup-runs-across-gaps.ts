@@ -22,7 +22,7 @@ const NOON = (day: string): number => mxDayStart(day) + 12 * 3_600_000;
 
 export default async function rollupRunsAcrossGapsTests(t: Test): Promise<void> {
   const h = await startHarness(t);
-  const coll = (name: string) => h.db.collection<Record<string, unknown>>(name);
+  const coll = (name: string) => h.db.collection<{ _id: string } & Record<string, unknown>>(name);
   // One unbilled trip delivered on each day (loaded 08:00, unloaded 18:00 the same day): 20,000 L at 0.5 = 10,000 MXN.
   const [a, gap, c] = [D1, GAP, D3].map((day, i) =>
     makeTrip({ _id: `trip-gap-${i}`, tenant: T, client: CLIENT_COMPANY, idFinan: null, legs: [leg({ date: day })] }),
