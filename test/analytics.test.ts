@@ -9,6 +9,7 @@ import cashInflow from './analytics/cash-inflow.ts';
 import discountsShrinkage from './analytics/discounts-shrinkage.ts';
 import dispatchToBill from './analytics/dispatch-to-bill.ts';
 import fleetUtilization from './analytics/fleet-utilization.ts';
+import rollupRunsAcrossGaps from './analytics/rollup-runs-across-gaps.ts';
 import unitCosts from './analytics/unit-costs.ts';
 import unitEconomics from './analytics/unit-economics.ts';
 
@@ -19,5 +20,6 @@ t.test('analytics-cash-inflow', cashInflow);
 t.test('analytics-discounts-shrinkage', discountsShrinkage);
 t.test('analytics-dispatch-to-bill', dispatchToBill);
 t.test('analytics-fleet-utilization', fleetUtilization);
+t.test('analytics-rollup-runs-across-gaps', rollupRunsAcrossGaps);
 t.test('analytics-unit-costs', unitCosts);
 t.test('analytics-unit-economics', unitEconomics);

@@ -22,9 +22,12 @@ export function readDiscountDays(db: Db, tenant: string, from: string, to: strin
     .toArray();
 }
 
-/** Replaces the kept days (a day without a non-cancelled invoice is removed). */
-export async function writeDiscountDays(db: Db, tenant: string, days: readonly string[], kept: readonly KeptDiscountDay[]): Promise<void> {
+/** Replaces these kept days, those only (a day without a non-cancelled invoice is removed). */
+export async function writeDiscountDays(db: Db, tenant: string, days: readonly string[], computed: readonly KeptDiscountDay[]): Promise<void> {
   if (!days.length) return;
+  // The documents of a run's span may date days outside the run (a rebuild's run skips days): those are not written.
+  const wanted = new Set(days);
+  const kept = computed.filter((k) => wanted.has(k.day));
   const keptDays = new Set(kept.map((k) => k.day));
   const ops = [
     ...kept.map((k) => ({ replaceOne: { filter: { _id: k._id }, replacement: k, upsert: true } })),

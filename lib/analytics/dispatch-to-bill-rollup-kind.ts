@@ -29,6 +29,9 @@ const days = markedRollupKind({
   grain: 'day',
   // A report reads at most 366 days.
   marksPerPass: 400,
+  // A run's days are computed and written alone (rollUpDispatchToBillDays keeps the run's days only, each from the
+  // trips with a leg unloaded on it; the unbilled entries rewritten are those of the run's days): one read per rebuild run.
+  rebuildAcrossGaps: true,
   tenants: tenantsWithTrips,
   isEmpty: async (db) => !(await trips(db).findOne({}, { projection: { _id: 1 } })),
   documentDays: async (db, tenant) => new Map([[DISPATCH_TO_BILL_TRIPS_SOURCE, (await tripHistoryDays(db, tenant)).unloaded]]),

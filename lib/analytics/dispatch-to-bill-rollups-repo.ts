@@ -22,25 +22,38 @@ export function readDispatchToBillDays(db: Db, tenant: string, from: string, to:
     .toArray();
 }
 
-/** Replaces the kept parts of these days (a day nothing counts on keeps none). */
+/**
+ * Replaces the kept parts of these days (a day nothing counts on keeps none): the parts upserted,
+ * then the days' other parts removed in one statement (the days need not be consecutive).
+ */
 export async function writeDispatchToBillDays(db: Db, tenant: string, dayList: readonly string[], parts: readonly DispatchToBillDayPart[]): Promise<void> {
   if (!dayList.length) return;
-  const count = new Map<string, number>();
-  for (const p of parts) count.set(p.day, Math.max(count.get(p.day) ?? 0, p.part + 1));
-  const ops = [
-    ...parts.map((p) => ({ replaceOne: { filter: { _id: p._id }, replacement: p, upsert: true } })),
-    ...dayList.map((day) => ({ deleteMany: { filter: { tenant, day, part: { $gte: count.get(day) ?? 0 } } } })),
-  ];
+  const wanted = new Set(dayList);
+  const own = parts.filter((p) => wanted.has(p.day));
+  const ops: AnyBulkWriteOperation<DispatchToBillDayPart>[] = own.map((p) => ({ replaceOne: { filter: { _id: p._id }, replacement: p, upsert: true } }));
+  ops.push({ deleteMany: { filter: { tenant, day: { $in: [...wanted] }, _id: { $nin: own.map((p) => p._id) } } } });
   await days(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
 }
 
 /**
- * Replaces the unbilled entries delivered in [start, end] (a run of recomputed days) by these:
- * each upserted by trip, those of the range no longer unbilled removed.
+ * Replaces the unbilled entries delivered on these days (a run of recomputed days, spanning
+ * [start, end]; not necessarily consecutive) by these: each upserted by trip, those of the days no
+ * longer unbilled removed (entries of other days in the range are left alone).
  */
-export async function writeUnbilledEntries(db: Db, tenant: string, range: { start: number; end: number }, entries: readonly UnbilledEntry[]): Promise<void> {
-  const ops: AnyBulkWriteOperation<UnbilledEntry>[] = entries.map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } }));
-  ops.push({ deleteMany: { filter: { tenant, offload: { $gte: range.start, $lte: range.end }, _id: { $nin: entries.map((e) => e._id) } } } });
+export async function writeUnbilledEntries(
+  db: Db,
+  tenant: string,
+  dayList: readonly string[],
+  range: { start: number; end: number },
+  entries: readonly UnbilledEntry[],
+): Promise<void> {
+  if (!dayList.length) return;
+  const wanted = new Set(dayList);
+  const own = entries.filter((e) => wanted.has(e.day));
+  const ops: AnyBulkWriteOperation<UnbilledEntry>[] = own.map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } }));
+  ops.push({
+    deleteMany: { filter: { tenant, offload: { $gte: range.start, $lte: range.end }, day: { $in: [...wanted] }, _id: { $nin: own.map((e) => e._id) } } },
+  });
   await unbilled(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
 }
 

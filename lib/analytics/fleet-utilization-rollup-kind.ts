@@ -20,6 +20,9 @@ export const fleetUtilizationRollups = markedRollupKind({
   grain: 'day',
   // A report reads at most 398 + 366 days.
   marksPerPass: 800,
+  // A run's days are computed and written alone (rollUpFleetDays keeps the run's days only, each from the trips
+  // touching it, read over the run's span): a sparse history is rebuilt by one read per rebuild run, not one per stretch.
+  rebuildAcrossGaps: true,
   tenants: tenantsWithTrips,
   isEmpty: async (db) => !(await trips(db).findOne({}, { projection: { _id: 1 } })),
   documentDays: async (db, tenant) => new Map([[FLEET_UTILIZATION_SOURCE, (await tripHistoryDays(db, tenant)).touched]]),

@@ -66,17 +66,29 @@ const ALL = ['0000-00-00', '9999-99-99'] as const;
 
 type Source = typeof DISCOUNTS_SHRINKAGE_DOCS_SOURCE | typeof SHRINKAGE_TRIPS_SOURCE;
 
-/** Runs of consecutive days (sorted, deduplicated, at most `maxDays` each): one read per run. */
-function runsOf(days: Iterable<string>, maxDays = MAX_RUN_DAYS): string[][] {
+/**
+ * Runs of consecutive days (sorted, deduplicated, at most `maxDays` each): one read per run.
+ * `acrossGaps` (a rebuild, a verify): a run may skip days, spanning at most `maxDays` calendar
+ * days; each day of a run is computed from its own day's documents or deliveries and only the
+ * run's days are written, so a sparse history costs one read per span, not one per stretch.
+ */
+function runsOf(days: Iterable<string>, maxDays = MAX_RUN_DAYS, acrossGaps = false): string[][] {
   const sorted = [...new Set(days)].sort();
   const runs: string[][] = [];
   for (const d of sorted) {
     const run = runs[runs.length - 1];
-    if (run && run.length < maxDays && mxAddDays(run[run.length - 1] as string, 1) === d) run.push(d);
+    const next = acrossGaps ? d <= mxAddDays(run?.[0] ?? d, maxDays - 1) : mxAddDays(run?.[run.length - 1] ?? d, 1) === d;
+    if (run && run.length < maxDays && next) run.push(d);
     else runs.push([d]);
   }
   return runs;
 }
+
+/** A settle's runs: across gaps in a rebuild and a verify (`whole`), consecutive days otherwise. */
+const runsFor = (days: Iterable<string>, mode: SettleMode): string[][] => (mode.whole ? runsOf(days, REBUILD_RUN_DAYS, true) : runsOf(days, MAX_RUN_DAYS));
+
+/** Marks written per command in a rebuild (any days: a mark is its own upsert). */
+const MARKS_PER_WRITE = 1000;
 
 const rangeOf = (run: readonly string[]): { start: number; end: number } => ({
   start: mxDayStart(run[0] as string),
@@ -135,7 +147,7 @@ async function addLinkedDeliveryDays(db: Db, tenant: string, ids: readonly strin
  * document days (a write meanwhile marks its own days), so looking the trips up is only cost.
  */
 async function recomputeDocDays(db: Db, tenant: string, days: readonly string[], maxTimeMS: number, mode: SettleMode = {}): Promise<void> {
-  for (const run of runsOf(days, mode.whole ? REBUILD_RUN_DAYS : MAX_RUN_DAYS)) {
+  for (const run of runsFor(days, mode)) {
     await writeDiscountDays(db, tenant, run, await computeDiscountRun(db, tenant, run, maxTimeMS));
     if (mode.whole) continue;
     const { start, end } = rangeOf(run);
@@ -161,7 +173,7 @@ async function recomputeTripDays(
   maxTimeMS: number,
   mode: SettleMode = {},
 ): Promise<void> {
-  for (const run of runsOf(days, mode.whole ? REBUILD_RUN_DAYS : MAX_RUN_DAYS)) {
+  for (const run of runsFor(days, mode)) {
     const ids = new Set<string>();
     const kept = await foldShrinkageRun(db, tenant, run, settings, maxTimeMS, async (found) => {
       for (const f of found) ids.add(f._id);
@@ -285,8 +297,11 @@ export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOpti
   for (const tenant of tenants) {
     const docDays = await daysOfDocuments(db, tenant);
     const tripDays = await deliveryDaysOfTrips(db, tenant);
-    for (const run of runsOf(docDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, run);
-    for (const run of runsOf(tripDays, REBUILD_RUN_DAYS)) await markDays(db, tenant, SHRINKAGE_TRIPS_SOURCE, run);
+    for (const [source, list] of [
+      [DISCOUNTS_SHRINKAGE_DOCS_SOURCE, [...docDays].sort()],
+      [SHRINKAGE_TRIPS_SOURCE, [...tripDays].sort()],
+    ] as const)
+      for (let i = 0; i < list.length; i += MARKS_PER_WRITE) await markDays(db, tenant, source, list.slice(i, i + MARKS_PER_WRITE));
     // Every day marked: what was kept (perhaps by another version) goes, REBUILD_RUN_DAYS days at a time; a report meanwhile recomputes what it reads.
     const days = [...new Set([...docDays, ...tripDays])].sort();
     const spans: [string, string][] = [];
@@ -347,7 +362,7 @@ export async function verifyDiscountsShrinkageRollups(db: Db, tenant: string, op
 
   const discountDaysAll = [...new Set([...(await daysOfDocuments(db, tenant)), ...names.discount])];
   const badDiscount: string[] = [];
-  for (const run of runsOf(discountDaysAll, REBUILD_RUN_DAYS)) {
+  for (const run of runsOf(discountDaysAll, REBUILD_RUN_DAYS, true)) {
     const kept = new Map((await readDiscountDays(db, tenant, run[0] as string, run[run.length - 1] as string, maxTimeMS)).map((k) => [k.day, k]));
     const computed = new Map((await computeDiscountRun(db, tenant, run, maxTimeMS)).map((k) => [k.day, k]));
     for (const day of run) {
@@ -362,7 +377,7 @@ export async function verifyDiscountsShrinkageRollups(db: Db, tenant: string, op
   await recomputeTripDays(db, tenant, stale, settings, maxTimeMS, { whole: true });
   const shrinkageDaysAll = [...new Set([...(await deliveryDaysOfTrips(db, tenant)), ...names.shrinkage.map((d) => d.day), ...names.findings])];
   const badShrinkage: string[] = [];
-  for (const run of runsOf(shrinkageDaysAll, REBUILD_RUN_DAYS)) {
+  for (const run of runsOf(shrinkageDaysAll, REBUILD_RUN_DAYS, true)) {
     const [from, to] = [run[0] as string, run[run.length - 1] as string];
     const keptDays = new Map((await readShrinkageDays(db, tenant, from, to, maxTimeMS)).map((k) => [k.day, k]));
     const keptFindings = findingsByDay(await readFindings(db, tenant, from, to, undefined, maxTimeMS));

@@ -35,7 +35,7 @@ const rangeOf = (run: readonly string[]): { start: number; end: number } => ({
   end: mxDayEnd(run[run.length - 1] as string),
 });
 
-/** A run of consecutive days computed from the trips with a leg unloaded on them (nothing written). */
+/** A run of days (consecutive, or across gaps in a rebuild) computed from the trips with a leg unloaded on them (nothing written). */
 async function computeRun(
   db: Db,
   tenant: string,
@@ -47,11 +47,11 @@ async function computeRun(
   return rollUpDispatchToBillDays(tenant, run, rows);
 }
 
-/** Recomputes a run of consecutive days of a tenant and keeps them (idempotent). */
+/** Recomputes a run of days of a tenant and keeps them, those days only (idempotent). */
 export async function recomputeDispatchToBillRun(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
   const { parts, unbilled } = await computeRun(db, tenant, run, maxTimeMS);
   await writeDispatchToBillDays(db, tenant, run, parts);
-  await writeUnbilledEntries(db, tenant, rangeOf(run), unbilled);
+  await writeUnbilledEntries(db, tenant, run, rangeOf(run), unbilled);
 }
 
 const byDay = <T extends { day: string }>(xs: readonly T[]): Map<string, T[]> => groupBy(xs, (x) => x.day);
