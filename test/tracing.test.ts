@@ -55,7 +55,7 @@ const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
 const h = await startHarness(t);
 // The service's client reports its commands when tracing is on (scripts/embedded-mongo/open-database.ts): the same here.
-const traced = await connectMongo(h.engine.uri, 'test', { serverSelectionTimeoutMS: 2000, driver: { monitorCommands: true } });
+const traced = await connectMongo(h.engine.uri, h.db.databaseName, { serverSelectionTimeoutMS: 2000, driver: { monitorCommands: true } });
 t.teardown(() => traced.client.close(true));
 const hooks = await startReceiver();
 t.teardown(() => hooks.close());

@@ -1,10 +1,10 @@
 /**
- * Test harness: a fresh in-memory embedded MongoDB per test file (or, with
- * `onDisk`, the indexed on-disk store `npm start` uses, in a temporary
- * directory), the real driver over the wire, and the app built exactly as
- * production builds it.
+ * Test harness: a fresh database on the test process's in-memory embedded MongoDB
+ * (or, with `onDisk` or `ownEngine`, an engine of its own: the indexed on-disk store
+ * `npm start` uses, in a temporary directory), the real driver over the wire, and the
+ * app built exactly as production builds it.
  */
-import type { Test } from 'tap';
+import tap, { type Test } from 'tap';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { Db, MongoClient } from 'mongodb';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
@@ -53,12 +53,32 @@ export interface HarnessOptions {
   build?: Partial<BuildAppOptions>;
   /** The on-disk store with its secondary indexes (as `npm start` runs it) instead of the scanning in-memory backend: for tests with tens of thousands of documents. */
   onDisk?: boolean;
+  /** An engine of its own, for a test that stops it; the others share one (sharedEngine). */
+  ownEngine?: boolean;
+}
+
+let sharedEngine: Promise<EmbeddedMongo> | undefined;
+let databases = 0;
+
+/**
+ * The in-memory engine every harness of this test process uses, each on a database of its own
+ * (dropped with it): an area file runs several former files' harnesses one after the other, and an
+ * engine's start is a JVM's (~0.5 CPU-s, ~1.3 s). Stopped when the process's tests end.
+ */
+function processEngine(): Promise<EmbeddedMongo> {
+  if (!sharedEngine) {
+    const started = startEmbeddedMongo({ shortLived: true });
+    sharedEngine = started;
+    tap.teardown(async () => (await started).stop());
+  }
+  return sharedEngine;
 }
 
 export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<Harness> {
   const dataDir = opts.onDisk ? await mkdtemp(path.join(os.tmpdir(), 'harness-')) : undefined;
-  const engine = await startEmbeddedMongo({ ...(dataDir ? { dataDir } : {}), shortLived: true });
-  const { client, db } = await connectMongo(engine.uri, 'test', { serverSelectionTimeoutMS: 2000 });
+  const own = Boolean(dataDir) || opts.ownEngine === true;
+  const engine = own ? await startEmbeddedMongo({ ...(dataDir ? { dataDir } : {}), shortLived: true }) : await processEngine();
+  const { client, db } = await connectMongo(engine.uri, own ? 'test' : `test-${++databases}`, { serverSelectionTimeoutMS: 2000 });
   await ensureIndexes(db);
   await storeApiKey(db, { key: KEY_A, tenant: TENANT_A, label: 'test A' });
   await storeApiKey(db, { key: KEY_B, tenant: TENANT_B, label: 'test B' });
@@ -79,8 +99,13 @@ export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<
   };
   t.teardown(async () => {
     await h.app.close();
-    await client.close(true);
-    await engine.stop();
+    if (own) {
+      await client.close(true);
+      await engine.stop();
+    } else {
+      await db.dropDatabase();
+      await client.close(true);
+    }
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
   return h;

@@ -18,7 +18,7 @@ import { errorProblem } from '../helpers/error-reason.ts';
 export default async function authBudgetTests(t: Test): Promise<void> {
   const h = await startHarness(t);
   // The app under test has its own connection, with command monitoring: every key lookup is seen.
-  const { client, db } = await connectMongo(h.engine.uri, 'test', { serverSelectionTimeoutMS: 2000, driver: { monitorCommands: true } });
+  const { client, db } = await connectMongo(h.engine.uri, h.db.databaseName, { serverSelectionTimeoutMS: 2000, driver: { monitorCommands: true } });
   t.teardown(() => client.close(true));
   const lookups: string[] = [];
   client.on('commandStarted', (e: CommandStartedEvent) => {

@@ -3,7 +3,7 @@ import { startHarness, assertConforms, KEY_A, TENANT_A } from '../helpers/harnes
 import { apiKeys, createApiKey, revokeApiKey } from '../../lib/auth/api-keys.ts';
 
 export default async function edgesTests(t: Test): Promise<void> {
-  const h = await startHarness(t);
+  const h = await startHarness(t, { ownEngine: true }); // 'readiness follows the database' stops it
   const ROUTE = '/api/financial-docs';
 
   t.test('authentication', async (t) => {

@@ -23,7 +23,7 @@ export default async function requestCachesTests(t: Test): Promise<void> {
     env: { API_KEY_CACHE_TTL_MS: String(TTL_MS), API_KEY_NEGATIVE_CACHE_TTL_MS: String(TTL_MS), SETTINGS_CACHE_TTL_MS: String(TTL_MS) },
   });
   // "Another process": its own connection and Db handle, so nothing it does touches this app's caches.
-  const other = await connectMongo(h.engine.uri, 'test', { serverSelectionTimeoutMS: 2000 });
+  const other = await connectMongo(h.engine.uri, h.db.databaseName, { serverSelectionTimeoutMS: 2000 });
   t.teardown(() => other.client.close(true));
   const storeApiKeyElsewhere = (key: string) => storeApiKey(other.db, { key, tenant: TENANT_A, label: 'stored elsewhere' });
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

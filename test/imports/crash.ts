@@ -26,7 +26,7 @@ export default async function crashTests(t: Test): Promise<void> {
     for (const s of services) await s.stop(2000);
   });
   const start = async () => {
-    const s = await startService({ mongodbUri: h.engine.uri, mongodbDb: 'test', env: { ALERT_WORKER: 'false' } });
+    const s = await startService({ mongodbUri: h.engine.uri, mongodbDb: h.db.databaseName, env: { ALERT_WORKER: 'false' } });
     services.push(s);
     return s;
   };

@@ -109,7 +109,7 @@ export default async function operationsTests(t: Test): Promise<void> {
   function cli(args: string[]): Promise<{ code: number | null; out: string }> {
     const child = spawn(process.execPath, [...scriptArgs('scripts/import.ts'), ...args], {
       cwd: ROOT,
-      env: { ...process.env, TAP: '', NODE_OPTIONS: '', MONGODB_URI: h.engine.uri, MONGODB_DB: 'test', LOG_LEVEL: 'warn' },
+      env: { ...process.env, TAP: '', NODE_OPTIONS: '', MONGODB_URI: h.engine.uri, MONGODB_DB: h.db.databaseName, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -24,7 +24,7 @@ export default async function sessionsTests(t: Test): Promise<void> {
   await seedTwoTenants(h.db);
   const base = await listen(h.app);
   // "Another process": its own connection and Db handle (`npm run apikey -- revoke` beside the service).
-  const other = await connectMongo(h.engine.uri, 'test', { serverSelectionTimeoutMS: 2000 });
+  const other = await connectMongo(h.engine.uri, h.db.databaseName, { serverSelectionTimeoutMS: 2000 });
   t.teardown(() => other.client.close(true));
 
   const INIT = {

@@ -41,7 +41,7 @@ export default async function workerMetricsTests(t: Test): Promise<void> {
   const worker = spawnScript('scripts/worker.ts', {
     LOG_LEVEL: 'info',
     MONGODB_URI: h.engine.uri,
-    MONGODB_DB: 'test',
+    MONGODB_DB: h.db.databaseName,
     WORKER_METRICS_PORT: '0',
     METRICS_TOKEN: TOKEN,
     METRICS_DATABASE_CACHE_MS: '0',
