@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * Builds the scripts the tests spawn (test/helpers/script-bundle.ts) into one esbuild bundle:
+ * Builds the scripts the tests spawn (test/helpers/script-bundle.ts), or the test files
+ * (test/helpers/test-bundle.mjs), into one esbuild bundle:
  * `node script-bundle-build.mjs <outdir> <entry>...` writes <outdir> and prints the metafile's
  * input list as JSON. Its own process because esbuild's plugins need its asynchronous API, and
  * spawnScript is synchronous.
@@ -8,8 +9,10 @@
  * - Packages stay external (node_modules as installed); code splitting keeps every dynamic
  *   import lazy (start.ts loads the service's modules while the engine starts; oidc-provider
  *   loads only when OAuth is on).
- * - `import.meta.url` is the source file's URL, not the bundle's: the code finds
- *   generated/openapi.json, docs/ and the engine's jar next to itself.
+ * - `import.meta.url` (and `.dirname`, `.filename`) is the source file's, not the bundle's: the
+ *   code finds generated/openapi.json, docs/, fixtures and the engine's jar next to itself.
+ * - Functions and classes keep their names (`keepNames`): what a test or a log reads of them is
+ *   what the source says.
  * - Linked source maps (run with --enable-source-maps) naming each source by its absolute URL:
  *   stack traces name this checkout's .ts lines.
  */
@@ -28,8 +31,11 @@ const sourceImportMeta = {
     b.onLoad({ filter: /\.(ts|js|mjs)$/ }, async (args) => {
       if (!args.path.startsWith(root) || args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
       const source = await readFile(args.path, 'utf8');
-      const url = JSON.stringify(pathToFileURL(args.path).href);
-      return { contents: source.replaceAll('import.meta.url', url), loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
+      const contents = source
+        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+        .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
+        .replaceAll('import.meta.filename', JSON.stringify(args.path));
+      return { contents, loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
     });
   },
 };
@@ -49,6 +55,7 @@ const result = await build({
   sourcemap: 'linked',
   sourcesContent: false,
   metafile: true,
+  keepNames: true,
   logLevel: 'error',
   plugins: [sourceImportMeta],
 });

@@ -2,7 +2,8 @@
  * The module hooks test/helpers/ts-loader.mjs registers (they run in Node's hooks thread): a
  * `.ts` file is loaded as an ES module, its types stripped by esbuild (the same transform tsx
  * uses, with tsconfig.json's compiler options and an inline source map); everything else is
- * left to Node.
+ * left to Node. A test process's main module, test/<name>.test.ts, resolves to its bundle when
+ * `npm test`'s set-up built a fresh one (test/helpers/test-bundle.mjs).
  *
  * Transforms are cached on disk, content-addressed: the key is the file's name and source, the
  * options and esbuild's version, so an edited file is never served stale and checkouts sharing
@@ -33,6 +34,16 @@ const options = {
 const optionsKey = JSON.stringify([esbuildVersion, options]);
 
 let esbuild;
+
+/** The main module (no parent) of a test process: its bundle, when fresh. */
+export async function resolve(specifier, context, nextResolve) {
+  if (context.parentURL === undefined && specifier.startsWith('file:') && specifier.endsWith('.test.ts')) {
+    const { bundledTest } = await import('./test-bundle.mjs');
+    const url = bundledTest(specifier);
+    if (url) return { url, format: 'module', shortCircuit: true };
+  }
+  return nextResolve(specifier, context);
+}
 
 export async function load(url, context, nextLoad) {
   if (!url.startsWith('file:')) return nextLoad(url, context);
