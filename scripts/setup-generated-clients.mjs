@@ -14,10 +14,10 @@
 //   from `go mod tidy` and `go build`, so the test's build runs with the cache as its only proxy.
 //
 // The clients are generated once from the committed bundled document (generated/openapi.json)
-// with the jar scripts/setup-openapi-generator.mjs fetched, in
-// .cache/openapi-generator/clients-<version>/ (gitignored); `.ready` there marks the work done
-// (the dependencies are the generator's templates', the same whatever the document holds).
-// Fast when done: one stat.
+// as the service serves it at `npm start`'s address (below, SERVED_AS) with the jar
+// scripts/setup-openapi-generator.mjs fetched, in .cache/openapi-generator/clients-<version>/
+// (gitignored); `.ready` there marks the work done (the dependencies are the generator's
+// templates', the same whatever the document holds). Fast when done: one read.
 //
 // Flags: --force (warm again), --print-dir (print that directory on the last line), --check
 // (do nothing: exit 1 naming this script when not done; what the test runs).
@@ -36,6 +36,17 @@ const OPENAPI_GENERATOR_VERSION = /OPENAPI_GENERATOR_VERSION = '([^']+)'/.exec(
 const jar = path.join(root, '.cache', 'openapi-generator', `openapi-generator-cli-${OPENAPI_GENERATOR_VERSION}.jar`);
 const dir = path.join(root, '.cache', 'openapi-generator', `clients-${OPENAPI_GENERATOR_VERSION}`);
 const ready = path.join(dir, '.ready');
+/**
+ * The go client is generated from the document the test generates it from: the committed one with the first server
+ * the service names when its document is fetched as from `npm start`'s address (lib/http/served-document.ts;
+ * startDemoService's `servedAs` in test/helpers/generator-service.ts), so the package compiled here is the test's byte
+ * for byte and its `go build` takes it from Go's build cache (both with -trimpath: the package's directory is then no
+ * part of the cache key). Should this drift from what the service serves, the test compiles the package itself:
+ * slower, never wrong. `.ready` holds this stamp: another one (an older set-up's) is redone.
+ */
+const SERVED_AS = { url: 'http://localhost:3000', description: 'This service (the local address this document was fetched from)' };
+const GO_FLAGS = '-trimpath';
+const STAMP = `${OPENAPI_GENERATOR_VERSION} served-as ${SERVED_AS.url} GOFLAGS=${GO_FLAGS}\n`;
 const args = new Set(process.argv.slice(2));
 const say = (msg) => process.stdout.write(`[setup-generated-clients] ${msg}\n`);
 
@@ -86,7 +97,7 @@ if (args.has('--check')) {
   }
 } else {
   if (args.has('--force')) rmSync(dir, { recursive: true, force: true });
-  if (!existsSync(ready)) {
+  if (!existsSync(ready) || readFileSync(ready, 'utf8') !== STAMP) {
     if (!existsSync(jar)) {
       process.stderr.write(`[setup-generated-clients] ${jar} is missing: run \`node scripts/setup-openapi-generator.mjs\` first\n`);
       process.exit(1);
@@ -94,10 +105,13 @@ if (args.has('--check')) {
     const started = Date.now();
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
+    const committed = JSON.parse(readFileSync(path.join(root, 'generated', 'openapi.json'), 'utf8'));
+    const servedFile = path.join(dir, 'openapi.json');
+    writeFileSync(servedFile, JSON.stringify({ ...committed, servers: [SERVED_AS, ...committed.servers.filter((s) => s.url !== SERVED_AS.url)] }));
     const configs = GENERATED_CLIENTS.map((c) => {
       const file = path.join(dir, `${c.dir}.json`);
       const { dir: out, ...config } = c;
-      writeFileSync(file, JSON.stringify({ ...config, inputSpec: path.join(root, 'generated', 'openapi.json'), outputDir: path.join(dir, out) }));
+      writeFileSync(file, JSON.stringify({ ...config, inputSpec: servedFile, outputDir: path.join(dir, out) }));
       return file;
     });
     say(`generating the go and java clients with openapi-generator ${OPENAPI_GENERATOR_VERSION}`);
@@ -127,12 +141,13 @@ if (args.has('--check')) {
     })();
     const go = (async () => {
       const cwd = path.join(dir, 'go');
+      const env = { ...process.env, GOFLAGS: GO_FLAGS };
       say("fetching the go client's modules (go mod tidy, go build)");
-      await step(`go mod tidy in ${cwd}`, 'go', ['mod', 'tidy'], cwd);
-      await step(`go build in ${cwd}`, 'go', ['build', './...'], cwd);
+      await step(`go mod tidy in ${cwd}`, 'go', ['mod', 'tidy'], cwd, env);
+      await step(`go build in ${cwd}`, 'go', ['build', './...'], cwd, env);
     })();
     await Promise.all([maven, go]);
-    writeFileSync(ready, `${OPENAPI_GENERATOR_VERSION}\n`);
+    writeFileSync(ready, STAMP);
     say(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
 }

@@ -36,7 +36,16 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { trips } from '../lib/db/collections.ts';
 import { ROOT } from './helpers/service.ts';
-import { run, startDemoService, toolPath, writeConsumerTsconfig, PERIOD, SHORT_JVM, SHORT_JVM_TOOL_ENV } from './helpers/generator-service.ts';
+import {
+  run,
+  startDemoService,
+  toolPath,
+  writeConsumerTsconfig,
+  NPM_START_ORIGIN,
+  PERIOD,
+  SHORT_JVM,
+  SHORT_JVM_TOOL_ENV,
+} from './helpers/generator-service.ts';
 import { checkOutcome, importXml, readTruth, started, type Outcome } from './helpers/consumer-calls.ts';
 
 t.setTimeout(900_000);
@@ -57,13 +66,17 @@ const pythonBin = path.join(await toolPath('setup-venv.mjs', '--print-bin'), '..
 const goModCache = (await run('go', ['env', 'GOMODCACHE'])).trim();
 /**
  * Go offline: the module cache the set-up filled is the only proxy; its checksums were verified when it was filled.
- * GOGC=400: the go tools (the compiler above all: the generated package, ~250 files, is ~12 CPU-s of the build)
- * collect a quarter as often; the same code compiled, 12.7 → 10.2 CPU-s for the compile, peak RSS 500 → 630 MB (issue 39).
+ * -trimpath, as the set-up builds the client it generates from the same document (the committed one as served at
+ * NPM_START_ORIGIN, below): the generated package (~250 files, ~12 CPU-s to compile) is then the one the set-up
+ * compiled, found in Go's build cache, whose key is the package's content, its dependencies' and the toolchain's (not
+ * its directory, with -trimpath); a package that differs in one byte is compiled here (issue 39).
+ * GOGC=400: the go tools collect a quarter as often; the package compiled, 12.7 → 10.2 CPU-s, peak RSS 500 → 630 MB.
  */
-const goEnv = { ...process.env, GOPROXY: `file://${goModCache}/cache/download`, GOSUMDB: 'off', GOFLAGS: '', GOGC: '400' };
+const goEnv = { ...process.env, GOPROXY: `file://${goModCache}/cache/download`, GOSUMDB: 'off', GOFLAGS: '-trimpath', GOGC: '400' };
 
 // The service on the demo data, with a trip that has a leg on the road: the typescript-fetch and python clients read
-// its nulls, then record its delivery.
+// its nulls, then record its delivery. Its document fetched as `npm start` serves it at its default address (the same
+// in every run; each client is given the service's address when it calls it).
 const {
   base,
   key,
@@ -71,18 +84,23 @@ const {
   work,
   specFile,
   prepared: { tripId, delivery },
-} = await startDemoService(t, 'consumers-oag', async (db, tenant) => {
-  const onTheRoad = (await trips(db).findOne({ company: tenant, shipments: { $elemMatch: { unloadDate: null } } }))!;
-  const leg = onTheRoad.shipments.find((l) => l.unloadDate === null)!;
-  return {
-    tripId: onTheRoad._id,
-    delivery: {
-      shipmentId: leg.shipment,
-      offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(),
-      products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })),
-    },
-  };
-});
+} = await startDemoService(
+  t,
+  'consumers-oag',
+  async (db, tenant) => {
+    const onTheRoad = (await trips(db).findOne({ company: tenant, shipments: { $elemMatch: { unloadDate: null } } }))!;
+    const leg = onTheRoad.shipments.find((l) => l.unloadDate === null)!;
+    return {
+      tripId: onTheRoad._id,
+      delivery: {
+        shipmentId: leg.shipment,
+        offloadDate: new Date(leg.loadDate! + 3_600_000).toISOString(),
+        products: leg.products.map((p) => ({ code: p.code, offloaded: p.loaded - 5 })),
+      },
+    };
+  },
+  { servedAs: NPM_START_ORIGIN },
+);
 const truth = await readTruth(base, key, docId);
 
 // One run of the generator for the five clients (one JVM). go and java: default options but the library; the java

@@ -9,6 +9,7 @@ import type { Test } from 'tap';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Db } from 'mongodb';
@@ -166,7 +167,37 @@ export interface DemoService<T> {
 /** The period the calls ask for: the months the demo data covers most densely. */
 export const PERIOD = { startDate: '2026-01-01', endDate: '2026-12-31' };
 
-export async function startDemoService<T>(t: Test, dbName: string, prepare: (db: Db, tenant: string) => Promise<T>): Promise<DemoService<T>> {
+/**
+ * The address `npm start` listens at by default. The served document names the loopback address it was fetched from
+ * as its first server (lib/http/served-document.ts); fetched as from this one (`servedAs`), it is the same in every
+ * run, whatever port the test's service has: what a user running `npm start` gets at http://localhost:3000/docs/json.
+ */
+export const NPM_START_ORIGIN = 'http://localhost:3000';
+
+/** GET `url` with the Host header of `origin` (fetch sends the URL's own host, whatever the headers say). */
+function getAs(url: string, origin: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: { host: new URL(origin).host } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${res.statusCode} ${body.slice(0, 500)}`))));
+      })
+      .on('error', reject);
+  });
+}
+
+export interface DemoServiceOptions {
+  /** The loopback origin the document is fetched as (its Host header), so it names that address, not the service's port. */
+  servedAs?: string;
+}
+
+export async function startDemoService<T>(
+  t: Test,
+  dbName: string,
+  prepare: (db: Db, tenant: string) => Promise<T>,
+  { servedAs }: DemoServiceOptions = {},
+): Promise<DemoService<T>> {
   // A test file's engine lives a few minutes: C1 only costs less CPU than it saves (launcher.ts).
   const engine = await startEmbeddedMongo({ shortLived: true });
   t.teardown(() => engine.stop());
@@ -200,6 +231,7 @@ export async function startDemoService<T>(t: Test, dbName: string, prepare: (db:
   const work = await mkdtemp(path.join(os.tmpdir(), `${dbName}-`));
   t.teardown(() => rm(work, { recursive: true, force: true }));
   const specFile = path.join(work, 'openapi.json');
-  await writeFile(specFile, await (await fetch(`${service.base}/docs/json`)).text());
+  const url = `${service.base}/docs/json`;
+  await writeFile(specFile, servedAs ? await getAs(url, servedAs) : await (await fetch(url)).text());
   return { base: service.base, key: DEMO_TENANTS[0]!.apiKey, docId, prepared, work, specFile };
 }
