@@ -7,6 +7,7 @@
  * Every step is idempotent and a stat or two when done already.
  *
  *   scripts/setup.mjs --skip-engine → setup-tap.mjs  the npm packages, then tap's Test class (the static checks start here too)
+ *                     → setup-test-bundle.mjs        and the test files' bundle (test/helpers/test-bundle.mjs)
  *   scripts/setup.mjs --skip-npm --skip-archive      the engine's jar (Maven), beside the npm packages
  *                     → setup.mjs --skip-npm         its class archive (written with tsx: once the npm packages are in too)
  *                     → setup-openapi-generator      the openapi-generator CLI jar (Maven, after the engine's Maven build)
@@ -25,7 +26,7 @@
  * fails the set-up, so tap does not start.
  *
  * The lines run side by side. Required (exit 1 when one fails: nothing can run without it):
- * setup.mjs's npm packages and engine, setup-tap.mjs, setup-venv.mjs. The others are tools of
+ * setup.mjs's npm packages and engine, setup-tap.mjs, setup-test-bundle.mjs, setup-venv.mjs. The others are tools of
  * one or two test files: a failure is reported in a summary at the end (which tool, which tests,
  * the command to rerun) and the tests run anyway, those files failing with the same message
  * (oapi-codegen without Go: skipped, that client is optional).
@@ -139,7 +140,7 @@ const engine = step('setup.mjs', ['--skip-npm', '--skip-archive'], ENGINE);
 const required = await Promise.all([
   npm.then(async (ok) => {
     if (!ok) return false;
-    const [tap, checked] = await Promise.all([step('setup-tap.mjs'), withChecks ? checks() : true]);
+    const [tap, checked] = await Promise.all([step('setup-tap.mjs').then((ok) => ok && step('setup-test-bundle.mjs')), withChecks ? checks() : true]);
     return tap && checked;
   }),
   engine.then(async (ok) => {
@@ -164,7 +165,7 @@ const required = await Promise.all([
 ]);
 
 const problems = [];
-for (const label of [NPM, ENGINE, 'setup-tap.mjs', 'setup-venv.mjs']) {
+for (const label of [NPM, ENGINE, 'setup-tap.mjs', 'setup-test-bundle.mjs', 'setup-venv.mjs']) {
   const r = results.get(label);
   if (r && r.code !== 0)
     problems.push(`  FAILED  scripts/${label} (${r.how}): required, the tests cannot run; rerun \`${r.command}\` and see its output above`);
