@@ -47,7 +47,10 @@ function groupByDay<T>(docs: readonly T[], dayOf: (d: T) => string[]): Map<strin
   return out;
 }
 
-/** The days (a run of consecutive ones) and their invoices' entries computed from the documents (in memory, nothing written). */
+/**
+ * The days of a run and their invoices' entries computed from the documents (in memory, nothing
+ * written): the run's days only, each from its own day's documents (a rebuild's run may skip days).
+ */
 export async function computeReceivablesDays(
   db: Db,
   tenant: string,
