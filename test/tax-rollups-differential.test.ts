@@ -251,3 +251,12 @@ t.test('a write that bypasses the marks is caught: the check can fail', async (t
   for (const d of docs) await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { iTax1: Math.round((d.iTax1 + 7.77) * 100) / 100 } });
   await bypassCaught(t, { verify: verifier(taxSummaryRollups, h.db), check: summaries, bypassed: 15, repaired: 10, answers: 'summaries' });
 });
+
+t.test('a rebuild keeps what the writes kept: every summary from the rebuilt days and months equals the documents', async (t) => {
+  // The rebuild's runs skip days without documents and read months three at a time: a wrong split shows here.
+  await taxSummaryRollups.forget(h.db);
+  const r = await taxSummaryRollups.rebuild(h.db);
+  t.ok(await taxSummaryRollups.ready(h.db), `rebuilt ${r.units} days`);
+  t.equal(await summaries('rebuilt', 15), 0, 'every summary agrees');
+  t.same((await taxSummaryRollups.verify(h.db, TENANT_A)).mismatched, [], 'and every kept day and month equals its documents');
+});

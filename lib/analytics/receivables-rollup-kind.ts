@@ -21,6 +21,8 @@ export const receivablesRollups = markedRollupKind({
   sources: [RECEIVABLES_SOURCE],
   grain: 'day',
   marksPerPass: 400,
+  // A run's days are computed each from its own day's documents (computeReceivablesDays): a rebuild's runs skip the days without any.
+  rebuildAcrossGaps: true,
   tenants: tenantsWithDocuments,
   isEmpty: async (db) => !(await financialDocs(db).findOne({}, { projection: { _id: 1 } })),
   documentDays: async (db, tenant) => new Map([[RECEIVABLES_SOURCE, (await financialDocHistoryDays(db, tenant)).touched]]),

@@ -47,7 +47,10 @@ function groupByDay<T>(docs: readonly T[], dayOf: (d: T) => string[]): Map<strin
   return out;
 }
 
-/** The days (a run of consecutive ones) and their invoices' entries computed from the documents (in memory, nothing written). */
+/**
+ * The days of a run and their invoices' entries computed from the documents (in memory, nothing
+ * written): the run's days only, each from its own day's documents (a rebuild's run may skip days).
+ */
 export async function computeReceivablesDays(
   db: Db,
   tenant: string,
@@ -56,17 +59,26 @@ export async function computeReceivablesDays(
 ): Promise<{ kept: ReceivablesDay[]; entries: OpenItem[]; spans: OpenSpanDoc[]; open: OpenNowDay[] }> {
   const start = mxDayStart(run[0] as string);
   const end = mxDayEnd(run[run.length - 1] as string);
-  const [emitted, paidOn] = await Promise.all([
-    financialDocs(db)
-      .find({ company: tenant, date: { $gte: start, $lte: end } }, { projection: PROJECTION, maxTimeMS, batchSize: 5000 })
-      .toArray() as Promise<SourceDoc[]>,
-    financialDocs(db)
-      .find({ company: tenant, ...elementInRange('payments', 'date', start, end) }, { projection: PROJECTION, maxTimeMS, batchSize: 5000 })
-      .toArray() as Promise<SourceDoc[]>,
-  ]);
+  // One read for both: the invoices emitted in the run and those with a payment dated in it (tenant first in each branch: tenant_date, tenant_payment_date).
+  const docs = (await financialDocs(db)
+    .find(
+      {
+        company: tenant,
+        $or: [
+          { company: tenant, date: { $gte: start, $lte: end } },
+          { company: tenant, ...elementInRange('payments', 'date', start, end) },
+        ],
+      },
+      { projection: PROJECTION, maxTimeMS, batchSize: 5000 },
+    )
+    .toArray()) as SourceDoc[];
+  const emitted = docs.filter((d) => typeof d.date === 'number' && d.date >= start && d.date <= end);
   const inRun = new Set(run);
   const emittedBy = groupByDay(emitted, (d) => [mxDateString(d.date)]);
-  const paidBy = groupByDay(paidOn, (d) => [...new Set((d.payments ?? []).map((p) => mxDateString(p.date)))].filter((day) => inRun.has(day)));
+  const paidBy = groupByDay(docs, (d) => {
+    const dated = (d.payments ?? []).filter((p) => typeof p.date === 'number' && p.date >= start && p.date <= end);
+    return [...new Set(dated.map((p) => mxDateString(p.date)))].filter((day) => inRun.has(day));
+  });
   const kept: ReceivablesDay[] = [];
   const entries: OpenItem[] = [];
   const spans: OpenSpanDoc[] = [];

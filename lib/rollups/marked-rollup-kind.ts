@@ -26,6 +26,17 @@ export interface DerivedMonths<C> {
   recompute(db: Db, tenant: string, month: string, ctx: C, maxTimeMS: number): Promise<void>;
   /** Whether the kept month differs from the same computed from the documents (nothing written). */
   differs(db: Db, tenant: string, month: string, ctx: C, maxTimeMS: number): Promise<boolean>;
+  /**
+   * Optional: the same for many months at once (sorted, any gaps), each from its own month's
+   * documents: a settle of many months' marks (a rebuild) and a verify read the documents once per
+   * `runMonths` months, not once a month.
+   */
+  many?: {
+    runMonths: number;
+    recompute(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<void>;
+    /** The months that differ. */
+    differing(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<string[]>;
+  };
   /** The months a tenant's kept forms hold. */
   keptMonths(db: Db, tenant: string, maxTimeMS: number): Promise<Iterable<string>>;
 }
@@ -55,6 +66,12 @@ export interface MarkedRollupOptions<C = undefined> {
    * only, each from the documents of its own day (sparse days: one read for many, not one each).
    */
   rebuildAcrossGaps?: boolean;
+  /**
+   * Month grain: months a rebuild's or a verify's run holds (default 1), for a kind whose
+   * recompute and differing take a run of months (sorted, any gaps), each computed from its own
+   * month's documents: one read for many months.
+   */
+  rebuildRunMonths?: number;
   /** Every tenant with documents this kind reads: a rebuild's default, and the store is built once all are. */
   tenants(db: Db): Promise<readonly string[]>;
   /** Whether the store holds no document this kind reads (then it is recorded as built at once). */
@@ -67,7 +84,7 @@ export interface MarkedRollupOptions<C = undefined> {
   deleteOf(db: Db, tenant: string): Promise<void>;
   /** What a recompute needs of a tenant besides its documents (the tax summary's settings): read once per tenant and pass. */
   context?(db: Db, tenant: string): Promise<C>;
-  /** Recomputes a run of units (consecutive days, or one month) from the documents and keeps it: idempotent. */
+  /** Recomputes a run of units (consecutive days, or one month; see rebuildAcrossGaps, rebuildRunMonths) from the documents and keeps it: idempotent. */
   recompute(db: Db, tenant: string, run: readonly string[], ctx: C, maxTimeMS: number): Promise<void>;
   /** The units of a run whose kept form differs from the same computed from the documents (nothing written). */
   differing(db: Db, tenant: string, run: readonly string[], ctx: C, maxTimeMS: number): Promise<string[]>;
@@ -111,6 +128,14 @@ const builtUntil = perDb(() => new Map<string, number>());
 const FIRST = '0000-00-00';
 const LAST = '9999-99-99';
 
+/** Consecutive slices of at most `size` (at least 1). */
+function chunks<T>(xs: readonly T[], size: number): T[][] {
+  const n = Math.max(1, Math.floor(size));
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
 export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): MarkedRollupKind<C> {
   const maxRunDays = o.maxRunDays ?? 31;
   const rebuildRunDays = Math.max(o.rebuildRunDays ?? 92, maxRunDays);
@@ -125,7 +150,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     const runDays = whole ? rebuildRunDays : maxRunDays;
     const acrossGaps = whole && o.rebuildAcrossGaps === true;
     const sorted = [...new Set(units)].sort();
-    if (o.grain === 'month') return sorted.map((m) => [m]);
+    if (o.grain === 'month') return chunks(sorted, whole ? (o.rebuildRunMonths ?? 1) : 1);
     const runs: string[][] = [];
     for (const d of sorted) {
       const run = runs[runs.length - 1];
@@ -159,9 +184,17 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     return units.size;
   }
 
+  /** Recomputes these derived months (sorted): many at a time when the kind can. */
+  async function recomputeMonths(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<void> {
+    const m = o.months;
+    if (!m) return;
+    if (m.many) for (const run of chunks(months, m.many.runMonths)) await m.many.recompute(db, tenant, run, ctx, maxTimeMS);
+    else for (const month of months) await m.recompute(db, tenant, month, ctx, maxTimeMS);
+  }
+
   async function settleMonthMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number): Promise<void> {
     if (!marks.length || !o.months) return;
-    for (const month of [...new Set(marks.map((m) => m.day))].sort()) await o.months.recompute(db, tenant, month, ctx, maxTimeMS);
+    await recomputeMonths(db, tenant, [...new Set(marks.map((m) => m.day))].sort(), ctx, maxTimeMS);
     await clearMarks(db, marks);
   }
 
@@ -331,12 +364,14 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       const badMonths: string[] = [];
       if (o.months) {
         const months = [...new Set([...[...days].map((d) => d.slice(0, 7)), ...(await o.months.keptMonths(db, tenant, maxTimeMS))])].sort();
-        for (const month of months) if (await o.months.differs(db, tenant, month, ctx, maxTimeMS)) badMonths.push(month);
+        const many = o.months.many;
+        if (many) for (const run of chunks(months, many.runMonths)) badMonths.push(...(await many.differing(db, tenant, run, ctx, maxTimeMS)));
+        else for (const month of months) if (await o.months.differs(db, tenant, month, ctx, maxTimeMS)) badMonths.push(month);
         checked += months.length;
       }
       if (opts.repair) {
         if (mismatched.length) await recompute(db, tenant, mismatched, ctx, maxTimeMS);
-        for (const month of badMonths) await o.months?.recompute(db, tenant, month, ctx, maxTimeMS);
+        await recomputeMonths(db, tenant, badMonths, ctx, maxTimeMS);
       }
       return { checked, mismatched: [...mismatched, ...badMonths] };
     },

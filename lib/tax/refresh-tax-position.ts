@@ -9,31 +9,41 @@ import { financialDocHistoryDays } from '../finance/financial-docs-repo.ts';
 import { receivedDocDays } from '../received/received-doc-days.ts';
 import { streamReceivedDocDays } from '../received/received-repo.ts';
 import { sameContent } from '../shared/same-content.ts';
-import { monthRange, ownMonthRows } from './tax-position-month.ts';
+import { monthRange, ownMonthsRows } from './tax-position-month.ts';
 import { rollUpTaxPositionMonth, type KeptMonth } from './tax-position-rollup.ts';
-import { readAllTaxPositionMonths, readTaxPositionMonthLines, readTaxPositionMonths, writeTaxPositionMonth } from './tax-position-rollups-repo.ts';
+import { readAllTaxPositionMonths, readTaxPositionLinesOfMonths, readTaxPositionMonths, writeTaxPositionMonths } from './tax-position-rollups-repo.ts';
 
-/** One month of a tenant computed from its documents (in memory, nothing written). */
-export async function computeTaxPositionMonth(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<KeptMonth> {
-  const { collections, payments } = await ownMonthRows(db, tenant, monthRange(month), maxTimeMS);
-  return rollUpTaxPositionMonth(tenant, month, collections, payments);
+/** Months of a tenant (sorted, any gaps) computed from their documents, each from its own month's (in memory, nothing written). */
+export async function computeTaxPositionMonths(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<Map<string, KeptMonth>> {
+  const rows = await ownMonthsRows(db, tenant, months.map(monthRange), maxTimeMS);
+  return new Map(
+    months.map((month) => {
+      const r = rows.get(month);
+      return [month, rollUpTaxPositionMonth(tenant, month, r?.collections ?? [], r?.payments ?? [])] as const;
+    }),
+  );
 }
 
-/** Recomputes a month of a tenant from its documents and keeps it. */
-export async function recomputeTaxPositionMonth(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<void> {
-  await writeTaxPositionMonth(db, tenant, month, await computeTaxPositionMonth(db, tenant, month, maxTimeMS), maxTimeMS);
+/** Recomputes months of a tenant (one, or a rebuild's run) from their documents and keeps them. */
+export async function recomputeTaxPositionMonths(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<void> {
+  await writeTaxPositionMonths(db, tenant, await computeTaxPositionMonths(db, tenant, months, maxTimeMS), maxTimeMS);
 }
 
 const byId = <T extends { _id: string }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
 
-/** Whether a kept month (figures, lines, DIOT rows) differs from the same computed from the documents. */
-export async function taxPositionMonthDiffers(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<boolean> {
-  const computed = await computeTaxPositionMonth(db, tenant, month, maxTimeMS);
-  const [stored = null] = await readTaxPositionMonths(db, tenant, [month], maxTimeMS);
-  const same =
-    (stored === null || computed.month === null ? stored === computed.month : sameContent(stored, computed.month)) &&
-    sameContent(byId(await readTaxPositionMonthLines(db, tenant, month, maxTimeMS)), byId(computed.entries));
-  return !same;
+/** The months whose kept form (figures, lines, DIOT rows) differs from the same computed from the documents. */
+export async function differingTaxPositionMonths(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<string[]> {
+  if (!months.length) return [];
+  const computed = await computeTaxPositionMonths(db, tenant, months, maxTimeMS);
+  const stored = new Map((await readTaxPositionMonths(db, tenant, months, maxTimeMS)).map((k) => [k.month, k]));
+  const lines = await readTaxPositionLinesOfMonths(db, tenant, months, maxTimeMS);
+  return months.filter((month) => {
+    const c = computed.get(month) as KeptMonth;
+    const s = stored.get(month) ?? null;
+    const same =
+      (s === null || c.month === null ? s === c.month : sameContent(s, c.month)) && sameContent(byId(lines.filter((e) => e.month === month)), byId(c.entries));
+    return !same;
+  });
 }
 
 /** The months a tenant's kept form holds. */

@@ -8,7 +8,7 @@ import { mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico
 import { sameContent } from '../shared/same-content.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { ReconcileSettings } from './reconcile.ts';
-import { streamTaxDocs } from './tax-repo.ts';
+import { inPaymentBasisPeriod, streamTaxDocs } from './tax-repo.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { rollUpTaxDay, rollUpTaxMonth, type IndexedFinding, type RollupBasis, type TaxDayRollup } from './tax-day-rollup.ts';
 import { readTaxDays, readTaxFindingsOfDays, writeTaxDays } from './tax-rollups-repo.ts';
@@ -16,7 +16,11 @@ import { readTaxDays, readTaxFindingsOfDays, writeTaxDays } from './tax-rollups-
 /** The order a day's (month's) documents are rolled up in: date, then id (the client-name rule reads it). */
 const byDateThenId = (a: FinancialDocument, b: FinancialDocument): number => a.date - b.date || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** A run of consecutive days' totals and findings computed from the documents emitted on them (in memory, nothing written). */
+/**
+ * A run of days' totals and findings computed from the documents emitted on them (in memory,
+ * nothing written). The run's days only, each from its own day's documents: a rebuild's run may
+ * skip days (rebuildAcrossGaps), and a document of a skipped day written meanwhile is its mark's.
+ */
 export async function computeTaxDays(
   db: Db,
   tenant: string,
@@ -27,9 +31,11 @@ export async function computeTaxDays(
   const kept: TaxDayRollup[] = [];
   const findings: IndexedFinding[] = [];
   const byDay = new Map<string, FinancialDocument[]>();
+  const inRun = new Set(run);
   const cursor = streamTaxDocs(db, tenant, { basis: 'invoice', start: mxDayStart(run[0] as string), end: mxDayEnd(run[run.length - 1] as string) }, maxTimeMS);
   for await (const raw of cursor) {
     const day = mxDateString(raw.date);
+    if (!inRun.has(day)) continue;
     let list = byDay.get(day);
     if (!list) byDay.set(day, (list = []));
     list.push(normalizeTaxDoc(raw));
@@ -44,21 +50,36 @@ export async function computeTaxDays(
   return { kept, findings };
 }
 
-/** A payment-basis month of a tenant computed from the documents that count in it (in memory, nothing written). */
-export async function computeTaxMonth(
+/**
+ * Payment-basis months of a tenant (sorted, any gaps) computed from the documents that count in
+ * each (in memory, nothing written): one read for all, split as each month's own read selects.
+ */
+export async function computeTaxMonths(
   db: Db,
   tenant: string,
-  month: string,
+  months: readonly string[],
   settings: ReconcileSettings,
   maxTimeMS: number,
 ): Promise<{ kept: TaxDayRollup[]; findings: IndexedFinding[] }> {
-  const range = mxMonthRange(month);
-  const docs: FinancialDocument[] = [];
-  for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: range.start, end: range.endExclusive - 1 }, maxTimeMS))
-    docs.push(normalizeTaxDoc(raw));
-  docs.sort(byDateThenId);
-  const r = rollUpTaxMonth(tenant, month, docs, settings);
-  return { kept: r.rollup.rows.length ? [r.rollup] : [], findings: r.findings };
+  const kept: TaxDayRollup[] = [];
+  const findings: IndexedFinding[] = [];
+  if (!months.length) return { kept, findings };
+  const ranges = months.map((month) => ({ month, ...mxMonthRange(month), docs: [] as FinancialDocument[] }));
+  const first = ranges[0] as (typeof ranges)[number];
+  const last = ranges[ranges.length - 1] as (typeof ranges)[number];
+  for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: first.start, end: last.endExclusive - 1 }, maxTimeMS)) {
+    const hits = ranges.filter((r) => inPaymentBasisPeriod(raw, r.start, r.endExclusive - 1));
+    if (!hits.length) continue;
+    const doc = normalizeTaxDoc(raw);
+    for (const r of hits) r.docs.push(doc);
+  }
+  for (const r of ranges) {
+    r.docs.sort(byDateThenId);
+    const m = rollUpTaxMonth(tenant, r.month, r.docs, settings);
+    if (m.rollup.rows.length) kept.push(m.rollup);
+    findings.push(...m.findings);
+  }
+  return { kept, findings };
 }
 
 /** Recomputes a run of days (invoice basis) of a tenant from its documents and keeps them. */
@@ -68,9 +89,14 @@ export async function recomputeTaxDays(db: Db, tenant: string, run: readonly str
 }
 
 /** Recomputes a payment-basis month of a tenant from its documents and keeps it. */
-export async function recomputeTaxMonth(db: Db, tenant: string, month: string, settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
-  const { kept, findings } = await computeTaxMonth(db, tenant, month, settings, maxTimeMS);
-  await writeTaxDays(db, tenant, 'payment', [month], kept, findings);
+export function recomputeTaxMonth(db: Db, tenant: string, month: string, settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
+  return recomputeTaxMonths(db, tenant, [month], settings, maxTimeMS);
+}
+
+/** Recomputes payment-basis months of a tenant (sorted, any gaps) from their documents and keeps them: one read, one write of each collection. */
+export async function recomputeTaxMonths(db: Db, tenant: string, months: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
+  const { kept, findings } = await computeTaxMonths(db, tenant, months, settings, maxTimeMS);
+  await writeTaxDays(db, tenant, 'payment', months, kept, findings);
 }
 
 function sameRollup(a: TaxDayRollup | undefined, b: TaxDayRollup | undefined): boolean {
@@ -105,7 +131,13 @@ export async function differingTaxDays(db: Db, tenant: string, run: readonly str
 
 /** Whether a kept payment-basis month differs from the documents'. */
 export async function taxMonthDiffers(db: Db, tenant: string, month: string, settings: ReconcileSettings, maxTimeMS: number): Promise<boolean> {
-  return (await differing(db, tenant, 'payment', [month], await computeTaxMonth(db, tenant, month, settings, maxTimeMS), maxTimeMS)).length > 0;
+  return (await differingTaxMonths(db, tenant, [month], settings, maxTimeMS)).length > 0;
+}
+
+/** The payment-basis months (sorted, any gaps) whose kept totals or findings differ from the documents'. */
+export async function differingTaxMonths(db: Db, tenant: string, months: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<string[]> {
+  if (!months.length) return [];
+  return differing(db, tenant, 'payment', months, await computeTaxMonths(db, tenant, months, settings, maxTimeMS), maxTimeMS);
 }
 
 /** The keys (days, or months) a tenant's kept totals of a basis hold. */

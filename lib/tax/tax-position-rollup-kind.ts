@@ -15,7 +15,7 @@ import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
 import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
 import { TAX_POSITION_ROLLUP_VERSION, type TaxPositionMonthRollup } from './tax-position-rollup.ts';
 import { deleteTaxPositionOf, readTaxPositionMonths } from './tax-position-rollups-repo.ts';
-import { documentMonthDays, keptTaxPositionMonths, recomputeTaxPositionMonth, taxPositionMonthDiffers } from './refresh-tax-position.ts';
+import { differingTaxPositionMonths, documentMonthDays, keptTaxPositionMonths, recomputeTaxPositionMonths } from './refresh-tax-position.ts';
 
 export const taxPositionRollups = markedRollupKind({
   name: 'tax-position',
@@ -37,8 +37,10 @@ export const taxPositionRollups = markedRollupKind({
   },
   keptUnits: keptTaxPositionMonths,
   deleteOf: deleteTaxPositionOf,
-  recompute: (db, tenant, [month], _ctx, maxTimeMS) => recomputeTaxPositionMonth(db, tenant, month as string, maxTimeMS),
-  differing: async (db, tenant, [month], _ctx, maxTimeMS) => ((await taxPositionMonthDiffers(db, tenant, month as string, maxTimeMS)) ? [month as string] : []),
+  // A rebuild's or a verify's run: a quarter's documents per read (each month from its own, computeTaxPositionMonths), as a run of days holds.
+  rebuildRunMonths: 3,
+  recompute: (db, tenant, run, _ctx, maxTimeMS) => recomputeTaxPositionMonths(db, tenant, run, maxTimeMS),
+  differing: (db, tenant, run, _ctx, maxTimeMS) => differingTaxPositionMonths(db, tenant, run, maxTimeMS),
 });
 
 /**

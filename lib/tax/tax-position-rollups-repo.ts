@@ -47,19 +47,21 @@ export function readTaxPositionLines(
     .toArray();
 }
 
-/** Every kept line and row of a month (a recompute's comparison, verification). */
-export function readTaxPositionMonthLines(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<TaxPositionLineEntry[]> {
-  return readAll(lines(db).find({ tenant, month }, { maxTimeMS }));
+/** Every kept line and row of these months (a recompute's comparison, verification). Index tenant_month_figure_rank. */
+export function readTaxPositionLinesOfMonths(db: Db, tenant: string, keys: readonly string[], maxTimeMS: number): Promise<TaxPositionLineEntry[]> {
+  return readAll(lines(db).find({ tenant, month: { $in: [...keys] } }, { maxTimeMS }));
 }
 
 /**
- * Keeps a month as computed: the lines that changed are replaced, those beyond the new counts
- * removed, then the month's figures written (or removed when nothing is in the month).
- * Idempotent: two recomputes of the same documents write the same thing.
+ * Keeps months as computed (one, or a rebuild's run): the lines that changed are replaced, those
+ * beyond the new counts removed, then the months' figures written (or removed when nothing is in
+ * a month). Idempotent: two recomputes of the same documents write the same thing.
  */
-export async function writeTaxPositionMonth(db: Db, tenant: string, month: string, kept: KeptMonth, maxTimeMS: number): Promise<void> {
-  const stored = new Map((await readTaxPositionMonthLines(db, tenant, month, maxTimeMS)).map((e) => [e._id, e]));
-  const changed = kept.entries.filter((e) => {
+export async function writeTaxPositionMonths(db: Db, tenant: string, kept: ReadonlyMap<string, KeptMonth>, maxTimeMS: number): Promise<void> {
+  if (!kept.size) return;
+  const stored = new Map((await readTaxPositionLinesOfMonths(db, tenant, [...kept.keys()], maxTimeMS)).map((e) => [e._id, e]));
+  const entries = [...kept.values()].flatMap((k) => k.entries);
+  const changed = entries.filter((e) => {
     const s = stored.get(e._id);
     return !s || !sameContent(s, e);
   });
@@ -69,13 +71,16 @@ export async function writeTaxPositionMonth(db: Db, tenant: string, month: strin
       changed.slice(i, i + WRITE_BATCH).map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } })),
       durable,
     );
-  const current = new Set(kept.entries.map((e) => e._id));
+  const current = new Set(entries.map((e) => e._id));
   const gone = [...stored.keys()].filter((id) => !current.has(id));
   for (let i = 0; i < gone.length; i += WRITE_BATCH)
     await lines(db).deleteMany({ _id: { $in: gone.slice(i, i + WRITE_BATCH) } }, { writeConcern: { j: true } });
-  const id = taxPositionMonthId(tenant, month);
-  if (kept.month) await months(db).replaceOne({ _id: id, tenant }, kept.month, { upsert: true, writeConcern: { j: true } });
-  else await months(db).deleteOne({ _id: id, tenant }, { writeConcern: { j: true } });
+  const ops = [...kept].map(([month, k]) =>
+    k.month
+      ? { replaceOne: { filter: { _id: k.month._id, tenant }, replacement: k.month, upsert: true } }
+      : { deleteOne: { filter: { _id: taxPositionMonthId(tenant, month), tenant } } },
+  );
+  await months(db).bulkWrite(ops, durable);
 }
 
 /** Forgets a tenant's kept months and lines (a rebuild starts from none). */

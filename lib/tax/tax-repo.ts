@@ -60,6 +60,18 @@ export function streamTaxDocs(db: Db, tenant: string, q: TaxDocsQuery, maxTimeMS
   return financialDocs(db).find(filter, { projection, maxTimeMS, batchSize: 1000 }) as AsyncIterable<FinancialDocument>;
 }
 
+/**
+ * Whether a document streamTaxDocs read for a wider period is one its payment-basis query selects
+ * for [start, end] (inclusive instants): PUE emitted in it, or a payment record dated in it. A
+ * read of many months at once splits its documents with this (a cancelled document counts in
+ * whichever month selects it).
+ */
+export function inPaymentBasisPeriod(doc: FinancialDocument, start: number, end: number): boolean {
+  const within = (t: unknown): boolean => typeof t === 'number' && t >= start && t <= end;
+  if (doc.invoice?.paymentMethod === 'PUE' && within(doc.date)) return true;
+  return Array.isArray(doc.payments) && doc.payments.some((p) => within(p?.date));
+}
+
 /** These documents of the tenant, projected as the reconciliation reads them (the findings a summary lists). */
 export function findTaxDocsByIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<FinancialDocument[]> {
   if (!ids.length) return Promise.resolve([]);

@@ -15,7 +15,15 @@ import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
 import type { ReconcileSettings } from './reconcile.ts';
 import { taxRollupFingerprint, TAX_ROLLUP_VERSION, type TaxDayRollup } from './tax-day-rollup.ts';
 import { deleteTaxRollupsOf, readTaxDays } from './tax-rollups-repo.ts';
-import { differingTaxDays, keptTaxKeys, recomputeTaxDays, recomputeTaxMonth, taxMonthDiffers } from './refresh-tax-rollups.ts';
+import {
+  differingTaxDays,
+  differingTaxMonths,
+  keptTaxKeys,
+  recomputeTaxDays,
+  recomputeTaxMonth,
+  recomputeTaxMonths,
+  taxMonthDiffers,
+} from './refresh-tax-rollups.ts';
 
 /** Marks of payment-basis months ('YYYY-MM') whose days changed: set when a day is recomputed. */
 export const TAX_MONTHS_SOURCE = 'taxMonths';
@@ -28,6 +36,8 @@ export const taxSummaryRollups = markedRollupKind<ReconcileSettings>({
   grain: 'day',
   // A period has at most 366 days, so one pass brings any period up to date.
   marksPerPass: 400,
+  // A run's days are computed each from its own day's documents (computeTaxDays): a rebuild's runs skip the days without any.
+  rebuildAcrossGaps: true,
   tenants: tenantsWithDocuments,
   isEmpty: async (db) => !(await financialDocs(db).findOne({}, { projection: { _id: 1 } })),
   documentDays: async (db, tenant) => new Map([[FINANCIAL_DOCS_SOURCE, (await financialDocHistoryDays(db, tenant)).touched]]),
@@ -41,6 +51,8 @@ export const taxSummaryRollups = markedRollupKind<ReconcileSettings>({
     recompute: recomputeTaxMonth,
     differs: taxMonthDiffers,
     keptMonths: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'payment', maxTimeMS),
+    // A rebuild marks every month: a quarter's documents per read, as a run of days holds.
+    many: { runMonths: 3, recompute: recomputeTaxMonths, differing: differingTaxMonths },
   },
 });
 
