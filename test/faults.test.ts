@@ -84,7 +84,7 @@ function trafficPace() {
   let dense = false;
   const waiting = new Set<() => void>();
   return {
-    pause(): Promise<void> {
+    pause(): Promise<unknown> {
       if (dense) return sleep(TRAFFIC_PAUSE_MS);
       return new Promise<void>((resolve) => {
         const done = () => {
