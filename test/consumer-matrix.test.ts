@@ -41,7 +41,8 @@ const oapiCodegen = noGo ? '' : await toolPath('setup-oapi-codegen.mjs', '--prin
 /** The consumer's go.mod and go.sum, resolved by the set-up (its dependencies are in Go's caches). */
 const goModule = noGo ? '' : await toolPath('setup-oapi-codegen.mjs', '--print-module');
 /** Go offline: whatever the set-up did not fetch is an error here, not a download inside the timeout. */
-const goEnv = { ...process.env, GOPROXY: 'off', GOFLAGS: '-mod=mod' };
+// -trimpath as the set-up's builds (scripts/setup-oapi-codegen.mjs): their build cache entries serve this build.
+const goEnv = { ...process.env, GOPROXY: 'off', GOFLAGS: '-mod=mod -trimpath' };
 
 const { base, key, docId, work, specFile } = await startDemoService(t, 'consumers', async () => null);
 
