@@ -19,8 +19,10 @@ import type { ExportCell, ExportTable } from '../lib/exports/export-dataset.ts';
 t.setTimeout(300_000);
 const NOW = new Date('2026-11-20T18:00:00Z');
 const h = await startHarness(t, { build: { now: () => NOW } });
-await loadDemoData(h.db, { invoices: 300, trips: 300, endDate: NOW });
 const tenant = DEMO_TENANTS[0]!;
+// Only the tenant the reports are asked as: each demo tenant is generated from its own seed, so its
+// records are those of the whole dataset; the other's would only cost the load.
+await loadDemoData(h.db, { invoices: 300, trips: 300, endDate: NOW, tenants: [tenant.rfc] });
 
 /** The query each report is asked with (as a URL carries it); periods chosen to hold demo data. */
 const QUERIES: Record<string, Record<string, string>> = {

@@ -26,6 +26,15 @@ async function appWith(t: Test, env: Record<string, string>): Promise<FastifyIns
   return app;
 }
 
+/**
+ * One app for the quotas of alert jobs, webhook endpoints and test deliveries (an app build costs
+ * about half a CPU-second): each test sets the quota it checks, the others' settings do not touch
+ * it, and what those quotas count is in the database, which each test leaves as it found it.
+ */
+const QUOTAS_ENV = { ALERT_MAX_ACTIVE_JOBS: '5', WEBHOOK_MAX_ENDPOINTS: '2', WEBHOOK_MAX_PENDING_TESTS: '3', WEBHOOK_TIMEOUT_MS: '4000' };
+let quotasApp: Promise<FastifyInstance> | null = null;
+const appWithQuotas = (): Promise<FastifyInstance> => (quotasApp ??= appWith(t, QUOTAS_ENV));
+
 const schedule = (app: FastifyInstance, userIds: string[], cycleKey: string, key = KEY_A) =>
   app.inject({
     method: 'POST',
@@ -37,7 +46,7 @@ const activeJobs = (tenant: string) => alertJobs(h.db).countDocuments({ 'data.te
 
 t.test('alert jobs: at most ALERT_MAX_ACTIVE_JOBS per tenant', async (t) => {
   await alertJobs(h.db).deleteMany({});
-  const app = await appWith(t, { ALERT_MAX_ACTIVE_JOBS: '5' });
+  const app = await appWithQuotas();
   t.equal((await schedule(app, ['q-1', 'q-2', 'q-3'], '2026-07')).statusCode, 200);
   const over = await schedule(app, ['q-4', 'q-5', 'q-6'], '2026-07');
   t.equal(over.statusCode, 409, 'three more would make six');
@@ -77,10 +86,15 @@ t.test('alert jobs: the documented default (10,000) stops the flood of the issue
   await alertJobs(h.db).deleteMany({});
 });
 
-t.test('alert jobs: 12 concurrent requests of 1,000 users cannot pass the 10,000 quota together (issue 33: 12,487 were stored)', async (t) => {
+// Issue 33's race (12 concurrent requests of 1,000 users stored 12,487 jobs against the 10,000
+// default) at a tenth of the size: what is checked is that concurrent requests cannot pass the
+// quota together, which 12 requests of 100 against 1,000 check as well (their counts all run
+// before any insert without the lease); the default itself is the test above.
+t.test('alert jobs: 12 concurrent requests of 100 users cannot pass a quota of 1,000 together (issue 33: 12,487 stored against 10,000)', async (t) => {
   await alertJobs(h.db).deleteMany({});
-  const users = (r: number) => Array.from({ length: 1000 }, (_, i) => `race-${r}-${i}`);
-  const answers = await Promise.all(Array.from({ length: 12 }, (_, r) => schedule(h.app, users(r), '2026-09')));
+  const app = await appWith(t, { ALERT_MAX_ACTIVE_JOBS: '1000' });
+  const users = (r: number) => Array.from({ length: 100 }, (_, i) => `race-${r}-${i}`);
+  const answers = await Promise.all(Array.from({ length: 12 }, (_, r) => schedule(app, users(r), '2026-09')));
   // One at a time under the tenant's lease: on a slow machine a request may wait past its turn (503, retry-after), never past the quota.
   t.ok(
     answers.every((a) => [200, 409, 503].includes(a.statusCode)),
@@ -89,21 +103,21 @@ t.test('alert jobs: 12 concurrent requests of 1,000 users cannot pass the 10,000
   for (const a of answers.filter((x) => x.statusCode === 503))
     t.match(a.json().error, { reason: 'deadline_exceeded', details: [/other alert schedules of this tenant were being written/] });
   const reported = (list: typeof answers) => list.filter((a) => a.statusCode === 200).reduce((n, a) => n + (a.json().newlyScheduled as number), 0);
-  t.ok((await activeJobs(TENANT_A)) <= 10_000, 'never more than the quota');
+  t.ok((await activeJobs(TENANT_A)) <= 1000, 'never more than the quota');
   t.equal(reported(answers), await activeJobs(TENANT_A), 'what the answers say was scheduled is what is stored');
   // The ones told to retry, retried: the quota fills exactly, the rest are refused.
   const retried = [];
-  for (const [r, a] of answers.entries()) if (a.statusCode === 503) retried.push(await schedule(h.app, users(r), '2026-09'));
+  for (const [r, a] of answers.entries()) if (a.statusCode === 503) retried.push(await schedule(app, users(r), '2026-09'));
   const all = [...answers.filter((a) => a.statusCode !== 503), ...retried];
   t.same(all.map((a) => a.statusCode).sort(), [...Array(10).fill(200), 409, 409], 'ten fit, two are refused');
-  for (const a of all.filter((x) => x.statusCode === 409)) t.match(a.json().error, { reason: 'quota_exceeded', details: [/has 10000 active alert jobs/] });
-  t.equal(await activeJobs(TENANT_A), 10_000, 'stored: the quota exactly');
-  t.equal(reported(all), 10_000, 'what the answers say was scheduled is what is stored');
+  for (const a of all.filter((x) => x.statusCode === 409)) t.match(a.json().error, { reason: 'quota_exceeded', details: [/has 1000 active alert jobs/] });
+  t.equal(await activeJobs(TENANT_A), 1000, 'stored: the quota exactly');
+  t.equal(reported(all), 1000, 'what the answers say was scheduled is what is stored');
   await alertJobs(h.db).deleteMany({});
 });
 
 t.test('test deliveries: concurrent requests cannot queue more than WEBHOOK_MAX_PENDING_TESTS', async (t) => {
-  const app = await appWith(t, { WEBHOOK_MAX_PENDING_TESTS: '3', WEBHOOK_TIMEOUT_MS: '4000' });
+  const app = await appWithQuotas();
   const hook = await app.inject({
     method: 'POST',
     url: '/api/webhooks',
@@ -119,7 +133,7 @@ t.test('test deliveries: concurrent requests cannot queue more than WEBHOOK_MAX_
 });
 
 t.test('webhook endpoints: WEBHOOK_MAX_ENDPOINTS, 409 quota_exceeded', async (t) => {
-  const app = await appWith(t, { WEBHOOK_MAX_ENDPOINTS: '2' });
+  const app = await appWithQuotas();
   const create = (i: number) =>
     app.inject({
       method: 'POST',
@@ -138,7 +152,7 @@ t.test('webhook endpoints: WEBHOOK_MAX_ENDPOINTS, 409 quota_exceeded', async (t)
 
 t.test('test deliveries: at most WEBHOOK_MAX_PENDING_TESTS queued per tenant, 429 with retry-after', async (t) => {
   // No delivery worker here: the test deliveries stay queued.
-  const app = await appWith(t, { WEBHOOK_MAX_PENDING_TESTS: '3', WEBHOOK_TIMEOUT_MS: '4000' });
+  const app = await appWithQuotas();
   const hook = await app.inject({
     method: 'POST',
     url: '/api/webhooks',

@@ -15,10 +15,13 @@
  * Beside the other files (it was in the serial phase): it kills only the engine under its own
  * service (by pid) and fills only its own tmpfs, and nothing it asserts is a time bound a busy
  * machine could miss (recovery is awaited, up to 60–90 s), so it needs no machine to itself.
+ *
+ * One service serves both (a service's start, engine and demo load, costs about 5 CPU-s): DATA_DIR
+ * is the tmpfs the second fills, the first's kills done before; neither needs a fresh store.
  */
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, rmdir } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,13 +65,38 @@ const reasonOf = (a: Answer): string | undefined => {
   }
 };
 
-async function startOn(dataDir: string, env: Record<string, string> = {}): Promise<RunningService> {
-  return startService({
-    mongodbDb: 'freight',
-    timeoutMs: 120_000,
-    env: { DATA_DIR: dataDir, DEMO_INVOICES: '200', DEMO_TRIPS: '200', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000', ...env },
-  });
+/**
+ * The data directory: a 96 MB tmpfs the full-disk test fills (the kill test writes a few records to
+ * it first). Without root it is a plain directory: the kill test runs, the full-disk test fails.
+ */
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'durability-'));
+let cannotMount: string | null = null;
+try {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', dataDir], { stdio: 'pipe' });
+} catch (err) {
+  cannotMount = (err as { stderr?: Buffer }).stderr?.toString().trim() ?? String(err);
 }
+let started: RunningService | null = null;
+t.teardown(async () => {
+  await started?.stop(5000);
+  if (!cannotMount) execFileSync('umount', ['-l', dataDir]);
+  await rm(dataDir, { recursive: true, force: true });
+});
+// Restarts without limit: the kill test kills the engine six times. 60 demo trips hold the six
+// delivered legs it writes to; it imports the invoices it needs.
+const service = (started = await startService({
+  mongodbDb: 'freight',
+  timeoutMs: 120_000,
+  env: {
+    DATA_DIR: dataDir,
+    DEMO_INVOICES: '60',
+    DEMO_TRIPS: '60',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_MAX: '1000000',
+    RATE_LIMIT_IP_MAX: '1000000',
+    EMBEDDED_MONGO_MAX_RESTARTS: '100',
+  },
+}));
 
 /** Waits until an engine other than `old` runs under the service and a data request answers 200. */
 async function recovered(service: RunningService, old: number | null, withinMs = 60_000): Promise<number> {
@@ -101,10 +129,6 @@ function importBody(tag: string, invoices = 1): { files: { name: string; content
 }
 
 t.test('kill -9 of the engine right after acknowledged writes of each kind: none is lost', async (t) => {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'durability-kill-'));
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
-  const service = await startOn(dataDir, { EMBEDDED_MONGO_MAX_RESTARTS: '100' });
-  t.teardown(() => service.stop(5000));
   const { base } = service;
 
   const ROUNDS = 6;
@@ -197,21 +221,10 @@ t.test('kill -9 of the engine right after acknowledged writes of each kind: none
 });
 
 t.test('a full disk: the engine exits, 503 (not 500) meanwhile, recovery once space is freed', async (t) => {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'durability-disk-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=96m', 'tmpfs', dataDir], { stdio: 'pipe' });
-  } catch (err) {
-    await rmdir(dataDir);
-    t.fail(`this test needs to mount a tmpfs (run as root): ${(err as { stderr?: Buffer }).stderr?.toString().trim() ?? String(err)}`);
+  if (cannotMount) {
+    t.fail(`this test needs to mount a tmpfs (run as root): ${cannotMount}`);
     return;
   }
-  let service: RunningService | null = null;
-  t.teardown(async () => {
-    await service?.stop(5000);
-    execFileSync('umount', ['-l', dataDir]);
-    await rmdir(dataDir);
-  });
-  service = await startOn(dataDir, { DEMO_INVOICES: '60', DEMO_TRIPS: '60' });
   const { base } = service;
   const before = importBody('before');
   t.equal((await call(base, '/api/imports', { method: 'POST', body: { files: before.files } })).status, 200, 'a write before the disk fills');
