@@ -11,7 +11,7 @@ import { connect, exampleArguments, listen } from './helpers/mcp.ts';
 import { loadDemoData } from '../scripts/demo/load.ts';
 import { loadSpec } from '../handlers/app.ts';
 import { listOperations } from '../lib/spec/operations.ts';
-import { deref, type Json } from '../lib/spec/deref.ts';
+import { deref, derefDocument, type Json } from '../lib/spec/deref.ts';
 
 // 30 KB until the four received-CFDI tools (issue 35): the catalogue stood at 30,266 bytes, and their list, get and category rules add 3.7 KB.
 const CATALOGUE_LIMIT_BYTES = 30 * 1024;
@@ -39,7 +39,8 @@ const isShortenedFrom = (brief: string, full: string): boolean => {
 /** Each parameter of an operation as the spec document writes it: its own description and its schema's (read from the raw document, not lib/spec). */
 function specParameters(operationId: string): Map<string, { own: string; schemaDescription: string | undefined }> {
   const op = operations.get(operationId)!;
-  const doc = deref(spec) as { paths: Record<string, Obj> };
+  // Inlined once per document (derefDocument), not for each operation.
+  const doc = derefDocument(spec) as { paths: Record<string, Obj> };
   const item = doc.paths[op.path]!;
   const operation = item[op.method.toLowerCase()] as Obj;
   const params = [...((item.parameters as Json[] | undefined) ?? []), ...((operation.parameters as Json[] | undefined) ?? [])].filter(isObject);

@@ -25,7 +25,8 @@ t.teardown(() => engine.stop());
 {
   const { client, db } = await connectMongo(engine.uri, 'sdk');
   await ensureIndexes(db);
-  await loadDemoData(db, { invoices: 300, trips: 300 });
+  // Only the demo tenant every call below is made as: the other's load (its rollup rebuild the larger part) was half the load's CPU.
+  await loadDemoData(db, { invoices: 300, trips: 300, tenants: [DEMO_TENANTS[0]!.rfc] });
   await client.close();
 }
 // EXPORT_MAX_ACTIVE: every dataset's export is queued at once below.

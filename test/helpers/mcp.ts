@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { OperationSchemas } from '../../lib/spec/operations.ts';
-import { deref, type Json } from '../../lib/spec/deref.ts';
+import { derefDocument, type Json } from '../../lib/spec/deref.ts';
 import { financialDocs, trips } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { makeFinancialDoc, makeTrip, freight, payment, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
@@ -91,7 +91,8 @@ const isObject = (v: Json | undefined): v is { [key: string]: Json } => typeof v
  * Returns null when the spec gives nothing to build one from.
  */
 export function exampleArguments(spec: Json, op: OperationSchemas): Record<string, unknown> | null {
-  const doc = deref(spec);
+  // Inlined once per document, not per call (a walk of the whole document each: ~10 CPU-s of test/mcp-tools.test.ts).
+  const doc = derefDocument(spec);
   const item = isObject(doc) && isObject(doc.paths) ? doc.paths[op.path] : undefined;
   const operation = isObject(item) ? item[op.method.toLowerCase()] : undefined;
   if (!isObject(operation)) return null;
