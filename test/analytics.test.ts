@@ -4,6 +4,7 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import batches from './analytics/batches.ts';
 import cashInflow from './analytics/cash-inflow.ts';
 import discountsShrinkage from './analytics/discounts-shrinkage.ts';
@@ -13,6 +14,7 @@ import rollupRunsAcrossGaps from './analytics/rollup-runs-across-gaps.ts';
 import unitCosts from './analytics/unit-costs.ts';
 import unitEconomics from './analytics/unit-economics.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('analytics-batches', batches);

@@ -4,12 +4,14 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import taxesCancellations from './cfdi/taxes-cancellations.ts';
 import corpus from './cfdi/corpus.ts';
 import archive from './cfdi/archive.ts';
 import cancellationRule from './cfdi/cancellation-rule.ts';
 import deliveryRule from './cfdi/delivery-rule.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('cfdi-taxes-cancellations', taxesCancellations);

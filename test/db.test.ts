@@ -4,12 +4,14 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import readAll from './db/read-all.ts';
 import deleteInBatches from './db/delete-in-batches.ts';
 import rollupMarksWindow from './db/rollup-marks-window.ts';
 import monitorWatchdog from './db/monitor-watchdog.ts';
 import indexSpecs from './db/index-specs.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('db-read-all', readAll);

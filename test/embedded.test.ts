@@ -4,6 +4,7 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import indexes from './embedded/indexes.ts';
 import store from './embedded/store.ts';
 import crash from './embedded/crash.ts';
@@ -14,6 +15,7 @@ import engine from './embedded/engine.ts';
 import commitRace from './embedded/commit-race.ts';
 import durability from './embedded/durability.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('embedded-indexes', indexes);

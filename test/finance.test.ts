@@ -4,6 +4,7 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import financialDocs from './finance/financial-docs.ts';
 import financialDocsOpenAsOf from './finance/financial-docs-open-as-of.ts';
 import financialDocsPaymentState from './finance/financial-docs-payment-state.ts';
@@ -13,6 +14,7 @@ import received from './finance/received.ts';
 import shipments from './finance/shipments.ts';
 import cacheControl from './finance/cache-control.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('financial-docs', financialDocs);

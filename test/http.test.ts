@@ -4,6 +4,7 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import compressionCorsHead from './http/compression-cors-head.ts';
 import edges from './http/edges.ts';
 import errorReasons from './http/error-reasons.ts';
@@ -13,6 +14,7 @@ import foundation from './http/foundation.ts';
 import requestCaches from './http/request-caches.ts';
 import metrics from './http/metrics.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('http-compression-cors-head', compressionCorsHead);

@@ -4,12 +4,14 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import imports from './imports/imports.ts';
 import acknowledgements from './imports/acknowledgements.ts';
 import archive from './imports/archive.ts';
 import operations from './imports/operations.ts';
 import crash from './imports/crash.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('imports', imports);

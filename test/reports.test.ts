@@ -4,12 +4,14 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import currency from './reports/currency.ts';
 import reportPeriods from './reports/report-periods.ts';
 import taxSummary from './reports/tax-summary.ts';
 import taxPosition from './reports/tax-position.ts';
 import exportSlots from './reports/export-slots.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('reports-currency', currency);

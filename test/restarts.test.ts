@@ -4,9 +4,11 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import alertsRestart from './restarts/alerts-restart.ts';
 import webhooksRestart from './restarts/webhooks-restart.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(240_000);
 t.test('alerts-restart', alertsRestart);

@@ -4,6 +4,7 @@
  * paid once here instead of once per file (issue 39).
  */
 import t from 'tap';
+import { shareEngineInThisProcess } from './helpers/harness.ts';
 import examples from './spec/examples.ts';
 import patternsRe2 from './spec/patterns-re2.ts';
 import mediaTypes from './spec/media-types.ts';
@@ -13,6 +14,7 @@ import routePolicy from './spec/route-policy.ts';
 import servedDocument from './spec/served-document.ts';
 import demoGenerate from './spec/demo-generate.ts';
 
+shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
 t.setTimeout(600_000);
 t.test('spec-examples', examples);

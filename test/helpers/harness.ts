@@ -1,8 +1,8 @@
 /**
- * Test harness: a fresh database on the test process's in-memory embedded MongoDB
- * (or, with `onDisk` or `ownEngine`, an engine of its own: the indexed on-disk store
- * `npm start` uses, in a temporary directory), the real driver over the wire, and the
- * app built exactly as production builds it.
+ * Test harness: a fresh in-memory embedded MongoDB (in an area file, a fresh database on
+ * the file's one engine: shareEngineInThisProcess; with `onDisk`, the indexed on-disk store
+ * `npm start` uses, in a temporary directory), the real driver over the wire, and the app
+ * built exactly as production builds it.
  */
 import tap, { type Test } from 'tap';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -53,30 +53,48 @@ export interface HarnessOptions {
   build?: Partial<BuildAppOptions>;
   /** The on-disk store with its secondary indexes (as `npm start` runs it) instead of the scanning in-memory backend: for tests with tens of thousands of documents. */
   onDisk?: boolean;
-  /** An engine of its own, for a test that stops it; the others share one (sharedEngine). */
+  /** An engine of its own in an area file, for a test that stops it (shareEngineInThisProcess). */
   ownEngine?: boolean;
 }
 
 let sharedEngine: Promise<EmbeddedMongo> | undefined;
 let databases = 0;
+let sharing = false;
+/** Harnesses on the shared engine not torn down yet, and whether the process's tests have ended. */
+let openHarnesses = 0;
+let testsEnded = false;
 
 /**
- * The in-memory engine every harness of this test process uses, each on a database of its own
- * (dropped with it): an area file runs several former files' harnesses one after the other, and an
- * engine's start is a JVM's (~0.5 CPU-s, ~1.3 s). Stopped when the process's tests end.
+ * Called first by an area file (test/<area>.test.ts, its parts queued as subtests right after):
+ * its harnesses share one in-memory engine, each on a database of its own (dropped with it),
+ * instead of a JVM's start each (~0.5 CPU-s, ~1.3 s). The engine stops once the file's tests have
+ * ended and its last harness is torn down. Only there: registered on the root test while a file is
+ * still awaiting its first harness, this teardown ended the root test early (tap then ran no more
+ * of its subtests).
  */
+export function shareEngineInThisProcess(): void {
+  if (sharing) return;
+  sharing = true;
+  tap.teardown(async () => {
+    testsEnded = true;
+    if (openHarnesses === 0) await stopProcessEngine();
+  });
+}
+
 function processEngine(): Promise<EmbeddedMongo> {
-  if (!sharedEngine) {
-    const started = startEmbeddedMongo({ shortLived: true });
-    sharedEngine = started;
-    tap.teardown(async () => (await started).stop());
-  }
+  sharedEngine ??= startEmbeddedMongo({ shortLived: true });
   return sharedEngine;
+}
+
+async function stopProcessEngine(): Promise<void> {
+  const engine = sharedEngine;
+  sharedEngine = undefined;
+  if (engine) await (await engine).stop();
 }
 
 export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<Harness> {
   const dataDir = opts.onDisk ? await mkdtemp(path.join(os.tmpdir(), 'harness-')) : undefined;
-  const own = Boolean(dataDir) || opts.ownEngine === true;
+  const own = Boolean(dataDir) || opts.ownEngine === true || !sharing;
   const engine = own ? await startEmbeddedMongo({ ...(dataDir ? { dataDir } : {}), shortLived: true }) : await processEngine();
   const { client, db } = await connectMongo(engine.uri, own ? 'test' : `test-${++databases}`, { serverSelectionTimeoutMS: 2000 });
   await ensureIndexes(db);
@@ -97,16 +115,21 @@ export async function startHarness(t: Test, opts: HarnessOptions = {}): Promise<
       return h.app;
     },
   };
+  if (!own) openHarnesses++;
   t.teardown(async () => {
-    await h.app.close();
-    if (own) {
-      await client.close(true);
-      await engine.stop();
-    } else {
-      await db.dropDatabase();
-      await client.close(true);
+    try {
+      await h.app.close();
+      if (own) {
+        await client.close(true);
+        await engine.stop();
+      } else {
+        await db.dropDatabase();
+        await client.close(true);
+      }
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    } finally {
+      if (!own && --openHarnesses === 0 && testsEnded) await stopProcessEngine();
     }
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
   return h;
 }
