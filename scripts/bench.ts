@@ -21,6 +21,9 @@
  * all the tenant's rows of a list, built by the export worker in this process, downloaded over
  * real HTTP; time, rows per second, and the service's and the engine's peak RSS during each.
  *
+ * `--mcp` runs scripts/bench-mcp.ts instead: every MCP tool called by the SDK's client over
+ * Streamable HTTP (real HTTP on 127.0.0.1), reads with their defaults and the tenant's own ids.
+ *
  * `--compare` runs scripts/bench-compare.ts instead: the service side by side
  * with bare baselines (autocannon at 1, 10 and 50 connections), same engine and data.
  *
@@ -28,6 +31,7 @@
  * Mexico City), so the default periods (last 90 days, current month) cover data.
  */
 import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
 import { startEmbeddedMongo } from './embedded-mongo/launcher.ts';
 import { connectMongo } from '../lib/db/client.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
@@ -48,6 +52,7 @@ import { formatCompare, runCompare } from './bench-compare.ts';
 import { benchConfig, formatFairness, runFairness } from './bench-fairness.ts';
 import { EXPORT_CASES, formatExportResults, runExportCase, type ExportResult } from './bench-export.ts';
 import { exportsPlugin } from '../lib/exports/plugin.ts';
+import { formatMcpResults, runMcpCases } from './bench-mcp.ts';
 
 const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--warmup N] [--only SUBSTR] [--json]
 
@@ -64,6 +69,9 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
                  tenant is reused as it is (no loading): the restart is what is timed
   --db NAME      database in the store (default bench; \`npm run seed\` writes freight)
   --memory       in-memory backend instead of the on-disk store
+  --mcp          every MCP tool through the SDK's client (Streamable HTTP on 127.0.0.1): reads with their
+                 defaults and the tenant's own ids, --runs times each; writes once each (the spec's examples
+                 on real documents; the webhook, alert job and exports it makes are removed); --only filters tools
   --compare      the service vs bare baselines on the same data (lists vs a bare Fastify route replaying
                  the captured driver commands, reports vs their pipelines, /health vs hello-world,
                  deepest page vs page 1); autocannon at 1, 10 and 50 connections
@@ -92,6 +100,7 @@ const { values } = (() => {
         only: { type: 'string' },
         json: { type: 'boolean', default: false },
         'skip-rollups': { type: 'boolean', default: false },
+        mcp: { type: 'boolean', default: false },
         'data-dir': { type: 'string' },
         db: { type: 'string' },
         memory: { type: 'boolean', default: false },
@@ -201,9 +210,16 @@ for (const kind of skipRollups ? [] : ROLLUP_KINDS) {
 }
 
 const now = new Date('2026-11-16T12:00:00-06:00');
-const exportCases = values.fairness || values.compare ? [] : EXPORT_CASES.filter((c) => !values.only || c.name.includes(values.only));
+const exportCases = values.fairness || values.compare || values.mcp ? [] : EXPORT_CASES.filter((c) => !values.only || c.name.includes(values.only));
 // The export worker only when an export case runs (its polling stays out of the other timings); it polls often, so the wait is the build's.
-const config = benchConfig(exportCases.length ? { EXPORT_PROCESS_EVERY_MS: '50' } : {});
+// --mcp queues an export per export tool (discarded after): no cap on them.
+const config = benchConfig(
+  exportCases.length
+    ? { EXPORT_PROCESS_EVERY_MS: '50' }
+    : values.mcp
+      ? { EXPORT_MAX_ACTIVE: '1000', WEBHOOK_ENCRYPTION_KEY: randomBytes(32).toString('hex') }
+      : {},
+);
 const appStart = performance.now();
 const app = await buildApp({ config, db: dbRef, logger: false, now: () => now, plugins: exportCases.length ? [exportsPlugin({ worker: true })] : [] });
 if (restartSeconds !== null) restartSeconds += (performance.now() - appStart) / 1000;
@@ -276,6 +292,32 @@ if (values.fairness) {
     `Load average (1, 5, 15 min) before the phases ${la(load0)}, after ${la(load1)} (${os.cpus().length} cores; a shared machine).`,
   ].join('\n');
   process.stdout.write(values.json ? `${JSON.stringify({ head, phases }, null, 2)}\n` : `${head}\n\n${formatFairness(phases)}\n`);
+  process.exit(0);
+}
+
+if (values.mcp) {
+  const jvm = childPid(process.pid, 'embedded-mongo');
+  const load0 = os.loadavg();
+  const results = await runMcpCases({ app, db: dbRef, apiKey: tenant.apiKey, jvmPid: jvm, runs, warmup, ...(values.only ? { only: values.only } : {}) });
+  const nodePeak = Math.round(process.resourceUsage().maxRSS / 1024);
+  const jvmPeak = peakRssMb(jvm);
+  await app.close();
+  await clientRef.close(true);
+  await engineRef.stop();
+  if (dataDir && !values['data-dir']) await rm(dataDir, { recursive: true, force: true });
+  const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(', ');
+  const slowest = results.reduce((a, b) => (b.maxMs > a.maxMs ? b : a), results[0]!);
+  const head = [
+    `Tenant ${tenant.rfc}: ${inserted.financialDocs} invoices, ${inserted.trips} trips; ${dataDir ? 'on-disk' : 'in-memory'} engine (heap cap ${engineRef.maxHeap}); MCP over Streamable HTTP; reads ${runs} runs after ${warmup} warm-up, writes once; Node ${process.version}.`,
+    `${results.length} tools; slowest call ${slowest.tool} ${slowest.maxMs} ms; over 5 s: ${
+      results
+        .filter((r) => r.maxMs > 5000)
+        .map((r) => r.tool)
+        .join(', ') || 'none'
+    }.`,
+    `Load average before ${la(load0)}, after ${la(os.loadavg())} (${os.cpus().length} cores); peak RSS Node ${nodePeak} MB (service + client), engine ${jvmPeak ?? 'n/a'} MB.`,
+  ].join('\n');
+  process.stdout.write(values.json ? `${JSON.stringify({ head, results }, null, 2)}\n` : `${head}\n\n${formatMcpResults(results)}\n`);
   process.exit(0);
 }
 
