@@ -1,6 +1,5 @@
 package local.freight.embeddedmongo;
 
-import java.io.ByteArrayOutputStream;
 import java.time.Instant;
 
 import de.bwaldvogel.mongo.bson.ObjectId;
@@ -60,7 +59,7 @@ final class IndexKeyCodec {
     }
 
     /** Appends one component (value of a type {@link #typeOf} accepts), inverted when {@code descending}. */
-    static void write(ByteArrayOutputStream out, Object value, boolean descending) {
+    static void write(KeyBytes out, Object value, boolean descending) {
         int start = out.size();
         byte type = typeOf(value);
         out.write(type);
@@ -79,17 +78,17 @@ final class IndexKeyCodec {
             default -> throw new IllegalArgumentException("not indexable: " + value);
         }
         if (descending) {
-            invertFrom(out, start);
+            out.invertFrom(start);
         }
     }
 
     static byte[] encode(Object value, boolean descending) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(16);
+        KeyBytes out = new KeyBytes(16);
         write(out, value, descending);
         return out.toByteArray();
     }
 
-    private static void writeLong(ByteArrayOutputStream out, long v) {
+    private static void writeLong(KeyBytes out, long v) {
         for (int shift = 56; shift >= 0; shift -= 8) {
             out.write((int) (v >>> shift));
         }
@@ -99,7 +98,8 @@ final class IndexKeyCodec {
      * Chars 0x01–0x7F are one byte; NUL is 00 01 and every other char F0 hi lo; the string ends with
      * 00 00. The codes are prefix-free and ordered as the chars, so the bytes order as String.compareTo.
      */
-    private static void writeString(ByteArrayOutputStream out, String s) {
+    private static void writeString(KeyBytes out, String s) {
+        out.reserve(s.length() + 2); // ASCII, the usual case: one growth at most
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (c >= 0x01 && c <= 0x7F) {
@@ -115,16 +115,6 @@ final class IndexKeyCodec {
         }
         out.write(0);
         out.write(0);
-    }
-
-    /** ByteArrayOutputStream has no in-place access: rewrite the tail inverted. */
-    private static void invertFrom(ByteArrayOutputStream out, int start) {
-        byte[] all = out.toByteArray();
-        out.reset();
-        out.write(all, 0, start);
-        for (int i = start; i < all.length; i++) {
-            out.write(~all[i] & 0xFF);
-        }
     }
 
     /** Offset just past the component starting at {@code at}. */

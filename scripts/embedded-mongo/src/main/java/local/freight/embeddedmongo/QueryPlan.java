@@ -1,6 +1,5 @@
 package local.freight.embeddedmongo;
 
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -206,14 +205,13 @@ final class QueryPlan {
         if (k == 0 && rangeCond == null) {
             return null;
         }
-        List<ByteArrayOutputStream> heads = new ArrayList<>();
-        heads.add(new ByteArrayOutputStream());
+        List<KeyBytes> heads = new ArrayList<>();
+        heads.add(new KeyBytes());
         for (int i = 0; i < k; i++) {
-            List<ByteArrayOutputStream> next = new ArrayList<>();
-            for (ByteArrayOutputStream head : heads) {
+            List<KeyBytes> next = new ArrayList<>();
+            for (KeyBytes head : heads) {
                 for (Object point : used.get(i).points) {
-                    ByteArrayOutputStream extended = new ByteArrayOutputStream();
-                    extended.writeBytes(head.toByteArray());
+                    KeyBytes extended = KeyBytes.copyOf(head, 24);
                     IndexKeyCodec.write(extended, point, index.isDescending(i));
                     next.add(extended);
                 }
@@ -221,7 +219,7 @@ final class QueryPlan {
             heads = next;
         }
         List<byte[][]> ranges = new ArrayList<>(heads.size());
-        for (ByteArrayOutputStream head : heads) {
+        for (KeyBytes head : heads) {
             byte[] prefix = head.toByteArray();
             byte[] from;
             byte[] to;

@@ -1,6 +1,5 @@
 package local.freight.embeddedmongo;
 
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -390,21 +389,19 @@ final class SecondaryIndex extends Index<Object> {
             values.add(found);
         }
         List<byte[]> keys = new ArrayList<>((int) combinations);
-        product(values, 0, new ByteArrayOutputStream(64), position, keys);
+        product(values, 0, new KeyBytes(64), position, keys);
         return keys;
     }
 
-    private void product(List<List<Object>> values, int field, ByteArrayOutputStream prefix, Object position, List<byte[]> out) {
+    private void product(List<List<Object>> values, int field, KeyBytes prefix, Object position, List<byte[]> out) {
         if (field == values.size()) {
-            ByteArrayOutputStream key = new ByteArrayOutputStream(prefix.size() + 32);
-            key.writeBytes(prefix.toByteArray());
+            KeyBytes key = KeyBytes.copyOf(prefix, 32);
             IndexKeyCodec.write(key, position, false);
             out.add(key.toByteArray());
             return;
         }
         for (Object value : values.get(field)) {
-            ByteArrayOutputStream next = new ByteArrayOutputStream(prefix.size() + 24);
-            next.writeBytes(prefix.toByteArray());
+            KeyBytes next = KeyBytes.copyOf(prefix, 24);
             IndexKeyCodec.write(next, value, descending[field]);
             product(values, field + 1, next, position, out);
         }

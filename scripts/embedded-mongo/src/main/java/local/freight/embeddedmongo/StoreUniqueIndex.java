@@ -101,7 +101,7 @@ final class StoreUniqueIndex extends AbstractUniqueIndex<Object> {
     }
 
     static byte[] encode(KeyValue keyValue) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(24);
+        KeyBytes out = new KeyBytes(24);
         for (Object value : keyValue) {
             if (IndexKeyCodec.typeOf(value) != 0) {
                 IndexKeyCodec.write(out, value, false);
