@@ -6,6 +6,7 @@
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { readAll } from '../db/read-all.ts';
+import { replaceScoped } from '../db/replace-scoped.ts';
 import { COLLECTIONS } from '../db/collections.ts';
 import { mxMonthKey } from '../time/mexico-city.ts';
 import { OPEN_END, type OpenItem } from './open-items.ts';
@@ -139,11 +140,13 @@ export async function writeReceivablesDays(
   entries: readonly OpenItem[],
   spans: readonly OpenSpanDoc[],
   open: readonly OpenNowDay[],
+  maxTimeMS: number,
 ): Promise<void> {
   if (!dayList.length) return;
   await replaceDays(days(db), tenant, dayList, kept, receivablesDayId);
-  await replaceOfDays(items(db), tenant, dayList, entries);
-  await replaceOfDays(openSpans(db), tenant, dayList, spans);
+  const ofDays = { tenant, day: { $in: [...dayList] } };
+  await replaceScoped(items(db), tenant, ofDays, entries, maxTimeMS);
+  await replaceScoped(openSpans(db), tenant, ofDays, spans, maxTimeMS);
   // After the entries: a report reads the sums and then the entries of the same days.
   await replaceDays(nowDays(db), tenant, dayList, open, openNowDayId);
 }
@@ -162,25 +165,6 @@ async function replaceDays<T extends { _id: string; tenant: string; day: string 
     ...dayList.filter((d) => !present.has(d)).map((d) => ({ deleteOne: { filter: { _id: idOf(tenant, d), tenant } as Filter<T> } })),
   ];
   if (ops.length) await coll.bulkWrite(ops, durable);
-}
-
-/** Upserts the current documents of these days, then removes the ones of the days no longer current. */
-async function replaceOfDays<T extends { _id: string; tenant: string; day: string }>(
-  coll: Collection<T>,
-  tenant: string,
-  dayList: readonly string[],
-  docs: readonly T[],
-): Promise<void> {
-  for (let i = 0; i < docs.length; i += 1000)
-    await coll.bulkWrite(
-      docs.slice(i, i + 1000).map((e) => ({ replaceOne: { filter: { _id: e._id } as Filter<T>, replacement: e, upsert: true } })),
-      durable,
-    );
-  const current = new Set(docs.map((e) => e._id));
-  const stored = await readAll(coll.find({ tenant, day: { $in: [...dayList] } } as Filter<T>, { projection: { _id: 1 } }));
-  const gone = stored.map((e) => e._id as string).filter((id) => !current.has(id));
-  for (let i = 0; i < gone.length; i += 1000)
-    await coll.deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant } as Filter<T>, { writeConcern: { j: true } });
 }
 
 /** Forgets a tenant's kept days, entries and list spans (a rebuild starts from nothing). */

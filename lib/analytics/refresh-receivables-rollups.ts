@@ -103,7 +103,7 @@ export async function computeReceivablesDays(
 /** Recomputes a run of days of a tenant from its documents and keeps them. */
 export async function recomputeReceivablesDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
   const { kept, entries, spans, open } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
-  await writeReceivablesDays(db, tenant, run, kept, entries, spans, open);
+  await writeReceivablesDays(db, tenant, run, kept, entries, spans, open, maxTimeMS);
 }
 
 /** The days of a run whose kept day, open items, list spans or sums of the invoices open now differ from the documents'. */

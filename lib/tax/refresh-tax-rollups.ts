@@ -85,7 +85,7 @@ export async function computeTaxMonths(
 /** Recomputes a run of days (invoice basis) of a tenant from its documents and keeps them. */
 export async function recomputeTaxDays(db: Db, tenant: string, run: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
   const { kept, findings } = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
-  await writeTaxDays(db, tenant, 'invoice', run, kept, findings);
+  await writeTaxDays(db, tenant, 'invoice', run, kept, findings, maxTimeMS);
 }
 
 /** Recomputes a payment-basis month of a tenant from its documents and keeps it. */
@@ -96,7 +96,7 @@ export function recomputeTaxMonth(db: Db, tenant: string, month: string, setting
 /** Recomputes payment-basis months of a tenant (sorted, any gaps) from their documents and keeps them: one read, one write of each collection. */
 export async function recomputeTaxMonths(db: Db, tenant: string, months: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
   const { kept, findings } = await computeTaxMonths(db, tenant, months, settings, maxTimeMS);
-  await writeTaxDays(db, tenant, 'payment', months, kept, findings);
+  await writeTaxDays(db, tenant, 'payment', months, kept, findings, maxTimeMS);
 }
 
 function sameRollup(a: TaxDayRollup | undefined, b: TaxDayRollup | undefined): boolean {

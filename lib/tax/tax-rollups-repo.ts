@@ -4,6 +4,7 @@
  */
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import { readAll } from '../db/read-all.ts';
+import { replaceScoped } from '../db/replace-scoped.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import type { FindingKind } from './reconcile.ts';
@@ -35,6 +36,7 @@ export async function writeTaxDays(
   days: readonly string[],
   kept: readonly TaxDayRollup[],
   dayFindings: readonly IndexedFinding[],
+  maxTimeMS: number,
 ): Promise<void> {
   if (!days.length) return;
   const keptDays = new Set(kept.map((r) => r.day));
@@ -46,16 +48,7 @@ export async function writeTaxDays(
   // time; waiting for each run's commit keeps that bounded (on MongoDB, the usual durable write).
   const durable = { ordered: false, writeConcern: { j: true } } as const;
   await rollups(db).bulkWrite(ops, durable);
-  for (let i = 0; i < dayFindings.length; i += 1000) {
-    await findings(db).bulkWrite(
-      dayFindings.slice(i, i + 1000).map((f) => ({ replaceOne: { filter: { _id: f._id }, replacement: f, upsert: true } })),
-      durable,
-    );
-  }
-  const current = new Set(dayFindings.map((f) => f._id));
-  const stale = await readAll(findings(db).find({ tenant, basis, day: { $in: [...days] } }, { projection: { _id: 1 } }));
-  const gone = stale.map((f) => f._id).filter((id) => !current.has(id));
-  for (let i = 0; i < gone.length; i += 1000) await findings(db).deleteMany({ _id: { $in: gone.slice(i, i + 1000) }, tenant }, { writeConcern: { j: true } });
+  await replaceScoped(findings(db), tenant, { tenant, basis, day: { $in: [...days] } }, dayFindings, maxTimeMS);
 }
 
 export interface FindingsQuery {
