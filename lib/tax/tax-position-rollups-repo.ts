@@ -5,16 +5,14 @@
  */
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import { readAll } from '../db/read-all.ts';
+import { replaceScoped } from '../db/replace-scoped.ts';
 import type { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
-import { sameContent } from '../shared/same-content.ts';
 import { taxPositionMonthId, type KeptFigure, type KeptMonth, type TaxPositionLineEntry, type TaxPositionMonthRollup } from './tax-position-rollup.ts';
 
 const months = (db: Db): Collection<TaxPositionMonthRollup> => db.collection<TaxPositionMonthRollup>(COLLECTIONS.taxPositionMonths);
 const lines = (db: Db): Collection<TaxPositionLineEntry> => db.collection<TaxPositionLineEntry>(COLLECTIONS.taxPositionLines);
 
-/** Written per bulk: a month of a large tenant holds thousands of lines. */
-const WRITE_BATCH = 1000;
 // Journaled: the engine holds a write's pages until a commit; a rebuild writes many months (as the tax summary's days).
 const durable = { ordered: false, writeConcern: { j: true } } as const;
 
@@ -59,22 +57,8 @@ export function readTaxPositionLinesOfMonths(db: Db, tenant: string, keys: reado
  */
 export async function writeTaxPositionMonths(db: Db, tenant: string, kept: ReadonlyMap<string, KeptMonth>, maxTimeMS: number): Promise<void> {
   if (!kept.size) return;
-  const stored = new Map((await readTaxPositionLinesOfMonths(db, tenant, [...kept.keys()], maxTimeMS)).map((e) => [e._id, e]));
   const entries = [...kept.values()].flatMap((k) => k.entries);
-  const changed = entries.filter((e) => {
-    const s = stored.get(e._id);
-    return !s || !sameContent(s, e);
-  });
-  // By _id alone (it holds the tenant): the embedded engine finds an upsert's target by its _id index only when the filter is just _id.
-  for (let i = 0; i < changed.length; i += WRITE_BATCH)
-    await lines(db).bulkWrite(
-      changed.slice(i, i + WRITE_BATCH).map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } })),
-      durable,
-    );
-  const current = new Set(entries.map((e) => e._id));
-  const gone = [...stored.keys()].filter((id) => !current.has(id));
-  for (let i = 0; i < gone.length; i += WRITE_BATCH)
-    await lines(db).deleteMany({ _id: { $in: gone.slice(i, i + WRITE_BATCH) } }, { writeConcern: { j: true } });
+  await replaceScoped(lines(db), tenant, { tenant, month: { $in: [...kept.keys()] } }, entries, maxTimeMS);
   const ops = [...kept].map(([month, k]) =>
     k.month
       ? { replaceOne: { filter: { _id: k.month._id, tenant }, replacement: k.month, upsert: true } }
