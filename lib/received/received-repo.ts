@@ -125,8 +125,18 @@ export async function findReceivedDocById(db: Db, tenant: string, id: string, ma
 
 /** The product codes the tenant's received documents follow (bounded by the catalogue the tenant buys from). */
 export async function receivedMainCodes(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
-  const codes: unknown[] = await receivedDocs(db).distinct('mainCode', { tenant }, { maxTimeMS });
-  return codes.filter((c): c is string => typeof c === 'string');
+  // One probe of tenant_main_code per code, the strings only ($gte ''): `distinct` read every document on the embedded engine (4.6 s at 66,000).
+  const codes: string[] = [];
+  for (;;) {
+    const last = codes[codes.length - 1];
+    const next = await receivedDocs(db)
+      .find({ tenant, mainCode: last === undefined ? { $gte: '' } : { $gt: last } }, { projection: { _id: 0, mainCode: 1 }, maxTimeMS })
+      .sort({ mainCode: 1 })
+      .limit(1)
+      .next();
+    if (typeof next?.mainCode !== 'string') return codes;
+    codes.push(next.mainCode);
+  }
 }
 
 /** Documents re-categorized per update: their days are marked around each batch. */
