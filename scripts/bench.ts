@@ -69,6 +69,7 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
                  tenant is reused as it is (no loading): the restart is what is timed
   --db NAME      database in the store (default bench; \`npm run seed\` writes freight)
   --memory       in-memory backend instead of the on-disk store
+  --skip-exports the read operations only, not the export cases (at 1M rows each export takes minutes)
   --mcp          every MCP tool through the SDK's client (Streamable HTTP on 127.0.0.1): reads with their
                  defaults and the tenant's own ids, --runs times each; writes once each (the spec's examples
                  on real documents; the webhook, alert job and exports it makes are removed); --only filters tools
@@ -101,6 +102,7 @@ const { values } = (() => {
         json: { type: 'boolean', default: false },
         'skip-rollups': { type: 'boolean', default: false },
         mcp: { type: 'boolean', default: false },
+        'skip-exports': { type: 'boolean', default: false },
         'data-dir': { type: 'string' },
         db: { type: 'string' },
         memory: { type: 'boolean', default: false },
@@ -210,7 +212,8 @@ for (const kind of skipRollups ? [] : ROLLUP_KINDS) {
 }
 
 const now = new Date('2026-11-16T12:00:00-06:00');
-const exportCases = values.fairness || values.compare || values.mcp ? [] : EXPORT_CASES.filter((c) => !values.only || c.name.includes(values.only));
+const exportCases =
+  values.fairness || values.compare || values.mcp || values['skip-exports'] ? [] : EXPORT_CASES.filter((c) => !values.only || c.name.includes(values.only));
 // The export worker only when an export case runs (its polling stays out of the other timings); it polls often, so the wait is the build's.
 // --mcp queues an export per export tool (discarded after): no cap on them.
 const config = benchConfig(
