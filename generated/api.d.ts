@@ -250,6 +250,8 @@ export interface paths {
          *     - Idle vehicles: units of the fleet (any leg in the 365 days before `asOf`) without activity in the
          *       last `idleVehicleDays` days (tenant setting, default 14) up to `asOf` = min(now, end of `endDate`).
          *       Only the `vehicle` filter applies to this list.
+         *     - Paged: `rows` holds `limit` rows (default 100) of page `page`, by id; `totals.units` counts every row.
+         *       `idleVehicles.data` holds the `limit` longest idle; `idleCount` counts them all.
          *
          *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
          */
@@ -3345,7 +3347,7 @@ export interface components {
             idleVehicles: components["schemas"]["FleetUtilizationResponseIdleVehicles"];
             parameters: components["schemas"]["FleetUtilizationResponseParameters"];
             period: components["schemas"]["AnalyticsPeriod"];
-            /** @description One row per vehicle or driver with activity in the period, by id. */
+            /** @description One row per vehicle or driver with activity in the period, by id (a page; `totals.units` counts all). */
             rows: components["schemas"]["UtilizationRow"][];
             tenant: string;
             totals: components["schemas"]["FleetUtilizationResponseTotals"];
@@ -3356,7 +3358,7 @@ export interface components {
             vehicle: string | null;
         };
         FleetUtilizationResponseIdleVehicles: {
-            /** @description Idle vehicles, longest idle first. */
+            /** @description Idle vehicles, longest idle first (at most `limit`). */
             data: components["schemas"]["FleetUtilizationResponseIdleVehiclesDataItem"][];
             fleetSize: number;
             idleCount: number;
@@ -6006,7 +6008,7 @@ export interface components {
          */
         Limit: number;
         /**
-         * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+         * @description `loaded` (default: carried, as a volume tariff bills) or `offloaded` (net of shrinkage) litres.
          * @example offloaded
          */
         LitresBasis: "loaded" | "offloaded";
@@ -6099,7 +6101,7 @@ export interface components {
          */
         TargetMonth: string;
         /**
-         * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+         * @description `invoice` (default): by invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B): PUE by invoice date, PPD by its payment complements' dates, each amount × paid ÷ Total.
          * @example payment
          */
         TaxBasis: "invoice" | "payment";
@@ -6118,6 +6120,16 @@ export interface components {
          * @example vehicle
          */
         UtilizationGroupBy: "vehicle" | "driver";
+        /**
+         * @description Rows per page (and idle vehicles), 1 to 1000.
+         * @example 100
+         */
+        UtilizationLimit: number;
+        /**
+         * @description Page of rows, 1 to 500.
+         * @example 1
+         */
+        UtilizationPage: number;
         /** @description Fiscal UUID of the invoice (case-insensitive). */
         Uuid: string;
         /**
@@ -7222,10 +7234,20 @@ export interface operations {
                  */
                 groupBy?: components["parameters"]["UtilizationGroupBy"];
                 /**
-                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @description Rows per page (and idle vehicles), 1 to 1000.
+                 * @example 100
+                 */
+                limit?: components["parameters"]["UtilizationLimit"];
+                /**
+                 * @description `loaded` (default: carried, as a volume tariff bills) or `offloaded` (net of shrinkage) litres.
                  * @example offloaded
                  */
                 litresBasis?: components["parameters"]["LitresBasis"];
+                /**
+                 * @description Page of rows, 1 to 500.
+                 * @example 1
+                 */
+                page?: components["parameters"]["UtilizationPage"];
                 /**
                  * @description First day included (YYYY-MM-DD, Mexico City).
                  * @example 2026-09-01
@@ -7382,7 +7404,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @description `loaded` (default: carried, as a volume tariff bills) or `offloaded` (net of shrinkage) litres.
                  * @example offloaded
                  */
                 litresBasis?: components["parameters"]["LitresBasis"];
@@ -8550,7 +8572,7 @@ export interface operations {
                  */
                 groupBy?: components["parameters"]["UtilizationGroupBy"];
                 /**
-                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @description `loaded` (default: carried, as a volume tariff bills) or `offloaded` (net of shrinkage) litres.
                  * @example offloaded
                  */
                 litresBasis?: components["parameters"]["LitresBasis"];
@@ -8843,7 +8865,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+                 * @description `invoice` (default): by invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B): PUE by invoice date, PPD by its payment complements' dates, each amount × paid ÷ Total.
                  * @example payment
                  */
                 basis?: components["parameters"]["TaxBasis"];
@@ -8921,7 +8943,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Which litres a leg hauled: `loaded` (default; carried, what a volume tariff bills) or `offloaded` (net of shrinkage).
+                 * @description `loaded` (default: carried, as a volume tariff bills) or `offloaded` (net of shrinkage) litres.
                  * @example offloaded
                  */
                 litresBasis?: components["parameters"]["LitresBasis"];
@@ -10374,7 +10396,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `invoice` (default): a document belongs to the month of its invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B) — PUE invoices at their invoice date, PPD invoices by the dates of their payment complements, each amount in proportion paid ÷ Total.
+                 * @description `invoice` (default): by invoice date. `payment`: cash basis, as VAT and retention are due (LIVA art. 1-B): PUE by invoice date, PPD by its payment complements' dates, each amount × paid ÷ Total.
                  * @example payment
                  */
                 basis?: components["parameters"]["TaxBasis"];

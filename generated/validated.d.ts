@@ -7,7 +7,7 @@ type Query<K extends keyof operations> = operations[K]['parameters'] extends { q
 export interface ValidatedQueries {
   auditDiscountsAndShrinkage: Query<'auditDiscountsAndShrinkage'> & Required<Pick<Query<'auditDiscountsAndShrinkage'>, 'limit'>>;
   auditDispatchToBill: Query<'auditDispatchToBill'> & Required<Pick<Query<'auditDispatchToBill'>, 'limit'>>;
-  auditFleetUtilization: Query<'auditFleetUtilization'> & Required<Pick<Query<'auditFleetUtilization'>, 'groupBy' | 'litresBasis'>>;
+  auditFleetUtilization: Query<'auditFleetUtilization'> & Required<Pick<Query<'auditFleetUtilization'>, 'groupBy' | 'limit' | 'litresBasis' | 'page'>>;
   createCfdiOriginalLink: Query<'createCfdiOriginalLink'> & Required<Pick<Query<'createCfdiOriginalLink'>, 'expiresIn'>>;
   createCfdiPrintedFormLink: Query<'createCfdiPrintedFormLink'> & Required<Pick<Query<'createCfdiPrintedFormLink'>, 'expiresIn'>>;
   exportAlertJobs: Query<'exportAlertJobs'>;

@@ -186,6 +186,11 @@ t.test('every fleet utilization report equals the trips after random writes', as
   t.same(r.structuredContent.totals, reference.totals, 'MCP: totals');
   t.same(r.structuredContent.rows, reference.rows, 'MCP: rows');
   t.same(r.structuredContent.idleVehicles, reference.idleVehicles, 'MCP: idle vehicles');
+  // A page through the tool: the second row alone, the totals of all (the reference's second row and totals).
+  const paged = (await client.callTool({ name: 'auditFleetUtilization', arguments: { ...input, limit: 1, page: 2 } })) as unknown as typeof r;
+  t.ok((reference.rows as unknown[]).length >= 2, 'the reference has two rows or more');
+  t.same(paged.structuredContent.rows, (reference.rows as unknown[]).slice(1, 2), 'MCP: limit 1, page 2 is the second row');
+  t.same(paged.structuredContent.totals, reference.totals, 'MCP: the totals of every row');
 });
 
 t.test('a write that bypasses the marks is caught: the check can fail', async (t) => {

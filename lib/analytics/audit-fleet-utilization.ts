@@ -43,6 +43,10 @@ export interface FleetUtilizationInput {
   client?: string;
   vehicle?: string;
   driver?: string;
+  /** Rows per page and at most as many idle vehicles (REST and MCP: default 100); absent, all of them (an export's table). */
+  limit?: number;
+  /** 1-based page of rows (with `limit`). */
+  page?: number;
 }
 
 export interface FleetUtilization {
@@ -122,6 +126,9 @@ export async function auditFleetUtilization(
   const [{ settings, sourceOf }, [rows, activity]] = await Promise.all([getTracedSettings(ctx.db, tenant), kept ? fromKept() : fromDocuments()]);
 
   const idle = idleFleet(activity, asOf, settings.idleVehicleDays);
+  // Totals of every row; the rows and idle vehicles answered are a page (a fleet of thousands stays a bounded answer).
+  const limit = input.limit;
+  const skip = limit === undefined ? 0 : ((input.page ?? 1) - 1) * limit;
 
   return {
     tenant,
@@ -140,7 +147,7 @@ export async function auditFleetUtilization(
       revenue: 'Σ leg billedFreight (tolls, in totalFreight, excluded).',
     },
     totals: utilizationTotals(rows, period.days),
-    rows,
-    idleVehicles: idle,
+    rows: limit === undefined ? rows : rows.slice(skip, skip + limit),
+    idleVehicles: limit === undefined ? idle : { ...idle, data: idle.data.slice(0, limit) },
   };
 }

@@ -255,6 +255,33 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
     t.match(offloaded.totals, { legs: 2, legsInTransit: 1, litres: 19_900 });
   });
 
+  // A fleet of thousands is a bounded answer: `limit` rows of page `page`, by id, and at most `limit` idle vehicles;
+  // the totals and idleCount still count every unit (the three rows and the totals above, by hand).
+  t.test('rows and idle vehicles are paged by limit and page', async (t) => {
+    // With VEH-E (the leg in transit above) the period's units by id: VEH-A, VEH-B, VEH-D, VEH-E (VEH-C is idle).
+    const all = (await get(PERIOD)).json();
+    t.same(
+      all.rows.map((r: { key: string }) => r.key),
+      ['VEH-A', 'VEH-B', 'VEH-D', 'VEH-E'],
+    );
+    const first = await get(`${PERIOD}&limit=3`);
+    t.equal(first.statusCode, 200, first.body);
+    assertConforms(t, first, 'GET', ROUTE);
+    t.same(first.json().rows, all.rows.slice(0, 3), 'page 1: the first three rows');
+    t.same(first.json().totals, all.totals, 'totals of every unit, whatever the page');
+    t.equal(first.json().totals.units, 4);
+    const second = (await get(`${PERIOD}&limit=3&page=2`)).json();
+    t.same(
+      second.rows.map((r: { key: string }) => r.key),
+      ['VEH-E'],
+    );
+    t.same((await get(`${PERIOD}&limit=3&page=3`)).json().rows, [], 'past the last row: none');
+    // As of 03-31 every unit is idle (14 days or more): VEH-C longest (last seen 02-01: 58 days), then the others.
+    const idle = (await get('?startDate=2026-03-22&endDate=2026-03-31&limit=1')).json().idleVehicles;
+    t.match(idle, { fleetSize: 5, idleCount: 5, data: [{ vehicle: 'VEH-C', daysSinceLastActivity: 58 }] });
+    t.equal(idle.data.length, 1, 'at most limit idle vehicles');
+  });
+
   t.test('tenant isolation', async (t) => {
     const b = await get(PERIOD, KEY_B);
     assertConforms(t, b, 'GET', ROUTE);
@@ -267,7 +294,10 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
     for (const [query, detail] of [
       ['?groupBy=client', /groupBy must be one of: vehicle, driver/],
       ['?litresBasis=gross', /litresBasis must be one of: loaded, offloaded/],
-      ['?limit=5', /unknown query parameter 'limit'/],
+      ['?limit=1001', /limit must be an integer between 1 and 1000/],
+      ['?limit=0', /limit must be an integer between 1 and 1000/],
+      ['?page=0', /page must be an integer between 1 and 500/],
+      ['?size=5', /unknown query parameter 'size'/],
     ] as const) {
       const res = await get(query);
       t.equal(res.statusCode, 400, query);
