@@ -56,8 +56,10 @@ export const unitEconomicsRollups = markedRollupKind({
   differing: (db, tenant, run, _ctx, maxTimeMS) => differingUnitEconomicsDays(db, tenant, run, maxTimeMS),
   months: {
     source: UNIT_ECONOMICS_MONTHS_SOURCE,
-    recompute: (db, tenant, month, _ctx, maxTimeMS) => recomputeUnitEconomicsMonth(db, tenant, month, maxTimeMS),
-    differs: (db, tenant, month, _ctx, maxTimeMS) => unitEconomicsMonthDiffers(db, tenant, month, maxTimeMS),
+    // One month per call (runMonths 1): a month is folded from its kept days.
+    recompute: (db, tenant, [month], _ctx, maxTimeMS) => recomputeUnitEconomicsMonth(db, tenant, month as string, maxTimeMS),
+    differing: async (db, tenant, [month], _ctx, maxTimeMS) =>
+      (await unitEconomicsMonthDiffers(db, tenant, month as string, maxTimeMS)) ? [month as string] : [],
     keptMonths: keptUnitEconomicsMonths,
   },
 });

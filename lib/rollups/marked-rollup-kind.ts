@@ -23,20 +23,16 @@ export type RollupGrain = 'day' | 'month';
  */
 export interface DerivedMonths<C> {
   source: string;
-  recompute(db: Db, tenant: string, month: string, ctx: C, maxTimeMS: number): Promise<void>;
-  /** Whether the kept month differs from the same computed from the documents (nothing written). */
-  differs(db: Db, tenant: string, month: string, ctx: C, maxTimeMS: number): Promise<boolean>;
   /**
-   * Optional: the same for many months at once (sorted, any gaps), each from its own month's
-   * documents: a settle of many months' marks (a rebuild) and a verify read the documents once per
-   * `runMonths` months, not once a month.
+   * Months handed to recompute and differing at once (default 1), sorted, any gaps, each computed
+   * from its own month's documents: a kind that reads them once for many sets it (a settle of a
+   * rebuild's marks and a verify read the documents once per `runMonths` months).
    */
-  many?: {
-    runMonths: number;
-    recompute(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<void>;
-    /** The months that differ. */
-    differing(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<string[]>;
-  };
+  runMonths?: number;
+  /** Recomputes these months and keeps them: idempotent. */
+  recompute(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<void>;
+  /** The months whose kept form differs from the same computed from the documents (nothing written). */
+  differing(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<string[]>;
   /** The months a tenant's kept forms hold. */
   keptMonths(db: Db, tenant: string, maxTimeMS: number): Promise<Iterable<string>>;
 }
@@ -184,12 +180,10 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     return units.size;
   }
 
-  /** Recomputes these derived months (sorted): many at a time when the kind can. */
+  /** Recomputes these derived months (sorted), `runMonths` at a time. */
   async function recomputeMonths(db: Db, tenant: string, months: readonly string[], ctx: C, maxTimeMS: number): Promise<void> {
     const m = o.months;
-    if (!m) return;
-    if (m.many) for (const run of chunks(months, m.many.runMonths)) await m.many.recompute(db, tenant, run, ctx, maxTimeMS);
-    else for (const month of months) await m.recompute(db, tenant, month, ctx, maxTimeMS);
+    if (m) for (const run of chunks(months, m.runMonths ?? 1)) await m.recompute(db, tenant, run, ctx, maxTimeMS);
   }
 
   async function settleMonthMarks(db: Db, tenant: string, marks: readonly RollupMark[], ctx: C, maxTimeMS: number): Promise<void> {
@@ -364,9 +358,7 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       const badMonths: string[] = [];
       if (o.months) {
         const months = [...new Set([...[...days].map((d) => d.slice(0, 7)), ...(await o.months.keptMonths(db, tenant, maxTimeMS))])].sort();
-        const many = o.months.many;
-        if (many) for (const run of chunks(months, many.runMonths)) badMonths.push(...(await many.differing(db, tenant, run, ctx, maxTimeMS)));
-        else for (const month of months) if (await o.months.differs(db, tenant, month, ctx, maxTimeMS)) badMonths.push(month);
+        for (const run of chunks(months, o.months.runMonths ?? 1)) badMonths.push(...(await o.months.differing(db, tenant, run, ctx, maxTimeMS)));
         checked += months.length;
       }
       if (opts.repair) {

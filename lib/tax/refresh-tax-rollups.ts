@@ -88,11 +88,6 @@ export async function recomputeTaxDays(db: Db, tenant: string, run: readonly str
   await writeTaxDays(db, tenant, 'invoice', run, kept, findings, maxTimeMS);
 }
 
-/** Recomputes a payment-basis month of a tenant from its documents and keeps it. */
-export function recomputeTaxMonth(db: Db, tenant: string, month: string, settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
-  return recomputeTaxMonths(db, tenant, [month], settings, maxTimeMS);
-}
-
 /** Recomputes payment-basis months of a tenant (sorted, any gaps) from their documents and keeps them: one read, one write of each collection. */
 export async function recomputeTaxMonths(db: Db, tenant: string, months: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
   const { kept, findings } = await computeTaxMonths(db, tenant, months, settings, maxTimeMS);
@@ -127,11 +122,6 @@ async function differing(
 /** The days of a run whose kept totals or findings differ from the documents'. */
 export async function differingTaxDays(db: Db, tenant: string, run: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<string[]> {
   return differing(db, tenant, 'invoice', run, await computeTaxDays(db, tenant, run, settings, maxTimeMS), maxTimeMS);
-}
-
-/** Whether a kept payment-basis month differs from the documents'. */
-export async function taxMonthDiffers(db: Db, tenant: string, month: string, settings: ReconcileSettings, maxTimeMS: number): Promise<boolean> {
-  return (await differingTaxMonths(db, tenant, [month], settings, maxTimeMS)).length > 0;
 }
 
 /** The payment-basis months (sorted, any gaps) whose kept totals or findings differ from the documents'. */

@@ -15,15 +15,7 @@ import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
 import type { ReconcileSettings } from './reconcile.ts';
 import { taxRollupFingerprint, TAX_ROLLUP_VERSION, type TaxDayRollup } from './tax-day-rollup.ts';
 import { deleteTaxRollupsOf, readTaxDays } from './tax-rollups-repo.ts';
-import {
-  differingTaxDays,
-  differingTaxMonths,
-  keptTaxKeys,
-  recomputeTaxDays,
-  recomputeTaxMonth,
-  recomputeTaxMonths,
-  taxMonthDiffers,
-} from './refresh-tax-rollups.ts';
+import { differingTaxDays, differingTaxMonths, keptTaxKeys, recomputeTaxDays, recomputeTaxMonths } from './refresh-tax-rollups.ts';
 
 /** Marks of payment-basis months ('YYYY-MM') whose days changed: set when a day is recomputed. */
 export const TAX_MONTHS_SOURCE = 'taxMonths';
@@ -48,11 +40,11 @@ export const taxSummaryRollups = markedRollupKind<ReconcileSettings>({
   differing: differingTaxDays,
   months: {
     source: TAX_MONTHS_SOURCE,
-    recompute: recomputeTaxMonth,
-    differs: taxMonthDiffers,
-    keptMonths: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'payment', maxTimeMS),
     // A rebuild marks every month: a quarter's documents per read, as a run of days holds.
-    many: { runMonths: 3, recompute: recomputeTaxMonths, differing: differingTaxMonths },
+    runMonths: 3,
+    recompute: recomputeTaxMonths,
+    differing: differingTaxMonths,
+    keptMonths: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'payment', maxTimeMS),
   },
 });
 
@@ -91,6 +83,6 @@ export async function readFreshTaxMonth(db: Db, tenant: string, settings: Reconc
   await taxSummaryRollups.settleMonths(db, tenant, { from: month, to: month, maxTimeMS, ctx: settings });
   const [kept] = await readTaxDays(db, tenant, 'payment', month, month, maxTimeMS);
   if (!kept || kept.fingerprint === taxRollupFingerprint(settings)) return kept ?? null;
-  await recomputeTaxMonth(db, tenant, month, settings, maxTimeMS);
+  await recomputeTaxMonths(db, tenant, [month], settings, maxTimeMS);
   return (await readTaxDays(db, tenant, 'payment', month, month, maxTimeMS))[0] ?? null;
 }
