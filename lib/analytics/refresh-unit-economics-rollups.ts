@@ -8,7 +8,7 @@
 import type { Db } from 'mongodb';
 import { streamReceivedDocDays } from '../received/received-repo.ts';
 import { streamCostDocs } from '../received/received-assignments-repo.ts';
-import { mxAddDays, mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { COST_CATEGORIES, isCostCategory, plateWordKeys } from './trip-costs.ts';
 import { costDocNetC } from './period-costs.ts';
@@ -23,6 +23,7 @@ import {
   writeUnitEconomicsMonth,
 } from './unit-economics-rollups-repo.ts';
 import { streamUnitTrips } from './trip-audits-repo.ts';
+import { daysOfMonth } from '../time/calendar-months.ts';
 
 async function* costDocsOf(db: Db, tenant: string, q: { start: number; end: number }, maxTimeMS: number): AsyncIterable<UnitCostDoc> {
   for await (const d of streamCostDocs(db, tenant, { ...q, categories: COST_CATEGORIES }, maxTimeMS)) {
@@ -70,13 +71,6 @@ export async function keptUnitEconomicsDays(db: Db, tenant: string, maxTimeMS: n
 export async function issueDaysOfReceived(db: Db, tenant: string): Promise<Set<string>> {
   const days = new Set<string>();
   for await (const d of streamReceivedDocDays(db, tenant)) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
-  return days;
-}
-
-/** The days of a month ('YYYY-MM'). */
-export function daysOfMonth(month: string): string[] {
-  const days: string[] = [];
-  for (let d = `${month}-01`; d.startsWith(month); d = mxAddDays(d, 1)) days.push(d);
   return days;
 }
 

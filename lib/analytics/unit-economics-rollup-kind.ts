@@ -7,6 +7,7 @@
  */
 import type { Db } from 'mongodb';
 import { mxAddDays } from '../time/mexico-city.ts';
+import { daysOfMonth, wholeMonths } from '../time/calendar-months.ts';
 import { receivedDocs } from '../received/received-repo.ts';
 import { trips } from '../db/collections.ts';
 import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
@@ -18,7 +19,6 @@ import { UNIT_ECONOMICS_ROLLUP_VERSION, type UnitEconomicsDay } from './unit-eco
 import type { UnitEconomicsMonth } from './unit-economics-month.ts';
 import { deleteUnitEconomicsDaysOf, readUnitEconomicsDays, readUnitEconomicsMonths } from './unit-economics-rollups-repo.ts';
 import {
-  daysOfMonth,
   differingUnitEconomicsDays,
   issueDaysOfReceived,
   keptUnitEconomicsDays,
@@ -68,17 +68,6 @@ export const unitEconomicsRollups = markedRollupKind({
 export interface UnitEconomicsParts {
   months: UnitEconomicsMonth[];
   days: UnitEconomicsDay[];
-}
-
-/** The months wholly in [fromDay, toDay] ('YYYY-MM', consecutive). */
-export function wholeMonths(fromDay: string, toDay: string): string[] {
-  const out: string[] = [];
-  for (let m = fromDay.slice(0, 7); m <= toDay.slice(0, 7);) {
-    const days = daysOfMonth(m);
-    if ((days[0] as string) >= fromDay && (days[days.length - 1] as string) <= toDay) out.push(m);
-    m = mxAddDays(days[days.length - 1] as string, 1).slice(0, 7);
-  }
-  return out;
 }
 
 /**

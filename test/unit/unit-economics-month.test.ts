@@ -14,8 +14,7 @@ import {
   type UnitLeg,
 } from '../../lib/analytics/unit-economics-day.ts';
 import { foldUnitEconomicsMonth } from '../../lib/analytics/unit-economics-month.ts';
-import { daysOfMonth } from '../../lib/analytics/refresh-unit-economics-rollups.ts';
-import { wholeMonths } from '../../lib/analytics/unit-economics-rollup-kind.ts';
+import { daysOfMonth, wholeMonths } from '../../lib/time/calendar-months.ts';
 import { noon2026, trip } from '../helpers/unit-economics-fixtures.ts';
 
 const TENANT = 'TGO850101AB1';
