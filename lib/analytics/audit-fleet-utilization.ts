@@ -9,8 +9,9 @@
  */
 import type { ServiceContext } from '../context.ts';
 import { streamTripsTouchingDays, vehicleLastActivity } from './trip-audits-repo.ts';
-import { fleetUtilizationRollups, readFreshFleetDays } from './fleet-utilization-rollup-kind.ts';
-import { fleetActivityOf, foldFleetDays } from './fleet-day-rollup.ts';
+import { fleetUtilizationRollups, readFreshFleetPeriod, readFreshFleetWindow } from './fleet-utilization-rollup-kind.ts';
+import { fleetActivityOf, foldFleetPeriod } from './fleet-period-fold.ts';
+import { EVERY_CLIENT } from './fleet-month-rollup.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { mxAddDays, mxDateString, mxYmdInt } from '../time/mexico-city.ts';
@@ -29,9 +30,6 @@ import {
 
 /** Vehicles with a leg in this many days before asOf make up the fleet for the idle check. */
 export const FLEET_LOOKBACK_DAYS = 365;
-/** Longest span one leg is credited (utilization.ts): legs loaded this long before the period can still reach it. */
-const LEG_SPAN_SLACK_DAYS = 31;
-
 /** 'YYYY-MM-DD' → YYYYMMDD. */
 const ymdNum = (date: string): number => Number(date.replace(/-/g, ''));
 
@@ -95,15 +93,21 @@ export async function auditFleetUtilization(
   const kept = !opts.fromDocuments && (await fleetUtilizationRollups.ready(ctx.db));
 
   const fromKept = async (): Promise<[UtilizationRow[], VehicleActivity[]]> => {
-    const days = await readFreshFleetDays(ctx.db, tenant, mxAddDays(period.startDate, -LEG_SPAN_SLACK_DAYS), period.endDate, 'sums', timeout);
-    const units = foldFleetDays(days, input.groupBy, range, scope);
+    // One after the other: the two settle the same marked days (the period is mostly in the window).
+    const sums = await readFreshFleetPeriod(
+      ctx.db,
+      tenant,
+      { fromDay: period.startDate, toDay: period.endDate, client: input.client || EVERY_CLIENT },
+      timeout,
+    );
+    const window = await readFreshFleetWindow(ctx.db, tenant, fleetFrom, asOfDay, timeout);
+    const units = foldFleetPeriod(sums, input.groupBy, range, scope);
     const rows = utilizationRows(
       [...units].map(([key, u]) => [key, { ...u, litres: input.litresBasis === 'loaded' ? u.loaded : u.offloaded }]),
       range,
       input.litresBasis,
     );
-    const fleetDays = await readFreshFleetDays(ctx.db, tenant, fleetFrom, asOfDay, 'fleet', timeout);
-    return [rows, fleetActivityOf(fleetDays, input.vehicle, windowEndsToday)];
+    return [rows, fleetActivityOf(window, input.vehicle, windowEndsToday)];
   };
   const fromDocuments = (): Promise<[UtilizationRow[], VehicleActivity[]]> =>
     Promise.all([

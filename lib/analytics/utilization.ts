@@ -71,11 +71,16 @@ export interface UtilizationRatio {
 
 /** Distinct active days inside the period ÷ days in the period. */
 export function utilization(activeDays: Iterable<string>, period: Period): UtilizationRatio {
-  if (!isMxDateString(period.from) || !isMxDateString(period.to)) throw new RangeError(`invalid period ${period.from}..${period.to}`);
   const inside = new Set<string>();
   for (const d of activeDays) if (d >= period.from && d <= period.to) inside.add(d);
+  return utilizationOfCount(inside.size, period);
+}
+
+/** The same from the count of distinct active days inside the period. */
+export function utilizationOfCount(activeDays: number, period: Period): UtilizationRatio {
+  if (!isMxDateString(period.from) || !isMxDateString(period.to)) throw new RangeError(`invalid period ${period.from}..${period.to}`);
   const days = daysInRange(period.from, period.to);
-  return { activeDays: inside.size, daysInPeriod: days, utilization: ratio(inside.size, days, { denominatorLabel: 'days in period', decimals: 4 }) };
+  return { activeDays, daysInPeriod: days, utilization: ratio(activeDays, days, { denominatorLabel: 'days in period', decimals: 4 }) };
 }
 
 export interface UtilizationRow extends UtilizationRatio {
@@ -100,7 +105,8 @@ export interface UnitSums {
   trips: number;
   legs: number;
   inTransit: number;
-  days: Iterable<string>;
+  /** Distinct active days in the period. */
+  activeDays: number;
   litres: number;
   km: number;
   revenueC: number;
@@ -119,7 +125,7 @@ export function utilizationRows(groups: Iterable<[string, UnitSums]>, period: Pe
         trips: a.trips,
         legs: a.legs,
         legsInTransit: a.inTransit,
-        ...utilization(a.days, period),
+        ...utilizationOfCount(a.activeDays, period),
         litres: roundTo(a.litres, 3),
         litresBasis,
         km,
@@ -138,7 +144,7 @@ export function utilizationRows(groups: Iterable<[string, UnitSums]>, period: Pe
  * period, the greatest when they differ (whatever order the trips come in).
  */
 export class FleetUtilizationAccumulator {
-  private readonly groups = new Map<string, UnitSums & { days: Set<string>; labelDay: string }>();
+  private readonly groups = new Map<string, Omit<UnitSums, 'activeDays'> & { days: Set<string>; labelDay: string }>();
 
   constructor(
     private readonly by: 'vehicle' | 'driver',
@@ -182,7 +188,11 @@ export class FleetUtilizationAccumulator {
 
   /** One row per unit, sorted by key. */
   result(): UtilizationRow[] {
-    return utilizationRows(this.groups.entries(), this.period, this.litresBasis);
+    return utilizationRows(
+      [...this.groups].map(([key, g]): [string, UnitSums] => [key, { ...g, activeDays: g.days.size }]),
+      this.period,
+      this.litresBasis,
+    );
   }
 }
 
