@@ -12,7 +12,7 @@ import { fromCents, toCents } from '../money/cents.ts';
 import { MS_PER_DAY } from '../time/mexico-city.ts';
 import { legDeliveredAt, type DeliveryFields } from '../trips/delivery-state.ts';
 import { TopList, type Capped } from './report.ts';
-import { percentile, roundTo } from './stats.ts';
+import { finiteSorted, percentileOfSorted, roundTo } from './stats.ts';
 
 export interface DispatchToBillRow {
   tripId: string;
@@ -110,8 +110,9 @@ export interface LagCounts {
 export function lagSummary(raw: readonly number[], c: LagCounts): DispatchToBillSummary {
   const n = raw.length;
   const within = (days: number): number | null => (n === 0 ? null : roundTo((raw.filter((l) => l <= days).length / n) * 100, 2));
-  const p50 = percentile(raw, 50);
-  const p90 = percentile(raw, 90);
+  const sorted = finiteSorted(raw);
+  const p50 = percentileOfSorted(sorted, 50);
+  const p90 = percentileOfSorted(sorted, 90);
   return {
     deliveredTrips: c.delivered,
     billedTrips: n,

@@ -6,9 +6,13 @@
 
 export type PercentileMethod = 'linear' | 'nearest-rank';
 
-function finiteSorted(values: readonly number[]): number[] {
+/** The finite values, ascending, in a typed array (its native numeric sort: a year of lags sorts in tens of milliseconds). */
+export function finiteSorted(values: readonly number[]): Float64Array {
   // Non-finite values (missing dates turned NaN upstream) are ignored rather than poisoning the result.
-  return values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  const out = new Float64Array(values.length);
+  let n = 0;
+  for (const v of values) if (Number.isFinite(v)) out[n++] = v;
+  return out.subarray(0, n).sort();
 }
 
 /**
@@ -19,8 +23,12 @@ function finiteSorted(values: readonly number[]): number[] {
  *    rank = ⌈p/100 × n⌉ (1-based) — always an observed value.
  */
 export function percentile(values: readonly number[], p: number, method: PercentileMethod = 'linear'): number | null {
+  return percentileOfSorted(finiteSorted(values), p, method);
+}
+
+/** The same of values already sorted ascending and finite (finiteSorted): several percentiles of one sort. */
+export function percentileOfSorted(s: ArrayLike<number>, p: number, method: PercentileMethod = 'linear'): number | null {
   if (!Number.isFinite(p) || p < 0 || p > 100) throw new RangeError(`percentile must be within 0..100, got ${p}`);
-  const s = finiteSorted(values);
   const n = s.length;
   if (n === 0) return null;
   if (method === 'nearest-rank') {
