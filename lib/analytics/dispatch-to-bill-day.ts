@@ -27,7 +27,7 @@ import {
 import { roundTo } from './stats.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
-export const DISPATCH_TO_BILL_ROLLUP_VERSION = 1;
+export const DISPATCH_TO_BILL_ROLLUP_VERSION = 2;
 
 /** Trips per kept document: a day with more is split into parts (a part stays under ~200 KB). */
 export const TRIPS_PER_PART = 2000;

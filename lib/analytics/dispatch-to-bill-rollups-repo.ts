@@ -6,20 +6,48 @@
  */
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import { readAll } from '../db/read-all.ts';
-import type { AnyBulkWriteOperation, Collection, Db, Document } from 'mongodb';
+import type { AnyBulkWriteOperation, Binary, Collection, Db, Document } from 'mongodb';
+import { packDoubles, unpackDoubles } from '../db/packed-numbers.ts';
 import { COLLECTIONS, financialDocs, trips } from '../db/collections.ts';
 import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
-import type { DispatchToBillDayPart, UnbilledEntry } from './dispatch-to-bill-day.ts';
+import type { DispatchToBillDayPart, DispatchToBillGroup, UnbilledEntry } from './dispatch-to-bill-day.ts';
 
-const days = (db: Db): Collection<DispatchToBillDayPart> => db.collection<DispatchToBillDayPart>(COLLECTIONS.dispatchToBillDays);
+/**
+ * A group as stored: its lags, and the pre-billed trips' lags, as packed doubles (the trip ids as
+ * one JSON string). A year of a large tenant holds a lag per billed trip: one buffer per group for
+ * the engine and the driver to decode, not an array element per trip.
+ */
+type StoredGroup = Omit<DispatchToBillGroup, 'lags' | 'pre'> & { lags: Binary; preT: string; preL: Binary };
+type StoredDayPart = Omit<DispatchToBillDayPart, 'groups'> & { groups: StoredGroup[] };
+
+const stored = (p: DispatchToBillDayPart): StoredDayPart => ({
+  ...p,
+  groups: p.groups.map(({ lags, pre, ...g }) => ({
+    ...g,
+    lags: packDoubles(lags),
+    preT: JSON.stringify(pre.map((x) => x.t)),
+    preL: packDoubles(pre.map((x) => x.l)),
+  })),
+});
+
+const unstored = (p: StoredDayPart): DispatchToBillDayPart => ({
+  ...p,
+  groups: p.groups.map(({ lags, preT, preL, ...g }) => {
+    const l = unpackDoubles(preL);
+    return { ...g, lags: Array.from(unpackDoubles(lags)), pre: (JSON.parse(preT) as string[]).map((t, i) => ({ t, l: l[i] as number })) };
+  }),
+});
+
+const days = (db: Db): Collection<StoredDayPart> => db.collection<StoredDayPart>(COLLECTIONS.dispatchToBillDays);
 const unbilled = (db: Db): Collection<UnbilledEntry> => db.collection<UnbilledEntry>(COLLECTIONS.dispatchToBillUnbilled);
 
 /** The kept parts of a tenant's days within [from, to], in order (a period: at most 366 days). */
-export function readDispatchToBillDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<DispatchToBillDayPart[]> {
-  return days(db)
+export async function readDispatchToBillDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<DispatchToBillDayPart[]> {
+  const parts = await days(db)
     .find({ tenant, day: { $gte: from, $lte: to } }, { maxTimeMS })
     .sort({ day: 1, part: 1 })
     .toArray();
+  return parts.map(unstored);
 }
 
 /**
@@ -30,7 +58,7 @@ export async function writeDispatchToBillDays(db: Db, tenant: string, dayList: r
   if (!dayList.length) return;
   const wanted = new Set(dayList);
   const own = parts.filter((p) => wanted.has(p.day));
-  const ops: AnyBulkWriteOperation<DispatchToBillDayPart>[] = own.map((p) => ({ replaceOne: { filter: { _id: p._id }, replacement: p, upsert: true } }));
+  const ops: AnyBulkWriteOperation<StoredDayPart>[] = own.map((p) => ({ replaceOne: { filter: { _id: p._id }, replacement: stored(p), upsert: true } }));
   ops.push({ deleteMany: { filter: { tenant, day: { $in: [...wanted] }, _id: { $nin: own.map((p) => p._id) } } } });
   await days(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
 }
