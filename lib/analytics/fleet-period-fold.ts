@@ -58,21 +58,29 @@ export function foldFleetPeriod(parts: FleetPeriodParts, by: 'vehicle' | 'driver
   const out = new Map<string, UnitAcc>();
   const keyAt = by === 'vehicle' ? 0 : 2;
   const labelAt = by === 'vehicle' ? 1 : 3;
-  // Per combination (or month unit) of a part: its unit's totals, or null when the filters leave it out.
-  const accsOf = (unitsJson: string, withClient: boolean): (UnitAcc | null)[] =>
-    (JSON.parse(unitsJson) as string[][]).map((c) => {
+  // Per combination (or month unit) of a part: its unit's totals, or null when the filters leave it out, and its label.
+  const accsOf = (unitsJson: string, withClient: boolean): { accs: (UnitAcc | null)[]; labels: string[] } => {
+    const combos = JSON.parse(unitsJson) as string[][];
+    const accs: (UnitAcc | null)[] = new Array<UnitAcc | null>(combos.length);
+    const labels: string[] = new Array<string>(combos.length);
+    for (let i = 0; i < combos.length; i += 1) {
+      const c = combos[i] as string[];
+      labels[i] = c[labelAt] as string;
       if (
         (scope.vehicle !== undefined && c[0] !== scope.vehicle) ||
         (scope.driver !== undefined && c[2] !== scope.driver) ||
         (withClient && scope.client !== undefined && c[4] !== scope.client)
-      )
-        return null;
+      ) {
+        accs[i] = null;
+        continue;
+      }
       const key = c[keyAt] as string;
       let u = out.get(key);
       if (!u) out.set(key, (u = { label: c[labelAt] as string, labelDay: -1, sums: new Float64Array(SUM_COUNT), days: new Uint8Array(length) }));
-      return u;
-    });
-  const labelsOf = (unitsJson: string): string[] => (JSON.parse(unitsJson) as string[][]).map((c) => c[labelAt] as string);
+      accs[i] = u;
+    }
+    return { accs, labels };
+  };
   const markActive = (u: UnitAcc, day: number, label: string): void => {
     u.days[day] = 1;
     if (day > u.labelDay || (day === u.labelDay && label > u.label)) {
@@ -90,12 +98,11 @@ export function foldFleetPeriod(parts: FleetPeriodParts, by: 'vehicle' | 'driver
     }
   };
 
-  if (parts.carry) addRows(accsOf(parts.carry.units, true), unpackDoubles(parts.carry.carry), SUM_ROW_WIDTH, 1, null);
+  if (parts.carry) addRows(accsOf(parts.carry.units, true).accs, unpackDoubles(parts.carry.carry), SUM_ROW_WIDTH, 1, null);
   for (const d of parts.days) {
     const day = daysBetweenDates(period.from, d.day);
     if (day < 0 || day >= length) continue;
-    const accs = accsOf(d.units, true);
-    const labels = labelsOf(d.units);
+    const { accs, labels } = accsOf(d.units, true);
     for (const i of unpackInts(d.active)) {
       const u = accs[i];
       if (u) markActive(u, day, labels[i] as string);
@@ -106,15 +113,16 @@ export function foldFleetPeriod(parts: FleetPeriodParts, by: 'vehicle' | 'driver
   }
   for (const m of parts.months) {
     const base = daysBetweenDates(period.from, `${m.month}-01`);
-    const accs = accsOf(m.units, false);
-    const labels = labelsOf(m.units);
+    const { accs, labels } = accsOf(m.units, false);
     const x = unpackDoubles(m.rows);
     for (let r = 0; r < x.length; r += MONTH_ROW_WIDTH) {
       const i = x[r] as number;
       const u = accs[i];
       if (!u) continue;
-      const mask = x[r + 1] as number;
-      for (let b = 0; b < 31; b += 1) if (Math.floor(mask / 2 ** b) % 2 === 1) markActive(u, base + b, labels[i] as string);
+      // Bit b: the month's day b + 1 (31 bits: an int). Its latest active day gives the label.
+      let mask = (x[r + 1] as number) | 0;
+      if (mask !== 0) markActive(u, base + 31 - Math.clz32(mask), labels[i] as string);
+      for (; mask !== 0; mask &= mask - 1) u.days[base + 31 - Math.clz32(mask & -mask)] = 1;
       for (let k = 0; k < SUM_COUNT; k += 1) u.sums[k] = (u.sums[k] as number) + (x[r + 2 + k] as number);
     }
     addRows(accs, unpackDoubles(m.pending), PIECE_ROW_WIDTH, -1, base);
