@@ -727,7 +727,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      * a large tenant's trips reads about a page of documents instead of every trip of the month.
      */
     private List<Document> pageByIndexKeys(QueryPlan plan, Document orderBy, Document query, int skip, int limit) {
-        List<Object> ranked = plan == null ? null : plan.positionsInOrder(orderBy, MAX_RANKED_ENTRIES, dataMap.getKeyType()::compare);
+        Iterable<Object> ranked = plan == null ? null : plan.positionsInOrder(orderBy, MAX_RANKED_ENTRIES, dataMap.getKeyType()::compare);
         if (ranked == null) {
             return null;
         }

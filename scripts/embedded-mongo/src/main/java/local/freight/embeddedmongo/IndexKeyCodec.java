@@ -1,5 +1,7 @@
 package local.freight.embeddedmongo;
 
+import java.nio.charset.StandardCharsets;
+
 import java.time.Instant;
 
 import de.bwaldvogel.mongo.bson.ObjectId;
@@ -181,6 +183,16 @@ final class IndexKeyCodec {
         }
         if (type != STRING) {
             throw new IllegalStateException("not a position component: " + type);
+        }
+        // Most positions (trip and document ids) hold no escaped byte: one Latin-1 copy of their bytes.
+        for (int j = i; ; j++) {
+            int b = key[j] & 0xFF;
+            if (b == 0 && key[j + 1] == 0) {
+                return new String(key, i, j - i, StandardCharsets.ISO_8859_1);
+            }
+            if (b == 0 || b == 0xF0) {
+                break;
+            }
         }
         StringBuilder s = new StringBuilder();
         for (;;) {
