@@ -122,16 +122,22 @@ export async function getFreightUnitEconomics(
   const filter: Filter = { ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}) };
   const kept = !opts.fromDocuments && (await unitEconomicsRollups.ready(ctx.db));
   const [g, placed] = await (kept ? fromKept : fromDocuments)(ctx, tenant, period, filter);
-  const kmOn = (rows: KmOnVehicleRows): Map<string, Map<string, number>> => {
-    const m = new Map<string, Map<string, number>>();
-    for (const r of rows) m.set(r.key, (m.get(r.key) ?? new Map<string, number>()).set(r.vehicle, r.km));
+  // Per key its km on each vehicle (a key and vehicle once per row): a list to walk, not a map to look up (a year at 1M
+  // holds hundreds of thousands of client × vehicle and route × vehicle pairs).
+  const kmOn = (rows: KmOnVehicleRows): Map<string, [string, number][]> => {
+    const m = new Map<string, [string, number][]>();
+    for (const r of rows) {
+      const list = m.get(r.key);
+      if (list) list.push([r.vehicle, r.km]);
+      else m.set(r.key, [[r.vehicle, r.km]]);
+    }
     return m;
   };
   const byClientVehicle = kmOn(g.clientVehicle);
   const byRouteVehicle = kmOn(g.routeVehicle);
   const byDriverVehicle = kmOn(g.driverVehicle);
   const inScope = (x: TripKeys): boolean => (!input.client || x.client === input.client) && (!input.vehicle || x.vehicle === input.vehicle);
-  const costed = (r: UnitGroupRow, kmByVehicle: ReadonlyMap<string, number>, tripC: CostGroup['tripC']): CostedRow => {
+  const costed = (r: UnitGroupRow, kmByVehicle: CostGroup['kmByVehicle'], tripC: CostGroup['tripC']): CostedRow => {
     const row = unitRow(r, basis);
     const c = groupCost(placed, { km: r.km, kmByVehicle, legTollC: r.tollC, tripC });
     return { ...row, ...costFigures(row, r.tollC, c.totalC) };
@@ -141,7 +147,7 @@ export async function getFreightUnitEconomics(
   const tripCByVehicle = tripsBy((x) => x.vehicle);
   const tripCByDriver = tripsBy((x) => x.driver);
   const tripCByRoute = tripsBy((x) => x.routeKey);
-  const none = new Map<string, number>();
+  const none: [string, number][] = [];
   const clients = g.byClient
     .map((r) => ({ client: r.client, ...costed(r, byClientVehicle.get(r.client) ?? none, tripCByClient.get(r.client)) }))
     .sort(byRevenue((x) => x.client));
@@ -150,7 +156,7 @@ export async function getFreightUnitEconomics(
       vehicle: r.vehicle,
       plate: r.plate,
       config: r.config,
-      ...costed(r, new Map([[r.vehicle, r.km]]), tripCByVehicle.get(r.vehicle)),
+      ...costed(r, [[r.vehicle, r.km]], tripCByVehicle.get(r.vehicle)),
     }))
     .sort(byRevenue((x) => x.vehicle));
   const drivers = g.byDriver
@@ -169,7 +175,7 @@ export async function getFreightUnitEconomics(
     })
     .sort(byRevenue((x) => x.routeKey));
   const total = g.total ?? EMPTY_UNIT_GROUP;
-  const totalKmByVehicle = new Map(g.byVehicle.map((r) => [r.vehicle, r.km]));
+  const totalKmByVehicle = g.byVehicle.map((r): [string, number] => [r.vehicle, r.km]);
   const totalCost = groupCost(placed, { km: total.km, kmByVehicle: totalKmByVehicle, legTollC: total.tollC, tripC: tripsBy(() => '').get('') });
   const totalRow = unitRow(total, basis);
   const left = unallocated(placed);

@@ -159,7 +159,8 @@ export function placeCosts(pools: CostPools, totalKm: number, vehicleKm: Readonl
 export interface CostGroup {
   km: number;
   /** The group's km on each vehicle. */
-  kmByVehicle: ReadonlyMap<string, number>;
+  /** Its km on each vehicle (each vehicle once): only walked. */
+  kmByVehicle: Iterable<readonly [string, number]>;
   /** Σ the legs' tolls (assigned: the leg says it). */
   legTollC: number;
   /** The costs assigned to the group's trips (tripCentsBy: one pass over the assigned trips serves every group). */
@@ -174,6 +175,19 @@ export interface GroupCost {
 
 const share = (c: number, part: number, whole: number): number => (whole > 0 && part > 0 ? Math.round((c * part) / whole) : 0);
 
+/** Per vehicle with costs, its pool by category (COST_CATEGORIES' order) and its km: computed once per placement. */
+const vehiclePools = new WeakMap<PlacedCosts, Map<string, { cents: number[]; km: number }>>();
+
+function vehiclePoolsOf(placed: PlacedCosts): Map<string, { cents: number[]; km: number }> {
+  let pools = vehiclePools.get(placed);
+  if (!pools) {
+    pools = new Map();
+    for (const [v, cents] of placed.byVehicle) pools.set(v, { cents: COST_CATEGORIES.map((c) => cents[c]), km: placed.vehicleKm.get(v) ?? 0 });
+    vehiclePools.set(placed, pools);
+  }
+  return pools;
+}
+
 /**
  * The group's costs: the spread pool × its km ÷ all km, each vehicle's pool × its km on that
  * vehicle ÷ the vehicle's km, its trips' own documents and its legs' tolls. Each share is
@@ -185,10 +199,13 @@ export function groupCost(placed: PlacedCosts, g: CostGroup): GroupCost {
   assigned.tolls += g.legTollC;
   for (const c of COST_CATEGORIES) spread[c] = share(placed.spread[c], g.km, placed.totalKm);
   // The group's vehicles, not every vehicle with costs: a group holds few (the same terms either way).
+  const pools = vehiclePoolsOf(placed);
+  const sums = COST_CATEGORIES.map(() => 0);
   for (const [v, km] of g.kmByVehicle) {
-    const cents = placed.byVehicle.get(v);
-    if (cents && km > 0) for (const c of COST_CATEGORIES) assigned[c] += share(cents[c], km, placed.vehicleKm.get(v) ?? 0);
+    const pool = km > 0 ? pools.get(v) : undefined;
+    if (pool) for (let i = 0; i < sums.length; i += 1) sums[i]! += share(pool.cents[i]!, km, pool.km);
   }
+  COST_CATEGORIES.forEach((c, i) => (assigned[c] += sums[i]!));
   if (g.tripC) for (const c of COST_CATEGORIES) assigned[c] += g.tripC[c];
   let totalC = 0;
   for (const c of COST_CATEGORIES) totalC += assigned[c] + spread[c];
