@@ -86,24 +86,13 @@ export async function insertExportChunk(db: Db, tenant: string, exportId: Object
   await chunks(db).insertOne({ _id: new ObjectId(), tenant, exportId, n, data: new Binary(data) });
 }
 
-/** Chunks per read of a file (about 1 MB). */
-const CHUNKS_PER_READ = 4;
-
-/**
- * The file's chunks in order, a few at a time: each read is the next range of `n` on the unique
- * index, not one cursor over the file. A sorted cursor's answer is gathered whole by the embedded
- * engine before its first batch: a 1M-row shipments file (~1.4 GB) ran it out of memory.
- */
+/** The file's chunks in order, a few at a time. */
 export async function* readExportChunks(db: Db, tenant: string, exportId: ObjectId): AsyncGenerator<Buffer> {
-  let after = -1;
-  for (;;) {
-    const page = await chunks(db)
-      .find({ tenant, exportId, n: { $gt: after } }, { sort: { n: 1 }, limit: CHUNKS_PER_READ })
-      .toArray();
-    for (const chunk of page) yield Buffer.from(chunk.data.read(0, chunk.data.length()));
-    const last = page[page.length - 1];
-    if (!last || page.length < CHUNKS_PER_READ) return;
-    after = last.n;
+  const cursor = chunks(db).find({ tenant, exportId }, { sort: { n: 1 }, batchSize: 4 });
+  try {
+    for await (const chunk of cursor) yield Buffer.from(chunk.data.read(0, chunk.data.length()));
+  } finally {
+    await cursor.close();
   }
 }
 
