@@ -5,6 +5,7 @@
  * computed here. The service's clock is the test's: expiry is reached by moving it, never by sleeping.
  */
 import t from 'tap';
+import { Binary, ObjectId } from 'mongodb';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash, createHmac } from 'node:crypto';
@@ -304,6 +305,35 @@ t.test('the signed link works without a key, then 404s after expiry; other tenan
   } finally {
     clock = saved;
   }
+});
+
+t.test('a file of many chunks downloads whole and in order', async (t) => {
+  const v = await ready((await queueExport('shipments', { format: 'csv', startDate: '2025-01-01', endDate: '2026-12-31' })).id);
+  const first = await api('GET', `/api/exports/${v.id}/file`);
+  t.equal(first.statusCode, 200);
+  const bytes = first.rawPayload;
+  // The same bytes stored again as 11 chunks inserted out of order, beside another export's chunk: the download must
+  // put them back in `n` order and take this export's only.
+  const chunks = h.db.collection('exportChunks');
+  const exportId = new ObjectId(v.id);
+  const tenant = (await chunks.findOne({ exportId }))?.tenant as string;
+  await chunks.deleteMany({ exportId });
+  const size = Math.ceil(bytes.length / 11);
+  const pieces = Array.from({ length: 11 }, (_, n) => ({
+    _id: new ObjectId(),
+    tenant,
+    exportId,
+    n,
+    data: new Binary(bytes.subarray(n * size, (n + 1) * size)),
+  }));
+  await chunks.insertMany(
+    [pieces[7], pieces[0], pieces[10], pieces[3], pieces[1], pieces[9], pieces[4], pieces[2], pieces[8], pieces[6], pieces[5]].map((p) => p!),
+  );
+  await chunks.insertOne({ _id: new ObjectId(), tenant, exportId: new ObjectId(), n: 11, data: new Binary(Buffer.from('not this file')) });
+  const again = await api('GET', `/api/exports/${v.id}/file`);
+  t.equal(again.statusCode, 200);
+  t.equal(createHash('sha256').update(again.rawPayload).digest('hex'), v.file!.sha256, 'the sha256 the export recorded');
+  t.equal(again.rawPayload.length, bytes.length);
 });
 
 t.test("the 202's links, as the served document gives them, lead to the export and then to its file", async (t) => {
