@@ -7,8 +7,7 @@
 import type { Db } from 'mongodb';
 import { trips } from '../db/collections.ts';
 import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
-import { daysOfMonth, wholeMonths } from '../time/calendar-months.ts';
-import { mxAddDays } from '../time/mexico-city.ts';
+import { readFreshPeriodParts, type PeriodParts } from '../rollups/fresh-period-parts.ts';
 import { FLEET_UTILIZATION_SOURCE } from '../trips/trip-days.ts';
 import { tenantsWithTrips } from '../trips/trips-repo.ts';
 import { FLEET_ROLLUP_VERSION, type StoredFleetDay } from './fleet-day-rollup.ts';
@@ -48,33 +47,24 @@ export const fleetUtilizationRollups = markedRollupKind({
   },
 });
 
-/**
- * A tenant's kept totals of [fromDay, toDay] (the `part` a reader needs; the months of `client`,
- * or of every client), brought up to date first: the days marked by a write are recomputed from
- * the trips, in passes when many are pending, which marks their months; the months wholly in the
- * period are folded again from their days when marked, then read, with the other days.
- */
-async function readFreshParts(
+/** A tenant's kept totals of [fromDay, toDay] (the `part` a reader needs; the months of `client`, or of every client), fresh. */
+function readFreshParts(
   db: Db,
   tenant: string,
   range: { fromDay: string; toDay: string; client: string },
   part: 'sums' | 'fleet',
   maxTimeMS: number,
-): Promise<{ days: StoredFleetDay[]; months: StoredFleetMonth[] }> {
-  const { fromDay, toDay, client } = range;
-  if (toDay < fromDay) return { days: [], months: [] };
-  await fleetUtilizationRollups.settle(db, tenant, { from: fromDay, to: toDay, maxPasses: 4, maxTimeMS });
-  const months = wholeMonths(fromDay, toDay);
-  if (!months.length) return { days: await readStoredFleetDays(db, tenant, fromDay, toDay, part, maxTimeMS), months: [] };
-  const first = daysOfMonth(months[0] as string)[0] as string;
-  const last = daysOfMonth(months[months.length - 1] as string).pop() as string;
-  await fleetUtilizationRollups.settleMonths(db, tenant, { from: months[0] as string, to: months[months.length - 1] as string, maxTimeMS });
-  const [kept, before, after] = await Promise.all([
-    readStoredFleetMonths(db, tenant, months, client, part, maxTimeMS),
-    readStoredFleetDays(db, tenant, fromDay, mxAddDays(first, -1), part, maxTimeMS),
-    readStoredFleetDays(db, tenant, mxAddDays(last, 1), toDay, part, maxTimeMS),
-  ]);
-  return { days: [...before, ...after], months: kept };
+): Promise<PeriodParts<StoredFleetMonth, StoredFleetDay>> {
+  return readFreshPeriodParts(
+    fleetUtilizationRollups,
+    db,
+    tenant,
+    { ...range, maxTimeMS },
+    {
+      months: (months) => readStoredFleetMonths(db, tenant, months, range.client, part, maxTimeMS),
+      days: (from, to) => readStoredFleetDays(db, tenant, from, to, part, maxTimeMS),
+    },
+  );
 }
 
 /** What the report's sums read of its period (for one client, or every client's months): fresh, with its first day's carry. */

@@ -6,11 +6,10 @@
  * (UNIT_ECONOMICS_MONTHS_SOURCE), which is folded again from its days.
  */
 import type { Db } from 'mongodb';
-import { mxAddDays } from '../time/mexico-city.ts';
-import { daysOfMonth, wholeMonths } from '../time/calendar-months.ts';
 import { receivedDocs } from '../received/received-repo.ts';
 import { trips } from '../db/collections.ts';
 import { markedRollupKind } from '../rollups/marked-rollup-kind.ts';
+import { readFreshPeriodParts, type PeriodParts } from '../rollups/fresh-period-parts.ts';
 import { UNIT_ECONOMICS_TRIPS_SOURCE } from '../trips/trip-days.ts';
 import { UNIT_ECONOMICS_RECEIVED_SOURCE } from '../received/received-doc-days.ts';
 import { tenantsWithTrips } from '../trips/trips-repo.ts';
@@ -65,29 +64,18 @@ export const unitEconomicsRollups = markedRollupKind({
 });
 
 /** What a period reads: its whole months, and the days of the months it holds in part. */
-export interface UnitEconomicsParts {
-  months: UnitEconomicsMonth[];
-  days: UnitEconomicsDay[];
-}
+export type UnitEconomicsParts = PeriodParts<UnitEconomicsMonth, UnitEconomicsDay>;
 
-/**
- * A tenant's kept totals of [fromDay, toDay], brought up to date first: the days marked by a write
- * are recomputed from the documents, in passes when many are pending, which marks their months;
- * the months wholly in the period are folded again from their days when marked, then read, with
- * the days of the partial months at either end.
- */
-export async function readFreshUnitEconomics(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<UnitEconomicsParts> {
-  if (toDay < fromDay) return { months: [], days: [] };
-  await unitEconomicsRollups.settle(db, tenant, { from: fromDay, to: toDay, maxPasses: 4, maxTimeMS });
-  const months = wholeMonths(fromDay, toDay);
-  if (!months.length) return { months: [], days: await readUnitEconomicsDays(db, tenant, fromDay, toDay, maxTimeMS) };
-  const first = daysOfMonth(months[0] as string)[0] as string;
-  const last = daysOfMonth(months[months.length - 1] as string).pop() as string;
-  await unitEconomicsRollups.settleMonths(db, tenant, { from: months[0] as string, to: months[months.length - 1] as string, maxTimeMS });
-  const [kept, before, after] = await Promise.all([
-    readUnitEconomicsMonths(db, tenant, months, maxTimeMS),
-    fromDay < first ? readUnitEconomicsDays(db, tenant, fromDay, mxAddDays(first, -1), maxTimeMS) : [],
-    last < toDay ? readUnitEconomicsDays(db, tenant, mxAddDays(last, 1), toDay, maxTimeMS) : [],
-  ]);
-  return { months: kept, days: [...before, ...after] };
+/** A tenant's kept totals of [fromDay, toDay], brought up to date first (lib/rollups/fresh-period-parts.ts). */
+export function readFreshUnitEconomics(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<UnitEconomicsParts> {
+  return readFreshPeriodParts(
+    unitEconomicsRollups,
+    db,
+    tenant,
+    { fromDay, toDay, maxTimeMS },
+    {
+      months: (months) => readUnitEconomicsMonths(db, tenant, months, maxTimeMS),
+      days: (from, to) => readUnitEconomicsDays(db, tenant, from, to, maxTimeMS),
+    },
+  );
 }
