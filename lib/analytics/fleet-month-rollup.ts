@@ -13,7 +13,7 @@
 import type { Binary } from 'mongodb';
 import { packDoubles, unpackDoubles } from '../db/packed-numbers.ts';
 import { daysOfMonth } from '../time/calendar-months.ts';
-import { daysBetweenDates, mxAddDays } from '../time/mexico-city.ts';
+import { daysBetweenDates } from '../time/mexico-city.ts';
 import {
   FLEET_ROLLUP_VERSION,
   maxOf,
@@ -204,6 +204,3 @@ export function foldFleetMonth(tenant: string, month: string, days: readonly Fle
   }
   return out;
 }
-
-/** The first day after a month. */
-export const dayAfterMonth = (month: string): string => mxAddDays(daysOfMonth(month).pop() as string, 1);
