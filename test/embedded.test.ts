@@ -14,6 +14,7 @@ import facet from './embedded/facet.ts';
 import engine from './embedded/engine.ts';
 import commitRace from './embedded/commit-race.ts';
 import durability from './embedded/durability.ts';
+import orderedStream from './embedded/ordered-stream.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -27,3 +28,4 @@ t.test('embedded-facet', facet);
 t.test('embedded-engine', engine);
 t.test('embedded-commit-race', commitRace);
 t.test('embedded-durability', durability);
+t.test('embedded-ordered-stream', orderedStream);

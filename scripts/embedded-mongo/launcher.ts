@@ -96,6 +96,8 @@ export interface StartEmbeddedMongoOptions {
   startTimeoutMs?: number;
   /** Extra launcher arguments (scripts/embedded-mongo: e.g. `--cache-mb 64`, `--stock-store` in tests). */
   launcherArgs?: string[];
+  /** The JVM's max heap (an -Xmx value) for this engine; default EMBEDDED_MONGO_XMX, else DEFAULT_ENGINE_HEAP_MB. */
+  maxHeap?: string;
 }
 
 /** Name of the on-disk store inside a data dir (the launcher's DATA_FILE_NAME). */
@@ -297,7 +299,7 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions = {}): 
   }
   const timeoutMs = opts.startTimeoutMs ?? defaultStartTimeoutMs(dataDir);
 
-  const maxHeap = maxHeapFor();
+  const maxHeap = opts.maxHeap ?? maxHeapFor();
   const args = [...classArchiveArgs(jar), ...jvmArgs(maxHeap, opts.shortLived === true), '-jar', jar, '--host', host, '--port', String(port)];
   if (dataDir) args.push('--data-dir', dataDir);
   const cacheMb = process.env.EMBEDDED_MONGO_CACHE_MB?.trim();

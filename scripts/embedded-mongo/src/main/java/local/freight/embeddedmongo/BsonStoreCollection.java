@@ -133,23 +133,33 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     @Override
     public void addIndex(Index<Object> index) {
         super.addIndex(index);
-        if (index instanceof SecondaryIndex secondary && getIndexes().stream().anyMatch(i -> i == index)) {
-            if (getIdField() == null) {
-                secondary.drop(); // documents without an _id key: nothing to point to
-                return;
-            }
-            secondaryIndexes.add(secondary);
-            if (secondary.isBuilt()) {
-                return; // kept in the store with its documents: nothing to rebuild
-            }
-            if (dataMap.isEmpty()) {
-                StoreCommits.atomically(() -> {
-                    secondary.clear();
-                    secondary.markBuilt(); // the write hooks keep it from the first document on
-                });
-            } else if (!BsonStoreBackend.deferIndexBuild(this)) {
-                buildIndexes(); // createIndexes on a collection with documents: built before it answers
-            }
+        if (getIndexes().stream().noneMatch(i -> i == index)) {
+            return;
+        }
+        if (index instanceof SecondaryIndex secondary) {
+            plan(secondary);
+        } else if (index instanceof StoreUniqueIndex unique && unique.planned() != null && getIdField() != null) {
+            plan(unique.planned()); // kept by the unique index's own write hooks
+        }
+    }
+
+    /** Makes {@code secondary} one of the indexes {@link QueryPlan} chooses from, built first where the store lacks it. */
+    private void plan(SecondaryIndex secondary) {
+        if (getIdField() == null) {
+            secondary.drop(); // documents without an _id key: nothing to point to
+            return;
+        }
+        secondaryIndexes.add(secondary);
+        if (secondary.isBuilt()) {
+            return; // kept in the store with its documents: nothing to rebuild
+        }
+        if (dataMap.isEmpty()) {
+            StoreCommits.atomically(() -> {
+                secondary.clear();
+                secondary.markBuilt(); // the write hooks keep it from the first document on
+            });
+        } else if (!BsonStoreBackend.deferIndexBuild(this)) {
+            buildIndexes(); // createIndexes on a collection with documents: built before it answers
         }
     }
 
@@ -720,6 +730,20 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     }
 
     /**
+     * The plan's documents along its index in the sort's order, read as the stream is: a sorted find
+     * without a limit that its index orders (an export's file, chunk by chunk in order {@code n}) is
+     * streamed batch by batch as an unsorted one is, where the engine's path gathered and sorted
+     * every match before the first batch (a 1.4 GB file in a 1.28 GB heap).
+     */
+    private Stream<Document> inIndexOrder(QueryPlan plan, int direction) {
+        Iterable<Object> positions = plan.walkPositions(direction, dataMap.getKeyType()::compare);
+        return java.util.stream.StreamSupport.stream(positions.spliterator(), false)
+            .map(dataMap::get)
+            .filter(java.util.Objects::nonNull)
+            .map(BsonStoreCollection::decode);
+    }
+
+    /**
      * A sorted page whose plan narrows through an index that cannot give the sort's order but holds
      * the sort's fields (legs offloaded in a month, newest trip first: {@code company,
      * shipments.unloadDate, createdAt, _id}): the candidates are ranked from the index entries'
@@ -875,6 +899,10 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
                     // The engine's own path for the rest (re-checks the page's documents, projects).
                     return super.matchDocumentsFromStream(query, page.stream(), 0, limit, batchSize, null, fieldSelector);
                 }
+            }
+            int direction = plan == null || batchSize <= 0 ? 0 : plan.orderFor(orderBy);
+            if (direction != 0) {
+                return streamed(query, inIndexOrder(plan, direction), numberToSkip, limit, batchSize, fieldSelector);
             }
             documentStream = candidates(query, NeededFields.ofFind(query, orderBy, fieldSelector));
         }

@@ -48,20 +48,30 @@ final class BsonStoreDatabase extends H2Database {
         return new BsonStoreCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
     }
 
-    /** Unique indexes keyed by their encoded bytes (see {@link StoreUniqueIndex}), not by serialised objects. */
+    /**
+     * Unique indexes keyed by their encoded bytes (see {@link StoreUniqueIndex}), not by serialised
+     * objects. A compound one also keeps its keys as a {@link SecondaryIndex} (maps named with the
+     * suffix {@code $plan}): the unique map only answers whole keys, and MongoDB serves a prefix and
+     * its order from a unique index as from any other.
+     */
     @Override
     protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
-        return StoreUniqueIndex.open(mvStoreOf(this), getFullCollectionNamespace(collectionName), indexName, keys, sparse);
+        SecondaryIndex planned = keys.size() > 1 && !sparse ? secondaryIndex(collectionName, indexName, indexName + "$plan", keys) : null;
+        return StoreUniqueIndex.open(mvStoreOf(this), getFullCollectionNamespace(collectionName), indexName, keys, sparse, planned);
     }
 
     /** The engine has no non-unique indexes: ours (see {@link SecondaryIndex}), kept in the store beside the collection. */
     @Override
     protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+        return secondaryIndex(collectionName, indexName, indexName, keys);
+    }
+
+    private SecondaryIndex secondaryIndex(String collectionName, String indexName, String mapsName, List<IndexKey> keys) {
         MVStore store = mvStoreOf(this);
         String fullName = getFullCollectionNamespace(collectionName);
-        MVMap<byte[], byte[]> entries = store.openMap(SecondaryIndex.entriesMapName(fullName, indexName),
+        MVMap<byte[], byte[]> entries = store.openMap(SecondaryIndex.entriesMapName(fullName, mapsName),
             new MVMap.Builder<byte[], byte[]>().keyType(IndexKeyType.INSTANCE).valueType(IndexKeyType.INSTANCE));
-        MVMap<Object, Object> unindexed = store.openMap(SecondaryIndex.unindexedMapName(fullName, indexName), StoreObjectType.builder());
+        MVMap<Object, Object> unindexed = store.openMap(SecondaryIndex.unindexedMapName(fullName, mapsName), StoreObjectType.builder());
         return new SecondaryIndex(indexName, keys, entries, unindexed);
     }
 

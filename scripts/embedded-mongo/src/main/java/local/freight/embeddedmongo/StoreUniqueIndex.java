@@ -16,9 +16,12 @@ import org.h2.mvstore.Cursor;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 
+import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.backend.AbstractUniqueIndex;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.KeyConstraintError;
 
 /**
  * A unique index (the {@code _id} index of every collection, and the service's unique indexes) kept
@@ -42,10 +45,22 @@ final class StoreUniqueIndex extends AbstractUniqueIndex<Object> {
     private static final int CONVERT_BATCH = 50_000;
 
     private final MVMap<byte[], Object> entries;
+    /**
+     * For a compound index: the same keys as a {@link SecondaryIndex}, kept with every write, which
+     * {@link QueryPlan} can range over (an export's chunks by {@code tenant, exportId} in order
+     * {@code n}); this map only answers whole keys. Null for a single field.
+     */
+    private final SecondaryIndex planned;
 
-    private StoreUniqueIndex(MVMap<byte[], Object> entries, String name, List<IndexKey> keys, boolean sparse) {
+    private StoreUniqueIndex(MVMap<byte[], Object> entries, String name, List<IndexKey> keys, boolean sparse, SecondaryIndex planned) {
         super(name, keys, sparse);
         this.entries = entries;
+        this.planned = planned;
+    }
+
+    /** The index's twin for query plans (compound, not sparse), or null. */
+    SecondaryIndex planned() {
+        return planned;
     }
 
     /** The map name of an index: the stock engine's name for its map, plus this suffix. */
@@ -57,7 +72,8 @@ final class StoreUniqueIndex extends AbstractUniqueIndex<Object> {
      * Opens the index of {@code fullCollectionName}, converting the previous version's map if the
      * store has one (at open: before the server listens, no other writer).
      */
-    static StoreUniqueIndex open(MVStore store, String fullCollectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+    static StoreUniqueIndex open(MVStore store, String fullCollectionName, String indexName, List<IndexKey> keys, boolean sparse,
+                                 SecondaryIndex planned) {
         MVMap<byte[], Object> entries = store.openMap(mapName(fullCollectionName, indexName),
             new MVMap.Builder<byte[], Object>().keyType(IndexKeyType.INSTANCE).valueType(StoreObjectType.INSTANCE));
         if (!entries.containsKey(BUILT)) {
@@ -77,7 +93,7 @@ final class StoreUniqueIndex extends AbstractUniqueIndex<Object> {
                 StoreCommits.commit(store); // at open only: no operation is running
             }
         }
-        return new StoreUniqueIndex(entries, indexName, keys, sparse);
+        return new StoreUniqueIndex(entries, indexName, keys, sparse, planned);
     }
 
     private static void convert(MVStore store, MVMap<Object, Object> old, MVMap<byte[], Object> entries, String what) {
@@ -186,6 +202,32 @@ final class StoreUniqueIndex extends AbstractUniqueIndex<Object> {
     }
 
     @Override
+    public synchronized void add(Document document, Object position, MongoCollection<Object> collection) {
+        super.add(document, position, collection);
+        if (planned != null) {
+            planned.add(document, position, collection);
+        }
+    }
+
+    @Override
+    public synchronized Object remove(Document document) {
+        Object position = super.remove(document);
+        if (planned != null) {
+            planned.remove(document);
+        }
+        return position;
+    }
+
+    @Override
+    public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection)
+        throws KeyConstraintError {
+        super.updateInPlace(oldDocument, newDocument, position, collection);
+        if (planned != null) {
+            planned.updateInPlace(oldDocument, newDocument, position, collection);
+        }
+    }
+
+    @Override
     public long getCount() {
         return entries.sizeAsLong() - firstEntryIndex();
     }
@@ -208,6 +250,9 @@ final class StoreUniqueIndex extends AbstractUniqueIndex<Object> {
     @Override
     public void drop() {
         super.drop();
+        if (planned != null) {
+            planned.drop();
+        }
         if (!entries.isClosed()) {
             entries.getStore().removeMap(entries);
         }
