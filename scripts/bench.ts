@@ -83,7 +83,7 @@ const USAGE = `usage: npm run bench -- [--invoices N] [--trips N] [--runs N] [--
                  --invoices/--trips default to 20000 for A, B gets a tenth; real HTTP on 127.0.0.1:0
   --report-clients K  concurrent report loops of tenant A with --fairness, each with its own key (default 6)
 
-Environment: EMBEDDED_MONGO_XMX (engine heap, default 1280m as for npm start), EMBEDDED_MONGO_CACHE_MB.`;
+Environment: EMBEDDED_MONGO_XMX (engine heap, default 1024m as for npm start), EMBEDDED_MONGO_CACHE_MB.`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n\n${USAGE}\n`);
