@@ -314,18 +314,16 @@ final class QueryPlan {
 
     /** The candidate documents' positions, each once, in {@code naturalOrder} (the order a scan reads them). */
     List<Object> positions(Comparator<Object> naturalOrder) {
-        Set<Object> seen = new HashSet<>();
+        PositionSet seen = new PositionSet(entryCount());
         List<Object> positions = new ArrayList<>();
         for (byte[] entry : entries()) {
-            Object position = index.positionOf(entry);
-            if (seen.add(position)) {
-                positions.add(position);
+            int keyLength = index.keyLength(entry);
+            if (seen.add(entry, keyLength)) {
+                positions.add(IndexKeyCodec.readPosition(entry, keyLength));
             }
         }
         for (Object position : index.unindexed()) {
-            if (seen.add(position)) {
-                positions.add(position);
-            }
+            positions.add(position); // an unindexed document has no entry: never among the ranges' positions
         }
         positions.sort(naturalOrder);
         return positions;
@@ -333,9 +331,9 @@ final class QueryPlan {
 
     /** Number of distinct documents in the ranges (the match count when {@link #coveredRepeating}, plus the unindexed documents). */
     long distinctCount() {
-        Set<Object> seen = new HashSet<>();
+        PositionSet seen = new PositionSet(entryCount());
         for (byte[] entry : entries()) {
-            seen.add(index.positionOf(entry));
+            seen.add(entry, index.keyLength(entry));
         }
         return seen.size();
     }
@@ -425,33 +423,44 @@ final class QueryPlan {
         if (sort == null || count > maxEntries) {
             return null;
         }
-        int last = 0;
-        for (int[] c : sort) {
-            last = Math.max(last, c[0]);
-        }
-        record Ranked(Object position, byte[] entry, int[] offsets) {
-        }
-        // Sized for every entry: no rehash while a month of a large tenant's legs is read.
-        Set<Object> seen = new HashSet<>((int) Math.min(Integer.MAX_VALUE / 2, count * 4 / 3 + 16));
-        List<Ranked> candidates = new ArrayList<>((int) count);
-        for (byte[] entry : entries()) {
-            Object position = index.positionOf(entry);
-            if (!seen.add(position)) {
-                continue; // a multikey repeat: the sort's components are the same in every entry of a document
+        // Each candidate keeps its entry and its components' offsets (the last one: where its position
+        // starts); the position is decoded only for the documents a page reads, or to break a tie.
+        final class Ranked {
+            final byte[] entry;
+            final int[] offsets;
+            private Object position;
+
+            Ranked(byte[] entry, int[] offsets) {
+                this.entry = entry;
+                this.offsets = offsets;
             }
-            int[] offsets = new int[last + 2];
+
+            Object position() {
+                if (position == null) {
+                    position = IndexKeyCodec.readPosition(entry, offsets[offsets.length - 1]);
+                }
+                return position;
+            }
+        }
+        int components = index.size();
+        PositionSet seen = new PositionSet(count);
+        List<Ranked> candidates = new ArrayList<>((int) count);
+        int[] offsets = new int[components + 1];
+        for (byte[] entry : entries()) {
             int at = 0;
-            for (int i = 0; i <= last; i++) {
+            for (int i = 0; i < components; i++) {
                 offsets[i] = at;
                 at = IndexKeyCodec.skip(entry, at, index.isDescending(i));
             }
-            offsets[last + 1] = at;
-            candidates.add(new Ranked(position, entry, offsets));
+            offsets[components] = at;
+            if (seen.add(entry, at)) { // else a multikey repeat: the sort's components are the same in every entry of a document
+                candidates.add(new Ranked(entry, offsets.clone()));
+            }
         }
         Comparator<Ranked> order = (a, b) -> {
             for (int[] c : sort) {
                 int i = c[0];
-                int cmp = Arrays.compareUnsigned(a.entry(), a.offsets()[i], a.offsets()[i + 1], b.entry(), b.offsets()[i], b.offsets()[i + 1]);
+                int cmp = Arrays.compareUnsigned(a.entry, a.offsets[i], a.offsets[i + 1], b.entry, b.offsets[i], b.offsets[i + 1]);
                 if (cmp != 0) {
                     return cmp * c[1];
                 }
