@@ -18,6 +18,7 @@ import {
   meanLegKm,
   unitRow,
   type CostFigures,
+  type KmGrouping,
   type LitresBasis,
   type UnitGroupRow,
   type UnitRow,
@@ -31,7 +32,6 @@ import {
   type CostGroup,
   tripCentsBy,
   type CategoryCents,
-  type KmOnVehicleRows,
   type PlacedCosts,
   type TripKeys,
 } from './trip-costs.ts';
@@ -122,58 +122,76 @@ export async function getFreightUnitEconomics(
   const filter: Filter = { ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}) };
   const kept = !opts.fromDocuments && (await unitEconomicsRollups.ready(ctx.db));
   const [g, placed] = await (kept ? fromKept : fromDocuments)(ctx, tenant, period, filter);
-  // Per key its km on each vehicle (a key and vehicle once per row): a list to walk, not a map to look up (a year at 1M
-  // holds hundreds of thousands of client × vehicle and route × vehicle pairs).
-  const kmOn = (rows: KmOnVehicleRows): Map<string, [string, number][]> => {
+  // Per key its km on each vehicle (a key and vehicle once per row), for the keys listed.
+  const kmOn = (grouping: KmGrouping, keys: readonly string[]): Map<string, [string, number][]> => {
     const m = new Map<string, [string, number][]>();
-    for (const r of rows) {
+    for (const r of g.kmOnVehicles(grouping, new Set(keys))) {
       const list = m.get(r.key);
       if (list) list.push([r.vehicle, r.km]);
       else m.set(r.key, [[r.vehicle, r.km]]);
     }
     return m;
   };
-  const byClientVehicle = kmOn(g.clientVehicle);
-  const byRouteVehicle = kmOn(g.routeVehicle);
-  const byDriverVehicle = kmOn(g.driverVehicle);
   const inScope = (x: TripKeys): boolean => (!input.client || x.client === input.client) && (!input.vehicle || x.vehicle === input.vehicle);
-  const costed = (r: UnitGroupRow, kmByVehicle: CostGroup['kmByVehicle'], tripC: CostGroup['tripC']): CostedRow => {
-    const row = unitRow(r, basis);
+  const costed = (r: UnitGroupRow, row: UnitRow, kmByVehicle: CostGroup['kmByVehicle'], tripC: CostGroup['tripC']): CostedRow => {
     const c = groupCost(placed, { km: r.km, kmByVehicle, legTollC: r.tollC, tripC });
     return { ...row, ...costFigures(row, r.tollC, c.totalC) };
   };
   const tripsBy = (key: (x: TripKeys) => string): Map<string, CategoryCents> => tripCentsBy(placed, (x) => (inScope(x) ? key(x) : null));
-  const tripCByClient = tripsBy((x) => x.client);
-  const tripCByVehicle = tripsBy((x) => x.vehicle);
-  const tripCByDriver = tripsBy((x) => x.driver);
-  const tripCByRoute = tripsBy((x) => x.routeKey);
+  // Ranked by revenue and capped first: only the rows listed are costed.
+  const listed = <R extends UnitGroupRow>(rows: readonly R[], key: (r: R) => string): Capped<{ r: R; key: string; row: UnitRow; revenue: number }> =>
+    capped(
+      rows
+        .map((r) => {
+          const row = unitRow(r, basis);
+          return { r, key: key(r), row, revenue: row.revenue };
+        })
+        .sort(byRevenue((x) => x.key)),
+      input.limit,
+    );
+  const withData = <A, B>(c: Capped<A>, f: (a: A) => B): Capped<B> => ({ ...c, data: c.data.map(f) });
   const none: [string, number][] = [];
-  const clients = g.byClient
-    .map((r) => ({ client: r.client, ...costed(r, byClientVehicle.get(r.client) ?? none, tripCByClient.get(r.client)) }))
-    .sort(byRevenue((x) => x.client));
-  const vehicles = g.byVehicle
-    .map((r) => ({
+  const clientRows = listed(g.byClient, (r) => r.client);
+  const byClientVehicle = kmOn(
+    'client',
+    clientRows.data.map((x) => x.key),
+  );
+  const tripCByClient = tripsBy((x) => x.client);
+  const clients = withData(clientRows, ({ r, key, row }) => ({ client: key, ...costed(r, row, byClientVehicle.get(key) ?? none, tripCByClient.get(key)) }));
+  const tripCByVehicle = tripsBy((x) => x.vehicle);
+  const vehicles = withData(
+    listed(g.byVehicle, (r) => r.vehicle),
+    ({ r, row }) => ({
       vehicle: r.vehicle,
       plate: r.plate,
       config: r.config,
-      ...costed(r, [[r.vehicle, r.km]], tripCByVehicle.get(r.vehicle)),
-    }))
-    .sort(byRevenue((x) => x.vehicle));
-  const drivers = g.byDriver
-    .map((r) => ({ driver: r.driver, name: r.name, ...costed(r, byDriverVehicle.get(r.driver) ?? none, tripCByDriver.get(r.driver)) }))
-    .sort(byRevenue((x) => x.driver));
-  const routes: RouteCatalogDetails[] = g.byRoute
-    .map((r) => {
-      const routeKey = `${r.originId}→${r.destinationId}`;
-      return {
-        routeKey,
-        origin: { id: r.originId, name: r.originName, city: r.originCity, state: r.originState },
-        destination: { id: r.destinationId, name: r.destinationName, city: r.destinationCity, state: r.destinationState },
-        distanceKm: meanLegKm(r),
-        ...costed(r, byRouteVehicle.get(routeKey) ?? none, tripCByRoute.get(routeKey)),
-      };
-    })
-    .sort(byRevenue((x) => x.routeKey));
+      ...costed(r, row, [[r.vehicle, r.km]], tripCByVehicle.get(r.vehicle)),
+    }),
+  );
+  const driverRows = listed(g.byDriver, (r) => r.driver);
+  const byDriverVehicle = kmOn(
+    'driver',
+    driverRows.data.map((x) => x.key),
+  );
+  const tripCByDriver = tripsBy((x) => x.driver);
+  const drivers = withData(driverRows, ({ r, key, row }) => ({
+    driver: key,
+    name: r.name,
+    ...costed(r, row, byDriverVehicle.get(key) ?? none, tripCByDriver.get(key)),
+  }));
+  const routeRows = listed(g.byRoute, (r) => `${r.originId}→${r.destinationId}`);
+  const byRouteVehicle = kmOn(
+    'route',
+    routeRows.data.map((x) => x.key),
+  );
+  const tripCByRoute = tripsBy((x) => x.routeKey);
+  const routes = withData(routeRows, ({ r, key, row }): RouteCatalogDetails => ({
+    routeKey: key,
+    origin: { id: r.originId, name: r.originName, city: r.originCity, state: r.originState },
+    destination: { id: r.destinationId, name: r.destinationName, city: r.destinationCity, state: r.destinationState },
+    distanceKm: meanLegKm(r),
+    ...costed(r, row, byRouteVehicle.get(key) ?? none, tripCByRoute.get(key)),
+  }));
   const total = g.total ?? EMPTY_UNIT_GROUP;
   const totalKmByVehicle = g.byVehicle.map((r): [string, number] => [r.vehicle, r.km]);
   const totalCost = groupCost(placed, { km: total.km, kmByVehicle: totalKmByVehicle, legTollC: total.tollC, tripC: tripsBy(() => '').get('') });
@@ -212,9 +230,9 @@ export async function getFreightUnitEconomics(
       spread: sumOf((c) => totalCost.spread[c]),
       unallocated: sumOf((c) => left[c]),
     },
-    byClient: capped(clients, input.limit),
-    byVehicle: capped(vehicles, input.limit),
-    byDriver: capped(drivers, input.limit),
-    routes: capped(routes, input.limit),
+    byClient: clients,
+    byVehicle: vehicles,
+    byDriver: drivers,
+    routes,
   };
 }

@@ -18,7 +18,7 @@ import type { TripDocument } from '../model/trip-document.ts';
 import type { ShrinkageTrip } from './shrinkage-recovery.ts';
 import type { DeliveryRow } from './dispatch-to-bill.ts';
 import type { StoredDeliveryRow } from './dispatch-to-bill-day.ts';
-import { fromMilli, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
+import { fromMilli, type KmGrouping, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 import type { UnitTrip } from './unit-economics-day.ts';
 import type { TripKeys } from './trip-costs.ts';
 import type { VehicleActivity } from './utilization.ts';
@@ -342,6 +342,8 @@ function deliveredLegSums(tenant: string, q: TripScope & { start: number; end: n
   ];
 }
 
+const KM_FACETS = { client: 'clientVehicle', route: 'routeVehicle', driver: 'driverVehicle' } as const satisfies Record<KmGrouping, string>;
+
 /**
  * Legs delivered in [start, end] (a leg in transit has no offloaded litres yet), summed per trip in a `$project` (no
  * unwind), then grouped in one `$facet`: overall, client, vehicle, driver and
@@ -423,9 +425,10 @@ export async function unitEconomicsGroups(
     byClient: (facet?.byClient ?? []).map((g) => ({ client: str(g._id), ...base(g) })),
     byVehicle: (facet?.byVehicle ?? []).map((g) => ({ vehicle: str(g._id), plate: str(g.plate), config: str(g.config), ...base(g) })),
     byDriver: (facet?.byDriver ?? []).map((g) => ({ driver: str(g._id), name: str(g.name), ...base(g) })),
-    clientVehicle: (facet?.clientVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
-    routeVehicle: (facet?.routeVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
-    driverVehicle: (facet?.driverVehicle ?? []).map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
+    kmOnVehicles: (grouping, keys) =>
+      (facet?.[KM_FACETS[grouping]] ?? [])
+        .filter((g) => keys.has(str(g._id.k)))
+        .map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
     byRoute: (facet?.byRoute ?? []).map((g) => {
       const id = g._id as { o?: string; d?: string };
       return {

@@ -124,9 +124,6 @@ export interface TripKeys {
   km: number;
 }
 
-/** km of groups on vehicles (lib/analytics/trip-audits-repo.ts). */
-export type KmOnVehicleRows = readonly { key: string; vehicle: string; km: number }[];
-
 /** The pools once targets are known: an assignment whose target has no delivered km joins the spread. */
 export interface PlacedCosts {
   spread: CategoryCents;

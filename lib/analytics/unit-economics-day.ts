@@ -18,7 +18,7 @@
  */
 import { mxDateString } from '../time/mexico-city.ts';
 import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, type CostPools, emptyPools } from './trip-costs.ts';
-import { fromMilli, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
+import { fromMilli, type KmGrouping, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
 export const UNIT_ECONOMICS_ROLLUP_VERSION = 3;
@@ -297,9 +297,14 @@ export class TupleIds {
   private keys: Int32Array;
   private slots: Int32Array;
   size = 0;
-  constructor(private readonly width: number) {
-    this.keys = new Int32Array(width * 256);
-    this.slots = new Int32Array(512);
+  /** `expected`: about how many tuples will be numbered (the tables are sized for them: no rehash on the way). */
+  constructor(
+    private readonly width: number,
+    expected = 256,
+  ) {
+    const n = Math.max(256, expected);
+    this.keys = new Int32Array(width * n);
+    this.slots = new Int32Array(2 ** Math.ceil(Math.log2(n * 2 + 1)));
   }
   private hash(t: ArrayLike<number>, at: number): number {
     let h = 0x811c9dc5;
@@ -364,7 +369,7 @@ export function foldUnits(
   const fields = new Int32Array(most * WIDTH);
   const sums = new Float64Array(most * SUMS);
   let count = 0;
-  const keys = new TupleIds(KEY_AT.length);
+  const keys = new TupleIds(KEY_AT.length, most);
   const key = new Int32Array(KEY_AT.length);
   for (const d of parts) {
     const local = new Int32Array(d.strings.length);
@@ -410,14 +415,15 @@ export function foldUnits(
     };
     const { rows } = d;
     for (let r = 0; r < rows.length; r += ROW_WIDTH) {
-      const s = at(rows[r]!) * SUMS;
+      const s = at(rows[r]! | 0) * SUMS;
       for (let j = 0; j < SUMS; j++) sums[s + j]! += rows[r + 1 + j]!;
     }
     for (const p of d.pairs)
       if (p.next <= to) sums[at(p.u) * SUMS]! -= p.trips;
       else pending?.(at(p.u), p.next, p.trips);
   }
-  return { strings, fields: fields.slice(0, count * WIDTH), sums: sums.slice(0, count * SUMS) };
+  // Views, not copies: a year's arrays are tens of megabytes, read once by the report.
+  return { strings, fields: fields.subarray(0, count * WIDTH), sums: sums.subarray(0, count * SUMS) };
 }
 
 /** The combinations of a period [from, to] from its kept days (in any order; days outside are skipped). */
@@ -522,10 +528,9 @@ class Groups {
       ),
     );
   }
-  /** Per group of a `kmOnly` grouping: its first combination's field and its km. */
-  mapKm<T>(f: (first: (field: UnitField) => string, km: number) => T): T[] {
-    const { fields, strings } = this.p;
-    return this.first.map((u, g) => f((field) => str(strings[fields[u * WIDTH + AT[field]]!]), fromMilli(this.sums[g]!)));
+  /** Per group of a `kmOnly` grouping: its first combination and its km. */
+  mapKm<T>(f: (first: number, km: number) => T): T[] {
+    return this.first.map((u, g) => f(u, fromMilli(this.sums[g]!)));
   }
 }
 
@@ -544,8 +549,9 @@ const str = (v: string | null | undefined): string => v ?? '';
 /**
  * The report's groups (as lib/analytics/trip-audits-repo.ts unitEconomicsGroups answers them)
  * from a period's combinations: those the filters allow, added per client, vehicle, driver and
- * route, labels the greatest of the period's trips. The km on each vehicle are keyed as the
- * report reads them (the client, driver or "origin→destination" as text: none and '' are one).
+ * route, labels the greatest of the period's trips. The km on each vehicle are read when asked,
+ * for the keys asked, keyed as the report reads them (the client, driver or "origin→destination"
+ * as text: none and '' are one).
  */
 export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?: string }): UnitEconomicsGroups {
   const { fields, strings } = p;
@@ -557,64 +563,54 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
   };
   const client = idOf(filter.client);
   const vehicle = idOf(filter.vehicle);
+  const selected: number[] = [];
+  for (let u = 0, n = fields.length / WIDTH; u < n; u++) {
+    const b = u * WIDTH;
+    if ((client === undefined || fields[b + AT.client] === client) && (vehicle === undefined || fields[b + AT.vehicle] === vehicle)) selected.push(u);
+  }
   const byClient = new Groups(p);
   const byVehicle = new Groups(p, [AT.plate, AT.config]);
   const byDriver = new Groups(p, [AT.driverName]);
   const byRoute = new Groups(p, [AT.originName, AT.originCity, AT.originState, AT.destinationName, AT.destinationCity, AT.destinationState]);
-  const clientVehicle = new Groups(p, [], true);
-  const routeVehicle = new Groups(p, [], true);
-  const driverVehicle = new Groups(p, [], true);
-  // The text keys of the km on vehicles, numbered: none and '' are the same text.
-  const textIds = new Map<string, number>();
-  const textId = (text: string): number => {
-    let i = textIds.get(text);
-    if (i === undefined) textIds.set(text, (i = textIds.size));
-    return i;
-  };
-  const textOf = new Map<number, number>();
-  const routes = new TupleIds(2);
-  const route2 = new Int32Array(2);
-  const routeText: number[] = [];
-  const text = (x: number): number => {
-    let i = textOf.get(x);
-    if (i === undefined) textOf.set(x, (i = textId(str(strings[x]))));
-    return i;
-  };
   const total = new Float64Array(SUMS);
-  let selected = 0;
-  for (let u = 0, n = fields.length / WIDTH; u < n; u++) {
+  for (const u of selected) {
     const b = u * WIDTH;
-    const c = fields[b + AT.client]!;
-    const v = fields[b + AT.vehicle]!;
-    if ((client !== undefined && c !== client) || (vehicle !== undefined && v !== vehicle)) continue;
-    selected++;
     for (let j = 0; j < SUMS; j++) total[j]! += p.sums[u * SUMS + j]!;
-    const d = fields[b + AT.driver]!;
-    const o = fields[b + AT.originId]!;
-    const e = fields[b + AT.destinationId]!;
-    byClient.add(c, 0, u);
-    byVehicle.add(v, 0, u);
-    byDriver.add(d, 0, u);
-    route2[0] = o;
-    route2[1] = e;
-    const route = routes.id(route2);
-    byRoute.add(o, e, u);
-    let r = routeText[route];
-    if (r === undefined) routeText[route] = r = textId(`${str(strings[o])}→${str(strings[e])}`);
-    clientVehicle.add(text(c), v, u);
-    routeVehicle.add(r, v, u);
-    driverVehicle.add(text(d), v, u);
+    byClient.add(fields[b + AT.client]!, 0, u);
+    byVehicle.add(fields[b + AT.vehicle]!, 0, u);
+    byDriver.add(fields[b + AT.driver]!, 0, u);
+    byRoute.add(fields[b + AT.originId]!, fields[b + AT.destinationId]!, u);
   }
-  const kmOn = (g: Groups, key: (first: (field: UnitField) => string) => string): KmOnVehicle[] =>
-    g.mapKm((first, km) => ({ key: key(first), vehicle: first('vehicle'), km }));
+  /** A combination's key text in a grouping (the report's: a string, '' for none, routes "origin→destination"). */
+  const keyText: Record<KmGrouping, (b: number) => string> = {
+    client: (b) => str(strings[fields[b + AT.client]!]),
+    driver: (b) => str(strings[fields[b + AT.driver]!]),
+    route: (b) => `${str(strings[fields[b + AT.originId]!])}→${str(strings[fields[b + AT.destinationId]!])}`,
+  };
+  const kmOnVehicles = (grouping: KmGrouping, keys: ReadonlySet<string>): KmOnVehicle[] => {
+    const text = keyText[grouping];
+    const g = new Groups(p, [], true);
+    // The texts asked, numbered; a combination's key is looked up once per distinct key fields.
+    const asked = new Map([...keys].map((k, i) => [k, i]));
+    const seen = new TupleIds(2);
+    const pair = new Int32Array(2);
+    const keyOf: number[] = [];
+    for (const u of selected) {
+      const b = u * WIDTH;
+      pair[0] = grouping === 'route' ? fields[b + AT.originId]! : fields[b + (grouping === 'client' ? AT.client : AT.driver)]!;
+      pair[1] = grouping === 'route' ? fields[b + AT.destinationId]! : 0;
+      const k = seen.id(pair);
+      if (k === keyOf.length) keyOf.push(asked.get(text(b)) ?? -1);
+      const key = keyOf[k]!;
+      if (key >= 0) g.add(key, fields[b + AT.vehicle]!, u);
+    }
+    return g.mapKm((u, km) => ({ key: text(u * WIDTH), vehicle: str(strings[fields[u * WIDTH + AT.vehicle]!]), km }));
+  };
   return {
-    total: selected ? groupRow(total, 0) : null,
+    total: selected.length ? groupRow(total, 0) : null,
     byClient: byClient.map((first, _label, row) => ({ client: first('client'), ...row })),
     byVehicle: byVehicle.map((first, label, row) => ({ vehicle: first('vehicle'), plate: label(0), config: label(1), ...row })),
     byDriver: byDriver.map((first, label, row) => ({ driver: first('driver'), name: label(0), ...row })),
-    clientVehicle: kmOn(clientVehicle, (first) => first('client')),
-    routeVehicle: kmOn(routeVehicle, (first) => `${first('originId')}→${first('destinationId')}`),
-    driverVehicle: kmOn(driverVehicle, (first) => first('driver')),
     byRoute: byRoute.map((first, label, row) => ({
       originId: first('originId'),
       originName: label(0),
@@ -626,6 +622,7 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
       destinationState: label(5),
       ...row,
     })),
+    kmOnVehicles,
   };
 }
 

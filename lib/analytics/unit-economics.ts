@@ -184,15 +184,19 @@ export interface KmOnVehicle {
   km: number;
 }
 
+/** The groupings whose km on each vehicle share the vehicles' costs: per client, route and driver. */
+export type KmGrouping = 'client' | 'route' | 'driver';
+
 export interface UnitEconomicsGroups {
   total: UnitGroupRow | null;
   byClient: (UnitGroupRow & { client: string })[];
   byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
   byDriver: (UnitGroupRow & { driver: string; name: string })[];
-  /** km per (client, vehicle), (route "OR→DE", vehicle), (driver, vehicle). */
-  clientVehicle: KmOnVehicle[];
-  routeVehicle: KmOnVehicle[];
-  driverVehicle: KmOnVehicle[];
+  /**
+   * The km of these clients, routes ("OR→DE") or drivers on each vehicle (a key and vehicle once): asked for
+   * the rows a report lists only (a year at 1M holds hundreds of thousands of route × vehicle pairs).
+   */
+  kmOnVehicles(grouping: KmGrouping, keys: ReadonlySet<string>): KmOnVehicle[];
   byRoute: (UnitGroupRow & {
     originId: string;
     originName: string;
