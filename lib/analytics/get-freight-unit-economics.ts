@@ -35,7 +35,7 @@ import {
   type PlacedCosts,
   type TripKeys,
 } from './trip-costs.ts';
-import { costPoolsOf, foldUnits, periodGroups, periodVehicles } from './unit-economics-day.ts';
+import { costPoolsOf, periodGroups, periodUnitsOf, periodVehicles } from './unit-economics-day.ts';
 import { readFreshUnitEconomics, unitEconomicsRollups } from './unit-economics-rollup-kind.ts';
 import { fromCents } from '../money/cents.ts';
 
@@ -98,7 +98,7 @@ async function fromDocuments(ctx: ServiceContext, tenant: string, period: Analyt
 async function fromKept(ctx: ServiceContext, tenant: string, period: AnalyticsPeriod, filter: Filter): Promise<[UnitEconomicsGroups, PlacedCosts]> {
   const { months, days } = await readFreshUnitEconomics(ctx.db, tenant, period.startDate, period.endDate, ctx.config.queryTimeoutMs);
   const parts = [...months, ...days];
-  const units = foldUnits(parts, period.endDate);
+  const units = periodUnitsOf(parts, period.endDate);
   const vehicles = periodVehicles(units);
   const pools = costPoolsOf(parts, vehicles);
   return [periodGroups(units, filter), await placePeriodCosts(ctx, tenant, period, vehicles, pools)];

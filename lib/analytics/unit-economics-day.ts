@@ -21,7 +21,7 @@ import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, typ
 import { fromMilli, type KmGrouping, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
-export const UNIT_ECONOMICS_ROLLUP_VERSION = 3;
+export const UNIT_ECONOMICS_ROLLUP_VERSION = 4;
 
 /** The trip fields a combination holds, in this order (null when absent or not a string). */
 export const UNIT_FIELDS = [
@@ -266,13 +266,12 @@ export function rollUpUnitEconomicsDays(
 }
 
 /**
- * A period's combinations folded by the grouping fields, as numbers: every distinct string of the
- * period has one id (its index in `strings`), a combination is UNIT_FIELDS.length ids in `fields`
- * (its grouping fields, then the greatest of each label; −1: null) and SUM_FIELDS.length sums in
- * `sums`, in first-seen order. Numbers, so a year's hundred thousand combinations are folded and
- * grouped without building a string key for each.
+ * Combinations folded by the grouping fields, as numbers (what a month keeps: foldUnits): every
+ * distinct string has one id (its index in `strings`), a combination is UNIT_FIELDS.length ids in
+ * `fields` (its grouping fields, then the greatest of each label; −1: null) and SUM_FIELDS.length
+ * sums in `sums`, in first-seen order.
  */
-export interface PeriodUnits {
+export interface FoldedUnits {
   strings: string[];
   fields: Int32Array;
   sums: Float64Array;
@@ -336,6 +335,10 @@ export class TupleIds {
     if (this.size * 2 > this.slots.length) this.rehash();
     return id;
   }
+  /** Component j of tuple `id`. */
+  tuple(id: number, j: number): number {
+    return this.keys[id * this.width + j]!;
+  }
   private rehash(): void {
     const slots = new Int32Array(this.slots.length * 2);
     const mask = slots.length - 1;
@@ -361,7 +364,7 @@ export function foldUnits(
   to: string,
   /** Told of each pair left pending (its next day after `to`), by folded combination: a month keeps them. */
   pending?: (unit: number, next: string, trips: number) => void,
-): PeriodUnits {
+): FoldedUnits {
   const strings: string[] = [];
   const ids = new Map<string, number>();
   // At most every part's combinations: allocated once.
@@ -426,9 +429,49 @@ export function foldUnits(
   return { strings, fields: fields.subarray(0, count * WIDTH), sums: sums.subarray(0, count * SUMS) };
 }
 
-/** The combinations of a period [from, to] from its kept days (in any order; days outside are skipped). */
+/**
+ * A period's parts as a report reads them: every distinct string of the period numbered once
+ * (`strings`), each part's combinations as those numbers (UNIT_FIELDS.length each; −1: null), its
+ * rows as kept, and the trips its pairs take back (those whose next delivery day is in the
+ * period). The report's groups are added from these rows straight into arrays indexed by string
+ * number (routes by a number per origin and destination): no combination of the period is built
+ * or looked up, so each of a year's million rows at 1M/1M costs a few array additions.
+ */
+export interface PeriodUnits {
+  strings: string[];
+  parts: { units: Int32Array; rows: Float64Array; takenBack: { u: number; trips: number }[] }[];
+}
+
+/** A period's parts (its kept months and days, or days), the period ending on `to`. */
+export function periodUnitsOf(parts: readonly UnitFoldPart[], to: string): PeriodUnits {
+  const strings: string[] = [];
+  const ids = new Map<string, number>();
+  return {
+    strings,
+    parts: parts.map((d) => {
+      const local = new Int32Array(d.strings.length);
+      d.strings.forEach((s, i) => {
+        let id = ids.get(s);
+        if (id === undefined) {
+          id = strings.length;
+          strings.push(s);
+          ids.set(s, id);
+        }
+        local[i] = id;
+      });
+      const units = new Int32Array(d.units.length);
+      for (let i = 0; i < units.length; i++) {
+        const s = d.units[i]!;
+        units[i] = s < 0 ? -1 : local[s]!;
+      }
+      return { units, rows: d.rows, takenBack: d.pairs.filter((p) => p.next <= to).map((p) => ({ u: p.u, trips: p.trips })) };
+    }),
+  };
+}
+
+/** The same of a period [from, to] from its kept days (in any order; days outside are skipped). */
 export function periodUnits(days: readonly (UnitFoldPart & Pick<UnitEconomicsDay, 'day'>)[], from: string, to: string): PeriodUnits {
-  return foldUnits(
+  return periodUnitsOf(
     days.filter((d) => d.day >= from && d.day <= to),
     to,
   );
@@ -473,64 +516,74 @@ export function periodCostPools(
 }
 
 /**
- * Groups of a period's combinations by an integer key, in first-seen order: per group its first
- * combination (whose key fields it shares), its sums and the greatest of its labels (`$max` of
- * strings as the database groups them: absent values are skipped; none gives '').
+ * Groups numbered by a dense key (a string number + 1, 0 for none; or a route number), in
+ * first-seen order: per group its key, its sums (SUM_FIELDS, or only km: `kmOnly`) and the
+ * greatest of its labels (`$max` of strings as the database groups them: absent values are
+ * skipped; none gives '').
  */
 class Groups {
-  readonly first: number[] = [];
-  readonly labels: number[] = [];
-  /** SUM_FIELDS per group, or only km (`kmOnly`). */
-  sums = new Float64Array(64 * SUMS);
+  private groupOf = new Int32Array(256);
+  readonly keys: number[] = [];
+  private sums = new Float64Array(64 * SUMS);
+  private labels = new Int32Array(64);
   private readonly width: number;
-  private readonly index = new TupleIds(2);
-  private readonly key = new Int32Array(2);
   constructor(
-    private readonly p: PeriodUnits,
+    private readonly strings: readonly string[],
     private readonly labelAt: readonly number[] = [],
     kmOnly = false,
   ) {
     this.width = kmOnly ? 1 : SUMS;
   }
-  /** Adds combination u to the group of key (a, b). */
-  add(a: number, b: number, u: number): void {
-    const { fields, sums, strings } = this.p;
-    this.key[0] = a;
-    this.key[1] = b;
-    const g = this.index.id(this.key);
-    const w = this.width;
-    if (g === this.first.length) {
-      this.first.push(u);
-      for (let i = 0; i < this.labelAt.length; i++) this.labels.push(-1);
-      if ((g + 1) * w > this.sums.length) {
+  /** The number of the group of `key` (a new group when unseen). */
+  group(key: number): number {
+    if (key >= this.groupOf.length) {
+      const grown = new Int32Array(Math.max(key + 1, this.groupOf.length * 2));
+      grown.set(this.groupOf);
+      this.groupOf = grown;
+    }
+    let g = this.groupOf[key]! - 1;
+    if (g < 0) {
+      g = this.keys.length;
+      this.groupOf[key] = g + 1;
+      this.keys.push(key);
+      if ((g + 1) * this.width > this.sums.length) {
         const grown = new Float64Array(this.sums.length * 2);
         grown.set(this.sums);
         this.sums = grown;
       }
+      const n = this.labelAt.length;
+      if ((g + 1) * n > this.labels.length) {
+        const grown = new Int32Array(this.labels.length * 2);
+        grown.set(this.labels);
+        this.labels = grown;
+      }
+      this.labels.fill(-1, g * n, (g + 1) * n);
     }
-    if (w === 1) this.sums[g]! += sums[u * SUMS + KM]!;
-    else for (let j = 0; j < SUMS; j++) this.sums[g * SUMS + j]! += sums[u * SUMS + j]!;
+    return g;
+  }
+  /** Adds row r of `rows` (its sums after the combination's index) to group g, and the labels of the row's combination. */
+  add(g: number, rows: Float64Array, r: number, units: Int32Array, base: number): void {
+    const w = this.width;
+    if (w === 1) this.sums[g]! += rows[r + 1 + KM]!;
+    else for (let j = 0; j < SUMS; j++) this.sums[g * SUMS + j]! += rows[r + 1 + j]!;
     const n = this.labelAt.length;
     for (let i = 0; i < n; i++) {
-      const v = fields[u * WIDTH + this.labelAt[i]!]!;
+      const v = units[base + this.labelAt[i]!]!;
       const cur = this.labels[g * n + i]!;
-      if (v >= 0 && v !== cur && (cur < 0 || strings[v]! > strings[cur]!)) this.labels[g * n + i] = v;
+      if (v >= 0 && v !== cur && (cur < 0 || this.strings[v]! > this.strings[cur]!)) this.labels[g * n + i] = v;
     }
   }
-  /** Per group: its first combination's field, its labels, its row of sums. */
-  map<T>(f: (first: (field: UnitField) => string, label: (i: number) => string, row: UnitGroupRow) => T): T[] {
-    const { fields, strings } = this.p;
-    return this.first.map((u, g) =>
-      f(
-        (field) => str(strings[fields[u * WIDTH + AT[field]]!]),
-        (i) => str(strings[this.labels[g * this.labelAt.length + i]!]),
-        groupRow(this.sums, g * SUMS),
-      ),
-    );
+  takeBack(g: number, trips: number): void {
+    this.sums[g * SUMS]! -= trips;
   }
-  /** Per group of a `kmOnly` grouping: its first combination and its km. */
-  mapKm<T>(f: (first: number, km: number) => T): T[] {
-    return this.first.map((u, g) => f(u, fromMilli(this.sums[g]!)));
+  /** Per group: its key, a label by position, its row of sums. */
+  map<T>(f: (key: number, label: (i: number) => string, row: UnitGroupRow) => T): T[] {
+    const n = this.labelAt.length;
+    return this.keys.map((key, g) => f(key, (i) => str(this.strings[this.labels[g * n + i]!]), groupRow(this.sums, g * SUMS)));
+  }
+  /** Per group of a `kmOnly` grouping: its key and its km. */
+  mapKm<T>(f: (key: number, km: number) => T): T[] {
+    return this.keys.map((key, g) => f(key, fromMilli(this.sums[g]!)));
   }
 }
 
@@ -546,15 +599,31 @@ const groupRow = (s: Float64Array, at: number): UnitGroupRow => ({
 });
 const str = (v: string | null | undefined): string => v ?? '';
 
+/** Each row of the period (the combination in `units` at `base`), then each trip taken back, of the combinations `keep` allows. */
+function eachRow(
+  p: PeriodUnits,
+  keep: (units: Int32Array, base: number) => boolean,
+  row: (units: Int32Array, base: number, rows: Float64Array, r: number) => void,
+  takeBack: (units: Int32Array, base: number, trips: number) => void,
+): void {
+  for (const { units, rows, takenBack } of p.parts) {
+    for (let r = 0; r < rows.length; r += ROW_WIDTH) {
+      const base = (rows[r]! | 0) * WIDTH;
+      if (keep(units, base)) row(units, base, rows, r);
+    }
+    for (const t of takenBack) if (keep(units, t.u * WIDTH)) takeBack(units, t.u * WIDTH, t.trips);
+  }
+}
+
 /**
  * The report's groups (as lib/analytics/trip-audits-repo.ts unitEconomicsGroups answers them)
- * from a period's combinations: those the filters allow, added per client, vehicle, driver and
- * route, labels the greatest of the period's trips. The km on each vehicle are read when asked,
- * for the keys asked, keyed as the report reads them (the client, driver or "origin→destination"
- * as text: none and '' are one).
+ * from a period's parts: the rows of the combinations the filters allow, added per client,
+ * vehicle, driver and route, labels the greatest of the period's trips. The km on each vehicle
+ * are added when asked, for the keys asked, keyed as the report reads them (the client, driver
+ * or "origin→destination" as text: none and '' are one).
  */
 export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?: string }): UnitEconomicsGroups {
-  const { fields, strings } = p;
+  const { strings } = p;
   // A value no combination holds matches none (−2: not even a null).
   const idOf = (v: string | undefined): number | undefined => {
     if (v === undefined) return undefined;
@@ -563,72 +632,105 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
   };
   const client = idOf(filter.client);
   const vehicle = idOf(filter.vehicle);
-  const selected: number[] = [];
-  for (let u = 0, n = fields.length / WIDTH; u < n; u++) {
-    const b = u * WIDTH;
-    if ((client === undefined || fields[b + AT.client] === client) && (vehicle === undefined || fields[b + AT.vehicle] === vehicle)) selected.push(u);
-  }
-  const byClient = new Groups(p);
-  const byVehicle = new Groups(p, [AT.plate, AT.config]);
-  const byDriver = new Groups(p, [AT.driverName]);
-  const byRoute = new Groups(p, [AT.originName, AT.originCity, AT.originState, AT.destinationName, AT.destinationCity, AT.destinationState]);
+  const keep = (units: Int32Array, base: number): boolean =>
+    (client === undefined || units[base + AT.client] === client) && (vehicle === undefined || units[base + AT.vehicle] === vehicle);
+  const routes = new TupleIds(2);
+  const pair = new Int32Array(2);
+  const routeOf = (units: Int32Array, base: number): number => {
+    pair[0] = units[base + AT.originId]!;
+    pair[1] = units[base + AT.destinationId]!;
+    return routes.id(pair);
+  };
+  const byClient = new Groups(strings);
+  const byVehicle = new Groups(strings, [AT.plate, AT.config]);
+  const byDriver = new Groups(strings, [AT.driverName]);
+  const byRoute = new Groups(strings, [AT.originName, AT.originCity, AT.originState, AT.destinationName, AT.destinationCity, AT.destinationState]);
   const total = new Float64Array(SUMS);
-  for (const u of selected) {
-    const b = u * WIDTH;
-    for (let j = 0; j < SUMS; j++) total[j]! += p.sums[u * SUMS + j]!;
-    byClient.add(fields[b + AT.client]!, 0, u);
-    byVehicle.add(fields[b + AT.vehicle]!, 0, u);
-    byDriver.add(fields[b + AT.driver]!, 0, u);
-    byRoute.add(fields[b + AT.originId]!, fields[b + AT.destinationId]!, u);
-  }
-  /** A combination's key text in a grouping (the report's: a string, '' for none, routes "origin→destination"). */
-  const keyText: Record<KmGrouping, (b: number) => string> = {
-    client: (b) => str(strings[fields[b + AT.client]!]),
-    driver: (b) => str(strings[fields[b + AT.driver]!]),
-    route: (b) => `${str(strings[fields[b + AT.originId]!])}→${str(strings[fields[b + AT.destinationId]!])}`,
+  let selected = 0;
+  eachRow(
+    p,
+    keep,
+    (units, base, rows, r) => {
+      selected++;
+      for (let j = 0; j < SUMS; j++) total[j]! += rows[r + 1 + j]!;
+      byClient.add(byClient.group(units[base + AT.client]! + 1), rows, r, units, base);
+      byVehicle.add(byVehicle.group(units[base + AT.vehicle]! + 1), rows, r, units, base);
+      byDriver.add(byDriver.group(units[base + AT.driver]! + 1), rows, r, units, base);
+      byRoute.add(byRoute.group(routeOf(units, base)), rows, r, units, base);
+    },
+    (units, base, trips) => {
+      total[0]! -= trips;
+      byClient.takeBack(byClient.group(units[base + AT.client]! + 1), trips);
+      byVehicle.takeBack(byVehicle.group(units[base + AT.vehicle]! + 1), trips);
+      byDriver.takeBack(byDriver.group(units[base + AT.driver]! + 1), trips);
+      byRoute.takeBack(byRoute.group(routeOf(units, base)), trips);
+    },
+  );
+  const name = (key: number): string => str(strings[key - 1]);
+  const routeEnds = (route: number): [string, string] => [str(strings[routes.tuple(route, 0)]), str(strings[routes.tuple(route, 1)])];
+  /** A combination's key text in a grouping (the report's: a string, '' for none; routes "origin→destination"). */
+  const keyText: Record<KmGrouping, (units: Int32Array, base: number) => string> = {
+    client: (units, base) => str(strings[units[base + AT.client]!]),
+    driver: (units, base) => str(strings[units[base + AT.driver]!]),
+    route: (units, base) => routeEnds(routeOf(units, base)).join('→'),
   };
   const kmOnVehicles = (grouping: KmGrouping, keys: ReadonlySet<string>): KmOnVehicle[] => {
     const text = keyText[grouping];
-    const g = new Groups(p, [], true);
-    // The texts asked, numbered; a combination's key is looked up once per distinct key fields.
-    const asked = new Map([...keys].map((k, i) => [k, i]));
-    const seen = new TupleIds(2);
-    const pair = new Int32Array(2);
-    const keyOf: number[] = [];
-    for (const u of selected) {
-      const b = u * WIDTH;
-      pair[0] = grouping === 'route' ? fields[b + AT.originId]! : fields[b + (grouping === 'client' ? AT.client : AT.driver)]!;
-      pair[1] = grouping === 'route' ? fields[b + AT.destinationId]! : 0;
-      const k = seen.id(pair);
-      if (k === keyOf.length) keyOf.push(asked.get(text(b)) ?? -1);
-      const key = keyOf[k]!;
-      if (key >= 0) g.add(key, fields[b + AT.vehicle]!, u);
-    }
-    return g.mapKm((u, km) => ({ key: text(u * WIDTH), vehicle: str(strings[fields[u * WIDTH + AT.vehicle]!]), km }));
+    const asked = [...keys];
+    const askedAt = new Map(asked.map((k, i) => [k, i]));
+    // Per key number of the grouping (string number + 1, or route number): its index among the keys asked, −1 when not asked.
+    const askedOf = new Map<number, number>();
+    const keyOf = (units: Int32Array, base: number): number =>
+      grouping === 'route' ? routeOf(units, base) : units[base + (grouping === 'client' ? AT.client : AT.driver)]! + 1;
+    const pairs = new TupleIds(2);
+    const g = new Groups(strings, [], true);
+    eachRow(
+      p,
+      keep,
+      (units, base, rows, r) => {
+        const k = keyOf(units, base);
+        let a = askedOf.get(k);
+        if (a === undefined) askedOf.set(k, (a = askedAt.get(text(units, base)) ?? -1));
+        if (a < 0) return;
+        pair[0] = a;
+        pair[1] = units[base + AT.vehicle]!;
+        g.add(g.group(pairs.id(pair)), rows, r, units, base);
+      },
+      () => undefined,
+    );
+    return g.mapKm((id, km) => ({ key: asked[pairs.tuple(id, 0)]!, vehicle: str(strings[pairs.tuple(id, 1)]), km }));
   };
   return {
-    total: selected.length ? groupRow(total, 0) : null,
-    byClient: byClient.map((first, _label, row) => ({ client: first('client'), ...row })),
-    byVehicle: byVehicle.map((first, label, row) => ({ vehicle: first('vehicle'), plate: label(0), config: label(1), ...row })),
-    byDriver: byDriver.map((first, label, row) => ({ driver: first('driver'), name: label(0), ...row })),
-    byRoute: byRoute.map((first, label, row) => ({
-      originId: first('originId'),
-      originName: label(0),
-      originCity: label(1),
-      originState: label(2),
-      destinationId: first('destinationId'),
-      destinationName: label(3),
-      destinationCity: label(4),
-      destinationState: label(5),
-      ...row,
-    })),
+    total: selected ? groupRow(total, 0) : null,
+    byClient: byClient.map((key, _label, row) => ({ client: name(key), ...row })),
+    byVehicle: byVehicle.map((key, label, row) => ({ vehicle: name(key), plate: label(0), config: label(1), ...row })),
+    byDriver: byDriver.map((key, label, row) => ({ driver: name(key), name: label(0), ...row })),
+    byRoute: byRoute.map((route, label, row) => {
+      const [originId, destinationId] = routeEnds(route);
+      return {
+        originId,
+        originName: label(0),
+        originCity: label(1),
+        originState: label(2),
+        destinationId,
+        destinationName: label(3),
+        destinationCity: label(4),
+        destinationState: label(5),
+        ...row,
+      };
+    }),
     kmOnVehicles,
   };
 }
 
 /** Tenant-wide delivered km per vehicle of a period, with its greatest plate (lib/analytics/trip-audits-repo.ts deliveredKmByVehicle). */
 export function periodVehicles(p: PeriodUnits): { vehicle: string; plate: string; km: number }[] {
-  const g = new Groups(p, [AT.plate]);
-  for (let u = 0, n = p.fields.length / WIDTH; u < n; u++) g.add(p.fields[u * WIDTH + AT.vehicle]!, 0, u);
-  return g.map((first, label, row) => ({ vehicle: first('vehicle'), plate: label(0), km: row.km }));
+  const g = new Groups(p.strings, [AT.plate]);
+  eachRow(
+    p,
+    () => true,
+    (units, base, rows, r) => g.add(g.group(units[base + AT.vehicle]! + 1), rows, r, units, base),
+    (units, base, trips) => g.takeBack(g.group(units[base + AT.vehicle]! + 1), trips),
+  );
+  return g.map((key, label, row) => ({ vehicle: str(p.strings[key - 1]), plate: label(0), km: row.km }));
 }

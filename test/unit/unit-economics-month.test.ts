@@ -6,7 +6,7 @@
 import t from 'tap';
 import {
   costPoolsOf,
-  foldUnits,
+  periodUnitsOf,
   periodGroups,
   periodUnits,
   rollUpUnitEconomicsDays,
@@ -88,7 +88,7 @@ t.test('a month: one combination per grouping, labels the greatest, trips once, 
 });
 
 t.test('a period from months and days: each trip once, as from the days', async (t) => {
-  const total = (parts: Parameters<typeof foldUnits>[0], to: string) => periodGroups(foldUnits(parts, to), {}).total;
+  const total = (parts: Parameters<typeof periodUnitsOf>[0], to: string) => periodGroups(periodUnitsOf(parts, to), {}).total;
   // Three trips, 5 legs, 720 km, 9,200.00.
   const both = { trips: 3, legs: 5, km: 720, revenueC: 920_000, loaded: 5000, offloaded: 4950, tollC: 0 };
   t.same(total([march, april], '2026-04-30'), both, 'two months');
@@ -104,7 +104,7 @@ t.test('a period from months and days: each trip once, as from the days', async 
     { trips: 2, legs: 4, km: 420, revenueC: 520_000, loaded: 4000, offloaded: 3960, tollC: 0 },
     'March and 1–5 April: the trip delivered on 30 March and 2 April counts once',
   );
-  const g = periodGroups(foldUnits([march, april], '2026-04-30'), {});
+  const g = periodGroups(periodUnitsOf([march, april], '2026-04-30'), {});
   t.same(
     g.byDriver.map((d) => [d.driver, d.name, d.trips]),
     [['HEGR751212AB3', 'RAUL HERNANDEZ GARCIA', 3]],
