@@ -18,7 +18,7 @@ import {
   meanLegKm,
   unitRow,
   type CostFigures,
-  type KmGrouping,
+  type KmOnVehicle,
   type LitresBasis,
   type UnitGroupRow,
   type UnitRow,
@@ -122,10 +122,10 @@ export async function getFreightUnitEconomics(
   const filter: Filter = { ...(input.client ? { client: input.client } : {}), ...(input.vehicle ? { vehicle: input.vehicle } : {}) };
   const kept = !opts.fromDocuments && (await unitEconomicsRollups.ready(ctx.db));
   const [g, placed] = await (kept ? fromKept : fromDocuments)(ctx, tenant, period, filter);
-  // Per key its km on each vehicle (a key and vehicle once per row), for the keys listed.
-  const kmOn = (grouping: KmGrouping, keys: readonly string[]): Map<string, [string, number][]> => {
+  // Per key its km on each vehicle (a key and vehicle once per row).
+  const byKey = (rows: readonly KmOnVehicle[]): Map<string, [string, number][]> => {
     const m = new Map<string, [string, number][]>();
-    for (const r of g.kmOnVehicles(grouping, new Set(keys))) {
+    for (const r of rows) {
       const list = m.get(r.key);
       if (list) list.push([r.vehicle, r.km]);
       else m.set(r.key, [[r.vehicle, r.km]]);
@@ -152,10 +152,12 @@ export async function getFreightUnitEconomics(
   const withData = <A, B>(c: Capped<A>, f: (a: A) => B): Capped<B> => ({ ...c, data: c.data.map(f) });
   const none: [string, number][] = [];
   const clientRows = listed(g.byClient, (r) => r.client);
-  const byClientVehicle = kmOn(
-    'client',
-    clientRows.data.map((x) => x.key),
-  );
+  const driverRows = listed(g.byDriver, (r) => r.driver);
+  const routeRows = listed(g.byRoute, (r) => `${r.originId}→${r.destinationId}`);
+  // The km on vehicles of the clients, drivers and routes listed only.
+  const keysOf = (c: Capped<{ key: string }>): Set<string> => new Set(c.data.map((x) => x.key));
+  const km = g.kmOnVehicles({ client: keysOf(clientRows), driver: keysOf(driverRows), route: keysOf(routeRows) });
+  const [byClientVehicle, byDriverVehicle, byRouteVehicle] = [byKey(km.client), byKey(km.driver), byKey(km.route)];
   const tripCByClient = tripsBy((x) => x.client);
   const clients = withData(clientRows, ({ r, key, row }) => ({ client: key, ...costed(r, row, byClientVehicle.get(key) ?? none, tripCByClient.get(key)) }));
   const tripCByVehicle = tripsBy((x) => x.vehicle);
@@ -168,22 +170,12 @@ export async function getFreightUnitEconomics(
       ...costed(r, row, [[r.vehicle, r.km]], tripCByVehicle.get(r.vehicle)),
     }),
   );
-  const driverRows = listed(g.byDriver, (r) => r.driver);
-  const byDriverVehicle = kmOn(
-    'driver',
-    driverRows.data.map((x) => x.key),
-  );
   const tripCByDriver = tripsBy((x) => x.driver);
   const drivers = withData(driverRows, ({ r, key, row }) => ({
     driver: key,
     name: r.name,
     ...costed(r, row, byDriverVehicle.get(key) ?? none, tripCByDriver.get(key)),
   }));
-  const routeRows = listed(g.byRoute, (r) => `${r.originId}→${r.destinationId}`);
-  const byRouteVehicle = kmOn(
-    'route',
-    routeRows.data.map((x) => x.key),
-  );
   const tripCByRoute = tripsBy((x) => x.routeKey);
   const routes = withData(routeRows, ({ r, key, row }): RouteCatalogDetails => ({
     routeKey: key,

@@ -425,10 +425,13 @@ export async function unitEconomicsGroups(
     byClient: (facet?.byClient ?? []).map((g) => ({ client: str(g._id), ...base(g) })),
     byVehicle: (facet?.byVehicle ?? []).map((g) => ({ vehicle: str(g._id), plate: str(g.plate), config: str(g.config), ...base(g) })),
     byDriver: (facet?.byDriver ?? []).map((g) => ({ driver: str(g._id), name: str(g.name), ...base(g) })),
-    kmOnVehicles: (grouping, keys) =>
-      (facet?.[KM_FACETS[grouping]] ?? [])
-        .filter((g) => keys.has(str(g._id.k)))
-        .map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) })),
+    kmOnVehicles: (keys) => {
+      const of = (grouping: KmGrouping) =>
+        (facet?.[KM_FACETS[grouping]] ?? [])
+          .filter((g) => keys[grouping].has(str(g._id.k)))
+          .map((g) => ({ key: str(g._id.k), vehicle: str(g._id.v), km: fromMilli(g.km) }));
+      return { client: of('client'), route: of('route'), driver: of('driver') };
+    },
     byRoute: (facet?.byRoute ?? []).map((g) => {
       const id = g._id as { o?: string; d?: string };
       return {

@@ -668,37 +668,40 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
   );
   const name = (key: number): string => str(strings[key - 1]);
   const routeEnds = (route: number): [string, string] => [str(strings[routes.tuple(route, 0)]), str(strings[routes.tuple(route, 1)])];
-  /** A combination's key text in a grouping (the report's: a string, '' for none; routes "origin→destination"). */
-  const keyText: Record<KmGrouping, (units: Int32Array, base: number) => string> = {
-    client: (units, base) => str(strings[units[base + AT.client]!]),
-    driver: (units, base) => str(strings[units[base + AT.driver]!]),
-    route: (units, base) => routeEnds(routeOf(units, base)).join('→'),
-  };
-  const kmOnVehicles = (grouping: KmGrouping, keys: ReadonlySet<string>): KmOnVehicle[] => {
-    const text = keyText[grouping];
-    const asked = [...keys];
-    const askedAt = new Map(asked.map((k, i) => [k, i]));
-    // Per key number of the grouping (string number + 1, or route number): its index among the keys asked, −1 when not asked.
-    const askedOf = new Map<number, number>();
-    const keyOf = (units: Int32Array, base: number): number =>
-      grouping === 'route' ? routeOf(units, base) : units[base + (grouping === 'client' ? AT.client : AT.driver)]! + 1;
-    const pairs = new TupleIds(2);
-    const g = new Groups(strings, [], true);
+  /**
+   * The km of the keys asked on each vehicle, the three groupings in one walk of the rows: a key
+   * number (string number + 1, or route number) maps to its index among the keys asked (−1: not
+   * asked), and a (key, vehicle) pair is the dense number index × (strings + 1) + vehicle + 1.
+   */
+  const kmOnVehicles = (keys: Readonly<Record<KmGrouping, ReadonlySet<string>>>): Record<KmGrouping, KmOnVehicle[]> => {
+    const span = strings.length + 1;
+    const askedIn = (grouping: KmGrouping, keyCount: number, text: (key: number) => string) => {
+      const asked = [...keys[grouping]];
+      const at = new Map(asked.map((k, i) => [k, i]));
+      const index = new Int32Array(keyCount);
+      for (let k = 0; k < keyCount; k++) index[k] = at.get(text(k)) ?? -1;
+      return { asked, index, km: new Groups(strings, [], true) };
+    };
+    const client = askedIn('client', span, name);
+    const driver = askedIn('driver', span, name);
+    const route = askedIn('route', routes.size, (r) => routeEnds(r).join('→'));
+    const add = (g: { index: Int32Array; km: Groups }, key: number, units: Int32Array, base: number, rows: Float64Array, r: number): void => {
+      const a = g.index[key]!;
+      if (a >= 0) g.km.add(g.km.group(a * span + units[base + AT.vehicle]! + 1), rows, r, units, base);
+    };
     eachRow(
       p,
       keep,
       (units, base, rows, r) => {
-        const k = keyOf(units, base);
-        let a = askedOf.get(k);
-        if (a === undefined) askedOf.set(k, (a = askedAt.get(text(units, base)) ?? -1));
-        if (a < 0) return;
-        pair[0] = a;
-        pair[1] = units[base + AT.vehicle]!;
-        g.add(g.group(pairs.id(pair)), rows, r, units, base);
+        add(client, units[base + AT.client]! + 1, units, base, rows, r);
+        add(driver, units[base + AT.driver]! + 1, units, base, rows, r);
+        add(route, routeOf(units, base), units, base, rows, r);
       },
       () => undefined,
     );
-    return g.mapKm((id, km) => ({ key: asked[pairs.tuple(id, 0)]!, vehicle: str(strings[pairs.tuple(id, 1)]), km }));
+    const out = (g: { asked: string[]; km: Groups }): KmOnVehicle[] =>
+      g.km.mapKm((pair, km) => ({ key: g.asked[Math.floor(pair / span)]!, vehicle: name(pair % span), km }));
+    return { client: out(client), driver: out(driver), route: out(route) };
   };
   return {
     total: selected ? groupRow(total, 0) : null,

@@ -193,10 +193,10 @@ export interface UnitEconomicsGroups {
   byVehicle: (UnitGroupRow & { vehicle: string; plate: string; config: string })[];
   byDriver: (UnitGroupRow & { driver: string; name: string })[];
   /**
-   * The km of these clients, routes ("OR→DE") or drivers on each vehicle (a key and vehicle once): asked for
+   * The km of these clients, routes ("OR→DE") and drivers on each vehicle (a key and vehicle once): asked for
    * the rows a report lists only (a year at 1M holds hundreds of thousands of route × vehicle pairs).
    */
-  kmOnVehicles(grouping: KmGrouping, keys: ReadonlySet<string>): KmOnVehicle[];
+  kmOnVehicles(keys: Readonly<Record<KmGrouping, ReadonlySet<string>>>): Record<KmGrouping, KmOnVehicle[]>;
   byRoute: (UnitGroupRow & {
     originId: string;
     originName: string;
