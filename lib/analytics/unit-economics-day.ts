@@ -351,6 +351,26 @@ export class TupleIds {
   }
 }
 
+/** The distinct strings of several parts numbered once, in first-seen order. */
+class StringNumbers {
+  readonly strings: string[] = [];
+  private readonly ids = new Map<string, number>();
+  /** A part's strings as these numbers (its index → the number). */
+  of(part: readonly string[]): Int32Array {
+    const local = new Int32Array(part.length);
+    part.forEach((s, i) => {
+      let id = this.ids.get(s);
+      if (id === undefined) {
+        id = this.strings.length;
+        this.strings.push(s);
+        this.ids.set(s, id);
+      }
+      local[i] = id;
+    });
+    return local;
+  }
+}
+
 /**
  * Folds kept days (or months) into a period's combinations: each trip counted once (its first
  * delivery day in the period adds 1, a later one adds 1 and its pair, whose next day is ≤ `to`,
@@ -365,8 +385,8 @@ export function foldUnits(
   /** Told of each pair left pending (its next day after `to`), by folded combination: a month keeps them. */
   pending?: (unit: number, next: string, trips: number) => void,
 ): FoldedUnits {
-  const strings: string[] = [];
-  const ids = new Map<string, number>();
+  const numbers = new StringNumbers();
+  const { strings } = numbers;
   // At most every part's combinations: allocated once.
   const most = parts.reduce((n, d) => n + d.units.length / WIDTH, 0);
   const fields = new Int32Array(most * WIDTH);
@@ -375,16 +395,7 @@ export function foldUnits(
   const keys = new TupleIds(KEY_AT.length, most);
   const key = new Int32Array(KEY_AT.length);
   for (const d of parts) {
-    const local = new Int32Array(d.strings.length);
-    d.strings.forEach((s, i) => {
-      let id = ids.get(s);
-      if (id === undefined) {
-        id = strings.length;
-        strings.push(s);
-        ids.set(s, id);
-      }
-      local[i] = id;
-    });
+    const local = numbers.of(d.strings);
     const packed = d.units;
     const byUnit = new Int32Array(packed.length / WIDTH).fill(-1);
     const at = (u: number): number => {
@@ -444,21 +455,11 @@ export interface PeriodUnits {
 
 /** A period's parts (its kept months and days, or days), the period ending on `to`. */
 export function periodUnitsOf(parts: readonly UnitFoldPart[], to: string): PeriodUnits {
-  const strings: string[] = [];
-  const ids = new Map<string, number>();
+  const numbers = new StringNumbers();
   return {
-    strings,
+    strings: numbers.strings,
     parts: parts.map((d) => {
-      const local = new Int32Array(d.strings.length);
-      d.strings.forEach((s, i) => {
-        let id = ids.get(s);
-        if (id === undefined) {
-          id = strings.length;
-          strings.push(s);
-          ids.set(s, id);
-        }
-        local[i] = id;
-      });
+      const local = numbers.of(d.strings);
       const units = new Int32Array(d.units.length);
       for (let i = 0; i < units.length; i++) {
         const s = d.units[i]!;
