@@ -269,7 +269,11 @@ export default async function alertsWorkerTests(t: Test): Promise<void> {
   t.test('nothing found: a clear record', async (t) => {
     const r = await runRule(t, 'unbilled-deliveries', '2025-01', 'analyst');
     t.match(r, { status: 'clear', message: 'Every trip delivered in 2025-01 is billed', findings: [], summary: { findings: 0, amount: 0 } });
-    const jobs = await get('/api/alerts/jobs?cycleKey=2025-01&state=completed');
+    // The record is stored by the run; the job's end is recorded after it returns: wait for that, bounded.
+    const jobs = await waitFor('the job recorded as completed', async () => {
+      const res = await get('/api/alerts/jobs?cycleKey=2025-01&state=completed');
+      return res.json().data.length ? res : null;
+    });
     assertConforms(t, jobs, 'GET', '/api/alerts/jobs');
     t.match(jobs.json().data[0], { state: 'completed', nextRunAt: null, failCount: 0 });
     t.ok(jobs.json().data[0].lastFinishedAt);
@@ -286,7 +290,11 @@ export default async function alertsWorkerTests(t: Test): Promise<void> {
   t.test('failures are retried with backoff and recorded', async (t) => {
     const recovered = await runRule(t, 'tax-findings', '2026-02', 'flaky', { failTimes: 2 });
     t.equal(recovered.attempts, 3, 'third attempt stored the record');
-    const job = (await get('/api/alerts/jobs?userId=flaky')).json().data[0];
+    // The third attempt stored the record; the job leaves `running` once its end is recorded, after the run returns.
+    const job = await waitFor('the job to leave running', async () => {
+      const j = (await get('/api/alerts/jobs?userId=flaky')).json().data[0];
+      return j && j.state !== 'running' ? j : null;
+    });
     t.match(job, { state: 'completed', failCount: 0 });
     t.same(
       job.failures.map((f: Json) => [f.attempt, f.error]),
