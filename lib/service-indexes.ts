@@ -20,7 +20,7 @@ import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
 import { TAX_POSITION_ROLLUP_INDEXES } from './tax/tax-position-rollups-indexes.ts';
 import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
-import { RECEIVABLES_ROLLUP_INDEXES } from './analytics/receivables-rollups-indexes.ts';
+import { RECEIVABLES_ROLLUP_INDEXES, RETIRED_RECEIVABLES_INDEXES } from './analytics/receivables-rollups-indexes.ts';
 import { DISPATCH_TO_BILL_ROLLUP_INDEXES } from './analytics/dispatch-to-bill-rollups-indexes.ts';
 import { UNIT_ECONOMICS_ROLLUP_INDEXES } from './analytics/unit-economics-rollups-indexes.ts';
 import { DISCOUNTS_SHRINKAGE_ROLLUP_INDEXES } from './analytics/discounts-shrinkage-rollups-indexes.ts';
@@ -56,4 +56,5 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
 export async function ensureIndexes(db: Db): Promise<void> {
   await ensureIndexSpecs(db, INDEXES);
   await dropRetiredIndexes(db, RETIRED_TRIP_INDEXES);
+  await dropRetiredIndexes(db, RETIRED_RECEIVABLES_INDEXES);
 }

@@ -60,6 +60,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.openSpans]: 'tenant',
   [COLLECTIONS.receivablesDays]: 'tenant',
   [COLLECTIONS.openNowDays]: 'tenant',
+  [COLLECTIONS.openItemMonths]: 'tenant',
   [COLLECTIONS.taxPositionMonths]: 'tenant',
   [COLLECTIONS.taxPositionLines]: 'tenant',
   [COLLECTIONS.fleetRollups]: 'tenant',

@@ -48,9 +48,9 @@ import type { Ratio } from './stats.ts';
 import type { OpenReceivable } from './receivables-aging.ts';
 import {
   keptFirstOpenNow,
-  keptOpenReceivables,
   keptOpenSums,
   type OpenSums,
+  type RankedOpen,
   keptPaymentDelays,
   keptRevenueByClient,
   readForecastDays,
@@ -146,21 +146,6 @@ async function openInvoices(rows: AsyncIterable<OpenInvoiceRow>): Promise<{ invo
   return { invoices, byId };
 }
 
-/**
- * `fromDocuments`: read the documents even when the receivables' forms are kept (the reference
- * implementation the differential test compares the kept answer with).
- */
-/** The open invoices of the kept open items (already open at asOf), in the same form. */
-function openInvoicesKept(rows: readonly OpenReceivable[]): { invoices: OpenInvoice[]; byId: Map<string, OpenInvoiceDetail> } {
-  const invoices: OpenInvoice[] = [];
-  const byId = new Map<string, OpenInvoiceDetail>();
-  for (const r of rows) {
-    byId.set(r.id, { clientName: r.clientName, date: r.invoiceDate, uuid: r.uuid });
-    invoices.push({ id: r.id, client: r.client, invoiceDate: r.invoiceDate, outstanding: r.outstanding });
-  }
-  return { invoices, byId };
-}
-
 /** What the answer says of the open invoices: per client, the forecast's buckets, the first items. */
 interface OpenAnswer {
   receivables: ClientReceivables;
@@ -221,7 +206,7 @@ async function openSumsAnswer(ctx: ServiceContext, tenant: string, open: OpenSum
   const sums = forecastOpenNow(days, o.only, o.terms, o.delays, o.asOf, o.bucket);
   const offset = (c: string): number => Math.round(o.creditDays(c)) + Math.round(delayFor(o.delays, c).delayDays);
   const asOfDay = mxDateString(o.asOf);
-  const itemOf = (r: OpenReceivable): ForecastItem | null =>
+  const itemOf = (r: RankedOpen): ForecastItem | null =>
     forecastItemOf({ id: r.id, client: r.client, invoiceDate: r.invoiceDate, outstanding: r.outstanding }, o.creditDays, o.delays, asOfDay);
   const candidates = await keptFirstOpenNow(
     ctx.db,
@@ -251,6 +236,10 @@ async function openSumsAnswer(ctx: ServiceContext, tenant: string, open: OpenSum
   };
 }
 
+/**
+ * `fromDocuments`: read the documents even when the receivables' forms are kept (the reference
+ * implementation the differential test compares the kept answer with).
+ */
 export async function getCashInflowForecast(
   ctx: ServiceContext,
   tenant: string,
@@ -287,8 +276,7 @@ export async function getCashInflowForecast(
     }),
     (async (): Promise<{ sums: OpenSums } | { invoices: OpenInvoice[]; byId: Map<string, OpenInvoiceDetail> }> => {
       if (!kept) return openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout));
-      const sums = await keptOpenSums(ctx.db, tenant, asOf, only, timeout);
-      return sums ? { sums } : openInvoicesKept(await keptOpenReceivables(ctx.db, tenant, asOf, only, timeout));
+      return { sums: await keptOpenSums(ctx.db, tenant, asOf, only, timeout) };
     })(),
     kept
       ? keptRevenueByClient(keptDays, { startDate: period.startDate, endDate: period.endDate, ...(only ? { client: only } : {}) })

@@ -12,7 +12,7 @@ import { mxDateString } from '../time/mexico-city.ts';
 import { asOfInstant } from '../shared/as-of-day.ts';
 import { openInvoiceOf } from './forecast.ts';
 import { AgingAccumulator, type Aging, type OpenReceivable } from './receivables-aging.ts';
-import { keptFirstOpenNow, keptOpenReceivables, keptOpenSums, useKeptReceivables } from './kept-receivables.ts';
+import { keptFirstOpenNow, keptOpenSums, useKeptReceivables, type RankedOpen } from './kept-receivables.ts';
 import { minOffsetDays } from './open-now.ts';
 import { streamOpenInvoices } from './receivables-repo.ts';
 import { asOfOut, type AsOfOut } from './report.ts';
@@ -72,19 +72,16 @@ export async function getReceivablesAging(
   const timeout = ctx.config.queryTimeoutMs;
   const kept = await useKeptReceivables(ctx.db, tenant, mxDateString(asOf), timeout, opts.fromDocuments);
   const only = client || undefined;
-  const sums = kept ? await keptOpenSums(ctx.db, tenant, asOf, only, timeout) : null;
-  if (sums) {
-    // The kept sums per invoice day and client, and only the invoices that may be listed.
+  if (kept) {
+    // The sums per invoice day and client, and only the invoices that may be listed.
+    const sums = await keptOpenSums(ctx.db, tenant, asOf, only, timeout);
     for (const d of sums.days)
       for (const g of d.groups)
         if (only === undefined || g.client === only) aging.addGroup(g.client, d.day, g.n, g.cents, { date: g.lastDate, id: g.lastId, name: g.lastName });
     const minOffset = minOffsetDays(sums.days, only, (c) => Math.round(creditDays(c)));
-    const rank = (inv: OpenReceivable): string => aging.dueDate(inv.client, mxDateString(inv.invoiceDate));
+    const rank = (inv: RankedOpen): string => aging.dueDate(inv.client, mxDateString(inv.invoiceDate));
     for (const inv of await keptFirstOpenNow(ctx.db, tenant, only, input.limit, minOffset, rank, sums, timeout)) aging.addItem(inv);
-  } else {
-    const open = kept ? await keptOpenReceivables(ctx.db, tenant, asOf, only, timeout) : documentReceivables(ctx, tenant, asOf, client);
-    for await (const inv of open) aging.add(inv);
-  }
+  } else for await (const inv of documentReceivables(ctx, tenant, asOf, client)) aging.add(inv);
   return {
     tenant,
     computedAt: now.toISOString(),

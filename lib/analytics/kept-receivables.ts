@@ -9,13 +9,15 @@ import { mxAddDays, mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-ci
 import { openDayAt, type OpenNowDay } from './open-now.ts';
 import { rateOf } from '../money/currency.ts';
 import { itemOutstandingAt } from './open-items.ts';
+import { openAtFromMonths, type OpenAtInstant } from './open-item-months.ts';
 import type { OpenReceivable } from './receivables-aging.ts';
 import { PaymentDelaysAccumulator } from './forecast.ts';
 import { clientRevenueRows, streamPaymentHistory, type ClientRevenueRow, type RevenueGroup } from './receivables-repo.ts';
 import {
   daysClosingAfter,
   openNowDaysChangedAfter,
-  readOpenItemsAt,
+  readOpenItemMonthsAt,
+  readOpenItemsByKey,
   readOpenItemsOfDays,
   readOpenNowDays,
   readOpenNowPage,
@@ -35,26 +37,6 @@ export async function useKeptReceivables(db: Db, tenant: string, lastDay: string
   return true;
 }
 
-/** The invoices open at instant `asOf` with their outstanding MXN balance (the reports fold them in any order). */
-export async function keptOpenReceivables(db: Db, tenant: string, asOf: number, client: string | undefined, maxTimeMS: number): Promise<OpenReceivable[]> {
-  const out: OpenReceivable[] = [];
-  for (const e of await readOpenItemsAt(db, tenant, asOf, client, maxTimeMS)) {
-    const outstanding = itemOutstandingAt(e, asOf);
-    if (outstanding === null) continue;
-    out.push({
-      id: e.id,
-      uuid: e.uuid,
-      client: e.client,
-      clientName: e.clientName,
-      invoiceDate: e.date,
-      outstanding,
-      currency: e.currency ?? 'MXN',
-      exchangeRate: rateOf(e),
-    });
-  }
-  return out;
-}
-
 /** At most this many entries closed after the as-of instant, on at most this many days, are read one by one; beyond, the open items at asOf are. */
 const MAX_LATE_ENTRIES = 2000;
 const MAX_LATE_DAYS = 16;
@@ -62,30 +44,32 @@ const MAX_LATE_DAYS = 16;
 /** The invoices open at an instant as kept sums per invoice day and client (open-now.ts). */
 export interface OpenSums {
   days: OpenNowDay[];
-  /** The days whose sums were computed at the instant from their entries, not read kept. */
-  late: ReadonlySet<string>;
-  /** The invoices of those days open at the instant, with their balance then (client filter applied): items on their own. */
-  lateItems: OpenReceivable[];
+  /** The days whose sums were computed at the instant, not read kept ('all': every day's, from the months of open items). */
+  late: ReadonlySet<string> | 'all';
+  /** The invoices of those days open at the instant, with their balance then (client filter applied): the items' candidates. */
+  lateItems: OpenAtInstant[];
 }
 
 /**
  * The invoices open at instant `asOf` as sums per invoice day and client. The kept sums of a day
  * hold at asOf when no balance of its open entries changed after asOf (its `horizon`) and none
  * of its entries closed after asOf; the few other days (a record dated later than asOf: an as-of
- * day just past, or a record dated in the future) are summed from their entries at asOf. Null
- * when they are too many (an as-of day further back reads the open items at asOf).
+ * day just past, or a record dated in the future) are summed from their entries at asOf. When
+ * they are too many (an as-of day further back), every day is summed from the months of open
+ * items that hold asOf (open-item-months.ts).
  */
-export async function keptOpenSums(db: Db, tenant: string, asOf: number, client: string | undefined, maxTimeMS: number): Promise<OpenSums | null> {
-  // An as-of day further back changed on many days: the open items at asOf, read nothing more first.
+export async function keptOpenSums(db: Db, tenant: string, asOf: number, client: string | undefined, maxTimeMS: number): Promise<OpenSums> {
+  // An as-of day further back changed on many days: the months of open items, read nothing more first.
   const late = new Set(await openNowDaysChangedAfter(db, tenant, asOf, MAX_LATE_DAYS, maxTimeMS));
-  if (late.size > MAX_LATE_DAYS) return null;
-  const closing = await daysClosingAfter(db, tenant, asOf, client, MAX_LATE_ENTRIES, maxTimeMS);
-  if (closing === null) return null;
-  for (const day of closing) late.add(day);
-  if (late.size > MAX_LATE_DAYS) return null;
+  const closing = late.size > MAX_LATE_DAYS ? null : await daysClosingAfter(db, tenant, asOf, client, MAX_LATE_ENTRIES, maxTimeMS);
+  for (const day of closing ?? []) late.add(day);
+  if (closing === null || late.size > MAX_LATE_DAYS) {
+    const { days, items } = openAtFromMonths(tenant, await readOpenItemMonthsAt(db, tenant, asOf, maxTimeMS), asOf, client);
+    return { days, late: 'all', lateItems: items };
+  }
   const kept = await readOpenNowDays(db, tenant, maxTimeMS);
   const days = kept.filter((d) => !late.has(d.day));
-  const lateItems: OpenReceivable[] = [];
+  const lateItems: OpenAtInstant[] = [];
   if (late.size) {
     const entries = (await readOpenItemsOfDays(db, tenant, [...late], maxTimeMS)).filter((e) => client === undefined || e.client === client);
     for (const day of late) {
@@ -94,7 +78,7 @@ export async function keptOpenSums(db: Db, tenant: string, asOf: number, client:
     }
     for (const e of entries) {
       const outstanding = itemOutstandingAt(e, asOf);
-      if (outstanding !== null) lateItems.push({ ...openNowReceivable(e), outstanding });
+      if (outstanding !== null) lateItems.push({ key: e._id, id: e.id, client: e.client, invoiceDate: e.date, outstanding });
     }
   }
   return { days, late, lateItems };
@@ -114,9 +98,61 @@ export function openNowReceivable(e: OpenNowRead): OpenReceivable {
   };
 }
 
+/** What an item ranks by: a report ranks invoices by a day computed from these, then by id. */
+export type RankedOpen = Pick<OpenReceivable, 'id' | 'client' | 'invoiceDate' | 'outstanding'>;
+
+const byRank = <T extends { r: string; id: string }>(a: T, b: T): number => (a.r < b.r ? -1 : a.r > b.r ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * The first `limit` of the late days' invoices by (rank, id), their other fields read by `_id`
+ * (a report lists at most `limit` of them: it reads that many entries, not every one open then).
+ */
+async function firstLateItems(
+  db: Db,
+  tenant: string,
+  late: readonly OpenAtInstant[],
+  limit: number,
+  rank: (e: RankedOpen) => string | null,
+  maxTimeMS: number,
+): Promise<OpenReceivable[]> {
+  const first = late
+    .map((inv) => ({ inv, id: inv.id, r: rank(inv) }))
+    .filter((x): x is { inv: OpenAtInstant; id: string; r: string } => x.r !== null)
+    .sort(byRank)
+    .slice(0, Math.max(0, limit))
+    .map((x) => x.inv);
+  const details = new Map(
+    (
+      await readOpenItemsByKey(
+        db,
+        tenant,
+        first.map((inv) => inv.key),
+        maxTimeMS,
+      )
+    ).map((e) => [e._id, e] as const),
+  );
+  const out: OpenReceivable[] = [];
+  for (const inv of first) {
+    const e = details.get(inv.key);
+    // An invoice deleted since the sums were read has no entry left: not listed.
+    if (e)
+      out.push({
+        id: e.id,
+        uuid: e.uuid,
+        client: e.client,
+        clientName: e.clientName,
+        invoiceDate: e.date,
+        outstanding: inv.outstanding,
+        currency: e.currency ?? 'MXN',
+        exchangeRate: rateOf(e),
+      });
+  }
+  return out;
+}
+
 /**
  * The invoices open at the sums' instant that may be among a report's first `limit` items (the
- * late days' and those of the kept days' entries open now that may rank first), which rank by a day
+ * late days' first and those of the kept days' entries open now that may rank first), which rank by a day
  * (`rank`: the invoice day + at least `minOffset` days; null: not an item) then by id. The
  * entries are read by invoice day, a page at a time and whole days only, until `limit` of those
  * read rank on or before the day after which every entry not read ranks: so a report reads about
@@ -128,14 +164,14 @@ export async function keptFirstOpenNow(
   client: string | undefined,
   limit: number,
   minOffset: number,
-  rank: (e: OpenReceivable) => string | null,
+  rank: (e: RankedOpen) => string | null,
   sums: OpenSums,
   maxTimeMS: number,
 ): Promise<OpenReceivable[]> {
-  // The late days' invoices are all candidates; the kept days' entries open now are read below.
-  const out: OpenReceivable[] = sums.lateItems.filter((inv) => rank(inv) !== null);
+  const out = await firstLateItems(db, tenant, sums.lateItems, limit, rank, maxTimeMS);
+  const late = sums.late;
   const ranks: string[] = [];
-  if (limit <= 0 || !Number.isFinite(minOffset)) return out;
+  if (late === 'all' || limit <= 0 || !Number.isFinite(minOffset)) return out;
   let after = '';
   let size = 2 * limit + 64;
   for (;;) {
@@ -149,7 +185,7 @@ export async function keptFirstOpenNow(
       continue;
     }
     for (const e of whole) {
-      if (sums.late.has(e.day)) continue;
+      if (late.has(e.day)) continue;
       const inv = openNowReceivable(e);
       const r = rank(inv);
       if (r === null) continue;

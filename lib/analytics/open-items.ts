@@ -9,7 +9,7 @@
  */
 import type { CanceledRecord, FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
 import { isInEffect } from '../finance/cancellation.ts';
-import { mxDateString, mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
+import { mxDateString } from '../time/mexico-city.ts';
 import { openInvoiceOf } from './forecast.ts';
 
 /** `to` of an entry still open now: beyond any instant a report asks for (the largest Date). */
@@ -49,8 +49,6 @@ export interface OpenItem {
   from: number;
   /** Last instant open + 1; OPEN_END while open now. */
   to: number;
-  /** The Mexico City months [from, to) touches, for an entry no longer open (empty while open: found by `to`). */
-  months: string[];
   spans: OpenSpan[];
 }
 
@@ -92,18 +90,6 @@ export function outstandingAsOf(doc: OpenItemSource, t: number): number | null {
   return open ? open.outstanding : null;
 }
 
-/** The months 'YYYY-MM' (Mexico City) an instant range [from, to) touches. */
-function monthsOf(from: number, to: number): string[] {
-  const out: string[] = [];
-  let month = mxMonthKey(from);
-  for (;;) {
-    out.push(month);
-    const r = mxMonthRange(month);
-    if (r.endExclusive >= to) return out;
-    month = mxMonthKey(r.endExclusive);
-  }
-}
-
 /** The entry of an invoice, or null when it was never open (settled or cancelled from its first instant). */
 export function openItemOf(tenant: string, doc: OpenItemSource): OpenItem | null {
   if (typeof doc.date !== 'number' || !Number.isFinite(doc.date)) return null;
@@ -135,7 +121,6 @@ export function openItemOf(tenant: string, doc: OpenItemSource): OpenItem | null
     exchangeRate: doc.exchangeRate ?? null,
     from: first.from,
     to,
-    months: last.to === null ? [] : monthsOf(first.from, to),
     spans,
   };
 }

@@ -44,12 +44,13 @@ export interface OpenNowDay {
 export const openNowDayId = (tenant: string, day: string): string => `${tenant}|${day}`;
 
 /** An entry open at some instant with its balance then (an OpenItem's fields the sums read). */
-interface OpenAt {
+export interface OpenAt {
   e: Pick<OpenItem, 'id' | 'client' | 'clientName' | 'date'>;
   outstanding: number;
 }
 
-function daySums(tenant: string, day: string, horizon: number, open: Iterable<OpenAt>): OpenNowDay | null {
+/** A day's sums of its entries open at some instant (`horizon`: from when they hold); null when none is. */
+export function daySums(tenant: string, day: string, horizon: number, open: Iterable<OpenAt>): OpenNowDay | null {
   const groups = new Map<string, OpenNowGroup>();
   for (const { e, outstanding } of open) {
     const cents = toCents(outstanding);

@@ -70,7 +70,7 @@ export function listOpenAt(doc: ListOpenSource, t: number): boolean {
 }
 
 /** The Mexico City months 'YYYY-MM' the instants [from, to) touch. */
-function monthsOf(from: number, to: number): string[] {
+export function monthsOf(from: number, to: number): string[] {
   const out: string[] = [];
   let month = mxMonthKey(from);
   for (;;) {

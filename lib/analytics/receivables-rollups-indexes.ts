@@ -1,20 +1,22 @@
 /** The indexes of the as-of reports' kept forms (lib/analytics/receivables-rollups-repo.ts). */
 import { COLLECTIONS } from '../db/collections.ts';
-import type { IndexSpecs } from '../db/indexes.ts';
+import type { IndexSpecs, RetiredIndexes } from '../db/indexes.ts';
 
 export const RECEIVABLES_ROLLUP_INDEXES: IndexSpecs = {
   [COLLECTIONS.openItems]: [
     // Open now (to = OPEN_END) and emitted by T; with or without a client.
     { key: { tenant: 1, to: 1, from: 1 }, name: 'tenant_to_from' },
     { key: { tenant: 1, client: 1, to: 1, from: 1 }, name: 'tenant_client_to_from' },
-    // Closed since: the entries whose open range touches T's month (multikey), opened by T.
-    { key: { tenant: 1, months: 1, from: 1 }, name: 'tenant_months_from' },
-    { key: { tenant: 1, client: 1, months: 1, from: 1 }, name: 'tenant_client_months_from' },
     // A recomputed day replaces the entries of the invoices emitted on it.
     { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
     // The items of a report of now: the entries open now walked by invoice day, the oldest first (kept-receivables.ts).
     { key: { tenant: 1, to: 1, day: 1 }, name: 'tenant_to_day' },
     { key: { tenant: 1, client: 1, to: 1, day: 1 }, name: 'tenant_client_to_day' },
+  ],
+  // The open items by month (open-item-months.ts): T's month and the open spans, the days up to T's; a recomputed day replaces its own.
+  [COLLECTIONS.openItemMonths]: [
+    { key: { tenant: 1, month: 1, day: 1 }, name: 'tenant_month_day' },
+    { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
   ],
   [COLLECTIONS.receivablesDays]: [{ key: { tenant: 1, day: 1 }, name: 'tenant_day' }],
   // The sums of the invoices open now (open-now.ts): every day of a tenant read at once; a recomputed day replaces its own.
@@ -33,4 +35,9 @@ export const RECEIVABLES_ROLLUP_INDEXES: IndexSpecs = {
     { key: { tenant: 1, client: 1, month: 1, to: 1 }, name: 'tenant_client_month_to' },
     { key: { tenant: 1, day: 1 }, name: 'tenant_day' },
   ],
+};
+
+/** Replaced by the open items by month (openItemMonths): "open at T" no longer reads each entry of T's month. */
+export const RETIRED_RECEIVABLES_INDEXES: RetiredIndexes = {
+  [COLLECTIONS.openItems]: ['tenant_months_from', 'tenant_client_months_from'],
 };

@@ -4,11 +4,14 @@
  * forecast's days (`receivablesDays`).
  */
 import { deleteInBatches } from '../db/delete-in-batches.ts';
-import type { Collection, Db, Filter } from 'mongodb';
+import type { Binary, Collection, Db, Filter } from 'mongodb';
 import { readAll } from '../db/read-all.ts';
 import { replaceScoped } from '../db/replace-scoped.ts';
 import { COLLECTIONS } from '../db/collections.ts';
-import { mxMonthKey } from '../time/mexico-city.ts';
+import { mxDateString, mxMonthKey } from '../time/mexico-city.ts';
+import { packDoubles, unpackDoubles } from '../db/packed-numbers.ts';
+import { OPEN_MONTH } from './open-spans.ts';
+import type { OpenItemMonth } from './open-item-months.ts';
 import { OPEN_END, type OpenItem } from './open-items.ts';
 import { receivablesDayId, type ReceivablesDay } from './receivables-day.ts';
 import type { OpenSpanDoc } from './open-spans.ts';
@@ -19,29 +22,99 @@ const items = (db: Db): Collection<OpenItem> => db.collection<OpenItem>(COLLECTI
 const days = (db: Db): Collection<ReceivablesDay> => db.collection<ReceivablesDay>(COLLECTIONS.receivablesDays);
 const nowDays = (db: Db): Collection<OpenNowDay> => db.collection<OpenNowDay>(COLLECTIONS.openNowDays);
 
+/**
+ * A month of open items as stored: the entries' references as JSON text (their `_id`s without
+ * the tenant, and the id where it differs), their clients and names once each, the numbers packed
+ * (a million invoices' months are then a few MB of buffers to read, not millions of BSON fields).
+ */
+interface StoredOpenItemMonth {
+  _id: string;
+  tenant: string;
+  day: string;
+  month: string;
+  /** JSON: per entry its document id, or [document id, id] when they differ. */
+  refs: string;
+  /** JSON: the distinct [client, client name] pairs. */
+  parties: string;
+  /** Per entry [invoice instant, party index]. */
+  entries: Binary;
+  /** Per span [entry index, from, to, outstanding]. */
+  spans: Binary;
+}
+const months = (db: Db): Collection<StoredOpenItemMonth> => db.collection<StoredOpenItemMonth>(COLLECTIONS.openItemMonths);
+
+function packMonth(m: OpenItemMonth): StoredOpenItemMonth {
+  const prefix = `${m.tenant}|`;
+  const parties: [string, string][] = [];
+  const partyOf = new Map<string, number>();
+  const nums: number[] = [];
+  const refs = m.entries.map((e) => {
+    const k = `${e.client}\u0000${e.clientName}`;
+    let p = partyOf.get(k);
+    if (p === undefined) partyOf.set(k, (p = parties.push([e.client, e.clientName]) - 1));
+    nums.push(e.date, p);
+    const docId = e.key.startsWith(prefix) ? e.key.slice(prefix.length) : e.key;
+    return docId === e.id ? docId : [docId, e.id];
+  });
+  const spans: number[] = [];
+  for (const s of m.spans) spans.push(s.entry, s.from, s.to, s.outstanding);
+  return {
+    _id: m._id,
+    tenant: m.tenant,
+    day: m.day,
+    month: m.month,
+    refs: JSON.stringify(refs),
+    parties: JSON.stringify(parties),
+    entries: packDoubles(nums),
+    spans: packDoubles(spans),
+  };
+}
+
+function unpackMonth(s: StoredOpenItemMonth): OpenItemMonth {
+  const refs = JSON.parse(s.refs) as (string | [string, string])[];
+  const parties = JSON.parse(s.parties) as [string, string][];
+  const nums = unpackDoubles(s.entries);
+  const entries = refs.map((r, i) => {
+    const [docId, id] = typeof r === 'string' ? [r, r] : r;
+    const [client, clientName] = parties[nums[2 * i + 1] as number] as [string, string];
+    return { key: `${s.tenant}|${docId}`, id, client, clientName, date: nums[2 * i] as number };
+  });
+  const packed = unpackDoubles(s.spans);
+  const spans: OpenItemMonth['spans'] = [];
+  for (let i = 0; i + 4 <= packed.length; i += 4)
+    spans.push({ entry: packed[i] as number, from: packed[i + 1] as number, to: packed[i + 2] as number, outstanding: packed[i + 3] as number });
+  return { _id: s._id, tenant: s.tenant, day: s.day, month: s.month, entries, spans };
+}
+
 // Journaled: a rebuild writes a year at a time; waiting for each run's commit keeps the engine's pending pages bounded.
 const durable = { ordered: false, writeConcern: { j: true } } as const;
 
-/**
- * The entries that may be open at instant T: open now and opened by T (index tenant_[client_]to_from),
- * or closed after T with an open range touching T's month (tenant_[client_]months_from). The
- * caller reads each one's balance at T from its spans (a gap between spans is not open).
- */
-export type OpenItemRead = Pick<OpenItem, '_id' | 'id' | 'uuid' | 'client' | 'clientName' | 'date' | 'currency' | 'exchangeRate' | 'spans'>;
+/** An entry as a report's listed item shows it (its balance at the instant comes from the spans read). */
+export type OpenItemDetail = Pick<OpenItem, '_id' | 'id' | 'uuid' | 'client' | 'clientName' | 'date' | 'currency' | 'exchangeRate'>;
 
-export async function readOpenItemsAt(db: Db, tenant: string, t: number, client: string | undefined, maxTimeMS: number): Promise<OpenItemRead[]> {
-  const scope: Filter<OpenItem> = client ? { tenant, client } : { tenant };
-  // Only what the reports show: an as-of answer now may read every invoice open now.
-  const projection = { _id: 1, id: 1, uuid: 1, client: 1, clientName: 1, date: 1, currency: 1, exchangeRate: 1, spans: 1 } as const;
-  const [open, closed] = await Promise.all([
-    items(db)
-      .find<OpenItemRead>({ ...scope, to: OPEN_END, from: { $lte: t } }, { projection, maxTimeMS, batchSize: 5000 })
-      .toArray(),
-    items(db)
-      .find<OpenItemRead>({ ...scope, months: mxMonthKey(t), from: { $lte: t }, to: { $gt: t } }, { projection, maxTimeMS, batchSize: 5000 })
-      .toArray(),
-  ]);
-  return [...open, ...closed];
+/** These entries of a tenant (a report's listed items: at most its limit), by `_id`; those gone since are absent. */
+export function readOpenItemsByKey(db: Db, tenant: string, keys: readonly string[], maxTimeMS: number): Promise<OpenItemDetail[]> {
+  if (!keys.length) return Promise.resolve([]);
+  const projection = { _id: 1, id: 1, uuid: 1, client: 1, clientName: 1, date: 1, currency: 1, exchangeRate: 1 } as const;
+  return items(db)
+    .find<OpenItemDetail>({ _id: { $in: [...keys] }, tenant }, { projection, maxTimeMS })
+    .toArray();
+}
+
+/**
+ * The open items by month a report as of instant T reads (open-item-months.ts): T's month and the
+ * spans open now, of the invoice days up to T's (index tenant_month_day).
+ */
+export async function readOpenItemMonthsAt(db: Db, tenant: string, t: number, maxTimeMS: number): Promise<OpenItemMonth[]> {
+  const found = await months(db)
+    .find({ tenant, month: { $in: [mxMonthKey(t), OPEN_MONTH] }, day: { $lte: mxDateString(t) } }, { maxTimeMS, batchSize: 5000 })
+    .toArray();
+  return found.map(unpackMonth);
+}
+
+/** The open items by month of these invoice days (verification). */
+export async function readOpenItemMonthsOfDays(db: Db, tenant: string, dayList: readonly string[], maxTimeMS: number): Promise<OpenItemMonth[]> {
+  return (await readAll(months(db).find({ tenant, day: { $in: [...dayList] } }, { maxTimeMS }))).map(unpackMonth);
 }
 
 /** Every day's sums of the invoices open now of a tenant (a day per invoice day with one open: at most a few thousand small documents). */
@@ -124,6 +197,7 @@ export async function openItemDays(db: Db, tenant: string): Promise<Set<string>>
   for await (const e of items(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
   for await (const e of openSpans(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
   for await (const e of nowDays(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
+  for await (const e of months(db).find({ tenant }, { projection: { _id: 0, day: 1 }, batchSize: 5000 })) out.add(e.day);
   return out;
 }
 
@@ -139,6 +213,7 @@ export async function writeReceivablesDays(
   kept: readonly ReceivablesDay[],
   entries: readonly OpenItem[],
   spans: readonly OpenSpanDoc[],
+  monthList: readonly OpenItemMonth[],
   open: readonly OpenNowDay[],
   maxTimeMS: number,
 ): Promise<void> {
@@ -147,6 +222,7 @@ export async function writeReceivablesDays(
   const ofDays = { tenant, day: { $in: [...dayList] } };
   await replaceScoped(items(db), tenant, ofDays, entries, maxTimeMS);
   await replaceScoped(openSpans(db), tenant, ofDays, spans, maxTimeMS);
+  await replaceScoped(months(db), tenant, ofDays, monthList.map(packMonth), maxTimeMS);
   // After the entries: a report reads the sums and then the entries of the same days.
   await replaceDays(nowDays(db), tenant, dayList, open, openNowDayId);
 }
@@ -172,5 +248,6 @@ export async function deleteReceivablesRollupsOf(db: Db, tenant: string): Promis
   await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
   await deleteInBatches(items(db), { tenant });
   await deleteInBatches(openSpans(db), { tenant });
+  await deleteInBatches(months(db), { tenant });
   await nowDays(db).deleteMany({ tenant }, { writeConcern: { j: true } });
 }

@@ -11,7 +11,15 @@ import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { openItemOf, type OpenItem, type OpenItemSource } from './open-items.ts';
 import { rollUpReceivablesDay, type ReceivablesDay, type ReceivablesDaySource } from './receivables-day.ts';
-import { openItemDays, readOpenItemsOfDays, readOpenNowDaysOf, readReceivablesDays, writeReceivablesDays } from './receivables-rollups-repo.ts';
+import {
+  openItemDays,
+  readOpenItemMonthsOfDays,
+  readOpenItemsOfDays,
+  readOpenNowDaysOf,
+  readReceivablesDays,
+  writeReceivablesDays,
+} from './receivables-rollups-repo.ts';
+import { openItemMonthsOf, type OpenItemMonth } from './open-item-months.ts';
 import { openSpansOf, type OpenSpanDoc } from './open-spans.ts';
 import { readOpenSpansOfDays } from './open-spans-repo.ts';
 import { openNowDayOf, type OpenNowDay } from './open-now.ts';
@@ -56,7 +64,7 @@ export async function computeReceivablesDays(
   tenant: string,
   run: readonly string[],
   maxTimeMS: number,
-): Promise<{ kept: ReceivablesDay[]; entries: OpenItem[]; spans: OpenSpanDoc[]; open: OpenNowDay[] }> {
+): Promise<{ kept: ReceivablesDay[]; entries: OpenItem[]; spans: OpenSpanDoc[]; months: OpenItemMonth[]; open: OpenNowDay[] }> {
   const start = mxDayStart(run[0] as string);
   const end = mxDayEnd(run[run.length - 1] as string);
   // One read for both: the invoices emitted in the run and those with a payment dated in it (tenant first in each branch: tenant_date, tenant_payment_date).
@@ -82,6 +90,7 @@ export async function computeReceivablesDays(
   const kept: ReceivablesDay[] = [];
   const entries: OpenItem[] = [];
   const spans: OpenSpanDoc[] = [];
+  const months: OpenItemMonth[] = [];
   const open: OpenNowDay[] = [];
   for (const day of run) {
     const docs = emittedBy.get(day) ?? [];
@@ -94,21 +103,23 @@ export async function computeReceivablesDays(
       spans.push(...openSpansOf(tenant, d));
     }
     entries.push(...dayEntries);
+    months.push(...openItemMonthsOf(tenant, day, dayEntries));
     const sums = openNowDayOf(tenant, day, dayEntries);
     if (sums) open.push(sums);
   }
-  return { kept, entries, spans, open };
+  return { kept, entries, spans, months, open };
 }
 
 /** Recomputes a run of days of a tenant from its documents and keeps them. */
 export async function recomputeReceivablesDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
-  const { kept, entries, spans, open } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
-  await writeReceivablesDays(db, tenant, run, kept, entries, spans, open, maxTimeMS);
+  const { kept, entries, spans, months, open } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  await writeReceivablesDays(db, tenant, run, kept, entries, spans, months, open, maxTimeMS);
 }
 
-/** The days of a run whose kept day, open items, list spans or sums of the invoices open now differ from the documents'. */
+/** The days of a run whose kept day, open items, list spans, months of open items or sums of the invoices open now differ from the documents'. */
 export async function differingReceivablesDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<string[]> {
-  const { kept, entries, spans, open } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  const { kept, entries, spans, months, open } = await computeReceivablesDays(db, tenant, run, maxTimeMS);
+  const storedMonths = await readOpenItemMonthsOfDays(db, tenant, run, maxTimeMS);
   const storedOpen = new Map((await readOpenNowDaysOf(db, tenant, run, maxTimeMS)).map((k) => [k.day, k] as const));
   const computedOpen = new Map(open.map((k) => [k.day, k] as const));
   const storedDays = new Map(
@@ -125,9 +136,17 @@ export async function differingReceivablesDays(db: Db, tenant: string, run: read
     const eb = entries.filter((e) => e.day === day).sort((x, y) => (x._id < y._id ? -1 : 1));
     const sa = byId(storedSpans.filter((e) => e.day === day));
     const sb = byId(spans.filter((e) => e.day === day));
+    const ma = byId(storedMonths.filter((m) => m.day === day));
+    const mb = byId(months.filter((m) => m.day === day));
     const oa = storedOpen.get(day);
     const ob = computedOpen.get(day);
-    return (a && b ? !sameContent(a, b) : a !== b) || !sameContent(ea, eb) || !sameContent(sa, sb) || (oa && ob ? !sameContent(oa, ob) : oa !== ob);
+    return (
+      (a && b ? !sameContent(a, b) : a !== b) ||
+      !sameContent(ea, eb) ||
+      !sameContent(sa, sb) ||
+      !sameContent(ma, mb) ||
+      (oa && ob ? !sameContent(oa, ob) : oa !== ob)
+    );
   });
 }
 

@@ -40,6 +40,8 @@ export const COLLECTIONS = {
   receivablesDays: 'receivablesDays',
   /** The sums of the invoices open now, per invoice day and client (lib/analytics/open-now.ts). */
   openNowDays: 'openNowDays',
+  /** The same entries' spans per invoice day and month, packed (lib/analytics/open-item-months.ts). */
+  openItemMonths: 'openItemMonths',
   /** The financial-docs list's `openAsOf` spans of the same index (lib/analytics/open-spans.ts). */
   openSpans: 'openSpans',
   /** Fleet utilization's days kept on write (lib/analytics/fleet-day-rollup.ts). */

@@ -27,7 +27,6 @@ function entry(id: string, client: string, clientName: string, wall: string, spa
     exchangeRate: null,
     from: (spans[0] as OpenItem['spans'][number]).from,
     to: last.to ?? OPEN_END,
-    months: last.to === null ? [] : ['2026-03'],
     spans,
   };
 }
