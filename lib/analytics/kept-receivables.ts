@@ -78,7 +78,7 @@ export async function keptOpenSums(db: Db, tenant: string, asOf: number, client:
     }
     for (const e of entries) {
       const outstanding = itemOutstandingAt(e, asOf);
-      if (outstanding !== null) lateItems.push({ key: e._id, id: e.id, client: e.client, invoiceDate: e.date, outstanding });
+      if (outstanding !== null) lateItems.push({ key: e._id, id: e.id, client: e.client, day: e.day, invoiceDate: e.date, outstanding });
     }
   }
   return { days, late, lateItems };
@@ -106,20 +106,45 @@ const byRank = <T extends { r: string; id: string }>(a: T, b: T): number => (a.r
 /**
  * The first `limit` of the late days' invoices by (rank, id), their other fields read by `_id`
  * (a report lists at most `limit` of them: it reads that many entries, not every one open then).
+ * Each ranks on or after its invoice day + `minOffset`: the days are ranked oldest first until
+ * `limit` rank on or before the day after which every invoice not ranked ranks.
  */
 async function firstLateItems(
   db: Db,
   tenant: string,
   late: readonly OpenAtInstant[],
   limit: number,
+  minOffset: number,
   rank: (e: RankedOpen) => string | null,
   maxTimeMS: number,
 ): Promise<OpenReceivable[]> {
-  const first = late
-    .map((inv) => ({ inv, id: inv.id, r: rank(inv) }))
-    .filter((x): x is { inv: OpenAtInstant; id: string; r: string } => x.r !== null)
+  if (limit <= 0 || !Number.isFinite(minOffset) || !late.length) return [];
+  const byDay = new Map<string, OpenAtInstant[]>();
+  for (const inv of late) {
+    const list = byDay.get(inv.day);
+    if (list) list.push(inv);
+    else byDay.set(inv.day, [inv]);
+  }
+  const ranked: { inv: OpenAtInstant; id: string; r: string }[] = [];
+  // How many rank on or before the bound, and the ranks after it (the bound only grows).
+  let atMost = 0;
+  let after: string[] = [];
+  for (const day of [...byDay.keys()].sort()) {
+    const bound = mxAddDays(day, minOffset);
+    atMost += after.filter((r) => r <= bound).length;
+    after = after.filter((r) => r > bound);
+    for (const inv of byDay.get(day) as OpenAtInstant[]) {
+      const r = rank(inv);
+      if (r === null) continue;
+      ranked.push({ inv, id: inv.id, r });
+      if (r <= bound) atMost += 1;
+      else after.push(r);
+    }
+    if (atMost >= limit) break;
+  }
+  const first = ranked
     .sort(byRank)
-    .slice(0, Math.max(0, limit))
+    .slice(0, limit)
     .map((x) => x.inv);
   const details = new Map(
     (
@@ -168,7 +193,7 @@ export async function keptFirstOpenNow(
   sums: OpenSums,
   maxTimeMS: number,
 ): Promise<OpenReceivable[]> {
-  const out = await firstLateItems(db, tenant, sums.lateItems, limit, rank, maxTimeMS);
+  const out = await firstLateItems(db, tenant, sums.lateItems, limit, minOffset, rank, maxTimeMS);
   const late = sums.late;
   const ranks: string[] = [];
   if (late === 'all' || limit <= 0 || !Number.isFinite(minOffset)) return out;

@@ -74,6 +74,8 @@ export interface OpenAtInstant {
   key: string;
   id: string;
   client: string;
+  /** Mexico City day of the invoice. */
+  day: string;
   invoiceDate: number;
   outstanding: number;
 }
@@ -109,7 +111,7 @@ export function openAtFromMonths(
   for (const [day, open] of byDay) {
     const sums = daySums(tenant, day, t, open);
     if (sums) days.push(sums);
-    for (const { e, outstanding } of open) items.push({ key: e.key, id: e.id, client: e.client, invoiceDate: e.date, outstanding });
+    for (const { e, outstanding } of open) items.push({ key: e.key, id: e.id, client: e.client, day, invoiceDate: e.date, outstanding });
   }
   return { days, items };
 }
