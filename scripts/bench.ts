@@ -259,6 +259,7 @@ const CASES: [string, string][] = [
   ['tax-diot month csv', '/api/tax/diot?month=2026-10&format=csv'],
   ['cash-inflow-forecast 90d', '/api/analytics/cash-inflow-forecast'],
   ['cash-inflow-forecast 366d monthly', '/api/analytics/cash-inflow-forecast?startDate=2025-11-15&endDate=2026-11-15&bucket=month'],
+  ['cash-inflow-forecast as of 2026-06-30', '/api/analytics/cash-inflow-forecast?startDate=2026-04-01&endDate=2026-06-30&asOf=2026-06-30'],
   ['discounts-and-shrinkage 90d', '/api/analytics/discounts-and-shrinkage'],
   ['discounts-and-shrinkage 366d', '/api/analytics/discounts-and-shrinkage?startDate=2025-11-15&endDate=2026-11-15'],
   ['fleet-utilization 90d by vehicle', '/api/analytics/fleet-utilization'],
@@ -269,6 +270,7 @@ const CASES: [string, string][] = [
   ['unit-economics 366d offloaded', '/api/analytics/unit-economics?startDate=2025-11-15&endDate=2026-11-15&litresBasis=offloaded'],
   ['receivables-aging today', '/api/receivables/aging'],
   ['receivables-aging as of 2026-10-31', '/api/receivables/aging?asOf=2026-10-31'],
+  ['receivables-aging as of 2026-03-15, one client', `/api/receivables/aging?asOf=2026-03-15&client=${topClient}`],
 ];
 
 if (values.fairness) {

@@ -99,9 +99,14 @@ async function fromKept(ctx: ServiceContext, tenant: string, period: AnalyticsPe
   const { months, days } = await readFreshUnitEconomics(ctx.db, tenant, period.startDate, period.endDate, ctx.config.queryTimeoutMs);
   const parts = [...months, ...days];
   const units = periodUnitsOf(parts, period.endDate);
-  const vehicles = periodVehicles(units);
+  const groups = periodGroups(units, filter);
+  // Without a filter the report's vehicles are every vehicle of the period: no second walk of the rows.
+  const vehicles =
+    filter.client === undefined && filter.vehicle === undefined
+      ? groups.byVehicle.map((v) => ({ vehicle: v.vehicle, plate: v.plate, km: v.km }))
+      : periodVehicles(units);
   const pools = costPoolsOf(parts, vehicles);
-  return [periodGroups(units, filter), await placePeriodCosts(ctx, tenant, period, vehicles, pools)];
+  return [groups, await placePeriodCosts(ctx, tenant, period, vehicles, pools)];
 }
 
 type Filter = { client?: string; vehicle?: string };
