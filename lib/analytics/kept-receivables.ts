@@ -37,7 +37,7 @@ export async function useKeptReceivables(db: Db, tenant: string, lastDay: string
   return true;
 }
 
-/** At most this many entries closed after the as-of instant, on at most this many days, are read one by one; beyond, the open items at asOf are. */
+/** At most this many entries closed after the as-of instant, on at most this many days, are read one by one; beyond, the months of open items are. */
 const MAX_LATE_ENTRIES = 2000;
 const MAX_LATE_DAYS = 16;
 
