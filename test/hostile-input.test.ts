@@ -193,6 +193,13 @@ const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 8 }).map((s) => `${s}.${s}`) },
 );
 
+/**
+ * What a path segment can carry as an id: "." and ".." are dot segments even percent-encoded (WHATWG URL, as
+ * light-my-request and every fetch parse a URL), so a request with them is for another path (checked apart).
+ */
+const isDotSegment = (s: string): boolean => s === '.' || s === '..';
+const hostileId: fc.Arbitrary<string> = hostileString.filter((s) => !isDotSegment(s));
+
 /** Percent-encodes the UTF-8 bytes of any string (lone surrogates included, as a client library would send them). */
 const enc = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
 
@@ -357,7 +364,7 @@ t.test('hostile headers and credentials', async (t) => {
 // ----------------------------------------------------------------------------- REST: path parameter
 
 t.test('cancelAlertJob: hostile ids', async (t) => {
-  await checkProperty(t, "id: 400 or 404, never 5xx; B's jobs untouched", hostileString, async (value: string) => {
+  await checkProperty(t, "id: 400 or 404, never 5xx; B's jobs untouched", hostileId, async (value: string) => {
     const res = await h.app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${enc(value) || '%20'}`, headers: { 'x-api-key': KEY_A } });
     if (![400, 404].includes(res.statusCode))
       return `id ${JSON.stringify(value).slice(0, 60)} (${value.length} chars) answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
@@ -387,7 +394,7 @@ for (const [operationId, prefix, bIds] of [
 ] as const) {
   t.test(`${operationId}: hostile ids`, async (t) => {
     const op = dataOps.find((o) => o.operationId === operationId)!;
-    await checkProperty(t, "id: 400 or 404, never 5xx, never B's data", hostileString, async (value: string) => {
+    await checkProperty(t, "id: 400 or 404, never 5xx, never B's data", hostileId, async (value: string) => {
       const res = await h.app.inject({ method: 'GET', url: `${prefix}/${enc(value) || '%20'}`, headers: { 'x-api-key': KEY_A } });
       if (![400, 404].includes(res.statusCode)) return `id ${JSON.stringify(value).slice(0, 60)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
       return await problem(op, res.statusCode, res.body);
@@ -401,11 +408,15 @@ for (const [operationId, prefix, bIds] of [
 
 for (const op of dataOps.filter((o) => o.path.includes('/api/webhooks/{id}'))) {
   t.test(`${op.operationId}: hostile ids`, async (t) => {
-    await checkProperty(t, "id: 400 or 404, never 5xx, never B's endpoint", hostileString, async (value: string) => {
+    const check = async (value: string): Promise<string | null> => {
       const res = await h.app.inject({ method: op.method as 'GET', url: op.path.replace('{id}', enc(value) || '%20'), headers: { 'x-api-key': KEY_A } });
-      if (![400, 404].includes(res.statusCode)) return `id ${JSON.stringify(value).slice(0, 60)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
+      // A dot segment asks for another path, which may exist with other methods (405).
+      const expected = isDotSegment(value) ? [400, 404, 405] : [400, 404];
+      if (!expected.includes(res.statusCode)) return `id ${JSON.stringify(value).slice(0, 60)} answered ${res.statusCode}: ${res.body.slice(0, 200)}`;
       return await problem(op, res.statusCode, res.body);
-    });
+    };
+    await checkProperty(t, "id: 400 or 404, never 5xx, never B's endpoint", hostileId, check);
+    for (const dots of ['.', '..']) t.equal(await check(dots), null, `id ${dots}: a 4xx in the error shape`);
     const res = await h.app.inject({ method: op.method as 'GET', url: op.path.replace('{id}', webhookIds[TENANT_B]!), headers: { 'x-api-key': KEY_A } });
     t.equal(res.statusCode, 404, "B's endpoint id is 404 for A");
   });
