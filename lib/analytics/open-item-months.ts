@@ -82,8 +82,9 @@ export interface OpenAtInstant {
 
 /**
  * The invoices open at instant `t` from the months of open items (those read for it: T's month
- * and OPEN_MONTH, the days up to T's; any other is skipped): the sums per invoice day and client, as the sums of now are kept (openDayAt),
- * and each invoice with its balance then. `client` keeps one client's only.
+ * and OPEN_MONTH, the days up to T's; any other is skipped): the sums per invoice day and client,
+ * as the sums of now are kept (daySums), and each invoice with its balance then. `client` keeps
+ * one client's only.
  */
 export function openAtFromMonths(
   tenant: string,

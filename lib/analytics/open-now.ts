@@ -44,7 +44,7 @@ export interface OpenNowDay {
 export const openNowDayId = (tenant: string, day: string): string => `${tenant}|${day}`;
 
 /** An entry open at some instant with its balance then (an OpenItem's fields the sums read). */
-export interface OpenAt {
+interface OpenAt {
   e: Pick<OpenItem, 'id' | 'client' | 'clientName' | 'date'>;
   outstanding: number;
 }
