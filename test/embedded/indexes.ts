@@ -44,6 +44,8 @@ export default async function indexesTests(t: Test): Promise<void> {
     { key: { company: 1, client: 1, 'legs.unload': 1 }, name: 'tenant_client_leg_unload' },
     { key: { company: 1, amount: 1 }, name: 'tenant_amount' },
     { key: { company: 1, tags: 1 }, name: 'tenant_tags' },
+    // A multikey field's equality, then the sort: one point walks its entries in the sort's order, each document once.
+    { key: { company: 1, tags: 1, created: -1, _id: -1 }, name: 'tenant_tags_created' },
     // Ends without _id: a descending sort walks it backward, equal keys in natural order.
     { key: { company: 1, date: 1, ts: 1 }, name: 'tenant_date_ts' },
   ];
@@ -266,6 +268,13 @@ export default async function indexesTests(t: Test): Promise<void> {
           .find({ company: B, tags: { $in: ['urgent', 'nope'] } })
           .sort({ _id: 1 })
           .toArray(),
+      tagsPage: () => c.find({ company: A, tags: 'ok' }).sort({ created: -1, _id: -1 }).skip(7).limit(15).toArray(),
+      tagsPageIn: () =>
+        c
+          .find({ company: B, tags: { $in: ['ok', 'late'] } })
+          .sort({ created: -1, _id: -1 })
+          .limit(15)
+          .toArray(),
       orClients: () =>
         c
           .find({ company: A, $or: [{ client: 'ACME' }, { client: 'Zeta' }] })
@@ -333,6 +342,11 @@ export default async function indexesTests(t: Test): Promise<void> {
         await c.countDocuments({ company: B, 'legs.status': 2 }),
         await c.countDocuments({ company: A, amount: { $gte: 0 } }),
         await c.countDocuments({ company: A, tags: 'ok' }),
+        // A point of a multikey field: one entry per document holding it (['ok', 'ok'] included); several points: distinct.
+        await c.countDocuments({ company: B, tags: 'late' }),
+        await c.countDocuments({ company: A, tags: { $in: ['ok', 'late'] } }),
+        await c.countDocuments({ company: B, tags: { $in: ['urgent', 'ok', 'late'] } }),
+        await c.countDocuments({ company: A, tags: { $in: ['late'] }, _id: { $type: 'string' } }),
         await c.countDocuments({ company: B, updated: { $gte: updatedAt } }),
         // $ne counts as (all) − (equal) when both are exact on an index: null and missing clients included.
         await c.countDocuments({ company: A, client: { $ne: 'ACME' } }),
@@ -412,6 +426,11 @@ export default async function indexesTests(t: Test): Promise<void> {
         updated: '2026-01-03T00:00:00.000Z',
         created: 8,
       },
+    ] as Document[]);
+    // Tags the index cannot hold (a nested array: read), and one as a scalar (one entry).
+    await c.insertMany([
+      { _id: 'tags-nested', company: A, client: 'Zeta', date: T0, ts: 0, legs: [], tags: [['ok'], 'late'], updated: '2026-01-04T00:00:00.000Z', created: 9 },
+      { _id: 'tags-scalar', company: A, client: 'Zeta', date: T0, ts: 0, legs: [], tags: 'ok', updated: '2026-01-05T00:00:00.000Z', created: 10 },
     ] as Document[]);
     await c.replaceOne(
       { _id: 'doc-00002' } as Document,

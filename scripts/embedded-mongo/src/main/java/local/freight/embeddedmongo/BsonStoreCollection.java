@@ -607,8 +607,8 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      * The count of a query an index decides exactly ({@link QueryPlan#covered}: equalities, {@code $in}
      * and ranges on its fields), from its entries alone; null otherwise. {@code f: {$ne: v}} is
      * counted as (the rest of the query) − (the rest with {@code f: v}) when both are covered: the
-     * "not cancelled" list filter. Covered plans exclude multikey indexes, so {@code f} is a single
-     * value (or missing, which {@code $ne} matches) in every document the second count reads.
+     * "not cancelled" list filter. {@code $ne} matches a document exactly when no value of {@code f}
+     * (one, several in an array, or none) is {@code v}: exactly those the second count leaves out.
      */
     private Long countCovered(Document query) {
         for (Map.Entry<String, Object> entry : query.entrySet()) {

@@ -243,8 +243,9 @@ final class QueryPlan {
 
     /**
      * Whether every top-level condition of the query is one this plan's ranges decide exactly. A
-     * multikey field repeats a document's entries: allowed only where a {@code $elemMatch} condition
-     * sits on an element-exact field (then the count is of distinct documents), and only there.
+     * multikey field repeats a document's entries: allowed where an equality names its values (each
+     * document holds a value once: one point counts entries, several count distinct documents), or a
+     * {@code $elemMatch} condition sits on an element-exact field (distinct documents), and only there.
      */
     private static Coverage coverage(SecondaryIndex index, int k, Cond rangeCond, List<Cond> used, Map<String, Cond> conditions,
                                      Document query) {
@@ -258,6 +259,12 @@ final class QueryPlan {
                 continue;
             }
             Cond c = i < byField.size() ? byField.get(i) : null;
+            if (c != null && c.elemMatchOf == null && c.exact && !c.isRange() && index.field(i).indexOf('.') < 0) {
+                // f: v (or $in) on a top-level field of scalars or arrays of them: a document has one entry per
+                // distinct value, so exactly the matching documents hold an entry of a point; once for one point.
+                repeating |= c.points.size() > 1;
+                continue;
+            }
             if (c == null || c.elemMatchOf == null || !index.isElementExact(i)) {
                 return Coverage.NONE;
             }
