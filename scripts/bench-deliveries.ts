@@ -22,6 +22,7 @@ import { loadConfig } from '../lib/config.ts';
 import { storeApiKey } from '../lib/auth/api-keys.ts';
 import { trips } from '../lib/db/collections.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
+import { withOffloadMonths } from '../lib/trips/offload-months.ts';
 import { DEMO_TENANTS } from './demo/load.ts';
 
 const { values } = parseArgs({ options: { trips: { type: 'string', default: '10000' }, json: { type: 'boolean', default: false } } });
@@ -76,7 +77,7 @@ try {
       products: [{ desc: 'Diésel', code: '15101505', unit: 'LTR', loaded: 20_000, offloaded: null }],
     })),
   });
-  for (let i = 0; i < n; i += 1000) await trips(db).insertMany(Array.from({ length: Math.min(1000, n - i) }, (_, k) => trip(i + k)));
+  for (let i = 0; i < n; i += 1000) await trips(db).insertMany(Array.from({ length: Math.min(1000, n - i) }, (_, k) => withOffloadMonths(trip(i + k))));
   const app = await buildApp({ config: loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '100000' }), db, logger: false });
   let csv = 'tripId,shipmentId,productCode,offloaded,offloadDate,ticket\n';
   for (let i = 0; i < n; i++) for (const k of [1, 2]) csv += `BENCH-${i},S-${i}-${k},15101505,19950,2026-03-10 09:00,TK-${i}-${k}\n`;

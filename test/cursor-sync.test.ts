@@ -9,9 +9,10 @@ import t from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
 import { connect, listen } from './helpers/mcp.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, freight } from './fixtures/documents.ts';
-import { financialDocs, trips } from '../lib/db/collections.ts';
+import { financialDocs } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
+import { insertTrips } from './fixtures/stored-trips.ts';
 
 t.setTimeout(600_000);
 // On the indexed on-disk store: the 30,000-document walk reads pages through the indexes, as `npm start` does.
@@ -37,7 +38,7 @@ const tripList = [0, 1, 2].map((i) => ({
   ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(20_000, 19_990)] })] }),
   lastUpdate: iso(T0 + (3 - i) * 1000),
 }));
-await trips(h.db).insertMany([...tripList, { ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(1, 1)] })] }) }]);
+await insertTrips(h.db, [...tripList, { ...makeTrip({ tenant: TENANT_A, legs: [leg({ products: [diesel(1, 1)] })] }) }]);
 
 const get = (url: string, key = KEY_A) => h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
 type Page = {

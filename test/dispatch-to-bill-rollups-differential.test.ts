@@ -28,6 +28,7 @@ import { answerCancellation, asCreditNote, cancellationFiles, crashAfterWrite, r
 import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
 import { BASE, DAY, HOUR, dayOf, wallOf } from './helpers/differential-days.ts';
 import { cartaPorteXml, ONE_DRIVER, ONE_PLATE } from './helpers/carta-porte-xml.ts';
+import { insertTrips } from './fixtures/stored-trips.ts';
 
 const s = await startDifferential(t, { seedEnv: 'DTB_ROLLUP_SEED', seed: 20261129, timeout: 600_000, build: (db) => dispatchToBillRollups.rebuild(db) });
 const { h, ctx, rnd, pick, int } = s;
@@ -173,7 +174,7 @@ async function writeRepositoryTrips(forced?: 'legacy link'): Promise<string> {
     docs.push(makeTrip({ tenant: TENANT_A, _id: `${TENANT_A}-REPO-${next()}`, client, idFinan, legs }));
   }
   await writeMarkingTripDays(h.db, TENANT_A, docs, async () => {
-    await trips(h.db).insertMany(docs);
+    await insertTrips(h.db, docs);
   });
   return `repository trips: ${kinds.join(', ')}`;
 }

@@ -23,11 +23,12 @@ import { makeFinancialDoc, makeTrip, leg, diesel, freight, payment, CLIENT_COMPA
 import { loadSpec } from '../handlers/app.ts';
 import { listOperations, type OperationSchemas } from '../lib/spec/operations.ts';
 import { buildToolTable, dispatchTool, isToolOperation } from '../lib/mcp/tools-from-spec.ts';
-import { financialDocs, trips } from '../lib/db/collections.ts';
+import { financialDocs } from '../lib/db/collections.ts';
 import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { alertJobs } from '../lib/alerts/alert-jobs-repo.ts';
 import { errorProblem } from './helpers/error-reason.ts';
 import { invoiceXml } from './helpers/cfdi-builder.ts';
+import { insertTrips } from './fixtures/stored-trips.ts';
 
 t.setTimeout(300_000);
 
@@ -63,7 +64,7 @@ const tripDocs = [TENANT_A, TENANT_B].flatMap((tenant, ti) =>
   ),
 );
 await financialDocs(h.db).insertMany(docs.map(withDerivedFields));
-await trips(h.db).insertMany(tripDocs);
+await insertTrips(h.db, tripDocs);
 for (const key of [KEY_A, KEY_B]) {
   const res = await h.app.inject({
     method: 'POST',

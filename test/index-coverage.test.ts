@@ -100,6 +100,13 @@ const UNSCOPED: Array<{ collection: string; equality: string[]; range?: string[]
     range: ['company'],
     why: 'the start-up backfill steps from one tenant to the next (company > previous), one probe each',
   },
+  // Served by the sort: tenant_created's own order (checked below like any sort).
+  {
+    collection: COLLECTIONS.trips,
+    equality: [],
+    range: ['company'],
+    why: "the start-up backfill of trips' offload months steps from one tenant to the next (company > previous), one probe each",
+  },
 ];
 
 const engine = await startEmbeddedMongo({ shortLived: true });

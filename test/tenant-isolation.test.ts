@@ -41,6 +41,7 @@ import { withDerivedFields } from '../lib/finance/derived-fields.ts';
 import { alertJobs, alertRecords } from '../lib/alerts/alert-jobs-repo.ts';
 import type { FinancialDocument } from '../lib/model/financial-document.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
+import { insertTrips } from './fixtures/stored-trips.ts';
 
 t.setTimeout(300_000);
 
@@ -299,7 +300,7 @@ t.test('tenant A never sees, nor depends on, tenant B (REST and MCP)', async (t)
     fc.asyncProperty(world, async ({ data, filters }) => {
       await clearAll();
       await financialDocs(h.db).insertMany([...data.aDocs, ...data.bDocs].map(withDerivedFields));
-      if (data.aTrips.length + data.bTrips.length) await trips(h.db).insertMany([...data.aTrips, ...data.bTrips]);
+      if (data.aTrips.length + data.bTrips.length) await insertTrips(h.db, [...data.aTrips, ...data.bTrips]);
       const aJobs = await schedule(KEY_A, data.aJobs);
       const bJobs = await schedule(KEY_B, data.bJobs);
       for (const [i, j] of aJobs.entries()) if (data.aJobs[i]!.withRecord) await insertRecord(TENANT_A, j);

@@ -46,7 +46,10 @@ export function docsEmittedBetween(db: Db, tenant: string, fromMs: number, toExc
 /** Trips with at least one leg offloaded in [fromMs, toExclusiveMs). */
 export async function tripsOffloadedBetween(db: Db, tenant: string, fromMs: number, toExclusiveMs: number, maxTimeMS: number): Promise<TripDocument[]> {
   return trips(db)
-    .find({ company: tenant, shipments: { $elemMatch: { unloadDate: { $gte: fromMs, $lt: toExclusiveMs } } } }, { maxTimeMS })
+    .find<TripDocument>(
+      { company: tenant, shipments: { $elemMatch: { unloadDate: { $gte: fromMs, $lt: toExclusiveMs } } } },
+      { maxTimeMS, projection: { offloadMonths: 0 } },
+    )
     .sort({ createdAt: 1, _id: 1 })
     .toArray();
 }

@@ -1,6 +1,6 @@
 import type { Db, Collection } from 'mongodb';
 import type { StoredFinancialDocument } from '../model/financial-document.ts';
-import type { TripDocument } from '../model/trip-document.ts';
+import type { StoredTripDocument } from '../model/trip-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 
 /** Collection names in one place so repositories, seeds and tests agree. */
@@ -65,5 +65,5 @@ export const COLLECTIONS = {
 
 /** Typed as stored: a write must carry the derived fields (lib/finance/derived-fields.ts). */
 export const financialDocs = (db: Db): Collection<StoredFinancialDocument> => db.collection<StoredFinancialDocument>(COLLECTIONS.financialDocs);
-export const trips = (db: Db): Collection<TripDocument> => db.collection<TripDocument>(COLLECTIONS.trips);
+export const trips = (db: Db): Collection<StoredTripDocument> => db.collection<StoredTripDocument>(COLLECTIONS.trips);
 export const tenantSettings = (db: Db): Collection<TenantSettings> => db.collection<TenantSettings>(COLLECTIONS.tenantSettings);

@@ -106,3 +106,14 @@ export interface TripDocument {
   destination: TripPlace;
   shipments: TripLeg[];
 }
+
+/**
+ * A trip as the `trips` collection holds it. Every writer builds it with `withOffloadMonths()`
+ * (lib/trips/offload-months.ts); trips written before the field existed get it from the start-up
+ * backfill (lib/trips/offload-months-backfill.ts). Repositories project it out of whatever they
+ * return to clients.
+ */
+export interface StoredTripDocument extends TripDocument {
+  /** The Mexico City months ('YYYY-MM') its legs were offloaded in, ascending (index `tenant_offload_month_created`). */
+  offloadMonths: string[];
+}

@@ -16,6 +16,9 @@ export const TRIP_INDEXES: IndexSpecs = {
     { key: { company: 1, 'shipments.date': 1, createdAt: -1, _id: -1 }, name: 'tenant_leg_date_created' },
     { key: { company: 1, 'shipments.loadDate': 1, createdAt: -1, _id: -1 }, name: 'tenant_leg_load_created' },
     { key: { company: 1, 'shipments.unloadDate': 1, createdAt: -1, _id: -1 }, name: 'tenant_leg_unload_created' },
+    // A month's trips by offload date (lib/trips/offload-months.ts): one equality, then the list's order; the
+    // entries give the page and the count, each trip once.
+    { key: { company: 1, offloadMonths: 1, createdAt: -1, _id: -1 }, name: 'tenant_offload_month_created' },
     // Audits of one client's deliveries (dispatch-to-bill, shrinkage, unit economics with ?client=).
     { key: { company: 1, client: 1, 'shipments.unloadDate': 1 }, name: 'tenant_client_leg_unload' },
     { key: { company: 1, idFinan: 1 }, name: 'tenant_idfinan' },

@@ -3,8 +3,9 @@ import type { Db, Document, Filter } from 'mongodb';
 import { trips } from '../db/collections.ts';
 import { findSortedPage } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
-import type { TripDocument } from '../model/trip-document.ts';
+import type { StoredTripDocument, TripDocument } from '../model/trip-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
+import { wholeMonthOf, withOffloadMonths } from './offload-months.ts';
 
 export interface TripFilter {
   client?: string;
@@ -35,8 +36,11 @@ const range = (r: { from?: number; to?: number }): Document => ({
   ...(r.to !== undefined ? { $lte: r.to } : {}),
 });
 
-function tripFilter(tenant: string, f: TripFilter): Filter<TripDocument> {
-  const q: Filter<TripDocument> = { company: tenant };
+/** What a read returns of a stored trip: everything but the stored derived field. */
+const TRIP_FIELDS = { offloadMonths: 0 } as const;
+
+function tripFilter(tenant: string, f: TripFilter): Filter<StoredTripDocument> {
+  const q: Filter<StoredTripDocument> = { company: tenant };
   if (f.client !== undefined) q.client = f.client;
   if (f.updatedSince !== undefined) q.lastUpdate = { $gte: f.updatedSince };
   // Leg conditions go in one $elemMatch: a trip matches when one leg meets them all.
@@ -45,7 +49,10 @@ function tripFilter(tenant: string, f: TripFilter): Filter<TripDocument> {
   if (f.legStatus !== undefined) leg.status = f.legStatus;
   if (f.legDate) leg.date = range(f.legDate);
   if (f.loaded) leg.loadDate = range(f.loaded);
-  if (f.offloaded) leg.unloadDate = range(f.offloaded);
+  // A whole month alone is the trip's own field (one index equality: the list's order and count from the entries).
+  const month = f.offloaded && Object.keys(leg).length === 0 ? wholeMonthOf(f.offloaded) : null;
+  if (month !== null) q.offloadMonths = month;
+  else if (f.offloaded) leg.unloadDate = range(f.offloaded);
   if (Object.keys(leg).length > 0) q.shipments = { $elemMatch: leg };
   return q;
 }
@@ -57,19 +64,19 @@ export async function findTrips(
   page: PageQuery,
   maxTimeMS: number,
 ): Promise<{ total: number | null; docs: TripDocument[] }> {
-  return findSortedPage(trips(db), tripFilter(tenant, filter), page, maxTimeMS);
+  return findSortedPage(trips(db), tripFilter(tenant, filter), page, maxTimeMS, TRIP_FIELDS);
 }
 
 /** One trip of the tenant by id (null when missing or another tenant's). */
 export async function findTripById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<TripDocument | null> {
-  return trips(db).findOne({ company: tenant, _id: id }, { maxTimeMS });
+  return trips(db).findOne<TripDocument>({ company: tenant, _id: id }, { maxTimeMS, projection: TRIP_FIELDS });
 }
 
 /** The tenant's trips with these ids (missing ones and other tenants' are left out). */
 export async function findTripsByIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<TripDocument[]> {
   if (ids.length === 0) return [];
   return trips(db)
-    .find({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS })
+    .find<TripDocument>({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS, projection: TRIP_FIELDS })
     .toArray();
 }
 
@@ -92,7 +99,10 @@ export async function replaceTripsIfUnchanged(db: Db, tenant: string, items: rea
   const coll = trips(db);
   const result = await coll.bulkWrite(
     items.map(({ trip, readLastUpdate }) => ({
-      replaceOne: { filter: { _id: trip._id, company: tenant, lastUpdate: readLastUpdate ?? null } as Filter<TripDocument>, replacement: trip },
+      replaceOne: {
+        filter: { _id: trip._id, company: tenant, lastUpdate: readLastUpdate ?? null } as Filter<StoredTripDocument>,
+        replacement: withOffloadMonths(trip),
+      },
     })),
     { ordered: false },
   );
@@ -117,7 +127,9 @@ export async function replaceTripsIfUnchanged(db: Db, tenant: string, items: rea
 export async function insertTripsIfAbsent(db: Db, tenant: string, docs: readonly TripDocument[]): Promise<Set<string>> {
   if (docs.length === 0) return new Set();
   const result = await trips(db).bulkWrite(
-    docs.map(({ _id, company: _company, ...rest }) => ({ updateOne: { filter: { _id, company: tenant }, update: { $setOnInsert: rest }, upsert: true } })),
+    docs
+      .map(withOffloadMonths)
+      .map(({ _id, company: _company, ...rest }) => ({ updateOne: { filter: { _id, company: tenant }, update: { $setOnInsert: rest }, upsert: true } })),
     { ordered: false },
   );
   return new Set(Object.values(result.upsertedIds).map(String));

@@ -21,6 +21,8 @@ import { receivedAssignments } from '../../lib/received/received-assignments-rep
 import { settingsCache } from '../../lib/settings/settings-cache.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import type { FinancialDocument, StoredFinancialDocument } from '../../lib/model/financial-document.ts';
+import type { StoredTripDocument, TripDocument } from '../../lib/model/trip-document.ts';
+import { withOffloadMonths } from '../../lib/trips/offload-months.ts';
 import { generateTenant, type GeneratedTenant } from './generate.ts';
 
 export interface DemoTenant {
@@ -79,6 +81,11 @@ async function insertBatch<T extends Document>(coll: Collection<T>, docs: T[]): 
   }
 }
 
+/** Lazily, the trips as stored. */
+function* storedTrips(docs: Iterable<TripDocument>): Generator<StoredTripDocument> {
+  for (const d of docs) yield withOffloadMonths(d);
+}
+
 /** Lazily, the documents as stored. */
 function* stored(docs: Iterable<FinancialDocument>): Generator<StoredFinancialDocument> {
   for (const d of docs) yield withDerivedFields(d);
@@ -132,7 +139,7 @@ export async function insertTenantData(db: Db, generated: GeneratedTenant, onPro
   };
   // The two collections load side by side: a server writes to two collections at once (MongoDB, and
   // the embedded engine, which writes one collection at a time), and each stream waits on its own inserts.
-  await Promise.all([run(trips(db), generated.trips, 'trips'), run(financialDocs(db), stored(generated.financialDocs), 'financialDocs')]);
+  await Promise.all([run(trips(db), storedTrips(generated.trips), 'trips'), run(financialDocs(db), stored(generated.financialDocs), 'financialDocs')]);
   // The received CFDIs: a few hundred, one batch or two (not counted in the progress).
   const received = generated.received();
   for (const batch of batched(received.docs, batchSize)) {

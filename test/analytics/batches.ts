@@ -10,12 +10,13 @@
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, payment, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
-import { financialDocs, trips } from '../../lib/db/collections.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { AUDIT_BATCH_SIZE } from '../../lib/db/pipeline.ts';
 import { streamShrinkageRows } from '../../lib/analytics/trip-audits-repo.ts';
 import { connectMongo } from '../../lib/db/client.ts';
 import { parseMxDateTime } from '../../lib/time/mexico-city.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function batchesTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -56,7 +57,7 @@ export default async function batchesTests(t: Test): Promise<void> {
   const other = Array.from({ length: 30 }, () =>
     makeTrip({ tenant: TENANT_B, legs: [leg({ loadDate: '2026-03-05T06:00', unloadDate: '2026-03-05T17:00', products: [diesel(10_000, 9_000)] })] }),
   );
-  await trips(h.db).insertMany([...marchTrips.map((x) => x.trip), ...april, ...other]);
+  await insertTrips(h.db, [...marchTrips.map((x) => x.trip), ...april, ...other]);
   await financialDocs(h.db).insertMany(marchTrips.flatMap((x) => (x.invoice ? [withDerivedFields(x.invoice)] : [])));
 
   const billed = marchTrips.filter((x) => x.invoice).length;

@@ -18,8 +18,9 @@ import {
   CLIENT_COMPANY_2,
   CLIENT_PERSON,
 } from '../fixtures/documents.ts';
-import { financialDocs, tenantSettings, trips } from '../../lib/db/collections.ts';
+import { financialDocs, tenantSettings } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function discountsShrinkageTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -80,7 +81,7 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
     legs: [leg({ ...delivered('2026-03-04'), products: [diesel(20_000, 10_000)] })],
   });
   await financialDocs(h.db).insertMany([i1, i2, i3, i4, i5, i6, iB].map(withDerivedFields));
-  await trips(h.db).insertMany([tr1, tr2, tr3, tr4, tr5, tr6, trB]);
+  await insertTrips(h.db, [tr1, tr2, tr3, tr4, tr5, tr6, trB]);
 
   t.test('discounts, demurrage and shrinkage recovery in March', async (t) => {
     const res = await get(MARCH);

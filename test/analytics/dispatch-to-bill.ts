@@ -5,8 +5,9 @@
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from '../fixtures/documents.ts';
-import { financialDocs, trips } from '../../lib/db/collections.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function dispatchToBillTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -53,7 +54,7 @@ export default async function dispatchToBillTests(t: Test): Promise<void> {
     legs: [leg({ loadDate: '2026-04-02T04:00', unloadDate: '2026-04-02T10:00' })],
   });
   await financialDocs(h.db).insertMany([inv1, inv2, inv3, inv4, inv6, inv10].map(withDerivedFields));
-  await trips(h.db).insertMany([b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, bB]);
+  await insertTrips(h.db, [b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, bB]);
 
   t.test('lags, percentiles and leakage', async (t) => {
     const res = await get(PERIOD);

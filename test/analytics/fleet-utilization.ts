@@ -5,8 +5,8 @@
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { makeTrip, leg, diesel, gasoline, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
-import { trips } from '../../lib/db/collections.ts';
 import { fleetUtilizationRollups } from '../../lib/analytics/fleet-utilization-rollup-kind.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function fleetUtilizationTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -105,7 +105,7 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
       legs: [leg({ loadDate: '2026-03-01T08:00', unloadDate: '2026-03-09T18:00', distanceKm: 9_999 })],
     }),
   ];
-  await trips(h.db).insertMany(hauls);
+  await insertTrips(h.db, hauls);
 
   t.test('per vehicle', async (t) => {
     const res = await get(PERIOD);
@@ -214,7 +214,7 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
 
   t.test('a leg in transit: activity and loaded litres, but no offloaded litres', async (t) => {
     // VEH-E: a delivered leg (03-02, 20,000 → 19,900 L) and the next one loaded on 03-09, still on the road.
-    await trips(h.db).insertOne(
+    await insertTrips(h.db, [
       makeTrip({
         ...A,
         client: CLIENT_COMPANY,
@@ -238,7 +238,7 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
           }),
         ],
       }),
-    );
+    ]);
     const loaded = await get(`${PERIOD}&vehicle=VEH-E`);
     assertConforms(t, loaded, 'GET', ROUTE);
     t.match(

@@ -7,13 +7,14 @@
 import type { Test } from 'tap';
 import { startHarness, TENANT_A } from '../helpers/harness.ts';
 import { leg, makeTrip, CLIENT_COMPANY } from '../fixtures/documents.ts';
-import { COLLECTIONS, trips } from '../../lib/db/collections.ts';
+import { COLLECTIONS } from '../../lib/db/collections.ts';
 import { mxDayStart } from '../../lib/time/mexico-city.ts';
 import { recomputeDispatchToBillRun } from '../../lib/analytics/refresh-dispatch-to-bill-rollups.ts';
 import { recomputeFleetDays } from '../../lib/analytics/refresh-fleet-rollups.ts';
 import { decodeFleetDay, type StoredFleetDay } from '../../lib/analytics/fleet-day-rollup.ts';
 import { writeDiscountDays } from '../../lib/analytics/discounts-shrinkage-rollups-repo.ts';
 import type { KeptDiscountDay } from '../../lib/analytics/discount-days.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 const T = TENANT_A;
 const [D1, GAP, D3] = ['2026-04-02', '2026-04-05', '2026-04-09'];
@@ -27,7 +28,7 @@ export default async function rollupRunsAcrossGapsTests(t: Test): Promise<void> 
   const [a, gap, c] = [D1, GAP, D3].map((day, i) =>
     makeTrip({ _id: `trip-gap-${i}`, tenant: T, client: CLIENT_COMPANY, idFinan: null, legs: [leg({ date: day })] }),
   );
-  await trips(h.db).insertMany([a!, gap!, c!]);
+  await insertTrips(h.db, [a!, gap!, c!]);
 
   t.test('dispatch-to-bill: a run of D1 and D3 rewrites those days only', async (t) => {
     const sentinelPart = { _id: `${T}|${GAP}|0`, tenant: T, day: GAP, part: 0, version: 1, groups: [{ c: 'SENTINEL' }] };

@@ -27,7 +27,7 @@ import { connect, listen } from '../helpers/mcp.ts';
 import { invoiceXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
 import { makeTrip, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
 import type { TripPlace } from '../../lib/model/trip-document.ts';
-import { trips } from '../../lib/db/collections.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function unitCostsTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -51,7 +51,7 @@ export default async function unitCostsTests(t: Test): Promise<void> {
   const V2 = { id: 'V2', plate: '12-XY-9Z', config: 'T3S2' };
   const D1 = { id: 'D1', name: 'Ana' };
   const D2 = { id: 'D2', name: 'Beto' };
-  await trips(h.db).insertMany([
+  await insertTrips(h.db, [
     makeTrip({
       _id: 'T1',
       tenant: TENANT_A,

@@ -6,7 +6,7 @@ import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { makeTrip, leg, diesel, gasoline, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from '../fixtures/documents.ts';
 import type { TripPlace } from '../../lib/model/trip-document.ts';
-import { trips } from '../../lib/db/collections.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function unitEconomicsTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -26,7 +26,7 @@ export default async function unitEconomicsTests(t: Test): Promise<void> {
   const XALAPA = place('DE000002', 'Xalapa', 'VER');
   const day = (d: string) => ({ loadDate: `${d}T06:00`, unloadDate: `${d}T16:00` });
   const A = { tenant: TENANT_A, origin: TUXPAN };
-  await trips(h.db).insertMany([
+  await insertTrips(h.db, [
     // Tuxpan → Puebla, VEH-A, CLIENT_COMPANY: 3 legs, 700 km, 35,000 L loaded, 17,500 revenue (the 500 toll is excluded).
     makeTrip({
       ...A,

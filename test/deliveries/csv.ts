@@ -11,6 +11,7 @@ import { connect, listen } from '../helpers/mcp.ts';
 import { makeTrip, leg, diesel, gasoline } from '../fixtures/documents.ts';
 import { trips } from '../../lib/db/collections.ts';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function csvTests(t: Test): Promise<void> {
   type Json = Record<string, any>;
@@ -29,7 +30,7 @@ export default async function csvTests(t: Test): Promise<void> {
   const t2 = makeTrip({ _id: 'TGO-T2', tenant: TENANT_A, legs: [onTheRoad('S2-1', diesel(30_000, null))] });
   const t3 = makeTrip({ _id: 'TGO-T3', tenant: TENANT_A, legs: [onTheRoad('S3-1', diesel(15_000, null), gasoline(15_000, null))] });
   const tB = makeTrip({ _id: 'FNO-T1', tenant: TENANT_B, legs: [onTheRoad('SB-1', diesel(10_000, null))] });
-  await trips(h.db).insertMany([t1, t2, t3, tB]);
+  await insertTrips(h.db, [t1, t2, t3, tB]);
 
   const post = (payload: string | object, contentType: string, key = KEY_A) =>
     h.app.inject({

@@ -15,6 +15,7 @@ import { alertRecords } from '../../lib/alerts/alert-jobs-repo.ts';
 import { alertsPlugin } from '../../lib/alerts/plugin.ts';
 import { getTenantSettings, saveTenantSettings } from '../../lib/settings/settings-repo.ts';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function deliveriesTests(t: Test): Promise<void> {
   type Json = Record<string, any>;
@@ -54,7 +55,7 @@ export default async function deliveriesTests(t: Test): Promise<void> {
     client: CLIENT_COMPANY,
     legs: [leg({ shipment: 'EM-B-1', loadDate: '2026-03-09T08:00', unloadDate: null, status: 2, products: [diesel(10_000, null)] })],
   });
-  await trips(h.db).insertMany([road, legacy, other]);
+  await insertTrips(h.db, [road, legacy, other]);
 
   const inject = (method: 'GET' | 'PUT', url: string, opts: { key?: string; body?: unknown } = {}) =>
     h.app.inject({

@@ -1,9 +1,10 @@
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, gasoline, payment, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
-import { financialDocs, trips } from '../../lib/db/collections.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { saveTenantSettings, getTenantSettings } from '../../lib/settings/settings-repo.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function shipmentsTests(t: Test): Promise<void> {
   const h = await startHarness(t);
@@ -53,7 +54,7 @@ export default async function shipmentsTests(t: Test): Promise<void> {
     legs: [leg({ shipment: 'EM-B-1', date: '2026-03-09' })],
   });
   await financialDocs(h.db).insertMany([invoiceA, invoiceB].map(withDerivedFields));
-  await trips(h.db).insertMany([t1, t2, t3, tB]);
+  await insertTrips(h.db, [t1, t2, t3, tB]);
 
   const ids = (res: { json(): { data: { id: string }[] } }) => res.json().data.map((d) => d.id);
 
@@ -169,5 +170,93 @@ export default async function shipmentsTests(t: Test): Promise<void> {
       t.equal(r.statusCode, 400, q);
       assertConforms(t, r, 'GET', ROUTE);
     }
+  });
+
+  t.test('a whole month by offload date: the legs offloaded in it, Mexico City time, each trip once', async (t) => {
+    // Instants written with their offset (Mexico City is UTC-6 all year since 2022): the month's edges by hand.
+    const at = (iso: string) => Date.parse(iso);
+    const offloaded = (shipment: string, iso: string) =>
+      leg({ shipment, loadDate: at(iso) - 3_600_000, unloadDate: at(iso), products: [diesel(10_000, 9_990)], status: 4 });
+    const edges = makeTrip({
+      tenant: TENANT_A,
+      client: CLIENT_COMPANY_2,
+      createdAt: at('2026-04-30T20:00:00-06:00'),
+      legs: [offloaded('MAY-1-1', '2026-04-30T23:59:59.999-06:00'), offloaded('MAY-1-2', '2026-05-01T00:00:00-06:00')],
+    });
+    const lastInstant = makeTrip({
+      tenant: TENANT_A,
+      client: CLIENT_COMPANY,
+      createdAt: at('2026-05-31T10:00:00-06:00'),
+      legs: [offloaded('MAY-2-1', '2026-05-31T23:59:59.999-06:00')],
+    });
+    // 2026-06-01T05:30Z is still May 31 in Mexico City.
+    const utcJune = makeTrip({
+      tenant: TENANT_A,
+      client: CLIENT_COMPANY,
+      createdAt: at('2026-05-20T08:00:00-06:00'),
+      legs: [offloaded('MAY-3-1', '2026-06-01T05:30:00Z')],
+    });
+    const twoLegsInMay = makeTrip({
+      tenant: TENANT_A,
+      client: CLIENT_COMPANY,
+      createdAt: at('2026-05-03T08:00:00-06:00'),
+      legs: [offloaded('MAY-4-1', '2026-05-03T18:00:00-06:00'), offloaded('MAY-4-2', '2026-05-20T18:00:00-06:00')],
+    });
+    const june = makeTrip({
+      tenant: TENANT_A,
+      client: CLIENT_COMPANY,
+      createdAt: at('2026-05-30T08:00:00-06:00'),
+      legs: [offloaded('JUN-1-1', '2026-06-01T00:00:00-06:00')],
+    });
+    const onTheRoad = makeTrip({
+      tenant: TENANT_A,
+      client: CLIENT_COMPANY,
+      createdAt: at('2026-05-10T08:00:00-06:00'),
+      legs: [leg({ shipment: 'MAY-5-1', loadDate: at('2026-05-10T09:00:00-06:00'), unloadDate: null, status: 2, products: [diesel(10_000, null)] })],
+    });
+    const otherTenant = makeTrip({
+      tenant: TENANT_B,
+      client: CLIENT_COMPANY,
+      createdAt: at('2026-05-12T08:00:00-06:00'),
+      legs: [offloaded('MAY-B-1', '2026-05-12T18:00:00-06:00')],
+    });
+    await insertTrips(h.db, [edges, lastInstant, utcJune, twoLegsInMay, june, onTheRoad, otherTenant]);
+
+    const may = [lastInstant._id, utcJune._id, twoLegsInMay._id, edges._id]; // newest trip first
+    for (const query of [
+      '?dateFilterBy=offload&startDate=2026-05-01&endDate=2026-05-31',
+      '?offloadStartDate=2026-05-01&offloadEndDate=2026-05-31',
+      // The general range and the specific one intersect to the month.
+      '?dateFilterBy=offload&startDate=2026-04-15&endDate=2026-05-31&offloadStartDate=2026-05-01&offloadEndDate=2026-06-20',
+    ]) {
+      const res = await get(query);
+      t.equal(res.statusCode, 200, query);
+      assertConforms(t, res, 'GET', ROUTE);
+      t.same(ids(res), may, query);
+      t.equal(res.json().meta.total, 4, `${query}: counted once per trip`);
+    }
+    const page2 = await get('?dateFilterBy=offload&startDate=2026-05-01&endDate=2026-05-31&limit=3&page=2');
+    t.same(ids(page2), [edges._id], 'a page past the first');
+    t.same(page2.json().meta, { total: 4, page: 2, limit: 3, pages: 2, hasMore: false, nextCursor: null, tenant: TENANT_A, detail: 'summary' });
+    const walked: string[] = [];
+    for (let cursor: string | null = null, n = 0; n < 5; n++) {
+      const res = await get(`?dateFilterBy=offload&startDate=2026-05-01&endDate=2026-05-31&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      walked.push(...ids(res));
+      cursor = res.json().meta.nextCursor;
+      if (!cursor) break;
+    }
+    t.same(walked, may, 'a cursor walk gives the same trips in the same order');
+    t.same(ids(await get('?dateFilterBy=offload&startDate=2026-04-01&endDate=2026-04-30')), [edges._id], 'April: its last instant');
+    t.same(ids(await get('?dateFilterBy=offload&startDate=2026-06-01&endDate=2026-06-30')), [june._id], 'June: from its first instant');
+    t.same(ids(await get(`?dateFilterBy=offload&startDate=2026-05-01&endDate=2026-05-31&client=${CLIENT_COMPANY_2}`)), [edges._id], 'with a client');
+    t.same(ids(await get('?dateFilterBy=offload&startDate=2026-05-01&endDate=2026-05-31&status=2')), [], 'with a leg status: the same leg must match both');
+    t.same(
+      ids(await get('?dateFilterBy=offload&startDate=2026-05-02&endDate=2026-05-31')),
+      [lastInstant._id, utcJune._id, twoLegsInMay._id],
+      'not a whole month',
+    );
+    t.same(ids(await get('?dateFilterBy=offload&startDate=2026-05-01&endDate=2026-05-31', KEY_B)), [otherTenant._id], "another tenant's month");
+    const full = await get('?detail=full&dateFilterBy=offload&startDate=2026-06-01&endDate=2026-06-30');
+    t.notOk('offloadMonths' in full.json().data[0], 'the stored months stay in the store');
   });
 }

@@ -11,10 +11,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { OperationSchemas } from '../../lib/spec/operations.ts';
 import { derefDocument, type Json } from '../../lib/spec/deref.ts';
-import { financialDocs, trips } from '../../lib/db/collections.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { makeFinancialDoc, makeTrip, freight, payment, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
 import { TENANT_A, TENANT_B } from './harness.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export async function listen(app: FastifyInstance): Promise<string> {
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -54,7 +55,7 @@ export async function seedTwoTenants(db: Db): Promise<void> {
     makeTrip({ tenant, client: i === 0 ? CLIENT_COMPANY : CLIENT_COMPANY_2, legs: [leg({ products: [diesel(20_000, 19_950)] })] }),
     makeTrip({ tenant, client: CLIENT_COMPANY, idFinan: docs[i * 2]?.id ?? null, legs: [leg({ products: [diesel(31_000, 31_000)] })] }),
   ]);
-  await trips(db).insertMany(tripDocs);
+  await insertTrips(db, tripDocs);
 }
 
 function stringify(v: unknown): string {

@@ -17,6 +17,7 @@ import { financialDocs, trips } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, freight, CLIENT_COMPANY } from '../fixtures/documents.ts';
 import { invoiceXml } from '../helpers/cfdi-builder.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function resultsTests(t: Test): Promise<void> {
   const BUDGET = 100 * 1024;
@@ -193,7 +194,7 @@ export default async function resultsTests(t: Test): Promise<void> {
         leg({ shipment: 'EL-3', loadDate: '2026-03-10T08:00', unloadDate: null, status: 2, products: [diesel(25_000, null)] }),
       ],
     });
-    await trips(h.db).insertOne(trip);
+    await insertTrips(h.db, [trip]);
     const delivery = (shipmentId: string) => ({
       id: trip._id,
       shipmentId,

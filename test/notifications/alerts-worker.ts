@@ -8,7 +8,7 @@ import type { Test } from 'tap';
 import { MongoClient, ObjectId } from 'mongodb';
 import { startHarness, assertConforms, KEY_A, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { makeFinancialDoc, makeTrip, leg, diesel, freight, shortage, payment, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from '../fixtures/documents.ts';
-import { financialDocs, trips } from '../../lib/db/collections.ts';
+import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { getTenantSettings, saveTenantSettings } from '../../lib/settings/settings-repo.ts';
 import { alertJobs, alertRecords } from '../../lib/alerts/alert-jobs-repo.ts';
@@ -16,6 +16,7 @@ import { alertsPlugin } from '../../lib/alerts/plugin.ts';
 import { createAlertWorker, type AlertJobContext } from '../../lib/alerts/worker.ts';
 import { mongoClientOptions } from '../../lib/db/client.ts';
 import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
+import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function alertsWorkerTests(t: Test): Promise<void> {
   type Json = Record<string, any>;
@@ -175,7 +176,7 @@ export default async function alertsWorkerTests(t: Test): Promise<void> {
     legs: [leg({ date: '2026-03-09', products: [diesel(10_000, 10_000)] }), leg({ date: '2026-03-10', unloadDate: null, products: [diesel(1_000, 1_000)] })],
   });
   const unbilledOtherTenant = makeTrip({ tenant: TENANT_B, legs: [leg({ date: '2026-03-05' })] });
-  await trips(h.db).insertMany([
+  await insertTrips(h.db, [
     shrinkOver,
     shrinkWithin,
     shrinkTwoLegs,
