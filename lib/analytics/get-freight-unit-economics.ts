@@ -36,7 +36,7 @@ import {
   type TripKeys,
 } from './trip-costs.ts';
 import { costPoolsOf, periodGroups, periodUnitsOf, periodVehicles } from './unit-economics-day.ts';
-import { readFreshUnitEconomics, unitEconomicsRollups } from './unit-economics-rollup-kind.ts';
+import { readFreshUnitEconomics, readFreshUnitEconomicsTables, unitEconomicsRollups } from './unit-economics-rollup-kind.ts';
 import { fromCents } from '../money/cents.ts';
 
 export interface UnitEconomicsInput {
@@ -96,15 +96,18 @@ async function fromDocuments(ctx: ServiceContext, tenant: string, period: Analyt
  * are read, by id, for their groups.
  */
 async function fromKept(ctx: ServiceContext, tenant: string, period: AnalyticsPeriod, filter: Filter): Promise<[UnitEconomicsGroups, PlacedCosts]> {
-  const { months, days } = await readFreshUnitEconomics(ctx.db, tenant, period.startDate, period.endDate, ctx.config.queryTimeoutMs);
+  const { startDate, endDate } = period;
+  const timeout = ctx.config.queryTimeoutMs;
+  // Without a filter the months' tables serve (their groups, their km by vehicle), and the report's vehicles are every
+  // vehicle of the period: no walk of the combinations. A filter keeps some combinations: those are read.
+  const whole = filter.client === undefined && filter.vehicle === undefined;
+  const { months, days } = whole
+    ? await readFreshUnitEconomicsTables(ctx.db, tenant, startDate, endDate, timeout)
+    : await readFreshUnitEconomics(ctx.db, tenant, startDate, endDate, timeout);
   const parts = [...months, ...days];
-  const units = periodUnitsOf(parts, period.endDate);
+  const units = periodUnitsOf(parts, endDate);
   const groups = periodGroups(units, filter);
-  // Without a filter the report's vehicles are every vehicle of the period: no second walk of the rows.
-  const vehicles =
-    filter.client === undefined && filter.vehicle === undefined
-      ? groups.byVehicle.map((v) => ({ vehicle: v.vehicle, plate: v.plate, km: v.km }))
-      : periodVehicles(units);
+  const vehicles = whole ? groups.byVehicle.map((v) => ({ vehicle: v.vehicle, plate: v.plate, km: v.km })) : periodVehicles(units);
   const pools = costPoolsOf(parts, vehicles);
   return [groups, await placePeriodCosts(ctx, tenant, period, vehicles, pools)];
 }

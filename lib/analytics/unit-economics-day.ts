@@ -19,9 +19,10 @@
 import { mxDateString } from '../time/mexico-city.ts';
 import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, type CostPools, emptyPools } from './trip-costs.ts';
 import { fromMilli, type KmGrouping, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
+import type { GroupTable, KmTable, PendingByGroup, UnitMonthTables } from './unit-economics-month-tables.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
-export const UNIT_ECONOMICS_ROLLUP_VERSION = 4;
+export const UNIT_ECONOMICS_ROLLUP_VERSION = 5;
 
 /** The trip fields a combination holds, in this order (null when absent or not a string). */
 export const UNIT_FIELDS = [
@@ -450,15 +451,33 @@ export function foldUnits(
  */
 export interface PeriodUnits {
   strings: string[];
-  parts: { units: Int32Array; rows: Float64Array; takenBack: { u: number; trips: number }[] }[];
+  parts: (RowsPart | TablesPart)[];
+}
+interface RowsPart {
+  units: Int32Array;
+  rows: Float64Array;
+  takenBack: { u: number; trips: number }[];
+}
+/** A month read as its tables: `local` maps its string ids to the period's. */
+interface TablesPart {
+  tables: UnitMonthTables;
+  local: Int32Array;
+  takenBack: PendingByGroup[];
 }
 
-/** A period's parts (its kept months and days, or days), the period ending on `to`. */
-export function periodUnitsOf(parts: readonly UnitFoldPart[], to: string): PeriodUnits {
+/** A kept month as a report without filters reads it: its strings and tables (lib/analytics/unit-economics-month-tables.ts), not its combinations. */
+export interface MonthTablesPart {
+  strings: string[];
+  tables: UnitMonthTables;
+}
+
+/** A period's parts (its kept months and days, or days; a month as its combinations or its tables), the period ending on `to`. */
+export function periodUnitsOf(parts: readonly (UnitFoldPart | MonthTablesPart)[], to: string): PeriodUnits {
   const numbers = new StringNumbers();
   return {
     strings: numbers.strings,
-    parts: parts.map((d) => {
+    parts: parts.map((d): RowsPart | TablesPart => {
+      if (!('units' in d)) return { tables: d.tables, local: numbers.of(d.strings), takenBack: d.tables.pending.filter((p) => p.next <= to) };
       const local = numbers.of(d.strings);
       const units = new Int32Array(d.units.length);
       for (let i = 0; i < units.length; i++) {
@@ -574,6 +593,23 @@ class Groups {
       if (v >= 0 && v !== cur && (cur < 0 || this.strings[v]! > this.strings[cur]!)) this.labels[g * n + i] = v;
     }
   }
+  /** Adds group k of a month's table (its sums, and its labels as `local` numbers them) to group g. */
+  addTableGroup(g: number, t: GroupTable, k: number, local: Int32Array): void {
+    for (let j = 0; j < SUMS; j++) this.sums[g * SUMS + j]! += t.sums[k * SUMS + j]!;
+    const n = this.labelAt.length;
+    const width = t.labels.length / (t.sums.length / SUMS);
+    for (let i = 0; i < n; i++) {
+      const l = t.labels[k * width + i]!;
+      if (l < 0) continue;
+      const v = local[l]!;
+      const cur = this.labels[g * n + i]!;
+      if (v !== cur && (cur < 0 || this.strings[v]! > this.strings[cur]!)) this.labels[g * n + i] = v;
+    }
+  }
+  /** Adds km (thousandths) to group g of a `kmOnly` grouping. */
+  addKm(g: number, kmM: number): void {
+    this.sums[g]! += kmM;
+  }
   takeBack(g: number, trips: number): void {
     this.sums[g * SUMS]! -= trips;
   }
@@ -600,14 +636,24 @@ const groupRow = (s: Float64Array, at: number): UnitGroupRow => ({
 });
 const str = (v: string | null | undefined): string => v ?? '';
 
-/** Each row of the period (the combination in `units` at `base`), then each trip taken back, of the combinations `keep` allows. */
+/**
+ * Each row of the period (the combination in `units` at `base`), then each trip taken back, of the
+ * combinations `keep` allows; a month read as its tables goes to `tables` (a reader without filters).
+ */
 function eachRow(
   p: PeriodUnits,
   keep: (units: Int32Array, base: number) => boolean,
   row: (units: Int32Array, base: number, rows: Float64Array, r: number) => void,
   takeBack: (units: Int32Array, base: number, trips: number) => void,
+  tables?: (part: TablesPart) => void,
 ): void {
-  for (const { units, rows, takenBack } of p.parts) {
+  for (const part of p.parts) {
+    if ('tables' in part) {
+      if (!tables) throw new RangeError('unit economics: a month read as its tables serves a report without filters only');
+      tables(part);
+      continue;
+    }
+    const { units, rows, takenBack } = part;
     for (let r = 0; r < rows.length; r += ROW_WIDTH) {
       const base = (rows[r]! | 0) * WIDTH;
       if (keep(units, base)) row(units, base, rows, r);
@@ -642,6 +688,17 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
     pair[1] = units[base + AT.destinationId]!;
     return routes.id(pair);
   };
+  // A month table's keys as the rows' keys: a string number + 1 (0: none), a route's number.
+  const tableKey = (t: GroupTable, k: number, local: Int32Array): number => {
+    const id = t.keys[k]!;
+    return id < 0 ? 0 : local[id]! + 1;
+  };
+  const tableRoute = (t: GroupTable, k: number, local: Int32Array): number => {
+    const [o, d] = [t.keys[2 * k]!, t.keys[2 * k + 1]!];
+    pair[0] = o < 0 ? -1 : local[o]!;
+    pair[1] = d < 0 ? -1 : local[d]!;
+    return routes.id(pair);
+  };
   const byClient = new Groups(strings);
   const byVehicle = new Groups(strings, [AT.plate, AT.config]);
   const byDriver = new Groups(strings, [AT.driverName]);
@@ -665,6 +722,31 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
       byVehicle.takeBack(byVehicle.group(units[base + AT.vehicle]! + 1), trips);
       byDriver.takeBack(byDriver.group(units[base + AT.driver]! + 1), trips);
       byRoute.takeBack(byRoute.group(routeOf(units, base)), trips);
+    },
+    (part) => {
+      if (client !== undefined || vehicle !== undefined) throw new RangeError('unit economics: a filtered report reads the combinations');
+      const { tables, local, takenBack } = part;
+      selected += tables.rows;
+      // Each table's groups added to the period's, in the table's order (its combinations' first-seen order).
+      const added = (groups: Groups, t: GroupTable, keyOf: (t: GroupTable, k: number) => number): Int32Array => {
+        const ids = new Int32Array(t.sums.length / SUMS);
+        for (let k = 0; k < ids.length; k++) groups.addTableGroup((ids[k] = groups.group(keyOf(t, k))), t, k, local);
+        return ids;
+      };
+      const c = added(byClient, tables.client, (t, k) => tableKey(t, k, local));
+      const v = added(byVehicle, tables.vehicle, (t, k) => tableKey(t, k, local));
+      const d = added(byDriver, tables.driver, (t, k) => tableKey(t, k, local));
+      const o = added(byRoute, tables.route, (t, k) => tableRoute(t, k, local));
+      // Every combination is in one client's group: the clients' sums are the month's.
+      const { sums } = tables.client;
+      for (let i = 0; i < sums.length; i += SUMS) for (let j = 0; j < SUMS; j++) total[j]! += sums[i + j]!;
+      for (const { g, trips } of takenBack) {
+        total[0]! -= trips;
+        byClient.takeBack(c[g[0]]!, trips);
+        byVehicle.takeBack(v[g[1]]!, trips);
+        byDriver.takeBack(d[g[2]]!, trips);
+        byRoute.takeBack(o[g[3]]!, trips);
+      }
     },
   );
   const name = (key: number): string => str(strings[key - 1]);
@@ -690,6 +772,17 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
       const a = g.index[key]!;
       if (a >= 0) g.km.add(g.km.group(a * span + units[base + AT.vehicle]! + 1), rows, r, units, base);
     };
+    // A month's km table: the vehicles of the groups asked only.
+    const addTable = (g: { index: Int32Array; km: Groups }, km: KmTable, key: (k: number) => number, local: Int32Array): void => {
+      for (let k = 0; k < km.start.length - 1; k++) {
+        const a = g.index[key(k)]!;
+        if (a < 0) continue;
+        for (let e = km.start[k]!; e < km.start[k + 1]!; e++) {
+          const vehicle = km.vehicles[e]!;
+          g.km.addKm(g.km.group(a * span + (vehicle < 0 ? 0 : local[vehicle]! + 1)), km.kmM[e]!);
+        }
+      }
+    };
     eachRow(
       p,
       keep,
@@ -699,6 +792,11 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
         add(route, routeOf(units, base), units, base, rows, r);
       },
       () => undefined,
+      ({ tables, local }) => {
+        addTable(client, tables.kmClient, (k) => tableKey(tables.client, k, local), local);
+        addTable(driver, tables.kmDriver, (k) => tableKey(tables.driver, k, local), local);
+        addTable(route, tables.kmRoute, (k) => tableRoute(tables.route, k, local), local);
+      },
     );
     const out = (g: { asked: string[]; km: Groups }): KmOnVehicle[] =>
       g.km.mapKm((pair, km) => ({ key: g.asked[Math.floor(pair / span)]!, vehicle: name(pair % span), km }));

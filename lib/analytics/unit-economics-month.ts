@@ -9,6 +9,8 @@
  * - Pairs: those whose next delivery day is after the month, per combination and next day: a
  *   period holding the month takes them back when that day is in the period too.
  * - Costs: the days' costs added per destination (trip, vehicle, or category and plate words).
+ * - Tables: the combinations added per client, vehicle, driver and route, and their km on each
+ *   vehicle (lib/analytics/unit-economics-month-tables.ts), what a report without filters reads.
  *
  * Every sum is an integer (cents, thousandths), so the fold of folds is the fold of the days:
  * exact whatever the grouping.
@@ -26,6 +28,7 @@ import {
   type UnitFoldPart,
   type CostFoldPart,
 } from './unit-economics-day.ts';
+import { monthTables, type UnitMonthTables } from './unit-economics-month-tables.ts';
 
 /** A month as kept: a day's form (strings, packed combinations and rows, pairs, costs). */
 export interface UnitEconomicsMonth extends UnitFoldPart, CostFoldPart {
@@ -34,6 +37,7 @@ export interface UnitEconomicsMonth extends UnitFoldPart, CostFoldPart {
   /** 'YYYY-MM' (Mexico City). */
   month: string;
   version: number;
+  tables: UnitMonthTables;
 }
 
 export const unitEconomicsMonthId = (tenant: string, month: string): string => `${tenant}|${month}`;
@@ -111,5 +115,6 @@ export function foldUnitEconomicsMonth(tenant: string, month: string, days: read
     rows,
     pairs,
     costs: foldCosts(own),
+    tables: monthTables({ strings, units, rows, pairs }),
   };
 }

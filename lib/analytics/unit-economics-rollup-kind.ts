@@ -16,7 +16,13 @@ import { tenantsWithTrips } from '../trips/trips-repo.ts';
 import { tenantsWithReceivedDocs } from '../received/received-repo.ts';
 import { UNIT_ECONOMICS_ROLLUP_VERSION, type UnitEconomicsDay } from './unit-economics-day.ts';
 import type { UnitEconomicsMonth } from './unit-economics-month.ts';
-import { deleteUnitEconomicsDaysOf, readUnitEconomicsDays, readUnitEconomicsMonths } from './unit-economics-rollups-repo.ts';
+import {
+  deleteUnitEconomicsDaysOf,
+  readUnitEconomicsDays,
+  readUnitEconomicsMonths,
+  readUnitEconomicsMonthTables,
+  type UnitEconomicsMonthTables,
+} from './unit-economics-rollups-repo.ts';
 import {
   differingUnitEconomicsDays,
   issueDaysOfReceived,
@@ -65,17 +71,27 @@ export const unitEconomicsRollups = markedRollupKind({
 
 /** What a period reads: its whole months, and the days of the months it holds in part. */
 export type UnitEconomicsParts = PeriodParts<UnitEconomicsMonth, UnitEconomicsDay>;
+/** The same with its months as their tables (a report without filters). */
+export type UnitEconomicsTableParts = PeriodParts<UnitEconomicsMonthTables, UnitEconomicsDay>;
 
 /** A tenant's kept totals of [fromDay, toDay], brought up to date first (lib/rollups/fresh-period-parts.ts). */
 export function readFreshUnitEconomics(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<UnitEconomicsParts> {
-  return readFreshPeriodParts(
-    unitEconomicsRollups,
-    db,
-    tenant,
-    { fromDay, toDay, maxTimeMS },
-    {
-      months: (months) => readUnitEconomicsMonths(db, tenant, months, maxTimeMS),
-      days: (from, to) => readUnitEconomicsDays(db, tenant, from, to, maxTimeMS),
-    },
-  );
+  return readFresh(db, tenant, { fromDay, toDay, maxTimeMS }, (months) => readUnitEconomicsMonths(db, tenant, months, maxTimeMS));
+}
+
+/** The same, its whole months read as their tables (lib/analytics/unit-economics-month-tables.ts). */
+export function readFreshUnitEconomicsTables(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<UnitEconomicsTableParts> {
+  return readFresh(db, tenant, { fromDay, toDay, maxTimeMS }, (months) => readUnitEconomicsMonthTables(db, tenant, months, maxTimeMS));
+}
+
+function readFresh<M>(
+  db: Db,
+  tenant: string,
+  range: { fromDay: string; toDay: string; maxTimeMS: number },
+  months: (months: string[]) => Promise<M[]>,
+): Promise<PeriodParts<M, UnitEconomicsDay>> {
+  return readFreshPeriodParts(unitEconomicsRollups, db, tenant, range, {
+    months,
+    days: (from, to) => readUnitEconomicsDays(db, tenant, from, to, range.maxTimeMS),
+  });
 }

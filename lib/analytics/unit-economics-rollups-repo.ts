@@ -6,6 +6,7 @@ import { Binary, type Collection, type Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { unitEconomicsDayId, type UnitEconomicsDay } from './unit-economics-day.ts';
 import { unitEconomicsMonthId, type UnitEconomicsMonth } from './unit-economics-month.ts';
+import type { GroupTable, KmTable, UnitMonthTables } from './unit-economics-month-tables.ts';
 
 /** What a day and a month hold that is stored packed. */
 type Packed = Pick<UnitEconomicsDay, 'units' | 'rows' | 'strings' | 'pairs' | 'costs'>;
@@ -17,7 +18,23 @@ type Packed = Pick<UnitEconomicsDay, 'units' | 'rows' | 'strings' | 'pairs' | 'c
  */
 type Stored<T extends Packed> = Omit<T, keyof Packed> & { units: Binary; rows: Binary; strings: string; pairs: string; costs: string };
 type StoredUnitEconomicsDay = Stored<UnitEconomicsDay>;
-type StoredUnitEconomicsMonth = Stored<UnitEconomicsMonth>;
+/** A month's tables as stored: each array packed, the pending pairs as JSON text. */
+type StoredGroupTable = Record<keyof GroupTable, Binary>;
+type StoredKmTable = Record<keyof KmTable, Binary>;
+interface StoredTables {
+  rows: number;
+  client: StoredGroupTable;
+  vehicle: StoredGroupTable;
+  driver: StoredGroupTable;
+  route: StoredGroupTable;
+  kmClient: StoredKmTable;
+  kmDriver: StoredKmTable;
+  kmRoute: StoredKmTable;
+  pending: string;
+}
+type StoredUnitEconomicsMonth = Omit<Stored<UnitEconomicsMonth>, 'tables'> & { tables: StoredTables };
+/** A month as a report without filters reads it: its strings, costs and tables, not its combinations. */
+export type UnitEconomicsMonthTables = Omit<UnitEconomicsMonth, 'units' | 'rows' | 'pairs'>;
 
 const rollups = (db: Db): Collection<StoredUnitEconomicsDay> => db.collection<StoredUnitEconomicsDay>(COLLECTIONS.unitEconomicsRollups);
 const monthRollups = (db: Db): Collection<StoredUnitEconomicsMonth> => db.collection<StoredUnitEconomicsMonth>(COLLECTIONS.unitEconomicsRollups);
@@ -65,6 +82,45 @@ const unpacked = <T extends Packed>(d: Stored<T>): T =>
     costs: JSON.parse(d.costs) as UnitEconomicsDay['costs'],
   }) as T;
 
+const GROUP_GROUPINGS = ['client', 'vehicle', 'driver', 'route'] as const;
+const KM_GROUPINGS = ['kmClient', 'kmDriver', 'kmRoute'] as const;
+
+function storedTables(t: UnitMonthTables): StoredTables {
+  const group = (g: GroupTable): StoredGroupTable => ({ keys: packed(g.keys, 4), labels: packed(g.labels, 4), sums: packed(g.sums, 8) });
+  const km = (k: KmTable): StoredKmTable => ({ start: packed(k.start, 4), vehicles: packed(k.vehicles, 4), kmM: packed(k.kmM, 8) });
+  return {
+    rows: t.rows,
+    ...(Object.fromEntries(GROUP_GROUPINGS.map((g) => [g, group(t[g])])) as Pick<StoredTables, (typeof GROUP_GROUPINGS)[number]>),
+    ...(Object.fromEntries(KM_GROUPINGS.map((g) => [g, km(t[g])])) as Pick<StoredTables, (typeof KM_GROUPINGS)[number]>),
+    pending: JSON.stringify(t.pending),
+  };
+}
+
+function unpackedTables(t: StoredTables): UnitMonthTables {
+  const group = (g: StoredGroupTable): GroupTable => ({
+    keys: new Int32Array(bytesOf(g.keys, 4)),
+    labels: new Int32Array(bytesOf(g.labels, 4)),
+    sums: new Float64Array(bytesOf(g.sums, 8)),
+  });
+  const km = (k: StoredKmTable): KmTable => ({
+    start: new Int32Array(bytesOf(k.start, 4)),
+    vehicles: new Int32Array(bytesOf(k.vehicles, 4)),
+    kmM: new Float64Array(bytesOf(k.kmM, 8)),
+  });
+  return {
+    rows: t.rows,
+    ...(Object.fromEntries(GROUP_GROUPINGS.map((g) => [g, group(t[g])])) as Pick<UnitMonthTables, (typeof GROUP_GROUPINGS)[number]>),
+    ...(Object.fromEntries(KM_GROUPINGS.map((g) => [g, km(t[g])])) as Pick<UnitMonthTables, (typeof KM_GROUPINGS)[number]>),
+    pending: JSON.parse(t.pending) as UnitMonthTables['pending'],
+  };
+}
+
+const storedMonth = ({ tables, ...rest }: UnitEconomicsMonth): StoredUnitEconomicsMonth => ({ ...stored(rest), tables: storedTables(tables) });
+const unpackedMonth = ({ tables, ...rest }: StoredUnitEconomicsMonth): UnitEconomicsMonth => ({
+  ...unpacked<Omit<UnitEconomicsMonth, 'tables'>>(rest),
+  tables: unpackedTables(tables),
+});
+
 /** The kept days of a tenant within [from, to], in order (a report's period: at most 366 documents). */
 export async function readUnitEconomicsDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<UnitEconomicsDay[]> {
   const days = await rollups(db)
@@ -92,11 +148,30 @@ export async function readUnitEconomicsMonths(db: Db, tenant: string, months: re
   const reader = async (): Promise<void> => {
     for (let month = queue.shift(); month !== undefined; month = queue.shift()) {
       const m = await monthRollups(db).findOne({ _id: unitEconomicsMonthId(tenant, month), tenant }, { maxTimeMS });
-      if (m) kept.push(unpacked<UnitEconomicsMonth>(m));
+      if (m) kept.push(unpackedMonth(m));
     }
   };
   await Promise.all([reader(), reader()]);
   return kept.sort((a, z) => (a.month < z.month ? -1 : 1));
+}
+
+/** The same months as a report without filters reads them: their tables, not their combinations (a tenth of the bytes at 1M/1M). */
+export async function readUnitEconomicsMonthTables(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonthTables[]> {
+  if (!months.length) return [];
+  const kept = await monthRollups(db)
+    .find<Omit<StoredUnitEconomicsMonth, 'units' | 'rows' | 'pairs'>>(
+      { _id: { $in: months.map((m) => unitEconomicsMonthId(tenant, m)) }, tenant },
+      { projection: { units: 0, rows: 0, pairs: 0 }, maxTimeMS },
+    )
+    .toArray();
+  return kept
+    .map((m) => ({
+      ...m,
+      strings: JSON.parse(m.strings) as string[],
+      costs: JSON.parse(m.costs) as UnitEconomicsMonth['costs'],
+      tables: unpackedTables(m.tables),
+    }))
+    .sort((a, z) => (a.month < z.month ? -1 : 1));
 }
 
 /** The months a tenant's kept form holds. */
@@ -110,7 +185,7 @@ export async function unitEconomicsMonthNames(db: Db, tenant: string, maxTimeMS:
 /** Replaces a kept month (null: the month has no day kept, and is removed). */
 export async function writeUnitEconomicsMonth(db: Db, tenant: string, month: string, kept: UnitEconomicsMonth | null): Promise<void> {
   const _id = unitEconomicsMonthId(tenant, month);
-  if (kept) await monthRollups(db).replaceOne({ _id, tenant }, stored(kept), { upsert: true, writeConcern: { j: true } });
+  if (kept) await monthRollups(db).replaceOne({ _id, tenant }, storedMonth(kept), { upsert: true, writeConcern: { j: true } });
   else await monthRollups(db).deleteOne({ _id, tenant }, { writeConcern: { j: true } });
 }
 

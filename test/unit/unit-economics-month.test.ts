@@ -118,6 +118,61 @@ t.test('a period from months and days: each trip once, as from the days', async 
   );
 });
 
+t.test("a period from months' tables and days: the same groups, each trip once, the km on each vehicle", async (t) => {
+  const tables = (m: typeof march) => ({ strings: m.strings, tables: m.tables });
+  // March's one combination: one group each; its pair past the month by those groups.
+  t.same(
+    [march.tables.rows, [...march.tables.client.sums], [...march.tables.vehicle.labels].map((i) => march.strings[i])],
+    [1, [2, 3, 350_000, 450_000, 0, 3_000_000, 2_970_000], ['XA1234B', 'T3S2']],
+  );
+  t.same(march.tables.pending, [{ g: [0, 0, 0, 0], next: '2026-04-02', trips: 1 }]);
+  const g = periodGroups(periodUnitsOf([tables(march), tables(april)], '2026-04-30'), {});
+  t.same(g.total, { trips: 3, legs: 5, km: 720, revenueC: 920_000, loaded: 5000, offloaded: 4950, tollC: 0 }, 'two months');
+  t.same(
+    periodGroups(periodUnitsOf([tables(march)], '2026-03-31'), {}).total,
+    { trips: 2, legs: 3, km: 350, revenueC: 450_000, loaded: 3000, offloaded: 2970, tollC: 0 },
+    'March alone: its pair past the month is not taken back',
+  );
+  const aprilFirstDays = days.filter((d) => d.day >= '2026-04-01' && d.day <= '2026-04-05');
+  t.same(
+    periodGroups(periodUnitsOf([tables(march), ...aprilFirstDays], '2026-04-05'), {}).total,
+    { trips: 2, legs: 4, km: 420, revenueC: 520_000, loaded: 4000, offloaded: 3960, tollC: 0 },
+    'March and 1–5 April: the trip delivered on 30 March and 2 April counts once',
+  );
+  t.same(
+    g.byDriver.map((d) => [d.driver, d.name, d.trips]),
+    [['HEGR751212AB3', 'RAUL HERNANDEZ GARCIA', 3]],
+  );
+  t.same(
+    g.byVehicle.map((v) => [v.vehicle, v.plate, v.trips, v.km]),
+    [
+      ['VEH-1', 'XA1234B', 2, 420],
+      ['VEH-2', 'XB5678C', 1, 300],
+    ],
+  );
+  t.same(
+    g.byClient.map((c) => [c.client, c.trips, c.km]),
+    [['CIN010203KL5', 3, 720]],
+  );
+  // One client and one driver on both vehicles (420 + 300 km), one route.
+  const km = g.kmOnVehicles({ client: new Set(['CIN010203KL5']), driver: new Set(['HEGR751212AB3']), route: new Set(['OR000001→DE000001']) });
+  const pairs = (rows: { key: string; vehicle: string; km: number }[]) => rows.map((r) => [r.key, r.vehicle, r.km]);
+  t.same(pairs(km.client), [
+    ['CIN010203KL5', 'VEH-1', 420],
+    ['CIN010203KL5', 'VEH-2', 300],
+  ]);
+  t.same(pairs(km.driver), [
+    ['HEGR751212AB3', 'VEH-1', 420],
+    ['HEGR751212AB3', 'VEH-2', 300],
+  ]);
+  t.same(pairs(km.route), [
+    ['OR000001→DE000001', 'VEH-1', 420],
+    ['OR000001→DE000001', 'VEH-2', 300],
+  ]);
+  t.same(g.kmOnVehicles({ client: new Set(['NOBODY']), driver: new Set(), route: new Set() }).client, [], 'keys not asked: no km');
+  t.throws(() => periodGroups(periodUnitsOf([tables(march)], '2026-03-31'), { client: 'CIN010203KL5' }), RangeError, 'a filter reads the combinations');
+});
+
 t.test("a period's cost pools from months and days", async (t) => {
   const pools = costPoolsOf([march, april], [{ vehicle: 'VEH-1', plate: 'XA1234B' }]);
   t.same(pools.documents, { fuel: 2, tolls: 1, maintenance: 1, tyres: 0, insurance: 0, subcontractedFreight: 0 });
