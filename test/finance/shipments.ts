@@ -177,43 +177,22 @@ export default async function shipmentsTests(t: Test): Promise<void> {
     const at = (iso: string) => Date.parse(iso);
     const offloaded = (shipment: string, iso: string) =>
       leg({ shipment, loadDate: at(iso) - 3_600_000, unloadDate: at(iso), products: [diesel(10_000, 9_990)], status: 4 });
-    const edges = makeTrip({
-      tenant: TENANT_A,
-      client: CLIENT_COMPANY_2,
-      createdAt: at('2026-04-30T20:00:00-06:00'),
-      legs: [offloaded('MAY-1-1', '2026-04-30T23:59:59.999-06:00'), offloaded('MAY-1-2', '2026-05-01T00:00:00-06:00')],
-    });
-    const lastInstant = makeTrip({
-      tenant: TENANT_A,
-      client: CLIENT_COMPANY,
-      createdAt: at('2026-05-31T10:00:00-06:00'),
-      legs: [offloaded('MAY-2-1', '2026-05-31T23:59:59.999-06:00')],
-    });
+    // A trip created at `created` (Mexico City), of CLIENT_COMPANY unless another is named.
+    const trip = (created: string, legs: ReturnType<typeof leg>[], client = CLIENT_COMPANY) =>
+      makeTrip({ tenant: TENANT_A, client, createdAt: at(`${created}-06:00`), legs });
+    const edges = trip(
+      '2026-04-30T20:00:00',
+      [offloaded('MAY-1-1', '2026-04-30T23:59:59.999-06:00'), offloaded('MAY-1-2', '2026-05-01T00:00:00-06:00')],
+      CLIENT_COMPANY_2,
+    );
+    const lastInstant = trip('2026-05-31T10:00:00', [offloaded('MAY-2-1', '2026-05-31T23:59:59.999-06:00')]);
     // 2026-06-01T05:30Z is still May 31 in Mexico City.
-    const utcJune = makeTrip({
-      tenant: TENANT_A,
-      client: CLIENT_COMPANY,
-      createdAt: at('2026-05-20T08:00:00-06:00'),
-      legs: [offloaded('MAY-3-1', '2026-06-01T05:30:00Z')],
-    });
-    const twoLegsInMay = makeTrip({
-      tenant: TENANT_A,
-      client: CLIENT_COMPANY,
-      createdAt: at('2026-05-03T08:00:00-06:00'),
-      legs: [offloaded('MAY-4-1', '2026-05-03T18:00:00-06:00'), offloaded('MAY-4-2', '2026-05-20T18:00:00-06:00')],
-    });
-    const june = makeTrip({
-      tenant: TENANT_A,
-      client: CLIENT_COMPANY,
-      createdAt: at('2026-05-30T08:00:00-06:00'),
-      legs: [offloaded('JUN-1-1', '2026-06-01T00:00:00-06:00')],
-    });
-    const onTheRoad = makeTrip({
-      tenant: TENANT_A,
-      client: CLIENT_COMPANY,
-      createdAt: at('2026-05-10T08:00:00-06:00'),
-      legs: [leg({ shipment: 'MAY-5-1', loadDate: at('2026-05-10T09:00:00-06:00'), unloadDate: null, status: 2, products: [diesel(10_000, null)] })],
-    });
+    const utcJune = trip('2026-05-20T08:00:00', [offloaded('MAY-3-1', '2026-06-01T05:30:00Z')]);
+    const twoLegsInMay = trip('2026-05-03T08:00:00', [offloaded('MAY-4-1', '2026-05-03T18:00:00-06:00'), offloaded('MAY-4-2', '2026-05-20T18:00:00-06:00')]);
+    const june = trip('2026-05-30T08:00:00', [offloaded('JUN-1-1', '2026-06-01T00:00:00-06:00')]);
+    const onTheRoad = trip('2026-05-10T08:00:00', [
+      leg({ shipment: 'MAY-5-1', loadDate: at('2026-05-10T09:00:00-06:00'), unloadDate: null, status: 2, products: [diesel(10_000, null)] }),
+    ]);
     const otherTenant = makeTrip({
       tenant: TENANT_B,
       client: CLIENT_COMPANY,
