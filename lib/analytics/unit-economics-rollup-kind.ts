@@ -15,12 +15,12 @@ import { UNIT_ECONOMICS_RECEIVED_SOURCE } from '../received/received-doc-days.ts
 import { tenantsWithTrips } from '../trips/trips-repo.ts';
 import { tenantsWithReceivedDocs } from '../received/received-repo.ts';
 import { UNIT_ECONOMICS_ROLLUP_VERSION, type UnitEconomicsDay } from './unit-economics-day.ts';
-import type { UnitEconomicsMonth } from './unit-economics-month.ts';
 import {
   deleteUnitEconomicsDaysOf,
   readUnitEconomicsDays,
-  readUnitEconomicsMonths,
+  readUnitEconomicsMonthCombinations,
   readUnitEconomicsMonthTables,
+  type UnitEconomicsMonthCombinations,
   type UnitEconomicsMonthTables,
 } from './unit-economics-rollups-repo.ts';
 import {
@@ -70,13 +70,13 @@ export const unitEconomicsRollups = markedRollupKind({
 });
 
 /** What a period reads: its whole months, and the days of the months it holds in part. */
-export type UnitEconomicsParts = PeriodParts<UnitEconomicsMonth, UnitEconomicsDay>;
+export type UnitEconomicsParts = PeriodParts<UnitEconomicsMonthCombinations, UnitEconomicsDay>;
 /** The same with its months as their tables (a report without filters). */
 export type UnitEconomicsTableParts = PeriodParts<UnitEconomicsMonthTables, UnitEconomicsDay>;
 
 /** A tenant's kept totals of [fromDay, toDay], brought up to date first (lib/rollups/fresh-period-parts.ts). */
 export function readFreshUnitEconomics(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<UnitEconomicsParts> {
-  return readFresh(db, tenant, { fromDay, toDay, maxTimeMS }, (months) => readUnitEconomicsMonths(db, tenant, months, maxTimeMS));
+  return readFresh(db, tenant, { fromDay, toDay, maxTimeMS }, (months) => readUnitEconomicsMonthCombinations(db, tenant, months, maxTimeMS));
 }
 
 /** The same, its whole months read as their tables (lib/analytics/unit-economics-month-tables.ts). */

@@ -140,15 +140,39 @@ export async function unitEconomicsDayNames(db: Db, tenant: string, maxTimeMS: n
   return days.map((d) => d.day).filter((d) => typeof d === 'string');
 }
 
-/** These kept months of a tenant ('YYYY-MM'; those not kept are absent), by id. */
-export async function readUnitEconomicsMonths(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonth[]> {
+/** These kept months of a tenant ('YYYY-MM'; those not kept are absent), by id, whole (what `verify` compares). */
+export function readUnitEconomicsMonths(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonth[]> {
+  return readMonths(db, tenant, months, maxTimeMS, {}, unpackedMonth);
+}
+
+/** A kept month as a report with a filter reads it: its combinations, not its tables. */
+export type UnitEconomicsMonthCombinations = Omit<UnitEconomicsMonth, 'tables'>;
+
+/** The same months as a report with a filter reads them: without their tables (a fifth of a month's bytes at 1M/1M). */
+export function readUnitEconomicsMonthCombinations(
+  db: Db,
+  tenant: string,
+  months: readonly string[],
+  maxTimeMS: number,
+): Promise<UnitEconomicsMonthCombinations[]> {
+  return readMonths(db, tenant, months, maxTimeMS, { tables: 0 }, ({ tables: _none, ...m }) => unpacked<UnitEconomicsMonthCombinations>(m));
+}
+
+async function readMonths<T extends { month: string }>(
+  db: Db,
+  tenant: string,
+  months: readonly string[],
+  maxTimeMS: number,
+  projection: Record<string, 0>,
+  unpack: (m: StoredUnitEconomicsMonth) => T,
+): Promise<T[]> {
   // One read per month, two at a time: the database sends a month (~10 MB at 1M/1M) while the last one is decoded.
   const queue = [...months];
-  const kept: UnitEconomicsMonth[] = [];
+  const kept: T[] = [];
   const reader = async (): Promise<void> => {
     for (let month = queue.shift(); month !== undefined; month = queue.shift()) {
-      const m = await monthRollups(db).findOne({ _id: unitEconomicsMonthId(tenant, month), tenant }, { maxTimeMS });
-      if (m) kept.push(unpackedMonth(m));
+      const m = await monthRollups(db).findOne({ _id: unitEconomicsMonthId(tenant, month), tenant }, { maxTimeMS, projection });
+      if (m) kept.push(unpack(m));
     }
   };
   await Promise.all([reader(), reader()]);
