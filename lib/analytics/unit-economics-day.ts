@@ -19,7 +19,6 @@
 import { mxDateString } from '../time/mexico-city.ts';
 import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, type CostPools, emptyPools } from './trip-costs.ts';
 import { fromMilli, type KmGrouping, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
-import type { GroupTable, KmTable, PendingByGroup, UnitMonthTables } from './unit-economics-month-tables.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
 export const UNIT_ECONOMICS_ROLLUP_VERSION = 5;
@@ -276,6 +275,43 @@ export interface FoldedUnits {
   strings: string[];
   fields: Int32Array;
   sums: Float64Array;
+}
+
+// A kept month's tables (built by lib/analytics/unit-economics-month-tables.ts), as a period reads them.
+
+/** Per group: its key's string ids (−1: none), its labels' (the greatest; −1: none) and its SUM_FIELDS. */
+export interface GroupTable {
+  keys: Int32Array;
+  labels: Int32Array;
+  sums: Float64Array;
+}
+
+/** Per group of a table, the km (thousandths) on each vehicle: entries start[g] … start[g + 1] − 1. */
+export interface KmTable {
+  start: Int32Array;
+  vehicles: Int32Array;
+  kmM: Float64Array;
+}
+
+/** A month's trips counted again after it (a pair whose next delivery day is later): by the groups of their combination. */
+export interface PendingByGroup {
+  /** Group indexes in the client, vehicle, driver and route tables. */
+  g: [number, number, number, number];
+  next: string;
+  trips: number;
+}
+
+export interface UnitMonthTables {
+  /** Combinations with legs delivered in the month (a period holding it has legs when any). */
+  rows: number;
+  client: GroupTable;
+  vehicle: GroupTable;
+  driver: GroupTable;
+  route: GroupTable;
+  kmClient: KmTable;
+  kmDriver: KmTable;
+  kmRoute: KmTable;
+  pending: PendingByGroup[];
 }
 
 /** What a period is folded from: its kept days (a month kept from its days has the same form). */

@@ -11,42 +11,17 @@
  * groups, and a group its vehicles, in the order the combinations first show them: a period reads
  * its parts in the same order either way, so the answer lists ties, and spreads costs, alike.
  */
-import { ROW_WIDTH, SUM_FIELDS, TupleIds, UNIT_FIELDS, type UnitFoldPart } from './unit-economics-day.ts';
-
-/** Per group: its key's string ids (−1: none), its labels' (the greatest; −1: none) and its SUM_FIELDS. */
-export interface GroupTable {
-  keys: Int32Array;
-  labels: Int32Array;
-  sums: Float64Array;
-}
-
-/** Per group of a table, the km (thousandths) on each vehicle: entries start[g] … start[g + 1] − 1. */
-export interface KmTable {
-  start: Int32Array;
-  vehicles: Int32Array;
-  kmM: Float64Array;
-}
-
-/** A month's trips counted again after it (a pair whose next delivery day is later): by the groups of their combination. */
-export interface PendingByGroup {
-  /** Group indexes in the client, vehicle, driver and route tables. */
-  g: [number, number, number, number];
-  next: string;
-  trips: number;
-}
-
-export interface UnitMonthTables {
-  /** Combinations with legs delivered in the month (a period holding it has legs when any). */
-  rows: number;
-  client: GroupTable;
-  vehicle: GroupTable;
-  driver: GroupTable;
-  route: GroupTable;
-  kmClient: KmTable;
-  kmDriver: KmTable;
-  kmRoute: KmTable;
-  pending: PendingByGroup[];
-}
+import {
+  ROW_WIDTH,
+  SUM_FIELDS,
+  TupleIds,
+  UNIT_FIELDS,
+  type GroupTable,
+  type KmTable,
+  type PendingByGroup,
+  type UnitFoldPart,
+  type UnitMonthTables,
+} from './unit-economics-day.ts';
 
 const AT = Object.fromEntries(UNIT_FIELDS.map((f, i) => [f, i])) as Record<(typeof UNIT_FIELDS)[number], number>;
 const WIDTH = UNIT_FIELDS.length;

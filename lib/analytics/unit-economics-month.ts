@@ -27,8 +27,9 @@ import {
   type UnitEconomicsDay,
   type UnitFoldPart,
   type CostFoldPart,
+  type UnitMonthTables,
 } from './unit-economics-day.ts';
-import { monthTables, type UnitMonthTables } from './unit-economics-month-tables.ts';
+import { monthTables } from './unit-economics-month-tables.ts';
 
 /** A month as kept: a day's form (strings, packed combinations and rows, pairs, costs). */
 export interface UnitEconomicsMonth extends UnitFoldPart, CostFoldPart {

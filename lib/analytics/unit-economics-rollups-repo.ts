@@ -4,9 +4,8 @@
  */
 import { Binary, type Collection, type Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
-import { unitEconomicsDayId, type UnitEconomicsDay } from './unit-economics-day.ts';
+import { unitEconomicsDayId, type GroupTable, type KmTable, type UnitEconomicsDay, type UnitMonthTables } from './unit-economics-day.ts';
 import { unitEconomicsMonthId, type UnitEconomicsMonth } from './unit-economics-month.ts';
-import type { GroupTable, KmTable, UnitMonthTables } from './unit-economics-month-tables.ts';
 
 /** What a day and a month hold that is stored packed. */
 type Packed = Pick<UnitEconomicsDay, 'units' | 'rows' | 'strings' | 'pairs' | 'costs'>;
