@@ -82,6 +82,11 @@ export async function markedDays(db: Db, tenant: string, source: string, fromDay
     .toArray();
 }
 
+/** Whether any mark is outstanding, of any source and tenant (the worker's probe when idle: one read, not one per source). */
+export async function anyMarks(db: Db): Promise<boolean> {
+  return (await marks(db).findOne({}, { projection: { _id: 1 } })) !== null;
+}
+
 /** Marks of a source, any tenant (the drain's probe), at most `limit`; with a window, only those it lets through. */
 export async function someMarks(db: Db, source: string, limit: number, window?: DrainWindow): Promise<RollupMark[]> {
   const filter = window ? { source, $or: [{ at: { $lt: window.quietBefore } }, { first: { $lt: window.waitedBefore } }] } : { source };

@@ -9,7 +9,7 @@
  * a recompute is idempotent and a mark is cleared only by the recompute that saw its last write.
  */
 import type { Db } from 'mongodb';
-import type { DrainWindow } from '../db/rollup-marks.ts';
+import { anyMarks, type DrainWindow } from '../db/rollup-marks.ts';
 import { ROLLUP_KINDS } from './kinds.ts';
 import type { RollupKind, RollupProgress } from './rollup-kind.ts';
 
@@ -45,7 +45,7 @@ export function createRollupWorker(opts: {
 
   const progress = (p: RollupProgress): void => opts.logger.info({ ...p }, `rollups ${p.kind}: ${p.phase} ${p.done}/${p.total} of ${p.tenant}`);
 
-  async function passOf(kind: RollupKind): Promise<void> {
+  async function passOf(kind: RollupKind, marked: boolean): Promise<void> {
     if (!(await kind.ready(opts.db))) {
       opts.logger.info(
         { kind: kind.name },
@@ -57,15 +57,20 @@ export function createRollupWorker(opts: {
         r.stopped ? `rollups ${kind.name}: rebuild stopped; the next start goes on` : `rollups ${kind.name}: rebuilt`,
       );
     }
+    // With no mark anywhere when the pass began there is nothing to drain (a mark made since waits a pass).
+    if (!marked) return;
     const window = (): DrainWindow => ({ quietBefore: new Date(Date.now() - quietMs), waitedBefore: new Date(Date.now() - maxWaitMs) });
     while (!stopped && (await kind.drain(opts.db, MARKS_PER_PASS, maxTimeMS, window())) === MARKS_PER_PASS);
   }
 
   async function pass(): Promise<void> {
+    // An idle service reads one mark a second, not every kind's marks of every source (about 20 reads a second).
+    const marked = await anyMarks(opts.db).catch(() => true);
     // One kind failing leaves its marks for the next pass; the others go on.
     for (const kind of kinds) {
       if (stopped) return;
-      await passOf(kind).catch((err: unknown) =>
+      // A rebuild (a kind not ready) marks days and settles them itself; what it leaves, the next pass sees.
+      await passOf(kind, marked).catch((err: unknown) =>
         opts.logger.error({ err, kind: kind.name }, `rollups ${kind.name}: pass failed; the marks stay and the next pass retries`),
       );
     }
