@@ -6,7 +6,7 @@
 import type { Db } from 'mongodb';
 import { financialDocs, trips } from '../db/collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import type { TripDocument } from '../model/trip-document.ts';
+import { TRIP_DERIVED_FIELDS_OUT, type TripDocument } from '../model/trip-document.ts';
 
 /** What a balance and its due date read of a document (the overdue-invoices rule): no concepts, no taxes. */
 export type DocumentBalanceFields = Pick<FinancialDocument, '_id' | 'id' | 'client' | 'date' | 'exchangeRate' | 'iTot' | 'payments' | 'canceled'> & {
@@ -48,7 +48,7 @@ export async function tripsOffloadedBetween(db: Db, tenant: string, fromMs: numb
   return trips(db)
     .find<TripDocument>(
       { company: tenant, shipments: { $elemMatch: { unloadDate: { $gte: fromMs, $lt: toExclusiveMs } } } },
-      { maxTimeMS, projection: { offloadMonths: 0 } },
+      { maxTimeMS, projection: TRIP_DERIVED_FIELDS_OUT },
     )
     .sort({ createdAt: 1, _id: 1 })
     .toArray();

@@ -325,6 +325,20 @@ const KEY_AT = KEY_FIELDS.map((f) => UNIT_FIELDS.indexOf(f));
 const LABEL_AT = UNIT_FIELDS.map((_, i) => i).filter((i) => !KEY_AT.includes(i));
 const AT = Object.fromEntries(UNIT_FIELDS.map((f, i) => [f, i])) as Record<UnitField, number>;
 /**
+ * What each of the report's groupings keys on and labels with (the greatest), as positions in a
+ * combination: the groups of a period's rows (periodGroups) and of a month's tables
+ * (lib/analytics/unit-economics-month-tables.ts) read the same fields in the same order.
+ */
+export const GROUPINGS = {
+  client: { keys: [AT.client], labels: [] },
+  vehicle: { keys: [AT.vehicle], labels: [AT.plate, AT.config] },
+  driver: { keys: [AT.driver], labels: [AT.driverName] },
+  route: {
+    keys: [AT.originId, AT.destinationId],
+    labels: [AT.originName, AT.originCity, AT.originState, AT.destinationName, AT.destinationCity, AT.destinationState],
+  },
+} as const satisfies Record<string, { keys: readonly number[]; labels: readonly number[] }>;
+/**
  * Dense numbers for tuples of `width` integers, in first-seen order: an open-addressing table
  * over typed arrays, so numbering a tuple is one hash and a probe or two (a Map per field, or a
  * string key per tuple, costs several lookups and allocations: a year is some 130,000 tuples).
@@ -735,10 +749,10 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
     pair[1] = d < 0 ? -1 : local[d]!;
     return routes.id(pair);
   };
-  const byClient = new Groups(strings);
-  const byVehicle = new Groups(strings, [AT.plate, AT.config]);
-  const byDriver = new Groups(strings, [AT.driverName]);
-  const byRoute = new Groups(strings, [AT.originName, AT.originCity, AT.originState, AT.destinationName, AT.destinationCity, AT.destinationState]);
+  const byClient = new Groups(strings, GROUPINGS.client.labels);
+  const byVehicle = new Groups(strings, GROUPINGS.vehicle.labels);
+  const byDriver = new Groups(strings, GROUPINGS.driver.labels);
+  const byRoute = new Groups(strings, GROUPINGS.route.labels);
   const total = new Float64Array(SUMS);
   let selected = 0;
   eachRow(

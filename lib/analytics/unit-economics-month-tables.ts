@@ -12,6 +12,7 @@
  * its parts in the same order either way, so the answer lists ties, and spreads costs, alike.
  */
 import {
+  GROUPINGS,
   ROW_WIDTH,
   SUM_FIELDS,
   TupleIds,
@@ -23,21 +24,10 @@ import {
   type UnitMonthTables,
 } from './unit-economics-day.ts';
 
-const AT = Object.fromEntries(UNIT_FIELDS.map((f, i) => [f, i])) as Record<(typeof UNIT_FIELDS)[number], number>;
 const WIDTH = UNIT_FIELDS.length;
 const SUMS = SUM_FIELDS.length;
 const KM = SUM_FIELDS.indexOf('kmM');
-
-/** Each grouping's key and label fields, as the report's groups read them (lib/analytics/unit-economics-day.ts periodGroups). */
-export const TABLE_FIELDS = {
-  client: { keys: [AT.client], labels: [] },
-  vehicle: { keys: [AT.vehicle], labels: [AT.plate, AT.config] },
-  driver: { keys: [AT.driver], labels: [AT.driverName] },
-  route: {
-    keys: [AT.originId, AT.destinationId],
-    labels: [AT.originName, AT.originCity, AT.originState, AT.destinationName, AT.destinationCity, AT.destinationState],
-  },
-} as const satisfies Record<string, { keys: readonly number[]; labels: readonly number[] }>;
+const VEHICLE_AT = UNIT_FIELDS.indexOf('vehicle');
 
 class TableBuilder {
   private readonly ids: TupleIds;
@@ -119,15 +109,15 @@ class KmBuilder {
 export function monthTables(month: Pick<UnitFoldPart, 'strings' | 'units' | 'rows' | 'pairs'>): UnitMonthTables {
   const { strings, units, rows } = month;
   const expected = rows.length / ROW_WIDTH;
-  const client = new TableBuilder(strings, TABLE_FIELDS.client, 64);
-  const vehicle = new TableBuilder(strings, TABLE_FIELDS.vehicle, expected);
-  const driver = new TableBuilder(strings, TABLE_FIELDS.driver, expected);
-  const route = new TableBuilder(strings, TABLE_FIELDS.route, expected);
+  const client = new TableBuilder(strings, GROUPINGS.client, 64);
+  const vehicle = new TableBuilder(strings, GROUPINGS.vehicle, expected);
+  const driver = new TableBuilder(strings, GROUPINGS.driver, expected);
+  const route = new TableBuilder(strings, GROUPINGS.route, expected);
   const [kmClient, kmDriver, kmRoute] = [new KmBuilder(), new KmBuilder(), new KmBuilder()];
   for (let r = 0; r < rows.length; r += ROW_WIDTH) {
     const base = (rows[r]! | 0) * WIDTH;
     const km = rows[r + 1 + KM]!;
-    const v = units[base + AT.vehicle]!;
+    const v = units[base + VEHICLE_AT]!;
     const c = client.group(units, base);
     client.add(c, units, base, rows, r);
     kmClient.add(c, v, km);

@@ -178,23 +178,14 @@ async function readMonths<T extends { month: string }>(
   return kept.sort((a, z) => (a.month < z.month ? -1 : 1));
 }
 
-/** The same months as a report without filters reads them: their tables, not their combinations (a tenth of the bytes at 1M/1M). */
-export async function readUnitEconomicsMonthTables(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonthTables[]> {
-  if (!months.length) return [];
-  const kept = await monthRollups(db)
-    .find<Omit<StoredUnitEconomicsMonth, 'units' | 'rows' | 'pairs'>>(
-      { _id: { $in: months.map((m) => unitEconomicsMonthId(tenant, m)) }, tenant },
-      { projection: { units: 0, rows: 0, pairs: 0 }, maxTimeMS },
-    )
-    .toArray();
-  return kept
-    .map((m) => ({
-      ...m,
-      strings: JSON.parse(m.strings) as string[],
-      costs: JSON.parse(m.costs) as UnitEconomicsMonth['costs'],
-      tables: unpackedTables(m.tables),
-    }))
-    .sort((a, z) => (a.month < z.month ? -1 : 1));
+/** The same months as a report without filters reads them: their tables, not their combinations (a quarter of the bytes at 1M/1M). */
+export function readUnitEconomicsMonthTables(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonthTables[]> {
+  return readMonths(db, tenant, months, maxTimeMS, { units: 0, rows: 0, pairs: 0 }, ({ units: _u, rows: _r, pairs: _p, ...m }) => ({
+    ...m,
+    strings: JSON.parse(m.strings) as string[],
+    costs: JSON.parse(m.costs) as UnitEconomicsMonth['costs'],
+    tables: unpackedTables(m.tables),
+  }));
 }
 
 /** The months a tenant's kept form holds. */

@@ -117,3 +117,6 @@ export interface StoredTripDocument extends TripDocument {
   /** The Mexico City months ('YYYY-MM') its legs were offloaded in, ascending (index `tenant_offload_month_created`). */
   offloadMonths: string[];
 }
+
+/** The projection that leaves a stored trip's derived fields out of what a read hands back. */
+export const TRIP_DERIVED_FIELDS_OUT = { offloadMonths: 0 } as const satisfies Record<Exclude<keyof StoredTripDocument, keyof TripDocument>, 0>;

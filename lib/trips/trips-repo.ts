@@ -3,7 +3,7 @@ import type { Db, Document, Filter } from 'mongodb';
 import { trips } from '../db/collections.ts';
 import { findSortedPage } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
-import type { StoredTripDocument, TripDocument } from '../model/trip-document.ts';
+import { TRIP_DERIVED_FIELDS_OUT, type StoredTripDocument, type TripDocument } from '../model/trip-document.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 import { wholeMonthOf, withOffloadMonths } from './offload-months.ts';
 
@@ -36,9 +36,6 @@ const range = (r: { from?: number; to?: number }): Document => ({
   ...(r.to !== undefined ? { $lte: r.to } : {}),
 });
 
-/** What a read returns of a stored trip: everything but the stored derived field. */
-const TRIP_FIELDS = { offloadMonths: 0 } as const;
-
 function tripFilter(tenant: string, f: TripFilter): Filter<StoredTripDocument> {
   const q: Filter<StoredTripDocument> = { company: tenant };
   if (f.client !== undefined) q.client = f.client;
@@ -64,19 +61,19 @@ export async function findTrips(
   page: PageQuery,
   maxTimeMS: number,
 ): Promise<{ total: number | null; docs: TripDocument[] }> {
-  return findSortedPage(trips(db), tripFilter(tenant, filter), page, maxTimeMS, TRIP_FIELDS);
+  return findSortedPage(trips(db), tripFilter(tenant, filter), page, maxTimeMS, TRIP_DERIVED_FIELDS_OUT);
 }
 
 /** One trip of the tenant by id (null when missing or another tenant's). */
 export async function findTripById(db: Db, tenant: string, id: string, maxTimeMS: number): Promise<TripDocument | null> {
-  return trips(db).findOne<TripDocument>({ company: tenant, _id: id }, { maxTimeMS, projection: TRIP_FIELDS });
+  return trips(db).findOne<TripDocument>({ company: tenant, _id: id }, { maxTimeMS, projection: TRIP_DERIVED_FIELDS_OUT });
 }
 
 /** The tenant's trips with these ids (missing ones and other tenants' are left out). */
 export async function findTripsByIds(db: Db, tenant: string, ids: readonly string[], maxTimeMS: number): Promise<TripDocument[]> {
   if (ids.length === 0) return [];
   return trips(db)
-    .find<TripDocument>({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS, projection: TRIP_FIELDS })
+    .find<TripDocument>({ company: tenant, _id: { $in: [...ids] } }, { maxTimeMS, projection: TRIP_DERIVED_FIELDS_OUT })
     .toArray();
 }
 
