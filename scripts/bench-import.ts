@@ -14,7 +14,9 @@
  * sampled every 100 ms from /proc), and the CPU time both used, until the import's
  * answer and then until both have been idle for a second (the kept totals the rollup worker
  * settles after the answer are part of an import's cost; on a loaded machine CPU time compares
- * where wall time does not). Then sends the same zip again (every file skipped) and reports that too.
+ * where wall time does not). Then sends the same zip again (every file skipped), then N other
+ * files (a service that has imported before: its code compiled, as a running service's is), and
+ * reports those too.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -90,9 +92,10 @@ try {
   // What start-up left running (the kept totals of the demo data, rebuilt in the background) is not the import's cost.
   await untilIdle([child.pid!, engine]);
   const zip = await corpusZip(files, { mix: values.mix });
+  const other = await corpusZip(files, { mix: values.mix, from: files });
   const variants: Record<string, number> = {};
   for (const f of corpusFiles(files, { mix: values.mix })) variants[f.variant] = (variants[f.variant] ?? 0) + 1;
-  const run = async () => {
+  const run = async (zip: Buffer) => {
     const before = { service: rssMb(child.pid!), engine: rssMb(engine) };
     const peak = { service: before.service ?? 0, engine: before.engine ?? 0 };
     const sampler = setInterval(() => {
@@ -132,8 +135,9 @@ try {
   // The machine's load (1, 5, 15 min) before and after: on a shared machine the figure means little without it.
   const load = () => os.loadavg().map((x) => Number(x.toFixed(1)));
   const loadBefore = load();
-  const first = await run();
-  const again = await run();
+  const first = await run(zip);
+  const again = await run(zip);
+  const another = await run(other);
   const result = {
     files,
     variants,
@@ -143,6 +147,7 @@ try {
     loadAverage: { before: loadBefore, after: load() },
     first,
     again,
+    another,
   };
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else {
@@ -152,6 +157,7 @@ try {
     for (const [label, r] of [
       ['first import', first],
       ['same zip again', again],
+      [`${files} other files`, another],
     ] as const) {
       console.log(
         `${label}: ${r.wallS} s, ${r.filesPerS} files/s, ${JSON.stringify(r.summary)}; service RSS ${r.rssMb.before.service} → peak ${r.rssMb.peak.service} → ${r.rssMb.after.service} MiB; engine RSS ${r.rssMb.before.engine} → peak ${r.rssMb.peak.engine} → ${r.rssMb.after.engine} MiB; CPU until the answer: service ${r.cpuS.untilAnswer.service} s, engine ${r.cpuS.untilAnswer.engine} s, after it: ${r.cpuS.afterAnswer.service} s + ${r.cpuS.afterAnswer.engine} s (${r.cpuMsPerFile} CPU ms per file)${

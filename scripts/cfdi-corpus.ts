@@ -69,11 +69,11 @@ function variantOf(text: string, variant: CorpusVariant, supplierOf: ReadonlyMap
 }
 
 /**
- * The first `count` files of copies 0, 1, 2… of the fixtures (copy 0 keeps the fixtures' own
- * UUIDs); with `mix`, copy k is variant k mod 4 of the fixtures (issued 4.0, issued 3.3, received
- * 4.0, received 3.3), its folder named for it.
+ * `count` files of copies 0, 1, 2… of the fixtures (copy 0 keeps the fixtures' own UUIDs), from
+ * file `from` on (default 0: distinct files for another import); with `mix`, copy k is variant
+ * k mod 4 of the fixtures (issued 4.0, issued 3.3, received 4.0, received 3.3), its folder named for it.
  */
-export function* corpusFiles(count: number, opts: { mix?: boolean } = {}): Generator<{ name: string; data: Buffer; variant: CorpusVariant }> {
+export function* corpusFiles(count: number, opts: { mix?: boolean; from?: number } = {}): Generator<{ name: string; data: Buffer; variant: CorpusVariant }> {
   const base = fixtures();
   // The customer of each fixture CFDI: the supplier of its received variant.
   const supplierOf = new Map<string, string>();
@@ -82,7 +82,8 @@ export function* corpusFiles(count: number, opts: { mix?: boolean } = {}): Gener
     const receptor = /<cfdi:Receptor [^>]*>/.exec(f.text)?.[0];
     if (uuid && receptor) supplierOf.set(uuid.toUpperCase(), attr(receptor, 'Rfc'));
   }
-  for (let i = 0; i < count; i++) {
+  const from = opts.from ?? 0;
+  for (let i = from; i < from + count; i++) {
     const copy = Math.floor(i / base.length);
     const f = base[i % base.length]!;
     const variant = opts.mix ? MIX[copy % MIX.length]! : 'issued-4.0';
@@ -100,8 +101,8 @@ export function* corpusFiles(count: number, opts: { mix?: boolean } = {}): Gener
   }
 }
 
-/** A zip of the first `count` corpus files. */
-export function corpusZip(count: number, opts: { mix?: boolean } = {}): Promise<Buffer> {
+/** A zip of `count` corpus files (from file `from`, default 0). */
+export function corpusZip(count: number, opts: { mix?: boolean; from?: number } = {}): Promise<Buffer> {
   const zip = new yazl.ZipFile();
   for (const f of corpusFiles(count, opts)) zip.addBuffer(f.data, f.name, { mtime: new Date('2026-11-01T00:00:00Z') });
   zip.end();
