@@ -10,6 +10,7 @@ import deleteInBatches from './db/delete-in-batches.ts';
 import rollupMarksWindow from './db/rollup-marks-window.ts';
 import monitorWatchdog from './db/monitor-watchdog.ts';
 import indexSpecs from './db/index-specs.ts';
+import replaceScoped from './db/replace-scoped.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -19,3 +20,4 @@ t.test('db-delete-in-batches', deleteInBatches);
 t.test('db-rollup-marks-window', rollupMarksWindow);
 t.test('db-monitor-watchdog', monitorWatchdog);
 t.test('index-specs', indexSpecs);
+t.test('db-replace-scoped', replaceScoped);
