@@ -11,6 +11,7 @@ import rollupMarksWindow from './db/rollup-marks-window.ts';
 import monitorWatchdog from './db/monitor-watchdog.ts';
 import indexSpecs from './db/index-specs.ts';
 import replaceScoped from './db/replace-scoped.ts';
+import markedRollupDrain from './db/marked-rollup-drain.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -21,3 +22,4 @@ t.test('db-rollup-marks-window', rollupMarksWindow);
 t.test('db-monitor-watchdog', monitorWatchdog);
 t.test('index-specs', indexSpecs);
 t.test('db-replace-scoped', replaceScoped);
+t.test('db-marked-rollup-drain', markedRollupDrain);

@@ -262,8 +262,6 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
     return units.size;
   }
 
-  const sourcesToDrain = [...o.sources, ...(o.months ? [o.months.source] : [])];
-
   return {
     name: o.name,
 
@@ -324,18 +322,23 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       return true;
     },
 
-    /** One pass over the marks of any tenant, the sources in turn, `limit` marks in all. */
+    /**
+     * One pass over the marks of any tenant, `limit` marks in all: the sources' marks settled
+     * together (a unit that several sources marked, as an import of issued and received CFDIs
+     * does, is recomputed once), then the derived months'.
+     */
     async drain(db, limit, maxTimeMS, window) {
-      let worked = 0;
-      for (const source of sourcesToDrain) {
-        if (worked >= limit) break;
-        const marks = await someMarks(db, source, limit - worked, window);
-        for (const [tenant, list] of marksByTenant(marks)) {
-          const ctx = await contextOf(db, tenant);
-          if (source === o.months?.source) await settleMonthMarks(db, tenant, list, ctx, maxTimeMS);
-          else await settleMarks(db, tenant, list, ctx, maxTimeMS);
-        }
-        worked += marks.length;
+      const marks: RollupMark[] = [];
+      for (const source of o.sources) {
+        if (marks.length >= limit) break;
+        marks.push(...(await someMarks(db, source, limit - marks.length, window)));
+      }
+      for (const [tenant, list] of marksByTenant(marks)) await settleMarks(db, tenant, list, await contextOf(db, tenant), maxTimeMS);
+      let worked = marks.length;
+      if (o.months && worked < limit) {
+        const monthMarks = await someMarks(db, o.months.source, limit - worked, window);
+        for (const [tenant, list] of marksByTenant(monthMarks)) await settleMonthMarks(db, tenant, list, await contextOf(db, tenant), maxTimeMS);
+        worked += monthMarks.length;
       }
       return worked;
     },

@@ -1,0 +1,87 @@
+/**
+ * lib/rollups/marked-rollup-kind.ts, the background drain: a unit marked by several sources (an
+ * import of issued and received CFDIs marks the tax position's month twice) is recomputed once,
+ * and every mark it stands for is cleared; the derived months follow. The kind's own
+ * computation is a recorder here: what is checked is which units the lifecycle hands it.
+ */
+import type { Test } from 'tap';
+import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
+import { connectMongo } from '../../lib/db/client.ts';
+import { markDays, ROLLUP_MARKS, type RollupMark } from '../../lib/db/rollup-marks.ts';
+import { markedRollupKind } from '../../lib/rollups/marked-rollup-kind.ts';
+
+export default async function markedRollupDrainTests(t: Test): Promise<void> {
+  t.setTimeout(120_000);
+  const engine = await startEmbeddedMongo({ shortLived: true });
+  t.teardown(() => engine.stop());
+  const { client, db } = await connectMongo(engine.uri, 'drain');
+  t.teardown(() => client.close());
+  const marks = db.collection<RollupMark>(ROLLUP_MARKS);
+
+  const kindOf = (grain: 'day' | 'month') => {
+    const runs: string[][] = [];
+    const months: string[][] = [];
+    const kind = markedRollupKind({
+      name: `drain-${grain}`,
+      stateName: `drain-${grain}`,
+      version: 1,
+      sources: ['issued', 'received'],
+      grain,
+      marksPerPass: 100,
+      tenants: async () => [],
+      isEmpty: async () => true,
+      documentDays: async () => new Map(),
+      keptUnits: async () => [],
+      deleteOf: async () => {},
+      recompute: async (_db, tenant, run) => void runs.push([tenant, ...run]),
+      differing: async () => [],
+      months: {
+        source: `drain-${grain}-months`,
+        recompute: async (_db, tenant, list) => void months.push([tenant, ...list]),
+        differing: async () => [],
+        keptMonths: async () => [],
+      },
+    });
+    return { kind, runs, months };
+  };
+
+  t.test('a month two sources marked is recomputed once, its marks cleared', async (t) => {
+    const { kind, runs, months } = kindOf('month');
+    await markDays(db, 'AAA010101AAA', 'issued', ['2026-10-15', '2026-11-02']);
+    await markDays(db, 'AAA010101AAA', 'received', ['2026-10-20']);
+    await markDays(db, 'BBB010101BBB', 'received', ['2026-10-01']);
+    // 4 source marks, then the 3 derived months their settle marked (no window here: taken at once).
+    t.equal(await kind.drain(db, 1000, 60_000), 7);
+    t.same(runs, [
+      ['AAA010101AAA', '2026-10'],
+      ['AAA010101AAA', '2026-11'],
+      ['BBB010101BBB', '2026-10'],
+    ]);
+    t.same(months, [
+      ['AAA010101AAA', '2026-10'],
+      ['AAA010101AAA', '2026-11'],
+      ['BBB010101BBB', '2026-10'],
+    ]);
+    t.equal(await marks.countDocuments({}), 0, 'every mark cleared');
+  });
+
+  t.test('days two sources marked: one run of the days, not one per source', async (t) => {
+    const { kind, runs } = kindOf('day');
+    await markDays(db, 'AAA010101AAA', 'issued', ['2026-10-15', '2026-10-16']);
+    await markDays(db, 'AAA010101AAA', 'received', ['2026-10-16', '2026-10-17']);
+    t.equal(await kind.drain(db, 1000, 60_000), 5, 'four marks, then their month');
+    t.same(runs, [['AAA010101AAA', '2026-10-15', '2026-10-16', '2026-10-17']]);
+    await marks.deleteMany({});
+  });
+
+  t.test('the limit counts marks of all sources together', async (t) => {
+    const { kind, runs } = kindOf('day');
+    await markDays(db, 'AAA010101AAA', 'issued', ['2026-10-15', '2026-10-16']);
+    await markDays(db, 'AAA010101AAA', 'received', ['2026-10-17']);
+    t.equal(await kind.drain(db, 2, 60_000), 2, 'a full page: the worker asks again');
+    t.same(runs, [['AAA010101AAA', '2026-10-15', '2026-10-16']]);
+    t.equal(await kind.drain(db, 2, 60_000), 2, 'the last day, then the month the days marked');
+    t.same(runs[1], ['AAA010101AAA', '2026-10-17']);
+    await marks.deleteMany({});
+  });
+}
