@@ -107,11 +107,31 @@ export interface PaymentLine {
 }
 
 const FUEL_CODES = ['15101505', '15101514', '15101515'];
-const isFuel = (doc: ReceivedDocRow): boolean => doc.category === 'fuel' || doc.concepts.some((c) => FUEL_CODES.includes(c.code));
-const cancelledDoc = (doc: ReceivedDocRow): boolean => doc.cancellationStatus === 'accepted' || doc.cancellationStatus === 'expired';
+/** What a month's lines read of a received CFDI (the tax position's read projects just this). */
+export type SettledReceivedDoc = Pick<
+  ReceivedDocRow,
+  | '_id'
+  | 'uuid'
+  | 'supplier'
+  | 'category'
+  | 'mainCode'
+  | 'paymentMethod'
+  | 'paymentForm'
+  | 'exchangeRate'
+  | 'use'
+  | 'subTotal'
+  | 'discount'
+  | 'total'
+  | 'taxes'
+  | 'settlements'
+  | 'cancellationStatus'
+> & { concepts: Pick<ReceivedDocRow['concepts'][number], 'code'>[] };
+
+const isFuel = (doc: SettledReceivedDoc): boolean => doc.category === 'fuel' || doc.concepts.some((c) => FUEL_CODES.includes(c.code));
+const cancelledDoc = (doc: SettledReceivedDoc): boolean => doc.cancellationStatus === 'accepted' || doc.cancellationStatus === 'expired';
 
 /** The first reason, in this order, that the VAT of a payment is not creditable; null when it is. */
-export function nonCreditableReason(doc: ReceivedDocRow, form: string | null): NonCreditableCode | null {
+export function nonCreditableReason(doc: SettledReceivedDoc, form: string | null): NonCreditableCode | null {
   if (cancelledDoc(doc)) return 'DOCUMENT_CANCELLED';
   if (doc.use === 'S01') return 'USE_S01';
   if (isFuel(doc) && form === '01') return 'FUEL_PAID_IN_CASH';
@@ -124,7 +144,7 @@ export function nonCreditableReason(doc: ReceivedDocRow, form: string | null): N
  * invoice's taxes in proportion paid ÷ Total (art. 1-B; the carrier's retentions are made when it
  * pays, art. 1-A); a credit note carries the value before VAT it returns, in proportion note ÷ Total.
  */
-export function paymentLines(doc: ReceivedDocRow, range: { start: number; endExclusive: number }): PaymentLine[] {
+export function paymentLines(doc: SettledReceivedDoc, range: { start: number; endExclusive: number }): PaymentLine[] {
   const totalC = toCents(doc.total);
   if (totalC <= 0) return [];
   const out: PaymentLine[] = [];
