@@ -8,7 +8,8 @@
  * trips too —, tolerance, price and recovery-mode settings changes, writes that fail halfway,
  * the worker's drain, a rebuild, a restart), every audit for random periods, clients and limits
  * answers the same over HTTP (and once over MCP), and `verifyDiscountsShrinkageRollups` finds
- * every kept day equal. Then writes that bypass the marks are caught by both checks (the test
+ * every kept day equal; so do they after linked invoices changed with the document marks an older
+ * version made (an upgraded store). Then writes that bypass the marks are caught by both checks (the test
  * can fail). DISCOUNTS_ROLLUP_SEED=<n> replays a seed.
  */
 import t from 'tap';
@@ -19,7 +20,8 @@ import { auditDiscountsAndShrinkage, type DiscountsShrinkageInput } from '../lib
 import { rebuildDiscountsShrinkageRollups, verifyDiscountsShrinkageRollups } from '../lib/analytics/refresh-discounts-shrinkage-rollups.ts';
 import { discountsShrinkageRollups } from '../lib/analytics/discounts-shrinkage-rollup-kind.ts';
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
-import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
+import { financialDocDays, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE, writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
+import { markDays } from '../lib/db/rollup-marks.ts';
 import type { TenantSettings } from '../lib/model/tenant-settings.ts';
 import { comparable, compareRounds, onTheWire } from './helpers/differential.ts';
 import { getOk, importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
@@ -362,6 +364,27 @@ t.test('every discounts and shrinkage audit equals the documents after random wr
   t.same(r.structuredContent.discounts, reference.discounts, 'MCP: discounts');
   t.same(r.structuredContent.demurrage, reference.demurrage, 'MCP: demurrage');
   t.same(r.structuredContent.shrinkage, reference.shrinkage, 'MCP: shrinkage');
+});
+
+t.test('document marks an older version left are settled as it meant: the linked trips recomputed', async (t) => {
+  const linked = await trips(h.db)
+    .find({ company: TENANT_A, idFinan: { $type: 'string' } })
+    .toArray();
+  const docs = await financialDocs(h.db)
+    .find({ company: TENANT_A, _id: { $in: linked.map((x) => String(x.idFinan)) }, 'invoice.concepts.kind': 'shortage' })
+    .limit(6)
+    .toArray();
+  t.ok(docs.length > 0, 'invoices recovering shortage of trips');
+  for (const d of docs) {
+    // As an older version wrote an invoice: its days marked under its own source, before and after; no trip day marked.
+    const concepts = d.invoice.concepts.map((c) => (c.kind === 'shortage' ? { ...c, amount: c.amount + 111 } : c));
+    await markDays(h.db, TENANT_A, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE, financialDocDays(d));
+    await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { 'invoice.concepts': concepts } });
+    await markDays(h.db, TENANT_A, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE, financialDocDays(d));
+  }
+  t.equal(await audits('older marks', 10), 0, 'the audits agree');
+  const v = await verifyDiscountsShrinkageRollups(h.db, TENANT_A);
+  t.same(v.mismatched, [], 'every kept day equals its documents and trips');
 });
 
 t.test('writes that bypass the marks are caught: the check can fail', async (t) => {

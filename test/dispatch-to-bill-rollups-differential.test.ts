@@ -8,7 +8,8 @@
  * their volumes (in transit), payments, credit notes, cancellations through their states (request,
  * acknowledgement, the SAT's answers), a write that fails halfway, the worker's drain, a rebuild
  * and a restart — every audit for random periods, clients and limits answers the same over HTTP
- * (and over MCP), and `verify` finds every kept day equal. Then a write bypasses the marks, and
+ * (and over MCP), and `verify` finds every kept day equal; so do they after invoices re-dated with
+ * the document marks an older version made (an upgraded store). Then a write bypasses the marks, and
  * both checks must see it (the test can fail). DTB_ROLLUP_SEED=<n> replays a seed.
  */
 import t from 'tap';
@@ -19,7 +20,8 @@ import { financialDocs, trips } from '../lib/db/collections.ts';
 import { auditDispatchToBill, type DispatchToBillInput } from '../lib/analytics/audit-dispatch-to-bill.ts';
 import { dispatchToBillRollups } from '../lib/analytics/dispatch-to-bill-rollup-kind.ts';
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
-import { writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
+import { financialDocDays, LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE, writeMarkingDays } from '../lib/finance/financial-doc-days.ts';
+import { markDays } from '../lib/db/rollup-marks.ts';
 import { financialDocId } from '../lib/finance/ledger/facts.ts';
 import type { TripDocument } from '../lib/model/trip-document.ts';
 import { comparable, compareRounds } from './helpers/differential.ts';
@@ -396,6 +398,28 @@ t.test('every dispatch-to-bill audit equals the trips after random writes', asyn
     const ref = await auditDispatchToBill({ ...ctx, now: () => new Date(r.structuredContent.computedAt) }, TENANT_A, input, { fromDocuments: true });
     t.same(comparable(r.structuredContent), comparable(ref), `MCP: ${JSON.stringify(input)}`);
   }
+});
+
+t.test('document marks an older version left are settled as it meant: the linked trips recomputed', async (t) => {
+  const linked = await trips(h.db)
+    .find({ company: TENANT_A, idFinan: { $type: 'string' } })
+    .limit(8)
+    .toArray();
+  const docs = await financialDocs(h.db)
+    .find({ company: TENANT_A, _id: { $in: linked.map((x) => String(x.idFinan)) } })
+    .toArray();
+  t.ok(docs.length > 0, 'invoices billing trips');
+  for (const d of docs) {
+    // As an older version wrote an invoice: its days marked under its own source, before and after; no trip day marked.
+    const moved = d.date + 3 * DAY;
+    const days = [...financialDocDays(d), ...financialDocDays({ ...d, date: moved })];
+    await markDays(h.db, TENANT_A, LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE, days);
+    await financialDocs(h.db).updateOne({ _id: d._id }, { $set: { date: moved } });
+    await markDays(h.db, TENANT_A, LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE, days);
+  }
+  t.equal(await reports('older marks', 10), 0, 'the audits agree');
+  const v = await dispatchToBillRollups.verify(h.db, TENANT_A);
+  t.same(v.mismatched, [], 'every kept day equals its trips');
 });
 
 t.test('a write that bypasses the marks is caught: the check can fail', async (t) => {

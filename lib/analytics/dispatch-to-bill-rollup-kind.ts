@@ -1,7 +1,7 @@
 /**
  * Dispatch-to-bill's kept days as a kind of kept totals (lib/rollups/marked-rollup-kind.ts over
- * the trip source), with the document source in front of it: every pass of the drain, verify and
- * a report first turn the tenant's invoice marks into marks of the linked trips' days
+ * the trip source), with the document marks an older version left in front of it: every pass
+ * of the drain, verify and a report first turn such marks into marks of the linked trips' days
  * (refresh-dispatch-to-bill-rollups.ts), then settle the days.
  */
 import type { Db } from 'mongodb';
@@ -57,7 +57,7 @@ export const dispatchToBillRollups: RollupKind = {
 /** Passes a report makes over pending marks (writes racing it leave marks the drain settles). */
 const REPORT_PASSES = 4;
 
-/** Before a report reads the days [fromDay, toDay]: the tenant's invoice marks, then the days marked in the period. */
+/** Before a report reads the days [fromDay, toDay]: the tenant's older invoice marks (if any), then the days marked in the period. */
 export async function settleDispatchToBill(db: Db, tenant: string, fromDay: string, toDay: string, maxTimeMS: number): Promise<void> {
   await settleDocumentMarksOf(db, tenant, REPORT_PASSES * 2, maxTimeMS);
   await days.settle(db, tenant, { from: fromDay, to: toDay, maxPasses: REPORT_PASSES, maxTimeMS });

@@ -3,17 +3,20 @@
  * recompute marked days from the documents and trips, bring a report's days up to date before it
  * reads them, drain marks in the background, rebuild a whole store, verify kept days.
  *
- * Two mark sources: every financial-document write marks its days under
- * DISCOUNTS_SHRINKAGE_DOCS_SOURCE (the discount days are recomputed; then the trips linked to
- * the day's documents have their delivery days marked under SHRINKAGE_TRIPS_SOURCE, since a
- * linked invoice's cancellation and shortage concepts are what shrinkage counts as recovered);
- * every trip write marks its days under SHRINKAGE_TRIPS_SOURCE.
+ * Two mark sources: every financial-document write marks its days under DISCOUNT_DAYS_SOURCE
+ * (the discount days are recomputed), and the days of the trips linked to the documents under
+ * SHRINKAGE_TRIPS_SOURCE (lib/trips/linked-trip-days.ts: a linked invoice's cancellation and
+ * shortage concepts are what shrinkage counts as recovered); every trip write marks its days
+ * under SHRINKAGE_TRIPS_SOURCE. An older version marked document days under
+ * LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE and linked the trips when settling them: such marks left
+ * in an upgraded store are settled that way (the discount days, then the delivery days of the
+ * trips linked to every document of the day).
  */
 import type { Db } from 'mongodb';
 import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { financialDocs, trips } from '../db/collections.ts';
-import { DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
+import { DISCOUNT_DAYS_SOURCE, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
 import { financialDocHistoryDays, tenantsWithDocuments } from '../finance/financial-docs-repo.ts';
 import { SHRINKAGE_TRIPS_SOURCE } from '../trips/trip-days.ts';
 import { tenantsWithTrips } from '../trips/trips-repo.ts';
@@ -64,7 +67,7 @@ const REBUILD_RUN_DAYS = 92;
 const IDS_PER_QUERY = 1000;
 const ALL = ['0000-00-00', '9999-99-99'] as const;
 
-type Source = typeof DISCOUNTS_SHRINKAGE_DOCS_SOURCE | typeof SHRINKAGE_TRIPS_SOURCE;
+type Source = typeof DISCOUNT_DAYS_SOURCE | typeof LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE | typeof SHRINKAGE_TRIPS_SOURCE;
 
 /**
  * Runs of consecutive days (sorted, deduplicated, at most `maxDays` each): one read per run.
@@ -142,14 +145,20 @@ async function addLinkedDeliveryDays(db: Db, tenant: string, ids: readonly strin
 }
 
 /**
- * Recomputes these discount days and marks the delivery days of the trips linked to their
- * documents. Not in a rebuild: every delivery day is marked already and settled after the
- * document days (a write meanwhile marks its own days), so looking the trips up is only cost.
+ * Recomputes these discount days; with `linkTrips` (a mark an older version left), also marks the
+ * delivery days of the trips linked to their documents. Not in a rebuild: every delivery day is
+ * marked already and settled after the document days (a write meanwhile marks its own days).
  */
-async function recomputeDocDays(db: Db, tenant: string, days: readonly string[], maxTimeMS: number, mode: SettleMode = {}): Promise<void> {
+async function recomputeDocDays(
+  db: Db,
+  tenant: string,
+  days: readonly string[],
+  maxTimeMS: number,
+  mode: SettleMode & { linkTrips?: boolean } = {},
+): Promise<void> {
   for (const run of runsFor(days, mode)) {
     await writeDiscountDays(db, tenant, run, await computeDiscountRun(db, tenant, run, maxTimeMS));
-    if (mode.whole) continue;
+    if (mode.whole || !mode.linkTrips) continue;
     const { start, end } = rangeOf(run);
     const tripDays = new Set<string>();
     let ids: string[] = [];
@@ -195,7 +204,8 @@ async function settleMarks(
 ): Promise<void> {
   if (!marks.length) return;
   const days = marks.map((m) => m.day);
-  if (source === DISCOUNTS_SHRINKAGE_DOCS_SOURCE) await recomputeDocDays(db, tenant, days, maxTimeMS, mode);
+  if (source === DISCOUNT_DAYS_SOURCE) await recomputeDocDays(db, tenant, days, maxTimeMS, mode);
+  else if (source === LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE) await recomputeDocDays(db, tenant, days, maxTimeMS, { ...mode, linkTrips: true });
   else await recomputeTripDays(db, tenant, days, settings ?? (await getTenantSettings(db, tenant)), maxTimeMS, mode);
   await clearMarks(db, marks);
 }
@@ -234,7 +244,8 @@ export async function readFreshDiscountsShrinkage(
   maxTimeMS: number,
 ): Promise<{ discountDays: KeptDiscountDay[]; shrinkageDays: KeptShrinkageDay[] }> {
   if (toDay < fromDay) return { discountDays: [], shrinkageDays: [] };
-  await settleRange(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, ...ALL, maxTimeMS);
+  await settleRange(db, tenant, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE, ...ALL, maxTimeMS);
+  await settleRange(db, tenant, DISCOUNT_DAYS_SOURCE, fromDay, toDay, maxTimeMS);
   await settleRange(db, tenant, SHRINKAGE_TRIPS_SOURCE, fromDay, toDay, maxTimeMS, { settings });
   const [discountDays, kept] = await Promise.all([
     readDiscountDays(db, tenant, fromDay, toDay, maxTimeMS),
@@ -252,10 +263,10 @@ export async function discountsShrinkageRollupsReady(db: Db): Promise<boolean> {
   return (await readRollupState(db, DISCOUNTS_SHRINKAGE_ROLLUP_STATE))?.version === DISCOUNTS_SHRINKAGE_ROLLUP_VERSION;
 }
 
-/** One pass of the background drain: the document days first (they mark delivery days), then delivery days; any tenant. */
+/** One pass of the background drain: the document days first (an older version's mark delivery days), then delivery days; any tenant. */
 export async function drainDiscountsShrinkageMarks(db: Db, limit: number, maxTimeMS: number, window?: DrainWindow): Promise<number> {
   let n = 0;
-  for (const source of [DISCOUNTS_SHRINKAGE_DOCS_SOURCE, SHRINKAGE_TRIPS_SOURCE] as const) {
+  for (const source of [LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE, DISCOUNT_DAYS_SOURCE, SHRINKAGE_TRIPS_SOURCE] as const) {
     const marks = await someMarks(db, source, limit, window);
     for (const [tenant, list] of marksByTenant(marks)) await settleMarks(db, tenant, source, list, maxTimeMS);
     n += marks.length;
@@ -273,14 +284,15 @@ async function deliveryDaysOfTrips(db: Db, tenant: string): Promise<ReadonlySet<
   return (await tripHistoryDays(db, tenant)).delivered;
 }
 
-/** Settles every marked day of a tenant: the document days first (they mark delivery days). */
+/** Settles every marked day of a tenant: the document days first (an older version's mark delivery days). */
 async function settleAll(
   db: Db,
   tenant: string,
   maxTimeMS: number,
   opts: SettleMode & { perPass?: number; stopped?: () => boolean; onDays?: (n: number) => void } = {},
 ): Promise<void> {
-  await settleRange(db, tenant, DISCOUNTS_SHRINKAGE_DOCS_SOURCE, ...ALL, maxTimeMS, opts);
+  await settleRange(db, tenant, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE, ...ALL, maxTimeMS, opts);
+  await settleRange(db, tenant, DISCOUNT_DAYS_SOURCE, ...ALL, maxTimeMS, opts);
   await settleRange(db, tenant, SHRINKAGE_TRIPS_SOURCE, ...ALL, maxTimeMS, opts);
 }
 
@@ -298,7 +310,7 @@ export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOpti
     const docDays = await daysOfDocuments(db, tenant);
     const tripDays = await deliveryDaysOfTrips(db, tenant);
     for (const [source, list] of [
-      [DISCOUNTS_SHRINKAGE_DOCS_SOURCE, [...docDays].sort()],
+      [DISCOUNT_DAYS_SOURCE, [...docDays].sort()],
       [SHRINKAGE_TRIPS_SOURCE, [...tripDays].sort()],
     ] as const)
       for (let i = 0; i < list.length; i += MARKS_PER_WRITE) await markDays(db, tenant, source, list.slice(i, i + MARKS_PER_WRITE));
@@ -405,4 +417,6 @@ export async function verifyDiscountsShrinkageRollups(db: Db, tenant: string, op
 
 /** Outstanding marks of both sources (progress of the drain). */
 export const outstandingDiscountsShrinkageMarks = async (db: Db): Promise<number> =>
-  (await countMarks(db, DISCOUNTS_SHRINKAGE_DOCS_SOURCE)) + (await countMarks(db, SHRINKAGE_TRIPS_SOURCE));
+  (await countMarks(db, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE)) +
+  (await countMarks(db, DISCOUNT_DAYS_SOURCE)) +
+  (await countMarks(db, SHRINKAGE_TRIPS_SOURCE));

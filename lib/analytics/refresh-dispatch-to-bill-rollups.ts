@@ -4,18 +4,18 @@
  * invoices), kept, and compared with what is kept; and how an invoice write reaches the days of
  * the trips it bills. The lifecycle around them is dispatch-to-bill-rollup-kind.ts.
  *
- * Two mark sources. `tripsDispatchToBill` (a trip write: the days its legs touch, stored and new
- * versions) names days to recompute. `dispatchToBillDocs` (every financial-document write: the
- * document's days, stored and new versions) names days whose documents may have changed:
- * settling it reads the documents dated on them and marks, in the trip source, the unload days of
- * every trip linked to one (`idFinan`), then clears the document marks it read (seq-guarded). So
- * a cancellation, a re-import that moves an invoice's date, or an invoice that arrives after the
- * trip naming it reaches the trip's days.
+ * Its mark source is `tripsDispatchToBill`: a trip write marks the days its legs touch (stored and
+ * new versions), and a financial-document write the same days of the trips linked to the
+ * documents (lib/trips/linked-trip-days.ts). So a cancellation, a re-import that moves an
+ * invoice's date, or an invoice that arrives after the trip naming it reaches the trip's days.
+ * `dispatchToBillDocs` is what an older version marked instead (the days of written documents):
+ * such a mark left in an upgraded store is settled by reading the documents dated on its day and
+ * marking the unload days of every trip linked to one (`idFinan`), then cleared (seq-guarded).
  */
 import type { Db } from 'mongodb';
 import { isDeepStrictEqual } from 'node:util';
 import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
-import { DISPATCH_TO_BILL_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
+import { LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
 import { DISPATCH_TO_BILL_TRIPS_SOURCE } from '../trips/trip-days.ts';
 import { mxAddDays, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { rollUpDispatchToBillDays, type DispatchToBillDayPart, type StoredDeliveryRow, type UnbilledEntry } from './dispatch-to-bill-day.ts';
@@ -106,7 +106,7 @@ const DOCUMENT_MARKS_PER_PASS = 400;
 export async function settleDocumentMarksOf(db: Db, tenant: string, maxPasses: number, maxTimeMS: number): Promise<number> {
   let settled = 0;
   for (let pass = 0; pass < maxPasses; pass++) {
-    const marks = await markedDays(db, tenant, DISPATCH_TO_BILL_DOCS_SOURCE, '0000-00-00', '9999-99-99', DOCUMENT_MARKS_PER_PASS);
+    const marks = await markedDays(db, tenant, LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE, '0000-00-00', '9999-99-99', DOCUMENT_MARKS_PER_PASS);
     await settleDocumentMarks(db, tenant, marks, maxTimeMS);
     settled += marks.length;
     if (marks.length < DOCUMENT_MARKS_PER_PASS) break;
@@ -116,9 +116,9 @@ export async function settleDocumentMarksOf(db: Db, tenant: string, maxPasses: n
 
 /** The drain's pass over document marks of any tenant, at most `limit`. */
 export async function drainDocumentMarks(db: Db, limit: number, maxTimeMS: number, window?: DrainWindow): Promise<number> {
-  const marks = await someMarks(db, DISPATCH_TO_BILL_DOCS_SOURCE, limit, window);
+  const marks = await someMarks(db, LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE, limit, window);
   for (const [tenant, list] of marksByTenant(marks)) await settleDocumentMarks(db, tenant, list, maxTimeMS);
   return marks.length;
 }
 
-export const outstandingDocumentMarks = (db: Db): Promise<number> => countMarks(db, DISPATCH_TO_BILL_DOCS_SOURCE);
+export const outstandingDocumentMarks = (db: Db): Promise<number> => countMarks(db, LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE);
