@@ -27,6 +27,8 @@ function canonical<T extends { _id: string }>(d: T): T {
   return { _id, ...fields } as T;
 }
 
+const utf8 = new TextDecoder();
+
 /**
  * The `_id` of a raw document: the database stores it first, so it is read from the first
  * element without decoding the rest (any other layout is decoded whole).
@@ -36,7 +38,7 @@ export function rawId(raw: Uint8Array): unknown {
   // int32 size, then the first element: type 0x02 (string), name "_id\0", int32 length (with its NUL), bytes, NUL.
   if (raw.length > 13 && raw[4] === 0x02 && raw[5] === 0x5f && raw[6] === 0x69 && raw[7] === 0x64 && raw[8] === 0) {
     const len = view.getInt32(9, true);
-    if (len >= 1 && 13 + len <= raw.length) return new TextDecoder().decode(raw.subarray(13, 13 + len - 1));
+    if (len >= 1 && 13 + len <= raw.length) return utf8.decode(raw.subarray(13, 13 + len - 1));
   }
   return BSON.deserialize(raw)._id;
 }
@@ -52,7 +54,7 @@ export async function replaceScoped<T extends { _id: string; tenant: string }>(
 ): Promise<void> {
   const computed = new Map(docs.map((d) => [d._id, d]));
   const unchanged = new Set<string>();
-  const gone: string[] = [];
+  const gone: unknown[] = [];
   // As the driver serializes a write of this collection (undefined written as null unless the client says otherwise).
   const bson = { ignoreUndefined: coll.bsonOptions.ignoreUndefined ?? false };
   // `raw`: each document as the bytes the database sent (the driver's type says T; it is a Buffer).
@@ -60,7 +62,7 @@ export async function replaceScoped<T extends { _id: string; tenant: string }>(
   for (const raw of stored) {
     const id = rawId(raw);
     const next = typeof id === 'string' ? computed.get(id) : undefined;
-    if (!next) gone.push(id as string);
+    if (!next) gone.push(id);
     else if (sameBytes(BSON.serialize(canonical(next), bson), raw)) unchanged.add(next._id);
   }
   const changed = docs.filter((d) => !unchanged.has(d._id));
