@@ -12,6 +12,7 @@ import monitorWatchdog from './db/monitor-watchdog.ts';
 import indexSpecs from './db/index-specs.ts';
 import replaceScoped from './db/replace-scoped.ts';
 import markedRollupDrain from './db/marked-rollup-drain.ts';
+import chunkedDocument from './db/chunked-document.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -23,3 +24,4 @@ t.test('db-monitor-watchdog', monitorWatchdog);
 t.test('index-specs', indexSpecs);
 t.test('db-replace-scoped', replaceScoped);
 t.test('db-marked-rollup-drain', markedRollupDrain);
+t.test('db-chunked-document', chunkedDocument);

@@ -21,7 +21,7 @@ import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, typ
 import { fromMilli, type KmGrouping, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
-export const UNIT_ECONOMICS_ROLLUP_VERSION = 5;
+export const UNIT_ECONOMICS_ROLLUP_VERSION = 6;
 
 /** The trip fields a combination holds, in this order (null when absent or not a string). */
 export const UNIT_FIELDS = [

@@ -3,54 +3,48 @@
  * and day (`day`), and per tenant and month (`month`, no `day`), in `unitEconomicsRollups`.
  */
 import { Binary, type Collection, type Db } from 'mongodb';
+import { deleteChunked, readChunked, writeChunked, type ChunkedCollection, type ChunkedPart } from '../db/chunked-document.ts';
 import { COLLECTIONS } from '../db/collections.ts';
 import { unitEconomicsDayId, type GroupTable, type KmTable, type UnitEconomicsDay, type UnitMonthTables } from './unit-economics-day.ts';
 import { unitEconomicsMonthId, type UnitEconomicsMonth } from './unit-economics-month.ts';
 
-/** What a day and a month hold that is stored packed. */
+/** What a day holds that is stored packed. */
 type Packed = Pick<UnitEconomicsDay, 'units' | 'rows' | 'strings' | 'pairs' | 'costs'>;
 /**
- * A day or month as stored: its number arrays as little-endian binary, its strings, pairs and
- * costs as JSON text. A month at 1M/1M holds 20,000 strings and 6,000 cost rows: one string
- * each for JSON.parse costs a fraction of as many BSON elements decoded one by one (a year's
- * report reads 11 months and 31 days).
+ * A day as stored: its number arrays as little-endian binary, its strings, pairs and costs as
+ * JSON text (one JSON.parse each costs a fraction of as many BSON elements decoded one by one).
  */
 type Stored<T extends Packed> = Omit<T, keyof Packed> & { units: Binary; rows: Binary; strings: string; pairs: string; costs: string };
 type StoredUnitEconomicsDay = Stored<UnitEconomicsDay>;
-/** A month's tables as stored: each array packed, the pending pairs as JSON text. */
-type StoredGroupTable = Record<keyof GroupTable, Binary>;
-type StoredKmTable = Record<keyof KmTable, Binary>;
-interface StoredTables {
-  rows: number;
-  client: StoredGroupTable;
-  vehicle: StoredGroupTable;
-  driver: StoredGroupTable;
-  route: StoredGroupTable;
-  kmClient: StoredKmTable;
-  kmDriver: StoredKmTable;
-  kmRoute: StoredKmTable;
-  pending: string;
-}
-type StoredUnitEconomicsMonth = Omit<Stored<UnitEconomicsMonth>, 'tables'> & { tables: StoredTables };
+/** A month's head as stored: its parts are chunked documents (lib/db/chunked-document.ts). */
+type MonthHead = Pick<UnitEconomicsMonth, '_id' | 'tenant' | 'month' | 'version'>;
 /** A month as a report without filters reads it: its strings, costs and tables, not its combinations. */
 export type UnitEconomicsMonthTables = Omit<UnitEconomicsMonth, 'units' | 'rows' | 'pairs'>;
 
 const rollups = (db: Db): Collection<StoredUnitEconomicsDay> => db.collection<StoredUnitEconomicsDay>(COLLECTIONS.unitEconomicsRollups);
-const monthRollups = (db: Db): Collection<StoredUnitEconomicsMonth> => db.collection<StoredUnitEconomicsMonth>(COLLECTIONS.unitEconomicsRollups);
+/**
+ * Months are chunked (lib/db/chunked-document.ts): at 1M/1M a month is 12.5 MB, near MongoDB's
+ * 16 MB document limit, and a larger carrier's would pass it. Its parts: `labels` (strings and
+ * costs: every reader's), `combinations` (a report with filters) and `tables` (one without).
+ */
+const monthRollups = (db: Db): ChunkedCollection => db.collection(COLLECTIONS.unitEconomicsRollups);
 
 /** Typed arrays use the platform's byte order; every platform Node runs the service on is little-endian, checked once. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-function packed(a: Int32Array | Float64Array, width: 4 | 8): Binary {
-  if (LITTLE_ENDIAN) return new Binary(new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice());
+/** An array's numbers as little-endian bytes (a copy). */
+function littleEndian(a: Int32Array | Float64Array, width: 4 | 8): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice();
   const bytes = new DataView(new ArrayBuffer(a.length * width));
   a.forEach((v, i) => (width === 4 ? bytes.setInt32(i * 4, v, true) : bytes.setFloat64(i * 8, v, true)));
-  return new Binary(new Uint8Array(bytes.buffer));
+  return new Uint8Array(bytes.buffer);
 }
 
-/** A copy of the stored bytes in an aligned buffer of their own (a stored array is read once, then dropped). */
-function bytesOf(b: Binary, width: 4 | 8): ArrayBuffer {
-  const bytes = b.buffer.subarray(0, b.position);
+const packed = (a: Int32Array | Float64Array, width: 4 | 8): Binary => new Binary(littleEndian(a, width));
+
+/** A copy of stored bytes in an aligned buffer of their own (a stored array is read once, then dropped). */
+function bytesOf(b: Binary | Uint8Array, width: 4 | 8): ArrayBuffer {
+  const bytes = b instanceof Uint8Array ? b : b.buffer.subarray(0, b.position);
   if (bytes.length % width) throw new Error(`unitEconomicsRollups: a packed array of ${bytes.length} bytes is not made of ${width}-byte numbers`);
   // new Uint8Array(x) copies (a Buffer's slice() would share the pool's memory).
   const copy = new Uint8Array(bytes);
@@ -83,42 +77,54 @@ const unpacked = <T extends Packed>(d: Stored<T>): T =>
 
 const GROUP_GROUPINGS = ['client', 'vehicle', 'driver', 'route'] as const;
 const KM_GROUPINGS = ['kmClient', 'kmDriver', 'kmRoute'] as const;
+const GROUP_FIELDS = ['keys', 'labels', 'sums'] as const;
+const KM_FIELDS = ['start', 'vehicles', 'kmM'] as const;
+const MONTH_PARTS = { tables: ['labels', 'tables'], combinations: ['labels', 'combinations'], whole: ['labels', 'combinations', 'tables'] } as const;
 
-function storedTables(t: UnitMonthTables): StoredTables {
-  const group = (g: GroupTable): StoredGroupTable => ({ keys: packed(g.keys, 4), labels: packed(g.labels, 4), sums: packed(g.sums, 8) });
-  const km = (k: KmTable): StoredKmTable => ({ start: packed(k.start, 4), vehicles: packed(k.vehicles, 4), kmM: packed(k.kmM, 8) });
+/** A month's parts: every table's array under `grouping.field`, packed. */
+function monthParts(m: UnitEconomicsMonth): Record<(typeof MONTH_PARTS.whole)[number], ChunkedPart> {
+  const t = m.tables;
+  const tables: ChunkedPart = { rows: String(t.rows), pending: JSON.stringify(t.pending) };
+  for (const g of GROUP_GROUPINGS) for (const f of GROUP_FIELDS) tables[`${g}.${f}`] = littleEndian(t[g][f], f === 'sums' ? 8 : 4);
+  for (const g of KM_GROUPINGS) for (const f of KM_FIELDS) tables[`${g}.${f}`] = littleEndian(t[g][f], f === 'kmM' ? 8 : 4);
   return {
-    rows: t.rows,
-    ...(Object.fromEntries(GROUP_GROUPINGS.map((g) => [g, group(t[g])])) as Pick<StoredTables, (typeof GROUP_GROUPINGS)[number]>),
-    ...(Object.fromEntries(KM_GROUPINGS.map((g) => [g, km(t[g])])) as Pick<StoredTables, (typeof KM_GROUPINGS)[number]>),
-    pending: JSON.stringify(t.pending),
+    labels: { strings: JSON.stringify(m.strings), costs: JSON.stringify(m.costs) },
+    combinations: { units: littleEndian(m.units, 4), rows: littleEndian(m.rows, 8), pairs: JSON.stringify(m.pairs) },
+    tables,
   };
 }
 
-function unpackedTables(t: StoredTables): UnitMonthTables {
-  const group = (g: StoredGroupTable): GroupTable => ({
-    keys: new Int32Array(bytesOf(g.keys, 4)),
-    labels: new Int32Array(bytesOf(g.labels, 4)),
-    sums: new Float64Array(bytesOf(g.sums, 8)),
-  });
-  const km = (k: StoredKmTable): KmTable => ({
-    start: new Int32Array(bytesOf(k.start, 4)),
-    vehicles: new Int32Array(bytesOf(k.vehicles, 4)),
-    kmM: new Float64Array(bytesOf(k.kmM, 8)),
-  });
-  return {
-    rows: t.rows,
-    ...(Object.fromEntries(GROUP_GROUPINGS.map((g) => [g, group(t[g])])) as Pick<UnitMonthTables, (typeof GROUP_GROUPINGS)[number]>),
-    ...(Object.fromEntries(KM_GROUPINGS.map((g) => [g, km(t[g])])) as Pick<UnitMonthTables, (typeof KM_GROUPINGS)[number]>),
-    pending: JSON.parse(t.pending) as UnitMonthTables['pending'],
-  };
+function field<K extends 'b' | 's'>(part: ChunkedPart | undefined, name: string, kind: K): K extends 'b' ? Uint8Array : string {
+  const v = part?.[name];
+  if (kind === 'b' ? !(v instanceof Uint8Array) : typeof v !== 'string') throw new Error(`unitEconomicsRollups: a month's ${name} is missing`);
+  return v as K extends 'b' ? Uint8Array : string;
 }
 
-const storedMonth = ({ tables, ...rest }: UnitEconomicsMonth): StoredUnitEconomicsMonth => ({ ...stored(rest), tables: storedTables(tables) });
-const unpackedMonth = ({ tables, ...rest }: StoredUnitEconomicsMonth): UnitEconomicsMonth => ({
-  ...unpacked<Omit<UnitEconomicsMonth, 'tables'>>(rest),
-  tables: unpackedTables(tables),
+const labelsOf = (p: ChunkedPart | undefined): Pick<UnitEconomicsMonth, 'strings' | 'costs'> => ({
+  strings: JSON.parse(field(p, 'strings', 's')) as UnitEconomicsMonth['strings'],
+  costs: JSON.parse(field(p, 'costs', 's')) as UnitEconomicsMonth['costs'],
 });
+
+const combinationsOf = (p: ChunkedPart | undefined): Pick<UnitEconomicsMonth, 'units' | 'rows' | 'pairs'> => ({
+  units: new Int32Array(bytesOf(field(p, 'units', 'b'), 4)),
+  rows: new Float64Array(bytesOf(field(p, 'rows', 'b'), 8)),
+  pairs: JSON.parse(field(p, 'pairs', 's')) as UnitEconomicsMonth['pairs'],
+});
+
+function tablesOf(p: ChunkedPart | undefined): UnitMonthTables {
+  const ints = (name: string): Int32Array => new Int32Array(bytesOf(field(p, name, 'b'), 4));
+  const doubles = (name: string): Float64Array => new Float64Array(bytesOf(field(p, name, 'b'), 8));
+  const group = (g: string): GroupTable => ({ keys: ints(`${g}.keys`), labels: ints(`${g}.labels`), sums: doubles(`${g}.sums`) });
+  const km = (g: string): KmTable => ({ start: ints(`${g}.start`), vehicles: ints(`${g}.vehicles`), kmM: doubles(`${g}.kmM`) });
+  return {
+    rows: Number(field(p, 'rows', 's')),
+    ...(Object.fromEntries(GROUP_GROUPINGS.map((g) => [g, group(g)])) as Pick<UnitMonthTables, (typeof GROUP_GROUPINGS)[number]>),
+    ...(Object.fromEntries(KM_GROUPINGS.map((g) => [g, km(g)])) as Pick<UnitMonthTables, (typeof KM_GROUPINGS)[number]>),
+    pending: JSON.parse(field(p, 'pending', 's')) as UnitMonthTables['pending'],
+  };
+}
+
+const headOf = (h: MonthHead): MonthHead => ({ _id: h._id, tenant: h.tenant, month: h.month, version: h.version });
 
 /** The kept days of a tenant within [from, to], in order (a report's period: at most 366 documents). */
 export async function readUnitEconomicsDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<UnitEconomicsDay[]> {
@@ -139,9 +145,14 @@ export async function unitEconomicsDayNames(db: Db, tenant: string, maxTimeMS: n
   return days.map((d) => d.day).filter((d) => typeof d === 'string');
 }
 
-/** These kept months of a tenant ('YYYY-MM'; those not kept are absent), by id, whole (what `verify` compares). */
+/** These kept months of a tenant ('YYYY-MM'; those not kept are absent), whole (what `verify` compares). */
 export function readUnitEconomicsMonths(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonth[]> {
-  return readMonths(db, tenant, months, maxTimeMS, {}, unpackedMonth);
+  return readMonths(db, tenant, months, maxTimeMS, MONTH_PARTS.whole, (h, p) => ({
+    ...headOf(h),
+    ...labelsOf(p.labels),
+    ...combinationsOf(p.combinations),
+    tables: tablesOf(p.tables),
+  }));
 }
 
 /** A kept month as a report with a filter reads it: its combinations, not its tables. */
@@ -154,7 +165,16 @@ export function readUnitEconomicsMonthCombinations(
   months: readonly string[],
   maxTimeMS: number,
 ): Promise<UnitEconomicsMonthCombinations[]> {
-  return readMonths(db, tenant, months, maxTimeMS, { tables: 0 }, ({ tables: _none, ...m }) => unpacked<UnitEconomicsMonthCombinations>(m));
+  return readMonths(db, tenant, months, maxTimeMS, MONTH_PARTS.combinations, (h, p) => ({
+    ...headOf(h),
+    ...labelsOf(p.labels),
+    ...combinationsOf(p.combinations),
+  }));
+}
+
+/** The same months as a report without filters reads them: their tables, not their combinations (a quarter of the bytes at 1M/1M). */
+export function readUnitEconomicsMonthTables(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonthTables[]> {
+  return readMonths(db, tenant, months, maxTimeMS, MONTH_PARTS.tables, (h, p) => ({ ...headOf(h), ...labelsOf(p.labels), tables: tablesOf(p.tables) }));
 }
 
 async function readMonths<T extends { month: string }>(
@@ -162,35 +182,27 @@ async function readMonths<T extends { month: string }>(
   tenant: string,
   months: readonly string[],
   maxTimeMS: number,
-  projection: Record<string, 0>,
-  unpack: (m: StoredUnitEconomicsMonth) => T,
+  parts: readonly string[],
+  unpack: (head: MonthHead, parts: Record<string, ChunkedPart>) => T,
 ): Promise<T[]> {
-  // One read per month, two at a time: the database sends a month (~10 MB at 1M/1M) while the last one is decoded.
+  // One month at a time per reader, two readers: the database sends a month (~10 MB at 1M/1M) while the last one is decoded.
   const queue = [...months];
   const kept: T[] = [];
   const reader = async (): Promise<void> => {
     for (let month = queue.shift(); month !== undefined; month = queue.shift()) {
-      const m = await monthRollups(db).findOne({ _id: unitEconomicsMonthId(tenant, month), tenant }, { maxTimeMS, projection });
-      if (m) kept.push(unpack(m));
+      const m = await readChunked<MonthHead>(monthRollups(db), tenant, unitEconomicsMonthId(tenant, month), parts, maxTimeMS);
+      if (m) kept.push(unpack(m.head, m.parts));
     }
   };
   await Promise.all([reader(), reader()]);
   return kept.sort((a, z) => (a.month < z.month ? -1 : 1));
 }
 
-/** The same months as a report without filters reads them: their tables, not their combinations (a quarter of the bytes at 1M/1M). */
-export function readUnitEconomicsMonthTables(db: Db, tenant: string, months: readonly string[], maxTimeMS: number): Promise<UnitEconomicsMonthTables[]> {
-  return readMonths(db, tenant, months, maxTimeMS, { units: 0, rows: 0, pairs: 0 }, ({ units: _u, rows: _r, pairs: _p, ...m }) => ({
-    ...m,
-    strings: JSON.parse(m.strings) as string[],
-    costs: JSON.parse(m.costs) as UnitEconomicsMonth['costs'],
-    tables: unpackedTables(m.tables),
-  }));
-}
-
 /** The months a tenant's kept form holds. */
 export async function unitEconomicsMonthNames(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
-  const months = await monthRollups(db)
+  // Heads have a month; days and chunks have none.
+  const months = await db
+    .collection<MonthHead>(COLLECTIONS.unitEconomicsRollups)
     .find({ tenant, month: { $exists: true } }, { projection: { _id: 0, month: 1 }, maxTimeMS })
     .toArray();
   return months.map((m) => m.month).sort();
@@ -199,8 +211,8 @@ export async function unitEconomicsMonthNames(db: Db, tenant: string, maxTimeMS:
 /** Replaces a kept month (null: the month has no day kept, and is removed). */
 export async function writeUnitEconomicsMonth(db: Db, tenant: string, month: string, kept: UnitEconomicsMonth | null): Promise<void> {
   const _id = unitEconomicsMonthId(tenant, month);
-  if (kept) await monthRollups(db).replaceOne({ _id, tenant }, storedMonth(kept), { upsert: true, writeConcern: { j: true } });
-  else await monthRollups(db).deleteOne({ _id, tenant }, { writeConcern: { j: true } });
+  if (kept) await writeChunked(monthRollups(db), headOf(kept), monthParts(kept));
+  else await deleteChunked(monthRollups(db), tenant, _id);
 }
 
 /** Replaces the kept days (a day without delivered legs or cost documents is removed). */
