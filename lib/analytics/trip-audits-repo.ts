@@ -203,8 +203,8 @@ const fleetTripProjection: Document = {
 
 /**
  * The tenant's trips (scoped) with a leg that may be active, or is dated, on a day of
- * [fromDay, toDay]: a leg dated in it, loaded in it or up to 31 days before (a leg is active at
- * most 31 days after loading), or unloaded in it. Three indexed queries (tenant_leg_date_created,
+ * [fromDay, toDay]: a leg dated in it, loaded in it, loaded up to 31 days before and offloaded on
+ * or after its first day (a leg is active at most 31 days after loading), or offloaded in it. Three indexed queries (tenant_leg_date_created,
  * tenant_leg_load_created, tenant_leg_unload_created), disjoint: every trip whose legs' active days
  * (lib/trips/leg-active-days.ts) meet the days, once, as fleet utilization counts them.
  */
@@ -215,16 +215,25 @@ export async function* streamTripsTouchingDays(
   maxTimeMS: number,
 ): AsyncIterable<FleetTrip> {
   const scope = scopeFilter(tenant, q);
+  const fromStart = mxDayStart(q.fromDay);
   const dated = { $gte: ymdNum(q.fromDay), $lte: ymdNum(q.toDay) };
   const loaded = { $gte: mxDayStart(mxAddDays(q.fromDay, -MAX_LEG_SPAN_DAYS)), $lte: mxDayEnd(q.toDay) };
-  const unloaded = { $gte: mxDayStart(q.fromDay), $lte: mxDayEnd(q.toDay) };
+  const unloaded = { $gte: fromStart, $lte: mxDayEnd(q.toDay) };
+  // A leg loaded before the days is active on one of them only if it was offloaded on or after the first
+  // (lib/trips/leg-active-days.ts): one loaded within them, or offloaded in them, or dated in them, is the
+  // other queries'. Without it, one day read every trip loaded in the 31 days before it (~80,000 at 1M/1M).
+  const loadedActive = { loadDate: loaded, $or: [{ unloadDate: { $gte: fromStart } }, { loadDate: { $gte: fromStart } }] };
   // Disjoint: each query leaves out the trips an earlier one returns, so every trip comes once.
   const conditions: Document[] = [
     elementInRange('shipments', 'date', dated.$gte, dated.$lte),
-    { ...elementInRange('shipments', 'loadDate', loaded.$gte, loaded.$lte), $nor: [{ shipments: { $elemMatch: { date: dated } } }] },
+    {
+      'shipments.loadDate': loaded,
+      shipments: { $elemMatch: loadedActive },
+      $nor: [{ shipments: { $elemMatch: { date: dated } } }],
+    },
     {
       ...elementInRange('shipments', 'unloadDate', unloaded.$gte, unloaded.$lte),
-      $nor: [{ shipments: { $elemMatch: { date: dated } } }, { shipments: { $elemMatch: { loadDate: loaded } } }],
+      $nor: [{ shipments: { $elemMatch: { date: dated } } }, { shipments: { $elemMatch: loadedActive } }],
     },
   ];
   for (const c of conditions)
