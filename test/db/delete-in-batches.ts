@@ -31,4 +31,31 @@ export default async function deleteInBatchesTests(t: Test): Promise<void> {
     t.equal(await coll.countDocuments({ tenant: 'B' }), 6172);
     t.equal(await deleteInBatches(coll, { tenant: 'A' }), 0, 'nothing left to delete');
   });
+
+  t.test('documents written while it deletes are deleted too, each batch a command of its own', async (t) => {
+    // B's 6,172 documents; after its first batch's delete, 7 more of B arrive (ids above the others).
+    const batches: number[] = [];
+    let added = false;
+    const racing = Object.create(coll) as typeof coll;
+    racing.deleteMany = async (filter: { _id: { $in: number[] } }, opts?: object) => {
+      batches.push(filter._id.$in.length);
+      const r = await coll.deleteMany(filter, opts);
+      if (!added) {
+        added = true;
+        await coll.insertMany(Array.from({ length: 7 }, (_, i) => ({ _id: 100_000 + i, tenant: 'B', kind: 'z' })));
+      }
+      return r;
+    };
+    t.equal(await deleteInBatches(racing, { tenant: 'B' }, 2000), 6172 + 7);
+    t.equal(await coll.countDocuments({ tenant: 'B' }), 0);
+    t.equal(
+      batches.reduce((a, b) => a + b, 0),
+      6172 + 7,
+      'every id deleted once',
+    );
+    t.ok(
+      batches.every((n) => n <= 2000),
+      'no batch above its size',
+    );
+  });
 }
