@@ -204,8 +204,9 @@ const fleetTripProjection: Document = {
 /**
  * The tenant's trips (scoped) with a leg that may be active, or is dated, on a day of
  * [fromDay, toDay]: a leg dated in it, loaded in it, loaded up to 31 days before and offloaded on
- * or after its first day (a leg is active at most 31 days after loading), or offloaded in it. Three indexed queries (tenant_leg_date_created,
- * tenant_leg_load_created, tenant_leg_unload_created), disjoint: every trip whose legs' active days
+ * or after its first day (a leg is active at most 31 days after loading), or offloaded in it.
+ * Three indexed queries (tenant_leg_date_created, tenant_leg_load_created,
+ * tenant_leg_unload_created), disjoint: every trip whose legs' active days
  * (lib/trips/leg-active-days.ts) meet the days, once, as fleet utilization counts them.
  */
 export async function* streamTripsTouchingDays(

@@ -1,7 +1,7 @@
 /**
  * A kept document that may outgrow MongoDB's 16 MiB document limit, stored as a small head and
- * its parts' bytes in chunk documents of the same collection (docs/rollups.md, "Chunked
- * documents"). Copy-on-write, so a reader never sees a half-written document and a crash
+ * its parts' bytes in chunk documents of the same collection (docs/rollups.md, "A month in
+ * chunks"). Copy-on-write, so a reader never sees a half-written document and a crash
  * loses nothing the head names:
  * - a write inserts its parts' chunks under a fresh stamp, then swaps the head
  *   (findOneAndReplace: exactly one writer displaces each stamp), then deletes the chunks of
