@@ -17,7 +17,7 @@ import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
 import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
-import { TAX_POSITION_ROLLUP_INDEXES } from './tax/tax-position-rollups-indexes.ts';
+import { RETIRED_TAX_POSITION_INDEXES, TAX_POSITION_ROLLUP_INDEXES } from './tax/tax-position-rollups-indexes.ts';
 import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
 import { ORIGINAL_INDEXES } from './originals/originals-indexes.ts';
 import { RECEIVABLES_ROLLUP_INDEXES, RETIRED_RECEIVABLES_INDEXES } from './analytics/receivables-rollups-indexes.ts';
@@ -57,4 +57,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await ensureIndexSpecs(db, INDEXES);
   await dropRetiredIndexes(db, RETIRED_TRIP_INDEXES);
   await dropRetiredIndexes(db, RETIRED_RECEIVABLES_INDEXES);
+  await dropRetiredIndexes(db, RETIRED_TAX_POSITION_INDEXES);
 }

@@ -61,6 +61,7 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.receivablesDays]: 'tenant',
   [COLLECTIONS.openNowDays]: 'tenant',
   [COLLECTIONS.openItemMonths]: 'tenant',
+  [COLLECTIONS.taxPositionDays]: 'tenant',
   [COLLECTIONS.taxPositionMonths]: 'tenant',
   [COLLECTIONS.taxPositionLines]: 'tenant',
   [COLLECTIONS.fleetRollups]: 'tenant',

@@ -31,7 +31,8 @@ export const COLLECTIONS = {
   /** Totals kept on write (docs/rollups.md): the tax summary's days and its findings index, and which rollups a store holds. */
   taxRollups: 'taxRollups',
   taxFindings: 'taxFindings',
-  /** The tax position's months and the lines of their figures and DIOT rows (lib/tax/tax-position-rollups-repo.ts). */
+  /** The tax position's days and months and the lines of their figures and DIOT rows (lib/tax/tax-position-rollups-repo.ts). */
+  taxPositionDays: 'taxPositionDays',
   taxPositionMonths: 'taxPositionMonths',
   taxPositionLines: 'taxPositionLines',
   rollupState: 'rollupState',

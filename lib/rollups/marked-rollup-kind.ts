@@ -366,7 +366,9 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       }
       if (opts.repair) {
         if (mismatched.length) await recompute(db, tenant, mismatched, ctx, maxTimeMS);
-        await recomputeMonths(db, tenant, badMonths, ctx, maxTimeMS);
+        // A repaired day's month too: a month kept from its days (the tax position's) was compared with the days as they were.
+        const repairMonths = o.months ? [...new Set([...badMonths, ...mismatched.map((d) => d.slice(0, 7))])].sort() : [];
+        await recomputeMonths(db, tenant, repairMonths, ctx, maxTimeMS);
       }
       return { checked, mismatched: [...mismatched, ...badMonths] };
     },

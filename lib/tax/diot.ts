@@ -47,51 +47,66 @@ export interface DiotRow {
   payments: number;
 }
 
-interface Acc {
+type Named = Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>;
+
+/**
+ * A supplier's and type of operation's sums over some payment lines, in integer cents: one DIOT
+ * row, or a day's share of one kept on write (tax-position-rollup.ts), which add up to the row.
+ */
+export interface DiotPartial {
+  /** `${rfc}|${operationType}`. */
+  key: string;
   thirdPartyType: ThirdPartyType;
   operationType: OperationType;
   rfc: string;
+  /** The name on the latest line (`named`). */
   name: string;
+  named: Named;
   c: { p16: number; p8: number; p0: number; ex: number; v16: number; v8: number; cred: number; non: number; ret: number; returns: number };
-  docs: Set<string>;
+  documents: number;
   payments: number;
-  /** The line the name was taken from. */
-  named: Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>;
 }
 
 /** Whether line a is later than b (date, then UUID, then the payment's UUID): the supplier's name is the one on its latest line. */
-const laterThan = (a: Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>, b: Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>): boolean =>
+const laterThan = (a: Named, b: Named): boolean =>
   a.date !== b.date ? a.date > b.date : a.uuid !== b.uuid ? a.uuid > b.uuid : (a.paymentUuid ?? '') > (b.paymentUuid ?? '');
 
+const named = (l: Named): Named => ({ date: l.date, uuid: l.uuid, paymentUuid: l.paymentUuid });
+
+/** The row a line adds to (cancelled CFDIs report nothing: null). */
+export function diotKeyOf(l: PaymentLine): string | null {
+  return l.nonCreditable === 'DOCUMENT_CANCELLED' ? null : `${l.party}|${operationTypeOf(l)}`;
+}
+
 /**
- * The DIOT rows of a month's payment lines, by supplier then type of operation. A supplier whose
- * CFDIs carry different names is shown with the name on its latest line of the month, whatever
- * order the lines come in (the rows kept on write and those computed from the documents agree).
+ * The sums of these payment lines by supplier and type of operation; a line for which
+ * `countsDocument` holds adds 1 to its row's documents (each document once per row).
  */
-export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {
-  const byKey = new Map<string, Acc>();
+export function diotPartials(lines: readonly PaymentLine[], countsDocument: (l: PaymentLine) => boolean): Map<string, DiotPartial> {
+  const byKey = new Map<string, DiotPartial>();
   for (const l of lines) {
-    if (l.nonCreditable === 'DOCUMENT_CANCELLED') continue;
-    const operationType = operationTypeOf(l);
-    const key = `${l.party}|${operationType}`;
+    const key = diotKeyOf(l);
+    if (key === null) continue;
     let a = byKey.get(key);
     if (!a) {
+      const operationType = operationTypeOf(l);
       a = {
+        key,
         thirdPartyType: thirdPartyTypeOf(l.party),
         operationType,
         rfc: l.party,
         name: l.partyName,
+        named: named(l),
         c: { p16: 0, p8: 0, p0: 0, ex: 0, v16: 0, v8: 0, cred: 0, non: 0, ret: 0, returns: 0 },
-        docs: new Set(),
+        documents: 0,
         payments: 0,
-        named: l,
       };
       byKey.set(key, a);
     } else if (laterThan(l, a.named)) {
       a.name = l.partyName;
-      a.named = l;
+      a.named = named(l);
     }
-    a.docs.add(l.uuid);
+    if (countsDocument(l)) a.documents += 1;
     if (l.kind === 'creditNote') {
       a.c.returns += l.returnsC;
       continue;
@@ -110,7 +125,47 @@ export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {
     else a.c.non += l.vatC;
     a.c.ret += l.vatRetainedC;
   }
-  return [...byKey.values()]
+  return byKey;
+}
+
+/**
+ * Of one document's payment lines of a month, the one per row that counts the document there:
+ * its latest (a day's share kept on write counts the document on the day of that line).
+ */
+export function documentCountingLines(lines: readonly PaymentLine[]): Set<PaymentLine> {
+  const last = new Map<string, PaymentLine>();
+  for (const l of lines) {
+    const key = diotKeyOf(l);
+    if (key === null) continue;
+    const seen = last.get(key);
+    if (!seen || laterThan(l, seen)) last.set(key, l);
+  }
+  return new Set(last.values());
+}
+
+/** Partials of the same month (days' shares) added up, in rows. */
+export function mergeDiotPartials(parts: Iterable<DiotPartial>): DiotPartial[] {
+  const byKey = new Map<string, DiotPartial>();
+  for (const p of parts) {
+    const a = byKey.get(p.key);
+    if (!a) {
+      byKey.set(p.key, { ...p, named: { ...p.named }, c: { ...p.c } });
+      continue;
+    }
+    if (laterThan(p.named, a.named)) {
+      a.name = p.name;
+      a.named = { ...p.named };
+    }
+    for (const k of Object.keys(a.c) as (keyof DiotPartial['c'])[]) a.c[k] += p.c[k];
+    a.documents += p.documents;
+    a.payments += p.payments;
+  }
+  return [...byKey.values()];
+}
+
+/** Rows from a month's partials, by supplier then type of operation. */
+export function diotRowsOf(partials: readonly DiotPartial[]): DiotRow[] {
+  return [...partials]
     .sort((x, y) => x.rfc.localeCompare(y.rfc) || x.operationType.localeCompare(y.operationType))
     .map((a) => ({
       thirdPartyType: a.thirdPartyType,
@@ -122,9 +177,26 @@ export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {
       vat: { rate16: fromCents(a.c.v16), rate8: fromCents(a.c.v8), creditable: fromCents(a.c.cred), nonCreditable: fromCents(a.c.non) },
       vatRetained: fromCents(a.c.ret),
       returnsAndDiscounts: fromCents(a.c.returns),
-      documents: a.docs.size,
+      documents: a.documents,
       payments: a.payments,
     }));
+}
+
+/**
+ * The DIOT rows of a month's payment lines, by supplier then type of operation. A supplier whose
+ * CFDIs carry different names is shown with the name on its latest line of the month, whatever
+ * order the lines come in (the rows kept on write and those computed from the documents agree).
+ * A document counts once per row, by its UUID.
+ */
+export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {
+  const seen = new Set<string>();
+  const first = (l: PaymentLine): boolean => {
+    const k = `${diotKeyOf(l)}|${l.uuid}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  };
+  return diotRowsOf([...diotPartials(lines, first).values()]);
 }
 
 /** The CSV's columns, in order (see docs/domain.md "DIOT": the SAT's 2025 batch layout could not be established). */

@@ -1,13 +1,13 @@
 /**
  * The tax position, its lines and the DIOT read from the months kept on write
  * (tax-position-rollup-kind.ts): the month's figures from its kept document, the retention credit
- * from the month before's, and only the lines asked for (a range of ranks). The same answers as
+ * from the month before's, and only the lines asked for (ranges of ranks of the days they lie on). The same answers as
  * computing from the documents (test/tax-position-rollups-differential.test.ts).
  */
 import type { ServiceContext } from '../context.ts';
 import type { DiotRow } from './diot.ts';
 import { readFreshTaxPositionMonths } from './tax-position-rollup-kind.ts';
-import { emptyTaxPositionMonth, keptSource, type TaxPositionMonthRollup } from './tax-position-rollup.ts';
+import { emptyTaxPositionMonth, keptSource, rankRanges, type TaxPositionMonthRollup } from './tax-position-rollup.ts';
 import { readTaxPositionLines } from './tax-position-rollups-repo.ts';
 import { POSITION_FIGURES, type FigureLine, type PositionFigure } from './tax-position.ts';
 
@@ -42,9 +42,11 @@ function figuresView(cur: TaxPositionMonthRollup, prev: TaxPositionMonthRollup, 
   return { totalsC, lineCounts, warningsByCode };
 }
 
+/** Ranks [skip, skip + limit) of a figure: its month's days' ranges (rankRanges), read at once. */
 async function linesOf(
   ctx: ServiceContext,
   tenant: string,
+  months: { cur: TaxPositionMonthRollup; prev: TaxPositionMonthRollup },
   month: string,
   previousMonth: string,
   figure: PositionFigure,
@@ -52,8 +54,10 @@ async function linesOf(
   limit: number,
 ): Promise<FigureLine[]> {
   const src = keptSource(figure, month, previousMonth);
-  const entries = await readTaxPositionLines(ctx.db, tenant, src.month, src.figure, skip, skip + limit, ctx.config.queryTimeoutMs);
-  return entries.map((e) => e.line!);
+  const kept = src.month === month ? months.cur : months.prev;
+  const ranges = rankRanges(kept.dayCounts[src.figure], skip, skip + limit);
+  const read = await Promise.all(ranges.map((r) => readTaxPositionLines(ctx.db, tenant, r.day, src.figure, r.from, r.to, ctx.config.queryTimeoutMs)));
+  return read.flat().map((e) => e.line!);
 }
 
 /** The month's figures and each figure's first `limit` lines. */
@@ -64,11 +68,13 @@ export async function keptPosition(
   previousMonth: string,
   limit: number,
 ): Promise<PositionFiguresView & { firstLines: Record<PositionFigure, FigureLine[]> }> {
-  const { cur, prev } = await freshMonths(ctx, tenant, month, previousMonth);
-  const view = figuresView(cur, prev, month, previousMonth);
-  // One indexed range read per figure with lines, at once.
+  const months = await freshMonths(ctx, tenant, month, previousMonth);
+  const view = figuresView(months.cur, months.prev, month, previousMonth);
+  // Indexed range reads per figure with lines, at once.
   const read = await Promise.all(
-    POSITION_FIGURES.map((figure) => (view.lineCounts[figure] && limit ? linesOf(ctx, tenant, month, previousMonth, figure, 0, limit) : Promise.resolve([]))),
+    POSITION_FIGURES.map((figure) =>
+      view.lineCounts[figure] && limit ? linesOf(ctx, tenant, months, month, previousMonth, figure, 0, limit) : Promise.resolve([]),
+    ),
   );
   const firstLines = Object.fromEntries(POSITION_FIGURES.map((figure, i) => [figure, read[i]!])) as Record<PositionFigure, FigureLine[]>;
   return { ...view, firstLines };
@@ -84,10 +90,10 @@ export async function keptFigurePage(
   skip: number,
   limit: number,
 ): Promise<{ totalC: number; count: number; lines: FigureLine[] }> {
-  const { cur, prev } = await freshMonths(ctx, tenant, month, previousMonth);
-  const view = figuresView(cur, prev, month, previousMonth);
+  const months = await freshMonths(ctx, tenant, month, previousMonth);
+  const view = figuresView(months.cur, months.prev, month, previousMonth);
   const count = view.lineCounts[figure];
-  return { totalC: view.totalsC[figure], count, lines: skip < count ? await linesOf(ctx, tenant, month, previousMonth, figure, skip, limit) : [] };
+  return { totalC: view.totalsC[figure], count, lines: skip < count ? await linesOf(ctx, tenant, months, month, previousMonth, figure, skip, limit) : [] };
 }
 
 /** The month's DIOT rows, in order. */

@@ -1,19 +1,30 @@
 /**
- * The tax position's totals kept on write (docs/rollups.md): one document per tenant and month
- * (`taxPositionMonths`) and the lines of its figures and its DIOT rows in answer order
- * (`taxPositionLines`). Keyed by tenant first; every read is an indexed find.
+ * The tax position's totals kept on write (docs/rollups.md): one document per tenant and day with
+ * lines (`taxPositionDays`), one per tenant and month adding them up (`taxPositionMonths`), and
+ * the lines of each day's figures and each month's DIOT rows in answer order (`taxPositionLines`).
+ * Keyed by tenant first; every read is an indexed find.
  */
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import { readAll } from '../db/read-all.ts';
 import { replaceScoped } from '../db/replace-scoped.ts';
 import type { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
-import { taxPositionMonthId, type KeptFigure, type KeptMonth, type TaxPositionLineEntry, type TaxPositionMonthRollup } from './tax-position-rollup.ts';
+import {
+  taxPositionDayId,
+  taxPositionMonthId,
+  type KeptDay,
+  type KeptFigure,
+  type KeptMonth,
+  type TaxPositionDayRollup,
+  type TaxPositionLineEntry,
+  type TaxPositionMonthRollup,
+} from './tax-position-rollup.ts';
 
+const days = (db: Db): Collection<TaxPositionDayRollup> => db.collection<TaxPositionDayRollup>(COLLECTIONS.taxPositionDays);
 const months = (db: Db): Collection<TaxPositionMonthRollup> => db.collection<TaxPositionMonthRollup>(COLLECTIONS.taxPositionMonths);
 const lines = (db: Db): Collection<TaxPositionLineEntry> => db.collection<TaxPositionLineEntry>(COLLECTIONS.taxPositionLines);
 
-// Journaled: the engine holds a write's pages until a commit; a rebuild writes many months (as the tax summary's days).
+// Journaled: the engine holds a write's pages until a commit; a rebuild writes many days (as the tax summary's days).
 const durable = { ordered: false, writeConcern: { j: true } } as const;
 
 /** These kept months of a tenant (absent: nothing in it, or not kept yet). */
@@ -28,11 +39,29 @@ export function readAllTaxPositionMonths(db: Db, tenant: string, maxTimeMS: numb
   return months(db).find({ tenant }, { maxTimeMS }).sort({ month: 1 }).toArray();
 }
 
-/** The lines of one figure (or the DIOT rows) of a month with rank in [from, to), in order. Index tenant_month_figure_rank. */
+/** The kept days of a tenant in [from, to] (days 'YYYY-MM-DD', inclusive). Index tenant_day. */
+export function readTaxPositionDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<TaxPositionDayRollup[]> {
+  return readAll(days(db).find({ tenant, day: { $gte: from, $lte: to } }, { maxTimeMS }));
+}
+
+/** These kept days of a tenant (a recompute's comparison). */
+export function readTaxPositionDaysOf(db: Db, tenant: string, keys: readonly string[], maxTimeMS: number): Promise<TaxPositionDayRollup[]> {
+  return readAll(days(db).find({ _id: { $in: keys.map((d) => taxPositionDayId(tenant, d)) }, tenant }, { maxTimeMS }));
+}
+
+/** The days a tenant's kept form holds (verification). Index tenant_day. */
+export async function readAllTaxPositionDayKeys(db: Db, tenant: string, maxTimeMS: number): Promise<string[]> {
+  return (await readAll(days(db).find({ tenant }, { maxTimeMS, projection: { _id: 0, day: 1 } }))).map((d) => d.day);
+}
+
+/**
+ * The lines of one figure of a day (or the DIOT rows of a month: `bucket` is the month) with rank
+ * in [from, to), in order. Index tenant_bucket_figure_rank.
+ */
 export function readTaxPositionLines(
   db: Db,
   tenant: string,
-  month: string,
+  bucket: string,
   figure: KeptFigure | 'diot',
   from: number,
   to: number,
@@ -40,25 +69,38 @@ export function readTaxPositionLines(
 ): Promise<TaxPositionLineEntry[]> {
   if (to <= from) return Promise.resolve([]);
   return lines(db)
-    .find({ tenant, month, figure, rank: { $gte: from, $lt: to } }, { maxTimeMS })
+    .find({ tenant, bucket, figure, rank: { $gte: from, $lt: to } }, { maxTimeMS })
     .sort({ rank: 1 })
     .toArray();
 }
 
-/** Every kept line and row of these months (a recompute's comparison, verification). Index tenant_month_figure_rank. */
-export function readTaxPositionLinesOfMonths(db: Db, tenant: string, keys: readonly string[], maxTimeMS: number): Promise<TaxPositionLineEntry[]> {
-  return readAll(lines(db).find({ tenant, month: { $in: [...keys] } }, { maxTimeMS }));
+/** Every kept line or row of these days or months (a recompute's comparison, verification). Index tenant_bucket_figure_rank. */
+export function readTaxPositionLinesOf(db: Db, tenant: string, buckets: readonly string[], maxTimeMS: number): Promise<TaxPositionLineEntry[]> {
+  return readAll(lines(db).find({ tenant, bucket: { $in: [...buckets] } }, { maxTimeMS }));
 }
 
 /**
- * Keeps months as computed (one, or a rebuild's run): the lines that changed are replaced, those
- * beyond the new counts removed, then the months' figures written (or removed when nothing is in
- * a month). Idempotent: two recomputes of the same documents write the same thing.
+ * Keeps days as computed (a write's, or a rebuild's run): the lines that changed are replaced,
+ * those no longer computed removed, then the days' figures written (or removed when nothing lies
+ * on a day). Idempotent: two recomputes of the same documents write the same thing.
  */
+export async function writeTaxPositionDays(db: Db, tenant: string, kept: ReadonlyMap<string, KeptDay>, maxTimeMS: number): Promise<void> {
+  if (!kept.size) return;
+  const entries = [...kept.values()].flatMap((k) => k.entries);
+  await replaceScoped(lines(db), tenant, { tenant, bucket: { $in: [...kept.keys()] } }, entries, maxTimeMS);
+  const ops = [...kept].map(([day, k]) =>
+    k.day
+      ? { replaceOne: { filter: { _id: k.day._id, tenant }, replacement: k.day, upsert: true } }
+      : { deleteOne: { filter: { _id: taxPositionDayId(tenant, day), tenant } } },
+  );
+  await days(db).bulkWrite(ops, durable);
+}
+
+/** Keeps months as added up from their days: their DIOT rows, then their figures (or removes a month without days). Idempotent. */
 export async function writeTaxPositionMonths(db: Db, tenant: string, kept: ReadonlyMap<string, KeptMonth>, maxTimeMS: number): Promise<void> {
   if (!kept.size) return;
   const entries = [...kept.values()].flatMap((k) => k.entries);
-  await replaceScoped(lines(db), tenant, { tenant, month: { $in: [...kept.keys()] } }, entries, maxTimeMS);
+  await replaceScoped(lines(db), tenant, { tenant, bucket: { $in: [...kept.keys()] } }, entries, maxTimeMS);
   const ops = [...kept].map(([month, k]) =>
     k.month
       ? { replaceOne: { filter: { _id: k.month._id, tenant }, replacement: k.month, upsert: true } }
@@ -67,8 +109,9 @@ export async function writeTaxPositionMonths(db: Db, tenant: string, kept: Reado
   await months(db).bulkWrite(ops, durable);
 }
 
-/** Forgets a tenant's kept months and lines (a rebuild starts from none). */
+/** Forgets a tenant's kept days, months and lines (a rebuild starts from none). */
 export async function deleteTaxPositionOf(db: Db, tenant: string): Promise<void> {
   await months(db).deleteMany({ tenant }, { writeConcern: { j: true } });
+  await days(db).deleteMany({ tenant }, { writeConcern: { j: true } });
   await deleteInBatches(lines(db), { tenant });
 }

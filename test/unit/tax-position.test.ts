@@ -9,6 +9,7 @@ import type { TaxLine } from '../../lib/model/financial-document.ts';
 import { collectionLine, nonCreditableReason, paymentLines, positionFigures, proportionC } from '../../lib/tax/tax-position.ts';
 import { diotCsv, diotRows, operationTypeOf, thirdPartyTypeOf } from '../../lib/tax/diot.ts';
 import { retentionDueDate } from '../../lib/tax/get-tax-position.ts';
+import { rankRanges } from '../../lib/tax/tax-position-rollup.ts';
 import { mxMonthRange, mxWallTimeToEpoch } from '../../lib/time/mexico-city.ts';
 import { CLIENT_COMPANY, freight, makeFinancialDoc, payment } from '../fixtures/documents.ts';
 
@@ -184,4 +185,27 @@ t.test('DIOT: type of third party and of operation, rows by supplier', async (t)
 t.test('retentions are due by the 17th of the next month', async (t) => {
   t.equal(retentionDueDate('2026-10'), '2026-11-17');
   t.equal(retentionDueDate('2026-12'), '2027-01-17');
+});
+
+t.test('a page of a month kept in days: ranks of the month become ranges of ranks within its days', async (t) => {
+  // Figure lines per day: the 3rd holds ranks 0–1, the 7th 2–6, the 9th 7–9 of the month.
+  const days = [
+    { day: '2026-10-03', count: 2 },
+    { day: '2026-10-07', count: 5 },
+    { day: '2026-10-09', count: 3 },
+  ];
+  t.same(rankRanges(days, 0, 2), [{ day: '2026-10-03', from: 0, to: 2 }], 'the first day exactly');
+  t.same(
+    rankRanges(days, 1, 8),
+    [
+      { day: '2026-10-03', from: 1, to: 2 },
+      { day: '2026-10-07', from: 0, to: 5 },
+      { day: '2026-10-09', from: 0, to: 1 },
+    ],
+    'across three days',
+  );
+  t.same(rankRanges(days, 4, 6), [{ day: '2026-10-07', from: 2, to: 4 }], 'within one day');
+  t.same(rankRanges(days, 9, 20), [{ day: '2026-10-09', from: 2, to: 3 }], 'past the end: what there is');
+  t.same(rankRanges(days, 10, 20), [], 'beyond the last rank: nothing');
+  t.same(rankRanges([], 0, 10), [], 'a month without lines');
 });
