@@ -1,16 +1,25 @@
 /**
- * How the tax summary's days and months are kept (docs/rollups.md): a run of days (invoice
- * basis) or a month (payment basis) computed from the documents, kept, and compared with what
- * is kept. The lifecycle around them (marks, drain, rebuild, verify) is tax-summary-rollup-kind.ts.
+ * How the tax summary's days and months are kept (docs/rollups.md): a run of days computed from
+ * the documents (the invoice-basis days and the days' shares of payment-basis months), a
+ * payment-basis month added up from its days' shares, each kept and compared with what is kept. The lifecycle around them (marks, drain, rebuild, verify) is tax-summary-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
 import { mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { ReconcileSettings } from './reconcile.ts';
-import { inPaymentBasisPeriod, streamTaxDocs } from './tax-repo.ts';
+import { streamTaxDocs } from './tax-repo.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
-import { rollUpTaxDay, rollUpTaxMonth, type IndexedFinding, type RollupBasis, type TaxDayRollup } from './tax-day-rollup.ts';
+import {
+  addUpTaxMonth,
+  paymentBasisDay,
+  rollUpTaxDay,
+  rollUpTaxPaymentDay,
+  taxRollupFingerprint,
+  type IndexedFinding,
+  type KeptTaxBasis,
+  type TaxDayRollup,
+} from './tax-day-rollup.ts';
 import { readTaxDays, readTaxFindingsOfDays, writeTaxDays } from './tax-rollups-repo.ts';
 
 /** The order a day's (month's) documents are rolled up in: date, then id (the client-name rule reads it). */
@@ -51,8 +60,44 @@ export async function computeTaxDays(
 }
 
 /**
- * Payment-basis months of a tenant (sorted, any gaps) computed from the documents that count in
- * each (in memory, nothing written): one read for all, split as each month's own read selects.
+ * A run of days' shares of payment-basis months computed from the documents whose contribution to
+ * a month lies on one of them (paymentBasisDay; in memory, nothing written). One read of the run's
+ * span; each document's contribution is to its whole month.
+ */
+export async function computeTaxPaymentDays(
+  db: Db,
+  tenant: string,
+  run: readonly string[],
+  settings: ReconcileSettings,
+  maxTimeMS: number,
+): Promise<{ kept: TaxDayRollup[]; findings: IndexedFinding[] }> {
+  const kept: TaxDayRollup[] = [];
+  const findings: IndexedFinding[] = [];
+  const first = run[0];
+  const last = run[run.length - 1];
+  if (first === undefined || last === undefined) return { kept, findings };
+  const byDay = new Map<string, FinancialDocument[]>(run.map((d) => [d, []]));
+  const ranges = [...new Set(run.map((d) => d.slice(0, 7)))].map(mxMonthRange);
+  for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: mxDayStart(first), end: mxDayEnd(last) }, maxTimeMS)) {
+    const doc = normalizeTaxDoc(raw);
+    for (const r of ranges) {
+      const day = paymentBasisDay(doc, r);
+      if (day !== null) byDay.get(day)?.push(doc);
+    }
+  }
+  for (const [day, docs] of byDay) {
+    if (!docs.length) continue;
+    docs.sort(byDateThenId);
+    const r = rollUpTaxPaymentDay(tenant, day, docs, settings);
+    if (r.rollup.rows.length) kept.push(r.rollup);
+    findings.push(...r.findings);
+  }
+  return { kept, findings };
+}
+
+/**
+ * Payment-basis months of a tenant added up from their kept days' shares (nothing written). A
+ * share kept under other settings must be recomputed first (recomputeTaxMonths does).
  */
 export async function computeTaxMonths(
   db: Db,
@@ -60,38 +105,37 @@ export async function computeTaxMonths(
   months: readonly string[],
   settings: ReconcileSettings,
   maxTimeMS: number,
-): Promise<{ kept: TaxDayRollup[]; findings: IndexedFinding[] }> {
+): Promise<TaxDayRollup[]> {
   const kept: TaxDayRollup[] = [];
-  const findings: IndexedFinding[] = [];
-  if (!months.length) return { kept, findings };
-  const ranges = months.map((month) => ({ month, ...mxMonthRange(month), docs: [] as FinancialDocument[] }));
-  const first = ranges[0] as (typeof ranges)[number];
-  const last = ranges[ranges.length - 1] as (typeof ranges)[number];
-  for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: first.start, end: last.endExclusive - 1 }, maxTimeMS)) {
-    const hits = ranges.filter((r) => inPaymentBasisPeriod(raw, r.start, r.endExclusive - 1));
-    if (!hits.length) continue;
-    const doc = normalizeTaxDoc(raw);
-    for (const r of hits) r.docs.push(doc);
+  for (const month of months) {
+    const m = addUpTaxMonth(tenant, month, await readTaxDays(db, tenant, 'paymentDay', `${month}-01`, `${month}-31`, maxTimeMS), settings);
+    if (m.rows.length) kept.push(m);
   }
-  for (const r of ranges) {
-    r.docs.sort(byDateThenId);
-    const m = rollUpTaxMonth(tenant, r.month, r.docs, settings);
-    if (m.rollup.rows.length) kept.push(m.rollup);
-    findings.push(...m.findings);
-  }
-  return { kept, findings };
+  return kept;
 }
 
-/** Recomputes a run of days (invoice basis) of a tenant from its documents and keeps them. */
+/** Recomputes a run of days of a tenant from its documents and keeps them: the invoice-basis days and the days' shares of payment-basis months. */
 export async function recomputeTaxDays(db: Db, tenant: string, run: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
-  const { kept, findings } = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
-  await writeTaxDays(db, tenant, 'invoice', run, kept, findings, maxTimeMS);
+  const invoice = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
+  await writeTaxDays(db, tenant, 'invoice', run, invoice.kept, invoice.findings, maxTimeMS);
+  const payment = await computeTaxPaymentDays(db, tenant, run, settings, maxTimeMS);
+  await writeTaxDays(db, tenant, 'paymentDay', run, payment.kept, payment.findings, maxTimeMS);
 }
 
-/** Recomputes payment-basis months of a tenant (sorted, any gaps) from their documents and keeps them: one read, one write of each collection. */
+/**
+ * Recomputes payment-basis months of a tenant (sorted, any gaps) from their kept days' shares and
+ * keeps them; shares kept under other settings (a change of the tenant's) are recomputed first.
+ */
 export async function recomputeTaxMonths(db: Db, tenant: string, months: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
-  const { kept, findings } = await computeTaxMonths(db, tenant, months, settings, maxTimeMS);
-  await writeTaxDays(db, tenant, 'payment', months, kept, findings, maxTimeMS);
+  const fingerprint = taxRollupFingerprint(settings);
+  for (const month of months) {
+    const stale = (await readTaxDays(db, tenant, 'paymentDay', `${month}-01`, `${month}-31`, maxTimeMS)).filter((d) => d.fingerprint !== fingerprint);
+    if (!stale.length) continue;
+    const days = stale.map((d) => d.day);
+    const payment = await computeTaxPaymentDays(db, tenant, days, settings, maxTimeMS);
+    await writeTaxDays(db, tenant, 'paymentDay', days, payment.kept, payment.findings, maxTimeMS);
+  }
+  await writeTaxDays(db, tenant, 'payment', months, await computeTaxMonths(db, tenant, months, settings, maxTimeMS), [], maxTimeMS);
 }
 
 function sameRollup(a: TaxDayRollup | undefined, b: TaxDayRollup | undefined): boolean {
@@ -99,11 +143,11 @@ function sameRollup(a: TaxDayRollup | undefined, b: TaxDayRollup | undefined): b
   return a.fingerprint === b.fingerprint && a.month === b.month && sameContent(a.rows, b.rows);
 }
 
-/** The keys (days of a run, or one month) whose kept totals or findings differ from the same computed from the documents. */
+/** The keys (days of a run, or months) whose kept totals or findings differ from the same computed. */
 async function differing(
   db: Db,
   tenant: string,
-  basis: RollupBasis,
+  basis: KeptTaxBasis,
   keys: readonly string[],
   computed: { kept: TaxDayRollup[]; findings: IndexedFinding[] },
   maxTimeMS: number,
@@ -111,26 +155,30 @@ async function differing(
   const computedBy = new Map(computed.kept.map((k) => [k.day, k]));
   const stored = await readTaxDays(db, tenant, basis, keys[0] as string, keys[keys.length - 1] as string, maxTimeMS);
   const storedBy = new Map(stored.map((k) => [k.day, k]));
-  const storedFindings = await readTaxFindingsOfDays(db, tenant, basis, keys, maxTimeMS);
+  // A month's findings are its days' (compared with them).
+  const storedFindings = basis === 'payment' ? [] : await readTaxFindingsOfDays(db, tenant, basis, keys, maxTimeMS);
+  const keyOf = (f: IndexedFinding): string => f.bucket ?? f.day;
   return keys.filter((key) => {
-    const fa = storedFindings.filter((f) => f.day === key).sort((x, y) => (x._id < y._id ? -1 : 1));
-    const fb = computed.findings.filter((f) => f.day === key).sort((x, y) => (x._id < y._id ? -1 : 1));
+    const fa = storedFindings.filter((f) => keyOf(f) === key).sort((x, y) => (x._id < y._id ? -1 : 1));
+    const fb = computed.findings.filter((f) => keyOf(f) === key).sort((x, y) => (x._id < y._id ? -1 : 1));
     return !sameRollup(storedBy.get(key), computedBy.get(key)) || !sameContent(fa, fb);
   });
 }
 
-/** The days of a run whose kept totals or findings differ from the documents'. */
+/** The days of a run whose kept totals or findings (invoice basis, or shares of payment-basis months) differ from the documents'. */
 export async function differingTaxDays(db: Db, tenant: string, run: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<string[]> {
-  return differing(db, tenant, 'invoice', run, await computeTaxDays(db, tenant, run, settings, maxTimeMS), maxTimeMS);
+  const invoice = await differing(db, tenant, 'invoice', run, await computeTaxDays(db, tenant, run, settings, maxTimeMS), maxTimeMS);
+  const payment = await differing(db, tenant, 'paymentDay', run, await computeTaxPaymentDays(db, tenant, run, settings, maxTimeMS), maxTimeMS);
+  return [...new Set([...invoice, ...payment])].sort();
 }
 
-/** The payment-basis months (sorted, any gaps) whose kept totals or findings differ from the documents'. */
+/** The payment-basis months (sorted, any gaps) whose kept totals differ from their kept days' shares added up. */
 export async function differingTaxMonths(db: Db, tenant: string, months: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<string[]> {
   if (!months.length) return [];
-  return differing(db, tenant, 'payment', months, await computeTaxMonths(db, tenant, months, settings, maxTimeMS), maxTimeMS);
+  return differing(db, tenant, 'payment', months, { kept: await computeTaxMonths(db, tenant, months, settings, maxTimeMS), findings: [] }, maxTimeMS);
 }
 
 /** The keys (days, or months) a tenant's kept totals of a basis hold. */
-export async function keptTaxKeys(db: Db, tenant: string, basis: RollupBasis, maxTimeMS: number): Promise<string[]> {
+export async function keptTaxKeys(db: Db, tenant: string, basis: KeptTaxBasis, maxTimeMS: number): Promise<string[]> {
   return (await readTaxDays(db, tenant, basis, '0000-00', '9999-99-99', maxTimeMS)).map((k) => k.day);
 }

@@ -5,12 +5,15 @@
  *   a summary of any period adds its days' rows (TaxTotalsAccumulator.addDayRow);
  * - payment (cash) basis, per month: the contributions of the month as one period (a document
  *   counts once in it however many of its payments fall in it); a summary of that month reads it.
+ *   A month is added up from its days' shares ('paymentDay'), so a write recomputes only the days
+ *   it marks: each document's contribution to the month lies on its first day in the month (its
+ *   PUE date or its first payment record's), a day of the document, which its writes mark.
  * The figures are the ones of reconciling every document because both fold the same
  * contributions (reconcileDocument, invoiceBasisContribution, paymentBasisContributions). Pure.
  */
 import type { FinancialDocument } from '../model/financial-document.ts';
 import { Acc, invoiceBasisContribution, namesLater, paymentBasisContributions, type TaxAccState, type TaxContribution } from './tax-totals.ts';
-import { mxMonthRange } from '../time/mexico-city.ts';
+import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
 import { reconcileDocument, type FindingCode, type FindingKind, type ReconcileSettings } from './reconcile.ts';
 import type { TaxpayerKind } from './rfc.ts';
 
@@ -18,7 +21,7 @@ import type { TaxpayerKind } from './rfc.ts';
  * Bumped whenever what a day's totals hold or how a document is reconciled changes: stored days
  * of another version are recomputed, like days kept under other settings.
  */
-export const TAX_ROLLUP_VERSION = 2;
+export const TAX_ROLLUP_VERSION = 3;
 
 /** The settings a day's totals depend on, with the version: a day kept under another fingerprint is stale. */
 export function taxRollupFingerprint(settings: ReconcileSettings): string {
@@ -45,12 +48,15 @@ export interface TaxDayRow {
 
 export type RollupBasis = 'invoice' | 'payment';
 
+/** What a kept document holds: an invoice-basis day, a payment-basis month, or a payment-basis month's share on one day. */
+export type KeptTaxBasis = RollupBasis | 'paymentDay';
+
 export interface TaxDayRollup {
   /** `${tenant}|${basis}|${day}`. */
   _id: string;
   tenant: string;
-  basis: RollupBasis;
-  /** The day ('YYYY-MM-DD', invoice basis) or the month ('YYYY-MM', payment basis) kept. */
+  basis: KeptTaxBasis;
+  /** The day ('YYYY-MM-DD', invoice basis and paymentDay) or the month ('YYYY-MM', payment basis) kept. */
   day: string;
   month: string;
   fingerprint: string;
@@ -69,6 +75,8 @@ export interface IndexedFinding {
   basis: RollupBasis;
   /** The kept day or month it belongs to. */
   day: string;
+  /** Payment basis: the day whose share of the month holds it (recomputed with that day). */
+  bucket?: string;
   dateMs: number;
   client: string;
   kind: FindingKind;
@@ -78,7 +86,7 @@ export interface IndexedFinding {
   code: FindingCode;
 }
 
-export const taxRollupId = (tenant: string, basis: RollupBasis, day: string): string => `${tenant}|${basis}|${day}`;
+export const taxRollupId = (tenant: string, basis: KeptTaxBasis, day: string): string => `${tenant}|${basis}|${day}`;
 
 interface RowBuilder {
   row: Omit<TaxDayRow, 'acc'>;
@@ -95,20 +103,69 @@ export function rollUpTaxDay(
   return rollUp(tenant, 'invoice', day, docs, settings, (doc, r) => invoiceBasisContribution(doc, r));
 }
 
-/** The totals and findings of one tenant's month on the payment basis, from the documents with a payment or a PUE invoice date in it. */
-export function rollUpTaxMonth(
+/**
+ * The day a document's contribution to a payment-basis month lies on: its first day in the month
+ * that selects it there (its PUE date, a payment record's date); null when none is in the month.
+ */
+export function paymentBasisDay(doc: Pick<FinancialDocument, 'date' | 'invoice' | 'payments'>, range: { start: number; endExclusive: number }): string | null {
+  const within = (t: number): boolean => t >= range.start && t < range.endExclusive;
+  let first = Infinity;
+  if (doc.invoice.paymentMethod === 'PUE' && within(doc.date)) first = doc.date;
+  for (const p of doc.payments) if (within(p.date) && p.date < first) first = p.date;
+  return first === Infinity ? null : mxDateString(first);
+}
+
+/**
+ * A payment-basis month's share on one day: the contributions to the month of the documents
+ * whose payment-basis day it is (paymentBasisDay), and their findings (listed with the month).
+ */
+export function rollUpTaxPaymentDay(
   tenant: string,
-  month: string,
+  day: string,
   docs: readonly FinancialDocument[],
   settings: ReconcileSettings,
 ): { rollup: TaxDayRollup; findings: IndexedFinding[] } {
+  const month = day.slice(0, 7);
   const slice = { month, ...mxMonthRange(month) };
-  return rollUp(tenant, 'payment', month, docs, settings, (doc, r) => paymentBasisContributions(doc, r, [slice])[0] ?? null);
+  return rollUp(tenant, 'paymentDay', day, docs, settings, (doc, r) => paymentBasisContributions(doc, r, [slice])[0] ?? null);
 }
+
+/** A payment-basis month from its days' shares (any order): the rows of each client added up. */
+export function addUpTaxMonth(tenant: string, month: string, days: readonly TaxDayRollup[], settings: ReconcileSettings): TaxDayRollup {
+  const byClient = new Map<string, RowBuilder>();
+  for (const d of days)
+    for (const row of d.rows) {
+      const { acc, ...named } = row;
+      let b = byClient.get(row.client);
+      if (!b) {
+        b = { row: { ...named, findingCounts: { total: 0, byKind: { discrepancy: 0, warning: 0, info: 0 }, byCode: {} } }, acc: new Acc() };
+        byClient.set(row.client, b);
+      } else if (namesLater(row.nameAt, row.nameDocId, b.row)) {
+        Object.assign(b.row, { clientName: row.clientName, clientKind: row.clientKind, nameAt: row.nameAt, nameDocId: row.nameDocId });
+      }
+      b.acc.merge(acc);
+      const counts = b.row.findingCounts;
+      counts.total += row.findingCounts.total;
+      for (const k of Object.keys(counts.byKind) as FindingKind[]) counts.byKind[k] += row.findingCounts.byKind[k];
+      for (const [code, n] of Object.entries(row.findingCounts.byCode) as [FindingCode, number][]) counts.byCode[code] = (counts.byCode[code] ?? 0) + n;
+    }
+  return {
+    _id: taxRollupId(tenant, 'payment', month),
+    tenant,
+    basis: 'payment',
+    day: month,
+    month,
+    fingerprint: taxRollupFingerprint(settings),
+    rows: sortedRows(byClient),
+  };
+}
+
+const sortedRows = (byClient: ReadonlyMap<string, RowBuilder>): TaxDayRow[] =>
+  [...byClient.values()].map((b) => ({ ...b.row, acc: b.acc.state() })).sort((a, b) => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
 
 function rollUp(
   tenant: string,
-  basis: RollupBasis,
+  basis: 'invoice' | 'paymentDay',
   key: string,
   docs: readonly FinancialDocument[],
   settings: ReconcileSettings,
@@ -141,7 +198,7 @@ function rollUp(
     }
     b.acc.add(c, true);
     const counts = b.row.findingCounts;
-    const scope = basis === 'invoice' ? 'invoice' : `payment|${key}`;
+    const scope = basis === 'invoice' ? 'invoice' : `payment|${month}`;
     r.findings.forEach((f, n) => {
       counts.total += 1;
       counts.byKind[f.kind] += 1;
@@ -149,8 +206,7 @@ function rollUp(
       findings.push({
         _id: `${tenant}|${scope}|${f.docId}|${n}`,
         tenant,
-        basis,
-        day: key,
+        ...(basis === 'invoice' ? { basis, day: key } : { basis: 'payment' as const, day: month, bucket: key }),
         dateMs: r.date,
         client: r.client,
         kind: f.kind,
@@ -161,9 +217,8 @@ function rollUp(
       });
     });
   }
-  const rows = [...byClient.values()].map((b) => ({ ...b.row, acc: b.acc.state() })).sort((a, b) => (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
   return {
-    rollup: { _id: taxRollupId(tenant, basis, key), tenant, basis, day: key, month, fingerprint: taxRollupFingerprint(settings), rows },
+    rollup: { _id: taxRollupId(tenant, basis, key), tenant, basis, day: key, month, fingerprint: taxRollupFingerprint(settings), rows: sortedRows(byClient) },
     findings,
   };
 }

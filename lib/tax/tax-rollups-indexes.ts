@@ -11,5 +11,7 @@ export const TAX_ROLLUP_INDEXES: IndexSpecs = {
     { key: { tenant: 1, basis: 1, client: 1, kind: 1, dateMs: 1, docId: 1, conceptIndex: 1, code: 1 }, name: 'tenant_basis_client_kind_date' },
     { key: { tenant: 1, basis: 1, day: 1, kind: 1, dateMs: 1, docId: 1, conceptIndex: 1, code: 1 }, name: 'tenant_basis_day_kind_date' },
     { key: { tenant: 1, basis: 1, day: 1, client: 1, kind: 1, dateMs: 1, docId: 1, conceptIndex: 1, code: 1 }, name: 'tenant_basis_day_client_kind_date' },
+    // A payment-basis month's findings by the day whose share holds them (a recompute of that day).
+    { key: { tenant: 1, basis: 1, bucket: 1 }, name: 'tenant_basis_bucket' },
   ],
 };

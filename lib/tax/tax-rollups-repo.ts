@@ -8,16 +8,16 @@ import { replaceScoped } from '../db/replace-scoped.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import type { FindingKind } from './reconcile.ts';
-import { taxRollupId, type IndexedFinding, type RollupBasis, type TaxDayRollup } from './tax-day-rollup.ts';
+import { taxRollupId, type IndexedFinding, type KeptTaxBasis, type TaxDayRollup } from './tax-day-rollup.ts';
 
 const rollups = (db: Db): Collection<TaxDayRollup> => db.collection<TaxDayRollup>(COLLECTIONS.taxRollups);
 const findings = (db: Db): Collection<IndexedFinding> => db.collection<IndexedFinding>(COLLECTIONS.taxFindings);
 
 /**
- * The kept days (months, on the payment basis) of a tenant within [from, to], in order (at
- * most 367 documents: a period is at most 366 days).
+ * The kept days (months, on the payment basis; a month's shares by day, paymentDay) of a tenant
+ * within [from, to], in order (at most 367 documents: a period is at most 366 days).
  */
-export function readTaxDays(db: Db, tenant: string, basis: RollupBasis, from: string, to: string, maxTimeMS: number): Promise<TaxDayRollup[]> {
+export function readTaxDays(db: Db, tenant: string, basis: KeptTaxBasis, from: string, to: string, maxTimeMS: number): Promise<TaxDayRollup[]> {
   return rollups(db)
     .find({ tenant, basis, day: { $gte: from, $lte: to } }, { maxTimeMS })
     .sort({ day: 1 })
@@ -25,14 +25,17 @@ export function readTaxDays(db: Db, tenant: string, basis: RollupBasis, from: st
 }
 
 /**
- * Replaces the kept days (a day without documents is removed) and their findings. Findings are
- * upserted before the stale ones are removed, so a reader racing this sees extra findings of a
- * day still marked dirty, never missing ones of a clean day.
+ * Replaces the kept days (a day without documents is removed) and their findings: the
+ * invoice-basis days with the findings of those days, a payment-basis month's shares by day
+ * (paymentDay) with the findings they hold (`bucket`), or payment-basis months alone (their
+ * findings are their days'). Findings are upserted before the stale ones are removed, so a
+ * reader racing this sees extra findings of a day still marked dirty, never missing ones of a
+ * clean day.
  */
 export async function writeTaxDays(
   db: Db,
   tenant: string,
-  basis: RollupBasis,
+  basis: KeptTaxBasis,
   days: readonly string[],
   kept: readonly TaxDayRollup[],
   dayFindings: readonly IndexedFinding[],
@@ -48,8 +51,13 @@ export async function writeTaxDays(
   // time; waiting for each run's commit keeps that bounded (on MongoDB, the usual durable write).
   const durable = { ordered: false, writeConcern: { j: true } } as const;
   await rollups(db).bulkWrite(ops, durable);
-  await replaceScoped(findings(db), tenant, { tenant, basis, day: { $in: [...days] } }, dayFindings, maxTimeMS);
+  if (basis === 'payment') return;
+  await replaceScoped(findings(db), tenant, findingsScope(tenant, basis, days), dayFindings, maxTimeMS);
 }
+
+/** The findings of these invoice-basis days, or of these days' shares of payment-basis months. */
+const findingsScope = (tenant: string, basis: 'invoice' | 'paymentDay', days: readonly string[]): Filter<IndexedFinding> =>
+  basis === 'invoice' ? { tenant, basis, day: { $in: [...days] } } : { tenant, basis: 'payment', bucket: { $in: [...days] } };
 
 export interface FindingsQuery {
   kind: FindingKind;
@@ -77,9 +85,15 @@ export function listTaxFindings(db: Db, tenant: string, q: FindingsQuery, maxTim
   return findings(db).find(filter, { maxTimeMS }).sort({ dateMs: 1, docId: 1, conceptIndex: 1, code: 1 }).limit(q.limit).toArray();
 }
 
-/** The kept findings of these days or months (verification). */
-export function readTaxFindingsOfDays(db: Db, tenant: string, basis: RollupBasis, days: readonly string[], maxTimeMS: number): Promise<IndexedFinding[]> {
-  return readAll(findings(db).find({ tenant, basis, day: { $in: [...days] } }, { maxTimeMS }));
+/** The kept findings of these invoice-basis days or payment-basis days' shares (verification). */
+export function readTaxFindingsOfDays(
+  db: Db,
+  tenant: string,
+  basis: 'invoice' | 'paymentDay',
+  days: readonly string[],
+  maxTimeMS: number,
+): Promise<IndexedFinding[]> {
+  return readAll(findings(db).find(findingsScope(tenant, basis, days), { maxTimeMS }));
 }
 
 /** Forgets a tenant's kept days and findings (its documents were deleted wholesale). */

@@ -1,8 +1,9 @@
 /**
  * The tax summary's kept days and months as a kind of kept totals
- * (lib/rollups/marked-rollup-kind.ts): invoice-basis days marked by every financial-document
- * write (FINANCIAL_DOCS_SOURCE), and payment-basis months marked (TAX_MONTHS_SOURCE) when a day
- * of them is recomputed. A day is computed under the tenant's settings, so its fingerprint says
+ * (lib/rollups/marked-rollup-kind.ts): days marked by every financial-document write
+ * (FINANCIAL_DOCS_SOURCE), each recomputed on both bases (the invoice-basis day, and the day's
+ * share of its payment-basis month), and payment-basis months marked (TAX_MONTHS_SOURCE) when a
+ * day of them is recomputed, added up from their days' shares. A day is computed under the tenant's settings, so its fingerprint says
  * which. And what the summary reads through it: its days or month brought up to date first.
  */
 import type { Db } from 'mongodb';
@@ -33,15 +34,18 @@ export const taxSummaryRollups = markedRollupKind<ReconcileSettings>({
   tenants: tenantsWithDocuments,
   isEmpty: async (db) => !(await financialDocs(db).findOne({}, { projection: { _id: 1 } })),
   documentDays: async (db, tenant) => new Map([[FINANCIAL_DOCS_SOURCE, (await financialDocHistoryDays(db, tenant)).touched]]),
-  keptUnits: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'invoice', maxTimeMS),
+  keptUnits: async (db, tenant, maxTimeMS) => [
+    ...(await keptTaxKeys(db, tenant, 'invoice', maxTimeMS)),
+    ...(await keptTaxKeys(db, tenant, 'paymentDay', maxTimeMS)),
+  ],
   deleteOf: deleteTaxRollupsOf,
   context: async (db, tenant) => (await getTracedSettings(db, tenant)).settings,
   recompute: recomputeTaxDays,
   differing: differingTaxDays,
   months: {
     source: TAX_MONTHS_SOURCE,
-    // A rebuild marks every month: a quarter's documents per read, as a run of days holds.
-    runMonths: 3,
+    // A month is added up from its days' shares: a few small reads each.
+    runMonths: 1,
     recompute: recomputeTaxMonths,
     differing: differingTaxMonths,
     keptMonths: (db, tenant, maxTimeMS) => keptTaxKeys(db, tenant, 'payment', maxTimeMS),

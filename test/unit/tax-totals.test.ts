@@ -12,7 +12,8 @@ import {
 } from '../../lib/tax/tax-totals.ts';
 import { FindingsCollector } from '../../lib/tax/findings-list.ts';
 import { monthsOf } from '../../lib/shared/period.ts';
-import { mxDayEnd, mxDayStart } from '../../lib/time/mexico-city.ts';
+import { mxDayEnd, mxDayStart, mxMonthRange } from '../../lib/time/mexico-city.ts';
+import { addUpTaxMonth, paymentBasisDay, rollUpTaxPaymentDay } from '../../lib/tax/tax-day-rollup.ts';
 import { CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON, demurrage, freight, indemnity, makeFinancialDoc, payment, shortage } from '../fixtures/documents.ts';
 
 const SETTINGS = { vatRate: 0.16, retentionRate: 0.04, discrepancyTolerance: 0.01 };
@@ -208,5 +209,37 @@ t.test('mapAmounts maps every field', async (t) => {
   t.same(
     mapAmounts(from, (c) => c * 2),
     Object.fromEntries(FIELDS.map((f, i) => [f, i * 2])),
+  );
+});
+
+t.test('payment basis kept by day: a document lies on its first day in the month, and the days add up to the month', async (t) => {
+  // The same invoice as above (Total 11,200): paid 2,800 on 10 March, 8,400 on 10 April and 100 more on 11 April.
+  const doc = makeFinancialDoc({
+    date: '2026-02-20T10:00',
+    paymentMethod: 'PPD',
+    concepts: [freight(10_000)],
+    payments: [payment(8_400, '2026-04-10'), payment(2_800, '2026-03-10'), payment(100, '2026-04-11')],
+  });
+  const month = (m: string) => ({ month: m, ...mxMonthRange(m) });
+  t.equal(paymentBasisDay(doc, month('2026-02')), null, 'a PPD invoice is not in the month of its date');
+  t.equal(paymentBasisDay(doc, month('2026-03')), '2026-03-10');
+  t.equal(paymentBasisDay(doc, month('2026-04')), '2026-04-10', 'its first payment of the month, whatever their order');
+  const pue = makeFinancialDoc({ date: '2026-04-02T10:00', paymentMethod: 'PUE', concepts: [freight(1_000)], payments: [payment(1_160, '2026-03-30')] });
+  t.equal(paymentBasisDay(pue, month('2026-04')), '2026-04-02', 'a PUE invoice: its date');
+  t.equal(paymentBasisDay(pue, month('2026-03')), '2026-03-30', 'or a payment record dated in the month');
+
+  // April from its days: the PPD invoice on the 10th (8,400 + 100 capped at the 8,400 left), the PUE one on the 2nd.
+  const other = makeFinancialDoc({ date: '2026-04-02T10:00', paymentMethod: 'PUE', client: CLIENT_COMPANY_2, concepts: [freight(1_000)] });
+  const days = [rollUpTaxPaymentDay('TENANT', '2026-04-10', [doc], SETTINGS).rollup, rollUpTaxPaymentDay('TENANT', '2026-04-02', [other], SETTINGS).rollup];
+  const april = addUpTaxMonth('TENANT', '2026-04', days, SETTINGS);
+  t.equal(april._id, 'TENANT|payment|2026-04');
+  const acc = new TaxTotalsAccumulator('payment');
+  for (const row of april.rows) acc.addDayRow('2026-04', row);
+  const { totals } = acc.result(['2026-04']);
+  // 8,400 of the first (capped at its Total) + the second's Total 1,120 (1,000 + 160 VAT − 40 retained); VAT 1,200 + 160.
+  t.match(totals, { documents: 2, collected: 9_520, vat: { declared: 1_360 } });
+  t.same(
+    april.rows.map((r) => [r.client, r.acc.documents]),
+    [CLIENT_COMPANY, CLIENT_COMPANY_2].sort().map((c) => [c, 1]),
   );
 });
