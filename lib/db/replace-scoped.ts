@@ -77,5 +77,6 @@ export async function replaceScoped<T extends { _id: string; tenant: string }>(
       })),
       { ordered: false, ...writeConcern },
     );
-  for (let i = 0; i < gone.length; i += BATCH) await coll.deleteMany({ _id: { $in: gone.slice(i, i + BATCH) }, tenant } as Filter<T>, writeConcern);
+  // Within the scope still: an entry another recompute moved to its own scope meanwhile (the same _id) is its now.
+  for (let i = 0; i < gone.length; i += BATCH) await coll.deleteMany({ ...scope, _id: { $in: gone.slice(i, i + BATCH) }, tenant }, writeConcern);
 }

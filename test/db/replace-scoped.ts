@@ -109,6 +109,21 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
     t.same(await scope('T', 'd2'), [elsewhere]);
   });
 
+  await t.test('an entry moved to another scope between the read and the delete is left there', async (t) => {
+    // Another recompute (of day d9) upserts the same _id while this keep of d4 deletes what d4 no longer computes.
+    const moving: Entry = { _id: 'T|x|moving', tenant: 'T', day: 'd4', n: 1 };
+    await coll.insertOne(moving);
+    deleted = [];
+    const racing = Object.create(recorded) as Collection<Entry>;
+    racing.deleteMany = async (filter: { _id: { $in: string[] } }, opts?: object) => {
+      await coll.replaceOne({ _id: moving._id }, { ...moving, day: 'd9' });
+      return recorded.deleteMany(filter, opts);
+    };
+    await replaceScoped(racing, 'T', { tenant: 'T', day: 'd4' }, [], 60_000);
+    t.same(deleted, [moving._id], 'd4 no longer holds it');
+    t.same(await scope('T', 'd9'), [{ ...moving, day: 'd9' }], 'd9 keeps it');
+  });
+
   t.test('rawId reads a leading string _id, and decodes any other layout', async (t) => {
     t.equal(rawId(BSON.serialize({ _id: 'TGO|2026-01|ñ', x: 1 })), 'TGO|2026-01|ñ');
     t.equal(rawId(BSON.serialize({ x: 1, _id: 'late' })), 'late');
