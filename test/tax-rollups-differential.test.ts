@@ -260,3 +260,29 @@ t.test('a rebuild keeps what the writes kept: every summary from the rebuilt day
   t.equal(await summaries('rebuilt', 15), 0, 'every summary agrees');
   t.same((await taxSummaryRollups.verify(h.db, TENANT_A)).mismatched, [], 'and every kept day and month equals its documents');
 });
+
+t.test('days recomputed under other settings by an invoice-basis summary: the payment-basis month is added up again', async (t) => {
+  const input: TaxSummaryInput = { basis: 'payment', targetMonth: '2026-03', limit: 100 };
+  const paymentMarch = async (label: string): Promise<void> => {
+    const res = await getOk(h, '/api/tax-summary', { basis: 'payment', targetMonth: '2026-03', limit: '100' });
+    t.same(comparable(res.json()), comparable(await getTaxSummary(ctx, TENANT_A, input, { fromDocuments: true })), label);
+  };
+  const tolerance = async (discrepancyTolerance: number): Promise<void> => changeSettings(h.db, (settings) => ({ ...settings, discrepancyTolerance }));
+  const invoiceMarch = async (): Promise<number> => (await getOk(h, '/api/tax-summary', { targetMonth: '2026-03', limit: '100' })).statusCode;
+  // Both bases of March kept under a tolerance of 0.01.
+  await tolerance(0.01);
+  t.equal(await invoiceMarch(), 200);
+  await paymentMarch('March on the payment basis, kept under a tolerance of 0.01');
+  const strict = await getTaxSummary(ctx, TENANT_A, input, { fromDocuments: true });
+  // Under 5 most wrong taxes of this sequence are within tolerance: other findings. March's days are recomputed by
+  // an invoice-basis summary (its days and, with them, their shares of the payment-basis month).
+  await tolerance(5);
+  t.not(
+    JSON.stringify((await getTaxSummary(ctx, TENANT_A, input, { fromDocuments: true })).findings),
+    JSON.stringify(strict.findings),
+    'other findings under 5',
+  );
+  t.equal(await invoiceMarch(), 200);
+  await tolerance(0.01);
+  await paymentMarch('back under 0.01: the month and the findings it lists agree');
+});

@@ -17,7 +17,7 @@ import { inPaymentBasisPeriod, streamTaxDocs } from './tax-repo.ts';
 import { streamSettledReceivedDocs } from './tax-position-repo.ts';
 import { monthRange } from './tax-position-month.ts';
 import { collectionLine, paymentLines, type CollectionLine, type PaymentLine } from './tax-position.ts';
-import { rollUpTaxPositionDay, rollUpTaxPositionMonth, type KeptDay, type KeptMonth } from './tax-position-rollup.ts';
+import { rollUpTaxPositionDay, rollUpTaxPositionMonth, type KeptDay, type KeptMonth, type TaxPositionLineEntry } from './tax-position-rollup.ts';
 import {
   readAllTaxPositionDayKeys,
   readAllTaxPositionMonths,
@@ -92,6 +92,17 @@ export async function recomputeTaxPositionMonths(db: Db, tenant: string, months:
 
 const byId = <T extends { _id: string }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
 
+/** Kept lines by their day (or month): a run's, compared day by day. */
+function byBucket(entries: readonly TaxPositionLineEntry[]): Map<string, TaxPositionLineEntry[]> {
+  const out = new Map<string, TaxPositionLineEntry[]>();
+  for (const e of entries) {
+    const list = out.get(e.bucket);
+    if (list) list.push(e);
+    else out.set(e.bucket, [e]);
+  }
+  return out;
+}
+
 /** Whether a kept document (or its absence) and its lines are the computed ones. */
 function sameKept<T extends object>(
   stored: T | null,
@@ -108,15 +119,10 @@ export async function differingTaxPositionDays(db: Db, tenant: string, days: rea
   if (!days.length) return [];
   const computed = await computeTaxPositionDays(db, tenant, days, maxTimeMS);
   const stored = new Map((await readTaxPositionDaysOf(db, tenant, days, maxTimeMS)).map((k) => [k.day, k]));
-  const lines = await readTaxPositionLinesOf(db, tenant, days, maxTimeMS);
+  const lines = byBucket(await readTaxPositionLinesOf(db, tenant, days, maxTimeMS));
   return days.filter((day) => {
     const c = computed.get(day) as KeptDay;
-    return !sameKept(
-      stored.get(day) ?? null,
-      c.day,
-      lines.filter((e) => e.bucket === day),
-      c.entries,
-    );
+    return !sameKept(stored.get(day) ?? null, c.day, lines.get(day) ?? [], c.entries);
   });
 }
 
@@ -125,15 +131,10 @@ export async function differingTaxPositionMonths(db: Db, tenant: string, months:
   if (!months.length) return [];
   const computed = await computeTaxPositionMonths(db, tenant, months, maxTimeMS);
   const stored = new Map((await readTaxPositionMonths(db, tenant, months, maxTimeMS)).map((k) => [k.month, k]));
-  const rows = await readTaxPositionLinesOf(db, tenant, months, maxTimeMS);
+  const rows = byBucket(await readTaxPositionLinesOf(db, tenant, months, maxTimeMS));
   return months.filter((month) => {
     const c = computed.get(month) as KeptMonth;
-    return !sameKept(
-      stored.get(month) ?? null,
-      c.month,
-      rows.filter((e) => e.bucket === month),
-      c.entries,
-    );
+    return !sameKept(stored.get(month) ?? null, c.month, rows.get(month) ?? [], c.entries);
   });
 }
 

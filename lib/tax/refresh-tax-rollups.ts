@@ -4,6 +4,7 @@
  * payment-basis month added up from its days' shares, each kept and compared with what is kept. The lifecycle around them (marks, drain, rebuild, verify) is tax-summary-rollup-kind.ts.
  */
 import type { Db } from 'mongodb';
+import { markDays } from '../db/rollup-marks.ts';
 import { mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
@@ -20,7 +21,7 @@ import {
   type KeptTaxBasis,
   type TaxDayRollup,
 } from './tax-day-rollup.ts';
-import { readTaxDays, readTaxFindingsOfDays, writeTaxDays } from './tax-rollups-repo.ts';
+import { readTaxDayKeys, readTaxDays, readTaxFindingsOfDays, writeTaxDays } from './tax-rollups-repo.ts';
 
 /** The order a day's (month's) documents are rolled up in: date, then id (the client-name rule reads it). */
 const byDateThenId = (a: FinancialDocument, b: FinancialDocument): number => a.date - b.date || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -114,12 +115,23 @@ export async function computeTaxMonths(
   return kept;
 }
 
-/** Recomputes a run of days of a tenant from its documents and keeps them: the invoice-basis days and the days' shares of payment-basis months. */
+/** Marks of payment-basis months ('YYYY-MM') whose days' shares changed: a month marked is added up again. */
+export const TAX_MONTHS_SOURCE = 'taxMonths';
+
+/**
+ * Recomputes a run of days of a tenant from its documents and keeps them: the invoice-basis days
+ * and the days' shares of payment-basis months. The shares' months are marked before and after
+ * (as a document write marks its days): whatever path recomputes the days (a settle, a day kept
+ * under other settings, a repair), their months are added up again before they are read.
+ */
 export async function recomputeTaxDays(db: Db, tenant: string, run: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
   const invoice = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
   await writeTaxDays(db, tenant, 'invoice', run, invoice.kept, invoice.findings, maxTimeMS);
   const payment = await computeTaxPaymentDays(db, tenant, run, settings, maxTimeMS);
+  const months = [...new Set(run.map((d) => d.slice(0, 7)))];
+  await markDays(db, tenant, TAX_MONTHS_SOURCE, months);
   await writeTaxDays(db, tenant, 'paymentDay', run, payment.kept, payment.findings, maxTimeMS);
+  await markDays(db, tenant, TAX_MONTHS_SOURCE, months);
 }
 
 /**
@@ -179,6 +191,4 @@ export async function differingTaxMonths(db: Db, tenant: string, months: readonl
 }
 
 /** The keys (days, or months) a tenant's kept totals of a basis hold. */
-export async function keptTaxKeys(db: Db, tenant: string, basis: KeptTaxBasis, maxTimeMS: number): Promise<string[]> {
-  return (await readTaxDays(db, tenant, basis, '0000-00', '9999-99-99', maxTimeMS)).map((k) => k.day);
-}
+export const keptTaxKeys = (db: Db, tenant: string, basis: KeptTaxBasis, maxTimeMS: number): Promise<string[]> => readTaxDayKeys(db, tenant, basis, maxTimeMS);

@@ -24,6 +24,11 @@ export function readTaxDays(db: Db, tenant: string, basis: KeptTaxBasis, from: s
     .toArray();
 }
 
+/** The keys of a tenant's kept days (months, shares) of a basis (verification): the keys alone. Index tenant_basis_day. */
+export async function readTaxDayKeys(db: Db, tenant: string, basis: KeptTaxBasis, maxTimeMS: number): Promise<string[]> {
+  return (await readAll(rollups(db).find({ tenant, basis }, { maxTimeMS, projection: { _id: 0, day: 1 } }))).map((d) => d.day);
+}
+
 /**
  * Replaces the kept days (a day without documents is removed) and their findings: the
  * invoice-basis days with the findings of those days, a payment-basis month's shares by day

@@ -16,10 +16,7 @@ import { mxDateString, mxMonthRange } from '../time/mexico-city.ts';
 import type { ReconcileSettings } from './reconcile.ts';
 import { taxRollupFingerprint, TAX_ROLLUP_VERSION, type TaxDayRollup } from './tax-day-rollup.ts';
 import { deleteTaxRollupsOf, readTaxDays } from './tax-rollups-repo.ts';
-import { differingTaxDays, differingTaxMonths, keptTaxKeys, recomputeTaxDays, recomputeTaxMonths } from './refresh-tax-rollups.ts';
-
-/** Marks of payment-basis months ('YYYY-MM') whose days changed: set when a day is recomputed. */
-export const TAX_MONTHS_SOURCE = 'taxMonths';
+import { differingTaxDays, differingTaxMonths, keptTaxKeys, recomputeTaxDays, recomputeTaxMonths, TAX_MONTHS_SOURCE } from './refresh-tax-rollups.ts';
 
 export const taxSummaryRollups = markedRollupKind<ReconcileSettings>({
   name: 'tax-summary',
