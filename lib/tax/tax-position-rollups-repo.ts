@@ -7,7 +7,7 @@
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import { readAll } from '../db/read-all.ts';
 import { replaceScoped } from '../db/replace-scoped.ts';
-import type { Collection, Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import {
   taxPositionDayId,
@@ -80,34 +80,36 @@ export function readTaxPositionLinesOf(db: Db, tenant: string, buckets: readonly
 }
 
 /**
- * Keeps days as computed (a write's, or a rebuild's run): the lines that changed are replaced,
- * those no longer computed removed, then the days' figures written (or removed when nothing lies
- * on a day). Idempotent: two recomputes of the same documents write the same thing.
+ * Keeps days or months as computed: their lines (a day's) or DIOT rows (a month's) that changed
+ * are replaced and those no longer computed removed, then their documents written (or removed
+ * when nothing is in one). Idempotent: two recomputes of the same documents write the same thing.
  */
-export async function writeTaxPositionDays(db: Db, tenant: string, kept: ReadonlyMap<string, KeptDay>, maxTimeMS: number): Promise<void> {
+async function writeKept<D extends { _id: string; tenant: string }>(
+  db: Db,
+  coll: Collection<D>,
+  tenant: string,
+  kept: ReadonlyMap<string, { doc: D | null; entries: readonly TaxPositionLineEntry[] }>,
+  idOf: (tenant: string, key: string) => string,
+  maxTimeMS: number,
+): Promise<void> {
   if (!kept.size) return;
   const entries = [...kept.values()].flatMap((k) => k.entries);
   await replaceScoped(lines(db), tenant, { tenant, bucket: { $in: [...kept.keys()] } }, entries, maxTimeMS);
-  const ops = [...kept].map(([day, k]) =>
-    k.day
-      ? { replaceOne: { filter: { _id: k.day._id, tenant }, replacement: k.day, upsert: true } }
-      : { deleteOne: { filter: { _id: taxPositionDayId(tenant, day), tenant } } },
+  const ops: AnyBulkWriteOperation<D>[] = [...kept].map(([key, k]) =>
+    k.doc
+      ? { replaceOne: { filter: { _id: k.doc._id, tenant } as Filter<D>, replacement: k.doc, upsert: true } }
+      : { deleteOne: { filter: { _id: idOf(tenant, key), tenant } as Filter<D> } },
   );
-  await days(db).bulkWrite(ops, durable);
+  await coll.bulkWrite(ops, durable);
 }
 
-/** Keeps months as added up from their days: their DIOT rows, then their figures (or removes a month without days). Idempotent. */
-export async function writeTaxPositionMonths(db: Db, tenant: string, kept: ReadonlyMap<string, KeptMonth>, maxTimeMS: number): Promise<void> {
-  if (!kept.size) return;
-  const entries = [...kept.values()].flatMap((k) => k.entries);
-  await replaceScoped(lines(db), tenant, { tenant, bucket: { $in: [...kept.keys()] } }, entries, maxTimeMS);
-  const ops = [...kept].map(([month, k]) =>
-    k.month
-      ? { replaceOne: { filter: { _id: k.month._id, tenant }, replacement: k.month, upsert: true } }
-      : { deleteOne: { filter: { _id: taxPositionMonthId(tenant, month), tenant } } },
-  );
-  await months(db).bulkWrite(ops, durable);
-}
+/** Keeps days as computed (a write's, or a rebuild's run): their lines, then their figures. */
+export const writeTaxPositionDays = (db: Db, tenant: string, kept: ReadonlyMap<string, KeptDay>, maxTimeMS: number): Promise<void> =>
+  writeKept(db, days(db), tenant, new Map([...kept].map(([day, k]) => [day, { doc: k.day, entries: k.entries }])), taxPositionDayId, maxTimeMS);
+
+/** Keeps months as added up from their days: their DIOT rows, then their figures. */
+export const writeTaxPositionMonths = (db: Db, tenant: string, kept: ReadonlyMap<string, KeptMonth>, maxTimeMS: number): Promise<void> =>
+  writeKept(db, months(db), tenant, new Map([...kept].map(([month, k]) => [month, { doc: k.month, entries: k.entries }])), taxPositionMonthId, maxTimeMS);
 
 /** Forgets a tenant's kept days, months and lines (a rebuild starts from none). */
 export async function deleteTaxPositionOf(db: Db, tenant: string): Promise<void> {
