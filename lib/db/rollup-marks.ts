@@ -7,7 +7,7 @@
  * and the next reader or the drain recomputes it. Area-free: a mark names a source collection
  * and a Mexico City day; the areas that keep totals over that source read the marks.
  */
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { IndexSpecs } from './indexes.ts';
 import { groupBy } from '../shared/group-by.ts';
 
@@ -82,14 +82,20 @@ export async function markedDays(db: Db, tenant: string, source: string, fromDay
     .toArray();
 }
 
-/** Whether any mark is outstanding, of any source and tenant (the worker's probe when idle: one read, not one per source). */
-export async function anyMarks(db: Db): Promise<boolean> {
-  return (await marks(db).findOne({}, { projection: { _id: 1 } })) !== null;
+/** The marks a drain takes now (DrainWindow). */
+const ripe = (window: DrainWindow): Filter<RollupMark> => ({ $or: [{ at: { $lt: window.quietBefore } }, { first: { $lt: window.waitedBefore } }] });
+
+/**
+ * Whether a drain would take any mark now, of any source and tenant. The worker's probe: one read
+ * a pass, not one per kind and source, while the service is idle or an import is still marking.
+ */
+export async function anyRipeMarks(db: Db, window: DrainWindow): Promise<boolean> {
+  return (await marks(db).findOne(ripe(window), { projection: { _id: 1 } })) !== null;
 }
 
 /** Marks of a source, any tenant (the drain's probe), at most `limit`; with a window, only those it lets through. */
 export async function someMarks(db: Db, source: string, limit: number, window?: DrainWindow): Promise<RollupMark[]> {
-  const filter = window ? { source, $or: [{ at: { $lt: window.quietBefore } }, { first: { $lt: window.waitedBefore } }] } : { source };
+  const filter = window ? { source, ...ripe(window) } : { source };
   return marks(db).find(filter).sort({ tenant: 1, day: 1 }).limit(limit).toArray();
 }
 

@@ -9,7 +9,7 @@
  * a recompute is idempotent and a mark is cleared only by the recompute that saw its last write.
  */
 import type { Db } from 'mongodb';
-import { anyMarks, type DrainWindow } from '../db/rollup-marks.ts';
+import { anyRipeMarks, type DrainWindow } from '../db/rollup-marks.ts';
 import { ROLLUP_KINDS } from './kinds.ts';
 import type { RollupKind, RollupProgress } from './rollup-kind.ts';
 
@@ -43,6 +43,7 @@ export function createRollupWorker(opts: {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
 
+  const window = (): DrainWindow => ({ quietBefore: new Date(Date.now() - quietMs), waitedBefore: new Date(Date.now() - maxWaitMs) });
   const progress = (p: RollupProgress): void => opts.logger.info({ ...p }, `rollups ${p.kind}: ${p.phase} ${p.done}/${p.total} of ${p.tenant}`);
 
   async function passOf(kind: RollupKind, marked: boolean): Promise<void> {
@@ -57,15 +58,15 @@ export function createRollupWorker(opts: {
         r.stopped ? `rollups ${kind.name}: rebuild stopped; the next start goes on` : `rollups ${kind.name}: rebuilt`,
       );
     }
-    // With no mark anywhere when the pass began there is nothing to drain (a mark made since waits a pass).
+    // With no mark to take when the pass began there is nothing to drain (a mark made or ripe since waits a pass).
     if (!marked) return;
-    const window = (): DrainWindow => ({ quietBefore: new Date(Date.now() - quietMs), waitedBefore: new Date(Date.now() - maxWaitMs) });
     while (!stopped && (await kind.drain(opts.db, MARKS_PER_PASS, maxTimeMS, window())) === MARKS_PER_PASS);
   }
 
   async function pass(): Promise<void> {
-    // An idle service reads one mark a second, not every kind's marks of every source (about 20 reads a second).
-    const marked = await anyMarks(opts.db).catch(() => true);
+    // An idle service, or one whose marks are all still being made (an import), reads one mark a
+    // second, not every kind's marks of every source (about 20 reads a second).
+    const marked = await anyRipeMarks(opts.db, window()).catch(() => true);
     // One kind failing leaves its marks for the next pass; the others go on.
     for (const kind of kinds) {
       if (stopped) return;

@@ -7,7 +7,7 @@
 import type { Test } from 'tap';
 import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
-import { markDays, ROLLUP_MARKS, someMarks, type RollupMark } from '../../lib/db/rollup-marks.ts';
+import { anyRipeMarks, markDays, ROLLUP_MARKS, someMarks, type RollupMark } from '../../lib/db/rollup-marks.ts';
 
 export default async function rollupMarksWindowTests(t: Test): Promise<void> {
   t.setTimeout(120_000);
@@ -62,5 +62,30 @@ export default async function rollupMarksWindowTests(t: Test): Promise<void> {
       ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05'],
       'no window: every mark of the source',
     );
+    await marks.deleteMany({});
+  });
+
+  t.test("the worker's probe: a mark the window would take, of any source", async (t) => {
+    const T = Date.parse('2026-11-29T12:00:00Z');
+    const window = { quietBefore: new Date(T - 2_000), waitedBefore: new Date(T - 30_000) };
+    const mark = (source: string, last: number, first: number): RollupMark => ({
+      _id: `TGO850101AB1|${source}|2026-02-01`,
+      tenant: 'TGO850101AB1',
+      source,
+      day: '2026-02-01',
+      seq: 1,
+      at: new Date(T - last),
+      first: new Date(T - first),
+    });
+    t.equal(await anyRipeMarks(db, window), false, 'no mark');
+    // An import still marking its days: marked half a second ago, first ten seconds ago.
+    await marks.insertMany([mark('a', 500, 10_000), mark('b', 1_000, 29_000)]);
+    t.equal(await anyRipeMarks(db, window), false, 'marks still being made: none to take');
+    await marks.insertOne(mark('c', 500, 31_000));
+    t.equal(await anyRipeMarks(db, window), true, 'one first made 31 s ago');
+    await marks.deleteOne({ source: 'c' });
+    await marks.insertOne(mark('d', 3_000, 3_000));
+    t.equal(await anyRipeMarks(db, window), true, 'one quiet for 3 s');
+    await marks.deleteMany({});
   });
 }
