@@ -49,13 +49,17 @@ const rssMb = (pid: number | null): number | null => {
   return mb === null ? null : Math.round(mb);
 };
 
-/** Waits until `pids` together used under 20 ms of CPU in a second (at most 120 s): the work an answer left behind is done. */
+/**
+ * Waits until `pids` together used under 20 ms of CPU in each of 5 seconds in a row (at most 120 s):
+ * the work an answer left behind is done. Not one idle second: the rollup worker waits for 2 s
+ * without a new mark before it recomputes an import's days (lib/rollups/rollup-worker.ts).
+ */
 async function untilIdle(pids: (number | null)[]): Promise<void> {
   const total = () => pids.reduce((s: number, p) => s + cpuMs(p), 0);
-  for (let i = 0, last = total(); i < 120; i++) {
+  for (let i = 0, idle = 0, last = total(); i < 120 && idle < 5; i++) {
     await new Promise((r) => setTimeout(r, 1000));
     const now = total();
-    if (now - last < 20) return;
+    idle = now - last < 20 ? idle + 1 : 0;
     last = now;
   }
 }
