@@ -26,10 +26,46 @@ import { readTaxDayKeys, readTaxDays, readTaxFindingsOfDays, writeTaxDays } from
 /** The order a day's (month's) documents are rolled up in: date, then id (the client-name rule reads it). */
 const byDateThenId = (a: FinancialDocument, b: FinancialDocument): number => a.date - b.date || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+type ComputedDays = { kept: TaxDayRollup[]; findings: IndexedFinding[] };
+
 /**
- * A run of days' totals and findings computed from the documents emitted on them (in memory,
- * nothing written). The run's days only, each from its own day's documents: a rebuild's run may
- * skip days (rebuildAcrossGaps), and a document of a skipped day written meanwhile is its mark's.
+ * Each day's documents rolled up (days with none are left out; with `withRows`, also those whose
+ * documents add no row: a payment-basis share of nothing is not kept).
+ */
+function rollUpDays(
+  days: Map<string, FinancialDocument[]>,
+  rollUp: (day: string, docs: FinancialDocument[]) => { rollup: TaxDayRollup; findings: IndexedFinding[] },
+  withRows = false,
+): ComputedDays {
+  const kept: TaxDayRollup[] = [];
+  const findings: IndexedFinding[] = [];
+  for (const [day, docs] of [...days.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (!docs.length) continue;
+    // Document order must not matter: by date then id, as the findings are listed.
+    docs.sort(byDateThenId);
+    const r = rollUp(day, docs);
+    if (!withRows || r.rollup.rows.length) kept.push(r.rollup);
+    findings.push(...r.findings);
+  }
+  return { kept, findings };
+}
+
+/** Puts a document on the days of a run its payment-basis contributions lie on (paymentBasisDay, one per month of the run). */
+function placeOnPaymentDays(doc: FinancialDocument, ranges: readonly { start: number; endExclusive: number }[], byDay: Map<string, FinancialDocument[]>): void {
+  for (const r of ranges) {
+    const day = paymentBasisDay(doc, r);
+    if (day !== null) byDay.get(day)?.push(doc);
+  }
+}
+
+const monthRangesOf = (run: readonly string[]) => [...new Set(run.map((d) => d.slice(0, 7)))].map(mxMonthRange);
+
+/**
+ * A run of days computed from one read of the documents (in memory, nothing written): each day's
+ * invoice-basis totals and findings, from the documents emitted on it, and its share of its
+ * payment-basis month, from the documents whose contribution lies on it (paymentBasisDay). The
+ * run's days only, each from its own documents: a rebuild's run may skip days
+ * (rebuildAcrossGaps), and a document of a skipped day written meanwhile is its mark's.
  */
 export async function computeTaxDays(
   db: Db,
@@ -37,33 +73,35 @@ export async function computeTaxDays(
   run: readonly string[],
   settings: ReconcileSettings,
   maxTimeMS: number,
-): Promise<{ kept: TaxDayRollup[]; findings: IndexedFinding[] }> {
-  const kept: TaxDayRollup[] = [];
-  const findings: IndexedFinding[] = [];
-  const byDay = new Map<string, FinancialDocument[]>();
+): Promise<{ invoice: ComputedDays; payment: ComputedDays }> {
+  const first = run[0];
+  const last = run[run.length - 1];
+  if (first === undefined || last === undefined) return { invoice: { kept: [], findings: [] }, payment: { kept: [], findings: [] } };
+  const start = mxDayStart(first);
+  const end = mxDayEnd(last);
   const inRun = new Set(run);
-  const cursor = streamTaxDocs(db, tenant, { basis: 'invoice', start: mxDayStart(run[0] as string), end: mxDayEnd(run[run.length - 1] as string) }, maxTimeMS);
-  for await (const raw of cursor) {
-    const day = mxDateString(raw.date);
-    if (!inRun.has(day)) continue;
-    let list = byDay.get(day);
-    if (!list) byDay.set(day, (list = []));
-    list.push(normalizeTaxDoc(raw));
+  const emitted = new Map<string, FinancialDocument[]>();
+  const paid = new Map<string, FinancialDocument[]>(run.map((d) => [d, []]));
+  const ranges = monthRangesOf(run);
+  for await (const raw of streamTaxDocs(db, tenant, { basis: 'either', start, end }, maxTimeMS)) {
+    const doc = normalizeTaxDoc(raw);
+    const day = mxDateString(doc.date);
+    if (doc.date >= start && doc.date <= end && inRun.has(day)) {
+      let list = emitted.get(day);
+      if (!list) emitted.set(day, (list = []));
+      list.push(doc);
+    }
+    placeOnPaymentDays(doc, ranges, paid);
   }
-  for (const [day, docs] of [...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    // Document order must not matter: by date then id, as the findings are listed.
-    docs.sort(byDateThenId);
-    const r = rollUpTaxDay(tenant, day, docs, settings);
-    kept.push(r.rollup);
-    findings.push(...r.findings);
-  }
-  return { kept, findings };
+  return {
+    invoice: rollUpDays(emitted, (day, docs) => rollUpTaxDay(tenant, day, docs, settings)),
+    payment: rollUpDays(paid, (day, docs) => rollUpTaxPaymentDay(tenant, day, docs, settings), true),
+  };
 }
 
 /**
- * A run of days' shares of payment-basis months computed from the documents whose contribution to
- * a month lies on one of them (paymentBasisDay; in memory, nothing written). One read of the run's
- * span; each document's contribution is to its whole month.
+ * A run of days' shares of payment-basis months alone (computeTaxDays computes both bases): the
+ * days a change of settings left kept under others.
  */
 export async function computeTaxPaymentDays(
   db: Db,
@@ -71,29 +109,15 @@ export async function computeTaxPaymentDays(
   run: readonly string[],
   settings: ReconcileSettings,
   maxTimeMS: number,
-): Promise<{ kept: TaxDayRollup[]; findings: IndexedFinding[] }> {
-  const kept: TaxDayRollup[] = [];
-  const findings: IndexedFinding[] = [];
+): Promise<ComputedDays> {
   const first = run[0];
   const last = run[run.length - 1];
-  if (first === undefined || last === undefined) return { kept, findings };
-  const byDay = new Map<string, FinancialDocument[]>(run.map((d) => [d, []]));
-  const ranges = [...new Set(run.map((d) => d.slice(0, 7)))].map(mxMonthRange);
-  for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: mxDayStart(first), end: mxDayEnd(last) }, maxTimeMS)) {
-    const doc = normalizeTaxDoc(raw);
-    for (const r of ranges) {
-      const day = paymentBasisDay(doc, r);
-      if (day !== null) byDay.get(day)?.push(doc);
-    }
-  }
-  for (const [day, docs] of byDay) {
-    if (!docs.length) continue;
-    docs.sort(byDateThenId);
-    const r = rollUpTaxPaymentDay(tenant, day, docs, settings);
-    if (r.rollup.rows.length) kept.push(r.rollup);
-    findings.push(...r.findings);
-  }
-  return { kept, findings };
+  if (first === undefined || last === undefined) return { kept: [], findings: [] };
+  const paid = new Map<string, FinancialDocument[]>(run.map((d) => [d, []]));
+  const ranges = monthRangesOf(run);
+  for await (const raw of streamTaxDocs(db, tenant, { basis: 'payment', start: mxDayStart(first), end: mxDayEnd(last) }, maxTimeMS))
+    placeOnPaymentDays(normalizeTaxDoc(raw), ranges, paid);
+  return rollUpDays(paid, (day, docs) => rollUpTaxPaymentDay(tenant, day, docs, settings), true);
 }
 
 /**
@@ -125,9 +149,8 @@ export const TAX_MONTHS_SOURCE = 'taxMonths';
  * under other settings, a repair), their months are added up again before they are read.
  */
 export async function recomputeTaxDays(db: Db, tenant: string, run: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<void> {
-  const invoice = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
+  const { invoice, payment } = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
   await writeTaxDays(db, tenant, 'invoice', run, invoice.kept, invoice.findings, maxTimeMS);
-  const payment = await computeTaxPaymentDays(db, tenant, run, settings, maxTimeMS);
   const months = [...new Set(run.map((d) => d.slice(0, 7)))];
   await markDays(db, tenant, TAX_MONTHS_SOURCE, months);
   await writeTaxDays(db, tenant, 'paymentDay', run, payment.kept, payment.findings, maxTimeMS);
@@ -179,8 +202,9 @@ async function differing(
 
 /** The days of a run whose kept totals or findings (invoice basis, or shares of payment-basis months) differ from the documents'. */
 export async function differingTaxDays(db: Db, tenant: string, run: readonly string[], settings: ReconcileSettings, maxTimeMS: number): Promise<string[]> {
-  const invoice = await differing(db, tenant, 'invoice', run, await computeTaxDays(db, tenant, run, settings, maxTimeMS), maxTimeMS);
-  const payment = await differing(db, tenant, 'paymentDay', run, await computeTaxPaymentDays(db, tenant, run, settings, maxTimeMS), maxTimeMS);
+  const computed = await computeTaxDays(db, tenant, run, settings, maxTimeMS);
+  const invoice = await differing(db, tenant, 'invoice', run, computed.invoice, maxTimeMS);
+  const payment = await differing(db, tenant, 'paymentDay', run, computed.payment, maxTimeMS);
   return [...new Set([...invoice, ...payment])].sort();
 }
 

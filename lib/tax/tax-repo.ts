@@ -4,7 +4,8 @@ import type { FinancialDocument } from '../model/financial-document.ts';
 import { elementInRange } from '../db/pipeline.ts';
 
 export interface TaxDocsQuery {
-  basis: 'invoice' | 'payment';
+  /** `either`: the documents of both bases at once (one read where both are computed). */
+  basis: 'invoice' | 'payment' | 'either';
   /** Inclusive instants. */
   start: number;
   end: number;
@@ -39,7 +40,8 @@ const PROJECTION = {
  * Documents of one tenant in scope of a tax summary, streamed (a cursor, not
  * an array): invoice basis = emitted in the period; payment basis = PUE
  * invoices emitted in the period plus any invoice with a payment record dated
- * in it (cancelled records are judged in JS). Tenant first in every clause, so
+ * in it (cancelled records are judged in JS); either = emitted in the period
+ * or with a payment record dated in it. Tenant first in every clause, so
  * each `$or` branch can use its own index (tenant_date, tenant_payment_date).
  */
 export function streamTaxDocs(db: Db, tenant: string, q: TaxDocsQuery, maxTimeMS: number): AsyncIterable<FinancialDocument> {
@@ -52,7 +54,7 @@ export function streamTaxDocs(db: Db, tenant: string, q: TaxDocsQuery, maxTimeMS
           company: tenant,
           ...clientFilter,
           $or: [
-            { company: tenant, 'invoice.paymentMethod': 'PUE', date: range },
+            q.basis === 'payment' ? { company: tenant, 'invoice.paymentMethod': 'PUE', date: range } : { company: tenant, date: range },
             { company: tenant, ...elementInRange('payments', 'date', q.start, q.end) },
           ],
         };
