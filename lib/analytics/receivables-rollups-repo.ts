@@ -141,7 +141,7 @@ export function readOpenNowDaysOf(db: Db, tenant: string, dayList: readonly stri
 /**
  * The invoice days of the entries that closed after instant T (open at T, so the sums of now do
  * not hold for their days), or null when there are more than `max` of them (index
- * tenant_[client_]to_from).
+ * tenant_[client_]to_day).
  */
 export async function daysClosingAfter(
   db: Db,
