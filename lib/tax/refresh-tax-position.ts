@@ -9,6 +9,7 @@ import type { Db } from 'mongodb';
 import { financialDocHistoryDays } from '../finance/financial-docs-repo.ts';
 import { receivedDocDays } from '../received/received-doc-days.ts';
 import { streamReceivedDocDays } from '../received/received-repo.ts';
+import { groupBy } from '../shared/group-by.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { documentCountingLines } from './diot.ts';
@@ -96,15 +97,7 @@ const byId = <T extends { _id: string }>(xs: readonly T[]): T[] => [...xs].sort(
 const VERIFY_LINE_DAYS = 7;
 
 /** Kept lines by their day (or month): a run's, compared day by day. */
-function byBucket(entries: readonly TaxPositionLineEntry[]): Map<string, TaxPositionLineEntry[]> {
-  const out = new Map<string, TaxPositionLineEntry[]>();
-  for (const e of entries) {
-    const list = out.get(e.bucket);
-    if (list) list.push(e);
-    else out.set(e.bucket, [e]);
-  }
-  return out;
-}
+const byBucket = (entries: readonly TaxPositionLineEntry[]): Map<string, TaxPositionLineEntry[]> => groupBy(entries, (e) => e.bucket);
 
 /** Whether a kept document (or its absence) and its lines are the computed ones. */
 function sameKept<T extends object>(

@@ -6,6 +6,7 @@
 import type { Db } from 'mongodb';
 import { markDays } from '../db/rollup-marks.ts';
 import { mxDateString, mxDayEnd, mxDayStart, mxMonthRange } from '../time/mexico-city.ts';
+import { groupBy } from '../shared/group-by.ts';
 import { sameContent } from '../shared/same-content.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
 import type { ReconcileSettings } from './reconcile.ts';
@@ -80,21 +81,19 @@ export async function computeTaxDays(
   const start = mxDayStart(first);
   const end = mxDayEnd(last);
   const inRun = new Set(run);
-  const emitted = new Map<string, FinancialDocument[]>();
+  const emitted: FinancialDocument[] = [];
   const paid = new Map<string, FinancialDocument[]>(run.map((d) => [d, []]));
   const ranges = monthRangesOf(run);
   for await (const raw of streamTaxDocs(db, tenant, { basis: 'either', start, end }, maxTimeMS)) {
     const doc = normalizeTaxDoc(raw);
-    const day = mxDateString(doc.date);
-    if (doc.date >= start && doc.date <= end && inRun.has(day)) {
-      let list = emitted.get(day);
-      if (!list) emitted.set(day, (list = []));
-      list.push(doc);
-    }
+    if (doc.date >= start && doc.date <= end && inRun.has(mxDateString(doc.date))) emitted.push(doc);
     placeOnPaymentDays(doc, ranges, paid);
   }
   return {
-    invoice: rollUpDays(emitted, (day, docs) => rollUpTaxDay(tenant, day, docs, settings)),
+    invoice: rollUpDays(
+      groupBy(emitted, (d) => mxDateString(d.date)),
+      (day, docs) => rollUpTaxDay(tenant, day, docs, settings),
+    ),
     payment: rollUpDays(paid, (day, docs) => rollUpTaxPaymentDay(tenant, day, docs, settings), true),
   };
 }
