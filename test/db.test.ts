@@ -12,6 +12,7 @@ import monitorWatchdog from './db/monitor-watchdog.ts';
 import indexSpecs from './db/index-specs.ts';
 import replaceScoped from './db/replace-scoped.ts';
 import markedRollupDrain from './db/marked-rollup-drain.ts';
+import rebuildRollupsLanes from './db/rebuild-rollups-lanes.ts';
 import chunkedDocument from './db/chunked-document.ts';
 
 shareEngineInThisProcess();
@@ -24,4 +25,5 @@ t.test('db-monitor-watchdog', monitorWatchdog);
 t.test('index-specs', indexSpecs);
 t.test('db-replace-scoped', replaceScoped);
 t.test('db-marked-rollup-drain', markedRollupDrain);
+t.test('rebuild-rollups-lanes', rebuildRollupsLanes);
 t.test('db-chunked-document', chunkedDocument);

@@ -165,6 +165,8 @@ export interface LoadDemoOptions {
   rollups?: 'now' | 'worker';
   /** Progress of that rebuild (kind, tenant, days done of total): at 300k documents it takes minutes. */
   onRollupProgress?: (p: RollupProgress) => void;
+  /** Kinds of totals rebuilt at once (default 2: the seed's figures in docs/benchmarks.md, "Seed time"). */
+  rollupLanes?: number;
   /**
    * The demo tenants to load, by RFC (default: all of DEMO_TENANTS). Each is generated as it is in the
    * whole dataset (its own seed), so a test that calls as one tenant can load only that one.
@@ -225,6 +227,11 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
   // Written in bulk, not through the repositories: the totals kept on write are rebuilt from them
   // (docs/rollups.md), here or, for a service about to start, by its rollup worker once it listens.
   if (opts.rollups === 'worker') await forgetRollups(db);
-  else await rebuildRollups(db, { tenants: tenants.map((t) => t.rfc), ...(opts.onRollupProgress ? { onProgress: opts.onRollupProgress } : {}) });
+  else
+    await rebuildRollups(db, {
+      lanes: opts.rollupLanes ?? 2,
+      tenants: tenants.map((t) => t.rfc),
+      ...(opts.onRollupProgress ? { onProgress: opts.onRollupProgress } : {}),
+    });
   return results;
 }
