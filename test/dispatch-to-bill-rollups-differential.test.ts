@@ -400,6 +400,40 @@ t.test('every dispatch-to-bill audit equals the trips after random writes', asyn
   }
 });
 
+t.test('a trip listed as unbilled leaves the list once it is billed: its kept entry is removed', async (t) => {
+  const inv = invoices.find((i) => !i.cancelRequested);
+  if (!inv) throw new Error('the random writes imported no invoice');
+  const load = BASE + 30 * DAY + 9 * HOUR;
+  const unloadDay = dayOf(31);
+  const trip = makeTrip({
+    tenant: TENANT_A,
+    _id: `${TENANT_A}-BILLED-LATER`,
+    client: inv.client,
+    idFinan: null,
+    legs: [leg({ loadDate: load, unloadDate: load + 26 * HOUR, products: [diesel(20_000, 19_950)] as ReturnType<typeof diesel<number>>[] })],
+  });
+  await writeMarkingTripDays(h.db, TENANT_A, [trip], () => insertTrips(h.db, [trip]));
+  await worker(false);
+  const q = { startDate: unloadDay, endDate: unloadDay, client: inv.client, limit: '100' };
+  const listed = async (): Promise<boolean> => {
+    const res = await getOk(h, '/api/analytics/dispatch-to-bill', q);
+    const answer = res.json<{ computedAt: string; unbilledTrips: { data: { tripId: string }[] } }>();
+    const reference = await auditDispatchToBill({ ...ctx, now: () => new Date(answer.computedAt) }, TENANT_A, inputOf(q), { fromDocuments: true });
+    t.same(comparable(answer), comparable(reference), 'the audit equals the trips');
+    return answer.unbilledTrips.data.some((u) => u.tripId === trip._id);
+  };
+  t.equal(await listed(), true, 'delivered without a link: listed as unbilled');
+  const billed = { ...trip, idFinan: financialDocId(TENANT_A, inv.uuid) };
+  await writeMarkingTripDays(h.db, TENANT_A, [trip, billed], async () => {
+    await trips(h.db).deleteOne({ _id: trip._id });
+    await insertTrips(h.db, [billed]);
+  });
+  await worker(false);
+  t.equal(await listed(), false, 'linked to its invoice: no longer listed');
+  const v = await dispatchToBillRollups.verify(h.db, TENANT_A);
+  t.same(v.mismatched, [], 'every kept day equals its trips');
+});
+
 t.test('document marks an older version left are settled as it meant: the linked trips recomputed', async (t) => {
   const linked = await trips(h.db)
     .find({ company: TENANT_A, idFinan: { $type: 'string' } })

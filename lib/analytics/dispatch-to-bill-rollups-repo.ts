@@ -6,6 +6,7 @@
  */
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import { readAll } from '../db/read-all.ts';
+import { replaceScoped } from '../db/replace-scoped.ts';
 import type { AnyBulkWriteOperation, Binary, Collection, Db, Document } from 'mongodb';
 import { packDoubles, unpackDoubles } from '../db/packed-numbers.ts';
 import { COLLECTIONS, financialDocs, trips } from '../db/collections.ts';
@@ -65,8 +66,10 @@ export async function writeDispatchToBillDays(db: Db, tenant: string, dayList: r
 
 /**
  * Replaces the unbilled entries delivered on these days (a run of recomputed days, spanning
- * [start, end]; not necessarily consecutive) by these: each upserted by trip, those of the days no
- * longer unbilled removed (entries of other days in the range are left alone).
+ * [start, end]; not necessarily consecutive) by these: only those that changed are written, those
+ * of the days no longer unbilled removed by id (entries of other days in the range are left
+ * alone). Not an upsert of every entry and a delete of the rest by `$nin` of the kept ids: a day
+ * of 20,000 deliveries cost the engine 5.6 CPU-s that way (docs/benchmarks.md, deliveries).
  */
 export async function writeUnbilledEntries(
   db: Db,
@@ -74,15 +77,18 @@ export async function writeUnbilledEntries(
   dayList: readonly string[],
   range: { start: number; end: number },
   entries: readonly UnbilledEntry[],
+  maxTimeMS: number,
 ): Promise<void> {
   if (!dayList.length) return;
   const wanted = new Set(dayList);
-  const own = entries.filter((e) => wanted.has(e.day));
-  const ops: AnyBulkWriteOperation<UnbilledEntry>[] = own.map((e) => ({ replaceOne: { filter: { _id: e._id }, replacement: e, upsert: true } }));
-  ops.push({
-    deleteMany: { filter: { tenant, offload: { $gte: range.start, $lte: range.end }, day: { $in: [...wanted] }, _id: { $nin: own.map((e) => e._id) } } },
-  });
-  await unbilled(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
+  const scope = { tenant, offload: { $gte: range.start, $lte: range.end }, day: { $in: [...wanted] } };
+  await replaceScoped(
+    unbilled(db),
+    tenant,
+    scope,
+    entries.filter((e) => wanted.has(e.day)),
+    maxTimeMS,
+  );
 }
 
 /**
