@@ -7,10 +7,10 @@
 import { deleteInBatches } from '../db/delete-in-batches.ts';
 import { readAll } from '../db/read-all.ts';
 import { replaceScoped } from '../db/replace-scoped.ts';
-import type { AnyBulkWriteOperation, Binary, Collection, Db, Document } from 'mongodb';
+import type { AnyBulkWriteOperation, Binary, Collection, Db, Document, Filter } from 'mongodb';
 import { packDoubles, unpackDoubles } from '../db/packed-numbers.ts';
 import { COLLECTIONS, financialDocs, trips } from '../db/collections.ts';
-import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import { mxAddDays, mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import type { DispatchToBillDayPart, DispatchToBillGroup, UnbilledEntry } from './dispatch-to-bill-day.ts';
 
 /**
@@ -65,27 +65,45 @@ export async function writeDispatchToBillDays(db: Db, tenant: string, dayList: r
 }
 
 /**
- * Replaces the unbilled entries delivered on these days (a run of recomputed days, spanning
- * [start, end]; not necessarily consecutive) by these: only those that changed are written, those
- * of the days no longer unbilled removed by id (entries of other days in the range are left
- * alone). Not an upsert of every entry and a delete of the rest by `$nin` of the kept ids: a day
- * of 20,000 deliveries cost the engine 5.6 CPU-s that way (docs/benchmarks.md, deliveries).
+ * The entries delivered on these days, by their `offload` (an entry's day is its offload's Mexico
+ * City day): one range per stretch of consecutive days, each with the tenant, so each is a range of
+ * the tenant_offload_trip index.
+ */
+function deliveredOn(tenant: string, dayList: readonly string[]): Filter<UnbilledEntry> {
+  const ranges: { $gte: number; $lte: number }[] = [];
+  let first: string | undefined;
+  let last: string | undefined;
+  for (const day of [...new Set(dayList)].sort()) {
+    if (last !== undefined && mxAddDays(last, 1) === day) last = day;
+    else {
+      if (first !== undefined && last !== undefined) ranges.push({ $gte: mxDayStart(first), $lte: mxDayEnd(last) });
+      first = last = day;
+    }
+  }
+  if (first !== undefined && last !== undefined) ranges.push({ $gte: mxDayStart(first), $lte: mxDayEnd(last) });
+  return ranges.length === 1 ? { tenant, offload: ranges[0] } : { tenant, $or: ranges.map((offload) => ({ tenant, offload })) };
+}
+
+/**
+ * Replaces the unbilled entries delivered on these days (a run of recomputed days; not necessarily
+ * consecutive) by these: only those that changed are written, those of the days no longer
+ * unbilled removed by id (entries of other days between them are left alone). Not an upsert of
+ * every entry and a delete of the rest by `$nin` of the kept ids: a day of 20,000 deliveries cost
+ * the engine 5.6 CPU-s that way (docs/benchmarks.md, deliveries).
  */
 export async function writeUnbilledEntries(
   db: Db,
   tenant: string,
   dayList: readonly string[],
-  range: { start: number; end: number },
   entries: readonly UnbilledEntry[],
   maxTimeMS: number,
 ): Promise<void> {
   if (!dayList.length) return;
   const wanted = new Set(dayList);
-  const scope = { tenant, offload: { $gte: range.start, $lte: range.end }, day: { $in: [...wanted] } };
   await replaceScoped(
     unbilled(db),
     tenant,
-    scope,
+    deliveredOn(tenant, dayList),
     entries.filter((e) => wanted.has(e.day)),
     maxTimeMS,
   );

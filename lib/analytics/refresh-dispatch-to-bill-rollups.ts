@@ -51,7 +51,7 @@ async function computeRun(
 export async function recomputeDispatchToBillRun(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
   const { parts, unbilled } = await computeRun(db, tenant, run, maxTimeMS);
   await writeDispatchToBillDays(db, tenant, run, parts);
-  await writeUnbilledEntries(db, tenant, run, rangeOf(run), unbilled, maxTimeMS);
+  await writeUnbilledEntries(db, tenant, run, unbilled, maxTimeMS);
 }
 
 const byDay = <T extends { day: string }>(xs: readonly T[]): Map<string, T[]> => groupBy(xs, (x) => x.day);
