@@ -70,17 +70,13 @@ export async function writeDispatchToBillDays(db: Db, tenant: string, dayList: r
  * the tenant_offload_trip index.
  */
 function deliveredOn(tenant: string, dayList: readonly string[]): Filter<UnbilledEntry> {
-  const ranges: { $gte: number; $lte: number }[] = [];
-  let first: string | undefined;
-  let last: string | undefined;
+  const stretches: [string, string][] = [];
   for (const day of [...new Set(dayList)].sort()) {
-    if (last !== undefined && mxAddDays(last, 1) === day) last = day;
-    else {
-      if (first !== undefined && last !== undefined) ranges.push({ $gte: mxDayStart(first), $lte: mxDayEnd(last) });
-      first = last = day;
-    }
+    const last = stretches[stretches.length - 1];
+    if (last && mxAddDays(last[1], 1) === day) last[1] = day;
+    else stretches.push([day, day]);
   }
-  if (first !== undefined && last !== undefined) ranges.push({ $gte: mxDayStart(first), $lte: mxDayEnd(last) });
+  const ranges = stretches.map(([first, last]) => ({ $gte: mxDayStart(first), $lte: mxDayEnd(last) }));
   return ranges.length === 1 ? { tenant, offload: ranges[0] } : { tenant, $or: ranges.map((offload) => ({ tenant, offload })) };
 }
 
