@@ -5,6 +5,7 @@
  */
 import { readAll } from '../db/read-all.ts';
 import { deleteInBatches } from '../db/delete-in-batches.ts';
+import { putChanged } from '../db/replace-scoped.ts';
 import type { Collection, Db, Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { discountDayId, type KeptDiscountDay } from './discount-days.ts';
@@ -46,13 +47,13 @@ export function readShrinkageDays(db: Db, tenant: string, from: string, to: stri
 /** Findings written (or ids deleted) per command: a run's findings go in batches, never in one message. */
 export const FINDINGS_PER_WRITE = 1000;
 
-/** Upserts findings by _id (those of days being recomputed; the days are written after them: writeShrinkageDays). */
-export async function putFindings(db: Db, found: readonly ShrinkageFinding[]): Promise<void> {
-  for (let i = 0; i < found.length; i += FINDINGS_PER_WRITE)
-    await findings(db).bulkWrite(
-      found.slice(i, i + FINDINGS_PER_WRITE).map((f) => ({ replaceOne: { filter: { _id: f._id }, replacement: f, upsert: true } })),
-      { ordered: false },
-    );
+/**
+ * Stores a tenant's findings as computed (those of days being recomputed; the days are written after them:
+ * writeShrinkageDays): only those not stored with the same content are written, a new one inserted. Not journaled:
+ * the days' journaled write after them makes them durable too.
+ */
+export async function putFindings(db: Db, tenant: string, found: readonly ShrinkageFinding[], maxTimeMS: number): Promise<void> {
+  await putChanged(findings(db), tenant, found, maxTimeMS, { journaled: false });
 }
 
 /**

@@ -186,7 +186,7 @@ async function recomputeTripDays(
     const ids = new Set<string>();
     const kept = await foldShrinkageRun(db, tenant, run, settings, maxTimeMS, async (found) => {
       for (const f of found) ids.add(f._id);
-      await putFindings(db, found);
+      await putFindings(db, tenant, found, maxTimeMS);
     });
     await writeShrinkageDays(db, tenant, run, kept, ids);
   }

@@ -1,13 +1,14 @@
 /**
  * lib/db/replace-scoped.ts: a scope of kept entries made to hold exactly a computed set. What it
- * writes is seen on the collection it is handed (its bulkWrite and deleteMany recorded, then
- * passed on to the engine): an unchanged entry is not written again, a changed one always is.
+ * writes is seen on the collection it is handed (its insertMany, bulkWrite and deleteMany recorded,
+ * then passed on to the engine): an unchanged entry is not written again, a changed one always is;
+ * an entry the scope did not hold is inserted, and replaced only when its _id turns out to be taken.
  */
 import type { Test } from 'tap';
 import { BSON, type AnyBulkWriteOperation, type Collection } from 'mongodb';
 import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
-import { rawId, replaceScoped } from '../../lib/db/replace-scoped.ts';
+import { putChanged, rawId, replaceScoped } from '../../lib/db/replace-scoped.ts';
 
 interface Entry {
   _id: string;
@@ -27,9 +28,14 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
   const coll = db.collection<Entry>('entries');
 
   // What replaceScoped asks of the collection, per call: the ids it replaces and the ids it deletes.
+  let inserted: string[] = [];
   let replaced: string[] = [];
   let deleted: string[] = [];
   const recorded = Object.create(coll) as Collection<Entry>;
+  recorded.insertMany = (docs: readonly Entry[], opts?: Parameters<Collection<Entry>['insertMany']>[1]) => {
+    inserted.push(...docs.map((d) => d._id));
+    return coll.insertMany(docs, opts);
+  };
   recorded.bulkWrite = (ops: readonly AnyBulkWriteOperation<Entry>[], opts?: Parameters<Collection<Entry>['bulkWrite']>[1]) => {
     for (const op of ops) if ('replaceOne' in op) replaced.push(String((op.replaceOne.filter as { _id: string })._id));
     return coll.bulkWrite(ops, opts);
@@ -39,6 +45,7 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
     return coll.deleteMany(filter, opts);
   };
   const keep = async (tenant: string, day: string, docs: Entry[]): Promise<void> => {
+    inserted = [];
     replaced = [];
     deleted = [];
     await replaceScoped(recorded, tenant, { tenant, day }, docs, 60_000);
@@ -52,9 +59,10 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
   const elsewhere: Entry = { _id: 'T|d2|a', tenant: 'T', day: 'd2', n: 9 };
   await coll.insertMany([other, elsewhere]);
 
-  await t.test('a first keep writes every entry', async (t) => {
+  await t.test('a first keep inserts every entry', async (t) => {
     await keep('T', 'd1', [a, b, c]);
-    t.same(replaced.sort(), ['T|d1|a', 'T|d1|b', 'T|d1|c']);
+    t.same(inserted.sort(), ['T|d1|a', 'T|d1|b', 'T|d1|c']);
+    t.same(replaced, []);
     t.same(deleted, []);
     // `gap: undefined` is kept as null (the driver's default), as any write of it would be.
     t.same(await scope('T', 'd1'), [a, b, { ...c, gap: null }]);
@@ -62,18 +70,20 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
 
   await t.test('the same entries again: nothing written, nothing deleted', async (t) => {
     await keep('T', 'd1', [a, b, c]);
+    t.same(inserted, []);
     t.same(replaced, []);
     t.same(deleted, []);
     // In another order too.
     await keep('T', 'd1', [c, a, b]);
-    t.same(replaced, []);
+    t.same([...inserted, ...replaced], []);
   });
 
   await t.test('one changed deep inside, one gone, one new', async (t) => {
     const a2: Entry = { ...a, nested: { list: [1, 2.5, -4], label: null } };
     const d: Entry = { _id: 'T|d1|d', tenant: 'T', day: 'd1', n: 4 };
     await keep('T', 'd1', [a2, c, d]);
-    t.same(replaced.sort(), ['T|d1|a', 'T|d1|d']);
+    t.same(replaced, ['T|d1|a'], 'the changed one replaced');
+    t.same(inserted, ['T|d1|d'], 'the new one inserted');
     t.same(deleted, ['T|d1|b']);
     t.same(await scope('T', 'd1'), [a2, { ...c, gap: null }, d]);
   });
@@ -85,8 +95,9 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
     await coll.updateOne({ _id: 'T|d1|d' }, { $set: { n: new BSON.Double(4) as unknown as number } });
     await keep('T', 'd1', [a2, c2, { ...d, share: 1 }]);
     t.same(replaced, ['T|d1|d']);
+    t.same(inserted, []);
     await keep('T', 'd1', [a2, c2, { ...d, share: 1 }]);
-    t.same(replaced, []);
+    t.same([...inserted, ...replaced], []);
   });
 
   await t.test('an entry stored with its fields in another order is rewritten, its content unchanged', async (t) => {
@@ -97,6 +108,7 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
     // Not the same bytes. (MongoDB then keeps the canonical order; the embedded engine keeps a document's
     // field order when a replacement's content is equal, so there it is written again on every keep.)
     t.same(replaced, ['T|d3|a']);
+    t.same(inserted, []);
     t.same(deleted, []);
     t.same(await scope('T', 'd3'), [e]);
   });
@@ -122,6 +134,66 @@ export default async function replaceScopedTests(t: Test): Promise<void> {
     await replaceScoped(racing, 'T', { tenant: 'T', day: 'd4' }, [], 60_000);
     t.same(deleted, [moving._id], 'd4 no longer holds it');
     t.same(await scope('T', 'd9'), [{ ...moving, day: 'd9' }], 'd9 keeps it');
+  });
+
+  await t.test('an entry another scope holds is replaced there, not refused', async (t) => {
+    // Day d2 holds T|d2|a; a keep of d5 computes the same _id (its entry moved day): the insert meets the _id index.
+    const moved: Entry = { ...elsewhere, day: 'd5', n: 10 };
+    const fresh: Entry = { _id: 'T|d5|b', tenant: 'T', day: 'd5', n: 11 };
+    await keep('T', 'd5', [moved, fresh]);
+    t.same(inserted.sort(), ['T|d2|a', 'T|d5|b'], 'both tried as new');
+    t.same(replaced, ['T|d2|a'], 'the taken _id replaced');
+    t.same(await scope('T', 'd5'), [moved, fresh]);
+    t.same(await scope('T', 'd2'), []);
+  });
+
+  await t.test('an entry a write stores between the read and the insert is replaced with what was computed', async (t) => {
+    const racer: Entry = { _id: 'T|d6|a', tenant: 'T', day: 'd6', n: 1 };
+    const computed: Entry = { ...racer, n: 2 };
+    const racing = Object.create(recorded) as Collection<Entry>;
+    racing.insertMany = async (docs: readonly Entry[], opts?: Parameters<Collection<Entry>['insertMany']>[1]) => {
+      await coll.insertOne(racer);
+      return recorded.insertMany(docs, opts);
+    };
+    inserted = [];
+    replaced = [];
+    await replaceScoped(racing, 'T', { tenant: 'T', day: 'd6' }, [computed, { _id: 'T|d6|b', tenant: 'T', day: 'd6', n: 3 }], 60_000);
+    t.same(replaced, ['T|d6|a']);
+    t.same(await scope('T', 'd6'), [computed, { _id: 'T|d6|b', tenant: 'T', day: 'd6', n: 3 }], 'the other one of the batch inserted too');
+  });
+
+  await t.test('an insert refused for another reason is an error', async (t) => {
+    const refusing = Object.create(recorded) as Collection<Entry>;
+    refusing.insertMany = () => Promise.reject(new Error('disk full'));
+    await t.rejects(replaceScoped(refusing, 'T', { tenant: 'T', day: 'd7' }, [{ _id: 'T|d7|a', tenant: 'T', day: 'd7', n: 1 }], 60_000), /disk full/);
+  });
+
+  await t.test('putChanged writes what its ids do not hold as computed, and deletes nothing', async (t) => {
+    const p1: Entry = { _id: 'T|p|1', tenant: 'T', day: 'p', n: 1 };
+    const p2: Entry = { _id: 'T|p|2', tenant: 'T', day: 'p', n: 2, nested: { list: [0.5], label: 'y' } };
+    const put = async (docs: Entry[]): Promise<void> => {
+      inserted = [];
+      replaced = [];
+      deleted = [];
+      await putChanged(recorded, 'T', docs, 60_000);
+    };
+    await put([p1, p2]);
+    t.same([inserted.sort(), replaced], [['T|p|1', 'T|p|2'], []], 'new ones inserted');
+    await put([p2, p1]);
+    t.same([inserted, replaced], [[], []], 'the same again: nothing written');
+    const p2b: Entry = { ...p2, nested: { list: [0.75], label: 'y' } };
+    const p3: Entry = { _id: 'T|p|3', tenant: 'T', day: 'p', n: 3 };
+    await put([p2b, p3]);
+    t.same([inserted, replaced], [['T|p|3'], ['T|p|2']], 'the changed one replaced, the new one inserted');
+    t.same(deleted, []);
+    t.same(await scope('T', 'p'), [p1, p2b, p3], 'one left out of a put is kept');
+    // More than a write's batch: each batch compared with what its own ids hold.
+    const many: Entry[] = Array.from({ length: 2500 }, (_, i) => ({ _id: `T|q|${String(i).padStart(4, '0')}`, tenant: 'T', day: 'q', n: i }));
+    await put(many);
+    t.equal(inserted.length, 2500);
+    await put(many.map((e) => (e.n % 1000 === 7 ? { ...e, n: -1 } : e)));
+    t.same([inserted, replaced], [[], ['T|q|0007', 'T|q|1007', 'T|q|2007']]);
+    t.equal(await coll.countDocuments({ tenant: 'T', day: 'q', n: -1 }), 3);
   });
 
   t.test('rawId reads a leading string _id, and decodes any other layout', async (t) => {
