@@ -136,8 +136,8 @@ export async function replaceScoped<T extends { _id: string; tenant: string }>(
 }
 
 /**
- * Stores `docs` (a tenant's, at most a write's batch) as computed, writing only those not stored with the same bytes:
- * what they replace is read by `_id`, so nothing else is deleted. For entries put batch by batch as a recompute
+ * Stores `docs` (a tenant's) as computed, writing only those not stored with the same bytes: each batch of them is
+ * compared with what its `_id`s hold, so nothing else is read or deleted. For entries put batch by batch as a recompute
  * finds them (the shrinkage findings), whose stale ones the caller deletes once the run is done.
  */
 export async function putChanged<T extends { _id: string; tenant: string }>(
