@@ -22,6 +22,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { corpusFiles, corpusZip } from './cfdi-corpus.ts';
 import { DEMO_TENANTS } from './demo/load.ts';
@@ -52,7 +53,6 @@ const rssMb = (pid: number | null): number | null => {
 type Pids = { service: number | null; engine: number | null };
 type Cpu = { service: number; engine: number };
 const cpuOf = (p: Pids): Cpu => ({ service: cpuMs(p.service), engine: cpuMs(p.engine) });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * CPU ms per second each process uses (the median of `seconds` one-second samples) while nothing is asked of the service: its own
