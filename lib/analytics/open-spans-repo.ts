@@ -1,18 +1,20 @@
 /**
  * The list's spans of the open-items index (`openSpans`, lib/analytics/open-spans.ts): the
  * invoices open at an instant T, paged in the financial-docs list's order and counted by index.
- * Open at T is one of two disjoint cases, each an equality on `month` and ranges:
- * - open now (`month` = OPEN_MONTH): `from` ≤ T;
- * - closed since: the span's document of T's month with `from` ≤ T < `to`, counted as
- *   (`from` ≤ T) − (`to` ≤ T) among that month's (a span ending by T began before it).
- * The total is then two index counts: `from` ≤ T among both months' spans, less `to` ≤ T among T's month's.
+ * A stretch is stored once, in the bucket of its end (`to`'s month, or OPEN_MONTH while open now);
+ * one open at T ends after T, so it lies in T's month's bucket or a later one:
+ * - a page merges the walks of those buckets (each an equality on `bucket`, in the list's order,
+ *   with `from` ≤ T < `to`; T's month's by its ends after T when they are few of it), read lazily:
+ *   at most skip + limit spans and one batch per bucket;
+ * - the total is two counts over every stretch, by index alone: `from` ≤ T, less `to` ≤ T.
  */
 import { readAll } from '../db/read-all.ts';
-import type { Collection, Db, Document, Filter } from 'mongodb';
+import type { Collection, Db, Document, Filter, FindCursor } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { afterKey, sortSpec, type KeysetSort, type PageQuery } from '../shared/keyset.ts';
-import { mxMonthKey } from '../time/mexico-city.ts';
+import { mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
 import { OPEN_MONTH, type OpenSpanDoc } from './open-spans.ts';
+import { OPEN_END } from './open-items.ts';
 
 export const openSpans = (db: Db): Collection<OpenSpanDoc> => db.collection<OpenSpanDoc>(COLLECTIONS.openSpans);
 
@@ -39,6 +41,40 @@ function compareBson(a: unknown, b: unknown): number {
 /** The list's order: newest first. */
 const listOrder = (x: SpanKey, y: SpanKey): number => compareBson(y.date, x.date) || compareBson(y.timestamp, x.timestamp) || compareBson(y.docId, x.docId);
 
+/** The months 'YYYY-MM' from `first` to `last`, inclusive (none when last < first). */
+function monthsThrough(first: string, last: string): string[] {
+  const out: string[] = [];
+  for (let m = first; m <= last; m = mxMonthKey(mxMonthRange(m).endExclusive)) out.push(m);
+  return out;
+}
+
+/** Spans read per batch of a bucket's walk: a page of the default size from one bucket in one batch. */
+const WALK_BATCH = 64;
+
+/**
+ * The first `n` keys of these walks (each in the list's order) in the list's order, each walk read
+ * batch by batch as the merge reaches it; the cursors are closed.
+ */
+async function mergeWalks(walks: FindCursor<SpanKey>[], n: number): Promise<SpanKey[]> {
+  try {
+    const heads = await Promise.all(walks.map((w) => w.tryNext()));
+    const out: SpanKey[] = [];
+    while (out.length < n) {
+      let best = -1;
+      for (let i = 0; i < heads.length; i++) {
+        const h = heads[i];
+        if (h && (best < 0 || listOrder(h, heads[best] as SpanKey) < 0)) best = i;
+      }
+      if (best < 0) break;
+      out.push(heads[best] as SpanKey);
+      heads[best] = await (walks[best] as FindCursor<SpanKey>).tryNext();
+    }
+    return out;
+  } finally {
+    await Promise.all(walks.map((w) => w.close()));
+  }
+}
+
 /**
  * One page of the documents open at T (their `_id`s, in the list's order) and, when asked, how
  * many there are. `page.sort` is the list's, whose key (date, timestamp, _id) the spans copy.
@@ -52,28 +88,49 @@ export async function openAtPage(
 ): Promise<{ total: number | null; ids: unknown[] }> {
   const t = q.asOf;
   const month = mxMonthKey(t);
+  const monthEnd = mxMonthRange(month).endExclusive;
   const scope: Filter<OpenSpanDoc> = q.client === undefined ? { tenant } : { tenant, client: q.client };
   const after: Document | null = page.after ? afterKey(SPAN_SORT, page.after) : null;
-  const walk = (filter: Document) =>
-    openSpans(db)
-      .find<SpanKey>(after ? { $and: [filter, after] } : filter, { maxTimeMS, projection: { _id: 0, date: 1, timestamp: 1, docId: 1 } })
-      .sort(sortSpec(SPAN_SORT))
-      .limit(page.skip + page.limit)
-      .toArray();
   const count = (filter: Filter<OpenSpanDoc>) => openSpans(db).countDocuments(filter, { maxTimeMS });
-  const [openNow, closedSince, total] = await Promise.all([
-    walk({ ...scope, month: OPEN_MONTH, date: { $lte: t }, from: { $lte: t } }),
-    walk({ ...scope, month, date: { $lte: t }, from: { $lte: t }, to: { $gt: t } }),
-    page.count
-      ? Promise.all([
-          // Open now or during T's month, opened by T: two ranges of one index, counted in one command.
-          count({ ...scope, month: { $in: [OPEN_MONTH, month] }, from: { $lte: t } }),
-          count({ ...scope, month, to: { $lte: t } }),
-        ]).then(([began, ended]) => began - ended)
-      : null,
+  const [began, ended, closingLater, inBucket, last] = await Promise.all([
+    count({ ...scope, from: { $lte: t } }),
+    count({ ...scope, to: { $lte: t } }),
+    // T's month's bucket: its stretches that end after T, and all of them.
+    count({ ...scope, to: { $gt: t, $lt: monthEnd } }),
+    count({ ...scope, bucket: month }),
+    // The last end of a closed stretch of this scope (a record may be dated after today): the last bucket walked.
+    openSpans(db)
+      .find<{ to: number }>({ ...scope, to: { $lt: OPEN_END } }, { maxTimeMS, projection: { _id: 0, to: 1 } })
+      .sort({ to: -1 })
+      .limit(1)
+      .next(),
   ]);
-  const merged = [...openNow, ...closedSince].sort(listOrder).slice(page.skip, page.skip + page.limit);
-  return { total, ids: merged.map((s) => s.docId) };
+  const open = began - ended;
+  const total = page.count ? open : null;
+  // Nothing open then, or a page past the last: nothing is walked (T years before the data would walk every month since).
+  if (open <= page.skip) return { total, ids: [] };
+  const wanted = page.skip + page.limit;
+  const walk = (filter: Filter<OpenSpanDoc>): FindCursor<SpanKey> => {
+    const openThen = { ...filter, date: { $lte: t }, from: { $lte: t } };
+    return openSpans(db)
+      .find<SpanKey>(after ? { $and: [openThen, after] } : openThen, { maxTimeMS, projection: { _id: 0, date: 1, timestamp: 1, docId: 1 } })
+      .sort(sortSpec(SPAN_SORT))
+      .limit(wanted)
+      .batchSize(Math.min(wanted, WALK_BATCH));
+  };
+  const walks: FindCursor<SpanKey>[] = [];
+  // In T's month's bucket only the stretches ending after T match: walked in order when they are many of it (a page
+  // reads about wanted × inBucket / closingLater), else read by their end (closingLater of them, sorted by the database). T late in its
+  // month leaves few: the walk in order read the whole bucket to find them.
+  if (closingLater > 0)
+    walks.push(
+      closingLater * closingLater < wanted * inBucket ? walk({ ...scope, to: { $gt: t, $lt: monthEnd } }) : walk({ ...scope, bucket: month, to: { $gt: t } }),
+    );
+  // The later months' stretches all end after T.
+  if (last && last.to >= monthEnd) for (const m of monthsThrough(mxMonthKey(monthEnd), mxMonthKey(last.to))) walks.push(walk({ ...scope, bucket: m }));
+  walks.push(walk({ ...scope, bucket: OPEN_MONTH }));
+  const keys = await mergeWalks(walks, wanted);
+  return { total, ids: keys.slice(page.skip).map((s) => s.docId) };
 }
 
 /** The spans of the invoices emitted on these days (verification). */

@@ -22,12 +22,14 @@ export interface ListOpenSource {
 }
 
 /**
- * One stretch of an invoice's openness, stored once per Mexico City month it touches (`month`),
- * or once with `month` = OPEN_MONTH while it is open now: "open at T" is then one equality on the
- * month and ranges on `from`/`to`, walked in the list's order or counted by index alone.
+ * One stretch of an invoice's openness, stored once, in the bucket of its end: the Mexico City
+ * month of `to`, or OPEN_MONTH while it is open now. A stretch holding T ends after T, so it lies
+ * in T's month's bucket or a later one: "open at T" walks those buckets in the list's order (an
+ * equality on `bucket` and ranges on `from`/`to` in each), and the total is two counts over every
+ * stretch, by index alone: `from` ≤ T, less `to` ≤ T (a stretch that ended by T began before it).
  */
 export interface OpenSpanDoc {
-  /** `${tenant}|${docId}|${from}|${month}`. */
+  /** `${tenant}|${docId}|${from}`. */
   _id: string;
   tenant: string;
   /** Mexico City day of the invoice: a marked day replaces its invoices' spans. */
@@ -39,10 +41,11 @@ export interface OpenSpanDoc {
   docId: unknown;
   from: number;
   to: number;
-  month: string;
+  /** 'YYYY-MM' of `to`, or OPEN_MONTH (after every month in string order). */
+  bucket: string;
 }
 
-/** `month` of a span open now (to = OPEN_END). */
+/** `bucket` of a span open now (to = OPEN_END), and the open items by month's month of those spans (open-item-months.ts). */
 export const OPEN_MONTH = 'open';
 
 /** `$lte: [x, t]` of an aggregation for a number t: missing and null sort below numbers, strings and the rest above. */
@@ -101,24 +104,18 @@ export function listOpenRanges(doc: ListOpenSource): { from: number; to: number 
   return out;
 }
 
-/** The document's span documents: one per month of each closed stretch, one for a stretch open now. */
+/** The document's span documents: one per stretch, in the bucket of its end. */
 export function openSpansOf(tenant: string, doc: ListOpenSource): OpenSpanDoc[] {
-  const out: OpenSpanDoc[] = [];
-  for (const r of listOpenRanges(doc)) {
-    const months = r.to === OPEN_END ? [OPEN_MONTH] : monthsOf(r.from, r.to);
-    for (const month of months)
-      out.push({
-        _id: `${tenant}|${String(doc._id)}|${r.from}|${month}`,
-        tenant,
-        day: mxDateString(doc.date as number),
-        client: doc.client,
-        date: doc.date as number,
-        ...(doc.timestamp === undefined ? {} : { timestamp: doc.timestamp }),
-        docId: doc._id,
-        from: r.from,
-        to: r.to,
-        month,
-      });
-  }
-  return out;
+  return listOpenRanges(doc).map((r) => ({
+    _id: `${tenant}|${String(doc._id)}|${r.from}`,
+    tenant,
+    day: mxDateString(doc.date as number),
+    client: doc.client,
+    date: doc.date as number,
+    ...(doc.timestamp === undefined ? {} : { timestamp: doc.timestamp }),
+    docId: doc._id,
+    from: r.from,
+    to: r.to,
+    bucket: r.to === OPEN_END ? OPEN_MONTH : mxMonthKey(r.to),
+  }));
 }

@@ -112,6 +112,13 @@ export default async function financialDocsOpenAsOfTests(t: Test): Promise<void>
     t.same(await ids('2026-12-31'), ['M', 'K', 'J', 'L', 'I', 'G', 'A', 'D', 'C', 'B'], 'a later day is now: H not emitted yet, M paid after now');
     t.same(await ids('2026-12-31', { client: CLIENT_COMPANY_2 }), ['M'], 'a client');
     t.same((await get({ openAsOf: '2026-05-10', limit: '2' })).meta.total, 9, 'the total counted by index');
+    for (const query of [
+      { openAsOf: '2026-05-10', limit: '4', page: '3' },
+      { openAsOf: '2026-05-10', limit: '4', page: '4' },
+      { openAsOf: '2001-01-01', limit: '100' },
+    ] as Record<string, string>[])
+      t.same(await get(query), await reference(query), `a page past the last, or a day years before the data: ${JSON.stringify(query)}`);
+    t.same((await get({ openAsOf: '2026-05-10', limit: '4', page: '3' })).data.length, 1, 'the last page holds the ninth');
   });
 
   t.test('every day of the data: the same page, total and cursor as the documents', async (t) => {
