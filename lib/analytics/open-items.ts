@@ -45,8 +45,6 @@ export interface OpenItem {
   date: number;
   currency: string | null;
   exchangeRate: number | null;
-  /** First instant open. */
-  from: number;
   /** Last instant open + 1; OPEN_END while open now. */
   to: number;
   spans: OpenSpan[];
@@ -104,9 +102,8 @@ export function openItemOf(tenant: string, doc: OpenItemSource): OpenItem | null
     if (last && last.to === null) last.to = from;
     if (outstanding !== null) spans.push({ from, to: null, outstanding });
   }
-  const first = spans[0];
   const last = spans[spans.length - 1];
-  if (!first || !last) return null;
+  if (!last) return null;
   const to = last.to ?? OPEN_END;
   return {
     _id: openItemId(tenant, String(doc._id)),
@@ -119,7 +116,6 @@ export function openItemOf(tenant: string, doc: OpenItemSource): OpenItem | null
     date: doc.date,
     currency: doc.currency ?? null,
     exchangeRate: doc.exchangeRate ?? null,
-    from: first.from,
     to,
     spans,
   };

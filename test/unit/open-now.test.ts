@@ -25,7 +25,6 @@ function entry(id: string, client: string, clientName: string, wall: string, spa
     date: at(wall),
     currency: null,
     exchangeRate: null,
-    from: (spans[0] as OpenItem['spans'][number]).from,
     to: last.to ?? OPEN_END,
     spans,
   };
