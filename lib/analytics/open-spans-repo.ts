@@ -12,8 +12,8 @@ import { readAll } from '../db/read-all.ts';
 import type { Collection, Db, Document, Filter, FindCursor } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { afterKey, sortSpec, type KeysetSort, type PageQuery } from '../shared/keyset.ts';
-import { mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
-import { OPEN_MONTH, type OpenSpanDoc } from './open-spans.ts';
+import { MS_PER_DAY, mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
+import { monthsOf, OPEN_MONTH, type OpenSpanDoc } from './open-spans.ts';
 import { OPEN_END } from './open-items.ts';
 
 export const openSpans = (db: Db): Collection<OpenSpanDoc> => db.collection<OpenSpanDoc>(COLLECTIONS.openSpans);
@@ -41,12 +41,11 @@ function compareBson(a: unknown, b: unknown): number {
 /** The list's order: newest first. */
 const listOrder = (x: SpanKey, y: SpanKey): number => compareBson(y.date, x.date) || compareBson(y.timestamp, x.timestamp) || compareBson(y.docId, x.docId);
 
-/** The months 'YYYY-MM' from `first` to `last`, inclusive (none when last < first). */
-function monthsThrough(first: string, last: string): string[] {
-  const out: string[] = [];
-  for (let m = first; m <= last; m = mxMonthKey(mxMonthRange(m).endExclusive)) out.push(m);
-  return out;
-}
+/**
+ * Months after T's walked whatever lies in them: a decade. Later buckets (a record dated decades on) are found one by
+ * one by their ends, so a far date costs a look-up per month that holds one, not a walk per month up to it.
+ */
+const ENUMERATED_SPAN_MS = 3653 * MS_PER_DAY;
 
 /** Spans read per batch of a bucket's walk: a page of the default size from one bucket in one batch. */
 const WALK_BATCH = 64;
@@ -127,7 +126,21 @@ export async function openAtPage(
       closingLater * closingLater < wanted * inBucket ? walk({ ...scope, to: { $gt: t, $lt: monthEnd } }) : walk({ ...scope, bucket: month, to: { $gt: t } }),
     );
   // The later months' stretches all end after T.
-  if (last && last.to >= monthEnd) for (const m of monthsThrough(mxMonthKey(monthEnd), mxMonthKey(last.to))) walks.push(walk({ ...scope, bucket: m }));
+  if (last && last.to >= monthEnd) {
+    const months = monthsOf(monthEnd, Math.min(last.to + 1, monthEnd + ENUMERATED_SPAN_MS));
+    for (let next = mxMonthRange(months[months.length - 1] as string).endExclusive; next <= last.to;) {
+      const found = await openSpans(db)
+        .find<{ to: number }>({ ...scope, to: { $gte: next, $lt: OPEN_END } }, { maxTimeMS, projection: { _id: 0, to: 1 } })
+        .sort({ to: 1 })
+        .limit(1)
+        .next();
+      if (!found) break;
+      const month = mxMonthKey(found.to);
+      months.push(month);
+      next = mxMonthRange(month).endExclusive;
+    }
+    for (const m of months) walks.push(walk({ ...scope, bucket: m }));
+  }
   walks.push(walk({ ...scope, bucket: OPEN_MONTH }));
   const keys = await mergeWalks(walks, wanted);
   return { total, ids: keys.slice(page.skip).map((s) => s.docId) };

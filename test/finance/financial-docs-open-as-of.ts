@@ -138,6 +138,21 @@ export default async function financialDocsOpenAsOfTests(t: Test): Promise<void>
     t.ok(compared > 100, `${compared} lists compared`);
   });
 
+  t.test('a stretch ending decades after the day: its month is found past the months walked whatever they hold', async (t) => {
+    // N: paid by a payment dated 2040 (a mistyped year): open from 01-05 until then, in that month's bucket.
+    const N = doc('N', { date: '2026-01-05T08:00', iTot: 700, payments: [pay('PN1', 700, '2040-03-01T08:00')] });
+    await financialDocs(h.db).insertOne(withDerivedFields(N));
+    await receivablesRollups.rebuild(h.db);
+    t.ok((await ids('2026-02-01')).includes('N'), 'N is open on 2026-02-01');
+    for (const day of ['2026-01-04', '2026-02-01', '2026-04-30', '2039-12-31', '2040-03-01'])
+      for (const q of [{ limit: '100' }, { limit: '2', page: '2' }] as Record<string, string>[]) {
+        const query = { openAsOf: day, ...q };
+        t.same(await get(query), await reference(query), `openAsOf ${JSON.stringify(query)}`);
+      }
+    await financialDocs(h.db).deleteOne({ _id: N._id });
+    await receivablesRollups.rebuild(h.db);
+  });
+
   t.test('the kept spans are what the list reads: without them it differs (the check can fail)', async (t) => {
     await h.db.collection('openSpans').deleteMany({ tenant: TENANT_A, docId: `${TENANT_A}-B` });
     t.notOk((await ids('2026-04-30')).includes('B'), 'B is gone from the kept list');
