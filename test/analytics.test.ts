@@ -11,6 +11,7 @@ import discountsShrinkage from './analytics/discounts-shrinkage.ts';
 import dispatchToBill from './analytics/dispatch-to-bill.ts';
 import fleetUtilization from './analytics/fleet-utilization.ts';
 import rollupRunsAcrossGaps from './analytics/rollup-runs-across-gaps.ts';
+import tripsTouchingDays from './analytics/trips-touching-days.ts';
 import unitCosts from './analytics/unit-costs.ts';
 import unitEconomics from './analytics/unit-economics.ts';
 
@@ -23,5 +24,6 @@ t.test('analytics-discounts-shrinkage', discountsShrinkage);
 t.test('analytics-dispatch-to-bill', dispatchToBill);
 t.test('analytics-fleet-utilization', fleetUtilization);
 t.test('analytics-rollup-runs-across-gaps', rollupRunsAcrossGaps);
+t.test('analytics-trips-touching-days', tripsTouchingDays);
 t.test('analytics-unit-costs', unitCosts);
 t.test('analytics-unit-economics', unitEconomics);

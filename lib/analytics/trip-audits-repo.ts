@@ -205,36 +205,49 @@ const fleetTripProjection: Document = {
  * The tenant's trips (scoped) with a leg that may be active, or is dated, on a day of
  * [fromDay, toDay]: a leg dated in it, loaded in it, loaded up to 31 days before and offloaded on
  * or after its first day (a leg is active at most 31 days after loading), or offloaded in it.
- * Three indexed queries (tenant_leg_date_created, tenant_leg_load_created,
- * tenant_leg_unload_created), disjoint: every trip whose legs' active days
- * (lib/trips/leg-active-days.ts) meet the days, once, as fleet utilization counts them.
+ * Four indexed queries (tenant_leg_date_created, tenant_leg_load_created, then
+ * tenant_leg_load_created or tenant_leg_unload_created, then tenant_leg_unload_created), disjoint:
+ * every trip whose legs' active days (lib/trips/leg-active-days.ts) meet the days, once, as fleet
+ * utilization counts them.
+ *
+ * The legs loaded before the days and still on the road on the first are read by the narrower of
+ * two ranges: those loaded in the 31 days before (~88,000 trips at 1M/1M, to find a few hundred),
+ * or, when the days began less than 31 days before `now`, those offloaded since they began (no leg
+ * is offloaded in the future: instants are set when things happen), which for a write of today is
+ * today's deliveries. Both find the same trips.
  */
 export async function* streamTripsTouchingDays(
   db: Db,
   tenant: string,
-  q: TripScope & { fromDay: string; toDay: string },
+  q: TripScope & { fromDay: string; toDay: string; now?: number },
   maxTimeMS: number,
 ): AsyncIterable<FleetTrip> {
   const scope = scopeFilter(tenant, q);
   const fromStart = mxDayStart(q.fromDay);
+  const toEnd = mxDayEnd(q.toDay);
   const dated = { $gte: ymdNum(q.fromDay), $lte: ymdNum(q.toDay) };
-  const loaded = { $gte: mxDayStart(mxAddDays(q.fromDay, -MAX_LEG_SPAN_DAYS)), $lte: mxDayEnd(q.toDay) };
-  const unloaded = { $gte: fromStart, $lte: mxDayEnd(q.toDay) };
+  const loadedBefore = { $gte: mxDayStart(mxAddDays(q.fromDay, -MAX_LEG_SPAN_DAYS)), $lt: fromStart };
+  const loadedIn = { $gte: fromStart, $lte: toEnd };
   // A leg loaded before the days is active on one of them only if it was offloaded on or after the first
-  // (lib/trips/leg-active-days.ts): one loaded within them, or offloaded in them, or dated in them, is the
-  // other queries'. Without it, one day read every trip loaded in the 31 days before it (~80,000 at 1M/1M).
-  const loadedActive = { loadDate: loaded, $or: [{ unloadDate: { $gte: fromStart } }, { loadDate: { $gte: fromStart } }] };
+  // (lib/trips/leg-active-days.ts). Without that condition one day read every trip loaded in the 31 days before it.
+  const spanning = { loadDate: loadedBefore, unloadDate: { $gte: fromStart } };
+  const byUnload = (q.now ?? Date.now()) - fromStart < MAX_LEG_SPAN_DAYS * 86_400_000;
   // Disjoint: each query leaves out the trips an earlier one returns, so every trip comes once.
+  const datedLeg = { shipments: { $elemMatch: { date: dated } } };
+  const loadedInLeg = { shipments: { $elemMatch: { loadDate: loadedIn } } };
+  const spanningLeg = { shipments: { $elemMatch: spanning } };
   const conditions: Document[] = [
     elementInRange('shipments', 'date', dated.$gte, dated.$lte),
+    { ...elementInRange('shipments', 'loadDate', loadedIn.$gte, loadedIn.$lte), $nor: [datedLeg] },
     {
-      'shipments.loadDate': loaded,
-      shipments: { $elemMatch: loadedActive },
-      $nor: [{ shipments: { $elemMatch: { date: dated } } }],
+      // The top-level range is the index read; the leg's own conditions are in $elemMatch.
+      ...(byUnload ? { 'shipments.unloadDate': spanning.unloadDate } : { 'shipments.loadDate': loadedBefore }),
+      ...spanningLeg,
+      $nor: [datedLeg, loadedInLeg],
     },
     {
-      ...elementInRange('shipments', 'unloadDate', unloaded.$gte, unloaded.$lte),
-      $nor: [{ shipments: { $elemMatch: { date: dated } } }, { shipments: { $elemMatch: loadedActive } }],
+      ...elementInRange('shipments', 'unloadDate', fromStart, toEnd),
+      $nor: [datedLeg, loadedInLeg, spanningLeg],
     },
   ];
   for (const c of conditions)
@@ -242,7 +255,12 @@ export async function* streamTripsTouchingDays(
 }
 
 /** streamTripsTouchingDays, held (the days of one run of kept days). */
-export async function tripsTouchingDays(db: Db, tenant: string, q: TripScope & { fromDay: string; toDay: string }, maxTimeMS: number): Promise<FleetTrip[]> {
+export async function tripsTouchingDays(
+  db: Db,
+  tenant: string,
+  q: TripScope & { fromDay: string; toDay: string; now?: number },
+  maxTimeMS: number,
+): Promise<FleetTrip[]> {
   const out: FleetTrip[] = [];
   for await (const t of streamTripsTouchingDays(db, tenant, q, maxTimeMS)) out.push(t);
   return out;
