@@ -124,7 +124,18 @@ interface MonthAcc {
   pending: Map<string, { key: string; other: string; s: Sums }>;
 }
 
+/** A unit of the month: its JSON (the key the stored form is sorted by) made once, not once per day. */
+interface UnitKey {
+  key: string;
+  unit: MonthUnit;
+}
+
 const zero = (): Sums => [0, 0, 0, 0, 0, 0, 0];
+
+/** Adds `sign` × the sums of `row` from `from` (a day's row: [index, ...sums] or [index, other, ...sums]). */
+function addSums(into: Sums, row: readonly unknown[], from: number, sign: number): void {
+  for (let k = 0; k < SUM_COUNT; k += 1) into[k] = (into[k] as number) + sign * (row[from + k] as number);
+}
 
 /**
  * The months of a tenant (every client's, and one per client with activity) from the kept days
@@ -140,36 +151,54 @@ export function foldFleetMonth(tenant: string, month: string, days: readonly Fle
     if (!a) accs.set(client, (a = { units: new Map(), pending: new Map() }));
     return a;
   };
+  const every = accOf(EVERY_CLIENT);
+  // By the four fields with their lengths (unambiguous whatever they hold): ~3,000 combinations a day at 1M trips a year.
+  const unitKeys = new Map<string, UnitKey>();
+  const unitKeyOf = (c: UnitCombo): UnitKey => {
+    const raw = `${c[0].length},${c[1].length},${c[2].length},${c[0]}${c[1]}${c[2]}${c[3]}`;
+    let k = unitKeys.get(raw);
+    if (!k) {
+      const unit: MonthUnit = [c[0], c[1], c[2], c[3]];
+      unitKeys.set(raw, (k = { key: JSON.stringify(unit), unit }));
+    }
+    return k;
+  };
+  const unitOf = (a: MonthAcc, k: UnitKey): UnitAcc => {
+    let u = a.units.get(k.key);
+    if (!u) a.units.set(k.key, (u = { unit: k.unit, mask: 0, s: zero() }));
+    return u;
+  };
   const fleet = new Map<string, MonthFleetRow>();
   for (const d of own) {
     const bit = 2 ** (Number(d.day.slice(8, 10)) - 1);
-    // Per combination of the day: its unit's entry in every client's month and in its client's.
-    const entries = d.units.map((c: UnitCombo): [string, MonthUnit, MonthAcc[]] => [
-      JSON.stringify(c.slice(0, 4)),
-      c.slice(0, 4) as MonthUnit,
-      [accOf(EVERY_CLIENT), accOf(c[4])],
-    ]);
-    const unitOf = (a: MonthAcc, key: string, unit: MonthUnit): UnitAcc => {
-      let u = a.units.get(key);
-      if (!u) a.units.set(key, (u = { unit, mask: 0, s: zero() }));
-      return u;
+    // Per combination of the day: its unit, and its client's month (every combination's client has a month, rows or not).
+    const keys = d.units.map(unitKeyOf);
+    const clients = d.units.map((c) => accOf(c[4]));
+    // Its entries in every client's month and in its client's, found on first use.
+    const entries = new Array<[UnitAcc, UnitAcc] | undefined>(d.units.length);
+    const entriesOf = (i: number): [UnitAcc, UnitAcc] => {
+      let e = entries[i];
+      if (!e) entries[i] = e = [unitOf(every, keys[i] as UnitKey), unitOf(clients[i] as MonthAcc, keys[i] as UnitKey)];
+      return e;
     };
-    const each = (i: number, f: (u: UnitAcc, a: MonthAcc, key: string) => void): void => {
-      const [key, unit, targets] = entries[i] as [string, MonthUnit, MonthAcc[]];
-      for (const a of targets) f(unitOf(a, key, unit), a, key);
-    };
-    for (const i of d.active) each(i, (u) => (u.mask |= bit));
-    for (const [i, ...s] of d.starts) each(i, (u) => s.forEach((x, k) => (u.s[k] = (u.s[k] as number) + x)));
-    for (const [i, other, ...s] of d.bridges)
-      each(i, (u, a, key) => {
-        if (other <= last) s.forEach((x, k) => (u.s[k] = (u.s[k] as number) - x));
-        else {
-          const pk = `${key}\u0000${other}`;
-          const p = a.pending.get(pk);
-          if (!p) a.pending.set(pk, { key, other, s: [...s] as Sums });
-          else s.forEach((x, k) => (p.s[k] = (p.s[k] as number) + x));
-        }
-      });
+    for (const i of d.active) for (const u of entriesOf(i)) u.mask |= bit;
+    for (const row of d.starts) for (const u of entriesOf(row[0])) addSums(u.s, row, 1, 1);
+    for (const row of d.bridges) {
+      const [i, other] = row;
+      const [inEvery, inClient] = entriesOf(i);
+      if (other <= last) {
+        addSums(inEvery.s, row, 2, -1);
+        addSums(inClient.s, row, 2, -1);
+        continue;
+      }
+      const key = (keys[i] as UnitKey).key;
+      const pk = `${key}\u0000${other}`;
+      for (const a of [every, clients[i] as MonthAcc]) {
+        const p = a.pending.get(pk);
+        if (!p) a.pending.set(pk, { key, other, s: row.slice(2) as Sums });
+        else addSums(p.s, row, 2, 1);
+      }
+    }
     const ymd = Number(d.day.replace(/-/g, ''));
     for (const f of d.fleet) {
       const prev = fleet.get(f[0]);

@@ -5,20 +5,25 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
+import { replaceScoped } from '../db/replace-scoped.ts';
 import { decodeFleetDay, encodeFleetDay, fleetRollupId, type FleetDayRollup, type StoredFleetDay } from './fleet-day-rollup.ts';
 import { decodeFleetMonth, encodeFleetMonth, fleetMonthId, type FleetMonthRollup, type StoredFleetMonth } from './fleet-month-rollup.ts';
 
 const rollups = (db: Db): Collection<StoredFleetDay> => db.collection<StoredFleetDay>(COLLECTIONS.fleetRollups);
 const monthRollups = (db: Db): Collection<StoredFleetMonth> => db.collection<StoredFleetMonth>(COLLECTIONS.fleetRollups);
 
-/** What a reader needs of a day or month: the report's sums, its first day's carry, the idle check's vehicles, the names, or everything (verification). */
-export type FleetPart = 'sums' | 'carry' | 'fleet' | 'names' | 'all';
+/**
+ * What a reader needs of a day or month: the report's sums, its first day's carry, the idle check's vehicles, the
+ * names, what a month is folded from (all but the carry), or everything (verification).
+ */
+export type FleetPart = 'sums' | 'carry' | 'fleet' | 'names' | 'fold' | 'all';
 
 const DAY_PROJECTIONS: Record<FleetPart, Record<string, 0 | 1>> = {
   sums: { day: 1, units: 1, active: 1, starts: 1, bridges: 1 },
   carry: { day: 1, units: 1, carry: 1 },
   fleet: { day: 1, fleetUnits: 1, fleet: 1 },
   names: { _id: 0, day: 1 },
+  fold: { carry: 0 },
   all: {},
 };
 
@@ -40,9 +45,16 @@ export function readStoredFleetDays(db: Db, tenant: string, from: string, to: st
     .toArray();
 }
 
-/** The same, decoded (verification). */
-export async function readFleetDays(db: Db, tenant: string, from: string, to: string, maxTimeMS: number): Promise<FleetDayRollup[]> {
-  return (await readStoredFleetDays(db, tenant, from, to, 'all', maxTimeMS)).map(decodeFleetDay);
+/** The same, decoded: whole (verification), or what a month is folded from. */
+export async function readFleetDays(
+  db: Db,
+  tenant: string,
+  from: string,
+  to: string,
+  maxTimeMS: number,
+  part: 'fold' | 'all' = 'all',
+): Promise<FleetDayRollup[]> {
+  return (await readStoredFleetDays(db, tenant, from, to, part, maxTimeMS)).map(decodeFleetDay);
 }
 
 /** One stored day's combinations and carry (a period's first day), or null when it is not kept. */
@@ -84,30 +96,19 @@ export async function fleetMonthNames(db: Db, tenant: string, maxTimeMS: number)
   return [...new Set(months.map((m) => m.month))].sort();
 }
 
-/** Replaces the kept days (a day without activity is removed). */
-export async function writeFleetDays(db: Db, tenant: string, days: readonly string[], kept: readonly FleetDayRollup[]): Promise<void> {
+/** Keeps these days as computed: only those that changed are written, a day without activity is removed. */
+export async function writeFleetDays(db: Db, tenant: string, days: readonly string[], kept: readonly FleetDayRollup[], maxTimeMS: number): Promise<void> {
   if (!days.length) return;
-  const keptDays = new Set(kept.map((r) => r.day));
-  const ops = [
-    ...kept.map((r) => ({ replaceOne: { filter: { _id: r._id }, replacement: encodeFleetDay(r), upsert: true } })),
-    ...days.filter((d) => !keptDays.has(d)).map((d) => ({ deleteOne: { filter: { _id: fleetRollupId(tenant, d), tenant } } })),
-  ];
-  // Journaled, as the tax days: a rebuild writes a year at a time.
-  await rollups(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
+  await replaceScoped(rollups(db), tenant, { tenant, day: { $in: [...days] } }, kept.map(encodeFleetDay), maxTimeMS);
 }
 
-/** Replaces a month's kept forms: those computed, and a client's no longer there removed. */
+/**
+ * Keeps a month's forms as folded (every client's and each client's): only those that changed are written (a day's
+ * change leaves the months of the clients without a trip on it as they were), a client's no longer there removed.
+ */
 export async function writeFleetMonth(db: Db, tenant: string, month: string, kept: readonly FleetMonthRollup[], maxTimeMS: number): Promise<void> {
   const prefix = fleetMonthId(tenant, month, '');
-  const stored = await monthRollups(db)
-    .find({ _id: { $gte: prefix, $lt: `${prefix}\uffff` }, tenant }, { projection: { _id: 1 }, maxTimeMS })
-    .toArray();
-  const keptIds = new Set(kept.map((m) => m._id));
-  const ops = [
-    ...kept.map((m) => ({ replaceOne: { filter: { _id: m._id }, replacement: encodeFleetMonth(m), upsert: true } })),
-    ...stored.filter((s) => !keptIds.has(s._id)).map((s) => ({ deleteOne: { filter: { _id: s._id, tenant } } })),
-  ];
-  if (ops.length) await monthRollups(db).bulkWrite(ops, { ordered: false, writeConcern: { j: true } });
+  await replaceScoped(monthRollups(db), tenant, { _id: { $gte: prefix, $lt: `${prefix}\uffff` }, tenant }, kept.map(encodeFleetMonth), maxTimeMS);
 }
 
 /** Forgets a tenant's kept days and months (a rebuild marks every day first). */

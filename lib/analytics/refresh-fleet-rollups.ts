@@ -20,7 +20,7 @@ export async function computeFleetDays(db: Db, tenant: string, run: readonly str
 
 /** Recomputes a run of days of a tenant from its trips and keeps them. */
 export async function recomputeFleetDays(db: Db, tenant: string, run: readonly string[], maxTimeMS: number): Promise<void> {
-  await writeFleetDays(db, tenant, run, await computeFleetDays(db, tenant, run, maxTimeMS));
+  await writeFleetDays(db, tenant, run, await computeFleetDays(db, tenant, run, maxTimeMS), maxTimeMS);
 }
 
 /** The days of a run whose kept form differs from the trips'. */
@@ -42,7 +42,7 @@ export async function keptFleetDays(db: Db, tenant: string, maxTimeMS: number): 
 /** Folds a month of a tenant from its kept days and keeps it (idempotent; a month without days is removed). */
 export async function recomputeFleetMonth(db: Db, tenant: string, month: string, maxTimeMS: number): Promise<void> {
   const days = daysOfMonth(month);
-  const kept = await readFleetDays(db, tenant, days[0] as string, days[days.length - 1] as string, maxTimeMS);
+  const kept = await readFleetDays(db, tenant, days[0] as string, days[days.length - 1] as string, maxTimeMS, 'fold');
   await writeFleetMonth(db, tenant, month, foldFleetMonth(tenant, month, kept), maxTimeMS);
 }
 
