@@ -15,6 +15,7 @@ import engine from './embedded/engine.ts';
 import commitRace from './embedded/commit-race.ts';
 import durability from './embedded/durability.ts';
 import orderedStream from './embedded/ordered-stream.ts';
+import cursorCompaction from './embedded/cursor-compaction.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -29,3 +30,4 @@ t.test('embedded-engine', engine);
 t.test('embedded-commit-race', commitRace);
 t.test('embedded-durability', durability);
 t.test('embedded-ordered-stream', orderedStream);
+t.test('embedded-cursor-compaction', cursorCompaction);

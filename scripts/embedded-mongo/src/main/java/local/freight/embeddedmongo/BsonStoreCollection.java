@@ -384,7 +384,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
     /** The stored values a plan selects (all of them without one), in the store's key order. */
     private Iterable<Object> storedValues(QueryPlan plan) {
         if (plan == null) {
-            return dataMap.values();
+            return ResumableCursor.values(dataMap);
         }
         List<Object> positions = plan.positions(dataMap.getKeyType()::compare);
         return () -> positions.stream().map(dataMap::get).filter(java.util.Objects::nonNull).iterator();
@@ -558,7 +558,7 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
         QueryPlan plan = planFor(query, null);
         List<QueryPlan> union = QueryPlan.chooseUnion(query, secondaryIndexes, plan);
         Stream<Object> values = union != null ? storedValues(QueryPlan.positions(union, dataMap.getKeyType()::compare))
-            : plan == null ? dataMap.values().stream()
+            : plan == null ? java.util.stream.StreamSupport.stream(ResumableCursor.values(dataMap).spliterator(), false)
             : java.util.stream.StreamSupport.stream(storedValues(plan).spliterator(), false);
         if (!needles.isEmpty()) {
             values = values.filter(v -> !(v instanceof byte[] bytes) || StringNeedles.containsAll(bytes, needles));

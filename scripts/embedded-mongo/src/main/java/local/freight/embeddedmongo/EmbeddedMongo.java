@@ -35,6 +35,9 @@ import de.bwaldvogel.mongo.backend.h2.H2Backend;
  *   <li>Documents are stored as BSON ({@link BsonStoreBackend}); a store written by the stock H2
  *       backend is converted once when opened. Secondary indexes are maps of the same store
  *       ({@link SecondaryIndex}), built once when missing.</li>
+ *   <li>{@code --compact-every-ms N} (default 10000) and {@code --retention-ms N} (MVStore's 45 s): how
+ *       often a changed store is compacted, and how long a chunk it no longer uses is kept (tests of
+ *       query cursors read across compactions set both low).</li>
  *   <li>{@code --commit-delay-ms N} (default 200): the store commits every N ms between whole
  *       operations ({@link StoreCommits}), what a kill -9 can lose of writes without a durable write
  *       concern; 0: only on shutdown and for durable writes.</li>
@@ -76,6 +79,10 @@ public final class EmbeddedMongo {
         boolean warmUp = true;
         /** Write the stock H2 backend's format (tests of the one-time conversion only). */
         boolean stockStore = false;
+        /** How often the committer compacts a changed store. */
+        long compactEveryMs = StoreCommits.DEFAULT_COMPACT_EVERY_MS;
+        /** How long a chunk the store no longer uses is kept before its space is reused; -1: MVStore's default (45 s). */
+        int retentionMs = -1;
     }
 
     public static void main(String[] args) {
@@ -159,7 +166,10 @@ public final class EmbeddedMongo {
             if (options.stockStore) {
                 store.setAutoCommitDelay(options.commitDelayMs);
             } else {
-                StoreCommits.start(store, options.commitDelayMs);
+                if (options.retentionMs >= 0) {
+                    store.setRetentionTime(options.retentionMs);
+                }
+                StoreCommits.start(store, options.commitDelayMs, options.compactEveryMs);
             }
         } else {
             backend = new BatchedMemoryBackend();
@@ -327,6 +337,12 @@ public final class EmbeddedMongo {
                 case "--stock-store":
                     o.stockStore = true;
                     break;
+                case "--compact-every-ms":
+                    o.compactEveryMs = parseInt(value != null ? value : next(args, ++i, arg), arg, 1, 3_600_000);
+                    break;
+                case "--retention-ms":
+                    o.retentionMs = parseInt(value != null ? value : next(args, ++i, arg), arg, 0, 3_600_000);
+                    break;
                 case "--no-warm-up":
                     o.warmUp = false;
                     break;
@@ -376,6 +392,7 @@ public final class EmbeddedMongo {
 
     private static void usage(PrintStream out) {
         out.println("usage: java -jar embedded-mongo.jar [--host 127.0.0.1] [--port 0] [--data-dir DIR]"
-                + " [--server-version 3.6|4.0|5.0] [--commit-delay-ms 200] [--cache-mb 0] [--no-warm-up] [--no-stdin-watch]");
+                + " [--server-version 3.6|4.0|5.0] [--commit-delay-ms 200] [--cache-mb 0] [--no-warm-up] [--no-stdin-watch]"
+                + " [--compact-every-ms 10000] [--retention-ms N]");
     }
 }

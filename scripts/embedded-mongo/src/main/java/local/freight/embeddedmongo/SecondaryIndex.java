@@ -169,7 +169,7 @@ final class SecondaryIndex extends Index<Object> {
      */
     Iterable<byte[]> range(byte[] from, byte[] to, boolean reverse) {
         return () -> new Iterator<>() {
-            private final Iterator<byte[]> keys = reverse ? entries.keyIteratorReverse(to) : entries.keyIterator(from);
+            private final Iterator<byte[]> keys = ResumableCursor.keys(entries, reverse ? to : from, reverse);
             private byte[] next = advance();
 
             private byte[] advance() {

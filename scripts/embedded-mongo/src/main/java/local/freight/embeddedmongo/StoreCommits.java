@@ -27,7 +27,7 @@ final class StoreCommits {
     /** Fill rate (percent) below which chunks are rewritten, and how much to rewrite per pass. */
     private static final int COMPACT_FILL_RATE = 50;
     private static final int COMPACT_WRITE_BYTES = 16 * 1024 * 1024;
-    private static final long COMPACT_EVERY_MS = 10_000;
+    static final long DEFAULT_COMPACT_EVERY_MS = 10_000;
 
     private StoreCommits() {
     }
@@ -167,7 +167,7 @@ final class StoreCommits {
     }
 
     /** The committer: every {@code delayMs} (0: never by time), and at once when a durable write waits. */
-    static void start(MVStore store, int delayMs) {
+    static void start(MVStore store, int delayMs, long compactEveryMs) {
         started = true;
         committed = store;
         Thread committer = new Thread(() -> {
@@ -191,7 +191,7 @@ final class StoreCommits {
                         Thread.sleep(5);
                         continue;
                     }
-                    if (System.nanoTime() - lastCompact > COMPACT_EVERY_MS * 1_000_000) {
+                    if (System.nanoTime() - lastCompact > compactEveryMs * 1_000_000) {
                         lastCompact = System.nanoTime();
                         compact(store);
                     }
