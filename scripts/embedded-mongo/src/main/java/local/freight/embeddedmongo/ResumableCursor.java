@@ -4,6 +4,7 @@ import java.util.AbstractMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.function.Function;
 
 import org.h2.mvstore.Cursor;
 import org.h2.mvstore.DataUtils;
@@ -25,7 +26,6 @@ final class ResumableCursor<K, V> implements Iterator<Map.Entry<K, V>> {
 
     private final MVMap<K, V> map;
     private final K from;
-    private final K to;
     private final boolean reverse;
     private Cursor<K, V> cursor;
     private K last;
@@ -35,45 +35,34 @@ final class ResumableCursor<K, V> implements Iterator<Map.Entry<K, V>> {
     private Map.Entry<K, V> next;
     private boolean fetched;
 
-    /** From {@code from} (null: the first or, reversed, the last key) to {@code to} (null: the end), both inclusive. */
-    ResumableCursor(MVMap<K, V> map, K from, K to, boolean reverse) {
+    /** From {@code from} (inclusive; null: the first or, reversed, the last key) to the end. */
+    ResumableCursor(MVMap<K, V> map, K from, boolean reverse) {
         this.map = map;
         this.from = from;
-        this.to = to;
         this.reverse = reverse;
-        this.cursor = map.cursor(from, to, reverse);
+        this.cursor = map.cursor(from, null, reverse);
     }
 
     /** Every value of the map, in key order. */
     static <K, V> Iterable<V> values(MVMap<K, V> map) {
-        return () -> {
-            ResumableCursor<K, V> entries = new ResumableCursor<>(map, null, null, false);
-            return new Iterator<>() {
-                @Override
-                public boolean hasNext() {
-                    return entries.hasNext();
-                }
-
-                @Override
-                public V next() {
-                    return entries.next().getValue();
-                }
-            };
-        };
+        return () -> mapped(new ResumableCursor<>(map, null, false), Map.Entry::getValue);
     }
 
     /** The keys from {@code from} on (reversed: down from it). */
     static <K> Iterator<K> keys(MVMap<K, ?> map, K from, boolean reverse) {
-        ResumableCursor<K, ?> entries = new ResumableCursor<>(map, from, null, reverse);
+        return mapped(new ResumableCursor<>(map, from, reverse), Map.Entry::getKey);
+    }
+
+    private static <T, R> Iterator<R> mapped(Iterator<T> source, Function<? super T, ? extends R> f) {
         return new Iterator<>() {
             @Override
             public boolean hasNext() {
-                return entries.hasNext();
+                return source.hasNext();
             }
 
             @Override
-            public K next() {
-                return entries.next().getKey();
+            public R next() {
+                return f.apply(source.next());
             }
         };
     }
@@ -116,7 +105,7 @@ final class ResumableCursor<K, V> implements Iterator<Map.Entry<K, V>> {
                 if (e.getErrorCode() != DataUtils.ERROR_CHUNK_NOT_FOUND || reopens >= MAX_REOPENS) {
                     throw e;
                 }
-                cursor = map.cursor(started ? last : from, to, reverse);
+                cursor = map.cursor(started ? last : from, null, reverse);
                 reopened = started;
             }
         }
