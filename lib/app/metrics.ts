@@ -6,7 +6,7 @@ import { metricsTokenChecker } from '../metrics/metrics-token.ts';
 import { isInternalDispatch } from '../http/internal-dispatch.ts';
 import { operationByRoute } from '../spec/operation-by-route.ts';
 import { NO_METRICS, type ServiceMetrics } from '../metrics/service-metrics.ts';
-import { LATENCY_BUCKETS, prometheusMetrics } from '../metrics/prometheus.ts';
+import { exposition, LATENCY_BUCKETS, prometheusMetrics } from '../metrics/prometheus.ts';
 import { databaseReader } from '../metrics/database-reading.ts';
 
 declare module 'fastify' {
@@ -86,7 +86,7 @@ export const metricsPlugin = fp(
     const exposed = Registry.merge([promClient.register, registry]);
     const token = config.metrics.token;
     app.get('/metrics', { onRequest: token === null ? [] : [requireToken(token)] }, async (_request, reply) => {
-      const text = await exposed.metrics();
+      const text = await exposition(exposed);
       return reply.type(exposed.contentType).header('cache-control', 'no-store').send(text);
     });
   },

@@ -2,6 +2,17 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { QueueDepth } from '../jobs/queue-depth.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
+/**
+ * A registry's scrape in the text exposition format. prom-client writes a NaN sample (the event-loop lag's mean before
+ * its first sample) as `Nan`, which the format spells `NaN` and parsers refuse otherwise: spelled so here.
+ */
+export async function exposition(registry: Registry): Promise<string> {
+  return spellNaN(await registry.metrics());
+}
+
+/** The text with each sample value `Nan` (a line's last field) written `NaN`. */
+export const spellNaN = (text: string): string => text.replace(/ Nan$/gm, ' NaN');
+
 /** Latency buckets (seconds) of HTTP requests and MCP tool calls: a list page takes milliseconds, a year's report seconds. */
 export const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 

@@ -12,7 +12,7 @@ import promClient, { Registry } from 'prom-client';
 import { ApiError, errorBody } from '../http/api-error.ts';
 import { databaseReader } from './database-reading.ts';
 import { metricsTokenChecker } from './metrics-token.ts';
-import { prometheusMetrics } from './prometheus.ts';
+import { exposition, prometheusMetrics } from './prometheus.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
 export interface WorkerMetrics {
@@ -73,7 +73,7 @@ export async function startWorkerMetrics(opts: WorkerMetricsOptions): Promise<Wo
       sendError(res, refused, { 'www-authenticate': 'Bearer realm="metrics"' });
       return;
     }
-    registry.metrics().then(
+    exposition(registry).then(
       (text) => {
         res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
         res.end(req.method === 'HEAD' ? undefined : text);
