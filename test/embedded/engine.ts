@@ -274,6 +274,55 @@ export default async function engineTests(t: Test): Promise<void> {
       ]);
     });
 
+    // A stored value is data, never an expression: MongoDB answers these with the strings as stored
+    // (the engine evaluated each element of the input again: "$$VIP" failed as an undefined variable).
+    t.test('aggregate: $map, $filter and $reduce read their elements as values', async (t) => {
+      const texts = db.collection<{ _id: number; x: number; words: string[]; lines: { d: string; n: number }[] }>('texts');
+      await texts.insertOne({
+        _id: 1,
+        x: 7,
+        words: ['$x', '$$VIP', 'plain'],
+        lines: [
+          { d: '$x', n: 1 },
+          { d: '$$ROOT', n: 2 },
+        ],
+      });
+      const [out] = await texts
+        .aggregate([
+          {
+            $project: {
+              _id: 0,
+              same: { $map: { input: '$words', as: 'w', in: '$$w' } },
+              kept: { $filter: { input: '$words', as: 'w', cond: { $ne: ['$$w', 'plain'] } } },
+              joined: { $reduce: { input: '$words', initialValue: '', in: { $concat: ['$$value', '$$this'] } } },
+              ds: { $map: { input: '$lines', as: 'l', in: '$$l.d' } },
+              lines: { $filter: { input: '$lines', as: 'l', cond: { $gte: ['$$l.n', 2] } } },
+              nested: { $map: { input: '$lines', as: 'l', in: { $map: { input: '$words', as: 'w', in: { $concat: ['$$l.d', '$$w'] } } } } },
+              roots: { $map: { input: '$lines', as: 'l', in: '$$ROOT.x' } },
+              // An array literal is an expression: its elements are evaluated, once.
+              literal: { $map: { input: ['$x', 2, '$words'], as: 'v', in: '$$v' } },
+            },
+          },
+        ])
+        .toArray();
+      t.same(out, {
+        same: ['$x', '$$VIP', 'plain'],
+        kept: ['$x', '$$VIP'],
+        joined: '$x$$VIPplain',
+        ds: ['$x', '$$ROOT'],
+        lines: [{ d: '$$ROOT', n: 2 }],
+        nested: [
+          ['$x$x', '$x$$VIP', '$xplain'],
+          ['$$ROOT$x', '$$ROOT$$VIP', '$$ROOTplain'],
+        ],
+        roots: [7, 7],
+        literal: [7, 2, ['$x', '$$VIP', 'plain']],
+      });
+      // $$ROOT inside the operators is the document, without the variables they bind.
+      const [root] = await texts.aggregate([{ $project: { _id: 0, r: { $map: { input: [1], as: 'one', in: '$$ROOT' } } } }]).toArray();
+      t.same(Object.keys(root?.r?.[0] ?? {}), ['_id', 'x', 'words', 'lines']);
+    });
+
     t.test('Agenda 6 + MongoBackend on the engine', async (t) => {
       // Agenda keeps a ref'd "is the job still alive" timer of lockLifetime/2 (default 5 min) per run,
       // even after stop(); a short lock lifetime keeps this test process from hanging on it.
