@@ -16,6 +16,7 @@ import commitRace from './embedded/commit-race.ts';
 import durability from './embedded/durability.ts';
 import orderedStream from './embedded/ordered-stream.ts';
 import cursorCompaction from './embedded/cursor-compaction.ts';
+import deleteMany from './embedded/delete-many.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -31,3 +32,4 @@ t.test('embedded-commit-race', commitRace);
 t.test('embedded-durability', durability);
 t.test('embedded-ordered-stream', orderedStream);
 t.test('embedded-cursor-compaction', cursorCompaction);
+t.test('embedded-delete-many', deleteMany);
