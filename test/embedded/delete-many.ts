@@ -40,10 +40,15 @@ export default async function deleteManyTests(t: Test): Promise<void> {
     t.equal(await days.countDocuments({ tenant: 'B', day: { $gte: 480 } }), 20, 'the index answers the rest');
   });
 
+  t.test('a deleteMany that scans the collection (no index for its filter)', async (t) => {
+    t.equal((await days.deleteMany({ day: { $gte: 495 } })).deletedCount, 5);
+    t.equal(await days.countDocuments({}), 15);
+  });
+
   t.test('a deleteMany by _id and a deleteOne as before', async (t) => {
     t.equal((await days.deleteMany({ _id: { $in: ['d480', 'd481', 'nope'] }, tenant: 'B' })).deletedCount, 2);
     t.equal((await days.deleteMany({ _id: { $in: ['d482'] }, tenant: 'A' })).deletedCount, 0, 'the rest of the filter still applies');
     t.equal((await days.deleteOne({ tenant: 'B' })).deletedCount, 1);
-    t.equal(await days.countDocuments({}), 17);
+    t.equal(await days.countDocuments({}), 12);
   });
 }

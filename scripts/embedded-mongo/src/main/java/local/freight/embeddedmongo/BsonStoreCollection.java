@@ -362,43 +362,51 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
 
     /**
      * A deleteOne as the engine does it. A deleteMany reads its matches as a stream and removes each
-     * as it comes, {@link #DELETE_MANY_CHUNK} per operation ({@link StoreCommits#atomically}), so
-     * neither the matches nor the unsaved pages of their removal fill the heap: the engine's own
-     * path decoded every match into one list first, and one tenant's 650,000 shrinkage findings at
-     * 1M/1M (or its few hundred fleet days of ~1 MB each) ran the 1 GB heap out. MongoDB's
-     * deleteMany is not one atomic operation either: a crash may leave part of it done.
+     * as it comes, {@link #DELETE_MANY_CHUNK} per operation, so neither the matches nor the unsaved
+     * pages of their removal fill the heap: the engine's own path decoded every match into one list
+     * first, and one tenant's 650,000 shrinkage findings at 1M/1M (or its few hundred fleet days of
+     * ~1 MB each) ran the 1 GB heap out. Each operation takes the store's lock, then the
+     * collection's, as every other does; between two, other writes may change the collection, so
+     * each document is removed as it is then, if it still matches (a scan reads the version of its
+     * start). MongoDB's deleteMany is not one atomic operation either.
      */
     @Override
     public int deleteDocuments(Document selector, int limit, Oplog oplog) {
         if (limit > 0) {
             return StoreCommits.atomically(() -> super.deleteDocuments(selector, limit, oplog));
         }
-        synchronized (this) {
-            List<Object> ids = idLookup(selector);
-            // As matchDocuments does: ids looked up are the _id condition's, the rest is left to check.
-            Document rest = ids != null ? withoutId(selector) : selector;
-            Iterator<Document> matching = (ids != null ? byIds(ids) : candidates(selector))
-                .filter(document -> documentMatchesQuery(document, rest))
-                .iterator();
-            List<Object> deletedIds = new ArrayList<>();
-            int deleted = 0;
-            while (matching.hasNext()) {
-                deleted += StoreCommits.atomically(() -> {
-                    int n = 0;
-                    while (n < DELETE_MANY_CHUNK && matching.hasNext()) {
-                        Document document = matching.next();
-                        if (!(oplog instanceof NoopOplog)) {
-                            deletedIds.add(document.get(getIdField()));
-                        }
-                        removeDocument(document);
-                        n++;
+        List<Object> ids = idLookup(selector);
+        // As matchDocuments does: ids looked up are the _id condition's, the rest is left to check.
+        Document rest = ids != null ? withoutId(selector) : selector;
+        List<Iterator<Document>> matching = new ArrayList<>(1);
+        List<Object> deletedIds = new ArrayList<>();
+        int[] deleted = {0};
+        boolean more = true;
+        while (more) {
+            more = StoreCommits.atomically(() -> {
+                synchronized (this) {
+                    if (matching.isEmpty()) {
+                        matching.add((ids != null ? byIds(ids) : candidates(selector)).filter(document -> documentMatchesQuery(document, rest)).iterator());
                     }
-                    return n;
-                });
-            }
-            oplog.handleDelete(getFullName(), selector, deletedIds);
-            return deleted;
+                    Iterator<Document> documents = matching.get(0);
+                    for (int n = 0; n < DELETE_MANY_CHUNK && documents.hasNext(); n++) {
+                        Object key = Missing.ofNullable(Utils.getSubdocumentValue(documents.next(), getIdField()));
+                        Document current = getDocument(key);
+                        if (current == null || !documentMatchesQuery(current, rest)) {
+                            continue;
+                        }
+                        if (!(oplog instanceof NoopOplog)) {
+                            deletedIds.add(current.get(getIdField()));
+                        }
+                        removeDocument(current);
+                        deleted[0]++;
+                    }
+                    return documents.hasNext();
+                }
+            });
         }
+        oplog.handleDelete(getFullName(), selector, deletedIds);
+        return deleted[0];
     }
 
     @Override
