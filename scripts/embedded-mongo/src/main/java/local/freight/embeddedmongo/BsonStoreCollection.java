@@ -372,7 +372,8 @@ final class BsonStoreCollection extends AbstractSynchronizedMongoCollection<Obje
      */
     @Override
     public int deleteDocuments(Document selector, int limit, Oplog oplog) {
-        if (limit > 0) {
+        if (limit > 0 || getIdField() == null) {
+            // A deleteOne; or a collection without _id (the engine's index list), whose keys are not its documents'.
             return StoreCommits.atomically(() -> super.deleteDocuments(selector, limit, oplog));
         }
         List<Object> ids = idLookup(selector);
