@@ -29,6 +29,7 @@ import {
   exitReason,
   type EmbeddedMongo,
 } from '../../scripts/embedded-mongo/launcher.ts';
+import type { Document } from 'mongodb';
 import { connectMongo } from '../../lib/db/client.ts';
 
 export default async function engineTests(t: Test): Promise<void> {
@@ -321,6 +322,50 @@ export default async function engineTests(t: Test): Promise<void> {
       // $$ROOT inside the operators is the document, without the variables they bind.
       const [root] = await texts.aggregate([{ $project: { _id: 0, r: { $map: { input: [1], as: 'one', in: '$$ROOT' } } } }]).toArray();
       t.same(Object.keys(root?.r?.[0] ?? {}), ['_id', 'x', 'words', 'lines']);
+    });
+
+    // What a stage's expression yields is a value, objects included: MongoDB answers each of these
+    // with the strings as stored. The engine evaluated every field of an object a stage produced a
+    // second time ("$b" read as the field b, "$$ROOT diesel" an undefined variable), and $sum of an
+    // array and $convert their values again; an array literal's elements it never evaluated.
+    t.test('aggregate: the objects a stage produces hold values, never expressions', async (t) => {
+      type Doc = { _id: number; n: number; a: string; b: string; r: string; sub: Document; sarr: unknown[]; arr: unknown[] };
+      const coll = db.collection<Doc>('stage-values');
+      const sub = { k: '$b', r: '$$ROOT', deep: { z: '$b' } };
+      const stored: Doc = { _id: 1, n: 5, a: '$b', b: 'B', r: '$$ROOT diesel', sub, sarr: ['$$ROOT diesel', '$n', 3], arr: ['$a'] };
+      await coll.insertOne(stored);
+      const one = async (pipeline: Document[]) => (await coll.aggregate(pipeline).toArray())[0];
+
+      t.same(await one([{ $project: { _id: 0, x: '$sub', o: { x: '$a', y: '$r' }, l: { $literal: { k: '$b' } } } }]), {
+        x: sub,
+        o: { x: '$b', y: '$$ROOT diesel' },
+        l: { k: '$b' },
+      });
+      t.same(await one([{ $project: { _id: 0, c: { $cond: [true, { k: '$a' }, null] }, i: { $ifNull: ['$nope', '$sub'] } } }]), { c: { k: '$b' }, i: sub });
+      t.same(await one([{ $addFields: { root: '$$ROOT' } }, { $project: { _id: 0, root: 1 } }]), { root: stored });
+      t.same(await one([{ $replaceRoot: { newRoot: '$sub' } }]), sub);
+      t.same(await one([{ $group: { _id: { k: '$a', r: '$r' }, subs: { $push: '$sub' }, roots: { $push: '$$ROOT' }, o: { $first: { k: '$a' } } } }]), {
+        _id: { k: '$b', r: '$$ROOT diesel' },
+        subs: [sub],
+        roots: [stored],
+        o: { k: '$b' },
+      });
+      t.same(await one([{ $facet: { g: [{ $group: { _id: { s: '$sub' } } }] } }]), { g: [{ _id: { s: sub } }] });
+      // A field whose expression is missing is left out of the object, at any depth.
+      t.same(await one([{ $project: { _id: 0, o: { x: '$nope', p: { y: '$nope', n: '$n' } } } }]), { o: { p: { n: 5 } } });
+      // $sum of an array sums its numbers as they are; an array literal's elements are expressions.
+      t.same(await one([{ $project: { _id: 0, s: { $sum: '$sarr' }, t: { $sum: [['$n', 2]] }, c: { $concatArrays: ['$arr', ['$n', '$a']] } } }]), {
+        s: 3,
+        t: 7,
+        c: ['$a', 5, '$b'],
+      });
+      t.same(await one([{ $project: { _id: 0, v: { $convert: { input: '$a', to: 'string' } }, e: { $convert: { input: '$a', to: 'int', onError: 'E' } } } }]), {
+        v: '$b',
+        e: 'E',
+      });
+      // A later stage changing a copied subdocument leaves the stored document alone.
+      t.same(await one([{ $project: { _id: 0, s: '$sub' } }, { $addFields: { s: { extra: 'x' } } }]), { s: { ...sub, extra: 'x' } });
+      t.same(await coll.findOne({ _id: 1 }), stored);
     });
 
     t.test('Agenda 6 + MongoBackend on the engine', async (t) => {

@@ -1,17 +1,21 @@
 /*
  * mongo-java-server 1.47.0's Expression (mongo-java-server-core-1.47.0-sources.jar, BSD License,
- * Copyright (c) Benedikt Waldvogel), with $filter, $map and $reduce changed (evaluateInput, and
- * the variables they bind read as they were bound: evaluate, Bound). The jar is built without the
- * original classes (pom.xml, the shade plugin's filter).
+ * Copyright (c) Benedikt Waldvogel), changed where it read a value as an expression. The jar is
+ * built without the original class (pom.xml, the shade plugin's filter).
  *
- * Why: the stock operators evaluated every element of their input array again as an expression,
- * and a variable holding a string that begins with "$" was evaluated again when read. But an
- * element is a value (the input was already evaluated): in MongoDB a stored string "$$VIP" or
- * "$client" stays that string. Here a received CFDI's concept description "$$ROOT diesel" (text of
- * an imported XML) failed the unit-economics report with "Use of undefined variable", and
- * "$tenant casetas" was read as the document's tenant. Binding the element as a value also spares
- * the copy of every subdocument that evaluating it made. Variables bound elsewhere ($lookup's and
- * $merge's `let`, which $merge stores unevaluated) keep the stock behaviour.
+ * In MongoDB what an expression yields is a value: a stored string "$$VIP" or "$client" stays that
+ * string. The stock code evaluated values a second time:
+ * - $filter, $map and $reduce evaluated every element of their input array again, and a variable
+ *   they bound again when read (evaluateArgument, Bound): a received CFDI's concept "$$ROOT diesel"
+ *   failed the unit-economics report with "Use of undefined variable";
+ * - evaluateDocument, which every stage uses ($project, $addFields, $group's key and accumulators,
+ *   $bucket, $replaceRoot, $expr), evaluated each field of an object it produced again: a trip's
+ *   origin id or plate "$$ROOT…" (Carta Porte text) in a $group key failed the report, "$driver"
+ *   was read as the driver's field;
+ * - $sum of an array evaluated its elements, $convert its input, again.
+ * An array literal's elements, which the stock code never evaluated as an operator's argument,
+ * are expressions (evaluateArgument). Variables bound elsewhere ($lookup's and $merge's `let`,
+ * which $merge stores unevaluated) keep the stock behaviour.
  */
 package de.bwaldvogel.mongo.backend.aggregation;
 
@@ -404,23 +408,24 @@ public enum Expression implements ExpressionTraits {
             }
         }
 
+        // The input is a value (evaluated once): each converter is given it as its argument, not as an expression.
         private Object convert(Object inputValue, BsonType bsonType, Document document, Document convertDocument) {
             try {
                 switch (bsonType) {
                     case DOUBLE:
-                        return $toDouble.apply(inputValue, document);
+                        return $toDouble.apply(Collections.singletonList(inputValue), document);
                     case STRING:
-                        return $toString.apply(inputValue, document);
+                        return $toString.apply(Collections.singletonList(inputValue), document);
                     case OBJECT_ID:
-                        return $toObjectId.apply(inputValue, document);
+                        return $toObjectId.apply(Collections.singletonList(inputValue), document);
                     case BOOL:
-                        return $toBool.apply(inputValue, document);
+                        return $toBool.apply(Collections.singletonList(inputValue), document);
                     case DATE:
-                        return $toDate.apply(inputValue, document);
+                        return $toDate.apply(Collections.singletonList(inputValue), document);
                     case INT:
-                        return $toInt.apply(inputValue, document);
+                        return $toInt.apply(Collections.singletonList(inputValue), document);
                     case LONG:
-                        return $toLong.apply(inputValue, document);
+                        return $toLong.apply(Collections.singletonList(inputValue), document);
                     case OBJECT:
                     case ARRAY:
                     case BIN_DATA:
@@ -633,7 +638,7 @@ public enum Expression implements ExpressionTraits {
                 }
             }
 
-            Object input = evaluateInput(filterExpression.get("input"), document);
+            Object input = evaluateArgument(filterExpression.get("input"), document);
             Object as = evaluate(filterExpression.getOrDefault("as", "this"), document);
             if (!(as instanceof String) || Objects.equals(as, "")) {
                 throw new MongoServerError(16866, "empty variable names are not allowed");
@@ -855,7 +860,7 @@ public enum Expression implements ExpressionTraits {
                 }
             }
 
-            Object input = evaluateInput(filterExpression.get("input"), document);
+            Object input = evaluateArgument(filterExpression.get("input"), document);
             Object as = evaluate(filterExpression.getOrDefault("as", "this"), document);
             if (!(as instanceof String) || Objects.equals(as, "")) {
                 throw new MongoServerError(16866, "empty variable names are not allowed");
@@ -904,7 +909,7 @@ public enum Expression implements ExpressionTraits {
                 }
             }
 
-            Object input = evaluateInput(reduceExpression.get("input"), document);
+            Object input = evaluateArgument(reduceExpression.get("input"), document);
             Object initialValue = evaluate(reduceExpression.get("initialValue"), document);
 
             if (Missing.isNullOrMissing(input)) {
@@ -1429,14 +1434,16 @@ public enum Expression implements ExpressionTraits {
     $sum {
         @Override
         Object apply(List<?> expressionValue, Document document) {
+            Collection<?> values = expressionValue;
             if (expressionValue.size() == 1) {
                 Object singleValue = CollectionUtils.getSingleElement(expressionValue);
                 if (singleValue instanceof Collection<?>) {
-                    return apply(singleValue, document);
+                    // An array's elements are values, summed as they are (the stock code evaluated each again).
+                    values = (Collection<?>) singleValue;
                 }
             }
             Number sum = 0;
-            for (Object value : expressionValue) {
+            for (Object value : values) {
                 if (value instanceof Number) {
                     sum = NumericUtils.addNumbers(sum, (Number) value);
                 }
@@ -1752,31 +1759,44 @@ public enum Expression implements ExpressionTraits {
             evaluatedValues.add(evaluate(expressionValue, document));
         } else {
             for (Object value : ((Collection<?>) expressionValue)) {
-                evaluatedValues.add(evaluate(value, document));
+                evaluatedValues.add(evaluateArgument(value, document));
             }
         }
         return apply(evaluatedValues, document);
     }
 
+    /**
+     * An operator's argument, and the input of $filter, $map and $reduce: an array literal's
+     * elements are expressions, each evaluated once (MongoDB's `[ "$a", 1 ]`); any other argument
+     * evaluates to the value it names, and an array it names holds values.
+     */
+    private static Object evaluateArgument(Object argument, Document document) {
+        if (argument instanceof Collection) {
+            List<Object> values = new ArrayList<>();
+            for (Object element : (Collection<?>) argument) {
+                values.add(evaluateArgument(element, document));
+            }
+            return values;
+        }
+        return evaluate(argument, document);
+    }
+
     abstract Object apply(List<?> expressionValue, Document document);
 
+    /**
+     * A stage's expression ($project, $addFields, $group's key and accumulators, $bucket,
+     * $replaceRoot, $lookup's let, $expr) evaluated once. The stock method evaluated an object it
+     * produced a second time, field by field: a stored string "$b" inside it was read as the field b,
+     * and "$$ROOT diesel" failed the query. What an expression yields is a value; a document is
+     * copied (as the second evaluation copied it), so a later stage changing it leaves the stored
+     * document alone.
+     */
     public static Object evaluateDocument(Object documentWithExpression, Document document) {
         Object evaluatedValue = evaluate(documentWithExpression, document);
         if (evaluatedValue instanceof Document) {
-            Document projectedDocument = (Document) evaluatedValue;
-            Document result = new Document();
-            for (Entry<String, Object> entry : projectedDocument.entrySet()) {
-                String field = entry.getKey();
-                Object expression = entry.getValue();
-                Object value = evaluate(expression, document);
-                if (!(value instanceof Missing)) {
-                    result.put(field, value);
-                }
-            }
-            return result;
-        } else {
-            return evaluatedValue;
+            return ((Document) evaluatedValue).cloneDeeply();
         }
+        return evaluatedValue;
     }
 
     static Object evaluate(Object expression, Document document) {
@@ -1847,26 +1867,14 @@ public enum Expression implements ExpressionTraits {
                 }
                 return exp.apply(expressionValue, document);
             } else {
-                result.put(expressionKey, evaluate(expressionValue, document));
+                // A field whose expression is missing is left out, at any depth, as MongoDB does.
+                Object value = evaluate(expressionValue, document);
+                if (!(value instanceof Missing)) {
+                    result.put(expressionKey, value);
+                }
             }
         }
         return result;
-    }
-
-    /**
-     * The input of $filter, $map and $reduce: an array literal's elements are expressions, each
-     * evaluated once (as the stock operators' evaluation of every element did for them); any other
-     * input evaluates to the array it names, whose elements are values.
-     */
-    private static Object evaluateInput(Object expression, Document document) {
-        if (expression instanceof Collection) {
-            List<Object> values = new ArrayList<>();
-            for (Object element : (Collection<?>) expression) {
-                values.add(evaluate(element, document));
-            }
-            return values;
-        }
-        return evaluate(expression, document);
     }
 
     private static Number toIntOrLong(double value) {
