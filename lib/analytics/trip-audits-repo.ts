@@ -60,11 +60,13 @@ const offloadedIn = (tenant: string, q: TripScope & { start: number; end: number
 /**
  * The linked document (`idFinan` → financialDocs `_id`, an indexed lookup),
  * kept only when it belongs to the same tenant: a link can never reach another
- * tenant's document.
+ * tenant's document. The tenant is a `$literal`: in an expression a string beginning with `$` is a field.
  */
 const linkedInvoice = (tenant: string, shape: Document): Document[] => [
   { $lookup: { from: COLLECTIONS.financialDocs, localField: 'idFinan', foreignField: '_id', as: 'inv' } },
-  { $addFields: { inv: { $map: { input: { $filter: { input: '$inv', as: 'd', cond: { $eq: ['$$d.company', tenant] } } }, as: 'd', in: shape } } } },
+  {
+    $addFields: { inv: { $map: { input: { $filter: { input: '$inv', as: 'd', cond: { $eq: ['$$d.company', { $literal: tenant }] } } }, as: 'd', in: shape } } },
+  },
 ];
 
 /**

@@ -88,7 +88,8 @@ export function streamCostDocs(
         discount: { $ifNull: ['$discount', 0] },
         exchangeRate: { $ifNull: ['$exchangeRate', 1] },
         descriptions: { $map: { input: { $ifNull: ['$concepts', []] }, as: 'c', in: { $ifNull: ['$$c.description', ''] } } },
-        a: { $filter: { input: '$a', as: 'x', cond: { $eq: ['$$x.tenant', tenant] } } },
+        // The tenant is a $literal: in an expression a string beginning with `$` is a field.
+        a: { $filter: { input: '$a', as: 'x', cond: { $eq: ['$$x.tenant', { $literal: tenant }] } } },
       },
     },
     {
