@@ -10,6 +10,7 @@ import acknowledgements from './imports/acknowledgements.ts';
 import archive from './imports/archive.ts';
 import operations from './imports/operations.ts';
 import crash from './imports/crash.ts';
+import inheritedNames from './imports/inherited-names.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -19,3 +20,4 @@ t.test('imports-acknowledgements', acknowledgements);
 t.test('imports-archive', archive);
 t.test('imports-operations', operations);
 t.test('imports-crash', crash);
+t.test('imports-inherited-names', inheritedNames);

@@ -30,6 +30,7 @@ import type { ObjetoImp, TaxLine, TaxName } from '../model/financial-document.ts
 import { parseMxDateTime } from '../time/mexico-city.ts';
 import { childOf, childrenOf, type XmlElement } from './xml-tree.ts';
 import { reject } from './rejection.ts';
+import { ownEntry } from '../shared/own-entry.ts';
 
 export const NS = {
   cfdi4: 'http://www.sat.gob.mx/cfd/4',
@@ -327,7 +328,7 @@ const CFDI_NS: Readonly<Record<CfdiVersion, string>> = { '3.3': NS.cfdi33, '4.0'
 /** A concept's cfdi:Traslado or cfdi:Retencion: every SAT tax, Tasa, Cuota or Exento (only a transfer may be exempt). */
 function readTax(el: XmlElement, concept: number): CfdiTax {
   const code = req(el, 'Impuesto');
-  const tax = TAX_NAMES[code];
+  const tax = ownEntry(TAX_NAMES, code);
   if (tax === undefined) return reject(`Concepto ${concept}: ${el.name}@Impuesto "${code.slice(0, 10)}" is not a SAT tax (001 ISR, 002 IVA, 003 IEPS)`);
   const factor = req(el, 'TipoFactor');
   if (factor !== 'Tasa' && factor !== 'Cuota' && factor !== 'Exento')
@@ -418,7 +419,7 @@ function readPayments(complement: XmlElement): { version: '1.0' | '2.0'; payment
   if (all.length === 0) return reject('a payment CFDI (P) without a Pagos complement');
   if (all.length > 1) return reject(`Complemento has ${all.length} Pagos complements, expected one`);
   const pagos = all[0]!;
-  const version = PAGOS_VERSION[pagos.ns];
+  const version = ownEntry(PAGOS_VERSION, pagos.ns);
   if (version === undefined) return reject(`unsupported payment complement: namespace ${pagos.ns} (Pagos 1.0 and 2.0 are read)`);
   if (pagos.attrs.Version !== version) return reject(`Pagos@Version "${pagos.attrs.Version ?? ''}" is not ${version} (namespace ${pagos.ns})`);
   const list = childrenOf(pagos, pagos.ns, 'Pago');
@@ -467,9 +468,11 @@ const NOT_ROAD: Readonly<Record<string, string>> = { TransporteAereo: 'air', Tra
 function roadTransport(mercancias: XmlElement, ns: string, road: string): XmlElement {
   const auto = childOf(mercancias, ns, road);
   if (!auto) {
-    const other = mercancias.children.find((c) => c.ns === ns && NOT_ROAD[c.name] !== undefined);
+    const other = mercancias.children.find((c) => c.ns === ns && ownEntry(NOT_ROAD, c.name) !== undefined);
     if (other)
-      reject(`Carta Porte by ${NOT_ROAD[other.name]} (${other.name}): only road transport (${road}) makes a trip in this service; the file is not imported`);
+      reject(
+        `Carta Porte by ${ownEntry(NOT_ROAD, other.name)} (${other.name}): only road transport (${road}) makes a trip in this service; the file is not imported`,
+      );
   }
   return one(mercancias, ns, road);
 }
@@ -600,7 +603,7 @@ function readCartaPorte(complement: XmlElement): CartaPorte | null {
   if (all.length === 0) return null;
   if (all.length > 1) return reject(`Complemento has ${all.length} CartaPorte complements, expected one`);
   const cp = all[0]!;
-  const version = CARTA_PORTE_VERSION[cp.ns];
+  const version = ownEntry(CARTA_PORTE_VERSION, cp.ns);
   if (version === undefined)
     return reject(`unsupported Carta Porte complement: namespace ${cp.ns} (Carta Porte 1.0, 2.0, 3.0 and 3.1 are read); the file is not imported`);
   if (cp.attrs.Version !== version) return reject(`CartaPorte@Version "${(cp.attrs.Version ?? '').slice(0, 10)}" is not ${version} (namespace ${cp.ns})`);
@@ -714,7 +717,7 @@ function motiveOf(folio: XmlElement): { motive: CancellationMotive; replacementU
 
 function ackCode(uuid: string, code: string): AcknowledgedFolio['code'] {
   if (code === '201' || code === '202') return code;
-  const why = REFUSED_CODES[code];
+  const why = ownEntry(REFUSED_CODES, code);
   return reject(`the SAT did not accept the cancellation of ${uuid} (EstatusUUID ${code.slice(0, 10)}${why ? `: ${why}` : ''})`);
 }
 

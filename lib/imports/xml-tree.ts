@@ -22,6 +22,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { SaxesParser, type SaxesTagNS } from 'saxes';
 import { ImportRejection } from './rejection.ts';
+import { ownEntry } from '../shared/own-entry.ts';
 
 export interface XmlElement {
   /** Namespace URI ('' for none). */
@@ -122,7 +123,7 @@ export class XmlTreeBuilder {
       const declaration = head.subarray(start, end < 0 ? Math.min(head.length, DECLARATION_BYTES) : end).toString('latin1');
       declared = /\sencoding\s*=\s*["']([^"']*)["']/.exec(declaration)?.[1]?.toLowerCase() ?? 'utf-8';
     }
-    const encoding = ENCODINGS[declared];
+    const encoding = ownEntry(ENCODINGS, declared);
     if (encoding === undefined) {
       this.fail(
         `the XML declaration names the encoding "${declared.slice(0, 40)}", which is not read here: CFDI 4.0 is UTF-8 (ISO-8859-1 and windows-1252 are read too)`,

@@ -3,6 +3,8 @@
  * state and municipality, the state's name beside its key. Imports and the demo
  * generator build addresses the same way.
  */
+import { ownEntry } from '../shared/own-entry.ts';
+
 export interface MexicanAddress {
   street: string;
   city: string;
@@ -40,5 +42,5 @@ const STATE_NAMES: Readonly<Record<string, string>> = {
 /** A stored address; its province (state name) comes from the SAT state key, the key itself when unknown. */
 export function mexicanAddress(a: Omit<MexicanAddress, 'province'>): MexicanAddress {
   const { street, city, municipality, state, country, zip } = a;
-  return { street, city, municipality, province: STATE_NAMES[state] ?? state, state, country, zip };
+  return { street, city, municipality, province: ownEntry(STATE_NAMES, state) ?? state, state, country, zip };
 }

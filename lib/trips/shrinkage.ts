@@ -17,6 +17,7 @@
 import type { LegProduct } from '../model/trip-document.ts';
 import type { TenantSettings, ToleranceRule } from '../model/tenant-settings.ts';
 import { round2 } from '../money/cents.ts';
+import { ownEntry } from '../shared/own-entry.ts';
 
 /** Float slack for percentage comparisons (a 0.2% tolerance must not trip on 0.20000000000000004). */
 const PCT_EPSILON = 1e-9;
@@ -165,7 +166,7 @@ export function legShrinkage(
   const unpriced = new Set<string>();
   for (const p of leg.products) {
     loaded += p.loaded;
-    const price = settings.pricePerLitre[p.code];
+    const price = ownEntry(settings.pricePerLitre, p.code);
     if (price === undefined) unpriced.add(p.code);
     else weighted += price * p.loaded;
   }
