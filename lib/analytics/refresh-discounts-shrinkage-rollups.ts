@@ -13,7 +13,8 @@
  * trips linked to every document of the day).
  */
 import type { Db } from 'mongodb';
-import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
+import { clearMarks, countMarks, markDays, markedDays, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
+import { settleByTenant, throwIfTenantsFailed } from '../db/settle-by-tenant.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { financialDocs, trips } from '../db/collections.ts';
 import { DISCOUNT_DAYS_SOURCE, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
@@ -266,11 +267,13 @@ export async function discountsShrinkageRollupsReady(db: Db): Promise<boolean> {
 /** One pass of the background drain: the document days first (an older version's mark delivery days), then delivery days; any tenant. */
 export async function drainDiscountsShrinkageMarks(db: Db, limit: number, maxTimeMS: number, window?: DrainWindow): Promise<number> {
   let n = 0;
+  const failures = new Map<string, unknown>();
   for (const source of [LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE, DISCOUNT_DAYS_SOURCE, SHRINKAGE_TRIPS_SOURCE] as const) {
     const marks = await someMarks(db, source, limit, window);
-    for (const [tenant, list] of marksByTenant(marks)) await settleMarks(db, tenant, source, list, maxTimeMS);
+    await settleByTenant(marks, (tenant, list) => settleMarks(db, tenant, source, list, maxTimeMS), failures);
     n += marks.length;
   }
+  throwIfTenantsFailed(failures);
   return n;
 }
 

@@ -14,7 +14,8 @@
  */
 import type { Db } from 'mongodb';
 import { isDeepStrictEqual } from 'node:util';
-import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
+import { clearMarks, countMarks, markDays, markedDays, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
+import { settleByTenant, throwIfTenantsFailed } from '../db/settle-by-tenant.ts';
 import { LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
 import { DISPATCH_TO_BILL_TRIPS_SOURCE } from '../trips/trip-days.ts';
 import { mxAddDays, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
@@ -117,7 +118,7 @@ export async function settleDocumentMarksOf(db: Db, tenant: string, maxPasses: n
 /** The drain's pass over document marks of any tenant, at most `limit`. */
 export async function drainDocumentMarks(db: Db, limit: number, maxTimeMS: number, window?: DrainWindow): Promise<number> {
   const marks = await someMarks(db, LEGACY_DISPATCH_TO_BILL_DOCS_SOURCE, limit, window);
-  for (const [tenant, list] of marksByTenant(marks)) await settleDocumentMarks(db, tenant, list, maxTimeMS);
+  throwIfTenantsFailed(await settleByTenant(marks, (tenant, list) => settleDocumentMarks(db, tenant, list, maxTimeMS)));
   return marks.length;
 }
 

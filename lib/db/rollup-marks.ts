@@ -36,6 +36,8 @@ export interface RollupMark {
 export interface DrainWindow {
   quietBefore: Date;
   waitedBefore: Date;
+  /** Tenants whose recompute failed lately: their marks wait for a retry (lib/rollups/rollup-worker.ts). */
+  skipTenants?: readonly string[];
 }
 
 export const ROLLUP_MARK_INDEXES: IndexSpecs = {
@@ -83,7 +85,10 @@ export async function markedDays(db: Db, tenant: string, source: string, fromDay
 }
 
 /** The marks a drain takes now (DrainWindow). */
-const ripe = (window: DrainWindow): Filter<RollupMark> => ({ $or: [{ at: { $lt: window.quietBefore } }, { first: { $lt: window.waitedBefore } }] });
+const ripe = (window: DrainWindow): Filter<RollupMark> => ({
+  $or: [{ at: { $lt: window.quietBefore } }, { first: { $lt: window.waitedBefore } }],
+  ...(window.skipTenants?.length ? { tenant: { $nin: [...window.skipTenants] } } : {}),
+});
 
 /**
  * Whether a drain would take any mark now, of any source and tenant. The worker's probe: one read

@@ -8,7 +8,8 @@
  */
 import type { Db } from 'mongodb';
 import { perDb } from '../db/per-db.ts';
-import { clearMarks, countMarks, markDays, markedDays, marksByTenant, someMarks, type RollupMark } from '../db/rollup-marks.ts';
+import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
+import { settleByTenant, throwIfTenantsFailed } from '../db/settle-by-tenant.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { mxAddDays } from '../time/mexico-city.ts';
 import type { RebuildOptions, RebuildOutcome, RollupKind, VerifyOutcome } from './rollup-kind.ts';
@@ -333,13 +334,14 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
         if (marks.length >= limit) break;
         marks.push(...(await someMarks(db, source, limit - marks.length, window)));
       }
-      for (const [tenant, list] of marksByTenant(marks)) await settleMarks(db, tenant, list, await contextOf(db, tenant), maxTimeMS);
+      const failures = await settleByTenant(marks, async (tenant, list) => settleMarks(db, tenant, list, await contextOf(db, tenant), maxTimeMS));
       let worked = marks.length;
       if (o.months && worked < limit) {
         const monthMarks = await someMarks(db, o.months.source, limit - worked, window);
-        for (const [tenant, list] of marksByTenant(monthMarks)) await settleMonthMarks(db, tenant, list, await contextOf(db, tenant), maxTimeMS);
+        await settleByTenant(monthMarks, async (tenant, list) => settleMonthMarks(db, tenant, list, await contextOf(db, tenant), maxTimeMS), failures);
         worked += monthMarks.length;
       }
+      throwIfTenantsFailed(failures);
       return worked;
     },
 

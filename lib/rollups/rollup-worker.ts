@@ -10,6 +10,7 @@
  */
 import type { Db } from 'mongodb';
 import { anyRipeMarks, type DrainWindow } from '../db/rollup-marks.ts';
+import { TenantsFailedError } from '../db/settle-by-tenant.ts';
 import { ROLLUP_KINDS } from './kinds.ts';
 import type { RollupKind, RollupProgress } from './rollup-kind.ts';
 
@@ -24,6 +25,8 @@ export interface RollupWorker {
 }
 
 const MARKS_PER_PASS = 1000;
+/** How long a tenant whose recompute failed waits before the drain retries it (its reports still settle on read). */
+const FAILED_TENANT_RETRY_MS = 60_000;
 
 export function createRollupWorker(opts: {
   db: Db;
@@ -33,17 +36,46 @@ export function createRollupWorker(opts: {
   maxWaitMs?: number;
   maxTimeMS?: number;
   kinds?: readonly RollupKind[];
+  failedTenantRetryMs?: number;
 }): RollupWorker {
   const everyMs = opts.everyMs ?? 1000;
   const quietMs = opts.quietMs ?? 2000;
   const maxWaitMs = opts.maxWaitMs ?? 30_000;
   const maxTimeMS = opts.maxTimeMS ?? 120_000;
   const kinds = opts.kinds ?? ROLLUP_KINDS;
+  const retryMs = opts.failedTenantRetryMs ?? FAILED_TENANT_RETRY_MS;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
 
-  const window = (): DrainWindow => ({ quietBefore: new Date(Date.now() - quietMs), waitedBefore: new Date(Date.now() - maxWaitMs) });
+  // Per kind, the tenants whose recompute failed and when each is retried: the drain skips them until then.
+  const held = new Map<string, Map<string, number>>();
+  const heldTenants = (kind?: string): string[] => {
+    const now = Date.now();
+    const out = new Set<string>();
+    for (const [name, tenants] of held)
+      for (const [tenant, until] of tenants) {
+        if (until <= now) tenants.delete(tenant);
+        else if (kind === undefined || kind === name) out.add(tenant);
+      }
+    return [...out];
+  };
+  const window = (kind?: string): DrainWindow => ({
+    quietBefore: new Date(Date.now() - quietMs),
+    waitedBefore: new Date(Date.now() - maxWaitMs),
+    skipTenants: heldTenants(kind),
+  });
+  const hold = (kind: string, err: TenantsFailedError): void => {
+    const tenants = held.get(kind) ?? new Map<string, number>();
+    for (const [tenant, cause] of err.failures) {
+      tenants.set(tenant, Date.now() + retryMs);
+      opts.logger.error(
+        { err: cause, kind, tenant },
+        `rollups ${kind}: recompute of ${tenant} failed; its marks stay, retried in ${retryMs / 1000} s, the other tenants go on`,
+      );
+    }
+    held.set(kind, tenants);
+  };
   const progress = (p: RollupProgress): void => opts.logger.info({ ...p }, `rollups ${p.kind}: ${p.phase} ${p.done}/${p.total} of ${p.tenant}`);
 
   async function passOf(kind: RollupKind, marked: boolean): Promise<void> {
@@ -60,20 +92,22 @@ export function createRollupWorker(opts: {
     }
     // With no mark to take when the pass began there is nothing to drain (a mark made or ripe since waits a pass).
     if (!marked) return;
-    while (!stopped && (await kind.drain(opts.db, MARKS_PER_PASS, maxTimeMS, window())) === MARKS_PER_PASS);
+    while (!stopped && (await kind.drain(opts.db, MARKS_PER_PASS, maxTimeMS, window(kind.name))) === MARKS_PER_PASS);
   }
 
   async function pass(): Promise<void> {
     // An idle service, or one whose marks are all still being made (an import), reads one mark a
     // second, not every kind's marks of every source (about 20 reads a second).
+    // Held tenants' marks do not count: a tenant held by one kind has its other marks drained on the pass that held it.
     const marked = await anyRipeMarks(opts.db, window()).catch(() => true);
     // One kind failing leaves its marks for the next pass; the others go on.
     for (const kind of kinds) {
       if (stopped) return;
       // A rebuild (a kind not ready) marks days and settles them itself; what it leaves, the next pass sees.
-      await passOf(kind, marked).catch((err: unknown) =>
-        opts.logger.error({ err, kind: kind.name }, `rollups ${kind.name}: pass failed; the marks stay and the next pass retries`),
-      );
+      await passOf(kind, marked).catch((err: unknown) => {
+        if (err instanceof TenantsFailedError) hold(kind.name, err);
+        else opts.logger.error({ err, kind: kind.name }, `rollups ${kind.name}: pass failed; the marks stay and the next pass retries`);
+      });
     }
   }
 

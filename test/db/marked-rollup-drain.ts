@@ -9,6 +9,8 @@ import { startEmbeddedMongo } from '../../scripts/embedded-mongo/launcher.ts';
 import { connectMongo } from '../../lib/db/client.ts';
 import { markDays, ROLLUP_MARKS, type RollupMark } from '../../lib/db/rollup-marks.ts';
 import { markedRollupKind } from '../../lib/rollups/marked-rollup-kind.ts';
+import { TenantsFailedError } from '../../lib/db/settle-by-tenant.ts';
+import { createRollupWorker } from '../../lib/rollups/rollup-worker.ts';
 
 export default async function markedRollupDrainTests(t: Test): Promise<void> {
   t.setTimeout(120_000);
@@ -18,7 +20,7 @@ export default async function markedRollupDrainTests(t: Test): Promise<void> {
   t.teardown(() => client.close());
   const marks = db.collection<RollupMark>(ROLLUP_MARKS);
 
-  const kindOf = (grain: 'day' | 'month') => {
+  const kindOf = (grain: 'day' | 'month', failing?: string) => {
     const runs: string[][] = [];
     const months: string[][] = [];
     const kind = markedRollupKind({
@@ -33,7 +35,11 @@ export default async function markedRollupDrainTests(t: Test): Promise<void> {
       documentDays: async () => new Map(),
       keptUnits: async () => [],
       deleteOf: async () => {},
-      recompute: async (_db, tenant, run) => void runs.push([tenant, ...run]),
+      recompute: async (_db, tenant, run) => {
+        runs.push([tenant, ...run]);
+        // A document this tenant's recompute cannot read.
+        if (tenant === failing) throw new TypeError(`cannot read ${tenant}'s document`);
+      },
       differing: async () => [],
       months: {
         source: `drain-${grain}-months`,
@@ -82,6 +88,60 @@ export default async function markedRollupDrainTests(t: Test): Promise<void> {
     t.same(runs, [['AAA010101AAA', '2026-10-15', '2026-10-16']]);
     t.equal(await kind.drain(db, 2, 60_000), 2, 'the last day, then the month the days marked');
     t.same(runs[1], ['AAA010101AAA', '2026-10-17']);
+    await marks.deleteMany({});
+  });
+
+  // The marks are taken in tenant order: a tenant whose recompute fails used to stop the drain
+  // there, pass after pass, and every tenant after it was never drained in the background.
+  t.test("a tenant whose recompute fails keeps its marks; the others' are settled, and the failure is raised after", async (t) => {
+    const { kind, runs } = kindOf('day', 'AAA010101AAA');
+    await markDays(db, 'AAA010101AAA', 'issued', ['2026-10-15']);
+    await markDays(db, 'BBB010101BBB', 'issued', ['2026-10-15']);
+    await markDays(db, 'CCC010101CCC', 'received', ['2026-10-16']);
+    const err = await kind.drain(db, 1000, 60_000).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    t.type(err, TenantsFailedError);
+    t.same([...(err as TenantsFailedError).failures.keys()], ['AAA010101AAA']);
+    t.same(
+      runs.map((r) => r[0]),
+      ['AAA010101AAA', 'BBB010101BBB', 'CCC010101CCC'],
+    );
+    t.same(
+      (await marks.find({}, { sort: { _id: 1 } }).toArray()).map((m) => `${m.tenant} ${m.source} ${m.day}`),
+      ['AAA010101AAA issued 2026-10-15'],
+    );
+    await marks.deleteMany({});
+  });
+
+  t.test('the worker holds a failing tenant for a while and drains the others meanwhile', async (t) => {
+    const { kind, runs } = kindOf('day', 'AAA010101AAA');
+    const errors: { tenant?: string; kind?: string }[] = [];
+    const worker = createRollupWorker({
+      db,
+      kinds: [kind],
+      everyMs: 10,
+      quietMs: 0,
+      // Longer than any run of this test, however loaded the machine.
+      failedTenantRetryMs: 3_600_000,
+      logger: { info: () => {}, error: (obj: { tenant?: string; kind?: string }) => void errors.push(obj) },
+    });
+    await markDays(db, 'AAA010101AAA', 'issued', ['2026-10-15']);
+    await markDays(db, 'BBB010101BBB', 'issued', ['2026-10-15']);
+    await worker.start();
+    t.teardown(() => worker.stop());
+    const settled = async (tenant: string) => (await marks.countDocuments({ tenant })) === 0;
+    for (let i = 0; i < 600 && !(await settled('BBB010101BBB')); i++) await new Promise((r) => setTimeout(r, 50));
+    t.ok(await settled('BBB010101BBB'), "the other tenant's marks are settled");
+    // Written while the failing tenant is held: drained at once all the same.
+    await markDays(db, 'CCC010101CCC', 'issued', ['2026-10-20']);
+    for (let i = 0; i < 600 && !(await settled('CCC010101CCC')); i++) await new Promise((r) => setTimeout(r, 50));
+    t.ok(await settled('CCC010101CCC'), 'a tenant marked later is drained while the failing one is held');
+    await worker.stop();
+    t.notOk(await settled('AAA010101AAA'), "the failing tenant's marks stay");
+    t.equal(runs.filter((r) => r[0] === 'AAA010101AAA').length, 1, 'tried once, then held');
+    t.match(errors, [{ tenant: 'AAA010101AAA', kind: 'drain-day' }]);
     await marks.deleteMany({});
   });
 }
