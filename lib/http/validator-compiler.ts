@@ -2,6 +2,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import type { FastifyRouteSchemaDef } from 'fastify/types/schema.js';
 import { validators, type GeneratedValidator } from '../../generated/validators.js';
 import { BINARY_MEDIA_TYPES, binaryBodyValidator } from './binary-bodies.ts';
+import { refusingNonFiniteNumbers } from './finite-numbers.ts';
 
 /**
  * Fastify asks for a validator per route and part; we answer with the one
@@ -21,7 +22,7 @@ export type ValidatorRefiner = (validate: GeneratedValidator) => GeneratedValida
 /** Refiners by validator key: `"<METHOD> <route> <part>"` (e.g. `POST /api/webhooks body`). */
 export type ValidatorRefiners = Readonly<Record<string, ValidatorRefiner>>;
 
-function compile({ method, url, httpPart, contentType }: FastifyRouteSchemaDef<unknown>, refiners: ValidatorRefiners) {
+function compile({ schema, method, url, httpPart, contentType }: FastifyRouteSchemaDef<unknown>, refiners: ValidatorRefiners) {
   // Binary bodies (string/binary in the spec) are bytes, not JSON: nothing to validate but their type.
   if (httpPart === 'body' && (BINARY_MEDIA_TYPES as readonly string[]).includes(contentType ?? '')) return binaryBodyValidator as never;
   // The HEAD twin of a GET route (exposeHeadRoutes) validates exactly as the GET.
@@ -29,5 +30,7 @@ function compile({ method, url, httpPart, contentType }: FastifyRouteSchemaDef<u
   const validate = validators[key];
   if (!validate) throw new Error(`no generated validator for "${key}": run npm run generate`);
   const refine = refiners[key];
-  return (refine ? refine(validate) : validate) as never;
+  // What is coerced from text (query, path, headers) may overflow to Infinity: refused (finite-numbers.ts).
+  const checked = httpPart === 'body' ? validate : refusingNonFiniteNumbers(validate, schema);
+  return (refine ? refine(checked) : checked) as never;
 }
