@@ -480,12 +480,13 @@ function roadTransport(mercancias: XmlElement, ns: string, road: string): XmlEle
 function address(u: XmlElement, ns: string, id: string): Pick<CartaPorteLocation, 'street' | 'municipality' | 'locality' | 'state' | 'country' | 'zip'> {
   const dom = childOf(u, ns, 'Domicilio') ?? reject(`Ubicacion ${id} has no Domicilio`);
   return {
-    street: [dom.attrs.Calle, dom.attrs.NumeroExterior].filter(Boolean).join(' '),
-    municipality: dom.attrs.Municipio ?? '',
-    locality: dom.attrs.Localidad ?? '',
+    // Trimmed, as every other attribute read (opt, req): "  210 " is 210.
+    street: [opt(dom, 'Calle'), opt(dom, 'NumeroExterior')].filter(Boolean).join(' '),
+    municipality: opt(dom, 'Municipio') ?? '',
+    locality: opt(dom, 'Localidad') ?? '',
     state: req(dom, 'Estado'),
-    country: dom.attrs.Pais ?? 'MEX',
-    zip: dom.attrs.CodigoPostal ?? '',
+    country: opt(dom, 'Pais') ?? 'MEX',
+    zip: opt(dom, 'CodigoPostal') ?? '',
   };
 }
 

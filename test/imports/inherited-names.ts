@@ -11,6 +11,7 @@
  *     the file, as an unknown code does.
  *   - A product code without a price in the tenant's settings is an unpriced product.
  *   - A state key the SAT catalogue does not hold is kept as the province, as any unknown key is.
+ *   - Attributes are read trimmed (the address's too, which were kept as written).
  * The trip: 20,000 l of "constructor" (unpriced) and 12,000 l of gasoline 15101514 (23.90/l, the
  * default settings) loaded, 31,930 offloaded: 70 l short, all beyond a 0 % tolerance. The leg's
  * price per litre is the priced litres' value over all litres loaded: 23.90 × 12,000 ÷ 32,000 =
@@ -63,7 +64,10 @@ export default async function inheritedNamesTests(t: Test): Promise<void> {
   const carta = fixture('11-carta-porte-two-products.xml')
     .toString('utf8')
     .replaceAll('BienesTransp="15101505"', 'BienesTransp="constructor"')
-    .replace('Estado="VER"', 'Estado="__proto__"');
+    .replace('Estado="VER"', 'Estado="__proto__"')
+    // Padded, as some issuers' software writes them: read trimmed, as every other attribute is.
+    .replace('Calle="Av. Marina Mercante"', 'Calle="  Av. Marina Mercante "')
+    .replace('CodigoPostal="91700"', 'CodigoPostal=" 91700\t"');
 
   t.test('a BienesTransp "constructor" is an unpriced product, an Estado "__proto__" its own province', async (t) => {
     const res = await post([{ name: 'carta.xml', content: carta }]);
@@ -75,6 +79,8 @@ export default async function inheritedNamesTests(t: Test): Promise<void> {
     const [trip] = shipments.body.data;
     t.equal(trip.origin.address.province, '__proto__');
     t.equal(trip.origin.address.state, '__proto__');
+    t.equal(trip.origin.address.street, 'Av. Marina Mercante 210');
+    t.equal(trip.origin.address.zip, '91700');
     t.same(
       trip.shipments[0].products.map((p: { code: string }) => p.code),
       ['constructor', '15101514'],
