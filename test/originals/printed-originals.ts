@@ -317,6 +317,23 @@ export default async function printedOriginalsTests(t: Test): Promise<void> {
     t.match(res.json<{ error: { reason: string; details: string[] } }>().error, { reason: 'payload_too_large', details: [/more than 50 pages/] });
   });
 
+  // pdfkit fits a word wider than its cell character by character, in time that grows with the
+  // square of its length: a run of 20,000 characters is printed in lines of at most 1,000 (its
+  // time is in docs/benchmarks.md), every character still on the form.
+  t.test('a 20,000-character description without a space is printed whole', async (t) => {
+    const run = '~'.repeat(20_000);
+    const built = invoiceXml({
+      issuer: 'EKU9003173C9',
+      receiver: 'XEXX010101000',
+      uuid: 'A1B2C3D4-0038-4000-8000-000000000061',
+      fecha: '2026-11-03T12:00:00',
+      lines: [{ desc: `Flete ${run} fin`, amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+    });
+    const { key, pdfLink } = await importedInvoice(t, Buffer.from(built.xml), built.xml);
+    const text = await checkPrinted(t, pdfLink, key, built.xml, ['Flete', 'fin']);
+    t.equal(text.split('~').length - 1, 20_000, "every '~' of the run is on the form");
+  });
+
   t.test('MCP: the originals toolset mints a link to the PDF, returned as a resource link', async (t) => {
     const xml = corpusFile('files/cfdiutils-cfdi33-real.xml').toString('utf8');
     const key = await keyOf(attr(xml, 'Emisor', 'Rfc'));
