@@ -329,10 +329,10 @@ export default async function engineTests(t: Test): Promise<void> {
     // second time ("$b" read as the field b, "$$ROOT diesel" an undefined variable), and $sum of an
     // array and $convert their values again; an array literal's elements it never evaluated.
     t.test('aggregate: the objects a stage produces hold values, never expressions', async (t) => {
-      type Doc = { _id: number; n: number; a: string; b: string; r: string; sub: Document; sarr: unknown[]; arr: unknown[] };
+      type Doc = { _id: number; n: number; a: string; b: string; r: string; c: string; sub: Document; sarr: unknown[]; arr: unknown[] };
       const coll = db.collection<Doc>('stage-values');
       const sub = { k: '$b', r: '$$ROOT', deep: { z: '$b' } };
-      const stored: Doc = { _id: 1, n: 5, a: '$b', b: 'B', r: '$$ROOT diesel', sub, sarr: ['$$ROOT diesel', '$n', 3], arr: ['$a'] };
+      const stored: Doc = { _id: 1, n: 5, a: '$b', b: 'B', r: '$$ROOT diesel', c: '$$CURRENT.a', sub, sarr: ['$$ROOT diesel', '$n', 3], arr: ['$a'] };
       await coll.insertOne(stored);
       const one = async (pipeline: Document[]) => (await coll.aggregate(pipeline).toArray())[0];
 
@@ -344,8 +344,8 @@ export default async function engineTests(t: Test): Promise<void> {
       t.same(await one([{ $project: { _id: 0, c: { $cond: [true, { k: '$a' }, null] }, i: { $ifNull: ['$nope', '$sub'] } } }]), { c: { k: '$b' }, i: sub });
       t.same(await one([{ $addFields: { root: '$$ROOT' } }, { $project: { _id: 0, root: 1 } }]), { root: stored });
       t.same(await one([{ $replaceRoot: { newRoot: '$sub' } }]), sub);
-      t.same(await one([{ $group: { _id: { k: '$a', r: '$r' }, subs: { $push: '$sub' }, roots: { $push: '$$ROOT' }, o: { $first: { k: '$a' } } } }]), {
-        _id: { k: '$b', r: '$$ROOT diesel' },
+      t.same(await one([{ $group: { _id: { k: '$a', r: '$r', c: '$c' }, subs: { $push: '$sub' }, roots: { $push: '$$ROOT' }, o: { $first: { k: '$a' } } } }]), {
+        _id: { k: '$b', r: '$$ROOT diesel', c: '$$CURRENT.a' },
         subs: [sub],
         roots: [stored],
         o: { k: '$b' },
