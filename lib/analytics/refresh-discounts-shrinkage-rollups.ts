@@ -14,7 +14,7 @@
  */
 import type { Db } from 'mongodb';
 import { clearMarks, countMarks, markDays, markedDays, someMarks, type DrainWindow, type RollupMark } from '../db/rollup-marks.ts';
-import { settleByTenant, throwIfTenantsFailed } from '../db/settle-by-tenant.ts';
+import { settleByTenant, settleTenant, throwIfTenantsFailed } from '../db/settle-by-tenant.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { financialDocs, trips } from '../db/collections.ts';
 import { DISCOUNT_DAYS_SOURCE, LEGACY_DISCOUNTS_SHRINKAGE_DOCS_SOURCE } from '../finance/financial-doc-days.ts';
@@ -309,6 +309,7 @@ export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOpti
   const all = [...new Set([...(await tenantsWithDocuments(db)), ...(await tenantsWithTrips(db))])];
   const tenants = opts.tenants ?? all;
   let units = 0;
+  const failures = new Map<string, unknown>();
   for (const tenant of tenants) {
     const docDays = await daysOfDocuments(db, tenant);
     const tripDays = await deliveryDaysOfTrips(db, tenant);
@@ -326,19 +327,26 @@ export async function rebuildDiscountsShrinkageRollups(db: Db, opts: RebuildOpti
     opts.onProgress?.({ kind: 'discounts-shrinkage', tenant, phase: 'marking', done: total, total });
     let done = 0;
     // Runs of REBUILD_RUN_DAYS; one run per pass when the rebuild may be told to stop (it stops within one).
-    await settleAll(db, tenant, maxTimeMS, {
-      whole: true,
-      perPass: opts.stopped ? REBUILD_RUN_DAYS : Math.max(MARKS_PER_PASS, REBUILD_RUN_DAYS),
-      ...(opts.stopped ? { stopped: opts.stopped } : {}),
-      onDays: (n) => {
-        done += n;
-        opts.onProgress?.({ kind: 'discounts-shrinkage', tenant, phase: 'computing', done: Math.min(done, total), total });
-      },
-    });
+    // A tenant whose recompute fails keeps its marks and the rebuild goes on (lib/rollups/marked-rollup-kind.ts, rebuild).
+    await settleTenant(
+      tenant,
+      () =>
+        settleAll(db, tenant, maxTimeMS, {
+          whole: true,
+          perPass: opts.stopped ? REBUILD_RUN_DAYS : Math.max(MARKS_PER_PASS, REBUILD_RUN_DAYS),
+          ...(opts.stopped ? { stopped: opts.stopped } : {}),
+          onDays: (n) => {
+            done += n;
+            opts.onProgress?.({ kind: 'discounts-shrinkage', tenant, phase: 'computing', done: Math.min(done, total), total });
+          },
+        }),
+      failures,
+    );
     if (opts.stopped?.()) return { tenants: tenants.length, units, stopped: true };
     units += total;
   }
   if (all.every((t) => tenants.includes(t))) await writeRollupState(db, DISCOUNTS_SHRINKAGE_ROLLUP_STATE, DISCOUNTS_SHRINKAGE_ROLLUP_VERSION);
+  throwIfTenantsFailed(failures);
   return { tenants: tenants.length, units, stopped: false };
 }
 

@@ -14,20 +14,23 @@ export class TenantsFailedError extends Error {
   }
 }
 
+/** Runs one tenant's settle; its failure is recorded in `failures`, not thrown (a tenant already there is skipped). */
+export async function settleTenant(tenant: string, settle: () => Promise<unknown>, failures: Map<string, unknown>): Promise<void> {
+  if (failures.has(tenant)) return;
+  try {
+    await settle();
+  } catch (err) {
+    failures.set(tenant, err);
+  }
+}
+
 /** Settles each tenant's marks with `settle`; answers the tenants that failed (their errors), the others settled. */
 export async function settleByTenant(
   marks: readonly RollupMark[],
   settle: (tenant: string, list: RollupMark[]) => Promise<unknown>,
   failures: Map<string, unknown> = new Map(),
 ): Promise<Map<string, unknown>> {
-  for (const [tenant, list] of marksByTenant(marks)) {
-    if (failures.has(tenant)) continue;
-    try {
-      await settle(tenant, list);
-    } catch (err) {
-      failures.set(tenant, err);
-    }
-  }
+  for (const [tenant, list] of marksByTenant(marks)) await settleTenant(tenant, () => settle(tenant, list), failures);
   return failures;
 }
 

@@ -9,7 +9,7 @@
 import type { Db } from 'mongodb';
 import { perDb } from '../db/per-db.ts';
 import { clearMarks, countMarks, markDays, markedDays, someMarks, type RollupMark } from '../db/rollup-marks.ts';
-import { settleByTenant, throwIfTenantsFailed } from '../db/settle-by-tenant.ts';
+import { settleByTenant, settleTenant, throwIfTenantsFailed } from '../db/settle-by-tenant.ts';
 import { deleteRollupState, readRollupState, writeRollupState } from '../db/rollup-state.ts';
 import { mxAddDays } from '../time/mexico-city.ts';
 import type { RebuildOptions, RebuildOutcome, RollupKind, VerifyOutcome } from './rollup-kind.ts';
@@ -287,27 +287,37 @@ export function markedRollupKind<C = undefined>(o: MarkedRollupOptions<C>): Mark
       const all = await o.tenants(db);
       const tenants = opts.tenants ?? all;
       let units = 0;
+      const failures = new Map<string, unknown>();
       for (const tenant of tenants) {
         const total = await markAll(db, tenant);
         await o.deleteOf(db, tenant);
         opts.onProgress?.({ kind: o.name, tenant, phase: 'marking', done: total, total });
         const ctx = await contextOf(db, tenant);
         let done = 0;
-        // A run per pass when the rebuild may be told to stop (the service shutting down): it stops within one; the marks stay for the next start.
-        // Runs of rebuildRunDays: the whole history is read, in fewer and larger reads than a report's settle.
-        await settleAll(db, tenant, ctx, maxTimeMS, {
-          whole: true,
-          perPass: opts.stopped ? (o.grain === 'day' ? rebuildRunDays : 1) : Math.max(o.marksPerPass, rebuildRunDays),
-          ...(opts.stopped ? { stopped: opts.stopped } : {}),
-          onUnits: (n) => {
-            done += n;
-            opts.onProgress?.({ kind: o.name, tenant, phase: 'computing', done: Math.min(done, total), total });
-          },
-        });
+        // A tenant whose recompute fails keeps the marks of the days not yet settled, as after any failed
+        // write: kept days and marks still answer alike, and the drain retries them. The rebuild goes on:
+        // stopping there had the worker start it again from the first tenant every second.
+        await settleTenant(
+          tenant,
+          () =>
+            // A run per pass when the rebuild may be told to stop (the service shutting down): it stops within one; the marks stay for the next start.
+            // Runs of rebuildRunDays: the whole history is read, in fewer and larger reads than a report's settle.
+            settleAll(db, tenant, ctx, maxTimeMS, {
+              whole: true,
+              perPass: opts.stopped ? (o.grain === 'day' ? rebuildRunDays : 1) : Math.max(o.marksPerPass, rebuildRunDays),
+              ...(opts.stopped ? { stopped: opts.stopped } : {}),
+              onUnits: (n) => {
+                done += n;
+                opts.onProgress?.({ kind: o.name, tenant, phase: 'computing', done: Math.min(done, total), total });
+              },
+            }),
+          failures,
+        );
         if (opts.stopped?.()) return { tenants: tenants.length, units, stopped: true };
         units += total;
       }
       if (all.every((t) => tenants.includes(t))) await writeRollupState(db, o.stateName, o.version);
+      throwIfTenantsFailed(failures);
       return { tenants: tenants.length, units, stopped: false };
     },
 

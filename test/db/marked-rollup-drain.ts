@@ -20,7 +20,7 @@ export default async function markedRollupDrainTests(t: Test): Promise<void> {
   t.teardown(() => client.close());
   const marks = db.collection<RollupMark>(ROLLUP_MARKS);
 
-  const kindOf = (grain: 'day' | 'month', failing?: string) => {
+  const kindOf = (grain: 'day' | 'month', failing?: string, history: Record<string, string[]> = {}) => {
     const runs: string[][] = [];
     const months: string[][] = [];
     const kind = markedRollupKind({
@@ -30,9 +30,9 @@ export default async function markedRollupDrainTests(t: Test): Promise<void> {
       sources: ['issued', 'received'],
       grain,
       marksPerPass: 100,
-      tenants: async () => [],
+      tenants: async () => Object.keys(history),
       isEmpty: async () => true,
-      documentDays: async () => new Map(),
+      documentDays: async (_db, tenant) => new Map([['issued', history[tenant] ?? []]]),
       keptUnits: async () => [],
       deleteOf: async () => {},
       recompute: async (_db, tenant, run) => {
@@ -142,6 +142,28 @@ export default async function markedRollupDrainTests(t: Test): Promise<void> {
     t.notOk(await settled('AAA010101AAA'), "the failing tenant's marks stay");
     t.equal(runs.filter((r) => r[0] === 'AAA010101AAA').length, 1, 'tried once, then held');
     t.match(errors, [{ tenant: 'AAA010101AAA', kind: 'drain-day' }]);
+    await marks.deleteMany({});
+  });
+
+  // A rebuild used to stop at the failing tenant, the kind never recorded as built: the worker started
+  // it again from the first tenant on every pass.
+  t.test('a rebuild goes on past a tenant whose recompute fails, records the kind built, and raises the failure after', async (t) => {
+    const { kind, runs } = kindOf('day', 'AAA010101AAA', { AAA010101AAA: ['2026-10-15'], BBB010101BBB: ['2026-10-16'] });
+    const err = await kind.rebuild(db).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    t.type(err, TenantsFailedError);
+    t.same([...(err as TenantsFailedError).failures.keys()], ['AAA010101AAA']);
+    t.same(runs, [
+      ['AAA010101AAA', '2026-10-15'],
+      ['BBB010101BBB', '2026-10-16'],
+    ]);
+    t.ok(await kind.ready(db), 'recorded as built: the marks left answer for the failing tenant');
+    t.same(
+      (await marks.find({}).toArray()).map((m) => `${m.tenant} ${m.source} ${m.day}`),
+      ['AAA010101AAA issued 2026-10-15'],
+    );
     await marks.deleteMany({});
   });
 }
