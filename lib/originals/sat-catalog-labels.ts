@@ -5,6 +5,8 @@
  * printed alone. Pure.
  */
 
+import { ownEntry } from '../shared/own-entry.ts';
+
 const FORMA_PAGO: Readonly<Record<string, string>> = {
   '01': 'Efectivo',
   '02': 'Cheque nominativo',
@@ -131,9 +133,9 @@ const CATALOGS: Readonly<Record<CatalogName, Readonly<Record<string, string>>>> 
 /** `03 Transferencia electrónica de fondos`; the key alone when unknown; '' when absent. */
 export function labelled(catalog: CatalogName, key: string): string {
   if (!key) return '';
-  const name = Object.hasOwn(CATALOGS[catalog], key) ? CATALOGS[catalog][key] : undefined;
+  const name = ownEntry(CATALOGS[catalog], key);
   return name ? `${key} ${name}` : key;
 }
 
 /** The tax's short name (IVA, ISR, IEPS) or its key. */
-export const taxName = (key: string): string => (Object.hasOwn(IMPUESTO, key) ? IMPUESTO[key]! : key);
+export const taxName = (key: string): string => ownEntry(IMPUESTO, key) ?? key;
