@@ -12,7 +12,7 @@ import { API_KEY_INDEXES } from './auth/api-keys-indexes.ts';
 import { OAUTH_RECORD_INDEXES } from './auth/oauth-records-indexes.ts';
 import { ALERT_INDEXES } from './alerts/alert-indexes.ts';
 import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
-import { RECEIVED_INDEXES } from './received/received-indexes.ts';
+import { RECEIVED_INDEXES, RETIRED_RECEIVED_INDEXES } from './received/received-indexes.ts';
 import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
@@ -58,4 +58,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await dropRetiredIndexes(db, RETIRED_TRIP_INDEXES);
   await dropRetiredIndexes(db, RETIRED_RECEIVABLES_INDEXES);
   await dropRetiredIndexes(db, RETIRED_TAX_POSITION_INDEXES);
+  await dropRetiredIndexes(db, RETIRED_RECEIVED_INDEXES);
 }

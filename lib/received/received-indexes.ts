@@ -1,6 +1,6 @@
 /** The indexes of received CFDIs, `receivedFacts`, `receivedDocs` and `receivedAssignments` (lib/received/received-repo.ts, received-assignments-repo.ts). */
 import { COLLECTIONS } from '../db/collections.ts';
-import type { IndexSpecs } from '../db/indexes.ts';
+import type { IndexSpecs, RetiredIndexes } from '../db/indexes.ts';
 
 export const RECEIVED_INDEXES: IndexSpecs = {
   // The facts of each received invoice, its cancellations by UUID.
@@ -13,9 +13,15 @@ export const RECEIVED_INDEXES: IndexSpecs = {
     { key: { tenant: 1, paymentState: 1, date: -1, _id: -1 }, name: 'tenant_payment_state_date' },
     // The tax position and the DIOT (lib/tax): the documents with a settlement (PUE, payment, credit note) dated in a month.
     { key: { tenant: 1, 'settlements.date': 1 }, name: 'tenant_settlement_date' },
-    // Re-categorizing a tenant's documents when its rules change: by the code each follows.
-    { key: { tenant: 1, mainCode: 1 }, name: 'tenant_main_code' },
+    // Re-categorizing a tenant's documents when its rules change: by the code each follows, then the category it has,
+    // so finding those whose category differs reads only them.
+    { key: { tenant: 1, mainCode: 1, category: 1 }, name: 'tenant_main_code_category' },
   ],
   // The carrier's assignments are read by `_id` (the document's id, tenant-checked); a tenant's all at once when its data is dropped.
   [COLLECTIONS.receivedAssignments]: [{ key: { tenant: 1 }, name: 'tenant' }],
+};
+
+/** Replaced by tenant_main_code_category (the category added: a change of rules read every document of a code). */
+export const RETIRED_RECEIVED_INDEXES: RetiredIndexes = {
+  [COLLECTIONS.receivedDocs]: ['tenant_main_code'],
 };

@@ -9,7 +9,7 @@ import { findSortedPage } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { InstantRange } from '../shared/date-range.ts';
 import { sameContent } from '../shared/same-content.ts';
-import type { ReceivedCategory } from '../model/tenant-settings.ts';
+import { RECEIVED_CATEGORIES, type ReceivedCategory } from '../model/tenant-settings.ts';
 import type { ReceivedDocRow, ReceivedFactKind, ReceivedFactRecord, ReceivedPaymentState } from './received-rows.ts';
 import { writeMarkingReceivedDays, type DatedReceivedDocument } from './received-doc-days.ts';
 
@@ -141,6 +141,8 @@ export async function receivedMainCodes(db: Db, tenant: string, maxTimeMS: numbe
 
 /** Documents re-categorized per update: their days are marked around each batch. */
 const CATEGORY_BATCH = 1000;
+/** Codes per query: codes × other categories stay within the embedded engine's 1,000 index points (QueryPlan). */
+const CODES_PER_QUERY = 150;
 
 /**
  * Sets the category of the tenant's documents that follow these codes (the stored documents'
@@ -150,10 +152,9 @@ const CATEGORY_BATCH = 1000;
  */
 export async function setCategoryOfCodes(db: Db, tenant: string, codes: readonly string[], category: ReceivedCategory, maxTimeMS: number): Promise<void> {
   if (!codes.length) return;
-  const cursor = receivedDocs(db).find(
-    { tenant, mainCode: { $in: [...codes] }, category: { $ne: category } },
-    { projection: { _id: 1, date: 1, 'settlements.date': 1 }, maxTimeMS, batchSize: CATEGORY_BATCH },
-  );
+  // The other categories by name, not `$ne`: each code × category is an index point of tenant_main_code_category,
+  // so unchanged rules read no document (a `$ne` read every document of the codes: 8.3 s at 1M/1M).
+  const others = RECEIVED_CATEGORIES.filter((c) => c !== category);
   let batch: (DatedReceivedDocument & { _id: string })[] = [];
   const flush = async (): Promise<void> => {
     const ids = batch.map((d) => d._id);
@@ -162,9 +163,15 @@ export async function setCategoryOfCodes(db: Db, tenant: string, codes: readonly
     );
     batch = [];
   };
-  for await (const d of cursor) {
-    batch.push(d);
-    if (batch.length >= CATEGORY_BATCH) await flush();
+  for (let i = 0; i < codes.length; i += CODES_PER_QUERY) {
+    const cursor = receivedDocs(db).find(
+      { tenant, mainCode: { $in: codes.slice(i, i + CODES_PER_QUERY) }, category: { $in: others } },
+      { projection: { _id: 1, date: 1, 'settlements.date': 1 }, maxTimeMS, batchSize: CATEGORY_BATCH },
+    );
+    for await (const d of cursor) {
+      batch.push(d);
+      if (batch.length >= CATEGORY_BATCH) await flush();
+    }
   }
   if (batch.length) await flush();
 }

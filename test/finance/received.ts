@@ -452,4 +452,37 @@ export default async function receivedTests(t: Test): Promise<void> {
     );
     t.equal(doc.category, 'fuel', 'the largest concept (the last, 115.00) gives the document its category');
   });
+
+  t.test('a rule over many codes moves every document that follows one of them, and back', async (t) => {
+    // 160 documents of tenant B, each with its own code under 601 (no default rule: "other"), more codes than one
+    // query of the re-categorizing takes; plus the fuel document of the test before.
+    const files = Array.from({ length: 160 }, (_, i) => ({
+      name: `code-${i}.xml`,
+      content: invoiceXml({
+        issuer: CARRIER,
+        receiver: TENANT_B,
+        uuid: `9D1C0E55-0100-4000-8000-${String(i).padStart(12, '0')}`,
+        fecha: '2026-10-21T09:00:00',
+        method: 'PUE',
+        lines: [{ code: `601${String(i).padStart(5, '0')}`, desc: `Llanta ${i}`, amount: 1_000, transfers: [{ tax: '002', rate: 0.16 }] }],
+      }).xml,
+    }));
+    const imported = await post(files, KEY_B);
+    t.equal(imported.files.filter((f) => f.status === 'created').length, 160);
+    const put = (rules: unknown) =>
+      h.app.inject({
+        method: 'PUT',
+        url: '/api/received-category-rules',
+        headers: { 'x-api-key': KEY_B, 'content-type': 'application/json' },
+        payload: JSON.stringify({ rules }),
+      });
+    const total = async (category: string) => (await get(`/api/received-docs?category=${category}&limit=1`, KEY_B)).body.meta.total;
+    t.equal(await total('other'), 160);
+    t.equal((await put([{ code: '601', category: 'tyres' }])).statusCode, 200);
+    t.same([await total('tyres'), await total('other'), await total('fuel')], [160, 0, 1], 'all 160 are tyres; the fuel one stays');
+    t.equal((await put([{ code: '601', category: 'tyres' }])).statusCode, 200, 'the same rules again');
+    t.equal(await total('tyres'), 160);
+    t.equal((await put([])).statusCode, 200);
+    t.same([await total('tyres'), await total('other'), await total('fuel')], [0, 160, 1], 'back to the defaults');
+  });
 }
