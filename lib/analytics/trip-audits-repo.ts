@@ -214,9 +214,9 @@ const fleetTripProjection: Document = {
  *
  * The legs loaded before the days and still on the road on the first are read by the narrower of
  * two ranges: those loaded in the 31 days before (~88,000 trips at 1M/1M, to find a few hundred),
- * or, when the days began less than 31 days before `now`, those offloaded since they began (no leg
- * is offloaded in the future: instants are set when things happen), which for a write of today is
- * today's deliveries. Both find the same trips.
+ * or, when the days began less than 31 days before `now`, those offloaded since they began (a
+ * recorded delivery is never in the future; a Carta Porte's planned arrival can be days ahead, a few
+ * more trips), which for a write of today is about today's deliveries. Both find the same trips.
  */
 export async function* streamTripsTouchingDays(
   db: Db,
