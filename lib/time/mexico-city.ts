@@ -112,6 +112,8 @@ export function mxWallTimeToEpoch(year: number, month: number, day: number, hour
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const MONTH_RE = /^(\d{4})-(\d{2})$/;
 const WALL_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/;
+/** The same with an offset: `Z`, `±hh:mm` or `±hhmm`. */
+const OFFSET_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(?:Z|([+-])(\d{2}):?(\d{2}))$/i;
 
 interface Ymd {
   year: number;
@@ -261,17 +263,22 @@ export function isoWeekMonday(date: string): string {
 export function parseMxDateTime(text: string): number {
   const s = text.trim();
   if (DATE_RE.test(s)) return mxDayStart(s);
-  const m = WALL_RE.exec(s);
-  if (m) {
-    const { year, month, day } = checkYmd(Number(m[1]), Number(m[2]), Number(m[3]), s);
-    const hour = Number(m[4]);
-    const minute = Number(m[5]);
-    const sec = m[6] === undefined ? 0 : Number(m[6]);
-    const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0'));
-    if (hour > 23 || minute > 59 || sec > 59) throw new RangeError(`not a wall time: ${text}`);
-    return mxWallTimeToEpoch(year, month, day, hour, minute, sec, ms);
-  }
-  const parsed = Date.parse(s);
-  if (Number.isNaN(parsed) || !/(Z|[+-]\d{2}:?\d{2})$/i.test(s)) throw new RangeError(`not a date-time: ${text}`);
-  return parsed;
+  const wall = WALL_RE.exec(s);
+  const m = wall ?? OFFSET_RE.exec(s);
+  if (!m) throw new RangeError(`not a date-time: ${text}`);
+  // Every field checked: Date.parse rolls 2026-02-30 over to March 2 and 24:00 to the next day.
+  const { year, month, day } = checkYmd(Number(m[1]), Number(m[2]), Number(m[3]), s);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const sec = m[6] === undefined ? 0 : Number(m[6]);
+  const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0'));
+  if (hour > 23 || minute > 59 || sec > 59) throw new RangeError(`not a time of day: ${text}`);
+  if (wall) return mxWallTimeToEpoch(year, month, day, hour, minute, sec, ms);
+  const offsetHours = m[9] === undefined ? 0 : Number(m[9]);
+  const offsetMinutes = m[10] === undefined ? 0 : Number(m[10]);
+  if (offsetHours > 23 || offsetMinutes > 59) throw new RangeError(`not an offset: ${text}`);
+  const offsetMs = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  const utc = new Date(Date.UTC(2000, month - 1, day, hour, minute, sec, ms));
+  utc.setUTCFullYear(year); // Date.UTC reads years 0–99 as 1900–1999
+  return utc.getTime() - offsetMs;
 }

@@ -150,19 +150,29 @@ export function deliveryRow(line: number, values: Partial<Record<Column, string>
   return { line, tripId, shipmentId, productCode, offloaded, offloadDate, ticket, problems };
 }
 
-/** Why a first line is not the template's header, in words (the test itself is CSV_HEADER_RE). */
+/** The longest first line whose columns are named one by one (the template's header is 62 characters). */
+const HEADER_NAMED_MAX = 200;
+/** Unknown columns named one by one; the rest are counted. */
+const UNKNOWN_NAMED_MAX = 5;
+
+/**
+ * Why a first line is not the template's header, in words (the test itself is CSV_HEADER_RE). A few
+ * lines whatever the file: one without line feeds is a single line (4 MiB of commas named column by
+ * column was a 500).
+ */
 function headerProblems(first: string): string[] {
-  const names = first
-    .replace(/^\uFEFF/, '')
-    .split(/\r?\n/)[0]!
-    .split(',');
-  const problems: string[] = [];
-  names.forEach((n) => {
-    if (!(CSV_COLUMNS as readonly string[]).includes(n))
-      problems.push(`column "${n}" is not one of ${CSV_COLUMNS.join(', ')} (names are case-sensitive, without spaces)`);
-  });
+  const exactly = `the first line must be exactly ${REQUIRED.join(',')} or ${[...REQUIRED, 'ticket'].join(',')}`;
+  const line = first.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0]!;
+  if (line.includes('\r')) return ['lines end in a lone carriage return (CR, as "CSV (Macintosh)" saves them): save it with CRLF or LF line ends', exactly];
+  if (line.length > HEADER_NAMED_MAX) return [`the first line holds ${line.length.toLocaleString('en-US')} characters, more than any header`, exactly];
+  const names = line.split(',');
+  const unknown = names.filter((n) => !(CSV_COLUMNS as readonly string[]).includes(n));
+  const problems = unknown
+    .slice(0, UNKNOWN_NAMED_MAX)
+    .map((n) => `column "${n}" is not one of ${CSV_COLUMNS.join(', ')} (names are case-sensitive, without spaces)`);
+  if (unknown.length > UNKNOWN_NAMED_MAX) problems.push(`and ${unknown.length - UNKNOWN_NAMED_MAX} more columns that are not`);
   for (const c of REQUIRED) if (!names.includes(c)) problems.push(`column ${c} is missing`);
-  problems.push(`the first line must be exactly ${REQUIRED.join(',')} or ${[...REQUIRED, 'ticket'].join(',')}`);
+  problems.push(exactly);
   return problems;
 }
 

@@ -155,12 +155,17 @@ export default async function csvTests(t: Test): Promise<void> {
         /column "tripId;shipmentId;productCode;offloaded;offloadDate" is not one of/,
       ],
       ['an empty body', '', /the file is empty/],
+      ['eight unknown columns', `a,b,c,d,e,f,g,h\n${row}`, /column "e" is not one of .* \| header \(line 1\): and 3 more columns that are not \| header \(line 1\): column tripId is missing/],
+      // A file without line feeds is one line: its columns were named one by one (4 MiB of them: a 500).
+      ['3 MB of columns on one line', `x${',x'.repeat(1_500_000)}`, /^header \(line 1\): the first line holds 3,000,001 characters, more than any header \| /],
+      ['lines ended by CR alone ("CSV (Macintosh)")', `tripId,shipmentId,productCode,offloaded,offloadDate\r${row}\r`.repeat(2), /lone carriage return/],
     ] as const) {
       const res = await post(csv, 'text/csv');
       t.equal(res.statusCode, 400, name);
       assertConforms(t, res, 'POST', ROUTE);
       t.match(res.json(), { error: { code: 400, reason: 'invalid_body' } }, name);
       t.match(res.json().error.details.join(' | '), detail, name);
+      t.ok(res.body.length < 4_000, `${name}: a bounded answer (${res.body.length} bytes)`);
     }
     const plain = await post('tripId\n', 'text/plain');
     t.equal(plain.statusCode, 415);
@@ -238,6 +243,39 @@ export default async function csvTests(t: Test): Promise<void> {
     t.equal(oneGood.json().rows[0].reason, 'leg not recorded: line 2, 3, 4, 5, 6 (and 19,994 more) of the same leg are rejected');
     t.same(await storedAll(), before, 'nothing recorded');
     t.equal((await h.app.inject({ method: 'GET', url: '/api/shipments', headers: { 'x-api-key': KEY_A } })).statusCode, 200, 'the service answers after them');
+  });
+
+  t.test('a date that is not on the calendar is rejected, with an offset or without (2026 has no February 29)', async (t) => {
+    const before = await storedAll();
+    const dates = [
+      '2026-02-30T10:00Z',
+      '2026-02-29 10:00-06:00',
+      '2026-02-31T10:00:00+00:00',
+      '2026-03-10 24:00Z',
+      '2026-03-10 10:60-06:00',
+      '2026-02-29 10:00',
+    ];
+    const reason = (d: string) => `offloadDate "${d}" is not a date and time (YYYY-MM-DD HH:mm, Mexico City, or with Z/±hh:mm)`;
+    const csv = await post(
+      `tripId,shipmentId,productCode,offloaded,offloadDate\n${dates.map((d) => `TGO-T2,S2-1,15101505,29000,${d}\n`).join('')}`,
+      'text/csv',
+    );
+    t.equal(csv.statusCode, 200);
+    t.same(
+      csv.json().rows.map((r: Json) => r.reason),
+      dates.map(reason),
+    );
+    const rows = dates.map((offloadDate) => ({ tripId: 'TGO-T2', shipmentId: 'S2-1', productCode: '15101505', offloaded: 29_000, offloadDate }));
+    const json = await post({ rows }, 'application/json');
+    t.equal(json.statusCode, 200);
+    t.same(
+      json.json().rows.map((r: Json) => r.reason),
+      dates.map(reason),
+    );
+    const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+    const tool = await client.callTool({ name: 'importDeliveries', arguments: { body: { rows: [rows[0]] } } });
+    t.match(tool.structuredContent, { summary: { applied: 0, rejected: 1 }, rows: [{ status: 'rejected', reason: reason(dates[0]!) }] });
+    t.same(await storedAll(), before, 'nothing recorded');
   });
 
   t.test('the same rows as JSON, and through the MCP tool', async (t) => {

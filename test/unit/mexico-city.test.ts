@@ -96,4 +96,16 @@ t.test('parseMxDateTime reads offset-less CFDI dates as Mexico City wall time', 
   t.equal(parseMxDateTime('2026-03-01T10:15:00-05:00'), utc('2026-03-01T15:15:00Z'));
   t.throws(() => parseMxDateTime('yesterday'), RangeError);
   t.throws(() => parseMxDateTime('2026-03-01T25:00'), RangeError);
+  // With an offset the calendar is checked too (Date.parse rolled these over into the next days).
+  t.equal(parseMxDateTime('2026-03-01T10:15:00.5+0530'), utc('2026-03-01T04:45:00.500Z'));
+  t.equal(parseMxDateTime('2024-02-29 23:59:59z'), utc('2024-02-29T23:59:59Z'));
+  for (const bad of [
+    '2026-02-29T10:00Z',
+    '2026-02-30T10:00:00+00:00',
+    '2026-04-31 08:00-06:00',
+    '2026-03-10 24:00Z',
+    '2026-03-10T10:60Z',
+    '2026-03-10T10:00+24:00',
+  ])
+    t.throws(() => parseMxDateTime(bad), RangeError, bad);
 });
