@@ -10,7 +10,7 @@ import { badRequest } from '../http/api-error.ts';
 import { existingTripIds, existingVehicleIds } from '../trips/trips-repo.ts';
 import { CsvError } from '../trips/deliveries-csv.ts';
 import { assignmentLine, parseAssignmentsCsv, type AssignmentLine } from './assignments-csv.ts';
-import { findReceivedByUuids, writeAssignments, type ReceivedAssignmentRow } from './received-assignments-repo.ts';
+import { findAssignments, findReceivedByUuids, writeAssignments, type ReceivedAssignmentRow } from './received-assignments-repo.ts';
 import { receivedDocId } from './received-rows.ts';
 import { writeMarkingAssignmentDays } from './received-doc-days.ts';
 import type { components } from '../../generated/api.d.ts';
@@ -39,24 +39,22 @@ function readLines(input: AssignmentsInput): AssignmentLine[] {
   }
 }
 
-/** Many assignments: each line checked against the tenant's documents, trips and vehicles (three queries), then one bulk write. */
+/** Many assignments: each line checked against the tenant's documents, trips, vehicles and assignments (four queries), then one bulk write. */
 export async function assignReceivedDocs(ctx: ServiceContext, tenant: string, input: AssignmentsInput): Promise<AssignmentsReport> {
   const lines = readLines(input);
   const t = ctx.config.queryTimeoutMs;
   const reasons = new Map<AssignmentLine, string>();
-  const ok = lines.filter((l) => {
-    if (l.problems.length) reasons.set(l, l.problems.join('; '));
-    return l.problems.length === 0;
-  });
-  // A UUID given again: the later line wins, the earlier is rejected (and says which).
+  // A UUID given again: the later line wins, the earlier is rejected (and says which), whatever the later one
+  // holds: a later line rejected for its vehicle, or past the line limit, still leaves the document as it was.
   const lastOf = new Map<string, AssignmentLine>();
-  for (const l of ok) lastOf.set(l.uuid, l);
-  for (const l of ok) {
-    const last = lastOf.get(l.uuid)!;
-    if (last !== l) reasons.set(l, `superseded by line ${last.line} (the same uuid)`);
+  for (const l of lines) lastOf.set(l.uuid.toUpperCase(), l);
+  for (const l of lines) {
+    const last = lastOf.get(l.uuid.toUpperCase())!;
+    if (l.problems.length) reasons.set(l, l.problems.join('; '));
+    else if (last !== l) reasons.set(l, `superseded by line ${last.line} (the same uuid)`);
   }
-  const live = ok.filter((l) => !reasons.has(l));
-  const [docs, tripIds, vehicles] = await Promise.all([
+  const live = lines.filter((l) => !reasons.has(l));
+  const [docs, tripIds, vehicles, assigned] = await Promise.all([
     findReceivedByUuids(
       ctx.db,
       tenant,
@@ -75,6 +73,12 @@ export async function assignReceivedDocs(ctx: ServiceContext, tenant: string, in
       live.flatMap((l) => (l.vehicle ? [l.vehicle] : [])),
       t,
     ),
+    findAssignments(
+      ctx.db,
+      tenant,
+      live.map((l) => receivedDocId(tenant, l.uuid)),
+      t,
+    ),
   ]);
   const now = ctx.now().toISOString();
   const set: ReceivedAssignmentRow[] = [];
@@ -84,8 +88,14 @@ export async function assignReceivedDocs(ctx: ServiceContext, tenant: string, in
     if (!docs.has(id)) reasons.set(l, 'no such received document for this tenant');
     else if (l.tripId && !tripIds.has(l.tripId)) reasons.set(l, `no trip ${l.tripId} for this tenant`);
     else if (l.vehicle && !vehicles.has(l.vehicle)) reasons.set(l, `no vehicle ${l.vehicle} on this tenant's trips`);
-    else if (!l.tripId && !l.vehicle) remove.push(id);
-    else set.push({ _id: id, tenant, vehicle: l.vehicle, tripId: l.tripId, assignedAt: now });
+    else {
+      // As the single PUT: the same assignment again (or removing none) writes nothing, not even a new instant.
+      const before = assigned.get(id);
+      if (!l.tripId && !l.vehicle) {
+        if (before) remove.push(id);
+      } else if (!before || before.vehicle !== l.vehicle || before.tripId !== l.tripId)
+        set.push({ _id: id, tenant, vehicle: l.vehicle, tripId: l.tripId, assignedAt: now });
+    }
   }
   const written = [...set.map((r) => r._id), ...remove].flatMap((id) => docs.get(id) ?? []);
   await writeMarkingAssignmentDays(ctx.db, tenant, written, () => writeAssignments(ctx.db, tenant, set, remove));

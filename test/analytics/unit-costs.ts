@@ -31,7 +31,10 @@ import { insertTrips } from '../fixtures/stored-trips.ts';
 
 export default async function unitCostsTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
-  const h = await startHarness(t, { build: { now: () => NOW } });
+  let clock = NOW;
+  const h = await startHarness(t, { build: { now: () => clock } });
+  let listening: Promise<string> | undefined;
+  const mcpBase = (): Promise<string> => (listening ??= listen(h.app));
   const ROUTE = '/api/analytics/unit-economics';
   const MARCH = '?startDate=2026-03-01&endDate=2026-03-31';
   const C1 = CLIENT_COMPANY;
@@ -217,6 +220,29 @@ export default async function unitCostsTests(t: Test): Promise<void> {
       { line: 8, status: 'rejected', reason: /superseded by line 9/ },
       { line: 9, uuid: U(5), status: 'unassigned' },
     ]);
+    // The same file a day later changes nothing, not even the instant, as the single PUT.
+    clock = new Date(NOW.getTime() + 86_400_000);
+    t.same((await send('POST', '/api/received-assignments', csv, KEY_A, 'text/csv')).json().summary, body.summary);
+    const client = await connect(t, await mcpBase(), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=settings');
+    const tool = await client.callTool({ name: 'assignReceivedDocs', arguments: { body: { rows: [{ uuid: U(4), tripId: 'T3' }] } } });
+    t.match(tool.structuredContent, { summary: { assigned: 1 } }, 'MCP: the same row again');
+    const unchanged = await send('PUT', `/api/received-docs/${rid(4)}/assignment`, { tripId: 'T3' });
+    t.match(unchanged.json(), { tripId: 'T3', assignedAt: NOW.toISOString() }, 'assigned when first sent');
+    // A later line wins whatever it holds: rejected for its vehicle, it still leaves the earlier one unapplied.
+    const later = await send('POST', '/api/received-assignments', [`uuid,vehicle,tripId`, `${U(2)},V1,`, `${U(2)},=1+1,`].join('\n'), KEY_A, 'text/csv');
+    t.match(later.json(), {
+      summary: { rows: 2, assigned: 0, rejected: 2 },
+      rows: [
+        { line: 2, reason: 'superseded by line 3 (the same uuid)' },
+        { line: 3, reason: /vehicle "=1\+1" is not a vehicle id/ },
+      ],
+    });
+    t.match(
+      (await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V2' })).json(),
+      { vehicle: 'V2', assignedAt: NOW.toISOString() },
+      'still V2',
+    );
+    clock = NOW;
     // A header that is not the template's refuses the file.
     const bad = await send('POST', '/api/received-assignments', 'id,vehicle\nX,V1', KEY_A, 'text/csv');
     t.equal(bad.statusCode, 400);
@@ -308,7 +334,7 @@ export default async function unitCostsTests(t: Test): Promise<void> {
   });
 
   t.test('MCP: margin per km of truck V1 last quarter, in one tool call', async (t) => {
-    const base = await listen(h.app);
+    const base = await mcpBase();
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
     // "Last quarter" as of 2026-04-20 is January–March 2026.
     const r = (await client.callTool({
