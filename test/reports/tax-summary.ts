@@ -4,6 +4,7 @@
  */
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
+import { connect, listen } from '../helpers/mcp.ts';
 import { makeFinancialDoc, freight, shortage, payment, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from '../fixtures/documents.ts';
 import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
@@ -244,6 +245,9 @@ export default async function taxSummaryTests(t: Test): Promise<void> {
     const cases: [string, RegExp][] = [
       ['?targetMonth=2026-13', /targetMonth/],
       ['?targetMonth=2026-3', /targetMonth/],
+      // Years outside 1970–2999, as every other date parameter: 9999-12 ends in the year 10000 (a 500), 0001-01 was read as 1901.
+      ['?targetMonth=9999-12', /targetMonth/],
+      ['?targetMonth=0001-01&basis=payment', /targetMonth/],
       ['?basis=cash', /basis must be one of: invoice, payment/],
       ['?limit=0', /limit must be an integer between 1 and 100/],
       ['?startDate=2026-02-30', /startDate/],
@@ -255,6 +259,11 @@ export default async function taxSummaryTests(t: Test): Promise<void> {
       assertConforms(t, res, 'GET', ROUTE);
       t.match(res.json().error.details.join(' | '), detail, query);
     }
+    for (const month of ['1970-01', '2999-12']) t.match((await get(`?targetMonth=${month}`)).json(), { period: { targetMonth: month } }, month);
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const tool = await client.callTool({ name: 'getTaxSummary', arguments: { targetMonth: '9999-12' } });
+    t.equal(tool.isError, true, 'MCP: the same month refused');
+    t.match(JSON.stringify(tool.content), /targetMonth/);
     const noKey = await h.app.inject({ method: 'GET', url: ROUTE });
     t.equal(noKey.statusCode, 401);
     assertConforms(t, noKey, 'GET', ROUTE);
