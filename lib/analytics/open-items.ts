@@ -55,6 +55,9 @@ export const openItemId = (tenant: string, docId: string): string => `${tenant}|
 /** centsExpr of lib/db/pipeline.ts in JS: the same double arithmetic (floor(x × 100 + 0.5)), missing → 0. */
 const centsExprOf = (x: unknown): number => Math.floor((typeof x === 'number' ? x : 0) * 100 + 0.5);
 
+/** `$toLower` of a UUID as the pipeline compares them: missing → ''. */
+const lowerUuid = (x: unknown): string => (typeof x === 'string' ? x.toLowerCase() : '');
+
 /** `$lte: [date, T]` as the pipeline compares: a missing or null date sorts below any number. */
 const datedBy = (date: unknown, t: number): boolean => date === null || date === undefined || (typeof date === 'number' && date <= t);
 
@@ -75,10 +78,14 @@ export function outstandingAsOf(doc: OpenItemSource, t: number): number | null {
   }
   const cheap = sum < doc.iTot - 0.005 || canceled.length > 0 || (maxDate !== null && maxDate > t) || payments.some((p) => p.canceled === true);
   if (!cheap) return null;
+  // The records dated by T, each payment's flag as it stood at T (paymentFlagHeldAtExpr): cancelled after T, it counted.
+  const cancelledLater = new Set(canceled.filter((c) => c.target === 'payment' && isInEffect(c) && !datedBy(c.date, t)).map((c) => lowerUuid(c.uuid)));
   const row = {
     ...doc,
     canceled: canceled.filter((c) => datedBy(c.date, t)),
-    payments: payments.filter((p) => datedBy(p.date, t)),
+    payments: payments
+      .filter((p) => datedBy(p.date, t))
+      .map((p) => (p.canceled === true && cancelledLater.has(lowerUuid(p.uuid)) ? { ...p, canceled: false } : p)),
   };
   // The pipeline's own test in centsExpr (then lib/finance's in toCents, below): both must hold.
   const cx = new Set(row.canceled.filter((c) => c.target === 'payment' && isInEffect(c)).map((c) => c.uuid.toLowerCase()));

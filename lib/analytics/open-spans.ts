@@ -67,8 +67,13 @@ export function listOpenAt(doc: ListOpenSource, t: number): boolean {
   const own = lower(doc.invoice?.uuid);
   if (canceled.some((c) => c.target === 'invoice' && lower(c.uuid) === own)) return false;
   const cancelledPayments = new Set(canceled.filter((c) => c.target === 'payment').map((c) => lower(c.uuid)));
+  // paymentFlagHeldAtExpr: a flagged payment whose cancellation is dated after T still counted at T.
+  const cancelledLater = new Set(
+    (doc.canceled ?? []).filter((c) => c.target === 'payment' && inEffect(c.status) && !lteBson(c.date, t)).map((c) => lower(c.uuid)),
+  );
   let settled = 0;
-  for (const p of doc.payments ?? []) if (lteBson(p.date, t) && p.canceled !== true && !cancelledPayments.has(lower(p.uuid))) settled += cents(p.amount);
+  for (const p of doc.payments ?? [])
+    if (lteBson(p.date, t) && !(p.canceled === true && !cancelledLater.has(lower(p.uuid))) && !cancelledPayments.has(lower(p.uuid))) settled += cents(p.amount);
   return cents(doc.iTot) - settled > 0;
 }
 

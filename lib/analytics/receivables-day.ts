@@ -15,7 +15,7 @@ import { daysBetweenDates, mxDateString } from '../time/mexico-city.ts';
 import type { RevenueGroup } from './receivables-repo.ts';
 
 /** Bump when what a day or an open item holds, or how it is computed, changes: the store is rebuilt. */
-export const RECEIVABLES_ROLLUP_VERSION = 5;
+export const RECEIVABLES_ROLLUP_VERSION = 6;
 
 export interface PaidCount {
   client: string;

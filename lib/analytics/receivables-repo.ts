@@ -11,7 +11,7 @@
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, sumOver } from '../db/pipeline.ts';
+import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, paymentFlagHeldAtExpr, sumOver } from '../db/pipeline.ts';
 import { centsToMxnCents } from '../money/currency.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
@@ -28,7 +28,8 @@ export type OpenInvoiceRow = Pick<
  * asOf, in integer cents). Open invoices can be of any age, so this looks at
  * the tenant's documents up to asOf, but the database does the filtering and
  * only open ones travel. Payments and cancellations after asOf are dropped in
- * the projection, so a past asOf reproduces the receivables of that day.
+ * the projection and a payment cancelled after asOf counts (its flag as it stood
+ * then), so a past asOf reproduces the receivables of that day.
  */
 export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; client?: string }, maxTimeMS: number): AsyncIterable<OpenInvoiceRow> {
   const pipeline: Document[] = [
@@ -60,7 +61,14 @@ export function streamOpenInvoices(db: Db, tenant: string, q: { asOf: number; cl
         'invoice.uuid': 1,
         'invoice.paymentMethod': 1,
         canceled: { $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $lte: ['$$c.date', q.asOf] } } },
-        payments: { $filter: { input: { $ifNull: ['$payments', []] }, as: 'p', cond: { $lte: ['$$p.date', q.asOf] } } },
+        // Each payment's flag as it stood at asOf (a payment cancelled after it still counted then).
+        payments: {
+          $map: {
+            input: { $filter: { input: { $ifNull: ['$payments', []] }, as: 'p', cond: { $lte: ['$$p.date', q.asOf] } } },
+            as: 'p',
+            in: { $mergeObjects: ['$$p', { canceled: paymentFlagHeldAtExpr(q.asOf) }] },
+          },
+        },
       },
     },
     { $match: { $expr: { $not: [invoiceCancelledExpr()] } } },

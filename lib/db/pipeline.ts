@@ -69,6 +69,29 @@ export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
   return { $cond: [{ $in: ['invoice', targets] }, exact, false] };
 }
 
+/**
+ * True when the payment record `$$<v>` was cancelled at instant `asOf` by its flag: `canceled` says
+ * it is cancelled now, and a cancellation record in effect naming it (case-insensitive) says since
+ * when, so a payment whose record is dated after `asOf` still counted then. A flag that no record
+ * in effect names holds from the start. (Records dated by `asOf` cancel it by themselves.)
+ */
+export function paymentFlagHeldAtExpr(asOf: number, v = 'p'): Document {
+  const laterRecords = {
+    $map: {
+      input: {
+        $filter: {
+          input: { $ifNull: ['$canceled', []] },
+          as: 'c',
+          cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c'), { $gt: ['$$c.date', asOf] }] },
+        },
+      },
+      as: 'c',
+      in: { $toLower: '$$c.uuid' },
+    },
+  };
+  return { $and: [{ $eq: [`$$${v}.canceled`, true] }, { $not: [{ $in: [{ $toLower: `$$${v}.uuid` }, laterRecords] }] }] };
+}
+
 /** Σ over an array of `in` (an expression on `$$this`), 0 for a missing array. */
 export const sumOver = (input: unknown, inExpr: unknown): Document => ({
   $reduce: { input: { $ifNull: [input, []] }, initialValue: 0, in: { $add: ['$$value', inExpr] } },

@@ -1,7 +1,7 @@
 import { financialDocDays, writeMarkingDays } from './financial-doc-days.ts';
 import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
-import { cancellationInEffectExpr, centsExpr, invoiceCancelledExpr, sumOver } from '../db/pipeline.ts';
+import { cancellationInEffectExpr, centsExpr, invoiceCancelledExpr, paymentFlagHeldAtExpr, sumOver } from '../db/pipeline.ts';
 import { findSortedPage } from '../db/find-page.ts';
 import { sharedRead } from '../db/shared-reads.ts';
 import { mxDateString } from '../time/mexico-city.ts';
@@ -61,7 +61,9 @@ function openAsOfExpr(asOf: number): Document {
     $filter: {
       input: { $ifNull: ['$payments', []] },
       as: 'p',
-      cond: { $and: [{ $lte: ['$$p.date', asOf] }, { $ne: ['$$p.canceled', true] }, { $not: [{ $in: [{ $toLower: '$$p.uuid' }, cancelledPayments] }] }] },
+      cond: {
+        $and: [{ $lte: ['$$p.date', asOf] }, { $not: [paymentFlagHeldAtExpr(asOf)] }, { $not: [{ $in: [{ $toLower: '$$p.uuid' }, cancelledPayments] }] }],
+      },
     },
   };
   return { $and: [{ $not: [invoiceCancelledExpr(asOf)] }, { $gt: [{ $subtract: [centsExpr('$iTot'), sumOver(valid, centsExpr('$$this.amount'))] }, 0] }] };

@@ -22,7 +22,7 @@ import { startHarness, assertConforms } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
 import { saveTenantSettings, getTenantSettings } from '../../lib/settings/settings-repo.ts';
-import { invoiceXml, paymentXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+import { invoiceXml, paymentXml, requestXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
 
 export default async function receivablesAgingTests(t: Test): Promise<void> {
   const NOW = new Date('2026-11-15T18:00:00Z');
@@ -63,8 +63,9 @@ export default async function receivablesAgingTests(t: Test): Promise<void> {
     };
   }
 
+  let listening: Promise<string> | undefined;
   async function mcpApi(t: Test, key: string): Promise<Api> {
-    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key });
+    const client = await connect(t, await (listening ??= listen(h.app)), 'streamable', { 'x-api-key': key });
     const call = async (name: string, args: Json) => {
       const r = (await client.callTool({ name, arguments: args })) as unknown as { structuredContent: Json; isError?: boolean };
       return { status: r.isError ? (r.structuredContent.error as Json).code : 200, body: r.structuredContent };
@@ -214,6 +215,57 @@ export default async function receivablesAgingTests(t: Test): Promise<void> {
       'a later day: now',
     );
   }
+
+  /**
+   * J1 C1 2026-10-05 freight 1,000 → 1,120 (+ IVA 160 − 4% 40) PPD, due 11-04; paid whole on 10-20 by a complement
+   * the SAT cancelled on 11-04 (a request and its acknowledgement). On 10-31 the payment counted: nothing open,
+   * before and after the cancellation arrived. Today (11-15): 1,120 open again, 11 days past due → 1–30.
+   */
+  async function cancelledAfterTheDay(t: Test, api: Api, tenant: string, run: number): Promise<void> {
+    const uuid = (n: number) => `7A3C4D5E-01${run}${n}-4000-8000-0000000001${run}${n}`;
+    const x = invoiceXml({
+      issuer: tenant,
+      receiver: C1,
+      uuid: uuid(1),
+      fecha: '2026-10-05T10:00:00',
+      method: 'PPD',
+      lines: [{ desc: 'Flete Tula - Salamanca', amount: 1_000, transfers: [{ tax: '002', rate: 0.16 }], retentions: [{ tax: '002', rate: 0.04 }] }],
+    });
+    t.match(await api.importFile('j1.xml', x.xml), { status: 'created' });
+    const pay = paymentXml({
+      issuer: tenant,
+      receiver: C1,
+      uuid: uuid(2),
+      fecha: '2026-10-20T12:00:00',
+      invoiceUuid: uuid(1),
+      currency: 'MXN',
+      exchangeRate: 1,
+      before: 1_120,
+      paid: 1_120,
+    });
+    t.match(await api.importFile('j1-pago.xml', pay), { status: 'created' });
+    const onOctober31 = async () => ({
+      aging: (await api.aging({ asOf: '2026-10-31' })).body.totals,
+      listed: (await api.list({ openAsOf: '2026-10-31' })).body.data.length,
+      forecast: (await api.forecast({ asOf: '2026-10-31' })).body.receivables,
+    });
+    const before = await onOctober31();
+    t.match(before, { aging: { openInvoices: 0, outstanding: 0 }, listed: 0, forecast: { openInvoices: 0, outstanding: 0 } }, 'paid on 10-20');
+    t.match(await api.importFile('solicitud.xml', requestXml({ issuer: tenant, fecha: '2026-11-04T09:00:00', folios: [{ uuid: uuid(2), motive: '02' }] })), {
+      status: 'created',
+    });
+    t.match(await api.importFile('acuse.xml', satAcuseXml({ issuer: tenant, fecha: '2026-11-04T10:00:00', folios: [{ uuid: uuid(2), code: '201' }] })), {
+      status: 'created',
+    });
+    t.same(await onOctober31(), before, 'the same answer on 10-31 once the payment is cancelled on 11-04');
+    t.match((await api.aging({})).body.totals, { openInvoices: 1, outstanding: 1_120, buckets: { days1to30: bucket(1, 1_120) } }, 'owed again today');
+    t.equal((await api.list({ openAsOf: '2026-11-04' })).body.data.length, 1, 'open from the cancellation on');
+  }
+
+  t.test('a payment cancelled after the as-of day counted on it: HTTP and MCP', async (t) => {
+    await cancelledAfterTheDay(t, httpApi(t, (await createApiKey(h.db, 'CAAG750315QW2', 'http')).key), 'CAAG750315QW2', 1);
+    await cancelledAfterTheDay(t, await mcpApi(t, (await createApiKey(h.db, 'CLAG800101AB4', 'mcp')).key), 'CLAG800101AB4', 2);
+  });
 
   t.test('HTTP', async (t) => {
     const tenant = 'ROAG750315QW2';
