@@ -5,6 +5,7 @@
  * (documents and payments) it comes from.
  */
 import type { FinancialDocument } from '../model/financial-document.ts';
+import { isPaymentCancelled } from '../finance/cancellation.ts';
 import { centsToMxnCents } from '../money/currency.ts';
 import { toCents } from '../money/cents.ts';
 import type { ReceivedDocRow, ReceivedSettlement } from '../received/received-rows.ts';
@@ -53,7 +54,10 @@ export function collectionLine(doc: FinancialDocument, range: MonthRange): Colle
   const totalC = toCents(doc.iTot);
   const countedC = toCents(share.counted);
   const isrC = proportionC(documentTaxTotalsC(doc).isrRetained, countedC, totalC);
-  const inMonth = doc.payments.filter((p) => p.kind === 'payment' && p.date >= range.start && p.date < range.endExclusive).map((p) => p.date);
+  // Its last collection: a cancelled complement collected nothing.
+  const inMonth = doc.payments
+    .filter((p) => p.kind === 'payment' && p.date >= range.start && p.date < range.endExclusive && !isPaymentCancelled(doc, p))
+    .map((p) => p.date);
   return {
     docId: doc.id,
     uuid: doc.invoice.uuid,

@@ -27,7 +27,7 @@
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
-import { invoiceXml, paymentXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+import { invoiceXml, paymentXml, requestXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
 
 export default async function taxPositionTests(t: Test): Promise<void> {
   const h = await startHarness(t);
@@ -214,6 +214,8 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     },
   ];
 
+  let listening: Promise<string> | undefined;
+  const mcpBase = (): Promise<string> => (listening ??= listen(h.app));
   const get = async (url: string, key = KEY_A) => {
     const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
     return { status: res.statusCode, body: res.json(), res };
@@ -357,8 +359,46 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.equal(lines.length, 6);
   });
 
+  t.test('March: a collection line is dated at its last valid complement, not at a cancelled one', async (t) => {
+    // I9 PPD 2026-03-01: 1,000.00 + 160.00 − 40.00 = 1,120.00; 560.00 collected on 03-05 09:00; 280.00 on 03-20, whose
+    // complement the SAT cancelled on 03-25 → share 560 ÷ 1,120 = 0.5: VAT 80.00, one payment, dated 03-05 09:00 (15:00Z).
+    const x = invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(30), fecha: '2026-03-01T09:00:00', method: 'PPD', lines: [freight(1_000)] });
+    const pay = (n: number, fecha: string, before: number, paid: number) =>
+      paymentXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(n), fecha, invoiceUuid: U(30), currency: 'MXN', exchangeRate: 1, before, paid });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: {
+        files: [
+          { name: 'i9.xml', content: x.xml },
+          { name: 'p31.xml', content: pay(31, '2026-03-05T09:00:00', 1_120, 560) },
+          { name: 'p32.xml', content: pay(32, '2026-03-20T09:00:00', 560, 280) },
+          { name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha: '2026-03-25T09:00:00', folios: [{ uuid: U(32), motive: '02' }] }) },
+          { name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha: '2026-03-25T10:00:00', folios: [{ uuid: U(32), code: '201' }] }) },
+        ],
+      },
+    });
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const line = { uuid: U(30), settlement: 'payment', payments: 1, paid: 560, share: 0.5, amount: 80, date: '2026-03-05T15:00:00.000Z' };
+    const { body } = await get('/api/tax/position?month=2026-03&limit=10');
+    t.match(
+      body.figures.find((f: { figure: string }) => f.figure === 'vatCollected'),
+      { amount: 80, lineCount: 1, lines: [line] },
+    );
+    const client = await connect(t, await mcpBase(), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-03', limit: 10 } })) as {
+      structuredContent: { figures: { figure: string }[] };
+    };
+    t.match(
+      r.structuredContent.figures.find((f) => f.figure === 'vatCollected'),
+      { lines: [line] },
+      'MCP',
+    );
+  });
+
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
-    const base = await listen(h.app);
+    const base = await mcpBase();
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
     const tools = await client.listTools();
     const tool = tools.tools.find((x) => x.name === 'getTaxPosition');
