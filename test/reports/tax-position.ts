@@ -387,7 +387,7 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       { amount: 80, lineCount: 1, lines: [line] },
     );
     const client = await connect(t, await mcpBase(), 'streamable', { 'x-api-key': KEY_A });
-    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-03', limit: 10 } })) as {
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-03', limit: 10 } })) as unknown as {
       structuredContent: { figures: { figure: string }[] };
     };
     t.match(
