@@ -17,6 +17,7 @@ import yauzl from 'yauzl';
 import { startHarness, assertConforms, KEY_B } from './helpers/harness.ts';
 import { connect, listen } from './helpers/mcp.ts';
 import { corpusDir } from './helpers/cfdi-corpus.ts';
+import { invoiceXml } from './helpers/cfdi-builder.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { exportsPlugin } from '../lib/exports/plugin.ts';
@@ -470,6 +471,49 @@ t.test('an export queued before a restart is built after it', async (t) => {
   const list = await api('GET', '/api/exports?limit=100');
   assertConforms(t, list, 'GET', '/api/exports');
   t.ok(list.json<{ data: ExportView[] }>().data.some((e) => e.id === v.id));
+});
+
+t.test('XLSX text reads back exactly (ECMA-376 _xHHHH_ escapes); a text over Excel\'s 32,767 characters is cut with "…"', async (t) => {
+  // Characters XML 1.0 cannot hold or changes (controls, CR, U+FFFE/U+FFFF), and a literal escape-like text.
+  const names = ['x\uFFFEy\uFFFFz', 'line1\r\nline2\rline3', 'a\u0001b\u0008c\u000Bd\u001Fe\tf', 'costo _x0041_ y _x005F_'];
+  for (const [i, nameAlert] of names.entries()) {
+    const res = await api('POST', '/api/alerts/schedule', KEY, { userIds: [`u-xlsx-${i}`], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert });
+    t.equal(res.statusCode, 200, res.body);
+  }
+  const jobs = await ready((await queueExport('alert-jobs', { format: 'xlsx' })).id);
+  const file = (await api('GET', `/api/exports/${jobs.id}/file`)).rawPayload;
+  // Well-formed XML 1.0 (its Char production), and no CR for a parser to turn into LF: what Excel requires.
+  const sheetXml = (await unzip(file)).get('xl/worksheets/sheet1.xml')!.toString('utf8');
+  // eslint-disable-next-line no-control-regex -- the characters XML 1.0 excludes
+  t.notMatch(sheetXml, /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF\r]/, 'the sheet is well-formed XML 1.0');
+  const [sheet] = await readXlsx(file);
+  const column = sheet!.data[0]!.indexOf('nameAlert');
+  t.ok(column >= 0);
+  const cells = sheet!.data.slice(1).map((row) => row[column]);
+  for (const name of names) t.ok(cells.includes(name), `read back as sent: ${JSON.stringify(name)}`);
+
+  // A supplier's name of 40,000 characters (the CFDI takes it): the XLSX cell holds the first 32,766 and "…".
+  const long = `${'Transportes '.repeat(3_333)}FIN`;
+  const { xml } = invoiceXml({
+    issuer: 'AAA010101AAA',
+    issuerName: long,
+    receiver: demo.rfc,
+    uuid: 'B0000001-1111-4111-8111-111111111111',
+    fecha: '2026-10-05T10:00:00',
+    lines: [{ desc: 'Servicio', amount: 100 }],
+  });
+  const imported = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY, 'content-type': 'application/xml' }, payload: xml });
+  t.equal(imported.statusCode, 200, imported.body.slice(0, 300));
+  const received = await ready((await queueExport('received-docs', { format: 'xlsx' })).id);
+  const [docs] = await readXlsx((await api('GET', `/api/exports/${received.id}/file`)).rawPayload);
+  const name = docs!.data
+    .slice(1)
+    .map((row) => row[docs!.data[0]!.indexOf('supplier.name')])
+    .find((v) => typeof v === 'string' && v.startsWith('Transportes'));
+  t.equal(long.length, 39_999);
+  t.equal(name, `${long.slice(0, 32_766)}…`, "cut at Excel's limit, and says so");
+  const csv = await ready((await queueExport('received-docs', { format: 'csv' })).id);
+  t.ok((await api('GET', `/api/exports/${csv.id}/file`)).body.includes(long), 'the CSV holds it whole');
 });
 
 t.test('MCP: the exports toolset answers a resource link that reads back', async (t) => {

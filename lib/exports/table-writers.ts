@@ -41,15 +41,60 @@ export async function writeCsv(table: ExportTable, sink: Writable, counted: RowC
 /** A sheet's name as Excel takes it: at most 31 characters, none of `[]:*?/\`. */
 export const sheetName = (name: string): string => name.replace(/[[\]:*?/\\]/g, '_').slice(0, 31) || 'data';
 
-export async function writeXlsx(tables: readonly ExportTable[], sink: Writable, counted: RowCounter): Promise<void> {
+/** Excel's most characters in a cell. */
+export const XLSX_CELL_MAX = 32_767;
+/** Excel's most rows in a sheet (the header row included). */
+export const XLSX_SHEET_ROWS = 1_048_576;
+
+/**
+ * Characters an XLSX text cannot hold as they are: C0 controls but tab and line feed (invalid in XML
+ * 1.0, or CR, which XML turns into LF), U+FFFE and U+FFFF, unpaired surrogates; and "_" opening a
+ * literal `_xHHHH_`, which a reader would take for an escape.
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what it finds
+const NOT_AS_IS = /_(?=x[0-9A-Fa-f]{4}_)|[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * A text as an XLSX cell holds it: those characters escaped as `_xHHHH_` (ECMA-376 Part 1, §22.9.2.19
+ * ST_Xstring), so Excel reads back the exact text; over Excel's 32,767 characters, cut to the first
+ * 32,766 and "…" (docs/exports.md).
+ */
+export function xlsxText(text: string): string {
+  let fitted = text;
+  if (text.length > XLSX_CELL_MAX) {
+    const end = XLSX_CELL_MAX - 1;
+    fitted = `${text.slice(0, /[\uD800-\uDBFF]/.test(text[end - 1]!) ? end - 1 : end)}…`;
+  }
+  return fitted.replace(NOT_AS_IS, (c) => `_x${(c === '_' ? 0x5f : c.charCodeAt(0)).toString(16).toUpperCase().padStart(4, '0')}_`);
+}
+
+const xlsxRow = (row: readonly ExportCell[]): ExportCell[] => row.map((cell) => (typeof cell === 'string' ? xlsxText(cell) : cell));
+
+export async function writeXlsx(tables: readonly ExportTable[], sink: Writable, counted: RowCounter, sheetRows = XLSX_SHEET_ROWS): Promise<void> {
   const workbook = new (await excel()).stream.xlsx.WorkbookWriter({ stream: sink, useStyles: false, useSharedStrings: false });
   const finished = once(sink, 'finish');
   let n = 0;
   for (const table of tables) {
-    const sheet = workbook.addWorksheet(sheetName(table.name));
-    sheet.addRow(table.columns.map((c) => c.name)).commit();
+    // A table longer than a sheet goes on in "<name> (2)", "<name> (3)" …, each with the header row.
+    let part = 1;
+    const header = table.columns.map((c) => xlsxText(c.name));
+    const open = () => {
+      const suffix = part === 1 ? '' : ` (${part})`;
+      const added = workbook.addWorksheet(sheetName(table.name).slice(0, 31 - suffix.length) + suffix);
+      added.addRow(header).commit();
+      return added;
+    };
+    let sheet = open();
+    let rows = 1;
     for await (const row of table.rows) {
-      sheet.addRow([...row]).commit();
+      if (rows === sheetRows) {
+        sheet.commit();
+        part += 1;
+        sheet = open();
+        rows = 1;
+      }
+      sheet.addRow(xlsxRow(row)).commit();
+      rows += 1;
       await counted(table.name);
       // Let the zip stream inside the writer hand its bytes on before more rows pile up behind it.
       if (++n % 256 === 0) {
