@@ -155,7 +155,11 @@ export default async function csvTests(t: Test): Promise<void> {
         /column "tripId;shipmentId;productCode;offloaded;offloadDate" is not one of/,
       ],
       ['an empty body', '', /the file is empty/],
-      ['eight unknown columns', `a,b,c,d,e,f,g,h\n${row}`, /column "e" is not one of .* \| header \(line 1\): and 3 more columns that are not \| header \(line 1\): column tripId is missing/],
+      [
+        'eight unknown columns',
+        `a,b,c,d,e,f,g,h\n${row}`,
+        /column "e" is not one of .* \| header \(line 1\): and 3 more columns that are not \| header \(line 1\): column tripId is missing/,
+      ],
       // A file without line feeds is one line: its columns were named one by one (4 MiB of them: a 500).
       ['3 MB of columns on one line', `x${',x'.repeat(1_500_000)}`, /^header \(line 1\): the first line holds 3,000,001 characters, more than any header \| /],
       ['lines ended by CR alone ("CSV (Macintosh)")', `tripId,shipmentId,productCode,offloaded,offloadDate\r${row}\r`.repeat(2), /lone carriage return/],
