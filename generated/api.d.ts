@@ -6096,7 +6096,7 @@ export interface components {
          */
         TableFormat: "csv" | "xlsx";
         /**
-         * @description Calendar month (YYYY-MM, Mexico City, years 1970–2999); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
+         * @description Calendar month YYYY-MM (Mexico City, 1970–2999); with `startDate`/`endDate`, their intersection; with none of the three, the current month.
          * @example 2026-10
          */
         TargetMonth: string;
@@ -8902,7 +8902,7 @@ export interface operations {
                  */
                 table?: "months" | "totals" | "months.clients" | "findings.items";
                 /**
-                 * @description Calendar month (YYYY-MM, Mexico City, years 1970–2999); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
+                 * @description Calendar month YYYY-MM (Mexico City, 1970–2999); with `startDate`/`endDate`, their intersection; with none of the three, the current month.
                  * @example 2026-10
                  */
                 targetMonth?: components["parameters"]["TargetMonth"];
@@ -10423,7 +10423,7 @@ export interface operations {
                  */
                 startDate?: components["parameters"]["ReportStartDate"];
                 /**
-                 * @description Calendar month (YYYY-MM, Mexico City, years 1970–2999); with `startDate`/`endDate`, their intersection. Without any of the three: the current month.
+                 * @description Calendar month YYYY-MM (Mexico City, 1970–2999); with `startDate`/`endDate`, their intersection; with none of the three, the current month.
                  * @example 2026-10
                  */
                 targetMonth?: components["parameters"]["TargetMonth"];
