@@ -25,38 +25,44 @@ export function registerLegacySse(host: SessionHost): void {
 
   app.get('/sse', { onRequest: authenticate, preValidation: host.toolSelectionQuery, exposeHeadRoute: false, config: mcpRoute }, async (request, reply) => {
     const caller = host.callerOf(request);
-    host.checkCapacity(caller);
-    const { createMcpServer, SSEServerTransport } = await sessionRuntime();
-    const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
-    const transport = new SSEServerTransport('/messages', reply.raw);
-    const now = Date.now();
-    const session: SseSession = {
-      id: transport.sessionId,
-      tenant: caller.tenant,
-      keyId: caller.keyId,
-      kind: 'sse',
-      server,
-      transport,
-      close: () => transport.close(),
-      createdAt: now,
-      lastSeen: now,
-    };
-    let keepAlive: NodeJS.Timeout | undefined;
-    transport.onclose = () => {
-      if (keepAlive) clearInterval(keepAlive);
-      sessions.remove(session.id);
-    };
-    return host.handOver(request, reply, async () => {
-      sessions.add(session);
-      await server.connect(transport); // writes the head and the `endpoint` event
-      request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
-      if (host.options.keepAliveMs > 0) {
-        keepAlive = setInterval(() => {
-          if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
-        }, host.options.keepAliveMs);
-        keepAlive.unref();
-      }
-    });
+    // Held from the check on, across the runtime's first load: concurrent opens each count the others.
+    const release = host.reserveSession(caller);
+    try {
+      const { createMcpServer, SSEServerTransport } = await sessionRuntime();
+      const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
+      const transport = new SSEServerTransport('/messages', reply.raw);
+      const now = Date.now();
+      const session: SseSession = {
+        id: transport.sessionId,
+        tenant: caller.tenant,
+        keyId: caller.keyId,
+        kind: 'sse',
+        server,
+        transport,
+        close: () => transport.close(),
+        createdAt: now,
+        lastSeen: now,
+      };
+      let keepAlive: NodeJS.Timeout | undefined;
+      transport.onclose = () => {
+        if (keepAlive) clearInterval(keepAlive);
+        sessions.remove(session.id);
+      };
+      return await host.handOver(request, reply, async () => {
+        sessions.add(session);
+        release(); // the session counts itself now
+        await server.connect(transport); // writes the head and the `endpoint` event
+        request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
+        if (host.options.keepAliveMs > 0) {
+          keepAlive = setInterval(() => {
+            if (!reply.raw.writableEnded) reply.raw.write(': keepalive\n\n');
+          }, host.options.keepAliveMs);
+          keepAlive.unref();
+        }
+      });
+    } finally {
+      release();
+    }
   });
 
   app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: mcpRoute }, async (request, reply) => {

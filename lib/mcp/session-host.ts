@@ -43,8 +43,11 @@ export interface SessionHost {
   resourceMetadataOf(request: FastifyRequest): string | undefined;
   /** Every tool of the catalogue by name. */
   toolsByName: ReadonlyMap<string, ToolDefinition>;
-  /** Throws 429 too_many_sessions when the caller's key or tenant has its allowance of open sessions. */
-  checkCapacity(caller: McpCaller): void;
+  /**
+   * Holds a place for a session the caller opens, or throws 429 too_many_sessions when its key or tenant has its
+   * allowance of open sessions (those being opened count). Answers the function that gives the place up.
+   */
+  reserveSession(caller: McpCaller): () => void;
   /** Hands the connection to the SDK: copies hook-set headers, attaches the credentials, hijacks. */
   handOver(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>): Promise<FastifyReply>;
 }
@@ -89,7 +92,7 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     return reply;
   }
 
-  function checkCapacity(caller: McpCaller): void {
+  function reserveSession(caller: McpCaller): () => void {
     if (sessions.countForKey(caller.keyId) >= options.maxSessionsPerKey) {
       throw new ApiError(
         429,
@@ -106,6 +109,7 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
         { reason: 'too_many_sessions' },
       );
     }
+    return sessions.reserve(caller);
   }
 
   // The streamable endpoint is the MCP server's resource; the legacy SSE pair announce theirs (lib/oauth/resource-urls.ts).
@@ -131,7 +135,7 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     },
     resourceMetadataOf,
     toolsByName: new Map(catalog.tools.map((t) => [t.name, t])),
-    checkCapacity,
+    reserveSession,
     handOver,
   };
 }

@@ -31,6 +31,8 @@ export interface SessionRegistryOptions {
 
 export class SessionRegistry {
   private readonly sessions = new Map<string, McpSession>();
+  /** Sessions being opened (counted against the caps until added or given up). */
+  private readonly opening = new Set<{ tenant: string; keyId: string }>();
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
 
@@ -58,15 +60,30 @@ export class SessionRegistry {
     this.sessions.delete(id);
   }
 
+  /**
+   * Holds a place for a session about to be opened, at once (no await between the check of the caps and
+   * this): concurrent opens each see the others. The returned function gives it up; call it when the
+   * session is added or its opening ends without one (idempotent).
+   */
+  reserve(caller: { tenant: string; keyId: string }): () => void {
+    const place = { tenant: caller.tenant, keyId: caller.keyId };
+    this.opening.add(place);
+    return () => void this.opening.delete(place);
+  }
+
+  /** Open sessions and those being opened, of a tenant. */
   countFor(tenant: string): number {
     let n = 0;
     for (const s of this.sessions.values()) if (s.tenant === tenant) n += 1;
+    for (const o of this.opening) if (o.tenant === tenant) n += 1;
     return n;
   }
 
+  /** Open sessions and those being opened, of a key. */
   countForKey(keyId: string): number {
     let n = 0;
     for (const s of this.sessions.values()) if (s.keyId === keyId) n += 1;
+    for (const o of this.opening) if (o.keyId === keyId) n += 1;
     return n;
   }
 

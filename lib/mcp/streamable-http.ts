@@ -82,37 +82,43 @@ export function registerStreamableHttp(host: SessionHost): void {
     const { createMcpServer, StreamableHTTPServerTransport, isInitializeRequest } = await sessionRuntime();
     if (!hasInitialize(request.body, isInitializeRequest)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const caller = host.callerOf(request);
-    host.checkCapacity(caller);
-    const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      keepAliveMs: host.options.keepAliveMs,
-      onsessioninitialized: (sessionId) => {
-        const now = Date.now();
-        const session: StreamableSession = {
-          id: sessionId,
-          tenant: caller.tenant,
-          keyId: caller.keyId,
-          kind: 'streamable',
-          server,
-          transport,
-          close: () => transport.close(),
-          createdAt: now,
-          lastSeen: now,
-        };
-        sessions.add(session);
-        request.log.info({ sessionId, tenant: caller.tenant }, 'MCP session opened (streamable HTTP)');
-      },
-      onsessionclosed: (sessionId) => sessions.remove(sessionId),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.remove(transport.sessionId);
-    };
-    await server.connect(transport);
-    await host.handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw, request.body));
-    // The initialize request was refused by the transport: nothing to keep.
-    if (!transport.sessionId) await server.close();
-    return reply;
+    // Held from the check on: concurrent initialize requests each count the others (docs/mcp.md, the caps).
+    const release = host.reserveSession(caller);
+    try {
+      const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        keepAliveMs: host.options.keepAliveMs,
+        onsessioninitialized: (sessionId) => {
+          const now = Date.now();
+          const session: StreamableSession = {
+            id: sessionId,
+            tenant: caller.tenant,
+            keyId: caller.keyId,
+            kind: 'streamable',
+            server,
+            transport,
+            close: () => transport.close(),
+            createdAt: now,
+            lastSeen: now,
+          };
+          sessions.add(session);
+          release(); // the session counts itself now
+          request.log.info({ sessionId, tenant: caller.tenant }, 'MCP session opened (streamable HTTP)');
+        },
+        onsessionclosed: (sessionId) => sessions.remove(sessionId),
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.remove(transport.sessionId);
+      };
+      await server.connect(transport);
+      await host.handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw, request.body));
+      // The initialize request was refused by the transport: nothing to keep.
+      if (!transport.sessionId) await server.close();
+      return reply;
+    } finally {
+      release();
+    }
   });
 
   // Event streams have no HEAD form (it would open a stream with nothing to send).
