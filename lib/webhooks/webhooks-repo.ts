@@ -33,11 +33,14 @@ const hexId = (id: string): ObjectId | null => (/^[0-9a-fA-F]{24}$/.test(id) ? n
 
 /**
  * Inserts the endpoint into the tenant's first free slot; null when all
- * `maxEndpoints` slots are taken. Two creates racing for one slot: the unique
- * (tenant, slot) index lets one win, the other tries the next free slot.
+ * `maxEndpoints` slots are taken. Creates racing for slots: the unique
+ * (tenant, slot) index lets one win each, the others go on to the next slot
+ * free in what they read, so each loses at most once per slot another took.
+ * A round that lost every free slot reads again (a delete may have freed one);
+ * after three, the tenant is at its limit as far as this create can tell.
  */
 export async function insertWebhook(db: Db, doc: Omit<WebhookDocument, 'slot'>, maxEndpoints: number): Promise<WebhookDocument | null> {
-  for (let round = 0; round < 10; round++) {
+  for (let round = 0; round < 3; round++) {
     const used = new Set(
       (
         await webhooks(db)
@@ -45,13 +48,14 @@ export async function insertWebhook(db: Db, doc: Omit<WebhookDocument, 'slot'>, 
           .toArray()
       ).map((w) => w.slot),
     );
-    let slot = 0;
-    while (used.has(slot)) slot++;
-    if (slot >= maxEndpoints) return null;
-    const full: WebhookDocument = { ...doc, slot };
-    if (await insertUnlessDuplicate(webhooks(db), full)) return full;
+    if (used.size >= maxEndpoints) return null;
+    for (let slot = 0; slot < maxEndpoints; slot++) {
+      if (used.has(slot)) continue;
+      const full: WebhookDocument = { ...doc, slot };
+      if (await insertUnlessDuplicate(webhooks(db), full)) return full;
+    }
   }
-  throw new Error('could not find a free webhook slot after 10 rounds of concurrent creates');
+  return null;
 }
 
 export function findWebhooks(db: Db, tenant: string, window: { skip: number; limit: number }, maxTimeMS: number) {

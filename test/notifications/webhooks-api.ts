@@ -131,6 +131,28 @@ export default async function webhooksApiTests(t: Test): Promise<void> {
     await webhooks(h.db).deleteMany({});
   });
 
+  t.test('26 concurrent creates under a limit of 20: 20 created, 6 refused, none a 500', async (t) => {
+    // Each create used to retry only the lowest free slot, ten times: more than ten at once and the last ones gave up (500).
+    const h20 = await startHarness(t, { env: { WEBHOOK_MAX_ENDPOINTS: '20' } });
+    const answers = await Promise.all(
+      Array.from({ length: 26 }, (_, i) =>
+        h20.app.inject({
+          method: 'POST',
+          url: '/api/webhooks',
+          headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+          payload: JSON.stringify({ url: `${URL_OK}/${i}`, events: ['alert.triggered'] }),
+        }),
+      ),
+    );
+    t.same(answers.map((r) => r.statusCode).sort(), [...Array<number>(20).fill(201), ...Array<number>(6).fill(409)]);
+    t.same(
+      (await webhooks(h20.db).find({ tenant: TENANT_A }).toArray()).map((w) => w.slot).sort((a, b) => a - b),
+      [...Array(20).keys()],
+      'each slot once',
+    );
+    await webhooks(h20.db).deleteMany({});
+  });
+
   t.test('rotate: a new secret, the old one gone; 404 for unknown or foreign ids', async (t) => {
     const w = (await create()).json();
     const res = await post(`/api/webhooks/${w.id}/rotate-secret`);
