@@ -124,9 +124,21 @@ export function findDeliveries(
   return findPage(webhookDeliveries(db), q, { createdAt: -1, _id: -1 }, window, maxTimeMS);
 }
 
-/** The tenant's test deliveries not yet delivered or failed for good. */
-export function countPendingTestDeliveries(db: Db, tenant: string, maxTimeMS: number): Promise<number> {
-  return webhookDeliveries(db).countDocuments({ tenant, eventType: 'webhook.test', status: 'pending' }, { maxTimeMS });
+/**
+ * The tenant's test deliveries not yet delivered or failed for good, of its endpoints: one queued for an endpoint
+ * deleted meanwhile (a test send racing the delete) is no longer the tenant's to wait for.
+ */
+export async function countPendingTestDeliveries(db: Db, tenant: string, maxTimeMS: number): Promise<number> {
+  const endpoints = await webhooks(db)
+    .find({ tenant }, { projection: { _id: 1 }, maxTimeMS })
+    .toArray();
+  const webhookId = { $in: endpoints.map((w) => w._id.toHexString()) };
+  return webhookDeliveries(db).countDocuments({ tenant, eventType: 'webhook.test', status: 'pending', webhookId }, { maxTimeMS });
+}
+
+/** Removes a pending delivery whose endpoint is gone (queued while it was being deleted), as the delete removes the rest. */
+export async function deleteOrphanDelivery(db: Db, id: ObjectId): Promise<void> {
+  await webhookDeliveries(db).deleteOne({ _id: id, status: 'pending' });
 }
 
 export function getDelivery(db: Db, id: ObjectId): Promise<DeliveryDocument | null> {

@@ -19,7 +19,15 @@ import type { Agenda, Job } from 'agenda';
 import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
 import type { WebhookSettings } from '../config.ts';
 import { COLLECTIONS } from '../db/collections.ts';
-import { DELIVERY_JOB_NAME, ensureWebhookIndexes, getDelivery, getWebhookById, recordDeliveryAttempt, releaseIdleDeliveryLocks } from './webhooks-repo.ts';
+import {
+  DELIVERY_JOB_NAME,
+  deleteOrphanDelivery,
+  ensureWebhookIndexes,
+  getDelivery,
+  getWebhookById,
+  recordDeliveryAttempt,
+  releaseIdleDeliveryLocks,
+} from './webhooks-repo.ts';
 import { nextAttemptAt, type DeliveryJobData } from './model.ts';
 import { decryptSecret } from './secret-box.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';
@@ -60,7 +68,11 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     const delivery = await getDelivery(db, id);
     if (!delivery || delivery.status !== 'pending') return;
     const webhook = await getWebhookById(db, delivery.tenant, delivery.webhookId);
-    if (!webhook) return; // deleted meanwhile: its deliveries go with it
+    if (!webhook) {
+      // Deleted meanwhile: its deliveries go with it, this one too (queued while the delete ran).
+      await deleteOrphanDelivery(db, id);
+      return;
+    }
     const key = settings.encryptionKey;
     if (!key) throw new Error('WEBHOOK_ENCRYPTION_KEY is not set: cannot sign deliveries');
     const secret = decryptSecret(key, webhook.secret, webhook._id.toHexString());

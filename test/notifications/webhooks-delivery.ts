@@ -16,7 +16,8 @@ import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { alertsPlugin } from '../../lib/alerts/plugin.ts';
 import { webhooksPlugin } from '../../lib/webhooks/plugin.ts';
-import { webhookDeliveries } from '../../lib/webhooks/webhooks-repo.ts';
+import { webhookDeliveries, webhooks } from '../../lib/webhooks/webhooks-repo.ts';
+import { enqueueTestEvent } from '../../lib/webhooks/events.ts';
 import { attemptDelivery } from '../../lib/webhooks/deliver.ts';
 import { verifySignature } from '../../lib/webhooks/signature.ts';
 
@@ -290,4 +291,22 @@ export default async function webhooksDeliveryTests(t: Test): Promise<void> {
       t.ok(timeout.durationMs >= 290 && timeout.durationMs < 2000, `${timeout.durationMs} ms`);
     },
   );
+  t.test('a test send that raced a delete: its delivery is removed, and the test quota does not count it', async (t) => {
+    // The race's second half replayed: the send found the endpoint, the delete removed it and its deliveries,
+    // then the send queued its delivery (lib/webhooks/send-webhook-test.ts).
+    const gone = await endpoint('/raced', ['alert.triggered']);
+    const stored = (await webhooks(h.db).findOne({ tenant: TENANT_A, url: receiver.url('/raced') }))!;
+    t.equal((await api('DELETE', `/api/webhooks/${gone.id}`)).statusCode, 200);
+    // Ten due tomorrow (the quota, WEBHOOK_MAX_PENDING_TESTS 10, while they wait) and one due now.
+    const tomorrow = new Date(Date.now() + 86_400_000);
+    for (let i = 0; i < 10; i++) await enqueueTestEvent(h.db, stored, tomorrow);
+    const now = await enqueueTestEvent(h.db, stored, new Date());
+    const live = await endpoint('/live', ['alert.triggered']);
+    const test = await api('POST', `/api/webhooks/${live.id}/test`);
+    t.equal(test.statusCode, 202, `the deleted endpoint's deliveries are not the tenant's to wait for: ${test.body.slice(0, 200)}`);
+    await waitFor('the worker to remove the delivery due now', async () => (await webhookDeliveries(h.db).countDocuments({ _id: now._id })) === 0);
+    t.equal(await webhookDeliveries(h.db).countDocuments({ _id: now._id }), 0, 'removed when its job ran, not left pending');
+    await waitFor('the live test delivered', async () => (await deliveriesOf(live.id)).some((d) => d.status === 'succeeded'));
+    await webhookDeliveries(h.db).deleteMany({ webhookId: stored._id.toHexString() });
+  });
 }
