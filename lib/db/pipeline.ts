@@ -69,6 +69,23 @@ export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
   return { $cond: [{ $in: ['invoice', targets] }, exact, false] };
 }
 
+/** The lower-cased UUIDs of the payment cancellation records in effect dated by `asOf` (`$lte`) or after it (`$gt`). */
+export function paymentCancellationUuidsExpr(when: '$lte' | '$gt', asOf: number): Document {
+  return {
+    $map: {
+      input: {
+        $filter: {
+          input: { $ifNull: ['$canceled', []] },
+          as: 'c',
+          cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c'), { [when]: ['$$c.date', asOf] }] },
+        },
+      },
+      as: 'c',
+      in: { $toLower: '$$c.uuid' },
+    },
+  };
+}
+
 /**
  * True when the payment record `$$<v>` was cancelled at instant `asOf` by its flag: `canceled` says
  * it is cancelled now, and a cancellation record in effect naming it (case-insensitive) says since
@@ -76,20 +93,8 @@ export function invoiceCancelledExpr(asOf?: number, root = '$'): Document {
  * in effect names holds from the start. (Records dated by `asOf` cancel it by themselves.)
  */
 export function paymentFlagHeldAtExpr(asOf: number, v = 'p'): Document {
-  const laterRecords = {
-    $map: {
-      input: {
-        $filter: {
-          input: { $ifNull: ['$canceled', []] },
-          as: 'c',
-          cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c'), { $gt: ['$$c.date', asOf] }] },
-        },
-      },
-      as: 'c',
-      in: { $toLower: '$$c.uuid' },
-    },
-  };
-  return { $and: [{ $eq: [`$$${v}.canceled`, true] }, { $not: [{ $in: [{ $toLower: `$$${v}.uuid` }, laterRecords] }] }] };
+  const cancelledLater = paymentCancellationUuidsExpr('$gt', asOf);
+  return { $and: [{ $eq: [`$$${v}.canceled`, true] }, { $not: [{ $in: [{ $toLower: `$$${v}.uuid` }, cancelledLater] }] }] };
 }
 
 /** Σ over an array of `in` (an expression on `$$this`), 0 for a missing array. */

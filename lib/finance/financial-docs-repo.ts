@@ -1,7 +1,7 @@
 import { financialDocDays, writeMarkingDays } from './financial-doc-days.ts';
 import type { Db, Document, Filter } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
-import { cancellationInEffectExpr, centsExpr, invoiceCancelledExpr, paymentFlagHeldAtExpr, sumOver } from '../db/pipeline.ts';
+import { centsExpr, invoiceCancelledExpr, paymentCancellationUuidsExpr, paymentFlagHeldAtExpr, sumOver } from '../db/pipeline.ts';
 import { findSortedPage } from '../db/find-page.ts';
 import { sharedRead } from '../db/shared-reads.ts';
 import { mxDateString } from '../time/mexico-city.ts';
@@ -44,19 +44,7 @@ export const FINANCIAL_DOC_SORTS = {
  * the receivables query of the forecast applies the same one).
  */
 function openAsOfExpr(asOf: number): Document {
-  const cancelledPayments = {
-    $map: {
-      input: {
-        $filter: {
-          input: { $ifNull: ['$canceled', []] },
-          as: 'c',
-          cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c'), { $lte: ['$$c.date', asOf] }] },
-        },
-      },
-      as: 'c',
-      in: { $toLower: '$$c.uuid' },
-    },
-  };
+  const cancelledPayments = paymentCancellationUuidsExpr('$lte', asOf);
   const valid = {
     $filter: {
       input: { $ifNull: ['$payments', []] },
