@@ -13,7 +13,7 @@ import { OAUTH_RECORD_INDEXES } from './auth/oauth-records-indexes.ts';
 import { ALERT_INDEXES } from './alerts/alert-indexes.ts';
 import { FACT_INDEXES } from './finance/ledger/facts-indexes.ts';
 import { RECEIVED_INDEXES, RETIRED_RECEIVED_INDEXES } from './received/received-indexes.ts';
-import { WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
+import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
 import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
@@ -59,4 +59,5 @@ export async function ensureIndexes(db: Db): Promise<void> {
   await dropRetiredIndexes(db, RETIRED_RECEIVABLES_INDEXES);
   await dropRetiredIndexes(db, RETIRED_TAX_POSITION_INDEXES);
   await dropRetiredIndexes(db, RETIRED_RECEIVED_INDEXES);
+  await dropRetiredIndexes(db, RETIRED_WEBHOOK_INDEXES);
 }

@@ -1,6 +1,6 @@
 /** The indexes of `webhooks`, `webhookDeliveries` and `webhookJobs` (lib/webhooks/webhooks-repo.ts). */
 import { COLLECTIONS } from '../db/collections.ts';
-import type { IndexSpecs } from '../db/indexes.ts';
+import type { IndexSpecs, RetiredIndexes } from '../db/indexes.ts';
 import { AGENDA_LOCK_INDEX } from '../jobs/agenda-lock-index.ts';
 
 export const WEBHOOK_INDEXES: IndexSpecs = {
@@ -16,8 +16,13 @@ export const WEBHOOK_INDEXES: IndexSpecs = {
     { key: { webhookId: 1, eventId: 1 }, name: 'webhook_event_unique', unique: true },
     { key: { tenant: 1, webhookId: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_created' },
     { key: { tenant: 1, webhookId: 1, status: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_status_created' },
-    // The tenant's queued test deliveries (WEBHOOK_MAX_PENDING_TESTS).
-    { key: { tenant: 1, eventType: 1, status: 1 }, name: 'tenant_type_status' },
+    // The tenant's queued test deliveries of its endpoints (WEBHOOK_MAX_PENDING_TESTS).
+    { key: { tenant: 1, eventType: 1, status: 1, webhookId: 1 }, name: 'tenant_type_status_webhook' },
   ],
   [COLLECTIONS.webhookJobs]: [AGENDA_LOCK_INDEX, { key: { 'data.webhookId': 1 }, name: 'webhook' }],
+};
+
+/** Replaced by tenant_type_status_webhook (the test quota counts only the deliveries of the tenant's endpoints). */
+export const RETIRED_WEBHOOK_INDEXES: RetiredIndexes = {
+  [COLLECTIONS.webhookDeliveries]: ['tenant_type_status'],
 };
