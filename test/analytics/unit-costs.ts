@@ -33,8 +33,6 @@ export default async function unitCostsTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
   let clock = NOW;
   const h = await startHarness(t, { build: { now: () => clock } });
-  let listening: Promise<string> | undefined;
-  const mcpBase = (): Promise<string> => (listening ??= listen(h.app));
   const ROUTE = '/api/analytics/unit-economics';
   const MARCH = '?startDate=2026-03-01&endDate=2026-03-31';
   const C1 = CLIENT_COMPANY;
@@ -223,7 +221,7 @@ export default async function unitCostsTests(t: Test): Promise<void> {
     // The same file a day later changes nothing, not even the instant, as the single PUT.
     clock = new Date(NOW.getTime() + 86_400_000);
     t.same((await send('POST', '/api/received-assignments', csv, KEY_A, 'text/csv')).json().summary, body.summary);
-    const client = await connect(t, await mcpBase(), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=settings');
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=settings');
     const tool = await client.callTool({ name: 'assignReceivedDocs', arguments: { body: { rows: [{ uuid: U(4), tripId: 'T3' }] } } });
     t.match(tool.structuredContent, { summary: { assigned: 1 } }, 'MCP: the same row again');
     const unchanged = await send('PUT', `/api/received-docs/${rid(4)}/assignment`, { tripId: 'T3' });
@@ -334,7 +332,7 @@ export default async function unitCostsTests(t: Test): Promise<void> {
   });
 
   t.test('MCP: margin per km of truck V1 last quarter, in one tool call', async (t) => {
-    const base = await mcpBase();
+    const base = await listen(h.app);
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
     // "Last quarter" as of 2026-04-20 is January–March 2026.
     const r = (await client.callTool({

@@ -63,9 +63,8 @@ export default async function receivablesAgingTests(t: Test): Promise<void> {
     };
   }
 
-  let listening: Promise<string> | undefined;
   async function mcpApi(t: Test, key: string): Promise<Api> {
-    const client = await connect(t, await (listening ??= listen(h.app)), 'streamable', { 'x-api-key': key });
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key });
     const call = async (name: string, args: Json) => {
       const r = (await client.callTool({ name, arguments: args })) as unknown as { structuredContent: Json; isError?: boolean };
       return { status: r.isError ? (r.structuredContent.error as Json).code : 200, body: r.structuredContent };

@@ -17,11 +17,21 @@ import { makeFinancialDoc, makeTrip, freight, payment, leg, diesel, CLIENT_COMPA
 import { TENANT_A, TENANT_B } from './harness.ts';
 import { insertTrips } from '../fixtures/stored-trips.ts';
 
-export async function listen(app: FastifyInstance): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${address.port}`;
+const listening = new WeakMap<FastifyInstance, Promise<string>>();
+
+/** The app's base URL on a free loopback port; the same one when a test file's subtests each ask (Fastify listens once). */
+export function listen(app: FastifyInstance): Promise<string> {
+  let base = listening.get(app);
+  if (!base) {
+    base = (async () => {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const address = app.server.address();
+      if (!address || typeof address === 'string') throw new Error('no port');
+      return `http://127.0.0.1:${address.port}`;
+    })();
+    listening.set(app, base);
+  }
+  return base;
 }
 
 export type Transport = 'streamable' | 'sse';

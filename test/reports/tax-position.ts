@@ -214,8 +214,6 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     },
   ];
 
-  let listening: Promise<string> | undefined;
-  const mcpBase = (): Promise<string> => (listening ??= listen(h.app));
   const get = async (url: string, key = KEY_A) => {
     const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
     return { status: res.statusCode, body: res.json(), res };
@@ -386,7 +384,7 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       body.figures.find((f: { figure: string }) => f.figure === 'vatCollected'),
       { amount: 80, lineCount: 1, lines: [line] },
     );
-    const client = await connect(t, await mcpBase(), 'streamable', { 'x-api-key': KEY_A });
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
     const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-03', limit: 10 } })) as unknown as {
       structuredContent: { figures: { figure: string }[] };
     };
@@ -398,7 +396,7 @@ export default async function taxPositionTests(t: Test): Promise<void> {
   });
 
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
-    const base = await mcpBase();
+    const base = await listen(h.app);
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
     const tools = await client.listTools();
     const tool = tools.tools.find((x) => x.name === 'getTaxPosition');
