@@ -11,6 +11,7 @@ import type { CanceledRecord, FinancialDocument, PaymentRecord } from '../model/
 import { isInEffect } from '../finance/cancellation.ts';
 import { mxDateString } from '../time/mexico-city.ts';
 import { openInvoiceOf } from './forecast.ts';
+import { centsOf, lowerBson, lteBson, paymentsCancelledAfter } from './pipeline-mirror.ts';
 
 /** `to` of an entry still open now: beyond any instant a report asks for (the largest Date). */
 export const OPEN_END = 8_640_000_000_000_000;
@@ -52,15 +53,6 @@ export interface OpenItem {
 
 export const openItemId = (tenant: string, docId: string): string => `${tenant}|${docId}`;
 
-/** centsExpr of lib/db/pipeline.ts in JS: the same double arithmetic (floor(x × 100 + 0.5)), missing → 0. */
-const centsExprOf = (x: unknown): number => Math.floor((typeof x === 'number' ? x : 0) * 100 + 0.5);
-
-/** `$toLower` of a UUID as the pipeline compares them: missing → ''. */
-const lowerUuid = (x: unknown): string => (typeof x === 'string' ? x.toLowerCase() : '');
-
-/** `$lte: [date, T]` as the pipeline compares: a missing or null date sorts below any number. */
-const datedBy = (date: unknown, t: number): boolean => date === null || date === undefined || (typeof date === 'number' && date <= t);
-
 /**
  * The outstanding MXN balance of an invoice as of instant T, or null when it is not open then:
  * exactly streamOpenInvoices' filters (its cheap first test over every record included) and
@@ -79,18 +71,18 @@ export function outstandingAsOf(doc: OpenItemSource, t: number): number | null {
   const cheap = sum < doc.iTot - 0.005 || canceled.length > 0 || (maxDate !== null && maxDate > t) || payments.some((p) => p.canceled === true);
   if (!cheap) return null;
   // The records dated by T, each payment's flag as it stood at T (paymentFlagHeldAtExpr): cancelled after T, it counted.
-  const cancelledLater = new Set(canceled.filter((c) => c.target === 'payment' && isInEffect(c) && !datedBy(c.date, t)).map((c) => lowerUuid(c.uuid)));
+  const cancelledLater = paymentsCancelledAfter(canceled, t);
   const row = {
     ...doc,
-    canceled: canceled.filter((c) => datedBy(c.date, t)),
+    canceled: canceled.filter((c) => lteBson(c.date, t)),
     payments: payments
-      .filter((p) => datedBy(p.date, t))
-      .map((p) => (p.canceled === true && cancelledLater.has(lowerUuid(p.uuid)) ? { ...p, canceled: false } : p)),
+      .filter((p) => lteBson(p.date, t))
+      .map((p) => (p.canceled === true && cancelledLater.has(lowerBson(p.uuid)) ? { ...p, canceled: false } : p)),
   };
   // The pipeline's own test in centsExpr (then lib/finance's in toCents, below): both must hold.
   const cx = new Set(row.canceled.filter((c) => c.target === 'payment' && isInEffect(c)).map((c) => c.uuid.toLowerCase()));
-  const settledC = row.payments.filter((p) => p.canceled !== true && !cx.has(p.uuid.toLowerCase())).reduce((s, p) => s + centsExprOf(p.amount), 0);
-  if (!(centsExprOf(doc.iTot) - settledC > 0)) return null;
+  const settledC = row.payments.filter((p) => p.canceled !== true && !cx.has(p.uuid.toLowerCase())).reduce((s, p) => s + centsOf(p.amount), 0);
+  if (!(centsOf(doc.iTot) - settledC > 0)) return null;
   const open = openInvoiceOf(row);
   return open ? open.outstanding : null;
 }

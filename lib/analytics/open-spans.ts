@@ -8,6 +8,7 @@
  */
 import { mxMonthKey, mxMonthRange, mxDateString } from '../time/mexico-city.ts';
 import { OPEN_END } from './open-items.ts';
+import { centsOf, inEffectStatus, lowerBson, lteBson, paymentsCancelledAfter } from './pipeline-mirror.ts';
 
 /** The stored fields the rule reads, and the list's sort key (date, timestamp, _id). */
 export interface ListOpenSource {
@@ -48,33 +49,20 @@ export interface OpenSpanDoc {
 /** `bucket` of a span open now (to = OPEN_END), and the open items by month's month of those spans (open-item-months.ts). */
 export const OPEN_MONTH = 'open';
 
-/** `$lte: [x, t]` of an aggregation for a number t: missing and null sort below numbers, strings and the rest above. */
-const lteBson = (x: unknown, t: number): boolean => x === undefined || x === null || (typeof x === 'number' && x <= t);
-/** `$toLower` of a UUID: null or missing → '' (a number is its digits; nothing else is stored there). */
-const lower = (x: unknown): string => (typeof x === 'string' ? x.toLowerCase() : typeof x === 'number' ? String(x) : '');
-/** centsExpr of lib/db/pipeline.ts: floor(x × 100 + 0.5), missing → 0. */
-const cents = (x: unknown): number => Math.floor((typeof x === 'number' ? x : 0) * 100 + 0.5);
-/** cancellationInEffectExpr: status accepted or expired, or none. */
-const inEffect = (status: unknown): boolean => {
-  const s = status === undefined || status === null ? 'accepted' : status;
-  return s === 'accepted' || s === 'expired';
-};
-
 /** Whether the list's `openAsOf=T` query matches the document (emitted by T, not cancelled by T, a balance left by T). */
 export function listOpenAt(doc: ListOpenSource, t: number): boolean {
   if (typeof doc.date !== 'number' || !(doc.date <= t)) return false;
-  const canceled = (doc.canceled ?? []).filter((c) => lteBson(c.date, t) && inEffect(c.status));
-  const own = lower(doc.invoice?.uuid);
-  if (canceled.some((c) => c.target === 'invoice' && lower(c.uuid) === own)) return false;
-  const cancelledPayments = new Set(canceled.filter((c) => c.target === 'payment').map((c) => lower(c.uuid)));
+  const canceled = (doc.canceled ?? []).filter((c) => lteBson(c.date, t) && inEffectStatus(c.status));
+  const own = lowerBson(doc.invoice?.uuid);
+  if (canceled.some((c) => c.target === 'invoice' && lowerBson(c.uuid) === own)) return false;
+  const cancelledPayments = new Set(canceled.filter((c) => c.target === 'payment').map((c) => lowerBson(c.uuid)));
   // paymentFlagHeldAtExpr: a flagged payment whose cancellation is dated after T still counted at T.
-  const cancelledLater = new Set(
-    (doc.canceled ?? []).filter((c) => c.target === 'payment' && inEffect(c.status) && !lteBson(c.date, t)).map((c) => lower(c.uuid)),
-  );
+  const cancelledLater = paymentsCancelledAfter(doc.canceled ?? [], t);
   let settled = 0;
   for (const p of doc.payments ?? [])
-    if (lteBson(p.date, t) && !(p.canceled === true && !cancelledLater.has(lower(p.uuid))) && !cancelledPayments.has(lower(p.uuid))) settled += cents(p.amount);
-  return cents(doc.iTot) - settled > 0;
+    if (lteBson(p.date, t) && !(p.canceled === true && !cancelledLater.has(lowerBson(p.uuid))) && !cancelledPayments.has(lowerBson(p.uuid)))
+      settled += centsOf(p.amount);
+  return centsOf(doc.iTot) - settled > 0;
 }
 
 /** The Mexico City months 'YYYY-MM' the instants [from, to) touch. */
