@@ -261,13 +261,13 @@ async function metadataFile(
   ctx: ServiceContext,
   tenant: string,
   name: string,
-  source: Readable | Buffer,
+  open: () => Promise<Readable | Buffer>,
   maxBytes: number,
   checkAbort: () => void,
 ): Promise<ImportFileResult | null> {
   let metadata: MetadataResult | null;
   try {
-    metadata = await importMetadata(ctx, tenant, source, maxBytes, { checkAbort });
+    metadata = await importMetadata(ctx, tenant, await open(), maxBytes, { checkAbort });
   } catch (err) {
     if (!(err instanceof ImportRejection)) throw err;
     return { name, status: 'rejected', kind: 'satMetadata', reason: err.reason };
@@ -355,7 +355,7 @@ export async function importDocuments(
       batch = [];
       batchBytes = 0;
       await writing;
-      const result = await metadataFile(ctx, tenant, entry.name, await entry.open(), maxBytesOf('text', limits).bytes, checkAbort);
+      const result = await metadataFile(ctx, tenant, entry.name, entry.open, maxBytesOf('text', limits).bytes, checkAbort);
       if (result === null) ignore(entry.name);
       else record([result]);
       continue;

@@ -20,9 +20,10 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type yauzl from 'yauzl';
 import { onFirstUse } from '../shared/on-first-use.ts';
+import { ImportRejection } from './rejection.ts';
 import type { ImportLimits } from '../config.ts';
 
 export type ImportInput =
@@ -152,8 +153,25 @@ function readAllEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
   });
 }
 
+/**
+ * An entry's bytes. An entry the reader cannot open (a compression method other than deflate, a
+ * damaged local header) or read to its end (a CRC or size mismatch) is that file's rejection, not
+ * the import's failure: the archive's other entries are still imported.
+ */
 const openEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> =>
-  new Promise((resolve, reject) => zip.openReadStream(entry, (err, stream) => (err ? reject(err) : resolve(stream))));
+  new Promise((resolve, reject) =>
+    zip.openReadStream(entry, (err, stream) =>
+      err ? reject(new ImportRejection(`cannot open the zip entry: ${err.message}`)) : resolve(Readable.from(rejectingReadErrors(stream))),
+    ),
+  );
+
+async function* rejectingReadErrors(stream: Readable): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
+  } catch (err) {
+    throw new ImportRejection(`cannot read the zip entry: ${(err as Error).message}`);
+  }
+}
 
 async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGenerator<ImportEntry> {
   const { limits } = budget;

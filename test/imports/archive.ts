@@ -254,6 +254,61 @@ export default async function archiveTests(t: Test): Promise<void> {
     t.match(bad.out, /rejected .*zz-metadata\.txt line 7: Estatus "2" is not 0/);
   });
 
+  t.test("an archive entry that cannot be opened or read is that file's rejection; the archive's other files are imported", async (t) => {
+    /** Offsets of the local headers and central-directory entries of a zip yazl wrote (no comments, no zip64): APPNOTE 4.3.7, 4.3.12. */
+    const headers = (zip: Buffer) => {
+      const local: number[] = [];
+      const central: number[] = [];
+      for (let i = 0; i + 4 <= zip.length; i++) {
+        const sig = zip.readUInt32LE(i);
+        if (sig === 0x04034b50) local.push(i);
+        else if (sig === 0x02014b50) central.push(i);
+      }
+      return { local, central };
+    };
+    const damagedZip = async () => {
+      const zip = await zipOf([
+        { name: 'ok/01.xml', data: fixture('01-freight-invoice-retention.xml') },
+        { name: 'ok/02.xml', data: fixture('02-invoice-shortage-line.xml') },
+        { name: 'bzip2.xml', data: fixture('03-invoice-persona-fisica.xml') },
+        { name: 'torn.xml', data: fixture('04-ppd-invoice.xml') },
+        { name: 'metadata.txt', data: await sat('metadata-2026-10.txt') },
+      ]);
+      const { local, central } = headers(zip);
+      t.equal(local.length, 5);
+      // Compression method 12 (bzip2; 7-Zip writes it, and Deflate64 or LZMA) in both headers: APPNOTE 4.4.5.
+      zip.writeUInt16LE(12, local[2]! + 8);
+      zip.writeUInt16LE(12, central[2]! + 10);
+      // A local header's signature damaged, the central directory intact.
+      zip.writeUInt32LE(0xdeadbeef, local[3]);
+      // The metadata declares one byte fewer than it holds: its stream fails midway.
+      zip.writeUInt32LE(zip.readUInt32LE(central[4]! + 24) - 1, central[4]! + 24);
+      return zip;
+    };
+    const check = (r: Report) => {
+      t.same(r.summary, { files: 5, created: 2, updated: 0, skipped: 0, rejected: 3, ignored: 0, rejectedLines: 0 });
+      const byName = new Map(r.files.map((f) => [f.name.replace(/^[^/]+\//, ''), f]));
+      t.match(byName.get('ok/01.xml'), { status: 'created' });
+      t.match(byName.get('ok/02.xml'), { status: 'created' });
+      t.match(byName.get('bzip2.xml'), { status: 'rejected', reason: /^cannot open the zip entry: .*compression method/ });
+      t.match(byName.get('torn.xml'), { status: 'rejected', reason: /^cannot open the zip entry: .*signature/ });
+      t.match(byName.get('metadata.txt'), { status: 'rejected', kind: 'satMetadata', reason: /^cannot read the zip entry: / });
+    };
+    await wipe();
+    check(await post(await damagedZip(), 'application/zip'));
+    t.match(await summaryOf(1), { id: docId(1) });
+
+    await wipe();
+    const base = await listen(h.app);
+    const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+    const res = (await client.callTool({
+      name: 'importDocuments',
+      arguments: { body: { files: [{ name: 'pac.zip', encoding: 'base64', content: (await damagedZip()).toString('base64') }] } },
+    })) as unknown as { structuredContent: Report; isError?: boolean };
+    t.notOk(res.isError);
+    check(res.structuredContent);
+  });
+
   t.test('MCP: importDocuments takes the metadata and reports what its lines did', async (t) => {
     await wipe();
     await post(await zipOf(fixtureZipEntries()), 'application/zip');
