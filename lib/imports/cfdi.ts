@@ -29,7 +29,7 @@
 import type { ObjetoImp, TaxLine, TaxName } from '../model/financial-document.ts';
 import { parseMxDateTime } from '../time/mexico-city.ts';
 import { childOf, childrenOf, type XmlElement } from './xml-tree.ts';
-import { reject } from './rejection.ts';
+import { reject, shown } from './rejection.ts';
 import { ownEntry } from '../shared/own-entry.ts';
 
 export const NS = {
@@ -296,7 +296,7 @@ function dateTime(el: XmlElement, attr: string, required = true, fractionDigits 
   try {
     return parseMxDateTime(m[2] === undefined ? m[1]! : `${m[1]}.${m[2].slice(0, 3)}`);
   } catch {
-    return reject(`${where(el)}@${attr} is not a valid date-time: "${v}"`);
+    return reject(`${where(el)}@${attr} is not a valid date-time: "${shown(v)}"`);
   }
 }
 
@@ -332,7 +332,7 @@ function readTax(el: XmlElement, concept: number): CfdiTax {
   if (tax === undefined) return reject(`Concepto ${concept}: ${el.name}@Impuesto "${code.slice(0, 10)}" is not a SAT tax (001 ISR, 002 IVA, 003 IEPS)`);
   const factor = req(el, 'TipoFactor');
   if (factor !== 'Tasa' && factor !== 'Cuota' && factor !== 'Exento')
-    return reject(`Concepto ${concept}: ${el.name}@TipoFactor "${factor}" is not Tasa, Cuota or Exento`);
+    return reject(`Concepto ${concept}: ${el.name}@TipoFactor "${shown(factor)}" is not Tasa, Cuota or Exento`);
   if (factor === 'Exento' && el.name === 'Retencion') return reject(`Concepto ${concept}: a retention cannot be Exento`);
   return {
     tax,
@@ -381,7 +381,7 @@ const PAGOS_VERSION: Readonly<Record<string, '1.0' | '2.0'>> = { [NS.pagos10]: '
 function readPaymentDoc(d: XmlElement, version: '1.0' | '2.0', payment: { currency: string; rate: number; amount: number; docs: number }): CfdiPaymentDoc {
   const currency = req(d, 'MonedaDR');
   if (!CURRENCY_RE.test(currency) || currency === 'XXX') reject(`DoctoRelacionado@MonedaDR "${currency.slice(0, 10)}" is not an ISO 4217 currency`);
-  const id = d.attrs.IdDocumento ?? '';
+  const id = shown(d.attrs.IdDocumento ?? '');
   if (version === '1.0' && (opt(d, 'ImpSaldoAnt') === undefined || opt(d, 'ImpSaldoInsoluto') === undefined))
     reject(
       `DoctoRelacionado ${id}: ImpSaldoAnt and ImpSaldoInsoluto are missing (Pagos 1.0 leaves them out only for a PUE invoice); the balance they move is unknown`,
@@ -420,8 +420,8 @@ function readPayments(complement: XmlElement): { version: '1.0' | '2.0'; payment
   if (all.length > 1) return reject(`Complemento has ${all.length} Pagos complements, expected one`);
   const pagos = all[0]!;
   const version = ownEntry(PAGOS_VERSION, pagos.ns);
-  if (version === undefined) return reject(`unsupported payment complement: namespace ${pagos.ns} (Pagos 1.0 and 2.0 are read)`);
-  if (pagos.attrs.Version !== version) return reject(`Pagos@Version "${pagos.attrs.Version ?? ''}" is not ${version} (namespace ${pagos.ns})`);
+  if (version === undefined) return reject(`unsupported payment complement: namespace ${shown(pagos.ns)} (Pagos 1.0 and 2.0 are read)`);
+  if (pagos.attrs.Version !== version) return reject(`Pagos@Version "${shown(pagos.attrs.Version ?? '')}" is not ${version} (namespace ${pagos.ns})`);
   const list = childrenOf(pagos, pagos.ns, 'Pago');
   if (list.length === 0) return reject('Pagos has no Pago');
   const payments = list.map((p) => {
@@ -478,7 +478,7 @@ function roadTransport(mercancias: XmlElement, ns: string, road: string): XmlEle
 }
 
 function address(u: XmlElement, ns: string, id: string): Pick<CartaPorteLocation, 'street' | 'municipality' | 'locality' | 'state' | 'country' | 'zip'> {
-  const dom = childOf(u, ns, 'Domicilio') ?? reject(`Ubicacion ${id} has no Domicilio`);
+  const dom = childOf(u, ns, 'Domicilio') ?? reject(`Ubicacion ${shown(id)} has no Domicilio`);
   return {
     // Trimmed, as every other attribute read (opt, req): "  210 " is 210.
     street: [opt(dom, 'Calle'), opt(dom, 'NumeroExterior')].filter(Boolean).join(' '),
@@ -517,7 +517,7 @@ function readCartaPorte2x(cp: XmlElement): Omit<CartaPorte, 'version'> {
   const ubicaciones = one(cp, ns, 'Ubicaciones');
   const locations = childrenOf(ubicaciones, ns, 'Ubicacion').map((u): CartaPorteLocation => {
     const kind = req(u, 'TipoUbicacion');
-    if (kind !== 'Origen' && kind !== 'Destino') return reject(`Ubicacion@TipoUbicacion "${kind}" is not Origen or Destino`);
+    if (kind !== 'Origen' && kind !== 'Destino') return reject(`Ubicacion@TipoUbicacion "${shown(kind)}" is not Origen or Destino`);
     const id = req(u, 'IDUbicacion');
     return {
       kind,
@@ -606,7 +606,7 @@ function readCartaPorte(complement: XmlElement): CartaPorte | null {
   const cp = all[0]!;
   const version = ownEntry(CARTA_PORTE_VERSION, cp.ns);
   if (version === undefined)
-    return reject(`unsupported Carta Porte complement: namespace ${cp.ns} (Carta Porte 1.0, 2.0, 3.0 and 3.1 are read); the file is not imported`);
+    return reject(`unsupported Carta Porte complement: namespace ${shown(cp.ns)} (Carta Porte 1.0, 2.0, 3.0 and 3.1 are read); the file is not imported`);
   if (cp.attrs.Version !== version) return reject(`CartaPorte@Version "${(cp.attrs.Version ?? '').slice(0, 10)}" is not ${version} (namespace ${cp.ns})`);
   return { ...(version === '1.0' ? readCartaPorte10(cp) : readCartaPorte2x(cp)), version };
 }
@@ -643,7 +643,7 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     );
   const ns = root.ns;
   const type = req(root, 'TipoDeComprobante');
-  if (type !== 'I' && type !== 'E' && type !== 'P' && type !== 'T') return reject(`TipoDeComprobante "${type}" is not imported (I, E, P or T)`);
+  if (type !== 'I' && type !== 'E' && type !== 'P' && type !== 'T') return reject(`TipoDeComprobante "${shown(type)}" is not imported (I, E, P or T)`);
   const complement = childOf(root, ns, 'Complemento');
   const stamp = complement ? childOf(complement, NS.tfd, 'TimbreFiscalDigital') : undefined;
   if (!stamp) return reject('not stamped: no TimbreFiscalDigital in Complemento (import the XML returned by SAT or your PAC)');
@@ -653,7 +653,7 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
   const concepts = childrenOf(conceptsEl, ns, 'Concepto').map((c, i) => readConcept(c, i, version));
   if (concepts.length === 0) reject('Conceptos has no Concepto');
   const method = opt(root, 'MetodoPago');
-  if (method !== undefined && method !== 'PUE' && method !== 'PPD') reject(`MetodoPago "${method}" is not PUE or PPD`);
+  if (method !== undefined && method !== 'PUE' && method !== 'PPD') reject(`MetodoPago "${shown(method)}" is not PUE or PPD`);
   if (type === 'I' && method === undefined) reject('an invoice (I) needs MetodoPago');
   const currency = req(root, 'Moneda');
   if (!CURRENCY_RE.test(currency)) reject(`Moneda "${currency.slice(0, 10)}" is not an ISO 4217 currency code`);
@@ -711,8 +711,8 @@ function motiveOf(folio: XmlElement): { motive: CancellationMotive; replacementU
   const motive = req(folio, 'Motivo');
   if (motive !== '01' && motive !== '02' && motive !== '03' && motive !== '04') return reject(`Folio@Motivo "${motive.slice(0, 10)}" is not 01, 02, 03 or 04`);
   const replacement = opt(folio, 'FolioSustitucion');
-  if (motive === '01' && replacement === undefined) reject(`Folio ${folio.attrs.UUID ?? ''}: motive 01 needs FolioSustitucion (the replacement UUID)`);
-  if (motive !== '01' && replacement !== undefined) reject(`Folio ${folio.attrs.UUID ?? ''}: FolioSustitucion is only valid with motive 01`);
+  if (motive === '01' && replacement === undefined) reject(`Folio ${shown(folio.attrs.UUID ?? '')}: motive 01 needs FolioSustitucion (the replacement UUID)`);
+  if (motive !== '01' && replacement !== undefined) reject(`Folio ${shown(folio.attrs.UUID ?? '')}: FolioSustitucion is only valid with motive 01`);
   return { motive, replacementUuid: replacement === undefined ? null : uuidOf(folio, 'FolioSustitucion') };
 }
 
@@ -801,5 +801,5 @@ export function readImportFile(root: XmlElement): ImportFile {
       `a SOAP envelope (${root.ns || 'no namespace'}) without a SAT acknowledgement (Body/CancelaCFDResponse/CancelaCFDResult or Body/Acuse): import the acknowledgement or CFDI it carries`,
     );
   }
-  return reject(`not a CFDI (3.3 or 4.0) or SAT cancellation acknowledgement: root element ${root.name} in namespace "${root.ns || '(none)'}"`);
+  return reject(`not a CFDI (3.3 or 4.0) or SAT cancellation acknowledgement: root element ${shown(root.name)} in namespace "${shown(root.ns) || '(none)'}"`);
 }

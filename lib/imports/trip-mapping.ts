@@ -23,7 +23,7 @@ import { mexicanAddress } from '../model/mexican-address.ts';
 import type { CartaPorte, CartaPorteLocation, Cfdi } from './cfdi.ts';
 import { conceptKind } from './financial-mapping.ts';
 import { financialDocId } from '../finance/ledger/facts.ts';
-import { reject } from './rejection.ts';
+import { reject, shown } from './rejection.ts';
 
 export const tripId = (tenant: string, uuid: string): string => `${tenant}-CP-${uuid}`;
 
@@ -54,7 +54,7 @@ function legProducts(cp: CartaPorte, dest: CartaPorteLocation, destinations: num
       if (!mine.length) continue;
       loaded = mine.reduce((s, x) => s + x.quantity, 0);
     } else if (destinations === 1) loaded = g.quantity;
-    else return reject(`Mercancia ${g.code} has no CantidadTransporta and there are ${destinations} destinations: which one receives it is unknown`);
+    else return reject(`Mercancia ${shown(g.code)} has no CantidadTransporta and there are ${destinations} destinations: which one receives it is unknown`);
     const delivered = cfdi.deliveries.filter((d) => d.destination === dest.id && d.code === g.code);
     products.push({
       desc: g.description,
@@ -64,7 +64,7 @@ function legProducts(cp: CartaPorte, dest: CartaPorteLocation, destinations: num
       offloaded: delivered.reduce((s, d) => s + d.quantity, 0),
     });
   }
-  if (!products.length) reject(`destination ${dest.id} receives no goods`);
+  if (!products.length) reject(`destination ${shown(dest.id)} receives no goods`);
   return products;
 }
 
@@ -75,7 +75,7 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
   const dests = cp.locations.filter((l) => l.kind === 'Destino');
   const origin = origins[0]!;
   for (const d of cfdi.deliveries) {
-    if (!dests.some((x) => x.id === d.destination)) reject(`delivery addenda names destination ${d.destination}, which is not a Carta Porte Destino`);
+    if (!dests.some((x) => x.id === d.destination)) reject(`delivery addenda names destination ${shown(d.destination)}, which is not a Carta Porte Destino`);
   }
   const shipmentBase = cp.idCcp || cfdi.uuid;
   const productsByLeg = dests.map((d) => legProducts(cp, d, dests.length, cfdi));

@@ -379,6 +379,35 @@ export default async function importsTests(t: Test): Promise<void> {
     t.equal(await importFacts(h.db).countDocuments(), facts, 'no fact stored');
   });
 
+  t.test('a rejection quotes at most 40 characters of what the file holds: the report stays small whatever the values', async (t) => {
+    const base = fixture('01-freight-invoice-retention.xml').toString('utf8');
+    const value = Array.from({ length: 6000 }, (_, i) => `Q${i}x`).join(''); // ~30 KB, no letter run to compress
+    const quoted = `${value.slice(0, 40)}…`;
+    const cases: [string, string, string][] = [
+      [
+        'TipoDeComprobante',
+        base.replace('TipoDeComprobante="I"', `TipoDeComprobante="${value}"`),
+        `TipoDeComprobante "${quoted}" is not imported (I, E, P or T)`,
+      ],
+      ['MetodoPago', base.replace('MetodoPago="PUE"', `MetodoPago="${value}"`), `MetodoPago "${quoted}" is not PUE or PPD`],
+      ['TipoFactor', base.replace('TipoFactor="Tasa"', `TipoFactor="${value}"`), `Concepto 1: Traslado@TipoFactor "${quoted}" is not Tasa, Cuota or Exento`],
+    ];
+    const body = { files: cases.map(([name, content]) => ({ name: `${name}.xml`, content })) };
+    const expectReasons = (report: Report) => {
+      t.equal(report.summary.rejected, cases.length);
+      cases.forEach(([name, , reason], i) => t.same(report.files[i], { name: `${name}.xml`, status: 'rejected', reason }, name));
+    };
+    const res = await post(body, 'application/json');
+    t.equal(res.statusCode, 200);
+    t.ok(res.body.length < 2_000, `a report of ${res.body.length} bytes for ${JSON.stringify(body).length} bytes sent`);
+    expectReasons(res.json<Report>());
+
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const mcp = (await client.callTool({ name: 'importDocuments', arguments: { body } })) as unknown as { structuredContent: Report; isError?: boolean };
+    t.notOk(mcp.isError);
+    expectReasons(mcp.structuredContent);
+  });
+
   t.test('zip limits: bombs, oversized, too many entries, nested archives and garbage are per-file rejections', async (t) => {
     const docs = await storedDocs();
     const bomb = Buffer.alloc(60_000, 0x20); // compresses ~500:1, under the 64 KiB file limit
