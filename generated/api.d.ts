@@ -313,9 +313,9 @@ export interface paths {
          *     was imported (docs/domain.md, "The original XML"): the same SHA-256, the same encoding (an ISO-8859-1 file
          *     stays ISO-8859-1), as `Content-Type: application/xml` with `Content-Disposition: attachment; filename="<UUID>.xml"`.
          *     This is the address the `invoice.xml` link of a financial document or trip and the `xml` link of a received
-         *     CFDI give. A CFDI imported twice with different bytes: the latest import's. 404 when no original is kept for the
-         *     UUID: not imported, another tenant's, generated demo data, or imported before originals were kept (import the
-         *     file again). A UUID named only by a cancellation acknowledgement is 404 here: the acknowledgement is kept, not served.
+         *     CFDI give. A CFDI imported twice with different bytes: the latest import's (of two such files in one import, the
+         *     later one), the file its documents were read from. 404 when no original is kept for the UUID: not imported,
+         *     another tenant's, generated demo data, or imported before originals were kept (import the file again). A UUID named only by a cancellation acknowledgement is 404 here: the acknowledgement is kept, not served.
          */
         get: operations["getCfdiOriginal"];
         put?: never;

@@ -13,7 +13,7 @@ import { onFirstUse } from '../shared/on-first-use.ts';
 import { ApiError, invalidBody } from '../http/api-error.ts';
 import { listFinancialDocs } from '../finance/list-financial-docs.ts';
 import { listReceivedDocs } from '../received/list-received-docs.ts';
-import { findOriginal } from '../originals/originals-repo.ts';
+import { findCfdiOriginal } from '../originals/find-cfdi-original.ts';
 import { printedFormOf } from '../originals/printed-form.ts';
 import { servedOriginal } from '../originals/served-original.ts';
 import type { ExportContext } from './export-dataset.ts';
@@ -88,7 +88,7 @@ export async function writeOriginalsZip(ctx: ExportContext, query: OriginalsQuer
   const sides = query.direction === 'all' ? (['issued', 'received'] as const) : ([query.direction] as const);
   for (const side of sides) {
     for await (const uuid of keptUuids(ctx, query, side)) {
-      const record = await findOriginal(ctx.db, ctx.tenant, uuid, 'cfdi', ctx.config.queryTimeoutMs);
+      const record = await findCfdiOriginal(ctx.db, ctx.tenant, uuid, ctx.config.queryTimeoutMs);
       if (!record) continue;
       await addEntry(zip, servedOriginal(record, uuid).bytes, `${side}/${uuid}.xml`, ctx.now);
       try {

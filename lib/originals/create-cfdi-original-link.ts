@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.ts';
 import { serviceSecret } from '../db/service-secrets-repo.ts';
 import { notFound } from '../http/api-error.ts';
-import { findOriginal } from './originals-repo.ts';
+import { findCfdiOriginal } from './find-cfdi-original.ts';
 import { sharedOriginalPath } from './original-url.ts';
 import { LINK_SECRET, signLink } from './signed-link.ts';
 import type { components } from '../../generated/api.d.ts';
@@ -16,7 +16,7 @@ export interface OriginalLink {
 /** A link to the tenant's kept original that works without a key for `expiresIn` seconds (validated by the spec: 60 to 604800). */
 export async function createCfdiOriginalLink(ctx: ServiceContext, tenant: string, input: { uuid: string; expiresIn: number }): Promise<OriginalLink> {
   const uuid = input.uuid.toUpperCase();
-  const record = await findOriginal(ctx.db, tenant, uuid, 'cfdi', ctx.config.queryTimeoutMs);
+  const record = await findCfdiOriginal(ctx.db, tenant, uuid, ctx.config.queryTimeoutMs);
   if (!record) throw notFound(`no original XML is kept for CFDI ${uuid} of this tenant`);
   const expiresAt = Math.floor(ctx.now().getTime() / 1000) + input.expiresIn;
   const token = signLink(await serviceSecret(ctx.db, LINK_SECRET), { tenant, uuid, expiresAt });

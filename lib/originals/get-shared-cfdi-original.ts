@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.ts';
 import { serviceSecret } from '../db/service-secrets-repo.ts';
 import { notFound } from '../http/api-error.ts';
-import { findOriginal } from './originals-repo.ts';
+import { findCfdiOriginal } from './find-cfdi-original.ts';
 import { servedOriginal, type ServedOriginal } from './served-original.ts';
 import { LINK_SECRET, verifyLink } from './signed-link.ts';
 
@@ -10,7 +10,7 @@ export async function getSharedCfdiOriginal(ctx: ServiceContext, input: { token:
   const gone = () => notFound('this link is not valid: expired, changed, or its file is no longer kept');
   const claims = verifyLink(await serviceSecret(ctx.db, LINK_SECRET), input.token, Math.floor(ctx.now().getTime() / 1000));
   if (!claims) throw gone();
-  const record = await findOriginal(ctx.db, claims.tenant, claims.uuid, 'cfdi', ctx.config.queryTimeoutMs);
+  const record = await findCfdiOriginal(ctx.db, claims.tenant, claims.uuid, ctx.config.queryTimeoutMs);
   if (!record) throw gone();
   return servedOriginal(record, claims.uuid);
 }

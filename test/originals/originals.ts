@@ -16,6 +16,7 @@ import path from 'node:path';
 import { startHarness, assertConforms, KEY_B } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
 import { corpusDir } from '../helpers/cfdi-corpus.ts';
+import { zipOf } from '../helpers/cfdi-fixtures.ts';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
 import { COLLECTIONS } from '../../lib/db/collections.ts';
 import { loadDemoData, DEMO_TENANTS } from '../../scripts/demo/load.ts';
@@ -221,6 +222,37 @@ export default async function originalsTests(t: Test): Promise<void> {
     t.equal((await importBytes(key, bytes)).status, 'updated');
     t.equal(sha256((await download(`/api/cfdi-originals/${uuid}`, key)).rawPayload), sha256(bytes), 'the first file again, imported last');
     t.equal(await h.db.collection(COLLECTIONS.cfdiOriginals).countDocuments({ uuids: uuid }), 2, 'both kept, once each');
+  });
+
+  t.test('two files about one UUID in one import (one instant): the later file in the import is served, issued and received', async (t) => {
+    const cases = [
+      { side: 'issued', bytes: corpusFile(ISSUED[1]!.file), owner: 'Emisor' },
+      { side: 'received', bytes: corpusFile('files/cfdiutils-cfdi40-real.xml'), owner: 'Receptor' },
+    ];
+    for (const { side, bytes, owner } of cases) {
+      const xml = bytes.toString('utf8');
+      const key = await keyOf(attr(xml, owner, 'Rfc'));
+      const uuid = attr(xml, 'TimbreFiscalDigital', 'UUID').toUpperCase();
+      const copy = Buffer.concat([bytes, Buffer.from('\n\n\n')]); // another file, the same CFDI
+      const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key }, '?toolsets=originals');
+      for (const [first, last, label] of [
+        [bytes, copy, 'the copy, last in the archive'],
+        [copy, bytes, 'the file, last in the archive'],
+      ] as const) {
+        clock += 1000;
+        const zip = await zipOf([
+          { name: 'a/first.xml', data: first },
+          { name: 'b/last.xml', data: last },
+        ]);
+        const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/zip' }, payload: zip });
+        t.equal(res.statusCode, 200);
+        t.equal(sha256((await download(`/api/cfdi-originals/${uuid}`, key)).rawPayload), sha256(last), `${side}: ${label}`);
+        const link = (await client.callTool({ name: 'createCfdiOriginalLink', arguments: { uuid, expiresIn: 600 } })) as unknown as {
+          structuredContent: { url: string };
+        };
+        t.equal(sha256((await download(pathOf(link.structuredContent.url))).rawPayload), sha256(last), `${side}, MCP link: ${label}`);
+      }
+    }
   });
 
   t.test('MCP: the originals toolset mints a link returned as a resource link', async (t) => {
