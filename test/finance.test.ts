@@ -13,6 +13,7 @@ import receivablesAging from './finance/receivables-aging.ts';
 import received from './finance/received.ts';
 import shipments from './finance/shipments.ts';
 import cacheControl from './finance/cache-control.ts';
+import creditNoteCurrency from './finance/credit-note-currency.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -25,3 +26,4 @@ t.test('receivables-aging', receivablesAging);
 t.test('received', received);
 t.test('shipments', shipments);
 t.test('cache-control', cacheControl);
+t.test('credit-note-currency', creditNoteCurrency);

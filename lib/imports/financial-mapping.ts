@@ -149,7 +149,15 @@ export function creditNoteFact(cfdi: Cfdi): CreditNoteFact {
   const uuids = rel.flatMap((r) => r.uuids);
   if (uuids.length === 0) return reject('credit note (E) without CfdiRelacionados TipoRelacion 01: which invoice it credits is unknown');
   if (uuids.length > 1) return reject(`credit note (E) relates ${uuids.length} invoices; it cannot be apportioned, issue one per invoice`);
-  return { kind: 'creditNote', uuid: cfdi.uuid, invoiceUuid: uuids[0]!, date: cfdi.date, amount: cfdi.total };
+  return {
+    kind: 'creditNote',
+    uuid: cfdi.uuid,
+    invoiceUuid: uuids[0]!,
+    date: cfdi.date,
+    amount: cfdi.total,
+    currency: cfdi.currency,
+    exchangeRate: cfdi.exchangeRate,
+  };
 }
 
 /** The SAT's acknowledgement: one fact per UUID (the codes that refuse a cancellation were refused when read). */

@@ -24,3 +24,18 @@ export function centsToMxnCents(cents: number, rate: number): number {
 
 /** An amount of the document's currency in MXN pesos (two decimals). */
 export const toMxn = (amount: number, rate: number): number => fromCents(mxnCents(amount, rate));
+
+/**
+ * A credit note's Total in the currency of the invoice it credits (relation 01). The SAT states
+ * no equivalence for that relation, so a note in another currency counts for what it is worth in
+ * MXN (its Total at its own TipoCambio), taken in the invoice's currency at the invoice's
+ * TipoCambio: in MXN the invoice's balance falls by the note's value. Rounded to cents. A note in
+ * the invoice's currency, or one recorded before its currency was kept, counts as stated.
+ */
+export function creditInInvoiceCurrency(
+  note: { amount: number; currency?: string; exchangeRate?: number },
+  invoice: { currency?: string; exchangeRate?: number | null },
+): number {
+  if (note.currency === undefined || note.currency === (invoice.currency ?? MXN)) return note.amount;
+  return fromCents(toCents((note.amount * (note.exchangeRate ?? 1)) / rateOf(invoice)));
+}

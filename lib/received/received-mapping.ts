@@ -38,7 +38,18 @@ export function receivedFactOf(cfdi: Cfdi): ReceivedMapping {
       const uuids = cfdi.related.filter((r) => r.relation === '01').flatMap((r) => r.uuids);
       if (uuids.length !== 1)
         return { refusal: `received credit note (E) relates ${uuids.length} invoices with TipoRelacion 01; exactly one is needed to know which it credits` };
-      return { fact: { kind: 'creditNote', uuid: cfdi.uuid, invoiceUuid: uuids[0]!, date: cfdi.date, amount: cfdi.total }, invoices: [uuids[0]!] };
+      return {
+        fact: {
+          kind: 'creditNote',
+          uuid: cfdi.uuid,
+          invoiceUuid: uuids[0]!,
+          date: cfdi.date,
+          amount: cfdi.total,
+          currency: cfdi.currency,
+          exchangeRate: cfdi.exchangeRate,
+        },
+        invoices: [uuids[0]!],
+      };
     }
     case 'T':
       return { refusal: 'a transfer CFDI (T) received from another taxpayer is not imported: it carries no amount the tenant owes' };

@@ -76,7 +76,11 @@ export interface ReceivedCreditNoteFact {
   uuid: string;
   invoiceUuid: string;
   date: number;
+  /** Its Total, in its own currency. */
   amount: number;
+  /** Its Moneda and TipoCambio (absent on facts recorded before they were kept: the invoice's currency). */
+  currency?: string;
+  exchangeRate?: number;
 }
 
 /** A cancellation of a received CFDI: the supplier's request, the SAT's acknowledgement, or a line of the SAT's bulk-download metadata. */

@@ -73,7 +73,7 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
         importedAt: now,
       };
       const prev = known.get(record._id);
-      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind) outcomes.push('skipped');
+      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind && !predatesCurrency(prev.fact)) outcomes.push('skipped');
       else {
         outcomes.push(prev ? 'updated' : 'created');
         known.set(record._id, record);
@@ -174,3 +174,6 @@ export async function rebuildReceivedInvoices(ctx: ServiceContext, tenant: strin
   }
   return existing;
 }
+
+/** A credit note's fact recorded before its currency was kept: importing its file again records it anew. */
+const predatesCurrency = (fact: ReceivedFactRecord['fact']): boolean => fact.kind === 'creditNote' && fact.currency === undefined;

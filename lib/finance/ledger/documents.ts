@@ -8,7 +8,7 @@
  */
 import type { CanceledRecord, CancellationRecordStatus, FinancialDocument, PaymentRecord } from '../../model/financial-document.ts';
 import { fromCents, toCents } from '../../money/cents.ts';
-import { mxnCents, rateOf } from '../../money/currency.ts';
+import { creditInInvoiceCurrency, mxnCents, rateOf } from '../../money/currency.ts';
 import { documentBalance } from '../balance.ts';
 import { isInEffect } from '../cancellation.ts';
 import { FOREIGN_RFC, PUBLIC_RFC } from '../../tax/rfc.ts';
@@ -166,7 +166,9 @@ export function buildFinancialDocument(
       });
     }
   }
-  for (const n of creditNotes) if (n.invoiceUuid === invoice.uuid) drafts.push({ kind: 'creditNote', uuid: n.uuid, seq: 1, date: n.date, amount: n.amount });
+  for (const n of creditNotes)
+    if (n.invoiceUuid === invoice.uuid)
+      drafts.push({ kind: 'creditNote', uuid: n.uuid, seq: 1, date: n.date, amount: creditInInvoiceCurrency(n, invoice.base) });
   drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
 
   // Payment complements declare their balances; credit notes continue the chain of valid records.

@@ -39,7 +39,11 @@ export interface CreditNoteFact {
   uuid: string;
   invoiceUuid: string;
   date: number;
+  /** Its Total, in its own currency. */
   amount: number;
+  /** Its Moneda and TipoCambio (absent on facts recorded before they were kept: the invoice's currency). */
+  currency?: string;
+  exchangeRate?: number;
 }
 
 /** The SAT's acknowledgement about one CFDI. */

@@ -110,7 +110,7 @@ export async function recordFacts(ctx: ServiceContext, tenant: string, files: re
         importedAt: now,
       };
       const prev = known.get(record._id);
-      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind) mine.push({ id: record._id, outcome: 'skipped' });
+      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind && !predatesCurrency(prev.fact)) mine.push({ id: record._id, outcome: 'skipped' });
       else {
         if (!prev) fresh.add(record._id);
         mine.push({ id: record._id, outcome: prev ? 'updated' : 'created' });
@@ -286,3 +286,6 @@ export async function recordMetadataCancellations(
   await rebuildInvoices(ctx, tenant, [...new Set(recorded.flatMap((r) => r.affected))], now);
   return recorded.map((r) => r.outcome);
 }
+
+/** A credit note's fact recorded before its currency was kept: importing its file again records it anew. */
+const predatesCurrency = (fact: ImportFactRecord['fact']): boolean => fact?.kind === 'creditNote' && fact.currency === undefined;
