@@ -5009,7 +5009,7 @@ export interface components {
             client: string;
             company: string;
             /**
-             * @description ISO 4217 currency of every amount in this record: the linked document's stored CFDI Moneda, else the tenant's setting (MXN)
+             * @description ISO 4217 currency of every amount in this record: MXN (amounts of other currencies converted at their rate)
              * @example MXN
              */
             currency: string;

@@ -10,6 +10,7 @@ import corpus from './cfdi/corpus.ts';
 import archive from './cfdi/archive.ts';
 import cancellationRule from './cfdi/cancellation-rule.ts';
 import deliveryRule from './cfdi/delivery-rule.ts';
+import cartaPorteCurrency from './cfdi/carta-porte-currency.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -19,3 +20,4 @@ t.test('cfdi-corpus', corpus);
 t.test('cfdi-archive', archive);
 t.test('cancellation-rule', cancellationRule);
 t.test('delivery-rule', deliveryRule);
+t.test('carta-porte-currency', cartaPorteCurrency);

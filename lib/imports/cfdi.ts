@@ -158,7 +158,10 @@ export interface CartaPorteGoods {
   description: string;
   quantity: number;
   unit: string;
+  /** ValorMercancia (0 when absent), in `currency`. */
   value: number;
+  /** Mercancia@Moneda; absent: the CFDI's Moneda. */
+  currency?: string;
   /** (destination id, quantity) when the goods are split by CantidadTransporta. */
   split: { destination: string; quantity: number }[];
 }
@@ -490,6 +493,8 @@ function address(u: XmlElement, ns: string, id: string): Pick<CartaPorteLocation
   };
 }
 
+const withCurrency = (moneda: string | undefined): { currency?: string } => (moneda === undefined ? {} : { currency: moneda.toUpperCase() });
+
 function readGoods(mercancias: XmlElement, ns: string): CartaPorteGoods[] {
   const goods = childrenOf(mercancias, ns, 'Mercancia').map((m): CartaPorteGoods => ({
     code: req(m, 'BienesTransp'),
@@ -497,6 +502,7 @@ function readGoods(mercancias: XmlElement, ns: string): CartaPorteGoods[] {
     quantity: amount(m, 'Cantidad'),
     unit: req(m, 'ClaveUnidad'),
     value: amount(m, 'ValorMercancia', false),
+    ...withCurrency(opt(m, 'Moneda')),
     split: childrenOf(m, ns, 'CantidadTransporta').map((c) => ({ destination: req(c, 'IDDestino'), quantity: amount(c, 'Cantidad') })),
   }));
   if (goods.length === 0) reject('Carta Porte Mercancias has no Mercancia');

@@ -2,6 +2,7 @@ import type { FinancialDocument } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { documentBalance } from '../finance/balance.ts';
+import { MXN, rateOf, toMxn } from '../money/currency.ts';
 import { isDelivered } from './delivery-state.ts';
 import { legLoaded, legTolerancePct, legVolumes, type LegVolumes } from './shrinkage.ts';
 import type { components } from '../../generated/api.d.ts';
@@ -32,7 +33,7 @@ export interface FinancialLink {
 
 export interface TripSummary {
   id: string;
-  /** Currency of the leg pricing and the linked document's amounts. */
+  /** Currency of every amount of the record: MXN (leg pricing converted at import, the linked document's amounts at its rate). */
   currency: string;
   lastUpdate: string | null;
   client: string;
@@ -65,7 +66,7 @@ export interface TripSummary {
 }
 
 export interface TripSummaryContext {
-  settings: Pick<TenantSettings, 'shrinkageTolerancePct' | 'toleranceRules' | 'currency'>;
+  settings: Pick<TenantSettings, 'shrinkageTolerancePct' | 'toleranceRules'>;
   statusLabel: (code: number) => string;
   /** The link to a document's kept original (lib/originals/original-url.ts), or null. */
   originalUrl: (uuid: string, key: string | null | undefined) => string | null;
@@ -79,8 +80,9 @@ export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryConte
   return {
     id: doc.id,
     status: { code: doc.status, label: ctx.statusLabel(doc.status) },
-    total: doc.iTot,
-    pending: documentBalance(doc).pending,
+    // In MXN, as every amount of the trip's record (its `currency`): at the document's rate.
+    total: toMxn(doc.iTot, rateOf(doc)),
+    pending: toMxn(documentBalance(doc).pending, rateOf(doc)),
     invoiceFolio: doc.invoice.num,
     invoiceUuid: doc.invoice.uuid,
     pdf: ctx.printedFormUrl(doc.invoice.uuid, doc.invoice.xml),
@@ -91,7 +93,8 @@ export function financialLink(doc: FinancialDocument, ctx: Pick<TripSummaryConte
 export function tripSummary(trip: TripDocument, linked: FinancialDocument | null, ctx: TripSummaryContext): TripSummary {
   return {
     id: trip._id,
-    currency: linked?.currency ?? ctx.settings.currency ?? 'MXN',
+    // Trip pricing is MXN whatever its invoice's currency: the import converts it (lib/imports/cfdi-currency.ts).
+    currency: MXN,
     lastUpdate: trip.lastUpdate ?? null,
     client: trip.client,
     company: trip.company,
