@@ -4,8 +4,9 @@
  * on financial documents stored without them (lib/finance/derived-fields-backfill.ts, with the
  * finance rule that computes them) and the offload months on trips stored without them
  * (lib/trips/offload-months-backfill.ts). All are idempotent and cheap when there is nothing to do
- * (the financial backfill: one index probe per tenant; the trips': one recorded state). Above
- * lib/db, lib/finance and lib/trips, since it joins them.
+ * (the financial backfill: one index probe per tenant; the trips': one recorded state), and
+ * finish a received-CFDI category rules change a failure cut short (lib/received/apply-category-rules.ts).
+ * Above lib/db and the areas, since it joins them.
  */
 import type { Db } from 'mongodb';
 import { ensureIndexes } from './service-indexes.ts';
@@ -13,6 +14,10 @@ import { backfillDerivedFields, type BackfillTenantResult } from './finance/deri
 import { derivedFieldsOf } from './finance/derived-fields.ts';
 import { backfillOffloadMonths } from './trips/offload-months-backfill.ts';
 import { markEmptyStoreBuilt } from './rollups/rebuild-rollups.ts';
+import { finishPendingCategoryRules } from './received/apply-category-rules.ts';
+
+/** Each query of finishing a rules change at start (no request waits on it). */
+const CATEGORY_RULES_TIMEOUT_MS = 120_000;
 
 export interface PrepareDatabaseOptions {
   log?: (message: string) => void;
@@ -38,6 +43,9 @@ export async function prepareDatabase(db: Db, opts: PrepareDatabaseOptions = {})
     },
   });
   for (const r of trips) opts.log?.(`trips of ${r.tenant}: offload months written on ${r.repaired} trips stored without them`);
+  // A category rules change a failure or a crash cut short: its documents follow the rules before anything reads them.
+  for (const tenant of await finishPendingCategoryRules(db, CATEGORY_RULES_TIMEOUT_MS))
+    opts.log?.(`receivedDocs of ${tenant}: the category rules change an earlier run left unfinished is applied`);
   // A new store keeps its totals from the first write on; an older one is rebuilt by the rollup worker (docs/rollups.md).
   await markEmptyStoreBuilt(db);
   return { backfilled };

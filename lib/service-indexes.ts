@@ -25,6 +25,7 @@ import { DISPATCH_TO_BILL_ROLLUP_INDEXES } from './analytics/dispatch-to-bill-ro
 import { UNIT_ECONOMICS_ROLLUP_INDEXES } from './analytics/unit-economics-rollups-indexes.ts';
 import { DISCOUNTS_SHRINKAGE_ROLLUP_INDEXES } from './analytics/discounts-shrinkage-rollups-indexes.ts';
 import { EXPORT_INDEXES } from './exports/exports-indexes.ts';
+import { SETTINGS_INDEXES } from './settings/settings-indexes.ts';
 
 export const INDEXES: IndexSpecs = joinIndexSpecs(
   FINANCIAL_DOC_INDEXES,
@@ -46,6 +47,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   UNIT_ECONOMICS_ROLLUP_INDEXES,
   DISCOUNTS_SHRINKAGE_ROLLUP_INDEXES,
   EXPORT_INDEXES,
+  SETTINGS_INDEXES,
 );
 
 /**

@@ -14,6 +14,7 @@ import received from './finance/received.ts';
 import shipments from './finance/shipments.ts';
 import cacheControl from './finance/cache-control.ts';
 import creditNoteCurrency from './finance/credit-note-currency.ts';
+import categoryRulesConsistency from './finance/category-rules-consistency.ts';
 
 shareEngineInThisProcess();
 // tap's 120 s per file, for each part (a loaded machine runs them several times slower than a quiet one)
@@ -27,3 +28,4 @@ t.test('received', received);
 t.test('shipments', shipments);
 t.test('cache-control', cacheControl);
 t.test('credit-note-currency', creditNoteCurrency);
+t.test('category-rules-consistency', categoryRulesConsistency);

@@ -101,6 +101,12 @@ const UNSCOPED: Array<{ collection: string; equality: string[]; range?: string[]
     range: ['company'],
     why: 'the start-up backfill steps from one tenant to the next (company > previous), one probe each',
   },
+  {
+    collection: COLLECTIONS.tenantSettings,
+    equality: [],
+    range: ['receivedCategoryRulesPending'],
+    why: 'the start-up finds the tenants whose category rules change was cut short (index pending_category_rules, sparse: only those)',
+  },
   // Served by the sort: tenant_created's own order (checked below like any sort).
   {
     collection: COLLECTIONS.trips,

@@ -52,6 +52,8 @@ export interface TenantSettings {
   currency: string;
   /** The tenant's own category rules for received CFDIs, over the defaults of lib/received/received-category.ts (longest code wins). */
   receivedCategoryRules: ReceivedCategoryRule[];
+  /** Set with a rules change until the stored received documents follow it (lib/received/apply-category-rules.ts). */
+  receivedCategoryRulesPending?: string;
 }
 
 export const DEFAULT_SETTINGS: Omit<TenantSettings, '_id' | 'name'> = {

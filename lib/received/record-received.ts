@@ -5,7 +5,8 @@
  * facts (received-document.ts), so arrival order does not matter and a re-import changes nothing.
  */
 import type { ServiceContext } from '../context.ts';
-import { getTenantSettings } from '../settings/settings-repo.ts';
+import { readReceivedCategoryRules } from '../settings/settings-repo.ts';
+import { sameRules } from './apply-category-rules.ts';
 import { addTo } from '../shared/add-to.ts';
 import { buildReceivedDocument } from './received-document.ts';
 import {
@@ -145,7 +146,9 @@ export async function rebuildReceivedInvoices(ctx: ServiceContext, tenant: strin
   const existing = new Set<string>();
   let todo = [...new Set(uuids)];
   if (!todo.length) return existing;
-  const { receivedCategoryRules } = await getTenantSettings(ctx.db, tenant);
+  // The rules as stored now, not as cached: a stored category must follow them. Read again after
+  // writing, so a change saved meanwhile (here or elsewhere) is followed too (apply-category-rules.ts).
+  let { rules: receivedCategoryRules } = await readReceivedCategoryRules(ctx.db, tenant);
   const facts = await readInvoiceFacts(ctx, tenant, todo);
   for (let attempt = 0; attempt < REBUILD_ATTEMPTS && todo.length; attempt++) {
     const docs: ReceivedDocRow[] = [];
@@ -169,7 +172,10 @@ export async function rebuildReceivedInvoices(ctx: ServiceContext, tenant: strin
     }
     await putReceivedDocs(ctx.db, tenant, docs, now);
     const again = await readInvoiceFacts(ctx, tenant, todo);
-    todo = todo.filter((u) => again.get(u)!.key !== facts.get(u)!.key);
+    const { rules } = await readReceivedCategoryRules(ctx.db, tenant);
+    const rulesMoved = !sameRules(rules, receivedCategoryRules);
+    receivedCategoryRules = rules;
+    todo = todo.filter((u) => rulesMoved || again.get(u)!.key !== facts.get(u)!.key);
     for (const u of todo) facts.set(u, again.get(u)!);
   }
   return existing;

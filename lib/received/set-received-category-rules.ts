@@ -1,16 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../context.ts';
 import { invalidBody } from '../http/api-error.ts';
 import { saveReceivedCategoryRules } from '../settings/settings-repo.ts';
-import { categoryOf, isRuleCode, type ReceivedCategoryRule } from './received-category.ts';
-import { receivedMainCodes, setCategoryOfCodes } from './received-repo.ts';
+import { isRuleCode, type ReceivedCategoryRule } from './received-category.ts';
+import { applyCategoryRules } from './apply-category-rules.ts';
 import { categoryRulesView, type ReceivedCategoryRulesView } from './received-category-rules.ts';
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
 
 /**
  * Replaces the tenant's category rules (a code given twice keeps its last rule: the list reads as
  * assignments in order, and the answer shows the rules kept), then gives the tenant's stored received documents the
- * category the new rules give their largest concept's code (one update per category, over the
- * codes the tenant's documents follow), so the `category` filter agrees with the rules at once.
+ * category the new rules give (apply-category-rules.ts), so the `category` filter agrees with the rules at once.
  */
 export async function setReceivedCategoryRules(
   ctx: ServiceContext,
@@ -26,13 +26,7 @@ export async function setReceivedCategoryRules(
   }
   if (problems.length) throw invalidBody(problems);
   const rules = [...byCode].map(([code, category]) => ({ code, category }));
-  await saveReceivedCategoryRules(ctx.db, tenant, rules);
-  const codes = await receivedMainCodes(ctx.db, tenant, ctx.config.queryTimeoutMs);
-  const byCategory = new Map<ReceivedCategory, string[]>();
-  for (const code of codes) {
-    const category = categoryOf(code, rules);
-    byCategory.set(category, [...(byCategory.get(category) ?? []), code]);
-  }
-  for (const [category, list] of byCategory) await setCategoryOfCodes(ctx.db, tenant, list, category, ctx.config.queryTimeoutMs);
+  await saveReceivedCategoryRules(ctx.db, tenant, rules, randomUUID());
+  await applyCategoryRules(ctx.db, tenant, ctx.config.queryTimeoutMs);
   return categoryRulesView(tenant, rules);
 }

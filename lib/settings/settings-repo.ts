@@ -42,8 +42,31 @@ export function statusLabel(settings: Pick<TenantSettings, 'statusLabels'>, code
   return settings.statusLabels[String(code)] ?? 'Desconocido';
 }
 
-/** Replaces the tenant's category rules for received CFDIs (the one setting written alone: the other settings stay as stored). */
-export async function saveReceivedCategoryRules(db: Db, tenant: string, rules: ReceivedCategoryRule[]): Promise<void> {
-  await tenantSettings(db).updateOne({ _id: tenant }, { $set: { receivedCategoryRules: rules } }, { upsert: true });
+/**
+ * Replaces the tenant's category rules for received CFDIs (the one setting written alone: the other
+ * settings stay as stored), marked `pending` until the stored documents follow them (a change cut
+ * by a failure or a crash is finished at the next start: lib/received/apply-category-rules.ts).
+ */
+export async function saveReceivedCategoryRules(db: Db, tenant: string, rules: ReceivedCategoryRule[], pending: string): Promise<void> {
+  await tenantSettings(db).updateOne({ _id: tenant }, { $set: { receivedCategoryRules: rules, receivedCategoryRulesPending: pending } }, { upsert: true });
   settingsCache(db).forget(tenant);
+}
+
+/** The tenant's category rules as stored now, not through the cache (what a document written now follows), and their pending mark. */
+export async function readReceivedCategoryRules(db: Db, tenant: string): Promise<{ rules: ReceivedCategoryRule[]; pending: string | null }> {
+  const stored = await tenantSettings(db).findOne({ _id: tenant }, { projection: { receivedCategoryRules: 1, receivedCategoryRulesPending: 1 } });
+  return { rules: stored?.receivedCategoryRules ?? DEFAULT_SETTINGS.receivedCategoryRules, pending: stored?.receivedCategoryRulesPending ?? null };
+}
+
+/** Clears the pending mark if it is still this one (a later change keeps its own). */
+export async function clearReceivedCategoryRulesPending(db: Db, tenant: string, pending: string): Promise<void> {
+  await tenantSettings(db).updateOne({ _id: tenant, receivedCategoryRulesPending: pending }, { $unset: { receivedCategoryRulesPending: '' } });
+}
+
+/** Tenants whose last category rules change was not seen through (one read of the settings: a document per tenant). */
+export async function tenantsWithPendingCategoryRules(db: Db): Promise<string[]> {
+  const rows = await tenantSettings(db)
+    .find({ receivedCategoryRulesPending: { $gt: '' } }, { projection: { _id: 1 } })
+    .toArray();
+  return rows.map((r) => r._id);
 }
