@@ -217,6 +217,8 @@ export const toolListing = (tool: ToolDefinition): Tool => ({
   annotations: tool.annotations,
 });
 
+const isScalar = (value: unknown): boolean => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+
 /** A JSON argument as text: strings as they are, numbers, booleans (and a missing value) as String() shows them, the rest as JSON. */
 function scalar(value: unknown): string {
   if (typeof value === 'string') return value;
@@ -265,6 +267,28 @@ export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, a
       ),
     };
   }
+  // A parameter's value is text in the request: only a JSON scalar (or, for a list, scalars) reads as one. A null or
+  // an object would become the text "null" or "{…}" and filter on it; refused, naming the argument.
+  const notScalar = Object.entries(args).flatMap(([given, value]) => {
+    const where = argumentOf(tool, given)!.location;
+    if (where === 'body' || value === undefined) return [];
+    const isList = ((tool.inputSchema.properties as Record<string, { type?: unknown }> | undefined)?.[given]?.type ?? null) === 'array';
+    const ok = isList && Array.isArray(value) ? value.every(isScalar) : isScalar(value);
+    if (ok) return [];
+    const shown = value === null ? 'null' : Array.isArray(value) ? 'a list' : 'an object';
+    const detail = `argument '${given}' is ${shown}: give ${isList ? 'a list of values' : 'a value'} of its type, or leave it out`;
+    return [{ in: where, name: given, detail }];
+  });
+  if (notScalar.length)
+    return {
+      statusCode: 400,
+      body: errorBody(
+        400,
+        'Invalid tool arguments',
+        notScalar.map((f) => f.detail),
+        { reason: 'invalid_parameter', fields: notScalar },
+      ),
+    };
   const pathArgs: Record<string, unknown> = {};
   const query: Record<string, string | string[]> = {};
   const headers: Record<string, string> = { accept: 'application/json' };

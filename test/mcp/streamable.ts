@@ -137,44 +137,76 @@ export default async function streamableTests(t: Test): Promise<void> {
     t.same((noId.structuredContent as { error: { details: string[] } }).error.details, ['id is required']);
   });
 
-  t.test('arguments are named as the spec names them: Idempotency-Key replays; an unknown argument is refused, never dropped', async (t) => {
-    const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
-    const { tools } = await client.listTools();
-    const schedule = tools.find((tool) => tool.name === 'scheduleAlerts')!;
-    t.ok('Idempotency-Key' in (schedule.inputSchema.properties ?? {}), 'the tool lists Idempotency-Key, as the spec spells it');
-    const body = { userIds: ['idem-1'], ruleId: 'overdue-invoices', cycleKey: '2026-06', nameAlert: 'Idempotent (MCP)' };
-    const first = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'Idempotency-Key': 'mcp-spec-name-0001' } });
-    t.notOk(first.isError, JSON.stringify(first.structuredContent));
-    t.match(first.structuredContent, { newlyScheduled: 1, alreadyScheduled: 0 });
-    const again = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'Idempotency-Key': 'mcp-spec-name-0001' } });
-    t.same(
-      again.structuredContent,
-      first.structuredContent,
-      'the key was applied: the replay answers the first result (newlyScheduled 1), not a second schedule (alreadyScheduled 1)',
-    );
-    const replay = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'idempotency-key': 'mcp-spec-name-0001' } });
-    t.same(replay.structuredContent, first.structuredContent, 'a header parameter matches whatever its case: the replay answers the first result');
-    for (const [name, args] of [
-      ['scheduleAlerts', { body, Idempotency_Key: 'typo' }],
-      ['getWebhook', { id: 'aaaaaaaaaaaaaaaaaaaaaaaa', detail: 'full' }],
-      ['listShipments', { nope: 1 }],
-    ] as const) {
-      const res = await client.callTool({ name, arguments: args });
-      t.equal(res.isError, true, `${name}: refused`);
-      const unknownName = Object.keys(args).find((k) => !['body', 'id'].includes(k))!;
-      t.match(
-        (res.structuredContent as { error: unknown }).error,
-        { code: 400, reason: 'invalid_parameter', fields: [{ name: unknownName, detail: new RegExp(`unknown argument '${unknownName}'`) }] },
-        `${name}: names ${unknownName}`,
+  t.test(
+    'arguments are named as the spec names them: Idempotency-Key replays; an unknown argument, or a null or an object for a value, is refused, never dropped',
+    async (t) => {
+      const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
+      const { tools } = await client.listTools();
+      const schedule = tools.find((tool) => tool.name === 'scheduleAlerts')!;
+      t.ok('Idempotency-Key' in (schedule.inputSchema.properties ?? {}), 'the tool lists Idempotency-Key, as the spec spells it');
+      const body = { userIds: ['idem-1'], ruleId: 'overdue-invoices', cycleKey: '2026-06', nameAlert: 'Idempotent (MCP)' };
+      const first = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'Idempotency-Key': 'mcp-spec-name-0001' } });
+      t.notOk(first.isError, JSON.stringify(first.structuredContent));
+      t.match(first.structuredContent, { newlyScheduled: 1, alreadyScheduled: 0 });
+      const again = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'Idempotency-Key': 'mcp-spec-name-0001' } });
+      t.same(
+        again.structuredContent,
+        first.structuredContent,
+        'the key was applied: the replay answers the first result (newlyScheduled 1), not a second schedule (alreadyScheduled 1)',
       );
-    }
-    const jobs = await client.callTool({ name: 'listAlertJobs', arguments: { cycleKey: '2026-06' } });
-    t.same(
-      (jobs.structuredContent as { data: { userId: string }[] }).data.map((j) => j.userId),
-      ['idem-1'],
-      'one job: the refused call scheduled nothing',
-    );
-  });
+      const replay = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'idempotency-key': 'mcp-spec-name-0001' } });
+      t.same(replay.structuredContent, first.structuredContent, 'a header parameter matches whatever its case: the replay answers the first result');
+      for (const [name, args] of [
+        ['scheduleAlerts', { body, Idempotency_Key: 'typo' }],
+        ['getWebhook', { id: 'aaaaaaaaaaaaaaaaaaaaaaaa', detail: 'full' }],
+        ['listShipments', { nope: 1 }],
+      ] as const) {
+        const res = await client.callTool({ name, arguments: args });
+        t.equal(res.isError, true, `${name}: refused`);
+        const unknownName = Object.keys(args).find((k) => !['body', 'id'].includes(k))!;
+        t.match(
+          (res.structuredContent as { error: unknown }).error,
+          { code: 400, reason: 'invalid_parameter', fields: [{ name: unknownName, detail: new RegExp(`unknown argument '${unknownName}'`) }] },
+          `${name}: names ${unknownName}`,
+        );
+      }
+      // A null, an object or a list where a value goes is refused naming the argument, never read as the text "null".
+      for (const [name, args, arg, shown] of [
+        ['listFinancialDocs', { folio: null }, 'folio', 'null'],
+        ['listFinancialDocs', { folio: { a: 1 } }, 'folio', 'an object'],
+        ['listShipments', { shipmentId: null }, 'shipmentId', 'null'],
+        ['listShipments', { limit: [5] }, 'limit', 'a list'],
+        ['listAlertJobs', { userId: null }, 'userId', 'null'],
+        ['getShipment', { id: null }, 'id', 'null'],
+        [
+          'scheduleAlerts',
+          { body: { userIds: ['x'], ruleId: 'overdue-invoices', cycleKey: '2026-07', nameAlert: 'n' }, 'Idempotency-Key': null },
+          'Idempotency-Key',
+          'null',
+        ],
+      ] as const) {
+        const res = await client.callTool({ name, arguments: args });
+        t.equal(res.isError, true, `${name} ${arg}=${shown}: refused`);
+        t.match(
+          (res.structuredContent as { error: unknown }).error,
+          {
+            code: 400,
+            reason: 'invalid_parameter',
+            fields: [{ name: arg, detail: `argument '${arg}' is ${shown}: give a value of its type, or leave it out` }],
+          },
+          `${name}: names ${arg}`,
+        );
+      }
+      const res = await client.callTool({ name: 'listFinancialDocs', arguments: { folio: 'A-1', limit: 5 } });
+      t.notOk(res.isError, 'values of their type are read as before');
+      const jobs = await client.callTool({ name: 'listAlertJobs', arguments: { cycleKey: '2026-06' } });
+      t.same(
+        (jobs.structuredContent as { data: { userId: string }[] }).data.map((j) => j.userId),
+        ['idem-1'],
+        'one job: the refused call scheduled nothing',
+      );
+    },
+  );
 
   t.test('invalid arguments: tool error with the REST error body, session still usable', async (t) => {
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
