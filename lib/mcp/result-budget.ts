@@ -123,7 +123,8 @@ export async function withinBudget(
     const meta = retry.body.meta;
     const next =
       typeof meta.nextCursor === 'string'
-        ? `call again with the same arguments and "cursor": "${meta.nextCursor}"`
+        ? // A cursor goes with no page but the first: the page the call asked for is left out.
+          `call again with the same arguments${args.page !== undefined && args.page !== 1 ? ' but no "page",' : ''} and "cursor": "${meta.nextCursor}"`
         : meta.hasMore === false
           ? 'nothing is left'
           : `call again with the same arguments, "limit": ${limit} and "page": ${page + 1}`;

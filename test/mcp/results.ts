@@ -91,7 +91,11 @@ export default async function resultsTests(t: Test): Promise<void> {
     const next = /"limit": (\d+) and "page": (\d+)/.exec(note) ?? /"cursor": "([^"]+)"/.exec(note);
     t.ok(next, `the note says how to continue: ${note}`);
     const cursor = /"cursor": "([^"]+)"/.exec(note)?.[1];
-    const more = (await client.callTool({ name: 'listFinancialDocs', arguments: { detail: 'full', limit: 60, cursor } })) as CallToolResult;
+    // Followed as an agent reads it: the same arguments, the page left out only where the note says so.
+    const follow: Record<string, unknown> = { detail: 'full', limit: 60, page: 2, cursor };
+    if (/the same arguments but no "page", and "cursor"/.test(note)) delete follow.page;
+    const more = (await client.callTool({ name: 'listFinancialDocs', arguments: follow })) as CallToolResult;
+    t.notOk(more.isError, JSON.stringify(more.structuredContent).slice(0, 300));
     t.same(
       json(more)
         .data.map((d) => d.id)
