@@ -4,7 +4,7 @@ import type { Db } from 'mongodb';
 import type { AppConfig } from '../lib/config.ts';
 import { createHandlers, type HandlerDeps } from './index.ts';
 import { apiPlugin } from './api.ts';
-import { clientErrorHandler, frameworkErrors } from '../lib/http/hardening.ts';
+import { clientErrorHandler, frameworkErrors, rewriteUnroutable } from '../lib/http/hardening.ts';
 import { genRequestId } from '../lib/http/request-id.ts';
 import { logSerializers, REDACTED_HEADER_PATHS } from '../lib/http/log-redaction.ts';
 import type { McpOptions } from '../lib/mcp/transports.ts';
@@ -25,6 +25,7 @@ import { responseHeadersPlugin } from '../lib/app/response-headers.ts';
 import { rateLimitPlugin } from '../lib/app/rate-limit.ts';
 import { compressionPlugin } from '../lib/app/compression.ts';
 import { notFoundPlugin } from '../lib/app/not-found.ts';
+import { unroutablePlugin } from '../lib/app/unroutable.ts';
 import { metricsPlugin } from '../lib/app/metrics.ts';
 import { docsPlugin } from '../lib/app/docs.ts';
 import { shutdownPlugin } from '../lib/app/shutdown.ts';
@@ -85,6 +86,8 @@ function serverOptions(config: AppConfig, logger: BuildAppOptions['logger']): Fa
     // 408/431/400 from the HTTP parser in the error shape (lib/http/hardening.ts).
     clientErrorHandler,
     frameworkErrors,
+    // A path the router would refuse before any hook meets the rate limit and authentication first (lib/app/unroutable.ts).
+    rewriteUrl: rewriteUnroutable,
     trustProxy: config.trustProxy,
     // While closing, requests already on open connections are still served (with
     // `connection: close`); the server stops accepting new connections.
@@ -163,6 +166,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(rateLimitPlugin);
   await app.register(compressionPlugin);
   await app.register(notFoundPlugin);
+  await app.register(unroutablePlugin);
   await app.register(metricsPlugin);
   await app.register(docsPlugin);
   await app.register(shutdownPlugin);

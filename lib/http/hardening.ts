@@ -15,8 +15,10 @@
  *   would reach the handler with `undefined`; it is a 400 instead.
  * - `routeMethodIndex(app)`: which methods the service routes for a path, so
  *   that a known path with another method is 405 with `allow` (not 404).
- * - `frameworkErrors`: URLs the router refuses (bad encoding, over-long path
- *   parameter) are 400 in the error shape.
+ * - `rewriteUnroutable`: URLs the router would refuse (bad encoding, over-long
+ *   path parameter) are routed to lib/app/unroutable.ts, which counts and
+ *   authenticates them before its 400; `frameworkErrors` answers any other
+ *   URL the router refuses with a 400 in the error shape.
  */
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
@@ -48,17 +50,53 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   socket.destroy();
 }
 
+/** Where `rewriteUnroutable` sends a path the router would refuse: `<prefix>/<api|other>/<problem>` (lib/app/unroutable.ts). */
+export const UNROUTABLE_PREFIX = '/__unroutable';
+/** Fastify's `maxParamLength` (its default): a longer path segment cannot be a parameter the router matches. */
+export const MAX_PATH_SEGMENT = 100;
+
+const UNROUTABLE_DETAIL = {
+  'long-segment': `a path parameter is longer than the service accepts (${MAX_PATH_SEGMENT} characters)`,
+  'bad-url': 'the path is not valid percent-encoded UTF-8',
+} as const;
+export type UnroutableProblem = keyof typeof UNROUTABLE_DETAIL;
+
+export const unroutableError = (problem: UnroutableProblem): ApiError =>
+  new ApiError(400, 'Invalid path parameter', [UNROUTABLE_DETAIL[problem]], { reason: 'invalid_request' });
+
 /**
- * Fastify `frameworkErrors`: a URL the router cannot even match (malformed
- * percent-encoding, a path parameter over 100 characters) is a 400 in the
- * error shape, not Fastify's own body echoing the path.
+ * Fastify `rewriteUrl`: a path the router would refuse before any hook runs (malformed
+ * percent-encoding, a segment over 100 characters) goes to a route of its own instead, which
+ * counts it in the rate limit and, under /api/, authenticates it first like every operation (401
+ * before 400), then answers the 400. Other paths are unchanged.
+ */
+export function rewriteUnroutable(req: { url?: string }): string {
+  const url = req.url ?? '/';
+  const end = url.indexOf('?');
+  const path = end < 0 ? url : url.slice(0, end);
+  let problem: UnroutableProblem | null = null;
+  if (path.split('/').some((segment) => segment.length > MAX_PATH_SEGMENT)) problem = 'long-segment';
+  else if (path.includes('%')) {
+    try {
+      decodeURIComponent(path);
+    } catch {
+      problem = 'bad-url';
+    }
+  }
+  if (problem === null) return url;
+  return `${UNROUTABLE_PREFIX}/${path.startsWith('/api/') ? 'api' : 'other'}/${problem}`;
+}
+
+/**
+ * Fastify `frameworkErrors`: a URL the router cannot match all the same is a 400 in the error
+ * shape, not Fastify's own body echoing the path.
  */
 export function frameworkErrors(error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
   const detail =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? 'a path parameter is longer than the service accepts (100 characters)'
+      ? UNROUTABLE_DETAIL['long-segment']
       : error.code === 'FST_ERR_BAD_URL'
-        ? 'the path is not valid percent-encoded UTF-8'
+        ? UNROUTABLE_DETAIL['bad-url']
         : 'the request cannot be routed';
   void reply
     .code(400)

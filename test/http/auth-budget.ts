@@ -81,6 +81,26 @@ export default async function authBudgetTests(t: Test): Promise<void> {
     t.equal((await app.inject({ method: 'GET', url: '/health', remoteAddress: address })).statusCode, 200, 'except liveness, never limited');
   });
 
+  t.test('a path the router cannot match (over-long segment, bad percent-encoding) meets the budget and authentication first', async (t) => {
+    const address = '203.0.113.50';
+    const long = `/api/financial-docs/${'A'.repeat(101)}`;
+    const paths = [long, '/api/financial-docs/%E0%A4%A', '/api/alerts/jobs/%ZZ'];
+    for (const url of paths) {
+      const keyless = await app.inject({ method: 'GET', url, remoteAddress: address });
+      t.equal(keyless.statusCode, 401, `${url.slice(0, 40)}: no key, 401 before any validation`);
+      t.ok(keyless.headers['x-ratelimit-limit'] !== undefined && keyless.headers['x-ratelimit-remaining'] !== undefined, 'with the rate-limit headers');
+      const keyed = await app.inject({ method: 'DELETE', url, remoteAddress: address, headers: { 'x-api-key': KEY_A } });
+      t.equal(keyed.statusCode, 400, `${url.slice(0, 40)}: with a key, the 400`);
+      t.match(keyed.json(), { error: { code: 400, message: 'Invalid path parameter', reason: 'invalid_request' } });
+      t.ok(keyed.headers['x-ratelimit-remaining'] !== undefined, 'counted on the key');
+    }
+    const outside = await app.inject({ method: 'GET', url: `/docs/${'A'.repeat(101)}`, remoteAddress: address });
+    t.equal(outside.statusCode, 400, 'outside /api/ no key is asked: the 400');
+    const statuses: number[] = [];
+    for (let i = 0; i < IP_BUDGET; i++) statuses.push((await app.inject({ method: 'GET', url: long, remoteAddress: address })).statusCode);
+    t.equal(statuses.at(-1), 429, `keyless, the address's budget of ${IP_BUDGET} is spent: 429`);
+  });
+
   t.test('the same unknown key again: one lookup per API_KEY_NEGATIVE_CACHE_TTL_MS', async (t) => {
     const address = '203.0.113.9';
     const key = 'fbo_the_same_wrong_key_every_time_000';
