@@ -6,6 +6,7 @@ import { ImportAborted, importDocuments, type ImportReport } from '../lib/import
 import { importDocumentsXml } from '../lib/imports/import-documents-xml.ts';
 import { importDocumentsZip } from '../lib/imports/import-documents-zip.ts';
 import type { ImportInput } from '../lib/imports/import-sources.ts';
+import { textFileBytes } from '../lib/imports/text-file-bytes.ts';
 import type { components } from '../generated/api.d.ts';
 
 type ImportRequest = components['schemas']['ImportRequest'];
@@ -16,7 +17,10 @@ const BASE64_RE = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
 function inputsOf(body: unknown, mediaType: string): ImportInput[] {
   if (Buffer.isBuffer(body)) return [{ name: mediaType === 'application/zip' ? 'upload.zip' : 'upload.xml', data: body, zip: mediaType === 'application/zip' }];
   return (body as ImportRequest).files.map((f): ImportInput => {
-    if (f.encoding !== 'base64') return { name: f.name, data: Buffer.from(f.content, 'utf8') };
+    if (f.encoding !== 'base64') {
+      const bytes = textFileBytes(f.content);
+      return Buffer.isBuffer(bytes) ? { name: f.name, data: bytes } : { name: f.name, rejection: bytes.rejection };
+    }
     if (!BASE64_RE.test(f.content)) return { name: f.name, rejection: 'content is not valid base64' };
     return { name: f.name, data: Buffer.from(f.content, 'base64') };
   });

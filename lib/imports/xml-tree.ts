@@ -61,6 +61,9 @@ const ENCODINGS: Readonly<Record<string, 'utf-8' | 'latin1' | 'windows-1252'>> =
   cp1252: 'windows-1252',
 };
 
+/** What an XML declaration's encoding label (lower-case) reads as here; undefined: not read. */
+export const encodingOfLabel = (label: string): 'utf-8' | 'latin1' | 'windows-1252' | undefined => ownEntry(ENCODINGS, label);
+
 /** Bytes of the head in which the XML declaration must end. */
 const DECLARATION_BYTES = 512;
 

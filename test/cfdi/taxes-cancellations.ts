@@ -253,6 +253,19 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
       // The same bytes declared as UTF-8 (or undeclared) are refused, not stored mangled.
       const mislabelled = Buffer.from(latin.xml.replace('encoding="ISO-8859-1"', 'encoding="UTF-8"'), 'latin1');
       t.match(await api.importBytes('mislabelled.xml', mislabelled), { status: 'rejected', reason: /not valid UTF-8.*ISO-8859-1 must say so/ });
+      // Sent as JSON text (what an agent sends): the text is decoded already, and kept in the encoding it declares.
+      const asText = latin.xml.replaceAll(uuid(run, 8), uuid(run, 0));
+      t.match(await api.importFile('latin1-text.xml', asText), { status: 'created' });
+      const fromText = (await api.list({ detail: 'full', uuid: uuid(run, 0) })).data[0];
+      t.equal(fromText.clientName, name, 'the receiver name as written, sent as text');
+      t.equal(fromText.invoice.concepts[0].desc, desc, 'the description as written, sent as text');
+      const reader = (await createApiKey(h.db, tenant, 'originals')).key;
+      const kept = await h.app.inject({ method: 'GET', url: `/api/cfdi-originals/${uuid(run, 0)}`, headers: { 'x-api-key': reader } });
+      t.ok(kept.rawPayload.equals(Buffer.from(asText, 'latin1')), 'the original kept is the text in ISO-8859-1, as it declares');
+      t.match(await api.importFile('euro.xml', asText.replace('Flete', 'Flete €')), {
+        status: 'rejected',
+        reason: 'the text declares the encoding "iso-8859-1", which cannot hold the character "€" (U+20AC); send it declared as UTF-8, or as base64 bytes',
+      });
     });
 
     await t.test("the SAT's acknowledgement as PACs return it cancels the invoice", async (t) => {
