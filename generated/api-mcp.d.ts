@@ -361,7 +361,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The body exceeds the configured limit (`BODY_LIMIT_BYTES`, default 256 KiB). */
+        /** @description The message exceeds the largest body a tool's operation takes (the largest of `BODY_LIMIT_BYTES`, `IMPORT_BODY_LIMIT_BYTES` and `DELIVERIES_BODY_LIMIT_BYTES`, 64 MiB by default). A tool's body over its own operation's limit is that operation's 413, as a tool error. */
         PayloadTooLarge: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];

@@ -20,6 +20,8 @@ import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { startService } from './helpers/service.ts';
 import { startMongoProxy } from './helpers/mongo-proxy.ts';
 import { errorProblem } from './helpers/error-reason.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 t.setTimeout(180_000);
 
@@ -27,6 +29,9 @@ t.setTimeout(180_000);
 const REQUEST_TIMEOUT_MS = 3000;
 const QUERY_TIMEOUT_MS = 2500;
 const BODY_LIMIT = 8192;
+// A tool's body over MCP may be as large as its REST operation takes: the largest of these (lib/mcp/session-host.ts).
+const IMPORT_BODY_LIMIT = 16_384;
+const DELIVERIES_BODY_LIMIT = 12_288;
 
 const engine = await startEmbeddedMongo({ shortLived: true });
 t.teardown(() => engine.stop());
@@ -47,6 +52,8 @@ const service = await startService({
   env: {
     LOG_LEVEL: 'trace',
     BODY_LIMIT_BYTES: String(BODY_LIMIT),
+    IMPORT_BODY_LIMIT_BYTES: String(IMPORT_BODY_LIMIT),
+    DELIVERIES_BODY_LIMIT_BYTES: String(DELIVERIES_BODY_LIMIT),
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
     RATE_LIMIT_MAX: '100000',
@@ -160,9 +167,27 @@ t.test('body size: over BODY_LIMIT_BYTES is 413', async (t) => {
     'REST body',
     'payload_too_large',
   );
-  const mcp = await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, big);
-  t.equal(mcp.status, 413, 'MCP body: 413');
+  const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(IMPORT_BODY_LIMIT) } });
+  const mcp = await request('POST', '/mcp', { 'x-api-key': KEY, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, huge);
+  t.equal(mcp.status, 413, 'MCP body over the largest a tool takes: 413');
   t.match(JSON.parse(mcp.body).error, { code: 413, reason: 'payload_too_large' });
+  // Within it, a tool takes what its operation takes over REST: an import's 10 KiB of files (over BODY_LIMIT_BYTES) is
+  // imported (the text is no CFDI: rejected by name), and an alert schedule's is its operation's 413, as a tool error.
+  const client = new Client({ name: 'limits', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { 'x-api-key': KEY } } }));
+  t.teardown(() => client.close());
+  const imported = (await client.callTool({
+    name: 'importDocuments',
+    arguments: { body: { files: [{ name: 'notas.xml', content: 'x'.repeat(10_000) }] } },
+  })) as { isError?: boolean; structuredContent?: { files?: { name: string; status: string }[] } };
+  t.notOk(imported.isError, 'a 10 KiB import over MCP is taken');
+  t.match(imported.structuredContent?.files, [{ name: 'notas.xml', status: 'rejected' }]);
+  const scheduled = (await client.callTool({ name: 'scheduleAlerts', arguments: { body: JSON.parse(big) } })) as {
+    isError?: boolean;
+    structuredContent?: unknown;
+  };
+  t.equal(scheduled.isError, true, "an alert schedule's body over BODY_LIMIT_BYTES is a tool error");
+  t.match(scheduled.structuredContent, { error: { code: 413, reason: 'payload_too_large' } });
   // A lying content-length does not get past the limit either.
   const chunked = await rawExchange((s) => {
     s.write(

@@ -12,7 +12,7 @@ import { tenantDataRoute } from '../http/cache-control.ts';
 const mcpRoute = { ...tenantDataRoute, acceptsAccessTokens: true };
 import { sessionRuntime } from './session-runtime.ts';
 import type { McpSession } from './sessions.ts';
-import { emptyBody, type SessionHost } from './session-host.ts';
+import { emptyBody, mcpBodyLimit, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
 import { insufficientScopeChallenge, insufficientScopeDetail, uncoveredCalls } from './scope-challenge.ts';
 
@@ -65,7 +65,8 @@ export function registerLegacySse(host: SessionHost): void {
     }
   });
 
-  app.post('/messages', { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: mcpRoute }, async (request, reply) => {
+  const messages = { onRequest: authenticate, preValidation: onlyQueryParameters(['sessionId']), config: mcpRoute, bodyLimit: mcpBodyLimit(app.config) };
+  app.post('/messages', messages, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const id = typeof query.sessionId === 'string' && query.sessionId.length > 0 ? query.sessionId : undefined;
     if (!id)

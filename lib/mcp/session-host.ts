@@ -20,6 +20,7 @@ import type { McpAuthExtra, McpCatalog } from './server.ts';
 import { SessionRegistry } from './sessions.ts';
 import { parseToolSelection, TOOL_SELECTION_QUERY } from './toolsets.ts';
 import type { McpOptions } from './options.ts';
+import type { AppConfig } from '../config.ts';
 
 /** The caller a session is bound to. */
 export interface McpCaller {
@@ -51,6 +52,14 @@ export interface SessionHost {
   /** Hands the connection to the SDK: copies hook-set headers, attaches the credentials, hijacks. */
   handOver(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>): Promise<FastifyReply>;
 }
+
+/**
+ * The largest JSON-RPC message a session's POST takes: the largest body any tool's REST operation
+ * takes (an import's files, a deliveries CSV), so a tool takes over MCP what its operation takes
+ * over REST; each tool's own limit still applies to its body when dispatched (a 413 tool error).
+ */
+export const mcpBodyLimit = (config: Pick<AppConfig, 'bodyLimitBytes' | 'deliveriesBodyLimitBytes' | 'imports'>): number =>
+  Math.max(config.bodyLimitBytes, config.deliveriesBodyLimitBytes, config.imports.bodyLimitBytes);
 
 /** A JSON-RPC message endpoint given no body (an empty one with a JSON content type): nothing to hand the SDK. */
 export const emptyBody = (request: FastifyRequest): boolean => request.body === undefined;

@@ -12,7 +12,7 @@ import { tenantDataRoute } from '../http/cache-control.ts';
 const mcpRoute = { ...tenantDataRoute, acceptsAccessTokens: true };
 import { sessionRuntime } from './session-runtime.ts';
 import type { McpSession } from './sessions.ts';
-import { emptyBody, type SessionHost } from './session-host.ts';
+import { emptyBody, mcpBodyLimit, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
 import { insufficientScopeChallenge, insufficientScopeDetail, uncoveredCalls, type UncoveredCall } from './scope-challenge.ts';
 import { errorBody } from '../http/api-error.ts';
@@ -69,7 +69,7 @@ export function registerStreamableHttp(host: SessionHost): void {
   };
   const isSession = (s: StreamableSession | FastifyReply): s is StreamableSession => 'transport' in s;
 
-  app.post('/mcp', route, async (request, reply) => {
+  app.post('/mcp', { ...route, bodyLimit: mcpBodyLimit(app.config) }, async (request, reply) => {
     if (emptyBody(request)) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty (a JSON-RPC message is required)');
     const held = host.scopesOf(request);
     const uncovered = uncoveredCalls(request.body, host.toolsByName, held);
