@@ -92,6 +92,35 @@ t.test('tools/list: size, outputSchema on every tool, descriptions', async (t) =
   }
 });
 
+/**
+ * The writes that only add (MCP: destructiveHint false), by what each does (docs/mcp.md): every other write replaces
+ * or invalidates what is stored (a DELETE, a PUT, an import that replaces an earlier version, a bulk assignment, a
+ * webhook secret's rotation).
+ */
+const ADDITIVE = new Set([
+  'scheduleAlerts',
+  'createWebhook',
+  'sendWebhookTest',
+  'createCfdiOriginalLink',
+  'createCfdiPrintedFormLink',
+  'exportFinancialDocs',
+  'exportShipments',
+  'exportReceivedDocs',
+  'exportTaxPositionLines',
+  'exportAlertJobs',
+  'exportAlerts',
+  'exportTaxSummary',
+  'exportTaxPosition',
+  'exportDiot',
+  'exportReceivablesAging',
+  'exportCashInflowForecast',
+  'exportDiscountsAndShrinkage',
+  'exportFleetUtilization',
+  'exportDispatchToBill',
+  'exportUnitEconomics',
+  'exportOriginals',
+]);
+
 t.test('titles, annotations and a fixed order', async (t) => {
   const doc = deref(spec) as { paths: Record<string, Obj> };
   const list = async (query: string) => (await (await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, query)).listTools()).tools;
@@ -106,7 +135,7 @@ t.test('titles, annotations and a fixed order', async (t) => {
     const get = op.method === 'GET';
     t.equal(tool.annotations?.readOnlyHint === true, get, `${tool.name}: readOnlyHint`);
     if (!get) {
-      t.equal(tool.annotations?.destructiveHint, op.method === 'DELETE', `${tool.name}: destructiveHint`);
+      t.equal(tool.annotations?.destructiveHint, !ADDITIVE.has(tool.name), `${tool.name}: destructiveHint`);
       t.equal(tool.annotations?.idempotentHint, op.method === 'PUT' || op.method === 'DELETE', `${tool.name}: idempotentHint`);
     }
     t.type(tool.annotations?.openWorldHint, 'boolean', `${tool.name}: openWorldHint stated (MCP's default is true)`);

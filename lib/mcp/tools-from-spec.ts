@@ -160,7 +160,8 @@ export function toolTitle(op: OperationSchemas): string {
 
 /**
  * What a tool's hints say (MCP tool annotations). Read-only: a GET. Otherwise
- * destructive for DELETE, idempotent for PUT and DELETE (MCP's defaults are
+ * destructive for DELETE, PUT and a POST marked `x-mcp-destructive` (one that
+ * replaces or invalidates what is stored), idempotent for PUT and DELETE (MCP's defaults are
  * destructive and not idempotent; both mean nothing for a read-only tool).
  * Open world: the result carries text from imported third-party files (the
  * operation lists it in `x-mcp-third-party-text`, see untrusted-text.ts) or
@@ -170,7 +171,9 @@ export function toolAnnotations(op: OperationSchemas, title: string): ToolDefini
   const openWorldHint = thirdPartyFields(op).length > 0 || op.extensions['x-mcp-open-world'] === true;
   if (op.method === 'GET') return { title, readOnlyHint: true, openWorldHint };
   // readOnlyHint false is MCP's default, left out of a catalogue that is a budget.
-  return { title, destructiveHint: op.method === 'DELETE', idempotentHint: op.method === 'PUT' || op.method === 'DELETE', openWorldHint };
+  // Destructive (MCP: not only additive): a DELETE, a PUT (it replaces what it names), a POST marked so (an import replaces earlier versions).
+  const destructiveHint = op.method === 'DELETE' || op.method === 'PUT' || op.extensions['x-mcp-destructive'] === true;
+  return { title, destructiveHint, idempotentHint: op.method === 'PUT' || op.method === 'DELETE', openWorldHint };
 }
 
 /**

@@ -361,7 +361,7 @@ export default async function deliveriesTests(t: Test): Promise<void> {
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
     const { tools } = await client.listTools();
     const tool = tools.find((x) => x.name === 'recordLegDelivery');
-    t.match(tool, { annotations: { idempotentHint: true, destructiveHint: false } }, 'a write, idempotent');
+    t.match(tool, { annotations: { idempotentHint: true, destructiveHint: true } }, 'a write, idempotent, that may correct what a delivery recorded');
     t.notOk(tool?.annotations?.readOnlyHint, 'not read-only');
     const args = {
       id: legacy._id,
