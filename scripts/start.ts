@@ -95,7 +95,7 @@ const database = await openDatabase(config, {
   log: (m) => console.log(m),
   supervision: { maxRestarts: engineSettings.maxRestarts, windowMs: engineSettings.restartWindowMs, onGiveUp: (reason) => onEngineLost(reason) },
 }).catch(failStart);
-const [{ prepareDatabase }, { loadDemoData, DEMO_TENANTS }, { financialDocs }, { apiKeys }] = await dataModules;
+const [{ prepareDatabase }, { loadDemoData, demoLoadCutShort, DEMO_TENANTS }, { financialDocs }, { apiKeys }] = await dataModules;
 // Indexes, then the derived fields of documents stored without them: before listening, so
 // the payment-state filters never answer without those documents (a one-time cost on an old store).
 await prepareDatabase(database.db, { log: (m) => console.log(m) });
@@ -106,10 +106,13 @@ await prepareDatabase(database.db, { log: (m) => console.log(m) });
 let demoLoaded: Promise<unknown> = Promise.resolve();
 if (database.embedded) {
   const empty = (await financialDocs(database.db).estimatedDocumentCount()) === 0 && (await apiKeys(database.db).estimatedDocumentCount()) === 0;
-  if (empty) {
+  const cutShort = !empty && (await demoLoadCutShort(database.db));
+  if (empty || cutShort) {
     const { invoices, trips } = config.demo;
-    console.log(`empty database: loading the demo dataset (${invoices} invoices and ${trips} trips per tenant)`);
-    demoLoaded = loadDemoData(database.db, { invoices, trips, onProgress: progressReporter('demo data'), rollups: 'worker' });
+    console.log(
+      `${empty ? 'empty database' : 'the demo load of an earlier start was cut short'}: loading the demo dataset (${invoices} invoices and ${trips} trips per tenant)`,
+    );
+    demoLoaded = loadDemoData(database.db, { invoices, trips, onProgress: progressReporter('demo data'), rollups: 'worker', drop: cutShort, resumable: true });
     demoLoaded.catch(() => undefined); // thrown where awaited, before listening
   }
 }

@@ -10,6 +10,7 @@
  * own shape (its golden hash pins that).
  */
 import { forgetRollups, rebuildRollups } from '../../lib/rollups/rebuild-rollups.ts';
+import { deleteRollupState, readRollupState, writeRollupState } from '../../lib/db/rollup-state.ts';
 import { deleteTaxRollupsOf } from '../../lib/tax/tax-rollups-repo.ts';
 import type { Db, Collection, Document } from 'mongodb';
 import type { RollupProgress } from '../../lib/rollups/rollup-kind.ts';
@@ -172,6 +173,8 @@ export interface LoadDemoOptions {
    * whole dataset (its own seed), so a test that calls as one tenant can load only that one.
    */
   tenants?: readonly string[];
+  /** `npm start`'s load: recorded as under way until its last document, so a start after a crash loads it again (`demoLoadCutShort`). */
+  resumable?: boolean;
 }
 
 /** Deletes a tenant's demo records (trips, financial and received documents, settings); API keys are kept. */
@@ -209,6 +212,11 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
     }),
   );
   const total = generated.reduce((s, g) => s + g.counts.financialDocs + g.counts.trips, 0);
+  // Written in bulk, not through the repositories: the totals kept on write are forgotten before the first
+  // document, so a load cut short (a crash, a kill) leaves totals the rollup worker rebuilds, never ones that
+  // read as built.
+  await forgetRollups(db);
+  if (opts.resumable) await writeRollupState(db, DEMO_LOADING, 1);
   const results: InsertResult[] = [];
   let offset = 0;
   for (const [i, t] of tenants.entries()) {
@@ -224,8 +232,9 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
     );
     offset += g.counts.financialDocs + g.counts.trips;
   }
-  // Written in bulk, not through the repositories: the totals kept on write are rebuilt from them
-  // (docs/rollups.md), here or, for a service about to start, by its rollup worker once it listens.
+  if (opts.resumable) await deleteRollupState(db, DEMO_LOADING);
+  // The totals are rebuilt from the documents (docs/rollups.md), here or, for a service about to start, by its rollup
+  // worker once it listens (forgotten again: a worker of another process may have built them meanwhile).
   if (opts.rollups === 'worker') await forgetRollups(db);
   else
     await rebuildRollups(db, {
@@ -234,4 +243,12 @@ export async function loadDemoData(db: Db, opts: LoadDemoOptions): Promise<Inser
       ...(opts.onRollupProgress ? { onProgress: opts.onRollupProgress } : {}),
     });
   return results;
+}
+
+/** The state entry that records a demo load under way (lib/db/rollup-state.ts: one entry per store). */
+const DEMO_LOADING = 'demoDataLoading';
+
+/** Whether a demo load began on this store and did not finish (a crash, a kill): `npm start` loads it again, dropping what it wrote. */
+export async function demoLoadCutShort(db: Db): Promise<boolean> {
+  return (await readRollupState(db, DEMO_LOADING)) !== null;
 }
