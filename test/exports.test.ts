@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import { Binary, ObjectId } from 'mongodb';
+import { COLLECTIONS } from '../lib/db/collections.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash, createHmac } from 'node:crypto';
@@ -471,6 +472,41 @@ t.test('an export queued before a restart is built after it', async (t) => {
   const list = await api('GET', '/api/exports?limit=100');
   assertConforms(t, list, 'GET', '/api/exports');
   t.ok(list.json<{ data: ExportView[] }>().data.some((e) => e.id === v.id));
+});
+
+t.test('what a crash between two writes leaves is finished after the restart: a job never stored, an event never raised', async (t) => {
+  const hook = await api('POST', '/api/webhooks', KEY, { url: `${receiverUrl}/crash`, events: ['export.ready'], description: 'crash windows' });
+  t.equal(hook.statusCode, 201, hook.body);
+  const hookId = hook.json<{ id: string }>().id;
+  await h.rebuild({ env: ENV, now, plugins: workers(false) });
+  // 1. The export's record stored, the process dead before its job: queued with no job.
+  const lost = await queueExport('alerts', { format: 'csv' });
+  await h.db.collection(COLLECTIONS.exportJobs).deleteOne({ _id: new ObjectId(lost.id) });
+  // 2. A test send's delivery stored, the process dead before its job: pending with no job.
+  const sent = await api('POST', `/api/webhooks/${hookId}/test`);
+  t.equal(sent.statusCode, 202, sent.body);
+  const pending = await h.db.collection(COLLECTIONS.webhookDeliveries).findOne({ webhookId: hookId, eventType: 'webhook.test' });
+  await h.db.collection(COLLECTIONS.webhookJobs).deleteOne({ _id: pending!._id });
+  // The restart: the workers start.
+  await h.rebuild({ env: ENV, now, plugins: workers(true) });
+  await h.app.ready();
+  const built = await ready(lost.id);
+  t.equal(built.status, 'ready', 'the export whose job was never stored is built');
+  const deliveredOf = async (eventType: string) =>
+    (await api('GET', `/api/webhooks/${hookId}/deliveries?limit=100`))
+      .json<{ data: { eventType: string; status: string }[] }>()
+      .data.filter((d) => d.eventType === eventType);
+  t.match(await waitFor('the test delivery', async () => (await deliveredOf('webhook.test')).find((d) => d.status === 'succeeded')), { status: 'succeeded' });
+  const readyDelivery = await waitFor('the export.ready delivery', async () => deliveries.find((x) => x.body.includes(lost.id)));
+  t.ok(readyDelivery, 'and its export.ready raised');
+  // 3. The export marked ready, the process dead before its event: the job runs again (its lock expired) and raises it.
+  const raised = await h.db.collection(COLLECTIONS.webhookDeliveries).find({ webhookId: hookId, eventType: 'export.ready' }).toArray();
+  await h.db.collection(COLLECTIONS.webhookDeliveries).deleteMany({ _id: { $in: raised.map((d) => d._id) } });
+  await h.db.collection(COLLECTIONS.webhookJobs).deleteMany({ _id: { $in: raised.map((d) => d._id) } });
+  const before = deliveries.length;
+  await h.db.collection(COLLECTIONS.exportJobs).updateOne({ _id: new ObjectId(lost.id) }, { $set: { nextRunAt: new Date(), lockedAt: null } });
+  await waitFor('export.ready raised again', async () => deliveries.slice(before).find((x) => x.body.includes(lost.id)));
+  t.equal((await deliveredOf('export.ready')).length, 1, 'one delivery of the event');
 });
 
 t.test('XLSX text reads back exactly (ECMA-376 _xHHHH_ escapes); a text over Excel\'s 32,767 characters is cut with "…"', async (t) => {

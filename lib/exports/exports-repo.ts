@@ -34,6 +34,22 @@ export async function insertExport(db: Db, doc: ExportDocument, runAt: Date): Pr
   await insertUnlessDuplicate(jobs(db), oneTimeJobDocument(doc._id, EXPORT_JOB_NAME, { exportId: doc._id.toHexString(), tenant: doc.tenant }, runAt));
 }
 
+/**
+ * The exports still to be built whose job is missing (the process died between the record and its
+ * job): their jobs stored again, to run now. Once per worker start; a job that exists is left as it
+ * is. Answers how many were stored.
+ */
+export async function requeueExportsWithoutJob(db: Db, runAt: Date): Promise<number> {
+  await ensureExportIndexes(db);
+  let stored = 0;
+  const pending = exportsCollection(db).find({ status: { $in: ['queued', 'running'] } }, { projection: { _id: 1, tenant: 1 } });
+  for await (const doc of pending) {
+    const job = oneTimeJobDocument(doc._id, EXPORT_JOB_NAME, { exportId: doc._id.toHexString(), tenant: doc.tenant }, runAt);
+    if (await insertUnlessDuplicate(jobs(db), job)) stored++;
+  }
+  return stored;
+}
+
 export async function findExport(db: Db, tenant: string, id: string): Promise<ExportDocument | null> {
   const _id = hexId(id);
   return _id ? exportsCollection(db).findOne({ tenant, _id }) : null;

@@ -113,11 +113,17 @@ export async function runExport(ctx: ExportRunContext, tenant: string, _id: Obje
 async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId, metrics: ServiceMetrics): Promise<RunOutcome> {
   const doc = await exportsCollection(ctx.db).findOne({ tenant, _id });
   if (!doc) return { nextRunInMs: null };
+  // A run repeated after the process died between an outcome and its event raises the event again (one per export and
+  // outcome: a delivery already queued is not queued twice); the expiry's run raises nothing.
   if (doc.status === 'ready') {
-    if (statusAt(doc, ctx.now()) !== 'expired') return { nextRunInMs: untilExpiry(ctx, doc) };
+    if (statusAt(doc, ctx.now()) !== 'expired') {
+      await raise(ctx, doc);
+      return { nextRunInMs: untilExpiry(ctx, doc) };
+    }
     await expireExport(ctx.db, tenant, _id);
     return { nextRunInMs: null };
   }
+  if (doc.status === 'failed') await raise(ctx, doc);
   if (doc.status !== 'queued' && doc.status !== 'running') return { nextRunInMs: null };
   const started = await startExportRun(ctx.db, tenant, _id, ctx.now());
   if (!started) return { nextRunInMs: null };

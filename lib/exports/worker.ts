@@ -11,7 +11,7 @@ import { ObjectId } from 'mongodb';
 import type { Agenda, Job } from 'agenda';
 import { createAgendaWorker, silentLogger, workerInstanceName, type JobLogger, type StopResult } from '../jobs/agenda-worker.ts';
 import { COLLECTIONS } from '../db/collections.ts';
-import { EXPORT_JOB_NAME, ensureExportIndexes, releaseIdleExportLocks, type ExportJobData } from './exports-repo.ts';
+import { EXPORT_JOB_NAME, ensureExportIndexes, releaseIdleExportLocks, requeueExportsWithoutJob, type ExportJobData } from './exports-repo.ts';
 import { runExport, type ExportRunContext } from './run-export.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
 
@@ -63,5 +63,10 @@ export function createExportWorker(opts: {
     listen: (a: Agenda) =>
       a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'export job error')),
   });
-  return { name, start: worker.start, stop: worker.stop, running: worker.running };
+  async function start(): Promise<void> {
+    const requeued = await requeueExportsWithoutJob(ctx.db, ctx.now());
+    if (requeued) log.info({ requeued }, 'exports whose job was never stored are queued again');
+    await worker.start();
+  }
+  return { name, start, stop: worker.stop, running: worker.running };
 }

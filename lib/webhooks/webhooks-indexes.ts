@@ -18,6 +18,8 @@ export const WEBHOOK_INDEXES: IndexSpecs = {
     { key: { tenant: 1, webhookId: 1, status: 1, createdAt: -1, _id: -1 }, name: 'tenant_webhook_status_created' },
     // The tenant's queued test deliveries of its endpoints (WEBHOOK_MAX_PENDING_TESTS).
     { key: { tenant: 1, eventType: 1, status: 1, webhookId: 1 }, name: 'tenant_type_status_webhook' },
+    // The pending deliveries, every tenant's, found when a worker starts (their jobs stored again if missing).
+    { key: { status: 1, nextAttemptAt: 1 }, name: 'status_next_attempt' },
   ],
   [COLLECTIONS.webhookJobs]: [AGENDA_LOCK_INDEX, { key: { 'data.webhookId': 1 }, name: 'webhook' }],
 };

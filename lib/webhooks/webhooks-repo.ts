@@ -111,6 +111,19 @@ export async function enqueueDelivery(db: Db, delivery: DeliveryDocument): Promi
   return created;
 }
 
+/**
+ * The pending deliveries whose job is missing (the process died between the delivery and its job):
+ * their jobs stored again, due when the delivery is. Once per worker start; a job that exists is
+ * left as it is. Answers how many were stored.
+ */
+export async function requeueDeliveriesWithoutJob(db: Db, now: Date): Promise<number> {
+  await ensureWebhookIndexes(db);
+  let stored = 0;
+  const pending = webhookDeliveries(db).find({ status: 'pending' }, { projection: { _id: 1, tenant: 1, webhookId: 1, nextAttemptAt: 1 } });
+  for await (const d of pending) if (await insertUnlessDuplicate(webhookJobs(db), deliveryJobDocument(d, d.nextAttemptAt ?? now))) stored++;
+  return stored;
+}
+
 export function findDeliveries(
   db: Db,
   tenant: string,

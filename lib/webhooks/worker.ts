@@ -27,6 +27,7 @@ import {
   getWebhookById,
   recordDeliveryAttempt,
   releaseIdleDeliveryLocks,
+  requeueDeliveriesWithoutJob,
 } from './webhooks-repo.ts';
 import { nextAttemptAt, type DeliveryJobData } from './model.ts';
 import { decryptSecret } from './secret-box.ts';
@@ -147,5 +148,10 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'webhook delivery job error')),
   });
 
-  return { name, start: worker.start, stop: worker.stop, running: worker.running };
+  async function start(): Promise<void> {
+    const requeued = await requeueDeliveriesWithoutJob(db, new Date());
+    if (requeued) log.info({ requeued }, 'webhook deliveries whose job was never stored are queued again');
+    await worker.start();
+  }
+  return { name, start, stop: worker.stop, running: worker.running };
 }
