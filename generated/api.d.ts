@@ -4759,7 +4759,7 @@ export interface components {
         TaxPositionVat: {
             /** @description VAT of the carrier's invoices collected in the month: PUE in the month of their date, PPD by payment complements, each × paid ÷ Total */
             collected: number;
-            /** @description VAT of received CFDIs paid in the month that is creditable (LIVA art. 5): PUE at their date, PPD by the supplier's complements, × paid ÷ Total */
+            /** @description VAT paid to suppliers in the month, creditable (LIVA art. 5 fr. III), × paid ÷ Total; what the carrier retained is next month's retentionCredit */
             creditable: number;
             /** @description collected − retainedByClients − creditable − retentionCredit: positive payable by the 17th of next month, negative in the carrier's favour */
             payable: number;

@@ -20,7 +20,7 @@ export const CASH_BASIS_DESCRIPTION =
 export const FIGURE_DESCRIPTIONS: Readonly<Record<PositionFigure, string>> = {
   vatCollected: "VAT of the carrier's invoices collected in the month (LIVA art. 1-B, 5-D).",
   vatRetainedByClients: 'The 4% VAT its clients retained on those collections (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).',
-  creditableVat: 'VAT of received CFDIs paid in the month that may be credited (LIVA art. 5 fr. I–III).',
+  creditableVat: 'VAT of received CFDIs paid to the supplier in the month that may be credited (LIVA art. 5 fr. I–III); what the carrier retained is next month’s retention credit.',
   nonCreditableVat: 'VAT of received CFDIs paid in the month that may not be credited: cancelled, S01, fuel paid in cash (LISR art. 27 fr. III), no VAT shown.',
   retentionCredit: 'IVA the carrier retained and paid for the previous month, creditable in this one (LIVA art. 5 fr. IV).',
   vatRetainedByCarrier: 'IVA the carrier retained when it paid in the month, due by the 17th of the next month (LIVA art. 1-A; RLIVA art. 3).',

@@ -16,7 +16,7 @@ import { diotPartials, diotRowsOf, mergeDiotPartials, type DiotPartial, type Dio
 import { positionFigures, POSITION_FIGURES, type CollectionLine, type FigureLine, type PaymentLine, type PositionFigure } from './tax-position.ts';
 
 /** Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt. */
-export const TAX_POSITION_ROLLUP_VERSION = 3;
+export const TAX_POSITION_ROLLUP_VERSION = 4;
 
 /** The figures a month keeps: all but the retention credit, which is the previous month's vatRetainedByCarrier. */
 export const KEPT_FIGURES = POSITION_FIGURES.filter((f): f is Exclude<PositionFigure, 'retentionCredit'> => f !== 'retentionCredit');

@@ -287,7 +287,9 @@ export function positionFigures(collections: readonly CollectionLine[], payments
     vatCollected: collections.filter((c) => c.vatC !== 0).map((c) => fromCollection(c, c.vatC)),
     vatRetainedByClients: collections.filter((c) => c.vatRetainedC !== 0).map((c) => fromCollection(c, c.vatRetainedC)),
     isrRetainedByClients: collections.filter((c) => c.isrRetainedC !== 0).map((c) => fromCollection(c, c.isrRetainedC)),
-    creditableVat: paid.filter((p) => p.nonCreditable === null && p.vatC !== 0).map((p) => fromPayment(p, p.vatC)),
+    // The VAT paid to the supplier (art. 5 fr. III): the part the carrier retained is credited once paid to the SAT,
+    // as next month's retention credit (fr. IV), never twice.
+    creditableVat: paid.filter((p) => p.nonCreditable === null && p.vatC - p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatC - p.vatRetainedC)),
     nonCreditableVat: paid.filter((p) => p.nonCreditable !== null).map((p) => fromPayment(p, p.vatC)),
     vatRetainedByCarrier: valid.filter((p) => p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatRetainedC)),
     isrRetainedByCarrier: valid.filter((p) => p.isrRetainedC !== 0).map((p) => fromPayment(p, p.isrRetainedC)),

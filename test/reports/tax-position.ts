@@ -20,8 +20,10 @@
  *   RP alignment by a persona física PUE 2026-10-14: 2,000.00 + 320.00 − IVA ret 213.33 − ISR 200.00
  *   RS toll PUE 2026-10-20, UsoCFDI S01: 500.00 + 80.00 → USE_S01, 80.00 not creditable
  *   RV subcontracted freight PUE 2026-09-20 (September): 5,000.00 + 800.00 − 200.00 → October's retention credit 200.00
- *   Creditable 1,600.00 + 2,000.00 + 320.00 = 3,920.00; not creditable 800 + 160 + 80 = 1,040.00
- *   VAT payable 3,200.00 − 800.00 − 3,920.00 − 200.00 = −1,720.00 (in favour)
+ *   Creditable: the VAT paid to the supplier (LIVA art. 5 fr. III), the part the carrier retained being credited
+ *   next month once paid to the SAT (fr. IV): 1,600.00 + (2,000.00 − 500.00) + (320.00 − 213.33) = 3,206.67;
+ *   not creditable 800 + 160 + 80 = 1,040.00
+ *   VAT payable 3,200.00 − 800.00 − 3,206.67 − 200.00 = −1,006.67 (in favour)
  *   Retained by the carrier: IVA 500.00 + 213.33 = 713.33, ISR 200.00, due 2026-11-17
  */
 import type { Test } from 'tap';
@@ -238,7 +240,7 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.equal(body.basis, 'cash');
     t.match(body.basisDescription, /Cash basis/);
     t.same(body.period, { startDate: '2026-10-01', endDate: '2026-10-31', timeZone: 'America/Mexico_City', previousMonth: '2026-09' });
-    t.same(body.vat, { collected: 3_200, retainedByClients: 800, creditable: 3_920, retentionCredit: 200, payable: -1_720, result: 'inFavour' });
+    t.same(body.vat, { collected: 3_200, retainedByClients: 800, creditable: 3_206.67, retentionCredit: 200, payable: -1_006.67, result: 'inFavour' });
     t.same(body.retentions, { vatRetained: 713.33, isrRetained: 200, total: 913.33, dueDate: '2026-11-17' });
     t.equal(body.isrRetainedByClients, 0);
     t.equal(body.nonCreditableVat, 1_040);
@@ -256,8 +258,8 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       fig('creditableVat').lines.map((l) => [l.uuid, l.paymentUuid, l.paid, l.share, l.amount]),
       [
         [U(11), U(12), 4_640, 0.4, 640],
-        [U(15), null, 14_000, 1, 2_000],
-        [U(18), null, 1_906.67, 1, 320],
+        [U(15), null, 14_000, 1, 1_500],
+        [U(18), null, 1_906.67, 1, 106.67],
         [U(11), U(13), 6_960, 0.6, 960],
       ],
     );
@@ -291,11 +293,11 @@ export default async function taxPositionTests(t: Test): Promise<void> {
   t.test('lines are bounded: limit per figure, then pages', async (t) => {
     const none = await get('/api/tax/position?month=2026-10&limit=0');
     t.ok((none.body.figures as { lines: unknown[]; lineCount: number }[]).every((f) => f.lines.length === 0));
-    t.equal(none.body.vat.payable, -1_720, 'the figures count every line whatever the limit');
+    t.equal(none.body.vat.payable, -1_006.67, 'the figures count every line whatever the limit');
     const page2 = await get('/api/tax/position/lines?month=2026-10&figure=creditableVat&limit=3&page=2');
     t.equal(page2.status, 200);
     assertConforms(t, page2.res, 'GET', '/api/tax/position/lines');
-    t.match(page2.body, { basis: 'cash', figure: 'creditableVat', amount: 3_920, meta: { total: 4, page: 2, limit: 3, pages: 2, hasMore: false } });
+    t.match(page2.body, { basis: 'cash', figure: 'creditableVat', amount: 3_206.67, meta: { total: 4, page: 2, limit: 3, pages: 2, hasMore: false } });
     t.same(
       page2.body.data.map((l: { paymentUuid: string; amount: number }) => [l.paymentUuid, l.amount]),
       [[U(13), 960]],
@@ -309,8 +311,8 @@ export default async function taxPositionTests(t: Test): Promise<void> {
 
   t.test('September: its own collections and payments; another tenant sees nothing of A', async (t) => {
     const sep = await get('/api/tax/position?month=2026-09');
-    // RV paid in September: creditable 800, IVA retained 200; I2 was issued but not collected in September.
-    t.match(sep.body.vat, { collected: 0, retainedByClients: 0, creditable: 800, retentionCredit: 0, payable: -800, result: 'inFavour' });
+    // RV paid in September: creditable 800 − 200 retained = 600, IVA retained 200; I2 was issued but not collected in September.
+    t.match(sep.body.vat, { collected: 0, retainedByClients: 0, creditable: 600, retentionCredit: 0, payable: -600, result: 'inFavour' });
     t.match(sep.body.retentions, { vatRetained: 200, isrRetained: 0, dueDate: '2026-10-17' });
     const b = await get('/api/tax/position?month=2026-10', KEY_B);
     t.match(b.body.vat, { collected: 0, creditable: 0, payable: 0, result: 'zero' });
@@ -411,9 +413,9 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.same(r.structuredContent?.vat, {
       collected: 3_200,
       retainedByClients: 800,
-      creditable: 3_920,
+      creditable: 3_206.67,
       retentionCredit: 200,
-      payable: -1_720,
+      payable: -1_006.67,
       result: 'inFavour',
     });
   });

@@ -160,10 +160,12 @@ t.test('figures: VAT payable = collected − retained by clients − creditable 
       f.totalsC.retentionCredit,
       f.totalsC.vatRetainedByCarrier,
     ],
-    [240_000, 60_000, 200_000, 80_000, 10_000, 50_000],
+    [240_000, 60_000, 150_000, 80_000, 10_000, 50_000],
   );
-  // 2,400 − 600 − 2,000 − 100 = −300.00: in the carrier's favour.
-  t.equal(f.vatPayableC, -30_000);
+  // Creditable: the 2,000 of VAT less the 500 the carrier retained (LIVA art. 5 fr. III: what was paid to the supplier),
+  // the 500 credited next month once paid to the SAT (fr. IV), as September's 100 is now.
+  // 2,400 − 600 − 1,500 − 100 = 200.00 payable.
+  t.equal(f.vatPayableC, 20_000);
 });
 
 t.test('DIOT: type of third party and of operation, rows by supplier', async (t) => {
