@@ -7,6 +7,7 @@
 import type { ServiceContext } from '../context.ts';
 import { fromCents } from '../money/cents.ts';
 import { mxDateString, mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
+import { onBusinessDay } from '../time/business-days.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 import { monthRange, monthRows } from './tax-position-month.ts';
@@ -20,7 +21,8 @@ export const CASH_BASIS_DESCRIPTION =
 export const FIGURE_DESCRIPTIONS: Readonly<Record<PositionFigure, string>> = {
   vatCollected: "VAT of the carrier's invoices collected in the month (LIVA art. 1-B, 5-D).",
   vatRetainedByClients: 'The 4% VAT its clients retained on those collections (LIVA art. 1-A fr. II c; RLIVA art. 3 fr. II).',
-  creditableVat: 'VAT of received CFDIs paid to the supplier in the month that may be credited (LIVA art. 5 fr. I–III); what the carrier retained is next month’s retention credit.',
+  creditableVat:
+    'VAT of received CFDIs paid to the supplier in the month that may be credited (LIVA art. 5 fr. I–III); what the carrier retained is next month’s retention credit.',
   nonCreditableVat: 'VAT of received CFDIs paid in the month that may not be credited: cancelled, S01, fuel paid in cash (LISR art. 27 fr. III), no VAT shown.',
   retentionCredit: 'IVA the carrier retained and paid for the previous month, creditable in this one (LIVA art. 5 fr. IV).',
   vatRetainedByCarrier: 'IVA the carrier retained when it paid in the month, due by the 17th of the next month (LIVA art. 1-A; RLIVA art. 3).',
@@ -81,10 +83,10 @@ export interface TaxPosition {
   };
 }
 
-/** The 17th of the month after `month` (LIVA art. 1-A: retentions are paid by then). */
+/** The 17th of the month after `month` (LIVA art. 1-A: retentions are paid by then), or the next business day when it is a day off (CFF art. 12). */
 export function retentionDueDate(month: string): string {
   const next = mxDateString(mxMonthRange(month).endExclusive);
-  return `${next.slice(0, 8)}17`;
+  return onBusinessDay(`${next.slice(0, 8)}17`);
 }
 
 /** The figures of a month from its documents (the reference the kept months are checked against). */

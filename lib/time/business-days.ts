@@ -16,7 +16,7 @@ function nthWeekday(year: number, month: number, weekday: number, n: number): st
 
 const holidaysCache = new Map<number, Set<string>>();
 
-/** CFF art. 12 holidays of a year: 1 Jan, first Monday of Feb, third Monday of Mar, 1 May, 16 Sep, third Monday of Nov, 25 Dec, and the presidential transfer day (1 Oct every six years from 2024; 1 Dec before). */
+/** CFF art. 12 holidays of a year: 1 Jan, first Monday of Feb, third Monday of Mar, 1 and 5 May, 16 Sep, third Monday of Nov, 25 Dec, and the presidential transfer day (1 Oct every six years from 2024; 1 Dec before). */
 export function cffHolidays(year: number): Set<string> {
   let set = holidaysCache.get(year);
   if (set) return set;
@@ -25,6 +25,8 @@ export function cffHolidays(year: number): Set<string> {
     nthWeekday(year, 2, 1, 1),
     nthWeekday(year, 3, 1, 3),
     `${year}-05-01`,
+    // Not a day of rest under the labour law (LFT art. 74), but one the tax code does not count.
+    `${year}-05-05`,
     `${year}-09-16`,
     nthWeekday(year, 11, 1, 3),
     `${year}-12-25`,
@@ -50,6 +52,13 @@ export function businessDaysDeadline(fromMs: number, days: number): number {
     if (isBusinessDay(date)) left -= 1;
   }
   return mxDayStart(mxAddDays(date, 1));
+}
+
+/** The day itself when it is a business day, else the next one: a deadline falling on a day off moves to it (CFF art. 12). */
+export function onBusinessDay(date: string): string {
+  let day = date;
+  while (!isBusinessDay(day)) day = mxAddDays(day, 1);
+  return day;
 }
 
 /** Business days the receiver has to accept or reject a cancellation request (CFF art. 29-A). */

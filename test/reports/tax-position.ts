@@ -313,7 +313,8 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     const sep = await get('/api/tax/position?month=2026-09');
     // RV paid in September: creditable 800 − 200 retained = 600, IVA retained 200; I2 was issued but not collected in September.
     t.match(sep.body.vat, { collected: 0, retainedByClients: 0, creditable: 600, retentionCredit: 0, payable: -600, result: 'inFavour' });
-    t.match(sep.body.retentions, { vatRetained: 200, isrRetained: 0, dueDate: '2026-10-17' });
+    // Due the 17th, a Saturday in October 2026: the next business day (CFF art. 12).
+    t.match(sep.body.retentions, { vatRetained: 200, isrRetained: 0, dueDate: '2026-10-19' });
     const b = await get('/api/tax/position?month=2026-10', KEY_B);
     t.match(b.body.vat, { collected: 0, creditable: 0, payable: 0, result: 'zero' });
   });

@@ -2,7 +2,8 @@
 import t from 'tap';
 import { conceptTaxes, documentTaxTotalsC, isNotSubject, vatBucket } from '../../lib/tax/tax-lines.ts';
 import { centsToMxnCents, mxnCents, rateOf, toMxn } from '../../lib/money/currency.ts';
-import { businessDaysDeadline, cffHolidays, isBusinessDay, receiverDeadline } from '../../lib/time/business-days.ts';
+import { businessDaysDeadline, cffHolidays, isBusinessDay, onBusinessDay, receiverDeadline } from '../../lib/time/business-days.ts';
+import { retentionDueDate } from '../../lib/tax/get-tax-position.ts';
 import type { InvoiceConcept } from '../../lib/model/financial-document.ts';
 
 const concept = (over: Partial<InvoiceConcept>): InvoiceConcept => ({
@@ -120,7 +121,15 @@ t.test('currency: amounts × TipoCambio, rounded half away from zero to cents', 
 });
 
 t.test('business days (CFF art. 12): weekends and the listed holidays; the receiver has 3', async (t) => {
-  t.same([...cffHolidays(2026)].sort(), ['2026-01-01', '2026-02-02', '2026-03-16', '2026-05-01', '2026-09-16', '2026-11-16', '2026-12-25']);
+  // CFF art. 12: "el 1o. y 5 de mayo" (5 May is no day of rest under the labour law, but the tax code does not count it).
+  t.same([...cffHolidays(2026)].sort(), ['2026-01-01', '2026-02-02', '2026-03-16', '2026-05-01', '2026-05-05', '2026-09-16', '2026-11-16', '2026-12-25']);
+  // A request on Mon 4 May: Tue 5 is not counted, so Wed 6, Thu 7, Fri 8: ends Sat 9 at 00:00 (not Fri 8 at 00:00).
+  t.equal(new Date(receiverDeadline(Date.parse('2026-05-04T16:00:00Z'))).toISOString(), '2026-05-09T06:00:00.000Z');
+  // A due date on a day off moves to the next business day (CFF art. 12): Sat 17 Oct 2026 → Mon 19.
+  t.equal(onBusinessDay('2026-10-17'), '2026-10-19');
+  t.equal(onBusinessDay('2026-11-17'), '2026-11-17', 'a business day stays');
+  t.equal(retentionDueDate('2026-09'), '2026-10-19');
+  t.equal(retentionDueDate('2027-03'), '2027-04-19', 'Sat 17 Apr 2027 → Mon 19');
   t.ok(cffHolidays(2030).has('2030-10-01'), 'presidential transfer, every six years from 2024');
   t.notOk(isBusinessDay('2026-10-17'), 'Saturday');
   t.notOk(isBusinessDay('2026-11-16'), 'third Monday of November');

@@ -184,9 +184,9 @@ t.test('DIOT: type of third party and of operation, rows by supplier', async (t)
   t.equal(csv[1], '04,06,INM010101AB1,,"Bodega, ""Norte""",8000.00,0.00,0.00,0.00,0.00,1280.00,0.00,1280.00,0.00,0.00,0.00', 'RFC 4180 quoting');
 });
 
-t.test('retentions are due by the 17th of the next month', async (t) => {
+t.test('retentions are due by the 17th of the next month, or the next business day (CFF art. 12)', async (t) => {
   t.equal(retentionDueDate('2026-10'), '2026-11-17');
-  t.equal(retentionDueDate('2026-12'), '2027-01-17');
+  t.equal(retentionDueDate('2026-12'), '2027-01-18', 'Sunday 17 January 2027 → Monday 18');
 });
 
 t.test('a page of a month kept in days: ranks of the month become ranges of ranks within its days', async (t) => {
