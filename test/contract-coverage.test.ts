@@ -36,6 +36,7 @@ import { zipOf } from './helpers/cfdi-fixtures.ts';
 import { keepOriginals } from '../lib/originals/originals-repo.ts';
 import { ObjectId } from 'mongodb';
 import { runExport } from '../lib/exports/run-export.ts';
+import { UNROUTABLE_PREFIX } from '../lib/http/hardening.ts';
 
 t.setTimeout(180_000);
 
@@ -125,6 +126,14 @@ t.test('the registered routes are exactly the spec operations plus /docs, /metri
     'the OAuth routes are served',
   );
   infrastructure.push(...oauth);
+  // Where a path the router would refuse is sent (lib/app/unroutable.ts): reached by rewriting only, never by a client's URL.
+  const unroutable = served.filter((r) => r.split(' ')[1]!.startsWith(`${UNROUTABLE_PREFIX}/`));
+  t.same(
+    [...new Set(unroutable.map((r) => r.split(' ')[1]))].sort(),
+    [`${UNROUTABLE_PREFIX}/api/:problem`, `${UNROUTABLE_PREFIX}/other/:problem`],
+    'the routes of unroutable paths',
+  );
+  infrastructure.push(...unroutable);
   t.same(served.filter((r) => !infrastructure.includes(r)).sort(), [...documented].sort(), 'every route is a spec operation and every operation a route');
   t.equal(new Set(served).size, served.length, 'no route registered twice');
   const doc = await fetch(`${base}/docs/json`);
