@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { badRequest } from '../lib/http/api-error.ts';
 import { v1DeprecationHeaders } from '../lib/http/deprecation.ts';
+import { loadV1Spec } from '../lib/app/spec.ts';
+import { derefDocument } from '../lib/spec/deref.ts';
 
 /** Media type of the deprecated version 1 list shape (a bare array of stored documents). */
 export const V1_MEDIA_TYPE = 'application/vnd.freight.v1+json';
@@ -30,8 +32,47 @@ function wantsV1(request: FastifyRequest): boolean {
 export function apiVersion(request: FastifyRequest, reply: FastifyReply): '1' | '2' {
   const version = wantsV1(request) ? '1' : '2';
   reply.header('x-api-version', version);
-  if (version === '1') reply.headers(v1DeprecationHeaders()).type(V1_MEDIA_TYPE);
+  if (version === '1') {
+    refuseParametersOutsideV1(request);
+    reply.headers(v1DeprecationHeaders()).type(V1_MEDIA_TYPE);
+  }
   return version;
+}
+
+let v1Parameters: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+
+/** The query parameters of each version 1 list (spec/v1.yaml, its bundled document), by path. */
+function v1ParametersOf(path: string): ReadonlySet<string> {
+  v1Parameters ??= new Map(
+    Object.entries((derefDocument(loadV1Spec()) as { paths: Record<string, { get: { parameters: { in: string; name: string }[] } }> }).paths).map(
+      ([p, item]) => [p, new Set(item.get.parameters.filter((x) => x.in === 'query').map((x) => x.name))],
+    ),
+  );
+  return v1Parameters.get(path) ?? new Set();
+}
+
+/**
+ * Version 2's query parameters are validated before the version is known (one route serves both); a version 1 call
+ * names only version 1's. One of version 2 alone (`detail`, `cursor`, …) is refused as any unknown parameter is, never
+ * ignored (a `detail=summary` answered stored records, a cursor walked on).
+ */
+function refuseParametersOutsideV1(request: FastifyRequest): void {
+  const known = v1ParametersOf(request.routeOptions.url ?? '');
+  // The names the client sent, not the validated query (version 2's defaults are filled in there).
+  const at = request.url.indexOf('?');
+  const sent = at < 0 ? [] : [...new Set(new URLSearchParams(request.url.slice(at + 1)).keys())];
+  const unknown = sent.filter((name) => !known.has(name));
+  if (!unknown.length) return;
+  const fields = unknown.map((name) => ({
+    in: 'query' as const,
+    name,
+    detail: `${name} is not a parameter of version 1 (x-api-version: 1) of this list: version 2 takes it`,
+  }));
+  throw badRequest(
+    'Invalid query parameter',
+    fields.map((f) => f.detail),
+    { reason: 'invalid_parameter', fields },
+  );
 }
 
 /**

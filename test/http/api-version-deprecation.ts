@@ -36,6 +36,26 @@ export default async function apiVersionDeprecationTests(t: Test): Promise<void>
     });
   }
 
+  t.test("version 1 refuses version 2's parameters (spec/v1.yaml names them not), as any unknown parameter is 400", async (t) => {
+    const v2Page = (await h.app.inject({ method: 'GET', url: '/api/financial-docs?limit=1', headers: { 'x-api-key': KEY_A } })).json<{
+      meta: { nextCursor: string | null };
+    }>();
+    t.ok(v2Page.meta.nextCursor, 'a version 2 cursor to try');
+    for (const url of [
+      '/api/financial-docs?limit=2&detail=summary',
+      `/api/financial-docs?limit=1&cursor=${v2Page.meta.nextCursor}`,
+      '/api/shipments?limit=2&detail=summary',
+    ]) {
+      const name = url.includes('cursor') ? 'cursor' : 'detail';
+      const res = await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': KEY_A, 'x-api-version': '1' } });
+      t.equal(res.statusCode, 400, url);
+      assertConforms(t, res, 'GET', url.split('?')[0]!);
+      t.match(res.json(), { error: { reason: 'invalid_parameter', fields: [{ in: 'query', name }] } });
+    }
+    const ok = await h.app.inject({ method: 'GET', url: '/api/financial-docs?limit=2&page=1', headers: { 'x-api-key': KEY_A, 'x-api-version': '1' } });
+    t.equal(ok.statusCode, 200, "version 1's own parameters are read as before");
+  });
+
   t.test(
     'version 1 is a document of its own: the current lists answer one schema, version 1 marks its header deprecated and documents its headers',
     async (t) => {
