@@ -227,6 +227,11 @@ t.test('prompts: listed, filled in, bad arguments refused', async (t) => {
   t.match(bad, { code: -32602, message: /argument 'month' is '2026-13', expected a calendar month as YYYY-MM/ }, 'InvalidParams saying what is expected');
   await t.rejects(client.getPrompt({ name: 'month-end-tax-review', arguments: {} }), /argument 'month' is required/);
   await t.rejects(client.getPrompt({ name: 'shrinkage-claim', arguments: { client: 'nope' } }), /argument 'client' is 'nope', expected an RFC/);
+  await t.rejects(
+    client.getPrompt({ name: 'shrinkage-claim', arguments: { client: 'PEM990101AB1', startDate: '2026-02-30' } }),
+    /argument 'startDate' is '2026-02-30', expected a day of the calendar as YYYY-MM-DD/,
+    'a day that does not exist is refused, not handed to the tools',
+  );
   await t.rejects(client.getPrompt({ name: 'no-such-prompt' }), /Unknown prompt/);
 });
 

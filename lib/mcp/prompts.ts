@@ -5,6 +5,7 @@
  * what is expected.
  */
 import { ErrorCode, McpError, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
+import { isMxDateString } from '../time/mexico-city.ts';
 
 interface PromptArgument {
   name: string;
@@ -12,6 +13,8 @@ interface PromptArgument {
   required: boolean;
   /** What a valid value looks like, and how to say so. */
   pattern: RegExp;
+  /** A further check the pattern cannot make (a day that exists). */
+  valid?: (value: string) => boolean;
   expected: string;
 }
 
@@ -25,7 +28,7 @@ interface PromptTemplate {
 
 const MONTH = { pattern: /^[0-9]{4}-(0[1-9]|1[0-2])$/, expected: 'a calendar month as YYYY-MM (e.g. 2026-03)' };
 const RFC = { pattern: /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/, expected: 'an RFC of 12 (company) or 13 (person) characters, upper case (e.g. PEM990101AB1)' };
-const DAY = { pattern: /^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, expected: 'a day as YYYY-MM-DD' };
+const DAY = { pattern: /^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, valid: isMxDateString, expected: 'a day of the calendar as YYYY-MM-DD' };
 
 /** First and last day of a YYYY-MM month. */
 function monthDays(month: string): { first: string; last: string } {
@@ -126,7 +129,8 @@ export function getPrompt(name: string, args: Record<string, string> | undefined
       if (arg.required) throw new McpError(ErrorCode.InvalidParams, `${name}: argument '${arg.name}' is required: ${arg.expected}`);
       continue;
     }
-    if (!arg.pattern.test(value)) throw new McpError(ErrorCode.InvalidParams, `${name}: argument '${arg.name}' is '${value}', expected ${arg.expected}`);
+    if (!arg.pattern.test(value) || (arg.valid && !arg.valid(value)))
+      throw new McpError(ErrorCode.InvalidParams, `${name}: argument '${arg.name}' is '${value}', expected ${arg.expected}`);
     values[arg.name] = value;
   }
   return { description: prompt.description, messages: [{ role: 'user', content: { type: 'text', text: prompt.text(values) } }] };
