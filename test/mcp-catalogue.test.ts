@@ -142,7 +142,18 @@ t.test('titles, annotations and a fixed order', async (t) => {
   }
   const hint = (name: string) => everyTool.find((tool) => tool.name === name)?.annotations?.openWorldHint;
   // Results quoting imported CFDI text (supplier names, concept descriptions), and a tool that sends out a request.
-  for (const name of ['listReceivedDocs', 'getReceivedDoc', 'getFinancialDoc', 'listShipments', 'importDocuments', 'sendWebhookTest'])
+  for (const name of [
+    'listReceivedDocs',
+    'getReceivedDoc',
+    'getFinancialDoc',
+    'listShipments',
+    'importDocuments',
+    'sendWebhookTest',
+    // Suppliers' names as their CFDI state them.
+    'getTaxPosition',
+    'listTaxPositionLines',
+    'getDiot',
+  ])
     t.equal(hint(name), true, `${name}: open world`);
   for (const name of ['getReceivedCategoryRules', 'listAlertJobs', 'cancelAlertJob', 'listWebhooks']) t.equal(hint(name), false, `${name}: closed world`);
   const toolsetOf = (name: string) => {
