@@ -30,6 +30,8 @@ const MARGIN = 36;
 const PAGE = { width: 612, height: 792 };
 const WIDTH = PAGE.width - 2 * MARGIN;
 const BOTTOM = PAGE.height - MARGIN;
+/** The height of text a page holds. */
+const PAGE_ROOM = BOTTOM - 12 - MARGIN;
 const GREY = '#e8e8e8';
 const RULE = '#999999';
 
@@ -72,9 +74,20 @@ class Sheet {
   /** Room for `height` points, or a new page (counted against MAX_PAGES). */
   ensure(height: number): void {
     if (this.y + height <= BOTTOM - 12) return;
-    if (++this.pages > MAX_PAGES) throw new PrintTooLong(`the printed form would take more than ${MAX_PAGES} pages`);
+    // Taller than a page: pdfkit breaks the text over as many pages as it takes, all counted.
+    if (++this.pages + Math.ceil(height / PAGE_ROOM) - 1 > MAX_PAGES) throw new PrintTooLong(`the printed form would take more than ${MAX_PAGES} pages`);
     this.doc.addPage();
     this.y = MARGIN;
+  }
+
+  /** After drawing: the pages pdfkit added for text taller than a page are counted, and what follows goes below it. */
+  private sync(): void {
+    const count = this.doc.bufferedPageRange().count;
+    if (count > MAX_PAGES) throw new PrintTooLong(`the printed form would take more than ${MAX_PAGES} pages`);
+    if (count > this.pages) {
+      this.pages = count;
+      this.y = Math.max(MARGIN, this.doc.y);
+    }
   }
 
   heightOf(text: string, width: number, size: number, bold = false): number {
@@ -119,6 +132,7 @@ class Sheet {
         this.doc.font('Helvetica').text(v);
       });
       this.y += h + 2;
+      this.sync();
     }
   }
 
@@ -169,6 +183,7 @@ class Sheet {
         .strokeColor(RULE)
         .stroke();
       this.y += 3;
+      this.sync();
     });
   }
 
@@ -180,6 +195,7 @@ class Sheet {
     this.y += 9;
     this.put(text, x, this.y, width, 6);
     this.y += h + 3;
+    this.sync();
   }
 
   /** The footer on every page: the legend and "page n of m". */

@@ -334,6 +334,34 @@ export default async function printedOriginalsTests(t: Test): Promise<void> {
     t.equal(text.split('~').length - 1, 20_000, "every '~' of the run is on the form");
   });
 
+  t.test('one concept taller than a page: the pages it takes count (a page holds ~80 lines of a description)', async (t) => {
+    // 60,000 words of 8 characters in a 7-point column: over 100 pages of one cell (under the 1 MiB bound).
+    const huge = invoiceXml({
+      issuer: 'EKU9003173C9',
+      receiver: 'XEXX010101000',
+      uuid: 'A1B2C3D4-0038-4000-8000-000000000062',
+      fecha: '2026-11-03T13:00:00',
+      lines: [{ desc: 'palabra '.repeat(60_000), amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+    });
+    const { key, pdfLink } = await importedInvoice(t, Buffer.from(huge.xml), huge.xml);
+    const res = await download(pdfLink, key);
+    t.equal(res.statusCode, 413, 'over 50 pages: refused');
+    t.match(res.json<{ error: { reason: string; details: string[] } }>().error, { reason: 'payload_too_large', details: [/more than 50 pages/] });
+    // 1,500 words: a few pages of one cell, printed whole and numbered (the page count as pdfkit made them).
+    const long = invoiceXml({
+      issuer: 'EKU9003173C9',
+      receiver: 'XEXX010101000',
+      uuid: 'A1B2C3D4-0038-4000-8000-000000000063',
+      fecha: '2026-11-03T14:00:00',
+      lines: [{ desc: `inicio ${'palabra '.repeat(1_500)}final`, amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+    });
+    const printed = await importedInvoice(t, Buffer.from(long.xml), long.xml);
+    const text = await checkPrinted(t, printed.pdfLink, printed.key, long.xml, ['inicio', 'final']);
+    const pages = Number(/Página 1 de (\d+)/.exec(text)?.[1]);
+    t.ok(pages > 1 && pages <= 50, `${pages} pages`);
+    t.match(text, new RegExp(`Página ${pages} de ${pages}`), 'every page numbered');
+  });
+
   t.test('MCP: the originals toolset mints a link to the PDF, returned as a resource link', async (t) => {
     const xml = corpusFile('files/cfdiutils-cfdi33-real.xml').toString('utf8');
     const key = await keyOf(attr(xml, 'Emisor', 'Rfc'));
