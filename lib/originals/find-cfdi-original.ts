@@ -6,18 +6,15 @@
  * kept file.
  */
 import type { Db } from 'mongodb';
-import { factId, findFacts } from '../finance/ledger/facts-repo.ts';
+import { importedFileOf } from '../finance/ledger/imported-file.ts';
 import { findReceivedFacts, receivedFactId } from '../received/received-repo.ts';
 import { originalId, type OriginalRecord } from './original-record.ts';
 import { cfdiOriginals, findOriginal } from './originals-repo.ts';
 
 export async function findCfdiOriginal(db: Db, tenant: string, uuid: string, maxTimeMS: number): Promise<OriginalRecord | null> {
   const upper = uuid.toUpperCase();
-  const [issued, received] = await Promise.all([
-    findFacts(db, tenant, [factId(tenant, 'invoice', upper)]),
-    findReceivedFacts(db, tenant, [receivedFactId(tenant, 'invoice', upper)]),
-  ]);
-  const sha256 = ([...issued.values()][0] ?? [...received.values()][0])?.sha256;
+  const [issued, received] = await Promise.all([importedFileOf(db, tenant, upper), findReceivedFacts(db, tenant, [receivedFactId(tenant, 'invoice', upper)])]);
+  const sha256 = issued ?? [...received.values()][0]?.sha256;
   if (sha256 !== undefined) {
     const record = await cfdiOriginals(db).findOne({ _id: originalId(tenant, sha256), tenant, kind: 'cfdi', uuids: upper }, { maxTimeMS });
     if (record) return record;

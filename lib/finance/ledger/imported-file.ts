@@ -1,0 +1,8 @@
+/** Which imported file a CFDI's issued-side facts were read from (its SHA-256): what its original is served as (lib/originals). */
+import type { Db } from 'mongodb';
+import { factId, findFacts } from './facts-repo.ts';
+
+export async function importedFileOf(db: Db, tenant: string, uuid: string): Promise<string | null> {
+  const id = factId(tenant, 'invoice', uuid.toUpperCase());
+  return (await findFacts(db, tenant, [id])).get(id)?.sha256 ?? null;
+}
