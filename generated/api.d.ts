@@ -4700,7 +4700,7 @@ export interface components {
              * @description Why its VAT is not creditable (nonCreditableVat lines); null otherwise
              * @enum {string|null}
              */
-            reason: "DOCUMENT_CANCELLED" | "USE_S01" | "FUEL_PAID_IN_CASH" | "NO_VAT_SHOWN" | null;
+            reason: "DOCUMENT_CANCELLED" | "USE_S01" | "FUEL_PAID_IN_CASH" | "CASH_OVER_LIMIT" | "NO_VAT_SHOWN" | null;
             /**
              * @description `pue`: paid in one exhibition at its date; `payment`: by payment complement(s)
              * @enum {string}
@@ -4772,7 +4772,7 @@ export interface components {
         };
         TaxPositionWarning: {
             /** @enum {string} */
-            code: "DOCUMENT_CANCELLED" | "USE_S01" | "FUEL_PAID_IN_CASH" | "NO_VAT_SHOWN";
+            code: "DOCUMENT_CANCELLED" | "USE_S01" | "FUEL_PAID_IN_CASH" | "CASH_OVER_LIMIT" | "NO_VAT_SHOWN";
             /** Format: date-time */
             date: string;
             docId: string;

@@ -75,14 +75,19 @@ export function collectionLine(doc: FinancialDocument, range: MonthRange): Colle
 }
 
 /** Why VAT shown on a received CFDI and paid in the month is not creditable (LIVA art. 5; docs/domain.md). */
-export type NonCreditableCode = 'DOCUMENT_CANCELLED' | 'USE_S01' | 'FUEL_PAID_IN_CASH' | 'NO_VAT_SHOWN';
+export type NonCreditableCode = 'DOCUMENT_CANCELLED' | 'USE_S01' | 'FUEL_PAID_IN_CASH' | 'CASH_OVER_LIMIT' | 'NO_VAT_SHOWN';
 
 export const NON_CREDITABLE_MESSAGES: Readonly<Record<NonCreditableCode, string>> = {
   DOCUMENT_CANCELLED: 'The CFDI is cancelled: it supports no deduction and no credit.',
   USE_S01: 'UsoCFDI S01 (sin efectos fiscales): not deductible, so its VAT is not creditable (LIVA art. 5 fr. I).',
   FUEL_PAID_IN_CASH: 'Fuel paid in cash (FormaPago 01) is not deductible (LISR art. 27 fr. III): its VAT is not creditable (LIVA art. 5 fr. I).',
+  CASH_OVER_LIMIT:
+    'A payment over $2,000 in cash (FormaPago 01) is not deductible (LISR art. 27 fr. III: by transfer, cheque or card): its VAT is not creditable (LIVA art. 5 fr. I).',
   NO_VAT_SHOWN: 'The CFDI shows no IVA transfer: nothing can be credited (LIVA art. 5 fr. II).',
 };
+
+/** LISR art. 27 fr. III: a payment over $2,000 (MXN cents) must be made by electronic transfer, cheque or card to be deductible. */
+export const CASH_PAYMENT_LIMIT_C = 200_000;
 
 /** A supplier's CFDI settled in the month: its own PUE, a supplier's payment complement, or a credit note. */
 export interface PaymentLine {
@@ -135,10 +140,11 @@ const isFuel = (doc: SettledReceivedDoc): boolean => doc.category === 'fuel' || 
 const cancelledDoc = (doc: SettledReceivedDoc): boolean => doc.cancellationStatus === 'accepted' || doc.cancellationStatus === 'expired';
 
 /** The first reason, in this order, that the VAT of a payment is not creditable; null when it is. */
-export function nonCreditableReason(doc: SettledReceivedDoc, form: string | null): NonCreditableCode | null {
+export function nonCreditableReason(doc: SettledReceivedDoc, form: string | null, paidMxnC: number): NonCreditableCode | null {
   if (cancelledDoc(doc)) return 'DOCUMENT_CANCELLED';
   if (doc.use === 'S01') return 'USE_S01';
   if (isFuel(doc) && form === '01') return 'FUEL_PAID_IN_CASH';
+  if (form === '01' && paidMxnC > CASH_PAYMENT_LIMIT_C) return 'CASH_OVER_LIMIT';
   if (doc.taxes.vatTransferred.length === 0 && doc.taxes.vatExemptBase === 0) return 'NO_VAT_SHOWN';
   return null;
 }
@@ -194,7 +200,7 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       vatRetainedC: isNote ? 0 : part(toCents(doc.taxes.vatRetained)),
       isrRetainedC: isNote ? 0 : part(toCents(doc.taxes.isrRetained)),
       returnsC: isNote ? part(toCents(doc.subTotal) - toCents(doc.discount)) : 0,
-      nonCreditable: isNote ? null : nonCreditableReason(doc, form),
+      nonCreditable: isNote ? null : nonCreditableReason(doc, form, centsToMxnCents(amountC, rate)),
     });
   }
   return out;

@@ -420,4 +420,42 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       result: 'inFavour',
     });
   });
+
+  t.test('August: tyres paid in cash over $2,000 are not deductible, so their VAT is not creditable (LISR art. 27 fr. III)', async (t) => {
+    // RL tyres PUE 2026-08-10, FormaPago 01: 5,000.00 + 800.00 = 5,800.00 in cash → CASH_OVER_LIMIT, 800.00 not creditable.
+    // RC a tyre PUE 2026-08-12, FormaPago 01: 1,000.00 + 160.00 = 1,160.00 in cash, within the limit → 160.00 creditable.
+    const tyres = (n: number, day: string, amount: number) =>
+      invoiceXml({
+        issuer: TYRES,
+        receiver: TENANT_A,
+        uuid: U(n),
+        fecha: `2026-08-${day}T12:00:00`,
+        method: 'PUE',
+        paymentForm: '01',
+        lines: [{ code: '25172504', desc: 'Llantas', amount, transfers: vat16 }],
+      }).xml;
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: {
+        files: [
+          { name: 'rl.xml', content: tyres(30, '10', 5_000) },
+          { name: 'rc.xml', content: tyres(31, '12', 1_000) },
+        ],
+      },
+    });
+    t.equal(res.statusCode, 200);
+    const expected = { creditable: 160, payable: -160 };
+    const aug = await get('/api/tax/position?month=2026-08');
+    t.match(aug.body.vat, expected);
+    t.equal(aug.body.nonCreditableVat, 800);
+    t.match(aug.body.warnings, { total: 1, byCode: { CASH_OVER_LIMIT: 1 }, items: [{ code: 'CASH_OVER_LIMIT', supplier: TYRES, vat: 800 }] });
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-08' } })) as {
+      structuredContent?: { vat: unknown; warnings: { byCode: Record<string, number> } };
+    };
+    t.match(r.structuredContent?.vat, expected, 'MCP');
+    t.same(r.structuredContent?.warnings.byCode, { CASH_OVER_LIMIT: 1 }, 'MCP');
+  });
 }

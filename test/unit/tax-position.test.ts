@@ -95,14 +95,23 @@ t.test('a PPD received invoice paid in two parts: VAT in proportion paid ÷ Tota
 
 t.test('the non-creditable cases, in order', async (t) => {
   const fuelCash = build(invoice({ paymentForm: '01', lines: [{ code: '15101505', base: 5_000 }] }));
-  t.equal(nonCreditableReason(fuelCash, '01'), 'FUEL_PAID_IN_CASH');
-  t.equal(nonCreditableReason(fuelCash, '03'), null, 'fuel paid by transfer is creditable');
+  t.equal(nonCreditableReason(fuelCash, '01', 580_000), 'FUEL_PAID_IN_CASH');
+  t.equal(nonCreditableReason(fuelCash, '01', 10_000), 'FUEL_PAID_IN_CASH', 'fuel in cash, whatever the amount');
+  t.equal(nonCreditableReason(fuelCash, '03', 580_000), null, 'fuel paid by transfer is creditable');
+  // LISR art. 27 fr. III: any other payment over $2,000.00 in cash is not deductible; $2,000.00 itself is.
   const tyresCash = build(invoice({ paymentForm: '01', lines: [{ code: '25172504', base: 5_000 }] }));
-  t.equal(nonCreditableReason(tyresCash, '01'), null, 'cash is only a problem for fuel');
-  t.equal(nonCreditableReason(build(invoice({ use: 'S01', paymentForm: '01', lines: [{ code: '15101505', base: 100 }] })), '01'), 'USE_S01', 'S01 first');
-  t.equal(nonCreditableReason(build(invoice({ lines: [{ code: '95111602', base: 100, transfers: [] }] })), '03'), 'NO_VAT_SHOWN');
+  t.equal(nonCreditableReason(tyresCash, '01', 580_000), 'CASH_OVER_LIMIT', 'tyres, 5,800.00 in cash');
+  t.equal(nonCreditableReason(tyresCash, '01', 200_001), 'CASH_OVER_LIMIT', '2,000.01 in cash');
+  t.equal(nonCreditableReason(tyresCash, '01', 200_000), null, '2,000.00 in cash: not over the limit');
+  t.equal(nonCreditableReason(tyresCash, '03', 580_000), null, 'by transfer');
+  t.equal(
+    nonCreditableReason(build(invoice({ use: 'S01', paymentForm: '01', lines: [{ code: '15101505', base: 100 }] })), '01', 11_600),
+    'USE_S01',
+    'S01 first',
+  );
+  t.equal(nonCreditableReason(build(invoice({ lines: [{ code: '95111602', base: 100, transfers: [] }] })), '03', 10_000), 'NO_VAT_SHOWN');
   const exempt = build(invoice({ lines: [{ code: '84131503', base: 100, transfers: [{ tax: 'IVA', factor: 'Exento', rate: null, base: 100, amount: 0 }] }] }));
-  t.equal(nonCreditableReason(exempt, '03'), null, 'an exempt line shows the VAT treatment: nothing to credit, no warning');
+  t.equal(nonCreditableReason(exempt, '03', 10_000), null, 'an exempt line shows the VAT treatment: nothing to credit, no warning');
   const fuelPue = paymentLines(fuelCash, OCT);
   t.same(
     fuelPue.map((l) => [l.form, l.vatC, l.nonCreditable]),
