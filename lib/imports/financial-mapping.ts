@@ -149,16 +149,19 @@ export function creditNoteFact(cfdi: Cfdi): CreditNoteFact {
   const uuids = rel.flatMap((r) => r.uuids);
   if (uuids.length === 0) return reject('credit note (E) without CfdiRelacionados TipoRelacion 01: which invoice it credits is unknown');
   if (uuids.length > 1) return reject(`credit note (E) relates ${uuids.length} invoices; it cannot be apportioned, issue one per invoice`);
-  return {
-    kind: 'creditNote',
-    uuid: cfdi.uuid,
-    invoiceUuid: uuids[0]!,
-    date: cfdi.date,
-    amount: cfdi.total,
-    currency: cfdi.currency,
-    exchangeRate: cfdi.exchangeRate,
-  };
+  return creditNoteOf(cfdi, uuids[0]!);
 }
+
+/** A credit note's fact, issued or received alike: its Total in its own currency, with its rate. */
+export const creditNoteOf = (cfdi: Cfdi, invoiceUuid: string): CreditNoteFact => ({
+  kind: 'creditNote',
+  uuid: cfdi.uuid,
+  invoiceUuid,
+  date: cfdi.date,
+  amount: cfdi.total,
+  currency: cfdi.currency,
+  exchangeRate: cfdi.exchangeRate,
+});
 
 /** The SAT's acknowledgement: one fact per UUID (the codes that refuse a cancellation were refused when read). */
 export function cancellationFacts(folios: readonly AcknowledgedFolio[], date: number): CancellationFact[] {

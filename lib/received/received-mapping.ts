@@ -4,6 +4,7 @@
  * Reads the parsed-CFDI model only, so every CFDI version the parser reads is received alike.
  */
 import type { AcknowledgedFolio, Cfdi, RequestedFolio } from '../imports/cfdi.ts';
+import { creditNoteOf } from '../imports/financial-mapping.ts';
 import type { CancellationFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
 import type { ReceivedFact, ReceivedInvoiceFact } from './received-rows.ts';
 
@@ -38,18 +39,7 @@ export function receivedFactOf(cfdi: Cfdi): ReceivedMapping {
       const uuids = cfdi.related.filter((r) => r.relation === '01').flatMap((r) => r.uuids);
       if (uuids.length !== 1)
         return { refusal: `received credit note (E) relates ${uuids.length} invoices with TipoRelacion 01; exactly one is needed to know which it credits` };
-      return {
-        fact: {
-          kind: 'creditNote',
-          uuid: cfdi.uuid,
-          invoiceUuid: uuids[0]!,
-          date: cfdi.date,
-          amount: cfdi.total,
-          currency: cfdi.currency,
-          exchangeRate: cfdi.exchangeRate,
-        },
-        invoices: [uuids[0]!],
-      };
+      return { fact: creditNoteOf(cfdi, uuids[0]!), invoices: [uuids[0]!] };
     }
     case 'T':
       return { refusal: 'a transfer CFDI (T) received from another taxpayer is not imported: it carries no amount the tenant owes' };
