@@ -280,6 +280,13 @@ async function writeReceivedKinds(): Promise<string> {
     },
     // Tyres paid in cash over $2,000 (LISR art. 27 fr. III).
     { supplier: 'LLA010101AB1', form: '01', lines: [{ code: '25172504', desc: 'Llantas', amount: 5_000, transfers: vat16 }] },
+    // Freight "sin efectos fiscales": its retention is owed, not credited the next month.
+    {
+      supplier: 'TRA920101XY3',
+      form: '03',
+      use: 'S01',
+      lines: [{ code: '78101802', desc: 'Flete', amount: 3_000, transfers: vat16, retentions: [{ tax: '002', rate: 0.04 }] }],
+    },
   ];
   const files: { name: string; content: string }[] = [];
   for (const spec of [...specs, specs[6]!]) {

@@ -8,23 +8,37 @@
  * every DIOT row. A line's date is always a day of its document, and a write marks every day of
  * the documents it changes, so the days it marks hold every line it moves. The month adds up its
  * days: the figures, the count of lines on each day (a page of a figure is found by them, then
- * read as ranges of ranks), the warnings, and its DIOT rows, kept in order. The previous month's
- * retention credit is not kept: it is that month's `vatRetainedByCarrier` (the same lines, the
- * same order).
+ * read as ranges of ranks), the warnings, and its DIOT rows, kept in order. A month's retention
+ * credit is not kept as such: it is the previous month's `creditableRetention` lines (its creditable
+ * expenses' retentions), kept beside its figures.
  */
 import { diotPartials, diotRowsOf, mergeDiotPartials, type DiotPartial, type DiotRow } from './diot.ts';
-import { positionFigures, POSITION_FIGURES, type CollectionLine, type FigureLine, type PaymentLine, type PositionFigure } from './tax-position.ts';
+import {
+  creditableRetentionLines,
+  positionFigures,
+  POSITION_FIGURES,
+  type CollectionLine,
+  type FigureLine,
+  type PaymentLine,
+  type PositionFigure,
+} from './tax-position.ts';
 
 /** Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt. */
 export const TAX_POSITION_ROLLUP_VERSION = 4;
 
-/** The figures a month keeps: all but the retention credit, which is the previous month's vatRetainedByCarrier. */
-export const KEPT_FIGURES = POSITION_FIGURES.filter((f): f is Exclude<PositionFigure, 'retentionCredit'> => f !== 'retentionCredit');
+/**
+ * The figures a month keeps: all but the retention credit, and the retentions of the month's creditable expenses
+ * (`creditableRetention`, no figure of its own): the next month's retention credit is those lines.
+ */
+export const KEPT_FIGURES = [
+  ...POSITION_FIGURES.filter((f): f is Exclude<PositionFigure, 'retentionCredit'> => f !== 'retentionCredit'),
+  'creditableRetention',
+] as const;
 export type KeptFigure = (typeof KEPT_FIGURES)[number];
 
-/** Where a figure's lines are kept: the retention credit of a month reads the month before's IVA retained by the carrier. */
+/** Where a figure's lines are kept: the retention credit of a month reads the month before's creditable retentions. */
 export function keptSource(figure: PositionFigure, month: string, previousMonth: string): { month: string; figure: KeptFigure } {
-  return figure === 'retentionCredit' ? { month: previousMonth, figure: 'vatRetainedByCarrier' } : { month, figure };
+  return figure === 'retentionCredit' ? { month: previousMonth, figure: 'creditableRetention' } : { month, figure };
 }
 
 /** What a day and a month both hold. */
@@ -104,13 +118,14 @@ export function rollUpTaxPositionDay(
   countsDocument: (l: PaymentLine) => boolean,
 ): KeptDay {
   const f = positionFigures(collections, payments, []);
+  const kept: Record<KeptFigure, FigureLine[]> = { ...f.lines, creditableRetention: creditableRetentionLines(payments) };
   const entries: TaxPositionLineEntry[] = [];
   const totalsC = zeroFigures();
   const lineCounts = zeroFigures();
   for (const figure of KEPT_FIGURES) {
-    totalsC[figure] = f.totalsC[figure];
-    lineCounts[figure] = f.lines[figure].length;
-    f.lines[figure].forEach((line, rank) => entries.push({ _id: entryId(tenant, day, figure, rank), tenant, bucket: day, figure, rank, line }));
+    totalsC[figure] = kept[figure].reduce((sum, l) => sum + l.amountC, 0);
+    lineCounts[figure] = kept[figure].length;
+    kept[figure].forEach((line, rank) => entries.push({ _id: entryId(tenant, day, figure, rank), tenant, bucket: day, figure, rank, line }));
   }
   const diot = [...diotPartials(payments, countsDocument).values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   if (!entries.length && !diot.length) return { day: null, entries };

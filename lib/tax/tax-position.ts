@@ -254,6 +254,16 @@ const fromCollection = (l: CollectionLine, amountC: number): FigureLine => ({
   reason: null,
 });
 
+/**
+ * The IVA the carrier retained on a month's payments that the next month credits (art. 5 fr. IV): the retentions of
+ * expenses whose VAT is creditable (what `vatRetainedByCarrier` owes the SAT includes the others).
+ */
+export const creditableRetentionLines = (payments: readonly PaymentLine[]): FigureLine[] =>
+  payments
+    .filter((p) => p.kind !== 'creditNote' && p.nonCreditable === null && p.vatRetainedC !== 0)
+    .map((p) => fromPayment(p, p.vatRetainedC))
+    .sort(byDate);
+
 const fromPayment = (l: PaymentLine, amountC: number): FigureLine => ({
   side: 'received',
   docId: l.docId,
@@ -288,7 +298,8 @@ export interface PositionFigures {
 export function positionFigures(collections: readonly CollectionLine[], payments: readonly PaymentLine[], previous: readonly PaymentLine[]): PositionFigures {
   const paid = payments.filter((p) => p.kind !== 'creditNote');
   const valid = paid.filter((p) => p.nonCreditable !== 'DOCUMENT_CANCELLED');
-  const prevValid = previous.filter((p) => p.kind !== 'creditNote' && p.nonCreditable !== 'DOCUMENT_CANCELLED');
+  // LIVA art. 5 asks of the retained VAT all it asks of the rest: none of a non-deductible expense is credited.
+  const prevCreditable = previous.filter((p) => p.kind !== 'creditNote' && p.nonCreditable === null);
   const lines: Record<PositionFigure, FigureLine[]> = {
     vatCollected: collections.filter((c) => c.vatC !== 0).map((c) => fromCollection(c, c.vatC)),
     vatRetainedByClients: collections.filter((c) => c.vatRetainedC !== 0).map((c) => fromCollection(c, c.vatRetainedC)),
@@ -299,7 +310,7 @@ export function positionFigures(collections: readonly CollectionLine[], payments
     nonCreditableVat: paid.filter((p) => p.nonCreditable !== null).map((p) => fromPayment(p, p.vatC)),
     vatRetainedByCarrier: valid.filter((p) => p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatRetainedC)),
     isrRetainedByCarrier: valid.filter((p) => p.isrRetainedC !== 0).map((p) => fromPayment(p, p.isrRetainedC)),
-    retentionCredit: prevValid.filter((p) => p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatRetainedC)),
+    retentionCredit: creditableRetentionLines(prevCreditable),
   };
   const totalsC = {} as Record<PositionFigure, number>;
   for (const f of POSITION_FIGURES) {

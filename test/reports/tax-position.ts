@@ -421,7 +421,7 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     });
   });
 
-  t.test('August: tyres paid in cash over $2,000 are not deductible, so their VAT is not creditable (LISR art. 27 fr. III)', async (t) => {
+  t.test('August: tyres paid in cash over $2,000 and S01 freight are not deductible: no VAT of theirs is credited, the retained part neither', async (t) => {
     // RL tyres PUE 2026-08-10, FormaPago 01: 5,000.00 + 800.00 = 5,800.00 in cash → CASH_OVER_LIMIT, 800.00 not creditable.
     // RC a tyre PUE 2026-08-12, FormaPago 01: 1,000.00 + 160.00 = 1,160.00 in cash, within the limit → 160.00 creditable.
     const tyres = (n: number, day: string, amount: number) =>
@@ -446,16 +446,48 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       },
     });
     t.equal(res.statusCode, 200);
+    // RS S01 subcontracted freight PUE 2026-08-20 by transfer: 2,500.00 + 400.00 − 100.00 retained: the 100.00 is owed
+    // by 2026-09-17, but the expense is not deductible, so September credits none of it (LIVA art. 5).
+    const s01 = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: {
+        files: [
+          {
+            name: 'rs01.xml',
+            content: invoiceXml({
+              issuer: CARRIER,
+              receiver: TENANT_A,
+              uuid: U(32),
+              fecha: '2026-08-20T12:00:00',
+              method: 'PUE',
+              paymentForm: '03',
+              use: 'S01',
+              lines: [freight(2_500)],
+            }).xml,
+          },
+        ],
+      },
+    });
+    t.equal(s01.statusCode, 200);
+    const sep = await get('/api/tax/position?month=2026-09');
+    t.equal(sep.body.vat.retentionCredit, 0, "September credits none of August's retention on an S01 expense");
     const expected = { creditable: 160, payable: -160 };
     const aug = await get('/api/tax/position?month=2026-08');
     t.match(aug.body.vat, expected);
-    t.equal(aug.body.nonCreditableVat, 800);
-    t.match(aug.body.warnings, { total: 1, byCode: { CASH_OVER_LIMIT: 1 }, items: [{ code: 'CASH_OVER_LIMIT', supplier: TYRES, vat: 800 }] });
+    t.equal(aug.body.nonCreditableVat, 1_200, 'the tyres 800.00 and the S01 freight 400.00');
+    t.match(aug.body.retentions, { vatRetained: 100, dueDate: '2026-09-17' }, 'the retention is owed all the same');
+    t.match(aug.body.warnings, { total: 2, byCode: { CASH_OVER_LIMIT: 1, USE_S01: 1 } });
+    t.match(aug.body.warnings.items, [
+      { code: 'CASH_OVER_LIMIT', supplier: TYRES, vat: 800 },
+      { code: 'USE_S01', supplier: CARRIER, vat: 400 },
+    ]);
     const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
     const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-08' } })) as {
       structuredContent?: { vat: unknown; warnings: { byCode: Record<string, number> } };
     };
     t.match(r.structuredContent?.vat, expected, 'MCP');
-    t.same(r.structuredContent?.warnings.byCode, { CASH_OVER_LIMIT: 1 }, 'MCP');
+    t.same(r.structuredContent?.warnings.byCode, { CASH_OVER_LIMIT: 1, USE_S01: 1 }, 'MCP');
   });
 }

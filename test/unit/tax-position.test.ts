@@ -155,10 +155,21 @@ t.test('figures: VAT payable = collected − retained by clients − creditable 
       lines: [{ code: '78101802', base: 2_500, retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 2_500, amount: 100 }] }],
     }),
   );
+  // September also paid subcontracted freight "sin efectos fiscales" (S01), retaining 200: owed to the SAT, but its VAT,
+  // the retained part too, is not creditable (LIVA art. 5 fr. I), so October credits none of it.
+  const septS01 = build(
+    invoice({
+      uuid: 'FR-S01',
+      use: 'S01',
+      date: mxWallTimeToEpoch(2026, 9, 22, 12),
+      lines: [{ code: '78101802', base: 5_000, retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 5_000, amount: 200 }] }],
+    }),
+  );
+  const SEPT = { start: mxMonthRange('2026-09').start, endExclusive: OCT.start };
   const f = positionFigures(
     collections,
     [...paymentLines(sub, OCT), ...paymentLines(fuel, OCT)],
-    paymentLines(sept, { start: mxMonthRange('2026-09').start, endExclusive: OCT.start }),
+    [...paymentLines(sept, SEPT), ...paymentLines(septS01, SEPT)],
   );
   t.same(
     [
