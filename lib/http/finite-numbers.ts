@@ -6,12 +6,21 @@ import type { GeneratedValidator } from '../../generated/validators.js';
  * integer's minimum and maximum (ajv-validator/ajv#2212; the fix, #2661, is not released):
  * `limit=1e309` was a page size without a bound, every document in one answer. A query, path or
  * header value coerced to a number that is not finite is refused with its type's error, as Ajv
- * refuses the same value given as a number.
+ * refuses the same value given as a number. So is one not written in decimal.
  */
 export function refusingNonFiniteNumbers(validate: GeneratedValidator, schema: unknown): GeneratedValidator {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
   const wrapped: GeneratedValidator = (data: unknown) => {
+    // Ajv's coercion reads text as JavaScript's Number() does: "0x10" as 16, "" and " " as 0. A number in a query,
+    // path or header is written in decimal; any other text is refused with its type's error, never read as another.
+    const notDecimal = notDecimalNumbers(data, properties);
     const valid = validate(data);
+    if (notDecimal.length) {
+      // With the other problems of the request: those not about the same parameters.
+      const named = new Set(notDecimal.map((e) => e.instancePath));
+      wrapped.errors = [...notDecimal, ...(validate.errors ?? []).filter((e) => !named.has(e.instancePath))];
+      return false;
+    }
     wrapped.errors = validate.errors ?? null;
     if (!valid || typeof data !== 'object' || data === null) return valid;
     const errors: ErrorObject[] = [];
@@ -35,4 +44,27 @@ export function refusingNonFiniteNumbers(validate: GeneratedValidator, schema: u
     return false;
   };
   return wrapped;
+}
+
+const DECIMAL = /^[+-]?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+
+function notDecimalNumbers(data: unknown, properties: Record<string, { type?: unknown }>): ErrorObject[] {
+  if (typeof data !== 'object' || data === null) return [];
+  const errors: ErrorObject[] = [];
+  for (const [name, value] of Object.entries(data)) {
+    const parentSchema = properties[name];
+    const type = parentSchema?.type;
+    if ((type !== 'integer' && type !== 'number') || typeof value !== 'string' || DECIMAL.test(value)) continue;
+    errors.push({
+      instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+      schemaPath: `#/properties/${name}/type`,
+      keyword: 'type',
+      params: { type },
+      message: `must be ${type}`,
+      schema: type,
+      parentSchema: parentSchema!,
+      data: value,
+    });
+  }
+  return errors;
 }

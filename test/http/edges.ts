@@ -42,6 +42,18 @@ export default async function edgesTests(t: Test): Promise<void> {
     t.equal((await h.app.inject({ method: 'GET', url: `${ROUTE}?limit=1e2`, headers: { 'x-api-key': KEY_A } })).statusCode, 200, '1e2 is 100');
   });
 
+  // Ajv's coercion read text as Number() does: "0x10" was 16, "" and " " were 0. A number in a URL is decimal.
+  t.test('a query number not written in decimal is refused, never read as another', async (t) => {
+    for (const limit of ['0x10', '0b11', '0o7', '', '%20', '%205', '1_0']) {
+      const res = await h.app.inject({ method: 'GET', url: `${ROUTE}?limit=${limit}`, headers: { 'x-api-key': KEY_A } });
+      t.equal(res.statusCode, 400, `limit=${limit}`);
+      t.same(res.json().error.details, ['limit must be an integer between 1 and 100'], `limit=${limit}`);
+      assertConforms(t, res, 'GET', ROUTE);
+    }
+    t.equal((await h.app.inject({ method: 'GET', url: '/api/shipments?page=0x2', headers: { 'x-api-key': KEY_A } })).statusCode, 400, 'page=0x2');
+    t.equal((await h.app.inject({ method: 'GET', url: `${ROUTE}?limit=016`, headers: { 'x-api-key': KEY_A } })).statusCode, 200, '016 is 16, decimal');
+  });
+
   t.test('scopes: read-only and write-only keys', async (t) => {
     const readOnly = await createApiKey(h.db, TENANT_A, 'reader', ['read']);
     const writeOnly = await createApiKey(h.db, TENANT_A, 'scheduler', ['write']);
