@@ -158,6 +158,9 @@ function readAllEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
  * damaged local header) or read to its end (a CRC or size mismatch) is that file's rejection, not
  * the import's failure: the archive's other entries are still imported.
  */
+/** A macOS resource-fork entry (AppleDouble): under `__MACOSX/`, or a `._` name. */
+const isAppleDouble = (fileName: string): boolean => fileName.startsWith('__MACOSX/') || /(^|\/)\._[^/]*$/.test(fileName);
+
 const openEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> =>
   new Promise((resolve, reject) =>
     zip.openReadStream(entry, (err, stream) =>
@@ -206,6 +209,11 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
       if (entry.fileName.endsWith('/')) continue; // a folder
       budget.files += 1;
       const format = formatOfName(entry.fileName);
+      // macOS's Archive Utility adds, beside each file, its resource fork (`__MACOSX/…/._name.xml`): not a CFDI.
+      if (isAppleDouble(entry.fileName)) {
+        yield { name, ignored: true };
+        continue;
+      }
       if (format === 'zip') {
         yield { name, rejection: 'nested archives are not read: unzip it or send it on its own' };
         continue;

@@ -309,6 +309,32 @@ export default async function archiveTests(t: Test): Promise<void> {
     check(res.structuredContent);
   });
 
+  t.test("a zip made by macOS's Archive Utility: the resource forks (__MACOSX/, ._ names) are ignored, not rejected", async (t) => {
+    await wipe();
+    // Each XML has its AppleDouble twin (a binary header, 0x00051607), as the Finder writes them.
+    const fork = Buffer.concat([Buffer.from([0x00, 0x05, 0x16, 0x07, 0x00, 0x02, 0x00, 0x00]), Buffer.alloc(74)]);
+    const names = ['01-freight-invoice-retention.xml', '02-invoice-shortage-line.xml'];
+    const entries = names.flatMap((n) => [
+      { name: `facturas/${n}`, data: fixture(n) },
+      { name: `__MACOSX/facturas/._${n}`, data: fork },
+    ]);
+    const body = (await zipOf([...entries, { name: 'facturas/._sola.xml', data: fork }])).toString('base64');
+    const check = (r: Report) => {
+      t.same(r.summary, { files: 2, created: 2, updated: 0, skipped: 0, rejected: 0, ignored: 3, rejectedLines: 0 });
+      t.same(r.ignored.names.sort(), [...names.map((n) => `pac.zip/__MACOSX/facturas/._${n}`), 'pac.zip/facturas/._sola.xml'].sort());
+    };
+    check(await post({ files: [{ name: 'pac.zip', encoding: 'base64', content: body }] }, 'application/json'));
+    await wipe();
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const res = (await client.callTool({
+      name: 'importDocuments',
+      arguments: { body: { files: [{ name: 'pac.zip', encoding: 'base64', content: body }] } },
+    })) as unknown as {
+      structuredContent: Report;
+    };
+    check(res.structuredContent);
+  });
+
   t.test('MCP: importDocuments takes the metadata and reports what its lines did', async (t) => {
     await wipe();
     await post(await zipOf(fixtureZipEntries()), 'application/zip');
