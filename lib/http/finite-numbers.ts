@@ -27,17 +27,7 @@ export function refusingNonFiniteNumbers(validate: GeneratedValidator, schema: u
     for (const [name, value] of Object.entries(data)) {
       if (typeof value !== 'number' || Number.isFinite(value)) continue;
       const parentSchema = properties[name] ?? { type: 'number' };
-      const type = typeof parentSchema.type === 'string' ? parentSchema.type : 'number';
-      errors.push({
-        instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
-        schemaPath: `#/properties/${name}/type`,
-        keyword: 'type',
-        params: { type },
-        message: `must be ${type}`,
-        schema: type,
-        parentSchema,
-        data: value,
-      });
+      errors.push(typeError(name, parentSchema, typeof parentSchema.type === 'string' ? parentSchema.type : 'number', value));
     }
     if (!errors.length) return true;
     wrapped.errors = errors;
@@ -55,16 +45,19 @@ function notDecimalNumbers(data: unknown, properties: Record<string, { type?: un
     const parentSchema = properties[name];
     const type = parentSchema?.type;
     if ((type !== 'integer' && type !== 'number') || typeof value !== 'string' || DECIMAL.test(value)) continue;
-    errors.push({
-      instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
-      schemaPath: `#/properties/${name}/type`,
-      keyword: 'type',
-      params: { type },
-      message: `must be ${type}`,
-      schema: type,
-      parentSchema: parentSchema!,
-      data: value,
-    });
+    errors.push(typeError(name, parentSchema!, type, value));
   }
   return errors;
 }
+
+/** Ajv's own `type` error for a property, as the request's other problems are reported. */
+const typeError = (name: string, parentSchema: { type?: unknown }, type: string, value: unknown): ErrorObject => ({
+  instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+  schemaPath: `#/properties/${name}/type`,
+  keyword: 'type',
+  params: { type },
+  message: `must be ${type}`,
+  schema: type,
+  parentSchema,
+  data: value,
+});
