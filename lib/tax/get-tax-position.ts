@@ -37,7 +37,7 @@ export interface TaxPositionLineView {
   party: string;
   partyName: string;
   paymentMethod: 'PUE' | 'PPD';
-  settlement: 'pue' | 'payment';
+  settlement: 'pue' | 'payment' | 'creditNote';
   paymentUuid: string | null;
   payments: number;
   date: string;

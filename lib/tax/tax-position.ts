@@ -112,6 +112,13 @@ export interface PaymentLine {
   isrRetainedC: number;
   /** Credit notes: the value before VAT they return or discount. */
   returnsC: number;
+  /** Credit notes: the part of the note that gives back what was already paid (MXN cents); 0 for a payment. */
+  refundC: number;
+  /** Credit notes: that part ÷ Total. */
+  refundShare: number;
+  /** Credit notes: the VAT given back of what was paid and credited (LIVA art. 7), MXN cents; 0 for a payment. */
+  restitutedVatC: number;
+  /** Credit notes: null (what a note gives back of a non-creditable payment restitutes nothing). */
   nonCreditable: NonCreditableCode | null;
 }
 
@@ -152,19 +159,45 @@ export function nonCreditableReason(doc: SettledReceivedDoc, form: string | null
 /**
  * The received side of a month: one line per valid settlement dated in it. A payment carries the
  * invoice's taxes in proportion paid ÷ Total (art. 1-B; the carrier's retentions are made when it
- * pays, art. 1-A); a credit note carries the value before VAT it returns, in proportion note ÷ Total.
+ * pays, art. 1-A), and what is paid beyond the Total (with the credit notes before it) carries none;
+ * a credit note carries the value before VAT it returns, in proportion note ÷ Total, and the VAT it
+ * gives back of what was already paid (`restitutedVatC`, LIVA art. 7: it reduces the creditable VAT
+ * of its month). Settlements are taken in order (date, UUID): a note first closes what is still
+ * open, and only the rest returns what was paid (the part that closes an open balance is VAT never
+ * paid, so never credited).
  */
 export function paymentLines(doc: SettledReceivedDoc, range: { start: number; endExclusive: number }): PaymentLine[] {
   const totalC = toCents(doc.total);
   if (totalC <= 0) return [];
   const out: PaymentLine[] = [];
+  let openC = totalC;
+  let paidNetC = 0;
+  // The reason of the latest payment: a credit note after it gives back what was paid that way.
+  let lastReason: NonCreditableCode | null = null;
   for (const s of doc.settlements) {
-    if (s.cancelled || s.date < range.start || s.date >= range.endExclusive) continue;
-    const amountC = Math.min(toCents(s.amount), totalC);
-    const rate = s.exchangeRate ?? doc.exchangeRate;
-    const part = (c: number): number => centsToMxnCents(proportionC(c, amountC, totalC), rate);
-    const form = s.form ?? (s.kind === 'pue' ? doc.paymentForm : null);
+    if (s.cancelled) continue;
     const isNote = s.kind === 'creditNote';
+    const amountC = Math.min(Math.max(0, toCents(s.amount)), totalC);
+    const rate = s.exchangeRate ?? doc.exchangeRate;
+    const part = (c: number, of: number): number => centsToMxnCents(proportionC(c, of, totalC), rate);
+    const form = s.form ?? (s.kind === 'pue' ? doc.paymentForm : null);
+    let countedC = amountC;
+    let refundC = 0;
+    if (isNote) {
+      const closes = Math.min(amountC, openC);
+      openC -= closes;
+      refundC = Math.min(amountC - closes, paidNetC);
+      paidNetC -= refundC;
+    } else {
+      countedC = Math.min(amountC, openC);
+      openC -= countedC;
+      paidNetC += countedC;
+    }
+    const reason = isNote ? null : nonCreditableReason(doc, form, centsToMxnCents(countedC, rate));
+    // What a note gives back of a payment whose VAT was not creditable was never credited: nothing to reduce.
+    const restitutes = isNote && lastReason === null;
+    if (!isNote) lastReason = reason;
+    if (s.date < range.start || s.date >= range.endExclusive) continue;
     const byRate = (r: number): { base: number; amount: number } => {
       let base = 0;
       let amount = 0;
@@ -179,6 +212,8 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
     const r8 = byRate(0.08);
     const r0 = byRate(0);
     const vatAllC = doc.taxes.vatTransferred.reduce((sum, v) => sum + toCents(v.amount), 0);
+    const retainedC = toCents(doc.taxes.vatRetained);
+    const paid = (c: number): number => part(c, countedC);
     out.push({
       docId: doc._id,
       uuid: doc.uuid,
@@ -191,16 +226,20 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       paymentUuid: s.kind === 'pue' ? null : s.uuid,
       date: s.date,
       form,
-      paidC: centsToMxnCents(amountC, rate),
-      share: Math.round((amountC / totalC) * 1e6) / 1e6,
+      paidC: centsToMxnCents(countedC, rate),
+      share: Math.round((countedC / totalC) * 1e6) / 1e6,
       basesC: isNote
         ? { rate16: 0, rate8: 0, rate0: 0, exempt: 0 }
-        : { rate16: part(r16.base), rate8: part(r8.base), rate0: part(r0.base), exempt: part(toCents(doc.taxes.vatExemptBase)) },
-      vatC: isNote ? 0 : part(vatAllC),
-      vatRetainedC: isNote ? 0 : part(toCents(doc.taxes.vatRetained)),
-      isrRetainedC: isNote ? 0 : part(toCents(doc.taxes.isrRetained)),
-      returnsC: isNote ? part(toCents(doc.subTotal) - toCents(doc.discount)) : 0,
-      nonCreditable: isNote ? null : nonCreditableReason(doc, form, centsToMxnCents(amountC, rate)),
+        : { rate16: paid(r16.base), rate8: paid(r8.base), rate0: paid(r0.base), exempt: paid(toCents(doc.taxes.vatExemptBase)) },
+      vatC: isNote ? 0 : paid(vatAllC),
+      vatRetainedC: isNote ? 0 : paid(retainedC),
+      isrRetainedC: isNote ? 0 : paid(toCents(doc.taxes.isrRetained)),
+      returnsC: isNote ? part(toCents(doc.subTotal) - toCents(doc.discount), amountC) : 0,
+      // What was paid to the supplier of the part given back (the VAT less what the carrier retained, as credited).
+      refundC: centsToMxnCents(refundC, rate),
+      refundShare: Math.round((refundC / totalC) * 1e6) / 1e6,
+      restitutedVatC: restitutes ? part(vatAllC, refundC) - part(retainedC, refundC) : 0,
+      nonCreditable: reason,
     });
   }
   return out;
@@ -226,8 +265,8 @@ export interface FigureLine {
   party: string;
   partyName: string;
   paymentMethod: 'PUE' | 'PPD';
-  /** pue: the invoice paid in one exhibition; payment: payment complement(s) (issued: all of the month's together). */
-  settlement: 'pue' | 'payment';
+  /** pue: the invoice paid in one exhibition; payment: payment complement(s) (issued: all of the month's together); creditNote: a supplier's credit note giving back VAT paid. */
+  settlement: 'pue' | 'payment' | 'creditNote';
   paymentUuid: string | null;
   payments: number;
   date: number;
@@ -271,12 +310,13 @@ const fromPayment = (l: PaymentLine, amountC: number): FigureLine => ({
   party: l.party,
   partyName: l.partyName,
   paymentMethod: l.paymentMethod,
-  settlement: l.kind === 'pue' ? 'pue' : 'payment',
+  settlement: l.kind,
   paymentUuid: l.paymentUuid,
   payments: 1,
   date: l.date,
-  paidC: l.paidC,
-  share: l.share,
+  // A credit note's line shows what it gives back of what was paid.
+  paidC: l.kind === 'creditNote' ? l.refundC : l.paidC,
+  share: l.kind === 'creditNote' ? l.refundShare : l.share,
   amountC,
   reason: l.nonCreditable,
 });
@@ -306,7 +346,11 @@ export function positionFigures(collections: readonly CollectionLine[], payments
     isrRetainedByClients: collections.filter((c) => c.isrRetainedC !== 0).map((c) => fromCollection(c, c.isrRetainedC)),
     // The VAT paid to the supplier (art. 5 fr. III): the part the carrier retained is credited once paid to the SAT,
     // as next month's retention credit (fr. IV), never twice.
-    creditableVat: paid.filter((p) => p.nonCreditable === null && p.vatC - p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatC - p.vatRetainedC)),
+    creditableVat: [
+      ...paid.filter((p) => p.nonCreditable === null && p.vatC - p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatC - p.vatRetainedC)),
+      // A credit note's VAT given back of what was paid reduces the creditable VAT of its month (LIVA art. 7).
+      ...payments.filter((p) => p.restitutedVatC !== 0).map((p) => fromPayment(p, -p.restitutedVatC)),
+    ],
     nonCreditableVat: paid.filter((p) => p.nonCreditable !== null).map((p) => fromPayment(p, p.vatC)),
     vatRetainedByCarrier: valid.filter((p) => p.vatRetainedC !== 0).map((p) => fromPayment(p, p.vatRetainedC)),
     isrRetainedByCarrier: valid.filter((p) => p.isrRetainedC !== 0).map((p) => fromPayment(p, p.isrRetainedC)),

@@ -21,9 +21,10 @@
  *   RS toll PUE 2026-10-20, UsoCFDI S01: 500.00 + 80.00 → USE_S01, 80.00 not creditable
  *   RV subcontracted freight PUE 2026-09-20 (September): 5,000.00 + 800.00 − 200.00 → October's retention credit 200.00
  *   Creditable: the VAT paid to the supplier (LIVA art. 5 fr. III), the part the carrier retained being credited
- *   next month once paid to the SAT (fr. IV): 1,600.00 + (2,000.00 − 500.00) + (320.00 − 213.33) = 3,206.67;
- *   not creditable 800 + 160 + 80 = 1,040.00
- *   VAT payable 3,200.00 − 800.00 − 3,206.67 − 200.00 = −1,006.67 (in favour)
+ *   next month once paid to the SAT (fr. IV): 1,600.00 + (2,000.00 − 500.00) + (320.00 − 213.33) = 3,206.67,
+ *   less the VAT RM's credit note gives back (art. 7: RM was paid in full before it, so all 1,160.00 of it returns
+ *   what was paid: 160.00) = 3,046.67; not creditable 800 + 160 + 80 = 1,040.00
+ *   VAT payable 3,200.00 − 800.00 − 3,046.67 − 200.00 = −846.67 (in favour)
  *   Retained by the carrier: IVA 500.00 + 213.33 = 713.33, ISR 200.00, due 2026-11-17
  */
 import type { Test } from 'tap';
@@ -240,7 +241,7 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.equal(body.basis, 'cash');
     t.match(body.basisDescription, /Cash basis/);
     t.same(body.period, { startDate: '2026-10-01', endDate: '2026-10-31', timeZone: 'America/Mexico_City', previousMonth: '2026-09' });
-    t.same(body.vat, { collected: 3_200, retainedByClients: 800, creditable: 3_206.67, retentionCredit: 200, payable: -1_006.67, result: 'inFavour' });
+    t.same(body.vat, { collected: 3_200, retainedByClients: 800, creditable: 3_046.67, retentionCredit: 200, payable: -846.67, result: 'inFavour' });
     t.same(body.retentions, { vatRetained: 713.33, isrRetained: 200, total: 913.33, dueDate: '2026-11-17' });
     t.equal(body.isrRetainedByClients, 0);
     t.equal(body.nonCreditableVat, 1_040);
@@ -253,14 +254,15 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       { side: 'issued', uuid: U(2), settlement: 'payment', payments: 1, paid: 11_200, share: 0.5, amount: 1_600 },
     ]);
     t.match(fig('vatRetainedByClients'), { amount: 800, lineCount: 2 });
-    // By date: RM's first part, RT, RP, RM's second part.
+    // By date: RM's first part, RT, RP, RM's second part, RM's credit note (what it gives back, negative).
     t.match(
-      fig('creditableVat').lines.map((l) => [l.uuid, l.paymentUuid, l.paid, l.share, l.amount]),
+      fig('creditableVat').lines.map((l) => [l.uuid, l.settlement, l.paymentUuid, l.paid, l.share, l.amount]),
       [
-        [U(11), U(12), 4_640, 0.4, 640],
-        [U(15), null, 14_000, 1, 1_500],
-        [U(18), null, 1_906.67, 1, 106.67],
-        [U(11), U(13), 6_960, 0.6, 960],
+        [U(11), 'payment', U(12), 4_640, 0.4, 640],
+        [U(15), 'pue', null, 14_000, 1, 1_500],
+        [U(18), 'pue', null, 1_906.67, 1, 106.67],
+        [U(11), 'payment', U(13), 6_960, 0.6, 960],
+        [U(11), 'creditNote', U(14), 1_160, 0.1, -160],
       ],
     );
     t.same(
@@ -293,14 +295,17 @@ export default async function taxPositionTests(t: Test): Promise<void> {
   t.test('lines are bounded: limit per figure, then pages', async (t) => {
     const none = await get('/api/tax/position?month=2026-10&limit=0');
     t.ok((none.body.figures as { lines: unknown[]; lineCount: number }[]).every((f) => f.lines.length === 0));
-    t.equal(none.body.vat.payable, -1_006.67, 'the figures count every line whatever the limit');
+    t.equal(none.body.vat.payable, -846.67, 'the figures count every line whatever the limit');
     const page2 = await get('/api/tax/position/lines?month=2026-10&figure=creditableVat&limit=3&page=2');
     t.equal(page2.status, 200);
     assertConforms(t, page2.res, 'GET', '/api/tax/position/lines');
-    t.match(page2.body, { basis: 'cash', figure: 'creditableVat', amount: 3_206.67, meta: { total: 4, page: 2, limit: 3, pages: 2, hasMore: false } });
+    t.match(page2.body, { basis: 'cash', figure: 'creditableVat', amount: 3_046.67, meta: { total: 5, page: 2, limit: 3, pages: 2, hasMore: false } });
     t.same(
       page2.body.data.map((l: { paymentUuid: string; amount: number }) => [l.paymentUuid, l.amount]),
-      [[U(13), 960]],
+      [
+        [U(13), 960],
+        [U(14), -160],
+      ],
     );
     const bad = await get('/api/tax/position/lines?month=2026-10&figure=vatOwed');
     t.equal(bad.status, 400);
@@ -414,9 +419,9 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.same(r.structuredContent?.vat, {
       collected: 3_200,
       retainedByClients: 800,
-      creditable: 3_206.67,
+      creditable: 3_046.67,
       retentionCredit: 200,
-      payable: -1_006.67,
+      payable: -846.67,
       result: 'inFavour',
     });
   });

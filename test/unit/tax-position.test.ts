@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { buildReceivedDocument } from '../../lib/received/received-document.ts';
-import type { ReceivedInvoiceFact, ReceivedPaymentFact } from '../../lib/received/received-rows.ts';
+import type { ReceivedCreditNoteFact, ReceivedInvoiceFact, ReceivedPaymentFact } from '../../lib/received/received-rows.ts';
 import type { TaxLine } from '../../lib/model/financial-document.ts';
 import { collectionLine, nonCreditableReason, paymentLines, positionFigures, proportionC } from '../../lib/tax/tax-position.ts';
 import { diotCsv, diotRows, operationTypeOf, thirdPartyTypeOf } from '../../lib/tax/diot.ts';
@@ -90,6 +90,133 @@ t.test('a PPD received invoice paid in two parts: VAT in proportion paid ÷ Tota
     paymentLines(doc, { start: at(11), endExclusive: at(26) }).map((l) => l.paymentUuid),
     ['P-2'],
     'only the settlements dated in the period',
+  );
+});
+
+const note = (uuid: string, invoiceUuid: string, date: number, amount: number): ReceivedCreditNoteFact => ({
+  kind: 'creditNote',
+  uuid,
+  invoiceUuid,
+  date,
+  amount,
+});
+const withNotes = (inv: ReceivedInvoiceFact, payments: ReceivedPaymentFact[], notes: ReceivedCreditNoteFact[]) =>
+  buildReceivedDocument('TGO850101AB1', inv, payments, notes, new Map(), []);
+
+t.test('what is paid beyond the Total carries no VAT, over every payment together', async (t) => {
+  // 10,000.00 + 1,600.00 = 11,600.00 paid twice in full (two complements): the second carries nothing.
+  const doc = build(invoice({ uuid: 'PPD-2', paymentMethod: 'PPD', lines: [{ code: '78181500', base: 10_000 }] }), [
+    pay('P-1', 'PPD-2', at(10), 11_600, 11_600),
+    pay('P-2', 'PPD-2', at(12), 11_600, 11_600),
+  ]);
+  t.same(
+    paymentLines(doc, OCT).map((l) => [l.paymentUuid, l.paidC, l.share, l.vatC]),
+    [
+      ['P-1', 1_160_000, 1, 160_000],
+      ['P-2', 0, 0, 0],
+    ],
+  );
+});
+
+t.test("a supplier's credit note reduces the creditable VAT by what it gives back of what was paid (LIVA art. 7)", async (t) => {
+  const maintenance = (uuid: string, method: 'PUE' | 'PPD') => invoice({ uuid, paymentMethod: method, lines: [{ code: '78181500', base: 10_000 }] });
+  // PUE 11,600.00 (paid at its date, 1,600.00 credited); a note of 1,160.00 on the 20th gives back 1,160.00: VAT 160.00.
+  const pue = withNotes(maintenance('PUE-1', 'PUE'), [], [note('NC-1', 'PUE-1', at(20), 1_160)]);
+  const pueLines = paymentLines(pue, OCT);
+  t.same(
+    pueLines.map((l) => [l.kind, l.refundC, l.refundShare, l.restitutedVatC, l.returnsC]),
+    [
+      ['pue', 0, 0, 0, 0],
+      ['creditNote', 116_000, 0.1, 16_000, 100_000],
+    ],
+  );
+  const f = positionFigures([], pueLines, []);
+  t.same(
+    f.lines.creditableVat.map((l) => [l.settlement, l.paymentUuid, l.paidC, l.share, l.amountC]),
+    [
+      ['pue', null, 1_160_000, 1, 160_000],
+      ['creditNote', 'NC-1', 116_000, 0.1, -16_000],
+    ],
+  );
+  t.equal(f.totalsC.creditableVat, 144_000, '1,600.00 − 160.00');
+  t.equal(f.vatPayableC, -144_000);
+
+  // PPD: 5,800.00 paid on the 5th (VAT 800.00); the note of 1,160.00 on the 8th closes part of the 5,800.00 still
+  // open: no VAT was paid on it, nothing is given back; the rest, 4,640.00 on the 15th, carries 640.00. Credited
+  // 800 + 640 = 1,440.00 = 1,600.00 × (11,600 − 1,160) ÷ 11,600.
+  const partial = withNotes(
+    maintenance('PPD-3', 'PPD'),
+    [pay('P-3', 'PPD-3', at(5), 5_800, 11_600), pay('P-4', 'PPD-3', at(15), 4_640, 4_640)],
+    [note('NC-2', 'PPD-3', at(8), 1_160)],
+  );
+  const partialLines = paymentLines(partial, OCT);
+  t.same(
+    partialLines.map((l) => [l.kind, l.vatC, l.restitutedVatC]),
+    [
+      ['payment', 80_000, 0],
+      ['creditNote', 0, 0],
+      ['payment', 64_000, 0],
+    ],
+  );
+  t.equal(positionFigures([], partialLines, []).totalsC.creditableVat, 144_000);
+
+  // PPD paid 11,600.00 in full, then a complement of 1,160.00 more (beyond the Total: nothing), then a note of
+  // 2,320.00: all of it gives back what was paid: VAT 320.00.
+  const paidThenNote = withNotes(
+    maintenance('PPD-4', 'PPD'),
+    [pay('P-5', 'PPD-4', at(5), 11_600, 11_600), pay('P-6', 'PPD-4', at(6), 1_160, 1_160)],
+    [note('NC-3', 'PPD-4', at(9), 2_320)],
+  );
+  t.same(
+    paymentLines(paidThenNote, OCT).map((l) => [l.kind, l.vatC, l.restitutedVatC]),
+    [
+      ['payment', 160_000, 0],
+      ['payment', 0, 0],
+      ['creditNote', 0, 32_000],
+    ],
+  );
+
+  // Freight another carrier hauled, 12,500.00 + 2,000.00 − 500.00 retained = 14,000.00 PUE: 1,500.00 credited (the
+  // 500.00 retained is next month's credit). A note of 1,400.00 (0.1) gives back 200.00 − 50.00 = 150.00.
+  const freightIn = withNotes(
+    invoice({
+      uuid: 'PUE-2',
+      lines: [{ code: '78101802', base: 12_500, retentions: [{ tax: 'IVA', factor: 'Tasa', rate: 0.04, base: 12_500, amount: 500 }] }],
+    }),
+    [],
+    [note('NC-4', 'PUE-2', at(20), 1_400)],
+  );
+  const freightLines = paymentLines(freightIn, OCT);
+  t.same(
+    freightLines.map((l) => [l.kind, l.restitutedVatC]),
+    [
+      ['pue', 0],
+      ['creditNote', 15_000],
+    ],
+  );
+  t.equal(positionFigures([], freightLines, []).totalsC.creditableVat, 135_000, '1,500.00 − 150.00');
+
+  // Fuel paid in cash: its VAT was never credited, so a note gives nothing back of the creditable VAT.
+  const fuel = withNotes(invoice({ uuid: 'PUE-3', paymentForm: '01', lines: [{ code: '15101505', base: 1_000 }] }), [], [note('NC-5', 'PUE-3', at(20), 116)]);
+  const fuelLines = paymentLines(fuel, OCT);
+  t.same(
+    fuelLines.map((l) => [l.kind, l.restitutedVatC]),
+    [
+      ['pue', 0],
+      ['creditNote', 0],
+    ],
+  );
+  t.same(positionFigures([], fuelLines, []).totalsC, { ...positionFigures([], fuelLines.slice(0, 1), []).totalsC }, 'the note changes no figure');
+
+  // A note dated in November gives back in November: October's lines do not hold it.
+  const nov = withNotes(maintenance('PUE-4', 'PUE'), [], [note('NC-6', 'PUE-4', mxWallTimeToEpoch(2026, 11, 3, 12), 1_160)]);
+  t.same(
+    paymentLines(nov, OCT).map((l) => l.kind),
+    ['pue'],
+  );
+  t.same(
+    paymentLines(nov, { month: '2026-11', ...mxMonthRange('2026-11') }).map((l) => [l.kind, l.restitutedVatC]),
+    [['creditNote', 16_000]],
   );
 });
 
