@@ -4694,7 +4694,7 @@ export interface components {
             paymentMethod: "PUE" | "PPD";
             /** @description Payment complements counted */
             payments: number;
-            /** @description UUID of the supplier's payment complement or credit note; null for PUE and for issued invoices (whose complements of the month are counted together, `payments`) */
+            /** @description UUID of the supplier's payment complement or of a credit note; null for PUE and for issued invoices (whose complements of the month are counted together, `payments`) */
             paymentUuid: string | null;
             /**
              * @description Why its VAT is not creditable (nonCreditableVat lines); null otherwise
@@ -4702,7 +4702,7 @@ export interface components {
              */
             reason: "DOCUMENT_CANCELLED" | "USE_S01" | "FUEL_PAID_IN_CASH" | "CASH_OVER_LIMIT" | "NO_VAT_SHOWN" | null;
             /**
-             * @description `pue`: paid in one exhibition at its date; `payment`: by payment complement(s); `creditNote`: VAT a supplier's credit note gave back (LIVA art. 7)
+             * @description `pue`: paid in one exhibition at its date; `payment`: by payment complement(s); `creditNote`: taxes a credit note gave back of what was paid (LIVA art. 7)
              * @enum {string}
              */
             settlement: "pue" | "payment" | "creditNote";
@@ -4757,7 +4757,7 @@ export interface components {
             vatRetained: number;
         };
         TaxPositionVat: {
-            /** @description VAT of the carrier's invoices collected in the month: PUE in the month of their date, PPD by payment complements, each × paid ÷ Total */
+            /** @description VAT of the carrier's invoices collected in the month: PUE in the month of their date, PPD by payment complements, each × paid ÷ Total, less what its credit notes gave back (art. 7) */
             collected: number;
             /** @description VAT paid to suppliers in the month, creditable (LIVA art. 5 fr. III), × paid ÷ Total, less what credit notes gave back (art. 7); what the carrier retained is next month's retentionCredit */
             creditable: number;

@@ -456,11 +456,19 @@ t.test('every position, page of lines and DIOT equals the documents after random
   for (const month of ['2026-01', '2026-02', '2026-03', '2026-04']) {
     const p = await getTaxPosition(ctx, TENANT_A, { month, limit: 0 }, { fromDocuments: true });
     for (const f of p.figures) if (f.lineCount > 0) figures.add(f.figure);
+    for (const figure of ['vatCollected', 'creditableVat'] as const) {
+      const all = await listTaxPositionLines(ctx, TENANT_A, { month, figure, page: 1, limit: 100 }, { fromDocuments: true });
+      if (all.data.some((l) => l.settlement === 'creditNote')) figures.add(`${figure} given back by a credit note`);
+    }
     for (const code of Object.keys(p.warnings.byCode)) warnings.add(code);
     for (const r of (await getDiot(ctx, TENANT_A, { month }, { fromDocuments: true })).rows)
       kinds.add(`${r.thirdPartyType}/${r.operationType}`).add(r.returnsAndDiscounts ? 'returns' : 'none');
   }
-  t.same([...figures].sort(), [...POSITION_FIGURES].sort(), 'every figure has lines in some month');
+  t.same(
+    [...figures].sort(),
+    [...POSITION_FIGURES, 'vatCollected given back by a credit note', 'creditableVat given back by a credit note'].sort(),
+    'every figure has lines in some month, and credit notes give back on both sides',
+  );
   t.same([...warnings].sort(), ['CASH_OVER_LIMIT', 'DOCUMENT_CANCELLED', 'FUEL_PAID_IN_CASH', 'NO_VAT_SHOWN', 'USE_S01'], 'every warning occurs');
   for (const k of ['04/85', '04/03', '04/06', '05/85', '15/85', 'returns']) t.ok(kinds.has(k), `a DIOT row ${k}`);
 

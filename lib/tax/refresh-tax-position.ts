@@ -17,7 +17,7 @@ import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { inPaymentBasisPeriod, streamTaxDocs } from './tax-repo.ts';
 import { streamSettledReceivedDocs } from './tax-position-repo.ts';
 import { monthRange } from './tax-position-month.ts';
-import { collectionLine, paymentLines, type CollectionLine, type PaymentLine } from './tax-position.ts';
+import { issuedLines, paymentLines, type CollectionLine, type PaymentLine } from './tax-position.ts';
 import { rollUpTaxPositionDay, rollUpTaxPositionMonth, type KeptDay, type KeptMonth, type TaxPositionLineEntry } from './tax-position-rollup.ts';
 import {
   readAllTaxPositionDayKeys,
@@ -54,8 +54,7 @@ export async function computeTaxPositionDays(db: Db, tenant: string, days: reado
     if (!hits.length) continue;
     const doc = normalizeTaxDoc(raw);
     for (const r of hits) {
-      const line = collectionLine(doc, r);
-      if (line) rows.get(mxDateString(line.date))?.collections.push(line);
+      for (const line of issuedLines(doc, r)) rows.get(mxDateString(line.date))?.collections.push(line);
     }
   }
   for await (const doc of streamSettledReceivedDocs(db, tenant, start, end, maxTimeMS))

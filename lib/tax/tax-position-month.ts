@@ -9,7 +9,7 @@ import { mxMonthKey, mxMonthRange } from '../time/mexico-city.ts';
 import { normalizeTaxDoc } from './normalize-tax-doc.ts';
 import { streamTaxDocs } from './tax-repo.ts';
 import { streamSettledReceivedDocs } from './tax-position-repo.ts';
-import { collectionLine, paymentLines, type CollectionLine, type MonthRange, type PaymentLine } from './tax-position.ts';
+import { issuedLines, paymentLines, type CollectionLine, type MonthRange, type PaymentLine } from './tax-position.ts';
 
 export interface MonthRows {
   range: MonthRange;
@@ -27,8 +27,7 @@ export async function monthRows(ctx: ServiceContext, tenant: string, month: stri
   const collections: CollectionLine[] = [];
   const issued = streamTaxDocs(ctx.db, tenant, { basis: 'payment', start: range.start, end: range.endExclusive - 1 }, ctx.config.queryTimeoutMs);
   for await (const raw of issued) {
-    const line = collectionLine(normalizeTaxDoc(raw), range);
-    if (line) collections.push(line);
+    collections.push(...issuedLines(normalizeTaxDoc(raw), range));
   }
   const payments: PaymentLine[] = [];
   const previousPayments: PaymentLine[] = [];

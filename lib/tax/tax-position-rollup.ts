@@ -2,8 +2,8 @@
  * The tax position's totals kept on write (docs/rollups.md, "Tax position and DIOT"), pure.
  *
  * A month is kept in days, so a write recomputes only the days it marked: each line of a figure
- * lies on the day of its date (an issued invoice's last collection in the month, a received
- * CFDI's settlement), and a day keeps its lines in the answers' order (`rank` within the day),
+ * lies on the day of its date (an issued invoice's last collection in the month, its credit
+ * note's, a received CFDI's settlement), and a day keeps its lines in the answers' order (`rank` within the day),
  * its figures in integer cents with their line counts, the warnings' counts, and its share of
  * every DIOT row. A line's date is always a day of its document, and a write marks every day of
  * the documents it changes, so the days it marks hold every line it moves. The month adds up its

@@ -5,8 +5,8 @@
  * (documents and payments) it comes from.
  */
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { isPaymentCancelled } from '../finance/cancellation.ts';
-import { centsToMxnCents } from '../money/currency.ts';
+import { invoiceCancellation, isPaymentCancelled } from '../finance/cancellation.ts';
+import { centsToMxnCents, rateOf } from '../money/currency.ts';
 import { toCents } from '../money/cents.ts';
 import type { ReceivedDocRow, ReceivedSettlement } from '../received/received-rows.ts';
 import { cashBasisForPeriod } from './cash-basis.ts';
@@ -28,14 +28,20 @@ export function proportionC(x: number, num: number, den: number): number {
   return r === 0 ? 0 : sign * r;
 }
 
-/** One issued invoice's collections in the month (all its valid complements in the month together). */
+/**
+ * One issued invoice's collections in the month (all its valid complements in the month together), or what one
+ * of its credit notes in the month gives back of what was collected (negative amounts, LIVA art. 7).
+ */
 export interface CollectionLine {
+  kind: 'collection' | 'creditNote';
+  /** A credit note's UUID; null for a collection. */
+  noteUuid: string | null;
   docId: string;
   uuid: string;
   party: string;
   partyName: string;
   paymentMethod: 'PUE' | 'PPD';
-  /** The last collection in the month (PUE: the invoice date). */
+  /** The last collection in the month (PUE: the invoice date); a credit note's date. */
   date: number;
   payments: number;
   /** MXN cents collected that count (capped at the Total). */
@@ -59,6 +65,8 @@ export function collectionLine(doc: FinancialDocument, range: MonthRange): Colle
     .filter((p) => p.kind === 'payment' && p.date >= range.start && p.date < range.endExclusive && !isPaymentCancelled(doc, p))
     .map((p) => p.date);
   return {
+    kind: 'collection',
+    noteUuid: null,
     docId: doc.id,
     uuid: doc.invoice.uuid,
     party: doc.client,
@@ -72,6 +80,72 @@ export function collectionLine(doc: FinancialDocument, range: MonthRange): Colle
     vatRetainedC: centsToMxnCents(toCents(share.retention), rate),
     isrRetainedC: centsToMxnCents(isrC, rate),
   };
+}
+
+/**
+ * What the carrier's credit notes on an issued invoice dated in the month give back of what was collected (LIVA
+ * art. 7, first paragraph: deducted from the value of the acts of the month). Its collections and notes are taken
+ * in order (date, UUID; a PUE invoice is collected at its date): a note first closes what is still open (VAT never
+ * collected, so never owed) and only the rest returns what was collected, its taxes in proportion ÷ Total. A
+ * cancelled invoice or note gives back nothing.
+ */
+export function creditNoteLines(doc: FinancialDocument, range: MonthRange): CollectionLine[] {
+  const totalC = toCents(doc.iTot);
+  if (totalC <= 0 || invoiceCancellation(doc) !== null) return [];
+  const valid = doc.payments.filter((p) => !isPaymentCancelled(doc, p));
+  if (!valid.some((p) => p.kind === 'creditNote' && p.date >= range.start && p.date < range.endExclusive)) return [];
+  type Event = { kind: 'payment' | 'creditNote'; uuid: string; date: number; amountC: number; rate: number | undefined };
+  const events: Event[] = valid.map((p) => ({ kind: p.kind, uuid: p.uuid, date: p.date, amountC: Math.max(0, toCents(p.amount)), rate: p.exchangeRate }));
+  if (doc.invoice.paymentMethod === 'PUE') events.push({ kind: 'payment', uuid: '', date: doc.date, amountC: totalC, rate: undefined });
+  // A PUE invoice is collected by itself: its payment records (if any) are not collections.
+  const ordered = events
+    .filter((e) => doc.invoice.paymentMethod === 'PPD' || e.kind === 'creditNote' || e.uuid === '')
+    .sort((a, b) => a.date - b.date || (a.kind === b.kind ? a.uuid.localeCompare(b.uuid) : a.kind === 'payment' ? -1 : 1));
+  const taxes = documentTaxTotalsC(doc);
+  const vatC = toCents(doc.iTax1);
+  const retentionC = toCents(doc.iTax2);
+  let collectedC = 0;
+  let closedC = 0;
+  let returnedC = 0;
+  const out: CollectionLine[] = [];
+  for (const e of ordered) {
+    if (e.kind === 'payment') {
+      // As the collections count them (cash-basis.ts): capped at the Total.
+      collectedC += Math.min(e.amountC, totalC - collectedC);
+      continue;
+    }
+    const open = Math.max(0, totalC - collectedC - closedC);
+    const closes = Math.min(e.amountC, open);
+    closedC += closes;
+    const refundC = Math.min(e.amountC - closes, collectedC - returnedC);
+    returnedC += refundC;
+    if (e.date < range.start || e.date >= range.endExclusive || refundC === 0) continue;
+    const rate = e.rate ?? rateOf(doc);
+    const back = (c: number): number => -centsToMxnCents(proportionC(c, refundC, totalC), rate);
+    out.push({
+      kind: 'creditNote',
+      noteUuid: e.uuid,
+      docId: doc.id,
+      uuid: doc.invoice.uuid,
+      party: doc.client,
+      partyName: doc.clientName,
+      paymentMethod: doc.invoice.paymentMethod,
+      date: e.date,
+      payments: 0,
+      paidC: centsToMxnCents(refundC, rate),
+      share: Math.round((refundC / totalC) * 1e6) / 1e6,
+      vatC: back(vatC),
+      vatRetainedC: back(retentionC),
+      isrRetainedC: back(taxes.isrRetained),
+    });
+  }
+  return out;
+}
+
+/** An issued invoice's lines of the month: its collections, and what its credit notes give back. */
+export function issuedLines(doc: FinancialDocument, range: MonthRange): CollectionLine[] {
+  const line = collectionLine(doc, range);
+  return line ? [line, ...creditNoteLines(doc, range)] : creditNoteLines(doc, range);
 }
 
 /** Why VAT shown on a received CFDI and paid in the month is not creditable (LIVA art. 5; docs/domain.md). */
@@ -283,8 +357,8 @@ const fromCollection = (l: CollectionLine, amountC: number): FigureLine => ({
   party: l.party,
   partyName: l.partyName,
   paymentMethod: l.paymentMethod,
-  settlement: l.paymentMethod === 'PUE' ? 'pue' : 'payment',
-  paymentUuid: null,
+  settlement: l.kind === 'creditNote' ? 'creditNote' : l.paymentMethod === 'PUE' ? 'pue' : 'payment',
+  paymentUuid: l.noteUuid,
   payments: l.payments,
   date: l.date,
   paidC: l.paidC,

@@ -31,6 +31,7 @@ import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
 import { invoiceXml, paymentXml, requestXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+import { asCreditNote } from '../helpers/differential-writes.ts';
 
 export default async function taxPositionTests(t: Test): Promise<void> {
   const h = await startHarness(t);
@@ -401,6 +402,69 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       { lines: [line] },
       'MCP',
     );
+  });
+
+  t.test("June: the carrier's credit notes give back VAT collected (LIVA art. 7) only of what was collected", async (t) => {
+    // I50 PUE 2026-06-05: 10,000.00 + 1,600.00 − 400.00 = 11,200.00, collected at its date. Its credit note N51 of
+    // 2026-06-20: 1,000.00 + 160.00 − 40.00 = 1,120.00, all of it given back of what was collected: VAT −160.00,
+    // the client's retention −40.00.
+    // I52 PPD 2026-06-01: 20,000.00 + 3,200.00 − 800.00 = 22,400.00; 5,600.00 collected 06-03; credit note N54 of
+    // 06-10, 2,000.00 + 320.00 − 80.00 = 2,240.00, closes part of the 16,800.00 still open (nothing collected given
+    // back); 14,560.00 collected 06-15 is the rest: (5,600 + 14,560) ÷ 22,400 = 0.9 → VAT 2,880.00, retention 720.00.
+    // Collected 1,600 − 160 + 2,880 = 4,320.00; retained by clients 400 − 40 + 720 = 1,080.00; payable 3,240.00.
+    const note = (n: number, fecha: string, invoice: number, amount: number) =>
+      asCreditNote(invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(n), fecha, method: 'PUE', lines: [freight(amount)] }).xml, U(invoice), 'emisor');
+    const pay = (n: number, fecha: string, before: number, paid: number) =>
+      paymentXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(n), fecha, invoiceUuid: U(52), currency: 'MXN', exchangeRate: 1, before, paid });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: {
+        files: [
+          {
+            name: 'i50.xml',
+            content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(50), fecha: '2026-06-05T10:00:00', method: 'PUE', lines: [freight(10_000)] }).xml,
+          },
+          { name: 'n51.xml', content: note(51, '2026-06-20T10:00:00', 50, 1_000) },
+          {
+            name: 'i52.xml',
+            content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(52), fecha: '2026-06-01T10:00:00', method: 'PPD', lines: [freight(20_000)] }).xml,
+          },
+          { name: 'p53.xml', content: pay(53, '2026-06-03T10:00:00', 22_400, 5_600) },
+          { name: 'n54.xml', content: note(54, '2026-06-10T10:00:00', 52, 2_000) },
+          { name: 'p55.xml', content: pay(55, '2026-06-15T10:00:00', 14_560, 14_560) },
+        ],
+      },
+    });
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const vat = { collected: 4_320, retainedByClients: 1_080, creditable: 0, retentionCredit: 0, payable: 3_240, result: 'payable' };
+    const { body } = await get('/api/tax/position?month=2026-06&limit=10');
+    t.same(body.vat, vat);
+    const fig = (figures: { figure: string; lines: Record<string, unknown>[] }[], name: string) =>
+      figures.find((f) => f.figure === name)!.lines.map((l) => [l.uuid, l.settlement, l.paymentUuid, l.payments, l.paid, l.share, l.amount]);
+    const collected = [
+      [U(50), 'pue', null, 1, 11_200, 1, 1_600],
+      [U(52), 'payment', null, 2, 20_160, 0.9, 2_880],
+      [U(50), 'creditNote', U(51), 0, 1_120, 0.1, -160],
+    ];
+    t.same(fig(body.figures, 'vatCollected'), collected);
+    t.same(
+      fig(body.figures, 'vatRetainedByClients').map((l) => l[6]),
+      [400, 720, -40],
+    );
+    const page = await get('/api/tax/position/lines?month=2026-06&figure=vatCollected&limit=2&page=2');
+    t.match(page.body, { amount: 4_320, meta: { total: 3, page: 2 } });
+    t.same(
+      page.body.data.map((l: { paymentUuid: string; amount: number }) => [l.paymentUuid, l.amount]),
+      [[U(51), -160]],
+    );
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-06', limit: 10 } })) as unknown as {
+      structuredContent: { vat: unknown; figures: { figure: string; lines: Record<string, unknown>[] }[] };
+    };
+    t.same(r.structuredContent.vat, vat, 'MCP');
+    t.same(fig(r.structuredContent.figures, 'vatCollected'), collected, 'MCP lines');
   });
 
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {

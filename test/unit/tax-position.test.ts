@@ -6,12 +6,12 @@ import t from 'tap';
 import { buildReceivedDocument } from '../../lib/received/received-document.ts';
 import type { ReceivedCreditNoteFact, ReceivedInvoiceFact, ReceivedPaymentFact } from '../../lib/received/received-rows.ts';
 import type { TaxLine } from '../../lib/model/financial-document.ts';
-import { collectionLine, nonCreditableReason, paymentLines, positionFigures, proportionC } from '../../lib/tax/tax-position.ts';
+import { collectionLine, issuedLines, nonCreditableReason, paymentLines, positionFigures, proportionC } from '../../lib/tax/tax-position.ts';
 import { diotCsv, diotRows, operationTypeOf, thirdPartyTypeOf } from '../../lib/tax/diot.ts';
 import { retentionDueDate } from '../../lib/tax/get-tax-position.ts';
 import { rankRanges } from '../../lib/tax/tax-position-rollup.ts';
 import { mxMonthRange, mxWallTimeToEpoch } from '../../lib/time/mexico-city.ts';
-import { CLIENT_COMPANY, freight, makeFinancialDoc, payment } from '../fixtures/documents.ts';
+import { CLIENT_COMPANY, creditNote, freight, makeFinancialDoc, payment, paymentCancellation } from '../fixtures/documents.ts';
 
 const OCT = { month: '2026-10', ...mxMonthRange('2026-10') };
 const at = (d: number, h = 12): number => mxWallTimeToEpoch(2026, 10, d, h);
@@ -215,8 +215,80 @@ t.test("a supplier's credit note reduces the creditable VAT by what it gives bac
     ['pue'],
   );
   t.same(
-    paymentLines(nov, { month: '2026-11', ...mxMonthRange('2026-11') }).map((l) => [l.kind, l.restitutedVatC]),
+    paymentLines(nov, mxMonthRange('2026-11')).map((l) => [l.kind, l.restitutedVatC]),
     [['creditNote', 16_000]],
+  );
+});
+
+t.test("the carrier's credit note reduces the VAT collected by what it gives back of what was collected (LIVA art. 7)", async (t) => {
+  // 10,000 freight to a company, PUE on 2026-10-05: 10,000 + 1,600 − 400 = 11,200 collected at its date. A note of
+  // 1,120 on 2026-10-20 gives back 1,120 (0.1): VAT 160, the client's retention 40.
+  const pue = makeFinancialDoc({
+    client: CLIENT_COMPANY,
+    date: '2026-10-05T10:00',
+    paymentMethod: 'PUE',
+    concepts: [freight(10_000)],
+    payments: [creditNote(1_120, '2026-10-20T10:00', { uuid: 'NC-I1' })],
+  });
+  const lines = issuedLines(pue, OCT);
+  t.same(
+    lines.map((l) => [l.kind, l.noteUuid, l.paidC, l.share, l.vatC, l.vatRetainedC]),
+    [
+      ['collection', null, 1_120_000, 1, 160_000, 40_000],
+      ['creditNote', 'NC-I1', 112_000, 0.1, -16_000, -4_000],
+    ],
+  );
+  const f = positionFigures(lines, [], []);
+  t.equal(f.totalsC.vatCollected, 144_000, '1,600 − 160');
+  t.equal(f.totalsC.vatRetainedByClients, 36_000, '400 − 40');
+  t.equal(f.vatPayableC, 108_000, '1,440 − 360');
+  t.same(
+    f.lines.vatCollected.map((l) => [l.settlement, l.paymentUuid, l.payments, l.amountC]),
+    [
+      ['pue', null, 1, 160_000],
+      ['creditNote', 'NC-I1', 0, -16_000],
+    ],
+  );
+
+  // PPD 22,400 (20,000 + 3,200 − 800): 5,600 collected in September; a note of 2,240 on 2026-10-02 closes part of the
+  // 16,800 still open (nothing collected is given back); 14,560 collected on 2026-10-09 is the rest: 0.65 of the
+  // taxes. October: VAT 2,080, retention 520; nothing negative.
+  const ppd = makeFinancialDoc({
+    client: CLIENT_COMPANY,
+    date: '2026-09-01T10:00',
+    paymentMethod: 'PPD',
+    concepts: [freight(20_000)],
+    payments: [payment(5_600, '2026-09-10T10:00'), creditNote(2_240, '2026-10-02T10:00'), payment(14_560, '2026-10-09T10:00')],
+  });
+  t.same(
+    issuedLines(ppd, OCT).map((l) => [l.kind, l.vatC, l.vatRetainedC]),
+    [['collection', 208_000, 52_000]],
+  );
+
+  // The same invoice collected in full in September, then a note of 2,240 in October: all of it gives back: VAT 320.
+  const paid = makeFinancialDoc({
+    client: CLIENT_COMPANY,
+    date: '2026-09-01T10:00',
+    paymentMethod: 'PPD',
+    concepts: [freight(20_000)],
+    payments: [payment(22_400, '2026-09-10T10:00'), creditNote(2_240, '2026-10-02T10:00', { uuid: 'NC-I2' })],
+  });
+  t.same(
+    issuedLines(paid, OCT).map((l) => [l.kind, l.noteUuid, l.paidC, l.vatC, l.vatRetainedC]),
+    [['creditNote', 'NC-I2', 224_000, -32_000, -8_000]],
+  );
+  // A cancelled note gives back nothing; nor does a note on a cancelled invoice.
+  const cancelledNote = makeFinancialDoc({
+    client: CLIENT_COMPANY,
+    date: '2026-10-05T10:00',
+    paymentMethod: 'PUE',
+    concepts: [freight(10_000)],
+    payments: [creditNote(1_120, '2026-10-20T10:00', { uuid: 'NC-I3' })],
+    canceled: [paymentCancellation('NC-I3', '2026-10-21T10:00')],
+  });
+  t.same(
+    issuedLines(cancelledNote, OCT).map((l) => l.kind),
+    ['collection'],
   );
 });
 
