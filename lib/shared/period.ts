@@ -88,7 +88,8 @@ export function resolvePeriod(
     end,
     defaulted: startDate === undefined || endDate === undefined,
     maxDays,
-    asOf: Math.min(now.getTime(), end),
+    // An inverted range is empty, yet still ends on its endDate: balances are judged then.
+    asOf: Math.min(now.getTime(), days === 0 ? mxDayEnd(e as string) : end),
   };
 }
 

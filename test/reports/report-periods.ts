@@ -5,6 +5,7 @@
  */
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, TENANT_A } from '../helpers/harness.ts';
+import { connect, listen } from '../helpers/mcp.ts';
 import { makeFinancialDoc, freight, CLIENT_COMPANY } from '../fixtures/documents.ts';
 import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
@@ -34,6 +35,9 @@ export default async function reportPeriodsTests(t: Test): Promise<void> {
       t.equal(inverted.statusCode, 200, inverted.body.slice(0, 200));
       assertConforms(t, inverted, 'GET', route);
       t.match(inverted.json().period, { startDate: '2026-03-10', endDate: '2026-03-01', days: 0, requestedEndDate: null }, 'an empty period');
+      // asOf = min(now, the end of endDate): 2026-03-01, not the day before startDate.
+      // (dispatch-to-bill ages its unbilled trips now, whatever the period.)
+      if (/cash-inflow-forecast|fleet-utilization/.test(route)) t.equal(inverted.json().asOf.date, '2026-03-01', 'balances judged at the end of endDate');
       const long = await get(`${route}?startDate=2025-01-01&endDate=2026-03-01`);
       t.equal(long.statusCode, 200, long.body.slice(0, 200));
       assertConforms(t, long, 'GET', route);
@@ -44,6 +48,16 @@ export default async function reportPeriodsTests(t: Test): Promise<void> {
       );
     });
   }
+
+  t.test('MCP: an inverted range is judged at the end of its endDate too', async (t) => {
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    for (const name of ['getCashInflowForecast', 'auditFleetUtilization']) {
+      const r = (await client.callTool({ name, arguments: { startDate: '2026-03-10', endDate: '2026-03-01' } })) as unknown as {
+        structuredContent: { period: { days: number }; asOf: { date: string } };
+      };
+      t.match(r.structuredContent, { period: { days: 0 }, asOf: { date: '2026-03-01' } }, name);
+    }
+  });
 
   t.test('tax summary: targetMonth with dates is their intersection', async (t) => {
     const res = await get('/api/tax-summary?targetMonth=2026-03&startDate=2026-03-10&endDate=2026-04-30');
