@@ -148,7 +148,7 @@ export interface paths {
          *       Horizontal Merger Guidelines: < 1,500 unconcentrated, 1,500–2,500 moderate, > 2,500 high); any
          *       client with ≥ 10% of revenue is flagged. With a `client` filter the HHI is trivially 10,000.
          *
-         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; longer: its first 366 days).
          */
         get: operations["getCashInflowForecast"];
         put?: never;
@@ -185,7 +185,7 @@ export interface paths {
          *       deductions (concepts of kind shortage, ObjetoImp 01) on the non-cancelled invoices linked to those
          *       trips; recovery rate = recovered ÷ recoverable value (null with a reason when nothing is recoverable).
          *
-         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; longer: its first 366 days).
          */
         get: operations["auditDiscountsAndShrinkage"];
         put?: never;
@@ -218,7 +218,7 @@ export interface paths {
          *       after the period still bills its trip).
          *     - Null statistics come with a `reason` (no billed trip).
          *
-         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; longer: its first 366 days).
          */
         get: operations["auditDispatchToBill"];
         put?: never;
@@ -253,7 +253,7 @@ export interface paths {
          *     - Paged: `rows` holds `limit` rows (default 100) of page `page`, by id; `totals.units` counts every row.
          *       `idleVehicles.data` holds the `limit` longest idle; `idleCount` counts them all.
          *
-         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; longer: its first 366 days).
          */
         get: operations["auditFleetUtilization"];
         put?: never;
@@ -289,7 +289,7 @@ export interface paths {
          *       revenue + the legs' tolls recharged − cost, per client, route (lane), vehicle and driver (`byDriver`).
          *     - No km or no litres gives `{value: null, reason}`, never NaN.
          *
-         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; 400 beyond).
+         *     Period: `startDate`/`endDate` (default the last 90 days ending today, at most 366 days; longer: its first 366 days).
          */
         get: operations["getFreightUnitEconomics"];
         put?: never;
