@@ -1567,7 +1567,7 @@ export interface paths {
          *     of its invoice date; `basis=payment` is the cash basis VAT and retention are due on: PUE invoices at
          *     their invoice date, PPD invoices by the dates of their payment complements, every amount in
          *     proportion paid ÷ Total (payments beyond the Total carry no tax); the response says which was used.
-         *     `limit` caps the findings listed (all are counted in `findings.byKind` / `byCode`).
+         *     `limit` caps the findings listed (all are counted in `findings.byKind` / `byCode`) and each month's clients.
          */
         get: operations["getTaxSummary"];
         put?: never;
@@ -2137,8 +2137,7 @@ export interface components {
         };
         CashInflowForecastResponse: {
             asOf: components["schemas"]["AsOf"];
-            /** @description Clients with open invoices, largest outstanding first. */
-            clients: components["schemas"]["ForecastClient"][];
+            clients: components["schemas"]["ForecastClients"];
             /** Format: date-time */
             computedAt: string;
             concentration: components["schemas"]["CashInflowForecastResponseConcentration"];
@@ -2161,7 +2160,7 @@ export interface components {
             explanation: string | null;
             flaggedClients: number;
             hhi: number | null;
-            /** @description Largest revenue first. */
+            /** @description Largest revenue first, the first `limit` (`clients` counts them all; the HHI sums every share). */
             shares: components["schemas"]["CashInflowForecastResponseConcentrationShare"][];
             totalRevenue: number;
         };
@@ -2265,6 +2264,13 @@ export interface components {
             handling: number;
             handlingLines: number;
         };
+        /** @description Per client, largest demurrage + handling first (then RFC), capped by `limit`. */
+        ClientDemurrageList: {
+            data: components["schemas"]["ClientDemurrage"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
         ClientDiscounts: {
             client: string;
             discountRatePct: components["schemas"]["Ratio"];
@@ -2273,6 +2279,13 @@ export interface components {
             documentsWithDiscount: number;
             freightDiscounts: number;
             grossFreight: number;
+        };
+        /** @description Per client, largest gross freight first (then RFC), capped by `limit`. */
+        ClientDiscountsList: {
+            data: components["schemas"]["ClientDiscounts"][];
+            limit: number;
+            listed: number;
+            total: number;
         };
         ClientDispatchToBill: {
             billedTrips: number;
@@ -2289,6 +2302,13 @@ export interface components {
             within3DaysPct: number | null;
             within7DaysPct: number | null;
         };
+        /** @description Per client, most delivered trips first (then RFC), capped by `limit`. */
+        ClientDispatchToBillList: {
+            data: components["schemas"]["ClientDispatchToBill"][];
+            limit: number;
+            listed: number;
+            total: number;
+        };
         ClientMonthDiscounts: {
             client: string;
             discountRatePct: components["schemas"]["Ratio"];
@@ -2298,6 +2318,13 @@ export interface components {
             freightDiscounts: number;
             grossFreight: number;
             month: string;
+        };
+        /** @description Per client and month, of the clients `byClient` lists, in its order then by month. */
+        ClientMonthDiscountsList: {
+            data: components["schemas"]["ClientMonthDiscounts"][];
+            limit: number;
+            listed: number;
+            total: number;
         };
         ClientShrinkage: {
             client: string;
@@ -2314,6 +2341,13 @@ export interface components {
             shrinkageLitres: number;
             trips: number;
             unpricedProductCodes: string[];
+        };
+        /** @description Per client, largest recoverable value first (then shrinkage litres, RFC), capped by `limit`. */
+        ClientShrinkageList: {
+            data: components["schemas"]["ClientShrinkage"][];
+            limit: number;
+            listed: number;
+            total: number;
         };
         ClientUnitEconomics: {
             client: string;
@@ -2550,12 +2584,12 @@ export interface components {
         };
         /** @description Accessorials billed to clients (demurrage `estadías`, handling `maniobras`), non-cancelled invoices emitted in the period. */
         DiscountsAndShrinkageResponseDemurrage: {
-            byClient: components["schemas"]["ClientDemurrage"][];
+            byClient: components["schemas"]["ClientDemurrageList"];
             totals: components["schemas"]["DemurrageTotals"];
         };
         DiscountsAndShrinkageResponseDiscounts: {
-            byClient: components["schemas"]["ClientDiscounts"][];
-            byClientMonth: components["schemas"]["ClientMonthDiscounts"][];
+            byClient: components["schemas"]["ClientDiscountsList"];
+            byClientMonth: components["schemas"]["ClientMonthDiscountsList"];
             totals: components["schemas"]["DiscountTotals"];
         };
         DiscountsAndShrinkageResponseFilters: {
@@ -2596,7 +2630,7 @@ export interface components {
             productCode?: string;
         };
         DiscountsAndShrinkageResponseShrinkage: {
-            byClient: components["schemas"]["ClientShrinkage"][];
+            byClient: components["schemas"]["ClientShrinkageList"];
             totals: components["schemas"]["ShrinkageTotals"];
             worstLegs: components["schemas"]["DiscountsAndShrinkageResponseShrinkageWorstLegs"];
         };
@@ -2620,7 +2654,7 @@ export interface components {
         };
         DispatchToBillResponse: {
             asOf: components["schemas"]["AsOf"];
-            byClient: components["schemas"]["ClientDispatchToBill"][];
+            byClient: components["schemas"]["ClientDispatchToBillList"];
             /** Format: date-time */
             computedAt: string;
             filters: components["schemas"]["DispatchToBillResponseFilters"];
@@ -3424,6 +3458,13 @@ export interface components {
             /** @description Outstanding on invoices whose due date is before the as-of day */
             pastDue: number;
             paymentsInHistory: number;
+        };
+        /** @description Clients with open invoices, largest outstanding first, capped by `limit`. */
+        ForecastClients: {
+            data: components["schemas"]["ForecastClient"][];
+            limit: number;
+            listed: number;
+            total: number;
         };
         ForecastItem: {
             client: string;
@@ -4546,11 +4587,17 @@ export interface components {
             tax: "ISR" | "IVA" | "IEPS";
         };
         TaxMonth: {
-            /** @description Per client within the month, by RFC. */
-            clients: components["schemas"]["TaxClientTotals"][];
+            clients: components["schemas"]["TaxMonthClients"];
             /** @example 2026-10 */
             month: string;
             totals: components["schemas"]["TaxTotals"];
+        };
+        /** @description Per client within the month, largest Σ Total first (then RFC), capped by `limit`. */
+        TaxMonthClients: {
+            data: components["schemas"]["TaxClientTotals"][];
+            limit: number;
+            listed: number;
+            total: number;
         };
         /** @description The tenant settings and rules that shaped the numbers. */
         TaxParameters: {
@@ -6632,7 +6679,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The forecast; `limit` caps `items` (open invoices listed). */
+            /** @description The forecast; `limit` caps `items` (open invoices listed), `clients` and `concentration.shares`. */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -6860,7 +6907,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The audit; `limit` caps `shrinkage.worstLegs`. */
+            /** @description The audit; `limit` caps `shrinkage.worstLegs` and each per-client list. */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -7094,7 +7141,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The audit; `limit` caps `unbilledTrips` and `preBilledTrips`. */
+            /** @description The audit; `limit` caps `byClient`, `unbilledTrips` and `preBilledTrips`. */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -8348,7 +8395,7 @@ export interface operations {
                  * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
                  * @example forecast.buckets
                  */
-                table?: "forecast.buckets" | "receivables" | "clients" | "items.data" | "concentration.shares";
+                table?: "forecast.buckets" | "receivables" | "clients.data" | "items.data" | "concentration.shares";
             };
             header?: never;
             path?: never;
@@ -8426,9 +8473,9 @@ export interface operations {
                 startDate?: components["parameters"]["StartDate"];
                 /**
                  * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
-                 * @example discounts.byClient
+                 * @example discounts.byClient.data
                  */
-                table?: "discounts.byClient" | "discounts.byClientMonth" | "discounts.totals" | "demurrage.byClient" | "demurrage.totals" | "shrinkage.byClient" | "shrinkage.totals" | "shrinkage.worstLegs.data";
+                table?: "discounts.byClient.data" | "discounts.byClientMonth.data" | "discounts.totals" | "demurrage.byClient.data" | "demurrage.totals" | "shrinkage.byClient.data" | "shrinkage.totals" | "shrinkage.worstLegs.data";
             };
             header?: never;
             path?: never;
@@ -8472,9 +8519,9 @@ export interface operations {
                 startDate?: components["parameters"]["StartDate"];
                 /**
                  * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
-                 * @example byClient
+                 * @example byClient.data
                  */
-                table?: "byClient" | "summary" | "unbilledTrips.data" | "preBilledTrips.data";
+                table?: "byClient.data" | "summary" | "unbilledTrips.data" | "preBilledTrips.data";
             };
             header?: never;
             path?: never;
@@ -8900,7 +8947,7 @@ export interface operations {
                  * @description The table a CSV holds (default the first); an XLSX holds every table whatever this says.
                  * @example months
                  */
-                table?: "months" | "totals" | "months.clients" | "findings.items";
+                table?: "months" | "totals" | "months.clients.data" | "findings.items";
                 /**
                  * @description Calendar month YYYY-MM (Mexico City, 1970–2999); with `startDate`/`endDate`, their intersection; with none of the three, the current month.
                  * @example 2026-10

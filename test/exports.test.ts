@@ -264,7 +264,7 @@ t.test('a report exports as its JSON answer: the CSV holds its first table, the 
   t.equal(sheets[0]!.data.length, rows.length, 'and its rows');
   t.same(
     sheets.map((s) => s.sheet),
-    ['months', 'totals', 'months.clients', 'findings.items'],
+    ['months', 'totals', 'months.clients.data', 'findings.items'],
     'every table (docs/exports-report-tables.md), whatever `table` says',
   );
   t.equal(x.file!.name, `tax-summary-${x.id}.xlsx`, 'no table kept for an XLSX');

@@ -21,6 +21,7 @@ import type { TenantSettings, ToleranceRule } from '../model/tenant-settings.ts'
 import { resolvePeriod } from '../shared/period.ts';
 import { discountsAndDemurrage, type DiscountsAndDemurrage } from './discounts.ts';
 import { foldRows, periodOut, type Capped, type PeriodOut } from './report.ts';
+import { clientList, largestFirst, type ReportOptions } from '../shared/client-list.ts';
 import { ShrinkageRecoveryAccumulator, worstFirst, type ShrinkageRecovery, type WorstLeg } from './shrinkage-recovery.ts';
 import { discountsShrinkageRollupsReady, readFreshDiscountsShrinkage } from './refresh-discounts-shrinkage-rollups.ts';
 import { readFindings, readWorstFindings } from './discounts-shrinkage-rollups-repo.ts';
@@ -53,15 +54,20 @@ export interface DiscountsAndShrinkage {
     tripSelection: string;
     recovered: string;
   };
-  discounts: DiscountsAndDemurrage['discounts'];
-  demurrage: DiscountsAndDemurrage['demurrage'];
-  shrinkage: Omit<ShrinkageRecovery, 'worstLegs'> & { worstLegs: Capped<WorstLeg> };
+  discounts: {
+    totals: DiscountsAndDemurrage['discounts']['totals'];
+    byClient: Capped<DiscountsAndDemurrage['discounts']['byClient'][number]>;
+    byClientMonth: Capped<DiscountsAndDemurrage['discounts']['byClientMonth'][number]>;
+  };
+  demurrage: { totals: DiscountsAndDemurrage['demurrage']['totals']; byClient: Capped<DiscountsAndDemurrage['demurrage']['byClient'][number]> };
+  shrinkage: Omit<ShrinkageRecovery, 'worstLegs' | 'byClient'> & { byClient: Capped<ShrinkageRecovery['byClient'][number]>; worstLegs: Capped<WorstLeg> };
 }
 
 /** Legs beyond tolerance in a period up to which all are read and sorted here; above, the first `limit` are read in index order. */
 const FINDINGS_SORTED_IN_MEMORY = 2000;
 
-type ShrinkageOut = DiscountsAndShrinkage['shrinkage'];
+/** The shrinkage part as computed, before its per-client list is capped. */
+type ShrinkageOut = Omit<ShrinkageRecovery, 'worstLegs'> & { worstLegs: Capped<WorstLeg> };
 
 /**
  * The period's figures from the days kept on write (docs/rollups.md "Discounts and shrinkage"):
@@ -97,7 +103,7 @@ export async function auditDiscountsAndShrinkage(
   ctx: ServiceContext,
   tenant: string,
   input: DiscountsShrinkageInput,
-  opts: { fromDocuments?: boolean } = {},
+  opts: ReportOptions = {},
 ): Promise<DiscountsAndShrinkage> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
@@ -116,6 +122,11 @@ export async function auditDiscountsAndShrinkage(
       ]);
 
   const { discounts, demurrage } = discountsAndDemurrage(conceptRows);
+  const cap = <T>(items: readonly T[]): Capped<T> => clientList(items, input.limit, opts);
+  const discountClients = cap([...discounts.byClient].sort(largestFirst((c) => c.grossFreight)));
+  const listed = new Map(discountClients.data.map((c, i) => [c.client, i]));
+  const clientMonths = discounts.byClientMonth.filter((r) => listed.has(r.client));
+  clientMonths.sort((a, b) => listed.get(a.client)! - listed.get(b.client)! || (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
 
   return {
     tenant,
@@ -143,8 +154,22 @@ export async function auditDiscountsAndShrinkage(
         'Trips delivered in the period: every leg delivered (offloaded volumes known), the last delivery in the period; every leg of such a trip counts. A trip with a leg in transit has no shrinkage yet and is not counted.',
       recovered: 'Shortage concepts (ObjetoImp 01) on the non-cancelled invoices linked (idFinan) to those trips; litres = concept quantity.',
     },
-    discounts,
-    demurrage,
-    shrinkage,
+    discounts: {
+      totals: discounts.totals,
+      byClient: discountClients,
+      byClientMonth: { total: discounts.byClientMonth.length, listed: clientMonths.length, limit: input.limit, data: clientMonths },
+    },
+    demurrage: { totals: demurrage.totals, byClient: cap([...demurrage.byClient].sort(largestFirst((c) => c.demurrage + c.handling))) },
+    shrinkage: {
+      ...shrinkage,
+      byClient: cap(
+        [...shrinkage.byClient].sort(
+          largestFirst(
+            (c) => c.recoverableValue,
+            (c) => c.shrinkageLitres,
+          ),
+        ),
+      ),
+    },
   };
 }

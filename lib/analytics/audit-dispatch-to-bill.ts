@@ -19,6 +19,7 @@ import { streamDeliveryRows } from './trip-audits-repo.ts';
 import { resolvePeriod } from '../shared/period.ts';
 import { DispatchToBillAccumulator, type DispatchToBillResult, type DispatchToBillSummary, type UnbilledTrip } from './dispatch-to-bill.ts';
 import { asOfOut, foldRows, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
+import { clientList, largestFirst, type ReportOptions } from '../shared/client-list.ts';
 import { dispatchToBillRollups } from './dispatch-to-bill-rollup-kind.ts';
 import { keptDispatchToBill } from './kept-dispatch-to-bill.ts';
 
@@ -43,7 +44,7 @@ export interface DispatchToBillReport {
     unbilledCancelledLink: number;
     unresolvedLinks: { count: number; value: number };
   };
-  byClient: (SummaryOut & { client: string })[];
+  byClient: Capped<SummaryOut & { client: string }>;
   unbilledTrips: Capped<UnbilledTrip>;
   preBilledTrips: Capped<{ tripId: string; client: string; lagDays: number }>;
 }
@@ -57,7 +58,7 @@ export async function auditDispatchToBill(
   ctx: ServiceContext,
   tenant: string,
   input: DispatchToBillInput,
-  opts: { fromDocuments?: boolean } = {},
+  opts: ReportOptions = {},
 ): Promise<DispatchToBillReport> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
@@ -87,7 +88,7 @@ export async function auditDispatchToBill(
         'Trips with a leg delivered in the period; delivered in the period when the last leg is; a trip with a leg still in transit (offloaded volumes not recorded) counts as not delivered.',
     },
     summary: { ...out(summary), unbilledNoLink: noLink, unbilledCancelledLink: cancelledLink, unresolvedLinks: unresolved },
-    byClient: byClient.map((c) => ({ client: c.client, ...out(c.summary) })),
+    byClient: clientList(byClient.map((c) => ({ client: c.client, ...out(c.summary) })).sort(largestFirst((c) => c.deliveredTrips)), input.limit, opts),
     unbilledTrips: unbilled,
     preBilledTrips: { ...preBilled, data: preBilled.data.map((l) => ({ tripId: l.tripId, client: l.client ?? '', lagDays: l.lagDays })) },
   };

@@ -44,6 +44,7 @@ import { forecastOpenNow, minOffsetDays, type ForecastTerms } from './open-now.t
 import { concentration, type ConcentrationBand } from './hhi.ts';
 import { asOfInstant } from '../shared/as-of-day.ts';
 import { asOfOut, capped, HHI_SOURCE, periodOut, type AsOfOut, type Capped, type PeriodOut } from './report.ts';
+import { clientList, type ReportOptions } from '../shared/client-list.ts';
 import type { Ratio } from './stats.ts';
 import type { OpenReceivable } from './receivables-aging.ts';
 import {
@@ -116,7 +117,7 @@ export interface CashInflowForecast {
     overdue: { expected: number; invoices: number; oldestExpectedDate: string | null };
     buckets: { key: string; start: string; end: string; expected: number; invoices: number }[];
   };
-  clients: ForecastClientRow[];
+  clients: Capped<ForecastClientRow>;
   items: Capped<ForecastItemOut>;
   dso: Ratio & { accountsReceivable: number; creditSales: number; days: number };
   concentration: {
@@ -244,7 +245,7 @@ export async function getCashInflowForecast(
   ctx: ServiceContext,
   tenant: string,
   input: CashInflowInput,
-  opts: { fromDocuments?: boolean } = {},
+  opts: ReportOptions = {},
 ): Promise<CashInflowForecast> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
@@ -331,7 +332,7 @@ export async function getCashInflowForecast(
       notYetDue: receivables.notYetDue,
     },
     forecast,
-    clients: receivables.clients,
+    clients: clientList(receivables.clients, input.limit, opts),
     items,
     dso: { ...dso(totalExpected, creditSales, period.days), accountsReceivable: totalExpected, creditSales, days: period.days },
     concentration: {
@@ -341,7 +342,7 @@ export async function getCashInflowForecast(
       clients: conc.clients,
       flaggedClients: conc.shares.filter((s) => s.flagged).length,
       explanation: conc.explanation ?? null,
-      shares: conc.shares,
+      shares: clientList(conc.shares, input.limit, opts).data,
     },
   };
 }

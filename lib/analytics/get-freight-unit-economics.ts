@@ -6,10 +6,11 @@
  * grouped in MongoDB (revenue in integer cents); ratios come from the pure
  * unitEconomics (null + reason when km or litres are 0, never NaN).
  */
+import { clientList, type ReportOptions } from '../shared/client-list.ts';
 import type { ServiceContext } from '../context.ts';
 import { unitEconomicsGroups } from './trip-audits-repo.ts';
 import { resolvePeriod, type AnalyticsPeriod } from '../shared/period.ts';
-import { capped, periodOut, type Capped, type PeriodOut } from './report.ts';
+import { periodOut, type Capped, type PeriodOut } from './report.ts';
 import {
   byRevenue,
   type UnitEconomicsGroups,
@@ -122,7 +123,7 @@ export async function getFreightUnitEconomics(
   ctx: ServiceContext,
   tenant: string,
   input: UnitEconomicsInput,
-  opts: { fromDocuments?: boolean } = {},
+  opts: ReportOptions = {},
 ): Promise<FreightUnitEconomics> {
   const now = ctx.now();
   const period = resolvePeriod(now, input.startDate, input.endDate);
@@ -147,8 +148,12 @@ export async function getFreightUnitEconomics(
   };
   const tripsBy = (key: (x: TripKeys) => string): Map<string, CategoryCents> => tripCentsBy(placed, (x) => (inScope(x) ? key(x) : null));
   // Ranked by revenue and capped first: only the rows listed are costed.
-  const listed = <R extends UnitGroupRow>(rows: readonly R[], key: (r: R) => string): Capped<{ r: R; key: string; row: UnitRow; revenue: number }> =>
-    capped(
+  const listed = <R extends UnitGroupRow>(
+    rows: readonly R[],
+    key: (r: R) => string,
+    everyClient = false,
+  ): Capped<{ r: R; key: string; row: UnitRow; revenue: number }> =>
+    clientList(
       rows
         .map((r) => {
           const row = unitRow(r, basis);
@@ -156,10 +161,11 @@ export async function getFreightUnitEconomics(
         })
         .sort(byRevenue((x) => x.key)),
       input.limit,
+      { everyClient },
     );
   const withData = <A, B>(c: Capped<A>, f: (a: A) => B): Capped<B> => ({ ...c, data: c.data.map(f) });
   const none: [string, number][] = [];
-  const clientRows = listed(g.byClient, (r) => r.client);
+  const clientRows = listed(g.byClient, (r) => r.client, opts.everyClient);
   const driverRows = listed(g.byDriver, (r) => r.driver);
   const routeRows = listed(g.byRoute, (r) => `${r.originId}→${r.destinationId}`);
   // The km on vehicles of the clients, drivers and routes listed only.

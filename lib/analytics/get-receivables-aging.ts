@@ -5,6 +5,7 @@
  * is above zero (the same rule and query as the cash inflow forecast's receivables). Read from the
  * kept open-items index when it is built (docs/rollups.md "Receivables"), else from the documents.
  */
+import type { ReportOptions } from '../shared/client-list.ts';
 import type { ServiceContext } from '../context.ts';
 import { getTracedSettings, type SettingSource } from '../settings/settings-source.ts';
 import { rateOf } from '../money/currency.ts';
@@ -61,14 +62,14 @@ export async function getReceivablesAging(
   ctx: ServiceContext,
   tenant: string,
   input: ReceivablesAgingInput,
-  opts: { fromDocuments?: boolean } = {},
+  opts: ReportOptions = {},
 ): Promise<ReceivablesAging> {
   const now = ctx.now();
   const asOf = asOfInstant(now, input.asOf);
   const client = input.client;
   const { settings, sourceOf } = await getTracedSettings(ctx.db, tenant);
   const creditDays = (c: string): number => settings.creditDaysByClient[c] ?? settings.defaultCreditDays;
-  const aging = new AgingAccumulator(mxDateString(asOf), creditDays, input.limit);
+  const aging = new AgingAccumulator(mxDateString(asOf), creditDays, input.limit, opts);
   const timeout = ctx.config.queryTimeoutMs;
   const kept = await useKeptReceivables(ctx.db, tenant, mxDateString(asOf), timeout, opts.fromDocuments);
   const only = client || undefined;

@@ -5,9 +5,10 @@
  * that day), 1–30, 31–60, 61–90, over 90. Amounts are the outstanding balance in MXN at each
  * invoice's own rate; sums are kept in integer cents.
  */
+import { clientList, type ReportOptions } from '../shared/client-list.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import { daysBetweenDates, mxAddDays, mxDateString } from '../time/mexico-city.ts';
-import { capped, TopList, type Capped } from './report.ts';
+import { TopList, type Capped } from './report.ts';
 
 export const AGING_BUCKETS = ['current', 'days1to30', 'days31to60', 'days61to90', 'over90'] as const;
 export type AgingBucket = (typeof AGING_BUCKETS)[number];
@@ -95,6 +96,7 @@ export class AgingAccumulator {
     private readonly asOfDay: string,
     private readonly creditDays: (client: string) => number,
     private readonly limit: number,
+    private readonly opts: ReportOptions = {},
   ) {
     this.items = new TopList<AgingItem>(limit, byAge);
   }
@@ -171,7 +173,7 @@ export class AgingAccumulator {
     rows.sort((a, b) => toCents(b.outstanding) - toCents(a.outstanding) || (a.client < b.client ? -1 : a.client > b.client ? 1 : 0));
     return {
       totals: { openInvoices: this.total.n, outstanding: fromCents(this.total.cents), buckets: bucketsOut(this.total) },
-      clients: capped(rows, this.limit),
+      clients: clientList(rows, this.limit, this.opts),
       // Every invoice summed is an item, offered to the list or not (addGroup).
       items: { ...this.items.capped(), total: this.total.n },
     };

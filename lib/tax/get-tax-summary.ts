@@ -24,6 +24,7 @@ import {
   type FindingKind,
   type ReconcileSettings,
 } from './reconcile.ts';
+import { clientList, largestFirst, type ClientList, type ReportOptions } from '../shared/client-list.ts';
 import { invoiceBasisContribution, paymentBasisContributions, TaxTotalsAccumulator, type MonthTaxTotals, type TaxTotals } from './tax-totals.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
@@ -63,7 +64,7 @@ export interface TaxSummary {
     settingsSource: { vatRate: 'tenant' | 'default'; retentionRate: 'tenant' | 'default'; discrepancyTolerance: 'tenant' | 'default' };
   };
   totals: TaxTotals;
-  months: MonthTaxTotals[];
+  months: (Omit<MonthTaxTotals, 'clients'> & { clients: ClientList<MonthTaxTotals['clients'][number]> })[];
   findings: FindingsReport;
 }
 
@@ -145,7 +146,7 @@ async function addKept(
 }
 
 /** `fromDocuments`: reconcile every document of the period, not the kept days (what verification compares against). */
-export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: TaxSummaryInput, opts: { fromDocuments?: boolean } = {}): Promise<TaxSummary> {
+export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: TaxSummaryInput, opts: ReportOptions = {}): Promise<TaxSummary> {
   const now = ctx.now();
   const period = resolveTaxPeriod(now, input.targetMonth, input.startDate, input.endDate);
   const { settings, sourceOf } = await getTracedSettings(ctx.db, tenant);
@@ -207,7 +208,10 @@ export async function getTaxSummary(ctx: ServiceContext, tenant: string, input: 
       settingsSource: { vatRate: sourceOf('vatRate'), retentionRate: sourceOf('retentionRate'), discrepancyTolerance: sourceOf('discrepancyTolerance') },
     },
     totals,
-    months,
+    months: months.map((m) => ({
+      ...m,
+      clients: clientList([...m.clients].sort(largestFirst((c) => c.totals.total)), input.limit, opts),
+    })),
     findings: findings.report(),
   };
 }

@@ -106,16 +106,9 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
       freightDiscounts: 1_500,
       discountRatePct: { value: 4.2857 },
     });
-    t.same(body.discounts.byClient, [
-      {
-        client: CLIENT_COMPANY,
-        documents: 2,
-        documentsWithDiscount: 1,
-        grossFreight: 15_000,
-        discounts: 500,
-        freightDiscounts: 500,
-        discountRatePct: { value: 3.3333 },
-      },
+    t.match(body.discounts.byClient, { total: 3, listed: 3, limit: 20 });
+    // Largest gross freight first.
+    t.same(body.discounts.byClient.data, [
       {
         client: CLIENT_COMPANY_2,
         documents: 1,
@@ -124,6 +117,15 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
         discounts: 1_000,
         freightDiscounts: 1_000,
         discountRatePct: { value: 5 },
+      },
+      {
+        client: CLIENT_COMPANY,
+        documents: 2,
+        documentsWithDiscount: 1,
+        grossFreight: 15_000,
+        discounts: 500,
+        freightDiscounts: 500,
+        discountRatePct: { value: 3.3333 },
       },
       {
         client: CLIENT_PERSON,
@@ -136,12 +138,13 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
       },
     ]);
     t.same(
-      body.discounts.byClientMonth.map((r: { client: string; month: string }) => `${r.client} ${r.month}`),
-      [`${CLIENT_COMPANY} 2026-03`, `${CLIENT_COMPANY_2} 2026-03`, `${CLIENT_PERSON} 2026-03`],
+      body.discounts.byClientMonth.data.map((r: { client: string; month: string }) => `${r.client} ${r.month}`),
+      [`${CLIENT_COMPANY_2} 2026-03`, `${CLIENT_COMPANY} 2026-03`, `${CLIENT_PERSON} 2026-03`],
     );
 
     t.same(body.demurrage.totals, { documents: 4, documentsWithDemurrage: 3, demurrage: 4_500, demurrageLines: 3, handling: 800, handlingLines: 1 });
-    t.match(body.demurrage.byClient, [
+    // Largest demurrage + handling first.
+    t.match(body.demurrage.byClient.data, [
       { client: CLIENT_COMPANY, demurrage: 1_500, handling: 800 },
       { client: CLIENT_COMPANY_2, demurrage: 2_000, handling: 0 },
       { client: CLIENT_PERSON, demurrage: 1_000 },
@@ -162,17 +165,9 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
       recoveryRatePct: { value: 14.29 },
       unpricedProductCodes: [],
     });
-    t.match(body.shrinkage.byClient, [
-      {
-        client: CLIENT_COMPANY,
-        trips: 2,
-        legs: 2,
-        shrinkageLitres: 80,
-        legsOutOfTolerance: 1,
-        recoverableValue: 490,
-        recovered: { value: 245 },
-        recoveryRatePct: { value: 50 },
-      },
+    // Largest recoverable value first.
+    t.match(body.shrinkage.byClient, { total: 2, listed: 2, limit: 20 });
+    t.match(body.shrinkage.byClient.data, [
       {
         client: CLIENT_COMPANY_2,
         trips: 2,
@@ -183,6 +178,16 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
         recoverableValue: 1_225,
         recovered: { value: 0 },
         recoveryRatePct: { value: 0 },
+      },
+      {
+        client: CLIENT_COMPANY,
+        trips: 2,
+        legs: 2,
+        shrinkageLitres: 80,
+        legsOutOfTolerance: 1,
+        recoverableValue: 490,
+        recovered: { value: 245 },
+        recoveryRatePct: { value: 50 },
       },
     ]);
     t.match(body.shrinkage.worstLegs, { total: 2, listed: 2 });
@@ -220,6 +225,11 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
     });
     const capped = (await get(`${MARCH}&limit=1`)).json();
     t.match(capped.shrinkage.worstLegs, { total: 2, listed: 1, limit: 1, data: [{ tripId: tr4._id }] });
+    // Every per-client list is capped by the same limit, the first the one that matters most.
+    t.match(capped.discounts.byClient, { total: 3, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY_2 }] });
+    t.match(capped.discounts.byClientMonth, { total: 3, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY_2, month: '2026-03' }] });
+    t.match(capped.demurrage.byClient, { total: 3, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY }] });
+    t.match(capped.shrinkage.byClient, { total: 2, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY_2 }] });
   });
 
   t.test('parameter validation', async (t) => {

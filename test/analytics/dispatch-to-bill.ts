@@ -85,7 +85,9 @@ export default async function dispatchToBillTests(t: Test): Promise<void> {
       unbilledCancelledLink: 1,
       unresolvedLinks: { count: 1, value: 10_000 },
     });
-    t.match(body.byClient, [
+    // Most delivered trips first.
+    t.match(body.byClient, { total: 2, listed: 2, limit: 20 });
+    t.match(body.byClient.data, [
       { client: CLIENT_COMPANY, deliveredTrips: 6, billedTrips: 4, medianLagDays: 2.25, preBilledCount: 1, unbilledCount: 2, notDeliveredCount: 1 },
       { client: CLIENT_COMPANY_2, deliveredTrips: 1, billedTrips: 1, medianLagDays: 0.08, p90LagDays: 0.08, within1DayPct: 100, unbilledCount: 0 },
     ]);

@@ -131,7 +131,7 @@ export default async function corpusTests(t: Test): Promise<void> {
         [],
         'an internally consistent file: no discrepancy in its month and client',
       );
-      const clientTotals = summary.body.months[0].clients.find((c: { client: string }) => c.client === inv.receiver);
+      const clientTotals = summary.body.months[0].clients.data.find((c: { client: string }) => c.client === inv.receiver);
       t.ok(clientTotals && clientTotals.totals.documents >= 1, 'the invoice is in its month and client');
       // Reported in MXN: its Total at its exchange rate.
       if (clientTotals.totals.documents === 1) {

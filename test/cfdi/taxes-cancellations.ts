@@ -111,7 +111,7 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
   }
 
   const ids = (page: Json): string[] => page.data.map((d: Json) => d.id);
-  const clientTotals = (summary: Json, client: string): Json => summary.months[0].clients.find((c: Json) => c.client === client).totals;
+  const clientTotals = (summary: Json, client: string): Json => summary.months[0].clients.data.find((c: Json) => c.client === client).totals;
 
   async function scenario(t: Test, api: Api, tenant: string, run: number): Promise<void> {
     const id = (n: number) => `${tenant}-CFDI-${uuid(run, n)}`;

@@ -163,7 +163,7 @@ export default async function importsTests(t: Test): Promise<void> {
       total: 161726,
       findings: { discrepancies: 0, warnings: 0 },
     });
-    const person = tax.months[0].clients.find((c: { client: string }) => c.client === 'LOMJ800101AB2');
+    const person = tax.months[0].clients.data.find((c: { client: string }) => c.client === 'LOMJ800101AB2');
     t.match(person, { clientKind: 'person', totals: { retention: { declared: 0, expected: 0 } } }, 'persona física: no retention expected');
     t.same(tax.findings.byCode, { DOCUMENT_CANCELLED: 1, EXEMPT_EXCLUDED: 1 });
 

@@ -51,7 +51,7 @@ export default async function currencyTests(t: Test): Promise<void> {
   t.test('discounts audit in MXN', async (t) => {
     const body = await get('/api/analytics/discounts-and-shrinkage?startDate=2026-03-01&endDate=2026-03-31');
     t.match(
-      body.discounts.byClient.find((c: { client: string }) => c.client === CLIENT_COMPANY_2),
+      body.discounts.byClient.data.find((c: { client: string }) => c.client === CLIENT_COMPANY_2),
       { grossFreight: 17_500, discounts: 1_750, discountRatePct: { value: 10 } },
     );
   });

@@ -90,11 +90,13 @@ export default async function taxSummaryTests(t: Test): Promise<void> {
     const march = body.months[0];
     t.equal(march.month, '2026-03');
     t.same(march.totals, body.totals, 'one month: its totals are the totals');
+    // Largest Σ Total first: 22,500.00, 12,073.34, 5,800.00.
+    t.match(march.clients, { total: 3, listed: 3, limit: 20 });
     t.same(
-      march.clients.map((c: { client: string }) => c.client),
-      [CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON],
+      march.clients.data.map((c: { client: string }) => c.client),
+      [CLIENT_COMPANY_2, CLIENT_COMPANY, CLIENT_PERSON],
     );
-    const [company, company2, person] = march.clients;
+    const [company2, company, person] = march.clients.data;
     t.match(company, {
       clientKind: 'company',
       totals: {
@@ -173,7 +175,7 @@ export default async function taxSummaryTests(t: Test): Promise<void> {
       documentsWithDiscrepancies: 0,
     });
     t.same(
-      body.months[0].clients.map((c: { client: string }) => c.client),
+      body.months[0].clients.data.map((c: { client: string }) => c.client),
       [CLIENT_COMPANY],
     );
 
@@ -228,7 +230,7 @@ export default async function taxSummaryTests(t: Test): Promise<void> {
 
     const empty = await get('?targetMonth=2025-01');
     assertConforms(t, empty, 'GET', ROUTE);
-    t.match(empty.json(), { totals: { documents: 0, subtotal: 0 }, months: [{ month: '2025-01', clients: [] }], findings: { total: 0, items: [] } });
+    t.match(empty.json(), { totals: { documents: 0, subtotal: 0 }, months: [{ month: '2025-01', clients: { total: 0, listed: 0, data: [] } }], findings: { total: 0, items: [] } });
   });
 
   t.test('tenant isolation', async (t) => {

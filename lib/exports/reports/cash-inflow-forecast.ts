@@ -10,7 +10,7 @@ import { col } from './tabulate.ts';
 export const CASH_INFLOW_FORECAST_DATASET = reportDataset({
   name: 'cash-inflow-forecast',
   operationId: 'getCashInflowForecast',
-  run: getCashInflowForecast,
+  run: (ctx, tenant, query) => getCashInflowForecast(ctx, tenant, query, { everyClient: true }),
   tables: [
     {
       name: 'forecast.buckets',
@@ -50,7 +50,7 @@ export const CASH_INFLOW_FORECAST_DATASET = reportDataset({
       ],
     },
     {
-      name: 'clients',
+      name: 'clients.data',
       columns: [
         col('client', 'Client RFC'),
         col('clientName', "The client's name"),

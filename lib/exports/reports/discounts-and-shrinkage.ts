@@ -49,14 +49,14 @@ const SHRINKAGE = [
 export const DISCOUNTS_AND_SHRINKAGE_DATASET = reportDataset({
   name: 'discounts-and-shrinkage',
   operationId: 'auditDiscountsAndShrinkage',
-  run: auditDiscountsAndShrinkage,
+  run: (ctx, tenant, query) => auditDiscountsAndShrinkage(ctx, tenant, query, { everyClient: true }),
   tables: [
-    { name: 'discounts.byClient', columns: [col('client', 'Client RFC'), ...DISCOUNTS] },
-    { name: 'discounts.byClientMonth', columns: [col('client', 'Client RFC'), col('month', 'The month (YYYY-MM)'), ...DISCOUNTS] },
+    { name: 'discounts.byClient.data', columns: [col('client', 'Client RFC'), ...DISCOUNTS] },
+    { name: 'discounts.byClientMonth.data', columns: [col('client', 'Client RFC'), col('month', 'The month (YYYY-MM)'), ...DISCOUNTS] },
     { name: 'discounts.totals', columns: [...PERIOD, ...DISCOUNTS] },
-    { name: 'demurrage.byClient', columns: [col('client', 'Client RFC'), ...DEMURRAGE] },
+    { name: 'demurrage.byClient.data', columns: [col('client', 'Client RFC'), ...DEMURRAGE] },
     { name: 'demurrage.totals', columns: [...PERIOD, ...DEMURRAGE] },
-    { name: 'shrinkage.byClient', columns: [col('client', 'Client RFC'), ...SHRINKAGE] },
+    { name: 'shrinkage.byClient.data', columns: [col('client', 'Client RFC'), ...SHRINKAGE] },
     { name: 'shrinkage.totals', columns: [...PERIOD, ...SHRINKAGE] },
     {
       name: 'shrinkage.worstLegs.data',

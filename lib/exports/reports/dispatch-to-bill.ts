@@ -21,9 +21,9 @@ const LAGS = [
 export const DISPATCH_TO_BILL_DATASET = reportDataset({
   name: 'dispatch-to-bill',
   operationId: 'auditDispatchToBill',
-  run: auditDispatchToBill,
+  run: (ctx, tenant, query) => auditDispatchToBill(ctx, tenant, query, { everyClient: true }),
   tables: [
-    { name: 'byClient', columns: [col('client', 'Client RFC'), ...LAGS] },
+    { name: 'byClient.data', columns: [col('client', 'Client RFC'), ...LAGS] },
     {
       name: 'summary',
       columns: [

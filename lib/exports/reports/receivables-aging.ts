@@ -19,7 +19,7 @@ const BUCKETS = [
 export const RECEIVABLES_AGING_DATASET = reportDataset({
   name: 'receivables-aging',
   operationId: 'getReceivablesAging',
-  run: getReceivablesAging,
+  run: (ctx, tenant, query) => getReceivablesAging(ctx, tenant, query, { everyClient: true }),
   tables: [
     {
       name: 'clients.data',

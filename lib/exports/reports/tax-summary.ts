@@ -44,7 +44,7 @@ const TAX_TOTALS = [
 export const TAX_SUMMARY_DATASET = reportDataset({
   name: 'tax-summary',
   operationId: 'getTaxSummary',
-  run: getTaxSummary,
+  run: (ctx, tenant, query) => getTaxSummary(ctx, tenant, query, { everyClient: true }),
   tables: [
     { name: 'months', columns: [col('month', 'The month (YYYY-MM, Mexico City)'), ...under('totals', TAX_TOTALS)] },
     {
@@ -57,7 +57,7 @@ export const TAX_SUMMARY_DATASET = reportDataset({
       ],
     },
     {
-      name: 'months.clients',
+      name: 'months.clients.data',
       columns: [
         col('month', 'The month (YYYY-MM, Mexico City)'),
         col('client', 'Client RFC'),

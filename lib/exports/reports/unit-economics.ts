@@ -36,7 +36,7 @@ const place = (end: 'origin' | 'destination') => [
 export const UNIT_ECONOMICS_DATASET = reportDataset({
   name: 'unit-economics',
   operationId: 'getFreightUnitEconomics',
-  run: getFreightUnitEconomics,
+  run: (ctx, tenant, query) => getFreightUnitEconomics(ctx, tenant, query, { everyClient: true }),
   tables: [
     { name: 'byClient.data', columns: [col('client', 'Client RFC'), ...UNIT] },
     { name: 'byVehicle.data', columns: [col('vehicle', 'Vehicle id'), col('plate', 'Plate'), col('config', 'SAT vehicle configuration'), ...UNIT] },
