@@ -3,7 +3,7 @@
  * received CFDIs to a vehicle or a trip at once, as a CSV (lib/received/assignments-csv.ts) or the
  * same rows as JSON. Lines are independent: a rejected line changes nothing and the others apply;
  * a document, trip or vehicle that is not the tenant's rejects its line. The report has one
- * entry per line, so it grows with the request (bounded by its body limit and 20,000 lines).
+ * entry per line, so it grows with the request (bounded by 20,000 lines: a file with more is refused whole).
  */
 import type { ServiceContext } from '../context.ts';
 import { badRequest } from '../http/api-error.ts';

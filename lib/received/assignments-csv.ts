@@ -4,7 +4,7 @@
  * (lib/trips/deliveries-csv.ts: RFC 4180 quoting, LF or CRLF, blank lines skipped); only a header
  * that is not the template's refuses the file, every other problem is its line's. Pure.
  */
-import { CsvError, csvRecords } from '../trips/deliveries-csv.ts';
+import { CsvError, csvRecords, tooManyLines } from '../trips/deliveries-csv.ts';
 
 /** The header line after any byte order mark (spec: the text/csv body's `pattern`). */
 export const ASSIGNMENTS_HEADER_RE = /^uuid,vehicle,tripId(\r?\n|$)/;
@@ -36,7 +36,7 @@ export function assignmentLine(line: number, uuid: string, vehicle: string, trip
   return { line, uuid: u, vehicle: v || null, tripId: t || null, problems };
 }
 
-/** The lines of an assignments CSV; CsvError when the header is not the template's. Lines past `maxRows` are rejected, not read. */
+/** The lines of an assignments CSV; CsvError when the header is not the template's or it holds more than `maxRows` lines. */
 export function parseAssignmentsCsv(withBom: string, maxRows: number): AssignmentLine[] {
   const text = withBom.replace(/^\uFEFF/, '');
   if (!ASSIGNMENTS_HEADER_RE.test(text)) throw new CsvError(['the first line must be exactly "uuid,vehicle,tripId"']);
@@ -47,16 +47,8 @@ export function parseAssignmentsCsv(withBom: string, maxRows: number): Assignmen
       first = false;
       continue;
     }
-    if (out.length >= maxRows) {
-      out.push({
-        line: r.line,
-        uuid: (r.fields[0] ?? '').trim().slice(0, 64),
-        vehicle: null,
-        tripId: null,
-        problems: [`beyond the ${maxRows} lines one request may hold: send it in another file`],
-      });
-      continue;
-    }
+    // Refused whole, as JSON past its maxItems is: a line each beyond would make the answer grow with the body.
+    if (out.length >= maxRows) throw new CsvError([tooManyLines(maxRows, r.line)]);
     const row = assignmentLine(r.line, r.fields[0] ?? '', r.fields[1] ?? '', r.fields[2] ?? '');
     if (r.unclosed) row.problems.push('a quote is never closed');
     if (r.fields.length > 3) row.problems.push(`${r.fields.length} values; the line has 3 (uuid,vehicle,tripId)`);

@@ -14,9 +14,9 @@
  *   `T`), Mexico City wall time, or with `Z`/`±hh:mm` an instant.
  *
  * Pure: text in, rows out. Past the header every problem is a row's (a value
- * that cannot be read, a quote never closed, a row beyond the most one request
- * may hold), reported with the row; only a header that is not the template's
- * refuses the file (CsvError).
+ * that cannot be read, a quote never closed), reported with the row; a header
+ * that is not the template's, or more rows than one request may hold, refuses
+ * the file (CsvError).
  */
 import { parseMxDateTime } from '../time/mexico-city.ts';
 
@@ -42,6 +42,10 @@ export interface DeliveryRowInput {
 }
 
 /** The file itself cannot be read: one detail per problem. */
+/** Why a CSV with more lines than one request may hold is refused: `line` is the first past them. */
+export const tooManyLines = (maxRows: number, line: number): string =>
+  `more than ${maxRows} lines after the header (line ${line} is past them): one request holds at most ${maxRows}; send the rest in another file`;
+
 export class CsvError extends Error {
   constructor(readonly details: string[]) {
     super(details.join('; '));
@@ -189,19 +193,8 @@ export function parseDeliveriesCsv(withBom: string, maxRows: number): DeliveryRo
   const columns = [...REQUIRED, ...(records.next().value!.fields.length > REQUIRED.length ? (['ticket'] as const) : [])];
   const rows: DeliveryRowInput[] = [];
   for (const { line, fields, unclosed } of records) {
-    if (rows.length >= maxRows) {
-      rows.push({
-        line,
-        tripId: (fields[0] ?? '').trim(),
-        shipmentId: (fields[1] ?? '').trim(),
-        productCode: (fields[2] ?? '').trim(),
-        offloaded: Number.NaN,
-        offloadDate: Number.NaN,
-        ticket: null,
-        problems: [`beyond the ${maxRows} rows one request may hold: send it in another file`],
-      });
-      continue;
-    }
+    // Refused whole, as JSON past its maxItems is: a row each beyond would make the answer grow with the body.
+    if (rows.length >= maxRows) throw new CsvError([tooManyLines(maxRows, line)]);
     const values: Partial<Record<Column, string>> = {};
     columns.forEach((c, i) => {
       values[c] = fields[i];

@@ -244,6 +244,12 @@ export default async function unitCostsTests(t: Test): Promise<void> {
     // A header that is not the template's refuses the file.
     const bad = await send('POST', '/api/received-assignments', 'id,vehicle\nX,V1', KEY_A, 'text/csv');
     t.equal(bad.statusCode, 400);
+    // More lines than one request holds (20,000) refuse the file whole, as JSON past 20,000 rows is: 4 MiB of `,`
+    // lines answered a 265 MB report, a row per line.
+    const many = await send('POST', '/api/received-assignments', `uuid,vehicle,tripId\n${',\n'.repeat(2_000_000)}`, KEY_A, 'text/csv');
+    t.equal(many.statusCode, 400);
+    t.match(many.json().error, { reason: 'invalid_body', details: [/^more than 20000 lines after the header \(line 20002 is past them\)/] });
+    t.ok(many.body.length < 2_000, `a small answer (${many.body.length} bytes)`);
     // The same as JSON rows (what MCP sends); tenant B's key finds none of A's documents.
     const json = await send('POST', '/api/received-assignments', { rows: [{ uuid: U(4), tripId: 'T3' }] }, KEY_B);
     t.match(json.json(), { tenant: TENANT_B, summary: { rows: 1, rejected: 1 } });

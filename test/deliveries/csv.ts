@@ -199,11 +199,16 @@ export default async function csvTests(t: Test): Promise<void> {
     const before = await storedAll();
     const row = 'TGO-T2,S2-1,15101505,29000,2026-03-12 08:00\n';
     const many = await post(`${header}${row.repeat(20_001)}`, 'text/csv');
-    t.equal(many.statusCode, 200);
-    const report = many.json();
-    t.same(report.summary, { rows: 20_001, legs: 1, applied: 0, unchanged: 0, rejected: 20_001 });
-    t.equal(report.rows[20_000].reason, 'beyond the 20000 rows one request may hold: send it in another file');
-    t.match(report.rows[0].reason, /line 20002 of the same leg is rejected/, 'its leg is left unrecorded');
+    t.equal(many.statusCode, 400, 'more rows than one request holds: the file refused whole, as JSON past 20,000 rows is');
+    t.match(many.json().error, {
+      code: 400,
+      reason: 'invalid_body',
+      details: ['more than 20000 lines after the header (line 20002 is past them): one request holds at most 20000; send the rest in another file'],
+    });
+    // A line each of `,` to 4 MiB: the answer is the one 400, not a row per line (265–338 MB before).
+    const commas = await post(`${header}${',\n'.repeat(2_000_000)}`, 'text/csv');
+    t.equal(commas.statusCode, 400);
+    t.ok(commas.body.length < 2_000, `a small answer (${commas.body.length} bytes)`);
     t.same(await storedAll(), before);
   });
 
