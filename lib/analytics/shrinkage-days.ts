@@ -25,7 +25,7 @@ import {
 } from './shrinkage-recovery.ts';
 
 /** Bump whenever what a day (of either part: lib/analytics/discount-days.ts too) holds or how it is computed changes. */
-export const DISCOUNTS_SHRINKAGE_ROLLUP_VERSION = 1;
+export const DISCOUNTS_SHRINKAGE_ROLLUP_VERSION = 2;
 
 /** The settings a day's shrinkage depends on, with the version: a day kept under another fingerprint is stale. */
 export function shrinkageFingerprint(

@@ -86,7 +86,9 @@ export function toleranceFor(settings: ToleranceSettings, client: string | undef
 }
 
 /**
- * Leg tolerance: loaded-weighted mean of product tolerances (see file header).
+ * Leg tolerance: loaded-weighted mean of product tolerances (see file header), exact: a leg is judged
+ * against it (shown to 4 decimals, `shownPct`), so shrinkage exactly at the pooled allowance is fine
+ * (0.3% of 10,000 L + 0.5% of 20,000 L = 130 L, 0.43333…%; rounded to 0.4333% it flagged 130 L).
  * With nothing loaded there is nothing to weigh: the client (or default) tolerance.
  */
 export function legTolerancePct(
@@ -101,8 +103,11 @@ export function legTolerancePct(
     allowance += p.loaded * toleranceFor(settings, client, p.code);
   }
   if (loaded === 0) return toleranceFor(settings, client, undefined);
-  return round4(allowance / loaded);
+  return allowance / loaded;
 }
+
+/** A percentage as answers show it: 4 decimals. */
+export const shownPct = round4;
 
 export interface RecoverableInput {
   shrinkageLitres: number;
@@ -179,5 +184,5 @@ export function legShrinkage(
     mode: settings.shrinkageRecoveryMode,
   });
   // The leg flag comes from legVolumes so the two views of one leg never disagree.
-  return { ...rec, ...volumes, tolerancePct, pricePerLitre, unpricedCodes: [...unpriced].sort() };
+  return { ...rec, ...volumes, tolerancePct: shownPct(tolerancePct), pricePerLitre, unpricedCodes: [...unpriced].sort() };
 }

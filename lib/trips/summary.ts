@@ -4,7 +4,7 @@ import type { TripDocument } from '../model/trip-document.ts';
 import { documentBalance } from '../finance/balance.ts';
 import { MXN, rateOf, toMxn } from '../money/currency.ts';
 import { isDelivered } from './delivery-state.ts';
-import { legLoaded, legTolerancePct, legVolumes, type LegVolumes } from './shrinkage.ts';
+import { legLoaded, legTolerancePct, legVolumes, shownPct, type LegVolumes } from './shrinkage.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 
@@ -131,7 +131,7 @@ export function tripSummary(trip: TripDocument, linked: FinancialDocument | null
         },
         volumes: {
           ...volumes,
-          tolerancePercent,
+          tolerancePercent: shownPct(tolerancePercent),
           // In transit, nothing is offloaded yet: null, whatever an older record stored.
           products: leg.products.map((p) => ({ desc: p.desc, code: p.code, loaded: p.loaded, offloaded: delivered ? p.offloaded : null })),
         },

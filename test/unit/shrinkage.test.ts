@@ -54,6 +54,23 @@ t.test('legTolerancePct: loaded-weighted across products', async (t) => {
   t.equal(legTolerancePct({ products: [] }, settings, 'A'), 0.4, 'nothing loaded: client tolerance');
 });
 
+t.test('a leg exactly at its pooled allowance is not out of tolerance (the mean is not rounded before judging)', async (t) => {
+  // Diesel 0.3 %, gasoline 0.5 %: 0.3 % × 10,000 + 0.5 % × 20,000 = 130 L allowed; 30 + 100 = 130 L lost.
+  const s = {
+    ...DEFAULT_SETTINGS,
+    toleranceRules: [
+      { productCode: '15101505', pct: 0.3 },
+      { productCode: '15101514', pct: 0.5 },
+    ],
+  };
+  const at = { products: [diesel(10_000, 9_970), gasoline(20_000, 19_900)] };
+  const r = legShrinkage(at, s, 'X');
+  t.match(r, { shrinkageVolume: 130, tolerancePct: 0.4333, exceedsTolerance: false, excessLitres: 0, recoverableLitres: 0, value: 0 });
+  // One litre more is out, by that litre.
+  const over = legShrinkage({ products: [diesel(10_000, 9_969), gasoline(20_000, 19_900)] }, s, 'X');
+  t.match(over, { shrinkageVolume: 131, exceedsTolerance: true, excessLitres: 1 });
+});
+
 t.test('recoverable shrinkage', async (t) => {
   const base = { loadedLitres: 20_000, tolerancePct: 0.2, pricePerLitre: 24.5 };
   // 100 L lost, 40 L tolerated: 60 L × 24.50 = 1,470.00
