@@ -6785,34 +6785,26 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "clients": [
-                     *         {
-                     *           "client": "EAL150316UD4",
-                     *           "clientName": "Estaciones del Altiplano SA de CV",
-                     *           "openInvoices": 92,
-                     *           "outstanding": 3454640.17,
-                     *           "pastDue": 128867.99,
-                     *           "creditDays": 60,
-                     *           "creditDaysSource": "client",
-                     *           "delayDays": -4,
-                     *           "delayBasis": "client",
-                     *           "paymentsInHistory": 170,
-                     *           "nextExpectedDate": "2026-11-16"
-                     *         },
-                     *         {
-                     *           "client": "SCE0509193M9",
-                     *           "clientName": "Servicio Costa Esmeralda SA de CV",
-                     *           "openInvoices": 72,
-                     *           "outstanding": 2813112.84,
-                     *           "pastDue": 624712.58,
-                     *           "creditDays": 30,
-                     *           "creditDaysSource": "default",
-                     *           "delayDays": 8,
-                     *           "delayBasis": "client",
-                     *           "paymentsInHistory": 144,
-                     *           "nextExpectedDate": "2026-11-25"
-                     *         }
-                     *       ],
+                     *       "clients": {
+                     *         "total": 20,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "client": "EAL150316UD4",
+                     *             "clientName": "Estaciones del Altiplano SA de CV",
+                     *             "openInvoices": 92,
+                     *             "outstanding": 3454640.17,
+                     *             "pastDue": 128867.99,
+                     *             "creditDays": 60,
+                     *             "creditDaysSource": "client",
+                     *             "delayDays": -4,
+                     *             "delayBasis": "client",
+                     *             "paymentsInHistory": 170,
+                     *             "nextExpectedDate": "2026-11-16"
+                     *           }
+                     *         ]
+                     *       },
                      *       "items": {
                      *         "total": 714,
                      *         "listed": 1,
@@ -6852,18 +6844,6 @@ export interface operations {
                      *             "revenue": 6559283.54,
                      *             "sharePct": 13.1932,
                      *             "flagged": true
-                     *           },
-                     *           {
-                     *             "client": "SCE0509193M9",
-                     *             "revenue": 5500083.89,
-                     *             "sharePct": 11.0627,
-                     *             "flagged": true
-                     *           },
-                     *           {
-                     *             "client": "EAL150316UD4",
-                     *             "revenue": 4866398.31,
-                     *             "sharePct": 9.7881,
-                     *             "flagged": false
                      *           }
                      *         ]
                      *       }
@@ -6981,33 +6961,43 @@ export interface operations {
                      *             "value": 0.4437
                      *           }
                      *         },
-                     *         "byClient": [
-                     *           {
-                     *             "client": "APA9707182J7",
-                     *             "documents": 41,
-                     *             "documentsWithDiscount": 1,
-                     *             "grossFreight": 1461674.83,
-                     *             "discounts": 707.73,
-                     *             "freightDiscounts": 707.73,
-                     *             "discountRatePct": {
-                     *               "value": 0.0484
+                     *         "byClient": {
+                     *           "total": 20,
+                     *           "listed": 1,
+                     *           "limit": 1,
+                     *           "data": [
+                     *             {
+                     *               "client": "APA9707182J7",
+                     *               "documents": 41,
+                     *               "documentsWithDiscount": 1,
+                     *               "grossFreight": 1461674.83,
+                     *               "discounts": 707.73,
+                     *               "freightDiscounts": 707.73,
+                     *               "discountRatePct": {
+                     *                 "value": 0.0484
+                     *               }
                      *             }
-                     *           }
-                     *         ],
-                     *         "byClientMonth": [
-                     *           {
-                     *             "client": "APA9707182J7",
-                     *             "month": "2026-08",
-                     *             "documents": 6,
-                     *             "documentsWithDiscount": 0,
-                     *             "grossFreight": 213043.79,
-                     *             "discounts": 0,
-                     *             "freightDiscounts": 0,
-                     *             "discountRatePct": {
-                     *               "value": 0
+                     *           ]
+                     *         },
+                     *         "byClientMonth": {
+                     *           "total": 4,
+                     *           "listed": 1,
+                     *           "limit": 1,
+                     *           "data": [
+                     *             {
+                     *               "client": "APA9707182J7",
+                     *               "month": "2026-08",
+                     *               "documents": 6,
+                     *               "documentsWithDiscount": 0,
+                     *               "grossFreight": 213043.79,
+                     *               "discounts": 0,
+                     *               "freightDiscounts": 0,
+                     *               "discountRatePct": {
+                     *                 "value": 0
+                     *               }
                      *             }
-                     *           }
-                     *         ]
+                     *           ]
+                     *         }
                      *       },
                      *       "demurrage": {
                      *         "totals": {
@@ -7018,17 +7008,22 @@ export interface operations {
                      *           "handling": 0,
                      *           "handlingLines": 0
                      *         },
-                     *         "byClient": [
-                     *           {
-                     *             "client": "APA9707182J7",
-                     *             "documents": 41,
-                     *             "documentsWithDemurrage": 0,
-                     *             "demurrage": 0,
-                     *             "demurrageLines": 0,
-                     *             "handling": 0,
-                     *             "handlingLines": 0
-                     *           }
-                     *         ]
+                     *         "byClient": {
+                     *           "total": 20,
+                     *           "listed": 1,
+                     *           "limit": 1,
+                     *           "data": [
+                     *             {
+                     *               "client": "APA9707182J7",
+                     *               "documents": 41,
+                     *               "documentsWithDemurrage": 0,
+                     *               "demurrage": 0,
+                     *               "demurrageLines": 0,
+                     *               "handling": 0,
+                     *               "handlingLines": 0
+                     *             }
+                     *           ]
+                     *         }
                      *       },
                      *       "shrinkage": {
                      *         "totals": {
@@ -7053,31 +7048,36 @@ export interface operations {
                      *           },
                      *           "unpricedProductCodes": []
                      *         },
-                     *         "byClient": [
-                     *           {
-                     *             "client": "APA9707182J7",
-                     *             "trips": 40,
-                     *             "legs": 48,
-                     *             "loadedLitres": 2267841,
-                     *             "offloadedLitres": 2263881,
-                     *             "shrinkageLitres": 3960,
-                     *             "legsOutOfTolerance": 44,
-                     *             "legsWithGain": 0,
-                     *             "excessLitres": 3960,
-                     *             "recoverableLitres": 3960,
-                     *             "recoverableValue": 97020,
-                     *             "recovered": {
-                     *               "invoices": 7,
-                     *               "lines": 7,
-                     *               "litres": 1099,
-                     *               "value": 26925.5
-                     *             },
-                     *             "recoveryRatePct": {
-                     *               "value": 27.75
-                     *             },
-                     *             "unpricedProductCodes": []
-                     *           }
-                     *         ],
+                     *         "byClient": {
+                     *           "total": 20,
+                     *           "listed": 1,
+                     *           "limit": 1,
+                     *           "data": [
+                     *             {
+                     *               "client": "APA9707182J7",
+                     *               "trips": 40,
+                     *               "legs": 48,
+                     *               "loadedLitres": 2267841,
+                     *               "offloadedLitres": 2263881,
+                     *               "shrinkageLitres": 3960,
+                     *               "legsOutOfTolerance": 44,
+                     *               "legsWithGain": 0,
+                     *               "excessLitres": 3960,
+                     *               "recoverableLitres": 3960,
+                     *               "recoverableValue": 97020,
+                     *               "recovered": {
+                     *                 "invoices": 7,
+                     *                 "lines": 7,
+                     *                 "litres": 1099,
+                     *                 "value": 26925.5
+                     *               },
+                     *               "recoveryRatePct": {
+                     *                 "value": 27.75
+                     *               },
+                     *               "unpricedProductCodes": []
+                     *             }
+                     *           ]
+                     *         },
                      *         "worstLegs": {
                      *           "total": 1848,
                      *           "listed": 1,
@@ -7202,23 +7202,28 @@ export interface operations {
                      *           "value": 202012.2
                      *         }
                      *       },
-                     *       "byClient": [
-                     *         {
-                     *           "client": "APA9707182J7",
-                     *           "deliveredTrips": 39,
-                     *           "billedTrips": 37,
-                     *           "medianLagDays": 1.65,
-                     *           "p90LagDays": 10.86,
-                     *           "within1DayPct": 37.84,
-                     *           "within3DaysPct": 64.86,
-                     *           "within7DaysPct": 75.68,
-                     *           "preBilledCount": 0,
-                     *           "unbilledCount": 2,
-                     *           "unbilledValue": 48824.06,
-                     *           "notDeliveredCount": 0,
-                     *           "reason": null
-                     *         }
-                     *       ],
+                     *       "byClient": {
+                     *         "total": 20,
+                     *         "listed": 1,
+                     *         "limit": 1,
+                     *         "data": [
+                     *           {
+                     *             "client": "APA9707182J7",
+                     *             "deliveredTrips": 39,
+                     *             "billedTrips": 37,
+                     *             "medianLagDays": 1.65,
+                     *             "p90LagDays": 10.86,
+                     *             "within1DayPct": 37.84,
+                     *             "within3DaysPct": 64.86,
+                     *             "within7DaysPct": 75.68,
+                     *             "preBilledCount": 0,
+                     *             "unbilledCount": 2,
+                     *             "unbilledValue": 48824.06,
+                     *             "notDeliveredCount": 0,
+                     *             "reason": null
+                     *           }
+                     *         ]
+                     *       },
                      *       "unbilledTrips": {
                      *         "total": 150,
                      *         "listed": 1,
@@ -10647,61 +10652,66 @@ export interface operations {
                      *             },
                      *             "documentsWithDiscrepancies": 11
                      *           },
-                     *           "clients": [
-                     *             {
-                     *               "client": "APA9707182J7",
-                     *               "clientName": "Agroindustrias del Papaloapan SA de CV",
-                     *               "clientKind": "company",
-                     *               "totals": {
-                     *                 "documents": 16,
-                     *                 "cancelledDocuments": 0,
-                     *                 "cancelledTotal": 0,
-                     *                 "pendingCancellations": 0,
-                     *                 "subtotal": 622201.29,
-                     *                 "discount": 0,
-                     *                 "taxableBase": 606325.29,
-                     *                 "freightBase": 596142.29,
-                     *                 "exempt": {
-                     *                   "total": 15876,
-                     *                   "shortage": 15876,
-                     *                   "indemnity": 0,
-                     *                   "other": 0
-                     *                 },
-                     *                 "vat": {
-                     *                   "declared": 97012.03,
-                     *                   "expected": 97012.03,
-                     *                   "difference": 0
-                     *                 },
-                     *                 "retention": {
-                     *                   "declared": 23845.68,
-                     *                   "expected": 23845.68,
-                     *                   "difference": 0
-                     *                 },
-                     *                 "vatBases": {
-                     *                   "rate16": 606325.29,
-                     *                   "rate8": 0,
-                     *                   "rate0": 0,
-                     *                   "exempt": 0,
-                     *                   "otherRates": 0
-                     *                 },
-                     *                 "isrRetained": 0,
-                     *                 "ieps": {
-                     *                   "transferred": 0,
-                     *                   "retained": 0
-                     *                 },
-                     *                 "transferredTaxes": 97012.03,
-                     *                 "retainedTaxes": 23845.68,
-                     *                 "total": 695367.64,
-                     *                 "collected": null,
-                     *                 "findings": {
-                     *                   "discrepancies": 0,
-                     *                   "warnings": 0,
-                     *                   "infos": 2
-                     *                 },
-                     *                 "documentsWithDiscrepancies": 0
+                     *           "clients": {
+                     *             "total": 20,
+                     *             "listed": 1,
+                     *             "limit": 1,
+                     *             "data": [
+                     *               {
+                     *                 "client": "APA9707182J7",
+                     *                 "clientName": "Agroindustrias del Papaloapan SA de CV",
+                     *                 "clientKind": "company",
+                     *                 "totals": {
+                     *                   "documents": 16,
+                     *                   "cancelledDocuments": 0,
+                     *                   "cancelledTotal": 0,
+                     *                   "pendingCancellations": 0,
+                     *                   "subtotal": 622201.29,
+                     *                   "discount": 0,
+                     *                   "taxableBase": 606325.29,
+                     *                   "freightBase": 596142.29,
+                     *                   "exempt": {
+                     *                     "total": 15876,
+                     *                     "shortage": 15876,
+                     *                     "indemnity": 0,
+                     *                     "other": 0
+                     *                   },
+                     *                   "vat": {
+                     *                     "declared": 97012.03,
+                     *                     "expected": 97012.03,
+                     *                     "difference": 0
+                     *                   },
+                     *                   "retention": {
+                     *                     "declared": 23845.68,
+                     *                     "expected": 23845.68,
+                     *                     "difference": 0
+                     *                   },
+                     *                   "vatBases": {
+                     *                     "rate16": 606325.29,
+                     *                     "rate8": 0,
+                     *                     "rate0": 0,
+                     *                     "exempt": 0,
+                     *                     "otherRates": 0
+                     *                   },
+                     *                   "isrRetained": 0,
+                     *                   "ieps": {
+                     *                     "transferred": 0,
+                     *                     "retained": 0
+                     *                   },
+                     *                   "transferredTaxes": 97012.03,
+                     *                   "retainedTaxes": 23845.68,
+                     *                   "total": 695367.64,
+                     *                   "collected": null,
+                     *                   "findings": {
+                     *                     "discrepancies": 0,
+                     *                     "warnings": 0,
+                     *                     "infos": 2
+                     *                   },
+                     *                   "documentsWithDiscrepancies": 0
+                     *                 }
                      *               }
-                     *             }
-                     *           ]
+                     *             ]
+                     *           }
                      *         }
                      *       ],
                      *       "findings": {
@@ -10719,8 +10729,8 @@ export interface operations {
                      *           "VAT_MISMATCH": 6
                      *         },
                      *         "kind": null,
-                     *         "limit": 2,
-                     *         "listed": 2,
+                     *         "limit": 1,
+                     *         "listed": 1,
                      *         "items": [
                      *           {
                      *             "kind": "discrepancy",
@@ -10736,21 +10746,6 @@ export interface operations {
                      *             "expected": 6302.71,
                      *             "difference": -45.67,
                      *             "message": "Concept 0: VAT declared 6257.04, expected 6302.71 (39391.95 × 0.16)."
-                     *           },
-                     *           {
-                     *             "kind": "discrepancy",
-                     *             "code": "VAT_MISMATCH",
-                     *             "docId": "TGO-FD-005297",
-                     *             "uuid": "6B59D4E8-E8D8-4371-A98D-71A287C690CF",
-                     *             "client": "SCE0509193M9",
-                     *             "date": "2026-10-04T23:03:58.083Z",
-                     *             "month": "2026-10",
-                     *             "conceptIndex": 0,
-                     *             "currency": "MXN",
-                     *             "declared": 5106.57,
-                     *             "expected": 5107.7,
-                     *             "difference": -1.13,
-                     *             "message": "Concept 0: VAT declared 5106.57, expected 5107.70 (31923.10 × 0.16)."
                      *           }
                      *         ]
                      *       }
