@@ -341,7 +341,7 @@ export interface components {
         /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
         OpenAsOf: components["schemas"]["CalendarDate"];
         /**
-         * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+         * @description Page number, 1 to 500.
          * @example 1
          */
         Page: number;
@@ -413,7 +413,7 @@ export interface operations {
                 /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
                 openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -498,7 +498,7 @@ export interface operations {
                 /** @description First offloading day included. */
                 offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];

@@ -2013,6 +2013,8 @@ export interface components {
         AlertsPageMeta: {
             hasMore: boolean;
             limit: number;
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
             page: number;
             pages: number;
             /** @description RFC of the authenticated tenant */
@@ -5980,10 +5982,7 @@ export interface components {
         CfdiUuid: string;
         /** @description Client RFC. */
         ClientRfc: string;
-        /**
-         * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
-         *     record skipped or repeated.
-         */
+        /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
         Cursor: string;
         /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
         DateFilterBy: "date" | "load" | "offload";
@@ -6070,7 +6069,7 @@ export interface components {
         /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
         OpenAsOf: components["schemas"]["CalendarDate"];
         /**
-         * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+         * @description Page number, 1 to 500.
          * @example 1
          */
         Page: number;
@@ -6215,6 +6214,8 @@ export interface operations {
     listAlerts: {
         parameters: {
             query?: {
+                /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Only alerts of this cycle (YYYY-MM). */
                 cycleKey?: components["parameters"]["AlertCycleKey"];
                 /**
@@ -6223,7 +6224,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -6261,6 +6262,7 @@ export interface operations {
                      *         "limit": 20,
                      *         "pages": 1,
                      *         "hasMore": false,
+                     *         "nextCursor": null,
                      *         "tenant": "TGO850101AB1"
                      *       },
                      *       "data": [
@@ -6320,6 +6322,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["CursorNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6328,6 +6331,8 @@ export interface operations {
     listAlertJobs: {
         parameters: {
             query?: {
+                /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Only jobs of this cycle (YYYY-MM). */
                 cycleKey?: components["parameters"]["JobCycleKey"];
                 /**
@@ -6336,7 +6341,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -6371,6 +6376,7 @@ export interface operations {
                      *         "limit": 20,
                      *         "pages": 1,
                      *         "hasMore": false,
+                     *         "nextCursor": null,
                      *         "tenant": "TGO850101AB1"
                      *       },
                      *       "data": [
@@ -6404,6 +6410,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["CursorNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8116,7 +8123,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -9039,10 +9046,7 @@ export interface operations {
                 cancelled?: components["parameters"]["Cancelled"];
                 /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
-                /**
-                 * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
-                 *     record skipped or repeated.
-                 */
+                /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
                 cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description `summary` (default): computed fields; `full`: the stored documents whole.
@@ -9064,7 +9068,7 @@ export interface operations {
                 /** @description Only invoices open at the end of this day (YYYY-MM-DD, Mexico City): emitted, not cancelled and with a balance by then (payments and credit notes dated by then). A later day means now. */
                 openAsOf?: components["parameters"]["OpenAsOf"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -9790,10 +9794,7 @@ export interface operations {
                 cancelled?: components["parameters"]["ReceivedCancelled"];
                 /** @description Category. See ReceivedCategory and `GET /api/received-category-rules`. */
                 category?: components["parameters"]["ReceivedCategoryFilter"];
-                /**
-                 * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
-                 *     record skipped or repeated.
-                 */
+                /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
                 cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description Last day included (YYYY-MM-DD, Mexico City); before `startDate`, an empty answer.
@@ -9806,7 +9807,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -10172,10 +10173,7 @@ export interface operations {
             query?: {
                 /** @description Client RFC. */
                 client?: components["parameters"]["ClientRfc"];
-                /**
-                 * @description The previous page's `meta.nextCursor` (same filters, no `page`): any depth, no unchanged
-                 *     record skipped or repeated.
-                 */
+                /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Which leg date `startDate`/`endDate` apply to: `date` (leg date, default), `load` (loading) or `offload` (offloading). */
                 dateFilterBy?: components["parameters"]["DateFilterBy"];
@@ -10203,7 +10201,7 @@ export interface operations {
                 /** @description First offloading day included. */
                 offloadStartDate?: components["parameters"]["OffloadStartDate"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -10864,7 +10862,7 @@ export interface operations {
                  */
                 month?: components["parameters"]["PositionMonth"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -10905,7 +10903,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11217,7 +11215,7 @@ export interface operations {
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description Page number, 1 to 500 (to go deeper, narrow the filters).
+                 * @description Page number, 1 to 500.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];

@@ -9,7 +9,8 @@ import { ALERT_INDEXES } from './alert-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './idempotency-indexes.ts';
 import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
 import { ALERT_JOB_NAME, type AlertJobDocument, type JobFailure, type JobState } from './jobs.ts';
-import { findPage } from '../db/find-page.ts';
+import { findSortedPage } from '../db/find-page.ts';
+import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import { DUPLICATE_KEY, insertUnlessDuplicate } from '../db/duplicate-key.ts';
 import type { AlertRecordDocument } from './records.ts';
 
@@ -98,20 +99,38 @@ export interface AlertJobFilter {
   state?: JobState;
 }
 
+/** The jobs' list order: newest first (the sort of every `tenant_name_…_created` index). */
+export const ALERT_JOB_SORT = [
+  { field: 'data.createdAt', dir: -1 },
+  { field: '_id', dir: -1 },
+] as const satisfies KeysetSort;
+
+/**
+ * A cursor carries a position as JSON (a Date as its ISO text, an ObjectId as its hex): back to the stored types. The
+ * cursor is signed (lib/shared/cursor.ts), so a value that does not read is none this service issued.
+ */
+const keyOf = (q: PageQuery, id: (v: string) => ObjectId | string): PageQuery =>
+  q.after ? { ...q, after: [new Date(String(q.after[0])) as unknown as string, id(String(q.after[1])) as unknown as string] } : q;
+
 export async function findAlertJobs(
   db: Db,
   tenant: string,
   f: AlertJobFilter,
-  window: { skip: number; limit: number },
+  page: PageQuery,
   maxTimeMS: number,
-): Promise<{ total: number; docs: AlertJobDocument[] }> {
+): Promise<{ total: number | null; docs: AlertJobDocument[] }> {
   const and: Filter<AlertJobDocument>[] = [{ 'data.tenant': tenant, name: ALERT_JOB_NAME }];
   if (f.ruleId !== undefined) and.push({ 'data.ruleId': f.ruleId });
   if (f.cycleKey !== undefined) and.push({ 'data.cycleKey': f.cycleKey });
   if (f.userId !== undefined) and.push({ 'data.userId': f.userId });
   if (f.state !== undefined) and.push(alertJobStateFilter(f.state));
   const q: Filter<AlertJobDocument> = and.length === 1 ? and[0]! : { $and: and };
-  return findPage(alertJobs(db), q, { 'data.createdAt': -1, _id: -1 }, window, maxTimeMS);
+  return findSortedPage(
+    alertJobs(db),
+    q,
+    keyOf(page, (v) => new ObjectId(v)),
+    maxTimeMS,
+  );
 }
 
 /** Deletes the tenant's job; null when there is none with this id for this tenant. */
@@ -145,17 +164,28 @@ export interface AlertRecordFilter {
   status?: 'triggered' | 'clear';
 }
 
+/** The records' list order: newest evaluation first (the sort of every `tenant_…_evaluated` index). */
+export const ALERT_RECORD_SORT = [
+  { field: 'evaluatedAt', dir: -1 },
+  { field: '_id', dir: -1 },
+] as const satisfies KeysetSort;
+
 export async function findAlertRecords(
   db: Db,
   tenant: string,
   f: AlertRecordFilter,
-  window: { skip: number; limit: number },
+  page: PageQuery,
   maxTimeMS: number,
-): Promise<{ total: number; docs: AlertRecordDocument[] }> {
+): Promise<{ total: number | null; docs: AlertRecordDocument[] }> {
   const q: Filter<AlertRecordDocument> = { tenant };
   if (f.userId !== undefined) q.userId = f.userId;
   if (f.ruleId !== undefined) q.ruleId = f.ruleId as AlertRecordDocument['ruleId'];
   if (f.cycleKey !== undefined) q.cycleKey = f.cycleKey;
   if (f.status !== undefined) q.status = f.status;
-  return findPage(alertRecords(db), q, { evaluatedAt: -1, _id: -1 }, window, maxTimeMS);
+  return findSortedPage(
+    alertRecords(db),
+    q,
+    keyOf(page, (v) => v),
+    maxTimeMS,
+  );
 }

@@ -1,12 +1,13 @@
 /** GET /api/alerts: the alert records the tenant's jobs produced, filtered and paged. */
 import type { ServiceContext } from '../context.ts';
-import { findAlertRecords } from './alert-jobs-repo.ts';
+import { ALERT_RECORD_SORT, findAlertRecords } from './alert-jobs-repo.ts';
 import { alertsPage, type AlertsPage } from './alerts-page.ts';
 import { alertRecordView, type AlertRecordView } from './records.ts';
 
 export interface ListAlertsInput {
   page: number;
   limit: number;
+  cursor?: string;
   userId?: string;
   ruleId?: string;
   cycleKey?: string;
@@ -14,6 +15,14 @@ export interface ListAlertsInput {
 }
 
 export async function listAlerts(ctx: ServiceContext, tenant: string, input: ListAlertsInput): Promise<AlertsPage<AlertRecordView>> {
-  const filter = { userId: input.userId, ruleId: input.ruleId, cycleKey: input.cycleKey, status: input.status };
-  return alertsPage(tenant, input, (window) => findAlertRecords(ctx.db, tenant, filter, window, ctx.config.queryTimeoutMs), alertRecordView);
+  const filters = { userId: input.userId, ruleId: input.ruleId, cycleKey: input.cycleKey, status: input.status };
+  return alertsPage(
+    ctx.db,
+    tenant,
+    'alerts',
+    { ...input, filters },
+    ALERT_RECORD_SORT,
+    (q) => findAlertRecords(ctx.db, tenant, filters, q, ctx.config.queryTimeoutMs),
+    alertRecordView,
+  );
 }

@@ -7,6 +7,7 @@
 import type { Test } from 'tap';
 import { ObjectId } from 'mongodb';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
+import { connect, listen } from '../helpers/mcp.ts';
 import { COLLECTIONS } from '../../lib/db/collections.ts';
 import { alertJobs, alertRecords } from '../../lib/alerts/alert-jobs-repo.ts';
 import { alertJobKey } from '../../lib/alerts/jobs.ts';
@@ -380,8 +381,8 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     const p1 = await get(`${JOBS}?cycleKey=2026-05&limit=3&page=1`);
     const p3 = await get(`${JOBS}?cycleKey=2026-05&limit=3&page=3`);
     assertConforms(t, p3, 'GET', JOBS);
-    t.same(p1.json().meta, { total: 7, page: 1, limit: 3, pages: 3, hasMore: true, tenant: TENANT_A });
-    t.same(p3.json().meta, { total: 7, page: 3, limit: 3, pages: 3, hasMore: false, tenant: TENANT_A });
+    t.match(p1.json().meta, { total: 7, page: 1, limit: 3, pages: 3, hasMore: true, nextCursor: /^[\w-]+\.[\w-]+$/, tenant: TENANT_A });
+    t.same(p3.json().meta, { total: 7, page: 3, limit: 3, pages: 3, hasMore: false, nextCursor: null, tenant: TENANT_A });
     t.equal(p3.json().data.length, 1);
     const all = [...p1.json().data, ...(await get(`${JOBS}?cycleKey=2026-05&limit=3&page=2`)).json().data, ...p3.json().data].map((j: Json) => j.id);
     t.equal(new Set(all).size, 7, 'pages do not overlap');
@@ -436,9 +437,82 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     t.equal((await get(`${ALERTS}?status=clear`)).json().meta.total, 2);
     const page = await get(`${ALERTS}?limit=4&page=2`);
     assertConforms(t, page, 'GET', ALERTS);
-    t.same(page.json().meta, { total: 7, page: 2, limit: 4, pages: 2, hasMore: false, tenant: TENANT_A });
+    t.same(page.json().meta, { total: 7, page: 2, limit: 4, pages: 2, hasMore: false, nextCursor: null, tenant: TENANT_A });
     t.equal((await get(`${ALERTS}?status=maybe`)).statusCode, 400);
     t.equal((await get(ALERTS, KEY_B)).json().meta.total, 1);
+  });
+
+  t.test('a cursor walks the records and the jobs whole while newer ones arrive: none repeated, none skipped, any depth', async (t) => {
+    // 250 records of tenant A, five per evaluation instant (ties broken by id), walked 40 at a time; a newer record
+    // arrives before each page (by page number, each would push one record onto the next page: repeated).
+    const base = Date.UTC(2026, 5, 1);
+    const hexId = (i: number): string => `c0ffee${i.toString(16).padStart(18, '0')}`;
+    const rec = (i: number, at: number): AlertRecordDocument => ({
+      _id: hexId(i),
+      jobId: hexId(i),
+      tenant: TENANT_A,
+      userId: 'walker',
+      ruleId: 'overdue-invoices',
+      cycleKey: '2026-06',
+      nameAlert: 'n',
+      individual: true,
+      extraData: {},
+      dueDate: new Date(base),
+      evaluatedAt: new Date(at),
+      status: 'triggered',
+      message: 'm',
+      summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
+      findings: [],
+      truncated: false,
+      attempts: 1,
+      worker: 'test',
+    });
+    await alertRecords(h.db).insertMany(Array.from({ length: 250 }, (_, i) => rec(i, base + Math.floor(i / 5) * 60_000)));
+    const seen: string[] = [];
+    let url = `${ALERTS}?userId=walker&limit=40`;
+    for (let page = 1; ; page++) {
+      const res = await get(url);
+      t.equal(res.statusCode, 200, res.body.slice(0, 200));
+      if (page === 2) assertConforms(t, res, 'GET', ALERTS);
+      seen.push(...res.json().data.map((r: Json) => r.id));
+      await alertRecords(h.db).insertOne(rec(1000 + page, base + 86_400_000 + page));
+      const next = res.json().meta.nextCursor;
+      if (!next) break;
+      url = `${ALERTS}?userId=walker&limit=40&cursor=${next}`;
+    }
+    t.equal(seen.length, 250, 'every record once');
+    t.equal(new Set(seen).size, 250, 'none repeated');
+    t.same(seen.slice(0, 5), [249, 248, 247, 246, 245].map(hexId), 'newest first, ties by id (descending)');
+    const forged = await get(`${ALERTS}?userId=other&limit=40&cursor=${(await get(`${ALERTS}?userId=walker&limit=40`)).json().meta.nextCursor}`);
+    t.equal(forged.statusCode, 404, "another walk's cursor designates no page here");
+
+    // The jobs: ObjectId ids and Date creation instants round-trip through the cursor.
+    const jobs = await get(`${JOBS}?limit=2`);
+    const total = jobs.json().meta.total as number;
+    const ids: string[] = [];
+    let next: string | null = null;
+    do {
+      const res = await get(`${JOBS}?limit=2${next ? `&cursor=${next}` : ''}`);
+      t.equal(res.statusCode, 200);
+      ids.push(...res.json().data.map((j: Json) => j.id));
+      next = res.json().meta.nextCursor;
+    } while (next);
+    t.equal(ids.length, total, `every job once (${total})`);
+    t.equal(new Set(ids).size, total);
+
+    // MCP: the same walk with the tool.
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
+    const first = (await client.callTool({ name: 'listAlerts', arguments: { userId: 'walker', limit: 100 } })) as unknown as {
+      structuredContent: { meta: { nextCursor: string }; data: Json[] };
+    };
+    const second = (await client.callTool({
+      name: 'listAlerts',
+      arguments: { userId: 'walker', limit: 100, cursor: first.structuredContent.meta.nextCursor },
+    })) as unknown as {
+      structuredContent: { data: Json[] };
+    };
+    const mcpIds = [...first.structuredContent.data, ...second.structuredContent.data].map((r) => r.id);
+    t.equal(new Set(mcpIds).size, 200, 'MCP pages do not overlap');
   });
 
   t.test('the spec rule enum is the catalogue', async (t) => {
