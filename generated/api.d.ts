@@ -2389,7 +2389,7 @@ export interface components {
              */
             description?: string;
             /**
-             * @description Event types to deliver to this endpoint.
+             * @description Event types to deliver to this endpoint (any of the four).
              * @example [
              *       "alert.triggered"
              *     ]

@@ -7,6 +7,7 @@
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TEST_WEBHOOK_KEY, testConfig } from '../helpers/harness.ts';
 import { buildApp } from '../../handlers/app.ts';
+import { connect, listen } from '../helpers/mcp.ts';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
 import { webhooks, webhookDeliveries, webhookJobs } from '../../lib/webhooks/webhooks-repo.ts';
 import { decryptSecret } from '../../lib/webhooks/secret-box.ts';
@@ -95,6 +96,20 @@ export default async function webhooksApiTests(t: Test): Promise<void> {
       t.equal(res.statusCode, 400, JSON.stringify(body));
     }
     t.equal(await webhooks(h.db).countDocuments(), 0, 'nothing stored');
+
+    // One endpoint for every event type (there are four: alerts and exports); was refused past two.
+    const every = await create({ events: ['alert.triggered', 'alert.cleared', 'export.ready', 'export.failed'] });
+    t.equal(every.statusCode, 201, every.body);
+    t.same(every.json().events, ['alert.triggered', 'alert.cleared', 'export.ready', 'export.failed']);
+    await del(`/api/webhooks/${every.json().id}`);
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
+    const viaMcp = (await client.callTool({
+      name: 'createWebhook',
+      arguments: { body: { url: URL_OK, events: ['alert.triggered', 'alert.cleared', 'export.ready', 'export.failed'] } },
+    })) as unknown as { isError?: boolean; structuredContent: { id: string; events: string[] } };
+    t.notOk(viaMcp.isError, 'MCP: the same');
+    t.equal(viaMcp.structuredContent.events.length, 4);
+    await del(`/api/webhooks/${viaMcp.structuredContent.id}`);
 
     for (const url of ['https://hooks.example.com:443/explicit', 'http://hooks.example.com:80/explicit']) {
       const res = await create({ url });
