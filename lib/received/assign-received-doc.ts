@@ -28,13 +28,15 @@ export async function assignReceivedDoc(
 ): Promise<ReceivedAssignmentView> {
   const doc = await findReceivedDocById(ctx.db, tenant, input.id, ctx.config.queryTimeoutMs);
   if (!doc) throw notFound('no such received document for this tenant');
-  const missing = await missingTarget(ctx, tenant, input.body);
+  // Trimmed as the bulk rows and the CSV are (assignments-csv.ts): "V1 " is vehicle V1 whichever way it is sent.
+  const target = { vehicle: input.body.vehicle?.trim(), tripId: input.body.tripId?.trim() };
+  const missing = await missingTarget(ctx, tenant, target);
   if (missing) throw notFound(missing);
   const row: ReceivedAssignmentRow = {
     _id: doc._id,
     tenant,
-    vehicle: input.body.vehicle ?? null,
-    tripId: input.body.tripId ?? null,
+    vehicle: target.vehicle ?? null,
+    tripId: target.tripId ?? null,
     assignedAt: ctx.now().toISOString(),
   };
   const before = (await findAssignments(ctx.db, tenant, [doc._id], ctx.config.queryTimeoutMs)).get(doc._id);

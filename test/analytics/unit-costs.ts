@@ -173,6 +173,10 @@ export default async function unitCostsTests(t: Test): Promise<void> {
     t.match(put.json(), { tenant: TENANT_A, id: rid(2), uuid: U(2), vehicle: 'V2', tripId: null, assignedAt: NOW.toISOString() });
     const again = await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V2' });
     t.same(again.json(), put.json(), 'the same assignment again changes nothing');
+    // "V2 " (the spec's pattern admits a trailing space) is vehicle V2, as in the bulk rows and the CSV: the same again.
+    const spaced = await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V2 ' });
+    t.equal(spaced.statusCode, 200, spaced.body);
+    t.same(spaced.json(), put.json(), 'trimmed: the same assignment');
     // Another tenant's document, an unknown one, another tenant's trip, a vehicle on no trip: 404.
     t.equal((await send('PUT', `/api/received-docs/${rid(20, TENANT_B)}/assignment`, { vehicle: 'V1' })).statusCode, 404);
     t.equal((await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V1' }, KEY_B)).statusCode, 404);
@@ -353,12 +357,12 @@ export default async function unitCostsTests(t: Test): Promise<void> {
     );
     // The assignment tools are in the `settings` toolset.
     const settings = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=settings');
-    const put = (await settings.callTool({ name: 'assignReceivedDoc', arguments: { id: rid(3), body: { vehicle: 'V2' } } })) as unknown as {
+    const put = (await settings.callTool({ name: 'assignReceivedDoc', arguments: { id: rid(3), body: { vehicle: 'V2 ' } } })) as unknown as {
       structuredContent: { vehicle: string };
       isError?: boolean;
     };
     t.notOk(put.isError);
-    t.equal(put.structuredContent.vehicle, 'V2');
+    t.equal(put.structuredContent.vehicle, 'V2', '"V2 " trimmed, as over REST');
     const un = (await settings.callTool({ name: 'unassignReceivedDoc', arguments: { id: rid(3) } })) as { isError?: boolean };
     t.notOk(un.isError);
   });
