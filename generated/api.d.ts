@@ -6538,9 +6538,10 @@ export interface operations {
             /**
              * @description The body is invalid: a missing or unknown field, `userIds` empty, over
              *     1,000 or with duplicates, a malformed `cycleKey` (YYYY-MM) or `dueDate`,
-             *     an unknown `ruleId` (the detail lists the known rules), or `extraData`
-             *     too large or with `$`-prefixed or dotted keys. One detail per problem;
-             *     nothing is scheduled.
+             *     an unknown `ruleId` (the detail lists the known rules), `extraData`
+             *     too large or holding a number JSON cannot carry (1e400), or a `dueDate`
+             *     outside 1970–2999. Any key is allowed in `extraData` (`$x`, `a.b`: it is
+             *     stored as text). One detail per problem; nothing is scheduled.
              */
             400: {
                 headers: {

@@ -65,6 +65,13 @@ t.test('alert jobs: at most ALERT_MAX_ACTIVE_JOBS per tenant', async (t) => {
   const id = jobs.json().data[0].id as string;
   t.equal((await app.inject({ method: 'DELETE', url: `/api/alerts/jobs/${id}`, headers: { 'x-api-key': KEY_A } })).statusCode, 200);
   t.equal((await schedule(app, ['q-6'], '2026-07')).statusCode, 200, 'a cancelled job frees its place');
+  // A running job is active too: Agenda clears its nextRunAt when the run starts and holds its lock until it ends.
+  const five = await alertJobs(h.db).find({ 'data.tenant': TENANT_A }).toArray();
+  t.equal(five.length, 5);
+  await alertJobs(h.db).updateOne({ _id: five[0]!._id }, { $set: { nextRunAt: null, lockedAt: new Date() } });
+  const whileRunning = await schedule(app, ['q-7'], '2026-07');
+  t.equal(whileRunning.statusCode, 409, 'four scheduled and one running: the quota is full');
+  t.match(whileRunning.json().error.details[0], /has 5 active alert jobs/);
   await alertJobs(h.db).deleteMany({});
 });
 

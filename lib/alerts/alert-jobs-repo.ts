@@ -76,9 +76,15 @@ export async function insertAlertJobs(db: Db, docs: AlertJobDocument[]): Promise
   }
 }
 
-/** The tenant's alert jobs not yet run to their end (scheduled, running, retrying: Agenda clears nextRunAt when a job is done). */
+/**
+ * The tenant's alert jobs not yet run to their end: scheduled and retrying (a next run) and running (locked: Agenda
+ * clears nextRunAt when a run starts, and when a job is done).
+ */
 export function countActiveAlertJobs(db: Db, tenant: string, maxTimeMS: number): Promise<number> {
-  return alertJobs(db).countDocuments({ 'data.tenant': tenant, name: ALERT_JOB_NAME, nextRunAt: { $ne: null } }, { maxTimeMS });
+  return alertJobs(db).countDocuments(
+    { 'data.tenant': tenant, name: ALERT_JOB_NAME, $or: [{ nextRunAt: { $ne: null } }, { lockedAt: { $ne: null } }] },
+    { maxTimeMS },
+  );
 }
 
 /** Existing jobs by key (id and key only). */

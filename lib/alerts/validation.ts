@@ -39,6 +39,9 @@ export interface ValidScheduleInput {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
+const DUE_DATE_MIN = Date.UTC(1970, 0, 1);
+const DUE_DATE_MAX = Date.UTC(3000, 0, 1) - 1;
+
 /** Problems with `extraData`, one detail each (empty when it is fine). */
 export function extraDataProblems(extra: unknown): string[] {
   if (extra === undefined) return [];
@@ -48,7 +51,24 @@ export function extraDataProblems(extra: unknown): string[] {
   // Any key and any depth: extraData is stored serialised (extra-data.ts), and its size bounds its depth.
   const bytes = Buffer.byteLength(JSON.stringify(extra), 'utf8');
   if (bytes > MAX_EXTRA_DATA_BYTES) problems.push(`extraData is ${bytes} bytes as JSON; the limit is ${MAX_EXTRA_DATA_BYTES}`);
+  else {
+    const path = nonFiniteNumber(extra);
+    if (path !== null) problems.push(`extraData.${path} is a number beyond what JSON carries exactly (e.g. 1e400): it would come back null; send it as text`);
+  }
   return problems;
+}
+
+/** The path of a number that is not finite (JSON's 1e400 parses to Infinity and is written back as null); null when none. */
+function nonFiniteNumber(root: Record<string, unknown>): string | null {
+  // Iterative: the size check above bounds the values walked, and no depth can overflow the stack.
+  const stack: [unknown, string][] = Object.entries(root).map(([k, v]) => [v, k]);
+  while (stack.length) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'number' && !Number.isFinite(value)) return path.slice(0, 100);
+    if (typeof value === 'object' && value !== null)
+      for (const [k, v] of Object.entries(value)) stack.push([v, Array.isArray(value) ? `${path}[${k}]` : `${path}.${k}`]);
+  }
+  return null;
 }
 
 /**
@@ -76,7 +96,8 @@ export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput
   if (dupes.size > 0) problems.push(`userIds must be distinct; repeated: ${[...dupes].slice(0, 10).join(', ')}`);
   if (!isAlertRuleId(input.ruleId)) problems.push(`ruleId '${input.ruleId}' is unknown; known rules: ${ALERT_RULE_IDS.join(', ')}`);
   if (typeof input.cycleKey !== 'string' || !isMonthKey(input.cycleKey)) problems.push('cycleKey must be a month YYYY-MM');
-  if (typeof input.nameAlert !== 'string' || input.nameAlert.trim() === '' || input.nameAlert.length > MAX_NAME_LENGTH) {
+  // Characters as the schema's maxLength counts them (code points: an emoji is one).
+  if (typeof input.nameAlert !== 'string' || input.nameAlert.trim() === '' || [...input.nameAlert].length > MAX_NAME_LENGTH) {
     problems.push(`nameAlert must be 1–${MAX_NAME_LENGTH} characters`);
   }
   problems.push(...extraDataProblems(input.extraData));
@@ -84,6 +105,8 @@ export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput
   if (input.dueDate !== undefined) {
     const ms = Date.parse(input.dueDate);
     if (Number.isNaN(ms)) problems.push('dueDate must be a valid date-time (ISO 8601)');
+    // An instant the answers can write back as RFC 3339 (a four-digit year), in the years the service's dates use.
+    else if (ms < DUE_DATE_MIN || ms > DUE_DATE_MAX) problems.push('dueDate must fall between 1970-01-01 and 2999-12-31 (UTC)');
     else dueDate = new Date(ms);
   }
   if (problems.length > 0) throw invalidBody(problems);

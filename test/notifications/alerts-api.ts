@@ -209,6 +209,30 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       t.equal(res.json().error.message, 'Invalid request body', name);
       t.match(res.json().error.details.join(' | '), detail, `${name}: ${res.json().error.details.join(' | ')}`);
     }
+    // Bodies JSON.stringify cannot write: a number JSON.parse reads as Infinity (it was stored, and listed back, as null).
+    for (const [raw, detail] of [
+      ['"extraData":{"big":1e400}', /^extraData\.big is a number beyond what JSON carries exactly/],
+      ['"extraData":{"nested":{"list":[1,-1e400]}}', /^extraData\.nested\.list\[1\] is a number beyond/],
+    ] as const) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: SCHEDULE,
+        headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+        payload: `{"userIds":["x-1"],"ruleId":"overdue-invoices","cycleKey":"2026-03","nameAlert":"n",${raw}}`,
+      });
+      t.equal(res.statusCode, 400, raw);
+      t.match(res.json().error.details[0], detail, raw);
+    }
+    // Valid RFC 3339 instants whose year the answers cannot write in four digits (+010000-01-01…, -000001-12-31…).
+    for (const dueDate of ['9999-12-31T23:59:59-23:59', '0000-01-01T00:00:00+01:00', '1969-12-31T23:59:59Z']) {
+      const res = await post(body({ dueDate }));
+      t.equal(res.statusCode, 400, dueDate);
+      t.match(res.json().error.details.join(' '), /dueDate must fall between 1970-01-01 and 2999-12-31/, dueDate);
+    }
+    // 201 characters (an emoji is one, as JSON Schema's maxLength counts) are too many; 200 are not (300 UTF-16 units).
+    const long = await post(body({ userIds: ['emoji-1'], nameAlert: '🚚'.repeat(201) }));
+    t.equal(long.statusCode, 400);
+    t.match(long.json().error.details.join(' '), /nameAlert must NOT have more than 200 characters/);
     const two = await post(body({ cycleKey: '2026-00', extraData: { $x: 1 }, surprise: true }));
     t.equal(two.statusCode, 400);
     t.ok(two.json().error.details.length >= 2, 'every schema problem listed');
@@ -219,6 +243,17 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     t.equal(xml.statusCode, 415);
     assertConforms(t, xml, 'POST', SCHEDULE);
     t.same(await footprint(), before, 'nothing written');
+  });
+
+  t.test('a name of 150 emoji (150 characters, 300 UTF-16 units) is within the 200 characters', async (t) => {
+    const res = await post(body({ userIds: ['emoji-2'], nameAlert: '🚚'.repeat(150) }));
+    t.equal(res.statusCode, 200, res.body);
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
+    const viaMcp = (await client.callTool({
+      name: 'scheduleAlerts',
+      arguments: { body: { userIds: ['emoji-3'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: '🚚'.repeat(150) } },
+    })) as { isError?: boolean };
+    t.notOk(viaMcp.isError, 'MCP: the same');
   });
 
   t.test('Idempotency-Key: same body replays, a different body is a request of its own', async (t) => {
