@@ -5957,6 +5957,8 @@ export interface components {
         0: string;
         /** @description Only alerts of this cycle (YYYY-MM). */
         AlertCycleKey: components["schemas"]["CycleKey"];
+        /** @description Findings listed per record, 0 to 200 (default every one stored). */
+        AlertFindingsLimit: number;
         /** @description Only alerts of this rule. */
         AlertRuleId: components["schemas"]["RuleId"];
         /**
@@ -6218,6 +6220,8 @@ export interface operations {
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Only alerts of this cycle (YYYY-MM). */
                 cycleKey?: components["parameters"]["AlertCycleKey"];
+                /** @description Findings listed per record, 0 to 200 (default every one stored). */
+                findingsLimit?: components["parameters"]["AlertFindingsLimit"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
@@ -8339,6 +8343,8 @@ export interface operations {
             query: {
                 /** @description Only alerts of this cycle (YYYY-MM). */
                 cycleKey?: components["parameters"]["AlertCycleKey"];
+                /** @description Findings listed per record, 0 to 200 (default every one stored). */
+                findingsLimit?: components["parameters"]["AlertFindingsLimit"];
                 /**
                  * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
                  * @example csv

@@ -11,7 +11,7 @@ export interface ValidatedQueries {
   createCfdiOriginalLink: Query<'createCfdiOriginalLink'> & Required<Pick<Query<'createCfdiOriginalLink'>, 'expiresIn'>>;
   createCfdiPrintedFormLink: Query<'createCfdiPrintedFormLink'> & Required<Pick<Query<'createCfdiPrintedFormLink'>, 'expiresIn'>>;
   exportAlertJobs: Query<'exportAlertJobs'>;
-  exportAlerts: Query<'exportAlerts'>;
+  exportAlerts: Query<'exportAlerts'> & Required<Pick<Query<'exportAlerts'>, 'findingsLimit'>>;
   exportCashInflowForecast: Query<'exportCashInflowForecast'> & Required<Pick<Query<'exportCashInflowForecast'>, 'bucket' | 'limit' | 'table'>>;
   exportDiot: Query<'exportDiot'> & Required<Pick<Query<'exportDiot'>, 'table'>>;
   exportDiscountsAndShrinkage: Query<'exportDiscountsAndShrinkage'> & Required<Pick<Query<'exportDiscountsAndShrinkage'>, 'limit' | 'table'>>;
@@ -35,7 +35,7 @@ export interface ValidatedQueries {
   getTaxPosition: Query<'getTaxPosition'> & Required<Pick<Query<'getTaxPosition'>, 'limit'>>;
   getTaxSummary: Query<'getTaxSummary'> & Required<Pick<Query<'getTaxSummary'>, 'basis' | 'limit'>>;
   listAlertJobs: Query<'listAlertJobs'> & Required<Pick<Query<'listAlertJobs'>, 'limit' | 'page'>>;
-  listAlerts: Query<'listAlerts'> & Required<Pick<Query<'listAlerts'>, 'limit' | 'page'>>;
+  listAlerts: Query<'listAlerts'> & Required<Pick<Query<'listAlerts'>, 'findingsLimit' | 'limit' | 'page'>>;
   listExports: Query<'listExports'> & Required<Pick<Query<'listExports'>, 'limit' | 'page'>>;
   listFinancialDocs: Query<'listFinancialDocs'> & Required<Pick<Query<'listFinancialDocs'>, 'detail' | 'limit' | 'page'>>;
   listReceivedDocs: Query<'listReceivedDocs'> & Required<Pick<Query<'listReceivedDocs'>, 'limit' | 'page'>>;

@@ -12,6 +12,8 @@ export interface ListAlertsInput {
   ruleId?: string;
   cycleKey?: string;
   status?: 'triggered' | 'clear';
+  /** Findings listed per record (the most important first); the record's summary counts them all. */
+  findingsLimit?: number;
 }
 
 export async function listAlerts(ctx: ServiceContext, tenant: string, input: ListAlertsInput): Promise<AlertsPage<AlertRecordView>> {
@@ -23,6 +25,6 @@ export async function listAlerts(ctx: ServiceContext, tenant: string, input: Lis
     { ...input, filters },
     ALERT_RECORD_SORT,
     (q) => findAlertRecords(ctx.db, tenant, filters, q, ctx.config.queryTimeoutMs),
-    alertRecordView,
+    (doc) => alertRecordView(doc, input.findingsLimit),
   );
 }

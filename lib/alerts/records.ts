@@ -56,7 +56,16 @@ export interface AlertRecordView extends Omit<AlertRecordDocument, '_id' | 'dueD
   evaluatedAt: string;
 }
 
-export function alertRecordView(doc: AlertRecordDocument): AlertRecordView {
-  const { _id, dueDate, evaluatedAt, worker: _worker, extraData, ...rest } = doc;
-  return { id: _id, ...rest, extraData: readExtraData(extraData), dueDate: dueDate.toISOString(), evaluatedAt: evaluatedAt.toISOString() };
+/** A record as the API shows it; `findingsLimit` lists its first findings only (`truncated` then says more were found). */
+export function alertRecordView(doc: AlertRecordDocument, findingsLimit = Infinity): AlertRecordView {
+  const { _id, dueDate, evaluatedAt, worker: _worker, extraData, findings, truncated, ...rest } = doc;
+  return {
+    id: _id,
+    ...rest,
+    findings: findings.slice(0, findingsLimit),
+    truncated: truncated || findings.length > findingsLimit,
+    extraData: readExtraData(extraData),
+    dueDate: dueDate.toISOString(),
+    evaluatedAt: evaluatedAt.toISOString(),
+  };
 }

@@ -69,6 +69,7 @@ function askForLess(tool: ToolDefinition): string {
   const ways = [
     ...(tool.locations.has('limit') ? ['a smaller `limit`'] : []),
     ...(tool.locations.has('detail') ? ['`detail=summary`'] : []),
+    ...(tool.locations.has('findingsLimit') ? ['a smaller `findingsLimit`'] : []),
     'narrower filters (a shorter period, one client)',
   ];
   return ways.join(', or ');

@@ -550,6 +550,77 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     t.equal(new Set(mcpIds).size, 200, 'MCP pages do not overlap');
   });
 
+  t.test("findingsLimit lists a record's first findings, so MCP can read an alert of 200 findings (its first item alone was over the budget)", async (t) => {
+    const finding = (i: number) => ({
+      code: 'OVERDUE_INVOICE',
+      severity: 'critical',
+      ref: `TGO-FD-${String(i).padStart(6, '0')}`,
+      client: 'CLI020202CD2',
+      message: `Invoice A-${1000 + i} of CLI020202CD2 is ${30 + i} days overdue: 11,600.00 pending of 11,600.00 (credit 30 days, due 2026-02-01).`,
+      amount: 11_600,
+      date: '2026-01-02T16:00:00.000Z',
+      details: {
+        folio: `A-${1000 + i}`,
+        uuid: `AAAAAAAA-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        total: 11_600,
+        paid: 0,
+        pending: 11_600,
+        dueDate: '2026-02-01',
+        daysOverdue: 30 + i,
+        creditDays: 30,
+      },
+    });
+    const id = 'f1d0000000000000000000a1';
+    await alertRecords(h.db).insertOne({
+      _id: id,
+      jobId: id,
+      tenant: TENANT_A,
+      userId: 'many-findings',
+      ruleId: 'overdue-invoices',
+      cycleKey: '2026-03',
+      nameAlert: 'Facturas vencidas marzo',
+      individual: true,
+      extraData: {},
+      dueDate: new Date('2026-04-01T00:00:00Z'),
+      evaluatedAt: new Date('2026-04-01T00:00:00Z'),
+      status: 'triggered',
+      message: '210 overdue invoices',
+      summary: { findings: 210, critical: 210, warning: 0, info: 0, amount: 2_436_000 },
+      findings: Array.from({ length: 200 }, (_, i) => finding(i)) as AlertRecordDocument['findings'],
+      truncated: true,
+      attempts: 1,
+      worker: 'test',
+    });
+    const full = await get(`${ALERTS}?userId=many-findings`);
+    t.equal(full.json().data[0].findings.length, 200, 'by default every finding stored');
+    const few = await get(`${ALERTS}?userId=many-findings&findingsLimit=20`);
+    t.equal(few.statusCode, 200);
+    assertConforms(t, few, 'GET', ALERTS);
+    t.match(few.json().data[0], { summary: { findings: 210 }, truncated: true });
+    t.same(
+      few.json().data[0].findings.map((f: Json) => f.ref),
+      Array.from({ length: 20 }, (_, i) => finding(i).ref),
+      'the first 20, most important first',
+    );
+    t.equal((await get(`${ALERTS}?userId=many-findings&findingsLimit=201`)).statusCode, 400);
+
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const whole = (await client.callTool({ name: 'listAlerts', arguments: { userId: 'many-findings', limit: 1 } })) as unknown as {
+      isError?: boolean;
+      content: { text: string }[];
+    };
+    t.ok(whole.isError, 'the record of 200 findings alone is over the budget of a tool result');
+    t.match(whole.content[0]!.text, /a smaller `findingsLimit`/, 'the advice names what makes it smaller');
+    const read = (await client.callTool({ name: 'listAlerts', arguments: { userId: 'many-findings', limit: 1, findingsLimit: 50 } })) as unknown as {
+      isError?: boolean;
+      structuredContent: { data: { findings: unknown[]; truncated: boolean }[] };
+    };
+    t.notOk(read.isError, 'followed, the advice works');
+    t.match(read.structuredContent.data[0], { truncated: true });
+    t.equal(read.structuredContent.data[0]!.findings.length, 50);
+    await alertRecords(h.db).deleteOne({ _id: id });
+  });
+
   t.test('the spec rule enum is the catalogue', async (t) => {
     const spec = (await h.app.inject({ method: 'GET', url: '/docs/json' })).json();
     t.same(spec.components.schemas.ScheduleAlertsRequest ? true : false, true);
