@@ -32,7 +32,8 @@ export function rfc3339Ms(value: string): number {
 export const deliveryInputOf = (body: LegDeliveryBody): DeliveryInput => ({
   offloadDate: rfc3339Ms(body.offloadDate),
   products: body.products,
-  ticket: body.ticket ?? null,
+  // Trimmed as the CSV and the JSON rows are (deliveries-csv.ts): "TK-1 " by one and "TK-1" by the other are one ticket.
+  ticket: body.ticket?.trim() ?? null,
 });
 
 export async function recordLegDelivery(ctx: ServiceContext, tenant: string, input: RecordLegDeliveryInput): Promise<TripSummary> {

@@ -224,6 +224,10 @@ export default async function deliveriesTests(t: Test): Promise<void> {
     // The same numbers written otherwise (an offset, litres as 29880.0) are the same delivery.
     const same = await put(road._id, 'EM-R-2', { ...DELIVERY, offloadDate: '2026-03-10T15:00:00Z' });
     t.same(same.json(), recorded);
+    // The ticket with a trailing space (the spec's pattern admits it) is the same ticket, as the CSV reads it.
+    const spaced = await put(road._id, 'EM-R-2', { ...DELIVERY, ticket: 'TK-0001 ' });
+    t.same(spaced.json(), recorded, 'trimmed: the same delivery');
+    t.same(await stored(road._id), before, 'nothing written');
   });
 
   t.test('a correction replaces the delivery and moves lastUpdate', async (t) => {
@@ -366,7 +370,8 @@ export default async function deliveriesTests(t: Test): Promise<void> {
     const args = {
       id: legacy._id,
       shipmentId: 'EM-L-1',
-      body: { offloadDate: '2026-03-11T09:00:00-06:00', ticket: 'TK-0002', products: [{ code: '15101505', offloaded: 24_900 }] },
+      // A trailing space, as a spreadsheet cell may carry: trimmed (the ticket is TK-0002).
+      body: { offloadDate: '2026-03-11T09:00:00-06:00', ticket: 'TK-0002 ', products: [{ code: '15101505', offloaded: 24_900 }] },
     };
     const first = await client.callTool({ name: 'recordLegDelivery', arguments: args });
     t.notOk(first.isError, JSON.stringify(first.structuredContent));
