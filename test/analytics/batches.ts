@@ -97,13 +97,10 @@ export default async function batchesTests(t: Test): Promise<void> {
       legsOutOfTolerance: N,
       excessLitres: N * 100,
     });
-    t.same(
-      s.byClient.data.map((c: { client: string; trips: number }) => [c.client, c.trips]).sort(),
-      [
-        [CLIENT_COMPANY, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY).length],
-        [CLIENT_COMPANY_2, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY_2).length],
-      ],
-    );
+    t.same(s.byClient.data.map((c: { client: string; trips: number }) => [c.client, c.trips]).sort(), [
+      [CLIENT_COMPANY, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY).length],
+      [CLIENT_COMPANY_2, marchTrips.filter((x) => x.trip.client === CLIENT_COMPANY_2).length],
+    ]);
     // Equal value and percent everywhere: the list is by leg id.
     const legIds = marchTrips.map((x) => x.trip.shipments[0]!.id).sort();
     t.same({ total: s.worstLegs.total, listed: s.worstLegs.listed }, { total: N, listed: 7 });

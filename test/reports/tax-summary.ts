@@ -230,7 +230,11 @@ export default async function taxSummaryTests(t: Test): Promise<void> {
 
     const empty = await get('?targetMonth=2025-01');
     assertConforms(t, empty, 'GET', ROUTE);
-    t.match(empty.json(), { totals: { documents: 0, subtotal: 0 }, months: [{ month: '2025-01', clients: { total: 0, listed: 0, data: [] } }], findings: { total: 0, items: [] } });
+    t.match(empty.json(), {
+      totals: { documents: 0, subtotal: 0 },
+      months: [{ month: '2025-01', clients: { total: 0, listed: 0, data: [] } }],
+      findings: { total: 0, items: [] },
+    });
   });
 
   t.test('tenant isolation', async (t) => {
