@@ -2540,10 +2540,10 @@ export interface components {
             foreignTaxId: string | null;
             name: string;
             /**
-             * @description 03 professional services (a persona física whose payment carried ISR retained), 06 leasing of real estate (ClaveProdServ 8013xxxx), 85 others
+             * @description The 2025 catalogue: 02 goods (ClaveProdServ segments 10–69), 03 professional services (a persona física whose payment carried ISR retained), 06 leasing of real estate (8013xxxx), 07 services of a foreign supplier (imported), 85 others, 87 the global third party (15)
              * @enum {string}
              */
-            operationType: "03" | "06" | "85";
+            operationType: "02" | "03" | "06" | "07" | "85" | "87";
             paid: components["schemas"]["DiotPaid"];
             payments: number;
             /** @description Value before VAT of the supplier's credit notes dated in the month */

@@ -9,8 +9,12 @@ import type { PaymentLine } from './tax-position.ts';
 
 /** 04 national supplier, 05 foreign, 15 global (the public RFC XAXX010101000). */
 export type ThirdPartyType = '04' | '05' | '15';
-/** 03 professional services, 06 leasing of real estate, 85 others. */
-export type OperationType = '03' | '06' | '85';
+/**
+ * The 2025 catalogue (SAT, Instructivo para el armado del archivo de carga masiva DIOT, enero 2025, §3.1): 02 transfer
+ * of goods, 03 professional services, 06 temporary use of goods (leasing), 07 import of goods or services, 85 others,
+ * 87 global operations (the global third party, 15). 08 (import by virtual transfer) never follows from a CFDI.
+ */
+export type OperationType = '02' | '03' | '06' | '07' | '85' | '87';
 
 export const FOREIGN_RFC = 'XEXX010101000';
 export const PUBLIC_RFC = 'XAXX010101000';
@@ -22,13 +26,22 @@ export function thirdPartyTypeOf(rfc: string): ThirdPartyType {
 }
 
 /**
- * Leasing of real estate (c_ClaveProdServ 8013xxxx) is 06; a persona física (13-character RFC)
- * whose payment carried ISR retained (fees, LISR art. 106) is 03; everything else 85.
+ * The type of operation of a payment line, by its supplier and the product code of the CFDI's largest concept: the
+ * global third party (15) is 87; leasing of real estate (c_ClaveProdServ 8013xxxx) 06; a persona física (13-character
+ * RFC) whose payment carried ISR retained (fees, LISR art. 106) 03; goods (the UNSPSC segments 10–69 the catalogue
+ * follows: fuel, tyres, parts) 02; anything else 85. A foreign supplier (05) takes only 02, 03 or 07 (§3.1): its services
+ * are imported (07).
  */
 export function operationTypeOf(line: Pick<PaymentLine, 'party' | 'mainCode' | 'isrRetainedC'>): OperationType {
+  const third = thirdPartyTypeOf(line.party);
+  if (third === '15') return '87';
+  const professional = line.party.length === 13 && line.isrRetainedC > 0;
+  const goods = /^[1-6]/.test(line.mainCode);
+  if (third === '05') return professional ? '03' : goods ? '02' : '07';
+  // Before fees: a persona física's rent carries ISR retained too (LISR art. 116).
   if (line.mainCode.startsWith('8013')) return '06';
-  if (line.party.length === 13 && line.isrRetainedC > 0) return '03';
-  return '85';
+  if (professional) return '03';
+  return goods ? '02' : '85';
 }
 
 export interface DiotRow {

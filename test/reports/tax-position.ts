@@ -348,7 +348,8 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       row(TOLLS, '85', 500, [0, 80], 0, 0, 1, 1),
       row(SHOP, '85', 4_000 + 6_000, [640 + 960, 0], 0, 1_000, 1, 2),
       row(MECHANIC, '03', 2_000, [320, 0], 213.33, 0, 1, 1),
-      row(GAS, '85', 5_000, [0, 800], 0, 0, 1, 1),
+      // Diesel is goods: 02 in the 2025 catalogue (SAT, Instructivo de carga masiva DIOT, enero 2025, §3.1).
+      row(GAS, '02', 5_000, [0, 800], 0, 0, 1, 1),
       row(CARRIER, '85', 12_500, [2_000, 0], 500, 0, 1, 1),
     ]);
     t.equal(body.rows.length, 5);

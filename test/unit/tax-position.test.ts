@@ -394,6 +394,18 @@ t.test('DIOT: type of third party and of operation, rows by supplier', async (t)
   t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', isrRetainedC: 20_000 }), '03', 'a persona física with ISR retained: fees');
   t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', isrRetainedC: 0 }), '85');
   t.equal(operationTypeOf({ party: 'INM010101AB1', mainCode: '80131502', isrRetainedC: 0 }), '06', 'leasing of real estate');
+  // The 2025 catalogue (SAT, Instructivo de carga masiva DIOT, enero 2025, §3.1).
+  t.equal(operationTypeOf({ party: 'PEJL700101AB3', mainCode: '80131502', isrRetainedC: 80_000 }), '06', "a persona física's rent: leasing, not fees");
+  t.equal(operationTypeOf({ party: 'PGA010101AB1', mainCode: '15101505', isrRetainedC: 0 }), '02', 'diesel: goods');
+  t.equal(operationTypeOf({ party: 'LLA010101AB1', mainCode: '25172504', isrRetainedC: 0 }), '02', 'tyres: goods');
+  t.equal(operationTypeOf({ party: 'TRA920101XY3', mainCode: '78101802', isrRetainedC: 0 }), '85', 'freight another carrier hauled: a service');
+  t.equal(operationTypeOf({ party: 'XAXX010101000', mainCode: '15101505', isrRetainedC: 0 }), '87', 'the global third party: global operations');
+  t.equal(
+    operationTypeOf({ party: 'XEXX010101000', mainCode: '81112501', isrRetainedC: 0 }),
+    '07',
+    "a foreign supplier's service: imported (85 is not accepted with 05)",
+  );
+  t.equal(operationTypeOf({ party: 'XEXX010101000', mainCode: '25172504', isrRetainedC: 0 }), '02', "a foreign supplier's goods");
   const bodega = build(invoice({ uuid: 'L-1', supplier: { rfc: 'INM010101AB1', name: 'Bodega, "Norte"' }, lines: [{ code: '80131502', base: 8_000 }] }));
   const rows = diotRows(paymentLines(bodega, OCT));
   t.match(rows, [
