@@ -46,6 +46,27 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     nameAlert: 'Facturas vencidas marzo',
     ...over,
   });
+  /** A stored alert record of tenant A (the worker's shape), with what a test sets. */
+  const alertRecord = (over: Partial<AlertRecordDocument> & { _id: string }): AlertRecordDocument => ({
+    jobId: over._id,
+    tenant: TENANT_A,
+    userId: 'u-1',
+    ruleId: 'overdue-invoices',
+    cycleKey: '2026-03',
+    nameAlert: 'n',
+    individual: true,
+    extraData: {},
+    dueDate: new Date('2026-04-01T00:00:00Z'),
+    evaluatedAt: new Date('2026-04-01T00:00:00Z'),
+    status: 'triggered',
+    message: 'm',
+    summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
+    findings: [],
+    truncated: false,
+    attempts: 1,
+    worker: 'test',
+    ...over,
+  });
   /** Everything the alert feature writes, to prove a rejected request wrote nothing. */
   const footprint = async () => ({
     jobs: await h.db.collection(COLLECTIONS.alertJobs).countDocuments(),
@@ -431,30 +452,15 @@ export default async function alertsApiTests(t: Test): Promise<void> {
   });
 
   t.test('listing alert records: tenant, filters and pagination', async (t) => {
-    const record = (i: number, over: Partial<AlertRecordDocument> = {}): AlertRecordDocument => {
-      const id = new ObjectId().toHexString();
-      return {
-        _id: id,
-        jobId: id,
-        tenant: TENANT_A,
+    const record = (i: number, over: Partial<AlertRecordDocument> = {}): AlertRecordDocument =>
+      alertRecord({
+        _id: new ObjectId().toHexString(),
         userId: `rec-${i % 2}`,
-        ruleId: 'overdue-invoices',
-        cycleKey: '2026-03',
-        nameAlert: 'n',
-        individual: true,
         extraData: { i },
-        dueDate: new Date('2026-04-01T00:00:00Z'),
         evaluatedAt: new Date(Date.UTC(2026, 3, 1, 0, i)),
         status: i % 3 === 0 ? 'clear' : 'triggered',
-        message: 'm',
-        summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
-        findings: [],
-        truncated: false,
-        attempts: 1,
-        worker: 'test',
         ...over,
-      };
-    };
+      });
     await alertRecords(h.db).insertMany([
       ...Array.from({ length: 6 }, (_, i) => record(i)),
       record(10, { tenant: TENANT_B }),
@@ -482,26 +488,8 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     // arrives before each page (by page number, each would push one record onto the next page: repeated).
     const base = Date.UTC(2026, 5, 1);
     const hexId = (i: number): string => `c0ffee${i.toString(16).padStart(18, '0')}`;
-    const rec = (i: number, at: number): AlertRecordDocument => ({
-      _id: hexId(i),
-      jobId: hexId(i),
-      tenant: TENANT_A,
-      userId: 'walker',
-      ruleId: 'overdue-invoices',
-      cycleKey: '2026-06',
-      nameAlert: 'n',
-      individual: true,
-      extraData: {},
-      dueDate: new Date(base),
-      evaluatedAt: new Date(at),
-      status: 'triggered',
-      message: 'm',
-      summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
-      findings: [],
-      truncated: false,
-      attempts: 1,
-      worker: 'test',
-    });
+    const rec = (i: number, at: number): AlertRecordDocument =>
+      alertRecord({ _id: hexId(i), userId: 'walker', cycleKey: '2026-06', dueDate: new Date(base), evaluatedAt: new Date(at) });
     await alertRecords(h.db).insertMany(Array.from({ length: 250 }, (_, i) => rec(i, base + Math.floor(i / 5) * 60_000)));
     const seen: string[] = [];
     let url = `${ALERTS}?userId=walker&limit=40`;
@@ -571,26 +559,17 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       },
     });
     const id = 'f1d0000000000000000000a1';
-    await alertRecords(h.db).insertOne({
-      _id: id,
-      jobId: id,
-      tenant: TENANT_A,
-      userId: 'many-findings',
-      ruleId: 'overdue-invoices',
-      cycleKey: '2026-03',
-      nameAlert: 'Facturas vencidas marzo',
-      individual: true,
-      extraData: {},
-      dueDate: new Date('2026-04-01T00:00:00Z'),
-      evaluatedAt: new Date('2026-04-01T00:00:00Z'),
-      status: 'triggered',
-      message: '210 overdue invoices',
-      summary: { findings: 210, critical: 210, warning: 0, info: 0, amount: 2_436_000 },
-      findings: Array.from({ length: 200 }, (_, i) => finding(i)) as AlertRecordDocument['findings'],
-      truncated: true,
-      attempts: 1,
-      worker: 'test',
-    });
+    await alertRecords(h.db).insertOne(
+      alertRecord({
+        _id: id,
+        userId: 'many-findings',
+        nameAlert: 'Facturas vencidas marzo',
+        message: '210 overdue invoices',
+        summary: { findings: 210, critical: 210, warning: 0, info: 0, amount: 2_436_000 },
+        findings: Array.from({ length: 200 }, (_, i) => finding(i)) as AlertRecordDocument['findings'],
+        truncated: true,
+      }),
+    );
     const full = await get(`${ALERTS}?userId=many-findings`);
     t.equal(full.json().data[0].findings.length, 200, 'by default every finding stored');
     const few = await get(`${ALERTS}?userId=many-findings&findingsLimit=20`);
