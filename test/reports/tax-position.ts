@@ -223,13 +223,11 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     return { status: res.statusCode, body: res.json(), res };
   };
 
+  const importFiles = (list: { name: string; content: string }[]) =>
+    h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' }, payload: { files: list } });
+
   t.before(async () => {
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/imports',
-      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-      payload: { files },
-    });
+    const res = await importFiles(files);
     if (res.statusCode !== 200) throw new Error(`import answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
     const report = res.json<{ summary: { rejected: number }; files: { name: string; status: string; reason?: string }[] }>();
     if (report.summary.rejected !== 0) throw new Error(`rejected: ${JSON.stringify(report.files.filter((f) => f.status === 'rejected'))}`);
@@ -373,20 +371,13 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     const x = invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(30), fecha: '2026-03-01T09:00:00', method: 'PPD', lines: [freight(1_000)] });
     const pay = (n: number, fecha: string, before: number, paid: number) =>
       paymentXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(n), fecha, invoiceUuid: U(30), currency: 'MXN', exchangeRate: 1, before, paid });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/imports',
-      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-      payload: {
-        files: [
-          { name: 'i9.xml', content: x.xml },
-          { name: 'p31.xml', content: pay(31, '2026-03-05T09:00:00', 1_120, 560) },
-          { name: 'p32.xml', content: pay(32, '2026-03-20T09:00:00', 560, 280) },
-          { name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha: '2026-03-25T09:00:00', folios: [{ uuid: U(32), motive: '02' }] }) },
-          { name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha: '2026-03-25T10:00:00', folios: [{ uuid: U(32), code: '201' }] }) },
-        ],
-      },
-    });
+    const res = await importFiles([
+      { name: 'i9.xml', content: x.xml },
+      { name: 'p31.xml', content: pay(31, '2026-03-05T09:00:00', 1_120, 560) },
+      { name: 'p32.xml', content: pay(32, '2026-03-20T09:00:00', 560, 280) },
+      { name: 'solicitud.xml', content: requestXml({ issuer: TENANT_A, fecha: '2026-03-25T09:00:00', folios: [{ uuid: U(32), motive: '02' }] }) },
+      { name: 'acuse.xml', content: satAcuseXml({ issuer: TENANT_A, fecha: '2026-03-25T10:00:00', folios: [{ uuid: U(32), code: '201' }] }) },
+    ]);
     t.match(res.json(), { summary: { rejected: 0 } });
     const line = { uuid: U(30), settlement: 'payment', payments: 1, paid: 560, share: 0.5, amount: 80, date: '2026-03-05T15:00:00.000Z' };
     const { body } = await get('/api/tax/position?month=2026-03&limit=10');
@@ -417,27 +408,20 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       asCreditNote(invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(n), fecha, method: 'PUE', lines: [freight(amount)] }).xml, U(invoice), 'emisor');
     const pay = (n: number, fecha: string, before: number, paid: number) =>
       paymentXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(n), fecha, invoiceUuid: U(52), currency: 'MXN', exchangeRate: 1, before, paid });
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/imports',
-      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-      payload: {
-        files: [
-          {
-            name: 'i50.xml',
-            content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(50), fecha: '2026-06-05T10:00:00', method: 'PUE', lines: [freight(10_000)] }).xml,
-          },
-          { name: 'n51.xml', content: note(51, '2026-06-20T10:00:00', 50, 1_000) },
-          {
-            name: 'i52.xml',
-            content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(52), fecha: '2026-06-01T10:00:00', method: 'PPD', lines: [freight(20_000)] }).xml,
-          },
-          { name: 'p53.xml', content: pay(53, '2026-06-03T10:00:00', 22_400, 5_600) },
-          { name: 'n54.xml', content: note(54, '2026-06-10T10:00:00', 52, 2_000) },
-          { name: 'p55.xml', content: pay(55, '2026-06-15T10:00:00', 14_560, 14_560) },
-        ],
+    const res = await importFiles([
+      {
+        name: 'i50.xml',
+        content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(50), fecha: '2026-06-05T10:00:00', method: 'PUE', lines: [freight(10_000)] }).xml,
       },
-    });
+      { name: 'n51.xml', content: note(51, '2026-06-20T10:00:00', 50, 1_000) },
+      {
+        name: 'i52.xml',
+        content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(52), fecha: '2026-06-01T10:00:00', method: 'PPD', lines: [freight(20_000)] }).xml,
+      },
+      { name: 'p53.xml', content: pay(53, '2026-06-03T10:00:00', 22_400, 5_600) },
+      { name: 'n54.xml', content: note(54, '2026-06-10T10:00:00', 52, 2_000) },
+      { name: 'p55.xml', content: pay(55, '2026-06-15T10:00:00', 14_560, 14_560) },
+    ]);
     t.match(res.json(), { summary: { rejected: 0 } });
     const vat = { collected: 4_320, retainedByClients: 1_080, creditable: 0, retentionCredit: 0, payable: 3_240, result: 'payable' };
     const { body } = await get('/api/tax/position?month=2026-06&limit=10');
@@ -504,42 +488,28 @@ export default async function taxPositionTests(t: Test): Promise<void> {
         paymentForm: '01',
         lines: [{ code: '25172504', desc: 'Llantas', amount, transfers: vat16 }],
       }).xml;
-    const res = await h.app.inject({
-      method: 'POST',
-      url: '/api/imports',
-      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-      payload: {
-        files: [
-          { name: 'rl.xml', content: tyres(30, '10', 5_000) },
-          { name: 'rc.xml', content: tyres(31, '12', 1_000) },
-        ],
-      },
-    });
+    const res = await importFiles([
+      { name: 'rl.xml', content: tyres(30, '10', 5_000) },
+      { name: 'rc.xml', content: tyres(31, '12', 1_000) },
+    ]);
     t.equal(res.statusCode, 200);
     // RS S01 subcontracted freight PUE 2026-08-20 by transfer: 2,500.00 + 400.00 − 100.00 retained: the 100.00 is owed
     // by 2026-09-17, but the expense is not deductible, so September credits none of it (LIVA art. 5).
-    const s01 = await h.app.inject({
-      method: 'POST',
-      url: '/api/imports',
-      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
-      payload: {
-        files: [
-          {
-            name: 'rs01.xml',
-            content: invoiceXml({
-              issuer: CARRIER,
-              receiver: TENANT_A,
-              uuid: U(32),
-              fecha: '2026-08-20T12:00:00',
-              method: 'PUE',
-              paymentForm: '03',
-              use: 'S01',
-              lines: [freight(2_500)],
-            }).xml,
-          },
-        ],
+    const s01 = await importFiles([
+      {
+        name: 'rs01.xml',
+        content: invoiceXml({
+          issuer: CARRIER,
+          receiver: TENANT_A,
+          uuid: U(32),
+          fecha: '2026-08-20T12:00:00',
+          method: 'PUE',
+          paymentForm: '03',
+          use: 'S01',
+          lines: [freight(2_500)],
+        }).xml,
       },
-    });
+    ]);
     t.equal(s01.statusCode, 200);
     const sep = await get('/api/tax/position?month=2026-09');
     t.equal(sep.body.vat.retentionCredit, 0, "September credits none of August's retention on an S01 expense");
