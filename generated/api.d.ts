@@ -4337,7 +4337,7 @@ export interface components {
             cycleKey: components["schemas"]["CycleKey"];
             /**
              * Format: date-time
-             * @description When the jobs should run (ISO 8601 with offset or Z). Default now; a past instant runs at once.
+             * @description When the jobs should run (ISO 8601 with offset or Z, years 1970–2999). Default now; a past instant runs at once.
              * @example 2026-04-01T14:00:00Z
              */
             dueDate?: string;
@@ -6544,7 +6544,7 @@ export interface operations {
              *     1,000 or with duplicates, a malformed `cycleKey` (YYYY-MM) or `dueDate`,
              *     an unknown `ruleId` (the detail lists the known rules), `extraData`
              *     too large or holding a number JSON cannot carry (1e400), or a `dueDate`
-             *     outside 1970–2999. Any key is allowed in `extraData` (`$x`, `a.b`: it is
+             *     outside the years 1970–2999. Any key is allowed in `extraData` (`$x`, `a.b`: it is
              *     stored as text). One detail per problem; nothing is scheduled.
              */
             400: {

@@ -518,6 +518,16 @@ const specific: Record<string, Record<string, Producer>> = {
       return call(`${base}/api/received-docs?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
     },
   },
+  listAlerts: {
+    async '404'() {
+      return call(`${base}/api/alerts?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
+  listAlertJobs: {
+    async '404'() {
+      return call(`${base}/api/alerts/jobs?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
   getCfdiOriginal: {
     async '200'() {
       await receivedDocOfA();

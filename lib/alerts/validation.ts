@@ -39,8 +39,8 @@ export interface ValidScheduleInput {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
-const DUE_DATE_MIN = Date.UTC(1970, 0, 1);
-const DUE_DATE_MAX = Date.UTC(3000, 0, 1) - 1;
+const DUE_DATE_MIN = Date.UTC(1969, 11, 31);
+const DUE_DATE_MAX = Date.UTC(3000, 0, 2) - 1;
 
 /** Problems with `extraData`, one detail each (empty when it is fine). */
 export function extraDataProblems(extra: unknown): string[] {
@@ -105,8 +105,9 @@ export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput
   if (input.dueDate !== undefined) {
     const ms = Date.parse(input.dueDate);
     if (Number.isNaN(ms)) problems.push('dueDate must be a valid date-time (ISO 8601)');
-    // An instant the answers can write back as RFC 3339 (a four-digit year), in the years the service's dates use.
-    else if (ms < DUE_DATE_MIN || ms > DUE_DATE_MAX) problems.push('dueDate must fall between 1970-01-01 and 2999-12-31 (UTC)');
+    // The schema's pattern keeps the written year in 1970–2999; its offset can move the instant a day either way, which
+    // still writes back as RFC 3339 (a four-digit year). Checked here too for callers that bypass the schema.
+    else if (ms < DUE_DATE_MIN || ms > DUE_DATE_MAX) problems.push('dueDate must be in the years 1970–2999');
     else dueDate = new Date(ms);
   }
   if (problems.length > 0) throw invalidBody(problems);
