@@ -4337,7 +4337,7 @@ export interface components {
             cycleKey: components["schemas"]["CycleKey"];
             /**
              * Format: date-time
-             * @description When the jobs should run (ISO 8601 with offset or Z, years 1970–2999). Default now; a past instant runs at once.
+             * @description When the jobs run (RFC 3339, years 1970–2999); default now, a past instant at once.
              * @example 2026-04-01T14:00:00Z
              */
             dueDate?: string;
@@ -5957,7 +5957,10 @@ export interface components {
         0: string;
         /** @description Only alerts of this cycle (YYYY-MM). */
         AlertCycleKey: components["schemas"]["CycleKey"];
-        /** @description Findings listed per record, 0 to 200 (default every one stored). */
+        /**
+         * @description Findings listed per record, 0 to 200 (default every one stored).
+         * @example 20
+         */
         AlertFindingsLimit: number;
         /** @description Only alerts of this rule. */
         AlertRuleId: components["schemas"]["RuleId"];
@@ -6220,7 +6223,10 @@ export interface operations {
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Only alerts of this cycle (YYYY-MM). */
                 cycleKey?: components["parameters"]["AlertCycleKey"];
-                /** @description Findings listed per record, 0 to 200 (default every one stored). */
+                /**
+                 * @description Findings listed per record, 0 to 200 (default every one stored).
+                 * @example 20
+                 */
                 findingsLimit?: components["parameters"]["AlertFindingsLimit"];
                 /**
                  * @description Page size, 1 to 100.
@@ -8343,7 +8349,10 @@ export interface operations {
             query: {
                 /** @description Only alerts of this cycle (YYYY-MM). */
                 cycleKey?: components["parameters"]["AlertCycleKey"];
-                /** @description Findings listed per record, 0 to 200 (default every one stored). */
+                /**
+                 * @description Findings listed per record, 0 to 200 (default every one stored).
+                 * @example 20
+                 */
                 findingsLimit?: components["parameters"]["AlertFindingsLimit"];
                 /**
                  * @description `csv` (RFC 4180, UTF-8, a header row of the column names; one table) or `xlsx` (one sheet per table).
