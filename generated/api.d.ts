@@ -4743,7 +4743,7 @@ export interface components {
             paymentMethod: "PUE" | "PPD";
             /** @description Payment complements counted */
             payments: number;
-            /** @description UUID of the supplier's payment complement or of a credit note; null for PUE and for issued invoices (whose complements of the month are counted together, `payments`) */
+            /** @description UUID of the supplier's payment complement or of a credit note; null for PUE and for an issued invoice's collections (its complements of the month are counted together, `payments`) */
             paymentUuid: string | null;
             /**
              * @description Why its VAT is not creditable (nonCreditableVat lines); null otherwise

@@ -28,14 +28,15 @@ export function thirdPartyTypeOf(rfc: string): ThirdPartyType {
 /**
  * The type of operation of a payment line, by its supplier and the product code of the CFDI's largest concept: the
  * global third party (15) is 87; leasing of real estate (c_ClaveProdServ 8013xxxx) 06; a persona física (13-character
- * RFC) whose payment carried ISR retained (fees, LISR art. 106) 03; goods (the UNSPSC segments 10–69 the catalogue
+ * RFC) whose CFDI shows ISR retained (fees, LISR art. 106) 03; goods (the UNSPSC segments 10–69 the catalogue
  * follows: fuel, tyres, parts) 02; anything else 85. A foreign supplier (05) takes only 02, 03 or 07 (§3.1): its services
  * are imported (07).
  */
-export function operationTypeOf(line: Pick<PaymentLine, 'party' | 'mainCode' | 'isrRetainedC'>): OperationType {
+export function operationTypeOf(line: Pick<PaymentLine, 'party' | 'mainCode' | 'retainsIsr'>): OperationType {
   const third = thirdPartyTypeOf(line.party);
   if (third === '15') return '87';
-  const professional = line.party.length === 13 && line.isrRetainedC > 0;
+  // By the document, not the line: its credit notes and what is paid beyond its Total carry no ISR, yet are its row's.
+  const professional = line.party.length === 13 && line.retainsIsr;
   const goods = /^[1-6]/.test(line.mainCode);
   if (third === '05') return professional ? '03' : goods ? '02' : '07';
   // Before fees: a persona física's rent carries ISR retained too (LISR art. 116).

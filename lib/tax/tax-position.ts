@@ -82,46 +82,62 @@ export function collectionLine(doc: FinancialDocument, range: MonthRange): Colle
   };
 }
 
+/** A collection or a credit note of an issued invoice, in the order they settle it, with what it counts. */
+interface IssuedSettlement {
+  kind: 'payment' | 'creditNote';
+  uuid: string;
+  date: number;
+  rate: number | undefined;
+  /** A collection: what it collects of what its notes and collections before it left open (invoice currency, cents). */
+  withinOpenC: number;
+  /** A credit note: what it gives back of what was collected (the rest closed what was open). */
+  refundC: number;
+}
+
 /**
- * What the carrier's credit notes on an issued invoice dated in the month give back of what was collected (LIVA
- * art. 7, first paragraph: deducted from the value of the acts of the month). Its collections and notes are taken
- * in order (date, UUID; a PUE invoice is collected at its date): a note first closes what is still open (VAT never
- * collected, so never owed) and only the rest returns what was collected, its taxes in proportion ÷ Total. A
- * cancelled invoice or note gives back nothing.
+ * An issued invoice's collections and credit notes in order (date, then UUID; a PUE invoice is collected at its date,
+ * by itself): a note first closes what is still open (VAT never collected, so never owed) and only the rest gives back
+ * what was collected; a collection counts up to what is still open (beyond the Total less the notes it carries none).
+ * A cancelled invoice or record settles nothing.
  */
-export function creditNoteLines(doc: FinancialDocument, range: MonthRange): CollectionLine[] {
+function issuedSettlements(doc: FinancialDocument): IssuedSettlement[] {
   const totalC = toCents(doc.iTot);
   if (totalC <= 0 || invoiceCancellation(doc) !== null) return [];
-  const valid = doc.payments.filter((p) => !isPaymentCancelled(doc, p));
-  if (!valid.some((p) => p.kind === 'creditNote' && p.date >= range.start && p.date < range.endExclusive)) return [];
-  type Event = { kind: 'payment' | 'creditNote'; uuid: string; date: number; amountC: number; rate: number | undefined };
-  const events: Event[] = valid.map((p) => ({ kind: p.kind, uuid: p.uuid, date: p.date, amountC: Math.max(0, toCents(p.amount)), rate: p.exchangeRate }));
-  if (doc.invoice.paymentMethod === 'PUE') events.push({ kind: 'payment', uuid: '', date: doc.date, amountC: totalC, rate: undefined });
-  // A PUE invoice is collected by itself: its payment records (if any) are not collections.
-  const ordered = events
-    .filter((e) => doc.invoice.paymentMethod === 'PPD' || e.kind === 'creditNote' || e.uuid === '')
-    .sort((a, b) => a.date - b.date || (a.kind === b.kind ? a.uuid.localeCompare(b.uuid) : a.kind === 'payment' ? -1 : 1));
-  const taxes = documentTaxTotalsC(doc);
-  const vatC = toCents(doc.iTax1);
-  const retentionC = toCents(doc.iTax2);
+  const pue = doc.invoice.paymentMethod === 'PUE';
+  const events = doc.payments
+    .filter((p) => !isPaymentCancelled(doc, p) && (p.kind === 'creditNote' || !pue))
+    .map((p) => ({ kind: p.kind, uuid: p.uuid, date: p.date, amountC: Math.max(0, toCents(p.amount)), rate: p.exchangeRate }));
+  if (pue) events.push({ kind: 'payment', uuid: '', date: doc.date, amountC: totalC, rate: undefined });
+  events.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid));
+  let openC = totalC;
   let collectedC = 0;
-  let closedC = 0;
-  let returnedC = 0;
-  const out: CollectionLine[] = [];
-  for (const e of ordered) {
+  return events.map((e) => {
     if (e.kind === 'payment') {
-      // As the collections count them (cash-basis.ts): capped at the Total.
-      collectedC += Math.min(e.amountC, totalC - collectedC);
-      continue;
+      const withinOpenC = Math.min(e.amountC, openC);
+      openC -= withinOpenC;
+      collectedC += withinOpenC;
+      return { kind: e.kind, uuid: e.uuid, date: e.date, rate: e.rate, withinOpenC, refundC: 0 };
     }
-    const open = Math.max(0, totalC - collectedC - closedC);
-    const closes = Math.min(e.amountC, open);
-    closedC += closes;
-    const refundC = Math.min(e.amountC - closes, collectedC - returnedC);
-    returnedC += refundC;
-    if (e.date < range.start || e.date >= range.endExclusive || refundC === 0) continue;
+    const closes = Math.min(e.amountC, openC);
+    openC -= closes;
+    const refundC = Math.min(e.amountC - closes, collectedC);
+    collectedC -= refundC;
+    return { kind: e.kind, uuid: e.uuid, date: e.date, rate: e.rate, withinOpenC: 0, refundC };
+  });
+}
+
+/**
+ * What the carrier's credit notes on an issued invoice dated in the month give back of what was collected (LIVA
+ * art. 7, first paragraph: deducted from the value of the acts of the month), its taxes in proportion ÷ Total.
+ */
+function creditNoteLines(doc: FinancialDocument, settlements: readonly IssuedSettlement[], range: MonthRange): CollectionLine[] {
+  const totalC = toCents(doc.iTot);
+  const taxes = documentTaxTotalsC(doc);
+  const out: CollectionLine[] = [];
+  for (const e of settlements) {
+    if (e.kind !== 'creditNote' || e.refundC === 0 || e.date < range.start || e.date >= range.endExclusive) continue;
     const rate = e.rate ?? rateOf(doc);
-    const back = (c: number): number => -centsToMxnCents(proportionC(c, refundC, totalC), rate);
+    const back = (c: number): number => -centsToMxnCents(proportionC(c, e.refundC, totalC), rate);
     out.push({
       kind: 'creditNote',
       noteUuid: e.uuid,
@@ -132,20 +148,40 @@ export function creditNoteLines(doc: FinancialDocument, range: MonthRange): Coll
       paymentMethod: doc.invoice.paymentMethod,
       date: e.date,
       payments: 0,
-      paidC: centsToMxnCents(refundC, rate),
-      share: Math.round((refundC / totalC) * 1e6) / 1e6,
-      vatC: back(vatC),
-      vatRetainedC: back(retentionC),
+      paidC: centsToMxnCents(e.refundC, rate),
+      share: Math.round((e.refundC / totalC) * 1e6) / 1e6,
+      vatC: back(toCents(doc.iTax1)),
+      vatRetainedC: back(toCents(doc.iTax2)),
       isrRetainedC: back(taxes.isrRetained),
     });
   }
   return out;
 }
 
-/** An issued invoice's lines of the month: its collections, and what its credit notes give back. */
+/**
+ * An issued invoice's lines of the month: its collections (collectionLine; what a collection pays beyond what its
+ * credit notes left open carries no tax, so the line is scaled to that part) and what its credit notes give back.
+ */
 export function issuedLines(doc: FinancialDocument, range: MonthRange): CollectionLine[] {
   const line = collectionLine(doc, range);
-  return line ? [line, ...creditNoteLines(doc, range)] : creditNoteLines(doc, range);
+  const settlements = doc.payments.some((p) => p.kind === 'creditNote') ? issuedSettlements(doc) : [];
+  const notes = creditNoteLines(doc, settlements, range);
+  if (!line) return notes;
+  const countedC = toCents(cashBasisForPeriod(doc, range).counted);
+  const withinOpenC = settlements
+    .filter((e) => e.kind === 'payment' && e.date >= range.start && e.date < range.endExclusive)
+    .reduce((sum, e) => sum + e.withinOpenC, 0);
+  if (!settlements.length || withinOpenC >= countedC) return [line, ...notes];
+  const scale = (c: number): number => proportionC(c, withinOpenC, countedC);
+  const scaled: CollectionLine = {
+    ...line,
+    paidC: scale(line.paidC),
+    share: Math.round((withinOpenC / toCents(doc.iTot)) * 1e6) / 1e6,
+    vatC: scale(line.vatC),
+    vatRetainedC: scale(line.vatRetainedC),
+    isrRetainedC: scale(line.isrRetainedC),
+  };
+  return scaled.paidC === 0 && scaled.vatC === 0 ? notes : [scaled, ...notes];
 }
 
 /** Why VAT shown on a received CFDI and paid in the month is not creditable (LIVA art. 5; docs/domain.md). */
@@ -186,12 +222,14 @@ export interface PaymentLine {
   isrRetainedC: number;
   /** Credit notes: the value before VAT they return or discount. */
   returnsC: number;
-  /** Credit notes: the part of the note that gives back what was already paid (MXN cents); 0 for a payment. */
+  /** Credit notes: the part of the note that gives back what was paid with VAT credited (MXN cents); 0 for a payment. */
   refundC: number;
   /** Credit notes: that part ÷ Total. */
   refundShare: number;
   /** Credit notes: the VAT given back of what was paid and credited (LIVA art. 7), MXN cents; 0 for a payment. */
   restitutedVatC: number;
+  /** Whether the CFDI shows ISR retained (what its DIOT type of operation reads, whatever this line carries). */
+  retainsIsr: boolean;
   /** Credit notes: null (what a note gives back of a non-creditable payment restitutes nothing). */
   nonCreditable: NonCreditableCode | null;
 }
@@ -245,9 +283,9 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
   if (totalC <= 0) return [];
   const out: PaymentLine[] = [];
   let openC = totalC;
+  // Paid and not given back; of it, what was paid by payments whose VAT was credited.
   let paidNetC = 0;
-  // The reason of the latest payment: a credit note after it gives back what was paid that way.
-  let lastReason: NonCreditableCode | null = null;
+  let creditablePaidC = 0;
   for (const s of doc.settlements) {
     if (s.cancelled) continue;
     const isNote = s.kind === 'creditNote';
@@ -257,20 +295,23 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
     const form = s.form ?? (s.kind === 'pue' ? doc.paymentForm : null);
     let countedC = amountC;
     let refundC = 0;
+    // The part of the refund that gives back VAT that was credited: a note returns what was paid in proportion to how
+    // it was paid (10,600 in cash and 1,000 by transfer: a note of 5,800 gives back 500 of the credited 1,000).
+    let creditableRefundC = 0;
+    const reason = isNote ? null : nonCreditableReason(doc, form, centsToMxnCents(Math.min(amountC, openC), rate));
     if (isNote) {
       const closes = Math.min(amountC, openC);
       openC -= closes;
       refundC = Math.min(amountC - closes, paidNetC);
+      creditableRefundC = proportionC(refundC, creditablePaidC, paidNetC);
       paidNetC -= refundC;
+      creditablePaidC -= creditableRefundC;
     } else {
       countedC = Math.min(amountC, openC);
       openC -= countedC;
       paidNetC += countedC;
+      if (reason === null) creditablePaidC += countedC;
     }
-    const reason = isNote ? null : nonCreditableReason(doc, form, centsToMxnCents(countedC, rate));
-    // What a note gives back of a payment whose VAT was not creditable was never credited: nothing to reduce.
-    const restitutes = isNote && lastReason === null;
-    if (!isNote) lastReason = reason;
     if (s.date < range.start || s.date >= range.endExclusive) continue;
     const byRate = (r: number): { base: number; amount: number } => {
       let base = 0;
@@ -310,9 +351,11 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       isrRetainedC: isNote ? 0 : paid(toCents(doc.taxes.isrRetained)),
       returnsC: isNote ? part(toCents(doc.subTotal) - toCents(doc.discount), amountC) : 0,
       // What was paid to the supplier of the part given back (the VAT less what the carrier retained, as credited).
-      refundC: centsToMxnCents(refundC, rate),
-      refundShare: Math.round((refundC / totalC) * 1e6) / 1e6,
-      restitutedVatC: restitutes ? part(vatAllC, refundC) - part(retainedC, refundC) : 0,
+      // Its line shows the part that gave back credited VAT.
+      refundC: centsToMxnCents(creditableRefundC, rate),
+      refundShare: Math.round((creditableRefundC / totalC) * 1e6) / 1e6,
+      restitutedVatC: part(vatAllC, creditableRefundC) - part(retainedC, creditableRefundC),
+      retainsIsr: toCents(doc.taxes.isrRetained) > 0,
       nonCreditable: reason,
     });
   }
@@ -339,7 +382,7 @@ export interface FigureLine {
   party: string;
   partyName: string;
   paymentMethod: 'PUE' | 'PPD';
-  /** pue: the invoice paid in one exhibition; payment: payment complement(s) (issued: all of the month's together); creditNote: a supplier's credit note giving back VAT paid. */
+  /** pue: the invoice paid in one exhibition; payment: payment complement(s) (issued: all of the month's together); creditNote: a credit note giving back taxes of what was paid. */
   settlement: 'pue' | 'payment' | 'creditNote';
   paymentUuid: string | null;
   payments: number;
@@ -386,7 +429,8 @@ const fromPayment = (l: PaymentLine, amountC: number): FigureLine => ({
   paymentMethod: l.paymentMethod,
   settlement: l.kind,
   paymentUuid: l.paymentUuid,
-  payments: 1,
+  // Complements counted: a credit note is none (as on the issued side).
+  payments: l.kind === 'creditNote' ? 0 : 1,
   date: l.date,
   // A credit note's line shows what it gives back of what was paid.
   paidC: l.kind === 'creditNote' ? l.refundC : l.paidC,

@@ -452,6 +452,41 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.same(fig(r.structuredContent.figures, 'vatCollected'), collected, 'MCP lines');
   });
 
+  t.test("July: a supplier's credit note gives back credited VAT only in proportion to how what it returns was paid", async (t) => {
+    // RT2 tyres PPD 2026-07-01 from LLA010101AB1: 10,000.00 + 1,600.00 = 11,600.00; 10,600.00 paid in cash on 07-05 (over
+    // $2,000: CASH_OVER_LIMIT, 1,600 × 10,600 ÷ 11,600 = 1,462.07 not creditable), 1,000.00 by transfer on 07-06
+    // (137.93 creditable); a credit note of 5,000.00 + 800.00 = 5,800.00 on 07-08: nothing is open, all of it returns
+    // what was paid, 1,000 ÷ 11,600 of it by transfer: 500.00, whose VAT 68.97 was credited. Creditable 137.93 − 68.97
+    // = 68.96; payable −68.96.
+    const supplier = 'LLA010101AB1';
+    const pay = (n: number, fecha: string, before: number, paid: number, form: string) =>
+      paymentXml({ issuer: supplier, receiver: TENANT_A, uuid: U(n), fecha, invoiceUuid: U(60), currency: 'MXN', exchangeRate: 1, before, paid, form });
+    const tyres = (uuid: string, fecha: string, amount: number, method: 'PUE' | 'PPD') =>
+      invoiceXml({ issuer: supplier, receiver: TENANT_A, uuid, fecha, method, lines: [{ code: '25172504', desc: 'Llantas', amount, transfers: vat16 }] }).xml;
+    const res = await importFiles([
+      { name: 'rt2.xml', content: tyres(U(60), '2026-07-01T10:00:00', 10_000, 'PPD') },
+      { name: 'p61.xml', content: pay(61, '2026-07-05T10:00:00', 11_600, 10_600, '01') },
+      { name: 'p62.xml', content: pay(62, '2026-07-06T10:00:00', 1_000, 1_000, '03') },
+      { name: 'n63.xml', content: asCreditNote(tyres(U(63), '2026-07-08T10:00:00', 5_000, 'PUE'), U(60), 'emisor') },
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const vat = { collected: 0, retainedByClients: 0, creditable: 68.96, retentionCredit: 0, payable: -68.96, result: 'inFavour' };
+    const { body } = await get('/api/tax/position?month=2026-07&limit=10');
+    t.same(body.vat, vat);
+    t.same(
+      body.figures.find((f: { figure: string }) => f.figure === 'creditableVat').lines.map((l: Record<string, unknown>) => [l.paymentUuid, l.paid, l.amount]),
+      [
+        [U(62), 1_000, 137.93],
+        [U(63), 500, -68.97],
+      ],
+    );
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-07', limit: 0 } })) as unknown as {
+      structuredContent: { vat: unknown };
+    };
+    t.same(r.structuredContent.vat, vat, 'MCP');
+  });
+
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
     const base = await listen(h.app);
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });

@@ -208,6 +208,34 @@ t.test("a supplier's credit note reduces the creditable VAT by what it gives bac
   );
   t.same(positionFigures([], fuelLines, []).totalsC, { ...positionFigures([], fuelLines.slice(0, 1), []).totalsC }, 'the note changes no figure');
 
+  // Tyres PPD 11,600.00: 10,600.00 paid in cash on the 5th (over $2,000: not creditable), 1,000.00 by transfer on the 6th
+  // (creditable 1,600 × 1,000 ÷ 11,600 = 137.93), then a note of 5,800.00: it gives back what was paid in proportion
+  // to how it was paid, 5,800 × 1,000 ÷ 11,600 = 500.00 of the creditable part: VAT 1,600 × 500 ÷ 11,600 = 68.97. It
+  // never takes back more than was credited (it took 800.00, the whole note's VAT, when the last payment was creditable).
+  const tyres = (uuid: string) => invoice({ uuid, paymentMethod: 'PPD', lines: [{ code: '25172504', base: 10_000 }] });
+  const mixed = withNotes(
+    tyres('PPD-5'),
+    [pay('P-7', 'PPD-5', at(5), 10_600, 11_600, '01'), pay('P-8', 'PPD-5', at(6), 1_000, 1_000)],
+    [note('NC-7', 'PPD-5', at(8), 5_800)],
+  );
+  const mixedLines = paymentLines(mixed, OCT);
+  t.same(
+    mixedLines.map((l) => [l.kind, l.nonCreditable, l.vatC, l.restitutedVatC]),
+    [
+      ['payment', 'CASH_OVER_LIMIT', 146_207, 0],
+      ['payment', null, 13_793, 0],
+      ['creditNote', null, 0, 6_897],
+    ],
+  );
+  t.equal(positionFigures([], mixedLines, []).totalsC.creditableVat, 6_896, '137.93 − 68.97');
+  // The same payments the other way round: the note gives back the same share of the credited 1,000.00.
+  const reversed = withNotes(
+    tyres('PPD-6'),
+    [pay('P-9', 'PPD-6', at(5), 1_000, 11_600), pay('P-10', 'PPD-6', at(6), 10_600, 10_600, '01')],
+    [note('NC-8', 'PPD-6', at(8), 5_800)],
+  );
+  t.equal(paymentLines(reversed, OCT).find((l) => l.kind === 'creditNote')!.restitutedVatC, 6_897);
+
   // A note dated in November gives back in November: October's lines do not hold it.
   const nov = withNotes(maintenance('PUE-4', 'PUE'), [], [note('NC-6', 'PUE-4', mxWallTimeToEpoch(2026, 11, 3, 12), 1_160)]);
   t.same(
@@ -276,6 +304,20 @@ t.test("the carrier's credit note reduces the VAT collected by what it gives bac
   t.same(
     issuedLines(paid, OCT).map((l) => [l.kind, l.noteUuid, l.paidC, l.vatC, l.vatRetainedC]),
     [['creditNote', 'NC-I2', 224_000, -32_000, -8_000]],
+  );
+  // A note that closed part of the open balance leaves less to collect: what is collected beyond what it left open
+  // carries no tax. PPD 11,200 on Oct 1, a note of 1,120 on Oct 2, then the client pays the whole 11,200 on Oct 9:
+  // 10,080 counts, VAT 1,600 × 10,080 ÷ 11,200 = 1,440, retention 360.
+  const overpaid = makeFinancialDoc({
+    client: CLIENT_COMPANY,
+    date: '2026-10-01T10:00',
+    paymentMethod: 'PPD',
+    concepts: [freight(10_000)],
+    payments: [creditNote(1_120, '2026-10-02T10:00'), payment(11_200, '2026-10-09T10:00')],
+  });
+  t.same(
+    issuedLines(overpaid, OCT).map((l) => [l.kind, l.paidC, l.share, l.vatC, l.vatRetainedC]),
+    [['collection', 1_008_000, 0.9, 144_000, 36_000]],
   );
   // A cancelled note gives back nothing; nor does a note on a cancelled invoice.
   const cancelledNote = makeFinancialDoc({
@@ -387,25 +429,55 @@ t.test('figures: VAT payable = collected − retained by clients − creditable 
   t.equal(f.vatPayableC, 20_000);
 });
 
+t.test("DIOT: a fee supplier's credit note and a payment beyond the Total stay in its row 03", async (t) => {
+  // A persona física's fees: 10,000.00 + 1,600.00 − 1,066.67 IVA retained − 1,000.00 ISR = 9,533.33, paid in full; a note of
+  // 953.33 (0.1: returns 1,000.00), then a complement of 500.00 beyond the Total. One row 03, one document.
+  const fees = invoice({
+    uuid: 'FEE-1',
+    supplier: { rfc: 'MAPJ800101AB2', name: 'JUAN MARTINEZ' },
+    paymentMethod: 'PPD',
+    lines: [
+      {
+        code: '80111600',
+        base: 10_000,
+        retentions: [
+          { tax: 'IVA', factor: 'Tasa', rate: 0.106667, base: 10_000, amount: 1_066.67 },
+          { tax: 'ISR', factor: 'Tasa', rate: 0.1, base: 10_000, amount: 1_000 },
+        ],
+      },
+    ],
+  });
+  const withNote = withNotes(
+    fees,
+    [pay('FP-1', 'FEE-1', at(5), 9_533.33, 9_533.33), pay('FP-2', 'FEE-1', at(9), 500, 500)],
+    [note('FN-1', 'FEE-1', at(7), 953.33)],
+  );
+  const rows = diotRows(paymentLines(withNote, OCT));
+  t.same(
+    rows.map((r) => [r.operationType, r.documents, r.returnsAndDiscounts]),
+    [['03', 1, 1_000]],
+  );
+});
+
 t.test('DIOT: type of third party and of operation, rows by supplier', async (t) => {
   t.equal(thirdPartyTypeOf('XEXX010101000'), '05');
   t.equal(thirdPartyTypeOf('XAXX010101000'), '15');
   t.equal(thirdPartyTypeOf('TRA920101XY3'), '04');
-  t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', isrRetainedC: 20_000 }), '03', 'a persona física with ISR retained: fees');
-  t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', isrRetainedC: 0 }), '85');
-  t.equal(operationTypeOf({ party: 'INM010101AB1', mainCode: '80131502', isrRetainedC: 0 }), '06', 'leasing of real estate');
+  t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', retainsIsr: true }), '03', 'a persona física with ISR retained: fees');
+  t.equal(operationTypeOf({ party: 'MAPJ800101AB2', mainCode: '78181506', retainsIsr: false }), '85');
+  t.equal(operationTypeOf({ party: 'INM010101AB1', mainCode: '80131502', retainsIsr: false }), '06', 'leasing of real estate');
   // The 2025 catalogue (SAT, Instructivo de carga masiva DIOT, enero 2025, §3.1).
-  t.equal(operationTypeOf({ party: 'PEJL700101AB3', mainCode: '80131502', isrRetainedC: 80_000 }), '06', "a persona física's rent: leasing, not fees");
-  t.equal(operationTypeOf({ party: 'PGA010101AB1', mainCode: '15101505', isrRetainedC: 0 }), '02', 'diesel: goods');
-  t.equal(operationTypeOf({ party: 'LLA010101AB1', mainCode: '25172504', isrRetainedC: 0 }), '02', 'tyres: goods');
-  t.equal(operationTypeOf({ party: 'TRA920101XY3', mainCode: '78101802', isrRetainedC: 0 }), '85', 'freight another carrier hauled: a service');
-  t.equal(operationTypeOf({ party: 'XAXX010101000', mainCode: '15101505', isrRetainedC: 0 }), '87', 'the global third party: global operations');
+  t.equal(operationTypeOf({ party: 'PEJL700101AB3', mainCode: '80131502', retainsIsr: true }), '06', "a persona física's rent: leasing, not fees");
+  t.equal(operationTypeOf({ party: 'PGA010101AB1', mainCode: '15101505', retainsIsr: false }), '02', 'diesel: goods');
+  t.equal(operationTypeOf({ party: 'LLA010101AB1', mainCode: '25172504', retainsIsr: false }), '02', 'tyres: goods');
+  t.equal(operationTypeOf({ party: 'TRA920101XY3', mainCode: '78101802', retainsIsr: false }), '85', 'freight another carrier hauled: a service');
+  t.equal(operationTypeOf({ party: 'XAXX010101000', mainCode: '15101505', retainsIsr: false }), '87', 'the global third party: global operations');
   t.equal(
-    operationTypeOf({ party: 'XEXX010101000', mainCode: '81112501', isrRetainedC: 0 }),
+    operationTypeOf({ party: 'XEXX010101000', mainCode: '81112501', retainsIsr: false }),
     '07',
     "a foreign supplier's service: imported (85 is not accepted with 05)",
   );
-  t.equal(operationTypeOf({ party: 'XEXX010101000', mainCode: '25172504', isrRetainedC: 0 }), '02', "a foreign supplier's goods");
+  t.equal(operationTypeOf({ party: 'XEXX010101000', mainCode: '25172504', retainsIsr: false }), '02', "a foreign supplier's goods");
   const bodega = build(invoice({ uuid: 'L-1', supplier: { rfc: 'INM010101AB1', name: 'Bodega, "Norte"' }, lines: [{ code: '80131502', base: 8_000 }] }));
   const rows = diotRows(paymentLines(bodega, OCT));
   t.match(rows, [
