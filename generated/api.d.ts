@@ -434,13 +434,14 @@ export interface paths {
          *     **Outcome per row** in the report: `applied`, `unchanged` or `rejected` with the reason (an
          *     unknown trip or leg, a product the leg does not carry or one missing, a volume more than 5%
          *     above the loaded one, an unreadable number or date, rows of a leg that disagree, a quote
-         *     never closed, a row past the 20,000 one request may hold…). A rejected row leaves its whole
-         *     leg unrecorded, and nothing else: the other legs are recorded. Nothing is half-written: each
-         *     trip is written whole, only over the version that was read. Whenever the header is the
-         *     template's, the answer is 200 with the report (a file with no rows: an empty report).
+         *     never closed…). A rejected row leaves its whole leg unrecorded, and nothing else: the other
+         *     legs are recorded. Nothing is half-written: each trip is written whole, only over the version
+         *     that was read. A file with the template's header and at most 20,000 rows is answered 200 with
+         *     the report (a file with no rows: an empty report).
          *
-         *     **Whole request refused (`400`)**: a CSV whose first line is not the template's header; a
-         *     JSON body that does not match its schema (at most 20,000 rows).
+         *     **Whole request refused (`400`)**: a CSV whose first line is not the template's header, or
+         *     with more than 20,000 rows (the detail names the first line past them); a JSON body that
+         *     does not match its schema (at most 20,000 rows).
          *
          *     **Body size.** At most `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB, about 40,000 rows) for CSV
          *     and JSON; through MCP the MCP request limit (`BODY_LIMIT_BYTES`) applies.
@@ -3976,7 +3977,7 @@ export interface components {
             rows: components["schemas"]["ReceivedAssignmentRow"][];
         };
         ReceivedAssignmentsReport: {
-            /** @description One per line, in the file's order (a line past the 20,000 one request may hold is rejected). */
+            /** @description One per line, in the file's order (a file of more than 20,000 lines is refused whole, 400). */
             rows: {
                 /** @description Line of the file (the header is line 1); for JSON rows, the position from 1 */
                 line: number;
