@@ -6550,7 +6550,7 @@ export interface operations {
              * @description The body is invalid: a missing or unknown field, `userIds` empty, over
              *     1,000 or with duplicates, a malformed `cycleKey` (YYYY-MM) or `dueDate`,
              *     an unknown `ruleId` (the detail lists the known rules), `extraData`
-             *     too large or holding a number JSON cannot carry (1e400), or a `dueDate`
+             *     too large or holding an infinite number (1e400), or a `dueDate`
              *     outside the years 1970–2999. Any key is allowed in `extraData` (`$x`, `a.b`: it is
              *     stored as text). One detail per problem; nothing is scheduled.
              */

@@ -53,7 +53,8 @@ export function extraDataProblems(extra: unknown): string[] {
   if (bytes > MAX_EXTRA_DATA_BYTES) problems.push(`extraData is ${bytes} bytes as JSON; the limit is ${MAX_EXTRA_DATA_BYTES}`);
   else {
     const path = nonFiniteNumber(extra);
-    if (path !== null) problems.push(`extraData.${path} is a number beyond what JSON carries exactly (e.g. 1e400): it would come back null; send it as text`);
+    if (path !== null)
+      problems.push(`extraData.${path} is an infinite number (e.g. 1e400, beyond the largest a double holds): it would come back null; send it as text`);
   }
   return problems;
 }

@@ -157,7 +157,8 @@ export async function auditDiscountsAndShrinkage(
     discounts: {
       totals: discounts.totals,
       byClient: discountClients,
-      byClientMonth: { total: discounts.byClientMonth.length, listed: clientMonths.length, limit: input.limit, data: clientMonths },
+      // The months of the clients listed: its limit is theirs (every client in an export).
+      byClientMonth: { total: discounts.byClientMonth.length, listed: clientMonths.length, limit: discountClients.limit, data: clientMonths },
     },
     demurrage: { totals: demurrage.totals, byClient: cap([...demurrage.byClient].sort(largestFirst((c) => c.demurrage + c.handling))) },
     shrinkage: {

@@ -41,11 +41,11 @@ export interface DeliveryRowInput {
   problems: string[];
 }
 
-/** The file itself cannot be read: one detail per problem. */
 /** Why a CSV with more lines than one request may hold is refused: `line` is the first past them. */
 export const tooManyLines = (maxRows: number, line: number): string =>
   `more than ${maxRows} lines after the header (line ${line} is past them): one request holds at most ${maxRows}; send the rest in another file`;
 
+/** The file itself cannot be read: one detail per problem. */
 export class CsvError extends Error {
   constructor(readonly details: string[]) {
     super(details.join('; '));
