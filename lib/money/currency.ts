@@ -32,6 +32,16 @@ export const toMxn = (amount: number, rate: number): number => fromCents(mxnCent
  * TipoCambio: in MXN the invoice's balance falls by the note's value. Rounded to cents. A note in
  * the invoice's currency, or one recorded before its currency was kept, counts as stated.
  */
+/**
+ * MXN per unit of the invoice's currency for a credit note, where the note says it: a note in the invoice's own foreign
+ * currency at its TipoCambio (what its taxes are worth in MXN on its date). Undefined otherwise (MXN, a note in another
+ * currency converted at the invoice's rate, or one recorded before its rate was kept): the invoice's rate.
+ */
+export function creditNoteRate(note: { currency?: string; exchangeRate?: number }, invoice: { currency?: string }): number | undefined {
+  const currency = invoice.currency ?? MXN;
+  return note.currency === currency && currency !== MXN && note.exchangeRate !== undefined && note.exchangeRate > 0 ? note.exchangeRate : undefined;
+}
+
 export function creditInInvoiceCurrency(
   note: { amount: number; currency?: string; exchangeRate?: number },
   invoice: { currency?: string; exchangeRate?: number | null },

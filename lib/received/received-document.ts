@@ -7,7 +7,7 @@ import type { CancellationFact, CancellationMetadataFact, CancellationRequestFac
 import type { TaxLine } from '../model/financial-document.ts';
 import type { ReceivedCategoryRule } from '../model/tenant-settings.ts';
 import { fromCents, toCents } from '../money/cents.ts';
-import { creditInInvoiceCurrency, mxnCents } from '../money/currency.ts';
+import { creditInInvoiceCurrency, creditNoteRate, mxnCents } from '../money/currency.ts';
 import { businessDaysDeadline } from '../time/business-days.ts';
 import { categoryOf, mainConceptIndex } from './received-category.ts';
 import {
@@ -127,7 +127,17 @@ export function buildReceivedDocument(
   let runningC = toCents(invoice.total);
   const notes = creditNotes.filter((n) => n.invoiceUuid === invoice.uuid).sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid));
   for (const n of notes)
-    drafts.push({ kind: 'creditNote', uuid: n.uuid, seq: 1, date: n.date, amount: creditInInvoiceCurrency(n, invoice), balanceBefore: 0, balanceAfter: 0 });
+    drafts.push({
+      kind: 'creditNote',
+      uuid: n.uuid,
+      seq: 1,
+      date: n.date,
+      amount: creditInInvoiceCurrency(n, invoice),
+      balanceBefore: 0,
+      balanceAfter: 0,
+      // Its own TipoCambio: what it gives back of the VAT is worth that in MXN (the tax position's art. 7 lines).
+      ...(creditNoteRate(n, invoice) === undefined ? {} : { exchangeRate: creditNoteRate(n, invoice) }),
+    });
   drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
   let settledC = 0;
   const settlements: ReceivedSettlement[] = drafts.map((d) => {

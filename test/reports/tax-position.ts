@@ -487,6 +487,43 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.same(r.structuredContent.vat, vat, 'MCP');
   });
 
+  t.test("May: a credit note in the invoice's foreign currency gives back at its own TipoCambio", async (t) => {
+    // I70 USD PPD 2026-04-01 at 17.00: 1,000.00 + 160.00 − 40.00 = 1,120.00 USD; collected in full on 2026-04-20 at
+    // TipoCambioP 20.00 (April: VAT 160 × 20 = 3,200.00, retention 800.00). A USD note of the whole 1,120.00 on
+    // 2026-05-05 at TipoCambio 20.00 gives back VAT 3,200.00 and retention 800.00 (at the invoice's 17.00 it gave back
+    // 2,720.00 and 680.00, leaving 480.00 of VAT declared on an invoice credited in full).
+    const usd = (uuid: string, fecha: string, rate: number, method: 'PUE' | 'PPD') =>
+      invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid, fecha, method, currency: 'USD', exchangeRate: rate, lines: [freight(1_000)] }).xml;
+    const res = await importFiles([
+      { name: 'i70.xml', content: usd(U(70), '2026-04-01T10:00:00', 17, 'PPD') },
+      {
+        name: 'p71.xml',
+        content: paymentXml({
+          issuer: TENANT_A,
+          receiver: CLIENT,
+          uuid: U(71),
+          fecha: '2026-04-20T10:00:00',
+          invoiceUuid: U(70),
+          currency: 'USD',
+          exchangeRate: 20,
+          before: 1_120,
+          paid: 1_120,
+        }),
+      },
+      { name: 'n72.xml', content: asCreditNote(usd(U(72), '2026-05-05T10:00:00', 20, 'PUE'), U(70), 'emisor') },
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const april = await get('/api/tax/position?month=2026-04&limit=0');
+    t.match(april.body.vat, { collected: 3_200, retainedByClients: 800 });
+    const may = { collected: -3_200, retainedByClients: -800, creditable: 0, retentionCredit: 0, payable: -2_400, result: 'inFavour' };
+    t.same((await get('/api/tax/position?month=2026-05&limit=0')).body.vat, may);
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-05', limit: 0 } })) as unknown as {
+      structuredContent: { vat: unknown };
+    };
+    t.same(r.structuredContent.vat, may, 'MCP');
+  });
+
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
     const base = await listen(h.app);
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });

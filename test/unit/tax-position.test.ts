@@ -236,6 +236,25 @@ t.test("a supplier's credit note reduces the creditable VAT by what it gives bac
   );
   t.equal(paymentLines(reversed, OCT).find((l) => l.kind === 'creditNote')!.restitutedVatC, 6_897);
 
+  // A USD invoice (1,000 + 160 = 1,160 USD at 17.00, PUE) and a USD note of 116 at 20.00: it gives back 16 USD of VAT
+  // at its own TipoCambio, 320.00 MXN (at the invoice's 17.00 it was 272.00).
+  const usdNote = buildReceivedDocument(
+    'TGO850101AB1',
+    invoice({ uuid: 'PUE-9', currency: 'USD', exchangeRate: 17, lines: [{ code: '78181500', base: 1_000 }] }),
+    [],
+    [{ kind: 'creditNote', uuid: 'NC-9', invoiceUuid: 'PUE-9', date: at(20), amount: 116, currency: 'USD', exchangeRate: 20 }],
+    new Map(),
+    [],
+  );
+  t.same(
+    paymentLines(usdNote, OCT).map((l) => [l.kind, l.vatC, l.restitutedVatC]),
+    [
+      ['pue', 272_000, 0],
+      ['creditNote', 0, 32_000],
+    ],
+    "VAT credited at the invoice's 17.00 (2,720.00); given back at the note's 20.00 (320.00)",
+  );
+
   // A note dated in November gives back in November: October's lines do not hold it.
   const nov = withNotes(maintenance('PUE-4', 'PUE'), [], [note('NC-6', 'PUE-4', mxWallTimeToEpoch(2026, 11, 3, 12), 1_160)]);
   t.same(

@@ -8,7 +8,7 @@
  */
 import type { CanceledRecord, CancellationRecordStatus, FinancialDocument, PaymentRecord } from '../../model/financial-document.ts';
 import { fromCents, toCents } from '../../money/cents.ts';
-import { creditInInvoiceCurrency, mxnCents, rateOf } from '../../money/currency.ts';
+import { creditInInvoiceCurrency, creditNoteRate, mxnCents, rateOf } from '../../money/currency.ts';
 import { documentBalance } from '../balance.ts';
 import { isInEffect } from '../cancellation.ts';
 import { FOREIGN_RFC, PUBLIC_RFC } from '../../tax/rfc.ts';
@@ -168,7 +168,15 @@ export function buildFinancialDocument(
   }
   for (const n of creditNotes)
     if (n.invoiceUuid === invoice.uuid)
-      drafts.push({ kind: 'creditNote', uuid: n.uuid, seq: 1, date: n.date, amount: creditInInvoiceCurrency(n, invoice.base) });
+      drafts.push({
+        kind: 'creditNote',
+        uuid: n.uuid,
+        seq: 1,
+        date: n.date,
+        amount: creditInInvoiceCurrency(n, invoice.base),
+        // Its own TipoCambio: what it gives back of the taxes is worth that in MXN (the tax position's art. 7 lines).
+        ...(creditNoteRate(n, invoice.base) === undefined ? {} : { exchangeRate: creditNoteRate(n, invoice.base) }),
+      });
   drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
 
   // Payment complements declare their balances; credit notes continue the chain of valid records.
