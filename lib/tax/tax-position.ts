@@ -166,12 +166,13 @@ export function issuedLines(doc: FinancialDocument, range: MonthRange): Collecti
   const line = collectionLine(doc, range);
   const settlements = doc.payments.some((p) => p.kind === 'creditNote') ? issuedSettlements(doc) : [];
   const notes = creditNoteLines(doc, settlements, range);
-  if (!line) return notes;
+  // Without credit notes (most invoices) nothing narrows the collection: no second read of its cash basis.
+  if (!line || !settlements.length) return line ? [line, ...notes] : notes;
   const countedC = toCents(cashBasisForPeriod(doc, range).counted);
   const withinOpenC = settlements
     .filter((e) => e.kind === 'payment' && e.date >= range.start && e.date < range.endExclusive)
     .reduce((sum, e) => sum + e.withinOpenC, 0);
-  if (!settlements.length || withinOpenC >= countedC) return [line, ...notes];
+  if (withinOpenC >= countedC) return [line, ...notes];
   const scale = (c: number): number => proportionC(c, withinOpenC, countedC);
   const scaled: CollectionLine = {
     ...line,
