@@ -15,6 +15,7 @@ import { ALERT_JOB_NAME } from '../../lib/alerts/jobs.ts';
 import { ALERT_RULE_IDS } from '../../lib/alerts/rules.ts';
 import { alertsPlugin } from '../../lib/alerts/plugin.ts';
 import type { AlertRecordDocument } from '../../lib/alerts/records.ts';
+import { alertRecord } from '../fixtures/alert-records.ts';
 import { idempotencyRecordId, requestFingerprint, withIdempotency } from '../../lib/alerts/idempotency.ts';
 import type { IdempotencyRecord } from '../../lib/alerts/idempotency-repo.ts';
 import { ApiError } from '../../lib/http/api-error.ts';
@@ -44,27 +45,6 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     ruleId: 'overdue-invoices',
     cycleKey: '2026-03',
     nameAlert: 'Facturas vencidas marzo',
-    ...over,
-  });
-  /** A stored alert record of tenant A (the worker's shape), with what a test sets. */
-  const alertRecord = (over: Partial<AlertRecordDocument> & { _id: string }): AlertRecordDocument => ({
-    jobId: over._id,
-    tenant: TENANT_A,
-    userId: 'u-1',
-    ruleId: 'overdue-invoices',
-    cycleKey: '2026-03',
-    nameAlert: 'n',
-    individual: true,
-    extraData: {},
-    dueDate: new Date('2026-04-01T00:00:00Z'),
-    evaluatedAt: new Date('2026-04-01T00:00:00Z'),
-    status: 'triggered',
-    message: 'm',
-    summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
-    findings: [],
-    truncated: false,
-    attempts: 1,
-    worker: 'test',
     ...over,
   });
   /** Everything the alert feature writes, to prove a rejected request wrote nothing. */

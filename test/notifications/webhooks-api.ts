@@ -13,6 +13,7 @@ import { webhooks, webhookDeliveries, webhookJobs } from '../../lib/webhooks/web
 import { decryptSecret } from '../../lib/webhooks/secret-box.ts';
 import { enqueueAlertEvent } from '../../lib/alerts/alert-events.ts';
 import type { AlertRecordDocument } from '../../lib/alerts/records.ts';
+import { alertRecord } from '../fixtures/alert-records.ts';
 
 export default async function webhooksApiTests(t: Test): Promise<void> {
   const h = await startHarness(t, { env: { WEBHOOK_MAX_ENDPOINTS: '5' } });
@@ -200,26 +201,8 @@ export default async function webhooksApiTests(t: Test): Promise<void> {
     assertConforms(t, test, 'POST', '/api/webhooks/:id/test');
     t.match(test.json().eventId, /^evt_test_[0-9a-f]{24}$/);
 
-    const record = (id: string, status: 'triggered' | 'clear'): AlertRecordDocument => ({
-      _id: id,
-      jobId: id,
-      tenant: TENANT_A,
-      userId: 'u-1',
-      ruleId: 'overdue-invoices',
-      cycleKey: '2026-03',
-      nameAlert: 'x',
-      individual: true,
-      extraData: {},
-      dueDate: new Date(),
-      evaluatedAt: new Date(),
-      status,
-      message: 'm',
-      summary: { findings: 0, critical: 0, warning: 0, info: 0, amount: 0 },
-      findings: [],
-      truncated: false,
-      attempts: 1,
-      worker: 'test',
-    });
+    const record = (id: string, status: 'triggered' | 'clear'): AlertRecordDocument =>
+      alertRecord({ _id: id, nameAlert: 'x', status, dueDate: new Date(), evaluatedAt: new Date() });
     t.equal(await enqueueAlertEvent(h.db, record('bbbbbbbbbbbbbbbbbbbbbbb1', 'triggered')), 2, 'a triggered alert goes to both subscribed endpoints of A');
     t.equal(await enqueueAlertEvent(h.db, record('bbbbbbbbbbbbbbbbbbbbbbb1', 'triggered')), 0, 'again: nothing new');
     t.equal(await enqueueAlertEvent(h.db, record('bbbbbbbbbbbbbbbbbbbbbbb2', 'clear')), 1, 'a clear alert only where alert.cleared is subscribed');
