@@ -33,13 +33,14 @@ export const toMxn = (amount: number, rate: number): number => fromCents(mxnCent
  * the invoice's currency, or one recorded before its currency was kept, counts as stated.
  */
 /**
- * MXN per unit of the invoice's currency for a credit note, where the note says it: a note in the invoice's own foreign
- * currency at its TipoCambio (what its taxes are worth in MXN on its date). Undefined otherwise (MXN, a note in another
- * currency converted at the invoice's rate, or one recorded before its rate was kept): the invoice's rate.
+ * A credit note's record's `exchangeRate` (MXN per unit of the invoice's currency), where the note says it: a note in the
+ * invoice's own foreign currency at its TipoCambio (what its taxes are worth in MXN on its date). None otherwise (MXN, a
+ * note in another currency converted at the invoice's rate, or one recorded before its rate was kept): the invoice's.
  */
-export function creditNoteRate(note: { currency?: string; exchangeRate?: number }, invoice: { currency?: string }): number | undefined {
+export function creditNoteRate(note: { currency?: string; exchangeRate?: number }, invoice: { currency?: string }): { exchangeRate?: number } {
   const currency = invoice.currency ?? MXN;
-  return note.currency === currency && currency !== MXN && note.exchangeRate !== undefined && note.exchangeRate > 0 ? note.exchangeRate : undefined;
+  const own = note.currency === currency && currency !== MXN && note.exchangeRate !== undefined && note.exchangeRate > 0;
+  return own ? { exchangeRate: note.exchangeRate } : {};
 }
 
 export function creditInInvoiceCurrency(

@@ -136,7 +136,7 @@ export function buildReceivedDocument(
       balanceBefore: 0,
       balanceAfter: 0,
       // Its own TipoCambio: what it gives back of the VAT is worth that in MXN (the tax position's art. 7 lines).
-      ...(creditNoteRate(n, invoice) === undefined ? {} : { exchangeRate: creditNoteRate(n, invoice) }),
+      ...creditNoteRate(n, invoice),
     });
   drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
   let settledC = 0;

@@ -175,7 +175,7 @@ export function buildFinancialDocument(
         date: n.date,
         amount: creditInInvoiceCurrency(n, invoice.base),
         // Its own TipoCambio: what it gives back of the taxes is worth that in MXN (the tax position's art. 7 lines).
-        ...(creditNoteRate(n, invoice.base) === undefined ? {} : { exchangeRate: creditNoteRate(n, invoice.base) }),
+        ...creditNoteRate(n, invoice.base),
       });
   drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
 
