@@ -116,7 +116,7 @@ export const ALERT_JOB_SORT = [
  * cursor is signed (lib/shared/cursor.ts), so a value that does not read is none this service issued.
  */
 const keyOf = (q: PageQuery, id: (v: string) => ObjectId | string): PageQuery =>
-  q.after ? { ...q, after: [new Date(String(q.after[0])) as unknown as string, id(String(q.after[1])) as unknown as string] } : q;
+  q.after ? { ...q, after: [new Date(String(q.after[0])), id(String(q.after[1]))] } : q;
 
 export async function findAlertJobs(
   db: Db,

@@ -3,10 +3,16 @@
  * cursor carries, lib/shared/list-page.ts) and the filter for the documents after a key (what
  * the repositories add, lib/db/find-page.ts).
  */
-import type { Document } from 'mongodb';
+import type { Document, ObjectId } from 'mongodb';
 
 /** A sort as an ordered list of fields, the last one unique (the id tie-breaker). */
 export type KeysetSort = readonly { field: string; dir: 1 | -1 }[];
+
+/**
+ * One value of a keyset position: what a cursor's JSON carries (text, numbers), or the stored
+ * type a repository turns it back into (a Date, an ObjectId) before it queries.
+ */
+export type KeyValue = string | number | Date | ObjectId;
 
 export const sortSpec = (sort: KeysetSort): Record<string, 1 | -1> => Object.fromEntries(sort.map((s) => [s.field, s.dir]));
 
@@ -19,7 +25,7 @@ export const sortKey = (sort: KeysetSort, doc: Document): (string | number)[] =>
  * (f1 ≷ v1) or (f1 = v1 and f2 ≷ v2) or …, so a page costs the same at any depth
  * and documents inserted or moved meanwhile never shift the ones not touched.
  */
-export function afterKey(sort: KeysetSort, key: readonly (string | number)[]): Document {
+export function afterKey(sort: KeysetSort, key: readonly KeyValue[]): Document {
   const branches: Document[] = sort.map((s, i) => {
     const branch: Document = {};
     for (let j = 0; j < i; j += 1) branch[sort[j]!.field] = key[j];
@@ -34,7 +40,7 @@ export interface PageQuery {
   sort: KeysetSort;
   skip: number;
   limit: number;
-  after?: readonly (string | number)[];
+  after?: readonly KeyValue[];
   count: boolean;
 }
 
