@@ -136,8 +136,9 @@ export interface paths {
          *       age count.
          *     - Due date = invoice date + the client's credit days (tenant setting `creditDaysByClient`, default
          *       `defaultCreditDays` = 30). Expected date = due date + the client's historical payment delay: the
-         *       median of (payment day − due day) over its valid payment complements dated in the period; the
-         *       portfolio median when the client has fewer than 3; 0 with no history at all.
+         *       median of (payment day − due day) over the valid payment complements of its PPD invoices dated in
+         *       the period (a PUE invoice is paid when issued: it has none); the portfolio median when the client
+         *       has fewer than 3; 0 with no history at all.
          *     - Expected amounts are bucketed by ISO week or calendar month from the as-of day; amounts expected
          *       before it are reported apart as `overdue`.
          *     - DSO = accounts receivable ÷ credit sales (Total of non-cancelled invoices emitted in the period)
@@ -6743,7 +6744,7 @@ export interface operations {
                      *           }
                      *         },
                      *         "paymentDelay": {
-                     *           "method": "Median of (payment day − due day) over valid payment complements dated 2026-08-19..2026-11-16; the portfolio median for a client with fewer than 3; 0 with no history at all. x.5 days round up.",
+                     *           "method": "Median of (payment day − due day) over the valid payment complements of PPD invoices dated 2026-08-19..2026-11-16; the portfolio median for a client with fewer than 3; 0 with no history at all. x.5 days round up.",
                      *           "minPaymentsForClientMedian": 3,
                      *           "historyFrom": "2026-08-19",
                      *           "historyTo": "2026-11-16",

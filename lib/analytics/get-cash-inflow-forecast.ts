@@ -313,7 +313,7 @@ export async function getCashInflowForecast(
         source: { default: sourceOf('defaultCreditDays'), byClient: sourceOf('creditDaysByClient') },
       },
       paymentDelay: {
-        method: `Median of (payment day − due day) over valid payment complements dated ${period.startDate}..${asOfDay}; the portfolio median for a client with fewer than ${MIN_PAYMENTS_FOR_CLIENT_MEDIAN}; 0 with no history at all. x.5 days round up.`,
+        method: `Median of (payment day − due day) over the valid payment complements of PPD invoices dated ${period.startDate}..${asOfDay}; the portfolio median for a client with fewer than ${MIN_PAYMENTS_FOR_CLIENT_MEDIAN}; 0 with no history at all. x.5 days round up.`,
         minPaymentsForClientMedian: MIN_PAYMENTS_FOR_CLIENT_MEDIAN,
         historyFrom: period.startDate,
         historyTo: asOfDay,

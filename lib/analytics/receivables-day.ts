@@ -4,7 +4,9 @@
  *  - `revenue`: the invoices emitted that day, summed as revenueByClient groups them (client,
  *    cancelled now, exchange rate) in integer cents of their own currency, so a period adds its
  *    days' groups and converts each once, exactly as the document query does;
- *  - `paid`: the valid payment complements dated that day (streamPaymentHistory's rule), counted
+ *  - `paid`: the valid payment complements of PPD invoices dated that day (streamPaymentHistory's
+ *    rule; a PUE invoice's receipt at its own date is no complement and says nothing of how late
+ *    its client pays), counted
  *    per client and lag (payment day − invoice day): a delay is the lag − the client's credit
  *    days, so medians under any credit terms come out exact.
  * Nothing kept depends on the tenant's settings (credit days apply when read).
@@ -15,7 +17,7 @@ import { daysBetweenDates, mxDateString } from '../time/mexico-city.ts';
 import type { RevenueGroup } from './receivables-repo.ts';
 
 /** Bump when what a day or an open item holds, or how it is computed, changes: the store is rebuilt. */
-export const RECEIVABLES_ROLLUP_VERSION = 6;
+export const RECEIVABLES_ROLLUP_VERSION = 7;
 
 export interface PaidCount {
   client: string;
@@ -35,7 +37,7 @@ export interface ReceivablesDay {
 }
 
 export type ReceivablesDaySource = Pick<FinancialDocument, 'client' | 'date' | 'iSub' | 'iDesc' | 'iFalt' | 'iTot' | 'exchangeRate'> & {
-  invoice: Pick<FinancialDocument['invoice'], 'uuid'>;
+  invoice: Pick<FinancialDocument['invoice'], 'uuid' | 'paymentMethod'>;
   payments?: readonly PaymentRecord[] | null;
   canceled?: readonly CanceledRecord[] | null;
 };
@@ -73,7 +75,7 @@ export function rollUpReceivablesDay(
   const paid = new Map<string, PaidCount>();
   for (const d of paidOn) {
     const doc = { invoice: d.invoice, canceled: d.canceled ?? [] };
-    if (isInvoiceCancelled(doc) || !Number.isFinite(d.date)) continue;
+    if (isInvoiceCancelled(doc) || d.invoice.paymentMethod === 'PUE' || !Number.isFinite(d.date)) continue;
     const invoiceDay = mxDateString(d.date);
     for (const p of d.payments ?? []) {
       if (p.kind !== 'payment' || !(p.date >= range.start && p.date <= range.end) || isPaymentCancelled(doc, p)) continue;

@@ -112,7 +112,8 @@ export interface PaymentHistoryRow {
 }
 
 /**
- * Non-cancelled invoices with a valid payment complement (kind 'payment',
+ * Non-cancelled PPD invoices (a PUE invoice is paid when issued: its receipt is no complement)
+ * with a valid payment complement (kind 'payment',
  * not flagged, not named by a payment cancellation record) dated in
  * [from, to]; each row carries only the invoice date and those payment dates.
  */
@@ -124,7 +125,7 @@ export function streamPaymentHistory(
 ): AsyncIterable<PaymentHistoryRow> {
   const pipeline: Document[] = [
     { $match: { company: tenant, ...(q.client ? { client: q.client } : {}), ...elementInRange('payments', 'date', q.from, q.to) } },
-    { $match: { $expr: { $not: [invoiceCancelledExpr()] } } },
+    { $match: { 'invoice.paymentMethod': { $ne: 'PUE' }, $expr: { $not: [invoiceCancelledExpr()] } } },
     {
       $project: {
         _id: 0,

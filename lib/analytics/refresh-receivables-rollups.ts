@@ -40,6 +40,7 @@ const PROJECTION = {
   currency: 1,
   exchangeRate: 1,
   'invoice.uuid': 1,
+  'invoice.paymentMethod': 1,
   payments: 1,
   canceled: 1,
 } as const;

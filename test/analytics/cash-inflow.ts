@@ -7,6 +7,8 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '
 import { makeFinancialDoc, freight, shortage, payment, creditNote, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from '../fixtures/documents.ts';
 import { financialDocs, tenantSettings } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
+import { receivablesRollups } from '../../lib/analytics/receivables-rollup-kind.ts';
+import { connect, listen } from '../helpers/mcp.ts';
 
 export default async function cashInflowTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00'); // a Monday
@@ -54,7 +56,19 @@ export default async function cashInflowTests(t: Test): Promise<void> {
   });
   // All delays: [−25, 2, 5, 10, 10] → portfolio median 5 (CLIENT_COMPANY_2 has 2 payments, CLIENT_PERSON none).
   const otherTenant = makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date: '2026-04-01T12:00', concepts: [freight(500_000)] });
-  await financialDocs(h.db).insertMany([h1, h2, h3, h4, h5, o1, o2, o3, cancelled, credited, otherTenant].map(withDerivedFields));
+  // B's history: three PPD invoices paid by complements 20 days after their due date, and three PUE invoices, paid
+  // when issued (the ledger records that receipt at the invoice date, as the fixture does): no complement, no delay.
+  const bPaid = (paymentMethod: 'PUE' | 'PPD', date: string, paidOn: string) =>
+    makeFinancialDoc({ tenant: TENANT_B, client: CLIENT_COMPANY, date, paymentMethod, concepts: [freight(1_000)], payments: [payment(1_120, paidOn)] });
+  const bHistory = [
+    bPaid('PPD', '2026-01-05T12:00', '2026-02-24T12:00'), // due 02-04: +20
+    bPaid('PPD', '2026-01-06T12:00', '2026-02-25T12:00'), // due 02-05: +20
+    bPaid('PPD', '2026-01-07T12:00', '2026-02-26T12:00'), // due 02-06: +20
+    bPaid('PUE', '2026-02-02T12:00', '2026-02-02T12:00'),
+    bPaid('PUE', '2026-02-03T12:00', '2026-02-03T12:00'),
+    bPaid('PUE', '2026-02-04T12:00', '2026-02-04T12:00'),
+  ];
+  await financialDocs(h.db).insertMany([h1, h2, h3, h4, h5, o1, o2, o3, cancelled, credited, otherTenant, ...bHistory].map(withDerivedFields));
 
   t.test('receivables, delays and weekly buckets', async (t) => {
     const res = await get(PERIOD);
@@ -219,5 +233,34 @@ export default async function cashInflowTests(t: Test): Promise<void> {
       assertConforms(t, res, 'GET', ROUTE);
       t.match(res.json().error.details.join(' | '), detail, query);
     }
+  });
+
+  // Last: it builds the kept receivables, which the subtests above read from the documents.
+  t.test("a PUE invoice's receipt is no payment complement: the delay reads PPD invoices only", async (t) => {
+    // B's client has three complements, each 20 days late: its own median, +20 (the PUE receipts, 30 days before their
+    // due dates, would make it median(−30, −30, −30, 20, 20, 20) = −5). Its open invoice of 04-01 is due 05-01: 05-21.
+    const expected = {
+      paymentDelay: { paymentsInHistory: 3, portfolioMedianDays: 20 },
+      client: { client: CLIENT_COMPANY, delayDays: 20, delayBasis: 'client', paymentsInHistory: 3, nextExpectedDate: '2026-05-21' },
+      item: { id: otherTenant.id, dueDate: '2026-05-01', expectedDate: '2026-05-21' },
+    };
+    const check = (t: Test, body: { parameters: { paymentDelay: object }; clients: { data: object[] }; items: { data: object[] } }, how: string) => {
+      t.match(body.parameters.paymentDelay, expected.paymentDelay, how);
+      t.match(body.clients.data, [expected.client], how);
+      t.match(body.items.data, [expected.item], how);
+    };
+    const fromDocuments = await get(PERIOD, KEY_B);
+    assertConforms(t, fromDocuments, 'GET', ROUTE);
+    check(t, fromDocuments.json(), 'from the documents');
+    await receivablesRollups.rebuild(h.db);
+    t.ok(await receivablesRollups.ready(h.db), 'the kept receivables are built');
+    check(t, (await get(PERIOD, KEY_B)).json(), 'from the kept totals');
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_B });
+    const out = (await client.callTool({ name: 'getCashInflowForecast', arguments: { startDate: '2026-01-01', endDate: '2026-04-20' } })) as {
+      isError?: boolean;
+      structuredContent?: Parameters<typeof check>[1];
+    };
+    t.notOk(out.isError);
+    check(t, out.structuredContent!, 'MCP');
   });
 }
