@@ -221,6 +221,53 @@ t.test('reports draw from a budget of their own (REPORT_RATE_LIMIT_MAX), MCP too
   );
 });
 
+t.test('a JSON-RPC batch of tool calls spends the general budget once per call, as the same REST requests would', async (t) => {
+  const app = await appWith(t, { RATE_LIMIT_MAX: '10' });
+  const base = await listen(app);
+  const post = async (body: unknown, session?: string) => {
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-api-key': KEY_A,
+        ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, remaining: res.headers.get('x-ratelimit-remaining'), text: await res.text(), session: res.headers.get('mcp-session-id') };
+  };
+  // 2025-03-26 is the protocol version that has batches.
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  t.equal(init.status, 200, init.text);
+  t.equal(init.remaining, '9', 'the initialize: 1 of 10');
+  const session = init.session!;
+  t.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).remaining, '8', 'the notification: 2 of 10');
+  const calls = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: 10 + i, method: 'tools/call', params: { name: 'listFinancialDocs', arguments: { limit: 1 } } }));
+  const three = await post(calls(3), session);
+  t.equal(three.status, 200, three.text.slice(0, 300));
+  t.equal(three.text.match(/"structuredContent"/g)?.length, 3, 'the three calls answered');
+  t.equal(three.remaining, '5', 'three calls: 5 of 10');
+  // Six more calls need six of the five left: the message is refused whole, none of its calls runs.
+  const six = await post(calls(6), session);
+  t.equal(six.status, 429, six.text.slice(0, 300));
+  t.match(JSON.parse(six.text).error, {
+    code: 429,
+    reason: 'rate_limited',
+    details: [/rate limit of 10 requests per minute for this API key exceeded; retry in \d+ seconds/],
+  });
+  t.equal(six.remaining, '0');
+  t.notMatch(six.text, /structuredContent/, 'no call ran');
+  const rest = await app.inject({ method: 'GET', url: '/api/financial-docs?limit=1', headers: { 'x-api-key': KEY_A } });
+  t.equal(rest.statusCode, 429, "the key's REST requests meet the same spent budget");
+});
+
 t.test('reports run one at a time per tenant, ten more wait, the rest are 429; another tenant is not queued behind them', async (t) => {
   const app = await appWith(t, { REPORT_RATE_LIMIT_MAX: '1000', RATE_LIMIT_MAX: '1000', REPORT_QUEUE_PER_TENANT: '10' });
   // Tenant A's first report holds its turn until the other nineteen have each queued or been

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Db } from 'mongodb';
 import rateLimit from '@fastify/rate-limit';
 import { identifyCaller, knownCaller } from './auth.ts';
@@ -92,15 +92,46 @@ export async function registerRateLimit(app: FastifyInstance, opts: RateLimitOpt
       return caller.kind === 'valid' ? `key:${caller.hash}` : `${ADDRESS_PREFIX}${request.ip}`;
     },
     // The window the budget is for, and the time left.
-    errorResponseBuilder: (request, context) =>
-      new ApiError(429, 'Too Many Requests', [
-        knownCaller(request)?.kind === 'valid'
-          ? `rate limit of ${context.max} requests per ${window} for this API key exceeded; retry in ${Math.ceil(context.ttl / 1000)} seconds`
-          : `rate limit of ${context.max} requests per ${window} without a valid API key (per client address) exceeded; retry in ${Math.ceil(context.ttl / 1000)} seconds`,
-      ]),
+    errorResponseBuilder: (request, context) => budgetSpent(request, context.max, window, Math.ceil(context.ttl / 1000)),
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
   });
+}
+
+/** The 429 of a spent general budget: the window it is for, and the time left. */
+function budgetSpent(request: FastifyRequest, max: number, window: string, retryInSeconds: number): ApiError {
+  return new ApiError(429, 'Too Many Requests', [
+    knownCaller(request)?.kind === 'valid'
+      ? `rate limit of ${max} requests per ${window} for this API key exceeded; retry in ${retryInSeconds} seconds`
+      : `rate limit of ${max} requests per ${window} without a valid API key (per client address) exceeded; retry in ${retryInSeconds} seconds`,
+  ]);
+}
+
+/**
+ * Charges a request's general budget `units` more requests, after the hook counted it once: a
+ * JSON-RPC batch carries several tool calls in one POST, each one REST operation (whose inner
+ * dispatch is exempt above). Sets the budget headers to what is left; answers the 429 when the
+ * budget does not cover them all (null when it does). With `windowMs` the rate limit's window.
+ */
+export function chargeRequests(
+  app: FastifyInstance,
+  windowMs: number,
+): (request: FastifyRequest, reply: FastifyReply, units: number) => Promise<ApiError | null> {
+  // No options: the plugin's own counters, key and allowance, so these units are the key's.
+  const limiter = app.createRateLimit();
+  const window = windowText(windowMs);
+  return async (request, reply, units) => {
+    for (let i = 0; i < units; i += 1) {
+      const r = await limiter(request);
+      if (r.isAllowed) return null; // exempt (an inner dispatch): nothing counts
+      reply.header('x-ratelimit-limit', r.max).header('x-ratelimit-remaining', r.remaining).header('x-ratelimit-reset', r.ttlInSeconds);
+      if (r.isExceeded) {
+        reply.header('retry-after', r.ttlInSeconds);
+        return budgetSpent(request, r.max, window, r.ttlInSeconds);
+      }
+    }
+    return null;
+  };
 }
 
 /** The rate-limit hook, to list before `authenticate` in a route's onRequest hooks (after registerRateLimit). */

@@ -12,7 +12,7 @@ import type { ApiScope } from '../auth/api-key-record.ts';
 import type { ToolDefinition } from './tools-from-spec.ts';
 import { ApiError, errorBody } from '../http/api-error.ts';
 import { onlyQueryParameters } from '../http/hardening.ts';
-import { limitRequests } from '../http/rate-limit.ts';
+import { chargeRequests, limitRequests } from '../http/rate-limit.ts';
 import { activeKeyIds } from '../auth/api-keys.ts';
 import { withChallenge } from './auth-challenge.ts';
 import { resourceMetadataUrl } from '../oauth/resource-urls.ts';
@@ -77,7 +77,14 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     await sessions.closeAll();
   });
 
+  const charge = chargeRequests(app, app.config.rateLimit.windowMs);
+
   async function handOver(request: FastifyRequest, reply: FastifyReply, run: () => Promise<void>): Promise<FastifyReply> {
+    // Each tool call is one REST operation's request: a batch's calls after its first (which the POST itself counted)
+    // are charged before any runs, and a budget that does not cover them all refuses the whole message.
+    const calls = toolCallsIn(request.body);
+    const spent = calls > 1 ? await charge(request, reply, calls - 1) : null;
+    if (spent) return reply.send(spent);
     const raw = reply.raw;
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value);
     raw.setHeader('cache-control', 'no-store');
@@ -147,6 +154,12 @@ export function createSessionHost(app: FastifyInstance, db: Db, catalog: McpCata
     reserveSession,
     handOver,
   };
+}
+
+/** The `tools/call` requests a JSON-RPC message (or batch) carries. */
+function toolCallsIn(body: unknown): number {
+  const isCall = (m: unknown): boolean => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call';
+  return Array.isArray(body) ? body.filter(isCall).length : isCall(body) ? 1 : 0;
 }
 
 /**
