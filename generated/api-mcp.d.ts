@@ -295,6 +295,60 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description A `tools/call` whose tool needs a scope the credential lacks (a `read` OAuth token or a read-only API key calling a tool that changes something: a tool needs what its REST operation needs, `read` for a GET, `write` otherwise), refused before the session sees it: nothing ran. `www-authenticate` carries `error="insufficient_scope"` and `scope` (what the credential holds plus what the call needs), for the client's step-up (docs/mcp.md, "Step-up"). On `/mcp` the body is a JSON-RPC error answering each request of the message (code -32003, the REST refusal in `data`; an array for a batch). */
+        McpInsufficientScope: {
+            headers: {
+                "www-authenticate": components["headers"]["WwwAuthenticate"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 3,
+                 *       "error": {
+                 *         "code": -32003,
+                 *         "message": "Forbidden: cancelAlertJob needs the 'write' scope, which this credential lacks: authorize again with it, or use a key that has it",
+                 *         "data": {
+                 *           "error": {
+                 *             "code": 403,
+                 *             "message": "Forbidden",
+                 *             "reason": "insufficient_scope",
+                 *             "details": [
+                 *               "cancelAlertJob needs the 'write' scope, which this credential lacks: authorize again with it, or use a key that has it"
+                 *             ]
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["McpJsonRpcResponse"] | components["schemas"]["McpJsonRpcResponse"][];
+            };
+        };
+        /** @description A message of a legacy session whose `tools/call` needs a scope the credential lacks, refused before the session sees it: nothing ran. `www-authenticate` as on `/mcp` (`error="insufficient_scope"`, `scope`); the body is the service's error shape. */
+        McpMessageInsufficientScope: {
+            headers: {
+                "www-authenticate": components["headers"]["WwwAuthenticate"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 403,
+                 *         "message": "Forbidden",
+                 *         "reason": "insufficient_scope",
+                 *         "details": [
+                 *           "cancelAlertJob needs the 'write' scope, which this credential lacks: authorize again with it, or use a key that has it"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The `Accept` header does not allow the media types the transport answers with (`application/json` and `text/event-stream` on POST, `text/event-stream` on GET). */
         McpNotAcceptable: {
             headers: {
@@ -622,6 +676,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["McpUnauthorized"];
+            403: components["responses"]["McpInsufficientScope"];
             404: components["responses"]["McpSessionNotFound"];
             406: components["responses"]["McpNotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -716,6 +771,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["McpUnauthorized"];
+            403: components["responses"]["McpMessageInsufficientScope"];
             /** @description No open session with this id for this API key (closed, expired, its key revoked, or another key's). */
             404: {
                 headers: {

@@ -302,6 +302,9 @@ function validRequest(op: OperationSchemas, key: string, root = base): Promise<A
   return call(urlOf(op, root, required ? `?${required.slice(0, -1)}` : ''), { method: op.method, headers });
 }
 
+/** A call of a tool that changes something (its REST operation needs the `write` scope). */
+const WRITE_CALL = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'cancelAlertJob', arguments: { id: 'no-such-job' } } };
+
 async function mcpSession(key = KEY_A): Promise<string> {
   const res = await call(`${base}/mcp`, { method: 'POST', ...json(INIT, { 'x-api-key': key, accept: MCP_ACCEPT }) });
   const id = res.headers.get('mcp-session-id');
@@ -731,6 +734,12 @@ const specific: Record<string, Record<string, Producer>> = {
     async '400'() {
       return call(`${base}/mcp`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'x-api-key': KEY_A, accept: MCP_ACCEPT }) });
     },
+    // A read-only key calling a tool that changes something.
+    async '403'() {
+      const { key } = await createApiKey(h.db, TENANT_A, '403 mcpPost', ['read']);
+      const id = await mcpSession(key);
+      return call(`${base}/mcp`, { method: 'POST', ...json(WRITE_CALL, { 'x-api-key': key, accept: MCP_ACCEPT, 'mcp-session-id': id }) });
+    },
     async '404'() {
       return call(`${base}/mcp`, {
         method: 'POST',
@@ -797,6 +806,15 @@ const specific: Record<string, Record<string, Producer>> = {
     },
     async '400'() {
       return call(`${base}/messages`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'x-api-key': KEY_A }) });
+    },
+    async '403'() {
+      const { key } = await createApiKey(h.db, TENANT_A, '403 mcpLegacyMessage', ['read']);
+      const session = await openSseStream(base, key);
+      try {
+        return await call(`${base}/messages?sessionId=${session.id}`, { method: 'POST', ...json(WRITE_CALL, { 'x-api-key': key }) });
+      } finally {
+        session.close();
+      }
     },
     async '404'() {
       return call(`${base}/messages?sessionId=no-such-session`, { method: 'POST', ...json({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'x-api-key': KEY_A }) });
