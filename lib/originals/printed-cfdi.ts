@@ -4,22 +4,80 @@
  * issuer and receiver, the CFDI's data, related CFDIs, the concepts with their taxes, the totals,
  * the payments of a payment complement, the Carta Porte, then the stamp (UUID, certificate
  * numbers, both seals, the TFD's original string) beside the QR code of the SAT's verification
- * URL (drawn as vector squares: it stays sharp at any zoom). Letter size, Helvetica (pdfkit's
- * built-in font: nothing to load). Bounded: more than MAX_PAGES pages throws PrintTooLong. Pure
- * (bytes in memory, no I/O).
+ * URL (drawn as vector squares: it stays sharp at any zoom). Letter size, DejaVu Sans Condensed
+ * (regular and bold, from the dejavu-fonts-ttf package, embedded as subsets of the glyphs used):
+ * a Unicode font, so that Latin Extended, Greek, Cyrillic and common symbols print as the XML
+ * writes them (pdfkit's built-in Helvetica encodes only WinAnsi and garbled the rest of a text after
+ * any other character). Bounded: more than MAX_PAGES pages throws PrintTooLong. Pure once loaded
+ * (the font files are read on first use; bytes in memory).
  */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type QRCode from 'qrcode';
 import { onFirstUse } from '../shared/on-first-use.ts';
 import type { PrintedCfdi, PrintedTax } from './printed-cfdi-model.ts';
 import { labelled, taxName } from './sat-catalog-labels.ts';
 import { verificationUrl } from './verification-url.ts';
 
-/** pdfkit (with fontkit and its tables) and qrcode: ~0.3 CPU-s to load, wanted only by a print request, not by every process that builds the app. */
+/** The font files: DejaVu Sans Condensed, as wide as Helvetica was (the layout's widths stay), with Latin Extended, Greek, Cyrillic, arrows, math signs and U+FFFD. */
+const FONT_FILES = { regular: 'dejavu-fonts-ttf/ttf/DejaVuSansCondensed.ttf', bold: 'dejavu-fonts-ttf/ttf/DejaVuSansCondensed-Bold.ttf' } as const;
+const REGULAR = 'Body';
+const BOLD = 'Body-Bold';
+
+/** What the glyph check needs of a font as fontkit parsed it (pdfkit's font object for a TrueType file). */
+interface ParsedFont {
+  hasGlyphForCodePoint(codePoint: number): boolean;
+  layout(text: string): unknown;
+}
+
+/**
+ * pdfkit (with fontkit and its tables), qrcode and the two fonts (~1.4 MB of files): ~0.3 CPU-s to load, wanted only by a print request, not by
+ * every process that builds the app. Each font is parsed once (by pdfkit's fontkit, through a document that is never
+ * written) and that parsed font is given to every document (pdfkit takes a fontkit font as a font source; ~20 ms a
+ * document less than parsing the file again); each document still embeds its own subset.
+ */
 const libraries = onFirstUse(async () => {
-  const [pdfkit, qrcode] = await Promise.all([import('pdfkit'), import('qrcode')]);
-  return { PDFDocument: pdfkit.default, QRCode: qrcode.default };
+  const require = createRequire(import.meta.url);
+  const [pdfkit, qrcode, regularFile, boldFile] = await Promise.all([
+    import('pdfkit'),
+    import('qrcode'),
+    readFile(require.resolve(FONT_FILES.regular)),
+    readFile(require.resolve(FONT_FILES.bold)),
+  ]);
+  const PDFDocument = pdfkit.default;
+  const probe = new PDFDocument({ autoFirstPage: false });
+  const parsed = (file: Buffer): ParsedFont => (probe.font(file) as unknown as { _font: { font: ParsedFont } })._font.font;
+  const fonts = { regular: parsed(regularFile), bold: parsed(boldFile) };
+  return { PDFDocument, QRCode: qrcode.default, fonts, printable: printableText(fonts) };
 });
 type Libraries = Awaited<ReturnType<typeof libraries>>;
+
+/**
+ * The text as it can be printed with the fonts: NFC first (a decomposed "e\u0301" is the "é" the font has); tab, CR, LF
+ * and every other control character (C0, DEL, C1) and the line and paragraph separators become a space; a character
+ * that the regular or the bold font has no glyph for becomes U+FFFD (visible, and the neighbours stay as written), or a
+ * space when it is a space (U+3000); an invisible format character the font lacks (a zero-width joiner, a variation
+ * selector) is left out, as nothing of it would show. The check follows the embedded fonts' own cmap tables. Linear:
+ * printable ASCII (which the fonts hold) is kept as is, and each other character costs one lookup in each font.
+ */
+function printableText(fonts: { regular: ParsedFont; bold: ParsedFont }): (text: string) => string {
+  const has = (cp: number) => fonts.regular.hasGlyphForCodePoint(cp) && fonts.bold.hasGlyphForCodePoint(cp);
+  for (let cp = 0x20; cp < 0x7f; cp++) if (!has(cp)) throw new Error(`the printed form's font has no glyph for U+${cp.toString(16).padStart(4, '0')}`);
+  const replacement = has(0xfffd) ? '\uFFFD' : '?';
+  return (text) =>
+    text.normalize('NFC').replace(NOT_PRINTABLE_ASCII, (ch) => {
+      if (BREAK.test(ch)) return ' ';
+      if (has(ch.codePointAt(0)!)) return ch;
+      if (SPACE.test(ch)) return ' ';
+      return IGNORABLE.test(ch) ? '' : replacement;
+    });
+}
+/** Each character (a code point) outside printable ASCII. */
+const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/gu;
+/** Control characters (tab, CR, LF, C0, DEL, C1) and the line and paragraph separators: printed as a space. */
+const BREAK = /^[\p{Cc}\u2028\u2029]$/u;
+const SPACE = /^\p{Zs}$/u;
+const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
 
 /** Pages a printed form may take (about 750 concepts with their taxes, a few seconds of rendering at most); beyond, the XML is the document to read. */
 export const MAX_PAGES = 50;
@@ -32,6 +90,7 @@ const WIDTH = PAGE.width - 2 * MARGIN;
 const BOTTOM = PAGE.height - MARGIN;
 /** The height of text a page holds. */
 const PAGE_ROOM = BOTTOM - 12 - MARGIN;
+/** The title bands' grey. Text on a band is placed ~0.21 of its size higher than it was with Helvetica: DejaVu's ascender is that much taller, and so the glyphs stay centred in the band. */
 const GREY = '#e8e8e8';
 const RULE = '#999999';
 
@@ -58,7 +117,7 @@ class Sheet {
   private pages = 1;
 
   constructor(
-    { PDFDocument, QRCode }: Libraries,
+    { PDFDocument, QRCode, fonts }: Libraries,
     private readonly footer: string,
   ) {
     this.doc = new PDFDocument({
@@ -68,7 +127,10 @@ class Sheet {
       info: { Producer: 'freight-backoffice', Creator: 'freight-backoffice' },
     });
     this.qrCode = QRCode;
-    this.doc.font('Helvetica');
+    // pdfkit takes a parsed fontkit font where its types say a file: the fonts parsed once at load (see `libraries`).
+    this.doc.registerFont(REGULAR, fonts.regular as unknown as Buffer);
+    this.doc.registerFont(BOLD, fonts.bold as unknown as Buffer);
+    this.doc.font(REGULAR);
   }
 
   /** Room for `height` points, or a new page (counted against MAX_PAGES). */
@@ -91,7 +153,7 @@ class Sheet {
   }
 
   heightOf(text: string, width: number, size: number, bold = false): number {
-    const doc = this.doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(size);
+    const doc = this.doc.font(bold ? BOLD : REGULAR).fontSize(size);
     // Most cells fit on one line: measuring their width is far cheaper than wrapping them.
     if (!text.includes('\n') && doc.widthOfString(text) <= width) return doc.currentLineHeight(true);
     return doc.heightOfString(text || ' ', { width });
@@ -99,7 +161,7 @@ class Sheet {
 
   put(text: string, x: number, y: number, width: number, size: number, opts: { bold?: boolean; align?: 'left' | 'right' | 'center' } = {}): void {
     this.doc
-      .font(opts.bold ? 'Helvetica-Bold' : 'Helvetica')
+      .font(opts.bold ? BOLD : REGULAR)
       .fontSize(size)
       .fillColor('black')
       .text(text, x, y, { width, align: opts.align ?? 'left', lineBreak: true });
@@ -110,8 +172,15 @@ class Sheet {
     this.ensure(28);
     this.y += 6;
     this.doc.rect(MARGIN, this.y, WIDTH, 12).fill(GREY);
-    this.put(text, MARGIN + 3, this.y + 2.5, WIDTH - 6, 8, { bold: true });
+    this.put(text, MARGIN + 3, this.y + 0.8, WIDTH - 6, 8, { bold: true });
     this.y += 14;
+  }
+
+  /** A bold label and its value on the lines that follow it: measured as one text in the regular font, in a width narrower by what the label takes more in bold (the bold face is ~12% wider). */
+  private pairHeight(label: string, value: string, width: number): number {
+    const k = `${label}: `;
+    const boldExtra = this.doc.font(BOLD).fontSize(7.5).widthOfString(k) - this.doc.font(REGULAR).fontSize(7.5).widthOfString(k);
+    return this.heightOf(`${k}${value}`, width - Math.max(0, boldExtra), 7.5);
   }
 
   /** Label/value pairs in `columns` columns. */
@@ -120,16 +189,16 @@ class Sheet {
     const colWidth = WIDTH / columns;
     for (let i = 0; i < shown.length; i += columns) {
       const row = shown.slice(i, i + columns);
-      const h = Math.max(...row.map(([k, v]) => this.heightOf(`${k}: ${v}`, colWidth - 6, 7.5)));
+      const h = Math.max(...row.map(([k, v]) => this.pairHeight(k, v, colWidth - 6)));
       this.ensure(h + 2);
       row.forEach(([k, v], j) => {
         const x = MARGIN + j * colWidth;
         this.doc
-          .font('Helvetica-Bold')
+          .font(BOLD)
           .fontSize(7.5)
           .fillColor('black')
           .text(`${k}: `, x, this.y, { width: colWidth - 6, continued: true });
-        this.doc.font('Helvetica').text(v);
+        this.doc.font(REGULAR).text(v);
       });
       this.y += h + 2;
       this.sync();
@@ -149,7 +218,7 @@ class Sheet {
       this.doc.rect(MARGIN, this.y, WIDTH, 11).fill(GREY);
       let x = MARGIN;
       columns.forEach((c, i) => {
-        this.put(c.head, x + 2, this.y + 2, widths[i]! - 4, 6.5, { bold: true, align: c.align });
+        this.put(c.head, x + 2, this.y + 0.7, widths[i]! - 4, 6.5, { bold: true, align: c.align });
         x += widths[i]!;
       });
       this.y += 12;
@@ -170,7 +239,7 @@ class Sheet {
       this.y += h;
       if (extra) {
         this.doc
-          .font('Helvetica')
+          .font(REGULAR)
           .fontSize(6.5)
           .fillColor('#333333')
           .text(extra, MARGIN + 20, this.y, { width: WIDTH - 24 });
@@ -204,7 +273,7 @@ class Sheet {
     for (let i = range.start; i < range.start + range.count; i++) {
       this.doc.switchToPage(i);
       this.doc
-        .font('Helvetica')
+        .font(REGULAR)
         .fontSize(6.5)
         .fillColor('#555555')
         .text(`${this.footer}    Página ${i + 1} de ${range.count}`, MARGIN, BOTTOM + 4, { width: WIDTH, align: 'center', lineBreak: false });
@@ -247,19 +316,21 @@ const LONGEST_RUN = 1000;
 const RUN = new RegExp(`\\S{${LONGEST_RUN + 1},}`, 'g');
 const CHUNK = new RegExp(`\\S{1,${LONGEST_RUN}}`, 'g');
 
-/** Every text of the model with its runs longer than LONGEST_RUN broken into lines of at most that. */
-function breakingLongRuns<T>(value: T): T {
-  if (typeof value === 'string') return value.replace(RUN, (run) => run.match(CHUNK)!.join('\n')) as T;
-  if (Array.isArray(value)) return value.map(breakingLongRuns) as T;
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, breakingLongRuns(v)])) as T;
+/** Every text of the model (and the keys it prints: the attributes of Pagos' Totales) made printable, then its runs longer than LONGEST_RUN broken into lines of at most that. */
+function forPrinting<T>(value: T, printable: (text: string) => string): T {
+  if (typeof value === 'string') return printable(value).replace(RUN, (run) => run.match(CHUNK)!.join('\n')) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => forPrinting(v, printable)) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), forPrinting(v, printable)])) as T;
   return value;
 }
 
 /** Renders the printed form; PrintTooLong past MAX_PAGES. */
 export async function renderPrintedCfdi(model: PrintedCfdi): Promise<Buffer> {
-  const cfdi = breakingLongRuns(model);
+  const libs = await libraries();
+  const cfdi = forPrinting(model, libs.printable);
   // Every page names the CFDI it belongs to: a loose page still says which document it is.
-  const sheet = new Sheet(await libraries(), `Este documento es una representación impresa de un CFDI ${cfdi.version}    Folio fiscal ${cfdi.stamp.uuid}`);
+  const sheet = new Sheet(libs, `Este documento es una representación impresa de un CFDI ${cfdi.version}    Folio fiscal ${cfdi.stamp.uuid}`);
   header(sheet, cfdi);
   parties(sheet, cfdi);
   if (cfdi.relations.length) {
@@ -273,7 +344,12 @@ export async function renderPrintedCfdi(model: PrintedCfdi): Promise<Buffer> {
   totals(sheet, cfdi);
   if (cfdi.payments) payments(sheet, cfdi.payments);
   if (cfdi.cartaPorte) cartaPorte(sheet, cfdi.cartaPorte);
-  stamp(sheet, cfdi);
+  // The QR code holds the XML's own values (the text printed beside it is what the fonts can show).
+  stamp(
+    sheet,
+    cfdi,
+    verificationUrl({ uuid: model.stamp.uuid, rfcEmisor: model.emisor.rfc, rfcReceptor: model.receptor.rfc, total: model.total, sello: model.sello }),
+  );
   return sheet.finish();
 }
 
@@ -294,7 +370,7 @@ function header(sheet: Sheet, cfdi: PrintedCfdi): void {
   const x = MARGIN + WIDTH - right;
   const title = `${TITLES[cfdi.tipoDeComprobante] ?? 'CFDI'} (CFDI ${cfdi.version})`;
   sheet.doc.rect(x, top, right, 14).fill(GREY);
-  sheet.put(title, x + 4, top + 3, right - 8, 9, { bold: true, align: 'center' });
+  sheet.put(title, x + 4, top + 1.1, right - 8, 9, { bold: true, align: 'center' });
   let ry = top + 17;
   const rows: [string, string][] = [
     ['Serie y folio', [cfdi.serie, cfdi.folio].filter(Boolean).join('-') || '—'],
@@ -304,10 +380,12 @@ function header(sheet: Sheet, cfdi: PrintedCfdi): void {
     ['No. certificado del SAT', cfdi.stamp.noCertificadoSat],
     ['Fecha de certificación', cfdi.stamp.fechaTimbrado],
   ];
+  // The labels' column holds the longest label, "No. certificado del emisor:", on one line.
+  const labels = right * 0.38;
   for (const [k, v] of rows) {
-    sheet.put(`${k}:`, x + 4, ry, right * 0.36, 7.5, { bold: true });
-    sheet.put(v, x + 4 + right * 0.36, ry, right * 0.64 - 8, 7.5);
-    ry += sheet.heightOf(v, right * 0.64 - 8, 7.5) + 1.5;
+    sheet.put(`${k}:`, x + 4, ry, labels, 7.5, { bold: true });
+    sheet.put(v, x + 4 + labels, ry, right - labels - 8, 7.5);
+    ry += sheet.heightOf(v, right - labels - 8, 7.5) + 1.5;
   }
   sheet.y = Math.max(y, ry) + 4;
 }
@@ -397,8 +475,8 @@ function totals(sheet: Sheet, cfdi: PrintedCfdi): void {
     sheet.y += 10;
   }
   sheet.doc.rect(x, sheet.y, width, 13).fill(GREY);
-  sheet.put(`Total (${cfdi.moneda})`, x + 3, sheet.y + 3, width * 0.6, 8.5, { bold: true });
-  sheet.put(cfdi.total, x + width * 0.6, sheet.y + 3, width * 0.4 - 3, 8.5, { bold: true, align: 'right' });
+  sheet.put(`Total (${cfdi.moneda})`, x + 3, sheet.y + 1.2, width * 0.6, 8.5, { bold: true });
+  sheet.put(cfdi.total, x + width * 0.6, sheet.y + 1.2, width * 0.4 - 3, 8.5, { bold: true, align: 'right' });
   sheet.y += 16;
 }
 
@@ -497,7 +575,7 @@ function cartaPorte(sheet: Sheet, cp: NonNullable<PrintedCfdi['cartaPorte']>): v
   }
 }
 
-function stamp(sheet: Sheet, cfdi: PrintedCfdi): void {
+function stamp(sheet: Sheet, cfdi: PrintedCfdi, qrText: string): void {
   sheet.title('Timbre fiscal digital');
   const qrSize = 110;
   const textX = MARGIN + qrSize + 10;
@@ -515,13 +593,7 @@ function stamp(sheet: Sheet, cfdi: PrintedCfdi): void {
   // The QR and the seals stay together on one page when they fit on one.
   if (needed < BOTTOM - MARGIN) sheet.ensure(needed);
   const top = sheet.y;
-  drawQr(
-    sheet,
-    verificationUrl({ uuid: cfdi.stamp.uuid, rfcEmisor: cfdi.emisor.rfc, rfcReceptor: cfdi.receptor.rfc, total: cfdi.total, sello: cfdi.sello }),
-    MARGIN,
-    top,
-    qrSize,
-  );
+  drawQr(sheet, qrText, MARGIN, top, qrSize);
   for (const [label, text] of blocks) sheet.block(label, text, textX, textWidth);
   sheet.y = Math.max(sheet.y, top + qrSize) + 4;
   sheet.pairs(

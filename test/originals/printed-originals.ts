@@ -6,7 +6,9 @@
  * and `pdftoppm` + jsQR (its QR code decodes to the SAT verification URL this test builds from the
  * XML's own attributes, by the rule of Anexo 20 as docs/domain.md cites it). Cases: a CFDI 3.3
  * invoice, a 4.0 invoice whose RFC holds `&`, a Pagos 2.0 complement, a Carta Porte 3.1 invoice
- * (through a trip's link), an ISO-8859-1 file; the signed link; 404 without an original; 413 over
+ * (through a trip's link), an ISO-8859-1 file, names and a description outside WinAnsi (Latin
+ * Extended, Greek, Cyrillic, symbols, a tab, a CR, a decomposed accent, a CJK character the font
+ * has no glyph for); the signed link; 404 without an original; 413 over
  * the size bound; MCP returns a resource link. poppler-utils is installed by npm test's set-up
  * (scripts/setup-poppler.mjs): this test only checks it is there.
  */
@@ -230,6 +232,39 @@ export default async function printedOriginalsTests(t: Test): Promise<void> {
     t.ok(bytes.includes(Buffer.from([0xf1])), '"ñ" is the single byte 0xF1');
     const { key, pdfLink } = await importedInvoice(t, bytes, built.xml);
     await checkPrinted(t, pdfLink, key, built.xml, [desc, 'MUÑOZ Y CÍA', '1160.00']);
+  });
+
+  // Helvetica (WinAnsi only) wrote a character outside WinAnsi with the wrong number of hex digits: it and the rest of
+  // its text came out garbled ("Œuvre Łódź Ğ" as "Œuvre 6Az à"), a tab too, and a CR lost the rest of the line.
+  t.test('names and descriptions outside WinAnsi print as the XML writes them; a tab or CR as a space; no glyph: U+FFFD', async (t) => {
+    const built = invoiceXml({
+      issuer: 'EKU9003173C9',
+      issuerName: 'Œuvre Łódź Ğ',
+      receiver: 'XEXX010101000',
+      receiverName: 'Şahin Őrs{TAB}Logística 中 Ωμέγα Жук',
+      uuid: 'A1B2C3D4-0038-4000-8000-000000000039',
+      fecha: '2026-11-02T11:00:00',
+      lines: [
+        // "Quere\u0301taro": e + COMBINING ACUTE ACCENT (NFD), as a file may write it.
+        { desc: 'Flete{TAB}Quere\u0301taro a Monterrey → ≥ 2 t', amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] },
+        { desc: 'Maniobra{CR}de carga en Łódź, fin', amount: 500, transfers: [{ tax: '002', rate: 0.16 }] },
+      ],
+    });
+    // Character references: a literal tab or CR in an attribute is read as a space by any XML reader, these are not.
+    const xml = built.xml.replaceAll('{TAB}', '&#9;').replaceAll('{CR}', '&#13;');
+    t.ok(xml.includes('Quere\u0301taro'), 'the XML writes the accent decomposed');
+    const { key, pdfLink } = await importedInvoice(t, Buffer.from(xml, 'utf8'), xml);
+    const text = await checkPrinted(t, pdfLink, key, xml, [
+      'Œuvre Łódź Ğ',
+      // The tab a space, the CJK character (no glyph in the font) U+FFFD, Greek and Cyrillic as written.
+      'Şahin Őrs Logística \uFFFD Ωμέγα Жук',
+      // The tab a space, the accent composed (NFC), the symbols as written.
+      'Flete Querétaro a Monterrey → ≥ 2 t',
+      // The CR a space, the rest of the line kept.
+      'Maniobra de carga en Łódź, fin',
+    ]);
+    t.equal(text.split('\uFFFD').length - 1, 1, 'one replacement mark: the CJK character only');
+    t.notOk(text.includes('中'), 'the CJK character is not printed');
   });
 
   t.test('a signed link serves the printed form without a key; the XML link carries the same token', async (t) => {
