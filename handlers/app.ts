@@ -4,7 +4,9 @@ import type { Db } from 'mongodb';
 import type { AppConfig } from '../lib/config.ts';
 import { createHandlers, type HandlerDeps } from './index.ts';
 import { apiPlugin } from './api.ts';
-import { clientErrorHandler, frameworkErrors, rewriteUnroutable } from '../lib/http/hardening.ts';
+import { clientErrorHandler, frameworkErrors, keylessApiPrefixes, rewriteUnroutable } from '../lib/http/hardening.ts';
+import { listOperations } from '../lib/spec/operations.ts';
+import { bundledSpec } from '../lib/app/spec.ts';
 import { genRequestId } from '../lib/http/request-id.ts';
 import { logSerializers, REDACTED_HEADER_PATHS } from '../lib/http/log-redaction.ts';
 import type { McpOptions } from '../lib/mcp/transports.ts';
@@ -87,7 +89,7 @@ function serverOptions(config: AppConfig, logger: BuildAppOptions['logger']): Fa
     clientErrorHandler,
     frameworkErrors,
     // A path the router would refuse before any hook meets the rate limit and authentication first (lib/app/unroutable.ts).
-    rewriteUrl: rewriteUnroutable,
+    rewriteUrl: unroutableRewrite(),
     trustProxy: config.trustProxy,
     // While closing, requests already on open connections are still served (with
     // `connection: close`); the server stops accepting new connections.
@@ -101,6 +103,12 @@ function serverOptions(config: AppConfig, logger: BuildAppOptions['logger']): Fa
     // made by the first OAuth request now, lib/oauth/authorization-server.ts; the margin stays).
     pluginTimeout: 60_000,
   };
+}
+
+/** `rewriteUnroutable` knowing which /api/ paths need no key (from the bundled document, before any plugin). */
+function unroutableRewrite(): (req: { url?: string }) => string {
+  const keyless = keylessApiPrefixes(listOperations(bundledSpec()));
+  return (req) => rewriteUnroutable(req, keyless);
 }
 
 /** What the handlers (and the extra plugins) are built from, read off the app's decorators. */

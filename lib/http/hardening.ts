@@ -50,7 +50,7 @@ export function clientErrorHandler(this: FastifyInstance, err: Error & { code?: 
   socket.destroy();
 }
 
-/** Where `rewriteUnroutable` sends a path the router would refuse: `<prefix>/<api|other>/<problem>` (lib/app/unroutable.ts). */
+/** Where `rewriteUnroutable` sends a path the router would refuse: `<prefix>/<api|keyless|other>/<problem>` (lib/app/unroutable.ts). */
 export const UNROUTABLE_PREFIX = '/__unroutable';
 /** Fastify's `maxParamLength` (its default): a longer path segment cannot be a parameter the router matches. */
 export const MAX_PATH_SEGMENT = 100;
@@ -64,13 +64,17 @@ export type UnroutableProblem = keyof typeof UNROUTABLE_DETAIL;
 export const unroutableError = (problem: UnroutableProblem): ApiError =>
   new ApiError(400, 'Invalid path parameter', [UNROUTABLE_DETAIL[problem]], { reason: 'invalid_request' });
 
+/** Where a refused path goes: its area decides whether it is authenticated first. */
+export type UnroutableArea = 'api' | 'keyless' | 'other';
+
 /**
  * Fastify `rewriteUrl`: a path the router would refuse before any hook runs (malformed
  * percent-encoding, a segment over 100 characters) goes to a route of its own instead, which
  * counts it in the rate limit and, under /api/, authenticates it first like every operation (401
- * before 400), then answers the 400. Other paths are unchanged.
+ * before 400), then answers the 400; under `keylessPrefixes` (the operations that need no key: a
+ * shared link's token) it is not authenticated, as those operations are not. Other paths are unchanged.
  */
-export function rewriteUnroutable(req: { url?: string }): string {
+export function rewriteUnroutable(req: { url?: string }, keylessPrefixes: readonly string[] = []): string {
   const url = req.url ?? '/';
   const end = url.indexOf('?');
   const path = end < 0 ? url : url.slice(0, end);
@@ -84,7 +88,14 @@ export function rewriteUnroutable(req: { url?: string }): string {
     }
   }
   if (problem === null) return url;
-  return `${UNROUTABLE_PREFIX}/${path.startsWith('/api/') ? 'api' : 'other'}/${problem}`;
+  const area: UnroutableArea = keylessPrefixes.some((p) => path.startsWith(p)) ? 'keyless' : path.startsWith('/api/') ? 'api' : 'other';
+  return `${UNROUTABLE_PREFIX}/${area}/${problem}`;
+}
+
+/** The static start of each /api/ path whose operation needs no key (`security: []`), e.g. `/api/shared-exports/`. */
+export function keylessApiPrefixes(operations: readonly { path: string; secured: boolean }[]): string[] {
+  const staticStart = (path: string): string => (path.includes('{') ? path.slice(0, path.indexOf('{')) : path);
+  return [...new Set(operations.filter((op) => !op.secured && op.path.startsWith('/api/')).map((op) => staticStart(op.path)))];
 }
 
 /**

@@ -101,6 +101,25 @@ export default async function authBudgetTests(t: Test): Promise<void> {
     t.equal(statuses.at(-1), 429, `keyless, the address's budget of ${IP_BUDGET} is spent: 429`);
   });
 
+  t.test("a shared link's path the router cannot match is a 400 without a key, and a key presented is not looked up", async (t) => {
+    // The operations under these paths need no key (security: []), so neither does their 400.
+    const paths = [
+      `/api/shared-originals/${'A'.repeat(57)}.${'B'.repeat(43)}`,
+      `/api/shared-exports/${'C'.repeat(101)}`,
+      '/api/shared-originals/%E0%A4%A',
+      '/api/shared-originals/%E0%A4%A/pdf',
+    ];
+    for (const url of paths) {
+      const keyless = await app.inject({ method: 'GET', url, remoteAddress: '203.0.113.51' });
+      t.equal(keyless.statusCode, 400, `${url.slice(0, 40)}: no key, the 400`);
+      t.match(keyless.json(), { error: { code: 400, message: 'Invalid path parameter', reason: 'invalid_request' } });
+      lookups.length = 0;
+      const keyed = await app.inject({ method: 'GET', url, remoteAddress: '203.0.113.51', headers: { 'x-api-key': 'fbo_a_key_this_instance_never_saw_0001' } });
+      t.equal(keyed.statusCode, 400, `${url.slice(0, 40)}: with a key, the same 400`);
+      t.equal(lookups.length, 0, 'the key is not looked up');
+    }
+  });
+
   t.test('the same unknown key again: one lookup per API_KEY_NEGATIVE_CACHE_TTL_MS', async (t) => {
     const address = '203.0.113.9';
     const key = 'fbo_the_same_wrong_key_every_time_000';
