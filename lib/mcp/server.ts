@@ -23,6 +23,7 @@ import { continuedContext } from '../tracing/trace-context.ts';
 import { selectTools, toolsetNames, type ToolSelection } from './toolsets.ts';
 import type { McpResource } from './resources.ts';
 import { errorBody } from '../http/api-error.ts';
+import { anyParams, checkedRequest } from './checked-request.ts';
 
 export interface McpCatalog {
   tools: ToolDefinition[];
@@ -73,8 +74,13 @@ export function createMcpServer(app: FastifyInstance, catalog: McpCatalog, selec
   server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
   // Prompts with plain JSON arguments (registerPrompt wants Zod schemas): see prompts.ts.
   server.server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: promptListing() }));
-  server.server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(request.params.name, request.params.arguments));
-  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  // Their params are checked here: malformed ones are -32602 Invalid params, not the SDK's -32603 (checked-request.ts).
+  server.server.setRequestHandler(anyParams('prompts/get'), async (raw) => {
+    const request = checkedRequest(GetPromptRequestSchema, raw);
+    return getPrompt(request.params.name, request.params.arguments);
+  });
+  server.server.setRequestHandler(anyParams('tools/call'), async (raw, extra): Promise<CallToolResult> => {
+    const request = checkedRequest(CallToolRequestSchema, raw);
     const tool = byName.get(request.params.name);
     if (!tool && everyTool.has(request.params.name))
       throw new McpError(

@@ -239,6 +239,37 @@ export default async function streamableTests(t: Test): Promise<void> {
     t.equal((ok.structuredContent as { data: unknown[] }).data.length, 1);
   });
 
+  t.test('malformed params of tools/call and prompts/get: -32602 Invalid params naming the problem, not -32603', async (t) => {
+    const id = await rawSession(KEY_A);
+    /** The JSON-RPC answer of one request, whether the SDK answered it as JSON or as an event. */
+    const answer = async (body: unknown) => {
+      const res = await post(body, { 'x-api-key': KEY_A, 'mcp-session-id': id });
+      const text = await res.text();
+      const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? text);
+      return JSON.parse(json) as { id: number; error?: { code: number; message: string } };
+    };
+    // tools/call's params are checked by the SDK's server (its message lists the schema's issues, the path in it).
+    const cases: [string, unknown, RegExp][] = [
+      ['arguments not an object', { name: 'listFinancialDocs', arguments: [1] }, /"arguments"/],
+      ['no tool name', {}, /"name"/],
+      ['no params at all', undefined, /"params"/],
+    ];
+    for (const [what, params, names] of cases) {
+      const a = await answer({ jsonrpc: '2.0', id: 7, method: 'tools/call', ...(params === undefined ? {} : { params }) });
+      t.equal(a.error?.code, -32602, `${what}: Invalid params (JSON-RPC 2.0 §5.1), not -32603 Internal error`);
+      t.match(a.error?.message, /^MCP error -32602: Invalid tools\/call request: /, what);
+      t.match(a.error?.message, names, `${what}: the field named`);
+    }
+    const prompt = await answer({ jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { arguments: { month: '2026-10' } } });
+    t.match(
+      prompt.error,
+      { code: -32602, message: /^MCP error -32602: Invalid params of prompts\/get: params\.name: Invalid input: expected string/ },
+      'prompts/get alike, in a sentence',
+    );
+    const ok = await answer({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'listFinancialDocs', arguments: { limit: 1 } } });
+    t.equal(ok.error, undefined, 'the session goes on');
+  });
+
   t.test('credentials: 401 in the service error shape before any session', async (t) => {
     const before = sessions();
     const none = await post(INIT);
