@@ -4,7 +4,7 @@
  * read-excel-file, not the writer's package), the corpus files on disk (sha256), and an HMAC
  * computed here. The service's clock is the test's: expiry is reached by moving it, never by sleeping.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Binary, ObjectId } from 'mongodb';
 import { COLLECTIONS } from '../lib/db/collections.ts';
 import http from 'node:http';
@@ -18,7 +18,7 @@ import yauzl from 'yauzl';
 import { startHarness, assertConforms, KEY_B } from './helpers/harness.ts';
 import { connect, listen } from './helpers/mcp.ts';
 import { corpusDir } from './helpers/cfdi-corpus.ts';
-import { invoiceXml } from './helpers/cfdi-builder.ts';
+import { invoiceXml, paymentXml } from './helpers/cfdi-builder.ts';
 import { createApiKey } from '../lib/auth/api-keys.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { exportsPlugin } from '../lib/exports/plugin.ts';
@@ -415,6 +415,86 @@ t.test('a zip of a period holds each XML byte for byte and a PDF per document', 
   t.equal(empty.progress.rows, 0);
   t.equal((await unzip((await api('GET', `/api/exports/${empty.id}/file`, key)).rawPayload)).size, 0, 'an empty zip');
 });
+
+t.test('the zip of a period holds every kind of CFDI kept, issued and received, by its Fecha, each once', async (t) => {
+  const [tenant, client, supplier] = ['ZIP261001AB1', 'CLI261001CD2', 'SUP261001EF3'];
+  const key = (await createApiKey(h.db, tenant, 'originals of every kind')).key;
+  const U = (n: number): string => `0C7A1000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+  const line = (desc: string, amount: number) => [{ code: '78101800', desc, amount, transfers: [{ tax: '002' as const, rate: 0.16 }] }];
+  const invoice = (uuid: string, issuer: string, receiver: string, fecha: string) =>
+    invoiceXml({ issuer, receiver, uuid, fecha, method: 'PPD', lines: line('Flete', 1000) }).xml;
+  const creditNote = (uuid: string, invoiceUuid: string, fecha: string) =>
+    invoiceXml({ issuer: tenant, receiver: client, uuid, fecha, lines: line('Bonificación', 100) })
+      .xml.replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
+      .replace('<cfdi:Emisor', `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${invoiceUuid}"/></cfdi:CfdiRelacionados><cfdi:Emisor`);
+  const payment = (uuid: string, issuer: string, receiver: string, invoiceUuid: string, fecha: string, before: number) =>
+    paymentXml({ issuer, receiver, uuid, fecha, invoiceUuid, currency: 'MXN', exchangeRate: 1, before, paid: 100 });
+  // October 2026: the period. What is in it, by side, and what is not (dated the day before or the day after).
+  const files: { uuid: string; side: 'issued' | 'received'; inPeriod: boolean; xml: string }[] = [
+    { uuid: U(1), side: 'issued', inPeriod: true, xml: invoice(U(1), tenant, client, '2026-10-05T10:00:00') },
+    // A complement's facts keep each payment's FechaPago, not its Fecha: this one at 23:30 on the period's last day is in.
+    { uuid: U(2), side: 'issued', inPeriod: true, xml: payment(U(2), tenant, client, U(1), '2026-10-31T23:30:00', 1160) },
+    { uuid: U(3), side: 'issued', inPeriod: true, xml: creditNote(U(3), U(1), '2026-10-12T09:00:00') },
+    { uuid: U(4), side: 'issued', inPeriod: false, xml: creditNote(U(4), U(1), '2026-11-01T00:30:00') },
+    { uuid: U(5), side: 'issued', inPeriod: false, xml: invoice(U(5), tenant, client, '2026-09-30T23:30:00') },
+    { uuid: U(6), side: 'issued', inPeriod: false, xml: payment(U(6), tenant, client, U(5), '2026-09-30T23:59:00', 1160) },
+    { uuid: U(7), side: 'received', inPeriod: true, xml: invoice(U(7), supplier, tenant, '2026-10-08T12:00:00') },
+    { uuid: U(8), side: 'received', inPeriod: true, xml: payment(U(8), supplier, tenant, U(7), '2026-10-20T12:00:00', 1160) },
+    { uuid: U(9), side: 'received', inPeriod: false, xml: payment(U(9), supplier, tenant, U(7), '2026-11-01T09:00:00', 1060) },
+  ];
+  for (const f of files) {
+    const r = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, payload: f.xml });
+    t.equal(r.statusCode, 200, r.body.slice(0, 300));
+    t.match(r.json(), { files: [{ status: 'created', direction: f.side, uuid: f.uuid }] }, `${f.uuid} imported`);
+  }
+  const expected = (side?: 'issued' | 'received') =>
+    files
+      .filter((f) => f.inPeriod && (side === undefined || f.side === side))
+      .flatMap((f) => [`${f.side}/${f.uuid}.xml`, `${f.side}/${f.uuid}.pdf`])
+      .sort();
+  const check = async (t: Test, v: ExportView, side?: 'issued' | 'received'): Promise<string[]> => {
+    const bytes = (await api('GET', `/api/exports/${v.id}/file`, key)).rawPayload;
+    const names = await zipNames(bytes);
+    t.same([...names].sort(), expected(side), 'exactly the CFDIs dated in the period, an XML and a PDF each, each once');
+    t.equal(v.progress.rows, expected(side).length / 2, 'progress.rows counts the CFDIs');
+    const entries = await unzip(bytes);
+    for (const f of files.filter((f) => f.inPeriod && (side === undefined || f.side === side))) {
+      t.ok(entries.get(`${f.side}/${f.uuid}.xml`)?.equals(Buffer.from(f.xml, 'utf8')), `${f.side}/${f.uuid}.xml byte for byte`);
+      t.equal(entries.get(`${f.side}/${f.uuid}.pdf`)?.subarray(0, 5).toString('latin1'), '%PDF-', `${f.side}/${f.uuid}.pdf is a PDF`);
+    }
+    return names;
+  };
+  const october = { startDate: '2026-10-01', endDate: '2026-10-31' };
+  const first = await check(t, await ready((await queueExport('originals', october, key)).id, key));
+  const again = await check(t, await ready((await queueExport('originals', october, key)).id, key));
+  t.same(again, first, 'the same entries in the same order');
+  await check(t, await ready((await queueExport('originals', { ...october, direction: 'issued' }, key)).id, key), 'issued');
+  await check(t, await ready((await queueExport('originals', { ...october, direction: 'received' }, key)).id, key), 'received');
+
+  // The same through MCP: the exportOriginals tool queues it; the file is the one above.
+  const base = await listen(h.app);
+  const mcp = await connect(t, base, 'streamable', { 'x-api-key': key }, '?toolsets=exports');
+  const made = (await mcp.callTool({ name: 'exportOriginals', arguments: october })) as unknown as { isError?: boolean; structuredContent?: ExportView };
+  t.notOk(made.isError);
+  t.same(await check(t, await ready(made.structuredContent!.id, key)), first, 'the same zip through MCP');
+});
+
+/** The entry names of a zip, in its order (duplicates kept). */
+function zipNames(bytes: Buffer): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(bytes, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error('no zip'));
+      const names: string[] = [];
+      zip.on('entry', (entry: yauzl.Entry) => {
+        names.push(entry.fileName);
+        zip.readEntry();
+      });
+      zip.on('end', () => resolve(names));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
+}
 
 function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
   return new Promise((resolve, reject) => {

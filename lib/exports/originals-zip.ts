@@ -3,21 +3,24 @@
  * for byte as kept (lib/originals), and the printed form (PDF) of each CFDI the tenant issued or
  * received with a fiscal date in the period — what PACs and the SAT hand an accountant. Entries
  * `issued/<UUID>.xml`, `issued/<UUID>.pdf`, `received/…`; a CFDI whose printed form is not rendered
- * (over the printed form's limits) gets `<UUID>.pdf.txt` saying why. The documents come from the
- * lists' own domain functions (the dates are theirs); one file is in memory at a time.
+ * (over the printed form's limits) gets `<UUID>.pdf.txt` saying why. Every kind of CFDI whose
+ * original is kept: invoices (I), credit notes (E), payment complements (P), transfers (T). The
+ * fiscal date is the CFDI's Fecha (its Mexico City day); the CFDIs come from each side's facts, one
+ * record per CFDI, through their repositories (streamed by cursor); one file is in memory at a time.
  */
 import { once } from 'node:events';
 import { Readable, type Writable } from 'node:stream';
 import type yazl from 'yazl';
 import { onFirstUse } from '../shared/on-first-use.ts';
 import { ApiError, invalidBody } from '../http/api-error.ts';
-import { listFinancialDocs } from '../finance/list-financial-docs.ts';
-import { listReceivedDocs } from '../received/list-received-docs.ts';
+import { issuedCfdisDated, issuedUndatedCfdisSince } from '../finance/ledger/imported-file.ts';
+import { receivedCfdisDated, receivedUndatedCfdisSince } from '../received/received-repo.ts';
+import { parseXmlTree } from '../imports/xml-tree.ts';
+import { MS_PER_DAY, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { findCfdiOriginal } from '../originals/find-cfdi-original.ts';
 import { printedFormOf } from '../originals/printed-form.ts';
 import { servedOriginal } from '../originals/served-original.ts';
 import type { ExportContext } from './export-dataset.ts';
-import { walkList, type PageFetch } from './list-datasets.ts';
 import type { RowCounter } from './table-writers.ts';
 
 /** The zip writer, loaded by the first originals export rather than by every process that builds the app. */
@@ -59,18 +62,42 @@ export function originalsQuery(raw: Readonly<Record<string, unknown>>): Original
   return { startDate: raw.startDate as string, endDate: raw.endDate as string, direction: direction as OriginalsDirection };
 }
 
-const issuedPage: PageFetch = (ctx, tenant, q) => listFinancialDocs(ctx, tenant, { ...(q as { page: number; limit: number }), detail: 'summary' });
-const receivedPage: PageFetch = (ctx, tenant, q) => listReceivedDocs(ctx, tenant, q as { page: number; limit: number });
+/**
+ * How far a CFDI's Fecha (the issuer's wall time, read as Mexico City's) may be ahead of the instant it was imported:
+ * an issuer an hour east of Mexico City, imported at once. A day of margin: the CFDIs imported from a day before the
+ * period's start hold every one whose facts keep no Fecha and that is dated in the period.
+ */
+const IMPORTED_BEFORE_FECHA_MS = MS_PER_DAY;
 
-/** The UUIDs of the period's documents whose original is kept (the lists' `xml` link is set), one direction. */
-async function* keptUuids(ctx: ExportContext, query: OriginalsQuery, side: 'issued' | 'received'): AsyncGenerator<string> {
-  const filters = { startDate: query.startDate, endDate: query.endDate };
-  const items = walkList(side === 'issued' ? issuedPage : receivedPage, ctx, filters, 100, () => {});
-  for await (const item of items) {
-    const view = item as { uuid?: string | null; xml?: string | null; invoice?: { uuid?: string | null; xml?: string | null } | null };
-    const [uuid, xml] = side === 'issued' ? [view.invoice?.uuid, view.invoice?.xml] : [view.uuid, view.xml];
-    if (uuid && xml) yield uuid.toUpperCase();
-  }
+interface PeriodCfdi {
+  uuid: string;
+  /** Whether the facts placed its Fecha in the period; if not, the Fecha is read from its kept XML. */
+  dated: boolean;
+}
+
+/**
+ * The CFDIs of one side that may be dated in the period, each once (one fact per UUID): first those whose facts keep
+ * their Fecha (invoices, credit notes), by it, oldest first; then those whose facts do not (payment complements,
+ * transfers), imported since the period's start, in order of import. The order depends only on what is stored.
+ */
+async function* periodCfdis(ctx: ExportContext, query: OriginalsQuery, side: 'issued' | 'received'): AsyncGenerator<PeriodCfdi> {
+  // An end before the start is an empty period.
+  if (query.endDate < query.startDate) return;
+  const [from, to] = [mxDayStart(query.startDate), mxDayEnd(query.endDate)];
+  const since = new Date(from - IMPORTED_BEFORE_FECHA_MS);
+  const { db, tenant } = ctx;
+  const ms = ctx.config.queryTimeoutMs;
+  const dated = side === 'issued' ? issuedCfdisDated(db, tenant, from, to, ms) : receivedCfdisDated(db, tenant, from, to, ms);
+  for await (const r of dated) yield { uuid: r.uuid.toUpperCase(), dated: true };
+  const undated = side === 'issued' ? issuedUndatedCfdisSince(db, tenant, since, ms) : receivedUndatedCfdisSince(db, tenant, since, ms);
+  for await (const r of undated) yield { uuid: r.uuid.toUpperCase(), dated: false };
+}
+
+const FECHA = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}/;
+
+/** The Mexico City day of a kept CFDI's Fecha (its wall time's date), or null when the file states none. Only the root is kept. */
+function fiscalDayOf(xml: Buffer): string | null {
+  return FECHA.exec(parseXmlTree(xml, () => false).attrs.Fecha ?? '')?.[1] ?? null;
 }
 
 async function addEntry(zip: yazl.ZipFile, bytes: Buffer, name: string, mtime: Date): Promise<void> {
@@ -87,10 +114,16 @@ export async function writeOriginalsZip(ctx: ExportContext, query: OriginalsQuer
   zip.outputStream.pipe(sink);
   const sides = query.direction === 'all' ? (['issued', 'received'] as const) : ([query.direction] as const);
   for (const side of sides) {
-    for await (const uuid of keptUuids(ctx, query, side)) {
+    for await (const { uuid, dated } of periodCfdis(ctx, query, side)) {
+      // Imported before originals were kept: nothing to hand over.
       const record = await findCfdiOriginal(ctx.db, ctx.tenant, uuid, ctx.config.queryTimeoutMs);
       if (!record) continue;
-      await addEntry(zip, servedOriginal(record, uuid).bytes, `${side}/${uuid}.xml`, ctx.now);
+      const { bytes } = servedOriginal(record, uuid);
+      if (!dated) {
+        const day = fiscalDayOf(bytes);
+        if (day === null || day < query.startDate || day > query.endDate) continue;
+      }
+      await addEntry(zip, bytes, `${side}/${uuid}.xml`, ctx.now);
       try {
         await addEntry(zip, (await printedFormOf(record, uuid)).bytes, `${side}/${uuid}.pdf`, ctx.now);
       } catch (err) {

@@ -4,7 +4,14 @@ import type { IndexSpecs, RetiredIndexes } from '../db/indexes.ts';
 
 export const RECEIVED_INDEXES: IndexSpecs = {
   // The facts of each received invoice, its cancellations by UUID.
-  [COLLECTIONS.receivedFacts]: [{ key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' }],
+  [COLLECTIONS.receivedFacts]: [
+    { key: { tenant: 1, invoices: 1 }, name: 'tenant_invoices' },
+    // A period's received CFDIs (the originals zip, lib/exports/originals-zip.ts): the invoices and credit notes by
+    // the Fecha their fact keeps (`fact.date`, with the cancellations' dates), oldest first; the payment complements,
+    // whose facts keep no Fecha, imported since the period's start.
+    { key: { tenant: 1, 'fact.date': 1, _id: 1 }, name: 'tenant_fact_date' },
+    { key: { tenant: 1, kind: 1, importedAt: 1, _id: 1 }, name: 'tenant_kind_imported' },
+  ],
   // The list's filters (supplier, category, payment state, cancellation), each then newest issue date first.
   [COLLECTIONS.receivedDocs]: [
     { key: { tenant: 1, date: -1, _id: -1 }, name: 'tenant_date' },

@@ -33,6 +33,41 @@ export async function findReceivedFacts(db: Db, tenant: string, ids: readonly st
   return new Map(found.map((r) => [r._id, r]));
 }
 
+/** A CFDI the tenant received, as its own fact names it (the exports read its kept original by UUID). */
+export interface ReceivedCfdiRef {
+  uuid: string;
+  kind: ReceivedFactKind;
+}
+
+/** Facts read per round trip while a period's CFDIs are streamed (each is then read whole and zipped). */
+const PERIOD_BATCH = 100;
+const REF_PROJECTION = { _id: 0, uuid: 1, kind: 1 } as const;
+
+/**
+ * The received invoices (I) and credit notes (E), whose facts keep their Fecha (`fact.date`, epoch ms), with it in
+ * [from, to], oldest first (`tenant_fact_date`; the cancellation facts that also have a `fact.date` are passed over).
+ */
+export async function* receivedCfdisDated(db: Db, tenant: string, from: number, to: number, maxTimeMS: number): AsyncGenerator<ReceivedCfdiRef> {
+  if (from > to) return;
+  const cursor = receivedFacts(db).find<ReceivedCfdiRef>(
+    { tenant, 'fact.date': { $gte: from, $lte: to } },
+    { projection: REF_PROJECTION, sort: { 'fact.date': 1, _id: 1 }, maxTimeMS, batchSize: PERIOD_BATCH },
+  );
+  for await (const r of cursor) if (r.kind === 'invoice' || r.kind === 'creditNote') yield r;
+}
+
+/**
+ * The suppliers' payment complements (P), whose facts keep each payment's FechaPago but not their Fecha, imported
+ * at or after `since`, in order of import (`tenant_kind_imported`). A CFDI is imported after it was issued, so these
+ * hold every one dated since then; the caller reads the Fecha.
+ */
+export function receivedUndatedCfdisSince(db: Db, tenant: string, since: Date, maxTimeMS: number): AsyncIterable<ReceivedCfdiRef> {
+  return receivedFacts(db).find<ReceivedCfdiRef>(
+    { tenant, kind: 'payment', importedAt: { $gte: since } },
+    { projection: REF_PROJECTION, sort: { importedAt: 1, _id: 1 }, maxTimeMS, batchSize: PERIOD_BATCH },
+  );
+}
+
 /** Stores facts whole (unordered bulk upserts). */
 export async function saveReceivedFacts(db: Db, records: readonly ReceivedFactRecord[]): Promise<void> {
   if (!records.length) return;

@@ -50,6 +50,45 @@ export async function findFacts(db: Db, tenant: string, ids: readonly string[]):
   return new Map(found.map((r) => [r._id, r]));
 }
 
+/** A CFDI the tenant issued, as its own fact names it (the exports read its kept original by UUID). */
+export interface IssuedCfdiRef {
+  uuid: string;
+  kind: FactKind;
+}
+
+/** Facts read per round trip while a period's CFDIs are streamed (each is then read whole and zipped). */
+const PERIOD_BATCH = 100;
+const REF_PROJECTION = { _id: 0, uuid: 1, kind: 1 } as const;
+
+/**
+ * The issued CFDIs whose fact keeps their Fecha (epoch ms): the invoices (I, `fact.base.date`), then the credit
+ * notes (E, `fact.date`), each with its Fecha in [from, to], oldest first (`tenant_invoice_date`, `tenant_fact_date`;
+ * the cancellation facts that also have a `fact.date` are passed over).
+ */
+export async function* issuedCfdisDated(db: Db, tenant: string, from: number, to: number, maxTimeMS: number): AsyncGenerator<IssuedCfdiRef> {
+  if (from > to) return;
+  const find = (field: 'fact.base.date' | 'fact.date') =>
+    importFacts(db).find<IssuedCfdiRef>(
+      { tenant, [field]: { $gte: from, $lte: to } },
+      { projection: REF_PROJECTION, sort: { [field]: 1, _id: 1 }, maxTimeMS, batchSize: PERIOD_BATCH },
+    );
+  for await (const r of find('fact.base.date')) if (r.kind === 'invoice') yield r;
+  for await (const r of find('fact.date')) if (r.kind === 'creditNote') yield r;
+}
+
+/**
+ * The issued CFDIs whose fact does not keep their Fecha — the payment complements (P: each payment's FechaPago
+ * only) and the transfers (T: no fact) — imported at or after `since`, in order of import (`tenant_kind_imported`).
+ * A CFDI is imported after it was issued, so these hold every one dated since then; the caller reads the Fecha.
+ */
+export async function* issuedUndatedCfdisSince(db: Db, tenant: string, since: Date, maxTimeMS: number): AsyncGenerator<IssuedCfdiRef> {
+  for (const kind of ['payment', 'transfer'] as const)
+    yield* importFacts(db).find<IssuedCfdiRef>(
+      { tenant, kind, importedAt: { $gte: since } },
+      { projection: REF_PROJECTION, sort: { importedAt: 1, _id: 1 }, maxTimeMS, batchSize: PERIOD_BATCH },
+    );
+}
+
 /** Stores facts in one unordered bulk write of whole-document upserts (each record is written whole or not at all). */
 export async function saveFacts(db: Db, records: readonly ImportFactRecord[]): Promise<void> {
   if (!records.length) return;
