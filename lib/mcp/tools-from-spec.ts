@@ -318,6 +318,21 @@ export async function dispatchTool(app: FastifyInstance, tool: ToolDefinition, a
         : { details: missing.map((n) => `${n} is required`), fields: missing.map((n) => ({ in: 'path' as const, name: n, detail: `${n} is required` })) };
     return { statusCode: 400, body: errorBody(400, 'Invalid path parameter', problems.details, { reason: 'invalid_parameter', fields: problems.fields }) };
   }
+  // `.` and `..` stay dot segments however they are encoded (the URL standard reads %2E as a dot), and the URL would
+  // resolve into another route: refused, naming the argument.
+  const dots = Object.keys(pathArgs).filter((n) => pathArgs[n] === '.' || pathArgs[n] === '..');
+  if (dots.length) {
+    const fields = dots.map((n) => ({ in: 'path' as const, name: n, detail: `${n} cannot be "${String(pathArgs[n])}" (a dot segment of the path)` }));
+    return {
+      statusCode: 400,
+      body: errorBody(
+        400,
+        'Invalid path parameter',
+        fields.map((f) => f.detail),
+        { reason: 'invalid_parameter', fields },
+      ),
+    };
+  }
   const url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(scalar(pathArgs[name])));
   const res = await app.inject({
     method: op.method as 'GET',

@@ -233,6 +233,24 @@ export default async function streamableTests(t: Test): Promise<void> {
     const wrongTypeError = (wrongType.structuredContent as { error: { details: string[]; fields: { in: string; name: string; detail: string }[] } }).error;
     t.equal(wrongTypeError.details.length, 2, 'one detail per problem');
     t.same(wrongTypeError.fields.map((f) => `${f.in} ${f.name}`).sort(), ['query dateFilterBy', 'query startDate'], 'each detail names its parameter');
+    // A path argument that is a dot segment would resolve the URL into another route (`..`: GET /api/): refused, named.
+    for (const id of ['..', '.']) {
+      const dots = await client.callTool({ name: 'getFinancialDoc', arguments: { id } });
+      t.equal(dots.isError, true);
+      t.same(
+        (dots.structuredContent as { error: unknown }).error,
+        {
+          code: 400,
+          message: 'Invalid path parameter',
+          details: [`id cannot be "${id}" (a dot segment of the path)`],
+          reason: 'invalid_parameter',
+          fields: [{ in: 'path', name: 'id', detail: `id cannot be "${id}" (a dot segment of the path)` }],
+        },
+        `id ${id}`,
+      );
+    }
+    const shipment = await client.callTool({ name: 'recordLegDelivery', arguments: { id: 'X', shipmentId: '..', body: {} } });
+    t.match((shipment.structuredContent as { error: unknown }).error, { code: 400, fields: [{ in: 'path', name: 'shipmentId' }] }, 'any path argument');
     await t.rejects(client.callTool({ name: 'noSuchTool', arguments: {} }), /Unknown tool/, 'unknown tool is a protocol error');
     const ok = await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 1 } });
     t.notOk(ok.isError, 'the session still works');
