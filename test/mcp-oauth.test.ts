@@ -725,7 +725,14 @@ t.test('a client ID metadata document: the SDK uses its https URL as client id, 
   stray.searchParams.set('redirect_uri', 'http://127.0.0.1:9/elsewhere');
   const strayAnswer = await fetch(stray, { redirect: 'manual' });
   t.equal(strayAnswer.status, 400, 'a redirect_uri outside the document: 400, no redirect');
-  t.match(await strayAnswer.text(), /redirect_uri/, 'naming the redirect_uri');
+  const strayPage = await strayAnswer.text();
+  t.match(strayPage, /redirect_uri/, 'naming the redirect_uri');
+  // The error page is the consent pages' own: nothing from elsewhere, no script, no framing.
+  t.equal(strayAnswer.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'");
+  t.equal(strayAnswer.headers.get('x-frame-options'), 'DENY');
+  t.match(strayAnswer.headers.get('content-type'), /^text\/html; charset=utf-8/);
+  t.notMatch(strayPage, /https?:\/\/(?!127\.0\.0\.1)/, 'no address of another site in the page');
+  t.match(strayPage, /<h1>Authorization failed<\/h1>/);
 });
 
 t.test('client ID metadata documents are fetched from public names and the allowed origins only; a document must name itself', async (t) => {

@@ -20,6 +20,7 @@ import { mongoAdapter } from './mongo-adapter.ts';
 import { mayFetchClientMetadata } from './client-metadata-fetch.ts';
 import { mcpResourceUrl, mcpResourceUrls, OAUTH_SCOPES } from './resource-urls.ts';
 import { INTERACTION_PATH, issuerPath } from './server-paths.ts';
+import { CONSENT_HEADERS, consentProblemPage } from './consent-page.ts';
 
 /** Where the authorization server's endpoints live, under the issuer. */
 export const OAUTH_ROUTES = {
@@ -100,6 +101,15 @@ export async function createOAuthProvider(db: Db, settings: OAuthSettings, fetch
     // A client registers with the scopes it will ask for (RFC 7591 `scope`), and the metadata lists them.
     scopes: ['openid', 'offline_access', ...OAUTH_SCOPES],
     discovery: { service_documentation: `${issuer}/docs` },
+    // An error the provider cannot send back to the client (a redirect_uri not registered: never redirected) is shown
+    // as the consent pages' problem page, with their headers: nothing loaded from elsewhere (the library's default
+    // page imports a web font), no script, no framing.
+    async renderError(ctx, out) {
+      ctx.set(CONSENT_HEADERS);
+      const error = typeof out.error === 'string' ? out.error : 'server_error';
+      const detail = typeof out.error_description === 'string' ? `: ${out.error_description}` : '';
+      ctx.body = consentProblemPage(`${error}${detail}`);
+    },
   };
   const provider = new Provider(issuer, configuration);
   // The service sets the forwarded host and protocol itself (lib/oauth/routes.ts): every URL it publishes is under the issuer.
