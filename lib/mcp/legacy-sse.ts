@@ -14,6 +14,7 @@ import { sessionRuntime } from './session-runtime.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, mcpBodyLimit, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
+import { abandon, eventsSoFar, watchClient } from './client-gone.ts';
 import { insufficientScopeChallenge, insufficientScopeDetail, uncoveredCalls } from './scope-challenge.ts';
 
 interface SseSession extends McpSession {
@@ -24,10 +25,15 @@ export function registerLegacySse(host: SessionHost): void {
   const { app, sessions, authenticate } = host;
 
   app.get('/sse', { onRequest: authenticate, preValidation: host.toolSelectionQuery, exposeHeadRoute: false, config: mcpRoute }, async (request, reply) => {
+    // Watched from here: a client that leaves before the stream starts is never seen by the transport (lib/mcp/client-gone.ts).
+    const client = watchClient(request.raw, reply.raw);
     const caller = host.callerOf(request);
     // Held from the check on, across the runtime's first load: concurrent opens each count the others.
     const release = host.reserveSession(caller);
     try {
+      // What the connection has already told (its client leaving) is seen before a session is made for it.
+      await eventsSoFar();
+      if (client.gone) return abandon(reply);
       const { createMcpServer, SSEServerTransport } = await sessionRuntime();
       const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
       const transport = new SSEServerTransport('/messages', reply.raw);
@@ -52,6 +58,12 @@ export function registerLegacySse(host: SessionHost): void {
         sessions.add(session);
         release(); // the session counts itself now
         await server.connect(transport); // writes the head and the `endpoint` event
+        if (client.gone) {
+          // Started on a closed connection: the transport's own `close` listener came too late. Closing it removes the session.
+          request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session closed: its client left while it was opened (legacy SSE)');
+          await server.close();
+          return;
+        }
         request.log.info({ sessionId: session.id, tenant: caller.tenant }, 'MCP session opened (legacy SSE)');
         if (host.options.keepAliveMs > 0) {
           keepAlive = setInterval(() => {

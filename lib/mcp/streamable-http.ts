@@ -14,6 +14,7 @@ import { sessionRuntime } from './session-runtime.ts';
 import type { McpSession } from './sessions.ts';
 import { emptyBody, mcpBodyLimit, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
+import { abandon, eventsSoFar, watchClient } from './client-gone.ts';
 import { insufficientScopeChallenge, insufficientScopeDetail, uncoveredCalls, type UncoveredCall } from './scope-challenge.ts';
 import { errorBody } from '../http/api-error.ts';
 import type { ApiScope } from '../auth/api-key-record.ts';
@@ -79,12 +80,17 @@ export function registerStreamableHttp(host: SessionHost): void {
       if (!isSession(session)) return session;
       return host.handOver(request, reply, () => session.transport.handleRequest(request.raw, reply.raw, request.body));
     }
+    // Watched from here: a session whose client left before its id reached it is of no use to anyone (lib/mcp/client-gone.ts).
+    const client = watchClient(request.raw, reply.raw);
     const { createMcpServer, StreamableHTTPServerTransport, isInitializeRequest } = await sessionRuntime();
     if (!hasInitialize(request.body, isInitializeRequest)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     const caller = host.callerOf(request);
     // Held from the check on: concurrent initialize requests each count the others (docs/mcp.md, the caps).
     const release = host.reserveSession(caller);
     try {
+      // What the connection has already told (its client leaving) is seen before a session is made for it.
+      await eventsSoFar();
+      if (client.gone) return abandon(reply);
       const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -113,8 +119,19 @@ export function registerStreamableHttp(host: SessionHost): void {
       };
       await server.connect(transport);
       await host.handOver(request, reply, () => transport.handleRequest(request.raw, reply.raw, request.body));
-      // The initialize request was refused by the transport: nothing to keep.
+      // The initialize request was refused by the transport, or its client left before the answer (and the session id) reached it:
+      // nothing to keep (closing the transport removes the session); a client leaving while the answer is still on its way, the same.
+      const leftEarly = () =>
+        request.log.info({ sessionId: transport.sessionId, tenant: caller.tenant }, 'MCP session closed: its client left before the answer');
       if (!transport.sessionId) await server.close();
+      else if (client.gone) {
+        leftEarly();
+        await server.close();
+      } else
+        client.onGone(() => {
+          leftEarly();
+          void server.close().catch(() => undefined);
+        });
       return reply;
     } finally {
       release();

@@ -7,10 +7,14 @@
  * - sessions are capped per API key as well as per tenant, so one key cannot take the tenant's
  *   whole allowance, and a session answers only to the key that opened it;
  * - revoking a key closes its sessions, SSE streams included: at once when revoked through the
- *   service's process, within the key-cache delay (API_KEY_CACHE_TTL_MS) when revoked by another.
+ *   service's process, within the key-cache delay (API_KEY_CACHE_TTL_MS) when revoked by another;
+ * - a client that leaves while its session is being opened (GET /sse, an initialize POST) leaves
+ *   no session behind to hold a place under the caps.
  */
 import type { Test } from 'tap';
 import http from 'node:http';
+import { connect as netConnect } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A, TENANT_A } from '../helpers/harness.ts';
 import { errorOf, listen, openSseStream, seedTwoTenants } from '../helpers/mcp.ts';
@@ -235,5 +239,82 @@ export default async function sessionsTests(t: Test): Promise<void> {
     const end = await within(sse.ended, 5000);
     t.not(end, 'still open', 'closed');
     t.ok(Number(end) - revokedAt < 500, `after ${Number(end) - revokedAt} ms`);
+  });
+
+  t.test('clients that leave while their session is being opened leave none behind, however many more than the cap', async (t) => {
+    const CAP = 2;
+    const ATTEMPTS = 4 * CAP;
+    const app = await buildApp({ config: h.config, db: h.db, logger: false, mcp: { maxSessionsPerKey: CAP } });
+    t.teardown(() => app.close());
+    const url = await listen(app);
+    const port = Number(new URL(url).port);
+    const { key, record } = await createApiKey(h.db, TENANT_A, 'leaves at once');
+    const registry = app.mcp!.sessions;
+    /** Its open sessions and the places held for those being opened. */
+    const held = () => registry.countForKey(record._id);
+
+    // What the server did with each request, whatever it made of it: an opening reserves a place under the caps (after
+    // the key's check) and gives it up when the session is added and when the opening ends (sessions.ts `reserve`).
+    const seen = { reserved: 0, released: 0, added: 0, closed: 0 };
+    const reserve = registry.reserve.bind(registry);
+    const add = registry.add.bind(registry);
+    registry.reserve = (caller) => {
+      seen.reserved += 1;
+      const release = reserve(caller);
+      return () => {
+        seen.released += 1;
+        release();
+      };
+    };
+    registry.add = (session) => {
+      seen.added += 1;
+      add(session);
+    };
+    app.server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => res.once('close', () => (seen.closed += 1)));
+
+    /**
+     * Writes `request` on a new connection and destroys it at once, then waits, however long that takes, until the server
+     * has handled it: its connection seen closed, the opening reached and ended. Answers what it left held.
+     */
+    async function leaveAtOnce(request: string): Promise<number> {
+      const before = { ...seen };
+      await new Promise<void>((resolve) => {
+        const socket = netConnect(port, '127.0.0.1', () => {
+          socket.write(request);
+          socket.destroy();
+        });
+        socket.once('close', () => resolve());
+      });
+      const handled = () =>
+        seen.closed > before.closed && seen.reserved > before.reserved && seen.released - before.released === 1 + (seen.added - before.added);
+      while (!handled()) await new Promise((r) => setTimeout(r, 5));
+      await nextTurn();
+      return held();
+    }
+
+    const body = JSON.stringify(INIT);
+    const requests = {
+      'GET /sse': `GET /sse HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\n\r\n`,
+      'POST /mcp initialize': `POST /mcp HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\naccept: ${ACCEPT}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    };
+    for (const [what, request] of Object.entries(requests)) {
+      const left: number[] = [];
+      for (let i = 0; i < ATTEMPTS; i++) {
+        left.push(await leaveAtOnce(request));
+        if (left.at(-1) !== 0) break; // one left behind is the fault; the next would meet the cap
+      }
+      t.same(left, Array<number>(ATTEMPTS).fill(0), `${what}: ${ATTEMPTS} clients gone at once (cap ${CAP}), nothing held after any of them`);
+      t.equal(registry.size, 0, `${what}: no session remains`);
+    }
+    t.comment(`${seen.reserved} openings reached, ${seen.added} of them as far as a session`);
+
+    // A client that stays opens its sessions as if nothing happened, up to the cap.
+    const stream = await openSseStream(url, key);
+    const session = await openSession(url, key);
+    t.equal(session.status, 200, 'an initialize answered');
+    t.ok(session.id, 'with its session id');
+    t.equal(registry.size, CAP, 'the two sessions open, the cap reached by them alone');
+    stream.close();
+    await pythonSdkDelete(url, key, session.id!);
   });
 }
