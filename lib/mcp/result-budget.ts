@@ -11,8 +11,11 @@
  *   smaller page starts where the asked page did.
  * - Any other result over budget is a tool error saying how large it is and
  *   how to ask for less (`limit`, `detail=summary`, narrower filters).
+ * - An error over budget (a body of thousands of invalid rows) keeps its code,
+ *   message and reason and as many of its first problems (`details`, `fields`)
+ *   as fit, then a last detail saying how many more were left out.
  */
-import { errorBody } from '../http/api-error.ts';
+import { ERROR_REASONS, errorBody, type ErrorReason } from '../http/api-error.ts';
 import type { DispatchResult, ToolDefinition } from './tools-from-spec.ts';
 import { renderJson } from './render-json.ts';
 
@@ -87,6 +90,71 @@ function tooLarge(tool: ToolDefinition, size: number, budget: number, what: stri
   };
 }
 
+interface ErrorShape {
+  error: { code: number; message: string; details: unknown[]; fields?: unknown[]; [key: string]: unknown };
+}
+const isErrorShape = (body: unknown): body is ErrorShape => {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { error } = body as { error?: unknown };
+  if (typeof error !== 'object' || error === null || Array.isArray(error)) return false;
+  const { message, details, fields } = error as { message?: unknown; details?: unknown; fields?: unknown };
+  return typeof message === 'string' && Array.isArray(details) && (fields === undefined || Array.isArray(fields));
+};
+
+/** The last detail of a shortened error: how many problems are not listed. */
+const leftOut = (n: number, listed: number, budget: number): string =>
+  listed === 0
+    ? `${n.toLocaleString('en-US')} problem${n === 1 ? '' : 's'}, none listed: the first alone is over the ${kb(budget)} of text a tool result may hold.`
+    : `…and ${n.toLocaleString('en-US')} more problem${n === 1 ? '' : 's'}, left out to keep this result within ${kb(budget)} of text: ` +
+      'correct the ones listed and call again to see the rest.';
+
+/**
+ * An error answer within the budget (the same one when it fits). The service's error shape keeps its
+ * code, message and reason, its first details and fields that fit (the n-th field with the n-th
+ * detail), and ends with a detail saying how many problems were left out; any other error body too
+ * large is replaced by one saying so.
+ */
+export function errorWithinBudget(result: DispatchResult, budget = RESULT_BUDGET_BYTES): DispatchResult {
+  const room = budget - NOTE_ROOM;
+  const size = bytes(result.body);
+  if (size <= room) return result;
+  const body = result.body;
+  if (isErrorShape(body)) {
+    const { error } = body;
+    const total = Math.max(error.details.length, error.fields?.length ?? 0);
+    const shortened = (n: number): ErrorShape => ({
+      ...body,
+      error: {
+        ...error,
+        details: [...error.details.slice(0, n), leftOut(total - n, n, budget)],
+        ...(error.fields ? { fields: error.fields.slice(0, n) } : {}),
+      },
+    });
+    // Each listed problem takes at least its detail's length: a bound that spares rendering the whole list.
+    let hi = 0;
+    let used = 0;
+    while (hi < total - 1) {
+      used += Buffer.byteLength(renderJson(error.details[hi] ?? ''));
+      if (used > room) break;
+      hi += 1;
+    }
+    let lo = 0;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (bytes(shortened(mid)) <= room) lo = mid;
+      else hi = mid - 1;
+    }
+    if (total > 0 && bytes(shortened(lo)) <= room) return { statusCode: result.statusCode, body: shortened(lo) };
+  }
+  const status = result.statusCode;
+  const shaped = isErrorShape(body) ? body.error : undefined;
+  const message = shaped && shaped.message.length <= 200 ? shaped.message : 'Error too large';
+  const reason =
+    typeof shaped?.reason === 'string' && (ERROR_REASONS as readonly string[]).includes(shaped.reason) ? (shaped.reason as ErrorReason) : undefined;
+  const detail = `The error answer (HTTP ${status}) is ${kb(size)} as text, over the ${kb(budget)} a tool result may hold; none of it is returned rather than part of it.`;
+  return { statusCode: status, body: errorBody(status, message, [detail], reason ? { reason } : {}) };
+}
+
 /**
  * `first` (the answer to `args`) within the budget. `redo` runs the tool
  * again with other arguments (the list's smaller page).
@@ -99,7 +167,8 @@ export async function withinBudget(
   budget = RESULT_BUDGET_BYTES,
 ): Promise<BudgetedResult> {
   const room = budget - NOTE_ROOM;
-  if (first.statusCode >= 400 || bytes(first.body) <= room) return { result: first };
+  if (first.statusCode >= 400) return { result: errorWithinBudget(first, budget) };
+  if (bytes(first.body) <= room) return { result: first };
   if (tool.operation.method !== 'GET') {
     // A write has happened: its answer is withheld, the write is not undone, and the agent must know both.
     return tooLarge(tool, bytes(first.body), budget, `The operation was carried out (HTTP ${first.statusCode}), but its answer`);
@@ -118,7 +187,8 @@ export async function withinBudget(
     const page = offset / limit + 1;
     if (page > MAX_PAGE) return tooLarge(tool, bytes(first.body), budget, `This page (${asked} items)`);
     const retry = await redo({ ...args, limit, ...(byCursor || page === 1 ? {} : { page }) });
-    if (!isList(retry.body) || retry.statusCode >= 400) return { result: retry };
+    if (retry.statusCode >= 400) return { result: errorWithinBudget(retry, budget) };
+    if (!isList(retry.body)) return bytes(retry.body) <= room ? { result: retry } : tooLarge(tool, bytes(retry.body), budget, 'The result');
     current = retry;
     if (bytes(retry.body) > room) continue;
     const meta = retry.body.meta;

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorBody } from '../http/api-error.ts';
 import { dispatchTool, toToolResult, type DispatchContext, type ToolDefinition } from './tools-from-spec.ts';
-import { withinBudget } from './result-budget.ts';
+import { errorWithinBudget, withinBudget } from './result-budget.ts';
 
 /** What the user answered to a confirmation: `unanswered` when the client failed or timed out. */
 export type ConfirmAnswer = 'accept' | 'decline' | 'cancel' | 'unanswered';
@@ -45,7 +45,7 @@ export async function callTool(app: FastifyInstance, tool: ToolDefinition, args:
   if (question !== undefined && ctx.confirm) {
     // The arguments first, by the REST operation's own validation (its handler not run): an invalid call gets its 400 without asking the user.
     const checked = await dispatchTool(app, tool, args, { ...ctx, validateOnly: true });
-    if (checked.statusCode >= 400) return toToolResult(checked, tool);
+    if (checked.statusCode >= 400) return toToolResult(errorWithinBudget(checked), tool);
     const answer = await ctx.confirm(question);
     if (answer !== 'accept') {
       const detail = `${tool.name} was not run: ${NOT_DONE[answer]}, so nothing was written. Do not retry unless the user asks for it again.`;

@@ -125,6 +125,42 @@ export default async function resultsTests(t: Test): Promise<void> {
     t.notOk(summary.isError, 'its summary fits');
   });
 
+  t.test('an error over the budget keeps its first problems and says how many more there are', async (t) => {
+    interface ErrorAnswer {
+      error: { code: number; message: string; reason: string; details: string[]; fields: { in: string; name: string; detail: string }[] };
+    }
+    const invalidRows = (n: number) => ({ rows: Array.from({ length: n }, () => ({ tripId: 1, bogus: 'x' })) });
+    // What REST answers for two such rows: each row's problems, the same for every row.
+    const two = await h.app.inject({ method: 'POST', url: '/api/deliveries', headers: { 'x-api-key': KEY_A }, payload: invalidRows(2) });
+    t.equal(two.statusCode, 400);
+    const restError = two.json<ErrorAnswer>().error;
+    t.equal(restError.details.length % 2, 0, 'two rows, the same problems each');
+    const perRow = restError.details.length / 2;
+    t.ok(perRow > 0, `${perRow} problems a row`);
+
+    const ROWS = 5000;
+    const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+    const result = (await client.callTool({ name: 'importDeliveries', arguments: { body: invalidRows(ROWS) } })) as CallToolResult;
+    t.equal(result.isError, true, 'a tool error');
+    t.ok(resultBytes(result) <= BUDGET, `${resultBytes(result)} bytes of text, within 100 KiB`);
+    const structured = result.structuredContent as unknown as ErrorAnswer;
+    t.ok(Buffer.byteLength(JSON.stringify(structured)) <= BUDGET, 'the structured content too');
+    t.same(JSON.parse(texts(result).at(-1)!), structured, 'text and structured content carry the same answer');
+    const { error } = structured;
+    t.match(error, { code: 400, message: restError.message, reason: restError.reason }, 'the error shape of the REST answer');
+    const listed = error.details.length - 1;
+    t.ok(listed >= restError.details.length, `${listed} problems listed`);
+    t.same(error.details.slice(0, restError.details.length), restError.details, 'starting with the first rows’ problems, as REST gives them');
+    t.same(error.fields.slice(0, restError.fields.length), restError.fields, 'fields start the same way');
+    t.equal(error.fields.length, listed, 'a field for each problem listed');
+    const more = ROWS * perRow - listed;
+    t.match(
+      error.details.at(-1),
+      new RegExp(`^…and ${more.toLocaleString('en-US')} more problems, left out to keep this result within 100 KB`),
+      `says ${more} (${ROWS} × ${perRow} − ${listed}) are left out`,
+    );
+  });
+
   t.test('third-party text: hidden and bidirectional characters removed, flagged as data', async (t) => {
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
     // Right-to-left override, zero-width space and joiner, byte order mark, an isolate, tag characters spelling "hi".
@@ -252,5 +288,16 @@ export default async function resultsTests(t: Test): Promise<void> {
     const asToday = (await plain.callTool({ name: 'recordLegDelivery', arguments: delivery('EL-3') })) as CallToolResult;
     t.notOk(asToday.isError, 'a client without elicitation writes as before');
     t.equal(await delivered('EL-3'), 'TK-EL-3');
+  });
+
+  t.test('an invalid call of a tool that asks first is refused within the budget, the user not asked', async (t) => {
+    const asked: string[] = [];
+    const client = await confirmingClient(t, { action: 'accept', content: { confirm: true } }, asked);
+    const rows = Array.from({ length: 5000 }, () => ({ tripId: 1, bogus: 'x' }));
+    const result = (await client.callTool({ name: 'importDeliveries', arguments: { body: { rows } } })) as CallToolResult;
+    t.equal(result.isError, true);
+    t.ok(resultBytes(result) <= BUDGET, `${resultBytes(result)} bytes of text, within 100 KiB`);
+    t.match((result.structuredContent as { error: { details: string[] } }).error.details.at(-1), /^…and [\d,]+ more problems, left out/);
+    t.same(asked, [], 'nobody is asked to confirm a call that cannot run');
   });
 }
