@@ -286,6 +286,7 @@ export default async function streamableTests(t: Test): Promise<void> {
     );
     const ok = await answer({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'listFinancialDocs', arguments: { limit: 1 } } });
     t.equal(ok.error, undefined, 'the session goes on');
+    await fetch(`${base}/mcp`, { method: 'DELETE', headers: { 'x-api-key': KEY_A, 'mcp-session-id': id } });
   });
 
   t.test('credentials: 401 in the service error shape before any session', async (t) => {
