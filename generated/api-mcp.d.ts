@@ -86,7 +86,8 @@ export interface paths {
          * @description Legacy HTTP+SSE transport (MCP protocol revision 2024-11-05). Opens an
          *     event stream for the tenant of the API key. The first event is
          *     `endpoint`, whose data is the URL to POST messages to
-         *     (`/messages?sessionId=<id>`); every JSON-RPC response and notification
+         *     (`/messages?sessionId=<id>`, under the issuer's path prefix when the
+         *     service is served under one: `/prefix/messages?…`); every JSON-RPC response and notification
          *     then arrives as an `event: message` whose data is one
          *     McpJsonRpcResponse. The session lives while the stream is open (and is
          *     closed after the idle timeout without messages).

@@ -15,6 +15,7 @@ import type { McpSession } from './sessions.ts';
 import { emptyBody, mcpBodyLimit, type SessionHost } from './session-host.ts';
 import { parseToolSelection } from './toolsets.ts';
 import { abandon, eventsSoFar, watchClient } from './client-gone.ts';
+import { issuerPath } from '../oauth/server-paths.ts';
 import { insufficientScopeChallenge, insufficientScopeDetail, uncoveredCalls } from './scope-challenge.ts';
 
 interface SseSession extends McpSession {
@@ -36,7 +37,8 @@ export function registerLegacySse(host: SessionHost): void {
       if (client.gone) return abandon(reply);
       const { createMcpServer, SSEServerTransport } = await sessionRuntime();
       const server = createMcpServer(app, host.catalog, parseToolSelection(request.query as Record<string, unknown>, host.catalog.tools));
-      const transport = new SSEServerTransport('/messages', reply.raw);
+      // The endpoint event names a path the client reaches: behind a proxy's path prefix (the issuer's), that prefix's.
+      const transport = new SSEServerTransport(`${issuerPath(app.config.oauth.issuer)}/messages`, reply.raw);
       const now = Date.now();
       const session: SseSession = {
         id: transport.sessionId,

@@ -7,7 +7,7 @@
 import type { Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
+import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { connect, errorOf, listen, seedTwoTenants } from '../helpers/mcp.ts';
 import { buildApp } from '../../handlers/app.ts';
 import { DOMAIN_NOTES_URI, OPENAPI_URI } from '../../lib/mcp/resources.ts';
@@ -206,6 +206,14 @@ export default async function sseTests(t: Test): Promise<void> {
     const late = await postMessage(base, stream.endpoint, KEY_B, { jsonrpc: '2.0', id: 'x', method: 'ping' });
     t.equal(late.status, 404);
     await late.text();
+  });
+
+  t.test('behind a path prefix (the issuer has one), the endpoint event names the message path under it', async (t) => {
+    const app = await buildApp({ config: testConfig({ PUBLIC_BASE_URL: 'https://api.example.test/freight' }), db: h.db, logger: false });
+    t.teardown(() => app.close());
+    const stream = await openStream(await listen(app), KEY_A);
+    t.match(stream.endpoint, /^\/freight\/messages\?sessionId=[0-9a-f-]{36}$/, 'what a client at https://api.example.test/freight/sse posts to');
+    stream.abort();
   });
 
   t.test('shutdown with open SSE streams does not hang', async (t) => {
