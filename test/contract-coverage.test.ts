@@ -130,7 +130,7 @@ t.test('the registered routes are exactly the spec operations plus /docs, /metri
   const unroutable = served.filter((r) => r.split(' ')[1]!.startsWith(`${UNROUTABLE_PREFIX}/`));
   t.same(
     [...new Set(unroutable.map((r) => r.split(' ')[1]))].sort(),
-    [`${UNROUTABLE_PREFIX}/api/:problem`, `${UNROUTABLE_PREFIX}/other/:problem`],
+    [`${UNROUTABLE_PREFIX}/api/:problem`, `${UNROUTABLE_PREFIX}/keyless/:problem`, `${UNROUTABLE_PREFIX}/other/:problem`],
     'the routes of unroutable paths',
   );
   infrastructure.push(...unroutable);
