@@ -53,6 +53,17 @@ const sessionHeader = (request: FastifyRequest): string | undefined => {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 };
 
+/** Whether the body is a JSON-RPC 2.0 message, or a non-empty batch of them: the shape alone (the SDK reads the rest). */
+function allMessages(body: unknown): boolean {
+  const isMessage = (m: unknown): boolean =>
+    typeof m === 'object' &&
+    m !== null &&
+    !Array.isArray(m) &&
+    (m as { jsonrpc?: unknown }).jsonrpc === '2.0' &&
+    (typeof (m as { method?: unknown }).method === 'string' || 'result' in m || 'error' in m);
+  return Array.isArray(body) ? body.length > 0 && body.every(isMessage) : isMessage(body);
+}
+
 const hasInitialize = (body: unknown, isInitializeRequest: (m: unknown) => boolean): boolean =>
   Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 
@@ -72,6 +83,14 @@ export function registerStreamableHttp(host: SessionHost): void {
 
   app.post('/mcp', { ...route, bodyLimit: mcpBodyLimit(app.config) }, async (request, reply) => {
     if (emptyBody(request)) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty (a JSON-RPC message is required)');
+    // JSON that is not a JSON-RPC message is an invalid request (JSON-RPC 2.0 §5.1: -32600), not a parse error as the SDK says.
+    if (!allMessages(request.body))
+      return jsonRpcError(
+        reply,
+        400,
+        -32600,
+        'Invalid Request: each message is an object with "jsonrpc": "2.0" and a "method" (a request or a notification) or a "result" or an "error" (a response)',
+      );
     const held = host.scopesOf(request);
     const uncovered = uncoveredCalls(request.body, host.toolsByName, held);
     if (uncovered.length) return refuseScope(reply, request.body, uncovered, held, host.resourceMetadataOf(request));

@@ -257,7 +257,7 @@ export default async function streamableTests(t: Test): Promise<void> {
     t.equal((ok.structuredContent as { data: unknown[] }).data.length, 1);
   });
 
-  t.test('malformed params of tools/call and prompts/get: -32602 Invalid params naming the problem, not -32603', async (t) => {
+  t.test('malformed params of tools/call and prompts/get: -32602 Invalid params naming the problem, not -32603; a message that is none, -32600', async (t) => {
     const id = await rawSession(KEY_A);
     /** The JSON-RPC answer of one request, whether the SDK answered it as JSON or as an event. */
     const answer = async (body: unknown) => {
@@ -277,6 +277,21 @@ export default async function streamableTests(t: Test): Promise<void> {
       t.equal(a.error?.code, -32602, `${what}: Invalid params (JSON-RPC 2.0 §5.1), not -32603 Internal error`);
       t.match(a.error?.message, /^MCP error -32602: Invalid tools\/call request: /, what);
       t.match(a.error?.message, names, `${what}: the field named`);
+    }
+    // Not a JSON-RPC message at all: Invalid Request (JSON-RPC 2.0 §5.1), not a parse error (the JSON parsed).
+    for (const body of [
+      { jsonrpc: '2.0', id: 4 },
+      { id: 4, method: 'ping' },
+      5,
+      [],
+      [
+        { jsonrpc: '2.0', id: 5, method: 'ping' },
+        { jsonrpc: '2.0', id: 6 },
+      ],
+    ]) {
+      const res = await post(body, { 'x-api-key': KEY_A, 'mcp-session-id': id });
+      t.equal(res.status, 400, JSON.stringify(body));
+      t.match(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: /^Invalid Request: / } }, JSON.stringify(body));
     }
     const prompt = await answer({ jsonrpc: '2.0', id: 8, method: 'prompts/get', params: { arguments: { month: '2026-10' } } });
     t.match(
