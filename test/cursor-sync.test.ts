@@ -129,6 +129,14 @@ t.test('updatedSince: at or after the instant, oldest change first, id breaks ti
     const r = await get(`/api/financial-docs?updatedSince=${bad}`);
     t.equal(r.statusCode, 400, `updatedSince=${bad}`);
   }
+  // The last instants RFC 3339 can write, some of them (offset west of UTC) in year 10000: nothing changed since.
+  for (const late of ['9999-12-31T23:59:59Z', '9999-12-31T23:59:59-12:00', '9999-12-31T23:59:59.999-00:01']) {
+    for (const list of ['/api/financial-docs', '/api/shipments']) {
+      const r = await get(`${list}?updatedSince=${encodeURIComponent(late)}`);
+      t.equal(r.statusCode, 200, `${list} updatedSince=${late}`);
+      t.same(r.json<Page>().data, [], `${list} updatedSince=${late}: nothing`);
+    }
+  }
 });
 
 t.test('cursors are tamper-evident and bound to tenant, list, sort and filters', async (t) => {
@@ -200,6 +208,8 @@ t.test('MCP: the list tools walk with cursor and updatedSince too', async (t) =>
     cursor = page.meta.nextCursor ?? undefined;
   } while (cursor);
   t.same(ids, (await walk(`/api/financial-docs?limit=100&updatedSince=${iso(T0)}`)).ids);
+  const late = await client.callTool({ name: 'listFinancialDocs', arguments: { updatedSince: '9999-12-31T23:59:59-12:00' } });
+  t.same((late.structuredContent as Page).data, [], 'an instant in year 10000: nothing changed since');
   const bad = await client.callTool({ name: 'listShipments', arguments: { cursor: 'abc.def' } });
   t.equal(bad.isError, true);
   t.equal((bad.structuredContent as { error: { code: number } }).error.code, 400);

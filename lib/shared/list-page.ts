@@ -60,5 +60,9 @@ export function isoInstant(value: string, name: string): string {
   // RFC 3339 allows a leap second (…:60); the stored instants never carry one.
   const date = new Date(value.replace(/:60(\.\d+)?(?=([Zz]|[+-]\d{2}:\d{2})$)/, ':59.999'));
   if (Number.isNaN(date.getTime())) throw invalidQuery(name, `${name} must be a valid date-time (ISO 8601)`);
-  return date.toISOString();
+  // 9999-12-31T23:59:59-12:00 is in year 10000, written `+010000-…`, which sorts before every stored instant as text:
+  // compared as text, it would select everything. Nothing stored is later than the last instant of year 9999.
+  return date.getTime() > LAST_FOUR_DIGIT_INSTANT ? new Date(LAST_FOUR_DIGIT_INSTANT).toISOString() : date.toISOString();
 }
+
+const LAST_FOUR_DIGIT_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
