@@ -28,7 +28,7 @@ import { daysBetweenDates, mxAddDays } from '../time/mexico-city.ts';
 import type { UtilizationTrip } from './utilization.ts';
 
 /** Bump whenever what a day or month holds or how it is computed changes: a store of another version is rebuilt. */
-export const FLEET_ROLLUP_VERSION = 2;
+export const FLEET_ROLLUP_VERSION = 3;
 
 /** [vehicle id, plate, driver id, driver name, client]. */
 export type UnitCombo = [string, string, string, string, string];

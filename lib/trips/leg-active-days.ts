@@ -1,14 +1,17 @@
 /**
  * The calendar days a leg kept its unit busy (docs/domain.md "Fleet utilization and
  * productivity"): every Mexico City day from the loading day to the offloading day (at most
- * MAX_LEG_SPAN_DAYS after loading, against mistyped dates), or the leg's compact date when the
+ * MAX_LEG_SPAN_DAYS days in all, against mistyped dates), or the leg's compact date when the
  * instants are missing. Fleet utilization counts them, and a trip write marks them
  * (lib/trips/trip-days.ts) so the totals kept of those days are recomputed.
  */
 import type { TripLeg } from '../model/trip-document.ts';
 import { daysBetweenDates, mxAddDays, mxDateString, ymdIntToDateString } from '../time/mexico-city.ts';
 
-/** Longest span credited to one leg: guards against a mistyped unloadDate turning one leg into a year of activity. */
+/**
+ * Most days credited to one leg, its loading day the first: guards against a mistyped unloadDate turning one leg into
+ * a year of activity. The queries that find a period's legs look this many days back (a superset).
+ */
 export const MAX_LEG_SPAN_DAYS = 31;
 
 /** 'YYYY-MM-DD' of a compact date, or null when it is no calendar date. */
@@ -26,7 +29,7 @@ export function legActiveDays(leg: Pick<TripLeg, 'date' | 'loadDate' | 'unloadDa
   const legDay = safeYmd(leg.date);
   if (leg.loadDate !== null && leg.unloadDate !== null && leg.unloadDate >= leg.loadDate) {
     const from = mxDateString(leg.loadDate);
-    const span = Math.min(daysBetweenDates(from, mxDateString(leg.unloadDate)), MAX_LEG_SPAN_DAYS);
+    const span = Math.min(daysBetweenDates(from, mxDateString(leg.unloadDate)), MAX_LEG_SPAN_DAYS - 1);
     for (let i = 0; i <= span; i += 1) days.add(mxAddDays(from, i));
   } else {
     if (leg.loadDate !== null) days.add(mxDateString(leg.loadDate));

@@ -7,6 +7,7 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '
 import { makeTrip, leg, diesel, gasoline, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
 import { fleetUtilizationRollups } from '../../lib/analytics/fleet-utilization-rollup-kind.ts';
 import { insertTrips } from '../fixtures/stored-trips.ts';
+import { connect, listen } from '../helpers/mcp.ts';
 
 export default async function fleetUtilizationTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -308,6 +309,35 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
 
   // Last: the same reports from the days kept on write (docs/rollups.md) once the store is built (the trips above were
   // inserted directly, as a bulk load: a rebuild keeps them). Every answer is the one computed by hand above.
+  t.test('a leg with a mistyped unloading date is credited 31 days at most, its loading day the first', async (t) => {
+    // Loaded 2026-01-01, "unloaded" 2026-03-15 (a typo): 01-01..01-31, nothing in February.
+    await insertTrips(h.db, [
+      makeTrip({
+        ...A,
+        client: CLIENT_COMPANY,
+        vehicle: veh('VEH-X'),
+        driver: drv('DRV-X'),
+        legs: [
+          leg({
+            loadDate: '2026-01-01T08:00',
+            unloadDate: '2026-03-15T08:00',
+            distanceKm: 100,
+            products: [diesel(1_000, 1_000)],
+            pricing: { billedFreight: 1_000 },
+          }),
+        ],
+      }),
+    ]);
+    const january = await get('?startDate=2026-01-01&endDate=2026-01-31&vehicle=VEH-X');
+    assertConforms(t, january, 'GET', ROUTE);
+    t.match(january.json().rows, [{ key: 'VEH-X', activeDays: 31 }], 'every day of January');
+    const february = (await get('?startDate=2026-02-01&endDate=2026-02-28&vehicle=VEH-X')).json();
+    t.same(february.rows, [], 'no activity in February');
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const viaMcp = await client.callTool({ name: 'auditFleetUtilization', arguments: { startDate: '2026-02-01', endDate: '2026-02-28', vehicle: 'VEH-X' } });
+    t.same((viaMcp.structuredContent as { rows: unknown[] }).rows, [], 'the same through MCP');
+  });
+
   t.test('the days kept on write answer the same', async (t) => {
     const queries = [
       PERIOD,
@@ -318,6 +348,8 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
       `${PERIOD}&vehicle=VEH-E&litresBasis=offloaded`,
       '?startDate=2025-03-01&endDate=2025-03-10',
       '?startDate=2026-02-01&endDate=2026-03-31&groupBy=driver',
+      '?startDate=2026-01-01&endDate=2026-01-31&vehicle=VEH-X',
+      '?startDate=2026-02-01&endDate=2026-02-28&vehicle=VEH-X',
     ];
     const fromTrips = await Promise.all(queries.map(async (q) => (await get(q)).json<{ computedAt: string }>()));
     await fleetUtilizationRollups.rebuild(h.db);
