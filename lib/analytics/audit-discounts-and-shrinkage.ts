@@ -10,7 +10,10 @@
  *    per litre and recovery mode: out-of-tolerance legs, litres and the
  *    recoverable value, versus what was recovered = the shortage concepts on
  *    the (non-cancelled) invoices linked to those trips. The trips stream
- *    from the cursor into ShrinkageRecoveryAccumulator one at a time.
+ *    from the cursor into ShrinkageRecoveryAccumulator one at a time. An invoice
+ *    linked by several trips goes to the one with the smallest id among all the
+ *    period's trips; a filter by client keeps what is credited to that client
+ *    (its figures are its row of the unfiltered answer).
  * When the store holds them, both read the days kept on write instead (docs/rollups.md).
  */
 import type { ServiceContext } from '../context.ts';
@@ -110,6 +113,9 @@ export async function auditDiscountsAndShrinkage(
   const client = input.client;
   const timeout = ctx.config.queryTimeoutMs;
   const scope = { start: period.start, end: period.end, ...(client ? { client } : {}) };
+  // Every trip of the period, whatever the client: an invoice's recovery goes to the linking trip
+  // with the smallest id among all of them; the accumulator then counts the client's trips only.
+  const tripScope = { start: period.start, end: period.end };
   const [{ settings, sourceOf }, kept] = await Promise.all([
     getTracedSettings(ctx.db, tenant),
     opts.fromDocuments ? Promise.resolve(false) : discountsShrinkageRollupsReady(ctx.db),
@@ -118,7 +124,7 @@ export async function auditDiscountsAndShrinkage(
     ? await fromKept(ctx, tenant, period, client || undefined, input.limit, settings)
     : await Promise.all([
         conceptSumsByClientMonth(ctx.db, tenant, scope, timeout),
-        foldRows(streamShrinkageRows(ctx.db, tenant, scope, timeout), new ShrinkageRecoveryAccumulator(settings, period, input.limit)),
+        foldRows(streamShrinkageRows(ctx.db, tenant, tripScope, timeout), new ShrinkageRecoveryAccumulator(settings, period, input.limit, client || undefined)),
       ]);
 
   const { discounts, demurrage } = discountsAndDemurrage(conceptRows);

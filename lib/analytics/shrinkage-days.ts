@@ -220,7 +220,9 @@ export function rollUpShrinkageDays(
 /**
  * The report's totals and clients from kept days (one client when `client` is given): the same
  * figures as folding the trips (ShrinkageRecoveryAccumulator), and how many legs are beyond
- * their tolerance (the findings' total).
+ * their tolerance (the findings' total). An invoice's recovery goes to the smallest linking trip
+ * id over every client's entries, then counts for `client` only when credited to it: the
+ * filtered figures are the client's row of the unfiltered answer.
  */
 export function foldShrinkageDays(
   days: Iterable<Pick<KeptShrinkageDay, 'clients' | 'recovered'>>,
@@ -254,8 +256,8 @@ export function foldShrinkageDays(
         s[4] += c.recoverableMl;
       }
     }
+    // Every client's recovering invoices: the smallest linking trip id is chosen among all of them (as unfiltered).
     for (const r of day.recovered) {
-      if (client !== undefined && r.client !== client) continue;
       const seen = recovered.get(r.invoiceId);
       if (!seen || recoveredFirst(r, seen)) recovered.set(r.invoiceId, r);
     }
@@ -267,6 +269,8 @@ export function foldShrinkageDays(
   litres(all, milli.all);
   for (const [c, a] of byClient) litres(a, milli.byClient.get(c) ?? [0, 0, 0, 0, 0]);
   for (const r of recovered.values()) {
+    // A filter by client keeps what is credited to that client.
+    if (client !== undefined && r.client !== client) continue;
     for (const a of [all, byClient.get(r.client)]) {
       if (!a) continue;
       a.recInvoices += 1;

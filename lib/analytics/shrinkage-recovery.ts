@@ -175,6 +175,9 @@ export const recoveredFirst = (a: RecoveredLink, b: RecoveredLink): boolean => a
  * sums, the invoices already counted and the `worstLimit` worst
  * out-of-tolerance legs (with their count) are kept.
  * Over the trips delivered in [start, end] (last leg offloaded in it); every leg of such a trip counts.
+ * With `client`, only that client's trips are counted, but every trip of the period is to be
+ * given: an invoice's recovery goes to the linking trip with the smallest id among all the
+ * period's (as unfiltered), and counts only when that trip is the client's.
  */
 export class ShrinkageRecoveryAccumulator {
   private readonly all = new ShrinkAcc();
@@ -187,6 +190,7 @@ export class ShrinkageRecoveryAccumulator {
     private readonly settings: ShrinkageSettings,
     private readonly period: { start: number; end: number },
     worstLimit = Infinity,
+    private readonly client?: string,
   ) {
     this.worst = new TopList(worstLimit, worstFirst);
   }
@@ -194,6 +198,8 @@ export class ShrinkageRecoveryAccumulator {
   add(trip: ShrinkageTrip): void {
     const off = tripOffloadDate({ shipments: trip.legs });
     if (off === null || off < this.period.start || off > this.period.end) return;
+    this.addRecovered(trip);
+    if (this.client !== undefined && trip.client !== this.client) return;
     const own = this.byClient.get(trip.client) ?? new ShrinkAcc();
     this.byClient.set(trip.client, own);
     const accs = [this.all, own];
@@ -215,6 +221,11 @@ export class ShrinkageRecoveryAccumulator {
       }
       if (s.exceedsTolerance) this.worst.add(worstLegOf(trip, leg, s, invoiceId));
     }
+  }
+
+  /** The trip's linked invoice, when it recovers shortage: credited to this trip if it is the smallest id linking it so far. */
+  private addRecovered(trip: ShrinkageTrip): void {
+    const link = trip.inv[0];
     if (link && !link.cancelled && link.shortageLines > 0) {
       const r: RecoveredLink = {
         invoiceId: String(link._id),
@@ -232,6 +243,8 @@ export class ShrinkageRecoveryAccumulator {
   /** worstLegs: the first `worstLimit` of them, with how many there are. */
   result(): Omit<ShrinkageRecovery, 'worstLegs'> & { worstLegs: Capped<WorstLeg> } {
     for (const r of this.recovered.values()) {
+      // Credited among every client's trips; a filter by client keeps what is credited to it.
+      if (this.client !== undefined && r.client !== this.client) continue;
       for (const a of [this.all, this.byClient.get(r.client)]) {
         if (!a) continue;
         a.recInvoices += 1;

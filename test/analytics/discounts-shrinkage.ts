@@ -21,6 +21,9 @@ import {
 import { financialDocs, tenantSettings } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { insertTrips } from '../fixtures/stored-trips.ts';
+import { connect, listen } from '../helpers/mcp.ts';
+import { rebuildRollups } from '../../lib/rollups/rebuild-rollups.ts';
+import { discountsShrinkageRollupsReady } from '../../lib/analytics/refresh-discounts-shrinkage-rollups.ts';
 
 export default async function discountsShrinkageTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -230,6 +233,123 @@ export default async function discountsShrinkageTests(t: Test): Promise<void> {
     t.match(capped.discounts.byClientMonth, { total: 3, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY_2, month: '2026-03' }] });
     t.match(capped.demurrage.byClient, { total: 3, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY }] });
     t.match(capped.shrinkage.byClient, { total: 2, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY_2 }] });
+  });
+
+  // After the subtests that read the documents: this one builds the kept totals.
+  t.test('an invoice linked by trips of two clients: a filter by client answers its unfiltered row', async (t) => {
+    // January (no other trip or invoice of tenant A): IZ (client C1) is linked by TZ1 (client C2) and TZ2 (client C1);
+    // it counts for the client of the linking trip with the smallest id, TZ1's: C2, filtered or not.
+    const C1 = CLIENT_COMPANY;
+    const C2 = CLIENT_COMPANY_2;
+    const iz = makeFinancialDoc({ ...A, id: 'IZ', client: C1, date: '2026-01-20T10:00', concepts: [freight(8_000), shortage(100, { quantity: 4 })] });
+    const tz1 = makeTrip({ ...A, _id: 'TZ1', client: C2, idFinan: iz.id, legs: [leg({ ...delivered('2026-01-18'), products: [diesel(10_000, 9_900)] })] });
+    const tz2 = makeTrip({ ...A, _id: 'TZ2', client: C1, idFinan: iz.id, legs: [leg({ ...delivered('2026-01-19'), products: [diesel(5_000, 5_000)] })] });
+    await financialDocs(h.db).insertMany([iz].map(withDerivedFields));
+    await insertTrips(h.db, [tz1, tz2]);
+    const JANUARY = { startDate: '2026-01-01', endDate: '2026-01-31' };
+    const none = { invoices: 0, lines: 0, litres: 0, value: 0 };
+    // By hand. C2 (0.5% rule): 100 L of 10,000 = 1% → 50 L beyond → 1,225 recoverable; IZ's 100 (4 L) recovered: 8.16%.
+    const rowC2 = {
+      trips: 1,
+      legs: 1,
+      loadedLitres: 10_000,
+      offloadedLitres: 9_900,
+      shrinkageLitres: 100,
+      legsOutOfTolerance: 1,
+      legsWithGain: 0,
+      excessLitres: 50,
+      recoverableLitres: 50,
+      recoverableValue: 1_225,
+      recovered: { invoices: 1, lines: 1, litres: 4, value: 100 },
+      recoveryRatePct: { value: 8.16 },
+      unpricedProductCodes: [],
+    };
+    // C1: no shrinkage, nothing recoverable, nothing recovered (IZ is C2's).
+    const rowC1 = {
+      trips: 1,
+      legs: 1,
+      loadedLitres: 5_000,
+      offloadedLitres: 5_000,
+      shrinkageLitres: 0,
+      legsOutOfTolerance: 0,
+      legsWithGain: 0,
+      excessLitres: 0,
+      recoverableLitres: 0,
+      recoverableValue: 0,
+      recovered: none,
+      recoveryRatePct: { value: null, reason: 'no recoverable shrinkage value (division by zero)' },
+      unpricedProductCodes: [],
+    };
+    const totals = { ...rowC2, trips: 2, legs: 2, loadedLitres: 15_000, offloadedLitres: 14_900 };
+    const base = await listen(h.app);
+    const mcp = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+    const strip = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (k, x) => (k === 'computedAt' ? undefined : x)));
+    type Row = { client: string } & Record<string, unknown>;
+    type Answer = {
+      discounts: { totals: Record<string, unknown>; byClient: { data: Row[] } };
+      demurrage: { totals: Record<string, unknown>; byClient: { data: Row[] } };
+      shrinkage: { totals: Record<string, unknown>; byClient: { data: Row[] }; worstLegs: { total: number; data: { tripId: string; client: string }[] } };
+    };
+    /** The answer over HTTP, checked equal over MCP. */
+    const answer = async (t: Test, client?: string): Promise<Answer> => {
+      const args = { ...JANUARY, ...(client ? { client } : {}) };
+      const res = await get(`?${new URLSearchParams(args).toString()}`);
+      t.equal(res.statusCode, 200, res.body);
+      assertConforms(t, res, 'GET', ROUTE);
+      const r = (await mcp.callTool({ name: 'auditDiscountsAndShrinkage', arguments: args })) as { structuredContent?: unknown; isError?: boolean };
+      t.notOk(r.isError, `MCP ${client ?? 'unfiltered'}`);
+      t.same(strip(r.structuredContent), strip(res.json()), `MCP = HTTP (${client ?? 'unfiltered'})`);
+      return res.json();
+    };
+    const rowOf = (rows: Row[], client: string): Record<string, unknown> | undefined => {
+      const found = rows.find((r) => r.client === client);
+      if (!found) return undefined;
+      const { client: _c, ...rest } = found;
+      return rest;
+    };
+    const check = async (t: Test, source: string): Promise<Answer> => {
+      const all = await answer(t);
+      t.same(all.shrinkage.totals, totals, `${source}: totals`);
+      t.same(
+        all.shrinkage.byClient.data.map((r) => r.client),
+        [C2, C1],
+        `${source}: clients, largest recoverable value first`,
+      );
+      t.same(rowOf(all.shrinkage.byClient.data, C2), rowC2, `${source}: C2 recovered 100`);
+      t.same(rowOf(all.shrinkage.byClient.data, C1), rowC1, `${source}: C1 recovered 0`);
+      for (const [client, row] of [
+        [C2, rowC2],
+        [C1, rowC1],
+      ] as const) {
+        const one = await answer(t, client);
+        // Every figure of the filtered answer is the client's unfiltered row (or none).
+        t.same(one.shrinkage.totals, row, `${source}: ${client} filtered = hand row`);
+        t.same(one.shrinkage.totals, rowOf(all.shrinkage.byClient.data, client), `${source}: ${client} filtered = its unfiltered row`);
+        t.same(
+          one.shrinkage.byClient.data.map((r) => r.client),
+          [client],
+          `${source}: ${client} alone`,
+        );
+        t.same(
+          one.shrinkage.worstLegs.data.map((w) => w.tripId),
+          all.shrinkage.worstLegs.data.filter((w) => w.client === client).map((w) => w.tripId),
+          `${source}: ${client} worst legs`,
+        );
+        for (const part of ['discounts', 'demurrage'] as const) {
+          const mine = rowOf(all[part].byClient.data, client);
+          if (mine) t.match(one[part].totals, mine, `${source}: ${client} ${part} = its unfiltered row`);
+          else t.match(one[part].totals, { documents: 0 }, `${source}: ${client} no ${part}`);
+        }
+      }
+      return all;
+    };
+
+    t.notOk(await discountsShrinkageRollupsReady(h.db), 'read from the documents');
+    const fromDocs = await check(t, 'documents');
+    await rebuildRollups(h.db);
+    t.ok(await discountsShrinkageRollupsReady(h.db), 'the kept totals are built');
+    const fromKept = await check(t, 'kept totals');
+    t.same(strip(fromKept), strip(fromDocs), 'kept = documents');
   });
 
   t.test('parameter validation', async (t) => {
