@@ -207,6 +207,29 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description Version 1 is no longer served: its sunset, `Sunset: Wed, 30 Jun 2027 00:00:00 GMT` (2027-06-30T00:00:00Z), has passed. Migrate to version 2: drop `x-api-version: 1` (and the version 1 media type from `Accept`) and read the array from `data`, with `detail=full` for the same stored documents. */
+        Gone: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 410,
+                 *         "message": "Gone",
+                 *         "reason": "not_found",
+                 *         "details": [
+                 *           "version 1 of this list (x-api-version: 1, application/vnd.freight.v1+json) is no longer served since its sunset, 2027-06-30T00:00:00Z (Sunset: Wed, 30 Jun 2027 00:00:00 GMT)",
+                 *           "migrate to version 2: drop x-api-version: 1 (and the version 1 media type from Accept) and read the array from data, with detail=full for the same stored documents"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description An unexpected error; the body never carries a stack trace. Report the `x-request-id`. */
         InternalServerError: {
             headers: {
@@ -304,7 +327,7 @@ export interface components {
     parameters: {
         /**
          * @deprecated
-         * @description `1` selects this deprecated shape: the bare array of stored records, as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Omitted or `2`, the list answers the current version (`/docs/json`); any other value is a 400.
+         * @description `1` selects this deprecated shape: the bare array of stored records, as `application/vnd.freight.v1+json` (an `Accept` preferring that media type to `application/json` by `q` selects it too; this header wins over `Accept`). Omitted or `2`, the list answers the current version (`/docs/json`); any other value is a 400. From the sunset, 2027-06-30T00:00:00Z, version 1 is a 410.
          * @example 1
          */
         ApiVersion: "1";
@@ -382,7 +405,7 @@ export interface components {
         RequestId: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
-        /** @description Only on version 1 answers (RFC 8594): version 1 stops being served after this date, `Wed, 30 Jun 2027 00:00:00 GMT`. */
+        /** @description Only on version 1 answers (RFC 8594): the instant version 1 stops being served, `Wed, 30 Jun 2027 00:00:00 GMT`; from it on, version 1 is a 410. */
         Sunset: string;
     };
     pathItems: never;
@@ -437,7 +460,7 @@ export interface operations {
             header: {
                 /**
                  * @deprecated
-                 * @description `1` selects this deprecated shape: the bare array of stored records, as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Omitted or `2`, the list answers the current version (`/docs/json`); any other value is a 400.
+                 * @description `1` selects this deprecated shape: the bare array of stored records, as `application/vnd.freight.v1+json` (an `Accept` preferring that media type to `application/json` by `q` selects it too; this header wins over `Accept`). Omitted or `2`, the list answers the current version (`/docs/json`); any other value is a 400. From the sunset, 2027-06-30T00:00:00Z, version 1 is a 410.
                  * @example 1
                  */
                 "x-api-version": components["parameters"]["ApiVersion"];
@@ -467,6 +490,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -520,7 +544,7 @@ export interface operations {
             header: {
                 /**
                  * @deprecated
-                 * @description `1` selects this deprecated shape: the bare array of stored records, as `application/vnd.freight.v1+json` (`Accept: application/vnd.freight.v1+json` without `application/json` selects it too). Omitted or `2`, the list answers the current version (`/docs/json`); any other value is a 400.
+                 * @description `1` selects this deprecated shape: the bare array of stored records, as `application/vnd.freight.v1+json` (an `Accept` preferring that media type to `application/json` by `q` selects it too; this header wins over `Accept`). Omitted or `2`, the list answers the current version (`/docs/json`); any other value is a 400. From the sunset, 2027-06-30T00:00:00Z, version 1 is a 410.
                  * @example 1
                  */
                 "x-api-version": components["parameters"]["ApiVersion"];
@@ -550,6 +574,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

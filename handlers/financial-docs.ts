@@ -9,7 +9,7 @@ export function financialDocsHandlers(deps: HandlerDeps): Pick<HandlerMap, 'list
   return {
     async listFinancialDocs(request, reply) {
       // Version 1 is the earlier bare array of stored records; version 2 states the detail level at the top too.
-      if (apiVersion(request, reply) === '1') return listFinancialDocsV1(deps, tenantOf(request), request.query);
+      if (apiVersion(request, reply, deps.now) === '1') return listFinancialDocsV1(deps, tenantOf(request), request.query);
       return withDetail(await listFinancialDocs(deps, tenantOf(request), request.query));
     },
     async getFinancialDoc(request) {

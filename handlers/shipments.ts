@@ -15,7 +15,7 @@ export function shipmentsHandlers(
   return {
     async listShipments(request, reply) {
       // Version 1 is the earlier bare array of stored records; version 2 states the detail level at the top too.
-      if (apiVersion(request, reply) === '1') return listShipmentsV1(deps, tenantOf(request), request.query);
+      if (apiVersion(request, reply, deps.now) === '1') return listShipmentsV1(deps, tenantOf(request), request.query);
       return withDetail(await listShipments(deps, tenantOf(request), request.query));
     },
     async getShipment(request) {
