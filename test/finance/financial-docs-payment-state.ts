@@ -21,7 +21,8 @@ import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import type { FinancialDocument, PaymentStatus } from '../../lib/model/financial-document.ts';
 
 export default async function financialDocsPaymentStateTests(t: Test): Promise<void> {
-  const h = await startHarness(t);
+  // A clock of its own, before version 1's sunset (2027-06-30): its version 1 answers stay what they test.
+  const h = await startHarness(t, { build: { now: () => new Date('2026-12-01T12:00:00-06:00') } });
   const ROUTE = '/api/financial-docs';
   const get = async (query: string, key = KEY_A, headers: Record<string, string> = {}) => {
     const res = await h.app.inject({ method: 'GET', url: `${ROUTE}${query}`, headers: { 'x-api-key': key, ...headers } });

@@ -16,7 +16,8 @@ import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { saveTenantSettings, getTenantSettings } from '../../lib/settings/settings-repo.ts';
 
 export default async function financialDocsTests(t: Test): Promise<void> {
-  const h = await startHarness(t);
+  // A clock of its own, before version 1's sunset (2027-06-30): its version 1 answers stay what they test.
+  const h = await startHarness(t, { build: { now: () => new Date('2026-12-01T12:00:00-06:00') } });
   const ROUTE = '/api/financial-docs';
   const get = (query: string, key = KEY_A, headers: Record<string, string> = {}) =>
     h.app.inject({ method: 'GET', url: `${ROUTE}${query}`, headers: { 'x-api-key': key, ...headers } });
