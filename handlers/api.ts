@@ -4,7 +4,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import type { HandlerMap, OperationId } from './types.ts';
 import { routePolicy } from './route-policy.ts';
 import { tenantDataRoute } from '../lib/http/cache-control.ts';
-import { onlyQueryParameters, requireBody } from '../lib/http/hardening.ts';
+import { noBody, onlyQueryParameters, requireBody } from '../lib/http/hardening.ts';
 import { listOperations } from '../lib/spec/operations.ts';
 import type { Json } from '../lib/spec/deref.ts';
 
@@ -75,7 +75,11 @@ export const apiPlugin = fp<{ handlers: HandlerMap }>(
             : [...requestDeadlines[policy.deadline]],
           ...(op?.extensions['x-rate-limit-budget'] === 'reports' ? { onResponse: [reports.release] } : {}),
           // Unknown query parameters are a 400 everywhere: the validators say so where the spec lists some.
-          preValidation: [...(op?.querystring ? [] : [noQueryParameters]), ...(op?.bodyRequired ? [requireBody] : [])],
+          preValidation: [
+            ...(op?.querystring ? [] : [noQueryParameters]),
+            ...(op?.bodyRequired ? [requireBody] : []),
+            ...(op && !op.takesBody ? [noBody] : []),
+          ],
           ...(bodyLimit === undefined ? {} : { bodyLimit }),
           config: op?.secured
             ? tenantDataRoute

@@ -171,6 +171,20 @@ export async function requireBody(request: FastifyRequest): Promise<void> {
   }
 }
 
+/**
+ * An operation that takes no body refuses one (`POST …/links` with `{"expiresIn": 60}` took the default and said
+ * nothing): what the body says would be silently ignored. None, an empty one or `{}` (some clients always send
+ * one) says nothing and passes.
+ */
+export async function noBody(request: FastifyRequest): Promise<void> {
+  const body: unknown = request.body;
+  const saysNothing =
+    body === undefined || body === null || body === '' || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+  if (saysNothing) return;
+  const detail = 'this operation takes no request body: send its parameters in the query string';
+  throw new ApiError(400, 'Invalid request body', [detail], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail }] });
+}
+
 export interface RouteMethodIndex {
   /** Methods routed for a concrete path (`/api/alerts/jobs/abc` → ['DELETE']); empty when the path is unknown. */
   methodsFor: (path: string) => string[];

@@ -27,6 +27,8 @@ export interface OperationSchemas {
   deprecatedParameters: string[];
   body?: JsonSchema;
   bodyRequired: boolean;
+  /** Whether the operation takes a request body at all (of any media type: XML, zip and CSV too). */
+  takesBody: boolean;
   responses: Record<string, JsonSchema | null>;
   /** Other JSON media types of a response (e.g. the deprecated version 1 lists), keyed `<status> <media type>`. */
   mediaResponses: Record<string, JsonSchema>;
@@ -128,6 +130,7 @@ function operationsOf(spec: Json): OperationSchemas[] {
         deprecatedParameters: params.filter((p) => p.deprecated === true).map((p) => (p.in === 'header' ? text(p.name).toLowerCase() : text(p.name))),
         body: jsonBody && isObject(jsonBody.schema) ? jsonBody.schema : undefined,
         bodyRequired: isObject(op.requestBody) && op.requestBody.required === true,
+        takesBody: isObject(op.requestBody),
         responses,
         mediaResponses,
       });

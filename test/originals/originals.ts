@@ -204,6 +204,13 @@ export default async function originalsTests(t: Test): Promise<void> {
 
     // Out of bounds is a 400 (the spec's bounds); another tenant cannot mint one: 404.
     t.equal((await h.app.inject({ method: 'POST', url: `/api/cfdi-originals/${uuid}/links?expiresIn=604801`, headers: { 'x-api-key': key } })).statusCode, 400);
+    // The expiry in a JSON body (this operation takes none) is refused, not ignored for the default day; `{}` says nothing.
+    const inBody = await h.app.inject({ method: 'POST', url: `/api/cfdi-originals/${uuid}/links`, headers: { 'x-api-key': key }, payload: { expiresIn: 60 } });
+    assertConforms(t, inBody, 'POST', '/api/cfdi-originals/:uuid/links');
+    t.equal(inBody.statusCode, 400, 'a body the operation does not take');
+    t.match(inBody.json(), { error: { reason: 'invalid_body', details: [/takes no request body/] } });
+    const empty = await h.app.inject({ method: 'POST', url: `/api/cfdi-originals/${uuid}/links`, headers: { 'x-api-key': key }, payload: {} });
+    t.equal(empty.statusCode, 201, '{} is no parameter');
     const foreign = await h.app.inject({ method: 'POST', url: `/api/cfdi-originals/${uuid}/links`, headers: { 'x-api-key': KEY_B } });
     assertConforms(t, foreign, 'POST', '/api/cfdi-originals/:uuid/links');
     t.equal(foreign.statusCode, 404);
