@@ -3867,6 +3867,12 @@ export interface components {
              * @enum {string}
              */
             pagosVersion?: "1.0" | "2.0";
+            /** @description A credit note's own taxes (Σ its concepts' IVA transferred, IVA and ISR retained), in the invoice's currency as `amount` is: what it gives back of the taxes (LIVA art. 7). Absent for payments and for notes imported before they were kept (the invoice's taxes in proportion stand in). */
+            taxes?: {
+                isrRetained: number;
+                vat: number;
+                vatRetained: number;
+            };
             /** @description Fiscal UUID of the complement or credit note */
             uuid: string;
         };

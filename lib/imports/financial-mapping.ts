@@ -15,6 +15,7 @@ import {
   type CancellationFact,
   type CancellationRequestFact,
   type CreditNoteFact,
+  type CreditNoteTaxes,
   type InvoiceBase,
   type InvoiceFact,
   type PaymentFact,
@@ -152,7 +153,7 @@ export function creditNoteFact(cfdi: Cfdi): CreditNoteFact {
   return creditNoteOf(cfdi, uuids[0]!);
 }
 
-/** A credit note's fact, issued or received alike: its Total in its own currency, with its rate. */
+/** A credit note's fact, issued or received alike: its Total in its own currency, with its rate and its own taxes. */
 export const creditNoteOf = (cfdi: Cfdi, invoiceUuid: string): CreditNoteFact => ({
   kind: 'creditNote',
   uuid: cfdi.uuid,
@@ -161,7 +162,19 @@ export const creditNoteOf = (cfdi: Cfdi, invoiceUuid: string): CreditNoteFact =>
   amount: cfdi.total,
   currency: cfdi.currency,
   exchangeRate: cfdi.exchangeRate,
+  taxes: creditNoteTaxes(cfdi.concepts),
 });
+
+/** Σ the note's concepts' IVA transferred, IVA and ISR retained (each line's Importe, summed in cents). */
+function creditNoteTaxes(concepts: readonly CfdiConcept[]): CreditNoteTaxes {
+  const sumC = (lines: (c: CfdiConcept) => readonly TaxLine[], tax: TaxLine['tax']): number =>
+    concepts.reduce((sum, c) => sum + lines(c).reduce((s, l) => s + (l.tax === tax ? toCents(l.amount) : 0), 0), 0);
+  return {
+    vat: fromCents(sumC((c) => c.transfers, 'IVA')),
+    vatRetained: fromCents(sumC((c) => c.retentions, 'IVA')),
+    isrRetained: fromCents(sumC((c) => c.retentions, 'ISR')),
+  };
+}
 
 /** The SAT's acknowledgement: one fact per UUID (the codes that refuse a cancellation were refused when read). */
 export function cancellationFacts(folios: readonly AcknowledgedFolio[], date: number): CancellationFact[] {

@@ -131,6 +131,12 @@ export interface PaymentRecord {
    * the complement), for documents in another currency; absent: the invoice's own rate.
    */
   exchangeRate?: number;
+  /**
+   * A credit note's own taxes (Σ its concepts' IVA transferred, IVA and ISR retained), in the invoice's currency as
+   * `amount` is: what it gives back of the taxes (LIVA art. 7). Absent for payments and for notes imported before
+   * they were kept (then the invoice's taxes in proportion stand in).
+   */
+  taxes?: { vat: number; vatRetained: number; isrRetained: number };
 }
 
 /**

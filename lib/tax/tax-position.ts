@@ -4,7 +4,7 @@
  * retentions that follow. Pure: rows in, integer-cent figures out, every figure with the lines
  * (documents and payments) it comes from.
  */
-import type { FinancialDocument } from '../model/financial-document.ts';
+import type { FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
 import { invoiceCancellation, isPaymentCancelled } from '../finance/cancellation.ts';
 import { centsToMxnCents, rateOf } from '../money/currency.ts';
 import { toCents } from '../money/cents.ts';
@@ -92,6 +92,9 @@ interface IssuedSettlement {
   withinOpenC: number;
   /** A credit note: what it gives back of what was collected (the rest closed what was open). */
   refundC: number;
+  /** A credit note: its Total (invoice currency, cents) and the taxes it states itself, when kept. */
+  amountC: number;
+  taxes: PaymentRecord['taxes'];
 }
 
 /**
@@ -106,8 +109,8 @@ function issuedSettlements(doc: FinancialDocument): IssuedSettlement[] {
   const pue = doc.invoice.paymentMethod === 'PUE';
   const events = doc.payments
     .filter((p) => !isPaymentCancelled(doc, p) && (p.kind === 'creditNote' || !pue))
-    .map((p) => ({ kind: p.kind, uuid: p.uuid, date: p.date, amountC: Math.max(0, toCents(p.amount)), rate: p.exchangeRate }));
-  if (pue) events.push({ kind: 'payment', uuid: '', date: doc.date, amountC: totalC, rate: undefined });
+    .map((p) => ({ kind: p.kind, uuid: p.uuid, date: p.date, amountC: Math.max(0, toCents(p.amount)), rate: p.exchangeRate, taxes: p.taxes }));
+  if (pue) events.push({ kind: 'payment', uuid: '', date: doc.date, amountC: totalC, rate: undefined, taxes: undefined });
   events.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid));
   let openC = totalC;
   let collectedC = 0;
@@ -116,19 +119,21 @@ function issuedSettlements(doc: FinancialDocument): IssuedSettlement[] {
       const withinOpenC = Math.min(e.amountC, openC);
       openC -= withinOpenC;
       collectedC += withinOpenC;
-      return { kind: e.kind, uuid: e.uuid, date: e.date, rate: e.rate, withinOpenC, refundC: 0 };
+      return { kind: e.kind, uuid: e.uuid, date: e.date, rate: e.rate, withinOpenC, refundC: 0, amountC: e.amountC, taxes: undefined };
     }
     const closes = Math.min(e.amountC, openC);
     openC -= closes;
     const refundC = Math.min(e.amountC - closes, collectedC);
     collectedC -= refundC;
-    return { kind: e.kind, uuid: e.uuid, date: e.date, rate: e.rate, withinOpenC: 0, refundC };
+    return { kind: e.kind, uuid: e.uuid, date: e.date, rate: e.rate, withinOpenC: 0, refundC, amountC: e.amountC, taxes: e.taxes };
   });
 }
 
 /**
  * What the carrier's credit notes on an issued invoice dated in the month give back of what was collected (LIVA
- * art. 7, first paragraph: deducted from the value of the acts of the month), its taxes in proportion ÷ Total.
+ * art. 7, first paragraph: the discount and the tax corresponding to it are deducted from the acts of the month): the
+ * taxes the note states itself, in proportion to the part of its Total that gives back (the rest closed what was
+ * open); a note imported before its taxes were kept, the invoice's taxes in proportion ÷ its Total.
  */
 function creditNoteLines(doc: FinancialDocument, settlements: readonly IssuedSettlement[], range: MonthRange): CollectionLine[] {
   const totalC = toCents(doc.iTot);
@@ -137,7 +142,8 @@ function creditNoteLines(doc: FinancialDocument, settlements: readonly IssuedSet
   for (const e of settlements) {
     if (e.kind !== 'creditNote' || e.refundC === 0 || e.date < range.start || e.date >= range.endExclusive) continue;
     const rate = e.rate ?? rateOf(doc);
-    const back = (c: number): number => -centsToMxnCents(proportionC(c, e.refundC, totalC), rate);
+    const own = e.taxes;
+    const back = (c: number): number => -centsToMxnCents(proportionC(c, e.refundC, own ? e.amountC : totalC), rate);
     out.push({
       kind: 'creditNote',
       noteUuid: e.uuid,
@@ -150,9 +156,9 @@ function creditNoteLines(doc: FinancialDocument, settlements: readonly IssuedSet
       payments: 0,
       paidC: centsToMxnCents(e.refundC, rate),
       share: Math.round((e.refundC / totalC) * 1e6) / 1e6,
-      vatC: back(toCents(doc.iTax1)),
-      vatRetainedC: back(toCents(doc.iTax2)),
-      isrRetainedC: back(taxes.isrRetained),
+      vatC: back(own ? toCents(own.vat) : toCents(doc.iTax1)),
+      vatRetainedC: back(own ? toCents(own.vatRetained) : toCents(doc.iTax2)),
+      isrRetainedC: back(own ? toCents(own.isrRetained) : taxes.isrRetained),
     });
   }
   return out;

@@ -452,6 +452,54 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.same(fig(r.structuredContent.figures, 'vatCollected'), collected, 'MCP lines');
   });
 
+  t.test('February: a credit note gives back the taxes it states itself, not a share of its invoice’s (LIVA art. 7)', async (t) => {
+    // I80 PUE 2026-02-05: freight 10,000.00 (VAT 1,600.00, the client retains 400.00) and demurrage 1,000.00 (VAT
+    // 160.00, no retention): 12,360.00. Its credit note N81 of 02-27 discounts the demurrage: 1,000.00 + 160.00 =
+    // 1,160.00, no retention. Art. 7 deducts the discount and the tax corresponding to it: VAT −160.00 and nothing of
+    // the retention (a share of the invoice's taxes, 1,160 ÷ 12,360, gave back 165.18 and 37.54).
+    // Collected 1,760 − 160 = 1,600.00; retained by clients 400.00; payable 1,200.00.
+    const demurrage = (amount: number) => ({ code: '78141500', desc: 'Estadías', amount, transfers: vat16 });
+    const res = await importFiles([
+      {
+        name: 'i80.xml',
+        content: invoiceXml({
+          issuer: TENANT_A,
+          receiver: CLIENT,
+          uuid: U(80),
+          fecha: '2026-02-05T10:00:00',
+          method: 'PUE',
+          lines: [freight(10_000), demurrage(1_000)],
+        }).xml,
+      },
+      {
+        name: 'n81.xml',
+        content: asCreditNote(
+          invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(81), fecha: '2026-02-27T10:00:00', method: 'PUE', lines: [demurrage(1_000)] }).xml,
+          U(80),
+          'emisor',
+        ),
+      },
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const vat = { collected: 1_600, retainedByClients: 400, creditable: 0, retentionCredit: 0, payable: 1_200, result: 'payable' };
+    const fig = (figures: { figure: string; lines: Record<string, unknown>[] }[], name: string) =>
+      figures.find((f) => f.figure === name)!.lines.map((l) => [l.uuid, l.settlement, l.paymentUuid, l.amount]);
+    const { body } = await get('/api/tax/position?month=2026-02&limit=10');
+    t.same(body.vat, vat);
+    t.same(fig(body.figures, 'vatCollected'), [
+      [U(80), 'pue', null, 1_760],
+      [U(80), 'creditNote', U(81), -160],
+    ]);
+    t.same(fig(body.figures, 'vatRetainedByClients'), [[U(80), 'pue', null, 400]], 'the note gives back no retention: no line');
+    const stored = await h.app.inject({ method: 'GET', url: `/api/financial-docs/${TENANT_A}-CFDI-${U(80)}?detail=full`, headers: { 'x-api-key': KEY_A } });
+    t.match(stored.json().payments, [{}, { kind: 'creditNote', uuid: U(81), amount: 1_160, taxes: { vat: 160, vatRetained: 0, isrRetained: 0 } }]);
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-02', limit: 10 } })) as unknown as {
+      structuredContent: { vat: unknown };
+    };
+    t.same(r.structuredContent.vat, vat, 'MCP');
+  });
+
   t.test("July: a supplier's credit note gives back credited VAT only in proportion to how what it returns was paid", async (t) => {
     // RT2 tyres PPD 2026-07-01 from LLA010101AB1: 10,000.00 + 1,600.00 = 11,600.00; 10,600.00 paid in cash on 07-05 (over
     // $2,000: CASH_OVER_LIMIT, 1,600 × 10,600 ÷ 11,600 = 1,462.07 not creditable), 1,000.00 by transfer on 07-06

@@ -140,6 +140,7 @@ export function buildFinancialDocument(
     after?: number;
     exchangeRate?: number;
     pagosVersion?: '1.0' | '2.0';
+    taxes?: PaymentRecord['taxes'];
   };
   const drafts: Draft[] = [];
   // PUE: paid in one exhibition when issued, so no complement ever comes (SAT issues none for
@@ -176,6 +177,16 @@ export function buildFinancialDocument(
         amount: creditInInvoiceCurrency(n, invoice.base),
         // Its own TipoCambio: what it gives back of the taxes is worth that in MXN (the tax position's art. 7 lines).
         ...creditNoteRate(n, invoice.base),
+        // Its own taxes, converted as its Total is.
+        ...(n.taxes === undefined
+          ? {}
+          : {
+              taxes: {
+                vat: creditInInvoiceCurrency({ ...n, amount: n.taxes.vat }, invoice.base),
+                vatRetained: creditInInvoiceCurrency({ ...n, amount: n.taxes.vatRetained }, invoice.base),
+                isrRetained: creditInInvoiceCurrency({ ...n, amount: n.taxes.isrRetained }, invoice.base),
+              },
+            }),
       });
   drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
 
@@ -203,6 +214,7 @@ export function buildFinancialDocument(
       canceled,
       ...(d.exchangeRate === undefined ? {} : { exchangeRate: d.exchangeRate }),
       ...(d.pagosVersion === undefined ? {} : { pagosVersion: d.pagosVersion }),
+      ...(d.taxes === undefined ? {} : { taxes: d.taxes }),
     };
   });
 

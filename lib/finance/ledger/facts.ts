@@ -44,6 +44,18 @@ export interface CreditNoteFact {
   /** Its Moneda and TipoCambio (absent on facts recorded before they were kept: the invoice's currency). */
   currency?: string;
   exchangeRate?: number;
+  /**
+   * The taxes it states itself, in its own currency: Σ its concepts' IVA transferred, IVA and ISR retained (what it
+   * gives back of the taxes, LIVA art. 7). Absent on facts recorded before they were kept.
+   */
+  taxes?: CreditNoteTaxes;
+}
+
+/** A credit note's own taxes. */
+export interface CreditNoteTaxes {
+  vat: number;
+  vatRetained: number;
+  isrRetained: number;
 }
 
 /** The SAT's acknowledgement about one CFDI. */
