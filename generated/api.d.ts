@@ -1213,7 +1213,8 @@ export interface paths {
          *
          *     **CSV.** UTF-8, comma-separated, quoted as RFC 4180, LF or CRLF, blank lines skipped. The first
          *     line is exactly `uuid,vehicle,tripId` (the body's `pattern`); then one line per document: its
-         *     UUID and a vehicle id or a trip id (not both); both empty removes the assignment. A UUID
+         *     UUID and a vehicle id or a trip id (not both); both empty removes the assignment. A line of
+         *     other than three values is rejected (a cut line is never read as both empty). A UUID
          *     that is not a CFDI the tenant received (another tenant's included), or a vehicle or trip
          *     that is not the tenant's, rejects the line; a UUID given again rejects the earlier line (the
          *     later one wins). At most 20,000 lines, `DELIVERIES_BODY_LIMIT_BYTES` (4 MiB) in all.

@@ -51,7 +51,8 @@ export function parseAssignmentsCsv(withBom: string, maxRows: number): Assignmen
     if (out.length >= maxRows) throw new CsvError([tooManyLines(maxRows, r.line)]);
     const row = assignmentLine(r.line, r.fields[0] ?? '', r.fields[1] ?? '', r.fields[2] ?? '');
     if (r.unclosed) row.problems.push('a quote is never closed');
-    if (r.fields.length > 3) row.problems.push(`${r.fields.length} values; the line has 3 (uuid,vehicle,tripId)`);
+    // Fewer values too: a cut line (`<uuid>` alone) would read as "both empty", which removes the assignment.
+    if (r.fields.length !== 3) row.problems.push(`${r.fields.length} ${r.fields.length === 1 ? 'value' : 'values'}; the line has 3 (uuid,vehicle,tripId)`);
     out.push(row);
   }
   return out;

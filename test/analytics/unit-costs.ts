@@ -239,6 +239,15 @@ export default async function unitCostsTests(t: Test): Promise<void> {
         { line: 3, reason: /vehicle "=1\+1" is not a vehicle id/ },
       ],
     });
+    // A cut line (the uuid alone) is rejected, not read as "both empty", which would remove the assignment.
+    const cut = await send('POST', '/api/received-assignments', ['uuid,vehicle,tripId', U(2), `${U(2)},V1`].join('\n'), KEY_A, 'text/csv');
+    t.match(cut.json(), {
+      summary: { rows: 2, assigned: 0, unassigned: 0, rejected: 2 },
+      rows: [
+        { line: 2, status: 'rejected', reason: /1 value; the line has 3/ },
+        { line: 3, status: 'rejected', reason: /2 values; the line has 3/ },
+      ],
+    });
     t.match(
       (await send('PUT', `/api/received-docs/${rid(2)}/assignment`, { vehicle: 'V2' })).json(),
       { vehicle: 'V2', assignedAt: NOW.toISOString() },
