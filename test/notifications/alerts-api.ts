@@ -197,6 +197,10 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       ['empty user id', body({ userIds: [''] }), /userIds\.0/],
       ['month 13', body({ cycleKey: '2026-13' }), /cycleKey must match pattern/],
       ['no dash', body({ cycleKey: '202603' }), /cycleKey must match pattern/],
+      // Months no alert can be about (years 1970–2999, as every date here): 0026-03 was evaluated over March 1926, 9999-12 over today.
+      ['year 0026', body({ cycleKey: '0026-03' }), /cycleKey must match pattern/],
+      ['year 9999', body({ cycleKey: '9999-12' }), /cycleKey must match pattern/],
+      ['year 1969', body({ cycleKey: '1969-12' }), /cycleKey must match pattern/],
       ['bad dueDate', body({ dueDate: 'tomorrow' }), /dueDate must (be a valid date-time|match pattern)/],
       ['unknown rule', body({ ruleId: 'late-payments' }), new RegExp(`ruleId must be one of: ${ALERT_RULE_IDS.join(', ')}`)],
       ['too large', body({ extraData: { blob: 'x'.repeat(9000) } }), /extraData is \d+ bytes as JSON; the limit is 8192/],
@@ -259,6 +263,15 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       arguments: { body: { userIds: ['emoji-3'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: '🚚'.repeat(150) } },
     })) as { isError?: boolean };
     t.notOk(viaMcp.isError, 'MCP: the same');
+    const year26 = (await client.callTool({
+      name: 'scheduleAlerts',
+      arguments: { body: { userIds: ['emoji-4'], ruleId: 'overdue-invoices', cycleKey: '0026-03', nameAlert: 'n' } },
+    })) as { isError?: boolean; structuredContent?: { error?: { code: number; details: string[] } } };
+    t.match(
+      year26,
+      { isError: true, structuredContent: { error: { code: 400, details: [/cycleKey must match pattern/] } } },
+      'MCP: a cycle in year 0026 is refused',
+    );
   });
 
   t.test('Idempotency-Key: same body replays, a different body is a request of its own', async (t) => {
