@@ -11,6 +11,11 @@
  * - uncompressed bytes per import (`maxTotalBytes`), counted;
  * - compression ratio per entry (`maxCompressionRatio`), the zip-bomb signature.
  *
+ * Each entry is checked on its own, so that one bad entry never costs the archive's others:
+ * its name (an unsafe path, `..`, absolute or with a drive letter, is that entry's rejection;
+ * yauzl's own check would fail the whole archive, so names are decoded here) and its bytes
+ * (their CRC-32 against the one the archive declares: yauzl does not check it).
+ *
  * What is read: `.xml` files (CFDI, cancellation requests and acknowledgements) and `.txt`
  * files (the SAT bulk download's metadata, lib/imports/sat-metadata.ts; any other text is
  * ignored once its first line is seen). Anything else a PAC's or the SAT's download holds
@@ -21,6 +26,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import type yauzl from 'yauzl';
 import { onFirstUse } from '../shared/on-first-use.ts';
 import { ImportRejection } from './rejection.ts';
@@ -129,11 +135,14 @@ type ReadableInput = Extract<ImportInput, { data: Buffer } | { path: string }>;
 
 /** The zip reader, loaded by the first archive an import reads rather than by every process that builds the app. */
 const zipReader = onFirstUse(async () => (await import('yauzl')).default);
+type ZipReader = Awaited<ReturnType<typeof zipReader>>;
 
 async function openZip(input: ReadableInput): Promise<yauzl.ZipFile> {
   const reader = await zipReader();
   return new Promise((resolve, reject) => {
-    const options = { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: true };
+    // Names are decoded and checked per entry (entryNameOf): with `decodeStrings: true`, yauzl fails the
+    // whole archive on one unsafe name. Nothing here reads the archive's or the entries' comments.
+    const options = { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false, decodeStrings: false };
     const cb = (err: Error | null, zip: yauzl.ZipFile) => (err ? reject(err) : resolve(zip));
     if ('data' in input) reader.fromBuffer(input.data, options, cb);
     else reader.open(input.path, options, cb);
@@ -153,26 +162,88 @@ function readAllEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
   });
 }
 
+/** Longest entry name an unsafe entry's rejection shows (the archive may hold 65,535 bytes of it). */
+const MAX_SHOWN_NAME_CHARS = 300;
+
+const shownName = (name: string): string => {
+  if (name.length <= MAX_SHOWN_NAME_CHARS) return name;
+  let end = MAX_SHOWN_NAME_CHARS - 1;
+  const last = name.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1; // not half a surrogate pair
+  return `${name.slice(0, end)}…`;
+};
+
+/** Why an entry's path may not be used as a name (a superset of yauzl's validateFileName), or null. */
+function unsafeNameReason(reader: ZipReader, fileName: string): string | null {
+  if (fileName.includes('\0')) return 'unsafe entry name: it holds a NUL character';
+  if (/^[a-zA-Z]:/.test(fileName)) return 'unsafe entry name: an absolute path with a drive letter';
+  if (fileName.startsWith('/')) return 'unsafe entry name: an absolute path';
+  if (fileName.split('/').includes('..')) return 'unsafe entry name: a ".." segment leads out of the archive';
+  if (reader.validateFileName(fileName) !== null) return 'unsafe entry name: refused by the zip reader';
+  return null;
+}
+
 /**
- * An entry's bytes. An entry the reader cannot open (a compression method other than deflate, a
- * damaged local header) or read to its end (a CRC or size mismatch) is that file's rejection, not
- * the import's failure: the archive's other entries are still imported.
+ * An entry's name as yauzl decodes it with `decodeStrings: true` (UTF-8 when general-purpose bit 11
+ * is set, else CP437; the Info-ZIP Unicode Path extra field 0x7075 when its CRC matches; backslashes
+ * read as `/`), or, for an unsafe name, the rejection: the name as the archive writes it, capped.
  */
+function entryNameOf(reader: ZipReader, entry: yauzl.Entry): { fileName: string; unsafe?: { shown: string; rejection: string } } {
+  const fileName = reader.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false);
+  const rejection = unsafeNameReason(reader, fileName);
+  if (rejection === null) return { fileName };
+  const asWritten = reader.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+  return { fileName, unsafe: { shown: shownName(asWritten), rejection } };
+}
+
 /** A macOS resource-fork entry (AppleDouble): under `__MACOSX/`, or a `._` name. */
 const isAppleDouble = (fileName: string): boolean => fileName.startsWith('__MACOSX/') || /(^|\/)\._[^/]*$/.test(fileName);
 
-const openEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> =>
+/**
+ * An entry's bytes. An entry the reader cannot open (a compression method other than deflate, a
+ * damaged local header) or read to its end (a CRC or size mismatch) is that file's rejection, not
+ * the import's failure: the archive's other entries are still imported. The CRC is known only at
+ * the end, once the XML reader has every byte (it writes nothing before). The SAT metadata is
+ * applied in batches as it streams, so a metadata entry is first read once just to check it.
+ */
+async function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, format: EntryFormat): Promise<Readable> {
+  if (format === 'text') await checkMetadataEntry(zip, entry);
+  return Readable.from(checkedChunks(await openEntryStream(zip, entry), entry));
+}
+
+const openEntryStream = (zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> =>
   new Promise((resolve, reject) =>
-    zip.openReadStream(entry, (err, stream) =>
-      err ? reject(new ImportRejection(`cannot open the zip entry: ${err.message}`)) : resolve(Readable.from(rejectingReadErrors(stream))),
-    ),
+    zip.openReadStream(entry, (err, stream) => (err ? reject(new ImportRejection(`cannot open the zip entry: ${err.message}`)) : resolve(stream))),
   );
 
-async function* rejectingReadErrors(stream: Readable): AsyncGenerator<Buffer> {
+/** The entry's chunks, its CRC-32 computed as they pass; a read error or a CRC mismatch at the end is an ImportRejection. */
+async function* checkedChunks(stream: Readable, entry: yauzl.Entry): AsyncGenerator<Buffer> {
+  let crc = 0;
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      crc = crc32(chunk, crc);
+      yield chunk;
+    }
   } catch (err) {
     throw new ImportRejection(`cannot read the zip entry: ${(err as Error).message}`);
+  } finally {
+    stream.destroy();
+  }
+  if (crc !== entry.crc32) {
+    const hex = (n: number) => `0x${n.toString(16).padStart(8, '0')}`;
+    throw new ImportRejection(
+      `cannot read the zip entry: CRC-32 mismatch (data ${hex(crc)}, archive ${hex(entry.crc32)}): the entry is damaged or was altered`,
+    );
+  }
+}
+
+/** Reads a text entry through once, unless its first bytes show it is not the SAT metadata (then its reader stops at the first line). */
+async function checkMetadataEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<void> {
+  let head = Buffer.alloc(0);
+  for await (const chunk of checkedChunks(await openEntryStream(zip, entry), entry)) {
+    if (head.length >= 8) continue;
+    head = Buffer.concat([head, chunk]);
+    if (head.length >= 8 && !startsWithMetadata(head)) return;
   }
 }
 
@@ -186,6 +257,7 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
     }
   }
   let zip: yauzl.ZipFile;
+  const reader = await zipReader();
   try {
     zip = await openZip(input);
   } catch (err) {
@@ -205,12 +277,17 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
       return;
     }
     for (const entry of entries) {
-      const name = `${input.name}/${entry.fileName}`;
-      if (entry.fileName.endsWith('/')) continue; // a folder
+      const { fileName, unsafe } = entryNameOf(reader, entry);
+      if (fileName.endsWith('/')) continue; // a folder (nothing is read from it, whatever its name)
       budget.files += 1;
-      const format = formatOfName(entry.fileName);
+      if (unsafe) {
+        yield { name: `${input.name}/${unsafe.shown}`, rejection: unsafe.rejection };
+        continue;
+      }
+      const name = `${input.name}/${fileName}`;
+      const format = formatOfName(fileName);
       // macOS's Archive Utility adds, beside each file, its resource fork (`__MACOSX/…/._name.xml`): not a CFDI.
-      if (isAppleDouble(entry.fileName)) {
+      if (isAppleDouble(fileName)) {
         yield { name, ignored: true };
         continue;
       }
@@ -244,7 +321,7 @@ async function* zipEntries(input: ReadableInput, budget: ImportBudget): AsyncGen
         continue;
       }
       budget.bytes += entry.uncompressedSize;
-      yield { name, format, open: () => openEntry(zip, entry) };
+      yield { name, format, open: () => openEntry(zip, entry, format) };
     }
   } finally {
     zip.close();

@@ -309,6 +309,133 @@ export default async function archiveTests(t: Test): Promise<void> {
     check(res.structuredContent);
   });
 
+  /** A zip whose entries' names are then written over, byte for byte, in its local headers and central directory: yazl refuses unsafe names. */
+  const zipRenamed = async (entries: { name: string; data: Buffer; store?: boolean }[], renames: Map<string, Buffer>) => {
+    const zip = await zipOf(entries);
+    for (const [written, name] of renames) {
+      const from = Buffer.from(written);
+      if (from.length !== name.length) throw new Error(`${written}: not the length of the name it stands for`);
+      let found = 0;
+      for (let i = zip.indexOf(from); i >= 0; i = zip.indexOf(from, i + 1), found++) name.copy(zip, i);
+      if (found !== 2) throw new Error(`${written} found ${found} times, not in one local header and one central-directory entry`);
+    }
+    return zip;
+  };
+  /** A stand-in name of the same UTF-8 length as `name`, found nowhere else in the zip. */
+  const standIn = (name: string) => `${'q'.repeat(Buffer.byteLength(name) - 4)}.xml`;
+  const statusOf = async (n: number) =>
+    (await h.app.inject({ method: 'GET', url: `/api/financial-docs/${docId(n)}`, headers: { 'x-api-key': KEY_A } })).statusCode;
+
+  t.test("an entry with an unsafe name (.., absolute, drive letter, NUL) is that entry's rejection; the archive's other files are imported", async (t) => {
+    const withBadName = (bad: string) =>
+      zipRenamed(
+        [
+          { name: 'good1.xml', data: fixture('01-freight-invoice-retention.xml') },
+          { name: standIn(bad), data: fixture('03-invoice-persona-fisica.xml') },
+          { name: 'facturas/año/good2.xml', data: fixture('02-invoice-shortage-line.xml') },
+        ],
+        new Map([[standIn(bad), Buffer.from(bad)]]),
+      );
+    const check = async (r: Report, archive: string, shown: string) => {
+      t.same(r.summary, { files: 3, created: 2, updated: 0, skipped: 0, rejected: 1, ignored: 0, rejectedLines: 0 }, shown.slice(0, 40));
+      t.match(
+        r.files.filter((f) => f.status !== 'rejected'),
+        [
+          { name: `${archive}/good1.xml`, status: 'created' },
+          { name: `${archive}/facturas/año/good2.xml`, status: 'created' },
+        ],
+        'the valid names as before (UTF-8)',
+      );
+      const rejected = r.files.filter((f) => f.status === 'rejected');
+      t.equal(rejected.length, 1);
+      t.equal(rejected[0]?.name, `${archive}/${shown}`);
+      t.match(rejected[0]?.reason, /^unsafe entry name: /);
+      t.same([await statusOf(1), await statusOf(2), await statusOf(3)], [200, 200, 404], 'the good files imported, the bad one not');
+    };
+    for (const bad of ['../evil.xml', '/abs/x.xml', 'C:\\win\\x.xml', 'dir/../../x.xml', 'nul\u0000.xml']) {
+      await wipe();
+      await check(await post(await withBadName(bad), 'application/zip'), 'upload.zip', bad);
+    }
+    // A 5,000-character name: the report shows its first 299 characters and "…".
+    const long = `../${'x'.repeat(4989)}.xml`;
+    await wipe();
+    const r = await post(await withBadName(long), 'application/zip');
+    await check(r, 'upload.zip', `${long.slice(0, 299)}…`);
+    t.ok(JSON.stringify(r).length < 2000, 'the report stays small');
+
+    // Through MCP: the same zip as a JSON file.
+    await wipe();
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const res = (await client.callTool({
+      name: 'importDocuments',
+      arguments: { body: { files: [{ name: 'pac.zip', encoding: 'base64', content: (await withBadName('../evil.xml')).toString('base64') }] } },
+    })) as unknown as { structuredContent: Report; isError?: boolean };
+    t.notOk(res.isError);
+    await check(res.structuredContent, 'pac.zip', '../evil.xml');
+  });
+
+  t.test('entry names without the UTF-8 flag are read as CP437, as before', async (t) => {
+    await wipe();
+    const zip = await zipRenamed(
+      [{ name: 'aXo.xml', data: fixture('01-freight-invoice-retention.xml') }],
+      new Map([['aXo.xml', Buffer.from([0x61, 0xa4, 0x6f, 0x2e, 0x78, 0x6d, 0x6c])]]),
+    );
+    // General-purpose bit 11 (UTF-8 names) cleared in the local header and the central directory (APPNOTE 4.4.4).
+    const local = zip.indexOf(Buffer.from([0x50, 0x4b, 0x03, 0x04]));
+    const central = zip.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+    zip.writeUInt16LE(zip.readUInt16LE(local + 6) & ~0x800, local + 6);
+    zip.writeUInt16LE(zip.readUInt16LE(central + 8) & ~0x800, central + 8);
+    const r = await post(zip, 'application/zip');
+    t.match(r.files, [{ name: 'upload.zip/año.xml', status: 'created' }]);
+  });
+
+  t.test("an entry whose bytes do not match its CRC-32 is that file's rejection; the archive's other files are imported", async (t) => {
+    const entries = [
+      { name: 'a.xml', data: fixture('01-freight-invoice-retention.xml'), store: true },
+      { name: 'b.xml', data: fixture('02-invoice-shortage-line.xml'), store: true },
+    ];
+    const intact = await zipOf(entries);
+    // Stored, so a.xml's bytes are the zip's: SubTotal 20000.00 becomes 90000.00, the CRC left as it was.
+    const altered = Buffer.from(intact);
+    const at = altered.indexOf('SubTotal="20000.00"');
+    t.ok(at > 0 && at < altered.indexOf('b.xml'), "in a.xml's data");
+    altered.write('9', at + 'SubTotal="'.length);
+
+    await wipe();
+    const r = await post(altered, 'application/zip');
+    t.same(r.summary, { files: 2, created: 1, updated: 0, skipped: 0, rejected: 1, ignored: 0, rejectedLines: 0 });
+    t.match(r.files, [
+      { name: 'upload.zip/a.xml', status: 'rejected', reason: /^cannot read the zip entry: CRC-32 mismatch .*damaged or was altered/ },
+      { name: 'upload.zip/b.xml', status: 'created' },
+    ]);
+    t.same([await statusOf(1), await statusOf(2)], [404, 200], 'nothing written for the altered entry');
+
+    // Every entry intact: imported as is.
+    const ok = await post(intact, 'application/zip');
+    t.same(ok.summary, { files: 2, created: 1, updated: 0, skipped: 1, rejected: 0, ignored: 0, rejectedLines: 0 });
+    t.match(await summaryOf(1), { id: docId(1), amounts: { subtotal: 20000 } });
+
+    // The SAT metadata is applied in batches of lines as it streams: a damaged one is found before any line is applied.
+    await wipe();
+    await post(await zipOf(fixtureZipEntries()), 'application/zip');
+    const header =
+      'Uuid~RfcEmisor~NombreEmisor~RfcReceptor~NombreReceptor~RfcPac~FechaEmision~FechaCertificacionSat~Monto~EfectoComprobante~Estatus~FechaCancelacion';
+    const filler = Array.from(
+      { length: 1500 },
+      (_, i) => `0F0F0F0F-0000-4000-8000-${String(i).padStart(12, '0')}~${TENANT_A}~X~GDI920315QR4~Y~SAT970701NN3~a~b~1~I~1~`,
+    );
+    const text = [header, `${UUID(1)}~${TENANT_A}~X~GDI920315QR4~Y~SAT970701NN3~a~b~1~I~0~2026-10-20 11:30:00`, ...filler].join('\n');
+    const metadataZip = await zipOf([{ name: 'metadata.txt', data: Buffer.from(text), store: true }]);
+    const damaged = Buffer.from(metadataZip);
+    damaged.write('7', damaged.indexOf('000000001499~'));
+    const m = await post(damaged, 'application/zip');
+    t.match(m.files, [{ name: 'upload.zip/metadata.txt', status: 'rejected', kind: 'satMetadata', reason: /CRC-32 mismatch/ }]);
+    t.match(await summaryOf(1), { cancellations: { status: 'none', invoiceCancelled: false } }, 'no line applied');
+    const intactMetadata = await post(metadataZip, 'application/zip');
+    t.match(intactMetadata.files, [{ status: 'updated', kind: 'satMetadata', metadata: { lines: 1501, cancelled: 1 } }]);
+    t.match(await summaryOf(1), { cancellations: { status: 'accepted', invoiceCancelled: true } });
+  });
+
   t.test("a zip made by macOS's Archive Utility: the resource forks (__MACOSX/, ._ names) are ignored, not rejected", async (t) => {
     await wipe();
     // Each XML has its AppleDouble twin (a binary header, 0x00051607), as the Finder writes them.
