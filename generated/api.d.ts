@@ -1086,8 +1086,9 @@ export interface paths {
          *     version not read), an unstamped CFDI, amounts or dates that do not parse, files larger than
          *     `IMPORT_MAX_FILE_BYTES` (2 MiB), zip entries compressed more than
          *     `IMPORT_MAX_COMPRESSION_RATIO`:1 (100), more than `IMPORT_MAX_FILES` (20,000) files or
-         *     `IMPORT_MAX_TOTAL_BYTES` (1 GiB) uncompressed in one import. A rejected file writes
-         *     nothing; the others are imported. The answer is 200 with the report whenever the request
+         *     `IMPORT_MAX_TOTAL_BYTES` (1 GiB) uncompressed in one import, a zip entry with an unsafe name
+         *     (`..`, absolute) or a damaged one (its CRC-32), a file giving a UUID the books hold another CFDI
+         *     type (a UUID names one CFDI). A rejected file writes nothing; the others are imported. The answer is 200 with the report whenever the request
          *     itself was readable.
          *
          *     **Body size.** At most `IMPORT_BODY_LIMIT_BYTES` (64 MiB) for XML and zip bodies (`413`).

@@ -38,7 +38,7 @@ import { keepOriginals } from '../originals/originals-repo.ts';
 import { originalKey, type OriginalFile } from '../originals/original-record.ts';
 import type { TripDocument } from '../model/trip-document.ts';
 import { financialDocId, invoicesOf, type CancellationInfoFact, type FactKind, type FinancialFact } from '../finance/ledger/facts.ts';
-import { prepareLedger, rebuildInvoices, recordFacts, type PlannedFact, type WriteOutcome } from '../finance/ledger/record-facts.ts';
+import { kindClashes, prepareLedger, rebuildInvoices, recordFacts, type PlannedFact, type WriteOutcome } from '../finance/ledger/record-facts.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
 
@@ -186,8 +186,9 @@ type BatchItem = { name: string; planned: Planned; sha256: string; bytes: Buffer
  * also for skipped files: a batch cut by a crash converges when the same
  * files are imported again.
  */
-async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly BatchItem[]): Promise<ImportFileResult[]> {
+async function applyBatch(ctx: ServiceContext, tenant: string, batch: readonly BatchItem[]): Promise<ImportFileResult[]> {
   const now = ctx.now();
+  const items = await refuseKindClashes(ctx, tenant, batch);
   const all = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
   const planned = all.filter((p) => !p.planned.received);
   const receivedItems = all.filter((p) => p.planned.received);
@@ -253,6 +254,21 @@ async function applyBatch(ctx: ServiceContext, tenant: string, items: readonly B
     if (item.planned.trip) result.tripId = item.planned.trip._id;
     if (pending.length) result.pendingInvoices = [...new Set(pending)];
     return result;
+  });
+}
+
+/**
+ * The batch with every issued file that would give a UUID of the tenant's books another CFDI type rejected before
+ * anything of it is written (its original XML included): kindClashes.
+ */
+async function refuseKindClashes(ctx: ServiceContext, tenant: string, batch: readonly BatchItem[]): Promise<BatchItem[]> {
+  const issued = batch.flatMap((item, i) => ('planned' in item && !item.planned.received ? [{ i, facts: item.planned.facts }] : []));
+  const clashes = await kindClashes(ctx.db, tenant, issued);
+  if (!clashes.size) return [...batch];
+  const refused = new Map([...clashes].map(([k, reason]) => [issued[k]!.i, reason]));
+  return batch.map((item, i) => {
+    const reason = refused.get(i);
+    return reason === undefined ? item : { name: item.name, result: { name: item.name, status: 'rejected', reason } };
   });
 }
 

@@ -28,6 +28,7 @@ import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
 import { fixture, fixtureNames, zipOf } from '../helpers/cfdi-fixtures.ts';
+import { invoiceXml, paymentXml } from '../helpers/cfdi-builder.ts';
 import { financialDocs, trips } from '../../lib/db/collections.ts';
 import { importFacts } from '../../lib/finance/ledger/facts-repo.ts';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
@@ -245,6 +246,61 @@ export default async function importsTests(t: Test): Promise<void> {
     const back = (await post(original, 'application/xml')).json<Report>();
     t.equal(back.files[0]!.status, 'updated');
     t.equal((await get('/api/shipments?limit=1')).data[0].shipments[0].volumes.offloaded, 31930);
+  });
+
+  t.test('a UUID names one CFDI: a file giving a UUID of the books another type is rejected, nothing of it written', async (t) => {
+    const CLIENT = 'CLI010101AB1';
+    const U = (n: number) => `5C1D0E77-0001-4000-8000-0000000009${String(n).padStart(2, '0')}`;
+    const invoice = (n: number) =>
+      invoiceXml({
+        issuer: TENANT_A,
+        receiver: CLIENT,
+        uuid: U(n),
+        fecha: '2026-10-05T09:00:00',
+        method: 'PPD',
+        lines: [{ code: '78101802', desc: 'Flete', amount: 1_000, transfers: [{ tax: '002', rate: 0.16 }] }],
+      }).xml;
+    // A payment complement stamped with the invoice's UUID (paying another invoice).
+    const clash = (n: number) =>
+      paymentXml({
+        issuer: TENANT_A,
+        receiver: CLIENT,
+        uuid: U(n),
+        fecha: '2026-10-10T12:00:00',
+        invoiceUuid: U(99),
+        currency: 'MXN',
+        exchangeRate: 1,
+        before: 1_160,
+        paid: 1_160,
+      });
+    t.equal((await post({ files: [{ name: 'i1.xml', content: invoice(1) }] }, 'application/json')).json<Report>().files[0]!.status, 'created');
+    const later = (await post({ files: [{ name: 'p1.xml', content: clash(1) }] }, 'application/json')).json<Report>();
+    t.match(later.files, [{ name: 'p1.xml', status: 'rejected', reason: /^UUID .+ is already an invoice .* a payment complement: a UUID names one CFDI/ }]);
+    const doc = await get(`/api/financial-docs/${TENANT_A}-CFDI-${U(1)}?detail=full`);
+    t.match(doc, { iTot: 1_160, invoice: { uuid: U(1) } }, 'the invoice stays');
+    const original = await h.app.inject({ method: 'GET', url: `/api/cfdi-originals/${U(1)}`, headers: { 'x-api-key': KEY_A } });
+    t.equal(original.body, invoice(1), "and its original is the invoice's file");
+    // In one request: the later file of the two is the one rejected.
+    const both = (
+      await post(
+        {
+          files: [
+            { name: 'i2.xml', content: invoice(2) },
+            { name: 'p2.xml', content: clash(2) },
+          ],
+        },
+        'application/json',
+      )
+    ).json<Report>();
+    t.match(both.files, [
+      { name: 'i2.xml', status: 'created' },
+      { name: 'p2.xml', status: 'rejected', reason: /is already an invoice/ },
+    ]);
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const viaMcp = (await client.callTool({ name: 'importDocuments', arguments: { body: { files: [{ name: 'p1.xml', content: clash(1) }] } } })) as unknown as {
+      structuredContent: Report;
+    };
+    t.match(viaMcp.structuredContent.files, [{ status: 'rejected', reason: /is already an invoice/ }], 'MCP: the same');
   });
 
   t.test('a delivery recorded through the API outlives importing the Carta Porte again', async (t) => {

@@ -289,3 +289,42 @@ export async function recordMetadataCancellations(
 
 /** A credit note's fact recorded before its currency was kept: importing its file again records it anew. */
 const predatesCurrency = (fact: ImportFactRecord['fact']): boolean => fact?.kind === 'creditNote' && fact.currency === undefined;
+
+/** What a CFDI of each kind is called in a refusal. */
+const KIND_NAMES: Partial<Record<FactKind, string>> = {
+  invoice: 'an invoice',
+  payment: 'a payment complement',
+  creditNote: 'a credit note',
+  transfer: 'a transfer',
+};
+
+/**
+ * The files (by index) that would store a CFDI under a UUID the tenant's books hold as a CFDI of another kind — or
+ * that an earlier file of the same list does — with why: a UUID names one CFDI, so one of another type is a
+ * refusal, not a replacement (a payment complement replacing an invoice's fact left the invoice's document behind).
+ */
+export async function kindClashes(db: Db, tenant: string, files: readonly { facts: readonly PlannedFact[] }[]): Promise<Map<number, string>> {
+  const cfdiFacts = files.map((f) => f.facts.filter((x) => !isCancellationKind(x.kind)));
+  const stored = await findFacts(
+    db,
+    tenant,
+    cfdiFacts.flatMap((facts) => facts.map((x) => factId(tenant, x.kind, x.uuid))),
+  );
+  const kindOf = new Map<string, FactKind>([...stored.values()].map((r) => [r._id, r.kind]));
+  const out = new Map<number, string>();
+  cfdiFacts.forEach((facts, i) => {
+    for (const x of facts) {
+      const id = factId(tenant, x.kind, x.uuid);
+      const known = kindOf.get(id);
+      if (known !== undefined && known !== x.kind) {
+        out.set(
+          i,
+          `UUID ${x.uuid} is already ${KIND_NAMES[known] ?? known} in this tenant's books, and this file makes it ${KIND_NAMES[x.kind] ?? x.kind}: a UUID names one CFDI, nothing of this file is written`,
+        );
+        return;
+      }
+    }
+    for (const x of facts) kindOf.set(factId(tenant, x.kind, x.uuid), x.kind);
+  });
+  return out;
+}
