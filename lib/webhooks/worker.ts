@@ -6,8 +6,12 @@
  * A job is one delivery (job _id = delivery _id). Each run makes one attempt,
  * records it on the delivery, and on failure sets the job's own next run
  * (retryDelayMs doubling up to retryMaxDelayMs, within retryWindowMs of the
- * event; then the delivery is `failed`). The delivery document, not Agenda's
- * counters, is the record: a run finding it no longer pending does nothing.
+ * event; then the delivery is `failed`). A secret that cannot be decrypted (the
+ * key changed) is such a failed attempt, with its reason. A run that throws (a
+ * database error) is run again by Agenda's backoff within the same window, and
+ * after it the delivery is `failed` too: nothing retries without end. The
+ * delivery document, not Agenda's counters, is the record: a run finding it no
+ * longer pending does nothing.
  * Agenda's lock keeps two workers off one delivery; a worker that dies
  * mid-attempt leaves a lock that expires (lockLifetimeMs) and the attempt is
  * made again: receivers de-duplicate by the event id. The Agenda plumbing
@@ -29,7 +33,7 @@ import {
   releaseIdleDeliveryLocks,
   requeueDeliveriesWithoutJob,
 } from './webhooks-repo.ts';
-import { nextAttemptAt, type DeliveryJobData } from './model.ts';
+import { nextAttemptAt, type DeliveryJobData, type WebhookDocument } from './model.ts';
 import { decryptSecret } from './secret-box.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 import { attemptDelivery } from './deliver.ts';
@@ -64,6 +68,18 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
   const log = opts.logger ?? silentLogger;
   const metrics = opts.metrics ?? NO_METRICS;
 
+  /** The signing secret, or why there is none: an error retrying will not cure, recorded as the attempt's (nothing secret in it). */
+  function signingSecret(webhook: WebhookDocument): { secret: string } | { error: string } {
+    const key = settings.encryptionKey;
+    if (!key) return { error: 'the service has no encryption key to sign deliveries with (WEBHOOK_ENCRYPTION_KEY)' };
+    try {
+      return { secret: decryptSecret(key, webhook.secret, webhook._id.toHexString()) };
+    } catch {
+      // Another WEBHOOK_ENCRYPTION_KEY than the one that encrypted it, or an altered box.
+      return { error: 'signing secret cannot be decrypted: rotate the secret' };
+    }
+  }
+
   async function deliver(job: Job<DeliveryJobData>): Promise<void> {
     const id = new ObjectId(job.attrs.data.deliveryId);
     const delivery = await getDelivery(db, id);
@@ -74,25 +90,26 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       await deleteOrphanDelivery(db, id);
       return;
     }
-    const key = settings.encryptionKey;
-    if (!key) throw new Error('WEBHOOK_ENCRYPTION_KEY is not set: cannot sign deliveries');
-    const secret = decryptSecret(key, webhook.secret, webhook._id.toHexString());
+    const signing = signingSecret(webhook);
     const attempt = delivery.attempts.length + 1;
     const at = new Date();
-    const result = await attemptDelivery({
-      url: webhook.url,
-      body: delivery.body,
-      timeoutMs: settings.timeoutMs,
-      allowPrivate: settings.allowPrivate,
-      allowedPorts: settings.allowedPorts,
-      headers: {
-        'user-agent': 'freight-webhooks/1',
-        'x-freight-event-id': delivery.eventId,
-        'x-freight-event-type': delivery.eventType,
-        'x-freight-delivery-attempt': String(attempt),
-        [SIGNATURE_HEADER]: signatureHeader(secret, delivery.body, Math.floor(Date.now() / 1000)),
-      },
-    });
+    const result =
+      'error' in signing
+        ? { statusCode: null, error: signing.error, durationMs: 0 }
+        : await attemptDelivery({
+            url: webhook.url,
+            body: delivery.body,
+            timeoutMs: settings.timeoutMs,
+            allowPrivate: settings.allowPrivate,
+            allowedPorts: settings.allowedPorts,
+            headers: {
+              'user-agent': 'freight-webhooks/1',
+              'x-freight-event-id': delivery.eventId,
+              'x-freight-event-type': delivery.eventType,
+              'x-freight-delivery-attempt': String(attempt),
+              [SIGNATURE_HEADER]: signatureHeader(signing.secret, delivery.body, Math.floor(Date.now() / 1000)),
+            },
+          });
     const ended = new Date();
     const ok = result.error === null;
     const next = ok ? null : nextAttemptAt(attempt, delivery.createdAt, ended, settings);
@@ -118,6 +135,44 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     else log.warn({ ...fields, error: result.error, nextAttemptAt: next }, status === 'failed' ? 'webhook delivery failed for good' : 'webhook attempt failed');
   }
 
+  /**
+   * A run that threw (a database error): thrown again, so Agenda runs it again shortly (the backoff
+   * below), while the delivery's retry window lasts: nothing acknowledged is lost to a transient
+   * error. Once even the shortest retry would fall outside the window, the delivery is `failed`
+   * with the reason as its last attempt and the run ends, so no job is retried without end. The
+   * error's own text stays in the log (the deliveries list is the tenant's).
+   */
+  async function deliverOrGiveUp(job: Job<DeliveryJobData>): Promise<void> {
+    try {
+      await deliver(job);
+    } catch (err) {
+      const id = new ObjectId(job.attrs.data.deliveryId);
+      const delivery = await getDelivery(db, id).catch(() => null);
+      const now = new Date();
+      if (!delivery || delivery.status !== 'pending' || nextAttemptAt(1, delivery.createdAt, now, settings)) throw err;
+      const attempt = delivery.attempts.length + 1;
+      const error = 'the service could not process the delivery (internal error) before its retry window ended';
+      await recordDeliveryAttempt(
+        db,
+        id,
+        { attempt, at: now, durationMs: 0, statusCode: null, error },
+        { status: 'failed', nextAttemptAt: null, completedAt: now },
+      );
+      metrics.webhookAttempt('failed');
+      log.error(
+        {
+          deliveryId: id.toHexString(),
+          webhookId: delivery.webhookId,
+          tenant: delivery.tenant,
+          eventId: delivery.eventId,
+          attempt,
+          err: { message: err instanceof Error ? err.message : String(err) },
+        },
+        'webhook delivery failed for good: its runs kept failing until the retry window ended',
+      );
+    }
+  }
+
   // Failed polls repeat every poll while the database is down: logged at most once a minute per kind.
   const pollErrors = throttledErrorLog(log, 'webhook worker');
   const worker = createAgendaWorker<DeliveryJobData>({
@@ -127,12 +182,13 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
     label: 'webhook worker',
     log,
     jobName: DELIVERY_JOB_NAME,
-    run: deliver,
+    run: deliverOrGiveUp,
     tracer: opts.tracer,
     processEveryMs: settings.processEveryMs,
     concurrency: settings.concurrency,
     lockLifetimeMs: settings.lockLifetimeMs,
-    // A run that throws (database down) is tried again shortly; the delivery's own schedule is set by deliver().
+    // A run that throws (database down) is tried again shortly, within the delivery's retry window (deliverOrGiveUp);
+    // the delivery's own schedule is set by deliver().
     backoff: (ctx) => Math.min(settings.retryDelayMs * 2 ** Math.min(ctx.attempt - 1, 20), settings.retryMaxDelayMs),
     drainTimeoutMs: opts.drainTimeoutMs ?? settings.timeoutMs + 1000,
     ensureIndexes: ensureWebhookIndexes,

@@ -3,8 +3,9 @@
  * worker POSTs the signed event to a real receiver on 127.0.0.1 that verifies
  * the signature. A receiver that is down (refusing, or answering 5xx) loses
  * nothing; a rotated secret signs every later attempt; redirects are not
- * followed; retries run out into `failed`; another tenant's endpoint never
- * receives an event. (WEBHOOK_ALLOW_PRIVATE=true: the receivers are on loopback.)
+ * followed; retries run out into `failed`, also when the secret cannot be
+ * decrypted or a run keeps throwing (a database error); another tenant's
+ * endpoint never receives an event. (WEBHOOK_ALLOW_PRIVATE=true: the receivers are on loopback.)
  */
 import type { Test } from 'tap';
 import net from 'node:net';
@@ -16,8 +17,13 @@ import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { alertsPlugin } from '../../lib/alerts/plugin.ts';
 import { webhooksPlugin } from '../../lib/webhooks/plugin.ts';
-import { webhookDeliveries, webhooks } from '../../lib/webhooks/webhooks-repo.ts';
+import { ObjectId, MongoServerError } from 'mongodb';
+import { connect, listen } from '../helpers/mcp.ts';
+import { COLLECTIONS } from '../../lib/db/collections.ts';
+import { insertWebhook, webhookDeliveries, webhookJobs, webhooks } from '../../lib/webhooks/webhooks-repo.ts';
 import { enqueueTestEvent } from '../../lib/webhooks/events.ts';
+import { encryptSecret, generateSecret, secretHint } from '../../lib/webhooks/secret-box.ts';
+import { createWebhookWorker } from '../../lib/webhooks/worker.ts';
 import { attemptDelivery } from '../../lib/webhooks/deliver.ts';
 import { verifySignature } from '../../lib/webhooks/signature.ts';
 
@@ -227,6 +233,157 @@ export default async function webhooksDeliveryTests(t: Test): Promise<void> {
     t.equal(failed.json().meta.total, 1);
     receiver.status.delete('/moved');
     await api('DELETE', `/api/webhooks/${w.id}`);
+  });
+
+  t.test(
+    'a signing secret that cannot be decrypted (the key changed): every attempt recorded with the reason, failed after the window; HTTP and MCP alike',
+    async (t) => {
+      const w = await endpoint('/undecryptable', ['alert.triggered']);
+      // Another key's box (WEBHOOK_ENCRYPTION_KEY changed): decrypting fails its authentication.
+      await webhooks(h.db).updateOne({ tenant: TENANT_A, _id: new ObjectId(w.id) }, { $set: { secret: { box: Buffer.alloc(60, 1).toString('base64') } } });
+      const test = await api('POST', `/api/webhooks/${w.id}/test`);
+      t.equal(test.statusCode, 202, test.body);
+      const { deliveryId } = test.json();
+      const first = await waitFor('two attempts recorded', async () => {
+        const [d] = await deliveriesOf(w.id);
+        return (d?.attempts.length ?? 0) >= 2 && d;
+      });
+      t.equal(first.status, 'pending', 'retried within the window like any failed attempt');
+      t.ok(first.nextAttemptAt, 'with its next attempt due');
+      // Age the event to the edge of the 24 h window (WEBHOOK_RETRY_WINDOW_MS): the next failure is the last.
+      await webhookDeliveries(h.db).updateMany({ webhookId: w.id }, { $set: { createdAt: new Date(Date.now() - 86_400_000) } });
+      const [d] = await waitFor('failed', async () => {
+        const list = await deliveriesOf(w.id);
+        return list[0]?.status === 'failed' && list;
+      });
+      t.match(d, { id: deliveryId, status: 'failed', nextAttemptAt: null });
+      t.ok(d!.completedAt);
+      const attempts = d!.attempts as Json[];
+      t.ok(attempts.length >= 3, `${attempts.length} attempts`);
+      t.same(
+        attempts.map((x) => x.attempt),
+        attempts.map((_, i) => i + 1),
+      );
+      for (const x of attempts) t.match(x, { statusCode: null, error: 'signing secret cannot be decrypted: rotate the secret' });
+      t.notOk(
+        receiver.received.some((r) => r.path === '/undecryptable'),
+        'nothing was sent unsigned',
+      );
+      const http = await api('GET', `/api/webhooks/${w.id}/deliveries?limit=100`);
+      assertConforms(t, http, 'GET', '/api/webhooks/:id/deliveries');
+      t.equal((await api('GET', `/api/webhooks/${w.id}/deliveries?status=failed`)).json().meta.total, 1);
+      // The job ended with the delivery: no run threw, none is due.
+      const job = await waitFor('the job to end', async () => {
+        const j = await webhookJobs(h.db).findOne({ _id: new ObjectId(deliveryId) });
+        return j && j.nextRunAt == null && !j.lockedAt && j;
+      });
+      t.notOk(job.failCount, 'Agenda never saw the run fail');
+      t.notOk(job.failReason);
+
+      const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=webhooks');
+      const viaMcp = (await client.callTool({ name: 'listWebhookDeliveries', arguments: { id: w.id, limit: 100 } })) as unknown as {
+        isError?: boolean;
+        structuredContent: { data: Json[] };
+      };
+      t.notOk(viaMcp.isError);
+      t.same(viaMcp.structuredContent.data, http.json().data, 'MCP lists the same failed delivery and attempts');
+      await api('DELETE', `/api/webhooks/${w.id}`);
+    },
+  );
+
+  t.test('a run that keeps throwing (a database error): retried within the window, nothing lost; after it, failed with the reason', async (t) => {
+    // A worker of its own on a database of its own (the app's worker must not take these jobs),
+    // whose `webhooks` reads fail while `failing` is set.
+    const real = h.client.db(`${h.db.databaseName}-dberr`);
+    t.teardown(() => real.dropDatabase());
+    let failing = true;
+    const bound = <T extends object>(target: T, prop: string | symbol) => {
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    };
+    const db = new Proxy(real, {
+      get(target, prop) {
+        if (prop !== 'collection') return bound(target, prop);
+        return (name: string, ...rest: unknown[]) => {
+          const c = (target.collection as (...a: unknown[]) => object)(name, ...rest);
+          if (name !== COLLECTIONS.webhooks) return c;
+          return new Proxy(c, {
+            get(ct, p) {
+              if (p === 'findOne' && failing) return () => Promise.reject(new MongoServerError({ message: 'simulated: not primary', code: 10107 }));
+              return bound(ct, p);
+            },
+          });
+        };
+      },
+    });
+    const worker = createWebhookWorker({
+      db,
+      settings: { ...h.config.webhooks, processEveryMs: 100, retryDelayMs: 100, retryMaxDelayMs: 200 },
+      name: 'webhooks-db-error',
+    });
+    await worker.start();
+    t.teardown(() => worker.stop());
+    const key = h.config.webhooks.encryptionKey!;
+    const _id = new ObjectId();
+    const secret = generateSecret();
+    const path = '/db-error';
+    receiver.secrets.set(path, secret);
+    const now = new Date();
+    const stored = (await insertWebhook(
+      real,
+      {
+        _id,
+        tenant: TENANT_A,
+        url: receiver.url(path),
+        events: ['alert.triggered'],
+        description: '',
+        secret: encryptSecret(key, secret, _id.toHexString()),
+        secretHint: secretHint(secret),
+        createdAt: now,
+        secretRotatedAt: now,
+      },
+      5,
+    ))!;
+    const jobOf = (id: ObjectId) => webhookJobs(real).findOne({ _id: id });
+
+    // Within the window: Agenda runs it again; once the database answers, it is delivered.
+    const a = await enqueueTestEvent(real, stored, new Date());
+    await waitFor('two failed runs', async () => ((await jobOf(a._id))?.failCount ?? 0) >= 2);
+    t.match(await webhookDeliveries(real).findOne({ _id: a._id }), { status: 'pending', attempts: [] }, 'no attempt was made');
+    failing = false;
+    const ok = await waitFor('delivered', async () => {
+      const d = await webhookDeliveries(real).findOne({ _id: a._id });
+      return d?.status === 'succeeded' && d;
+    });
+    t.match(ok.attempts, [{ attempt: 1, statusCode: 200, error: null }]);
+    t.ok(
+      receiver.received.some((r) => r.path === path && r.eventId === a.eventId && r.verified),
+      'received, signed',
+    );
+
+    // Still failing when the window ends: failed, with the reason (not the database's words), and the job ends.
+    failing = true;
+    const b = await enqueueTestEvent(real, stored, new Date());
+    await waitFor('a failed run', async () => ((await jobOf(b._id))?.failCount ?? 0) >= 1);
+    await webhookDeliveries(real).updateOne({ _id: b._id }, { $set: { createdAt: new Date(Date.now() - 86_400_000) } });
+    const failed = await waitFor('failed', async () => {
+      const d = await webhookDeliveries(real).findOne({ _id: b._id });
+      return d?.status === 'failed' && d;
+    });
+    t.equal(failed.nextAttemptAt, null);
+    t.ok(failed.completedAt);
+    t.match(failed.attempts, [
+      { attempt: 1, statusCode: null, error: 'the service could not process the delivery (internal error) before its retry window ended' },
+    ]);
+    t.notMatch(JSON.stringify(failed.attempts), /simulated|primary/, 'the database error stays in the log');
+    await waitFor('the job to end', async () => {
+      const j = await jobOf(b._id);
+      return j && j.nextRunAt == null && !j.lockedAt;
+    });
+    t.notOk(
+      receiver.received.some((r) => r.eventId === b.eventId),
+      'never sent',
+    );
   });
 
   t.test(
