@@ -31,13 +31,6 @@ export function portProblem(url: URL, allowedPorts: UrlPolicy['allowedPorts']): 
   return `port ${port} is not allowed; webhook URLs use port ${allowedPorts.join(' or ')} (WEBHOOK_ALLOWED_PORTS)`;
 }
 
-/** Whether a policy is the default one the published pattern describes. */
-export const isDefaultPolicy = (policy: UrlPolicy): boolean =>
-  !policy.allowPrivate &&
-  policy.allowedPorts !== 'any' &&
-  policy.allowedPorts.length === DEFAULT_ALLOWED_PORTS.length &&
-  DEFAULT_ALLOWED_PORTS.every((p) => (policy.allowedPorts as readonly number[]).includes(p));
-
 const V4_BLOCKS: [string, number, string][] = [
   ['0.0.0.0', 8, 'a "this network" address'],
   ['10.0.0.0', 8, 'a private address'],
@@ -83,19 +76,36 @@ function v6Groups(ip: string): number[] {
   return [...h, ...fill, ...t].map((g) => parseInt(g || '0', 16));
 }
 
+/** The IPv4 address in two 16-bit groups. */
+const v4Of = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
 function v6Problem(ip: string): string | null {
   const g = v6Groups(ip);
   if (g.every((x) => x === 0)) return 'an unspecified address';
   if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return 'a loopback address';
-  // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible: judge the IPv4 address.
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) {
-    return v4Problem(`${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`);
+  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d,
+  // RFC 2765): judge the IPv4 address.
+  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) return v4Problem(v4Of(g[6]!, g[7]!));
+  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) return v4Problem(v4Of(g[6]!, g[7]!));
+  // 6to4 (2002:a.b.c.d::/48): reaches the IPv4 address through a relay; judge it.
+  if (g[0] === 0x2002) {
+    const why = v4Problem(v4Of(g[1]!, g[2]!));
+    return why ? `a 6to4 address of ${why}` : null;
   }
   if ((g[0]! & 0xfe00) === 0xfc00) return 'a private (unique local) address';
   if ((g[0]! & 0xffc0) === 0xfe80) return 'a link-local address';
+  if ((g[0]! & 0xffc0) === 0xfec0) return 'a site-local address';
   if ((g[0]! & 0xff00) === 0xff00) return 'a multicast address';
   if (g[0] === 0x2001 && g[1] === 0x0db8) return 'a documentation address';
-  if (g[0] === 0x64 && g[1] === 0xff9b) return 'a NAT64 address'; // may embed a private IPv4
+  if (g[0] === 0x3fff && g[1]! < 0x1000) return 'a documentation address'; // 3fff::/20
+  // 64:ff9b::/96 and the local-use 64:ff9b:1::/48 (NAT64: may embed a private IPv4).
+  if (g[0] === 0x64 && g[1] === 0xff9b) return 'a NAT64 address';
+  if (g[0] === 0x100 && g[1] === 0 && g[2] === 0 && g[3] === 0) return 'a discard-only address'; // 100::/64
+  // 2001::/23, IETF protocol assignments: Teredo (2001::/32, tunnels to an IPv4 address), benchmarking, ORCHID, …
+  if (g[0] === 0x2001 && g[1] === 0) return 'a Teredo address';
+  if (g[0] === 0x2001 && g[1]! < 0x200) return 'a reserved address';
+  // Global unicast is 2000::/3; the rest of the space not named above is reserved.
+  if ((g[0]! & 0xe000) !== 0x2000) return 'a reserved address';
   return null;
 }
 

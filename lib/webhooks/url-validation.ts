@@ -5,29 +5,46 @@
  */
 import type { GeneratedValidator } from '../../generated/validators.js';
 import type { ValidatorRefiners } from '../http/validator-compiler.ts';
-import { isDefaultPolicy, webhookUrlProblems, type UrlPolicy } from './url-policy.ts';
+import { DEFAULT_ALLOWED_PORTS, webhookUrlProblems, type UrlPolicy } from './url-policy.ts';
 
 /** Any http(s) URL without credentials: what a webhook URL must be when private addresses are allowed. */
 const ANY_HTTP_URL = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s/?#@]+([/?#]\S*)?$/;
 const NOT_ACCEPTED_FORM =
   'is not in the accepted form: http(s)://, then a host name whose last label starts with a letter or a public IPv4 address, an optional port (443 or 80), path, query and fragment';
 
+/** The URL without its port (`scheme://host:port…` → `scheme://host…`), for a host the pattern can name (no IPv6 literal). */
+const withoutPort = (url: string): string => url.replace(/^([Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s/?#@:[\]]+):\d*(?=[/?#]|$)/, '$1');
+
+/** Whether the policy lets in ports other than the default ones (WEBHOOK_ALLOWED_PORTS). */
+const relaxesPorts = (policy: UrlPolicy): boolean => policy.allowedPorts === 'any' || policy.allowedPorts.some((p) => !DEFAULT_ALLOWED_PORTS.includes(p));
+
 /**
  * The WebhookUrl pattern says which URLs are accepted; when it refuses one this
  * says why (a loopback name, a private address, a port, …) instead of quoting
- * the pattern. With WEBHOOK_ALLOW_PRIVATE=true or other WEBHOOK_ALLOWED_PORTS, a
- * URL the pattern leaves out only for its address or port passes when
- * url-policy accepts it under those settings. The published schema describes
- * the default (private addresses refused, ports 443 and 80).
+ * the pattern. Each setting relaxes only what it changes, for a URL url-policy
+ * accepts under those settings: WEBHOOK_ALLOW_PRIVATE=true lets in the
+ * addresses and names the pattern leaves out; other WEBHOOK_ALLOWED_PORTS let
+ * in a URL the pattern refuses only for its port (the same URL without the
+ * port passes it), and nothing else: not an IPv6 literal, not a reserved
+ * address. The published schema describes the default (private addresses
+ * refused, ports 443 and 80).
  */
 function explainWebhookUrl(validate: GeneratedValidator, policy: UrlPolicy): GeneratedValidator {
-  const relaxed = !isDefaultPolicy(policy);
+  const ports = relaxesPorts(policy);
+  /** Whether the pattern refuses `url` only for what the policy relaxes. */
+  const relaxedFor = (data: object, url: string): boolean => {
+    if (!ANY_HTTP_URL.test(url)) return false;
+    if (policy.allowPrivate) return true;
+    if (!ports) return false;
+    const portless = withoutPort(url);
+    return portless !== url && validate({ ...data, url: portless });
+  };
   const wrapped = ((data: unknown): boolean => {
     if (validate(data)) {
       wrapped.errors = null;
       return true;
     }
-    const errors = validate.errors ?? [];
+    const errors = [...(validate.errors ?? [])];
     // `pattern` is the accepted form, `not` the addresses it leaves out (spec: WebhookUrl).
     const urlErrors = errors.filter((e) => e.instancePath === '/url' && (e.keyword === 'pattern' || e.keyword === 'not'));
     const url = (data as { url?: unknown } | null)?.url;
@@ -36,7 +53,7 @@ function explainWebhookUrl(validate: GeneratedValidator, policy: UrlPolicy): Gen
       return false;
     }
     const problems = webhookUrlProblems(url, policy).map((p) => p.replace(/^url: /, ''));
-    if (relaxed && problems.length === 0 && urlErrors.length === errors.length && ANY_HTTP_URL.test(url)) {
+    if (problems.length === 0 && urlErrors.length === errors.length && relaxedFor(data as object, url)) {
       wrapped.errors = null;
       return true;
     }

@@ -131,6 +131,78 @@ export default async function webhooksApiTests(t: Test): Promise<void> {
     await del(`/api/webhooks/${ok.json().id}`);
   });
 
+  t.test('IPv6 literals: reserved ranges named and refused; WEBHOOK_ALLOWED_PORTS relaxes only the port, WEBHOOK_ALLOW_PRIVATE the address', async (t) => {
+    // Whatever fails here, the next tests start without its endpoints (they count them).
+    t.teardown(async () => {
+      await webhooks(h.db).deleteMany({ tenant: TENANT_A });
+    });
+    const withEnv = async (env: Record<string, string>) => {
+      const app = await buildApp({ config: testConfig(env), db: h.db, logger: false });
+      t.teardown(() => app.close());
+      return (url: string) =>
+        app.inject({ method: 'POST', url: '/api/webhooks', headers: { 'x-api-key': KEY_A }, payload: { url, events: ['alert.cleared'] } });
+    };
+    const P = 8443;
+    // Each embeds or is an address no tenant should reach through us.
+    const literals: [string, RegExp][] = [
+      [`http://[::ffff:0:7f00:1]:${P}/hook`, /::ffff:0:7f00:1 is a loopback address/], // IPv4-translated 127.0.0.1
+      [`http://[2002:7f00:1::1]:${P}/hook`, /2002:7f00:1::1 is a 6to4 address of a loopback address/], // 6to4 of 127.0.0.1
+      [`http://[2002:a00:1::1]:${P}/hook`, /is a 6to4 address of a private address/], // 6to4 of 10.0.0.1
+      [`http://[fec0::1]:${P}/hook`, /fec0::1 is a site-local address/],
+      [`http://[100::1]:${P}/hook`, /100::1 is a discard-only address/],
+      [`http://[2001::1]:${P}/hook`, /2001::1 is a Teredo address/],
+      [`http://[2001:10::1]:${P}/hook`, /2001:10::1 is a reserved address/], // ORCHID
+      [`http://[64:ff9b:1::7f00:1]:${P}/hook`, /is a NAT64 address/],
+      [`http://[3fff::1]:${P}/hook`, /is a documentation address/],
+      [`http://[4000::1]:${P}/hook`, /is a reserved address/], // outside global unicast (2000::/3)
+    ];
+    const anyPort = await withEnv({ WEBHOOK_ALLOW_PRIVATE: 'false', WEBHOOK_ALLOWED_PORTS: '*' });
+    for (const [url, why] of literals) {
+      const res = await anyPort(url);
+      t.equal(res.statusCode, 400, `WEBHOOK_ALLOWED_PORTS=*: ${url}: ${res.body}`);
+      assertConforms(t, res, 'POST', '/api/webhooks');
+      t.match(res.json().error.details.join(' '), why, url);
+      t.match(res.json().error.details.join(' '), /webhook URLs must be public \(WEBHOOK_ALLOW_PRIVATE=true allows it\)/);
+      // The default settings name the problem too (the port aside).
+      const byDefault = await create({ url: url.replace(`:${P}/`, '/') });
+      t.equal(byDefault.statusCode, 400, `default settings: ${url}`);
+      t.match(byDefault.json().error.details.join(' '), why, `default settings: ${url}`);
+    }
+    // A public IPv6 literal is outside the accepted form (schema: IPv6 literals are a 400), whatever the ports.
+    for (const url of [`http://[2001:4860:4860::8888]:${P}/hook`, 'http://[2606:4700:4700::1111]/hook']) {
+      const res = await anyPort(url);
+      t.equal(res.statusCode, 400, `WEBHOOK_ALLOWED_PORTS=*: ${url}: ${res.body}`);
+      t.match(res.json().error.details.join(' '), /accepted form/, url);
+    }
+    // What the port setting is for: a public host name on another port.
+    const other = await anyPort(`https://hooks.example.com:${P}/hook`);
+    t.equal(other.statusCode, 201, other.body);
+    await del(`/api/webhooks/${other.json().id}`);
+    const listed = await withEnv({ WEBHOOK_ALLOW_PRIVATE: 'false', WEBHOOK_ALLOWED_PORTS: `443,80,${P}` });
+    for (const [url, why] of literals.slice(0, 2)) {
+      const res = await listed(url);
+      t.equal(res.statusCode, 400, `WEBHOOK_ALLOWED_PORTS=443,80,${P}: ${url}`);
+      t.match(res.json().error.details.join(' '), why);
+    }
+    const listedOk = await listed(`https://hooks.example.com:${P}/hook`);
+    t.equal(listedOk.statusCode, 201, listedOk.body);
+    await del(`/api/webhooks/${listedOk.json().id}`);
+
+    // WEBHOOK_ALLOW_PRIVATE=true lets in the addresses the policy leaves out (receivers inside the network) ...
+    const privateAnyPort = await withEnv({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_ALLOWED_PORTS: '*' });
+    for (const [url] of literals) {
+      const res = await privateAnyPort(url);
+      t.equal(res.statusCode, 201, `WEBHOOK_ALLOW_PRIVATE=true: ${url}: ${res.body}`);
+      if (res.statusCode === 201) await del(`/api/webhooks/${res.json().id}`);
+    }
+    // ... and not other ports: those stay WEBHOOK_ALLOWED_PORTS's.
+    const privateOnly = await withEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    const port = await privateOnly(literals[0]![0]);
+    t.equal(port.statusCode, 400);
+    t.match(port.json().error.details.join(' '), new RegExp(`port ${P} is not allowed`));
+    t.equal(await webhooks(h.db).countDocuments(), 0, 'nothing left stored');
+  });
+
   t.test('at most WEBHOOK_MAX_ENDPOINTS per tenant, also under concurrent creates: 409', async (t) => {
     const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => create({ url: `${URL_OK}/${i}` })));
     const codes = answers.map((r) => r.statusCode).sort();
