@@ -201,6 +201,8 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       ['year 0026', body({ cycleKey: '0026-03' }), /cycleKey must match pattern/],
       ['year 9999', body({ cycleKey: '9999-12' }), /cycleKey must match pattern/],
       ['year 1969', body({ cycleKey: '1969-12' }), /cycleKey must match pattern/],
+      // Half a surrogate pair (JSON writes it \ud800): stored as UTF-8 it became U+FFFD without a word.
+      ['lone surrogate', body({ nameAlert: 'a\ud800b' }), /nameAlert must be well-formed Unicode text/],
       ['bad dueDate', body({ dueDate: 'tomorrow' }), /dueDate must (be a valid date-time|match pattern)/],
       ['unknown rule', body({ ruleId: 'late-payments' }), new RegExp(`ruleId must be one of: ${ALERT_RULE_IDS.join(', ')}`)],
       ['too large', body({ extraData: { blob: 'x'.repeat(9000) } }), /extraData is \d+ bytes as JSON; the limit is 8192/],
@@ -271,6 +273,15 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       year26,
       { isError: true, structuredContent: { error: { code: 400, details: [/cycleKey must match pattern/] } } },
       'MCP: a cycle in year 0026 is refused',
+    );
+    const half = (await client.callTool({
+      name: 'scheduleAlerts',
+      arguments: { body: { userIds: ['emoji-5'], ruleId: 'overdue-invoices', cycleKey: '2026-03', nameAlert: 'a\ud800b' } },
+    })) as { isError?: boolean };
+    t.match(
+      half,
+      { isError: true, structuredContent: { error: { code: 400, details: [/nameAlert must be well-formed/] } } },
+      'MCP: half a surrogate pair is refused',
     );
   });
 
