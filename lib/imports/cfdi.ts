@@ -296,6 +296,9 @@ function dateTime(el: XmlElement, attr: string, required = true, fractionDigits 
   if (!m || (m[2] !== undefined && m[2].length > fractionDigits)) {
     return reject(`${where(el)}@${attr} is not an ISO date-time without offset (up to ${fractionDigits} fractional digits): "${v.slice(0, 40)}"`);
   }
+  // As every date of this service: a CFDI of year 0000 or 9999 is none anyone issued (and years 0–99 read as 19xx).
+  const year = Number(v.slice(0, 4));
+  if (year < 1970 || year > 2999) return reject(`${where(el)}@${attr} is outside the years 1970–2999: "${v.slice(0, 40)}"`);
   try {
     return parseMxDateTime(m[2] === undefined ? m[1]! : `${m[1]}.${m[2].slice(0, 3)}`);
   } catch {

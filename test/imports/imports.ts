@@ -404,6 +404,9 @@ export default async function importsTests(t: Test): Promise<void> {
     ['bad amount', CFDI4.replace('Total="22400.00"', 'Total="22,400.00"'), /Comprobante@Total is not a non-negative decimal amount/],
     ['negative amount', CFDI4.replace('SubTotal="20000.00"', 'SubTotal="-20000.00"'), /SubTotal is not a non-negative/],
     ['bad date', CFDI4.replace('Fecha="2026-10-05T10:00:00"', 'Fecha="2026-13-45T10:00:00"'), /Fecha is not a valid date-time/],
+    // Dates no CFDI has (years 0–99 also read as 19xx): outside 1970–2999, as every date here.
+    ['year 0000', CFDI4.replace('Fecha="2026-10-05T10:00:00"', 'Fecha="0000-01-01T00:00:00"'), /Fecha is outside the years 1970–2999/],
+    ['stamped in 9999', CFDI4.replace(/FechaTimbrado="[^"]*"/, 'FechaTimbrado="9999-12-31T23:59:59"'), /FechaTimbrado is outside the years 1970–2999/],
     [
       'unknown tax',
       CFDI4.replace('<cfdi:Retencion Base="20000.00" Impuesto="002"', '<cfdi:Retencion Base="20000.00" Impuesto="004"'),
