@@ -1057,7 +1057,8 @@ export interface paths {
          *     holds the XML and, often, the PDF of each invoice. Only `.xml` files and the SAT metadata
          *     (`.txt`) are read; any other file (PDF, images, a `.txt` that is not the metadata) is not a
          *     CFDI: it is listed under `ignored` (the first 100 names, and how many more) and is neither
-         *     read nor rejected.
+         *     read nor rejected. This is about archives' entries: a file given in a JSON body (`files[]`) is
+         *     read whatever its name, since a client names it as it likes.
          *
          *     **The SAT's bulk-download metadata** (Descarga Masiva, a `.txt` whose header line is
          *     `Uuid~RfcEmisor~NombreEmisor~RfcReceptor~NombreReceptor~RfcPac~FechaEmision~FechaCertificacionSat~Monto~EfectoComprobante~Estatus~FechaCancelacion`),
