@@ -87,6 +87,13 @@ const isSoapBody = (ns: string, parent: { ns: string; name: string }): boolean =
 const UUID_RE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 const RFC_RE = /^[A-ZÑ&]{3,4}[0-9]{6}[A-Z0-9]{3}$/;
 const AMOUNT_RE = /^[0-9]{1,18}(\.[0-9]{1,6})?$/;
+/**
+ * Amounts are kept as binary doubles and summed in integer cents (lib/money/cents.ts), exact to the
+ * cent up to 15 significant digits: an amount (or an MXN value) from 10^13 pesos on is refused, not
+ * rounded. Anexo 20's t_Importe admits 18 integer digits; no freight document comes near 10^13.
+ */
+const MAX_AMOUNT = 1e13;
+const MAX_AMOUNT_SHOWN = '9,999,999,999,999.99';
 /** TasaOCuota: a rate (0.160000) or an amount per unit (a Cuota may exceed 1). */
 const RATE_RE = /^[0-9]{1,18}(\.[0-9]{1,6})?$/;
 const CURRENCY_RE = /^[A-Z]{3}$/;
@@ -276,7 +283,15 @@ function amount(el: XmlElement, attr: string, required = true): number {
   const v = required ? req(el, attr) : opt(el, attr);
   if (v === undefined) return 0;
   if (!AMOUNT_RE.test(v)) return reject(`${where(el)}@${attr} is not a non-negative decimal amount: "${v.slice(0, 40)}"`);
-  return Number(v);
+  const n = Number(v);
+  if (n >= MAX_AMOUNT) return reject(`${where(el)}@${attr} ${v} is beyond ${MAX_AMOUNT_SHOWN}: no amount that large can be kept to the cent`);
+  return n;
+}
+
+/** An amount in a currency other than MXN: its MXN value must be kept to the cent too. */
+function withinMxn(el: XmlElement, attr: string, value: number, rate: number): void {
+  if (value * rate >= MAX_AMOUNT)
+    reject(`${where(el)}@${attr} × its exchange rate ${rate} is beyond ${MAX_AMOUNT_SHOWN} MXN: no amount that large can be kept to the cent`);
 }
 
 function rate(el: XmlElement, attr: string): number {
@@ -437,6 +452,7 @@ function readPayments(complement: XmlElement): { version: '1.0' | '2.0'; payment
       reject(`Pago@TipoCambioP is missing: a payment in ${paymentCurrency} states its MXN exchange rate`);
     const paymentRate = paymentCurrency === 'MXN' ? 1 : rate10(p, 'TipoCambioP');
     const paymentAmount = amount(p, 'Monto');
+    withinMxn(p, 'Monto', paymentAmount, paymentRate);
     const docEls = childrenOf(p, pagos.ns, 'DoctoRelacionado');
     if (docEls.length === 0) return reject('Pago has no DoctoRelacionado');
     const payment = { currency: paymentCurrency, rate: paymentRate, amount: paymentAmount, docs: docEls.length };
@@ -677,6 +693,8 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     relation: req(r, 'TipoRelacion'),
     uuids: childrenOf(r, ns, 'CfdiRelacionado').map((c) => uuidOf(c, 'UUID')),
   }));
+  const total = amount(root, 'Total');
+  withinMxn(root, 'Total', total, exchangeRate);
   const pagos = type === 'P' ? readPayments(complement!) : null;
   if (type !== 'P' && complement!.children.some((c) => isPagosNs(c.ns))) reject(`a Pagos complement on a CFDI of type ${type} (only type P carries payments)`);
   return {
@@ -696,7 +714,7 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     taxTotals: readTaxTotals(root),
     subTotal: amount(root, 'SubTotal'),
     discount: amount(root, 'Descuento', false),
-    total: amount(root, 'Total'),
+    total,
     issuer: { rfc: rfcOf(emisor, 'Rfc'), name: opt(emisor, 'Nombre') ?? '' },
     receiver: { rfc: rfcOf(receptor, 'Rfc'), name: opt(receptor, 'Nombre') ?? '' },
     related,

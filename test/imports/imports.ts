@@ -415,6 +415,19 @@ export default async function importsTests(t: Test): Promise<void> {
     ['UTF-16', `\ufeff${CFDI4}`.replace('encoding="UTF-8"', 'encoding="UTF-16"'), /encoding "utf-16", which is not read here/],
     ['Latin-1 bytes declared UTF-8', CFDI4.replace('GASOLINERAS DEL ISTMO', 'GASOLINERAS DEL \u00ccSTMO'), /not valid UTF-8/],
     ['no exchange rate', CFDI4.replace('Moneda="MXN"', 'Moneda="USD"'), /TipoCambio is missing: Moneda USD needs its MXN exchange rate/],
+    // Anexo 20 admits 18 integer digits; a double holds 15 significant ones: 12345678901234567.89 reads as …568.00.
+    [
+      'amount beyond the cent',
+      CFDI4.replace('Total="22400.00"', 'Total="12345678901234567.89"'),
+      /Comprobante@Total 12345678901234567\.89 is beyond 9,999,999,999,999\.99/,
+    ],
+    ['subtotal of 10^13', CFDI4.replace('SubTotal="20000.00"', 'SubTotal="10000000000000.00"'), /Comprobante@SubTotal 10000000000000\.00 is beyond/],
+    // 22,400.00 at 500,000,000 MXN each: 11,200,000,000,000 MXN.
+    [
+      'MXN value beyond the cent',
+      CFDI4.replace('Moneda="MXN"', 'Moneda="USD" TipoCambio="500000000"'),
+      /Comprobante@Total × its exchange rate 500000000 is beyond 9,999,999,999,999\.99 MXN/,
+    ],
   ];
 
   t.test('bad input: each a clear per-file rejection, nothing written', async (t) => {
