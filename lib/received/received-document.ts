@@ -137,6 +137,16 @@ export function buildReceivedDocument(
       balanceAfter: 0,
       // Its own TipoCambio: what it gives back of the VAT is worth that in MXN (the tax position's art. 7 lines).
       ...creditNoteRate(n, invoice),
+      // Its own taxes, converted as its Total is.
+      ...(n.taxes === undefined
+        ? {}
+        : {
+            taxes: {
+              vat: creditInInvoiceCurrency({ ...n, amount: n.taxes.vat }, invoice),
+              vatRetained: creditInInvoiceCurrency({ ...n, amount: n.taxes.vatRetained }, invoice),
+              isrRetained: creditInInvoiceCurrency({ ...n, amount: n.taxes.isrRetained }, invoice),
+            },
+          }),
     });
   drafts.sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid) || a.seq - b.seq);
   let settledC = 0;

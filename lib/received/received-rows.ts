@@ -6,7 +6,7 @@
  */
 import type { CancellationRecordStatus, CancellationStatus, TaxLine } from '../model/financial-document.ts';
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
-import type { CancellationFact, CancellationMetadataFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
+import type { CancellationFact, CancellationMetadataFact, CancellationRequestFact, CreditNoteTaxes } from '../finance/ledger/facts.ts';
 
 export const receivedDocId = (tenant: string, uuid: string): string => `${tenant}-RCFDI-${uuid}`;
 
@@ -81,6 +81,11 @@ export interface ReceivedCreditNoteFact {
   /** Its Moneda and TipoCambio (absent on facts recorded before they were kept: the invoice's currency). */
   currency?: string;
   exchangeRate?: number;
+  /**
+   * The taxes it states itself, in its own currency: Σ its concepts' IVA transferred, IVA and ISR retained (what it
+   * gives back of the creditable VAT, LIVA art. 7). Absent on facts recorded before they were kept.
+   */
+  taxes?: CreditNoteTaxes;
 }
 
 /** A cancellation of a received CFDI: the supplier's request, the SAT's acknowledgement, or a line of the SAT's bulk-download metadata. */
@@ -150,6 +155,12 @@ export interface ReceivedSettlement {
   form?: string | null;
   /** Pagos@Version of a payment complement. */
   pagosVersion?: '1.0' | '2.0';
+  /**
+   * A credit note's own taxes, in the invoice's currency as `amount` is: what it gives back of the creditable VAT (LIVA
+   * art. 7, the tax position). Absent for payments and for notes whose fact was recorded before they were kept (the
+   * invoice's taxes in proportion stand in). Not shown by the received-docs view.
+   */
+  taxes?: CreditNoteTaxes;
   /** Cancelled before the SAT (its own cancellation in effect): it settles nothing. */
   cancelled: boolean;
 }

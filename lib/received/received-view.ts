@@ -94,8 +94,8 @@ export function receivedDocView(
       discount: k.discount,
     })),
     // A payment in the invoice's own currency carries its rate when that is not MXN; otherwise the invoice's.
-    // How each was paid (form) feeds the tax position (lib/tax), not this view.
-    payments: row.settlements.map(({ form: _form, ...s }) => ({ ...s, date: iso(s.date), exchangeRate: s.exchangeRate ?? row.exchangeRate })),
+    // How each was paid (form) and a credit note's own taxes feed the tax position (lib/tax), not this view.
+    payments: row.settlements.map(({ form: _form, taxes: _taxes, ...s }) => ({ ...s, date: iso(s.date), exchangeRate: s.exchangeRate ?? row.exchangeRate })),
     balance: { total: row.total, paid: row.paid, pending: row.balance, state: row.paymentState },
     cancellation: {
       status: row.cancellationStatus,

@@ -181,5 +181,5 @@ export async function rebuildReceivedInvoices(ctx: ServiceContext, tenant: strin
   return existing;
 }
 
-/** A credit note's fact recorded before its currency was kept: importing its file again records it anew. */
-const predatesCurrency = (fact: ReceivedFactRecord['fact']): boolean => fact.kind === 'creditNote' && fact.currency === undefined;
+/** A credit note's fact recorded before its currency or its own taxes were kept: importing its file again records it anew. */
+const predatesCurrency = (fact: ReceivedFactRecord['fact']): boolean => fact.kind === 'creditNote' && (fact.currency === undefined || fact.taxes === undefined);

@@ -283,7 +283,10 @@ export function nonCreditableReason(doc: SettledReceivedDoc, form: string | null
  * gives back of what was already paid (`restitutedVatC`, LIVA art. 7: it reduces the creditable VAT
  * of its month). Settlements are taken in order (date, UUID): a note first closes what is still
  * open, and only the rest returns what was paid (the part that closes an open balance is VAT never
- * paid, so never credited).
+ * paid, so never credited). What it gives back is the tax corresponding to the discount, as on the
+ * issued side: the VAT the note states itself less the VAT retained it states, in proportion to the
+ * part of its Total that gives back credited VAT; a note whose fact was recorded before its taxes
+ * were kept, the invoice's VAT less its retained VAT in proportion ÷ the invoice's Total.
  */
 export function paymentLines(doc: SettledReceivedDoc, range: { start: number; endExclusive: number }): PaymentLine[] {
   const totalC = toCents(doc.total);
@@ -336,6 +339,10 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
     const vatAllC = doc.taxes.vatTransferred.reduce((sum, v) => sum + toCents(v.amount), 0);
     const retainedC = toCents(doc.taxes.vatRetained);
     const paid = (c: number): number => part(c, countedC);
+    // A credit note's own taxes (its Total, uncapped, is what they correspond to); else the invoice's ÷ its Total.
+    const own = isNote ? s.taxes : undefined;
+    const noteC = Math.max(0, toCents(s.amount));
+    const restituted = (c: number): number => centsToMxnCents(proportionC(c, creditableRefundC, own ? noteC : totalC), rate);
     out.push({
       docId: doc._id,
       uuid: doc.uuid,
@@ -361,7 +368,7 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       // Its line shows the part that gave back credited VAT.
       refundC: centsToMxnCents(creditableRefundC, rate),
       refundShare: Math.round((creditableRefundC / totalC) * 1e6) / 1e6,
-      restitutedVatC: part(vatAllC, creditableRefundC) - part(retainedC, creditableRefundC),
+      restitutedVatC: own ? restituted(toCents(own.vat)) - restituted(toCents(own.vatRetained)) : restituted(vatAllC) - restituted(retainedC),
       retainsIsr: toCents(doc.taxes.isrRetained) > 0,
       nonCreditable: reason,
     });

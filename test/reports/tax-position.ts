@@ -30,7 +30,7 @@
 import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
-import { invoiceXml, paymentXml, requestXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+import { invoiceXml, paymentXml, requestXml, satAcuseXml, type LineSpec } from '../helpers/cfdi-builder.ts';
 import { asCreditNote } from '../helpers/differential-writes.ts';
 
 export default async function taxPositionTests(t: Test): Promise<void> {
@@ -530,6 +530,76 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     );
     const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
     const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-07', limit: 0 } })) as unknown as {
+      structuredContent: { vat: unknown };
+    };
+    t.same(r.structuredContent.vat, vat, 'MCP');
+  });
+
+  t.test("December: a supplier's credit note gives back the VAT it states itself, not a share of its invoice's (LIVA art. 7)", async (t) => {
+    // Three received invoices of 1,000.00 + VAT 160.00, each with a credit note; the rest of the note's VAT is its own
+    // VAT (less the VAT retained it states itself) × the part of its Total that gives back credited VAT ÷ its Total.
+    // RA tyres PUE 12-01: 1,160.00 paid at its date, VAT 160.00 creditable. Its note NA of 12-20 states 100.00 at 16%
+    //    (VAT 16.00) and 116.00 at 0%: 232.00, all of it gives back what was paid: −16.00 × 232 ÷ 232 = −16.00 (the
+    //    invoice's taxes in proportion gave back 160 × 232 ÷ 1,160 = 32.00).
+    // RB maintenance PPD 12-02: 1,160.00; 1,044.00 paid by transfer 12-10: VAT 160 × 1,044 ÷ 1,160 = 144.00. Its note NB
+    //    of 12-21, 232.00 as NA's, first closes the 116.00 still open; the other 116.00 gives back what was paid:
+    //    −16.00 × 116 ÷ 232 = −8.00 (in proportion to the invoice: 160 × 116 ÷ 1,160 = 16.00).
+    // RC subcontracted freight PUE 12-03: 1,000.00 + 160.00 − IVA retained 40.00 = 1,120.00: creditable 160 − 40 =
+    //    120.00, the carrier owes the 40.00. Its note NC of 12-22 discounts 100.00 + 16.00 = 116.00 with no retention:
+    //    −(16.00 − 0) × 116 ÷ 116 = −16.00 (in proportion to the invoice: 160 × 116 ÷ 1,120 − 40 × 116 ÷ 1,120 = 16.57
+    //    − 4.14 = 12.43).
+    // Creditable 160 + 144 + 120 − 16 − 8 − 16 = 384.00 (the invoices' taxes in proportion: 363.57); payable −384.00.
+    const vat0 = [{ tax: '002' as const, rate: 0 }];
+    const received = (issuer: string, n: number, fecha: string, method: 'PUE' | 'PPD', lines: LineSpec[]) =>
+      invoiceXml({ issuer, receiver: TENANT_A, uuid: U(n), fecha, method, lines }).xml;
+    const note = (issuer: string, n: number, fecha: string, invoice: number, lines: LineSpec[]) =>
+      asCreditNote(received(issuer, n, fecha, 'PUE', lines), U(invoice), 'emisor');
+    const mixed = [
+      { code: '84111506', desc: 'Bonificación', amount: 100, transfers: vat16 },
+      { code: '84111506', desc: 'Bonificación tasa 0', amount: 116, transfers: vat0 },
+    ];
+    const res = await importFiles([
+      { name: 'ra.xml', content: received(TYRES, 90, '2026-12-01T10:00:00', 'PUE', [{ code: '25172504', desc: 'Llantas', amount: 1_000, transfers: vat16 }]) },
+      { name: 'rb.xml', content: received(SHOP, 91, '2026-12-02T10:00:00', 'PPD', [{ code: '78181500', desc: 'Servicio', amount: 1_000, transfers: vat16 }]) },
+      { name: 'rc.xml', content: received(CARRIER, 92, '2026-12-03T10:00:00', 'PUE', [freight(1_000)]) },
+      {
+        name: 'rb-p.xml',
+        content: paymentXml({
+          issuer: SHOP,
+          receiver: TENANT_A,
+          uuid: U(93),
+          fecha: '2026-12-10T10:00:00',
+          invoiceUuid: U(91),
+          currency: 'MXN',
+          exchangeRate: 1,
+          before: 1_160,
+          paid: 1_044,
+        }),
+      },
+      { name: 'na.xml', content: note(TYRES, 94, '2026-12-20T10:00:00', 90, mixed) },
+      { name: 'nb.xml', content: note(SHOP, 95, '2026-12-21T10:00:00', 91, mixed) },
+      { name: 'nc.xml', content: note(CARRIER, 96, '2026-12-22T10:00:00', 92, [{ code: '78141500', desc: 'Estadías', amount: 100, transfers: vat16 }]) },
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const vat = { collected: 0, retainedByClients: 0, creditable: 384, retentionCredit: 0, payable: -384, result: 'inFavour' };
+    const { body } = await get('/api/tax/position?month=2026-12&limit=10');
+    t.same(body.vat, vat);
+    t.match(body.retentions, { vatRetained: 40, isrRetained: 0 });
+    t.same(
+      body.figures
+        .find((f: { figure: string }) => f.figure === 'creditableVat')
+        .lines.map((l: Record<string, unknown>) => [l.uuid, l.settlement, l.paymentUuid, l.paid, l.amount]),
+      [
+        [U(90), 'pue', null, 1_160, 160],
+        [U(92), 'pue', null, 1_120, 120],
+        [U(91), 'payment', U(93), 1_044, 144],
+        [U(90), 'creditNote', U(94), 232, -16],
+        [U(91), 'creditNote', U(95), 116, -8],
+        [U(92), 'creditNote', U(96), 116, -16],
+      ],
+    );
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-12', limit: 0 } })) as unknown as {
       structuredContent: { vat: unknown };
     };
     t.same(r.structuredContent.vat, vat, 'MCP');
