@@ -6,14 +6,15 @@
  * - a 1,160 USD invoice at 20 credited by 2,320 MXN: 2,320 ÷ 20 = 116.00 USD, 1,044.00 pending;
  * - an 11,600 MXN invoice credited by 58 USD at 20: 1,160.00 MXN, 10,440.00 pending;
  * - a supplier's 1,160 USD invoice at 20 credited by 2,320 MXN: 116.00 settled, 1,044.00 owed.
- * Issued and received, over HTTP and MCP; a fact recorded before the note's currency was kept is
- * recorded anew when its file is imported again.
+ * Issued and received, over HTTP and MCP; a fact recorded before the note's currency or its own
+ * taxes were kept is recorded anew when its file is imported again.
  */
 import type { Test } from 'tap';
 import { startHarness, KEY_A, TENANT_A } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
 import { invoiceXml } from '../helpers/cfdi-builder.ts';
 import { importFacts } from '../../lib/finance/ledger/facts-repo.ts';
+import { receivedFacts } from '../../lib/received/received-repo.ts';
 
 export default async function creditNoteCurrencyTests(t: Test): Promise<void> {
   const h = await startHarness(t);
@@ -96,5 +97,26 @@ export default async function creditNoteCurrencyTests(t: Test): Promise<void> {
       ['skipped'],
     );
     t.match((await get(`/api/financial-docs/${TENANT_A}-CFDI-${U(1)}`)).balance, expected.usd);
+  });
+
+  // Its own taxes by hand: 2,000.00 at 16 % IVA, nothing retained.
+  const noteTaxes = { vat: 320, vatRetained: 0, isrRetained: 0 };
+  t.test("a note's fact recorded without its own taxes is recorded anew when its file comes again, issued and received", async (t) => {
+    await importFacts(h.db).updateOne({ _id: `${TENANT_A}|cfdi|${U(2)}` }, { $unset: { 'fact.taxes': '' } });
+    const receivedId = `${TENANT_A}|cfdi|${U(6)}`;
+    t.match(await receivedFacts(h.db).findOne({ _id: receivedId }), { fact: { kind: 'creditNote', taxes: noteTaxes } });
+    await receivedFacts(h.db).updateOne({ _id: receivedId }, { $unset: { 'fact.taxes': '' } });
+    t.match(
+      (await post([files[1]!, files[5]!])).map((f) => f.status),
+      ['updated', 'updated'],
+    );
+    t.match(await importFacts(h.db).findOne({ _id: `${TENANT_A}|cfdi|${U(2)}` }), { fact: { taxes: noteTaxes } });
+    t.match(await receivedFacts(h.db).findOne({ _id: receivedId }), { fact: { taxes: noteTaxes } });
+    t.match(
+      (await post([files[1]!, files[5]!])).map((f) => f.status),
+      ['skipped', 'skipped'],
+    );
+    t.match((await get(`/api/financial-docs/${TENANT_A}-CFDI-${U(1)}`)).balance, expected.usd);
+    t.match((await get(`/api/received-docs/${TENANT_A}-RCFDI-${U(5)}`)).balance, expected.received);
   });
 }

@@ -287,8 +287,8 @@ export async function recordMetadataCancellations(
   return recorded.map((r) => r.outcome);
 }
 
-/** A credit note's fact recorded before its currency was kept: importing its file again records it anew. */
-const predatesCurrency = (fact: ImportFactRecord['fact']): boolean => fact?.kind === 'creditNote' && fact.currency === undefined;
+/** A credit note's fact recorded before its currency or its own taxes were kept: importing its file again records it anew. */
+const predatesCurrency = (fact: ImportFactRecord['fact']): boolean => fact?.kind === 'creditNote' && (fact.currency === undefined || fact.taxes === undefined);
 
 /** What a CFDI of each kind is called in a refusal. */
 const KIND_NAMES: Partial<Record<FactKind, string>> = {
