@@ -25,6 +25,7 @@ import { exportsPlugin } from '../lib/exports/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
 import { DATASET_NAMES, TABLE_DATASETS } from '../lib/exports/datasets.ts';
 import { REPORT_TABLES } from '../lib/exports/report-datasets.ts';
+import { csvField } from '../lib/exports/table-writers.ts';
 import { listOperations, type JsonSchema } from '../lib/spec/operations.ts';
 import { loadSpec } from '../handlers/app.ts';
 import { validators } from '../generated/validators.js';
@@ -587,6 +588,81 @@ t.test('what a crash between two writes leaves is finished after the restart: a 
   await h.db.collection(COLLECTIONS.exportJobs).updateOne({ _id: new ObjectId(lost.id) }, { $set: { nextRunAt: new Date(), lockedAt: null } });
   await waitFor('export.ready raised again', async () => deliveries.slice(before).find((x) => x.body.includes(lost.id)));
   t.equal((await deliveredOf('export.ready')).length, 1, 'one delivery of the event');
+});
+
+t.test("CSV: a text opening as a formula (= + - @ TAB CR LF) is prefixed with ', numbers stay numbers; the XLSX keeps it plain text", async (t) => {
+  // A supplier's CFDI (third-party XML) whose Emisor Nombre is a formula, and the supplier's credit note on it: in
+  // the October VAT lines (creditableVat) its name is `partyName`, and the credit note's share is a negative amount.
+  const [tenant, supplier] = ['INJ261001AB1', 'SUP261001GH4'];
+  const key = (await createApiKey(h.db, tenant, 'csv injection')).key;
+  const formula = '=HYPERLINK("http://x","y")';
+  const [invoiceUuid, noteUuid] = ['C5A00000-0000-4000-8000-000000000001', 'C5A00000-0000-4000-8000-000000000002'];
+  const lines = (amount: number) => [{ desc: 'Flete', amount, transfers: [{ tax: '002' as const, rate: 0.16 }] }];
+  const invoice = invoiceXml({
+    issuer: supplier,
+    issuerName: formula,
+    receiver: tenant,
+    uuid: invoiceUuid,
+    fecha: '2026-10-07T10:00:00',
+    lines: lines(500),
+  }).xml;
+  const note = invoiceXml({ issuer: supplier, issuerName: formula, receiver: tenant, uuid: noteUuid, fecha: '2026-10-08T10:00:00', lines: lines(50) })
+    .xml.replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
+    .replace('<cfdi:Emisor', `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${invoiceUuid}"/></cfdi:CfdiRelacionados><cfdi:Emisor`);
+  for (const xml of [invoice, note]) {
+    const r = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, payload: xml });
+    t.equal(r.statusCode, 200, r.body.slice(0, 300));
+  }
+  const query = { month: '2026-10', figure: 'creditableVat' };
+  const csv = await ready((await queueExport('tax-position-lines', { format: 'csv', ...query }, key)).id, key);
+  const body = (await api('GET', `/api/exports/${csv.id}/file`, key)).body;
+  // By hand: 500 + 16 % VAT = 580 paid (PUE), VAT 80; the note 50 + 8 = 58, a share of 58 / 580 = 0.1 of the VAT, −8.
+  const name = `"'=HYPERLINK(""http://x"",""y"")"`;
+  t.equal(
+    body,
+    'side,docId,uuid,party,partyName,paymentMethod,settlement,paymentUuid,payments,date,paid,share,amount,reason\r\n' +
+      `received,${tenant}-RCFDI-${invoiceUuid},${invoiceUuid},${supplier},${name},PUE,pue,,1,2026-10-07T16:00:00.000Z,580,1,80,\r\n` +
+      `received,${tenant}-RCFDI-${invoiceUuid},${invoiceUuid},${supplier},${name},PUE,creditNote,${noteUuid},0,2026-10-08T16:00:00.000Z,58,0.1,-8,\r\n`,
+    "the name prefixed with ' and quoted per RFC 4180; the negative amount as it is",
+  );
+  const [, row]: string[][] = parseCsv(body);
+  t.equal(row![4], `'=HYPERLINK("http://x","y")`, 'the cell a spreadsheet reads: text');
+
+  // The XLSX: a string cell (t="str", a <v>, never an <f>), the name as sent; the amount a number.
+  const x = await ready((await queueExport('tax-position-lines', { format: 'xlsx', ...query }, key)).id, key);
+  const file = (await api('GET', `/api/exports/${x.id}/file`, key)).rawPayload;
+  const sheetXml = (await unzip(file)).get('xl/worksheets/sheet1.xml')!.toString('utf8');
+  t.notMatch(sheetXml, /<f[\s>]/, 'no formula in the sheet');
+  t.match(sheetXml, /<c r="E2" t="str"><v>=HYPERLINK\(&quot;http:\/\/x&quot;,&quot;y&quot;\)<\/v><\/c>/, 'the name a string cell, unprefixed');
+  const [sheet] = await readXlsx(file);
+  t.same(
+    sheet!.data.slice(1).map((r) => [r[4], r[12]]),
+    [
+      [formula, 80],
+      [formula, -8],
+    ],
+    'read back: the name as sent, the amounts numbers',
+  );
+
+  // Each character OWASP lists, and what stays as it is.
+  const cases: [cell: string | number | boolean | null, field: string][] = [
+    ['=1+2', "'=1+2"],
+    ['+52 55 1234', "'+52 55 1234"],
+    ['-2+3', "'-2+3"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\t=1', "'\t=1"],
+    ['\r=1', `"'\r=1"`],
+    ['\n=1', `"'\n=1"`],
+    ['=1+2";=1+2', `"'=1+2"";=1+2"`],
+    ['a=b', 'a=b'],
+    [' =1', ' =1'],
+    ['', ''],
+    [-8, '-8'],
+    [-0.5, '-0.5'],
+    [false, 'false'],
+    [null, ''],
+  ];
+  for (const [cell, field] of cases) t.equal(csvField(cell), field, JSON.stringify(cell));
 });
 
 t.test('XLSX text reads back exactly (ECMA-376 _xHHHH_ escapes); a text over Excel\'s 32,767 characters is cut with "…"', async (t) => {

@@ -12,10 +12,17 @@ import type { ExportCell, ExportTable } from './export-dataset.ts';
 /** exceljs (~0.5 CPU-s to load): wanted by the first XLSX export, not by every service that starts. */
 const excel = onFirstUse(async () => (await import('exceljs')).default);
 
-/** One CSV field: quoted when it holds a comma, a quote, CR or LF (quotes doubled); null empty; numbers in their JSON form. */
+// OWASP "CSV Injection" (owasp.org/www-community/attacks/CSV_Injection): a cell opening with = + - @ TAB CR or LF is prefixed with `'`.
+const FORMULA_START = /^[=+\-@\t\r\n]/;
+
+/**
+ * One CSV field: a text opening as a formula would (FORMULA_START) prefixed with `'`, so a spreadsheet shows it as
+ * text; then quoted when it holds a comma, a quote, CR or LF (quotes doubled); null empty; numbers (a negative one
+ * too) and booleans in their JSON form.
+ */
 export function csvField(cell: ExportCell): string {
   if (cell === null) return '';
-  const text = typeof cell === 'string' ? cell : String(cell);
+  const text = typeof cell === 'string' ? (FORMULA_START.test(cell) ? `'${cell}` : cell) : String(cell);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
