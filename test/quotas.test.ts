@@ -309,3 +309,44 @@ t.test('reports run one at a time per tenant, ten more wait, the rest are 429; a
   t.equal(refused.headers['retry-after'], '5');
   t.equal((await report(KEY_A)).statusCode, 200, 'once they are answered, the next one runs');
 });
+
+t.test('a report whose client leaves while it waits for a turn never runs: leaving the queue gives no way around it', async (t) => {
+  const app = await appWith(t, { REPORT_RATE_LIMIT_MAX: '1000', RATE_LIMIT_MAX: '1000', REPORT_QUEUE_PER_TENANT: '5' });
+  let started = 0;
+  let closed = 0;
+  let releaseFirst: () => void = () => {};
+  const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+  const isReport = (url: string) => url.startsWith('/api/analytics/');
+  // Registered before the route's own hooks, so this listener runs first on the same 'close' as the queue's.
+  app.addHook('onRequest', async (request, reply) => {
+    if (isReport(request.url)) reply.raw.once('close', () => (closed += 1));
+  });
+  app.addHook('preHandler', async (request) => {
+    if (!isReport(request.url)) return;
+    started += 1;
+    if (started === 1) await firstHeld;
+  });
+  const base = await listen(app);
+  const report = (signal?: AbortSignal) =>
+    fetch(`${base}/api/analytics/unit-economics?startDate=2025-01-01&endDate=2025-12-31`, { headers: { 'x-api-key': KEY_A }, ...(signal ? { signal } : {}) });
+  const first = report();
+  while (started < 1) await new Promise((r) => setTimeout(r, 10));
+  const aborts = Array.from({ length: 5 }, () => new AbortController());
+  const waiters = aborts.map((a) => report(a.signal).catch((err: unknown) => (err as Error).name));
+  // The queue is full (five waiting) once a sixth is refused: every waiter is in it before any leaves.
+  for (let full = false; !full;) {
+    const probe = await report();
+    full = probe.status === 429;
+    await probe.arrayBuffer();
+  }
+  const closedBefore = closed;
+  for (const a of aborts) a.abort();
+  t.same(await Promise.all(waiters), Array(5).fill('AbortError'));
+  while (closed < closedBefore + 5) await new Promise((r) => setTimeout(r, 10));
+  releaseFirst();
+  t.equal((await first).status, 200);
+  const next = await report();
+  t.equal(next.status, 200, 'the next report gets the turn');
+  await next.arrayBuffer();
+  t.equal(started, 2, 'only the first and the next ran: none of the five that left');
+});

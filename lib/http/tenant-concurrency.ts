@@ -5,7 +5,7 @@
  * year-long reports (whatever number of keys it uses) then hold at most `perTenant` of the
  * database's threads, and another tenant's lists keep their latency (issue 33: list p95 49 ms
  * → 725–883 ms while one tenant ran reports). A waiting request whose client leaves, or whose
- * deadline answered 503, leaves the queue.
+ * deadline answered 503, leaves the queue and never runs.
  */
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, onResponseAsyncHookHandler } from 'fastify';
 import { ApiError } from './api-error.ts';
@@ -53,7 +53,12 @@ export function tenantConcurrency(opts: TenantConcurrencyOptions): { acquire: on
           { reason: 'rate_limited' },
         );
       }
+      // A client gone before it queued (its close already emitted) never gets a turn either.
       const gone = await new Promise<boolean>((resolve) => {
+        if (reply.raw.destroyed || request.raw.socket?.destroyed === true) {
+          resolve(true);
+          return;
+        }
         const turn = () => {
           reply.raw.off('close', left);
           resolve(false);
@@ -66,7 +71,16 @@ export function tenantConcurrency(opts: TenantConcurrencyOptions): { acquire: on
         slots.waiting.push(turn);
         reply.raw.once('close', left);
       });
-      if (gone) return; // answered already (the deadline's 503) or the client left: it holds no slot
+      if (gone) {
+        // Answered already (the deadline's 503), or the client left: it holds no slot, so it must not run. Returning
+        // alone let the route go on to its handler without a turn (a tenant could run any number of reports at once by
+        // queueing and leaving); hijacked, the lifecycle stops here.
+        if (!reply.sent) {
+          request.log.info('the client left while its report waited for a turn');
+          reply.hijack();
+        }
+        return;
+      }
     }
     let released = false;
     const release = () => {
