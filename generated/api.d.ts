@@ -88,7 +88,8 @@ export interface paths {
          *     enforced by a unique index: repeating a request, or sending it twice at
          *     once, never creates a second job; the answer counts such users as
          *     `alreadyScheduled`. To make a retry return exactly the first answer, send an
-         *     `Idempotency-Key`.
+         *     `Idempotency-Key`: a key names one request, so the same key with another body
+         *     is a `409` (`idempotency_key_reused`).
          *
          *     Failed evaluations are retried with exponential backoff; see the job's
          *     `state`, `failCount` and `failures` in `GET /api/alerts/jobs`.
@@ -2798,11 +2799,12 @@ export interface components {
          * @description Stable machine-readable cause (added to the interface's `{code, message, details}`; messages and details may change, reasons do not):
          *     `invalid_parameter` (a query, path or header parameter), `invalid_body` (the JSON body or one of its fields), `invalid_cursor` (a cursor not in its documented form, `400`, or in that form but forged, foreign or for other filters, `404`: start again without it), `invalid_request` (a malformed request line or header block, or a URL the service cannot route: bad percent-encoding, an over-long path segment),
          *     `missing_api_key`, `unknown_api_key` (unknown or revoked), `insufficient_scope`, `foreign_tenant` (the request names another tenant than the key's), `not_found`, `method_not_allowed`, `request_timeout`, `conflict`, `payload_too_large`, `unsupported_media_type`, `rate_limited` (retry after `retry-after`), `too_many_sessions` (the API key's or the tenant's open MCP sessions are at their cap: end unused ones), `headers_too_large`,
-         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up), `shutting_down` (this instance is stopping: an import it stopped between files, or a liveness probe of an instance about to exit; retry, on another instance if there is one), `quota_exceeded` (a per-tenant quota: `409` for what the tenant holds, active alert jobs and webhook endpoints, until some are cancelled or deleted; `429` with `retry-after` for queued test deliveries, which free up as they are delivered).
+         *     `internal_error`, `database_unavailable` (retry after `retry-after`), `deadline_exceeded` (the request took longer than the service allows; retry), `not_configured` (a feature this deployment has not set up), `shutting_down` (this instance is stopping: an import it stopped between files, or a liveness probe of an instance about to exit; retry, on another instance if there is one), `quota_exceeded` (a per-tenant quota: `409` for what the tenant holds, active alert jobs and webhook endpoints, until some are cancelled or deleted; `429` with `retry-after` for queued test deliveries, which free up as they are delivered),
+         *     `idempotency_key_reused` (`409`: the `Idempotency-Key` was already used, in the last 24 hours, for a different request of the operation; send a new key).
          * @example invalid_parameter
          * @enum {string}
          */
-        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured" | "shutting_down" | "quota_exceeded";
+        ErrorReason: "invalid_parameter" | "invalid_body" | "invalid_cursor" | "invalid_request" | "missing_api_key" | "unknown_api_key" | "insufficient_scope" | "foreign_tenant" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_sessions" | "headers_too_large" | "internal_error" | "database_unavailable" | "deadline_exceeded" | "not_configured" | "shutting_down" | "quota_exceeded" | "idempotency_key_reused";
         /** @description The one error shape of the service. */
         ErrorResponse: {
             error: components["schemas"]["ErrorResponseError"];
@@ -6500,8 +6502,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description A unique string (e.g. a UUID) kept 24 hours: a retry with the same key and body replays
-                 *     the first answer; after a 4xx or 5xx the key is free again.
+                 * @description A unique string (e.g. a UUID) kept 24 hours: the same key and body replays the first
+                 *     answer, another body is a 409; a failed request frees its key.
                  * @example 9b2f6c1e-3a4d-4f7b-8c1d-2e3f4a5b6c7d
                  */
                 "Idempotency-Key"?: string;
@@ -6598,6 +6600,8 @@ export interface operations {
             };
             /**
              * @description A request with the same `Idempotency-Key` is still being processed (`conflict`): retry after a moment to get its answer.
+             *     Or that key was already used, in the last 24 hours, for a different request of this operation (another body;
+             *     `idempotency_key_reused`): a key names one request; nothing is scheduled, send a new key for a new request.
              *     Or the tenant's quota of alert jobs (`ALERT_MAX_ACTIVE_JOBS`, 10,000 scheduled and not yet run) would be exceeded by the
              *     jobs this request adds (`quota_exceeded`; nothing is scheduled): cancel jobs or wait for them to run.
              */

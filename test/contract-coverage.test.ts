@@ -459,7 +459,7 @@ const specific: Record<string, Record<string, Producer>> = {
       const body = exampleBody(op);
       const now = new Date();
       await claimIdempotencyKey(h.db, {
-        _id: idempotencyRecordId({ tenant: TENANT_A, key: 'in-flight-key', operation: 'scheduleAlerts', fingerprint: requestFingerprint(body) }),
+        _id: idempotencyRecordId({ tenant: TENANT_A, key: 'in-flight-key', operation: 'scheduleAlerts' }),
         tenant: TENANT_A,
         key: 'in-flight-key',
         operation: 'scheduleAlerts',

@@ -1,6 +1,8 @@
 /**
- * Idempotency-Key records (`idempotencyKeys`). `_id` = tenant + key, so the
- * primary key makes "first request wins" atomic on any engine; a TTL index on
+ * Idempotency-Key records (`idempotencyKeys`). `_id` = tenant + key + operation
+ * (lib/alerts/idempotency.ts idempotencyRecordId), so the primary key makes
+ * "first request wins" atomic on any engine; `fingerprint` is the request the
+ * key is bound to (another one with the key is a 409); a TTL index on
  * `expiresAt` purges them on real MongoDB (the embedded engine never expires
  * anything, so readers also treat an expired record as absent).
  */

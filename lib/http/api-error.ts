@@ -27,6 +27,7 @@ export const ERROR_REASONS = [
   'not_configured',
   'shutting_down',
   'quota_exceeded',
+  'idempotency_key_reused',
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 

@@ -30,6 +30,7 @@ export const REASON_STATUSES: Record<string, number[]> = {
   not_configured: [503],
   shutting_down: [503],
   quota_exceeded: [409, 429], // 409 for what the tenant holds (jobs, endpoints), 429 for what frees up by itself (queued test deliveries)
+  idempotency_key_reused: [409],
 };
 
 /** Reasons that say which parameter or body field is wrong: `fields` is required with them. */

@@ -138,7 +138,7 @@ export default async function streamableTests(t: Test): Promise<void> {
   });
 
   t.test(
-    'arguments are named as the spec names them: Idempotency-Key replays; an unknown argument, or a null or an object for a value, is refused, never dropped',
+    'arguments are named as the spec names them: Idempotency-Key replays (another body: 409); an unknown argument, or a null or an object for a value, is refused, never dropped',
     async (t) => {
       const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=all');
       const { tools } = await client.listTools();
@@ -156,6 +156,16 @@ export default async function streamableTests(t: Test): Promise<void> {
       );
       const replay = await client.callTool({ name: 'scheduleAlerts', arguments: { body, 'idempotency-key': 'mcp-spec-name-0001' } });
       t.same(replay.structuredContent, first.structuredContent, 'a header parameter matches whatever its case: the replay answers the first result');
+      const reused = await client.callTool({
+        name: 'scheduleAlerts',
+        arguments: { body: { ...body, userIds: ['idem-2'] }, 'Idempotency-Key': 'mcp-spec-name-0001' },
+      });
+      t.equal(reused.isError, true, 'the key with another body is a tool error');
+      t.match(
+        reused.structuredContent,
+        { error: { code: 409, message: 'Conflict', reason: 'idempotency_key_reused', details: [/already used for a different request/] } },
+        'carrying the REST 409 (idempotency_key_reused)',
+      );
       for (const [name, args] of [
         ['scheduleAlerts', { body, Idempotency_Key: 'typo' }],
         ['getWebhook', { id: 'aaaaaaaaaaaaaaaaaaaaaaaa', detail: 'full' }],

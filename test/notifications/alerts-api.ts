@@ -19,6 +19,7 @@ import { alertRecord } from '../fixtures/alert-records.ts';
 import { idempotencyRecordId, requestFingerprint, withIdempotency } from '../../lib/alerts/idempotency.ts';
 import type { IdempotencyRecord } from '../../lib/alerts/idempotency-repo.ts';
 import { ApiError } from '../../lib/http/api-error.ts';
+import { errorProblem } from '../helpers/error-reason.ts';
 import { readExtraData } from '../../lib/alerts/extra-data.ts';
 
 export default async function alertsApiTests(t: Test): Promise<void> {
@@ -285,7 +286,7 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     );
   });
 
-  t.test('Idempotency-Key: same body replays, a different body is a request of its own', async (t) => {
+  t.test('Idempotency-Key: same body replays, a different body is a 409, another key is a new request', async (t) => {
     const first = await post(body({ userIds: ['i-1', 'i-2'] }), KEY_A, { 'idempotency-key': 'key-001' });
     t.equal(first.statusCode, 200);
     t.notOk(first.headers['idempotent-replayed']);
@@ -299,17 +300,41 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     t.equal(replay.headers['idempotent-replayed'], 'true');
     t.same(replay.json(), first.json(), 'exactly the first answer (newlyScheduled 2, not 0)');
 
-    const other = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    // The same key with another body: 409 idempotency_key_reused, in the documented shape; nothing is written.
+    const jobsBefore = await h.db.collection(COLLECTIONS.alertJobs).countDocuments();
+    const reused = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    t.equal(reused.statusCode, 409, 'a key reused for a different body is refused');
+    assertConforms(t, reused, 'POST', SCHEDULE);
+    t.equal(errorProblem(409, reused.json()), null, 'in the error shape, with a reason that fits 409');
+    t.same(reused.json(), {
+      error: {
+        code: 409,
+        message: 'Conflict',
+        reason: 'idempotency_key_reused',
+        details: ['this Idempotency-Key was already used for a different request (another body) in the last 24 hours; send a new key for a new request'],
+      },
+    });
+    t.notOk(reused.headers['idempotent-replayed']);
+    t.equal(await h.db.collection(COLLECTIONS.alertJobs).countDocuments(), jobsBefore, 'nothing scheduled (no job for i-3)');
+    const reusedAgain = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    t.equal(reusedAgain.statusCode, 409, 'and again: the key stays bound to the first request');
+    const stillReplays = await post(body({ userIds: ['i-1', 'i-2'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    t.equal(stillReplays.headers['idempotent-replayed'], 'true', 'the first body still replays after the 409s');
+    t.same(stillReplays.json(), first.json());
+    t.equal(await h.db.collection(COLLECTIONS.idempotency).countDocuments({ key: 'key-001' }), 1, 'one record per (tenant, operation, key)');
+
+    // Another key: a new request.
+    const other = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001b' });
     t.equal(other.statusCode, 200);
     assertConforms(t, other, 'POST', SCHEDULE);
     t.notOk(other.headers['idempotent-replayed'], 'not a replay of the first');
     t.match(other.json(), { newlyScheduled: 1, alreadyScheduled: 1 });
-    const otherAgain = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001' });
+    const otherAgain = await post(body({ userIds: ['i-1', 'i-3'] }), KEY_A, { 'idempotency-key': 'key-001b' });
     t.equal(otherAgain.headers['idempotent-replayed'], 'true', 'and its own retry replays it');
     t.same(otherAgain.json(), other.json());
 
     const otherTenant = await post(body({ userIds: ['i-1'] }), KEY_B, { 'idempotency-key': 'key-001' });
-    t.equal(otherTenant.statusCode, 200, 'keys are per tenant');
+    t.equal(otherTenant.statusCode, 200, 'keys are per tenant: another body under the same key in another tenant is its own request');
     t.notOk(otherTenant.headers['idempotent-replayed']);
 
     const badKey = await post(body(), KEY_A, { 'idempotency-key': 'has space' });
@@ -329,13 +354,13 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     t.equal(await h.db.collection(COLLECTIONS.idempotency).countDocuments({ key: 'key-002' }), 1);
   });
 
-  t.test('Idempotency-Key: in-flight duplicate, dead owner, expired record', async (t) => {
+  t.test('Idempotency-Key: in-flight duplicate, dead owner, expired record, other body, old-scheme record', async (t) => {
     const keys = h.db.collection<IdempotencyRecord>(COLLECTIONS.idempotency);
     const now = new Date();
     const fingerprint = requestFingerprint({ any: 'request' });
     const opts = (key: string) => ({ tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint, now: () => new Date(), waitMs: 300, pollMs: 50 });
     const record = (key: string, over: Partial<IdempotencyRecord>): IdempotencyRecord => ({
-      _id: idempotencyRecordId({ tenant: TENANT_A, key, operation: 'scheduleAlerts', fingerprint }),
+      _id: idempotencyRecordId({ tenant: TENANT_A, key, operation: 'scheduleAlerts' }),
       tenant: TENANT_A,
       key,
       operation: 'scheduleAlerts',
@@ -367,6 +392,31 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       /boom/,
     );
     t.equal(await keys.countDocuments({ key: 'fails' }), 0, 'a failed request releases its key');
+    t.same(
+      await withIdempotency(h.db, { ...opts('fails'), fingerprint: requestFingerprint({ other: 1 }) }, run),
+      { body: { ran: 3 }, replayed: false },
+      'then any body may use it',
+    );
+
+    // Another body under a live key: 409 at once, whether the first request is done, running or dead; its record is kept.
+    const other = (key: string) => ({ ...opts(key), fingerprint: requestFingerprint({ another: 'request' }) });
+    await keys.insertMany([record('other-running', {}), record('other-dead', { leaseUntil: new Date(now.getTime() - 1) })]);
+    for (const key of ['dead-owner', 'other-running', 'other-dead']) {
+      const started = Date.now();
+      const err = await withIdempotency(h.db, other(key), run).catch((e: unknown) => e);
+      t.ok(err instanceof ApiError && err.statusCode === 409 && err.reason === 'idempotency_key_reused', `${key}: another body is a 409`);
+      t.ok(Date.now() - started < 250, `${key}: without waiting for the first request`);
+    }
+    t.match(await keys.findOne({ key: 'other-dead' }), { fingerprint, state: 'pending' }, 'the first request keeps its key');
+    t.equal(ran, 3, 'a 409 runs nothing');
+
+    // A record of the former scheme (id with the fingerprint) is not found under the new id: the request runs as new.
+    await keys.insertOne({
+      ...record('old-scheme', { state: 'done', status: 200, body: { old: true } }),
+      _id: `${TENANT_A}:old-scheme\u0000scheduleAlerts\u0000${fingerprint}`,
+    });
+    t.same(await withIdempotency(h.db, opts('old-scheme'), run), { body: { ran: 4 }, replayed: false }, 'an old-scheme record is ignored');
+    t.same(await withIdempotency(h.db, opts('old-scheme'), run), { body: { ran: 4 }, replayed: true }, 'and the new record replays');
   });
 
   t.test('cancel: own job 200, twice or foreign 404, then schedulable again', async (t) => {
