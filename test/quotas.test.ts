@@ -254,18 +254,29 @@ t.test('a JSON-RPC batch of tool calls spends the general budget once per call, 
   t.equal(three.status, 200, three.text.slice(0, 300));
   t.equal(three.text.match(/"structuredContent"/g)?.length, 3, 'the three calls answered');
   t.equal(three.remaining, '5', 'three calls: 5 of 10');
-  // Six more calls need six of the five left: the message is refused whole, none of its calls runs.
+  // Six more calls need six of the five left: the message is refused whole, none of its calls runs, and it costs
+  // what a refused request costs (its POST and the unit that showed the budget short: 5 − 2 = 3 left), not the rest.
   const six = await post(calls(6), session);
   t.equal(six.status, 429, six.text.slice(0, 300));
   t.match(JSON.parse(six.text).error, {
     code: 429,
     reason: 'rate_limited',
-    details: [/rate limit of 10 requests per minute for this API key exceeded; retry in \d+ seconds/],
+    details: [
+      /^this batch of 6 tool calls needs 6 requests of the rate limit \(10 per minute\), and 5 were left: none of its calls ran; send fewer calls, or retry in \d+ seconds$/,
+    ],
   });
-  t.equal(six.remaining, '0');
+  t.equal(six.remaining, '3');
   t.notMatch(six.text, /structuredContent/, 'no call ran');
   const rest = await app.inject({ method: 'GET', url: '/api/financial-docs?limit=1', headers: { 'x-api-key': KEY_A } });
-  t.equal(rest.statusCode, 429, "the key's REST requests meet the same spent budget");
+  t.equal(rest.statusCode, 200, 'what the refused batch left is still there: a REST request');
+  t.equal(rest.headers['x-ratelimit-remaining'], '2');
+  const two = await post(calls(2), session);
+  t.equal(two.status, 200, two.text.slice(0, 300));
+  t.equal(two.text.match(/"structuredContent"/g)?.length, 2, 'and a batch of the two left');
+  t.equal(two.remaining, '0');
+  const spent = await app.inject({ method: 'GET', url: '/api/financial-docs?limit=1', headers: { 'x-api-key': KEY_A } });
+  t.equal(spent.statusCode, 429, "then the key's REST requests meet the spent budget");
+  t.match(spent.json().error.details, [/rate limit of 10 requests per minute for this API key exceeded; retry in \d+ seconds/]);
 });
 
 t.test('reports run one at a time per tenant, ten more wait, the rest are 429; another tenant is not queued behind them', async (t) => {

@@ -111,7 +111,7 @@ function budgetSpent(request: FastifyRequest, max: number, window: string, retry
  * Charges a request's general budget `units` more requests, after the hook counted it once: a
  * JSON-RPC batch carries several tool calls in one POST, each one REST operation (whose inner
  * dispatch is exempt above). Sets the budget headers to what is left; answers the 429 when the
- * budget does not cover them all (null when it does). With `windowMs` the rate limit's window.
+ * budget does not cover them all (null when it does), having charged one unit then. With `windowMs` the rate limit's window.
  */
 export function chargeRequests(
   app: FastifyInstance,
@@ -125,9 +125,17 @@ export function chargeRequests(
       const r = await limiter(request);
       if (r.isAllowed) return null; // exempt (an inner dispatch): nothing counts
       reply.header('x-ratelimit-limit', r.max).header('x-ratelimit-remaining', r.remaining).header('x-ratelimit-reset', r.ttlInSeconds);
+      // The first unit tells what is left (the store counts up, never back): a batch it cannot cover is refused at
+      // once, costing what one refused request costs, not the rest of the budget its calls would have taken.
       if (r.isExceeded) {
         reply.header('retry-after', r.ttlInSeconds);
         return budgetSpent(request, r.max, window, r.ttlInSeconds);
+      }
+      if (i === 0 && r.remaining < units - 1) {
+        reply.header('retry-after', r.ttlInSeconds);
+        return new ApiError(429, 'Too Many Requests', [
+          `this batch of ${units + 1} tool calls needs ${units + 1} requests of the rate limit (${r.max} per ${window}), and ${r.remaining + 2} were left: none of its calls ran; send fewer calls, or retry in ${r.ttlInSeconds} seconds`,
+        ]);
       }
     }
     return null;
