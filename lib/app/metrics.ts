@@ -62,6 +62,13 @@ export const metricsPlugin = fp(
     app.decorate('serviceMetrics', prometheusMetrics(registry, readDatabase));
 
     const operationOf = operationByRoute(spec);
+    // The route a request matched, as it arrived: one that finds nothing and calls the not-found handler (a Swagger UI
+    // asset that does not exist) answers from a route without a pattern, which would be labelled "".
+    const matchedRoute = new WeakMap<FastifyRequest, string | undefined>();
+    app.addHook('onRequest', (request, _reply, done) => {
+      matchedRoute.set(request, request.routeOptions.url);
+      done();
+    });
     // Process metrics are the process's: registered once in prom-client's default registry, whatever number of apps it runs (tests).
     const processMetrics = promClient.register.getSingleMetric('process_cpu_user_seconds_total') === undefined;
     await app.register(fastifyMetrics, {
@@ -74,7 +81,7 @@ export const metricsPlugin = fp(
         overrides: {
           labels: {
             route: 'operation',
-            getRouteLabel: (request: FastifyRequest) => operationOf(request.method, request.routeOptions.url),
+            getRouteLabel: (request: FastifyRequest) => operationOf(request.method, matchedRoute.get(request) ?? request.routeOptions.url),
           },
           histogram: { buckets: LATENCY_BUCKETS, registers: [registry] },
           // The summary is off, but fastify-metrics builds it anyway: in no registry, not the shared default one.

@@ -107,7 +107,9 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
 function notFound(request: FastifyRequest, reply: FastifyReply, methodsFor: MethodsFor): FastifyReply {
   const path = request.url.split('?')[0] ?? '/';
   const allowed = methodsFor(path);
-  if (allowed.length > 0) {
+  // A route of this method matched and found nothing (a Swagger UI asset that does not exist): 404, not a 405 whose
+  // Allow names the method itself (RFC 9110 §15.5.6).
+  if (allowed.length > 0 && !allowed.includes(request.method)) {
     return reply
       .code(405)
       .header('allow', allowed.join(', '))

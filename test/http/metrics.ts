@@ -154,6 +154,25 @@ export default async function metricsTests(t: Test): Promise<void> {
     t.equal(moved('freight_webhook_delivery_attempts_total', { outcome: 'succeeded' }), 1);
   });
 
+  t.test('a Swagger UI asset that does not exist is a 404 (not a 405 allowing GET), counted under its route, never an empty operation', async (t) => {
+    const before = await scrape();
+    for (const method of ['GET', 'HEAD']) {
+      const res = await api('/docs/static/x0.js', { method });
+      t.equal(res.status, 404, method);
+      t.equal(res.headers.get('allow'), null, `${method}: no Allow naming the method itself`);
+      if (method === 'GET') t.match(await res.json(), { error: { code: 404, reason: 'not_found' } });
+    }
+    const after = await scrape();
+    // HEAD is not timed (fastify-metrics leaves HEAD and OPTIONS out).
+    const count = (m: PromMetrics) =>
+      sample(m, 'http_request_duration_seconds', { method: 'GET', operation: '/docs/static/*', status_code: '404', via: 'http' });
+    t.equal(count(after) - count(before), 1, 'the GET under /docs/static/*');
+    t.notOk(
+      after.http_request_duration_seconds?.data.some((d) => d.labels.operation === ''),
+      'no sample with an empty operation',
+    );
+  });
+
   t.test('job queue depth: due and running jobs per job name, read from the database on scrape', async (t) => {
     const now = Date.now();
     const job = (minutesFromNow: number, locked: boolean) => ({
