@@ -46,6 +46,10 @@ const CLIENTS = ['CIN010203KL5', 'LOG990101AA1', 'PEGJ800101AB2', 'XAXX010101000
 // Companies, a persona física (13 characters: fees with ISR retained are type 03), a foreign and the public RFC.
 const SUPPLIERS = ['PGA010101AB1', 'MAN010101AB1', 'TRA920101XY3', 'MAPJ800101AB2', 'XEXX010101000', 'XAXX010101000'];
 const uuidOf = uuids('6F8B22E1');
+// Foreign suppliers all carry XEXX010101000: each is its own DIOT row by name, one supplier whatever the case or spacing.
+const FOREIGN_NAMES = ['ACME LLC', 'GLOBEX GMBH', '  acme   llc ', 'Globex GmbH'];
+let foreignNames = 0;
+const nameOf = (supplier: string, name: string): string => (supplier === 'XEXX010101000' ? FOREIGN_NAMES[foreignNames++ % FOREIGN_NAMES.length]! : name);
 const wall = (month: number, day: number, hour: number): string => `2026-0${month}-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00`;
 const vat16 = [{ tax: '002' as const, rate: 0.16 }];
 
@@ -226,7 +230,7 @@ async function writeReceived(): Promise<string> {
     const x = invoiceXml({
       issuer: supplier,
       // A supplier's name differs between its CFDIs now and then: the DIOT shows the latest.
-      issuerName: `PROVEEDOR ${supplier.slice(0, 3)}${rnd() < 0.3 ? ' SA DE CV' : ''}`,
+      issuerName: nameOf(supplier, `PROVEEDOR ${supplier.slice(0, 3)}${rnd() < 0.3 ? ' SA DE CV' : ''}`),
       receiver: TENANT_A,
       uuid,
       fecha,
@@ -461,8 +465,11 @@ t.test('every position, page of lines and DIOT equals the documents after random
       if (all.data.some((l) => l.settlement === 'creditNote')) figures.add(`${figure} given back by a credit note`);
     }
     for (const code of Object.keys(p.warnings.byCode)) warnings.add(code);
-    for (const r of (await getDiot(ctx, TENANT_A, { month }, { fromDocuments: true })).rows)
-      kinds.add(`${r.thirdPartyType}/${r.operationType}`).add(r.returnsAndDiscounts ? 'returns' : 'none');
+    const rows = (await getDiot(ctx, TENANT_A, { month }, { fromDocuments: true })).rows;
+    for (const r of rows) kinds.add(`${r.thirdPartyType}/${r.operationType}`).add(r.returnsAndDiscounts ? 'returns' : 'none');
+    // Two foreign suppliers with the same type of operation in one month: two rows.
+    const foreign = rows.filter((r) => r.thirdPartyType === '05').map((r) => r.operationType);
+    if (new Set(foreign).size < foreign.length) kinds.add('05 twice');
   }
   t.same(
     [...figures].sort(),
@@ -470,7 +477,7 @@ t.test('every position, page of lines and DIOT equals the documents after random
     'every figure has lines in some month, and credit notes give back on both sides',
   );
   t.same([...warnings].sort(), ['CASH_OVER_LIMIT', 'DOCUMENT_CANCELLED', 'FUEL_PAID_IN_CASH', 'NO_VAT_SHOWN', 'USE_S01'], 'every warning occurs');
-  for (const k of ['04/85', '04/02', '04/03', '04/06', '05/02', '05/07', '15/87', 'returns']) t.ok(kinds.has(k), `a DIOT row ${k}`);
+  for (const k of ['04/85', '04/02', '04/03', '04/06', '05/02', '05/07', '15/87', 'returns', '05 twice']) t.ok(kinds.has(k), `a DIOT row ${k}`);
 
   // The MCP tool reads the same kept months.
   const client = await mcpClient(t, h);

@@ -19,9 +19,18 @@ export interface CashBasisShare {
   counted: number;
   /** paidInPeriod / total, capped to 1 (6 decimals); 0 when total ≤ 0 or the invoice is cancelled. */
   share: number;
-  /** round2(iTax1 × paid / total). */
+  /**
+   * The counted part of what was paid before the period (capped at the Total, as `counted`): the running total the
+   * period's taxes are taken from.
+   */
+  countedBefore: number;
+  /**
+   * round2(iTax1 × (before + counted) ÷ total) − round2(iTax1 × before ÷ total): the part of the running total, so the
+   * periods of a fully paid invoice add up to its VAT exactly, however its payments split it (one payment in the
+   * period and none before: round2(iTax1 × counted ÷ total)).
+   */
   vat: number;
-  /** round2(iTax2 × paid / total). */
+  /** The same of iTax2. */
   retention: number;
   /**
    * MXN per unit of the document's currency for this share: the rate of the payments counted
@@ -69,17 +78,24 @@ function shareOf(doc: FinancialDocument, paidC: number, count: number, priorPaid
     paymentsCount: count,
     exchangeRate,
   };
-  if (invoiceCancellation(doc) !== null) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice cancelled: carries no tax' };
-  if (totalC <= 0) return { ...base, counted: 0, share: 0, vat: 0, retention: 0, reason: 'invoice total is 0: no proportion can be taken' };
+  const none = { counted: 0, countedBefore: 0, share: 0, vat: 0, retention: 0 };
+  if (invoiceCancellation(doc) !== null) return { ...base, ...none, reason: 'invoice cancelled: carries no tax' };
+  if (totalC <= 0) return { ...base, ...none, reason: 'invoice total is 0: no proportion can be taken' };
   // Only the part of this period's payments that fits under the Total counts (overpayment carries no tax).
-  const countedC = Math.max(0, Math.min(totalC, priorPaidC + paidC) - Math.min(totalC, priorPaidC));
+  const beforeC = Math.max(0, Math.min(totalC, priorPaidC));
+  const afterC = Math.max(beforeC, Math.min(totalC, priorPaidC + paidC));
+  const countedC = afterC - beforeC;
   const ratio = countedC / totalC;
+  // Each period's taxes are the difference of the running totals' (not each period's own share rounded by itself,
+  // which loses or gains a cent: 11,200.00 paid in thirds gave 533.33 VAT three times, 1,599.99 in all).
+  const part = (tax: number): number => round2(round2((tax * afterC) / totalC) - round2((tax * beforeC) / totalC));
   return {
     ...base,
     counted: fromCents(countedC),
+    countedBefore: fromCents(beforeC),
     share: Math.round(ratio * 1e6) / 1e6,
-    vat: round2((doc.iTax1 * countedC) / totalC),
-    retention: round2((doc.iTax2 * countedC) / totalC),
+    vat: part(doc.iTax1),
+    retention: part(doc.iTax2),
   };
 }
 

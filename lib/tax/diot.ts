@@ -68,12 +68,12 @@ type Named = Pick<PaymentLine, 'date' | 'uuid' | 'paymentUuid'>;
  * row, or a day's share of one kept on write (tax-position-rollup.ts), which add up to the row.
  */
 export interface DiotPartial {
-  /** `${rfc}|${operationType}`. */
+  /** diotKeyOf: `${rfc}|${operationType}`, a foreign supplier's (05) with its name's foreignSupplierKey. */
   key: string;
   thirdPartyType: ThirdPartyType;
   operationType: OperationType;
   rfc: string;
-  /** The name on the latest line (`named`). */
+  /** The name on the latest line (`named`); a foreign supplier's (05) names all have the key's foreignSupplierKey. */
   name: string;
   named: Named;
   c: { p16: number; p8: number; p0: number; ex: number; v16: number; v8: number; cred: number; non: number; ret: number; returns: number };
@@ -87,9 +87,24 @@ const laterThan = (a: Named, b: Named): boolean =>
 
 const named = (l: Named): Named => ({ date: l.date, uuid: l.uuid, paymentUuid: l.paymentUuid });
 
-/** The row a line adds to (cancelled CFDIs report nothing: null). */
+/**
+ * Who a foreign supplier (05) is: every foreign supplier's CFDI carries the same generic RFC, so its name tells them
+ * apart. The name in Unicode NFC, runs of white space (tabs, line breaks, no-break spaces) as one space, trimmed, in
+ * upper case (locale-independent: "Acme  llc" and "ACME LLC" are one supplier). Accents and punctuation are kept:
+ * "ACME, LLC" is another supplier than "ACME LLC".
+ */
+export function foreignSupplierKey(name: string): string {
+  return name.normalize('NFC').replace(/\s+/gu, ' ').trim().toUpperCase();
+}
+
+/**
+ * The row a line adds to (cancelled CFDIs report nothing: null): `${rfc}|${operationType}`, and for a foreign
+ * supplier (05) `${rfc}|${operationType}|${foreignSupplierKey(name)}` (the name last: it may hold a `|`).
+ */
 export function diotKeyOf(l: PaymentLine): string | null {
-  return l.nonCreditable === 'DOCUMENT_CANCELLED' ? null : `${l.party}|${operationTypeOf(l)}`;
+  if (l.nonCreditable === 'DOCUMENT_CANCELLED') return null;
+  const key = `${l.party}|${operationTypeOf(l)}`;
+  return thirdPartyTypeOf(l.party) === '05' ? `${key}|${foreignSupplierKey(l.partyName)}` : key;
 }
 
 /**
@@ -177,10 +192,18 @@ export function mergeDiotPartials(parts: Iterable<DiotPartial>): DiotPartial[] {
   return [...byKey.values()];
 }
 
-/** Rows from a month's partials, by supplier then type of operation. */
+/** A foreign supplier's (05) foreignSupplierKey, '' for any other: after the RFC, what orders the rows. */
+const supplierOf = (a: DiotPartial): string => (a.thirdPartyType === '05' ? foreignSupplierKey(a.name) : '');
+
+/**
+ * Rows from a month's partials, by supplier then type of operation: by RFC, the foreign suppliers (05, all one RFC)
+ * by their foreignSupplierKey in UTF-16 code-unit order (not the locale's: the order kept on write is the one
+ * computed), then by type of operation.
+ */
 export function diotRowsOf(partials: readonly DiotPartial[]): DiotRow[] {
+  const byCodeUnits = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
   return [...partials]
-    .sort((x, y) => x.rfc.localeCompare(y.rfc) || x.operationType.localeCompare(y.operationType))
+    .sort((x, y) => x.rfc.localeCompare(y.rfc) || byCodeUnits(supplierOf(x), supplierOf(y)) || x.operationType.localeCompare(y.operationType))
     .map((a) => ({
       thirdPartyType: a.thirdPartyType,
       operationType: a.operationType,
@@ -199,7 +222,9 @@ export function diotRowsOf(partials: readonly DiotPartial[]): DiotRow[] {
 /**
  * The DIOT rows of a month's payment lines, by supplier then type of operation. A supplier whose
  * CFDIs carry different names is shown with the name on its latest line of the month, whatever
- * order the lines come in (the rows kept on write and those computed from the documents agree).
+ * order the lines come in (the rows kept on write and those computed from the documents agree);
+ * foreign suppliers (05) share one generic RFC, so each is told apart by its name (foreignSupplierKey)
+ * and names that differ only in case or spacing are one supplier, shown with its latest spelling.
  * A document counts once per row, by its UUID.
  */
 export function diotRows(lines: readonly PaymentLine[]): DiotRow[] {

@@ -7,7 +7,7 @@ import { mxMonthKey } from '../time/mexico-city.ts';
 import { fromCents, toCents } from '../money/cents.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
-import { diotCsv, diotRows, type DiotRow } from './diot.ts';
+import { diotCsv, diotRows, foreignSupplierKey, type DiotRow } from './diot.ts';
 import { monthRows } from './tax-position-month.ts';
 import { keptDiotRows } from './kept-tax-position.ts';
 import { taxPositionRollups } from './tax-position-rollup-kind.ts';
@@ -26,10 +26,13 @@ export interface Diot {
 
 const sum = (rows: readonly DiotRow[], pick: (r: DiotRow) => number): number => fromCents(rows.reduce((s, r) => s + toCents(pick(r)), 0));
 
-/** The totals of the rows (sums of their rounded figures, in cents). */
+/**
+ * The totals of the rows (sums of their rounded figures, in cents). A supplier is its RFC, a foreign one (no RFC) its
+ * name's foreignSupplierKey: one supplier with rows of two types of operation counts once, whatever name each shows.
+ */
 export function diotTotals(rows: readonly DiotRow[]): Diot['totals'] {
   return {
-    suppliers: new Set(rows.map((r) => `${r.rfc}|${r.name}`)).size,
+    suppliers: new Set(rows.map((r) => r.rfc ?? `|${foreignSupplierKey(r.name)}`)).size,
     paid: sum(rows, (r) => r.paid.rate16 + r.paid.rate8 + r.paid.rate0 + r.paid.exempt + r.paid.imports),
     vatCreditable: sum(rows, (r) => r.vat.creditable),
     vatNonCreditable: sum(rows, (r) => r.vat.nonCreditable),

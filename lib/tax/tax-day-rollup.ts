@@ -21,7 +21,7 @@ import type { TaxpayerKind } from './rfc.ts';
  * Bumped whenever what a day's totals hold or how a document is reconciled changes: stored days
  * of another version are recomputed, like days kept under other settings.
  */
-export const TAX_ROLLUP_VERSION = 3;
+export const TAX_ROLLUP_VERSION = 4;
 
 /** The settings a day's totals depend on, with the version: a day kept under another fingerprint is stale. */
 export function taxRollupFingerprint(settings: ReconcileSettings): string {

@@ -24,7 +24,7 @@ import {
 } from './tax-position.ts';
 
 /** Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt. */
-export const TAX_POSITION_ROLLUP_VERSION = 7;
+export const TAX_POSITION_ROLLUP_VERSION = 8;
 
 /**
  * The figures a month keeps: all but the retention credit, and the retentions of the month's creditable expenses

@@ -29,6 +29,17 @@ export function proportionC(x: number, num: number, den: number): number {
 }
 
 /**
+ * The part of x that `countedC` paid after `beforeC` was paid (of a Total of `totalC`): the difference of the running
+ * totals' proportions, x × (before + counted) ÷ Total − x × before ÷ Total, each rounded (proportionC). The parts of
+ * every payment of a fully paid document add up to x exactly, however the payments split it (three thirds of 1,600.00
+ * VAT: 533.33 + 533.34 + 533.33, where each third rounded by itself gave 533.33 three times); a first payment's is
+ * proportionC(x, counted, Total).
+ */
+export function partOfRunningC(x: number, beforeC: number, countedC: number, totalC: number): number {
+  return proportionC(x, beforeC + countedC, totalC) - proportionC(x, beforeC, totalC);
+}
+
+/**
  * One issued invoice's collections in the month (all its valid complements in the month together), or what one
  * of its credit notes in the month gives back of what was collected (negative amounts, LIVA art. 7).
  */
@@ -59,7 +70,9 @@ export function collectionLine(doc: FinancialDocument, range: MonthRange): Colle
   const rate = share.exchangeRate;
   const totalC = toCents(doc.iTot);
   const countedC = toCents(share.counted);
-  const isrC = proportionC(documentTaxTotalsC(doc).isrRetained, countedC, totalC);
+  // The month's part of the running total (as the VAT and retention cashBasisForPeriod takes).
+  const beforeC = toCents(share.countedBefore);
+  const isrC = partOfRunningC(documentTaxTotalsC(doc).isrRetained, beforeC, countedC, totalC);
   // Its last collection: a cancelled complement collected nothing.
   const inMonth = doc.payments
     .filter((p) => p.kind === 'payment' && p.date >= range.start && p.date < range.endExclusive && !isPaymentCancelled(doc, p))
@@ -139,11 +152,17 @@ function creditNoteLines(doc: FinancialDocument, settlements: readonly IssuedSet
   const totalC = toCents(doc.iTot);
   const taxes = documentTaxTotalsC(doc);
   const out: CollectionLine[] = [];
+  // What the notes before it without taxes of their own gave back: those share the invoice's taxes, each taking its
+  // part of the running total (partOfRunningC), so notes giving back all that was collected give back all its taxes.
+  let refundedBeforeC = 0;
   for (const e of settlements) {
-    if (e.kind !== 'creditNote' || e.refundC === 0 || e.date < range.start || e.date >= range.endExclusive) continue;
-    const rate = e.rate ?? rateOf(doc);
+    if (e.kind !== 'creditNote' || e.refundC === 0) continue;
     const own = e.taxes;
-    const back = (c: number): number => -centsToMxnCents(proportionC(c, e.refundC, own ? e.amountC : totalC), rate);
+    const beforeC = refundedBeforeC;
+    if (!own) refundedBeforeC += e.refundC;
+    if (e.date < range.start || e.date >= range.endExclusive) continue;
+    const rate = e.rate ?? rateOf(doc);
+    const back = (c: number): number => -centsToMxnCents(own ? proportionC(c, e.refundC, e.amountC) : partOfRunningC(c, beforeC, e.refundC, totalC), rate);
     out.push({
       kind: 'creditNote',
       noteUuid: e.uuid,
@@ -174,19 +193,23 @@ export function issuedLines(doc: FinancialDocument, range: MonthRange): Collecti
   const notes = creditNoteLines(doc, settlements, range);
   // Without credit notes (most invoices) nothing narrows the collection: no second read of its cash basis.
   if (!line || !settlements.length) return line ? [line, ...notes] : notes;
-  const countedC = toCents(cashBasisForPeriod(doc, range).counted);
-  const withinOpenC = settlements
-    .filter((e) => e.kind === 'payment' && e.date >= range.start && e.date < range.endExclusive)
-    .reduce((sum, e) => sum + e.withinOpenC, 0);
+  const share = cashBasisForPeriod(doc, range);
+  const countedC = toCents(share.counted);
+  const payments = settlements.filter((e) => e.kind === 'payment' && e.date < range.endExclusive);
+  const withinOpenC = payments.filter((e) => e.date >= range.start).reduce((sum, e) => sum + e.withinOpenC, 0);
   if (withinOpenC >= countedC) return [line, ...notes];
-  const scale = (c: number): number => proportionC(c, withinOpenC, countedC);
+  // Its taxes are the part of the running total of what the collections counted (as an unnarrowed line's): the
+  // collections of an invoice add up to its taxes × what they counted ÷ Total exactly, however they split it.
+  const withinBeforeC = payments.filter((e) => e.date < range.start).reduce((sum, e) => sum + e.withinOpenC, 0);
+  const totalC = toCents(doc.iTot);
+  const taxPart = (c: number): number => centsToMxnCents(partOfRunningC(c, withinBeforeC, withinOpenC, totalC), share.exchangeRate);
   const scaled: CollectionLine = {
     ...line,
-    paidC: scale(line.paidC),
-    share: Math.round((withinOpenC / toCents(doc.iTot)) * 1e6) / 1e6,
-    vatC: scale(line.vatC),
-    vatRetainedC: scale(line.vatRetainedC),
-    isrRetainedC: scale(line.isrRetainedC),
+    paidC: proportionC(line.paidC, withinOpenC, countedC),
+    share: Math.round((withinOpenC / totalC) * 1e6) / 1e6,
+    vatC: taxPart(toCents(doc.iTax1)),
+    vatRetainedC: taxPart(toCents(doc.iTax2)),
+    isrRetainedC: taxPart(documentTaxTotalsC(doc).isrRetained),
   };
   return scaled.paidC === 0 && scaled.vatC === 0 ? notes : [scaled, ...notes];
 }
@@ -296,12 +319,21 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
   // Paid and not given back; of it, what was paid by payments whose VAT was credited.
   let paidNetC = 0;
   let creditablePaidC = 0;
+  // Running totals, in the same order: what earlier payments counted, what earlier notes returned, and what earlier
+  // notes without taxes of their own gave back of what was credited. A settlement's part of a figure is the difference
+  // of the running total's proportions (partOfRunningC), so the parts of a fully paid invoice add up to its taxes and
+  // bases exactly, however its payments split it.
+  let paidBeforeC = 0;
+  let returnedBeforeC = 0;
+  let restitutedBeforeC = 0;
   for (const s of doc.settlements) {
     if (s.cancelled) continue;
     const isNote = s.kind === 'creditNote';
     const amountC = Math.min(Math.max(0, toCents(s.amount)), totalC);
     const rate = s.exchangeRate ?? doc.exchangeRate;
-    const part = (c: number, of: number): number => centsToMxnCents(proportionC(c, of, totalC), rate);
+    // A credit note's own taxes (its Total, uncapped, is what they correspond to); else the invoice's ÷ its Total.
+    const own = isNote ? s.taxes : undefined;
+    const before = { paidC: paidBeforeC, returnedC: returnedBeforeC, restitutedC: restitutedBeforeC };
     const form = s.form ?? (s.kind === 'pue' ? doc.paymentForm : null);
     let countedC = amountC;
     let refundC = 0;
@@ -316,10 +348,13 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       creditableRefundC = proportionC(refundC, creditablePaidC, paidNetC);
       paidNetC -= refundC;
       creditablePaidC -= creditableRefundC;
+      returnedBeforeC += amountC;
+      if (!own) restitutedBeforeC += creditableRefundC;
     } else {
       countedC = Math.min(amountC, openC);
       openC -= countedC;
       paidNetC += countedC;
+      paidBeforeC += countedC;
       if (reason === null) creditablePaidC += countedC;
     }
     if (s.date < range.start || s.date >= range.endExclusive) continue;
@@ -338,11 +373,11 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
     const r0 = byRate(0);
     const vatAllC = doc.taxes.vatTransferred.reduce((sum, v) => sum + toCents(v.amount), 0);
     const retainedC = toCents(doc.taxes.vatRetained);
-    const paid = (c: number): number => part(c, countedC);
-    // A credit note's own taxes (its Total, uncapped, is what they correspond to); else the invoice's ÷ its Total.
-    const own = isNote ? s.taxes : undefined;
+    const paid = (c: number): number => centsToMxnCents(partOfRunningC(c, before.paidC, countedC, totalC), rate);
     const noteC = Math.max(0, toCents(s.amount));
-    const restituted = (c: number): number => centsToMxnCents(proportionC(c, creditableRefundC, own ? noteC : totalC), rate);
+    // A note's own taxes are its alone (÷ its own Total); the invoice's are shared by its notes, so taken from the running total.
+    const restituted = (c: number): number =>
+      centsToMxnCents(own ? proportionC(c, creditableRefundC, noteC) : partOfRunningC(c, before.restitutedC, creditableRefundC, totalC), rate);
     out.push({
       docId: doc._id,
       uuid: doc.uuid,
@@ -363,7 +398,7 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       vatC: isNote ? 0 : paid(vatAllC),
       vatRetainedC: isNote ? 0 : paid(retainedC),
       isrRetainedC: isNote ? 0 : paid(toCents(doc.taxes.isrRetained)),
-      returnsC: isNote ? part(toCents(doc.subTotal) - toCents(doc.discount), amountC) : 0,
+      returnsC: isNote ? centsToMxnCents(partOfRunningC(toCents(doc.subTotal) - toCents(doc.discount), before.returnedC, amountC, totalC), rate) : 0,
       // What was paid to the supplier of the part given back (the VAT less what the carrier retained, as credited).
       // Its line shows the part that gave back credited VAT.
       refundC: centsToMxnCents(creditableRefundC, rate),

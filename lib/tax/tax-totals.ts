@@ -8,8 +8,11 @@
  * Payment (cash) basis: a document contributes to every month in which
  * payments that count fall (cashBasisForPeriod: PUE at the invoice date, PPD by
  * its valid payment complements, capped at the Total), with each amount
- * scaled by counted ÷ Total (the SAT proportional rule of Pagos 2.0); declared
- * VAT and retention are cashBasisForPeriod's own proportional amounts.
+ * scaled by counted ÷ Total (the SAT proportional rule of Pagos 2.0), taken as
+ * the month's part of the running total (what was counted up to its end, less
+ * what was counted before it), so a fully paid invoice's months add up to its
+ * amounts exactly; declared VAT and retention are cashBasisForPeriod's own
+ * proportional amounts, taken the same way.
  * Cancelled documents contribute no amount: they are counted apart
  * (cancelledDocuments, cancelledTotal). A document's findings are counted once,
  * in the first month it contributes to.
@@ -250,7 +253,11 @@ export function paymentBasisContributions(
     const share = cashBasisForPeriod(doc, slice);
     const countedC = toCents(share.counted);
     if (countedC <= 0 || totalC <= 0) continue;
-    const scale = (cents: number): number => toCents((fromCents(cents) * countedC) / totalC);
+    // The slice's part of the running total (as cashBasisForPeriod's VAT): the slices of a fully paid invoice add up
+    // to its amounts exactly, however its payments split it.
+    const beforeC = toCents(share.countedBefore);
+    const afterC = beforeC + countedC;
+    const scale = (cents: number): number => toCents((fromCents(cents) * afterC) / totalC) - toCents((fromCents(cents) * beforeC) / totalC);
     const amounts = mapAmounts(full, scale);
     amounts.vatDeclared = toCents(share.vat);
     amounts.retentionDeclared = toCents(share.retention);

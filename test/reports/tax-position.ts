@@ -32,6 +32,7 @@ import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A } from '../helpers
 import { connect, listen } from '../helpers/mcp.ts';
 import { invoiceXml, paymentXml, requestXml, satAcuseXml, type LineSpec } from '../helpers/cfdi-builder.ts';
 import { asCreditNote } from '../helpers/differential-writes.ts';
+import { getDiot } from '../../lib/tax/get-diot.ts';
 
 export default async function taxPositionTests(t: Test): Promise<void> {
   const h = await startHarness(t);
@@ -363,6 +364,92 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     );
     t.equal(lines[3], `04,03,${MECHANIC},,EMISOR,2000.00,0.00,0.00,0.00,0.00,320.00,0.00,320.00,0.00,213.33,0.00`);
     t.equal(lines.length, 6);
+  });
+
+  t.test('DIOT of January: each foreign supplier (the one generic RFC) its own row under its own name, by hand', async (t) => {
+    // Foreign suppliers all carry XEXX010101000: told apart by their names (case and spacing aside), each a row 05.
+    //   F1 ACME LLC PUE 01-08, software: 100.00 + 16.00 → 05/07
+    //   F2 GLOBEX GMBH PUE 01-09, hosting: 200.00 + 32.00 → 05/07
+    //   F3 "Globex GmbH" PUE 01-11, tyres (goods): 300.00 + 48.00 → 05/02, the same supplier as F2 (one of `suppliers`)
+    //   F4 "  initech   LTD " PUE 01-10, 50.00 + 8.00, and F5 "Initech Ltd" PUE 01-12, 70.00 + 11.20: one supplier →
+    //      one row 05/07 named as on the latest, 120.00 + 19.20, 2 documents
+    // Domestic, by RFC whatever the name (the latest shown): tyres LLANTAS SA 01-05, 1,000.00 + 160.00, and LLANTAS DEL
+    // NORTE SA 01-20, 500.00 + 80.00 → 04/02 1,500.00 + 240.00, 2 documents; maintenance 01-15, 1,000.00 + 160.00 → 04/85.
+    // Order: by RFC (LLA…, MAN…, XEXX…), the foreign rows by name (ACME, GLOBEX, INITECH), then by type of operation.
+    const FOREIGN = 'XEXX010101000';
+    const doc = (n: number, issuer: string, issuerName: string, day: string, code: string, amount: number) => ({
+      name: `f${n}.xml`,
+      content: invoiceXml({
+        issuer,
+        issuerName,
+        receiver: TENANT_A,
+        uuid: U(n),
+        fecha: `2026-01-${day}T12:00:00`,
+        method: 'PUE',
+        lines: [{ code, desc: 'Servicio', amount, transfers: vat16 }],
+      }).xml,
+    });
+    const res = await importFiles([
+      doc(40, FOREIGN, 'ACME LLC', '08', '81112100', 100),
+      doc(41, FOREIGN, 'GLOBEX GMBH', '09', '81112100', 200),
+      doc(42, FOREIGN, 'Globex GmbH', '11', '25172504', 300),
+      doc(43, FOREIGN, '  initech   LTD ', '10', '81112100', 50),
+      doc(44, FOREIGN, 'Initech Ltd', '12', '81112100', 70),
+      doc(45, TYRES, 'LLANTAS SA', '05', '25172504', 1_000),
+      doc(46, TYRES, 'LLANTAS DEL NORTE SA', '20', '25172504', 500),
+      doc(47, SHOP, 'TALLER', '15', '78181500', 1_000),
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const row = (third: string, op: string, rfc: string | null, name: string, paid16: number, vat: number, documents: number) => ({
+      thirdPartyType: third,
+      operationType: op,
+      rfc,
+      foreignTaxId: null,
+      name,
+      paid: { rate16: paid16, rate8: 0, rate0: 0, exempt: 0, imports: 0 },
+      vat: { rate16: vat, rate8: 0, creditable: vat, nonCreditable: 0 },
+      vatRetained: 0,
+      returnsAndDiscounts: 0,
+      documents,
+      payments: documents,
+    });
+    const rows = [
+      row('04', '02', TYRES, 'LLANTAS DEL NORTE SA', 1_500, 240, 2),
+      row('04', '85', SHOP, 'TALLER', 1_000, 160, 1),
+      row('05', '07', null, 'ACME LLC', 100, 16, 1),
+      row('05', '02', null, 'Globex GmbH', 300, 48, 1),
+      row('05', '07', null, 'GLOBEX GMBH', 200, 32, 1),
+      row('05', '07', null, 'Initech Ltd', 120, 19.2, 2),
+    ];
+    const totals = { suppliers: 5, paid: 3_220, vatCreditable: 515.2, vatNonCreditable: 0, vatRetained: 0, returnsAndDiscounts: 0 };
+    const { status, body, res: diot } = await get('/api/tax/diot?month=2026-01');
+    t.equal(status, 200);
+    assertConforms(t, diot, 'GET', '/api/tax/diot');
+    t.same(body.rows, rows);
+    t.same(body.totals, totals);
+
+    const csv = await h.app.inject({ method: 'GET', url: '/api/tax/diot?month=2026-01&format=csv', headers: { 'x-api-key': KEY_A } });
+    t.equal(csv.statusCode, 200);
+    const lines = csv.body.trimEnd().split('\r\n');
+    t.equal(lines.length, 7, 'a header and a line per row');
+    t.same(lines.slice(3), [
+      '05,07,,,ACME LLC,100.00,0.00,0.00,0.00,0.00,16.00,0.00,16.00,0.00,0.00,0.00',
+      '05,02,,,Globex GmbH,300.00,0.00,0.00,0.00,0.00,48.00,0.00,48.00,0.00,0.00,0.00',
+      '05,07,,,GLOBEX GMBH,200.00,0.00,0.00,0.00,0.00,32.00,0.00,32.00,0.00,0.00,0.00',
+      '05,07,,,Initech Ltd,120.00,0.00,0.00,0.00,0.00,19.20,0.00,19.20,0.00,0.00,0.00',
+    ]);
+
+    // The DIOT computed from the documents, not read from the months kept on write, agrees.
+    t.same(
+      (await getDiot({ db: h.db, config: h.config, now: () => new Date() }, TENANT_A, { month: '2026-01' }, { fromDocuments: true })).rows,
+      rows,
+      'from the documents',
+    );
+
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=filing');
+    const r = (await client.callTool({ name: 'getDiot', arguments: { month: '2026-01' } })) as { structuredContent?: { rows: unknown[]; totals: unknown } };
+    t.same(r.structuredContent?.rows, rows, 'MCP');
+    t.same(r.structuredContent?.totals, totals, 'MCP');
   });
 
   t.test('March: a collection line is dated at its last valid complement, not at a cancelled one', async (t) => {
@@ -719,5 +806,104 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     };
     t.match(r.structuredContent?.vat, expected, 'MCP');
     t.same(r.structuredContent?.warnings.byCode, { CASH_OVER_LIMIT: 1, USE_S01: 1 }, 'MCP');
+  });
+
+  t.test('2025: the payments of an invoice paid in thirds add up to its taxes to the cent (each part from the running total)', async (t) => {
+    // Each payment's part of a tax or base is prop(x, before + paid) − prop(x, before), prop(x, c) = round(x × c ÷ Total)
+    // in cents, half away from zero, `before` what earlier payments counted (date, UUID): the parts add up to x.
+    // Each third rounded by itself gave 533.33 three times (1,599.99) and bases 3,333.34 twice + 3,333.33 (10,000.01).
+    //
+    // RA (received, PPD 2025-08-01): 10,000.00 + 1,600.00 = 11,600.00, paid 3,866.67, 3,866.67, 3,866.66 in August.
+    //   Running totals 386,667 / 773,334 / 1,160,000 cents of 1,160,000:
+    //   VAT  prop(160,000, 386,667) = round(53,333.379) = 53,333; prop(160,000, 773,334) = round(106,666.759) = 106,667;
+    //        prop(160,000, 1,160,000) = 160,000 → parts 533.33, 533.34, 533.33 = 1,600.00 creditable
+    //   base prop(1,000,000, 386,667) = round(333,333.621) = 333,334; prop(1,000,000, 773,334) = round(666,667.241) =
+    //        666,667; 1,000,000 → parts 3,333.34, 3,333.33, 3,333.33 = 10,000.00 paid at 16% (DIOT)
+    // RB (received, PPD 2025-10-01): the same invoice paid the same way on 10-10, 11-10, 12-10: each month its part,
+    //   Oct 533.33 (base 3,333.34), Nov 533.34 (3,333.33), Dec 533.33 (3,333.33): 1,600.00 and 10,000.00 in all.
+    // IA (issued, PPD 2025-10-01): 10,000.00 + 1,600.00 − 400.00 retained by the client = 11,200.00, collected
+    //   3,733.33 on 10-10, 3,733.33 on 11-10, 3,733.34 on 12-10. Running totals 373,333 / 746,666 / 1,120,000 cents:
+    //   VAT  Oct round(160,000 × 373,333 ÷ 1,120,000 = 53,333.286) = 53,333 → 533.33;
+    //        Nov round(160,000 × 746,666 ÷ 1,120,000 = 106,666.571) = 106,667, − 53,333 → 533.34;
+    //        Dec 160,000 − 106,667 → 533.33; 1,600.00 in all
+    //   ret. Oct round(40,000 × 373,333 ÷ 1,120,000 = 13,333.321) = 13,333 → 133.33;
+    //        Nov round(26,666.643) = 26,667, − 13,333 → 133.34; Dec 40,000 − 26,667 → 133.33; 400.00 in all
+    const R = (n: number): string => `7A2B0C55-00${String(n).padStart(2, '0')}-4000-8000-0000000007${String(n).padStart(2, '0')}`;
+    const thirds = (issuer: string, receiver: string, invoice: number, first: number, total: number, parts: [string, number][]) => {
+      let before = total;
+      return parts.map(([fecha, paid], i) => {
+        const xml = paymentXml({ issuer, receiver, uuid: R(first + i), fecha, invoiceUuid: R(invoice), currency: 'MXN', exchangeRate: 1, before, paid });
+        before = Math.round((before - paid) * 100) / 100;
+        return { name: `r${first + i}.xml`, content: xml };
+      });
+    };
+    const service = (n: number, fecha: string) =>
+      invoiceXml({
+        issuer: SHOP,
+        receiver: TENANT_A,
+        uuid: R(n),
+        fecha,
+        method: 'PPD',
+        lines: [{ code: '78181500', desc: 'Servicio', amount: 10_000, transfers: vat16 }],
+      }).xml;
+    const res = await importFiles([
+      { name: 'ra.xml', content: service(1, '2025-08-01T08:00:00') },
+      ...thirds(SHOP, TENANT_A, 1, 2, 11_600, [
+        ['2025-08-10T10:00:00', 3_866.67],
+        ['2025-08-11T10:00:00', 3_866.67],
+        ['2025-08-12T10:00:00', 3_866.66],
+      ]),
+      { name: 'rb.xml', content: service(10, '2025-10-01T08:00:00') },
+      ...thirds(SHOP, TENANT_A, 10, 11, 11_600, [
+        ['2025-10-10T10:00:00', 3_866.67],
+        ['2025-11-10T10:00:00', 3_866.67],
+        ['2025-12-10T10:00:00', 3_866.66],
+      ]),
+      {
+        name: 'ia.xml',
+        content: invoiceXml({ issuer: TENANT_A, receiver: CLIENT, uuid: R(20), fecha: '2025-10-01T09:00:00', method: 'PPD', lines: [freight(10_000)] }).xml,
+      },
+      ...thirds(TENANT_A, CLIENT, 20, 21, 11_200, [
+        ['2025-10-10T10:00:00', 3_733.33],
+        ['2025-11-10T10:00:00', 3_733.33],
+        ['2025-12-10T10:00:00', 3_733.34],
+      ]),
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } });
+    type Figures = { figure: string; amount: number; lines: { paymentUuid: string | null; amount: number }[] }[];
+    const amounts = (figures: Figures, name: string) => figures.find((f) => f.figure === name)!.lines.map((l) => [l.paymentUuid, l.amount]);
+
+    const aug = await get('/api/tax/position?month=2025-08&limit=10');
+    t.same(aug.body.vat, { collected: 0, retainedByClients: 0, creditable: 1_600, retentionCredit: 0, payable: -1_600, result: 'inFavour' });
+    t.same(amounts(aug.body.figures, 'creditableVat'), [
+      [R(2), 533.33],
+      [R(3), 533.34],
+      [R(4), 533.33],
+    ]);
+    const diot = await get('/api/tax/diot?month=2025-08');
+    t.equal(diot.status, 200);
+    t.match(diot.body.rows, [{ rfc: SHOP, paid: { rate16: 10_000 }, vat: { rate16: 1_600, creditable: 1_600, nonCreditable: 0 }, payments: 3 }]);
+    t.equal(diot.body.rows.length, 1);
+
+    const months = [
+      ['2025-10', 533.33, 133.33, 533.33, 3_333.34],
+      ['2025-11', 533.34, 133.34, 533.34, 3_333.33],
+      ['2025-12', 533.33, 133.33, 533.33, 3_333.33],
+    ] as const;
+    for (const [month, collected, retained, creditable, paid16] of months) {
+      const { body } = await get(`/api/tax/position?month=${month}&limit=10`);
+      t.match(body.vat, { collected, retainedByClients: retained, creditable }, month);
+      const d = (await get(`/api/tax/diot?month=${month}`)).body;
+      t.match(d.rows, [{ rfc: SHOP, paid: { rate16: paid16 }, vat: { rate16: creditable } }], `${month} DIOT`);
+    }
+    const sum = (i: 1 | 2 | 3 | 4) => Math.round(months.reduce((s, m) => s + m[i] * 100, 0)) / 100;
+    t.same([sum(1), sum(2), sum(3), sum(4)], [1_600, 400, 1_600, 10_000], 'the months add up to the invoices');
+
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2025-11', limit: 10 } })) as unknown as {
+      structuredContent: { vat: { collected: number; retainedByClients: number; creditable: number }; figures: Figures };
+    };
+    t.match(r.structuredContent.vat, { collected: 533.34, retainedByClients: 133.34, creditable: 533.34 }, 'MCP');
+    t.same(amounts(r.structuredContent.figures, 'vatCollected'), [[null, 533.34]], 'MCP lines');
   });
 }

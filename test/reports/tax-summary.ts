@@ -8,6 +8,7 @@ import { connect, listen } from '../helpers/mcp.ts';
 import { makeFinancialDoc, freight, shortage, payment, CLIENT_COMPANY, CLIENT_COMPANY_2, CLIENT_PERSON } from '../fixtures/documents.ts';
 import { financialDocs } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
+import { invoiceXml, paymentXml } from '../helpers/cfdi-builder.ts';
 
 export default async function taxSummaryTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -273,5 +274,91 @@ export default async function taxSummaryTests(t: Test): Promise<void> {
     const noKey = await h.app.inject({ method: 'GET', url: ROUTE });
     t.equal(noKey.statusCode, 401);
     assertConforms(t, noKey, 'GET', ROUTE);
+  });
+
+  t.test('payment basis: an invoice collected in thirds over three months adds up to its taxes to the cent', async (t) => {
+    // 10,000.00 freight + 1,600.00 VAT − 400.00 retained by the company client = 11,200.00 (PPD 2025-10-01), collected
+    // 3,733.33 on 10-10, 3,733.33 on 11-10, 3,733.34 on 12-10. A month's part of an amount x is the difference of the
+    // running total's proportions: prop(x, collected by its end) − prop(x, collected before it), prop(x, c) = round2(x ×
+    // c ÷ 11,200.00), so the three months add up to x (each month's share rounded by itself gave 533.33 VAT and
+    // 133.33 retention three times: 1,599.99 and 399.99 for an invoice paid in full).
+    //   Running totals 3,733.33 / 7,466.66 / 11,200.00:
+    //   VAT   Oct round2(1,600 × 3,733.33 ÷ 11,200 = 533.3329) = 533.33; Nov round2(1,066.6657) = 1,066.67 − 533.33 = 533.34;
+    //         Dec 1,600.00 − 1,066.67 = 533.33 → 1,600.00
+    //   ret.  Oct round2(400 × 3,733.33 ÷ 11,200 = 133.3332) = 133.33; Nov round2(266.6664) = 266.67 − 133.33 = 133.34;
+    //         Dec 400.00 − 266.67 = 133.33 → 400.00
+    //   base  Oct round2(10,000 × 3,733.33 ÷ 11,200 = 3,333.3304) = 3,333.33; Nov round2(6,666.6607) = 6,666.66 − 3,333.33 =
+    //         3,333.33; Dec 10,000.00 − 6,666.66 = 3,333.34 → 10,000.00
+    const U = (n: number): string => `7A2B0C55-00${String(n).padStart(2, '0')}-4000-8000-0000000008${String(n).padStart(2, '0')}`;
+    const CLIENT = 'CLI010101AB1';
+    const pay = (n: number, fecha: string, before: number, paid: number) => ({
+      name: `p${n}.xml`,
+      content: paymentXml({ issuer: TENANT_A, receiver: CLIENT, uuid: U(n), fecha, invoiceUuid: U(1), currency: 'MXN', exchangeRate: 1, before, paid }),
+    });
+    const invoice = invoiceXml({
+      issuer: TENANT_A,
+      receiver: CLIENT,
+      uuid: U(1),
+      fecha: '2025-10-01T09:00:00',
+      method: 'PPD',
+      lines: [{ code: '78101802', desc: 'Flete', amount: 10_000, transfers: [{ tax: '002', rate: 0.16 }], retentions: [{ tax: '002', rate: 0.04 }] }],
+    }).xml;
+    const imported = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: {
+        files: [
+          { name: 'i1.xml', content: invoice },
+          pay(2, '2025-10-10T10:00:00', 11_200, 3_733.33),
+          pay(3, '2025-11-10T10:00:00', 7_466.67, 3_733.33),
+          pay(4, '2025-12-10T10:00:00', 3_733.34, 3_733.34),
+        ],
+      },
+    });
+    t.match(imported.json(), { summary: { rejected: 0 } });
+    const months = [
+      ['2025-10', 533.33, 133.33, 3_333.33, 3_733.33],
+      ['2025-11', 533.34, 133.34, 3_333.33, 3_733.33],
+      ['2025-12', 533.33, 133.33, 3_333.34, 3_733.34],
+    ] as const;
+    for (const [month, vat, retention, base, collected] of months) {
+      const res = await get(`?targetMonth=${month}&basis=payment`);
+      assertConforms(t, res, 'GET', ROUTE);
+      t.match(
+        res.json().totals,
+        {
+          taxableBase: base,
+          vat: { declared: vat, expected: vat, difference: 0 },
+          retention: { declared: retention, expected: retention, difference: 0 },
+          collected,
+        },
+        month,
+      );
+    }
+    const whole = {
+      documents: 1,
+      taxableBase: 10_000,
+      vat: { declared: 1_600, expected: 1_600, difference: 0 },
+      retention: { declared: 400, expected: 400, difference: 0 },
+      collected: 11_200,
+    };
+    const res = await get('?startDate=2025-10-01&endDate=2025-12-31&basis=payment');
+    t.equal(res.statusCode, 200);
+    const body = res.json();
+    t.match(body.totals, whole, 'Oct–Dec: the invoice paid in full, all its taxes');
+    t.same(
+      body.months.map((m: { month: string; totals: { vat: { declared: number }; retention: { declared: number } } }) => [
+        m.month,
+        m.totals.vat.declared,
+        m.totals.retention.declared,
+      ]),
+      months.map(([month, vat, retention]) => [month, vat, retention]),
+    );
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const tool = (await client.callTool({ name: 'getTaxSummary', arguments: { startDate: '2025-10-01', endDate: '2025-12-31', basis: 'payment' } })) as {
+      structuredContent?: { totals: unknown };
+    };
+    t.match(tool.structuredContent?.totals, whole, 'MCP');
   });
 }

@@ -6,10 +6,10 @@ import t from 'tap';
 import { buildReceivedDocument } from '../../lib/received/received-document.ts';
 import type { ReceivedCreditNoteFact, ReceivedInvoiceFact, ReceivedPaymentFact } from '../../lib/received/received-rows.ts';
 import type { TaxLine } from '../../lib/model/financial-document.ts';
-import { collectionLine, issuedLines, nonCreditableReason, paymentLines, positionFigures, proportionC } from '../../lib/tax/tax-position.ts';
-import { diotCsv, diotRows, operationTypeOf, thirdPartyTypeOf } from '../../lib/tax/diot.ts';
+import { collectionLine, issuedLines, nonCreditableReason, partOfRunningC, paymentLines, positionFigures, proportionC } from '../../lib/tax/tax-position.ts';
+import { diotCsv, diotRows, documentCountingLines, foreignSupplierKey, operationTypeOf, thirdPartyTypeOf } from '../../lib/tax/diot.ts';
 import { retentionDueDate } from '../../lib/tax/get-tax-position.ts';
-import { rankRanges } from '../../lib/tax/tax-position-rollup.ts';
+import { rankRanges, rollUpTaxPositionDay, rollUpTaxPositionMonth } from '../../lib/tax/tax-position-rollup.ts';
 import { mxMonthRange, mxWallTimeToEpoch } from '../../lib/time/mexico-city.ts';
 import { CLIENT_COMPANY, creditNote, freight, makeFinancialDoc, payment, paymentCancellation } from '../fixtures/documents.ts';
 
@@ -506,6 +506,45 @@ t.test('DIOT: type of third party and of operation, rows by supplier', async (t)
   t.equal(csv[1], '04,06,INM010101AB1,,"Bodega, ""Norte""",8000.00,0.00,0.00,0.00,0.00,1280.00,0.00,1280.00,0.00,0.00,0.00', 'RFC 4180 quoting');
 });
 
+t.test('DIOT: foreign suppliers share one generic RFC, told apart by name; the months kept on write agree', async (t) => {
+  t.equal(foreignSupplierKey('  acme\t llc\u00a0'), 'ACME LLC', 'trimmed, white space as one space, upper case');
+  t.equal(foreignSupplierKey('Stra\u00dfe GmbH'), foreignSupplierKey('STRASSE GMBH'), 'full upper-casing');
+  t.equal(foreignSupplierKey('Cafe\u0301 SARL'), foreignSupplierKey('Caf\u00e9 SARL'), 'NFC');
+  t.not(foreignSupplierKey('ACME, LLC'), foreignSupplierKey('ACME LLC'), 'punctuation kept');
+  // ACME LLC 100.00 + 16.00 on the 8th; GLOBEX GMBH 200.00 + 32.00 on the 9th; "globex  gmbh" 50.00 + 8.00 on the 12th: two rows.
+  const foreign = (uuid: string, name: string, day: number, base: number) =>
+    build(invoice({ uuid, supplier: { rfc: 'XEXX010101000', name }, date: at(day), lines: [{ code: '81112100', base }] }));
+  const docs = [foreign('F-1', 'ACME LLC', 8, 100), foreign('F-2', 'GLOBEX GMBH', 9, 200), foreign('F-3', 'globex  gmbh', 12, 50)];
+  const byDoc = docs.map((d) => paymentLines(d, OCT));
+  const lines = byDoc.flat();
+  const rows = diotRows(lines);
+  t.same(
+    rows.map((r) => [r.thirdPartyType, r.operationType, r.rfc, r.name, r.paid.rate16, r.vat.rate16, r.documents]),
+    [
+      ['05', '07', null, 'ACME LLC', 100, 16, 1],
+      ['05', '07', null, 'globex  gmbh', 250, 40, 2],
+    ],
+  );
+  t.same(diotRows([...lines].reverse()), rows, 'whatever order the lines come in');
+  // Kept on write: each day its share, the month their sum (tax-position-rollup.ts), in the same order.
+  // Per document, as refresh-tax-position.ts reads them: which of its lines counts it in its row.
+  const counting = new Set(byDoc.flatMap((l) => [...documentCountingLines(l)]));
+  const kept = (d: string) =>
+    rollUpTaxPositionDay(
+      'T',
+      `2026-10-${d}`,
+      [],
+      lines.filter((l) => l.date === at(Number(d))),
+      (l) => counting.has(l),
+    ).day!;
+  const days = [kept('08'), kept('09'), kept('12')];
+  t.same(
+    rollUpTaxPositionMonth('T', '2026-10', days).entries.map((e) => e.row),
+    rows,
+    'the month added up from its days',
+  );
+});
+
 t.test('retentions are due by the 17th of the next month, or the next business day (CFF art. 12)', async (t) => {
   t.equal(retentionDueDate('2026-10'), '2026-11-17');
   t.equal(retentionDueDate('2026-12'), '2027-01-18', 'Sunday 17 January 2027 → Monday 18');
@@ -532,4 +571,77 @@ t.test('a page of a month kept in days: ranks of the month become ranges of rank
   t.same(rankRanges(days, 9, 20), [{ day: '2026-10-09', from: 2, to: 3 }], 'past the end: what there is');
   t.same(rankRanges(days, 10, 20), [], 'beyond the last rank: nothing');
   t.same(rankRanges([], 0, 10), [], 'a month without lines');
+});
+
+t.test('partOfRunningC: the parts of a document paid in instalments add up to its taxes, however they split it', async (t) => {
+  // 1,600.00 of VAT on 11,600.00 paid in thirds (386,667 / 773,334 / 1,160,000 cents): round(53,333.379) = 53,333;
+  // round(106,666.759) = 106,667 − 53,333 = 53,334; 160,000 − 106,667 = 53,333 (each third rounded alone: 53,333 × 3).
+  t.same(
+    [
+      partOfRunningC(160_000, 0, 386_667, 1_160_000),
+      partOfRunningC(160_000, 386_667, 386_667, 1_160_000),
+      partOfRunningC(160_000, 773_334, 386_666, 1_160_000),
+    ],
+    [53_333, 53_334, 53_333],
+  );
+  t.equal(partOfRunningC(160_000, 0, 464_000, 1_160_000), proportionC(160_000, 464_000, 1_160_000), 'a first payment: its own proportion');
+
+  // Issued PPD 11,200.00 (10,000 + 1,600 − 400) on Aug 1; a note of 1,120.00 on Aug 2 closes part of what is open
+  // (10,080.00 left); collected 3,733.33 on Aug 10, 3,733.33 on Sep 10, 3,733.34 on Oct 10. October's collection counts
+  // only 10,080.00 − 7,466.66 = 2,613.34 (the rest is beyond what the note left open). Running totals 373,333 /
+  // 746,666 / 1,008,000 cents of 1,120,000: VAT 53,333 (round 53,333.286), 106,667 − 53,333 = 53,334 (round
+  // 106,666.571), 144,000 − 106,667 = 37,333: 1,440.00 = 1,600 × 10,080 ÷ 11,200; retention 13,333, 26,667 − 13,333 =
+  // 13,334, 36,000 − 26,667 = 9,333: 360.00. (Each month rounded alone: 533.33 + 533.33 + 373.33 = 1,439.99.)
+  const doc = makeFinancialDoc({
+    client: CLIENT_COMPANY,
+    date: '2026-08-01T10:00',
+    paymentMethod: 'PPD',
+    concepts: [freight(10_000)],
+    payments: [
+      creditNote(1_120, '2026-08-02T10:00'),
+      payment(3_733.33, '2026-08-10T10:00'),
+      payment(3_733.33, '2026-09-10T10:00'),
+      payment(3_733.34, '2026-10-10T10:00'),
+    ],
+  });
+  const months = ['2026-08', '2026-09', '2026-10'].map((m) =>
+    issuedLines(doc, { month: m, ...mxMonthRange(m) }).map((l) => [l.kind, l.paidC, l.vatC, l.vatRetainedC]),
+  );
+  t.same(months, [[['collection', 373_333, 53_333, 13_333]], [['collection', 373_333, 53_334, 13_334]], [['collection', 261_334, 37_333, 9_333]]]);
+});
+
+t.test('received: payments and notes in thirds carry exactly the invoice’s VAT and value (each from the running total)', async (t) => {
+  // PPD 10,000.00 + 1,600.00 = 11,600.00 paid 3,866.67, 3,866.67, 3,866.66 (running 386,667 / 773,334 / 1,160,000 cents):
+  // VAT 53,333 / 106,667 − 53,333 = 53,334 / 160,000 − 106,667 = 53,333; base round(333,333.621) = 333,334,
+  // round(666,667.241) = 666,667 − 333,334 = 333,333, 1,000,000 − 666,667 = 333,333 (alone: 53,333 × 3, 333,334 × 2 + 333,333).
+  const ppd = build(invoice({ uuid: 'PPD-T', paymentMethod: 'PPD', lines: [{ code: '78181500', base: 10_000 }] }), [
+    pay('T-1', 'PPD-T', at(10), 3_866.67, 11_600),
+    pay('T-2', 'PPD-T', at(11), 3_866.67, 7_733.33),
+    pay('T-3', 'PPD-T', at(12), 3_866.66, 3_866.66),
+  ]);
+  t.same(
+    paymentLines(ppd, OCT).map((l) => [l.paymentUuid, l.vatC, l.basesC.rate16]),
+    [
+      ['T-1', 53_333, 333_334],
+      ['T-2', 53_334, 333_333],
+      ['T-3', 53_333, 333_333],
+    ],
+  );
+  // PUE 11,600.00 paid, then three notes (kept before their taxes were: the invoice's stand in) of the same thirds:
+  // the value returned 333,334 + 333,333 + 333,333 = 10,000.00 and the VAT given back 53,333 + 53,334 + 53,333 = 1,600.00.
+  const pue = withNotes(
+    invoice({ uuid: 'PUE-T', lines: [{ code: '78181500', base: 10_000 }] }),
+    [],
+    [note('NT-1', 'PUE-T', at(20), 3_866.67), note('NT-2', 'PUE-T', at(21), 3_866.67), note('NT-3', 'PUE-T', at(22), 3_866.66)],
+  );
+  t.same(
+    paymentLines(pue, OCT)
+      .filter((l) => l.kind === 'creditNote')
+      .map((l) => [l.paymentUuid, l.returnsC, l.restitutedVatC]),
+    [
+      ['NT-1', 333_334, 53_333],
+      ['NT-2', 333_333, 53_334],
+      ['NT-3', 333_333, 53_333],
+    ],
+  );
 });
