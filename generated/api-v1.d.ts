@@ -382,7 +382,7 @@ export interface components {
         StatusCodeFilter: number;
         /**
          * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-         *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+         *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
          */
         UpdatedSince: string;
         /** @description Fiscal UUID of the invoice (case-insensitive). */
@@ -452,7 +452,7 @@ export interface operations {
                 status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
                 /** @description Fiscal UUID of the invoice (case-insensitive). */
@@ -538,7 +538,7 @@ export interface operations {
                 status?: components["parameters"]["LegStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };

@@ -3845,6 +3845,11 @@ export interface components {
             page: number;
             /** @description Number of pages for this limit */
             pages: number;
+            /**
+             * Format: date-time
+             * @description With `updatedSince` (incremental sync): pass it as `updatedSince` next time, not the largest `lastUpdate` seen (a write in flight may commit later with an earlier one). Taken before the walk's first page was read, the same on every page of the walk; records changed near it may come again (upsert them by `id`).
+             */
+            syncFrom?: string;
             /** @description RFC of the authenticated tenant */
             tenant: string;
             /** @description Total number of matching records */
@@ -6176,7 +6181,7 @@ export interface components {
         TripId: string;
         /**
          * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-         *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+         *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
          */
         UpdatedSince: string;
         /**
@@ -8615,7 +8620,7 @@ export interface operations {
                 status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
                 /** @description Fiscal UUID of the invoice (case-insensitive). */
@@ -8859,7 +8864,7 @@ export interface operations {
                 status?: components["parameters"]["LegStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };
@@ -9114,7 +9119,7 @@ export interface operations {
                 status?: components["parameters"]["StatusCodeFilter"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
                 /** @description Fiscal UUID of the invoice (case-insensitive). */
@@ -10247,7 +10252,7 @@ export interface operations {
                 status?: components["parameters"]["LegStatus"];
                 /**
                  * @description Incremental sync: records changed at or after this instant (ISO 8601), oldest first; pass
-                 *     the largest `lastUpdate` seen next time. Older trips without `lastUpdate` are left out.
+                 *     the page's `meta.syncFrom` next time. Older trips without `lastUpdate` are left out.
                  */
                 updatedSince?: components["parameters"]["UpdatedSince"];
             };

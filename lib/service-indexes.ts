@@ -16,6 +16,7 @@ import { RECEIVED_INDEXES, RETIRED_RECEIVED_INDEXES } from './received/received-
 import { RETIRED_WEBHOOK_INDEXES, WEBHOOK_INDEXES } from './webhooks/webhooks-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './alerts/idempotency-indexes.ts';
 import { ROLLUP_MARK_INDEXES } from './db/rollup-marks.ts';
+import { WRITES_IN_FLIGHT_INDEXES } from './db/writes-in-flight.ts';
 import { TAX_ROLLUP_INDEXES } from './tax/tax-rollups-indexes.ts';
 import { RETIRED_TAX_POSITION_INDEXES, TAX_POSITION_ROLLUP_INDEXES } from './tax/tax-position-rollups-indexes.ts';
 import { FLEET_ROLLUP_INDEXES } from './analytics/fleet-rollups-indexes.ts';
@@ -38,6 +39,7 @@ export const INDEXES: IndexSpecs = joinIndexSpecs(
   WEBHOOK_INDEXES,
   IDEMPOTENCY_INDEXES,
   ROLLUP_MARK_INDEXES,
+  WRITES_IN_FLIGHT_INDEXES,
   TAX_ROLLUP_INDEXES,
   TAX_POSITION_ROLLUP_INDEXES,
   FLEET_ROLLUP_INDEXES,

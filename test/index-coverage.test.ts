@@ -17,6 +17,7 @@ import { ensureIndexes, INDEXES } from '../lib/service-indexes.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
 import { COLLECTIONS } from '../lib/db/collections.ts';
 import { ROLLUP_MARKS } from '../lib/db/rollup-marks.ts';
+import { SYNC_WRITES_IN_FLIGHT } from '../lib/db/writes-in-flight.ts';
 import { buildApp } from '../handlers/app.ts';
 import { loadDemoData, DEMO_TENANTS } from '../scripts/demo/load.ts';
 import { evaluateAlertRule } from '../lib/alerts/evaluate.ts';
@@ -76,6 +77,8 @@ const TENANT_FIELD: Record<string, string | null> = {
   [COLLECTIONS.exportJobs]: 'data.tenant',
   [COLLECTIONS.exportSlots]: 'tenant',
   [ROLLUP_MARKS]: 'tenant',
+  // The writes of `lastUpdate` in flight, read by the sync lists for `meta.syncFrom` (lib/db/writes-in-flight.ts).
+  [SYNC_WRITES_IN_FLIGHT]: 'tenant',
   // Service-wide: which version of the kept totals the store holds, read by _id.
   [COLLECTIONS.rollupState]: '_id',
   // Service-wide: the OAuth server's clients, grants, codes and tokens, each read by _id (kind and hashed id).

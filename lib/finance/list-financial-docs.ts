@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../context.ts';
 import { findFinancialDocs, findFinancialDocsByIds, FINANCIAL_DOC_SORTS, type FinancialDocFilter } from './financial-docs-repo.ts';
 import { serviceSecret } from '../db/service-secrets-repo.ts';
+import { SYNC_CLOCK_MARGIN_MS, syncFrom } from '../db/writes-in-flight.ts';
 import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';
 import type { CancellationStatus, FinancialDocument } from '../model/financial-document.ts';
@@ -35,7 +36,8 @@ export interface ListFinancialDocsInput {
   openAsOf?: string;
 }
 
-type Meta = PageMeta & { nextCursor: string | null; tenant: string };
+/** `syncFrom` (with `updatedSince`): where the next incremental sync resumes, lib/db/writes-in-flight.ts. */
+type Meta = PageMeta & { nextCursor: string | null; tenant: string; syncFrom?: string };
 export type FinancialDocsPage =
   { meta: Meta & { detail: 'summary' }; data: FinancialSummary[] } | { meta: Meta & { detail: 'full' }; data: FinancialDocumentView[] };
 
@@ -85,8 +87,11 @@ async function storedPage(
     sort: FINANCIAL_DOC_SORTS[sort],
     request: { page, limit, cursor },
     fetch: async (q) => (await keptOpenPage(ctx, tenant, filter, q)) ?? findFinancialDocs(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
+    // A sync walk (`updatedSince`) says where the next one resumes.
+    syncFrom: sort === 'sync' ? () => syncFrom(ctx.db, tenant, () => ctx.now().getTime(), SYNC_CLOCK_MARGIN_MS, ctx.config.queryTimeoutMs) : undefined,
   });
-  return { meta: { ...pageMeta, tenant }, docs };
+  const { syncFrom: from, ...meta } = pageMeta;
+  return { meta: { ...meta, ...(from === undefined ? {} : { syncFrom: new Date(from).toISOString() }), tenant }, docs };
 }
 
 /**

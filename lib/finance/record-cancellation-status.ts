@@ -26,6 +26,7 @@ import { invoiceCancellationRecord, isInEffect, recordStatus } from './cancellat
 import { withDerivedFields } from './derived-fields.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
+import { withSyncStamp } from '../db/writes-in-flight.ts';
 
 export interface RecordCancellationStatusInput {
   id: string;
@@ -102,8 +103,21 @@ function movedInPlace(doc: FinancialDocument, record: CanceledRecord, moved: Can
 }
 
 export async function recordCancellationStatus(ctx: ServiceContext, tenant: string, input: RecordCancellationStatusInput): Promise<FinancialSummary> {
+  // Stamped once registered as a write in flight, until written: a sync meanwhile resumes before it (lib/db/writes-in-flight.ts).
+  await withSyncStamp(
+    ctx.db,
+    tenant,
+    () => ctx.now().getTime(),
+    (stamp) => recordAnswer(ctx, tenant, input, new Date(stamp)),
+  );
+  const after = await findFinancialDocById(ctx.db, tenant, input.id, ctx.config.queryTimeoutMs);
+  if (!after) throw notFound('no such financial document for this tenant');
+  return financialSummary(after, await loadSummaryContext(ctx, tenant));
+}
+
+/** Records the answer over the document as read (the ledger's fact, or the document in place), stamped `now`. */
+async function recordAnswer(ctx: ServiceContext, tenant: string, input: RecordCancellationStatusInput, now: Date): Promise<void> {
   const timeout = ctx.config.queryTimeoutMs;
-  const now = ctx.now();
   const at = input.consultedAt === undefined ? now.getTime() : Date.parse(input.consultedAt);
   const doc = await findFinancialDocById(ctx.db, tenant, input.id, timeout);
   if (!doc) throw notFound('no such financial document for this tenant');
@@ -126,7 +140,4 @@ export async function recordCancellationStatus(ctx: ServiceContext, tenant: stri
       }
     }
   }
-  const after = await findFinancialDocById(ctx.db, tenant, input.id, timeout);
-  if (!after) throw notFound('no such financial document for this tenant');
-  return financialSummary(after, await loadSummaryContext(ctx, tenant));
 }

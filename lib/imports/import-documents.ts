@@ -10,8 +10,9 @@
  * written by lib/received (docs/domain.md, "Received CFDIs"); neither: refused — and only then write, in batches of files (applyBatch): the
  * facts (the ledger, lib/finance/ledger/record-facts.ts), the trips, and each
  * affected invoice's document rebuilt by the ledger from all its facts. Every write is a whole-document upsert (bulk, unordered) skipped when
- * nothing changed; documents and trips that do change get `lastUpdate` = write
- * time, so incremental sync (`updatedSince`) sees them. Hence:
+ * nothing changed; documents and trips that do change get `lastUpdate` = the batch's
+ * time, taken once the batch is registered as a write in flight (lib/db/writes-in-flight.ts),
+ * so incremental sync (`updatedSince` from the lists' `meta.syncFrom`) sees them. Hence:
  * - importing the same file again changes nothing (reported `skipped`);
  * - a payment complement or cancellation that arrives before its invoice is
  *   kept and applied when the invoice arrives;
@@ -41,6 +42,7 @@ import { financialDocId, invoicesOf, type CancellationInfoFact, type FactKind, t
 import { kindClashes, prepareLedger, rebuildInvoices, recordFacts, type PlannedFact, type WriteOutcome } from '../finance/ledger/record-facts.ts';
 import type { components } from '../../generated/api.d.ts';
 import type { Conforms } from '../spec/conforms.ts';
+import { withSyncStamp } from '../db/writes-in-flight.ts';
 
 export type ImportFileStatus = WriteOutcome | 'rejected';
 export type ImportFileKind = 'invoice' | 'creditNote' | 'payment' | 'cancellation' | 'cancellationRequest' | 'transfer' | 'satMetadata';
@@ -187,7 +189,17 @@ type BatchItem = { name: string; planned: Planned; sha256: string; bytes: Buffer
  * files are imported again.
  */
 async function applyBatch(ctx: ServiceContext, tenant: string, batch: readonly BatchItem[]): Promise<ImportFileResult[]> {
-  const now = ctx.now();
+  // The batch's stamp is taken once it is registered as a write in flight, and the entry stays until
+  // its last document is written: a sync that reads meanwhile resumes before it (lib/db/writes-in-flight.ts).
+  return withSyncStamp(
+    ctx.db,
+    tenant,
+    () => ctx.now().getTime(),
+    (stamp) => writeBatch(ctx, tenant, batch, new Date(stamp)),
+  );
+}
+
+async function writeBatch(ctx: ServiceContext, tenant: string, batch: readonly BatchItem[], now: Date): Promise<ImportFileResult[]> {
   const items = await refuseKindClashes(ctx, tenant, batch);
   const all = items.filter((i): i is Extract<BatchItem, { planned: Planned }> => 'planned' in i);
   const planned = all.filter((p) => !p.planned.received);
@@ -283,7 +295,14 @@ async function metadataFile(
 ): Promise<ImportFileResult | null> {
   let metadata: MetadataResult | null;
   try {
-    metadata = await importMetadata(ctx, tenant, await open(), maxBytes, { checkAbort });
+    // Its writes stamp documents with ctx.now() after registering (lib/db/writes-in-flight.ts).
+    const source = await open();
+    metadata = await withSyncStamp(
+      ctx.db,
+      tenant,
+      () => ctx.now().getTime(),
+      () => importMetadata(ctx, tenant, source, maxBytes, { checkAbort }),
+    );
   } catch (err) {
     if (!(err instanceof ImportRejection)) throw err;
     return { name, status: 'rejected', kind: 'satMetadata', reason: err.reason };

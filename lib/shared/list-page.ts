@@ -11,7 +11,8 @@ export interface ListRequest {
 }
 
 export interface ListPage<T> {
-  meta: PageMeta & { nextCursor: string | null };
+  /** `syncFrom` (epoch ms) when the list was asked for one. */
+  meta: PageMeta & { nextCursor: string | null; syncFrom?: number };
   docs: T[];
 }
 
@@ -21,6 +22,12 @@ export interface ListPage<T> {
  * the next one, so a client can switch to cursors at any page. One extra
  * document is read to know whether there is a next page; the total is counted
  * on the first page of a walk and carried along in the cursor.
+ *
+ * With `syncFrom` (lib/db/writes-in-flight.ts), the page also says where an incremental sync
+ * resumes: computed before the walk's first page is read and carried unchanged to its every
+ * page, so a write committed between two pages with an earlier stamp is still at or after it.
+ * The cursor carries it as one more number after the sort key (signed like the rest; the
+ * payload keeps its documented form).
  */
 export async function listPage<T extends Document>(opts: {
   secret: Buffer;
@@ -28,20 +35,27 @@ export async function listPage<T extends Document>(opts: {
   sort: KeysetSort;
   request: ListRequest;
   fetch: (q: PageQuery) => Promise<{ total: number | null; docs: T[] }>;
+  syncFrom?: () => Promise<number>;
 }): Promise<ListPage<T>> {
   const { secret, binding, sort, request } = opts;
   const limit = request.limit;
   let total: number;
   let page: number;
   let found: T[];
+  let syncFrom: number | undefined;
   if (request.cursor !== undefined) {
     // Whether the cursor is this walk's comes first: one that is not is a 404 whatever else is asked.
     const position = decodeCursor(secret, request.cursor, binding);
     if (request.page !== 1) throw invalidQuery('cursor', 'cursor cannot be combined with page: the cursor already says where the next page starts');
-    found = (await opts.fetch({ sort, skip: 0, limit: limit + 1, after: position.key, count: false })).docs;
+    const carried = position.key.length === sort.length + 1 ? position.key[sort.length] : undefined;
+    // A cursor issued without it (before it was carried) starts its own: the page is still read after it.
+    if (opts.syncFrom) syncFrom = typeof carried === 'number' ? carried : await opts.syncFrom();
+    found = (await opts.fetch({ sort, skip: 0, limit: limit + 1, after: position.key.slice(0, sort.length), count: false })).docs;
     total = position.total;
     page = position.page;
   } else {
+    // Before anything of the walk is read (lib/db/writes-in-flight.ts, the proof).
+    if (opts.syncFrom) syncFrom = await opts.syncFrom();
     const window = pageWindow(request);
     const res = await opts.fetch({ sort, skip: window.skip, limit: limit + 1, count: true });
     found = res.docs;
@@ -51,8 +65,10 @@ export async function listPage<T extends Document>(opts: {
   const hasMore = found.length > limit;
   const docs = hasMore ? found.slice(0, limit) : found;
   const last = docs[docs.length - 1];
-  const nextCursor = hasMore && last ? encodeCursor(secret, binding, { key: sortKey(sort, last), total, page: page + 1 }) : null;
-  return { meta: { total, page, limit, pages: Math.ceil(total / limit), hasMore, nextCursor }, docs };
+  const key = last ? [...sortKey(sort, last), ...(syncFrom === undefined ? [] : [syncFrom])] : [];
+  const nextCursor = hasMore && last ? encodeCursor(secret, binding, { key, total, page: page + 1 }) : null;
+  const meta = { total, page, limit, pages: Math.ceil(total / limit), hasMore, nextCursor };
+  return { meta: syncFrom === undefined ? meta : { ...meta, syncFrom }, docs };
 }
 
 /** An ISO 8601 date-time as the stored `lastUpdate` strings are written (UTC, milliseconds). */

@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../context.ts';
 import { findTrips, TRIP_SORTS, type TripFilter } from './trips-repo.ts';
 import { serviceSecret } from '../db/service-secrets-repo.ts';
+import { SYNC_CLOCK_MARGIN_MS, syncFrom } from '../db/writes-in-flight.ts';
 import { filtersFingerprint } from '../shared/cursor.ts';
 import { isoInstant, listPage } from '../shared/list-page.ts';
 import type { TripDocument } from '../model/trip-document.ts';
@@ -33,7 +34,8 @@ export interface ListShipmentsInput {
   cursor?: string;
 }
 
-type Meta = PageMeta & { nextCursor: string | null; tenant: string };
+/** `syncFrom` (with `updatedSince`): where the next incremental sync resumes, lib/db/writes-in-flight.ts. */
+type Meta = PageMeta & { nextCursor: string | null; tenant: string; syncFrom?: string };
 export type ShipmentsPage = { meta: Meta & { detail: 'summary' }; data: TripSummary[] } | { meta: Meta & { detail: 'full' }; data: TripDocumentView[] };
 
 const both = (a: InstantRange | undefined, b: InstantRange): InstantRange | undefined => {
@@ -94,8 +96,11 @@ async function storedPage(ctx: ServiceContext, tenant: string, input: Omit<ListS
     sort: TRIP_SORTS[sort],
     request: { page, limit, cursor },
     fetch: (q) => findTrips(ctx.db, tenant, filter, q, ctx.config.queryTimeoutMs),
+    // A sync walk (`updatedSince`) says where the next one resumes.
+    syncFrom: sort === 'sync' ? () => syncFrom(ctx.db, tenant, () => ctx.now().getTime(), SYNC_CLOCK_MARGIN_MS, ctx.config.queryTimeoutMs) : undefined,
   });
-  return { meta: { ...pageMeta, tenant }, docs };
+  const { syncFrom: from, ...meta } = pageMeta;
+  return { meta: { ...meta, ...(from === undefined ? {} : { syncFrom: new Date(from).toISOString() }), tenant }, docs };
 }
 
 // Checked against the spec's page schemas (each detail level its own).

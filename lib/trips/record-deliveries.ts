@@ -15,6 +15,7 @@ import type { TripDocument } from '../model/trip-document.ts';
 import { addTo } from '../shared/add-to.ts';
 import { writeMarkingTripDays } from './trip-days.ts';
 import { applyLegDelivery, nextLastUpdate, type DeliveryInput, type DeliveryProblem } from './leg-delivery.ts';
+import { withSyncStamp } from '../db/writes-in-flight.ts';
 
 export interface DeliveryRequest {
   tripId: string;
@@ -55,53 +56,63 @@ export async function recordDeliveries(
   requests.forEach((r, i) => addTo(byTrip, r.tripId, i));
   let pending = [...byTrip.keys()];
   const timeout = ctx.config.queryTimeoutMs;
+  /** Applies the chunk's deliveries to the trips read and writes those that changed; answers the trips another writer changed meanwhile. */
+  const writeChunk = async (ids: readonly string[], found: ReadonlyMap<string, TripDocument>, now: Date): Promise<Set<string>> => {
+    const writes: TripReplacement[] = [];
+    const finals = new Map<string, TripDocument>();
+    for (const id of ids) {
+      const stored = found.get(id);
+      const mine = byTrip.get(id)!;
+      if (!stored) {
+        for (const i of mine) results[i] = { status: 'no-trip' };
+        continue;
+      }
+      let trip = stored;
+      const changed: number[] = [];
+      for (const i of mine) {
+        const out = applyLegDelivery(trip, requests[i]!.shipmentId, requests[i]!.input, now.getTime());
+        if (out.status === 'no-leg') results[i] = { status: 'no-leg' };
+        else if (out.status === 'invalid') results[i] = { status: 'invalid', problems: out.problems };
+        else {
+          if (out.status === 'applied') changed.push(i);
+          trip = out.trip;
+          results[i] = { status: out.status, trip };
+        }
+      }
+      if (changed.length > 0) {
+        trip = { ...trip, lastUpdate: nextLastUpdate(stored.lastUpdate, now) };
+        writes.push({ trip, readLastUpdate: stored.lastUpdate });
+      }
+      finals.set(id, trip);
+    }
+    // The days of the versions read and of the new ones are marked around the write (docs/rollups.md).
+    const touched = writes.flatMap((w) => [w.trip, found.get(w.trip._id)!]);
+    const written = await writeMarkingTripDays(ctx.db, tenant, touched, () => replaceTripsIfUnchanged(ctx.db, tenant, writes, timeout));
+    const lost = new Set(writes.filter((w) => !written.has(w.trip._id)).map((w) => w.trip._id));
+    // Every delivery of a trip answers with the trip as it is now stored.
+    for (const [id, trip] of finals) {
+      if (lost.has(id)) continue;
+      for (const i of byTrip.get(id)!) {
+        const r = results[i];
+        if (r && (r.status === 'applied' || r.status === 'unchanged')) results[i] = { status: r.status, trip };
+      }
+    }
+    return lost;
+  };
   for (let attempt = 0; attempt < WRITE_ATTEMPTS && pending.length > 0; attempt++) {
     const retry: string[] = [];
     for (let c = 0; c < pending.length; c += CHUNK) {
       if (signal?.aborted) throw new DeliveriesAborted();
       const ids = pending.slice(c, c + CHUNK);
       const found = new Map((await findTripsByIds(ctx.db, tenant, ids, timeout)).map((t) => [t._id, t]));
-      const now = ctx.now();
-      const writes: TripReplacement[] = [];
-      const finals = new Map<string, TripDocument>();
-      for (const id of ids) {
-        const stored = found.get(id);
-        const mine = byTrip.get(id)!;
-        if (!stored) {
-          for (const i of mine) results[i] = { status: 'no-trip' };
-          continue;
-        }
-        let trip = stored;
-        const changed: number[] = [];
-        for (const i of mine) {
-          const out = applyLegDelivery(trip, requests[i]!.shipmentId, requests[i]!.input, now.getTime());
-          if (out.status === 'no-leg') results[i] = { status: 'no-leg' };
-          else if (out.status === 'invalid') results[i] = { status: 'invalid', problems: out.problems };
-          else {
-            if (out.status === 'applied') changed.push(i);
-            trip = out.trip;
-            results[i] = { status: out.status, trip };
-          }
-        }
-        if (changed.length > 0) {
-          trip = { ...trip, lastUpdate: nextLastUpdate(stored.lastUpdate, now) };
-          writes.push({ trip, readLastUpdate: stored.lastUpdate });
-        }
-        finals.set(id, trip);
-      }
-      // The days of the versions read and of the new ones are marked around the write (docs/rollups.md).
-      const touched = writes.flatMap((w) => [w.trip, found.get(w.trip._id)!]);
-      const written = await writeMarkingTripDays(ctx.db, tenant, touched, () => replaceTripsIfUnchanged(ctx.db, tenant, writes, timeout));
-      const lost = new Set(writes.filter((w) => !written.has(w.trip._id)).map((w) => w.trip._id));
+      // Stamped once registered as a write in flight, until written: a sync meanwhile resumes before it (lib/db/writes-in-flight.ts).
+      const lost = await withSyncStamp(
+        ctx.db,
+        tenant,
+        () => ctx.now().getTime(),
+        (stamp) => writeChunk(ids, found, new Date(stamp)),
+      );
       retry.push(...lost);
-      // Every delivery of a trip answers with the trip as it is now stored.
-      for (const [id, trip] of finals) {
-        if (lost.has(id)) continue;
-        for (const i of byTrip.get(id)!) {
-          const r = results[i];
-          if (r && (r.status === 'applied' || r.status === 'unchanged')) results[i] = { status: r.status, trip };
-        }
-      }
     }
     pending = retry;
   }
