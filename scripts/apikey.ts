@@ -9,15 +9,31 @@ import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
 import { ensureIndexes } from '../lib/service-indexes.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../lib/auth/api-keys.ts';
-import { isValidRfc } from '../lib/tax/rfc.ts';
+import { isValidRfc, normalizeRfc } from '../lib/tax/rfc.ts';
 import { API_SCOPES, type ApiScope } from '../lib/auth/api-key-record.ts';
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { tenant: { type: 'string' }, label: { type: 'string' }, scopes: { type: 'string' } },
-});
-const [command, arg] = positionals;
 const usage = 'usage: npm run apikey -- create --tenant <RFC> [--label <text>] [--scopes read,write] | revoke <id-or-prefix> | list --tenant <RFC>';
+let parsed: { positionals: string[]; values: { tenant?: string; label?: string; scopes?: string; help?: boolean } };
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: { tenant: { type: 'string' }, label: { type: 'string' }, scopes: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+  });
+} catch (err) {
+  console.error(`${(err as Error).message}. ${usage}`);
+  process.exit(2);
+}
+const { positionals, values } = parsed;
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const [command, arg] = positionals;
+// revoke takes one id; create and list none (a second word is a mistake, never silently dropped).
+if (positionals.length > (command === 'revoke' ? 2 : 1)) {
+  console.error(`unexpected argument "${positionals[command === 'revoke' ? 2 : 1]}". ${usage}`);
+  process.exit(2);
+}
 
 function parseScopes(): ApiScope[] | undefined {
   if (values.scopes === undefined) return undefined;
@@ -31,7 +47,8 @@ function parseScopes(): ApiScope[] | undefined {
 }
 
 function requireTenant(): string {
-  const tenant = values.tenant?.toUpperCase();
+  // Trimmed and upper-cased as the service stores tenants: " TGO…" would name a tenant of its own.
+  const tenant = values.tenant === undefined ? undefined : normalizeRfc(values.tenant);
   if (!tenant || !isValidRfc(tenant)) {
     console.error(`--tenant must be an RFC (12 or 13 characters). ${usage}`);
     process.exit(2);

@@ -20,20 +20,28 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { openDatabase } from './embedded-mongo/open-database.ts';
 import { prepareDatabase } from '../lib/prepare-database.ts';
-import { isValidRfc } from '../lib/tax/rfc.ts';
+import { isValidRfc, normalizeRfc } from '../lib/tax/rfc.ts';
 import { importDocuments } from '../lib/imports/import-documents.ts';
 import { formatOfName, type ImportInput } from '../lib/imports/import-sources.ts';
 
 const usage = 'usage: npm run import -- --tenant <RFC> <files or folders…> [--json]';
-let parsed: { positionals: string[]; values: { tenant?: string; json?: boolean } };
+let parsed: { positionals: string[]; values: { tenant?: string; json?: boolean; help?: boolean } };
 try {
-  parsed = parseArgs({ allowPositionals: true, options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false } } });
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: { tenant: { type: 'string' }, json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+  });
 } catch (err) {
   console.error(`${(err as Error).message}. ${usage}`);
   process.exit(2);
 }
 const { positionals, values } = parsed;
-const tenant = values.tenant?.toUpperCase();
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+// Trimmed and upper-cased as the service stores tenants (lib/tax/rfc.ts).
+const tenant = values.tenant === undefined ? undefined : normalizeRfc(values.tenant);
 if (!tenant || !isValidRfc(tenant) || positionals.length === 0) {
   console.error(!tenant || !isValidRfc(tenant) ? `--tenant must be an RFC (12 or 13 characters). ${usage}` : usage);
   process.exit(2);
@@ -51,12 +59,29 @@ async function* filesOf(args: string[]): AsyncGenerator<ImportInput> {
       yield { name: arg, path: arg };
       continue;
     }
+    if (!info.isDirectory()) {
+      yield { name: arg, rejection: 'not a regular file or folder (a device, a pipe or a socket)' };
+      continue;
+    }
     const walk = async function* (dir: string): AsyncGenerator<ImportInput> {
-      const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      let entries;
+      try {
+        entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      } catch (err) {
+        // An unreadable folder is rejected with its reason; the rest of the walk is imported.
+        yield { name: dir, rejection: `cannot read the folder (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+        return;
+      }
       for (const e of entries) {
         const full = path.join(dir, e.name);
         if (e.isDirectory()) yield* walk(full);
         else if (e.isFile()) yield formatOfName(e.name) === 'other' ? { name: full, ignored: true } : { name: full, path: full };
+        else if (e.isSymbolicLink()) {
+          // A link to a file is read as the file; a link to a folder is not followed (links can loop).
+          const target = await stat(full).catch(() => null);
+          if (target?.isFile()) yield formatOfName(e.name) === 'other' ? { name: full, ignored: true } : { name: full, path: full };
+          else yield { name: full, rejection: target ? 'a symbolic link to a folder is not followed: give the folder itself' : 'a symbolic link to nothing' };
+        }
       }
     };
     yield* walk(arg);

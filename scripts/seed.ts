@@ -32,6 +32,8 @@ function fail(message: string): never {
 
 function count(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
+  // Digits only: Number('') is 0, so an empty value (an unset shell variable) would load nothing and, with --drop, erase.
+  if (!/^\d[\d_]*$/.test(raw)) fail(`--${name} must be an integer between 0 and 10,000,000 (got "${raw}")`);
   const n = Number(raw.replace(/_/g, ''));
   if (!Number.isInteger(n) || n < 0 || n > 10_000_000) fail(`--${name} must be an integer between 0 and 10,000,000 (got "${raw}")`);
   return n;
@@ -63,7 +65,7 @@ if (values.help) {
 }
 const invoices = count('invoices', values.invoices, 3000);
 const tripCount = count('trips', values.trips, 3000);
-const seed = values.seed === undefined ? DEFAULT_DEMO_SEED : Number(values.seed);
+const seed = values.seed === undefined ? DEFAULT_DEMO_SEED : /^-?\d+$/.test(values.seed) ? Number(values.seed) : NaN;
 if (!Number.isSafeInteger(seed)) fail(`--seed must be an integer (got "${values.seed}")`);
 
 const config = loadConfig();

@@ -5,7 +5,7 @@
  */
 import type { Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile, copyFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, symlink, writeFile, copyFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startHarness, KEY_A, TENANT_A } from '../helpers/harness.ts';
@@ -148,6 +148,33 @@ export default async function operationsTests(t: Test): Promise<void> {
       t.equal(usage.code, 2, `usage error: ${args.join(' ')}`);
       t.match(usage.out, 'usage: npm run import');
     }
+    const help = await cli(['--help']);
+    t.equal(help.code, 0, 'help is not an error');
+    t.match(help.out, 'usage: npm run import');
+  });
+
+  t.test('CLI: the tenant as the service stores it, and every path a folder can hold answered with its reason', async (t) => {
+    await wipe();
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'import-cli-paths-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    await mkdir(path.join(dir, 'walked'));
+    await copyFile(path.join(FIXTURE_DIR, '01-freight-invoice-retention.xml'), path.join(dir, 'invoice.xml'));
+    await symlink(path.join(dir, 'invoice.xml'), path.join(dir, 'walked', 'linked.xml'));
+    await symlink(dir, path.join(dir, 'walked', 'loop'));
+
+    // Spaces around the RFC (a pasted value) name the same tenant, never one of their own.
+    const spaced = await cli(['--tenant', ` ${TENANT_A.toLowerCase()} `, path.join(dir, 'walked')]);
+    t.equal(spaced.code, 3, spaced.out);
+    t.match(spaced.out, `${TENANT_A}: 2 files`);
+    t.equal((await get('/api/financial-docs?limit=1&startDate=2026-10-01&endDate=2026-10-31')).meta.total, 1, "the linked file, read as the tenant's");
+    t.match(spaced.out, /rejected .*loop: a symbolic link to a folder is not followed/);
+
+    // A device (or a pipe) is not a file to import: rejected, the rest imported, no stack.
+    const device = await cli(['--tenant', TENANT_A, '/dev/null', path.join(dir, 'invoice.xml')]);
+    t.equal(device.code, 3, device.out);
+    t.match(device.out, /rejected .*\/dev\/null: not a regular file or folder/);
+    t.match(device.out, '1 skipped');
+    t.notMatch(device.out, /\n\s+at /, 'no stack trace');
   });
 
   t.test('facts imported before importLinks existed are linked on the next import (backfill), so documents still see every fact', async (t) => {
