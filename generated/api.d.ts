@@ -2914,6 +2914,12 @@ export interface components {
              */
             status: "queued" | "running" | "ready" | "failed" | "expired";
             /**
+             * Format: date-time
+             * @description A list exported with `updatedSince`, once ready: where the next incremental sync resumes (pass it as `updatedSince`), as the list's `meta.syncFrom` says; null otherwise.
+             * @example 2026-03-28T17:02:10.000Z
+             */
+            syncFrom: string | null;
+            /**
              * @description The table of a CSV (null: the first; an XLSX holds them all).
              * @example data
              */
@@ -5741,7 +5747,8 @@ export interface components {
                  *       },
                  *       "file": null,
                  *       "download": null,
-                 *       "failure": null
+                 *       "failure": null,
+                 *       "syncFrom": null
                  *     }
                  */
                 "application/json": components["schemas"]["Export"];
@@ -8214,7 +8221,8 @@ export interface operations {
                      *             "url": "https://api.example.com/api/shared-exports/ZlDxwqGyw9Tl9sABZlFBVFRHTzg1MDEwMUFCMQ.pTiqtyg3bcZDWVzIbAv8M6FGbx7hmZTVH1e9tNtV2Vo",
                      *             "expiresAt": "2026-03-29T17:02:41.000Z"
                      *           },
-                     *           "failure": null
+                     *           "failure": null,
+                     *           "syncFrom": null
                      *         }
                      *       ]
                      *     }
@@ -8276,7 +8284,8 @@ export interface operations {
                      *       },
                      *       "file": null,
                      *       "download": null,
-                     *       "failure": null
+                     *       "failure": null,
+                     *       "syncFrom": null
                      *     }
                      */
                     "application/json": components["schemas"]["Export"];

@@ -240,6 +240,33 @@ t.test('CSV and XLSX of a filtered list equal its JSON pages', async (t) => {
   );
 });
 
+t.test('a list exported with updatedSince says where the next sync resumes (syncFrom), as its JSON pages do; without it, null', async (t) => {
+  // No write in flight: the export's clock (the test's) less the documented 2 s margin (docs/using-the-api.md).
+  const expected = new Date(clock - 2000).toISOString();
+  const json = (await api('GET', '/api/financial-docs?limit=1&updatedSince=2020-01-01T00:00:00Z')).json<{ meta: { syncFrom: string } }>();
+  t.equal(json.meta.syncFrom, expected, 'the JSON page, by hand');
+  for (const dataset of ['financial-docs', 'shipments']) {
+    const v = await ready((await queueExport(dataset, { format: 'csv', updatedSince: '2020-01-01T00:00:00Z' })).id);
+    t.equal((v as ExportView & { syncFrom: string | null }).syncFrom, expected, `${dataset}: the export`);
+    const got = await api('GET', `/api/exports/${v.id}`);
+    assertConforms(t, got, 'GET', '/api/exports/:id');
+  }
+  const plain = await ready((await queueExport('financial-docs', { format: 'csv' })).id);
+  t.equal((plain as ExportView & { syncFrom: string | null }).syncFrom, null, 'no updatedSince: nothing to resume from');
+  const queued = await queueExport('shipments', { format: 'csv', updatedSince: '2020-01-01T00:00:00Z' });
+  t.equal((queued as ExportView & { syncFrom: string | null }).syncFrom, null, 'not before it is ready');
+
+  const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY }, '?toolsets=exports');
+  const made = (await client.callTool({ name: 'exportFinancialDocs', arguments: { format: 'csv', updatedSince: '2020-01-01T00:00:00Z' } })) as unknown as {
+    structuredContent: ExportView;
+  };
+  await ready(made.structuredContent.id);
+  const viaMcp = (await client.callTool({ name: 'getExport', arguments: { id: made.structuredContent.id } })) as unknown as {
+    structuredContent: ExportView & { syncFrom: string | null };
+  };
+  t.equal(viaMcp.structuredContent.syncFrom, expected, 'MCP: getExport');
+});
+
 t.test('a report exports as its JSON answer: the CSV holds its first table, the XLSX every table', async (t) => {
   const QS = 'startDate=2025-07-01&endDate=2025-12-31';
   const res = await api('GET', `/api/tax-summary?${QS}`);

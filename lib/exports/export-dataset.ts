@@ -31,6 +31,11 @@ export interface ExportContext {
   readonly config: ServiceContext['config'];
   /** Told a table's row count when the dataset knows it before its rows (a list's first page): the export's progress. */
   readonly onTotal?: (table: string, total: number) => void;
+  /**
+   * Told where an incremental sync resumes after this file: a list read with `updatedSince` gives its first page's
+   * `meta.syncFrom` (lib/db/writes-in-flight.ts), kept with the export.
+   */
+  readonly onSyncFrom?: (syncFrom: string) => void;
 }
 
 export interface ExportDataset {

@@ -39,6 +39,8 @@ export interface ExportDocument {
   file: ExportFile | null;
   /** When the file and its link stop being served (set when ready). */
   expiresAt: Date | null;
+  /** A list read with `updatedSince`: where the next incremental sync resumes (set when ready; absent on older records). */
+  syncFrom?: Date | null;
   error: string | null;
 }
 

@@ -21,6 +21,7 @@ export interface ExportView {
   download: { url: string; expiresAt: string } | null;
   /** Why it failed (not `error`: an MCP tool error's structuredContent is the error body). */
   failure: string | null;
+  syncFrom: string | null;
 }
 
 export const sharedExportPath = (token: string): string => `/api/shared-exports/${token}`;
@@ -50,6 +51,7 @@ export async function exportView(ctx: Pick<ServiceContext, 'db' | 'config' | 'no
     file,
     download,
     failure: doc.error,
+    syncFrom: doc.syncFrom?.toISOString() ?? null,
   };
 }
 

@@ -76,11 +76,13 @@ export async function finishExport(
   db: Db,
   tenant: string,
   _id: ObjectId,
-  outcome: { status: 'ready'; file: ExportFile; rows: number; total: number; expiresAt: Date } | { status: 'failed'; error: string },
+  outcome: { status: 'ready'; file: ExportFile; rows: number; total: number; expiresAt: Date; syncFrom: Date | null } | { status: 'failed'; error: string },
   now: Date,
 ): Promise<ExportDocument | null> {
   const fields =
-    outcome.status === 'ready' ? { file: outcome.file, rows: outcome.rows, total: outcome.total, expiresAt: outcome.expiresAt } : { error: outcome.error };
+    outcome.status === 'ready'
+      ? { file: outcome.file, rows: outcome.rows, total: outcome.total, expiresAt: outcome.expiresAt, syncFrom: outcome.syncFrom }
+      : { error: outcome.error };
   return exportsCollection(db).findOneAndUpdate(
     { tenant, _id, status: 'running' },
     { $set: { status: outcome.status, finishedAt: now, ...fields } },

@@ -19,7 +19,7 @@ import { cellAt, columnsOf, listItemSchema, specOperation } from './spec-columns
 
 /** What a list's page says about the next one. */
 interface AnyPage {
-  meta: { total?: number | null; hasMore: boolean; nextCursor?: string | null };
+  meta: { total?: number | null; hasMore: boolean; nextCursor?: string | null; syncFrom?: string };
   data: readonly unknown[];
 }
 type Query = Readonly<Record<string, unknown>>;
@@ -63,6 +63,7 @@ function listDataset(name: string, operationId: string, fetch: PageFetch): Expor
       async function* rows(): AsyncGenerator<readonly ExportCell[]> {
         const items = walkList(fetch, ctx, query, limit, (first) => {
           if (typeof first.meta.total === 'number') ctx.onTotal?.(LIST_TABLE, first.meta.total);
+          if (typeof first.meta.syncFrom === 'string') ctx.onSyncFrom?.(first.meta.syncFrom);
         });
         for await (const item of items) yield columns.map((c) => cellAt(item, c.name));
       }

@@ -38,9 +38,10 @@ export type RunOutcome = { nextRunInMs: number | null };
 class ExportRefused extends Error {}
 
 /** Writes the file; resolves with its row count and the total the dataset announced (null: none). */
-async function build(ctx: ExportRunContext, doc: ExportDocument, sink: Writable): Promise<{ rows: number; total: number | null }> {
+async function build(ctx: ExportRunContext, doc: ExportDocument, sink: Writable): Promise<{ rows: number; total: number | null; syncFrom: Date | null }> {
   let rows = 0;
   let total: number | null = null;
+  let syncFrom: Date | null = null;
   let written = Date.now();
   const exportCtx: ExportContext = {
     db: ctx.db,
@@ -49,6 +50,9 @@ async function build(ctx: ExportRunContext, doc: ExportDocument, sink: Writable)
     config: ctx.config,
     onTotal: (_table, n) => {
       total = (total ?? 0) + n;
+    },
+    onSyncFrom: (at) => {
+      syncFrom = new Date(at);
     },
   };
   const counted: RowCounter = async () => {
@@ -60,19 +64,19 @@ async function build(ctx: ExportRunContext, doc: ExportDocument, sink: Writable)
   };
   if (doc.dataset === ORIGINALS_DATASET) {
     await writeOriginalsZip(exportCtx, originalsQuery(doc.query), sink, counted);
-    return { rows, total };
+    return { rows, total, syncFrom };
   }
   const dataset = datasetNamed(doc.dataset);
   if (!dataset) throw new ExportRefused(`the dataset ${doc.dataset} is no longer exported by this service`);
   const tables = await dataset.tables(exportCtx, doc.query);
   if (doc.format === 'xlsx') {
     await writeXlsx(tables, sink, counted);
-    return { rows, total };
+    return { rows, total, syncFrom };
   }
   const table = doc.table === null ? tables[0] : tables.find((t) => t.name === doc.table);
   if (!table) throw new ExportRefused(`table ${doc.table ?? ''} is not one of the dataset's tables: ${tables.map((t) => t.name).join(', ')}`);
   await writeCsv(table, sink, counted);
-  return { rows, total };
+  return { rows, total, syncFrom };
 }
 
 const fileName = (doc: ExportDocument): string =>
@@ -130,10 +134,11 @@ async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId, met
   await deleteExportChunks(ctx.db, tenant, _id);
   let rows: number;
   let total: number | null;
+  let syncFrom: Date | null;
   let file: ExportFile;
   try {
     const sink = chunkSink(ctx.db, tenant, _id);
-    ({ rows, total } = await build(ctx, started, sink));
+    ({ rows, total, syncFrom } = await build(ctx, started, sink));
     file = { name: fileName(started), contentType: CONTENT_TYPES[started.format], ...sink.summary() };
   } catch (err) {
     const own = err instanceof ExportRefused || err instanceof ApiError;
@@ -160,7 +165,7 @@ async function runOnce(ctx: ExportRunContext, tenant: string, _id: ObjectId, met
   }
   // Whole seconds: the signed link's expiry is in seconds.
   const expiresAt = new Date((Math.floor(ctx.now().getTime() / 1000) + ctx.exports.ttlSeconds) * 1000);
-  const ready = await finishExport(ctx.db, tenant, _id, { status: 'ready', file, rows, total: total ?? rows, expiresAt }, ctx.now());
+  const ready = await finishExport(ctx.db, tenant, _id, { status: 'ready', file, rows, total: total ?? rows, expiresAt, syncFrom }, ctx.now());
   if (!ready) return { nextRunInMs: null };
   metrics.exportRun('ready');
   await raise(ctx, ready);
