@@ -9,8 +9,11 @@
  *   O_EXCL and holds the owner's PID (and, on Linux, its start time, so a reused PID is not
  *   mistaken for the owner). A lock whose owner is gone (kill -9, a crash) is stale and taken
  *   over; the lock is removed when its owner exits. A live owner: DataDirError naming it.
- *   CLI tools (npm run apikey, import, seed, worker) take no lock: they attach to the
- *   service's engine through its port file (scripts/embedded-mongo/open-database.ts).
+ * - lockHolder, acquireToolLock: CLI tools (npm run apikey, import, rollups, seed, worker) attach
+ *   to a live service's engine and take no lock then; without a service, a tool runs an engine of
+ *   its own and holds `DATA_DIR/tool.lock` (the same PID and start time, and its command) while
+ *   it does, so another tool is refused at once (DataDirInUseError, toolInUseMessage) instead of
+ *   attaching to an engine that stops when its owner ends (scripts/embedded-mongo/open-database.ts).
  */
 import { closeSync, fsyncSync, openSync, readFileSync, rmSync, statfsSync, unlinkSync, writeSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +28,8 @@ export class DataDirError extends Error {
 /** Free space DATA_DIR must have at start (the engine's store grows from nothing to tens of MB with the demo data). */
 export const MIN_FREE_BYTES = 16 * 1024 * 1024;
 export const SERVICE_LOCK_FILE = 'service.lock';
+/** Held by a CLI tool while it runs an embedded engine of its own on DATA_DIR (acquireToolLock). */
+export const TOOL_LOCK_FILE = 'tool.lock';
 const PROBE_BYTES = 64 * 1024;
 
 /** `read-only file system (EROFS)` from a Node fs error (its message without the code and the syscall/path). */
@@ -153,14 +158,39 @@ export interface ServiceLock {
   tookOverFrom: number | null;
 }
 
+/** A DATA_DIR another live process holds (a service, or a CLI tool running its own engine): the message is one line. */
+export class DataDirInUseError extends DataDirError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirInUseError';
+  }
+}
+
+/** The live holder of a lock: its PID and, for a tool, its command (`npm run import`). */
+export interface LockHolder {
+  pid: number;
+  command: string | null;
+}
+
+/** The live process holding DATA_DIR's `lockFile` (SERVICE_LOCK_FILE, TOOL_LOCK_FILE), or null (none, or a stale one). */
+export function lockHolder(dataDir: string, lockFile: string): LockHolder | null {
+  let text: string;
+  try {
+    text = readFileSync(path.join(path.resolve(dataDir), lockFile), 'utf8');
+  } catch {
+    return null;
+  }
+  const owner = parseOwner(text);
+  if (!owner || owner.pid === process.pid || !isAlive(owner)) return null;
+  return { pid: owner.pid, command: text.split('\n')[1]?.trim() || null };
+}
+
 /**
- * Takes DATA_DIR/service.lock for this process, or throws DataDirError (one line, naming the
- * DATA_DIR and the running service's PID) when a live process holds it.
+ * Creates `file` with O_EXCL holding this process's PID and start time (and `extra`, a second
+ * line), taking over a stale one; a live holder is `inUse(holder)`, thrown.
  */
-export function acquireServiceLock(dataDir: string): ServiceLock {
-  const dir = path.resolve(dataDir);
-  const file = path.join(dir, SERVICE_LOCK_FILE);
-  const mine = `${process.pid} ${processStart(process.pid) ?? ''}`.trim() + '\n';
+function acquireLock(dir: string, file: string, extra: string, inUse: (holder: LockHolder) => Error): ServiceLock {
+  const mine = `${process.pid} ${processStart(process.pid) ?? ''}`.trim() + '\n' + (extra ? `${extra}\n` : '');
   let tookOverFrom: number | null = null;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -182,9 +212,7 @@ export function acquireServiceLock(dataDir: string): ServiceLock {
       continue; // removed meanwhile: retry the exclusive create
     }
     const owner = parseOwner(staleText);
-    if (owner && owner.pid !== process.pid && isAlive(owner)) {
-      throw new DataDirError(`DATA_DIR ${dir} is already in use by a running service (PID ${owner.pid}, ${file}): stop it first or use another DATA_DIR`);
-    }
+    if (owner && owner.pid !== process.pid && isAlive(owner)) throw inUse({ pid: owner.pid, command: staleText.split('\n')[1]?.trim() || null });
     if (attempt >= 5) throw new DataDirError(`cannot use DATA_DIR ${dir}: cannot take over the stale lock ${file}`);
     // Stale (its owner is dead, or the file is empty: an owner killed while writing it): take it over,
     // only if it is still the stale one (a concurrent starter may have just taken it).
@@ -208,4 +236,34 @@ export function acquireServiceLock(dataDir: string): ServiceLock {
   };
   process.on('exit', release);
   return { file, release, tookOverFrom };
+}
+
+/**
+ * Takes DATA_DIR/service.lock for this process, or throws DataDirError (one line, naming the
+ * DATA_DIR and the running service's PID) when a live process holds it.
+ */
+export function acquireServiceLock(dataDir: string): ServiceLock {
+  const dir = path.resolve(dataDir);
+  const file = path.join(dir, SERVICE_LOCK_FILE);
+  return acquireLock(
+    dir,
+    file,
+    '',
+    (owner) => new DataDirError(`DATA_DIR ${dir} is already in use by a running service (PID ${owner.pid}, ${file}): stop it first or use another DATA_DIR`),
+  );
+}
+
+/** The one line a tool refused on a DATA_DIR another tool's engine holds prints (exit 2). */
+export function toolInUseMessage(dataDir: string, holder: LockHolder): string {
+  return `DATA_DIR ${path.resolve(dataDir)} is in use by another tool (${holder.command ?? 'a CLI tool'}, PID ${holder.pid}): wait for it to finish, or run the tools one after another`;
+}
+
+/**
+ * Takes DATA_DIR/tool.lock for a CLI tool that runs an engine of its own on DATA_DIR (no service
+ * runs there), naming `command` (`npm run import`), for as long as that engine runs; throws
+ * DataDirInUseError (toolInUseMessage) when another live tool holds it.
+ */
+export function acquireToolLock(dataDir: string, command: string): ServiceLock {
+  const dir = path.resolve(dataDir);
+  return acquireLock(dir, path.join(dir, TOOL_LOCK_FILE), command, (holder) => new DataDirInUseError(toolInUseMessage(dir, holder)));
 }
