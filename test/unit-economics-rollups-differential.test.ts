@@ -6,6 +6,8 @@
  * vehicles and drivers, legs delivered on different days, re-imports, deliveries through both
  * operations, cancellations and credit notes of the freight invoices, received CFDIs of every cost
  * category (plates named in the concepts, discounts, USD), their cancellations and credit notes,
+ * trips whose vehicle carries another plate (one of its own, or another vehicle's: a vehicle with
+ * several plates in a period, a plate two vehicles carried),
  * assignments to vehicles and trips moved between them (one, many as CSV and JSON, unassigned), a
  * change of the category rules, writes that fail halfway (trips, received CFDIs, assignments),
  * the worker's drain, a rebuild and a restart — every report for random periods (up to 366 days),
@@ -23,10 +25,10 @@ import { getFreightUnitEconomics, type UnitEconomicsInput } from '../lib/analyti
 import { writeMarkingTripDays } from '../lib/trips/trip-days.ts';
 import { writeMarkingAssignmentDays, writeMarkingReceivedDays } from '../lib/received/received-doc-days.ts';
 import { unitEconomicsRollups } from '../lib/analytics/unit-economics-rollup-kind.ts';
-import { comparable, compareRounds } from './helpers/differential.ts';
+import { comparable, compareRounds, mulberry32 } from './helpers/differential.ts';
 import { getOk, importer, mcpClient, restarter, startDifferential, workerPass } from './helpers/differential-service.ts';
 import { asCreditNote, cancellationFiles, crashAfterWrite, putCategoryRules, recordDelivery, sequence, uuids } from './helpers/differential-writes.ts';
-import { bypassCaught, eachWrite, randomWrites, verifier } from './helpers/differential-rounds.ts';
+import { bypassCaught, eachWrite, randomWrites, verifier, type WriteStep } from './helpers/differential-rounds.ts';
 import { BASE, DAY, dayOf, wallOf } from './helpers/differential-days.ts';
 import { plannedTripXml, type PlannedLeg, type PlannedTrip } from './helpers/carta-porte-xml.ts';
 
@@ -276,6 +278,94 @@ async function writeThatFails(): Promise<string> {
   return `failed assignment write on ${doc._id}`;
 }
 
+/**
+ * Plates a trip's vehicle carries besides its id (an import sets the plate as the id): drawn from a
+ * generator of their own, so the test's sequence of writes and reports is the one it always was.
+ */
+const side = mulberry32(s.seed ^ 0x5a17e5);
+const sidePick = <T>(xs: readonly T[]): T => xs[Math.floor(side() * xs.length)] as T;
+/** A plate no import gives (a vehicle's second plate of its own), and one named in a received CFDI of its own. */
+const EXTRA_PLATE = 'XE7890F';
+const nextSide = sequence();
+const sideUuidOf = uuids('0417EC01');
+
+/**
+ * A delivered trip's vehicle now carries another plate (its id stays): `own`, a plate only it carries
+ * besides its usual one (named by a received CFDI); `shared`, another vehicle's plate (that plate
+ * then names neither). Marked as a trip write.
+ */
+async function replate(kind: 'own' | 'shared' = side() < 0.5 ? 'own' : 'shared'): Promise<string> {
+  const delivered = await trips(h.db)
+    .find({ company: TENANT_A, 'shipments.unloadDate': { $ne: null } })
+    .sort({ _id: 1 })
+    .toArray();
+  if (!delivered.length) return 'no trip to re-plate';
+  const trip = sidePick(delivered);
+  const plate = kind === 'own' ? EXTRA_PLATE : sidePick(PLATES.filter((p) => p !== trip.vehicle.id));
+  const changed = { ...trip, vehicle: { ...trip.vehicle, plate } };
+  await writeMarkingTripDays(h.db, TENANT_A, [trip, changed], () => trips(h.db).replaceOne({ _id: trip._id }, changed));
+  if (kind === 'own') {
+    const x = invoiceXml({
+      issuer: sidePick(SUPPLIERS),
+      receiver: TENANT_A,
+      uuid: sideUuidOf(nextSide()),
+      fecha: wallOf(BASE + Math.floor(side() * 101) * DAY + 12 * 3_600_000),
+      method: 'PUE',
+      lines: [
+        {
+          code: sidePick(COST_LINES.slice(0, 4)).code,
+          desc: `Servicio unidad ${sidePick([EXTRA_PLATE, 'XE-7890-F'])}`,
+          amount: 1_000 + Math.floor(side() * 5_000),
+          transfers: vat16,
+        },
+      ],
+    });
+    await importFiles([{ name: 'own-plate.xml', content: x.xml }]);
+  }
+  return `re-plate of ${trip._id} (vehicle ${trip.vehicle.id}) as ${plate}`;
+}
+
+/**
+ * A supplier's credit note on a received cost invoice, dated another day (a negative cost kept on its
+ * own day, placed as its invoice; `day`: after every received CFDI's issue day, so only the note
+ * marks it), then the invoice assigned to a vehicle: the note's day moves too.
+ */
+async function noteThenReassign(day = Math.floor(side() * 101)): Promise<string> {
+  const docs = await receivedDocs(h.db)
+    .find({ tenant: TENANT_A, category: { $ne: 'other' }, paymentState: { $ne: 'cancelled' } })
+    .sort({ _id: 1 })
+    .toArray();
+  if (!docs.length) return 'no received invoice to credit';
+  const inv = sidePick(docs);
+  const x = invoiceXml({
+    issuer: inv.supplier.rfc,
+    receiver: TENANT_A,
+    uuid: sideUuidOf(nextSide()),
+    fecha: wallOf(BASE + day * DAY + 11 * 3_600_000),
+    lines: [{ code: '84111506', desc: 'Bonificacion', amount: 100 + Math.floor(side() * 900), transfers: vat16 }],
+  });
+  await importFiles([{ name: 'nc-side.xml', content: asCreditNote(x.xml, inv.uuid, 'emisor') }]);
+  // The note's day kept before the assignment moves it (else the import's mark, still pending, would hide a missed one).
+  await workerPass(unitEconomicsRollups, h.db, false);
+  const vehicle = sidePick(PLATES);
+  const res = await h.app.inject({
+    method: 'PUT',
+    url: `/api/received-docs/${inv._id}/assignment`,
+    headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+    payload: JSON.stringify({ vehicle }),
+  });
+  if (res.statusCode !== 200 && res.statusCode !== 404) throw new Error(`assignment ${res.statusCode}: ${res.body}`);
+  return `credit note on ${inv.uuid}, then assigned to ${vehicle} (${res.statusCode})`;
+}
+
+/** A write, then now and then (the side generator's draw) a re-plate. */
+const alsoReplating =
+  (w: WriteStep): WriteStep =>
+  async () => {
+    const did = await w();
+    return side() < 0.15 ? `${did}; ${await replate()}` : did;
+  };
+
 /** The rollup worker's pass over the marks, or a rebuild of the whole store (as after an upgrade). */
 const worker = (): Promise<string> => workerPass(unitEconomicsRollups, h.db, rnd() >= 0.7);
 
@@ -336,7 +426,7 @@ const WRITES = [
   writeThatFails,
   worker,
   restart,
-];
+].map(alsoReplating);
 
 t.test('every unit economics report equals the documents after random writes', async (t) => {
   const done = await eachWrite([], [writeTrips, writeTrips, writeReceived, writeReceived]);
@@ -351,10 +441,29 @@ t.test('every unit economics report equals the documents after random writes', a
     writeAssignment,
     writeCategoryRules,
     writeThatFails,
+    () => replate('own'),
+    () => replate('shared'),
+    () => noteThenReassign(),
+    () => noteThenReassign(102),
+    // A rebuild marks every day the documents touch: a note's own day too.
+    () => workerPass(unitEconomicsRollups, h.db, true),
     worker,
     restart,
   ]);
   t.ok(await unitEconomicsRollups.ready(h.db), 'the report reads the kept days');
+  // Vehicles that carried several plates, and a plate two vehicles carried, among the delivered trips.
+  const platesOf = new Map<string, Set<string>>();
+  const vehiclesOf = new Map<string, Set<string>>();
+  for (const trip of await trips(h.db)
+    .find({ company: TENANT_A, 'shipments.unloadDate': { $ne: null } })
+    .toArray()) {
+    platesOf.set(trip.vehicle.id, (platesOf.get(trip.vehicle.id) ?? new Set()).add(trip.vehicle.plate));
+    vehiclesOf.set(trip.vehicle.plate, (vehiclesOf.get(trip.vehicle.plate) ?? new Set()).add(trip.vehicle.id));
+  }
+  t.ok(
+    [...platesOf.values()].some((p) => p.size > 1) && [...vehiclesOf.values()].some((v) => v.size > 1),
+    'a vehicle with several plates and a plate two vehicles carried',
+  );
   // The writes made what the kept days must place: trips delivered on several days, costs on trips, vehicles, plates and the spread.
   const delivered = (await trips(h.db).find({ company: TENANT_A }).toArray()).filter(
     (trip) =>

@@ -108,8 +108,9 @@ async function fromKept(ctx: ServiceContext, tenant: string, period: AnalyticsPe
   const parts = [...months, ...days];
   const units = periodUnitsOf(parts, endDate);
   const groups = periodGroups(units, filter);
-  const vehicles = whole ? groups.byVehicle.map((v) => ({ vehicle: v.vehicle, plate: v.plate, km: v.km })) : periodVehicles(units);
-  const pools = costPoolsOf(parts, vehicles);
+  const vehicles = whole ? groups.byVehicle.map((v) => ({ vehicle: v.vehicle, km: v.km })) : periodVehicles(units);
+  // Plates named in the concepts are matched against every plate of the period's parts, not the vehicles' labels.
+  const pools = costPoolsOf(parts);
   return [groups, await placePeriodCosts(ctx, tenant, period, vehicles, pools)];
 }
 
@@ -225,7 +226,7 @@ export async function getFreightUnitEconomics(
       legSelection:
         'Legs delivered in the period (offloaded volumes recorded, Mexico City days); a leg in transit is not counted. Litres = Σ product litres of the leg on the chosen basis.',
       costs:
-        "Received CFDIs issued in the period, not cancelled, of the cost categories, at subtotal − discount in MXN (VAT excluded), plus the legs' tolls. A document goes to its trip or vehicle when the carrier assigned it or a concept names a plate of the period's vehicles (and that trip or vehicle has km delivered in the period); the rest is spread over every delivered leg of the tenant by km.",
+        "Received CFDIs issued in the period, not cancelled, of the cost categories, at subtotal − discount in MXN (VAT excluded), less the suppliers' credit notes on them issued in the period (their own subtotal − discount, placed as their invoice), plus the legs' tolls. A document goes to its trip or vehicle when the carrier assigned it or a concept names a plate a vehicle carried on its trips delivered in the period (and that trip or vehicle has km delivered in the period); the rest is spread over every delivered leg of the tenant by km.",
       margin: "Revenue + the legs' tolls recharged to the client − cost.",
       ordering: 'Lists by revenue, largest first; `limit` caps each list (total gives the full count).',
     },

@@ -7,11 +7,12 @@
  */
 import type { Db } from 'mongodb';
 import { streamReceivedDocDays } from '../received/received-repo.ts';
+import { receivedDocDays } from '../received/received-doc-days.ts';
 import { streamCostDocs } from '../received/received-assignments-repo.ts';
-import { mxDateString, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
+import { mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import { sameContent } from '../shared/same-content.ts';
 import { COST_CATEGORIES, isCostCategory, plateWordKeys } from './trip-costs.ts';
-import { costDocNetC } from './period-costs.ts';
+import { costDocNetC, streamCreditNoteCosts } from './period-costs.ts';
 import { rollUpUnitEconomicsDays, type UnitCostDoc, type UnitEconomicsDay } from './unit-economics-day.ts';
 import { foldUnitEconomicsMonth } from './unit-economics-month.ts';
 import {
@@ -25,10 +26,15 @@ import {
 import { streamUnitTrips } from './trip-audits-repo.ts';
 import { daysOfMonth } from '../time/calendar-months.ts';
 
+/** The cost documents issued in [start, end] and the credit notes issued then (negative, on their own day, placed as their invoice). */
 async function* costDocsOf(db: Db, tenant: string, q: { start: number; end: number }, maxTimeMS: number): AsyncIterable<UnitCostDoc> {
   for await (const d of streamCostDocs(db, tenant, { ...q, categories: COST_CATEGORIES }, maxTimeMS)) {
     if (!isCostCategory(d.category)) continue;
     yield { date: d.date, category: d.category, netC: costDocNetC(d), vehicle: d.vehicle, tripId: d.tripId, keys: plateWordKeys(d.descriptions) };
+  }
+  for await (const n of streamCreditNoteCosts(db, tenant, { ...q, categories: COST_CATEGORIES }, maxTimeMS)) {
+    if (!isCostCategory(n.category)) continue;
+    yield { date: n.date, category: n.category, netC: n.netC, vehicle: n.vehicle, tripId: n.tripId, keys: plateWordKeys(n.descriptions) };
   }
 }
 
@@ -67,10 +73,13 @@ export async function keptUnitEconomicsDays(db: Db, tenant: string, maxTimeMS: n
   return unitEconomicsDayNames(db, tenant, maxTimeMS);
 }
 
-/** Every issue day of a tenant's received CFDIs. */
-export async function issueDaysOfReceived(db: Db, tenant: string): Promise<Set<string>> {
+/**
+ * Every day a tenant's received CFDIs touch: their issue days and their settlements' (a credit note's
+ * negative cost is kept on its own day; a payment's day holds nothing of them and is kept as none).
+ */
+export async function receivedCostDays(db: Db, tenant: string): Promise<Set<string>> {
   const days = new Set<string>();
-  for await (const d of streamReceivedDocDays(db, tenant)) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
+  for await (const d of streamReceivedDocDays(db, tenant)) for (const day of receivedDocDays(d)) days.add(day);
   return days;
 }
 

@@ -479,17 +479,29 @@ export async function unitEconomicsGroups(
   };
 }
 
-/** Tenant-wide delivered km of the period and per vehicle (with its plate): what costs are spread by. */
+/**
+ * Tenant-wide delivered km of the period and per vehicle: what costs are spread by. Each vehicle with
+ * every plate its delivered trips of the period carried (`plates`, sorted: each one names it, unless
+ * another vehicle carried it too) and the greatest (`plate`, the label).
+ */
 export async function deliveredKmByVehicle(
   db: Db,
   tenant: string,
   q: { start: number; end: number },
   maxTimeMS: number,
-): Promise<{ vehicle: string; plate: string; km: number }[]> {
-  const pipeline: Document[] = [...deliveredLegSums(tenant, q), { $group: { _id: '$vehicle', plate: { $max: '$plate' }, km: { $sum: '$km' } } }];
-  const rows = await trips(db).aggregate<{ _id: unknown; plate: unknown; km: number }>(pipeline, { maxTimeMS }).toArray();
+): Promise<{ vehicle: string; plate: string; plates: string[]; km: number }[]> {
+  const pipeline: Document[] = [
+    ...deliveredLegSums(tenant, q),
+    { $group: { _id: '$vehicle', plate: { $max: '$plate' }, plates: { $addToSet: '$plate' }, km: { $sum: '$km' } } },
+  ];
+  const rows = await trips(db).aggregate<{ _id: unknown; plate: unknown; plates?: unknown[]; km: number }>(pipeline, { maxTimeMS }).toArray();
   const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-  return rows.map((r) => ({ vehicle: str(r._id), plate: str(r.plate), km: fromMilli(r.km) }));
+  return rows.map((r) => ({
+    vehicle: str(r._id),
+    plate: str(r.plate),
+    plates: [...new Set((r.plates ?? []).filter((p): p is string => typeof p === 'string' && p !== ''))].sort(),
+    km: fromMilli(r.km),
+  }));
 }
 
 /** These trips (the tenant's, with a leg delivered in [start, end]): their groups and delivered km. */

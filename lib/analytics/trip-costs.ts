@@ -1,8 +1,9 @@
 /**
  * Costs of the unit-economics audit (docs/domain.md, "Costs and margin"): the period's received
- * CFDIs (net of discounts, MXN, before VAT) and the legs' tolls, placed on the delivered legs.
+ * CFDIs (net of discounts, MXN, before VAT), less the suppliers' credit notes of the period on them
+ * (negative documents placed as their invoice), and the legs' tolls, placed on the delivered legs.
  * A document lands on its trip or vehicle when the carrier assigned it or when a concept names a
- * plate of one of the period's vehicles; the rest is spread over every delivered leg by km. An
+ * plate one of the period's vehicles carried; the rest is spread over every delivered leg by km. An
  * assignment whose trip or vehicle has no delivered km in the period is spread too. Pure; cents.
  */
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
@@ -20,7 +21,7 @@ export const zeroCents = (): CategoryCents => ({ fuel: 0, tolls: 0, maintenance:
 /** One received cost document as the audit reads it. */
 export interface CostDoc {
   category: CostCategory;
-  /** Subtotal − discount, MXN cents. */
+  /** Subtotal − discount, MXN cents (a credit note: its own, negative). */
   netC: number;
   /** The carrier's assignment (PUT /api/received-docs/{id}/assignment), if any. */
   assignedVehicle: string | null;
@@ -36,8 +37,9 @@ export const plateKey = (plate: string): string => plate.toUpperCase().replace(/
 const MIN_PLATE_KEY = 5;
 
 /**
- * Plate key → vehicle id, for the period's vehicles. A plate two vehicles share names neither
- * (the text cannot say which), nor does a plate too short to tell from a word.
+ * Plate key → vehicle id, over every (vehicle, plate) pair of the period's delivered trips: a vehicle
+ * that carried several plates in the period is named by each. A plate two vehicles share names
+ * neither (the text cannot say which), nor does a plate too short to tell from a word.
  */
 export function plateIndex(vehicles: readonly { vehicle: string; plate: string }[]): Map<string, string> {
   const byKey = new Map<string, string | null>();
@@ -49,6 +51,16 @@ export function plateIndex(vehicles: readonly { vehicle: string; plate: string }
   }
   return new Map([...byKey].filter((e): e is [string, string] => e[1] !== null));
 }
+
+/** Every plate a vehicle's delivered trips of a period carried. */
+export interface VehiclePlates {
+  vehicle: string;
+  plates: readonly string[];
+}
+
+/** plateIndex of every plate of each vehicle. */
+export const plateIndexOf = (vehicles: readonly VehiclePlates[]): Map<string, string> =>
+  plateIndex(vehicles.flatMap((v) => v.plates.map((plate) => ({ vehicle: v.vehicle, plate }))));
 
 /**
  * The vehicle whose plate a concept names: a word of the text (split at spaces and punctuation

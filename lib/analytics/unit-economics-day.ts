@@ -11,17 +11,21 @@
  * in the period too (the days of the trip in an interval are consecutive in its sorted days: k
  * days, k − 1 pairs). km and litres are kept in integer thousandths, money in integer cents.
  *
- * The costs of the day's received CFDIs (issued that day, not cancelled, of a cost category) are
- * kept by where they go: a trip, a vehicle (assigned), or unassigned with the plate-like words of
- * their concepts (keys of at least 5 characters: only those can name a plate), which the report
- * matches against the period's plates when read.
+ * The costs of the day's received CFDIs (issued that day, not cancelled, of a cost category), and
+ * of the suppliers' credit notes issued that day on such CFDIs (negative, placed as their invoice:
+ * lib/analytics/period-costs.ts streamCreditNoteCosts), are kept by where they go: a trip, a
+ * vehicle (assigned), or unassigned with the plate-like words of their concepts (keys of at least
+ * 5 characters: only those can name a plate), which the report matches against the period's
+ * plates when read: every plate each vehicle's trips delivered that day carried
+ * (`vehiclePlates`), so a period's (vehicle, plate) pairs are its days' union (a combination
+ * keeps only the greatest plate once folded, a label).
  */
 import { mxDateString } from '../time/mexico-city.ts';
-import { COST_CATEGORIES, plateIndex, plateVehicleOfKeys, type CostCategory, type CostPools, emptyPools } from './trip-costs.ts';
+import { COST_CATEGORIES, plateIndexOf, plateVehicleOfKeys, type CostCategory, type CostPools, type VehiclePlates, emptyPools } from './trip-costs.ts';
 import { fromMilli, type KmGrouping, type KmOnVehicle, type UnitEconomicsGroups, type UnitGroupRow } from './unit-economics.ts';
 
 /** Bump whenever what a day holds or how it is computed changes: a store of another version is rebuilt. */
-export const UNIT_ECONOMICS_ROLLUP_VERSION = 6;
+export const UNIT_ECONOMICS_ROLLUP_VERSION = 7;
 
 /** The trip fields a combination holds, in this order (null when absent or not a string). */
 export const UNIT_FIELDS = [
@@ -69,7 +73,10 @@ export interface UnitTrip extends UnitCombo {
   legs: readonly UnitLeg[];
 }
 
-/** A received cost document of the day (lib/received/received-assignments-repo.ts streamCostDocs, net in MXN cents). */
+/**
+ * A received cost document of the day (lib/received/received-assignments-repo.ts streamCostDocs, net in MXN cents), or a
+ * credit note issued that day on one (period-costs.ts streamCreditNoteCosts: negative, its invoice's category, assignment and concepts).
+ */
 export interface UnitCostDoc {
   date: number;
   category: CostCategory;
@@ -90,6 +97,12 @@ export interface UnitDayPair {
   /** The trip's next delivery day. */
   next: string;
   trips: number;
+}
+
+/** The plates a vehicle's trips carried (sorted), the vehicles sorted: `p` each names `v` when no other vehicle carried it. */
+export interface UnitVehiclePlates {
+  v: string;
+  p: string[];
 }
 
 export interface UnitDayCosts {
@@ -119,6 +132,8 @@ export interface UnitEconomicsDay {
   rows: Float64Array;
   pairs: UnitDayPair[];
   costs: UnitDayCosts;
+  /** Every plate of each vehicle's trips with a leg delivered that day (a month: its days' union). */
+  vehiclePlates: UnitVehiclePlates[];
 }
 
 export const unitEconomicsDayId = (tenant: string, day: string): string => `${tenant}|${day}`;
@@ -142,6 +157,7 @@ class DayBuilder {
   private readonly unitIndex = new Map<string, number>();
   readonly rows = new Map<number, UnitSums>();
   readonly pairs = new Map<string, UnitDayPair>();
+  readonly plates = new Map<string, Set<string>>();
   readonly costs = {
     documents: COST_CATEGORIES.map(() => 0),
     spread: new Map<string, { c: CostCategory; keys: string[]; netC: number }>(),
@@ -208,6 +224,11 @@ export function rollUpUnitEconomicsDays(
       const b = builders.get(day);
       if (!b) return;
       const u = b.unit(trip);
+      if (trip.vehicle && trip.plate) {
+        const plates = b.plates.get(trip.vehicle);
+        if (plates) plates.add(trip.plate);
+        else b.plates.set(trip.vehicle, new Set([trip.plate]));
+      }
       let row = b.rows.get(u);
       if (!row) b.rows.set(u, (row = zeroSums()));
       row.trips += 1;
@@ -260,6 +281,7 @@ export function rollUpUnitEconomicsDays(
       rows: b.packedRows(),
       pairs: byKey(b.pairs),
       costs: { documents: b.costs.documents, spread: byKey(b.costs.spread), vehicle: byKey(b.costs.vehicle), trip: byKey(b.costs.trip) },
+      vehiclePlates: unionOfPlates([[...b.plates].map(([v, p]) => ({ v, p: [...p] }))]),
     });
   }
   return out;
@@ -548,11 +570,31 @@ export function periodUnits(days: readonly (UnitFoldPart & Pick<UnitEconomicsDay
 }
 
 /** Cost parts of a period: kept days or months. */
-export type CostFoldPart = Pick<UnitEconomicsDay, 'costs'>;
+export type CostFoldPart = Pick<UnitEconomicsDay, 'costs' | 'vehiclePlates'>;
 
-/** The cost pools of a period's parts (its kept days, or months and days), unassigned documents placed by the period's plates. */
-export function costPoolsOf(parts: readonly CostFoldPart[], vehicles: readonly { vehicle: string; plate: string }[]): CostPools {
-  const plates = plateIndex(vehicles);
+/** The union of parts' vehicle plates: each vehicle once (sorted), with each plate it carried in any of them once (sorted). */
+export function unionOfPlates(parts: Iterable<readonly UnitVehiclePlates[]>): UnitVehiclePlates[] {
+  const byVehicle = new Map<string, Set<string>>();
+  for (const part of parts)
+    for (const { v, p } of part) {
+      const set = byVehicle.get(v) ?? new Set<string>();
+      for (const plate of p) set.add(plate);
+      byVehicle.set(v, set);
+    }
+  const order = (a: string, z: string): number => (a < z ? -1 : a > z ? 1 : 0);
+  return [...byVehicle.keys()].sort(order).map((v) => ({ v, p: [...byVehicle.get(v)!].sort(order) }));
+}
+
+/** Every (vehicle, plate) pair of a period's parts: what its unassigned documents' plate words are matched against. */
+export const periodVehiclePlates = (parts: readonly Pick<CostFoldPart, 'vehiclePlates'>[]): VehiclePlates[] =>
+  unionOfPlates(parts.map((d) => d.vehiclePlates)).map(({ v, p }) => ({ vehicle: v, plates: p }));
+
+/**
+ * The cost pools of a period's parts (its kept days, or months and days), unassigned documents placed
+ * by the period's plates: every plate any of its delivered trips carried, not a vehicle's label only.
+ */
+export function costPoolsOf(parts: readonly CostFoldPart[]): CostPools {
+  const plates = plateIndexOf(periodVehiclePlates(parts));
   const pools = emptyPools();
   const add = (m: Map<string, Record<CostCategory, number>>, key: string, c: CostCategory, netC: number): void => {
     const cents = m.get(key) ?? { fuel: 0, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 };
@@ -573,16 +615,8 @@ export function costPoolsOf(parts: readonly CostFoldPart[], vehicles: readonly {
 }
 
 /** The cost pools of a period (its kept days), unassigned documents placed by the period's plates. */
-export function periodCostPools(
-  days: readonly (CostFoldPart & Pick<UnitEconomicsDay, 'day'>)[],
-  from: string,
-  to: string,
-  vehicles: readonly { vehicle: string; plate: string }[],
-): CostPools {
-  return costPoolsOf(
-    days.filter((d) => d.day >= from && d.day <= to),
-    vehicles,
-  );
+export function periodCostPools(days: readonly (CostFoldPart & Pick<UnitEconomicsDay, 'day'>)[], from: string, to: string): CostPools {
+  return costPoolsOf(days.filter((d) => d.day >= from && d.day <= to));
 }
 
 /**
@@ -875,7 +909,7 @@ export function periodGroups(p: PeriodUnits, filter: { client?: string; vehicle?
   };
 }
 
-/** Tenant-wide delivered km per vehicle of a period, with its greatest plate (lib/analytics/trip-audits-repo.ts deliveredKmByVehicle). */
+/** Tenant-wide delivered km per vehicle of a period, with its greatest plate, its label (lib/analytics/trip-audits-repo.ts deliveredKmByVehicle). */
 export function periodVehicles(p: PeriodUnits): { vehicle: string; plate: string; km: number }[] {
   const g = new Groups(p.strings, [AT.plate]);
   eachRow(

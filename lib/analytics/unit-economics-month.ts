@@ -8,7 +8,9 @@
  *   day is in the month are taken back here).
  * - Pairs: those whose next delivery day is after the month, per combination and next day: a
  *   period holding the month takes them back when that day is in the period too.
- * - Costs: the days' costs added per destination (trip, vehicle, or category and plate words).
+ * - Costs: the days' costs added per destination (trip, vehicle, or category and plate words), and
+ *   every plate each vehicle carried on the month's days (their union: the month's combinations keep
+ *   only the greatest plate, a label).
  * - Tables: the combinations added per client, vehicle, driver and route, and their km on each
  *   vehicle (lib/analytics/unit-economics-month-tables.ts), what a report without filters reads.
  *
@@ -28,6 +30,7 @@ import {
   type UnitFoldPart,
   type CostFoldPart,
   type UnitMonthTables,
+  unionOfPlates,
 } from './unit-economics-day.ts';
 import { monthTables } from './unit-economics-month-tables.ts';
 
@@ -116,6 +119,7 @@ export function foldUnitEconomicsMonth(tenant: string, month: string, days: read
     rows,
     pairs,
     costs: foldCosts(own),
+    vehiclePlates: unionOfPlates(own.map((d) => d.vehiclePlates)),
     tables: monthTables({ strings, units, rows, pairs }),
   };
 }

@@ -25,7 +25,7 @@ import {
 } from './unit-economics-rollups-repo.ts';
 import {
   differingUnitEconomicsDays,
-  issueDaysOfReceived,
+  receivedCostDays,
   keptUnitEconomicsDays,
   keptUnitEconomicsMonths,
   recomputeUnitEconomicsDays,
@@ -53,7 +53,7 @@ export const unitEconomicsRollups = markedRollupKind({
   documentDays: async (db, tenant) =>
     new Map([
       [UNIT_ECONOMICS_TRIPS_SOURCE, (await tripHistoryDays(db, tenant)).unloadedAny],
-      [UNIT_ECONOMICS_RECEIVED_SOURCE, await issueDaysOfReceived(db, tenant)],
+      [UNIT_ECONOMICS_RECEIVED_SOURCE, await receivedCostDays(db, tenant)],
     ]),
   keptUnits: keptUnitEconomicsDays,
   deleteOf: deleteUnitEconomicsDaysOf,

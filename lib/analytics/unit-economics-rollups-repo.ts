@@ -9,12 +9,12 @@ import { unitEconomicsDayId, type GroupTable, type KmTable, type UnitEconomicsDa
 import { unitEconomicsMonthId, type UnitEconomicsMonth } from './unit-economics-month.ts';
 
 /** What a day holds that is stored packed. */
-type Packed = Pick<UnitEconomicsDay, 'units' | 'rows' | 'strings' | 'pairs' | 'costs'>;
+type Packed = Pick<UnitEconomicsDay, 'units' | 'rows' | 'strings' | 'pairs' | 'costs' | 'vehiclePlates'>;
 /**
  * A day as stored: its number arrays as little-endian binary, its strings, pairs and costs as
  * JSON text (one JSON.parse each costs a fraction of as many BSON elements decoded one by one).
  */
-type Stored<T extends Packed> = Omit<T, keyof Packed> & { units: Binary; rows: Binary; strings: string; pairs: string; costs: string };
+type Stored<T extends Packed> = Omit<T, keyof Packed> & { units: Binary; rows: Binary; strings: string; pairs: string; costs: string; vehiclePlates: string };
 type StoredUnitEconomicsDay = Stored<UnitEconomicsDay>;
 /** A month's head as stored: its parts are chunked documents (lib/db/chunked-document.ts). */
 type MonthHead = Pick<UnitEconomicsMonth, '_id' | 'tenant' | 'month' | 'version'>;
@@ -24,8 +24,8 @@ export type UnitEconomicsMonthTables = Omit<UnitEconomicsMonth, 'units' | 'rows'
 const rollups = (db: Db): Collection<StoredUnitEconomicsDay> => db.collection<StoredUnitEconomicsDay>(COLLECTIONS.unitEconomicsRollups);
 /**
  * Months are chunked (lib/db/chunked-document.ts): at 1M/1M a month is 12.5 MB, near MongoDB's
- * 16 MB document limit, and a larger carrier's would pass it. Its parts: `labels` (strings and
- * costs: every reader's), `combinations` (a report with filters) and `tables` (one without).
+ * 16 MB document limit, and a larger carrier's would pass it. Its parts: `labels` (strings, costs
+ * and vehicles' plates: every reader's), `combinations` (a report with filters) and `tables` (one without).
  */
 const monthRollups = (db: Db): ChunkedCollection => db.collection(COLLECTIONS.unitEconomicsRollups);
 
@@ -64,6 +64,7 @@ const stored = <T extends Packed>(d: T): Stored<T> => ({
   strings: JSON.stringify(d.strings),
   pairs: JSON.stringify(d.pairs),
   costs: JSON.stringify(d.costs),
+  vehiclePlates: JSON.stringify(d.vehiclePlates),
 });
 const unpacked = <T extends Packed>(d: Stored<T>): T =>
   ({
@@ -73,6 +74,7 @@ const unpacked = <T extends Packed>(d: Stored<T>): T =>
     strings: JSON.parse(d.strings) as UnitEconomicsDay['strings'],
     pairs: JSON.parse(d.pairs) as UnitEconomicsDay['pairs'],
     costs: JSON.parse(d.costs) as UnitEconomicsDay['costs'],
+    vehiclePlates: JSON.parse(d.vehiclePlates) as UnitEconomicsDay['vehiclePlates'],
   }) as T;
 
 const GROUP_GROUPINGS = ['client', 'vehicle', 'driver', 'route'] as const;
@@ -88,7 +90,7 @@ function monthParts(m: UnitEconomicsMonth): Record<(typeof MONTH_PARTS.whole)[nu
   for (const g of GROUP_GROUPINGS) for (const f of GROUP_FIELDS) tables[`${g}.${f}`] = littleEndian(t[g][f], f === 'sums' ? 8 : 4);
   for (const g of KM_GROUPINGS) for (const f of KM_FIELDS) tables[`${g}.${f}`] = littleEndian(t[g][f], f === 'kmM' ? 8 : 4);
   return {
-    labels: { strings: JSON.stringify(m.strings), costs: JSON.stringify(m.costs) },
+    labels: { strings: JSON.stringify(m.strings), costs: JSON.stringify(m.costs), vehiclePlates: JSON.stringify(m.vehiclePlates) },
     combinations: { units: littleEndian(m.units, 4), rows: littleEndian(m.rows, 8), pairs: JSON.stringify(m.pairs) },
     tables,
   };
@@ -100,9 +102,10 @@ function field<K extends 'b' | 's'>(part: ChunkedPart | undefined, name: string,
   return v as K extends 'b' ? Uint8Array : string;
 }
 
-const labelsOf = (p: ChunkedPart | undefined): Pick<UnitEconomicsMonth, 'strings' | 'costs'> => ({
+const labelsOf = (p: ChunkedPart | undefined): Pick<UnitEconomicsMonth, 'strings' | 'costs' | 'vehiclePlates'> => ({
   strings: JSON.parse(field(p, 'strings', 's')) as UnitEconomicsMonth['strings'],
   costs: JSON.parse(field(p, 'costs', 's')) as UnitEconomicsMonth['costs'],
+  vehiclePlates: JSON.parse(field(p, 'vehiclePlates', 's')) as UnitEconomicsMonth['vehiclePlates'],
 });
 
 const combinationsOf = (p: ChunkedPart | undefined): Pick<UnitEconomicsMonth, 'units' | 'rows' | 'pairs'> => ({

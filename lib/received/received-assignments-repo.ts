@@ -38,18 +38,26 @@ export async function findAssignments(db: Db, tenant: string, ids: readonly stri
   return new Map(rows.map((r) => [r._id, r]));
 }
 
-/** The tenant's received documents by id (UUID, issue date, cancellation), for the assignment CSV. */
+/** The tenant's received documents by id (UUID, issue date, cancellation, its settlements' kinds and dates: its credit notes' days), for the assignment CSV. */
 export async function findReceivedByUuids(
   db: Db,
   tenant: string,
   ids: readonly string[],
   maxTimeMS: number,
-): Promise<Map<string, { _id: string; uuid: string; paymentState: string; date: number }>> {
+): Promise<Map<string, { _id: string; uuid: string; paymentState: string; date: number; settlements: { kind: string; date: number }[] }>> {
   if (!ids.length) return new Map();
   const rows = await receivedDocs(db)
-    .find({ _id: { $in: [...new Set(ids)] }, tenant }, { maxTimeMS, projection: { _id: 1, uuid: 1, paymentState: 1, date: 1 } })
+    .find(
+      { _id: { $in: [...new Set(ids)] }, tenant },
+      { maxTimeMS, projection: { _id: 1, uuid: 1, paymentState: 1, date: 1, 'settlements.kind': 1, 'settlements.date': 1 } },
+    )
     .toArray();
-  return new Map(rows.map((r) => [r._id, { _id: r._id, uuid: r.uuid, paymentState: r.paymentState, date: r.date }]));
+  return new Map(
+    rows.map((r) => [
+      r._id,
+      { _id: r._id, uuid: r.uuid, paymentState: r.paymentState, date: r.date, settlements: (r.settlements ?? []).map((s) => ({ kind: s.kind, date: s.date })) },
+    ]),
+  );
 }
 
 /** One received document as the costs read it (amounts in its currency). */

@@ -51,13 +51,22 @@ export async function writeMarkingReceivedDays<T>(db: Db, tenant: string, docs: 
 }
 
 /**
- * Runs a write of assignments of these received documents between two marks of their issue days
- * (ASSIGNMENT_MARK_SOURCES): an assignment moves a document's cost between a trip, a vehicle and
- * the spread, all kept on the document's own day. If the write throws, the days stay marked.
+ * Runs a write of assignments of these received documents between two marks of their issue days and
+ * their credit notes' days (ASSIGNMENT_MARK_SOURCES): an assignment moves a document's cost between a
+ * trip, a vehicle and the spread, kept on the document's own day, and its credit notes' (negative
+ * costs placed as their invoice, kept on each note's day) with it. If the write throws, the days stay marked.
  */
-export async function writeMarkingAssignmentDays<T>(db: Db, tenant: string, docs: Iterable<{ date: number }>, write: () => Promise<T>): Promise<T> {
+export async function writeMarkingAssignmentDays<T>(
+  db: Db,
+  tenant: string,
+  docs: Iterable<{ date: number; settlements?: readonly { kind?: string; date: number }[] | null }>,
+  write: () => Promise<T>,
+): Promise<T> {
   const days = new Set<string>();
-  for (const d of docs) if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
+  for (const d of docs) {
+    if (Number.isFinite(d.date)) days.add(mxDateString(d.date));
+    for (const s of d.settlements ?? []) if (s.kind === 'creditNote' && Number.isFinite(s.date)) days.add(mxDateString(s.date));
+  }
   await markSourcesDays(db, tenant, ASSIGNMENT_MARK_SOURCES, days);
   const result = await write();
   await markSourcesDays(db, tenant, ASSIGNMENT_MARK_SOURCES, days);

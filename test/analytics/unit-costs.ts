@@ -25,9 +25,11 @@ import type { Test } from 'tap';
 import { startHarness, assertConforms, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
 import { invoiceXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
+import { asCreditNote } from '../helpers/differential-writes.ts';
 import { makeTrip, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixtures/documents.ts';
 import type { TripPlace } from '../../lib/model/trip-document.ts';
 import { insertTrips } from '../fixtures/stored-trips.ts';
+import { unitEconomicsRollups } from '../../lib/analytics/unit-economics-rollup-kind.ts';
 
 export default async function unitCostsTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -374,5 +376,247 @@ export default async function unitCostsTests(t: Test): Promise<void> {
     t.equal(put.structuredContent.vehicle, 'V2', '"V2 " trimmed, as over REST');
     const un = (await settings.callTool({ name: 'unassignReceivedDoc', arguments: { id: rid(3) } })) as { isError?: boolean };
     t.notOk(un.isError);
+  });
+
+  /**
+   * A vehicle's plates (docs/domain.md "Costs and margin", "Where a document goes"): every plate a
+   * vehicle's delivered trips of the period carried names it, not only its label (the greatest).
+   * A fresh store (both tenants' March 2026), read first from the documents, then from the totals
+   * kept on write (its whole month as tables; a partial period as days; a filter as combinations).
+   *   Tenant A: V1 carried AAA-111-A on TA1 (5 March, 300 km) and ZZZ-999-Z on TA2 (12 March, 200 km);
+   *             V2 (BBB-222-B) TA3 (20 March, 500 km). "Diesel placas AAA-111-A", 2,000.00 + VAT (10 March).
+   *   Tenant B: PLT-0001 on V1's TB1 (5 March, 500 km) and on V2's TB3 (20 March, 1,000 km); V1 then
+   *             PLT-0009 on TB2 (12 March, 500 km). "Diesel PLT-0001", 2,000.00 + VAT (10 March).
+   */
+  t.test('plates: a vehicle named by any plate it carried in the period; a plate two vehicles carried names neither', async (t) => {
+    const hp = await startHarness(t, { build: { now: () => NOW } });
+    const tripOf = (id: string, tenant: string, vehicle: { id: string; plate: string }, d: string, km: number) =>
+      makeTrip({
+        _id: id,
+        tenant,
+        client: C1,
+        vehicle,
+        legs: [leg({ ...day(d), distanceKm: km, products: [diesel(10_000, 10_000)], pricing: { billedFreight: 10_000 } })],
+      });
+    await insertTrips(hp.db, [
+      tripOf('TA1', TENANT_A, { id: 'V1', plate: 'AAA-111-A' }, '2026-03-05', 300),
+      tripOf('TA2', TENANT_A, { id: 'V1', plate: 'ZZZ-999-Z' }, '2026-03-12', 200),
+      tripOf('TA3', TENANT_A, { id: 'V2', plate: 'BBB-222-B' }, '2026-03-20', 500),
+      tripOf('TB1', TENANT_B, { id: 'V1', plate: 'PLT-0001' }, '2026-03-05', 500),
+      tripOf('TB2', TENANT_B, { id: 'V1', plate: 'PLT-0009' }, '2026-03-12', 500),
+      tripOf('TB3', TENANT_B, { id: 'V2', plate: 'PLT-0001' }, '2026-03-20', 1_000),
+    ]);
+    const diesel2000 = (n: number, desc: string, receiver: string) =>
+      invoiceXml({
+        issuer: GAS,
+        issuerName: 'PROVEEDOR',
+        receiver,
+        uuid: U(40 + n),
+        fecha: '2026-03-10T10:00:00',
+        method: 'PUE',
+        lines: [{ code: '15101505', desc, amount: 2_000, transfers: vat }],
+      }).xml;
+    for (const [key, receiver, desc] of [
+      [KEY_A, TENANT_A, 'Diesel placas AAA-111-A'],
+      [KEY_B, TENANT_B, 'Diesel PLT-0001'],
+    ] as const) {
+      const res = await hp.app.inject({
+        method: 'POST',
+        url: '/api/imports',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        payload: { files: [{ name: 'D.xml', content: diesel2000(key === KEY_A ? 1 : 2, desc, receiver) }] },
+      });
+      t.equal(res.statusCode, 200, res.body);
+    }
+    const mcpA = await connect(t, await listen(hp.app), 'streamable', { 'x-api-key': KEY_A });
+    const mcpB = await connect(t, await listen(hp.app), 'streamable', { 'x-api-key': KEY_B });
+    type Body = {
+      byVehicle: { data: { vehicle: string; plate: string; cost: number }[] };
+      costs: { assigned: number; spread: number };
+      totals: { cost: number };
+    };
+    const http = async (query: string, key: string): Promise<Body> => {
+      const res = await hp.app.inject({ method: 'GET', url: `${ROUTE}${query}`, headers: { 'x-api-key': key } });
+      t.equal(res.statusCode, 200, res.statusCode === 200 ? `GET ${query}` : res.body);
+      return res.json();
+    };
+    const mcp = async (client: typeof mcpA, args: Record<string, string>): Promise<Body> => {
+      const r = (await client.callTool({ name: 'getFreightUnitEconomics', arguments: args })) as unknown as { structuredContent: Body; isError?: boolean };
+      t.notOk(r.isError);
+      return r.structuredContent;
+    };
+    const vehicles = (b: Body) => b.byVehicle.data.map((v) => [v.vehicle, v.plate, v.cost]).sort();
+    const check = async (how: string) => {
+      for (const [from, path] of [
+        ['2026-03-01', 'the whole month'],
+        ['2026-03-02', 'a partial period'],
+      ] as const) {
+        const q = { startDate: from, endDate: '2026-03-31' };
+        const query = `?startDate=${from}&endDate=2026-03-31`;
+        // A: AAA-111-A names V1 (it carried it on TA1, though its label is ZZZ-999-Z): 2,000 assigned to V1, none to V2.
+        for (const a of [await http(query, KEY_A), await mcp(mcpA, q)]) {
+          t.same(
+            vehicles(a),
+            [
+              ['V1', 'ZZZ-999-Z', 2_000],
+              ['V2', 'BBB-222-B', 0],
+            ],
+            `${how}, ${path}: the lesser plate of V1 places the diesel on V1`,
+          );
+          t.match(a.costs, { assigned: 2_000, spread: 0 });
+        }
+        // B: PLT-0001 was carried by V1 (TB1) and V2 (TB3): it names neither, 2,000 spread by km over 2,000 km: V1 1,000, V2 1,000.
+        for (const b of [await http(query, KEY_B), await mcp(mcpB, q)]) {
+          t.same(
+            vehicles(b),
+            [
+              ['V1', 'PLT-0009', 1_000],
+              ['V2', 'PLT-0001', 1_000],
+            ],
+            `${how}, ${path}: a plate two vehicles carried places nothing`,
+          );
+          t.match(b.costs, { assigned: 0, spread: 2_000 });
+        }
+      }
+      // One vehicle: V1's legs take its 2,000 whole (A); half of the spread 2,000 (B).
+      t.match((await http('?startDate=2026-03-01&endDate=2026-03-31&vehicle=V1', KEY_A)).totals, { cost: 2_000 }, `${how}, vehicle V1 (A)`);
+      t.match((await mcp(mcpB, { startDate: '2026-03-01', endDate: '2026-03-31', vehicle: 'V1' })).totals, { cost: 1_000 }, `${how}, vehicle V1 (B)`);
+    };
+    t.notOk(await unitEconomicsRollups.ready(hp.db), 'read from the documents');
+    await check('from the documents');
+    await unitEconomicsRollups.rebuild(hp.db);
+    t.ok(await unitEconomicsRollups.ready(hp.db), 'read from the totals kept on write');
+    await check('kept on write');
+  });
+
+  /**
+   * Suppliers' credit notes (docs/domain.md "Costs and margin", "What counts" and "At what amount"):
+   * a negative cost, its own subtotal net of discounts in MXN at its own rate, in its own month, of its
+   * invoice's category and placed where its invoice is; a cancelled note counts nothing. A fresh store:
+   *   TC1 V1 (AAA-111-A) 5 March 600 km; TC2 V2 (BBB-222-B) 20 March 400 km; TC3 V1 10 April 500 km; TC4 V2 12 April 500 km.
+   *   TY  tyres 8,000.00 + VAT, 8 March, assigned to V1 (PUT); NC1 on TY 1,000.00 + 160.00, 20 March;
+   *       NC3 on TY 2,000.00 + 320.00, 22 March, cancelled (the SAT's acknowledgement 202).
+   *   FU  fuel 10,000.00 + VAT, 10 March, "Diesel placas BBB-222-B" (V2 by its plate); NC2 on FU 500.00 + 80.00, 2 April.
+   *   MU  maintenance USD 1,000.00 + VAT at 17.50 (17,500.00), 12 March, spread; NC4 on MU USD 100.00 + 16.00 at its own 18.00, 25 March (1,800.00).
+   */
+  t.test("credit notes: a negative cost in the note's month, of its invoice's category, where its invoice goes", async (t) => {
+    const hn = await startHarness(t, { build: { now: () => NOW } });
+    const tripOf = (id: string, vehicle: { id: string; plate: string }, d: string, km: number) =>
+      makeTrip({
+        _id: id,
+        tenant: TENANT_A,
+        client: C1,
+        vehicle,
+        legs: [leg({ ...day(d), distanceKm: km, products: [diesel(10_000, 10_000)], pricing: { billedFreight: 10_000 } })],
+      });
+    const W1 = { id: 'V1', plate: 'AAA-111-A' };
+    const W2 = { id: 'V2', plate: 'BBB-222-B' };
+    await insertTrips(hn.db, [
+      tripOf('TC1', W1, '2026-03-05', 600),
+      tripOf('TC2', W2, '2026-03-20', 400),
+      tripOf('TC3', W1, '2026-04-10', 500),
+      tripOf('TC4', W2, '2026-04-12', 500),
+    ]);
+    const doc = (n: number, code: string, desc: string, amount: number, fecha: string, usd?: number) =>
+      invoiceXml({
+        issuer: GAS,
+        issuerName: 'PROVEEDOR',
+        receiver: TENANT_A,
+        uuid: U(60 + n),
+        fecha,
+        method: 'PUE',
+        ...(usd ? { currency: 'USD', exchangeRate: usd } : {}),
+        lines: [{ code, desc, amount, transfers: vat }],
+      }).xml;
+    const note = (n: number, invoice: number, code: string, amount: number, fecha: string, usd?: number) =>
+      asCreditNote(doc(n, code, 'Bonificacion', amount, fecha, usd), U(60 + invoice), 'emisor');
+    const imported = await hn.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: {
+        files: [
+          { name: 'TY.xml', content: doc(1, '25172504', 'Llantas', 8_000, '2026-03-08T10:00:00') },
+          { name: 'FU.xml', content: doc(2, '15101505', 'Diesel placas BBB-222-B', 10_000, '2026-03-10T10:00:00') },
+          { name: 'MU.xml', content: doc(3, '78181506', 'Servicio', 1_000, '2026-03-12T10:00:00', 17.5) },
+          { name: 'NC1.xml', content: note(4, 1, '25172504', 1_000, '2026-03-20T10:00:00') },
+          { name: 'NC2.xml', content: note(5, 2, '15101505', 500, '2026-04-02T10:00:00') },
+          { name: 'NC3.xml', content: note(6, 1, '25172504', 2_000, '2026-03-22T10:00:00') },
+          { name: 'NC4.xml', content: note(7, 3, '78181506', 100, '2026-03-25T10:00:00', 18) },
+          { name: 'acuse.xml', content: satAcuseXml({ issuer: GAS, fecha: '2026-03-23T09:00:00', folios: [{ uuid: U(66), code: '202' }] }) },
+        ],
+      },
+    });
+    t.equal(imported.statusCode, 200, imported.body);
+    t.match(imported.json().summary, { rejected: 0 });
+    const put = await hn.app.inject({
+      method: 'PUT',
+      url: `/api/received-docs/${rid(61)}/assignment`,
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: { vehicle: 'V1' },
+    });
+    t.equal(put.statusCode, 200, put.body);
+    const mcp = await connect(t, await listen(hn.app), 'streamable', { 'x-api-key': KEY_A });
+    type Category = { category: string; amount: number; assigned: number; spread: number; documents: number };
+    type Body = {
+      totals: { cost: number };
+      costs: { categories: Category[]; assigned: number; spread: number };
+      byVehicle: { data: { vehicle: string; cost: number }[] };
+    };
+    const answers = async (startDate: string, endDate: string, vehicle?: string): Promise<Body[]> => {
+      const q = `?startDate=${startDate}&endDate=${endDate}${vehicle ? `&vehicle=${vehicle}` : ''}`;
+      const res = await hn.app.inject({ method: 'GET', url: `${ROUTE}${q}`, headers: { 'x-api-key': KEY_A } });
+      t.equal(res.statusCode, 200, res.statusCode === 200 ? `GET ${q}` : res.body);
+      const r = (await mcp.callTool({ name: 'getFreightUnitEconomics', arguments: { startDate, endDate, ...(vehicle ? { vehicle } : {}) } })) as unknown as {
+        structuredContent: Body;
+        isError?: boolean;
+      };
+      t.notOk(r.isError);
+      return [res.json(), r.structuredContent];
+    };
+    const nonZero = (b: Body) => b.costs.categories.filter((c) => c.documents > 0).map((c) => [c.category, c.amount, c.assigned, c.spread, c.documents]);
+    const vehicles = (b: Body) => Object.fromEntries(b.byVehicle.data.map((v) => [v.vehicle, v.cost]));
+    const check = async (how: string) => {
+      for (const start of ['2026-03-01', '2026-03-02']) {
+        for (const b of await answers(start, '2026-03-31')) {
+          // Tyres 8,000 − NC1 1,000 = 7,000 on V1 (NC3 cancelled: nothing); fuel 10,000 on V2 (NC2 is April's);
+          // maintenance 17,500 − NC4 100 × 18.00 = 1,800 → 15,700 spread by km. Total 32,700.
+          t.same(
+            nonZero(b),
+            [
+              ['fuel', 10_000, 10_000, 0, 1],
+              ['maintenance', 15_700, 0, 15_700, 2],
+              ['tyres', 7_000, 7_000, 0, 2],
+            ],
+            `${how}, March from ${start}: each note lowers its invoice's category`,
+          );
+          t.equal(b.totals.cost, 32_700);
+          // V1 (600 km): 7,000 + 15,700 × 600/1,000 = 9,420 → 16,420; V2 (400 km): 10,000 + 6,280 = 16,280.
+          t.same(vehicles(b), { V1: 16_420, V2: 16_280 }, `${how}, March from ${start}: placed where the invoices are`);
+        }
+      }
+      for (const b of await answers('2026-03-01', '2026-03-31', 'V1')) t.match(b.totals, { cost: 16_420 }, `${how}, March, vehicle V1`);
+      // April: NC2 −500 of fuel on V2 (FU names BBB-222-B, which V2 carried in April too): V2 −500, V1 0.
+      for (const b of await answers('2026-04-01', '2026-04-20')) {
+        t.same(nonZero(b), [['fuel', -500, -500, 0, 1]], `${how}, April: the note in its own month`);
+        t.same(vehicles(b), { V1: 0, V2: -500 });
+        t.equal(b.totals.cost, -500);
+      }
+    };
+    t.notOk(await unitEconomicsRollups.ready(hn.db), 'read from the documents');
+    await check('from the documents');
+    await unitEconomicsRollups.rebuild(hn.db);
+    t.ok(await unitEconomicsRollups.ready(hn.db), 'read from the totals kept on write');
+    await check('kept on write');
+    // Moving the tyres invoice to V2 moves its March note with it (the assignment marks the note's day too).
+    const moved = await hn.app.inject({
+      method: 'PUT',
+      url: `/api/received-docs/${rid(61)}/assignment`,
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: { vehicle: 'V2' },
+    });
+    t.equal(moved.statusCode, 200, moved.body);
+    // V1: 9,420; V2: 16,280 + 7,000 = 23,280.
+    for (const b of await answers('2026-03-02', '2026-03-31')) t.same(vehicles(b), { V1: 9_420, V2: 23_280 }, 'kept on write, after the move');
   });
 }

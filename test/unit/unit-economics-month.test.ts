@@ -164,7 +164,12 @@ t.test("a period from months' tables and days: the same groups, each trip once, 
 });
 
 t.test("a period's cost pools from months and days", async (t) => {
-  const pools = costPoolsOf([march, april], [{ vehicle: 'VEH-1', plate: 'XA1234B' }]);
+  t.same(march.vehiclePlates, [{ v: 'VEH-1', p: ['XA1234B'] }]);
+  t.same(april.vehiclePlates, [
+    { v: 'VEH-1', p: ['XA1234B'] },
+    { v: 'VEH-2', p: ['XB5678C'] },
+  ]);
+  const pools = costPoolsOf([march, april]);
   t.same(pools.documents, { fuel: 2, tolls: 1, maintenance: 1, tyres: 0, insurance: 0, subcontractedFreight: 0 });
   t.same(Object.fromEntries(pools.byVehicle), {
     'VEH-1': { fuel: 150_000, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 },
@@ -172,6 +177,52 @@ t.test("a period's cost pools from months and days", async (t) => {
   });
   t.same(Object.fromEntries(pools.byTrip), { 'T-1': { fuel: 0, tolls: 0, maintenance: 20_000, tyres: 0, insurance: 0, subcontractedFreight: 0 } });
   t.same(pools.spread, { fuel: 0, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 });
+});
+
+t.test("a vehicle's every plate of the period names it; a plate two vehicles carried names neither", async (t) => {
+  // VEH-1 carries XA1234B on 3 May and XZ9999Z on 4 May (its label: the greatest, XZ9999Z); VEH-2 carries XZ9999Z on 20 May.
+  const mayDays = rollUpUnitEconomicsDays(
+    TENANT,
+    daysOfMonth('2026-05'),
+    [
+      trip({}, [leg(5, 3, 300, 1000)]),
+      trip({ plate: 'XZ9999Z' }, [leg(5, 4, 200, 1000)]),
+      trip({ vehicle: 'VEH-2', plate: 'XZ9999Z' }, [leg(5, 20, 500, 1000)]),
+    ],
+    [cost(5, 10, { netC: 200_000, keys: ['XA1234B'] }), cost(5, 11, { netC: 70_000, keys: ['XZ9999Z'] })],
+  );
+  t.same(
+    mayDays.map((d) => [d.day, d.vehiclePlates]),
+    [
+      ['2026-05-03', [{ v: 'VEH-1', p: ['XA1234B'] }]],
+      ['2026-05-04', [{ v: 'VEH-1', p: ['XZ9999Z'] }]],
+      ['2026-05-10', []],
+      ['2026-05-11', []],
+      ['2026-05-20', [{ v: 'VEH-2', p: ['XZ9999Z'] }]],
+    ],
+  );
+  const may = foldUnitEconomicsMonth(TENANT, '2026-05', mayDays)!;
+  t.same(may.vehiclePlates, [
+    { v: 'VEH-1', p: ['XA1234B', 'XZ9999Z'] },
+    { v: 'VEH-2', p: ['XZ9999Z'] },
+  ]);
+  t.same(
+    periodGroups(periodUnitsOf([may], '2026-05-31'), {}).byVehicle.map((v) => [v.vehicle, v.plate]),
+    [
+      ['VEH-1', 'XZ9999Z'],
+      ['VEH-2', 'XZ9999Z'],
+    ],
+    'the label is the greatest plate',
+  );
+  // XA1234B (the lesser of VEH-1's plates) names VEH-1: 2,000.00 there; XZ9999Z (VEH-1's and VEH-2's) names neither: spread.
+  const zero = { fuel: 0, tolls: 0, maintenance: 0, tyres: 0, insurance: 0, subcontractedFreight: 0 };
+  for (const pools of [costPoolsOf([may]), costPoolsOf(mayDays)]) {
+    t.same(Object.fromEntries(pools.byVehicle), { 'VEH-1': { ...zero, fuel: 200_000 } });
+    t.same(pools.spread, { ...zero, fuel: 70_000 });
+  }
+  // 3–10 May: only VEH-1 carried XZ9999Z then, so it names VEH-1 too.
+  const early = costPoolsOf(mayDays.filter((d) => d.day <= '2026-05-11'));
+  t.same(Object.fromEntries(early.byVehicle), { 'VEH-1': { ...zero, fuel: 270_000 } });
 });
 
 t.test('the months wholly in a period', async (t) => {
