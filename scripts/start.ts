@@ -28,6 +28,7 @@ import { acquireServiceLock, checkDataDir, DataDirError, fsCause } from './embed
 import { EmbeddedMongoStartError, startFailureSummary } from './embedded-mongo/launcher.ts';
 import { progressReporter } from './progress.ts';
 import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
+import { refuseArguments } from './no-arguments.ts';
 
 /**
  * A start-up failure a person can act on (configuration, DATA_DIR, the engine's store): one line
@@ -47,6 +48,11 @@ function failStart(err: unknown): never {
   console.error(line);
   process.exit(1);
 }
+
+refuseArguments(
+  'npm start',
+  'usage: npm start   the service on PORT (3000) with demo data on the embedded engine in DATA_DIR (./data), or on MONGODB_URI; every setting: docs/configuration.md',
+);
 
 let loaded: AppConfig;
 // The embedded engine's own settings (EMBEDDED_MONGO_*): the launcher's, not the service's (lib/config.ts).

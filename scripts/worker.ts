@@ -28,6 +28,12 @@ import { resolveWebhookEncryptionKey } from '../lib/webhooks/encryption-key.ts';
 import { createRollupWorker } from '../lib/rollups/rollup-worker.ts';
 import { createTracing } from '../lib/tracing/tracing.ts';
 import { traceMongoCommands } from '../lib/tracing/mongodb-spans.ts';
+import { refuseArguments } from './no-arguments.ts';
+
+refuseArguments(
+  'npm run worker',
+  'usage: npm run worker   the background workers (alerts, webhooks, exports, kept totals) without HTTP, beside API-only services, on MONGODB_URI or a running npm start; every setting: docs/configuration.md',
+);
 
 const loaded = loadConfig();
 const config = { ...loaded, webhooks: { ...loaded.webhooks, encryptionKey: await resolveWebhookEncryptionKey(loaded) } };

@@ -1,6 +1,6 @@
 /**
  * The command-line tools as a user types them (README, docs/rollups.md): `npm run apikey`,
- * `npm run rollups` and `npm run seed`, each a process of its own on the test's database
+ * `npm run rollups`, `npm run seed`, `npm start` and `npm run worker`, each a process of its own on the test's database
  * (MONGODB_URI). An argument mistake is exit 2 with the usage and no stack trace, `--help` is exit
  * 0, and an RFC is taken as the service stores it (trimmed, upper-cased): ` TGO… ` once made a key
  * of a tenant of its own, and `--tenant tgo…` a verify that checked nothing and passed.
@@ -26,7 +26,14 @@ function run(script: string, args: string[]): Promise<{ code: number | null; std
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  // Every case here exits by itself at once; one that runs on (a service that ignored its arguments) is stopped, code null.
+  const stop = setTimeout(() => child.kill('SIGKILL'), 90_000);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(stop);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 const STACK = /\n\s+at /;
 
@@ -97,5 +104,20 @@ t.test('seed: an empty count or seed (an unset shell variable) is exit 2, never 
     t.equal(r.code, 2, `exit 2: ${JSON.stringify(args)}`);
     t.match(r.stderr, /must be an integer/);
     t.match(r.stderr, 'usage: npm run seed');
+  }
+});
+
+t.test('npm start and npm run worker take their settings from the environment: --help prints the usage, any other argument is exit 2', async (t) => {
+  for (const [script, command] of [
+    ['scripts/start.ts', 'npm start'],
+    ['scripts/worker.ts', 'npm run worker'],
+  ] as const) {
+    const help = await run(script, ['--help']);
+    t.equal(help.code, 0, `${command} --help`);
+    t.match(help.stdout, `usage: ${command}`);
+    const port = await run(script, ['--port', '4000']);
+    t.equal(port.code, 2, `${command} --port 4000: ${port.stderr}`);
+    t.match(port.stderr, `${command} takes no arguments (got "--port" "4000"): its settings are environment variables, e.g. PORT=4000 ${command}`);
+    t.notMatch(port.stderr, STACK);
   }
 });
