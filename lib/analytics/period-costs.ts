@@ -6,16 +6,13 @@
  * credit notes (folded as they arrive, so memory grows with vehicles and assigned trips, not
  * documents), the tenant-wide km per vehicle and the assigned trips' groups.
  */
-import type { Db, Document } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { ServiceContext } from '../context.ts';
-import { COLLECTIONS } from '../db/collections.ts';
-import { AUDIT_BATCH_SIZE } from '../db/pipeline.ts';
 import type { CreditNoteTaxes } from '../finance/ledger/facts.ts';
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
 import { centsToMxnCents, mxnCents } from '../money/currency.ts';
 import { toCents } from '../money/cents.ts';
-import { streamCostDocs, type CostDocRow } from '../received/received-assignments-repo.ts';
-import { receivedDocs } from '../received/received-repo.ts';
+import { streamCostDocs, streamCreditNoteRows, type CostDocRow } from '../received/received-assignments-repo.ts';
 import { deliveredKmByVehicle, deliveredTripKeys } from './trip-audits-repo.ts';
 import { addCostDoc, COST_CATEGORIES, emptyPools, isCostCategory, placeCosts, plateIndexOf, type CostPools, type PlacedCosts } from './trip-costs.ts';
 import { fromMilli } from './unit-economics.ts';
@@ -66,11 +63,9 @@ export interface CreditNoteCost {
 }
 
 /**
- * The tenant's suppliers' credit notes (a received CFDI's settlements of kind `creditNote`, not
- * cancelled) issued in [start, end] on invoices of these categories that are not cancelled, each
- * with its invoice's category, concepts and assignment, as they arrive (index tenant_settlement_date).
- * The import takes a received note relating exactly one invoice (TipoRelacion 01): each is its
- * invoice's alone.
+ * The tenant's suppliers' credit notes issued in [start, end] on invoices of these categories
+ * (lib/received/received-assignments-repo.ts streamCreditNoteRows), each as a negative cost of its
+ * invoice's category, placed as its invoice is.
  */
 export async function* streamCreditNoteCosts(
   db: Db,
@@ -78,50 +73,7 @@ export async function* streamCreditNoteCosts(
   q: { start: number; end: number; categories: readonly ReceivedCategory[] },
   maxTimeMS: number,
 ): AsyncIterable<CreditNoteCost> {
-  const pipeline: Document[] = [
-    { $match: { tenant, 'settlements.date': { $gte: q.start, $lte: q.end } } },
-    { $match: { category: { $in: [...q.categories] }, paymentState: { $ne: 'cancelled' } } },
-    {
-      $project: {
-        category: 1,
-        subTotal: 1,
-        discount: { $ifNull: ['$discount', 0] },
-        total: 1,
-        exchangeRate: { $ifNull: ['$exchangeRate', 1] },
-        descriptions: { $map: { input: { $ifNull: ['$concepts', []] }, as: 'c', in: { $ifNull: ['$$c.description', ''] } } },
-        notes: {
-          $filter: {
-            input: { $ifNull: ['$settlements', []] },
-            as: 's',
-            cond: {
-              $and: [{ $eq: ['$$s.kind', 'creditNote'] }, { $ne: ['$$s.cancelled', true] }, { $gte: ['$$s.date', q.start] }, { $lte: ['$$s.date', q.end] }],
-            },
-          },
-        },
-      },
-    },
-    { $match: { 'notes.0': { $exists: true } } },
-    { $lookup: { from: COLLECTIONS.receivedAssignments, localField: '_id', foreignField: '_id', as: 'a' } },
-    {
-      $project: {
-        category: 1,
-        subTotal: 1,
-        discount: 1,
-        total: 1,
-        exchangeRate: 1,
-        descriptions: 1,
-        notes: { $map: { input: '$notes', as: 's', in: { date: '$$s.date', amount: '$$s.amount', exchangeRate: '$$s.exchangeRate', taxes: '$$s.taxes' } } },
-        // The tenant is a $literal: in an expression a string beginning with `$` is a field.
-        a: { $filter: { input: '$a', as: 'x', cond: { $eq: ['$$x.tenant', { $literal: tenant }] } } },
-      },
-    },
-  ];
-  type Row = Pick<CostDocRow, 'category' | 'subTotal' | 'discount' | 'exchangeRate' | 'descriptions'> & {
-    total: number;
-    notes: (CreditNoteSettlement & { date: number })[];
-    a: { vehicle?: string | null; tripId?: string | null }[];
-  };
-  for await (const r of receivedDocs(db).aggregate<Row>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE })) {
+  for await (const r of streamCreditNoteRows(db, tenant, q, maxTimeMS)) {
     const a = r.a[0];
     for (const n of r.notes)
       yield {

@@ -8,6 +8,7 @@ import type { Collection, Db, Document } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
 import { AUDIT_BATCH_SIZE } from '../db/pipeline.ts';
 import type { ReceivedCategory } from '../model/tenant-settings.ts';
+import type { CreditNoteTaxes } from '../finance/ledger/facts.ts';
 import { receivedDocs } from './received-repo.ts';
 
 export interface ReceivedAssignmentRow {
@@ -114,4 +115,65 @@ export function streamCostDocs(
     },
   ];
   return receivedDocs(db).aggregate<CostDocRow>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
+}
+
+/** A received CFDI with its suppliers' credit notes of a period (streamCreditNoteRows): in the invoice's currency. */
+export type CreditNoteRow = Pick<CostDocRow, 'category' | 'subTotal' | 'discount' | 'exchangeRate' | 'descriptions'> & {
+  total: number;
+  notes: { date: number; amount: number; exchangeRate?: number; taxes?: CreditNoteTaxes }[];
+  a: { vehicle?: string | null; tripId?: string | null }[];
+};
+
+/**
+ * The tenant's suppliers' credit notes (a received CFDI's settlements of kind `creditNote`, not
+ * cancelled) issued in [start, end] on invoices of these categories that are not cancelled, each
+ * with its invoice's category, concepts and assignment, as they arrive (index tenant_settlement_date).
+ * The import takes a received note relating exactly one invoice (TipoRelacion 01): each is its
+ * invoice's alone.
+ */
+export function streamCreditNoteRows(
+  db: Db,
+  tenant: string,
+  q: { start: number; end: number; categories: readonly ReceivedCategory[] },
+  maxTimeMS: number,
+): AsyncIterable<CreditNoteRow> {
+  const pipeline: Document[] = [
+    { $match: { tenant, 'settlements.date': { $gte: q.start, $lte: q.end } } },
+    { $match: { category: { $in: [...q.categories] }, paymentState: { $ne: 'cancelled' } } },
+    {
+      $project: {
+        category: 1,
+        subTotal: 1,
+        discount: { $ifNull: ['$discount', 0] },
+        total: 1,
+        exchangeRate: { $ifNull: ['$exchangeRate', 1] },
+        descriptions: { $map: { input: { $ifNull: ['$concepts', []] }, as: 'c', in: { $ifNull: ['$$c.description', ''] } } },
+        notes: {
+          $filter: {
+            input: { $ifNull: ['$settlements', []] },
+            as: 's',
+            cond: {
+              $and: [{ $eq: ['$$s.kind', 'creditNote'] }, { $ne: ['$$s.cancelled', true] }, { $gte: ['$$s.date', q.start] }, { $lte: ['$$s.date', q.end] }],
+            },
+          },
+        },
+      },
+    },
+    { $match: { 'notes.0': { $exists: true } } },
+    { $lookup: { from: COLLECTIONS.receivedAssignments, localField: '_id', foreignField: '_id', as: 'a' } },
+    {
+      $project: {
+        category: 1,
+        subTotal: 1,
+        discount: 1,
+        total: 1,
+        exchangeRate: 1,
+        descriptions: 1,
+        notes: { $map: { input: '$notes', as: 's', in: { date: '$$s.date', amount: '$$s.amount', exchangeRate: '$$s.exchangeRate', taxes: '$$s.taxes' } } },
+        // The tenant is a $literal: in an expression a string beginning with `$` is a field.
+        a: { $filter: { input: '$a', as: 'x', cond: { $eq: ['$$x.tenant', { $literal: tenant }] } } },
+      },
+    },
+  ];
+  return receivedDocs(db).aggregate<CreditNoteRow>(pipeline, { maxTimeMS, batchSize: AUDIT_BATCH_SIZE });
 }
