@@ -114,6 +114,14 @@ t.test('updatedSince: at or after the instant, oldest change first, id breaks ti
   t.ok(expected.length >= 3 && expected.length < 7);
   const walked = await walk(`/api/financial-docs?updatedSince=${encodeURIComponent('2026-03-01T00:02:00+00:00')}&limit=2`);
   t.same(walked.ids, expected, 'the same through a cursor walk; an offset is read as the same instant');
+  // An offset of whole hours (the date-time format admits `+05`; Date.parse does not): 05:02 at UTC+5 is 00:02Z.
+  const hours = await get(`/api/financial-docs?updatedSince=${encodeURIComponent('2026-03-01T05:02:00+05')}&limit=100`);
+  t.equal(hours.statusCode, 200, hours.body);
+  t.same(
+    hours.json<Page>().data.map((d) => d.id),
+    expected,
+    'an offset of whole hours',
+  );
   const trip = await get(`/api/shipments?updatedSince=${iso(T0 + 2000)}&limit=100`);
   t.equal(trip.statusCode, 200);
   assertConforms(t, trip, 'GET', '/api/shipments');

@@ -6,6 +6,7 @@
  */
 import { invalidBody, foreignTenant } from '../http/api-error.ts';
 import { isMonthKey } from '../time/mexico-city.ts';
+import { parseDateTime } from '../time/date-time.ts';
 import { ALERT_RULE_IDS, isAlertRuleId, type AlertRuleId } from './rules.ts';
 
 /** Half of a surrogate pair on its own (with the u flag a whole pair is one code point, not matched). */
@@ -109,7 +110,7 @@ export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput
   problems.push(...extraDataProblems(input.extraData));
   let dueDate = now;
   if (input.dueDate !== undefined) {
-    const ms = Date.parse(input.dueDate);
+    const ms = parseDateTime(input.dueDate);
     if (Number.isNaN(ms)) problems.push('dueDate must be a valid date-time (ISO 8601)');
     // The schema's pattern keeps the written year in 1970–2999; its offset can move the instant a day either way, which
     // still writes back as RFC 3339 (a four-digit year). Checked here too for callers that bypass the schema.

@@ -27,6 +27,7 @@ import { withDerivedFields } from './derived-fields.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
 import { withSyncStamp } from '../db/writes-in-flight.ts';
+import { parseDateTime } from '../time/date-time.ts';
 
 export interface RecordCancellationStatusInput {
   id: string;
@@ -118,7 +119,7 @@ export async function recordCancellationStatus(ctx: ServiceContext, tenant: stri
 /** Records the answer over the document as read (the ledger's fact, or the document in place), stamped `now`. */
 async function recordAnswer(ctx: ServiceContext, tenant: string, input: RecordCancellationStatusInput, now: Date): Promise<void> {
   const timeout = ctx.config.queryTimeoutMs;
-  const at = input.consultedAt === undefined ? now.getTime() : Date.parse(input.consultedAt);
+  const at = input.consultedAt === undefined ? now.getTime() : parseDateTime(input.consultedAt);
   const doc = await findFinancialDocById(ctx.db, tenant, input.id, timeout);
   if (!doc) throw notFound('no such financial document for this tenant');
   const uuid = doc.invoice.uuid;

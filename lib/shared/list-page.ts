@@ -3,6 +3,7 @@ import { invalidQuery } from '../http/api-error.ts';
 import { sortKey, type KeysetSort, type PageQuery } from './keyset.ts';
 import { decodeCursor, encodeCursor, type CursorBinding } from './cursor.ts';
 import { pageWindow, type PageMeta } from './pagination.ts';
+import { parseDateTime } from '../time/date-time.ts';
 
 export interface ListRequest {
   page: number;
@@ -73,8 +74,7 @@ export async function listPage<T extends Document>(opts: {
 
 /** An ISO 8601 date-time as the stored `lastUpdate` strings are written (UTC, milliseconds). */
 export function isoInstant(value: string, name: string): string {
-  // RFC 3339 allows a leap second (…:60); the stored instants never carry one.
-  const date = new Date(value.replace(/:60(\.\d+)?(?=([Zz]|[+-]\d{2}:\d{2})$)/, ':59.999'));
+  const date = new Date(parseDateTime(value));
   if (Number.isNaN(date.getTime())) throw invalidQuery(name, `${name} must be a valid date-time (ISO 8601)`);
   // 9999-12-31T23:59:59-12:00 is in year 10000, written `+010000-…`, which sorts before every stored instant as text:
   // compared as text, it would select everything. Nothing stored is later than the last instant of year 9999.

@@ -10,6 +10,7 @@ import { recordDeliveries } from './record-deliveries.ts';
 import type { DeliveryInput } from './leg-delivery.ts';
 import { summarizeTrips } from './summarize-trips.ts';
 import type { TripSummary } from './summary.ts';
+import { parseDateTime } from '../time/date-time.ts';
 
 export interface LegDeliveryBody {
   /** RFC 3339 date-time with offset (the spec's format: date-time). */
@@ -24,13 +25,8 @@ export interface RecordLegDeliveryInput {
   body: LegDeliveryBody;
 }
 
-/** Epoch ms of an RFC 3339 date-time; a leap second (…:60) is read as the last millisecond before it. */
-export function rfc3339Ms(value: string): number {
-  return Date.parse(value.toUpperCase().replace(/:60(\.\d+)?(?=(Z|[+-]\d{2}:\d{2})$)/, ':59.999'));
-}
-
 export const deliveryInputOf = (body: LegDeliveryBody): DeliveryInput => ({
-  offloadDate: rfc3339Ms(body.offloadDate),
+  offloadDate: parseDateTime(body.offloadDate),
   products: body.products,
   // Trimmed as the CSV and the JSON rows are (deliveries-csv.ts): "TK-1 " by one and "TK-1" by the other are one ticket.
   ticket: body.ticket?.trim() ?? null,

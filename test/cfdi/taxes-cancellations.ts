@@ -343,6 +343,10 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
 
       const again = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-19T17:00:00Z' });
       t.same(again.body, tacit.body, 'the same answer again changes nothing');
+      // The same instant with an offset of whole hours (the date-time format admits `+05`; Date.parse does not): 17:00Z is 22:00 at UTC+5.
+      const hours = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-19T22:00:00+05' });
+      t.equal(hours.status, 200, JSON.stringify(hours.body));
+      t.same(hours.body, tacit.body, 'an offset of whole hours: the same answer, nothing changed');
 
       // A cancellation in effect is final (issue 33: a later Vigente put the invoice back into revenue).
       for (const [estado, estatusCancelacion] of [

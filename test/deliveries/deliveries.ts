@@ -224,6 +224,10 @@ export default async function deliveriesTests(t: Test): Promise<void> {
     // The same numbers written otherwise (an offset, litres as 29880.0) are the same delivery.
     const same = await put(road._id, 'EM-R-2', { ...DELIVERY, offloadDate: '2026-03-10T15:00:00Z' });
     t.same(same.json(), recorded);
+    // Forms the schema's date-time admits and Date.parse does not: an offset of whole hours (15:00Z at UTC+5 is 20:00).
+    const hours = await put(road._id, 'EM-R-2', { ...DELIVERY, offloadDate: '2026-03-10T20:00:00+05' });
+    t.equal(hours.statusCode, 200, hours.body);
+    t.same(hours.json(), recorded, 'an offset of whole hours: the same instant');
     // The ticket with a trailing space (the spec's pattern admits it) is the same ticket, as the CSV reads it.
     const spaced = await put(road._id, 'EM-R-2', { ...DELIVERY, ticket: 'TK-0001 ' });
     t.same(spaced.json(), recorded, 'trimmed: the same delivery');

@@ -257,6 +257,24 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     t.equal(edge.json().dueDate, '3000-01-01T23:58:59.000Z');
   });
 
+  t.test('a dueDate the schema admits is scheduled: a leap second (RFC 3339 5.7) and an offset of whole hours', async (t) => {
+    // Both pass the spec's date-time format; Date.parse refuses them, and they were a 400 "dueDate must be a valid date-time".
+    for (const [userId, dueDate, instant] of [
+      // The leap second comes after 23:59:59 UTC; a Date has no 61st second: the last millisecond before the next minute.
+      ['leap-1', '2026-06-30T23:59:60Z', '2026-06-30T23:59:59.999Z'],
+      ['leap-2', '2026-06-30T17:59:60-06:00', '2026-06-30T23:59:59.999Z'],
+      // 14:00 at UTC+5 is 09:00 UTC.
+      ['hours-1', '2026-04-01T14:00:00+05', '2026-04-01T09:00:00.000Z'],
+    ] as const) {
+      const res = await post(body({ userIds: [userId], dueDate }));
+      t.equal(res.statusCode, 200, `${dueDate}: ${res.body}`);
+      assertConforms(t, res, 'POST', SCHEDULE);
+      t.equal(res.json().dueDate, instant, dueDate);
+      const job = await alertJobs(h.db).findOne({ 'data.tenant': TENANT_A, 'data.userId': userId });
+      t.equal(job?.nextRunAt?.toISOString(), instant, `${dueDate}: due then`);
+    }
+  });
+
   t.test('a name of 150 emoji (150 characters, 300 UTF-16 units) is within the 200 characters', async (t) => {
     const res = await post(body({ userIds: ['emoji-2'], nameAlert: '🚚'.repeat(150) }));
     t.equal(res.statusCode, 200, res.body);
