@@ -6,7 +6,7 @@
 import type { Test } from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, ReadResourceResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from '../helpers/harness.ts';
 import { connect, errorOf, listen, seedTwoTenants } from '../helpers/mcp.ts';
 import { ERROR_REASONS } from '../../lib/http/api-error.ts';
@@ -48,6 +48,9 @@ export default async function streamableTests(t: Test): Promise<void> {
     t.equal(info?.version, loadSpec().info.version);
     t.ok(client.getServerCapabilities()?.tools, 'tools capability');
     t.ok(client.getServerCapabilities()?.resources, 'resources capability');
+    // listChanged promises notifications/*/list_changed (MCP 2025-06-18); a session's lists never change, so none is promised.
+    const caps = client.getServerCapabilities();
+    t.same([caps?.tools?.listChanged, caps?.resources?.listChanged, caps?.prompts?.listChanged], [false, false, false], 'no list change promised');
     t.match(client.getInstructions() ?? '', /domain-notes/);
     await client.ping();
   });
@@ -69,6 +72,16 @@ export default async function streamableTests(t: Test): Promise<void> {
     const first = openapi.contents[0] as { text: string; mimeType: string };
     t.equal(first.mimeType, 'application/json');
     t.same(JSON.parse(first.text), loadSpec(), 'the bundled spec, whole');
+    t.equal(
+      resources.find((r) => r.uri === OPENAPI_URI)?.size,
+      Buffer.byteLength(first.text),
+      'its size in bytes is listed (an agent sees it is large before reading it)',
+    );
+    // A malformed or missing uri is the client's mistake: -32602 Invalid params (JSON-RPC 2.0 §5.1), not -32603; an unknown one too.
+    for (const params of [{ uri: 5 }, {}, { uri: '' }, { uri: 'not a uri' }, { uri: 'freight://docs/nothing.md' }]) {
+      const err = await client.request({ method: 'resources/read', params: params as { uri: string } }, ReadResourceResultSchema).catch((e: unknown) => e);
+      t.match(err, { code: -32602 }, `resources/read ${JSON.stringify(params)}`);
+    }
     const notes = await client.readResource({ uri: DOMAIN_NOTES_URI });
     const md = (notes.contents[0] as { text: string }).text;
     t.match(md, /## Status codes/);

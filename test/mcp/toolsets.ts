@@ -6,6 +6,8 @@
 import type { Test } from 'tap';
 import { assertConforms, startHarness, KEY_A } from '../helpers/harness.ts';
 import { connect, listen, seedTwoTenants, type Transport } from '../helpers/mcp.ts';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { getPrompt, promptListing } from '../../lib/mcp/prompts.ts';
 
 export default async function toolsetsTests(t: Test): Promise<void> {
   const h = await startHarness(t, { build: { now: () => new Date('2026-04-01T18:00:00Z') } });
@@ -119,5 +121,104 @@ export default async function toolsetsTests(t: Test): Promise<void> {
     t.match(sse.json().error, { reason: 'invalid_parameter', fields: [{ in: 'query', name: 'toolsets' }] });
     const unauthenticated = await h.app.inject({ method: 'POST', url: '/mcp?toolsets=taxes', headers: { 'content-type': 'application/json' }, payload: {} });
     t.equal(unauthenticated.statusCode, 401, 'the key is checked first');
+  });
+
+  t.test('prompts: only values the tools take, the audit period for the trips, only tools of the session', async (t) => {
+    const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
+    // The tools take years 1970–2999 (spec: CalendarDate, TargetMonth, PositionMonth, CycleKey): a prompt refuses what they would.
+    for (const [name, args, arg] of [
+      ['month-end-tax-review', { month: '1969-12' }, 'month'],
+      ['month-end-tax-review', { month: '3000-01' }, 'month'],
+      ['shrinkage-claim', { client: 'PEM990101AB1', startDate: '1969-12-31' }, 'startDate'],
+      ['shrinkage-claim', { client: 'PEM990101AB1', endDate: '3000-01-01' }, 'endDate'],
+      ['collections-follow-up', { month: '0001-01' }, 'month'],
+    ] as const) {
+      const err = await client.getPrompt({ name, arguments: { ...args } }).catch((e: unknown) => e);
+      t.match(err, { code: -32602, message: new RegExp(`argument '${arg}' is .*1970–2999`) }, `${name} ${JSON.stringify(args)}: InvalidParams`);
+    }
+    const ok = await client.getPrompt({ name: 'month-end-tax-review', arguments: { month: '1970-01' } });
+    t.match((ok.messages[0]!.content as { text: string }).text, /"targetMonth": "1970-01"/, 'the first month the tools take');
+
+    // The audit covers 90 days by default and at most 366; the trips listed must be those of the same period.
+    const stepTwo = async (args: Record<string, string>) =>
+      ((await client.getPrompt({ name: 'shrinkage-claim', arguments: { client: 'PEM990101AB1', ...args } })).messages[0]!.content as { text: string }).text
+        .split('\n')
+        .find((line) => line.startsWith('2. '))!;
+    const openOrCut: Record<string, string>[] = [
+      {},
+      { startDate: '2026-01-01' },
+      { endDate: '2026-03-31' },
+      { startDate: '2024-01-01', endDate: '2026-03-31' },
+    ];
+    for (const args of openOrCut) {
+      const line = await stepTwo(args);
+      t.match(
+        line,
+        /listShipments with \{"client":"PEM990101AB1","dateFilterBy":"offload"\} plus "startDate" and "endDate" set to the period the audit answered/,
+        JSON.stringify(args),
+      );
+    }
+    t.match(
+      await stepTwo({ startDate: '2026-01-01', endDate: '2026-03-31' }),
+      /listShipments with \{"client":"PEM990101AB1","startDate":"2026-01-01","endDate":"2026-03-31","dateFilterBy":"offload"\}/,
+      'a whole period is passed as it is',
+    );
+
+    // Given a session's tools, a prompt names none outside them (server.ts passes the session's tool names).
+    /** The tool names of a session opened with `query`, the session closed again (a key has few open at once). */
+    const toolsOf = async (query: string) => {
+      const session = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, query);
+      const { tools } = await session.listTools();
+      await (session.transport as StreamableHTTPClientTransport).terminateSession();
+      await session.close();
+      return new Set(tools.map((tool) => tool.name));
+    };
+    const catalogue = [...(await toolsOf('?toolsets=all'))];
+    const named = (text: string) => catalogue.filter((tool) => new RegExp(`\\b${tool}\\b`).test(text));
+    for (const query of ['', '?toolsets=all', '?readOnly=true', '?toolsets=tax', '?toolsets=tax,financial', '?toolsets=financial,analytics&readOnly=true']) {
+      const tools = await toolsOf(query);
+      for (const prompt of promptListing(tools)) {
+        const optional = prompt.arguments!.filter((a) => !a.required).map((a) => a.name);
+        const required = Object.fromEntries(prompt.arguments!.filter((a) => a.required).map((a) => [a.name, a.name === 'month' ? '2026-03' : 'PEM990101AB1']));
+        for (const extra of [{}, ...optional.map((a) => ({ [a]: a === 'month' ? '2026-03' : a === 'client' ? 'PEM990101AB1' : '2026-01-01' }))]) {
+          const text = (getPrompt(prompt.name, { ...required, ...extra }, tools).messages[0]!.content as { text: string }).text;
+          const outside = named(text).filter((tool) => !tools.has(tool));
+          t.same(outside, [], `${query || 'default'}: ${prompt.name} ${JSON.stringify(extra)} names only the session's tools`);
+        }
+      }
+      const hidden = promptListing().filter((p) => !promptListing(tools).some((q) => q.name === p.name));
+      for (const p of hidden)
+        t.throws(() => getPrompt(p.name, {}, tools), { code: -32602, message: /not in this session's tools/ }, `${query}: ${p.name} refused`);
+    }
+    const readOnly = await toolsOf('?readOnly=true');
+    t.same(
+      promptListing(readOnly)
+        .find((p) => p.name === 'collections-follow-up')
+        ?.arguments?.map((a) => a.name),
+      ['client'],
+      'read-only: no month to schedule the alert for (scheduleAlerts writes)',
+    );
+    t.throws(() => getPrompt('collections-follow-up', { month: '2026-03' }, readOnly), { code: -32602, message: /unknown argument\(s\) month/ });
+
+    // Over the protocol: the session's own prompts. A tax-only session has none (each names a tool of another toolset).
+    const tax = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?toolsets=tax');
+    t.same((await tax.listPrompts()).prompts, [], 'toolsets=tax: no prompt');
+    t.match(
+      await tax.getPrompt({ name: 'month-end-tax-review', arguments: { month: '2026-03' } }).catch((e: unknown) => e),
+      { code: -32602, message: /calls getFinancialDoc, listFinancialDocs, not in this session's tools/ },
+      'toolsets=tax: month-end-tax-review refused, naming the missing tools',
+    );
+    await (tax.transport as StreamableHTTPClientTransport).terminateSession();
+    const ro = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, '?readOnly=true');
+    t.same(
+      (await ro.listPrompts()).prompts.map((p) => [p.name, p.arguments?.map((a) => a.name)]),
+      [
+        ['month-end-tax-review', ['month']],
+        ['shrinkage-claim', ['client', 'startDate', 'endDate']],
+        ['collections-follow-up', ['client']],
+      ],
+      'read-only: every prompt, collections-follow-up without the alert it cannot schedule',
+    );
+    await (ro.transport as StreamableHTTPClientTransport).terminateSession();
   });
 }
