@@ -124,6 +124,31 @@ export async function requeueDeliveriesWithoutJob(db: Db, now: Date): Promise<nu
   return stored;
 }
 
+/**
+ * The same, while a worker runs: pending deliveries overdue since before `overdueBefore` whose job is
+ * missing (at most `limit` a sweep) get it back, due now. A delivery is stored before its job, so a
+ * request that stored the one and failed on the other (a database error: the client was answered
+ * 5xx) left a delivery no job would ever run, shown `pending` past its retry window and counted
+ * against the tenant's test quota until some worker restarted. Two reads, then an insert per job
+ * missing only: an ordinary backlog (every job there) costs no write. Answers how many were stored.
+ */
+export async function requeueOverdueDeliveriesWithoutJob(db: Db, overdueBefore: Date, now: Date, limit: number): Promise<number> {
+  const overdue = await webhookDeliveries(db)
+    .find({ status: 'pending', nextAttemptAt: { $lte: overdueBefore } }, { projection: { _id: 1, tenant: 1, webhookId: 1 }, limit })
+    .toArray();
+  if (overdue.length === 0) return 0;
+  const withJob = new Set(
+    (
+      await webhookJobs(db)
+        .find({ _id: { $in: overdue.map((d) => d._id) } }, { projection: { _id: 1 } })
+        .toArray()
+    ).map((j) => j._id.toHexString()),
+  );
+  let stored = 0;
+  for (const d of overdue) if (!withJob.has(d._id.toHexString()) && (await insertUnlessDuplicate(webhookJobs(db), deliveryJobDocument(d, now)))) stored++;
+  return stored;
+}
+
 export function findDeliveries(
   db: Db,
   tenant: string,

@@ -14,7 +14,9 @@
  * longer pending does nothing.
  * Agenda's lock keeps two workers off one delivery; a worker that dies
  * mid-attempt leaves a lock that expires (lockLifetimeMs) and the attempt is
- * made again: receivers de-duplicate by the event id. The Agenda plumbing
+ * made again: receivers de-duplicate by the event id. A pending delivery whose job was never stored
+ * (its request failed between the two inserts) is queued again at start and, while the worker runs,
+ * once it is overdue by a lock lifetime. The Agenda plumbing
  * (locks, start, drain) is lib/jobs/agenda-worker.ts, shared with the alert worker.
  */
 import type { Tracer } from '@opentelemetry/api';
@@ -32,6 +34,7 @@ import {
   recordDeliveryAttempt,
   releaseIdleDeliveryLocks,
   requeueDeliveriesWithoutJob,
+  requeueOverdueDeliveriesWithoutJob,
 } from './webhooks-repo.ts';
 import { nextAttemptAt, type DeliveryJobData, type WebhookDocument } from './model.ts';
 import { decryptSecret } from './secret-box.ts';
@@ -204,10 +207,38 @@ export function createWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
       a.on('fail', (err: Error, job: Job) => log.error({ jobId: String(job.attrs._id), err: { message: err.message } }, 'webhook delivery job error')),
   });
 
+  /**
+   * While running, every lock lifetime: a pending delivery overdue by more than that whose job is
+   * missing (its request failed between the two inserts) is queued again, not only at the next start.
+   */
+  let sweep: NodeJS.Timeout | null = null;
+  let sweeping: Promise<void> | null = null;
+  function sweepOrphans(): void {
+    if (sweeping) return;
+    const now = new Date();
+    sweeping = requeueOverdueDeliveriesWithoutJob(db, new Date(now.getTime() - settings.lockLifetimeMs), now, 1000)
+      .then((requeued) => {
+        if (requeued) log.info({ requeued }, 'webhook deliveries whose job was never stored are queued again');
+      }, pollErrors)
+      .finally(() => {
+        sweeping = null;
+      });
+  }
+
   async function start(): Promise<void> {
     const requeued = await requeueDeliveriesWithoutJob(db, new Date());
     if (requeued) log.info({ requeued }, 'webhook deliveries whose job was never stored are queued again');
     await worker.start();
+    if (!sweep) {
+      sweep = setInterval(sweepOrphans, settings.lockLifetimeMs);
+      sweep.unref();
+    }
   }
-  return { name, start, stop: worker.stop, running: worker.running };
+  async function stop(): Promise<StopResult> {
+    if (sweep) clearInterval(sweep);
+    sweep = null;
+    await sweeping;
+    return worker.stop();
+  }
+  return { name, start, stop, running: worker.running };
 }

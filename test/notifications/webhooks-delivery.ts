@@ -22,6 +22,7 @@ import { connect, listen } from '../helpers/mcp.ts';
 import { COLLECTIONS } from '../../lib/db/collections.ts';
 import { insertWebhook, webhookDeliveries, webhookJobs, webhooks } from '../../lib/webhooks/webhooks-repo.ts';
 import { enqueueTestEvent } from '../../lib/webhooks/events.ts';
+import { sendWebhookTest } from '../../lib/webhooks/send-webhook-test.ts';
 import { encryptSecret, generateSecret, secretHint } from '../../lib/webhooks/secret-box.ts';
 import { createWebhookWorker } from '../../lib/webhooks/worker.ts';
 import { attemptDelivery } from '../../lib/webhooks/deliver.ts';
@@ -465,5 +466,40 @@ export default async function webhooksDeliveryTests(t: Test): Promise<void> {
     t.equal(await webhookDeliveries(h.db).countDocuments({ _id: now._id }), 0, 'removed when its job ran, not left pending');
     await waitFor('the live test delivered', async () => (await deliveriesOf(live.id)).some((d) => d.status === 'succeeded'));
     await webhookDeliveries(h.db).deleteMany({ webhookId: stored._id.toHexString() });
+  });
+
+  t.test('a test send that failed between its delivery and its job (a database error): delivered by the running worker, not left pending', async (t) => {
+    // The app's database, whose delivery-job inserts fail (a blip): the send stored the delivery, then failed (5xx to the client).
+    const db = new Proxy(h.db, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (prop !== 'collection') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        return (name: string, ...rest: unknown[]) => {
+          const c = (target.collection as (...a: unknown[]) => object)(name, ...rest);
+          if (name !== COLLECTIONS.webhookJobs) return c;
+          return new Proxy(c, {
+            get(ct, p) {
+              if (p === 'insertOne') return () => Promise.reject(new MongoServerError({ message: 'simulated: not primary', code: 10107 }));
+              const f = Reflect.get(ct, p, ct) as unknown;
+              return typeof f === 'function' ? (f as (...a: unknown[]) => unknown).bind(ct) : f;
+            },
+          });
+        };
+      },
+    });
+    const w = await endpoint('/half-queued', ['alert.triggered']);
+    await t.rejects(sendWebhookTest({ db, config: h.config, webhooks: h.config.webhooks, now: () => new Date() }, TENANT_A, w.id));
+    t.equal(await webhookJobs(h.db).countDocuments({ 'data.webhookId': w.id }), 0, 'its job was never stored');
+    // The worker keeps running (no restart): once overdue by a lock lifetime (WEBHOOK_LOCK_LIFETIME_MS, 4 s here) it is queued again.
+    const [d] = await waitFor('the delivery to succeed', async () => {
+      const list = await deliveriesOf(w.id);
+      return list[0]?.status === 'succeeded' && list;
+    });
+    t.equal(d!.attempts.length, 1);
+    t.ok(
+      receiver.received.some((r) => r.path === '/half-queued' && r.verified),
+      'the receiver got it, signed',
+    );
+    await api('DELETE', `/api/webhooks/${w.id}`);
   });
 }
