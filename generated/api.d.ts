@@ -2963,8 +2963,7 @@ export interface components {
             meta: components["schemas"]["WebhooksPageMeta"];
         };
         /**
-         * @description Free-form data copied to the job and its alert record, any key and depth. At most 50
-         *     top-level keys and 8 KiB as JSON.
+         * @description Copied to the job and its alerts: any depth, any key but `__proto__` or `constructor.prototype`; at most 50 top-level keys, 8 KiB as JSON.
          * @example {
          *       "channel": "email",
          *       "locale": "es-MX"

@@ -1,6 +1,6 @@
 /**
  * JSON request bodies, parsed by Fastify's own parser (prototype-poisoning protection
- * included) except for one case: an empty body with a JSON content type is no body at all.
+ * included, its refusal told as such) except for one case: an empty body with a JSON content type is no body at all.
  * Clients send it on operations that take none (the official MCP Python SDK ends a session
  * with `DELETE /mcp`, `content-type: application/json` and nothing after the headers), where
  * Fastify's parser answered 400 "Body cannot be empty". Operations that require a body still
@@ -8,13 +8,25 @@
  * An operation whose body is XML, zip or CSV only (`POST /api/imports/xml`, …) answers 415 to JSON.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from './api-error.ts';
+import { ApiError, badRequest } from './api-error.ts';
 
 /** An operation whose body the spec declares in other media types only (XML, zip, CSV) takes no JSON. */
 function refusesJson(request: FastifyRequest): boolean {
   if (request.is404) return false;
   const body = (request.routeOptions.schema as { body?: { content?: Record<string, unknown> } } | undefined)?.body;
   return Boolean(body?.content && !('application/json' in body.content));
+}
+
+const POISONING =
+  'the body holds a key __proto__ or constructor with prototype, refused anywhere in a JSON body (prototype poisoning protection); rename the key';
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function registerJsonBody(app: FastifyInstance): void {
@@ -30,7 +42,15 @@ export function registerJsonBody(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    // Fastify's default parser answers through `done` (its type also allows a promise-returning parser).
-    void parse(request, text, done);
+    // Fastify's default parser answers through `done` (its type also allows a promise-returning parser). It refuses
+    // JSON holding a key `__proto__` or `constructor.prototype` as it refuses malformed JSON ("Body is not valid
+    // JSON"); that body is valid JSON, so it is told why instead.
+    void parse(request, text, (err, value) => {
+      if (err && isJson(text)) {
+        done(badRequest('Invalid request body', [POISONING], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail: POISONING }] }), undefined);
+        return;
+      }
+      done(err, value);
+    });
   });
 }

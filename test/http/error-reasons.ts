@@ -115,7 +115,17 @@ export default async function errorReasonsTests(t: Test): Promise<void> {
       headers: { ...auth, 'content-type': 'application/json' },
       payload: '{"userIds": [',
     });
-    t.match(errorOf(notJson), { code: 400, reason: 'invalid_body' }, 'malformed JSON');
+    t.match(errorOf(notJson), { code: 400, reason: 'invalid_body', details: [/not valid JSON/] }, 'malformed JSON');
+    // Valid JSON (RFC 8259) with a key the prototype-poisoning protection refuses: told why, not "not valid JSON".
+    for (const payload of ['{"userIds":["q1"],"extraData":{"__proto__":{"a":1}}}', '{"extraData":{"constructor":{"prototype":1}}}']) {
+      const poisoned = await h.app.inject({ method: 'POST', url: '/api/alerts/schedule', headers: { ...auth, 'content-type': 'application/json' }, payload });
+      t.match(
+        errorOf(poisoned),
+        { code: 400, reason: 'invalid_body', details: [/__proto__ or constructor with prototype/], fields: [{ in: 'body', name: '' }] },
+        payload,
+      );
+      t.notMatch(poisoned.body, /not valid JSON/, `${payload}: not called malformed`);
+    }
   });
 
   t.test('cursor', async (t) => {
