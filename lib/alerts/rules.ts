@@ -141,7 +141,8 @@ export function overdueInvoiceFindings(docs: Iterable<OverdueInvoiceSource>, inp
     if (balance.isCancelled || balance.pending <= 0) continue;
     // Alerts speak MXN: a document in another currency at its exchange rate.
     const pending = toMxn(balance.pending, rateOf(doc));
-    const creditDays = creditDaysFor(input.settings, doc.client);
+    // Whole days, as the receivables aging and the forecast read the same setting (Math.round): 2.6 is 3.
+    const creditDays = Math.round(creditDaysFor(input.settings, doc.client));
     const dueDate = mxAddDays(mxDateString(doc.date), creditDays);
     const daysOverdue = daysBetweenDates(dueDate, today);
     if (daysOverdue <= 0) continue;

@@ -68,7 +68,8 @@ export default async function alertsWorkerTests(t: Test): Promise<void> {
   // Crafted data (tenant A unless said otherwise)
 
   const settings = await getTenantSettings(h.db, TENANT_A);
-  await saveTenantSettings(h.db, { ...settings, shrinkageTolerancePct: 0.2, creditDaysByClient: { [CLIENT_COMPANY_2]: 3 } });
+  // 2.6 credit days are 3 whole days, as the receivables aging reads them (a fraction made every overdue job fail).
+  await saveTenantSettings(h.db, { ...settings, shrinkageTolerancePct: 0.2, creditDaysByClient: { [CLIENT_COMPANY_2]: 2.6 } });
 
   // overdue-invoices, cycle 2026-03, as of 2026-04-10
   const overdueCritical = makeFinancialDoc({
