@@ -40,6 +40,17 @@ export function sumCents(amounts: readonly number[]): number {
   return fromCents(cents);
 }
 
+/**
+ * Σ of amounts of at most 6 decimals (a CFDI concept's tax lines, Anexo 20), added exactly in integer millionths and
+ * rounded once to cents, half away from zero: a CFDI states the total of its concepts' lines as "el redondeo de la
+ * suma", which a sum of lines each rounded first can miss by cents.
+ */
+export function exactSumCents(amounts: Iterable<number>): number {
+  let micros = 0;
+  for (const a of amounts) micros += Math.round(Number((a * 1_000_000).toPrecision(15)));
+  return toCents(micros / 1_000_000);
+}
+
 /** a − b in pesos, computed in cents (for declared − expected differences). */
 export function diffCents(a: number, b: number): number {
   return fromCents(toCents(a) - toCents(b));

@@ -6,7 +6,8 @@
 import type { CancellationFact, CancellationMetadataFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
 import type { TaxLine } from '../model/financial-document.ts';
 import type { ReceivedCategoryRule } from '../model/tenant-settings.ts';
-import { fromCents, toCents } from '../money/cents.ts';
+import { exactSumCents, fromCents, toCents } from '../money/cents.ts';
+import { groupBy } from '../shared/group-by.ts';
 import { creditInInvoiceCurrency, creditNoteRate, mxnCents } from '../money/currency.ts';
 import { businessDaysDeadline } from '../time/business-days.ts';
 import { categoryOf, mainConceptIndex } from './received-category.ts';
@@ -52,29 +53,61 @@ export function receivedCancellationOf(facts: readonly CancelFact[], invoice: Re
 
 const inEffect = (c: ReceivedCancellation | null): boolean => c !== null && (c.status === 'accepted' || c.status === 'expired');
 
-const sumC = (xs: readonly number[]): number => xs.reduce((s, x) => s + toCents(x), 0);
+/**
+ * Σ of these lines' `field` per group (the CFDI's Comprobante/Impuestos node: transfers by tax, factor and rate,
+ * retentions by tax), each group's sum rounded to cents once (exactSumCents), as the document states its own totals.
+ */
+function groupedCents<T extends TaxLine>(lines: readonly T[], keyOf: (t: T) => string, field: 'base' | 'amount'): number {
+  let cents = 0;
+  for (const group of groupBy(lines, keyOf).values()) cents += exactSumCents(group.map((t) => t[field]));
+  return cents;
+}
+const transferKey = (t: TaxLine): string => `${t.tax}|${t.factor}|${t.rate ?? ''}`;
+const retentionKey = (t: TaxLine): string => t.tax;
 
-/** The document's taxes from its concepts: VAT transferred per rate, exempt base, VAT and ISR retained, IEPS. */
+/**
+ * The document's taxes from its concepts: VAT transferred per rate, exempt base, VAT and ISR retained, IEPS. Each is the
+ * rounded sum of its concepts' lines, as the CFDI's Comprobante/Impuestos states it (not a sum of rounded lines).
+ */
 export function receivedTaxes(concepts: readonly { transfers: readonly TaxLine[]; retentions: readonly TaxLine[] }[]): ReceivedTaxes {
   const transfers = concepts.flatMap((c) => c.transfers);
   const retentions = concepts.flatMap((c) => c.retentions);
-  const byRate = new Map<number, { base: number; amount: number }>();
-  for (const t of transfers) {
-    if (t.tax !== 'IVA' || t.factor !== 'Tasa' || t.rate === null) continue;
-    const at = byRate.get(t.rate) ?? { base: 0, amount: 0 };
-    at.base += toCents(t.base);
-    at.amount += toCents(t.amount);
-    byRate.set(t.rate, at);
-  }
+  const vatAtRate = transfers.filter((t) => t.tax === 'IVA' && t.factor === 'Tasa' && t.rate !== null);
+  const rates = [...new Set(vatAtRate.map((t) => t.rate!))].sort((a, b) => b - a);
+  const at = (rate: number) => vatAtRate.filter((t) => t.rate === rate);
+  const retained = (tax: string) =>
+    fromCents(
+      groupedCents(
+        retentions.filter((t) => t.tax === tax),
+        retentionKey,
+        'amount',
+      ),
+    );
   return {
-    vatTransferred: [...byRate].sort((a, b) => b[0] - a[0]).map(([rate, v]) => ({ rate, base: fromCents(v.base), amount: fromCents(v.amount) })),
-    vatExemptBase: fromCents(sumC(transfers.filter((t) => t.tax === 'IVA' && t.factor === 'Exento').map((t) => t.base))),
-    vatRetained: fromCents(sumC(retentions.filter((t) => t.tax === 'IVA').map((t) => t.amount))),
-    isrRetained: fromCents(sumC(retentions.filter((t) => t.tax === 'ISR').map((t) => t.amount))),
-    iepsTransferred: fromCents(sumC(transfers.filter((t) => t.tax === 'IEPS').map((t) => t.amount))),
-    iepsRetained: fromCents(sumC(retentions.filter((t) => t.tax === 'IEPS').map((t) => t.amount))),
-    transferred: fromCents(sumC(transfers.map((t) => t.amount))),
-    retained: fromCents(sumC(retentions.map((t) => t.amount))),
+    vatTransferred: rates.map((rate) => ({
+      rate,
+      base: fromCents(groupedCents(at(rate), transferKey, 'base')),
+      amount: fromCents(groupedCents(at(rate), transferKey, 'amount')),
+    })),
+    vatExemptBase: fromCents(
+      groupedCents(
+        transfers.filter((t) => t.tax === 'IVA' && t.factor === 'Exento'),
+        transferKey,
+        'base',
+      ),
+    ),
+    vatRetained: retained('IVA'),
+    isrRetained: retained('ISR'),
+    iepsTransferred: fromCents(
+      groupedCents(
+        transfers.filter((t) => t.tax === 'IEPS'),
+        transferKey,
+        'amount',
+      ),
+    ),
+    iepsRetained: retained('IEPS'),
+    transferred: fromCents(groupedCents(transfers, transferKey, 'amount')),
+    retained: fromCents(groupedCents(retentions, retentionKey, 'amount')),
   };
 }
 

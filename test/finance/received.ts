@@ -485,4 +485,26 @@ export default async function receivedTests(t: Test): Promise<void> {
     t.equal((await put([])).statusCode, 200);
     t.same([await total('tyres'), await total('other'), await total('fuel')], [0, 160, 1], 'back to the defaults');
   });
+
+  t.test('concept taxes with 6 decimals: the totals are the rounded sums the XML states, not sums of rounded lines', async (t) => {
+    // Anexo 20 (4.0) lets a concept's amounts carry 6 decimals; the document's Impuestos node is "el redondeo de la
+    // suma" of its concepts' lines per tax and rate. Three concepts of 10.333333 + IVA 16% 1.653333:
+    // Σ bases 30.999999 → 31.00, Σ IVA 4.959999 → 4.96 (per-line rounding would give 30.99 and 4.95), Total 35.96.
+    const uuid = '9D1C0E55-0098-4000-8000-000000000198';
+    const concept =
+      '<cfdi:Concepto ClaveProdServ="15101505" Cantidad="1" ClaveUnidad="LTR" Descripcion="Diesel" ValorUnitario="10.333333" Importe="10.333333" ObjetoImp="02">' +
+      '<cfdi:Impuestos><cfdi:Traslados><cfdi:Traslado Base="10.333333" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="1.653333"/></cfdi:Traslados></cfdi:Impuestos></cfdi:Concepto>';
+    const xml =
+      `<?xml version="1.0" encoding="UTF-8"?>\n<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" Version="4.0" Serie="G" Folio="1" Fecha="2026-10-05T10:00:00" SubTotal="31.00" Moneda="MXN" Total="35.96" TipoDeComprobante="I" Exportacion="01" FormaPago="01" MetodoPago="PUE" LugarExpedicion="91700">` +
+      `<cfdi:Emisor Rfc="${GAS}" Nombre="GAS" RegimenFiscal="601"/><cfdi:Receptor Rfc="${TENANT_B}" Nombre="R" DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601" UsoCFDI="G03"/>` +
+      `<cfdi:Conceptos>${concept}${concept}${concept}</cfdi:Conceptos>` +
+      `<cfdi:Impuestos TotalImpuestosTrasladados="4.96"><cfdi:Traslados><cfdi:Traslado Base="31.00" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="4.96"/></cfdi:Traslados></cfdi:Impuestos>` +
+      `<cfdi:Complemento><tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${uuid}" FechaTimbrado="2026-10-05T10:00:00" RfcProvCertif="SAT970701NN3" SelloCFD="A" NoCertificadoSAT="00001000000509846663" SelloSAT="B"/></cfdi:Complemento></cfdi:Comprobante>`;
+    const r = await post([{ name: 'six-decimals.xml', content: xml }], KEY_B);
+    t.match(r.files[0], { status: 'created', direction: 'received' });
+    const doc = (await get(`/api/received-docs/${TENANT_B}-RCFDI-${uuid}`, KEY_B)).body;
+    t.same(doc.taxes.vatTransferred, [{ rate: 0.16, base: 31, amount: 4.96 }]);
+    t.match(doc.taxes, { transferred: 4.96, retained: 0 });
+    t.match(doc.amounts, { subTotal: 31, total: 35.96 });
+  });
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { diffCents, differsBeyond, fromCents, productCents, rateOfCents, round2, sumCents, taxOn, toCents } from '../../lib/money/cents.ts';
+import { diffCents, differsBeyond, exactSumCents, fromCents, productCents, rateOfCents, round2, sumCents, taxOn, toCents } from '../../lib/money/cents.ts';
 
 t.test('toCents rounds half away from zero without float noise', async (t) => {
   t.equal(toCents(1.005), 101, '1.005 is stored as 1.00499…; still 101 cents');
@@ -60,4 +60,15 @@ t.test('productCents and rateOfCents: exact integer forms of round2(a × b) and 
   ] as const) {
     t.equal(rateOfCents(base, rate), toCents(taxOn(fromCents(base), rate)), `rateOfCents(${base}, ${rate}) = taxOn`);
   }
+});
+
+t.test('exactSumCents: lines of 6 decimals added exactly, rounded once (Anexo 20: the rounding of the sum)', async (t) => {
+  // 3 × 1.653333 = 4.959999 → 4.96; each line rounded first (1.65 × 3) would be 4.95.
+  t.equal(exactSumCents([1.653333, 1.653333, 1.653333]), 496);
+  // 0.105 + 0.000001 = 0.105001 → 0.11; 0.104999 alone → 0.10.
+  t.equal(exactSumCents([0.105, 0.000001]), 11);
+  t.equal(exactSumCents([0.104999]), 10);
+  // 0.1 + 0.2 in binary is 0.30000000000000004: exactly 0.30.
+  t.equal(exactSumCents([0.1, 0.2]), 30);
+  t.equal(exactSumCents([]), 0);
 });
