@@ -16,16 +16,16 @@ import { receivedMainCodes, setCategoryOfCodes } from './received-repo.ts';
 /** Passes before giving up on rules that keep changing while they are applied (each pass costs little when little changed). */
 const MAX_PASSES = 5;
 
-export async function applyCategoryRules(db: Db, tenant: string, maxTimeMS: number): Promise<void> {
+export async function applyCategoryRules(db: Db, tenant: string, maxTimeMS: number, now: () => Date = () => new Date()): Promise<void> {
   let { rules } = await readReceivedCategoryRules(db, tenant);
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    await categorize(db, tenant, rules, maxTimeMS);
-    const now = await readReceivedCategoryRules(db, tenant);
-    if (sameRules(now.rules, rules)) {
-      if (now.pending !== null) await clearReceivedCategoryRulesPending(db, tenant, now.pending);
+    await categorize(db, tenant, rules, now, maxTimeMS);
+    const current = await readReceivedCategoryRules(db, tenant);
+    if (sameRules(current.rules, rules)) {
+      if (current.pending !== null) await clearReceivedCategoryRulesPending(db, tenant, current.pending);
       return;
     }
-    rules = now.rules;
+    rules = current.rules;
   }
   // Still pending: the change saved last applies its own rules, or the next start does.
 }
@@ -37,13 +37,13 @@ export async function finishPendingCategoryRules(db: Db, maxTimeMS: number): Pro
   return tenants;
 }
 
-async function categorize(db: Db, tenant: string, rules: readonly ReceivedCategoryRule[], maxTimeMS: number): Promise<void> {
+async function categorize(db: Db, tenant: string, rules: readonly ReceivedCategoryRule[], now: () => Date, maxTimeMS: number): Promise<void> {
   const byCategory = new Map<ReceivedCategory, string[]>();
   for (const code of await receivedMainCodes(db, tenant, maxTimeMS)) {
     const category = categoryOf(code, rules);
     byCategory.set(category, [...(byCategory.get(category) ?? []), code]);
   }
-  for (const [category, codes] of byCategory) await setCategoryOfCodes(db, tenant, codes, category, maxTimeMS);
+  for (const [category, codes] of byCategory) await setCategoryOfCodes(db, tenant, codes, category, now, maxTimeMS);
 }
 
 export const sameRules = (a: readonly ReceivedCategoryRule[], b: readonly ReceivedCategoryRule[]): boolean =>

@@ -27,6 +27,6 @@ export async function setReceivedCategoryRules(
   if (problems.length) throw invalidBody(problems);
   const rules = [...byCode].map(([code, category]) => ({ code, category }));
   await saveReceivedCategoryRules(ctx.db, tenant, rules, randomUUID());
-  await applyCategoryRules(ctx.db, tenant, ctx.config.queryTimeoutMs);
+  await applyCategoryRules(ctx.db, tenant, ctx.config.queryTimeoutMs, ctx.now);
   return categoryRulesView(tenant, rules);
 }

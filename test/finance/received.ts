@@ -322,8 +322,11 @@ export default async function receivedTests(t: Test): Promise<void> {
         headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
         payload: JSON.stringify(body),
       });
+    const before = (await get(`/api/received-docs/${rid(1)}`)).body.lastUpdate as string;
+    await new Promise((resolve) => setTimeout(resolve, 5)); // a later millisecond than the import's stamp
     const set = await put({ rules: [{ code: '15101505', category: 'maintenance' }] });
     t.equal(set.statusCode, 200);
+    t.ok((await get(`/api/received-docs/${rid(1)}`)).body.lastUpdate > before, 'its category changed: so did its lastUpdate');
     assertConforms(t, set, 'PUT', '/api/received-category-rules');
     t.same(await ids('category=fuel'), [], 'no fuel left under the override');
     t.same(await ids('category=maintenance'), [rid(1), rid(5)]);
