@@ -265,14 +265,13 @@ export async function getCashInflowForecast(
   const [{ settings, sourceOf }, { delays, payments }, open, revenue] = await Promise.all([
     traced,
     // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
+    // Every client's, even with a client filter: a client with fewer than 3 payments takes the portfolio median, the
+    // tenant's, so its invoices are expected on the same day whether the answer is filtered or not.
     traced.then(async ({ settings: s }) => {
       const acc = new PaymentDelaysAccumulator(MIN_PAYMENTS_FOR_CLIENT_MEDIAN);
       const creditDays = creditDaysOf(s);
-      if (kept)
-        await keptPaymentDelays(ctx.db, tenant, keptDays, { startDate: period.startDate, asOf, ...(only ? { client: only } : {}) }, creditDays, acc, timeout);
-      else
-        for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf, ...(client ? { client } : {}) }, timeout))
-          acc.addInvoice(row, creditDays);
+      if (kept) await keptPaymentDelays(ctx.db, tenant, keptDays, { startDate: period.startDate, asOf }, creditDays, acc, timeout);
+      else for await (const row of streamPaymentHistory(ctx.db, tenant, { from: period.start, to: asOf }, timeout)) acc.addInvoice(row, creditDays);
       return { delays: acc.result(), payments: acc.payments };
     }),
     (async (): Promise<{ sums: OpenSums } | { invoices: OpenInvoice[]; byId: Map<string, OpenInvoiceDetail> }> => {

@@ -189,9 +189,36 @@ export default async function cashInflowTests(t: Test): Promise<void> {
     ]);
     t.match(body.items, { total: 1, listed: 1, limit: 1 });
     t.match(body.concentration, { hhi: 10_000, band: 'high', clients: 1, shares: [{ client: CLIENT_COMPANY, sharePct: 100 }] });
-    // With a client filter the payment history is that client's: its own median, no one else's.
+    // With a client filter a client with 3 payments or more still takes its own median.
     t.match(body.clients, { total: 1, listed: 1, limit: 1, data: [{ client: CLIENT_COMPANY, delayDays: 10, delayBasis: 'client' }] });
   });
+
+  /**
+   * A client with fewer than 3 payments takes the portfolio median, every client's (5: [−25, 2, 5, 10, 10]), with a
+   * client filter as without: CLIENT_COMPANY_2's own two delays (median −11.5) and CLIENT_PERSON's none are not a
+   * portfolio. o2 is due 04-30 and expected 05-05, o3 due 03-03 and expected 03-08 (overdue), filtered or not.
+   */
+  const oneClientKeepsThePortfolioMedian = async (t: Test, how: string): Promise<void> => {
+    for (const [client, item, next, payments] of [
+      [
+        CLIENT_COMPANY_2,
+        { id: o2.id, dueDate: '2026-04-30', expectedDate: '2026-05-05', delayDays: 5, delayBasis: 'portfolio', overdue: false },
+        '2026-05-05',
+        2,
+      ],
+      [CLIENT_PERSON, { id: o3.id, dueDate: '2026-03-03', expectedDate: '2026-03-08', delayDays: 5, delayBasis: 'portfolio', overdue: true }, null, 0],
+    ] as const) {
+      const res = await get(`${PERIOD}&client=${client}`);
+      assertConforms(t, res, 'GET', ROUTE);
+      const body = res.json();
+      t.match(body.parameters.paymentDelay, { paymentsInHistory: 5, portfolioMedianDays: 5 }, `${client} ${how}`);
+      t.match(body.items.data, [item], `${client} ${how}`);
+      t.match(body.clients.data, [{ client, delayDays: 5, delayBasis: 'portfolio', paymentsInHistory: payments, nextExpectedDate: next }], `${client} ${how}`);
+    }
+  };
+  t.test('one client with fewer than 3 payments: the portfolio median of every client (from the documents)', (t) =>
+    oneClientKeepsThePortfolioMedian(t, 'from the documents'),
+  );
 
   t.test('a period without invoices: null + reason, never NaN', async (t) => {
     const res = await get('?startDate=2025-01-01&endDate=2025-01-31');
@@ -262,5 +289,10 @@ export default async function cashInflowTests(t: Test): Promise<void> {
     };
     t.notOk(out.isError);
     check(t, out.structuredContent!, 'MCP');
+  });
+
+  t.test('one client with fewer than 3 payments: the portfolio median of every client (from the kept totals)', async (t) => {
+    t.ok(await receivablesRollups.ready(h.db), 'the kept receivables are built');
+    await oneClientKeepsThePortfolioMedian(t, 'from the kept totals');
   });
 }
