@@ -4309,7 +4309,7 @@ export interface components {
         SatAnswerCancelado: {
             /**
              * Format: date-time
-             * @description When the SAT gave this answer (default: now); the status takes effect then
+             * @description When the SAT gave this answer (default: now); the status takes effect then, except Plazo vencido: when the receiver's 3 business days ended (CFF art. 29-A), the record's date
              * @example 2026-10-14T17:00:00Z
              */
             consultedAt?: string;

@@ -8,6 +8,16 @@
  * recorded cancellations in effect: they read as `accepted`.
  */
 import type { CanceledRecord, CancellationRecordStatus, CancellationStatus, FinancialDocument, PaymentRecord } from '../model/financial-document.ts';
+import { receiverDeadline } from '../time/business-days.ts';
+
+/**
+ * When a status the SAT status service answered takes effect: Plazo vencido (`expired`) when the receiver's 3 business
+ * days ended (CFF art. 29-A: silence until then is acceptance), an instant known exactly; any other status when it was
+ * consulted, the service telling no earlier one.
+ */
+export function effectiveSince(status: CancellationRecordStatus, consultedAt: number, requestedAt: number): number {
+  return status === 'expired' ? Math.min(consultedAt, receiverDeadline(requestedAt)) : consultedAt;
+}
 
 /** What the invoice-level rule reads: the document's current UUID and its cancellation records. */
 export interface InvoiceCancellationInput {

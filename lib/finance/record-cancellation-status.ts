@@ -22,7 +22,7 @@ import { isImportedInvoice, recordStatusAnswer } from './ledger/record-facts.ts'
 import type { CanceledRecord, FinancialDocument } from '../model/financial-document.ts';
 import { receiverDeadline } from '../time/business-days.ts';
 import { documentBalance } from './balance.ts';
-import { invoiceCancellationRecord, isInEffect, recordStatus } from './cancellation.ts';
+import { effectiveSince, invoiceCancellationRecord, isInEffect, recordStatus } from './cancellation.ts';
 import { withDerivedFields } from './derived-fields.ts';
 import { financialSummary, type FinancialSummary } from './summary.ts';
 import { loadSummaryContext } from './summary-context.ts';
@@ -69,20 +69,23 @@ function checkAnswer(input: RecordCancellationStatusInput, record: CanceledRecor
   const moved: CanceledRecord = {
     ...record,
     status: meaning.status,
-    date: at,
+    date: effectiveSince(meaning.status, at, requestedAt),
     requestedAt,
     statusSource: 'status-service',
     satStatus: input.estatusCancelacion,
   };
-  checkForward(record, moved, uuid);
+  checkForward(record, moved, uuid, at);
   return moved;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** A status that would move backwards: from a cancellation in effect, or to an answer older than the recorded one. */
-function checkForward(record: CanceledRecord, moved: CanceledRecord, uuid: string): void {
-  const recorded = `${record.satStatus ?? recordStatus(record)} (recorded from ${record.statusSource ?? 'a cancellation record'} at ${iso(record.date)})`;
+/**
+ * A status that would move backwards: from a cancellation in effect, or to an answer older than the recorded one. A
+ * record not in effect is dated when it was consulted, so `consultedAt` is compared with its date; one in effect is final.
+ */
+function checkForward(record: CanceledRecord, moved: CanceledRecord, uuid: string, consultedAt: number): void {
+  const recorded = `${record.satStatus ?? recordStatus(record)} (recorded from ${record.statusSource ?? 'a cancellation record'}, dated ${iso(record.date)})`;
   if (isInEffect(record) && !isInEffect(moved)) {
     throw conflict(
       `invoice ${uuid} is cancelled: ${recorded}; a cancellation in effect is final (the SAT cannot undo it), so ${moved.satStatus} is not recorded`,
@@ -90,8 +93,8 @@ function checkForward(record: CanceledRecord, moved: CanceledRecord, uuid: strin
   }
   if (record.statusSource !== 'status-service') return;
   const same = record.satStatus === moved.satStatus;
-  if (moved.date < record.date || (moved.date === record.date && !same)) {
-    throw conflict(`the status of invoice ${uuid} is ${recorded}; an answer consulted at ${iso(moved.date)} is not newer, so it does not replace it`);
+  if (consultedAt < record.date || (consultedAt === record.date && !same)) {
+    throw conflict(`the status of invoice ${uuid} is ${recorded}; an answer consulted at ${iso(consultedAt)} is not newer, so it does not replace it`);
   }
 }
 

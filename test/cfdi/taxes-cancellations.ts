@@ -321,8 +321,12 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
       t.equal(wrongPair.status, 400, 'Plazo vencido goes with Cancelado');
       t.match(wrongPair.body.error, { reason: 'invalid_body', fields: [{ in: 'body', name: 'estatusCancelacion' }] });
 
+      // Still in process when consulted on the 18th; the tacit acceptance consulted later still replaces it (answers are
+      // ordered by when they were consulted, though Plazo vencido takes effect earlier, below).
+      const inProcess = await api.putStatus(id(6), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-18T17:00:00Z' });
+      t.equal(inProcess.status, 200, JSON.stringify(inProcess.body));
       const tacit = await api.putStatus(id(6), { estado: 'Cancelado', estatusCancelacion: 'Plazo vencido', consultedAt: '2026-10-19T17:00:00Z' });
-      t.equal(tacit.status, 200);
+      t.equal(tacit.status, 200, JSON.stringify(tacit.body));
       t.match(tacit.body.cancellations, { status: 'expired', invoiceCancelled: true, receiverDeadline: null });
       const full = await api.list({ detail: 'full', uuid: uuid(run, 6) });
       t.match(full.data[0].canceled, [
@@ -334,6 +338,8 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
           statusSource: 'status-service',
           satStatus: 'Plazo vencido',
           requestedAt: Date.parse('2026-10-13T15:00:00Z'),
+          // In effect when the receiver's 3 business days ended (Saturday 17 00:00 Mexico City), not when consulted (the 19th).
+          date: Date.parse('2026-10-17T06:00:00Z'),
         },
       ]);
       t.same(full.data[0].payments, [], 'a cancelled PUE invoice has no receipt');
@@ -359,7 +365,7 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
           reason: 'conflict',
           details: [
             new RegExp(
-              `is cancelled: Plazo vencido \\(recorded from status-service at 2026-10-19T17:00:00.000Z\\); a cancellation in effect is final .* so ${estatusCancelacion} is not recorded`,
+              `is cancelled: Plazo vencido \\(recorded from status-service, dated 2026-10-17T06:00:00.000Z\\); a cancellation in effect is final .* so ${estatusCancelacion} is not recorded`,
             ),
           ],
         });
@@ -396,7 +402,7 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
       t.match(older.body.error, {
         reason: 'conflict',
         details: [
-          /is Solicitud rechazada \(recorded from status-service at 2026-10-15T17:00:00.000Z\); an answer consulted at 2026-10-15T10:00:00.000Z is not newer, so it does not replace it/,
+          /is Solicitud rechazada \(recorded from status-service, dated 2026-10-15T17:00:00.000Z\); an answer consulted at 2026-10-15T10:00:00.000Z is not newer, so it does not replace it/,
         ],
       });
       const sameInstant = await api.putStatus(id(7), { estado: 'Vigente', estatusCancelacion: 'En proceso', consultedAt: '2026-10-15T17:00:00Z' });

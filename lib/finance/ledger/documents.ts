@@ -10,7 +10,7 @@ import type { CanceledRecord, CancellationRecordStatus, FinancialDocument, Payme
 import { fromCents, toCents } from '../../money/cents.ts';
 import { creditInInvoiceCurrency, creditNoteRate, mxnCents, rateOf } from '../../money/currency.ts';
 import { documentBalance } from '../balance.ts';
-import { isInEffect } from '../cancellation.ts';
+import { effectiveSince, isInEffect } from '../cancellation.ts';
 import { FOREIGN_RFC, PUBLIC_RFC } from '../../tax/rfc.ts';
 import { businessDaysDeadline } from '../../time/business-days.ts';
 import {
@@ -92,7 +92,8 @@ export function cancellationRecordOf(
   // The status service speaks last unless an acknowledgement is newer than its answer; a
   // cancellation the acknowledgement put in effect is final (the PUT refuses such an answer too).
   if (answer && (!ack || answer.date >= ack.date) && !(isInEffect(move) && !isInEffect(SAT_ANSWERS[answer.estatusCancelacion]))) {
-    move = { status: SAT_ANSWERS[answer.estatusCancelacion].status, date: answer.date, source: 'status-service', sat: answer.estatusCancelacion };
+    const status = SAT_ANSWERS[answer.estatusCancelacion].status;
+    move = { status, date: effectiveSince(status, answer.date, requestedAt), source: 'status-service', sat: answer.estatusCancelacion };
   }
   // The SAT's metadata lists the CFDI as cancelled (Estatus 0): in effect since FechaCancelacion,
   // whatever was recorded before, unless a record already says so (and says more: accepted or expired).
