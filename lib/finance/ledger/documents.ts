@@ -230,6 +230,8 @@ export function buildFinancialDocument(
   let last = Math.max(invoice.base.date, invoice.certifiedAt);
   for (const r of records) last = Math.max(last, r.date);
   for (const c of canceled) last = Math.max(last, c.date);
+  // A record may be dated before the fact that set it (Plazo vencido: when the 3 business days ended, answered later).
+  for (const f of cancellations) last = Math.max(last, f.date);
   doc.lastUpdate = new Date(last).toISOString();
   return doc;
 }
