@@ -373,6 +373,20 @@ t.test('both reports equal the documents after random writes of every kind', asy
     }
   });
   t.equal(everyDay, 0, 'aging as of every day from January to May equals the documents');
+  // The forecast's payment delays as of every other day: a payment (or its invoice) cancelled after the day still counts on it.
+  const everyOtherDay = await compareRounds(t, 'every other day', 1, async (differs) => {
+    for (let day = '2026-01-02'; day <= '2026-05-31'; day = mxAddDays(day, 2)) {
+      const q = { startDate: '2026-01-01', endDate: day, asOf: day, limit: '5' };
+      const r = await getOk(h, '/api/analytics/cash-inflow-forecast', q);
+      const input: CashInflowInput = { bucket: 'week', limit: 5, startDate: '2026-01-01', endDate: day, asOf: day };
+      differs(
+        comparable(r.json()),
+        comparable(await getCashInflowForecast(atTheSameNow(r.json()), TENANT_A, input, { fromDocuments: true })),
+        `forecast as of ${day}`,
+      );
+    }
+  });
+  t.equal(everyOtherDay, 0, 'the forecast as of every other day from January to May equals the documents');
 
   // The MCP tool reads the same open items: its figures equal the documents' too.
   const client = await mcpClient(t, h);

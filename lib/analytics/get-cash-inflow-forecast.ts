@@ -5,8 +5,9 @@
  *    then, not cancelled by then, with an outstanding balance (Total − valid
  *    payments − valid credit notes dated by then) — of any age;
  *  - expected date = invoice date + client credit days + the client's median
- *    payment delay (payment day − due day) over the valid payment complements
- *    dated in the period; portfolio median below 3 payments; 0 with no history;
+ *    payment delay (payment day − due day) over the payment complements dated
+ *    in the period and valid at asOf (a cancellation that took effect later does
+ *    not count yet); portfolio median below 3 payments; 0 with no history;
  *  - DSO = receivables ÷ credit sales (Total of non-cancelled invoices emitted
  *    in the period) × days in the period;
  *  - HHI over revenue (SubTotal − Descuento of non-cancelled invoices emitted
@@ -264,7 +265,8 @@ export async function getCashInflowForecast(
   const only = client || undefined;
   const [{ settings, sourceOf }, { delays, payments }, open, revenue] = await Promise.all([
     traced,
-    // Payment delays from the valid complements dated in the period (validity judged in the pipeline, as lib/finance/cancellation.ts does).
+    // Payment delays from the complements dated in the period valid at asOf (validity judged in the pipeline, as lib/finance/cancellation.ts
+    // does, with the cancellations in effect by asOf only: one that took effect later does not count yet, as for the open invoices).
     // Every client's, even with a client filter: a client with fewer than 3 payments takes the portfolio median, the
     // tenant's, so its invoices are expected on the same day whether the answer is filtered or not.
     traced.then(async ({ settings: s }) => {

@@ -232,9 +232,10 @@ export function readForecastDays(db: Db, tenant: string, startDate: string, last
 }
 
 /**
- * The payment delays of the valid complements dated in [from, asOf] (from: the first instant of
- * `startDate`): the kept days' lags shifted by each client's credit days, and the documents of a
- * last day asOf cuts short (today's, before its end).
+ * The payment delays of the complements dated in [from, asOf] (from: the first instant of
+ * `startDate`) valid at asOf: the kept days' lags shifted by each client's credit days (a count
+ * whose cancellation took effect by asOf, `until` ≤ asOf, no longer counts; one cancelled later
+ * still does), and the documents of a last day asOf cuts short (today's, before its end).
  */
 export async function keptPaymentDelays(
   db: Db,
@@ -252,7 +253,9 @@ export async function keptPaymentDelays(
   const lastKept = whole ? asOfDay : mxAddDays(asOfDay, -1);
   for (const day of keptDays) {
     if (day.day < q.startDate || day.day > lastKept) continue;
-    for (const p of day.paid) if (q.client === undefined || p.client === q.client) acc.addDelays(p.client, p.lag - Math.round(creditDays(p.client)), p.n);
+    for (const p of day.paid)
+      if ((q.client === undefined || p.client === q.client) && !(p.until !== undefined && p.until <= q.asOf))
+        acc.addDelays(p.client, p.lag - Math.round(creditDays(p.client)), p.n);
   }
   if (whole) return;
   for await (const row of streamPaymentHistory(

@@ -11,7 +11,16 @@
 import type { Db, Document } from 'mongodb';
 import { financialDocs } from '../db/collections.ts';
 import type { FinancialDocument } from '../model/financial-document.ts';
-import { AUDIT_BATCH_SIZE, cancellationInEffectExpr, centsExpr, elementInRange, invoiceCancelledExpr, paymentFlagHeldAtExpr, sumOver } from '../db/pipeline.ts';
+import {
+  AUDIT_BATCH_SIZE,
+  cancellationInEffectExpr,
+  centsExpr,
+  elementInRange,
+  invoiceCancelledExpr,
+  paymentCancellationUuidsExpr,
+  paymentFlagHeldAtExpr,
+  sumOver,
+} from '../db/pipeline.ts';
 import { centsToMxnCents } from '../money/currency.ts';
 
 /** The fields lib/finance/balance.ts reads, plus what the forecast shows. */
@@ -112,10 +121,12 @@ export interface PaymentHistoryRow {
 }
 
 /**
- * Non-cancelled PPD invoices (a PUE invoice is paid when issued: its receipt is no complement)
- * with a valid payment complement (kind 'payment',
- * not flagged, not named by a payment cancellation record) dated in
- * [from, to]; each row carries only the invoice date and those payment dates.
+ * PPD invoices (a PUE invoice is paid when issued: its receipt is no complement) not cancelled
+ * by `to`, with a payment complement (kind 'payment') dated in [from, to] and valid at `to`: its
+ * flag as it stood then (paymentFlagHeldAtExpr: a payment cancelled after `to` still counted) and
+ * not named by a payment cancellation record in effect dated by then. So an answer as of a past
+ * day ignores the cancellations that took effect later, as streamOpenInvoices does. Each row
+ * carries only the invoice date and those payment dates.
  */
 export function streamPaymentHistory(
   db: Db,
@@ -125,26 +136,20 @@ export function streamPaymentHistory(
 ): AsyncIterable<PaymentHistoryRow> {
   const pipeline: Document[] = [
     { $match: { company: tenant, ...(q.client ? { client: q.client } : {}), ...elementInRange('payments', 'date', q.from, q.to) } },
-    { $match: { 'invoice.paymentMethod': { $ne: 'PUE' }, $expr: { $not: [invoiceCancelledExpr()] } } },
+    { $match: { 'invoice.paymentMethod': { $ne: 'PUE' }, $expr: { $not: [invoiceCancelledExpr(q.to)] } } },
     {
       $project: {
         _id: 0,
         client: 1,
         date: 1,
-        cx: {
-          $map: {
-            input: {
-              $filter: { input: { $ifNull: ['$canceled', []] }, as: 'c', cond: { $and: [{ $eq: ['$$c.target', 'payment'] }, cancellationInEffectExpr('c')] } },
-            },
-            as: 'c',
-            in: { $toLower: '$$c.uuid' },
-          },
-        },
+        cx: paymentCancellationUuidsExpr('$lte', q.to),
         p: {
           $filter: {
             input: '$payments',
             as: 'p',
-            cond: { $and: [{ $eq: ['$$p.kind', 'payment'] }, { $ne: ['$$p.canceled', true] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }] },
+            cond: {
+              $and: [{ $eq: ['$$p.kind', 'payment'] }, { $gte: ['$$p.date', q.from] }, { $lte: ['$$p.date', q.to] }, { $not: [paymentFlagHeldAtExpr(q.to)] }],
+            },
           },
         },
       },

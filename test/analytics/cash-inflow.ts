@@ -9,6 +9,7 @@ import { financialDocs, tenantSettings } from '../../lib/db/collections.ts';
 import { withDerivedFields } from '../../lib/finance/derived-fields.ts';
 import { receivablesRollups } from '../../lib/analytics/receivables-rollup-kind.ts';
 import { connect, listen } from '../helpers/mcp.ts';
+import { invoiceXml, paymentXml, requestXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
 
 export default async function cashInflowTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00'); // a Monday
@@ -295,4 +296,123 @@ export default async function cashInflowTests(t: Test): Promise<void> {
     t.ok(await receivablesRollups.ready(h.db), 'the kept receivables are built');
     await oneClientKeepsThePortfolioMedian(t, 'from the kept totals');
   });
+
+  t.test('payment delays as of a past day: cancellations after it do not count yet (documents, then kept totals)', (t) => delaysJudgedAsOf(t));
+}
+
+/**
+ * The payment delays of an answer as of a past day judge each payment (and its invoice) cancelled or not as of that
+ * day, as the open invoices do: a cancellation that took effect later changes the answers of later days only. Imported
+ * CFDI (Mexico City wall times, 30 credit days, delay = payment day − due day):
+ *   C1: i1 08-01 (due 08-31) paid 09-02: +2; i2 08-02 (due 09-01) paid 09-05: +4; i3 08-03 (due 09-02) paid 09-11: +9
+ *   C2: i4 08-04 (due 09-03) paid 09-23: +20; i5 08-05 (due 09-04) paid 10-04: +30
+ *   open: i10 of C1, 10-20, due 11-19.
+ * A (no cancellation yet): C1 median(2, 4, 9) = 4 (client); portfolio median(2, 4, 9, 20, 30) = 9; 5 payments;
+ *   i10 expected 11-19 + 4 = 11-23.
+ * p9 (the +9 complement) cancelled on 11-05 (request + SAT acknowledgement 201):
+ * B (from 11-05 on): C1 has 2 payments → portfolio median(2, 4, 20, 30) = 12; 4 payments; i10 expected 11-19 + 12 = 12-01.
+ * Invoice i1 (C1's +2) cancelled on 11-06, after the kept totals are built (the marks recompute its days):
+ * C (from 11-06 on): C1 has 1 payment → portfolio median(4, 20, 30) = 20; 3 payments; i10 expected 11-19 + 20 = 12-09.
+ * As of 10-31 (and 11-04) the answer stays A throughout; as of 11-05 it is B, then as of now C.
+ */
+async function delaysJudgedAsOf(t: Test): Promise<void> {
+  const NOW = new Date('2026-11-20T12:00:00-06:00');
+  const h = await startHarness(t, { build: { now: () => NOW } });
+  const ROUTE = '/api/analytics/cash-inflow-forecast';
+  const C1 = 'GDI920315QR4';
+  const C2 = 'TIN0902115Z3';
+  const U = (n: number): string => `5EC0C000-00${String(n).padStart(2, '0')}-4000-8000-0000000000${String(n).padStart(2, '0')}`;
+  const post = async (name: string, content: string): Promise<void> => {
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: { files: [{ name, content }] },
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(res.json().files, [{ status: 'created' }], name);
+  };
+  const line = (amount: number) => ({
+    desc: 'Flete',
+    amount,
+    transfers: [{ tax: '002' as const, rate: 0.16 }],
+    retentions: [{ tax: '002' as const, rate: 0.04 }],
+  });
+  // Totals of 1,120 (1,000 + 16% VAT − 4% retained), i1's 896 (800): up to 1,000 MXN a cancellation needs no receiver's acceptance.
+  const inv = (n: number, receiver: string, fecha: string, amount = 1_000): Promise<void> =>
+    post(`i${n}.xml`, invoiceXml({ issuer: TENANT_A, receiver, uuid: U(n), fecha, method: 'PPD', lines: [line(amount)] }).xml);
+  const pay = (n: number, invoice: number, receiver: string, fecha: string, total = 1_120): Promise<void> =>
+    post(
+      `p${n}.xml`,
+      paymentXml({ issuer: TENANT_A, receiver, uuid: U(n), fecha, invoiceUuid: U(invoice), currency: 'MXN', exchangeRate: 1, before: total, paid: total }),
+    );
+  const cancel = async (n: number, day: string): Promise<void> => {
+    await post(`solicitud${n}.xml`, requestXml({ issuer: TENANT_A, fecha: `${day}T09:00:00`, folios: [{ uuid: U(n), motive: '02' }] }));
+    await post(`acuse${n}.xml`, satAcuseXml({ issuer: TENANT_A, fecha: `${day}T10:00:00`, folios: [{ uuid: U(n), code: '201' }] }));
+  };
+  await inv(1, C1, '2026-08-01T10:00:00', 800);
+  await pay(61, 1, C1, '2026-09-02T12:00:00', 896);
+  await inv(2, C1, '2026-08-02T10:00:00');
+  await pay(62, 2, C1, '2026-09-05T12:00:00');
+  await inv(3, C1, '2026-08-03T10:00:00');
+  await pay(63, 3, C1, '2026-09-11T12:00:00');
+  await inv(4, C2, '2026-08-04T10:00:00');
+  await pay(64, 4, C2, '2026-09-23T12:00:00');
+  await inv(5, C2, '2026-08-05T10:00:00');
+  await pay(65, 5, C2, '2026-10-04T12:00:00');
+  await inv(10, C1, '2026-10-20T10:00:00');
+
+  // c1Open: C1's invoices open then (i10, and i3 again once its payment is cancelled: 1,120 each).
+  type Expected = { payments: number; portfolio: number; c1: number; c1Payments: number; basis: 'client' | 'portfolio'; expectedDate: string; c1Open: number };
+  const A: Expected = { payments: 5, portfolio: 9, c1: 4, c1Payments: 3, basis: 'client', expectedDate: '2026-11-23', c1Open: 1 };
+  const B: Expected = { payments: 4, portfolio: 12, c1: 12, c1Payments: 2, basis: 'portfolio', expectedDate: '2026-12-01', c1Open: 2 };
+  const C: Expected = { payments: 3, portfolio: 20, c1: 20, c1Payments: 1, basis: 'portfolio', expectedDate: '2026-12-09', c1Open: 2 };
+  const check = async (query: string, e: Expected, how: string): Promise<void> => {
+    const res = await h.app.inject({ method: 'GET', url: `${ROUTE}?${query}`, headers: { 'x-api-key': KEY_A } });
+    t.equal(res.statusCode, 200, res.body);
+    assertConforms(t, res, 'GET', ROUTE);
+    const body = res.json();
+    t.match(body.parameters.paymentDelay, { paymentsInHistory: e.payments, portfolioMedianDays: e.portfolio }, `${how}: ${query}`);
+    t.match(
+      body.clients.data,
+      [{ client: C1, openInvoices: e.c1Open, outstanding: 1_120 * e.c1Open, delayDays: e.c1, delayBasis: e.basis, paymentsInHistory: e.c1Payments }],
+      `${how}: ${query}`,
+    );
+    t.match(
+      body.items.data.find((i: { uuid: string }) => i.uuid === U(10)),
+      { dueDate: '2026-11-19', expectedDate: e.expectedDate, delayDays: e.c1, delayBasis: e.basis },
+      `${how}: i10 ${query}`,
+    );
+  };
+  const OCT31 = 'startDate=2026-08-01&endDate=2026-10-31&asOf=2026-10-31';
+  const NOV4 = 'startDate=2026-08-01&endDate=2026-11-20&asOf=2026-11-04';
+  const NOV5 = 'startDate=2026-08-01&endDate=2026-11-20&asOf=2026-11-05';
+  const TODAY = 'startDate=2026-08-01&endDate=2026-11-20';
+
+  await check(OCT31, A, 'from the documents, before any cancellation');
+  await cancel(63, '2026-11-05');
+  await check(OCT31, A, 'from the documents, p9 cancelled on 11-05');
+  await check(NOV4, A, 'from the documents, p9 cancelled on 11-05');
+  await check(NOV5, B, 'from the documents, p9 cancelled on 11-05');
+  await check(TODAY, B, 'from the documents, p9 cancelled on 11-05');
+
+  await receivablesRollups.rebuild(h.db);
+  t.ok(await receivablesRollups.ready(h.db), 'the kept receivables are built');
+  await check(OCT31, A, 'from the kept totals, p9 cancelled on 11-05');
+  await check(NOV4, A, 'from the kept totals, p9 cancelled on 11-05');
+  await check(NOV5, B, 'from the kept totals, p9 cancelled on 11-05');
+  await check(TODAY, B, 'from the kept totals, p9 cancelled on 11-05');
+
+  // Written while built: the marks recompute the kept days it touches.
+  await cancel(1, '2026-11-06');
+  await check(OCT31, A, 'from the kept totals, i1 cancelled on 11-06');
+  await check(NOV5, B, 'from the kept totals, i1 cancelled on 11-06');
+  await check(TODAY, C, 'from the kept totals, i1 cancelled on 11-06');
+  t.same((await receivablesRollups.verify(h.db, TENANT_A)).mismatched, [], 'every kept day equals its documents');
+
+  await receivablesRollups.forget(h.db);
+  t.notOk(await receivablesRollups.ready(h.db), 'forgotten: the documents again');
+  await check(OCT31, A, 'from the documents, i1 cancelled on 11-06');
+  await check(NOV5, B, 'from the documents, i1 cancelled on 11-06');
+  await check(TODAY, C, 'from the documents, i1 cancelled on 11-06');
 }
