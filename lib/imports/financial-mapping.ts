@@ -7,6 +7,7 @@
  */
 import type { ConceptKind, InvoiceConcept, TaxLine } from '../model/financial-document.ts';
 import { fromCents, toCents } from '../money/cents.ts';
+import { groupedCents, retentionGroup, transferGroup } from '../tax/tax-lines.ts';
 import type { AcknowledgedFolio, Cfdi, CfdiConcept, RequestedFolio } from './cfdi.ts';
 import { reject } from './rejection.ts';
 import { originalKey } from '../originals/original-record.ts';
@@ -66,8 +67,10 @@ function mapConcept(c: CfdiConcept): InvoiceConcept {
 export function invoiceFact(tenant: string, cfdi: Cfdi, sha256?: string): InvoiceFact {
   const concepts = cfdi.concepts.map(mapConcept);
   const id = financialDocId(tenant, cfdi.uuid);
-  const vatC = sumC(concepts.map((c) => c.vat));
-  const retC = sumC(concepts.map((c) => c.retention));
+  // The document's IVA as its Comprobante/Impuestos states it: per group the rounded sum of the concepts' lines (a
+  // concept's own vat/retention are its lines rounded, and lines of 6 decimals rounded first can miss it by cents).
+  const vatC = groupedCents(ivaAtRate(cfdi.concepts.flatMap((c) => c.transfers)), transferGroup, 'amount');
+  const retC = groupedCents(ivaAtRate(cfdi.concepts.flatMap((c) => c.retentions)), retentionGroup, 'amount');
   const subC = toCents(cfdi.subTotal);
   const totC = toCents(cfdi.total);
   const freight = concepts.filter((c) => c.kind === 'freight');
@@ -165,14 +168,25 @@ export const creditNoteOf = (cfdi: Cfdi, invoiceUuid: string): CreditNoteFact =>
   taxes: creditNoteTaxes(cfdi.concepts),
 });
 
-/** Σ the note's concepts' IVA transferred, IVA and ISR retained (each line's Importe, summed in cents). */
+/**
+ * The note's IVA transferred, IVA and ISR retained as its Comprobante/Impuestos states them: per group (transfers by
+ * tax, factor and rate; retentions by tax) the rounded sum of its concepts' lines' Importe.
+ */
 function creditNoteTaxes(concepts: readonly CfdiConcept[]): CreditNoteTaxes {
-  const sumC = (lines: (c: CfdiConcept) => readonly TaxLine[], tax: TaxLine['tax']): number =>
-    concepts.reduce((sum, c) => sum + lines(c).reduce((s, l) => s + (l.tax === tax ? toCents(l.amount) : 0), 0), 0);
+  const transfers = concepts.flatMap((c) => c.transfers);
+  const retentions = concepts.flatMap((c) => c.retentions);
+  const of = (lines: readonly TaxLine[], tax: TaxLine['tax'], groupOf: (l: TaxLine) => string): number =>
+    fromCents(
+      groupedCents(
+        lines.filter((l) => l.tax === tax),
+        groupOf,
+        'amount',
+      ),
+    );
   return {
-    vat: fromCents(sumC((c) => c.transfers, 'IVA')),
-    vatRetained: fromCents(sumC((c) => c.retentions, 'IVA')),
-    isrRetained: fromCents(sumC((c) => c.retentions, 'ISR')),
+    vat: of(transfers, 'IVA', transferGroup),
+    vatRetained: of(retentions, 'IVA', retentionGroup),
+    isrRetained: of(retentions, 'ISR', retentionGroup),
   };
 }
 

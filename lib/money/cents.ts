@@ -40,6 +40,19 @@ export function sumCents(amounts: readonly number[]): number {
   return fromCents(cents);
 }
 
+/** An amount of at most 6 decimals (a CFDI tax line, Anexo 20) in integer millionths, exactly (noise-free, as toCents). */
+export function toMicros(amount: number): number {
+  const raw = amount * 1_000_000;
+  // As toCents: the (slow) toPrecision(15) round trip only matters within float noise of a half millionth.
+  const frac = raw - Math.floor(raw);
+  return Math.abs(frac - 0.5) > Math.abs(raw) * 1e-14 + 1e-9 ? Math.round(raw) : Math.round(Number(raw.toPrecision(15)));
+}
+
+/** Integer millionths → integer cents, rounding half away from zero once. */
+export function microsToCents(micros: number): number {
+  return toCents(micros / 1_000_000);
+}
+
 /**
  * Σ of amounts of at most 6 decimals (a CFDI concept's tax lines, Anexo 20), added exactly in integer millionths and
  * rounded once to cents, half away from zero: a CFDI states the total of its concepts' lines as "el redondeo de la
@@ -47,8 +60,8 @@ export function sumCents(amounts: readonly number[]): number {
  */
 export function exactSumCents(amounts: Iterable<number>): number {
   let micros = 0;
-  for (const a of amounts) micros += Math.round(Number((a * 1_000_000).toPrecision(15)));
-  return toCents(micros / 1_000_000);
+  for (const a of amounts) micros += toMicros(a);
+  return microsToCents(micros);
 }
 
 /** a − b in pesos, computed in cents (for declared − expected differences). */

@@ -6,8 +6,8 @@
 import type { CancellationFact, CancellationMetadataFact, CancellationRequestFact } from '../finance/ledger/facts.ts';
 import type { TaxLine } from '../model/financial-document.ts';
 import type { ReceivedCategoryRule } from '../model/tenant-settings.ts';
-import { exactSumCents, fromCents, toCents } from '../money/cents.ts';
-import { groupBy } from '../shared/group-by.ts';
+import { fromCents, toCents } from '../money/cents.ts';
+import { groupedCents, retentionGroup, transferGroup } from '../tax/tax-lines.ts';
 import { creditInInvoiceCurrency, creditNoteRate, mxnCents } from '../money/currency.ts';
 import { businessDaysDeadline } from '../time/business-days.ts';
 import { categoryOf, mainConceptIndex } from './received-category.ts';
@@ -54,18 +54,6 @@ export function receivedCancellationOf(facts: readonly CancelFact[], invoice: Re
 const inEffect = (c: ReceivedCancellation | null): boolean => c !== null && (c.status === 'accepted' || c.status === 'expired');
 
 /**
- * Σ of these lines' `field` per group (the CFDI's Comprobante/Impuestos node: transfers by tax, factor and rate,
- * retentions by tax), each group's sum rounded to cents once (exactSumCents), as the document states its own totals.
- */
-function groupedCents<T extends TaxLine>(lines: readonly T[], keyOf: (t: T) => string, field: 'base' | 'amount'): number {
-  let cents = 0;
-  for (const group of groupBy(lines, keyOf).values()) cents += exactSumCents(group.map((t) => t[field]));
-  return cents;
-}
-const transferKey = (t: TaxLine): string => `${t.tax}|${t.factor}|${t.rate ?? ''}`;
-const retentionKey = (t: TaxLine): string => t.tax;
-
-/**
  * The document's taxes from its concepts: VAT transferred per rate, exempt base, VAT and ISR retained, IEPS. Each is the
  * rounded sum of its concepts' lines, as the CFDI's Comprobante/Impuestos states it (not a sum of rounded lines).
  */
@@ -79,20 +67,20 @@ export function receivedTaxes(concepts: readonly { transfers: readonly TaxLine[]
     fromCents(
       groupedCents(
         retentions.filter((t) => t.tax === tax),
-        retentionKey,
+        retentionGroup,
         'amount',
       ),
     );
   return {
     vatTransferred: rates.map((rate) => ({
       rate,
-      base: fromCents(groupedCents(at(rate), transferKey, 'base')),
-      amount: fromCents(groupedCents(at(rate), transferKey, 'amount')),
+      base: fromCents(groupedCents(at(rate), transferGroup, 'base')),
+      amount: fromCents(groupedCents(at(rate), transferGroup, 'amount')),
     })),
     vatExemptBase: fromCents(
       groupedCents(
         transfers.filter((t) => t.tax === 'IVA' && t.factor === 'Exento'),
-        transferKey,
+        transferGroup,
         'base',
       ),
     ),
@@ -101,13 +89,13 @@ export function receivedTaxes(concepts: readonly { transfers: readonly TaxLine[]
     iepsTransferred: fromCents(
       groupedCents(
         transfers.filter((t) => t.tax === 'IEPS'),
-        transferKey,
+        transferGroup,
         'amount',
       ),
     ),
     iepsRetained: retained('IEPS'),
-    transferred: fromCents(groupedCents(transfers, transferKey, 'amount')),
-    retained: fromCents(groupedCents(retentions, retentionKey, 'amount')),
+    transferred: fromCents(groupedCents(transfers, transferGroup, 'amount')),
+    retained: fromCents(groupedCents(retentions, retentionGroup, 'amount')),
   };
 }
 

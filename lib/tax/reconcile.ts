@@ -15,17 +15,19 @@
  *     retention as declared (at a legal rate: info; at another: a warning);
  *   - ISR retained (1.25% RESICO, 10%) and IEPS: their own arithmetic; a legal ISR rate is info.
  * Discrepancies are arithmetic only: a line against its base × rate, the header against the
- * lines, Total = SubTotal − Descuento + Σ transfers − Σ retentions over every tax.
+ * lines (per group the rounding of their exact sum, as Anexo 20 states a CFDI's totals: lines of
+ * 6 decimals each rounded first miss them by cents), Total = SubTotal − Descuento + Σ transfers −
+ * Σ retentions over every tax.
  * Money comparisons are in integer cents against settings.discrepancyTolerance.
  * Totals over documents: tax-totals.ts; cash-basis taxes: cash-basis.ts.
  */
-import type { CancellationStatus, FinancialDocument, InvoiceConcept, TaxLine } from '../model/financial-document.ts';
+import type { CancellationStatus, ConceptTaxes, FinancialDocument, InvoiceConcept, TaxLine } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
 import { diffCents, differsBeyond, fromCents, round2, taxOn, toCents } from '../money/cents.ts';
 import { MXN, rateOf } from '../money/currency.ts';
 import { invoiceCancellation, invoiceCancellationRecord, recordStatus } from '../finance/cancellation.ts';
 import { isValidRfc, taxpayerKind, type TaxpayerKind } from './rfc.ts';
-import { addConceptTaxes, conceptTaxes, isNotSubject, sameRate, zeroTaxTotalsC, type TaxTotalsC } from './tax-lines.ts';
+import { conceptTaxes, isNotSubject, sameRate, taxTotalsC, zeroTaxTotalsC, type TaxTotalsC } from './tax-lines.ts';
 import { mxMonthKey } from '../time/mexico-city.ts';
 import { isFreightConcept } from '../model/freight-concept.ts';
 
@@ -155,10 +157,10 @@ interface Bases {
   vatExpC: number;
   retExpC: number;
   accessorialRetC: number;
-  /** Σ VAT and retention as declared (per concept, or the header without concepts). */
+  /** VAT and retention as declared: the rounded sums of the concepts' IVA lines per group (taxTotalsC), or the header without concepts. */
   declaredVatC: number;
   declaredRetC: number;
-  /** Every tax line, summed (ISR, IEPS and the IVA bases by rate included). */
+  /** Every tax line, summed per group as the CFDI states its totals (ISR, IEPS and the IVA bases by rate included). */
   lines: TaxTotalsC;
   /** Company client: freight carrying no retention (index −1: the header of a document without concepts). */
   freightWithoutRetention: { index: number; expected: number }[];
@@ -219,6 +221,7 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
     lines: zeroTaxTotalsC(),
     freightWithoutRetention: [],
   };
+  const allTaxes: ConceptTaxes[] = [];
 
   concepts.forEach((c, i) => {
     const amountC = toCents(c.amount);
@@ -228,14 +231,12 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
     const taxes = conceptTaxes(c);
     b.amountC += amountC;
     b.discountC += discountC;
-    // The concept's IVA as the difference its lines make to the sums (one pass, no copies: this runs per concept of a year).
-    const vatBefore = b.lines.vatTransferred;
-    const retBefore = b.lines.vatRetained;
-    addConceptTaxes(b.lines, taxes);
-    const vatC = b.lines.vatTransferred - vatBefore;
-    const retC = b.lines.vatRetained - retBefore;
-    b.declaredVatC += vatC;
-    b.declaredRetC += retC;
+    allTaxes.push(taxes);
+    // The concept's own IVA: its lines rounded (the document's totals are its groups' rounded sums, below).
+    let vatC = 0;
+    let retC = 0;
+    for (const l of taxes.transfers) if (l.tax === 'IVA') vatC += toCents(l.amount);
+    for (const l of taxes.retentions) if (l.tax === 'IVA') retC += toCents(l.amount);
     const onlyIva = taxes.transfers.every((l) => l.tax === 'IVA') && taxes.retentions.every((l) => l.tax === 'IVA');
     const ivaT = onlyIva ? taxes.transfers : taxes.transfers.filter((l) => l.tax === 'IVA');
     const ivaR = onlyIva ? taxes.retentions : taxes.retentions.filter((l) => l.tax === 'IVA');
@@ -408,6 +409,9 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
       judgeLine(l, i, l.tax, 'TAX_MISMATCH', tol, add);
     }
   });
+  b.lines = taxTotalsC(allTaxes);
+  b.declaredVatC = b.lines.vatTransferred;
+  b.declaredRetC = b.lines.vatRetained;
   return b;
 }
 

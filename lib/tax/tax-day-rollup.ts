@@ -19,9 +19,10 @@ import type { TaxpayerKind } from './rfc.ts';
 
 /**
  * Bumped whenever what a day's totals hold or how a document is reconciled changes: stored days
- * of another version are recomputed, like days kept under other settings.
+ * of another version are recomputed, like days kept under other settings (5: a document's tax
+ * totals are its groups' rounded sums, as its Comprobante/Impuestos states them).
  */
-export const TAX_ROLLUP_VERSION = 4;
+export const TAX_ROLLUP_VERSION = 5;
 
 /** The settings a day's totals depend on, with the version: a day kept under another fingerprint is stale. */
 export function taxRollupFingerprint(settings: ReconcileSettings): string {

@@ -1,7 +1,9 @@
 /**
  * The tax lines of a concept and a document's tax totals (docs/domain.md "Real CFDIs": ISR 001,
- * IVA 002, IEPS 003; Tasa, Cuota, Exento). Pure, in the document's currency, summed in
- * integer cents.
+ * IVA 002, IEPS 003; Tasa, Cuota, Exento). Pure, in the document's currency, in integer cents.
+ * A line may carry 6 decimals (Anexo 20); a document's totals are what its Comprobante/Impuestos
+ * states: per group (transfers by tax, factor and rate; retentions by tax) the exact sum of its
+ * concepts' lines rounded once to cents, and the totals the sums of those groups (taxTotalsC).
  *
  * A concept states its taxes in `taxes` (every line of the CFDI). A concept without it (the
  * compact form of the demo data, and documents written before the field existed) has no tax
@@ -10,7 +12,8 @@
  * the concept's amount − discount.
  */
 import type { ConceptTaxes, FinancialDocument, InvoiceConcept, TaxLine, TaxName } from '../model/financial-document.ts';
-import { fromCents, toCents } from '../money/cents.ts';
+import { exactSumCents, fromCents, microsToCents, toCents, toMicros } from '../money/cents.ts';
+import { groupBy } from '../shared/group-by.ts';
 
 const RATE_EPS = 1e-9;
 export const sameRate = (a: number, b: number): boolean => Math.abs(a - b) < RATE_EPS;
@@ -88,19 +91,64 @@ const KEY: Record<TaxName, { transfer: keyof TaxTotalsC; retention: keyof TaxTot
   IEPS: { transfer: 'iepsTransferred', retention: 'iepsRetained' },
 };
 
-/** Adds one concept's lines to `t` (in place). */
-export function addConceptTaxes(t: TaxTotalsC, taxes: ConceptTaxes): void {
-  for (const l of taxes.transfers) {
-    const c = toCents(l.amount);
-    (t[KEY[l.tax].transfer] as number) += c;
-    t.transferred += c;
-    if (l.tax === 'IVA') t.vatBases[vatBucket(l)] += toCents(l.base);
+/**
+ * The groups of a CFDI's Comprobante/Impuestos node (Anexo 20, Guía de llenado): a transfer by Impuesto, TipoFactor
+ * and TasaOCuota; a retention by Impuesto.
+ */
+export const transferGroup = (l: Pick<TaxLine, 'tax' | 'factor' | 'rate'>): string => `${l.tax}|${l.factor}|${l.rate ?? ''}`;
+export const retentionGroup = (l: Pick<TaxLine, 'tax'>): string => l.tax;
+
+/**
+ * Σ of these lines' `field` per group, each group's exact sum rounded to cents once (exactSumCents), in cents: what the
+ * CFDI states as its own total of them ("el redondeo de la suma"), which a sum of lines each rounded first can miss by
+ * cents when they carry 6 decimals.
+ */
+export function groupedCents<T extends TaxLine>(lines: readonly T[], groupOf: (l: T) => string, field: 'base' | 'amount'): number {
+  if (lines.length === 0) return 0;
+  let cents = 0;
+  for (const group of groupBy(lines, groupOf).values()) cents += exactSumCents(group.map((l) => l[field]));
+  return cents;
+}
+
+/**
+ * A document's totals from its concepts' lines, as its Comprobante/Impuestos states them: each transfer group (tax,
+ * factor, rate) and retention group (tax) summed exactly and rounded once; the IVA bases per bucket the rounded bases of
+ * its groups. A concept's own figures (its `vat`, `retention`) are its lines rounded: they need not add up to these.
+ * (groupedCents by line, without arrays per group: this runs for every document of a report.)
+ */
+export function taxTotalsC(concepts: readonly ConceptTaxes[]): TaxTotalsC {
+  const transfers: { key: string; line: TaxLine; amountM: number; baseM: number }[] = [];
+  const retentions: { key: string; line: TaxLine; amountM: number }[] = [];
+  for (const c of concepts) {
+    for (const l of c.transfers) {
+      const key = transferGroup(l);
+      const baseM = l.tax === 'IVA' ? toMicros(l.base) : 0;
+      const g = transfers.find((x) => x.key === key);
+      if (g) {
+        g.amountM += toMicros(l.amount);
+        g.baseM += baseM;
+      } else transfers.push({ key, line: l, amountM: toMicros(l.amount), baseM });
+    }
+    for (const l of c.retentions) {
+      const key = retentionGroup(l);
+      const g = retentions.find((x) => x.key === key);
+      if (g) g.amountM += toMicros(l.amount);
+      else retentions.push({ key, line: l, amountM: toMicros(l.amount) });
+    }
   }
-  for (const l of taxes.retentions) {
-    const c = toCents(l.amount);
-    (t[KEY[l.tax].retention] as number) += c;
+  const t = zeroTaxTotalsC();
+  for (const g of transfers) {
+    const c = microsToCents(g.amountM);
+    (t[KEY[g.line.tax].transfer] as number) += c;
+    t.transferred += c;
+    if (g.line.tax === 'IVA') t.vatBases[vatBucket(g.line)] += microsToCents(g.baseM);
+  }
+  for (const g of retentions) {
+    const c = microsToCents(g.amountM);
+    (t[KEY[g.line.tax].retention] as number) += c;
     t.retained += c;
   }
+  return t;
 }
 
 /**
@@ -115,6 +163,5 @@ export function documentTaxTotalsC(doc: Pick<FinancialDocument, 'iTax1' | 'iTax2
     t.vatRetained = t.retained = toCents(doc.iTax2);
     return t;
   }
-  for (const c of concepts) addConceptTaxes(t, conceptTaxes(c));
-  return t;
+  return taxTotalsC(concepts.map(conceptTaxes));
 }

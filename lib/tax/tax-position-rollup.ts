@@ -23,8 +23,11 @@ import {
   type PositionFigure,
 } from './tax-position.ts';
 
-/** Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt. */
-export const TAX_POSITION_ROLLUP_VERSION = 8;
+/**
+ * Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt (9: an
+ * invoice's ISR retained is its group's rounded sum, as its Comprobante/Impuestos states it).
+ */
+export const TAX_POSITION_ROLLUP_VERSION = 9;
 
 /**
  * The figures a month keeps: all but the retention credit, and the retentions of the month's creditable expenses

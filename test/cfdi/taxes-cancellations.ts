@@ -414,6 +414,129 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
     });
   }
 
+  t.test('tax lines of 6 decimals: the document states the rounded sum of each group, not the sum of rounded lines (Anexo 20)', async (t) => {
+    // Anexo 20, Guía de llenado, Comprobante/Impuestos: a concept's Traslado/Retención Importe may carry 6 decimals; the
+    // document's Impuestos states per group (transfers by Impuesto + TipoFactor + TasaOCuota, retentions by Impuesto)
+    // "el redondeo de la suma" of the concepts' lines, and TotalImpuestosTrasladados/Retenidos the sums of those.
+    //
+    // Invoice I (PUE, 2026-09-10) to the company GDI920315QR4: 8 freight concepts, IVA 16% and IVA retained 4%:
+    //   4 × 1,000.03: IVA 160.004800 (rounded alone 160.00), retained 40.001200 (40.00)
+    //   4 × 1,000.37: IVA 160.059200 (rounded alone 160.06), retained 40.014800 (40.01)
+    //   SubTotal = 4,000.12 + 4,001.48 = 8,001.60
+    //   IVA 002|Tasa|0.16  = 4 × 160.0048 + 4 × 160.0592 = 640.0192 + 640.2368 = 1,280.2560 → 1,280.26
+    //                        (the lines rounded first: 4 × 160.00 + 4 × 160.06 = 1,280.24: 2 cents short)
+    //   IVA 002 retained   = 4 × 40.0012 + 4 × 40.0148 = 160.0048 + 160.0592 = 320.0640 → 320.06
+    //                        (the lines rounded first: 4 × 40.00 + 4 × 40.01 = 320.04: 2 cents short)
+    //   Total = 8,001.60 + 1,280.26 − 320.06 = 8,961.80
+    // Credit note N (E, relation 01 to I, 2026-09-24): 6 × 100.03: IVA 16.004800 (16.00), retained 4.001200 (4.00)
+    //   SubTotal 600.18; IVA 6 × 16.0048 = 96.0288 → 96.03 (rounded first 96.00); retained 6 × 4.0012 = 24.0072 → 24.01
+    //   (rounded first 24.00); Total = 600.18 + 96.03 − 24.01 = 672.20.
+    // Tax position of September (cash basis; I is PUE, collected whole at its date; N gives back its own taxes, all of
+    // its Total returning what was collected): VAT collected 1,280.26 − 96.03 = 1,184.23; retained by the client
+    // 320.06 − 24.01 = 296.05; payable 1,184.23 − 296.05 = 888.18 (the lines rounded first: 1,184.24, 296.04, 888.20).
+    const tenant = 'TSE850101AB1';
+    const key = (await createApiKey(h.db, tenant, 'six-decimals')).key;
+    const api = httpApi(t, key);
+    const I = '2B3C4D5E-0061-4000-8000-000000000061';
+    const N = '2B3C4D5E-0062-4000-8000-000000000062';
+    type Line = { amount: string; vat: string; ret: string };
+    const cfdi = (o: { uuid: string; fecha: string; type: 'I' | 'E'; related?: string; lines: Line[]; sub: string; vat: string; ret: string; total: string }) =>
+      `<?xml version="1.0" encoding="UTF-8"?>\n` +
+      `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" Version="4.0" Serie="T" Folio="${o.uuid.slice(0, 8)}" Fecha="${o.fecha}" SubTotal="${o.sub}" Moneda="MXN" Total="${o.total}" TipoDeComprobante="${o.type}" Exportacion="01" MetodoPago="PUE" LugarExpedicion="91700">` +
+      (o.related ? `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${o.related}"/></cfdi:CfdiRelacionados>` : '') +
+      `<cfdi:Emisor Rfc="${tenant}" Nombre="EMISOR" RegimenFiscal="601"/>` +
+      `<cfdi:Receptor Rfc="${CLIENT}" Nombre="RECEPTOR" DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601" UsoCFDI="G03"/><cfdi:Conceptos>` +
+      o.lines
+        .map(
+          (l) =>
+            `<cfdi:Concepto ClaveProdServ="78101802" Cantidad="1" ClaveUnidad="E48" Descripcion="Flete Veracruz - Xalapa" ValorUnitario="${l.amount}" Importe="${l.amount}" ObjetoImp="02"><cfdi:Impuestos>` +
+            `<cfdi:Traslados><cfdi:Traslado Base="${l.amount}" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="${l.vat}"/></cfdi:Traslados>` +
+            `<cfdi:Retenciones><cfdi:Retencion Base="${l.amount}" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.040000" Importe="${l.ret}"/></cfdi:Retenciones>` +
+            `</cfdi:Impuestos></cfdi:Concepto>`,
+        )
+        .join('') +
+      `</cfdi:Conceptos><cfdi:Impuestos TotalImpuestosRetenidos="${o.ret}" TotalImpuestosTrasladados="${o.vat}">` +
+      `<cfdi:Retenciones><cfdi:Retencion Impuesto="002" Importe="${o.ret}"/></cfdi:Retenciones>` +
+      `<cfdi:Traslados><cfdi:Traslado Base="${o.sub}" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="${o.vat}"/></cfdi:Traslados></cfdi:Impuestos>` +
+      `<cfdi:Complemento><tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${o.uuid}" FechaTimbrado="${o.fecha}" RfcProvCertif="SAT970701NN3" SelloCFD="A" NoCertificadoSAT="00001000000509846663" SelloSAT="B"/></cfdi:Complemento>` +
+      `</cfdi:Comprobante>`;
+    const low: Line = { amount: '1000.03', vat: '160.004800', ret: '40.001200' };
+    const high: Line = { amount: '1000.37', vat: '160.059200', ret: '40.014800' };
+    const invoice = cfdi({
+      uuid: I,
+      fecha: '2026-09-10T10:00:00',
+      type: 'I',
+      lines: [low, low, low, low, high, high, high, high],
+      sub: '8001.60',
+      vat: '1280.26',
+      ret: '320.06',
+      total: '8961.80',
+    });
+    const note = cfdi({
+      uuid: N,
+      fecha: '2026-09-24T10:00:00',
+      type: 'E',
+      related: I,
+      lines: Array.from({ length: 6 }, () => ({ amount: '100.03', vat: '16.004800', ret: '4.001200' })),
+      sub: '600.18',
+      vat: '96.03',
+      ret: '24.01',
+      total: '672.20',
+    });
+    const id = `${tenant}-CFDI-${I}`;
+
+    t.match(await api.importFile('six-decimals.xml', invoice), { status: 'created', kind: 'invoice' });
+    t.match((await api.doc(id)).amounts, {
+      subtotal: 8_001.6,
+      vat16: 1_280.26,
+      vatRetention4: 320.06,
+      transferredTaxes: 1_280.26,
+      retainedTaxes: 320.06,
+      total: 8_961.8,
+      vatBases: { rate16: 8_001.6 },
+    });
+    const full = (await api.list({ detail: 'full', uuid: I })).data[0];
+    t.match(full, { iTax1: 1_280.26, iTax2: 320.06 }, 'the header figures, not the sum of rounded lines (1,280.24 and 320.04)');
+    t.same(
+      full.invoice.concepts.map((c: Json) => [c.vat, c.retention]),
+      [...Array.from({ length: 4 }, () => [160, 40]), ...Array.from({ length: 4 }, () => [160.06, 40.01])],
+      "a concept's own VAT and retention are its lines rounded",
+    );
+    const summary = await api.tax({ targetMonth: '2026-09', client: CLIENT });
+    t.same(
+      summary.findings.items.filter((f: Json) => f.docId === id && f.kind === 'discrepancy'),
+      [],
+      'no TAX_TOTAL_MISMATCH / VAT_SUM_MISMATCH on a valid CFDI',
+    );
+    t.match(clientTotals(summary, CLIENT), {
+      vat: { declared: 1_280.26 },
+      retention: { declared: 320.06 },
+      vatBases: { rate16: 8_001.6 },
+      documentsWithDiscrepancies: 0,
+    });
+
+    t.match(await api.importFile('six-decimals-note.xml', note), { status: 'created', kind: 'creditNote', financialDocIds: [id] });
+    t.match(
+      (await api.list({ detail: 'full', uuid: I })).data[0].payments,
+      [{}, { kind: 'creditNote', uuid: N, amount: 672.2, taxes: { vat: 96.03, vatRetained: 24.01, isrRetained: 0 } }],
+      "the note's taxes are its groups' rounded sums (not 96.00 and 24.00)",
+    );
+    const res = await h.app.inject({ method: 'GET', url: '/api/tax/position?month=2026-09&limit=10', headers: { 'x-api-key': key } });
+    t.equal(res.statusCode, 200, res.body.slice(0, 300));
+    assertConforms(t, res, 'GET', '/api/tax/position');
+    const position = res.json<Json>();
+    t.match(position.vat, { collected: 1_184.23, retainedByClients: 296.05, payable: 888.18 });
+    const fig = (name: string) => position.figures.find((f: Json) => f.figure === name).lines.map((l: Json) => [l.uuid, l.settlement, l.paymentUuid, l.amount]);
+    t.same(fig('vatCollected'), [
+      [I, 'pue', null, 1_280.26],
+      [I, 'creditNote', N, -96.03],
+    ]);
+    t.same(fig('vatRetainedByClients'), [
+      [I, 'pue', null, 320.06],
+      [I, 'creditNote', N, -24.01],
+    ]);
+  });
+
   t.test('HTTP', async (t) => {
     const tenant = 'ROCM750315QW2';
     await scenario(t, httpApi(t, (await createApiKey(h.db, tenant, 'http')).key), tenant, 1);

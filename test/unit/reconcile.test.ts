@@ -449,3 +449,32 @@ t.test('freight at IVA 0% or exempt to a company: no VAT charged, so no retentio
   const taxed = reconcileDocument(makeFinancialDoc({ concepts: [freight(10_000, { retentionRate: 0, retention: 0 })] }), settings);
   t.same(codes(taxed.findings), ['warning:RETENTION_MISSING']);
 });
+
+t.test('lines of 6 decimals: the header states the rounded sum of each group (Anexo 20), not the sum of rounded lines', async (t) => {
+  // 5 × freight 1,000.03: IVA 160.004800 (160.00 rounded alone), retained 40.001200 (40.00). The CFDI states
+  // IVA 5 × 160.0048 = 800.024 → 800.02 and retained 5 × 40.0012 = 200.006 → 200.01 (the lines rounded first: 800.00
+  // and 200.00, 2 and 1 cents short); Total = 5,000.15 + 800.02 − 200.01 = 5,600.16.
+  const taxes = { transfers: [line('IVA', 0.16, 1_000.03, 160.0048)], retentions: [line('IVA', 0.04, 1_000.03, 40.0012)] };
+  const concepts = Array.from({ length: 5 }, () => freight(1_000.03, { vat: 160, retention: 40, taxes }));
+  const doc = makeFinancialDoc({ iTax1: 800.02, iTax2: 200.01, iTot: 5_600.16, taxTotals: { transferred: 800.02, retained: 200.01 }, concepts });
+  const r = reconcileDocument(doc, settings);
+  t.same(discrepancies(r.findings), [], 'no VAT_SUM_MISMATCH, RETENTION_SUM_MISMATCH or TAX_TOTAL_MISMATCH');
+  t.match(r, {
+    vatDeclared: 800.02,
+    retentionDeclared: 200.01,
+    hasDiscrepancy: false,
+    taxLinesC: { vatTransferred: 80_002, vatRetained: 20_001, transferred: 80_002, retained: 20_001, vatBases: { rate16: 500_015 } },
+  });
+  // The header the lines rounded first would give is 2 cents off the document's own lines: a discrepancy.
+  const rounded = reconcileDocument(
+    makeFinancialDoc({ iTax1: 800, iTax2: 200, iTot: 5_600.15, taxTotals: { transferred: 800, retained: 200 }, concepts }),
+    settings,
+  );
+  t.same(
+    discrepancies(rounded.findings).map((f) => [f.code, f.declared, f.expected]),
+    [
+      ['VAT_SUM_MISMATCH', 800, 800.02],
+      ['TAX_TOTAL_MISMATCH', 800, 800.02],
+    ],
+  );
+});

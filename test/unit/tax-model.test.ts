@@ -1,6 +1,6 @@
 /** The tax model's pure parts on hand-computed values: tax lines, IVA bases, currency, business days. */
 import t from 'tap';
-import { conceptTaxes, documentTaxTotalsC, isNotSubject, vatBucket } from '../../lib/tax/tax-lines.ts';
+import { conceptTaxes, documentTaxTotalsC, groupedCents, isNotSubject, retentionGroup, taxTotalsC, transferGroup, vatBucket } from '../../lib/tax/tax-lines.ts';
 import { centsToMxnCents, mxnCents, rateOf, toMxn } from '../../lib/money/currency.ts';
 import { businessDaysDeadline, cffHolidays, isBusinessDay, onBusinessDay, receiverDeadline } from '../../lib/time/business-days.ts';
 import { retentionDueDate } from '../../lib/tax/get-tax-position.ts';
@@ -107,6 +107,39 @@ t.test('document totals from every line; a header-only document has its IVA head
   });
   const header = documentTaxTotalsC({ iTax1: 160, iTax2: 40, invoice: { concepts: [] } });
   t.match(header, { vatTransferred: 16_000, vatRetained: 4_000, transferred: 16_000, retained: 4_000 });
+});
+
+t.test("a document's tax totals: per group (tax, factor, rate; retentions by tax) the exact sum of its lines rounded once", async (t) => {
+  const l = (tax: 'IVA' | 'ISR' | 'IEPS', rate: number | null, base: number, amount: number, factor: 'Tasa' | 'Cuota' | 'Exento' = 'Tasa') => ({
+    tax,
+    factor,
+    rate,
+    base,
+    amount,
+  });
+  // IVA 16%: 3 × (10.333333, 1.653333) → bases 30.999999 → 31.00, amounts 4.959999 → 4.96 (each rounded first: 31.00, 4.95).
+  // IVA 8%: 3 × (10.333333, 0.826666) → 31.00 and 2.479998 → 2.48 (each rounded first: 0.83 × 3 = 2.49): a group of its own.
+  // ISR retained 1.25%: 3 × 0.129166 = 0.387498 → 0.39 (each rounded first: 0.39); IVA retained 2 × 0.413333 = 0.826666 → 0.83
+  // (each rounded first: 0.82). Transferred 4.96 + 2.48 = 7.44; retained 0.39 + 0.83 = 1.22.
+  const at16 = { transfers: [l('IVA', 0.16, 10.333333, 1.653333)], retentions: [l('ISR', 0.0125, 10.333333, 0.129166)] };
+  const at8 = { transfers: [l('IVA', 0.08, 10.333333, 0.826666)], retentions: [l('IVA', 0.04, 10.333333, 0.413333)] };
+  const totals = taxTotalsC([at16, at16, at16, at8, at8, { transfers: at8.transfers, retentions: [] }]);
+  t.same(totals, {
+    vatBases: { rate16: 3_100, rate8: 3_100, rate0: 0, exempt: 0, otherRates: 0 },
+    vatTransferred: 744,
+    vatRetained: 83,
+    isrTransferred: 0,
+    isrRetained: 39,
+    iepsTransferred: 0,
+    iepsRetained: 0,
+    transferred: 744,
+    retained: 122,
+  });
+  // Each group is rounded by itself: IVA 16% 2 × 0.0025 = 0.005 → 0.01 and IVA 8% 2 × 0.0025 = 0.005 → 0.01 are 0.02 as
+  // transfers (grouped by rate); by tax alone (as retentions are grouped) they are one group, 0.010 → 0.01.
+  const tiny = [l('IVA', 0.16, 0.015625, 0.0025), l('IVA', 0.16, 0.015625, 0.0025), l('IVA', 0.08, 0.03125, 0.0025), l('IVA', 0.08, 0.03125, 0.0025)];
+  t.equal(groupedCents(tiny, transferGroup, 'amount'), 2);
+  t.equal(groupedCents(tiny, retentionGroup, 'amount'), 1);
 });
 
 t.test('currency: amounts × TipoCambio, rounded half away from zero to cents', async (t) => {
