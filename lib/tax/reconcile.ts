@@ -23,7 +23,7 @@
  */
 import type { CancellationStatus, ConceptTaxes, FinancialDocument, InvoiceConcept, TaxLine } from '../model/financial-document.ts';
 import type { TenantSettings } from '../model/tenant-settings.ts';
-import { diffCents, differsBeyond, fromCents, round2, taxOn, toCents } from '../money/cents.ts';
+import { diffCents, differsBeyond, fromCents, microsToCents, round2, taxOn, toCents, toMicros } from '../money/cents.ts';
 import { MXN, rateOf } from '../money/currency.ts';
 import { invoiceCancellation, invoiceCancellationRecord, recordStatus } from '../finance/cancellation.ts';
 import { isValidRfc, taxpayerKind, type TaxpayerKind } from './rfc.ts';
@@ -222,6 +222,10 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
     freightWithoutRetention: [],
   };
   const allTaxes: ConceptTaxes[] = [];
+  // SubTotal and Descuento are the rounded sums of the concepts' Importe and Descuento, which may carry 6 decimals
+  // (Anexo 20): added exactly, rounded once after the loop.
+  let amountM = 0;
+  let discountM = 0;
 
   concepts.forEach((c, i) => {
     const amountC = toCents(c.amount);
@@ -229,8 +233,8 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
     const baseC = amountC - discountC;
     const base = fromCents(baseC);
     const taxes = conceptTaxes(c);
-    b.amountC += amountC;
-    b.discountC += discountC;
+    amountM += toMicros(c.amount);
+    discountM += toMicros(c.discount);
     allTaxes.push(taxes);
     // The concept's own IVA: its lines rounded (the document's totals are its groups' rounded sums, below).
     let vatC = 0;
@@ -409,6 +413,8 @@ function conceptBases(concepts: readonly InvoiceConcept[], { clientKind, setting
       judgeLine(l, i, l.tax, 'TAX_MISMATCH', tol, add);
     }
   });
+  b.amountC = microsToCents(amountM);
+  b.discountC = microsToCents(discountM);
   b.lines = taxTotalsC(allTaxes);
   b.declaredVatC = b.lines.vatTransferred;
   b.declaredRetC = b.lines.vatRetained;

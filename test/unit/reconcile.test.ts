@@ -478,3 +478,20 @@ t.test('lines of 6 decimals: the header states the rounded sum of each group (An
     ],
   );
 });
+
+t.test('concepts of 6 decimals: SubTotal and Descuento are the rounded sums of their Importe and Descuento (Anexo 20)', async (t) => {
+  // 5 × Importe 10.333333 = 51.666665 → SubTotal 51.67 (each rounded first: 5 × 10.33 = 51.65, 2 cents short);
+  // 5 × Descuento 0.113333 = 0.566665 → 0.57 (first rounded: 0.55); not subject to tax: Total = 51.67 − 0.57 = 51.10.
+  const concepts = Array.from({ length: 5 }, () => shortage(10.333333, { discount: 0.113333 }));
+  const doc = makeFinancialDoc({ iSub: 51.67, iDesc: 0.57, iTot: 51.1, concepts });
+  t.same(discrepancies(reconcileDocument(doc, settings).findings), [], 'no SUBTOTAL_MISMATCH or DISCOUNT_MISMATCH');
+  const rounded = reconcileDocument(makeFinancialDoc({ iSub: 51.65, iDesc: 0.55, iTot: 51.1, concepts }), settings);
+  t.same(
+    discrepancies(rounded.findings).map((f) => [f.code, f.declared, f.expected]),
+    [
+      ['SUBTOTAL_MISMATCH', 51.65, 51.67],
+      ['DISCOUNT_MISMATCH', 0.55, 0.57],
+    ],
+    'the header of the lines rounded first is 2 cents off',
+  );
+});
