@@ -757,3 +757,163 @@ t.test('client ID metadata documents are fetched from public names and the allow
   t.equal(res.status, 400, 'but a document naming another client_id is refused');
   t.match(await res.text(), /invalid_client/);
 });
+
+t.test('a code or a refresh token sent twice at once gives no working token: the reuse revokes the grant (RFC 6749 §4.1.2)', async (t) => {
+  const registration = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'tap OAuth client (races)',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+    }),
+  });
+  const { client_id } = (await registration.json()) as { client_id: string };
+  // The verifier of authorizationUrl's challenge (RFC 7636 Appendix B).
+  const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+  const tokenRequest = async (params: Record<string, string>) => {
+    const res = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id, ...params }),
+    });
+    return { status: res.status, body: (await res.json()) as { access_token?: string; refresh_token?: string; error?: string } };
+  };
+  const exchange = (code: string) => tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier });
+  const noneWorks = async (answers: { status: number; body: { access_token?: string; error?: string } }[], what: string) => {
+    t.ok(
+      answers.some((a) => a.status === 400 && a.body.error === 'invalid_grant'),
+      `${what}: answered invalid_grant (${answers.map((a) => a.status).join(', ')})`,
+    );
+    for (const a of answers.filter((a) => a.status === 200)) t.equal((await mcpPost(a.body.access_token!)).status, 401, `${what}: a token issued is revoked`);
+  };
+
+  // One code, four token requests at once: each reads it unused before any marks it used.
+  const code = await consentInBrowser(t, authorizationUrl(client_id), { apiKey: KEY_A, scopes: ['read'] });
+  await noneWorks(await Promise.all([1, 2, 3, 4].map(() => exchange(code))), 'a code sent four times at once');
+
+  // A refresh token (rotated on use), four refreshes at once.
+  const single = await exchange(await consentInBrowser(t, authorizationUrl(client_id), { apiKey: KEY_A, scopes: ['read'] }));
+  t.equal(single.status, 200, 'a code used once: tokens');
+  const refreshes = await Promise.all([1, 2, 3, 4].map(() => tokenRequest({ grant_type: 'refresh_token', refresh_token: single.body.refresh_token! })));
+  await noneWorks(refreshes, 'a refresh token sent four times at once');
+  for (const r of refreshes.filter((r) => r.status === 200))
+    t.equal((await tokenRequest({ grant_type: 'refresh_token', refresh_token: r.body.refresh_token! })).status, 400, 'no rotated refresh token lives on');
+  t.equal((await mcpPost(single.body.access_token!)).status, 401, "the grant's first access token is revoked too");
+});
+
+t.test('redirect URIs: https, http on loopback only, or a native app scheme as Cursor registers it (MCP authorization spec; RFC 8252 §7.1)', async (t) => {
+  const registerWith = async (metadata: Record<string, unknown>) => {
+    const res = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'tap OAuth client',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        ...metadata,
+      }),
+    });
+    return { status: res.status, body: (await res.json()) as { client_id?: string; error?: string; application_type?: string } };
+  };
+  for (const uris of [['http://app.example.com/oauth/callback'], ['https://app.example.com/oauth/callback', 'http://192.168.1.20:8080/callback']]) {
+    const refused = await registerWith({ redirect_uris: uris });
+    t.equal(refused.status, 400, `${uris.join(' ')}: plain http off loopback is refused`);
+    t.equal(refused.body.error, 'invalid_redirect_uri');
+  }
+  for (const uri of ['javascript:alert(1)', 'data:text/html,x', 'file:///etc/passwd'])
+    t.equal((await registerWith({ redirect_uris: [uri] })).body.error, 'invalid_redirect_uri', `${uri.split(':')[0]}: refused`);
+
+  // What Cursor registers (a private-use scheme, as a `web` client).
+  const CURSOR = 'cursor://anysphere.cursor-mcp/oauth/callback';
+  const cursor = await registerWith({ application_type: 'web', redirect_uris: [CURSOR], response_types: ['code'] });
+  t.equal(cursor.status, 201, "Cursor's registration is accepted");
+  t.equal(cursor.body.application_type, 'native', 'as a native client');
+  const url = authorizationUrl(cursor.body.client_id!);
+  url.searchParams.set('redirect_uri', CURSOR);
+  const res = await fetch(url, { redirect: 'manual' });
+  t.equal(res.status, 303, 'its authorization request goes on');
+  t.match(res.headers.get('location'), /\/oauth\/interaction\//, 'to the consent page');
+});
+
+t.test('a second authorization in the same browser shows the consent page again: a step-up to write is asked, not answered with read', async (t) => {
+  const registration = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'tap OAuth client (same browser)', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+  });
+  const { client_id } = (await registration.json()) as { client_id: string };
+  const context = await browser.newContext();
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  lastAnswer = undefined;
+  await page.goto(authorizationUrl(client_id).href);
+  await page.fill('input[name=api_key]', KEY_A);
+  await page.setChecked('input[name=scope][value=write]', false);
+  await Promise.all([page.waitForURL((u) => u.href.startsWith(REDIRECT)), page.click('button[value=approve]')]);
+  t.ok((lastAnswer as URL | undefined)?.searchParams.get('code'), 'the first consent (read) answered a code');
+
+  // The client steps up (a 403 insufficient_scope): the same browser, its session cookie still there.
+  lastAnswer = undefined;
+  const stepUp = authorizationUrl(client_id, 'st2');
+  stepUp.searchParams.set('scope', 'read write');
+  const response = await page.goto(stepUp.href);
+  t.notOk(lastAnswer, 'no answer went to the client without the carrier');
+  t.match(response?.url(), /\/oauth\/interaction\//, 'the consent page');
+  t.match(await page.locator('h1').textContent(), /Authorize an MCP client/);
+  t.equal(await page.isChecked('input[name=scope][value=write]'), true, 'write ticked: asked for now');
+});
+
+t.test(
+  "a loopback redirect URI's port is free (RFC 8252 §7.3): Claude Code's metadata document lists none, and it asks with the port it listens on",
+  async (t) => {
+    // As Claude Code's document (https://claude.ai/oauth/claude-code-client-metadata): loopback URIs without a port, no application_type.
+    const clientId = `${ALLOWED_ORIGIN}/clients/portless.json`;
+    documents.set(
+      '/clients/portless.json',
+      clientDocument(clientId, {
+        client_name: 'tap OAuth client (portless)',
+        redirect_uris: ['http://localhost/oauth/callback', 'http://127.0.0.1/oauth/callback'],
+      }),
+    );
+    const code = await consentInBrowser(t, authorizationUrl(clientId), { apiKey: KEY_A, scopes: ['read'] });
+    const res = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: clientId,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+      }),
+    });
+    t.equal(res.status, 200, `the code answered at ${REDIRECT} is exchanged`);
+
+    // Registered dynamically the same way.
+    const registration = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'tap OAuth client', redirect_uris: ['http://127.0.0.1/oauth/callback'], token_endpoint_auth_method: 'none' }),
+    });
+    const { client_id } = (await registration.json()) as { client_id: string };
+    const answer = await fetch(authorizationUrl(client_id), { redirect: 'manual' });
+    t.equal(answer.status, 303, 'a registered portless loopback URI: the request with a port goes on');
+    t.match(answer.headers.get('location'), /\/oauth\/interaction\//);
+    // Only the port is free: another path or host is not the registered URI.
+    for (const stray of [REDIRECT.replace('/oauth/callback', '/elsewhere'), REDIRECT.replace('127.0.0.1', 'localhost')]) {
+      const url = authorizationUrl(client_id);
+      url.searchParams.set('redirect_uri', stray);
+      t.equal((await fetch(url, { redirect: 'manual' })).status, 400, `${stray}: refused, no redirect`);
+    }
+  },
+);
+
+t.test('no page of the library that loads from elsewhere or may be framed: OpenID logout is off', async (t) => {
+  const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+  t.notOk('end_session_endpoint' in metadata, 'no end_session_endpoint announced');
+  const res = await fetch(`${base}/oauth/session/end`);
+  t.equal(res.status, 404, 'the logout page is not served');
+  t.notMatch(await res.text(), /fonts\.googleapis\.com/);
+});

@@ -104,8 +104,10 @@ export async function findOAuthRecordByUid(db: Db, kind: string, uid: string, no
 }
 
 /** Marks a code or refresh token used (a second use revokes its grant: oidc-provider checks `consumed`). */
-export async function consumeOAuthRecord(db: Db, kind: string, id: string, now = new Date()): Promise<void> {
-  await oauthRecords(db).updateOne({ _id: oauthRecordId(kind, id) }, { $set: { consumedAt: now } });
+/** Marks a code or refresh token used, once: answers whether this call marked it (false: used already, or unknown). */
+export async function consumeOAuthRecord(db: Db, kind: string, id: string, now = new Date()): Promise<boolean> {
+  const marked = await oauthRecords(db).updateOne({ _id: oauthRecordId(kind, id), consumedAt: { $exists: false } }, { $set: { consumedAt: now } });
+  return marked.modifiedCount === 1;
 }
 
 export async function destroyOAuthRecord(db: Db, kind: string, id: string): Promise<void> {

@@ -5,7 +5,7 @@
  * revoked token is refused on its next request wherever it is presented.
  */
 import type { Db } from 'mongodb';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import {
   consumeOAuthRecord,
   countRevocation,
@@ -17,6 +17,23 @@ import {
 } from '../auth/oauth-records-repo.ts';
 import { ACCESS_TOKEN_KIND, forgetAccessTokens } from '../auth/access-tokens.ts';
 
+/** What a grant's codes and tokens are stored as (oidc-provider's kinds): what revoking a grant removes. */
+const GRANT_KIND = 'Grant';
+const GRANT_TOKEN_KINDS = [ACCESS_TOKEN_KIND, 'RefreshToken', 'AuthorizationCode'] as const;
+/** The tokens a grant's revocation must not miss: issued from a code or a refresh token whose grant may be revoked meanwhile. */
+const ISSUED_KINDS = new Set<string>([ACCESS_TOKEN_KIND, 'RefreshToken']);
+
+/**
+ * Revokes a grant and everything issued under it (what oidc-provider does on a reused code or refresh token):
+ * the grant first, so a token saved meanwhile finds it gone (`upsert` below) and is withdrawn.
+ */
+async function revokeGrant(db: Db, grantId: string): Promise<void> {
+  await destroyOAuthRecord(db, GRANT_KIND, grantId);
+  for (const kind of GRANT_TOKEN_KINDS) await revokeOAuthGrant(db, kind, grantId);
+  await countRevocation(db);
+  forgetAccessTokens(db, { grantId });
+}
+
 /** The adapter class oidc-provider instantiates once per kind (`new Adapter('AccessToken')`). */
 export function mongoAdapter(db: Db): new (kind: string) => Adapter {
   return class MongoAdapter implements Adapter {
@@ -24,6 +41,13 @@ export function mongoAdapter(db: Db): new (kind: string) => Adapter {
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       await saveOAuthRecord(db, this.kind, id, payload, expiresIn);
+      // A token issued while its grant was being revoked (its code or refresh token used twice at once): saved after the
+      // revocation removed the grant's tokens, it would outlive it. Checked after saving, so either the revocation removes it
+      // or this check sees the grant gone.
+      if (ISSUED_KINDS.has(this.kind) && typeof payload.grantId === 'string' && !(await findOAuthRecord(db, GRANT_KIND, payload.grantId))) {
+        await this.destroy(id);
+        throw new errors.InvalidGrant('grant revoked');
+      }
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
@@ -39,8 +63,16 @@ export function mongoAdapter(db: Db): new (kind: string) => Adapter {
       return await findOAuthRecordByUid(db, this.kind, uid);
     }
 
+    /**
+     * Marks a code or refresh token used, once: oidc-provider reads `consumed` before it calls this, so two requests at
+     * once with the same code (or refresh token) both read it unused; only the first to mark it gets tokens. The other is
+     * a reuse (RFC 6749 §4.1.2, OAuth 2.1 §4.3.1): refused, and the grant revoked, as oidc-provider does for a later one.
+     */
     async consume(id: string): Promise<void> {
-      await consumeOAuthRecord(db, this.kind, id);
+      if (await consumeOAuthRecord(db, this.kind, id)) return;
+      const grantId = (await findOAuthRecord(db, this.kind, id))?.grantId;
+      if (typeof grantId === 'string') await revokeGrant(db, grantId);
+      throw new errors.InvalidGrant(`${this.kind === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
     }
 
     async destroy(id: string): Promise<void> {

@@ -12,7 +12,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import type { Db } from 'mongodb';
-import Provider, { errors, type Configuration, type JWK, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type ClientMetadata, type Configuration, type JWK, type KoaContextWithOIDC } from 'oidc-provider';
 import { serviceSecret, serviceValue } from '../db/service-secrets-repo.ts';
 import { apiKeys } from '../auth/api-keys.ts';
 import type { OAuthSettings } from '../config.ts';
@@ -33,6 +33,42 @@ export const OAUTH_ROUTES = {
   end_session: '/oauth/session/end',
   pushed_authorization_request: '/oauth/par',
 } as const;
+
+/** The hosts of a loopback redirect URI (RFC 8252 §7.3), as URL parses them. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * What a client's redirect URIs may be, beyond oidc-provider's checks (both registration paths, and every time a client is
+ * loaded): `https`, or `http` on a loopback address only (the MCP authorization spec: "All redirect URIs MUST be either
+ * localhost or use HTTPS"; a code sent over plain http elsewhere can be read on the way); or a native app's private-use
+ * scheme (RFC 8252 §7.1).
+ *
+ * A client with a loopback or private-use redirect URI is a native app (RFC 8252), and is treated as one whatever its
+ * `application_type` says (omitted, it is `web`): oidc-provider's `web` rules refuse any scheme but http(s) (Cursor registers
+ * `cursor://anysphere.cursor-mcp/oauth/callback` as `web`) and match a loopback URI with its port, where RFC 8252 §7.3 says
+ * the port MUST be free (Claude Code's client ID metadata document lists `http://localhost/callback` and
+ * `http://127.0.0.1/callback`, and it asks with the port it listens on). Its `native` rules: never `javascript:`, `data:`,
+ * `file:` …, http only on loopback, any port there. Not when an `https` URI names a loopback host (no native app's).
+ */
+function redirectPolicy(metadata: ClientMetadata): void {
+  const uris: unknown[] = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
+  let nativeApp = false;
+  let httpsLoopback = false;
+  for (const uri of uris) {
+    let url: URL;
+    try {
+      url = new URL(String(uri));
+    } catch {
+      continue; // oidc-provider refuses it
+    }
+    const loopback = LOOPBACK_HOSTS.has(url.hostname);
+    if (url.protocol === 'http:' && !loopback)
+      throw new errors.InvalidClientMetadata('redirect_uris must use https, or http on a loopback address (localhost, 127.0.0.1 or [::1]) only');
+    if (url.protocol === 'https:') httpsLoopback ||= loopback;
+    else nativeApp = true;
+  }
+  if (nativeApp && !httpsLoopback) metadata.application_type = 'native';
+}
 
 /** The signing key of ID tokens (an OpenID client asking for `openid`), made once per database and kept there. */
 async function signingKey(db: Db): Promise<JWK> {
@@ -61,6 +97,9 @@ export async function createOAuthProvider(db: Db, settings: OAuthSettings, fetch
     interactions: { url: (_ctx, interaction) => `${prefix}${INTERACTION_PATH}/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
+      // No OpenID logout: MCP clients never use it, no authorization reuses a browser session (loadExistingGrant below), and
+      // the library's pages for it (a logout form, its success page) load a web font from elsewhere and may be framed.
+      rpInitiatedLogout: { enabled: false },
       registration: { enabled: true },
       revocation: { enabled: true },
       clientIdMetadataDocument: {
@@ -83,6 +122,14 @@ export async function createOAuthProvider(db: Db, settings: OAuthSettings, fetch
     // OAuth 2.1: the authorization code flow only (no implicit, no hybrid).
     responseTypes: ['code'],
     pkce: { required: () => true },
+    // Every authorization request is decided on the consent page: only the grant its consent just made is used, never one
+    // the browser's session kept from an earlier consent. That one remembers the scopes refused then (so a consent is not
+    // asked twice within one request), and reused it answered a later request at once with them still refused: a client
+    // stepping up from `read` to `read write` (a 403 insufficient_scope) got a `read` token again without the page.
+    async loadExistingGrant(ctx) {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return typeof grantId === 'string' ? await ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
     // MCP clients ask for the resource's scopes, not `offline_access`: a client registered for refresh tokens gets them.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // Tokens outlive the browser session of the consent (an agent runs long after the carrier closed the page).
@@ -96,6 +143,14 @@ export async function createOAuthProvider(db: Db, settings: OAuthSettings, fetch
       IdToken: 60 * 60,
       // A rotated refresh token keeps its chain's end: REFRESH_TOKEN_TTL is the longest a consent lasts without a new one.
       RefreshToken: (ctx: KoaContextWithOIDC) => ctx.oidc.entities.RotatedRefreshToken?.remainingTTL ?? settings.refreshTokenTtlS,
+    },
+    // RFC 7591's software_id and software_version are kept (an MCP client may send them); the hook of the redirect URI policy.
+    extraClientMetadata: {
+      properties: ['software_id', 'software_version'],
+      validator(_ctx, key, value, metadata) {
+        if (value !== undefined && typeof value !== 'string') throw new errors.InvalidClientMetadata(`${key} must be a string`);
+        if (key === 'software_id') redirectPolicy(metadata);
+      },
     },
     clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
     // A client registers with the scopes it will ask for (RFC 7591 `scope`), and the metadata lists them.
