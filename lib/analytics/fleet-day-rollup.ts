@@ -23,12 +23,12 @@
 import type { Binary } from 'mongodb';
 import { toCents } from '../money/cents.ts';
 import { packDoubles, packInts, unpackDoubles, unpackInts } from '../db/packed-numbers.ts';
-import { legActiveDays, MAX_LEG_SPAN_DAYS, safeYmd } from '../trips/leg-active-days.ts';
+import { creditedUnloadDate, legActiveDays, MAX_LEG_SPAN_DAYS, safeYmd } from '../trips/leg-active-days.ts';
 import { daysBetweenDates, mxAddDays } from '../time/mexico-city.ts';
 import type { UtilizationTrip } from './utilization.ts';
 
 /** Bump whenever what a day or month holds or how it is computed changes: a store of another version is rebuilt. */
-export const FLEET_ROLLUP_VERSION = 3;
+export const FLEET_ROLLUP_VERSION = 4;
 
 /** [vehicle id, plate, driver id, driver name, client]. */
 export type UnitCombo = [string, string, string, string, string];
@@ -186,7 +186,11 @@ export const maxStr = (a: string, b: string): string => (b > a ? b : a);
  */
 function fleetRowsOf(trip: FleetTrip): Map<string, FleetRow> {
   const out = new Map<string, FleetRow>();
-  const legs = trip.legs.map((l, i) => ({ date: l.date, unload: trip.raw[i]?.unloadDate ?? null, load: trip.raw[i]?.loadDate ?? null }));
+  // An unloading instant past the days a leg is credited with (a mistyped date) ends with the last of them.
+  const legs = trip.legs.map((l, i) => {
+    const load = trip.raw[i]?.loadDate ?? null;
+    return { date: l.date, unload: creditedUnloadDate(load, trip.raw[i]?.unloadDate ?? null), load };
+  });
   let uAll: number | null = null;
   let lAll: number | null = null;
   let dAll: number | null = null;

@@ -23,7 +23,7 @@ import type { UnitTrip } from './unit-economics-day.ts';
 import type { TripKeys } from './trip-costs.ts';
 import type { VehicleActivity } from './utilization.ts';
 import type { FleetTrip } from './fleet-day-rollup.ts';
-import { MAX_LEG_SPAN_DAYS } from '../trips/leg-active-days.ts';
+import { creditedUnloadDate, MAX_LEG_SPAN_DAYS, UNCAPPED_LEG_MS } from '../trips/leg-active-days.ts';
 import { mxAddDays, mxDayEnd, mxDayStart } from '../time/mexico-city.ts';
 import {
   AUDIT_BATCH_SIZE,
@@ -272,12 +272,14 @@ export async function tripsTouchingDays(
 const ymdNum = (date: string): number => Number(date.replace(/-/g, ''));
 
 /**
- * Per vehicle with a leg dated in [fromYmd, toYmd]: the latest unload, load
- * and leg date over its legs, grouped in the database (one row per vehicle
- * travels); lib/analytics/utilization.ts turns them into a last activity. When
- * `toYmd` is today no leg can lie after it (instants are set when things
- * happen), so the cheap array-path `$max` serves; for a past window the legs
- * after it are filtered out first.
+ * Per vehicle with a leg dated in [fromYmd, toYmd]: the latest unload, load and leg date over its
+ * legs, grouped in the database (one row per vehicle travels); lib/analytics/utilization.ts turns
+ * them into a last activity. A leg's unloading instant counts as its activity ends as the kept days
+ * read it (creditedUnloadDate): a mistyped one past the MAX_LEG_SPAN_DAYS days credited from
+ * loading ends with the last of them, so a typo does not keep a vehicle "active" for months. Only
+ * the legs longer than UNCAPPED_LEG_MS (rare: mistyped) travel one by one to be capped here; the
+ * others are grouped as they are. When `toYmd` is today no leg can lie after it (instants are set
+ * when things happen); for a past window the legs dated after it are filtered out first.
  */
 export async function vehicleLastActivity(
   db: Db,
@@ -285,35 +287,46 @@ export async function vehicleLastActivity(
   q: { vehicle?: string; fromYmd: number; toYmd: number; windowEndsToday: boolean },
   maxTimeMS: number,
 ): Promise<VehicleActivity[]> {
-  const legs = q.windowEndsToday ? '$shipments' : { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
+  const legs = q.windowEndsToday
+    ? { $ifNull: ['$shipments', []] }
+    : { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: { $lte: ['$$l.date', q.toYmd] } } };
+  const long: Document = {
+    $and: [
+      { $ne: [{ $ifNull: ['$$l.unloadDate', null] }, null] },
+      { $ne: [{ $ifNull: ['$$l.loadDate', null] }, null] },
+      { $gt: ['$$l.unloadDate', { $add: ['$$l.loadDate', UNCAPPED_LEG_MS] }] },
+    ],
+  };
   const pipeline: Document[] = [
     { $match: { ...scopeFilter(tenant, q.vehicle ? { vehicle: q.vehicle } : {}), ...elementInRange('shipments', 'date', q.fromYmd, q.toYmd) } },
-    q.windowEndsToday
-      ? {
-          $project: {
-            vehicle: '$vehicle.id',
-            plate: '$vehicle.plate',
-            u: { $max: '$shipments.unloadDate' },
-            l: { $max: '$shipments.loadDate' },
-            d: { $max: '$shipments.date' },
-          },
-        }
-      : {
-          $project: {
-            vehicle: '$vehicle.id',
-            plate: '$vehicle.plate',
-            u: { $max: { $map: { input: legs, as: 'l', in: '$$l.unloadDate' } } },
-            l: { $max: { $map: { input: legs, as: 'l', in: '$$l.loadDate' } } },
-            d: { $max: { $map: { input: legs, as: 'l', in: '$$l.date' } } },
-          },
-        },
-    { $group: { _id: '$vehicle', plate: { $max: '$plate' }, u: { $max: '$u' }, l: { $max: '$l' }, d: { $max: '$d' } } },
+    { $project: { vehicle: '$vehicle.id', plate: '$vehicle.plate', legs } },
+    {
+      $project: {
+        vehicle: 1,
+        plate: 1,
+        u: { $max: { $map: { input: '$legs', as: 'l', in: { $cond: [long, null, { $ifNull: ['$$l.unloadDate', null] }] } } } },
+        l: { $max: { $map: { input: '$legs', as: 'l', in: '$$l.loadDate' } } },
+        d: { $max: { $map: { input: '$legs', as: 'l', in: '$$l.date' } } },
+        long: { $map: { input: { $filter: { input: '$legs', as: 'l', cond: long } }, as: 'l', in: { l: '$$l.loadDate', u: '$$l.unloadDate' } } },
+      },
+    },
+    { $group: { _id: '$vehicle', plate: { $max: '$plate' }, u: { $max: '$u' }, l: { $max: '$l' }, d: { $max: '$d' }, long: { $addToSet: '$long' } } },
   ];
   const rows = await trips(db)
-    .aggregate<{ _id: string; plate: string | null; u: number | null; l: number | null; d: number | null }>(pipeline, { maxTimeMS })
+    .aggregate<{ _id: string; plate: string | null; u: unknown; l: unknown; d: unknown; long?: unknown[] }>(pipeline, { maxTimeMS })
     .toArray();
   const num = (x: unknown): number | null => (typeof x === 'number' ? x : null);
-  return rows.map((r) => ({ vehicle: r._id, plate: r.plate ?? '', lastUnload: num(r.u), lastLoad: num(r.l), lastLegDate: num(r.d) }));
+  return rows.map((r) => {
+    let u = num(r.u);
+    // Per trip, its long legs (an object each: the embedded engine does not evaluate an array literal's expressions); a
+    // set, so the trips without one travel as a single empty array.
+    for (const legsOfTrip of r.long ?? [])
+      for (const x of Array.isArray(legsOfTrip) ? (legsOfTrip as { l?: unknown; u?: unknown }[]) : []) {
+        const capped = creditedUnloadDate(num(x?.l), num(x?.u));
+        if (capped !== null) u = u === null ? capped : Math.max(u, capped);
+      }
+    return { vehicle: r._id, plate: r.plate ?? '', lastUnload: u, lastLoad: num(r.l), lastLegDate: num(r.d) };
+  });
 }
 
 /**

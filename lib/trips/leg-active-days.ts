@@ -6,7 +6,7 @@
  * (lib/trips/trip-days.ts) so the totals kept of those days are recomputed.
  */
 import type { TripLeg } from '../model/trip-document.ts';
-import { daysBetweenDates, mxAddDays, mxDateString, ymdIntToDateString } from '../time/mexico-city.ts';
+import { daysBetweenDates, mxAddDays, mxDateString, mxDayEnd, ymdIntToDateString } from '../time/mexico-city.ts';
 
 /**
  * Most days credited to one leg, its loading day the first: guards against a mistyped unloadDate turning one leg into
@@ -38,3 +38,21 @@ export function legActiveDays(leg: Pick<TripLeg, 'date' | 'loadDate' | 'unloadDa
   }
   return [...days].sort();
 }
+
+/**
+ * A leg's unloading instant as its activity ends (the idle check's latest activity): the stored one, unless it lies
+ * after the last of the MAX_LEG_SPAN_DAYS days credited from the loading day (a mistyped date), then the end of
+ * that day. Without a loading instant, or unloaded before it, the stored one (legActiveDays counts both days then).
+ */
+export function creditedUnloadDate(loadDate: number | null, unloadDate: number | null): number | null {
+  if (loadDate === null || unloadDate === null || unloadDate < loadDate) return unloadDate;
+  const lastDay = mxAddDays(mxDateString(loadDate), MAX_LEG_SPAN_DAYS - 1);
+  return mxDateString(unloadDate) > lastDay ? mxDayEnd(lastDay) : unloadDate;
+}
+
+/**
+ * Elapsed time from loading to unloading at or under which creditedUnloadDate never moves the unloading instant
+ * (MAX_LEG_SPAN_DAYS − 2 days: at most MAX_LEG_SPAN_DAYS − 1 calendar days apart, whatever the offsets): a query
+ * sends only the legs longer than it to be capped.
+ */
+export const UNCAPPED_LEG_MS = (MAX_LEG_SPAN_DAYS - 2) * 86_400_000;

@@ -333,6 +333,17 @@ export default async function fleetUtilizationTests(t: Test): Promise<void> {
     t.match(january.json().rows, [{ key: 'VEH-X', activeDays: 31 }], 'every day of January');
     const february = (await get('?startDate=2026-02-01&endDate=2026-02-28&vehicle=VEH-X')).json();
     t.same(february.rows, [], 'no activity in February');
+    // Nor for the idle check: its activity ended with its last credited day (01-31), not the mistyped 03-15 (which,
+    // capped at asOf, made it active on 02-28 and never idle). As of 02-28: 28 days.
+    t.same(
+      february.idleVehicles,
+      {
+        fleetSize: 1,
+        idleCount: 1,
+        data: [{ vehicle: 'VEH-X', plate: 'P-VEH-X', lastActivity: new Date('2026-01-31T23:59:59.999-06:00').toISOString(), daysSinceLastActivity: 28 }],
+      },
+      'idle since the last day credited to the leg',
+    );
     const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
     const viaMcp = await client.callTool({ name: 'auditFleetUtilization', arguments: { startDate: '2026-02-01', endDate: '2026-02-28', vehicle: 'VEH-X' } });
     t.same((viaMcp.structuredContent as { rows: unknown[] }).rows, [], 'the same through MCP');
