@@ -387,6 +387,22 @@ t.test('both reports equal the documents after random writes of every kind', asy
     }
   });
   t.equal(everyOtherDay, 0, 'the forecast as of every other day from January to May equals the documents');
+  // The revenue of a period that ended (credit sales of DSO, shares, HHI) as of later days: an invoice cancelled after the
+  // day is still revenue on it, one cancelled by then is not, whichever form the answer reads (the cancellations above
+  // fall up to 60 days after their invoice, so these as-of days fall before and after many of them).
+  const periodAsOfLater = await compareRounds(t, 'a past period as of later days', 1, async (differs) => {
+    for (let day = '2026-02-28'; day <= '2026-05-31'; day = mxAddDays(day, 3)) {
+      const q = { startDate: '2026-01-01', endDate: '2026-02-28', asOf: day, limit: '5' };
+      const r = await getOk(h, '/api/analytics/cash-inflow-forecast', q);
+      const input: CashInflowInput = { bucket: 'week', limit: 5, startDate: '2026-01-01', endDate: '2026-02-28', asOf: day };
+      differs(
+        comparable(r.json()),
+        comparable(await getCashInflowForecast(atTheSameNow(r.json()), TENANT_A, input, { fromDocuments: true })),
+        `forecast of January–February as of ${day}`,
+      );
+    }
+  });
+  t.equal(periodAsOfLater, 0, 'the forecast of January–February (DSO, shares, HHI) as of every third day to May equals the documents');
 
   // The MCP tool reads the same open items: its figures equal the documents' too.
   const client = await mcpClient(t, h);

@@ -8,11 +8,12 @@
  *    payment delay (payment day − due day) over the payment complements dated
  *    in the period and valid at asOf (a cancellation that took effect later does
  *    not count yet); portfolio median below 3 payments; 0 with no history;
- *  - DSO = receivables ÷ credit sales (Total of non-cancelled invoices emitted
- *    in the period) × days in the period;
- *  - HHI over revenue (SubTotal − Descuento of non-cancelled invoices emitted
- *    in the period, shortage deductions excluded: an indemnity is not a
- *    sale) per client.
+ *  - DSO = receivables ÷ credit sales (Total of the invoices emitted in the
+ *    period not cancelled by asOf) × days in the period;
+ *  - HHI over revenue (SubTotal − Descuento of the invoices emitted in the
+ *    period not cancelled by asOf, shortage deductions excluded: an indemnity
+ *    is not a sale) per client. A cancellation that took effect after asOf
+ *    does not count yet: the invoice was still revenue then.
  * Payment history and open invoices stream from their cursors: each history
  * row is folded into the payment delays (PaymentDelaysAccumulator), each open
  * invoice kept only as its balance and the fields the items show. When the receivables' kept
@@ -280,9 +281,11 @@ export async function getCashInflowForecast(
       if (!kept) return openInvoices(streamOpenInvoices(ctx.db, tenant, { asOf, ...(client ? { client } : {}) }, timeout));
       return { sums: await keptOpenSums(ctx.db, tenant, asOf, only, timeout) };
     })(),
+    // Revenue (credit sales and concentration) of the invoices emitted in the period, cancelled or not as of asOf: one whose
+    // cancellation took effect later was still revenue then.
     kept
-      ? keptRevenueByClient(keptDays, { startDate: period.startDate, endDate: period.endDate, ...(only ? { client: only } : {}) })
-      : revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, ...(client ? { client } : {}) }, timeout),
+      ? keptRevenueByClient(keptDays, { startDate: period.startDate, endDate: period.endDate, asOf, ...(only ? { client: only } : {}) })
+      : revenueByClient(ctx.db, tenant, { start: period.start, end: period.end, asOf, ...(client ? { client } : {}) }, timeout),
   ]);
   const creditDays = creditDaysOf(settings);
   const asOfDay = mxDateString(asOf);

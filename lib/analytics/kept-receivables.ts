@@ -267,15 +267,23 @@ export async function keptPaymentDelays(
     acc.addInvoice(row, creditDays);
 }
 
-/** Revenue by client of the invoices emitted in [startDate, endDate] (whole days), from the kept days. */
-export function keptRevenueByClient(keptDays: readonly ReceivablesDay[], q: { startDate: string; endDate: string; client?: string }): ClientRevenueRow[] {
+/**
+ * Revenue by client of the invoices emitted in [startDate, endDate] (whole days), from the kept
+ * days, each judged cancelled or not as of `asOf` as revenueByClient does: a group whose
+ * cancellation took effect by asOf (`until` ≤ asOf) is cancelled, one cancelled later is still revenue.
+ */
+export function keptRevenueByClient(
+  keptDays: readonly ReceivablesDay[],
+  q: { startDate: string; endDate: string; asOf: number; client?: string },
+): ClientRevenueRow[] {
   const groups = new Map<string, RevenueGroup>();
   for (const day of keptDays) {
     if (day.day < q.startDate || day.day > q.endDate) continue;
     for (const g of day.revenue) {
       if (q.client !== undefined && g.client !== q.client) continue;
-      const k = `${g.client}|${g.cancelled}|${g.rate}`;
-      const sum = groups.get(k) ?? { ...g, documents: 0, revenueC: 0, totalC: 0 };
+      const cancelled = g.cancelled || (g.until !== undefined && g.until <= q.asOf);
+      const k = `${g.client}|${cancelled}|${g.rate}`;
+      const sum = groups.get(k) ?? { client: g.client, cancelled, rate: g.rate, documents: 0, revenueC: 0, totalC: 0 };
       sum.documents += g.documents;
       sum.revenueC += g.revenueC;
       sum.totalC += g.totalC;

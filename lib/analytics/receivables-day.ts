@@ -2,8 +2,12 @@
  * The cash inflow forecast's kept day (docs/rollups.md "Receivables"): per tenant and Mexico City
  * day, what the forecast learns from its period besides the open items:
  *  - `revenue`: the invoices emitted that day, summed as revenueByClient groups them (client,
- *    cancelled now, exchange rate) in integer cents of their own currency, so a period adds its
- *    days' groups and converts each once, exactly as the document query does;
+ *    cancelled or not, exchange rate) in integer cents of their own currency, so a period adds its
+ *    days' groups and converts each once, exactly as the document query does. Cancelled as of any
+ *    instant: an invoice whose cancellation takes effect at some instant is kept apart with
+ *    `until`, that instant (revenueByClient judges it cancelled at its `asOf` from then on), so an
+ *    answer as of a day before its cancellation still counts it as revenue; one cancelled at every
+ *    instant (a record in effect without a date) is `cancelled`;
  *  - `paid`: the payment complements of PPD invoices dated that day (streamPaymentHistory's
  *    rule; a PUE invoice's receipt at its own date is no complement and says nothing of how late
  *    its client pays), counted
@@ -16,13 +20,12 @@
  * Nothing kept depends on the tenant's settings (credit days apply when read).
  */
 import type { FinancialDocument, PaymentRecord, CanceledRecord } from '../model/financial-document.ts';
-import { isInvoiceCancelled } from '../finance/cancellation.ts';
 import { daysBetweenDates, mxDateString } from '../time/mexico-city.ts';
 import { inEffectStatus, lowerBson } from './pipeline-mirror.ts';
 import type { RevenueGroup } from './receivables-repo.ts';
 
 /** Bump when what a day or an open item holds, or how it is computed, changes: the store is rebuilt. */
-export const RECEIVABLES_ROLLUP_VERSION = 8;
+export const RECEIVABLES_ROLLUP_VERSION = 9;
 
 export interface PaidCount {
   client: string;
@@ -63,10 +66,22 @@ const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const lteFrom = (date: unknown): number => (date === undefined || date === null ? -Infinity : typeof date === 'number' ? date : Infinity);
 
 /**
+ * The first instant at which the invoice is cancelled (invoiceCancelledExpr(T) holds: a record of
+ * target 'invoice' in effect naming the current UUID, dated by T); Infinity: at no instant,
+ * −Infinity: at every one (a record without a date). It stays cancelled from then on.
+ */
+export function invoiceCancelledFrom(doc: Pick<ReceivablesDaySource, 'invoice' | 'canceled'>): number {
+  const invoiceUuid = lowerBson(doc.invoice.uuid);
+  let from = Infinity;
+  for (const c of doc.canceled ?? [])
+    if (c.target === 'invoice' && inEffectStatus(c.status) && lowerBson(c.uuid) === invoiceUuid) from = Math.min(from, lteFrom(c.date));
+  return from;
+}
+
+/**
  * The first instant from which a payment complement of this document no longer counts, as
  * streamPaymentHistory judges it at its `to` (Infinity: it counts whatever the instant):
- *  - its invoice is cancelled at T (invoiceCancelledExpr(T)): a record of target 'invoice' in
- *    effect naming the current UUID, dated by T;
+ *  - its invoice is cancelled at T (invoiceCancelledFrom);
  *  - the payment is cancelled at T: a payment cancellation record in effect naming it dated by T,
  *    or its `canceled` flag held at T (paymentFlagHeldAtExpr(T): no record in effect naming it
  *    dated after T; a flag that no record names holds from the start).
@@ -74,10 +89,7 @@ const lteFrom = (date: unknown): number => (date === undefined || date === null 
  */
 export function paymentCountsUntil(doc: Pick<ReceivablesDaySource, 'invoice' | 'canceled'>, p: Pick<PaymentRecord, 'uuid' | 'canceled'>): number {
   const records = doc.canceled ?? [];
-  const invoiceUuid = lowerBson(doc.invoice.uuid);
-  let until = Infinity;
-  for (const c of records)
-    if (c.target === 'invoice' && inEffectStatus(c.status) && lowerBson(c.uuid) === invoiceUuid) until = Math.min(until, lteFrom(c.date));
+  let until = invoiceCancelledFrom(doc);
   const uuid = lowerBson(p.uuid);
   const own = records.filter((c) => c.target === 'payment' && inEffectStatus(c.status) && lowerBson(c.uuid) === uuid).map((c) => lteFrom(c.date));
   // A record dated by T cancels it from the earliest on; the flag holds once no record is dated after T (the latest).
@@ -100,10 +112,13 @@ export function rollUpReceivablesDay(
 ): ReceivablesDay | null {
   const revenue = new Map<string, RevenueGroup>();
   for (const d of emitted) {
-    const cancelled = isInvoiceCancelled({ invoice: d.invoice, canceled: d.canceled ?? [] });
+    // Cancelled at every instant, or from `until` on (still revenue as of an earlier instant), or never.
+    const from = invoiceCancelledFrom(d);
+    const cancelled = from === -Infinity;
+    const until = Number.isFinite(from) ? from : undefined;
     const rate = d.exchangeRate ?? 1;
-    const k = `${d.client}|${cancelled}|${rate}`;
-    const g = revenue.get(k) ?? { client: d.client, cancelled, rate, documents: 0, revenueC: 0, totalC: 0 };
+    const k = `${d.client}|${cancelled}|${rate}|${until ?? ''}`;
+    const g = revenue.get(k) ?? { client: d.client, cancelled, rate, ...(until === undefined ? {} : { until }), documents: 0, revenueC: 0, totalC: 0 };
     g.documents += 1;
     g.revenueC += centsExprOf(d.iSub) - centsExprOf(d.iDesc) - centsExprOf(d.iFalt);
     g.totalC += centsExprOf(d.iTot);

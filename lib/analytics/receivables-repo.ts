@@ -178,11 +178,14 @@ export interface ClientRevenueRow {
 /**
  * Invoices emitted in [start, end] grouped by client and cancellation, summed in integer MXN
  * cents: grouped by exchange rate too (1 for MXN documents) and each group converted here.
+ * Cancelled as of `asOf` (invoiceCancelledExpr(asOf): a cancellation in effect dated by then, so
+ * an invoice whose cancellation took effect later is still revenue as of a past day); without
+ * `asOf`, cancelled now by any record in effect.
  */
 export async function revenueByClient(
   db: Db,
   tenant: string,
-  q: { start: number; end: number; client?: string },
+  q: { start: number; end: number; asOf?: number; client?: string },
   maxTimeMS: number,
 ): Promise<ClientRevenueRow[]> {
   const pipeline: Document[] = [
@@ -190,7 +193,7 @@ export async function revenueByClient(
     {
       $project: {
         client: 1,
-        cancelled: invoiceCancelledExpr(),
+        cancelled: invoiceCancelledExpr(q.asOf),
         rate: { $ifNull: ['$exchangeRate', 1] },
         revenueC: { $subtract: [{ $subtract: [centsExpr('$iSub'), centsExpr('$iDesc')] }, centsExpr('$iFalt')] },
         totalC: centsExpr('$iTot'),
@@ -223,8 +226,11 @@ export async function revenueByClient(
 /** Invoices of one client, cancellation state and exchange rate, summed in integer cents of their own currency. */
 export interface RevenueGroup {
   client: string;
+  /** Cancelled (at the instant the group was judged at; in a kept day, at every instant). */
   cancelled: boolean;
   rate: number;
+  /** In a kept day (receivables-day.ts): the instant (epoch ms) from which these invoices are cancelled (no longer revenue); absent: never, or always (`cancelled`). */
+  until?: number;
   documents: number;
   revenueC: number;
   totalC: number;

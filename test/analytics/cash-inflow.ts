@@ -298,6 +298,148 @@ export default async function cashInflowTests(t: Test): Promise<void> {
   });
 
   t.test('payment delays as of a past day: cancellations after it do not count yet (documents, then kept totals)', (t) => delaysJudgedAsOf(t));
+  t.test('revenue as of a past day (DSO, shares, HHI): invoice cancellations after it do not count yet (documents, then kept totals)', (t) =>
+    revenueJudgedAsOf(t),
+  );
+}
+
+/**
+ * The revenue of an answer as of a past day — the credit sales of DSO and each client's share, the HHI and the 10%
+ * flag — judges each invoice cancelled or not as of that day, as the open invoices do: an invoice whose cancellation
+ * took effect later was still revenue then. Imported PPD CFDI of September (Mexico City wall times; Total = amount +
+ * 16% VAT − 4% retained = 1.12 × amount; revenue = SubTotal − Descuento = amount); period 09-01..09-30 (30 days):
+ *   C1: i1 09-05 4,800 (Total 5,376; a complement of 2,688 on 09-25); i2 09-10 2,000 (Total 2,240)
+ *   C2: i3 09-15   200 (Total   224);                                 i4 09-20 1,000 (Total 1,120)
+ * A (nothing cancelled yet): revenue C1 6,800, C2 1,200 = 8,000 → shares 85% and 15% (both flagged, ≥ 10%);
+ *   HHI 85² + 15² = 7,225 + 225 = 7,450 (high). Credit sales 5,376 + 2,240 + 224 + 1,120 = 8,960; receivables
+ *   (5,376 − 2,688) + 2,240 + 224 + 1,120 = 6,272; DSO 6,272 ÷ 8,960 × 30 = 0.7 × 30 = 21.
+ * i2 cancelled on 10-20 (request + SAT acknowledgement 202: in effect at once, whatever the amount):
+ * B (from 10-20 on): revenue C1 4,800, C2 1,200 = 6,000 → 80% and 20%; HHI 6,400 + 400 = 6,800 (high). Credit sales
+ *   5,376 + 224 + 1,120 = 6,720; receivables 2,688 + 224 + 1,120 = 4,032; DSO 4,032 ÷ 6,720 × 30 = 0.6 × 30 = 18.
+ * i4 cancelled on 11-05 (202), after the kept totals are built (the marks recompute its day):
+ * C (from 11-05 on): revenue C1 4,800, C2 200 = 5,000 → 96% and 4% (C2 no longer flagged); HHI 9,216 + 16 = 9,232.
+ *   Credit sales 5,376 + 224 = 5,600; receivables 2,688 + 224 = 2,912; DSO 2,912 ÷ 5,600 × 30 = 0.52 × 30 = 15.6.
+ * As of 09-30 (the default: the end of endDate) and 10-15 the answer stays A throughout; as of 10-20 and 11-04 it is
+ * B once i2 is cancelled; as of 11-05 and today C once i4 is.
+ */
+async function revenueJudgedAsOf(t: Test): Promise<void> {
+  const NOW = new Date('2026-11-20T12:00:00-06:00');
+  const h = await startHarness(t, { build: { now: () => NOW } });
+  const ROUTE = '/api/analytics/cash-inflow-forecast';
+  const C1 = 'GDI920315QR4';
+  const C2 = 'TIN0902115Z3';
+  const U = (n: number): string => `7E7E0000-00${String(n).padStart(2, '0')}-4000-8000-0000000000${String(n).padStart(2, '0')}`;
+  const post = async (name: string, content: string): Promise<void> => {
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+      payload: { files: [{ name, content }] },
+    });
+    t.equal(res.statusCode, 200, res.body);
+    t.match(res.json().files, [{ status: 'created' }], name);
+  };
+  const inv = (n: number, receiver: string, fecha: string, amount: number): Promise<void> =>
+    post(
+      `i${n}.xml`,
+      invoiceXml({
+        issuer: TENANT_A,
+        receiver,
+        uuid: U(n),
+        fecha,
+        method: 'PPD',
+        lines: [{ desc: 'Flete', amount, transfers: [{ tax: '002', rate: 0.16 }], retentions: [{ tax: '002', rate: 0.04 }] }],
+      }).xml,
+    );
+  const cancel = async (n: number, day: string): Promise<void> => {
+    await post(`solicitud${n}.xml`, requestXml({ issuer: TENANT_A, fecha: `${day}T09:00:00`, folios: [{ uuid: U(n), motive: '02' }] }));
+    await post(`acuse${n}.xml`, satAcuseXml({ issuer: TENANT_A, fecha: `${day}T10:00:00`, folios: [{ uuid: U(n), code: '202' }] }));
+  };
+  await inv(1, C1, '2026-09-05T10:00:00', 4_800);
+  await post(
+    'p61.xml',
+    paymentXml({
+      issuer: TENANT_A,
+      receiver: C1,
+      uuid: U(61),
+      fecha: '2026-09-25T12:00:00',
+      invoiceUuid: U(1),
+      currency: 'MXN',
+      exchangeRate: 1,
+      before: 5_376,
+      paid: 2_688,
+    }),
+  );
+  await inv(2, C1, '2026-09-10T10:00:00', 2_000);
+  await inv(3, C2, '2026-09-15T10:00:00', 200);
+  await inv(4, C2, '2026-09-20T10:00:00', 1_000);
+
+  type Expected = { revenue: [number, number]; share: [number, number]; flagged: number; hhi: number; creditSales: number; receivables: number; dso: number };
+  const A: Expected = { revenue: [6_800, 1_200], share: [85, 15], flagged: 2, hhi: 7_450, creditSales: 8_960, receivables: 6_272, dso: 21 };
+  const B: Expected = { revenue: [4_800, 1_200], share: [80, 20], flagged: 2, hhi: 6_800, creditSales: 6_720, receivables: 4_032, dso: 18 };
+  const C: Expected = { revenue: [4_800, 200], share: [96, 4], flagged: 1, hhi: 9_232, creditSales: 5_600, receivables: 2_912, dso: 15.6 };
+  const check = async (query: string, e: Expected, how: string): Promise<void> => {
+    const res = await h.app.inject({ method: 'GET', url: `${ROUTE}?${query}`, headers: { 'x-api-key': KEY_A } });
+    t.equal(res.statusCode, 200, res.body);
+    assertConforms(t, res, 'GET', ROUTE);
+    const body = res.json();
+    t.same(body.dso, { value: e.dso, accountsReceivable: e.receivables, creditSales: e.creditSales, days: 30 }, `${how}: DSO ${query}`);
+    t.match(
+      body.concentration,
+      {
+        hhi: e.hhi,
+        band: 'high',
+        totalRevenue: e.revenue[0] + e.revenue[1],
+        clients: 2,
+        flaggedClients: e.flagged,
+        shares: [
+          { client: C1, revenue: e.revenue[0], sharePct: e.share[0], flagged: true },
+          { client: C2, revenue: e.revenue[1], sharePct: e.share[1], flagged: e.share[1] >= 10 },
+        ],
+      },
+      `${how}: concentration ${query}`,
+    );
+  };
+  const PERIOD = 'startDate=2026-09-01&endDate=2026-09-30';
+  const SEP30 = PERIOD; // asOf: the end of endDate
+  const OCT15 = `${PERIOD}&asOf=2026-10-15`;
+  const OCT20 = `${PERIOD}&asOf=2026-10-20`;
+  const NOV4 = `${PERIOD}&asOf=2026-11-04`;
+  const NOV5 = `${PERIOD}&asOf=2026-11-05`;
+  const TODAY = `${PERIOD}&asOf=2026-11-20`; // now
+
+  await check(OCT15, A, 'from the documents, before any cancellation');
+  await check(TODAY, A, 'from the documents, before any cancellation');
+  await cancel(2, '2026-10-20');
+  await check(SEP30, A, 'from the documents, i2 cancelled on 10-20');
+  await check(OCT15, A, 'from the documents, i2 cancelled on 10-20');
+  await check(OCT20, B, 'from the documents, i2 cancelled on 10-20');
+  await check(TODAY, B, 'from the documents, i2 cancelled on 10-20');
+
+  await receivablesRollups.rebuild(h.db);
+  t.ok(await receivablesRollups.ready(h.db), 'the kept receivables are built');
+  await check(SEP30, A, 'from the kept totals, i2 cancelled on 10-20');
+  await check(OCT15, A, 'from the kept totals, i2 cancelled on 10-20');
+  await check(OCT20, B, 'from the kept totals, i2 cancelled on 10-20');
+  await check(NOV4, B, 'from the kept totals, i2 cancelled on 10-20');
+  await check(TODAY, B, 'from the kept totals, i2 cancelled on 10-20');
+
+  // Written while built: the marks recompute the kept day of i4.
+  await cancel(4, '2026-11-05');
+  await check(SEP30, A, 'from the kept totals, i4 cancelled on 11-05');
+  await check(OCT15, A, 'from the kept totals, i4 cancelled on 11-05');
+  await check(NOV4, B, 'from the kept totals, i4 cancelled on 11-05');
+  await check(NOV5, C, 'from the kept totals, i4 cancelled on 11-05');
+  await check(TODAY, C, 'from the kept totals, i4 cancelled on 11-05');
+  t.same((await receivablesRollups.verify(h.db, TENANT_A)).mismatched, [], 'every kept day equals its documents');
+
+  await receivablesRollups.forget(h.db);
+  t.notOk(await receivablesRollups.ready(h.db), 'forgotten: the documents again');
+  await check(SEP30, A, 'from the documents, i4 cancelled on 11-05');
+  await check(OCT15, A, 'from the documents, i4 cancelled on 11-05');
+  await check(NOV4, B, 'from the documents, i4 cancelled on 11-05');
+  await check(NOV5, C, 'from the documents, i4 cancelled on 11-05');
+  await check(TODAY, C, 'from the documents, i4 cancelled on 11-05');
 }
 
 /**
