@@ -137,16 +137,17 @@ export interface paths {
          *       age count.
          *     - Due date = invoice date + the client's credit days (tenant setting `creditDaysByClient`, default
          *       `defaultCreditDays` = 30). Expected date = due date + the client's historical payment delay: the
-         *       median of (payment day − due day) over the valid payment complements of its PPD invoices dated in
-         *       the period (a PUE invoice is paid when issued: it has none); the portfolio median when the client
+         *       median of (payment day − due day) over the payment complements of its PPD invoices dated in the
+         *       period and valid as of that day (a PUE invoice is paid when issued: it has none); the portfolio
+         *       median, of every client, when the client
          *       has fewer than 3; 0 with no history at all.
          *     - Expected amounts are bucketed by ISO week or calendar month from the as-of day; amounts expected
          *       before it are reported apart as `overdue`.
-         *     - DSO = accounts receivable ÷ credit sales (Total of non-cancelled invoices emitted in the period)
+         *     - DSO = accounts receivable ÷ credit sales (Total of the invoices emitted in the period not cancelled by the as-of day)
          *       × days in the period; null with a reason when there were no credit sales.
          *     - HHI = Σ share² over client revenue shares in percent (0–10,000), revenue = SubTotal − Descuento −
-         *       shortage deductions (an indemnity is not a sale or service) of the non-cancelled invoices emitted
-         *       in the period. Bands are tenant settings (default 2010 U.S.
+         *       shortage deductions (an indemnity is not a sale or service) of the invoices emitted in the period
+         *       not cancelled by the as-of day. Bands are tenant settings (default 2010 U.S.
          *       Horizontal Merger Guidelines: < 1,500 unconcentrated, 1,500–2,500 moderate, > 2,500 high); any
          *       client with ≥ 10% of revenue is flagged. With a `client` filter the HHI is trivially 10,000.
          *
@@ -2183,7 +2184,7 @@ export interface components {
         /** @description Days sales outstanding = accounts receivable ÷ credit sales × days in the period; null with a reason when there were no credit sales. */
         CashInflowForecastResponseDso: {
             accountsReceivable: number;
-            /** @description Σ Total of the non-cancelled invoices emitted in the period */
+            /** @description Σ Total of the invoices emitted in the period not cancelled by the as-of day */
             creditSales: number;
             days: number;
             reason?: string;
@@ -6776,7 +6777,7 @@ export interface operations {
                      *           "portfolioMedianDays": 5
                      *         },
                      *         "expectedAmount": "Outstanding balance as of asOf: Total (already net of the 4% retention) − valid payments − valid credit notes.",
-                     *         "revenueDefinition": "SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the non-cancelled invoices emitted in the period.",
+                     *         "revenueDefinition": "SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the invoices emitted in the period not cancelled by asOf.",
                      *         "hhiBands": {
                      *           "unconcentratedBelow": 1500,
                      *           "highlyConcentratedAbove": 2500,

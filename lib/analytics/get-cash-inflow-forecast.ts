@@ -326,7 +326,7 @@ export async function getCashInflowForecast(
       },
       expectedAmount: 'Outstanding balance as of asOf: Total (already net of the 4% retention) − valid payments − valid credit notes.',
       revenueDefinition:
-        'SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the non-cancelled invoices emitted in the period.',
+        'SubTotal − Descuento − shortage deductions (iFalt: an indemnity is not a sale or service), before taxes, of the invoices emitted in the period not cancelled by asOf.',
       hhiBands: { ...settings.hhiBands, source: HHI_SOURCE, settingsSource: sourceOf('hhiBands') },
     },
     receivables: {

@@ -41,7 +41,7 @@ export const CASH_INFLOW_FORECAST_DATASET = reportDataset({
         col('dso.value', 'Days sales outstanding'),
         col('dso.reason', 'Why DSO is empty'),
         col('dso.accountsReceivable', 'Accounts receivable'),
-        col('dso.creditSales', 'Σ Total of the non-cancelled invoices emitted in the period'),
+        col('dso.creditSales', 'Σ Total of the invoices emitted in the period not cancelled by the as-of day'),
         col('concentration.hhi', 'Herfindahl–Hirschman index of client revenue shares (0–10,000)'),
         col('concentration.band', 'unconcentrated, moderate or high'),
         col('concentration.totalRevenue', 'Revenue of the period'),
