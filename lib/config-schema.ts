@@ -190,6 +190,14 @@ export const CONFIG_SCHEMA = {
       default: 2_592_000,
       description: 'Lifetime of an OAuth refresh token, in seconds (30 days by default; each use rotates it)',
     },
+    OAUTH_REGISTRATIONS_PER_HOUR: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000,
+      default: 20,
+      description:
+        'Dynamic client registrations (`POST /oauth/register`, anonymous) per client address per hour, a budget of its own besides `RATE_LIMIT_IP_MAX`: one more is a 429 with `retry-after`. A client registered and never consented is removed after 24 hours',
+    },
     OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS: {
       type: 'string',
       'x-default': 'none',

@@ -75,6 +75,8 @@ export interface OAuthSettings {
   issuer: string;
   accessTokenTtlS: number;
   refreshTokenTtlS: number;
+  /** Dynamic client registrations per client address per hour (OAUTH_REGISTRATIONS_PER_HOUR). */
+  registrationsPerHour: number;
   /** Client ID metadata documents: origins fetched though private (OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS) and the CA file trusted for them. */
   clientMetadata: { privateOrigins: string[]; caFile: string | null };
 }
@@ -359,6 +361,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       issuer: baseUrl('OAUTH_ISSUER', e.OAUTH_ISSUER) ?? baseUrl('PUBLIC_BASE_URL', e.PUBLIC_BASE_URL) ?? `http://localhost:${e.PORT}`,
       accessTokenTtlS: e.OAUTH_ACCESS_TOKEN_TTL_S,
       refreshTokenTtlS: e.OAUTH_REFRESH_TOKEN_TTL_S,
+      registrationsPerHour: e.OAUTH_REGISTRATIONS_PER_HOUR,
       clientMetadata: {
         privateOrigins: httpsOrigins('OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS', e.OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS),
         caFile: e.OAUTH_CLIENT_METADATA_CA?.trim() || null,

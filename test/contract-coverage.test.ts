@@ -108,7 +108,7 @@ t.test('the registered routes are exactly the spec operations plus /docs, /metri
   // OAuth for MCP (docs/mcp.md, "Hosted clients: OAuth"): metadata documents of RFC 9728 / RFC 8414 and the
   // authorization server's endpoints (oidc-provider under /oauth/, the consent page): OAuth's own protocol, not REST operations.
   const oauth = served.filter((r) =>
-    /^(GET|HEAD|POST) \/(\.well-known\/(oauth-protected-resource(\/mcp|\/sse)?|oauth-authorization-server|openid-configuration)|oauth\/(\*|interaction\/:uid))$/.test(
+    /^(GET|HEAD|POST) \/(\.well-known\/(oauth-protected-resource(\/mcp|\/sse)?|oauth-authorization-server|openid-configuration)|oauth\/(\*|register|interaction\/:uid))$/.test(
       r,
     ),
   );
@@ -122,6 +122,7 @@ t.test('the registered routes are exactly the spec operations plus /docs, /metri
       '/.well-known/openid-configuration',
       '/oauth/*',
       '/oauth/interaction/:uid',
+      '/oauth/register',
     ],
     'the OAuth routes are served',
   );

@@ -13,7 +13,7 @@
  * private origins are refused without a fetch.
  */
 import t, { type Test } from 'tap';
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -29,7 +29,10 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { refreshAuthorization, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startHarness, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
+import { startHarness, testConfig, KEY_A, KEY_B, TENANT_A, TENANT_B } from './helpers/harness.ts';
+import { buildApp } from '../handlers/app.ts';
+import { oauthRecordId, oauthRecords } from '../lib/auth/oauth-records-repo.ts';
+import { errorProblem } from './helpers/error-reason.ts';
 import { seedTwoTenants } from './helpers/mcp.ts';
 import { createApiKey, revokeApiKey } from '../lib/auth/api-keys.ts';
 import { COLLECTIONS } from '../lib/db/collections.ts';
@@ -91,6 +94,8 @@ const h = await startHarness(t, {
     OAUTH_ACCESS_TOKEN_TTL_S: '600',
     OAUTH_CLIENT_METADATA_PRIVATE_ORIGINS: ALLOWED_ORIGIN,
     OAUTH_CLIENT_METADATA_CA: path.join(caDir, 'ca.pem'),
+    // The flows below register many clients from this one address (the budget itself: its own app, further down).
+    OAUTH_REGISTRATIONS_PER_HOUR: '1000',
   },
 });
 await seedTwoTenants(h.db);
@@ -917,3 +922,134 @@ t.test('no page of the library that loads from elsewhere or may be framed: OpenI
   t.equal(res.status, 404, 'the logout page is not served');
   t.notMatch(await res.text(), /fonts\.googleapis\.com/);
 });
+
+/** A dynamic registration (RFC 7591) by raw HTTP: the status and the answer. */
+async function register(metadata: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'tap OAuth client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...metadata }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+t.test('client metadata is bounded: a long name, too many or too long redirect URIs, long free text: 400 invalid_client_metadata', async (t) => {
+  const long = (n: number) => 'x'.repeat(n);
+  const uri = (n: number) => `https://app.example.com/${'p'.repeat(n - 'https://app.example.com/'.length)}`;
+  const many = (n: number) => Array.from({ length: n }, (_, i) => `https://a.example/${i}`);
+  for (const [what, metadata] of [
+    ['a client_name of 201 characters', { client_name: long(201) }],
+    ['a client_name of 50,000 characters (the probe)', { client_name: long(50_000) }],
+    ['11 redirect_uris', { redirect_uris: many(11) }],
+    ['2,000 redirect_uris (the probe)', { redirect_uris: many(2000) }],
+    ['a redirect_uri of 2,001 characters', { redirect_uris: [uri(2001)] }],
+    ['a client_uri of 2,001 characters', { client_uri: uri(2001) }],
+    ['a logo_uri of 2,001 characters', { logo_uri: uri(2001) }],
+    ['a policy_uri of 2,001 characters', { policy_uri: uri(2001) }],
+    ['a tos_uri of 2,001 characters', { tos_uri: uri(2001) }],
+    ['a software_id of 201 characters', { software_id: long(201) }],
+    ['a software_version of 201 characters', { software_version: long(201) }],
+    ['11 contacts', { contacts: Array.from({ length: 11 }, (_, i) => `ops${i}@example.com`) }],
+    ['a contact of 255 characters', { contacts: [`${long(243)}@example.com`] }],
+    [
+      'a jwks of 11 keys',
+      {
+        jwks: {
+          keys: Array.from({ length: 11 }, (_, i) => ({
+            ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }),
+            kid: String(i),
+          })),
+        },
+      },
+    ],
+  ] as const) {
+    const before = await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' });
+    const refused = await register(metadata);
+    t.equal(refused.status, 400, `${what}: 400`);
+    t.equal(refused.body.error, 'invalid_client_metadata', 'invalid_client_metadata (RFC 7591 §3.2.2)');
+    t.match(refused.body.error_description, /at most/, `saying the limit: ${String(refused.body.error_description)}`);
+    t.equal(await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' }), before, 'nothing stored');
+  }
+  const atLimits = await register({
+    client_name: long(200),
+    redirect_uris: [uri(2000), ...many(8), REDIRECT],
+    client_uri: uri(2000),
+    software_id: long(200),
+    software_version: long(200),
+    contacts: Array.from({ length: 10 }, (_, i) => `ops${i}@example.com`),
+  });
+  t.equal(atLimits.status, 201, 'at every limit: registered');
+  t.equal((atLimits.body.redirect_uris as string[]).length, 10, 'with its 10 redirect URIs');
+});
+
+t.test('a client registered and never consented expires (24 h); the first consent keeps it and its registration access token', async (t) => {
+  const stored = async (clientId: string) => (await oauthRecords(h.db).findOne({ _id: oauthRecordId('Client', clientId) }))?.expiresAt;
+  const registered = await register({ client_name: 'tap OAuth client (never consented)' });
+  t.equal(registered.status, 201);
+  const abandoned = String(registered.body.client_id);
+  const expiresAt = await stored(abandoned);
+  t.ok(expiresAt instanceof Date, 'stored with an expiry');
+  const inHours = ((expiresAt as Date).getTime() - Date.now()) / 3_600_000;
+  t.ok(inHours > 23.9 && inHours <= 24, `in 24 hours (${inHours.toFixed(3)})`);
+  const token = await oauthRecords(h.db).findOne({ _id: oauthRecordId('RegistrationAccessToken', String(registered.body.registration_access_token)) });
+  t.same(token?.expiresAt, expiresAt, 'its registration access token expires with it');
+  t.equal((await fetch(authorizationUrl(abandoned), { redirect: 'manual' })).status, 303, 'within the day its authorization request goes on');
+
+  // A day later (the record as the TTL monitor has not removed it yet): unknown.
+  await oauthRecords(h.db).updateOne({ _id: oauthRecordId('Client', abandoned) }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+  const late = await fetch(authorizationUrl(abandoned), { redirect: 'manual' });
+  t.equal(late.status, 400, 'after its expiry: refused');
+  t.equal(late.headers.get('location'), null, 'no redirect');
+  t.match(late.headers.get('content-type'), /^text\/html/, 'an error page');
+  t.match(await late.text(), /invalid_client/, 'invalid_client');
+
+  // Consented: kept for good, its registration access token too.
+  const kept = await register({ client_name: 'tap OAuth client' });
+  const clientId = String(kept.body.client_id);
+  t.ok((await stored(clientId)) instanceof Date, 'registered: it expires');
+  await consentInBrowser(t, authorizationUrl(clientId), { apiKey: KEY_A, scopes: ['read'] });
+  t.equal(await stored(clientId), null, 'consented: it no longer expires');
+  const keptToken = await oauthRecords(h.db).findOne({ _id: oauthRecordId('RegistrationAccessToken', String(kept.body.registration_access_token)) });
+  t.equal(keptToken?.expiresAt, null, 'nor does its registration access token');
+  const read = await fetch(String(kept.body.registration_client_uri), { headers: { authorization: `Bearer ${String(kept.body.registration_access_token)}` } });
+  t.equal(read.status, 200, 'which still reads the client (RFC 7592)');
+  t.equal((await fetch(authorizationUrl(clientId), { redirect: 'manual' })).status, 303, 'and its authorization requests go on');
+});
+
+t.test(
+  'registrations per client address and hour (OAUTH_REGISTRATIONS_PER_HOUR): the next one is 429 with retry-after; another address is not limited',
+  async (t) => {
+    const limited = await buildApp({
+      config: testConfig({ OAUTH_ISSUER: base, OAUTH_REGISTRATIONS_PER_HOUR: '3', ALERT_WORKER: 'false' }),
+      db: h.db,
+      logger: false,
+    });
+    t.teardown(() => limited.close());
+    const post = (remoteAddress: string, url = '/oauth/register') =>
+      limited.inject({
+        method: 'POST',
+        url,
+        remoteAddress,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ client_name: 'tap OAuth client (budget)', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+      });
+    for (let i = 1; i <= 3; i += 1) {
+      const res = await post('203.0.113.7');
+      t.equal(res.statusCode, 201, `registration ${i} of 3: 201`);
+      t.equal(res.headers['x-ratelimit-limit'], '3', 'counted on the registration budget');
+    }
+    const before = await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' });
+    const over = await post('203.0.113.7');
+    t.equal(over.statusCode, 429, 'the 4th within the hour: 429');
+    const retryAfter = Number(over.headers['retry-after']);
+    t.ok(retryAfter > 3500 && retryAfter <= 3600, `retry-after: the rest of the hour (${retryAfter} s)`);
+    t.equal(errorProblem(429, over.json()), null, "in the service's error shape");
+    t.match(over.json<{ error: { details: string[] } }>().error.details[0], /registration limit of 3 per hour per client address/);
+    for (const alias of ['/oauth/register/', '/oauth/REGISTER', '/oauth/Register/'])
+      t.not((await post('203.0.113.7', alias)).statusCode, 201, `${alias} is no way round it`);
+    t.equal(await h.db.collection(COLLECTIONS.oauthRecords).countDocuments({ kind: 'Client' }), before, 'nothing stored');
+    t.equal((await post('198.51.100.23')).statusCode, 201, 'another address: registered');
+    const metadata = await limited.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server', remoteAddress: '203.0.113.7' });
+    t.equal(metadata.statusCode, 200, 'the spent address still reaches the rest of the server');
+  },
+);

@@ -26,6 +26,8 @@ export interface OAuthRecord {
   consumedAt?: Date;
   /** The revocation counter's value (its one record: REVOCATIONS_ID). */
   generation?: number;
+  /** A dynamically registered client's record: the stored id of its registration access token (kept and expiring with it). */
+  registrationToken?: string;
 }
 
 export const oauthRecords = (db: Db): Collection<OAuthRecord> => db.collection<OAuthRecord>(COLLECTIONS.oauthRecords);
@@ -58,6 +60,9 @@ export async function revocationCount(db: Db): Promise<number> {
   return record?.generation ?? 0;
 }
 
+/** oidc-provider's kind of a client's record. */
+const CLIENT_KIND = 'Client';
+
 const live = (now: Date) => ({ $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
 
 function revive(record: OAuthRecord | null, id: string): OAuthPayload | undefined {
@@ -75,15 +80,59 @@ export async function saveOAuthRecord(
   expiresInS: number | undefined,
   now = new Date(),
 ): Promise<void> {
+  await writeOAuthRecord(db, kind, id, payload, expiresInS ? new Date(now.getTime() + expiresInS * 1000) : null);
+}
+
+async function writeOAuthRecord(db: Db, kind: string, id: string, payload: OAuthPayload, expiresAt: Date | null): Promise<void> {
   const { jti: _clear, ...kept } = payload;
   const record: Omit<OAuthRecord, '_id'> = {
     kind,
     payload: JSON.stringify(kept),
-    expiresAt: expiresInS ? new Date(now.getTime() + expiresInS * 1000) : null,
+    expiresAt,
     ...(typeof payload.grantId === 'string' ? { grantId: payload.grantId } : {}),
     ...(typeof payload.uid === 'string' ? { uid: sha256(payload.uid) } : {}),
   };
   await oauthRecords(db).replaceOne({ _id: oauthRecordId(kind, id) }, record, { upsert: true });
+}
+
+/**
+ * Stores a client registered dynamically (RFC 7591), expiring in `expiresInS` until a consent keeps it
+ * (`keepOAuthClient`): registration is anonymous, and a client nobody authorised must not stay forever. Saved
+ * again (its metadata changed), a record keeps its expiry: a kept client stays kept.
+ */
+export async function saveOAuthClient(db: Db, id: string, payload: OAuthPayload, expiresInS: number, now = new Date()): Promise<void> {
+  const { jti: _clear, ...kept } = payload;
+  await oauthRecords(db).updateOne(
+    { _id: oauthRecordId(CLIENT_KIND, id) },
+    { $set: { kind: CLIENT_KIND, payload: JSON.stringify(kept) }, $setOnInsert: { expiresAt: new Date(now.getTime() + expiresInS * 1000) } },
+    { upsert: true },
+  );
+}
+
+/**
+ * Stores a client's registration access token (RFC 7592) with its client's expiry, and names it on the client's
+ * record, so that the consent keeping the client keeps it too (with no client, no expiry: as any other record).
+ */
+export async function saveOAuthRegistrationToken(db: Db, kind: string, id: string, payload: OAuthPayload, now = new Date()): Promise<void> {
+  const client =
+    typeof payload.clientId === 'string'
+      ? await oauthRecords(db).findOneAndUpdate(
+          { _id: oauthRecordId(CLIENT_KIND, payload.clientId), ...live(now) },
+          { $set: { registrationToken: oauthRecordId(kind, id) } },
+          { projection: { expiresAt: 1 } },
+        )
+      : null;
+  await writeOAuthRecord(db, kind, id, payload, client?.expiresAt ?? null);
+}
+
+/** A consent was given to this client: if it was registered dynamically, it and its registration access token no longer expire. */
+export async function keepOAuthClient(db: Db, clientId: string, now = new Date()): Promise<void> {
+  const client = await oauthRecords(db).findOneAndUpdate(
+    { _id: oauthRecordId(CLIENT_KIND, clientId), expiresAt: { $gt: now } },
+    { $set: { expiresAt: null } },
+    { projection: { registrationToken: 1 } },
+  );
+  if (client?.registrationToken) await oauthRecords(db).updateOne({ _id: client.registrationToken }, { $set: { expiresAt: null } });
 }
 
 /** A live record's payload, with its id back as `jti` (and the time it was consumed, for codes and refresh tokens). */

@@ -12,14 +12,24 @@ import {
   destroyOAuthRecord,
   findOAuthRecord,
   findOAuthRecordByUid,
+  keepOAuthClient,
   revokeOAuthGrant,
+  saveOAuthClient,
   saveOAuthRecord,
+  saveOAuthRegistrationToken,
 } from '../auth/oauth-records-repo.ts';
 import { ACCESS_TOKEN_KIND, forgetAccessTokens } from '../auth/access-tokens.ts';
 
 /** What a grant's codes and tokens are stored as (oidc-provider's kinds): what revoking a grant removes. */
 const GRANT_KIND = 'Grant';
+const CLIENT_KIND = 'Client';
+const REGISTRATION_TOKEN_KIND = 'RegistrationAccessToken';
 const GRANT_TOKEN_KINDS = [ACCESS_TOKEN_KIND, 'RefreshToken', 'AuthorizationCode'] as const;
+/**
+ * How long a client registered dynamically (anonymous: RFC 7591) lives without a consent, in seconds: a day to send the
+ * carrier to the consent page. The first grant saved for it keeps it (and its registration access token) for good.
+ */
+export const UNCONSENTED_CLIENT_TTL_S = 24 * 60 * 60;
 /** The tokens a grant's revocation must not miss: issued from a code or a refresh token whose grant may be revoked meanwhile. */
 const ISSUED_KINDS = new Set<string>([ACCESS_TOKEN_KIND, 'RefreshToken']);
 
@@ -40,7 +50,12 @@ export function mongoAdapter(db: Db): new (kind: string) => Adapter {
     constructor(private readonly kind: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+      // Only dynamic registration stores clients here (client ID metadata documents are fetched, never stored): each
+      // expires unless a consent keeps it, with its registration access token, saved right after it.
+      if (this.kind === CLIENT_KIND) return await saveOAuthClient(db, id, payload, UNCONSENTED_CLIENT_TTL_S);
+      if (this.kind === REGISTRATION_TOKEN_KIND) return await saveOAuthRegistrationToken(db, this.kind, id, payload);
       await saveOAuthRecord(db, this.kind, id, payload, expiresIn);
+      if (this.kind === GRANT_KIND && typeof payload.clientId === 'string') await keepOAuthClient(db, payload.clientId);
       // A token issued while its grant was being revoked (its code or refresh token used twice at once): saved after the
       // revocation removed the grant's tokens, it would outlive it. Checked after saving, so either the revocation removes it
       // or this check sees the grant gone.

@@ -70,6 +70,47 @@ function redirectPolicy(metadata: ClientMetadata): void {
   if (nativeApp && !httpsLoopback) metadata.application_type = 'native';
 }
 
+/**
+ * How much a client's metadata may hold (RFC 7591 registration is anonymous, and a client is stored): the longest
+ * `client_name`, at most MAX_LIST_ITEMS redirect URIs (and contacts …) and every other string, URI or list member at most
+ * MAX_TEXT_LENGTH characters; `software_id` and `software_version` as short as a name, a contact as an e-mail address
+ * (RFC 5321: 254), a `jwks` of at most 10 keys. Checked on both registration paths and whenever a client is loaded.
+ */
+export const CLIENT_METADATA_LIMITS = {
+  nameLength: 200,
+  listItems: 10,
+  textLength: 2000,
+  contactLength: 254,
+  jwksKeys: 10,
+  jwksLength: 20_000,
+} as const;
+const SHORT_TEXT = new Set(['client_name', 'software_id', 'software_version']);
+
+/**
+ * The caps above, refused as RFC 7591's `invalid_client_metadata` (oidc-provider answers `invalid_redirect_uri` for a
+ * description starting with `redirect_uris`: none here does, a cap is not a URI's fault); a value of the wrong type is left
+ * to oidc-provider's checks.
+ */
+function metadataLimits(metadata: ClientMetadata): void {
+  const limits = CLIENT_METADATA_LIMITS;
+  const refuse = (detail: string): never => {
+    throw new errors.InvalidClientMetadata(detail);
+  };
+  for (const [key, value] of Object.entries<unknown>(metadata)) {
+    if (key === 'jwks') {
+      const keys: unknown = value && typeof value === 'object' ? (value as { keys?: unknown }).keys : undefined;
+      if (Array.isArray(keys) && keys.length > limits.jwksKeys) refuse(`jwks must hold at most ${limits.jwksKeys} keys`);
+      if (value !== undefined && JSON.stringify(value).length > limits.jwksLength) refuse(`jwks must be at most ${limits.jwksLength} characters`);
+      continue;
+    }
+    const max = SHORT_TEXT.has(key) ? limits.nameLength : key === 'contacts' ? limits.contactLength : limits.textLength;
+    if (typeof value === 'string' && value.length > max) refuse(`${key} must be at most ${max} characters`);
+    if (!Array.isArray(value)) continue;
+    if (value.length > limits.listItems) refuse(`at most ${limits.listItems} ${key} are accepted`);
+    if (value.some((item) => typeof item === 'string' && item.length > max)) refuse(`each of ${key} must be at most ${max} characters`);
+  }
+}
+
 /** The signing key of ID tokens (an OpenID client asking for `openid`), made once per database and kept there. */
 async function signingKey(db: Db): Promise<JWK> {
   const jwk = await serviceValue(db, 'oauth-signing-jwk', () =>
@@ -144,12 +185,16 @@ export async function createOAuthProvider(db: Db, settings: OAuthSettings, fetch
       // A rotated refresh token keeps its chain's end: REFRESH_TOKEN_TTL is the longest a consent lasts without a new one.
       RefreshToken: (ctx: KoaContextWithOIDC) => ctx.oidc.entities.RotatedRefreshToken?.remainingTTL ?? settings.refreshTokenTtlS,
     },
-    // RFC 7591's software_id and software_version are kept (an MCP client may send them); the hook of the redirect URI policy.
+    // RFC 7591's software_id and software_version are kept (an MCP client may send them); the hook of the metadata's
+    // limits and of the redirect URI policy: called once per listed property, each time with the whole metadata, the
+    // standard properties included, before oidc-provider's own checks.
     extraClientMetadata: {
       properties: ['software_id', 'software_version'],
       validator(_ctx, key, value, metadata) {
         if (value !== undefined && typeof value !== 'string') throw new errors.InvalidClientMetadata(`${key} must be a string`);
-        if (key === 'software_id') redirectPolicy(metadata);
+        if (key !== 'software_id') return;
+        metadataLimits(metadata);
+        redirectPolicy(metadata);
       },
     },
     clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },

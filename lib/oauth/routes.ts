@@ -8,12 +8,16 @@
  * - the authorization server's endpoints under /oauth/ (oidc-provider, lib/oauth/provider.ts, made by
  *   the first request that needs it: lib/oauth/authorization-server.ts);
  * - the consent page at /oauth/interaction/:uid (lib/oauth/consent-page.ts).
- * Every route is behind the general rate limit (per client address: none of them takes an API key).
+ * Every route is behind the general rate limit (per client address: none of them takes an API key); dynamic client
+ * registration (POST /oauth/register, anonymous, and each one stored) has a budget of its own besides, per client address
+ * and hour (OAUTH_REGISTRATIONS_PER_HOUR).
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from 'mongodb';
 import { resolveApiKey } from '../auth/api-keys.ts';
+import { ApiError, notFound } from '../http/api-error.ts';
+import { chargeRequests } from '../http/rate-limit.ts';
 import type { OAuthSettings } from '../config.ts';
 import { CONSENT_HEADERS, consentPage, consentProblemPage } from './consent-page.ts';
 import type Provider from 'oidc-provider';
@@ -23,6 +27,20 @@ import { MCP_RESOURCE_PATHS, mcpResourceUrl, mcpResourceUrls, OAUTH_SCOPES, PROT
 
 /** The largest consent form accepted (a key and two scopes fit in well under 1 KB). */
 const CONSENT_BODY_LIMIT = 8192;
+
+/** Dynamic client registration (RFC 7591): a route of its own, with its own budget. */
+const REGISTRATION_PATH = '/oauth/register';
+const HOUR_MS = 3_600_000;
+
+/**
+ * Whether oidc-provider's router would take this path for its registration endpoint though it is not REGISTRATION_PATH as
+ * Fastify matched it: its router ignores case and a trailing slash (lib/helpers/router.js), Fastify's does not, so
+ * `/oauth/Register/` would reach registration through `/oauth/*`, past the registration budget.
+ */
+const registrationAlias = (url: string): boolean => {
+  const path = url.split('?')[0]!;
+  return path !== REGISTRATION_PATH && path.replace(/\/$/, '').toUpperCase() === REGISTRATION_PATH.toUpperCase();
+};
 
 /** RFC 9728 §2: the metadata of one MCP endpoint as a protected resource. */
 export function protectedResourceMetadata(issuer: string, path: McpResourcePath): Record<string, unknown> {
@@ -91,7 +109,43 @@ export function registerOAuthRoutes(app: FastifyInstance, db: Db, server: () => 
       handler: (q, r) => toProvider(q, r, '/.well-known/openid-configuration'),
     });
     scope.route({ method: 'GET', url: '/.well-known/openid-configuration', exposeHeadRoute: false, handler: (q, r) => toProvider(q, r) });
-    scope.route({ method: [...methods], url: '/oauth/*', exposeHeadRoute: false, handler: (q, r) => toProvider(q, r) });
+    // Registration is anonymous and each client is stored: OAUTH_REGISTRATIONS_PER_HOUR per client address (its own counter, shared
+    // between instances with REDIS_URL), after the general budget (a route's own rate limit replaces the plugin's hook: the
+    // general budget is charged first, by hand).
+    const general = chargeRequests(app, app.config.rateLimit.windowMs);
+    const perHour = settings.registrationsPerHour;
+    scope.route({
+      method: 'POST',
+      url: REGISTRATION_PATH,
+      config: {
+        needsNoKey: true,
+        rateLimit: {
+          max: perHour,
+          timeWindow: HOUR_MS,
+          cache: 10_000,
+          allowList: () => false,
+          keyGenerator: (request) => `oauth-register:${request.ip}`,
+          errorResponseBuilder: (_request, context) =>
+            new ApiError(429, 'Too Many Requests', [
+              `dynamic client registration limit of ${perHour} per hour per client address exceeded; retry in ${Math.ceil(context.ttl / 1000)} seconds`,
+            ]),
+        },
+      },
+      onRequest: async (request, reply) => {
+        const refused = await general(request, reply, 1);
+        if (refused) throw refused;
+      },
+      handler: (q, r) => toProvider(q, r),
+    });
+    scope.route({
+      method: [...methods],
+      url: '/oauth/*',
+      exposeHeadRoute: false,
+      handler: async (q, r) => {
+        if (q.method === 'POST' && registrationAlias(q.url)) throw notFound(`dynamic client registration is at POST ${prefix}${REGISTRATION_PATH}`);
+        return await toProvider(q, r);
+      },
+    });
   });
 
   void app.register(async (scope) => {
