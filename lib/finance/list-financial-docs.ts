@@ -90,8 +90,7 @@ async function storedPage(
     // A sync walk (`updatedSince`) says where the next one resumes.
     syncFrom: sort === 'sync' ? () => syncFrom(ctx.db, tenant, () => ctx.now().getTime(), SYNC_CLOCK_MARGIN_MS, ctx.config.queryTimeoutMs) : undefined,
   });
-  const { syncFrom: from, ...meta } = pageMeta;
-  return { meta: { ...meta, ...(from === undefined ? {} : { syncFrom: new Date(from).toISOString() }), tenant }, docs };
+  return { meta: { ...pageMeta, tenant }, docs };
 }
 
 /**

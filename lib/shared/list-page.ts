@@ -12,8 +12,8 @@ export interface ListRequest {
 }
 
 export interface ListPage<T> {
-  /** `syncFrom` (epoch ms) when the list was asked for one. */
-  meta: PageMeta & { nextCursor: string | null; syncFrom?: number };
+  /** `syncFrom` (an ISO instant) when the list was asked for one. */
+  meta: PageMeta & { nextCursor: string | null; syncFrom?: string };
   docs: T[];
 }
 
@@ -69,7 +69,7 @@ export async function listPage<T extends Document>(opts: {
   const key = last ? [...sortKey(sort, last), ...(syncFrom === undefined ? [] : [syncFrom])] : [];
   const nextCursor = hasMore && last ? encodeCursor(secret, binding, { key, total, page: page + 1 }) : null;
   const meta = { total, page, limit, pages: Math.ceil(total / limit), hasMore, nextCursor };
-  return { meta: syncFrom === undefined ? meta : { ...meta, syncFrom }, docs };
+  return { meta: syncFrom === undefined ? meta : { ...meta, syncFrom: new Date(syncFrom).toISOString() }, docs };
 }
 
 /** An ISO 8601 date-time as the stored `lastUpdate` strings are written (UTC, milliseconds). */

@@ -99,8 +99,7 @@ async function storedPage(ctx: ServiceContext, tenant: string, input: Omit<ListS
     // A sync walk (`updatedSince`) says where the next one resumes.
     syncFrom: sort === 'sync' ? () => syncFrom(ctx.db, tenant, () => ctx.now().getTime(), SYNC_CLOCK_MARGIN_MS, ctx.config.queryTimeoutMs) : undefined,
   });
-  const { syncFrom: from, ...meta } = pageMeta;
-  return { meta: { ...meta, ...(from === undefined ? {} : { syncFrom: new Date(from).toISOString() }), tenant }, docs };
+  return { meta: { ...pageMeta, tenant }, docs };
 }
 
 // Checked against the spec's page schemas (each detail level its own).
