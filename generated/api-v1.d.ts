@@ -408,6 +408,8 @@ export interface components {
         RetryAfter: number;
         /** @description Only on version 1 answers (RFC 8594): the instant version 1 stops being served, `Wed, 30 Jun 2027 00:00:00 GMT`; from it on, version 1 is a 410. */
         Sunset: string;
+        /** @description Only on version 1 answers with `updatedSince` (incremental sync): pass the first page's as `updatedSince` next time, not the largest `lastUpdate` seen (a write in flight may commit later with an earlier one). Taken before the page was read; records changed near it may come again (upsert them by `_id`). */
+        SyncFrom: string;
     };
     pathItems: never;
 }
@@ -477,6 +479,7 @@ export interface operations {
                     deprecation: components["headers"]["Deprecation"];
                     link: components["headers"]["Link"];
                     sunset: components["headers"]["Sunset"];
+                    "sync-from": components["headers"]["SyncFrom"];
                     "x-api-version": components["headers"]["ApiVersionV1"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -561,6 +564,7 @@ export interface operations {
                     deprecation: components["headers"]["Deprecation"];
                     link: components["headers"]["Link"];
                     sunset: components["headers"]["Sunset"];
+                    "sync-from": components["headers"]["SyncFrom"];
                     "x-api-version": components["headers"]["ApiVersionV1"];
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];

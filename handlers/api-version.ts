@@ -122,3 +122,9 @@ export type WithDetail<P> = P extends { meta: { detail: infer D } } ? P & { deta
 export function withDetail<P extends { meta: { detail: string } }>(page: P): WithDetail<P> {
   return { detail: page.meta.detail, ...page } as WithDetail<P>;
 }
+
+/** A version 1 page: the bare array, and where an incremental sync resumes as the `sync-from` header (spec/headers.yaml). */
+export function v1Page<T>(reply: FastifyReply, page: { docs: T[]; syncFrom?: string }): T[] {
+  if (page.syncFrom !== undefined) reply.header('sync-from', page.syncFrom);
+  return page.docs;
+}

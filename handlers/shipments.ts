@@ -1,5 +1,5 @@
 import type { HandlerDeps, HandlerMap } from './types.ts';
-import { apiVersion, withDetail } from './api-version.ts';
+import { apiVersion, v1Page, withDetail } from './api-version.ts';
 import { runUntilStopped } from './long-running.ts';
 import { tenantOf } from '../lib/http/auth.ts';
 import { listShipments, listShipmentsV1 } from '../lib/trips/list-shipments.ts';
@@ -15,7 +15,7 @@ export function shipmentsHandlers(
   return {
     async listShipments(request, reply) {
       // Version 1 is the earlier bare array of stored records; version 2 states the detail level at the top too.
-      if (apiVersion(request, reply, deps.now) === '1') return listShipmentsV1(deps, tenantOf(request), request.query);
+      if (apiVersion(request, reply, deps.now) === '1') return v1Page(reply, await listShipmentsV1(deps, tenantOf(request), request.query));
       return withDetail(await listShipments(deps, tenantOf(request), request.query));
     },
     async getShipment(request) {

@@ -165,6 +165,17 @@ t.test('a sync between an import batch stamp and its commit misses nothing when 
     t.ok(w.syncFroms.length > 1, `${w.syncFroms.length} pages`);
     t.same(new Set(w.syncFroms), new Set([iso(T1 - SYNC_CLOCK_MARGIN_MS)]), 'every page: syncFrom before the import in flight, less the margin');
   }
+  // Version 1 (a bare array, no meta): the same instant, as the sync-from header.
+  for (const list of ['/api/shipments', '/api/financial-docs']) {
+    const v1 = await h.app.inject({
+      method: 'GET',
+      url: `${list}?limit=1&updatedSince=${encodeURIComponent(since0)}`,
+      headers: { 'x-api-key': KEY_A, 'x-api-version': '1' },
+    });
+    t.equal(v1.statusCode, 200, `${list} version 1`);
+    t.ok(Array.isArray(v1.json()), `${list} version 1: a bare array`);
+    t.equal(v1.headers['sync-from'], iso(T1 - SYNC_CLOCK_MARGIN_MS), `${list} version 1: sync-from before the import in flight, less the margin`);
+  }
 
   held.release();
   const done = await importing;
@@ -207,6 +218,8 @@ t.test("a walk's pages all carry its first page's syncFrom", async (t) => {
   t.equal(fresh.meta.syncFrom, iso(clock - SYNC_CLOCK_MARGIN_MS), 'a new walk takes its own (nothing in flight: now less the margin)');
   for (const list of ['/api/financial-docs', '/api/shipments']) {
     t.notOk('syncFrom' in (await get(`${list}?limit=5`)).json<Page>().meta, `${list} without updatedSince: no syncFrom (not a sync walk)`);
+    const v1 = await h.app.inject({ method: 'GET', url: `${list}?limit=5`, headers: { 'x-api-key': KEY_A, 'x-api-version': '1' } });
+    t.notOk('sync-from' in v1.headers, `${list} version 1 without updatedSince: no sync-from`);
   }
 });
 

@@ -54,11 +54,17 @@ type StoredDocumentV1 = { [K in keyof FinancialDocument]: FinancialDocument[K] }
 
 /**
  * Version 1 (deprecated): the earlier bare array of stored documents, with `_id` as that shape
- * had it (the interface's "earlier shape"; version 2 answers name the document `id` only).
+ * had it (the interface's "earlier shape"; version 2 answers name the document `id` only). With
+ * `updatedSince`, where the next sync resumes (`syncFrom`): the handler sends it as a header.
  */
-export async function listFinancialDocsV1(ctx: ServiceContext, tenant: string, input: ListFinancialDocsInput): Promise<StoredDocumentV1[]> {
+export async function listFinancialDocsV1(
+  ctx: ServiceContext,
+  tenant: string,
+  input: ListFinancialDocsInput,
+): Promise<{ docs: StoredDocumentV1[]; syncFrom?: string }> {
   const { detail: _full, ...walk } = input;
-  return (await storedPage(ctx, tenant, walk)).docs;
+  const { meta, docs } = await storedPage(ctx, tenant, walk);
+  return { docs, ...(meta.syncFrom === undefined ? {} : { syncFrom: meta.syncFrom }) };
 }
 
 async function storedPage(

@@ -25,6 +25,7 @@ const EXPOSED_HEADERS = [
   'deprecation',
   'sunset',
   'link',
+  'sync-from',
   'mcp-session-id',
 ];
 

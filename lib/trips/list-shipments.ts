@@ -78,11 +78,13 @@ type StoredTripV1 = { [K in keyof TripDocument]: TripDocument[K] };
 
 /**
  * Version 1 (deprecated): the earlier bare array of stored trips, with `_id` as that shape had
- * it (version 2 answers name the trip `id`, lib/trips/trip-view.ts).
+ * it (version 2 answers name the trip `id`, lib/trips/trip-view.ts). With `updatedSince`, where
+ * the next sync resumes (`syncFrom`): the handler sends it as a header.
  */
-export async function listShipmentsV1(ctx: ServiceContext, tenant: string, input: ListShipmentsInput): Promise<StoredTripV1[]> {
+export async function listShipmentsV1(ctx: ServiceContext, tenant: string, input: ListShipmentsInput): Promise<{ docs: StoredTripV1[]; syncFrom?: string }> {
   const { detail: _full, ...walk } = input;
-  return (await storedPage(ctx, tenant, walk)).docs;
+  const { meta, docs } = await storedPage(ctx, tenant, walk);
+  return { docs, ...(meta.syncFrom === undefined ? {} : { syncFrom: meta.syncFrom }) };
 }
 
 async function storedPage(ctx: ServiceContext, tenant: string, input: Omit<ListShipmentsInput, 'detail'>): Promise<{ meta: Meta; docs: TripDocument[] }> {
