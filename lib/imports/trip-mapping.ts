@@ -11,9 +11,9 @@
  *   delivery addenda (`urn:freight-backoffice:entregas:1`, docs/importing.md). A leg
  *   without them is in transit: status 2, unloadDate null, offloaded null
  *   (unknown, not 0: lib/trips/delivery-state.ts).
- * - Pricing comes from the CFDI itself when it is the freight invoice (type I):
- *   freight lines are paired with legs when there is one per leg, otherwise
- *   apportioned by loaded volume; tolls likewise. A transfer CFDI (type T)
+ * - Pricing comes from the CFDI itself when it is the freight invoice (type I),
+ *   each line net of its discount: freight lines are paired with legs when there
+ *   is one per leg, otherwise apportioned by loaded volume; tolls likewise. A transfer CFDI (type T)
  *   carries no price: pricing is zero and the trip links to no invoice.
  */
 import { LEG_STATUS, type LegProduct, type TripDocument, type TripLeg, type TripPlace } from '../model/trip-document.ts';
@@ -83,12 +83,14 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
 
   const billed = cfdi.type === 'I';
   const freightLines = billed ? cfdi.concepts.filter((c) => conceptKind(c) === 'freight') : [];
-  const tollC = billed ? cfdi.concepts.filter((c) => conceptKind(c) === 'toll').reduce((s, c) => s + toCents(c.amount), 0) : 0;
+  // What is billed: a line's Importe less its Descuento (the discount audit reads the gross and the discount apart).
+  const netC = (c: { amount: number; discount: number }): number => toCents(c.amount) - toCents(c.discount);
+  const tollC = billed ? cfdi.concepts.filter((c) => conceptKind(c) === 'toll').reduce((s, c) => s + netC(c), 0) : 0;
   const freightByLeg =
     freightLines.length === dests.length
-      ? freightLines.map((c) => toCents(c.amount))
+      ? freightLines.map(netC)
       : apportion(
-          freightLines.reduce((s, c) => s + toCents(c.amount), 0),
+          freightLines.reduce((s, c) => s + netC(c), 0),
           loadedByLeg,
         );
   const tollByLeg = apportion(tollC, loadedByLeg);

@@ -65,4 +65,32 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
       amounts: { total: 1_000 },
     });
   });
+
+  t.test("a freight line's Descuento: the trip's billed freight is what the invoice bills, net of it", async (t) => {
+    // Freight 1,000.00 less a Descuento of 100.00 (the header: SubTotal 1,000.00, Descuento 100.00, Total 900.00):
+    // the client is billed 900.00 of freight; the discount audit keeps the gross 1,000.00 and the discount 100.00 apart.
+    const xml = cartaPorteXml({
+      uuid: uuid(9),
+      client: 'GDI920315QR4',
+      load,
+      issued: load,
+      plate: ONE_PLATE,
+      driver: ONE_DRIVER,
+      concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
+      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null }],
+    });
+    const discounted = xml
+      .replace('Importe="1000.00" ObjetoImp="01"', 'Importe="1000.00" Descuento="100.00" ObjetoImp="01"')
+      .replace('SubTotal="1000.00" Moneda="MXN" Total="1000.00"', 'SubTotal="1000.00" Descuento="100.00" Moneda="MXN" Total="900.00"');
+    t.not(discounted, xml, 'the discount written in');
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/api/imports',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' },
+      payload: discounted,
+    });
+    t.match(res.json(), { files: [{ status: 'created' }] }, res.body.slice(0, 300));
+    const trip = (await h.app.inject({ method: 'GET', url: `/api/shipments/${TENANT_A}-CP-${uuid(9)}`, headers: { 'x-api-key': KEY_A } })).json();
+    t.match(trip, { shipments: [{ pricing: { billedFreight: 900, toll: 0, totalFreight: 900 } }], financialLinked: { total: 900 } });
+  });
 }
