@@ -24,8 +24,11 @@ import {
   type WorstLeg,
 } from './shrinkage-recovery.ts';
 
-/** Bump whenever what a day (of either part: lib/analytics/discount-days.ts too) holds or how it is computed changes. */
-export const DISCOUNTS_SHRINKAGE_ROLLUP_VERSION = 2;
+/**
+ * Bump whenever what a day (of either part: lib/analytics/discount-days.ts too) holds or how it is computed changes
+ * (3: a leg's recoverable value at the exact loaded-weighted price, not the price rounded to 4 decimals).
+ */
+export const DISCOUNTS_SHRINKAGE_ROLLUP_VERSION = 3;
 
 /** The settings a day's shrinkage depends on, with the version: a day kept under another fingerprint is stale. */
 export function shrinkageFingerprint(

@@ -148,7 +148,7 @@ export function recoverableShrinkage(input: RecoverableInput): Recoverable {
 
 export interface LegShrinkage extends LegVolumes, Recoverable {
   tolerancePct: number;
-  /** Loaded-weighted price per litre of the leg's products (priced products only). */
+  /** Loaded-weighted price per litre of the leg's products (priced products only), shown to 4 decimals; the value uses the exact one. */
   pricePerLitre: number;
   /** Product codes without a price in settings: their litres are valued at 0. */
   unpricedCodes: string[];
@@ -175,14 +175,15 @@ export function legShrinkage(
     if (price === undefined) unpriced.add(p.code);
     else weighted += price * p.loaded;
   }
-  const pricePerLitre = loaded === 0 ? 0 : round4(weighted / loaded);
+  // The value at the exact weighted price; the price is shown to 4 decimals (rounded first, it moved a 2,000 L claim by 8 cents).
+  const exactPrice = loaded === 0 ? 0 : weighted / loaded;
   const rec = recoverableShrinkage({
     shrinkageLitres: volumes.shrinkageVolume,
     loadedLitres: volumes.loaded,
     tolerancePct,
-    pricePerLitre,
+    pricePerLitre: exactPrice,
     mode: settings.shrinkageRecoveryMode,
   });
   // The leg flag comes from legVolumes so the two views of one leg never disagree.
-  return { ...rec, ...volumes, tolerancePct: shownPct(tolerancePct), pricePerLitre, unpricedCodes: [...unpriced].sort() };
+  return { ...rec, ...volumes, tolerancePct: shownPct(tolerancePct), pricePerLitre: round4(exactPrice), unpricedCodes: [...unpriced].sort() };
 }
