@@ -34,7 +34,8 @@ export interface CashBasisShare {
   retention: number;
   /**
    * MXN per unit of the document's currency for this share: the rate of the payments counted
-   * (weighted by amount; a payment without its own rate at the invoice's), the invoice's for PUE.
+   * (weighted by the part of each that counts, in order: what is paid beyond the Total carries no
+   * weight; a payment without its own rate at the invoice's), the invoice's for PUE.
    */
   exchangeRate: number;
   reason?: string;
@@ -51,18 +52,29 @@ export interface CashBasisShare {
 export function cashBasisShare(doc: FinancialDocument, paymentsInPeriod: readonly PaymentRecord[]): CashBasisShare {
   const valid = paymentsInPeriod.filter((p) => p.kind === 'payment' && !isPaymentCancelled(doc, p));
   const paidC = valid.reduce((s, p) => s + toCents(p.amount), 0);
-  return shareOf(doc, paidC, valid.length, 0, paymentsRate(doc, valid));
+  return shareOf(doc, paidC, valid.length, 0, paymentsRate(doc, valid, 0));
 }
 
-/** The amount-weighted MXN rate of these payments (6 decimals); the invoice's own without payments or for MXN. */
-function paymentsRate(doc: FinancialDocument, payments: readonly PaymentRecord[]): number {
+/**
+ * The MXN rate of these payments (6 decimals), weighted by the part of each that counts: taken in order (date, then
+ * UUID) after `priorC` already paid, a payment counts up to what is left of the Total, so what is paid beyond it (an
+ * overpayment, a duplicated complement) weighs nothing (1,120 USD paid at 17.00, then again at 20.00: 17.00, not
+ * 18.50). The invoice's own rate without payments, for MXN, or when nothing counts.
+ */
+function paymentsRate(doc: FinancialDocument, payments: readonly PaymentRecord[], priorC: number): number {
   const own = rateOf(doc);
   if (!payments.some((p) => p.exchangeRate !== undefined)) return own;
+  const totalC = toCents(doc.iTot);
+  const ordered = [...payments].sort((a, b) => a.date - b.date || a.uuid.localeCompare(b.uuid));
+  let runningC = Math.max(0, priorC);
   let amount = 0;
   let weighted = 0;
-  for (const p of payments) {
-    amount += p.amount;
-    weighted += p.amount * (p.exchangeRate ?? own);
+  for (const p of ordered) {
+    const paidC = Math.max(0, toCents(p.amount));
+    const countedC = Math.max(0, Math.min(totalC, runningC + paidC) - Math.min(totalC, runningC));
+    runningC += paidC;
+    amount += countedC;
+    weighted += countedC * (p.exchangeRate ?? own);
   }
   return amount > 0 ? Math.round((weighted / amount) * 1e6) / 1e6 : own;
 }
@@ -115,5 +127,5 @@ export function cashBasisForPeriod(doc: FinancialDocument, period: { start: numb
   const priorC = valid.filter((p) => p.date < period.start).reduce((s, p) => s + toCents(p.amount), 0);
   const within = valid.filter((p) => inPeriod(p.date));
   const paidC = within.reduce((s, p) => s + toCents(p.amount), 0);
-  return shareOf(doc, paidC, within.length, priorC, paymentsRate(doc, within));
+  return shareOf(doc, paidC, within.length, priorC, paymentsRate(doc, within, priorC));
 }

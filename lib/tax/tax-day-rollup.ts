@@ -19,10 +19,10 @@ import type { TaxpayerKind } from './rfc.ts';
 
 /**
  * Bumped whenever what a day's totals hold or how a document is reconciled changes: stored days
- * of another version are recomputed, like days kept under other settings (5: a document's tax
- * totals are its groups' rounded sums, as its Comprobante/Impuestos states them).
+ * of another version are recomputed, like days kept under other settings (6: on the payment basis a foreign-currency
+ * invoice's amounts are converted at the rate of the part of its payments that counts, an overpayment weighing nothing).
  */
-export const TAX_ROLLUP_VERSION = 5;
+export const TAX_ROLLUP_VERSION = 6;
 
 /** The settings a day's totals depend on, with the version: a day kept under another fingerprint is stale. */
 export function taxRollupFingerprint(settings: ReconcileSettings): string {

@@ -24,10 +24,11 @@ import {
 } from './tax-position.ts';
 
 /**
- * Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt (9: an
- * invoice's ISR retained is its group's rounded sum, as its Comprobante/Impuestos states it).
+ * Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt (10: a
+ * foreign-currency invoice's collections are converted at the rate of the part of its payments that counts, an
+ * overpayment weighing nothing).
  */
-export const TAX_POSITION_ROLLUP_VERSION = 9;
+export const TAX_POSITION_ROLLUP_VERSION = 10;
 
 /**
  * The figures a month keeps: all but the retention credit, and the retentions of the month's creditable expenses

@@ -196,16 +196,22 @@ export function issuedLines(doc: FinancialDocument, range: MonthRange): Collecti
   const share = cashBasisForPeriod(doc, range);
   const countedC = toCents(share.counted);
   const payments = settlements.filter((e) => e.kind === 'payment' && e.date < range.endExclusive);
-  const withinOpenC = payments.filter((e) => e.date >= range.start).reduce((sum, e) => sum + e.withinOpenC, 0);
+  const inMonth = payments.filter((e) => e.date >= range.start);
+  const withinOpenC = inMonth.reduce((sum, e) => sum + e.withinOpenC, 0);
   if (withinOpenC >= countedC) return [line, ...notes];
+  // Converted at the rate of what counts (each collection's own, weighted by what it collects of what was open): a
+  // payment beyond what the notes left open carries no tax, and weighs nothing in the conversion either.
+  const own = rateOf(doc);
+  const weighted = inMonth.reduce((sum, e) => sum + e.withinOpenC * (e.rate ?? own), 0);
+  const rate = withinOpenC > 0 ? Math.round((weighted / withinOpenC) * 1e6) / 1e6 : share.exchangeRate;
   // Its taxes are the part of the running total of what the collections counted (as an unnarrowed line's): the
   // collections of an invoice add up to its taxes × what they counted ÷ Total exactly, however they split it.
   const withinBeforeC = payments.filter((e) => e.date < range.start).reduce((sum, e) => sum + e.withinOpenC, 0);
   const totalC = toCents(doc.iTot);
-  const taxPart = (c: number): number => centsToMxnCents(partOfRunningC(c, withinBeforeC, withinOpenC, totalC), share.exchangeRate);
+  const taxPart = (c: number): number => centsToMxnCents(partOfRunningC(c, withinBeforeC, withinOpenC, totalC), rate);
   const scaled: CollectionLine = {
     ...line,
-    paidC: proportionC(line.paidC, withinOpenC, countedC),
+    paidC: centsToMxnCents(withinOpenC, rate),
     share: Math.round((withinOpenC / totalC) * 1e6) / 1e6,
     vatC: taxPart(toCents(doc.iTax1)),
     vatRetainedC: taxPart(toCents(doc.iTax2)),

@@ -729,6 +729,48 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.same(r.structuredContent.vat, may, 'MCP');
   });
 
+  t.test('March 2025: a USD invoice paid twice in the month at two rates: only what counts is converted, at its own rate', async (t) => {
+    // I97 USD PPD 2025-03-02 at 17.00: 1,000.00 + 160.00 − 40.00 = 1,120.00 USD. P98 pays all 1,120.00 on 2025-03-10 at
+    // TipoCambioP 17.00; P99 (a duplicate) pays 1,120.00 again on 2025-03-20 at 20.00, all of it beyond the Total: no tax, no
+    // weight in the rate. VAT collected 160 × 17 = 2,720.00, retained by the client 40 × 17 = 680.00 (the average rate,
+    // 18.50, gave 2,960.00 and 740.00). The tax summary's payment basis: collected 1,120 × 17 = 19,040.00.
+    const pay = (n: number, fecha: string, rate: number) =>
+      paymentXml({
+        issuer: TENANT_A,
+        receiver: CLIENT,
+        uuid: U(n),
+        fecha,
+        invoiceUuid: U(97),
+        currency: 'USD',
+        exchangeRate: rate,
+        before: 1_120,
+        paid: 1_120,
+      });
+    const res = await importFiles([
+      {
+        name: 'i97.xml',
+        content: invoiceXml({
+          issuer: TENANT_A,
+          receiver: CLIENT,
+          uuid: U(97),
+          fecha: '2025-03-02T10:00:00',
+          method: 'PPD',
+          currency: 'USD',
+          exchangeRate: 17,
+          lines: [freight(1_000)],
+        }).xml,
+      },
+      { name: 'p98.xml', content: pay(98, '2025-03-10T10:00:00', 17) },
+      { name: 'p99.xml', content: pay(99, '2025-03-20T10:00:00', 20) },
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } });
+    const march = await get('/api/tax/position?month=2025-03&limit=0');
+    assertConforms(t, march.res, 'GET', '/api/tax/position');
+    t.match(march.body.vat, { collected: 2_720, retainedByClients: 680 });
+    const summary = await get('/api/tax-summary?targetMonth=2025-03&basis=payment');
+    t.match(summary.body.totals, { collected: 19_040, subtotal: 17_000, vat: { declared: 2_720 }, retention: { declared: 680 } });
+  });
+
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
     const base = await listen(h.app);
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });

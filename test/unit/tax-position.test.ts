@@ -11,6 +11,10 @@ import { diotCsv, diotRows, documentCountingLines, foreignSupplierKey, operation
 import { retentionDueDate } from '../../lib/tax/get-tax-position.ts';
 import { rankRanges, rollUpTaxPositionDay, rollUpTaxPositionMonth } from '../../lib/tax/tax-position-rollup.ts';
 import { mxMonthRange, mxWallTimeToEpoch } from '../../lib/time/mexico-city.ts';
+import { cashBasisForPeriod } from '../../lib/tax/cash-basis.ts';
+import { paymentBasisContributions } from '../../lib/tax/tax-totals.ts';
+import { reconcileDocument } from '../../lib/tax/reconcile.ts';
+import { DEFAULT_SETTINGS } from '../../lib/model/tenant-settings.ts';
 import { CLIENT_COMPANY, creditNote, freight, makeFinancialDoc, payment, paymentCancellation } from '../fixtures/documents.ts';
 
 const OCT = { month: '2026-10', ...mxMonthRange('2026-10') };
@@ -378,6 +382,39 @@ t.test('the non-creditable cases, in order', async (t) => {
     [['01', 80_000, 'FUEL_PAID_IN_CASH']],
     'a PUE invoice is paid as its FormaPago says',
   );
+});
+
+t.test('a USD invoice paid beyond its Total at another rate: the collection is converted at the rate of what counts', async (t) => {
+  // 1,000 + 160 − 40 = 1,120 USD (PPD), paid in full at 17.00 on 10-10 and again (a duplicated complement) at 20.00 on
+  // 10-20: October collected 1,120 USD at 17.00 = 19,040.00 (VAT 2,720.00, retained 680.00); the second payment is
+  // beyond the Total and carries nothing, so it weighs nothing in the conversion (it gave 18.50: VAT 2,960.00).
+  const usd = { currency: 'USD', exchangeRate: 17, paymentMethod: 'PPD' as const, concepts: [freight(1_000)] };
+  const twice = makeFinancialDoc({ ...usd, payments: [payment(1_120, at(10), { exchangeRate: 17 }), payment(1_120, at(20), { exchangeRate: 20 })] });
+  t.match(collectionLine(twice, OCT), { paidC: 1_904_000, vatC: 272_000, vatRetainedC: 68_000 });
+  t.match(cashBasisForPeriod(twice, OCT), { counted: 1_120, exchangeRate: 17 });
+  // 560 at 17.00, then 1,120 at 20.00 of which 560 counts: (560 × 17 + 560 × 20) ÷ 1,120 = 18.50 (VAT 160 × 18.50).
+  const part = makeFinancialDoc({ ...usd, payments: [payment(560, at(10), { exchangeRate: 17 }), payment(1_120, at(20), { exchangeRate: 20 })] });
+  t.match(collectionLine(part, OCT), { paidC: 2_072_000, vatC: 296_000, vatRetainedC: 74_000 });
+  // Half paid in September at 17.00; October's 1,120 at 20.00 counts 560 only: October at 20.00.
+  const later = makeFinancialDoc({
+    ...usd,
+    payments: [payment(560, mxWallTimeToEpoch(2026, 9, 20, 12), { exchangeRate: 17 }), payment(1_120, at(20), { exchangeRate: 20 })],
+  });
+  t.match(collectionLine(later, OCT), { paidC: 1_120_000, vatC: 160_000, vatRetainedC: 40_000 });
+  // A note of 112 USD (100 + 16 − 4) on 10-05 closes what is open; 1,008 paid at 17.00 on 10-10 pays what is left and 112
+  // more at 20.00 on 10-20 carry no tax: October collected 1,008 USD at 17.00 (VAT 144 × 17 = 2,448.00, retained 612.00).
+  const noted = makeFinancialDoc({
+    ...usd,
+    payments: [
+      creditNote(112, at(5), { taxes: { vat: 16, vatRetained: 4, isrRetained: 0 } }),
+      payment(1_008, at(10), { exchangeRate: 17 }),
+      payment(112, at(20), { exchangeRate: 20 }),
+    ],
+  });
+  t.match(issuedLines(noted, OCT), [{ kind: 'collection', paidC: 1_713_600, vatC: 244_800, vatRetainedC: 61_200 }]);
+  // The tax summary's payment basis converts its amounts at the same rate.
+  const [c] = paymentBasisContributions(twice, reconcileDocument(twice, DEFAULT_SETTINGS), [OCT]);
+  t.match(c?.amounts, { collected: 1_904_000, total: 1_904_000, subtotal: 1_700_000, vatDeclared: 272_000, retentionDeclared: 68_000 });
 });
 
 t.test('figures: VAT payable = collected − retained by clients − creditable − retention credit', async (t) => {
