@@ -25,7 +25,10 @@ import { exportsPlugin } from '../lib/exports/plugin.ts';
 import { webhooksPlugin } from '../lib/webhooks/plugin.ts';
 import { DATASET_NAMES, TABLE_DATASETS } from '../lib/exports/datasets.ts';
 import { REPORT_TABLES } from '../lib/exports/report-datasets.ts';
-import { csvField } from '../lib/exports/table-writers.ts';
+import { csvField, writeCsv, writeXlsx } from '../lib/exports/table-writers.ts';
+import { writeOriginalsZip } from '../lib/exports/originals-zip.ts';
+import type { ExportCell, ExportTable } from '../lib/exports/export-dataset.ts';
+import { Writable } from 'node:stream';
 import { listOperations, type JsonSchema } from '../lib/spec/operations.ts';
 import { loadSpec } from '../handlers/app.ts';
 import { validators } from '../generated/validators.js';
@@ -769,4 +772,58 @@ t.test('MCP: the exports toolset answers a resource link that reads back', async
     v.file!.sha256,
   );
   t.ok(validators['GET /api/exports/:id response:200'], 'the answer is typed in the spec');
+});
+
+t.test('a file whose store fails part-way (the database away) fails the run, never the process: CSV, XLSX and zip', async (t) => {
+  // A sink like chunk-sink.ts whose store fails on its second write, after the writer has moved on (as an insert does):
+  // nothing is waiting on the stream then, so an error nobody listens for would end the whole service.
+  const failingSink = (highWaterMark: number) => {
+    let writes = 0;
+    return new Writable({
+      highWaterMark,
+      write(_chunk, _encoding, callback) {
+        writes++;
+        setTimeout(() => callback(writes === 2 ? new Error('exportChunks: the database is away') : undefined), 2);
+      },
+    });
+  };
+  async function* rows(): AsyncGenerator<readonly ExportCell[]> {
+    for (let i = 0; i < 3000; i++) {
+      yield [i, `fila ${i} ${'x'.repeat(200)}`];
+      if (i % 50 === 0) await sleep(2);
+    }
+  }
+  const table = (): ExportTable => ({
+    name: 'data',
+    columns: [
+      { name: 'n', description: '' },
+      { name: 's', description: '' },
+    ],
+    rows: rows(),
+  });
+  const counted = async () => undefined;
+  for (const highWaterMark of [1024, 10_000_000]) {
+    await t.rejects(writeCsv(table(), failingSink(highWaterMark), counted), /database is away/, `CSV (high-water mark ${highWaterMark})`);
+    await t.rejects(writeXlsx([table()], failingSink(highWaterMark), counted), /database is away/, `XLSX (high-water mark ${highWaterMark})`);
+  }
+  // The zip of a period with a few CFDIs: the store fails while its entries are written.
+  const tenant = 'SNK261001AB1';
+  const key = (await createApiKey(h.db, tenant, 'sink failure')).key;
+  for (let n = 1; n <= 3; n++) {
+    const { xml } = invoiceXml({
+      issuer: tenant,
+      receiver: 'CLI261001CD2',
+      uuid: `5A1C0000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      fecha: '2026-10-05T10:00:00',
+      lines: [{ desc: 'Flete', amount: 1000 }],
+    });
+    const r = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': key, 'content-type': 'application/xml' }, payload: xml });
+    t.equal(r.statusCode, 200, r.body.slice(0, 300));
+  }
+  const ctx = { db: h.db, tenant, now: now(), config: h.config };
+  await t.rejects(
+    writeOriginalsZip(ctx, { startDate: '2026-10-01', endDate: '2026-10-31', direction: 'all' }, failingSink(1024), counted),
+    /database is away/,
+    'zip',
+  );
 });

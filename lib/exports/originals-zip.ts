@@ -21,7 +21,7 @@ import { findCfdiOriginal } from '../originals/find-cfdi-original.ts';
 import { printedFormOf } from '../originals/printed-form.ts';
 import { servedOriginal } from '../originals/served-original.ts';
 import type { ExportContext } from './export-dataset.ts';
-import type { RowCounter } from './table-writers.ts';
+import { watchSink, type RowCounter, type SinkWatch } from './table-writers.ts';
 
 /** The zip writer, loaded by the first originals export rather than by every process that builds the app. */
 const zipWriter = onFirstUse(async () => (await import('yazl')).default);
@@ -100,17 +100,22 @@ function fiscalDayOf(xml: Buffer): string | null {
   return FECHA.exec(parseXmlTree(xml, () => false).attrs.Fecha ?? '')?.[1] ?? null;
 }
 
-async function addEntry(zip: yazl.ZipFile, bytes: Buffer, name: string, mtime: Date): Promise<void> {
+async function addEntry(zip: yazl.ZipFile, bytes: Buffer, name: string, mtime: Date, watch: SinkWatch): Promise<void> {
+  watch.check();
   const input = Readable.from([bytes]);
   const ended = once(input, 'end');
   zip.addReadStream(input, name, { mtime });
-  // yazl reads one entry at a time through to its output: the next file waits until this one has gone.
-  await ended;
+  // yazl reads one entry at a time through to its output: the next file waits until this one has gone (never, once
+  // the sink has failed: its error ends the wait).
+  await watch.until(ended);
 }
 
 export async function writeOriginalsZip(ctx: ExportContext, query: OriginalsQuery, sink: Writable, counted: RowCounter): Promise<void> {
   const zip = new (await zipWriter()).ZipFile();
+  const watch = watchSink(sink);
   const finished = once(sink, 'finish');
+  // Awaited at the end, through `watch`: its rejection meanwhile (the sink failed) is the watch's to report.
+  finished.catch(() => undefined);
   zip.outputStream.pipe(sink);
   const sides = query.direction === 'all' ? (['issued', 'received'] as const) : ([query.direction] as const);
   for (const side of sides) {
@@ -123,16 +128,17 @@ export async function writeOriginalsZip(ctx: ExportContext, query: OriginalsQuer
         const day = fiscalDayOf(bytes);
         if (day === null || day < query.startDate || day > query.endDate) continue;
       }
-      await addEntry(zip, bytes, `${side}/${uuid}.xml`, ctx.now);
+      await addEntry(zip, bytes, `${side}/${uuid}.xml`, ctx.now, watch);
       try {
-        await addEntry(zip, (await printedFormOf(record, uuid)).bytes, `${side}/${uuid}.pdf`, ctx.now);
+        await addEntry(zip, (await printedFormOf(record, uuid)).bytes, `${side}/${uuid}.pdf`, ctx.now, watch);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
-        await addEntry(zip, Buffer.from(`${err.details.join('\n') || err.message}\n`, 'utf8'), `${side}/${uuid}.pdf.txt`, ctx.now);
+        await addEntry(zip, Buffer.from(`${err.details.join('\n') || err.message}\n`, 'utf8'), `${side}/${uuid}.pdf.txt`, ctx.now, watch);
       }
       await counted(ORIGINALS_TABLE);
     }
   }
+  watch.check();
   zip.end();
-  await finished;
+  await watch.until(finished);
 }

@@ -33,16 +33,51 @@ async function drained(sink: Writable): Promise<void> {
   if (sink.writableNeedDrain) await once(sink, 'drain');
 }
 
+export interface SinkWatch {
+  /** Throws the sink's error once it has failed: no more rows are read for a file that can no longer be stored. */
+  check(): void;
+  /** `work`, or the sink's error as soon as it fails (a failed sink never drains nor finishes). */
+  until<T>(work: Promise<T>): Promise<T>;
+}
+
+/**
+ * Watches a sink for its failure (the store of its chunks away): the writers stop at the failure and reject with it,
+ * so the run is retried or failed (run-export.ts). Without this listener the stream's 'error' event, or a
+ * `once(sink, 'finish')` rejected before it is awaited, is an uncaught error that ends the whole process.
+ */
+export function watchSink(sink: Writable): SinkWatch {
+  let error: { err: unknown } | null = null;
+  let fail: (err: unknown) => void = () => undefined;
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject;
+  });
+  failed.catch(() => undefined);
+  sink.on('error', (err: unknown) => {
+    error ??= { err };
+    fail(err);
+  });
+  return {
+    check() {
+      if (error) throw error.err;
+    },
+    until: <T>(work: Promise<T>): Promise<T> => Promise.race([work, failed]),
+  };
+}
+
 export type RowCounter = (table: string) => Promise<void>;
 
 export async function writeCsv(table: ExportTable, sink: Writable, counted: RowCounter): Promise<void> {
+  const watch = watchSink(sink);
   sink.write(csvLine(table.columns.map((c) => c.name)));
   for await (const row of table.rows) {
-    if (!sink.write(csvLine(row))) await drained(sink);
+    watch.check();
+    if (!sink.write(csvLine(row))) await watch.until(drained(sink));
     await counted(table.name);
   }
+  watch.check();
+  const finished = once(sink, 'finish');
   sink.end();
-  await once(sink, 'finish');
+  await watch.until(finished);
 }
 
 /** A sheet's name as Excel takes it: at most 31 characters, none of `[]:*?/\`. */
@@ -78,8 +113,11 @@ export function xlsxText(text: string): string {
 const xlsxRow = (row: readonly ExportCell[]): ExportCell[] => row.map((cell) => (typeof cell === 'string' ? xlsxText(cell) : cell));
 
 export async function writeXlsx(tables: readonly ExportTable[], sink: Writable, counted: RowCounter, sheetRows = XLSX_SHEET_ROWS): Promise<void> {
+  const watch = watchSink(sink);
   const workbook = new (await excel()).stream.xlsx.WorkbookWriter({ stream: sink, useStyles: false, useSharedStrings: false });
   const finished = once(sink, 'finish');
+  // Awaited at the end, through `watch`: its rejection meanwhile (the sink failed) is the watch's to report.
+  finished.catch(() => undefined);
   let n = 0;
   for (const table of tables) {
     // A table longer than a sheet goes on in "<name> (2)", "<name> (3)" …, each with the header row.
@@ -94,6 +132,7 @@ export async function writeXlsx(tables: readonly ExportTable[], sink: Writable, 
     let sheet = open();
     let rows = 1;
     for await (const row of table.rows) {
+      watch.check();
       if (rows === sheetRows) {
         sheet.commit();
         part += 1;
@@ -106,11 +145,12 @@ export async function writeXlsx(tables: readonly ExportTable[], sink: Writable, 
       // Let the zip stream inside the writer hand its bytes on before more rows pile up behind it.
       if (++n % 256 === 0) {
         await new Promise<void>((resolve) => setImmediate(resolve));
-        await drained(sink);
+        await watch.until(drained(sink));
       }
     }
     sheet.commit();
   }
-  await workbook.commit();
-  await finished;
+  watch.check();
+  await watch.until(workbook.commit());
+  await watch.until(finished);
 }
