@@ -2868,7 +2868,7 @@ export interface components {
                 contentType: string;
                 /**
                  * @description The file name it is downloaded under.
-                 * @example financial-docs-data-6650f1c2a1b2c3d4e5f6c001.csv
+                 * @example financial-docs-6650f1c2a1b2c3d4e5f6c001.csv
                  */
                 name: string;
                 /**
