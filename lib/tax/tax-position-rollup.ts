@@ -26,9 +26,9 @@ import {
 /**
  * Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt (10: a
  * foreign-currency invoice's collections are converted at the rate of the part of its payments that counts, an
- * overpayment weighing nothing).
+ * overpayment weighing nothing; 11: a line says whether its CFDI retains ISR at a fee's rate, not at any rate).
  */
-export const TAX_POSITION_ROLLUP_VERSION = 10;
+export const TAX_POSITION_ROLLUP_VERSION = 11;
 
 /**
  * The figures a month keeps: all but the retention credit, and the retentions of the month's creditable expenses

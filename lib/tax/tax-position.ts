@@ -264,7 +264,11 @@ export interface PaymentLine {
   refundShare: number;
   /** Credit notes: the VAT given back of what was paid and credited (LIVA art. 7), MXN cents; 0 for a payment. */
   restitutedVatC: number;
-  /** Whether the CFDI shows ISR retained (what its DIOT type of operation reads, whatever this line carries). */
+  /**
+   * Whether the CFDI retains ISR at a fee's rate, 5 % of its SubTotal − Descuento or more (10 %, LISR art. 106): what its
+   * DIOT type of operation reads, whatever this line carries. The RESICO retention (1.25 %, LISR art. 113-J) applies to
+   * goods and any service alike, so it says nothing of fees.
+   */
   retainsIsr: boolean;
   /** Credit notes: null (what a note gives back of a non-creditable payment restitutes nothing). */
   nonCreditable: NonCreditableCode | null;
@@ -410,7 +414,7 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       refundC: centsToMxnCents(creditableRefundC, rate),
       refundShare: Math.round((creditableRefundC / totalC) * 1e6) / 1e6,
       restitutedVatC: own ? restituted(toCents(own.vat)) - restituted(toCents(own.vatRetained)) : restituted(vatAllC) - restituted(retainedC),
-      retainsIsr: toCents(doc.taxes.isrRetained) > 0,
+      retainsIsr: toCents(doc.taxes.isrRetained) * 20 >= Math.max(1, toCents(doc.subTotal) - toCents(doc.discount)),
       nonCreditable: reason,
     });
   }

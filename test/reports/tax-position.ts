@@ -771,6 +771,34 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     t.match(summary.body.totals, { collected: 19_040, subtotal: 17_000, vat: { declared: 2_720 }, retention: { declared: 680 } });
   });
 
+  t.test("April 2025 DIOT: a persona física's ISR retention decides fees only at a fee's rate, not RESICO's 1.25 %", async (t) => {
+    // Three PUE CFDIs of personas físicas (13-character RFCs), each 1,000.00 + IVA 160.00 (2025 catalogue, §3.1):
+    // tyres with ISR 1.25 % retained (RESICO, LISR art. 113-J: on any activity): transfer of goods, 02; freight
+    // subcontracted with ISR 1.25 %: a service that is no fee, 85; an accountant's fees with ISR 10 % (LISR art. 106): 03.
+    const uid = (n: number): string => `7A2B0C55-0100-4000-8000-0000000004${String(n).padStart(2, '0')}`;
+    const rec = (n: number, issuer: string, code: string, desc: string, isr: number) => ({
+      name: `r${n}.xml`,
+      content: invoiceXml({
+        issuer,
+        receiver: TENANT_A,
+        uuid: uid(n),
+        fecha: '2025-04-10T10:00:00',
+        method: 'PUE',
+        lines: [{ code, desc, amount: 1_000, transfers: vat16, retentions: [{ tax: '001', rate: isr }] }],
+      }).xml,
+    });
+    const res = await importFiles([
+      rec(1, 'RETY800101AB1', '25172504', 'Llanta', 0.0125),
+      rec(2, 'REFL800101AB2', '78101802', 'Flete subcontratado', 0.0125),
+      rec(3, 'CONT800101AB3', '84111500', 'Honorarios contables', 0.1),
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } }, res.body.slice(0, 300));
+    const diot = await get('/api/tax/diot?month=2025-04');
+    assertConforms(t, diot.res, 'GET', '/api/tax/diot');
+    const typeOf = (rfc: string) => diot.body.rows.find((r: { rfc: string | null }) => r.rfc === rfc)?.operationType;
+    t.same(['RETY800101AB1', 'REFL800101AB2', 'CONT800101AB3'].map(typeOf), ['02', '85', '03'], 'tyres 02, freight 85, fees 03');
+  });
+
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
     const base = await listen(h.app);
     const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A });
