@@ -26,9 +26,10 @@ import {
 /**
  * Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt (10: a
  * foreign-currency invoice's collections are converted at the rate of the part of its payments that counts, an
- * overpayment weighing nothing; 11: a line says whether its CFDI retains ISR at a fee's rate, not at any rate).
+ * overpayment weighing nothing; 11: a line says whether its CFDI retains ISR at a fee's rate, not at any rate; 12: a
+ * supplier's note returns its own value before its taxes).
  */
-export const TAX_POSITION_ROLLUP_VERSION = 11;
+export const TAX_POSITION_ROLLUP_VERSION = 12;
 
 /**
  * The figures a month keeps: all but the retention credit, and the retentions of the month's creditable expenses

@@ -408,7 +408,16 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
       vatC: isNote ? 0 : paid(vatAllC),
       vatRetainedC: isNote ? 0 : paid(retainedC),
       isrRetainedC: isNote ? 0 : paid(toCents(doc.taxes.isrRetained)),
-      returnsC: isNote ? centsToMxnCents(partOfRunningC(toCents(doc.subTotal) - toCents(doc.discount), before.returnedC, amountC, totalC), rate) : 0,
+      // A note's own value before its taxes (its Total less the VAT it states, plus what it states retained); without its own
+      // taxes (stored before they were kept), the invoice's SubTotal − Descuento in proportion.
+      returnsC: isNote
+        ? centsToMxnCents(
+            own
+              ? Math.max(0, noteC - toCents(own.vat) + toCents(own.vatRetained) + toCents(own.isrRetained))
+              : partOfRunningC(toCents(doc.subTotal) - toCents(doc.discount), before.returnedC, amountC, totalC),
+            rate,
+          )
+        : 0,
       // What was paid to the supplier of the part given back (the VAT less what the carrier retained, as credited).
       // Its line shows the part that gave back credited VAT.
       refundC: centsToMxnCents(creditableRefundC, rate),

@@ -685,6 +685,15 @@ export default async function taxPositionTests(t: Test): Promise<void> {
         [U(92), 'creditNote', U(96), 116, -16],
       ],
     );
+    // The DIOT's returns and discounts: each note's own value before its taxes. NA and NB: 100.00 + 116.00 = 216.00;
+    // NC: 100.00 (in proportion to their invoices' SubTotal they were 1,000 × 232 ÷ 1,160 = 200.00 and 1,000 × 116 ÷
+    // 1,120 = 103.57, though NA and NB hold 116.00 at 0 %).
+    const diot = await get('/api/tax/diot?month=2026-12');
+    t.same(
+      [TYRES, SHOP, CARRIER].map((rfc) => diot.body.rows.find((r: { rfc: string | null }) => r.rfc === rfc)?.returnsAndDiscounts),
+      [216, 216, 100],
+      'returns and discounts: the notes’ own values',
+    );
     const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
     const r = (await client.callTool({ name: 'getTaxPosition', arguments: { month: '2026-12', limit: 0 } })) as unknown as {
       structuredContent: { vat: unknown };
