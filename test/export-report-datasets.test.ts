@@ -193,6 +193,19 @@ for (const dataset of REPORT_DATASETS) {
   });
 }
 
+t.test('a period longer than 366 days: the file says which endDate was asked for, as the JSON answer does', async (t) => {
+  // 2016-01-01 to 2026-12-31 is cut to its first 366 days: 2016 is a leap year, so up to 2016-12-31 (by hand).
+  const dataset = REPORT_DATASETS.find((d) => d.operationId === 'getTaxSummary')!;
+  const query: Record<string, unknown> = { startDate: '2016-01-01', endDate: '2026-12-31' };
+  t.ok(validators['GET /api/tax-summary querystring']?.(query), 'a valid query');
+  const tables = await dataset.tables({ db: h.db, tenant: tenant.rfc, now: NOW, config: h.config }, query);
+  const table = tables.find((x) => x.columns.some((c) => c.name === 'period.requestedEndDate'))!;
+  t.ok(table, 'a table with the period');
+  const [row] = await collect(table);
+  const at = (name: string) => row![table.columns.findIndex((c) => c.name === name)];
+  t.same([at('period.startDate'), at('period.endDate'), at('period.requestedEndDate')], ['2016-01-01', '2016-12-31', '2026-12-31']);
+});
+
 t.test("the DIOT's rows follow the layout of its CSV form: the same columns in the same order, one row per CSV line", async (t) => {
   const diot = REPORT_DATASETS.find((d) => d.operationId === 'getDiot')!;
   const csv = await h.app.inject({ method: 'GET', url: '/api/tax/diot?month=2026-10&format=csv', headers: { 'x-api-key': tenant.apiKey } });

@@ -27,6 +27,7 @@ export const CASH_INFLOW_FORECAST_DATASET = reportDataset({
       columns: [
         col('period.startDate', 'First day of the period'),
         col('period.endDate', 'Last day of the period'),
+        col('period.requestedEndDate', "The endDate asked for when the range was longer than the report's 366 days (it covers the first 366); empty otherwise"),
         col('asOf.date', 'The day balances are judged at (Mexico City)'),
         col('openInvoices', 'Open invoices'),
         col('outstanding', 'Σ outstanding balances as of asOf (accounts receivable)'),

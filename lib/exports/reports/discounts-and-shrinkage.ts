@@ -8,7 +8,11 @@ import { reportDataset } from './report-dataset.ts';
 import { col } from './tabulate.ts';
 import { quotient } from './quotient.ts';
 
-const PERIOD = [col('period.startDate', 'First day of the period'), col('period.endDate', 'Last day of the period')];
+const PERIOD = [
+  col('period.startDate', 'First day of the period'),
+  col('period.endDate', 'Last day of the period'),
+  col('period.requestedEndDate', "The endDate asked for when the range was longer than the report's 366 days (it covers the first 366); empty otherwise"),
+];
 
 const DISCOUNTS = [
   col('documents', 'Non-cancelled invoices'),

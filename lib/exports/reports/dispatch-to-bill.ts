@@ -29,6 +29,7 @@ export const DISPATCH_TO_BILL_DATASET = reportDataset({
       columns: [
         col('period.startDate', 'First day of the period'),
         col('period.endDate', 'Last day of the period'),
+        col('period.requestedEndDate', "The endDate asked for when the range was longer than the report's 366 days (it covers the first 366); empty otherwise"),
         ...LAGS,
         col('unbilledNoLink', 'Unbilled trips that name no invoice'),
         col('unbilledCancelledLink', 'Unbilled trips whose invoice is cancelled'),

@@ -33,6 +33,7 @@ export const FLEET_UTILIZATION_DATASET = reportDataset({
       columns: [
         col('period.startDate', 'First day of the period'),
         col('period.endDate', 'Last day of the period'),
+        col('period.requestedEndDate', "The endDate asked for when the range was longer than the report's 366 days (it covers the first 366); empty otherwise"),
         col('groupBy', 'vehicle or driver: what a unit is'),
         col('units', 'Vehicles (or drivers) with activity in the period'),
         col('trips', 'Trips'),

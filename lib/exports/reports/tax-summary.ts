@@ -52,6 +52,7 @@ export const TAX_SUMMARY_DATASET = reportDataset({
       columns: [
         col('period.startDate', 'First day included (Mexico City)'),
         col('period.endDate', 'Last day included (Mexico City)'),
+        col('period.requestedEndDate', "The endDate asked for when the range was longer than the report's 366 days (it covers the first 366); empty otherwise"),
         col('basis', 'Which date places a document in a month: invoice or payment'),
         ...TAX_TOTALS,
       ],

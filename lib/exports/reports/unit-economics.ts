@@ -51,7 +51,15 @@ export const UNIT_ECONOMICS_DATASET = reportDataset({
         ...UNIT,
       ],
     },
-    { name: 'totals', columns: [col('period.startDate', 'First day of the period'), col('period.endDate', 'Last day of the period'), ...UNIT] },
+    {
+      name: 'totals',
+      columns: [
+        col('period.startDate', 'First day of the period'),
+        col('period.endDate', 'Last day of the period'),
+        col('period.requestedEndDate', "The endDate asked for when the range was longer than the report's 366 days (it covers the first 366); empty otherwise"),
+        ...UNIT,
+      ],
+    },
     {
       name: 'costs.categories',
       columns: [
