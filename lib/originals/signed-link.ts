@@ -41,8 +41,10 @@ export function verifyLink(secret: Buffer, token: string, nowSeconds: number): L
   const dot = token.indexOf('.');
   if (dot <= 0) return null;
   const body = token.slice(0, dot);
-  const given = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(sign(secret, body), 'base64url');
+  // The signature's text is compared, not its decoded bytes: base64url of 32 bytes leaves 2 bits of its last character
+  // unused, which a decoder ignores, so four spellings of one signature would otherwise open the same file.
+  const given = Buffer.from(token.slice(dot + 1), 'utf8');
+  const expected = Buffer.from(sign(secret, body), 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   const payload = Buffer.from(body, 'base64url');
   if (payload.length <= HEAD_BYTES) return null;

@@ -216,6 +216,29 @@ export default async function originalsTests(t: Test): Promise<void> {
     t.equal(foreign.statusCode, 404);
   });
 
+  // The signature is 32 bytes in 43 base64url characters: the last character carries 2 bits no byte holds. Decoded
+  // and compared as bytes, the three other spellings of that character opened the file too ("changed in any way: 404").
+  t.test("a signed link's last character changed is 404: every spelling but the one issued", async (t) => {
+    const bytes = corpusFile(ISSUED[1]!.file);
+    const xml = bytes.toString('utf8');
+    const key = await keyOf(attr(xml, 'Emisor', 'Rfc'));
+    const uuid = attr(xml, 'TimbreFiscalDigital', 'UUID').toUpperCase();
+    const minted = await h.app.inject({ method: 'POST', url: `/api/cfdi-originals/${uuid}/links?expiresIn=600`, headers: { 'x-api-key': key } });
+    t.equal(minted.statusCode, 201);
+    const url = pathOf(minted.json<{ url: string }>().url);
+    t.equal((await download(url)).statusCode, 200, 'the link as issued');
+    const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const opened: string[] = [];
+    for (const c of BASE64URL) {
+      if (c === url.at(-1)) continue;
+      for (const suffix of ['', '/pdf']) {
+        const res = await download(`${url.slice(0, -1)}${c}${suffix}`);
+        if (res.statusCode !== 404) opened.push(`${c}${suffix} → ${res.statusCode}`);
+      }
+    }
+    t.same(opened, [], 'no other last character opens the XML or the PDF');
+  });
+
   t.test('the same UUID with other bytes: the latest import is served, as its document follows it', async (t) => {
     const bytes = corpusFile(ISSUED[1]!.file);
     const xml = bytes.toString('utf8');
