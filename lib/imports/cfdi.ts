@@ -183,6 +183,7 @@ export interface CartaPorte {
   locations: CartaPorteLocation[];
   goods: CartaPorteGoods[];
   vehicle: { config: string; plate: string; year: string; trailers: string[] };
+  /** `rfc`: the driver's RFC, or the foreign tax id of a driver not resident in Mexico (NumRegIdTribFigura). */
   driver: { rfc: string; name: string; license: string } | null;
 }
 
@@ -540,10 +541,15 @@ function readCartaPorte2x(cp: XmlElement): Omit<CartaPorte, 'version'> {
   const mercancias = one(cp, ns, 'Mercancias');
   const auto = roadTransport(mercancias, ns, 'Autotransporte');
   const ubicaciones = one(cp, ns, 'Ubicaciones');
+  // Carta Porte 2.0 makes IDUbicacion optional (3.0 requires it): a missing one is numbered by position, as in 1.0.
+  const numbered = { Origen: 0, Destino: 0 };
   const locations = childrenOf(ubicaciones, ns, 'Ubicacion').map((u): CartaPorteLocation => {
     const kind = req(u, 'TipoUbicacion');
     if (kind !== 'Origen' && kind !== 'Destino') return reject(`Ubicacion@TipoUbicacion "${shown(kind)}" is not Origen or Destino`);
-    const id = req(u, 'IDUbicacion');
+    const id =
+      ns === NS.cartaPorte20 && opt(u, 'IDUbicacion') === undefined
+        ? `${kind === 'Origen' ? 'OR' : 'DE'}${String(++numbered[kind]).padStart(6, '0')}`
+        : req(u, 'IDUbicacion');
     return {
       kind,
       id,
@@ -564,16 +570,31 @@ function readCartaPorte2x(cp: XmlElement): Omit<CartaPorte, 'version'> {
     locations: checkEnds(locations),
     goods: readGoods(mercancias, ns),
     vehicle: { config: req(ident, 'ConfigVehicular'), plate: req(ident, 'PlacaVM'), year: opt(ident, 'AnioModeloVM') ?? '', trailers },
-    driver: op ? { rfc: rfcOf(op, 'RFCFigura'), name: opt(op, 'NombreFigura') ?? '', license: opt(op, 'NumLicencia') ?? '' } : null,
+    driver: op ? { rfc: driverId(op, 'RFCFigura', 'NumRegIdTribFigura'), name: opt(op, 'NombreFigura') ?? '', license: opt(op, 'NumLicencia') ?? '' } : null,
   };
+}
+
+/**
+ * The driver's identifier: the RFC, or, for a driver not resident in Mexico (a cross-border leg), the foreign tax id
+ * (NumRegIdTribFigura; NumRegIdTribOperador in 1.0). Carta Porte makes the RFC optional for exactly that driver: a file
+ * with the foreign id only is valid and is read, not refused for a missing RFC.
+ */
+function driverId(op: XmlElement, rfcAttr: string, foreignIdAttr: string): string {
+  if (opt(op, rfcAttr) !== undefined) return rfcOf(op, rfcAttr);
+  const foreign = opt(op, foreignIdAttr);
+  if (foreign === undefined)
+    return reject(`${where(op)}@${rfcAttr} is missing, and so is ${foreignIdAttr} (a driver not resident in Mexico): the driver is not identified`);
+  if (foreign.length > 40) return reject(`${where(op)}@${foreignIdAttr} is longer than 40 characters: "${shown(foreign.slice(0, 40))}"`);
+  return foreign;
 }
 
 /**
  * Carta Porte 1.0 (2021): each Ubicacion holds an Origen (IDOrigen, RFCRemitente, FechaHoraSalida)
  * or a Destino (IDDestino, RFCDestinatario, FechaHoraProgLlegada) and its DistanciaRecorrida; the
- * truck is AutotransporteFederal; the driver FiguraTransporte/Operadores/Operador (its RFCOperador
- * required, as RFCFigura is in 2.0). IDOrigen and IDDestino are optional: a missing one is numbered
- * by position (OR000001, DE000001, …); RFCRemitente and RFCDestinatario are optional too (empty).
+ * truck is AutotransporteFederal; the driver FiguraTransporte/Operadores/Operador (its RFCOperador,
+ * or NumRegIdTribOperador for a driver not resident in Mexico: driverId). IDOrigen and IDDestino are
+ * optional: a missing one is numbered by position (OR000001, DE000001, …); RFCRemitente and
+ * RFCDestinatario are optional too (empty).
  */
 function readCartaPorte10(cp: XmlElement): Omit<CartaPorte, 'version'> {
   const ns = cp.ns;
@@ -616,7 +637,7 @@ function readCartaPorte10(cp: XmlElement): Omit<CartaPorte, 'version'> {
     vehicle: { config: req(ident, 'ConfigVehicular'), plate: req(ident, 'PlacaVM'), year: opt(ident, 'AnioModeloVM') ?? '', trailers },
     driver: op
       ? {
-          rfc: rfcOf(op, 'RFCOperador'),
+          rfc: driverId(op, 'RFCOperador', 'NumRegIdTribOperador'),
           name: opt(op, 'NombreOperador') ?? '',
           license: opt(op, 'NumLicencia') ?? '',
         }

@@ -150,7 +150,8 @@ export function paymentFact(cfdi: Cfdi): PaymentFact {
 /** A credit note (type E) related with TipoRelacion 01 to exactly one invoice: its Total reduces that invoice's balance. */
 export function creditNoteFact(cfdi: Cfdi): CreditNoteFact {
   const rel = cfdi.related.filter((r) => r.relation === '01');
-  const uuids = rel.flatMap((r) => r.uuids);
+  // One invoice named twice (in two CfdiRelacionados 01, or twice in one) is still one invoice (UUIDs are read upper-cased).
+  const uuids = [...new Set(rel.flatMap((r) => r.uuids))];
   if (uuids.length === 0) return reject('credit note (E) without CfdiRelacionados TipoRelacion 01: which invoice it credits is unknown');
   if (uuids.length > 1) return reject(`credit note (E) relates ${uuids.length} invoices; it cannot be apportioned, issue one per invoice`);
   return creditNoteOf(cfdi, uuids[0]!);

@@ -55,16 +55,27 @@ function legProducts(cp: CartaPorte, dest: CartaPorteLocation, destinations: num
       loaded = mine.reduce((s, x) => s + x.quantity, 0);
     } else if (destinations === 1) loaded = g.quantity;
     else return reject(`Mercancia ${shown(g.code)} has no CantidadTransporta and there are ${destinations} destinations: which one receives it is unknown`);
-    const delivered = cfdi.deliveries.filter((d) => d.destination === dest.id && d.code === g.code);
-    products.push({
-      desc: g.description,
-      code: g.code,
-      unit: g.unit,
-      loaded,
-      offloaded: delivered.reduce((s, d) => s + d.quantity, 0),
-    });
+    products.push({ desc: g.description, code: g.code, unit: g.unit, loaded, offloaded: 0 });
   }
   if (!products.length) reject(`destination ${shown(dest.id)} receives no goods`);
+  // A product the leg carries in several Mercancia (two compartments of diesel) shares the volume delivered of its code:
+  // the Entrega rows one by one when there is one per compartment, else their sum by loaded volume — never the whole
+  // sum on each, which would count it as often as the leg carries the code.
+  for (const code of new Set(products.map((p) => p.code))) {
+    const same = products.filter((p) => p.code === code);
+    const rows = cfdi.deliveries.filter((d) => d.destination === dest.id && d.code === code).map((d) => d.quantity);
+    const total = rows.reduce((s, q) => s + q, 0);
+    if (same.length === 1) same[0]!.offloaded = total;
+    else if (same.length === rows.length) same.forEach((p, i) => (p.offloaded = rows[i]!));
+    else {
+      // In millionths of a litre (CantidadDescargada has up to 6 decimals), the remainder on the last compartment.
+      const shares = apportion(
+        Math.round(total * 1e6),
+        same.map((p) => p.loaded),
+      );
+      same.forEach((p, i) => (p.offloaded = shares[i]! / 1e6));
+    }
+  }
   return products;
 }
 

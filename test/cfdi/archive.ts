@@ -328,6 +328,27 @@ export default async function archiveTests(t: Test): Promise<void> {
     t.match(unknown.reason, /unsupported Carta Porte complement: namespace http:\/\/www\.sat\.gob\.mx\/CartaPorte40/);
   });
 
+  t.test('HTTP: Carta Porte 2.0 without IDUbicacion (optional in 2.0) makes its trip, its places numbered by position', async (t) => {
+    // The SAT's Carta Porte 2.0 schema (and its cadena original) has IDUbicacion "Opcional"; with one origin and one
+    // destination no CantidadTransporta is needed either. The public transfer without both: the same trip, its origin
+    // OR000001 and its destination DE000001 (as Carta Porte 1.0 numbers them).
+    const key = await keyOf(cp20.issuer);
+    const uuid = '35350000-0000-4000-8000-000000000C21';
+    const noIds = CP20.replace(/ IDUbicacion="[^"]*"/g, '').replace(/<cartaporte20:CantidadTransporta [^>]*\/>/g, '');
+    t.not(noIds, CP20, 'IDUbicacion and CantidadTransporta taken out');
+    const r = await post(key, stamped(noIds, uuid, '2022-02-23T00:20:00'));
+    t.match(r, { status: 'created', kind: 'transfer', tripId: `${cp20.issuer}-CP-${uuid}` }, r.reason ?? 'created');
+    const { body: trip } = await get(key, `/api/shipments/${encodeURIComponent(`${cp20.issuer}-CP-${uuid}`)}`);
+    t.match(trip.route.origin, { id: 'OR000001', state: cp20.origin.state });
+    t.match(trip.route.destination, { id: 'DE000001', state: cp20.destination.state });
+    t.equal(trip.shipments[0].distanceKm, cp20.distanceKm, 'DistanciaRecorrida');
+    t.same(
+      trip.shipments[0].volumes.products.map((p: { code: string; loaded: number }) => [p.code, p.loaded]),
+      cp20.goods,
+      'the goods as the XML',
+    );
+  });
+
   /** A built CFDI 3.3 transfer (T) with a Carta Porte 1.0 by road: no public one was found. */
   const CP10_UUID = '35350000-0000-4000-8000-000000000C10';
   const CP10 =

@@ -93,4 +93,62 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
     const trip = (await h.app.inject({ method: 'GET', url: `/api/shipments/${TENANT_A}-CP-${uuid(9)}`, headers: { 'x-api-key': KEY_A } })).json();
     t.match(trip, { shipments: [{ pricing: { billedFreight: 900, toll: 0, totalFreight: 900 } }], financialLinked: { total: 900 } });
   });
+
+  t.test('one product in two compartments (two Mercancia of one code, one destination): the delivered volume counted once', async (t) => {
+    // 20,000 + 10,000 L of diesel (15101505) to DE000001. The addenda's one Entrega says 29,950 L arrived in all: the leg
+    // offloaded 29,950 L, short 50 L (0.1667%), not 29,950 L on each compartment (59,900 L, 29,900 L over what was loaded).
+    const base = cartaPorteXml({
+      uuid: uuid(10),
+      client: 'GDI920315QR4',
+      load,
+      issued: load,
+      plate: ONE_PLATE,
+      driver: ONE_DRIVER,
+      concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
+      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 20_000, unload: { at: load + 6 * 3_600_000, offloaded: 29_950 } }],
+    });
+    const mercancia = /<cartaporte31:Mercancia [\s\S]*?<\/cartaporte31:Mercancia>/.exec(base)![0];
+    const second = mercancia.replaceAll('"20000"', '"10000"');
+    const xml = base.replace(mercancia, mercancia + second).replace('NumTotalMercancias="1"', 'NumTotalMercancias="2"');
+    t.not(xml, base, 'the second compartment written in');
+    const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' }, payload: xml });
+    t.match(res.json(), { files: [{ status: 'created' }] }, res.body.slice(0, 300));
+    const trip = (await h.app.inject({ method: 'GET', url: `/api/shipments/${TENANT_A}-CP-${uuid(10)}`, headers: { 'x-api-key': KEY_A } })).json();
+    const volumes = trip.shipments[0].volumes;
+    t.match(volumes, { loaded: 30_000, offloaded: 29_950, shrinkageVolume: 50, shrinkagePercent: 0.1667 });
+    t.equal(
+      volumes.products.reduce((s: number, p: { offloaded: number }) => s + p.offloaded, 0),
+      29_950,
+      "the compartments' offloaded volumes add up to the Entrega",
+    );
+  });
+
+  t.test('a driver not resident in Mexico (no RFCFigura, NumRegIdTribFigura): the invoice and its trip are imported', async (t) => {
+    // Carta Porte 2.0–3.1 make RFCFigura optional (the SAT's XSD and cadena original: "Opcional"): a cross-border
+    // driver is identified by NumRegIdTribFigura and ResidenciaFiscalFigura. A valid file, not a refusal.
+    const base = cartaPorteXml({
+      uuid: uuid(11),
+      client: 'GDI920315QR4',
+      load,
+      issued: load,
+      plate: ONE_PLATE,
+      driver: ONE_DRIVER,
+      concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
+      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null }],
+    });
+    const xml = base.replace(
+      `RFCFigura="${ONE_DRIVER[0]}" NumLicencia="VER0012345" NombreFigura="${ONE_DRIVER[1]}"`,
+      'NumLicencia="TX12345678" NombreFigura="JOHN SMITH" NumRegIdTribFigura="123456789" ResidenciaFiscalFigura="USA"',
+    );
+    t.not(xml, base, 'the foreign driver written in');
+    const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' }, payload: xml });
+    t.match(
+      res.json(),
+      { summary: { created: 1, rejected: 0 }, files: [{ status: 'created', kind: 'invoice', tripId: `${TENANT_A}-CP-${uuid(11)}` }] },
+      res.body.slice(0, 300),
+    );
+    const trip = (await h.app.inject({ method: 'GET', url: `/api/shipments/${TENANT_A}-CP-${uuid(11)}`, headers: { 'x-api-key': KEY_A } })).json();
+    t.equal(trip.driver, 'JOHN SMITH');
+    t.match(trip, { financialLinked: { total: 1000 } });
+  });
 }

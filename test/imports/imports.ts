@@ -617,4 +617,44 @@ export default async function importsTests(t: Test): Promise<void> {
       t.match(bad.structuredContent.files[0], { status: 'rejected', reason: /DTDs/ });
     }
   });
+
+  t.test('a credit note that names its one invoice twice (CfdiRelacionado 01 repeated) credits that invoice', async (t) => {
+    // Invoice 1,000.00 (PPD); a note of 100.00 whose CfdiRelacionados 01 lists the same UUID twice (once in lower case):
+    // one invoice, so the note is imported and the balance is 900.00 — not refused as relating two invoices.
+    await wipe();
+    const inv = 'C0FFEE00-0001-4000-8000-000000000001';
+    const note = 'C0FFEE00-0002-4000-8000-000000000002';
+    t.equal(
+      (
+        await post(
+          invoiceXml({
+            issuer: TENANT_A,
+            receiver: 'CIN010203KL5',
+            uuid: inv,
+            fecha: '2026-10-01T10:00:00',
+            method: 'PPD',
+            lines: [{ desc: 'Flete', amount: 1000 }],
+          }).xml,
+          'application/xml',
+        )
+      ).statusCode,
+      200,
+    );
+    const xml = invoiceXml({
+      issuer: TENANT_A,
+      receiver: 'CIN010203KL5',
+      uuid: note,
+      fecha: '2026-10-03T10:00:00',
+      lines: [{ desc: 'Bonificacion', amount: 100 }],
+    })
+      .xml.replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
+      .replace(
+        '<cfdi:Emisor',
+        `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${inv}"/><cfdi:CfdiRelacionado UUID="${inv.toLowerCase()}"/></cfdi:CfdiRelacionados><cfdi:Emisor`,
+      );
+    const report = (await post(xml, 'application/xml')).json<Report>();
+    t.match(report.files[0], { status: 'created', kind: 'creditNote' }, report.files[0]?.reason ?? '');
+    const doc = await get(`/api/financial-docs/${TENANT_A}-CFDI-${inv}`);
+    t.match(doc.balance, { total: 1000, pending: 900 });
+  });
 }
