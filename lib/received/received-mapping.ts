@@ -36,7 +36,8 @@ export function receivedFactOf(cfdi: Cfdi): ReceivedMapping {
       return { fact, invoices: [...new Set(records.map((r) => r.invoiceUuid))] };
     }
     case 'E': {
-      const uuids = cfdi.related.filter((r) => r.relation === '01').flatMap((r) => r.uuids);
+      // One invoice named twice (in two CfdiRelacionados 01, or twice in one) is still one invoice (UUIDs are read upper-cased).
+      const uuids = [...new Set(cfdi.related.filter((r) => r.relation === '01').flatMap((r) => r.uuids))];
       if (uuids.length !== 1)
         return { refusal: `received credit note (E) relates ${uuids.length} invoices with TipoRelacion 01; exactly one is needed to know which it credits` };
       return { fact: creditNoteOf(cfdi, uuids[0]!), invoices: [uuids[0]!] };

@@ -510,4 +510,34 @@ export default async function receivedTests(t: Test): Promise<void> {
     t.match(doc.taxes, { transferred: 4.96, retained: 0 });
     t.match(doc.amounts, { subTotal: 31, total: 35.96 });
   });
+  t.test("a supplier's credit note that names its one invoice twice credits it", async (t) => {
+    // Invoice 1,000.00 (no tax) received by tenant B; a note of 100.00 whose CfdiRelacionados 01 lists that UUID twice
+    // (once in lower case): one invoice, so the note is imported and the balance is 900.00, not refused as relating two.
+    const inv = '9D1C0E55-0097-4000-8000-000000000197';
+    const note = '9D1C0E55-0096-4000-8000-000000000196';
+    const invoice = invoiceXml({
+      issuer: GAS,
+      receiver: TENANT_B,
+      uuid: inv,
+      fecha: '2026-10-01T10:00:00',
+      method: 'PPD',
+      lines: [{ desc: 'Diesel', amount: 1_000 }],
+    }).xml;
+    const credit = invoiceXml({ issuer: GAS, receiver: TENANT_B, uuid: note, fecha: '2026-10-03T10:00:00', lines: [{ desc: 'Bonificacion', amount: 100 }] })
+      .xml.replace('TipoDeComprobante="I"', 'TipoDeComprobante="E"')
+      .replace(
+        '<cfdi:Emisor',
+        `<cfdi:CfdiRelacionados TipoRelacion="01"><cfdi:CfdiRelacionado UUID="${inv}"/><cfdi:CfdiRelacionado UUID="${inv.toLowerCase()}"/></cfdi:CfdiRelacionados><cfdi:Emisor`,
+      );
+    const r = await post(
+      [
+        { name: 'dup-inv.xml', content: invoice },
+        { name: 'dup-note.xml', content: credit },
+      ],
+      KEY_B,
+    );
+    t.match(r.files, [{ status: 'created' }, { status: 'created' }], JSON.stringify(r.files));
+    const doc = (await get(`/api/received-docs/${TENANT_B}-RCFDI-${inv}`, KEY_B)).body;
+    t.match(doc.balance, { total: 1_000, pending: 900 });
+  });
 }
