@@ -9,7 +9,7 @@
 import type { Test } from 'tap';
 import { startHarness, KEY_A, TENANT_A } from '../helpers/harness.ts';
 import { connect, listen } from '../helpers/mcp.ts';
-import { cartaPorteXml, ONE_DRIVER, ONE_PLATE } from '../helpers/carta-porte-xml.ts';
+import { cartaPorteXml, ONE_DRIVER, ONE_PLATE, type CartaPorteLeg } from '../helpers/carta-porte-xml.ts';
 
 export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
   const h = await startHarness(t);
@@ -66,19 +66,23 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
     });
   });
 
-  t.test("a freight line's Descuento: the trip's billed freight is what the invoice bills, net of it", async (t) => {
-    // Freight 1,000.00 less a Descuento of 100.00 (the header: SubTotal 1,000.00, Descuento 100.00, Total 900.00):
-    // the client is billed 900.00 of freight; the discount audit keeps the gross 1,000.00 and the discount 100.00 apart.
-    const xml = cartaPorteXml({
-      uuid: uuid(9),
+  /** The helper's one-leg freight invoice (1,000.00, no taxes) of `uuid(n)` in MXN; `leg` overrides the leg. */
+  const mxnInvoice = (n: number, leg: Partial<CartaPorteLeg> = {}): string =>
+    cartaPorteXml({
+      uuid: uuid(n),
       client: 'GDI920315QR4',
       load,
       issued: load,
       plate: ONE_PLATE,
       driver: ONE_DRIVER,
       concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
-      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null }],
+      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null, ...leg }],
     });
+
+  t.test("a freight line's Descuento: the trip's billed freight is what the invoice bills, net of it", async (t) => {
+    // Freight 1,000.00 less a Descuento of 100.00 (the header: SubTotal 1,000.00, Descuento 100.00, Total 900.00):
+    // the client is billed 900.00 of freight; the discount audit keeps the gross 1,000.00 and the discount 100.00 apart.
+    const xml = mxnInvoice(9);
     const discounted = xml
       .replace('Importe="1000.00" ObjetoImp="01"', 'Importe="1000.00" Descuento="100.00" ObjetoImp="01"')
       .replace('SubTotal="1000.00" Moneda="MXN" Total="1000.00"', 'SubTotal="1000.00" Descuento="100.00" Moneda="MXN" Total="900.00"');
@@ -97,16 +101,7 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
   t.test('one product in two compartments (two Mercancia of one code, one destination): the delivered volume counted once', async (t) => {
     // 20,000 + 10,000 L of diesel (15101505) to DE000001. The addenda's one Entrega says 29,950 L arrived in all: the leg
     // offloaded 29,950 L, short 50 L (0.1667%), not 29,950 L on each compartment (59,900 L, 29,900 L over what was loaded).
-    const base = cartaPorteXml({
-      uuid: uuid(10),
-      client: 'GDI920315QR4',
-      load,
-      issued: load,
-      plate: ONE_PLATE,
-      driver: ONE_DRIVER,
-      concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
-      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 20_000, unload: { at: load + 6 * 3_600_000, offloaded: 29_950 } }],
-    });
+    const base = mxnInvoice(10, { litres: 20_000, unload: { at: load + 6 * 3_600_000, offloaded: 29_950 } });
     const mercancia = /<cartaporte31:Mercancia [\s\S]*?<\/cartaporte31:Mercancia>/.exec(base)![0];
     const second = mercancia.replaceAll('"20000"', '"10000"');
     const xml = base.replace(mercancia, mercancia + second).replace('NumTotalMercancias="1"', 'NumTotalMercancias="2"');
@@ -126,16 +121,7 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
   t.test('a driver not resident in Mexico (no RFCFigura, NumRegIdTribFigura): the invoice and its trip are imported', async (t) => {
     // Carta Porte 2.0–3.1 make RFCFigura optional (the SAT's XSD and cadena original: "Opcional"): a cross-border
     // driver is identified by NumRegIdTribFigura and ResidenciaFiscalFigura. A valid file, not a refusal.
-    const base = cartaPorteXml({
-      uuid: uuid(11),
-      client: 'GDI920315QR4',
-      load,
-      issued: load,
-      plate: ONE_PLATE,
-      driver: ONE_DRIVER,
-      concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
-      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null }],
-    });
+    const base = mxnInvoice(11);
     const xml = base.replace(
       `RFCFigura="${ONE_DRIVER[0]}" NumLicencia="VER0012345" NombreFigura="${ONE_DRIVER[1]}"`,
       'NumLicencia="TX12345678" NombreFigura="JOHN SMITH" NumRegIdTribFigura="123456789" ResidenciaFiscalFigura="USA"',
