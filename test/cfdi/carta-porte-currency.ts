@@ -15,8 +15,8 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
   const h = await startHarness(t);
   const load = Date.parse('2026-10-05T08:00:00-06:00');
   const uuid = (n: number): string => `A1B2C3D4-00${String(n).padStart(2, '0')}-4000-8000-0000000000${String(n).padStart(2, '0')}`;
-  /** The helper's invoice (1,000.00, no taxes) moved to USD at 20, its goods valued as `goods` says. */
-  const usdInvoice = (n: number, goods: string): string =>
+  /** The helper's one-leg freight invoice (1,000.00, no taxes) of `uuid(n)` in MXN; `leg` overrides the leg. */
+  const mxnInvoice = (n: number, leg: Partial<CartaPorteLeg> = {}): string =>
     cartaPorteXml({
       uuid: uuid(n),
       client: 'GDI920315QR4',
@@ -25,10 +25,12 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
       plate: ONE_PLATE,
       driver: ONE_DRIVER,
       concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
-      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null }],
-    })
-      .replace('Moneda="MXN" Total', 'Moneda="USD" TipoCambio="20" Total')
-      .replace('ValorMercancia="1000.00" Moneda="MXN"', goods);
+      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null, ...leg }],
+    });
+
+  /** The one-leg invoice moved to USD at 20, its goods valued as `goods` says. */
+  const usdInvoice = (n: number, goods: string): string =>
+    mxnInvoice(n).replace('Moneda="MXN" Total', 'Moneda="USD" TipoCambio="20" Total').replace('ValorMercancia="1000.00" Moneda="MXN"', goods);
   const cases = [
     { n: 1, goods: 'ValorMercancia="1000.00" Moneda="USD"', merchandiseValue: 20_000 },
     { n: 2, goods: 'ValorMercancia="1000.00" Moneda="MXN"', merchandiseValue: 1_000 },
@@ -65,19 +67,6 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
       amounts: { total: 1_000 },
     });
   });
-
-  /** The helper's one-leg freight invoice (1,000.00, no taxes) of `uuid(n)` in MXN; `leg` overrides the leg. */
-  const mxnInvoice = (n: number, leg: Partial<CartaPorteLeg> = {}): string =>
-    cartaPorteXml({
-      uuid: uuid(n),
-      client: 'GDI920315QR4',
-      load,
-      issued: load,
-      plate: ONE_PLATE,
-      driver: ONE_DRIVER,
-      concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
-      legs: [{ km: 100, product: '15101505', productDesc: 'Diesel', litres: 30_000, unload: null, ...leg }],
-    });
 
   t.test("a freight line's Descuento: the trip's billed freight is what the invoice bills, net of it", async (t) => {
     // Freight 1,000.00 less a Descuento of 100.00 (the header: SubTotal 1,000.00, Descuento 100.00, Total 900.00):
