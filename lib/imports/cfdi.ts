@@ -43,6 +43,8 @@ export const NS = {
   cartaPorte30: 'http://www.sat.gob.mx/CartaPorte30',
   cartaPorte31: 'http://www.sat.gob.mx/CartaPorte31',
   cancel: 'http://cancelacfd.sat.gob.mx',
+  /** Local (state) taxes: the ImpuestosLocales complement, version 1.0. */
+  implocal: 'http://www.sat.gob.mx/implocal',
   /** This service's delivery addenda (delivered volumes per destination and product; docs/importing.md, "Delivery addenda"). */
   delivery: 'urn:freight-backoffice:entregas:1',
 } as const;
@@ -58,6 +60,7 @@ const KEPT = new Set<string>([
   NS.cartaPorte30,
   NS.cartaPorte31,
   NS.cancel,
+  NS.implocal,
   NS.delivery,
 ]);
 /**
@@ -215,6 +218,8 @@ export interface Cfdi {
   exchangeRate: number;
   /** Comprobante/Impuestos TotalImpuestosTrasladados / TotalImpuestosRetenidos; null without that node. */
   taxTotals: { transferred: number; retained: number } | null;
+  /** The local taxes complement's TotaldeTraslados / TotaldeRetenciones (state taxes, outside Impuestos); null without it. */
+  localTaxes: { transferred: number; retained: number } | null;
   subTotal: number;
   discount: number;
   total: number;
@@ -681,6 +686,20 @@ function readTaxTotals(root: XmlElement): Cfdi['taxTotals'] {
   return { transferred: amount(el, 'TotalImpuestosTrasladados', false), retained: amount(el, 'TotalImpuestosRetenidos', false) };
 }
 
+/**
+ * The local taxes complement (implocal 1.0): state taxes a CFDI adds to or takes off its Total
+ * outside Comprobante/Impuestos (a lodging tax, a public works' inspection retention), so its Total
+ * adds up only with them. Only its totals are kept; the taxes themselves are the states' matter.
+ */
+function readLocalTaxes(complement: XmlElement): Cfdi['localTaxes'] {
+  const all = childrenOf(complement, NS.implocal, 'ImpuestosLocales');
+  if (all.length === 0) return null;
+  if (all.length > 1) return reject(`Complemento has ${all.length} ImpuestosLocales complements, expected one`);
+  const el = all[0]!;
+  if (el.attrs.version !== '1.0') return reject(`ImpuestosLocales@version "${shown(el.attrs.version ?? '')}" is not 1.0`);
+  return { transferred: amount(el, 'TotaldeTraslados'), retained: amount(el, 'TotaldeRetenciones') };
+}
+
 function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
   if (root.attrs.Version !== version)
     return reject(
@@ -733,6 +752,7 @@ function readCfdi(root: XmlElement, version: CfdiVersion): Cfdi {
     currency,
     exchangeRate,
     taxTotals: readTaxTotals(root),
+    localTaxes: readLocalTaxes(complement!),
     subTotal: amount(root, 'SubTotal'),
     discount: amount(root, 'Descuento', false),
     total,

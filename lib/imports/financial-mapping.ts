@@ -88,6 +88,7 @@ export function invoiceFact(tenant: string, cfdi: Cfdi, sha256?: string): Invoic
     currency: cfdi.currency,
     ...(cfdi.currency === 'MXN' ? {} : { exchangeRate: cfdi.exchangeRate }),
     ...(cfdi.taxTotals ? { taxTotals: { transferred: cfdi.taxTotals.transferred, retained: cfdi.taxTotals.retained } } : {}),
+    ...(cfdi.localTaxes ? { localTaxes: { transferred: cfdi.localTaxes.transferred, retained: cfdi.localTaxes.retained } } : {}),
     iSub: fromCents(subC),
     iTot: fromCents(totC),
     iTax1: fromCents(vatC),

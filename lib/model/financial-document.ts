@@ -206,6 +206,12 @@ export interface FinancialDocument {
    * CFDIs without that node (their concepts' taxes are the totals).
    */
   taxTotals?: { transferred: number; retained: number };
+  /**
+   * The local taxes complement's totals (implocal: state taxes outside Comprobante/Impuestos, which
+   * the Total adds and takes off); absent without that complement and on documents imported before
+   * it was read.
+   */
+  localTaxes?: { transferred: number; retained: number };
   /** Discount. */
   iDesc: number;
   /** Shortage (faltante/merma) deduction: a not-subject concept. */

@@ -135,9 +135,20 @@ export interface PrintedCfdi {
   concepts: PrintedConcept[];
   /** The document's tax summary (Comprobante/Impuestos), one line per tax, rate and factor. */
   taxes: PrintedTax[];
+  /** The local taxes complement (implocal), one line per state tax, as written. */
+  localTaxes: PrintedLocalTax[];
   payments: { version: string; totales: Record<string, string>; payments: PrintedPayment[] } | null;
   cartaPorte: PrintedCartaPorte | null;
   stamp: PrintedStamp;
+}
+
+export interface PrintedLocalTax {
+  kind: 'Traslado' | 'Retención';
+  /** ImpLocTrasladado / ImpLocRetenido: the tax's name as the issuer writes it. */
+  name: string;
+  /** TasadeTraslado / TasadeRetencion: a percentage. */
+  rate: string;
+  importe: string;
 }
 
 /** The XML is not a stamped CFDI 3.3 or 4.0 (a kept acknowledgement, say): it has no printed form. */
@@ -167,6 +178,16 @@ function taxesOf(parent: XmlElement | undefined, ns: string): PrintedTax[] {
   return [...read('Traslado', 'Traslados', 'Traslado'), ...read('Retención', 'Retenciones', 'Retencion')];
 }
 const EMPTY: XmlElement = { ns: '', name: '', attrs: {}, children: [], text: '' };
+
+function localTaxesOf(complements: XmlElement): PrintedLocalTax[] {
+  const local = kid(complements, 'ImpuestosLocales', [NS.implocal]);
+  const read = (kind: PrintedLocalTax['kind'], item: string, name: string, rate: string): PrintedLocalTax[] =>
+    kids(local, item, [NS.implocal]).map((t) => ({ kind, name: a(t, name), rate: a(t, rate), importe: a(t, 'Importe') }));
+  return [
+    ...read('Traslado', 'TrasladosLocales', 'ImpLocTrasladado', 'TasadeTraslado'),
+    ...read('Retención', 'RetencionesLocales', 'ImpLocRetenido', 'TasadeRetencion'),
+  ];
+}
 
 function paymentsOf(complemento: XmlElement | undefined): PrintedCfdi['payments'] {
   const pagos = kid(complemento, 'Pagos', PAGOS_NS);
@@ -345,6 +366,7 @@ export function printedCfdiOf(root: XmlElement): PrintedCfdi {
       taxes: taxesOf(childOf(c, ns, 'Impuestos'), ns),
     })),
     taxes: taxesOf(impuestos, ns),
+    localTaxes: localTaxesOf(allComplements),
     payments: paymentsOf(allComplements),
     cartaPorte: cartaPorteOf(allComplements),
     stamp: {

@@ -463,6 +463,11 @@ function totals(sheet: Sheet, cfdi: PrintedCfdi): void {
     ]),
     ['Total impuestos trasladados', cfdi.totalTraslados],
     ['Total impuestos retenidos', cfdi.totalRetenciones],
+    // State taxes sit outside Impuestos, and the Total holds them too.
+    ...cfdi.localTaxes.map((t): [string, string] => [
+      `Impuesto local ${t.kind === 'Traslado' ? 'trasladado' : 'retenido'} ${t.name}${t.rate ? ` ${t.rate} %` : ''}`,
+      t.importe,
+    ]),
   ];
   const shown = lines.filter(([, v]) => v !== '');
   const width = WIDTH * 0.45;

@@ -535,7 +535,7 @@ function judgeRetentionByClient(doc: FinancialDocument, b: Bases, { clientKind, 
 /**
  * The header against the concepts (when there are any) and Total = SubTotal − discount + Σ
  * transfers − Σ retentions over every tax: the CFDI's own document totals when stored, else its
- * IVA header (iTax1, iTax2) plus the lines of the other taxes.
+ * IVA header (iTax1, iTax2) plus the lines of the other taxes; and the local taxes when it has them.
  */
 function judgeArithmetic(doc: FinancialDocument, b: Bases, hasConcepts: boolean, tol: number, add: AddFinding): void {
   if (hasConcepts) {
@@ -584,14 +584,16 @@ function judgeArithmetic(doc: FinancialDocument, b: Bases, hasConcepts: boolean,
   }
   const otherTaxesC = b.lines.transferred - b.lines.vatTransferred - (b.lines.retained - b.lines.vatRetained);
   const taxesC = doc.taxTotals ? toCents(doc.taxTotals.transferred) - toCents(doc.taxTotals.retained) : toCents(doc.iTax1) - toCents(doc.iTax2) + otherTaxesC;
-  const expectedTotal = fromCents(toCents(doc.iSub) - toCents(doc.iDesc) + taxesC);
+  // State taxes (the implocal complement) sit outside Impuestos, and the Total holds them too.
+  const localC = doc.localTaxes ? toCents(doc.localTaxes.transferred) - toCents(doc.localTaxes.retained) : 0;
+  const expectedTotal = fromCents(toCents(doc.iSub) - toCents(doc.iDesc) + taxesC + localC);
   if (differsBeyond(doc.iTot, expectedTotal, tol)) {
     add(
       'discrepancy',
       'TOTAL_MISMATCH',
       doc.iTot,
       expectedTotal,
-      `Total ${fmt(doc.iTot)} ≠ SubTotal − discount + transferred − retained taxes = ${fmt(expectedTotal)}.`,
+      `Total ${fmt(doc.iTot)} ≠ SubTotal − discount + transferred − retained taxes${doc.localTaxes ? ' + local taxes transferred − retained' : ''} = ${fmt(expectedTotal)}.`,
     );
   }
   if (toCents(doc.iTot) < 0) add('discrepancy', 'NEGATIVE_TOTAL', doc.iTot, 0, `Total ${fmt(doc.iTot)} is negative.`);

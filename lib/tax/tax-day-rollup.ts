@@ -20,9 +20,10 @@ import type { TaxpayerKind } from './rfc.ts';
 /**
  * Bumped whenever what a day's totals hold or how a document is reconciled changes: stored days
  * of another version are recomputed, like days kept under other settings (6: on the payment basis a foreign-currency
- * invoice's amounts are converted at the rate of the part of its payments that counts, an overpayment weighing nothing).
+ * invoice's amounts are converted at the rate of the part of its payments that counts, an overpayment weighing nothing;
+ * 7: a Total is checked with the local taxes the CFDI adds and takes off).
  */
-export const TAX_ROLLUP_VERSION = 6;
+export const TAX_ROLLUP_VERSION = 7;
 
 /** The settings a day's totals depend on, with the version: a day kept under another fingerprint is stale. */
 export function taxRollupFingerprint(settings: ReconcileSettings): string {

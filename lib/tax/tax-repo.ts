@@ -23,6 +23,7 @@ const PROJECTION = {
   currency: 1,
   exchangeRate: 1,
   taxTotals: 1,
+  localTaxes: 1,
   iSub: 1,
   iTot: 1,
   iTax1: 1,

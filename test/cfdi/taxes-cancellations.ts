@@ -537,6 +537,45 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
     ]);
   });
 
+  t.test('local taxes (implocal): the Total holds them, so a valid CFDI is no TOTAL_MISMATCH', async (t) => {
+    // Complemento ImpuestosLocales 1.0 (SAT, "Guía de llenado del complemento de impuestos locales"): state taxes outside
+    // Comprobante/Impuestos; the Total is SubTotal − Descuento + transferred − retained + TotaldeTraslados −
+    // TotaldeRetenciones. By hand, freight 10,000.00 to the company GDI920315QR4 for a public work (PUE, 2026-08-12):
+    //   IVA 16% 1,600.00; IVA retained 4% 400.00; local retention "5 al millar" 0.50% of 10,000.00 = 50.00
+    //   Total = 10,000.00 + 1,600.00 − 400.00 − 50.00 = 11,150.00.
+    // A second CFDI whose Total forgets the local retention (11,200.00) is the discrepancy, expected 11,150.00.
+    const tenant = 'TLO850101AB1';
+    const key = (await createApiKey(h.db, tenant, 'local-taxes')).key;
+    const api = httpApi(t, key);
+    const cfdi = (uuid: string, total: string) =>
+      `<?xml version="1.0" encoding="UTF-8"?>\n` +
+      `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" xmlns:implocal="http://www.sat.gob.mx/implocal" Version="4.0" Serie="L" Folio="${uuid.slice(0, 8)}" Fecha="2026-08-12T10:00:00" SubTotal="10000.00" Moneda="MXN" Total="${total}" TipoDeComprobante="I" Exportacion="01" FormaPago="03" MetodoPago="PUE" LugarExpedicion="91700">` +
+      `<cfdi:Emisor Rfc="${tenant}" Nombre="EMISOR" RegimenFiscal="601"/>` +
+      `<cfdi:Receptor Rfc="${CLIENT}" Nombre="RECEPTOR" DomicilioFiscalReceptor="96400" RegimenFiscalReceptor="601" UsoCFDI="G03"/><cfdi:Conceptos>` +
+      `<cfdi:Concepto ClaveProdServ="78101802" Cantidad="1" ClaveUnidad="E48" Descripcion="Flete Veracruz - Xalapa" ValorUnitario="10000.00" Importe="10000.00" ObjetoImp="02"><cfdi:Impuestos>` +
+      `<cfdi:Traslados><cfdi:Traslado Base="10000.00" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="1600.00"/></cfdi:Traslados>` +
+      `<cfdi:Retenciones><cfdi:Retencion Base="10000.00" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.040000" Importe="400.00"/></cfdi:Retenciones>` +
+      `</cfdi:Impuestos></cfdi:Concepto></cfdi:Conceptos>` +
+      `<cfdi:Impuestos TotalImpuestosRetenidos="400.00" TotalImpuestosTrasladados="1600.00"><cfdi:Retenciones><cfdi:Retencion Impuesto="002" Importe="400.00"/></cfdi:Retenciones>` +
+      `<cfdi:Traslados><cfdi:Traslado Base="10000.00" Impuesto="002" TipoFactor="Tasa" TasaOCuota="0.160000" Importe="1600.00"/></cfdi:Traslados></cfdi:Impuestos>` +
+      `<cfdi:Complemento><implocal:ImpuestosLocales version="1.0" TotaldeRetenciones="50.00" TotaldeTraslados="0.00"><implocal:RetencionesLocales ImpLocRetenido="5 al millar" TasadeRetencion="0.50" Importe="50.00"/></implocal:ImpuestosLocales>` +
+      `<tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" Version="1.1" UUID="${uuid}" FechaTimbrado="2026-08-12T10:00:00" RfcProvCertif="SAT970701NN3" SelloCFD="A" NoCertificadoSAT="00001000000509846663" SelloSAT="B"/></cfdi:Complemento>` +
+      `</cfdi:Comprobante>`;
+    const VALID = '2B3C4D5E-0071-4000-8000-000000000071';
+    const WRONG = '2B3C4D5E-0072-4000-8000-000000000072';
+    t.match(await api.importFile('local.xml', cfdi(VALID, '11150.00')), { status: 'created', kind: 'invoice' });
+    t.match(await api.importFile('local-wrong.xml', cfdi(WRONG, '11200.00')), { status: 'created', kind: 'invoice' });
+    t.match((await api.doc(`${tenant}-CFDI-${VALID}`)).amounts, { subtotal: 10_000, vat16: 1_600, vatRetention4: 400, total: 11_150 });
+    const summary = await api.tax({ targetMonth: '2026-08', client: CLIENT });
+    const discrepancies = (uuid: string) =>
+      summary.findings.items
+        .filter((f: Json) => f.docId === `${tenant}-CFDI-${uuid}` && f.kind === 'discrepancy')
+        .map((f: Json) => [f.code, f.declared, f.expected]);
+    t.same(discrepancies(VALID), [], 'the Total with its local retention adds up');
+    t.same(discrepancies(WRONG), [['TOTAL_MISMATCH', 11_200, 11_150]], 'a Total that forgets it is the discrepancy, 11,150.00 expected');
+    t.match(clientTotals(summary, CLIENT), { documents: 2, documentsWithDiscrepancies: 1 });
+  });
+
   t.test('HTTP', async (t) => {
     const tenant = 'ROCM750315QW2';
     await scenario(t, httpApi(t, (await createApiKey(h.db, tenant, 'http')).key), tenant, 1);

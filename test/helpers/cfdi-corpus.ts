@@ -128,6 +128,8 @@ export interface InvoiceOfFile {
   conceptAmountsC: number[];
   conceptDiscountsC: number[];
   headerTotals: { transferredC: number; retainedC: number } | null;
+  /** Local (state) taxes, the implocal complement: Σ TrasladosLocales − Σ RetencionesLocales, each line's Importe. */
+  localC: number;
 }
 
 const lineOf = (el: El): TaxLineOfFile => ({
@@ -145,6 +147,8 @@ export function readInvoice(xml: string): InvoiceOfFile {
     concepts.flatMap((x) => kids(kid(kid(x, 'Impuestos'), kind), one).map(lineOf));
   const header = kid(c, 'Impuestos');
   const tfd = kids(kid(c, 'Complemento'), 'TimbreFiscalDigital')[0];
+  const local = kid(kid(c, 'Complemento'), 'ImpuestosLocales');
+  const localSum = (name: string) => kids(local, name).reduce((s, l) => s + cents(l.attrs.Importe), 0);
   return {
     uuid: (tfd?.attrs.UUID ?? '').toUpperCase(),
     fecha: c.attrs.Fecha!,
@@ -160,6 +164,7 @@ export function readInvoice(xml: string): InvoiceOfFile {
     conceptAmountsC: concepts.map((x) => cents(x.attrs.Importe)),
     conceptDiscountsC: concepts.map((x) => cents(x.attrs.Descuento)),
     headerTotals: header ? { transferredC: cents(header.attrs.TotalImpuestosTrasladados), retainedC: cents(header.attrs.TotalImpuestosRetenidos) } : null,
+    localC: localSum('TrasladosLocales') - localSum('RetencionesLocales'),
   };
 }
 
@@ -169,7 +174,7 @@ export const sumC = (lines: readonly TaxLineOfFile[], tax?: string): number =>
 /**
  * Whether the file's own arithmetic holds (to a cent): SubTotal and Descuento are the sums of
  * the concepts, every Tasa/Cuota line's Importe is round2(Base × rate), the header totals are the
- * sums of the lines, and Total = SubTotal − Descuento + transfers − retentions.
+ * sums of the lines, and Total = SubTotal − Descuento + transfers − retentions + local taxes.
  */
 export function internallyConsistent(inv: InvoiceOfFile): { ok: boolean; why: string[] } {
   const why: string[] = [];
@@ -183,6 +188,7 @@ export function internallyConsistent(inv: InvoiceOfFile): { ok: boolean; why: st
   const t = sumC(inv.transfers);
   const r = sumC(inv.retentions);
   if (inv.headerTotals && (inv.headerTotals.transferredC !== t || inv.headerTotals.retainedC !== r)) why.push('document tax totals ≠ Σ lines');
-  if (Math.abs(inv.subTotalC - inv.discountC + t - r - inv.totalC) > 1) why.push('Total ≠ SubTotal − Descuento + transfers − retentions');
+  if (Math.abs(inv.subTotalC - inv.discountC + t - r + inv.localC - inv.totalC) > 1)
+    why.push('Total ≠ SubTotal − Descuento + transfers − retentions + local taxes');
   return { ok: why.length === 0, why };
 }

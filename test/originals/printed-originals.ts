@@ -163,7 +163,14 @@ export default async function printedOriginalsTests(t: Test): Promise<void> {
     const bytes = corpusFile('files/cfdiutils-cfdi33-real.xml');
     const xml = bytes.toString('utf8');
     const { key, pdfLink } = await importedInvoice(t, bytes, xml);
-    await checkPrinted(t, pdfLink, key, xml, [attr(xml, 'Comprobante', 'NoCertificado'), attr(xml, 'TimbreFiscalDigital', 'NoCertificadoSAT'), 'CFDI 3.3']);
+    const text = await checkPrinted(t, pdfLink, key, xml, [
+      attr(xml, 'Comprobante', 'NoCertificado'),
+      attr(xml, 'TimbreFiscalDigital', 'NoCertificadoSAT'),
+      'CFDI 3.3',
+    ]);
+    // Its local taxes complement: a lodging tax (IH) of 27.43 at 2.50, which its Total holds (1,709.12 + 273.46 + 27.43 = 2,010.01).
+    t.equal(attr(xml, 'TrasladosLocales', 'Importe'), '27.43', 'the file carries a local tax');
+    t.match(text, /Impuesto local trasladado IH 2\.50 %\s+27\.43/, 'the local tax is printed with the totals');
   });
 
   t.test('CFDI 4.0 invoice whose RFCs hold &: the QR writes them as &amp;', async (t) => {

@@ -237,3 +237,29 @@ t.test('Pagos 1.0 (CFDI 3.3): ImpPagado left out is the Monto; balances required
     /Pagos@Version "2.0" is not 1.0/,
   );
 });
+
+t.test('local taxes (implocal 1.0): their totals are kept; another version, two complements or a missing total are refused', async (t) => {
+  const uuid = '1A2B3C4D-0091-4000-8000-000000000091';
+  const invoice = (complement: string) =>
+    readImportFile(
+      parseXmlTree(
+        `<cfdi:Comprobante xmlns:cfdi="http://www.sat.gob.mx/cfd/4" xmlns:implocal="http://www.sat.gob.mx/implocal" Version="4.0" Fecha="2026-08-12T10:00:00" SubTotal="100.00" Moneda="MXN" Total="118.50" TipoDeComprobante="I" Exportacion="01" MetodoPago="PUE" LugarExpedicion="91700">` +
+          `<cfdi:Emisor Rfc="${TENANT}"/><cfdi:Receptor Rfc="GDI920315QR4" UsoCFDI="G03"/>` +
+          `<cfdi:Conceptos><cfdi:Concepto ClaveProdServ="78101802" Cantidad="1" ClaveUnidad="E48" Descripcion="Flete" ValorUnitario="100.00" Importe="100.00" ObjetoImp="02"/></cfdi:Conceptos>` +
+          `<cfdi:Complemento><tfd:TimbreFiscalDigital xmlns:tfd="http://www.sat.gob.mx/TimbreFiscalDigital" UUID="${uuid}" FechaTimbrado="2026-08-12T10:00:05"/>${complement}</cfdi:Complemento></cfdi:Comprobante>`,
+        keepNamespace,
+      ),
+    ) as Cfdi;
+  const local = (attrs: string) =>
+    `<implocal:ImpuestosLocales ${attrs}><implocal:TrasladosLocales ImpLocTrasladado="ISH" TasadeTraslado="3.00" Importe="3.00"/></implocal:ImpuestosLocales>`;
+  t.same(invoice(local('version="1.0" TotaldeRetenciones="0.50" TotaldeTraslados="3.00"')).localTaxes, { transferred: 3, retained: 0.5 });
+  t.equal(invoice('').localTaxes, null, 'none without the complement');
+  t.same(
+    invoiceFact(TENANT, invoice(local('version="1.0" TotaldeRetenciones="0.00" TotaldeTraslados="3.00"'))).base.localTaxes,
+    { transferred: 3, retained: 0 },
+    'stored',
+  );
+  t.throws(() => invoice(local('version="2.0" TotaldeRetenciones="0" TotaldeTraslados="3.00"')), /ImpuestosLocales@version "2.0" is not 1.0/);
+  t.throws(() => invoice(local('version="1.0" TotaldeTraslados="3.00"')), /TotaldeRetenciones/);
+  t.throws(() => invoice(local('version="1.0" TotaldeRetenciones="0" TotaldeTraslados="3.00"').repeat(2)), /2 ImpuestosLocales complements/);
+});
