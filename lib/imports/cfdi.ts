@@ -172,8 +172,8 @@ export interface CartaPorteGoods {
   value: number;
   /** Mercancia@Moneda; absent: the CFDI's Moneda. */
   currency?: string;
-  /** (destination id, quantity) when the goods are split by CantidadTransporta. */
-  split: { destination: string; quantity: number }[];
+  /** (destination id, quantity, and the origin id it names) when the goods are split by CantidadTransporta. */
+  split: { destination: string; quantity: number; origin?: string }[];
 }
 
 /** The Carta Porte versions read. */
@@ -520,6 +520,8 @@ function address(u: XmlElement, ns: string, id: string): Pick<CartaPorteLocation
 
 const withCurrency = (moneda: string | undefined): { currency?: string } => (moneda === undefined ? {} : { currency: moneda.toUpperCase() });
 
+const withOrigin = (id: string | undefined): { origin?: string } => (id === undefined ? {} : { origin: id });
+
 function readGoods(mercancias: XmlElement, ns: string): CartaPorteGoods[] {
   const goods = childrenOf(mercancias, ns, 'Mercancia').map((m): CartaPorteGoods => ({
     code: req(m, 'BienesTransp'),
@@ -528,7 +530,11 @@ function readGoods(mercancias: XmlElement, ns: string): CartaPorteGoods[] {
     unit: req(m, 'ClaveUnidad'),
     value: amount(m, 'ValorMercancia', false),
     ...withCurrency(opt(m, 'Moneda')),
-    split: childrenOf(m, ns, 'CantidadTransporta').map((c) => ({ destination: req(c, 'IDDestino'), quantity: amount(c, 'Cantidad') })),
+    split: childrenOf(m, ns, 'CantidadTransporta').map((c) => ({
+      destination: req(c, 'IDDestino'),
+      quantity: amount(c, 'Cantidad'),
+      ...withOrigin(opt(c, 'IDOrigen')),
+    })),
   }));
   if (goods.length === 0) reject('Carta Porte Mercancias has no Mercancia');
   return goods;

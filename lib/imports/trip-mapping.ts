@@ -4,7 +4,8 @@
  * it): one trip per stamped CFDI, one leg per Destino.
  *
  * - Products of a leg: the goods assigned to that destination
- *   (CantidadTransporta/IDDestino), or all goods when there is one destination.
+ *   (CantidadTransporta/IDDestino), or all goods when there is one destination;
+ *   its loading date, the origin those goods name (IDOrigen), else the first.
  * - Delivered volumes are not part of Carta Porte: they come from the client's
  *   reception ticket, recorded through the delivery operations (a later import
  *   keeps them, lib/trips/recorded-deliveries.ts), or from this service's
@@ -79,6 +80,17 @@ function legProducts(cp: CartaPorte, dest: CartaPorteLocation, destinations: num
   return products;
 }
 
+/**
+ * When a leg's goods were loaded: the earliest departure of the origins its CantidadTransporta name
+ * (a trip that loads at two terminals on two days dates each leg at its own); without them, or
+ * naming no Origen of the trip, the first origin's.
+ */
+function legLoadDate(cp: CartaPorte, dest: CartaPorteLocation, origins: readonly CartaPorteLocation[]): number {
+  const named = new Set(cp.goods.flatMap((g) => g.split.filter((s) => s.destination === dest.id && s.origin !== undefined).map((s) => s.origin!)));
+  const dates = origins.filter((o) => named.has(o.id)).map((o) => o.date);
+  return dates.length ? Math.min(...dates) : origins[0]!.date;
+}
+
 export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
   const cp = cfdi.cartaPorte;
   if (!cp) return null;
@@ -109,6 +121,7 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
 
   const shipments: TripLeg[] = dests.map((d, i) => {
     const products = productsByLeg[i]!;
+    const loadedAt = legLoadDate(cp, d, origins);
     const deliveries = cfdi.deliveries.filter((x) => x.destination === d.id);
     const delivered = products.every((p) => deliveries.some((x) => x.code === p.code));
     const unloadDate = delivered ? Math.max(...deliveries.map((x) => x.date)) : null;
@@ -123,8 +136,8 @@ export function tripFromCfdi(tenant: string, cfdi: Cfdi): TripDocument | null {
     return {
       id: `${tenant}-${shipmentBase}-${i + 1}`,
       shipment: `${shipmentBase}-${i + 1}`,
-      date: mxYmdInt(origin.date),
-      loadDate: origin.date,
+      date: mxYmdInt(loadedAt),
+      loadDate: loadedAt,
       unloadDate,
       region: d.state,
       status: delivered ? LEG_STATUS.delivered : LEG_STATUS.inTransit,

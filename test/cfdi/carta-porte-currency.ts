@@ -126,4 +126,35 @@ export default async function cartaPorteCurrencyTests(t: Test): Promise<void> {
     t.equal(trip.driver, 'JOHN SMITH');
     t.match(trip, { financialLinked: { total: 1000 } });
   });
+
+  t.test('two origins on two days: each leg is dated at the origin its goods are loaded at (CantidadTransporta IDOrigen)', async (t) => {
+    // Diesel loaded at OR000001 on 5 October 08:00 for DE000001, gasoline at a second terminal OR000002 on 6 October
+    // 07:30 (Mexico City) for DE000002: the second leg's loading is 6 October (2026-10-06T13:30:00Z), not the first origin's.
+    const base = cartaPorteXml({
+      uuid: uuid(12),
+      client: 'GDI920315QR4',
+      load,
+      issued: load,
+      plate: ONE_PLATE,
+      driver: ONE_DRIVER,
+      concepts: [{ code: '78101802', desc: 'Flete', qty: '1', c: 100_000 }],
+      legs: [
+        { km: 100, product: '15101505', productDesc: 'Diesel', litres: 20_000, unload: null },
+        { km: 80, product: '15101514', productDesc: 'Gasolina', litres: 10_000, unload: null },
+      ],
+    });
+    const origin = /<cartaporte31:Ubicacion TipoUbicacion="Origen"[\s\S]*?<\/cartaporte31:Ubicacion>/.exec(base)![0];
+    const second = origin
+      .replace('IDUbicacion="OR000001"', 'IDUbicacion="OR000002"')
+      .replace(/FechaHoraSalidaLlegada="[^"]*"/, 'FechaHoraSalidaLlegada="2026-10-06T07:30:00"');
+    const xml = base.replace(origin, origin + second).replace('IDOrigen="OR000001" IDDestino="DE000002"', 'IDOrigen="OR000002" IDDestino="DE000002"');
+    t.match(xml, /IDOrigen="OR000002" IDDestino="DE000002"/, 'the second origin written in');
+    const res = await h.app.inject({ method: 'POST', url: '/api/imports', headers: { 'x-api-key': KEY_A, 'content-type': 'application/xml' }, payload: xml });
+    t.match(res.json(), { files: [{ status: 'created' }] }, res.body.slice(0, 300));
+    const trip = (await h.app.inject({ method: 'GET', url: `/api/shipments/${TENANT_A}-CP-${uuid(12)}`, headers: { 'x-api-key': KEY_A } })).json();
+    t.same(
+      trip.shipments.map((l: { loadDate: string }) => l.loadDate),
+      ['2026-10-05T14:00:00.000Z', '2026-10-06T13:30:00.000Z'],
+    );
+  });
 }
