@@ -125,7 +125,6 @@ export interface CfdiConcept {
 export interface CfdiPaymentDoc {
   /** UUID of the paid invoice (IdDocumento). */
   invoiceUuid: string;
-  installment: number;
   /** ImpSaldoAnt, ImpPagado, ImpSaldoInsoluto: in the paid document's currency (MonedaDR). */
   balanceBefore: number;
   paid: number;
@@ -430,7 +429,6 @@ function readPaymentDoc(d: XmlElement, version: '1.0' | '2.0', payment: { curren
   const equivalence = opt(d, equivalenceAttr) === undefined ? 1 : rate10(d, equivalenceAttr);
   return {
     invoiceUuid: uuidOf(d, 'IdDocumento'),
-    installment: Number(opt(d, 'NumParcialidad') ?? '1'),
     balanceBefore: before,
     paid,
     balanceAfter: after,
