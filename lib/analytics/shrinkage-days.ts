@@ -14,7 +14,8 @@ import { mxDateString } from '../time/mexico-city.ts';
 import { tripOffloadDate } from './dispatch-to-bill.ts';
 import {
   deliveredLegShrinkages,
-  recoveredFirst,
+  creditRecovered,
+  recoveredLinkOf,
   ShrinkAcc,
   worstLegOf,
   type RecoveredLink,
@@ -179,18 +180,8 @@ export class ShrinkageDaysAccumulator {
         });
       }
     });
-    if (link && !link.cancelled && link.shortageLines > 0) {
-      const r: RecoveredLink = {
-        invoiceId: String(link._id),
-        tripId: String(trip._id),
-        client: trip.client,
-        lines: link.shortageLines,
-        litres: link.shortageLitres,
-        cents: link.shortageC,
-      };
-      const seen = kept.recovered.get(r.invoiceId);
-      if (!seen || recoveredFirst(r, seen)) kept.recovered.set(r.invoiceId, r);
-    }
+    const r = recoveredLinkOf(trip);
+    if (r) creditRecovered(kept.recovered, r);
   }
 
   /** The kept days folded so far (a day without a delivered trip: absent), in day order. */
@@ -260,10 +251,7 @@ export function foldShrinkageDays(
       }
     }
     // Every client's recovering invoices: the smallest linking trip id is chosen among all of them (as unfiltered).
-    for (const r of day.recovered) {
-      const seen = recovered.get(r.invoiceId);
-      if (!seen || recoveredFirst(r, seen)) recovered.set(r.invoiceId, r);
-    }
+    for (const r of day.recovered) creditRecovered(recovered, r);
   }
   // Exact sums in millilitres, answered in litres (each leg's figure is to the millilitre).
   const litres = (a: ShrinkAcc, m: Milli): void => {

@@ -169,6 +169,26 @@ export interface RecoveredLink {
  */
 export const recoveredFirst = (a: RecoveredLink, b: RecoveredLink): boolean => a.tripId < b.tripId;
 
+/** Credits `r`'s invoice to `r`'s trip unless a trip that comes first (recoveredFirst) already holds it. */
+export function creditRecovered(recovered: Map<string, RecoveredLink>, r: RecoveredLink): void {
+  const seen = recovered.get(r.invoiceId);
+  if (!seen || recoveredFirst(r, seen)) recovered.set(r.invoiceId, r);
+}
+
+/** The trip's linked invoice as credited to the trip, when it recovers shortage (not cancelled, shortage concepts); null otherwise. */
+export function recoveredLinkOf(trip: ShrinkageTrip): RecoveredLink | null {
+  const link = trip.inv[0];
+  if (!link || link.cancelled || link.shortageLines <= 0) return null;
+  return {
+    invoiceId: String(link._id),
+    tripId: String(trip._id),
+    client: trip.client,
+    lines: link.shortageLines,
+    litres: link.shortageLitres,
+    cents: link.shortageC,
+  };
+}
+
 /**
  * Folds the trips one at a time, in the order given (a cursor's order), so a
  * period of any size is read without holding its rows: only the per-client
@@ -225,19 +245,8 @@ export class ShrinkageRecoveryAccumulator {
 
   /** The trip's linked invoice, when it recovers shortage: credited to this trip if it is the smallest id linking it so far. */
   private addRecovered(trip: ShrinkageTrip): void {
-    const link = trip.inv[0];
-    if (link && !link.cancelled && link.shortageLines > 0) {
-      const r: RecoveredLink = {
-        invoiceId: String(link._id),
-        tripId: String(trip._id),
-        client: trip.client,
-        lines: link.shortageLines,
-        litres: link.shortageLitres,
-        cents: link.shortageC,
-      };
-      const seen = this.recovered.get(r.invoiceId);
-      if (!seen || recoveredFirst(r, seen)) this.recovered.set(r.invoiceId, r);
-    }
+    const r = recoveredLinkOf(trip);
+    if (r) creditRecovered(this.recovered, r);
   }
 
   /** worstLegs: the first `worstLimit` of them, with how many there are. */
