@@ -329,6 +329,24 @@ export async function vehicleLastActivity(
   });
 }
 
+/** What unit economics groups a trip by (client, truck, driver, lane), projected from the trip. */
+const UNIT_GROUPING_FIELDS = {
+  client: 1,
+  vehicle: '$vehicle.id',
+  plate: '$vehicle.plate',
+  config: '$vehicle.config',
+  driver: '$driver.id',
+  driverName: '$driver.name',
+  originId: '$origin.id',
+  originName: '$origin.name',
+  originCity: '$origin.address.city',
+  originState: '$origin.address.state',
+  destinationId: '$destination.id',
+  destinationName: '$destination.name',
+  destinationCity: '$destination.address.city',
+  destinationState: '$destination.address.state',
+} as const;
+
 /**
  * Stages of the unit-economics queries: the trips with a leg delivered in [start, end] (a leg in
  * transit has no offloaded litres yet), each summed over those legs in a `$project` (no unwind).
@@ -340,20 +358,7 @@ function deliveredLegSums(tenant: string, q: TripScope & { start: number; end: n
     { $match: { ...scopeFilter(tenant, q), ...(ids ? { _id: { $in: [...ids] } } : {}), ...elementInRange('shipments', 'unloadDate', q.start, q.end) } },
     {
       $project: {
-        client: 1,
-        vehicle: '$vehicle.id',
-        plate: '$vehicle.plate',
-        config: '$vehicle.config',
-        driver: '$driver.id',
-        driverName: '$driver.name',
-        originId: '$origin.id',
-        originName: '$origin.name',
-        originCity: '$origin.address.city',
-        originState: '$origin.address.state',
-        destinationId: '$destination.id',
-        destinationName: '$destination.name',
-        destinationCity: '$destination.address.city',
-        destinationState: '$destination.address.state',
+        ...UNIT_GROUPING_FIELDS,
         l: {
           $map: {
             input: { $filter: { input: { $ifNull: ['$shipments', []] }, as: 'l', cond: between(legDeliveredAtExpr('$$l'), q.start, q.end) } },
@@ -550,20 +555,7 @@ export async function* streamUnitTrips(db: Db, tenant: string, q: { start: numbe
     {
       $project: {
         _id: 0,
-        client: 1,
-        vehicle: '$vehicle.id',
-        plate: '$vehicle.plate',
-        config: '$vehicle.config',
-        driver: '$driver.id',
-        driverName: '$driver.name',
-        originId: '$origin.id',
-        originName: '$origin.name',
-        originCity: '$origin.address.city',
-        originState: '$origin.address.state',
-        destinationId: '$destination.id',
-        destinationName: '$destination.name',
-        destinationCity: '$destination.address.city',
-        destinationState: '$destination.address.state',
+        ...UNIT_GROUPING_FIELDS,
         legs: {
           $map: {
             input: { $ifNull: ['$shipments', []] },
