@@ -9,7 +9,7 @@ import { ALERT_INDEXES } from './alert-indexes.ts';
 import { IDEMPOTENCY_INDEXES } from './idempotency-indexes.ts';
 import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
 import { ALERT_JOB_NAME, type AlertJobDocument, type JobFailure, type JobState } from './jobs.ts';
-import { findSortedPage } from '../db/find-page.ts';
+import { findSortedPage, storedDateIdPosition } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import { DUPLICATE_KEY, insertUnlessDuplicate } from '../db/duplicate-key.ts';
 import type { AlertRecordDocument } from './records.ts';
@@ -111,13 +111,6 @@ export const ALERT_JOB_SORT = [
   { field: '_id', dir: -1 },
 ] as const satisfies KeysetSort;
 
-/**
- * A cursor carries a position as JSON (a Date as its ISO text, an ObjectId as its hex): back to the stored types. The
- * cursor is signed (lib/shared/cursor.ts), so a value that does not read is none this service issued.
- */
-const keyOf = (q: PageQuery, id: (v: string) => ObjectId | string): PageQuery =>
-  q.after ? { ...q, after: [new Date(String(q.after[0])), id(String(q.after[1]))] } : q;
-
 export async function findAlertJobs(
   db: Db,
   tenant: string,
@@ -131,12 +124,7 @@ export async function findAlertJobs(
   if (f.userId !== undefined) and.push({ 'data.userId': f.userId });
   if (f.state !== undefined) and.push(alertJobStateFilter(f.state));
   const q: Filter<AlertJobDocument> = and.length === 1 ? and[0]! : { $and: and };
-  return findSortedPage(
-    alertJobs(db),
-    q,
-    keyOf(page, (v) => new ObjectId(v)),
-    maxTimeMS,
-  );
+  return findSortedPage(alertJobs(db), q, storedDateIdPosition(page), maxTimeMS);
 }
 
 /** Deletes the tenant's job; null when there is none with this id for this tenant. */
@@ -191,7 +179,7 @@ export async function findAlertRecords(
   return findSortedPage(
     alertRecords(db),
     q,
-    keyOf(page, (v) => v),
+    storedDateIdPosition(page, (v) => v),
     maxTimeMS,
   );
 }

@@ -1,5 +1,5 @@
-import type { Collection, Document, Filter, Sort, WithId } from 'mongodb';
-import { sortSpec, withAfter, type PageQuery } from '../shared/keyset.ts';
+import { ObjectId, type Collection, type Document, type Filter, type Sort, type WithId } from 'mongodb';
+import { sortSpec, withAfter, type KeysetSort, type PageQuery } from '../shared/keyset.ts';
 
 export interface PageWindow {
   skip: number;
@@ -40,3 +40,16 @@ export async function findSortedPage<T extends Document>(
   ]);
   return { total, docs };
 }
+
+/** Newest first: `createdAt`, then `_id` (the order of the `…_created` indexes). */
+export const NEWEST_FIRST = [
+  { field: 'createdAt', dir: -1 },
+  { field: '_id', dir: -1 },
+] as const satisfies KeysetSort;
+
+/**
+ * A cursor carries a (date, id) position as JSON (a Date as its ISO text, an ObjectId as its hex): back to the stored
+ * types. The cursor is signed (lib/shared/cursor.ts), so a value that does not read is none this service issued.
+ */
+export const storedDateIdPosition = (q: PageQuery, id: (v: string) => ObjectId | string = (v) => new ObjectId(v)): PageQuery =>
+  q.after ? { ...q, after: [new Date(String(q.after[0])), id(String(q.after[1]))] } : q;
