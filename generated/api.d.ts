@@ -488,7 +488,7 @@ export interface paths {
         };
         /**
          * List exports
-         * @description The tenant's exports, newest first, each as `GET /api/exports/{id}` shows it (expired ones included, without their file).
+         * @description The tenant's exports, newest first, each as `GET /api/exports/{id}` shows it (expired ones included, without their file). By `page` (up to 500) or, at any depth, by `cursor`.
          */
         get: operations["listExports"];
         put?: never;
@@ -1754,7 +1754,7 @@ export interface paths {
         };
         /**
          * List a webhook endpoint's deliveries
-         * @description Deliveries to the endpoint, newest event first, each with every attempt made.
+         * @description Deliveries to the endpoint, newest event first, each with every attempt made. By `page` (up to 500) or, at any depth, by `cursor`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -2404,6 +2404,18 @@ export interface components {
             events: components["schemas"]["WebhookEventType"][];
             url: components["schemas"]["WebhookUrl"];
         };
+        CursorPageMeta: {
+            hasMore: boolean;
+            limit: number;
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            page: number;
+            pages: number;
+            /** @description RFC of the authenticated tenant */
+            tenant: string;
+            /** @description Total number of matching records */
+            total: number;
+        };
         /**
          * @description The month the alert is about (YYYY-MM, Mexico City).
          * @example 2026-03
@@ -2961,7 +2973,7 @@ export interface components {
         };
         ExportsResponse: {
             data: components["schemas"]["Export"][];
-            meta: components["schemas"]["WebhooksPageMeta"];
+            meta: components["schemas"]["CursorPageMeta"];
         };
         /**
          * @description Copied to the job and its alerts: any depth, any key but `__proto__` or `constructor.prototype`; at most 50 top-level keys, 8 KiB as JSON.
@@ -5248,7 +5260,7 @@ export interface components {
         };
         WebhookDeliveriesResponse: {
             data: components["schemas"]["WebhookDelivery"][];
-            meta: components["schemas"]["WebhooksPageMeta"];
+            meta: components["schemas"]["CursorPageMeta"];
         };
         /**
          * @description One event to one endpoint. `pending` until a 2xx answers (`succeeded`) or the retries
@@ -8155,6 +8167,8 @@ export interface operations {
     listExports: {
         parameters: {
             query?: {
+                /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
+                cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
@@ -8190,6 +8204,7 @@ export interface operations {
                      *         "limit": 20,
                      *         "pages": 1,
                      *         "hasMore": false,
+                     *         "nextCursor": null,
                      *         "tenant": "TGO850101AB1"
                      *       },
                      *       "data": [
@@ -11254,6 +11269,8 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
+                /** @description The previous page's `meta.nextCursor` (same filters, no `page`). */
+                cursor?: components["parameters"]["Cursor"];
                 /**
                  * @description Page size, 1 to 100.
                  * @example 20
@@ -11300,6 +11317,7 @@ export interface operations {
                      *         "limit": 20,
                      *         "pages": 1,
                      *         "hasMore": false,
+                     *         "nextCursor": null,
                      *         "tenant": "TGO850101AB1"
                      *       },
                      *       "data": [

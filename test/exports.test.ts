@@ -345,6 +345,51 @@ t.test('the signed link works without a key, then 404s after expiry; other tenan
   }
 });
 
+t.test('the exports list pages by cursor at any depth: each export once, newest first, none queued after the walk began', async (t) => {
+  const tenant = 'CUR010101AB1';
+  const key = (await createApiKey(h.db, tenant, 'exports by cursor')).key;
+  const first = await ready((await queueExport('shipments', { format: 'csv', startDate: '2025-01-01', endDate: '2025-01-31' }, key)).id, key);
+  // Six more records of this tenant, two of them created at one instant (the id breaks the tie).
+  const exportsColl = h.db.collection(COLLECTIONS.exports);
+  const stored = (await exportsColl.findOne({ _id: new ObjectId(first.id) }))!;
+  const at = (s: number) => new Date(Date.parse('2026-01-01T00:00:00Z') + s * 1000);
+  for (const created of [at(1), at(2), at(2), at(3), at(4), at(5)]) await exportsColl.insertOne({ ...stored, _id: new ObjectId(), createdAt: created });
+  // The order the list promises (createdAt, then _id, both descending), computed here from the stored records.
+  const expected = (await exportsColl.find({ tenant }).toArray())
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id.toHexString() < b._id.toHexString() ? 1 : -1))
+    .map((d) => d._id.toHexString());
+  t.equal(expected.length, 7);
+
+  const page1 = await api('GET', '/api/exports?limit=3', key);
+  assertConforms(t, page1, 'GET', '/api/exports');
+  t.match(page1.json().meta, { total: 7, page: 1, pages: 3, hasMore: true, nextCursor: String });
+  await queueExport('shipments', { format: 'csv', startDate: '2025-02-01', endDate: '2025-02-28' }, key); // newer than the walk
+  const walked: string[] = page1.json().data.map((e: ExportView) => e.id);
+  let cursor: string | null = page1.json().meta.nextCursor;
+  while (cursor) {
+    const res = await api('GET', `/api/exports?limit=3&cursor=${cursor}`, key);
+    assertConforms(t, res, 'GET', '/api/exports');
+    walked.push(...res.json().data.map((e: ExportView) => e.id));
+    cursor = res.json().meta.nextCursor;
+  }
+  t.same(walked, expected, 'each once, in order, the export queued meanwhile not among them');
+  const second = page1.json().meta.nextCursor as string;
+  t.equal((await api('GET', `/api/exports?limit=3&page=2&cursor=${second}`, key)).statusCode, 400, 'cursor and page');
+  t.equal((await api('GET', `/api/exports?limit=3&cursor=${second}`, KEY_B)).statusCode, 404, "another tenant's walk");
+
+  const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key }, '?toolsets=exports');
+  const tool = (await client.callTool({ name: 'listExports', arguments: { limit: 3, cursor: second } })) as unknown as {
+    isError?: boolean;
+    structuredContent?: { data: ExportView[] };
+  };
+  t.notOk(tool.isError, JSON.stringify(tool.structuredContent));
+  t.same(
+    tool.structuredContent?.data.map((e) => e.id),
+    expected.slice(3, 6),
+    "the tool's second page is the REST walk's",
+  );
+});
+
 t.test('a file of many chunks downloads whole and in order', async (t) => {
   const v = await ready((await queueExport('shipments', { format: 'csv', startDate: '2025-01-01', endDate: '2026-12-31' })).id);
   const first = await api('GET', `/api/exports/${v.id}/file`);

@@ -5,7 +5,8 @@
  */
 import { Binary, ObjectId, type Collection, type Db } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
-import { findPage } from '../db/find-page.ts';
+import { findSortedPage, storedDateIdPosition } from '../db/find-page.ts';
+import type { PageQuery } from '../shared/keyset.ts';
 import { ensureIndexesOnce } from '../db/indexes.ts';
 import { insertUnlessDuplicate } from '../db/duplicate-key.ts';
 import { oneTimeJobDocument, type AgendaJobDocument } from '../jobs/agenda-job.ts';
@@ -55,8 +56,8 @@ export async function findExport(db: Db, tenant: string, id: string): Promise<Ex
   return _id ? exportsCollection(db).findOne({ tenant, _id }) : null;
 }
 
-export function findExports(db: Db, tenant: string, window: { skip: number; limit: number }, maxTimeMS: number) {
-  return findPage(exportsCollection(db), { tenant }, { createdAt: -1, _id: -1 }, window, maxTimeMS);
+export function findExports(db: Db, tenant: string, page: PageQuery, maxTimeMS: number) {
+  return findSortedPage(exportsCollection(db), { tenant }, storedDateIdPosition(page), maxTimeMS);
 }
 
 /** A run starts: from scratch (rows 0, no file), whatever an earlier run left. Null when the export is no longer to be built. */

@@ -7,7 +7,8 @@ import { COLLECTIONS } from '../db/collections.ts';
 import { ensureIndexesOnce } from '../db/indexes.ts';
 import { WEBHOOK_INDEXES } from './webhooks-indexes.ts';
 import { releaseIdleJobLocks } from '../jobs/agenda-locks-repo.ts';
-import { findPage } from '../db/find-page.ts';
+import { findPage, findSortedPage, storedDateIdPosition } from '../db/find-page.ts';
+import type { PageQuery } from '../shared/keyset.ts';
 import { insertUnlessDuplicate } from '../db/duplicate-key.ts';
 import { oneTimeJobDocument } from '../jobs/agenda-job.ts';
 import type { DeliveryAttempt, DeliveryDocument, DeliveryJobData, DeliveryJobDocument, DeliveryStatus, WebhookDocument, WebhookEventType } from './model.ts';
@@ -149,17 +150,10 @@ export async function requeueOverdueDeliveriesWithoutJob(db: Db, overdueBefore: 
   return stored;
 }
 
-export function findDeliveries(
-  db: Db,
-  tenant: string,
-  webhookId: string,
-  status: DeliveryStatus | undefined,
-  window: { skip: number; limit: number },
-  maxTimeMS: number,
-) {
+export function findDeliveries(db: Db, tenant: string, webhookId: string, status: DeliveryStatus | undefined, page: PageQuery, maxTimeMS: number) {
   const q: Filter<DeliveryDocument> = { tenant, webhookId };
   if (status) q.status = status;
-  return findPage(webhookDeliveries(db), q, { createdAt: -1, _id: -1 }, window, maxTimeMS);
+  return findSortedPage(webhookDeliveries(db), q, storedDateIdPosition(page), maxTimeMS);
 }
 
 /**

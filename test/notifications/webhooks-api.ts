@@ -307,6 +307,67 @@ export default async function webhooksApiTests(t: Test): Promise<void> {
     await webhookJobs(h.db).deleteMany({});
   });
 
+  t.test("an endpoint's deliveries page by cursor at any depth: each once, in order, none of a later event; the walk is the endpoint's", async (t) => {
+    const a = (await create({ events: ['alert.triggered'] })).json();
+    const other = (await create({ events: ['alert.triggered'] })).json();
+    const event = (n: number) =>
+      enqueueAlertEvent(
+        h.db,
+        alertRecord({ _id: `ccccccccccccccccccccccc${n}`, nameAlert: 'x', status: 'triggered', dueDate: new Date(), evaluatedAt: new Date() }),
+      );
+    for (let n = 1; n <= 7; n += 1) await event(n);
+    // The order the list promises (newest first, then the id), computed here from the stored documents.
+    const stored = await webhookDeliveries(h.db).find({ webhookId: a.id }).toArray();
+    const expected = stored
+      .sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime() || (x._id.toHexString() < y._id.toHexString() ? 1 : -1))
+      .map((d) => d._id.toHexString());
+    t.equal(expected.length, 7);
+
+    const first = await get(`/api/webhooks/${a.id}/deliveries?limit=3`);
+    t.equal(first.statusCode, 200, first.body);
+    assertConforms(t, first, 'GET', '/api/webhooks/:id/deliveries');
+    t.match(first.json().meta, { total: 7, page: 1, hasMore: true, nextCursor: String });
+    await event(8); // newer than every delivery walked: the walk goes on past it
+    const walked: string[] = first.json().data.map((d: Json) => d.id);
+    let cursor: string | null = first.json().meta.nextCursor;
+    let pages = 1;
+    while (cursor) {
+      const res = await get(`/api/webhooks/${a.id}/deliveries?limit=3&cursor=${cursor}`);
+      t.equal(res.statusCode, 200, res.body);
+      assertConforms(t, res, 'GET', '/api/webhooks/:id/deliveries');
+      walked.push(...res.json().data.map((d: Json) => d.id));
+      cursor = res.json().meta.nextCursor;
+      pages += 1;
+      t.equal(res.json().meta.page, pages);
+    }
+    t.same(walked, expected, 'each delivery once, newest first, the later event not among them');
+    t.equal(pages, 3);
+
+    const second = first.json().meta.nextCursor;
+    t.equal((await get(`/api/webhooks/${a.id}/deliveries?limit=3&page=2&cursor=${second}`)).statusCode, 400, 'cursor and page');
+    const foreign = await get(`/api/webhooks/${other.id}/deliveries?limit=3&cursor=${second}`);
+    t.equal(foreign.statusCode, 404, "another endpoint's walk");
+    t.equal(foreign.json().error.reason, 'invalid_cursor');
+    t.equal((await get(`/api/webhooks/${a.id}/deliveries?limit=3&status=pending&cursor=${second}`)).statusCode, 404, 'other filters');
+    t.equal((await get(`/api/webhooks/${a.id}/deliveries?limit=3&cursor=${second}`, KEY_B)).statusCode, 404, "another tenant's");
+
+    // MCP: the same walk through the tool, from the REST page's cursor.
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=webhooks');
+    const tool = (await client.callTool({ name: 'listWebhookDeliveries', arguments: { id: a.id, limit: 3, cursor: second } })) as {
+      isError?: boolean;
+      structuredContent?: Json;
+    };
+    t.notOk(tool.isError, JSON.stringify(tool.structuredContent));
+    t.same(
+      tool.structuredContent?.data.map((d: Json) => d.id),
+      expected.slice(3, 6),
+      "the tool's second page is the REST walk's",
+    );
+    await webhooks(h.db).deleteMany({});
+    await webhookDeliveries(h.db).deleteMany({});
+    await webhookJobs(h.db).deleteMany({});
+  });
+
   t.test('scopes: reading needs read, managing needs write', async (t) => {
     const { key: readOnly } = await createApiKey(h.db, TENANT_A, 'ro', ['read']);
     const { key: writeOnly } = await createApiKey(h.db, TENANT_A, 'wo', ['write']);
