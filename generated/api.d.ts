@@ -5970,6 +5970,33 @@ export interface components {
             };
         };
         /**
+         * @description No webhook endpoint with this id for this tenant (another tenant's ids are reported as not found), or a `cursor`
+         *     in the documented form that designates no page of this walk: altered, not issued by this service, issued to
+         *     another API key's tenant, for another endpoint or list, or replayed with another `status`. Start again without
+         *     `cursor`. (A value not in the documented form is a `400`.)
+         */
+        WebhookOrCursorNotFound: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": 404,
+                 *         "message": "Not Found",
+                 *         "reason": "not_found",
+                 *         "details": [
+                 *           "no webhook endpoint with id 6650f1c2a1b2c3d4e5f6a001"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /**
          * @description The database cannot be reached or a query exceeded its time limit, or webhooks
          *     are not configured: with `MONGODB_URI` set and no `WEBHOOK_ENCRYPTION_KEY`,
          *     secrets cannot be stored encrypted, so every webhook operation answers 503.
@@ -8248,6 +8275,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["CursorNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11356,7 +11384,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["WebhookNotFound"];
+            404: components["responses"]["WebhookOrCursorNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["WebhooksUnavailable"];

@@ -409,6 +409,7 @@ export const validators = {
   "GET /api/exports response:400": v1,
   "GET /api/exports response:401": v1,
   "GET /api/exports response:403": v1,
+  "GET /api/exports response:404": v1,
   "GET /api/exports response:429": v1,
   "GET /api/exports response:500": v1,
   "GET /api/exports response:503": v1,

@@ -375,7 +375,9 @@ t.test('the exports list pages by cursor at any depth: each export once, newest 
   t.same(walked, expected, 'each once, in order, the export queued meanwhile not among them');
   const second = page1.json().meta.nextCursor as string;
   t.equal((await api('GET', `/api/exports?limit=3&page=2&cursor=${second}`, key)).statusCode, 400, 'cursor and page');
-  t.equal((await api('GET', `/api/exports?limit=3&cursor=${second}`, KEY_B)).statusCode, 404, "another tenant's walk");
+  const foreign = await api('GET', `/api/exports?limit=3&cursor=${second}`, KEY_B);
+  t.equal(foreign.statusCode, 404, "another tenant's walk");
+  assertConforms(t, foreign, 'GET', '/api/exports');
 
   const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key }, '?toolsets=exports');
   const tool = (await client.callTool({ name: 'listExports', arguments: { limit: 3, cursor: second } })) as unknown as {

@@ -348,6 +348,7 @@ export default async function webhooksApiTests(t: Test): Promise<void> {
     const foreign = await get(`/api/webhooks/${other.id}/deliveries?limit=3&cursor=${second}`);
     t.equal(foreign.statusCode, 404, "another endpoint's walk");
     t.equal(foreign.json().error.reason, 'invalid_cursor');
+    assertConforms(t, foreign, 'GET', '/api/webhooks/:id/deliveries');
     t.equal((await get(`/api/webhooks/${a.id}/deliveries?limit=3&status=pending&cursor=${second}`)).statusCode, 404, 'other filters');
     t.equal((await get(`/api/webhooks/${a.id}/deliveries?limit=3&cursor=${second}`, KEY_B)).statusCode, 404, "another tenant's");
 
