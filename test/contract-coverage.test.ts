@@ -532,6 +532,11 @@ const specific: Record<string, Record<string, Producer>> = {
       return call(`${base}/api/alerts/jobs?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
     },
   },
+  listExports: {
+    async '404'() {
+      return call(`${base}/api/exports?cursor=${UNISSUED_CURSOR}`, { headers: { 'x-api-key': KEY_A } });
+    },
+  },
   getCfdiOriginal: {
     async '200'() {
       await receivedDocOfA();
