@@ -8,9 +8,8 @@ import { invalidBody, foreignTenant } from '../http/api-error.ts';
 import { isMonthKey } from '../time/mexico-city.ts';
 import { parseDateTime } from '../time/date-time.ts';
 import { ALERT_RULE_IDS, isAlertRuleId, type AlertRuleId } from './rules.ts';
+import { hasLoneSurrogate, loneSurrogateProblem } from '../shared/lone-surrogate.ts';
 
-/** Half of a surrogate pair on its own (with the u flag a whole pair is one code point, not matched). */
-const LONE_SURROGATE = /\p{Cs}/u;
 export const MAX_USERS_PER_REQUEST = 1000;
 export const MAX_USER_ID_LENGTH = 128;
 export const MAX_EXTRA_DATA_BYTES = 8192;
@@ -103,10 +102,7 @@ export function validateScheduleInput(tenant: string, input: ScheduleAlertsInput
   // Characters as the schema's maxLength counts them (code points: an emoji is one).
   if (typeof input.nameAlert !== 'string' || input.nameAlert.trim() === '' || [...input.nameAlert].length > MAX_NAME_LENGTH) {
     problems.push(`nameAlert must be 1–${MAX_NAME_LENGTH} characters`);
-  } else if (LONE_SURROGATE.test(input.nameAlert)) {
-    // JSON may escape half a surrogate pair (\ud800) but UTF-8 cannot store it: it became U+FFFD, silently.
-    problems.push('nameAlert must be well-formed Unicode text (it holds half of a surrogate pair, U+D800–U+DFFF, alone)');
-  }
+  } else if (hasLoneSurrogate(input.nameAlert)) problems.push(loneSurrogateProblem('nameAlert'));
   problems.push(...extraDataProblems(input.extraData));
   let dueDate = now;
   if (input.dueDate !== undefined) {
