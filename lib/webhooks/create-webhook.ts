@@ -6,6 +6,7 @@ import { encryptionKeyOf, type WebhookContext } from './context.ts';
 import { webhookView, type WebhookEventType, type WebhookView } from './model.ts';
 import { encryptSecret, generateSecret, secretHint } from './secret-box.ts';
 import { webhookUrlProblems } from './url-policy.ts';
+import { hasLoneSurrogate, loneSurrogateProblem } from '../shared/lone-surrogate.ts';
 
 export interface CreateWebhookInput {
   url: string;
@@ -16,6 +17,7 @@ export interface CreateWebhookInput {
 export async function createWebhook(ctx: WebhookContext, tenant: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }> {
   const key = encryptionKeyOf(ctx);
   const problems = webhookUrlProblems(input.url, ctx.webhooks);
+  if (input.description !== undefined && hasLoneSurrogate(input.description)) problems.push(loneSurrogateProblem('description'));
   if (problems.length) throw invalidBody(problems);
   await ensureWebhookIndexes(ctx.db);
   const _id = new ObjectId();

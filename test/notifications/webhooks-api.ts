@@ -58,6 +58,19 @@ export default async function webhooksApiTests(t: Test): Promise<void> {
     await del(`/api/webhooks/${w.id}`);
   });
 
+  t.test('a description holding half a surrogate pair is a 400, never stored as U+FFFD', async (t) => {
+    // JSON can escape a lone surrogate; UTF-8 (BSON) cannot hold it: it came back as U+FFFD after a 201 that echoed it.
+    const res = await post('/api/webhooks', { url: URL_OK, events: ['alert.triggered'], description: 'ERP \ud800 inbox' });
+    t.equal(res.statusCode, 400, res.body);
+    assertConforms(t, res, 'POST', '/api/webhooks');
+    t.match(res.json().error.details.join(' '), /description must be well-formed Unicode/);
+    t.equal(await webhooks(h.db).countDocuments(), 0, 'nothing stored');
+    const pair = await create({ description: 'ERP 🚚 inbox' });
+    t.equal(pair.statusCode, 201, 'a whole pair (an emoji) is text like any other');
+    t.equal((await get(`/api/webhooks/${pair.json().id}`)).json().description, 'ERP 🚚 inbox');
+    await del(`/api/webhooks/${pair.json().id}`);
+  });
+
   t.test('URL policy and validation: 400 with one detail per problem', async (t) => {
     const bad: [string, RegExp][] = [
       ['http://127.0.0.1:9000/hook', /loopback/],
