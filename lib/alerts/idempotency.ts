@@ -42,16 +42,39 @@ export interface IdempotencyOptions {
   pollMs?: number;
 }
 
-/** JSON with object keys sorted at every level, so key order does not matter. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+/**
+ * JSON with object keys sorted at every level, so key order does not matter. Written iteratively (a stack of what is
+ * left to write): a body nested some thousands deep, which the schema and the size limits admit, overflowed the
+ * call stack of a recursive writer (a 500).
+ */
+export function canonicalJson(root: unknown): string {
+  const out: string[] = [];
+  // Text to write as it is, or a value to write (in a box: a value may itself be a string).
+  const todo: (string | { value: unknown })[] = [{ value: root }];
+  while (todo.length) {
+    const next = todo.pop()!;
+    if (typeof next === 'string') {
+      out.push(next);
+      continue;
+    }
+    const { value } = next;
+    if (Array.isArray(value)) {
+      todo.push(']');
+      for (let i = value.length - 1; i >= 0; i--) todo.push({ value: value[i] as unknown }, ...(i > 0 ? [','] : []));
+      out.push('[');
+    } else if (value && typeof value === 'object' && !(value instanceof Date)) {
+      const entries = Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      todo.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i]!;
+        todo.push({ value: v }, `${JSON.stringify(k)}:`, ...(i > 0 ? [','] : []));
+      }
+      out.push('{');
+    } else out.push(JSON.stringify(value) ?? 'null');
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }
 
 export function requestFingerprint(request: unknown): string {

@@ -50,8 +50,9 @@ export function extraDataProblems(extra: unknown): string[] {
   if (!isPlainObject(extra)) return ['extraData must be an object'];
   const problems: string[] = [];
   if (Object.keys(extra).length > MAX_EXTRA_DATA_KEYS) problems.push(`extraData must not have more than ${MAX_EXTRA_DATA_KEYS} keys`);
-  // Any key and any depth: extraData is stored serialised (extra-data.ts), and its size bounds its depth.
-  const bytes = Buffer.byteLength(JSON.stringify(extra), 'utf8');
+  // Any key and any depth: extraData is stored serialised (extra-data.ts), and its size bounds its depth. Measured
+  // without JSON.stringify, whose recursion overflows the stack on a body nested some thousands deep (a 500).
+  const bytes = jsonByteLength(extra);
   if (bytes > MAX_EXTRA_DATA_BYTES) problems.push(`extraData is ${bytes} bytes as JSON; the limit is ${MAX_EXTRA_DATA_BYTES}`);
   else {
     const path = nonFiniteNumber(extra);
@@ -59,6 +60,30 @@ export function extraDataProblems(extra: unknown): string[] {
       problems.push(`extraData.${path} is an infinite number (e.g. 1e400, beyond the largest a double holds): it would come back null; send it as text`);
   }
   return problems;
+}
+
+/**
+ * The UTF-8 size of `JSON.stringify(root)`, for a value parsed from JSON (objects, arrays, strings, numbers, booleans,
+ * null), counted iteratively: no depth can overflow the stack.
+ */
+export function jsonByteLength(root: unknown): number {
+  let bytes = 0;
+  const stack: unknown[] = [root];
+  while (stack.length) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      bytes += 2 + Math.max(0, value.length - 1);
+      for (const v of value) stack.push(v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v);
+    } else if (typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
+      const entries = Object.entries(value).filter(([, v]) => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol');
+      bytes += 2 + Math.max(0, entries.length - 1);
+      for (const [k, v] of entries) {
+        bytes += Buffer.byteLength(JSON.stringify(k), 'utf8') + 1;
+        stack.push(v);
+      }
+    } else bytes += Buffer.byteLength(JSON.stringify(value) ?? 'null', 'utf8');
+  }
+  return bytes;
 }
 
 /** The path of a number that is not finite (JSON's 1e400 parses to Infinity and is written back as null); null when none. */

@@ -257,6 +257,28 @@ export default async function alertsApiTests(t: Test): Promise<void> {
     t.equal(edge.json().dueDate, '3000-01-01T23:58:59.000Z');
   });
 
+  t.test('extraData nested deeper than JSON.stringify recurses, within the body limit: 400 too large, never a 500', async (t) => {
+    const before = await footprint();
+    // 20,000 levels are 100 KB of body (under 256 KiB): measuring it with JSON.stringify overflowed the stack (a 500).
+    const nestings: [string, string][] = [
+      ['{"a":', '}'],
+      ['[', ']'],
+    ];
+    for (const [open, close] of nestings) {
+      const depth = 20_000;
+      const res = await h.app.inject({
+        method: 'POST',
+        url: SCHEDULE,
+        headers: { 'x-api-key': KEY_A, 'content-type': 'application/json' },
+        payload: `{"userIds":["deep-1"],"ruleId":"overdue-invoices","cycleKey":"2026-03","nameAlert":"n","extraData":{"x":${open.repeat(depth)}1${close.repeat(depth)}}}`,
+      });
+      t.equal(res.statusCode, 400, `${open} × ${depth}: ${res.body.slice(0, 200)}`);
+      assertConforms(t, res, 'POST', SCHEDULE);
+      t.match(res.json().error?.details?.join(' '), /extraData is \d+ bytes as JSON; the limit is 8192/);
+    }
+    t.same(await footprint(), before, 'nothing written');
+  });
+
   t.test('a dueDate the schema admits is scheduled: a leap second (RFC 3339 5.7) and an offset of whole hours', async (t) => {
     // Both pass the spec's date-time format; Date.parse refuses them, and they were a 400 "dueDate must be a valid date-time".
     for (const [userId, dueDate, instant] of [
@@ -370,6 +392,27 @@ export default async function alertsApiTests(t: Test): Promise<void> {
       'identical answers',
     );
     t.equal(await h.db.collection(COLLECTIONS.idempotency).countDocuments({ key: 'key-002' }), 1);
+  });
+
+  t.test('Idempotency-Key with extraData nested 4,000 deep (8 KB, within its limit): scheduled and replayed, never a 500', async (t) => {
+    // Admitted without the key; with it, the request's fingerprint was written recursively and overflowed the stack.
+    const depth = 4000;
+    const payload = `{"userIds":["deep-key-1"],"ruleId":"overdue-invoices","cycleKey":"2026-03","nameAlert":"n","extraData":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    const send = () =>
+      h.app.inject({
+        method: 'POST',
+        url: SCHEDULE,
+        headers: { 'x-api-key': KEY_A, 'content-type': 'application/json', 'idempotency-key': 'deep-extra-data' },
+        payload,
+      });
+    const first = await send();
+    t.equal(first.statusCode, 200, first.body.slice(0, 200));
+    assertConforms(t, first, 'POST', SCHEDULE);
+    t.equal(first.json().newlyScheduled, 1);
+    const again = await send();
+    t.equal(again.statusCode, 200, again.body.slice(0, 200));
+    t.equal(again.headers['idempotent-replayed'], 'true');
+    t.same(again.json(), first.json(), 'the first answer, replayed');
   });
 
   t.test('Idempotency-Key: in-flight duplicate, dead owner, expired record, other body, old-scheme record', async (t) => {
