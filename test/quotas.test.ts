@@ -279,6 +279,67 @@ t.test('a JSON-RPC batch of tool calls spends the general budget once per call, 
   t.match(spent.json().error.details, [/rate limit of 10 requests per minute for this API key exceeded; retry in \d+ seconds/]);
 });
 
+t.test('a batch the transport refuses runs none of its calls and costs what a refused request costs, not one request per call', async (t) => {
+  const app = await appWith(t, { RATE_LIMIT_MAX: '30' });
+  const base = await listen(app);
+  const calls = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: 10 + i, method: 'tools/call', params: { name: 'listFinancialDocs', arguments: { limit: 1 } } }));
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': KEY_A, ...headers },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: res.status,
+      remaining: Number(res.headers.get('x-ratelimit-remaining')),
+      text: await res.text(),
+      session: res.headers.get('mcp-session-id'),
+    };
+  };
+  const init = await post('/mcp', {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
+  t.equal(init.status, 200, init.text);
+  const session = { 'mcp-session-id': init.session!, 'mcp-protocol-version': '2025-03-26' };
+  let left = (await post('/mcp', { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).remaining;
+  // Streamable HTTP: eight calls and a message the SDK refuses (an id that is null; an initialize in an open session):
+  // the POST is refused whole, an invalid request.
+  const refusals: [string, unknown, RegExp][] = [
+    ['a request whose id is null', { jsonrpc: '2.0', id: null, method: 'ping' }, /^Invalid Request: /],
+    [
+      'an initialize in an open session',
+      { jsonrpc: '2.0', id: 99, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      /^Invalid Request: Server already initialized$/,
+    ],
+  ];
+  for (const [what, extra, message] of refusals) {
+    const refused = await post('/mcp', [...calls(8), extra], session);
+    t.equal(refused.status, 400, `${what}: ${refused.text.slice(0, 200)}`);
+    t.match(JSON.parse(refused.text), { jsonrpc: '2.0', id: null, error: { code: -32600, message } }, what);
+    t.notMatch(refused.text, /structuredContent/, `${what}: no call ran`);
+    t.equal(refused.remaining, left - 1, `${what}: one request spent, not nine`);
+    left = refused.remaining;
+  }
+  // The legacy SSE transport takes no batch at all.
+  const stream = new AbortController();
+  t.teardown(() => stream.abort());
+  const sse = await fetch(`${base}/sse`, { headers: { 'x-api-key': KEY_A }, signal: stream.signal });
+  t.equal(sse.status, 200);
+  left = Number(sse.headers.get('x-ratelimit-remaining'));
+  const reader = sse.body!.getReader();
+  let events = '';
+  while (!/data: (\S+)/.test(events)) events += new TextDecoder().decode((await reader.read()).value);
+  const messages = /data: (\S+)/.exec(events)![1]!;
+  const batch = await post(messages, calls(8));
+  t.equal(batch.status, 400, batch.text.slice(0, 200));
+  t.match(JSON.parse(batch.text).error, { code: 400, reason: 'invalid_body', details: [/not a batch/] });
+  t.equal(batch.remaining, left - 1, 'legacy SSE: one request spent, not eight');
+});
+
 t.test('reports run one at a time per tenant, ten more wait, the rest are 429; another tenant is not queued behind them', async (t) => {
   const app = await appWith(t, { REPORT_RATE_LIMIT_MAX: '1000', RATE_LIMIT_MAX: '1000', REPORT_QUEUE_PER_TENANT: '10' });
   // Tenant A's first report holds its turn until the other nineteen have each queued or been

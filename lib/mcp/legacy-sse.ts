@@ -94,6 +94,14 @@ export function registerLegacySse(host: SessionHost): void {
       const detail = 'a JSON-RPC message is required (the body is empty)';
       throw new ApiError(400, 'Invalid request body', [detail], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail }] });
     }
+    // The transport reads one message per POST, never a batch, and refuses the whole POST otherwise: refused here,
+    // before the handover would charge the tool calls of a batch it never runs (session-host.ts).
+    if (!(await sessionRuntime()).isJsonRpcMessage(request.body)) {
+      const detail = Array.isArray(request.body)
+        ? 'the legacy SSE transport takes one JSON-RPC message per POST, not a batch: send each message on its own'
+        : 'a JSON-RPC 2.0 message is required: an object with "jsonrpc": "2.0" and a "method" (a request or a notification) or a "result" or an "error" (a response)';
+      throw new ApiError(400, 'Invalid request body', [detail], { reason: 'invalid_body', fields: [{ in: 'body', name: '', detail }] });
+    }
     const held = host.scopesOf(request);
     const uncovered = uncoveredCalls(request.body, host.toolsByName, held);
     if (uncovered.length) {

@@ -7,16 +7,21 @@
 import { onFirstUse } from '../shared/on-first-use.ts';
 
 export const sessionRuntime = onFirstUse(async () => {
-  const [server, streamable, sse, types] = await Promise.all([
+  const [server, streamable, sse, types, requestBody] = await Promise.all([
     import('./server.ts'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/server/sse.js'),
     import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/sdk/server/requestBody.js'),
   ]);
   return {
     createMcpServer: server.createMcpServer,
     StreamableHTTPServerTransport: streamable.StreamableHTTPServerTransport,
     SSEServerTransport: sse.SSEServerTransport,
     isInitializeRequest: types.isInitializeRequest,
+    /** Whether a value is one JSON-RPC message as the SDK's transports read it (they refuse the whole POST otherwise). */
+    isJsonRpcMessage: (value: unknown): boolean => types.JSONRPCMessageSchema.safeParse(value).success,
+    supportedProtocolVersions: types.SUPPORTED_PROTOCOL_VERSIONS,
+    maxBatchSize: requestBody.MAX_BATCH_SIZE,
   };
 });

@@ -67,6 +67,34 @@ function allMessages(body: unknown): boolean {
 const hasInitialize = (body: unknown, isInitializeRequest: (m: unknown) => boolean): boolean =>
   Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 
+const INVALID_REQUEST =
+  'Invalid Request: each message is an object with "jsonrpc": "2.0" and a "method" (a request or a notification) or a "result" or an "error" (a response)';
+
+type SessionRuntime = Awaited<ReturnType<typeof sessionRuntime>>;
+
+/**
+ * What the SDK's transport would refuse of a POST as a whole (none of its messages run), as it would answer it:
+ * found before the message is handed over, because handing over charges a batch's tool calls to the key's budget
+ * (session-host.ts), and a refused batch costs what a refused request costs, not one request per call it carried.
+ */
+function refusedWhole(request: FastifyRequest, runtime: SessionRuntime, opening: boolean): [number, number, string] | undefined {
+  const body = request.body;
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  const accept = String(request.headers.accept ?? '');
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream'))
+    return [406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'];
+  if (messages.length > runtime.maxBatchSize) return [400, -32600, `Invalid Request: Batch must not exceed ${runtime.maxBatchSize} messages`];
+  // A message the SDK's schema refuses (an id that is null, an object or a fraction) is an invalid request too, not its "parse error".
+  if (!messages.every(runtime.isJsonRpcMessage)) return [400, -32600, INVALID_REQUEST];
+  const initializing = hasInitialize(body, runtime.isInitializeRequest);
+  if (opening) return initializing && messages.length > 1 ? [400, -32600, 'Invalid Request: Only one initialization request is allowed'] : undefined;
+  if (initializing) return [400, -32600, 'Invalid Request: Server already initialized'];
+  const version = request.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !runtime.supportedProtocolVersions.includes(version))
+    return [400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${runtime.supportedProtocolVersions.join(', ')})`];
+  return undefined;
+}
+
 export function registerStreamableHttp(host: SessionHost): void {
   const { app, sessions, authenticate, toolSelectionQuery } = host;
   // Clients send every request of a session to the URL they were given: its toolsets come along, read at initialize.
@@ -84,25 +112,24 @@ export function registerStreamableHttp(host: SessionHost): void {
   app.post('/mcp', { ...route, bodyLimit: mcpBodyLimit(app.config) }, async (request, reply) => {
     if (emptyBody(request)) return jsonRpcError(reply, 400, -32700, 'Parse error: the body is empty (a JSON-RPC message is required)');
     // JSON that is not a JSON-RPC message is an invalid request (JSON-RPC 2.0 §5.1: -32600), not a parse error as the SDK says.
-    if (!allMessages(request.body))
-      return jsonRpcError(
-        reply,
-        400,
-        -32600,
-        'Invalid Request: each message is an object with "jsonrpc": "2.0" and a "method" (a request or a notification) or a "result" or an "error" (a response)',
-      );
+    if (!allMessages(request.body)) return jsonRpcError(reply, 400, -32600, INVALID_REQUEST);
     const held = host.scopesOf(request);
     const uncovered = uncoveredCalls(request.body, host.toolsByName, held);
     if (uncovered.length) return refuseScope(reply, request.body, uncovered, held, host.resourceMetadataOf(request));
     if (sessionHeader(request)) {
       const session = sessionOf(request, reply);
       if (!isSession(session)) return session;
+      const refused = refusedWhole(request, await sessionRuntime(), false);
+      if (refused) return jsonRpcError(reply, ...refused);
       return host.handOver(request, reply, () => session.transport.handleRequest(request.raw, reply.raw, request.body));
     }
     // Watched from here: a session whose client left before its id reached it is of no use to anyone (lib/mcp/client-gone.ts).
     const client = watchClient(request.raw, reply.raw);
-    const { createMcpServer, StreamableHTTPServerTransport, isInitializeRequest } = await sessionRuntime();
+    const runtime = await sessionRuntime();
+    const { createMcpServer, StreamableHTTPServerTransport, isInitializeRequest } = runtime;
     if (!hasInitialize(request.body, isInitializeRequest)) return jsonRpcError(reply, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    const refused = refusedWhole(request, runtime, true);
+    if (refused) return jsonRpcError(reply, ...refused);
     const caller = host.callerOf(request);
     // Held from the check on: concurrent initialize requests each count the others (docs/mcp.md, the caps).
     const release = host.reserveSession(caller);
