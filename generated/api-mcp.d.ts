@@ -526,7 +526,7 @@ export interface components {
         /** @description Session id returned in the `mcp-session-id` header of the `initialize` response. */
         SessionIdRequired: string;
         /**
-         * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+         * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, received, originals, alerts, exports, webhooks (one per tag of the REST document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), filing (marked `x-mcp-toolset: filing`: the DIOT and the tax position's line pages), or `all`. Default every toolset but `webhooks`, `settings`, `filing`, `originals` and `exports` (set-up done once, month-end filing work, files handed to people now and then). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
          * @example tax,analytics
          */
         Toolsets: string;
@@ -559,7 +559,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, received, originals, alerts, exports, webhooks (one per tag of the REST document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), filing (marked `x-mcp-toolset: filing`: the DIOT and the tax position's line pages), or `all`. Default every toolset but `webhooks`, `settings`, `filing`, `originals` and `exports` (set-up done once, month-end filing work, files handed to people now and then). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];
@@ -619,7 +619,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, received, originals, alerts, exports, webhooks (one per tag of the REST document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), filing (marked `x-mcp-toolset: filing`: the DIOT and the tax position's line pages), or `all`. Default every toolset but `webhooks`, `settings`, `filing`, `originals` and `exports` (set-up done once, month-end filing work, files handed to people now and then). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];
@@ -697,7 +697,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, received, originals, alerts, exports, webhooks (one per tag of the REST document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), filing (marked `x-mcp-toolset: filing`: the DIOT and the tax position's line pages), or `all`. Default every toolset but `webhooks`, `settings`, `filing`, `originals` and `exports` (set-up done once, month-end filing work, files handed to people now and then). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];
@@ -810,7 +810,7 @@ export interface operations {
                  */
                 readOnly?: components["parameters"]["ReadOnly"];
                 /**
-                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, received, imports, alerts, webhooks (one per tag of this document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), or `all`. Default every toolset but `webhooks` and `settings` (set-up, done once). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
+                 * @description The toolsets whose tools the session lists and may call, comma-separated: financial, shipments, tax, analytics, imports, received, originals, alerts, exports, webhooks (one per tag of the REST document), settings (the operations marked `x-mcp-toolset: settings`: the tenant's configuration), filing (marked `x-mcp-toolset: filing`: the DIOT and the tax position's line pages), or `all`. Default every toolset but `webhooks`, `settings`, `filing`, `originals` and `exports` (set-up done once, month-end filing work, files handed to people now and then). Read at `initialize` (on `GET /sse`, when the stream opens); later requests of a session may repeat the same URL. An unknown name is a 400.
                  * @example tax,analytics
                  */
                 toolsets?: components["parameters"]["Toolsets"];

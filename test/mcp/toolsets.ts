@@ -221,4 +221,36 @@ export default async function toolsetsTests(t: Test): Promise<void> {
     );
     await (ro.transport as StreamableHTTPClientTransport).terminateSession();
   });
+
+  t.test('the contract says which toolsets there are and which a session has by default, as the service does', async (t) => {
+    const doc = (await h.app.inject({ method: 'GET', url: '/docs/mcp.json' })).json<{
+      components: { parameters: { Toolsets: { description: string } } };
+    }>();
+    const { description } = doc.components.parameters.Toolsets;
+    // The names the service accepts, from its own 400.
+    const refused = await fetch(`${base}/mcp?toolsets=none-such`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': KEY_A },
+      body: '{}',
+    });
+    const accepted = /the toolsets are (.*), or all$/.exec(((await refused.json()) as { error: { details: string[] } }).error.details[0]!)![1]!.split(', ');
+    t.ok(accepted.length > 10, accepted.join(', '));
+    const [named, byDefault] = description.split(/Default every toolset but/);
+    for (const name of accepted) t.match(named, new RegExp(`\\b${name}\\b`), `the contract names the toolset ${name}`);
+    const left = (byDefault ?? '').split('.')[0]!;
+    // One session at a time, ended at once (the sessions a key may hold are capped).
+    const namesOf = async (query: string) => {
+      const client = await connect(t, base, 'streamable', { 'x-api-key': KEY_A }, query);
+      const listed = await names(client);
+      await (client.transport as StreamableHTTPClientTransport).terminateSession();
+      return listed;
+    };
+    const all = await namesOf('?toolsets=all');
+    const listed = await namesOf('');
+    for (const name of accepted) {
+      const inDefault = (await namesOf(`?toolsets=${name}`)).every((tool) => listed.includes(tool));
+      t.equal(new RegExp(`\`${name}\``).test(left), !inDefault, `${name}: ${inDefault ? 'in' : 'left out of'} the default, as the contract says`);
+    }
+    t.ok(all.length > listed.length);
+  });
 }
