@@ -6,15 +6,41 @@
  * without a recorded delivery.
  */
 import type { TripDocument, TripLeg } from '../model/trip-document.ts';
+import { deliveredLeg } from './leg-delivery.ts';
 
 const sameProducts = (a: TripLeg, b: TripLeg): boolean => a.products.length === b.products.length && a.products.every((p, i) => p.code === b.products[i]!.code);
+
+/**
+ * The imported leg with the recorded delivery of its stored version, judged by the rule that
+ * recorded it (lib/trips/leg-delivery.ts; the instant is not judged against the clock again),
+ * or null when it no longer fits the imported leg: loaded litres corrected below what was
+ * offloaded (more than 5% above the new loaded volume), or a loading instant moved after the
+ * unloading.
+ */
+function withKeptDelivery(leg: TripLeg, kept: TripLeg): TripLeg | null {
+  if (kept.unloadDate === null) return null;
+  const out = deliveredLeg(
+    leg,
+    {
+      offloadDate: kept.unloadDate,
+      products: kept.products.map((p) => ({ code: p.code, offloaded: p.offloaded ?? Number.NaN })),
+      ticket: kept.delivery?.ticket ?? null,
+    },
+    Number.POSITIVE_INFINITY,
+  );
+  if (!('leg' in out)) return null;
+  return { ...out.leg, status: kept.status, delivery: kept.delivery };
+}
 
 /**
  * The imported trip with the recorded deliveries of its stored version: for each
  * leg (same leg id) whose stored delivery was recorded and whose products are
  * still the same codes in the same order, the unloading instant, status,
- * offloaded litres and delivery record are kept. A leg whose goods changed in
- * the new file takes the imported version (the recorded litres no longer fit it).
+ * offloaded litres and delivery record are kept, as long as the recorded delivery
+ * still fits the imported leg. A leg whose goods changed in the new file takes the
+ * imported version (the recorded litres no longer fit it), and so does one whose
+ * loaded litres or loading instant changed so that the recorded delivery would be
+ * refused now.
  */
 export function keepRecordedDeliveries(imported: TripDocument, stored: TripDocument | undefined): TripDocument {
   if (!stored) return imported;
@@ -25,13 +51,7 @@ export function keepRecordedDeliveries(imported: TripDocument, stored: TripDocum
     shipments: imported.shipments.map((leg) => {
       const kept = recorded.get(leg.id);
       if (!kept || !sameProducts(leg, kept)) return leg;
-      return {
-        ...leg,
-        unloadDate: kept.unloadDate,
-        status: kept.status,
-        products: leg.products.map((p, i) => ({ ...p, offloaded: kept.products[i]!.offloaded })),
-        delivery: kept.delivery,
-      };
+      return withKeptDelivery(leg, kept) ?? leg;
     }),
   };
 }
