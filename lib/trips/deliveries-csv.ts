@@ -57,6 +57,8 @@ const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[
 const CODE_RE = /^[0-9]{8}$/;
 const TICKET_RE = /^[A-Za-z0-9][A-Za-z0-9 ._/#:-]*$/;
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** A trip id: imported trips' start with the tenant's RFC, which may hold '&' or 'Ñ' (spec: DeliveryRow.tripId, as GET /api/shipments/{id}). */
+const TRIP_ID_RE = /^[A-Za-z0-9&Ñ][A-Za-z0-9&Ñ._-]*$/;
 
 /** Records of a CSV text with the line each starts on (RFC 4180 quoting; a quote never closed runs to the end: `unclosed`). */
 export function* csvRecords(text: string): Generator<{ line: number; fields: string[]; unclosed?: true }, undefined> {
@@ -124,12 +126,11 @@ export function deliveryRow(line: number, values: Partial<Record<Column, string>
   const tripId = text('tripId');
   const shipmentId = text('shipmentId');
   const productCode = text('productCode');
-  for (const [name, value] of [
-    ['tripId', tripId],
-    ['shipmentId', shipmentId],
+  for (const [name, value, re, chars] of [
+    ['tripId', tripId, TRIP_ID_RE, "letters, digits, '&', 'Ñ', '.', '_', '-'"],
+    ['shipmentId', shipmentId, ID_RE, "letters, digits, '.', '_', '-'"],
   ] as const) {
-    if (value !== '' && (value.length > 64 || !ID_RE.test(value)))
-      problems.push(`${name} "${value}" is not an id of this service (letters, digits, '.', '_', '-'; at most 64)`);
+    if (value !== '' && (value.length > 64 || !re.test(value))) problems.push(`${name} "${value}" is not an id of this service (${chars}; at most 64)`);
   }
   if (productCode !== '' && !CODE_RE.test(productCode)) problems.push(`productCode "${productCode}" is not a SAT product key (8 digits)`);
   let offloaded = offloadedNumber ?? Number.NaN;

@@ -339,6 +339,37 @@ export default async function csvTests(t: Test): Promise<void> {
     );
   });
 
+  t.test("a tenant whose RFC holds '&' or 'Ñ' records the deliveries of its imported trips (their ids start with it)", async (t) => {
+    const tenant = 'Ñ&A850101AB1';
+    const key = (await createApiKey(h.db, tenant, 'ampersand')).key;
+    // As an import names a trip: `${tenant}-CP-${uuid}`.
+    const ids = ['put', 'csv', 'json'].map((_, i) => `${tenant}-CP-1A2B3C4D-0011-4000-8000-00000000000${i}`);
+    await insertTrips(
+      h.db,
+      ids.map((_id) => makeTrip({ _id, tenant, legs: [onTheRoad('CCC-1', diesel(20_000, null))] })),
+    );
+    const url = `/api/shipments/${encodeURIComponent(ids[0]!)}`;
+    t.equal((await h.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } })).statusCode, 200, 'the trip is read by its id');
+    const put = await h.app.inject({
+      method: 'PUT',
+      url: `${url}/legs/CCC-1/delivery`,
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      payload: JSON.stringify({ offloadDate: '2026-03-10T09:00:00-06:00', products: [{ code: '15101505', offloaded: 19_950 }] }),
+    });
+    t.equal(put.statusCode, 200, put.body);
+    assertConforms(t, put, 'PUT', '/api/shipments/:id/legs/:shipmentId/delivery');
+    const csv = (await post(`tripId,shipmentId,productCode,offloaded,offloadDate\n${ids[1]},CCC-1,15101505,19950,2026-03-10 09:00\n`, 'text/csv', key)).json();
+    t.same(outcome(csv), [[2, 'applied', '']], 'CSV');
+    const json = await post(
+      { rows: [{ tripId: ids[2], shipmentId: 'CCC-1', productCode: '15101505', offloaded: 19_950, offloadDate: '2026-03-10 09:00' }] },
+      'application/json',
+      key,
+    );
+    t.equal(json.statusCode, 200, json.body);
+    t.same(outcome(json.json()), [[1, 'applied', '']], 'JSON rows');
+    for (const id of ids) t.match(await leg0(id, 'CCC-1'), { status: 4, products: [{ offloaded: 19_950 }] }, `${id} delivered`);
+  });
+
   t.test('a body over DELIVERIES_BODY_LIMIT_BYTES is 413', async (t) => {
     const app = await h.rebuild({ env: { DELIVERIES_BODY_LIMIT_BYTES: '2048' } });
     const res = await app.inject({

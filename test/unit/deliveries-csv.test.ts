@@ -61,7 +61,7 @@ t.test('one row: values checked, each problem named', async (t) => {
   const bad = deliveryRow(3, { tripId: 'T/1', shipmentId: '', productCode: '1510150', offloaded: '1,234', offloadDate: '10/03/2026', ticket: 'ñ' });
   t.same(bad.problems, [
     'shipmentId is empty',
-    "tripId \"T/1\" is not an id of this service (letters, digits, '.', '_', '-'; at most 64)",
+    "tripId \"T/1\" is not an id of this service (letters, digits, '&', 'Ñ', '.', '_', '-'; at most 64)",
     'productCode "1510150" is not a SAT product key (8 digits)',
     'offloaded "1,234" is not a number of litres (digits and a decimal point, e.g. 30952.5)',
     'offloadDate "10/03/2026" is not a date and time (YYYY-MM-DD HH:mm, Mexico City, or with Z/±hh:mm)',
