@@ -20,7 +20,8 @@ export interface AssignmentLine {
 
 const UUID_RE = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
 const VEHICLE_RE = /^[A-Za-z0-9][A-Za-z0-9 ._/-]*$/;
-const TRIP_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** Imported trips' ids start with the tenant's RFC, which may hold '&' or 'Ñ' (as GET /api/shipments/{id} takes them). */
+const TRIP_RE = /^[A-Za-z0-9&Ñ][A-Za-z0-9&Ñ._-]*$/;
 
 /** Checks one line's values (shared by the CSV and the JSON rows). */
 export function assignmentLine(line: number, uuid: string, vehicle: string, tripId: string): AssignmentLine {
@@ -31,7 +32,8 @@ export function assignmentLine(line: number, uuid: string, vehicle: string, trip
   if (!UUID_RE.test(u)) problems.push(`uuid "${u.slice(0, 64)}" is not a CFDI UUID (8-4-4-4-12 hexadecimal digits)`);
   if (v && (v.length > 40 || !VEHICLE_RE.test(v)))
     problems.push(`vehicle "${v.slice(0, 40)}" is not a vehicle id (letters, digits, ' ', '.', '_', '/', '-'; at most 40)`);
-  if (t && (t.length > 64 || !TRIP_RE.test(t))) problems.push(`tripId "${t.slice(0, 64)}" is not a trip id (letters, digits, '.', '_', '-'; at most 64)`);
+  if (t && (t.length > 64 || !TRIP_RE.test(t)))
+    problems.push(`tripId "${t.slice(0, 64)}" is not a trip id (letters, digits, '&', 'Ñ', '.', '_', '-'; at most 64)`);
   if (v && t) problems.push('give a vehicle or a trip, not both');
   return { line, uuid: u, vehicle: v || null, tripId: t || null, problems };
 }

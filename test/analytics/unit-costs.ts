@@ -30,6 +30,7 @@ import { makeTrip, leg, diesel, CLIENT_COMPANY, CLIENT_COMPANY_2 } from '../fixt
 import type { TripPlace } from '../../lib/model/trip-document.ts';
 import { insertTrips } from '../fixtures/stored-trips.ts';
 import { unitEconomicsRollups } from '../../lib/analytics/unit-economics-rollup-kind.ts';
+import { createApiKey } from '../../lib/auth/api-keys.ts';
 
 export default async function unitCostsTests(t: Test): Promise<void> {
   const NOW = new Date('2026-04-20T12:00:00-06:00');
@@ -618,5 +619,29 @@ export default async function unitCostsTests(t: Test): Promise<void> {
     t.equal(moved.statusCode, 200, moved.body);
     // V1: 9,420; V2: 16,280 + 7,000 = 23,280.
     for (const b of await answers('2026-03-02', '2026-03-31')) t.same(vehicles(b), { V1: 9_420, V2: 23_280 }, 'kept on write, after the move');
+  });
+
+  t.test("a tenant whose RFC holds '&' or 'Ñ' assigns a received CFDI to its imported trip (PUT, JSON rows, CSV)", async (t) => {
+    const tenant = 'Ñ&A850101AB1';
+    const key = (await createApiKey(h.db, tenant, 'ampersand')).key;
+    // As an import names a trip: `${tenant}-CP-${uuid}`.
+    const trip = `${tenant}-CP-1A2B3C4D-0011-4000-8000-000000000031`;
+    await insertTrips(h.db, [makeTrip({ _id: trip, tenant, legs: [leg({ ...day('2026-03-05'), distanceKm: 100, products: [diesel(10_000, 10_000)] })] })]);
+    const files = [31, 32, 33].map((n) => ({
+      name: `R${n}.xml`,
+      content: cfdi(n, '78101802', 'Flete subcontratado', 1_000, '2026-03-15T10:00:00', 0, tenant),
+    }));
+    const imported = await send('POST', '/api/imports', { files }, key);
+    t.equal(imported.statusCode, 200, imported.body);
+    const put = await send('PUT', `/api/received-docs/${encodeURIComponent(rid(31, tenant))}/assignment`, { tripId: trip }, key);
+    t.equal(put.statusCode, 200, put.body);
+    assertConforms(t, put, 'PUT', '/api/received-docs/:id/assignment');
+    t.match(put.json(), { tripId: trip, vehicle: null });
+    const rows = await send('POST', '/api/received-assignments', { rows: [{ uuid: U(32), tripId: trip }] }, key);
+    t.equal(rows.statusCode, 200, rows.body);
+    t.match(rows.json().rows, [{ status: 'assigned' }], 'JSON rows');
+    const csv = await send('POST', '/api/received-assignments/csv', `uuid,vehicle,tripId\n${U(33)},,${trip}\n`, key, 'text/csv');
+    t.equal(csv.statusCode, 200, csv.body);
+    t.match(csv.json().rows, [{ status: 'assigned' }], 'CSV');
   });
 }
