@@ -4062,7 +4062,7 @@ export interface components {
         };
         ReceivedCategoryRulesRequest: {
             /**
-             * @description The tenant's rules. They replace the ones stored (an empty list leaves the defaults alone); a code may appear once.
+             * @description The tenant's rules. They replace the ones stored (an empty list leaves the defaults alone); a code given twice keeps its last rule.
              * @example [
              *       {
              *         "code": "78101802",
