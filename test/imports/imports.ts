@@ -360,18 +360,21 @@ export default async function importsTests(t: Test): Promise<void> {
     await post(undelivered, 'application/xml');
     const tripId = `${TENANT_A}-CP-${UUID(11)}`;
     const shipmentId = (await get(`/api/shipments/${tripId}`)).shipments[0].shipmentId;
-    const put = await h.app.inject({
-      method: 'PUT',
-      url: `/api/shipments/${tripId}/legs/${shipmentId}/delivery`,
-      headers: { 'x-api-key': KEY_A },
-      payload: {
-        offloadDate: '2026-10-20T17:00:00-06:00',
-        products: [
-          { code: '15101505', offloaded: 19_900 },
-          { code: '15101514', offloaded: 11_950 },
-        ],
-      },
-    });
+    // The reception ticket: 19,900 L of diesel and 11,950 L of gasoline.
+    const deliver = () =>
+      h.app.inject({
+        method: 'PUT',
+        url: `/api/shipments/${tripId}/legs/${shipmentId}/delivery`,
+        headers: { 'x-api-key': KEY_A },
+        payload: {
+          offloadDate: '2026-10-20T17:00:00-06:00',
+          products: [
+            { code: '15101505', offloaded: 19_900 },
+            { code: '15101514', offloaded: 11_950 },
+          ],
+        },
+      });
+    const put = await deliver();
     t.equal(put.statusCode, 200, put.body);
     // The carrier corrects the file: 10,000 L of diesel were loaded, not 20,000.
     const corrected = undelivered.replaceAll('Cantidad="20000"', 'Cantidad="10000"');
@@ -380,18 +383,7 @@ export default async function importsTests(t: Test): Promise<void> {
     t.equal(leg.volumes.products[0].loaded, 10_000, 'the corrected loaded volume');
     t.not(leg.volumes.products[0].offloaded, 19_900, 'not 19,900 L offloaded of 10,000 L loaded (a delivery refused when recorded)');
     t.match(leg, { delivered: false, volumes: { offloaded: null, shrinkageVolume: null } }, 'back in transit: its ticket is to be recorded again');
-    const again = await h.app.inject({
-      method: 'PUT',
-      url: `/api/shipments/${tripId}/legs/${shipmentId}/delivery`,
-      headers: { 'x-api-key': KEY_A },
-      payload: {
-        offloadDate: '2026-10-20T17:00:00-06:00',
-        products: [
-          { code: '15101505', offloaded: 19_900 },
-          { code: '15101514', offloaded: 11_950 },
-        ],
-      },
-    });
+    const again = await deliver();
     t.equal(again.statusCode, 400, 'the same ticket is refused against the corrected leg, as the import now judges it');
     // The file as the other tests know it.
     t.equal((await post(original, 'application/xml')).json<Report>().files[0]!.status, 'updated');
