@@ -103,6 +103,30 @@ export default async function engineTests(t: Test): Promise<void> {
       t.same(ids, [2]);
     });
 
+    // The engine answers "not equal" before copying both sides when their shapes differ
+    // (Utils.nullAwareEquals): the answers MongoDB gives, by hand.
+    t.test('equality of embedded documents and arrays', async (t) => {
+      const c = db.collection<{ _id: number; sub?: unknown; arr?: unknown }>('shapes');
+      await c.insertMany([
+        { _id: 1, sub: { a: 1, b: 2 } },
+        { _id: 2, sub: { a: 1, b: 2, c: 3 } },
+        { _id: 3, sub: { a: 1 } },
+        { _id: 4, sub: { a: 1.0, b: 2.0 } },
+        { _id: 5, sub: { b: 2, a: 1 } },
+        { _id: 6, arr: [1, 2] },
+        { _id: 7, arr: [1, 2, 3] },
+        { _id: 8, arr: [{ a: 1 }, { a: 1, b: 2 }] },
+      ]);
+      const ids = async (q: Document) => (await c.find(q).sort({ _id: 1 }).toArray()).map((d) => d._id);
+      // Field order matters for embedded-document equality; 1 and 1.0 are equal numbers.
+      t.same(await ids({ sub: { a: 1, b: 2 } }), [1, 4]);
+      t.same(await ids({ sub: { a: 1 } }), [3]);
+      t.same(await ids({ arr: [1, 2] }), [6]);
+      t.same(await ids({ arr: { a: 1, b: 2 } }), [8]);
+      t.same(await ids({ arr: { $elemMatch: { a: 1, b: { $exists: false } } } }), [8]);
+      t.same(await ids({ arr: [2, 1] }), []);
+    });
+
     t.test('$in', async (t) => {
       const ids = (
         await docs

@@ -26,11 +26,56 @@ import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
  * engine's time (JFR, cash-inflow forecast at 100k invoices). The stock decoder reads through a
  * Netty buffer (bounds and reference-count checks on every byte, a search per field name) and
  * builds each array as a document first, then copies it into a list. Field names and strings of
- * ASCII bytes become strings without the UTF-8 decoder.
+ * ASCII bytes become strings without the UTF-8 decoder, and a field name seen before is the same
+ * string again (FIELD_NAMES).
  */
 final class StoredBsonDecoder {
 
+    /**
+     * Recently decoded field names by a hash of their bytes. A collection's documents repeat a few
+     * dozen names; a name found here is not allocated again, and its hash (which every document
+     * put and field lookup computes) is already cached in it. Entries are immutable strings, so
+     * threads racing on a slot at worst miss. Names longer than MAX_CACHED_NAME are not kept.
+     */
+    private static final String[] FIELD_NAMES = new String[4096];
+    private static final int MAX_CACHED_NAME = 48;
+
     private StoredBsonDecoder() {
+    }
+
+    /** The field name in bytes [from, to): a cached string when the same ASCII name was decoded before. */
+    private static String fieldName(byte[] b, int from, int to) {
+        int length = to - from;
+        if (length > MAX_CACHED_NAME) {
+            return string(b, from, to);
+        }
+        int h = length;
+        for (int i = from; i < to; i++) {
+            h = 31 * h + b[i];
+        }
+        int slot = (h ^ (h >>> 15)) & (FIELD_NAMES.length - 1);
+        String cached = FIELD_NAMES[slot];
+        if (cached != null && sameAscii(cached, b, from, length)) {
+            return cached;
+        }
+        String name = string(b, from, to);
+        if (name.length() == length) {
+            // ASCII only (one char per byte): sameAscii can compare it with bytes.
+            FIELD_NAMES[slot] = name;
+        }
+        return name;
+    }
+
+    private static boolean sameAscii(String s, byte[] b, int from, int length) {
+        if (s.length() != length) {
+            return false;
+        }
+        for (int k = 0; k < length; k++) {
+            if (s.charAt(k) != b[from + k]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static Document decode(byte[] b) {
@@ -62,7 +107,7 @@ final class StoredBsonDecoder {
                 return document;
             }
             int nameEnd = cstringEnd(b, i);
-            String name = string(b, i, nameEnd);
+            String name = fieldName(b, i, nameEnd);
             at[0] = nameEnd + 1;
             NeededFields child = needs == null ? null : needs.child(name);
             if (needs != null && child == null) {
