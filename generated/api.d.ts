@@ -2409,7 +2409,9 @@ export interface components {
             limit: number;
             /** @description Pass as `cursor` for the next page; null on the last page. */
             nextCursor: string | null;
+            /** @description Page number returned; with `cursor`, the pages walked */
             page: number;
+            /** @description The pages walked and those `total` (counted on the first page of the walk) leaves at this `limit` */
             pages: number;
             /** @description RFC of the authenticated tenant */
             tenant: string;
@@ -3857,11 +3859,11 @@ export interface components {
             hasMore: boolean;
             /** @description Page size used */
             limit: number;
-            /** @description Lists with cursor pagination (financial documents, shipments): pass as `cursor` to get the next page; null on the last page. With `cursor`, `total` and `pages` are as counted on the first page of the walk, and `page` counts the pages walked. */
+            /** @description Lists with cursor pagination (financial documents, shipments): pass as `cursor` to get the next page; null on the last page. With `cursor`, `total` is as counted on the first page of the walk, `page` counts the pages walked, and `pages` is those pages and the ones `total` leaves at this `limit` (a walk may change its `limit`). */
             nextCursor?: string | null;
             /** @description Page number returned */
             page: number;
-            /** @description Number of pages for this limit */
+            /** @description Number of pages for this limit; along a cursor walk, the pages walked and those left at this limit */
             pages: number;
             /**
              * Format: date-time

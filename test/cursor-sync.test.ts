@@ -98,6 +98,36 @@ t.test('a cursor walk returns what page by page returns, with meta along the wal
   t.equal(full.ids.length, 7);
 });
 
+t.test('a walk that changes its limit: page counts the pages walked, pages adds those left at the new limit', async (t) => {
+  const all = (await get('/api/financial-docs?limit=100')).json<Page>().data.map((d) => d.id);
+  const first = (await get('/api/financial-docs?limit=2')).json<Page>();
+  t.match(first.meta, { total: 7, page: 1, pages: 4 });
+  const next = (limit: number, p: Page) => get(`/api/financial-docs?limit=${limit}&cursor=${encodeURIComponent(p.meta.nextCursor!)}`);
+  // 2 walked, 5 left: at 3 a page, 2 more pages (3 + 2): page 2 of 3.
+  const second = (await next(3, first)).json<Page>();
+  t.same(
+    second.data.map((d) => d.id),
+    all.slice(2, 5),
+  );
+  t.match(second.meta, { total: 7, page: 2, pages: 3, hasMore: true });
+  // 5 walked, 2 left: at 1 a page, 2 more: page 3 of 4; then 6 walked, 1 left at 5: page 4 of 4, the last.
+  const third = (await next(1, second)).json<Page>();
+  t.same(
+    third.data.map((d) => d.id),
+    all.slice(5, 6),
+  );
+  t.match(third.meta, { page: 3, pages: 4, hasMore: true });
+  const fourth = (await next(5, third)).json<Page>();
+  t.same(
+    fourth.data.map((d) => d.id),
+    all.slice(6),
+  );
+  t.match(fourth.meta, { page: 4, pages: 4, hasMore: false, nextCursor: null });
+  // The same limit all along: as before, pages is the total over the limit.
+  const same = (await next(2, first)).json<Page>();
+  t.match(same.meta, { page: 2, pages: 4 });
+});
+
 t.test('updatedSince: at or after the instant, oldest change first, id breaks ties', async (t) => {
   const since = iso(T0 + 2 * 60_000);
   const expected = small
@@ -222,6 +252,15 @@ t.test('MCP: the list tools walk with cursor and updatedSince too', async (t) =>
   t.same(ids, (await walk(`/api/financial-docs?limit=100&updatedSince=${iso(T0)}`)).ids);
   const late = await client.callTool({ name: 'listFinancialDocs', arguments: { updatedSince: '9999-12-31T23:59:59-12:00' } });
   t.same((late.structuredContent as Page).data, [], 'an instant in year 10000: nothing changed since');
+  // A walk that changes its limit (7 documents): 2 walked, 5 left at 1 a page: page 2 of 6.
+  const first = (await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 2, updatedSince: iso(T0) } })).structuredContent as Page;
+  const second = (await client.callTool({ name: 'listFinancialDocs', arguments: { limit: 1, updatedSince: iso(T0), cursor: first.meta.nextCursor } }))
+    .structuredContent as Page;
+  t.match(second.meta, { total: 7, page: 2, pages: 6 });
+  t.same(
+    second.data.map((d) => d.id),
+    ids.slice(2, 3),
+  );
   const bad = await client.callTool({ name: 'listShipments', arguments: { cursor: 'abc.def' } });
   t.equal(bad.isError, true);
   t.equal((bad.structuredContent as { error: { code: number } }).error.code, 400);

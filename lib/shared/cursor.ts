@@ -31,6 +31,11 @@ export interface CursorPosition {
   total: number;
   /** Page number the cursor leads to. */
   page: number;
+  /**
+   * Records on the pages before it. Absent from cursors issued before it was carried: those
+   * pages are then taken to be of the limit asked now.
+   */
+  walked?: number;
 }
 
 interface Payload {
@@ -42,6 +47,7 @@ interface Payload {
   k: KeyValue[];
   n: number;
   p: number;
+  o?: number;
 }
 
 const b64 = (buf: Buffer): string => buf.toString('base64url');
@@ -68,6 +74,7 @@ export function encodeCursor(secret: Buffer, binding: CursorBinding, position: C
     k: position.key,
     n: position.total,
     p: position.page,
+    ...(position.walked === undefined ? {} : { o: position.walked }),
   };
   const body = b64(Buffer.from(JSON.stringify(payload), 'utf8'));
   return `${body}.${b64(sign(secret, body))}`;
@@ -97,10 +104,11 @@ export function decodeCursor(secret: Buffer, token: string, expected: CursorBind
   } catch {
     throw invalid('is malformed');
   }
-  if (p.v !== 1 || !isKey(p.k) || !Number.isInteger(p.n) || !Number.isInteger(p.p)) throw invalid('is malformed');
+  if (p.v !== 1 || !isKey(p.k) || !Number.isInteger(p.n) || !Number.isInteger(p.p) || (p.o !== undefined && !Number.isInteger(p.o)))
+    throw invalid('is malformed');
   // Another tenant's cursor says nothing about which tenant it was: just "not for this request".
   if (p.t !== expected.tenant || p.l !== expected.list) throw unknown('belongs to another list or API key');
   if (p.s !== expected.sort || p.f !== expected.filters)
     throw unknown('was issued for other filters (filters and updatedSince must stay the same along a walk)');
-  return { key: p.k, total: p.n, page: p.p };
+  return { key: p.k, total: p.n, page: p.p, ...(p.o === undefined ? {} : { walked: p.o }) };
 }

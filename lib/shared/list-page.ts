@@ -42,6 +42,8 @@ export async function listPage<T extends Document>(opts: {
   const limit = request.limit;
   let total: number;
   let page: number;
+  /** Records on the walk's pages before this one. */
+  let walked: number;
   let found: T[];
   let syncFrom: number | undefined;
   if (request.cursor !== undefined) {
@@ -54,6 +56,7 @@ export async function listPage<T extends Document>(opts: {
     found = (await opts.fetch({ sort, skip: 0, limit: limit + 1, after: position.key.slice(0, sort.length), count: false })).docs;
     total = position.total;
     page = position.page;
+    walked = position.walked ?? (page - 1) * limit;
   } else {
     // Before anything of the walk is read (lib/db/writes-in-flight.ts, the proof).
     if (opts.syncFrom) syncFrom = await opts.syncFrom();
@@ -62,13 +65,16 @@ export async function listPage<T extends Document>(opts: {
     found = res.docs;
     total = res.total ?? 0;
     page = request.page;
+    walked = window.skip;
   }
   const hasMore = found.length > limit;
   const docs = hasMore ? found.slice(0, limit) : found;
   const last = docs[docs.length - 1];
   const key = last ? [...sortKey(sort, last), ...(syncFrom === undefined ? [] : [syncFrom])] : [];
-  const nextCursor = hasMore && last ? encodeCursor(secret, binding, { key, total, page: page + 1 }) : null;
-  const meta = { total, page, limit, pages: Math.ceil(total / limit), hasMore, nextCursor };
+  const nextCursor = hasMore && last ? encodeCursor(secret, binding, { key, total, page: page + 1, walked: walked + docs.length }) : null;
+  // The pages walked and those left at this limit: a walk may change its limit along the way.
+  const pages = walked === (page - 1) * limit ? Math.ceil(total / limit) : page - 1 + Math.ceil(Math.max(total - walked, 0) / limit);
+  const meta = { total, page, limit, pages, hasMore, nextCursor };
   return { meta: syncFrom === undefined ? meta : { ...meta, syncFrom: new Date(syncFrom).toISOString() }, docs };
 }
 
