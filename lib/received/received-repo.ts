@@ -1,10 +1,12 @@
 /**
  * The store of received CFDIs: `receivedFacts` (one record per received CFDI, or per cancelled
  * UUID, with the SHA-256 of its file: same UUID and bytes = skipped) and `receivedDocs` (each
- * received invoice rebuilt from its facts). Writes are whole-document upserts in bulk.
+ * received invoice rebuilt from its facts). New facts are inserted (a concurrent import of the same file
+ * finds its fact taken and says skipped), the others replaced whole, in bulk.
  */
-import type { Collection, Db, Filter } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Filter } from 'mongodb';
 import { COLLECTIONS } from '../db/collections.ts';
+import { isDuplicateKeyError } from '../db/duplicate-key.ts';
 import { findSortedPage } from '../db/find-page.ts';
 import type { KeysetSort, PageQuery } from '../shared/keyset.ts';
 import type { InstantRange } from '../shared/date-range.ts';
@@ -75,6 +77,24 @@ export async function saveReceivedFacts(db: Db, records: readonly ReceivedFactRe
     records.map((r) => ({ replaceOne: { filter: { _id: r._id, tenant: r.tenant }, replacement: r, upsert: true } })),
     { ordered: false },
   );
+}
+
+/**
+ * Inserts facts that were not stored when read; returns the ids another writer stored first
+ * (a concurrent import of the same files), which the caller reads again to say what it did.
+ */
+export async function insertNewReceivedFacts(db: Db, records: readonly ReceivedFactRecord[]): Promise<Set<string>> {
+  const lost = new Set<string>();
+  if (!records.length) return lost;
+  try {
+    await receivedFacts(db).insertMany([...records], { ordered: false });
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const writeErrors = [err.writeErrors].flat();
+    if (writeErrors.some((w) => !isDuplicateKeyError(w)) || err.result.getWriteConcernError()) throw err;
+    for (const w of writeErrors) lost.add(records[w.index]!._id);
+  }
+  return lost;
 }
 
 /** Every fact (invoice, payments, credit notes) that names one of these invoices. */

@@ -13,6 +13,7 @@ import {
   CANCEL_KINDS,
   factsOfReceivedInvoices,
   findReceivedFacts,
+  insertNewReceivedFacts,
   putReceivedDocs,
   receivedCancellationsOf,
   receivedFactId,
@@ -36,7 +37,8 @@ export interface ReceivedFilePlan {
   sha256: string;
 }
 
-export type ReceivedFileOutcome = { outcome: 'created' | 'updated' | 'skipped'; receivedDocIds: string[]; pendingInvoices: string[] } | { refusal: string };
+type Outcome = 'created' | 'updated' | 'skipped';
+export type ReceivedFileOutcome = { outcome: Outcome; receivedDocIds: string[]; pendingInvoices: string[] } | { refusal: string };
 
 const isCancel = (kind: ReceivedFact['kind']): boolean => (CANCEL_KINDS as readonly string[]).includes(kind);
 /** Invoices, payments and credit notes share one id per UUID: what a cancellation is about. */
@@ -49,7 +51,9 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
   );
   const known = await findReceivedFacts(ctx.db, tenant, ids);
   const toWrite = new Map<string, ReceivedFactRecord>();
-  const decided: (ReceivedFileOutcome | { outcome: 'created' | 'updated' | 'skipped'; affected: string[] })[] = [];
+  // Facts not stored when read are inserted (a concurrent import of the same file may win); the others replaced.
+  const fresh = new Set<string>();
+  const decided: (ReceivedFileOutcome | { facts: { id: string; outcome: Outcome }[]; affected: string[] })[] = [];
   for (const p of files) {
     // A cancellation applies to a CFDI this supplier issued to the tenant, imported before it or earlier in the same import.
     const stranger = p.facts.find((f) => isCancel(f.fact.kind) && known.get(cfdiId(tenant, f.fact.uuid))?.issuer !== p.issuer);
@@ -59,7 +63,7 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
       });
       continue;
     }
-    const outcomes: ('created' | 'updated' | 'skipped')[] = [];
+    const outcomes: { id: string; outcome: Outcome }[] = [];
     const affected: string[] = [];
     for (const f of p.facts) {
       const record: ReceivedFactRecord = {
@@ -74,9 +78,12 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
         importedAt: now,
       };
       const prev = known.get(record._id);
-      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind && !predatesCurrency(prev.fact)) outcomes.push('skipped');
+      if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind && !predatesCurrency(prev.fact))
+        outcomes.push({ id: record._id, outcome: 'skipped' });
       else {
-        outcomes.push(prev ? 'updated' : 'created');
+        // A fact stored first earlier in this batch stays an insert (written once, as its last version).
+        if (!prev) fresh.add(record._id);
+        outcomes.push({ id: record._id, outcome: prev ? 'updated' : 'created' });
         known.set(record._id, record);
         toWrite.set(record._id, record);
       }
@@ -86,16 +93,31 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
         affected.push(...(target.kind === 'invoice' ? [target.uuid] : target.invoices));
       }
     }
-    const outcome = outcomes.includes('created') ? 'created' : outcomes.includes('updated') ? 'updated' : 'skipped';
-    decided.push({ outcome, affected: [...new Set(affected)] });
+    decided.push({ facts: outcomes, affected: [...new Set(affected)] });
   }
-  await saveReceivedFacts(ctx.db, [...toWrite.values()]);
+  const lost = await insertNewReceivedFacts(
+    ctx.db,
+    [...fresh].map((id) => toWrite.get(id)!),
+  );
+  await saveReceivedFacts(
+    ctx.db,
+    [...toWrite.values()].filter((r) => !fresh.has(r._id)),
+  );
+  // Stored by another import meanwhile: the same content was not created by this one; other content is replaced.
+  const settled = new Map<string, Outcome>();
+  if (lost.size) {
+    const stored = await findReceivedFacts(ctx.db, tenant, [...lost]);
+    const replace = [...lost].map((id) => toWrite.get(id)!).filter((r) => stored.get(r._id)?.sha256 !== r.sha256);
+    await saveReceivedFacts(ctx.db, replace);
+    for (const id of lost) settled.set(id, replace.some((r) => r._id === id) ? 'updated' : 'skipped');
+  }
   const all = [...new Set(decided.flatMap((d) => ('affected' in d ? d.affected : [])))];
   const existing = await rebuildReceivedInvoices(ctx, tenant, all, now);
   return decided.map((d) => {
     if (!('affected' in d)) return d;
+    const final = d.facts.map(({ id, outcome }) => (outcome === 'created' ? (settled.get(id) ?? outcome) : outcome));
     return {
-      outcome: d.outcome,
+      outcome: final.includes('created') ? 'created' : final.includes('updated') ? 'updated' : 'skipped',
       receivedDocIds: d.affected.filter((u) => existing.has(u)).map((u) => receivedDocId(tenant, u)),
       pendingInvoices: d.affected.filter((u) => !existing.has(u)),
     };

@@ -540,4 +540,47 @@ export default async function receivedTests(t: Test): Promise<void> {
     const doc = (await get(`/api/received-docs/${TENANT_B}-RCFDI-${inv}`, KEY_B)).body;
     t.match(doc.balance, { total: 1_000, pending: 900 });
   });
+  t.test('two imports of the same received files at once: one creates each, the other skips it (both said created)', async (t) => {
+    // Tenant B receives an invoice and its complement in two requests sent together. Each fact is stored once, so of the
+    // two reports per file exactly one says created and the other skipped; the document is the one a single import builds.
+    const inv = '9D1C0E55-0095-4000-8000-000000000195';
+    const pay = '9D1C0E55-0094-4000-8000-000000000194';
+    const files = [
+      {
+        name: 'race-inv.xml',
+        content: invoiceXml({
+          issuer: GAS,
+          receiver: TENANT_B,
+          uuid: inv,
+          fecha: '2026-10-06T10:00:00',
+          method: 'PPD',
+          lines: [{ desc: 'Diesel', amount: 3_000 }],
+        }).xml,
+      },
+      {
+        name: 'race-pay.xml',
+        content: paymentXml({
+          issuer: GAS,
+          receiver: TENANT_B,
+          uuid: pay,
+          fecha: '2026-10-08T10:00:00',
+          invoiceUuid: inv,
+          currency: 'MXN',
+          exchangeRate: 1,
+          before: 3_000,
+          paid: 1_000,
+        }),
+      },
+    ];
+    const [a, b] = await Promise.all([post(files, KEY_B), post(files, KEY_B)]);
+    for (const name of ['race-inv.xml', 'race-pay.xml']) {
+      const statuses = [a, b].map((r) => r.files.find((f) => f.name === name)!.status).sort();
+      t.same(statuses, ['created', 'skipped'], `${name}: created by one import, skipped by the other`);
+    }
+    t.equal(a.summary.created! + b.summary.created!, 2, 'two files created in all');
+    const again = await post(files, KEY_B);
+    t.match(again.files, [{ status: 'skipped' }, { status: 'skipped' }], 'a third import finds both stored');
+    const doc = (await get(`/api/received-docs/${TENANT_B}-RCFDI-${inv}`, KEY_B)).body;
+    t.match(doc.balance, { total: 3_000, pending: 2_000 }, '3,000.00 less the 1,000.00 paid');
+  });
 }
