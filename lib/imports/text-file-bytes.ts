@@ -4,8 +4,10 @@
  * or windows-1252 CFDI keeps its declaration and is read, and kept as its original, in that
  * encoding (docs/importing.md). Any other text is UTF-8 (an encoding the parser does not read is
  * refused there, naming it). A character the declared encoding cannot hold is the file's
- * rejection: stored, it would read as another.
+ * rejection: stored, it would read as another. So is half of a surrogate pair alone, which JSON
+ * can escape but no encoding holds (UTF-8 would write it as U+FFFD).
  */
+import { LONE_SURROGATE } from '../shared/lone-surrogate.ts';
 import { shown } from './rejection.ts';
 import { encodingOfLabel } from './xml-tree.ts';
 
@@ -20,6 +22,13 @@ const CP1252_BYTES: ReadonlyMap<string, number> = (() => {
 })();
 
 export function textFileBytes(text: string): Buffer | { rejection: string } {
+  const lone = LONE_SURROGATE.exec(text);
+  if (lone) {
+    const unit = lone[0].charCodeAt(0).toString(16).toUpperCase();
+    return {
+      rejection: `the text holds half of a surrogate pair (U+${unit}) alone at character ${lone.index + 1}, which is no character: send the file as base64 bytes`,
+    };
+  }
   const declared = DECLARED_ENCODING.exec(text.slice(0, 512))?.[1]?.toLowerCase() ?? 'utf-8';
   const encoding = encodingOfLabel(declared);
   if (encoding === 'latin1') return singleByte(text, declared, (c) => (c.length === 1 && c.charCodeAt(0) <= 0xff ? c.charCodeAt(0) : undefined));

@@ -4,7 +4,7 @@
  */
 
 /** With the u flag a whole pair is one code point, not matched. */
-const LONE_SURROGATE = /\p{Cs}/u;
+export const LONE_SURROGATE = /\p{Cs}/u;
 
 export const hasLoneSurrogate = (text: string): boolean => LONE_SURROGATE.test(text);
 

@@ -266,6 +266,20 @@ export default async function taxesCancellationsTests(t: Test): Promise<void> {
         status: 'rejected',
         reason: 'the text declares the encoding "iso-8859-1", which cannot hold the character "€" (U+20AC); send it declared as UTF-8, or as base64 bytes',
       });
+      // JSON can escape half a surrogate pair; no encoding holds it (written as UTF-8 it became U+FFFD, kept as the original).
+      const utf8 = asText.replace('encoding="ISO-8859-1"', 'encoding="UTF-8"');
+      const at = utf8.indexOf('Flete');
+      t.match(await api.importFile('lone.xml', `${utf8.slice(0, at)}\ud83dFlete${utf8.slice(at + 5)}`), {
+        status: 'rejected',
+        reason: `the text holds half of a surrogate pair (U+D83D) alone at character ${at + 1}, which is no character: send the file as base64 bytes`,
+      });
+      t.equal((await api.list({ detail: 'full', uuid: uuid(run, 0) })).data[0].invoice.concepts[0].desc, desc, 'the stored CFDI is as it was');
+      t.match(
+        await api.importFile('pair.xml', utf8.replace('Flete', '\ud83d\ude9a Flete')),
+        { status: 'updated' },
+        'a whole pair (an emoji) is text like any other',
+      );
+      t.equal((await api.list({ detail: 'full', uuid: uuid(run, 0) })).data[0].invoice.concepts[0].desc, `\u{1f69a} ${desc}`);
     });
 
     await t.test("the SAT's acknowledgement as PACs return it cancels the invoice", async (t) => {
