@@ -78,6 +78,9 @@ export interface ImportReport {
 /** Names of ignored files listed in the report (the others are counted): it stays bounded whatever an archive holds. */
 export const LISTED_IGNORED = 100;
 
+/** Why a file is skipped, unless its write says otherwise. */
+const SAME_CONTENT = 'already imported (same UUID, same content)';
+
 const KIND_OF_TYPE = { I: 'invoice', E: 'creditNote', P: 'payment', T: 'transfer' } as const;
 
 /** Parses one file's bytes as they stream in, keeping them as they came (lib/originals); rejections carry the reason. */
@@ -236,6 +239,7 @@ async function writeBatch(ctx: ServiceContext, tenant: string, batch: readonly B
     now,
   );
   const outcomes = new Map<BatchItem, WriteOutcome>(planned.map((p, i) => [p, recorded[i]!.outcome]));
+  const reasons = new Map<BatchItem, string | undefined>(planned.map((p, i) => [p, recorded[i]!.reason]));
   const affectedOf = new Map<BatchItem, string[]>(planned.map((p, i) => [p, recorded[i]!.affected]));
   const tripsOf = new Map<string, TripDocument>();
   for (const p of planned) if (p.planned.trip) tripsOf.set(p.planned.trip._id, p.planned.trip);
@@ -249,7 +253,7 @@ async function writeBatch(ctx: ServiceContext, tenant: string, batch: readonly B
     if (rec) {
       if ('refusal' in rec) return { name: item.name, status: 'rejected', reason: rec.refusal };
       const result: ImportFileResult = { name: item.name, status: rec.outcome, kind: item.planned.kind, direction: 'received', uuid: item.planned.uuid };
-      if (rec.outcome === 'skipped') result.reason = 'already imported (same UUID, same content)';
+      if (rec.outcome === 'skipped') result.reason = rec.reason ?? SAME_CONTENT;
       if (rec.receivedDocIds.length) result.receivedDocIds = rec.receivedDocIds;
       if (rec.pendingInvoices.length) result.pendingInvoices = rec.pendingInvoices;
       return result;
@@ -257,7 +261,7 @@ async function writeBatch(ctx: ServiceContext, tenant: string, batch: readonly B
     const status = outcomes.get(item)!;
     const affected = affectedOf.get(item)!;
     const result: ImportFileResult = { name: item.name, status, kind: item.planned.kind, direction: 'issued', uuid: item.planned.uuid };
-    if (status === 'skipped') result.reason = 'already imported (same UUID, same content)';
+    if (status === 'skipped') result.reason = reasons.get(item) ?? SAME_CONTENT;
     const docIds = affected.filter((u) => existing.has(u)).map((u) => financialDocId(tenant, u));
     const pending = affected.filter((u) => !existing.has(u));
     if ((item.planned.kind === 'cancellation' || item.planned.kind === 'cancellationRequest') && !affected.length)

@@ -9,6 +9,7 @@ import { readReceivedCategoryRules } from '../settings/settings-repo.ts';
 import { sameRules } from './apply-category-rules.ts';
 import { addTo } from '../shared/add-to.ts';
 import { buildReceivedDocument } from './received-document.ts';
+import { KEPT_ACKNOWLEDGEMENT_REASON, keepsStoredAcknowledgement } from '../finance/ledger/facts.ts';
 import {
   CANCEL_KINDS,
   factsOfReceivedInvoices,
@@ -38,7 +39,9 @@ export interface ReceivedFilePlan {
 }
 
 type Outcome = 'created' | 'updated' | 'skipped';
-export type ReceivedFileOutcome = { outcome: Outcome; receivedDocIds: string[]; pendingInvoices: string[] } | { refusal: string };
+export type ReceivedFileOutcome =
+  | { outcome: Outcome; receivedDocIds: string[]; pendingInvoices: string[]; /** Why it was skipped, when not for its same content. */ reason?: string }
+  | { refusal: string };
 
 const isCancel = (kind: ReceivedFact['kind']): boolean => (CANCEL_KINDS as readonly string[]).includes(kind);
 /** Invoices, payments and credit notes share one id per UUID: what a cancellation is about. */
@@ -53,6 +56,8 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
   const toWrite = new Map<string, ReceivedFactRecord>();
   // Facts not stored when read are inserted (a concurrent import of the same file may win); the others replaced.
   const fresh = new Set<string>();
+  // Acknowledgements that left the stored one in place (keepsStoredAcknowledgement).
+  const kept = new Set<string>();
   const decided: (ReceivedFileOutcome | { facts: { id: string; outcome: Outcome }[]; affected: string[] })[] = [];
   for (const p of files) {
     // A cancellation applies to a CFDI this supplier issued to the tenant, imported before it or earlier in the same import.
@@ -80,7 +85,10 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
       const prev = known.get(record._id);
       if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind && !predatesCurrency(prev.fact))
         outcomes.push({ id: record._id, outcome: 'skipped' });
-      else {
+      else if (keepsStoredAcknowledgement(prev?.fact, record.fact)) {
+        outcomes.push({ id: record._id, outcome: 'skipped' });
+        kept.add(record._id);
+      } else {
         // A fact stored first earlier in this batch stays an insert (written once, as its last version).
         if (!prev) fresh.add(record._id);
         outcomes.push({ id: record._id, outcome: prev ? 'updated' : 'created' });
@@ -107,17 +115,24 @@ export async function recordReceivedFiles(ctx: ServiceContext, tenant: string, f
   const settled = new Map<string, Outcome>();
   if (lost.size) {
     const stored = await findReceivedFacts(ctx.db, tenant, [...lost]);
-    const replace = [...lost].map((id) => toWrite.get(id)!).filter((r) => stored.get(r._id)?.sha256 !== r.sha256);
+    const replace = [...lost]
+      .map((id) => toWrite.get(id)!)
+      .filter((r) => stored.get(r._id)?.sha256 !== r.sha256 && !keepsStoredAcknowledgement(stored.get(r._id)?.fact, r.fact));
     await saveReceivedFacts(ctx.db, replace);
-    for (const id of lost) settled.set(id, replace.some((r) => r._id === id) ? 'updated' : 'skipped');
+    for (const id of lost) {
+      settled.set(id, replace.some((r) => r._id === id) ? 'updated' : 'skipped');
+      if (keepsStoredAcknowledgement(stored.get(id)?.fact, toWrite.get(id)!.fact)) kept.add(id);
+    }
   }
   const all = [...new Set(decided.flatMap((d) => ('affected' in d ? d.affected : [])))];
   const existing = await rebuildReceivedInvoices(ctx, tenant, all, now);
   return decided.map((d) => {
     if (!('affected' in d)) return d;
     const final = d.facts.map(({ id, outcome }) => (outcome === 'created' ? (settled.get(id) ?? outcome) : outcome));
+    const outcome = final.includes('created') ? 'created' : final.includes('updated') ? 'updated' : 'skipped';
     return {
-      outcome: final.includes('created') ? 'created' : final.includes('updated') ? 'updated' : 'skipped',
+      outcome,
+      ...(outcome === 'skipped' && d.facts.some(({ id }) => kept.has(id)) ? { reason: KEPT_ACKNOWLEDGEMENT_REASON } : {}),
       receivedDocIds: d.affected.filter((u) => existing.has(u)).map((u) => receivedDocId(tenant, u)),
       pendingInvoices: d.affected.filter((u) => !existing.has(u)),
     };

@@ -12,7 +12,7 @@ import { fixture, fixtureNames, zipOf } from '../helpers/cfdi-fixtures.ts';
 import { financialDocs, trips } from '../../lib/db/collections.ts';
 import { importFacts, importLinks } from '../../lib/finance/ledger/facts-repo.ts';
 import { createApiKey } from '../../lib/auth/api-keys.ts';
-import { invoiceXml } from '../helpers/cfdi-builder.ts';
+import { invoiceXml, satAcuseXml } from '../helpers/cfdi-builder.ts';
 import { connect, listen } from '../helpers/mcp.ts';
 
 export default async function acknowledgementsTests(t: Test): Promise<void> {
@@ -111,5 +111,73 @@ export default async function acknowledgementsTests(t: Test): Promise<void> {
       '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><s:Fault><faultcode>s:Client</faultcode><faultstring>x</faultstring></s:Fault></s:Body></s:Envelope>',
     );
     t.match(fault, { status: 'rejected', reason: /SOAP envelope .* without a SAT acknowledgement/ });
+  });
+
+  /**
+   * The SAT answers 201 (request received) to a request and 202 (already cancelled) to any request after the
+   * cancellation, so of two acknowledgements of one UUID the 202 is the later news, whichever file arrives last. The
+   * invoices are 5,800.00 (over 1,000 MXN) certified 2026-10-01, so a 201 dated 2026-10-09 (after the business day
+   * following certification) leaves the cancellation pending on the receiver's acceptance; the 202 puts it in effect.
+   */
+  t.test('an older 201 acknowledgement does not undo a 202 that cancelled the CFDI, in either order (issued over HTTP, received over MCP)', async (t) => {
+    const TENANT = 'ACK850101AB1';
+    const SUPPLIER = 'SUP010101AB1';
+    const U = (n: number): string => `7E2F0A11-00${n}0-4000-8000-00000000070${n}`;
+    const key = (await createApiKey(h.db, TENANT, 'acknowledgement order')).key;
+    const invoice = (issuer: string, receiver: string, n: number) =>
+      invoiceXml({
+        issuer,
+        receiver,
+        uuid: U(n),
+        fecha: '2026-10-01T10:00:00',
+        certified: '2026-10-01T10:01:00',
+        method: 'PPD',
+        lines: [{ desc: 'Flete', amount: 5_000, transfers: [{ tax: '002', rate: 0.16 }] }],
+      }).xml;
+    const ack = (issuer: string, n: number, code: '201' | '202', fecha: string) => satAcuseXml({ issuer, fecha, folios: [{ uuid: U(n), code }] });
+    const send = async (name: string, content: string) => {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/api/imports',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        payload: { files: [{ name, content }] },
+      });
+      t.equal(res.statusCode, 200, res.body.slice(0, 300));
+      return res.json<Report>().files[0]!;
+    };
+    const cancellationOf = async (n: number) =>
+      (await h.app.inject({ method: 'GET', url: `/api/financial-docs/${TENANT}-CFDI-${U(n)}`, headers: { 'x-api-key': key } })).json().cancellations;
+    const KEPT = /cancelled already \(EstatusUUID 202\).*\(201\) does not undo/;
+
+    // Issued, 202 first: the later 201 file is skipped, saying why, and the invoice stays cancelled.
+    t.match(await send('inv1.xml', invoice(TENANT, 'CLI010101AB1', 1)), { status: 'created' });
+    t.match(await send('ack1-202.xml', ack(TENANT, 1, '202', '2026-10-12T10:00:00')), { status: 'created', kind: 'cancellation' });
+    t.match(await cancellationOf(1), { status: 'accepted', invoiceCancelled: true });
+    t.match(await send('ack1-201.xml', ack(TENANT, 1, '201', '2026-10-09T10:00:00')), { status: 'skipped', kind: 'cancellation', reason: KEPT });
+    t.match(await cancellationOf(1), { status: 'accepted', invoiceCancelled: true }, 'still cancelled');
+    // Issued, 201 first: pending on the receiver, then the 202 puts it in effect (the same end).
+    t.match(await send('inv2.xml', invoice(TENANT, 'CLI010101AB1', 2)), { status: 'created' });
+    t.match(await send('ack2-201.xml', ack(TENANT, 2, '201', '2026-10-09T10:00:00')), { status: 'created' });
+    t.match(await cancellationOf(2), { status: 'pending', invoiceCancelled: false }, 'a 201 after the next business day waits for the receiver');
+    t.match(await send('ack2-202.xml', ack(TENANT, 2, '202', '2026-10-12T10:00:00')), { status: 'updated' });
+    t.match(await cancellationOf(2), { status: 'accepted', invoiceCancelled: true });
+
+    // Received, over MCP: the supplier's 202, then its older 201.
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key });
+    const importOne = async (name: string, content: string) => {
+      const r = (await client.callTool({ name: 'importDocuments', arguments: { body: { files: [{ name, content }] } } })) as unknown as {
+        structuredContent: Report;
+        isError?: boolean;
+      };
+      t.notOk(r.isError, name);
+      return r.structuredContent.files[0]!;
+    };
+    t.match(await importOne('rinv3.xml', invoice(SUPPLIER, TENANT, 3)), { status: 'created' });
+    t.match(await importOne('rack3-202.xml', ack(SUPPLIER, 3, '202', '2026-10-12T10:00:00')), { status: 'created' });
+    t.match(await importOne('rack3-201.xml', ack(SUPPLIER, 3, '201', '2026-10-09T10:00:00')), { status: 'skipped', reason: KEPT });
+    const received = (await client.callTool({ name: 'getReceivedDoc', arguments: { id: `${TENANT}-RCFDI-${U(3)}` } })) as unknown as {
+      structuredContent: { cancellation: { status: string; satStatus: string | null } | null };
+    };
+    t.match(received.structuredContent.cancellation, { status: 'accepted', satStatus: '202' }, 'the received CFDI stays cancelled');
   });
 }

@@ -143,3 +143,19 @@ export function invoicesOf(fact: FinancialFact): string[] {
       return [];
   }
 }
+
+/**
+ * An acknowledgement that leaves the stored one of its UUID in place: a 201 (request received) once one put the
+ * cancellation in effect (202 already cancelled, or one stored before EstatusUUID was kept). The SAT answers 202 to
+ * any request after the cancellation, so the 201 is the older news, whichever file arrives last.
+ */
+export function keepsStoredAcknowledgement(
+  stored: { kind: string; code?: AcknowledgementCode } | null | undefined,
+  incoming: { kind: string; code?: AcknowledgementCode } | null,
+): boolean {
+  return stored?.kind === 'cancellation' && incoming?.kind === 'cancellation' && stored.code !== '201' && incoming.code === '201';
+}
+
+/** Why a file was skipped when its acknowledgement left the stored one in place. */
+export const KEPT_ACKNOWLEDGEMENT_REASON =
+  'the SAT acknowledged this UUID as cancelled already (EstatusUUID 202); an acknowledgement of the request (201) does not undo that';

@@ -20,6 +20,8 @@ import { withDerivedFields } from '../derived-fields.ts';
 import { buildFinancialDocument } from './documents.ts';
 import {
   IMPORT_STATUS_LABELS,
+  KEPT_ACKNOWLEDGEMENT_REASON,
+  keepsStoredAcknowledgement,
   type CancellationInfoFact,
   type CancellationMetadataFact,
   type CancellationStatusFact,
@@ -66,6 +68,8 @@ export interface FileFacts {
 export interface RecordedFile {
   outcome: WriteOutcome;
   affected: string[];
+  /** Why it was skipped, when not for its same content. */
+  reason?: string;
 }
 
 /**
@@ -95,6 +99,8 @@ export async function recordFacts(ctx: ServiceContext, tenant: string, files: re
   const toWrite = new Map<string, ImportFactRecord>();
   // Facts not stored when read are inserted (a concurrent import of the same file may win); the others replaced.
   const fresh = new Set<string>();
+  // Acknowledgements that left the stored one in place (keepsStoredAcknowledgement).
+  const kept = new Set<string>();
   const perFile: { id: string; outcome: WriteOutcome }[][] = [];
   for (const p of files) {
     const mine: { id: string; outcome: WriteOutcome }[] = [];
@@ -111,7 +117,10 @@ export async function recordFacts(ctx: ServiceContext, tenant: string, files: re
       };
       const prev = known.get(record._id);
       if (prev && prev.sha256 === record.sha256 && prev.kind === record.kind && !predatesCurrency(prev.fact)) mine.push({ id: record._id, outcome: 'skipped' });
-      else {
+      else if (keepsStoredAcknowledgement(prev?.fact, record.fact)) {
+        mine.push({ id: record._id, outcome: 'skipped' });
+        kept.add(record._id);
+      } else {
         if (!prev) fresh.add(record._id);
         mine.push({ id: record._id, outcome: prev ? 'updated' : 'created' });
         known.set(record._id, record);
@@ -139,9 +148,14 @@ export async function recordFacts(ctx: ServiceContext, tenant: string, files: re
   const settled = new Map<string, WriteOutcome>();
   if (lost.size) {
     const stored = await findFacts(ctx.db, tenant, [...lost]);
-    const replace = [...lost].map((id) => toWrite.get(id)!).filter((r) => stored.get(r._id)?.sha256 !== r.sha256);
+    const replace = [...lost]
+      .map((id) => toWrite.get(id)!)
+      .filter((r) => stored.get(r._id)?.sha256 !== r.sha256 && !keepsStoredAcknowledgement(stored.get(r._id)?.fact, r.fact));
     await saveFacts(ctx.db, replace);
-    for (const id of lost) settled.set(id, replace.some((r) => r._id === id) ? 'updated' : 'skipped');
+    for (const id of lost) {
+      settled.set(id, replace.some((r) => r._id === id) ? 'updated' : 'skipped');
+      if (keepsStoredAcknowledgement(stored.get(id)?.fact, toWrite.get(id)!.fact)) kept.add(id);
+    }
   }
   return files.map((p, i) => {
     const final = perFile[i]!.map(({ id, outcome }) => (outcome === 'created' ? (settled.get(id) ?? outcome) : outcome));
@@ -155,7 +169,8 @@ export async function recordFacts(ctx: ServiceContext, tenant: string, files: re
         if (target) inv.push(...(target.kind === 'invoice' ? [f.uuid] : target.invoices));
       }
     }
-    return { outcome, affected: [...new Set(inv)] };
+    const keptAck = outcome === 'skipped' && perFile[i]!.some(({ id }) => kept.has(id));
+    return { outcome, affected: [...new Set(inv)], ...(keptAck ? { reason: KEPT_ACKNOWLEDGEMENT_REASON } : {}) };
   });
 }
 
