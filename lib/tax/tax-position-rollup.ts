@@ -27,9 +27,10 @@ import {
  * Bump when what a day or a month holds or how it is computed changes: a store kept by another version is rebuilt (10: a
  * foreign-currency invoice's collections are converted at the rate of the part of its payments that counts, an
  * overpayment weighing nothing; 11: a line says whether its CFDI retains ISR at a fee's rate, not at any rate; 12: a
- * supplier's note returns its own value before its taxes).
+ * supplier's note returns its own value before its taxes; 13: a supplier's note on a cancelled CFDI is that CFDI's, which the
+ * DIOT leaves out).
  */
-export const TAX_POSITION_ROLLUP_VERSION = 12;
+export const TAX_POSITION_ROLLUP_VERSION = 13;
 
 /**
  * The figures a month keeps: all but the retention credit, and the retentions of the month's creditable expenses

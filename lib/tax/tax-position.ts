@@ -350,7 +350,8 @@ export function paymentLines(doc: SettledReceivedDoc, range: { start: number; en
     // The part of the refund that gives back VAT that was credited: a note returns what was paid in proportion to how
     // it was paid (10,600 in cash and 1,000 by transfer: a note of 5,800 gives back 500 of the credited 1,000).
     let creditableRefundC = 0;
-    const reason = isNote ? null : nonCreditableReason(doc, form, centsToMxnCents(Math.min(amountC, openC), rate));
+    // A note on a cancelled CFDI gives nothing back of it: its line is the document's (the DIOT reports neither).
+    const reason = isNote ? (cancelledDoc(doc) ? 'DOCUMENT_CANCELLED' : null) : nonCreditableReason(doc, form, centsToMxnCents(Math.min(amountC, openC), rate));
     if (isNote) {
       const closes = Math.min(amountC, openC);
       openC -= closes;

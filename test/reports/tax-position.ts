@@ -33,6 +33,7 @@ import { connect, listen } from '../helpers/mcp.ts';
 import { invoiceXml, paymentXml, requestXml, satAcuseXml, type LineSpec } from '../helpers/cfdi-builder.ts';
 import { asCreditNote } from '../helpers/differential-writes.ts';
 import { getDiot } from '../../lib/tax/get-diot.ts';
+import { createApiKey } from '../../lib/auth/api-keys.ts';
 
 export default async function taxPositionTests(t: Test): Promise<void> {
   const h = await startHarness(t);
@@ -446,7 +447,9 @@ export default async function taxPositionTests(t: Test): Promise<void> {
       'from the documents',
     );
 
-    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A }, '?toolsets=filing');
+    // A key of its own: this file's earlier tests hold KEY_A's MCP sessions (10 per key).
+    const key = (await createApiKey(h.db, TENANT_A, 'diot over MCP')).key;
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key }, '?toolsets=filing');
     const r = (await client.callTool({ name: 'getDiot', arguments: { month: '2026-01' } })) as { structuredContent?: { rows: unknown[]; totals: unknown } };
     t.same(r.structuredContent?.rows, rows, 'MCP');
     t.same(r.structuredContent?.totals, totals, 'MCP');
@@ -806,6 +809,61 @@ export default async function taxPositionTests(t: Test): Promise<void> {
     assertConforms(t, diot.res, 'GET', '/api/tax/diot');
     const typeOf = (rfc: string) => diot.body.rows.find((r: { rfc: string | null }) => r.rfc === rfc)?.operationType;
     t.same(['RETY800101AB1', 'REFL800101AB2', 'CONT800101AB3'].map(typeOf), ['02', '85', '03'], 'tyres 02, freight 85, fees 03');
+  });
+
+  t.test('September 2025 DIOT: a supplier’s credit note on a cancelled CFDI reports nothing, as the CFDI (HTTP and MCP)', async (t) => {
+    // Tyres PUE 2025-09-02: 1,000.00 + VAT 160.00, with a credit note of 100.00 + 16.00 on 09-20; the supplier cancels
+    // the invoice (EstatusUUID 202) on 09-25. Cancelled CFDIs report nothing, so the month's DIOT has no row for it:
+    // neither the 1,000.00 paid nor the note's 100.00 as returns and discounts. A second supplier's valid PUE of
+    // 500.00 + 80.00 is the month's one row.
+    const uid = (n: number): string => `7A2B0C55-0200-4000-8000-0000000005${String(n).padStart(2, '0')}`;
+    const TYRES2 = 'LLB010101AB1';
+    const invoice = invoiceXml({
+      issuer: TYRES2,
+      receiver: TENANT_A,
+      uuid: uid(1),
+      fecha: '2025-09-02T10:00:00',
+      method: 'PUE',
+      lines: [{ code: '25172504', desc: 'Llantas', amount: 1_000, transfers: vat16 }],
+    }).xml;
+    const note = asCreditNote(
+      invoiceXml({
+        issuer: TYRES2,
+        receiver: TENANT_A,
+        uuid: uid(2),
+        fecha: '2025-09-20T10:00:00',
+        method: 'PUE',
+        lines: [{ code: '84111506', desc: 'Bonificación', amount: 100, transfers: vat16 }],
+      }).xml,
+      uid(1),
+      'emisor',
+    );
+    const other = invoiceXml({
+      issuer: SHOP,
+      receiver: TENANT_A,
+      uuid: uid(3),
+      fecha: '2025-09-05T10:00:00',
+      method: 'PUE',
+      lines: [{ code: '78181500', desc: 'Servicio', amount: 500, transfers: vat16 }],
+    }).xml;
+    const res = await importFiles([
+      { name: 'c-inv.xml', content: invoice },
+      { name: 'c-note.xml', content: note },
+      { name: 'c-other.xml', content: other },
+      { name: 'c-acuse.xml', content: satAcuseXml({ issuer: TYRES2, fecha: '2025-09-25T10:00:00', folios: [{ uuid: uid(1), code: '202' }] }) },
+    ]);
+    t.match(res.json(), { summary: { rejected: 0 } }, res.body.slice(0, 300));
+    const expected = [{ rfc: SHOP, paid: { rate16: 500 }, vat: { rate16: 80, creditable: 80, nonCreditable: 0 }, returnsAndDiscounts: 0 }];
+    const diot = await get('/api/tax/diot?month=2025-09');
+    assertConforms(t, diot.res, 'GET', '/api/tax/diot');
+    t.match(diot.body.rows, expected);
+    t.equal(diot.body.rows.length, 1, 'no row for the cancelled CFDI nor its note');
+    // A key of its own: this file's earlier tests hold KEY_A's MCP sessions (10 per key).
+    const key = (await createApiKey(h.db, TENANT_A, 'diot over MCP')).key;
+    const client = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': key }, '?toolsets=filing');
+    const r = (await client.callTool({ name: 'getDiot', arguments: { month: '2025-09' } })) as unknown as { structuredContent: { rows: unknown[] } };
+    t.match(r.structuredContent.rows, expected, 'MCP');
+    t.equal(r.structuredContent.rows.length, 1);
   });
 
   t.test('MCP: "VAT payable for October" in one call, the basis said', async (t) => {
