@@ -48,8 +48,13 @@ const libraries = onFirstUse(async () => {
   const probe = new PDFDocument({ autoFirstPage: false });
   const parsed = (file: Buffer): ParsedFont => (probe.font(file) as unknown as { _font: { font: ParsedFont } })._font.font;
   const fonts = { regular: parsed(regularFile), bold: parsed(boldFile) };
-  return { PDFDocument, QRCode: qrcode.default, fonts, printable: printableText(fonts) };
+  // pdfkit's own line breaker (its dependency, resolved from pdfkit): the units it finds are the ones pdfkit wraps.
+  const LineBreaker = createRequire(require.resolve('pdfkit'))('linebreak') as LineBreakerClass;
+  return { PDFDocument, QRCode: qrcode.default, fonts, printable: printableText(fonts), LineBreaker };
 });
+
+/** The `linebreak` package (UAX #14): the break opportunities of a text, in order. */
+type LineBreakerClass = new (text: string) => { nextBreak(): { position: number; required: boolean } | null };
 type Libraries = Awaited<ReturnType<typeof libraries>>;
 
 /**
@@ -306,29 +311,45 @@ function drawQr(sheet: Sheet, text: string, x: number, y: number, size: number):
 const TITLES: Readonly<Record<string, string>> = { I: 'Factura', E: 'Nota de crédito', P: 'Recibo electrónico de pago', T: 'Traslado', N: 'Nómina' };
 
 /**
- * The longest run of characters without a space a text is printed with; longer runs get a line
- * break every as many characters. pdfkit fits a word wider than its cell character by character,
- * in time that grows with the square of its length: a 20,000-character run cost 1.5 s a measure,
- * 22–77 s a printed form. No text of a CFDI has such runs (Descripcion holds at most 1,000
- * characters, a seal 344), but the import keeps what the file says.
+ * The longest run of characters without a break opportunity a text is printed with; longer runs get a line break every
+ * as many characters. pdfkit fits a word wider than its cell character by character, measuring what is left of it after
+ * each line, in time that grows with the square of its length: a 20,000-character run cost 1.5 s a measure, 22–77 s a
+ * printed form. A run is what pdfkit's line breaker (UAX #14) keeps together, not only characters other than spaces:
+ * words joined by no-break spaces, a run of em or thin spaces, spaces before closing brackets. No text of a CFDI has
+ * such runs (Descripcion holds at most 1,000 characters, a seal 344), but the import keeps what the file says.
  */
 const LONGEST_RUN = 1000;
-const RUN = new RegExp(`\\S{${LONGEST_RUN + 1},}`, 'g');
-const CHUNK = new RegExp(`\\S{1,${LONGEST_RUN}}`, 'g');
+/** Up to LONGEST_RUN code points (a surrogate pair is never split). */
+const CHUNK = new RegExp(`[^]{1,${LONGEST_RUN}}`, 'gu');
+
+/** The text with a line break every LONGEST_RUN characters of each run longer than that. Linear: one pass of the breaker. */
+function breakLongRuns(text: string, LineBreaker: LineBreakerClass): string {
+  if (text.length <= LONGEST_RUN) return text;
+  const breaker = new LineBreaker(text);
+  const parts: string[] = [];
+  let last = 0;
+  for (let bk = breaker.nextBreak(); bk; bk = breaker.nextBreak()) {
+    const unit = text.slice(last, bk.position);
+    parts.push(unit.length > LONGEST_RUN ? unit.match(CHUNK)!.join('\n') : unit);
+    last = bk.position;
+  }
+  parts.push(text.slice(last));
+  return parts.join('');
+}
 
 /** Every text of the model (and the keys it prints: the attributes of Pagos' Totales) made printable, then its runs longer than LONGEST_RUN broken into lines of at most that. */
-function forPrinting<T>(value: T, printable: (text: string) => string): T {
-  if (typeof value === 'string') return printable(value).replace(RUN, (run) => run.match(CHUNK)!.join('\n')) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => forPrinting(v, printable)) as T;
+function forPrinting<T>(value: T, libs: Pick<Libraries, 'printable' | 'LineBreaker'>): T {
+  if (typeof value === 'string') return breakLongRuns(libs.printable(value), libs.LineBreaker) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => forPrinting(v, libs)) as T;
   if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), forPrinting(v, printable)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [libs.printable(k), forPrinting(v, libs)])) as T;
   return value;
 }
 
 /** Renders the printed form; PrintTooLong past MAX_PAGES. */
 export async function renderPrintedCfdi(model: PrintedCfdi): Promise<Buffer> {
   const libs = await libraries();
-  const cfdi = forPrinting(model, libs.printable);
+  const cfdi = forPrinting(model, libs);
   // Every page names the CFDI it belongs to: a loose page still says which document it is.
   const sheet = new Sheet(libs, `Este documento es una representación impresa de un CFDI ${cfdi.version}    Folio fiscal ${cfdi.stamp.uuid}`);
   header(sheet, cfdi);

@@ -376,6 +376,32 @@ export default async function printedOriginalsTests(t: Test): Promise<void> {
     t.equal(text.split('~').length - 1, 20_000, "every '~' of the run is on the form");
   });
 
+  t.test('a run that no-break or em spaces hold together is printed whole, not in time growing with its square', async (t) => {
+    // pdfkit's line breaker (UAX #14) keeps words joined by no-break spaces (U+00A0) as one, and a run of em spaces
+    // (U+2003): neither is a run of characters other than spaces, so both were fitted character by character. 8,000
+    // characters so joined cost 2 s, growing with the square of the length: this 96,000-character run held the service
+    // for minutes (this test's 120 s are ~100 times what it takes now). Every one of its 24,000 "Жук" is on the form.
+    t.setTimeout(120_000);
+    const built = invoiceXml({
+      issuer: 'EKU9003173C9',
+      receiver: 'XEXX010101000',
+      uuid: 'A1B2C3D4-0038-4000-8000-000000000064',
+      fecha: '2026-11-03T12:30:00',
+      lines: [{ desc: `inicio ${'Жук\u00a0'.repeat(24_000)}medio${'\u2003'.repeat(2_000)}final`, amount: 1000, transfers: [{ tax: '002', rate: 0.16 }] }],
+    });
+    const { key, pdfLink } = await importedInvoice(t, Buffer.from(built.xml), built.xml);
+    const res = await download(pdfLink, key);
+    t.equal(res.statusCode, 200, res.statusCode === 200 ? 'served' : res.body.slice(0, 300));
+    t.equal(res.headers['content-type'], 'application/pdf');
+    // Its text only (the QR is checked on the other forms: reading 27 pages' images is most of this test's time).
+    const dir = await mkdtemp(path.join(tmpdir(), 'printed-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    await writeFile(path.join(dir, 'doc.pdf'), res.rawPayload);
+    const { stdout: text } = await run('pdftotext', ['-enc', 'UTF-8', path.join(dir, 'doc.pdf'), '-'], { maxBuffer: 16 * 1024 * 1024 });
+    for (const word of ['inicio', 'medio', 'final', attr(built.xml, 'TimbreFiscalDigital', 'UUID')]) t.ok(text.includes(word), `the text holds ${word}`);
+    t.equal(text.split('Ж').length - 1, 24_000, 'every word of the run is on the form');
+  });
+
   t.test('one concept taller than a page: the pages it takes count (a page holds ~80 lines of a description)', async (t) => {
     // 60,000 words of 8 characters in a 7-point column: over 100 pages of one cell (under the 1 MiB bound).
     const huge = invoiceXml({
