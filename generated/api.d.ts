@@ -3180,6 +3180,7 @@ export interface components {
          *         "total": 28538.16,
          *         "paid": 28538.16,
          *         "pending": 0,
+         *         "overpaid": 0,
          *         "isFullyPaid": true,
          *         "paymentsCount": 1
          *       },
@@ -3261,6 +3262,8 @@ export interface components {
         };
         FinancialSummaryBalance: {
             isFullyPaid: boolean;
+            /** @description Valid payments and credit notes beyond the total, which `pending` cannot show below 0: owed back to the client or held as its credit; normally 0 */
+            overpaid: number;
             /** @description Total collected: valid payment complements. Credit notes reduce `pending` but collect nothing */
             paid: number;
             /** @description Valid (not cancelled) payment complements and credit notes */

@@ -32,7 +32,7 @@ export interface FinancialSummary {
     retainedTaxes: number;
     vatBases: { rate16: number; rate8: number; rate0: number; exempt: number; otherRates: number };
   };
-  balance: { total: number; paid: number; pending: number; isFullyPaid: boolean; paymentsCount: number };
+  balance: { total: number; paid: number; pending: number; overpaid: number; isFullyPaid: boolean; paymentsCount: number };
   invoice: {
     folio: string;
     uuid: string;
@@ -116,6 +116,7 @@ export function financialSummary(doc: FinancialDocument, ctx: SummaryContext): F
       // Money collected (payment complements). Credit notes settle the balance without collecting.
       paid: balance.paid,
       pending: balance.pending,
+      overpaid: balance.overpaid,
       isFullyPaid: balance.isFullyPaid,
       // Section 2.3 calls both complements and credit notes "payments".
       paymentsCount: balance.paymentsCount + balance.creditNotesCount,

@@ -33,7 +33,7 @@ export default async function financialDocsPaymentStateTests(t: Test): Promise<v
 
   interface Summary {
     id: string;
-    balance: { total: number; paid: number; pending: number; isFullyPaid: boolean };
+    balance: { total: number; paid: number; pending: number; overpaid: number; isFullyPaid: boolean };
     cancellations: { invoiceCancelled: boolean };
   }
   const cents = (x: number): number => Math.round(x * 100);
@@ -138,6 +138,23 @@ export default async function financialDocsPaymentStateTests(t: Test): Promise<v
       },
       'the fixture covers every state and its edges',
     );
+    // What was paid and credited beyond the total, which `pending` (never below 0) cannot show: 11,300.00 paid on
+    // 10,000.00 + 1,600.00 VAT − 400.00 retained = 11,200.00 is 100.00 over; every other document is 0 (subCent's
+    // 111.994 is 111.99 of 112.00: under, not over).
+    const answers = new Map((await walk('')).map((d) => [d.id, d]));
+    t.same(
+      Object.fromEntries(
+        Object.keys(docs)
+          .filter((n) => n !== 'otherTenantPartial')
+          .map((n) => [n, answers.get(docs[n]!.id)!.balance.overpaid])
+          .filter(([, v]) => v !== 0),
+      ),
+      { overpaid: 100 },
+      'overpaid: only the document paid beyond its total',
+    );
+    const mcp = await connect(t, await listen(h.app), 'streamable', { 'x-api-key': KEY_A });
+    const one = (await mcp.callTool({ name: 'getFinancialDoc', arguments: { id: docs.overpaid!.id } })).structuredContent as Summary;
+    t.match(one.balance, { total: 11_200, paid: 11_300, pending: 0, overpaid: 100, isFullyPaid: true }, 'MCP: the same balance');
     t.same(
       (await walk('&paymentStatus=partial', KEY_B)).map((d) => d.id),
       [docs.otherTenantPartial!.id],

@@ -67,12 +67,16 @@ export default async function financialDocsTests(t: Test): Promise<void> {
     t.same(body.meta, { total: 5, page: 1, limit: 20, pages: 1, hasMore: false, nextCursor: null, tenant: TENANT_A, detail: 'summary' });
     t.same(ids(res), [partial.id, credited.id, paid.id, cancelled.id, unpaid.id], 'newest emission first, timestamp breaks ties');
     const byId = Object.fromEntries(body.data.map((d: { id: string }) => [d.id, d]));
-    t.same(byId[paid.id].balance, { total: 11_200, paid: 11_200, pending: 0, isFullyPaid: true, paymentsCount: 1 });
+    t.same(byId[paid.id].balance, { total: 11_200, paid: 11_200, pending: 0, overpaid: 0, isFullyPaid: true, paymentsCount: 1 });
     t.same(byId[paid.id].status, { code: 6, label: 'Pagado' });
     t.equal(byId[credited.id].status.label, 'Nota de crédito', 'label from the tenant table');
-    t.same(byId[credited.id].balance, { total: 1_120, paid: 0, pending: 0, isFullyPaid: true, paymentsCount: 1 }, 'a credit note settles without collecting');
+    t.same(
+      byId[credited.id].balance,
+      { total: 1_120, paid: 0, pending: 0, overpaid: 0, isFullyPaid: true, paymentsCount: 1 },
+      'a credit note settles without collecting',
+    );
     // partial: 20,000 freight + 16% VAT − 4% retention + 1,000 shortage = 23,400; the cancelled 3,000 payment does not count
-    t.same(byId[partial.id].balance, { total: 23_400, paid: 5_000, pending: 18_400, isFullyPaid: false, paymentsCount: 1 });
+    t.same(byId[partial.id].balance, { total: 23_400, paid: 5_000, pending: 18_400, overpaid: 0, isFullyPaid: false, paymentsCount: 1 });
     t.equal(byId[partial.id].amounts.shrinkageDeduction, 1_000);
     t.same(
       byId[partial.id].cancellations,
